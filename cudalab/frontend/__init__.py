@@ -1,0 +1,1 @@
+"""Front-ends turn source into PTX text plus metadata; they never execute anything."""

@@ -1,0 +1,2 @@
+#pragma once
+/* cudalab: NVRTC declares assert() for device code itself. */

@@ -1,0 +1,2 @@
+#pragma once
+/* cudalab: NVRTC provides the CUDA math functions (sqrtf, expf, ...) itself. */

@@ -1,0 +1,2 @@
+#pragma once
+/* cudalab: NVRTC declares printf/malloc/memcpy for device code itself. */

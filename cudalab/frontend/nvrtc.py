@@ -1,0 +1,151 @@
+"""CUDA C++ -> PTX with NVRTC from NVIDIA's pip wheels (no GPU, no driver, no system CUDA needed).
+
+Why NVRTC: it is NVIDIA's own C++ front end, so templates, C++17, ``cuda_fp16.h``, cooperative
+groups and the compiler's real diagnostics come for free; ``-lineinfo`` gives the ``.loc`` line
+table that maps every PTX instruction back to the student's source line.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..errors import CompileError
+
+DEFAULT_ARCH = "compute_80"
+_KERNEL_RE = re.compile(r"__global__")
+
+
+@dataclass(frozen=True)
+class CompiledSource:
+    """What a front-end hands on: PTX plus the names a student uses for its kernels."""
+
+    source: str
+    ptx: str
+    options: tuple
+    log: str
+    lowered: dict = field(default_factory=dict)   # C++ name expression -> mangled PTX name
+    filename: str = "cell.cu"
+
+
+@lru_cache(maxsize=1)
+def include_dirs() -> tuple:
+    """Header folders shipped in the nvidia-cuda-runtime and nvidia-cuda-cccl wheels."""
+    dirs = []
+    try:
+        import nvidia
+        for base in nvidia.__path__:
+            for sub in ("cu13/include", "cu13/include/cccl", "cuda_runtime/include", "cuda_cccl/include"):
+                p = os.path.join(base, sub)
+                if os.path.isdir(p):
+                    dirs.append(p)
+    except ImportError:
+        pass
+    shim = os.path.join(os.path.dirname(__file__), "include")
+    dirs.append(shim)
+    return tuple(dirs)
+
+
+def _check(result, prog=None):
+    from cuda.bindings import nvrtc
+    err = result[0]
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise RuntimeError(f"NVRTC failed: {err}")
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def _program_log(prog) -> str:
+    from cuda.bindings import nvrtc
+    n = _check(nvrtc.nvrtcGetProgramLogSize(prog))
+    buf = b" " * n
+    _check(nvrtc.nvrtcGetProgramLog(prog, buf))
+    return buf.rstrip(b"\x00").decode(errors="replace").strip()
+
+
+def _name_expressions(source: str, extra=()) -> list:
+    """Kernel names to ask NVRTC to lower: plain ``__global__`` functions found in the text.
+
+    Templates need their instantiation spelled out (``mm<16>``); students pass those as
+    ``name_expressions`` or by calling ``get_kernel("mm<16>")``, which recompiles with it.
+    """
+    names = []
+    # `__global__ void name(` ; skip templates (preceded by `template <...>` on the same declaration)
+    for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+                         r"void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\(", source):
+        if not m.group(1):
+            names.append(m.group(2))
+    for e in extra:
+        if e not in names:
+            names.append(e)
+    return names
+
+
+def format_diagnostics(log: str, source: str, filename: str, line_offset: int = 0) -> str:
+    """Rewrite NVRTC's ``file(line): error: ...`` with the student's line numbers and the line itself."""
+    lines = source.splitlines()
+    out, shown = [], None
+    for raw in log.splitlines():
+        m = re.match(rf"{re.escape(filename)}\((\d+)\): (.*)", raw)
+        if m:
+            n = int(m.group(1))
+            out.append(f"line {n + line_offset}: {m.group(2)}")
+            shown = lines[n - 1].strip() if 1 <= n <= len(lines) else None
+            if shown is not None:
+                out.append(f"    {lines[n - 1].rstrip()}")
+            continue
+        text = raw.strip()
+        # NVRTC echoes the source line and a caret under it; we already showed the line.
+        if not text or text == shown or set(text) <= {"^", " "}:
+            continue
+        if "detected in the compilation" in raw or raw.startswith("Compilation terminated"):
+            continue
+        out.append(raw)
+    return "\n".join(out)
+
+
+_CACHE: dict = {}
+
+
+def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str = "cell.cu",
+                   arch: str | None = None, line_offset: int = 0) -> CompiledSource:
+    """Compile CUDA C++ to PTX. Results are cached by (source, options, names)."""
+    opts = list(options)
+    if not any(o.startswith(("-std", "--std")) for o in opts):
+        opts.append("-std=c++17")
+    if not any(o.startswith(("-arch", "--gpu-architecture")) for o in opts):
+        opts.append(f"--gpu-architecture={arch or DEFAULT_ARCH}")
+    if "-lineinfo" not in opts:
+        opts.append("-lineinfo")
+    names = _name_expressions(source, name_expressions)
+    key = hashlib.sha1(repr((source, tuple(opts), tuple(names), filename)).encode()).hexdigest()
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    from cuda.bindings import nvrtc
+    full_opts = [o.encode() for o in opts] + [f"-I{d}".encode() for d in include_dirs()]
+    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), filename.encode(), 0, [], []))
+    try:
+        for n in names:
+            _check(nvrtc.nvrtcAddNameExpression(prog, n.encode()))
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(full_opts), full_opts)
+        log = _program_log(prog)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            nice = format_diagnostics(log, source, filename, line_offset)
+            raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=log)
+        size = _check(nvrtc.nvrtcGetPTXSize(prog))
+        buf = b" " * size
+        _check(nvrtc.nvrtcGetPTX(prog, buf))
+        ptx = buf.rstrip(b"\x00").decode()
+        lowered = {}
+        for n in names:
+            res = nvrtc.nvrtcGetLoweredName(prog, n.encode())
+            if res[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS and res[1]:
+                lowered[n] = res[1].decode()
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    out = CompiledSource(source=source, ptx=ptx, options=tuple(opts), log=log, lowered=lowered,
+                         filename=filename)
+    _CACHE[key] = out
+    return out
