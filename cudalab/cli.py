@@ -1,0 +1,228 @@
+"""``cudalab run`` / ``cudalab compile``: the library from a terminal.
+
+``cudalab run FILE.cu`` runs a kernel file on the emulated GPU (or the real one with
+``CUDALAB_DEVICE=gpu``). The file says how to launch it in ``// cudalab:`` comment lines::
+
+    // cudalab: A = random float32[65536]      arrays: NAME = random|arange|zeros DTYPE[SHAPE]
+    // cudalab: C = zeros float32[n]           (SHAPE: numbers or scalar names, comma separated)
+    // cudalab: n = int32 65536                scalars: NAME = DTYPE VALUE
+    // cudalab: launch vecAdd<<<256, 256>>>(A, B, C, n)     grid/block: N, (x, y) or dim3(x, y, z)
+    // cudalab: check np.allclose(C, A + B)    optional: a numpy expression over the arrays
+
+Arrays are made with numpy (``random`` is seeded, so runs repeat), copied to the device, the
+kernel is launched, and the report shows the launch and the first elements of every array the
+kernel wrote. A file without a ``launch`` line is compiled and its kernels are listed.
+Programs with ``int main()`` are not supported yet.
+
+``cudalab compile FILE.cu [--ptx]`` compiles and lists the kernels, or prints the PTX.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import CudaError
+
+INITS = ("random", "arange", "zeros")
+_DIRECTIVE = re.compile(r"^\s*//\s*cudalab:\s*(.*?)\s*$", re.M)
+_ARRAY = re.compile(r"(\w+)\s*=\s*(\w+)\s+(\w+)\s*\[([^\]]+)\]$")
+_SCALAR = re.compile(r"(\w+)\s*=\s*(\w+)\s+(\S+)$")
+_LAUNCH = re.compile(r"launch\s+(.+?)\s*<<<(.*)>>>\s*\((.*)\)$")
+_MAIN = re.compile(r"\bint\s+main\s*\(")
+
+
+class UsageError(ValueError):
+    """A command line option or a ``// cudalab:`` line is malformed; the message says which."""
+
+
+def nvrtc_options(defines=(), opt_level=None, arch=None) -> list:
+    """NVRTC options for ``-D NAME[=VAL]``, ``-O N`` and ``--arch sm_XX`` as nvcc users write them.
+
+    NVRTC always optimizes device code and has no -O flag; like nvcc, ``-O 0`` for device code
+    means ``-G`` (no optimization, debug info). ``sm_XX`` becomes ``compute_XX`` because cudalab
+    asks NVRTC for PTX, which is what both the emulator and the GPU backend load.
+    """
+    opts = [f"-D{d}" for d in defines]
+    if opt_level == 0:
+        opts.append("-G")
+    if arch:
+        if not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
+            raise UsageError(f"--arch {arch!r}: expected something like sm_80")
+        opts.append("--gpu-architecture=compute_" + arch.split("_", 1)[1])
+    return opts
+
+
+@dataclass
+class LaunchSpec:
+    """What a file's ``// cudalab:`` lines ask for."""
+
+    kernel: str
+    grid: tuple
+    block: tuple
+    args: list                                     # names, in the kernel's parameter order
+    values: dict = field(default_factory=dict)     # name -> numpy array or numpy scalar
+    checks: list = field(default_factory=list)     # numpy expressions that must hold
+
+
+def _dim3(text: str, what: str):
+    nums = re.sub(r"^dim3\s*", "", text.strip()).strip("() ")
+    try:
+        dims = tuple(int(x, 0) for x in nums.split(","))
+    except ValueError:
+        raise UsageError(f"launch {what} {text.strip()!r}: expected N, (x, y) or dim3(x, y, z)") from None
+    return dims[0] if len(dims) == 1 else dims
+
+
+def _split_config(text: str):
+    """Split ``GRID, BLOCK`` at the comma outside parentheses."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            return text[:i], text[i + 1:]
+    raise UsageError(f"launch <<<{text}>>>: expected <<<grid, block>>>")
+
+
+def parse_launch_spec(source: str) -> LaunchSpec | None:
+    """Read the ``// cudalab:`` lines of a kernel file; None if it has no ``launch`` line."""
+    rng = np.random.default_rng(0)
+    values, checks, launch = {}, [], None
+    for n, text in ((source.count("\n", 0, m.start()) + 1, m.group(1))
+                    for m in _DIRECTIVE.finditer(source)):
+        where = f"line {n}: // cudalab: {text}"
+        try:
+            if m := _LAUNCH.match(text):
+                grid, block = _split_config(m.group(2))
+                launch = (m.group(1), _dim3(grid, "grid"), _dim3(block, "block"),
+                          [a.strip() for a in m.group(3).split(",") if a.strip()])
+            elif text.startswith("check "):
+                checks.append(text[len("check "):])
+            elif m := _ARRAY.match(text):
+                name, init, dtype, shape = m.groups()
+                if init not in INITS:
+                    raise ValueError(f"unknown initializer {init!r}; use one of {', '.join(INITS)}")
+                dims = tuple(int(values[d]) if d in values else int(d, 0)
+                             for d in (s.strip() for s in shape.split(",")))
+                dt = np.dtype(dtype)
+                if init == "zeros":
+                    values[name] = np.zeros(dims, dt)
+                elif init == "arange":
+                    values[name] = np.arange(np.prod(dims), dtype=dt).reshape(dims)
+                elif dt.kind == "f":
+                    values[name] = rng.random(dims).astype(dt)
+                else:
+                    values[name] = rng.integers(0, 100, dims).astype(dt)
+            elif m := _SCALAR.match(text):
+                name, dtype, value = m.groups()
+                values[name] = np.dtype(dtype).type(value)
+            else:
+                raise ValueError("not understood (see `cudalab run --help` for the format)")
+        except (ValueError, TypeError, KeyError) as err:
+            raise UsageError(f"{where}\n  {err}") from None
+    if launch is None:
+        return None
+    kernel, grid, block, args = launch
+    missing = [a for a in args if a not in values]
+    if missing:
+        raise UsageError(f"launch {kernel}: no `// cudalab:` line defines {', '.join(missing)}")
+    return LaunchSpec(kernel, grid, block, args, values, checks)
+
+
+def run_kernel_file(mod, spec: LaunchSpec, out=sys.stdout) -> bool:
+    """Launch ``spec`` from compiled module ``mod``, print a report; False if a check failed."""
+    import cudalab
+    device = {n: cudalab.to_device(v) for n, v in spec.values.items() if isinstance(v, np.ndarray)}
+    kernel = mod.get_kernel(spec.kernel)
+    rec = kernel[spec.grid, spec.block](*(device.get(a, spec.values.get(a)) for a in spec.args))
+    cudalab.synchronize()
+    print(f"{spec.kernel}<<<{spec.grid}, {spec.block}>>>({', '.join(spec.args)}) on {rec.backend}: "
+          f"{rec.wall_time:.3f} s, {rec.instructions:,} warp instructions", file=out)
+    results = {n: d.copy_to_host() for n, d in device.items()}
+    written = [n for n in results if not np.array_equal(results[n], spec.values[n])]
+    for n in written:
+        flat = results[n].ravel()
+        print(f"  {n}[:8] = {np.array2string(flat[:8], precision=4)}"
+              f"{' ...' if flat.size > 8 else ''}", file=out)
+    if not written:
+        print("  the kernel wrote none of the arrays", file=out)
+    env = {"np": np, **spec.values, **results}
+    ok = True
+    for expr in spec.checks:
+        passed = bool(np.all(eval(expr, env)))    # the student's own file, like a test
+        ok &= passed
+        print(f"check {expr}: {'ok' if passed else 'FAILED'}", file=out)
+    return ok
+
+
+def _compile(args):
+    import cudalab
+    with open(args.file) as f:
+        source = f.read()
+    opts = nvrtc_options(args.define, args.opt_level, args.arch)
+    return source, cudalab.compile(source, opts, name=args.file)
+
+
+def cmd_compile(args) -> int:
+    _, mod = _compile(args)
+    if args.ptx:
+        print(mod.ptx)
+    else:
+        print(f"{args.file}: kernels {', '.join(mod.kernels) or '(none)'}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    with open(args.file) as f:
+        source = f.read()
+    if _MAIN.search(source):
+        print(f"{args.file} is a whole program (it has int main()); cudalab runs kernel files for now.\n"
+              "Whole-program support lands with issue 8. Meanwhile put the kernel in a %%cuda cell or\n"
+              "add `// cudalab: launch ...` lines (see `cudalab run --help`).", file=sys.stderr)
+        return 2
+    source, mod = _compile(args)
+    spec = parse_launch_spec(source)
+    if spec is None:
+        print(f"{args.file}: kernels {', '.join(mod.kernels) or '(none)'}\n"
+              "(add a `// cudalab: launch ...` line to run one; see `cudalab run --help`)")
+        return 0
+    return 0 if run_kernel_file(mod, spec) else 1
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="cudalab", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("file", help="a .cu file")
+    common.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VAL]",
+                        help="define a macro, as nvcc -D")
+    common.add_argument("-O", dest="opt_level", type=int, choices=range(4), metavar="N",
+                        help="0: unoptimized device code (nvcc -G); 1-3: optimized (the default)")
+    common.add_argument("--arch", metavar="sm_XX", help="target compute capability (default sm_80)")
+    run = sub.add_parser("run", parents=[common], help="run a kernel file (see its // cudalab: lines)",
+                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("args", nargs=argparse.REMAINDER,
+                     help="after --: arguments for an int main() program (not supported yet)")
+    run.set_defaults(func=cmd_run)
+    comp = sub.add_parser("compile", parents=[common], help="compile; list kernels or print PTX")
+    comp.add_argument("--ptx", action="store_true", help="print the PTX")
+    comp.set_defaults(func=cmd_compile)
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (CudaError, UsageError, OSError) as err:
+        print(f"cudalab: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
