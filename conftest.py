@@ -1,0 +1,12 @@
+"""`pytest` with no arguments also runs every notebook under nbval, in this environment's Python."""
+from pathlib import Path
+
+
+def pytest_configure(config):
+    opt = config.option
+    if not getattr(opt, "nbval_lax", True):      # --nbval-lax given: respect it
+        opt.nbval = True
+    if hasattr(opt, "nbval_current_env"):
+        opt.nbval_current_env = True             # the kernel is this venv's Python, not a stored kernelspec
+        if opt.nbval_sanitize_with is None:
+            opt.nbval_sanitize_with = str(Path(__file__).parent / "notebooks" / "sanitize.cfg")

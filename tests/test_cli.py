@@ -1,0 +1,91 @@
+"""`cudalab run` / `cudalab compile` from a terminal."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudalab.cli import UsageError, main, parse_launch_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALE = """\
+__global__ void scale(float* x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+"""
+
+
+def test_run_vector_add_example():
+    cudalab = Path(sys.executable).with_name("cudalab")     # the console script pip installed
+    out = subprocess.run([str(cudalab), "run", "examples/vector_add.cu"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "vecAdd<<<256, 256>>>(A, B, C, n)" in out.stdout
+    assert "C[:8] = " in out.stdout                       # the array the kernel wrote
+    assert "check np.array_equal(C, A + B): ok" in out.stdout
+
+
+def test_run_launches_from_comment_lines(tmp_path, capsys):
+    f = tmp_path / "scale.cu"
+    f.write_text(SCALE + "// cudalab: n = int32 1000\n"
+                         "// cudalab: x = arange float32[n]\n"
+                         "// cudalab: a = float32 2.5\n"
+                         "// cudalab: launch scale<<<(4), dim3(256)>>>(x, a, n)\n"
+                         "// cudalab: check np.all(x == 2.5 * np.arange(1000))\n")
+    assert main(["run", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "x[:8] = [ 0.   2.5  5.   7.5 10.  12.5 15.  17.5] ..." in out
+    assert "check np.all(x == 2.5 * np.arange(1000)): ok" in out
+
+
+def test_failed_check_exits_1(tmp_path, capsys):
+    f = tmp_path / "scale.cu"
+    f.write_text(SCALE + "// cudalab: x = zeros float32[32]\n// cudalab: a = float32 2\n"
+                         "// cudalab: n = int32 32\n// cudalab: launch scale<<<1, 32>>>(x, a, n)\n"
+                         "// cudalab: check np.all(x == 1)\n")
+    assert main(["run", str(f)]) == 1
+    assert "check np.all(x == 1): FAILED" in capsys.readouterr().out
+
+
+def test_run_without_launch_line_lists_kernels(tmp_path, capsys):
+    f = tmp_path / "scale.cu"
+    f.write_text(SCALE)
+    assert main(["run", str(f)]) == 0
+    assert "kernels scale" in capsys.readouterr().out
+
+
+def test_whole_programs_are_not_supported_yet(tmp_path, capsys):
+    f = tmp_path / "prog.cu"
+    f.write_text(SCALE + "int main() { return 0; }\n")
+    assert main(["run", str(f), "--", "1", "2"]) == 2
+    assert "issue 8" in capsys.readouterr().err
+
+
+def test_compile_prints_ptx(tmp_path, capsys):
+    f = tmp_path / "scale.cu"
+    f.write_text(SCALE)
+    assert main(["compile", str(f), "--ptx", "--arch", "sm_75"]) == 0
+    ptx = capsys.readouterr().out
+    assert ".target sm_75" in ptx and ".entry" in ptx
+
+
+def test_compile_error_is_a_message_with_the_line(tmp_path, capsys):
+    f = tmp_path / "bad.cu"
+    f.write_text("__global__ void k(float* x)\n{\n    x[0] = y;\n}\n")
+    assert main(["compile", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert "line 3" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("line, message", [
+    ("x = ones float32[8]", "unknown initializer 'ones'"),
+    ("x = zeros float33[8]", "float33"),
+    ("launch scale<<<1>>>(x)", "expected <<<grid, block>>>"),
+    ("launch scale<<<1, 32>>>(x, y)", "defines x, y"),
+    ("frobnicate", "not understood"),
+])
+def test_bad_comment_lines_say_which_line(line, message):
+    with pytest.raises(UsageError, match=message):
+        parse_launch_spec(SCALE + "// cudalab: " + line + "\n")
