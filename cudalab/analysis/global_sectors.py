@@ -1,0 +1,95 @@
+"""Requests and 32-byte sectors of warp-level global (or local) accesses, as Nsight Compute counts them.
+
+Since Volta, a warp's global load, store or atomic is one *request* to L1TEX, which fetches every
+32-byte *sector* any active lane touches, once (Nsight Compute Kernel Profiling Guide, "Memory
+tables": l1tex__t_requests / l1tex__t_sectors). Coalesced float accesses by 32 lanes touch 4
+sectors; the same warp striding by 128 bytes touches 32, and uses 4 bytes of each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .warps import WARP_SIZE, warp_groups
+
+SECTOR_BYTES = 32
+
+
+@dataclass
+class GlobalSectors:
+    """Sectors of one warp-level global instruction, per warp that executed it (= per request)."""
+
+    warps: np.ndarray            # batch-relative warp ids
+    sectors: np.ndarray          # distinct sectors per warp
+    requested_bytes: np.ndarray  # bytes the warp's active lanes asked for
+    ideal_sectors: np.ndarray    # fewest sectors those bytes could fit in
+
+    @property
+    def requests(self) -> int:
+        return len(self.warps)
+
+    @property
+    def efficiency(self):
+        """Fraction of fetched bytes the threads asked for (a broadcast can't make it exceed 1)."""
+        return np.minimum(1.0, self.requested_bytes / np.maximum(self.sectors * SECTOR_BYTES, 1))
+
+
+def _lane_sectors(addresses, size):
+    """Sectors each lane touches, shape (lanes, k), and a mask of the valid ones (k > 1 only when
+    an access straddles a sector boundary)."""
+    addresses = np.asarray(addresses, np.uint64).astype(np.int64)
+    first = addresses // SECTOR_BYTES
+    last = (addresses + size - 1) // SECTOR_BYTES
+    k = int((last - first).max(initial=0)) + 1
+    sectors = first[:, None] + np.arange(k, dtype=np.int64)
+    return sectors, sectors <= last[:, None]
+
+
+def global_sectors(lanes, addresses, size: int) -> GlobalSectors:
+    """Distinct 32-byte sectors per warp touched by one global instruction over ``lanes``."""
+    groups = warp_groups(lanes)
+    if len(groups) == 0:
+        zero = np.zeros(0, np.int64)
+        return GlobalSectors(groups.warps, zero, zero, zero)
+    sectors, valid = _lane_sectors(addresses, size)
+    row = np.broadcast_to(groups.index[:, None], sectors.shape)[valid]
+    sec = sectors[valid]
+    base, span = int(sec.min()), int(sec.max() - sec.min()) + 1
+    if span * len(groups) < 2**62:
+        keys = np.sort(row * span + (sec - base))
+        distinct_rows = keys[np.r_[True, keys[1:] != keys[:-1]]] // span
+    else:  # sectors spread over a huge range: sort the pairs instead of packing them in one int
+        order = np.lexsort((sec, row))
+        r, s = row[order], sec[order]
+        distinct_rows = r[np.r_[True, (r[1:] != r[:-1]) | (s[1:] != s[:-1])]]
+    per_warp = np.bincount(distinct_rows, minlength=len(groups))
+    requested = groups.active * size
+    # a broadcast can need fewer sectors than its bytes fill; it is never worse than ideal
+    ideal = np.minimum(per_warp, -(-requested // SECTOR_BYTES))
+    return GlobalSectors(groups.warps, per_warp, requested, ideal)
+
+
+@dataclass
+class SectorMap:
+    """Which sector each lane of one warp touches: the data a coalescing picture draws."""
+
+    warp: int
+    lane: np.ndarray       # lane id in the warp
+    address: np.ndarray
+    sector: np.ndarray     # index (0-based) of the lane's first sector among the warp's sectors
+    nsectors: np.ndarray   # sectors the lane touches (1, or 2 when it straddles a boundary)
+    offset: np.ndarray     # byte offset of the access inside its first sector
+    sector_address: np.ndarray  # address of each of the warp's distinct sectors, sorted
+
+
+def sector_map(lanes, addresses, size: int, warp: int) -> SectorMap:
+    """Lane -> sector map of batch warp ``warp`` for one global instruction."""
+    lanes = np.asarray(lanes, np.int64)
+    mine = lanes // WARP_SIZE == warp
+    address = np.asarray(addresses, np.uint64)[mine]
+    sectors, valid = _lane_sectors(address, size)
+    distinct = np.unique(sectors[valid])
+    return SectorMap(int(warp), lanes[mine] % WARP_SIZE, address,
+                     np.searchsorted(distinct, sectors[:, 0]), valid.sum(axis=1),
+                     (address % SECTOR_BYTES).astype(np.int64), distinct * SECTOR_BYTES)

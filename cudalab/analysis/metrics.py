@@ -1,0 +1,275 @@
+"""An observer that counts what Nsight Compute would report for a launch, per source line and in total.
+
+Counts follow ncu's metric names so a student can compare them with the real tool. One caveat:
+instruction counts are PTX instructions, not SASS. Loads, stores and atomics map one to one (a PTX
+``ld.shared`` is one LDS, vector accesses included), so every memory metric matches ncu exactly;
+``smsp__inst_executed`` and ``smsp__thread_inst_executed`` count PTX instructions and so only
+approximate ncu's numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..emulator.events import Observer
+from .divergence import branch_outcome, possible_lanes
+from .global_sectors import global_sectors, sector_map
+from .shared_banks import bank_map, shared_wavefronts
+from .warps import WARP_SIZE
+
+SHARED_KINDS = ("ld", "st", "atom")
+GLOBAL_KINDS = ("ld", "st", "atom", "red")
+LOCAL_KINDS = ("ld", "st")
+
+
+def _shared_kind(kind):
+    return "atom" if kind == "red" else kind  # red.shared is an ATOMS, as atom.shared is
+
+
+def empty_metrics() -> dict:
+    """Every metric this observer reports, at zero, in a stable order."""
+    m = {}
+    for k in SHARED_KINDS:
+        m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{k}.sum"] = 0
+        m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{k}.sum"] = 0
+        m[f"smsp__sass_inst_executed_op_shared_{k}.sum"] = 0
+    for space, kinds in (("global", GLOBAL_KINDS), ("local", LOCAL_KINDS)):
+        for k in kinds:
+            m[f"l1tex__t_requests_pipe_lsu_mem_{space}_op_{k}.sum"] = 0
+            m[f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{k}.sum"] = 0
+            m[f"smsp__sass_inst_executed_op_{space}_{k}.sum"] = 0
+    m["smsp__inst_executed.sum"] = 0
+    m["smsp__thread_inst_executed.sum"] = 0
+    m["smsp__thread_inst_executed_per_inst_executed.ratio"] = 0.0
+    return m
+
+
+@dataclass
+class InstructionStats:
+    """Everything counted for one PTX instruction of the launch."""
+
+    inst: object
+    warp_insts: int = 0          # warp-level executions
+    thread_insts: int = 0        # sum of active lanes over those executions
+    possible_threads: int = 0    # sum of lanes those warps have at all (see divergence.possible_lanes)
+    lane_histogram: np.ndarray = field(default_factory=lambda: np.zeros(WARP_SIZE + 1, np.int64))
+    space: str = ""              # memory instructions: 'shared' | 'global' | 'local' | ...
+    kind: str = ""               # 'ld' | 'st' | 'atom' | 'red'
+    size: int = 0
+    wavefronts: int = 0          # shared
+    ideal_wavefronts: int = 0
+    max_ways: float = 0.0        # worst n-way conflict seen in one warp
+    requests: int = 0            # global / local
+    sectors: int = 0
+    ideal_sectors: int = 0
+    requested_bytes: int = 0
+    branch_warps: int = 0        # conditional branches: warp executions
+    split_warps: int = 0         # of which lanes went both ways
+    worst: tuple | None = None   # (lanes, addresses) of the worst warp seen, for bank/sector maps
+
+    @property
+    def bank_conflicts(self):
+        return self.wavefronts - self.ideal_wavefronts
+
+
+class MetricsObserver(Observer):
+    """Attach to a launch; afterwards ``metrics``, ``per_line()``, ``per_instruction()`` and
+    ``findings()`` say what Nsight Compute would, in numbers and in words.
+
+    ``source``: the CUDA source, to quote the lines the report talks about.
+    """
+
+    def __init__(self, source: str | None = None):
+        self.source_lines = source.splitlines() if source else []
+        self.stats: dict[int, InstructionStats] = {}
+        self._batch = self._possible = None
+
+    # ------------------------------------------------------------------ hooks (the hot path)
+    def _possible_lanes(self, batch):
+        """Lanes each warp of the batch has at all (divergence.possible_lanes), cached per batch."""
+        if batch is not self._batch and batch != self._batch:
+            wpb = batch.lanes_per_block // WARP_SIZE
+            self._batch, self._possible = batch, possible_lanes(np.arange(batch.nblocks * wpb), batch)
+        return self._possible
+
+    def _stats(self, inst):
+        st = self.stats.get(id(inst))
+        if st is None:
+            st = self.stats[id(inst)] = InstructionStats(inst)
+        return st
+
+    def on_instruction(self, ev):
+        lanes = ev.lanes
+        if len(lanes) == 0:
+            return
+        st = self._stats(ev.inst)
+        per_warp = np.bincount(lanes >> 5)
+        hist = np.bincount(per_warp, minlength=WARP_SIZE + 1)
+        hist[0] = 0
+        st.lane_histogram += hist
+        st.warp_insts += int(len(per_warp) - np.count_nonzero(per_warp == 0))
+        st.thread_insts += len(lanes)
+        st.possible_threads += int(np.dot(per_warp > 0, self._possible_lanes(ev.batch)[:len(per_warp)]))
+
+    def on_memory(self, ev):
+        if len(ev.lanes) == 0 or ev.space not in ("shared", "global", "local"):
+            return
+        st = self._stats(ev.inst)
+        st.space, st.kind, st.size = ev.space, ev.kind, ev.size
+        if ev.space == "shared":
+            r = shared_wavefronts(ev.lanes, ev.addresses, ev.size)
+            st.wavefronts += int(r.wavefronts.sum())
+            st.ideal_wavefronts += int(r.ideal.sum())
+            score = r.ways
+        else:
+            r = global_sectors(ev.lanes, ev.addresses, ev.size)
+            st.requests += r.requests
+            st.sectors += int(r.sectors.sum())
+            st.ideal_sectors += int(r.ideal_sectors.sum())
+            st.requested_bytes += int(r.requested_bytes.sum())
+            score = r.sectors / np.maximum(r.ideal_sectors, 1)
+        worst = int(np.argmax(score))
+        if st.worst is None or score[worst] > st.max_ways:
+            st.max_ways = float(score[worst])
+            mine = (np.asarray(ev.lanes) >> 5) == r.warps[worst]
+            st.worst = (np.asarray(ev.lanes)[mine] % WARP_SIZE, np.asarray(ev.addresses)[mine])
+
+    def on_branch(self, ev):
+        if len(ev.lanes) == 0:
+            return
+        st = self._stats(ev.inst)
+        b = branch_outcome(ev.lanes, ev.taken)
+        st.branch_warps += len(b.warps)
+        st.split_warps += int(b.split.sum())
+
+    # ------------------------------------------------------------------ results
+    @property
+    def metrics(self) -> dict:
+        m = empty_metrics()
+        for st in self.stats.values():
+            m["smsp__inst_executed.sum"] += st.warp_insts
+            m["smsp__thread_inst_executed.sum"] += st.thread_insts
+            if st.space == "shared":
+                k = _shared_kind(st.kind)
+                m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{k}.sum"] += st.wavefronts
+                m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{k}.sum"] += st.bank_conflicts
+                m[f"smsp__sass_inst_executed_op_shared_{k}.sum"] += st.warp_insts
+            elif st.space in ("global", "local") and f"smsp__sass_inst_executed_op_{st.space}_{st.kind}.sum" in m:
+                m[f"l1tex__t_requests_pipe_lsu_mem_{st.space}_op_{st.kind}.sum"] += st.requests
+                m[f"l1tex__t_sectors_pipe_lsu_mem_{st.space}_op_{st.kind}.sum"] += st.sectors
+                m[f"smsp__sass_inst_executed_op_{st.space}_{st.kind}.sum"] += st.warp_insts
+        if m["smsp__inst_executed.sum"]:
+            m["smsp__thread_inst_executed_per_inst_executed.ratio"] = (
+                m["smsp__thread_inst_executed.sum"] / m["smsp__inst_executed.sum"])
+        return m
+
+    def source_of(self, line):
+        if line is not None and 1 <= line <= len(self.source_lines):
+            return self.source_lines[line - 1].strip()
+        return None
+
+    def per_instruction(self) -> list[dict]:
+        """One row per executed PTX instruction, in program order."""
+        rows = []
+        for st in sorted(self.stats.values(), key=lambda s: (getattr(s.inst, "index", 0) or 0)):
+            rows.append(dict(index=st.inst.index, line=st.inst.line, text=st.inst.text,
+                             space=st.space, kind=st.kind, size=st.size,
+                             instructions=st.warp_insts, threads=st.thread_insts,
+                             active_lanes=st.thread_insts / max(st.warp_insts, 1),
+                             lane_histogram=st.lane_histogram.copy(),
+                             wavefronts=st.wavefronts, ideal_wavefronts=st.ideal_wavefronts,
+                             bank_conflicts=st.bank_conflicts, requests=st.requests,
+                             sectors=st.sectors, ideal_sectors=st.ideal_sectors,
+                             branch_warps=st.branch_warps, split_warps=st.split_warps))
+        return rows
+
+    def per_line(self) -> list[dict]:
+        """One row per CUDA source line (``line`` None: instructions without line info)."""
+        lines: dict = {}
+        for st in self.stats.values():
+            row = lines.get(st.inst.line)
+            if row is None:
+                row = lines[st.inst.line] = dict(
+                    line=st.inst.line, source=self.source_of(st.inst.line), instructions=0, threads=0,
+                    possible_threads=0, shared_instructions=0, shared_wavefronts=0, ideal_wavefronts=0,
+                    bank_conflicts=0, global_requests=0, sectors=0, ideal_sectors=0,
+                    branch_warps=0, split_warps=0)
+            row["instructions"] += st.warp_insts
+            row["threads"] += st.thread_insts
+            row["possible_threads"] += st.possible_threads
+            if st.space == "shared":
+                row["shared_instructions"] += st.warp_insts
+                row["shared_wavefronts"] += st.wavefronts
+                row["ideal_wavefronts"] += st.ideal_wavefronts
+                row["bank_conflicts"] += st.bank_conflicts
+            elif st.space in ("global", "local"):
+                row["global_requests"] += st.requests
+                row["sectors"] += st.sectors
+                row["ideal_sectors"] += st.ideal_sectors
+            row["branch_warps"] += st.branch_warps
+            row["split_warps"] += st.split_warps
+        rows = sorted(lines.values(), key=lambda r: (r["line"] is None, r["line"] or 0))
+        for r in rows:
+            r["active_lanes"] = r.pop("threads") / max(r["instructions"], 1)
+            r["sectors_per_request"] = r["sectors"] / r["global_requests"] if r["global_requests"] else 0.0
+            r["divergence"] = r["split_warps"] / r["branch_warps"] if r["branch_warps"] else 0.0
+        return rows
+
+    def bank_map(self, inst_index: int):
+        """Bank map of the worst-conflicted warp seen at shared instruction ``inst_index``."""
+        st = self._memory_stats(inst_index, "shared")
+        lanes, addresses = st.worst
+        return bank_map(lanes, addresses, st.size, 0)
+
+    def sector_map(self, inst_index: int):
+        """Sector map of the least coalesced warp seen at global instruction ``inst_index``."""
+        st = self._memory_stats(inst_index, "global", "local")
+        lanes, addresses = st.worst
+        return sector_map(lanes, addresses, st.size, 0)
+
+    def _memory_stats(self, inst_index, *spaces):
+        for st in self.stats.values():
+            if st.inst.index == inst_index and st.space in spaces:
+                return st
+        raise KeyError(f"no {'/'.join(spaces)} memory instruction with index {inst_index} ran")
+
+    def findings(self, limit: int = 5) -> list[str]:
+        """The worst lines, worst first, each with what to try, worded for a student."""
+        return [text for _, text in sorted(self._findings(), key=lambda f: -f[0])[:limit]]
+
+    def _findings(self):
+        """(wasted work in warp-steps: extra wavefronts, extra sectors, split or idle warps, advice)."""
+        for st in self.stats.values():
+            where = f"line {st.inst.line}" if st.inst.line is not None else f"instruction {st.inst.index}"
+            what = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(st.kind, st.kind)
+            if st.space == "shared" and st.bank_conflicts > 0 and st.wavefronts >= 1.5 * st.ideal_wavefronts:
+                ways = int(round(st.max_ways))
+                yield st.bank_conflicts, (
+                    f"{where}: {ways}-way bank conflict on a shared {what}: {st.wavefronts:,} wavefronts "
+                    f"where {st.ideal_wavefronts:,} would do. Threads of a warp ask one bank for different "
+                    f"words, and the bank serves them one after another. If the warp walks down a column "
+                    f"of a 2D shared array, pad each row by one element (e.g. [32][33] instead of [32][32]).")
+            if st.space in ("global", "local") and st.sectors > 1.2 * st.ideal_sectors and st.requests:
+                per_req, ideal = st.sectors / st.requests, st.ideal_sectors / st.requests
+                used = min(1.0, st.requested_bytes / (32 * st.sectors))
+                advice = ("The accesses are misaligned: start each warp's range on a 128-byte boundary."
+                          if per_req <= ideal + 1.5 else
+                          "Make consecutive threads (threadIdx.x) access consecutive addresses, or stage "
+                          "the data through shared memory.")
+                yield st.sectors - st.ideal_sectors, (
+                    f"{where}: uncoalesced {st.space} {what}: {per_req:.1f} sectors per request where "
+                    f"{ideal:.1f} would do ({used:.0%} of the fetched bytes are used). {advice}")
+            if st.branch_warps and st.split_warps:
+                yield st.split_warps, (
+                    f"{where}: divergent branch: {st.split_warps:,} of {st.branch_warps:,} warps split "
+                    f"here ({st.split_warps / st.branch_warps:.0%}); a split warp runs both paths one "
+                    f"after the other with part of its lanes idle. Make the condition the same for all "
+                    f"32 threads of a warp where you can (e.g. branch on threadIdx.x / 32).")
+        for row in self.per_line():
+            full, used = row["possible_threads"], row["active_lanes"] * row["instructions"]
+            if row["line"] is not None and row["instructions"] >= 8 and used < 0.6 * full:
+                yield (full - used) / WARP_SIZE, (
+                    f"line {row['line']}: warps ran it with {row['active_lanes']:.1f} active lanes on "
+                    f"average, {used / full:.0%} of what they could: the other threads took another "
+                    f"path or had exited.")

@@ -1,0 +1,118 @@
+"""Shared-memory wavefronts and bank conflicts of warp-level accesses, as Nsight Compute counts them.
+
+Shared memory is 32 banks of 4-byte words; word ``w`` lives in bank ``w % 32``. A bank delivers one
+word per wavefront, so a warp's access costs as many wavefronts as the bank asked for the most
+*distinct* words; lanes asking for the same word share it (broadcast). Accesses wider than 32 bits
+are split by the hardware into phases: 64-bit accesses in 2 half-warps of 16 lanes, 128-bit ones in
+4 quarter-warps of 8 lanes, and each phase costs its own wavefronts (a 64/128-bit lane covers 2/4
+consecutive words, so 16x8 or 8x16 bytes fill all 32 banks exactly once). The ideal is one
+wavefront per phase that has active lanes; ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared`` is
+the excess over it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .warps import WARP_SIZE, warp_groups
+
+BANKS = 32
+BANK_BYTES = 4
+
+
+def phases(size: int) -> int:
+    """How many phases one warp-wide access of ``size`` bytes per lane is split into."""
+    return 1 if size <= 4 else 2 if size <= 8 else 4
+
+
+def _lane_words(addresses, size):
+    """The 32-bit words each lane touches: shape (lanes, words per lane)."""
+    first = np.asarray(addresses, np.int64) // BANK_BYTES
+    return first[:, None] + np.arange(max(1, size // BANK_BYTES), dtype=np.int64)
+
+
+@dataclass
+class SharedWavefronts:
+    """Wavefronts of one warp-level shared-memory instruction, per warp that executed it."""
+
+    warps: np.ndarray        # batch-relative warp ids (lane // 32)
+    wavefronts: np.ndarray   # per warp
+    ideal: np.ndarray        # per warp: phases with active lanes
+
+    @property
+    def bank_conflicts(self):
+        return self.wavefronts - self.ideal
+
+    @property
+    def ways(self):
+        """n-way conflict per warp: wavefronts per phase."""
+        return self.wavefronts / np.maximum(self.ideal, 1)
+
+
+def shared_wavefronts(lanes, addresses, size: int) -> SharedWavefronts:
+    """Wavefronts per warp for one shared-memory instruction over the active ``lanes`` of a batch.
+
+    ``addresses`` are byte offsets in the block's shared memory (one per lane), ``size`` the bytes
+    each lane accesses (16 for ``ld.shared.v4.f32``).
+    """
+    groups = warp_groups(lanes)
+    nphase = phases(size)
+    lane_id = np.asarray(lanes, np.int64) % WARP_SIZE
+    # one row per (warp, phase); a row's 32 banks are served in parallel
+    row = groups.index * nphase + lane_id // (WARP_SIZE // nphase)
+    words = _lane_words(addresses, size)
+    nrows = len(groups) * nphase
+    if words.size == 0:
+        zero = np.zeros(len(groups), np.int64)
+        return SharedWavefronts(groups.warps, zero, zero.copy())
+    span = int(words.max()) + 1
+    keys = np.sort((np.repeat(row, words.shape[1]) * span + words.ravel()))
+    distinct = keys[np.r_[True, keys[1:] != keys[:-1]]]
+    row_bank = (distinct // span) * BANKS + (distinct % span) % BANKS
+    words_per_bank = np.bincount(row_bank, minlength=nrows * BANKS).reshape(nrows, BANKS)
+    per_phase = words_per_bank.max(axis=1).reshape(len(groups), nphase)
+    return SharedWavefronts(groups.warps, per_phase.sum(axis=1), (per_phase > 0).sum(axis=1))
+
+
+@dataclass
+class BankMap:
+    """What one warp's shared access looks like bank by bank: the data a bank-conflict picture draws.
+
+    One row per active lane; ``bank``, ``word`` and ``wavefront`` have one column per 32-bit word the
+    lane touches (1, 2 or 4). ``wavefront`` numbers the serialized pass (0-based, over all phases)
+    in which the word is delivered: lanes whose words share a bank go in different passes unless
+    they want the same word.
+    """
+
+    warp: int
+    lane: np.ndarray         # lane id in the warp (0..31)
+    address: np.ndarray      # byte offset in shared memory
+    phase: np.ndarray
+    bank: np.ndarray
+    word: np.ndarray
+    wavefront: np.ndarray
+    wavefronts: int
+
+
+def bank_map(lanes, addresses, size: int, warp: int) -> BankMap:
+    """Lane -> bank/word/wavefront map of batch warp ``warp`` for one shared-memory instruction."""
+    lanes = np.asarray(lanes, np.int64)
+    mine = lanes // WARP_SIZE == warp
+    lane = lanes[mine] % WARP_SIZE
+    address = np.asarray(addresses, np.int64)[mine]
+    nphase = phases(size)
+    phase = lane // (WARP_SIZE // nphase)
+    word = _lane_words(address, size)
+    bank = word % BANKS
+    ph = np.broadcast_to(phase[:, None], word.shape)
+    # rank of each distinct word inside its (phase, bank): that is its pass within the phase
+    uniq, inverse = np.unique(np.stack([ph.ravel(), bank.ravel(), word.ravel()]), axis=1, return_inverse=True)
+    group_start = np.r_[True, (uniq[0, 1:] != uniq[0, :-1]) | (uniq[1, 1:] != uniq[1, :-1])]
+    first_of_group = np.maximum.accumulate(np.where(group_start, np.arange(uniq.shape[1]), 0))
+    rank = np.arange(uniq.shape[1]) - first_of_group
+    per_phase = np.zeros(nphase, np.int64)
+    np.maximum.at(per_phase, uniq[0], rank + 1)
+    offset = np.cumsum(per_phase) - per_phase
+    wavefront = (offset[uniq[0]] + rank)[inverse.ravel()].reshape(word.shape)
+    return BankMap(int(warp), lane, address, phase, bank, word, wavefront, int(per_phase.sum()))
