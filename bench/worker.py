@@ -1,0 +1,86 @@
+"""Run one benchmark kernel once on one backend in this process and print a JSON result line.
+
+    python bench/worker.py cudalab|numba NAME SIZE [--blocks K]
+
+Each run gets its own process so that numba's simulator can be switched on before numba.cuda
+is imported, and so that the peak resident set size (getrusage ru_maxrss) belongs to one kernel.
+"""
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernels import BENCHES  # noqa: E402
+
+
+def maxrss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024    # Linux: KiB
+
+
+def cudalab_kernel(bench):
+    import cudalab
+    return cudalab.compile(bench.source).get_kernel(bench.kernel)
+
+
+def numba_kernel(bench):
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    import numba_kernels
+    return getattr(numba_kernels, bench.kernel)
+
+
+def launch(kernel, bench, size, blocks):
+    """Launch on fresh inputs; return (seconds, args after the launch, launch record or None)."""
+    args = bench.inputs(size, np.random.default_rng(blocks))
+    t0 = time.perf_counter()
+    record = kernel[bench.launch(size, blocks), bench.block](*args)
+    return time.perf_counter() - t0, args, record
+
+
+def run(backend, name, size, blocks=None, budget=None):
+    """Time one launch. With `budget`, first time one block of the outermost grid dimension and
+    then run as many blocks as fit in `budget` seconds (the whole grid if they all fit)."""
+    bench = BENCHES[name]
+    full = bench.grid(size)[-1]
+    result = {"backend": backend, "name": name, "size": size, "block": bench.block}
+    try:
+        t0 = time.perf_counter()
+        kernel = (cudalab_kernel if backend == "cudalab" else numba_kernel)(bench)
+        result["compile_s"] = time.perf_counter() - t0
+        # One block first: a warm-up, so lazy set-up work (PTX parsing, caches) is not timed,
+        # and the calibration that sizes a budgeted run.
+        one, args, record = launch(kernel, bench, size, 1)
+        if budget is not None:
+            blocks = max(1, min(full, int(budget / one)))
+        blocks = min(blocks or full, full)
+        result["baseline_rss_mib"] = maxrss_mib()
+        if blocks > 1 or budget is None:
+            seconds, args, record = launch(kernel, bench, size, blocks)
+        else:
+            seconds = one
+        grid = bench.launch(size, blocks)
+        result.update(seconds=seconds, peak_rss_mib=maxrss_mib(), grid=grid,
+                      threads=bench.thread_count(size, grid), fraction=blocks / full,
+                      instructions=getattr(record, "instructions", None),
+                      error=bench.check(size, args, blocks))
+        result["ok"] = result["error"] is None
+    except Exception as e:
+        result.update(ok=False, error=f"{type(e).__name__}: {e}".strip(), traceback=traceback.format_exc())
+    return result
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("backend", choices=["cudalab", "numba"])
+    p.add_argument("name", choices=list(BENCHES))
+    p.add_argument("size", type=int)
+    p.add_argument("--blocks", type=int, help="run only this many blocks of the outermost grid dimension")
+    p.add_argument("--budget", type=float, help="seconds: run as many blocks as fit (timed after one block)")
+    a = p.parse_args()
+    print(json.dumps(run(a.backend, a.name, a.size, a.blocks, a.budget), default=str))
