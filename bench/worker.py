@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
 import traceback
@@ -73,6 +74,24 @@ def run(backend, name, size, blocks=None, budget=None):
     except Exception as e:
         result.update(ok=False, error=f"{type(e).__name__}: {e}".strip(), traceback=traceback.format_exc())
     return result
+
+
+def spawn(backend, name, size, blocks=None, budget=None, timeout=120):
+    """Run `run` in a fresh Python process; a timeout or crash becomes a failed result."""
+    cmd = [sys.executable, __file__, backend, name, str(size)]
+    cmd += ["--blocks", str(blocks)] if blocks else []
+    cmd += ["--budget", str(budget)] if budget else []
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"backend": backend, "name": name, "size": size, "ok": False, "timeout": True,
+                "error": f"timed out after {timeout} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode or not lines:
+        return {"backend": backend, "name": name, "size": size, "ok": False,
+                "error": f"worker exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}"}
+    return json.loads(lines[-1])
 
 
 if __name__ == "__main__":
