@@ -215,3 +215,38 @@ def test_small_blocks_are_not_divergence():
         feed(obs, InstructionEvent(inst(i, 1), lanes, b))
     assert obs.metrics["smsp__thread_inst_executed_per_inst_executed.ratio"] == 16
     assert obs.findings() == []
+
+
+# ------------------------------------------------------------------ against a plain reference
+def reference_wavefronts(lane_ids, addresses, size):
+    """The rule, written the slow obvious way for one warp."""
+    nphase = 1 if size <= 4 else 2 if size <= 8 else 4
+    total = 0
+    for p in range(nphase):
+        banks = {}
+        for lane, a in zip(lane_ids, addresses):
+            if lane // (32 // nphase) == p:
+                for w in range(a // 4, a // 4 + max(1, size // 4)):
+                    banks.setdefault(w % 32, set()).add(w)
+        total += max((len(v) for v in banks.values()), default=0)
+    return total
+
+
+def reference_sectors(addresses, size):
+    return len({s for a in addresses for s in range(a // 32, (a + size - 1) // 32 + 1)})
+
+
+@pytest.mark.parametrize("size", [1, 2, 4, 8, 16])
+def test_random_patterns_match_the_reference(size):
+    rng = np.random.default_rng(size)
+    lanes = np.flatnonzero(rng.random(32 * 40) < 0.7)   # 40 warps, about 70% of lanes active
+    span = rng.choice([1, 4, 40, 300], 40)[lanes // 32]       # broadcasts to scattered, per warp
+    words = rng.integers(0, span)
+    addresses = (words * size).astype(np.uint64)         # naturally aligned
+    r = shared_wavefronts(lanes, addresses, size)
+    g = global_sectors(lanes, BASE + addresses, size)
+    for i, w in enumerate(r.warps):
+        mine = lanes // 32 == w
+        a = addresses[mine].astype(int).tolist()
+        assert r.wavefronts[i] == reference_wavefronts((lanes[mine] % 32).tolist(), a, size)
+        assert g.sectors[i] == reference_sectors([BASE + x for x in a], size)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, warp_groups
+from .warps import WARP_SIZE, as_int64, first_of_pairs
 
 SECTOR_BYTES = 32
 
@@ -38,9 +38,9 @@ class GlobalSectors:
 def _lane_sectors(addresses, size):
     """Sectors each lane touches, shape (lanes, k), and a mask of the valid ones (k > 1 only when
     an access straddles a sector boundary)."""
-    addresses = np.asarray(addresses, np.uint64).astype(np.int64)
-    first = addresses // SECTOR_BYTES
-    last = (addresses + size - 1) // SECTOR_BYTES
+    addresses = as_int64(addresses)
+    first = addresses >> 5   # / SECTOR_BYTES
+    last = (addresses + (size - 1)) >> 5
     k = int((last - first).max(initial=0)) + 1
     sectors = first[:, None] + np.arange(k, dtype=np.int64)
     return sectors, sectors <= last[:, None]
@@ -48,26 +48,24 @@ def _lane_sectors(addresses, size):
 
 def global_sectors(lanes, addresses, size: int) -> GlobalSectors:
     """Distinct 32-byte sectors per warp touched by one global instruction over ``lanes``."""
-    groups = warp_groups(lanes)
-    if len(groups) == 0:
+    lanes = np.asarray(lanes, np.int64)
+    if len(lanes) == 0:
         zero = np.zeros(0, np.int64)
-        return GlobalSectors(groups.warps, zero, zero, zero)
+        return GlobalSectors(zero, zero, zero, zero)
+    warp = lanes >> 5
     sectors, valid = _lane_sectors(addresses, size)
-    row = np.broadcast_to(groups.index[:, None], sectors.shape)[valid]
-    sec = sectors[valid]
-    base, span = int(sec.min()), int(sec.max() - sec.min()) + 1
-    if span * len(groups) < 2**62:
-        keys = np.sort(row * span + (sec - base))
-        distinct_rows = keys[np.r_[True, keys[1:] != keys[:-1]]] // span
-    else:  # sectors spread over a huge range: sort the pairs instead of packing them in one int
-        order = np.lexsort((sec, row))
-        r, s = row[order], sec[order]
-        distinct_rows = r[np.r_[True, (r[1:] != r[:-1]) | (s[1:] != s[:-1])]]
-    per_warp = np.bincount(distinct_rows, minlength=len(groups))
-    requested = groups.active * size
+    if sectors.shape[1] == 1:
+        row, sec = warp, sectors[:, 0]
+    else:
+        row, sec = np.broadcast_to(warp[:, None], sectors.shape)[valid], sectors[valid]
+    active = np.bincount(warp)
+    warps = np.flatnonzero(active)
+    row, _, first = first_of_pairs(row, sec)
+    per_warp = np.bincount(np.where(first, row, len(active)), minlength=len(active) + 1)[warps]
+    requested = active[warps] * size
     # a broadcast can need fewer sectors than its bytes fill; it is never worse than ideal
     ideal = np.minimum(per_warp, -(-requested // SECTOR_BYTES))
-    return GlobalSectors(groups.warps, per_warp, requested, ideal)
+    return GlobalSectors(warps, per_warp, requested, ideal)
 
 
 @dataclass
@@ -87,7 +85,7 @@ def sector_map(lanes, addresses, size: int, warp: int) -> SectorMap:
     """Lane -> sector map of batch warp ``warp`` for one global instruction."""
     lanes = np.asarray(lanes, np.int64)
     mine = lanes // WARP_SIZE == warp
-    address = np.asarray(addresses, np.uint64)[mine]
+    address = as_int64(addresses)[mine]
     sectors, valid = _lane_sectors(address, size)
     distinct = np.unique(sectors[valid])
     return SectorMap(int(warp), lanes[mine] % WARP_SIZE, address,

@@ -83,15 +83,19 @@ class MetricsObserver(Observer):
     def __init__(self, source: str | None = None):
         self.source_lines = source.splitlines() if source else []
         self.stats: dict[int, InstructionStats] = {}
-        self._batch = self._possible = None
+        self._batch = self._batch_shape = None
 
     # ------------------------------------------------------------------ hooks (the hot path)
-    def _possible_lanes(self, batch):
-        """Lanes each warp of the batch has at all (divergence.possible_lanes), cached per batch."""
+    def _shape(self, batch):
+        """Per-batch constants, cached: lanes each warp has at all (divergence.possible_lanes), and
+        the lane histogram of an instruction every thread runs (the common case, then free)."""
         if batch is not self._batch and batch != self._batch:
             wpb = batch.lanes_per_block // WARP_SIZE
-            self._batch, self._possible = batch, possible_lanes(np.arange(batch.nblocks * wpb), batch)
-        return self._possible
+            possible = possible_lanes(np.arange(batch.nblocks * wpb), batch)
+            full = np.bincount(possible, minlength=WARP_SIZE + 1)
+            self._batch = batch
+            self._batch_shape = (batch.nblocks * batch.threads_per_block, possible, full, len(possible))
+        return self._batch_shape
 
     def _stats(self, inst):
         st = self.stats.get(id(inst))
@@ -104,13 +108,19 @@ class MetricsObserver(Observer):
         if len(lanes) == 0:
             return
         st = self._stats(ev.inst)
+        threads, possible, full_histogram, nwarps = self._shape(ev.batch)
+        st.thread_insts += len(lanes)
+        if len(lanes) == threads:
+            st.lane_histogram += full_histogram
+            st.warp_insts += nwarps
+            st.possible_threads += threads
+            return
         per_warp = np.bincount(lanes >> 5)
         hist = np.bincount(per_warp, minlength=WARP_SIZE + 1)
         hist[0] = 0
         st.lane_histogram += hist
-        st.warp_insts += int(len(per_warp) - np.count_nonzero(per_warp == 0))
-        st.thread_insts += len(lanes)
-        st.possible_threads += int(np.dot(per_warp > 0, self._possible_lanes(ev.batch)[:len(per_warp)]))
+        st.warp_insts += int(hist.sum())
+        st.possible_threads += int(np.dot(per_warp > 0, possible[:len(per_warp)]))
 
     def on_memory(self, ev):
         if len(ev.lanes) == 0 or ev.space not in ("shared", "global", "local"):

@@ -15,10 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, warp_groups
+from .warps import WARP_SIZE, as_int64, first_of_pairs
 
 BANKS = 32
 BANK_BYTES = 4
+
+
+_PHASE_SHIFT = {1: 5, 2: 4, 4: 3}   # batch lane >> shift = warp * phases + phase
 
 
 def phases(size: int) -> int:
@@ -28,8 +31,10 @@ def phases(size: int) -> int:
 
 def _lane_words(addresses, size):
     """The 32-bit words each lane touches: shape (lanes, words per lane)."""
-    first = np.asarray(addresses, np.int64) // BANK_BYTES
-    return first[:, None] + np.arange(max(1, size // BANK_BYTES), dtype=np.int64)
+    first = as_int64(addresses) >> 2   # / BANK_BYTES
+    if size <= BANK_BYTES:
+        return first[:, None]
+    return first[:, None] + np.arange(size // BANK_BYTES, dtype=np.int64)
 
 
 @dataclass
@@ -56,23 +61,27 @@ def shared_wavefronts(lanes, addresses, size: int) -> SharedWavefronts:
     ``addresses`` are byte offsets in the block's shared memory (one per lane), ``size`` the bytes
     each lane accesses (16 for ``ld.shared.v4.f32``).
     """
-    groups = warp_groups(lanes)
+    lanes = np.asarray(lanes, np.int64)
+    if len(lanes) == 0:
+        zero = np.zeros(0, np.int64)
+        return SharedWavefronts(zero, zero, zero)
     nphase = phases(size)
-    lane_id = np.asarray(lanes, np.int64) % WARP_SIZE
-    # one row per (warp, phase); a row's 32 banks are served in parallel
-    row = groups.index * nphase + lane_id // (WARP_SIZE // nphase)
     words = _lane_words(addresses, size)
-    nrows = len(groups) * nphase
-    if words.size == 0:
-        zero = np.zeros(len(groups), np.int64)
-        return SharedWavefronts(groups.warps, zero, zero.copy())
-    span = int(words.max()) + 1
-    keys = np.sort((np.repeat(row, words.shape[1]) * span + words.ravel()))
-    distinct = keys[np.r_[True, keys[1:] != keys[:-1]]]
-    row_bank = (distinct // span) * BANKS + (distinct % span) % BANKS
-    words_per_bank = np.bincount(row_bank, minlength=nrows * BANKS).reshape(nrows, BANKS)
-    per_phase = words_per_bank.max(axis=1).reshape(len(groups), nphase)
-    return SharedWavefronts(groups.warps, per_phase.sum(axis=1), (per_phase > 0).sum(axis=1))
+    # one row per (warp, phase), i.e. per 32, 16 or 8 lanes; a row's 32 banks serve in parallel
+    row = lanes >> _PHASE_SHIFT[nphase]
+    if words.shape[1] > 1:
+        row = np.repeat(row, words.shape[1])
+    row, word, first = first_of_pairs(row, words.ravel())
+    nwarps = int(lanes[-1] >> 5) + 1
+    bins = nwarps * nphase * BANKS   # repeats of a word go to one extra bin, dropped below
+    row_bank = word & (BANKS - 1)
+    row_bank |= row << 5
+    row_bank[~first] = bins
+    words_per_bank = np.bincount(row_bank, minlength=bins + 1)[:bins]
+    per_phase = words_per_bank.reshape(nwarps, nphase, BANKS).max(axis=2)
+    wavefronts = per_phase.sum(axis=1)
+    warps = np.flatnonzero(wavefronts)
+    return SharedWavefronts(warps, wavefronts[warps], (per_phase[warps] > 0).sum(axis=1))
 
 
 @dataclass

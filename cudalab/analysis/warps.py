@@ -37,3 +37,33 @@ def warp_groups(lanes) -> WarpGroups:
     starts = np.flatnonzero(first)
     active = np.diff(starts, append=len(w))
     return WarpGroups(w[starts], active, np.cumsum(first) - 1)
+
+
+def first_of_pairs(row, key):
+    """Mark the first occurrence of each distinct (row, key) pair: returns (row, key, first).
+
+    Rows arrive non-decreasing (lane order), and inside a row keys mostly do too (consecutive or
+    strided addresses), so one pass comparing neighbours finds the repeats; only rows where keys go
+    down somewhere are sorted (and come back reordered). That keeps the common case O(n).
+    """
+    same_row = row[1:] == row[:-1]
+    down = same_row & (key[1:] < key[:-1])
+    if down.any():
+        bad = np.zeros(int(row[-1]) + 1, bool)
+        bad[row[1:][down]] = True
+        sel = bad[row]
+        r, k = row[sel], key[sel]
+        order = np.lexsort((k, r))
+        row = np.concatenate([row[~sel], r[order]])
+        key = np.concatenate([key[~sel], k[order]])
+        same_row = row[1:] == row[:-1]
+    first = np.empty(len(row), bool)
+    first[:1] = True
+    np.logical_not(same_row & (key[1:] == key[:-1]), out=first[1:])
+    return row, key, first
+
+
+def as_int64(addresses):
+    """Addresses as int64 without a copy when they come as uint64 (they are far below 2**63)."""
+    a = np.asarray(addresses)
+    return a.view(np.int64) if a.dtype == np.uint64 else a.astype(np.int64, copy=False)
