@@ -1,0 +1,1 @@
+"""Real-GPU backend: the same PTX the emulator runs, run on an NVIDIA GPU through cuda.core (see backend.py)."""

@@ -1,0 +1,17 @@
+"""Shared pytest set-up: one function per concern, called from the hooks at the bottom."""
+import pytest
+
+
+def skip_gpu_tests_without_a_gpu(items):
+    """Tests marked ``gpu`` run only where cudalab.gpu.backend.available() finds a driver and a GPU."""
+    marked = [item for item in items if item.get_closest_marker("gpu")]
+    if not marked:
+        return
+    from cudalab.gpu.backend import available
+    if not available():
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU"))
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu_tests_without_a_gpu(items)
