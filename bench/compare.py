@@ -62,7 +62,7 @@ def row(name, size, emu, sim):
         return cells + [short_error(sim), "", ""]
     full = sim["seconds"] / sim["fraction"]
     partial = sim["fraction"] < 1
-    timed = (f"{sim['grid'][-1]}/{bench.grid(size)[-1]} blocks{' rows' if len(sim['grid']) > 1 else ''}, "
+    timed = (f"{sim['grid'][-1]}/{bench.grid(size)[-1]} {'block rows' if len(sim['grid']) > 1 else 'blocks'}, "
              f"{seconds(sim['seconds'])} s" if partial else "whole grid")
     ratio = f"{full / emu['seconds']:.1f}x" if emu["ok"] else ""
     return cells + [("~" if partial else "") + seconds(full), ratio, timed]
