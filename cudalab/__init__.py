@@ -1,0 +1,27 @@
+"""cudalab: write CUDA C++ in Jupyter, run it on an emulated GPU (or a real one), see what the threads did.
+
+The host API follows numba.cuda's names::
+
+    mod = cudalab.compile(source)            # NVRTC -> PTX
+    k = mod.get_kernel("vecAdd")             # or mod.vecAdd
+    rec = k[grid, block](a, b, c, n)         # numpy arrays are copied in and back
+    d = cudalab.to_device(x); d.copy_to_host()
+
+Heavy pieces (NVRTC, the emulator, cuda.core) load on first use, so ``import cudalab`` is quick.
+"""
+from .errors import CompileError, CudaError, KernelError, LaunchError, UnsupportedError  # noqa: F401
+from .jupyter import load_ipython_extension  # noqa: F401
+from .runtime.arrays import DeviceArray, device_array, device_array_like, to_device  # noqa: F401
+from .runtime.device import set_watchdog, use  # noqa: F401
+from .runtime.module import Kernel, Module, compile  # noqa: F401
+from .runtime.record import LaunchRecord, last_launch  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def synchronize():
+    """Wait for all launched work (the emulator runs launches to completion, so this returns at once)."""
+    from .runtime import device
+    dev = device.current()
+    if dev.kind == "gpu":
+        dev.backend.synchronize()

@@ -1,0 +1,679 @@
+"""Decode each PTX instruction once into a closure over lane arrays: the instruction table.
+
+``DECODERS[opcode](inst, d)`` returns ``run(ex)``; ``d`` is the decode context (function, module,
+environment). Value semantics live in ``alu``; memory, warp and control instructions in their own
+modules. Control flow (bra, ret, exit, call) is not decoded here: the SIMT engine owns it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import alu
+from .dtypes import dtype, flush_subnormal, is_float
+from .operands import reader, writer
+
+DECODERS: dict = {}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def op(*names):
+    def deco(fn):
+        for n in names:
+            DECODERS[n] = fn
+        return fn
+    return deco
+
+
+def _rnd(inst):
+    for m in inst.mods:
+        if m in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"):
+            return m
+    return None
+
+
+def simple(inst, d, fn, dst_t=None, src_t=None, nsrc=None):
+    """An instruction `opc.type dst, src...` computing ``fn(*srcs)`` lane by lane."""
+    t = inst.type
+    ops = inst.operands
+    srcs = ops[1:] if nsrc is None else ops[1:1 + nsrc]
+    w = writer(ops[0], dst_t or t, d.func)
+    rs = [reader(o, src_t or t, d.func, d) for o in srcs]
+    if len(rs) == 1:
+        r0, = rs
+
+        def run(ex):
+            sel = ex.ridx
+            w(ex, sel, fn(r0(ex, sel)))
+    elif len(rs) == 2:
+        r0, r1 = rs
+
+        def run(ex):
+            sel = ex.ridx
+            w(ex, sel, fn(r0(ex, sel), r1(ex, sel)))
+    else:
+        def run(ex):
+            sel = ex.ridx
+            w(ex, sel, fn(*[r(ex, sel) for r in rs]))
+    return run
+
+
+def _ftz(inst, fn):
+    if "ftz" not in inst.mods or inst.type not in ("f32",):
+        return fn
+    return lambda *a: flush_subnormal(fn(*[flush_subnormal(x) for x in a]))
+
+
+def _sat_f(inst, fn):
+    if "sat" not in inst.mods or not is_float(inst.type):
+        return fn
+
+    def g(*a):
+        r = fn(*a)
+        return np.where(np.isnan(r), np.zeros((), r.dtype), np.clip(r, 0, 1)).astype(r.dtype)
+    return g
+
+
+def _float(inst, fn, exact=None):
+    """Wrap a float op with rounding mode, .ftz and .sat handling."""
+    rnd = _rnd(inst)
+    if rnd in ("rz", "rm", "rp") and exact is not None:
+        base = fn
+        fn = lambda *a: alu.directed(exact(*a), base(*a), rnd)  # noqa: E731
+    return _sat_f(inst, _ftz(inst, fn))
+
+
+def _packed(inst, fn):
+    """f16x2/bf16x2: apply a scalar op to both halves."""
+    bf = inst.type == "bf16x2"
+
+    def g(*a):
+        lo = [alu.unpack2(x, bf)[0] for x in a]
+        hi = [alu.unpack2(x, bf)[1] for x in a]
+        return alu.pack2(fn(*lo), fn(*hi), bf)
+    return g
+
+
+def _bf16(fn):
+    def g(*a):
+        return alu.f32_to_bf16(fn(*[alu.bf16_to_f32(x) for x in a]))
+    return g
+
+
+def _half_exact(fn):
+    """f16 arithmetic: compute exactly in float64, round once to half."""
+    def g(*a):
+        return fn(*[np.asarray(x, np.float64) for x in a]).astype(np.float16)
+    return g
+
+
+def _arith(inst, fval, fint=None, exact=None):
+    t = inst.type
+    if t in ("f16x2", "bf16x2"):
+        return _packed(inst, _half_exact(fval) if t == "f16x2" else fval)
+    if t == "bf16":
+        return _bf16(fval)
+    if t == "f16":
+        return _half_exact(fval)
+    if is_float(t):
+        return _float(inst, fval, exact)
+    return fint or fval
+
+
+# ------------------------------------------------------------------ data movement
+
+@op("mov")
+def _mov(inst, d):
+    dst, src = inst.operands
+    t = inst.type
+    if src[0] == "vec":                      # pack: mov.b64 %rd, {%r1, %r2}
+        parts = [reader(o, None or _part_type(t, len(src[1])), d.func, d) for o in src[1]]
+        w = writer(dst, t, d.func)
+        width = dtype(t).itemsize * 8 // len(parts)
+
+        def run(ex):
+            sel = ex.ridx
+            acc = None
+            for k, p in enumerate(parts):
+                v = np.asarray(p(ex, sel)).astype(np.uint64) << np.uint64(k * width)
+                acc = v if acc is None else acc | v
+            w(ex, sel, acc.astype(dtype(t)) if dtype(t).itemsize < 8 else acc.view(np.uint64))
+        return run
+    if dst[0] == "vec":                      # unpack: mov.b64 {%r1, %r2}, %rd
+        r = reader(src, t, d.func, d)
+        pt = _part_type(t, len(dst[1]))
+        ws = [writer(o, pt, d.func) for o in dst[1]]
+        width = dtype(t).itemsize * 8 // len(ws)
+
+        def run(ex):
+            sel = ex.ridx
+            v = np.asarray(r(ex, sel)).astype(np.uint64)
+            for k, w in enumerate(ws):
+                w(ex, sel, ((v >> np.uint64(k * width)) & np.uint64((1 << width) - 1)).astype(dtype(pt)))
+        return run
+    return simple(inst, d, lambda a: np.array(a, copy=True))
+
+
+def _part_type(t, n):
+    return {64: {2: "b32", 4: "b16"}, 32: {2: "b16", 4: "b8"}, 128: {2: "b64", 4: "b32"}}[dtype(t).itemsize * 8 if t != "b128" else 128][n]
+
+
+@op("cvta")
+def _cvta(inst, d):
+    # generic <-> space: shared/local offsets live in windows of the generic space (memory.py)
+    space = next(m for m in inst.mods if m in ("global", "shared", "local", "const", "param"))
+    to = "to" in inst.mods
+    from .memory import LOCAL_WINDOW, SHARED_WINDOW
+    base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
+    t = inst.type
+    if base == 0:
+        return simple(inst, d, lambda a: np.array(a, copy=True))
+    b = np.uint64(base)
+    if to:
+        return simple(inst, d, lambda a: (np.asarray(a).astype(np.uint64) - b).astype(dtype(t)))
+    return simple(inst, d, lambda a: np.asarray(a).astype(np.uint64) + b)
+
+
+@op("selp")
+def _selp(inst, d):
+    t = inst.type
+    dst, a, b, c = inst.operands
+    w = writer(dst, t, d.func)
+    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
+    rc = reader(c, "pred", d.func, d)
+
+    def run(ex):
+        sel = ex.ridx
+        w(ex, sel, np.where(rc(ex, sel), ra(ex, sel), rb(ex, sel)))
+    return run
+
+
+@op("slct")
+def _slct(inst, d):
+    dt_t, ct = inst.types[0], inst.types[1]
+    dst, a, b, c = inst.operands
+    w = writer(dst, dt_t, d.func)
+    ra, rb, rc = reader(a, dt_t, d.func, d), reader(b, dt_t, d.func, d), reader(c, ct, d.func, d)
+
+    def run(ex):
+        sel = ex.ridx
+        cv = rc(ex, sel)
+        w(ex, sel, np.where(cv >= 0, ra(ex, sel), rb(ex, sel)))
+    return run
+
+
+# ------------------------------------------------------------------ integer and float arithmetic
+
+@op("add")
+def _add(inst, d):
+    t = inst.type
+    if "sat" in inst.mods and t == "s32":
+        return simple(inst, d, lambda a, b: alu.sat_add(a, b))
+    if "cc" in inst.mods or inst.opcode == "addc":
+        return _carry(inst, d, sub=False)
+    return simple(inst, d, _arith(inst, lambda a, b: a + b,
+                                  exact=lambda a, b: np.asarray(a, np.float64) + np.asarray(b, np.float64)))
+
+
+@op("sub")
+def _sub(inst, d):
+    t = inst.type
+    if "sat" in inst.mods and t == "s32":
+        return simple(inst, d, lambda a, b: alu.sat_add(a, b, sub=True))
+    if "cc" in inst.mods:
+        return _carry(inst, d, sub=True)
+    return simple(inst, d, _arith(inst, lambda a, b: a - b,
+                                  exact=lambda a, b: np.asarray(a, np.float64) - np.asarray(b, np.float64)))
+
+
+@op("addc", "subc")
+def _addc(inst, d):
+    return _carry(inst, d, sub=inst.opcode == "subc")
+
+
+def _carry(inst, d, sub):
+    """add.cc/addc/sub.cc/subc: extended precision through a per-lane carry flag (CC.CF)."""
+    t = inst.type
+    dst, a, b = inst.operands
+    w = writer(dst, t, d.func)
+    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
+    use_in = inst.opcode in ("addc", "subc")
+    set_out = "cc" in inst.mods
+    bits = dtype(t).itemsize * 8
+    mask = (1 << bits) - 1
+
+    def run(ex):
+        sel = ex.ridx
+        ua = np.asarray(ra(ex, sel)).astype(np.uint64) & np.uint64(mask)
+        ub = np.asarray(rb(ex, sel)).astype(np.uint64) & np.uint64(mask)
+        cin = ex.carry_in(sel) if use_in else np.uint64(0)
+        if bits == 64:
+            if sub:
+                r = ua - ub - cin
+                cout = (ua < ub) | ((ua == ub) & (cin != 0))
+            else:
+                s1 = ua + ub
+                r = s1 + cin
+                cout = (s1 < ua) | (r < s1)
+        else:
+            if sub:
+                full = ua.astype(np.int64) - ub.astype(np.int64) - np.asarray(cin).astype(np.int64)
+                cout = full < 0
+                r = (full & mask).astype(np.uint64)
+            else:
+                full = ua + ub + cin
+                cout = full > mask
+                r = full & np.uint64(mask)
+        w(ex, sel, np.asarray(r).astype(dtype(t).newbyteorder("=")) if bits < 64 else np.asarray(r).view(dtype(t)))
+        if set_out:
+            ex.carry_out(sel, cout)
+    return run
+
+
+@op("mul")
+def _mul(inst, d):
+    t = inst.type
+    if is_float(t):
+        return simple(inst, d, _arith(inst, lambda a, b: a * b,
+                                      exact=lambda a, b: np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+    if "hi" in inst.mods:
+        return simple(inst, d, alu.mul_hi)
+    if "wide" in inst.mods:
+        wide = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64"}[t]
+        return simple(inst, d, alu.mul_wide, dst_t=wide)
+    return simple(inst, d, lambda a, b: a * b)
+
+
+@op("mul24")
+def _mul24(inst, d):
+    return simple(inst, d, _mul24_fn(inst))
+
+
+def _mul24_fn(inst):
+    def f(a, b):
+        a, b = np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64)
+        if inst.type == "s32":
+            a, b = (a << 40) >> 40, (b << 40) >> 40
+        else:
+            a, b = a & 0xFFFFFF, b & 0xFFFFFF
+        p = a * b
+        return ((p >> 16) if "hi" in inst.mods else p).astype(np.int64).astype(np.uint64).astype(np.uint32).view(dtype(inst.type))
+    return f
+
+
+@op("mad", "fma")
+def _mad(inst, d):
+    t = inst.type
+    if is_float(t):
+        dt = dtype(t) if t not in ("bf16", "bf16x2", "f16x2") else None
+        if t in ("f16x2", "bf16x2", "bf16"):
+            f = _arith(inst, lambda a, b, c: a * b + c)
+        else:
+            f = _float(inst, lambda a, b, c: alu.fma(a, b, c, dt),
+                       exact=lambda a, b, c: np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64))
+        return simple(inst, d, f)
+    if "cc" in inst.mods or inst.opcode == "madc":
+        raise Unsupported("mad.cc")
+    if "hi" in inst.mods:
+        if "sat" in inst.mods:
+            return simple(inst, d, lambda a, b, c: np.clip(alu.mul_hi(a, b).astype(np.int64) + np.asarray(c).astype(np.int64), -2**31, 2**31 - 1).astype(np.int32))
+        return simple(inst, d, lambda a, b, c: alu.mul_hi(a, b) + c)
+    if "wide" in inst.mods:
+        wide = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64"}[t]
+        w = writer(inst.operands[0], wide, d.func)
+        ra, rb = (reader(o, t, d.func, d) for o in inst.operands[1:3])
+        rc = reader(inst.operands[3], wide, d.func, d)
+
+        def run(ex):
+            sel = ex.ridx
+            w(ex, sel, alu.mul_wide(ra(ex, sel), rb(ex, sel)) + rc(ex, sel))
+        return run
+    return simple(inst, d, lambda a, b, c: a * b + c)
+
+
+@op("mad24")
+def _mad24(inst, d):
+    mul = _mul24_fn(inst)
+    return simple(inst, d, lambda a, b, c: (mul(a, b) + c).astype(dtype(inst.type)))
+
+
+@op("div")
+def _div(inst, d):
+    t = inst.type
+    if is_float(t):
+        if "approx" in inst.mods or "full" in inst.mods:
+            def f(a, b):
+                # div.approx/full.f32: a * (1/b), within 2 ulp (PTX ISA div)
+                a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+                with np.errstate(all="ignore"):
+                    return (a64 / b64).astype(np.float32)
+            return simple(inst, d, _float(inst, f))
+        return simple(inst, d, _arith(inst, lambda a, b: a / b,
+                                      exact=lambda a, b: np.asarray(a, np.float64) / np.asarray(b, np.float64)))
+    return simple(inst, d, alu.idiv)
+
+
+@op("rem")
+def _rem(inst, d):
+    return simple(inst, d, alu.irem)
+
+
+@op("abs")
+def _abs(inst, d):
+    t = inst.type
+    if t in ("f16", "f32", "f64"):
+        return simple(inst, d, _ftz(inst, lambda a: np.abs(a)))
+    if t in ("f16x2", "bf16x2", "bf16"):
+        mask = {"f16x2": 0x7FFF7FFF, "bf16x2": 0x7FFF7FFF, "bf16": 0x7FFF}[t]
+        return simple(inst, d, lambda a: a & np.array(mask).astype(a.dtype))
+    return simple(inst, d, lambda a: np.where(a < 0, -a, a).astype(a.dtype))
+
+
+@op("neg")
+def _neg(inst, d):
+    t = inst.type
+    if t in ("f16x2", "bf16x2", "bf16"):
+        flip = {"f16x2": 0x80008000, "bf16x2": 0x80008000, "bf16": 0x8000}[t]
+        return simple(inst, d, lambda a: a ^ np.array(flip).astype(a.dtype))
+    return simple(inst, d, _ftz(inst, lambda a: -a))
+
+
+@op("min", "max")
+def _minmax(inst, d):
+    is_max = inst.opcode == "max"
+    t = inst.type
+    if is_float(t):
+        nan = "NaN" in inst.mods
+        return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax(a, b, is_max, nan)))
+    if "relu" in inst.mods:
+        return simple(inst, d, lambda a, b: np.maximum(alu.int_minmax(a, b, is_max), 0).astype(a.dtype))
+    if len(inst.operands) == 4:      # three-input min/max (sm_90)
+        return simple(inst, d, lambda a, b, c: alu.int_minmax(alu.int_minmax(a, b, is_max), c, is_max))
+    return simple(inst, d, lambda a, b: alu.int_minmax(a, b, is_max))
+
+
+@op("and", "or", "xor")
+def _logic(inst, d):
+    f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[inst.opcode]
+    return simple(inst, d, f)
+
+
+@op("not")
+def _not(inst, d):
+    return simple(inst, d, lambda a: ~a if a.dtype != np.bool_ else np.logical_not(a))
+
+
+@op("cnot")
+def _cnot(inst, d):
+    return simple(inst, d, lambda a: (a == 0).astype(a.dtype))
+
+
+@op("shl")
+def _shl(inst, d):
+    return _shift(inst, d, alu.shl)
+
+
+@op("shr")
+def _shr(inst, d):
+    return _shift(inst, d, alu.shr)
+
+
+def _shift(inst, d, fn):
+    t = inst.type
+    dst, a, b = inst.operands
+    w = writer(dst, t, d.func)
+    ra, rb = reader(a, t, d.func, d), reader(b, "u32", d.func, d)
+
+    def run(ex):
+        sel = ex.ridx
+        w(ex, sel, fn(ra(ex, sel), rb(ex, sel)))
+    return run
+
+
+@op("shf")
+def _shf(inst, d):
+    left, clamp = "l" in inst.mods, "clamp" in inst.mods
+    return simple(inst, d, lambda a, b, c: alu.shf(a, b, c, left, clamp))
+
+
+@op("popc", "clz")
+def _popc(inst, d):
+    f = alu.popc if inst.opcode == "popc" else alu.clz
+    return simple(inst, d, f, dst_t="u32")
+
+
+@op("bfind")
+def _bfind(inst, d):
+    sh = "shiftamt" in inst.mods
+    return simple(inst, d, lambda a: alu.bfind(a, sh), dst_t="u32")
+
+
+@op("brev")
+def _brev(inst, d):
+    return simple(inst, d, alu.brev)
+
+
+@op("bfe")
+def _bfe(inst, d):
+    t = inst.type
+    dst, a, b, c = inst.operands
+    w = writer(dst, t, d.func)
+    ra, rb, rc = reader(a, t, d.func, d), reader(b, "u32", d.func, d), reader(c, "u32", d.func, d)
+
+    def run(ex):
+        sel = ex.ridx
+        w(ex, sel, alu.bfe(ra(ex, sel), rb(ex, sel), rc(ex, sel)))
+    return run
+
+
+@op("bfi")
+def _bfi(inst, d):
+    t = inst.type
+    dst, a, b, c, e = inst.operands
+    w = writer(dst, t, d.func)
+    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
+    rc, re = reader(c, "u32", d.func, d), reader(e, "u32", d.func, d)
+
+    def run(ex):
+        sel = ex.ridx
+        w(ex, sel, alu.bfi(ra(ex, sel), rb(ex, sel), rc(ex, sel), re(ex, sel)))
+    return run
+
+
+@op("prmt")
+def _prmt(inst, d):
+    mode = next((m for m in inst.mods if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), "")
+    return simple(inst, d, lambda a, b, c: alu.prmt(a, b, c, mode))
+
+
+@op("sad")
+def _sad(inst, d):
+    return simple(inst, d, alu.sad)
+
+
+@op("lop3")
+def _lop3(inst, d):
+    dst, a, b, c, lut = inst.operands
+    return simple(inst, d, lambda x, y, z: alu.lop3(x, y, z, lut[1]), nsrc=3)
+
+
+@op("dp4a", "dp2a")
+def _dp(inst, d):
+    ut, st = inst.types[0], inst.types[1]
+
+    def f(a, b, c):
+        a, b = np.asarray(a).astype(np.uint32), np.asarray(b).astype(np.uint32)
+        acc = np.asarray(c).astype(np.int64)
+        n = 4 if inst.opcode == "dp4a" else 2
+        for k in range(n):
+            if inst.opcode == "dp4a":
+                x = (a >> np.uint32(8 * k)) & np.uint32(0xFF)
+                y = (b >> np.uint32(8 * k)) & np.uint32(0xFF)
+                x = x.astype(np.int64) - (256 * (x >= 128) if ut == "s32" else 0)
+                y = y.astype(np.int64) - (256 * (y >= 128) if st == "s32" else 0)
+            else:
+                x = (a >> np.uint32(16 * k)) & np.uint32(0xFFFF)
+                x = x.astype(np.int64) - (65536 * (x >= 32768) if ut == "s32" else 0)
+                hi = "hi" in inst.mods
+                y = (b >> np.uint32(8 * (k + (2 if hi else 0)))) & np.uint32(0xFF)
+                y = y.astype(np.int64) - (256 * (y >= 128) if st == "s32" else 0)
+            acc = acc + x * y
+        return acc.astype(np.int64).astype(np.uint64).astype(np.uint32)
+    dst = inst.operands[0]
+    w = writer(dst, "u32", d.func)
+    rs = [reader(o, "u32", d.func, d) for o in inst.operands[1:]]
+
+    def run(ex):
+        sel = ex.ridx
+        w(ex, sel, f(*[r(ex, sel) for r in rs]))
+    return run
+
+
+@op("copysign")
+def _copysign(inst, d):
+    return simple(inst, d, lambda a, b: np.copysign(b, a))
+
+
+@op("testp")
+def _testp(inst, d):
+    what = next(m for m in inst.mods if m in ("finite", "infinite", "number", "notanumber", "normal", "subnormal"))
+    return simple(inst, d, lambda a: alu.testp(a, what), dst_t="pred")
+
+
+# ------------------------------------------------------------------ float special functions
+
+def _unary_float(inst, d, f64fn, approx=True):
+    t = inst.type
+    dt = dtype(t) if t not in ("bf16", "bf16x2") else np.dtype(np.float32)
+
+    def f(a):
+        with np.errstate(all="ignore"):
+            return np.asarray(f64fn(np.asarray(a, np.float64))).astype(dt)
+    return simple(inst, d, _arith(inst, f))
+
+
+@op("sqrt")
+def _sqrt(inst, d):
+    if inst.type == "f64" or "rn" in inst.mods:
+        return simple(inst, d, _float(inst, lambda a: np.sqrt(a),
+                                      exact=lambda a: np.sqrt(np.asarray(a, np.float64))))
+    return _unary_float(inst, d, np.sqrt)
+
+
+@op("rsqrt")
+def _rsqrt(inst, d):
+    return _unary_float(inst, d, lambda x: 1.0 / np.sqrt(x))
+
+
+@op("rcp")
+def _rcp(inst, d):
+    if "approx" in inst.mods:
+        return _unary_float(inst, d, lambda x: 1.0 / x)
+    return simple(inst, d, _float(inst, alu.rcp_rn, exact=lambda a: 1.0 / np.asarray(a, np.float64)))
+
+
+@op("sin", "cos", "lg2", "ex2", "tanh")
+def _approx(inst, d):
+    f = {"sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh}[inst.opcode]
+    return _unary_float(inst, d, f)
+
+
+# ------------------------------------------------------------------ comparisons
+
+@op("setp")
+def _setp(inst, d):
+    t = inst.type
+    cmp = inst.mods[0]
+    boolop = next((m for m in inst.mods if m in ("and", "or", "xor")), None)
+    ops = inst.operands
+    dst = ops[0]
+    a, b = ops[1], ops[2]
+    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
+    rc = reader(ops[3], "pred", d.func, d) if boolop else None
+    if dst[0] == "pair":
+        wp, wq = writer(dst[1], "pred", d.func), writer(dst[2], "pred", d.func)
+    else:
+        wp, wq = writer(dst, "pred", d.func), None
+    bf = t in ("bf16",)
+    ftz = "ftz" in inst.mods and t == "f32"
+
+    def run(ex):
+        sel = ex.ridx
+        x, y = ra(ex, sel), rb(ex, sel)
+        if bf:
+            x, y = alu.bf16_to_f32(x), alu.bf16_to_f32(y)
+        if ftz:
+            x, y = flush_subnormal(x), flush_subnormal(y)
+        p = alu.compare(x, y, cmp)
+        q = ~p
+        if boolop:
+            c = rc(ex, sel)
+            p, q = alu.BOOL_OPS[boolop](p, c), alu.BOOL_OPS[boolop](q, c)
+        wp(ex, sel, p)
+        if wq is not None:
+            wq(ex, sel, q)
+    return run
+
+
+@op("set")
+def _set(inst, d):
+    dt_t, st = inst.types[0], inst.types[-1]
+    cmp = inst.mods[0]
+    boolop = next((m for m in inst.mods if m in ("and", "or", "xor")), None)
+    dst, a, b = inst.operands[:3]
+    w = writer(dst, dt_t, d.func)
+    ra, rb = reader(a, st, d.func, d), reader(b, st, d.func, d)
+    rc = reader(inst.operands[3], "pred", d.func, d) if boolop else None
+    one = np.float32(1.0) if dt_t == "f32" else np.array(-1).astype(dtype(dt_t))[()]
+
+    def run(ex):
+        sel = ex.ridx
+        p = alu.compare(ra(ex, sel), rb(ex, sel), cmp)
+        if boolop:
+            p = alu.BOOL_OPS[boolop](p, rc(ex, sel))
+        w(ex, sel, np.where(p, one, np.zeros((), dtype(dt_t))))
+    return run
+
+
+# ------------------------------------------------------------------ conversions
+
+@op("cvt")
+def _cvt(inst, d):
+    types = inst.types
+    dst_t, src_t = types[0], types[1]
+    rnd = _rnd(inst)
+    sat, ftz = "sat" in inst.mods, "ftz" in inst.mods
+    if "relu" in inst.mods:
+        raise Unsupported("cvt.relu")
+    if dst_t in ("f16x2", "bf16x2"):      # cvt.rn.f16x2.f32 d, a, b : pack two floats (a high)
+        bf = dst_t == "bf16x2"
+        w = writer(inst.operands[0], dst_t, d.func)
+        ra, rb = (reader(o, src_t, d.func, d) for o in inst.operands[1:3])
+
+        def run(ex):
+            sel = ex.ridx
+            hi, lo = ra(ex, sel), rb(ex, sel)
+            w(ex, sel, alu.pack2(np.asarray(lo, np.float32) if bf else np.asarray(lo).astype(np.float16),
+                                 np.asarray(hi, np.float32) if bf else np.asarray(hi).astype(np.float16), bf))
+        return run
+    return simple(inst, d, lambda a: np.array(alu.cvt(a, dst_t, src_t, rnd, sat, ftz), copy=True),
+                  dst_t=dst_t, src_t=src_t)
+
+
+# ------------------------------------------------------------------ no-ops for the emulator
+
+@op("membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent", "discard", "applypriority",
+    "createpolicy", "griddepcontrol", "setmaxnreg")
+def _nop(inst, d):
+    # Memory is sequentially consistent in the emulator, so fences order nothing further;
+    # nanosleep only yields; prefetches only warm caches we do not model.
+    return lambda ex: None
+
+
+def decode(inst, d):
+    dec = DECODERS.get(inst.opcode)
+    if dec is None:
+        raise Unsupported(inst.opcode)
+    return dec(inst, d)

@@ -1,0 +1,767 @@
+"""The SIMT engine: runs a kernel over batches of blocks, every lane of a batch in one numpy array.
+
+A *batch* is as many whole blocks as fit a lane budget. Each block is padded to whole warps, so
+warp-level instructions reshape lane arrays to (warps, 32). Control flow follows the classic SIMT
+reconvergence stack: at a branch where lanes disagree, both paths run one after the other with
+their masks and join again at the branch's immediate post-dominator (``ptx.cfg``). Lanes of
+different blocks in one batch are just more lanes: a block-uniform branch that differs between
+blocks diverges here, which changes nothing for any block's own threads.
+
+Why this is faithful: within a block the emulator executes instructions in lock step over all
+threads, so a ``__syncthreads()`` is automatically respected (all stores before it happen before
+any load after it). What lock step cannot show (races between warps) is caught by racecheck.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import KernelError, UnsupportedError
+from ..ptx import ir
+from ..ptx.cfg import reconvergence
+from . import memops, warp  # noqa: F401  (register their decoders)
+from .decode import Unsupported, decode
+from .dtypes import storage
+from .events import BatchInfo, InstructionEvent, BranchEvent
+from .findings import Finding
+from .memory import GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
+from .printf import ArgReader, format_call
+
+K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
+LANE_BUDGET = 1 << 17
+MAX_CALL_DEPTH = 200
+BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
+
+
+class Watchdog(Exception):
+    pass
+
+
+# ------------------------------------------------------------------ decoded program
+
+@dataclass
+class DecodedFunction:
+    func: ir.Function
+    code: list                      # [(kind, run, inst, aux)]
+    reconv: dict
+    param_offsets: dict             # kernel params: name -> byte offset in the param buffer
+    param_sizes: dict               # every .param name visible in the body -> bytes
+    depots: dict                    # local depot name -> offset within the frame
+    local_size: int
+
+
+class Program:
+    """A PTX module made ready to run: globals placed in device memory, functions decoded once."""
+
+    def __init__(self, module: ir.Module, memory: DeviceMemory, sm_count: int = 80):
+        self.module = module
+        self.memory = memory
+        self.sm_count = sm_count
+        self.globals: dict = {}
+        self._decoded: dict = {}
+        self._place_globals()
+
+    def _place_globals(self):
+        for v in self.module.variables.values():
+            if v.space in ("global", "const") and not (v.extern and v.size == 0):
+                addr = self.memory.alloc(max(v.size, 1), label=v.name)
+                if v.init:
+                    self.memory.write(addr, v.init)
+                self.globals[v.name] = addr
+        for v in self.module.variables.values():
+            for off, sym in v.relocs:
+                if v.name in self.globals and sym in self.globals:
+                    self.memory.write(self.globals[v.name] + off, np.uint64(self.globals[sym]).tobytes())
+
+    def function(self, name: str) -> DecodedFunction:
+        df = self._decoded.get(name)
+        if df is None:
+            df = self._decoded[name] = self._decode(self.module.functions[name])
+        return df
+
+    def _decode(self, f: ir.Function) -> DecodedFunction:
+        offsets, off = {}, 0
+        for p in f.params:
+            off = (off + p.align - 1) // p.align * p.align
+            offsets[p.name] = off
+            off += p.size
+        sizes = {p.name: p.size for p in f.params}
+        sizes.update({p.name: p.size for p in f.returns})
+        sizes.update({p.name: p.size for p in f.body_params.values()})
+        depots, loff = {}, 0
+        for v in f.locals:
+            loff = (loff + max(v.align, 1) - 1) // max(v.align, 1) * max(v.align, 1)
+            depots[v.name] = loff
+            loff += v.size
+        ctx = _DecodeContext(f, self.module, offsets)
+        code = []
+        for inst in f.insts:
+            try:
+                code.append(self._decode_inst(inst, ctx))
+            except (Unsupported, NotImplementedError, KeyError, StopIteration) as e:
+                what = f"`{inst.text}`"
+                where = f" (from source line {inst.line})" if inst.line else ""
+                raise UnsupportedError(
+                    f"The emulator cannot run the PTX instruction {what}{where}: {e or inst.opcode} is not "
+                    "implemented yet. Try simpler code for that line, or run on a real GPU.") from None
+        return DecodedFunction(f, code, reconvergence(f), offsets, sizes, depots, (loff + 15) // 16 * 16)
+
+    def _decode_inst(self, inst, ctx):
+        opc = inst.opcode
+        if opc == "bra":
+            return (K_BRA, None, inst, ctx.func.labels[inst.operands[0][1]])
+        if opc in ("ret",):
+            return (K_RET, None, inst, None)
+        if opc == "exit":
+            return (K_EXIT, None, inst, None)
+        if opc in ("trap", "brkpt"):
+            return (K_TRAP, None, inst, None)
+        if opc == "call":
+            rets, fname, args = [], None, []
+            for o in inst.operands:
+                if o[0] == "sym" and fname is None:
+                    fname = o[1]
+                elif o[0] == "list":
+                    (args if fname is not None else rets).extend(x[1] for x in o[1])
+                elif o[0] == "reg":
+                    raise Unsupported("calls through a function pointer")
+            if fname not in BUILTINS and fname not in self.module.functions:
+                raise Unsupported(f"a call to {fname}")
+            if fname not in BUILTINS and self.module.functions[fname].extern:
+                raise Unsupported(f"a call to the external function {fname}")
+            return (K_CALL, None, inst, (fname, rets, args))
+        return (K_NORMAL, decode(inst, ctx), inst, None)
+
+
+@dataclass
+class _DecodeContext:
+    func: ir.Function
+    module: ir.Module
+    param_offsets: dict
+
+
+# ------------------------------------------------------------------ execution state
+
+class Regs(dict):
+    """Registers of one frame: created on first use as zeros of their storage type."""
+
+    def __init__(self, func, n):
+        super().__init__()
+        self.func, self.n = func, n
+
+    def __missing__(self, name):
+        arr = np.zeros(self.n, storage(self.func.regs[name]))
+        self[name] = arr
+        return arr
+
+
+class Frame:
+    def __init__(self, df: DecodedFunction, n: int, local_base: int):
+        self.df = df
+        self.regs = Regs(df.func, n)
+        self.params: dict = {}
+        self.local_base = local_base
+        self.n = n
+
+    def param_buffer(self, name):
+        buf = self.params.get(name)
+        if buf is None:
+            size = self.df.param_sizes.get(name, 64)
+            buf = self.params[name] = np.zeros((self.n, max(size, 1)), np.uint8)
+        return buf
+
+
+@dataclass
+class LaunchStats:
+    """What one launch did, for the LaunchRecord."""
+
+    instructions: int = 0            # instructions executed by the batch engine (PTX, batch-level)
+    thread_instructions: int = 0     # summed over active threads
+    warp_instructions: int = 0       # summed over warps with at least one active thread
+    batches: int = 0
+    printed: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
+
+
+class Exec:
+    """Everything an instruction closure can touch while a batch runs."""
+
+    def __init__(self, program: Program, kernel: DecodedFunction, batch: BatchInfo, kparams: bytes,
+                 shared_size: int, shared_layout: dict, local_stride: int, observers, stats, deadline,
+                 kernel_name: str, checks=()):
+        self.program = program
+        self.mem = program.memory
+        self.kernel = kernel
+        self.kernel_name = kernel_name
+        self.batch = batch
+        self.lanes_per_block = batch.lanes_per_block
+        self.n = batch.nblocks * batch.lanes_per_block
+        self.kparams = kparams
+        self.shared_size = shared_size
+        self.shared_stride = max(16, (shared_size + 15) // 16 * 16)
+        self.shared = np.zeros(batch.nblocks * self.shared_stride if shared_size else 16, np.uint8)
+        self.shared_layout = shared_layout
+        self.local_stride = local_stride
+        self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
+        lanes = np.arange(self.n, dtype=np.int64)
+        self.lane_block = lanes // self.lanes_per_block
+        self.thread_linear = lanes % self.lanes_per_block
+        self.valid = self.thread_linear < batch.threads_per_block
+        self.exited = ~self.valid
+        self.observers = list(observers)
+        self.stats = stats
+        self.deadline = deadline
+        self.checks = set(checks)
+        self.racecheck = None
+        self._special = {}
+        self._carry = None
+        self.fr: Frame | None = None
+        self.idx = self.ridx = self.mask = None
+        self.depth = 0
+        self.clock0 = time.perf_counter_ns()
+        self.pc_of = {}
+
+    # ---------------------------------------------------------------- helpers for instructions
+    def emit(self, ev):
+        kind = type(ev).__name__
+        for o in self.observers:
+            if kind == "MemoryEvent":
+                o.on_memory(ev)
+            elif kind == "BranchEvent":
+                o.on_branch(ev)
+            elif kind == "BarrierEvent":
+                o.on_barrier(ev)
+            else:
+                o.on_instruction(ev)
+
+    def active_full(self):
+        return self.mask
+
+    def valid_global(self, addrs, size):
+        return self.mem.valid(addrs, size)
+
+    def carry_in(self, sel):
+        c = self._carry if self._carry is not None else np.zeros(self.n, bool)
+        return (c if sel is None else c[sel]).astype(np.uint64)
+
+    def carry_out(self, sel, cout):
+        if self._carry is None:
+            self._carry = np.zeros(self.n, bool)
+        if sel is None:
+            self._carry[:] = cout
+        else:
+            self._carry[sel] = cout
+
+    def special(self, key):
+        v = self._special.get(key)
+        if v is not None:
+            return v
+        name, comp = key
+        b = self.batch
+        if name in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
+            # modeled clocks: monotonic, advancing with the instructions executed
+            t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) // 1000
+            if name == "clock":
+                return np.uint32(t & 0xFFFFFFFF)
+            if name == "clock_hi":
+                return np.uint32((t >> 32) & 0xFFFFFFFF)
+            if name.startswith("globaltimer"):
+                g = time.time_ns()
+                return np.uint32(g & 0xFFFFFFFF) if name.endswith("lo") else \
+                    np.uint32(g >> 32) if name.endswith("hi") else np.uint64(g)
+            return np.uint64(t)
+        axis = {"x": 0, "y": 1, "z": 2}.get(comp)
+        bx, by, bz = b.block
+        gx, gy, gz = b.grid
+        t = self.thread_linear
+        if name == "tid":
+            v = (t % bx, (t // bx) % by, t // (bx * by))[axis]
+        elif name == "ntid":
+            v = np.uint32(b.block[axis])
+        elif name == "ctaid":
+            blk = b.first_block + self.lane_block
+            v = (blk % gx, (blk // gx) % gy, blk // (gx * gy))[axis]
+        elif name == "nctaid":
+            v = np.uint32(b.grid[axis])
+        elif name == "laneid":
+            v = t & 31
+        elif name == "warpid":
+            v = t >> 5
+        elif name == "nwarpid":
+            v = np.uint32(b.lanes_per_block // 32)
+        elif name == "smid":
+            v = (b.first_block + self.lane_block) % self.program.sm_count
+        elif name == "nsmid":
+            v = np.uint32(self.program.sm_count)
+        elif name.startswith("lanemask_"):
+            lane = (t & 31).astype(np.uint64)
+            one = np.uint64(1)
+            eq = one << lane
+            v = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "gt": ~((eq << one) - one),
+                 "ge": ~(eq - one)}[name[9:]] & np.uint64(0xFFFFFFFF)
+        elif name in ("dynamic_smem_size", "total_smem_size", "aggr_smem_size"):
+            v = np.uint32(self.shared_size)
+        elif name == "gridid":
+            v = np.uint64(1)
+        elif name.startswith("cluster") or name.startswith("ncluster") or name == "is_explicit_cluster":
+            # no clusters: every block is its own cluster of one
+            if name == "clusterid":
+                blk = b.first_block + self.lane_block
+                v = (blk % gx, (blk // gx) % gy, blk // (gx * gy))[axis] if axis is not None else blk
+            elif name == "nclusterid":
+                v = np.uint32(b.grid[axis])
+            elif name in ("cluster_nctaid",):
+                v = np.uint32(1)
+            elif name == "cluster_nctarank":
+                v = np.uint32(1)
+            else:
+                v = np.uint32(0)
+        else:
+            raise Unsupported(f"special register %{name}")
+        if np.ndim(v):
+            v = np.asarray(v).astype(np.uint32 if name != "lanemask" else np.uint32)
+        self._special[key] = v
+        return v
+
+    def symbol_address(self, name):
+        g = self.program.globals.get(name)
+        if g is not None:
+            return g
+        s = self.shared_layout.get(name)
+        if s is not None:
+            return s
+        d = self.fr.df.depots.get(name)
+        if d is not None:
+            return self.fr.local_base + d
+        raise Unsupported(f"the address of {name}")
+
+    # ---------------------------------------------------------------- errors a student reads
+    def where(self, lane):
+        b = self.batch
+        blk = b.first_block + int(lane) // b.lanes_per_block
+        t = int(lane) % b.lanes_per_block
+        gx, gy, _ = b.grid
+        bx, by, _ = b.block
+        return (blk % gx, (blk // gx) % gy, blk // (gx * gy)), (t % bx, (t // bx) % by, t // (bx * by))
+
+    def fault(self, inst, space, kind, lanes, addrs, size, why, code="cudaErrorIllegalAddress"):
+        lane, addr = int(lanes[0]), int(addrs[0])
+        block, thread = self.where(lane)
+        op = {"ld": "read", "st": "write"}.get(kind, "atomic access")
+        sp = {"global": "__global__", "shared": "__shared__", "local": "__local__", "const": "__constant__"}.get(space, space)
+        if why is None:
+            shown = addr
+            why = self.mem.describe(addr, size)
+            address = f"Address 0x{shown:x} is {why}"
+        else:
+            address = f"Address 0x{addr:x} {why}"
+        more = f" ({len(lanes)} threads of this batch made such accesses at this instruction)" if len(lanes) > 1 else ""
+        line = f"line {inst.line}" if inst.line else "an unknown line"
+        msg = (f"Invalid {sp} {op} of size {size} bytes\n"
+               f"    at {line} in kernel {self.kernel_name}\n"
+               f"    by thread ({thread[0]},{thread[1]},{thread[2]}) in block ({block[0]},{block[1]},{block[2]})\n"
+               f"    {address}{more}")
+        if code == "cudaErrorMisalignedAddress":
+            msg = msg.replace("Invalid", "Misaligned", 1)
+        f = Finding("memcheck", msg, self.kernel_name, inst.line, block, thread, addr,
+                    {"space": space, "access": op, "size": size, "threads": len(lanes)})
+        raise KernelError(msg, code, [f])
+
+    def check_barrier(self, inst, warp=False):
+        if warp:
+            return
+        # synccheck: every thread of a block that has not exited must reach the same barrier
+        live = ~self.exited
+        waiting = live & ~self.mask
+        if waiting.any():
+            blocks_here = np.unique(self.lane_block[self.idx])
+            bad = waiting & np.isin(self.lane_block, blocks_here)
+            if bad.any():
+                lane = int(np.flatnonzero(bad)[0])
+                block, thread = self.where(lane)
+                line = f"line {inst.line}" if inst.line else "a barrier"
+                msg = (f"Barrier error: __syncthreads() at {line} in kernel {self.kernel_name} was reached by only "
+                       f"some threads of block ({block[0]},{block[1]},{block[2]}); thread "
+                       f"({thread[0]},{thread[1]},{thread[2]}) took another path. On a real GPU this hangs or "
+                       "gives wrong results. Move the __syncthreads() out of the if/loop so that every thread "
+                       "of the block reaches it.")
+                f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
+                raise KernelError(msg, "cudaErrorLaunchFailure", [f])
+
+
+# ------------------------------------------------------------------ the SIMT loop
+
+def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool):
+    code, reconv = df.code, df.reconv
+    n_code = len(code)
+    stack = [[0, n_code, frame_mask]]
+    returned = np.zeros(ex.n, bool)
+    frame_count = int(np.count_nonzero(frame_mask))
+    stats = ex.stats
+    observers = ex.observers
+    check_every = 0
+    while stack:
+        ent = stack[-1]
+        pc, rpc, mask = ent
+        if pc >= rpc:
+            stack.pop()
+            continue
+        if returned.any():
+            mask = mask & ~returned
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            stack.pop()
+            continue
+        ex.mask, ex.idx = mask, idx
+        ex.ridx = None if idx.size == frame_count else idx
+        while True:
+            if pc >= rpc:
+                stack.pop()
+                break
+            kind, fn, inst, aux = code[pc]
+            stats.instructions += 1
+            stats.thread_instructions += ex.idx.size
+            check_every += 1
+            if check_every >= 512:
+                check_every = 0
+                if time.perf_counter() > ex.deadline:
+                    ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask}
+                    raise Watchdog()
+            g = inst.guard
+            if g is not None:
+                pv = ex.fr.regs[g[0]]
+                pv = pv[ex.idx]
+                if g[1]:
+                    pv = ~pv
+                all_t = pv.all()
+                any_t = all_t or pv.any()
+            else:
+                all_t = any_t = True
+            if observers:
+                ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
+            if kind == K_NORMAL:
+                if all_t:
+                    fn(ex)
+                elif any_t:
+                    save = ex.idx, ex.ridx, ex.mask
+                    sub = ex.idx[pv]
+                    m2 = np.zeros(ex.n, bool)
+                    m2[sub] = True
+                    ex.idx, ex.ridx, ex.mask = sub, sub, m2
+                    fn(ex)
+                    ex.idx, ex.ridx, ex.mask = save
+                pc += 1
+                continue
+            if kind == K_BRA:
+                if observers and g is not None:
+                    ex.emit(BranchEvent(inst, ex.idx, ex.batch, taken=np.broadcast_to(pv, ex.idx.shape).copy()
+                                        if g is not None else np.ones(ex.idx.size, bool)))
+                if all_t:
+                    pc = aux
+                    continue
+                if not any_t:
+                    pc += 1
+                    continue
+                # divergence: the taken lanes and the others go separately, joining at r
+                r = reconv.get(pc, n_code)
+                t_mask = np.zeros(ex.n, bool)
+                t_mask[ex.idx[pv]] = True
+                nt_mask = ex.mask & ~t_mask
+                if ent[1] == r:
+                    # this entry already ends at r: reuse it instead of growing the stack
+                    if pc + 1 != r:
+                        ent[0], ent[2] = pc + 1, nt_mask
+                        stack.append([aux, r, t_mask])
+                    else:
+                        ent[0], ent[2] = aux, t_mask
+                else:
+                    ent[0] = r
+                    if pc + 1 != r:
+                        stack.append([pc + 1, r, nt_mask])
+                    stack.append([aux, r, t_mask])
+                break
+            if kind in (K_RET, K_EXIT):
+                lanes = ex.idx if all_t else ex.idx[pv]
+                if not any_t:
+                    pc += 1
+                    continue
+                returned[lanes] = True
+                if is_kernel or kind == K_EXIT:
+                    ex.exited[lanes] = True
+                    if kind == K_EXIT and not is_kernel:
+                        ex.exited_in_call = True
+                if all_t:
+                    stack.pop()
+                    break
+                ent[2] = ex.mask & ~returned
+                ent[0] = pc + 1
+                break
+            if kind == K_CALL:
+                ent[0] = pc
+                if all_t:
+                    do_call(ex, df, inst, aux)
+                elif any_t:
+                    save = ex.idx, ex.ridx, ex.mask
+                    sub = ex.idx[pv]
+                    m2 = np.zeros(ex.n, bool)
+                    m2[sub] = True
+                    ex.idx, ex.ridx, ex.mask = sub, sub, m2
+                    do_call(ex, df, inst, aux)
+                    ex.idx, ex.ridx, ex.mask = save
+                # lanes may have exited inside the callee (exit, trap)
+                pc += 1
+                if ex.exited[ex.idx].any():
+                    returned |= ex.exited
+                    ent[0], ent[2] = pc, ex.mask & ~returned
+                    break
+                continue
+            if kind == K_TRAP:
+                if any_t:
+                    lane = int((ex.idx if all_t else ex.idx[pv])[0])
+                    block, thread = ex.where(lane)
+                    line = f"line {inst.line}" if inst.line else "an unknown line"
+                    msg = (f"__trap() was called at {line} in kernel {ex.kernel_name} by thread "
+                           f"({thread[0]},{thread[1]},{thread[2]}) in block ({block[0]},{block[1]},{block[2]}): "
+                           "the kernel stopped (on a GPU: 'unspecified launch failure').")
+                    raise KernelError(msg, "cudaErrorLaunchFailure",
+                                      [Finding("trap", msg, ex.kernel_name, inst.line, block, thread)])
+                pc += 1
+                continue
+
+
+def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
+    fname, rets, args = aux
+    if fname in BUILTINS:
+        return _builtin(ex, inst, fname, rets, args)
+    callee = ex.program.function(fname)
+    if ex.depth >= MAX_CALL_DEPTH:
+        lane = int(ex.idx[0])
+        block, thread = ex.where(lane)
+        msg = (f"Call stack overflow: {fname} called itself (directly or not) more than {MAX_CALL_DEPTH} levels "
+               f"deep at line {inst.line} in kernel {ex.kernel_name}, thread ({thread[0]},{thread[1]},{thread[2]}) "
+               f"of block ({block[0]},{block[1]},{block[2]}). Check the recursion's base case.")
+        raise KernelError(msg, "cudaErrorLaunchOutOfResources",
+                          [Finding("stack", msg, ex.kernel_name, inst.line, block, thread)])
+    caller_frame = ex.fr
+    base = caller_frame.local_base + caller.local_size
+    if callee.local_size and base + callee.local_size > ex.local_stride:
+        lane = int(ex.idx[0])
+        block, thread = ex.where(lane)
+        msg = (f"Stack overflow in {fname} (line {inst.line}, kernel {ex.kernel_name}, thread "
+               f"({thread[0]},{thread[1]},{thread[2]}) of block ({block[0]},{block[1]},{block[2]})): the thread's "
+               f"{ex.local_stride}-byte stack is full. Deep recursion with local arrays uses it up.")
+        raise KernelError(msg, "cudaErrorLaunchOutOfResources",
+                          [Finding("stack", msg, ex.kernel_name, inst.line, block, thread)])
+    frame = Frame(callee, ex.n, base)
+    for p, a in zip(callee.func.params, args):
+        frame.params[p.name] = caller_frame.param_buffer(a)
+    for p in callee.func.returns:
+        frame.param_buffer(p.name)
+    save = ex.fr, ex.idx, ex.ridx, ex.mask, ex._special
+    ex.fr = frame
+    ex.depth += 1
+    try:
+        run_function(ex, callee, ex.mask.copy(), is_kernel=False)
+    finally:
+        ex.depth -= 1
+        ex.fr, ex.idx, ex.ridx, ex.mask, ex._special = save
+    for p, r in zip(callee.func.returns, rets):
+        caller_frame.params[r] = frame.params[p.name]
+
+
+# ------------------------------------------------------------------ printf, assert, malloc
+
+def _param_u64(ex, name, sel):
+    buf = ex.fr.param_buffer(name)
+    return np.ascontiguousarray(buf[sel, 0:8]).view(np.uint64)[:, 0]
+
+
+def read_cstring(mem: DeviceMemory, addr: int, limit: int = 4096) -> str:
+    off = int(addr) - GLOBAL_BASE
+    data = mem.data[off:off + limit].tobytes()
+    return data.split(b"\0", 1)[0].decode(errors="replace")
+
+
+def _builtin(ex: Exec, inst, fname, rets, args):
+    sel = ex.idx
+    if fname == "vprintf":
+        fmts = _param_u64(ex, args[0], sel)
+        bufs = _param_u64(ex, args[1], sel)
+        cache = {}
+        out = ex.stats.printed
+        for lane, fa, ba in zip(sel.tolist(), fmts.tolist(), bufs.tolist()):
+            fmt = cache.get(fa)
+            if fmt is None:
+                fmt = cache[fa] = read_cstring(ex.mem, fa)
+            if ba >= LOCAL_WINDOW and ba < GLOBAL_BASE:
+                start = lane * ex.local_stride + (ba - LOCAL_WINDOW)
+                raw = ex.local[start: (lane + 1) * ex.local_stride].tobytes()
+            elif ba == 0:
+                raw = b""
+            else:
+                raw = ex.mem.data[ba - GLOBAL_BASE: ba - GLOBAL_BASE + 256].tobytes()
+            out.append(format_call(fmt, ArgReader(raw, lambda a: read_cstring(ex.mem, a) if a else "(null)")))
+        if rets:
+            buf = ex.fr.param_buffer(rets[0])
+            buf[sel, 0:4] = 0
+        return
+    if fname == "__assertfail":
+        msgs = _param_u64(ex, args[0], sel)
+        files = _param_u64(ex, args[1], sel)
+        lines = np.ascontiguousarray(ex.fr.param_buffer(args[2])[sel, 0:4]).view(np.uint32)[:, 0]
+        funcs = _param_u64(ex, args[3], sel)
+        lane = int(sel[0])
+        block, thread = ex.where(lane)
+        text = read_cstring(ex.mem, int(msgs[0]))
+        file = read_cstring(ex.mem, int(files[0]))
+        func = read_cstring(ex.mem, int(funcs[0]))
+        ln = int(lines[0])
+        msg = (f"{file}:{ln}: {func}: block: [{block[0]},{block[1]},{block[2]}], thread: "
+               f"[{thread[0]},{thread[1]},{thread[2]}] Assertion `{text}` failed.")
+        if sel.size > 1:
+            msg += f"\n({sel.size} threads of this batch failed this assertion; the first is shown.)"
+        raise KernelError(msg, "cudaErrorAssert", [Finding("assert", msg, ex.kernel_name, ln, block, thread)])
+    if fname == "malloc":
+        sizes = _param_u64(ex, args[0], sel)
+        ptrs = np.array([ex.mem.alloc(int(s), label="device malloc") if s else 0 for s in sizes.tolist()], np.uint64)
+        buf = ex.fr.param_buffer(rets[0])
+        buf[sel, 0:8] = ptrs.view(np.uint8).reshape(-1, 8)
+        return
+    if fname == "free":
+        for p in _param_u64(ex, args[0], sel).tolist():
+            if p:
+                ex.mem.free(int(p))
+        return
+    raise UnsupportedError(f"the device function {fname} is not available in the emulator")
+
+
+# ------------------------------------------------------------------ launch
+
+def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
+    """Byte offsets of the shared variables a kernel uses, static first, dynamic (extern) last."""
+    used = set()
+    seen, todo = set(), [df.func.name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in program.module.functions:
+            continue
+        seen.add(name)
+        f = program.module.functions[name]
+        for inst in f.insts:
+            for o in _walk(inst.operands):
+                if o[0] == "sym":
+                    used.add(o[1])
+                    if o[1] in program.module.functions:
+                        todo.append(o[1])
+    layout, off, extern = {}, 0, []
+    for v in program.module.variables.values():
+        if v.space != "shared" or v.name not in used:
+            continue
+        if v.extern or v.size == 0:
+            extern.append(v)
+            continue
+        off = (off + v.align - 1) // v.align * v.align
+        layout[v.name] = off
+        off += v.size
+    static = off
+    dyn_off = (off + 15) // 16 * 16 if extern else off
+    for v in extern:
+        layout[v.name] = dyn_off
+    total = (dyn_off + dynamic) if extern or dynamic else static
+    return layout, static, total
+
+
+def _walk(ops):
+    for o in ops:
+        if o[0] in ("vec", "list"):
+            yield from _walk(o[1])
+        elif o[0] == "mem":
+            if o[1] is not None:
+                yield o[1]
+        elif o[0] == "pair":
+            yield o[1]
+            yield o[2]
+        else:
+            yield o
+
+
+def stack_size(program: Program, df: DecodedFunction):
+    """Local bytes per thread: the deepest chain of depots, at least 1 KiB when the code recurses
+    (CUDA's default per-thread stack is 1 KiB)."""
+    memo, recursive = {}, [False]
+
+    def depth(name, path):
+        if name in path:
+            recursive[0] = True
+            return 0
+        if name in memo:
+            return memo[name]
+        f = program.module.functions.get(name)
+        if f is None or f.extern:
+            return 0
+        own = program.function(name).local_size
+        deepest = 0
+        for inst in f.insts:
+            if inst.opcode == "call":
+                for o in inst.operands:
+                    if o[0] == "sym":
+                        deepest = max(deepest, depth(o[1], path | {name}))
+                        break
+        memo[name] = own + deepest
+        return memo[name]
+
+    need = depth(df.func.name, frozenset())
+    if recursive[0]:
+        need = max(need * 4, 1024)
+    return (need + 15) // 16 * 16
+
+
+def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
+           observers=(), timeout: float = 10.0, kernel_name: str = "", checks=()) -> LaunchStats:
+    """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout."""
+    df = program.function(mangled)
+    kernel_name = kernel_name or mangled
+    layout, static, total_shared = shared_layout(program, df, dynamic_shared)
+    threads = block[0] * block[1] * block[2]
+    lpb = (threads + 31) // 32 * 32
+    nblocks_total = grid[0] * grid[1] * grid[2]
+    local_stride = stack_size(program, df)
+    per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
+    bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
+    stats = LaunchStats()
+    deadline = time.perf_counter() + timeout
+    for o in observers:
+        o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared))
+    with np.errstate(all="ignore"):
+        for first in range(0, nblocks_total, bpb):
+            nb = min(bpb, nblocks_total - first)
+            batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
+            for o in observers:
+                o.on_batch_start(batch)
+            ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
+                      deadline, kernel_name, checks)
+            ex.fr = Frame(df, ex.n, 0)
+            stats.batches += 1
+            try:
+                run_function(ex, df, ex.valid.copy(), is_kernel=True)
+            except Watchdog:
+                raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
+                                  [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
+                                           ex.pc_of["inst"].line)]) from None
+    for o in observers:
+        o.on_launch_end(stats)
+    return stats
+
+
+def _watchdog_message(ex, timeout):
+    inst = ex.pc_of["inst"]
+    mask = ex.pc_of["mask"]
+    lanes = np.flatnonzero(mask)
+    block, thread = ex.where(int(lanes[0])) if lanes.size else ((0, 0, 0), (0, 0, 0))
+    line = f"line {inst.line}" if inst.line else "an unknown line"
+    return (f"The kernel {ex.kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog. "
+            f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
+            f"({block[0]},{block[1]},{block[2]}) at {line}. Does a loop there ever end? (Raise the limit with "
+            "cudalab.set_watchdog(seconds) if the kernel is just slow.)")

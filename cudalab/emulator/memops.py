@@ -1,0 +1,340 @@
+"""Loads, stores and atomics over the state spaces (PTX ISA 9.7.9: ld, st, atom, red).
+
+An access resolves each active lane's address to (buffer, element index): global and constant
+addresses index the device arena, shared addresses the block's row of the batch's shared buffer,
+local addresses the thread's row of the local buffer, and generic addresses pick one of these by
+window. Bounds and alignment are checked for every lane before anything is read or written, so a
+bad access stops the kernel without touching memory (memcheck's behaviour).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .decode import Unsupported, op
+from .dtypes import dtype, storage
+from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from .operands import address_reader, reader, writer
+from .events import MemoryEvent
+
+SPACES = ("global", "shared", "local", "const", "param")
+
+
+def _space(inst):
+    return next((m for m in inst.mods if m in SPACES), "generic")
+
+
+def _vec(inst):
+    for m in inst.mods:
+        if m in ("v2", "v4", "v8"):
+            return int(m[1])
+    return 1
+
+
+# ------------------------------------------------------------------ address resolution
+
+def resolve(ex, inst, space, addrs, sel, size, kind):
+    """Map byte addresses of lanes ``sel`` to (buffer, byte offsets) of one space.
+
+    Returns a list of (space, buffer, offsets, lane positions) groups: one group, except for generic
+    accesses whose lanes fall in different spaces."""
+    addrs = np.asarray(addrs, np.uint64)
+    if addrs.ndim == 0:
+        addrs = np.full(sel.size, addrs, np.uint64)
+    if space == "generic":
+        groups = []
+        sh = (addrs >= np.uint64(SHARED_WINDOW)) & (addrs < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
+        lo = (addrs >= np.uint64(LOCAL_WINDOW)) & (addrs < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
+        gl = ~(sh | lo)
+        for sp, m, base in (("global", gl, 0), ("shared", sh, SHARED_WINDOW), ("local", lo, LOCAL_WINDOW)):
+            if m.any():
+                pos = np.flatnonzero(m) if not m.all() else slice(None)
+                a = addrs[pos] - np.uint64(base)
+                groups.extend(resolve(ex, inst, sp, a, sel[pos], size, kind)
+                              if sp != "global" else _global(ex, inst, a, sel[pos], size, kind, sp, pos))
+        return groups
+    if space in ("global", "const"):
+        return _global(ex, inst, addrs, sel, size, kind, space, slice(None))
+    if space == "shared":
+        limit = ex.shared_size
+        bad = addrs + np.uint64(size) > np.uint64(limit)
+        if bad.any():
+            ex.fault(inst, "shared", kind, sel[bad], addrs[bad], size,
+                     f"is out of bounds of the block's {limit}-byte shared memory")
+        _align(ex, inst, "shared", kind, sel, addrs, size)
+        off = ex.lane_block[sel].astype(np.uint64) * np.uint64(ex.shared_stride) + addrs
+        if ex.observers:
+            ex.emit(MemoryEvent(inst, sel, ex.batch, "shared", kind, size, addrs))
+        return [("shared", ex.shared, off, slice(None))]
+    if space == "local":
+        limit = ex.local_stride
+        bad = addrs + np.uint64(size) > np.uint64(limit)
+        if bad.any():
+            ex.fault(inst, "local", kind, sel[bad], addrs[bad], size,
+                     f"is past the thread's {limit}-byte local memory (stack overflow?)")
+        _align(ex, inst, "local", kind, sel, addrs, size)
+        off = sel.astype(np.uint64) * np.uint64(limit) + addrs
+        if ex.observers:
+            ex.emit(MemoryEvent(inst, sel, ex.batch, "local", kind, size, addrs))
+        return [("local", ex.local, off, slice(None))]
+    raise Unsupported(f"{kind}.{space}")
+
+
+def _align(ex, inst, space, kind, sel, addrs, size):
+    if size > 1:
+        bad = (addrs % np.uint64(size)) != 0
+        if bad.any():
+            ex.fault(inst, space, kind, sel[bad], addrs[bad], size, f"is not aligned to {size} bytes",
+                     code="cudaErrorMisalignedAddress")
+
+
+def _global(ex, inst, addrs, sel, size, kind, space, pos):
+    mem = ex.mem
+    ok = ex.valid_global(addrs, size)
+    if not ok.all():
+        bad = ~ok
+        ex.fault(inst, "global" if space == "global" else space, kind, sel[bad], addrs[bad], size, None)
+    _align(ex, inst, space, kind, sel, addrs, size)
+    if ex.observers:
+        ex.emit(MemoryEvent(inst, sel, ex.batch, space, kind, size, addrs))
+    return [(space, mem, addrs - np.uint64(GLOBAL_BASE), pos)]
+
+
+def _buffer(buf, dt):
+    return buf.view(dt) if hasattr(buf, "view") and not hasattr(buf, "allocs") else buf.view(dt)
+
+
+def gather(buf, off, dt):
+    v = buf.view(dt)
+    return v[(off // np.uint64(dt.itemsize)).astype(np.intp)]
+
+
+def scatter(buf, off, dt, vals):
+    v = buf.view(dt)
+    v[(off // np.uint64(dt.itemsize)).astype(np.intp)] = vals
+
+
+# ------------------------------------------------------------------ ld / st
+
+@op("ld", "ldu")
+def _ld(inst, d):
+    space = _space(inst)
+    t = inst.type
+    dt = dtype(t) if t != "b128" else np.dtype(np.uint64)
+    nv = _vec(inst)
+    dst, src = inst.operands
+    dsts = dst[1] if dst[0] == "vec" else (dst,)
+    ws = [writer(o, t, d.func) if not (o[0] == "sym" and o[1] == "_") else None for o in dsts]
+    esize = dt.itemsize
+    size = esize * nv
+    if space == "param":
+        return _ld_param(inst, d, ws, dt, src)
+    ar = address_reader(src, d.func, d)
+
+    def run(ex):
+        sel = ex.idx
+        addrs = ar(ex, sel)
+        for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, size, "ld"):
+            lanes = sel if isinstance(pos, slice) else sel[pos]
+            for k, w in enumerate(ws):
+                if w is not None:
+                    w(ex, lanes, gather(buf, off + np.uint64(k * esize), dt))
+    return run
+
+
+def _ld_param(inst, d, ws, dt, src):
+    base, offset = src[1], src[2]
+    name = base[1] if base and base[0] == "sym" else None
+    if name is None:
+        raise Unsupported("ld.param through a register")
+    kp = {p.name: p for p in d.func.params} if d.func.is_entry else {}
+    if name in kp:
+        koff = d.param_offsets[name] + offset
+
+        def run(ex):
+            raw = ex.kparams
+            for k, w in enumerate(ws):
+                o = koff + k * dt.itemsize
+                w(ex, ex.ridx, np.frombuffer(raw, dt, 1, o)[0])
+        return run
+
+    def run(ex):
+        buf = ex.fr.params[name]
+        sel = ex.ridx
+        rows = buf if sel is None else buf[sel]
+        for k, w in enumerate(ws):
+            o = offset + k * dt.itemsize
+            w(ex, sel, np.ascontiguousarray(rows[:, o:o + dt.itemsize]).view(dt)[:, 0])
+    return run
+
+
+@op("st")
+def _st(inst, d):
+    space = _space(inst)
+    t = inst.type
+    dt = dtype(t)
+    nv = _vec(inst)
+    dst, src = inst.operands
+    srcs = src[1] if src[0] == "vec" else (src,)
+    rs = [reader(o, t, d.func, d) for o in srcs]
+    esize = dt.itemsize
+    size = esize * nv
+    if space == "param":
+        name, offset = dst[1][1], dst[2]
+
+        def run(ex):
+            sel = ex.ridx
+            buf = ex.fr.param_buffer(name)
+            for k, r in enumerate(rs):
+                v = np.asarray(r(ex, sel), dt)
+                col = buf[:, offset + k * esize: offset + (k + 1) * esize]
+                vb = np.broadcast_to(v, (ex.n if sel is None else sel.size,)).view(np.uint8).reshape(-1, esize) \
+                    if v.ndim else np.frombuffer(v.tobytes(), np.uint8)
+                if sel is None:
+                    col[:] = vb
+                else:
+                    col[sel] = vb
+        return run
+    ar = address_reader(dst, d.func, d)
+
+    def run(ex):
+        sel = ex.idx
+        addrs = ar(ex, sel)
+        vals = [np.asarray(r(ex, sel)) for r in rs]
+        for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, size, "st"):
+            for k, v in enumerate(vals):
+                vv = v if v.ndim == 0 or isinstance(pos, slice) else v[pos]
+                scatter(buf, off + np.uint64(k * esize), dt, vv.astype(dt, copy=False))
+            if sp == "shared" and ex.racecheck is not None:
+                pass
+    return run
+
+
+# ------------------------------------------------------------------ atomics (PTX ISA 9.7.13.5)
+
+def _atomic_fn(opname, dt, t):
+    if opname == "add":
+        if t in ("f16x2", "bf16x2", "bf16", "f16"):
+            from . import alu
+            bf = t.startswith("bf")
+            if t.endswith("x2"):
+                return lambda old, v: alu.pack2(*(np.asarray(a + b, np.float32 if bf else np.float16)
+                                                  for a, b in zip(alu.unpack2(old, bf), alu.unpack2(v, bf))), bf)
+            if bf:
+                return lambda old, v: alu.f32_to_bf16(alu.bf16_to_f32(old) + alu.bf16_to_f32(v))
+        return lambda old, v: (old + v).astype(dt)
+    if opname == "min":
+        return lambda old, v: np.minimum(old, v)
+    if opname == "max":
+        return lambda old, v: np.maximum(old, v)
+    if opname == "and":
+        return lambda old, v: old & v
+    if opname == "or":
+        return lambda old, v: old | v
+    if opname == "xor":
+        return lambda old, v: old ^ v
+    if opname == "exch":
+        return lambda old, v: np.asarray(v, dt)
+    if opname == "inc":       # ((old >= v) ? 0 : old + 1)
+        return lambda old, v: np.where(old >= v, 0, old + 1).astype(dt)
+    if opname == "dec":       # ((old == 0) | (old > v)) ? v : old - 1
+        return lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(dt)
+    raise Unsupported(f"atom.{opname}")
+
+
+_ACCUMULATE = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+               "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def atomic_apply(view, index, vals, fn, opname, cmp=None):
+    """Apply an atomic to ``view[index]`` lane by lane in lane order; return each lane's old value.
+
+    Lanes on distinct addresses go together; lanes on one address go one after another, either
+    round by round (the k-th lane of every address at once) or, when few addresses are hot,
+    address by address with a ufunc accumulate, whichever takes fewer numpy steps."""
+    n = index.size
+    old = np.empty(n, view.dtype)
+    vals = np.broadcast_to(np.asarray(vals, view.dtype), (n,))
+    cmps = None if cmp is None else np.broadcast_to(np.asarray(cmp, view.dtype), (n,))
+    order = np.argsort(index, kind="stable")
+    sidx = index[order]
+    uniq, starts, counts = np.unique(sidx, return_index=True, return_counts=True)
+    maxc = int(counts.max()) if n else 0
+    acc = _ACCUMULATE.get(opname) if cmp is None and view.dtype.kind in "iu" or opname in ("min", "max", "add") else None
+    if acc is not None and opname == "add" and view.dtype.kind == "f":
+        acc = np.add if view.dtype in (np.float32, np.float64) else None
+    if maxc > 1 and acc is not None and len(uniq) < maxc:
+        for u, s, c in zip(uniq, starts, counts):
+            lanes = order[s:s + c]
+            seq = np.concatenate(([view[u]], vals[lanes])).astype(view.dtype)
+            run = acc.accumulate(seq, dtype=view.dtype)
+            old[lanes] = run[:-1]
+            view[u] = run[-1]
+        return old
+    for r in range(maxc):
+        live = counts > r
+        lanes = order[starts[live] + r]
+        at = uniq[live]
+        o = view[at]
+        old[lanes] = o
+        if cmps is not None:     # cas: write only where old == compare
+            view[at] = np.where(o == cmps[lanes], vals[lanes], o)
+        else:
+            view[at] = fn(o, vals[lanes])
+    return old
+
+
+@op("atom", "red")
+def _atom(inst, d):
+    space = _space(inst)
+    t = inst.type
+    opname = next(m for m in inst.mods if m in ("add", "min", "max", "inc", "dec", "and", "or", "xor",
+                                                 "exch", "cas"))
+    dt = dtype(t) if t not in ("bf16",) else np.dtype(np.uint16)
+    if t in ("b32", "b64") and opname in ("min", "max", "add"):
+        dt = np.dtype(np.uint32 if t == "b32" else np.uint64)
+    fn = None if opname == "cas" else _atomic_fn(opname, dt, t)
+    ops = inst.operands
+    if inst.opcode == "atom":
+        w = writer(ops[0], t, d.func)
+        addr_op, rest = ops[1], ops[2:]
+    else:
+        w = None
+        addr_op, rest = ops[0], ops[1:]
+    ar = address_reader(addr_op, d.func, d)
+    rs = [reader(o, t, d.func, d) for o in rest]
+    size = dt.itemsize
+
+    def run(ex):
+        sel = ex.idx
+        addrs = ar(ex, sel)
+        vals = [np.asarray(r(ex, sel)) for r in rs]
+        out = np.empty(sel.size, dt)
+        for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, size, inst.opcode):
+            view = buf.view(dt)
+            index = (off // np.uint64(size)).astype(np.intp)
+            part = [v if v.ndim == 0 or isinstance(pos, slice) else v[pos] for v in vals]
+            if opname == "cas":
+                old = atomic_apply(view, index, part[1], None, "cas", cmp=part[0])
+            else:
+                old = atomic_apply(view, index, part[0], fn, opname)
+            out[pos] = old
+        if w is not None:
+            w(ex, sel, out)
+    return run
+
+
+# ------------------------------------------------------------------ generic-address predicates
+
+@op("isspacep")
+def _isspacep(inst, d):
+    space = next(m for m in inst.mods if m in ("global", "shared", "local", "const", "param"))
+    ra = reader(inst.operands[1], "u64", d.func, d)
+    w = writer(inst.operands[0], "pred", d.func)
+
+    def run(ex):
+        sel = ex.ridx
+        a = np.asarray(ra(ex, sel), np.uint64)
+        sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
+        lo = (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
+        w(ex, sel, {"shared": sh, "local": lo}.get(space, ~(sh | lo)))
+    return run

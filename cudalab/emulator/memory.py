@@ -1,0 +1,156 @@
+"""Emulated device memory: one growable byte arena, an allocation table, and address windows.
+
+Addresses look like a GPU's: global allocations live at ``GLOBAL_BASE + offset`` and start
+256-byte aligned (as cudaMalloc's do, which the coalescing numbers depend on). Generic pointers
+into shared and local memory fall in their own windows, so a generic ``ld`` can tell the spaces
+apart the way the hardware's address translation does.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CudaError
+
+GLOBAL_BASE = 0x7F00_0000_0000
+SHARED_WINDOW = 0x7E00_0000_0000      # generic address of shared offset 0
+LOCAL_WINDOW = 0x7D00_0000_0000       # generic address of local offset 0
+WINDOW_SIZE = 0x0100_0000_0000
+ALIGN = 256
+
+
+@dataclass
+class Allocation:
+    address: int
+    size: int
+    label: str = ""
+    freed: bool = False
+    initialized: np.ndarray | None = None   # per-byte written flags (initcheck), when tracked
+
+
+class DeviceMemory:
+    """The global memory of one emulated device."""
+
+    def __init__(self, limit: int = 4 << 30, initial: int = 16 << 20):
+        self.limit = limit
+        self.data = np.zeros(initial, np.uint8)
+        self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)
+        self._starts: list[int] = []                 # sorted addresses of live allocations
+        self._free: list[tuple[int, int]] = []       # (offset, size) holes
+        self.top = 0                                 # bump pointer (offset)
+        self._views: dict = {}
+
+    # ---------------------------------------------------------------- allocation
+    def alloc(self, size: int, label: str = "") -> int:
+        size = int(size)
+        if size < 0:
+            raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
+        padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN)
+        off = None
+        for k, (o, s) in enumerate(self._free):
+            if s >= padded:
+                off = o
+                self._free[k] = (o + padded, s - padded)
+                if s == padded:
+                    self._free.pop(k)
+                break
+        if off is None:
+            if self.top + padded > self.limit:
+                raise CudaError(
+                    f"out of device memory: asked for {size:,} bytes, but only "
+                    f"{self.limit - self.top:,} of the emulated device's {self.limit:,} bytes are left. "
+                    "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
+            off = self.top
+            self.top += padded
+            self._ensure(self.top)
+        self.data[off:off + padded] = 0
+        addr = GLOBAL_BASE + off
+        self.allocs[addr] = Allocation(addr, size, label)
+        bisect.insort(self._starts, addr)
+        return addr
+
+    def free(self, addr: int):
+        a = self.allocs.get(int(addr))
+        if a is None or a.freed:
+            what = "was already freed" if a is not None else "is not the start of an allocation"
+            raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
+        a.freed = True
+        self._starts.remove(a.address)
+        padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN)
+        self._free.append((a.address - GLOBAL_BASE, padded))
+
+    def _ensure(self, nbytes: int):
+        if nbytes <= self.data.size:
+            return
+        cap = self.data.size
+        while cap < nbytes:
+            cap *= 2
+        new = np.zeros(cap, np.uint8)
+        new[:self.data.size] = self.data
+        self.data = new
+        self._views.clear()
+
+    def view(self, dt) -> np.ndarray:
+        """The arena as an array of ``dt`` (cached; rebuilt when the arena grows)."""
+        dt = np.dtype(dt)
+        v = self._views.get(dt)
+        if v is None:
+            v = self.data[: self.data.size // dt.itemsize * dt.itemsize].view(dt)
+            self._views[dt] = v
+        return v
+
+    # ---------------------------------------------------------------- lookup
+    def find(self, addr: int):
+        """The allocation containing ``addr``, or the nearest one before it (for error messages)."""
+        k = bisect.bisect_right(self._starts, int(addr)) - 1
+        return self.allocs[self._starts[k]] if k >= 0 else None
+
+    def describe(self, addr: int, size: int) -> str:
+        """Where an address falls relative to the nearest allocation, in compute-sanitizer's words."""
+        addr = int(addr)
+        best = None
+        for a in self.allocs.values():
+            if a.address <= addr < a.address + max(a.size, 1):
+                return f"inside a {a.size}-byte allocation" + (" that was already freed" if a.freed else "")
+            dist = addr - (a.address + a.size) if addr >= a.address else a.address - addr
+            if best is None or dist < best[0]:
+                best = (dist, a)
+        if best is None:
+            return "not in any allocation"
+        dist, a = best
+        freed = " (freed)" if a.freed else ""
+        if addr >= a.address + a.size:
+            return f"{dist} bytes after the end of a {a.size}-byte allocation{freed} at 0x{a.address:x}"
+        return f"{dist} bytes before a {a.size}-byte allocation{freed} at 0x{a.address:x}"
+
+    def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
+        """Per address: does [addr, addr+size) lie inside one live allocation?"""
+        if not self._starts:
+            return np.zeros(addrs.shape, bool)
+        starts = np.asarray(self._starts, np.uint64)
+        ends = np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64)
+        k = np.searchsorted(starts, addrs, side="right") - 1
+        ok = k >= 0
+        kk = np.maximum(k, 0)
+        return ok & (addrs >= starts[kk]) & (addrs + np.uint64(size) <= ends[kk])
+
+    # ---------------------------------------------------------------- host copies
+    def write(self, addr: int, raw: bytes | np.ndarray):
+        buf = np.frombuffer(raw, np.uint8) if isinstance(raw, (bytes, bytearray, memoryview)) \
+            else np.ascontiguousarray(raw).reshape(-1).view(np.uint8)
+        off = int(addr) - GLOBAL_BASE
+        self._check_host(addr, buf.size)
+        self.data[off:off + buf.size] = buf
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        off = int(addr) - GLOBAL_BASE
+        self._check_host(addr, nbytes)
+        return self.data[off:off + nbytes].copy()
+
+    def _check_host(self, addr, nbytes):
+        a = self.find(addr)
+        if a is None or a.freed or int(addr) + nbytes > a.address + a.size:
+            raise CudaError(f"a copy of {nbytes} bytes at 0x{int(addr):x} does not fit in device memory: "
+                            f"the address is {self.describe(addr, nbytes)}.", "cudaErrorInvalidValue")

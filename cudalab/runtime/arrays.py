@@ -1,0 +1,90 @@
+"""Device arrays in numba.cuda's style: ``to_device``, ``device_array``, ``copy_to_host``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CudaError
+from . import device as devices
+
+
+class DeviceArray:
+    """An n-dimensional array in device memory (C order). ``device_ptr`` is its device address."""
+
+    def __init__(self, shape, dtype, device=None, ptr=None, owned=True):
+        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        if any(s < 0 for s in self.shape):
+            raise CudaError(f"an array cannot have a negative size: shape {self.shape}.", "cudaErrorInvalidValue")
+        self.dtype = np.dtype(dtype)
+        self.device = device or devices.current()
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self.device_ptr = int(ptr) if ptr is not None else self.device.alloc(self.nbytes, label=f"{self.dtype}{list(self.shape)}")
+        self._owned = owned and ptr is None
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __len__(self):
+        return self.shape[0] if self.shape else 1
+
+    def copy_to_device(self, ary):
+        """Copy a host array in. Same byte count: the bytes are copied as they are (so a float32
+        array fills a ``__constant__ float c[4]`` seen as 16 raw bytes); same element count: the
+        values are converted to this array's dtype."""
+        a = np.ascontiguousarray(np.asarray(ary))
+        if a.nbytes != self.nbytes:
+            if a.size != self.size:
+                raise CudaError(f"cannot copy {a.nbytes} bytes (shape {a.shape}, {a.dtype}) into a device array of "
+                                f"{self.nbytes} bytes (shape {self.shape}, {self.dtype}).", "cudaErrorInvalidValue")
+            a = a.astype(self.dtype)
+        if self.nbytes:
+            self.device.write(self.device_ptr, a.reshape(-1).view(np.uint8))
+        return self
+
+    def copy_to_host(self, ary=None):
+        """Copy to a new host array (or into ``ary``) and return it."""
+        raw = self.device.read(self.device_ptr, self.nbytes) if self.nbytes else np.zeros(0, np.uint8)
+        out = raw.view(self.dtype).reshape(self.shape).copy()
+        if ary is not None:
+            ary[...] = out
+            return ary
+        return out
+
+    def free(self):
+        if self._owned:
+            self.device.free(self.device_ptr)
+            self._owned = False
+
+    def __del__(self):
+        try:
+            if self._owned:
+                self.device.free(self.device_ptr)
+        except Exception:
+            pass
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.copy_to_host()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        return f"<DeviceArray shape={self.shape} dtype={self.dtype} on {self.device.kind} at 0x{self.device_ptr:x}>"
+
+
+def to_device(ary, device=None):
+    """Copy a numpy array to the device; returns a DeviceArray of the same shape and dtype."""
+    a = np.ascontiguousarray(ary)
+    d = DeviceArray(a.shape, a.dtype, device=device)
+    return d.copy_to_device(a)
+
+
+def device_array(shape, dtype=np.float32, device=None):
+    """An uninitialized device array (the emulator fills it with zeros)."""
+    return DeviceArray(shape, dtype, device=device)
+
+
+def device_array_like(ary, device=None):
+    return DeviceArray(np.shape(ary), np.asarray(ary).dtype, device=device)

@@ -1,0 +1,114 @@
+"""Which device runs the launches: the emulator (default) or a real GPU, and its device memory.
+
+``cudalab.use("emu" | "gpu")`` picks one (environment variable ``CUDALAB_DEVICE`` sets the start);
+both speak the same small interface (alloc, free, write, read, launch) so the host API above does
+not care which one it talks to.
+"""
+from __future__ import annotations
+
+import os
+
+from ..emulator.memory import DeviceMemory
+from ..errors import CudaError
+
+WATCHDOG_SECONDS = 10.0
+
+
+class EmuDevice:
+    """The emulated GPU: a device memory arena; programs are built per module on demand."""
+
+    kind = "emu"
+    name = "cudalab emulator"
+
+    def __init__(self, memory_limit: int = 4 << 30):
+        self.memory = DeviceMemory(limit=memory_limit)
+
+    def alloc(self, nbytes: int, label: str = ""):
+        return self.memory.alloc(nbytes, label)
+
+    def free(self, ptr):
+        self.memory.free(ptr)
+
+    def write(self, ptr, array):
+        self.memory.write(ptr, array)
+
+    def read(self, ptr, nbytes):
+        return self.memory.read(ptr, nbytes)
+
+
+class GpuDevice:
+    """A real NVIDIA GPU through cudalab.gpu.backend (cuda.core)."""
+
+    kind = "gpu"
+
+    def __init__(self):
+        from ..gpu import backend
+        if not backend.available():
+            backend.device_info()          # raises NoGpuError with the reason
+        self.backend = backend
+        self.info = backend.device_info()
+        self.name = self.info.name
+        self._buffers: dict = {}
+
+    def alloc(self, nbytes: int, label: str = ""):
+        buf = self.backend.GpuBuffer(max(int(nbytes), 1))
+        self._buffers[buf.ptr] = buf
+        return buf.ptr
+
+    def free(self, ptr):
+        if self._buffers.pop(int(ptr), None) is None:
+            raise CudaError(f"cannot free pointer 0x{int(ptr):x}: it is not a live allocation.", "cudaErrorInvalidValue")
+
+    def buffer(self, ptr):
+        return self._buffers[int(ptr)]
+
+    def write(self, ptr, array):
+        self._buffers[int(ptr)].copy_from_host(array)
+
+    def read(self, ptr, nbytes):
+        import numpy as np
+        out = np.empty(self._buffers[int(ptr)].nbytes, np.uint8)
+        self._buffers[int(ptr)].copy_to_host(out)
+        return out[:nbytes]
+
+
+_devices: dict = {}
+_current = [None]
+
+
+def _make(kind: str):
+    if kind not in ("emu", "gpu"):
+        raise CudaError(f"unknown device {kind!r}: use 'emu' (the emulator) or 'gpu' (a real NVIDIA GPU).",
+                        "cudaErrorInvalidDevice")
+    dev = _devices.get(kind)
+    if dev is None:
+        dev = _devices[kind] = EmuDevice() if kind == "emu" else GpuDevice()
+    return dev
+
+
+def use(kind: str):
+    """Run launches on ``"emu"`` (the emulator) or ``"gpu"`` (a real NVIDIA GPU)."""
+    _current[0] = _make(kind)
+    return _current[0]
+
+
+def current():
+    if _current[0] is None:
+        _current[0] = _make(os.environ.get("CUDALAB_DEVICE", "emu"))
+    return _current[0]
+
+
+def get(kind: str):
+    return _make(kind)
+
+
+def reset():
+    """Forget every device and its memory (tests, and cudaDeviceReset)."""
+    _devices.clear()
+    _current[0] = None
+
+
+def set_watchdog(seconds: float):
+    """Stop emulated kernels that run longer than ``seconds`` (default 10)."""
+    global WATCHDOG_SECONDS
+    WATCHDOG_SECONDS = float(seconds)

@@ -1,0 +1,150 @@
+"""Checking a launch before it runs: shapes, shared memory and arguments, with CUDA's error names.
+
+Limits come from the device profile (compute capability 8.0 by default): 1024 threads per block,
+block dims (1024, 1024, 64), grid dims (2^31-1, 65535, 65535), 48 KiB of shared memory per block
+without opt-in. Arguments are marshalled into the kernel's parameter buffer the way the CUDA
+driver does: each at its alignment, pointers as 64-bit addresses, scalars converted to the
+declared type only when the value fits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..emulator.dtypes import dtype as ptx_dtype
+from ..errors import LaunchError
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_threads_per_block: int = 1024
+    max_block: tuple = (1024, 1024, 64)
+    max_grid: tuple = (2**31 - 1, 65535, 65535)
+    shared_per_block: int = 48 * 1024
+    shared_per_block_optin: int = 163 * 1024
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def dim3(v, what: str):
+    """An int or a tuple of up to 3 ints -> (x, y, z)."""
+    if isinstance(v, (int, np.integer)):
+        t = (int(v),)
+    elif isinstance(v, (tuple, list)) and 1 <= len(v) <= 3 and all(isinstance(x, (int, np.integer)) for x in v):
+        t = tuple(int(x) for x in v)
+    else:
+        raise LaunchError(f"the {what} must be an int or a tuple of 1 to 3 ints, like 256 or (16, 16); got {v!r}.",
+                          "cudaErrorInvalidConfiguration")
+    return t + (1,) * (3 - len(t))
+
+
+def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: int, limits: Limits = DEFAULT_LIMITS):
+    g, b = dim3(grid, "grid"), dim3(block, "block")
+    for name, d in (("grid", g), ("block", b)):
+        if any(x < 1 for x in d):
+            raise LaunchError(f"{kernel}: every {name} dimension must be at least 1, but the {name} is {d}. "
+                              "A launch with zero threads or blocks is invalid.", "cudaErrorInvalidConfiguration")
+    threads = b[0] * b[1] * b[2]
+    if threads > limits.max_threads_per_block:
+        raise LaunchError(f"{kernel}: a block may have at most {limits.max_threads_per_block} threads, but "
+                          f"block {b} has {threads}. Use smaller blocks and more of them.",
+                          "cudaErrorInvalidConfiguration")
+    for axis, (x, m) in enumerate(zip(b, limits.max_block)):
+        if x > m:
+            raise LaunchError(f"{kernel}: blockDim.{'xyz'[axis]} may be at most {m}, but it is {x}.",
+                              "cudaErrorInvalidConfiguration")
+    for axis, (x, m) in enumerate(zip(g, limits.max_grid)):
+        if x > m:
+            raise LaunchError(f"{kernel}: gridDim.{'xyz'[axis]} may be at most {m:,}, but it is {x:,}.",
+                              "cudaErrorInvalidConfiguration")
+    if shared_dynamic < 0:
+        raise LaunchError(f"{kernel}: dynamic shared memory cannot be negative ({shared_dynamic}).",
+                          "cudaErrorInvalidValue")
+    total = shared_static + shared_dynamic
+    if total > limits.shared_per_block:
+        raise LaunchError(f"{kernel}: the block needs {total:,} bytes of shared memory ({shared_static:,} static + "
+                          f"{shared_dynamic:,} dynamic), more than the {limits.shared_per_block:,} bytes a block may "
+                          "use. Use smaller tiles.", "cudaErrorInvalidValue")
+    return g, b
+
+
+def _describe(v):
+    if isinstance(v, np.ndarray):
+        return f"a numpy array ({v.dtype}, shape {v.shape})"
+    return f"{type(v).__name__} {v!r}"
+
+
+def marshal(kernel: str, params, ctypes, args, pointer_of):
+    """Pack ``args`` into the parameter buffer.
+
+    params: ir.Param list (PTX types and sizes); ctypes: C++ types from the mangled name or None;
+    pointer_of(arg) -> device address for arrays (or None if ``arg`` is not an array).
+    Returns the buffer (bytes)."""
+    if len(args) != len(params):
+        sig = ", ".join(t.name for t in ctypes) if ctypes else f"{len(params)} parameters"
+        raise LaunchError(f"{kernel} takes {len(params)} argument{'s' * (len(params) != 1)} ({sig}), "
+                          f"but {len(args)} {'were' if len(args) != 1 else 'was'} given.", "cudaErrorInvalidValue")
+    buf = bytearray()
+    for k, (p, a) in enumerate(zip(params, args)):
+        ct = ctypes[k] if ctypes and k < len(ctypes) else None
+        where = f"argument {k + 1} of {kernel}" + (f" ({ct.name})" if ct else "")
+        off = (len(buf) + p.align - 1) // p.align * p.align
+        buf += b"\0" * (off - len(buf))
+        ptr = pointer_of(a)
+        if ptr is not None:
+            if ct is not None and not ct.pointer:
+                raise LaunchError(f"{where} is a {ct.name} value, but you passed {_describe(a)}.",
+                                  "cudaErrorInvalidValue")
+            if p.size != 8:
+                raise LaunchError(f"{where} is not a pointer, but you passed {_describe(a)}.", "cudaErrorInvalidValue")
+            buf += int(ptr).to_bytes(8, "little")
+            continue
+        if ct is not None and ct.pointer:
+            if a is None or (isinstance(a, (int, np.integer)) and int(a) == 0):
+                buf += b"\0" * 8          # a null pointer, allowed (the kernel must not use it)
+                continue
+            if isinstance(a, (int, np.integer)):
+                buf += (int(a) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")   # a raw device address
+                continue
+            raise LaunchError(f"{where} is a pointer: pass a numpy array or a device array, not {_describe(a)}.",
+                              "cudaErrorInvalidValue")
+        buf += _scalar_bytes(where, p, ct, a)
+    return bytes(buf)
+
+
+def _scalar_bytes(where, p, ct, a):
+    if isinstance(a, (np.void, bytes, bytearray)) or (isinstance(a, np.generic) and a.dtype.itemsize == p.size
+                                                        and p.type.startswith("b") and p.size not in (1, 2, 4, 8)):
+        raw = bytes(a) if not isinstance(a, np.generic) else a.tobytes()
+        if len(raw) != p.size:
+            raise LaunchError(f"{where} is a {p.size}-byte value, but you passed {len(raw)} bytes.", "cudaErrorInvalidValue")
+        return raw
+    if p.type.startswith("b") and p.size not in (1, 2, 4, 8) or "[" in p.type:
+        raise LaunchError(f"{where} is a struct of {p.size} bytes: pass it as a numpy structured scalar or bytes.",
+                          "cudaErrorInvalidValue")
+    if isinstance(a, np.ndarray) and a.ndim == 0:
+        a = a[()]
+    if not isinstance(a, (int, float, bool, np.integer, np.floating, np.bool_)):
+        raise LaunchError(f"{where} is a number, but you passed {_describe(a)}.", "cudaErrorInvalidValue")
+    target = np.dtype(ct.numpy) if ct is not None and ct.numpy else ptx_dtype(p.type)
+    if target.itemsize != p.size:
+        target = ptx_dtype(p.type)
+    if target.kind in "iu":
+        if isinstance(a, (float, np.floating)):
+            if float(a) != int(a):
+                raise LaunchError(f"{where} is an integer, but you passed {a!r}: convert it with int() first.",
+                                  "cudaErrorInvalidValue")
+            a = int(a)
+        info = np.iinfo(target)
+        v = int(a)
+        if not info.min <= v <= info.max:
+            raise LaunchError(f"{where} is {ct.name if ct else target.name}: the value {v:,} does not fit "
+                              f"(allowed {info.min:,} .. {info.max:,}).", "cudaErrorInvalidValue")
+        return np.array(v, target).tobytes()
+    if target.kind == "f":
+        return np.array(a, target).tobytes()
+    if target.kind == "b":
+        return np.array(bool(a), np.uint8).tobytes()
+    return np.array(a).astype(target).tobytes()

@@ -1,0 +1,235 @@
+"""Modules and kernels: ``compile(source)``, ``mod.get_kernel(name)``, ``kernel[grid, block](*args)``.
+
+A Module holds one compiled source (PTX) and builds, per device, what runs it: a decoded
+``emulator.Program`` (with its globals in emulated memory) or a loaded ``gpu.backend.GpuModule``.
+Launching checks the configuration and arguments first (``launch.py``), copies numpy arrays in and
+back like numba.cuda does, and returns a LaunchRecord.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ..errors import CudaError, KernelError, LaunchError
+from ..frontend.nvrtc import compile_to_ptx
+from ..ptx import parse
+from . import device as devices
+from .arrays import DeviceArray
+from .launch import check_config, marshal
+from .mangle import param_types
+from .record import LaunchRecord, set_last
+
+
+def compile(source: str, options=(), name: str | None = None, name_expressions=(), line_offset: int = 0):
+    """Compile CUDA C++ with NVRTC; returns a Module. Cached: an unchanged source compiles once."""
+    cs = compile_to_ptx(source, tuple(options), tuple(name_expressions), line_offset=line_offset)
+    return Module(cs, name=name)
+
+
+_MODULES: dict = {}
+
+
+class Module:
+    def __init__(self, compiled, name=None):
+        self.compiled = compiled
+        self.name = name or "module"
+        self.ptx_module = parse(compiled.ptx)
+        self._programs: dict = {}
+        self._kernels: dict = {}
+
+    @property
+    def ptx(self) -> str:
+        return self.compiled.ptx
+
+    @property
+    def source(self) -> str:
+        return self.compiled.source
+
+    @property
+    def kernels(self) -> list:
+        """C++ names of the module's kernels (template instances as compiled, e.g. 'scale<3>')."""
+        entries = {f.name for f in self.ptx_module.entries}
+        names = [n for n, m in self.compiled.lowered.items() if m in entries]
+        lowered = set(self.compiled.lowered.values())
+        names += [e for e in sorted(entries) if e not in lowered]
+        return names
+
+    def _mangled(self, name):
+        entries = {f.name for f in self.ptx_module.entries}
+        m = self.compiled.lowered.get(name)
+        if m in entries:
+            return m
+        if name in entries:
+            return name
+        return None
+
+    def get_kernel(self, name: str) -> "Kernel":
+        k = self._kernels.get(name)
+        if k is not None:
+            return k
+        mangled = self._mangled(name)
+        if mangled is None and "<" in name:
+            # a template instance not compiled yet: recompile with it as a name expression
+            cs = compile_to_ptx(self.compiled.source, self.compiled.options,
+                                tuple(self.compiled.lowered) + (name,))
+            self.__init__(cs, self.name)
+            mangled = self._mangled(name)
+        if mangled is None:
+            known = ", ".join(self.kernels) or "none"
+            raise CudaError(f"there is no kernel called {name!r} in this module (its kernels: {known}). "
+                            "Kernels need __global__; templates are named with their arguments, like 'mm<16>'.",
+                            "cudaErrorInvalidDeviceFunction")
+        k = self._kernels[name] = Kernel(self, name, mangled)
+        return k
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.get_kernel(name)
+        except CudaError:
+            raise AttributeError(name) from None
+
+    def program(self, dev):
+        """The emulator Program or GPU module of this source on device ``dev`` (built once)."""
+        p = self._programs.get(id(dev))
+        if p is None:
+            if dev.kind == "emu":
+                from ..emulator.engine import Program
+                p = Program(self.ptx_module, dev.memory)
+            else:
+                p = dev.backend.GpuModule(self.compiled.ptx)
+            self._programs[id(dev)] = p
+        return p
+
+    def get_global(self, name: str, dtype=None) -> DeviceArray:
+        """A DeviceArray over a ``__constant__`` or ``__device__`` variable (by its C++ name).
+
+        PTX keeps arrays as raw bytes (``.b8 coef[16]``); pass ``dtype`` to see them as numbers."""
+        dev = devices.current()
+        prog = self.program(dev)
+        var = self.ptx_module.variables.get(name)
+        if var is None:
+            cands = [v for v in self.ptx_module.variables.values() if v.space in ("global", "const")
+                     and (v.name == name or f"{len(name)}{name}" in v.name)]
+            if not cands:
+                known = ", ".join(v.name for v in self.ptx_module.variables.values()
+                                  if v.space in ("global", "const") and not v.name.startswith(("$", "__unnamed")))
+                raise CudaError(f"there is no __constant__ or __device__ variable {name!r} in this module "
+                                f"(it has: {known or 'none'}).", "cudaErrorInvalidSymbol")
+            var = cands[0]
+        from ..emulator.dtypes import DTYPE
+        dt = np.dtype(DTYPE.get(var.type, np.uint8))
+        if dtype is not None:
+            dt = np.dtype(dtype)
+        count = max(var.size // dt.itemsize, 1)
+        if dev.kind == "emu":
+            ptr = prog.globals[var.name]
+        else:
+            ptr, _ = prog.global_ptr(var.name)
+        return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
+
+
+class Kernel:
+    """A kernel ready to launch: ``kernel[grid, block](*args)`` or ``kernel[grid, block, stream, shared](*args)``."""
+
+    def __init__(self, module: Module, name: str, mangled: str):
+        self.module, self.name, self.mangled = module, name, mangled
+        self.func = module.ptx_module.functions[mangled]
+        self.ctypes = param_types(mangled)
+        if self.ctypes is not None and len(self.ctypes) != len(self.func.params):
+            self.ctypes = None
+
+    def __repr__(self):
+        sig = ", ".join(t.name for t in self.ctypes) if self.ctypes else ", ".join(p.type for p in self.func.params)
+        return f"<cudalab kernel {self.name}({sig})>"
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise LaunchError(f"launch {self.name} as kernel[grid, block](...) or kernel[grid, block, stream, "
+                              f"shared_bytes](...); got kernel[{config!r}].", "cudaErrorInvalidConfiguration")
+        grid, block = config[0], config[1]
+        stream = config[2] if len(config) > 2 else 0
+        shared = config[3] if len(config) > 3 else 0
+        return lambda *args: self.launch(grid, block, args, shared=shared, stream=stream)
+
+    def launch(self, grid, block, args=(), shared: int = 0, stream=0, observers=(), device=None, checks=()):
+        dev = device or devices.current()
+        prog = self.module.program(dev)
+        static = 0
+        if dev.kind == "emu":
+            from ..emulator.engine import shared_layout
+            _, static, _ = shared_layout(prog, prog.function(self.mangled), 0)
+        g, b = check_config(self.name, grid, block, int(shared), static)
+        copies = []
+
+        def pointer_of(a):
+            if isinstance(a, DeviceArray):
+                if a.device is not dev:
+                    raise LaunchError(f"an array given to {self.name} lives on the {a.device.kind} device, but the "
+                                      f"launch runs on {dev.kind}. Copy it with copy_to_host() first.",
+                                      "cudaErrorInvalidValue")
+                return a.device_ptr
+            if isinstance(a, np.ndarray) and a.ndim > 0:
+                d = DeviceArray(a.shape, a.dtype, device=dev)
+                d.copy_to_device(np.ascontiguousarray(a))
+                copies.append((a, d))
+                return d.device_ptr
+            return None
+
+        t0 = time.perf_counter()
+        kparams = marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
+        rec = LaunchRecord(self.name, g, b, int(shared), dev.kind)
+        try:
+            if dev.kind == "emu":
+                self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks)
+            else:
+                self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec)
+        finally:
+            for host, d in copies:
+                if host.flags.writeable:
+                    host[...] = d.copy_to_host().reshape(host.shape)
+                d.free()
+            rec.wall_time = time.perf_counter() - t0
+            set_last(rec)
+        return rec
+
+    def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks):
+        from ..emulator.engine import launch
+        stats = None
+        try:
+            stats = launch(prog, self.mangled, g, b, shared, kparams, observers=observers,
+                           timeout=devices.WATCHDOG_SECONDS, kernel_name=self.name, checks=checks)
+        except KernelError as e:
+            rec.findings.extend(e.findings)
+            raise
+        finally:
+            printed = stats.printed if stats is not None else []
+        rec.instructions = stats.instructions
+        rec.thread_instructions = stats.thread_instructions
+        rec.printed = stats.printed
+        rec.findings.extend(stats.findings)
+        if stats.printed:
+            sys.stdout.write("".join(stats.printed))
+            sys.stdout.flush()
+        for o in observers:
+            rep = getattr(o, "metrics", None)
+            if callable(rep):
+                rep = rep()
+            if isinstance(rep, dict):
+                rec.metrics.update(rep)
+
+    def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec):
+        mapping = {id(d): d for _, d in copies}
+        host_to_dev = {id(h): d for h, d in copies}
+        gargs = []
+        for a in args:
+            if isinstance(a, DeviceArray):
+                gargs.append(dev.buffer(a.device_ptr))
+            elif id(a) in host_to_dev:
+                gargs.append(dev.buffer(host_to_dev[id(a)].device_ptr))
+            else:
+                gargs.append(a)
+        rec.gpu_time_ms = gmod.launch(self.mangled, g, b, shared, tuple(gargs))

@@ -1,0 +1,64 @@
+"""LaunchRecord: what one launch did, as plain data (printable, HTML in a notebook, testable)."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+_LAST = [None]
+
+
+@dataclass
+class LaunchRecord:
+    kernel: str
+    grid: tuple
+    block: tuple
+    shared_bytes: int
+    backend: str
+    wall_time: float = 0.0                  # seconds of host time for the whole launch
+    gpu_time_ms: float | None = None        # measured on a real GPU with events
+    instructions: int = 0                   # batch-level PTX instructions the emulator executed
+    thread_instructions: int = 0            # instructions summed over threads
+    metrics: dict = field(default_factory=dict)     # Nsight Compute metric name -> number
+    reports: dict = field(default_factory=dict)     # report name -> plain data
+    findings: list = field(default_factory=list)    # Finding records (racecheck, initcheck, ...)
+    printed: list = field(default_factory=list)     # device printf lines, in order
+
+    @property
+    def threads(self):
+        g, b = self.grid, self.block
+        return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+
+    def summary_rows(self):
+        rows = [("kernel", self.kernel), ("grid", self.grid), ("block", self.block),
+                ("threads", f"{self.threads:,}"), ("dynamic shared memory", f"{self.shared_bytes} bytes"),
+                ("device", self.backend), ("host time", f"{self.wall_time * 1e3:.2f} ms")]
+        if self.gpu_time_ms is not None:
+            rows.append(("GPU time", f"{self.gpu_time_ms:.4f} ms"))
+        if self.thread_instructions:
+            rows.append(("thread instructions", f"{self.thread_instructions:,}"))
+        for k, v in self.metrics.items():
+            rows.append((k, f"{v:,}" if isinstance(v, int) else f"{v:.3g}" if isinstance(v, float) else v))
+        if self.findings:
+            rows.append(("findings", len(self.findings)))
+        return rows
+
+    def __repr__(self):
+        g = "x".join(map(str, self.grid))
+        b = "x".join(map(str, self.block))
+        extra = f", {len(self.findings)} findings" if self.findings else ""
+        return (f"<LaunchRecord {self.kernel} grid={g} block={b} on {self.backend}: "
+                f"{self.wall_time * 1e3:.1f} ms{extra}>")
+
+    def _repr_html_(self):
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in self.summary_rows())
+        return f"<table class='cudalab-launch'>{rows}</table>"
+
+
+def set_last(rec):
+    _LAST[0] = rec
+
+
+def last_launch():
+    """The LaunchRecord of the most recent launch (None before the first)."""
+    return _LAST[0]
