@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import size_label  # noqa: E402
 from table import format_table  # noqa: E402
-from worker import spawn  # noqa: E402
+from worker import load_note, spawn  # noqa: E402
 
 TIMED = [("vector_add", 2**20, 0.5), ("matmul", 256, 2.0), ("reduction", 2**20, 1.0)]
 BIG_LAUNCH = ("vector_add", 2**24, 2 * 1024)     # MiB
@@ -50,6 +50,7 @@ def main(argv=None):
     print(format_table(["kernel", "measure", "cudalab", "target", "met"], rows, a.markdown))
     print(f"\ntimes: median of {a.repeat} fresh processes, one launch each with numpy arguments copied in "
           "and back; memory: getrusage ru_maxrss of the whole worker process.")
+    print(load_note())
     for f in {(f["name"], f["size"], f["error"]): f for f in failures}.values():
         print(f"\ncudalab {f['name']} {size_label(f['name'], f['size'])}: {f['error']}")
         if f.get("traceback"):

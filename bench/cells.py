@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from table import format_table  # noqa: E402
+from worker import load_note  # noqa: E402
 
 SMALL_KERNEL = r"""// cell %s
 __global__ void scale(float* x, float a, int n) {
@@ -132,6 +133,7 @@ def main(argv=None):
 
     print(format_table(["measure", "median", "target", "met"], rows, a.markdown))
     print(f"\nmedians of {a.repeat} fresh processes; a cached recompile is the median of 20 calls in each.")
+    print(load_note())
     print("slowest imports under python -X importtime (self / cumulative ms):")
     for self_us, cumulative_us, module in slowest_imports():
         print(f"  {self_us / 1e3:7.1f} {cumulative_us / 1e3:8.1f}  {module}")

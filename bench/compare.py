@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels import BENCHES  # noqa: E402
 from table import format_table  # noqa: E402
-from worker import spawn  # noqa: E402
+from worker import load_note, spawn  # noqa: E402
 
 MEMORY_METHOD = ("peak RSS: getrusage(RUSAGE_SELF).ru_maxrss of the worker process after the launch "
                  "(includes Python, numpy, cudalab and the inputs); (+N) is its growth during the timed launch")
@@ -87,7 +87,7 @@ def main(argv=None):
         p.error(f"unknown kernel(s) {', '.join(sorted(unknown))}; choose from {', '.join(BENCHES)}")
     budget = a.budget or (5 if a.quick else 20)
 
-    rows, failures = [], []
+    rows, failures, start_load = [], [], load_note()
     for name in names:
         for size in BENCHES[name].sizes[:1] if a.quick else BENCHES[name].sizes:
             emu = spawn("cudalab", name, size, timeout=a.timeout)
@@ -103,6 +103,7 @@ def main(argv=None):
     print("numba-sim s marked ~ is extrapolated linearly in blocks from the part of the grid timed;"
           " numba-sim/cudalab is how many times faster cudalab ran.")
     print(MEMORY_METHOD + ".")
+    print(f"{start_load}; at the end, {load_note().split('load average ')[1]}")
     for f in failures:
         print(f"\n{f['backend']} {f['name']} {size_label(f['name'], f['size'])}: {f['error']}")
         if f["backend"] == "cudalab" and f.get("traceback"):

@@ -76,6 +76,12 @@ def run(backend, name, size, blocks=None, budget=None):
     return result
 
 
+def load_note():
+    """Say how busy the machine was: timings on a shared machine are only as good as this."""
+    one, five, _ = os.getloadavg()
+    return f"machine: {os.cpu_count()} CPUs, load average {one:.1f} (1 min), {five:.1f} (5 min)"
+
+
 def spawn(backend, name, size, blocks=None, budget=None, timeout=120):
     """Run `run` in a fresh Python process; a timeout or crash becomes a failed result."""
     cmd = [sys.executable, __file__, backend, name, str(size)]
