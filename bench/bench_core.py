@@ -4,7 +4,8 @@
 
 Each figure is the median over --repeat fresh processes (bench/worker.py) of one launch after a
 one-block warm-up, including copying the numpy arguments in and back. Memory is the worker
-process's peak RSS (getrusage ru_maxrss), which includes Python, numpy, cudalab and the inputs.
+process's peak RSS during the launch (VmHWM, see worker.py), which includes Python, numpy,
+cudalab and the inputs.
 """
 import argparse
 import statistics
@@ -49,7 +50,7 @@ def main(argv=None):
 
     print(format_table(["kernel", "measure", "cudalab", "target", "met"], rows, a.markdown))
     print(f"\ntimes: median of {a.repeat} fresh processes, one launch each with numpy arguments copied in "
-          "and back; memory: getrusage ru_maxrss of the whole worker process.")
+          "and back; memory: peak RSS of the whole worker process during the launch.")
     print(load_note())
     for f in {(f["name"], f["size"], f["error"]): f for f in failures}.values():
         print(f"\ncudalab {f['name']} {size_label(f['name'], f['size'])}: {f['error']}")

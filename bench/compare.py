@@ -17,8 +17,9 @@ from kernels import BENCHES  # noqa: E402
 from table import format_table  # noqa: E402
 from worker import load_note, spawn  # noqa: E402
 
-MEMORY_METHOD = ("peak RSS: getrusage(RUSAGE_SELF).ru_maxrss of the worker process after the launch "
-                 "(includes Python, numpy, cudalab and the inputs); (+N) is its growth during the timed launch")
+MEMORY_METHOD = ("peak RSS: the worker process's peak resident set size during the timed launch (Linux VmHWM,"
+                 " reset just before it), which includes Python, numpy, cudalab and the inputs;"
+                 " (+N) is that peak minus the resident size just before the launch")
 
 
 def size_label(name, size):
@@ -52,10 +53,12 @@ def row(name, size, emu, sim):
     threads = bench.thread_count(size)
     cells = [name, size_label(name, size), rate(threads)]
     if emu["ok"]:
+        inst = emu.get("thread_instructions")
         cells += [seconds(emu["seconds"]), rate(threads / emu["seconds"]),
+                  rate(inst / emu["seconds"]) if inst else "",
                   f"{emu['peak_rss_mib']:.0f} (+{emu['peak_rss_mib'] - emu['baseline_rss_mib']:.0f})"]
     else:
-        cells += [short_error(emu), "", ""]
+        cells += [short_error(emu), "", "", ""]
     if sim is None:
         return cells + ["skipped", "", ""]
     if not sim["ok"]:
@@ -68,7 +71,8 @@ def row(name, size, emu, sim):
     return cells + [("~" if partial else "") + seconds(full), ratio, timed]
 
 
-HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab threads/s", "cudalab peak RSS MiB",
+HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab threads/s", "cudalab thread-instr/s",
+           "cudalab peak RSS MiB",
            "numba-sim s", "numba-sim/cudalab", "numba-sim timed on"]
 
 
@@ -101,7 +105,8 @@ def main(argv=None):
     print(format_table(HEADERS, rows, a.markdown))
     print()
     print("numba-sim s marked ~ is extrapolated linearly in blocks from the part of the grid timed;"
-          " numba-sim/cudalab is how many times faster cudalab ran.")
+          " numba-sim/cudalab is how many times faster cudalab ran;"
+          " thread-instr/s counts PTX instructions summed over active threads (LaunchRecord.thread_instructions).")
     print(MEMORY_METHOD + ".")
     print(f"{start_load}; at the end, {load_note().split('load average ')[1]}")
     for f in failures:

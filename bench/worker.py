@@ -3,12 +3,13 @@
     python bench/worker.py cudalab|numba NAME SIZE [--blocks K]
 
 Each run gets its own process so that numba's simulator can be switched on before numba.cuda
-is imported, and so that the peak resident set size (getrusage ru_maxrss) belongs to one kernel.
+is imported, and so that its memory belongs to one kernel. Memory is Linux's peak resident set
+size (VmHWM), reset just before the timed launch (/proc/self/clear_refs, "5"), so the peak is the
+launch's own, compared with the resident size just before it (VmRSS).
 """
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -21,8 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels import BENCHES  # noqa: E402
 
 
-def maxrss_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024    # Linux: KiB
+def status_mib(field):
+    """A memory field of /proc/self/status (VmRSS: resident now, VmHWM: peak since reset), in MiB."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
+
+
+def reset_peak_rss():
+    with open("/proc/self/clear_refs", "w") as f:     # Linux >= 4.0: "5" resets VmHWM to VmRSS
+        f.write("5")
 
 
 def cudalab_kernel(bench):
@@ -60,15 +68,16 @@ def run(backend, name, size, blocks=None, budget=None):
         if budget is not None:
             blocks = max(1, min(full, int(budget / one)))
         blocks = min(blocks or full, full)
-        result["baseline_rss_mib"] = maxrss_mib()
+        reset_peak_rss()
+        result["baseline_rss_mib"] = status_mib("VmRSS")
         if blocks > 1 or budget is None:
             seconds, args, record = launch(kernel, bench, size, blocks)
         else:
             seconds = one
         grid = bench.launch(size, blocks)
-        result.update(seconds=seconds, peak_rss_mib=maxrss_mib(), grid=grid,
+        result.update(seconds=seconds, peak_rss_mib=status_mib("VmHWM"), grid=grid,
                       threads=bench.thread_count(size, grid), fraction=blocks / full,
-                      instructions=getattr(record, "instructions", None),
+                      thread_instructions=getattr(record, "thread_instructions", None),
                       error=bench.check(size, args, blocks))
         result["ok"] = result["error"] is None
     except Exception as e:
