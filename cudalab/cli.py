@@ -133,15 +133,16 @@ def parse_launch_spec(source: str) -> LaunchSpec | None:
     return LaunchSpec(kernel, grid, block, args, values, checks)
 
 
-def run_kernel_file(mod, spec: LaunchSpec, out=sys.stdout) -> bool:
+def run_kernel_file(mod, spec: LaunchSpec, out=None) -> bool:
     """Launch ``spec`` from compiled module ``mod``, print a report; False if a check failed."""
     import cudalab
+    out = out or sys.stdout
     device = {n: cudalab.to_device(v) for n, v in spec.values.items() if isinstance(v, np.ndarray)}
     kernel = mod.get_kernel(spec.kernel)
     rec = kernel[spec.grid, spec.block](*(device.get(a, spec.values.get(a)) for a in spec.args))
     cudalab.synchronize()
     print(f"{spec.kernel}<<<{spec.grid}, {spec.block}>>>({', '.join(spec.args)}) on {rec.backend}: "
-          f"{rec.wall_time:.3f} s, {rec.instructions:,} warp instructions", file=out)
+          f"{rec.wall_time * 1e3:.1f} ms, {rec.thread_instructions:,} thread instructions", file=out)
     results = {n: d.copy_to_host() for n, d in device.items()}
     written = [n for n in results if not np.array_equal(results[n], spec.values[n])]
     for n in written:

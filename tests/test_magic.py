@@ -25,6 +25,7 @@ def ip():
 def test_cell_binds_each_kernel_by_its_cpp_name(ip):
     ip.run_cell_magic("cuda", "", VEC_ADD)
     result = ip.run_cell("""
+import numpy as np, cudalab
 n = 1000
 a = np.arange(n, dtype=np.float32)
 d_a, d_b = cudalab.to_device(a), cudalab.to_device(2 * a)
@@ -38,7 +39,7 @@ c = d_c.copy_to_host()
 
 
 def test_defines_and_module_name(ip):
-    ip.run_cell_magic("cuda", "-D SCALE=3 -D UNUSED --module scaling", """\
+    ip.run_cell_magic("cuda", "-D SCALE=3 -D UNUSED --module scaling --device emu", """\
 template <int K> __global__ void times(int* x) { x[threadIdx.x] *= K; }
 __global__ void scale(int* x) { x[threadIdx.x] *= SCALE; }
 """)
