@@ -1,0 +1,180 @@
+"""The emulator core: SIMT control flow, memory spaces, warp primitives, printf, exact arithmetic."""
+import numpy as np
+import pytest
+
+import cudalab
+
+
+def run(src, name, grid, block, *args, shared=0):
+    k = cudalab.compile(src).get_kernel(name)
+    return k[grid, block, 0, shared](*args)
+
+
+def test_divergent_loops_with_data_dependent_trip_counts():
+    src = r'''
+    __global__ void collatz(const unsigned* x, int* steps, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i >= n) return;
+      unsigned v = x[i]; int s = 0;
+      while (v != 1) { v = (v & 1) ? 3 * v + 1 : v / 2; ++s; }
+      steps[i] = s;
+    }'''
+    x = np.arange(1, 301, dtype=np.uint32)
+    out = np.zeros(300, np.int32)
+    run(src, "collatz", 3, 128, x, out, np.int32(300))
+
+    def steps(v):
+        s = 0
+        while v != 1:
+            v = 3 * v + 1 if v & 1 else v // 2
+            s += 1
+        return s
+    assert out.tolist() == [steps(int(v)) for v in x]
+
+
+def test_recursive_device_function_not_inlined():
+    src = r'''
+    __device__ __noinline__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+    __global__ void k(int* out) { out[threadIdx.x] = fib(threadIdx.x); }'''
+    out = np.zeros(16, np.int32)
+    run(src, "k", 1, 16, out)
+    fib = [0, 1]
+    for _ in range(14):
+        fib.append(fib[-1] + fib[-2])
+    assert out.tolist() == fib
+
+
+def test_local_array_and_generic_pointer_into_shared():
+    src = r'''
+    __device__ __noinline__ void bump(int* p, int by) { *p += by; }
+    __global__ void k(int* out) {
+      __shared__ int s[32];
+      int loc[8];
+      for (int j = 0; j < 8; ++j) loc[j] = j * threadIdx.x;
+      s[threadIdx.x] = loc[threadIdx.x % 8];
+      bump(&s[threadIdx.x], 1000);          // a generic pointer to shared memory
+      bump(&loc[3], 1);                     // and one to local memory
+      out[threadIdx.x] = s[threadIdx.x] + loc[3];
+    }'''
+    out = np.zeros(32, np.int32)
+    run(src, "k", 1, 32, out)
+    t = np.arange(32)
+    assert out.tolist() == ((t % 8) * t + 1000 + 3 * t + 1).tolist()
+
+
+def test_shuffles_with_width_and_votes():
+    src = r'''
+    __global__ void k(const int* x, int* o) {
+      int t = threadIdx.x, v = x[t];
+      o[t] = __shfl_xor_sync(0xffffffff, v, 1, 8) + 1000 * __shfl_sync(0xffffffff, v, 0, 16);
+      unsigned b = __ballot_sync(0xffffffff, v % 3 == 0);
+      if (t % 32 == 0) o[64 + t / 32] = b;
+    }'''
+    x = np.arange(64, dtype=np.int32) * 7
+    o = np.zeros(66, np.int32)
+    run(src, "k", 1, 64, x, o)
+    t = np.arange(64)
+    assert o[:64].tolist() == (x[t ^ 1] + 1000 * x[t // 16 * 16]).tolist()
+    for w in range(2):
+        bits = sum(1 << l for l in range(32) if x[32 * w + l] % 3 == 0)
+        assert o[64 + w] == np.array(bits, np.uint32).view(np.int32)
+
+
+def test_syncthreads_count_and_or():
+    src = r'''
+    __global__ void k(const int* x, int* o) {
+      int c = __syncthreads_count(x[threadIdx.x] > 10);
+      int a = __syncthreads_or(x[threadIdx.x] == 99);
+      if (threadIdx.x == 0) { o[blockIdx.x * 2] = c; o[blockIdx.x * 2 + 1] = a; }
+    }'''
+    x = np.arange(100, dtype=np.int32)
+    o = np.zeros(2, np.int32)
+    run(src, "k", 1, 100, x, o)
+    assert o.tolist() == [89, 1]
+
+
+def test_printf_prints_in_thread_order(capsys):
+    src = r'''
+    __global__ void hello() { printf("block %d thread %d: %5.2f %s\n", blockIdx.x, threadIdx.x, 1.5f * threadIdx.x, "hi"); }'''
+    rec = run(src, "hello", 2, 3)
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"block {b} thread {t}: {1.5 * t:5.2f} hi" for b in range(2) for t in range(3)]
+    assert rec.printed and len(rec.printed) == 6
+
+
+@pytest.mark.parametrize("dtype,ctype", [(np.float32, "float"), (np.float64, "double")])
+def test_fma_is_correctly_rounded(dtype, ctype):
+    src = f'''
+    __global__ void k(const {ctype}* a, const {ctype}* b, const {ctype}* c, {ctype}* o, int n) {{
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) o[i] = fma(a[i], b[i], c[i]);
+    }}'''
+    rng = np.random.default_rng(7)
+    n = 4096
+    a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    c = (-(a.astype(np.float64) * b)).astype(dtype) + rng.standard_normal(n).astype(dtype) * dtype(1e-6)
+    o = np.zeros(n, dtype)
+    run(src, "k", n // 256, 256, a, b, c, o, np.int32(n))
+    from fractions import Fraction
+    for i in range(0, n, 97):
+        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+        want = dtype(float(exact)) if dtype == np.float64 else np.float32(np.float64(float(exact)))
+        # float(Fraction) rounds correctly to double; for float32, check against neighbours too
+        if dtype == np.float32:
+            cands = [np.nextafter(want, -np.inf, dtype=np.float32), want, np.nextafter(want, np.inf, dtype=np.float32)]
+            # nearest, ties to the even bit pattern (IEEE round-to-nearest-even)
+            best = min(cands, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.array(v).view(np.uint32)) & 1))
+            assert o[i] == best, i
+        else:
+            assert o[i] == want, i
+
+
+def test_atomics_on_shared_and_global_return_old_values():
+    src = r'''
+    __global__ void k(int* g, int* olds) {
+      __shared__ int s;
+      if (threadIdx.x == 0) s = 0;
+      __syncthreads();
+      int old = atomicAdd(&s, 1);
+      olds[threadIdx.x] = old;
+      __syncthreads();
+      if (threadIdx.x == 0) atomicMax(g, s);
+      atomicCAS(g + 1, 0, threadIdx.x + 1);
+    }'''
+    g = np.zeros(2, np.int32)
+    olds = np.zeros(64, np.int32)
+    run(src, "k", 1, 64, g, olds)
+    assert sorted(olds.tolist()) == list(range(64))
+    assert g.tolist() == [64, 1]          # CAS: the first thread in order wins
+
+
+def test_block_size_not_a_multiple_of_32_and_3d_indices():
+    src = r'''
+    __global__ void k(int* o) {
+      int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+      int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+      o[b * 60 + t] = (threadIdx.z * 100 + threadIdx.y) * 100 + threadIdx.x + 1000000 * blockIdx.z;
+    }'''
+    o = np.zeros(60 * 12, np.int32)
+    run(src, "k", (2, 3, 2), (5, 4, 3), o)
+    idx = np.arange(60)
+    tx, ty, tz = idx % 5, (idx // 5) % 4, idx // 20
+    for b in range(12):
+        bz = b // 6
+        assert o[b * 60:(b + 1) * 60].tolist() == ((tz * 100 + ty) * 100 + tx + 1000000 * bz).tolist()
+
+
+def test_half_precision_through_cuda_fp16():
+    src = r'''
+    #include <cuda_fp16.h>
+    __global__ void k(const __half* a, const __half* b, __half* o, float* f) {
+      int i = threadIdx.x;
+      o[i] = __hadd(a[i], b[i]);
+      f[i] = __half2float(__hmul(a[i], b[i]));
+    }'''
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(32).astype(np.float16), rng.standard_normal(32).astype(np.float16)
+    o, f = np.zeros(32, np.float16), np.zeros(32, np.float32)
+    run(src, "k", 1, 32, a, b, o, f)
+    assert np.array_equal(o, (a.astype(np.float64) + b).astype(np.float16))
+    assert np.array_equal(f, (a.astype(np.float64) * b).astype(np.float16).astype(np.float32))
