@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, warp_groups
+from .warps import WARP_SIZE
 
 
 @dataclass
@@ -30,14 +30,24 @@ class BranchOutcome:
 
 def branch_outcome(lanes, taken) -> BranchOutcome:
     """Per-warp taken/not-taken counts of one conditional branch over the active ``lanes``."""
-    groups = warp_groups(lanes)
-    taken = np.bincount(groups.index, weights=np.asarray(taken, bool), minlength=len(groups))
-    return BranchOutcome(groups.warps, groups.active, taken.astype(np.int64))
+    warp = np.asarray(lanes, np.int64) >> 5
+    active = np.bincount(warp)
+    taken = np.bincount(warp[np.asarray(taken, bool)], minlength=len(active))
+    warps = np.flatnonzero(active)
+    return BranchOutcome(warps, active[warps], taken[warps])
 
 
 def active_lane_histogram(lanes):
-    """How many warps ran an instruction with 0..32 active lanes: an array of 33 counts."""
-    return np.bincount(warp_groups(lanes).active, minlength=WARP_SIZE + 1)
+    """How many warps ran an instruction with 1..32 active lanes: an array of 33 counts (index 0
+    stays 0: a warp with no active lane does not execute)."""
+    return lane_histogram(np.bincount(np.asarray(lanes, np.int64) >> 5))
+
+
+def lane_histogram(per_warp):
+    """``active_lane_histogram`` from the active-lane count of each batch warp."""
+    hist = np.bincount(per_warp, minlength=WARP_SIZE + 1)
+    hist[0] = 0
+    return hist
 
 
 def possible_lanes(warps, batch):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..emulator.events import Observer
-from .divergence import branch_outcome, possible_lanes
+from .divergence import branch_outcome, lane_histogram, possible_lanes
 from .global_sectors import global_sectors, sector_map
 from .shared_banks import bank_map, shared_wavefronts
 from .warps import WARP_SIZE
@@ -116,8 +116,7 @@ class MetricsObserver(Observer):
             st.possible_threads += threads
             return
         per_warp = np.bincount(lanes >> 5)
-        hist = np.bincount(per_warp, minlength=WARP_SIZE + 1)
-        hist[0] = 0
+        hist = lane_histogram(per_warp)
         st.lane_histogram += hist
         st.warp_insts += int(hist.sum())
         st.possible_threads += int(np.dot(per_warp > 0, possible[:len(per_warp)]))

@@ -81,7 +81,8 @@ def shared_wavefronts(lanes, addresses, size: int) -> SharedWavefronts:
     per_phase = words_per_bank.reshape(nwarps, nphase, BANKS).max(axis=2)
     wavefronts = per_phase.sum(axis=1)
     warps = np.flatnonzero(wavefronts)
-    return SharedWavefronts(warps, wavefronts[warps], (per_phase[warps] > 0).sum(axis=1))
+    ideal = np.ones(len(warps), np.int64) if nphase == 1 else np.count_nonzero(per_phase[warps], axis=1)
+    return SharedWavefronts(warps, wavefronts[warps], ideal)
 
 
 @dataclass

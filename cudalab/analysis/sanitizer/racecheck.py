@@ -1,0 +1,145 @@
+"""racecheck: shared-memory hazards between warps of a block that no ``__syncthreads()`` separates.
+
+The emulator runs a block's warps in lock step, so a missing barrier never shows as a wrong value
+here (on a GPU it does, sometimes). Like compute-sanitizer's racecheck, this observer finds the
+hazard from the access pattern instead: between two barriers of a block, a shared byte written by
+one thread and read (RAW, WAR) or written (WAW) by a thread of *another warp* is a race. Atomics do
+not race with atomics. State is one small record per shared byte of the batch, reset for a block at
+each of its barriers (a new *epoch*); every step is a numpy operation over the event's lanes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...emulator.events import Observer
+from ...emulator.findings import Finding
+
+NONE = -1
+
+
+def _xyz(linear, dims):
+    linear = int(linear)
+    return (linear % dims[0], (linear // dims[0]) % dims[1], linear // (dims[0] * dims[1]))
+
+
+class _Accesses:
+    """Who last touched each shared byte of the batch in the current epoch: warp, thread, line."""
+
+    def __init__(self, n):
+        self.warp = np.full(n, NONE, np.int64)
+        self.lane = np.full(n, NONE, np.int64)
+        self.line = np.zeros(n, np.int64)
+
+    def clear(self, sl):
+        self.warp[sl] = NONE
+
+    def set(self, where, warp, lane, line):
+        self.warp[where], self.lane[where], self.line[where] = warp, lane, line
+
+
+class RacecheckObserver(Observer):
+    """Attach to a launch; ``findings`` holds one Finding per (hazard kind, line pair)."""
+
+    def __init__(self):
+        self.findings: list[Finding] = []
+        self._by_key: dict = {}
+        self.kernel = ""
+
+    def on_launch_start(self, launch):
+        self.kernel = launch.get("kernel", "") if isinstance(launch, dict) else ""
+        self.shared = launch.get("shared", 0) if isinstance(launch, dict) else 0
+
+    def on_batch_start(self, batch):
+        self.batch = batch
+        self.stride = max(int(self.shared), 1)
+        n = batch.nblocks * self.stride if self.shared else 0
+        self.writer = _Accesses(n)
+        self.atomic = np.zeros(n, bool)          # the last write was an atomic
+        self.reader = _Accesses(n)               # a reader of the epoch
+        self.reader2 = _Accesses(n)              # a reader from a warp other than ``reader``'s
+
+    # ---------------------------------------------------------------- events
+    def on_barrier(self, ev):
+        if "warp" in getattr(ev.inst, "mods", ()) or not self.shared:
+            return                               # __syncwarp orders a warp, not the block
+        for b in np.unique(ev.lanes // self.batch.lanes_per_block):
+            sl = slice(int(b) * self.stride, (int(b) + 1) * self.stride)
+            for acc in (self.writer, self.reader, self.reader2):
+                acc.clear(sl)
+
+    def on_memory(self, ev):
+        if ev.space != "shared" or ev.lanes.size == 0:
+            return
+        size = int(ev.size)
+        lanes = np.repeat(ev.lanes, size)
+        byte = (np.asarray(ev.addresses, np.int64)[:, None] + np.arange(size)).reshape(-1)
+        where = lanes // self.batch.lanes_per_block * self.stride + byte
+        warp = lanes // 32
+        line = ev.inst.line or 0
+        if ev.kind == "ld":
+            self._check(where, warp, lanes, line, self.writer, np.ones(where.size, bool), "RAW", "Write", "Read")
+            self._read(where, warp, lanes, line)
+            return
+        atomic = ev.kind in ("atom", "red")
+        plain = np.ones(where.size, bool) if not atomic else ~self.atomic[where]
+        self._check(where, warp, lanes, line, self.writer, plain, "WAW", "Write", "Write")
+        for r in (self.reader, self.reader2):
+            self._check(where, warp, lanes, line, r, np.ones(where.size, bool), "WAR", "Read", "Write")
+        self.writer.set(where, warp, lanes, line)
+        self.atomic[where] = atomic
+        if not atomic:
+            # two warps writing one byte in the same instruction: the loser races with the winner
+            lost = self.writer.warp[where] != warp
+            if lost.any():
+                self._report("WAW", "Write", "Write", where[lost], self.writer.lane[where[lost]], line,
+                             lanes[lost], line)
+
+    # ---------------------------------------------------------------- helpers
+    def _check(self, where, warp, lanes, line, prior, mask, kind, first, second):
+        pw = prior.warp[where]
+        hit = (pw != NONE) & (pw != warp) & mask
+        if hit.any():
+            self._report(kind, first, second, where[hit], prior.lane[where[hit]], prior.line[where[hit]],
+                         lanes[hit], line)
+
+    def _read(self, where, warp, lanes, line):
+        new = self.reader.warp[where] == NONE
+        self.reader.set(where[new], warp[new], lanes[new], line)
+        other = (self.reader.warp[where] != warp) & (self.reader2.warp[where] == NONE)
+        self.reader2.set(where[other], warp[other], lanes[other], line)
+
+    def _report(self, kind, first, second, where, lane1, line1, lane2, line2):
+        line1 = np.broadcast_to(line1, where.shape)
+        # one finding per (kind, line pair); count the hazards (distinct bytes) of each
+        for l1 in np.unique(line1):
+            sel = line1 == l1
+            key = (kind, int(l1), int(line2))
+            f = self._by_key.get(key)
+            nbytes = int(np.unique(where[sel]).size)
+            if f is not None:
+                f.details["hazards"] += nbytes
+                continue
+            k = int(np.flatnonzero(sel)[0])
+            self._by_key[key] = self._finding(kind, first, second, int(where[k]), int(lane1[k]), int(l1),
+                                              int(lane2[k]), int(line2), nbytes)
+
+    def _finding(self, kind, first, second, where, lane1, line1, lane2, line2, nbytes):
+        b = self.batch
+        block = _xyz(b.first_block + where // self.stride, b.grid)
+        t1 = _xyz(lane1 % b.lanes_per_block, b.block)
+        t2 = _xyz(lane2 % b.lanes_per_block, b.block)
+        offset = where % self.stride
+        l1 = f"line {line1}" if line1 else "an unknown line"
+        l2 = f"line {line2}" if line2 else "an unknown line"
+        what = {"RAW": "wrote a value that", "WAR": "read a value that", "WAW": "wrote a value that"}[kind]
+        then = {"RAW": "read", "WAR": "overwrote", "WAW": "overwrote"}[kind]
+        msg = (f"Race reported between {first} access at {l1} and {second} access at {l2} in kernel "
+               f"{self.kernel} ({kind} hazard on __shared__ memory)\n"
+               f"    thread ({t1[0]},{t1[1]},{t1[2]}) {what} thread ({t2[0]},{t2[1]},{t2[2]}), of another warp, "
+               f"{then} in block ({block[0]},{block[1]},{block[2]}), at shared byte offset {offset},\n"
+               f"    with no __syncthreads() between the two accesses: on a GPU the result depends on which "
+               f"warp runs first.\n    Put a __syncthreads() between {l1} and {l2}.")
+        f = Finding("racecheck", msg, self.kernel, line2, block, t2, offset,
+                    {"hazard": kind, "lines": (line1, line2), "threads": (t1, t2), "hazards": nbytes})
+        self.findings.append(f)
+        return f
