@@ -1,0 +1,133 @@
+"""The host API: compile, kernels by C++ name, device arrays, launch checks with CUDA's error names."""
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab import CompileError, CudaError, KernelError, LaunchError
+
+VECADD = r'''
+__global__ void vecAdd(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+template <int K> __global__ void scale(int* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= K;
+}
+extern "C" __global__ void plain(int* x) { x[threadIdx.x] = threadIdx.x; }
+'''
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return cudalab.compile(VECADD)
+
+
+def test_kernels_are_found_by_their_cxx_names(mod):
+    assert set(mod.kernels) >= {"vecAdd", "plain"}
+    assert mod.get_kernel("vecAdd") is mod.vecAdd
+    x = np.arange(10, dtype=np.int32)
+    mod.get_kernel("scale<3>")[1, 32](x, 10)         # a template instance, compiled on demand
+    assert x.tolist() == [3 * i for i in range(10)]
+    assert "scale<3>" in mod.kernels
+
+
+def test_device_arrays_round_trip_and_launch(mod):
+    a = cudalab.to_device(np.ones(100, np.float32))
+    b = cudalab.to_device(np.full(100, 2, np.float32))
+    c = cudalab.device_array(100, np.float32)
+    rec = mod.vecAdd[1, 128](a, b, c, 100)
+    assert np.all(c.copy_to_host() == 3)
+    assert rec.kernel == "vecAdd" and rec.grid == (1, 1, 1) and rec.block == (128, 1, 1)
+    assert cudalab.last_launch() is rec
+    assert "vecAdd" in repr(rec) and "<table" in rec._repr_html_()
+
+
+def test_recompiling_an_unchanged_source_is_cached():
+    import time
+    cudalab.compile(VECADD)
+    t = time.perf_counter()
+    cudalab.compile(VECADD)
+    assert time.perf_counter() - t < 0.05
+
+
+def test_compile_error_names_the_line_and_shows_it():
+    with pytest.raises(CompileError) as e:
+        cudalab.compile("__global__ void k(int* x) {\n  x[0] = undefined_thing;\n}\n")
+    msg = str(e.value)
+    assert "line 2" in msg and "undefined_thing" in msg and "identifier" in msg
+
+
+def test_get_global_sets_constant_memory():
+    m = cudalab.compile(r'''__constant__ float coef[2];
+    __global__ void k(float* y) { y[threadIdx.x] = coef[0] * threadIdx.x + coef[1]; }''')
+    m.get_global("coef").copy_to_device(np.array([2.0, 0.5], np.float32))
+    y = np.zeros(4, np.float32)
+    m.k[1, 4](y)
+    assert y.tolist() == [0.5, 2.5, 4.5, 6.5]
+    assert m.get_global("coef", dtype=np.float32).copy_to_host().tolist() == [2.0, 0.5]
+
+
+@pytest.mark.parametrize("grid,block,code,words", [
+    (1, 2048, "cudaErrorInvalidConfiguration", "at most 1024 threads"),
+    (0, 32, "cudaErrorInvalidConfiguration", "at least 1"),
+    ((1, 70000), 32, "cudaErrorInvalidConfiguration", "gridDim.y may be at most 65,535"),
+    (1, (1, 1, 65), "cudaErrorInvalidConfiguration", "blockDim.z may be at most 64"),
+    ("x", 32, "cudaErrorInvalidConfiguration", "must be an int or a tuple"),
+])
+def test_bad_launch_shapes(mod, grid, block, code, words):
+    with pytest.raises(LaunchError) as e:
+        mod.vecAdd[grid, block](np.zeros(1, np.float32), np.zeros(1, np.float32), np.zeros(1, np.float32), 1)
+    assert e.value.code == code and words in str(e.value)
+
+
+@pytest.mark.parametrize("args,words", [
+    ((np.zeros(4, np.float32),), "takes 4 arguments (const float*, const float*, float*, int), but 1 was given"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4)), "(int) is a int value, but you passed a numpy array"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), 3.5, 4), "is a pointer: pass a numpy array"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), 2**40), "does not fit"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), 2.5), "is an integer, but you passed 2.5"),
+])
+def test_bad_arguments_say_which_and_why(mod, args, words):
+    with pytest.raises(LaunchError) as e:
+        mod.vecAdd[1, 32](*args)
+    assert words in str(e.value)
+
+
+def test_too_much_shared_memory(mod):
+    m = cudalab.compile("__global__ void k(float* x) { __shared__ float s[16384]; s[threadIdx.x] = 1; x[0] = s[0]; }")
+    with pytest.raises(LaunchError, match="65,536 bytes of shared memory"):
+        m.k[1, 32](np.zeros(1, np.float32))
+    with pytest.raises(LaunchError, match="dynamic"):
+        mod.plain[1, 32, 0, 100_000](np.zeros(32, np.int32))
+
+
+def test_out_of_bounds_write_is_reported_like_compute_sanitizer_and_next_launch_works(mod):
+    a = np.zeros(100, np.float32)
+    with pytest.raises(KernelError) as e:
+        mod.vecAdd[1, 128](a, a, a, 128)          # n larger than the arrays
+    err = e.value
+    assert err.code == "cudaErrorIllegalAddress"
+    f = err.findings[0]
+    assert f.kind == "memcheck" and f.line == 4 and f.block == (0, 0, 0) and f.thread == (100, 0, 0)
+    assert "Invalid __global__ read of size 4 bytes" in str(err)
+    assert "0 bytes after the end of a 400-byte allocation" in str(err)
+    c = np.zeros(100, np.float32)
+    mod.vecAdd[1, 128](np.ones(100, np.float32), np.ones(100, np.float32), c, 100)
+    assert np.all(c == 2)
+
+
+def test_unknown_kernel_name_lists_the_known_ones(mod):
+    with pytest.raises(CudaError, match="its kernels: vecAdd"):
+        mod.get_kernel("vecadd")
+
+
+def test_watchdog_stops_an_endless_loop():
+    m = cudalab.compile("__global__ void spin(int* x) { while (x[0] == 0) { } }")
+    cudalab.set_watchdog(0.5)
+    try:
+        with pytest.raises(KernelError) as e:
+            m.spin[1, 32](np.zeros(1, np.int32))
+    finally:
+        cudalab.set_watchdog(10)
+    assert e.value.code == "cudaErrorLaunchTimeout" and "line 1" in str(e.value) and "loop" in str(e.value)
