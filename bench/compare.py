@@ -54,11 +54,11 @@ def row(name, size, emu, sim):
     cells = [name, size_label(name, size), rate(threads)]
     if emu["ok"]:
         inst = emu.get("thread_instructions")
-        cells += [seconds(emu["seconds"]), rate(threads / emu["seconds"]),
+        cells += [seconds(emu["seconds"]), seconds(emu["cpu_seconds"]), rate(threads / emu["seconds"]),
                   rate(inst / emu["seconds"]) if inst else "",
                   f"{emu['peak_rss_mib']:.0f} (+{emu['peak_rss_mib'] - emu['baseline_rss_mib']:.0f})"]
     else:
-        cells += [short_error(emu), "", "", ""]
+        cells += [short_error(emu), "", "", "", ""]
     if sim is None:
         return cells + ["skipped", "", ""]
     if not sim["ok"]:
@@ -71,7 +71,7 @@ def row(name, size, emu, sim):
     return cells + [("~" if partial else "") + seconds(full), ratio, timed]
 
 
-HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab threads/s", "cudalab thread-instr/s",
+HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab cpu s", "cudalab threads/s", "cudalab thread-instr/s",
            "cudalab peak RSS MiB",
            "numba-sim s", "numba-sim/cudalab", "numba-sim timed on"]
 
@@ -106,6 +106,7 @@ def main(argv=None):
     print()
     print("numba-sim s marked ~ is extrapolated linearly in blocks from the part of the grid timed;"
           " numba-sim/cudalab is how many times faster cudalab ran;"
+          " cpu s is the worker's CPU time (what wall time would be on an idle machine);"
           " thread-instr/s counts PTX instructions summed over active threads (LaunchRecord.thread_instructions).")
     print(MEMORY_METHOD + ".")
     print(f"{start_load}; at the end, {load_note().split('load average ')[1]}")

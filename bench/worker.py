@@ -45,11 +45,12 @@ def numba_kernel(bench):
 
 
 def launch(kernel, bench, size, blocks):
-    """Launch on fresh inputs; return (seconds, args after the launch, launch record or None)."""
+    """Launch on fresh inputs; return ((wall, cpu) seconds, args after the launch, launch record or None).
+    CPU time (all threads of this process) tells what the wall time would be on an idle machine."""
     args = bench.inputs(size, np.random.default_rng(blocks))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     record = kernel[bench.launch(size, blocks), bench.block](*args)
-    return time.perf_counter() - t0, args, record
+    return (time.perf_counter() - t0, time.process_time() - c0), args, record
 
 
 def run(backend, name, size, blocks=None, budget=None):
@@ -66,16 +67,16 @@ def run(backend, name, size, blocks=None, budget=None):
         # and the calibration that sizes a budgeted run.
         one, args, record = launch(kernel, bench, size, 1)
         if budget is not None:
-            blocks = max(1, min(full, int(budget / one)))
+            blocks = max(1, min(full, int(budget / one[0])))
         blocks = min(blocks or full, full)
         reset_peak_rss()
         result["baseline_rss_mib"] = status_mib("VmRSS")
         if blocks > 1 or budget is None:
-            seconds, args, record = launch(kernel, bench, size, blocks)
+            (seconds, cpu), args, record = launch(kernel, bench, size, blocks)
         else:
-            seconds = one
+            seconds, cpu = one
         grid = bench.launch(size, blocks)
-        result.update(seconds=seconds, peak_rss_mib=status_mib("VmHWM"), grid=grid,
+        result.update(seconds=seconds, cpu_seconds=cpu, peak_rss_mib=status_mib("VmHWM"), grid=grid,
                       threads=bench.thread_count(size, grid), fraction=blocks / full,
                       thread_instructions=getattr(record, "thread_instructions", None),
                       error=bench.check(size, args, blocks))
