@@ -19,6 +19,14 @@ from .runtime.record import LaunchRecord, last_launch  # noqa: F401
 __version__ = "0.1.0"
 
 
+def check(*names):
+    """Turn on compute-sanitizer-like checks ("racecheck", "initcheck"; memcheck and synccheck always
+    run): ``cudalab.check("racecheck")`` for the session, ``with cudalab.check("racecheck"):`` for a
+    block, ``cudalab.check()`` to turn them off. Findings print as warnings and go to ``rec.findings``."""
+    from .analysis.sanitizer import check as _check
+    return _check(*names)
+
+
 def synchronize():
     """Wait for all launched work (the emulator runs launches to completion, so this returns at once)."""
     from .runtime import device

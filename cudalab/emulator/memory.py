@@ -28,6 +28,18 @@ class Allocation:
     label: str = ""
     freed: bool = False
     initialized: np.ndarray | None = None   # per-byte written flags (initcheck), when tracked
+    written_all: bool = False               # every byte written (a whole host copy, or marked so)
+
+    def mark_written(self, start: int, stop: int):
+        """Record that bytes [start, stop) of this allocation hold data (initcheck)."""
+        if self.written_all:
+            return
+        if start <= 0 and stop >= self.size:
+            self.written_all, self.initialized = True, None
+            return
+        if self.initialized is None:
+            self.initialized = np.zeros(self.size, bool)
+        self.initialized[max(start, 0):stop] = True
 
 
 class DeviceMemory:
@@ -143,6 +155,8 @@ class DeviceMemory:
         off = int(addr) - GLOBAL_BASE
         self._check_host(addr, buf.size)
         self.data[off:off + buf.size] = buf
+        a = self.find(addr)
+        a.mark_written(int(addr) - a.address, int(addr) - a.address + buf.size)
 
     def read(self, addr: int, nbytes: int) -> np.ndarray:
         off = int(addr) - GLOBAL_BASE

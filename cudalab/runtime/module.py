@@ -197,7 +197,9 @@ class Kernel:
         return rec
 
     def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks):
+        from ..analysis.sanitizer import observers_for
         from ..emulator.engine import launch
+        observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
         stats = None
         try:
             stats = launch(prog, self.mangled, g, b, shared, kparams, observers=observers,

@@ -110,20 +110,20 @@ class RacecheckObserver(Observer):
 
     def _report(self, kind, first, second, where, lane1, line1, lane2, line2):
         line1 = np.broadcast_to(line1, where.shape)
-        # one finding per (kind, line pair); count the hazards (distinct bytes) of each
+        # one finding per (kind, line pair); count the hazards (accesses of the second kind) of each
         for l1 in np.unique(line1):
             sel = line1 == l1
             key = (kind, int(l1), int(line2))
             f = self._by_key.get(key)
-            nbytes = int(np.unique(where[sel]).size)
+            count = int(np.unique(np.broadcast_to(lane2, where.shape)[sel]).size)
             if f is not None:
-                f.details["hazards"] += nbytes
+                f.details["hazards"] += count
                 continue
             k = int(np.flatnonzero(sel)[0])
             self._by_key[key] = self._finding(kind, first, second, int(where[k]), int(lane1[k]), int(l1),
-                                              int(lane2[k]), int(line2), nbytes)
+                                              int(np.broadcast_to(lane2, where.shape)[k]), int(line2), count)
 
-    def _finding(self, kind, first, second, where, lane1, line1, lane2, line2, nbytes):
+    def _finding(self, kind, first, second, where, lane1, line1, lane2, line2, count):
         b = self.batch
         block = _xyz(b.first_block + where // self.stride, b.grid)
         t1 = _xyz(lane1 % b.lanes_per_block, b.block)
@@ -138,8 +138,10 @@ class RacecheckObserver(Observer):
                f"    thread ({t1[0]},{t1[1]},{t1[2]}) {what} thread ({t2[0]},{t2[1]},{t2[2]}), of another warp, "
                f"{then} in block ({block[0]},{block[1]},{block[2]}), at shared byte offset {offset},\n"
                f"    with no __syncthreads() between the two accesses: on a GPU the result depends on which "
-               f"warp runs first.\n    Put a __syncthreads() between {l1} and {l2}.")
+               f"warp runs first.\n    " + (f"Put a __syncthreads() between {l1} and {l2}." if line1 != line2 else
+                                            f"Both accesses are at {l1}, in different loop iterations or calls: "
+                                            "put a __syncthreads() between them (e.g. at the end of the loop body)."))
         f = Finding("racecheck", msg, self.kernel, line2, block, t2, offset,
-                    {"hazard": kind, "lines": (line1, line2), "threads": (t1, t2), "hazards": nbytes})
+                    {"hazard": kind, "lines": (line1, line2), "threads": (t1, t2), "hazards": count})
         self.findings.append(f)
         return f
