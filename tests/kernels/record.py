@@ -1,0 +1,222 @@
+"""Run every corpus case on a real NVIDIA GPU through CuPy and save inputs and outputs: the oracle.
+
+usage: python tests/kernels/record.py OUTDIR [group ...]
+Writes OUTDIR/<group>.npz and OUTDIR/provenance.json (GPU, driver, CUDA and NVRTC versions, and
+the cases left out, with why). Each case runs twice on fresh copies of its inputs; a case whose two
+runs differ is left out as nondeterministic, as is one that fails to compile, faults or hangs.
+Each group runs in a child process, so a case that faults (which kills the CUDA context) or hangs
+costs only itself: the child is restarted after it.
+
+npz layout, per case: "<name>/in<k>" for every argument k (numpy scalars as 0-d arrays),
+"<name>/out<k>" for every array argument after the launch, "<name>/sha" = case_sha(case).
+"""
+import ctypes
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+if __package__ in (None, ""):                  # run as a script: make `kernels` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from kernels import GROUPS, cases
+else:
+    from . import GROUPS, cases
+
+CASE_TIMEOUT_S = int(os.environ.get("CASE_TIMEOUT_S", 60))    # one case (compile + two launches) taking longer is taken for a hang
+
+
+def case_sha(case):
+    """Fingerprint of what a recording depends on; a recording with another sha is stale."""
+    key = repr((case["src"], case["kernel"], case["grid"], case["block"], case["shared"]))
+    return hashlib.sha1(key.encode()).hexdigest()
+
+
+def as3(v):
+    v = (v,) if isinstance(v, int) else tuple(v)
+    return v + (1,) * (3 - len(v))
+
+
+def _struct_as_array(a):
+    """A struct passed by value, as CuPy's custom-struct examples do: a one-element host array."""
+    return np.frombuffer(a.tobytes(), a.dtype)
+
+
+def _struct_as_pointer(a, keep):
+    """Fallback for CuPy versions that take no host arrays: a CPointer to the struct's bytes."""
+    from cupy.cuda.function import CPointer
+    keep.append(ctypes.create_string_buffer(a.tobytes(), a.dtype.itemsize))
+    return CPointer(ctypes.addressof(keep[-1]))
+
+
+def run_on_gpu(case, args):
+    """Launch one case with CuPy; array arguments are copied back into args in place."""
+    import cupy as cp
+    name = case["kernel"]
+    mod = cp.RawModule(code=case["src"], options=("-std=c++17",), name_expressions=[name])
+    kernel = mod.get_function(name)
+    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    keep = []
+    try:
+        kernel(as3(case["grid"]), as3(case["block"]),
+               tuple(_struct_as_array(a) if isinstance(a, np.void) else a for a in dev), shared_mem=case["shared"])
+    except TypeError:
+        kernel(as3(case["grid"]), as3(case["block"]),
+               tuple(_struct_as_pointer(a, keep) if isinstance(a, np.void) else a for a in dev), shared_mem=case["shared"])
+    cp.cuda.Device().synchronize()
+    for a, d in zip(args, dev):
+        if isinstance(a, np.ndarray):
+            a[...] = cp.asnumpy(d)
+
+
+def first_difference(a, b):
+    """'' if a and b are the same bits, else where they first differ."""
+    if a.tobytes() == b.tobytes():
+        return ""
+    bad = np.flatnonzero(a.view(np.uint8).ravel() != b.view(np.uint8).ravel())
+    return f"byte {bad[0]} of {a.nbytes}"
+
+
+def record_case(case):
+    """(inputs, outputs) of one case, run twice; raises RuntimeError if the runs disagree."""
+    inputs = case["make"]()
+    runs = []
+    for _ in range(2):
+        args = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
+        run_on_gpu(case, args)
+        runs.append({k: a for k, a in enumerate(args) if isinstance(a, np.ndarray)})
+    for k in runs[0]:
+        where = first_difference(runs[0][k], runs[1][k])
+        if where:
+            raise RuntimeError(f"nondeterministic: two runs differ in argument {k} at {where}")
+    return inputs, runs[0]
+
+
+def gpu_still_usable():
+    """False once a fault has killed this process's CUDA context."""
+    import cupy as cp
+    try:
+        cp.cuda.Device().synchronize()
+        return int(cp.arange(4).sum()) == 6
+    except Exception:
+        return False
+
+
+def record_group(outdir, group, after=None):
+    """Record one group's cases (those after `after`, continuing a partial file); saves after each."""
+    path, state_path = os.path.join(outdir, f"{group}.npz"), os.path.join(outdir, f"{group}.json")
+    arrays, state = {}, {"recorded": [], "dropped": {}}
+    if after is not None:
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files}
+        with open(state_path) as f:
+            state = json.load(f)
+    todo = cases([group])
+    if after is not None:
+        todo = todo[[c["name"] for c in todo].index(after) + 1:]
+
+    def save():
+        np.savez_compressed(path, **arrays)
+        with open(state_path, "w") as f:
+            json.dump(state, f)
+
+    save()
+
+    for case in todo:
+        state["started"] = case["name"]
+        with open(state_path, "w") as f:
+            json.dump(state, f)
+        t0 = time.time()
+        try:
+            inputs, outputs = record_case(case)
+        except Exception as e:                # keep going: one broken case must not hide the others
+            reason = f"{type(e).__name__}: {e}".strip()[:2000]
+            state["dropped"][case["name"]] = reason
+            print(f"DROP {group}/{case['name']}: {reason.splitlines()[0][:300]}", flush=True)
+            if not gpu_still_usable():
+                save()
+                sys.exit(3)                   # the parent restarts this group after this case
+            continue
+        for k, a in enumerate(inputs):
+            arrays[f"{case['name']}/in{k}"] = np.asarray(a)
+        for k, a in outputs.items():
+            arrays[f"{case['name']}/out{k}"] = a
+        arrays[f"{case['name']}/sha"] = np.array(case_sha(case))
+        state["recorded"].append(case["name"])
+        save()
+        print(f"ok   {group}/{case['name']} ({time.time() - t0:.2f} s)", flush=True)
+    state["started"] = None
+    save()
+
+
+def provenance():
+    import cupy as cp
+    rt = cp.cuda.runtime
+    props = rt.getDeviceProperties(0)
+    return dict(gpu=props["name"].decode(), compute_capability=f"{props['major']}.{props['minor']}",
+                driver=rt.driverGetVersion(), cuda_runtime=rt.runtimeGetVersion(),
+                nvrtc=".".join(map(str, cp.cuda.nvrtc.getVersion())), cupy=cp.__version__, numpy=np.__version__,
+                python=platform.python_version(), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                options=["-std=c++17"])
+
+
+def run_watched(cmd, state_path):
+    """Run a group child; kill it if one case runs longer than CASE_TIMEOUT_S (state file not touched)."""
+    child = subprocess.Popen(cmd)
+    while child.poll() is None:
+        time.sleep(0.5)
+        if os.path.exists(state_path) and time.time() - os.path.getmtime(state_path) > CASE_TIMEOUT_S:
+            child.kill()
+            child.wait()
+            return "killed after %d s" % CASE_TIMEOUT_S
+    return child.returncode
+
+
+def main(outdir, groups=GROUPS):
+    """Record each group in a child process, restarting it after any case that faults or hangs."""
+    os.makedirs(outdir, exist_ok=True)
+    info = provenance()
+    print(json.dumps(info), flush=True)
+    info["recorded"], info["dropped"] = {}, {}
+    for group in groups:
+        state_path, after = os.path.join(outdir, f"{group}.json"), None
+        if os.path.exists(state_path):
+            os.remove(state_path)
+        while True:
+            cmd = [sys.executable, os.path.abspath(__file__), outdir, "--group", group] + (["--after", after] if after else [])
+            rc = run_watched(cmd, state_path)
+            if not os.path.exists(state_path):
+                info["dropped"][f"{group}/*"] = f"group child failed before its first case (exit {rc})"
+                break
+            with open(state_path) as f:
+                state = json.load(f)
+            if rc == 0:
+                break
+            after = state["started"]
+            if after is None:
+                break
+            if after not in state["dropped"]:  # hung or crashed the process: note it and skip it
+                state["dropped"][after] = f"child process ended while running it (exit {rc}): a hang or crash"
+                with open(state_path, "w") as f:
+                    json.dump(state, f)
+                print(f"DROP {group}/{after}: child ended ({rc})", flush=True)
+        info["recorded"][group] = state["recorded"] if os.path.exists(state_path) else []
+        info["dropped"].update(state["dropped"] if os.path.exists(state_path) else {})
+        if os.path.exists(state_path):
+            os.remove(state_path)
+    with open(os.path.join(outdir, "provenance.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    n_ok = sum(map(len, info["recorded"].values()))
+    print(f"{n_ok} recorded, {len(info['dropped'])} dropped", flush=True)
+
+
+if __name__ == "__main__":
+    if "--group" in sys.argv:
+        a = sys.argv
+        record_group(a[1], a[a.index("--group") + 1], a[a.index("--after") + 1] if "--after" in a else None)
+    else:
+        main(sys.argv[1], sys.argv[2:] or GROUPS)

@@ -1,0 +1,133 @@
+"""Differential tests: every corpus kernel (tests/kernels) on the emulator against a real GPU's results.
+
+A real GPU ran each case once (tests/kernels/record.py) and its inputs and outputs were saved in
+tests/kernels/recorded/. Here the emulator runs the same CUDA C++ on the same inputs, and every
+array argument must come back with the GPU's bits, or within the case's ulp/atol for approximate
+math. A failure names the first differing elements: index, got, want.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernels import GROUPS, cases
+from kernels.record import case_sha, run_on_gpu
+
+RECORDED = Path(__file__).parent / "kernels" / "recorded"
+FLOAT_BITS = {np.dtype(np.float16): np.int16, np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+
+def load_recordings():
+    """{case name: {"in": [...], "out": {k: array}, "sha": str}} from every group's npz."""
+    found = {}
+    for group in GROUPS:
+        path = RECORDED / f"{group}.npz"
+        if not path.exists():
+            continue
+        with np.load(path) as z:
+            for key in z.files:
+                name, field = key.split("/")
+                rec = found.setdefault(name, {"in": {}, "out": {}})
+                if field == "sha":
+                    rec["sha"] = str(z[key])
+                elif field.startswith("out"):
+                    rec["out"][int(field[3:])] = z[key]
+                else:
+                    rec["in"][int(field[2:])] = z[key]
+    return found
+
+
+def dropped_on_gpu():
+    path = RECORDED / "provenance.json"
+    return json.loads(path.read_text())["dropped"] if path.exists() else {}
+
+
+RECORDINGS = load_recordings()
+DROPPED = dropped_on_gpu()
+CASES = cases()
+
+
+def as_argument(a):
+    """A recorded input as the kernel takes it: arrays as fresh copies, 0-d arrays as numpy scalars."""
+    return a[()] if a.ndim == 0 else a.copy()
+
+
+def run_on_emulator(case, args):
+    import cudalab
+    kernel = cudalab.compile(case["src"]).get_kernel(case["kernel"])
+    kernel[case["grid"], case["block"], 0, case["shared"]](*args)
+
+
+def ulp_distance(got, want):
+    """Distance in units in the last place, counting representable floats between got and want."""
+    bits = FLOAT_BITS[got.dtype]
+    lowest = np.iinfo(bits).min
+
+    def ordered(x):   # float bit patterns -> integers in the same order as the float values
+        i = x.view(bits).astype(np.int64)
+        return np.where(i < 0, np.int64(lowest) - i, i)
+
+    g, w = ordered(got), ordered(want)
+    return np.where(g >= w, g.view(np.uint64) - w.view(np.uint64), w.view(np.uint64) - g.view(np.uint64))
+
+
+def mismatches(case, got, want):
+    """Boolean array: True where got is not what the GPU gave (bits, or ulp/atol for approximate cases)."""
+    if case["exact"] or got.dtype not in FLOAT_BITS:
+        width = np.dtype(f"u{got.dtype.itemsize}") if got.dtype.itemsize in (1, 2, 4, 8) else None
+        if width is None:
+            return got.view(np.uint8) != want.view(np.uint8)
+        return got.view(width) != want.view(width)
+    both_nan = np.isnan(got) & np.isnan(want)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(got.astype(np.float64) - want.astype(np.float64)) <= case["atol"]
+    return ~(both_nan | close | (ulp_distance(got, want) <= case["ulp"]))
+
+
+def show(x):
+    """An element for a failure message: its value and, for floats, its bits."""
+    if x.dtype in FLOAT_BITS:
+        return f"{x.item()!r} (0x{int(x.view(f'u{x.itemsize}')):0{2 * x.itemsize}x})"
+    return repr(x.item())
+
+
+def assert_same_as_gpu(case, k, got, want, first=8):
+    bad = mismatches(case, got, want)
+    if not bad.any():
+        return
+    rule = "bit for bit" if case["exact"] else f"within {case['ulp']} ulp or {case['atol']}"
+    lines = [f"{case['group']}/{case['name']}: argument {k} ({got.dtype}{list(got.shape)}) differs from the GPU "
+             f"({rule}) in {int(bad.sum())} of {bad.size} elements; first:"]
+    for idx in np.argwhere(bad)[:first]:
+        i = tuple(idx.tolist())
+        lines.append(f"  {list(i)}: got {show(got[i])}  want {show(want[i])}")
+    pytest.fail("\n".join(lines), pytrace=False)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c['group']}/{c['name']}" for c in CASES])
+def test_emulator_matches_recorded_gpu(case):
+    if case["name"] in DROPPED:
+        pytest.skip(f"left out when recording on the GPU: {DROPPED[case['name']][:200]}")
+    rec = RECORDINGS.get(case["name"])
+    if rec is None:
+        pytest.skip("not recorded on a GPU yet: run tests/kernels/record.py on a machine with one")
+    assert rec["sha"] == case_sha(case), "the kernel changed since it was recorded: re-run tests/kernels/record.py"
+    args = [as_argument(rec["in"][k]) for k in range(len(rec["in"]))]
+    run_on_emulator(case, args)
+    for k, want in rec["out"].items():
+        assert_same_as_gpu(case, k, args[k], want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES, ids=[f"{c['group']}/{c['name']}" for c in CASES])
+def test_emulator_matches_live_gpu(case):
+    pytest.importorskip("cupy")
+    inputs = case["make"]()
+    on_gpu = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
+    on_emu = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
+    run_on_gpu(case, on_gpu)
+    run_on_emulator(case, on_emu)
+    for k, want in enumerate(on_gpu):
+        if isinstance(want, np.ndarray):
+            assert_same_as_gpu(case, k, on_emu[k], want)
