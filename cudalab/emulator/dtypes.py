@@ -114,16 +114,29 @@ def _round_to_odd_sum(a, b):
 
 
 def fma_f32(a, b, c):
-    """Correctly rounded float32 a*b+c: the product is exact in float64, the sum rounded to odd."""
+    """Correctly rounded float32 a*b+c.
+
+    The product is exact in float64, so only the sum rounds twice (to float64, then to float32).
+    That double rounding can only go wrong when the float64 sum lands exactly halfway between two
+    float32 values (or in float32's subnormal range); just those lanes are redone with the sum
+    rounded to odd (Boldo & Melquiond), which makes the second rounding correct."""
     a64, b64, c64 = (np.asarray(x, np.float64) for x in (a, b, c))
     p = a64 * b64
-    with np.errstate(all="ignore"):
-        s = _round_to_odd_sum(np.atleast_1d(p), np.atleast_1d(np.broadcast_to(c64, np.shape(p))).astype(np.float64))
-        r = s.astype(np.float32)
-        # inf/nan and overflow cases follow IEEE through plain float math
-        plain = (p + c64).astype(np.float32)
-        r = np.where(np.isfinite(s), r, plain)
-    return r.reshape(np.shape(p)) if np.ndim(p) else r[0]
+    s = p + c64
+    r = s.astype(np.float32)
+    sb = np.asarray(s).view(np.uint64)
+    risky = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(s) < 2.0 ** -125)
+    if np.ndim(s) == 0:
+        if risky:
+            return _round_to_odd_sum(np.atleast_1d(p), np.atleast_1d(c64)).astype(np.float32)[0]
+        return r
+    if risky.any():
+        k = np.flatnonzero(risky)
+        pk = p[k] if np.ndim(p) else np.full(k.size, p)
+        ck = c64[k] if np.ndim(c64) else np.full(k.size, c64)
+        fixed = _round_to_odd_sum(pk, ck).astype(np.float32)
+        r[k] = np.where(np.isfinite(fixed), fixed, r[k])
+    return r
 
 
 def _split(a):

@@ -207,6 +207,7 @@ class Exec:
         self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
         lanes = np.arange(self.n, dtype=np.int64)
         self.lane_block = lanes // self.lanes_per_block
+        self.shared_base = (self.lane_block * self.shared_stride).astype(np.uint64)
         self.thread_linear = lanes % self.lanes_per_block
         self.valid = self.thread_linear < batch.threads_per_block
         self.exited = ~self.valid

@@ -56,12 +56,13 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
         return _global(ex, inst, addrs, sel, size, kind, space, slice(None))
     if space == "shared":
         limit = ex.shared_size
-        bad = addrs + np.uint64(size) > np.uint64(limit)
+        bad = addrs > np.uint64(limit - size) if limit >= size else np.ones(addrs.shape, bool)
         if bad.any():
             ex.fault(inst, "shared", kind, sel[bad], addrs[bad], size,
                      f"is out of bounds of the block's {limit}-byte shared memory")
         _align(ex, inst, "shared", kind, sel, addrs, size)
-        off = ex.lane_block[sel].astype(np.uint64) * np.uint64(ex.shared_stride) + addrs
+        base = ex.shared_base if sel.size == ex.n else ex.shared_base[sel]
+        off = base + addrs
         if ex.observers:
             ex.emit(MemoryEvent(inst, sel, ex.batch, "shared", kind, size, addrs))
         return [("shared", ex.shared, off, slice(None))]
@@ -81,7 +82,7 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
 
 def _align(ex, inst, space, kind, sel, addrs, size):
     if size > 1:
-        bad = (addrs % np.uint64(size)) != 0
+        bad = (addrs & np.uint64(size - 1)) != 0
         if bad.any():
             ex.fault(inst, space, kind, sel[bad], addrs[bad], size, f"is not aligned to {size} bytes",
                      code="cudaErrorMisalignedAddress")
@@ -103,14 +104,20 @@ def _buffer(buf, dt):
     return buf.view(dt) if hasattr(buf, "view") and not hasattr(buf, "allocs") else buf.view(dt)
 
 
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
+def _index(off, dt):
+    return (off >> np.uint64(_SHIFT[dt.itemsize])).view(np.int64) if off.ndim else \
+        np.int64(int(off) >> _SHIFT[dt.itemsize])
+
+
 def gather(buf, off, dt):
-    v = buf.view(dt)
-    return v[(off // np.uint64(dt.itemsize)).astype(np.intp)]
+    return buf.view(dt)[_index(off, dt)]
 
 
 def scatter(buf, off, dt, vals):
-    v = buf.view(dt)
-    v[(off // np.uint64(dt.itemsize)).astype(np.intp)] = vals
+    buf.view(dt)[_index(off, dt)] = vals
 
 
 # ------------------------------------------------------------------ ld / st
@@ -311,7 +318,7 @@ def _atom(inst, d):
         out = np.empty(sel.size, dt)
         for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, size, inst.opcode):
             view = buf.view(dt)
-            index = (off // np.uint64(size)).astype(np.intp)
+            index = _index(off, np.dtype(dt))
             part = [v if v.ndim == 0 or isinstance(pos, slice) else v[pos] for v in vals]
             if opname == "cas":
                 old = atomic_apply(view, index, part[1], None, "cas", cmp=part[0])
