@@ -1,0 +1,149 @@
+"""Whole CUDA programs (``int main``) on the emulated GPU or a real one, unchanged.
+
+``run_program("prog.cu")`` compiles the program with nvcc (NVIDIA's pip wheels) and links it
+against cudalab's own CUDA runtime (``shim/cudart.c``), whose calls the emulator answers
+(``server.py``): the program's ``cudaMalloc``, ``cudaMemcpy``, ``<<<grid, block, shmem,
+stream>>>`` launches, streams, events and ``printf`` all work without a GPU. With
+``device="gpu"`` the same source is compiled with NVIDIA's runtime and runs on the real GPU.
+
+Known differences from a GPU: device memory is mapped in the program too, so dereferencing a
+``cudaMalloc`` pointer on the host does not crash here (it does on a GPU); every operation runs
+when it is issued (a legal order for any correct program), and event timings come from a model
+(``timeline.py``), not from a clock.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CompileError
+from .build import build_program, cache_dir, nvcc
+
+_MAIN = re.compile(r"\bint\s+main\s*\(")
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+@dataclass
+class ProgramResult:
+    """What a program printed and returned, and the launches it made on the emulator."""
+
+    stdout: str
+    stderr: str
+    returncode: int
+    launches: list = field(default_factory=list)     # LaunchRecord per kernel launch (emulator)
+    device: str = "emu"
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def __repr__(self):
+        return (f"<ProgramResult on {self.device}: exit code {self.returncode}, {len(self.launches)} launches, "
+                f"{len(self.stdout.splitlines())} lines of output>")
+
+
+def has_main(source: str) -> bool:
+    """Is this source a whole program (it defines ``int main(``)?"""
+    return bool(_MAIN.search(re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)))
+
+
+def run_program(path, args=(), device: str = "emu", capture: bool = True, timeout: float | None = None,
+                options=()) -> ProgramResult:
+    """Compile and run the program in the file ``path`` with command-line ``args``."""
+    source = Path(path).read_text()
+    return run_program_source(source, args, device, filename=Path(path).name, capture=capture,
+                              timeout=timeout, options=options)
+
+
+def run_program_source(source: str, args=(), device: str = "emu", filename: str = "cell.cu",
+                       capture: bool = True, timeout: float | None = None, options=(),
+                       line_offset: int = 0) -> ProgramResult:
+    """Compile and run a program given as text (a ``%%cuda`` cell with ``int main``).
+
+    ``capture=False`` lets the program write straight to this process's stdout/stderr (the CLI);
+    ``timeout`` (seconds) stops a program that runs too long."""
+    if device == "gpu":
+        return _run_native(source, args, filename, capture, timeout, options)
+    if device != "emu":
+        raise CompileError(f"unknown device {device!r}: use 'emu' (the emulator) or 'gpu' (a real NVIDIA GPU).")
+    from .server import Server
+    built = build_program(source, filename, options, line_offset)
+    server = Server(built.ptx, built.registers)
+    parent, child = socket.socketpair()
+    env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
+    out = tempfile.TemporaryFile() if capture else None
+    err = tempfile.TemporaryFile() if capture else None
+    try:
+        proc = subprocess.Popen([str(built.executable), *map(str, args)], env=env, stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL if capture else None,
+                                pass_fds=(child.fileno(), server.fd), preexec_fn=_fixed_layout)
+        child.close()
+        stopped = ""
+        try:
+            server.serve(parent, None if timeout is None else time.monotonic() + timeout)
+            proc.wait(timeout=None if timeout is None else 10)
+        except (socket.timeout, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+            stopped = f"cudalab: the program ran longer than {timeout:g} s and was stopped.\n"
+        code = proc.returncode
+        stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
+        stderr += stopped + _crash_note(code)
+        return ProgramResult(stdout, stderr, code, server.session.launches)
+    finally:
+        parent.close()
+        server.close()
+
+
+def _fixed_layout():
+    """In the child before exec: no address-space randomization, so the device arena's addresses
+    are free (the shim also retries when they are not)."""
+    try:
+        ctypes.CDLL(None).personality(ADDR_NO_RANDOMIZE)
+    except (OSError, AttributeError):
+        pass
+
+
+def _read(f) -> str:
+    f.seek(0)
+    return f.read().decode(errors="replace")
+
+
+def _crash_note(code: int) -> str:
+    if code is None or code >= 0:
+        return ""
+    name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+    hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
+            "a missing allocation)." if name == "SIGSEGV" else "")
+    return f"cudalab: the program crashed ({name}).{hint}\n"
+
+
+def _run_native(source, args, filename, capture, timeout, options) -> ProgramResult:
+    """Build with NVIDIA's own runtime and run on the real GPU (the device machine's nvcc first)."""
+    work = Path(tempfile.mkdtemp(prefix="cudalab-gpu-", dir=cache_dir()))
+    try:
+        name = filename if filename.endswith(".cu") else "program.cu"
+        (work / name).write_text(source)
+        compiler = shutil.which("nvcc") or nvcc()
+        r = subprocess.run([compiler, "-arch=native", "-lineinfo", *options, "-o", "program", name],
+                           capture_output=True, text=True, cwd=work)
+        if r.returncode:
+            raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
+        try:
+            p = subprocess.run([str(work / "program"), *map(str, args)], capture_output=capture, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            return ProgramResult(e.stdout or "", (e.stderr or "") + "the program was stopped (timeout)\n", -9,
+                                 device="gpu")
+        return ProgramResult(p.stdout or "", (p.stderr or "") + _crash_note(p.returncode), p.returncode, device="gpu")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
