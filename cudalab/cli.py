@@ -12,7 +12,8 @@
 Arrays are made with numpy (``random`` is seeded, so runs repeat), copied to the device, the
 kernel is launched, and the report shows the launch and the first elements of every array the
 kernel wrote. A file without a ``launch`` line is compiled and its kernels are listed.
-Programs with ``int main()`` are not supported yet.
+A whole program (a file with ``int main()``) is compiled with nvcc and run as it is, with
+``cudalab run prog.cu -- ARGS``; its CUDA runtime calls are answered by the emulator.
 
 ``cudalab compile FILE.cu [--ptx]`` compiles and lists the kernels, or prints the PTX.
 """
@@ -177,14 +178,22 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def run_program_file(args) -> int:
+    """A whole program (``int main``): compile with nvcc and run it, its output straight to the terminal."""
+    import os
+    from .programs import run_program
+    argv = args.args[1:] if args.args[:1] == ["--"] else args.args
+    res = run_program(args.file, argv, device=os.environ.get("CUDALAB_DEVICE", "emu"), capture=False,
+                      options=[f"-D{d}" for d in args.define])
+    sys.stderr.write(res.stderr)
+    return res.returncode
+
+
 def cmd_run(args) -> int:
     with open(args.file) as f:
         source = f.read()
     if _MAIN.search(source):
-        print(f"{args.file} is a whole program (it has int main()); cudalab runs kernel files for now.\n"
-              "Whole-program support lands with issue 8. Meanwhile put the kernel in a %%cuda cell or\n"
-              "add `// cudalab: launch ...` lines (see `cudalab run --help`).", file=sys.stderr)
-        return 2
+        return run_program_file(args)
     source, mod = _compile(args)
     spec = parse_launch_spec(source)
     if spec is None:
@@ -208,7 +217,7 @@ def _parser():
     run = sub.add_parser("run", parents=[common], help="run a kernel file (see its // cudalab: lines)",
                          description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("args", nargs=argparse.REMAINDER,
-                     help="after --: arguments for an int main() program (not supported yet)")
+                     help="after --: arguments for an int main() program")
     run.set_defaults(func=cmd_run)
     comp = sub.add_parser("compile", parents=[common], help="compile; list kernels or print PTX")
     comp.add_argument("--ptx", action="store_true", help="print the PTX")

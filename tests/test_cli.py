@@ -56,11 +56,11 @@ def test_run_without_launch_line_lists_kernels(tmp_path, capsys):
     assert "kernels scale" in capsys.readouterr().out
 
 
-def test_whole_programs_are_not_supported_yet(tmp_path, capsys):
+def test_whole_programs_run_with_their_arguments(tmp_path, capfd):
     f = tmp_path / "prog.cu"
-    f.write_text(SCALE + "int main() { return 0; }\n")
-    assert main(["run", str(f), "--", "1", "2"]) == 2
-    assert "issue 8" in capsys.readouterr().err
+    f.write_text(SCALE + "#include <cstdio>\nint main(int argc, char** argv) { printf(\"%d %s\\n\", argc, argv[2]); return 3; }\n")
+    assert main(["run", str(f), "--", "1", "2"]) == 3
+    assert capfd.readouterr().out == "3 2\n"
 
 
 def test_compile_prints_ptx(tmp_path, capsys):
