@@ -71,12 +71,18 @@ class Occupancy:
     registers_per_block: int           # allocated (per-warp rounding included)
     shared_per_block: int              # allocated (reserved 1 KiB and rounding included)
     shared_per_sm: int                 # the shared-memory configuration used
-    reason: str = ""                   # why the block cannot run at all, when active_blocks is 0
+    reason: str = ""                   # why the block cannot run at all (active_blocks 0, or not launchable)
     curve: list = field(default_factory=list, repr=False)   # rows over block sizes 32, 64, ...
+
+    @property
+    def launchable(self) -> bool:
+        """False when a launch would fail: no block fits, or the block exceeds __launch_bounds__
+        (active_blocks then still says what the driver's occupancy API says)."""
+        return self.active_blocks > 0 and not self.reason
 
     def summary(self) -> str:
         """One paragraph for a student."""
-        if self.active_blocks == 0:
+        if self.active_blocks == 0 or not self.launchable:
             return f"A block of {self.block_size} threads cannot run on {self.device}: {self.reason}"
         lim = " and ".join(self.limiters)
         per = ", ".join(f"{k} {'-' if v >= BIG else v}" for k, v in self.block_limits.items())
@@ -125,11 +131,9 @@ def _limits(p: Profile, res: Resources, threads: int, dynamic: int, max_dynamic_
     warps = -(-threads // p.warp_size)
     warps = _round_up(warps, p.warp_allocation_unit)
     reason = ""
-    max_threads = min(p.max_threads_per_block, res.max_threads or p.max_threads_per_block)
-    if threads > max_threads:
+    if threads > p.max_threads_per_block:
         by_warps = 0
-        reason = (f"a block may have at most {max_threads} threads"
-                  + (" (the kernel's __launch_bounds__)" if max_threads < p.max_threads_per_block else "") + ".")
+        reason = f"a block may have at most {p.max_threads_per_block} threads."
     else:
         by_warps = p.max_warps_per_sm // warps
 
@@ -172,6 +176,11 @@ def _limits(p: Profile, res: Resources, threads: int, dynamic: int, max_dynamic_
 
 def _one(p, res, threads, dynamic, max_dynamic_shared, curve=()):
     limits, reg_block, smem_block, smem_sm, reason = _limits(p, res, threads, dynamic, max_dynamic_shared)
+    if res.max_threads and threads > res.max_threads:
+        # The driver's occupancy ignores __launch_bounds__ (checked on an H100), but the launch fails.
+        reason = reason or (f"the kernel's __launch_bounds__ allows at most {res.max_threads} threads per block, "
+                            f"so a launch with {threads} fails (cudaErrorInvalidValue), although "
+                            f"{min(limits.values())} such blocks would fit on an SM.")
     blocks = min(limits.values())
     warps = blocks * -(-threads // p.warp_size)
     limiters = tuple(k for k in LIMITS if limits[k] == blocks)
