@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cudalab.analysis import (MetricsObserver, active_lane_histogram, bank_map, branch_outcome,
-                              global_sectors, sector_map, shared_wavefronts)
+                              global_sectors, local_sectors, sector_map, shared_wavefronts)
 from cudalab.emulator.events import BatchInfo, BranchEvent, InstructionEvent, MemoryEvent
 
 
@@ -134,6 +134,15 @@ def test_wide_and_straddling_global_accesses():
     t = np.arange(32)
     assert global_sectors(t, BASE + t * 16, 16).sectors.tolist() == [16]        # float4: 512 bytes
     assert global_sectors(t[:1], np.array([BASE + 30]), 4).sectors.tolist() == [2]  # crosses a sector
+
+
+def test_local_memory_is_interleaved_per_thread():
+    # every thread reads element 0 of its own local array: consecutive threads, consecutive words
+    t = np.arange(32)
+    assert local_sectors(t, np.zeros(32), 4).sectors.tolist() == [4]
+    assert local_sectors(t, np.full(32, 8), 8).sectors.tolist() == [8]
+    # each thread a different element (a dynamic index): scattered, like a strided global access
+    assert local_sectors(t, t * 4, 4).sectors.tolist() == [32]
 
 
 def test_sector_map():

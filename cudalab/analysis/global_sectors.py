@@ -36,13 +36,14 @@ class GlobalSectors:
 
 
 def _lane_sectors(addresses, size):
-    """Sectors each lane touches, shape (lanes, k), and a mask of the valid ones (k > 1 only when
-    an access straddles a sector boundary)."""
+    """Sectors each lane touches: shape (lanes, k), and a mask of the valid ones or None when all
+    are (k > 1 only for wide or misaligned accesses that straddle a sector boundary)."""
     addresses = as_int64(addresses)
     first = addresses >> 5   # / SECTOR_BYTES
+    if size & (size - 1) == 0 and size <= SECTOR_BYTES and not (addresses & (size - 1)).any():
+        return first[:, None], None   # naturally aligned, at most 32 bytes: one sector per lane
     last = (addresses + (size - 1)) >> 5
-    k = int((last - first).max(initial=0)) + 1
-    sectors = first[:, None] + np.arange(k, dtype=np.int64)
+    sectors = first[:, None] + np.arange(int((last - first).max()) + 1, dtype=np.int64)
     return sectors, sectors <= last[:, None]
 
 
@@ -50,16 +51,34 @@ def global_sectors(lanes, addresses, size: int) -> GlobalSectors:
     """Distinct 32-byte sectors per warp touched by one global instruction over ``lanes``."""
     lanes = np.asarray(lanes, np.int64)
     if len(lanes) == 0:
-        zero = np.zeros(0, np.int64)
-        return GlobalSectors(zero, zero, zero, zero)
+        return _count(lanes, np.zeros((0, 1), np.int64), None, size)
+    return _count(lanes, *_lane_sectors(addresses, size), size)
+
+
+def local_sectors(lanes, offsets, size: int) -> GlobalSectors:
+    """Distinct sectors per warp of one local-memory instruction; ``offsets`` are per thread.
+
+    Local memory is interleaved so that "consecutive 32-bit words are accessed by consecutive
+    thread IDs" (CUDA C++ Programming Guide, Local Memory): word w of lane t sits at byte
+    (w * 32 + t) * 4 of its warp's local window, so a warp reading one array element is coalesced.
+    """
+    lanes = np.asarray(lanes, np.int64)
+    words = (as_int64(offsets) >> 2)[:, None] + np.arange(max(1, size // 4), dtype=np.int64)
+    return _count(lanes, (words << 2) + ((lanes & (WARP_SIZE - 1)) >> 3)[:, None], None, size)
+
+
+def _count(lanes, sectors, valid, size):
+    """Distinct sectors per warp from each lane's sectors (lanes x k, ``valid`` masking extras)."""
     warp = lanes >> 5
-    sectors, valid = _lane_sectors(addresses, size)
-    if sectors.shape[1] == 1:
+    if valid is None and sectors.shape[1] == 1:
         row, sec = warp, sectors[:, 0]
     else:
+        valid = np.ones(sectors.shape, bool) if valid is None else valid
         row, sec = np.broadcast_to(warp[:, None], sectors.shape)[valid], sectors[valid]
     active = np.bincount(warp)
     warps = np.flatnonzero(active)
+    if len(warps) == 0:
+        return GlobalSectors(warps, warps, warps, warps)
     row, _, first = first_of_pairs(row, sec)
     per_warp = np.bincount(np.where(first, row, len(active)), minlength=len(active) + 1)[warps]
     requested = active[warps] * size
@@ -87,6 +106,7 @@ def sector_map(lanes, addresses, size: int, warp: int) -> SectorMap:
     mine = lanes // WARP_SIZE == warp
     address = as_int64(addresses)[mine]
     sectors, valid = _lane_sectors(address, size)
+    valid = np.ones(sectors.shape, bool) if valid is None else valid
     distinct = np.unique(sectors[valid])
     return SectorMap(int(warp), lanes[mine] % WARP_SIZE, address,
                      np.searchsorted(distinct, sectors[:, 0]), valid.sum(axis=1),

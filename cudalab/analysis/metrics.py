@@ -14,7 +14,7 @@ import numpy as np
 
 from ..emulator.events import Observer
 from .divergence import branch_outcome, lane_histogram, possible_lanes
-from .global_sectors import global_sectors, sector_map
+from .global_sectors import global_sectors, local_sectors, sector_map
 from .shared_banks import bank_map, shared_wavefronts
 from .warps import WARP_SIZE
 
@@ -83,19 +83,24 @@ class MetricsObserver(Observer):
     def __init__(self, source: str | None = None):
         self.source_lines = source.splitlines() if source else []
         self.stats: dict[int, InstructionStats] = {}
-        self._batch = self._batch_shape = None
+        self._lanes = self._lanes_batch = self._counts = None
 
     # ------------------------------------------------------------------ hooks (the hot path)
-    def _shape(self, batch):
-        """Per-batch constants, cached: lanes each warp has at all (divergence.possible_lanes), and
-        the lane histogram of an instruction every thread runs (the common case, then free)."""
-        if batch is not self._batch and batch != self._batch:
-            wpb = batch.lanes_per_block // WARP_SIZE
-            possible = possible_lanes(np.arange(batch.nblocks * wpb), batch)
-            full = np.bincount(possible, minlength=WARP_SIZE + 1)
-            self._batch = batch
-            self._batch_shape = (batch.nblocks * batch.threads_per_block, possible, full, len(possible))
-        return self._batch_shape
+    def _lane_counts(self, lanes, batch):
+        """(lane histogram, warps, lanes those warps have at all) of an active-lane set. The emulator
+        hands the same array to every instruction of a straight run, so this is computed once a run."""
+        if lanes is self._lanes and batch is self._lanes_batch:
+            return self._counts
+        wpb = batch.lanes_per_block // WARP_SIZE
+        possible = possible_lanes(np.arange(batch.nblocks * wpb), batch)
+        if len(lanes) == batch.nblocks * batch.threads_per_block:   # every thread: no counting
+            counts = lane_histogram(possible), len(possible), len(lanes)
+        else:
+            per_warp = np.bincount(lanes >> 5)
+            hist = lane_histogram(per_warp)
+            counts = hist, int(hist.sum()), int(np.dot(per_warp > 0, possible[:len(per_warp)]))
+        self._lanes, self._lanes_batch, self._counts = lanes, batch, counts
+        return counts
 
     def _stats(self, inst):
         st = self.stats.get(id(inst))
@@ -107,19 +112,12 @@ class MetricsObserver(Observer):
         lanes = ev.lanes
         if len(lanes) == 0:
             return
+        hist, warps, possible = self._lane_counts(lanes, ev.batch)
         st = self._stats(ev.inst)
-        threads, possible, full_histogram, nwarps = self._shape(ev.batch)
-        st.thread_insts += len(lanes)
-        if len(lanes) == threads:
-            st.lane_histogram += full_histogram
-            st.warp_insts += nwarps
-            st.possible_threads += threads
-            return
-        per_warp = np.bincount(lanes >> 5)
-        hist = lane_histogram(per_warp)
         st.lane_histogram += hist
-        st.warp_insts += int(hist.sum())
-        st.possible_threads += int(np.dot(per_warp > 0, possible[:len(per_warp)]))
+        st.warp_insts += warps
+        st.thread_insts += len(lanes)
+        st.possible_threads += possible
 
     def on_memory(self, ev):
         if len(ev.lanes) == 0 or ev.space not in ("shared", "global", "local"):
@@ -132,7 +130,7 @@ class MetricsObserver(Observer):
             st.ideal_wavefronts += int(r.ideal.sum())
             score = r.ways
         else:
-            r = global_sectors(ev.lanes, ev.addresses, ev.size)
+            r = (global_sectors if ev.space == "global" else local_sectors)(ev.lanes, ev.addresses, ev.size)
             st.requests += r.requests
             st.sectors += int(r.sectors.sum())
             st.ideal_sectors += int(r.ideal_sectors.sum())
@@ -233,7 +231,7 @@ class MetricsObserver(Observer):
 
     def sector_map(self, inst_index: int):
         """Sector map of the least coalesced warp seen at global instruction ``inst_index``."""
-        st = self._memory_stats(inst_index, "global", "local")
+        st = self._memory_stats(inst_index, "global")
         lanes, addresses = st.worst
         return sector_map(lanes, addresses, st.size, 0)
 
