@@ -5,7 +5,8 @@ Writes OUTDIR/<group>.npz and OUTDIR/provenance.json (GPU, driver, CUDA and NVRT
 the cases left out, with why). Each case runs twice on fresh copies of its inputs; a case whose two
 runs differ is left out as nondeterministic, as is one that fails to compile, faults or hangs.
 Each group runs in a child process, so a case that faults (which kills the CUDA context) or hangs
-costs only itself: the child is restarted after it.
+costs only itself: the child is restarted after it. CuPy's default -ftz=true is taken out, so the
+GPU runs the PTX that cudalab gets from the same C++ (denormals kept); a probe checks it first.
 
 npz layout, per case: "<name>/in<k>" for every argument k (numpy scalars as 0-d arrays),
 "<name>/out<k>" for every array argument after the launch, "<name>/sha" = case_sha(case).
@@ -53,9 +54,32 @@ def _struct_as_pointer(a, keep):
     return CPointer(ctypes.addressof(keep[-1]))
 
 
+NVRTC_OPTIONS = []   # what CuPy last handed NVRTC, for provenance.json
+
+
+def compile_like_cudalab():
+    """Undo CuPy's unconditional -ftz=true (cupy/cuda/compiler.py, _compile_with_cache_cuda).
+
+    cudalab compiles with NVRTC's default, -ftz=false: float32 denormals are kept. With CuPy's flag
+    the GPU would run other PTX (add.ftz.f32, cvt.ftz, ...) than the emulator gets from the same C++.
+    """
+    import cupy.cuda.compiler as compiler
+    if getattr(compiler.compile_using_nvrtc, "keeps_denormals", False):
+        return
+    original = compiler.compile_using_nvrtc
+
+    def compile_using_nvrtc(source, options=(), *args, **kwargs):
+        options = tuple(o for o in options if o != "-ftz=true")
+        NVRTC_OPTIONS[:] = options
+        return original(source, options, *args, **kwargs)
+    compile_using_nvrtc.keeps_denormals = True
+    compiler.compile_using_nvrtc = compile_using_nvrtc
+
+
 def run_on_gpu(case, args):
     """Launch one case with CuPy; array arguments are copied back into args in place."""
     import cupy as cp
+    compile_like_cudalab()
     name = case["kernel"]
     mod = cp.RawModule(code=case["src"], options=("-std=c++17",), name_expressions=[name])
     kernel = mod.get_function(name)
@@ -153,15 +177,24 @@ def record_group(outdir, group, after=None):
     save()
 
 
+DENORMAL_PROBE = dict(name="denormal_probe", kernel="probe", grid=1, block=1, shared=0,
+                      src="__global__ void probe(float* x) { x[0] = x[1] * 0.5f; }")
+
+
 def provenance():
+    """Which GPU and software made the recording; refuses to go on if float32 denormals get flushed."""
     import cupy as cp
+    x = np.array([0.0, 2.0 ** -126], np.float32)
+    run_on_gpu(DENORMAL_PROBE, [x])
+    if x[0] != np.float32(2.0 ** -127):
+        sys.exit(f"float32 denormals are flushed to zero on this GPU build (2^-126 * 0.5 gave {x[0]}): "
+                 "the recording would not match cudalab's -ftz=false semantics")
     rt = cp.cuda.runtime
     props = rt.getDeviceProperties(0)
-    return dict(gpu=props["name"].decode(), compute_capability=f"{props['major']}.{props['minor']}",
+    return dict(denormals_kept=True, nvrtc_options=list(NVRTC_OPTIONS), gpu=props["name"].decode(), compute_capability=f"{props['major']}.{props['minor']}",
                 driver=rt.driverGetVersion(), cuda_runtime=rt.runtimeGetVersion(),
                 nvrtc=".".join(map(str, cp.cuda.nvrtc.getVersion())), cupy=cp.__version__, numpy=np.__version__,
-                python=platform.python_version(), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                options=["-std=c++17"])
+                python=platform.python_version(), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
 
 
 def run_watched(cmd, state_path):
