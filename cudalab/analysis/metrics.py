@@ -53,7 +53,7 @@ class InstructionStats:
     warp_insts: int = 0          # warp-level executions
     thread_insts: int = 0        # sum of active lanes over those executions
     possible_threads: int = 0    # sum of lanes those warps have at all (see divergence.possible_lanes)
-    lane_histogram: np.ndarray = field(default_factory=lambda: np.zeros(WARP_SIZE + 1, np.int64))
+    histograms: dict = field(default_factory=dict)   # lane histogram (as bytes) -> executions
     space: str = ""              # memory instructions: 'shared' | 'global' | 'local' | ...
     kind: str = ""               # 'ld' | 'st' | 'atom' | 'red'
     size: int = 0
@@ -72,6 +72,14 @@ class InstructionStats:
     def bank_conflicts(self):
         return self.wavefronts - self.ideal_wavefronts
 
+    @property
+    def lane_histogram(self):
+        """Warp executions with 0..32 active lanes (see divergence.active_lane_histogram)."""
+        total = np.zeros(WARP_SIZE + 1, np.int64)
+        for hist, n in self.histograms.items():
+            total += np.frombuffer(hist, np.int64) * n
+        return total
+
 
 class MetricsObserver(Observer):
     """Attach to a launch; afterwards ``metrics``, ``per_line()``, ``per_instruction()`` and
@@ -87,18 +95,19 @@ class MetricsObserver(Observer):
 
     # ------------------------------------------------------------------ hooks (the hot path)
     def _lane_counts(self, lanes, batch):
-        """(lane histogram, warps, lanes those warps have at all) of an active-lane set. The emulator
-        hands the same array to every instruction of a straight run, so this is computed once a run."""
+        """(lane histogram as bytes, warps, lanes those warps have at all) of an active-lane set.
+        The emulator hands the same array to every instruction of a straight run, so this is
+        computed once a run and an instruction costs a few dict and int operations."""
         if lanes is self._lanes and batch is self._lanes_batch:
             return self._counts
         wpb = batch.lanes_per_block // WARP_SIZE
         possible = possible_lanes(np.arange(batch.nblocks * wpb), batch)
         if len(lanes) == batch.nblocks * batch.threads_per_block:   # every thread: no counting
-            counts = lane_histogram(possible), len(possible), len(lanes)
+            counts = lane_histogram(possible).tobytes(), len(possible), len(lanes)
         else:
             per_warp = np.bincount(lanes >> 5)
             hist = lane_histogram(per_warp)
-            counts = hist, int(hist.sum()), int(np.dot(per_warp > 0, possible[:len(per_warp)]))
+            counts = hist.tobytes(), int(hist.sum()), int(np.dot(per_warp > 0, possible[:len(per_warp)]))
         self._lanes, self._lanes_batch, self._counts = lanes, batch, counts
         return counts
 
@@ -114,7 +123,7 @@ class MetricsObserver(Observer):
             return
         hist, warps, possible = self._lane_counts(lanes, ev.batch)
         st = self._stats(ev.inst)
-        st.lane_histogram += hist
+        st.histograms[hist] = st.histograms.get(hist, 0) + 1
         st.warp_insts += warps
         st.thread_insts += len(lanes)
         st.possible_threads += possible
@@ -146,9 +155,11 @@ class MetricsObserver(Observer):
         if len(ev.lanes) == 0:
             return
         st = self._stats(ev.inst)
-        b = branch_outcome(ev.lanes, ev.taken)
-        st.branch_warps += len(b.warps)
-        st.split_warps += int(b.split.sum())
+        st.branch_warps += self._lane_counts(ev.lanes, ev.batch)[1]
+        taken = ev.taken
+        if taken.all() or not taken.any():   # uniform, as loops mostly are: no warp splits
+            return
+        st.split_warps += int(branch_outcome(ev.lanes, taken).split.sum())
 
     # ------------------------------------------------------------------ results
     @property
