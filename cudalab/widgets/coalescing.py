@@ -37,18 +37,27 @@ def coalescing_model(trace, line=None, inst=None, block=0, warp=0, occurrence=0)
                 block=int(trace.blocks[block]), warp=warp, occurrence=min(occurrence, occurrences - 1),
                 occurrences=occurrences, lane=sm.lane, address=sm.address, sector=sm.sector,
                 sector_address=sm.sector_address, used=used, sectors=nsec, lines=len(lines),
-                line_address=lines * LINE_BYTES, requested=len(sm.lane) * size,
+                line_address=lines * LINE_BYTES, line_label=[_label(trace, a) for a in lines * LINE_BYTES],
+                requested=len(sm.lane) * size,
                 wasted=int((~used).sum()), launch_requests=requests, launch_sectors=sectors, launch_ideal=ideal,
                 sectors_per_request=sectors / max(requests, 1), ideal_per_request=ideal / max(requests, 1),
                 note=trace.note, instructions=trace.instructions("global"))
 
 
+def _label(trace, address):
+    """'in + 384 B': where a 128-byte line starts, relative to the array it falls in."""
+    for a in trace.arrays.values():
+        if a.address <= address + LINE_BYTES and address < a.address + a.size * a.itemsize:
+            return f"{a.name} {'+' if address >= a.address else '-'} {abs(int(address) - a.address)} B"
+    return f"0x{int(address):x}"
+
+
 def render_svg(m) -> str:
     lane_w, left = 24, 70
-    per_row = 8                                     # 128-byte lines per row of the picture
-    sec_w = lane_w * 32 / (per_row * 4)
     line_addr = list(m["line_address"])
-    shown = line_addr[:4 * per_row]
+    per_row = min(8, len(line_addr))                # 128-byte lines per row of the picture
+    sec_w = lane_w * 32 / (per_row * 4)
+    shown = line_addr[:4 * 8]
     nrows = max(1, -(-len(shown) // per_row))
     top = 70
     strip = top + 90
@@ -76,7 +85,7 @@ def render_svg(m) -> str:
         r, c = divmod(li, per_row)
         x, y = left + c * 4 * sec_w, strip + r * 70
         svg.rect(x, y - 3, 4 * sec_w - 2, 32, "none", "#555", 1, dash="3,2", title=f"128-byte line at 0x{la:x}")
-        svg.text(x + 2, y + 42, f"0x{la:x}"[-6:], 8, fill="#555")
+        svg.text(x + 2, y + 42, m["line_label"][li], 8, fill="#555")
     for s, sa in enumerate(m["sector_address"]):
         if sa // LINE_BYTES * LINE_BYTES not in shown:
             continue

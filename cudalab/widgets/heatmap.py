@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .svg import EMPTY, Svg, category, sequential, table_html
+from .svg import EMPTY, Svg, category, grid, sequential, table_html
 from .tiling import MAX_CELLS, _grid_shape
 
 MODES = ("reads", "writes", "writer block", "first reader block")
@@ -51,12 +51,13 @@ def render_svg(m) -> str:
     cat = "block" in m["mode"]
     colours = (np.array([[category(v) if np.isfinite(v) else EMPTY for v in row] for row in g], object)
                if cat else sequential(np.where(g > 0, g, np.nan), 0 if np.nanmax(g, initial=0) <= 1 else None))
-    for r in range(g.shape[0]):
-        for c in range(g.shape[1]):
-            v = g[r, c]
-            what = "none" if not np.isfinite(v) else f"block {int(v)}" if cat else f"{v:g}"
-            svg.rect(left + c * cell, top + r * cell, cell - (0.5 if cell > 4 else 0), cell - (0.5 if cell > 4 else 0),
-                     colours[r, c], title=f"{m['array']} row {r * m['bin'][0]}, column {c * m['bin'][1]}: {what}")
+    name, (fr, fc) = m["array"], m["bin"]
+
+    def title(r, c):
+        v = g[r, c]
+        what = "none" if not np.isfinite(v) else f"block {int(v)}" if cat else f"{v:g}"
+        return f"{name} row {r * fr}, column {c * fc}: {what}"
+    grid(svg, left, top, cell, colours, title)
     y = top + g.shape[0] * cell + 20
     if cat:
         svg.text(10, y, "colour = block (grey: no block)", 10, fill="#555")

@@ -147,7 +147,7 @@ def render_svg(m) -> str:
     top = 40
     grid_h = show_y * cell
     tb_top = top + grid_h + 56
-    height = tb_top + rows * tcell + 56
+    height = tb_top + rows * tcell + 48
     svg = Svg(width, height)
     bidx = m["block_idx"]
     svg.text(10, 16, f"grid {gx}x{gy}x{gz} blocks of {m['block_dim'][0]}x{m['block_dim'][1]}x{bz_total} threads"

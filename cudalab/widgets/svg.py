@@ -88,3 +88,22 @@ def table_html(rows, header=None) -> str:
     body = "".join("<tr>" + "".join(f"<td style='text-align:left;padding:1px 8px'>{esc(c)}</td>" for c in r) + "</tr>"
                    for r in rows)
     return f"<table class='cudalab-table'>{f'<tr>{head}</tr>' if head else ''}{body}</table>"
+
+
+def grid(svg, x, y, cell, colours, title_of=None, pick_of=None, per_cell_limit=1024):
+    """Draw a 2-D array of colours as cells. Small grids get a tooltip (``title_of(r, c)``) and a pick
+    (``pick_of(r, c)``) per cell; big ones are drawn as runs of equal colour, to keep the saved
+    notebook small."""
+    rows, cols = colours.shape
+    gap = 0.5 if cell > 4 else 0
+    if rows * cols <= per_cell_limit:
+        for r in range(rows):
+            for c in range(cols):
+                svg.rect(x + c * cell, y + r * cell, cell - gap, cell - gap, colours[r, c],
+                         title=title_of(r, c) if title_of else None, pick=pick_of(r, c) if pick_of else None)
+        return
+    for r in range(rows):
+        row = colours[r]
+        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+        for a, b in zip(starts, np.r_[starts[1:], cols]):
+            svg.rect(x + a * cell, y + r * cell, (b - a) * cell - gap, cell - gap, row[a])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .observe import KINDS, SPACES
-from .svg import Svg, esc, legend, table_html
+from .svg import Svg, esc, grid, legend, table_html
 
 MAX_CELLS = 64      # a panel draws at most 64 x 64 cells; bigger arrays are binned
 
@@ -115,13 +115,10 @@ def render_svg(m) -> str:
         cell = size / max(fill.shape)
         svg.text(x, top - 6, f"{p['name']} ({p['kind']}, {rows}x{cols})" + (" binned" if fr * fc > 1 else ""), 11,
                  bold=True)
-        for r in range(fill.shape[0]):
-            for c in range(fill.shape[1]):
-                colour = "#d62728" if mine[r, c] else "#6baed6" if fill[r, c] else "#c7e9c0" if other[r, c] else "#f3f3f3"
-                pick = f"s:{p['name']}:{r * cols + c}" if p["kind"] == "shared" and fr * fc == 1 else None
-                svg.rect(x + c * cell, top + r * cell, max(cell - (0.5 if cell > 4 else 0), 0.5),
-                         max(cell - (0.5 if cell > 4 else 0), 0.5), colour, pick=pick,
-                         title=f"{p['name']}[{r * fr}][{c * fc}]")
+        colours = np.where(mine, "#d62728", np.where(fill, "#6baed6", np.where(other, "#c7e9c0", "#f3f3f3")))
+        name = p["name"]
+        grid(svg, x, top, cell, colours, lambda r, c: f"{name}[{r * fr}][{c * fc}]",
+             (lambda r, c: f"s:{name}:{r * cols + c}") if p["kind"] == "shared" and fr * fc == 1 else None)
         x += size + gap
     legend(svg, 10, top + size + 30, [("#6baed6", "global: read by the block / shared: written by the block"),
                                       ("#c7e9c0", "shared: read by the block"),
