@@ -62,18 +62,22 @@ def compile_like_cudalab():
 
     cudalab compiles with NVRTC's default, -ftz=false: float32 denormals are kept. With CuPy's flag
     the GPU would run other PTX (add.ftz.f32, cvt.ftz, ...) than the emulator gets from the same C++.
+    The flag is taken out where CuPy hands options to NVRTC (CuPy 14: _compile_using_nvrtc_no_warning;
+    older: compile_using_nvrtc); CuPy's disk cache is bypassed, since its keys still say -ftz=true.
     """
     import cupy.cuda.compiler as compiler
-    if getattr(compiler.compile_using_nvrtc, "keeps_denormals", False):
-        return
-    original = compiler.compile_using_nvrtc
+    os.environ["CUPY_CACHE_IN_MEMORY"] = "1"
+    for name in ("_compile_using_nvrtc_no_warning", "compile_using_nvrtc"):
+        original = getattr(compiler, name, None)
+        if original is None or getattr(original, "keeps_denormals", False):
+            continue
 
-    def compile_using_nvrtc(source, options=(), *args, **kwargs):
-        options = tuple(o for o in options if o != "-ftz=true")
-        NVRTC_OPTIONS[:] = options
-        return original(source, options, *args, **kwargs)
-    compile_using_nvrtc.keeps_denormals = True
-    compiler.compile_using_nvrtc = compile_using_nvrtc
+        def without_ftz(source, options=(), *args, _original=original, **kwargs):
+            options = tuple(o for o in options if o != "-ftz=true")
+            NVRTC_OPTIONS[:] = options
+            return _original(source, options, *args, **kwargs)
+        without_ftz.keeps_denormals = True
+        setattr(compiler, name, without_ftz)
 
 
 def run_on_gpu(case, args):
