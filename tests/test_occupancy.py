@@ -22,12 +22,11 @@ __global__ void transpose(const float* in, float* out, int n)
     out[x * n + y] = tile[threadIdx.x][threadIdx.y];
 }
 __global__ void __launch_bounds__(256) bounded(float* o) { o[threadIdx.x] *= 2.f; }
-__global__ void spills(float* o, int k)
+__global__ void local_array(float* o, int k)
 {
-    float a[256];
-    for (int i = 0; i < 256; i++) a[i] = o[i * k];
-    for (int i = 0; i < 256; i++) a[(i * k) & 255] += 1.f;
-    o[threadIdx.x] = a[k & 255];
+    float a[64];                      // indexed with a run-time value: lives in local memory
+    for (int i = 0; i < 64; i++) a[(i * k) & 63] = o[i];
+    o[threadIdx.x] = a[k & 63];
 }
 """
 
@@ -114,10 +113,10 @@ def test_resources_from_the_real_compiler():
     mod = cudalab.compile(TILE)
     t = kernel_resources(mod.get_kernel("transpose"), "H100")
     assert t.static_shared == 32 * 33 * 4 and t.local == 0 and 8 <= t.registers <= 32
-    b = kernel_resources(mod.get_kernel("bounded"), "sm_80")
+    b = kernel_resources(mod.get_kernel("bounded"), "H100")
     assert b.max_threads == 256
-    s = resources(TILE, mod.get_kernel("spills").mangled, "sm_90")
-    assert s.local == 1024 and s["registers"] == s.registers
+    s = kernel_resources(mod.get_kernel("local_array"), "H100")
+    assert s.local == 256 and s["registers"] == s.registers
     o = occupancy(mod.get_kernel("transpose"), (32, 32), device="H100")
     assert o.registers_per_thread == t.registers and o.active_blocks == 2
 
@@ -134,3 +133,9 @@ def test_the_oneapi_xe_core_example(R, occupancy_, groups):
                                   shared_reserved_per_block=0)
     o = occupancy((0, 0), (1, R, 128), device=xe_core)
     assert o.active_blocks == groups and o.occupancy == pytest.approx(occupancy_)
+
+
+def test_resources_of_plain_source_for_an_architecture():
+    src = 'extern "C" __global__ void k(float* o) { __shared__ float s[100]; s[threadIdx.x] = 1; o[0] = s[5]; }'
+    r = resources(src, "k", "sm_75")
+    assert (r.static_shared, r.local, r.arch) == (400, 0, "sm_75") and r.registers > 0
