@@ -96,7 +96,9 @@ class Server:
         self.memory = DeviceMemory(limit=ARENA_SIZE, initial=16)
         self.memory.data = np.frombuffer(self._map, np.uint8)
         self.memory._views.clear()
-        self.module = parse(ptx)
+        # __managed__ variables: every global lives in the arena the program maps, so they are
+        # plain globals here (the PTX parser does not know the .managed attribute)
+        self.module = parse(ptx.replace(".attribute(.managed) ", ""))
         self.program = Program(self.module, self.memory, sm_count=PROFILE["multiProcessorCount"])
         entries = [f.name for f in self.module.entries]
         readable = demangle(entries)
