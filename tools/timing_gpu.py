@@ -115,6 +115,8 @@ extern "C" __global__ void smem_stride(float* o, int stride) {
 
 
 def _f32(xp, n, seed=0):
+    if xp is _Shape:
+        return None
     return xp.asarray(np.random.default_rng(seed).random(n, dtype=np.float32))
 
 
@@ -196,6 +198,68 @@ def measure(out_dir, repeats=20):
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+
+
+def spearman(a, b):
+    """Spearman's rank correlation (no ties expected in timings)."""
+    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def compare(path, device="H100"):
+    """Emulate every case, scale its counts to the GPU size, estimate, and add the estimate to ``path``."""
+    import dataclasses
+
+    import cudalab
+    from cudalab.analysis import MetricsObserver
+    from cudalab.device.timing import estimate
+    with open(path) as fh:
+        rows = {r["case"]: r for r in csv.DictReader(fh)}
+    mod = cudalab.compile(SOURCE)
+    for name, _pair, setup, n_gpu, n_emu, power in CASES:
+        kernel, grid, block, args = setup(np, n_emu)
+        rec = mod.get_kernel(kernel).launch(grid, block, args, observers=[MetricsObserver()])
+        scale = (n_gpu / n_emu) ** power
+        metrics = {k: v * scale for k, v in rec.metrics.items() if isinstance(v, (int, float))}
+        _, g, _, _ = setup(_Shape, n_gpu)
+        big = dataclasses.replace(rec, grid=tuple(g) + (1,) * (3 - len(g)))
+        est = estimate(big, device, registers=int(rows[name]["registers"]), metrics=metrics)
+        rows[name].update(predicted_us=round(est.time_us, 2), predicted_limiter=est.limiter)
+        print(f"{name:24s} measured {float(rows[name]['measured_us']):9.1f} us  model {est.time_us:9.1f} us  "
+              f"({est.limiter})")
+    out = list(rows.values())
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(out[0]))
+        w.writeheader()
+        w.writerows(out)
+    measured = [float(r["measured_us"]) for r in out]
+    predicted = [float(r["predicted_us"]) for r in out]
+    print(f"Spearman rank correlation over {len(out)} kernels: {spearman(measured, predicted):.3f}")
+    right = 0
+    pairs = 0
+    for pair in dict.fromkeys(r["pair"] for r in out):
+        group = [r for r in out if r["pair"] == pair]
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                pairs += 1
+                same = (float(a["measured_us"]) > float(b["measured_us"])) == \
+                       (float(a["predicted_us"]) > float(b["predicted_us"]))
+                right += same
+                print(f"  {a['case']:>22s} / {b['case']:<22s} measured x{float(a['measured_us']) / float(b['measured_us']):6.2f}"
+                      f"  model x{float(a['predicted_us']) / float(b['predicted_us']):6.2f}{'' if same else '  WRONG ORDER'}")
+    print(f"pairs ordered as measured: {right}/{pairs}")
+
+
+class _Shape:
+    """Stands in for numpy/cupy when only a case's grid is wanted (no arrays are made)."""
+
+    @staticmethod
+    def asarray(x):
+        return None
+
+    @staticmethod
+    def zeros(*a, **k):
+        return None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,109 @@
+"""A first-order estimate of how long a launch would take on a real GPU, from what the emulator counted.
+
+The model is a roofline over four pipes, taken on the busiest SM, plus the launch itself::
+
+    time = launch_overhead + max(issue, shared, global, dispatch)
+
+* issue:    warp instructions / (4 schedulers x 1 instruction per clock). A divergent branch costs
+            both paths because the emulator counts every warp instruction executed.
+* shared:   shared-memory wavefronts / (1 wavefront per clock): a 32-way bank conflict costs 32.
+* global:   global (and local) memory sectors x 32 bytes / (DRAM bandwidth x 0.75), slowed further
+            when too few warps are resident to hide memory latency (below 50% occupancy).
+* dispatch: blocks on the busiest SM x 160 clocks: starting a block is not free, which is why
+            32-thread blocks are slow even for a memory-bound kernel.
+
+Work is spread over SMs as the hardware does: ``ceil(blocks / SMs)`` blocks on the busiest SM, in
+waves of ``active_blocks x SMs`` (occupancy.py).
+
+What it ignores, honestly: caches (every sector is charged as DRAM traffic, so kernels with heavy
+reuse, like a naive matrix multiply, come out too slow in absolute terms, though still ranked
+right against their tiled versions); instruction latencies and dependencies; the cost of each
+instruction (PTX instructions, not SASS, and an FMA costs as much as a division); tensor cores;
+clocks below boost. The constants 0.75 and 160 were fitted to a vector add on an H100
+(docs/timing_h100.csv). Use it to rank versions of a kernel and to see *which* pipe limits it,
+not to predict microseconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import current
+from .occupancy import occupancy
+from .profiles import get
+
+ISSUE_PER_CLOCK = 4            # warp schedulers per SM, one warp instruction per clock each
+WAVEFRONTS_PER_CLOCK = 1       # shared memory: one wavefront per clock per SM
+DRAM_EFFICIENCY = 0.75         # streaming kernels reach about 75% of the data-sheet bandwidth
+BLOCK_DISPATCH_CLOCKS = 160    # one block started per SM every ~160 clocks (fitted on an H100)
+LATENCY_HIDING_OCCUPANCY = 0.5  # below this, memory throughput falls in proportion
+LAUNCH_OVERHEAD_US = 2.0       # a kernel launch back to back with others
+
+
+@dataclass
+class Estimate:
+    """The estimate, its parts (microseconds) and what limits it."""
+
+    device: str
+    time_us: float
+    limiter: str                     # 'issue' | 'shared' | 'global' | 'dispatch' | 'launch'
+    parts_us: dict                   # pipe -> microseconds on the busiest SM
+    waves: int
+    blocks_per_sm: int               # on the busiest SM
+    occupancy: float
+    assumptions: tuple = ()
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{k} {v:.1f} us" for k, v in self.parts_us.items())
+        return (f"about {self.time_us:.1f} us on {self.device}, limited by {self.limiter} ({parts}); "
+                f"{self.waves} wave{'s' * (self.waves != 1)}, occupancy {self.occupancy:.0%}")
+
+
+def _sum(metrics, prefix):
+    return sum(v for k, v in metrics.items() if k.startswith(prefix))
+
+
+def estimate(rec, device=None, registers: int | None = None, kernel=None, metrics: dict | None = None) -> Estimate:
+    """Estimate the duration of launch record ``rec`` (with ``rec.metrics`` from a MetricsObserver)
+    on ``device`` (a profile with an SM count, like "A100"; the selected device by default).
+
+    Occupancy needs the kernel's registers per thread: give the ``kernel`` (they are read from the
+    compiler) or ``registers``; 32 is assumed otherwise. ``metrics`` overrides ``rec.metrics``."""
+    p = get(device) if device is not None else current()
+    if not p.sms:
+        raise ValueError(f"{p.name} is a compute capability, not a GPU: the timing model needs an SM count "
+                         "and bandwidth. Pick a GPU, like 'A100' or 'H100'.")
+    m = rec.metrics if metrics is None else metrics
+    if "smsp__inst_executed.sum" not in m:
+        raise ValueError("the launch record has no metrics: launch with observers=[MetricsObserver()] "
+                         "(cudalab.analysis) so the emulator counts instructions and memory traffic.")
+    assumptions = []
+    threads = rec.block[0] * rec.block[1] * rec.block[2]
+    blocks = rec.grid[0] * rec.grid[1] * rec.grid[2]
+    if kernel is not None:
+        occ = occupancy(kernel, threads, rec.shared_bytes, device=p)
+    else:
+        if registers is None:
+            registers, _ = 32, assumptions.append("32 registers per thread assumed")
+        occ = occupancy((registers, 0), threads, rec.shared_bytes, device=p)
+    resident = max(occ.active_blocks, 1)
+    waves = -(-blocks // (resident * p.sms))
+    busiest = -(-blocks // p.sms)              # blocks on the busiest SM
+    share = busiest / blocks                   # its share of the counted work
+    clock = p.clock_mhz * 1e6
+    inst = m["smsp__inst_executed.sum"]
+    wavefronts = _sum(m, "l1tex__data_pipe_lsu_wavefronts_mem_shared")
+    sectors = _sum(m, "l1tex__t_sectors_pipe_lsu_mem_global") + _sum(m, "l1tex__t_sectors_pipe_lsu_mem_local")
+    hiding = min(1.0, occ.occupancy / LATENCY_HIDING_OCCUPANCY) if occ.occupancy else 1.0
+    bandwidth = p.memory_bandwidth_gbs * 1e9 * DRAM_EFFICIENCY * hiding * min(1.0, blocks / p.sms)
+    parts = {
+        "issue": inst * share / ISSUE_PER_CLOCK / clock * 1e6,
+        "shared": wavefronts * share / WAVEFRONTS_PER_CLOCK / clock * 1e6,
+        "global": sectors * 32 / bandwidth * 1e6,
+        "dispatch": busiest * BLOCK_DISPATCH_CLOCKS / clock * 1e6,
+    }
+    limiter = max(parts, key=parts.get)
+    total = LAUNCH_OVERHEAD_US + parts[limiter]
+    if parts[limiter] < LAUNCH_OVERHEAD_US:
+        limiter = "launch"
+    return Estimate(device=p.name, time_us=total, limiter=limiter, parts_us=parts, waves=waves,
+                    blocks_per_sm=busiest, occupancy=occ.occupancy, assumptions=tuple(assumptions))
