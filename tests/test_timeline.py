@@ -1,0 +1,99 @@
+"""The streams timeline: copy engines, pageable vs pinned copies, the default stream, events."""
+import pytest
+
+from cudalab.device.timeline import Timeline, plot_gantt
+
+MB = 1_000_000
+
+
+def by_name(tl):
+    return {r["name"]: r for r in tl.rows()}
+
+
+def test_two_streams_overlap_copies_with_kernels():
+    """The Guide's example: each stream copies its half in, runs the kernel, copies it back."""
+    tl = Timeline("H100")                         # 50 GB/s pinned: 100 MB in 2000 us (+2 us latency)
+    for s in (1, 2):
+        tl.copy(100 * MB, "H2D", stream=s, pinned=True, name=f"in{s}")
+        tl.kernel(f"k{s}", 1000.0, stream=s)
+        tl.copy(100 * MB, "D2H", stream=s, pinned=True, name=f"out{s}")
+    tl.synchronize()
+    r = by_name(tl)
+    assert r["in1"]["end"] == pytest.approx(2002.0)
+    assert r["in2"]["start"] == r["in1"]["end"]               # one H2D engine: in2 waits for in1 ...
+    assert r["in2"]["start"] < r["k1"]["end"]                 # ... while k1 runs: copy and kernel overlap
+    assert r["k2"]["start"] == max(r["in2"]["end"], r["k1"]["end"])
+    assert r["out1"]["start"] == r["k1"]["end"] and r["out1"]["engine"] == "copy engine D2H"
+    assert r["cudaDeviceSynchronize"]["end"] == tl.end == r["out2"]["end"]
+    assert tl.end < 2 * (2002 + 1000 + 2002)                  # faster than doing it all in order
+
+
+def test_pageable_copies_block_the_host_and_go_slower():
+    tl = Timeline("H100")
+    tl.copy(50 * MB, "H2D", stream=1, name="pageable")        # half of 50 GB/s: 2000 us
+    tl.kernel("k", 10.0, stream=2)                            # issued only after the copy returned
+    r = by_name(tl)
+    assert r["pageable"]["end"] == pytest.approx(2002.0)
+    assert r["k"]["start"] == r["pageable"]["end"]
+
+
+def test_pinned_async_copies_let_the_host_go_on():
+    tl = Timeline("H100")
+    tl.copy(50 * MB, "H2D", stream=1, pinned=True, name="pinned")
+    tl.kernel("k", 10.0, stream=2)
+    assert by_name(tl)["k"]["start"] == 0.0
+
+
+def test_the_default_stream_waits_for_everything_and_everything_waits_for_it():
+    tl = Timeline("A100")
+    tl.kernel("a", 100.0, stream=1)
+    tl.kernel("legacy", 10.0, stream=0)
+    tl.kernel("b", 5.0, stream=2)
+    r = by_name(tl)
+    assert r["legacy"]["start"] == 100.0 and r["b"]["start"] == 110.0
+
+
+def test_events_order_streams():
+    tl = Timeline("A100")
+    tl.kernel("produce", 300.0, stream=1)
+    tl.record_event("done", stream=1)
+    tl.copy(1 * MB, "H2D", stream=2, pinned=True, name="early")    # not waiting: runs at once
+    tl.wait_event("done", stream=2)
+    tl.kernel("consume", 50.0, stream=2)
+    r = by_name(tl)
+    assert r["done"]["start"] == 300.0 and r["early"]["start"] == 0.0
+    assert r["consume"]["start"] == 300.0
+    with pytest.raises(KeyError, match="never recorded"):
+        tl.wait_event("nope", stream=3)
+
+
+def test_one_copy_engine_serializes_both_directions():
+    tl = Timeline("sm_80")                          # a bare compute capability: one engine assumed
+    tl.copy(1 * MB, "H2D", stream=1, pinned=True, name="up")
+    tl.copy(1 * MB, "D2H", stream=2, pinned=True, name="down")
+    r = by_name(tl)
+    assert r["down"]["start"] == r["up"]["end"] and r["up"]["engine"] == "copy engine"
+
+
+def test_host_work_and_stream_synchronize():
+    tl = Timeline("H100")
+    tl.kernel("k", 100.0, stream=1)
+    tl.host(30.0, "prepare next batch")
+    tl.synchronize(stream=1)
+    rows = tl.rows()
+    assert [r["kind"] for r in rows] == ["kernel", "host", "sync"]
+    assert rows[2]["start"] == 30.0 and rows[2]["end"] == 100.0
+    assert set(rows[0]) >= {"stream", "engine", "kind", "name", "start", "end"}
+
+
+def test_gantt_chart():
+    import matplotlib
+    matplotlib.use("Agg")
+    tl = Timeline("H100")
+    tl.copy(10 * MB, "H2D", stream=1, pinned=True)
+    tl.kernel("k", 100.0, stream=1)
+    tl.record_event("e", stream=1)
+    ax = plot_gantt(tl.rows())
+    assert len(ax.patches) == 2 and [t.get_text() for t in ax.get_yticklabels()][0] == "copy engine H2D"
+    ax = tl.plot(by="stream")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["stream 1"]
