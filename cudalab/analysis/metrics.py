@@ -278,7 +278,8 @@ class MetricsObserver(Observer):
                 yield st.sectors - st.ideal_sectors, (
                     f"{where}: uncoalesced {st.space} {what}: {per_req:.1f} sectors per request where "
                     f"{ideal:.1f} would do ({used:.0%} of the fetched bytes are used). {advice}")
-            if st.branch_warps and st.split_warps:
+            # one split warp is the grid's ragged end (`if (i >= n) return;`): not worth a word
+            if st.split_warps > 1 and st.split_warps >= 0.1 * st.branch_warps:
                 yield st.split_warps, (
                     f"{where}: divergent branch: {st.split_warps:,} of {st.branch_warps:,} warps split "
                     f"here ({st.split_warps / st.branch_warps:.0%}); a split warp runs both paths one "
