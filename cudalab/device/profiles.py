@@ -170,6 +170,9 @@ ARCHS = {f"sm_{a}{b}": _arch_profile((a, b)) for a, b in _CC}
 # Named GPUs: (compute capability, full name, SMs, boost MHz, memory GiB, DRAM GB/s, L2 MiB,
 #   copy engines, host link GB/s, FP32 lanes per SM). Data-sheet numbers; the host link is the
 #   practical pinned-memory rate of its PCIe generation (x16: gen3 ~12, gen4 ~25, gen5 ~50 GB/s).
+#   The H100 row was checked against a real H100 SXM (docs/occupancy_h100.json: 132 SMs, 1980 MHz,
+#   50 MiB L2, 3 copy engines); the other GPUs' copy-engine counts are deviceQuery's as commonly
+#   reported and were not checked here.
 _GPUS = {
     "T4": ((7, 5), "Tesla T4", 40, 1590, 16, 320, 4, 3, 12, 64),
     "V100": ((7, 0), "Tesla V100-SXM2-32GB", 80, 1530, 32, 900, 6, 6, 12, 64),

@@ -83,7 +83,8 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
         occ = occupancy(kernel, threads, rec.shared_bytes, device=p)
     else:
         if registers is None:
-            registers, _ = 32, assumptions.append("32 registers per thread assumed")
+            registers = 32
+            assumptions.append("32 registers per thread assumed")
         occ = occupancy((registers, 0), threads, rec.shared_bytes, device=p)
     resident = max(occ.active_blocks, 1)
     waves = -(-blocks // (resident * p.sms))
