@@ -183,23 +183,25 @@ def brev(a):
 
 
 def bfe(a, b, c):
-    """Bit-field extract (PTX ISA bfe): c bits from position b, sign-extended for .s types."""
+    """Bit-field extract (PTX ISA bfe): bit i of the result is a[pos+i] for i < len while pos+i is
+    inside the value, else the sign bit (a[min(pos+len-1, msb)] for signed types, 0 otherwise)."""
     a = np.asarray(a)
     n = _width(a)
+    msb = n - 1
     pos = np.asarray(b).astype(np.int64) & 0xFF
     ln = np.asarray(c).astype(np.int64) & 0xFF
     u = _u(a).astype(np.uint64)
-    shifted = np.where(pos >= 64, 0, u >> np.minimum(pos, 63).astype(np.uint64))
-    mask = np.where(ln >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
-                    (np.uint64(1) << np.minimum(ln, 63).astype(np.uint64)) - np.uint64(1))
+    avail = np.clip(np.minimum(ln, msb + 1 - pos), 0, 64)
+    shifted = np.where(pos > msb, np.uint64(0), u >> np.minimum(pos, 63).astype(np.uint64))
+    mask = np.where(avail >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                    (np.uint64(1) << np.minimum(avail, 63).astype(np.uint64)) - np.uint64(1))
     field = shifted & mask
     if a.dtype.kind == "i":
-        sbit_pos = np.minimum(pos + ln - 1, n - 1)
-        sbit = np.where(ln == 0, 0, (u >> np.maximum(sbit_pos, 0).astype(np.uint64)) & np.uint64(1))
-        ext = np.where((sbit == 1) & (ln < n), ~mask, np.uint64(0))
-        field = np.where(ln == 0, np.uint64(0), field | ext)
-        return field.astype(UINT[n // 8]).view(a.dtype)
-    return np.where(ln == 0, np.uint64(0), field).astype(a.dtype)
+        sidx = np.minimum(pos + ln - 1, msb)
+        sbit = np.where(ln == 0, np.uint64(0), (u >> np.maximum(sidx, 0).astype(np.uint64)) & np.uint64(1))
+        field = np.where(sbit == 1, field | ~mask, field)
+    full = np.uint64((1 << n) - 1) if n < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+    return (field & full).astype(UINT[n // 8]).view(a.dtype)
 
 
 def bfi(a, b, c, d):
@@ -219,19 +221,35 @@ def bfi(a, b, c, d):
 
 
 def prmt(a, b, c, mode=""):
-    """Byte permute (prmt.b32, default mode): selector nibbles pick bytes of {b, a}."""
+    """Byte permute (PTX ISA prmt): bytes of {b, a} chosen by c's selector nibbles, or by one of
+    the special modes (f4e forward 4 extract, b4e backward, rc8 replicate, ecl/ecr edge clamp,
+    rc16 replicate 16)."""
     a, b, c = (np.asarray(x).astype(np.uint64) for x in (a, b, c))
     src = (b << np.uint64(32)) | a
-    out = np.zeros(np.broadcast(a, b, c).shape, np.uint64)
+    shape = np.broadcast(a, b, c).shape
+    out = np.zeros(shape, np.uint64)
+    if not mode:
+        for k in range(4):
+            sel = (c >> np.uint64(4 * k)) & np.uint64(0xF)
+            byte = (src >> ((sel & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
+            sign = (byte >> np.uint64(7)) & np.uint64(1)
+            byte = np.where((sel & np.uint64(8)) != 0, np.where(sign == 1, np.uint64(0xFF), np.uint64(0)), byte)
+            out = out | (byte << np.uint64(8 * k))
+        return out.astype(np.uint32)
+    s2 = (c & np.uint64(3)).astype(np.int64)
+    table = {
+        "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+        "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+        "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+        "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+        "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+        "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+    }[mode]
+    tab = np.asarray(table, np.uint64)
     for k in range(4):
-        sel = (c >> np.uint64(4 * k)) & np.uint64(0xF)
-        byte_idx = sel & np.uint64(7)
-        byte = (src >> (byte_idx * np.uint64(8))) & np.uint64(0xFF)
-        sign = (byte >> np.uint64(7)) & np.uint64(1)
-        byte = np.where((sel & np.uint64(8)) != 0, np.where(sign == 1, np.uint64(0xFF), np.uint64(0)), byte)
+        sel = tab[s2, k] if np.ndim(s2) else tab[int(s2), k]
+        byte = (src >> (sel * np.uint64(8))) & np.uint64(0xFF)
         out = out | (byte << np.uint64(8 * k))
-    if mode:
-        raise NotImplementedError(f"prmt.{mode}")
     return out.astype(np.uint32)
 
 
@@ -280,6 +298,23 @@ def fminmax(a, b, is_max, nan_mode=False):
         r = np.where(both0, np.where(neg, -np.zeros((), r.dtype), np.zeros((), r.dtype)), r)
     # GPUs return the canonical NaN when both are NaN
     return r
+
+
+_CANON = {np.dtype(np.float32): np.array(0x7FFFFFFF, np.uint32).view(np.float32),
+          np.dtype(np.float16): np.array(0x7FFF, np.uint16).view(np.float16)}
+
+
+def gpu_nan(r):
+    r = np.asarray(r)
+    if r.dtype.kind != "f":
+        return r
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    if r.dtype == np.float64:
+        quiet = r.view(np.uint64) | np.uint64(0x0008000000000000)
+        return np.where(nan, quiet.view(np.float64), r)
+    return np.where(nan, _CANON[r.dtype], r)
 
 
 def canonical_nan(r):

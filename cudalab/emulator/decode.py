@@ -77,12 +77,18 @@ def _sat_f(inst, fn):
 
 
 def _float(inst, fn, exact=None):
-    """Wrap a float op with rounding mode, .ftz and .sat handling."""
+    """Wrap a float op with rounding mode, .ftz, .sat and the GPU's NaN results."""
     rnd = _rnd(inst)
     if rnd in ("rz", "rm", "rp") and exact is not None:
         base = fn
         fn = lambda *a: alu.directed(exact(*a), base(*a), rnd)  # noqa: E731
-    return _sat_f(inst, _ftz(inst, fn))
+    return _gpu_nan(_sat_f(inst, _ftz(inst, fn)))
+
+
+def _gpu_nan(fn):
+    """NVIDIA GPUs return the canonical NaN (0x7fffffff) from every float32 operation with a NaN
+    result, and a quieted NaN (payload kept) from float64 ones."""
+    return lambda *a: alu.gpu_nan(fn(*a))
 
 
 def _packed(inst, fn):
@@ -98,21 +104,23 @@ def _packed(inst, fn):
 
 def _bf16(fn):
     def g(*a):
-        return alu.f32_to_bf16(fn(*[alu.bf16_to_f32(x) for x in a]))
+        r = np.asarray(fn(*[np.asarray(alu.bf16_to_f32(x), np.float64) for x in a])).astype(np.float32)
+        return np.where(np.isnan(r), np.uint16(0x7FFF), alu.f32_to_bf16(r)).astype(np.uint16)
     return g
 
 
 def _half_exact(fn):
-    """f16 arithmetic: compute exactly in float64, round once to half."""
+    """f16 arithmetic: compute exactly in float64, round once to half; NaN is 0x7fff."""
     def g(*a):
-        return fn(*[np.asarray(x, np.float64) for x in a]).astype(np.float16)
+        return alu.gpu_nan(np.asarray(fn(*[np.asarray(x, np.float64) for x in a])).astype(np.float16))
     return g
 
 
 def _arith(inst, fval, fint=None, exact=None):
     t = inst.type
     if t in ("f16x2", "bf16x2"):
-        return _packed(inst, _half_exact(fval) if t == "f16x2" else fval)
+        return _packed(inst, _half_exact(fval) if t == "f16x2" else
+                       (lambda *a: np.asarray(fval(*[np.asarray(x, np.float64) for x in a])).astype(np.float32)))
     if t == "bf16":
         return _bf16(fval)
     if t == "f16":
@@ -314,8 +322,8 @@ def _mad(inst, d):
             f = _float(inst, lambda a, b, c: alu.fma(a, b, c, dt),
                        exact=lambda a, b, c: np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64))
         return simple(inst, d, f)
-    if "cc" in inst.mods or inst.opcode == "madc":
-        raise Unsupported("mad.cc")
+    if "cc" in inst.mods:
+        return _mad_carry(inst, d)
     if "hi" in inst.mods:
         if "sat" in inst.mods:
             return simple(inst, d, lambda a, b, c: np.clip(alu.mul_hi(a, b).astype(np.int64) + np.asarray(c).astype(np.int64), -2**31, 2**31 - 1).astype(np.int32))
@@ -677,3 +685,97 @@ def decode(inst, d):
     if dec is None:
         raise Unsupported(inst.opcode)
     return dec(inst, d)
+
+
+# ------------------------------------------------------------------ extended-precision multiply-add
+
+@op("madc")
+def _madc(inst, d):
+    return _mad_carry(inst, d)
+
+
+def _mad_carry(inst, d):
+    """mad.lo.cc / mad.hi.cc / madc: multiply, then add with carry in/out (CC.CF)."""
+    t = inst.type
+    dst, a, b, c = inst.operands
+    w = writer(dst, t, d.func)
+    ra, rb, rc = (reader(o, t, d.func, d) for o in (a, b, c))
+    hi = "hi" in inst.mods
+    use_in, set_out = inst.opcode == "madc", "cc" in inst.mods
+    bits = dtype(t).itemsize * 8
+    mask = (1 << bits) - 1
+
+    def run(ex):
+        sel = ex.ridx
+        x, y = ra(ex, sel), rb(ex, sel)
+        prod = alu.mul_hi(x, y) if hi else np.asarray(x) * np.asarray(y)
+        up = np.asarray(prod).astype(np.uint64) & np.uint64(mask)
+        uc = np.asarray(rc(ex, sel)).astype(np.uint64) & np.uint64(mask)
+        cin = ex.carry_in(sel) if use_in else np.uint64(0)
+        if bits == 64:
+            s1 = up + uc
+            r = s1 + cin
+            cout = (s1 < up) | (r < s1)
+        else:
+            full = up + uc + cin
+            cout = full > mask
+            r = full & np.uint64(mask)
+        w(ex, sel, np.asarray(r).astype(dtype(t)) if bits < 64 else np.asarray(r).view(dtype(t)))
+        if set_out:
+            ex.carry_out(sel, cout)
+    return run
+
+
+# ------------------------------------------------------------------ SIMD video instructions (PTX ISA 9.7.16)
+
+_VOPS = {
+    "vadd": lambda a, b: a + b, "vsub": lambda a, b: a - b, "vabsdiff": lambda a, b: np.abs(a - b),
+    "vmin": np.minimum, "vmax": np.maximum, "vavrg": lambda a, b: (a + b + 1) >> 1,
+}
+
+
+@op("vadd4", "vsub4", "vabsdiff4", "vmin4", "vmax4", "vavrg4", "vset4",
+    "vadd2", "vsub2", "vabsdiff2", "vmin2", "vmax2", "vavrg2", "vset2")
+def _video(inst, d):
+    lanes = int(inst.opcode[-1])
+    name = inst.opcode[:-1]
+    width = 32 // lanes
+    types = inst.types
+    dt_, at, bt = types[0], types[1], types[2]
+    cmp = inst.mods[types.__len__()] if name == "vset" else None
+    if name == "vset":
+        cmp = next(m for m in inst.mods if m in ("eq", "ne", "lt", "le", "gt", "ge"))
+    add, sat = "add" in inst.mods, "sat" in inst.mods
+    dst, a, b, c = inst.operands
+    w = writer(dst, "u32", d.func)
+    ra, rb, rc = (reader(o, "u32", d.func, d) for o in (a, b, c))
+    m = (1 << width) - 1
+
+    def part(v, k, signed):
+        x = (np.asarray(v).astype(np.int64) >> (width * k)) & m
+        return x - ((x >> (width - 1)) << width) if signed else x
+
+    def run(ex):
+        sel = ex.ridx
+        x, y, z = ra(ex, sel), rb(ex, sel), rc(ex, sel)
+        out = np.zeros(np.broadcast(x, y).shape, np.int64)
+        total = np.zeros_like(out)
+        for k in range(lanes):
+            p, q = part(x, k, at[0] == "s"), part(y, k, bt[0] == "s")
+            if name == "vset":
+                r = alu.compare(p, q, cmp).astype(np.int64)
+            else:
+                r = _VOPS[name](p, q)
+            if add:
+                total = total + r
+                continue
+            if sat:
+                lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if dt_[0] == "s" else (0, m)
+                r = np.clip(r, lo, hi)
+            out = out | ((r & m) << (width * k))
+        if add:
+            res = (total + np.asarray(z).astype(np.int64)) & 0xFFFFFFFF
+        else:
+            res = out & 0xFFFFFFFF
+        w(ex, sel, res.astype(np.uint32))
+    return run

@@ -8,6 +8,7 @@ raises ``PtxSyntaxError`` naming the PTX line, so a surprise surfaces at load ti
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 
 from .ir import TYPES, Function, Instruction, Module, Param, Variable
 
@@ -153,6 +154,8 @@ def parse_int(tok: str) -> int:
 
 
 def parse_operand(tok: str, regs=None):
+    """Read one operand. ``regs`` maps register names visible here (inner scopes first) to their
+    unique names, so inline-asm blocks can declare `.reg .pred p;` without a `%`."""
     tok = tok.strip()
     if not tok:
         raise PtxSyntaxError("empty operand")
@@ -176,10 +179,12 @@ def parse_operand(tok: str, regs=None):
     if tok.startswith("!"):
         op = parse_operand(tok[1:], regs)
         return ("reg", op[1], True)
+    if regs is not None and tok in regs:
+        return ("reg", regs[tok], False)
     if tok.startswith("%"):
         name, _, comp = tok.partition(".")
         base = name[1:]
-        if (regs is None or tok not in regs) and base in _SREGS:
+        if base in _SREGS:
             return ("sreg", base, comp)
         return ("reg", tok, False)
     m = _FLOAT_IMM.match(tok)
@@ -302,12 +307,13 @@ def _parse_header(stmt: str) -> Function:
 
 def _parse_instruction(stmt: str, regs) -> Instruction:
     guard = None
-    m = re.match(r"^@(!?)(%[\w.]+)\s+(.*)$", stmt, re.S)
+    m = re.match(r"^@(!?)([%$\w.]+)\s+(.*)$", stmt, re.S)
     if m:
-        guard = (m.group(2), m.group(1) == "!")
+        name = m.group(2)
+        guard = (regs[name] if regs is not None and name in regs else name, m.group(1) == "!")
         stmt = m.group(3)
-    head, _, rest = stmt.partition(" ")
-    head, rest = head.strip(), rest.strip()
+    parts2 = stmt.split(None, 1)
+    head, rest = parts2[0], (parts2[1].strip() if len(parts2) > 1 else "")
     parts = head.split(".")
     opcode, mods = parts[0], tuple(parts[1:])
     if opcode == "call":
@@ -317,21 +323,29 @@ def _parse_instruction(stmt: str, regs) -> Instruction:
     return Instruction(opcode=opcode, mods=mods, operands=ops, guard=guard, text=stmt.strip())
 
 
-_REG_DECL = re.compile(r"^\.reg\s+(?:\.v(\d)\s+)?\.(\w+)\s+(.*)$", re.S)
+_REG_DECL = re.compile(r"^\.reg\s*(?:\.v(\d)\s*)?\.(\w+)\s+(.*)$", re.S)
 
 
-def _declare_regs(f: Function, stmt: str):
+def _declare_regs(f: Function, stmt: str, scope: dict, nested: bool):
+    """Declare registers; inside a nested `{ }` scope (inline asm) each name gets a unique name,
+    since two asm blocks may declare the same name with different types."""
     m = _REG_DECL.match(stmt)
     if not m:
         raise PtxSyntaxError(f"cannot read register declaration {stmt!r}")
     t = m.group(2)
+
+    def declare(name):
+        unique = f"{name}${len(f.regs)}" if nested else name
+        scope[name] = unique
+        f.regs[unique] = t
+
     for item in _split_top(m.group(3)):
         mm = re.match(r"^([%$\w]+)\s*<\s*(\d+)\s*>$", item)
         if mm:
             for k in range(int(mm.group(2))):
-                f.regs[f"{mm.group(1)}{k}"] = t
+                declare(f"{mm.group(1)}{k}")
         else:
-            f.regs[item.strip()] = t
+            declare(item.strip())
 
 
 def parse(text: str) -> Module:
@@ -339,6 +353,7 @@ def parse(text: str) -> Module:
     mod = Module()
     cur: Function | None = None
     depth = 0
+    scopes: list = []
     line = file = None
     for kind, stmt, ptx_line in _statements(text):
         try:
@@ -354,11 +369,16 @@ def parse(text: str) -> Module:
                 continue
             if kind == "open":
                 depth += 1
+                if cur is not None:
+                    scopes.insert(0, {})
                 continue
             if kind == "close":
                 depth -= 1
+                if scopes:
+                    scopes.pop(0)
                 if depth == 0:
                     cur = None
+                    scopes = []
                 continue
             if kind == "label":
                 if cur is None:
@@ -388,7 +408,7 @@ def parse(text: str) -> Module:
                 continue
             # inside a function body
             if stmt.startswith(".reg"):
-                _declare_regs(cur, stmt)
+                _declare_regs(cur, stmt, scopes[0], nested=depth > 1)
             elif stmt.startswith((".local", ".shared", ".param", ".global", ".const")):
                 v = _parse_var(stmt)
                 if v is None:
@@ -405,7 +425,7 @@ def parse(text: str) -> Module:
             elif stmt.startswith(".pragma") or stmt.startswith((".maxnreg", ".maxntid", ".reqntid")):
                 pass
             else:
-                inst = _parse_instruction(stmt, cur.regs)
+                inst = _parse_instruction(stmt, ChainMap(*scopes))
                 inst.line, inst.file, inst.index = line, file, len(cur.insts)
                 cur.insts.append(inst)
         except PtxSyntaxError as e:
