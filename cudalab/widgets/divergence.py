@@ -41,13 +41,13 @@ def render_svg(m) -> str:
     src_x = left + 32 * cw + 60
     nl = len(m["lines"])
     top = 100
-    svg = Svg(src_x + 420, top + nl * ch + 70)
+    svg = Svg(src_x + 300, top + nl * ch + 70)
     svg.text(10, 16, f"{m['kernel']}: warp {m['warp']} of block {m['block']}: {m['paths']} path"
              f"{'s' * int(m['paths'] != 1)} through the code, lanes busy {m['efficiency']:.0%} of the time", 12,
              bold=True, fill="#a50f15" if m["paths"] > 1 else "#006d2c")
     svg.text(10, 34, "Every recorded warp (click one): bar height = share of lanes busy", 10, fill="#555")
     eff = m["all_efficiency"]
-    bw = max(3, min(14, (src_x + 380) // max(len(eff), 1)))
+    bw = max(3, min(14, (src_x + 280) // max(len(eff), 1)))
     wpb = m["warps_per_block"]
     chosen = m["block_pos"] * wpb + m["warp"]
     colours = sequential(eff, 0, 1)
@@ -70,7 +70,7 @@ def render_svg(m) -> str:
         e = m["line_efficiency"][r]
         svg.rect(left + 32 * cw + 4, y + 3, 50 * e, ch - 7, "#9ecae1")
         svg.text(left + 32 * cw + 8, y + ch * 0.7, f"{e:.0%}", 9)
-        svg.text(src_x, y + ch * 0.7, m["source"][r][:60], 10, fill="#333")
+        svg.text(src_x, y + ch * 0.7, m["source"][r][:48], 10, fill="#333")
     y = top + nl * ch + 20
     svg.text(10, y, "A coloured cell: that lane ran the line; colours are paths (lanes that ran the same lines).", 10,
              fill="#555")

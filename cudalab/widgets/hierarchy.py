@@ -143,7 +143,7 @@ def render_svg(m) -> str:
     cell = max(8, min(28, 560 // max(show_x, 1)))
     rows, cols = m["layout"]
     tcell = max(10, min(26, 640 // cols))
-    width = max(show_x * cell, cols * tcell) + 80
+    width = max(show_x * cell, cols * tcell, 560) + 80
     top = 40
     grid_h = show_y * cell
     tb_top = top + grid_h + 56
