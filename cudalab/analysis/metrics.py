@@ -190,7 +190,7 @@ class MetricsObserver(Observer):
     def per_instruction(self) -> list[dict]:
         """One row per executed PTX instruction, in program order."""
         rows = []
-        for st in sorted(self.stats.values(), key=lambda s: (getattr(s.inst, "index", 0) or 0)):
+        for st in sorted(self.stats.values(), key=lambda s: s.inst.index):
             rows.append(dict(index=st.inst.index, line=st.inst.line, text=st.inst.text,
                              space=st.space, kind=st.kind, size=st.size,
                              instructions=st.warp_insts, threads=st.thread_insts,
@@ -271,10 +271,15 @@ class MetricsObserver(Observer):
             if st.space in ("global", "local") and st.sectors > 1.2 * st.ideal_sectors and st.requests:
                 per_req, ideal = st.sectors / st.requests, st.ideal_sectors / st.requests
                 used = min(1.0, st.requested_bytes / (32 * st.sectors))
-                advice = ("The accesses are misaligned: start each warp's range on a 128-byte boundary."
-                          if per_req <= ideal + 1.5 else
-                          "Make consecutive threads (threadIdx.x) access consecutive addresses, or stage "
-                          "the data through shared memory.")
+                if st.space == "local":
+                    advice = ("Threads index their local arrays differently (a run-time index); local memory "
+                              "is only coalesced when all threads of a warp use the same index. Index with "
+                              "constants (unrolled loops) so the array lives in registers, or use shared memory.")
+                elif per_req <= ideal + 1.5:
+                    advice = "The accesses are misaligned: start each warp's range on a 128-byte boundary."
+                else:
+                    advice = ("Make consecutive threads (threadIdx.x) access consecutive addresses, or stage "
+                              "the data through shared memory.")
                 yield st.sectors - st.ideal_sectors, (
                     f"{where}: uncoalesced {st.space} {what}: {per_req:.1f} sectors per request where "
                     f"{ideal:.1f} would do ({used:.0%} of the fetched bytes are used). {advice}")
