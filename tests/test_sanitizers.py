@@ -189,3 +189,30 @@ def test_launches_without_initcheck_count_as_writes(mod):
     mod.fill[1, 64](a)                                       # not followed: assume it wrote
     with cudalab.check("initcheck"):
         assert mod.shift[1, 64](a, np.zeros(64, np.int32)).findings == []
+
+
+# ------------------------------------------------------------------ against compute-sanitizer on an H100
+def sanitizer_comparison():
+    import importlib.util
+    import pathlib
+    import sys
+    root = pathlib.Path(__file__).parent.parent
+    spec = importlib.util.spec_from_file_location("sanitizer_gpu", root / "tools" / "sanitizer_gpu.py")
+    tool = sys.modules["sanitizer_gpu"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool.compare(root / "tools" / "sanitizer_gpu_results.json")
+
+
+# where cudalab differs from compute-sanitizer, on purpose or not (docs/sanitizer_comparison.md says why)
+DIFFERS = {"local array index out of range", "reading atomics before the barrier",
+           "__syncthreads() after an early return", "__syncthreads() in a loop of varying length"}
+
+
+def test_same_findings_as_compute_sanitizer(capsys):
+    rows = sanitizer_comparison()
+    assert len(rows) == 27
+    for case, gpu, _, ours in rows:
+        if case.name in DIFFERS:
+            assert gpu != ours, case.name
+        else:
+            assert gpu == ours, case.name

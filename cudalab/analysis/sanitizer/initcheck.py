@@ -83,8 +83,8 @@ class InitcheckObserver(Observer):
         thread = (t % b.block[0], (t // b.block[0]) % b.block[1], t // (b.block[0] * b.block[1]))
         where = f"line {line}" if line else "an unknown line"
         addr = int(addrs[0])
-        access = "read" if ev.kind == "ld" else "atomic read"
-        msg = (f"Uninitialized __global__ memory {access} of size {size} bytes\n"
+        access = "read" if ev.kind == "ld" else "read (an atomic reads the old value)"
+        msg = (f"Uninitialized __global__ memory read of size {size} bytes\n"
                f"    at {where} in kernel {self.kernel}\n"
                f"    by thread ({thread[0]},{thread[1]},{thread[2]}) in block ({block[0]},{block[1]},{block[2]})\n"
                f"    Address 0x{addr:x} is byte {addr - a.address} of a {a.size}-byte allocation that nothing has "
