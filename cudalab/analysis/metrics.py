@@ -90,6 +90,10 @@ class MetricsObserver(Observer):
 
     def __init__(self, source: str | None = None):
         self.source_lines = source.splitlines() if source else []
+        self.on_launch_start(None)
+
+    def on_launch_start(self, launch):
+        """Counts are per launch, as ncu's are: an observer reused for another launch starts over."""
         self.stats: dict[int, InstructionStats] = {}
         self._lanes = self._lanes_batch = self._counts = None
 
