@@ -26,12 +26,16 @@ class _Accesses:
     """Who last touched each shared byte of the batch in the current epoch: warp, thread, line."""
 
     def __init__(self, n):
-        self.warp = np.full(n, NONE, np.int64)
-        self.lane = np.full(n, NONE, np.int64)
-        self.line = np.zeros(n, np.int64)
+        self.warp = np.full(n, NONE, np.int32)
+        self.lane = np.full(n, NONE, np.int32)
+        self.line = np.zeros(n, np.int32)
 
-    def clear(self, sl):
-        self.warp[sl] = NONE
+    def clear(self, blocks, stride):
+        """A new epoch for the blocks where ``blocks`` is True (they passed a barrier)."""
+        if blocks.all():
+            self.warp.fill(NONE)
+        else:
+            self.warp.reshape(-1, stride)[blocks] = NONE
 
     def set(self, where, warp, lane, line):
         self.warp[where], self.lane[where], self.line[where] = warp, lane, line
@@ -62,10 +66,10 @@ class RacecheckObserver(Observer):
     def on_barrier(self, ev):
         if "warp" in getattr(ev.inst, "mods", ()) or not self.shared:
             return                               # __syncwarp orders a warp, not the block
-        for b in np.unique(ev.lanes // self.batch.lanes_per_block):
-            sl = slice(int(b) * self.stride, (int(b) + 1) * self.stride)
-            for acc in (self.writer, self.reader, self.reader2):
-                acc.clear(sl)
+        here = np.zeros(self.batch.nblocks, bool)
+        here[ev.lanes // self.batch.lanes_per_block] = True
+        for acc in (self.writer, self.reader, self.reader2):
+            acc.clear(here, self.stride)
 
     def on_memory(self, ev):
         if ev.space != "shared" or ev.lanes.size == 0:
