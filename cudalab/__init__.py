@@ -15,6 +15,8 @@ from .runtime.arrays import DeviceArray, device_array, device_array_like, to_dev
 from .runtime.device import set_watchdog, use  # noqa: F401
 from .runtime.module import Kernel, Module, compile  # noqa: F401
 from .runtime.record import LaunchRecord, last_launch  # noqa: F401
+from .device import set_device  # noqa: F401
+from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -40,7 +40,10 @@ def dim3(v, what: str):
     return t + (1,) * (3 - len(t))
 
 
-def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: int, limits: Limits = DEFAULT_LIMITS):
+def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: int, limits: Limits | None = None):
+    if limits is None:
+        from ..device import current
+        limits = current().limits()
     g, b = dim3(grid, "grid"), dim3(block, "block")
     for name, d in (("grid", g), ("block", b)):
         if any(x < 1 for x in d):
