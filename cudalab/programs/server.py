@@ -34,6 +34,7 @@ H2H, H2D, D2H, D2D, DEFAULT = range(5)
 LEGACY, PER_THREAD = 1, 2          # cudaStreamLegacy / cudaStreamPerThread handles
 FIRST_HANDLE = 16
 EVENT_DISABLE_TIMING = 2
+SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func"}
 
 
 class Reply(Exception):
@@ -109,7 +110,8 @@ class Server:
         self.timeline = Timeline()
         self.events: dict = {}
         self.next_handle = FIRST_HANDLE
-        self.sticky = 0
+        self.sticky = 0                  # the context is broken: every call returns this error
+        self.fault = 0                   # a kernel fault the program has not synchronized with yet
         self.session = Session()
 
     # ------------------------------------------------------------------ plumbing
@@ -130,7 +132,9 @@ class Server:
                 return
             text, _, blob = msg.partition(b"\0")
             op, *args = text.decode().split()
-            sticky = self.sticky     # an error a launch caused shows from the next call on
+            if self.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
+                self.sticky, self.fault = self.fault, 0   # a kernel's fault shows at a synchronization
+            sticky = self.sticky
             try:
                 code, numbers, data = 0, getattr(self, "op_" + op)(*args, blob=blob) or (), b""
                 if isinstance(numbers, tuple) and len(numbers) == 2 and isinstance(numbers[1], bytes):
@@ -320,9 +324,9 @@ class Server:
             rec.findings.extend(e.findings)
             rec.wall_time = time.perf_counter() - t0
             self.session.launches.append(rec)
-            self.sticky = code_of(e.code) if e.code in STICKY else 0
             # like the GPU, the launch itself succeeds; the error shows at the next synchronization
-            if not self.sticky:
+            self.fault = code_of(e.code) if e.code in STICKY else 0
+            if not self.fault:
                 raise Reply(e.code, f"cudalab: {e.args[0]}") from None
             return (), b"\0" + f"cudalab: {e.args[0]}".encode()
         except CudaError as e:
@@ -408,7 +412,7 @@ class Server:
                 del self.kinds[addr]
         self.timeline = Timeline()
         self.events.clear()
-        self.sticky = 0
+        self.sticky = self.fault = 0
 
     def max_blocks(self, k: Kernel, block, dynamic: int) -> int:
         """Resident blocks per SM (the occupancy calculator's rules for compute capability 8.0)."""
