@@ -136,6 +136,12 @@ def test_wide_and_straddling_global_accesses():
     assert global_sectors(t[:1], np.array([BASE + 30]), 4).sectors.tolist() == [2]  # crosses a sector
 
 
+def test_addresses_far_apart():
+    # sectors 2**55 apart cannot be packed with the warp number in one int64: counted all the same
+    r = global_sectors(np.array([0, 1, 32 * 1000]), np.array([BASE, 2**60, 2**60], np.uint64), 4)
+    assert r.warps.tolist() == [0, 1000] and r.sectors.tolist() == [2, 1]
+
+
 def test_local_memory_is_interleaved_per_thread():
     # every thread reads element 0 of its own local array: consecutive threads, consecutive words
     t = np.arange(32)

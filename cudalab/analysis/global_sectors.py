@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, as_int64, first_of_pairs
+from .warps import WARP_SIZE, as_int64, distinct_pairs
 
 SECTOR_BYTES = 32
 
@@ -79,8 +79,7 @@ def _count(lanes, sectors, valid, size):
     warps = np.flatnonzero(active)
     if len(warps) == 0:
         return GlobalSectors(warps, warps, warps, warps)
-    row, _, first = first_of_pairs(row, sec)
-    per_warp = np.bincount(np.where(first, row, len(active)), minlength=len(active) + 1)[warps]
+    per_warp = np.bincount(distinct_pairs(row, sec)[0], minlength=len(active))[warps]
     requested = active[warps] * size
     # a broadcast can need fewer sectors than its bytes fill; it is never worse than ideal
     ideal = np.minimum(per_warp, -(-requested // SECTOR_BYTES))

@@ -59,14 +59,15 @@ class InstructionStats:
     size: int = 0
     wavefronts: int = 0          # shared
     ideal_wavefronts: int = 0
-    max_ways: float = 0.0        # worst n-way conflict seen in one warp
+    max_ways: float = 0.0        # the worst warp's wavefronts (sectors) per ideal: its n-way conflict
+    worst_excess: int = -1       # the worst warp's wavefronts (sectors) over ideal
     requests: int = 0            # global / local
     sectors: int = 0
     ideal_sectors: int = 0
     requested_bytes: int = 0
     branch_warps: int = 0        # conditional branches: warp executions
     split_warps: int = 0         # of which lanes went both ways
-    worst: tuple | None = None   # (lanes, addresses) of the worst warp seen, for bank/sector maps
+    worst: tuple | None = None   # (lane ids, addresses) of that warp, for bank/sector maps
 
     @property
     def bank_conflicts(self):
@@ -139,21 +140,23 @@ class MetricsObserver(Observer):
         st.space, st.kind, st.size = ev.space, ev.kind, ev.size
         if ev.space == "shared":
             r = shared_wavefronts(ev.lanes, ev.addresses, ev.size)
-            st.wavefronts += int(r.wavefronts.sum())
-            st.ideal_wavefronts += int(r.ideal.sum())
-            score = r.ways
+            cost, ideal = r.wavefronts, r.ideal
+            st.wavefronts += int(cost.sum())
+            st.ideal_wavefronts += int(ideal.sum())
         else:
             r = (global_sectors if ev.space == "global" else local_sectors)(ev.lanes, ev.addresses, ev.size)
-            st.requests += r.requests
-            st.sectors += int(r.sectors.sum())
-            st.ideal_sectors += int(r.ideal_sectors.sum())
-            st.requested_bytes += int(r.requested_bytes.sum())
-            score = r.sectors / np.maximum(r.ideal_sectors, 1)
-        worst = int(np.argmax(score))
-        if st.worst is None or score[worst] > st.max_ways:
-            st.max_ways = float(score[worst])
-            mine = (np.asarray(ev.lanes) >> 5) == r.warps[worst]
-            st.worst = (np.asarray(ev.lanes)[mine] % WARP_SIZE, np.asarray(ev.addresses)[mine])
+            cost, ideal = r.sectors, r.ideal_sectors
+            st.requests += len(r.warps)
+            st.sectors += int(cost.sum())
+            st.ideal_sectors += int(ideal.sum())
+            st.requested_bytes += len(ev.lanes) * ev.size
+        excess = cost - ideal
+        worst = int(excess.argmax())
+        if int(excess[worst]) > st.worst_excess:   # keep the worst warp's accesses for a picture
+            st.worst_excess = int(excess[worst])
+            st.max_ways = int(cost[worst]) / int(ideal[worst])
+            mine = (ev.lanes >> 5) == r.warps[worst]
+            st.worst = (ev.lanes[mine] % WARP_SIZE, ev.addresses[mine])
 
     def on_branch(self, ev):
         if len(ev.lanes) == 0:

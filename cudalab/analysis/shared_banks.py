@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, as_int64, first_of_pairs
+from .warps import WARP_SIZE, as_int64, distinct_pairs
 
 BANKS = 32
 BANK_BYTES = 4
+SHARED_WORD_BITS = 18   # 1 MiB of shared memory per block, more than any GPU has (H100: 228 KiB)
 
 
 _PHASE_SHIFT = {1: 5, 2: 4, 4: 3}   # batch lane >> shift = warp * phases + phase
@@ -71,13 +72,9 @@ def shared_wavefronts(lanes, addresses, size: int) -> SharedWavefronts:
     row = lanes >> _PHASE_SHIFT[nphase]
     if words.shape[1] > 1:
         row = np.repeat(row, words.shape[1])
-    row, word, first = first_of_pairs(row, words.ravel())
+    row, word = distinct_pairs(row, words.ravel(), bits=SHARED_WORD_BITS)
     nwarps = int(lanes[-1] >> 5) + 1
-    bins = nwarps * nphase * BANKS   # repeats of a word go to one extra bin, dropped below
-    row_bank = word & (BANKS - 1)
-    row_bank |= row << 5
-    row_bank[~first] = bins
-    words_per_bank = np.bincount(row_bank, minlength=bins + 1)[:bins]
+    words_per_bank = np.bincount((row << 5) | (word & (BANKS - 1)), minlength=nwarps * nphase * BANKS)
     per_phase = words_per_bank.reshape(nwarps, nphase, BANKS).max(axis=2)
     wavefronts = per_phase.sum(axis=1)
     warps = np.flatnonzero(wavefronts)

@@ -6,26 +6,35 @@ import numpy as np
 WARP_SIZE = 32
 
 
-def first_of_pairs(row, key):
-    """Mark the first occurrence of each distinct (row, key) pair: returns (row, key, first).
+def distinct_pairs(row, key, bits=None):
+    """The distinct (row, key) pairs, as two arrays sorted by row then key.
 
-    Rows arrive non-decreasing (lane order), and inside a row keys mostly do too (consecutive or
-    strided addresses), so comparing neighbours finds the repeats in O(n); only when keys go down
-    somewhere are the pairs sorted first (and come back reordered).
+    ``row`` must be non-decreasing (it is derived from lane order). Each pair is packed into one
+    int64, ``row << bits | key - base``; in lane order the packed values are mostly sorted already
+    (consecutive or strided addresses), so a sort runs only when they go down somewhere, and
+    repeats are then neighbours. ``base`` is a multiple of 32, so ``key & 31`` (a bank) survives.
+    ``bits``: how many bits the keys need, when the caller knows (saves a min and a max).
     """
-    same_row = row[1:] == row[:-1]
-    if (same_row & (key[1:] < key[:-1])).any():
-        base = int(key.min())
-        span = int(key.max()) - base + 1
-        packed = row * span + (key - base)
-        packed.sort()
-        row, key = np.divmod(packed, span)
-        key += base
-        same_row = row[1:] == row[:-1]
-    first = np.empty(len(row), bool)
-    first[:1] = True
-    np.logical_not(same_row & (key[1:] == key[:-1]), out=first[1:])
-    return row, key, first
+    if bits is None:
+        base = int(key.min()) & ~31
+        bits = (int(key.max()) - base).bit_length()
+    else:
+        base = 0
+    if int(row[-1]).bit_length() + bits > 62:   # too wide to pack: sort the pairs themselves
+        order = np.lexsort((key, row))
+        row, key = row[order], key[order]
+        keep = np.empty(len(row), bool)
+        keep[:1] = True
+        np.logical_or(row[1:] != row[:-1], key[1:] != key[:-1], out=keep[1:])
+        return row[keep], key[keep]
+    packed = (row << bits) | (key - base)
+    if (packed[1:] < packed[:-1]).any():
+        packed = np.sort(packed)
+    keep = np.empty(len(packed), bool)
+    keep[:1] = True
+    np.not_equal(packed[1:], packed[:-1], out=keep[1:])
+    packed = packed[keep]
+    return packed >> bits, (packed & ((1 << bits) - 1)) + base
 
 
 def as_int64(addresses):
