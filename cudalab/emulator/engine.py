@@ -406,7 +406,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     while stack:
         ent = stack[-1]
         pc, rpc, mask = ent
-        if pc >= rpc:
+        if pc == rpc or pc >= n_code:
             stack.pop()
             continue
         if returned.any():
@@ -418,7 +418,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
         ex.mask, ex.idx = mask, idx
         ex.ridx = None if idx.size == frame_count else idx
         while True:
-            if pc >= rpc:
+            # reconvergence points can lie before the branch in the code layout: compare for equality
+            if pc == rpc or pc >= n_code:
                 stack.pop()
                 break
             kind, fn, inst, aux = code[pc]
