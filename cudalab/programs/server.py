@@ -302,6 +302,11 @@ class Server:
         grid, block = (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz))
         df = self.program.function(name)
         _, static, _ = shared_layout(self.program, df, 0)
+        threads = block[0] * block[1] * block[2]
+        if threads > PROFILE["maxThreadsPerBlock"]:      # CUDA 13 answers invalid argument here (H100)
+            raise Reply("cudaErrorInvalidValue",
+                        f"cudalab: {k.name}: a block may have at most {PROFILE['maxThreadsPerBlock']} threads, "
+                        f"but block {block} has {threads}. Use smaller blocks and more of them.")
         try:
             limits = DEFAULT_LIMITS
             if k.max_dynamic_shared > limits.shared_per_block:     # opted in with cudaFuncSetAttribute
@@ -442,6 +447,11 @@ class Server:
     def op_func_set(self, name, attr, value, blob=b""):
         k = self.kernels[name]
         if int(attr) == 8:   # cudaFuncAttributeMaxDynamicSharedMemorySize
+            _, static, _ = shared_layout(self.program, self.program.function(name), 0)
+            if not 0 <= int(value) <= PROFILE["sharedMemPerBlockOptin"] - static:
+                raise Reply("cudaErrorInvalidValue",
+                            f"cudalab: {k.name} may use at most {PROFILE['sharedMemPerBlockOptin'] - static:,} bytes "
+                            f"of dynamic shared memory on this device; {int(value):,} were asked for.")
             k.max_dynamic_shared = int(value)
 
 
