@@ -3,12 +3,15 @@
 The first build of each program runs nvcc (several seconds); builds are cached by content in
 ~/.cache/cudalab (or $CUDALAB_CACHE), so later runs take about a second each.
 """
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from cudalab.errors import CompileError
 from cudalab.programs import has_main, run_program, run_program_source
+from cudalab.programs.build import build_program, shim_library
 from cudalab.programs.compare import comparable
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -24,8 +27,16 @@ def test_there_are_at_least_15_example_programs():
     assert not has_main((EXAMPLES / "vector_add.cu").read_text())     # a kernel file with // cudalab: lines
 
 
+@pytest.fixture(scope="module")
+def built_examples():
+    """Build every example at once (nvcc is the slow part; builds are cached afterwards)."""
+    shim_library()
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        list(pool.map(lambda p: build_program(p.read_text(), p.name), PROGRAMS))
+
+
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
-def test_example_program_prints_what_it_printed_before(path):
+def test_example_program_prints_what_it_printed_before(path, built_examples):
     result = run_program(path, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "Result = PASS" in result.stdout

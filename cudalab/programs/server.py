@@ -302,11 +302,6 @@ class Server:
         grid, block = (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz))
         df = self.program.function(name)
         _, static, _ = shared_layout(self.program, df, 0)
-        threads = block[0] * block[1] * block[2]
-        if threads > PROFILE["maxThreadsPerBlock"]:      # CUDA 13 answers invalid argument here (H100)
-            raise Reply("cudaErrorInvalidValue",
-                        f"cudalab: {k.name}: a block may have at most {PROFILE['maxThreadsPerBlock']} threads, "
-                        f"but block {block} has {threads}. Use smaller blocks and more of them.")
         try:
             limits = DEFAULT_LIMITS
             if k.max_dynamic_shared > limits.shared_per_block:     # opted in with cudaFuncSetAttribute
@@ -314,7 +309,10 @@ class Server:
                                                               static + k.max_dynamic_shared))
             check_config(k.name, grid, block, int(shmem), static, limits)
         except CudaError as e:
-            raise Reply(e.code, f"cudalab: {e.args[0]}") from None
+            # CUDA 13 answers every bad launch shape with cudaErrorInvalidValue (seen on an H100,
+            # examples/launch_errors.cu), where older runtimes said cudaErrorInvalidConfiguration
+            code = "cudaErrorInvalidValue" if e.code == "cudaErrorInvalidConfiguration" else e.code
+            raise Reply(code, f"cudalab: {e.args[0]}") from None
         if cooperative and grid[0] * grid[1] * grid[2] > self.max_blocks(k, block, int(shmem)) * PROFILE[
                 "multiProcessorCount"]:
             raise Reply("cudaErrorCooperativeLaunchTooLarge",
