@@ -136,3 +136,22 @@ def test_compile_errors_point_at_the_cells_own_lines():
     with pytest.raises(CompileError) as e:
         run("int main() {\n    int x = undefined_thing;\n}")
     assert "cell.cu(2): error" in str(e.value) and "undefined_thing" in str(e.value)
+
+
+def test_a_cuda_cell_with_main_runs_as_a_program(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "cudalab")
+    ip.run_cell_magic("cuda", "", """#include <cstdio>
+__global__ void twice(int *x) { x[threadIdx.x] *= 2; }
+int main() {
+    int h[4] = {1, 2, 3, 4}, *d;
+    cudaMalloc(&d, sizeof h);
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    twice<<<1, 4>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d\\n", h[0], h[1], h[2], h[3]);
+}
+""")
+    assert capsys.readouterr().out == "2 4 6 8\n"
+    assert ip.user_ns["program_result"].launches[0].kernel == "twice"

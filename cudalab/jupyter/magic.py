@@ -41,6 +41,9 @@ class CudaMagics(Magics):
         if args.device == "both":
             raise UsageError("--device both (run on the emulator and the GPU and compare) "
                              "is not available yet; use --device emu or --device gpu")
+        from ..programs import has_main
+        if has_main(cell):
+            return self._run_program(cell, args)
         import cudalab
         try:
             if args.device:
@@ -55,4 +58,19 @@ class CudaMagics(Magics):
         for name in mod.kernels:
             if name.isidentifier():       # "scale<3>" is not a Python name
                 ns[name] = mod.get_kernel(name)
+        return None
+
+    def _run_program(self, cell, args):
+        """A cell with ``int main`` is a whole program: compile it with nvcc and run it (cudalab.programs)."""
+        from ..programs import run_program_source
+        try:
+            res = run_program_source(cell, device=args.device or "emu", options=[f"-D{d}" for d in args.define])
+        except CudaError as err:
+            print(str(err), file=sys.stderr)
+            return None
+        sys.stdout.write(res.stdout)
+        sys.stderr.write(res.stderr)
+        if res.returncode:
+            print(f"(the program exited with code {res.returncode})", file=sys.stderr)
+        self.shell.user_ns["program_result"] = res      # stdout, stderr, returncode, launches
         return None
