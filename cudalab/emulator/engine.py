@@ -373,9 +373,16 @@ class Exec:
     def check_barrier(self, inst, warp=False):
         if warp:
             return
-        # synccheck: every thread of a block that has not exited must reach the same barrier
+        # synccheck: every thread of a block that has not exited must reach the same barrier.
+        # Threads waiting to go straight to the kernel's end (`if (i >= n) return;` compiles to a
+        # branch to the final `ret`) count as exited, as they do on the GPU.
         live = ~self.exited
         waiting = live & ~self.mask
+        if waiting.any() and self.depth == 0:
+            code = self.kernel.code
+            for pc, _, m in self.kernel_stack:
+                if pc >= len(code) or (code[pc][0] in (K_RET, K_EXIT) and code[pc][2].guard is None):
+                    waiting &= ~m
         if waiting.any():
             blocks_here = np.unique(self.lane_block[self.idx])
             bad = waiting & np.isin(self.lane_block, blocks_here)
@@ -398,6 +405,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     code, reconv = df.code, df.reconv
     n_code = len(code)
     stack = [[0, n_code, frame_mask]]
+    if is_kernel:
+        ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
     frame_count = int(np.count_nonzero(frame_mask))
     stats = ex.stats
@@ -738,6 +747,11 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared))
     with np.errstate(all="ignore"):
         for first in range(0, nblocks_total, bpb):
+            if time.perf_counter() > deadline and first:
+                msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
+                       f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
+                       "cudalab.set_watchdog(seconds).")
+                raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, kernel_name)])
             nb = min(bpb, nblocks_total - first)
             batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
             for o in observers:
@@ -748,6 +762,9 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
             stats.batches += 1
             try:
                 run_function(ex, df, ex.valid.copy(), is_kernel=True)
+            except Unsupported as e:
+                raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
+                                       "Try simpler code, or run on a real GPU.") from None
             except Watchdog:
                 raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
                                   [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,

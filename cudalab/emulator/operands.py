@@ -81,6 +81,9 @@ def reader(op, t, func, env):
             a = a if sel is None else a[sel]
             return convert_storage(a, a.dtype, dt)
         return r
+    if kind == "sym" and op[1] == "WARP_SZ":          # PTX's predefined warp-size constant
+        v = dtype(t).type(32)
+        return lambda ex, sel: v
     if kind == "sym":
         name = op[1]
 

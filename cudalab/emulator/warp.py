@@ -69,35 +69,34 @@ def _shfl(inst, d):
 
 @op("vote")
 def _vote(inst, d):
+    """vote.sync: each lane sees only the lanes of its own member mask that are active, so tiles of
+    a cooperative-groups partition vote separately even when the whole warp runs the instruction."""
     mode = next(m for m in inst.mods if m in ("all", "any", "uni", "ballot"))
     ops = inst.operands
     w = writer(ops[0], "b32" if mode == "ballot" else "pred", d.func)
     rp = reader(ops[1], "pred", d.func, d)
-    has_mask = len(ops) > 2
-    rm = reader(ops[2], "b32", d.func, d) if has_mask else None
+    rm = reader(ops[2], "b32", d.func, d) if len(ops) > 2 else None
 
     def run(ex):
         sel = ex.idx
         pred = np.zeros(ex.n, bool)
         pred[sel] = rp(ex, sel)
         active = ex.active_full()
-        if has_mask:
-            member = np.zeros(ex.n, np.uint32)
-            member[sel] = np.asarray(rm(ex, sel), np.uint32)
-            lane_bit = (np.uint32(1) << (np.arange(ex.n) & 31).astype(np.uint32))
-            # lanes named in the member mask of any active lane of the warp take part
-            wmask = np.bitwise_or.reduce(member.reshape(-1, 32), axis=1)
-            active = active & ((np.repeat(wmask, 32) & lane_bit) != 0)
-        pw, aw = (pred & active).reshape(-1, 32), active.reshape(-1, 32)
+        wid = sel >> 5
+        bits_act = _warp_bits(active)[wid]
+        bits_pred = _warp_bits(pred & active)[wid]
+        member = np.asarray(rm(ex, sel), np.uint32) if rm is not None else np.uint32(0xFFFFFFFF)
+        m = bits_act & member
+        p = bits_pred & m
         if mode == "ballot":
-            res = _warp_bits(pw.ravel())
-        elif mode == "all":
-            res = ~((aw & ~pw).any(axis=1))
+            res = p
         elif mode == "any":
-            res = pw.any(axis=1)
+            res = p != 0
+        elif mode == "all":
+            res = p == m
         else:
-            res = ~(pw.any(axis=1) & (aw & ~pw).any(axis=1))
-        w(ex, sel, res[sel >> 5])
+            res = (p == 0) | (p == m)
+        w(ex, sel, res)
     return run
 
 
@@ -120,6 +119,7 @@ def _match(inst, d):
     wd, wp = (writer(dst[1], "b32", d.func), writer(dst[2], "pred", d.func)) if dst[0] == "pair" \
         else (writer(dst, "b32", d.func), None)
     ra = reader(ops[1], t, d.func, d)
+    rm = reader(ops[2], "b32", d.func, d) if len(ops) > 2 else None
 
     def run(ex):
         sel = ex.idx
@@ -129,12 +129,13 @@ def _match(inst, d):
         v = vals.reshape(-1, 32)
         same = (v[:, :, None] == v[:, None, :]) & act[:, None, :]          # (warp, lane, other)
         bits = (same.astype(np.uint32) << np.arange(32, dtype=np.uint32)).sum(axis=2, dtype=np.uint64).astype(np.uint32)
+        member = np.asarray(rm(ex, sel), np.uint32) if rm is not None else np.uint32(0xFFFFFFFF)
         if mode == "any":
-            wd(ex, sel, bits.ravel()[sel])
+            wd(ex, sel, bits.ravel()[sel] & member)
         else:
-            amask = _warp_bits(act.ravel())
-            alleq = (bits == amask[:, None]).ravel()[sel]
-            wd(ex, sel, np.where(alleq, amask[sel >> 5], np.uint32(0)))
+            amask = _warp_bits(act.ravel())[sel >> 5] & member
+            alleq = (bits.ravel()[sel] & member) == amask
+            wd(ex, sel, np.where(alleq, amask, np.uint32(0)))
             if wp is not None:
                 wp(ex, sel, alleq)
     return run
@@ -142,24 +143,30 @@ def _match(inst, d):
 
 @op("redux")
 def _redux(inst, d):
+    """redux.sync: a reduction over the active lanes of each lane's member mask (sm_80)."""
     opname = next(m for m in inst.mods if m in ("add", "min", "max", "and", "or", "xor"))
     t = inst.type
     ops = inst.operands
     w = writer(ops[0], t, d.func)
     ra = reader(ops[1], t, d.func, d)
+    rm = reader(ops[2], "b32", d.func, d) if len(ops) > 2 else None
     dt = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32}[t]
-    ident = {"add": 0, "and": -1, "or": 0, "xor": 0,
-             "min": np.iinfo(dt).max, "max": np.iinfo(dt).min}[opname]
     uf = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
           "or": np.bitwise_or, "xor": np.bitwise_xor}[opname]
+    ident = {"add": 0, "and": -1, "or": 0, "xor": 0, "min": np.iinfo(dt).max, "max": np.iinfo(dt).min}[opname]
 
     def run(ex):
         sel = ex.idx
-        vals = np.full(ex.n, np.array(ident).astype(dt), dt)
+        vals = np.zeros(ex.n, dt)
         vals[sel] = np.asarray(ra(ex, sel)).astype(dt)
-        res = uf.reduce(vals.reshape(-1, 32), axis=1, dtype=dt) if opname != "add" else \
-            vals.reshape(-1, 32).astype(np.int64).sum(axis=1).astype(np.uint64).astype(np.uint32).view(dt)
-        w(ex, sel, res[sel >> 5])
+        member = np.asarray(rm(ex, sel), np.uint32) if rm is not None else np.uint32(0xFFFFFFFF)
+        m = _warp_bits(ex.active_full())[sel >> 5] & member
+        base = (sel >> 5) << 5
+        acc = np.full(sel.size, np.array(ident).astype(dt), dt)
+        for j in range(32):
+            bit = ((m >> np.uint32(j)) & np.uint32(1)).astype(bool)
+            acc = np.where(bit, uf(acc, vals[base + j]), acc).astype(dt)
+        w(ex, sel, acc)
     return run
 
 

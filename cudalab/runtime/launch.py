@@ -129,6 +129,9 @@ def _scalar_bytes(where, p, ct, a):
                           "cudaErrorInvalidValue")
     if isinstance(a, np.ndarray) and a.ndim == 0:
         a = a[()]
+    if isinstance(a, np.generic) and a.dtype.itemsize == p.size and (ct is None or ct.numpy is None) \
+            and p.type.startswith("b"):
+        return a.tobytes()          # __half, __nv_bfloat16, small structs: the value's own bits
     if not isinstance(a, (int, float, bool, np.integer, np.floating, np.bool_)):
         raise LaunchError(f"{where} is a number, but you passed {_describe(a)}.", "cudaErrorInvalidValue")
     target = np.dtype(ct.numpy) if ct is not None and ct.numpy else ptx_dtype(p.type)
