@@ -69,11 +69,11 @@ def test_get_global_sets_constant_memory():
 
 
 @pytest.mark.parametrize("grid,block,code,words", [
-    (1, 2048, "cudaErrorInvalidConfiguration", "at most 1024 threads"),
-    (0, 32, "cudaErrorInvalidConfiguration", "at least 1"),
-    ((1, 70000), 32, "cudaErrorInvalidConfiguration", "gridDim.y may be at most 65,535"),
-    (1, (1, 1, 65), "cudaErrorInvalidConfiguration", "blockDim.z may be at most 64"),
-    ("x", 32, "cudaErrorInvalidConfiguration", "must be an int or a tuple"),
+    (1, 2048, "cudaErrorInvalidValue", "at most 1024 threads"),
+    (0, 32, "cudaErrorInvalidValue", "at least 1"),
+    ((1, 70000), 32, "cudaErrorInvalidValue", "gridDim.y may be at most 65,535"),
+    (1, (1, 1, 65), "cudaErrorInvalidValue", "blockDim.z may be at most 64"),
+    ("x", 32, "cudaErrorInvalidValue", "must be an int or a tuple"),
 ])
 def test_bad_launch_shapes(mod, grid, block, code, words):
     with pytest.raises(LaunchError) as e:

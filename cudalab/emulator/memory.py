@@ -120,22 +120,31 @@ class DeviceMemory:
         return self.allocs[self._starts[k]] if k >= 0 else None
 
     def describe(self, addr: int, size: int) -> str:
-        """Where an address falls relative to the nearest allocation, in compute-sanitizer's words."""
+        """Where an address falls relative to the nearest allocation, in compute-sanitizer's words.
+
+        Live allocations come first; a freed one is named only when the address is inside it and no
+        live allocation has reused its memory (use after free)."""
         addr = int(addr)
-        best = None
-        for a in self.allocs.values():
+        if addr == 0:
+            return "a null pointer (0x0): the pointer was never set to an allocation"
+        live = [a for a in self.allocs.values() if not a.freed]
+        for a in live:
             if a.address <= addr < a.address + max(a.size, 1):
-                return f"inside a {a.size}-byte allocation" + (" that was already freed" if a.freed else "")
+                return f"inside a {a.size}-byte allocation at 0x{a.address:x}"
+        for a in self.allocs.values():
+            if a.freed and a.address <= addr < a.address + max(a.size, 1):
+                return f"inside a {a.size}-byte allocation at 0x{a.address:x} that was already freed (use after free)"
+        best = None
+        for a in live:
             dist = addr - (a.address + a.size) if addr >= a.address else a.address - addr
             if best is None or dist < best[0]:
                 best = (dist, a)
-        if best is None:
-            return "not in any allocation"
+        if best is None or best[0] > (1 << 20):
+            return "not in any allocation (is the pointer set?)"
         dist, a = best
-        freed = " (freed)" if a.freed else ""
         if addr >= a.address + a.size:
-            return f"{dist} bytes after the end of a {a.size}-byte allocation{freed} at 0x{a.address:x}"
-        return f"{dist} bytes before a {a.size}-byte allocation{freed} at 0x{a.address:x}"
+            return f"{dist} bytes after the end of a {a.size}-byte allocation at 0x{a.address:x}"
+        return f"{dist} bytes before a {a.size}-byte allocation at 0x{a.address:x}"
 
     def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Per address: does [addr, addr+size) lie inside one live allocation?"""

@@ -50,7 +50,10 @@ class DeviceArray:
         raw = self.device.read(self.device_ptr, self.nbytes) if self.nbytes else np.zeros(0, np.uint8)
         out = raw.view(self.dtype).reshape(self.shape).copy()
         if ary is not None:
-            ary[...] = out
+            if np.shape(ary) != self.shape and np.size(ary) != self.size:
+                raise CudaError(f"cannot copy a device array of shape {self.shape} into a host array of shape "
+                                f"{np.shape(ary)}: the sizes differ.", "cudaErrorInvalidValue")
+            ary[...] = out.reshape(np.shape(ary))
             return ary
         return out
 
@@ -77,6 +80,10 @@ class DeviceArray:
 def to_device(ary, device=None):
     """Copy a numpy array to the device; returns a DeviceArray of the same shape and dtype."""
     a = np.ascontiguousarray(ary)
+    if a.dtype.kind in "OUSV" and a.dtype.fields is None:
+        raise CudaError(f"only arrays of numbers can go to the device; this one holds {a.dtype} "
+                        "(Python objects or strings). Make it with a numeric dtype, e.g. np.float32.",
+                        "cudaErrorInvalidValue")
     d = DeviceArray(a.shape, a.dtype, device=device)
     return d.copy_to_device(a)
 

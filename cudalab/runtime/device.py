@@ -111,4 +111,10 @@ def reset():
 def set_watchdog(seconds: float):
     """Stop emulated kernels that run longer than ``seconds`` (default 10)."""
     global WATCHDOG_SECONDS
-    WATCHDOG_SECONDS = float(seconds)
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        raise CudaError(f"set_watchdog() takes a number of seconds, not {seconds!r}.", "cudaErrorInvalidValue") from None
+    if not value > 0:
+        raise CudaError(f"the watchdog limit must be more than 0 seconds, not {seconds!r}.", "cudaErrorInvalidValue")
+    WATCHDOG_SECONDS = value

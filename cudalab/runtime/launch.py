@@ -1,6 +1,9 @@
 """Checking a launch before it runs: shapes, shared memory and arguments, with CUDA's error names.
 
-Limits come from the device profile (compute capability 8.0 by default): 1024 threads per block,
+Bad shapes answer ``cudaErrorInvalidValue``, which is what CUDA 13 returns on an H100 for a block
+of 2048 threads, a zero-size grid, blockDim.z = 65 or gridDim.y = 65536 (older CUDA releases said
+cudaErrorInvalidConfiguration). Limits come from the device profile (compute capability 8.0 by
+default): 1024 threads per block,
 block dims (1024, 1024, 64), grid dims (2^31-1, 65535, 65535), 48 KiB of shared memory per block
 without opt-in. Arguments are marshalled into the kernel's parameter buffer the way the CUDA
 driver does: each at its alignment, pointers as 64-bit addresses, scalars converted to the
@@ -36,7 +39,7 @@ def dim3(v, what: str):
         t = tuple(int(x) for x in v)
     else:
         raise LaunchError(f"the {what} must be an int or a tuple of 1 to 3 ints, like 256 or (16, 16); got {v!r}.",
-                          "cudaErrorInvalidConfiguration")
+                          "cudaErrorInvalidValue")
     return t + (1,) * (3 - len(t))
 
 
@@ -48,20 +51,20 @@ def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: i
     for name, d in (("grid", g), ("block", b)):
         if any(x < 1 for x in d):
             raise LaunchError(f"{kernel}: every {name} dimension must be at least 1, but the {name} is {d}. "
-                              "A launch with zero threads or blocks is invalid.", "cudaErrorInvalidConfiguration")
+                              "A launch with zero threads or blocks is invalid.", "cudaErrorInvalidValue")
     threads = b[0] * b[1] * b[2]
     if threads > limits.max_threads_per_block:
         raise LaunchError(f"{kernel}: a block may have at most {limits.max_threads_per_block} threads, but "
                           f"block {b} has {threads}. Use smaller blocks and more of them.",
-                          "cudaErrorInvalidConfiguration")
+                          "cudaErrorInvalidValue")
     for axis, (x, m) in enumerate(zip(b, limits.max_block)):
         if x > m:
             raise LaunchError(f"{kernel}: blockDim.{'xyz'[axis]} may be at most {m}, but it is {x}.",
-                              "cudaErrorInvalidConfiguration")
+                              "cudaErrorInvalidValue")
     for axis, (x, m) in enumerate(zip(g, limits.max_grid)):
         if x > m:
             raise LaunchError(f"{kernel}: gridDim.{'xyz'[axis]} may be at most {m:,}, but it is {x:,}.",
-                              "cudaErrorInvalidConfiguration")
+                              "cudaErrorInvalidValue")
     if shared_dynamic < 0:
         raise LaunchError(f"{kernel}: dynamic shared memory cannot be negative ({shared_dynamic}).",
                           "cudaErrorInvalidValue")
@@ -100,6 +103,7 @@ def marshal(kernel: str, params, ctypes, args, pointer_of):
             if ct is not None and not ct.pointer:
                 raise LaunchError(f"{where} is a {ct.name} value, but you passed {_describe(a)}.",
                                   "cudaErrorInvalidValue")
+            _check_pointee(where, ct, a)
             if p.size != 8:
                 raise LaunchError(f"{where} is not a pointer, but you passed {_describe(a)}.", "cudaErrorInvalidValue")
             buf += int(ptr).to_bytes(8, "little")
@@ -117,6 +121,21 @@ def marshal(kernel: str, params, ctypes, args, pointer_of):
     return bytes(buf)
 
 
+_ANY_POINTEE = {None, "int8", "uint8"}        # void*, char*, unsigned char*: raw bytes of anything
+
+
+def _check_pointee(where, ct, a):
+    """An array passed for ``float*`` must hold float32: the kernel reads its bytes as floats."""
+    dt = getattr(a, "dtype", None)
+    if ct is None or dt is None or ct.numpy in _ANY_POINTEE or ct.base in ("void", "const void"):
+        return
+    want = np.dtype(ct.numpy)
+    if np.dtype(dt) != want:
+        raise LaunchError(f"{where} points to {ct.base.replace('const ', '')} values ({want}), but the array you "
+                          f"passed holds {np.dtype(dt)}: the kernel would read its bytes as the wrong type. "
+                          f"Convert it first, e.g. a.astype(np.{want}).", "cudaErrorInvalidValue")
+
+
 def _scalar_bytes(where, p, ct, a):
     if isinstance(a, (np.void, bytes, bytearray)) or (isinstance(a, np.generic) and a.dtype.itemsize == p.size
                                                         and p.type.startswith("b") and p.size not in (1, 2, 4, 8)):
@@ -124,7 +143,7 @@ def _scalar_bytes(where, p, ct, a):
         if len(raw) != p.size:
             raise LaunchError(f"{where} is a {p.size}-byte value, but you passed {len(raw)} bytes.", "cudaErrorInvalidValue")
         return raw
-    if p.type.startswith("b") and p.size not in (1, 2, 4, 8) or "[" in p.type:
+    if p.type.startswith("b") and ptx_dtype(p.type).itemsize != p.size:
         raise LaunchError(f"{where} is a struct of {p.size} bytes: pass it as a numpy structured scalar or bytes.",
                           "cudaErrorInvalidValue")
     if isinstance(a, np.ndarray) and a.ndim == 0:

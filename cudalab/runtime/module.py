@@ -12,9 +12,10 @@ import time
 
 import numpy as np
 
-from ..errors import CudaError, KernelError, LaunchError
+from ..errors import CompileError, CudaError, KernelError, LaunchError
 from ..frontend.nvrtc import compile_to_ptx
-from ..ptx import parse
+from ..errors import UnsupportedError
+from ..ptx import PtxSyntaxError, parse
 from . import device as devices
 from .arrays import DeviceArray
 from .launch import check_config, marshal
@@ -23,7 +24,17 @@ from .record import LaunchRecord, set_last
 
 
 def compile(source: str, options=(), name: str | None = None, name_expressions=(), line_offset: int = 0):
-    """Compile CUDA C++ with NVRTC; returns a Module. Cached: an unchanged source compiles once."""
+    """Compile CUDA C++ with NVRTC; returns a Module. Cached: an unchanged source compiles once.
+
+    ``options`` are NVRTC/nvcc-style flags (``("-DN=64", "-use_fast_math")`` or one string)."""
+    if not isinstance(source, str):
+        raise CudaError(f"compile() needs the CUDA C++ source as a string (str), not {type(source).__name__}.",
+                        "cudaErrorInvalidValue")
+    if isinstance(options, str):
+        import shlex
+        options = shlex.split(options)
+    if isinstance(name_expressions, str):
+        name_expressions = (name_expressions,)
     cs = compile_to_ptx(source, tuple(options), tuple(name_expressions), line_offset=line_offset)
     return Module(cs, name=name)
 
@@ -35,7 +46,11 @@ class Module:
     def __init__(self, compiled, name=None):
         self.compiled = compiled
         self.name = name or "module"
-        self.ptx_module = parse(compiled.ptx)
+        try:
+            self.ptx_module = parse(compiled.ptx)
+        except PtxSyntaxError as e:
+            raise UnsupportedError(f"The emulator cannot read the PTX that NVRTC made from this code ({e}). "
+                                   "This C++ feature is not supported by cudalab yet; a real GPU can run it.") from None
         self._programs: dict = {}
         self._kernels: dict = {}
 
@@ -66,14 +81,22 @@ class Module:
         return None
 
     def get_kernel(self, name: str) -> "Kernel":
+        if not isinstance(name, str):
+            raise CudaError(f"kernel names are strings, like 'vecAdd' or 'mm<16>'; got {name!r}.",
+                            "cudaErrorInvalidDeviceFunction")
         k = self._kernels.get(name)
         if k is not None:
             return k
         mangled = self._mangled(name)
         if mangled is None and "<" in name:
             # a template instance not compiled yet: recompile with it as a name expression
-            cs = compile_to_ptx(self.compiled.source, self.compiled.options,
-                                tuple(self.compiled.lowered) + (name,))
+            try:
+                cs = compile_to_ptx(self.compiled.source, self.compiled.options,
+                                    tuple(self.compiled.lowered) + (name,))
+            except CompileError as e:
+                raise CudaError(f"cannot instantiate the template kernel {name!r}: check the template arguments "
+                                f"match its parameters (a type for `typename`, a number for `int`).\n"
+                                f"{_strip_name_map(str(e))}", "cudaErrorInvalidDeviceFunction") from None
             self.__init__(cs, self.name)
             mangled = self._mangled(name)
         if mangled is None:
@@ -89,8 +112,8 @@ class Module:
             raise AttributeError(name)
         try:
             return self.get_kernel(name)
-        except CudaError:
-            raise AttributeError(name) from None
+        except CudaError as e:
+            raise AttributeError(str(e)) from None
 
     def program(self, dev):
         """The emulator Program or GPU module of this source on device ``dev`` (built once)."""
@@ -132,6 +155,11 @@ class Module:
         return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
 
 
+def _strip_name_map(msg: str) -> str:
+    """NVRTC's name-expression errors mention its internal __nv_name_map; keep the useful lines."""
+    return "\n".join(line for line in msg.splitlines() if "__nv_name_map" not in line and "lowered name" not in line)
+
+
 class Kernel:
     """A kernel ready to launch: ``kernel[grid, block](*args)`` or ``kernel[grid, block, stream, shared](*args)``."""
 
@@ -146,10 +174,14 @@ class Kernel:
         sig = ", ".join(t.name for t in self.ctypes) if self.ctypes else ", ".join(p.type for p in self.func.params)
         return f"<cudalab kernel {self.name}({sig})>"
 
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(f"a kernel needs a launch configuration: write {self.name}[grid, block](...), e.g. "
+                          f"{self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError(f"launch {self.name} as kernel[grid, block](...) or kernel[grid, block, stream, "
-                              f"shared_bytes](...); got kernel[{config!r}].", "cudaErrorInvalidConfiguration")
+                              f"shared_bytes](...); got kernel[{config!r}].", "cudaErrorInvalidValue")
         grid, block = config[0], config[1]
         stream = config[2] if len(config) > 2 else 0
         shared = config[3] if len(config) > 3 else 0
@@ -162,6 +194,9 @@ class Kernel:
         if dev.kind == "emu":
             from ..emulator.engine import shared_layout
             _, static, _ = shared_layout(prog, prog.function(self.mangled), 0)
+        if not isinstance(shared, (int, np.integer)) or isinstance(shared, bool):
+            raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
+                              "cudaErrorInvalidValue")
         g, b = check_config(self.name, grid, block, int(shared), static)
         copies = []
 

@@ -33,7 +33,7 @@ ADD = """__global__ void add(const float *a, const float *b, float *c, int n) {
 DYN = "__global__ void k(float *a) { extern __shared__ float s[]; s[threadIdx.x] = 1; a[threadIdx.x] = s[threadIdx.x]; }"
 TEMPLATE = "template<int N> __global__ void scale(float *a) { a[threadIdx.x] *= N; }"
 IL = "cudaErrorIllegalAddress"
-CFG = "cudaErrorInvalidConfiguration"
+CFG = "cudaErrorInvalidValue"   # what CUDA 13 answers on an H100 for bad launch shapes
 VAL = "cudaErrorInvalidValue"
 
 CASES = [
@@ -56,10 +56,8 @@ CASES = [
          ("a __global__ function must have a void return type",)),
     Case("bad compiler option", "__global__ void k() {}", "cudalab.compile('__global__ void k(){}', options=('-arch=sm_999',))",
          CompileError, ("--gpu-architecture",)),
-    Case("source is None", None, "cudalab.compile(None)", CudaError, ("CUDA C++ source", "str"),
-         bad="TypeError from the re module: 'expected string or bytes-like object, got NoneType'"),
-    Case("source is bytes", None, "cudalab.compile(b'__global__ void k(){}')", CudaError, ("str",),
-         bad="TypeError from the re module: 'cannot use a string pattern on a bytes-like object'"),
+    Case("source is None", None, "cudalab.compile(None)", CudaError, ("CUDA C++ source", "str")),
+    Case("source is bytes", None, "cudalab.compile(b'__global__ void k(){}')", CudaError, ("str",)),
     Case("options as one string", None, "cudalab.compile('__global__ void k(){}', options='-O3')", CudaError,
          ("options", "-O3"), bad="the string is split into characters: 'nvrtc: error: unrecognized option - found'"),
     Case("function pointer", "__device__ int f1(int x){return x+1;} __device__ int f2(int x){return x*2;}\n"
@@ -79,8 +77,7 @@ CASES = [
     Case("template with a type for an int", TEMPLATE, "mod.get_kernel('scale<float>')", CompileError,
          ("scale<float>", "int N"), bad="the message shows NVRTC's name-expression internals (__nv_name_map, "
                                 "'Error in parsing name expression for lowered name lookup')"),
-    Case("kernel name not a string", ADD, "mod.get_kernel(123)", CudaError, ("123",),
-         bad="TypeError: argument of type 'int' is not iterable (module.py)"),
+    Case("kernel name not a string", ADD, "mod.get_kernel(123)", CudaError, ("123",)),
     Case("kernel called without [grid, block]", ADD, "k(a, a, c, 64)", LaunchError, ("kernel[grid, block]",),
          bad="TypeError: 'Kernel' object is not callable"),
     # ---------------------------------------------------------------- arguments
@@ -102,14 +99,11 @@ CASES = [
     Case("dict for an int", ADD, "k[1, 64](a, a, c, {})", LaunchError, ("is a number, but you passed dict",)),
     Case("complex for an int", ADD, "k[1, 64](a, a, c, 1j)", LaunchError, ("is a number, but you passed complex",)),
     Case("int for a struct", "struct P { int x; float y; };\n__global__ void k(int *a, P p) { a[0] = p.x; }",
-         "k[1, 1](ia, 5)", LaunchError, ("struct of 8 bytes",),
-         bad="ValueError 'buffer is smaller than requested size' from emulator/memops.py while the kernel runs"),
-    Case("float64 array for float*", ADD, "k[1, 64](np.ones(64), a, c, 64)", LaunchError, ("float64", "float*"),
-         bad="no error: the kernel reads the float64 bytes as floats and computes garbage"),
-    Case("int32 array for float*", ADD, "k[1, 64](np.ones(64, np.int32), a, c, 64)", LaunchError, ("int32", "float*"),
-         bad="no error: the kernel reads integers as floats"),
+         "k[1, 1](ia, 5)", LaunchError, ("struct of 8 bytes",)),
+    Case("float64 array for float*", ADD, "k[1, 64](np.ones(64), a, c, 64)", LaunchError, ("float64", "float*")),
+    Case("int32 array for float*", ADD, "k[1, 64](np.ones(64, np.int32), a, c, 64)", LaunchError, ("int32", "float*")),
     Case("float64 device array for float*", ADD, "k[1, 64](cudalab.to_device(np.ones(64)), a, c, 64)", LaunchError,
-         ("float64", "float*"), bad="no error: the kernel reads the float64 bytes as floats"),
+         ("float64", "float*")),
     Case("non-contiguous output array", ADD,
          "x = np.zeros(128, np.float32); k[1, 64](a, a, x[::2], 64); assert (x[::2] == 2).all() and (x[1::2] == 0).all()", None),
     Case("non-contiguous array to_device", ADD,
@@ -118,11 +112,9 @@ CASES = [
     Case("read-only input array", ADD, "r = np.ones(64, np.float32); r.setflags(write=False); k[1, 64](r, a, c, 64)", None),
     # ---------------------------------------------------------------- pointers and device arrays
     Case("null pointer", ADD, "k[1, 64](None, a, c, 64)", KernelError,
-         ("Invalid __global__ read of size 4 bytes", "line 3", "null"), code=IL,
-         bad="the address is described as 'Address 0x0 is 139637976727552 bytes before a 256-byte allocation' "
-             "instead of 'a null pointer'"),
+         ("Invalid __global__ read of size 4 bytes", "line 3", "null"), code=IL),
     Case("made-up address", ADD, "k[1, 64](12345, a, c, 64)", KernelError, ("Address 0x3039", "not in any allocation"),
-         code=IL, bad="'0x3039 is 139637976715207 bytes before a 256-byte allocation': far from everything, it is in no allocation"),
+         code=IL),
     Case("freed device array", ADD, "d = cudalab.to_device(a); d.free(); k[1, 64](d, a, c, 64)", KernelError,
          ("Invalid __global__ read", "already freed"), code=IL),
     Case("copy back from a freed array", None, "d = cudalab.to_device(np.ones(64)); d.free(); d.copy_to_host()", CudaError,
@@ -134,9 +126,8 @@ CASES = [
     Case("copy of the wrong size", None, "cudalab.device_array(10).copy_to_device(np.ones(7))", CudaError,
          ("cannot copy 56 bytes (shape (7,), float64) into a device array of 40 bytes",), code=VAL),
     Case("copy to a host array of the wrong shape", None, "cudalab.to_device(np.ones(8)).copy_to_host(np.zeros(5))",
-         CudaError, ("(8,)", "(5,)"), bad="numpy ValueError 'could not broadcast input array from shape (8,) into shape (5,)'"),
-    Case("array of Python objects", None, "cudalab.to_device(np.array(['a', 'b'], object))", CudaError, ("object",),
-         bad="numpy TypeError 'Cannot change data-type for array of references.'"),
+         CudaError, ("(8,)", "(5,)")),
+    Case("array of Python objects", None, "cudalab.to_device(np.array(['a', 'b'], object))", CudaError, ("object",)),
     # ---------------------------------------------------------------- launch shapes and shared memory
     Case("block of 2048 threads", ADD, "k[1, 2048](a, a, c, 64)", LaunchError, ("at most 1024 threads", "2048"), code=CFG),
     Case("block (32, 32, 2)", ADD, "k[1, (32, 32, 2)](a, a, c, 64)", LaunchError, ("block (32, 32, 2) has 2048",), code=CFG),
@@ -153,8 +144,7 @@ CASES = [
     Case("grid given as a string", ADD, "k['1', 64](a, a, c, 64)", LaunchError, ("the grid must be an int",), code=CFG),
     Case("only a grid in the brackets", ADD, "k[64](a, a, c, 64)", LaunchError, ("kernel[grid, block]",), code=CFG),
     Case("five launch parameters", ADD, "k[1, 2, 3, 4, 5](a, a, c, 64)", LaunchError, ("kernel[grid, block]",), code=CFG),
-    Case("shared bytes as a string", ADD, "k[1, 64, 0, 'big'](a, a, c, 64)", LaunchError, ("shared", "'big'"),
-         bad="ValueError: invalid literal for int() with base 10: 'big' (module.py)"),
+    Case("shared bytes as a string", ADD, "k[1, 64, 0, 'big'](a, a, c, 64)", LaunchError, ("shared", "'big'")),
     Case("static shared memory over 48 KiB", "__global__ void k(float *a) { __shared__ float s[16384]; "
          "s[threadIdx.x] = 1; a[threadIdx.x] = s[threadIdx.x ^ 1]; }", "k[1, 32](a)", LaunchError,
          ("65,536 bytes of shared memory (65,536 static + 0 dynamic)", "49,152"), code=VAL),
@@ -218,10 +208,8 @@ CASES = [
     # ---------------------------------------------------------------- the session
     Case("unknown device", None, "cudalab.use('tpu')", CudaError, ("unknown device 'tpu'",), code="cudaErrorInvalidDevice"),
     Case("unknown check", None, "cudalab.check('racechek')", CudaError, ("unknown check 'racechek'",)),
-    Case("negative watchdog", None, "cudalab.set_watchdog(-1)", CudaError, ("watchdog", "-1"),
-         bad="accepted silently: every later kernel longer than 512 instructions would be stopped at once"),
-    Case("watchdog as a string", None, "cudalab.set_watchdog('x')", CudaError, ("seconds",),
-         bad="ValueError: could not convert string to float: 'x'"),
+    Case("negative watchdog", None, "cudalab.set_watchdog(-1)", CudaError, ("watchdog", "-1")),
+    Case("watchdog as a string", None, "cudalab.set_watchdog('x')", CudaError, ("seconds",)),
     Case("unknown global variable", ADD, "mod.get_global('coef')", CudaError, ("no __constant__ or __device__ variable 'coef'",),
          code="cudaErrorInvalidSymbol"),
 ]
