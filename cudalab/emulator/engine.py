@@ -32,6 +32,7 @@ from .printf import ArgReader, format_call
 K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
 LANE_BUDGET = 1 << 17
 MAX_CALL_DEPTH = 200
+MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 
 
@@ -641,9 +642,20 @@ def _builtin(ex: Exec, inst, fname, rets, args):
         buf[sel, 0:8] = ptrs.view(np.uint8).reshape(-1, 8)
         return
     if fname == "free":
-        for p in _param_u64(ex, args[0], sel).tolist():
-            if p:
-                ex.mem.free(int(p))
+        for lane, p in zip(sel.tolist(), _param_u64(ex, args[0], sel).tolist()):
+            if not p:
+                continue
+            a = ex.mem.allocs.get(int(p))
+            if a is None or a.freed or a.label != "device malloc":
+                block, thread = ex.where(lane)
+                what = ("was already freed" if a is not None and a.freed else
+                        "is not the start of an allocation made by malloc() in a kernel")
+                msg = (f"free() at line {inst.line} in kernel {ex.kernel_name}, thread ({thread[0]},{thread[1]},"
+                       f"{thread[2]}) of block ({block[0]},{block[1]},{block[2]}): the pointer 0x{int(p):x} {what}. "
+                       "Free each malloc() pointer exactly once.")
+                raise KernelError(msg, "cudaErrorLaunchFailure", [Finding("memcheck", msg, ex.kernel_name, inst.line,
+                                                                          block, thread, int(p))])
+            ex.mem.free(int(p))
         return
     raise UnsupportedError(f"the device function {fname} is not available in the emulator")
 
@@ -739,6 +751,11 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     lpb = (threads + 31) // 32 * 32
     nblocks_total = grid[0] * grid[1] * grid[2]
     local_stride = stack_size(program, df)
+    if local_stride > MAX_LOCAL:
+        from ..errors import LaunchError
+        raise LaunchError(f"{kernel_name} needs {local_stride:,} bytes of local memory per thread (local arrays and "
+                          f"the call stack), more than the {MAX_LOCAL:,} a GPU allows. Use a smaller local array, or "
+                          "shared or global memory.", "cudaErrorLaunchOutOfResources")
     per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
     bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
     stats = LaunchStats()

@@ -56,24 +56,30 @@ class DeviceMemory:
 
     # ---------------------------------------------------------------- allocation
     def alloc(self, size: int, label: str = "") -> int:
+        """Allocate ``size`` bytes, 256-byte aligned, followed by a 256-byte red zone.
+
+        Like compute-sanitizer's allocator, freed memory is not handed out again while there is
+        room elsewhere, and no two allocations touch: a small overrun lands in a red zone or a freed
+        block, so it is reported as such instead of silently reading a neighbour."""
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
-        padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN)
+        padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
         off = None
-        for k, (o, s) in enumerate(self._free):
-            if s >= padded:
-                off = o
-                self._free[k] = (o + padded, s - padded)
-                if s == padded:
-                    self._free.pop(k)
-                break
-        if off is None:
-            if self.top + padded > self.limit:
+        if self.top + padded > self.limit:
+            for k, (o, s) in enumerate(self._free):
+                if s >= padded:
+                    off = o
+                    self._free[k] = (o + padded, s - padded)
+                    if s == padded:
+                        self._free.pop(k)
+                    break
+            if off is None:
                 raise CudaError(
                     f"out of device memory: asked for {size:,} bytes, but only "
                     f"{self.limit - self.top:,} of the emulated device's {self.limit:,} bytes are left. "
                     "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
+        else:
             off = self.top
             self.top += padded
             self._ensure(self.top)
@@ -90,7 +96,7 @@ class DeviceMemory:
             raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
         a.freed = True
         self._starts.remove(a.address)
-        padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN)
+        padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
         self._free.append((a.address - GLOBAL_BASE, padded))
 
     def _ensure(self, nbytes: int):

@@ -129,6 +129,8 @@ def _check_pointee(where, ct, a):
     dt = getattr(a, "dtype", None)
     if ct is None or dt is None or ct.numpy in _ANY_POINTEE or ct.base in ("void", "const void"):
         return
+    if not isinstance(a, np.ndarray) and np.dtype(dt) == np.uint8:
+        return          # a device buffer of raw bytes (like cudaMalloc's) may hold anything
     want = np.dtype(ct.numpy)
     if np.dtype(dt) != want:
         raise LaunchError(f"{where} points to {ct.base.replace('const ', '')} values ({want}), but the array you "

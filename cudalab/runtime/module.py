@@ -7,6 +7,7 @@ back like numba.cuda does, and returns a LaunchRecord.
 """
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -33,6 +34,8 @@ def compile(source: str, options=(), name: str | None = None, name_expressions=(
     if isinstance(options, str):
         import shlex
         options = shlex.split(options)
+    # NVRTC always optimizes and knows no -O flag; nvcc users type one anyway: -O0 means debug code
+    options = ["-G" if o == "-O0" else o for o in options if not re.fullmatch(r"-O[1-3s]?", o)]
     if isinstance(name_expressions, str):
         name_expressions = (name_expressions,)
     cs = compile_to_ptx(source, tuple(options), tuple(name_expressions), line_offset=line_offset)
@@ -94,16 +97,16 @@ class Module:
                 cs = compile_to_ptx(self.compiled.source, self.compiled.options,
                                     tuple(self.compiled.lowered) + (name,))
             except CompileError as e:
-                raise CudaError(f"cannot instantiate the template kernel {name!r}: check the template arguments "
-                                f"match its parameters (a type for `typename`, a number for `int`).\n"
-                                f"{_strip_name_map(str(e))}", "cudaErrorInvalidDeviceFunction") from None
+                raise CompileError(f"cannot instantiate the template kernel {name!r}: check that the template "
+                                   f"arguments match its parameters (a type for `typename T`, a number for `int N`)."
+                                   f"\n{_strip_name_map(str(e))}", log=e.log) from None
             self.__init__(cs, self.name)
             mangled = self._mangled(name)
         if mangled is None:
             known = ", ".join(self.kernels) or "none"
-            raise CudaError(f"there is no kernel called {name!r} in this module (its kernels: {known}). "
-                            "Kernels need __global__; templates are named with their arguments, like 'mm<16>'.",
-                            "cudaErrorInvalidDeviceFunction")
+            raise KernelNotFound(f"there is no kernel called {name!r} in this module (its kernels: {known}). "
+                                 "Kernels need __global__; templates are named with their arguments, like 'mm<16>'.",
+                                 "cudaErrorInvalidDeviceFunction")
         k = self._kernels[name] = Kernel(self, name, mangled)
         return k
 
@@ -112,8 +115,8 @@ class Module:
             raise AttributeError(name)
         try:
             return self.get_kernel(name)
-        except CudaError as e:
-            raise AttributeError(str(e)) from None
+        except KernelNotFound:
+            raise
 
     def program(self, dev):
         """The emulator Program or GPU module of this source on device ``dev`` (built once)."""
@@ -155,6 +158,12 @@ class Module:
         return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
 
 
+class KernelNotFound(CudaError, AttributeError):
+    """No kernel of that name (also an AttributeError, so ``mod.name`` lookups behave)."""
+
+    code = "cudaErrorInvalidDeviceFunction"
+
+
 def _strip_name_map(msg: str) -> str:
     """NVRTC's name-expression errors mention its internal __nv_name_map; keep the useful lines."""
     return "\n".join(line for line in msg.splitlines() if "__nv_name_map" not in line and "lowered name" not in line)
@@ -175,8 +184,8 @@ class Kernel:
         return f"<cudalab kernel {self.name}({sig})>"
 
     def __call__(self, *args, **kwargs):
-        raise LaunchError(f"a kernel needs a launch configuration: write {self.name}[grid, block](...), e.g. "
-                          f"{self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+        raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
+                          f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
