@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import SINT, UINT, bf16_to_f32, f32_to_bf16, fma_f32, fma_f64, flush_subnormal
+from .dtypes import (SINT, UINT, _two_prod, bf16_to_f32, f32_to_bf16, flush_subnormal, fma_f32, fma_f64,
+                     scaled_two_prod, step_directed, two_sum)
 
 
 def _u(a):
@@ -81,7 +82,7 @@ def _div64_signed(a, b):
 
 
 def irem(a, b):
-    """Truncating remainder (sign of the dividend); x % 0 gives x, as the GPU does."""
+    """Truncating remainder (sign of the dividend); x % 0 gives all ones (-1 signed), as an H100 does."""
     a, b = np.asarray(a), np.asarray(b)
     dt = np.result_type(a, b)
     zero = b == 0
@@ -94,7 +95,7 @@ def irem(a, b):
     else:
         q = _div64_signed(a, bs)
         r = a - q * bs
-    return np.where(zero, a, r).astype(dt)
+    return np.where(zero, np.array(-1).astype(dt), r).astype(dt)
 
 
 def shl(a, b):
@@ -305,6 +306,8 @@ _CANON = {np.dtype(np.float32): np.array(0x7FFFFFFF, np.uint32).view(np.float32)
 
 
 def gpu_nan(r):
+    """A NaN result as the GPU writes it: the canonical NaN (0x7FFFFFFF, f16 0x7FFF) from every
+    f32/f16 operation, the input's NaN quieted (payload kept) from f64 ones."""
     r = np.asarray(r)
     if r.dtype.kind != "f":
         return r
@@ -317,44 +320,134 @@ def gpu_nan(r):
     return np.where(nan, _CANON[r.dtype], r)
 
 
-def canonical_nan(r):
-    """Results that are NaN become the GPU's canonical NaN (0x7fffffff for f32)."""
+def narrowed_nan(a, r, dst="f32"):
+    """f64 -> f32/f16/bf16 keeps a NaN's sign and the top bits of its payload, and quiets it
+    (0x7FF8000012345678 -> 0x7FC00000, 0x7FF82468A0000000 -> 0x7FC12345): as an H100 does."""
+    a = np.asarray(a, np.float64)
+    nan = np.isnan(a)
+    if not nan.any():
+        return r
+    u = a.view(np.uint64)
+    sign, mant = u >> np.uint64(63), u & np.uint64((1 << 52) - 1)
+    width, quiet, shift = {"f32": (32, 0x7FC00000, 29), "f16": (16, 0x7E00, 42), "bf16": (16, 0x7FC0, 45)}[dst]
+    bits = (sign << np.uint64(width - 1)) | np.uint64(quiet) | (mant >> np.uint64(shift))
     r = np.asarray(r)
-    if r.dtype == np.float32:
-        return np.where(np.isnan(r), np.array(0x7FFFFFFF, np.uint32).view(np.float32), r)
-    if r.dtype == np.float64:
-        return np.where(np.isnan(r), np.array(0x7FFFFFFFFFFFFFFF, np.uint64).view(np.float64), r)
-    if r.dtype == np.float16:
-        return np.where(np.isnan(r), np.array(0x7FFF, np.uint16).view(np.float16), r)
-    return r
+    return np.where(nan, bits.astype(UINT[width // 8]).view(r.dtype), r)
 
 
-def directed(exact64, r, mode):
-    """Adjust a round-to-nearest result ``r`` to rounding ``mode`` using the (near-)exact float64 value."""
-    if mode in ("rn", "", None):
-        return r
+# ------------------------------------------------------------------ directed rounding (.rz .rm .rp)
+# Every operation first rounds to nearest (numpy's IEEE arithmetic, or fma_f32/fma_f64); the
+# directed result is then that value or its neighbour, decided by the sign of the exact error
+# (exact - r), computed without rounding from error-free transformations.
+
+def _f64(*xs):
+    return [np.asarray(x, np.float64) for x in xs]
+
+
+def _err_add(wide, r, a, b):
+    s, e = two_sum(a, b)
+    return (s - r) + e                             # s - r is exact (Sterbenz)
+
+
+def _err_mul(wide, r, a, b):
+    if not wide:                                   # a float32 product is exact in float64
+        return a * b - r
+    p, e, k = scaled_two_prod(a, b)
+    return (p - np.ldexp(r, -k)) + e
+
+
+def _err_fma(wide, r, a, b, c):                    # float32 only: fma_f64 rounds by itself
+    s, e = two_sum(a * b, c)
+    return (s - r) + e
+
+
+def _err_div(wide, r, a, b):
+    if not wide:                                   # r * b is exact in float64 for float32 r, b
+        return (a - r * b) * np.sign(b)
+    ma, ea = np.frexp(a)
+    mb, eb = np.frexp(b)
+    h, l = _two_prod(np.ldexp(r, eb - ea), mb)     # scaled so that nothing under- or overflows
+    return ((ma - h) - l) * np.sign(mb)
+
+
+def _err_sqrt(wide, r, a):
+    if not wide:
+        return a - r * r
+    ma, ea = np.frexp(a)
+    odd = (ea & 1).astype(bool)
+    ma, ea = np.where(odd, ma * 2, ma), np.where(odd, ea - 1, ea)
+    rs = np.ldexp(r, -(ea // 2))
+    h, l = _two_prod(rs, rs)
+    return (ma - h) - l
+
+
+def _err_cvt(wide, r, a):
+    return a - r                                   # exact: r is the input narrowed
+
+
+_ERR = {"add": _err_add, "mul": _err_mul, "fma": _err_fma, "div": _err_div, "sqrt": _err_sqrt, "cvt": _err_cvt}
+
+
+def error_sign(op, r, args, wide=None):
+    """A float64 with the sign of (exact - r) for the round-to-nearest result r of ``op``; NaN
+    where r is exact as an infinity or NaN. An overflow to infinity counts as too far out.
+    ``wide``: the operation is float64 (default: r's type says)."""
     r = np.asarray(r)
-    rd = r.astype(np.float64)
-    inf = np.array(np.inf, r.dtype)
-    if mode == "rz":
-        toward = np.where(exact64 > 0, -inf, inf)
-        wrong = np.abs(rd) > np.abs(exact64)
-    elif mode == "rm":
-        toward, wrong = -inf, rd > exact64
-    elif mode == "rp":
-        toward, wrong = inf, rd < exact64
-    else:
+    wide = r.dtype == np.float64 if wide is None else wide
+    if op == "rcp":
+        op, args = "div", (np.ones((), r.dtype), *args)
+    if op == "sub":
+        op, args = "add", (args[0], -np.asarray(args[1]))
+    with np.errstate(all="ignore"):
+        err = _ERR[op](wide, *_f64(r, *args))
+        inf = np.isinf(r)
+        if inf.any():
+            finite = np.ones(r.shape, bool)
+            for x in args:
+                finite = finite & np.isfinite(np.asarray(x, np.float64))
+            if op == "div":
+                finite = finite & (np.asarray(args[1]) != 0)
+            err = np.where(inf & finite, -r.astype(np.float64), err)
+    return err
+
+
+def directed(op, r, args, mode):
+    """The ``mode`` (rz/rm/rp) result of ``op`` from its round-to-nearest result ``r``."""
+    if mode not in ("rz", "rm", "rp"):
         return r
-    return np.where(wrong & np.isfinite(exact64), np.nextafter(r, toward), r).astype(r.dtype)
+    if op == "fma" and np.asarray(r).dtype == np.float64:
+        return fma_f64(*args, mode)                # its exact error needs more than a float64
+    err = error_sign(op, r, args)
+    out = step_directed(r, err, mode)
+    if mode == "rm" and op in ("add", "sub", "fma"):
+        zero = (out == 0) & (err == 0)
+        if zero.any():
+            # IEEE 754 6.3: an exact zero sum is -0 when rounding down, unless both addends are +0
+            x, y = (args[0], args[1]) if op != "fma" else (args[0] * args[1], args[2])
+            y = -np.asarray(y) if op == "sub" else np.asarray(y)
+            plus = (np.asarray(x) == 0) & (y == 0) & ~np.signbit(x) & ~np.signbit(y)
+            out = np.where(zero & ~plus, -np.zeros((), out.dtype), out)
+    return out
+
+
+def below_tiny(op, r, args):
+    """Lanes whose result rounded up to the smallest normal from an exact value that is tiny even
+    when rounded to the format's precision with an unbounded exponent (IEEE 754 'tininess after
+    rounding'): .ftz flushes those too. mul.ftz.f32 0x00800000 * 0x3F7FFFFF gives 0 on an H100,
+    fma.ftz.f32 0x00800000 * -1e-10 + 0x00800000 gives 0x00800000."""
+    r = np.asarray(r)
+    info = np.finfo(r.dtype)
+    edge = np.abs(r) == info.tiny
+    if not edge.any():
+        return edge
+    midpoint = np.copysign(float(info.tiny) * (1 - 2.0 ** -(info.nmant + 2)), r.astype(np.float64))
+    return edge & (error_sign(op, midpoint, args, wide=False) * np.sign(r) < 0)
 
 
 def fma(a, b, c, dt):
     if dt == np.float32:
         return fma_f32(a, b, c)
-    if dt == np.float64:
-        return fma_f64(a, b, c)
-    # f16: the exact product and sum fit in float64; one rounding to half
-    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(dt)
+    return fma_f64(a, b, c)
 
 
 def rcp_rn(a):
@@ -374,11 +467,12 @@ def lg2_approx(a):
 
 
 def testp(a, what):
+    """testp: on the GPU ``.normal`` is true for +-0 too (it means 'not subnormal, inf or NaN')."""
     a = np.asarray(a)
     tiny = np.finfo(a.dtype).tiny
     return {
         "finite": np.isfinite(a), "infinite": np.isinf(a), "number": ~np.isnan(a), "notanumber": np.isnan(a),
-        "normal": np.isfinite(a) & (np.abs(a) >= tiny),
+        "normal": np.isfinite(a) & ((np.abs(a) >= tiny) | (a == 0)),
         "subnormal": (a != 0) & (np.abs(a) < tiny),
     }[what]
 
@@ -418,53 +512,95 @@ BOOL_OPS = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
 
 # ------------------------------------------------------------------ conversions (cvt, PTX ISA 9.7.9.21)
 
+_ROUND_INT = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil, None: np.trunc,
+              "rn": np.rint, "rz": np.trunc, "rm": np.floor, "rp": np.ceil}
+
+
+def saturate(r):
+    """.sat clamps to [0, 1]; NaN and -0 become +0."""
+    r = np.asarray(r)
+    with np.errstate(invalid="ignore"):
+        return np.where(r > 0, np.minimum(r, np.ones((), r.dtype)), np.zeros((), r.dtype)).astype(r.dtype)
+
+
 def cvt(a, dst: str, src: str, rnd: str | None, sat: bool, ftz: bool):
     from .dtypes import dtype, is_float
     a = np.asarray(a)
     if src == "bf16":
         a = bf16_to_f32(a)
         src = "f32"
-    ddt = dtype(dst) if dst != "bf16" else np.dtype(np.float32)
     if is_float(src) and ftz:
         a = flush_subnormal(a)
     if is_float(src) and not is_float(dst):
-        # float -> int: round as asked (default rzi for cvt.rzi; .rni etc.), NaN -> 0, saturate
-        f = a.astype(np.float64)
-        f = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil, None: np.trunc,
-             "rn": np.rint, "rz": np.trunc, "rm": np.floor, "rp": np.ceil}[rnd](f)
-        info = np.iinfo(ddt)
-        with np.errstate(invalid="ignore"):
-            f = np.where(np.isnan(f), 0, f)
-            out = np.where(f >= float(info.max), info.max, 0).astype(ddt)
-            lo = np.where(f <= float(info.min), info.min, 0).astype(ddt)
-            inside = (f < float(info.max)) & (f > float(info.min))
-            mid = np.where(inside, f, 0)
-            if ddt.itemsize == 8:
-                val = mid.astype(ddt)
-            else:
-                val = mid.astype(np.int64).astype(ddt)
-        return np.where(inside, val, np.where(f >= float(info.max), out, lo)).astype(ddt)
+        return _float_to_int(a, dtype(dst), rnd)
     if not is_float(src) and is_float(dst):
-        if dst == "bf16":
-            return f32_to_bf16(_int_to_float(a, np.float32, rnd), "rn")
-        return _int_to_float(a, ddt, rnd)
-    if is_float(src) and is_float(dst):
-        sdt = a.dtype
-        if dst == "bf16":
-            r = f32_to_bf16(a.astype(np.float32), "rz" if rnd == "rz" else "rn")
-            return r
-        if rnd in ("rni", "rzi", "rmi", "rpi"):
-            r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rnd](a).astype(ddt)
+        if dst == "bf16":       # to float32 rounded to odd, then once to bf16
+            return f32_to_bf16(_int_to_float(a, np.dtype(np.float32), None, odd=True), rnd or "rn")
+        return _int_to_float(a, dtype(dst), rnd)
+    if not is_float(src):
+        return _int_convert(a, dtype(dst), sat)
+    return _float_to_float(a, dst, rnd, sat, ftz)
+
+
+def _float_to_int(a, ddt, rnd):
+    """Round as asked, saturate to the integer range. NaN gives what an H100 gives: 0 into 32 bits
+    or less from f32/f16, 0x80000000 into 32 bits from f64, 0x8000000000000000 into 64 bits."""
+    info = np.iinfo(ddt)
+    with np.errstate(invalid="ignore"):
+        f = _ROUND_INT[rnd](a.astype(np.float64))
+        nan = np.isnan(f)
+        inside = (f < float(info.max)) & (f > float(info.min))
+        mid = np.where(inside, f, 0)
+        val = mid.astype(ddt) if ddt.itemsize == 8 else mid.astype(np.int64).astype(ddt)
+        out = np.where(inside, val, np.where(f >= float(info.max), info.max, info.min).astype(ddt)).astype(ddt)
+    if nan.any():
+        if ddt.itemsize == 8 or (ddt.itemsize == 4 and a.dtype == np.float64):
+            bits = 1 << (8 * ddt.itemsize - 1)
+            out = np.where(nan, np.array(bits, UINT[ddt.itemsize]).view(ddt), out)
         else:
+            out = np.where(nan, np.zeros((), ddt), out)
+    return out
+
+
+def _float_to_float(a, dst, rnd, sat, ftz):
+    from .dtypes import dtype
+    sdt = a.dtype
+    if rnd in ("rni", "rzi", "rmi", "rpi"):          # round to an integral value, same type
+        with np.errstate(invalid="ignore"):
+            r = _ROUND_INT[rnd](a).astype(sdt)
+    elif dst == "bf16":
+        if sdt == np.float64:                        # to float32 by rounding to odd, then once to bf16
+            r = f32_to_bf16(to_odd_f32(a) if rnd in (None, "rn") else
+                            directed("cvt", a.astype(np.float32), (a,), rnd), rnd or "rn")
+            return narrowed_nan(a, r, "bf16")
+        return f32_to_bf16(a.astype(np.float32), rnd or "rn")
+    else:
+        ddt = dtype(dst)
+        with np.errstate(over="ignore"):
             r = a.astype(ddt)
-            if ddt.itemsize < sdt.itemsize:
-                r = directed(a.astype(np.float64), r, rnd)
-        if sat:
-            r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(ddt)
-        if ftz and ddt != np.float64:
-            r = flush_subnormal(r)
-        return canonical_nan(r) if ddt.itemsize < sdt.itemsize else r
-    # int -> int: truncate or extend by the source's signedness, optional saturation
+        if ddt.itemsize < sdt.itemsize:
+            r = directed("cvt", r, (a,), rnd)
+    if sat:
+        r = saturate(r)
+    if ftz and r.dtype != np.float64:
+        r = flush_subnormal(r)
+    if sdt == np.float64 and r.dtype != np.float64:
+        return narrowed_nan(a, r, "f32" if r.dtype == np.float32 else "f16")
+    return gpu_nan(r)
+
+
+def to_odd_f32(a):
+    """float64 -> float32 rounded to odd (truncate, then set the last bit when inexact): rounding
+    that once more to a narrower format (bf16) gives the correctly rounded result."""
+    a = np.asarray(a, np.float64)
+    with np.errstate(over="ignore"):
+        r = directed("cvt", a.astype(np.float32), (a,), "rz")
+    inexact = (r.astype(np.float64) != a) & np.isfinite(a)
+    return np.where(inexact, (r.view(np.uint32) | np.uint32(1)).view(np.float32), r)
+
+
+def _int_convert(a, ddt, sat):
+    """int -> int: truncate or extend by the source's signedness, optional saturation."""
     if sat:
         info = np.iinfo(ddt)
         lo, hi = info.min, info.max
@@ -481,24 +617,23 @@ def cvt(a, dst: str, src: str, rnd: str | None, sat: bool, ftz: bool):
     return _u(a).astype(UINT[ddt.itemsize]).view(ddt)
 
 
-def _int_to_float(a, ddt, rnd):
+def _int_to_float(a, ddt, rnd, odd=False):
+    """int -> float rounded as asked (or to odd); the exact error comes from splitting the integer
+    into its high and low 32 bits, each exact in float64."""
     r = a.astype(ddt)
-    if rnd in (None, "rn", ""):
+    if rnd in (None, "rn", "") and not odd:
         return r
-    if a.dtype.itemsize == 8 or ddt == np.float32 and a.dtype.itemsize >= 4:
-        # exact reference through Python ints is slow; a float64/longdouble check is enough here
-        exact = a.astype(np.longdouble)
-        rd = r.astype(np.longdouble)
-        inf = np.array(np.inf, ddt)
-        if rnd == "rz":
-            wrong = np.abs(rd) > np.abs(exact)
-            toward = np.where(exact > 0, -inf, inf)
-        elif rnd == "rm":
-            wrong, toward = rd > exact, -inf
-        else:
-            wrong, toward = rd < exact, inf
-        return np.where(wrong, np.nextafter(r, toward), r).astype(ddt)
-    return r
+    if a.dtype.itemsize <= 4:
+        err = a.astype(np.float64) - r.astype(np.float64)
+    else:
+        hi = (a >> 32).astype(np.float64) * 2.0 ** 32       # arithmetic shift keeps the sign
+        lo = (a & 0xFFFFFFFF).astype(np.float64)
+        err = (hi - r.astype(np.float64)) + lo
+    if odd:
+        r = step_directed(r, err, "rz")
+        inexact = err != 0
+        return np.where(inexact, (r.view(UINT[ddt.itemsize]) | 1).view(ddt), r)
+    return step_directed(r, err, rnd)
 
 
 # ------------------------------------------------------------------ f16x2 / bf16x2 packed halves

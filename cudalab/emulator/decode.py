@@ -60,29 +60,35 @@ def simple(inst, d, fn, dst_t=None, src_t=None, nsrc=None):
     return run
 
 
-def _ftz(inst, fn):
-    if "ftz" not in inst.mods or inst.type not in ("f32",):
+def _ftz(inst, fn, op=None):
+    """.ftz: subnormal inputs and results become signed zeros. A result that rounded up to the
+    smallest normal from below is flushed too: the GPU tests for tininess before rounding."""
+    if "ftz" not in inst.mods or inst.type not in ("f32", "f16"):
         return fn
-    return lambda *a: flush_subnormal(fn(*[flush_subnormal(x) for x in a]))
+
+    def g(*a):
+        a = [flush_subnormal(x) for x in a]
+        r = flush_subnormal(fn(*a))
+        if op is not None:
+            r = np.where(alu.below_tiny(op, r, a), np.copysign(np.zeros((), r.dtype), r), r)
+        return r
+    return g
 
 
 def _sat_f(inst, fn):
     if "sat" not in inst.mods or not is_float(inst.type):
         return fn
-
-    def g(*a):
-        r = fn(*a)
-        return np.where(np.isnan(r), np.zeros((), r.dtype), np.clip(r, 0, 1)).astype(r.dtype)
-    return g
+    return lambda *a: alu.saturate(fn(*a))
 
 
-def _float(inst, fn, exact=None):
-    """Wrap a float op with rounding mode, .ftz, .sat and the GPU's NaN results."""
+def _float(inst, fn, op=None):
+    """Wrap an f32/f64 op with rounding mode, .ftz, .sat and the GPU's NaN results. ``op`` names
+    the operation for directed rounding (alu.directed) and .ftz's tininess test."""
     rnd = _rnd(inst)
-    if rnd in ("rz", "rm", "rp") and exact is not None:
+    if rnd in ("rz", "rm", "rp") and op is not None:
         base = fn
-        fn = lambda *a: alu.directed(exact(*a), base(*a), rnd)  # noqa: E731
-    return _gpu_nan(_sat_f(inst, _ftz(inst, fn)))
+        fn = lambda *a: alu.directed(op, base(*a), a, rnd)  # noqa: E731
+    return _gpu_nan(_sat_f(inst, _ftz(inst, fn, op)))
 
 
 def _gpu_nan(fn):
@@ -103,9 +109,9 @@ def _packed(inst, fn):
 
 
 def _bf16(fn):
+    """bf16 arithmetic in float64, rounded to bf16 through float32 rounded to odd (one rounding)."""
     def g(*a):
-        r = np.asarray(fn(*[np.asarray(alu.bf16_to_f32(x), np.float64) for x in a])).astype(np.float32)
-        return np.where(np.isnan(r), np.uint16(0x7FFF), alu.f32_to_bf16(r)).astype(np.uint16)
+        return alu.f32_to_bf16(alu.to_odd_f32(fn(*[np.asarray(alu.bf16_to_f32(x), np.float64) for x in a])))
     return g
 
 
@@ -116,17 +122,18 @@ def _half_exact(fn):
     return g
 
 
-def _arith(inst, fval, fint=None, exact=None):
+def _arith(inst, fval, fint=None, op=None):
     t = inst.type
-    if t in ("f16x2", "bf16x2"):
-        return _packed(inst, _half_exact(fval) if t == "f16x2" else
-                       (lambda *a: np.asarray(fval(*[np.asarray(x, np.float64) for x in a])).astype(np.float32)))
+    if t == "f16x2":
+        return _packed(inst, _sat_f(inst, _ftz(inst, _half_exact(fval))))
+    if t == "bf16x2":
+        return _packed(inst, lambda *a: alu.to_odd_f32(fval(*[np.asarray(x, np.float64) for x in a])))
     if t == "bf16":
         return _bf16(fval)
     if t == "f16":
-        return _half_exact(fval)
+        return _sat_f(inst, _ftz(inst, _half_exact(fval)))
     if is_float(t):
-        return _float(inst, fval, exact)
+        return _float(inst, fval, op)
     return fint or fval
 
 
@@ -221,8 +228,7 @@ def _add(inst, d):
         return simple(inst, d, lambda a, b: alu.sat_add(a, b))
     if "cc" in inst.mods or inst.opcode == "addc":
         return _carry(inst, d, sub=False)
-    return simple(inst, d, _arith(inst, lambda a, b: a + b,
-                                  exact=lambda a, b: np.asarray(a, np.float64) + np.asarray(b, np.float64)))
+    return _contracted(inst, d) or simple(inst, d, _arith(inst, lambda a, b: a + b, op="add"))
 
 
 @op("sub")
@@ -232,8 +238,7 @@ def _sub(inst, d):
         return simple(inst, d, lambda a, b: alu.sat_add(a, b, sub=True))
     if "cc" in inst.mods:
         return _carry(inst, d, sub=True)
-    return simple(inst, d, _arith(inst, lambda a, b: a - b,
-                                  exact=lambda a, b: np.asarray(a, np.float64) - np.asarray(b, np.float64)))
+    return _contracted(inst, d) or simple(inst, d, _arith(inst, lambda a, b: a - b, op="sub"))
 
 
 @op("addc", "subc")
@@ -284,8 +289,7 @@ def _carry(inst, d, sub):
 def _mul(inst, d):
     t = inst.type
     if is_float(t):
-        return simple(inst, d, _arith(inst, lambda a, b: a * b,
-                                      exact=lambda a, b: np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+        return simple(inst, d, _arith(inst, lambda a, b: a * b, op="mul"))
     if "hi" in inst.mods:
         return simple(inst, d, alu.mul_hi)
     if "wide" in inst.mods:
@@ -314,14 +318,11 @@ def _mul24_fn(inst):
 @op("mad", "fma")
 def _mad(inst, d):
     t = inst.type
-    if is_float(t):
-        dt = dtype(t) if t not in ("bf16", "bf16x2", "f16x2") else None
-        if t in ("f16x2", "bf16x2", "bf16"):
-            f = _arith(inst, lambda a, b, c: a * b + c)
-        else:
-            f = _float(inst, lambda a, b, c: alu.fma(a, b, c, dt),
-                       exact=lambda a, b, c: np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64))
-        return simple(inst, d, f)
+    if t in ("f32", "f64"):
+        dt = dtype(t)
+        return simple(inst, d, _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt), op="fma"))
+    if is_float(t):        # halves: a*b+c is exact in float64, so rounding it once is the fma
+        return simple(inst, d, _arith(inst, lambda a, b, c: a * b + c))
     if "cc" in inst.mods:
         return _mad_carry(inst, d)
     if "hi" in inst.mods:
@@ -358,8 +359,7 @@ def _div(inst, d):
                 with np.errstate(all="ignore"):
                     return (a64 / b64).astype(np.float32)
             return simple(inst, d, _float(inst, f))
-        return simple(inst, d, _arith(inst, lambda a, b: a / b,
-                                      exact=lambda a, b: np.asarray(a, np.float64) / np.asarray(b, np.float64)))
+        return simple(inst, d, _arith(inst, lambda a, b: a / b, op="div"))
     return simple(inst, d, alu.idiv)
 
 
@@ -368,14 +368,36 @@ def _rem(inst, d):
     return simple(inst, d, alu.irem)
 
 
+_HALF_NAN = {"f16x2": (0x7C00, 0x03FF), "bf16x2": (0x7F80, 0x007F), "bf16": (0x7F80, 0x007F)}
+
+
+def _sign_op(t, bits):
+    """neg/abs on packed halves and bf16 by their sign bits; a NaN half becomes 0x7FFF, as the GPU
+    writes it."""
+    exp, man = _HALF_NAN[t]
+    halves = 1 if t == "bf16" else 2
+
+    def f(a, neg):
+        a = np.asarray(a)
+        r = (a ^ np.array(bits).astype(a.dtype)) if neg else (a & np.array(~bits & 0xFFFFFFFF).astype(a.dtype))
+        for k in range(halves):
+            h = (a >> np.array(16 * k).astype(a.dtype)) & np.array(0xFFFF).astype(a.dtype)
+            nan = ((h & np.array(exp).astype(a.dtype)) == exp) & ((h & np.array(man).astype(a.dtype)) != 0)
+            if nan.any():
+                keep = np.array(~(0xFFFF << (16 * k)) & 0xFFFFFFFF).astype(a.dtype)
+                r = np.where(nan, (r & keep) | np.array(0x7FFF << (16 * k)).astype(a.dtype), r)
+        return r
+    return f
+
+
 @op("abs")
 def _abs(inst, d):
     t = inst.type
-    if t in ("f16", "f32", "f64"):
-        return simple(inst, d, _ftz(inst, lambda a: np.abs(a)))
+    if t in ("f16", "f32", "f64"):       # a NaN comes out canonical (f32/f16) or quieted (f64)
+        return simple(inst, d, _gpu_nan(_ftz(inst, np.abs)))
     if t in ("f16x2", "bf16x2", "bf16"):
-        mask = {"f16x2": 0x7FFF7FFF, "bf16x2": 0x7FFF7FFF, "bf16": 0x7FFF}[t]
-        return simple(inst, d, lambda a: a & np.array(mask).astype(a.dtype))
+        f = _sign_op(t, 0x8000 if t == "bf16" else 0x80008000)
+        return simple(inst, d, lambda a: f(a, False))
     return simple(inst, d, lambda a: np.where(a < 0, -a, a).astype(a.dtype))
 
 
@@ -383,9 +405,11 @@ def _abs(inst, d):
 def _neg(inst, d):
     t = inst.type
     if t in ("f16x2", "bf16x2", "bf16"):
-        flip = {"f16x2": 0x80008000, "bf16x2": 0x80008000, "bf16": 0x8000}[t]
-        return simple(inst, d, lambda a: a ^ np.array(flip).astype(a.dtype))
-    return simple(inst, d, _ftz(inst, lambda a: -a))
+        f = _sign_op(t, 0x8000 if t == "bf16" else 0x80008000)
+        return simple(inst, d, lambda a: f(a, True))
+    if is_float(t):
+        return simple(inst, d, _gpu_nan(_ftz(inst, np.negative)))
+    return simple(inst, d, np.negative)
 
 
 @op("min", "max")
@@ -564,9 +588,8 @@ def _unary_float(inst, d, f64fn, approx=True):
 
 @op("sqrt")
 def _sqrt(inst, d):
-    if inst.type == "f64" or "rn" in inst.mods:
-        return simple(inst, d, _float(inst, lambda a: np.sqrt(a),
-                                      exact=lambda a: np.sqrt(np.asarray(a, np.float64))))
+    if inst.type == "f64" or _rnd(inst):
+        return simple(inst, d, _float(inst, np.sqrt, op="sqrt"))
     return _unary_float(inst, d, np.sqrt)
 
 
@@ -579,7 +602,7 @@ def _rsqrt(inst, d):
 def _rcp(inst, d):
     if "approx" in inst.mods:
         return _unary_float(inst, d, lambda x: 1.0 / x)
-    return simple(inst, d, _float(inst, alu.rcp_rn, exact=lambda a: 1.0 / np.asarray(a, np.float64)))
+    return simple(inst, d, _float(inst, alu.rcp_rn, op="rcp"))
 
 
 @op("sin", "cos", "lg2", "ex2", "tanh")
@@ -590,32 +613,49 @@ def _approx(inst, d):
 
 # ------------------------------------------------------------------ comparisons
 
+def _comparison(inst, t):
+    """compare(x, y) for setp/set of source type ``t``: one boolean array, or (low, high) for the
+    halves of f16x2/bf16x2 sources (PTX ISA setp, set: each half is compared on its own)."""
+    cmp = inst.mods[0]
+    ftz = "ftz" in inst.mods and t in ("f32", "f16", "f16x2")
+    if t in ("f16x2", "bf16x2"):
+        bf = t == "bf16x2"
+
+        def halves(x, y):
+            (xl, xh), (yl, yh) = alu.unpack2(x, bf), alu.unpack2(y, bf)
+            if ftz:
+                xl, xh, yl, yh = (flush_subnormal(v) for v in (xl, xh, yl, yh))
+            return alu.compare(xl, yl, cmp), alu.compare(xh, yh, cmp)
+        return halves
+
+    def scalar(x, y):
+        if t == "bf16":
+            x, y = alu.bf16_to_f32(x), alu.bf16_to_f32(y)
+        if ftz:
+            x, y = flush_subnormal(x), flush_subnormal(y)
+        return alu.compare(x, y, cmp)
+    return scalar
+
+
 @op("setp")
 def _setp(inst, d):
     t = inst.type
-    cmp = inst.mods[0]
     boolop = next((m for m in inst.mods if m in ("and", "or", "xor")), None)
     ops = inst.operands
     dst = ops[0]
-    a, b = ops[1], ops[2]
-    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
+    ra, rb = reader(ops[1], t, d.func, d), reader(ops[2], t, d.func, d)
     rc = reader(ops[3], "pred", d.func, d) if boolop else None
     if dst[0] == "pair":
         wp, wq = writer(dst[1], "pred", d.func), writer(dst[2], "pred", d.func)
     else:
         wp, wq = writer(dst, "pred", d.func), None
-    bf = t in ("bf16",)
-    ftz = "ftz" in inst.mods and t == "f32"
+    compare = _comparison(inst, t)
+    packed = t in ("f16x2", "bf16x2")
 
     def run(ex):
         sel = ex.ridx
-        x, y = ra(ex, sel), rb(ex, sel)
-        if bf:
-            x, y = alu.bf16_to_f32(x), alu.bf16_to_f32(y)
-        if ftz:
-            x, y = flush_subnormal(x), flush_subnormal(y)
-        p = alu.compare(x, y, cmp)
-        q = ~p
+        p = compare(ra(ex, sel), rb(ex, sel))
+        p, q = p if packed else (p, ~p)     # p|q: the two halves, or the result and its complement
         if boolop:
             c = rc(ex, sel)
             p, q = alu.BOOL_OPS[boolop](p, c), alu.BOOL_OPS[boolop](q, c)
@@ -625,23 +665,33 @@ def _setp(inst, d):
     return run
 
 
+_SET_TRUE = {"f16x2": 0x3C00, "bf16x2": 0x3F80, "f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000}
+
+
 @op("set")
 def _set(inst, d):
+    """set: 1.0 (float destinations) or all ones (integer ones) where the comparison holds; for
+    f16x2/bf16x2 sources each 16-bit half of the result on its own."""
     dt_t, st = inst.types[0], inst.types[-1]
-    cmp = inst.mods[0]
     boolop = next((m for m in inst.mods if m in ("and", "or", "xor")), None)
     dst, a, b = inst.operands[:3]
     w = writer(dst, dt_t, d.func)
     ra, rb = reader(a, st, d.func, d), reader(b, st, d.func, d)
     rc = reader(inst.operands[3], "pred", d.func, d) if boolop else None
-    one = np.float32(1.0) if dt_t == "f32" else np.array(-1).astype(dtype(dt_t))[()]
+    compare = _comparison(inst, st)
+    store = dtype(dt_t)
+    packed = st in ("f16x2", "bf16x2")
+    one = _SET_TRUE.get(dt_t, 0xFFFF if packed else (1 << (8 * store.itemsize)) - 1)
 
     def run(ex):
         sel = ex.ridx
-        p = alu.compare(ra(ex, sel), rb(ex, sel), cmp)
+        p = compare(ra(ex, sel), rb(ex, sel))
+        ps = p if packed else (p,)
         if boolop:
-            p = alu.BOOL_OPS[boolop](p, rc(ex, sel))
-        w(ex, sel, np.where(p, one, np.zeros((), dtype(dt_t))))
+            c = rc(ex, sel)
+            ps = [alu.BOOL_OPS[boolop](x, c) for x in ps]
+        bits = sum(np.where(x, np.uint64(one), np.uint64(0)) << np.uint64(16 * k) for k, x in enumerate(ps))
+        w(ex, sel, np.asarray(bits).astype(np.uint64).astype(alu.UINT[store.itemsize]).view(store))
     return run
 
 
@@ -656,15 +706,16 @@ def _cvt(inst, d):
     if "relu" in inst.mods:
         raise Unsupported("cvt.relu")
     if dst_t in ("f16x2", "bf16x2"):      # cvt.rn.f16x2.f32 d, a, b : pack two floats (a high)
-        bf = dst_t == "bf16x2"
+        half = dst_t[:-2]
         w = writer(inst.operands[0], dst_t, d.func)
         ra, rb = (reader(o, src_t, d.func, d) for o in inst.operands[1:3])
 
+        def bits(x):
+            return np.asarray(alu.cvt(x, half, src_t, rnd, sat, ftz)).view(np.uint16).astype(np.uint32)
+
         def run(ex):
             sel = ex.ridx
-            hi, lo = ra(ex, sel), rb(ex, sel)
-            w(ex, sel, alu.pack2(np.asarray(lo, np.float32) if bf else np.asarray(lo).astype(np.float16),
-                                 np.asarray(hi, np.float32) if bf else np.asarray(hi).astype(np.float16), bf))
+            w(ex, sel, bits(rb(ex, sel)) | (bits(ra(ex, sel)) << np.uint32(16)))
         return run
     return simple(inst, d, lambda a: np.array(alu.cvt(a, dst_t, src_t, rnd, sat, ftz), copy=True),
                   dst_t=dst_t, src_t=src_t)
@@ -778,4 +829,106 @@ def _video(inst, d):
         else:
             res = out & 0xFFFFFFFF
         w(ex, sel, res.astype(np.uint32))
+    return run
+
+
+# ------------------------------------------------------------------ mul + add contraction
+
+_NO_DEST = {"st", "red", "bar", "barrier", "bra", "brx", "call", "nanosleep", "sust", "prefetch",
+            "prefetchu", "discard", "applypriority", "cp", "stmatrix", "wmma", "tensormap"}
+_FUSIBLE = ("f32", "f64", "f16", "f16x2")
+
+
+def _regs(o):
+    if o[0] == "reg":
+        yield o[1]
+    elif o[0] in ("vec", "list"):
+        for x in o[1]:
+            yield from _regs(x)
+    elif o[0] == "pair":
+        yield from _regs(o[1])
+        yield from _regs(o[2])
+    elif o[0] == "mem" and o[1] is not None:
+        yield from _regs(o[1])
+
+
+def _def_use(func):
+    """(defs, uses): per register, the indices of the instructions writing it, and how often it
+    is read. Over-counting is harmless (it only prevents a contraction)."""
+    defs, uses = {}, {}
+    for inst in func.insts:
+        ops = inst.operands
+        writes = bool(ops) and ops[0][0] in ("reg", "vec", "pair") and inst.opcode not in _NO_DEST
+        for r in (_regs(ops[0]) if writes else ()):
+            defs.setdefault(r, []).append(inst.index)
+        read = [r for o in (ops[1:] if writes else ops) for r in _regs(o)]
+        if inst.opcode in _NO_DEST:      # a call may write its return registers
+            for r in read:
+                defs.setdefault(r, []).append(inst.index)
+        if inst.guard:
+            read.append(inst.guard[0])
+        for r in read:
+            uses[r] = uses.get(r, 0) + 1
+    return defs, uses
+
+
+def _contraction(inst, d):
+    """(mul, k) when source ``k`` of this add/sub is the only use of a ``mul`` ptxas fuses into it.
+
+    PTX ISA (mul, add): "mul/add ... without rounding modifiers ... may be optimized aggressively
+    by the code generator, e.g. into fma". ptxas does it: a mul.f32 (no .rn/.rz/.rm/.rp) whose
+    result is read only by an add/sub without a rounding modifier in the same basic block becomes
+    one FFMA there (so x*y - x*z on an H100 is fma(-x, z, x*y) when x*y is used again elsewhere).
+    When both sources qualify, the first one is fused."""
+    if inst.type not in _FUSIBLE or _rnd(inst) or inst.guard or set(inst.mods) - {inst.type, "ftz", "sat"}:
+        return None
+    func = d.func
+    if not hasattr(d, "_def_use"):
+        d._def_use = _def_use(func)
+    defs, uses = d._def_use
+    j = inst.index
+    for k in (1, 2):
+        o = inst.operands[k]
+        if o[0] != "reg" or o[2] or uses.get(o[1]) != 1 or len(defs.get(o[1], ())) != 1:
+            continue
+        i = defs[o[1]][0]
+        mul = func.insts[i]
+        if (mul.opcode != "mul" or i >= j or mul.guard or mul.type != inst.type
+                or set(mul.mods) - {mul.type, "ftz"} or ("ftz" in mul.mods) != ("ftz" in inst.mods)):
+            continue
+        if any(i < at <= j for at in func.labels.values()):
+            continue                     # another basic block
+        srcs = {r for x in mul.operands[1:] for r in _regs(x)}
+        between = func.insts[i + 1:j]
+        if any(b.opcode in ("bra", "brx", "call", "ret", "exit") for b in between):
+            continue
+        if any(i < at < j for r in srcs for at in defs.get(r, ())):
+            continue                     # a source changed before the add
+        return mul, k
+    return None
+
+
+def _contracted(inst, d):
+    """The add/sub as the fma ptxas makes of it (see _contraction), or None."""
+    hit = _contraction(inst, d)
+    if hit is None:
+        return None
+    mul, k = hit
+    t = inst.type
+    ra, rb = (reader(o, t, d.func, d) for o in mul.operands[1:3])
+    rc = reader(inst.operands[3 - k], t, d.func, d)
+    w = writer(inst.operands[0], t, d.func)
+    if t in ("f32", "f64"):
+        dt = dtype(t)
+        fused = _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt), op="fma")
+    else:
+        fused = _arith(inst, lambda a, b, c: a * b + c)
+    neg = (lambda x: x ^ np.uint32(0x80008000)) if t == "f16x2" else np.negative
+    negate_c = inst.opcode == "sub" and k == 1          # x*y - c
+    negate_a = inst.opcode == "sub" and k == 2          # c - x*y
+
+    def run(ex):
+        sel = ex.ridx
+        a, b, c = ra(ex, sel), rb(ex, sel), rc(ex, sel)
+        w(ex, sel, fused(neg(a) if negate_a else a, b, neg(c) if negate_c else c))
     return run

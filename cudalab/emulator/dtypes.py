@@ -78,30 +78,39 @@ def bf16_to_f32(u16):
 
 
 def f32_to_bf16(f, rounding="rn"):
-    b = np.asarray(f, np.float32).view(np.uint32)
-    if rounding == "rz":
-        out = b >> np.uint32(16)
+    """float32 -> bf16 bits, rounded as asked; a NaN becomes 0x7FFF, as on the GPU."""
+    f = np.asarray(f, np.float32)
+    b = f.view(np.uint32)
+    trunc = b >> np.uint32(16)
+    if rounding == "rn":
+        out = (b + np.uint32(0x7FFF) + (trunc & np.uint32(1))) >> np.uint32(16)
+    elif rounding in ("rm", "rp"):
+        # away from zero when inexact and the value lies on the side the mode rounds to
+        away = ((b & np.uint32(0xFFFF)) != 0) & (np.signbit(f) == (rounding == "rm"))
+        out = trunc + away.astype(np.uint32)
     else:
-        lsb = (b >> np.uint32(16)) & np.uint32(1)
-        out = (b + np.uint32(0x7FFF) + lsb) >> np.uint32(16)
-    nan = np.isnan(np.asarray(f, np.float32))
-    out = np.where(nan, (b >> np.uint32(16)) | np.uint32(0x40), out)
+        out = trunc
+    nan = np.isnan(f)
+    if nan.any():
+        out = np.where(nan, np.uint32(0x7FFF), out)
     return out.astype(np.uint16)
 
 
-# ------------------------------------------------------------------ exact fused multiply-add
+# ------------------------------------------------------------------ error-free transformations
 
-def _two_sum(a, b):
+def two_sum(a, b):
+    """s + err == a + b exactly, s = fl(a + b) (Knuth; any order of magnitudes)."""
     s = a + b
     bb = s - a
     err = (a - (s - bb)) + (b - bb)
     return s, err
 
 
+
 def _round_to_odd_sum(a, b):
     """a + b in float64 rounded to odd: the last bit records inexactness, so a later rounding to a
     narrower format is correct (Boldo & Melquiond, 'Emulation of FMA and correctly rounded sums')."""
-    s, err = _two_sum(a, b)
+    s, err = two_sum(a, b)
     sb = s.view(np.uint64) if isinstance(s, np.ndarray) else np.asarray(s).view(np.uint64)
     inexact = (err != 0) & np.isfinite(s)
     even = (sb & np.uint64(1)) == 0
@@ -112,6 +121,71 @@ def _round_to_odd_sum(a, b):
         s = sb.view(np.float64)
     return s
 
+
+def _split(a):
+    c = a * 134217729.0  # 2^27 + 1 (Dekker)
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _two_prod(a, b):
+    """p + err == a * b exactly (Dekker), valid while nothing overflows or underflows."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, err
+
+
+def scaled_two_prod(a, b):
+    """(p, err, e): a * b == (p + err) * 2**e exactly for any finite float64 a, b (p, err come from
+    the mantissas, so Dekker's product can neither overflow nor underflow)."""
+    ma, ea = np.frexp(a)
+    mb, eb = np.frexp(b)
+    p, err = _two_prod(ma, mb)
+    return p, err, ea + eb
+
+
+def sum_sign(*terms):
+    """The sign (as a float64 of that sign, or 0) of the exact sum of float64 terms that do not
+    overflow: error-free passes (cascaded two_sum) until nothing changes; the terms then do not
+    overlap, so the largest nonzero one decides the sign (Priest's distillation)."""
+    xs = [np.asarray(t, np.float64) for t in terms]
+    for _ in range(12):
+        changed = False
+        for i in range(len(xs) - 1):
+            s, e = two_sum(xs[i], xs[i + 1])
+            changed = changed | (s != xs[i + 1]) | (e != xs[i])
+            xs[i], xs[i + 1] = e, s
+        if not np.any(changed):
+            break
+    sign = xs[-1]
+    for x in reversed(xs[:-1]):
+        sign = np.where(sign == 0, x, sign)
+    return sign
+
+
+def step_directed(r, err, mode):
+    """Turn a round-to-nearest result ``r`` into the ``rz``/``rm``/``rp`` result, given ``err``,
+    any float64 whose sign is that of (exact - r) (NaN where r is exact or meaningless). An
+    overflow to infinity steps back to the largest finite number when the mode points that way."""
+    r = np.asarray(r)
+    with np.errstate(invalid="ignore"):
+        if mode == "rz":
+            move = np.where(np.signbit(r), err > 0, err < 0)
+            target = np.zeros((), r.dtype)
+        elif mode == "rm":
+            move, target = err < 0, np.array(-np.inf, r.dtype)
+        elif mode == "rp":
+            move, target = err > 0, np.array(np.inf, r.dtype)
+        else:
+            return r
+    if not np.any(move):
+        return r
+    return np.where(move, np.nextafter(r, target), r).astype(r.dtype)
+
+
+# ------------------------------------------------------------------ exact fused multiply-add
 
 def fma_f32(a, b, c):
     """Correctly rounded float32 a*b+c.
@@ -139,37 +213,62 @@ def fma_f32(a, b, c):
     return r
 
 
-def _split(a):
-    c = a * 134217729.0  # 2^27 + 1 (Dekker)
-    hi = c - (c - a)
-    return hi, a - hi
+def fma_f64(a, b, c, mode="rn"):
+    """float64 a*b+c rounded once, to nearest or by ``mode`` (rz/rm/rp).
 
-
-def _two_prod(a, b):
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    return p, err
-
-
-def fma_f64(a, b, c):
-    """Correctly rounded float64 a*b+c from error-free transformations (Boldo & Melquiond):
-    (ph, pl) = a*b exactly; (uh, ul) = ph + c exactly; result = uh + RO(pl + ul)."""
+    Where the exponents leave room (|a*b| within 2**+-800, |c| below 2**1000), the exact result is
+    the sum of four float64s: (ph, pl) = a*b from Dekker's product of the mantissas, and c.
+    Round to nearest is uh + RO(pl + ul) with (uh, ul) = c + ph (Boldo & Melquiond); directed
+    modes step from it by the sign of the exact remainder (ph + pl + c - r, see sum_sign). The rare
+    lanes outside that range are computed with Python fractions, exactly."""
     a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
     shape = np.broadcast(a, b, c).shape
     a, b, c = (np.broadcast_to(x, shape).ravel() for x in (a, b, c))
     with np.errstate(all="ignore"):
-        ph, pl = _two_prod(a, b)
-        uh, ul = _two_sum(c, ph)
-        v = _round_to_odd_sum(pl, ul)
-        r = uh + v
-        plain = a * b + c
-        ok = np.isfinite(r) & np.isfinite(ph) & (np.abs(ph) < 1e300) & (np.abs(a) > 1e-280) | (ph == 0)
-        # products near over/underflow lose exactness in Dekker's split: fall back to the plain sum
-        r = np.where(ok & np.isfinite(pl), r, plain)
-        r = np.where((a == 0) | (b == 0), c + a * b, r)
+        r = a * b + c                              # right wherever an input is inf or NaN
+        zero_prod = (a == 0) | (b == 0)
+        r = np.where(zero_prod, c + a * b, r)      # exact, and IEEE's sign of a zero sum
+        pm, plm, e = scaled_two_prod(a, b)
+        _, ec = np.frexp(c)
+        finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        fast = finite & ~zero_prod & (np.abs(e) <= 800) & (ec <= 1000)
+        ph, pl = np.ldexp(pm, e), np.ldexp(plm, e)
+        uh, ul = two_sum(c, ph)
+        r = np.where(fast, uh + _round_to_odd_sum(pl, ul), r)
+        if mode in ("rz", "rm", "rp"):
+            err = np.where(fast, sum_sign(ph, pl, c, -r), np.where(zero_prod, 0.0, np.nan))
+            r = step_directed(r, err, mode)
+            if mode == "rm":
+                # IEEE 754 6.3: an exact zero sum is -0 when rounding down, unless both addends are +0
+                zero = (r == 0) & (err == 0)
+                plus = zero_prod & ~np.signbit(a * b) & ~np.signbit(c) & (c == 0)
+                r = np.where(zero & ~plus, -0.0, r)
+        slow = np.flatnonzero(finite & ~zero_prod & ~fast)
+        for k in slow:                              # extreme exponents only: exact, lane by lane
+            r[k] = _fma_exact(float(a[k]), float(b[k]), float(c[k]), mode)
     return r.reshape(shape) if shape else r[0]
+
+
+def _fma_exact(a, b, c, mode):
+    """a*b+c for finite nonzero a, b, rounded from the exact rational value (slow, rare lanes)."""
+    import math
+    from fractions import Fraction
+    x = Fraction(a) * Fraction(b) + Fraction(c)
+    if x == 0:
+        return -0.0 if mode == "rm" else 0.0
+    try:
+        r = x.numerator / x.denominator            # correctly rounded to nearest
+    except OverflowError:
+        r = math.inf if x > 0 else -math.inf
+    if mode in ("rz", "rm", "rp"):
+        if math.isinf(r):
+            below = x > 0                          # exact value is below +inf / above -inf
+            err = -1.0 if below else 1.0
+        else:
+            fr = Fraction(r)
+            err = 0.0 if fr == x else (1.0 if x > fr else -1.0)
+        r = float(step_directed(np.float64(r), np.float64(err), mode))
+    return r
 
 
 def flush_subnormal(x):
