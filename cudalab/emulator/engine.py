@@ -26,7 +26,7 @@ from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
+from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .printf import ArgReader, format_call
 
 K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
@@ -61,7 +61,13 @@ class Program:
         self.memory = memory
         self.sm_count = sm_count
         self.globals: dict = {}
-        self._decoded: dict = {}
+        # decoded code depends only on the PTX, so programs built from one parsed module share it
+        if not hasattr(module, "_decoded"):
+            module._decoded = {}
+        self._decoded: dict = module._decoded
+        # functions get addresses too, for function pointers and virtual-function tables
+        self.func_addr = {name: FUNC_BASE + 16 * k for k, name in enumerate(module.functions)}
+        self.func_at = {a: name for name, a in self.func_addr.items()}
         self._place_globals()
 
     def _place_globals(self):
@@ -73,8 +79,9 @@ class Program:
                 self.globals[v.name] = addr
         for v in self.module.variables.values():
             for off, sym in v.relocs:
-                if v.name in self.globals and sym in self.globals:
-                    self.memory.write(self.globals[v.name] + off, np.uint64(self.globals[sym]).tobytes())
+                target = self.globals.get(sym, self.func_addr.get(sym))
+                if v.name in self.globals and target is not None:
+                    self.memory.write(self.globals[v.name] + off, np.uint64(target).tobytes())
 
     def function(self, name: str) -> DecodedFunction:
         df = self._decoded.get(name)
@@ -126,8 +133,10 @@ class Program:
                     fname = o[1]
                 elif o[0] == "list":
                     (args if fname is not None else rets).extend(x[1] for x in o[1])
-                elif o[0] == "reg":
-                    raise Unsupported("calls through a function pointer")
+                elif o[0] == "reg" and fname is None:
+                    fname = o            # an indirect call: the target is a function address per lane
+            if isinstance(fname, tuple):
+                return (K_CALL, None, inst, (fname, rets, args))
             if fname not in BUILTINS and fname not in self.module.functions:
                 raise Unsupported(f"a call to {fname}")
             if fname not in BUILTINS and self.module.functions[fname].extern:
@@ -337,6 +346,9 @@ class Exec:
         d = self.fr.df.depots.get(name)
         if d is not None:
             return self.fr.local_base + d
+        f = self.program.func_addr.get(name)
+        if f is not None:
+            return f
         raise Unsupported(f"the address of {name}")
 
     # ---------------------------------------------------------------- errors a student reads
@@ -438,7 +450,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             check_every += 1
             if check_every >= 512:
                 check_every = 0
-                if time.perf_counter() > ex.deadline:
+                if time.process_time() > ex.deadline:
                     ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask}
                     raise Watchdog()
             g = inst.guard
@@ -545,6 +557,36 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
     fname, rets, args = aux
+    if isinstance(fname, tuple):
+        # function pointer / virtual call: each distinct target runs with the lanes that chose it
+        targets = ex.fr.regs[fname[1]][ex.idx].astype(np.uint64)
+        save = ex.idx, ex.ridx, ex.mask
+        results = {r: None for r in rets}
+        for t in np.unique(targets).tolist():
+            name = ex.program.func_at.get(int(t))
+            if name is None:
+                lane = int(ex.idx[targets == t][0])
+                block, thread = ex.where(lane)
+                msg = (f"A call through a function pointer at line {inst.line} in kernel {ex.kernel_name} jumped to "
+                       f"0x{int(t):x}, which is not a device function (thread ({thread[0]},{thread[1]},{thread[2]}) of "
+                       f"block ({block[0]},{block[1]},{block[2]})). Is the pointer set?")
+                raise KernelError(msg, "cudaErrorIllegalInstruction",
+                                  [Finding("memcheck", msg, ex.kernel_name, inst.line, block, thread, int(t))])
+            sub = save[0][targets == t]
+            m2 = np.zeros(ex.n, bool)
+            m2[sub] = True
+            ex.idx, ex.ridx, ex.mask = sub, sub, m2
+            do_call(ex, caller, inst, (name, rets, args))
+            for r in rets:       # each group's return values land in its own lanes' rows
+                got = ex.fr.params[r]
+                if results[r] is None:
+                    results[r] = got.copy()
+                else:
+                    results[r][sub] = got[sub]
+        for r in rets:
+            ex.fr.params[r] = results[r]
+        ex.idx, ex.ridx, ex.mask = save
+        return
     if fname in BUILTINS:
         return _builtin(ex, inst, fname, rets, args)
     callee = ex.program.function(fname)
@@ -759,12 +801,13 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
     bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
     stats = LaunchStats()
-    deadline = time.perf_counter() + timeout
+    # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
+    deadline = time.process_time() + timeout
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared))
     with np.errstate(all="ignore"):
         for first in range(0, nblocks_total, bpb):
-            if time.perf_counter() > deadline and first:
+            if time.process_time() > deadline and first:
                 msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
                        f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
                        "cudalab.set_watchdog(seconds).")

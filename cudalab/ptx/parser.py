@@ -207,6 +207,7 @@ def parse_operand(tok: str, regs=None):
 
 _VAR = re.compile(
     r"^(?P<pre>(?:\.(?:visible|extern|weak|global|const|shared|local|param)\s+)+)"
+    r"(?:\.attribute\s*\(\s*\.managed\s*\)\s+)?"
     r"(?:\.align\s+(?P<align>\d+)\s+)?(?:\.ptr\s+(?:\.\w+\s+)*)?\.(?P<type>\w+)\s+(?P<name>[$\w.]+)"
     r"(?P<dims>(?:\s*\[\s*\d*\s*\])*)(?:\s*=\s*(?P<init>.*))?$", re.S)
 
@@ -385,6 +386,8 @@ def parse(text: str) -> Module:
                     raise PtxSyntaxError("label outside a function")
                 cur.labels[stmt[:-1]] = len(cur.insts)
                 continue
+            if re.match(r"^[$\w]+\s*:\s*\.callprototype\b", stmt):
+                continue    # the signature of an indirect call's target: the callee's own header says it
             if cur is None or depth == 0:
                 if stmt.startswith(".version"):
                     mod.version = stmt.split()[1]

@@ -42,7 +42,18 @@ def compile(source: str, options=(), name: str | None = None, name_expressions=(
     return Module(cs, name=name)
 
 
-_MODULES: dict = {}
+_PARSED: dict = {}
+
+
+def _parse_cached(ptx: str):
+    """Parsed PTX is plain data that nothing changes, so an unchanged cell reuses it (and the
+    functions decoded from it): re-running a cell costs a dictionary lookup, not a parse."""
+    m = _PARSED.get(ptx)
+    if m is None:
+        if len(_PARSED) > 64:
+            _PARSED.pop(next(iter(_PARSED)))
+        m = _PARSED[ptx] = parse(ptx)
+    return m
 
 
 class Module:
@@ -50,7 +61,7 @@ class Module:
         self.compiled = compiled
         self.name = name or "module"
         try:
-            self.ptx_module = parse(compiled.ptx)
+            self.ptx_module = _parse_cached(compiled.ptx)
         except PtxSyntaxError as e:
             raise UnsupportedError(f"The emulator cannot read the PTX that NVRTC made from this code ({e}). "
                                    "This C++ feature is not supported by cudalab yet; a real GPU can run it.") from None
