@@ -1,0 +1,185 @@
+"""Run generated programs on the emulator or a real GPU and compare them bit for bit.
+
+The GPU has no NVRTC as new as this machine's, so the work is split in three steps that all use the
+same PTX:
+
+    python -m tests.fuzz.run compile --first 0 --count 5000 --dir .fuzz     # here: NVRTC -> PTX + inputs
+    python tools/fuzz_gpu.py .fuzz $OUT                                     # on the GPU machine
+    python -m tests.fuzz.run emu --dir .fuzz                                # here: the same PTX on the emulator
+    python -m tests.fuzz.run compare --dir .fuzz --gpu <folder of gpu_*.npz>
+
+Programs are compiled ``BATCH`` to a module (one NVRTC call, one PTX module loaded on the GPU).
+``.fuzz/`` holds ``batch_XXXX.json.gz`` ({"ptx", "seeds", "kernels", "grid", "block", "shared"})
+and ``emu_XXXX.npz``; the GPU writes ``gpu_*.npz``. Each npz maps ``s<seed>_oi``, ``_of``
+(float bits as uint32), ``_acc`` to arrays, and ``s<seed>_err`` to an error message.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.fuzz.generator import batch_source, generate  # noqa: E402
+else:
+    from .generator import batch_source, generate
+
+BATCH = 50
+OPTIONS = ("-w",)     # no warnings (unused shared arrays, pointless comparisons)
+OUTPUTS = ("oi", "of", "acc")
+
+
+# ------------------------------------------------------------------ compile (here)
+
+def compile_batch(seeds) -> dict:
+    from cudalab.frontend.nvrtc import compile_to_ptx
+    progs = [generate(s) for s in seeds]
+    cs = compile_to_ptx(batch_source(progs), OPTIONS)
+    return {"ptx": cs.ptx, "seeds": list(seeds), "kernels": [p.kernel for p in progs],
+            "grid": [list(p.grid) for p in progs], "block": [list(p.block) for p in progs],
+            "shared": [p.shared for p in progs], "features": [sorted(p.features) for p in progs]}
+
+
+def cmd_compile(first, count, folder, batch=BATCH):
+    os.makedirs(folder, exist_ok=True)
+    t0 = time.time()
+    for b0 in range(first, first + count, batch):
+        path = os.path.join(folder, f"batch_{b0:06d}.json.gz")
+        if os.path.exists(path):
+            continue
+        seeds = list(range(b0, min(b0 + batch, first + count)))
+        data = compile_batch(seeds)
+        with gzip.open(path + ".tmp", "wt") as f:
+            json.dump(data, f)
+        os.replace(path + ".tmp", path)
+        print(f"compiled {path} ({len(seeds)} programs, {time.time() - t0:.0f}s)", flush=True)
+
+
+def batches(folder):
+    for path in sorted(glob.glob(os.path.join(folder, "batch_*.json.gz"))):
+        with gzip.open(path, "rt") as f:
+            yield path, json.load(f)
+
+
+# ------------------------------------------------------------------ run on a backend
+
+def launch_emu(module, prog, args):
+    """Run one program on the emulator; returns {name: array} of its outputs."""
+    kernel = module.get_kernel(prog.kernel)
+    ia, fa, oi, of, acc, p0, p1 = args
+    kernel.launch(prog.grid, prog.block, (ia, fa, oi, of, acc, p0, p1), shared=prog.shared)
+    return {"oi": oi, "of": of.view(np.uint32), "acc": acc}
+
+
+def emu_module(ptx: str, names):
+    """A cudalab Module over this exact PTX (no recompilation)."""
+    from cudalab.frontend.nvrtc import CompiledSource
+    from cudalab.runtime.module import Module
+    cs = CompiledSource("", ptx, (), "", {n: n for n in names})
+    return Module(cs, name="fuzz")
+
+
+def run_emu_batch(data, only=None) -> dict:
+    mod = emu_module(data["ptx"], data["kernels"])
+    out = {}
+    for seed in data["seeds"]:
+        if only is not None and seed not in only:
+            continue
+        prog = generate(seed)
+        try:
+            res = launch_emu(mod, prog, prog.make_args())
+            for k, v in res.items():
+                out[f"s{seed}_{k}"] = np.array(v, np.uint32)
+        except Exception as e:   # noqa: BLE001 - any failure is a finding
+            out[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
+    return out
+
+
+def cmd_emu(folder):
+    from cudalab.runtime import device as devices
+    devices.WATCHDOG_SECONDS = 600.0      # a few programs loop a lot; a slow emulator is no finding here
+    t0 = time.time()
+    n = 0
+    for path, data in batches(folder):
+        dst = path.replace("batch_", "emu_").replace(".json.gz", ".npz")
+        if os.path.exists(dst):
+            continue
+        tb = time.time()
+        out = run_emu_batch(data)
+        np.savez_compressed(dst + ".tmp.npz", **out)
+        os.replace(dst + ".tmp.npz", dst)
+        n += len(data["seeds"])
+        print(f"emulated {dst}: {len(data['seeds'])} programs in {time.time() - tb:.1f}s "
+              f"(total {n}, {time.time() - t0:.0f}s)", flush=True)
+
+
+# ------------------------------------------------------------------ compare
+
+def load_results(pattern) -> dict:
+    res = {}
+    for path in sorted(glob.glob(pattern)):
+        with np.load(path) as z:
+            for k in z.files:
+                res[k] = z[k]
+    return res
+
+
+def compare(emu: dict, gpu: dict, seeds) -> dict:
+    """{seed: list of (output, index, emu value, gpu value) or an error string} for the mismatches."""
+    bad = {}
+    for s in seeds:
+        ge, ee = gpu.get(f"s{s}_err"), emu.get(f"s{s}_err")
+        if ge is not None or ee is not None:
+            if f"s{s}_oi" not in gpu and ge is None:
+                continue     # not run on the GPU
+            bad[s] = f"gpu: {ge}; emu: {ee}"
+            continue
+        if f"s{s}_oi" not in gpu or f"s{s}_oi" not in emu:
+            continue
+        diffs = []
+        for k in OUTPUTS:
+            a, b = emu[f"s{s}_{k}"], gpu[f"s{s}_{k}"]
+            for i in np.flatnonzero(a != b)[:8]:
+                diffs.append((k, int(i), int(a[i]), int(b[i])))
+        if diffs:
+            bad[s] = diffs
+    return bad
+
+
+def cmd_compare(folder, gpu_pattern):
+    emu = load_results(os.path.join(folder, "emu_*.npz"))
+    gpu = load_results(gpu_pattern)
+    seeds = sorted({int(k[1:].split("_")[0]) for k in gpu})
+    ran = [s for s in seeds if f"s{s}_oi" in emu or f"s{s}_err" in emu]
+    bad = compare(emu, gpu, ran)
+    print(f"{len(ran)} programs on both backends, {len(bad)} differ")
+    for s, d in sorted(bad.items()):
+        print(f"  seed {s}: {d if isinstance(d, str) else d[:4]}")
+    return bad
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cmd", choices=["compile", "emu", "compare"])
+    ap.add_argument("--first", type=int, default=0)
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--dir", default=".fuzz")
+    ap.add_argument("--gpu", default=None, help="glob of the GPU's npz files")
+    o = ap.parse_args(argv)
+    if o.cmd == "compile":
+        cmd_compile(o.first, o.count, o.dir)
+    elif o.cmd == "emu":
+        cmd_emu(o.dir)
+    else:
+        cmd_compare(o.dir, o.gpu or os.path.join(o.dir, "gpu", "gpu_*.npz"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Run the fuzz programs' saved PTX on a real GPU through cudalab's GPU backend (cuda.core).
+
+usage: python tools/fuzz_gpu.py DIR OUT [--workers N] [--files K]
+
+DIR holds ``batch_*.json.gz`` written by ``python -m tests.fuzz.run compile`` (PTX made by this
+project's NVRTC, so that the GPU runs exactly the PTX the emulator runs; the backend lowers only the
+``.version`` line). Each batch is one PTX module: loaded once (the driver JIT-compiles it), then each
+program's kernel is launched on the inputs ``tests/fuzz/generator.py`` makes for its seed.
+
+Writes ``OUT/gpu_K.npz`` (at most K files; ``s<seed>_oi``, ``_of`` as uint32 bits, ``_acc``, or
+``s<seed>_err``) and ``OUT/gpu_summary.json``. Batches are shared among N worker processes; a worker
+whose CUDA context is broken by a faulting kernel (sticky error) records the error and a fresh worker
+goes on after that program.
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def worker(paths, tmp, skip_before):
+    """Run the batches in ``paths``; the first from seed ``skip_before`` on. Exit 3 after a sticky error."""
+    from cudalab.errors import KernelError
+    from cudalab.gpu.backend import GpuBuffer, GpuModule
+    from tests.fuzz.generator import generate
+    for path in paths:
+        with gzip.open(path, "rt") as f:
+            data = json.load(f)
+        name = os.path.basename(path).replace("batch_", "gpu_").replace(".json.gz", "")
+        out, t0 = {}, time.time()
+        try:
+            mod = GpuModule(data["ptx"])
+        except Exception as e:   # noqa: BLE001
+            for s in data["seeds"]:
+                out[f"s{s}_err"] = np.array(f"load: {type(e).__name__}: {e}")
+            mod = None
+        tl = time.time() - t0
+        sticky = None
+        if mod is not None:
+            for i, seed in enumerate(data["seeds"]):
+                if seed < skip_before:
+                    continue
+                prog = generate(seed)
+                ia, fa, oi, of, acc, p0, p1 = prog.make_args()
+                try:
+                    bufs = [GpuBuffer.from_host(a) for a in (ia, fa, oi, of, acc)]
+                    mod.launch(data["kernels"][i], tuple(data["grid"][i]), tuple(data["block"][i]),
+                               data["shared"][i], tuple(bufs) + (p0, p1))
+                    for k, a, b in (("oi", oi, bufs[2]), ("of", of, bufs[3]), ("acc", acc, bufs[4])):
+                        b.copy_to_host(a)
+                        out[f"s{seed}_{k}"] = np.array(a).view(np.uint32)
+                except KernelError as e:
+                    out[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
+                    sticky = seed
+                    break
+                except Exception as e:   # noqa: BLE001
+                    out[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
+        part = os.path.join(tmp, f"{name}_{skip_before}.npz")
+        np.savez(part, **out)
+        print(f"{name}: load {tl:.2f}s, {len(out)} arrays, {time.time() - t0:.2f}s", flush=True)
+        if sticky is not None:
+            with open(os.path.join(tmp, f"sticky_{os.getpid()}"), "w") as f:
+                f.write(json.dumps({"path": path, "seed": sticky}))
+            sys.exit(3)
+        skip_before = -1
+
+
+def main(argv):
+    if argv and argv[0] == "--worker":
+        tmp, skip = argv[1], int(argv[2])
+        worker(argv[3:], tmp, skip)
+        return 0
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("out")
+    ap.add_argument("--workers", type=int, default=6)
+    ap.add_argument("--files", type=int, default=6)
+    o = ap.parse_args(argv)
+    t0 = time.time()
+    paths = sorted(glob.glob(os.path.join(o.dir, "batch_*.json.gz")))
+    tmp = os.path.join("/tmp", "fuzz_gpu_parts")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    queues = [paths[i::o.workers] for i in range(o.workers)]
+    running = {}
+    log = []
+
+    def start(queue, skip):
+        if queue:
+            p = subprocess.Popen([sys.executable, __file__, "--worker", tmp, str(skip)] + queue)
+            running[p] = queue
+
+    for q in queues:
+        start(q, -1)
+    while running:
+        time.sleep(0.2)
+        for p in list(running):
+            if p.poll() is None:
+                continue
+            queue = running.pop(p)
+            if p.returncode == 3:        # a sticky error: go on after that program
+                with open(os.path.join(tmp, f"sticky_{p.pid}")) as f:
+                    st = json.load(f)
+                log.append(st)
+                rest = queue[queue.index(st["path"]):]
+                start(rest, st["seed"] + 1)
+            elif p.returncode != 0:
+                log.append({"worker_failed": p.returncode, "queue": queue})
+    # merge into at most o.files files
+    parts = sorted(glob.glob(os.path.join(tmp, "gpu_*.npz")))
+    merged, errors, programs = {}, 0, 0
+    for part in parts:
+        with np.load(part) as z:
+            for k in z.files:
+                merged[k] = z[k]
+    keys = sorted(merged)
+    seeds = sorted({int(k[1:].split("_")[0]) for k in keys})
+    programs = sum(1 for s in seeds if f"s{s}_oi" in merged)
+    errors = sum(1 for s in seeds if f"s{s}_err" in merged)
+    os.makedirs(o.out, exist_ok=True)
+    chunk = -(-len(seeds) // o.files) if seeds else 1
+    for i in range(0, len(seeds), chunk):
+        group = set(seeds[i:i + chunk])
+        np.savez_compressed(os.path.join(o.out, f"gpu_{i // chunk}.npz"),
+                            **{k: merged[k] for k in keys if int(k[1:].split("_")[0]) in group})
+    from cudalab.gpu.backend import device_info
+    info = device_info()
+    summary = {"device": info.name, "arch": info.arch, "driver": list(info.driver_version),
+               "programs_ok": programs, "programs_failed": errors, "batches": len(paths),
+               "seconds": round(time.time() - t0, 1), "log": log,
+               "errors": {str(s): str(merged[f"s{s}_err"]) for s in seeds if f"s{s}_err" in merged}}
+    with open(os.path.join(o.out, "gpu_summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(json.dumps({k: v for k, v in summary.items() if k != "errors"}), flush=True)
+    print(f"{errors} errors; first: {list(summary['errors'].items())[:5]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
