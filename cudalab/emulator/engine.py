@@ -32,6 +32,7 @@ from .printf import ArgReader, format_call
 K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
 LANE_BUDGET = 1 << 17
 MAX_CALL_DEPTH = 200
+SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 
@@ -425,6 +426,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     stats = ex.stats
     observers = ex.observers
     check_every = 0
+    backedges = 0
     while stack:
         ent = stack[-1]
         pc, rpc, mask = ent
@@ -439,6 +441,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             continue
         ex.mask, ex.idx = mask, idx
         ex.ridx = None if idx.size == frame_count else idx
+        backedges = 0
         while True:
             # reconvergence points can lie before the branch in the code layout: compare for equality
             if pc == rpc or pc >= n_code:
@@ -479,6 +482,13 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 pc += 1
                 continue
             if kind == K_BRA:
+                if aux <= pc and any_t:
+                    backedges += 1
+                    if backedges >= SPIN_LIMIT and _let_waiting_threads_run(stack, ex, returned):
+                        # independent thread scheduling: threads parked at a reconvergence point go on
+                        # while these keep looping (a spin lock waits for a holder that has left the loop)
+                        ent[0], ent[2] = pc, ex.mask
+                        break
                 if observers and g is not None:
                     ex.emit(BranchEvent(inst, ex.idx, ex.batch, taken=np.broadcast_to(pv, ex.idx.shape).copy()
                                         if g is not None else np.ones(ex.idx.size, bool)))
@@ -553,6 +563,22 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                                       [Finding("trap", msg, ex.kernel_name, inst.line, block, thread)])
                 pc += 1
                 continue
+
+
+def _let_waiting_threads_run(stack, ex, returned):
+    """Find threads parked at a reconvergence point below the top of the stack and let them run on
+    ahead (to that entry's own reconvergence point). Volta's independent thread scheduling gives
+    such threads forward progress; a lock-step SIMT stack would otherwise spin forever."""
+    above = stack[-1][2].copy()
+    for k in range(len(stack) - 2, -1, -1):
+        e = stack[k]
+        waiting = e[2] & ~above & ~returned & ~ex.exited
+        if waiting.any():
+            e[2] = e[2] & ~waiting
+            stack.append([e[0], e[1], waiting])
+            return True
+        above |= e[2]
+    return False
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
