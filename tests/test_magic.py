@@ -68,5 +68,78 @@ def test_bad_options_are_usage_errors(ip, line):
 
 def test_help_lists_the_options(ip):
     doc = ip.find_cell_magic("cuda").__doc__
-    for option in ("-D NAME[=VAL]", "-O N", "--arch sm_XX", "--module NAME", "--device"):
+    for option in ("-D NAME[=VAL]", "-O N", "--arch sm_XX", "--module NAME", "--device", "--profile",
+                   "%cuda_profile", "%cuda_show WHAT"):
         assert option in doc
+
+
+TRANSPOSE = """\
+__global__ void transpose(float* odata, const float* idata, int n)
+{
+    __shared__ float tile[32][32];
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = idata[y * n + x];
+    __syncthreads();
+    x = blockIdx.y * 32 + threadIdx.x; y = blockIdx.x * 32 + threadIdx.y;
+    odata[y * n + x] = tile[threadIdx.x][threadIdx.y];
+}
+"""
+MATRIX = """
+import numpy as np
+n = 64
+a = np.arange(n * n, dtype=np.float32)
+out = np.zeros_like(a)
+"""
+
+
+def test_profile_option_shows_the_report_of_every_launch(ip, capsys):
+    ip.run_cell_magic("cuda", "--profile", TRANSPOSE)
+    ip.run_cell(MATRIX + "rec = transpose[(2, 2), (32, 32)](out, a, n)\n").raise_error()
+    shown = capsys.readouterr().out            # what the notebook displays: the report's text form
+    assert "line  warp inst  thread inst  lanes  shared wf  conflicts" in shown
+    assert "! line 8: 32-way bank conflict: pad the shared array to 33 columns, tile[32][33]" in shown
+    rec = ip.user_ns["rec"]
+    assert [r["line"] for r in rec.reports["per_line"] if r["bank_conflicts"]] == [8]
+    np.testing.assert_array_equal(ip.user_ns["out"].reshape(64, 64), ip.user_ns["a"].reshape(64, 64).T)
+    kernel = ip.user_ns["transpose"]           # still the kernel underneath: launch without a report
+    assert kernel.mangled == "_Z9transposePfPKfi"
+    kernel.launch((2, 2), (32, 32), (ip.user_ns["out"], ip.user_ns["a"], 64))
+    assert capsys.readouterr().out == ""
+
+
+def test_cuda_profile_runs_one_launch_and_shows_its_report(ip, capsys):
+    ip.run_cell_magic("cuda", "", TRANSPOSE)
+    ip.run_cell(MATRIX).raise_error()
+    ip.run_line_magic("cuda_profile", "transpose[(2, 2), (32, 32)](out, a, n)")
+    shown = capsys.readouterr().out
+    flagged = next(line for line in shown.splitlines() if line.startswith("!     8"))
+    assert "4,096" in flagged and "3,968" in flagged     # shared wavefronts, bank conflicts of 4 blocks
+    assert cudalab.last_launch().reports["per_line"][0]["line"] == 1
+
+
+def test_cuda_show_draws_a_widget_of_the_launch(ip, monkeypatch):
+    pytest.importorskip("anywidget")
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    ip.run_cell_magic("cuda", "", TRANSPOSE)
+    ip.run_cell(MATRIX).raise_error()
+    ip.run_line_magic("cuda_show", "banks line=8 padded=True transpose[(2, 2), (32, 32)](out, a, n)")
+    (widget,) = shown
+    assert type(widget).__name__ == "BankConflicts" and widget.padded.value is True
+    assert "threads" in cudalab.last_launch().reports       # the launch was traced thread by thread
+
+
+@pytest.mark.parametrize("magic, line, message", [
+    ("cuda_profile", "transpose(out)", "needs a launch"),
+    ("cuda_profile", "", "needs a launch"),
+    ("cuda_show", "bunks transpose[1, 32](out, a, n)", "not 'bunks'"),
+    ("cuda_show", "banks transpose", "needs a launch"),
+])
+def test_line_magics_say_what_they_expect(ip, magic, line, message):
+    with pytest.raises(UsageError, match=message):
+        ip.run_line_magic(magic, line)
+
+
+def test_whole_programs_cannot_be_profiled_yet(ip):
+    with pytest.raises(UsageError, match="whole program"):
+        ip.run_cell_magic("cuda", "--profile", "int main() { return 0; }\n")

@@ -1,10 +1,13 @@
-"""The ``%%cuda`` cell magic: compile the cell with NVRTC and bind its kernels in the notebook."""
+"""The ``%%cuda`` cell magic (compile the cell with NVRTC, bind its kernels in the notebook) and the
+``%cuda_profile`` / ``%cuda_show`` line magics (profile one launch, or draw what its threads did)."""
 from __future__ import annotations
 
+import ast
+import re
 import sys
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..cli import UsageError as OptionError, nvrtc_options
@@ -24,6 +27,8 @@ class CudaMagics(Magics):
               help="name the compiled module gets in the notebook (default: cuda_module)")
     @argument("--device", choices=("emu", "gpu", "both"),
               help="where kernels run: emulated GPU, real GPU, or both (compared)")
+    @argument("--profile", action="store_true",
+              help="profile every launch of the cell's kernels and show the per-line report")
     @cell_magic
     def cuda(self, line, cell):
         """Compile the cell's CUDA C++ and bind each ``__global__`` kernel by its C++ name.
@@ -31,7 +36,21 @@ class CudaMagics(Magics):
         After ``%%cuda`` with ``__global__ void vecAdd(...)``, ``vecAdd[blocks, threads](a, b, c, n)``
         launches it. The module is bound as ``cuda_module`` (or ``--module NAME``); template
         kernels are reached through it: ``cuda_module.get_kernel("scale<3>")``.
-        Compiler errors name the cell's own line numbers.
+        Compiler errors name the cell's own line numbers. A cell that defines ``int main`` is a
+        whole program: it is compiled with nvcc and run (its result is bound as ``program_result``).
+
+        With ``--profile`` every launch of the cell's kernels also shows its profile: per source
+        line, the instructions executed, active lanes, shared wavefronts and bank conflicts, global
+        requests and sectors per request, in Nsight Compute's terms, the worst lines with advice
+        (``cudalab.profile``; the emulator only). Line magics for one launch at a time:
+
+            %cuda_profile vecAdd[blocks, threads](a, b, c, n)
+                profile this launch and show the report (the record: ``cudalab.last_launch()``)
+            %cuda_show WHAT [NAME=VALUE ...] vecAdd[blocks, threads](a, b, c, n)
+                run the launch recording each thread and show the widget WHAT: threads, tiling,
+                banks, coalescing, divergence, heatmap (``cudalab.widgets.show``); NAME=VALUE
+                options (no spaces in VALUE) go to the widget, e.g. ``line=7 padded=True``, or
+                to ``cudalab.widgets.trace`` (``max_blocks=4``, ``shapes=SHAPES``)
         """
         args = parse_argstring(self.cuda, line)
         try:
@@ -43,6 +62,10 @@ class CudaMagics(Magics):
                              "is not available yet; use --device emu or --device gpu")
         from ..programs import has_main
         if has_main(cell):
+            if args.profile:
+                raise UsageError("--profile profiles kernels launched from Python; a whole program (int main) "
+                                 "cannot be profiled yet. Put the kernel in a cell of its own and launch it "
+                                 "from Python, or run the program under Nsight Compute on a real GPU.")
             return self._run_program(cell, args)
         import cudalab
         try:
@@ -57,8 +80,69 @@ class CudaMagics(Magics):
         ns[args.module] = mod
         for name in mod.kernels:
             if name.isidentifier():       # "scale<3>" is not a Python name
-                ns[name] = mod.get_kernel(name)
+                kernel = mod.get_kernel(name)
+                ns[name] = ProfiledKernel(kernel) if args.profile else kernel
         return None
+
+    @line_magic
+    def cuda_profile(self, line):
+        """Profile one launch and show the per-line report: ``%cuda_profile vecAdd[blocks, threads](a, b, c, n)``.
+
+        Per source line: instructions executed (warp-level and per thread), active lanes,
+        shared-memory wavefronts and bank conflicts, global requests, sectors and sectors per
+        request, as Nsight Compute counts them; the worst lines come with advice. Runs on the
+        emulator. The launch record (with ``.reports["per_line"]``) is ``cudalab.last_launch()``.
+        """
+        kernel, config, args = self._launch(line, "%cuda_profile")
+        show_profile(kernel, config, args)
+
+    @line_magic
+    def cuda_show(self, line):
+        """Run one launch recording what each thread did and show a widget:
+        ``%cuda_show WHAT [NAME=VALUE ...] kernel[grid, block](args)``.
+
+        WHAT is one of threads, tiling, banks, coalescing, divergence, heatmap. NAME=VALUE options
+        (Python values without spaces, evaluated in the notebook) go to the widget, e.g.
+        ``%cuda_show banks line=7 padded=True transpose[(8, 8), (32, 32)](out, a, n)``, except
+        ``max_blocks`` and ``shapes``, which go to ``cudalab.widgets.trace``.
+        """
+        from IPython.display import display
+
+        import cudalab.widgets
+        what, _, rest = line.strip().partition(" ")
+        shown = [w for w in cudalab.widgets.WIDGETS if w not in ("streams", "occupancy")]
+        if what not in shown:
+            raise UsageError(f"%cuda_show WHAT kernel[grid, block](args): WHAT is one of {', '.join(shown)}"
+                             f"{'' if not what else f'; not {what!r}'}")
+        options = {}
+        while m := re.match(r"\s*(\w+)=(\S+)\s+", rest):
+            options[m.group(1)] = self._eval(m.group(2), "%cuda_show")
+            rest = rest[m.end():]
+        kernel, config, args = self._launch(rest, "%cuda_show")
+        grid, block, shared = launch_config(kernel, config)
+        tracing = {k: options.pop(k) for k in ("max_blocks", "shapes") if k in options}
+        rec = cudalab.widgets.trace(kernel, grid, block, args, shared=shared, **tracing)
+        display(cudalab.widgets.show(rec, what, **options))
+
+    def _eval(self, text, magic):
+        try:
+            return eval(text, self.shell.user_ns)
+        except SyntaxError:
+            raise UsageError(f"{magic}: {text!r} is not a Python expression") from None
+
+    def _launch(self, line, magic):
+        """(kernel, launch configuration, args) of ``kernel[grid, block](args)``, evaluated in the notebook."""
+        try:
+            call = ast.parse(line.strip(), mode="eval").body
+        except SyntaxError:
+            call = None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and not call.keywords):
+            raise UsageError(f"{magic} needs a launch, as in  {magic} vecAdd[blocks, threads](a, b, c, n)"
+                             f"{'' if not line.strip() else f'; got {line.strip()!r}'}")
+        parts = (call.func.value, call.func.slice, ast.Tuple(elts=call.args, ctx=ast.Load()))
+        kernel, config, args = (eval(compile(ast.fix_missing_locations(ast.Expression(p)), magic, "eval"),
+                                     self.shell.user_ns) for p in parts)
+        return (kernel.kernel if isinstance(kernel, ProfiledKernel) else kernel), config, args
 
     def _run_program(self, cell, args):
         """A cell with ``int main`` is a whole program: compile it with nvcc and run it (cudalab.programs)."""
@@ -74,3 +158,42 @@ class CudaMagics(Magics):
             print(f"(the program exited with code {res.returncode})", file=sys.stderr)
         self.shell.user_ns["program_result"] = res      # stdout, stderr, returncode, launches
         return None
+
+
+def launch_config(kernel, config):
+    """(grid, block, dynamic shared bytes) of ``kernel[grid, block]`` or ``kernel[grid, block, stream, shared]``."""
+    if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+        kernel[config]                  # raises the launch error a plain launch would
+    return config[0], config[1], config[3] if len(config) > 3 else 0
+
+
+def show_profile(kernel, config, args):
+    """Profile one launch, display its report, return its LaunchRecord."""
+    from IPython.display import display
+
+    from ..analysis.report import profile
+    grid, block, shared = launch_config(kernel, config)
+    rec = profile(kernel, grid, block, args, shared=shared)
+    display(rec.reports["profile"])
+    return rec
+
+
+class ProfiledKernel:
+    """A kernel bound by ``%%cuda --profile``: ``k[grid, block](args)`` launches it with ``cudalab.profile``
+    and displays the report; everything else (``k.launch``, ``k.name``, ``k.mangled``) is the kernel's."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+    def __getitem__(self, config):
+        launch_config(self.kernel, config)
+        return lambda *args: show_profile(self.kernel, config, args)
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(*args, **kwargs)
+
+    def __repr__(self):
+        return f"{self.kernel!r} (profiled)"
