@@ -15,6 +15,9 @@ kernel wrote. A file without a ``launch`` line is compiled and its kernels are l
 A whole program (a file with ``int main()``) is compiled with nvcc and run as it is, with
 ``cudalab run prog.cu -- ARGS``; its CUDA runtime calls are answered by the emulator.
 
+``cudalab profile FILE.cu`` runs the ``launch`` line with profiling and prints, per source line,
+the instructions executed, active lanes, shared wavefronts and bank conflicts, global requests and
+sectors per request (Nsight Compute's metrics), with advice for the worst lines.
 ``cudalab compile FILE.cu [--ptx]`` compiles and lists the kernels, or prints the PTX.
 """
 from __future__ import annotations
@@ -134,13 +137,19 @@ def parse_launch_spec(source: str) -> LaunchSpec | None:
     return LaunchSpec(kernel, grid, block, args, values, checks)
 
 
+def launch_arguments(spec: LaunchSpec):
+    """({name: DeviceArray} of the spec's arrays, the kernel's arguments in parameter order)."""
+    import cudalab
+    device = {n: cudalab.to_device(v) for n, v in spec.values.items() if isinstance(v, np.ndarray)}
+    return device, tuple(device.get(a, spec.values.get(a)) for a in spec.args)
+
+
 def run_kernel_file(mod, spec: LaunchSpec, out=None) -> bool:
     """Launch ``spec`` from compiled module ``mod``, print a report; False if a check failed."""
     import cudalab
     out = out or sys.stdout
-    device = {n: cudalab.to_device(v) for n, v in spec.values.items() if isinstance(v, np.ndarray)}
-    kernel = mod.get_kernel(spec.kernel)
-    rec = kernel[spec.grid, spec.block](*(device.get(a, spec.values.get(a)) for a in spec.args))
+    device, args = launch_arguments(spec)
+    rec = mod.get_kernel(spec.kernel)[spec.grid, spec.block](*args)
     cudalab.synchronize()
     print(f"{spec.kernel}<<<{spec.grid}, {spec.block}>>>({', '.join(spec.args)}) on {rec.backend}: "
           f"{rec.wall_time * 1e3:.1f} ms, {rec.thread_instructions:,} thread instructions", file=out)
@@ -203,6 +212,26 @@ def cmd_run(args) -> int:
     return 0 if run_kernel_file(mod, spec) else 1
 
 
+def cmd_profile(args) -> int:
+    with open(args.file) as f:
+        source = f.read()
+    if _MAIN.search(source):
+        raise UsageError(f"{args.file} is a whole program (int main): `cudalab profile` profiles the one launch "
+                         "a kernel file's `// cudalab: launch` line describes, and cannot profile a whole "
+                         "program yet. Run it with `cudalab run`, or on a real GPU under Nsight Compute "
+                         "(ncu ./program).")
+    from .analysis.report import profile
+    source, mod = _compile(args)
+    spec = parse_launch_spec(source)
+    if spec is None:
+        raise UsageError(f"{args.file} has no `// cudalab: launch ...` line to say which launch to profile "
+                         "(see `cudalab run --help`)")
+    _, launch_args = launch_arguments(spec)
+    rec = profile(mod.get_kernel(spec.kernel), spec.grid, spec.block, launch_args)
+    print(rec.reports["profile"])
+    return 0
+
+
 def _parser():
     p = argparse.ArgumentParser(prog="cudalab", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -219,6 +248,9 @@ def _parser():
     run.add_argument("args", nargs=argparse.REMAINDER,
                      help="after --: arguments for an int main() program")
     run.set_defaults(func=cmd_run)
+    prof = sub.add_parser("profile", parents=[common], help="run a kernel file's launch and print its "
+                          "per-line profile (instructions, bank conflicts, sectors per request, advice)")
+    prof.set_defaults(func=cmd_profile)
     comp = sub.add_parser("compile", parents=[common], help="compile; list kernels or print PTX")
     comp.add_argument("--ptx", action="store_true", help="print the PTX")
     comp.set_defaults(func=cmd_compile)

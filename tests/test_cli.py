@@ -89,3 +89,38 @@ def test_compile_error_is_a_message_with_the_line(tmp_path, capsys):
 def test_bad_comment_lines_say_which_line(line, message):
     with pytest.raises(UsageError, match=message):
         parse_launch_spec(SCALE + "// cudalab: " + line + "\n")
+
+
+def test_profile_prints_the_per_line_table():
+    cudalab = Path(sys.executable).with_name("cudalab")
+    out = subprocess.run([str(cudalab), "profile", "examples/vector_add.cu"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("vecAdd grid=256x1x1 block=256x1x1 on emu: 45,056 warp instructions")
+    assert "line  warp inst  thread inst  lanes  shared wf  conflicts  requests  sectors  sect/req  source" in out.stdout
+    # C[i] = A[i] + B[i]: 3 arrays x 2,048 warps = 6,144 requests of 4 sectors each, fully coalesced
+    assert any(line.split()[:8] == ["16", "16,384", "524,288", "32.0", "6,144", "24,576", "4.0", "C[i]"]
+               for line in lines)
+    assert "Worst lines" not in out.stdout
+
+
+def test_profile_flags_the_worst_line(tmp_path, capsys):
+    f = tmp_path / "column.cu"
+    f.write_text("__global__ void column(float* x, int n)\n{\n    x[threadIdx.x * n] += 1;\n}\n"
+                 "// cudalab: n = int32 32\n// cudalab: x = zeros float32[1024]\n"
+                 "// cudalab: launch column<<<1, 32>>>(x, n)\n")
+    assert main(["profile", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "! line 3: uncoalesced global load, 32.0 sectors per request (ideal 4.0)" in out
+
+
+@pytest.mark.parametrize("source, message", [
+    (SCALE, "no `// cudalab: launch ...` line"),
+    ("int main() { return 0; }\n", "cannot profile a whole program yet"),
+])
+def test_profile_says_what_it_cannot_do(tmp_path, capsys, source, message):
+    f = tmp_path / "prog.cu"
+    f.write_text(source)
+    assert main(["profile", str(f)]) == 1
+    assert message in capsys.readouterr().err

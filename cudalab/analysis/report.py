@@ -154,11 +154,13 @@ class ProfileReport:
         conflicts = sum(v for k, v in m.items() if k.startswith("l1tex__data_bank_conflicts"))
         requests = sum(v for k, v in m.items() if k.startswith("l1tex__t_requests"))
         sectors = sum(v for k, v in m.items() if k.startswith("l1tex__t_sectors"))
-        return (f"{self.kernel} grid={g} block={b} on {self.backend}: "
-                f"{m.get('smsp__inst_executed.sum', 0):,} warp instructions, "
-                f"{m.get('smsp__thread_inst_executed.sum', 0):,} thread instructions, "
-                f"{shared:,} shared wavefronts ({conflicts:,} bank conflicts), "
-                f"{requests:,} global/local requests ({sectors:,} sectors)")
+        parts = [f"{m.get('smsp__inst_executed.sum', 0):,} warp instructions",
+                 f"{m.get('smsp__thread_inst_executed.sum', 0):,} thread instructions"]
+        if shared:
+            parts.append(f"{shared:,} shared wavefronts ({conflicts:,} bank conflicts)")
+        if requests:
+            parts.append(f"{requests:,} global/local requests ({sectors:,} sectors)")
+        return f"{self.kernel} grid={g} block={b} on {self.backend}: " + ", ".join(parts)
 
     def text(self, source_width: int = 50) -> str:
         heads = ["", "line"] + [h for h, _ in COLUMNS] + ["source"]
