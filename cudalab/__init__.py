@@ -15,6 +15,8 @@ from .runtime.arrays import DeviceArray, device_array, device_array_like, to_dev
 from .runtime.device import set_watchdog, use  # noqa: F401
 from .runtime.module import Kernel, Module, compile  # noqa: F401
 from .runtime.record import LaunchRecord, last_launch  # noqa: F401
+from .runtime.streams import (Event, Stream, default_stream, event, pinned, pinned_array,  # noqa: F401
+                              record_timeline, stream, timeline)
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
 
@@ -30,8 +32,10 @@ def check(*names):
 
 
 def synchronize():
-    """Wait for all launched work (the emulator runs launches to completion, so this returns at once)."""
-    from .runtime import device
+    """Wait for all launched work (the emulator runs launches to completion, so this returns at once;
+    on the timeline, the host waits for every stream: cudaDeviceSynchronize)."""
+    from .runtime import device, streams
+    streams.device_synchronized()
     dev = device.current()
     if dev.kind == "gpu":
         dev.backend.synchronize()

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..errors import CudaError
 from . import device as devices
+from . import streams
 
 
 class DeviceArray:
@@ -31,21 +32,23 @@ class DeviceArray:
     def __len__(self):
         return self.shape[0] if self.shape else 1
 
-    def copy_to_device(self, ary):
+    def copy_to_device(self, ary, stream=0):
         """Copy a host array in. Same byte count: the bytes are copied as they are (so a float32
         array fills a ``__constant__ float c[4]`` seen as 16 raw bytes); same element count: the
-        values are converted to this array's dtype."""
+        values are converted to this array's dtype. ``stream``: see cudalab.runtime.streams (the
+        copy runs at once; the timeline says when it would have run)."""
         a = np.ascontiguousarray(np.asarray(ary))
         if a.nbytes != self.nbytes:
             if a.size != self.size:
                 raise CudaError(f"cannot copy {a.nbytes} bytes (shape {a.shape}, {a.dtype}) into a device array of "
                                 f"{self.nbytes} bytes (shape {self.shape}, {self.dtype}).", "cudaErrorInvalidValue")
             a = a.astype(self.dtype)
+        streams.copied(self.nbytes, "H2D", ary, stream)
         if self.nbytes:
             self.device.write(self.device_ptr, a.reshape(-1).view(np.uint8))
         return self
 
-    def copy_to_host(self, ary=None):
+    def copy_to_host(self, ary=None, stream=0):
         """Copy to a new host array (or into ``ary``) and return it."""
         raw = self.device.read(self.device_ptr, self.nbytes) if self.nbytes else np.zeros(0, np.uint8)
         out = raw.view(self.dtype).reshape(self.shape).copy()
@@ -53,6 +56,8 @@ class DeviceArray:
             if np.shape(ary) != self.shape and np.size(ary) != self.size:
                 raise CudaError(f"cannot copy a device array of shape {self.shape} into a host array of shape "
                                 f"{np.shape(ary)}: the sizes differ.", "cudaErrorInvalidValue")
+        streams.copied(self.nbytes, "D2H", ary, stream)
+        if ary is not None:
             ary[...] = out.reshape(np.shape(ary))
             return ary
         return out
@@ -77,7 +82,7 @@ class DeviceArray:
         return f"<DeviceArray shape={self.shape} dtype={self.dtype} on {self.device.kind} at 0x{self.device_ptr:x}>"
 
 
-def to_device(ary, device=None):
+def to_device(ary, device=None, stream=0):
     """Copy a numpy array to the device; returns a DeviceArray of the same shape and dtype."""
     a = np.ascontiguousarray(ary)
     if a.dtype.kind in "OUSV" and a.dtype.fields is None:
@@ -85,13 +90,14 @@ def to_device(ary, device=None):
                         "(Python objects or strings). Make it with a numeric dtype, e.g. np.float32.",
                         "cudaErrorInvalidValue")
     d = DeviceArray(a.shape, a.dtype, device=device)
-    return d.copy_to_device(a)
+    return d.copy_to_device(a, stream=stream)
 
 
-def device_array(shape, dtype=np.float32, device=None):
-    """An uninitialized device array (the emulator fills it with zeros)."""
+def device_array(shape, dtype=np.float32, device=None, stream=0):
+    """An uninitialized device array (the emulator fills it with zeros). ``stream`` is accepted as
+    numba.cuda does; allocating takes no time on the timeline."""
     return DeviceArray(shape, dtype, device=device)
 
 
-def device_array_like(ary, device=None):
+def device_array_like(ary, device=None, stream=0):
     return DeviceArray(np.shape(ary), np.asarray(ary).dtype, device=device)

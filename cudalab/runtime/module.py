@@ -18,6 +18,7 @@ from ..frontend.nvrtc import compile_to_ptx
 from ..errors import UnsupportedError
 from ..ptx import PtxSyntaxError, parse
 from . import device as devices
+from . import streams
 from .arrays import DeviceArray
 from .launch import check_config, marshal
 from .mangle import param_types
@@ -218,6 +219,7 @@ class Kernel:
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
                               "cudaErrorInvalidValue")
         g, b = check_config(self.name, grid, block, int(shared), static)
+        observers = streams.before_launch(stream, dev, observers)
         copies = []
 
         def pointer_of(a):
@@ -229,7 +231,7 @@ class Kernel:
                 return a.device_ptr
             if isinstance(a, np.ndarray) and a.ndim > 0:
                 d = DeviceArray(a.shape, a.dtype, device=dev)
-                d.copy_to_device(np.ascontiguousarray(a))
+                d.copy_to_device(np.ascontiguousarray(a), stream=stream)
                 copies.append((a, d))
                 return d.device_ptr
             return None
@@ -242,10 +244,11 @@ class Kernel:
                 self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks)
             else:
                 self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec)
+            streams.launched(rec, stream)
         finally:
             for host, d in copies:
                 if host.flags.writeable:
-                    host[...] = d.copy_to_host().reshape(host.shape)
+                    d.copy_to_host(host, stream=stream)
                 d.free()
             rec.wall_time = time.perf_counter() - t0
             set_last(rec)
