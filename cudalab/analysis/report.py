@@ -197,7 +197,8 @@ class ProfileReport:
             style = " style='background:#fde2dd'" if advice else ""
             body.append(f"<tr{style}>" + "".join(f"<td {cell}>{esc(c)}</td>" for c in ["" if n is None else str(n)] + cells)
                         + f"<td style='text-align:left;white-space:pre;font-family:monospace'>{esc(code)}</td>"
-                        + f"<td style='text-align:left;color:#b3261e'>{esc(advice)}</td></tr>")
+                        + "<td style='text-align:left;color:#b3261e;min-width:24em'>"
+                        + "<br>".join(map(esc, advice.split("; "))) + "</td></tr>")
         notes = "".join(f"<li>{esc(t)}</li>" for t in self.advice)
         return (f"<div class='cudalab-profile'><p><b>{esc(self.headline())}</b></p>"
                 f"<table><tr>{heads}<th style='text-align:left'>source</th><th style='text-align:left'>advice</th></tr>"
