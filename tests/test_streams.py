@@ -112,6 +112,20 @@ def test_event_elapsed_time_is_the_models_span_between_the_records(scale):
     assert rows[2]["model"] == "metrics" and rows[2]["limiter"] == "global"
 
 
+def test_a_stream_can_wait_for_an_event_of_another(scale):
+    h = cudalab.pinned_array(N, np.float32)
+    d = cudalab.device_array(N, np.float32)
+    with cudalab.record_timeline("A100") as tl:
+        s1, s2 = cudalab.stream(), cudalab.stream()
+        ready = cudalab.event()
+        d.copy_to_device(h, stream=s1)
+        ready.record(s1)
+        ready.wait(s2)                                    # cudaStreamWaitEvent(s2, ready)
+        scale[N // 256, 256, s2](d, np.int32(N), np.float32(1.0))
+    copy, _, kernel = tl.rows()
+    assert kernel["start"] == copy["end"] == ready.time
+
+
 def test_events_that_cannot_be_timed_say_why():
     a, b = cudalab.event(), cudalab.event(timing=False)
     with pytest.raises(cudalab.CudaError, match="never recorded"):
