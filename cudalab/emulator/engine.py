@@ -72,12 +72,15 @@ class Program:
         self._place_globals()
 
     def _place_globals(self):
+        self.const_ranges = []
         for v in self.module.variables.values():
             if v.space in ("global", "const") and not (v.extern and v.size == 0):
                 addr = self.memory.alloc(max(v.size, 1), label=v.name)
                 if v.init:
                     self.memory.write(addr, v.init)
                 self.globals[v.name] = addr
+                if v.space == "const":
+                    self.const_ranges.append((addr, addr + max(v.size, 1)))
         for v in self.module.variables.values():
             for off, sym in v.relocs:
                 target = self.globals.get(sym, self.func_addr.get(sym))

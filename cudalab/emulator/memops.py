@@ -218,7 +218,17 @@ def _st(inst, d):
 
 # ------------------------------------------------------------------ atomics (PTX ISA 9.7.13.5)
 
-def _atomic_fn(opname, dt, t):
+def _atomic_fn(opname, dt, t, space="global"):
+    if opname == "add" and t == "f32":
+        # f32 atomics return the canonical NaN; in global memory they also flush denormals
+        # (measured on an H100: atomicAdd(&g, 1e-45f) on 0 gives 0 in global, 1e-45 in shared memory)
+        from .alu import gpu_nan
+        from .dtypes import flush_subnormal
+        if space == "shared":
+            return lambda old, v: gpu_nan(old + v).astype(dt)
+        return lambda old, v: gpu_nan(flush_subnormal(flush_subnormal(old) + flush_subnormal(v))).astype(dt)
+    if opname == "add" and t == "f64":
+        return lambda old, v: (v + old).astype(dt)     # two NaNs: the GPU keeps the added value's payload
     if opname == "add":
         if t in ("f16x2", "bf16x2", "bf16", "f16"):
             from . import alu
@@ -252,7 +262,7 @@ _ACCUMULATE = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bi
                "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
-def atomic_apply(view, index, vals, fn, opname, cmp=None):
+def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
     """Apply an atomic to ``view[index]`` lane by lane in lane order; return each lane's old value.
 
     Lanes on distinct addresses go together; lanes on one address go one after another, either
@@ -266,9 +276,15 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None):
     sidx = index[order]
     uniq, starts, counts = np.unique(sidx, return_index=True, return_counts=True)
     maxc = int(counts.max()) if n else 0
-    acc = _ACCUMULATE.get(opname) if cmp is None and view.dtype.kind in "iu" or opname in ("min", "max", "add") else None
-    if acc is not None and opname == "add" and view.dtype.kind == "f":
-        acc = np.add if view.dtype in (np.float32, np.float64) else None
+    # a ufunc accumulate gives the same sequence of results as one lane after another, where the
+    # plain numpy operation is the instruction's exact semantics (integers; float32/64 normal values)
+    acc = _ACCUMULATE.get(opname) if cmp is None and exact_ufunc else None
+    if acc is not None and view.dtype == np.float64 and np.isnan(vals).any():
+        acc = None
+    if acc is not None and view.dtype == np.float32:
+        tiny = np.finfo(np.float32).tiny
+        if not np.all(np.isfinite(vals) & ((np.abs(vals) >= tiny) | (vals == 0))):
+            acc = None
     if maxc > 1 and acc is not None and len(uniq) < maxc:
         for u, s, c in zip(uniq, starts, counts):
             lanes = order[s:s + c]
@@ -299,7 +315,8 @@ def _atom(inst, d):
     dt = dtype(t) if t not in ("bf16",) else np.dtype(np.uint16)
     if t in ("b32", "b64") and opname in ("min", "max", "add"):
         dt = np.dtype(np.uint32 if t == "b32" else np.uint64)
-    fn = None if opname == "cas" else _atomic_fn(opname, dt, t)
+    fns = {} if opname == "cas" else {sp: _atomic_fn(opname, dt, t, sp) for sp in ("global", "shared", "local")}
+    exact = t in ("u32", "s32", "u64", "s64", "b32", "b64", "f64") and not (opname in ("inc", "dec", "exch"))
     ops = inst.operands
     if inst.opcode == "atom":
         w = writer(ops[0], t, d.func)
@@ -323,7 +340,7 @@ def _atom(inst, d):
             if opname == "cas":
                 old = atomic_apply(view, index, part[1], None, "cas", cmp=part[0])
             else:
-                old = atomic_apply(view, index, part[0], fn, opname)
+                old = atomic_apply(view, index, part[0], fns.get(sp, fns["global"]), opname, exact_ufunc=exact)
             out[pos] = old
         if w is not None:
             w(ex, sel, out)
@@ -343,5 +360,9 @@ def _isspacep(inst, d):
         a = np.asarray(ra(ex, sel), np.uint64)
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
         lo = (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
-        w(ex, sel, {"shared": sh, "local": lo}.get(space, ~(sh | lo)))
+        co = np.zeros(a.shape, bool)
+        for start, end in ex.program.const_ranges:      # __constant__ variables
+            co |= (a >= np.uint64(start)) & (a < np.uint64(end))
+        res = {"shared": sh, "local": lo, "const": co, "param": np.zeros(a.shape, bool)}.get(space)
+        w(ex, sel, res if res is not None else ~(sh | lo | co))
     return run

@@ -139,6 +139,11 @@ def _check_pointee(where, ct, a):
 
 
 def _scalar_bytes(where, p, ct, a):
+    if isinstance(a, np.ndarray) and a.ndim == 0:
+        a = a[()]
+    if isinstance(a, np.generic) and a.dtype.itemsize == p.size and (ct is None or ct.numpy is None) \
+            and p.type.startswith("b"):
+        return a.tobytes()          # __half, __nv_bfloat16, small structs: the value's own bits
     if isinstance(a, (np.void, bytes, bytearray)) or (isinstance(a, np.generic) and a.dtype.itemsize == p.size
                                                         and p.type.startswith("b") and p.size not in (1, 2, 4, 8)):
         raw = bytes(a) if not isinstance(a, np.generic) else a.tobytes()
@@ -148,11 +153,7 @@ def _scalar_bytes(where, p, ct, a):
     if p.type.startswith("b") and ptx_dtype(p.type).itemsize != p.size:
         raise LaunchError(f"{where} is a struct of {p.size} bytes: pass it as a numpy structured scalar or bytes.",
                           "cudaErrorInvalidValue")
-    if isinstance(a, np.ndarray) and a.ndim == 0:
-        a = a[()]
-    if isinstance(a, np.generic) and a.dtype.itemsize == p.size and (ct is None or ct.numpy is None) \
-            and p.type.startswith("b"):
-        return a.tobytes()          # __half, __nv_bfloat16, small structs: the value's own bits
+
     if not isinstance(a, (int, float, bool, np.integer, np.floating, np.bool_)):
         raise LaunchError(f"{where} is a number, but you passed {_describe(a)}.", "cudaErrorInvalidValue")
     target = np.dtype(ct.numpy) if ct is not None and ct.numpy else ptx_dtype(p.type)
