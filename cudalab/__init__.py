@@ -31,6 +31,13 @@ def check(*names):
     return _check(*names)
 
 
+def profile(kernel, grid, block, args=(), shared=0):
+    """Run one launch on the emulator with the per-line profile (Nsight Compute's metric names);
+    returns the LaunchRecord with ``metrics`` and ``reports["profile"]``. See analysis/report.py."""
+    from .analysis.report import profile as _profile
+    return _profile(kernel, grid, block, args, shared)
+
+
 def synchronize():
     """Wait for all launched work (the emulator runs launches to completion, so this returns at once;
     on the timeline, the host waits for every stream: cudaDeviceSynchronize)."""
