@@ -26,11 +26,14 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path.append(ROOT)          # after PYTHONPATH: a pinned cudalab copy there wins
 
 
-def worker(paths, tmp, skip_before):
-    """Run the batches in ``paths``; the first from seed ``skip_before`` on. Exit 3 after a sticky error."""
+def worker(paths, tmp, skip_before, repeat_below=0):
+    """Run the batches in ``paths``; the first from seed ``skip_before`` on. Exit 3 after a sticky error.
+
+    Programs with a seed below ``repeat_below`` run twice; a difference is recorded as ``s<seed>_nondet``
+    (a well-defined program gives the same bits every time)."""
     from cudalab.errors import KernelError
     from cudalab.gpu.backend import GpuBuffer, GpuModule
     from tests.fuzz.generator import generate
@@ -54,12 +57,18 @@ def worker(paths, tmp, skip_before):
                 prog = generate(seed)
                 ia, fa, oi, of, acc, p0, p1 = prog.make_args()
                 try:
-                    bufs = [GpuBuffer.from_host(a) for a in (ia, fa, oi, of, acc)]
-                    mod.launch(data["kernels"][i], tuple(data["grid"][i]), tuple(data["block"][i]),
-                               data["shared"][i], tuple(bufs) + (p0, p1))
-                    for k, a, b in (("oi", oi, bufs[2]), ("of", of, bufs[3]), ("acc", acc, bufs[4])):
-                        b.copy_to_host(a)
-                        out[f"s{seed}_{k}"] = np.array(a).view(np.uint32)
+                    for rep in range(2 if seed < repeat_below else 1):
+                        bufs = [GpuBuffer.from_host(a) for a in (ia, fa, oi, of, acc)]
+                        mod.launch(data["kernels"][i], tuple(data["grid"][i]), tuple(data["block"][i]),
+                                   data["shared"][i], tuple(bufs) + (p0, p1))
+                        got = {}
+                        for k, b in (("oi", bufs[2]), ("of", bufs[3]), ("acc", bufs[4])):
+                            got[k] = b.copy_to_host(np.empty(b.nbytes // 4, np.uint32))
+                        if rep == 0:
+                            for k, v in got.items():
+                                out[f"s{seed}_{k}"] = v
+                        elif any(not np.array_equal(v, out[f"s{seed}_{k}"]) for k, v in got.items()):
+                            out[f"s{seed}_nondet"] = np.array(1)
                 except KernelError as e:
                     out[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
                     sticky = seed
@@ -78,8 +87,8 @@ def worker(paths, tmp, skip_before):
 
 def main(argv):
     if argv and argv[0] == "--worker":
-        tmp, skip = argv[1], int(argv[2])
-        worker(argv[3:], tmp, skip)
+        tmp, skip, repeat = argv[1], int(argv[2]), int(argv[3])
+        worker(argv[4:], tmp, skip, repeat)
         return 0
     import argparse
     ap = argparse.ArgumentParser()
@@ -87,6 +96,8 @@ def main(argv):
     ap.add_argument("out")
     ap.add_argument("--workers", type=int, default=6)
     ap.add_argument("--files", type=int, default=6)
+    ap.add_argument("--deadline", type=float, default=480, help="seconds; then stop and keep what ran")
+    ap.add_argument("--repeat-below", type=int, default=0, help="run programs with smaller seeds twice")
     o = ap.parse_args(argv)
     t0 = time.time()
     paths = sorted(glob.glob(os.path.join(o.dir, "batch_*.json.gz")))
@@ -99,13 +110,18 @@ def main(argv):
 
     def start(queue, skip):
         if queue:
-            p = subprocess.Popen([sys.executable, __file__, "--worker", tmp, str(skip)] + queue)
+            p = subprocess.Popen([sys.executable, __file__, "--worker", tmp, str(skip), str(o.repeat_below)] + queue)
             running[p] = queue
 
     for q in queues:
         start(q, -1)
     while running:
         time.sleep(0.2)
+        if time.time() - t0 > o.deadline:
+            for p in running:
+                p.kill()
+            log.append({"deadline": o.deadline, "stopped_workers": len(running)})
+            break
         for p in list(running):
             if p.poll() is None:
                 continue
@@ -137,7 +153,8 @@ def main(argv):
                             **{k: merged[k] for k in keys if int(k[1:].split("_")[0]) in group})
     from cudalab.gpu.backend import device_info
     info = device_info()
-    summary = {"device": info.name, "arch": info.arch, "driver": list(info.driver_version),
+    nondet = [s for s in seeds if f"s{s}_nondet" in merged]
+    summary = {"nondeterministic": nondet, "device": info.name, "arch": info.arch, "driver": list(info.driver_version),
                "programs_ok": programs, "programs_failed": errors, "batches": len(paths),
                "seconds": round(time.time() - t0, 1), "log": log,
                "errors": {str(s): str(merged[f"s{s}_err"]) for s in seeds if f"s{s}_err" in merged}}

@@ -160,7 +160,7 @@ def cmd_compare(folder, gpu_pattern):
     ran = [s for s in seeds if f"s{s}_oi" in emu or f"s{s}_err" in emu]
     bad = compare(emu, gpu, ran)
     print(f"{len(ran)} programs on both backends, {len(bad)} differ")
-    for s, d in sorted(bad.items()):
+    for s, d in sorted(bad.items())[:40]:
         print(f"  seed {s}: {d if isinstance(d, str) else d[:4]}")
     return bad
 
