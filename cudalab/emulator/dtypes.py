@@ -216,54 +216,60 @@ def fma_f32(a, b, c):
 def fma_f64(a, b, c, mode="rn"):
     """float64 a*b+c rounded once, to nearest or by ``mode`` (rz/rm/rp).
 
-    Where the exponents leave room (|a*b| within 2**+-800, |c| below 2**1000), the exact result is
-    the sum of four float64s: (ph, pl) = a*b from Dekker's product of the mantissas, and c.
+    Where the magnitudes leave room (2**-900 <= |a*b| <= 2**900, |a|, |b| < 2**990, |c| < 2**1000),
+    the exact result is the sum of three float64s: (ph, pl) = a*b from Dekker's product, and c.
     Round to nearest is uh + RO(pl + ul) with (uh, ul) = c + ph (Boldo & Melquiond); directed
-    modes step from it by the sign of the exact remainder (ph + pl + c - r, see sum_sign). The rare
-    lanes outside that range are computed with Python fractions, exactly."""
+    modes step from it by the sign of the exact remainder ph + pl + c - r (see sum_sign). The
+    other lanes (zeros, infinities, NaN, extreme exponents) are computed exactly, one by one."""
     a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
     shape = np.broadcast(a, b, c).shape
     a, b, c = (np.broadcast_to(x, shape).ravel() for x in (a, b, c))
     with np.errstate(all="ignore"):
-        r = a * b + c                              # right wherever an input is inf or NaN
-        zero_prod = (a == 0) | (b == 0)
-        r = np.where(zero_prod, c + a * b, r)      # exact, and IEEE's sign of a zero sum
-        pm, plm, e = scaled_two_prod(a, b)
-        _, ec = np.frexp(c)
-        finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
-        fast = finite & ~zero_prod & (np.abs(e) <= 800) & (ec <= 1000)
-        ph, pl = np.ldexp(pm, e), np.ldexp(plm, e)
+        ph, pl = _two_prod(a, b)
         uh, ul = two_sum(c, ph)
-        r = np.where(fast, uh + _round_to_odd_sum(pl, ul), r)
+        r = uh + _round_to_odd_sum(pl, ul)
+        ap = np.abs(ph)
+        fast = ((ap >= 2.0 ** -900) & (ap <= 2.0 ** 900) & (np.abs(a) < 2.0 ** 990) & (np.abs(b) < 2.0 ** 990)
+                & (np.abs(c) < 2.0 ** 1000))
         if mode in ("rz", "rm", "rp"):
-            err = np.where(fast, sum_sign(ph, pl, c, -r), np.where(zero_prod, 0.0, np.nan))
+            err = sum_sign(ph, pl, c, -r)
             r = step_directed(r, err, mode)
-            if mode == "rm":
-                # IEEE 754 6.3: an exact zero sum is -0 when rounding down, unless both addends are +0
-                zero = (r == 0) & (err == 0)
-                plus = zero_prod & ~np.signbit(a * b) & ~np.signbit(c) & (c == 0)
-                r = np.where(zero & ~plus, -0.0, r)
-        slow = np.flatnonzero(finite & ~zero_prod & ~fast)
-        for k in slow:                              # extreme exponents only: exact, lane by lane
-            r[k] = _fma_exact(float(a[k]), float(b[k]), float(c[k]), mode)
+            if mode == "rm":             # IEEE 754 6.3: an exact zero sum is -0 when rounding down
+                r = np.where((r == 0) & (err == 0), -0.0, r)
+    slow = np.flatnonzero(~fast)
+    if slow.size:
+        r[slow] = [_fma_exact(float(a[k]), float(b[k]), float(c[k]), mode) for k in slow]
+        nan_in = np.isnan(a) | np.isnan(b) | np.isnan(c)
+        if nan_in.any():                 # the first NaN operand comes out (quieted later), as on the GPU
+            r = np.where(nan_in, np.where(np.isnan(a), a, np.where(np.isnan(b), b, c)), r)
     return r.reshape(shape) if shape else r[0]
 
 
 def _fma_exact(a, b, c, mode):
-    """a*b+c for finite nonzero a, b, rounded from the exact rational value (slow, rare lanes)."""
+    """a*b+c from the exact rational value, with IEEE's zero signs and special values (slow)."""
     import math
     from fractions import Fraction
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        if math.isfinite(a) and math.isfinite(b):
+            return c                               # finite product + infinity/NaN
+        with np.errstate(all="ignore"):            # NaN inputs: fma_f64 puts the GPU's NaN in
+            return float(np.float64(a) * np.float64(b) + np.float64(c))
     x = Fraction(a) * Fraction(b) + Fraction(c)
     if x == 0:
-        return -0.0 if mode == "rm" else 0.0
+        p_neg = (math.copysign(1, a) < 0) != (math.copysign(1, b) < 0)
+        c_neg = math.copysign(1, c) < 0
+        if a == 0 or b == 0:                       # a zero product plus a zero c
+            neg = (p_neg or c_neg) if mode == "rm" else (p_neg and c_neg)
+        else:
+            neg = mode == "rm"
+        return -0.0 if neg else 0.0
     try:
         r = x.numerator / x.denominator            # correctly rounded to nearest
     except OverflowError:
         r = math.inf if x > 0 else -math.inf
     if mode in ("rz", "rm", "rp"):
         if math.isinf(r):
-            below = x > 0                          # exact value is below +inf / above -inf
-            err = -1.0 if below else 1.0
+            err = -1.0 if r > 0 else 1.0           # the exact value is finite
         else:
             fr = Fraction(r)
             err = 0.0 if fr == x else (1.0 if x > fr else -1.0)
