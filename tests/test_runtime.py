@@ -131,3 +131,37 @@ def test_watchdog_stops_an_endless_loop():
     finally:
         cudalab.set_watchdog(10)
     assert e.value.code == "cudaErrorLaunchTimeout" and "line 1" in str(e.value) and "loop" in str(e.value)
+
+
+def test_compare_reports_first_differing_elements():
+    from cudalab.runtime.compare import diff
+    emu = [np.array([1.0, np.nan, 3.0], np.float32), None]
+    gpu = [np.array([1.0, np.nan, 4.0], np.float32), None]
+    (d,) = diff(emu, gpu)
+    assert d.argument == 0 and d.count == 1 and d.first == [(2, 3.0, 4.0)]
+    # NaNs compare by their bits: the canonical 0x7fffffff is not the x86 default 0x7fc00000
+    quiet = np.array([0x7FC00000], np.uint32).view(np.float32)
+    canon = np.array([0x7FFFFFFF], np.uint32).view(np.float32)
+    assert diff([quiet], [canon])[0].count == 1
+
+
+def test_both_devices_without_a_gpu_says_why():
+    from cudalab.gpu import backend
+    if backend.available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(CudaError, match="No NVIDIA GPU"):
+        cudalab.use("both")
+    from cudalab.runtime import device
+    assert not device.comparing()
+
+
+@pytest.mark.gpu
+def test_both_devices_agree_on_a_kernel(mod):
+    cudalab.use("both")
+    try:
+        a, b = np.arange(100, dtype=np.float32), np.full(100, 0.5, np.float32)
+        c = np.zeros(100, np.float32)
+        result = mod.vecAdd[1, 128](a, b, c, 100)
+        assert result.same and np.all(c == a + b)
+    finally:
+        cudalab.use("emu")

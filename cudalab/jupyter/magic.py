@@ -57,15 +57,15 @@ class CudaMagics(Magics):
             options = nvrtc_options(args.define, args.opt_level, args.arch)
         except OptionError as err:
             raise UsageError(str(err)) from None
-        if args.device == "both":
-            raise UsageError("--device both (run on the emulator and the GPU and compare) "
-                             "is not available yet; use --device emu or --device gpu")
         from ..programs import has_main
         if has_main(cell):
             if args.profile:
                 raise UsageError("--profile profiles kernels launched from Python; a whole program (int main) "
                                  "cannot be profiled yet. Put the kernel in a cell of its own and launch it "
                                  "from Python, or run the program under Nsight Compute on a real GPU.")
+            if args.device == "both":
+                raise UsageError("--device both compares kernels launched from Python; run a whole program "
+                                 "with --device emu or --device gpu")
             return self._run_program(cell, args)
         import cudalab
         try:

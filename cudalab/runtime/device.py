@@ -86,15 +86,28 @@ def _make(kind: str):
     return dev
 
 
+_both = [False]
+
+
 def use(kind: str):
-    """Run launches on ``"emu"`` (the emulator) or ``"gpu"`` (a real NVIDIA GPU)."""
+    """Run launches on ``"emu"`` (the emulator), ``"gpu"`` (a real NVIDIA GPU) or ``"both"`` (each
+    launch runs on both and the outputs are compared bit for bit)."""
+    both = kind == "both"
+    if both:
+        _make("gpu")              # fail now, with the reason, if there is no GPU
+        kind = "emu"
     _current[0] = _make(kind)
+    _both[0] = both
     return _current[0]
+
+
+def comparing() -> bool:
+    return _both[0]
 
 
 def current():
     if _current[0] is None:
-        _current[0] = _make(os.environ.get("CUDALAB_DEVICE", "emu"))
+        use(os.environ.get("CUDALAB_DEVICE", "emu"))
     return _current[0]
 
 
@@ -106,6 +119,7 @@ def reset():
     """Forget every device and its memory (tests, and cudaDeviceReset)."""
     _devices.clear()
     _current[0] = None
+    _both[0] = False
 
 
 def set_watchdog(seconds: float):

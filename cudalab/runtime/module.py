@@ -206,7 +206,17 @@ class Kernel:
         grid, block = config[0], config[1]
         stream = config[2] if len(config) > 2 else 0
         shared = config[3] if len(config) > 3 else 0
+        if devices.comparing():
+            return lambda *args: self.compare(grid, block, args, shared=shared)
         return lambda *args: self.launch(grid, block, args, shared=shared, stream=stream)
+
+    def compare(self, grid, block, args=(), shared: int = 0):
+        """Run on the emulator and on the GPU; print and return where the outputs differ."""
+        from .compare import compare
+        result = compare(self, grid, block, args, shared)
+        if not result.same:
+            sys.stderr.write(repr(result) + "\n")
+        return result
 
     def launch(self, grid, block, args=(), shared: int = 0, stream=0, observers=(), device=None, checks=()):
         dev = device or devices.current()
