@@ -60,7 +60,7 @@ def test_compile_error_is_a_short_message_with_the_cells_line(ip, capsys):
     assert "broken" not in ip.user_ns
 
 
-@pytest.mark.parametrize("line", ["--arch banana", "--device both", "-O 7"])
+@pytest.mark.parametrize("line", ["--arch banana", "-O 7"])
 def test_bad_options_are_usage_errors(ip, line):
     with pytest.raises(UsageError):
         ip.run_cell_magic("cuda", line, VEC_ADD)
@@ -143,3 +143,11 @@ def test_line_magics_say_what_they_expect(ip, magic, line, message):
 def test_whole_programs_cannot_be_profiled_yet(ip):
     with pytest.raises(UsageError, match="whole program"):
         ip.run_cell_magic("cuda", "--profile", "int main() { return 0; }\n")
+
+
+def test_device_both_without_a_gpu_says_so(ip, capsys):
+    from cudalab.gpu import backend
+    if backend.available():
+        pytest.skip("this machine has a GPU")
+    ip.run_cell_magic("cuda", "--device both", VEC_ADD)
+    assert "No NVIDIA GPU" in capsys.readouterr().err
