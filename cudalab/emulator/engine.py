@@ -114,7 +114,8 @@ class Program:
                 code.append(self._decode_inst(inst, ctx))
             except (Unsupported, NotImplementedError, KeyError, StopIteration) as e:
                 what = f"`{inst.text}`"
-                where = f" (from source line {inst.line})" if inst.line else ""
+                line = source_line(f, inst)
+                where = f" (from source line {line})" if line else ""
                 raise UnsupportedError(
                     f"The emulator cannot run the PTX instruction {what}{where}: {e or inst.opcode} is not "
                     "implemented yet. Try simpler code for that line, or run on a real GPU.") from None
@@ -147,6 +148,15 @@ class Program:
                 raise Unsupported(f"a call to the external function {fname}")
             return (K_CALL, None, inst, (fname, rets, args))
         return (K_NORMAL, decode(inst, ctx), inst, None)
+
+
+def source_line(f: ir.Function, inst) -> int | None:
+    """The cell line of an instruction; header code without line info takes the line of the
+    nearest instruction before it that has one (the statement that led there)."""
+    for k in range(inst.index, -1, -1):
+        if f.insts[k].line:
+            return f.insts[k].line
+    return None
 
 
 @dataclass

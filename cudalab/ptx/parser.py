@@ -366,7 +366,12 @@ def parse(text: str) -> Module:
             if kind == "loc":
                 parts = stmt.split()
                 file, ln = int(parts[1]), int(parts[2].rstrip(","))
-                line = ln if ln > 0 else None
+                m = re.search(r"inlined_at\s+(\d+)\s+(\d+)", stmt)
+                if file != 1 and m and int(m.group(1)) == 1:
+                    # code from a header (texture fetch, cuda_fp16.h ...) inlined into the cell: name the
+                    # cell's line that called it (file 1 is the source NVRTC compiled)
+                    file, ln = 1, int(m.group(2))
+                line = ln if ln > 0 and file == 1 else None
                 continue
             if kind == "open":
                 depth += 1
