@@ -62,7 +62,8 @@ def simple(inst, d, fn, dst_t=None, src_t=None, nsrc=None):
 
 def _ftz(inst, fn, op=None):
     """.ftz: subnormal inputs and results become signed zeros. A result that rounded up to the
-    smallest normal from below is flushed too: the GPU tests for tininess before rounding."""
+    smallest normal is flushed too when the exact value is tiny even after rounding to the format's
+    precision (IEEE 754 tininess after rounding, with an unbounded exponent): see alu.below_tiny."""
     if "ftz" not in inst.mods or inst.type not in ("f32", "f16"):
         return fn
 
