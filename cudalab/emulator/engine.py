@@ -845,6 +845,20 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared))
     with np.errstate(all="ignore"):
+        try:
+            _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
+                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb)
+        except KernelError as e:
+            e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
+            raise
+    for o in observers:
+        o.on_launch_end(stats)
+    return stats
+
+
+def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
+                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb):
+    if True:
         for first in range(0, nblocks_total, bpb):
             if time.process_time() > deadline and first:
                 msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
@@ -868,9 +882,6 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
                 raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
                                   [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
                                            ex.pc_of["inst"].line)]) from None
-    for o in observers:
-        o.on_launch_end(stats)
-    return stats
 
 
 def _watchdog_message(ex, timeout):

@@ -274,6 +274,10 @@ class Kernel:
                            timeout=devices.WATCHDOG_SECONDS, kernel_name=self.name, checks=checks)
         except KernelError as e:
             rec.findings.extend(e.findings)
+            printed = getattr(e, "printed", [])
+            if printed:          # device printf output from before the fault, as a GPU would flush it
+                sys.stdout.write("".join(printed))
+                sys.stdout.flush()
             raise
         finally:
             printed = stats.printed if stats is not None else []
