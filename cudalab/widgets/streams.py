@@ -1,6 +1,6 @@
 """Stream overlap: a Gantt chart of copies (per copy engine) and kernels (per stream) from timeline rows.
 
-A row is a dict ``stream, engine, kind, name, start, end`` (times in ms; ``kind`` is "H2D", "D2H",
+A row is a dict ``stream, engine, kind, name, start, end`` (times in µs; ``kind`` is "H2D", "D2H",
 "kernel", ...; ``engine`` names the copy engine a copy used, or "" / None for kernels), as
 ``cudalab.device.timeline`` produces. Two timelines (1 stream vs N) can be drawn on one time axis.
 """
@@ -11,10 +11,17 @@ from .svg import Svg, esc, legend, table_html
 KIND_COLOUR = {"H2D": "#4e79a7", "D2H": "#59a14f", "kernel": "#f28e2b", "memset": "#b07aa1"}
 
 
+COPIES = ("H2D", "D2H", "D2D", "memset")
+UNIT = "µs"
+
+
 def _track(row):
-    if row.get("kind") == "kernel" or not row.get("engine"):
+    if row.get("stream") == "host":
+        return "host"
+    if row.get("kind") not in COPIES or not row.get("engine"):
         return f"stream {row.get('stream', 0)}"
-    return f"copy engine {row['engine']}"
+    engine = str(row["engine"])
+    return engine if engine.startswith("copy engine") else f"copy engine {engine}"
 
 
 def timeline_model(rows, title="") -> dict:
@@ -26,8 +33,8 @@ def timeline_model(rows, title="") -> dict:
     bars = [dict(track=tracks.index(_track(r)), name=r.get("name", ""), kind=r.get("kind", ""),
                  stream=r.get("stream", 0), start=r["start"] - t0, end=r["end"] - t0) for r in rows]
     total = max((b["end"] for b in bars), default=0.0)
-    busy = {k: sum(b["end"] - b["start"] for b in bars if (b["kind"] == "kernel") == (k == "kernel"))
-            for k in ("kernel", "copy")}
+    busy = {"kernel": sum(b["end"] - b["start"] for b in bars if b["kind"] == "kernel"),
+            "copy": sum(b["end"] - b["start"] for b in bars if b["kind"] in COPIES)}
     return dict(title=title, tracks=tracks, bars=bars, total=total, busy=busy, overlap=_overlap(bars))
 
 
@@ -37,7 +44,8 @@ def _overlap(bars):
     both = 0.0
     for a, b in zip(edges, edges[1:]):
         mid = (a + b) / 2
-        live = {x["kind"] == "kernel" for x in bars if x["start"] <= mid < x["end"]}
+        live = {x["kind"] == "kernel" for x in bars if x["start"] <= mid < x["end"]
+                and (x["kind"] == "kernel" or x["kind"] in COPIES)}
         if live == {True, False}:
             both += b - a
     return both
@@ -52,7 +60,7 @@ def render_svg(models) -> str:
     svg = Svg(left + width + 30, height)
     y = 10
     for m in models:
-        speed = f"total {m['total']:.3f} ms; copies and kernels overlap {m['overlap']:.3f} ms"
+        speed = f"total {m['total']:.3f} µs; copies and kernels overlap {m['overlap']:.3f} µs"
         svg.text(10, y + 14, f"{m['title']}: {speed}" if m["title"] else speed, 12, bold=True)
         y += 26
         for i, track in enumerate(m["tracks"]):
@@ -62,12 +70,12 @@ def render_svg(models) -> str:
             x0 = left + b["start"] * scale
             svg.rect(x0, y + b["track"] * th + 1, max((b["end"] - b["start"]) * scale, 1), th - 4,
                      KIND_COLOUR.get(b["kind"], "#999"), "#333", 0.5,
-                     title=f"{b['name']} ({b['kind']}, stream {b['stream']}): {b['start']:.3f} - {b['end']:.3f} ms")
+                     title=f"{b['name']} ({b['kind']}, stream {b['stream']}): {b['start']:.3f} - {b['end']:.3f} µs")
             if (b["end"] - b["start"]) * scale > 6 * len(b["name"]):
                 svg.text(x0 + 3, y + b["track"] * th + 14, b["name"], 9, fill="white")
         y += len(m["tracks"]) * th
         svg.line(left, y + 2, left + m["total"] * scale, y + 2, "#333")
-        svg.text(left + m["total"] * scale, y + 14, f"{m['total']:.3f} ms", 9, "end")
+        svg.text(left + m["total"] * scale, y + 14, f"{m['total']:.3f} µs", 9, "end")
         y += 30
     legend(svg, left, y + 10, [(c, k) for k, c in KIND_COLOUR.items()])
     return str(svg)
@@ -75,8 +83,8 @@ def render_svg(models) -> str:
 
 def details_html(models) -> str:
     models = models if isinstance(models, (list, tuple)) else [models]
-    rows = [(m["title"] or "timeline", f"{m['total']:.3f} ms", f"{m['busy']['kernel']:.3f} ms",
-             f"{m['busy']['copy']:.3f} ms", f"{m['overlap']:.3f} ms") for m in models]
+    rows = [(m["title"] or "timeline", f"{m['total']:.3f} µs", f"{m['busy']['kernel']:.3f} µs",
+             f"{m['busy']['copy']:.3f} µs", f"{m['overlap']:.3f} µs") for m in models]
     out = table_html(rows, ["timeline", "total", "kernels busy", "copies busy", "copy + kernel at once"])
     if len(models) == 2 and models[1]["total"] > 0:
         out += f"<div>{esc(models[1]['title'] or 'the second')} takes {models[0]['total'] / models[1]['total']:.2f}x " \
