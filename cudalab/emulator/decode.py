@@ -34,13 +34,15 @@ def _rnd(inst):
     return None
 
 
-def simple(inst, d, fn, dst_t=None, src_t=None, nsrc=None):
-    """An instruction `opc.type dst, src...` computing ``fn(*srcs)`` lane by lane."""
+def simple(inst, d, fn, dst_t=None, src_t=None, nsrc=None, src_types=None):
+    """An instruction `opc.type dst, src...` computing ``fn(*srcs)`` lane by lane. Sources are read
+    as ``src_t`` (default: the instruction's type), or one type each from ``src_types``."""
     t = inst.type
     ops = inst.operands
     srcs = ops[1:] if nsrc is None else ops[1:1 + nsrc]
     w = writer(ops[0], dst_t or t, d.func)
-    rs = [reader(o, src_t or t, d.func, d) for o in srcs]
+    types = src_types or [src_t or t] * len(srcs)
+    rs = [reader(o, ty, d.func, d) for o, ty in zip(srcs, types)]
     if len(rs) == 1:
         r0, = rs
 
@@ -195,32 +197,14 @@ def _cvta(inst, d):
 @op("selp")
 def _selp(inst, d):
     t = inst.type
-    dst, a, b, c = inst.operands
-    w = writer(dst, t, d.func)
-    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
-    rc = reader(c, "pred", d.func, d)
-
-    def run(ex):
-        sel = ex.ridx
-        w(ex, sel, np.where(rc(ex, sel), ra(ex, sel), rb(ex, sel)))
-    return run
+    return simple(inst, d, lambda a, b, c: np.where(c, a, b), src_types=(t, t, "pred"))
 
 
 @op("slct")
 def _slct(inst, d):
     dt_t, ct = inst.types[0], inst.types[1]
-    dst, a, b, c = inst.operands
-    w = writer(dst, dt_t, d.func)
-    ra, rb, rc = reader(a, dt_t, d.func, d), reader(b, dt_t, d.func, d), reader(c, ct, d.func, d)
+    return simple(inst, d, lambda a, b, c: np.where(c >= 0, a, b), dst_t=dt_t, src_types=(dt_t, dt_t, ct))
 
-    def run(ex):
-        sel = ex.ridx
-        cv = rc(ex, sel)
-        w(ex, sel, np.where(cv >= 0, ra(ex, sel), rb(ex, sel)))
-    return run
-
-
-# ------------------------------------------------------------------ integer and float arithmetic
 
 @op("add")
 def _add(inst, d):
@@ -454,15 +438,7 @@ def _shr(inst, d):
 
 
 def _shift(inst, d, fn):
-    t = inst.type
-    dst, a, b = inst.operands
-    w = writer(dst, t, d.func)
-    ra, rb = reader(a, t, d.func, d), reader(b, "u32", d.func, d)
-
-    def run(ex):
-        sel = ex.ridx
-        w(ex, sel, fn(ra(ex, sel), rb(ex, sel)))
-    return run
+    return simple(inst, d, fn, src_types=(inst.type, "u32"))
 
 
 @op("shf")
@@ -491,28 +467,13 @@ def _brev(inst, d):
 @op("bfe")
 def _bfe(inst, d):
     t = inst.type
-    dst, a, b, c = inst.operands
-    w = writer(dst, t, d.func)
-    ra, rb, rc = reader(a, t, d.func, d), reader(b, "u32", d.func, d), reader(c, "u32", d.func, d)
-
-    def run(ex):
-        sel = ex.ridx
-        w(ex, sel, alu.bfe(ra(ex, sel), rb(ex, sel), rc(ex, sel)))
-    return run
+    return simple(inst, d, alu.bfe, src_types=(t, "u32", "u32"))
 
 
 @op("bfi")
 def _bfi(inst, d):
     t = inst.type
-    dst, a, b, c, e = inst.operands
-    w = writer(dst, t, d.func)
-    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
-    rc, re = reader(c, "u32", d.func, d), reader(e, "u32", d.func, d)
-
-    def run(ex):
-        sel = ex.ridx
-        w(ex, sel, alu.bfi(ra(ex, sel), rb(ex, sel), rc(ex, sel), re(ex, sel)))
-    return run
+    return simple(inst, d, alu.bfi, src_types=(t, t, "u32", "u32"))
 
 
 @op("prmt")

@@ -41,6 +41,10 @@ class Watchdog(Exception):
     pass
 
 
+def _xyz(v):
+    return f"({v[0]},{v[1]},{v[2]})"
+
+
 # ------------------------------------------------------------------ decoded program
 
 @dataclass
@@ -374,6 +378,12 @@ class Exec:
         bx, by, _ = b.block
         return (blk % gx, (blk // gx) % gy, blk // (gx * gy)), (t % bx, (t // bx) % by, t // (bx * by))
 
+    def stop(self, lane, kind, code, inst, text, address=None):
+        """Stop the kernel with a Finding: ``text(block, thread)`` words the message for the student."""
+        block, thread = self.where(int(lane))
+        msg = text(_xyz(block), _xyz(thread))
+        raise KernelError(msg, code, [Finding(kind, msg, self.kernel_name, inst.line, block, thread, address)])
+
     def fault(self, inst, space, kind, lanes, addrs, size, why, code="cudaErrorIllegalAddress"):
         lane, addr = int(lanes[0]), int(addrs[0])
         block, thread = self.where(lane)
@@ -566,14 +576,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 continue
             if kind == K_TRAP:
                 if any_t:
-                    lane = int((ex.idx if all_t else ex.idx[pv])[0])
-                    block, thread = ex.where(lane)
                     line = f"line {inst.line}" if inst.line else "an unknown line"
-                    msg = (f"__trap() was called at {line} in kernel {ex.kernel_name} by thread "
-                           f"({thread[0]},{thread[1]},{thread[2]}) in block ({block[0]},{block[1]},{block[2]}): "
-                           "the kernel stopped (on a GPU: 'unspecified launch failure').")
-                    raise KernelError(msg, "cudaErrorLaunchFailure",
-                                      [Finding("trap", msg, ex.kernel_name, inst.line, block, thread)])
+                    ex.stop((ex.idx if all_t else ex.idx[pv])[0], "trap", "cudaErrorLaunchFailure", inst,
+                            lambda b, t: (f"__trap() was called at {line} in kernel {ex.kernel_name} by thread {t} "
+                                          f"in block {b}: the kernel stopped (on a GPU: 'unspecified launch failure')."))
                 pc += 1
                 continue
 
@@ -604,13 +610,10 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         for t in np.unique(targets).tolist():
             name = ex.program.func_at.get(int(t))
             if name is None:
-                lane = int(ex.idx[targets == t][0])
-                block, thread = ex.where(lane)
-                msg = (f"A call through a function pointer at line {inst.line} in kernel {ex.kernel_name} jumped to "
-                       f"0x{int(t):x}, which is not a device function (thread ({thread[0]},{thread[1]},{thread[2]}) of "
-                       f"block ({block[0]},{block[1]},{block[2]})). Is the pointer set?")
-                raise KernelError(msg, "cudaErrorIllegalInstruction",
-                                  [Finding("memcheck", msg, ex.kernel_name, inst.line, block, thread, int(t))])
+                ex.stop(ex.idx[targets == t][0], "memcheck", "cudaErrorIllegalInstruction", inst, lambda b, th: (
+                    f"A call through a function pointer at line {inst.line} in kernel {ex.kernel_name} jumped to "
+                    f"0x{int(t):x}, which is not a device function (thread {th} of block {b}). Is the pointer set?"),
+                    int(t))
             sub = save[0][targets == t]
             m2 = np.zeros(ex.n, bool)
             m2[sub] = True
@@ -630,23 +633,16 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         return _builtin(ex, inst, fname, rets, args)
     callee = ex.program.function(fname)
     if ex.depth >= MAX_CALL_DEPTH:
-        lane = int(ex.idx[0])
-        block, thread = ex.where(lane)
-        msg = (f"Call stack overflow: {fname} called itself (directly or not) more than {MAX_CALL_DEPTH} levels "
-               f"deep at line {inst.line} in kernel {ex.kernel_name}, thread ({thread[0]},{thread[1]},{thread[2]}) "
-               f"of block ({block[0]},{block[1]},{block[2]}). Check the recursion's base case.")
-        raise KernelError(msg, "cudaErrorLaunchOutOfResources",
-                          [Finding("stack", msg, ex.kernel_name, inst.line, block, thread)])
+        ex.stop(ex.idx[0], "stack", "cudaErrorLaunchOutOfResources", inst, lambda b, t: (
+            f"Call stack overflow: {fname} called itself (directly or not) more than {MAX_CALL_DEPTH} levels "
+            f"deep at line {inst.line} in kernel {ex.kernel_name}, thread {t} of block {b}. "
+            "Check the recursion's base case."))
     caller_frame = ex.fr
     base = caller_frame.local_base + caller.local_size
     if callee.local_size and base + callee.local_size > ex.local_stride:
-        lane = int(ex.idx[0])
-        block, thread = ex.where(lane)
-        msg = (f"Stack overflow in {fname} (line {inst.line}, kernel {ex.kernel_name}, thread "
-               f"({thread[0]},{thread[1]},{thread[2]}) of block ({block[0]},{block[1]},{block[2]})): the thread's "
-               f"{ex.local_stride}-byte stack is full. Deep recursion with local arrays uses it up.")
-        raise KernelError(msg, "cudaErrorLaunchOutOfResources",
-                          [Finding("stack", msg, ex.kernel_name, inst.line, block, thread)])
+        ex.stop(ex.idx[0], "stack", "cudaErrorLaunchOutOfResources", inst, lambda b, t: (
+            f"Stack overflow in {fname} (line {inst.line}, kernel {ex.kernel_name}, thread {t} of block {b}): "
+            f"the thread's {ex.local_stride}-byte stack is full. Deep recursion with local arrays uses it up."))
     frame = Frame(callee, ex.n, base)
     for p, a in zip(callee.func.params, args):
         frame.params[p.name] = caller_frame.param_buffer(a)
@@ -728,14 +724,11 @@ def _builtin(ex: Exec, inst, fname, rets, args):
                 continue
             a = ex.mem.allocs.get(int(p))
             if a is None or a.freed or a.label != "device malloc":
-                block, thread = ex.where(lane)
                 what = ("was already freed" if a is not None and a.freed else
                         "is not the start of an allocation made by malloc() in a kernel")
-                msg = (f"free() at line {inst.line} in kernel {ex.kernel_name}, thread ({thread[0]},{thread[1]},"
-                       f"{thread[2]}) of block ({block[0]},{block[1]},{block[2]}): the pointer 0x{int(p):x} {what}. "
-                       "Free each malloc() pointer exactly once.")
-                raise KernelError(msg, "cudaErrorLaunchFailure", [Finding("memcheck", msg, ex.kernel_name, inst.line,
-                                                                          block, thread, int(p))])
+                ex.stop(lane, "memcheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
+                    f"free() at line {inst.line} in kernel {ex.kernel_name}, thread {t} of block {b}: the pointer "
+                    f"0x{int(p):x} {what}. Free each malloc() pointer exactly once."), int(p))
             ex.mem.free(int(p))
         return
     raise UnsupportedError(f"the device function {fname} is not available in the emulator")
