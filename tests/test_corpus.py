@@ -135,7 +135,7 @@ def test_emulator_matches_recorded_gpu(case):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['group']}/{c['name']}" for c in CASES])
+@pytest.mark.parametrize("case", _params(CASES))
 def test_emulator_matches_live_gpu(case):
     pytest.importorskip("cupy")
     inputs = case["make"]()

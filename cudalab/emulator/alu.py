@@ -60,7 +60,7 @@ def idiv(a, b):
     bs = np.where(zero, np.ones((), dt), b).astype(dt)
     if dt.kind == "u":
         q = a // bs
-        return np.where(zero, np.array(-1).astype(dt) if False else np.iinfo(dt).max, q).astype(dt)
+        return np.where(zero, np.array(np.iinfo(dt).max, dt), q).astype(dt)
     # trunc division in a wider type avoids INT_MIN / -1 overflow traps
     wide = np.int64 if dt.itemsize < 8 else None
     if wide is not None:
@@ -264,7 +264,6 @@ def lop3(a, b, c, lut):
     a, b, c = (_u(x) for x in (a, b, c))
     lut = int(lut)
     r = np.zeros(np.broadcast(a, b, c).shape, a.dtype)
-    ones = np.array(-1).astype(a.dtype) if False else np.iinfo(a.dtype).max
     for k in range(8):
         if lut >> k & 1:
             ta = a if k & 4 else ~a
@@ -552,7 +551,9 @@ def _float_to_int(a, ddt, rnd):
         inside = (f < float(info.max)) & (f > float(info.min))
         mid = np.where(inside, f, 0)
         val = mid.astype(ddt) if ddt.itemsize == 8 else mid.astype(np.int64).astype(ddt)
-        out = np.where(inside, val, np.where(f >= float(info.max), info.max, info.min).astype(ddt)).astype(ddt)
+        # numpy scalars of the target type: a Python int like 2**64-1 overflows numpy 2.5's default int64
+        hi, lo = np.array(info.max, ddt), np.array(info.min, ddt)
+        out = np.where(inside, val, np.where(f >= float(info.max), hi, lo)).astype(ddt)
     if nan.any():
         if ddt.itemsize == 8 or (ddt.itemsize == 4 and a.dtype == np.float64):
             bits = 1 << (8 * ddt.itemsize - 1)

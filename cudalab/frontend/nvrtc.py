@@ -43,6 +43,14 @@ def include_dirs() -> tuple:
                     dirs.append(p)
     except ImportError:
         pass
+    if not any(os.path.isdir(os.path.join(d, "nv")) for d in dirs):
+        # no nvidia-cuda-cccl wheel: a CUDA toolkit's own copy of libcu++ (nv/target, cuda/std) will do
+        home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+        for sub in ("include/cccl", "include"):
+            p = os.path.join(home, sub)
+            if os.path.isdir(os.path.join(p, "nv")):
+                dirs.append(p)
+                break
     shim = os.path.join(os.path.dirname(__file__), "include")
     dirs.append(shim)
     return tuple(dirs)

@@ -62,6 +62,10 @@ class GpuDevice:
     def buffer(self, ptr):
         return self._buffers[int(ptr)]
 
+    def adopt(self, buf):
+        """Track memory the driver owns (a module's __constant__/__device__ variable)."""
+        self._buffers.setdefault(int(buf.ptr), buf)
+
     def write(self, ptr, array):
         self._buffers[int(ptr)].copy_from_host(array)
 

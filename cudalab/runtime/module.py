@@ -166,7 +166,9 @@ class Module:
         if dev.kind == "emu":
             ptr = prog.globals[var.name]
         else:
-            ptr, _ = prog.global_ptr(var.name)
+            buf = prog.global_buffer(var.name)
+            dev.adopt(buf)            # so copies to and from the DeviceArray find its buffer
+            ptr = buf.ptr
         return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
 
 
