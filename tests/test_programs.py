@@ -142,6 +142,7 @@ def test_a_cuda_cell_with_main_runs_as_a_program(capsys):
     from IPython.core.interactiveshell import InteractiveShell
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "cudalab")
+    capsys.readouterr()         # "already loaded" when another test loaded it in this shell first
     ip.run_cell_magic("cuda", "", """#include <cstdio>
 __global__ void twice(int *x) { x[threadIdx.x] *= 2; }
 int main() {
