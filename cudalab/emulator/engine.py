@@ -233,12 +233,10 @@ class Exec:
         self.shared_layout = shared_layout
         self.local_stride = local_stride
         self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
-        lanes = np.arange(self.n, dtype=np.int64)
-        self.lane_block = lanes // self.lanes_per_block
-        self.shared_base = (self.lane_block * self.shared_stride).astype(np.uint64)
-        self.thread_linear = lanes % self.lanes_per_block
-        self.valid = self.thread_linear < batch.threads_per_block
-        self.exited = ~self.valid
+        geo = _geometry(batch.nblocks, self.lanes_per_block, batch.threads_per_block, batch.block, self.shared_stride)
+        self.lane_block, self.thread_linear, self.shared_base, valid, self._tid = geo
+        self.valid = valid
+        self.exited = ~valid
         self.observers = list(observers)
         self.stats = stats
         self.deadline = deadline
@@ -306,7 +304,9 @@ class Exec:
         gx, gy, gz = b.grid
         t = self.thread_linear
         if name == "tid":
-            v = (t % bx, (t // bx) % by, t // (bx * by))[axis]
+            v = self._tid[axis]
+        elif name == "ctaid" and gy == 1 and gz == 1:
+            v = self.lane_block.astype(np.uint32) + np.uint32(b.first_block) if axis == 0 else np.uint32(0)
         elif name == "ntid":
             v = np.uint32(b.block[axis])
         elif name == "ctaid":
@@ -434,6 +434,29 @@ class Exec:
                        "of the block reaches it.")
                 f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
                 raise KernelError(msg, "cudaErrorLaunchFailure", [f])
+
+
+_GEOMETRY: dict = {}
+
+
+def _geometry(nblocks, lpb, threads, block, shared_stride):
+    """Per-lane index arrays of a batch shape, shared by every batch and launch of that shape:
+    block of each lane, thread index in the block, shared-memory base, valid lanes, threadIdx."""
+    key = (nblocks, lpb, threads, tuple(block), shared_stride)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        if len(_GEOMETRY) > 32:
+            _GEOMETRY.clear()
+        n = nblocks * lpb
+        lanes = np.arange(n, dtype=np.int64)
+        lane_block = lanes // lpb
+        t = lanes % lpb
+        bx, by, _ = block
+        tid = tuple(a.astype(np.uint32) for a in (t % bx, (t // bx) % by, t // (bx * by)))
+        g = _GEOMETRY[key] = (lane_block, t, (lane_block * shared_stride).astype(np.uint64), t < threads, tid)
+        for a in (lane_block, t, g[2], g[3]) + tid:
+            a.setflags(write=False)       # shared by every batch: nobody may change them
+    return g
 
 
 # ------------------------------------------------------------------ the SIMT loop

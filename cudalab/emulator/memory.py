@@ -53,6 +53,8 @@ class DeviceMemory:
         self._starts: list[int] = []                 # sorted addresses of live allocations
         self._free: list[tuple[int, int]] = []       # (offset, size) holes
         self.top = 0                                 # bump pointer (offset)
+        self._high_water = 0                         # bytes below this may hold old data
+        self._bounds = None                          # cached (starts, ends) arrays of live allocations
         self._views: dict = {}
 
     # ---------------------------------------------------------------- allocation
@@ -81,13 +83,16 @@ class DeviceMemory:
                     f"{self.limit - self.top:,} of the emulated device's {self.limit:,} bytes are left. "
                     "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
         else:
-            off = self.top
+            off = self.top          # never used before: already zero
             self.top += padded
             self._ensure(self.top)
-        self.data[off:off + padded] = 0
+        if off < self._high_water:
+            self.data[off:off + padded] = 0
+        self._high_water = max(self._high_water, off + padded)
         addr = GLOBAL_BASE + off
         self.allocs[addr] = Allocation(addr, size, label)
         bisect.insort(self._starts, addr)
+        self._bounds = None
         return addr
 
     def free(self, addr: int):
@@ -97,6 +102,7 @@ class DeviceMemory:
             raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
         a.freed = True
         self._starts.remove(a.address)
+        self._bounds = None
         padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
         self._free.append((a.address - GLOBAL_BASE, padded))
 
@@ -157,8 +163,16 @@ class DeviceMemory:
         """Per address: does [addr, addr+size) lie inside one live allocation?"""
         if not self._starts:
             return np.zeros(addrs.shape, bool)
-        starts = np.asarray(self._starts, np.uint64)
-        ends = np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64)
+        if self._bounds is None:
+            self._bounds = (np.asarray(self._starts, np.uint64),
+                            np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64))
+        starts, ends = self._bounds
+        if addrs.size:
+            # the common case: every lane inside the one allocation its lowest address falls in
+            lo, hi = addrs.min(), addrs.max()
+            k = int(np.searchsorted(starts, lo, side="right")) - 1
+            if k >= 0 and lo >= starts[k] and hi + np.uint64(size) <= ends[k]:
+                return np.ones(addrs.shape, bool)
         k = np.searchsorted(starts, addrs, side="right") - 1
         ok = k >= 0
         kk = np.maximum(k, 0)
