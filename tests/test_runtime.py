@@ -165,3 +165,8 @@ def test_both_devices_agree_on_a_kernel(mod):
         assert result.same and np.all(c == a + b)
     finally:
         cudalab.use("emu")
+
+
+def test_launch_record_knows_the_registers_the_real_compiler_gives(mod):
+    rec = mod.vecAdd[1, 32](np.ones(32, np.float32), np.ones(32, np.float32), np.zeros(32, np.float32), 32)
+    assert isinstance(rec.registers, int) and 4 <= rec.registers <= 32

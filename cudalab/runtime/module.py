@@ -189,6 +189,7 @@ class Kernel:
     def __init__(self, module: Module, name: str, mangled: str):
         self.module, self.name, self.mangled = module, name, mangled
         self.func = module.ptx_module.functions[mangled]
+        self._resources = None
         self.ctypes = param_types(mangled)
         if self.ctypes is not None and len(self.ctypes) != len(self.func.params):
             self.ctypes = None
@@ -196,6 +197,14 @@ class Kernel:
     def __repr__(self):
         sig = ", ".join(t.name for t in self.ctypes) if self.ctypes else ", ".join(p.type for p in self.func.params)
         return f"<cudalab kernel {self.name}({sig})>"
+
+    def resources(self):
+        """Registers, static shared and local memory per thread from the real compiler (cached)."""
+        if self._resources is None:
+            from ..device import current
+            from ..device.resources import kernel_resources
+            self._resources = kernel_resources(self, current().arch if hasattr(current(), "arch") else "sm_80")
+        return self._resources
 
     def __call__(self, *args, **kwargs):
         raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
@@ -250,7 +259,7 @@ class Kernel:
 
         t0 = time.perf_counter()
         kparams = marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
-        rec = LaunchRecord(self.name, g, b, int(shared), dev.kind)
+        rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
                 self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks)

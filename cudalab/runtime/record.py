@@ -22,6 +22,15 @@ class LaunchRecord:
     reports: dict = field(default_factory=dict)     # report name -> plain data
     findings: list = field(default_factory=list)    # Finding records (racecheck, initcheck, ...)
     printed: list = field(default_factory=list)     # device printf lines, in order
+    resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
+
+    @property
+    def registers(self):
+        """Registers per thread the real compiler (ptxas, for the current device profile) gives the
+        kernel. Computed on first use: it compiles the source once more, to a cubin."""
+        r = self.resources() if callable(self.resources) else self.resources
+        self.resources = r
+        return getattr(r, "registers", None)
 
     @property
     def threads(self):
@@ -36,6 +45,7 @@ class LaunchRecord:
             rows.append(("GPU time", f"{self.gpu_time_ms:.4f} ms"))
         if self.thread_instructions:
             rows.append(("thread instructions", f"{self.thread_instructions:,}"))
+
         for k, v in self.metrics.items():
             rows.append((k, f"{v:,}" if isinstance(v, int) else f"{v:.3g}" if isinstance(v, float) else v))
         if self.findings:
