@@ -4,6 +4,11 @@ Since Volta, a warp's global load, store or atomic is one *request* to L1TEX, wh
 32-byte *sector* any active lane touches, once (Nsight Compute Kernel Profiling Guide, "Memory
 tables": l1tex__t_requests / l1tex__t_sectors). Coalesced float accesses by 32 lanes touch 4
 sectors; the same warp striding by 128 bytes touches 32, and uses 4 bytes of each.
+
+Atomics (atom and red) differ where lanes share an address, as Nsight Compute measured on an H100
+(docs/ncu_comparison.md): updates of one address are applied one after another, so a sector is
+counted once per update of its most-updated address. 32 lanes adding to one int: 32 sectors, not 1;
+8 lanes on each of 4 ints of one sector: 8; 32 distinct consecutive ints: 4, as for a store.
 """
 from __future__ import annotations
 
@@ -47,12 +52,32 @@ def _lane_sectors(addresses, size):
     return sectors, sectors <= last[:, None]
 
 
-def global_sectors(lanes, addresses, size: int) -> GlobalSectors:
-    """Distinct 32-byte sectors per warp touched by one global instruction over ``lanes``."""
+def global_sectors(lanes, addresses, size: int, atomic: bool = False) -> GlobalSectors:
+    """Distinct 32-byte sectors per warp touched by one global instruction over ``lanes``
+    (``atomic``: an atom/red, whose updates of one address each count its sector again)."""
     lanes = np.asarray(lanes, np.int64)
     if len(lanes) == 0:
         return _count(lanes, np.zeros((0, 1), np.int64), None, size)
-    return _count(lanes, *_lane_sectors(addresses, size), size)
+    r = _count(lanes, *_lane_sectors(addresses, size), size)
+    if atomic:
+        r.sectors = _atomic_sectors(lanes, as_int64(addresses))[r.warps]
+        r.ideal_sectors = np.minimum(r.ideal_sectors, r.sectors)
+    return r
+
+
+def _atomic_sectors(lanes, addresses):
+    """Per batch warp: the sum over its sectors of the most lanes updating one address in the
+    sector (atomics are naturally aligned, so a lane touches one sector)."""
+    warp = lanes >> 5
+    order = np.lexsort((addresses, warp))
+    warp, addresses = warp[order], addresses[order]
+    first = np.r_[True, (warp[1:] != warp[:-1]) | (addresses[1:] != addresses[:-1])]
+    starts = np.flatnonzero(first)
+    updates = np.diff(np.r_[starts, len(warp)])            # lanes per distinct (warp, address)
+    warp, sector = warp[starts], addresses[starts] >> 5
+    group = np.flatnonzero(np.r_[True, (warp[1:] != warp[:-1]) | (sector[1:] != sector[:-1])])
+    most = np.maximum.reduceat(updates, group)             # per (warp, sector)
+    return np.bincount(warp[group], weights=most, minlength=int(lanes[-1] >> 5) + 1).astype(np.int64)
 
 
 def local_sectors(lanes, offsets, size: int) -> GlobalSectors:

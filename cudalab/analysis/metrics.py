@@ -4,7 +4,9 @@ Counts follow ncu's metric names so a student can compare them with the real too
 instruction counts are PTX instructions, not SASS. Loads, stores and atomics map one to one (a PTX
 ``ld.shared`` is one LDS, vector accesses included), so every memory metric matches ncu exactly;
 ``smsp__inst_executed`` and ``smsp__thread_inst_executed`` count PTX instructions and so only
-approximate ncu's numbers.
+approximate ncu's numbers. One PTX-to-SASS rule matters: a global ``atom`` whose result no
+instruction reads becomes a RED (ptxas keeps ATOM only for exch and cas), which ncu counts under
+``op_red``; so does this observer. docs/ncu_comparison.md has the launches checked against ncu.
 """
 from __future__ import annotations
 
@@ -23,8 +25,24 @@ GLOBAL_KINDS = ("ld", "st", "atom", "red")
 LOCAL_KINDS = ("ld", "st")
 
 
+# atom operations that ptxas turns into RED when the old value is not used
+REDUCTION_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+
+
 def _shared_kind(kind):
     return "atom" if kind == "red" else kind  # red.shared is an ATOMS, as atom.shared is
+
+
+def _registers(operands):
+    """Names of the registers an operand list mentions (in addresses and vectors too)."""
+    for o in operands:
+        if isinstance(o, tuple) and o:
+            if o[0] == "reg":
+                yield o[1]
+            else:
+                yield from _registers(o[1:])
+        elif isinstance(o, (list, tuple)):
+            yield from _registers(o)
 
 
 def empty_metrics() -> dict:
@@ -139,12 +157,15 @@ class MetricsObserver(Observer):
         st = self._stats(ev.inst)
         st.space, st.kind, st.size = ev.space, ev.kind, ev.size
         if ev.space == "shared":
-            r = shared_wavefronts(ev.lanes, ev.addresses, ev.size)
+            r = shared_wavefronts(ev.lanes, ev.addresses, ev.size, load=ev.kind == "ld")
             cost, ideal = r.wavefronts, r.ideal
             st.wavefronts += int(cost.sum())
             st.ideal_wavefronts += int(ideal.sum())
         else:
-            r = (global_sectors if ev.space == "global" else local_sectors)(ev.lanes, ev.addresses, ev.size)
+            if ev.space == "global":
+                r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
+            else:
+                r = local_sectors(ev.lanes, ev.addresses, ev.size)
             cost, ideal = r.sectors, r.ideal_sectors
             st.requests += len(r.warps)
             st.sectors += int(cost.sum())
@@ -169,9 +190,28 @@ class MetricsObserver(Observer):
         st.split_warps += int(branch_outcome(ev.lanes, taken).split.sum())
 
     # ------------------------------------------------------------------ results
+    def _sass_kinds(self):
+        """Global atoms whose result no executed instruction reads are REDs in SASS: their stats
+        count as kind 'red' from now on (a launch's instructions have all been seen)."""
+        atoms = [st for st in self.stats.values() if st.space == "global" and st.kind == "atom"
+                 and st.inst.has(*REDUCTION_OPS) and st.inst.operands and st.inst.operands[0][0] == "reg"]
+        if not atoms:
+            return
+        read = set()
+        for st in self.stats.values():
+            ops = st.inst.operands
+            writes = ops[0] if ops and st.inst.opcode not in ("st", "red", "bra", "bar") else None
+            read.update(_registers([o for o in ops if o is not writes]))
+            if st.inst.guard:
+                read.add(st.inst.guard[0])
+        for st in atoms:
+            if st.inst.operands[0][1] not in read:
+                st.kind = "red"
+
     @property
     def metrics(self) -> dict:
         m = empty_metrics()
+        self._sass_kinds()
         for st in self.stats.values():
             m["smsp__inst_executed.sum"] += st.warp_insts
             m["smsp__thread_inst_executed.sum"] += st.thread_insts
@@ -245,7 +285,7 @@ class MetricsObserver(Observer):
         """Bank map of the worst-conflicted warp seen at shared instruction ``inst_index``."""
         st = self._memory_stats(inst_index, "shared")
         lanes, addresses = st.worst
-        return bank_map(lanes, addresses, st.size, 0)
+        return bank_map(lanes, addresses, st.size, 0, load=st.kind == "ld")
 
     def sector_map(self, inst_index: int):
         """Sector map of the least coalesced warp seen at global instruction ``inst_index``."""

@@ -8,6 +8,13 @@ are split by the hardware into phases: 64-bit accesses in 2 half-warps of 16 lan
 consecutive words, so 16x8 or 8x16 bytes fill all 32 banks exactly once). The ideal is one
 wavefront per phase that has active lanes; ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared`` is
 the excess over it.
+
+Loads have one exception, measured with Nsight Compute on an H100 (docs/ncu_comparison.md): when
+each pair of neighbouring lanes (2k, 2k+1) of a warp reads one address (or one lane of the pair is
+inactive), the phases are twice as wide: a 64-bit load is one phase of 32 lanes, a 128-bit load two
+of 16. A warp of doubles all reading one address costs 1 wavefront, not 2; ``s[t / 2]`` costs 1
+(double) and 2 (float4). Lanes that share an address but are not neighbours (``s[t % 16]``) get no
+such discount, and stores never do.
 """
 from __future__ import annotations
 
@@ -56,11 +63,21 @@ class SharedWavefronts:
         return self.wavefronts / np.maximum(self.ideal, 1)
 
 
-def shared_wavefronts(lanes, addresses, size: int) -> SharedWavefronts:
+def _paired_warps(lanes, addresses, nwarps):
+    """Per warp: does every pair of neighbouring lanes (2k, 2k+1) use one address (or only one of
+    them run)? Those warps' 64/128-bit loads go in phases twice as wide (see the module docstring)."""
+    dense = np.full(nwarps * WARP_SIZE, -1, np.int64)
+    dense[lanes] = as_int64(addresses)
+    a, b = dense[0::2], dense[1::2]
+    return ((a == b) | (a < 0) | (b < 0)).reshape(nwarps, WARP_SIZE // 2).all(axis=1)
+
+
+def shared_wavefronts(lanes, addresses, size: int, load: bool = False) -> SharedWavefronts:
     """Wavefronts per warp for one shared-memory instruction over the active ``lanes`` of a batch.
 
     ``addresses`` are byte offsets in the block's shared memory (one per lane), ``size`` the bytes
-    each lane accesses (16 for ``ld.shared.v4.f32``).
+    each lane accesses (16 for ``ld.shared.v4.f32``), ``load`` whether it is a load (``ld.shared``:
+    wide loads by pairs of lanes that share addresses go in wider phases).
     """
     lanes = np.asarray(lanes, np.int64)
     if len(lanes) == 0:
@@ -68,12 +85,16 @@ def shared_wavefronts(lanes, addresses, size: int) -> SharedWavefronts:
         return SharedWavefronts(zero, zero, zero)
     nphase = phases(size)
     words = _lane_words(addresses, size)
+    nwarps = int(lanes[-1] >> 5) + 1
     # one row per (warp, phase), i.e. per 32, 16 or 8 lanes; a row's 32 banks serve in parallel
-    row = lanes >> _PHASE_SHIFT[nphase]
+    row = lanes >> _PHASE_SHIFT[nphase]       # = warp * nphase + phase
+    if load and nphase > 1:                   # paired warps: phases twice as wide, in the first rows
+        wide = _paired_warps(lanes, addresses, nwarps)[lanes >> 5]
+        wide_phase = (lanes & (WARP_SIZE - 1)) >> (_PHASE_SHIFT[nphase] + 1)
+        row = np.where(wide, (lanes >> 5) * nphase + wide_phase, row)
     if words.shape[1] > 1:
         row = np.repeat(row, words.shape[1])
     row, word = distinct_pairs(row, words.ravel(), bits=SHARED_WORD_BITS)
-    nwarps = int(lanes[-1] >> 5) + 1
     words_per_bank = np.bincount((row << 5) | (word & (BANKS - 1)), minlength=nwarps * nphase * BANKS)
     per_phase = words_per_bank.reshape(nwarps, nphase, BANKS).max(axis=2)
     wavefronts = per_phase.sum(axis=1)
@@ -102,13 +123,15 @@ class BankMap:
     wavefronts: int
 
 
-def bank_map(lanes, addresses, size: int, warp: int) -> BankMap:
+def bank_map(lanes, addresses, size: int, warp: int, load: bool = False) -> BankMap:
     """Lane -> bank/word/wavefront map of batch warp ``warp`` for one shared-memory instruction."""
     lanes = np.asarray(lanes, np.int64)
     mine = lanes // WARP_SIZE == warp
     lane = lanes[mine] % WARP_SIZE
     address = np.asarray(addresses, np.int64)[mine]
     nphase = phases(size)
+    if load and nphase > 1 and _paired_warps(lane, address, 1)[0]:
+        nphase //= 2
     phase = lane // (WARP_SIZE // nphase)
     word = _lane_words(address, size)
     bank = word % BANKS
