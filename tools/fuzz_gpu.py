@@ -1,6 +1,7 @@
 """Run the fuzz programs' saved PTX on a real GPU through cudalab's GPU backend (cuda.core).
 
-usage: python tools/fuzz_gpu.py DIR OUT [--workers N] [--files K]
+usage: python tools/fuzz_gpu.py DIR OUT [--workers N] [--files K] [--repeat-below SEED] [--deadline S]
+       python tools/fuzz_gpu.py --found FOUND_PTX.json OUT.npz   (tests/fuzz/found.py's cases)
 
 DIR holds ``batch_*.json.gz`` written by ``python -m tests.fuzz.run compile`` (PTX made by this
 project's NVRTC, so that the GPU runs exactly the PTX the emulator runs; the backend lowers only the
@@ -37,6 +38,7 @@ def worker(paths, tmp, skip_before, repeat_below=0):
     from cudalab.errors import KernelError
     from cudalab.gpu.backend import GpuBuffer, GpuModule
     from tests.fuzz.generator import generate
+    only = {int(x) for x in os.environ.get("FUZZ_ONLY", "").split(",") if x}   # just these seeds
     for path in paths:
         with gzip.open(path, "rt") as f:
             data = json.load(f)
@@ -52,7 +54,7 @@ def worker(paths, tmp, skip_before, repeat_below=0):
         sticky = None
         if mod is not None:
             for i, seed in enumerate(data["seeds"]):
-                if seed < skip_before:
+                if seed < skip_before or (only and seed not in only):
                     continue
                 prog = generate(seed)
                 ia, fa, oi, of, acc, p0, p1 = prog.make_args()
@@ -85,7 +87,36 @@ def worker(paths, tmp, skip_before, repeat_below=0):
         skip_before = -1
 
 
+def run_found(ptx_json, out_file):
+    """Run tests/fuzz/found.py's cases from their saved PTX; save every array argument afterwards."""
+    from cudalab.gpu.backend import GpuBuffer, GpuModule
+    from tests.fuzz.found import CASES
+    with open(ptx_json) as f:
+        saved = json.load(f)
+    out = {}
+    for case in CASES:
+        if case["name"] not in saved:
+            continue
+        c = saved[case["name"]]
+        try:
+            mod = GpuModule(c["ptx"])
+            args = case["make"]()
+            dev = [GpuBuffer.from_host(a) if isinstance(a, np.ndarray) else a for a in args]
+            mod.launch(c["kernel"], tuple(case["grid"]) if not isinstance(case["grid"], int) else case["grid"],
+                       case["block"], case.get("shared", 0), dev)
+            for i, (a, d) in enumerate(zip(args, dev)):
+                if isinstance(a, np.ndarray):
+                    out[f"{case['name']}/arg{i}"] = d.copy_to_host(np.empty_like(a))
+            print(f"{case['name']}: ran", flush=True)
+        except Exception as e:   # noqa: BLE001
+            print(f"{case['name']}: {type(e).__name__}: {e}", flush=True)
+    np.savez(out_file, **out)
+
+
 def main(argv):
+    if argv and argv[0] == "--found":     # --found PTX_JSON OUT.npz
+        run_found(argv[1], argv[2])
+        return 0
     if argv and argv[0] == "--worker":
         tmp, skip, repeat = argv[1], int(argv[2]), int(argv[3])
         worker(argv[4:], tmp, skip, repeat)

@@ -102,22 +102,58 @@ def run_emu_batch(data, only=None) -> dict:
     return out
 
 
-def cmd_emu(folder):
+def _emu_one(args):
+    path, dst, watchdog = args
     from cudalab.runtime import device as devices
-    devices.WATCHDOG_SECONDS = 600.0      # a few programs loop a lot; a slow emulator is no finding here
+    devices.WATCHDOG_SECONDS = watchdog   # a few programs loop a lot; a slow emulator is no finding here
+    with gzip.open(path, "rt") as f:
+        data = json.load(f)
+    tb = time.time()
+    out = run_emu_batch(data)
+    np.savez_compressed(dst + ".tmp.npz", **out)
+    os.replace(dst + ".tmp.npz", dst)
+    return dst, len(data["seeds"]), time.time() - tb
+
+
+def cmd_emu(folder, out=None, jobs=1, deadline=None, watchdog=600.0):
+    """Emulate every batch in ``folder`` not done yet; ``jobs`` processes; stop after ``deadline`` s."""
+    out = out or folder
+    os.makedirs(out, exist_ok=True)
     t0 = time.time()
+    todo = []
+    for path in sorted(glob.glob(os.path.join(folder, "batch_*.json.gz"))):
+        dst = os.path.join(out, os.path.basename(path).replace("batch_", "emu_").replace(".json.gz", ".npz"))
+        if not os.path.exists(dst):
+            todo.append((path, dst, watchdog))
     n = 0
-    for path, data in batches(folder):
-        dst = path.replace("batch_", "emu_").replace(".json.gz", ".npz")
-        if os.path.exists(dst):
-            continue
-        tb = time.time()
-        out = run_emu_batch(data)
-        np.savez_compressed(dst + ".tmp.npz", **out)
-        os.replace(dst + ".tmp.npz", dst)
-        n += len(data["seeds"])
-        print(f"emulated {dst}: {len(data['seeds'])} programs in {time.time() - tb:.1f}s "
-              f"(total {n}, {time.time() - t0:.0f}s)", flush=True)
+
+    def report(res):
+        nonlocal n
+        dst, count, dt = res
+        n += count
+        print(f"emulated {dst}: {count} programs in {dt:.1f}s (total {n}, {time.time() - t0:.0f}s)", flush=True)
+
+    if jobs <= 1:
+        for t in todo:
+            report(_emu_one(t))
+            if deadline and time.time() - t0 > deadline:
+                break
+        return
+    import multiprocessing as mp
+    pool = mp.Pool(jobs)
+    pending = [pool.apply_async(_emu_one, (t,)) for t in todo]
+    while pending:
+        time.sleep(0.5)
+        for r in [r for r in pending if r.ready()]:
+            pending.remove(r)
+            try:
+                report(r.get())
+            except Exception as e:   # noqa: BLE001
+                print(f"a batch failed: {type(e).__name__}: {e}", flush=True)
+        if deadline and time.time() - t0 > deadline:
+            print(f"deadline: {len(pending)} batches not emulated", flush=True)
+            break
+    pool.terminate()
 
 
 # ------------------------------------------------------------------ compare
@@ -153,7 +189,7 @@ def compare(emu: dict, gpu: dict, seeds) -> dict:
     return bad
 
 
-def cmd_compare(folder, gpu_pattern):
+def cmd_compare(folder, gpu_pattern, report=None):
     emu = load_results(os.path.join(folder, "emu_*.npz"))
     gpu = load_results(gpu_pattern)
     seeds = sorted({int(k[1:].split("_")[0]) for k in gpu})
@@ -162,23 +198,53 @@ def cmd_compare(folder, gpu_pattern):
     print(f"{len(ran)} programs on both backends, {len(bad)} differ")
     for s, d in sorted(bad.items())[:40]:
         print(f"  seed {s}: {d if isinstance(d, str) else d[:4]}")
+    if report:
+        emu_err = {s: str(emu[f"s{s}_err"]) for s in ran if f"s{s}_err" in emu}
+        with open(report, "w") as f:
+            json.dump({"compared": len(ran), "mismatches": {str(s): d for s, d in bad.items()},
+                       "emu_errors": emu_err}, f, indent=1)
+        np.savez_compressed(report.replace(".json", "_emu.npz"),
+                            **{k: v for k, v in emu.items() if int(k[1:].split("_")[0]) in bad})
     return bad
+
+
+def found_ptx(path):
+    """Compile tests/fuzz/found.py's cases here, for tools/fuzz_gpu.py --found on the GPU machine."""
+    from cudalab.frontend.nvrtc import compile_to_ptx
+    if __package__ in (None, ""):
+        from tests.fuzz.found import CASES
+    else:
+        from .found import CASES
+    saved = {}
+    for c in CASES:
+        cs = compile_to_ptx(c["src"], name_expressions=(c["kernel"],))
+        saved[c["name"]] = {"ptx": cs.ptx, "kernel": cs.lowered.get(c["kernel"], c["kernel"])}
+    with open(path, "w") as f:
+        json.dump(saved, f)
+    print(f"wrote PTX of {len(saved)} found cases to {path}")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cmd", choices=["compile", "emu", "compare"])
+    ap.add_argument("cmd", choices=["compile", "emu", "compare", "found-ptx"])
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--dir", default=".fuzz")
     ap.add_argument("--gpu", default=None, help="glob of the GPU's npz files")
+    ap.add_argument("--out", default=None, help="emu: where emu_*.npz go (default: --dir)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--deadline", type=float, default=None)
+    ap.add_argument("--watchdog", type=float, default=600.0)
+    ap.add_argument("--report", default=None, help="compare: write the mismatches to this JSON file")
     o = ap.parse_args(argv)
     if o.cmd == "compile":
         cmd_compile(o.first, o.count, o.dir)
+    elif o.cmd == "found-ptx":
+        found_ptx(os.path.join(o.dir, "found_ptx.json"))
     elif o.cmd == "emu":
-        cmd_emu(o.dir)
+        cmd_emu(o.dir, o.out, o.jobs, o.deadline, o.watchdog)
     else:
-        cmd_compare(o.dir, o.gpu or os.path.join(o.dir, "gpu", "gpu_*.npz"))
+        cmd_compare(o.dir, o.gpu or os.path.join(o.dir, "gpu", "gpu_*.npz"), o.report)
 
 
 if __name__ == "__main__":
