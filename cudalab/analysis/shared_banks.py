@@ -72,6 +72,25 @@ def _paired_warps(lanes, addresses, nwarps):
     return ((a == b) | (a < 0) | (b < 0)).reshape(nwarps, WARP_SIZE // 2).all(axis=1)
 
 
+_DENSE_LIMIT = 1 << 22   # (rows x word range) up to which _distinct uses a scratch table
+
+
+def _distinct(row, word):
+    """The distinct (row, word) pairs, in no particular order. Through a scratch table indexed by
+    (row, word) when it is small: every pair writes its position, and the one position that stays
+    picks that pair's representative; no sort (the hot path of a profiled launch)."""
+    base = int(word.min())
+    span = int(word.max()) - base + 1
+    if (int(row[-1]) + 1) * span > _DENSE_LIMIT:
+        return distinct_pairs(row, word, bits=SHARED_WORD_BITS)
+    key = row * span + (word - base)
+    pos = np.arange(len(key), dtype=np.int32)
+    table = np.empty((int(row[-1]) + 1) * span, np.int32)
+    table[key] = pos
+    pick = table[key] == pos
+    return row[pick], word[pick]
+
+
 def shared_wavefronts(lanes, addresses, size: int, load: bool = False) -> SharedWavefronts:
     """Wavefronts per warp for one shared-memory instruction over the active ``lanes`` of a batch.
 
@@ -94,7 +113,7 @@ def shared_wavefronts(lanes, addresses, size: int, load: bool = False) -> Shared
         row = np.where(wide, (lanes >> 5) * nphase + wide_phase, row)
     if words.shape[1] > 1:
         row = np.repeat(row, words.shape[1])
-    row, word = distinct_pairs(row, words.ravel(), bits=SHARED_WORD_BITS)
+    row, word = _distinct(row, words.ravel())
     words_per_bank = np.bincount((row << 5) | (word & (BANKS - 1)), minlength=nwarps * nphase * BANKS)
     per_phase = words_per_bank.reshape(nwarps, nphase, BANKS).max(axis=2)
     wavefronts = per_phase.sum(axis=1)
