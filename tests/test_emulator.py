@@ -178,3 +178,35 @@ def test_half_precision_through_cuda_fp16():
     run(src, "k", 1, 32, a, b, o, f)
     assert np.array_equal(o, (a.astype(np.float64) + b).astype(np.float16))
     assert np.array_equal(f, (a.astype(np.float64) * b).astype(np.float16).astype(np.float32))
+
+
+GRID_SYNC = r'''
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void rotate(int* a, int* out) {
+  cg::grid_group g = cg::this_grid();
+  int i = g.thread_rank();
+  a[i] = i;
+  g.sync();                                   // every block's writes are visible to every block
+  out[i] = a[(i + 1) % g.size()];
+}'''
+
+
+def test_grid_sync_runs_as_a_cooperative_launch():
+    a, out = np.zeros(256, np.int32), np.zeros(256, np.int32)
+    run(GRID_SYNC, "rotate", 4, 64, a, out)
+    assert out.tolist() == [(i + 1) % 256 for i in range(256)]
+
+
+def test_grid_sync_with_too_many_blocks_says_so():
+    from cudalab import LaunchError
+    big = 1 << 15
+    with pytest.raises(LaunchError, match="grid.sync"):
+        run(GRID_SYNC, "rotate", big, 64, np.zeros(big * 64, np.int32), np.zeros(big * 64, np.int32))
+
+
+@pytest.mark.gpu
+def test_grid_sync_matches_the_gpu():
+    k = cudalab.compile(GRID_SYNC).get_kernel("rotate")
+    result = k.compare(4, 64, (np.zeros(256, np.int32), np.zeros(256, np.int32)))
+    assert result.same, repr(result)

@@ -31,6 +31,7 @@ from .printf import ArgReader, format_call
 
 K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
 LANE_BUDGET = 1 << 17
+MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
@@ -249,6 +250,7 @@ class Exec:
         self.depth = 0
         self.clock0 = time.perf_counter_ns()
         self.pc_of = {}
+        self.grid_workspace = 0
 
     # ---------------------------------------------------------------- helpers for instructions
     def emit(self, ev):
@@ -332,6 +334,11 @@ class Exec:
                  "ge": ~(eq - one)}[name[9:]] & np.uint64(0xFFFFFFFF)
         elif name in ("dynamic_smem_size", "total_smem_size", "aggr_smem_size"):
             v = np.uint32(self.shared_size)
+        elif name.startswith("envreg"):
+            # %envreg1:%envreg2 hold the grid-sync workspace of a cooperative launch (0 otherwise)
+            ws = self.grid_workspace
+            v = np.uint32(ws >> 32) if name == "envreg1" else np.uint32(ws & 0xFFFFFFFF) if name == "envreg2" \
+                else np.uint32(0)
         elif name == "gridid":
             v = np.uint64(1)
         elif name.startswith("cluster") or name.startswith("ncluster") or name == "is_explicit_cluster":
@@ -759,6 +766,12 @@ def _builtin(ex: Exec, inst, fname, rets, args):
 
 # ------------------------------------------------------------------ launch
 
+def uses_grid_sync(df: DecodedFunction) -> bool:
+    """cooperative_groups' grid.sync() reads its workspace from %envreg1/2: such a kernel is launched
+    cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync."""
+    return any(o[0] == "sreg" and o[1].startswith("envreg") for i in df.func.insts for o in i.operands)
+
+
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     """Byte offsets of the shared variables a kernel uses, static first, dynamic (extern) last."""
     used = set()
@@ -848,6 +861,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     lpb = (threads + 31) // 32 * 32
     nblocks_total = grid[0] * grid[1] * grid[2]
     local_stride = stack_size(program, df)
+    cooperative = uses_grid_sync(df)
     if local_stride > MAX_LOCAL:
         from ..errors import LaunchError
         raise LaunchError(f"{kernel_name} needs {local_stride:,} bytes of local memory per thread (local arrays and "
@@ -855,6 +869,17 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
                           "shared or global memory.", "cudaErrorLaunchOutOfResources")
     per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
     bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
+    workspace = 0
+    if cooperative:
+        # grid.sync() needs every block resident at once, as a cooperative launch guarantees: one batch
+        if nblocks_total * lpb > MAX_COOPERATIVE_LANES:
+            from ..errors import LaunchError
+            raise LaunchError(f"{kernel_name} uses grid.sync(), so all its blocks must run at once (a cooperative "
+                              f"launch), but {nblocks_total:,} blocks of {threads} threads are too many. Launch at most "
+                              f"{MAX_COOPERATIVE_LANES // lpb:,} blocks (or use cudalab.occupancy to size the grid).",
+                              "cudaErrorCooperativeLaunchTooLarge")
+        bpb = nblocks_total
+        workspace = program.memory.alloc(8, label="grid sync workspace")
     stats = LaunchStats()
     # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
     deadline = time.process_time() + timeout
@@ -863,17 +888,20 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     with np.errstate(all="ignore"):
         try:
             _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb)
+                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
             raise
+        finally:
+            if workspace:
+                program.memory.free(workspace)
     for o in observers:
         o.on_launch_end(stats)
     return stats
 
 
 def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb):
+                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0):
     if True:
         for first in range(0, nblocks_total, bpb):
             if time.process_time() > deadline and first:
@@ -888,6 +916,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
             ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
                       deadline, kernel_name, checks)
             ex.fr = Frame(df, ex.n, 0)
+            ex.grid_workspace = workspace
             stats.batches += 1
             try:
                 run_function(ex, df, ex.valid.copy(), is_kernel=True)

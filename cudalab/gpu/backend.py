@@ -363,6 +363,7 @@ class GpuModule:
         return self._kernels[name]
 
     def launch(self, name: str, grid, block, shared_bytes: int = 0, args=()) -> float:
+        """Run a kernel (cooperatively when it uses grid.sync(), as numba.cuda does)."""
         from cuda.core import EventOptions, LaunchConfig, launch
         kernel = self._kernel(name)
         types = self.param_types(name)
@@ -372,7 +373,8 @@ class GpuModule:
         values = [kernel_arg(a, t, f"argument {i} of {name}") for i, (a, t) in enumerate(zip(args, types))]
         stream, timed = _stream(), EventOptions(timing_enabled=True)
         with _cuda_errors(f"Launching {name}", LaunchError):
-            config = LaunchConfig(grid=_dim3(grid), block=_dim3(block), shmem_size=int(shared_bytes))
+            extra = {"cooperative_launch": True} if _uses_grid_sync(self.ptx, name) else {}
+            config = LaunchConfig(grid=_dim3(grid), block=_dim3(block), shmem_size=int(shared_bytes), **extra)
             start = stream.record(options=timed)
             launch(stream, config, kernel, *values)
             end = stream.record(options=timed)
@@ -391,3 +393,13 @@ class GpuModule:
 
     def global_buffer(self, name: str) -> GpuBuffer:
         return GpuBuffer._view(*self.global_ptr(name), owner=self)
+
+
+def _uses_grid_sync(ptx: str, name: str) -> bool:
+    """cooperative_groups' grid.sync() reads its workspace from %envreg1/2, which only a cooperative
+    launch fills in."""
+    start = ptx.find(f".entry {name}(")
+    if start < 0:
+        return False
+    end = ptx.find(".entry ", start + 8)
+    return "%envreg" in ptx[start:end if end > 0 else len(ptx)]

@@ -184,7 +184,7 @@ def parse_operand(tok: str, regs=None):
     if tok.startswith("%"):
         name, _, comp = tok.partition(".")
         base = name[1:]
-        if base in _SREGS:
+        if base in _SREGS or re.fullmatch(r"envreg\d+", base):
             return ("sreg", base, comp)
         return ("reg", tok, False)
     m = _FLOAT_IMM.match(tok)
