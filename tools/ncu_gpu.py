@@ -1,17 +1,21 @@
 """cudalab's memory metrics against Nsight Compute's, launch by launch, on a real GPU.
 
-    python tools/ncu_gpu.py --local OUT.json     # here: cudalab's metrics (emulator + MetricsObserver)
-    python tools/ncu_gpu.py --ptx                # here: write tools/ncu_cases.ptx, the PTX both sides run
-    python tools/ncu_gpu.py --device OUTDIR      # on a GPU with ncu: every case once under ncu, raw CSV
-    python tools/ncu_gpu.py --compare NCU.csv    # here: docs/ncu_comparison.csv and .md
+    python tools/ncu_gpu.py --ptx                  # here: write tools/ncu_cases.ptx, the PTX both sides run
+    python tools/ncu_gpu.py --device OUTDIR        # on a GPU with ncu: every case once under ncu
+    python tools/ncu_gpu.py --compare NCU.csv [LOCAL.json]   # here: docs/ncu_comparison.csv and .md
+    python tools/ncu_gpu.py --local OUT.json       # here: cudalab's metrics alone (emulator + MetricsObserver)
 
 Every case is one launch of a kernel from ``SOURCE`` (``extern "C"`` names starting with ``nc_``)
 with its grid, block and arguments. Both sides run the same PTX (NVRTC's, written here to
 ``tools/ncu_cases.ptx``; the GPU driver JIT-compiles it), so each PTX load, store or atomic is one
-SASS instruction on the GPU and strides, offsets and moduli are kernel arguments the compiler cannot
-fold. Buffers start 256-byte aligned on both sides (cudaMalloc's alignment, which sector counts
-depend on). On the GPU, ``--device`` runs one ncu over a Python process that launches every case in
-order (``-k regex:^nc_``), so ncu's launch IDs are the case indices.
+SASS instruction and strides, offsets and moduli are kernel arguments the compiler cannot fold.
+Buffers start 256-byte aligned on both sides (cudaMalloc's alignment, which sector counts depend
+on). ``--device`` (with ``PYTHONPATH`` at the repository) runs ncu over ``--launch``, a Python
+process that launches the cases in order through cudalab's GPU backend, 48 cases per ncu run
+(``-k regex:^nc_``, so launch IDs are case indices), and writes to OUTDIR: ``ncu_raw.csv`` (the
+runs' ``--csv --page raw`` output one after another), ``manifest.jsonl`` (case order, buffer
+alignment), ``sass.txt`` (the PTX through ptxas, to explain differences), ``ncu_stdout.txt`` and
+``query_metrics.txt``. On an H100 the 184 cases take about 45 s.
 """
 from __future__ import annotations
 

@@ -236,6 +236,7 @@ class MetricsObserver(Observer):
 
     def per_instruction(self) -> list[dict]:
         """One row per executed PTX instruction, in program order."""
+        self._sass_kinds()
         rows = []
         for st in sorted(self.stats.values(), key=lambda s: s.inst.index):
             rows.append(dict(index=st.inst.index, line=st.inst.line, text=st.inst.text,
