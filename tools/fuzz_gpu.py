@@ -11,7 +11,8 @@ program's kernel is launched on the inputs ``tests/fuzz/generator.py`` makes for
 Writes ``OUT/gpu_K.npz`` (at most K files; ``s<seed>_oi``, ``_of`` as uint32 bits, ``_acc``, or
 ``s<seed>_err``) and ``OUT/gpu_summary.json``. Batches are shared among N worker processes; a worker
 whose CUDA context is broken by a faulting kernel (sticky error) records the error and a fresh worker
-goes on after that program.
+goes on after that program. ``FUZZ_ONLY=4862,426`` runs just those seeds (with ``--worker``, under
+compute-sanitizer for instance: ``compute-sanitizer python tools/fuzz_gpu.py --worker TMP -1 0 BATCH``).
 """
 from __future__ import annotations
 

@@ -1,17 +1,19 @@
 """Run generated programs on the emulator or a real GPU and compare them bit for bit.
 
-The GPU has no NVRTC as new as this machine's, so the work is split in three steps that all use the
-same PTX:
+The GPU machine has no NVRTC as new as this machine's, so the work is split in steps that all use
+the same PTX:
 
-    python -m tests.fuzz.run compile --first 0 --count 5000 --dir .fuzz     # here: NVRTC -> PTX + inputs
-    python tools/fuzz_gpu.py .fuzz $OUT                                     # on the GPU machine
-    python -m tests.fuzz.run emu --dir .fuzz                                # here: the same PTX on the emulator
-    python -m tests.fuzz.run compare --dir .fuzz --gpu <folder of gpu_*.npz>
+    python -m tests.fuzz.run compile --first 0 --count 5000 --dir .fuzz     # here: NVRTC -> PTX
+    python tools/fuzz_gpu.py .fuzz OUT                                      # on the GPU machine
+    python -m tests.fuzz.run emu --dir .fuzz --jobs 8                       # the same PTX, emulated
+    python -m tests.fuzz.run compare --dir .fuzz --gpu 'OUT/gpu_*.npz' --report cmp.json
+    python -m tests.fuzz.run found-ptx --dir .fuzz   # found.py's cases, for fuzz_gpu.py --found
 
 Programs are compiled ``BATCH`` to a module (one NVRTC call, one PTX module loaded on the GPU).
-``.fuzz/`` holds ``batch_XXXX.json.gz`` ({"ptx", "seeds", "kernels", "grid", "block", "shared"})
-and ``emu_XXXX.npz``; the GPU writes ``gpu_*.npz``. Each npz maps ``s<seed>_oi``, ``_of``
-(float bits as uint32), ``_acc`` to arrays, and ``s<seed>_err`` to an error message.
+``.fuzz/`` (git-ignored) holds ``batch_XXXXXX.json.gz`` ({"ptx", "seeds", "kernels", "grid",
+"block", "shared", "features"}) and ``emu_XXXXXX.npz``; the GPU writes ``gpu_*.npz``. Each npz maps
+``s<seed>_oi``, ``_of`` (float bits as uint32), ``_acc`` to arrays, or ``s<seed>_err`` to an error.
+Inputs are not stored: ``generate(seed).make_args()`` makes the same ones everywhere.
 """
 from __future__ import annotations
 
