@@ -91,9 +91,12 @@ def test_wide_access_phases_without_active_lanes_cost_nothing():
 
 
 def test_wide_broadcast():
-    # every lane reads the same double: one wavefront per half-warp
+    # every lane stores to the same double: one wavefront per half-warp
     r = shared_wavefronts(np.arange(32), np.zeros(32), 8)
     assert (r.wavefronts[0], r.bank_conflicts[0]) == (2, 0)
+    # a load of one double by every lane is one wavefront on an H100 (neighbouring lanes pair up)
+    r = shared_wavefronts(np.arange(32), np.zeros(32), 8, load=True)
+    assert (r.wavefronts[0], r.bank_conflicts[0]) == (1, 0)
 
 
 def test_bank_map_numbers_the_passes():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.shared_banks import BANK_BYTES, BANKS, bank_map, shared_wavefronts
+from .observe import KINDS
 from .svg import Svg, category, esc, legend, table_html
 
 
@@ -29,7 +30,8 @@ def _launch_totals(trace, inst, padded, row_words):
         addr = trace.access["address"][r]
         if padded:
             addr = padded_addresses(trace, addr, row_words)
-        w = shared_wavefronts(trace.lanes(trace.access["thread"][r]), addr, int(trace.events["size"][e]))
+        w = shared_wavefronts(trace.lanes(trace.access["thread"][r]), addr, int(trace.events["size"][e]),
+                              load=KINDS[trace.events["kind"][e]] == "ld")
         total += int(w.wavefronts.sum())
         ideal += int(w.ideal.sum())
     return total, ideal

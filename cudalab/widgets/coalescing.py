@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.global_sectors import SECTOR_BYTES, global_sectors, sector_map
+from .observe import KINDS
 from .svg import Svg, category, table_html
 
 LINE_BYTES = 128
@@ -27,7 +28,7 @@ def coalescing_model(trace, line=None, inst=None, block=0, warp=0, occurrence=0)
     for ev in np.unique(trace.access["event"][rows]):
         r = rows[trace.access["event"][rows] == ev]
         g = global_sectors(trace.lanes(trace.access["thread"][r]), trace.access["address"][r],
-                           int(trace.events["size"][ev]))
+                           int(trace.events["size"][ev]), atomic=KINDS[trace.events["kind"][ev]] in ("atom", "red"))
         requests += g.requests
         sectors += int(g.sectors.sum())
         ideal += int(g.ideal_sectors.sum())
