@@ -151,3 +151,25 @@ def test_device_both_without_a_gpu_says_so(ip, capsys):
         pytest.skip("this machine has a GPU")
     ip.run_cell_magic("cuda", "--device both", VEC_ADD)
     assert "No NVIDIA GPU" in capsys.readouterr().err
+
+
+def test_a_failing_launch_in_a_cell_shows_the_message_not_a_traceback(ip, capsys):
+    ip.run_cell("import numpy as np, cudalab\n"
+                "m = cudalab.compile('__global__ void k(int* a) { a[threadIdx.x + 100] = 1; }')\n"
+                "m.k[1, 4](np.zeros(4, np.int32))")
+    err = capsys.readouterr().err
+    assert "Invalid __global__ write of size 4 bytes" in err and "by thread (0,0,0)" in err
+    assert "Traceback" not in err and "engine.py" not in err
+
+
+def test_the_device_profile_decides_what_compiles():
+    import cudalab
+    from cudalab import CompileError
+    src = "__global__ void k(int* a) { a[0] = __reduce_add_sync(0xffffffff, a[threadIdx.x]); }"
+    try:
+        cudalab.set_device("T4")                  # sm_75: no redux.sync
+        with pytest.raises(CompileError, match="__reduce_add_sync"):
+            cudalab.compile(src)
+    finally:
+        cudalab.set_device("A100")
+    assert cudalab.compile(src).kernels == ["k"]

@@ -116,6 +116,17 @@ def format_diagnostics(log: str, source: str, filename: str, line_offset: int = 
 _CACHE: dict = {}
 
 
+def _current_arch() -> str:
+    """compute_XX of the device profile chosen with cudalab.set_device (A100, sm_80, by default), so
+    NVRTC refuses what that GPU lacks (e.g. __reduce_add_sync before sm_80), as nvcc would."""
+    try:
+        from ..device import current
+        cc = current().cc
+        return f"compute_{cc[0]}{cc[1]}"
+    except Exception:
+        return DEFAULT_ARCH
+
+
 def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str = "cell.cu",
                    arch: str | None = None, line_offset: int = 0) -> CompiledSource:
     """Compile CUDA C++ to PTX. Results are cached by (source, options, names)."""
@@ -123,7 +134,7 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
     if not any(o.startswith(("-std", "--std")) for o in opts):
         opts.append("-std=c++17")
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in opts):
-        opts.append(f"--gpu-architecture={arch or DEFAULT_ARCH}")
+        opts.append(f"--gpu-architecture={arch or _current_arch()}")
     if "-lineinfo" not in opts:
         opts.append("-lineinfo")
     names = _name_expressions(source, name_expressions)
