@@ -51,9 +51,37 @@ PROFILE = {
 ATTRIBUTES = {13: 1_410_000, 36: 1_215_000}    # cudaDevAttrClockRate, cudaDevAttrMemoryClockRate (kHz)
 
 
+def from_profile(p) -> dict:
+    """cudaDeviceProp fields of a cudalab.device profile (the one chosen with cudalab.set_device)."""
+    out = dict(PROFILE)
+    out.update({
+        "name": f"cudalab emulated {p.gpu or p.name} ({p.arch})", "major": p.cc[0], "minor": p.cc[1],
+        "maxThreadsPerBlock": p.max_threads_per_block, "maxThreadsDim": tuple(p.max_block),
+        "maxGridSize": tuple(p.max_grid), "sharedMemPerBlock": p.shared_per_block,
+        "sharedMemPerBlockOptin": p.shared_per_block_optin, "sharedMemPerMultiprocessor": p.shared_per_sm,
+        "reservedSharedMemPerBlock": p.shared_reserved_per_block, "regsPerBlock": p.registers_per_block,
+        "regsPerMultiprocessor": p.registers_per_sm, "warpSize": p.warp_size,
+        "maxThreadsPerMultiProcessor": p.max_warps_per_sm * p.warp_size,
+        "maxBlocksPerMultiProcessor": p.max_blocks_per_sm, "totalConstMem": p.constant_memory,
+    })
+    if p.sms:
+        out["multiProcessorCount"] = p.sms
+    if p.l2_bytes:
+        out["l2CacheSize"] = p.l2_bytes
+    if p.copy_engines:
+        out["asyncEngineCount"] = p.copy_engines
+    return out
+
+
 def props_text(total_global_mem: int) -> str:
-    """``field=value`` lines for the shim's cudaGetDeviceProperties (arrays as ``a,b,c``)."""
-    items = dict(PROFILE, totalGlobalMem=total_global_mem)
+    """``field=value`` lines for the shim's cudaGetDeviceProperties (arrays as ``a,b,c``), from the
+    selected device profile (cudalab.set_device; an A100 by default)."""
+    try:
+        from ..device import current
+        base = from_profile(current())
+    except Exception:
+        base = PROFILE
+    items = dict(base, totalGlobalMem=total_global_mem)
     lines = [f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in items.items()]
     lines += [f"attr.{a}={v}" for a, v in ATTRIBUTES.items()]
     return "\n".join(lines)
