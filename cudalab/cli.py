@@ -216,10 +216,12 @@ def cmd_profile(args) -> int:
     with open(args.file) as f:
         source = f.read()
     if _MAIN.search(source):
-        raise UsageError(f"{args.file} is a whole program (int main): `cudalab profile` profiles the one launch "
-                         "a kernel file's `// cudalab: launch` line describes, and cannot profile a whole "
-                         "program yet. Run it with `cudalab run`, or on a real GPU under Nsight Compute "
-                         "(ncu ./program).")
+        from .programs import run_program
+        result = run_program(args.file, options=[f"-D{d}" for d in args.define], profile=True, capture=False)
+        for k, rec in enumerate(result.launches):
+            print(f"\n--- launch {k + 1} of {len(result.launches)} ---")
+            print(rec.reports.get("profile", rec))
+        return result.returncode
     from .analysis.report import profile
     source, mod = _compile(args)
     spec = parse_launch_spec(source)

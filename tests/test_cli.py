@@ -115,9 +115,14 @@ def test_profile_flags_the_worst_line(tmp_path, capsys):
     assert "! line 3: uncoalesced global load, 32.0 sectors per request (ideal 4.0)" in out
 
 
+def test_profile_a_whole_program_prints_a_report_per_launch(capfd):
+    assert main(["profile", str(ROOT / "examples" / "matrix_mul_shared.cu")]) == 0
+    out = capfd.readouterr().out        # the program itself writes to the terminal (file descriptor 1)
+    assert "--- launch 1 of 1 ---" in out and "acc += As[ty][k] * Bs[k][tx];" in out and "Result = PASS" in out
+
+
 @pytest.mark.parametrize("source, message", [
     (SCALE, "no `// cudalab: launch ...` line"),
-    ("int main() { return 0; }\n", "cannot profile a whole program yet"),
 ])
 def test_profile_says_what_it_cannot_do(tmp_path, capsys, source, message):
     f = tmp_path / "prog.cu"

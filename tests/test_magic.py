@@ -140,9 +140,19 @@ def test_line_magics_say_what_they_expect(ip, magic, line, message):
         ip.run_line_magic(magic, line)
 
 
-def test_whole_programs_cannot_be_profiled_yet(ip):
-    with pytest.raises(UsageError, match="whole program"):
-        ip.run_cell_magic("cuda", "--profile", "int main() { return 0; }\n")
+def test_a_whole_program_cell_can_be_profiled(ip):
+    ip.run_cell_magic("cuda", "--profile", """
+__global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+int main() {
+    int* d; cudaMalloc(&d, 32 * sizeof(int)); cudaMemset(d, 0, 32 * sizeof(int));
+    twice<<<1, 32>>>(d); cudaDeviceSynchronize(); return 0;
+}
+""")
+    (rec,) = ip.user_ns["program_result"].launches
+    report = rec.reports["profile"]
+    assert rec.kernel == "twice(int *)" or "twice" in rec.kernel
+    assert rec.metrics["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] == 1
+    assert "twice" in repr(report)
 
 
 def test_device_both_without_a_gpu_says_so(ip, capsys):

@@ -51,6 +51,12 @@ def profile(kernel, grid, block, args=(), shared: int = 0):
     source = kernel.module.source
     obs = MetricsObserver(source=source)
     rec = kernel.launch(grid, block, tuple(args), shared=shared, observers=[obs])
+    return fill_profile(rec, obs, source)
+
+
+def fill_profile(rec, obs, source: str):
+    """Put what ``obs`` (a MetricsObserver that watched ``rec``'s launch) counted into ``rec.reports``."""
+    rec.metrics.update(obs.metrics)
     advice = obs.findings()
     per_line = obs.per_line()
     summaries = line_summaries(advice, source)

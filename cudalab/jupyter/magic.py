@@ -59,10 +59,9 @@ class CudaMagics(Magics):
             raise UsageError(str(err)) from None
         from ..programs import has_main
         if has_main(cell):
-            if args.profile:
-                raise UsageError("--profile profiles kernels launched from Python; a whole program (int main) "
-                                 "cannot be profiled yet. Put the kernel in a cell of its own and launch it "
-                                 "from Python, or run the program under Nsight Compute on a real GPU.")
+            if args.profile and args.device == "gpu":
+                raise UsageError("--profile counts on the emulator; on a real GPU, run the program under "
+                                 "Nsight Compute (ncu ./program)")
             if args.device == "both":
                 raise UsageError("--device both compares kernels launched from Python; run a whole program "
                                  "with --device emu or --device gpu")
@@ -148,7 +147,8 @@ class CudaMagics(Magics):
         """A cell with ``int main`` is a whole program: compile it with nvcc and run it (cudalab.programs)."""
         from ..programs import run_program_source
         try:
-            res = run_program_source(cell, device=args.device or "emu", options=[f"-D{d}" for d in args.define])
+            res = run_program_source(cell, device=args.device or "emu", options=[f"-D{d}" for d in args.define],
+                                     profile=bool(args.profile))
         except CudaError as err:
             print(str(err), file=sys.stderr)
             return None
@@ -157,6 +157,11 @@ class CudaMagics(Magics):
         if res.returncode:
             print(f"(the program exited with code {res.returncode})", file=sys.stderr)
         self.shell.user_ns["program_result"] = res      # stdout, stderr, returncode, launches
+        if args.profile:
+            from IPython.display import display
+            for rec in res.launches:
+                if "profile" in rec.reports:
+                    display(rec.reports["profile"])
         return None
 
 

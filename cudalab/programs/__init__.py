@@ -57,27 +57,28 @@ def has_main(source: str) -> bool:
 
 
 def run_program(path, args=(), device: str = "emu", capture: bool = True, timeout: float | None = None,
-                options=()) -> ProgramResult:
+                options=(), profile: bool = False) -> ProgramResult:
     """Compile and run the program in the file ``path`` with command-line ``args``."""
     source = Path(path).read_text()
     return run_program_source(source, args, device, filename=Path(path).name, capture=capture,
-                              timeout=timeout, options=options)
+                              timeout=timeout, options=options, profile=profile)
 
 
 def run_program_source(source: str, args=(), device: str = "emu", filename: str = "cell.cu",
                        capture: bool = True, timeout: float | None = None, options=(),
-                       line_offset: int = 0) -> ProgramResult:
+                       line_offset: int = 0, profile: bool = False) -> ProgramResult:
     """Compile and run a program given as text (a ``%%cuda`` cell with ``int main``).
 
     ``capture=False`` lets the program write straight to this process's stdout/stderr (the CLI);
-    ``timeout`` (seconds) stops a program that runs too long."""
+    ``timeout`` (seconds) stops a program that runs too long; ``profile=True`` profiles every launch
+    (each LaunchRecord in ``launches`` gets ``reports["profile"]``, as cudalab.profile gives)."""
     if device == "gpu":
         return _run_native(source, args, filename, capture, timeout, options)
     if device != "emu":
         raise CompileError(f"unknown device {device!r}: use 'emu' (the emulator) or 'gpu' (a real NVIDIA GPU).")
     from .server import Server
     built = build_program(source, filename, options, line_offset)
-    server = Server(built.ptx, built.registers)
+    server = Server(built.ptx, built.registers, profile_source=source if profile else None)
     parent, child = socket.socketpair()
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
     out = tempfile.TemporaryFile() if capture else None

@@ -90,7 +90,7 @@ def demangle(names) -> dict:
 
 
 class Server:
-    def __init__(self, ptx: str, registers: dict | None = None):
+    def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)
         self._map = mmap.mmap(self.fd, ARENA_SIZE)
@@ -113,6 +113,7 @@ class Server:
         self.sticky = 0                  # the context is broken: every call returns this error
         self.fault = 0                   # a kernel fault the program has not synchronized with yet
         self.session = Session()
+        self.profile_source = profile_source     # set: every launch is profiled (cudalab run --profile)
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
@@ -320,9 +321,13 @@ class Server:
                         f"{grid} blocks are more than the device holds.")
         rec = LaunchRecord(k.name, grid, block, int(shmem), "emu")
         t0 = time.perf_counter()
+        observers = []
+        if self.profile_source is not None:
+            from ..analysis.metrics import MetricsObserver
+            observers = [MetricsObserver(source=self.profile_source)]
         try:
             stats = launch(self.program, name, grid, block, int(shmem), bytes(blob),
-                           timeout=devices.WATCHDOG_SECONDS, kernel_name=k.name)
+                           timeout=devices.WATCHDOG_SECONDS, kernel_name=k.name, observers=observers)
         except KernelError as e:
             rec.findings.extend(e.findings)
             rec.wall_time = time.perf_counter() - t0
@@ -337,6 +342,9 @@ class Server:
         rec.wall_time = time.perf_counter() - t0
         rec.instructions, rec.thread_instructions = stats.instructions, stats.thread_instructions
         rec.printed = stats.printed
+        if observers:
+            from ..analysis.report import fill_profile
+            fill_profile(rec, observers[0], self.profile_source)
         self.session.launches.append(rec)
         self.timeline.kernel(sid, stats.warp_instructions or stats.instructions)
         return (), "".join(stats.printed).encode()
