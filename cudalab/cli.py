@@ -199,6 +199,12 @@ def run_program_file(args) -> int:
 
 
 def cmd_run(args) -> int:
+    checks = [c.strip() for c in getattr(args, "check", "").split(",") if c.strip()]
+    if checks:
+        import cudalab
+        cudalab.check(*[c for c in checks if c not in ("memcheck", "synccheck")])
+    if getattr(args, "profile", False):
+        return cmd_profile(args)
     with open(args.file) as f:
         source = f.read()
     if _MAIN.search(source):
@@ -247,6 +253,9 @@ def _parser():
     common.add_argument("--arch", metavar="sm_XX", help="target compute capability (default sm_80)")
     run = sub.add_parser("run", parents=[common], help="run a kernel file (see its // cudalab: lines)",
                          description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--profile", action="store_true", help="also print each launch's per-line profile")
+    run.add_argument("--check", metavar="racecheck,initcheck,...", default="",
+                     help="sanitizer checks besides memcheck and synccheck (which are always on)")
     run.add_argument("args", nargs=argparse.REMAINDER,
                      help="after --: arguments for an int main() program")
     run.set_defaults(func=cmd_run)

@@ -129,3 +129,23 @@ def test_profile_says_what_it_cannot_do(tmp_path, capsys, source, message):
     f.write_text(source)
     assert main(["profile", str(f)]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_run_a_program_under_racecheck_reports_the_race(tmp_path, capfd):
+    f = tmp_path / "race.cu"
+    f.write_text("""#include <cstdio>
+__global__ void shift(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x;
+  out[threadIdx.x] = s[(threadIdx.x + 32) % 64];
+}
+int main() { int* d; cudaMalloc(&d, 256); shift<<<1, 64>>>(d); cudaDeviceSynchronize(); printf("done\\n"); }
+""")
+    import cudalab
+    try:
+        assert main(["run", "--check", "racecheck", str(f)]) == 0
+    finally:
+        cudalab.check()
+    out, err = capfd.readouterr()
+    assert "done" in out
+    assert "Race reported between Write access at line 4 and Read access at line 5" in out + err

@@ -325,9 +325,12 @@ class Server:
         if self.profile_source is not None:
             from ..analysis.metrics import MetricsObserver
             observers = [MetricsObserver(source=self.profile_source)]
+        from ..analysis.sanitizer import observers_for        # cudalab.check(...) / cudalab run --check
+        checks = observers_for(self.program)
         try:
             stats = launch(self.program, name, grid, block, int(shmem), bytes(blob),
-                           timeout=devices.WATCHDOG_SECONDS, kernel_name=k.name, observers=observers)
+                           timeout=devices.WATCHDOG_SECONDS, kernel_name=k.name,
+                           observers=observers + list(checks))
         except KernelError as e:
             rec.findings.extend(e.findings)
             rec.wall_time = time.perf_counter() - t0
