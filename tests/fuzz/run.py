@@ -8,6 +8,8 @@ the same PTX:
     python -m tests.fuzz.run emu --dir .fuzz --jobs 8                       # the same PTX, emulated
     python -m tests.fuzz.run compare --dir .fuzz --gpu 'OUT/gpu_*.npz' --report cmp.json
     python -m tests.fuzz.run found-ptx --dir .fuzz   # found.py's cases, for fuzz_gpu.py --found
+    python -m tests.fuzz.run recheck [SEEDS]         # the programs that differed, against their
+                                                     # recorded GPU outputs (differing_gpu.npz)
 
 Programs are compiled ``BATCH`` to a module (one NVRTC call, one PTX module loaded on the GPU).
 ``.fuzz/`` (git-ignored) holds ``batch_XXXXXX.json.gz`` ({"ptx", "seeds", "kernels", "grid",
@@ -226,9 +228,37 @@ def found_ptx(path):
     print(f"wrote PTX of {len(saved)} found cases to {path}")
 
 
+def recheck(seeds=None, path=None):
+    """Emulate the programs whose GPU outputs are in tests/fuzz/differing_gpu.npz (the programs that
+    differed in the last big run) and say which still differ. Each program is compiled alone here."""
+    from cudalab.frontend.nvrtc import compile_to_ptx
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "differing_gpu.npz")
+    gpu = load_results(path)
+    todo = sorted({int(k[1:].split("_")[0]) for k in gpu})
+    if seeds:
+        todo = [s for s in todo if s in set(seeds)]
+    still = []
+    for s in todo:
+        prog = generate(s)
+        mod = emu_module(compile_to_ptx(prog.src, OPTIONS).ptx, [prog.kernel])
+        try:
+            res = launch_emu(mod, prog, prog.make_args())
+            emu = {f"s{s}_{k}": np.asarray(v, np.uint32) for k, v in res.items()}
+        except Exception as e:   # noqa: BLE001
+            emu = {f"s{s}_err": np.array(f"{type(e).__name__}: {e}")}
+        bad = compare(emu, gpu, [s])
+        print(f"seed {s}: {'differs ' + str(bad[s] if isinstance(bad[s], str) else bad[s][:3]) if bad else 'matches'}",
+              flush=True)
+        if bad:
+            still.append(s)
+    print(f"{len(todo) - len(still)} of {len(todo)} now match the GPU")
+    return still
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cmd", choices=["compile", "emu", "compare", "found-ptx"])
+    ap.add_argument("cmd", choices=["compile", "emu", "compare", "found-ptx", "recheck"])
+    ap.add_argument("seeds", nargs="*", type=int, help="recheck: only these seeds")
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--dir", default=".fuzz")
@@ -241,6 +271,8 @@ def main(argv=None):
     o = ap.parse_args(argv)
     if o.cmd == "compile":
         cmd_compile(o.first, o.count, o.dir)
+    elif o.cmd == "recheck":
+        recheck(o.seeds)
     elif o.cmd == "found-ptx":
         found_ptx(os.path.join(o.dir, "found_ptx.json"))
     elif o.cmd == "emu":
