@@ -36,22 +36,26 @@ else:
     from .generator import batch_source, generate
 
 BATCH = 50
-OPTIONS = ("-w",)     # no warnings (unused shared arrays, pointless comparisons)
+OPTIONS = ("-w",)     # no warnings (unused shared arrays, pointless comparisons); the 2026-11-23 run
+# NVRTC's default (--fmad=true) leaves some mul.f32/add.f32/sub.f32 without a rounding modifier, which
+# ptxas may fuse into an fma on the GPU (PTX ISA: "may be optimized aggressively"); --fmad=false makes
+# them mul.rn/add.rn, which it may not. `compile --no-fmad` uses it (see docs/fuzz_report.md).
+NO_FMAD = ("--fmad=false",)
 OUTPUTS = ("oi", "of", "acc")
 
 
 # ------------------------------------------------------------------ compile (here)
 
-def compile_batch(seeds) -> dict:
+def compile_batch(seeds, extra=()) -> dict:
     from cudalab.frontend.nvrtc import compile_to_ptx
     progs = [generate(s) for s in seeds]
-    cs = compile_to_ptx(batch_source(progs), OPTIONS)
+    cs = compile_to_ptx(batch_source(progs), OPTIONS + tuple(extra))
     return {"ptx": cs.ptx, "seeds": list(seeds), "kernels": [p.kernel for p in progs],
             "grid": [list(p.grid) for p in progs], "block": [list(p.block) for p in progs],
             "shared": [p.shared for p in progs], "features": [sorted(p.features) for p in progs]}
 
 
-def cmd_compile(first, count, folder, batch=BATCH):
+def cmd_compile(first, count, folder, batch=BATCH, extra=()):
     os.makedirs(folder, exist_ok=True)
     t0 = time.time()
     for b0 in range(first, first + count, batch):
@@ -59,7 +63,7 @@ def cmd_compile(first, count, folder, batch=BATCH):
         if os.path.exists(path):
             continue
         seeds = list(range(b0, min(b0 + batch, first + count)))
-        data = compile_batch(seeds)
+        data = compile_batch(seeds, extra)
         with gzip.open(path + ".tmp", "wt") as f:
             json.dump(data, f)
         os.replace(path + ".tmp", path)
@@ -268,9 +272,10 @@ def main(argv=None):
     ap.add_argument("--deadline", type=float, default=None)
     ap.add_argument("--watchdog", type=float, default=600.0)
     ap.add_argument("--report", default=None, help="compare: write the mismatches to this JSON file")
+    ap.add_argument("--no-fmad", action="store_true", help="compile: --fmad=false (no contraction by ptxas)")
     o = ap.parse_args(argv)
     if o.cmd == "compile":
-        cmd_compile(o.first, o.count, o.dir)
+        cmd_compile(o.first, o.count, o.dir, extra=NO_FMAD if o.no_fmad else ())
     elif o.cmd == "recheck":
         recheck(o.seeds)
     elif o.cmd == "found-ptx":
