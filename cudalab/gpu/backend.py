@@ -373,7 +373,7 @@ class GpuModule:
         values = [kernel_arg(a, t, f"argument {i} of {name}") for i, (a, t) in enumerate(zip(args, types))]
         stream, timed = _stream(), EventOptions(timing_enabled=True)
         with _cuda_errors(f"Launching {name}", LaunchError):
-            extra = {"cooperative_launch": True} if _uses_grid_sync(self.ptx, name) else {}
+            extra = {"is_cooperative": True} if _uses_grid_sync(self.ptx, name) else {}
             config = LaunchConfig(grid=_dim3(grid), block=_dim3(block), shmem_size=int(shared_bytes), **extra)
             start = stream.record(options=timed)
             launch(stream, config, kernel, *values)
