@@ -73,7 +73,6 @@ def idiv(a, b):
 
 
 def _div64_signed(a, b):
-    ua = np.where(a < 0, (-(a.astype(np.int64) + 0)).view(np.uint64) if np.ndim(a) else np.uint64(0), _u(a))
     ua = np.abs(a).view(np.uint64) if np.ndim(a) else np.uint64(abs(int(a)) & 0xFFFFFFFFFFFFFFFF)
     ub = np.abs(b).view(np.uint64) if np.ndim(b) else np.uint64(abs(int(b)) & 0xFFFFFFFFFFFFFFFF)
     q = (ua // ub).view(np.int64) if np.ndim(ua // ub) else np.int64(np.uint64(ua // ub).astype(np.int64))
@@ -129,12 +128,7 @@ def shf(a, b, c, left, clamp):
 
 
 def popc(a):
-    u = _u(a)
-    n = u.dtype.itemsize * 8
-    c = np.zeros(np.shape(u), np.uint32)
-    x = u.astype(np.uint64)
-    for _ in range(n if n <= 8 else 0):
-        pass
+    x = _u(a).astype(np.uint64)
     # SWAR popcount on 64-bit
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))

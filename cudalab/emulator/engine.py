@@ -242,7 +242,6 @@ class Exec:
         self.stats = stats
         self.deadline = deadline
         self.checks = set(checks)
-        self.racecheck = None
         self._special = {}
         self._carry = None
         self.fr: Frame | None = None
@@ -902,31 +901,30 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
 
 def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
                  checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0):
-    if True:
-        for first in range(0, nblocks_total, bpb):
-            if time.process_time() > deadline and first:
-                msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
-                       f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
-                       "cudalab.set_watchdog(seconds).")
-                raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, kernel_name)])
-            nb = min(bpb, nblocks_total - first)
-            batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
-            for o in observers:
-                o.on_batch_start(batch)
-            ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
-                      deadline, kernel_name, checks)
-            ex.fr = Frame(df, ex.n, 0)
-            ex.grid_workspace = workspace
-            stats.batches += 1
-            try:
-                run_function(ex, df, ex.valid.copy(), is_kernel=True)
-            except Unsupported as e:
-                raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
-                                       "Try simpler code, or run on a real GPU.") from None
-            except Watchdog:
-                raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
-                                  [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
-                                           ex.pc_of["inst"].line)]) from None
+    for first in range(0, nblocks_total, bpb):
+        if time.process_time() > deadline and first:
+            msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
+                   f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
+                   "cudalab.set_watchdog(seconds).")
+            raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, kernel_name)])
+        nb = min(bpb, nblocks_total - first)
+        batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
+        for o in observers:
+            o.on_batch_start(batch)
+        ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
+                  deadline, kernel_name, checks)
+        ex.fr = Frame(df, ex.n, 0)
+        ex.grid_workspace = workspace
+        stats.batches += 1
+        try:
+            run_function(ex, df, ex.valid.copy(), is_kernel=True)
+        except Unsupported as e:
+            raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
+                                   "Try simpler code, or run on a real GPU.") from None
+        except Watchdog:
+            raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
+                              [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
+                                       ex.pc_of["inst"].line)]) from None
 
 
 def _watchdog_message(ex, timeout):

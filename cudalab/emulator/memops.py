@@ -100,10 +100,6 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
     return [(space, mem, addrs - np.uint64(GLOBAL_BASE), pos)]
 
 
-def _buffer(buf, dt):
-    return buf.view(dt) if hasattr(buf, "view") and not hasattr(buf, "allocs") else buf.view(dt)
-
-
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
@@ -211,8 +207,6 @@ def _st(inst, d):
             for k, v in enumerate(vals):
                 vv = v if v.ndim == 0 or isinstance(pos, slice) else v[pos]
                 scatter(buf, off + np.uint64(k * esize), dt, vv.astype(dt, copy=False))
-            if sp == "shared" and ex.racecheck is not None:
-                pass
     return run
 
 
