@@ -170,3 +170,19 @@ def test_both_devices_agree_on_a_kernel(mod):
 def test_launch_record_knows_the_registers_the_real_compiler_gives(mod):
     rec = mod.vecAdd[1, 32](np.ones(32, np.float32), np.ones(32, np.float32), np.zeros(32, np.float32), 32)
     assert isinstance(rec.registers, int) and 4 <= rec.registers <= 32
+
+
+def test_an_interrupt_stops_a_running_kernel_cleanly():
+    import _thread
+    import threading
+    m = cudalab.compile("__global__ void spin(int* x) { while (x[0] == 0) { } }")
+    timer = threading.Timer(0.5, _thread.interrupt_main)     # what Jupyter's stop button does
+    timer.start()
+    try:
+        with pytest.raises(KernelError, match="was interrupted"):
+            m.spin[1, 32](np.zeros(1, np.int32))
+    finally:
+        timer.cancel()
+    out = np.zeros(4, np.int32)
+    cudalab.compile("__global__ void k(int* o) { o[threadIdx.x] = 7; }").k[1, 4](out)
+    assert out.tolist() == [7, 7, 7, 7]

@@ -891,6 +891,13 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
             raise
+        except KeyboardInterrupt:
+            # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
+            msg = (f"The kernel {kernel_name} was interrupted while it ran (after {stats.instructions:,} "
+                   "instructions). Memory it was writing may be partly updated.")
+            err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
+            err.printed = list(stats.printed)
+            raise err from None
         finally:
             if workspace:
                 program.memory.free(workspace)
