@@ -221,6 +221,9 @@ def compare(path, device="H100"):
         rec = mod.get_kernel(kernel).launch(grid, block, args, observers=[MetricsObserver()])
         scale = (n_gpu / n_emu) ** power
         metrics = {k: v * scale for k, v in rec.metrics.items() if isinstance(v, (int, float))}
+        # the data touched grows with the arrays, not with the work: scale it by their bytes
+        data = [sum(a.nbytes for a in setup(np, n)[3] if isinstance(a, np.ndarray)) for n in (n_emu, n_gpu)]
+        metrics["cudalab__footprint_bytes"] = rec.metrics.get("cudalab__footprint_bytes", 0) * data[1] / max(data[0], 1)
         _, g, _, _ = setup(_Shape, n_gpu)
         big = dataclasses.replace(rec, grid=tuple(g) + (1,) * (3 - len(g)))
         est = estimate(big, device, registers=int(rows[name]["registers"]), metrics=metrics)

@@ -135,3 +135,18 @@ def sector_map(lanes, addresses, size: int, warp: int) -> SectorMap:
     return SectorMap(int(warp), lanes[mine] % WARP_SIZE, address,
                      np.searchsorted(distinct, sectors[:, 0]), valid.sum(axis=1),
                      (address % SECTOR_BYTES).astype(np.int64), distinct * SECTOR_BYTES)
+
+
+DRAM_SEGMENT_BYTES = 64
+
+
+def dram_segments(lanes, addresses) -> int:
+    """Distinct 64-byte segments per warp request, summed: what L2 fetches from DRAM when nothing is
+    cached (an H100 moves DRAM data in 64-byte pieces: a stride-32 float copy reads twice the bytes
+    of a stride-8 one although both touch one 32-byte sector per lane; measured, docs/timing_h100)."""
+    if len(lanes) == 0:
+        return 0
+    addresses = np.asarray(addresses, np.uint64)
+    seg = ((addresses - addresses.min()) >> np.uint64(6)).astype(np.int64)
+    key = (np.asarray(lanes, np.int64) >> 5 << 40) | seg
+    return int(np.unique(key).size)

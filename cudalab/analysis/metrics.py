@@ -16,7 +16,7 @@ import numpy as np
 
 from ..emulator.events import Observer
 from .divergence import branch_outcome, lane_histogram, possible_lanes
-from .global_sectors import global_sectors, local_sectors, sector_map
+from .global_sectors import dram_segments, global_sectors, local_sectors, sector_map
 from .shared_banks import bank_map, shared_wavefronts
 from .warps import WARP_SIZE
 
@@ -58,6 +58,9 @@ def empty_metrics() -> dict:
             m[f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{k}.sum"] = 0
             m[f"smsp__sass_inst_executed_op_{space}_{k}.sum"] = 0
     m["smsp__inst_executed.sum"] = 0
+    # not Nsight Compute metrics: inputs of cudalab's timing model (device/timing.py)
+    m["cudalab__dram_segments_global.sum"] = 0        # 64-byte DRAM segments per load request, summed
+    m["cudalab__footprint_bytes"] = 0                 # distinct global bytes (32-byte sectors) loaded
     m["smsp__thread_inst_executed.sum"] = 0
     m["smsp__thread_inst_executed_per_inst_executed.ratio"] = 0.0
     return m
@@ -83,6 +86,7 @@ class InstructionStats:
     sectors: int = 0
     ideal_sectors: int = 0
     requested_bytes: int = 0
+    dram_segments: int = 0
     branch_warps: int = 0        # conditional branches: warp executions
     split_warps: int = 0         # of which lanes went both ways
     worst: tuple | None = None   # (lane ids, addresses) of that warp, for bank/sector maps
@@ -115,6 +119,7 @@ class MetricsObserver(Observer):
         """Counts are per launch, as ncu's are: an observer reused for another launch starts over."""
         self.stats: dict[int, InstructionStats] = {}
         self._lanes = self._lanes_batch = self._counts = None
+        self._footprint: list = []                # sector ids of global loads, per event
 
     # ------------------------------------------------------------------ hooks (the hot path)
     def _lane_counts(self, lanes, batch):
@@ -164,6 +169,9 @@ class MetricsObserver(Observer):
         else:
             if ev.space == "global":
                 r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
+                if ev.kind == "ld":          # stores merge in L2 before they reach DRAM: their sectors count
+                    st.dram_segments += dram_segments(ev.lanes, ev.addresses)
+                    self._footprint.append(np.unique(ev.addresses >> np.uint64(5)))
             else:
                 r = local_sectors(ev.lanes, ev.addresses, ev.size)
             cost, ideal = r.sectors, r.ideal_sectors
@@ -224,6 +232,10 @@ class MetricsObserver(Observer):
                 m[f"l1tex__t_requests_pipe_lsu_mem_{st.space}_op_{st.kind}.sum"] += st.requests
                 m[f"l1tex__t_sectors_pipe_lsu_mem_{st.space}_op_{st.kind}.sum"] += st.sectors
                 m[f"smsp__sass_inst_executed_op_{st.space}_{st.kind}.sum"] += st.warp_insts
+            if st.space == "global":
+                m["cudalab__dram_segments_global.sum"] += st.dram_segments
+        if self._footprint:
+            m["cudalab__footprint_bytes"] = 32 * int(np.unique(np.concatenate(self._footprint)).size)
         if m["smsp__inst_executed.sum"]:
             m["smsp__thread_inst_executed_per_inst_executed.ratio"] = (
                 m["smsp__thread_inst_executed.sum"] / m["smsp__inst_executed.sum"])

@@ -37,6 +37,7 @@ DRAM_EFFICIENCY = 0.75         # streaming kernels reach about 75% of the data-s
 BLOCK_DISPATCH_CLOCKS = 160    # one block started per SM every ~160 clocks (fitted on an H100)
 LATENCY_HIDING_OCCUPANCY = 0.5  # below this, memory throughput falls in proportion
 LAUNCH_OVERHEAD_US = 2.0       # a kernel launch back to back with others
+L2_BANDWIDTH_FACTOR = 3.0      # L2 delivers about 3x what DRAM does (H100, A100 data sheets)
 
 
 @dataclass
@@ -96,10 +97,22 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     sectors = _sum(m, "l1tex__t_sectors_pipe_lsu_mem_global") + _sum(m, "l1tex__t_sectors_pipe_lsu_mem_local")
     hiding = min(1.0, occ.occupancy / LATENCY_HIDING_OCCUPANCY) if occ.occupancy else 1.0
     bandwidth = p.memory_bandwidth_gbs * 1e9 * DRAM_EFFICIENCY * hiding * min(1.0, blocks / p.sms)
+    segments = m.get("cudalab__dram_segments_global.sum")
+    if segments:
+        # L2 serves every sector; DRAM sees 64-byte segments, at most once each when the data touched
+        # fits in L2 (naive matmul rereads rows and columns from L2, not from DRAM)
+        loads = segments * 64
+        footprint = m.get("cudalab__footprint_bytes") or 0       # bytes the loads touch
+        if footprint and p.l2_bytes and footprint <= p.l2_bytes:
+            loads = min(loads, footprint)
+        dram = loads + m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0) * 32
+        global_us = max(sectors * 32 / (bandwidth * L2_BANDWIDTH_FACTOR), dram / bandwidth) * 1e6
+    else:
+        global_us = sectors * 32 / bandwidth * 1e6
     parts = {
         "issue": inst * share / ISSUE_PER_CLOCK / clock * 1e6,
         "shared": wavefronts * share / WAVEFRONTS_PER_CLOCK / clock * 1e6,
-        "global": sectors * 32 / bandwidth * 1e6,
+        "global": global_us,
         "dispatch": busiest * BLOCK_DISPATCH_CLOCKS / clock * 1e6,
     }
     limiter = max(parts, key=parts.get)
