@@ -97,3 +97,20 @@ def test_gantt_chart():
     assert len(ax.patches) == 2 and [t.get_text() for t in ax.get_yticklabels()][0] == "copy engine H2D"
     ax = tl.plot(by="stream")
     assert [t.get_text() for t in ax.get_yticklabels()] == ["stream 1"]
+
+
+def test_streams_scaling_program_overlaps_like_the_h100():
+    """examples/streams_scaling.cu on the emulator: the job gets faster with 2 and 4 streams, as it
+    did on an H100 (docs/streams_h100.md: speed-ups 1.40-1.58x and 1.56-1.75x)."""
+    import re
+    from pathlib import Path
+    from cudalab.programs import run_program
+    out = run_program(Path(__file__).resolve().parents[1] / "examples" / "streams_scaling.cu").stdout
+    one, two, four = (float(x) for x in re.search(r"1 stream ([\d.]+) ms, 2 streams ([\d.]+) ms, "
+                                                  r"4 streams ([\d.]+) ms", out).groups())
+    assert one > two > four
+    h100 = {2: 1.50, 4: 1.62}                       # mean of the three H100 runs
+    for streams, t in ((2, two), (4, four)):
+        ratio = (one / t) / h100[streams]
+        assert 0.5 <= ratio <= 2.0
+    assert "Result = PASS" in out
