@@ -234,18 +234,22 @@ def _addc(inst, d):
 def _carry(inst, d, sub):
     """add.cc/addc/sub.cc/subc: extended precision through a per-lane carry flag (CC.CF)."""
     t = inst.type
-    dst, a, b = inst.operands
-    w = writer(dst, t, d.func)
-    ra, rb = reader(a, t, d.func, d), reader(b, t, d.func, d)
-    use_in = inst.opcode in ("addc", "subc")
+    ra, rb = (reader(o, t, d.func, d) for o in inst.operands[1:3])
+    return _carry_chain(inst, d, ra, rb, sub, use_in=inst.opcode in ("addc", "subc"))
+
+
+def _carry_chain(inst, d, first, second, sub, use_in):
+    """``first`` +/- ``second`` (+/- CC.CF when ``use_in``), setting CC.CF when the opcode has .cc."""
+    t = inst.type
+    w = writer(inst.operands[0], t, d.func)
     set_out = "cc" in inst.mods
     bits = dtype(t).itemsize * 8
     mask = (1 << bits) - 1
 
     def run(ex):
         sel = ex.ridx
-        ua = np.asarray(ra(ex, sel)).astype(np.uint64) & np.uint64(mask)
-        ub = np.asarray(rb(ex, sel)).astype(np.uint64) & np.uint64(mask)
+        ua = np.asarray(first(ex, sel)).astype(np.uint64) & np.uint64(mask)
+        ub = np.asarray(second(ex, sel)).astype(np.uint64) & np.uint64(mask)
         cin = ex.carry_in(sel) if use_in else np.uint64(0)
         if bits == 64:
             if sub:
@@ -264,7 +268,7 @@ def _carry(inst, d, sub):
                 full = ua + ub + cin
                 cout = full > mask
                 r = full & np.uint64(mask)
-        w(ex, sel, np.asarray(r).astype(dtype(t).newbyteorder("=")) if bits < 64 else np.asarray(r).view(dtype(t)))
+        w(ex, sel, np.asarray(r).astype(dtype(t)) if bits < 64 else np.asarray(r).view(dtype(t)))
         if set_out:
             ex.carry_out(sel, cout)
     return run
@@ -710,33 +714,10 @@ def _madc(inst, d):
 def _mad_carry(inst, d):
     """mad.lo.cc / mad.hi.cc / madc: multiply, then add with carry in/out (CC.CF)."""
     t = inst.type
-    dst, a, b, c = inst.operands
-    w = writer(dst, t, d.func)
-    ra, rb, rc = (reader(o, t, d.func, d) for o in (a, b, c))
-    hi = "hi" in inst.mods
-    use_in, set_out = inst.opcode == "madc", "cc" in inst.mods
-    bits = dtype(t).itemsize * 8
-    mask = (1 << bits) - 1
-
-    def run(ex):
-        sel = ex.ridx
-        x, y = ra(ex, sel), rb(ex, sel)
-        prod = alu.mul_hi(x, y) if hi else np.asarray(x) * np.asarray(y)
-        up = np.asarray(prod).astype(np.uint64) & np.uint64(mask)
-        uc = np.asarray(rc(ex, sel)).astype(np.uint64) & np.uint64(mask)
-        cin = ex.carry_in(sel) if use_in else np.uint64(0)
-        if bits == 64:
-            s1 = up + uc
-            r = s1 + cin
-            cout = (s1 < up) | (r < s1)
-        else:
-            full = up + uc + cin
-            cout = full > mask
-            r = full & np.uint64(mask)
-        w(ex, sel, np.asarray(r).astype(dtype(t)) if bits < 64 else np.asarray(r).view(dtype(t)))
-        if set_out:
-            ex.carry_out(sel, cout)
-    return run
+    ra, rb, rc = (reader(o, t, d.func, d) for o in inst.operands[1:4])
+    mul = alu.mul_hi if "hi" in inst.mods else (lambda x, y: np.asarray(x) * np.asarray(y))
+    return _carry_chain(inst, d, lambda ex, sel: mul(ra(ex, sel), rb(ex, sel)), rc, sub=False,
+                        use_in=inst.opcode == "madc")
 
 
 # ------------------------------------------------------------------ SIMD video instructions (PTX ISA 9.7.16)

@@ -384,6 +384,18 @@ class Exec:
         bx, by, _ = b.block
         return (blk % gx, (blk // gx) % gy, blk // (gx * gy)), (t % bx, (t // bx) % by, t // (bx * by))
 
+    def run_on(self, lanes, fn, *args):
+        """``fn(*args)`` with only ``lanes`` active: a predicated instruction, or the lanes of an
+        indirect call that chose one target."""
+        save = self.idx, self.ridx, self.mask
+        mask = np.zeros(self.n, bool)
+        mask[lanes] = True
+        self.idx, self.ridx, self.mask = lanes, lanes, mask
+        try:
+            return fn(*args)
+        finally:
+            self.idx, self.ridx, self.mask = save
+
     def stop(self, lane, kind, code, inst, text, address=None):
         """Stop the kernel with a Finding: ``text(block, thread)`` words the message for the student."""
         block, thread = self.where(int(lane))
@@ -524,13 +536,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 if all_t:
                     fn(ex)
                 elif any_t:
-                    save = ex.idx, ex.ridx, ex.mask
-                    sub = ex.idx[pv]
-                    m2 = np.zeros(ex.n, bool)
-                    m2[sub] = True
-                    ex.idx, ex.ridx, ex.mask = sub, sub, m2
-                    fn(ex)
-                    ex.idx, ex.ridx, ex.mask = save
+                    ex.run_on(ex.idx[pv], fn, ex)
                 pc += 1
                 continue
             if kind == K_BRA:
@@ -589,13 +595,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 if all_t:
                     do_call(ex, df, inst, aux)
                 elif any_t:
-                    save = ex.idx, ex.ridx, ex.mask
-                    sub = ex.idx[pv]
-                    m2 = np.zeros(ex.n, bool)
-                    m2[sub] = True
-                    ex.idx, ex.ridx, ex.mask = sub, sub, m2
-                    do_call(ex, df, inst, aux)
-                    ex.idx, ex.ridx, ex.mask = save
+                    ex.run_on(ex.idx[pv], do_call, ex, df, inst, aux)
                 # lanes may have exited inside the callee (exit, trap)
                 pc += 1
                 if ex.exited[ex.idx].any():
@@ -634,7 +634,6 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
     if isinstance(fname, tuple):
         # function pointer / virtual call: each distinct target runs with the lanes that chose it
         targets = ex.fr.regs[fname[1]][ex.idx].astype(np.uint64)
-        save = ex.idx, ex.ridx, ex.mask
         results = {r: None for r in rets}
         for t in np.unique(targets).tolist():
             name = ex.program.func_at.get(int(t))
@@ -643,11 +642,8 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
                     f"A call through a function pointer at line {inst.line} in kernel {ex.kernel_name} jumped to "
                     f"0x{int(t):x}, which is not a device function (thread {th} of block {b}). Is the pointer set?"),
                     int(t))
-            sub = save[0][targets == t]
-            m2 = np.zeros(ex.n, bool)
-            m2[sub] = True
-            ex.idx, ex.ridx, ex.mask = sub, sub, m2
-            do_call(ex, caller, inst, (name, rets, args))
+            sub = ex.idx[targets == t]
+            ex.run_on(sub, do_call, ex, caller, inst, (name, rets, args))
             for r in rets:       # each group's return values land in its own lanes' rows
                 got = ex.fr.params[r]
                 if results[r] is None:
@@ -656,7 +652,6 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
                     results[r][sub] = got[sub]
         for r in rets:
             ex.fr.params[r] = results[r]
-        ex.idx, ex.ridx, ex.mask = save
         return
     if fname in BUILTINS:
         return _builtin(ex, inst, fname, rets, args)
