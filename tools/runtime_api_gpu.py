@@ -1,0 +1,58 @@
+"""Record what the runtime-API test programs print on a real GPU (tests/runtime_api/*.cu).
+
+On a machine with nvcc and an NVIDIA GPU (one device call):
+    python tools/runtime_api_gpu.py --out DIR
+Each program is built with NVIDIA's nvcc and runtime (``-arch=native``) and run with line-buffered
+stdout; DIR/NAME.out gets its stdout, DIR/summary.txt each exit code and stderr. Copy the .out
+files to tests/runtime_api/h100/: tests/test_runtime_api.py compares the emulator's output (with
+the H100 device profile) against them, and its ``gpu`` test re-runs them live.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = ROOT / "tests" / "runtime_api"
+
+
+def run_on_gpu(src: Path, work: Path, timeout: float = 60) -> tuple:
+    """(exit code, stdout, stderr) of ``src`` built with nvcc and run on the GPU."""
+    exe = work / src.stem
+    r = subprocess.run(["nvcc", "-arch=native", "-o", str(exe), str(src)], capture_output=True, text=True)
+    if r.returncode:
+        return None, "", r.stdout + r.stderr
+    stdbuf = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
+    try:
+        p = subprocess.run(stdbuf + [str(exe)], capture_output=True, text=True, timeout=timeout, cwd=work)
+    except subprocess.TimeoutExpired as e:
+        return -9, e.stdout or "", (e.stderr or "") + "timeout"
+    return p.returncode, p.stdout, p.stderr
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    progs = sorted(PROGRAMS.glob("*.cu"))
+    work = Path(tempfile.mkdtemp(prefix="cudalab-rt-"))
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda p: run_on_gpu(p, work), progs))
+    summary = []
+    for p, (code, out, err) in zip(progs, results):
+        (args.out / f"{p.stem}.out").write_text(out)
+        summary.append(f"== {p.name}: exit {code}, {len(out.splitlines())} lines\n{err}")
+    (args.out / "summary.txt").write_text("\n".join(summary) + "\n")
+    print("\n".join(summary))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
