@@ -127,9 +127,18 @@ int main() {
     assert r.stdout == "host function sees 42\ncudaSuccess 1 -1\n"
 
 
-def test_a_runtime_call_cudalab_lacks_is_named():
-    with pytest.raises(CompileError, match="cudalab does not implement cudaGraphCreate yet"):
-        run("int main() { cudaGraph_t g; cudaGraphCreate(&g, 0); }")
+def test_a_runtime_call_cudalab_lacks_links_and_answers_not_supported_naming_the_feature():
+    r = run("""
+int main() {
+    int *d; cudaIpcMemHandle_t h;
+    cudaMalloc(&d, 64);
+    printf("%s\\n", cudaGetErrorName(cudaIpcGetMemHandle(&h, d)));
+    printf("%s\\n", cudaGetErrorName(cudaGetLastError()));
+    printf("%s\\n", cudaGetErrorName(cudaIpcGetMemHandle(&h, d)));
+}""")
+    assert r.stdout.splitlines() == ["cudaErrorNotSupported"] * 3
+    assert r.stderr.count("cudaIpcGetMemHandle is not supported by the emulated GPU") == 1
+    assert "(IPC)" in r.stderr
 
 
 def test_compile_errors_point_at_the_cells_own_lines():

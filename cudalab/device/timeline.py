@@ -11,13 +11,21 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   from **pinned** memory (``cudaMallocHost``) with ``cudaMemcpyAsync`` returns at once.
 * Host-to-device and device-to-host copies run on separate copy engines, so they overlap each
   other and kernels, when the device has two or more copy engines (a single engine serializes them).
+* Streams created with ``cudaStreamNonBlocking`` do not wait for the legacy default stream, nor
+  does it wait for them.
 * ``cudaEventRecord`` marks a point in a stream; ``cudaStreamWaitEvent`` makes another stream wait
   for it; ``cudaDeviceSynchronize`` / ``cudaStreamSynchronize`` block the host.
+* A host function (``cudaLaunchHostFunc``) runs when its stream reaches it, on a driver thread: it
+  holds up its stream, not the host.
 
 Simplifications: kernels run one at a time on the SMs (real GPUs run kernels of different
 streams side by side when neither fills the device); each engine takes work in issue order; a
 kernel launch and an event cost the host nothing; a copy costs a fixed latency plus bytes over
-the host link's bandwidth. Times are microseconds.
+the host link's bandwidth, a device-to-device copy or memset bytes over half the DRAM bandwidth
+(each byte is read and written). Times are microseconds.
+
+This one model serves the Python host API (``cudalab.timeline()``) and whole programs (the times
+their events measure), through the runtime core (``cudalab.runtime.core``).
 """
 from __future__ import annotations
 
@@ -26,8 +34,12 @@ from .profiles import get
 
 COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
-KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "kernel": "#C44E52", "event": "#8172B2",
-                "sync": "#999999", "host": "#CCB974"}
+HOST_COPY_GBS = 10.0          # memcpy between two host buffers
+HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
+TIMING_FALLBACK = "A100"      # kernels and device copies on a bare compute capability are timed as on this GPU
+KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
+                "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
+                "host function": "#DD8452"}
 
 
 class Timeline:
@@ -41,19 +53,33 @@ class Timeline:
         self._engine_end: dict = {}          # engine -> when it is free
         self._events: dict = {}              # event name -> time
         self._default_end = 0.0              # end of the last default-stream work
+        self._non_blocking: set = set()      # streams created with cudaStreamNonBlocking
+        self._priority: dict = {}            # stream -> priority (shown on its rows)
+
+    def stream(self, stream, non_blocking: bool = False, priority: int = 0):
+        """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
+        if non_blocking:
+            self._non_blocking.add(stream)
+        else:
+            self._non_blocking.discard(stream)
+        self._priority[stream] = priority
 
     # ---------------------------------------------------------------- issuing work
     def _engine(self, kind):
-        if kind == "kernel":
+        if kind in ("kernel", "D2D", "memset"):
             return "SMs"
+        if kind == "host function":
+            return "host functions"
         engines = self.profile.copy_engines or 1
         return f"copy engine {'H2D' if kind == 'H2D' else 'D2H'}" if engines >= 2 else "copy engine"
 
     def _ready(self, stream):
         """Earliest start of the next work in ``stream`` (stream order and default-stream rules)."""
         if stream == 0:
-            return max([self.host_time, self._default_end, *self._stream_end.values()])
-        return max(self.host_time, self._stream_end.get(stream, 0.0), self._default_end)
+            return max([self.host_time, self._default_end,
+                        *(t for s, t in self._stream_end.items() if s not in self._non_blocking)])
+        legacy = 0.0 if stream in self._non_blocking else self._default_end
+        return max(self.host_time, self._stream_end.get(stream, 0.0), legacy)
 
     def _add(self, stream, kind, name, duration):
         engine = self._engine(kind)
@@ -64,19 +90,44 @@ class Timeline:
         if stream == 0:
             self._default_end = end
         row = {"stream": stream, "engine": engine, "kind": kind, "name": name, "start": start, "end": end}
+        if self._priority.get(stream):
+            row["priority"] = self._priority[stream]
         self._rows.append(row)
         return row
 
-    def copy(self, nbytes: int, direction: str = "H2D", stream=0, pinned: bool = False, name: str = ""):
-        """cudaMemcpy (pageable) or cudaMemcpyAsync from pinned memory (``pinned=True``)."""
-        if direction not in ("H2D", "D2H"):
-            raise ValueError("direction is 'H2D' (host to device) or 'D2H' (device to host)")
-        gbs = self.profile.host_link_gbs or 12.0
-        rate = gbs * 1e3 * (1.0 if pinned else PAGEABLE_FRACTION)      # bytes per microsecond
-        row = self._add(stream, direction, name or f"{direction} {nbytes:,} B", COPY_LATENCY_US + nbytes / rate)
-        row["bytes"], row["pinned"] = nbytes, pinned
-        if not pinned:                   # the host waits for a pageable copy
-            self.host_time = row["end"]
+    def _device_rate(self):
+        """Bytes per microsecond of a device-side copy: half the DRAM bandwidth (read and write)."""
+        p = self.profile if self.profile.memory_bandwidth_gbs else get(TIMING_FALLBACK)
+        return p.memory_bandwidth_gbs * 1e3 / 2
+
+    def copy(self, nbytes: int, direction: str = "H2D", stream=0, pinned: bool = False, name: str = "",
+             sync: bool = False):
+        """cudaMemcpy (pageable) or cudaMemcpyAsync from pinned memory (``pinned=True``); "D2D" and
+        "H2H" copies too. ``sync``: the host waits for the copy (cudaMemcpy, not ...Async)."""
+        if direction not in ("H2D", "D2H", "D2D", "H2H"):
+            raise ValueError("direction is 'H2D' (host to device), 'D2H' (device to host), 'D2D' or 'H2H'")
+        label = name or f"{direction} {nbytes:,} B"
+        if direction == "H2H":
+            row = self.host(COPY_LATENCY_US + nbytes / (HOST_COPY_GBS * 1e3), label)
+            row["kind"], row["bytes"] = "H2H", nbytes
+            return row
+        if direction == "D2D":
+            row = self._add(stream, "D2D", label, COPY_LATENCY_US + nbytes / self._device_rate())
+        else:
+            gbs = self.profile.host_link_gbs or 12.0
+            rate = gbs * 1e3 * (1.0 if pinned else PAGEABLE_FRACTION)      # bytes per microsecond
+            row = self._add(stream, direction, label, COPY_LATENCY_US + nbytes / rate)
+        row["bytes"], row["pinned"] = nbytes, pinned or direction == "D2D"
+        if sync or not row["pinned"]:        # the host waits for a pageable copy
+            self.host_time = max(self.host_time, row["end"])
+        return row
+
+    def memset(self, nbytes: int, stream=0, name: str = "", sync: bool = False):
+        """cudaMemset(Async): bytes written at half the DRAM bandwidth."""
+        row = self._add(stream, "memset", name or f"memset {nbytes:,} B", COPY_LATENCY_US + nbytes / self._device_rate())
+        row["bytes"] = nbytes
+        if sync:
+            self.host_time = max(self.host_time, row["end"])
         return row
 
     def kernel(self, name: str, duration_us, stream=0):
@@ -84,9 +135,13 @@ class Timeline:
         us = getattr(duration_us, "time_us", duration_us)
         return self._add(stream, "kernel", name, float(us))
 
+    def host_function(self, stream=0, name: str = "host function"):
+        """cudaLaunchHostFunc: runs when the stream reaches it, on a driver thread (not the host's)."""
+        return self._add(stream, "host function", name, HOST_FUNCTION_US)
+
     def record_event(self, name: str, stream=0):
         """cudaEventRecord: the event completes when the stream's earlier work has."""
-        t = self._ready(stream) if stream == 0 else max(self.host_time, self._stream_end.get(stream, 0.0))
+        t = self._ready(stream)
         self._events[name] = t
         row = {"stream": stream, "engine": "events", "kind": "event", "name": name, "start": t, "end": t}
         self._rows.append(row)
@@ -106,9 +161,29 @@ class Timeline:
         self._rows.append(row)
         return row
 
+    def event_time(self, name: str):
+        """When a recorded event happens (us), or None if it was never recorded."""
+        return self._events.get(name)
+
+    def stream_end(self, stream) -> float:
+        """When the work issued to ``stream`` so far ends (us)."""
+        return self._stream_end.get(stream, 0.0)
+
+    def wait_until(self, t: float, name: str = "cudaEventSynchronize"):
+        """The host waits until time ``t`` (an event): cudaEventSynchronize."""
+        row = {"stream": "host", "engine": "host", "kind": "sync", "name": name,
+               "start": self.host_time, "end": max(self.host_time, t)}
+        self.host_time = row["end"]
+        self._rows.append(row)
+        return row
+
     def synchronize(self, stream=None):
-        """cudaDeviceSynchronize (``stream=None``) or cudaStreamSynchronize(stream): the host waits."""
-        done = max(self._stream_end.values(), default=0.0) if stream is None else self._stream_end.get(stream, 0.0)
+        """cudaDeviceSynchronize (``stream=None``) or cudaStreamSynchronize(stream): the host waits.
+        Waiting for the legacy stream (0) waits for every blocking stream too."""
+        if stream is None:
+            done = max(self._stream_end.values(), default=0.0)
+        else:
+            done = self._ready(stream) if stream == 0 else self._stream_end.get(stream, 0.0)
         name = "cudaDeviceSynchronize" if stream is None else f"cudaStreamSynchronize({stream})"
         row = {"stream": "host", "engine": "host", "kind": "sync", "name": name,
                "start": self.host_time, "end": max(self.host_time, done)}
@@ -127,6 +202,21 @@ class Timeline:
 
     def plot(self, by: str = "engine", ax=None):
         return plot_gantt(self.rows(), by=by, ax=ax)
+
+
+def kernel_time(rec, profile):
+    """(microseconds, how it was found, what limits it) for a launch record: measured on a GPU, else
+    ``timing.estimate`` from the emulator's metrics or, without them, its instruction count."""
+    if rec.gpu_time_ms is not None:
+        return rec.gpu_time_ms * 1e3, "measured", None
+    from .timing import estimate
+    p = profile if profile.sms else get(TIMING_FALLBACK)
+    if "smsp__inst_executed.sum" in rec.metrics:
+        est, how = estimate(rec, device=p), "metrics"
+    else:
+        warp_insts = -(-rec.thread_instructions // 32)
+        est, how = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts}), "instructions only"
+    return est.time_us, how, est.limiter
 
 
 def plot_gantt(rows, by: str = "engine", ax=None):

@@ -36,6 +36,8 @@ MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
+# device functions other modules provide: name -> handler(ex, inst, rets, args) (e.g. graphcalls.py)
+DEVICE_FUNCTIONS: dict = {}
 
 
 class Watchdog(Exception):
@@ -147,9 +149,9 @@ class Program:
                     fname = o            # an indirect call: the target is a function address per lane
             if isinstance(fname, tuple):
                 return (K_CALL, None, inst, (fname, rets, args))
-            if fname not in BUILTINS and fname not in self.module.functions:
+            if fname not in BUILTINS and fname not in DEVICE_FUNCTIONS and fname not in self.module.functions:
                 raise Unsupported(f"a call to {fname}")
-            if fname not in BUILTINS and self.module.functions[fname].extern:
+            if fname not in BUILTINS and fname not in DEVICE_FUNCTIONS and self.module.functions[fname].extern:
                 raise Unsupported(f"a call to the external function {fname}")
             return (K_CALL, None, inst, (fname, rets, args))
         return (K_NORMAL, decode(inst, ctx), inst, None)
@@ -241,6 +243,7 @@ class Exec:
         self.observers = list(observers)
         self.stats = stats
         self.deadline = deadline
+        self.wall_deadline = float("inf")   # time.monotonic() limit: a whole program's timeout
         self.checks = set(checks)
         self._special = {}
         self._carry = None
@@ -517,7 +520,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             check_every += 1
             if check_every >= 512:
                 check_every = 0
-                if time.process_time() > ex.deadline:
+                if time.process_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
                     ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask}
                     raise Watchdog()
             g = inst.guard
@@ -655,6 +658,8 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         return
     if fname in BUILTINS:
         return _builtin(ex, inst, fname, rets, args)
+    if fname in DEVICE_FUNCTIONS:
+        return DEVICE_FUNCTIONS[fname](ex, inst, rets, args)
     callee = ex.program.function(fname)
     if ex.depth >= MAX_CALL_DEPTH:
         ex.stop(ex.idx[0], "stack", "cudaErrorLaunchOutOfResources", inst, lambda b, t: (
@@ -846,8 +851,12 @@ def stack_size(program: Program, df: DecodedFunction):
 
 
 def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
-           observers=(), timeout: float = 10.0, kernel_name: str = "", checks=()) -> LaunchStats:
-    """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout."""
+           observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(),
+           wall_deadline: float = float("inf")) -> LaunchStats:
+    """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout.
+
+    ``timeout`` is the watchdog in CPU seconds; ``wall_deadline`` a time.monotonic() instant (a
+    whole program's time limit) past which the launch is stopped the same way."""
     df = program.function(mangled)
     kernel_name = kernel_name or mangled
     layout, static, total_shared = shared_layout(program, df, dynamic_shared)
@@ -882,7 +891,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     with np.errstate(all="ignore"):
         try:
             _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace)
+                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace,
+                         wall_deadline)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
             raise
@@ -902,9 +912,10 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
 
 
 def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0):
+                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0,
+                 wall_deadline=float("inf")):
     for first in range(0, nblocks_total, bpb):
-        if time.process_time() > deadline and first:
+        if (time.process_time() > deadline or time.monotonic() > wall_deadline) and first:
             msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
                    f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
                    "cudalab.set_watchdog(seconds).")
@@ -917,6 +928,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
                   deadline, kernel_name, checks)
         ex.fr = Frame(df, ex.n, 0)
         ex.grid_workspace = workspace
+        ex.wall_deadline = wall_deadline
         stats.batches += 1
         try:
             run_function(ex, df, ex.valid.copy(), is_kernel=True)

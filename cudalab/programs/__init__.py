@@ -90,12 +90,14 @@ def run_program_source(source: str, args=(), device: str = "emu", filename: str 
         child.close()
         stopped = ""
         try:
-            server.serve(parent, None if timeout is None else time.monotonic() + timeout)
+            server.serve(parent, None if timeout is None else time.monotonic() + timeout, timeout)
             proc.wait(timeout=None if timeout is None else 10)
         except (socket.timeout, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
-            stopped = f"cudalab: the program ran longer than {timeout:g} s and was stopped.\n"
+            stopped = (f"cudalab: the program ran longer than {timeout:g} s and was stopped. Give it more time "
+                       "with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
+                       "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
         stderr += stopped + _crash_note(code)

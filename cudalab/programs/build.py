@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
-from . import errors
+from . import errors, shimgen
 
 ARCH = "sm_80"
 SHIM_DIR = Path(__file__).parent / "shim"
@@ -66,15 +66,16 @@ def _digest(*parts) -> str:
 @lru_cache(maxsize=1)
 def shim_library() -> Path:
     """Build (once) and return the static library ``libcudart_cudalab.a``."""
-    src = (SHIM_DIR / "cudart.c").read_bytes()
-    table = errors.c_table()
-    out = cache_dir() / f"shim-{_digest(src, table, cuda_home())}"
+    src = b"".join(f.read_bytes() for f in sorted(SHIM_DIR.glob("*.c")))
+    generated = shimgen.shim_sources(cuda_home() / "include")   # errors.inc, fallbacks.inc
+    out = cache_dir() / f"shim-{_digest(src, *generated.values(), cuda_home())}"
     lib = out / "libcudart_cudalab.a"
     if lib.exists():
         return lib
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
-    (tmp / "errors.inc").write_text(table)
+    for name, text in generated.items():
+        (tmp / name).write_text(text)
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise CompileError("no C compiler found: cudalab builds its CUDA runtime with the system's cc/gcc "

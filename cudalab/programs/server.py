@@ -1,10 +1,12 @@
 """The emulator's side of a running program: answers the shim's runtime-API requests.
 
-One request per API call (``op arg arg ...`` plus bytes), one reply (``code number ...`` plus
-bytes). Device memory is a memfd both processes map: here it backs the emulator's
-``DeviceMemory`` arena, in the program it is mapped at the same device addresses
-(``GLOBAL_BASE``), so copies never cross the socket. Launches run on the emulator at once; the
-times a program measures with events come from ``timeline.Timeline``.
+A thin adapter over the runtime core (``cudalab.runtime.core.Context``), which implements what
+each call means. One request per API call (``op arg arg ...`` plus bytes), one reply (``code
+number ...`` plus bytes). Device memory is a memfd both processes map: here it backs the
+emulator's ``DeviceMemory`` arena, in the program it is mapped at the same device addresses
+(``GLOBAL_BASE``), so copies never cross the socket: the shim moves the bytes, the core checks
+them and puts them on the timeline. Launches run on the emulator at once; graph launches run
+their kernels here and hand their memcpy, memset and host nodes back to the shim one at a time.
 """
 from __future__ import annotations
 
@@ -14,50 +16,24 @@ import socket
 import struct
 import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..emulator.engine import Program, launch, shared_layout, stack_size
+from ..emulator import graphcalls  # noqa: F401 - cudaGraphSetConditional in kernels
+from ..emulator.engine import Program
 from ..emulator.memory import GLOBAL_BASE, DeviceMemory
-from ..errors import CudaError, KernelError
+from ..errors import CudaError
 from ..ptx import parse
-from ..runtime import device as devices
-from ..runtime.launch import DEFAULT_LIMITS, check_config
-from ..runtime.record import LaunchRecord
-from .errors import CODE, STICKY, code_of
-from .props import PROFILE, props_text
-from .timeline import Timeline, Stream
+from ..runtime.core import Context, Function
+from ..runtime.core.errors import code_of
+from ..runtime.core.graphs import TYPES
 
 ARENA_SIZE = 4 << 30
-H2H, H2D, D2H, D2D, DEFAULT = range(5)
-LEGACY, PER_THREAD = 1, 2          # cudaStreamLegacy / cudaStreamPerThread handles
-FIRST_HANDLE = 16
-EVENT_DISABLE_TIMING = 2
-SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func"}
-
-
-class Reply(Exception):
-    """A request answered with an error code (and a message for the student's stderr)."""
-
-    def __init__(self, name: str, message: str = ""):
-        super().__init__(message)
-        self.code, self.message = code_of(name), message
-
-
-@dataclass
-class Event:
-    flags: int = 0
-    time: float | None = None
-
-
-@dataclass
-class Kernel:
-    mangled: str
-    name: str                       # the C++ name students wrote (demangled)
-    params: list                    # [(size, align)]
-    registers: int = 32
-    max_dynamic_shared: int = 48 * 1024
+SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
+UNSTICKY = {"func", "var", "params", "props", "device_reset", "attr"}
+STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
+NODE_KINDS = {v: k for k, v in TYPES.items()}
 
 
 @dataclass
@@ -94,34 +70,37 @@ class Server:
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)
         self._map = mmap.mmap(self.fd, ARENA_SIZE)
-        self.memory = DeviceMemory(limit=ARENA_SIZE, initial=16)
-        self.memory.data = np.frombuffer(self._map, np.uint8)
-        self.memory._views.clear()
+        memory = DeviceMemory(limit=ARENA_SIZE, initial=16)
+        memory.data = np.frombuffer(self._map, np.uint8)
+        memory._views.clear()
+        from ..device import current
+        self.ctx = Context(memory, profile=current())
         # __managed__ variables: every global lives in the arena the program maps, so they are
         # plain globals here (the PTX parser does not know the .managed attribute)
         self.module = parse(ptx.replace(".attribute(.managed) ", ""))
-        self.program = Program(self.module, self.memory, sm_count=PROFILE["multiProcessorCount"])
+        self.program = Program(self.module, memory, sm_count=self.ctx.props["multiProcessorCount"])
         entries = [f.name for f in self.module.entries]
         readable = demangle(entries)
-        self.kernels = {m: Kernel(m, readable[m], [(p.size, p.align) for p in self.module.functions[m].params],
-                                  (registers or {}).get(m, 32)) for m in entries}
-        self.kinds: dict = {}            # allocation address -> "device" | "managed" | "host"
-        self.registered: dict = {}       # host ranges registered with cudaHostRegister: start -> size
-        self.timeline = Timeline()
-        self.events: dict = {}
-        self.next_handle = FIRST_HANDLE
-        self.sticky = 0                  # the context is broken: every call returns this error
-        self.fault = 0                   # a kernel fault the program has not synchronized with yet
-        self.session = Session()
+        self.functions = {m: Function(self.program, m, readable[m],
+                                      [(p.size, p.align) for p in self.module.functions[m].params],
+                                      (registers or {}).get(m, 32)) for m in entries}
+        self.session = Session(self.ctx.launches)
         self.profile_source = profile_source     # set: every launch is profiled (cudalab run --profile)
+        self.ctx.observers = self._observers
+        self.ctx.after_launch = self._after_launch
+        self.running = None                      # the graph launch in progress (a generator)
+        self.printed: list = []                  # device printf text not yet sent to the program
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
         return {"CUDALAB_ARENA_FD": str(self.fd), "CUDALAB_ARENA_BASE": hex(GLOBAL_BASE),
                 "CUDALAB_ARENA_SIZE": str(ARENA_SIZE)}
 
-    def serve(self, sock: socket.socket, deadline: float | None = None):
-        """Answer requests until the program closes its end (it exited)."""
+    def serve(self, sock: socket.socket, deadline: float | None = None, time_limit: float | None = None):
+        """Answer requests until the program closes its end (it exited). ``deadline``
+        (time.monotonic()) also stops a kernel that is running when it passes."""
+        self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
+        ctx = self.ctx
         while True:
             if deadline is not None:
                 sock.settimeout(max(deadline - time.monotonic(), 0.01))
@@ -133,17 +112,22 @@ class Server:
                 return
             text, _, blob = msg.partition(b"\0")
             op, *args = text.decode().split()
-            if self.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
-                self.sticky, self.fault = self.fault, 0   # a kernel's fault shows at a synchronization
-            sticky = self.sticky
+            if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
+                ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
+            sticky = ctx.sticky
+            handler = getattr(self, "op_" + op, None)
             try:
-                code, numbers, data = 0, getattr(self, "op_" + op)(*args, blob=blob) or (), b""
+                if handler is None:
+                    raise CudaError(f"the runtime call behind request {op!r} is not known to this emulator "
+                                    "(a shim and server of different versions?).", "cudaErrorNotSupported")
+                code, numbers, data = 0, handler(*args, blob=blob) or (), b""
                 if isinstance(numbers, tuple) and len(numbers) == 2 and isinstance(numbers[1], bytes):
                     numbers, data = numbers
-            except Reply as r:
-                code, numbers, data = r.code, (), (b"\0" + r.message.encode() if r.message else b"")
-            if sticky and self.sticky and op not in ("func", "var", "params", "props", "device_reset"):
-                code = code or self.sticky
+            except CudaError as e:
+                code, numbers = code_of(e.code), getattr(e, "numbers", ())
+                data = b"\0" + f"cudalab: {e.args[0]}".encode() if e.args and e.args[0] else b""
+            if sticky and ctx.sticky and op not in UNSTICKY:
+                code = code or code_of(ctx.sticky)
             out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
             sock.sendall(struct.pack("<I", len(out)) + out)
 
@@ -151,317 +135,475 @@ class Server:
         """Close the memfd; the mapping goes when the last numpy view of it does."""
         os.close(self.fd)
 
-    # ------------------------------------------------------------------ helpers
-    def stream(self, handle: str) -> int:
-        h = _int(handle)
-        if h in (0, LEGACY, PER_THREAD):
-            return 0
-        if h not in self.timeline.streams:
-            raise Reply("cudaErrorInvalidResourceHandle",
-                        f"cudalab: 0x{h:x} is not a stream this program created (or it was destroyed).")
-        return h
+    def _observers(self, program):
+        from ..analysis.sanitizer import observers_for        # cudalab.check(...) / cudalab run --check
+        observers = list(observers_for(program))
+        if self.profile_source is not None:
+            from ..analysis.metrics import MetricsObserver
+            observers.insert(0, MetricsObserver(source=self.profile_source))
+        return observers
 
-    def event(self, handle: str) -> Event:
-        ev = self.events.get(_int(handle))
-        if ev is None:
-            raise Reply("cudaErrorInvalidResourceHandle",
-                        f"cudalab: {handle} is not an event this program created (or it was destroyed).")
-        return ev
+    def _after_launch(self, rec, observers):
+        if self.profile_source is not None:
+            from ..analysis.report import fill_profile
+            fill_profile(rec, observers[0], self.profile_source)
 
-    def handle(self) -> int:
-        self.next_handle += 1
-        return self.next_handle
+    def function(self, name: str, missing: str = "cudaErrorInvalidResourceHandle") -> Function:
+        fn = self.functions.get(name)
+        if fn is None:
+            raise CudaError(f"{name} is not a kernel of this program.", missing)
+        return fn
 
-    def in_arena(self, addr: int, n: int = 1) -> bool:
-        return GLOBAL_BASE <= addr and addr + n <= GLOBAL_BASE + ARENA_SIZE
+    def _flush(self) -> bytes:
+        text = "".join(self.printed).encode()
+        self.printed.clear()
+        return text
 
-    def check_device(self, addr: int, n: int, what: str):
-        """A copy's device side must lie inside one live allocation (else CUDA says invalid argument)."""
-        a = self.memory.find(addr)
-        if a is None or a.freed or addr + n > a.address + max(a.size, 1) or addr < a.address:
-            raise Reply("cudaErrorInvalidValue",
-                        f"cudalab: {what}: {n:,} bytes at 0x{addr:x} do not fit in device memory "
-                        f"(the address is {self.memory.describe(addr, n)}).")
-
-    def pinned(self, addr: int) -> bool:
-        return self.in_arena(addr) or any(s <= addr < s + n for s, n in self.registered.items())
+    def _ran(self, rec):
+        """A kernel ran: its printf text waits for the program; a deferred fault's message goes along."""
+        if rec is None:
+            return ()
+        self.printed.extend(rec.printed)
+        text = self._flush()
+        if rec.error:
+            return (), text + b"\0" + f"cudalab: {rec.error}".encode()
+        return (), text
 
     # ------------------------------------------------------------------ registration
     def op_func(self, host, name, blob=b""):
-        if name not in self.kernels:
-            raise Reply("cudaErrorInvalidDeviceFunction")
+        if name not in self.functions:
+            raise CudaError(f"no kernel {name} in the program's PTX.", "cudaErrorInvalidDeviceFunction")
 
     def op_params(self, name, blob=b""):
-        k = self.kernels.get(name)
-        if k is None:
-            raise Reply("cudaErrorInvalidDeviceFunction", f"cudalab: no kernel {name} in the program's PTX.")
-        return (len(k.params), *(x for p in k.params for x in p))
+        fn = self.function(name, "cudaErrorInvalidDeviceFunction")
+        return (len(fn.params), *(x for p in fn.params for x in p))
 
     def op_var(self, host, name, size, managed, blob=b""):
         addr = self.program.globals.get(name)
         if addr is None:
-            raise Reply("cudaErrorInvalidSymbol")
+            raise CudaError(f"no __device__ variable {name} in the program's PTX.", "cudaErrorInvalidSymbol")
         if managed == "1":
-            self.kinds[addr] = "managed"
+            self.ctx.memory.adopt(addr, "managed")
         return (addr,)
 
     def op_props(self, blob=b""):
-        return (), props_text(ARENA_SIZE).encode()
+        lines = [f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in self.ctx.props.items()]
+        return (), "\n".join(lines).encode()
+
+    def op_attr(self, attr, device, blob=b""):
+        return (self.ctx.attribute(int(attr), int(device)) & 0xFFFFFFFF,)
 
     def op_last_error(self, blob=b""):
         return ()
 
     # ------------------------------------------------------------------ memory
     def op_malloc(self, size, kind, blob=b""):
-        try:
-            addr = self.memory.alloc(int(size), label={"device": "cudaMalloc", "managed": "cudaMallocManaged",
-                                                       "host": "cudaMallocHost"}[kind])
-        except CudaError as e:
-            raise Reply("cudaErrorMemoryAllocation", f"cudalab: {e.args[0]}") from None
-        self.kinds[addr] = kind
-        return (addr,)
+        return (self.ctx.malloc(int(size), kind),)
 
     def op_free(self, ptr, kind, blob=b""):
-        addr = _int(ptr)
-        have = self.kinds.get(addr)
-        if have is None or (kind == "host") != (have == "host") or self.memory.allocs[addr].freed:
-            call = "cudaFreeHost" if kind == "host" else "cudaFree"
-            raise Reply("cudaErrorInvalidValue",
-                        f"cudalab: {call}(0x{addr:x}): not the start of a live "
-                        f"{'cudaMallocHost' if kind == 'host' else 'cudaMalloc'} allocation.")
-        self.memory.free(addr)
-        del self.kinds[addr]
+        self.ctx.free(_int(ptr), host=kind == "host")
 
     def op_register(self, ptr, size, flags, blob=b""):
-        addr = _int(ptr)
-        if addr in self.registered:
-            raise Reply("cudaErrorHostMemoryAlreadyRegistered")
-        self.registered[addr] = int(size)
+        self.ctx.memory.register(_int(ptr), int(size))
 
     def op_unregister(self, ptr, blob=b""):
-        if self.registered.pop(_int(ptr), None) is None:
-            raise Reply("cudaErrorHostMemoryNotRegistered")
+        self.ctx.memory.unregister(_int(ptr))
 
     def op_meminfo(self, blob=b""):
-        used = sum(a.size for a in self.memory.allocs.values() if not a.freed)
-        return (ARENA_SIZE - used, ARENA_SIZE)
+        return self.ctx.memory.info()
 
     def op_pointer(self, ptr, blob=b""):
-        addr = _int(ptr)
-        if not self.in_arena(addr):
-            return (0,)
-        a = self.memory.find(addr)
-        kind = self.kinds.get(a.address, "device") if a is not None else "device"
-        return ({"host": 1, "device": 2, "managed": 3}[kind],)
-
-    def _direction(self, dst, src, kind):
-        src_dev, dst_dev = self.in_arena(src), self.in_arena(dst)
-        if kind == DEFAULT:
-            return {(False, False): "h2h", (False, True): "h2d", (True, False): "d2h", (True, True): "d2d"}[
-                (src_dev, dst_dev)]
-        if kind not in (H2H, H2D, D2H, D2D):
-            raise Reply("cudaErrorInvalidMemcpyDirection")
-        want = ("h2h", "h2d", "d2h", "d2d")[kind]
-        if (want[0] == "d" and not src_dev) or (want[2] == "d" and not dst_dev):
-            side = "source" if want[0] == "d" and not src_dev else "destination"
-            raise Reply("cudaErrorInvalidValue",
-                        f"cudalab: cudaMemcpy{('HostToHost', 'HostToDevice', 'DeviceToHost', 'DeviceToDevice')[kind]}"
-                        f": the {side} is not device memory. Check the order (dst, src, bytes, kind) and the kind.")
-        return want
+        return (self.ctx.memory.pointer_type(_int(ptr)),)
 
     def op_copy(self, dst, src, n, kind, stream, sync, blob=b""):
-        dst, src, n = _int(dst), _int(src), int(n)
-        sid = self.stream(stream)
-        direction = self._direction(dst, src, int(kind))
-        for addr, what in ((src, "source"), (dst, "destination")):
-            if self.in_arena(addr):
-                self.check_device(addr, n, f"cudaMemcpy {what}")
-        host = dst if direction == "d2h" else src
-        self.timeline.copy(sid, n, direction, self.pinned(host), sync == "1")
+        return (int(self.ctx.copy(_int(dst), _int(src), int(n), int(kind), _int(stream), sync == "1")),)
 
     def op_copy2d(self, dst, dpitch, src, spitch, width, height, kind, stream, sync, blob=b""):
         dst, src, dpitch, spitch, width, height = (_int(x) for x in (dst, src, dpitch, spitch, width, height))
-        sid = self.stream(stream)
-        direction = self._direction(dst, src, int(kind))
-        for addr, pitch, what in ((src, spitch, "source"), (dst, dpitch, "destination")):
-            if self.in_arena(addr):
-                self.check_device(addr, pitch * (height - 1) + width, f"cudaMemcpy2D {what}")
-        host = dst if direction == "d2h" else src
-        self.timeline.copy(sid, width * height, direction, self.pinned(host), sync == "1")
+        captured = self.ctx.copy(dst, src, width, int(kind), _int(stream), sync == "1", rows=height, dpitch=dpitch,
+                                 spitch=spitch, call="cudaMemcpy2D")
+        return (int(captured),)
 
-    def op_memset(self, dst, n, stream, sync, blob=b""):
-        dst, n = _int(dst), int(n)
-        self.check_device(dst, n, "cudaMemset")
-        self.timeline.copy(self.stream(stream), n, "d2d", True, sync == "1")
+    def op_memset(self, dst, value, n, rows, pitch, stream, sync, blob=b""):
+        return (int(self.ctx.memset(_int(dst), int(n), _int(stream), sync == "1", rows=int(rows), pitch=int(pitch),
+                                    value=int(value))),)
 
     # ------------------------------------------------------------------ launches
-    def op_launch(self, name, gx, gy, gz, bx, by, bz, shmem, stream, blob=b"", cooperative=False):
-        k = self.kernels.get(name)
-        if k is None:
-            raise Reply("cudaErrorInvalidDeviceFunction")
-        sid = self.stream(stream)
-        grid, block = (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz))
-        df = self.program.function(name)
-        _, static, _ = shared_layout(self.program, df, 0)
-        try:
-            limits = DEFAULT_LIMITS
-            if k.max_dynamic_shared > limits.shared_per_block:     # opted in with cudaFuncSetAttribute
-                limits = replace(limits, shared_per_block=min(limits.shared_per_block_optin,
-                                                              static + k.max_dynamic_shared))
-            check_config(k.name, grid, block, int(shmem), static, limits)
-        except CudaError as e:
-            # CUDA 13 answers every bad launch shape with cudaErrorInvalidValue (seen on an H100,
-            # examples/launch_errors.cu), where older runtimes said cudaErrorInvalidConfiguration
-            code = "cudaErrorInvalidValue" if e.code == "cudaErrorInvalidConfiguration" else e.code
-            raise Reply(code, f"cudalab: {e.args[0]}") from None
-        if cooperative and grid[0] * grid[1] * grid[2] > self.max_blocks(k, block, int(shmem)) * PROFILE[
-                "multiProcessorCount"]:
-            raise Reply("cudaErrorCooperativeLaunchTooLarge",
-                        f"cudalab: {k.name}: a cooperative launch needs every block resident at once; "
-                        f"{grid} blocks are more than the device holds.")
-        rec = LaunchRecord(k.name, grid, block, int(shmem), "emu")
-        t0 = time.perf_counter()
-        observers = []
-        if self.profile_source is not None:
-            from ..analysis.metrics import MetricsObserver
-            observers = [MetricsObserver(source=self.profile_source)]
-        from ..analysis.sanitizer import observers_for        # cudalab.check(...) / cudalab run --check
-        checks = observers_for(self.program)
-        try:
-            stats = launch(self.program, name, grid, block, int(shmem), bytes(blob),
-                           timeout=devices.WATCHDOG_SECONDS, kernel_name=k.name,
-                           observers=observers + list(checks))
-        except KernelError as e:
-            rec.findings.extend(e.findings)
-            rec.wall_time = time.perf_counter() - t0
-            self.session.launches.append(rec)
-            # like the GPU, the launch itself succeeds; the error shows at the next synchronization
-            self.fault = code_of(e.code) if e.code in STICKY else 0
-            if not self.fault:
-                raise Reply(e.code, f"cudalab: {e.args[0]}") from None
-            return (), b"\0" + f"cudalab: {e.args[0]}".encode()
-        except CudaError as e:
-            raise Reply(e.code if e.code in CODE else "cudaErrorNotSupported", f"cudalab: {e.args[0]}") from None
-        rec.wall_time = time.perf_counter() - t0
-        rec.instructions, rec.thread_instructions = stats.instructions, stats.thread_instructions
-        rec.printed = stats.printed
-        if observers:
-            from ..analysis.report import fill_profile
-            fill_profile(rec, observers[0], self.profile_source)
-        self.session.launches.append(rec)
-        self.timeline.kernel(sid, stats.warp_instructions or stats.instructions)
-        return (), "".join(stats.printed).encode()
+    def op_launch(self, name, gx, gy, gz, bx, by, bz, shmem, stream, *options, blob=b""):
+        fn = self.function(name, "cudaErrorInvalidDeviceFunction")
+        opts = dict(o.split("=", 1) for o in options)
+        cluster = tuple(int(x) for x in opts["cluster"].split(",")) if "cluster" in opts else None
+        shown = {k: v for k, v in opts.items() if k not in ("cooperative", "cluster")}
+        rec = self.ctx.launch(fn, (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz)), int(shmem), blob,
+                              _int(stream), cooperative=opts.get("cooperative") == "1", cluster=cluster,
+                              attributes=shown)
+        return self._ran(rec)
 
-    def op_launch_cooperative(self, *args, blob=b""):
-        return self.op_launch(*args, blob=blob, cooperative=True)
-
-    def op_host_func(self, stream, blob=b""):
-        sid = self.stream(stream)
-        self.timeline.wait_stream(sid)
+    def op_host_func(self, stream, fn, data, blob=b""):
+        return (int(self.ctx.host_function(self.ctx.stream(_int(stream)), _int(fn), _int(data))),)
 
     # ------------------------------------------------------------------ streams and events
     def op_stream_create(self, flags, priority, blob=b""):
-        h = self.handle()
-        self.timeline.streams[h] = Stream(int(flags), max(-5, min(0, int(priority))))
-        return (h,)
+        return (self.ctx.stream_create(int(flags), int(priority)).handle,)
 
     def op_stream_destroy(self, stream, blob=b""):
-        sid = self.stream(stream)
-        if sid:
-            del self.timeline.streams[sid]
+        self.ctx.stream_destroy(self.ctx.stream(_int(stream)))
 
     def op_stream_sync(self, stream, blob=b""):
-        self.timeline.wait_stream(self.stream(stream))
+        self.ctx.stream_synchronize(self.ctx.stream(_int(stream)))
 
     def op_stream_query(self, stream, blob=b""):
-        self.stream(stream)              # everything issued has already run
+        if not self.ctx.stream_query(self.ctx.stream(_int(stream))):
+            raise CudaError("", "cudaErrorNotReady")
 
     def op_stream_info(self, stream, blob=b""):
-        s = self.timeline.streams[self.stream(stream)]
-        return (s.flags, s.priority & 0xFFFFFFFF if s.priority >= 0 else s.priority)
+        s = self.ctx.stream(_int(stream))
+        return (s.flags, s.priority & 0xFFFFFFFF, s.handle)
 
-    def op_stream_wait(self, stream, event, blob=b""):
-        sid, ev = self.stream(stream), self.event(event)
-        if ev.time is not None:
-            s = self.timeline.streams[sid]
-            s.ready = max(s.ready, ev.time)
+    def op_stream_wait(self, stream, event, flags, blob=b""):
+        self.ctx.stream_wait_event(self.ctx.stream(_int(stream)), self.ctx.event(_int(event)), int(flags))
+
+    def op_stream_attr_set(self, stream, attr, *value, blob=b""):
+        s, attr = self.ctx.stream(_int(stream)), int(attr)
+        if attr == 1:
+            v = (_int(value[0]), int(value[1]), float(value[2]), int(value[3]), int(value[4]))
+        else:
+            v = int(value[0])
+        self.ctx.stream_set_attribute(s, attr, v)
+
+    def op_stream_attr_get(self, stream, attr, blob=b""):
+        v = self.ctx.stream_get_attribute(self.ctx.stream(_int(stream)), int(attr))
+        if int(attr) == 1:
+            base, nbytes, ratio, hit, miss = v
+            return (base, nbytes, round(ratio * 1e6), hit, miss)
+        return (v & 0xFFFFFFFF,)
 
     def op_event_create(self, flags, blob=b""):
-        h = self.handle()
-        self.events[h] = Event(int(flags))
-        return (h,)
+        return (self.ctx.event_create(int(flags)).handle,)
 
     def op_event_destroy(self, event, blob=b""):
-        self.event(event)
-        del self.events[_int(event)]
+        self.ctx.event_destroy(self.ctx.event(_int(event)))
 
     def op_event_record(self, event, stream, blob=b""):
-        ev, sid = self.event(event), self.stream(stream)
-        ev.time = self.timeline.run(sid, None, 0)
+        self.ctx.event_record(self.ctx.event(_int(event)), self.ctx.stream(_int(stream)))
 
     def op_event_sync(self, event, blob=b""):
-        ev = self.event(event)
-        if ev.time is not None:
-            self.timeline.host = max(self.timeline.host, ev.time)
+        self.ctx.event_synchronize(self.ctx.event(_int(event)))
 
     def op_event_query(self, event, blob=b""):
-        self.event(event)
+        if not self.ctx.event_query(self.ctx.event(_int(event))):
+            raise CudaError("", "cudaErrorNotReady")
 
     def op_elapsed(self, start, end, blob=b""):
-        a, b = self.event(start), self.event(end)
-        if (a.flags | b.flags) & EVENT_DISABLE_TIMING or a.time is None or b.time is None:
-            raise Reply("cudaErrorInvalidResourceHandle",
-                        "cudalab: cudaEventElapsedTime needs two recorded events created with timing "
-                        "(not cudaEventDisableTiming).")
-        return (max(0, round(b.time - a.time)),)
+        ms = self.ctx.elapsed_time(self.ctx.event(_int(start)), self.ctx.event(_int(end)))
+        return (max(0, round(ms * 1e6)),)          # nanoseconds: the shim divides
 
     # ------------------------------------------------------------------ device
     def op_device_sync(self, blob=b""):
-        self.timeline.wait_all()
+        self.ctx.device_synchronize()
 
     def op_device_reset(self, blob=b""):
-        for addr, kind in list(self.kinds.items()):
-            if kind in ("device", "host") or (kind == "managed" and addr not in self.program.globals.values()):
-                self.memory.free(addr)
-                del self.kinds[addr]
-        self.timeline = Timeline()
-        self.events.clear()
-        self.sticky = self.fault = 0
+        keep = {a for a, k in self.ctx.memory.kinds.items() if k == "managed" and a in self.program.globals.values()}
+        self.ctx.device_reset(keep)
 
-    def max_blocks(self, k: Kernel, block, dynamic: int) -> int:
-        """Resident blocks per SM (the occupancy calculator's rules for compute capability 8.0)."""
-        threads = block[0] * block[1] * block[2] if isinstance(block, tuple) else int(block)
-        if threads <= 0:
-            return 0
-        p = PROFILE
-        warps = -(-threads // 32)
-        by_threads = p["maxThreadsPerMultiProcessor"] // (warps * 32)
-        regs_per_warp = -(-k.registers * 32 // 256) * 256
-        by_regs = (p["regsPerMultiprocessor"] // regs_per_warp) // warps if regs_per_warp else 10**9
-        _, static, _ = shared_layout(self.program, self.program.function(k.mangled), 0)
-        smem = static + dynamic
-        by_smem = p["sharedMemPerMultiprocessor"] // (smem + p["reservedSharedMemPerBlock"]) if smem else 10**9
-        return max(0, min(p["maxBlocksPerMultiProcessor"], by_threads, by_regs, by_smem))
+    def op_limit_get(self, limit, blob=b""):
+        return (self.ctx.get_limit(int(limit)),)
+
+    def op_limit_set(self, limit, value, blob=b""):
+        self.ctx.set_limit(int(limit), int(value))
+
+    def op_cache_get(self, blob=b""):
+        return (self.ctx.cache_config,)
+
+    def op_cache_set(self, config, blob=b""):
+        self.ctx.set_cache_config(int(config))
 
     def op_occupancy(self, name, block_size, dynamic, blob=b""):
-        return (self.max_blocks(self.kernels[name], int(block_size), int(dynamic)),)
+        return (self.ctx.occupancy(self.function(name), int(block_size), int(dynamic)),)
+
+    def op_avail_smem(self, name, blocks, block_size, blob=b""):
+        return (self.ctx.available_dynamic_shared(self.function(name), int(blocks), int(block_size)),)
 
     def op_func_attrs(self, name, blob=b""):
-        k = self.kernels[name]
-        df = self.program.function(name)
-        _, static, _ = shared_layout(self.program, df, 0)
-        return (static, 0, stack_size(self.program, df), PROFILE["maxThreadsPerBlock"], k.registers, 80, 80,
-                k.max_dynamic_shared)
+        a = self.ctx.func_attributes(self.function(name))
+        return (a["sharedSizeBytes"], a["constSizeBytes"], a["localSizeBytes"], a["maxThreadsPerBlock"],
+                a["numRegs"], a["ptxVersion"], a["binaryVersion"], a["maxDynamicSharedSizeBytes"],
+                a["preferredShmemCarveout"] & 0xFFFFFFFF)
 
     def op_func_set(self, name, attr, value, blob=b""):
-        k = self.kernels[name]
-        if int(attr) == 8:   # cudaFuncAttributeMaxDynamicSharedMemorySize
-            _, static, _ = shared_layout(self.program, self.program.function(name), 0)
-            if not 0 <= int(value) <= PROFILE["sharedMemPerBlockOptin"] - static:
-                raise Reply("cudaErrorInvalidValue",
-                            f"cudalab: {k.name} may use at most {PROFILE['sharedMemPerBlockOptin'] - static:,} bytes "
-                            f"of dynamic shared memory on this device; {int(value):,} were asked for.")
-            k.max_dynamic_shared = int(value)
+        self.ctx.func_set_attribute(self.function(name), int(attr), int(value))
+
+    # ------------------------------------------------------------------ memory pools
+    def op_pool_default(self, device, blob=b""):
+        self.ctx.check_device(int(device))
+        return (self.ctx.default_pool.handle,)
+
+    def op_pool_get(self, device, blob=b""):
+        self.ctx.check_device(int(device))
+        return (self.ctx.current_pool.handle,)
+
+    def op_pool_set(self, device, pool, blob=b""):
+        self.ctx.check_device(int(device))
+        self.ctx.current_pool = self.ctx.mem_pool(_int(pool))
+
+    def op_pool_create(self, alloc_type, location_type, location_id, handle_types, blob=b""):
+        return (self.ctx.pool_create(int(alloc_type), int(location_type), int(location_id), int(handle_types)).handle,)
+
+    def op_pool_destroy(self, pool, blob=b""):
+        self.ctx.pool_destroy(self.ctx.mem_pool(_int(pool)))
+
+    def op_pool_attr_get(self, pool, attr, blob=b""):
+        return (self.ctx.mem_pool(_int(pool)).get(int(attr)),)
+
+    def op_pool_attr_set(self, pool, attr, value, blob=b""):
+        self.ctx.mem_pool(_int(pool)).set(int(attr), int(value))
+
+    def op_pool_trim(self, pool, keep, blob=b""):
+        self.ctx.mem_pool(_int(pool)).trim(self.ctx.memory, int(keep))
+
+    def op_pool_access_set(self, pool, location_id, flags, blob=b""):
+        p = self.ctx.mem_pool(_int(pool))
+        self.ctx.check_device(int(location_id), "peer access to a pool")
+        p.access = int(flags)
+
+    def op_pool_access_get(self, pool, location_id, blob=b""):
+        p = self.ctx.mem_pool(_int(pool))
+        self.ctx.check_device(int(location_id))
+        return (p.access,)
+
+    def op_malloc_async(self, size, stream, pool, blob=b""):
+        p = self.ctx.mem_pool(_int(pool)) if _int(pool) else None
+        return (self.ctx.malloc_async(int(size), _int(stream), p),)
+
+    def op_free_async(self, ptr, stream, blob=b""):
+        self.ctx.free_async(_int(ptr), _int(stream))
+
+    def op_graph_mem_attr(self, attr, blob=b""):
+        return (self.ctx.graph_memory.get(int(attr)),)
+
+    def op_graph_mem_trim(self, blob=b""):
+        self.ctx.graph_memory.trim()
+
+    # ------------------------------------------------------------------ stream capture
+    def op_capture_begin(self, stream, mode, graph, *deps, blob=b""):
+        g = self.ctx.graph(_int(graph)) if _int(graph) else None
+        self.ctx.begin_capture(self.ctx.stream(_int(stream)), int(mode), g, [self.ctx.node(_int(d)) for d in deps])
+
+    def op_capture_end(self, stream, blob=b""):
+        return (self.ctx.end_capture(self.ctx.stream(_int(stream))).handle,)
+
+    def op_capture_info(self, stream, blob=b""):
+        c = self.ctx.stream(_int(stream)).capture
+        if c is None:
+            return (0,)
+        s = self.ctx.stream(_int(stream))
+        deps = c.deps.get(s, [])
+        return (c.status, c.id, c.graph.handle, len(deps), *(n.handle for n in deps))
+
+    def op_capture_update(self, stream, flags, *nodes, blob=b""):
+        s = self.ctx.stream(_int(stream))
+        if s.capture is None:
+            raise CudaError("cudaStreamUpdateCaptureDependencies: the stream is not capturing.",
+                            "cudaErrorIllegalState")
+        new = [self.ctx.node(_int(n)) for n in nodes]
+        s.capture.deps[s] = new if int(flags) == 1 else s.capture.deps.get(s, []) + new
+
+    def op_capture_mode(self, mode, blob=b""):
+        old, self.ctx.capture_mode = self.ctx.capture_mode, int(mode)
+        return (old,)
+
+    # ------------------------------------------------------------------ graphs
+    def op_graph_create(self, blob=b""):
+        return (self.ctx.graph_create().handle,)
+
+    def op_graph_destroy(self, graph, blob=b""):
+        self.ctx.graph_destroy(self.ctx.graph(_int(graph)))
+
+    def op_graph_clone(self, graph, blob=b""):
+        return (self.ctx.clone(self.ctx.graph(_int(graph))).handle,)
+
+    def op_graph_nodes(self, graph, which, blob=b""):
+        g = self.ctx.graph(_int(graph))
+        nodes = g.roots() if which == "roots" else g.nodes
+        return (len(nodes), *(n.handle for n in nodes))
+
+    def op_graph_edges(self, graph, blob=b""):
+        edges = self.ctx.graph(_int(graph)).edges
+        return (len(edges), *(a.handle for a, _ in edges), *(b.handle for _, b in edges))
+
+    def op_node_info(self, node, blob=b""):
+        n = self.ctx.node(_int(node))
+        deps, dependents = n.graph.deps(n), n.graph.dependents(n)
+        return (TYPES[n.type], n.graph.handle, len(deps), len(dependents), *(d.handle for d in deps + dependents))
+
+    def op_node_add(self, graph, kind, ndeps, *rest, blob=b""):
+        g = self.ctx.graph(_int(graph))
+        deps = [self.ctx.node(_int(d)) for d in rest[:int(ndeps)]]
+        kind = NODE_KINDS[int(kind)]
+        if kind == "conditional":
+            handle, ctype, size = (_int(x) for x in rest[int(ndeps):])
+            n = self.ctx.add_conditional_node(g, handle, ctype, size, deps)
+            return (n.handle, *(b.handle for b in n.params["bodies"]))
+        n = self.ctx.add_node(g, kind, self._node_params(kind, rest[int(ndeps):], blob), deps)
+        return (n.handle, *((n.params["address"],) if kind == "mem_alloc" else ()))
+
+    def _node_params(self, kind, a, blob) -> dict:
+        """Node parameters from the shim's numbers (the layout is the shim's node_params())."""
+        ctx = self.ctx
+        if kind == "kernel":
+            fn = self.function(a[0], "cudaErrorInvalidDeviceFunction")
+            grid, block = tuple(int(x) for x in a[1:4]), tuple(int(x) for x in a[4:7])
+            ctx.check_launch(fn, grid, block, int(a[7]))
+            return dict(function=fn, grid=grid, block=block, shared=int(a[7]), args=bytes(blob), cluster=None,
+                        attributes={})
+        if kind == "memcpy":
+            dst, src, width, height, depth, dpitch, spitch, dheight, sheight, ckind = (_int(x) for x in a)
+            ctx.memory.check_copy(dst, src, width, ckind, "a graph memcpy node", height * depth, dpitch, spitch)
+            return dict(dst=dst, src=src, width=width, height=height, depth=depth, dpitch=dpitch, spitch=spitch,
+                        dheight=dheight, sheight=sheight, kind=ckind)
+        if kind == "memset":
+            dst, value, element, width, height, pitch = (_int(x) for x in a)
+            if element not in (1, 2, 4):
+                raise CudaError(f"a memset node's element size is 1, 2 or 4 bytes, not {element}.",
+                                "cudaErrorInvalidValue")
+            ctx.memory.check(dst, (pitch or width * element) * (height - 1) + width * element, "a graph memset node")
+            return dict(dst=dst, value=value, element=element, width=width, height=height,
+                        pitch=pitch or width * element)
+        if kind == "host":
+            if not _int(a[0]):
+                raise CudaError("a host node needs a function to call.", "cudaErrorInvalidValue")
+            return {"fn": _int(a[0]), "data": _int(a[1])}
+        if kind in ("event_record", "wait_event"):
+            return {"event": ctx.event(_int(a[0])).handle}
+        if kind == "graph":
+            return {"graph": ctx.clone(ctx.graph(_int(a[0])))}
+        if kind == "mem_alloc":
+            size = _int(a[0])
+            addr = ctx.memory.alloc(size, "graph")
+            ctx.graph_allocations[addr] += 1
+            return {"address": addr, "size": size, "pool": 0}
+        if kind == "mem_free":
+            return {"address": _int(a[0])}
+        return {}
+
+    def _params_out(self, n):
+        """A node's parameters as the shim's numbers (and the kernel arguments as bytes)."""
+        p = n.params
+        if n.type == "kernel":
+            fn = p["function"]
+            return (TYPES[n.type], *p["grid"], *p["block"], p["shared"]), fn.mangled.encode() + b"\0" + p["args"]
+        keys = {"memcpy": ("dst", "src", "width", "height", "depth", "dpitch", "spitch", "dheight", "sheight", "kind"),
+                "memset": ("dst", "value", "element", "width", "height", "pitch"), "host": ("fn", "data"),
+                "event_record": ("event",), "wait_event": ("event",), "mem_alloc": ("address", "size"),
+                "mem_free": ("address",)}.get(n.type, ())
+        out = tuple(p[k] for k in keys)
+        if n.type == "graph":
+            out = (p["graph"].handle,)
+        if n.type == "graph" and p["graph"].handle not in self.ctx.graphs:
+            self.ctx.graphs[p["graph"].handle] = p["graph"]
+        return (TYPES[n.type], *out)
+
+    def op_node_params(self, node, kind, blob=b""):
+        n = self.ctx.node(_int(node))
+        if kind != "any" and n.type != NODE_KINDS[int(kind)]:
+            raise CudaError(f"that node is a {n.type.replace('_', ' ')} node.", "cudaErrorInvalidValue")
+        return self._params_out(n)
+
+    def op_node_set(self, node, *rest, blob=b""):
+        n = self.ctx.node(_int(node))
+        n.params = self._node_params(n.type, rest, blob)
+
+    def op_exec_node_set(self, exec_, node, *rest, blob=b""):
+        e = self.ctx.graph_exec(_int(exec_))
+        n = self.ctx.exec_node(e, self.ctx.node(_int(node)))
+        n.params = self._node_params(n.type, rest, blob)
+
+    def op_node_destroy(self, node, blob=b""):
+        self.ctx.destroy_node(self.ctx.node(_int(node)))
+
+    def op_node_find(self, node, clone, blob=b""):
+        return (self.ctx.find_in_clone(self.ctx.node(_int(node)), self.ctx.graph(_int(clone))).handle,)
+
+    def op_edges(self, graph, add, n, *ends, blob=b""):
+        g, n = self.ctx.graph(_int(graph)), int(n)
+        pairs = [(self.ctx.node(_int(a)), self.ctx.node(_int(b))) for a, b in zip(ends[:n], ends[n:])]
+        (self.ctx.add_edges if add == "1" else self.ctx.remove_edges)(g, pairs)
+
+    def op_cond_create(self, graph, default, flags, blob=b""):
+        return (self.ctx.conditional_create(self.ctx.graph(_int(graph)), int(default), int(flags)),)
+
+    def op_instantiate(self, graph, flags, blob=b""):
+        return (self.ctx.instantiate(self.ctx.graph(_int(graph)), int(flags)).handle,)
+
+    def op_exec_destroy(self, exec_, blob=b""):
+        self.ctx.exec_destroy(self.ctx.graph_exec(_int(exec_)))
+
+    def op_exec_update(self, exec_, graph, blob=b""):
+        try:
+            return (self.ctx.exec_update(self.ctx.graph_exec(_int(exec_)), self.ctx.graph(_int(graph))),)
+        except CudaError as e:
+            e.numbers = (getattr(e, "result", 1),)
+            raise
+
+    def op_node_enable(self, exec_, node, on, blob=b""):
+        e = self.ctx.graph_exec(_int(exec_))
+        n = self.ctx.exec_node(e, self.ctx.node(_int(node)))
+        if n.type not in ("kernel", "memcpy", "memset"):
+            raise CudaError("only kernel, memcpy and memset nodes can be disabled.", "cudaErrorInvalidValue")
+        if on != "?":
+            n.enabled = on == "1"
+        return (int(n.enabled),)
+
+    def op_graph_launch(self, exec_, stream, blob=b""):
+        e = self.ctx.graph_exec(_int(exec_))
+        s = self.ctx.stream(_int(stream))
+        if s.capture is not None:           # a graph launched into a capture becomes a child graph node
+            self.ctx.capture_node(s, "graph", {"graph": self.ctx.clone(e.graph)})
+            return (STEP_DONE,)
+        self.running = self.ctx.run_graph(e, s)
+        return self.op_graph_next()
+
+    def op_graph_next(self, blob=b""):
+        """The next memcpy, memset or host node of the graph launch in progress, for the shim."""
+        try:
+            n = next(self.running) if self.running is not None else None
+        except StopIteration:
+            n = None
+        except CudaError:
+            self.running = None
+            raise
+        finally:
+            self.printed.extend(t for rec in self._new_records() for t in rec.printed)
+        if n is None:
+            self.running = None
+            return (STEP_DONE,), self._flush()
+        p = n.params
+        if n.type == "memcpy":
+            step = (STEP_COPY, p["dst"], p["src"], p["width"], p["height"], p["depth"], p["dpitch"], p["spitch"],
+                    p["dheight"], p["sheight"])
+        elif n.type == "memset":
+            step = (STEP_MEMSET, p["dst"], p["value"], p["element"], p["width"], p["height"], p["pitch"])
+        else:
+            step = (STEP_HOST, p["fn"], p["data"])
+        return step, self._flush()
+
+    def _new_records(self):
+        """Launch records made since the last look (their printf text goes to the program)."""
+        seen = getattr(self, "_seen", 0)
+        self._seen = len(self.ctx.launches)
+        return self.ctx.launches[seen:]
+
+    def op_graph_dot(self, graph, blob=b""):
+        g = self.ctx.graph(_int(graph))
+        lines = [f'digraph "graph {g.handle}" {{']
+        for n in g.nodes:
+            label = n.params["function"].name if n.type == "kernel" else n.type.replace("_", " ")
+            lines.append(f'  n{n.handle} [label="{label}"];')
+        lines += [f"  n{a.handle} -> n{b.handle};" for a, b in g.edges]
+        return (), ("\n".join(lines) + "\n}\n").encode()
+
+    def op_noop(self, *args, blob=b""):
+        """Calls that change nothing the emulator models (cudaGraphUpload, cudaProfilerStart, ...)."""
 
 
 def _int(token: str) -> int:

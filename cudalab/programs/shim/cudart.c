@@ -12,7 +12,10 @@
  * nvidia-cuda-runtime wheel, so every signature here is checked against NVIDIA's declarations.
  */
 #define _GNU_SOURCE
+/* deprecated calls are still part of the API programs use: no warnings for implementing them */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,20 +87,27 @@ static void recv_all(void *p, size_t n) {
     }
 }
 
-/* The last reply: its numbers and its bytes (printf text, a message, device properties). */
-static unsigned long long R[64];
-static int NR;
-static char *RB;
-static size_t RBN;
+/* The last reply of this thread: its numbers and its bytes (printf text, a message, device
+ * properties). Programs may call the runtime from several threads (host callbacks that start
+ * threads, as NVIDIA's simpleCallback does): one request at a time goes over the socket, and each
+ * thread keeps its own reply. */
+static __thread unsigned long long R[256];
+static __thread int NR;
+static __thread char *RB;
+static __thread size_t RBN;
+static pthread_mutex_t wire = PTHREAD_MUTEX_INITIALIZER;
+static void say_once(const char *msg);
 
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
-    connect_emulator();
-    char head[512];
+    char head[4096];
     va_list ap;
     va_start(ap, fmt);
     int h = vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
+    if (h >= (int)sizeof head) h = (int)sizeof head - 1;
     uint32_t len = (uint32_t)(h + 1 + bloblen);
+    pthread_mutex_lock(&wire);
+    connect_emulator();
     send_all(&len, 4);
     send_all(head, (size_t)h + 1);
     if (bloblen) send_all(blob, bloblen);
@@ -105,27 +115,42 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     free(RB);
     RB = malloc(len + 1);
     recv_all(RB, len);
+    pthread_mutex_unlock(&wire);
     RB[len] = 0;
     size_t hl = strlen(RB);
     RBN = len > hl ? len - hl - 1 : 0;
     char *s = RB, *e;
     NR = 0;
-    while (NR < 64) {
+    while (NR < 256) {
         unsigned long long v = strtoull(s, &e, 0);
         if (e == s) break;
         R[NR++] = v, s = e;
     }
     memmove(RB, RB + (len > hl ? hl + 1 : hl), RBN);
     RB[RBN] = 0;
+    if (NR && R[0] && RBN > 1 && !RB[0]) say_once(RB + 1);   /* why the call failed, for the student */
     return NR ? (int)R[0] : (int)cudaErrorUnknown;
 }
 #define rpc(...) rpc_blob(0, 0, __VA_ARGS__)
 
 /* ------------------------------------------------------------------ errors */
-static cudaError_t last_error = cudaSuccess;
+static __thread cudaError_t last_error = cudaSuccess;
+
+/* The emulator's explanation of a failed call goes to stderr, once per distinct message. */
+static void say_once(const char *msg) {
+    static unsigned long said[256];
+    static int nsaid;
+    unsigned long h = 5381;
+    for (const char *c = msg; *c; c++) h = h * 33 + (unsigned char)*c;
+    for (int i = 0; i < nsaid; i++)
+        if (said[i] == h) return;
+    if (nsaid < 256) said[nsaid++] = h;
+    fflush(stdout);
+    fprintf(stderr, "%s\n", msg);
+}
 
 static cudaError_t ret(int code) {
-    if (code) last_error = (cudaError_t)code;
+    if (code && code != cudaErrorNotReady) last_error = (cudaError_t)code;
     return (cudaError_t)code;
 }
 
@@ -261,57 +286,76 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func) {
     return cudaSuccess;
 }
 
-static cudaError_t launch(const char *how, const void *func, dim3 g, dim3 b, void **args, size_t shmem,
-                          cudaStream_t stream) {
-    Func *f = find_func(func);
-    if (!f) return ret(cudaErrorInvalidDeviceFunction);
-    if (f->n < 0) {
-        int code = rpc("params %s", f->name);
-        if (code) return ret(code);
-        f->n = (int)R[1];
-        for (int i = 0; i < f->n && i < 64; i++) f->size[i] = (int)R[2 + 2 * i], f->align[i] = (int)R[3 + 2 * i];
-    }
-    size_t total = 0;
-    for (int i = 0; i < f->n; i++)
-        total = (total + f->align[i] - 1) / f->align[i] * f->align[i] + f->size[i];
-    char *buf = calloc(1, total + 1);
+/* A kernel's parameter layout (sizes and alignments), asked for at its first use. */
+static int load_params(Func *f) {
+    if (f->n >= 0) return 0;
+    int code = rpc("params %s", f->name);
+    if (code) return code;
+    f->n = (int)R[1] < 64 ? (int)R[1] : 64;
+    for (int i = 0; i < f->n; i++) f->size[i] = (int)R[2 + 2 * i], f->align[i] = (int)R[3 + 2 * i];
+    return 0;
+}
+
+/* The arguments packed as the kernel's parameter buffer (each at its alignment); free() it. */
+static char *pack_args(Func *f, void **args, size_t *total) {
+    size_t n = 0;
+    for (int i = 0; i < f->n; i++) n = (n + f->align[i] - 1) / f->align[i] * f->align[i] + f->size[i];
+    char *buf = calloc(1, n + 1);
     size_t off = 0;
     for (int i = 0; i < f->n; i++) {
         off = (off + f->align[i] - 1) / f->align[i] * f->align[i];
         memcpy(buf + off, args[i], f->size[i]);
         off += f->size[i];
     }
-    flush_printf();   /* the GPU writes earlier kernels' printf at the start of a launch */
-    int code = rpc_blob(buf, total, "%s %s %u %u %u %u %u %u %zu %p", how, f->name, g.x, g.y, g.z,
-                        b.x, b.y, b.z, shmem, (void *)stream);
-    free(buf);
+    *total = n;
+    return buf;
+}
+
+/* Device printf text that came back with a reply waits for the next synchronization. */
+static void keep_printf(void) {
     size_t text = strlen(RB);
     if (text) {
         pending = realloc(pending, npending + text);
         memcpy(pending + npending, RB, text);
         npending += text;
     }
-    if (text + 1 < RBN) {   /* the emulator's explanation of a fault */
+    if (!R[0] && text + 1 < RBN) {   /* the emulator's explanation of a fault it reports later */
         flush_printf();
-        fprintf(stderr, "%s\n", RB + text + 1);
+        say_once(RB + text + 1);
     }
+}
+
+/* ``options``: launch attributes as "key=value" words (cudaLaunchKernelEx). */
+static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream,
+                          const char *options) {
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidDeviceFunction);
+    int code = load_params(f);
+    if (code) return ret(code);
+    size_t total;
+    char *buf = pack_args(f, args, &total);
+    flush_printf();   /* the GPU writes earlier kernels' printf at the start of a launch */
+    code = rpc_blob(buf, total, "launch %s %u %u %u %u %u %u %zu %p %s", f->name, g.x, g.y, g.z,
+                    b.x, b.y, b.z, shmem, (void *)stream, options);
+    free(buf);
+    keep_printf();
     return ret(code);
 }
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s) {
-    return launch("launch", (const void *)kernel, g, b, args, shmem, s);
+    return launch((const void *)kernel, g, b, args, shmem, s, "");
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s) {
-    return launch("launch", (const void *)kernel, g, b, args, shmem, s);
+    return launch((const void *)kernel, g, b, args, shmem, s, "");
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s) {
-    return launch("launch", func, g, b, args, shmem, s);
+    return launch(func, g, b, args, shmem, s, "");
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s) {
-    return launch("launch_cooperative", func, g, b, args, shmem, s);
+    return launch(func, g, b, args, shmem, s, "cooperative=1");
 }
 
 /* ------------------------------------------------------------------ memory */
@@ -376,6 +420,7 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStre
     if (!dst || !src) return ret(cudaErrorInvalidValue);
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
     if (code) return ret(sync ? synced(code) : code);
+    if (NR > 1 && R[1]) return cudaSuccess;   /* captured into a graph: it runs when the graph does */
     memmove(dst, src, n);
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
@@ -389,6 +434,7 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
     if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
     int code = rpc("copy2d %p %zu %p %zu %zu %zu %d %p %d", dst, dpitch, src, spitch, width, height, kind, (void *)s, sync);
     if (code) return ret(code);
+    if (NR > 1 && R[1]) return cudaSuccess;
     for (size_t r = 0; r < height; r++) memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
@@ -398,23 +444,26 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                               enum cudaMemcpyKind kind, cudaStream_t s) { return copy2d(dst, dpitch, src, spitch, width, height, kind, s, 0); }
 
-static cudaError_t fill(void *dst, int value, size_t n, cudaStream_t s, int sync) {
-    if (!n) return cudaSuccess;
-    int code = rpc("memset %p %zu %p %d", dst, n, (void *)s, sync);
+static cudaError_t fill(void *dst, int value, size_t n, size_t rows, size_t pitch, cudaStream_t s, int sync) {
+    if (!n || !rows) return cudaSuccess;
+    int code = rpc("memset %p %d %zu %zu %zu %p %d", dst, value & 0xff, n, rows, pitch, (void *)s, sync);
     if (code) return ret(code);
-    memset(dst, value, n);
+    if (NR > 1 && R[1]) return cudaSuccess;
+    for (size_t r = 0; r < rows; r++) memset((char *)dst + r * pitch, value, n);
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
 
-cudaError_t cudaMemset(void *dst, int value, size_t n) { return fill(dst, value, n, 0, 1); }
-cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) { return fill(dst, value, n, s, 0); }
+cudaError_t cudaMemset(void *dst, int value, size_t n) { return fill(dst, value, n, 1, 0, 0, 1); }
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) { return fill(dst, value, n, 1, 0, s, 0); }
 
 cudaError_t cudaMemset2D(void *dst, size_t pitch, int value, size_t width, size_t height) {
-    for (size_t r = 0; r < height; r++) {
-        cudaError_t e = fill((char *)dst + r * pitch, value, width, 0, 1);
-        if (e) return e;
-    }
-    return cudaSuccess;
+    if (width > pitch && height > 1) return ret(cudaErrorInvalidPitchValue);
+    return fill(dst, value, width, height, pitch, 0, 1);
+}
+
+cudaError_t cudaMemset2DAsync(void *dst, size_t pitch, int value, size_t width, size_t height, cudaStream_t s) {
+    if (width > pitch && height > 1) return ret(cudaErrorInvalidPitchValue);
+    return fill(dst, value, width, height, pitch, s, 0);
 }
 
 cudaError_t cudaMemPrefetchAsync(const void *p, size_t n, struct cudaMemLocation loc, unsigned int flags, cudaStream_t s) {
@@ -496,20 +545,36 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) { return ret(synced(rpc("strea
 cudaError_t cudaStreamQuery(cudaStream_t s) { return ret(rpc("stream_query %p", (void *)s)); }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags) {
-    (void)flags;
-    return ret(rpc("stream_wait %p %p", (void *)s, (void *)e));
+    return ret(rpc("stream_wait %p %p %u", (void *)s, (void *)e, flags));
+}
+
+static cudaError_t stream_info(cudaStream_t s, int which, unsigned long long *out) {
+    int code = rpc("stream_info %p", (void *)s);
+    if (!code) *out = R[which];
+    return ret(code);
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority) {
-    int code = rpc("stream_info %p", (void *)s);
-    if (!code) *priority = (int)(long long)R[2];
-    return ret(code);
+    unsigned long long v;
+    cudaError_t e = stream_info(s, 2, &v);
+    if (!e) *priority = (int)v;
+    return e;
 }
 
 cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int *flags) {
-    int code = rpc("stream_info %p", (void *)s);
-    if (!code) *flags = (unsigned)R[1];
-    return ret(code);
+    unsigned long long v;
+    cudaError_t e = stream_info(s, 1, &v);
+    if (!e) *flags = (unsigned)v;
+    return e;
+}
+
+cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long *id) { return stream_info(s, 3, id); }
+
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int *device) {
+    unsigned long long v;
+    cudaError_t e = stream_info(s, 3, &v);
+    if (!e) *device = 0;
+    return e;
 }
 
 cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest) {
@@ -519,21 +584,37 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest) {
 }
 
 /* Host functions run when the stream reaches them; the emulator runs each operation as it is
- * issued, so that is now. */
-cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *userData) {
-    int code = rpc("host_func %p", (void *)s);
+ * issued, so that is now (unless a capture takes the call into a graph). */
+static cudaError_t host_func(cudaStream_t s, void *fn, void *data, int callback, void *user) {
+    if (!fn) return ret(cudaErrorInvalidValue);
+    int code = rpc("host_func %p %p %p", (void *)s, fn, data);
     if (code) return ret(code);
+    if (NR > 1 && R[1]) return cudaSuccess;
     flush_printf();
-    fn(userData);
+    if (callback) ((cudaStreamCallback_t)fn)(s, cudaSuccess, user);
+    else ((cudaHostFn_t)fn)(user);
     return cudaSuccess;
 }
 
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *userData) {
+    return host_func(s, (void *)fn, userData, 0, userData);
+}
+
+/* A stream callback in a capture becomes a host node that calls it with (stream, cudaSuccess, data). */
+typedef struct { cudaStreamCallback_t cb; cudaStream_t s; void *data; } Callback;
+static void CUDART_CB run_callback(void *p) { Callback *c = p; c->cb(c->s, cudaSuccess, c->data); }
+
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void *userData, unsigned int flags) {
-    (void)flags;
-    int code = rpc("host_func %p", (void *)s);
-    if (code) return ret(code);
+    if (flags) return ret(cudaErrorInvalidValue);
+    if (!cb) return ret(cudaErrorInvalidValue);
+    Callback *c = malloc(sizeof *c);
+    *c = (Callback){cb, s, userData};
+    int code = rpc("host_func %p %p %p", (void *)s, (void *)run_callback, (void *)c);
+    if (code) return free(c), ret(code);
+    if (NR > 1 && R[1]) return cudaSuccess;
     flush_printf();
     cb(s, cudaSuccess, userData);
+    free(c);
     return cudaSuccess;
 }
 
@@ -560,14 +641,14 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) 
 
 /* ------------------------------------------------------------------ device */
 static struct cudaDeviceProp props;
-static int attr_extra[256];   /* attributes with no cudaDeviceProp field (clock rates) */
 static int have_props;
 
 static void load_props(void) {
     if (have_props) return;
     rpc("props");
-    /* RB: "field=value" lines; arrays as "a,b,c" */
+    /* RB: "field=value" lines for every cudaDeviceProp field; arrays as "a,b,c" */
 #define INT(f) else if (!strcmp(k, #f)) props.f = (int)strtol(v, 0, 0);
+#define UINT(f) else if (!strcmp(k, #f)) props.f = (unsigned)strtoul(v, 0, 0);
 #define SIZE(f) else if (!strcmp(k, #f)) props.f = (size_t)strtoull(v, 0, 0);
 #define ARR(f, n) else if (!strcmp(k, #f)) { char *q = v; for (int i = 0; i < n; i++) props.f[i] = (int)strtol(q, &q, 0), q += *q == ','; }
     for (char *line = strtok(RB, "\n"); line; line = strtok(0, "\n")) {
@@ -575,35 +656,75 @@ static void load_props(void) {
         if (!v) continue;
         *v++ = 0;
         if (!strcmp(k, "name")) snprintf(props.name, sizeof props.name, "%s", v);
-        else if (!strncmp(k, "attr.", 5)) { int a = atoi(k + 5); if (a >= 0 && a < 256) attr_extra[a] = atoi(v); }
         SIZE(totalGlobalMem) SIZE(sharedMemPerBlock) INT(regsPerBlock) INT(warpSize) SIZE(memPitch)
         INT(maxThreadsPerBlock) ARR(maxThreadsDim, 3) ARR(maxGridSize, 3) SIZE(totalConstMem) INT(major)
         INT(minor) SIZE(textureAlignment) SIZE(texturePitchAlignment) INT(multiProcessorCount)
-        INT(integrated) INT(canMapHostMemory) INT(concurrentKernels) INT(ECCEnabled) INT(pciBusID)
-        INT(asyncEngineCount) INT(unifiedAddressing) INT(memoryBusWidth) INT(l2CacheSize)
-        INT(persistingL2CacheMaxSize) INT(maxThreadsPerMultiProcessor) INT(streamPrioritiesSupported)
-        INT(globalL1CacheSupported) INT(localL1CacheSupported) SIZE(sharedMemPerMultiprocessor)
-        INT(regsPerMultiprocessor) INT(managedMemory) INT(concurrentManagedAccess) INT(cooperativeLaunch)
-        SIZE(sharedMemPerBlockOptin) INT(maxBlocksPerMultiProcessor) SIZE(reservedSharedMemPerBlock)
-        INT(hostRegisterSupported) INT(memoryPoolsSupported) INT(computePreemptionSupported)
-        INT(directManagedMemAccessFromHost) INT(pageableMemoryAccess)
+        INT(integrated) INT(canMapHostMemory) INT(maxTexture1D) INT(maxTexture1DMipmap) ARR(maxTexture2D, 2)
+        ARR(maxTexture2DMipmap, 2) ARR(maxTexture2DLinear, 3) ARR(maxTexture2DGather, 2) ARR(maxTexture3D, 3)
+        ARR(maxTexture3DAlt, 3) INT(maxTextureCubemap) ARR(maxTexture1DLayered, 2) ARR(maxTexture2DLayered, 3)
+        ARR(maxTextureCubemapLayered, 2) INT(maxSurface1D) ARR(maxSurface2D, 2) ARR(maxSurface3D, 3)
+        ARR(maxSurface1DLayered, 2) ARR(maxSurface2DLayered, 3) INT(maxSurfaceCubemap)
+        ARR(maxSurfaceCubemapLayered, 2) SIZE(surfaceAlignment) INT(concurrentKernels) INT(ECCEnabled)
+        INT(pciBusID) INT(pciDeviceID) INT(pciDomainID) INT(tccDriver) INT(asyncEngineCount)
+        INT(unifiedAddressing) INT(memoryBusWidth) INT(l2CacheSize) INT(persistingL2CacheMaxSize)
+        INT(maxThreadsPerMultiProcessor) INT(streamPrioritiesSupported) INT(globalL1CacheSupported)
+        INT(localL1CacheSupported) SIZE(sharedMemPerMultiprocessor) INT(regsPerMultiprocessor) INT(managedMemory)
+        INT(isMultiGpuBoard) INT(multiGpuBoardGroupID) INT(hostNativeAtomicSupported) INT(pageableMemoryAccess)
+        INT(concurrentManagedAccess) INT(computePreemptionSupported) INT(canUseHostPointerForRegisteredMem)
+        INT(cooperativeLaunch) SIZE(sharedMemPerBlockOptin) INT(pageableMemoryAccessUsesHostPageTables)
+        INT(directManagedMemAccessFromHost) INT(maxBlocksPerMultiProcessor) INT(accessPolicyMaxWindowSize)
+        SIZE(reservedSharedMemPerBlock) INT(hostRegisterSupported) INT(sparseCudaArraySupported)
+        INT(hostRegisterReadOnlySupported) INT(timelineSemaphoreInteropSupported) INT(memoryPoolsSupported)
+        INT(gpuDirectRDMASupported) UINT(gpuDirectRDMAFlushWritesOptions) INT(gpuDirectRDMAWritesOrdering)
+        UINT(memoryPoolSupportedHandleTypes) INT(deferredMappingCudaArraySupported) INT(ipcEventSupported)
+        INT(clusterLaunch) INT(unifiedFunctionPointers) INT(deviceNumaConfig) INT(deviceNumaId) INT(mpsEnabled)
+        INT(hostNumaId) UINT(gpuPciDeviceID) UINT(gpuPciSubsystemID) INT(hostNumaMultinodeIpcSupported)
+        UINT(luidDeviceNodeMask)
     }
 #undef INT
+#undef UINT
 #undef SIZE
 #undef ARR
     have_props = 1;
 }
 
-cudaError_t cudaGetDeviceCount(int *count) { *count = 1; return cudaSuccess; }
-cudaError_t cudaGetDevice(int *device) { *device = 0; return cudaSuccess; }
+cudaError_t cudaGetDeviceCount(int *count) {
+    if (!count) return ret(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device) {
+    if (!device) return ret(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : ret(cudaErrorInvalidDevice); }
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
+    (void)deviceFlags, (void)flags;
+    return cudaSetDevice(device);
+}
 cudaError_t cudaSetDeviceFlags(unsigned int flags) { (void)flags; return cudaSuccess; }
-cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache c) { (void)c; return cudaSuccess; }
-cudaError_t cudaFuncSetCacheConfig(const void *f, enum cudaFuncCache c) { (void)f, (void)c; return cudaSuccess; }
-cudaError_t cudaDriverGetVersion(int *v) { *v = 13000; return cudaSuccess; }
-cudaError_t cudaRuntimeGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
+
+cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
+    if (!flags) return ret(cudaErrorInvalidValue);
+    *flags = cudaDeviceMapHost;
+    return cudaSuccess;
+}
+
+cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
+    (void)prop;
+    if (!device) return ret(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDriverGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = 13000; return cudaSuccess; }
+cudaError_t cudaRuntimeGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
+    if (!p) return ret(cudaErrorInvalidValue);
     if (device != 0) return ret(cudaErrorInvalidDevice);
     load_props();
     *p = props;
@@ -611,43 +732,16 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
 }
 
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+    if (!value) return ret(cudaErrorInvalidValue);
+    int code = rpc("attr %d %d", (int)attr, device);
+    if (!code) *value = (int)(unsigned)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
     if (device != 0) return ret(cudaErrorInvalidDevice);
-    load_props();
-    switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = props.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxBlockDimX: *value = props.maxThreadsDim[0]; break;
-    case cudaDevAttrMaxBlockDimY: *value = props.maxThreadsDim[1]; break;
-    case cudaDevAttrMaxBlockDimZ: *value = props.maxThreadsDim[2]; break;
-    case cudaDevAttrMaxGridDimX: *value = props.maxGridSize[0]; break;
-    case cudaDevAttrMaxGridDimY: *value = props.maxGridSize[1]; break;
-    case cudaDevAttrMaxGridDimZ: *value = props.maxGridSize[2]; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)props.sharedMemPerBlock; break;
-    case cudaDevAttrTotalConstantMemory: *value = (int)props.totalConstMem; break;
-    case cudaDevAttrWarpSize: *value = props.warpSize; break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = props.regsPerBlock; break;
-    case cudaDevAttrMultiProcessorCount: *value = props.multiProcessorCount; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = props.major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = props.minor; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = props.maxThreadsPerMultiProcessor; break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)props.sharedMemPerMultiprocessor; break;
-    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = props.regsPerMultiprocessor; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)props.sharedMemPerBlockOptin; break;
-    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = props.maxBlocksPerMultiProcessor; break;
-    case cudaDevAttrL2CacheSize: *value = props.l2CacheSize; break;
-    case cudaDevAttrConcurrentKernels: *value = props.concurrentKernels; break;
-    case cudaDevAttrAsyncEngineCount: *value = props.asyncEngineCount; break;
-    case cudaDevAttrUnifiedAddressing: *value = props.unifiedAddressing; break;
-    case cudaDevAttrManagedMemory: *value = props.managedMemory; break;
-    case cudaDevAttrConcurrentManagedAccess: *value = props.concurrentManagedAccess; break;
-    case cudaDevAttrCooperativeLaunch: *value = props.cooperativeLaunch; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = props.memoryBusWidth; break;
-    case cudaDevAttrCanMapHostMemory: *value = props.canMapHostMemory; break;
-    case cudaDevAttrReservedSharedMemoryPerBlock: *value = (int)props.reservedSharedMemPerBlock; break;
-    default:
-        if ((int)attr >= 0 && (int)attr < 256 && attr_extra[attr]) { *value = attr_extra[attr]; break; }
-        *value = 0;
-        return ret(cudaErrorInvalidValue);
-    }
+    if (!pciBusId || len <= 0) return ret(cudaErrorInvalidValue);
+    snprintf(pciBusId, (size_t)len, "0000:00:00.0");
     return cudaSuccess;
 }
 
@@ -660,29 +754,72 @@ cudaError_t cudaDeviceReset(void) {
 }
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *func) {
+    if (!a) return ret(cudaErrorInvalidValue);
     Func *f = find_func(func);
-    if (!f || !a) return ret(cudaErrorInvalidDeviceFunction);
+    if (!f) return ret(cudaErrorInvalidResourceHandle);
     int code = rpc("func_attrs %s", f->name);
     if (code) return ret(code);
     memset(a, 0, sizeof *a);
     a->sharedSizeBytes = R[1], a->constSizeBytes = R[2], a->localSizeBytes = R[3];
     a->maxThreadsPerBlock = (int)R[4], a->numRegs = (int)R[5], a->ptxVersion = (int)R[6];
     a->binaryVersion = (int)R[7], a->maxDynamicSharedSizeBytes = (int)R[8];
-    a->preferredShmemCarveout = -1;
+    a->preferredShmemCarveout = (int)(unsigned)R[9];
     return cudaSuccess;
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
     Func *f = find_func(func);
-    if (!f) return ret(cudaErrorInvalidDeviceFunction);
+    if (!f) return ret(cudaErrorInvalidResourceHandle);
     return ret(rpc("func_set %s %d %d", f->name, (int)attr, value));
 }
 
+cudaError_t cudaFuncGetName(const char **name, const void *func) {
+    if (!name) return ret(cudaErrorInvalidValue);
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidResourceHandle);
+    *name = f->name;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetParamCount(const void *func, size_t *count) {
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidResourceHandle);
+    if (!count) return ret(cudaErrorInvalidValue);
+    int code = load_params(f);
+    if (!code) *count = (size_t)f->n;
+    return ret(code);
+}
+
+cudaError_t cudaFuncGetParamInfo(const void *func, size_t index, size_t *offset, size_t *size) {
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidResourceHandle);
+    int code = load_params(f);
+    if (code) return ret(code);
+    if (index >= (size_t)f->n) return ret(cudaErrorInvalidValue);
+    size_t off = 0;
+    for (size_t i = 0; i <= index; i++) {
+        off = (off + f->align[i] - 1) / f->align[i] * f->align[i];
+        if (i < index) off += f->size[i];
+    }
+    if (offset) *offset = off;
+    if (size) *size = (size_t)f->size[index];
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t *fn, const void *symbol) {
+    if (!fn) return ret(cudaErrorInvalidValue);
+    if (!find_func(symbol)) return ret(cudaErrorInvalidDeviceFunction);
+    *fn = (cudaFunction_t)symbol;
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------ occupancy */
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *func, int blockSize,
                                                                    size_t dynamicSMemSize, unsigned int flags) {
     (void)flags;
+    if (!n) return ret(cudaErrorInvalidValue);
     Func *f = find_func(func);
-    if (!f || !n) return ret(cudaErrorInvalidDeviceFunction);
+    if (!f) return ret(cudaErrorInvalidDeviceFunction);
     int code = rpc("occupancy %s %d %zu", f->name, blockSize, dynamicSMemSize);
     if (!code) *n = (int)R[1];
     return ret(code);
@@ -691,3 +828,241 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func, int blockSize, size_t dyn) {
     return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, func, blockSize, dyn, 0);
 }
+
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *size, const void *func, int numBlocks, int blockSize) {
+    if (!size) return ret(cudaErrorInvalidValue);
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidDeviceFunction);
+    int code = rpc("avail_smem %s %d %d", f->name, numBlocks, blockSize);
+    if (!code) *size = (size_t)R[1];
+    return ret(code);
+}
+
+/* ------------------------------------------------------------------ limits, cache configuration, profiler */
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) { return ret(rpc("limit_set %d %zu", (int)limit, value)); }
+
+cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit) {
+    if (!value) return ret(cudaErrorInvalidValue);
+    int code = rpc("limit_get %d", (int)limit);
+    if (!code) *value = (size_t)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache c) { return ret(rpc("cache_set %d", (int)c)); }
+
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *c) {
+    if (!c) return ret(cudaErrorInvalidValue);
+    int code = rpc("cache_get");
+    if (!code) *c = (enum cudaFuncCache)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache c) {
+    if (!find_func(func)) return ret(cudaErrorInvalidDeviceFunction);
+    return (int)c >= 0 && (int)c <= 3 ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+
+/* Shared memory banks are four bytes wide from sm_50 on; a request for eight is accepted and ignored,
+ * as a GPU does (tests/runtime_api/h100/limits.out). */
+cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *c) {
+    if (!c) return ret(cudaErrorInvalidValue);
+    *c = cudaSharedMemBankSizeFourByte;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig c) {
+    return (int)c >= 0 && (int)c <= 2 ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig c) {
+    if (!find_func(func)) return ret(cudaErrorInvalidDeviceFunction);
+    return (int)c >= 0 && (int)c <= 2 ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaCtxResetPersistingL2Cache(void) { return cudaSuccess; }   /* the emulator models no L2 lines */
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }   /* every launch is recorded already */
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
+
+/* ------------------------------------------------------------------ what one GPU cannot do: peers */
+cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
+    if (!can) return ret(cudaErrorInvalidValue);
+    if (device != 0 || peer != 0) return ret(cudaErrorInvalidDevice);
+    *can = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
+    (void)flags;
+    return ret(peer == 0 ? cudaErrorInvalidDevice : cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaDeviceDisablePeerAccess(int peer) { (void)peer; return ret(cudaErrorInvalidDevice); }
+
+/* ------------------------------------------------------------------ launch attributes (cudaLaunchKernelEx) */
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+    if (!config) return ret(cudaErrorInvalidValue);
+    if (!func) return ret(cudaErrorInvalidDeviceFunction);
+    char opts[1024] = "";
+    size_t n = 0;
+    for (unsigned i = 0; i < config->numAttrs && config->attrs; i++) {
+        const cudaLaunchAttribute *a = &config->attrs[i];
+        const cudaLaunchAttributeValue *v = &a->val;
+        char *o = opts + n;
+        size_t room = sizeof opts - n;
+        switch (a->id) {
+        case cudaLaunchAttributeCooperative: snprintf(o, room, "cooperative=%d ", v->cooperative != 0); break;
+        case cudaLaunchAttributeClusterDimension:
+            snprintf(o, room, "cluster=%u,%u,%u ", v->clusterDim.x, v->clusterDim.y, v->clusterDim.z); break;
+        case cudaLaunchAttributePriority: snprintf(o, room, "priority=%d ", v->priority); break;
+        case cudaLaunchAttributeAccessPolicyWindow:
+            snprintf(o, room, "access_policy_window=%zu ", v->accessPolicyWindow.num_bytes); break;
+        case cudaLaunchAttributeProgrammaticStreamSerialization:
+            snprintf(o, room, "programmatic_stream_serialization=%d ", v->programmaticStreamSerializationAllowed); break;
+        case cudaLaunchAttributeProgrammaticEvent:
+            snprintf(o, room, "programmatic_event=%p ", (void *)v->programmaticEvent.event); break;
+        case cudaLaunchAttributeMemSyncDomain: snprintf(o, room, "mem_sync_domain=%d ", (int)v->memSyncDomain); break;
+        default: break;   /* scheduling hints the emulator has no use for */
+        }
+        n += strlen(o);
+    }
+    return launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, config->stream, opts);
+}
+
+/* ------------------------------------------------------------------ stream attributes */
+cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID attr, const cudaStreamAttrValue *v) {
+    if (!v) return ret(cudaErrorInvalidValue);
+    if (attr == cudaStreamAttributeAccessPolicyWindow) {
+        const struct cudaAccessPolicyWindow *w = &v->accessPolicyWindow;
+        return ret(rpc("stream_attr_set %p %d %p %zu %.9g %d %d", (void *)s, (int)attr, w->base_ptr, w->num_bytes,
+                       (double)w->hitRatio, (int)w->hitProp, (int)w->missProp));
+    }
+    int value = attr == cudaStreamAttributePriority ? v->priority
+              : attr == cudaStreamAttributeSynchronizationPolicy ? (int)v->syncPolicy : (int)v->memSyncDomain;
+    return ret(rpc("stream_attr_set %p %d %d", (void *)s, (int)attr, value));
+}
+
+cudaError_t cudaStreamGetAttribute(cudaStream_t s, cudaStreamAttrID attr, cudaStreamAttrValue *v) {
+    if (!v) return ret(cudaErrorInvalidValue);
+    int code = rpc("stream_attr_get %p %d", (void *)s, (int)attr);
+    if (code) return ret(code);
+    if (attr == cudaStreamAttributeAccessPolicyWindow) {
+        v->accessPolicyWindow.base_ptr = (void *)R[1];
+        v->accessPolicyWindow.num_bytes = (size_t)R[2];
+        v->accessPolicyWindow.hitRatio = (float)((double)R[3] / 1e6);
+        v->accessPolicyWindow.hitProp = (enum cudaAccessProperty)R[4];
+        v->accessPolicyWindow.missProp = (enum cudaAccessProperty)R[5];
+    } else if (attr == cudaStreamAttributePriority) {
+        v->priority = (int)(unsigned)R[1];
+    } else if (attr == cudaStreamAttributeSynchronizationPolicy) {
+        v->syncPolicy = (enum cudaSynchronizationPolicy)(int)(unsigned)R[1];
+    } else {
+        v->memSyncDomain = (cudaLaunchMemSyncDomain)R[1];
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+    cudaStreamAttrValue v;
+    cudaStreamAttrID ids[] = {cudaStreamAttributeAccessPolicyWindow, cudaStreamAttributeSynchronizationPolicy,
+                              cudaStreamAttributePriority};
+    for (int i = 0; i < 3; i++) {
+        cudaError_t e = cudaStreamGetAttribute(src, ids[i], &v);
+        if (!e && !(ids[i] == cudaStreamAttributeSynchronizationPolicy && (int)v.syncPolicy < 0))
+            e = cudaStreamSetAttribute(dst, ids[i], &v);
+        if (e) return e;
+    }
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------ stream-ordered allocator and memory pools */
+cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool, cudaStream_t s) {
+    if (!p) return ret(cudaErrorInvalidValue);
+    int code = rpc("malloc_async %zu %p %p", size, (void *)s, (void *)pool);
+    *p = code ? 0 : (void *)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s) { return cudaMallocFromPoolAsync(p, size, 0, s); }
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s) { return ret(rpc("free_async %p %p", p, (void *)s)); }
+
+static cudaError_t get_pool(const char *op, cudaMemPool_t *pool, int device) {
+    if (!pool) return ret(cudaErrorInvalidValue);
+    int code = rpc("%s %d", op, device);
+    if (!code) *pool = (cudaMemPool_t)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device) { return get_pool("pool_default", pool, device); }
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *pool, int device) { return get_pool("pool_get", pool, device); }
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) { return ret(rpc("pool_set %d %p", device, (void *)pool)); }
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *p) {
+    if (!pool || !p) return ret(cudaErrorInvalidValue);
+    int code = rpc("pool_create %d %d %d %d", (int)p->allocType, (int)p->location.type, p->location.id,
+                   (int)p->handleTypes);
+    if (!code) *pool = (cudaMemPool_t)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) { return ret(rpc("pool_destroy %p", (void *)pool)); }
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep) { return ret(rpc("pool_trim %p %zu", (void *)pool, keep)); }
+
+/* The reuse flags are ints; the thresholds and counters are 64-bit (cuuint64_t). */
+static int pool_attr_is_int(enum cudaMemPoolAttr a) {
+    return a == cudaMemPoolReuseFollowEventDependencies || a == cudaMemPoolReuseAllowOpportunistic ||
+           a == cudaMemPoolReuseAllowInternalDependencies;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value) {
+    if (!value) return ret(cudaErrorInvalidValue);
+    unsigned long long v = pool_attr_is_int(attr) ? (unsigned long long)*(int *)value : *(unsigned long long *)value;
+    return ret(rpc("pool_attr_set %p %d %llu", (void *)pool, (int)attr, v));
+}
+
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value) {
+    if (!value) return ret(cudaErrorInvalidValue);
+    int code = rpc("pool_attr_get %p %d", (void *)pool, (int)attr);
+    if (code) return ret(code);
+    if (pool_attr_is_int(attr)) *(int *)value = (int)R[1];
+    else *(unsigned long long *)value = R[1];
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessDesc *desc, size_t count) {
+    if (!desc && count) return ret(cudaErrorInvalidValue);
+    for (size_t i = 0; i < count; i++) {
+        int code = rpc("pool_access_set %p %d %d", (void *)pool, desc[i].location.id, (int)desc[i].flags);
+        if (code) return ret(code);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t pool, struct cudaMemLocation *loc) {
+    if (!flags || !loc) return ret(cudaErrorInvalidValue);
+    int code = rpc("pool_access_get %p %d", (void *)pool, loc->id);
+    if (!code) *flags = (enum cudaMemAccessFlags)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value) {
+    if (device != 0) return ret(cudaErrorInvalidDevice);
+    if (!value || (int)attr < 0 || (int)attr > 3) return ret(cudaErrorInvalidValue);
+    int code = rpc("graph_mem_attr %d", (int)attr);
+    if (!code) *(unsigned long long *)value = R[1];
+    return ret(code);
+}
+
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value) {
+    if (device != 0) return ret(cudaErrorInvalidDevice);
+    if (!value || (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh))
+        return ret(cudaErrorInvalidValue);
+    return *(unsigned long long *)value ? ret(cudaErrorInvalidValue) : cudaSuccess;
+}
+
+cudaError_t cudaDeviceGraphMemTrim(int device) {
+    if (device != 0) return ret(cudaErrorInvalidDevice);
+    return ret(rpc("graph_mem_trim"));
+}
+
+#include "graphs.c"   /* CUDA graphs and stream capture */
+#include "fallbacks.inc"   /* generated: every other runtime call answers cudaErrorNotSupported */

@@ -1,0 +1,157 @@
+"""Sources generated for cudalab's libcudart shim when it is built: the error table, and a fallback
+for every CUDA runtime function the shim does not implement.
+
+A program that calls a runtime function cudalab lacks (IPC, graphics interop, ...) still links:
+the fallback prints, once, which function and feature the emulated GPU does not support and
+returns ``cudaErrorNotSupported``, as a GPU without the feature would. The list is not written by
+hand: it is every ``extern __host__`` declaration of the nvidia-cuda-runtime wheel's
+``cuda_runtime_api.h`` and ``cuda_profiler_api.h`` that no shim source defines, so a new CUDA
+release's functions are covered the day its headers are. Programs built with
+``--default-stream per-thread`` call the ``_ptds``/``_ptsz`` variants; those forward to the
+functions they name.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..runtime.core.errors import c_table
+
+SHIM_DIR = Path(__file__).parent / "shim"
+HEADERS = ("cuda_runtime_api.h", "cuda_profiler_api.h")
+
+# What each family of runtime functions is for, in a student's words (first match wins).
+FEATURES = [
+    (("cudaIpc", "cudaMemPoolExport", "cudaMemPoolImport"), "sharing memory or events with another process (IPC)"),
+    (("cudaGraphics", "cudaGL", "cudaEGL", "cudaVDPAU", "cudaD3D", "cudaWGL"),
+     "graphics interoperability (OpenGL, EGL, Direct3D, VDPAU)"),
+    (("cudaImportExternal", "cudaExternal", "cudaSignalExternal", "cudaWaitExternal", "cudaDestroyExternal",
+      "cudaGraphAddExternal", "cudaGraphExternal", "cudaGraphExecExternal"),
+     "external memory and semaphores (Vulkan and Direct3D interop)"),
+    (("cudaMemcpyPeer", "cudaMemcpy3DPeer"), "copies between GPUs (the emulator is one GPU)"),
+    (("cudaMallocArray", "cudaMalloc3DArray", "cudaMallocMipmapped", "cudaFreeArray", "cudaFreeMipmapped",
+      "cudaArray", "cudaGetMipmapped", "cudaMemcpyToArray", "cudaMemcpyFromArray", "cudaMemcpyArray",
+      "cudaMemcpy2DToArray", "cudaMemcpy2DFromArray", "cudaMemcpy2DArray", "cudaCreateTextureObject",
+      "cudaDestroyTextureObject", "cudaGetTextureObject", "cudaCreateSurfaceObject", "cudaDestroySurfaceObject",
+      "cudaGetSurfaceObject", "cudaCreateChannelDesc", "cudaGetChannelDesc", "cudaDeviceGetTexture1DLinear"),
+     "CUDA arrays, textures and surfaces"),
+    (("cudaMalloc3D", "cudaMemcpy3D", "cudaMemset3D"), "3D allocations and copies"),
+    (("cudaLibrary", "cudaKernel"), "loading device code at run time (the library API)"),
+    (("cudaUserObject", "cudaGraphRetainUserObject", "cudaGraphReleaseUserObject"), "user objects of CUDA graphs"),
+    (("cudaDevResource", "cudaDeviceGetDevResource", "cudaGreenCtx", "cudaExecutionCtx", "cudaStreamGetDevResource",
+      "cudaDevSmResource", "cudaDeviceGetExecutionCtx"), "green contexts and execution contexts"),
+    (("cudaLogs",), "driver logs"),
+    (("cudaMemcpyBatch", "cudaMemcpy3DBatch"), "batched copies"),
+    (("cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceRegisterAsyncNotification",
+      "cudaDeviceUnregisterAsyncNotification"), "GPUDirect RDMA and driver notifications"),
+    (("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"), "calling the driver API directly"),
+]
+
+_DECL = re.compile(r"extern\s+([^;{}]*?)\bCUDARTAPI\s+(\w+)\s*\(([^;{}]*?)\)\s*;", re.S)
+_DEFINED = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(cuda\w+|__cuda\w+)\s*\(", re.M)
+_PER_THREAD = re.compile(r"#define\s+(cuda\w+)\s+__CUDART_API_PT(DS|SZ)\(\1\)")
+_QUALIFIERS = ("__host__", "__cudart_builtin__", "__CUDA_DEPRECATED", "CUDART_DEVICE", "extern")
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+
+
+def _defaults_removed(params: str) -> str:
+    """``int x __dv(0)`` -> ``int x``; C++ default values go too."""
+    out, i = [], 0
+    while i < len(params):
+        if params.startswith("__dv(", i):
+            depth, i = 1, i + 5
+            while i < len(params) and depth:
+                depth += {"(": 1, ")": -1}.get(params[i], 0)
+                i += 1
+            continue
+        out.append(params[i])
+        i += 1
+    return re.sub(r"\s*=\s*[^,)]+", "", "".join(out))
+
+
+def declarations(include: Path) -> dict:
+    """name -> (return type, parameter list) of every host runtime function the headers declare."""
+    found = {}
+    for header in HEADERS:
+        text = _strip_comments((include / header).read_text())
+        for quals, name, params in _DECL.findall(text):
+            words = quals.split()
+            if "__host__" not in words or name in found:
+                continue
+            ret = " ".join(w for w in words if w not in _QUALIFIERS)
+            found[name] = (ret, " ".join(_defaults_removed(params).split()))
+    return found
+
+
+def per_thread_variants(include: Path) -> dict:
+    """``cudaMemcpy_ptds`` -> ``cudaMemcpy`` (the names --default-stream per-thread programs call)."""
+    text = (include / "cuda_runtime_api.h").read_text()
+    return {f"{name}_pt{kind.lower()}": name for name, kind in _PER_THREAD.findall(text)}
+
+
+def defined_in_shim() -> set:
+    return {m for f in sorted(SHIM_DIR.glob("*.c")) for m in _DEFINED.findall(_strip_comments(f.read_text()))}
+
+
+def feature_of(name: str) -> str:
+    for prefixes, feature in FEATURES:
+        if name.startswith(prefixes):
+            return feature
+    return "this runtime call"
+
+
+def _argument_names(params: str) -> list:
+    if params.strip() in ("", "void"):
+        return []
+    names = []
+    for p in params.split(","):
+        m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", p.strip())
+        names.append(m.group(1))
+    return names
+
+
+def _body(ret: str, call: str) -> str:
+    if ret == "cudaError_t":
+        return f"{{ return not_supported({call}); }}"
+    if ret == "void":
+        return f"{{ not_supported({call}); }}"
+    if ret.startswith("struct"):
+        return f"{{ {ret} r; memset(&r, 0, sizeof r); not_supported({call}); return r; }}"
+    if "*" in ret:
+        return f"{{ not_supported({call}); return 0; }}"
+    return f"{{ not_supported({call}); return ({ret})0; }}"
+
+
+def fallbacks(include: Path) -> str:
+    """C definitions for every declared runtime function the shim lacks, and per-thread forwards."""
+    decls = declarations(include)
+    have = defined_in_shim()
+    out = ['/* Generated by cudalab/programs/shimgen.py from the CUDA headers: do not edit. */',
+           "static cudaError_t not_supported(const char *call, const char *feature) {",
+           "    char msg[512];",
+           '    snprintf(msg, sizeof msg, "cudalab: %s is not supported by the emulated GPU (%s), so it returns '
+           'cudaErrorNotSupported. Run the program on a real GPU (cudalab run --device gpu) to use it.", '
+           "call, feature);",
+           "    say_once(msg);",
+           "    return ret(cudaErrorNotSupported);",
+           "}"]
+    for name, (ret, params) in sorted(decls.items()):
+        if name in have:
+            continue
+        call = f'"{name}", "{feature_of(name)}"'
+        out.append(f"{ret} {name}({params}) {_body(ret, call)}")
+    for variant, name in sorted(per_thread_variants(include).items()):
+        if variant in have or variant in decls or name not in decls:
+            continue
+        ret, params = decls[name]
+        args = ", ".join(_argument_names(params))
+        out.append(f"{ret} {variant}({params}) {{ return {name}({args}); }}")
+    return "\n".join(out) + "\n"
+
+
+def shim_sources(include: Path) -> dict:
+    """Every generated file the shim's build needs: file name -> text."""
+    return {"errors.inc": c_table(), "fallbacks.inc": fallbacks(include)}

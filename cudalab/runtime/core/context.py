@@ -1,0 +1,666 @@
+"""One CUDA context on the emulated device: the runtime's semantics, once.
+
+``Context`` owns what a CUDA runtime keeps per device: allocations (``memory.Memory``), streams and
+events on the one timeline (``device.timeline.Timeline``), kernel launches with their checks,
+memory pools, graphs and stream capture (``graphs.GraphAPI``), limits and cache configuration,
+device properties (``properties``), and the sticky error that a faulting kernel leaves. Its
+methods are named after the CUDA calls they implement and raise ``CudaError`` with CUDA's error
+name when the call is misused. Two thin adapters use it: the whole-program server
+(``programs/server.py``, answering the C shim) and the Python host API (``runtime/streams.py``,
+``runtime/device.py``).
+
+Operations run at once, in issue order (always a legal order); *when* they would have run on the
+device comes from the timeline, and synchronizations move the host's clock there.
+
+A new runtime feature (CUDA arrays and textures, say) plugs in as a mixin class in its own module
+under ``runtime/core/`` added to ``Context``'s bases below, with its server half as a mixin of
+``programs.server.Server`` and its C half as a section of the shim (docs/INTERNALS.md).
+"""
+from __future__ import annotations
+
+import collections
+import inspect
+import itertools
+import time
+from dataclasses import dataclass, field
+
+from ...errors import CudaError, KernelError
+from .errors import CODE, STICKY
+from .graphs import GraphAPI
+from .memory import Memory
+from .pools import GraphMemory, MemPool
+from .properties import LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
+
+LEGACY, PER_THREAD = 1, 2               # cudaStreamLegacy / cudaStreamPerThread
+NON_BLOCKING = 1                        # cudaStreamNonBlocking
+EVENT_FLAGS, DISABLE_TIMING, INTERPROCESS = 0xF, 2, 4
+POLL_US = 1.0                           # host time a query that answers "not ready" costs
+PRIORITY_RANGE = (0, -5)                # cudaDeviceGetStreamPriorityRange: least, greatest
+
+
+@dataclass(eq=False)
+class Stream:
+    handle: int
+    flags: int = 0
+    priority: int = 0
+    capture: object = None              # graphs.Capture while capturing
+    attributes: dict = field(default_factory=dict)     # cudaStreamAttrID -> value
+
+    @property
+    def non_blocking(self) -> bool:
+        return bool(self.flags & NON_BLOCKING)
+
+
+@dataclass(eq=False)
+class Event:
+    handle: int
+    flags: int = 0
+    time: float | None = None           # us on ``timeline`` when it happens
+    timeline: object = None
+    captured: tuple | None = None       # (Capture, dependencies) when last recorded in a capture
+
+    @property
+    def name(self) -> str:
+        return f"event {self.handle}"
+
+    @property
+    def timing(self) -> bool:
+        return not self.flags & DISABLE_TIMING
+
+
+@dataclass(eq=False)
+class Function:
+    """A kernel as the runtime knows it: its emulator program and the attributes a program can set."""
+
+    program: object                     # emulator.engine.Program
+    mangled: str
+    name: str                           # the C++ name (demangled)
+    params: list = field(default_factory=list)      # [(size, align)]
+    registers: int = 32
+    max_dynamic_shared: int | None = None   # cudaFuncAttributeMaxDynamicSharedMemorySize (None: the default)
+    carveout: int = -1
+    attributes: dict = field(default_factory=dict)  # other cudaFuncAttribute values set
+
+    @property
+    def static_shared(self) -> int:
+        from ...emulator.engine import shared_layout
+        return shared_layout(self.program, self.program.function(self.mangled), 0)[1]
+
+
+class Context(GraphAPI):
+    """The runtime state of one device, for one program (server) or one Python session."""
+
+    def __init__(self, arena=None, profile=None, timeline=None):
+        self.memory = Memory(arena) if arena is not None else None
+        self._profile = profile
+        self._props = None
+        self._timeline = timeline
+        self._handles = itertools.count(16)
+        self.streams: dict = {0: Stream(0)}
+        self.events: dict = {}
+        self.default_pool = MemPool(self.new_handle())
+        self.pools = {self.default_pool.handle: self.default_pool}
+        self.current_pool = self.default_pool
+        self.pool_of: dict = {}         # address of a stream-ordered allocation -> its MemPool
+        self.graph_memory = GraphMemory()
+        self.graph_allocations = collections.Counter()    # graph memory address -> graphs holding it
+        self.limits = default_limits(self.props)
+        self.cache_config = 0
+        self.sticky = None              # error name: the context is broken, every call returns it
+        self.fault = None               # a kernel's error the program has not synchronized with yet
+        self.launches: list = []        # LaunchRecord of every kernel run
+        self.observers = lambda program: []          # adapter hook: observers for a launch
+        self.after_launch = lambda rec, observers: None
+        self.deadline = None            # time.monotonic() at which the whole program's time is up
+        self.time_limit = None          # that limit in seconds, for messages
+        self.profiling = True           # cudaProfilerStart/Stop
+        self._init_graphs()
+
+    # ------------------------------------------------------------------ basics
+    def new_handle(self) -> int:
+        return next(self._handles)
+
+    @property
+    def profile(self):
+        if self._profile is not None:
+            return self._profile
+        from ...device import current
+        return current()
+
+    @property
+    def props(self) -> dict:
+        """Every cudaDeviceProp field of the device (recomputed when cudalab.set_device changes it)."""
+        key = (self.profile, self.memory.arena.limit if self.memory else 0)
+        if self._props is None or self._props[0] != key:
+            self._props = (key, device_properties(key[0], key[1]))
+        return self._props[1]
+
+    def attribute(self, attr: int, device: int = 0) -> int:
+        self.check_device(device)
+        value = attribute(self.props, attr)
+        if value is None:
+            raise CudaError(f"{attr} is not a cudaDeviceAttr this driver knows (CUDA 13.0 knows 1 to 147).",
+                            "cudaErrorInvalidValue")
+        return value
+
+    @staticmethod
+    def check_device(device: int, feature: str = ""):
+        if device != 0:
+            more = f" ({feature})" if feature else ""
+            raise CudaError(f"device {device} does not exist: the emulator is one GPU, device 0{more}.",
+                            "cudaErrorInvalidDevice")
+
+    @property
+    def timeline(self):
+        t = self._timeline
+        if t is None:
+            from ...device.timeline import Timeline
+            t = self._timeline = Timeline(self.profile)
+        return t() if callable(t) else t
+
+    def synchronized(self):
+        """A host synchronization happened: a kernel's fault becomes the context's sticky error, and
+        memory pools give memory beyond their release threshold back."""
+        if self.fault:
+            self.sticky, self.fault = self.fault, None
+        if self.memory is not None:
+            for pool in self.pools.values():
+                pool.synchronized(self.memory)
+
+    # ------------------------------------------------------------------ streams and events
+    def stream(self, handle) -> Stream:
+        h = int(handle or 0)
+        if h in (0, LEGACY, PER_THREAD):
+            return self.streams[0]
+        s = self.streams.get(h)
+        if s is None:
+            raise CudaError(f"0x{h:x} is not a stream this program created (or it was destroyed).",
+                            "cudaErrorInvalidResourceHandle")
+        return s
+
+    def stream_create(self, flags: int = 0, priority: int = 0) -> Stream:
+        if flags & ~NON_BLOCKING:
+            raise CudaError(f"cudaStreamCreateWithFlags: 0x{flags:x} is not a stream flag (cudaStreamDefault or "
+                            "cudaStreamNonBlocking).", "cudaErrorInvalidValue")
+        s = Stream(self.new_handle(), flags, max(PRIORITY_RANGE[1], min(PRIORITY_RANGE[0], int(priority))))
+        self.streams[s.handle] = s
+        self.timeline.stream(s.handle, s.non_blocking, s.priority)
+        return s
+
+    def stream_destroy(self, s: Stream):
+        if s.handle:
+            del self.streams[s.handle]
+
+    def stream_synchronize(self, s: Stream):
+        self.forbid_while_capturing(s, "cudaStreamSynchronize")
+        if s.handle == 0:
+            self.legacy_stream_used("cudaStreamSynchronize")
+        self.timeline.synchronize(s.handle)
+        self.synchronized()
+
+    def stream_query(self, s: Stream) -> bool:
+        """cudaStreamQuery: is the stream's work done at the host's present time?"""
+        self.forbid_while_capturing(s, "cudaStreamQuery")
+        tl = self.timeline
+        done = (tl._ready(0) if s.handle == 0 else tl.stream_end(s.handle)) <= tl.host_time
+        if not done:
+            tl.host_time += POLL_US
+        return done
+
+    def stream_wait_event(self, s: Stream, ev: Event, flags: int = 0):
+        if flags not in (0, 1):
+            raise CudaError(f"cudaStreamWaitEvent: flags must be 0 (or cudaEventWaitExternal), not {flags}.",
+                            "cudaErrorInvalidValue")
+        if ev.captured is not None:
+            self.capture_wait(s, ev)
+        elif ev.time is not None:
+            self.timeline.wait_event(ev.name, s.handle)
+
+    def stream_set_attribute(self, s: Stream, attr: int, value):
+        if attr == 1:                  # access policy window
+            base, nbytes, hit_ratio, hit, miss = value
+            limit = self.props["accessPolicyMaxWindowSize"]
+            if nbytes > limit or not 0.0 <= hit_ratio <= 1.0:
+                raise CudaError(f"an access policy window may cover at most {limit:,} bytes with a hit ratio "
+                                f"between 0 and 1; this one has {nbytes:,} bytes and {hit_ratio}.",
+                                "cudaErrorInvalidValue")
+        elif attr == 8:
+            s.priority = max(PRIORITY_RANGE[1], min(PRIORITY_RANGE[0], int(value)))
+            self.timeline.stream(s.handle, s.non_blocking, s.priority)
+        elif attr not in (3, 9, 10):
+            raise CudaError(f"{attr} is not a stream attribute (access policy window, synchronization policy, "
+                            "priority, memory sync domain).", "cudaErrorInvalidValue")
+        s.attributes[attr] = value
+
+    def stream_get_attribute(self, s: Stream, attr: int):
+        if attr == 8:
+            return s.priority
+        if attr == 1:
+            return s.attributes.get(1, (0, 0, 0.0, 0, 0))
+        if attr == 3:
+            return s.attributes.get(3, -1)
+        if attr in (9, 10):
+            return s.attributes.get(attr, 0)
+        raise CudaError(f"{attr} is not a stream attribute.", "cudaErrorInvalidValue")
+
+    def event(self, handle) -> Event:
+        ev = self.events.get(int(handle or 0))
+        if ev is None:
+            raise CudaError(f"0x{int(handle or 0):x} is not an event this program created (or it was destroyed).",
+                            "cudaErrorInvalidResourceHandle")
+        return ev
+
+    def event_create(self, flags: int = 0) -> Event:
+        if flags & ~EVENT_FLAGS:
+            raise CudaError(f"0x{flags:x} is not an event flag (cudaEventDefault, cudaEventBlockingSync, "
+                            "cudaEventDisableTiming).", "cudaErrorInvalidValue")
+        if flags & INTERPROCESS:
+            raise CudaError("interprocess events (cudaEventInterprocess, for IPC) are not supported by the "
+                            "emulated GPU.", "cudaErrorNotSupported")
+        ev = Event(self.new_handle(), flags)
+        self.events[ev.handle] = ev
+        return ev
+
+    def event_destroy(self, ev: Event):
+        self.events.pop(ev.handle, None)
+
+    def event_record(self, ev: Event, s: Stream):
+        if s.capture is not None:
+            c = s.capture
+            if c.status != 1:
+                raise CudaError("the stream's capture was invalidated by an earlier error.",
+                                "cudaErrorStreamCaptureInvalidated")
+            ev.captured = (c, list(c.deps.get(s, [])))
+            return
+        if s.handle == 0:
+            self.legacy_stream_used("cudaEventRecord")
+        ev.captured = None
+        tl = self.timeline
+        ev.time, ev.timeline = tl.record_event(ev.name, s.handle)["start"], tl
+
+    def event_synchronize(self, ev: Event):
+        if ev.time is not None and ev.timeline is self.timeline:
+            self.timeline.wait_until(ev.time, f"cudaEventSynchronize({ev.name})")
+        self.synchronized()
+
+    def event_query(self, ev: Event) -> bool:
+        if ev.time is None or ev.timeline is not self.timeline or ev.time <= self.timeline.host_time:
+            return True
+        self.timeline.host_time += POLL_US
+        return False
+
+    def elapsed_time(self, start: Event, end: Event) -> float:
+        """cudaEventElapsedTime in milliseconds on the modeled timeline."""
+        for e, who in ((start, "start"), (end, "end")):
+            if not e.timing:
+                raise CudaError(f"the {who} event was created with cudaEventDisableTiming, so it keeps no time.",
+                                "cudaErrorInvalidResourceHandle")
+            if e.time is None:
+                raise CudaError(f"the {who} event was never recorded (cudaEventRecord), so there is no time to "
+                                "measure.", "cudaErrorInvalidResourceHandle")
+        if start.timeline is not end.timeline:
+            raise CudaError("the two events were recorded on different timelines (a timeline was reset or a "
+                            "record_timeline() block ended in between): record both again.",
+                            "cudaErrorInvalidResourceHandle")
+        if end.time > end.timeline.host_time:
+            raise CudaError("the end event has not happened yet: the host has not waited for it. Call "
+                            "cudaEventSynchronize(end) before cudaEventElapsedTime.", "cudaErrorNotReady")
+        return (end.time - start.time) / 1e3
+
+    def device_synchronize(self):
+        for c in self.active_captures():
+            self.invalidate(c, "cudaErrorStreamCaptureUnsupported",
+                            "cudaDeviceSynchronize is not allowed while a stream is being captured; the capture "
+                            "is now invalid.")
+        self.timeline.synchronize()
+        self.synchronized()
+
+    # ------------------------------------------------------------------ memory
+    def malloc(self, size: int, kind: str = "device") -> int:
+        self.unsafe_call({"device": "cudaMalloc", "managed": "cudaMallocManaged"}.get(kind, "cudaMallocHost"))
+        return self.memory.alloc(size, kind)
+
+    def free(self, addr: int, host: bool = False):
+        if host:
+            self.memory.free(addr, kinds=("host",), call="cudaFreeHost")
+            return
+        pool = self.pool_of.pop(addr, None)
+        if pool is not None:
+            pool.live.pop(addr, None)
+        self.memory.free(addr, kinds=("device", "managed", "pool"), call="cudaFree")
+
+    def copy(self, dst: int, src: int, nbytes: int, kind: int, stream=0, sync: bool = True, rows: int = 1,
+             dpitch: int = 0, spitch: int = 0, call: str = "cudaMemcpy") -> bool:
+        """Check a copy and put it on the timeline; True when a capture took it (do not move the bytes)."""
+        s = self.stream(stream)
+        direction = self.memory.check_copy(dst, src, nbytes, kind, call, rows, dpitch, spitch)
+        if s.handle == 0:
+            self.legacy_stream_used(call)
+        if s.capture is not None and not sync:
+            self.capture_node(s, "memcpy", dict(dst=dst, src=src, width=nbytes, height=rows, depth=1,
+                                                dpitch=dpitch or nbytes, spitch=spitch or nbytes,
+                                                dheight=rows, sheight=rows, kind=kind))
+            return True
+        host = dst if direction == "D2H" else src
+        self.timeline.copy(nbytes * rows, direction, s.handle, pinned=self.memory.pinned(host), sync=sync)
+        return False
+
+    def memset(self, dst: int, nbytes: int, stream=0, sync: bool = True, rows: int = 1, pitch: int = 0,
+               value: int = 0, element: int = 1, call: str = "cudaMemset") -> bool:
+        s = self.stream(stream)
+        self.memory.check(dst, (pitch or nbytes) * (rows - 1) + nbytes * element, call)
+        if s.handle == 0:
+            self.legacy_stream_used(call)
+        if s.capture is not None and not sync:
+            self.capture_node(s, "memset", dict(dst=dst, value=value, element=element, width=nbytes, height=rows,
+                                                pitch=pitch or nbytes * element))
+            return True
+        self.timeline.memset(nbytes * element * rows, s.handle, sync=sync)
+        return False
+
+    def host_function(self, s: Stream, fn: int, data: int, name: str = "host function") -> bool:
+        """cudaLaunchHostFunc: True when a capture took it; otherwise the caller runs it now."""
+        if s.capture is not None:
+            self.capture_node(s, "host", {"fn": fn, "data": data})
+            return True
+        if s.handle == 0:
+            self.legacy_stream_used("cudaLaunchHostFunc")
+        self.timeline.host_function(s.handle, name)
+        return False
+
+    def node_timeline(self, node, stream):
+        """A graph's memcpy, memset or host node, on the timeline of the stream the graph runs in."""
+        p, tl = node.params, self.timeline
+        if node.type == "memcpy":
+            direction = self.memory.direction(p["dst"], p["src"], p["kind"], "a graph memcpy node")
+            host = p["dst"] if direction == "D2H" else p["src"]
+            tl.copy(p["width"] * p["height"] * p["depth"], direction, stream.handle, pinned=self.memory.pinned(host))
+        elif node.type == "memset":
+            tl.memset(p["width"] * p["element"] * p["height"], stream.handle)
+        else:
+            tl.host_function(stream.handle)
+
+    # ------------------------------------------------------------------ launches
+    def check_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
+        """CUDA's checks before a launch, with CUDA 13's codes (bad shapes: cudaErrorInvalidValue)."""
+        from dataclasses import replace
+
+        from ..launch import check_config
+        p = self.profile
+        limits = p.limits()
+        static = fn.static_shared
+        if fn.max_dynamic_shared is not None and static + fn.max_dynamic_shared > limits.shared_per_block:
+            limits = replace(limits, shared_per_block=min(p.shared_per_block_optin, static + fn.max_dynamic_shared))
+        try:
+            check_config(fn.name, grid, block, int(shared), static, limits)
+        except CudaError as e:
+            code = "cudaErrorInvalidValue" if e.code == "cudaErrorInvalidConfiguration" else e.code
+            raise CudaError(e.args[0], code) from None
+        blocks = grid[0] * grid[1] * grid[2]
+        if cooperative and blocks > self.occupancy(fn, block[0] * block[1] * block[2], shared) * self.props[
+                "multiProcessorCount"]:
+            raise CudaError(f"{fn.name}: a cooperative launch needs every block resident at once; {blocks:,} blocks "
+                            "are more than the device holds (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs).",
+                            "cudaErrorCooperativeLaunchTooLarge")
+        if cluster is not None and tuple(cluster) != (1, 1, 1):
+            size = cluster[0] * cluster[1] * cluster[2]
+            if any(c < 1 or g % c for g, c in zip(grid, cluster)) or size > 8:
+                raise CudaError(f"{fn.name}: the grid {tuple(grid)} does not divide into clusters of {tuple(cluster)} "
+                                "(each grid dimension must be a multiple of the cluster's, and a cluster has at most "
+                                "8 blocks).", "cudaErrorInvalidClusterSize")
+            if not p.has("clusters"):
+                raise CudaError(f"thread block clusters need compute capability 9.0; the selected device is "
+                                f"{p.arch}.", "cudaErrorNotSupported")
+            if "cluster" not in _engine_launch_parameters():
+                raise CudaError("thread block clusters (cudaLaunchAttributeClusterDimension) are not supported by "
+                                "the emulator yet; launch without a cluster dimension, or run on a real GPU.",
+                                "cudaErrorNotSupported")
+
+    def launch(self, fn: Function, grid, block, shared: int, args: bytes, stream=0, cooperative: bool = False,
+               cluster=None, attributes=None):
+        """cudaLaunchKernel(Ex): returns the LaunchRecord, or None when a capture took the launch."""
+        s = self.stream(stream)
+        self.check_launch(fn, grid, block, shared, cooperative, cluster)
+        if s.handle == 0:
+            self.legacy_stream_used(f"the launch of {fn.name}")
+        if s.capture is not None:
+            self.capture_node(s, "kernel", dict(function=fn, grid=tuple(grid), block=tuple(block), shared=int(shared),
+                                                args=bytes(args), cluster=cluster, attributes=dict(attributes or {})))
+            return None
+        return self.run_kernel(fn, grid, block, shared, args, s, cluster=cluster, attributes=attributes)
+
+    def run_kernel(self, fn: Function, grid, block, shared, args, s: Stream, cluster=None, attributes=None):
+        """Run a kernel now. A fault that CUDA reports later (an illegal address, an assert) becomes
+        ``self.fault`` and the record is returned with ``error`` set; others raise CudaError."""
+        from ...device import timeline as timing
+        from ...emulator.engine import launch
+        from ..device import WATCHDOG_SECONDS
+        from ..record import LaunchRecord
+        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu")
+        rec.error = None
+        observers = list(self.observers(fn.program))
+        fn.program.graph_conditionals = self.conditional_values
+        extra = {"cluster": tuple(cluster)} if cluster is not None and tuple(cluster) != (1, 1, 1) else {}
+        watchdog = WATCHDOG_SECONDS
+        t0 = time.perf_counter()
+        try:
+            stats = launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
+                           timeout=watchdog, kernel_name=fn.name, observers=observers,
+                           wall_deadline=self.deadline if self.deadline is not None else float("inf"), **extra)
+        except KernelError as e:
+            rec.findings.extend(e.findings)
+            rec.printed = list(getattr(e, "printed", []))
+            rec.wall_time = time.perf_counter() - t0
+            self.launches.append(rec)
+            message = e.args[0]
+            if e.code == "cudaErrorLaunchTimeout" and self.deadline is not None and time.monotonic() >= self.deadline:
+                message = self.time_limit_message(fn.name, message)
+            if e.code not in STICKY:
+                err = CudaError(message, e.code if e.code in CODE else "cudaErrorLaunchFailure")
+                err.record = rec
+                raise err from None
+            # like the GPU, the launch itself succeeds; the error shows at the next synchronization
+            self.fault, rec.error = e.code, message
+            return rec
+        except CudaError as e:
+            raise CudaError(e.args[0], e.code if e.code in CODE else "cudaErrorNotSupported") from None
+        rec.wall_time = time.perf_counter() - t0
+        rec.instructions, rec.thread_instructions = stats.instructions, stats.thread_instructions
+        rec.printed = stats.printed
+        rec.findings.extend(stats.findings)
+        self.after_launch(rec, observers)
+        self.launches.append(rec)
+        us, how, limiter = timing.kernel_time(rec, self.profile)
+        row = self.timeline.kernel(fn.name, us, stream=s.handle)
+        row["model"], row["limiter"] = how, limiter
+        shown = {**{f"stream {k}": v for k, v in s.attributes.items()}, **(attributes or {})}
+        if shown:
+            row["attributes"] = shown
+        return rec
+
+    def time_limit_message(self, kernel: str, detail: str) -> str:
+        return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
+                f"the kernel was stopped and then the program. {detail.split('. ', 1)[-1]} Give it more time with "
+                "`cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or run_program(..., timeout=SECONDS), "
+                "or make the problem smaller.")
+
+    # ------------------------------------------------------------------ functions and occupancy
+    def max_dynamic_shared(self, fn: Function) -> int:
+        if fn.max_dynamic_shared is not None:
+            return fn.max_dynamic_shared
+        return max(self.profile.shared_per_block - fn.static_shared, 0)
+
+    def func_attributes(self, fn: Function) -> dict:
+        from ...emulator.engine import stack_size
+        p = self.profile
+        return {"sharedSizeBytes": fn.static_shared, "constSizeBytes": 0,
+                "localSizeBytes": stack_size(fn.program, fn.program.function(fn.mangled)),
+                "maxThreadsPerBlock": p.max_threads_per_block, "numRegs": fn.registers,
+                "ptxVersion": p.cc[0] * 10 + p.cc[1], "binaryVersion": p.cc[0] * 10 + p.cc[1],
+                "maxDynamicSharedSizeBytes": self.max_dynamic_shared(fn), "preferredShmemCarveout": fn.carveout}
+
+    def func_set_attribute(self, fn: Function, attr: int, value: int):
+        if attr == 8:                   # cudaFuncAttributeMaxDynamicSharedMemorySize
+            most = self.profile.shared_per_block_optin - fn.static_shared
+            if not 0 <= value <= most:
+                raise CudaError(f"{fn.name} may use at most {most:,} bytes of dynamic shared memory on this device; "
+                                f"{value:,} were asked for.", "cudaErrorInvalidValue")
+            fn.max_dynamic_shared = value
+        elif attr == 9:                 # cudaFuncAttributePreferredSharedMemoryCarveout
+            if not -1 <= value <= 100:
+                raise CudaError(f"the shared memory carveout is a percentage (0 to 100, or -1 for no preference), "
+                                f"not {value}.", "cudaErrorInvalidValue")
+            fn.carveout = value
+        elif 10 <= attr <= 16:
+            fn.attributes[attr] = value
+        else:
+            raise CudaError(f"{attr} is not a cudaFuncAttribute that can be set.", "cudaErrorInvalidValue")
+
+    def occupancy(self, fn: Function, block_size: int, dynamic: int) -> int:
+        """cudaOccupancyMaxActiveBlocksPerMultiprocessor, by the device model's calculator."""
+        from ...device.occupancy import _limits
+        from ...device.resources import Resources
+        if block_size <= 0:
+            raise CudaError(f"the block size must be positive, not {block_size}.", "cudaErrorInvalidValue")
+        res = Resources(fn.registers, fn.static_shared, 0)
+        return min(_limits(self.profile, res, block_size, int(dynamic), self.max_dynamic_shared(fn))[0].values())
+
+    def available_dynamic_shared(self, fn: Function, blocks: int, block_size: int) -> int:
+        """cudaOccupancyAvailableDynamicSMemPerBlock: the most dynamic shared memory per block that
+        still lets ``blocks`` blocks of ``block_size`` threads reside on one SM."""
+        p = self.profile
+        if blocks <= 0 or block_size <= 0 or self.occupancy(fn, block_size, 0) < blocks:
+            raise CudaError(f"{blocks} blocks of {block_size} threads of {fn.name} cannot be resident on one SM at "
+                            "once, whatever their shared memory.", "cudaErrorInvalidValue")
+        unit = p.shared_allocation_unit
+        per_block = p.shared_per_sm // blocks // unit * unit - p.shared_reserved_per_block - fn.static_shared
+        return max(0, min(per_block, self.max_dynamic_shared(fn)))
+
+    # ------------------------------------------------------------------ limits and configuration
+    def get_limit(self, limit: int) -> int:
+        if limit not in range(len(LIMIT_NAMES)):
+            raise CudaError(f"{limit} is not a cudaLimit.", "cudaErrorInvalidValue")
+        if limit not in self.limits:
+            raise CudaError(f"{LIMIT_NAMES[limit]} does not exist on {self.profile.arch} (device-side "
+                            "cudaDeviceSynchronize was removed there).", "cudaErrorUnsupportedLimit")
+        return self.limits[limit]
+
+    def set_limit(self, limit: int, value: int):
+        self.get_limit(limit)
+        if limit == 6:                  # persisting L2: at most the device's maximum, kept in L2/16 units
+            most = self.props["persistingL2CacheMaxSize"]
+            if value > most:
+                raise CudaError(f"cudaLimitPersistingL2CacheSize may be at most {most:,} bytes on this device "
+                                f"(cudaDevAttrMaxPersistingL2CacheSize); {value:,} were asked for.",
+                                "cudaErrorInvalidValue")
+            unit = persisting_l2_unit(self.props)
+            value = min(-(-value // unit) * unit, most)
+        self.limits[limit] = int(value)
+
+    def set_cache_config(self, config: int):
+        if config not in (0, 1, 2, 3):
+            raise CudaError(f"{config} is not a cudaFuncCache (PreferNone, PreferShared, PreferL1, PreferEqual).",
+                            "cudaErrorInvalidValue")
+        self.cache_config = config
+
+    # ------------------------------------------------------------------ memory pools
+    def mem_pool(self, handle) -> MemPool:
+        pool = self.pools.get(int(handle or 0))
+        if pool is None:
+            raise CudaError(f"0x{int(handle or 0):x} is not a memory pool (cudaMemPoolCreate makes one).",
+                            "cudaErrorInvalidValue")
+        return pool
+
+    def pool_create(self, alloc_type: int, location_type: int, location_id: int, handle_types: int = 0) -> MemPool:
+        if alloc_type != 1 or location_type != 1:
+            raise CudaError("the emulated GPU makes pinned pools on the device (cudaMemAllocationTypePinned, "
+                            "cudaMemLocationTypeDevice) only.", "cudaErrorNotSupported"
+                            if location_type in (2, 3, 4) else "cudaErrorInvalidValue")
+        if location_id != 0:
+            raise CudaError(f"device {location_id} does not exist: the emulator is one GPU, device 0.",
+                            "cudaErrorInvalidValue")
+        if handle_types:
+            raise CudaError("memory pools that can be shared with other processes (IPC handle types) are not "
+                            "supported by the emulated GPU.", "cudaErrorNotSupported")
+        pool = MemPool(self.new_handle())
+        self.pools[pool.handle] = pool
+        return pool
+
+    def pool_destroy(self, pool: MemPool):
+        if pool is self.default_pool:
+            raise CudaError("the device's default memory pool cannot be destroyed.", "cudaErrorInvalidValue")
+        pool.destroy(self.memory)
+        for addr in [a for a, p in self.pool_of.items() if p is pool]:
+            del self.pool_of[addr]
+        del self.pools[pool.handle]
+        if self.current_pool is pool:
+            self.current_pool = self.default_pool
+
+    def malloc_async(self, size: int, stream, pool: MemPool | None = None) -> int:
+        s = self.stream(stream)
+        pool = pool or self.current_pool
+        if size == 0:
+            return 0
+        if s.capture is not None:
+            addr = self.memory.alloc(size, "graph")
+            self.graph_allocations[addr] += 1
+            self.capture_node(s, "mem_alloc", {"address": addr, "size": size, "pool": pool.handle})
+            return addr
+        tl = self.timeline
+        addr = pool.allocate(self.memory, size, s, tl.host_time, tl.stream_end)
+        self.pool_of[addr] = pool
+        return addr
+
+    def free_async(self, addr: int, stream):
+        s = self.stream(stream)
+        if addr == 0:
+            return
+        if s.capture is not None:
+            self.capture_node(s, "mem_free", {"address": addr})
+            return
+        pool = self.pool_of.pop(addr, None)
+        if pool is not None:
+            pool.release(addr, s, self.timeline.stream_end(s.handle))
+        elif self.memory.kinds.get(addr) in ("device", "managed"):
+            self.memory.free(addr, call="cudaFreeAsync")
+        elif addr in self.graph_allocations:
+            pass                        # graph memory freed outside its graph: it stays until the graph goes
+        else:
+            raise CudaError(f"cudaFreeAsync(0x{addr:x}): that is not the start of memory from cudaMallocAsync or "
+                            "cudaMalloc.", "cudaErrorInvalidValue")
+
+    def release_graph_allocation(self, addr: int):
+        self.graph_allocations[addr] -= 1
+        if self.graph_allocations[addr] <= 0:
+            del self.graph_allocations[addr]
+            self.memory.free(addr, kinds=("graph",), call="cudaGraphDestroy")
+
+    # ------------------------------------------------------------------ reset
+    def device_reset(self, keep=()):
+        """cudaDeviceReset: every allocation but ``keep`` (the program's globals) is freed, and every
+        stream, event, graph and pool is gone."""
+        if self.memory is not None:
+            for addr, kind in list(self.memory.kinds.items()):
+                if addr not in keep and not self.memory.arena.allocs[addr].freed:
+                    self.memory.arena.free(addr)
+                    del self.memory.kinds[addr]
+        arena, profile, observers, after = (self.memory.arena if self.memory else None), self._profile, \
+            self.observers, self.after_launch
+        launches, deadline, limit = self.launches, self.deadline, self.time_limit
+        self.__init__(None, profile, None)
+        if arena is not None:
+            self.memory = Memory(arena)
+            self.memory.kinds = {a: "managed" for a in keep}
+        self.observers, self.after_launch, self.launches = observers, after, launches
+        self.deadline, self.time_limit = deadline, limit
+
+
+_PARAMETERS = []
+
+
+def _engine_launch_parameters() -> set:
+    """The keyword arguments the emulator's launch takes (clusters arrive when the engine grows them)."""
+    if not _PARAMETERS:
+        from ...emulator.engine import launch
+        _PARAMETERS.append(set(inspect.signature(launch).parameters))
+    return _PARAMETERS[0]
