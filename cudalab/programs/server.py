@@ -126,6 +126,10 @@ class Server:
             except CudaError as e:
                 code, numbers = code_of(e.code), getattr(e, "numbers", ())
                 data = b"\0" + f"cudalab: {e.args[0]}".encode() if e.args and e.args[0] else b""
+            except Exception as e:          # a bug in cudalab: the program gets an error, not a hang
+                code, numbers = code_of("cudaErrorUnknown"), ()
+                data = b"\0" + (f"cudalab: internal error while answering {op} ({type(e).__name__}: {e}). "
+                                 "This is a bug in cudalab; please report it with the program.").encode()
             if sticky and ctx.sticky and op not in UNSTICKY:
                 code = code or code_of(ctx.sticky)
             out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data

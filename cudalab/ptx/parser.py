@@ -427,7 +427,10 @@ def parse(text: str) -> Module:
                     cur.shared.append(v)
                     mod.variables.setdefault(v.name, v)
                 elif v.space == "param":
-                    cur.body_params[v.name] = Param(v.name, v.type, v.size, v.align)
+                    # call sequences reuse names (param0, param1) with other sizes: keep the largest
+                    old = cur.body_params.get(v.name)
+                    if old is None or v.size > old.size:
+                        cur.body_params[v.name] = Param(v.name, v.type, v.size, v.align)
                 else:
                     mod.variables.setdefault(v.name, v)
             elif stmt.startswith(".pragma") or stmt.startswith((".maxnreg", ".maxntid", ".reqntid")):

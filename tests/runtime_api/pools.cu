@@ -82,7 +82,7 @@ int main() {
     show_pool("new pool", mine);
     int *c = nullptr;
     SHOW(cudaMallocFromPoolAsync((void **)&c, 3000, mine, s));
-    fill<<<1, 256, 0, s>>>(c, 750, 100);
+    fill<<<3, 256, 0, s>>>(c, 750, 100);
     SHOW(cudaMemcpyAsync(h, c + 746, sizeof h, cudaMemcpyDeviceToHost, s));
     SHOW(cudaStreamSynchronize(s));
     printf("values %d %d %d %d\n", h[0], h[1], h[2], h[3]);

@@ -58,8 +58,9 @@ class Graph:
         return [b for a, b in self.edges if a is node]
 
     def roots(self) -> list:
+        """Nodes without dependencies, newest first (as an H100 lists them: graphs_explicit.out)."""
         targets = {id(b) for _, b in self.edges}
-        return [n for n in self.nodes if id(n) not in targets]
+        return [n for n in reversed(self.nodes) if id(n) not in targets]
 
     def order(self) -> list:
         """The nodes in a dependency order (creation order among the ready ones); raises on a cycle."""
