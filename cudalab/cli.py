@@ -193,7 +193,7 @@ def run_program_file(args) -> int:
     from .programs import run_program
     argv = args.args[1:] if args.args[:1] == ["--"] else args.args
     res = run_program(args.file, argv, device=os.environ.get("CUDALAB_DEVICE", "emu"), capture=False,
-                      options=[f"-D{d}" for d in args.define])
+                      options=[f"-D{d}" for d in args.define], timeout=getattr(args, "timeout", None))
     sys.stderr.write(res.stderr)
     return res.returncode
 
@@ -256,6 +256,8 @@ def _parser():
     run.add_argument("--profile", action="store_true", help="also print each launch's per-line profile")
     run.add_argument("--check", metavar="racecheck,initcheck,...", default="",
                      help="sanitizer checks besides memcheck and synccheck (which are always on)")
+    run.add_argument("--timeout", type=float, metavar="SECONDS",
+                     help="stop a whole program (int main), and a kernel it is running, after this long")
     run.add_argument("args", nargs=argparse.REMAINDER,
                      help="after --: arguments for an int main() program")
     run.set_defaults(func=cmd_run)

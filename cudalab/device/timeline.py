@@ -169,13 +169,9 @@ class Timeline:
         """When the work issued to ``stream`` so far ends (us)."""
         return self._stream_end.get(stream, 0.0)
 
-    def wait_until(self, t: float, name: str = "cudaEventSynchronize"):
+    def wait_until(self, t: float):
         """The host waits until time ``t`` (an event): cudaEventSynchronize."""
-        row = {"stream": "host", "engine": "host", "kind": "sync", "name": name,
-               "start": self.host_time, "end": max(self.host_time, t)}
-        self.host_time = row["end"]
-        self._rows.append(row)
-        return row
+        self.host_time = max(self.host_time, t)
 
     def synchronize(self, stream=None):
         """cudaDeviceSynchronize (``stream=None``) or cudaStreamSynchronize(stream): the host waits.

@@ -29,6 +29,8 @@ class CudaMagics(Magics):
               help="where kernels run: emulated GPU, real GPU, or both (compared)")
     @argument("--profile", action="store_true",
               help="profile every launch of the cell's kernels and show the per-line report")
+    @argument("--timeout", type=float, metavar="SECONDS",
+              help="stop a whole program (int main), and a kernel it is running, after this long")
     @cell_magic
     def cuda(self, line, cell):
         """Compile the cell's CUDA C++ and bind each ``__global__`` kernel by its C++ name.
@@ -148,7 +150,7 @@ class CudaMagics(Magics):
         from ..programs import run_program_source
         try:
             res = run_program_source(cell, device=args.device or "emu", options=[f"-D{d}" for d in args.define],
-                                     profile=bool(args.profile))
+                                     profile=bool(args.profile), timeout=args.timeout)
         except CudaError as err:
             print(str(err), file=sys.stderr)
             return None

@@ -100,7 +100,7 @@ def run_program_source(source: str, args=(), device: str = "emu", filename: str 
                        "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
-        stderr += stopped + _crash_note(code)
+        stderr += stopped or _crash_note(code)
         return ProgramResult(stdout, stderr, code, server.session.launches)
     finally:
         parent.close()

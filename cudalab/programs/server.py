@@ -103,7 +103,10 @@ class Server:
         ctx = self.ctx
         while True:
             if deadline is not None:
-                sock.settimeout(max(deadline - time.monotonic(), 0.01))
+                left = deadline - time.monotonic()
+                if left <= 0:               # time is up (a kernel was stopped for it): no more answers
+                    raise socket.timeout("the program's time limit ran out")
+                sock.settimeout(left)
             head = _recv(sock, 4)
             if head is None:
                 return

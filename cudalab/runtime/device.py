@@ -10,24 +10,27 @@ import os
 
 from ..emulator.memory import DeviceMemory
 from ..errors import CudaError
+from .core.memory import Memory
 
 WATCHDOG_SECONDS = 10.0
 
 
 class EmuDevice:
-    """The emulated GPU: a device memory arena; programs are built per module on demand."""
+    """The emulated GPU: a device memory arena with the runtime core's allocation table (the one
+    whole programs use: ``runtime.core.memory``); programs are built per module on demand."""
 
     kind = "emu"
     name = "cudalab emulator"
 
     def __init__(self, memory_limit: int = 4 << 30):
         self.memory = DeviceMemory(limit=memory_limit)
+        self.allocations = Memory(self.memory)
 
     def alloc(self, nbytes: int, label: str = ""):
-        return self.memory.alloc(nbytes, label)
+        return self.allocations.alloc(nbytes, "device", label or None)
 
     def free(self, ptr):
-        self.memory.free(ptr)
+        self.allocations.free(int(ptr), kinds=("device",), call="free")
 
     def write(self, ptr, array):
         self.memory.write(ptr, array)

@@ -2,8 +2,10 @@
 each copy, kernel, event and synchronization would run on a real GPU.
 
 The emulator runs every operation at once, in the order the program issues it (always a legal
-order, so results are exact). *When* it would have run comes from the device model,
-``cudalab.device.timeline.Timeline``, which follows the Programming Guide's rules: work in one
+order, so results are exact). What streams and events mean is the runtime core's
+(``cudalab.runtime.core.Context``, the same one whole programs use): this module is its Python face.
+*When* work would have run comes from the device model, ``cudalab.device.timeline.Timeline``, which
+follows the Programming Guide's rules: work in one
 stream runs in order, different streams overlap, the legacy default stream (``0``) waits for and
 is waited for by every stream, host-to-device and device-to-host copies have their own copy
 engines, a copy from pageable memory blocks the host and goes at half the pinned rate, a copy
@@ -37,11 +39,19 @@ import weakref
 import numpy as np
 
 from ..device import current as current_profile
-from ..device.profiles import get as get_profile
-from ..device.timeline import Timeline, plot_gantt
+from ..device.timeline import Timeline, kernel_time, plot_gantt  # noqa: F401 - kernel_time: for old callers
 from ..errors import CudaError
+from .core import Context
 
-TIMING_FALLBACK = "A100"      # kernels on a bare compute capability (no SM count) are timed as on this GPU
+_CONTEXT: list = [None]
+
+
+def context() -> Context:
+    """The Python session's runtime context: streams, events and the timeline (no memory of its own:
+    device arrays live on the device, ``cudalab.runtime.device``). Its timeline is the current recording's."""
+    if _CONTEXT[0] is None:
+        _CONTEXT[0] = Context(timeline=lambda: current().model)
+    return _CONTEXT[0]
 
 
 # ---------------------------------------------------------------------- the recorded timeline
@@ -59,13 +69,11 @@ class Rows(list):
 
 
 class Recording:
-    """One timeline being recorded: the device model plus what ``query()`` needs to answer."""
+    """One timeline being recorded: the device model, and whether launches carry full metrics."""
 
     def __init__(self, device=None, metrics: bool = False):
         self.model = Timeline(device)
         self.metrics = metrics                 # attach a MetricsObserver to emulated launches
-        self.stream_end: dict = {}             # stream handle -> end of its last work
-        self._events = itertools.count(1)
 
     def rows(self) -> Rows:
         return Rows(self.model.rows())
@@ -77,43 +85,24 @@ class Recording:
     def plot(self, by: str = "engine", ax=None):
         return self.rows().plot(by=by, ax=ax)
 
-    def _done(self, row):
-        self.stream_end[row["stream"]] = row["end"]
-        return row
-
     def copy(self, nbytes, direction, host, stream):
         """A copy between ``host`` (a numpy array, or None for a new one) and the device."""
-        handle, sync = _handle(stream), not isinstance(stream, Stream)
+        s, sync = _core_stream(stream), not isinstance(stream, Stream)
         pinned = host is not None and is_pinned(host)
         what = "pinned" if pinned else "pageable"
-        row = self.model.copy(int(nbytes), direction, stream=handle, pinned=pinned,
-                              name=f"{direction} {int(nbytes):,} B ({what})")
-        if sync:        # stream 0 as a number is numba's synchronous copy: the host waits even when pinned
-            self.model.host_time = max(self.model.host_time, row["end"])
-        return self._done(row)
+        # stream 0 as a number is numba's synchronous copy: the host waits even when pinned
+        return context().transfer(nbytes, direction, s, pinned, sync, name=f"{direction} {int(nbytes):,} B ({what})")
 
     def kernel(self, rec, stream):
-        us, how, limiter = kernel_time(rec, self.model.profile)
-        row = self._done(self.model.kernel(rec.kernel, us, stream=_handle(stream)))
-        row["model"], row["limiter"] = how, limiter
-        return row
+        return context().kernel_ran(rec, _core_stream(stream))
 
     def synchronize(self, stream=None):
-        return self.model.synchronize(None if stream is None else _handle(stream))
-
-
-def kernel_time(rec, profile):
-    """(microseconds, how it was found, what limits it) for a launch record."""
-    if rec.gpu_time_ms is not None:
-        return rec.gpu_time_ms * 1e3, "measured", None
-    from ..device.timing import estimate
-    p = profile if profile.sms else get_profile(TIMING_FALLBACK)
-    if "smsp__inst_executed.sum" in rec.metrics:
-        est, how = estimate(rec, device=p), "metrics"
-    else:
-        warp_insts = -(-rec.thread_instructions // 32)
-        est, how = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts}), "instructions only"
-    return est.time_us, how, est.limiter
+        ctx = context()
+        if stream is None:
+            ctx.device_synchronize()
+        else:
+            ctx.stream_synchronize(_core_stream(stream))
+        return self.model.rows()[-1]
 
 
 _SESSION: list = [None]       # the session's recording, made on first use
@@ -156,18 +145,17 @@ def record_timeline(device=None):
 
 
 # ---------------------------------------------------------------------- streams and events
-_HANDLES = itertools.count(1)
-
-
 class Stream:
     """A CUDA stream: work issued to it runs in order; work in different streams may overlap.
 
-    ``priority`` is kept (``cudaStreamCreateWithPriority``) but not modeled: the timeline runs
-    kernels one at a time in issue order."""
+    ``priority`` is kept (``cudaStreamCreateWithPriority``, clamped to CUDA's range 0 .. -5) and
+    shown on the timeline's rows; the timeline runs kernels one at a time in issue order."""
 
     def __init__(self, priority: int = 0, handle: int | None = None):
-        self.priority = int(priority)
-        self.handle = next(_HANDLES) if handle is None else handle
+        ctx = context()
+        self._core = ctx.streams[0] if handle == 0 else ctx.stream_create(0, int(priority))
+        self.priority = self._core.priority
+        self.handle = self._core.handle
 
     def synchronize(self):
         """cudaStreamSynchronize: the host waits until the stream's work is done."""
@@ -176,8 +164,7 @@ class Stream:
 
     def query(self) -> bool:
         """cudaStreamQuery: True when the stream's work is done at this point of the host's time."""
-        rec = current()
-        return rec.stream_end.get(self.handle, 0.0) <= rec.model.host_time
+        return context().stream_query(self._core)
 
     def __enter__(self):
         return self
@@ -193,7 +180,7 @@ class Stream:
         return f"<cudalab Stream: {kind}>"
 
 
-_DEFAULT = Stream(handle=0)
+_DEFAULT: list = [None]
 
 
 def stream(priority: int = 0) -> Stream:
@@ -203,7 +190,9 @@ def stream(priority: int = 0) -> Stream:
 
 def default_stream() -> Stream:
     """The legacy default stream (stream 0) as a Stream object: copies given it are asynchronous."""
-    return _DEFAULT
+    if _DEFAULT[0] is None:
+        _DEFAULT[0] = Stream(handle=0)
+    return _DEFAULT[0]
 
 
 class Event:
@@ -211,53 +200,44 @@ class Event:
 
     def __init__(self, timing: bool = True):
         self.timing = bool(timing)
-        self.time = None              # us on the timeline of ``_recording``
-        self._recording = None
-        self.name = None
+        self._core = context().event_create(0 if timing else 2)
+
+    @property
+    def time(self):
+        """When the event happens on its timeline (us), None before it is recorded."""
+        return self._core.time
+
+    @property
+    def name(self):
+        return self._core.name if self._core.time is not None else None
 
     def record(self, stream=0):
         """cudaEventRecord: the event happens when the stream's earlier work is done."""
-        rec = current()
-        self.name = f"event {next(rec._events)}"
-        row = rec.model.record_event(self.name, stream=_handle(stream))
-        self.time, self._recording = row["start"], rec
+        context().event_record(self._core, _core_stream(stream))
         return self
 
     def wait(self, stream=0):
         """cudaStreamWaitEvent: later work in ``stream`` starts after this event."""
         self._recorded("wait for it")
-        self._recording.model.wait_event(self.name, stream=_handle(stream))
+        context().stream_wait_event(_core_stream(stream), self._core)
 
     def synchronize(self):
         """cudaEventSynchronize: the host waits until the event has happened."""
         self._recorded("wait for it")
-        model = self._recording.model
-        model.host_time = max(model.host_time, self.time)
+        context().event_synchronize(self._core)
         _gpu_synchronize()
 
     def query(self) -> bool:
         """cudaEventQuery: True when the event has happened at this point of the host's time."""
         self._recorded("query it")
-        return self.time <= self._recording.model.host_time
+        return context().event_query(self._core)
 
     def elapsed_time(self, end: "Event") -> float:
         """cudaEventElapsedTime: milliseconds from this event to ``end`` on the modeled timeline."""
-        for e, who in ((self, "the start event"), (end, "the end event")):
-            if not e.timing:
-                raise CudaError(f"{who} was made with timing=False, so it keeps no time: make it with "
-                                "cudalab.event() (timing=True).", "cudaErrorInvalidResourceHandle")
-            e._recorded("time it")
-        if self._recording is not end._recording:
-            raise CudaError("the two events were recorded on different timelines (a timeline was reset or a "
-                            "record_timeline() block ended in between): record both again.",
-                            "cudaErrorInvalidResourceHandle")
-        if not end.query():
-            raise CudaError(f"the end event ({end.name}) has not happened yet: the host has not waited for it. "
-                            "Call end.synchronize() before end.elapsed_time(...).", "cudaErrorNotReady")
-        return (end.time - self.time) / 1e3
+        return context().elapsed_time(self._core, end._core)
 
     def _recorded(self, what):
-        if self._recording is None:
+        if self._core.time is None:
             raise CudaError(f"this event was never recorded, so there is nothing to {what}: call "
                             "event.record(stream) first.", "cudaErrorInvalidResourceHandle")
 
@@ -278,6 +258,11 @@ def _handle(stream) -> int:
         return stream.handle
     raise CudaError(f"{stream!r} is not a stream: give a stream made by cudalab.stream(), "
                       "cudalab.default_stream(), or 0 for the default stream.", "cudaErrorInvalidResourceHandle")
+
+
+def _core_stream(stream):
+    """The runtime core's stream behind ``stream`` (a Stream, 0 or None)."""
+    return context().stream(_handle(stream))
 
 
 def _gpu_synchronize():
@@ -360,3 +345,24 @@ def launched(rec, stream):
 def device_synchronized():
     """cudaDeviceSynchronize: the host waits for all streams."""
     current().synchronize()
+
+
+def device_properties() -> dict:
+    """Every cudaDeviceProp field of the selected device profile (``cudalab.set_device``), as the
+    runtime core gives them to whole programs too; ``totalGlobalMem`` is the emulator's memory."""
+    from . import device
+    dev = device.current()
+    from .core.properties import device_properties as props
+    return props(current_profile(), getattr(getattr(dev, "memory", None), "limit", 4 << 30))
+
+
+def device_attribute(attr) -> int:
+    """``cudaDeviceGetAttribute``: a cudaDevAttr number, or its name ("MultiProcessorCount" or
+    "cudaDevAttrMultiProcessorCount")."""
+    from .core.properties import ATTRIBUTE_NAMES, attribute
+    number = ATTRIBUTE_NAMES.get(str(attr).removeprefix("cudaDevAttr"), attr)
+    value = attribute(device_properties(), number) if isinstance(number, int) else None
+    if value is None:
+        raise CudaError(f"{attr!r} is not a device attribute (a cudaDevAttr number from 1 to 147 or its name, "
+                        "like 'MultiProcessorCount').", "cudaErrorInvalidValue")
+    return value

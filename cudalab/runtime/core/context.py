@@ -36,6 +36,8 @@ NON_BLOCKING = 1                        # cudaStreamNonBlocking
 EVENT_FLAGS, DISABLE_TIMING, INTERPROCESS = 0xF, 2, 4
 POLL_US = 1.0                           # host time a query that answers "not ready" costs
 PRIORITY_RANGE = (0, -5)                # cudaDeviceGetStreamPriorityRange: least, greatest
+STREAM_ATTRIBUTES = {1: "access_policy_window", 3: "synchronization_policy", 8: "priority",
+                     9: "mem_sync_domain_map", 10: "mem_sync_domain"}
 
 
 @dataclass(eq=False)
@@ -280,7 +282,7 @@ class Context(GraphAPI):
 
     def event_synchronize(self, ev: Event):
         if ev.time is not None and ev.timeline is self.timeline:
-            self.timeline.wait_until(ev.time, f"cudaEventSynchronize({ev.name})")
+            self.timeline.wait_until(ev.time)
         self.synchronized()
 
     def event_query(self, ev: Event) -> bool:
@@ -293,8 +295,8 @@ class Context(GraphAPI):
         """cudaEventElapsedTime in milliseconds on the modeled timeline."""
         for e, who in ((start, "start"), (end, "end")):
             if not e.timing:
-                raise CudaError(f"the {who} event was created with cudaEventDisableTiming, so it keeps no time.",
-                                "cudaErrorInvalidResourceHandle")
+                raise CudaError(f"the {who} event was created with cudaEventDisableTiming (timing=False in "
+                                "Python), so it keeps no time.", "cudaErrorInvalidResourceHandle")
             if e.time is None:
                 raise CudaError(f"the {who} event was never recorded (cudaEventRecord), so there is no time to "
                                 "measure.", "cudaErrorInvalidResourceHandle")
@@ -342,8 +344,12 @@ class Context(GraphAPI):
                                                 dheight=rows, sheight=rows, kind=kind))
             return True
         host = dst if direction == "D2H" else src
-        self.timeline.copy(nbytes * rows, direction, s.handle, pinned=self.memory.pinned(host), sync=sync)
+        self.transfer(nbytes * rows, direction, s, self.memory.pinned(host), sync)
         return False
+
+    def transfer(self, nbytes: int, direction: str, s: Stream, pinned: bool, sync: bool, name: str = ""):
+        """A copy whose bytes the caller moves (the Python API's numpy arrays): its row on the timeline."""
+        return self.timeline.copy(int(nbytes), direction, s.handle, pinned=pinned, sync=sync, name=name)
 
     def memset(self, dst: int, nbytes: int, stream=0, sync: bool = True, rows: int = 1, pitch: int = 0,
                value: int = 0, element: int = 1, call: str = "cudaMemset") -> bool:
@@ -432,7 +438,6 @@ class Context(GraphAPI):
     def run_kernel(self, fn: Function, grid, block, shared, args, s: Stream, cluster=None, attributes=None):
         """Run a kernel now. A fault that CUDA reports later (an illegal address, an assert) becomes
         ``self.fault`` and the record is returned with ``error`` set; others raise CudaError."""
-        from ...device import timeline as timing
         from ...emulator.engine import launch
         from ..device import WATCHDOG_SECONDS
         from ..record import LaunchRecord
@@ -470,19 +475,28 @@ class Context(GraphAPI):
         rec.findings.extend(stats.findings)
         self.after_launch(rec, observers)
         self.launches.append(rec)
-        us, how, limiter = timing.kernel_time(rec, self.profile)
-        row = self.timeline.kernel(fn.name, us, stream=s.handle)
-        row["model"], row["limiter"] = how, limiter
-        shown = {**{f"stream {k}": v for k, v in s.attributes.items()}, **(attributes or {})}
-        if shown:
-            row["attributes"] = shown
+        self.kernel_ran(rec, s, attributes)
         return rec
 
+    def kernel_ran(self, rec, s: Stream, attributes=None):
+        """A kernel ran (here or on a GPU): its row on the timeline, timed by the device model (or as
+        measured), with the launch's and the stream's attributes (priority, access policy window)."""
+        from ...device import timeline as timing
+        us, how, limiter = timing.kernel_time(rec, self.profile)
+        row = self.timeline.kernel(rec.kernel, us, stream=s.handle)
+        row["model"], row["limiter"] = how, limiter
+        shown = {**{STREAM_ATTRIBUTES.get(k, k): v for k, v in s.attributes.items()}, **(attributes or {})}
+        if shown:
+            row["attributes"] = shown
+        return row
+
     def time_limit_message(self, kernel: str, detail: str) -> str:
+        """The watchdog's account of where the kernel was, told as the program's time limit running out."""
+        import re
+        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+|an unknown line)\.", detail)
+        where = f" {where.group(0)}" if where else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
-                f"the kernel was stopped and then the program. {detail.split('. ', 1)[-1]} Give it more time with "
-                "`cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or run_program(..., timeout=SECONDS), "
-                "or make the problem smaller.")
+                f"the kernel was stopped, and then the program.{where}")
 
     # ------------------------------------------------------------------ functions and occupancy
     def max_dynamic_shared(self, fn: Function) -> int:

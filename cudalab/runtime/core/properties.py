@@ -122,6 +122,45 @@ ATTRIBUTES = {
     143: "hostNumaMultinodeIpcSupported", 144: 1, 145: 1, 146: 0, 147: 0,
 }
 MAX_ATTRIBUTE = 147
+# cudaDevAttr names (without the prefix) -> numbers, from CUDA 13's driver_types.h
+ATTRIBUTE_NAMES = {
+    "MaxThreadsPerBlock": 1, "MaxBlockDimX": 2, "MaxBlockDimY": 3, "MaxBlockDimZ": 4, "MaxGridDimX": 5,
+    "MaxGridDimY": 6, "MaxGridDimZ": 7, "MaxSharedMemoryPerBlock": 8, "TotalConstantMemory": 9, "WarpSize": 10,
+    "MaxPitch": 11, "MaxRegistersPerBlock": 12, "ClockRate": 13, "TextureAlignment": 14, "GpuOverlap": 15,
+    "MultiProcessorCount": 16, "KernelExecTimeout": 17, "Integrated": 18, "CanMapHostMemory": 19, "ComputeMode":
+    20, "MaxTexture1DWidth": 21, "MaxTexture2DWidth": 22, "MaxTexture2DHeight": 23, "MaxTexture3DWidth": 24,
+    "MaxTexture3DHeight": 25, "MaxTexture3DDepth": 26, "MaxTexture2DLayeredWidth": 27,
+    "MaxTexture2DLayeredHeight": 28, "MaxTexture2DLayeredLayers": 29, "SurfaceAlignment": 30,
+    "ConcurrentKernels": 31, "EccEnabled": 32, "PciBusId": 33, "PciDeviceId": 34, "TccDriver": 35,
+    "MemoryClockRate": 36, "GlobalMemoryBusWidth": 37, "L2CacheSize": 38, "MaxThreadsPerMultiProcessor": 39,
+    "AsyncEngineCount": 40, "UnifiedAddressing": 41, "MaxTexture1DLayeredWidth": 42,
+    "MaxTexture1DLayeredLayers": 43, "MaxTexture2DGatherWidth": 45, "MaxTexture2DGatherHeight": 46,
+    "MaxTexture3DWidthAlt": 47, "MaxTexture3DHeightAlt": 48, "MaxTexture3DDepthAlt": 49, "PciDomainId": 50,
+    "TexturePitchAlignment": 51, "MaxTextureCubemapWidth": 52, "MaxTextureCubemapLayeredWidth": 53,
+    "MaxTextureCubemapLayeredLayers": 54, "MaxSurface1DWidth": 55, "MaxSurface2DWidth": 56,
+    "MaxSurface2DHeight": 57, "MaxSurface3DWidth": 58, "MaxSurface3DHeight": 59, "MaxSurface3DDepth": 60,
+    "MaxSurface1DLayeredWidth": 61, "MaxSurface1DLayeredLayers": 62, "MaxSurface2DLayeredWidth": 63,
+    "MaxSurface2DLayeredHeight": 64, "MaxSurface2DLayeredLayers": 65, "MaxSurfaceCubemapWidth": 66,
+    "MaxSurfaceCubemapLayeredWidth": 67, "MaxSurfaceCubemapLayeredLayers": 68, "MaxTexture1DLinearWidth": 69,
+    "MaxTexture2DLinearWidth": 70, "MaxTexture2DLinearHeight": 71, "MaxTexture2DLinearPitch": 72,
+    "MaxTexture2DMipmappedWidth": 73, "MaxTexture2DMipmappedHeight": 74, "ComputeCapabilityMajor": 75,
+    "ComputeCapabilityMinor": 76, "MaxTexture1DMipmappedWidth": 77, "StreamPrioritiesSupported": 78,
+    "GlobalL1CacheSupported": 79, "LocalL1CacheSupported": 80, "MaxSharedMemoryPerMultiprocessor": 81,
+    "MaxRegistersPerMultiprocessor": 82, "ManagedMemory": 83, "IsMultiGpuBoard": 84, "MultiGpuBoardGroupID": 85,
+    "HostNativeAtomicSupported": 86, "SingleToDoublePrecisionPerfRatio": 87, "PageableMemoryAccess": 88,
+    "ConcurrentManagedAccess": 89, "ComputePreemptionSupported": 90, "CanUseHostPointerForRegisteredMem": 91,
+    "CooperativeLaunch": 95, "MaxSharedMemoryPerBlockOptin": 97, "CanFlushRemoteWrites": 98,
+    "HostRegisterSupported": 99, "PageableMemoryAccessUsesHostPageTables": 100,
+    "DirectManagedMemAccessFromHost": 101, "MaxBlocksPerMultiprocessor": 106, "MaxPersistingL2CacheSize": 108,
+    "MaxAccessPolicyWindowSize": 109, "SparseCudaArraySupported": 112, "HostRegisterReadOnlySupported": 113,
+    "TimelineSemaphoreInteropSupported": 114, "MemoryPoolsSupported": 115, "GPUDirectRDMASupported": 116,
+    "GPUDirectRDMAFlushWritesOptions": 117, "GPUDirectRDMAWritesOrdering": 118,
+    "MemoryPoolSupportedHandleTypes": 119, "ClusterLaunch": 120, "DeferredMappingCudaArraySupported": 121,
+    "IpcEventSupport": 125, "MemSyncDomainCount": 126, "NumaConfig": 130, "NumaId": 131, "MpsEnabled": 133,
+    "HostNumaId": 134, "D3D12CigSupported": 135, "VulkanCigSupported": 138, "GpuPciDeviceId": 139,
+    "GpuPciSubsystemId": 140, "HostNumaMemoryPoolsSupported": 142, "HostNumaMultinodeIpcSupported": 143,
+    "HostMemoryPoolsSupported": 144, "OnlyPartialHostNativeAtomicSupported": 147,
+}
 
 
 def attribute(props: dict, attr: int) -> int | None:
