@@ -19,6 +19,9 @@ from ..runtime.core.errors import c_table
 
 SHIM_DIR = Path(__file__).parent / "shim"
 HEADERS = ("cuda_runtime_api.h", "cuda_profiler_api.h")
+# Interop headers need OpenGL/EGL/VDPAU headers the shim is not built with: their functions get
+# definitions without a prototype (C links by name), all answering cudaErrorNotSupported.
+INTEROP_HEADERS = ("cuda_gl_interop.h", "cuda_egl_interop.h", "cuda_vdpau_interop.h")
 
 # What each family of runtime functions is for, in a student's words (first match wins).
 FEATURES = [
@@ -72,10 +75,12 @@ def _defaults_removed(params: str) -> str:
     return re.sub(r"\s*=\s*[^,)]+", "", "".join(out))
 
 
-def declarations(include: Path) -> dict:
+def declarations(include: Path, headers=HEADERS) -> dict:
     """name -> (return type, parameter list) of every host runtime function the headers declare."""
     found = {}
-    for header in HEADERS:
+    for header in headers:
+        if not (include / header).exists():
+            continue
         text = _strip_comments((include / header).read_text())
         for quals, name, params in _DECL.findall(text):
             words = quals.split()
@@ -143,6 +148,9 @@ def fallbacks(include: Path) -> str:
             continue
         call = f'"{name}", "{feature_of(name)}"'
         out.append(f"{ret} {name}({params}) {_body(ret, call)}")
+    for name, (ret, _) in sorted(declarations(include, INTEROP_HEADERS).items()):
+        if name not in have and name not in decls and ret == "cudaError_t":
+            out.append(f'cudaError_t {name}() {{ return not_supported("{name}", "{feature_of(name)}"); }}')
     for variant, name in sorted(per_thread_variants(include).items()):
         if variant in have or variant in decls or name not in decls:
             continue

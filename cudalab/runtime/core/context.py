@@ -326,6 +326,9 @@ class Context(GraphAPI):
         if host:
             self.memory.free(addr, kinds=("host",), call="cudaFreeHost")
             return
+        if addr in self.graph_allocations:
+            self.graph_memory.freed(addr)   # freed outside its graph: the graph may run (and allocate) again
+            return
         pool = self.pool_of.pop(addr, None)
         if pool is not None:
             pool.live.pop(addr, None)
@@ -638,7 +641,7 @@ class Context(GraphAPI):
         elif self.memory.kinds.get(addr) in ("device", "managed"):
             self.memory.free(addr, call="cudaFreeAsync")
         elif addr in self.graph_allocations:
-            pass                        # graph memory freed outside its graph: it stays until the graph goes
+            self.graph_memory.freed(addr)
         else:
             raise CudaError(f"cudaFreeAsync(0x{addr:x}): that is not the start of memory from cudaMallocAsync or "
                             "cudaMalloc.", "cudaErrorInvalidValue")

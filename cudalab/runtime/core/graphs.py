@@ -288,8 +288,7 @@ class GraphAPI:
         return n
 
     def exec_destroy(self, e: GraphExec):
-        if e.launched and e.alloc_bytes:
-            self.graph_memory.drop(e.alloc_bytes)
+        self.graph_memory.destroyed(e.handle)
         self._release_all(e.graph)
         self.execs.pop(e.handle, None)
 
@@ -327,15 +326,15 @@ class GraphAPI:
     def run_graph(self, e: GraphExec, stream):
         """Run an instantiated graph on ``stream``: a generator that yields the memcpy, memset and
         host nodes for the caller to carry out (their memory may be the program's), in order."""
-        if not e.launched:
-            e.launched = True
-            if e.alloc_bytes:
-                self.graph_memory.hold(e.alloc_bytes)
+        e.launched = True
         for h in e.graph.conditionals:
             c = self.conditionals.get(h)
             if c is not None and c.flags & ASSIGN_DEFAULT:
                 self.conditional_values[h] = c.default
+        self._allocated = []
         yield from self._run_nodes(e.graph, stream)
+        if e.alloc_bytes:
+            self.graph_memory.launched(e.handle, e.alloc_bytes, self._allocated)
 
     def _run_nodes(self, graph: Graph, stream):
         for n in graph.order():
@@ -356,6 +355,12 @@ class GraphAPI:
                 self.stream_wait_event(stream, self.event(p["event"]))
             elif n.type == "conditional":
                 yield from self._run_conditional(p, stream)
+            elif n.type == "mem_alloc":
+                self._allocated.append(p["address"])
+            elif n.type == "mem_free" and p["address"] in self._allocated:
+                self._allocated.remove(p["address"])
+            elif n.type == "mem_free":
+                self.graph_memory.freed(p["address"])
 
     def _run_conditional(self, p, stream):
         h, bodies = p["handle"], p["bodies"]

@@ -125,24 +125,46 @@ class MemPool:
 
 @dataclass
 class GraphMemory:
-    """Memory of graph allocation nodes (cudaDeviceGetGraphMemAttribute): an instantiated graph that
-    has run holds its allocations' granules; cudaDeviceGraphMemTrim gives unused reservations back."""
+    """Memory of graph allocation nodes (cudaDeviceGetGraphMemAttribute). An instantiated graph that
+    has run holds its allocations' granules; cudaDeviceGraphMemTrim takes them back once the graph
+    is destroyed, or once every allocation it left unfreed was freed outside it (what NVIDIA's
+    graphMemoryFootprint sample shows: freeing alone does not shrink the footprint)."""
 
     used: int = 0
     reserved: int = 0
     used_high: int = 0
     reserved_high: int = 0
+    held: dict = field(default_factory=dict)          # exec handle -> bytes it holds
+    outstanding: dict = field(default_factory=dict)   # allocation address -> exec handle that left it unfreed
+    releasable: set = field(default_factory=set)      # execs whose memory a trim may take back
 
-    def hold(self, nbytes: int):
-        self.used += granules(nbytes)
+    def launched(self, exec_handle: int, nbytes: int, unfreed):
+        if exec_handle not in self.held:
+            self.held[exec_handle] = granules(nbytes)
+            self.used += self.held[exec_handle]
+        self.releasable.discard(exec_handle)
+        for addr in unfreed:
+            self.outstanding[addr] = exec_handle
         self.reserved = max(self.reserved, self.used)
         self.used_high = max(self.used_high, self.used)
         self.reserved_high = max(self.reserved_high, self.reserved)
 
-    def drop(self, nbytes: int):
-        self.used -= granules(nbytes)
+    def freed(self, addr: int):
+        """A graph allocation freed outside its graph."""
+        e = self.outstanding.pop(addr, None)
+        if e is not None and e not in self.outstanding.values():
+            self.releasable.add(e)
+
+    def destroyed(self, exec_handle: int):
+        for addr in [a for a, e in self.outstanding.items() if e == exec_handle]:
+            del self.outstanding[addr]
+        if exec_handle in self.held:
+            self.releasable.add(exec_handle)
 
     def trim(self):
+        for e in self.releasable:
+            self.used -= self.held.pop(e, 0)
+        self.releasable.clear()
         self.reserved = self.used
 
     def get(self, attr: int) -> int:
