@@ -99,12 +99,17 @@ static pthread_mutex_t wire = PTHREAD_MUTEX_INITIALIZER;
 static void say_once(const char *msg);
 
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
-    char head[4096];
-    va_list ap;
+    char small[512], *head = small;     /* small: little stack below main's first frame */
+    va_list ap, again;
     va_start(ap, fmt);
-    int h = vsnprintf(head, sizeof head, fmt, ap);
+    va_copy(again, ap);
+    int h = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    if (h >= (int)sizeof head) h = (int)sizeof head - 1;
+    if (h >= (int)sizeof small) {       /* a long request (a graph node's many dependencies) */
+        head = malloc((size_t)h + 1);
+        vsnprintf(head, (size_t)h + 1, fmt, again);
+    }
+    va_end(again);
     uint32_t len = (uint32_t)(h + 1 + bloblen);
     pthread_mutex_lock(&wire);
     connect_emulator();
@@ -116,6 +121,7 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     RB = malloc(len + 1);
     recv_all(RB, len);
     pthread_mutex_unlock(&wire);
+    if (head != small) free(head);
     RB[len] = 0;
     size_t hl = strlen(RB);
     RBN = len > hl ? len - hl - 1 : 0;

@@ -115,8 +115,9 @@ class Context(GraphAPI):
         self.after_launch = lambda rec, observers: None
         self.deadline = None            # time.monotonic() at which the whole program's time is up
         self.time_limit = None          # that limit in seconds, for messages
-        self.profiling = True           # cudaProfilerStart/Stop
-        self._init_graphs()
+        for feature in type(self).__mro__:      # each feature mixin (graphs.GraphAPI, ...) sets up its state
+            if "_init_feature" in feature.__dict__:
+                feature.__dict__["_init_feature"](self)
 
     # ------------------------------------------------------------------ basics
     def new_handle(self) -> int:

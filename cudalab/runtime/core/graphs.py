@@ -112,7 +112,7 @@ class Conditional:
 class GraphAPI:
     """The graph half of the runtime core (a mixin of core.Context)."""
 
-    def _init_graphs(self):
+    def _init_feature(self):
         self.graphs: dict = {}          # handle -> Graph (also conditional bodies and child graphs)
         self.nodes: dict = {}           # handle -> Node
         self.execs: dict = {}           # handle -> GraphExec
