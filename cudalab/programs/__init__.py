@@ -95,7 +95,8 @@ def run_program_source(source: str, args=(), device: str = "emu", filename: str 
         except (socket.timeout, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
-            stopped = (f"cudalab: the program ran longer than {timeout:g} s and was stopped. Give it more time "
+            stopped = (f"cudalab: {server.ctx.stopped}\n" if server.ctx.stopped else "") + (
+                       f"cudalab: the program ran longer than {timeout:g} s and was stopped. Give it more time "
                        "with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
                        "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
         code = proc.returncode

@@ -172,7 +172,7 @@ class Server:
             return ()
         self.printed.extend(rec.printed)
         text = self._flush()
-        if rec.error:
+        if rec.error and not self.ctx.stopped:       # a stopped program hears it from run_program instead
             return (), text + b"\0" + f"cudalab: {rec.error}".encode()
         return (), text
 

@@ -739,3 +739,88 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
     if (!code) *mode = (enum cudaStreamCaptureMode)R[1];
     return ret(code);
 }
+
+/* ------------------------------------------------------------------ node parameters, any type (cudaGraphNodeParams) */
+cudaError_t cudaGraphNodeGetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *p) {
+    if (!p) return ret(cudaErrorInvalidValue);
+    enum cudaGraphNodeType type;
+    cudaError_t e = cudaGraphNodeGetType(node, &type);
+    if (e) return e;
+    memset(p, 0, sizeof *p);
+    p->type = type;
+    switch (type) {
+    case cudaGraphNodeTypeKernel: {
+        struct cudaKernelNodeParams k;
+        e = cudaGraphKernelNodeGetParams(node, &k);
+        p->kernel.func = k.func, p->kernel.gridDim = k.gridDim, p->kernel.blockDim = k.blockDim;
+        p->kernel.sharedMemBytes = k.sharedMemBytes, p->kernel.kernelParams = k.kernelParams;
+        return e;
+    }
+    case cudaGraphNodeTypeMemcpy: return cudaGraphMemcpyNodeGetParams(node, &p->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+        struct cudaMemsetParams m;
+        e = cudaGraphMemsetNodeGetParams(node, &m);
+        p->memset.dst = m.dst, p->memset.pitch = m.pitch, p->memset.value = m.value;
+        p->memset.elementSize = m.elementSize, p->memset.width = m.width, p->memset.height = m.height;
+        return e;
+    }
+    case cudaGraphNodeTypeHost: {
+        struct cudaHostNodeParams h;
+        e = cudaGraphHostNodeGetParams(node, &h);
+        p->host.fn = h.fn, p->host.userData = h.userData;
+        return e;
+    }
+    case cudaGraphNodeTypeGraph: return cudaGraphChildGraphNodeGetGraph(node, &p->graph.graph);
+    case cudaGraphNodeTypeEventRecord: return cudaGraphEventRecordNodeGetEvent(node, &p->eventRecord.event);
+    case cudaGraphNodeTypeWaitEvent: return cudaGraphEventWaitNodeGetEvent(node, &p->eventWait.event);
+    case cudaGraphNodeTypeMemFree: return cudaGraphMemFreeNodeGetParams(node, &p->free.dptr);
+    case cudaGraphNodeTypeMemAlloc: {
+        struct cudaMemAllocNodeParams a;
+        e = cudaGraphMemAllocNodeGetParams(node, &a);
+        p->alloc.poolProps = a.poolProps, p->alloc.bytesize = a.bytesize, p->alloc.dptr = a.dptr;
+        return e;
+    }
+    default: return cudaSuccess;      /* empty and conditional nodes: the type says it all */
+    }
+}
+
+/* Set a node's parameters in the graph (exec == 0) or in an executable graph. */
+static cudaError_t set_any(cudaGraphExec_t exec, cudaGraphNode_t node, struct cudaGraphNodeParams *p) {
+    if (!p) return ret(cudaErrorInvalidValue);
+    switch (p->type) {
+    case cudaGraphNodeTypeKernel: {
+        struct cudaKernelNodeParams k = {p->kernel.func, p->kernel.gridDim, p->kernel.blockDim,
+                                         p->kernel.sharedMemBytes, p->kernel.kernelParams, 0};
+        return exec ? cudaGraphExecKernelNodeSetParams(exec, node, &k) : cudaGraphKernelNodeSetParams(node, &k);
+    }
+    case cudaGraphNodeTypeMemcpy:
+        return exec ? cudaGraphExecMemcpyNodeSetParams(exec, node, &p->memcpy.copyParams)
+                    : cudaGraphMemcpyNodeSetParams(node, &p->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+        struct cudaMemsetParams m = {p->memset.dst, p->memset.pitch, p->memset.value, p->memset.elementSize,
+                                     p->memset.width, p->memset.height};
+        return exec ? cudaGraphExecMemsetNodeSetParams(exec, node, &m) : cudaGraphMemsetNodeSetParams(node, &m);
+    }
+    case cudaGraphNodeTypeHost: {
+        struct cudaHostNodeParams h = {p->host.fn, p->host.userData};
+        return exec ? cudaGraphExecHostNodeSetParams(exec, node, &h) : cudaGraphHostNodeSetParams(node, &h);
+    }
+    case cudaGraphNodeTypeEventRecord:
+        return exec ? cudaGraphExecEventRecordNodeSetEvent(exec, node, p->eventRecord.event)
+                    : cudaGraphEventRecordNodeSetEvent(node, p->eventRecord.event);
+    case cudaGraphNodeTypeWaitEvent:
+        return exec ? cudaGraphExecEventWaitNodeSetEvent(exec, node, p->eventWait.event)
+                    : cudaGraphEventWaitNodeSetEvent(node, p->eventWait.event);
+    case cudaGraphNodeTypeGraph:
+        if (exec) return cudaGraphExecChildGraphNodeSetParams(exec, node, p->graph.graph);
+        /* fall through: a child graph node's graph cannot be replaced in the graph */
+    default:
+        say_once("cudalab: changing the parameters of this kind of graph node is not supported.");
+        return ret(cudaErrorNotSupported);
+    }
+}
+
+cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *p) { return set_any(0, node, p); }
+cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, struct cudaGraphNodeParams *p) {
+    return set_any(e, node, p);
+}

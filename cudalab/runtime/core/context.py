@@ -115,6 +115,7 @@ class Context(GraphAPI):
         self.after_launch = lambda rec, observers: None
         self.deadline = None            # time.monotonic() at which the whole program's time is up
         self.time_limit = None          # that limit in seconds, for messages
+        self.stopped = None             # why a kernel was stopped when the time limit ran out
         for feature in type(self).__mro__:      # each feature mixin (graphs.GraphAPI, ...) sets up its state
             if "_init_feature" in feature.__dict__:
                 feature.__dict__["_init_feature"](self)
@@ -463,7 +464,7 @@ class Context(GraphAPI):
             self.launches.append(rec)
             message = e.args[0]
             if e.code == "cudaErrorLaunchTimeout" and self.deadline is not None and time.monotonic() >= self.deadline:
-                message = self.time_limit_message(fn.name, message)
+                message = self.stopped = self.time_limit_message(fn.name, message)
             if e.code not in STICKY:
                 err = CudaError(message, e.code if e.code in CODE else "cudaErrorLaunchFailure")
                 err.record = rec
