@@ -236,3 +236,49 @@ def test_the_programs_print_on_a_gpu_what_was_recorded_and_what_the_emulator_pri
             assert normalized(out) == normalized(expected), name
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_python_and_programs_share_one_runtime():
+    """cudalab.device_properties() and a program's cudaGetDeviceProperties are the same table, and a
+    Python stream's priority is clamped to CUDA's range as a program's is."""
+    before = cudalab.device.current()
+    cudalab.set_device("RTX 4090")
+    try:
+        r = run_source(r"""
+int main() {
+    cudaDeviceProp p; cudaGetDeviceProperties(&p, 0);
+    int clock; cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, 0);
+    printf("%s|%d|%d|%zu|%d|%d\n", p.name, p.multiProcessorCount, p.l2CacheSize, p.sharedMemPerBlockOptin,
+           p.maxBlocksPerMultiProcessor, clock);
+}""")
+        props = cudalab.device_properties()
+        assert r.stdout.strip().split("|") == [str(props[k]) for k in (
+            "name", "multiProcessorCount", "l2CacheSize", "sharedMemPerBlockOptin", "maxBlocksPerMultiProcessor")] \
+            + [str(cudalab.device_attribute("ClockRate"))]
+        assert props["multiProcessorCount"] == 128 and cudalab.device_attribute("ClockRate") == 2_520_000
+    finally:
+        cudalab.set_device(before)
+    assert cudalab.stream(priority=-9).priority == -5 and cudalab.stream(priority=3).priority == 0
+    with pytest.raises(cudalab.CudaError, match="not a device attribute"):
+        cudalab.device_attribute("Warpsize")
+
+
+def test_a_graphs_kernels_print_once_per_run_between_the_programs_own_launches():
+    r = run_source(r"""
+__global__ void hi(int v) { printf("kernel %d\n", v); }
+int main() {
+    hi<<<1, 1>>>(1);
+    cudaDeviceSynchronize();
+    cudaStream_t s; cudaGraph_t g; cudaGraphExec_t e;
+    cudaStreamCreate(&s);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    hi<<<1, 1, 0, s>>>(2);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, s);
+    cudaGraphLaunch(e, s);
+    hi<<<1, 1, 0, s>>>(3);
+    cudaStreamSynchronize(s);
+}""")
+    assert r.stdout == "kernel 1\nkernel 2\nkernel 2\nkernel 3\n"
+    assert [rec.kernel for rec in r.launches] == ["hi"] * 4

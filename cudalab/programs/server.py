@@ -90,6 +90,7 @@ class Server:
         self.ctx.after_launch = self._after_launch
         self.running = None                      # the graph launch in progress (a generator)
         self.printed: list = []                  # device printf text not yet sent to the program
+        self._seen = 0                           # launch records whose printf text was sent
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
@@ -168,6 +169,7 @@ class Server:
 
     def _ran(self, rec):
         """A kernel ran: its printf text waits for the program; a deferred fault's message goes along."""
+        self._seen = len(self.ctx.launches)
         if rec is None:
             return ()
         self.printed.extend(rec.printed)
@@ -596,8 +598,7 @@ class Server:
 
     def _new_records(self):
         """Launch records made since the last look (their printf text goes to the program)."""
-        seen = getattr(self, "_seen", 0)
-        self._seen = len(self.ctx.launches)
+        seen, self._seen = self._seen, len(self.ctx.launches)
         return self.ctx.launches[seen:]
 
     def op_graph_dot(self, graph, blob=b""):
