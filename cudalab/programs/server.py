@@ -27,7 +27,7 @@ from ..errors import CudaError
 from ..ptx import parse
 from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
-from ..runtime.core.graphs import TYPES
+from ..runtime.core.graphs import ENABLE_TYPES, TYPES
 
 ARENA_SIZE = 4 << 30
 SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
@@ -557,7 +557,7 @@ class Server:
     def op_node_enable(self, exec_, node, on, blob=b""):
         e = self.ctx.graph_exec(_int(exec_))
         n = self.ctx.exec_node(e, self.ctx.node(_int(node)))
-        if n.type not in ("kernel", "memcpy", "memset"):
+        if n.type not in ENABLE_TYPES:
             raise CudaError("only kernel, memcpy and memset nodes can be disabled.", "cudaErrorInvalidValue")
         if on != "?":
             n.enabled = on == "1"
@@ -609,9 +609,6 @@ class Server:
             lines.append(f'  n{n.handle} [label="{label}"];')
         lines += [f"  n{a.handle} -> n{b.handle};" for a, b in g.edges]
         return (), ("\n".join(lines) + "\n}\n").encode()
-
-    def op_noop(self, *args, blob=b""):
-        """Calls that change nothing the emulator models (cudaGraphUpload, cudaProfilerStart, ...)."""
 
 
 def _int(token: str) -> int:

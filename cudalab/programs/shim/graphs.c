@@ -439,10 +439,16 @@ cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy
 
 static cudaError_t set_simple(const char *how, const char *params) { return ret(rpc("%s %s", how, params)); }
 
+/* The request that changes a node: in its graph (e == 0) or in the executable graph e. */
+static void where(char *how, size_t room, cudaGraphExec_t e, cudaGraphNode_t node) {
+    if (e) snprintf(how, room, "exec_node_set %p %p", H(e), H(node));
+    else snprintf(how, room, "node_set %p", H(node));
+}
+
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *p) {
     char t[512], how[64];
     cudaError_t e = memcpy3d_numbers(p, t, sizeof t);
-    snprintf(how, sizeof how, "node_set %p", H(node));
+    where(how, sizeof how, 0, node);
     return e ? e : set_simple(how, t);
 }
 
@@ -450,14 +456,14 @@ cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, cons
                                            enum cudaMemcpyKind kind) {
     char t[512], how[64];
     memcpy1d_numbers(dst, src, n, kind, t, sizeof t);
-    snprintf(how, sizeof how, "node_set %p", H(node));
+    where(how, sizeof how, 0, node);
     return set_simple(how, t);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, const struct cudaMemcpy3DParms *p) {
     char t[512], how[96];
     cudaError_t err = memcpy3d_numbers(p, t, sizeof t);
-    snprintf(how, sizeof how, "exec_node_set %p %p", H(e), H(node));
+    where(how, sizeof how, e, node);
     return err ? err : set_simple(how, t);
 }
 
@@ -465,7 +471,7 @@ cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t e, cudaGraphNode_
                                                size_t n, enum cudaMemcpyKind kind) {
     char t[512], how[96];
     memcpy1d_numbers(dst, src, n, kind, t, sizeof t);
-    snprintf(how, sizeof how, "exec_node_set %p %p", H(e), H(node));
+    where(how, sizeof how, e, node);
     return set_simple(how, t);
 }
 
@@ -482,7 +488,7 @@ cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cuda
     if (!p) return ret(cudaErrorInvalidValue);
     char t[512], how[64];
     memset_numbers(p, t, sizeof t);
-    snprintf(how, sizeof how, "node_set %p", H(node));
+    where(how, sizeof how, 0, node);
     return set_simple(how, t);
 }
 
@@ -490,7 +496,7 @@ cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t 
     if (!p) return ret(cudaErrorInvalidValue);
     char t[512], how[96];
     memset_numbers(p, t, sizeof t);
-    snprintf(how, sizeof how, "exec_node_set %p %p", H(e), H(node));
+    where(how, sizeof how, e, node);
     return set_simple(how, t);
 }
 
@@ -506,7 +512,7 @@ cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHo
     if (!p) return ret(cudaErrorInvalidValue);
     char t[64], how[64];
     snprintf(t, sizeof t, "%p %p", (void *)p->fn, p->userData);
-    snprintf(how, sizeof how, "node_set %p", H(node));
+    where(how, sizeof how, 0, node);
     return set_simple(how, t);
 }
 
@@ -514,7 +520,7 @@ cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t no
     if (!p) return ret(cudaErrorInvalidValue);
     char t[64], how[96];
     snprintf(t, sizeof t, "%p %p", (void *)p->fn, p->userData);
-    snprintf(how, sizeof how, "exec_node_set %p %p", H(e), H(node));
+    where(how, sizeof how, e, node);
     return set_simple(how, t);
 }
 
@@ -557,7 +563,7 @@ static cudaError_t set_event(const char *how, cudaEvent_t ev) {
 
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t ev) {
     char how[64];
-    snprintf(how, sizeof how, "node_set %p", H(node));
+    where(how, sizeof how, 0, node);
     return set_event(how, ev);
 }
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t ev) {
@@ -565,7 +571,7 @@ cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t ev)
 }
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t node, cudaEvent_t ev) {
     char how[96];
-    snprintf(how, sizeof how, "exec_node_set %p %p", H(e), H(node));
+    where(how, sizeof how, e, node);
     return set_event(how, ev);
 }
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t node, cudaEvent_t ev) {
@@ -574,7 +580,7 @@ cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_
 
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, cudaGraph_t child) {
     char how[96], t[32];
-    snprintf(how, sizeof how, "exec_node_set %p %p", H(e), H(node));
+    where(how, sizeof how, e, node);
     snprintf(t, sizeof t, "%p", H(child));
     return set_simple(how, t);
 }

@@ -382,10 +382,6 @@ class GraphAPI:
                             "in the body ever call cudaGraphSetConditional(handle, 0)?", "cudaErrorLaunchTimeout")
 
     # ------------------------------------------------------------------ stream capture
-    def capture_of(self, s):
-        """The active or invalidated capture of stream object ``s`` (None when it does not capture)."""
-        return s.capture
-
     def begin_capture(self, s, mode: int, graph: Graph | None = None, deps=()):
         if s.handle == 0:
             raise CudaError("the legacy default stream (0) cannot be captured: capture a stream you created "

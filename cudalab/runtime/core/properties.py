@@ -82,7 +82,6 @@ def device_properties(profile, total_global_mem: int) -> dict:
 
 # cudaDevAttr number -> the property it reads: a field name, (field, index) for an array field, or a
 # constant (the H100's answer to an attribute with no property). 1..147 is what a CUDA 13.0 driver knows.
-_T = TEXTURES
 ATTRIBUTES = {
     1: "maxThreadsPerBlock", 2: ("maxThreadsDim", 0), 3: ("maxThreadsDim", 1), 4: ("maxThreadsDim", 2),
     5: ("maxGridSize", 0), 6: ("maxGridSize", 1), 7: ("maxGridSize", 2), 8: "sharedMemPerBlock",
@@ -121,7 +120,6 @@ ATTRIBUTES = {
     137: 0, 138: 0, 139: "gpuPciDeviceID", 140: "gpuPciSubsystemID", 141: 1, 142: 1,
     143: "hostNumaMultinodeIpcSupported", 144: 1, 145: 1, 146: 0, 147: 0,
 }
-MAX_ATTRIBUTE = 147
 # cudaDevAttr names (without the prefix) -> numbers, from CUDA 13's driver_types.h
 ATTRIBUTE_NAMES = {
     "MaxThreadsPerBlock": 1, "MaxBlockDimX": 2, "MaxBlockDimY": 3, "MaxBlockDimZ": 4, "MaxGridDimX": 5,
