@@ -3,9 +3,10 @@
 On a machine with nvcc and an NVIDIA GPU (one device call):
     python tools/runtime_api_gpu.py --out DIR
 Each program is built with NVIDIA's nvcc and runtime (``-arch=native``) and run with line-buffered
-stdout; DIR/NAME.out gets its stdout, DIR/summary.txt each exit code and stderr. Copy the .out
-files to tests/runtime_api/h100/: tests/test_runtime_api.py compares the emulator's output (with
-the H100 device profile) against them, and its ``gpu`` test re-runs them live.
+stdout; DIR/runtime_api_gpu.tar.gz holds NAME.out (its stdout) for each and summary.txt (exit codes,
+stderr): one file, so a device run's limit on returned files is never hit. Unpack the .out files
+into tests/runtime_api/h100/: tests/test_runtime_api.py compares the emulator's output (with the
+H100 device profile) against them, and its ``gpu`` test re-runs them live.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,10 +47,15 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda p: run_on_gpu(p, work), progs))
     summary = []
+    outputs = work / "outputs"
+    outputs.mkdir()
     for p, (code, out, err) in zip(progs, results):
-        (args.out / f"{p.stem}.out").write_text(out)
+        (outputs / f"{p.stem}.out").write_text(out)
         summary.append(f"== {p.name}: exit {code}, {len(out.splitlines())} lines\n{err}")
-    (args.out / "summary.txt").write_text("\n".join(summary) + "\n")
+    (outputs / "summary.txt").write_text("\n".join(summary) + "\n")
+    with tarfile.open(args.out / "runtime_api_gpu.tar.gz", "w:gz") as tar:
+        for f in sorted(outputs.iterdir()):
+            tar.add(f, arcname=f.name)
     print("\n".join(summary))
     shutil.rmtree(work, ignore_errors=True)
     return 0
