@@ -293,7 +293,8 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                 shutil.rmtree(work, ignore_errors=True)
                 raise CompileError(_student_log(r.stdout + r.stderr) or "the device link failed", r.stdout + r.stderr)
             objects.append(str(work / "dlink.o"))
-        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *cmd.link_options, str(lib),
+        devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
+        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *cmd.link_options, str(lib), *devrt,
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)
