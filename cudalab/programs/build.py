@@ -214,6 +214,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
         message = _student_log(log) or f"nvcc could not compile {source}"
+        message += _missing_header_hint(log)
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
@@ -234,6 +235,27 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     return compile_unit(source, cmd, arch, cwd)
 
 
+_NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
+_HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'cudalab[curand]'",
+                  "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
+                  "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
+                  "cublas": "cuBLAS, which cudalab does not emulate", "cufft": "cuFFT, which cudalab does not emulate",
+                  "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
+                  "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
+                  "mpi": "MPI, which cudalab does not provide"}
+
+
+def _missing_header_hint(log: str) -> str:
+    """Name the package behind a CUDA header nvcc did not find (they come from NVIDIA's pip wheels)."""
+    hints = []
+    for m in _NO_HEADER.finditer(log):
+        header = m.group(1) or m.group(2)
+        where = next((w for prefix, w in _HEADER_WHEELS.items() if header.startswith(prefix)), None)
+        if where:
+            hints.append(f"\nhint: {header} comes with {where}.")
+    return "".join(dict.fromkeys(hints))
+
+
 def _link_error(log: str) -> CompileError:
     missing = sorted({m for m in _UNDEFINED.findall(log)})
     libraries = sorted({_LIBRARIES.get(re.sub(r"\d+$", "", lib), f"lib{lib}") for lib in _NO_LIBRARY.findall(log)})
@@ -248,9 +270,9 @@ def _link_error(log: str) -> CompileError:
                      "which cudalab does not emulate: use the runtime API (cudaMalloc, kernel<<<...>>>) "
                      "or run on a real GPU (--device gpu).")
     for name, what in _LIBRARIES.items():
-        if any(m.startswith(name) and not re.match(r"cu[A-Z]", m) for m in missing) or what in libraries:
-            lines.append(f"The program uses {what}, a CUDA library cudalab does not emulate; "
-                         "run it on a real GPU (--device gpu).")
+        if name != "cuda" and any(m.startswith(name) for m in missing) or what in libraries:
+            lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
+                         "(--device gpu).")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
     if libraries:
         lines.append(f"the linker found no {', '.join(libraries)} (check -l and -L).")
