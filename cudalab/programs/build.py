@@ -94,10 +94,10 @@ def shim_library() -> Path:
     if r.returncode:
         raise CompileError(f"building cudalab's CUDA runtime failed:\n{r.stderr}", r.stderr)
     subprocess.run(["ar", "rcs", str(tmp / lib.name), str(tmp / "cudart.o")], check=True)
-    if out.exists():
-        shutil.rmtree(tmp)
-    else:
+    try:
         tmp.rename(out)
+    except OSError:                     # another process built it first
+        shutil.rmtree(tmp, ignore_errors=True)
     return lib
 
 
@@ -327,9 +327,9 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
         (work / "program.ptx").write_text(ptx)
         (work / "build.log").write_text("\n".join(u.log for u in units))
-        if not out.exists():
+        try:
             work.rename(out)
-        else:
+        except OSError:                 # another process built it first
             shutil.rmtree(work, ignore_errors=True)
     log = (out / "build.log").read_text()
     return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log)
