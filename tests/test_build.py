@@ -247,3 +247,14 @@ def test_notebook_cells_saved_as_files_build_with_a_program_cell(capsys):
     assert capsys.readouterr().out == "40 2\n"
     ip.run_cell_magic("cuda", "", '#include "twice.cuh"\n__global__ void quad(int* x) { x[0] = twice(twice(x[0])); }\n')
     assert ip.user_ns["quad"].name == "quad"            # a kernel cell includes saved headers too
+
+
+@pytest.mark.gpu
+def test_the_same_files_build_and_run_on_a_real_gpu(tmp_path, monkeypatch):
+    write(tmp_path, {**PROJECT, **RDC})
+    monkeypatch.chdir(tmp_path)
+    several = run_program(["src/main.cpp", "src/scale.cu"], ["1000"], device="gpu",
+                          options=["-DFACTOR=3.0f", "-o", "scaled"])
+    assert several.stdout == "./scaled: hello x[999] = 2997\n", several.stderr
+    rdc = run_program(["main.cu", "helper.cu"], device="gpu", options=["-rdc=true"])
+    assert rdc.stdout == "x[0] = 107, x[63] = 170, calls = 64\n", rdc.stderr

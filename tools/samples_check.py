@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -151,7 +151,7 @@ def _genex(word: str) -> str:
     return "" if word.startswith("$<") else word
 
 
-def read_sample(path: Path, folder: str, test_args: dict) -> Sample:
+def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sample:
     text = (path / "CMakeLists.txt").read_text()
     s = Sample(path.name, folder, path)
     env = dict(_SYSTEM, CMAKE_CURRENT_SOURCE_DIR=str(path), CMAKE_CUDA_ARCHITECTURES="75 80 86 87 89 90 100 110 120",
@@ -210,7 +210,7 @@ def read_sample(path: Path, folder: str, test_args: dict) -> Sample:
             libraries += [_value(w, env) for w in words[1:] if w not in ("PRIVATE", "PUBLIC", "INTERFACE")]
     s.name = target or path.name
     s.left_out = _left_out(s, text, packages, libraries, test_args.get(s.name, {}))
-    archs = env["CMAKE_CUDA_ARCHITECTURES"].split()
+    archs = (archs or env["CMAKE_CUDA_ARCHITECTURES"]).split()
     flags = env["CMAKE_CUDA_FLAGS"].split()
     s.options = [*flags, *[f"--generate-code=arch=compute_{a},code=[compute_{a},sm_{a}]" for a in archs],
                  *[f"-I{_relative(i, path)}" for i in dict.fromkeys(includes) if i and not i.startswith("/usr/local/cuda")
@@ -258,13 +258,13 @@ def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
     return ""
 
 
-def samples(root: Path, folders=FOLDERS) -> list:
+def samples(root: Path, folders=FOLDERS, archs: str = "") -> list:
     test_args = json.loads((root / "test_args.json").read_text()) if (root / "test_args.json").exists() else {}
     found = []
     for folder in folders:
         for path in sorted((root / "Samples" / folder).iterdir()):
             if (path / "CMakeLists.txt").exists():
-                found.append(read_sample(path, folder, test_args))
+                found.append(read_sample(path, folder, test_args, archs))
     return found
 
 
@@ -314,7 +314,7 @@ def failed_line(text: str) -> str | None:
     return None
 
 
-def run_sample(s: Sample, device: str, timeout: float) -> Result:
+def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None) -> Result:
     command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *s.options, *s.sources]
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in command[6:])
     if s.left_out:
@@ -342,6 +342,9 @@ def run_sample(s: Sample, device: str, timeout: float) -> Result:
             break
         total += time.perf_counter() - t0
         out = p.stdout + "\n" + p.stderr
+        if logs is not None:
+            with open(logs / f"{s.name}.txt", "a") as f:
+                f.write(f"$ {shown} -- {' '.join(args)}\n(exit code {p.returncode})\n{out}\n")
         bad = failed_line(out)
         if p.returncode == 0 and bad is None:
             statuses.append("pass")
@@ -427,6 +430,9 @@ def main(argv=None) -> int:
     p.add_argument("--work", type=Path, help="where the samples are copied and run (default: a new temporary "
                    "folder; give the checkout itself to run in place)")
     p.add_argument("--stage-only", action="store_true", help="copy the samples to --work and stop")
+    p.add_argument("--archs", default="", help='CMAKE_CUDA_ARCHITECTURES to build instead of the samples\' own '
+                   '(e.g. "90" for an H100 alone: the same program, built in a ninth of the time)')
+    p.add_argument("--logs", type=Path, help="write each sample's output to LOGS/NAME.txt")
     p.add_argument("--merge", type=Path, nargs=2, metavar=("EMU.json", "GPU.json"),
                    help="write docs/samples.md from two result files")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "samples.md")
@@ -437,19 +443,24 @@ def main(argv=None) -> int:
         write_markdown(emu, gpu, a.markdown, a.machine)
         print(f"wrote {a.markdown}")
         return 0
-    chosen = [s for s in samples(a.samples.resolve()) if not a.only or s.name in a.only.split(",")]
+    chosen = [s for s in samples(a.samples.resolve(), archs=a.archs) if not a.only or s.name in a.only.split(",")]
     work = a.work or Path(tempfile.mkdtemp(prefix="cuda-samples-"))
     stage(chosen, a.samples, work)
     if a.stage_only:
         print(f"copied {sum(not s.left_out for s in chosen)} samples and Common to {work}")
         return 0
     results = {}
-    with ThreadPoolExecutor(a.jobs) as pool:
-        for r in pool.map(lambda s: run_sample(s, a.device, a.timeout), chosen):
-            results[r.name] = asdict(r)
-            print(f"{r.name:32s} {r.status:9s} {r.seconds:6.1f}s  {r.detail[:110]}", flush=True)
     out = a.json or Path(f"samples-{a.device}.json")
-    out.write_text(json.dumps(results, indent=1))
+    if a.logs:
+        a.logs.mkdir(parents=True, exist_ok=True)
+    order = {s.name: k for k, s in enumerate(chosen)}
+    with ThreadPoolExecutor(a.jobs) as pool:
+        for job in as_completed([pool.submit(run_sample, s, a.device, a.timeout, a.logs) for s in chosen]):
+            r = job.result()
+            results[r.name] = asdict(r)
+            results = dict(sorted(results.items(), key=lambda kv: order[kv[0]]))
+            out.write_text(json.dumps(results, indent=1))         # as it goes: a stopped run keeps its results
+            print(f"{r.name:32s} {r.status:9s} {r.seconds:6.1f}s  {r.detail[:110]}", flush=True)
     ran = [r for r in results.values() if r["status"] != "left out"]
     print(f"{sum(r['status'] == 'pass' for r in ran)} of {len(ran)} pass; {len(results) - len(ran)} left out; "
           f"results in {out}")
