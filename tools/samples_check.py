@@ -123,21 +123,17 @@ def _condition(words: list, env: dict) -> bool:
             return name.endswith("_FOUND") or bool(env.get(name))
         return left not in ("", "0", "OFF", "FALSE", "NO", "N", "IGNORE", "NOTFOUND") and not left.endswith("-NOTFOUND")
 
-    def conj():
+    def chain(op, operand):
+        """``a OP b OP c`` (AND binds tighter than OR, as in CMake)."""
         nonlocal pos
-        v = atom()
-        while pos < len(words) and words[pos] == "AND":
+        values = [operand()]
+        while pos < len(words) and words[pos] == op:
             pos += 1
-            v = atom() and v
-        return v
+            values.append(operand())
+        return all(values) if op == "AND" else any(values)
 
     def expr():
-        nonlocal pos
-        v = conj()
-        while pos < len(words) and words[pos] == "OR":
-            pos += 1
-            v = conj() or v
-        return v
+        return chain("OR", lambda: chain("AND", atom))
 
     return expr()
 
