@@ -365,8 +365,29 @@ except CudaError as e:
 """
 
 
+# what stops a sample, by the part of cudalab that would have to grow (the helpers' split of the work)
+CAUSES = [
+    (r"timeout|still running|watchdog", "time (the emulator's speed)"),
+    (r"cudaCreateChannelDesc|Array|Texture|Surface|cudaMemcpy3D|cudaMalloc3D|\b(tex|tld4|txq|suld|sust|sured|suq)\.",
+     "runtime: arrays, textures and surfaces"),
+    (r"`(wmma|mma|ldmatrix|stmatrix)\.", "PTX: tensor cores (wmma/mma)"),
+    (r"`(cp\.async|mbarrier|cp\.reduce\.async|bar\.(sync|arrive) .*, )", "PTX: async copies and barriers"),
+    (r"__cudaCDP|cudaGetParameterBuffer|cluster|ld\.param through|elect\.sync|griddepcontrol|setmaxnreg",
+     "PTX: clusters, dynamic parallelism, large parameters ..."),
+    (r"cannot run the PTX instruction", "PTX: other instructions"),
+    (r"does not implement cuda|cudaError|CUDA error at|'Server' object|lost the connection|code=\d+",
+     "runtime API"),
+    (r"^build:", "build"),
+]
+
+
+def cause(detail: str) -> str:
+    """The kind of work a failure asks for (see CAUSES), from its first error line."""
+    return next((what for pattern, what in CAUSES if re.search(pattern, detail)), "other")
+
+
 # ---------------------------------------------------------------------------------------- report
-def write_markdown(emu: dict, gpu: dict, out: Path, machine: str):
+def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | None = None, after_how: str = ""):
     names = list(dict.fromkeys([*emu, *gpu]))
     rows = [emu.get(n) or gpu.get(n) for n in names]
     ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
@@ -377,7 +398,7 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str):
             return "not run", ""
         text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
         if r["status"] != "pass" and r["detail"]:
-            text += ": " + r["detail"].replace("|", "\\|").replace("`", "'")
+            text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
         return text, f"{r['seconds']:.1f}"
 
     passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
@@ -405,6 +426,14 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str):
         e, et = cell(emu.get(n))
         g, gt = cell(gpu.get(n))
         lines.append(f"| {n} | {r['folder']} | {e} | {et} | {g} | {gt} |")
+    if after:
+        stopped = [n for n in ran if n in after and after[n]["status"] != "pass"]
+        lines += ["", "## What stops each sample next", "", after_how, "",
+                  f"{sum(after.get(n, {}).get('status') == 'pass' for n in ran)} of {len(ran)} pass in that run.", "",
+                  "| sample | cause | first error |", "| --- | --- | --- |"]
+        for n in stopped:
+            detail = after[n]["detail"] or after[n]["status"]
+            lines.append(f"| {n} | {cause(detail)} | {detail.replace('|', chr(92) + '|').replace('`', chr(39))} |")
     lines += ["", "## Left out", "", "| sample | folder | reason |", "| --- | --- | --- |"]
     for n, r in zip(names, rows):
         if n in left:
@@ -433,11 +462,15 @@ def main(argv=None) -> int:
     p.add_argument("--merge", type=Path, nargs=2, metavar=("EMU.json", "GPU.json"),
                    help="write docs/samples.md from two result files")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "samples.md")
+    p.add_argument("--after", type=Path, metavar="RESULTS.json",
+                   help="with --merge: a further emulator run to list as 'what stops each sample next'")
+    p.add_argument("--after-how", default="", help="with --after: one sentence on how that run differed")
     p.add_argument("--machine", default="an NVIDIA H100")
     a = p.parse_args(argv)
     if a.merge:
         emu, gpu = (json.loads(f.read_text()) if f.exists() else {} for f in a.merge)
-        write_markdown(emu, gpu, a.markdown, a.machine)
+        after = json.loads(a.after.read_text()) if a.after else None
+        write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
         print(f"wrote {a.markdown}")
         return 0
     chosen = [s for s in samples(a.samples.resolve(), archs=a.archs) if not a.only or s.name in a.only.split(",")]
