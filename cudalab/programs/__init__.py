@@ -100,8 +100,10 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     from .server import Server
     built = build(cmd, build_dir, line_offset)
     if profile and profile_source is None:
-        main = next((s for s in cmd.sources if s.endswith(".cu")), cmd.sources[0])
-        profile_source = (build_dir / main).read_text()
+        # the per-line profile quotes the one .cu file whose lines the kernels' .loc entries name;
+        # with several, a line number could be any of them, so lines are shown without their text
+        device_files = [s for s in cmd.sources if s.endswith(".cu")]
+        profile_source = (build_dir / device_files[0]).read_text() if len(device_files) == 1 else ""
     server = Server(built.ptx, built.registers, profile_source=profile_source if profile else None)
     parent, child = socket.socketpair()
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))

@@ -202,9 +202,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
-        ptx = out / "unit.ptx"
-        return Unit(_digest(key, (out / "headers.json").read_text()), out / "unit.o",
-                    ptx.read_text() if ptx.exists() else None, (out / "build.log").read_text())
+        return _unit(key, out)
     work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
     keep = work / "keep"
     keep.mkdir(parents=True, exist_ok=True)
@@ -232,7 +230,13 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         work.rename(out)
     except OSError:                       # another build of the same unit finished first
         shutil.rmtree(work, ignore_errors=True)
-    return compile_unit(source, cmd, arch, cwd)
+    return _unit(key, out)
+
+
+def _unit(key: str, folder: Path) -> Unit:
+    ptx = folder / "unit.ptx"
+    return Unit(_digest(key, (folder / "headers.json").read_text()), folder / "unit.o",
+                ptx.read_text() if ptx.exists() else None, (folder / "build.log").read_text())
 
 
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
