@@ -226,8 +226,13 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
         run_program("p.cu")
 
 
-def test_the_toolkits_profiler_header_is_there(tmp_path, monkeypatch):
-    write(tmp_path, {"p.cu": "#include <cuda_profiler_api.h>\n#include <cstdio>\nint main() { printf(\"ok\\n\"); }\n"})
+def test_the_toolkits_profiler_and_nvtx_headers_are_there(tmp_path, monkeypatch):
+    write(tmp_path, {"p.cu": """\
+        #include <cuda_profiler_api.h>
+        #include <nvtx3/nvToolsExt.h>
+        #include <cstdio>
+        int main() { nvtxRangePushA("setup"); printf("ok\\n"); nvtxRangePop(); }
+    """})
     monkeypatch.chdir(tmp_path)
     assert run_program("p.cu").stdout == "ok\n"
 
