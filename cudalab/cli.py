@@ -1,7 +1,17 @@
-"""``cudalab run`` / ``cudalab compile``: the library from a terminal.
+"""``cudalab run`` / ``cudalab profile`` / ``cudalab compile``: the library from a terminal.
 
-``cudalab run FILE.cu`` runs a kernel file on the emulated GPU (or the real one with
-``CUDALAB_DEVICE=gpu``). The file says how to launch it in ``// cudalab:`` comment lines::
+``cudalab run [nvcc options] FILES... [-- program arguments]`` builds a whole program the way
+nvcc would and runs it on the emulated GPU: ``cudalab run -I../Common -rdc=true main.cpp
+kernel.cu -- -n 1024`` is ``nvcc -I../Common -rdc=true main.cpp kernel.cu && ./a.out -n 1024``.
+Files are compiled where they are (``#include "kernel.cuh"`` is found next to the file that
+includes it), the program runs in the current folder, and its argv[0] is ``./a.out`` or what
+``-o`` names. nvcc's options work as with nvcc: -I, -D, -U, -std=, -O, -rdc=true/-dc, -arch,
+-gencode, -lineinfo, -G, -Xcompiler, --extended-lambda, --expt-relaxed-constexpr, --use_fast_math,
+-l/-L, -o, -w, ... With ``--device gpu`` (or ``CUDALAB_DEVICE=gpu``) the same files are built with
+the real nvcc and NVIDIA's runtime and run on the GPU. ``--timeout S`` stops a program after S seconds.
+
+A single kernel file (no ``int main``) runs on the emulated GPU (or the real one with
+``CUDALAB_DEVICE=gpu``) as its ``// cudalab:`` comment lines say::
 
     // cudalab: A = random float32[65536]      arrays: NAME = random|arange|zeros DTYPE[SHAPE]
     // cudalab: C = zeros float32[n]           (SHAPE: numbers or scalar names, comma separated)
@@ -12,31 +22,32 @@
 Arrays are made with numpy (``random`` is seeded, so runs repeat), copied to the device, the
 kernel is launched, and the report shows the launch and the first elements of every array the
 kernel wrote. A file without a ``launch`` line is compiled and its kernels are listed.
-A whole program (a file with ``int main()``) is compiled with nvcc and run as it is, with
-``cudalab run prog.cu -- ARGS``; its CUDA runtime calls are answered by the emulator.
 
-``cudalab profile FILE.cu`` runs the ``launch`` line with profiling and prints, per source line,
-the instructions executed, active lanes, shared wavefronts and bank conflicts, global requests and
-sectors per request (Nsight Compute's metrics), with advice for the worst lines.
-``cudalab compile FILE.cu [--ptx]`` compiles and lists the kernels, or prints the PTX.
+``cudalab profile [nvcc options] FILES...`` runs the ``launch`` line (or the whole program) with
+profiling and prints, per source line, the instructions executed, active lanes, shared wavefronts
+and bank conflicts, global requests and sectors per request (Nsight Compute's metrics), with
+advice for the worst lines. ``cudalab run --check racecheck,initcheck ...`` adds sanitizer checks.
+``cudalab compile [nvcc options] FILE.cu [--ptx]`` compiles and lists the kernels, or prints the PTX.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from .errors import CudaError
+from .programs.command import NvccCommand, NvccUsageError, parse_nvcc
 
 INITS = ("random", "arange", "zeros")
 _DIRECTIVE = re.compile(r"^\s*//\s*cudalab:\s*(.*?)\s*$", re.M)
 _ARRAY = re.compile(r"(\w+)\s*=\s*(\w+)\s+(\w+)\s*\[([^\]]+)\]$")
 _SCALAR = re.compile(r"(\w+)\s*=\s*(\w+)\s+(\S+)$")
 _LAUNCH = re.compile(r"launch\s+(.+?)\s*<<<(.*)>>>\s*\((.*)\)$")
-_MAIN = re.compile(r"\bint\s+main\s*\(")
 
 
 class UsageError(ValueError):
@@ -170,12 +181,33 @@ def run_kernel_file(mod, spec: LaunchSpec, out=None) -> bool:
     return ok
 
 
+def kernel_file_options(cmd: NvccCommand, path: str) -> list:
+    """NVRTC options for a kernel file from an nvcc command line: the macros, include folders (and the
+    file's own folder, where nvcc looks first), language standard and math flags carry over; -O0
+    means -G; the architecture is the newest one asked for, as PTX (``compute_XX``)."""
+    opts = [f"-I{Path(path).parent or '.'}"]
+    words = iter(cmd.compile_options)
+    for w in words:
+        if w.startswith(("-D", "-U", "-I")) or w in ("-G", "-lineinfo", "-w", "--extended-lambda",
+                                                      "--expt-relaxed-constexpr", "--use_fast_math",
+                                                      "-use_fast_math", "-extended-lambda", "-expt-relaxed-constexpr"):
+            opts.append(w)
+        elif w == "-O0":
+            opts.append("-G")
+        elif w in ("-std", "-ftz", "-prec-div", "-prec-sqrt", "-fmad"):
+            opts.append(f"-{w}={next(words)}" if w != "-std" else f"-std={next(words)}")
+    if cmd.archs:
+        arch = max(cmd.archs, key=lambda a: int(re.match(r"\d+", a).group()))
+        opts.append(f"--gpu-architecture=compute_{arch}")
+    return opts
+
+
 def _compile(args):
     import cudalab
-    with open(args.file) as f:
+    path = args.nvcc.sources[0]
+    with open(path) as f:
         source = f.read()
-    opts = nvrtc_options(args.define, args.opt_level, args.arch)
-    return source, cudalab.compile(source, opts, name=args.file)
+    return source, cudalab.compile(source, kernel_file_options(args.nvcc, path), name=path)
 
 
 def cmd_compile(args) -> int:
@@ -183,96 +215,139 @@ def cmd_compile(args) -> int:
     if args.ptx:
         print(mod.ptx)
     else:
-        print(f"{args.file}: kernels {', '.join(mod.kernels) or '(none)'}")
+        print(f"{args.nvcc.sources[0]}: kernels {', '.join(mod.kernels) or '(none)'}")
     return 0
 
 
-def run_program_file(args) -> int:
-    """A whole program (``int main``): compile with nvcc and run it, its output straight to the terminal."""
-    import os
-    from .programs import run_program
-    argv = args.args[1:] if args.args[:1] == ["--"] else args.args
-    res = run_program(args.file, argv, device=os.environ.get("CUDALAB_DEVICE", "emu"), capture=False,
-                      options=[f"-D{d}" for d in args.define], timeout=getattr(args, "timeout", None))
+def is_program(cmd: NvccCommand) -> bool:
+    """Several files, or one with ``int main``: a whole program for nvcc (else a kernel file)."""
+    if len(cmd.sources) != 1 or cmd.linked or not cmd.sources[0].endswith(".cu"):
+        return True
+    from .programs import has_main
+    with open(cmd.sources[0]) as f:
+        return has_main(f.read())
+
+
+def run_program_files(args, profile: bool = False) -> int:
+    """A whole program: build it as nvcc would and run it, its output straight to the terminal."""
+    from .programs import run_command
+    device = args.device or os.environ.get("CUDALAB_DEVICE", "emu")
+    if profile and device == "gpu":
+        raise UsageError("profile counts on the emulator; on a real GPU, run the program under Nsight Compute "
+                         "(ncu ./a.out)")
+    res = run_command(args.nvcc, args.program_args, device=device, capture=False, timeout=args.timeout,
+                      profile=profile)
     sys.stderr.write(res.stderr)
+    if profile:
+        for k, rec in enumerate(res.launches):
+            print(f"\n--- launch {k + 1} of {len(res.launches)} ---")
+            print(rec.reports.get("profile", rec))
     return res.returncode
 
 
 def cmd_run(args) -> int:
-    checks = [c.strip() for c in getattr(args, "check", "").split(",") if c.strip()]
+    checks = [c.strip() for c in args.check.split(",") if c.strip()]
     if checks:
         import cudalab
         cudalab.check(*[c for c in checks if c not in ("memcheck", "synccheck")])
-    if getattr(args, "profile", False):
+    if args.profile:
         return cmd_profile(args)
-    with open(args.file) as f:
-        source = f.read()
-    if _MAIN.search(source):
-        return run_program_file(args)
+    if is_program(args.nvcc):
+        return run_program_files(args)
     source, mod = _compile(args)
     spec = parse_launch_spec(source)
     if spec is None:
-        print(f"{args.file}: kernels {', '.join(mod.kernels) or '(none)'}\n"
+        print(f"{args.nvcc.sources[0]}: kernels {', '.join(mod.kernels) or '(none)'}\n"
               "(add a `// cudalab: launch ...` line to run one; see `cudalab run --help`)")
         return 0
     return 0 if run_kernel_file(mod, spec) else 1
 
 
 def cmd_profile(args) -> int:
-    with open(args.file) as f:
-        source = f.read()
-    if _MAIN.search(source):
-        from .programs import run_program
-        result = run_program(args.file, options=[f"-D{d}" for d in args.define], profile=True, capture=False)
-        for k, rec in enumerate(result.launches):
-            print(f"\n--- launch {k + 1} of {len(result.launches)} ---")
-            print(rec.reports.get("profile", rec))
-        return result.returncode
+    if is_program(args.nvcc):
+        return run_program_files(args, profile=True)
     from .analysis.report import profile
     source, mod = _compile(args)
     spec = parse_launch_spec(source)
     if spec is None:
-        raise UsageError(f"{args.file} has no `// cudalab: launch ...` line to say which launch to profile "
-                         "(see `cudalab run --help`)")
+        raise UsageError(f"{args.nvcc.sources[0]} has no `// cudalab: launch ...` line to say which launch to "
+                         "profile (see `cudalab run --help`)")
     _, launch_args = launch_arguments(spec)
     rec = profile(mod.get_kernel(spec.kernel), spec.grid, spec.block, launch_args)
     print(rec.reports["profile"])
     return 0
 
 
-def _parser():
-    p = argparse.ArgumentParser(prog="cudalab", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("file", help="a .cu file")
-    common.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VAL]",
-                        help="define a macro, as nvcc -D")
-    common.add_argument("-O", dest="opt_level", type=int, choices=range(4), metavar="N",
-                        help="0: unoptimized device code (nvcc -G); 1-3: optimized (the default)")
-    common.add_argument("--arch", metavar="sm_XX", help="target compute capability (default sm_80)")
-    run = sub.add_parser("run", parents=[common], help="run a kernel file (see its // cudalab: lines)",
-                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--profile", action="store_true", help="also print each launch's per-line profile")
-    run.add_argument("--check", metavar="racecheck,initcheck,...", default="",
-                     help="sanitizer checks besides memcheck and synccheck (which are always on)")
-    run.add_argument("--timeout", type=float, metavar="SECONDS",
-                     help="stop a whole program (int main), and a kernel it is running, after this long")
-    run.add_argument("args", nargs=argparse.REMAINDER,
-                     help="after --: arguments for an int main() program")
-    run.set_defaults(func=cmd_run)
-    prof = sub.add_parser("profile", parents=[common], help="run a kernel file's launch and print its "
-                          "per-line profile (instructions, bank conflicts, sectors per request, advice)")
-    prof.set_defaults(func=cmd_profile)
-    comp = sub.add_parser("compile", parents=[common], help="compile; list kernels or print PTX")
-    comp.add_argument("--ptx", action="store_true", help="print the PTX")
-    comp.set_defaults(func=cmd_compile)
-    return p
+COMMANDS = {"run": cmd_run, "profile": cmd_profile, "compile": cmd_compile}
+_USAGE = """usage: cudalab {run,profile,compile} [cudalab options] [nvcc options] FILES... [-- program arguments]
+
+  cudalab run       build and run a program (or a kernel file's // cudalab: launch line) on the emulated GPU
+  cudalab profile   the same, and print each launch's per-line profile (bank conflicts, sectors per request)
+  cudalab compile   compile a kernel file; list its kernels (--ptx: print the PTX)
+
+cudalab options:
+  --device emu|gpu   where to run (default: $CUDALAB_DEVICE or emu)
+  --check LIST       sanitizer checks besides memcheck and synccheck: racecheck,initcheck
+  --profile          (run) also print each launch's per-line profile
+  --timeout SECONDS  stop the program after this long
+  --ptx              (compile) print the PTX
+nvcc options: -I DIR, -D NAME[=VAL], -U NAME, -std=c++17, -O N, -rdc=true, -dc, -arch=sm_80,
+  -gencode ..., -lineinfo, -G, -Xcompiler OPT, --extended-lambda, --expt-relaxed-constexpr,
+  --use_fast_math, -l LIB, -L DIR, -o NAME, -w, ... (as nvcc reads them)
+"""
+_OWN = {"--device": True, "--check": True, "--timeout": True, "--profile": False, "--ptx": False}
+
+
+def parse_args(argv) -> argparse.Namespace:
+    """cudalab's own options (``--device``, ``--check``, ...) out of an nvcc command line."""
+    argv = list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        raise SystemExit(print(_USAGE + "\n" + __doc__) or 0)
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        raise UsageError(f"unknown command {command!r}: use run, profile or compile")
+    if "--" in rest:
+        cut = rest.index("--")
+        rest, program_args = rest[:cut], rest[cut + 1:]
+    else:
+        program_args = []
+    args = argparse.Namespace(command=command, func=COMMANDS[command], device=None, check="", timeout=None,
+                              profile=False, ptx=False, program_args=program_args)
+    nvcc_words = []
+    words = iter(rest)
+    for w in words:
+        name, eq, value = w.partition("=")
+        if w in ("-h", "--help"):
+            raise SystemExit(print(_USAGE + "\n" + __doc__) or 0)
+        if name in _OWN:
+            if _OWN[name] and not eq:
+                value = next(words, None)
+                if value is None:
+                    raise UsageError(f"{name} needs a value")
+            setattr(args, name[2:], value if _OWN[name] else True)
+        else:
+            nvcc_words.append(w)
+    if args.device not in (None, "emu", "gpu"):
+        raise UsageError(f"--device {args.device}: use emu (the emulator) or gpu (a real NVIDIA GPU)")
+    if args.timeout is not None:
+        try:
+            args.timeout = float(args.timeout)
+        except ValueError:
+            raise UsageError(f"--timeout {args.timeout}: expected seconds, as in --timeout 60") from None
+    try:
+        args.nvcc = parse_nvcc(nvcc_words)
+    except NvccUsageError as err:
+        raise UsageError(str(err)) from None
+    if not args.nvcc.sources:
+        raise UsageError(f"cudalab {command}: no .cu file given\n\n{_USAGE}")
+    if command == "compile" and is_program(args.nvcc):
+        raise UsageError("cudalab compile reads one kernel file; a whole program is built and run with cudalab run")
+    return args
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
     try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
         return args.func(args)
     except (CudaError, UsageError, OSError) as err:
         print(f"cudalab: {err}", file=sys.stderr)

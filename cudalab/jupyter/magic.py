@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
+import shlex
 import sys
+import tempfile
+from pathlib import Path
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -12,6 +15,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..cli import UsageError as OptionError, nvrtc_options
 from ..errors import CudaError
+from ..programs.command import SOURCE_SUFFIXES, NvccUsageError, parse_nvcc
+
+SAVED_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".inc", ".cpp", ".cc", ".c")
+PROGRAM_CELL = "cell.cu"        # the file a program cell is built as (nvcc's messages name it)
 
 
 @magics_class
@@ -31,6 +38,11 @@ class CudaMagics(Magics):
               help="profile every launch of the cell's kernels and show the per-line report")
     @argument("--timeout", type=float, metavar="SECONDS",
               help="stop a whole program (int main), and a kernel it is running, after this long")
+    @argument("--save", metavar="NAME",
+              help="save the cell as the file NAME (kernels.cuh, kernels.cu, ...) for later cells to "
+                   "#include or build with; nothing is compiled or run")
+    @argument("--compiler-args", default="", metavar='"OPTIONS"',
+              help='more nvcc options, quoted after "=": --compiler-args="-rdc=true -std=c++20"')
     @cell_magic
     def cuda(self, line, cell):
         """Compile the cell's CUDA C++ and bind each ``__global__`` kernel by its C++ name.
@@ -40,6 +52,14 @@ class CudaMagics(Magics):
         kernels are reached through it: ``cuda_module.get_kernel("scale<3>")``.
         Compiler errors name the cell's own line numbers. A cell that defines ``int main`` is a
         whole program: it is compiled with nvcc and run (its result is bound as ``program_result``).
+
+        A program in several cells: ``%%cuda --save kernels.cuh`` (or ``kernels.cu``, ``util.cpp``)
+        saves the cell as a file in the notebook's build folder instead of running it. Later cells
+        ``#include "kernels.cuh"``, and every program cell is built together with all saved
+        ``.cu``/``.cpp``/``.c`` files, as ``nvcc cell.cu kernels.cu util.cpp`` would (saving a name
+        again replaces the file). A ``__device__`` function or variable used across files needs
+        relocatable device code: ``%%cuda --compiler-args="-rdc=true"`` on the program cell.
+        ``--compiler-args`` takes any nvcc options (-I, -D, -std=, -rdc=true, -lineinfo, ...).
 
         With ``--profile`` every launch of the cell's kernels also shows its profile: per source
         line, the instructions executed, active lanes, shared wavefronts and bank conflicts, global
@@ -57,8 +77,11 @@ class CudaMagics(Magics):
         args = parse_argstring(self.cuda, line)
         try:
             options = nvrtc_options(args.define, args.opt_level, args.arch)
-        except OptionError as err:
+            extra = parse_nvcc(shlex.split(args.compiler_args.strip("\"'")))
+        except (OptionError, NvccUsageError, ValueError) as err:
             raise UsageError(str(err)) from None
+        if args.save:
+            return self._save(args.save, cell)
         from ..programs import has_main
         if has_main(cell):
             if args.profile and args.device == "gpu":
@@ -67,8 +90,12 @@ class CudaMagics(Magics):
             if args.device == "both":
                 raise UsageError("--device both compares kernels launched from Python; run a whole program "
                                  "with --device emu or --device gpu")
-            return self._run_program(cell, args)
+            return self._run_program(cell, args, extra)
         import cudalab
+        from ..cli import kernel_file_options
+        if self._folder is not None:        # saved cells' headers: #include "kernels.cuh"
+            options.append(f"-I{self._folder}")
+        options += kernel_file_options(extra, "cell.cu")[1:]
         try:
             if args.device:
                 cudalab.use(args.device)
@@ -145,12 +172,42 @@ class CudaMagics(Magics):
                                      self.shell.user_ns) for p in parts)
         return (kernel.kernel if isinstance(kernel, ProfiledKernel) else kernel), config, args
 
-    def _run_program(self, cell, args):
-        """A cell with ``int main`` is a whole program: compile it with nvcc and run it (cudalab.programs)."""
+    _folder = None
+
+    def folder(self) -> Path:
+        """The notebook's build folder: saved cells and program cells live there while the kernel runs."""
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="cudalab-cells-"))
+        return self._folder
+
+    def _save(self, name, cell):
+        """``%%cuda --save NAME``: the cell becomes the file NAME for later cells to include or build with."""
+        if "/" in name or "\\" in name or name.startswith(".") or Path(name).suffix.lower() not in SAVED_SUFFIXES:
+            raise UsageError(f"--save {name}: give a file name ending in {', '.join(SAVED_SUFFIXES)} "
+                             "(no folders), as in --save kernels.cuh")
+        if name == PROGRAM_CELL:
+            raise UsageError(f"--save {name}: {PROGRAM_CELL} is the name program cells are built under; choose another")
+        (self.folder() / name).write_text(cell)
+        built = Path(name).suffix.lower() in SOURCE_SUFFIXES
+        print(f"saved {name}: " + ("every program cell (int main) is built with it" if built else
+                                   f'cells can #include "{name}"'))
+        return None
+
+    def saved_sources(self) -> list:
+        """The saved .cu/.cpp/.c files, in name order (what a program cell is built with)."""
+        if self._folder is None:
+            return []
+        return sorted(p.name for p in self._folder.iterdir()
+                      if p.suffix.lower() in SOURCE_SUFFIXES and p.name != PROGRAM_CELL)
+
+    def _run_program(self, cell, args, extra):
+        """A cell with ``int main`` is a whole program: compile it with nvcc, together with the saved
+        source files, and run it (cudalab.programs)."""
         from ..programs import run_program_source
+        options = [f"-D{d}" for d in args.define] + ([f"-arch={args.arch}"] if args.arch else []) + extra.all_options()
         try:
-            res = run_program_source(cell, device=args.device or "emu", options=[f"-D{d}" for d in args.define],
-                                     profile=bool(args.profile), timeout=args.timeout)
+            res = run_program_source(cell, device=args.device or "emu", options=options, profile=bool(args.profile),
+                                     filename=PROGRAM_CELL, timeout=args.timeout, folder=self.folder(), sources=self.saved_sources())
         except CudaError as err:
             print(str(err), file=sys.stderr)
             return None

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CompileError
-from .build import build_program, cache_dir, nvcc
+from .build import build, build_program, cache_dir, nvcc, source_folder  # noqa: F401
+from .command import NvccCommand, parse_nvcc
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 ADDR_NO_RANDOMIZE = 0x0040000
@@ -56,35 +57,61 @@ def has_main(source: str) -> bool:
     return bool(_MAIN.search(re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)))
 
 
-def run_program(path, args=(), device: str = "emu", capture: bool = True, timeout: float | None = None,
-                options=(), profile: bool = False) -> ProgramResult:
-    """Compile and run the program in the file ``path`` with command-line ``args``."""
-    source = Path(path).read_text()
-    return run_program_source(source, args, device, filename=Path(path).name, capture=capture,
-                              timeout=timeout, options=options, profile=profile)
+def run_program(paths, args=(), device: str = "emu", capture: bool = True, timeout: float | None = None,
+                options=(), profile: bool = False, cwd=None) -> ProgramResult:
+    """Build the program from ``paths`` (one file or several: .cu, .cpp, .c) with nvcc ``options``
+    (``["-I../Common", "-rdc=true"]``) and run it with command-line ``args`` in ``cwd`` (this
+    process's folder by default), as ``nvcc OPTIONS FILES && ./a.out ARGS`` would."""
+    files = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
+    return run_command(parse_nvcc([*options, *files]), args, device, capture, timeout, profile, cwd)
 
 
 def run_program_source(source: str, args=(), device: str = "emu", filename: str = "cell.cu",
                        capture: bool = True, timeout: float | None = None, options=(),
-                       line_offset: int = 0, profile: bool = False) -> ProgramResult:
+                       line_offset: int = 0, profile: bool = False, folder=None, sources=()) -> ProgramResult:
     """Compile and run a program given as text (a ``%%cuda`` cell with ``int main``).
 
     ``capture=False`` lets the program write straight to this process's stdout/stderr (the CLI);
     ``timeout`` (seconds) stops a program that runs too long; ``profile=True`` profiles every launch
-    (each LaunchRecord in ``launches`` gets ``reports["profile"]``, as cudalab.profile gives)."""
+    (each LaunchRecord in ``launches`` gets ``reports["profile"]``, as cudalab.profile gives).
+    ``folder``: where the source is written as ``filename`` and built (a notebook's folder of saved
+    cells, whose headers it may include); ``sources``: more files there to build and link with it."""
+    name = Path(filename).name if filename.endswith(".cu") else "program.cu"
+    if folder is None:
+        folder = source_folder(source, name)
+    else:
+        Path(folder, name).write_text(source)
+    cmd = parse_nvcc([*options, name, *sources])
+    return run_command(cmd, args, device, capture, timeout, profile, build_dir=folder, line_offset=line_offset,
+                       profile_source=source)
+
+
+def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = True, timeout: float | None = None,
+                profile: bool = False, cwd=None, build_dir=None, line_offset: int = 0,
+                profile_source: str | None = None) -> ProgramResult:
+    """Build an nvcc command line's program (files relative to ``build_dir``, by default ``cwd``) and
+    run it in ``cwd``; the program's argv[0] is the name nvcc gives it (``./a.out`` or ``-o``'s)."""
+    cwd = Path(cwd or os.getcwd())
+    build_dir = Path(build_dir or cwd)
     if device == "gpu":
-        return _run_native(source, args, filename, capture, timeout, options)
+        return _run_native(cmd, args, capture, timeout, cwd, build_dir)
     if device != "emu":
         raise CompileError(f"unknown device {device!r}: use 'emu' (the emulator) or 'gpu' (a real NVIDIA GPU).")
     from .server import Server
-    built = build_program(source, filename, options, line_offset)
-    server = Server(built.ptx, built.registers, profile_source=source if profile else None)
+    built = build(cmd, build_dir, line_offset)
+    if profile and profile_source is None:
+        # the per-line profile quotes the one .cu file whose lines the kernels' .loc entries name;
+        # with several, a line number could be any of them, so lines are shown without their text
+        device_files = [s for s in cmd.sources if s.endswith(".cu")]
+        profile_source = (build_dir / device_files[0]).read_text() if len(device_files) == 1 else ""
+    server = Server(built.ptx, built.registers, profile_source=profile_source if profile else None)
     parent, child = socket.socketpair()
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
     out = tempfile.TemporaryFile() if capture else None
     err = tempfile.TemporaryFile() if capture else None
     try:
-        proc = subprocess.Popen([str(built.executable), *map(str, args)], env=env, stdout=out, stderr=err,
+        proc = subprocess.Popen([cmd.executable_name(), *map(str, args)], executable=str(built.executable),
+                                env=env, stdout=out, stderr=err, cwd=cwd,
                                 stdin=subprocess.DEVNULL if capture else None,
                                 pass_fds=(child.fileno(), server.fd), preexec_fn=_fixed_layout)
         child.close()
@@ -131,23 +158,27 @@ def _crash_note(code: int) -> str:
     return f"cudalab: the program crashed ({name}).{hint}\n"
 
 
-def _run_native(source, args, filename, capture, timeout, options) -> ProgramResult:
-    """Build with NVIDIA's own runtime and run on the real GPU (the device machine's nvcc first)."""
+def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: Path) -> ProgramResult:
+    """Build with NVIDIA's own nvcc and runtime (the machine's nvcc first) and run on the real GPU."""
     work = Path(tempfile.mkdtemp(prefix="cudalab-gpu-", dir=cache_dir()))
     try:
-        name = filename if filename.endswith(".cu") else "program.cu"
-        (work / name).write_text(source)
         compiler = shutil.which("nvcc") or nvcc()
-        r = subprocess.run([compiler, "-arch=native", "-lineinfo", *options, "-o", "program", name],
-                           capture_output=True, text=True, cwd=work)
+        arch = [] if cmd.arch_options else ["-arch=native"]
+        lineinfo = [] if "-G" in cmd.compile_options else ["-lineinfo"]
+        r = subprocess.run([compiler, *arch, *lineinfo, *cmd.all_options(), *cmd.sources, *cmd.linked,
+                            "-o", str(work / "program")], capture_output=True, text=True, cwd=build_dir)
         if r.returncode:
             raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
         try:
-            p = subprocess.run([str(work / "program"), *map(str, args)], capture_output=capture, text=True,
-                               timeout=timeout)
+            p = subprocess.run([cmd.executable_name(), *map(str, args)], executable=str(work / "program"),
+                               capture_output=capture, text=True, timeout=timeout, cwd=cwd)
         except subprocess.TimeoutExpired as e:
-            return ProgramResult(e.stdout or "", (e.stderr or "") + "the program was stopped (timeout)\n", -9,
+            return ProgramResult(_text(e.stdout), _text(e.stderr) + "the program was stopped (timeout)\n", -9,
                                  device="gpu")
         return ProgramResult(p.stdout or "", (p.stderr or "") + _crash_note(p.returncode), p.returncode, device="gpu")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _text(out) -> str:
+    return out.decode(errors="replace") if isinstance(out, bytes) else (out or "")

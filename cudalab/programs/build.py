@@ -1,26 +1,35 @@
 """Building whole programs: nvcc from NVIDIA's pip wheels, linked against cudalab's libcudart shim.
 
-``build_program(source)`` compiles a ``.cu`` file with ``int main`` into an executable plus its
-PTX (kept from the same nvcc run) and the registers ptxas gave each kernel. Results are cached
-by content under ``~/.cache/cudalab`` (or ``$CUDALAB_CACHE``), so running a program twice
-compiles it once. The shim (``shim/cudart.c``) is built the same way, with the system C
-compiler, the first time it is needed.
+``build(parse_nvcc(["-I../Common", "main.cpp", "kernel.cu"]))`` builds the way a Makefile would:
+each source file is compiled where it lies (so ``#include "kernel.cuh"`` is found next to the
+file that includes it, and ``-I`` paths are read from the caller's folder), with ``-dc`` when
+``-rdc=true``, then linked, with nvcc's device link step first for relocatable device code. Each
+``.cu`` file's PTX is kept from its compile and the modules are joined (``ptx/link.py``) into the
+one program the emulator loads; ptxas's register counts come along for the occupancy calculator.
+
+Everything is cached under ``~/.cache/cudalab`` (or ``$CUDALAB_CACHE``): a translation unit by its
+path, options and the contents of every file it included (nvcc's own ``-MD`` list), the program
+by its units, so running a program again compiles nothing and editing one file recompiles that
+file. The shim (``shim/cudart.c``) is built once with the system C compiler.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
+from ..ptx.link import PtxLinkError, link
 from . import errors, shimgen
+from .command import NvccCommand, parse_nvcc
 
-ARCH = "sm_80"
 SHIM_DIR = Path(__file__).parent / "shim"
 
 
@@ -86,24 +95,54 @@ def shim_library() -> Path:
     if r.returncode:
         raise CompileError(f"building cudalab's CUDA runtime failed:\n{r.stderr}", r.stderr)
     subprocess.run(["ar", "rcs", str(tmp / lib.name), str(tmp / "cudart.o")], check=True)
-    if out.exists():
-        shutil.rmtree(tmp)
-    else:
+    try:
         tmp.rename(out)
+    except OSError:                     # another process built it first
+        shutil.rmtree(tmp, ignore_errors=True)
     return lib
 
 
 @dataclass
 class BuiltProgram:
     executable: Path
-    ptx: str
+    ptx: str                                         # every .cu file's PTX, linked into one module
     registers: dict = field(default_factory=dict)    # mangled kernel name -> registers per thread (ptxas)
     log: str = ""
 
 
+@dataclass
+class Unit:
+    """One compiled translation unit: its object file, its PTX (None for host-only .cpp/.c) and log."""
+
+    key: str
+    obj: Path
+    ptx: str | None
+    log: str
+
+
+def emulator_arch(cmd: NvccCommand) -> str:
+    """The one target the emulator builds for, as the driver would pick from a GPU's fat binary:
+    the newest architecture asked for that the emulated device (``cudalab.set_device``) can run,
+    its own compute capability when none was asked for (nvcc's ``-arch=native``), and the oldest one
+    asked for when all are newer than the device (the emulator runs the PTX all the same)."""
+    from ..device import current
+    major, minor = current().cc
+    device = major * 10 + minor
+    asked = sorted({a for a in cmd.archs}, key=lambda a: int(re.match(r"\d+", a).group()))
+    if not asked:
+        return f"sm_{device}"
+    fitting = [a for a in asked if int(re.match(r"\d+", a).group()) <= device]
+    return f"sm_{fitting[-1] if fitting else asked[0]}"
+
+
 _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
+_NO_LIBRARY = re.compile(r"cannot find -l(\S+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
+_LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND (its host API)",
+              "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "npp": "NPP", "nvjpeg": "nvJPEG",
+              "nvrtc": "NVRTC", "cuda": "the CUDA driver API (cu* calls)", "nvidia-ml": "NVML",
+              "nvToolsExt": "NVTX"}
 
 
 def _registers(log: str) -> dict:
@@ -117,53 +156,207 @@ def _registers(log: str) -> dict:
     return regs
 
 
-def _student_log(log: str, workdir: Path, shown: str, line_offset: int) -> str:
-    """nvcc's messages with cudalab's own paths removed and cell lines shifted back."""
+def _student_log(log: str, workdir: Path | None = None, shown: str = "", line_offset: int = 0) -> str:
+    """nvcc's messages without ptxas's resource lines, cudalab's own folders, and cell lines shifted back."""
     log = "\n".join(l for l in log.splitlines() if not l.startswith("ptxas info") and not l.startswith("    "))
-    log = log.replace(str(workdir) + "/", "")
+    if workdir is not None:
+        log = log.replace(str(workdir) + "/", "")
     if line_offset:
         log = re.sub(rf"{re.escape(shown)}\((\d+)\)", lambda m: f"{shown}({int(m.group(1)) - line_offset})", log)
     return log.strip()
 
 
-def build_program(source: str, filename: str = "program.cu", options=(), line_offset: int = 0) -> BuiltProgram:
-    """Compile a whole CUDA program for the emulator; raises CompileError with nvcc's messages.
+def _nvcc_run(args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([nvcc(), *args], capture_output=True, text=True, cwd=cwd)
 
-    ``line_offset``: lines cudalab put before the student's first line (a notebook cell's
-    prelude), subtracted from the line numbers in nvcc's messages."""
-    lib = shim_library()
-    name = Path(filename).name if filename.endswith(".cu") else "program.cu"
-    key = _digest(source, name, tuple(options), lib.parent.name, ARCH)
-    out = cache_dir() / "programs" / key
-    exe = out / "program"
-    if exe.exists():
-        return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers((out / "build.log").read_text()),
-                            (out / "build.log").read_text())
-    work = out.with_name(out.name + f".tmp{os.getpid()}")
+
+def _own_headers(deps_file: Path, cwd: Path) -> dict:
+    """{path: content digest} of the files a unit included, less the compiler's and the system's."""
+    if not deps_file.exists():
+        return {}
+    text = deps_file.read_text().replace("\\\n", " ")
+    paths = text.split(":", 1)[1].split() if ":" in text else []
+    skip = (str(cuda_home()), "/usr/", str(cuda_home().resolve()))
+    found = {}
+    for p in paths:
+        full = (cwd / p).resolve()
+        if not str(full).startswith(skip) and not p.startswith(skip):
+            found[str(full)] = _digest(full.read_bytes())
+    return found
+
+
+def _fresh(manifest: Path) -> bool:
+    try:
+        recorded = json.loads(manifest.read_text())
+        return all(_digest(Path(p).read_bytes()) == h for p, h in recorded.items())
+    except (OSError, ValueError):
+        return False
+
+
+def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
+    """Compile one source file where it lies (``nvcc -c``, or ``-dc`` for relocatable device code)."""
+    path = (cwd / source).resolve()
+    if not path.exists():
+        raise CompileError(f"{source}: no such file (looked in {cwd})")
+    debug = "-G" in cmd.compile_options
+    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}"]
+    key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
+    out = cache_dir() / "units" / key
+    if _fresh(out / "headers.json"):
+        return _unit(key, out)
+    work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
     keep = work / "keep"
     keep.mkdir(parents=True, exist_ok=True)
-    src = work / name
-    src.write_text(source)
-    cmd = [nvcc(), f"-arch={ARCH}", "-lineinfo", "--resource-usage", "--keep", "--keep-dir", str(keep),
-           "-cudart", "none", *options, "-o", "program", name, str(lib)]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
+    r = _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir", str(keep),
+                   "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
     log = r.stdout + r.stderr
     if r.returncode:
-        missing = sorted({m for m in _UNDEFINED.findall(log) if m.startswith(("cuda", "__cuda"))})
         shutil.rmtree(work, ignore_errors=True)
-        if missing:
-            raise CompileError(
-                "\n".join(f"cudalab does not implement {m} yet." for m in missing) +
-                "\nThe program compiled, but it calls CUDA runtime functions the emulator does not provide. "
-                "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.", log)
-        raise CompileError(_student_log(log, work, name, line_offset) or "nvcc failed", log)
-    ptx_files = sorted(keep.glob("*.ptx"))
-    ptx = ptx_files[0].read_text()
-    (work / "program.ptx").write_text(ptx)
+        message = _student_log(log) or f"nvcc could not compile {source}"
+        message += _missing_header_hint(log)
+        if not cmd.rdc and "Unresolved extern" in log:
+            message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
+                        "device code: build with -rdc=true (nvcc's separate compilation).")
+        raise CompileError(message, log)
+    ptx = sorted(keep.glob("*.ptx"))
+    if ptx:
+        shutil.move(str(ptx[0]), work / "unit.ptx")
     (work / "build.log").write_text(log)
+    (work / "headers.json").write_text(json.dumps({str(path): _digest(path.read_bytes()),
+                                                   **_own_headers(work / "deps.d", cwd)}))
     shutil.rmtree(keep, ignore_errors=True)
-    if not out.exists():
+    if out.exists():
+        shutil.rmtree(out, ignore_errors=True)
+    try:
         work.rename(out)
-    else:
+    except OSError:                       # another build of the same unit finished first
         shutil.rmtree(work, ignore_errors=True)
-    return BuiltProgram(exe, ptx, _registers(log), log)
+    return _unit(key, out)
+
+
+def _unit(key: str, folder: Path) -> Unit:
+    ptx = folder / "unit.ptx"
+    return Unit(_digest(key, (folder / "headers.json").read_text()), folder / "unit.o",
+                ptx.read_text() if ptx.exists() else None, (folder / "build.log").read_text())
+
+
+_NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
+_HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'cudalab[curand]'",
+                  "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
+                  "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
+                  "nvtx3/": "nvidia-nvtx: pip install nvidia-nvtx",
+                  "cublas": "cuBLAS, which cudalab does not emulate", "cufft": "cuFFT, which cudalab does not emulate",
+                  "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
+                  "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
+                  "mpi": "MPI, which cudalab does not provide"}
+
+
+def _missing_header_hint(log: str) -> str:
+    """Name the package behind a CUDA header nvcc did not find (they come from NVIDIA's pip wheels)."""
+    hints = []
+    for m in _NO_HEADER.finditer(log):
+        header = m.group(1) or m.group(2)
+        where = next((w for prefix, w in _HEADER_WHEELS.items() if header.startswith(prefix)), None)
+        if where:
+            hints.append(f"\nhint: {header} comes with {where}.")
+    return "".join(dict.fromkeys(hints))
+
+
+def _link_error(log: str) -> CompileError:
+    missing = sorted({m for m in _UNDEFINED.findall(log)})
+    libraries = sorted({_LIBRARIES.get(re.sub(r"\d+$", "", lib), f"lib{lib}") for lib in _NO_LIBRARY.findall(log)})
+    runtime = [m for m in missing if m.startswith(("cuda", "__cuda"))]
+    driver = [m for m in missing if re.match(r"cu[A-Z]", m)]
+    lines = [f"cudalab does not implement {m} yet." for m in runtime]
+    if runtime:
+        lines.append("The program compiled, but it calls CUDA runtime functions the emulator does not provide. "
+                     "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
+    if driver:
+        lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
+                     "which cudalab does not emulate: use the runtime API (cudaMalloc, kernel<<<...>>>) "
+                     "or run on a real GPU (--device gpu).")
+    for name, what in _LIBRARIES.items():
+        if name != "cuda" and any(m.startswith(name) for m in missing) or what in libraries:
+            lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
+                         "(--device gpu).")
+    libraries = [l for l in libraries if l not in _LIBRARIES.values()]
+    if libraries:
+        lines.append(f"the linker found no {', '.join(libraries)} (check -l and -L).")
+    return CompileError("\n".join(dict.fromkeys(lines)) or _student_log(log) or "linking failed", log)
+
+
+def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
+    """Build a whole program for the emulator from an nvcc command line (see the module docstring)."""
+    cwd = Path(cwd or os.getcwd()).resolve()
+    if cmd.mode:
+        raise CompileError(f"{cmd.mode} stops nvcc before a program exists; cudalab builds and runs the whole "
+                           f"program, so leave {cmd.mode} out")
+    if not cmd.sources:
+        raise CompileError("no source files: give the program's .cu (and .cpp/.c) files")
+    lib = shim_library()
+    arch = emulator_arch(cmd)
+    workers = min(len(cmd.sources), max(1, min(4, os.cpu_count() or 1)))
+    with ThreadPoolExecutor(workers) as pool:
+        jobs = [pool.submit(compile_unit, s, cmd, arch, cwd) for s in cmd.sources]
+        try:
+            units = [j.result() for j in jobs]
+        except CompileError as e:
+            if line_offset:
+                e.args = (_student_log(str(e), None, Path(cmd.sources[0]).name, line_offset), *e.args[1:])
+            raise
+    linked = [(cwd / f).resolve() for f in cmd.linked]
+    key = _digest("program", *(u.key for u in units), *(_digest(f.read_bytes()) for f in linked),
+                  tuple(cmd.link_options), cmd.rdc, lib.parent.name, arch)
+    out = cache_dir() / "programs" / key
+    exe = out / "program"
+    if not exe.exists():
+        work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
+        work.mkdir(parents=True, exist_ok=True)
+        objects = [str(u.obj) for u in units] + [str(f) for f in linked]
+        if cmd.rdc:
+            nvlink = [o for k, o in enumerate(cmd.link_options) if o.startswith("-L")
+                      or (k and cmd.link_options[k - 1] == "-Xnvlink") or o == "-Xnvlink"]
+            r = _nvcc_run(["-dlink", f"-arch={arch}", *nvlink, *objects, "-o", str(work / "dlink.o")], cwd)
+            if r.returncode:
+                shutil.rmtree(work, ignore_errors=True)
+                raise CompileError(_student_log(r.stdout + r.stderr) or "the device link failed", r.stdout + r.stderr)
+            objects.append(str(work / "dlink.o"))
+        devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
+        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *cmd.link_options, str(lib), *devrt,
+                       "-o", str(work / "program")], cwd)
+        if r.returncode:
+            shutil.rmtree(work, ignore_errors=True)
+            raise _link_error(r.stdout + r.stderr)
+        try:
+            ptx = link([u.ptx for u in units if u.ptx])
+        except PtxLinkError as e:
+            raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
+        (work / "program.ptx").write_text(ptx)
+        (work / "build.log").write_text("\n".join(u.log for u in units))
+        try:
+            work.rename(out)
+        except OSError:                 # another process built it first
+            shutil.rmtree(work, ignore_errors=True)
+    log = (out / "build.log").read_text()
+    return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log)
+
+
+def source_folder(source: str, filename: str) -> Path:
+    """A folder of cudalab's cache holding ``source`` as ``filename`` (programs given as text)."""
+    folder = cache_dir() / "sources" / _digest(source, filename)
+    path = folder / filename
+    if not path.exists() or path.read_text() != source:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{filename}.{os.getpid()}"
+        tmp.write_text(source)
+        tmp.replace(path)
+    return folder
+
+
+def build_program(source: str, filename: str = "program.cu", options=(), line_offset: int = 0) -> BuiltProgram:
+    """Compile a whole CUDA program given as text (a notebook cell) for the emulator; raises
+    CompileError with nvcc's messages, cell lines shifted back by ``line_offset`` (the lines cudalab
+    put before the student's first line)."""
+    name = Path(filename).name if filename.endswith(".cu") else "program.cu"
+    folder = source_folder(source, name)
+    return build(parse_nvcc([*options, name]), folder, line_offset)

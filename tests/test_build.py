@@ -1,0 +1,265 @@
+"""Programs in several files, built as nvcc builds them: `cudalab run [nvcc options] FILES... -- ARGS`.
+
+Each test writes a small program into a temporary folder, the way a student's project folder looks,
+and builds it with nvcc's own command line. Builds are cached, so the first run of this file calls
+nvcc a dozen times and later runs almost never.
+"""
+import textwrap
+
+import pytest
+
+from cudalab.cli import main
+from cudalab.errors import CompileError
+from cudalab.programs import run_program
+from cudalab.programs.command import NvccUsageError, parse_nvcc
+from cudalab.ptx import parse
+from cudalab.ptx.link import link
+
+
+def write(folder, files: dict):
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+# ------------------------------------------------------------------ reading nvcc's command line
+@pytest.mark.parametrize("argv, sources, compile_options, rdc, archs, output", [
+    ("-I../Common main.cpp kernel.cu", ["main.cpp", "kernel.cu"], ["-I../Common"], False, [], None),
+    ("-I ../inc -DN=4 -D FAST -UDEBUG k.cu", ["k.cu"], ["-I../inc", "-DN=4", "-DFAST", "-UDEBUG"], False, [], None),
+    ("-rdc=true -std=c++17 -O3 a.cu b.cu", ["a.cu", "b.cu"], ["-std", "c++17", "-O3"], True, [], None),
+    ("-dc -lineinfo -o prog a.cu", ["a.cu"], ["-lineinfo"], True, [], "prog"),
+    ("-arch=sm_90a --relocatable-device-code true a.cu", ["a.cu"], [], True, ["90a"], None),
+    ("-gencode arch=compute_75,code=sm_75 --generate-code=arch=compute_80,code=[compute_80,sm_80] a.cu",
+     ["a.cu"], [], False, ["75", "80"], None),
+    ("-Xcompiler -fopenmp --extended-lambda -w a.cu", ["a.cu"], ["-Xcompiler", "-fopenmp", "--extended-lambda", "-w"],
+     False, [], None),
+])
+def test_nvcc_options_are_read_as_nvcc_reads_them(argv, sources, compile_options, rdc, archs, output):
+    cmd = parse_nvcc(argv.split())
+    assert (cmd.sources, cmd.compile_options, cmd.rdc, cmd.archs, cmd.output) == (
+        sources, compile_options, rdc, archs, output)
+
+
+def test_libraries_go_to_the_link_and_the_program_is_named_as_nvcc_names_it():
+    cmd = parse_nvcc("-lm -L/opt/lib -Xlinker -rpath=/x -o bin/app a.cu lib.a".split())
+    assert cmd.link_options == ["-lm", "-L/opt/lib", "-Xlinker", "-rpath=/x"]
+    assert cmd.linked == ["lib.a"] and cmd.executable_name() == "bin/app"
+    assert parse_nvcc(["a.cu"]).executable_name() == "./a.out"
+    assert parse_nvcc(["-o", "vectorAdd", "a.cu"]).executable_name() == "./vectorAdd"
+
+
+def test_a_word_nvcc_would_not_understand_is_named():
+    with pytest.raises(NvccUsageError, match="don't know what to do with 'notes.txt'"):
+        parse_nvcc(["a.cu", "notes.txt"])
+    with pytest.raises(NvccUsageError, match="-I needs a value"):
+        parse_nvcc(["a.cu", "-I"])
+
+
+# ------------------------------------------------------------------ PTX-level linking
+A_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+.extern .func (.param .b32 func_retval0) twice(.param .b32 twice_param_0);
+.extern .global .align 4 .u32 counter;
+.global .align 4 .u32 hidden = 5;
+.visible .entry first(.param .u64 first_param_0)
+{
+\t.reg .b32 %r<3>;
+\tld.global.u32 %r1, [hidden];
+\tret;
+}
+"""
+B_PTX = """
+.version 8.5
+.target sm_80
+.address_size 64
+.visible .global .align 4 .u32 counter;
+.global .align 4 .u32 hidden = 7;
+.visible .func (.param .b32 func_retval0) twice(.param .b32 twice_param_0)
+{
+\t.reg .b32 %r<3>;
+\tld.param.u32 %r1, [twice_param_0];
+\tld.global.u32 %r2, [hidden];
+\tst.param.b32 [func_retval0], %r1;
+\tret;
+}
+.visible .entry second()
+{
+\tret;
+}
+"""
+
+
+def test_linked_ptx_resolves_externs_and_keeps_each_files_private_symbols():
+    module = parse(link([A_PTX, B_PTX]))
+    assert sorted(f.name for f in module.entries) == ["first", "second"]
+    assert not module.functions["twice"].extern and not module.variables["counter"].extern
+    # each file's own `static __device__ int hidden`, with its own value
+    assert sorted(module.variables) == ["counter", "hidden", "hidden__tu2"]
+    assert module.variables["hidden"].init != module.variables["hidden__tu2"].init
+    assert module.version == "8.5"
+
+
+def test_a_definition_in_two_files_is_kept_once():
+    assert link([B_PTX, B_PTX.replace("second", "third")]).count(".visible .func") == 1
+
+
+# ------------------------------------------------------------------ building and running
+PROJECT = {
+    "src/scale.cuh": """\
+        #pragma once
+        __device__ inline float scale(float x) { return FACTOR * x; }
+        void launch_scale(float* x, int n);
+    """,
+    "src/scale.cu": """\
+        #include "scale.cuh"
+        __global__ void scale_all(float* x, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] = scale(x[i]);
+        }
+        void launch_scale(float* x, int n) { scale_all<<<(n + 127) / 128, 128>>>(x, n); }
+    """,
+    "src/main.cpp": """\
+        #include <cstdio>
+        #include <cstdlib>
+        #include <cuda_runtime.h>
+        #include "scale.cuh"
+        int main(int argc, char** argv)
+        {
+            int n = atoi(argv[1]);
+            float* x;
+            cudaMallocManaged(&x, n * sizeof(float));
+            for (int i = 0; i < n; ++i) x[i] = i;
+            launch_scale(x, n);
+            cudaDeviceSynchronize();
+            FILE* f = fopen("data/greeting.txt", "r");         // relative to where the program runs
+            char word[16] = "";
+            if (f) fscanf(f, "%15s", word);
+            printf("%s: %s x[%d] = %g\\n", argv[0], word, n - 1, x[n - 1]);
+            return 0;
+        }
+    """,
+    "data/greeting.txt": "hello\n",
+}
+
+
+def test_a_program_in_several_files_builds_where_it_lies_and_runs_in_the_callers_folder(tmp_path, monkeypatch):
+    write(tmp_path, PROJECT)
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["src/main.cpp", "src/scale.cu"], ["1000"], options=["-DFACTOR=3.0f", "-o", "scaled"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "./scaled: hello x[999] = 2997\n"
+    assert [rec.kernel for rec in r.launches] == ["scale_all"]
+
+
+def test_editing_a_header_rebuilds_the_files_that_include_it(tmp_path, monkeypatch):
+    write(tmp_path, PROJECT)
+    monkeypatch.chdir(tmp_path)
+    first = run_program(["src/main.cpp", "src/scale.cu"], ["4"], options=["-DFACTOR=2.0f"])
+    (tmp_path / "src" / "scale.cuh").write_text((tmp_path / "src" / "scale.cuh").read_text()
+                                                .replace("FACTOR * x", "FACTOR * x + 1"))
+    second = run_program(["src/main.cpp", "src/scale.cu"], ["4"], options=["-DFACTOR=2.0f"])
+    assert (first.stdout, second.stdout) == ("./a.out: hello x[3] = 6\n", "./a.out: hello x[3] = 7\n")
+
+
+RDC = {
+    "helper.cu": """\
+        __device__ int calls = 0;
+        static __device__ int offset = 100;         // this file's own, like the other file's
+        __device__ float add_offset(float x) { atomicAdd(&calls, 1); return x + offset; }
+    """,
+    "main.cu": """\
+        #include <cstdio>
+        extern __device__ int calls;
+        __device__ float add_offset(float x);
+        static __device__ int offset = 7;
+        __global__ void apply(float* x) { x[threadIdx.x] = add_offset(x[threadIdx.x]) + offset; }
+        int main()
+        {
+            float* x;
+            cudaMallocManaged(&x, 64 * sizeof(float));
+            for (int i = 0; i < 64; ++i) x[i] = i;
+            apply<<<1, 64>>>(x);
+            cudaDeviceSynchronize();
+            int n;
+            cudaMemcpyFromSymbol(&n, calls, sizeof n);
+            printf("x[0] = %g, x[63] = %g, calls = %d\\n", x[0], x[63], n);
+        }
+    """,
+}
+
+
+def test_rdc_resolves_device_functions_and_variables_across_files(tmp_path, monkeypatch):
+    write(tmp_path, RDC)
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cu", "helper.cu"], options=["-rdc=true"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "x[0] = 107, x[63] = 170, calls = 64\n"
+
+
+def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatch):
+    write(tmp_path, RDC)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match="needs relocatable device code: build with -rdc=true"):
+        run_program(["main.cu", "helper.cu"])
+
+
+def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkeypatch, capfd):
+    write(tmp_path, PROJECT)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "-D", "FACTOR=0.5f", "-I", "src", "src/main.cpp", "src/scale.cu", "--", "9"]) == 0
+    assert capfd.readouterr().out == "./a.out: hello x[8] = 4\n"
+
+
+@pytest.mark.parametrize("call, message", [
+    ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
+    ("cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1);", "cufft.h comes with cuFFT, which cudalab does not emulate"),
+])
+def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, message):
+    header = "cufft.h" if "cufft" in call else "cuda.h"
+    write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ {call} }}\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=message):
+        run_program("p.cu")
+
+
+def test_the_toolkits_profiler_and_nvtx_headers_are_there(tmp_path, monkeypatch):
+    write(tmp_path, {"p.cu": """\
+        #include <cuda_profiler_api.h>
+        #include <nvtx3/nvToolsExt.h>
+        #include <cstdio>
+        int main() { nvtxRangePushA("setup"); printf("ok\\n"); nvtxRangePop(); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    assert run_program("p.cu").stdout == "ok\n"
+
+
+def test_notebook_cells_saved_as_files_build_with_a_program_cell(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "cudalab")
+    ip.run_cell_magic("cuda", "--save twice.cuh", "__device__ inline int twice(int x) { return 2 * x; }\n")
+    ip.run_cell_magic("cuda", "--save twice.cu", '#include "twice.cuh"\n'
+                                                  "__global__ void k(int* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n"
+                                                  "void run_twice(int* x, int n) { k<<<1, n>>>(x); }\n")
+    capsys.readouterr()
+    ip.run_cell_magic("cuda", "", '#include <cstdio>\nvoid run_twice(int* x, int n);   // in twice.cu\n'
+                                  "int main() { int* x; cudaMallocManaged(&x, 8); x[0] = 20; x[1] = 1;\n"
+                                  "  run_twice(x, 2); cudaDeviceSynchronize(); printf(\"%d %d\\n\", x[0], x[1]); }\n")
+    assert capsys.readouterr().out == "40 2\n"
+    ip.run_cell_magic("cuda", "", '#include "twice.cuh"\n__global__ void quad(int* x) { x[0] = twice(twice(x[0])); }\n')
+    assert ip.user_ns["quad"].name == "quad"            # a kernel cell includes saved headers too
+
+
+@pytest.mark.gpu
+def test_the_same_files_build_and_run_on_a_real_gpu(tmp_path, monkeypatch):
+    write(tmp_path, {**PROJECT, **RDC})
+    monkeypatch.chdir(tmp_path)
+    several = run_program(["src/main.cpp", "src/scale.cu"], ["1000"], device="gpu",
+                          options=["-DFACTOR=3.0f", "-o", "scaled"])
+    assert several.stdout == "./scaled: hello x[999] = 2997\n", several.stderr
+    rdc = run_program(["main.cu", "helper.cu"], device="gpu", options=["-rdc=true"])
+    assert rdc.stdout == "x[0] = 107, x[63] = 170, calls = 64\n", rdc.stderr

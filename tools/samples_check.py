@@ -1,0 +1,501 @@
+"""Run NVIDIA's cuda-samples through ``cudalab run`` as their own CMake build would, and write docs/samples.md.
+
+Not part of CI: the samples are NVIDIA's and stay outside this repository. Give a local checkout::
+
+    python tools/samples_check.py --samples ~/cuda-samples                  # the emulator (2 at a time)
+    CUDALAB_DEVICE=gpu python tools/samples_check.py --samples ... --device gpu --jobs 12 \\
+        --json gpu.json                                                      # a real GPU
+    python tools/samples_check.py --samples ... --merge emu.json gpu.json   # docs/samples.md from both
+
+Each sample's CMakeLists.txt is read for what CMake would give nvcc: its sources, include folders
+(``../../../Common``), compile options (``--extended-lambda``), the language standard,
+``CUDA_SEPARABLE_COMPILATION`` (``-rdc=true``), ``CMAKE_CUDA_ARCHITECTURES`` (one ``-gencode`` each)
+and the libraries it links. The program runs in its own folder (where its data files are, as the
+samples' build copies them next to the executable) with the arguments the checkout's
+test_args.json gives it. A sample passes as the samples' own test runner decides: exit code 0,
+and no line saying it failed.
+
+Samples that need what cudalab does not emulate are left out, with the reason: graphics
+(OpenGL, EGL, Vulkan), a second GPU, IPC, MPI, OpenMP, the CUDA driver API (``cu*`` calls),
+NVRTC, or a CUDA math library (cuBLAS, cuFFT, cuRAND's host API, NPP, ...). Thrust is headers
+only, so it is not a reason.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = ("0_Introduction", "2_Concepts_and_Techniques", "3_CUDA_Features", "6_Performance")
+TIMEOUT = 120
+# what the samples print when they fail (their exit code usually says it too)
+FAILURE = re.compile(r"\bFAIL(ED|URE)?\b|[Tt]est failed|Result\s*=\s*FAIL|CUDA error at|"
+                     r"Segmentation fault|core dumped|^terminate called", re.M)
+LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND host API",
+             "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "nvjpeg": "nvJPEG", "nvjitlink": "nvJitLink"}
+
+
+@dataclass
+class Sample:
+    """What CMake would build for one sample, or why it is left out."""
+
+    name: str
+    folder: str
+    path: Path
+    sources: list = field(default_factory=list)
+    options: list = field(default_factory=list)
+    args: list = field(default_factory=list)             # one list of arguments per run
+    left_out: str = ""
+
+
+# ---------------------------------------------------------------------------------------- CMake
+def _commands(text: str):
+    """(name, arguments text) for each CMake command in order, comments dropped."""
+    text = re.sub(r"(?m)#.*$", "", text)
+    pos = 0
+    while m := re.compile(r"(\w+)\s*\(").search(text, pos):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            if text[i] == '"':
+                i = text.find('"', i + 1) if text.find('"', i + 1) >= 0 else len(text)
+            else:
+                depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        yield m.group(1).lower(), text[m.end():i - 1]
+        pos = i
+
+
+def _words(body: str) -> list:
+    try:
+        return shlex.split(body.replace("\n", " "), posix=True)
+    except ValueError:
+        return body.split()
+
+
+_SYSTEM = {"CMAKE_SYSTEM_NAME": "Linux", "CMAKE_SYSTEM_PROCESSOR": "x86_64", "CMAKE_GENERATOR": "Unix Makefiles",
+           "CMAKE_CXX_COMPILER_ID": "GNU", "WIN32": "", "UNIX": "1", "APPLE": "", "CMAKE_CROSSCOMPILING": "",
+           "ENABLE_CUDA_DEBUG": "", "CUDAToolkit_INCLUDE_DIRS": "/usr/local/cuda/include"}
+
+
+def _value(word: str, env: dict) -> str:
+    word = re.sub(r"\$\{(\w+)\}", lambda m: env.get(m.group(1), ""), word)
+    return env.get(word, word)
+
+
+def _condition(words: list, env: dict) -> bool:
+    """Evaluate an if() condition the way CMake would on Linux/x86_64 with every package found."""
+    pos = 0
+
+    def atom():
+        nonlocal pos
+        w = words[pos]
+        pos += 1
+        if w == "NOT":
+            return not atom()
+        if w == "(":
+            v = expr()
+            pos += 1
+            return v
+        left = _value(w, env)
+        if pos < len(words) and words[pos] in ("STREQUAL", "EQUAL", "MATCHES", "VERSION_LESS", "VERSION_GREATER"):
+            op, right = words[pos], _value(words[pos + 1], env)
+            pos += 2
+            if op == "STREQUAL":
+                return left == right
+            if op == "EQUAL":
+                return str(left).strip() == str(right).strip()
+            if op == "MATCHES":
+                return bool(re.search(right, left))
+            return False
+        if re.fullmatch(r"\$\{\w+_FOUND\}|\w+_FOUND|\$\{\w+\}", w):
+            name = re.sub(r"[${}]", "", w)
+            return name.endswith("_FOUND") or bool(env.get(name))
+        return left not in ("", "0", "OFF", "FALSE", "NO", "N", "IGNORE", "NOTFOUND") and not left.endswith("-NOTFOUND")
+
+    def chain(op, operand):
+        """``a OP b OP c`` (AND binds tighter than OR, as in CMake)."""
+        nonlocal pos
+        values = [operand()]
+        while pos < len(words) and words[pos] == op:
+            pos += 1
+            values.append(operand())
+        return all(values) if op == "AND" else any(values)
+
+    def expr():
+        return chain("OR", lambda: chain("AND", atom))
+
+    return expr()
+
+
+def _genex(word: str) -> str:
+    """``$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>`` -> ``--extended-lambda``; other generator
+    expressions (other languages, configurations) give nothing."""
+    m = re.fullmatch(r"\$<\$<COMPILE_LANGUAGE:CUDA>:(.*)>", word)
+    if m:
+        return m.group(1)
+    return "" if word.startswith("$<") else word
+
+
+def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sample:
+    text = (path / "CMakeLists.txt").read_text()
+    s = Sample(path.name, folder, path)
+    env = dict(_SYSTEM, CMAKE_CURRENT_SOURCE_DIR=str(path), CMAKE_CUDA_ARCHITECTURES="75 80 86 87 89 90 100 110 120",
+               CMAKE_CUDA_FLAGS="")
+    includes, options, libraries, packages = [], [], [], []
+    defines, std, rdc, target = [], "", False, None
+    stack = [True]                      # are we in a branch CMake takes?
+    taken = [False]
+    for cmd, body in _commands(text):
+        words = _words(body.replace("(", " ( ").replace(")", " ) ")) if cmd in ("if", "elseif") else _words(body)
+        if cmd == "if":
+            ok = stack[-1] and _condition(words, env)
+            stack.append(ok)
+            taken.append(ok)
+            continue
+        if cmd == "elseif":
+            ok = stack[-2] and not taken[-1] and _condition(words, env)
+            stack[-1] = ok
+            taken[-1] = taken[-1] or ok
+            continue
+        if cmd == "else":
+            stack[-1] = stack[-2] and not taken[-1]
+            continue
+        if cmd == "endif":
+            stack.pop()
+            taken.pop()
+            continue
+        if not stack[-1]:
+            continue
+        if cmd == "return":
+            break
+        if cmd == "set" and words:
+            env[words[0]] = " ".join(_value(w, env) for w in words[1:] if w not in ("CACHE", "STRING", "PARENT_SCOPE"))
+        elif cmd == "string" and words[:1] == ["REPLACE"] and len(words) >= 5:
+            env[words[3]] = " ".join(words[4:]).replace(words[1], words[2])
+        elif cmd == "string" and words[:1] == ["FIND"] and len(words) >= 4:
+            env[words[3]] = str(_value(words[1], env).find(words[2]))
+        elif cmd == "find_package" and words:
+            packages.append(words[0])
+        elif cmd == "include_directories":
+            includes += [_value(w, env) for w in words if w not in ("BEFORE", "AFTER", "SYSTEM")]
+        elif cmd == "target_include_directories":
+            includes += [_value(w, env) for w in words[1:] if w not in ("PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM")]
+        elif cmd == "add_executable" and target is None and words:
+            target = words[0]
+            s.sources = [_value(w, env) for w in words[1:]]
+        elif cmd == "target_compile_options":
+            options += [o for o in (_genex(_value(w, env)) for w in words[1:]) if o and o not in ("PRIVATE", "PUBLIC")]
+        elif cmd == "target_compile_definitions":
+            defines += [f"-D{_genex(w)}" for w in words[1:] if w not in ("PRIVATE", "PUBLIC", "INTERFACE") and _genex(w)]
+        elif cmd == "target_compile_features":
+            std = next((f"-std=c++{m.group(1)}" for w in words if (m := re.fullmatch(r"cuda_std_(\d+)", w))), std)
+        elif cmd == "set_target_properties" and "CUDA_SEPARABLE_COMPILATION" in words:
+            rdc = words[words.index("CUDA_SEPARABLE_COMPILATION") + 1].upper() in ("ON", "TRUE", "1")
+        elif cmd == "target_link_libraries":
+            libraries += [_value(w, env) for w in words[1:] if w not in ("PRIVATE", "PUBLIC", "INTERFACE")]
+    s.name = target or path.name
+    s.left_out = _left_out(s, text, packages, libraries, test_args.get(s.name, {}))
+    archs = (archs or env["CMAKE_CUDA_ARCHITECTURES"]).split()
+    flags = env["CMAKE_CUDA_FLAGS"].split()
+    s.options = [*flags, *[f"--generate-code=arch=compute_{a},code=[compute_{a},sm_{a}]" for a in archs],
+                 *[f"-I{_relative(i, path)}" for i in dict.fromkeys(includes) if i and not i.startswith("/usr/local/cuda")
+                   and "$" not in i],
+                 *defines, *([std] if std else []), *(["-rdc=true"] if rdc else []), *options,
+                 *[f"-l{lib}" for lib in libraries if re.fullmatch(r"[a-z]\w*", lib)],
+                 "-o", s.name]
+    config = test_args.get(s.name, {})
+    s.args = ([run.get("args", []) for run in config["runs"] if not run.get("skip")] if "runs" in config
+              else [config.get("args", [])])
+    return s
+
+
+def _relative(folder: str, base: Path) -> str:
+    return os.path.relpath(folder, base) if os.path.isabs(folder) else folder
+
+
+def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
+    """Why cudalab leaves the sample out, or "" (see the module docstring)."""
+    sources = " ".join(s.sources)
+    code = " ".join((s.path / f).read_text(errors="replace") for f in s.sources if (s.path / f).exists())
+    graphics = {"OpenGL", "GLUT", "Vulkan", "EGL", "GLFW", "glfw3", "X11"} & set(packages)
+    if graphics or re.search(r"#include\s*[<\"](GL/|GLFW/|vulkan/|EGL/|cudaGL|cuda_gl_interop|cudaEGL)", code):
+        return f"graphics ({', '.join(sorted(graphics)) or 'OpenGL/EGL interop'})"
+    if config.get("min_gpus", 1) > 1:
+        return f"needs {config['min_gpus']} GPUs"
+    if "helper_multiprocess" in sources or "IPC" in s.name or "cudaIpc" in code:
+        return "IPC (several processes)"
+    if "MPI" in packages or "mpi.h" in code:
+        return "MPI"
+    if "OpenMP" in packages or "omp.h" in code:
+        return "OpenMP"
+    if "CUDA::cuda_driver" in libraries:
+        return "the CUDA driver API (cu* calls)"
+    if "CUDA::nvrtc" in libraries:
+        return "NVRTC"
+    libs = sorted({LIBRARIES.get(l.split("::")[1], l.split("::")[1]) for l in libraries
+                   if l.startswith("CUDA::") and l not in ("CUDA::cudart", "CUDA::cudart_static", "CUDA::cuda_driver")})
+    if libs:
+        return f"CUDA math library ({', '.join(libs)})"
+    if config.get("skip"):
+        return "marked skip in the checkout's test_args.json"
+    if not s.sources:
+        return "no executable for Linux in its CMakeLists.txt"
+    return ""
+
+
+def samples(root: Path, folders=FOLDERS, archs: str = "") -> list:
+    test_args = json.loads((root / "test_args.json").read_text()) if (root / "test_args.json").exists() else {}
+    found = []
+    for folder in folders:
+        for path in sorted((root / "Samples" / folder).iterdir()):
+            if (path / "CMakeLists.txt").exists():
+                found.append(read_sample(path, folder, test_args, archs))
+    return found
+
+
+_NOT_NEEDED = shutil.ignore_patterns("doc", "*.pdf", "*.doc", "*.docx", "*.yuv", "lib", "bin")
+
+
+def stage(chosen: list, root: Path, work: Path) -> None:
+    """Copy Common, test_args.json and the samples to run under ``work`` (documents and prebuilt
+    Windows libraries left behind), as CMake copies each sample's data next to its build: samples
+    write files where they run, and the checkout stays as it was."""
+    if work.resolve() == root.resolve():
+        return
+    shutil.copytree(root / "Common", work / "Common", ignore=_NOT_NEEDED, dirs_exist_ok=True)
+    if (root / "test_args.json").exists():
+        shutil.copy(root / "test_args.json", work / "test_args.json")
+    for s in chosen:
+        if not s.left_out:
+            dest = work / "Samples" / s.folder / s.path.name
+            shutil.copytree(s.path, dest, ignore=_NOT_NEEDED, dirs_exist_ok=True)
+            s.path = dest
+
+
+# ---------------------------------------------------------------------------------------- running
+@dataclass
+class Result:
+    name: str
+    folder: str
+    status: str                 # pass, fail, timeout, left out
+    detail: str = ""            # the first error line, or why it was left out
+    seconds: float = 0.0        # running (the build is timed apart)
+    build_seconds: float = 0.0
+    command: str = ""
+
+
+def first_error(text: str) -> str:
+    """The line that best says why a sample failed: a failure line, else one naming an error, else the last."""
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    found = (next((l for l in lines if FAILURE.search(l)), None)
+             or next((l for l in lines if re.search(r"error|Error|ERROR|not implement|does not", l)), None))
+    return (found or (lines[-1] if lines else "(no output)"))[:300]
+
+
+def failed_line(text: str) -> str | None:
+    for line in text.splitlines():
+        if FAILURE.search(line.strip()):
+            return line.strip()
+    return None
+
+
+def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None) -> Result:
+    command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *s.options, *s.sources]
+    shown = "cudalab run " + " ".join(shlex.quote(w) for w in command[6:])
+    if s.left_out:
+        return Result(s.name, s.folder, "left out", s.left_out, command=shown)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    build_seconds = 0.0
+    if device == "emu":                          # build first, so that the time limit is the program's
+        t0 = time.perf_counter()
+        b = subprocess.run([sys.executable, "-c", _BUILD, *s.options, *s.sources], cwd=s.path, env=env,
+                           capture_output=True, text=True, timeout=1800)
+        build_seconds = time.perf_counter() - t0
+        if b.returncode:
+            return Result(s.name, s.folder, "fail", "build: " + first_error(b.stderr + b.stdout),
+                          0.0, build_seconds, shown)
+    total, statuses, details = 0.0, [], []
+    for args in s.args:
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run([*command, "--", *args], cwd=s.path, env=env, capture_output=True, text=True,
+                               timeout=timeout + (0 if device == "emu" else 600), stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            total += time.perf_counter() - t0
+            statuses.append("timeout")
+            details.append(f"still running after {timeout:g} s")
+            break
+        total += time.perf_counter() - t0
+        out = p.stdout + "\n" + p.stderr
+        if logs is not None:
+            with open(logs / f"{s.name}.txt", "a") as f:
+                f.write(f"$ {shown} -- {' '.join(args)}\n(exit code {p.returncode})\n{out}\n")
+        bad = failed_line(out)
+        if p.returncode == 0 and bad is None:
+            statuses.append("pass")
+        else:
+            statuses.append("fail")
+            details.append(f"exit code {p.returncode}: {bad or first_error(out)}")
+            break
+    status = next((st for st in ("timeout", "fail") if st in statuses), "pass")
+    if device != "emu":                         # the GPU's nvcc builds inside cudalab run
+        build_seconds, total = 0.0, total
+    return Result(s.name, s.folder, status, "; ".join(details), round(total, 1), round(build_seconds, 1), shown)
+
+
+_BUILD = """
+import sys
+from cudalab.programs import build, parse_nvcc
+from cudalab.errors import CudaError
+try:
+    build(parse_nvcc(sys.argv[1:]))
+except CudaError as e:
+    sys.exit(str(e))
+"""
+
+
+# what stops a sample, by the part of cudalab that would have to grow (the helpers' split of the work)
+CAUSES = [
+    (r"timeout|still running|watchdog", "time (the emulator's speed)"),
+    (r"cudaCreateChannelDesc|Array|Texture|Surface|cudaMemcpy3D|cudaMalloc3D|\b(tex|tld4|txq|suld|sust|sured|suq)\.",
+     "runtime: arrays, textures and surfaces"),
+    (r"`(wmma|mma|ldmatrix|stmatrix)\.", "PTX: tensor cores (wmma/mma)"),
+    (r"`(cp\.async|mbarrier|cp\.reduce\.async|bar\.(sync|arrive) .*, )", "PTX: async copies and barriers"),
+    (r"__cudaCDP|cudaGetParameterBuffer|cluster|ld\.param through|elect\.sync|griddepcontrol|setmaxnreg",
+     "PTX: clusters, dynamic parallelism, large parameters ..."),
+    (r"cannot run the PTX instruction", "PTX: other instructions"),
+    (r"does not implement cuda|cudaError|CUDA error at|'Server' object|lost the connection|code=\d+",
+     "runtime API"),
+    (r"^build:", "build"),
+]
+
+
+def cause(detail: str) -> str:
+    """The kind of work a failure asks for (see CAUSES), from its first error line."""
+    return next((what for pattern, what in CAUSES if re.search(pattern, detail)), "other")
+
+
+# ---------------------------------------------------------------------------------------- report
+def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | None = None, after_how: str = ""):
+    names = list(dict.fromkeys([*emu, *gpu]))
+    rows = [emu.get(n) or gpu.get(n) for n in names]
+    ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
+    left = [n for n in names if n not in ran]
+
+    def cell(r):
+        if r is None:
+            return "not run", ""
+        text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
+        if r["status"] != "pass" and r["detail"]:
+            text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
+        return text, f"{r['seconds']:.1f}"
+
+    passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
+    lines = [
+        "# NVIDIA cuda-samples on cudalab",
+        "",
+        "Written by `tools/samples_check.py` (not part of CI: the samples are NVIDIA's and are not in this",
+        "repository). Each sample of Samples/0_Introduction, 2_Concepts_and_Techniques, 3_CUDA_Features and",
+        "6_Performance is built with `cudalab run` from what its own CMakeLists.txt gives nvcc (sources,",
+        "`-I../../../Common`, `--extended-lambda`, `-std=c++17`, `CUDA_SEPARABLE_COMPILATION` as `-rdc=true`,",
+        "one `-gencode` per architecture of `CMAKE_CUDA_ARCHITECTURES`, linked libraries), run in its own folder",
+        "with the arguments of the checkout's test_args.json, on the emulator (time limit "
+        f"{TIMEOUT} s for the run; the build is timed apart and not counted) and with `--device gpu` on {machine}",
+        "(its time includes nvcc's build, made for the H100's sm_90 alone to spare device time). A sample passes as",
+        "the samples' own runner decides: exit code 0 and no line saying it failed.",
+        "",
+        f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
+        f"{len(left)} left out.**",
+        "",
+        "| sample | folder | emulator | s | GPU | s |",
+        "| --- | --- | --- | ---: | --- | ---: |",
+    ]
+    for n in ran:
+        r = emu.get(n) or gpu.get(n)
+        e, et = cell(emu.get(n))
+        g, gt = cell(gpu.get(n))
+        lines.append(f"| {n} | {r['folder']} | {e} | {et} | {g} | {gt} |")
+    if after:
+        stopped = [n for n in ran if n in after and after[n]["status"] != "pass"]
+        lines += ["", "## What stops each sample next", "", after_how, "",
+                  f"{sum(after.get(n, {}).get('status') == 'pass' for n in ran)} of {len(ran)} pass in that run.", "",
+                  "| sample | cause | first error |", "| --- | --- | --- |"]
+        for n in stopped:
+            detail = after[n]["detail"] or after[n]["status"]
+            lines.append(f"| {n} | {cause(detail)} | {detail.replace('|', chr(92) + '|').replace('`', chr(39))} |")
+    lines += ["", "## Left out", "", "| sample | folder | reason |", "| --- | --- | --- |"]
+    for n, r in zip(names, rows):
+        if n in left:
+            lines.append(f"| {n} | {r['folder']} | {r['detail']} |")
+    lines += ["", "Commands, as `cudalab run` was given them (run in the sample's folder):", ""]
+    for n in ran:
+        r = emu.get(n) or gpu.get(n)
+        lines.append(f"- {n}: `{r['command']}`")
+    out.write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--samples", type=Path, required=True, help="a cuda-samples checkout")
+    p.add_argument("--device", choices=("emu", "gpu"), default="emu")
+    p.add_argument("--jobs", type=int, default=2, help="samples at a time (2 is the most a 2-core machine takes)")
+    p.add_argument("--timeout", type=float, default=TIMEOUT)
+    p.add_argument("--only", default="", help="comma-separated sample names")
+    p.add_argument("--json", type=Path, help="write the results here (default: samples-DEVICE.json)")
+    p.add_argument("--work", type=Path, help="where the samples are copied and run (default: a new temporary "
+                   "folder; give the checkout itself to run in place)")
+    p.add_argument("--stage-only", action="store_true", help="copy the samples to --work and stop")
+    p.add_argument("--archs", default="", help='CMAKE_CUDA_ARCHITECTURES to build instead of the samples\' own '
+                   '(e.g. "90" for an H100 alone: the same program, built in a ninth of the time)')
+    p.add_argument("--logs", type=Path, help="write each sample's output to LOGS/NAME.txt")
+    p.add_argument("--merge", type=Path, nargs=2, metavar=("EMU.json", "GPU.json"),
+                   help="write docs/samples.md from two result files")
+    p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "samples.md")
+    p.add_argument("--after", type=Path, metavar="RESULTS.json",
+                   help="with --merge: a further emulator run to list as 'what stops each sample next'")
+    p.add_argument("--after-how", default="", help="with --after: one sentence on how that run differed")
+    p.add_argument("--machine", default="an NVIDIA H100")
+    a = p.parse_args(argv)
+    if a.merge:
+        emu, gpu = (json.loads(f.read_text()) if f.exists() else {} for f in a.merge)
+        after = json.loads(a.after.read_text()) if a.after else None
+        write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
+        print(f"wrote {a.markdown}")
+        return 0
+    chosen = [s for s in samples(a.samples.resolve(), archs=a.archs) if not a.only or s.name in a.only.split(",")]
+    work = a.work or Path(tempfile.mkdtemp(prefix="cuda-samples-"))
+    stage(chosen, a.samples, work)
+    if a.stage_only:
+        print(f"copied {sum(not s.left_out for s in chosen)} samples and Common to {work}")
+        return 0
+    results = {}
+    out = a.json or Path(f"samples-{a.device}.json")
+    if a.logs:
+        a.logs.mkdir(parents=True, exist_ok=True)
+    order = {s.name: k for k, s in enumerate(chosen)}
+    with ThreadPoolExecutor(a.jobs) as pool:
+        for job in as_completed([pool.submit(run_sample, s, a.device, a.timeout, a.logs) for s in chosen]):
+            r = job.result()
+            results[r.name] = asdict(r)
+            results = dict(sorted(results.items(), key=lambda kv: order[kv[0]]))
+            out.write_text(json.dumps(results, indent=1))         # as it goes: a stopped run keeps its results
+            print(f"{r.name:32s} {r.status:9s} {r.seconds:6.1f}s  {r.detail[:110]}", flush=True)
+    ran = [r for r in results.values() if r["status"] != "left out"]
+    print(f"{sum(r['status'] == 'pass' for r in ran)} of {len(ran)} pass; {len(results) - len(ran)} left out; "
+          f"results in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
