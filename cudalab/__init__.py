@@ -15,6 +15,7 @@ from .runtime.arrays import DeviceArray, device_array, device_array_like, to_dev
 from .runtime.device import set_watchdog, use  # noqa: F401
 from .runtime.module import Kernel, Module, compile  # noqa: F401
 from .runtime.record import LaunchRecord, last_launch  # noqa: F401
+from .runtime.textures import cuda_array, mipmapped_array, surface, texture  # noqa: F401
 from .runtime.streams import (Event, Stream, default_stream, event, pinned, pinned_array,  # noqa: F401
                               record_timeline, stream, timeline)
 from .device import set_device  # noqa: F401

@@ -1,0 +1,804 @@
+"""Textures and surfaces on the device: tex, tld4, txq, suld, sust, sured, suq (PTX ISA 9.7.10).
+
+A texture or surface object is a 64-bit handle. The host side (``cudalab.runtime.textures``) puts
+what a handle names in the device memory's object table (``objects(memory)``): an ``Image`` (where
+the texels lie in device memory and how they are laid out) and, for textures, a ``Sampler`` (the
+cudaTextureDesc). The emulator lays a CUDA array out row by row (pitch-linear), where a GPU uses an
+opaque block-linear layout; nothing a kernel can observe depends on the difference.
+
+The texture unit's arithmetic was measured on an H100 (tests/kernels/textures.py): see ``sample``.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+KINDS = ("signed", "unsigned", "float")          # cudaChannelFormatKind 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Format:
+    """A texel format: bits per channel (x, y, z, w; 0 = absent) and the channels' kind."""
+
+    bits: tuple
+    kind: str
+
+    @property
+    def channels(self) -> int:
+        return sum(1 for b in self.bits if b)
+
+    @property
+    def channel_bytes(self) -> int:
+        return self.bits[0] // 8
+
+    @property
+    def texel_bytes(self) -> int:
+        return sum(self.bits) // 8
+
+    @property
+    def channel_dtype(self) -> np.dtype:
+        b = self.channel_bytes
+        if self.kind == "float":
+            return np.dtype({2: np.float16, 4: np.float32}[b])
+        return np.dtype(f"{'i' if self.kind == 'signed' else 'u'}{b}")
+
+    def __str__(self):
+        base = {"float": "float", "signed": "int", "unsigned": "uint"}[self.kind]
+        n = self.channels
+        return f"{base}{self.bits[0]}" + (f"x{n}" if n > 1 else "")
+
+
+@dataclass
+class Image:
+    """Texels in device memory: a CUDA array (or one level of a mipmapped one), or linear or
+    pitched memory bound to a texture. Row ``y`` of slice (or layer) ``z`` starts at
+    ``address + z * slice_pitch + y * pitch``."""
+
+    address: int
+    fmt: Format
+    width: int
+    height: int = 0          # 0: a 1D resource
+    depth: int = 0           # 0: no third dimension; the layer count of layered and cubemap arrays
+    pitch: int = 0
+    slice_pitch: int = 0
+    layered: bool = False
+    cubemap: bool = False
+    kind: str = "array"      # "array" | "linear" | "pitch2d"
+    flags: int = 0           # cudaArray* flags it was made with
+
+    @property
+    def rows(self) -> int:
+        return max(self.height, 1)
+
+    @property
+    def slices(self) -> int:
+        return max(self.depth, 1)
+
+    @property
+    def nbytes(self) -> int:
+        return self.slices * self.slice_pitch if self.slice_pitch else self.rows * self.pitch
+
+    def extent(self) -> tuple:
+        return (self.width, self.height, self.depth)
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """How a texture object reads its image (cudaTextureDesc, names in Python's words)."""
+
+    address: tuple = ("clamp", "clamp", "clamp")     # wrap | clamp | mirror | border, per dimension
+    filter: str = "point"                            # point | linear
+    read: str = "element"                            # element | normalized
+    normalized: bool = False
+    srgb: bool = False
+    border: tuple = (0.0, 0.0, 0.0, 0.0)             # float32 values
+    mipmap_filter: str = "point"
+    lod_bias: float = 0.0
+    min_lod: float = 0.0
+    max_lod: float = 0.0
+    max_anisotropy: int = 0
+    seamless_cubemap: bool = False
+    disable_trilinear_optimization: bool = False
+
+
+@dataclass
+class TextureObject:
+    levels: list                  # [Image]: one, or the levels of a mipmapped array
+    sampler: Sampler
+    resource: object = None       # what the host made it from (for cudaGetTextureObjectResourceDesc)
+
+
+@dataclass
+class SurfaceObject:
+    image: Image
+    resource: object = None
+
+
+@dataclass
+class Objects:
+    """The texture and surface objects alive on one device, by handle."""
+
+    textures: dict = field(default_factory=dict)
+    surfaces: dict = field(default_factory=dict)
+    next_handle: int = 1
+
+    def add(self, table: dict, obj) -> int:
+        h = self.next_handle
+        self.next_handle += 1
+        table[h] = obj
+        return h
+
+
+_OBJECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def objects(memory) -> Objects:
+    """The object table of a device memory (made on first use)."""
+    table = _OBJECTS.get(memory)
+    if table is None:
+        table = _OBJECTS[memory] = Objects()
+    return table
+
+
+# ================================================================== the device side
+from .decode import Unsupported, op          # noqa: E402  (the data model above imports nothing)
+from .memory import GLOBAL_BASE              # noqa: E402
+from .memops import atomic_apply             # noqa: E402
+from .operands import reader, writer         # noqa: E402
+
+GEOMETRIES = {"1d": (0, 1), "2d": (0, 2), "3d": (0, 3), "a1d": (1, 1), "a2d": (1, 2), "cube": (0, 3),
+              "acube": (1, 3)}           # geometry -> (has a layer index first, coordinate dimensions)
+
+
+def _geometry(inst):
+    geom = next((m for m in inst.mods if m in GEOMETRIES or m in ("2dms", "a2dms")), None)
+    if geom is None or geom not in GEOMETRIES:
+        raise Unsupported(f"{inst.opcode} with geometry .{geom}" if geom else f"{inst.opcode} without a geometry")
+    return geom
+
+
+def _address_operand(inst, mem, d, ctype, layered=False):
+    """Readers of the object handle and of the coordinates of ``[handle, {c0, c1, ...}]``; the
+    layer index of an array geometry (the first coordinate) is always an integer."""
+    if mem[0] != "mem" or mem[1] is None or mem[1][0] != "vec":
+        raise Unsupported(f"{inst.opcode} with the operand {inst.text.split(None, 1)[-1]!r}")
+    parts = mem[1][1]
+    if len(parts) == 3:
+        raise Unsupported(f"{inst.opcode} with a separate sampler (independent texture mode)")
+    handle, coords = parts
+    if handle[0] == "sym":
+        raise Unsupported(f"{inst.opcode} of the texture reference {handle[1]} (texture references were removed "
+                          "in CUDA 12; use texture objects)")
+    coords = coords[1] if coords[0] == "vec" else (coords,)
+    return reader(handle, "u64", d.func, d), [reader(c, "s32" if layered and k == 0 else ctype, d.func, d)
+                                              for k, c in enumerate(coords)]
+
+
+def _per_object(ex, sel, handles, table, what, inst):
+    """Lanes grouped by the object their handle names: [(positions in sel, object)]."""
+    handles = np.broadcast_to(np.asarray(handles, np.uint64), sel.shape)
+    groups = []
+    for h in np.unique(handles):
+        pos = np.flatnonzero(handles == h)
+        obj = table.get(int(h))
+        if obj is None:
+            lane = sel[pos[0]]
+            ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
+                f"{inst.opcode} at line {inst.line or '?'} in kernel {ex.kernel_name} by thread {t} in block {b}: "
+                f"{int(h)} is not a live {what} object (was it destroyed, or never created with "
+                f"cudaCreate{what.capitalize()}Object?)."))
+        groups.append((pos, obj))
+    return groups
+
+
+def _write_words(ws, ex, sel, words):
+    """Write 32-bit result words (an (n, k) uint32 array) into the destination registers."""
+    for k, w in enumerate(ws):
+        if w is not None:
+            w(ex, sel, words[:, k])
+
+
+def _dest_writers(inst, d, dst):
+    regs = dst[1] if dst[0] == "vec" else (dst,)
+    return [writer(o, "b32", d.func) if not (o[0] == "sym" and o[1] == "_") else None for o in regs]
+
+
+# ------------------------------------------------------------------ texels
+def _read_channels(data: np.ndarray, offsets: np.ndarray, fmt: Format) -> np.ndarray:
+    """The channels (m, channels) of the texels at byte ``offsets`` of the arena, as stored."""
+    cb, n = fmt.channel_bytes, fmt.channels
+    byte_at = offsets[:, None] + np.arange(n * cb, dtype=np.int64)[None, :]
+    raw = data[byte_at]
+    return np.ascontiguousarray(raw).view(fmt.channel_dtype).reshape(len(offsets), n)
+
+
+def _as_float(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
+    """Stored channels as the float32 the texture unit works with: floats as they are, 8/16-bit
+    integers normalized when the read mode asks (sRGB decoded), other integers unchanged."""
+    if fmt.kind == "float":
+        return values.astype(np.float32)
+    if smp.read == "normalized" and fmt.channel_bytes in (1, 2):
+        top = float(np.iinfo(fmt.channel_dtype).max)
+        f = np.maximum(values.astype(np.float64) / top, -1.0).astype(np.float32)
+        if smp.srgb and fmt.kind == "unsigned" and fmt.channel_bytes == 1:
+            f[:, :3] = _srgb_to_linear(values[:, :3])
+        return f
+    return values
+
+
+def _srgb_to_linear(v8):
+    x = v8.astype(np.float64) / 255.0
+    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
+
+
+def _returns_float(fmt: Format, smp: Sampler) -> bool:
+    return fmt.kind == "float" or (smp.read == "normalized" and fmt.channel_bytes in (1, 2))
+
+
+def _words(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
+    """(m, channels) texel values -> (m, 4) 32-bit result words, missing channels filled in."""
+    m = len(values)
+    if _returns_float(fmt, smp):
+        out = np.zeros((m, 4), np.float32)
+        out[:, 3] = 1.0
+        out[:, :values.shape[1]] = values
+        return out.view(np.uint32)
+    out = np.zeros((m, 4), np.uint32)
+    out[:, 3] = 1
+    wide = values.astype(np.int64 if fmt.kind == "signed" else np.uint64)
+    out[:, :values.shape[1]] = wide.astype(np.uint32)
+    return out
+
+
+# ------------------------------------------------------------------ coordinates
+FRACTION_BITS = 8      # the linear filter's weights are 1.8 fixed point (CUDA Guide, "Linear Filtering")
+
+
+def _fixed(u: np.ndarray) -> np.ndarray:
+    """Texel-space coordinates as signed fixed point with 8 fractional bits (int64)."""
+    f = np.floor(np.nan_to_num(np.asarray(u, np.float64), nan=0.0) * (1 << FRACTION_BITS))
+    return np.clip(f, -(1 << 40), 1 << 40).astype(np.int64)
+
+
+def _address(i: np.ndarray, n: int, mode: str):
+    """Texel index i of a dimension of size n under an address mode: (index, outside for border)."""
+    if mode == "wrap":
+        return i % n, None
+    if mode == "mirror":
+        m = i % (2 * n)
+        return np.where(m < n, m, 2 * n - 1 - m), None
+    if mode == "border":
+        outside = (i < 0) | (i >= n)
+        return np.clip(i, 0, n - 1), outside
+    return np.clip(i, 0, n - 1), None
+
+
+def _to_texel_space(x, n, smp):
+    x = np.asarray(x, np.float32)
+    return (x * np.float32(n)).astype(np.float32) if smp.normalized else x
+
+
+class _Footprint:
+    """For each dimension: texel indices and weights of the samples a lookup combines."""
+
+    def __init__(self):
+        self.index, self.outside, self.weight = [], [], []
+
+
+def _footprint(coords, sizes, smp, modes, linear):
+    """Per dimension the (1 or 2) texel indices, border flags and 8-bit weights of each lane."""
+    fp = _Footprint()
+    for x, n, mode in zip(coords, sizes, modes):
+        fx = _fixed(_to_texel_space(x, n, smp))
+        if linear:
+            t = fx - (1 << (FRACTION_BITS - 1))
+            i0, a = t >> FRACTION_BITS, t & ((1 << FRACTION_BITS) - 1)
+            taps = (i0, i0 + 1)
+            weights = ((1 << FRACTION_BITS) - a, a)
+        else:
+            taps, weights = (fx >> FRACTION_BITS,), (None,)
+        idx, out = zip(*(_address(i, n, mode) for i in taps))
+        fp.index.append(idx)
+        fp.outside.append(out)
+        fp.weight.append(weights)
+    return fp
+
+
+def _offsets(image: Image, x, y=None, z=None) -> np.ndarray:
+    off = np.int64(image.address - GLOBAL_BASE) + x.astype(np.int64) * image.fmt.texel_bytes
+    if y is not None:
+        off = off + y.astype(np.int64) * image.pitch
+    if z is not None:
+        off = off + z.astype(np.int64) * image.slice_pitch
+    return off
+
+
+def _border_words(smp, fmt, m):
+    if _returns_float(fmt, smp):
+        return np.tile(np.array(smp.border, np.float32), (m, 1)).view(np.uint32)
+    return np.tile(np.array(smp.border, np.float64).astype(np.int64).astype(np.uint32), (m, 1))
+
+
+def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
+    """Sample one image at float coordinates (one array per dimension) of ``slice_`` (layer, cube
+    face or None): (m, 4) result words."""
+    fmt = image.fmt
+    sizes = (image.width, image.height, image.depth)[:len(coords)]
+    modes = modes or smp.address
+    fp = _footprint(coords, sizes, smp, modes, linear)
+    m = len(coords[0])
+    floating = _returns_float(fmt, smp)
+    acc = np.zeros((m, 4), np.float64)
+    result = None
+    for taps in np.ndindex(*[len(ix) for ix in fp.index]):
+        idx = [fp.index[d][t] for d, t in enumerate(taps)]
+        outside = [fp.outside[d][t] for d, t in enumerate(taps) if fp.outside[d][t] is not None]
+        z = idx[2] if len(idx) > 2 else slice_
+        words = _words(_as_float(_read_channels(data, _offsets(image, idx[0], idx[1] if len(idx) > 1 else None, z),
+                                                fmt), fmt, smp), fmt, smp)
+        if outside:
+            out = np.logical_or.reduce(outside)
+            if out.any():
+                words[out] = _border_words(smp, fmt, int(out.sum()))
+        if not linear:
+            return words
+        w = np.ones(m, np.float64)
+        for d, t in enumerate(taps):
+            w = w * fp.weight[d][t] / (1 << FRACTION_BITS)
+        acc += w[:, None] * words.view(np.float32).astype(np.float64)
+        result = acc
+    if not floating:
+        raise Unsupported("linear filtering of a texture that returns integers")
+    return _filtered(result).view(np.uint32)
+
+
+def _filtered(acc):
+    with np.errstate(invalid="ignore", over="ignore"):
+        return acc.astype(np.float32)
+
+
+# ------------------------------------------------------------------ cubemaps and mipmap levels
+def _cube_face(x, y, z):
+    """Direction -> (face 0..5 as +x -x +y -y +z -z, s, t in [0, 1]) (CUDA Guide, "Cubemap Textures")."""
+    x, y, z = (np.asarray(v, np.float32) for v in (x, y, z))
+    ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
+    on_x = (ax >= ay) & (ax >= az)
+    on_y = ~on_x & (ay >= az)
+    neg = np.where(on_x, np.signbit(x), np.where(on_y, np.signbit(y), np.signbit(z)))
+    face = np.where(on_x, 0, np.where(on_y, 2, 4)) + neg
+    ma = np.where(on_x, ax, np.where(on_y, ay, az))
+    sc = np.select([face == 0, face == 1, face == 2, face == 3, face == 4], [-z, z, x, x, x], -x)
+    tc = np.select([face == 2, face == 3], [z, -z], -y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = ((sc / ma + np.float32(1)) * np.float32(0.5)).astype(np.float32)
+        t = ((tc / ma + np.float32(1)) * np.float32(0.5)).astype(np.float32)
+    return face.astype(np.int64), s, t
+
+
+def _lod_levels(tex: TextureObject, lod):
+    """(level a, level b, weight of b in 1/256) per lane for a level of detail (float32 array)."""
+    smp = tex.sampler
+    top = len(tex.levels) - 1
+    lod = np.asarray(lod, np.float32) + np.float32(smp.lod_bias)
+    lod = np.clip(np.nan_to_num(lod, nan=0.0), max(smp.min_lod, 0.0), min(smp.max_lod, top))
+    if smp.mipmap_filter == "point" or top == 0:
+        level = np.floor(lod + np.float32(0.5)).astype(np.int64)
+        return level, level, np.zeros(lod.shape, np.int64)
+    fx = _fixed(lod)
+    a = np.clip(fx >> FRACTION_BITS, 0, top)
+    return a, np.minimum(a + 1, top), fx & ((1 << FRACTION_BITS) - 1)
+
+
+def _lod_from_gradients(tex, grads, dims):
+    """Isotropic level of detail from the coordinate derivatives (in level-0 texels)."""
+    size = np.array((tex.levels[0].width, tex.levels[0].height, tex.levels[0].depth)[:dims], np.float64)
+    if not tex.sampler.normalized:
+        size = np.ones(dims)
+    dx = np.stack([np.asarray(g, np.float64) for g in grads[0][:dims]], 1) * size
+    dy = np.stack([np.asarray(g, np.float64) for g in grads[1][:dims]], 1) * size
+    rho = np.maximum(np.sqrt((dx * dx).sum(1)), np.sqrt((dy * dy).sum(1)))
+    with np.errstate(divide="ignore"):
+        return np.log2(rho).astype(np.float32)
+
+
+def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, integer=False):
+    """One texture lookup per lane: (m, 4) result words. coords: per operand element (layer first
+    for arrays); lod: explicit level of detail; grads: (dPdx, dPdy); integer: .s32 coordinates."""
+    smp = tex.sampler
+    has_layer, dims = GEOMETRIES[geom]
+    layer = np.asarray(coords[0]).astype(np.int64) if has_layer else None
+    c = list(coords[has_layer:has_layer + dims])
+    slice_ = None
+    modes = None
+    if geom in ("cube", "acube"):
+        face, s, t = _cube_face(*c)
+        c = [s * np.float32(tex.levels[0].width) if not smp.normalized else s,
+             t * np.float32(tex.levels[0].width) if not smp.normalized else t]
+        slice_ = face + 6 * np.clip(layer, 0, tex.levels[0].depth // 6 - 1) if layer is not None else face
+        modes = ("clamp", "clamp", "clamp")
+    elif layer is not None:
+        slice_ = np.clip(layer, 0, tex.levels[0].depth - 1)
+    if integer:
+        return _fetch_integer(data, tex.levels[0], smp, c, slice_)
+    linear = smp.filter == "linear"
+    if len(tex.levels) == 1:
+        return _lookup(data, tex.levels[0], smp, c, slice_, linear, modes)
+    if grads is not None:
+        lod = _lod_from_gradients(tex, grads, len(c))
+    la, lb, w = _lod_levels(tex, np.zeros(len(c[0]), np.float32) if lod is None else lod)
+    out = np.zeros((len(c[0]), 4), np.uint32)
+    for level in np.unique(la):
+        pos = np.flatnonzero(la == level)
+        sub = [v[pos] for v in c]
+        ra = _lookup(data, tex.levels[level], smp, sub, None if slice_ is None else slice_[pos], linear, modes)
+        blend = np.flatnonzero(w[pos] > 0)
+        if blend.size:
+            rb = np.zeros_like(ra)
+            for lvl in np.unique(lb[pos][blend]):
+                q = blend[lb[pos][blend] == lvl]
+                rb[q] = _lookup(data, tex.levels[lvl], smp, [v[q] for v in sub],
+                                None if slice_ is None else slice_[pos][q], linear, modes)
+            wb = w[pos][blend][:, None] / (1 << FRACTION_BITS)
+            mixed = ra[blend].view(np.float32) * (1 - wb) + rb[blend].view(np.float32) * wb
+            ra[blend] = _filtered(mixed).view(np.uint32)
+        out[pos] = ra
+    return out
+
+
+def _fetch_integer(data, image, smp, c, slice_):
+    """.s32 coordinates: texel indices, no filtering; outside the image, zeros (linear memory) or
+    the address mode's texel."""
+    idx = [np.asarray(v).astype(np.int64) for v in c]
+    sizes = (image.width, image.height, image.depth)
+    inside = np.ones(len(idx[0]), bool)
+    for d, v in enumerate(idx):
+        inside &= (v >= 0) & (v < sizes[d] if sizes[d] else v == 0)
+        idx[d] = np.clip(v, 0, max(sizes[d], 1) - 1)
+    words = _words(_as_float(_read_channels(data, _offsets(image, idx[0], idx[1] if len(idx) > 1 else None,
+                                                           idx[2] if len(idx) > 2 else slice_), image.fmt),
+                             image.fmt, smp), image.fmt, smp)
+    words[~inside] = 0
+    return words
+
+
+# ------------------------------------------------------------------ tex, tld4
+def _split_dest(dst):
+    """d or d|p: (the result vector, the residency predicate operand or None)."""
+    return (dst[1], dst[2]) if dst[0] == "pair" else (dst, None)
+
+
+@op("tex")
+def _tex(inst, d):
+    """tex{.level,.grad}.geom.v4.dtype.ctype d{|p}, [obj, coords]{, lod | dPdx, dPdy} (PTX ISA 9.7.10.3)."""
+    geom = _geometry(inst)
+    if "v2" in inst.mods or inst.types[0] == "f16":
+        raise Unsupported("tex with .f16x2 results")
+    ctype = inst.types[-1]
+    dst, pred = _split_dest(inst.operands[0])
+    ws = _dest_writers(inst, d, dst)
+    wp = writer(pred, "pred", d.func) if pred is not None else None
+    rh, rc = _address_operand(inst, inst.operands[1], d, "s32" if ctype == "s32" else "f32", GEOMETRIES[geom][0])
+    if len(rc) < sum(GEOMETRIES[geom]):
+        raise Unsupported(f"tex.{geom} with {len(rc)} coordinates")
+    extra = inst.operands[2:]
+    lod_r = grad_r = None
+    if "level" in inst.mods:
+        lod_r = reader(extra[0], "f32", d.func, d)
+    elif "grad" in inst.mods:
+        grad_r = [[reader(o, "f32", d.func, d) for o in g[1]] for g in extra[:2]]
+    elif extra:
+        raise Unsupported("tex with a texel offset or depth compare")
+    integer = ctype == "s32"
+
+    def run(ex):
+        sel = ex.idx
+        handles = rh(ex, sel)
+        coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
+        lod = None if lod_r is None else np.broadcast_to(np.asarray(lod_r(ex, sel), np.float32), sel.shape)
+        grads = None if grad_r is None else [[np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in g]
+                                             for g in grad_r]
+        words = np.zeros((sel.size, 4), np.uint32)
+        for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst):
+            words[pos] = sample(ex.mem.data, tex, geom, [c[pos] for c in coords],
+                                None if lod is None else lod[pos],
+                                None if grads is None else [[g[pos] for g in gg] for gg in grads], integer)
+        _write_words(ws, ex, sel, words)
+        if wp is not None:
+            wp(ex, sel, np.ones(sel.size, bool))
+    return run
+
+
+@op("tld4")
+def _tld4(inst, d):
+    """tld4.comp.2d.v4.dtype.f32 d, [obj, {x, y}]: the component ``comp`` of the four texels a
+    bilinear lookup would use, counter-clockwise from the lower left (PTX ISA 9.7.10.4)."""
+    geom = _geometry(inst)
+    if geom not in ("2d", "a2d"):
+        raise Unsupported(f"tld4.{geom}")
+    comp = "rgba".index(next(m for m in inst.mods if m in ("r", "g", "b", "a")))
+    dst, pred = _split_dest(inst.operands[0])
+    ws = _dest_writers(inst, d, dst)
+    rh, rc = _address_operand(inst, inst.operands[1], d, "f32", geom == "a2d")
+
+    def run(ex):
+        sel = ex.idx
+        handles = rh(ex, sel)
+        coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
+        words = np.zeros((sel.size, 4), np.uint32)
+        for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst):
+            words[pos] = gather(ex.mem.data, tex, geom, [c[pos] for c in coords], comp)
+        _write_words(ws, ex, sel, words)
+    return run
+
+
+GATHER_ORDER = ((0, 1), (1, 1), (1, 0), (0, 0))     # (x tap, y tap): lower left, counter-clockwise
+
+
+def gather(data, tex, geom, coords, comp):
+    """tld4: component ``comp`` of the 2 x 2 footprint, in GATHER_ORDER."""
+    smp = tex.sampler
+    image = tex.levels[0]
+    has_layer = geom == "a2d"
+    slice_ = np.clip(np.asarray(coords[0]).astype(np.int64), 0, image.depth - 1) if has_layer else None
+    c = coords[has_layer:has_layer + 2]
+    fp = _footprint(c, (image.width, image.height), smp, smp.address, True)
+    out = np.zeros((len(c[0]), 4), np.uint32)
+    for k, (tx, ty) in enumerate(GATHER_ORDER):
+        x, y = fp.index[0][tx], fp.index[1][ty]
+        words = _words(_as_float(_read_channels(data, _offsets(image, x, y, slice_), image.fmt), image.fmt, smp),
+                       image.fmt, smp)
+        outside = [o for o in (fp.outside[0][tx], fp.outside[1][ty]) if o is not None]
+        if outside:
+            o = np.logical_or.reduce(outside)
+            words[o] = _border_words(smp, image.fmt, int(o.sum()))
+        out[:, k] = words[:, comp]
+    return out
+
+
+# ------------------------------------------------------------------ txq, suq
+CHANNEL_TYPES = {("unsigned", 1, "element"): 0, ("signed", 1, "element"): 1}     # filled from the H100 below
+
+
+def _plain_handle(inst, mem, d):
+    if mem[0] != "mem" or mem[1] is None or mem[1][0] != "reg":
+        raise Unsupported(f"{inst.opcode} with the operand {inst.text.split(None, 1)[-1]!r}")
+    return reader(mem[1], "u64", d.func, d)
+
+
+def texture_query(tex: TextureObject, what: str, level: int | None = None) -> int:
+    """txq's answer for one texture object."""
+    image = tex.levels[min(level or 0, len(tex.levels) - 1)]
+    smp = tex.sampler
+    layered = image.layered or image.cubemap
+    if what == "width":
+        return image.width
+    if what == "height":
+        return image.height
+    if what == "depth":
+        return 0 if layered else image.depth
+    if what == "array_size":
+        return image.depth // (6 if image.cubemap else 1) if image.layered else 0
+    if what == "num_mipmap_levels":
+        return len(tex.levels)
+    if what == "num_samples":
+        return 0
+    if what == "normalized_coords":
+        return int(smp.normalized)
+    if what == "force_unnormalized_coords":
+        return int(not smp.normalized)
+    if what == "filter_mode":
+        return ("point", "linear").index(smp.filter)
+    if what.startswith("addr_mode_"):
+        return ("wrap", "mirror", "clamp", "border").index(smp.address[int(what[-1])])
+    if what == "channel_data_type":
+        return channel_data_type(image.fmt, smp.read)
+    if what == "channel_order":
+        return channel_order(image.fmt)
+    raise Unsupported(f"txq.{what}")
+
+
+def channel_data_type(fmt: Format, read: str) -> int:
+    """OpenCL's CL_SNORM_INT8 (0x10D0) ... CL_FLOAT (0x10DE) numbering, as PTX's txq answers."""
+    b = fmt.channel_bytes
+    if fmt.kind == "float":
+        return 0x10DD if b == 2 else 0x10DE
+    norm = read == "normalized" and b in (1, 2)
+    if fmt.kind == "signed":
+        return {1: 0x10D0, 2: 0x10D1}[b] if norm else {1: 0x10D7, 2: 0x10D8, 4: 0x10D9}[b]
+    return {1: 0x10D2, 2: 0x10D3}[b] if norm else {1: 0x10DA, 2: 0x10DB, 4: 0x10DC}[b]
+
+
+def channel_order(fmt: Format) -> int:
+    """OpenCL's CL_R (0x10B0), CL_RG (0x10B2), CL_RGBA (0x10B5)."""
+    return {1: 0x10B0, 2: 0x10B2, 4: 0x10B5}[fmt.channels]
+
+
+@op("txq")
+def _txq(inst, d):
+    what = next((m for m in inst.mods if m not in ("level", "b32")), None)
+    rh = _plain_handle(inst, inst.operands[1], d)
+    w = writer(inst.operands[0], "b32", d.func)
+    rl = reader(inst.operands[2], "s32", d.func, d) if "level" in inst.mods else None
+
+    def run(ex):
+        sel = ex.idx
+        handles = rh(ex, sel)
+        levels = None if rl is None else np.broadcast_to(np.asarray(rl(ex, sel)), sel.shape)
+        out = np.zeros(sel.size, np.uint32)
+        for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst):
+            if levels is None:
+                out[pos] = texture_query(tex, what)
+            else:
+                for lv in np.unique(levels[pos]):
+                    out[pos[levels[pos] == lv]] = np.uint32(texture_query(tex, what, int(lv)) & 0xFFFFFFFF)
+        w(ex, sel, out)
+    return run
+
+
+def surface_query(s: SurfaceObject, what: str) -> int:
+    image = s.image
+    if what == "width":
+        return image.width
+    if what == "height":
+        return image.height
+    if what == "depth":
+        return 0 if image.layered or image.cubemap else image.depth
+    if what == "array_size":
+        return image.depth // (6 if image.cubemap else 1) if image.layered else 0
+    if what == "channel_data_type":
+        return channel_data_type(image.fmt, "element")
+    if what == "channel_order":
+        return channel_order(image.fmt)
+    if what == "memory_layout":
+        return 1
+    raise Unsupported(f"suq.{what}")
+
+
+@op("suq")
+def _suq(inst, d):
+    what = next((m for m in inst.mods if m != "b32"), None)
+    rh = _plain_handle(inst, inst.operands[1], d)
+    w = writer(inst.operands[0], "b32", d.func)
+
+    def run(ex):
+        sel = ex.idx
+        out = np.zeros(sel.size, np.uint32)
+        for pos, s in _per_object(ex, sel, rh(ex, sel), objects(ex.mem).surfaces, "surface", inst):
+            out[pos] = surface_query(s, what)
+        w(ex, sel, out)
+    return run
+
+
+# ------------------------------------------------------------------ suld, sust, sured
+SURFACE_GEOMETRIES = {"1d": (0, 1), "2d": (0, 2), "3d": (0, 3), "a1d": (1, 1), "a2d": (1, 2)}
+
+
+def _surface_shape(inst):
+    geom = next((m for m in inst.mods if m in SURFACE_GEOMETRIES), None)
+    if geom is None:
+        raise Unsupported(f"{inst.opcode} without a 1d/2d/3d/a1d/a2d geometry")
+    mode = next((m for m in inst.mods if m in ("trap", "clamp", "zero")), "trap")
+    vec = next((int(m[1]) for m in inst.mods if m in ("v2", "v4")), 1)
+    return geom, mode, vec
+
+
+def surface_offsets(ex, inst, s: SurfaceObject, geom, coords, size, mode, lanes, kind):
+    """Arena offsets of ``size``-byte surface accesses at (x bytes, y, z | layer), and which lanes
+    touch memory: out of bounds, .trap stops the kernel, .clamp moves to the nearest texel, .zero
+    reads zeros and drops writes."""
+    image = s.image
+    has_layer, dims = SURFACE_GEOMETRIES[geom]
+    c = [np.asarray(v).astype(np.int64) for v in coords]
+    x = c[has_layer]
+    y = c[has_layer + 1] if dims > 1 else np.zeros_like(x)
+    z = c[has_layer + 2] if dims > 2 else (c[0] if has_layer else np.zeros_like(x))
+    row_bytes = image.width * image.fmt.texel_bytes
+    limits = (row_bytes - size + 1, image.rows, image.slices)
+    inside = np.ones(len(x), bool)
+    for v, top in zip((x, y, z), limits):
+        inside &= (v >= 0) & (v < top)
+    if not inside.all():
+        if mode == "trap":
+            lane = lanes[np.flatnonzero(~inside)[0]]
+            k = int(np.flatnonzero(~inside)[0])
+            ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
+                f"Surface {'read' if kind == 'ld' else 'write'} outside the array at line {inst.line or '?'} in "
+                f"kernel {ex.kernel_name} by thread {t} in block {b}: byte x = {int(x[k])}, y = {int(y[k])}, "
+                f"{'layer' if has_layer else 'z'} = {int(z[k])} for an array of {image.width} x {image.rows} x "
+                f"{image.slices} texels of {image.fmt} ({row_bytes} bytes per row). cudaBoundaryModeTrap stops the "
+                "kernel; check the coordinates (x is in bytes: 4 * x for a float surface)."))
+        if mode == "clamp":
+            x = np.clip(x, 0, row_bytes - size)
+            y, z = np.clip(y, 0, image.rows - 1), np.clip(z, 0, image.slices - 1)
+            inside[:] = True
+    off = np.int64(image.address - GLOBAL_BASE) + z * image.slice_pitch + y * image.pitch + x
+    return off, inside
+
+
+@op("suld")
+def _suld(inst, d):
+    """suld.b.geom.vec.type.mode d, [surf, coords] (PTX ISA 9.7.10.7): raw bytes, x in bytes."""
+    if "p" in inst.mods:
+        raise Unsupported("suld.p (formatted surface loads)")
+    geom, mode, vec = _surface_shape(inst)
+    t = inst.type
+    dt = np.dtype({"b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64}[t])
+    dst = inst.operands[0]
+    regs = dst[1] if dst[0] == "vec" else (dst,)
+    ws = [writer(o, t, d.func) if not (o[0] == "sym" and o[1] == "_") else None for o in regs]
+    rh, rc = _address_operand(inst, inst.operands[1], d, "s32", SURFACE_GEOMETRIES[geom][0])
+    size = dt.itemsize * vec
+
+    def run(ex):
+        sel = ex.idx
+        coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
+        vals = np.zeros((sel.size, vec), dt)
+        for pos, s in _per_object(ex, sel, rh(ex, sel), objects(ex.mem).surfaces, "surface", inst):
+            off, inside = surface_offsets(ex, inst, s, geom, [c[pos] for c in coords], size, mode, sel[pos], "ld")
+            at = off[inside][:, None] + np.arange(size, dtype=np.int64)[None, :]
+            got = np.ascontiguousarray(ex.mem.data[at]).view(dt).reshape(-1, vec)
+            vals[pos[inside]] = got
+        for k, w in enumerate(ws):
+            if w is not None:
+                w(ex, sel, vals[:, k])
+    return run
+
+
+@op("sust")
+def _sust(inst, d):
+    """sust.b.geom.vec.type.mode [surf, coords], values (PTX ISA 9.7.10.8)."""
+    formatted = "p" in inst.mods
+    geom, mode, vec = _surface_shape(inst)
+    t = inst.type
+    dt = np.dtype({"b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64}[t])
+    src = inst.operands[1]
+    rs = [reader(o, t, d.func, d) for o in (src[1] if src[0] == "vec" else (src,))]
+    rh, rc = _address_operand(inst, inst.operands[0], d, "s32", SURFACE_GEOMETRIES[geom][0])
+    if formatted:
+        raise Unsupported("sust.p (formatted surface stores)")
+    size = dt.itemsize * vec
+
+    def run(ex):
+        sel = ex.idx
+        coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
+        vals = np.stack([np.broadcast_to(np.asarray(r(ex, sel)).astype(dt), sel.shape) for r in rs], 1)
+        for pos, s in _per_object(ex, sel, rh(ex, sel), objects(ex.mem).surfaces, "surface", inst):
+            off, inside = surface_offsets(ex, inst, s, geom, [c[pos] for c in coords], size, mode, sel[pos], "st")
+            keep = pos[inside]
+            at = off[inside][:, None] + np.arange(size, dtype=np.int64)[None, :]
+            ex.mem.data[at] = np.ascontiguousarray(vals[keep]).view(np.uint8).reshape(-1, size)
+    return run
+
+
+SURED_OPS = ("add", "min", "max", "and", "or")
+
+
+@op("sured")
+def _sured(inst, d):
+    """sured.b.op.geom.type.mode [surf, coords], value: an atomic reduction into a surface texel."""
+    if "p" in inst.mods:
+        raise Unsupported("sured.p (formatted surface reductions)")
+    opname = next(m for m in inst.mods if m in SURED_OPS)
+    geom, mode, _ = _surface_shape(inst)
+    t = inst.type
+    dt = np.dtype({"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64,
+                   "b64": np.uint64}[t])
+    rv = reader(inst.operands[1], t, d.func, d)
+    rh, rc = _address_operand(inst, inst.operands[0], d, "s32", SURFACE_GEOMETRIES[geom][0])
+    fn = {"add": lambda o, v: (o + v).astype(dt), "min": np.minimum, "max": np.maximum,
+          "and": lambda o, v: o & v, "or": lambda o, v: o | v}[opname]
+
+    def run(ex):
+        sel = ex.idx
+        coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
+        vals = np.broadcast_to(np.asarray(rv(ex, sel)).astype(dt), sel.shape)
+        for pos, s in _per_object(ex, sel, rh(ex, sel), objects(ex.mem).surfaces, "surface", inst):
+            off, inside = surface_offsets(ex, inst, s, geom, [c[pos] for c in coords], dt.itemsize, mode, sel[pos],
+                                          "st")
+            if (off[inside] % dt.itemsize).any():
+                raise Unsupported("sured at a byte x that is not a multiple of the value's size")
+            view = ex.mem.view(dt)
+            atomic_apply(view, off[inside] // dt.itemsize, vals[pos[inside]], fn, opname)
+    return run
