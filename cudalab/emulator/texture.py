@@ -242,11 +242,11 @@ def _words(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
     m = len(values)
     if _returns_float(fmt, smp):
         out = np.zeros((m, 4), np.float32)
-        out[:, 3] = 1.0
+        pass
         out[:, :values.shape[1]] = values
         return out.view(np.uint32)
     out = np.zeros((m, 4), np.uint32)
-    out[:, 3] = 1
+    pass
     wide = values.astype(np.int64 if fmt.kind == "signed" else np.uint64)
     out[:, :values.shape[1]] = wide.astype(np.uint32)
     return out
@@ -254,30 +254,32 @@ def _words(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
 
 # ------------------------------------------------------------------ coordinates
 FRACTION_BITS = 8      # the linear filter's weights are 1.8 fixed point (CUDA Guide, "Linear Filtering")
+COORD_BITS = 21        # coordinates are fixed point with 21 fractional bits (measured on an H100)
 
 
-def _fixed(u: np.ndarray) -> np.ndarray:
-    """Texel-space coordinates as signed fixed point with 8 fractional bits (int64)."""
-    f = np.floor(np.nan_to_num(np.asarray(u, np.float64), nan=0.0) * (1 << FRACTION_BITS))
-    return np.clip(f, -(1 << 40), 1 << 40).astype(np.int64)
+def _texel_fixed(x, n: int, normalized: bool) -> np.ndarray:
+    """Coordinates in texels as int64 fixed point with COORD_BITS fractional bits, as the texture
+    unit holds them: subnormals are zero, a normalized coordinate is cut (toward -inf) to 21
+    fractional bits before it is scaled by the size, an unnormalized one after."""
+    x = np.asarray(x, np.float32)
+    x = np.where(np.abs(x) < np.float32(2.0 ** -126), np.float32(0), x).astype(np.float64)
+    x = np.clip(np.nan_to_num(x, nan=0.0), -2.0 ** 36, 2.0 ** 36)
+    t = np.floor(np.ldexp(x, COORD_BITS)).astype(np.int64)
+    return t * n if normalized else t
 
 
-def _address(i: np.ndarray, n: int, mode: str):
-    """Texel index i of a dimension of size n under an address mode: (index, outside for border)."""
-    if mode == "wrap":
+def _address(i: np.ndarray, n: int, mode: str, normalized: bool):
+    """Texel index i of a dimension of size n under an address mode: (index, outside for border).
+    Wrap and mirror need normalized coordinates; with unnormalized ones the GPU clamps."""
+    if mode == "wrap" and normalized:
         return i % n, None
-    if mode == "mirror":
+    if mode == "mirror" and normalized:
         m = i % (2 * n)
         return np.where(m < n, m, 2 * n - 1 - m), None
     if mode == "border":
         outside = (i < 0) | (i >= n)
         return np.clip(i, 0, n - 1), outside
     return np.clip(i, 0, n - 1), None
-
-
-def _to_texel_space(x, n, smp):
-    x = np.asarray(x, np.float32)
-    return (x * np.float32(n)).astype(np.float32) if smp.normalized else x
 
 
 class _Footprint:
@@ -288,18 +290,19 @@ class _Footprint:
 
 
 def _footprint(coords, sizes, smp, modes, linear):
-    """Per dimension the (1 or 2) texel indices, border flags and 8-bit weights of each lane."""
+    """Per dimension the (1 or 2) texel indices, border flags and 8-bit weights of each lane. The
+    linear filter's fraction is rounded to 8 bits (a weight of 256/256 is possible)."""
     fp = _Footprint()
+    one = 1 << COORD_BITS
     for x, n, mode in zip(coords, sizes, modes):
-        fx = _fixed(_to_texel_space(x, n, smp))
+        t = _texel_fixed(x, n, smp.normalized)
         if linear:
-            t = fx - (1 << (FRACTION_BITS - 1))
-            i0, a = t >> FRACTION_BITS, t & ((1 << FRACTION_BITS) - 1)
-            taps = (i0, i0 + 1)
-            weights = ((1 << FRACTION_BITS) - a, a)
+            q = (t - one // 2 + (1 << (COORD_BITS - FRACTION_BITS - 1))) >> (COORD_BITS - FRACTION_BITS)
+            i0, a = q >> FRACTION_BITS, q & ((1 << FRACTION_BITS) - 1)
+            taps, weights = (i0, i0 + 1), ((1 << FRACTION_BITS) - a, a)
         else:
-            taps, weights = (fx >> FRACTION_BITS,), (None,)
-        idx, out = zip(*(_address(i, n, mode) for i in taps))
+            taps, weights = (t >> COORD_BITS,), (None,)
+        idx, out = zip(*(_address(i, n, mode, smp.normalized) for i in taps))
         fp.index.append(idx)
         fp.outside.append(out)
         fp.weight.append(weights)
@@ -315,26 +318,44 @@ def _offsets(image: Image, x, y=None, z=None) -> np.ndarray:
     return off
 
 
-def _border_words(smp, fmt, m):
+def border_colour(smp, fmt) -> np.ndarray:
+    """The border colour as the texture returns it (4 words): only the format's channels (the
+    others are 0), stored in the texel format first (measured on an H100): an 8/16-bit normalized
+    format holds round(b * max) clamped (ties down), an integer format the low bits of the float's
+    bit pattern."""
+    b = np.zeros(4, np.float32)
+    b[:fmt.channels] = smp.border[:fmt.channels]
+    if fmt.kind == "float":
+        return b.view(np.uint32)
     if _returns_float(fmt, smp):
-        return np.tile(np.array(smp.border, np.float32), (m, 1)).view(np.uint32)
-    return np.tile(np.array(smp.border, np.float64).astype(np.int64).astype(np.uint32), (m, 1))
+        info = np.iinfo(fmt.channel_dtype)
+        stored = np.clip(np.ceil(b.astype(np.float64) * info.max - 0.5), info.min, info.max)
+    else:
+        stored = b.view(np.uint32) & np.uint32((1 << fmt.bits[0]) - 1 if fmt.bits[0] < 32 else 0xFFFFFFFF)
+    texel = stored[None, :fmt.channels].astype(fmt.channel_dtype)
+    return _words(_as_float(texel, fmt, smp), fmt, smp)[0]
+
+
+def _border_words(smp, fmt, m):
+    return np.tile(border_colour(smp, fmt), (m, 1))
 
 
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
     """Sample one image at float coordinates (one array per dimension) of ``slice_`` (layer, cube
     face or None): (m, 4) result words."""
     fmt = image.fmt
-    sizes = (image.width, image.height, image.depth)[:len(coords)]
+    if linear and len(coords) == 1:       # a 1D texture filters as a 2D one of height 1, at y = 0
+        coords = [coords[0], np.zeros(len(coords[0]), np.float32)]
+    sizes = (image.width, max(image.height, 1), image.depth)[:len(coords)]
     modes = modes or smp.address
     fp = _footprint(coords, sizes, smp, modes, linear)
     m = len(coords[0])
-    floating = _returns_float(fmt, smp)
-    acc = np.zeros((m, 4), np.float64)
-    result = None
-    for taps in np.ndindex(*[len(ix) for ix in fp.index]):
-        idx = [fp.index[d][t] for d, t in enumerate(taps)]
-        outside = [fp.outside[d][t] for d, t in enumerate(taps) if fp.outside[d][t] is not None]
+    if linear and not _returns_float(fmt, smp):
+        raise Unsupported("linear filtering of a texture that returns integers")
+    taps = []
+    for tap in np.ndindex(*[len(ix) for ix in fp.index]):
+        idx = [fp.index[d][t] for d, t in enumerate(tap)]
+        outside = [fp.outside[d][t] for d, t in enumerate(tap) if fp.outside[d][t] is not None]
         z = idx[2] if len(idx) > 2 else slice_
         words = _words(_as_float(_read_channels(data, _offsets(image, idx[0], idx[1] if len(idx) > 1 else None, z),
                                                 fmt), fmt, smp), fmt, smp)
@@ -344,14 +365,95 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
                 words[out] = _border_words(smp, fmt, int(out.sum()))
         if not linear:
             return words
-        w = np.ones(m, np.float64)
-        for d, t in enumerate(taps):
-            w = w * fp.weight[d][t] / (1 << FRACTION_BITS)
-        acc += w[:, None] * words.view(np.float32).astype(np.float64)
-        result = acc
-    if not floating:
-        raise Unsupported("linear filtering of a texture that returns integers")
-    return _filtered(result).view(np.uint32)
+        taps.append(words.view(np.float32))
+    values, weights = np.stack(taps, 1), tap_weights([w[1] for w in fp.weight])
+    return np.stack([weighted_sum(values[:, :, c], weights, FRACTION_BITS) for c in range(4)], 1).view(np.uint32)
+
+
+def _round_half_up(num, shift):
+    return (num + (1 << (shift - 1))) >> shift
+
+
+def tap_weights(fractions) -> np.ndarray:
+    """The 1.8 fixed-point weight of each texel of a 2 x 2 (x 2) footprint, in np.ndindex order
+    (x slowest), from each dimension's 8-bit fraction. The weights always sum to 256.
+
+    Measured on an H100 (tex2d_linear_onehot_weights, tex3d_linear_*): in 2D the corner weight
+    a * b is rounded (ties up) and the other three get what is left of their row and column; in
+    3D the 2D rule runs on x and z, and each of those four weights is split between the two y
+    rows: for x0 texels the y0 share is rounded (ties up), for x1 texels the y1 share, so the
+    rounding goes the way the 2D rule's does on the diagonal."""
+    one = 1 << FRACTION_BITS
+    if len(fractions) == 1:
+        a, = fractions
+        return np.stack([one - a, a], 1)
+
+    def two(a, b):
+        w11 = _round_half_up(a * b, FRACTION_BITS)
+        return {(0, 0): one - a - b + w11, (0, 1): b - w11, (1, 0): a - w11, (1, 1): w11}
+
+    if len(fractions) == 2:
+        w = two(*fractions)
+        return np.stack([w[k] for k in sorted(w)], 1)
+    a, b, c = fractions
+    w = {}
+    for (x, z), wxz in two(a, c).items():
+        if x:
+            y1 = _round_half_up(wxz * b, FRACTION_BITS)
+            w[(x, 0, z)], w[(x, 1, z)] = wxz - y1, y1
+        else:
+            y0 = _round_half_up(wxz * (one - b), FRACTION_BITS)
+            w[(x, 0, z)], w[(x, 1, z)] = y0, wxz - y0
+    return np.stack([w[k] for k in sorted(w)], 1)
+
+
+ALIGN_BITS = 28      # the filter's adder keeps 28 bits below the largest texel's leading bit (measured)
+
+
+def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int) -> np.ndarray:
+    """The texture unit's filter: sum(values * weights) / 2**scale_bits, as an H100 computes it.
+
+    Measured (tests/kernels/textures.py, tex1d_linear_random_values and friends): texels with a
+    zero weight take no part; subnormal texels count as (signed) zeros; each texel is cut (toward
+    zero) to 28 bits below the leading bit of the largest texel with a weight; the weighted sum of
+    those is exact and is rounded to float32 once, ties away from zero. Infinities and NaN give
+    infinity or the canonical NaN as IEEE arithmetic would."""
+    v = values.astype(np.float32)
+    v = np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)
+    live = weights > 0
+    bad = ~np.isfinite(v) & live
+    v64 = np.where(live & np.isfinite(v), v, 0).astype(np.float64)
+    exps = np.where(v64 != 0, np.frexp(v64)[1], -10000)
+    top = exps.max(1, keepdims=True)
+    q = np.trunc(np.ldexp(v64, ALIGN_BITS - top)).astype(np.int64)
+    total = (q * weights).sum(1)
+    out = _round_away(total, top[:, 0] - ALIGN_BITS - scale_bits)
+    negzero = (live & (v64 == 0) & np.signbit(v)).sum(1) == live.sum(1)
+    out = np.where((total == 0) & negzero, np.float32(-0.0), out)
+    if bad.any():
+        vv = np.where(bad, v, np.float32(0))
+        pos, neg = (np.isposinf(vv)).any(1), (np.isneginf(vv)).any(1)
+        nan = np.isnan(vv).any(1) | (pos & neg)
+        out = np.where(pos, np.float32(np.inf), np.where(neg, np.float32(-np.inf), out))
+        out = np.where(nan, np.uint32(0x7FFFFFFF).view(np.float32), out)
+    return out.astype(np.float32)
+
+
+def _round_away(total: np.ndarray, exp2: np.ndarray) -> np.ndarray:
+    """float32(total * 2**exp2) for int64 ``total``, rounded to nearest with ties away from zero;
+    subnormal results flush to zero, as the texture unit's do."""
+    mag = np.abs(total).astype(np.uint64)
+    bits = np.where(mag > 0, np.frexp(mag.astype(np.float64))[1], 0).astype(np.int64)
+    bits = bits - ((mag >> np.maximum(bits - 1, 0).astype(np.uint64)) == 0)      # float rounding may add one
+    shift = np.maximum(bits - 24, 0)
+    kept = mag >> shift.astype(np.uint64)
+    half = np.where(shift > 0, np.uint64(1) << np.maximum(shift - 1, 0).astype(np.uint64), np.uint64(0))
+    rem = mag & ((np.uint64(1) << shift.astype(np.uint64)) - np.uint64(1))
+    kept = kept + ((shift > 0) & (rem >= half)).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        r = np.ldexp(kept.astype(np.float64), shift + exp2).astype(np.float32)
+    r = np.where(np.abs(r) < np.float32(2.0 ** -126), np.float32(0), r)
+    return np.where(total < 0, -r, r)
 
 
 def _filtered(acc):
@@ -361,19 +463,23 @@ def _filtered(acc):
 
 # ------------------------------------------------------------------ cubemaps and mipmap levels
 def _cube_face(x, y, z):
-    """Direction -> (face 0..5 as +x -x +y -y +z -z, s, t in [0, 1]) (CUDA Guide, "Cubemap Textures")."""
+    """Direction -> (face 0..5 as +x -x +y -y +z -z, s, t in [0, 1]) (CUDA Guide, "Cubemap Textures").
+    Ties go to z, then y (|x| = |y| picks a y face); a 0/0 or NaN ratio reads as 0, the face's
+    centre (measured on an H100, cube_point)."""
     x, y, z = (np.asarray(v, np.float32) for v in (x, y, z))
-    ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
-    on_x = (ax >= ay) & (ax >= az)
-    on_y = ~on_x & (ay >= az)
+    ax, ay, az = (np.nan_to_num(np.abs(v), nan=0.0) for v in (x, y, z))
+    on_z = (az >= ax) & (az >= ay)
+    on_y = ~on_z & (ay >= ax)
+    on_x = ~on_z & ~on_y
     neg = np.where(on_x, np.signbit(x), np.where(on_y, np.signbit(y), np.signbit(z)))
     face = np.where(on_x, 0, np.where(on_y, 2, 4)) + neg
     ma = np.where(on_x, ax, np.where(on_y, ay, az))
     sc = np.select([face == 0, face == 1, face == 2, face == 3, face == 4], [-z, z, x, x, x], -x)
     tc = np.select([face == 2, face == 3], [z, -z], -y)
     with np.errstate(invalid="ignore", divide="ignore"):
-        s = ((sc / ma + np.float32(1)) * np.float32(0.5)).astype(np.float32)
-        t = ((tc / ma + np.float32(1)) * np.float32(0.5)).astype(np.float32)
+        rs, rt = (np.nan_to_num((v / ma).astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0) for v in (sc, tc))
+    s = ((rs + np.float32(1)) * np.float32(0.5)).astype(np.float32)
+    t = ((rt + np.float32(1)) * np.float32(0.5)).astype(np.float32)
     return face.astype(np.int64), s, t
 
 
@@ -386,7 +492,7 @@ def _lod_levels(tex: TextureObject, lod):
     if smp.mipmap_filter == "point" or top == 0:
         level = np.floor(lod + np.float32(0.5)).astype(np.int64)
         return level, level, np.zeros(lod.shape, np.int64)
-    fx = _fixed(lod)
+    fx = np.floor(np.ldexp(lod.astype(np.float64), FRACTION_BITS)).astype(np.int64)
     a = np.clip(fx >> FRACTION_BITS, 0, top)
     return a, np.minimum(a + 1, top), fx & ((1 << FRACTION_BITS) - 1)
 
@@ -416,10 +522,10 @@ def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, in
         face, s, t = _cube_face(*c)
         c = [s * np.float32(tex.levels[0].width) if not smp.normalized else s,
              t * np.float32(tex.levels[0].width) if not smp.normalized else t]
-        slice_ = face + 6 * np.clip(layer, 0, tex.levels[0].depth // 6 - 1) if layer is not None else face
+        slice_ = face + 6 * _layer(layer, tex.levels[0].depth // 6) if layer is not None else face
         modes = ("clamp", "clamp", "clamp")
     elif layer is not None:
-        slice_ = np.clip(layer, 0, tex.levels[0].depth - 1)
+        slice_ = _layer(layer, tex.levels[0].depth)
     if integer:
         return _fetch_integer(data, tex.levels[0], smp, c, slice_)
     linear = smp.filter == "linear"
@@ -445,6 +551,11 @@ def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, in
             ra[blend] = _filtered(mixed).view(np.uint32)
         out[pos] = ra
     return out
+
+
+def _layer(layer, count):
+    """A layer index as the GPU takes it: unsigned, clamped to the last layer (so -1 is the last)."""
+    return np.minimum(np.asarray(layer).astype(np.int64) & 0xFFFFFFFF, count - 1)
 
 
 def _fetch_integer(data, image, smp, c, slice_):
@@ -541,7 +652,7 @@ def gather(data, tex, geom, coords, comp):
     smp = tex.sampler
     image = tex.levels[0]
     has_layer = geom == "a2d"
-    slice_ = np.clip(np.asarray(coords[0]).astype(np.int64), 0, image.depth - 1) if has_layer else None
+    slice_ = _layer(coords[0], image.depth) if has_layer else None
     c = coords[has_layer:has_layer + 2]
     fp = _footprint(c, (image.width, image.height), smp, smp.address, True)
     out = np.zeros((len(c[0]), 4), np.uint32)
@@ -568,8 +679,10 @@ def _plain_handle(inst, mem, d):
 
 
 def texture_query(tex: TextureObject, what: str, level: int | None = None) -> int:
-    """txq's answer for one texture object."""
-    image = tex.levels[min(level or 0, len(tex.levels) - 1)]
+    """txq's answer for one texture object (a level past the last one has size 0)."""
+    if level is not None and not 0 <= level < len(tex.levels):
+        return 0
+    image = tex.levels[level or 0]
     smp = tex.sampler
     layered = image.layered or image.cubemap
     if what == "width":
