@@ -202,6 +202,7 @@ int main()
            got.borderColor[3], got.maxAnisotropy, got.mipmapFilterMode, got.mipmapLevelBias, got.minMipmapLevelClamp,
            got.maxMipmapLevelClamp, got.disableTrilinearOptimization, got.seamlessCubemap);
     cudaResourceDesc gotres;
+    memset(&gotres, 0, sizeof gotres);
     show("cudaGetTextureObjectResourceDesc", cudaGetTextureObjectResourceDesc(&gotres, tex));
     printf("  type %d, same array %d\n", gotres.resType, gotres.res.array.array == a2d);
     show("cudaDestroyTextureObject", cudaDestroyTextureObject(tex));
@@ -285,6 +286,7 @@ int main()
     res.res.array.array = layered2d;
     show("cudaCreateSurfaceObject layered, with the flag", cudaCreateSurfaceObject(&surf, &res));
     cudaResourceDesc sres;
+    memset(&sres, 0, sizeof sres);
     show("cudaGetSurfaceObjectResourceDesc", cudaGetSurfaceObjectResourceDesc(&sres, surf));
     printf("  type %d, same array %d\n", sres.resType, sres.res.array.array == layered2d);
     show("cudaDestroySurfaceObject", cudaDestroySurfaceObject(surf));

@@ -186,7 +186,8 @@ def _per_object(ex, sel, handles, table, what, inst):
         if obj is None:
             lane = sel[pos[0]]
             ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
-                f"{inst.opcode} at line {inst.line or '?'} in kernel {ex.kernel_name} by thread {t} in block {b}: "
+                f"{inst.opcode} at {f'line {inst.line}' if inst.line else 'an unknown line'} in kernel "
+                f"{ex.kernel_name} by thread {t} in block {b}: "
                 f"{int(h)} is not a live {what} object (was it destroyed, or never created with "
                 f"cudaCreate{what.capitalize()}Object?)."))
         groups.append((pos, obj))
@@ -228,9 +229,28 @@ def _as_float(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
     return values
 
 
+# The texture unit's sRGB decode table, in units of 2**-14, read from an H100 (srgb_u8x4_all_values):
+# the sRGB curve rounded to about 7 significant bits, with small departures from the formula.
+SRGB_TABLE = np.array([
+    0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 66, 72, 78, 85, 92, 99, 107, 115, 123, 131, 140, 150,
+    159, 169, 180, 190, 201, 213, 224, 236, 250, 262, 276, 290, 304, 318, 332, 348, 364, 380, 396, 412, 430,
+    448, 466, 484, 504, 524, 544, 564, 584, 604, 624, 648, 672, 692, 716, 740, 764, 788, 816, 840, 864, 896,
+    920, 944, 976, 1000, 1032, 1064, 1088, 1120, 1152, 1184, 1216, 1248, 1280, 1312, 1352, 1384, 1416, 1456,
+    1488, 1528, 1560, 1600, 1640, 1672, 1712, 1752, 1792, 1832, 1872, 1920, 1952, 2000, 2048, 2080, 2128,
+    2176, 2224, 2272, 2320, 2368, 2416, 2464, 2512, 2560, 2608, 2656, 2704, 2752, 2816, 2864, 2912, 2976,
+    3024, 3072, 3136, 3184, 3248, 3296, 3360, 3424, 3472, 3536, 3600, 3664, 3712, 3776, 3840, 3904, 3968,
+    4032, 4096, 4160, 4224, 4288, 4352, 4416, 4512, 4576, 4640, 4704, 4768, 4864, 4928, 4992, 5056, 5152,
+    5216, 5280, 5376, 5440, 5536, 5600, 5696, 5760, 5824, 5920, 6016, 6080, 6176, 6240, 6336, 6400, 6496,
+    6592, 6688, 6752, 6848, 6944, 7008, 7104, 7200, 7296, 7392, 7488, 7584, 7680, 7744, 7872, 7936, 8064,
+    8128, 8256, 8320, 8448, 8512, 8640, 8768, 8832, 8960, 9024, 9152, 9280, 9344, 9472, 9600, 9664, 9792,
+    9920, 9984, 10112, 10240, 10304, 10432, 10560, 10688, 10816, 10880, 11008, 11136, 11264, 11392, 11456,
+    11584, 11712, 11840, 11968, 12096, 12224, 12352, 12480, 12608, 12736, 12864, 12992, 13120, 13248, 13376,
+    13504, 13632, 13760, 13888, 14016, 14144, 14272, 14400, 14528, 14656, 14848, 14976, 15104, 15232, 15360,
+    15488, 15616, 15744, 16000, 16128, 16256, 16384], np.float32) / np.float32(1 << 14)
+
+
 def _srgb_to_linear(v8):
-    x = v8.astype(np.float64) / 255.0
-    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
+    return SRGB_TABLE[v8.astype(np.int64)]
 
 
 def _returns_float(fmt: Format, smp: Sampler) -> bool:
@@ -817,7 +837,8 @@ def surface_offsets(ex, inst, s: SurfaceObject, geom, coords, size, mode, lanes,
             lane = lanes[np.flatnonzero(~inside)[0]]
             k = int(np.flatnonzero(~inside)[0])
             ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
-                f"Surface {'read' if kind == 'ld' else 'write'} outside the array at line {inst.line or '?'} in "
+                f"Surface {'read' if kind == 'ld' else 'write'} outside the array at "
+                f"{f'line {inst.line}' if inst.line else 'an unknown line'} in "
                 f"kernel {ex.kernel_name} by thread {t} in block {b}: byte x = {int(x[k])}, y = {int(y[k])}, "
                 f"{'layer' if has_layer else 'z'} = {int(z[k])} for an array of {image.width} x {image.rows} x "
                 f"{image.slices} texels of {image.fmt} ({row_bytes} bytes per row). cudaBoundaryModeTrap stops the "

@@ -66,7 +66,7 @@ def _digest(*parts) -> str:
 @lru_cache(maxsize=1)
 def shim_library() -> Path:
     """Build (once) and return the static library ``libcudart_cudalab.a``."""
-    src = (SHIM_DIR / "cudart.c").read_bytes()
+    src = b"".join(f.read_bytes() for f in sorted(SHIM_DIR.glob("*.c")))   # cudart.c #includes the others
     table = errors.c_table()
     out = cache_dir() / f"shim-{_digest(src, table, cuda_home())}"
     lib = out / "libcudart_cudalab.a"

@@ -27,6 +27,7 @@ from ..runtime.launch import DEFAULT_LIMITS, check_config
 from ..runtime.record import LaunchRecord
 from .errors import CODE, STICKY, code_of
 from .props import PROFILE, props_text
+from .server_textures import TextureRequests
 from .timeline import Timeline, Stream
 
 ARENA_SIZE = 4 << 30
@@ -89,7 +90,7 @@ def demangle(names) -> dict:
     return result
 
 
-class Server:
+class Server(TextureRequests):
     def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)

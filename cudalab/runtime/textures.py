@@ -18,7 +18,7 @@ runtime (``cudalab.gpu.textures``).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,10 +41,9 @@ LIMITS = dict(
     texture_1d_mipmap=32768, texture_2d_mipmap=(32768, 32768),
     texture_alignment=512, texture_pitch_alignment=32)
 
-# The emulator's cudaMalloc aligns to 256 bytes (emulator/memory.py), where a GPU's pointers are
-# 512-byte aligned; alignment is checked at the emulator's granularity so that every pointer
-# cudaMalloc gives can be bound, as on the GPU.
-ALLOCATION_ALIGNMENT = 256
+# Linear memory bound to a texture starts textureAlignment-aligned; cudaMalloc's pointers are (on an
+# H100 and in emulator/memory.py), a pointer 256 bytes into an allocation is not (measured).
+ALLOCATION_ALIGNMENT = LIMITS["texture_alignment"]
 ARRAY_HANDLE_BASE = 0x7A00_0000_0000        # cudaArray_t / cudaMipmappedArray_t values (not addresses)
 
 
@@ -256,8 +255,6 @@ class Textures:
         return arr
 
     def _check_extent(self, fmt, w, h, d, flags):
-        if flags & ~ARRAY_FLAGS:
-            fail(f"unknown cudaArray flags 0x{flags & ~ARRAY_FLAGS:x}.")
         layered, cube = bool(flags & ARRAY_LAYERED), bool(flags & ARRAY_CUBEMAP)
         if w <= 0 or h < 0 or d < 0 or (h == 0 and d and not layered):
             fail(f"a CUDA array of extent ({w}, {h}, {d}) is invalid: the width must be at least 1, and a depth "
@@ -294,9 +291,7 @@ class Textures:
         w, h, d = (int(v) for v in extent)
         self._check_extent(fmt, w, h, d, flags)
         most = max(w, h, 0 if flags & (ARRAY_LAYERED | ARRAY_CUBEMAP) else d).bit_length()
-        if levels <= 0 or levels > most:
-            levels = most if levels == 0 else fail(
-                f"an array of extent ({w}, {h}, {d}) has at most {most} mipmap levels, not {levels}.")
+        levels = most if levels <= 0 else min(levels, most)      # as CUDA does: 0 or too many -> all
         mm = MipmappedArray(self._handle(), [], flags)
         for k in range(levels):
             image = self._allocate(fmt, *level_extent((w, h, d), k, flags), flags, label=f"mipmap level {k}")
@@ -325,7 +320,7 @@ class Textures:
             return                                   # cudaFreeArray(NULL) does nothing
         arr = self.array(handle)
         if arr.owner is not None:
-            fail("this array is a level of a mipmapped array: free the mipmapped array with cudaFreeMipmappedArray.")
+            return                     # a level goes with its mipmapped array (CUDA answers success)
         arr.freed = True
         self.memory.free(arr.image.address)
 
@@ -340,14 +335,27 @@ class Textures:
 
     # -------------------------------------------------------------- copies
     def region(self, handle: int, x: int, y: int, z: int, width: int, height: int, depth: int):
-        """(address of texel (x, y, z), row pitch, slice pitch) of a copy of width x height x depth
-        texels to or from an array; a region outside the array is cudaErrorInvalidValue."""
-        arr = self.array(handle)
-        im = arr.image
-        if min(x, y, z) < 0 or x + width > im.width or y + height > im.rows or z + depth > im.slices:
-            fail(f"a copy of ({width}, {height}, {depth}) texels at ({x}, {y}, {z}) does not fit in the CUDA array of "
-                 f"extent {im.extent()}.")
-        return im.address + z * im.slice_pitch + y * im.pitch + x * im.fmt.texel_bytes, im.pitch, im.slice_pitch
+        """(address of byte x of row y of slice z, row pitch, slice pitch) for a copy of ``width``
+        bytes x height rows x depth slices to or from an array; outside it: cudaErrorInvalidValue.
+        Offsets and widths need not be whole texels (CUDA 13 copies bytes, measured)."""
+        im = self.array(handle).image
+        row = im.width * im.fmt.texel_bytes
+        if min(x, y, z) < 0 or x + width > row or y + height > im.rows or z + depth > im.slices:
+            fail(f"a copy of {width} bytes x {height} rows x {depth} slices at byte {x} of row {y}, slice {z} does "
+                 f"not fit in the CUDA array of {im.width} x {im.rows} x {im.slices} texels of {im.fmt} ({row} bytes "
+                 "per row).")
+        return im.address + z * im.slice_pitch + y * im.pitch + x, im.pitch, im.slice_pitch
+
+    def span(self, handle: int, x: int, y: int, count: int):
+        """For ``count`` bytes from byte x of row y on, row after row (cudaMemcpyToArray): (address,
+        bytes that fit, error code or ""). Like CUDA 13 (measured), a copy that runs past the end
+        still moves the part that fits, then reports cudaErrorInvalidValue."""
+        im = self.array(handle).image
+        start = y * im.pitch + x
+        if x < 0 or y < 0 or x > im.pitch or start > im.nbytes:
+            fail(f"byte {x} of row {y} is outside the CUDA array ({im.nbytes} bytes, {im.pitch} per row).")
+        fit = min(count, im.nbytes - start)
+        return im.address + start, fit, "" if fit == count else "cudaErrorInvalidValue"
 
     # -------------------------------------------------------------- texture and surface objects
     def image_of(self, res: ResourceDesc) -> list:
@@ -363,21 +371,23 @@ class Textures:
                      f"(cudaDeviceProp::textureAlignment); 0x{res.address:x} is not. Bind the pointer cudaMalloc "
                      "gave, not one inside the allocation.")
             n = res.size // fmt.texel_bytes
-            if n == 0 or n > LIMITS["texture_1d_linear"]:
-                fail(f"a linear texture of {res.size} bytes ({n} texels of {fmt}) is not allowed (1 to "
-                     f"{LIMITS['texture_1d_linear']:,} texels).")
-            self._in_memory(res.address, res.size)
+            if n > LIMITS["texture_1d_linear"]:
+                fail(f"a linear texture of {res.size} bytes ({n} texels of {fmt}) is larger than the "
+                     f"{LIMITS['texture_1d_linear']:,} texels allowed.")
+            if n:
+                self._in_memory(res.address, res.size)
             return [Image(res.address, fmt, n, 0, 0, res.size, 0, kind="linear")]
         if res.kind == "pitch2d":
             lw, lh, lp = LIMITS["texture_2d_linear"]
             if (res.address % ALLOCATION_ALIGNMENT or res.pitch % LIMITS["texture_pitch_alignment"]
                     or res.width * fmt.texel_bytes > res.pitch or not 0 < res.width <= lw
-                    or not 0 < res.height <= lh or res.pitch > lp):
+                    or not 0 <= res.height <= lh or res.pitch > lp):
                 fail(f"a pitched 2D texture needs a {LIMITS['texture_alignment']}-byte aligned pointer, a pitch that is "
                      f"a multiple of {LIMITS['texture_pitch_alignment']} bytes and at least the row's bytes, and a "
                      f"width and height of at least 1; got {res.width} x {res.height} texels of {fmt}, pitch "
                      f"{res.pitch} at 0x{res.address:x}. cudaMallocPitch gives such memory.")
-            self._in_memory(res.address, res.pitch * (res.height - 1) + res.width * fmt.texel_bytes)
+            if res.height:
+                self._in_memory(res.address, res.pitch * (res.height - 1) + res.width * fmt.texel_bytes)
             return [Image(res.address, fmt, res.width, res.height, 0, res.pitch, 0, kind="pitch2d")]
         fail(f"unknown resource type {res.kind!r}.")
 
@@ -391,11 +401,12 @@ class Textures:
         """cudaCreateTextureObject; returns the handle."""
         levels = self.image_of(res)
         fmt = levels[0].fmt
+        if sampler.read == "normalized" and (fmt.kind == "float" or fmt.channel_bytes == 4):
+            fail(f"cudaReadModeNormalizedFloat turns 8- and 16-bit integers into floats; the texels here are {fmt}. "
+                 "Use cudaReadModeElementType.", "cudaErrorInvalidNormSetting")
         if sampler.filter == "linear" and fmt.kind != "float" and sampler.read == "element":
             fail(f"linear filtering needs a texture that returns floats: read the {fmt} texels with "
-                 "cudaReadModeNormalizedFloat, or use cudaFilterModePoint.")
-        if sampler.read == "normalized" and (fmt.kind == "float" or fmt.channel_bytes == 4):
-            sampler = replace(sampler, read="element")   # only 8- and 16-bit integers are normalized
+                 "cudaReadModeNormalizedFloat, or use cudaFilterModePoint.", "cudaErrorInvalidFilterSetting")
         return self.objects.add(self.objects.textures, TextureObject(levels, sampler, res))
 
     def texture(self, handle: int) -> TextureObject:
@@ -416,10 +427,7 @@ class Textures:
         if res.kind != "array":
             fail("a surface object views a CUDA array (cudaResourceTypeArray); linear, pitched and mipmapped "
                  "resources cannot be surfaces.")
-        arr = self.array(res.array)
-        if not arr.flags & ARRAY_SURFACE_LOAD_STORE:
-            fail("the CUDA array was not made with the cudaArraySurfaceLoadStore flag, so it cannot back a surface "
-                 "object. Pass that flag to cudaMallocArray/cudaMalloc3DArray.")
+        arr = self.array(res.array)     # CUDA 13 does not insist on cudaArraySurfaceLoadStore (measured)
         return self.objects.add(self.objects.surfaces, SurfaceObject(arr.image, res))
 
     def surface(self, handle: int) -> SurfaceObject:
