@@ -180,8 +180,10 @@ def _per_object(ex, sel, handles, table, what, inst):
     """Lanes grouped by the object their handle names: [(positions in sel, object)]."""
     handles = np.broadcast_to(np.asarray(handles, np.uint64), sel.shape)
     groups = []
-    for h in np.unique(handles):
-        pos = np.flatnonzero(handles == h)
+    first = handles[:1]
+    unique = first if handles.size and (handles == first[0]).all() else np.unique(handles)
+    for h in unique:
+        pos = np.arange(handles.size) if len(unique) == 1 else np.flatnonzero(handles == h)
         obj = table.get(int(h))
         if obj is None:
             lane = sel[pos[0]]
@@ -387,7 +389,9 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
             return words
         taps.append(words.view(np.float32))
     values, weights = np.stack(taps, 1), tap_weights([w[1] for w in fp.weight])
-    return np.stack([weighted_sum(values[:, :, c], weights, FRACTION_BITS) for c in range(4)], 1).view(np.uint32)
+    mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
+    return np.stack([weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa) for c in range(4)],
+                    1).view(np.uint32)
 
 
 def _round_half_up(num, shift):
@@ -427,17 +431,18 @@ def tap_weights(fractions) -> np.ndarray:
     return np.stack([w[k] for k in sorted(w)], 1)
 
 
-ALIGN_BITS = 28      # the filter's adder keeps 28 bits below the largest texel's leading bit (measured)
+GUARD_BITS = 4       # the filter's adder keeps 4 bits more than the result's precision (measured)
 
 
-def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int) -> np.ndarray:
+def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int, mantissa: int = 24) -> np.ndarray:
     """The texture unit's filter: sum(values * weights) / 2**scale_bits, as an H100 computes it.
 
     Measured (tests/kernels/textures.py, tex1d_linear_random_values and friends): texels with a
     zero weight take no part; subnormal texels count as (signed) zeros; each texel is cut (toward
-    zero) to 28 bits below the leading bit of the largest texel with a weight; the weighted sum of
-    those is exact and is rounded to float32 once, ties away from zero. Infinities and NaN give
-    infinity or the canonical NaN as IEEE arithmetic would."""
+    zero) to 28 bits below the leading bit of the largest texel with a weight (15 for half texels:
+    the result's precision plus 4); the weighted sum of those is exact and is rounded once to float32
+    (to half for half texels), ties away from zero. Infinities and NaN give infinity or the
+    canonical NaN as IEEE arithmetic would."""
     v = values.astype(np.float32)
     v = np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)
     live = weights > 0
@@ -445,9 +450,10 @@ def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int) -> np
     v64 = np.where(live & np.isfinite(v), v, 0).astype(np.float64)
     exps = np.where(v64 != 0, np.frexp(v64)[1], -10000)
     top = exps.max(1, keepdims=True)
-    q = np.trunc(np.ldexp(v64, ALIGN_BITS - top)).astype(np.int64)
+    align = mantissa + GUARD_BITS
+    q = np.trunc(np.ldexp(v64, align - top)).astype(np.int64)
     total = (q * weights).sum(1)
-    out = _round_away(total, top[:, 0] - ALIGN_BITS - scale_bits)
+    out = _round_away(total, top[:, 0] - align - scale_bits, mantissa)
     negzero = (live & (v64 == 0) & np.signbit(v)).sum(1) == live.sum(1)
     out = np.where((total == 0) & negzero, np.float32(-0.0), out)
     if bad.any():
@@ -459,13 +465,14 @@ def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int) -> np
     return out.astype(np.float32)
 
 
-def _round_away(total: np.ndarray, exp2: np.ndarray) -> np.ndarray:
-    """float32(total * 2**exp2) for int64 ``total``, rounded to nearest with ties away from zero;
-    subnormal results flush to zero, as the texture unit's do."""
+def _round_away(total: np.ndarray, exp2: np.ndarray, mantissa: int = 24) -> np.ndarray:
+    """float32(total * 2**exp2) for int64 ``total``, rounded to ``mantissa`` significant bits (24:
+    float32, 11: half) to nearest with ties away from zero; subnormal results flush to zero, as the
+    texture unit's do."""
     mag = np.abs(total).astype(np.uint64)
     bits = np.where(mag > 0, np.frexp(mag.astype(np.float64))[1], 0).astype(np.int64)
     bits = bits - ((mag >> np.maximum(bits - 1, 0).astype(np.uint64)) == 0)      # float rounding may add one
-    shift = np.maximum(bits - 24, 0)
+    shift = np.maximum(bits - mantissa, 0)
     kept = mag >> shift.astype(np.uint64)
     half = np.where(shift > 0, np.uint64(1) << np.maximum(shift - 1, 0).astype(np.uint64), np.uint64(0))
     rem = mag & ((np.uint64(1) << shift.astype(np.uint64)) - np.uint64(1))
@@ -828,6 +835,13 @@ def surface_offsets(ex, inst, s: SurfaceObject, geom, coords, size, mode, lanes,
     y = c[has_layer + 1] if dims > 1 else np.zeros_like(x)
     z = c[has_layer + 2] if dims > 2 else (c[0] if has_layer else np.zeros_like(x))
     row_bytes = image.width * image.fmt.texel_bytes
+    if (x % size).any():             # any mode: an H100 faults (surf2d_read_unaligned_x)
+        k = int(np.flatnonzero(x % size)[0])
+        ex.stop(lanes[k], "memcheck", "cudaErrorMisalignedAddress", inst, lambda b, t: (
+            f"Misaligned surface {'read' if kind == 'ld' else 'write'} at "
+            f"{f'line {inst.line}' if inst.line else 'an unknown line'} in kernel {ex.kernel_name} by thread {t} in "
+            f"block {b}: byte x = {int(x[k])} is not a multiple of the {size}-byte access. Surfaces take x in bytes: "
+            f"texel i of a {image.fmt} surface is at x = {image.fmt.texel_bytes} * i."))
     limits = (row_bytes - size + 1, image.rows, image.slices)
     inside = np.ones(len(x), bool)
     for v, top in zip((x, y, z), limits):
@@ -882,7 +896,8 @@ def _suld(inst, d):
 
 @op("sust")
 def _sust(inst, d):
-    """sust.b.geom.vec.type.mode [surf, coords], values (PTX ISA 9.7.10.8)."""
+    """sust.b.geom.vec.type.mode [surf, coords], values (PTX ISA 9.7.10.8): raw bytes at byte x.
+    sust.p: 32-bit values converted to the surface's format at texel x (see _formatted)."""
     formatted = "p" in inst.mods
     geom, mode, vec = _surface_shape(inst)
     t = inst.type
@@ -890,8 +905,6 @@ def _sust(inst, d):
     src = inst.operands[1]
     rs = [reader(o, t, d.func, d) for o in (src[1] if src[0] == "vec" else (src,))]
     rh, rc = _address_operand(inst, inst.operands[0], d, "s32", SURFACE_GEOMETRIES[geom][0])
-    if formatted:
-        raise Unsupported("sust.p (formatted surface stores)")
     size = dt.itemsize * vec
 
     def run(ex):
@@ -899,11 +912,32 @@ def _sust(inst, d):
         coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
         vals = np.stack([np.broadcast_to(np.asarray(r(ex, sel)).astype(dt), sel.shape) for r in rs], 1)
         for pos, s in _per_object(ex, sel, rh(ex, sel), objects(ex.mem).surfaces, "surface", inst):
-            off, inside = surface_offsets(ex, inst, s, geom, [c[pos] for c in coords], size, mode, sel[pos], "st")
-            keep = pos[inside]
-            at = off[inside][:, None] + np.arange(size, dtype=np.int64)[None, :]
-            ex.mem.data[at] = np.ascontiguousarray(vals[keep]).view(np.uint8).reshape(-1, size)
+            c = [v[pos] for v in coords]
+            raw, nbytes = vals[pos], size
+            if formatted:
+                fmt = s.image.fmt
+                has_layer = SURFACE_GEOMETRIES[geom][0]
+                c[has_layer] = c[has_layer].astype(np.int64) * fmt.texel_bytes
+                raw, nbytes = _formatted(raw, fmt), fmt.texel_bytes
+            off, inside = surface_offsets(ex, inst, s, geom, c, nbytes, mode, sel[pos], "st")
+            at = off[inside][:, None] + np.arange(nbytes, dtype=np.int64)[None, :]
+            ex.mem.data[at] = np.ascontiguousarray(raw[inside]).view(np.uint8).reshape(-1, nbytes)
     return run
+
+
+def _formatted(words: np.ndarray, fmt: Format) -> np.ndarray:
+    """sust.p: 32-bit words as texels (PTX ISA: .u32 for unsigned, .s32 for signed formats, .f32 for
+    float ones), saturated to the channel's range (measured: sust_p_formatted_uchar4); channels
+    the format lacks are dropped, missing ones are zero."""
+    n = fmt.channels
+    w = np.zeros((len(words), n), np.uint32)
+    k = min(n, words.shape[1])
+    w[:, :k] = words[:, :k]
+    if fmt.kind == "float":
+        return w.view(np.float32).astype(fmt.channel_dtype)
+    info = np.iinfo(fmt.channel_dtype)
+    v = w.view(np.int32).astype(np.int64) if fmt.kind == "signed" else w.astype(np.int64)
+    return np.clip(v, info.min, info.max).astype(fmt.channel_dtype)
 
 
 SURED_OPS = ("add", "min", "max", "and", "or")
