@@ -311,13 +311,15 @@ class _Footprint:
         self.index, self.outside, self.weight = [], [], []
 
 
-def _footprint(coords, sizes, smp, modes, linear):
+def _footprint(coords, sizes, smp, modes, linear, gather=False):
     """Per dimension the (1 or 2) texel indices, border flags and 8-bit weights of each lane. The
     linear filter's fraction is rounded to 8 bits (a weight of 256/256 is possible)."""
     fp = _Footprint()
     one = 1 << COORD_BITS
     for x, n, mode in zip(coords, sizes, modes):
         t = _texel_fixed(x, n, smp.normalized)
+        if linear and not gather and (mode == "clamp" or (mode in ("wrap", "mirror") and not smp.normalized)):
+            t = np.clip(t, one // 2, n * one - one // 2)    # clamp-to-edge clamps the coordinate itself
         if linear:
             q = (t - one // 2 + (1 << (COORD_BITS - FRACTION_BITS - 1))) >> (COORD_BITS - FRACTION_BITS)
             i0, a = q >> FRACTION_BITS, q & ((1 << FRACTION_BITS) - 1)
@@ -362,16 +364,14 @@ def _border_words(smp, fmt, m):
     return np.tile(border_colour(smp, fmt), (m, 1))
 
 
-def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
-    """Sample one image at float coordinates (one array per dimension) of ``slice_`` (layer, cube
-    face or None): (m, 4) result words."""
+def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
+    """The texels one lookup reads: ((m, taps, 4) words in np.ndindex order, each dimension's 8-bit
+    fraction). A 1D texture filters as a 2D one of height 1, at y = 0."""
     fmt = image.fmt
-    if linear and len(coords) == 1:       # a 1D texture filters as a 2D one of height 1, at y = 0
+    if linear and len(coords) == 1:
         coords = [coords[0], np.zeros(len(coords[0]), np.float32)]
     sizes = (image.width, max(image.height, 1), image.depth)[:len(coords)]
-    modes = modes or smp.address
-    fp = _footprint(coords, sizes, smp, modes, linear)
-    m = len(coords[0])
+    fp = _footprint(coords, sizes, smp, modes or smp.address, linear)
     if linear and not _returns_float(fmt, smp):
         raise Unsupported("linear filtering of a texture that returns integers")
     taps = []
@@ -385,13 +385,42 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
             out = np.logical_or.reduce(outside)
             if out.any():
                 words[out] = _border_words(smp, fmt, int(out.sum()))
-        if not linear:
-            return words
-        taps.append(words.view(np.float32))
-    values, weights = np.stack(taps, 1), tap_weights([w[1] for w in fp.weight])
+        taps.append(words)
+    return np.stack(taps, 1), [w[-1] for w in fp.weight]
+
+
+def _filter(words, weights, fmt, groups=None):
+    """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps)."""
     mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
-    return np.stack([weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa) for c in range(4)],
+    values = words.view(np.float32)
+    return np.stack([weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups) for c in range(4)],
                     1).view(np.uint32)
+
+
+def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
+    """Sample one image at float coordinates (one array per dimension) of ``slice_`` (layer, cube
+    face or None): (m, 4) result words."""
+    words, fractions = _taps(data, image, smp, coords, slice_, linear, modes)
+    if not linear:
+        return words[:, 0]
+    groups = [[0, 2, 4, 6], [1, 3, 5, 7]] if len(fractions) == 3 else None      # 3D: the two z slices
+    return _filter(words, tap_weights(fractions), image.fmt, groups)
+
+
+def mip_weights(a0, b0, a1, b1, f):
+    """Trilinear weights of the 2 x 2 texels of two mipmap levels (8 columns: level 0's, then level
+    1's), from each level's x and y fractions and the level fraction f (measured on an H100,
+    tex2d_lod_linear_mipmaps): each level's x1 share is round(a * level weight), its x0 share the
+    rest; those are split between the rows like the 3D rule's (x0: the y0 part rounded, x1: y1)."""
+    one = 1 << FRACTION_BITS
+    cols = []
+    for a, b, wl in ((a0, b0, one - f), (a1, b1, f)):
+        x1 = _round_half_up(a * wl, FRACTION_BITS)
+        x0 = wl - x1
+        y0 = _round_half_up(x0 * (one - b), FRACTION_BITS)
+        y1 = _round_half_up(x1 * b, FRACTION_BITS)
+        cols += [y0, x0 - y0, x1 - y1, y1]
+    return np.stack(cols, 1)
 
 
 def _round_half_up(num, shift):
@@ -434,28 +463,34 @@ def tap_weights(fractions) -> np.ndarray:
 GUARD_BITS = 4       # the filter's adder keeps 4 bits more than the result's precision (measured)
 
 
-def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int, mantissa: int = 24) -> np.ndarray:
+def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int, mantissa: int = 24,
+                 groups=None) -> np.ndarray:
     """The texture unit's filter: sum(values * weights) / 2**scale_bits, as an H100 computes it.
 
     Measured (tests/kernels/textures.py, tex1d_linear_random_values and friends): texels with a
     zero weight take no part; subnormal texels count as (signed) zeros; each texel is cut (toward
     zero) to 28 bits below the leading bit of the largest texel with a weight (15 for half texels:
     the result's precision plus 4); the weighted sum of those is exact and is rounded once to float32
-    (to half for half texels), ties away from zero. Infinities and NaN give infinity or the
-    canonical NaN as IEEE arithmetic would."""
+    (to half for half texels), ties away from zero. ``groups`` (3D textures: the two z slices) are
+    aligned each on their own and then added. Infinities and NaN give infinity or the canonical NaN
+    as IEEE arithmetic would."""
     v = values.astype(np.float32)
     v = np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)
     live = weights > 0
     bad = ~np.isfinite(v) & live
     v64 = np.where(live & np.isfinite(v), v, 0).astype(np.float64)
-    exps = np.where(v64 != 0, np.frexp(v64)[1], -10000)
-    top = exps.max(1, keepdims=True)
     align = mantissa + GUARD_BITS
-    q = np.trunc(np.ldexp(v64, align - top)).astype(np.int64)
-    total = (q * weights).sum(1)
-    out = _round_away(total, top[:, 0] - align - scale_bits, mantissa)
+    if groups is None:
+        total, exp2 = _aligned(v64, weights, align)
+        out = _round_away(total, exp2 - scale_bits, mantissa)
+        zero = total == 0
+    else:          # each partial is exact in float64 (about 39 bits); their sum is rounded once
+        exact = sum(np.ldexp(t.astype(np.float64), e) for t, e in (_aligned(v64[:, g], weights[:, g], align)
+                                                                    for g in groups))
+        out = _round_away_f64(np.ldexp(exact, -scale_bits), mantissa)
+        zero = exact == 0
     negzero = (live & (v64 == 0) & np.signbit(v)).sum(1) == live.sum(1)
-    out = np.where((total == 0) & negzero, np.float32(-0.0), out)
+    out = np.where(zero & negzero, np.float32(-0.0), out)
     if bad.any():
         vv = np.where(bad, v, np.float32(0))
         pos, neg = (np.isposinf(vv)).any(1), (np.isneginf(vv)).any(1)
@@ -463,6 +498,24 @@ def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int, manti
         out = np.where(pos, np.float32(np.inf), np.where(neg, np.float32(-np.inf), out))
         out = np.where(nan, np.uint32(0x7FFFFFFF).view(np.float32), out)
     return out.astype(np.float32)
+
+
+def _aligned(v64, weights, align):
+    """(sum of weights times texels cut to ``align`` bits below the largest one, its exponent)."""
+    exps = np.where(v64 != 0, np.frexp(v64)[1], -10000)
+    top = exps.max(1, keepdims=True)
+    q = np.trunc(np.ldexp(v64, align - top)).astype(np.int64)
+    return (q * weights).sum(1), top[:, 0] - align
+
+
+def _round_away_f64(v: np.ndarray, mantissa: int) -> np.ndarray:
+    """float64 -> ``mantissa`` significant bits, ties away from zero; subnormal results flush."""
+    m, e = np.frexp(v)
+    scaled = np.ldexp(np.abs(m), mantissa)
+    r = np.floor(scaled + 0.5)
+    with np.errstate(over="ignore"):
+        out = np.copysign(np.ldexp(r, e - mantissa), v).astype(np.float32)
+    return np.where(np.abs(out) < np.float32(2.0 ** -126), np.float32(0), out)
 
 
 def _round_away(total: np.ndarray, exp2: np.ndarray, mantissa: int = 24) -> np.ndarray:
@@ -565,19 +618,35 @@ def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, in
     for level in np.unique(la):
         pos = np.flatnonzero(la == level)
         sub = [v[pos] for v in c]
-        ra = _lookup(data, tex.levels[level], smp, sub, None if slice_ is None else slice_[pos], linear, modes)
+        sl = None if slice_ is None else slice_[pos]
+        out[pos] = _lookup(data, tex.levels[level], smp, sub, sl, linear, modes)
         blend = np.flatnonzero(w[pos] > 0)
-        if blend.size:
-            rb = np.zeros_like(ra)
-            for lvl in np.unique(lb[pos][blend]):
-                q = blend[lb[pos][blend] == lvl]
-                rb[q] = _lookup(data, tex.levels[lvl], smp, [v[q] for v in sub],
-                                None if slice_ is None else slice_[pos][q], linear, modes)
-            wb = w[pos][blend][:, None] / (1 << FRACTION_BITS)
-            mixed = ra[blend].view(np.float32) * (1 - wb) + rb[blend].view(np.float32) * wb
-            ra[blend] = _filtered(mixed).view(np.uint32)
-        out[pos] = ra
+        for lvl in np.unique(lb[pos][blend]):
+            q = blend[lb[pos][blend] == lvl]
+            part = [v[q] for v in sub]
+            s_q = None if sl is None else sl[q]
+            out[pos[q]] = _trilinear(data, tex, level, lvl, part, s_q, w[pos][q], linear, modes)
     return out
+
+
+def _trilinear(data, tex, la, lb, coords, slice_, f, linear, modes):
+    """Blend of two mipmap levels with level fraction f (1.8), one filter over both levels' texels;
+    each level's texels are aligned on their own (the 3D texture rule)."""
+    smp = tex.sampler
+    wa, fa = _taps(data, tex.levels[la], smp, coords, slice_, linear, modes)
+    wb, fb = _taps(data, tex.levels[lb], smp, coords, slice_, linear, modes)
+    one = 1 << FRACTION_BITS
+    if not linear:
+        weights = np.stack([one - f, f], 1)
+    elif len(fa) == 2:
+        weights = mip_weights(fa[0], fa[1], fb[0], fb[1], f)
+    else:     # 3D textures between levels: each level's 3D filter, then the level blend
+        ra, rb = (_filter(w, tap_weights(fr), tex.levels[0].fmt, [[0, 2, 4, 6], [1, 3, 5, 7]])
+                  for w, fr in ((wa, fa), (wb, fb)))
+        wa, wb = ra[:, None], rb[:, None]
+        weights = np.stack([one - f, f], 1)
+    k = wa.shape[1]
+    return _filter(np.concatenate([wa, wb], 1), weights, tex.levels[0].fmt, [list(range(k)), list(range(k, 2 * k))])
 
 
 def _layer(layer, count):
@@ -681,7 +750,7 @@ def gather(data, tex, geom, coords, comp):
     has_layer = geom == "a2d"
     slice_ = _layer(coords[0], image.depth) if has_layer else None
     c = coords[has_layer:has_layer + 2]
-    fp = _footprint(c, (image.width, image.height), smp, smp.address, True)
+    fp = _footprint(c, (image.width, image.height), smp, smp.address, True, gather=True)
     out = np.zeros((len(c[0]), 4), np.uint32)
     for k, (tx, ty) in enumerate(GATHER_ORDER):
         x, y = fp.index[0][tx], fp.index[1][ty]
