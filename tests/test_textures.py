@@ -148,3 +148,34 @@ def test_mipmapped_array_levels_halve_and_lod_picks_a_level():
     out = np.zeros(5, np.float32)
     cudalab.compile(src).get_kernel("at_lod")[1, 5](tex, np.float32([0, 1, 2.2, 3, 9]), out)
     assert out.tolist() == [0.0, 10.0, 20.0, 30.0, 30.0]
+
+
+@pytest.mark.gpu
+def test_the_same_python_calls_run_on_a_real_gpu_with_the_same_bits():
+    """cudalab.cuda_array/texture/surface work on cudalab.use("gpu") too (CUDA's runtime through
+    cuda.bindings), and a bilinear lookup and a surface write give the emulator's bits."""
+    from cudalab.runtime import device as devices
+    src = FETCH_2D + r'''
+    __global__ void store(cudaSurfaceObject_t s, const float4* v) {
+      surf2Dwrite(v[threadIdx.x], s, 16 * threadIdx.x, blockIdx.x);
+    }'''
+    rng = np.random.default_rng(7)
+    image = rng.standard_normal((9, 13, 4)).astype(np.float32)
+    points = (rng.random((64, 2)) * 1.5 - 0.25).astype(np.float32)
+    values = rng.standard_normal((3 * 5, 4)).astype(np.float32)
+    results = {}
+    for kind in ("emu", "gpu"):
+        devices.use(kind)
+        try:
+            mod = cudalab.compile(src)
+            tex = cudalab.texture(cudalab.cuda_array(image, channels=4), filter="linear", address="mirror",
+                                  normalized=True)
+            out = np.zeros((64, 4), np.float32)
+            mod.get_kernel("fetch")[1, 64](tex, points, out, 64)
+            arr = cudalab.cuda_array(shape=(3, 5, 4), channels=4, surface=True)
+            mod.get_kernel("store")[3, 5](cudalab.surface(arr), values)
+            results[kind] = (out, arr.copy_to_host())
+        finally:
+            devices.use("emu")
+    np.testing.assert_array_equal(results["emu"][0].view(np.uint32), results["gpu"][0].view(np.uint32))
+    np.testing.assert_array_equal(results["emu"][1], results["gpu"][1])

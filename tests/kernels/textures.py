@@ -171,27 +171,6 @@ __global__ void tex_2d_int_coords(cudaTextureObject_t t, const int2* p, float4* 
   out[i] = v;
 }'''
 
-QUERY_TEXTURE = r'''
-#define Q(what, k) asm("txq." what ".b32 %0, [%1];" : "=r"(v) : "l"(t[j])); out[16 * j + k] = v;
-__global__ void query_texture(cudaTextureObject_t a, cudaTextureObject_t b, cudaTextureObject_t c,
-                              cudaTextureObject_t d, cudaTextureObject_t e, cudaTextureObject_t f, int* out) {
-  cudaTextureObject_t t[6] = {a, b, c, d, e, f};
-  int j = threadIdx.x, v;
-  if (j >= 6) return;
-  Q("width", 0) Q("height", 1) Q("depth", 2) Q("channel_data_type", 3) Q("channel_order", 4)
-  Q("normalized_coords", 5) Q("array_size", 6) Q("num_mipmap_levels", 7) Q("num_samples", 8)
-}'''
-
-QUERY_SAMPLER = r'''
-#define Q(what, k) asm("txq." what ".b32 %0, [%1];" : "=r"(v) : "l"(t[j])); out[8 * j + k] = v;
-__global__ void query_sampler(cudaTextureObject_t a, cudaTextureObject_t b, cudaTextureObject_t c,
-                              cudaTextureObject_t d, cudaTextureObject_t e, cudaTextureObject_t f, int* out) {
-  cudaTextureObject_t t[6] = {a, b, c, d, e, f};
-  int j = threadIdx.x, v;
-  if (j >= 6) return;
-  Q("filter_mode", 0) Q("addr_mode_0", 1) Q("addr_mode_1", 2) Q("addr_mode_2", 3) Q("force_unnormalized_coords", 4)
-}'''
-
 QUERY_LEVEL = r'''
 __global__ void query_level(cudaTextureObject_t t, int* out) {
   int lod = threadIdx.x, w, h, d;
@@ -200,17 +179,6 @@ __global__ void query_level(cudaTextureObject_t t, int* out) {
   asm("txq.level.height.b32 %0, [%1], %2;" : "=r"(h) : "l"(t), "r"(lod));
   asm("txq.level.depth.b32 %0, [%1], %2;" : "=r"(d) : "l"(t), "r"(lod));
   out[3 * lod] = w; out[3 * lod + 1] = h; out[3 * lod + 2] = d;
-}'''
-
-QUERY_SURFACE = r'''
-#define Q(what, k) asm("suq." what ".b32 %0, [%1];" : "=r"(v) : "l"(s[j])); out[8 * j + k] = v;
-__global__ void query_surface(cudaSurfaceObject_t a, cudaSurfaceObject_t b, cudaSurfaceObject_t c,
-                              cudaSurfaceObject_t d, int* out) {
-  cudaSurfaceObject_t s[4] = {a, b, c, d};
-  int j = threadIdx.x, v;
-  if (j >= 4) return;
-  Q("width", 0) Q("height", 1) Q("depth", 2) Q("channel_data_type", 3) Q("channel_order", 4)
-  Q("array_size", 5) Q("memory_layout", 6)
 }'''
 
 SURF_READ_2D = r'''
@@ -586,6 +554,8 @@ lod_case("tex2d_lod_linear_mipmaps", dict(normalized=True, filter="linear", mipm
 lod_case("tex2d_lod_bias_and_clamp", dict(normalized=True, filter="linear", mipmap_filter="linear", lod_bias=0.75,
                                           min_lod=1.0, max_lod=2.5))
 lod_case("tex2d_lod_default_clamp_zero", dict(normalized=True, mipmap_filter="linear", max_lod=0.0))
+tex2d_case("tex2d_mipmapped_without_lod", mip_levels(16), lambda r: r.random((1024, 2)).astype(np.float32),
+           dict(normalized=True, filter="linear", mipmap_filter="linear", lod_bias=1.25, max_lod=4.0), kind="mipmap")
 
 
 def lod_1d_3d(r):
@@ -657,27 +627,49 @@ QUERIED = lambda: [   # noqa: E731
            view=dict(read="normalized")),
     TexArg(mip_levels(16, 2, 4), "mipmap", dict(channels=2), dict(normalized=True, mipmap_filter="linear", max_lod=3.0)),
 ]
-case("txq_texture_attributes", QUERY_TEXTURE, "query_texture", 8,
-     lambda r: QUERIED() + [np.full(96, -7, np.int32)], )
-case("txq_sampler_attributes", QUERY_SAMPLER, "query_sampler", 8,
-     lambda r: QUERIED() + [np.full(48, -7, np.int32)])
 case("txq_level_sizes", QUERY_LEVEL, "query_level", 6,
      lambda r: [TexArg(mip_levels(16, 1, 5), "mipmap", {}, dict(normalized=True, max_lod=4.0)), np.full(18, -7, np.int32)])
-case("txq_linear_and_pitch2d", QUERY_TEXTURE, "query_texture", 8,
-     lambda r: [TexArg(np.zeros((1000, 4), np.uint8), "linear", dict(channels=4), dict(read="normalized")),
-                TexArg(np.zeros((9, 13), np.float32), "pitch2d", dict(pitch=64), dict(normalized=True)),
-                TexArg(np.zeros(300, np.int32), "linear", {}, {}),
-                TexArg(np.zeros((6, 5, 5), np.float32), array=dict(cubemap=True), view={}),
-                TexArg(np.zeros((4, 17), np.float32), array=dict(layered=True), view={}),
-                TexArg(np.zeros((2, 3), np.uint16), view=dict(read="normalized")),
-                np.full(96, -7, np.int32)])
-case("suq_surface_attributes", QUERY_SURFACE, "query_surface", 8,
-     lambda r: [TexArg(np.zeros((7, 9, 4), np.uint8), array=dict(channels=4, surface=True), view=None),
-                TexArg(np.zeros(33, np.float32), array=dict(surface=True), view=None),
-                TexArg(np.zeros((3, 4, 5, 2), np.int16), array=dict(channels=2, surface=True), view=None),
-                TexArg(np.zeros((12, 8, 8), np.float16), array=dict(cubemap=True, layered=True, surface=True),
-                       view=None),
-                np.full(32, -7, np.int32)])
+
+
+def query_src(instruction, what, count, kind):
+    """A kernel that asks one attribute of `count` objects, one thread each."""
+    params = ", ".join(f"{kind} o{k}" for k in range(count))
+    objects = ", ".join(f"o{k}" for k in range(count))
+    return (f"__global__ void query({params}, int* out) {{\n"
+            f"  {kind} o[{count}] = {{{objects}}};\n"
+            f"  int j = threadIdx.x, v;\n"
+            f"  if (j >= {count}) return;\n"
+            f'  asm("{instruction}.{what}.b32 %0, [%1];" : "=r"(v) : "l"(o[j]));\n'
+            f"  out[j] = v;\n}}")
+
+
+QUERIED = lambda: [   # noqa: E731
+    TexArg(np.zeros(100, np.uint8), view=dict(read="normalized", filter="linear")),
+    TexArg(np.zeros((7, 9, 4), np.float32), array=dict(channels=4),
+           view=dict(normalized=True, address=("wrap", "mirror", "border"), filter="linear")),
+    TexArg(np.zeros((3, 4, 5, 2), np.int16), array=dict(channels=2), view=dict(address=("border", "clamp", "mirror"))),
+    TexArg(np.zeros((5, 6, 7), np.float16), array=dict(layered=True), view=dict(normalized=True, address="wrap")),
+    TexArg(np.zeros((12, 8, 8, 4), np.uint8), array=dict(cubemap=True, layered=True, channels=4),
+           view=dict(read="normalized")),
+    TexArg(mip_levels(16, 2, 4), "mipmap", dict(channels=2), dict(normalized=True, mipmap_filter="linear", max_lod=3.0)),
+    TexArg(np.zeros((1000, 4), np.uint8), "linear", dict(channels=4), dict(read="normalized")),
+    TexArg(np.zeros((9, 13), np.float32), "pitch2d", dict(pitch=64), dict(normalized=True)),
+]
+for what in ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords", "array_size",
+             "num_mipmap_levels", "num_samples", "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2",
+             "force_unnormalized_coords"):
+    case(f"txq_{what}", query_src("txq", what, 8, "cudaTextureObject_t"), "query", 8,
+         lambda r: QUERIED() + [np.full(8, -7, np.int32)])
+SURFACES_QUERIED = lambda: [   # noqa: E731
+    TexArg(np.zeros((7, 9, 4), np.uint8), array=dict(channels=4, surface=True), view=None),
+    TexArg(np.zeros(33, np.float32), array=dict(surface=True), view=None),
+    TexArg(np.zeros((3, 4, 5, 2), np.int16), array=dict(channels=2, surface=True), view=None),
+    TexArg(np.zeros((12, 8, 8), np.float16), array=dict(cubemap=True, layered=True, surface=True), view=None),
+    TexArg(np.zeros((4, 17), np.int32), array=dict(layered=True, surface=True), view=None),
+]
+for what in ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout"):
+    case(f"suq_{what}", query_src("suq", what, 5, "cudaSurfaceObject_t"), "query", 5,
+         lambda r: SURFACES_QUERIED() + [np.full(5, -7, np.int32)])
 
 # ---------------------------------------------------------------- surfaces
 
@@ -716,7 +708,7 @@ case("surf2d_write_zero_uchar4", SURF_WRITE_2D, "surf_write_2d<uchar4, cudaBound
                        r.integers(0, 256, (36, 4)).astype(np.uint8)]))
 case("surf2d_write_clamp_float", SURF_WRITE_2D, "surf_write_2d<float, cudaBoundaryModeClamp>", 8,
      lambda r: with_n([surface(np.full((4, 5), -1.0, np.float32)),
-                       np.array([[-40, 0], [1000, 0], [-4, 3], [8, -7], [4, 9], [20, 1], [1 << 30, 2], [0, 1 << 30]],
+                       np.array([[-40, 0], [1000, 0], [-4, 3], [8, -7], [4, 9], [20, 1], [1 << 30, 2], [12, 1 << 30]],
                                 np.int32), f32(1, 2, 3, 4, 5, 6, 7, 8)]))
 case("surf1d_surf3d_write", SURF_WRITE_1D_3D, "surf_write_1d_3d", 60,
      lambda r: [surface(np.zeros((64, 2), np.int32), channels=2), surface(np.zeros((3, 4, 5, 4), np.float32), channels=4),
