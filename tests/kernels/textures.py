@@ -754,3 +754,34 @@ case("sust_p_formatted_uchar4", SUST_P, "sust_formatted", 20,
      lambda r: with_n([surface(np.zeros((4, 5, 4), np.uint8), channels=4),
                        np.stack(np.meshgrid(np.arange(5), np.arange(4)), -1).reshape(-1, 2).astype(np.int32),
                        np.concatenate([f32(-1, 0, 0.5, 1, 2, np.nan, 1 / 255, 0.5 / 255), floats(r, 72)]).reshape(20, 4)]))
+
+# ---------------------------------------------------------------- level of detail, measured directly
+# Every texel of level k holds 256 * k, so a linear mipmap blend returns 256 * (the level of detail
+# the GPU used, after its own rounding and clamps).
+FLAT_LEVELS = [np.full((32 >> k, 32 >> k), 256.0 * k, np.float32) for k in range(6)]
+LOD_VIEW = dict(normalized=True, mipmap_filter="linear", max_lod=5.0)
+
+
+def lod_scan(r):
+    p = np.zeros((7 * 1024, 4), np.float32)
+    p[:, :2] = 0.5
+    p[:, 2] = np.arange(-1024, 6 * 1024) / np.float32(1024)
+    return p
+
+
+case("lod_scan_level_fraction", TEX_2D_LOD, "tex_2d_lod<float4>", 7 * 1024,
+     lambda r: with_n([TexArg(FLAT_LEVELS, "mipmap", {}, LOD_VIEW), lod_scan(r), out4(7 * 1024)]))
+
+
+def gradient_scan(r):
+    """Isotropic, one-axis and random gradients (in normalized units; level 0 is 32 texels wide)."""
+    s = np.exp2(np.arange(-3 * 128, 7 * 128) / 128.0) / 32
+    iso = np.stack([s, 0 * s, 0 * s, s], 1)
+    axis = np.stack([0 * s, s, 0 * s, s / 3], 1)
+    rand = r.standard_normal((1024, 4)) * np.exp2(r.integers(-8, 2, (1024, 1)))
+    return np.concatenate([iso, axis, rand]).astype(np.float32)
+
+
+case("grad_scan_level_of_detail", TEX_2D_GRAD, "tex_2d_grad<float4>", 3584,
+     lambda r: with_n([TexArg(FLAT_LEVELS, "mipmap", {}, LOD_VIEW), np.full((3584, 2), 0.5, np.float32),
+                       gradient_scan(r), out4(3584)]))
