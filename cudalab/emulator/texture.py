@@ -563,11 +563,12 @@ def _cube_face(x, y, z):
     return face.astype(np.int64), s, t
 
 
-def _lod_levels(tex: TextureObject, lod):
-    """(level a, level b, weight of b in 1/256) per lane for a level of detail (float32 array)."""
+def _lod_levels(tex: TextureObject, lod, bias=True):
+    """(level a, level b, weight of b in 1/256) per lane for a level of detail (float32 array). A
+    lookup without one (plain tex on a mipmapped texture) reads level 0: no bias (measured)."""
     smp = tex.sampler
     top = len(tex.levels) - 1
-    lod = np.asarray(lod, np.float32) + np.float32(smp.lod_bias)
+    lod = np.asarray(lod, np.float32) + np.float32(smp.lod_bias if bias else 0)
     lod = np.clip(np.nan_to_num(lod, nan=0.0), max(smp.min_lod, 0.0), min(smp.max_lod, top))
     if smp.mipmap_filter == "point" or top == 0:
         level = np.floor(lod + np.float32(0.5)).astype(np.int64)
@@ -613,7 +614,7 @@ def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, in
         return _lookup(data, tex.levels[0], smp, c, slice_, linear, modes)
     if grads is not None:
         lod = _lod_from_gradients(tex, grads, len(c))
-    la, lb, w = _lod_levels(tex, np.zeros(len(c[0]), np.float32) if lod is None else lod)
+    la, lb, w = _lod_levels(tex, np.zeros(len(c[0]), np.float32) if lod is None else lod, bias=lod is not None)
     out = np.zeros((len(c[0]), 4), np.uint32)
     for level in np.unique(la):
         pos = np.flatnonzero(la == level)
@@ -765,63 +766,36 @@ def gather(data, tex, geom, coords, comp):
 
 
 # ------------------------------------------------------------------ txq, suq
-CHANNEL_TYPES = {("unsigned", 1, "element"): 0, ("signed", 1, "element"): 1}     # filled from the H100 below
-
-
 def _plain_handle(inst, mem, d):
     if mem[0] != "mem" or mem[1] is None or mem[1][0] != "reg":
         raise Unsupported(f"{inst.opcode} with the operand {inst.text.split(None, 1)[-1]!r}")
     return reader(mem[1], "u64", d.func, d)
 
 
+SUPPORTED_QUERIES = ("width", "height", "depth")     # the only ones an H100's driver accepts on object handles
+
+
+def _unsupported_query(opcode, what):
+    raise Unsupported(f"{opcode}.{what} on a texture or surface object (the CUDA 13 driver rejects it on an H100 "
+                      "too: the module does not load); ask for width, height or depth, or pass the value yourself")
+
+
 def texture_query(tex: TextureObject, what: str, level: int | None = None) -> int:
-    """txq's answer for one texture object (a level past the last one has size 0)."""
+    """txq's answer for one texture object, as an H100 gives it (txq_width/height/depth): a 1D
+    array is 1 texel high and linear memory 0; depth is the layer count of a layered texture (of
+    cubes for a layered cubemap), 0 when there is none; a level past the last one has size 0."""
     if level is not None and not 0 <= level < len(tex.levels):
         return 0
     image = tex.levels[level or 0]
-    smp = tex.sampler
-    layered = image.layered or image.cubemap
     if what == "width":
         return image.width
     if what == "height":
-        return image.height
+        return image.height or (1 if image.kind == "array" else 0)
     if what == "depth":
-        return 0 if layered else image.depth
-    if what == "array_size":
-        return image.depth // (6 if image.cubemap else 1) if image.layered else 0
-    if what == "num_mipmap_levels":
-        return len(tex.levels)
-    if what == "num_samples":
-        return 0
-    if what == "normalized_coords":
-        return int(smp.normalized)
-    if what == "force_unnormalized_coords":
-        return int(not smp.normalized)
-    if what == "filter_mode":
-        return ("point", "linear").index(smp.filter)
-    if what.startswith("addr_mode_"):
-        return ("wrap", "mirror", "clamp", "border").index(smp.address[int(what[-1])])
-    if what == "channel_data_type":
-        return channel_data_type(image.fmt, smp.read)
-    if what == "channel_order":
-        return channel_order(image.fmt)
-    raise Unsupported(f"txq.{what}")
-
-
-def channel_data_type(fmt: Format, read: str) -> int:
-    """OpenCL's CL_SNORM_INT8 (0x10D0) ... CL_FLOAT (0x10DE) numbering, as PTX's txq answers."""
-    b = fmt.channel_bytes
-    if fmt.kind == "float":
-        return 0x10DD if b == 2 else 0x10DE
-    norm = read == "normalized" and b in (1, 2)
-    if fmt.kind == "signed":
-        return {1: 0x10D0, 2: 0x10D1}[b] if norm else {1: 0x10D7, 2: 0x10D8, 4: 0x10D9}[b]
-    return {1: 0x10D2, 2: 0x10D3}[b] if norm else {1: 0x10DA, 2: 0x10DB, 4: 0x10DC}[b]
-
-
-def channel_order(fmt: Format) -> int:
-    """OpenCL's CL_R (0x10B0), CL_RG (0x10B2), CL_RGBA (0x10B5)."""
-    return {1: 0x10B0, 2: 0x10B2, 4: 0x10B5}[fmt.channels]
+        if image.layered:
+            return image.depth // (6 if image.cubemap else 1)
+        return 0 if image.cubemap else image.depth
+    _unsupported_query("txq", what)
 
 
 @op("txq")
@@ -847,22 +821,16 @@ def _txq(inst, d):
 
 
 def surface_query(s: SurfaceObject, what: str) -> int:
+    """suq's answer, as an H100 gives it (suq_width/height/depth): the array as laid out in memory,
+    so a layered 1D surface has its layers as height and a layered cubemap its faces as depth."""
     image = s.image
     if what == "width":
         return image.width
     if what == "height":
-        return image.height
+        return image.height or (image.depth if image.layered else 0)
     if what == "depth":
-        return 0 if image.layered or image.cubemap else image.depth
-    if what == "array_size":
-        return image.depth // (6 if image.cubemap else 1) if image.layered else 0
-    if what == "channel_data_type":
-        return channel_data_type(image.fmt, "element")
-    if what == "channel_order":
-        return channel_order(image.fmt)
-    if what == "memory_layout":
-        return 1
-    raise Unsupported(f"suq.{what}")
+        return image.depth if image.height else 0
+    _unsupported_query("suq", what)
 
 
 @op("suq")
