@@ -210,11 +210,12 @@ def _dest_writers(inst, d, dst):
 
 # ------------------------------------------------------------------ texels
 def _read_channels(data: np.ndarray, offsets: np.ndarray, fmt: Format) -> np.ndarray:
-    """The channels (m, channels) of the texels at byte ``offsets`` of the arena, as stored."""
+    """The channels (m, channels) of the texels at byte ``offsets`` of the arena, as stored (texels
+    are always aligned to their channel size: arrays and bound memory start 512-byte aligned)."""
     cb, n = fmt.channel_bytes, fmt.channels
-    byte_at = offsets[:, None] + np.arange(n * cb, dtype=np.int64)[None, :]
-    raw = data[byte_at]
-    return np.ascontiguousarray(raw).view(fmt.channel_dtype).reshape(len(offsets), n)
+    typed = data[:data.size - data.size % cb].view(fmt.channel_dtype)
+    first = offsets // cb
+    return typed[first][:, None] if n == 1 else typed[first[:, None] + np.arange(n)]
 
 
 def _as_float(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
@@ -390,11 +391,14 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
 
 
 def _filter(words, weights, fmt, groups=None):
-    """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps)."""
+    """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps); channels
+    the format lacks stay 0."""
     mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
     values = words.view(np.float32)
-    return np.stack([weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups) for c in range(4)],
-                    1).view(np.uint32)
+    out = np.zeros((len(words), 4), np.float32)
+    for c in range(fmt.channels):
+        out[:, c] = weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups)
+    return out.view(np.uint32)
 
 
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
@@ -474,38 +478,41 @@ def weighted_sum(values: np.ndarray, weights: np.ndarray, scale_bits: int, manti
     (to half for half texels), ties away from zero. ``groups`` (3D textures: the two z slices) are
     aligned each on their own and then added. Infinities and NaN give infinity or the canonical NaN
     as IEEE arithmetic would."""
-    v = values.astype(np.float32)
+    # taps along axis 0: numpy reduces over a short leading axis far faster than over a short last one
+    v = np.ascontiguousarray(values.T, np.float32)
+    w = np.ascontiguousarray(weights.T)
     v = np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)
-    live = weights > 0
-    bad = ~np.isfinite(v) & live
-    v64 = np.where(live & np.isfinite(v), v, 0).astype(np.float64)
+    live = w > 0
+    finite = np.isfinite(v)
+    v64 = np.where(live & finite, v, 0).astype(np.float64)
     align = mantissa + GUARD_BITS
     if groups is None:
-        total, exp2 = _aligned(v64, weights, align)
+        total, exp2 = _aligned(v64, w, align)
         out = _round_away(total, exp2 - scale_bits, mantissa)
         zero = total == 0
     else:          # each partial is exact in float64 (about 39 bits); their sum is rounded once
-        exact = sum(np.ldexp(t.astype(np.float64), e) for t, e in (_aligned(v64[:, g], weights[:, g], align)
-                                                                    for g in groups))
+        exact = sum(np.ldexp(t.astype(np.float64), e) for t, e in (_aligned(v64[g], w[g], align) for g in groups))
         out = _round_away_f64(np.ldexp(exact, -scale_bits), mantissa)
         zero = exact == 0
-    negzero = (live & (v64 == 0) & np.signbit(v)).sum(1) == live.sum(1)
-    out = np.where(zero & negzero, np.float32(-0.0), out)
-    if bad.any():
-        vv = np.where(bad, v, np.float32(0))
-        pos, neg = (np.isposinf(vv)).any(1), (np.isneginf(vv)).any(1)
-        nan = np.isnan(vv).any(1) | (pos & neg)
+    if zero.any():        # -0.0 only when every texel with a weight is -0.0
+        negzero = ((live & (v64 == 0) & np.signbit(v)) | ~live).all(0) & live.any(0)
+        out = np.where(zero & negzero, np.float32(-0.0), out)
+    if not finite.all():
+        vv = np.where(live & ~finite, v, np.float32(0))
+        pos, neg = np.isposinf(vv).any(0), np.isneginf(vv).any(0)
+        nan = np.isnan(vv).any(0) | (pos & neg)
         out = np.where(pos, np.float32(np.inf), np.where(neg, np.float32(-np.inf), out))
         out = np.where(nan, np.uint32(0x7FFFFFFF).view(np.float32), out)
     return out.astype(np.float32)
 
 
 def _aligned(v64, weights, align):
-    """(sum of weights times texels cut to ``align`` bits below the largest one, its exponent)."""
+    """(sum of weights times texels cut to ``align`` bits below the largest one, its exponent);
+    taps along axis 0."""
     exps = np.where(v64 != 0, np.frexp(v64)[1], -10000)
-    top = exps.max(1, keepdims=True)
+    top = exps.max(0)
     q = np.trunc(np.ldexp(v64, align - top)).astype(np.int64)
-    return (q * weights).sum(1), top[:, 0] - align
+    return (q * weights).sum(0), top - align
 
 
 def _round_away_f64(v: np.ndarray, mantissa: int) -> np.ndarray:
