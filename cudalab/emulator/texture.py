@@ -188,12 +188,18 @@ def _per_object(ex, sel, handles, table, what, inst):
         if obj is None:
             lane = sel[pos[0]]
             ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
-                f"{inst.opcode} at {f'line {inst.line}' if inst.line else 'an unknown line'} in kernel "
-                f"{ex.kernel_name} by thread {t} in block {b}: "
+                f"{inst.opcode} at {_where(ex, inst)} in kernel {ex.kernel_name} by thread {t} in block {b}: "
                 f"{int(h)} is not a live {what} object (was it destroyed, or never created with "
                 f"cudaCreate{what.capitalize()}Object?)."))
         groups.append((pos, obj))
     return groups
+
+
+def _where(ex, inst) -> str:
+    """'line N' of the CUDA source, as memcheck words it (the nearest line before, if need be)."""
+    from .engine import source_line          # engine imports this module: import late
+    line = inst.line or source_line(ex.fr.df.func, inst)
+    return f"line {line}" if line else "an unknown line"
 
 
 def _write_words(ws, ex, sel, words):
@@ -543,11 +549,6 @@ def _round_away(total: np.ndarray, exp2: np.ndarray, mantissa: int = 24) -> np.n
     return np.where(total < 0, -r, r)
 
 
-def _filtered(acc):
-    with np.errstate(invalid="ignore", over="ignore"):
-        return acc.astype(np.float32)
-
-
 # ------------------------------------------------------------------ cubemaps and mipmap levels
 def _cube_face(x, y, z):
     """Direction -> (face 0..5 as +x -x +y -y +z -z, s, t in [0, 1]) (CUDA Guide, "Cubemap Textures").
@@ -779,9 +780,6 @@ def _plain_handle(inst, mem, d):
     return reader(mem[1], "u64", d.func, d)
 
 
-SUPPORTED_QUERIES = ("width", "height", "depth")     # the only ones an H100's driver accepts on object handles
-
-
 def _unsupported_query(opcode, what):
     raise Unsupported(f"{opcode}.{what} on a texture or surface object (the CUDA 13 driver rejects it on an H100 "
                       "too: the module does not load); ask for width, height or depth, or pass the value yourself")
@@ -882,9 +880,8 @@ def surface_offsets(ex, inst, s: SurfaceObject, geom, coords, size, mode, lanes,
     if (x % size).any():             # any mode: an H100 faults (surf2d_read_unaligned_x)
         k = int(np.flatnonzero(x % size)[0])
         ex.stop(lanes[k], "memcheck", "cudaErrorMisalignedAddress", inst, lambda b, t: (
-            f"Misaligned surface {'read' if kind == 'ld' else 'write'} at "
-            f"{f'line {inst.line}' if inst.line else 'an unknown line'} in kernel {ex.kernel_name} by thread {t} in "
-            f"block {b}: byte x = {int(x[k])} is not a multiple of the {size}-byte access. Surfaces take x in bytes: "
+            f"Misaligned surface {'read' if kind == 'ld' else 'write'} at {_where(ex, inst)} in kernel "
+            f"{ex.kernel_name} by thread {t} in block {b}: byte x = {int(x[k])} is not a multiple of the {size}-byte access. Surfaces take x in bytes: "
             f"texel i of a {image.fmt} surface is at x = {image.fmt.texel_bytes} * i."))
     limits = (row_bytes - size + 1, image.rows, image.slices)
     inside = np.ones(len(x), bool)
@@ -895,8 +892,7 @@ def surface_offsets(ex, inst, s: SurfaceObject, geom, coords, size, mode, lanes,
             lane = lanes[np.flatnonzero(~inside)[0]]
             k = int(np.flatnonzero(~inside)[0])
             ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
-                f"Surface {'read' if kind == 'ld' else 'write'} outside the array at "
-                f"{f'line {inst.line}' if inst.line else 'an unknown line'} in "
+                f"Surface {'read' if kind == 'ld' else 'write'} outside the array at {_where(ex, inst)} in "
                 f"kernel {ex.kernel_name} by thread {t} in block {b}: byte x = {int(x[k])}, y = {int(y[k])}, "
                 f"{'layer' if has_layer else 'z'} = {int(z[k])} for an array of {image.width} x {image.rows} x "
                 f"{image.slices} texels of {image.fmt} ({row_bytes} bytes per row). cudaBoundaryModeTrap stops the "

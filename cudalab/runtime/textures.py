@@ -27,7 +27,6 @@ from ..errors import CudaError
 
 # cudaArray* flags (driver_types.h)
 ARRAY_LAYERED, ARRAY_SURFACE_LOAD_STORE, ARRAY_CUBEMAP, ARRAY_TEXTURE_GATHER = 0x01, 0x02, 0x04, 0x08
-ARRAY_FLAGS = ARRAY_LAYERED | ARRAY_SURFACE_LOAD_STORE | ARRAY_CUBEMAP | ARRAY_TEXTURE_GATHER
 ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")      # cudaTextureAddressMode 0..3
 FILTER_MODES = ("point", "linear")                         # cudaTextureFilterMode 0..1
 READ_MODES = ("element", "normalized")                     # cudaTextureReadMode 0..1
