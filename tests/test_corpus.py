@@ -6,12 +6,13 @@ array argument must come back with the GPU's bits, or within the case's ulp/atol
 math. A failure names the first differing elements: index, got, want.
 """
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kernels import GROUPS, cases
+from kernels import GROUPS, TexArg, cases
 from kernels.record import case_sha, run_on_gpu
 
 RECORDED = Path(__file__).parent / "kernels" / "recorded"
@@ -19,7 +20,7 @@ FLOAT_BITS = {np.dtype(np.float16): np.int16, np.dtype(np.float32): np.int32, np
 
 
 def load_recordings():
-    """{case name: {"in": [...], "out": {k: array}, "sha": str}} from every group's npz."""
+    """{case name: {"in": [...], "out": {k: array}, "tex": {k: spec}, "sha": str}} from every group's npz."""
     found = {}
     for group in GROUPS:
         path = RECORDED / f"{group}.npz"
@@ -28,9 +29,11 @@ def load_recordings():
         with np.load(path) as z:
             for key in z.files:
                 name, field = key.split("/")
-                rec = found.setdefault(name, {"in": {}, "out": {}})
+                rec = found.setdefault(name, {"in": {}, "out": {}, "tex": {}})
                 if field == "sha":
                     rec["sha"] = str(z[key])
+                elif field.startswith("tex"):
+                    rec["tex"][int(field[3:])] = str(z[key])
                 elif field.startswith("out"):
                     rec["out"][int(field[3:])] = z[key]
                 else:
@@ -54,9 +57,22 @@ def as_argument(a):
 
 
 def run_on_emulator(case, args):
+    """Launch on the emulator; array arguments come back in place, a surface's contents in its
+    TexArg's ``result``."""
     import cudalab
     kernel = cudalab.compile(case["src"]).get_kernel(case["kernel"])
-    kernel[case["grid"], case["block"], 0, case["shared"]](*args)
+    made = {k: a.build(cudalab) for k, a in enumerate(args) if isinstance(a, TexArg)}
+    launch_args = [made[k][0] if k in made else a for k, a in enumerate(args)]
+    try:
+        kernel[case["grid"], case["block"], 0, case["shared"]](*launch_args)
+    finally:
+        for k, (obj, res) in made.items():
+            args[k].finish(obj, res)
+
+
+def output(arg):
+    """What a case's argument holds after the launch: an array, or a surface's contents."""
+    return arg.result if isinstance(arg, TexArg) else arg
 
 
 def ulp_distance(got, want):
@@ -107,10 +123,30 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
+NORMALIZED_FILTER = ("8/16-bit texels read as normalized floats are filtered in the texture unit's fixed-point "
+                     "path, not as floats (a texel of 255 at weight w/256 gives w/256 * (1 + 2**-16), less 2**-16 "
+                     "above w = 128); that path is not modelled yet, results agree to about 2**-14")
+INFINITE_CUBE = ("a direction with an infinite component picks a cube face by a rule not understood yet "
+                 "([inf, 1, 0] reads face +z, [1, inf, inf] face +x); finite directions match")
 KNOWN_GAPS = {
     "float_to_bfloat16_all_modes": "__double2bfloat16(NaN) is a software sequence ending in cvt.rn.bf16.f32 of "
                                    "0x7fc00000; ptxas replaces the whole sequence by a native conversion that "
                                    "gives 0x7fc0, where the same cvt alone gives 0x7fff",
+    **{name: NORMALIZED_FILTER for name in ("u8_normalized_linear", "u8_normalized_linear_step", "s8_normalized_linear",
+                                            "u16_normalized_linear", "s16_normalized_linear", "srgb_u8x4_linear")},
+    "tex3d_linear_random": "16 of 4096 trilinear lookups differ, most by 1 ulp, a few near clamped edges: the 3D "
+                           "filter's weights and adder are modelled (per-slice alignment) but not exactly",
+    "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (46 of 4096 differ)",
+    "cube_point": INFINITE_CUBE, "cube_linear": INFINITE_CUBE, "cube_layered_point": INFINITE_CUBE,
+    "cube_linear_seamless": "seamless cubemap filtering (texels from the neighbouring face at edges) is not "
+                            "modelled: the emulator filters within one face",
+    "tex1d_tex3d_lod": "trilinear filtering between mipmap levels of a 3D texture (16 texels) uses weights not "
+                       "measured yet; the 1D half of the case matches",
+    "tex2d_grad_point_mipmaps": "the level of detail from gradients that are not axis-aligned is not modelled "
+                                "exactly (see grad_scan_level_of_detail)",
+    "tex2d_grad_linear_mipmaps": "as tex2d_grad_point_mipmaps",
+    "grad_scan_level_of_detail": "isotropic and axis-aligned gradients give log2 of the longer gradient cut to 1/256, "
+                                 "as modelled; for other gradients the GPU's level of detail is up to 0.14 higher",
 }
 
 
@@ -128,10 +164,14 @@ def test_emulator_matches_recorded_gpu(case):
     if rec is None:
         pytest.skip("not recorded on a GPU yet: run tests/kernels/record.py on a machine with one")
     assert rec["sha"] == case_sha(case), "the kernel changed since it was recorded: re-run tests/kernels/record.py"
-    args = [as_argument(rec["in"][k]) for k in range(len(rec["in"]))]
+    fresh = case["make"]()
+    for k, spec in rec["tex"].items():
+        assert spec == fresh[k].spec(), f"texture argument {k} changed since it was recorded: re-run record.py"
+    args = [TexArg.from_stored(rec["tex"][k], rec["in"][k]) if k in rec["tex"] else as_argument(rec["in"][k])
+            for k in range(len(rec["in"]))]
     run_on_emulator(case, args)
     for k, want in rec["out"].items():
-        assert_same_as_gpu(case, k, args[k], want)
+        assert_same_as_gpu(case, k, output(args[k]), want)
 
 
 @pytest.mark.gpu
@@ -139,10 +179,10 @@ def test_emulator_matches_recorded_gpu(case):
 def test_emulator_matches_live_gpu(case):
     pytest.importorskip("cupy")
     inputs = case["make"]()
-    on_gpu = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
-    on_emu = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
+    on_gpu = [a.copy() if isinstance(a, np.ndarray) else replace(a) if isinstance(a, TexArg) else a for a in inputs]
+    on_emu = [a.copy() if isinstance(a, np.ndarray) else replace(a) if isinstance(a, TexArg) else a for a in inputs]
     run_on_gpu(case, on_gpu)
     run_on_emulator(case, on_emu)
     for k, want in enumerate(on_gpu):
-        if isinstance(want, np.ndarray):
-            assert_same_as_gpu(case, k, on_emu[k], want)
+        if isinstance(want, np.ndarray) or (isinstance(want, TexArg) and want.view is None):
+            assert_same_as_gpu(case, k, output(on_emu[k]), output(want))

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
-from . import memops, warp  # noqa: F401  (register their decoders)
+from . import memops, texture, warp  # noqa: F401  (register their decoders)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent

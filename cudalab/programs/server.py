@@ -28,6 +28,7 @@ from ..ptx import parse
 from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
 from ..runtime.core.graphs import ENABLE_TYPES, TYPES
+from .server_textures import TextureRequests
 
 ARENA_SIZE = 4 << 30
 SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
@@ -65,7 +66,7 @@ def demangle(names) -> dict:
     return result
 
 
-class Server:
+class Server(TextureRequests):
     def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)

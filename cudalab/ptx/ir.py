@@ -8,6 +8,7 @@ Operands are small tuples so that decoding can switch on ``op[0]``:
     ("imm", value, kind)          kind: "int" | "f32" (value = bit pattern) | "f64" (bit pattern)
     ("sym", name)                 a variable, a label or a function
     ("mem", base, offset)         [%rd1+4] -> ("mem", ("reg", "%rd1", False), 4); [sym+8] base is ("sym", ..)
+                                  [%rd1, {%f1, %f2}] (textures, surfaces) -> ("mem", ("vec", (handle, coords)), 0)
     ("vec", (op, op, ...))        {%r1, %r2}
     ("pair", op, op)              %r25|%p4 (a result and its predicate)
     ("list", (op, ...))           the parenthesised argument lists of call

@@ -161,6 +161,9 @@ def parse_operand(tok: str, regs=None):
         raise PtxSyntaxError("empty operand")
     if tok.startswith("[") and tok.endswith("]"):
         inner = tok[1:-1].strip()
+        parts = _split_top(inner)
+        if len(parts) > 1:        # [texture, {coordinates}] and [texture, sampler, {coordinates}]
+            return ("mem", ("vec", tuple(parse_operand(p, regs) for p in parts)), 0)
         m = re.match(r"^(.*?)\s*\+\s*(-?\s*(?:0x[0-9a-fA-F]+|\d+))$", inner)
         if m and m.group(1):
             base, off = m.group(1), parse_int(m.group(2).replace(" ", ""))

@@ -191,8 +191,9 @@ CASES = [
          ("not the start of an allocation", "line 1")),
     Case("4 MiB local array per thread", "__global__ void k(int *a) { int big[1 << 20]; for (int i = 0; i < (1 << 20); "
          "i += 4096) big[i] = i; a[0] = big[a[1]]; }", "k[1, 32](ia)", LaunchError, ("local memory",)),
-    Case("texture fetch", "__global__ void k(cudaTextureObject_t t, float *a) { a[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x); }",
-         "k[1, 32](0, a)", UnsupportedError, ("cannot run the PTX instruction `tex.", "line 1")),
+    Case("texture handle that names no texture", "__global__ void k(cudaTextureObject_t t, float *a) { "
+         "a[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x); }", "k[1, 32](0, a)", KernelError,
+         ("0 is not a live texture object", "line 1"), code="cudaErrorIllegalAddress"),
     Case("inline PTX the emulator does not know", '__global__ void k(int *a) { asm volatile("bogus.op 1;"); a[0] = 1; }',
          "k[1, 32](ia)", UnsupportedError, ("cannot run the PTX instruction `bogus.op 1`", "line 1"), code="cudaErrorNotSupported"),
     # ---------------------------------------------------------------- the session

@@ -8,14 +8,18 @@ Each group module (``integer``, ``floating``, ...) holds ``CASES``, a list of di
   ``atol``).
 There are no numpy references: ``record.py`` runs every case on a real GPU and saves inputs and
 outputs in ``recorded/<group>.npz``; ``tests/test_corpus.py`` replays them on the emulator.
+A texture or surface object argument is a ``TexArg``: its data and how the object is made, built
+with cudalab's own API on whichever device runs the case (the GPU when recording).
 """
 import importlib
+import json
 import zlib
+from dataclasses import dataclass, field
 
 import numpy as np
 
 GROUPS = ("integer", "floating", "conversions", "half", "memory", "atomics", "sync_warp", "control",
-          "gpu_behaviour")
+          "gpu_behaviour", "textures")
 
 
 class Corpus(list):
@@ -33,6 +37,75 @@ class Corpus(list):
         self.append(dict(name=name, group=self.group, src=src, kernel=kernel, grid=grid, block=block,
                          shared=shared, make=make_args,
                          exact=not (ulp or atol), ulp=ulp, atol=atol))
+
+
+@dataclass
+class TexArg:
+    """A texture or surface object argument: the texels, where they go and how they are read.
+
+    kind: "array" (cudalab.cuda_array), "mipmap" (data is the list of levels), "linear" (a device
+    array) or "pitch2d" (rows ``array["pitch"]`` bytes apart); array: the keywords of
+    cuda_array/mipmapped_array (channels, layered, cubemap, surface, gather); view: the keywords of
+    cudalab.texture, or None for a surface object, whose contents are an output of the case."""
+
+    data: object
+    kind: str = "array"
+    array: dict = field(default_factory=dict)
+    view: dict | None = field(default_factory=dict)
+    result: object = None            # a surface's contents after the launch
+
+    def spec(self) -> str:
+        """Everything but the texels, as JSON (recorded beside them; a change makes the recording stale)."""
+        shapes = [list(a.shape) for a in self.data] if self.kind == "mipmap" else list(self.data.shape)
+        return json.dumps(dict(kind=self.kind, array=self.array, view=self.view, shapes=shapes,
+                               dtype=str(self.levels[0].dtype)), sort_keys=True)
+
+    @property
+    def levels(self):
+        return list(self.data) if self.kind == "mipmap" else [self.data]
+
+    def stored(self):
+        """The texels as one array (mipmap levels flattened one after another)."""
+        return np.concatenate([a.ravel() for a in self.data]) if self.kind == "mipmap" else self.data
+
+    @classmethod
+    def from_stored(cls, spec: str, stored):
+        s = json.loads(spec)
+        data = stored.reshape(s["shapes"]) if s["kind"] != "mipmap" else None
+        if data is None:
+            data, at = [], 0
+            for shape in s["shapes"]:
+                n = int(np.prod(shape))
+                data.append(stored[at:at + n].reshape(shape))
+                at += n
+        return cls(data, s["kind"], s["array"], s["view"])
+
+    def build(self, cudalab):
+        """Make the object on cudalab's current device: (handle, what to keep alive until the end)."""
+        array = dict(self.array)
+        if self.kind == "mipmap":
+            res = cudalab.mipmapped_array(self.data, **array)
+        elif self.kind == "array":
+            res = cudalab.cuda_array(self.data, **array)
+        else:
+            channels, pitch = array.pop("channels", 1), array.pop("pitch", None)
+            rows = self.data.reshape(self.data.shape[0], -1) if pitch else self.data.reshape(-1)
+            if pitch:
+                padded = np.zeros((rows.shape[0], pitch // self.data.itemsize), self.data.dtype)
+                padded[:, :rows.shape[1]] = rows
+                rows = padded
+            res = cudalab.to_device(rows)
+            extra = dict(width=self.data.shape[1], height=self.data.shape[0], pitch=pitch) if pitch else {}
+            return cudalab.texture(res, channels=channels, **extra, **(self.view or {})), res
+        obj = cudalab.surface(res) if self.view is None else cudalab.texture(res, **self.view)
+        return obj, res
+
+    def finish(self, obj, res):
+        """After the launch: keep a surface's contents, then destroy the object and free the memory."""
+        if self.view is None:
+            self.result = res.copy_to_host()
+        obj.destroy()
+        res.free()
 
 
 def cases(groups=GROUPS):

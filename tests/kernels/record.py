@@ -10,6 +10,10 @@ GPU runs the PTX that cudalab gets from the same C++ (denormals kept); a probe c
 
 npz layout, per case: "<name>/in<k>" for every argument k (numpy scalars as 0-d arrays),
 "<name>/out<k>" for every array argument after the launch, "<name>/sha" = case_sha(case).
+A texture or surface argument (kernels.TexArg) is made on the GPU with cudalab's own texture API
+(cudalab.gpu.textures, CUDA's runtime through cuda.bindings): "<name>/in<k>" holds its texels,
+"<name>/tex<k>" how it was made (TexArg.spec()), and "<name>/out<k>" a surface's contents after
+the launch.
 """
 import ctypes
 import hashlib
@@ -24,9 +28,9 @@ import numpy as np
 
 if __package__ in (None, ""):                  # run as a script: make `kernels` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from kernels import GROUPS, cases
+    from kernels import GROUPS, TexArg, cases
 else:
-    from . import GROUPS, cases
+    from . import GROUPS, TexArg, cases
 
 CASE_TIMEOUT_S = int(os.environ.get("CASE_TIMEOUT_S", 60))    # one case (compile + two launches) taking longer is taken for a hang
 
@@ -80,14 +84,54 @@ def compile_like_cudalab():
         setattr(compiler, name, without_ftz)
 
 
+class _GpuTextureApi:
+    """cudalab's texture API on the GPU, with linear memory from CuPy's allocator (512-byte
+    aligned, like cudaMalloc's pointers, as texture binding requires)."""
+
+    def __init__(self):
+        from functools import partial
+
+        import cudalab
+        from cudalab.runtime import device
+        self.gpu = device.get("gpu")           # the current device (cudalab.use) stays as it was
+        self.cuda_array = partial(cudalab.cuda_array, device=self.gpu)
+        self.mipmapped_array = partial(cudalab.mipmapped_array, device=self.gpu)
+        self.texture, self.surface = cudalab.texture, cudalab.surface
+
+    def to_device(self, a):
+        import cupy as cp
+        gpu = self.gpu
+
+        class Linear:
+            def __init__(self):
+                self.buf = cp.asarray(a)
+                self.device_ptr, self.dtype, self.nbytes, self.device = self.buf.data.ptr, a.dtype, a.nbytes, gpu
+
+            def free(self):
+                self.buf = None
+        return Linear()
+
+
+_TEXTURE_API = []
+
+
+def texture_api():
+    if not _TEXTURE_API:
+        _TEXTURE_API.append(_GpuTextureApi())
+    return _TEXTURE_API[0]
+
+
 def run_on_gpu(case, args):
-    """Launch one case with CuPy; array arguments are copied back into args in place."""
+    """Launch one case with CuPy; array arguments are copied back into args in place, a surface's
+    contents into its TexArg's ``result``."""
     import cupy as cp
     compile_like_cudalab()
     name = case["kernel"]
     mod = cp.RawModule(code=case["src"], options=("-std=c++17",), name_expressions=[name])
     kernel = mod.get_function(name)
-    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    made = {k: a.build(texture_api()) for k, a in enumerate(args) if isinstance(a, TexArg)}
+    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else np.uint64(int(made[k][0])) if k in made else a
+           for k, a in enumerate(args)]
     keep = []
     try:
         kernel(as3(case["grid"]), as3(case["block"]),
@@ -99,6 +143,8 @@ def run_on_gpu(case, args):
     for a, d in zip(args, dev):
         if isinstance(a, np.ndarray):
             a[...] = cp.asnumpy(d)
+    for k, (obj, res) in made.items():
+        args[k].finish(obj, res)
 
 
 def first_difference(a, b):
@@ -116,7 +162,8 @@ def record_case(case):
     for _ in range(2):
         args = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
         run_on_gpu(case, args)
-        runs.append({k: a for k, a in enumerate(args) if isinstance(a, np.ndarray)})
+        runs.append({k: a.result if isinstance(a, TexArg) else a for k, a in enumerate(args)
+                     if isinstance(a, np.ndarray) or (isinstance(a, TexArg) and a.view is None)})
     for k in runs[0]:
         where = first_difference(runs[0][k], runs[1][k])
         if where:
@@ -170,6 +217,9 @@ def record_group(outdir, group, after=None):
                 sys.exit(3)                   # the parent restarts this group after this case
             continue
         for k, a in enumerate(inputs):
+            if isinstance(a, TexArg):
+                arrays[f"{case['name']}/tex{k}"] = np.array(a.spec())
+                a = a.stored()
             arrays[f"{case['name']}/in{k}"] = np.asarray(a)
         for k, a in outputs.items():
             arrays[f"{case['name']}/out{k}"] = a

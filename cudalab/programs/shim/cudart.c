@@ -1070,5 +1070,6 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
     return ret(rpc("graph_mem_trim"));
 }
 
+#include "textures.c"   /* CUDA arrays, 2D/3D copies, texture and surface objects */
 #include "graphs.c"   /* CUDA graphs and stream capture */
 #include "fallbacks.inc"   /* generated: every other runtime call answers cudaErrorNotSupported */

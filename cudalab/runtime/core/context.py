@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ...errors import CudaError, KernelError
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
+from .textures import TextureAPI
 from .memory import Memory
 from .pools import GraphMemory, MemPool
 from .properties import LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
@@ -89,7 +90,7 @@ class Function:
         return shared_layout(self.program, self.program.function(self.mangled), 0)[1]
 
 
-class Context(GraphAPI):
+class Context(GraphAPI, TextureAPI):
     """The runtime state of one device, for one program (server) or one Python session."""
 
     def __init__(self, arena=None, profile=None, timeline=None):

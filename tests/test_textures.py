@@ -1,0 +1,181 @@
+"""Textures and surfaces from Python: CUDA arrays, texture and surface objects, and what kernels see.
+
+The bit-level rules of the texture unit are checked against an H100's recordings in
+tests/kernels/textures.py (test_corpus.py); these tests show the API and its errors with cases
+whose answers need no GPU: texel centres, halfway points, surface writes read back.
+"""
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.errors import CudaError, KernelError
+
+FETCH_2D = r'''
+__global__ void fetch(cudaTextureObject_t t, const float2* p, float4* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float4>(t, p[i].x, p[i].y);
+}'''
+
+
+def sample(tex, points):
+    points = np.asarray(points, np.float32)
+    out = np.zeros((len(points), 4), np.float32)
+    cudalab.compile(FETCH_2D).get_kernel("fetch")[1, 64](tex, points, out, len(points))
+    return out
+
+
+@pytest.mark.parametrize("shape, channels, layered, cubemap, extent", [
+    ((7,), 1, False, False, (7, 0, 0)),
+    ((5, 7), 1, False, False, (7, 5, 0)),
+    ((3, 5, 7, 4), 4, False, False, (7, 5, 3)),
+    ((4, 9), 1, True, False, (9, 0, 4)),
+    ((2, 5, 7, 2), 2, True, False, (7, 5, 2)),
+    ((6, 8, 8), 1, False, True, (8, 8, 6)),
+])
+def test_cuda_array_shapes_map_to_cuda_extents(shape, channels, layered, cubemap, extent):
+    data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    arr = cudalab.cuda_array(data, channels=channels, layered=layered, cubemap=cubemap)
+    assert arr.extent == extent
+    assert arr.shape == shape
+    np.testing.assert_array_equal(arr.copy_to_host(), data)
+
+
+def test_point_sampling_reads_texel_centres_and_clamps_outside():
+    image = np.arange(12, dtype=np.float32).reshape(3, 4)           # value = 4 * row + column
+    tex = cudalab.texture(cudalab.cuda_array(image))
+    out = sample(tex, [(0.5, 0.5), (3.5, 2.5), (2.9, 1.1), (-5, 1.5), (100, -3)])
+    assert out[:, 0].tolist() == [0.0, 11.0, 6.0, 4.0, 3.0]
+    assert out[:, 1:].tolist() == [[0.0, 0.0, 0.0]] * 5              # a float1 texture: the rest are 0
+
+
+def test_linear_filtering_halfway_between_texels_and_wrapping():
+    image = np.array([[0.0, 8.0, 16.0, 24.0]], np.float32)
+    tex = cudalab.texture(cudalab.cuda_array(image), filter="linear", address="wrap", normalized=True)
+    # normalized x = 0.25 is texel coordinate 1.0: halfway between texels 0 and 1; x = 0 wraps to 24 and 0
+    out = sample(tex, [(0.25, 0.5), (0.375, 0.5), (0.0, 0.5), (1.25, 0.5)])
+    assert out[:, 0].tolist() == [4.0, 8.0, 12.0, 4.0]
+
+
+def test_normalized_reads_of_bytes_and_border_colour():
+    rgba = np.array([[[0, 51, 255, 128]]], np.uint8)
+    tex = cudalab.texture(cudalab.cuda_array(rgba, channels=4), read="normalized", address="border",
+                          border=(1.0, 0.0, 0.0, 1.0))
+    out = sample(tex, [(0.5, 0.5), (-1.0, 0.5)])
+    np.testing.assert_array_equal(out[0], np.float32([0, 51, 255, 128]) / np.float32(255))
+    assert out[1].tolist() == [1.0, 0.0, 0.0, 1.0]
+
+
+def test_linear_memory_fetches_by_index_and_zero_outside():
+    src = r'''
+    __global__ void fetch(cudaTextureObject_t t, int* out) {
+      int i = threadIdx.x;
+      out[i] = tex1Dfetch<int>(t, i - 2);
+    }'''
+    data = cudalab.to_device(np.array([10, 20, 30, 40], np.int32))
+    tex = cudalab.texture(data)
+    out = np.zeros(8, np.int32)
+    cudalab.compile(src).get_kernel("fetch")[1, 8](tex, out)
+    assert out.tolist() == [0, 0, 10, 20, 30, 40, 0, 0]
+
+
+def test_surface_writes_land_in_the_array():
+    src = r'''
+    __global__ void fill(cudaSurfaceObject_t s, int w) {
+      int x = threadIdx.x, y = blockIdx.x;
+      surf2Dwrite(make_uchar4(x, y, x + y, 255), s, 4 * x, y);        // x counts bytes: 4 per uchar4
+    }'''
+    arr = cudalab.cuda_array(shape=(3, 5, 4), dtype=np.uint8, channels=4, surface=True)
+    cudalab.compile(src).get_kernel("fill")[3, 5](cudalab.surface(arr), 5)
+    img = arr.copy_to_host()
+    assert img[2, 4].tolist() == [4, 2, 6, 255]
+    assert img[..., 3].min() == 255
+
+
+def test_surface_read_outside_with_trap_stops_the_kernel():
+    src = r'''
+    __global__ void peek(cudaSurfaceObject_t s, float* out) { out[0] = surf2Dread<float>(s, 4 * 9, 0); }'''
+    arr = cudalab.cuda_array(np.zeros((2, 4), np.float32), surface=True)
+    with pytest.raises(KernelError) as e:
+        cudalab.compile(src).get_kernel("peek")[1, 1](cudalab.surface(arr), np.zeros(1, np.float32))
+    assert e.value.code == "cudaErrorIllegalAddress"
+    assert "x is in bytes" in str(e.value)
+
+
+def test_surface_x_that_is_not_a_whole_texel_is_misaligned():
+    src = r'''
+    __global__ void peek(cudaSurfaceObject_t s, float* out) {
+      out[0] = surf2Dread<float>(s, 2, 0, cudaBoundaryModeZero);
+    }'''
+    arr = cudalab.cuda_array(np.zeros((2, 4), np.float32), surface=True)
+    with pytest.raises(KernelError) as e:
+        cudalab.compile(src).get_kernel("peek")[1, 1](cudalab.surface(arr), np.zeros(1, np.float32))
+    assert e.value.code == "cudaErrorMisalignedAddress"
+
+
+def test_a_destroyed_texture_cannot_be_read():
+    tex = cudalab.texture(cudalab.cuda_array(np.ones((2, 2), np.float32)))
+    tex.destroy()
+    with pytest.raises(KernelError, match="not a live texture object"):
+        sample(tex, [(0.5, 0.5)])
+
+
+@pytest.mark.parametrize("make, code", [
+    (lambda: cudalab.texture(cudalab.cuda_array(np.ones(4, np.float32)), read="normalized"),
+     "cudaErrorInvalidNormSetting"),
+    (lambda: cudalab.texture(cudalab.cuda_array(np.ones(4, np.int32)), filter="linear"),
+     "cudaErrorInvalidFilterSetting"),
+    (lambda: cudalab.cuda_array(np.ones((4, 3), np.float32), channels=3), "cudaErrorInvalidChannelDescriptor"),
+    (lambda: cudalab.cuda_array(np.ones(4, np.float64)), "cudaErrorInvalidChannelDescriptor"),
+    (lambda: cudalab.cuda_array(np.ones((6, 4, 5), np.float32), cubemap=True), "cudaErrorInvalidValue"),
+    (lambda: cudalab.texture(cudalab.cuda_array(np.ones(4, np.float32)), address="repeat"), "cudaErrorInvalidValue"),
+])
+def test_misuse_answers_cuda_error_codes(make, code):
+    with pytest.raises(CudaError) as e:
+        make()
+    assert e.value.code == code
+
+
+def test_mipmapped_array_levels_halve_and_lod_picks_a_level():
+    levels = [np.full((8 >> k, 8 >> k), 10.0 * k, np.float32) for k in range(4)]
+    mm = cudalab.mipmapped_array(levels)
+    assert [lv.shape for lv in mm.levels] == [(8, 8), (4, 4), (2, 2), (1, 1)]
+    src = r'''
+    __global__ void at_lod(cudaTextureObject_t t, const float* lod, float* out) {
+      int i = threadIdx.x;
+      out[i] = tex2DLod<float>(t, 0.5f, 0.5f, lod[i]);
+    }'''
+    tex = cudalab.texture(mm, normalized=True)          # point mipmap filter: the nearest level
+    out = np.zeros(5, np.float32)
+    cudalab.compile(src).get_kernel("at_lod")[1, 5](tex, np.float32([0, 1, 2.2, 3, 9]), out)
+    assert out.tolist() == [0.0, 10.0, 20.0, 30.0, 30.0]
+
+
+@pytest.mark.gpu
+def test_the_same_python_calls_run_on_a_real_gpu_with_the_same_bits():
+    """cudalab.cuda_array/texture/surface work on cudalab.use("gpu") too (CUDA's runtime through
+    cuda.bindings), and a bilinear lookup and a surface write give the emulator's bits."""
+    from cudalab.runtime import device as devices
+    src = FETCH_2D + r'''
+    __global__ void store(cudaSurfaceObject_t s, const float4* v) {
+      surf2Dwrite(v[threadIdx.x], s, 16 * threadIdx.x, blockIdx.x);
+    }'''
+    rng = np.random.default_rng(7)
+    image = rng.standard_normal((9, 13, 4)).astype(np.float32)
+    points = (rng.random((64, 2)) * 1.5 - 0.25).astype(np.float32)
+    values = rng.standard_normal((3 * 5, 4)).astype(np.float32)
+    results = {}
+    for kind in ("emu", "gpu"):
+        devices.use(kind)
+        try:
+            mod = cudalab.compile(src)
+            tex = cudalab.texture(cudalab.cuda_array(image, channels=4), filter="linear", address="mirror",
+                                  normalized=True)
+            out = np.zeros((64, 4), np.float32)
+            mod.get_kernel("fetch")[1, 64](tex, points, out, 64)
+            arr = cudalab.cuda_array(shape=(3, 5, 4), channels=4, surface=True)
+            mod.get_kernel("store")[3, 5](cudalab.surface(arr), values)
+            results[kind] = (out, arr.copy_to_host())
+        finally:
+            devices.use("emu")
+    np.testing.assert_array_equal(results["emu"][0].view(np.uint32), results["gpu"][0].view(np.uint32))
+    np.testing.assert_array_equal(results["emu"][1], results["gpu"][1])
