@@ -80,8 +80,9 @@ def _name_expressions(source: str, extra=()) -> list:
     """
     names = []
     # `__global__ void name(` ; skip templates (preceded by `template <...>` on the same declaration)
-    for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-                         r"void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\(", source):
+    attr = r"(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\([^)]*\)\s*)*"
+    for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+" + attr + r"void\s+" + attr +
+                         r"([A-Za-z_]\w*)\s*\(", source):
         if not m.group(1):
             names.append(m.group(2))
     for e in extra:

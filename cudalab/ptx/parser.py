@@ -427,7 +427,10 @@ def parse(text: str) -> Module:
                     cur.shared.append(v)
                     mod.variables.setdefault(v.name, v)
                 elif v.space == "param":
-                    cur.body_params[v.name] = Param(v.name, v.type, v.size, v.align)
+                    # call sequences reuse names (param1 is a .b64 in one, a .b8[12] in the next): keep the largest
+                    prev = cur.body_params.get(v.name)
+                    if prev is None or v.size > prev.size:
+                        cur.body_params[v.name] = Param(v.name, v.type, v.size, v.align)
                 else:
                     mod.variables.setdefault(v.name, v)
             elif stmt.startswith(".pragma") or stmt.startswith((".maxnreg", ".maxntid", ".reqntid")):
