@@ -194,7 +194,7 @@ def _ret(ex, rets, sel, values, dt=np.int32):
     if not rets:
         return
     buf = ex.fr.param_buffer(rets[0])
-    v = np.broadcast_to(np.asarray(values, dt), (sel.size,))
+    v = np.ascontiguousarray(np.broadcast_to(np.asarray(values, dt), (sel.size,)))
     buf[sel, 0:np.dtype(dt).itemsize] = v.view(np.uint8).reshape(sel.size, -1)
 
 
@@ -202,7 +202,7 @@ def _store(ex, inst, addrs, sel, values, dt):
     """Store one value per lane at generic addresses (a cudaStream_t* or void** out-parameter)."""
     from .memops import resolve, scatter
     dt = np.dtype(dt)
-    values = np.broadcast_to(np.asarray(values, dt), (sel.size,))
+    values = np.ascontiguousarray(np.broadcast_to(np.asarray(values, dt), (sel.size,)))
     for sp, buf, off, pos in resolve(ex, inst, "generic", np.asarray(addrs, np.uint64), sel, dt.itemsize, "st"):
         scatter(buf, off, dt, values if isinstance(pos, slice) else values[pos])
 
