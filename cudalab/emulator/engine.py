@@ -123,7 +123,7 @@ class Program:
         for inst in f.insts:
             try:
                 code.append(self._decode_inst(inst, ctx))
-            except (Unsupported, NotImplementedError, KeyError, StopIteration) as e:
+            except (Unsupported, NotImplementedError, KeyError, StopIteration, ValueError, IndexError) as e:
                 what = f"`{inst.text}`"
                 line = source_line(f, inst)
                 where = f" (from source line {line})" if line else ""

@@ -527,3 +527,36 @@ def _setmaxnreg(inst, d):
 def _multimem(inst, d):
     raise Unsupported("multimem (loads, stores and reductions on NVLink multicast memory shared by several GPUs, "
                       "which the emulator's single device does not have)")
+
+
+def _wrap_async_forms():
+    """st.async / red.async (sm_90): a store or reduction into another block's shared memory that
+    completes an mbarrier transaction. Until the mbarrier machinery has them, say so by name."""
+    for name in ("st", "red"):
+        base = DECODERS[name]
+
+        def dec(inst, d, base=base, name=name):
+            if "async" in inst.mods:
+                raise Unsupported(f"{name}.async (an asynchronous {'store' if name == 'st' else 'reduction'} into "
+                                  "another block's shared memory that completes an mbarrier)")
+            return base(inst, d)
+        DECODERS[name] = dec
+
+
+_wrap_async_forms()
+
+
+def _directive(inst, d):
+    """Label tables (`.branchtargets`, `.calltargets`) are data: they run as nothing."""
+    if any(m in ("branchtargets", "calltargets", "callprototype") for m in inst.mods):
+        return lambda ex: None
+    raise Unsupported(f"the directive .{'.'.join(inst.mods)}")
+
+
+DECODERS.setdefault("", _directive)
+
+
+@op("brx")
+def _brx(inst, d):
+    raise Unsupported("brx.idx (an indexed branch through a .branchtargets table; NVRTC does not emit it, "
+                      "a switch statement compiles to ordinary branches)")
