@@ -834,6 +834,8 @@ def stack_size(program: Program, df: DecodedFunction):
         own = program.function(name).local_size
         deepest = 0
         for inst in f.insts:
+            if inst.opcode == "alloca":      # dynamic stack allocation (sm90.py): CUDA's 1 KiB default stack
+                recursive[0] = True
             if inst.opcode == "call":
                 for o in inst.operands:
                     if o[0] == "sym":

@@ -111,65 +111,75 @@ def _elect(inst, d):
 
 @op("bmsk")
 def _bmsk(inst, d):
-    """bmsk.clamp/.wrap.b32 d, a, b: b ones starting at bit a."""
+    """bmsk.clamp/.wrap.b32 d, a, b: b ones starting at bit a (PTX ISA pseudo-code, to the letter)."""
     clamp = "clamp" in inst.mods
+    full = np.int64(0xFFFFFFFF)
 
     def f(a, b):
-        a = np.asarray(a).astype(np.int64)
-        b = np.asarray(b).astype(np.int64)
+        a = np.asarray(a).astype(np.int64) & full
+        b = np.asarray(b).astype(np.int64) & full
+        a1, b1 = a & 31, b & 31
+        mask0 = (full << a1) & full
+        s = a1 + b1
+        mask1 = np.where(s >= 32, 0, (full << np.minimum(s, 31)) & full)
+        over = s >= 32
         if clamp:
-            a, b = np.minimum(a, 32), np.minimum(b, 32)
-        else:
-            a, b = a & 31, b & 31
-        end = np.minimum(a + b, 32)
-        hi = np.where(end >= 32, (1 << 32) - 1, (np.int64(1) << end) - 1)
-        lo = (np.int64(1) << np.minimum(a, 32)) - 1
-        return ((hi & ~lo) & 0xFFFFFFFF).astype(np.uint32)
+            mask0 = np.where(a >= 32, 0, mask0)
+            over = over | (a >= 32) | (b >= 32)
+        mask1 = np.where(over, 0, np.where(b1 == 0, full, mask1))
+        return (mask0 & ~mask1 & full).astype(np.uint32)
     return simple(inst, d, f, src_types=("u32", "u32"))
 
 
 @op("fns")
 def _fns(inst, d):
-    """fns.b32 d, mask, base, offset: the bit position of the offset-th set bit of mask counting
-    from base (up for offset > 0, down for offset < 0); 0xffffffff when there is none."""
+    """fns.b32 d, mask, base, offset: the position of the |offset|-th set bit of mask from bit base
+    on (upward for offset > 0, downward for offset < 0; offset 0 tests bit base); 0xffffffff when
+    there is none."""
     def f(mask, base, offset):
-        mask = np.atleast_1d(np.asarray(mask).astype(np.uint64))
-        base = np.broadcast_to(np.asarray(base).astype(np.int64), mask.shape)
-        offset = np.broadcast_to(np.asarray(offset).astype(np.int64).astype(np.int32).astype(np.int64), mask.shape)
-        out = np.full(mask.shape, 0xFFFFFFFF, np.uint64)
-        for k in range(mask.size):
-            m, b, o = int(mask[k]), int(base[k]) & 31 if int(base[k]) < 32 else 32, int(offset[k])
-            if o == 0:
-                if b < 32 and (m >> b) & 1:
-                    out[k] = b
-                continue
-            bits = range(b, 32) if o > 0 else range(min(b, 31), -1, -1)
-            need = abs(o)
-            for i in bits:
-                if (m >> i) & 1:
-                    need -= 1
-                    if need == 0:
-                        out[k] = i
-                        break
+        m, b, o = np.broadcast_arrays(np.asarray(mask).astype(np.uint32).astype(np.int64),
+                                      np.asarray(base).astype(np.uint32).astype(np.int64),
+                                      np.asarray(offset).astype(np.int32).astype(np.int64))
+        out = np.full(m.shape, 0xFFFFFFFF, np.int64)
+        zero = o == 0
+        out = np.where(zero & (b < 32) & (((m >> np.minimum(b, 31)) & 1) == 1), b, out)
+        found = zero.copy()
+        inc = np.where(o > 0, 1, -1)
+        need = np.abs(o)
+        pos = b.copy()
+        for _ in range(33):
+            inside = (pos >= 0) & (pos < 32) & ~found
+            bit = inside & (((m >> np.clip(pos, 0, 31)) & 1) == 1)
+            need = need - bit
+            hit = bit & (need == 0)
+            out = np.where(hit, pos, out)
+            found = found | hit
+            pos = pos + inc
         return out.astype(np.uint32)
     return simple(inst, d, f, src_types=("b32", "u32", "s32"), dst_t="b32")
 
 
 @op("szext")
 def _szext(inst, d):
-    """szext.mode.type d, a, b: sign- (s32) or zero- (u32) extend a from its low b bits."""
+    """szext.mode.type d, a, b: sign- (s32) or zero- (u32) extend a from its low b bits (PTX ISA
+    pseudo-code, to the letter)."""
     signed = inst.type == "s32"
     clamp = "clamp" in inst.mods
+    full = np.int64(0xFFFFFFFF)
 
     def f(a, b):
         a = np.asarray(a).astype(np.uint32).astype(np.int64)
         b = np.asarray(b).astype(np.uint32).astype(np.int64)
-        b = np.minimum(b, 32) if clamp else b & 31
-        keep = np.where(b >= 32, a, a & ((np.int64(1) << b) - 1))
-        if signed:
-            neg = (b > 0) & (b < 32) & (((keep >> np.maximum(b - 1, 0)) & 1) == 1)
-            keep = np.where(neg, keep - (np.int64(1) << b), keep)
-        return (keep & 0xFFFFFFFF).astype(np.uint32).view(np.int32 if signed else np.uint32)
+        b1 = b & 31
+        too_large = (b >= 32) & clamp
+        mask = np.where(too_large, 0, (full << b1) & full)
+        sign_pos = (b1 - 1) & 31
+        sign = ((a >> sign_pos) & 1) == 1
+        if not signed:
+            sign = np.zeros(np.shape(sign), bool)
+        sign = sign & (b1 != 0) & ~too_large
+        out = (a & ~mask & full) | np.where(sign, mask, 0)
+        return (out & full).astype(np.uint32).view(np.int32 if signed else np.uint32)
     return simple(inst, d, f, src_types=(inst.type, "u32"))
 
 
