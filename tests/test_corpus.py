@@ -55,8 +55,8 @@ def as_argument(a):
 
 def run_on_emulator(case, args):
     import cudalab
-    kernel = cudalab.compile(case["src"]).get_kernel(case["kernel"])
-    kernel[case["grid"], case["block"], 0, case["shared"]](*args)
+    kernel = cudalab.compile(case["src"], options=list(case.get("options") or ())).get_kernel(case["kernel"])
+    kernel.launch(case["grid"], case["block"], tuple(args), shared=case["shared"], cluster=case.get("cluster"))
 
 
 def ulp_distance(got, want):

@@ -387,6 +387,47 @@ class GpuModule:
             end.sync()
         return float(end - start)
 
+    def launch_packed(self, name: str, grid, block, shared_bytes: int, params: bytes, cluster=None) -> float:
+        """Run a kernel from its packed parameter buffer (the driver's CU_LAUNCH_PARAM_BUFFER_POINTER):
+        how structs of any size by value reach it (``__grid_constant__`` parameters of up to 32,764
+        bytes), which cuda.core's argument list cannot pass. ``params`` is laid out as the driver
+        lays out parameters (runtime.launch.marshal), pointers as device addresses."""
+        import ctypes
+        from cuda.bindings import driver
+        from cuda.core import EventOptions
+        kernel = self._kernel(name)
+        stream, timed = _stream(), EventOptions(timing_enabled=True)
+        g, b = _dim3(grid), _dim3(block)
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = g
+        config.blockDimX, config.blockDimY, config.blockDimZ = b
+        config.sharedMemBytes = int(shared_bytes)
+        config.hStream = driver.CUstream(int(stream.handle))
+        attrs = []
+        if cluster is not None:
+            a = driver.CUlaunchAttribute()
+            a.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = _dim3(cluster)
+            attrs.append(a)
+        if _uses_grid_sync(self.ptx, name):
+            a = driver.CUlaunchAttribute()
+            a.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            a.value.cooperative = 1
+            attrs.append(a)
+        config.attrs, config.numAttrs = attrs, len(attrs)
+        raw = ctypes.create_string_buffer(bytes(params), max(len(params), 1))
+        size = ctypes.c_size_t(len(params))
+        extra = (ctypes.c_void_p * 5)(int(driver.CU_LAUNCH_PARAM_BUFFER_POINTER), ctypes.addressof(raw),
+                                      int(driver.CU_LAUNCH_PARAM_BUFFER_SIZE), ctypes.addressof(size),
+                                      int(driver.CU_LAUNCH_PARAM_END))
+        with _cuda_errors(f"Launching {name}", LaunchError):
+            start = stream.record(options=timed)
+            _checked(driver.cuLaunchKernelEx(config, kernel.handle, None, ctypes.addressof(extra)))
+            end = stream.record(options=timed)
+        with _cuda_errors(f"Running {name}", KernelError):
+            end.sync()
+        return float(end - start)
+
     def global_ptr(self, name: str) -> tuple:
         if name not in self.globals:
             raise CudaError(f"This module has no __constant__ or __device__ variable named {name!r}; "

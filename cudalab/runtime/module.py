@@ -270,7 +270,7 @@ class Kernel:
             if dev.kind == "emu":
                 self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks, cluster)
             else:
-                self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec, cluster)
+                self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec, cluster, kparams)
             streams.launched(rec, stream)
         finally:
             for host, d in copies:
@@ -314,7 +314,12 @@ class Kernel:
             if isinstance(rep, dict):
                 rec.metrics.update(rep)
 
-    def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None):
+    def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
+        if kparams is not None and any(isinstance(a, (np.void, bytes, bytearray)) and len(bytes(a)) > 8 for a in args):
+            # a struct bigger than 8 bytes by value: the packed parameter buffer (marshal() already
+            # put each array's GPU address in it)
+            rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
+            return
         mapping = {id(d): d for _, d in copies}
         host_to_dev = {id(h): d for h, d in copies}
         gargs = []
