@@ -78,6 +78,13 @@ def try_launch(f, grid, block, smem, cluster):
 
 
 CDP = r'''
+__global__ void dive(int* seen, int depth) {
+  seen[depth] = 1;
+  if (depth >= 255) return;
+  dive<<<1, 1>>>(seen, depth + 1);
+  int e = (int)cudaGetLastError();
+  if (e) seen[256 + depth] = e;
+}
 __global__ void tiny(int* ran) { atomicAdd(ran, 1); }
 __global__ void many(int* ran, int* failed, int* codes) {
   tiny<<<1, 1>>>(ran);
@@ -97,7 +104,13 @@ def pending_launches():
         ran, failed, codes = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)
         k[16, 256](ran, failed, codes)
         cudalab.synchronize()
-        return {"launched": 4096, "ran": int(ran[0]), "failed": int(failed[0]), "code": int(codes[0])}
+        out = {"launched": 4096, "ran": int(ran[0]), "failed": int(failed[0]), "code": int(codes[0])}
+        seen = np.zeros(512, np.int32)
+        cudalab.compile(CDP, options=["-arch=compute_90", "-rdc=true"]).get_kernel("dive")[1, 1](seen, 0)
+        cudalab.synchronize()
+        out["deepest grid that ran"] = int(np.flatnonzero(seen[:256])[-1])
+        out["launch errors by depth"] = {int(d): int(seen[256 + d]) for d in np.flatnonzero(seen[256:])}
+        return out
     finally:
         cudalab.use("emu")
 

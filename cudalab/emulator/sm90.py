@@ -350,8 +350,11 @@ def _video_scalar(inst, d):
     merge of the result into c's selected part (d.b0 ...)."""
     name = inst.opcode
     types = [m for m in inst.mods if m in ("u32", "s32")]
-    dt_, at = types[0], types[1]
-    bt = types[2] if len(types) > 2 else "u32"
+    if name == "vset":               # vset.atype.btype: no destination type (the result is 0 or 1)
+        dt_, at, bt = "u32", types[0], types[1]
+    else:
+        dt_, at = types[0], types[1]
+        bt = types[2] if len(types) > 2 else "u32"
     sat = "sat" in inst.mods
     op2 = next((m for m in inst.mods if m in ("add", "min", "max")), None)
     cmp = next((m for m in inst.mods if m in ("eq", "ne", "lt", "le", "gt", "ge")), None)
@@ -458,9 +461,9 @@ def _stack_top(ex):
 
 @op("alloca")
 def _alloca(inst, d):
-    """alloca.u64 ptr, size{, align}: dynamic local memory from the top of the thread's stack
-    (the frames grow from the bottom); running into them is a stack overflow."""
-    from .memory import LOCAL_WINDOW
+    """alloca.type ptr, size{, align}: dynamic stack memory from the top of the thread's local
+    memory (the frames grow from the bottom; running into them is a stack overflow). Like the GPU's,
+    the pointer is a .local address: ld.local/st.local use it, C++ converts it with cvta.local."""
     w = writer(inst.operands[0], inst.type, d.func)
     rs = reader(inst.operands[1], inst.type, d.func, d)
     align = int(inst.operands[2][1]) if len(inst.operands) > 2 else 8
@@ -479,29 +482,27 @@ def _alloca(inst, d):
                 f"{int(size[np.flatnonzero(bad)[0]])} bytes, more than the thread's {ex.local_stride}-byte stack has "
                 "left. Allocate less, or use malloc."))
         top[sel] = new
-        w(ex, sel, new + np.uint64(LOCAL_WINDOW))
+        w(ex, sel, new)
     return run
 
 
 @op("stacksave")
 def _stacksave(inst, d):
-    from .memory import LOCAL_WINDOW
     w = writer(inst.operands[0], inst.type, d.func)
 
     def run(ex):
         sel = ex.idx
-        w(ex, sel, _stack_top(ex)[sel] + np.uint64(LOCAL_WINDOW))
+        w(ex, sel, _stack_top(ex)[sel])
     return run
 
 
 @op("stackrestore")
 def _stackrestore(inst, d):
-    from .memory import LOCAL_WINDOW
     r = reader(inst.operands[0], inst.type, d.func, d)
 
     def run(ex):
         sel = ex.idx
-        _stack_top(ex)[sel] = np.asarray(r(ex, sel)).astype(np.uint64) - np.uint64(LOCAL_WINDOW)
+        _stack_top(ex)[sel] = np.asarray(r(ex, sel)).astype(np.uint64)
     return run
 
 

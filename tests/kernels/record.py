@@ -169,13 +169,29 @@ def gpu_still_usable():
         return False
 
 
+def load_npz(path):
+    """An npz's arrays. Headers padded with NUL bytes instead of spaces (written once on the H100
+    machine, unreadable by numpy itself) are mended first: the data after them is intact."""
+    import io
+    import struct
+    import zipfile
+    out = {}
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            raw = bytearray(zf.read(name))
+            start = 10 if raw[6] == 1 else 12
+            size = struct.unpack("<H" if raw[6] == 1 else "<I", bytes(raw[8:start]))[0]
+            raw[start:start + size] = raw[start:start + size].replace(b"\0", b" ")
+            out[name[:-4] if name.endswith(".npy") else name] = np.load(io.BytesIO(bytes(raw)))
+    return out
+
+
 def record_group(outdir, group, after=None):
     """Record one group's cases (those after `after`, continuing a partial file); saves after each."""
     path, state_path = os.path.join(outdir, f"{group}.npz"), os.path.join(outdir, f"{group}.json")
     arrays, state = {}, {"recorded": [], "dropped": {}}
     if after is not None:
-        with np.load(path) as z:
-            arrays = {k: z[k] for k in z.files}
+        arrays = load_npz(path)
         with open(state_path) as f:
             state = json.load(f)
     todo = cases([group])

@@ -95,9 +95,10 @@ __global__ void __cluster_dims__(2, 1, 1) raw(const unsigned* in, unsigned* out)
   unsigned theirs;
   asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(theirs) : "r"(peer_addr));
   asm volatile("getctarank.shared::cluster.u32 %0, %1;" : "=r"(peer_rank) : "r"(peer_addr));
-  asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed.aligned; barrier.cluster.wait.aligned;" ::: "memory");   // loads done
   asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(peer_addr), "r"(theirs + local) : "memory");
-  asm volatile("barrier.cluster.arrive.relaxed.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+  // .relaxed would not release the store above: the GPU may then read the old value (it did)
+  asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::: "memory");
   out[blockIdx.x * 64 + threadIdx.x] = box[threadIdx.x];
   out[blockIdx.x * 64 + 32 + threadIdx.x] = peer_rank * 100 + rank;
 }''', "raw", 6, 32, lambda r: [words(r, 6 * 32), np.zeros(6 * 64, np.uint32)])
@@ -213,17 +214,19 @@ __global__ void dive(int* seen, int depth) {
 }''', "dive", 1, 1, lambda r: [np.full(64, -1, np.int32), np.int32(0)], options=RDC)
 
 case("cdp_device_memory_ops", r'''
-// cudaMalloc in a parent, a memset and a copy queued in the NULL stream around a child launch:
-// stream order makes the copy see the child's writes.
+// cudaMalloc in a parent, then a memset, a child launch and a copy in the NULL stream: the codes the
+// calls return and what the copy saw.
 __global__ void bump(unsigned char* buf, int n) { for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] += i; }
-__global__ void host_like(unsigned char* out, int n) {
+__global__ void host_like(unsigned char* out, int* codes, int n) {
   unsigned char* buf = nullptr;
-  cudaMalloc((void**)&buf, n);
-  cudaMemsetAsync(buf, 0x11, n, 0);
+  codes[0] = (int)cudaMalloc((void**)&buf, n);
+  codes[1] = (int)cudaMemsetAsync(buf, 0x11, n, 0);
+  codes[2] = (int)cudaGetLastError();
   bump<<<1, 32>>>(buf, n);
-  cudaMemcpyAsync(out, buf, n, cudaMemcpyDeviceToDevice, 0);
-  out[n] = buf != nullptr;
-}''', "host_like", 1, 1, lambda r: [np.zeros(301, np.uint8), np.int32(300)], options=RDC)
+  codes[3] = (int)cudaMemcpyAsync(out, buf, n, cudaMemcpyDeviceToDevice, 0);
+  codes[4] = (int)cudaGetLastError();
+  codes[5] = buf != nullptr;
+}''', "host_like", 1, 1, lambda r: [np.zeros(300, np.uint8), np.full(6, -1, np.int32), np.int32(300)], options=RDC)
 
 case("cdp_quicksort_my_own", r'''
 // A recursive quicksort: partition in one thread, then sort each side in a child grid.
@@ -531,8 +534,8 @@ __global__ void simd(const unsigned* a, const unsigned* b, unsigned* o) {
 case("alloca_dynamic_stack", r'''
 __global__ void dyn(const int* n, int* out) {
   int t = threadIdx.x, k = n[t];
-  int* a;
-  asm volatile("alloca.u64 %0, %1, 16;" : "=l"(a) : "l"((unsigned long long)(k * 4)));
+  int* a;      // alloca gives a .local address; C++ pointers are generic
+  asm volatile("{ .reg .u64 p; alloca.u64 p, %1, 16; cvta.local.u64 %0, p; }" : "=l"(a) : "l"((unsigned long long)(k * 4)));
   for (int i = 0; i < k; ++i) a[i] = i * t + k;
   int s = 0;
   for (int i = k - 1; i >= 0; --i) s = s * 3 + a[i];
