@@ -67,7 +67,7 @@ def _check(result, prog=None):
 def _program_log(prog) -> str:
     from cuda.bindings import nvrtc
     n = _check(nvrtc.nvrtcGetProgramLogSize(prog))
-    buf = b" " * n
+    buf = bytearray(n)     # never b" " * n: for n == 1 that is the shared b" " object, which NVRTC would overwrite
     _check(nvrtc.nvrtcGetProgramLog(prog, buf))
     return buf.rstrip(b"\x00").decode(errors="replace").strip()
 
@@ -155,7 +155,7 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
             nice = format_diagnostics(log, source, filename, line_offset)
             raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=log)
         size = _check(nvrtc.nvrtcGetPTXSize(prog))
-        buf = b" " * size
+        buf = bytearray(size)
         _check(nvrtc.nvrtcGetPTX(prog, buf))
         ptx = buf.rstrip(b"\x00").decode()
         lowered = {}
