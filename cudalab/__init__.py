@@ -19,6 +19,7 @@ from .runtime.streams import (Event, Stream, default_stream, event, pinned, pinn
                               record_timeline, stream, timeline)
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
+from .device.clusters import max_active_clusters, max_potential_cluster_size  # noqa: F401
 
 __version__ = "0.1.0"
 

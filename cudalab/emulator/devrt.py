@@ -158,7 +158,14 @@ class GridState:
     def _run_child(self, w: Work):
         from .engine import launch
         name = readable(w.func)
-        left = max(self.root.deadline - time.process_time(), 0.05)
+        left = self.root.deadline - time.process_time()
+        if left <= 0:            # the watchdog covers the whole tree of grids, not each grid alone
+            msg = (f"The kernel {self.root.kernel_name} and the grids it launched from the device ran for more than "
+                   f"{self.root.timeout:g} s and were stopped by the watchdog before {name} (launched by "
+                   f"{w.launcher} of {self.kernel_name}, nesting depth {self.depth + 1}) could start. Does the "
+                   "recursion ever stop? (Raise the limit with cudalab.set_watchdog(seconds) if it is just slow.)")
+            from .findings import Finding
+            raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, name)])
         started = self.stats.instructions
         entry = dict(kernel=name, grid=w.grid, block=w.block, shared=w.shared, depth=self.depth + 1,
                      parent=self.kernel_name, instructions=0,
@@ -263,6 +270,7 @@ def _new_buffer(ex, st, func_addr, grid, block, shared):
     size = max([df.param_offsets[p.name] + p.size for p in df.func.params] or [0])
     addr = ex.mem.alloc(max(size, 8), label="device launch parameters")
     st.buffers[addr] = _Buffer(name, grid, block, shared, size)
+    st.root.pending += 1          # a launch slot is taken when its parameter buffer is handed out
     return addr, SUCCESS
 
 
@@ -316,10 +324,10 @@ def _enqueue(ex, inst, lane, addr, stream, _):
         return INVALID_VALUE
     if not _known_stream(st, stream):
         ex.mem.free(addr)
+        st.root.pending -= 1
         return INVALID_RESOURCE_HANDLE
     params = ex.mem.data[addr - GLOBAL_BASE:addr - GLOBAL_BASE + b.size].tobytes()
     ex.mem.free(addr)
-    st.root.pending += 1
     st.work.append(Work("launch", stream, len(st.work), b.func, b.grid, b.block, b.shared, params,
                         launcher=_where(ex, lane)))
     return SUCCESS

@@ -891,7 +891,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
     deadline = time.process_time() + timeout
     for o in observers:
-        o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared))
+        o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks)

@@ -523,6 +523,17 @@ def _griddepcontrol(inst, d):
     return run
 
 
+def pdl_trigger_fraction(stats):
+    """For the timeline (runtime "rt"): how far through the grid (share of its instructions) the first
+    ``griddepcontrol.launch_dependents`` ran, so a kernel launched after it with programmatic stream
+    serialization may be drawn starting there; None when the grid never triggered (its dependents
+    then start when it ends, as on the GPU)."""
+    hit = stats.pdl.get("launch_dependents")
+    if hit is None or not stats.instructions:
+        return None
+    return min(1.0, hit["instructions"] / stats.instructions)
+
+
 @op("setmaxnreg")
 def _setmaxnreg(inst, d):
     """setmaxnreg.{inc,dec}.sync.aligned.u32 n: registers are not a resource in the emulator; the

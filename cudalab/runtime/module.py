@@ -237,6 +237,13 @@ class Kernel:
         cudaLaunchKernelEx's cudaLaunchAttributeClusterDimension does; compute capability 9.0):
         ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
+        if cluster is not None:
+            from ..device import current as profile
+            cc = profile().cc
+            if cc < (9, 0):
+                raise LaunchError(f"{self.name}: thread block clusters need compute capability 9.0; the selected "
+                                  f"device {profile().gpu or profile().name} has {cc[0]}.{cc[1]}. Choose one with "
+                                  "cudalab.set_device('H100').", "cudaErrorNotSupported")
         prog = self.module.program(dev)
         static = 0
         if dev.kind == "emu":
@@ -303,6 +310,9 @@ class Kernel:
         rec.thread_instructions = stats.thread_instructions
         rec.printed = stats.printed
         rec.device_launches = stats.device_launches     # grids this launch started from the device
+        if stats.pdl:                                   # griddepcontrol: programmatic dependent launch (sm90.py)
+            from ..emulator.sm90 import pdl_trigger_fraction
+            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats))
         rec.findings.extend(stats.findings)
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
