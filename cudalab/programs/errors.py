@@ -18,6 +18,9 @@ ERRORS = [
     (17, "cudaErrorInvalidDevicePointer", "invalid device pointer"),
     (21, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"),
     (52, "cudaErrorMissingConfiguration", "__global__ function call is not configured"),
+    (65, "cudaErrorLaunchMaxDepthExceeded", "launch would exceed maximum depth of nested launches"),
+    (69, "cudaErrorLaunchPendingCountExceeded",
+     "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount"),
     (98, "cudaErrorInvalidDeviceFunction", "invalid device function"),
     (100, "cudaErrorNoDevice", "no CUDA-capable device is detected"),
     (101, "cudaErrorInvalidDevice", "invalid device ordinal"),
@@ -39,6 +42,7 @@ ERRORS = [
     (720, "cudaErrorCooperativeLaunchTooLarge", "too many blocks in cooperative launch"),
     (800, "cudaErrorNotPermitted", "operation not permitted"),
     (801, "cudaErrorNotSupported", "operation not supported"),
+    (912, "cudaErrorInvalidClusterSize", "a kernel launch error has occurred due to cluster misconfiguration"),
     (999, "cudaErrorUnknown", "unknown error"),
 ]
 
