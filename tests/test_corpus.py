@@ -55,8 +55,15 @@ def as_argument(a):
 
 def run_on_emulator(case, args):
     import cudalab
-    kernel = cudalab.compile(case["src"], options=list(case.get("options") or ())).get_kernel(case["kernel"])
-    kernel.launch(case["grid"], case["block"], tuple(args), shared=case["shared"], cluster=case.get("cluster"))
+    from cudalab.device import current, set_device
+    before = current()
+    if "-arch=compute_90" in (case.get("options") or ()):
+        set_device("H100")            # the device the case was recorded on (clusters need 9.0)
+    try:
+        kernel = cudalab.compile(case["src"], options=list(case.get("options") or ())).get_kernel(case["kernel"])
+        kernel.launch(case["grid"], case["block"], tuple(args), shared=case["shared"], cluster=case.get("cluster"))
+    finally:
+        set_device(before)
 
 
 def ulp_distance(got, want):
