@@ -20,6 +20,7 @@ from .runtime.streams import (Event, Stream, default_stream, device_attribute, d
 from .runtime.textures import cuda_array, mipmapped_array, surface, texture  # noqa: F401
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
+from .device.clusters import max_active_clusters, max_potential_cluster_size  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -60,14 +60,22 @@ def run_on_emulator(case, args):
     """Launch on the emulator; array arguments come back in place, a surface's contents in its
     TexArg's ``result``."""
     import cudalab
-    kernel = cudalab.compile(case["src"]).get_kernel(case["kernel"])
-    made = {k: a.build(cudalab) for k, a in enumerate(args) if isinstance(a, TexArg)}
-    launch_args = [made[k][0] if k in made else a for k, a in enumerate(args)]
+    from cudalab.device import current, set_device
+    before = current()
+    if "-arch=compute_90" in (case.get("options") or ()):
+        set_device("H100")            # the device the case was recorded on (clusters need 9.0)
     try:
-        kernel[case["grid"], case["block"], 0, case["shared"]](*launch_args)
+        kernel = cudalab.compile(case["src"], options=list(case.get("options") or ())).get_kernel(case["kernel"])
+        made = {k: a.build(cudalab) for k, a in enumerate(args) if isinstance(a, TexArg)}
+        launch_args = [made[k][0] if k in made else a for k, a in enumerate(args)]
+        try:
+            kernel.launch(case["grid"], case["block"], tuple(launch_args), shared=case["shared"],
+                          cluster=case.get("cluster"))
+        finally:
+            for k, (obj, res) in made.items():
+                args[k].finish(obj, res)
     finally:
-        for k, (obj, res) in made.items():
-            args[k].finish(obj, res)
+        set_device(before)
 
 
 def output(arg):

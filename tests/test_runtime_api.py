@@ -68,16 +68,8 @@ def emulate(name):
     return run_program(HERE / f"{name}.cu", timeout=300, options=OPTIONS.get(name, ()))
 
 
-def clusters_supported() -> bool:
-    import inspect
-    from cudalab.emulator.engine import launch
-    return "cluster" in inspect.signature(launch).parameters
-
-
 @pytest.mark.parametrize("name", [n for n in PROGRAMS if (RECORDED / f"{n}.out").exists()])
 def test_program_prints_what_an_h100_printed(name, h100):
-    if name == "clusters" and not clusters_supported():
-        pytest.xfail("the emulator's engine does not run thread block clusters yet (another helper's work)")
     r = emulate(name)
     assert r.returncode == 0, r.stderr
     assert normalized(r.stdout) == normalized((RECORDED / f"{name}.out").read_text())

@@ -163,7 +163,7 @@ def _source_to_cubin(source: str, sm: str, options: tuple, names: tuple) -> byte
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"compiling for {sm} failed:\n{_program_log(prog)}", log=_program_log(prog))
         n = _check(nvrtc.nvrtcGetCUBINSize(prog))
-        buf = b" " * n
+        buf = bytearray(n)     # never b" " * n: for n == 1 that is the shared b" " object, which NVRTC would overwrite
         _check(nvrtc.nvrtcGetCUBIN(prog, buf))
         return bytes(buf)
     finally:
@@ -182,7 +182,7 @@ def _ptx_to_cubin(ptx: str, sm: str) -> bytes:
         data = ptx.encode()
         nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel.ptx")
         nvjitlink.complete(handle)
-        buf = b" " * nvjitlink.get_linked_cubin_size(handle)
+        buf = bytearray(nvjitlink.get_linked_cubin_size(handle))
         nvjitlink.get_linked_cubin(handle, buf)
         return bytes(buf)
     finally:

@@ -175,7 +175,7 @@ def _mov(inst, d):
 
 
 def _part_type(t, n):
-    return {64: {2: "b32", 4: "b16"}, 32: {2: "b16", 4: "b8"}, 128: {2: "b64", 4: "b32"}}[dtype(t).itemsize * 8 if t != "b128" else 128][n]
+    return {64: {2: "b32", 4: "b16"}, 32: {2: "b16", 4: "b8"}, 16: {2: "b8"}, 128: {2: "b64", 4: "b32"}}[dtype(t).itemsize * 8 if t != "b128" else 128][n]
 
 
 @op("cvta")
@@ -735,8 +735,9 @@ def _video(inst, d):
     name = inst.opcode[:-1]
     width = 32 // lanes
     types = inst.types
-    dt_, at, bt = types[0], types[1], types[2]
-    cmp = inst.mods[types.__len__()] if name == "vset" else None
+    # vset2/vset4 name only the source types (the result is unsigned)
+    dt_, at, bt = ("u32", types[0], types[1]) if name == "vset" else (types[0], types[1], types[2])
+    cmp = None
     if name == "vset":
         cmp = next(m for m in inst.mods if m in ("eq", "ne", "lt", "le", "gt", "ge"))
     add, sat = "add" in inst.mods, "sat" in inst.mods

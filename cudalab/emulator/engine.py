@@ -22,12 +22,15 @@ from ..errors import KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import memops, texture, warp  # noqa: F401  (register their decoders)
+from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .printf import ArgReader, format_call
+
+cluster_mod = cluster
 
 K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
 LANE_BUDGET = 1 << 17
@@ -36,8 +39,9 @@ MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
-# device functions other modules provide: name -> handler(ex, inst, rets, args) (e.g. graphcalls.py)
-DEVICE_FUNCTIONS: dict = {}
+# extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
+# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional)
+DEVICE_FUNCTIONS: dict = dict(devrt.HANDLERS)
 
 
 class Watchdog(Exception):
@@ -119,7 +123,7 @@ class Program:
         for inst in f.insts:
             try:
                 code.append(self._decode_inst(inst, ctx))
-            except (Unsupported, NotImplementedError, KeyError, StopIteration) as e:
+            except (Unsupported, NotImplementedError, KeyError, StopIteration, ValueError, IndexError) as e:
                 what = f"`{inst.text}`"
                 line = source_line(f, inst)
                 where = f" (from source line {line})" if line else ""
@@ -149,10 +153,11 @@ class Program:
                     fname = o            # an indirect call: the target is a function address per lane
             if isinstance(fname, tuple):
                 return (K_CALL, None, inst, (fname, rets, args))
-            if fname not in BUILTINS and fname not in DEVICE_FUNCTIONS and fname not in self.module.functions:
+            known = fname in BUILTINS or fname in DEVICE_FUNCTIONS
+            if not known and fname not in self.module.functions:
                 raise Unsupported(f"a call to {fname}")
-            if fname not in BUILTINS and fname not in DEVICE_FUNCTIONS and self.module.functions[fname].extern:
-                raise Unsupported(f"a call to the external function {fname}")
+            if not known and self.module.functions[fname].extern:
+                raise Unsupported(devrt.extern_call_reason(fname))
             return (K_CALL, None, inst, (fname, rets, args))
         return (K_NORMAL, decode(inst, ctx), inst, None)
 
@@ -214,6 +219,8 @@ class LaunchStats:
     batches: int = 0
     printed: list = field(default_factory=list)
     findings: list = field(default_factory=list)
+    device_launches: list = field(default_factory=list)   # grids launched from the device (devrt.py), in run order
+    pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
 
 
 class Exec:
@@ -344,18 +351,7 @@ class Exec:
         elif name == "gridid":
             v = np.uint64(1)
         elif name.startswith("cluster") or name.startswith("ncluster") or name == "is_explicit_cluster":
-            # no clusters: every block is its own cluster of one
-            if name == "clusterid":
-                blk = b.first_block + self.lane_block
-                v = (blk % gx, (blk // gx) % gy, blk // (gx * gy))[axis] if axis is not None else blk
-            elif name == "nclusterid":
-                v = np.uint32(b.grid[axis])
-            elif name in ("cluster_nctaid",):
-                v = np.uint32(1)
-            elif name == "cluster_nctarank":
-                v = np.uint32(1)
-            else:
-                v = np.uint32(0)
+            v = cluster.special(self, name, axis)      # a block is a cluster of one unless launched with clusters
         else:
             raise Unsupported(f"special register %{name}")
         if np.ndim(v):
@@ -376,6 +372,9 @@ class Exec:
         f = self.program.func_addr.get(name)
         if f is not None:
             return f
+        p = self.kernel.param_offsets.get(name)
+        if p is not None:            # a kernel parameter's address (read back with ld.param [%rd], sm90.py)
+            return sm90.PARAM_WINDOW + p
         raise Unsupported(f"the address of {name}")
 
     # ---------------------------------------------------------------- errors a student reads
@@ -656,10 +655,10 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         for r in rets:
             ex.fr.params[r] = results[r]
         return
-    if fname in BUILTINS:
-        return _builtin(ex, inst, fname, rets, args)
     if fname in DEVICE_FUNCTIONS:
         return DEVICE_FUNCTIONS[fname](ex, inst, rets, args)
+    if fname in BUILTINS:
+        return _builtin(ex, inst, fname, rets, args)
     callee = ex.program.function(fname)
     if ex.depth >= MAX_CALL_DEPTH:
         ex.stop(ex.idx[0], "stack", "cudaErrorLaunchOutOfResources", inst, lambda b, t: (
@@ -836,6 +835,8 @@ def stack_size(program: Program, df: DecodedFunction):
         own = program.function(name).local_size
         deepest = 0
         for inst in f.insts:
+            if inst.opcode == "alloca":      # dynamic stack allocation (sm90.py): CUDA's 1 KiB default stack
+                recursive[0] = True
             if inst.opcode == "call":
                 for o in inst.operands:
                     if o[0] == "sym":
@@ -851,14 +852,18 @@ def stack_size(program: Program, df: DecodedFunction):
 
 
 def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
-           observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(),
-           wall_deadline: float = float("inf")) -> LaunchStats:
+           observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(), cluster=None,
+           non_portable_cluster: bool = False, wall_deadline: float = float("inf"), _device_launch=None) -> LaunchStats:
     """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout.
 
     ``timeout`` is the watchdog in CPU seconds; ``wall_deadline`` a time.monotonic() instant (a
-    whole program's time limit) past which the launch is stopped the same way."""
+    whole program's time limit) past which the launch is stopped the same way. ``cluster`` is the
+    launch's cluster size (cudaLaunchAttributeClusterDimension), None for none (``__cluster_dims__``
+    still applies). The launch returns once the grid and every grid it launched from the device
+    (dynamic parallelism, devrt.py) have finished, as CUDA's grid completion does."""
     df = program.function(mangled)
     kernel_name = kernel_name or mangled
+    shape = cluster_mod.launch_shape(df.func, grid, cluster, kernel_name, non_portable_cluster)
     layout, static, total_shared = shared_layout(program, df, dynamic_shared)
     threads = block[0] * block[1] * block[2]
     lpb = (threads + 31) // 32 * 32
@@ -872,6 +877,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
                           "shared or global memory.", "cudaErrorLaunchOutOfResources")
     per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
     bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
+    bpb = cluster_mod.batch_blocks(bpb, grid, shape, lpb, kernel_name)    # whole clusters per batch
     workspace = 0
     if cooperative:
         # grid.sync() needs every block resident at once, as a cooperative launch guarantees: one batch
@@ -883,16 +889,19 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
                               "cudaErrorCooperativeLaunchTooLarge")
         bpb = nblocks_total
         workspace = program.memory.alloc(8, label="grid sync workspace")
-    stats = LaunchStats()
+    stats = LaunchStats() if _device_launch is None else _device_launch.stats
     # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
     deadline = time.process_time() + timeout
     for o in observers:
-        o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared))
+        o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     with np.errstate(all="ignore"):
         try:
+            grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
+                                         wall_deadline)
             _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
                          checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace,
-                         wall_deadline)
+                         wall_deadline, shape, grid_state)
+            grid_state.finish()              # the grids it launched from the device run now (devrt.py)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
             raise
@@ -913,7 +922,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
 
 def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
                  checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0,
-                 wall_deadline=float("inf")):
+                 wall_deadline=float("inf"), shape=None, grid_state=None):
     for first in range(0, nblocks_total, bpb):
         if (time.process_time() > deadline or time.monotonic() > wall_deadline) and first:
             msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
@@ -929,6 +938,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
         ex.fr = Frame(df, ex.n, 0)
         ex.grid_workspace = workspace
         ex.wall_deadline = wall_deadline
+        ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
         try:
             run_function(ex, df, ex.valid.copy(), is_kernel=True)

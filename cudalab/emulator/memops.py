@@ -12,7 +12,7 @@ import numpy as np
 
 from .decode import Unsupported, op
 from .dtypes import dtype, storage
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from .memory import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .operands import address_reader, reader, writer
 from .events import MemoryEvent
 
@@ -20,7 +20,14 @@ SPACES = ("global", "shared", "local", "const", "param")
 
 
 def _space(inst):
-    return next((m for m in inst.mods if m in SPACES), "generic")
+    for m in inst.mods:
+        if m in SPACES:
+            return m
+        if m in ("shared::cta", "shared::cluster"):        # sm_90: cluster.py
+            return "shared" if m == "shared::cta" else m
+        if m in ("param::entry", "param::func"):
+            return "param"
+    return "generic"
 
 
 def _vec(inst):
@@ -45,16 +52,27 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
         sh = (addrs >= np.uint64(SHARED_WINDOW)) & (addrs < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
         lo = (addrs >= np.uint64(LOCAL_WINDOW)) & (addrs < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
         gl = ~(sh | lo)
-        for sp, m, base in (("global", gl, 0), ("shared", sh, SHARED_WINDOW), ("local", lo, LOCAL_WINDOW)):
+        pa = (addrs >= np.uint64(PARAM_WINDOW)) & (addrs < np.uint64(PARAM_WINDOW + WINDOW_SIZE))
+        gl &= ~pa
+        # a generic shared address may point into another block of the cluster (cluster.py)
+        for sp, m, base in (("global", gl, 0), ("shared::cluster", sh, SHARED_WINDOW), ("local", lo, LOCAL_WINDOW),
+                            ("param", pa, PARAM_WINDOW)):
             if m.any():
                 pos = np.flatnonzero(m) if not m.all() else slice(None)
                 a = addrs[pos] - np.uint64(base)
-                groups.extend(resolve(ex, inst, sp, a, sel[pos], size, kind)
-                              if sp != "global" else _global(ex, inst, a, sel[pos], size, kind, sp, pos))
+                got = resolve(ex, inst, sp, a, sel[pos], size, kind) if sp != "global" else \
+                    _global(ex, inst, a, sel[pos], size, kind, sp, slice(None))
+                # groups from a recursive call index their own lanes: re-base them on this call's
+                groups.extend((g[0], g[1], g[2], pos if isinstance(g[3], slice) else (
+                    g[3] if isinstance(pos, slice) else pos[g[3]])) for g in got)
         return groups
     if space in ("global", "const"):
         return _global(ex, inst, addrs, sel, size, kind, space, slice(None))
-    if space == "shared":
+    if space in ("shared", "shared::cluster"):
+        hit = cluster.resolve_shared(ex, inst, space, addrs, sel, size, kind)
+        if hit is not None:
+            return hit
+    if space in ("shared", "shared::cluster"):
         limit = ex.shared_size
         bad = addrs > np.uint64(limit - size) if limit >= size else np.ones(addrs.shape, bool)
         if bad.any():
@@ -77,6 +95,8 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
         if ex.observers:
             ex.emit(MemoryEvent(inst, sel, ex.batch, "local", kind, size, addrs))
         return [("local", ex.local, off, slice(None))]
+    if space == "param":
+        return sm90.resolve_param(ex, inst, addrs, sel, size, kind)
     raise Unsupported(f"{kind}.{space}")
 
 
@@ -148,7 +168,7 @@ def _ld_param(inst, d, ws, dt, src):
     base, offset = src[1], src[2]
     name = base[1] if base and base[0] == "sym" else None
     if name is None:
-        raise Unsupported("ld.param through a register")
+        return sm90.ld_param_indirect(inst, d, ws, dt, src)
     kp = {p.name: p for p in d.func.params} if d.func.is_entry else {}
     if name in kp:
         koff = d.param_offsets[name] + offset
@@ -360,3 +380,6 @@ def _isspacep(inst, d):
         res = {"shared": sh, "local": lo, "const": co, "param": np.zeros(a.shape, bool)}.get(space)
         w(ex, sel, res if res is not None else ~(sh | lo | co))
     return run
+
+
+from . import cluster, sm90  # noqa: E402  (distributed shared memory; kernel parameters by address: they wrap decoders above)

@@ -19,6 +19,7 @@ SHARED_WINDOW = 0x7E00_0000_0000      # generic address of shared offset 0
 LOCAL_WINDOW = 0x7D00_0000_0000       # generic address of local offset 0
 WINDOW_SIZE = 0x0100_0000_0000
 FUNC_BASE = 0x7C00_0000_0000          # addresses of device functions (function pointers, vtables)
+PARAM_WINDOW = 0x7B00_0000_0000       # generic address of kernel parameter offset 0 (sm90.py)
 ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte aligned blocks
 
 

@@ -67,7 +67,7 @@ def _check(result, prog=None):
 def _program_log(prog) -> str:
     from cuda.bindings import nvrtc
     n = _check(nvrtc.nvrtcGetProgramLogSize(prog))
-    buf = b" " * n
+    buf = bytearray(n)     # never b" " * n: for n == 1 that is the shared b" " object, which NVRTC would overwrite
     _check(nvrtc.nvrtcGetProgramLog(prog, buf))
     return buf.rstrip(b"\x00").decode(errors="replace").strip()
 
@@ -80,8 +80,9 @@ def _name_expressions(source: str, extra=()) -> list:
     """
     names = []
     # `__global__ void name(` ; skip templates (preceded by `template <...>` on the same declaration)
-    for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-                         r"void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\(", source):
+    attr = r"(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\([^)]*\)\s*)*"
+    for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+" + attr + r"void\s+" + attr +
+                         r"([A-Za-z_]\w*)\s*\(", source):
         if not m.group(1):
             names.append(m.group(2))
     for e in extra:
@@ -154,7 +155,7 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
             nice = format_diagnostics(log, source, filename, line_offset)
             raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=log)
         size = _check(nvrtc.nvrtcGetPTXSize(prog))
-        buf = b" " * size
+        buf = bytearray(size)
         _check(nvrtc.nvrtcGetPTX(prog, buf))
         ptx = buf.rstrip(b"\x00").decode()
         lowered = {}

@@ -337,6 +337,8 @@ class GpuModule:
         self.kernels = [name for name, _ in _ENTRY.findall(self.ptx)]
         self.globals = [name for name in _GLOBAL.findall(self.ptx) if not name.startswith("$")]
         self._code = ObjectCode.from_ptx(self.ptx.encode())   # bytes: a str would be a file name
+        if _DEVICE_RUNTIME.search(self.ptx):
+            self._code = _link_device_runtime(self._code, info.arch)
         self._kernels = {}
         try:
             with _cuda_errors("Loading the PTX", LaunchError):
@@ -362,8 +364,9 @@ class GpuModule:
                 self._kernels[name] = self._code.get_kernel(name)
         return self._kernels[name]
 
-    def launch(self, name: str, grid, block, shared_bytes: int = 0, args=()) -> float:
-        """Run a kernel (cooperatively when it uses grid.sync(), as numba.cuda does)."""
+    def launch(self, name: str, grid, block, shared_bytes: int = 0, args=(), cluster=None) -> float:
+        """Run a kernel (cooperatively when it uses grid.sync(), as numba.cuda does); ``cluster``
+        (x, y, z) launches thread block clusters, ``grid`` still counting blocks."""
         from cuda.core import EventOptions, LaunchConfig, launch
         kernel = self._kernel(name)
         types = self.param_types(name)
@@ -374,9 +377,52 @@ class GpuModule:
         stream, timed = _stream(), EventOptions(timing_enabled=True)
         with _cuda_errors(f"Launching {name}", LaunchError):
             extra = {"is_cooperative": True} if _uses_grid_sync(self.ptx, name) else {}
-            config = LaunchConfig(grid=_dim3(grid), block=_dim3(block), shmem_size=int(shared_bytes), **extra)
+            config = (LaunchConfig(grid=_dim3(grid), block=_dim3(block), shmem_size=int(shared_bytes), **extra)
+                      if cluster is None else _cluster_config(_dim3(grid), _dim3(block), _dim3(cluster),
+                                                              int(shared_bytes), extra))
             start = stream.record(options=timed)
             launch(stream, config, kernel, *values)
+            end = stream.record(options=timed)
+        with _cuda_errors(f"Running {name}", KernelError):
+            end.sync()
+        return float(end - start)
+
+    def launch_packed(self, name: str, grid, block, shared_bytes: int, params: bytes, cluster=None) -> float:
+        """Run a kernel from its packed parameter buffer (the driver's CU_LAUNCH_PARAM_BUFFER_POINTER):
+        how structs of any size by value reach it (``__grid_constant__`` parameters of up to 32,764
+        bytes), which cuda.core's argument list cannot pass. ``params`` is laid out as the driver
+        lays out parameters (runtime.launch.marshal), pointers as device addresses."""
+        import ctypes
+        from cuda.bindings import driver
+        from cuda.core import EventOptions
+        kernel = self._kernel(name)
+        stream, timed = _stream(), EventOptions(timing_enabled=True)
+        g, b = _dim3(grid), _dim3(block)
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = g
+        config.blockDimX, config.blockDimY, config.blockDimZ = b
+        config.sharedMemBytes = int(shared_bytes)
+        config.hStream = driver.CUstream(int(stream.handle))
+        attrs = []
+        if cluster is not None:
+            a = driver.CUlaunchAttribute()
+            a.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = _dim3(cluster)
+            attrs.append(a)
+        if _uses_grid_sync(self.ptx, name):
+            a = driver.CUlaunchAttribute()
+            a.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            a.value.cooperative = 1
+            attrs.append(a)
+        config.attrs, config.numAttrs = attrs, len(attrs)
+        raw = ctypes.create_string_buffer(bytes(params), max(len(params), 1))
+        size = ctypes.c_size_t(len(params))
+        extra = (ctypes.c_void_p * 5)(int(driver.CU_LAUNCH_PARAM_BUFFER_POINTER), ctypes.addressof(raw),
+                                      int(driver.CU_LAUNCH_PARAM_BUFFER_SIZE), ctypes.addressof(size),
+                                      int(driver.CU_LAUNCH_PARAM_END))
+        with _cuda_errors(f"Launching {name}", LaunchError):
+            start = stream.record(options=timed)
+            _checked(driver.cuLaunchKernelEx(config, kernel.handle, None, ctypes.addressof(extra)))
             end = stream.record(options=timed)
         with _cuda_errors(f"Running {name}", KernelError):
             end.sync()
@@ -393,6 +439,59 @@ class GpuModule:
 
     def global_buffer(self, name: str) -> GpuBuffer:
         return GpuBuffer._view(*self.global_ptr(name), owner=self)
+
+
+_DEVICE_RUNTIME = re.compile(r"\.extern\s+\.func\s*(?:\([^)]*\)\s*)?__cudaCDP2")
+
+
+def devrt_library() -> str:
+    """libcudadevrt.a, the device runtime dynamic parallelism links against: the CUDA toolkit's
+    that matches the driver first (/usr/local/cuda), else the one in NVIDIA's pip wheels."""
+    import os
+    candidates = []
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates += [os.path.join(home, "lib64", "libcudadevrt.a"), os.path.join(home, "lib", "libcudadevrt.a")]
+    try:
+        import nvidia
+        for base in nvidia.__path__:
+            candidates += [os.path.join(base, sub, "lib", "libcudadevrt.a") for sub in ("cu13", "cuda_runtime")]
+    except ImportError:
+        pass
+    for c in candidates:
+        if os.path.exists(c):
+            return c
+    raise LaunchError("This code launches kernels from the GPU (dynamic parallelism), which needs the device "
+                      "runtime library libcudadevrt.a; none was found (install nvidia-cuda-runtime or a CUDA "
+                      "toolkit).", "cudaErrorNotSupported")
+
+
+def _link_device_runtime(code, arch: str):
+    """PTX compiled with -rdc=true that launches kernels (__cudaCDP2* calls), linked with libcudadevrt."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+    with open(devrt_library(), "rb") as f:
+        lib = ObjectCode.from_library(f.read())
+    with _cuda_errors("Linking the device runtime (dynamic parallelism)", LaunchError):
+        return Linker(code, lib, options=LinkerOptions(arch=arch)).link("cubin")
+
+
+def _cluster_config(grid, block, cluster, shmem, extra):
+    """A LaunchConfig for thread block clusters. cuda.core counts the grid in clusters (since 0.4);
+    the result is checked against the driver config it makes, so either convention works."""
+    from cuda.core import LaunchConfig
+    for g, c in zip(grid, cluster):
+        if g % c:
+            raise LaunchError(f"gridDim {grid} is not a multiple of the cluster size {cluster}.",
+                              "cudaErrorInvalidClusterSize")
+    clusters = tuple(g // c for g, c in zip(grid, cluster))
+    config = LaunchConfig(grid=clusters, cluster=cluster, block=block, shmem_size=shmem, **extra)
+    try:
+        from cuda.core._launch_config import _to_native_launch_config
+        if int(_to_native_launch_config(config).gridDimX) != grid[0]:
+            config = LaunchConfig(grid=grid, cluster=cluster, block=block, shmem_size=shmem, **extra)
+    except (ImportError, AttributeError):
+        pass
+    return config
 
 
 def _uses_grid_sync(ptx: str, name: str) -> bool:

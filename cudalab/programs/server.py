@@ -331,6 +331,15 @@ class Server(TextureRequests):
     def op_occupancy(self, name, block_size, dynamic, blob=b""):
         return (self.ctx.occupancy(self.function(name), int(block_size), int(dynamic)),)
 
+    def op_occupancy_clusters(self, name, bx, by, bz, cx, cy, cz, dynamic, blob=b""):
+        fn = self.function(name, "cudaErrorInvalidDeviceFunction")
+        block = int(bx) * int(by) * int(bz)
+        return (self.ctx.max_active_clusters(fn, block, (int(cx), int(cy), int(cz)), int(dynamic)),)
+
+    def op_potential_cluster(self, name, bx, by, bz, dynamic, blob=b""):
+        fn = self.function(name, "cudaErrorInvalidDeviceFunction")
+        return (self.ctx.max_potential_cluster_size(fn),)
+
     def op_avail_smem(self, name, blocks, block_size, blob=b""):
         return (self.ctx.available_dynamic_shared(self.function(name), int(blocks), int(block_size)),)
 

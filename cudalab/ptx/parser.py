@@ -270,6 +270,9 @@ def _parse_init(text: str, t: str, elem: int, count: int):
 def _parse_params(text: str):
     params = []
     for p in _split_top(text):
+        # `.param .u64 .ptr .align 1 name` (newer NVRTC: the pointer's attributes after the type)
+        p = re.sub(r"^(\.param\s+\.\w+)\s+\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?",
+                   r"\1", p.strip())
         m = re.match(r"^\.param\s+(?:\.align\s+(\d+)\s+)?(?:\.ptr\s+(?:\.\w+\s+)*)?\.(\w+)\s+([$\w.]+)"
                      r"((?:\s*\[\s*\d+\s*\])*)$", p.strip())
         if not m:
@@ -443,5 +446,5 @@ def parse(text: str) -> Module:
                 inst.line, inst.file, inst.index = line, file, len(cur.insts)
                 cur.insts.append(inst)
         except PtxSyntaxError as e:
-            raise PtxSyntaxError(f"PTX line {ptx_line}: {e}") from None
+            raise PtxSyntaxError(f"PTX line {ptx_line}, `{' '.join(stmt.split())[:80]}`: {e}") from None
     return mod

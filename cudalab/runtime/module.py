@@ -190,6 +190,8 @@ class Kernel:
         self.module, self.name, self.mangled = module, name, mangled
         self.func = module.ptx_module.functions[mangled]
         self._resources = None
+        # cudaFuncAttributeNonPortableClusterSizeAllowed: clusters of up to 16 blocks (H100) instead of 8
+        self.non_portable_cluster_size_allowed = False
         self.ctypes = param_types(mangled)
         if self.ctypes is not None and len(self.ctypes) != len(self.func.params):
             self.ctypes = None
@@ -229,8 +231,19 @@ class Kernel:
             sys.stderr.write(repr(result) + "\n")
         return result
 
-    def launch(self, grid, block, args=(), shared: int = 0, stream=0, observers=(), device=None, checks=()):
+    def launch(self, grid, block, args=(), shared: int = 0, stream=0, observers=(), device=None, checks=(),
+               cluster=None):
+        """Launch on the current device. ``cluster=(x, y, z)`` launches thread block clusters (what
+        cudaLaunchKernelEx's cudaLaunchAttributeClusterDimension does; compute capability 9.0):
+        ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
+        if cluster is not None:
+            from ..device import current as profile
+            cc = profile().cc
+            if cc < (9, 0):
+                raise LaunchError(f"{self.name}: thread block clusters need compute capability 9.0; the selected "
+                                  f"device {profile().gpu or profile().name} has {cc[0]}.{cc[1]}. Choose one with "
+                                  "cudalab.set_device('H100').", "cudaErrorNotSupported")
         prog = self.module.program(dev)
         static = 0
         if dev.kind == "emu":
@@ -262,9 +275,9 @@ class Kernel:
         rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
-                self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks)
+                self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks, cluster)
             else:
-                self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec)
+                self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec, cluster, kparams)
             streams.launched(rec, stream)
         finally:
             for host, d in copies:
@@ -275,14 +288,15 @@ class Kernel:
             set_last(rec)
         return rec
 
-    def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks):
+    def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks, cluster=None):
         from ..analysis.sanitizer import observers_for
         from ..emulator.engine import launch
         observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
         stats = None
         try:
             stats = launch(prog, self.mangled, g, b, shared, kparams, observers=observers,
-                           timeout=devices.WATCHDOG_SECONDS, kernel_name=self.name, checks=checks)
+                           timeout=devices.WATCHDOG_SECONDS, kernel_name=self.name, checks=checks, cluster=cluster,
+                           non_portable_cluster=self.non_portable_cluster_size_allowed)
         except KernelError as e:
             rec.findings.extend(e.findings)
             printed = getattr(e, "printed", [])
@@ -295,6 +309,10 @@ class Kernel:
         rec.instructions = stats.instructions
         rec.thread_instructions = stats.thread_instructions
         rec.printed = stats.printed
+        rec.device_launches = stats.device_launches     # grids this launch started from the device
+        if stats.pdl:                                   # griddepcontrol: programmatic dependent launch (sm90.py)
+            from ..emulator.sm90 import pdl_trigger_fraction
+            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats))
         rec.findings.extend(stats.findings)
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
@@ -306,7 +324,12 @@ class Kernel:
             if isinstance(rep, dict):
                 rec.metrics.update(rep)
 
-    def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec):
+    def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
+        if kparams is not None and any(isinstance(a, (np.void, bytes, bytearray)) and len(bytes(a)) > 8 for a in args):
+            # a struct bigger than 8 bytes by value: the packed parameter buffer (marshal() already
+            # put each array's GPU address in it)
+            rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
+            return
         mapping = {id(d): d for _, d in copies}
         host_to_dev = {id(h): d for h, d in copies}
         gargs = []
@@ -317,4 +340,5 @@ class Kernel:
                 gargs.append(dev.buffer(host_to_dev[id(a)].device_ptr))
             else:
                 gargs.append(a)
-        rec.gpu_time_ms = gmod.launch(self.mangled, g, b, shared, tuple(gargs))
+        extra = {"cluster": cluster} if cluster is not None else {}
+        rec.gpu_time_ms = gmod.launch(self.mangled, g, b, shared, tuple(gargs), **extra)

@@ -22,6 +22,7 @@ class LaunchRecord:
     reports: dict = field(default_factory=dict)     # report name -> plain data
     findings: list = field(default_factory=list)    # Finding records (racecheck, initcheck, ...)
     printed: list = field(default_factory=list)     # device printf lines, in order
+    device_launches: list = field(default_factory=list)   # grids it launched from the device, as run (dicts)
     resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
 
     @property

@@ -10,8 +10,23 @@ COLOURS = ("warp", "lane", "global index", "lines run")
 
 
 def colour_choices(trace) -> list:
-    """What threads can be coloured by: the fixed choices, then each array the kernel wrote."""
-    return list(COLOURS) + [f"written {n}" for n, w in trace.writes.items() if w.any()]
+    """What threads can be coloured by: the fixed choices (and the cluster of a cluster launch), then
+    each array the kernel wrote."""
+    extra = ["cluster", "rank in cluster"] if _cluster_size(trace) > 1 else []
+    return list(COLOURS) + extra + [f"written {n}" for n, w in trace.writes.items() if w.any()]
+
+
+def _cluster_size(trace):
+    c = getattr(trace, "cluster", (1, 1, 1))
+    return c[0] * c[1] * c[2]
+
+
+def cluster_of(trace, block):
+    """(cluster index (x, y, z), rank in the cluster) of a linear block index: what %clusterid and
+    %cluster_ctarank say in that block."""
+    bx, by, bz = trace.block_index(block)
+    cx, cy, cz = getattr(trace, "cluster", (1, 1, 1))
+    return (bx // cx, by // cy, bz // cz), (bx % cx) + (by % cy) * cx + (bz % cz) * cx * cy
 
 
 def _layout(block):
@@ -47,6 +62,13 @@ def thread_values(trace, colour, values=None):
         return (block * tpb + linear).astype(float)
     if colour == "lines run":
         return trace.executed.sum(axis=1).astype(float)
+    if colour in ("cluster", "rank in cluster"):
+        gx, gy, _ = trace.grid
+        cx, cy, cz = trace.cluster
+        bxs, bys, bzs = block % gx, (block // gx) % gy, block // (gx * gy)
+        if colour == "rank in cluster":
+            return ((bxs % cx) + (bys % cy) * cx + (bzs % cz) * cx * cy).astype(float)
+        return ((bxs // cx) + (bys // cy) * (gx // cx) + (bzs // cz) * (gx // cx) * (gy // cy)).astype(float)
     if colour.startswith("written "):
         name = colour[len("written "):]
         a = trace.arrays[name]
@@ -84,6 +106,8 @@ def hierarchy_model(trace, block: int = 0, thread: int = 0, colour: str = "warp"
     linear = np.arange(tz * bx * by, (tz + 1) * bx * by)
     m["slice_threads"] = linear
     m["warp"], m["lane"] = thread // 32, thread % 32
+    m["cluster_dim"] = tuple(getattr(trace, "cluster", (1, 1, 1)))
+    m["cluster_idx"], m["cluster_rank"] = cluster_of(trace, block)
     m["global_xyz"] = tuple(int(v) for v in _global_xyz(trace, block, thread))
     m["global_linear"] = block * tpb + thread
     if k is None:
@@ -228,6 +252,11 @@ def details_html(m) -> str:
             ("global (x, y, z)", f"({g[0]}, {g[1]}, {g[2]})  = blockIdx * blockDim + threadIdx"),
             ("global thread number", f"{m['global_linear']:,}"),
             ("warp / lane", f"warp {m['warp']} of the block, lane {m['lane']}")]
+    cd = m.get("cluster_dim", (1, 1, 1))
+    if cd[0] * cd[1] * cd[2] > 1:
+        ci = m["cluster_idx"]
+        rows.append(("cluster", f"clusterIdx ({ci[0]}, {ci[1]}, {ci[2]}) of shape {cd}, block rank {m['cluster_rank']}: "
+                                "its blocks share their shared memory (cluster.map_shared_rank)"))
     if not m["recorded"]:
         rows.append(("recorded", "no: this block was not sampled"))
         return table_html(rows)

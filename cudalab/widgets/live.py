@@ -238,20 +238,22 @@ class OccupancyCalculator(_Picture):
 
     picture = occupancy
 
-    def __init__(self, block_size=256, registers=32, shared=0, device=None):
+    def __init__(self, block_size=256, registers=32, shared=0, device=None, cluster=1):
         from ..device import current, profiles
+        self.cluster = W.IntSlider(value=cluster, min=1, max=16, description="blocks/cluster")   # sm_90 devices
         self.block_size = W.IntSlider(value=block_size, min=32, max=1024, step=32, description="threads/block")
         self.registers = W.IntSlider(value=registers, min=1, max=255, description="registers")
         self.shared = W.IntSlider(value=shared, min=0, max=100 * 1024, step=512, description="shared B")
         names = profiles.list()
         self.device = W.Dropdown(options=names, value=device if device in names else current().name,
                                  description="device")
-        super().__init__([W.VBox([W.HBox([self.block_size, self.registers]), W.HBox([self.shared, self.device])])])
-        _watch(self, self.block_size, self.registers, self.shared, self.device)
+        super().__init__([W.VBox([W.HBox([self.block_size, self.registers]), W.HBox([self.shared, self.device]),
+                                  self.cluster])])
+        _watch(self, self.block_size, self.registers, self.shared, self.device, self.cluster)
 
     def build(self):
         return occupancy.occupancy_model(self.block_size.value, self.registers.value, self.shared.value,
-                                         self.device.value)
+                                         self.device.value, self.cluster.value)
 
     def pick(self, what):
         kind, _, value = what.partition(":")

@@ -93,6 +93,7 @@ class Trace:
     writer: dict
     reader: dict
     barriers: int = 0
+    cluster: tuple = (1, 1, 1)     # thread block cluster shape (sm_90); (1, 1, 1): none
 
     @property
     def threads_per_block(self):
@@ -243,6 +244,7 @@ class ThreadTrace(Observer):
     # ------------------------------------------------------------------ hooks
     def on_launch_start(self, launch):
         self.grid, self.block = tuple(launch["grid"]), tuple(launch["block"])
+        self.cluster = tuple(launch.get("cluster", (1, 1, 1)))
         self.kernel = launch["kernel"]
         self.total_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         self.blocks = sample_blocks(self.total_blocks, self.max_blocks)
@@ -377,7 +379,8 @@ class ThreadTrace(Observer):
         return Trace(self.kernel, self.grid, self.block, self.total_blocks, self.blocks,
                      source.splitlines(), self.arrays, shared or {}, ev, acc, lines, executed, mask, winsts,
                      tinsts, {k: tuple(v) for k, v in self.branches.items() if k is not None},
-                     self.reads, self.writes, self.writer, self.reader, self.barriers)
+                     self.reads, self.writes, self.writer, self.reader, self.barriers,
+                     getattr(self, "cluster", (1, 1, 1)))
 
 
 # ---------------------------------------------------------------------- launching with a trace
@@ -446,13 +449,13 @@ def shared_vars(kernel, source: str) -> dict:
     return out
 
 
-def trace(kernel, grid, block, args=(), shared: int = 0, max_blocks: int = 16, shapes=None):
+def trace(kernel, grid, block, args=(), shared: int = 0, max_blocks: int = 16, shapes=None, cluster=None):
     """Launch ``kernel`` on the emulator recording what each thread does; returns its LaunchRecord
     with ``rec.reports["threads"]`` (a Trace) and ``rec.reports["lines"]`` (per-line metrics).
 
     Numpy arrays are copied to the device and back as a plain launch does. ``shapes`` gives an array
     argument the shape the pictures use (by parameter name), e.g. ``{"A": (64, 64)}`` when the kernel
-    gets flat pointers.
+    gets flat pointers. ``cluster=(x, y, z)`` launches thread block clusters (compute capability 9.0).
     """
     from ..analysis.metrics import MetricsObserver
     from ..runtime import device as devices
@@ -475,7 +478,7 @@ def trace(kernel, grid, block, args=(), shared: int = 0, max_blocks: int = 16, s
     tracer = ThreadTrace(infos, max_blocks=max_blocks)
     metrics = MetricsObserver(source)
     try:
-        rec = kernel.launch(grid, block, tuple(dev_args), shared=shared, observers=[tracer, metrics])
+        rec = kernel.launch(grid, block, tuple(dev_args), shared=shared, observers=[tracer, metrics], cluster=cluster)
     finally:
         for host, d in copies:
             if host.flags.writeable:

@@ -6,14 +6,26 @@ from ..device.occupancy import BIG, LIMITS, occupancy
 from .svg import Svg, esc, table_html
 
 
-def occupancy_model(block_size=256, registers=32, shared=0, device=None) -> dict:
-    """Plain data: cudalab.device.occupancy for a block size, registers per thread and shared bytes per block."""
+def occupancy_model(block_size=256, registers=32, shared=0, device=None, cluster=1) -> dict:
+    """Plain data: cudalab.device.occupancy for a block size, registers per thread and shared bytes per block;
+    with ``cluster`` blocks per cluster (compute capability 9.0), how many clusters are resident at once
+    (cudalab.device.clusters)."""
     o = occupancy((int(registers), int(shared)), int(block_size), device=device)
-    return dict(device=o.device, block_size=o.block_size, registers=o.registers_per_thread, shared=int(shared),
-                active_blocks=o.active_blocks, active_warps=o.active_warps, max_warps=o.max_warps,
-                occupancy=o.occupancy, limiter=o.limiter, limiters=o.limiters,
-                limits={k: (None if v >= BIG else v) for k, v in o.block_limits.items()},
-                curve=o.curve, summary=o.summary(), reason=o.reason)
+    m = dict(device=o.device, block_size=o.block_size, registers=o.registers_per_thread, shared=int(shared),
+             active_blocks=o.active_blocks, active_warps=o.active_warps, max_warps=o.max_warps,
+             occupancy=o.occupancy, limiter=o.limiter, limiters=o.limiters,
+             limits={k: (None if v >= BIG else v) for k, v in o.block_limits.items()},
+             curve=o.curve, summary=o.summary(), reason=o.reason, clusters=None)
+    from ..device.profiles import get
+    from ..device import current
+    p = get(device) if device is not None else current()
+    if p.cc >= (9, 0) and p.sms:
+        from ..device.clusters import max_active_clusters
+        c = max_active_clusters((int(registers), int(shared)), int(block_size), int(cluster), device=p,
+                                non_portable=int(cluster) > 8)
+        m["clusters"] = dict(size=c.cluster_size, resident=c.max_active_clusters, measured=c.measured,
+                             summary=c.summary())
+    return m
 
 
 def render_svg(m) -> str:
@@ -54,10 +66,15 @@ def render_svg(m) -> str:
     svg.text(x0, y0 - 8, "occupancy over block sizes", 10, fill="#555")
     if m["reason"]:
         svg.text(10, 300, m["reason"][:120], 10, fill="#a50f15")
+    elif m.get("clusters"):
+        c = m["clusters"]
+        svg.text(10, 300, f"clusters of {c['size']} block{'s' * (c['size'] > 1)}: {c['resident']} resident on the GPU at "
+                 f"once{' (H100 driver)' if c['measured'] else ' (upper bound)'}", 10, fill="#555")
     return str(svg)
 
 
 def details_html(m) -> str:
-    return (f"<div>{esc(m['summary'])}</div>" +
+    extra = f"<div>{esc(m['clusters']['summary'])}</div>" if m.get("clusters") else ""
+    return (f"<div>{esc(m['summary'])}</div>{extra}" +
             table_html([(k, "no limit" if v is None else v) for k, v in m["limits"].items()],
                        ["resource", "blocks per SM"]))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 GROUPS = ("integer", "floating", "conversions", "half", "memory", "atomics", "sync_warp", "control",
-          "gpu_behaviour", "textures")
+          "gpu_behaviour", "textures", "sm90")
 
 
 class Corpus(list):
@@ -29,14 +29,18 @@ class Corpus(list):
         super().__init__()
         self.group = group
 
-    def case(self, name, src, kernel, grid, block, make, *, shared=0, ulp=0, atol=0.0):
-        """make(rng) builds the arguments; rng is seeded from the case name, so inputs never move."""
+    def case(self, name, src, kernel, grid, block, make, *, shared=0, ulp=0, atol=0.0, options=(), cluster=None):
+        """make(rng) builds the arguments; rng is seeded from the case name, so inputs never move.
+
+        ``options``: compiler flags both sides use (``-arch=compute_90``, ``-rdc=true``); ``cluster``:
+        the launch's cluster size (cudaLaunchAttributeClusterDimension). Cases with either run through
+        cudalab's own GPU backend when recorded, so the GPU gets the very PTX the emulator gets."""
         def make_args():
             with np.errstate(all="ignore"):   # edge values overflow on purpose when narrowed
                 return make(np.random.default_rng(zlib.crc32(name.encode())))
         self.append(dict(name=name, group=self.group, src=src, kernel=kernel, grid=grid, block=block,
                          shared=shared, make=make_args,
-                         exact=not (ulp or atol), ulp=ulp, atol=atol))
+                         exact=not (ulp or atol), ulp=ulp, atol=atol, options=tuple(options), cluster=cluster))
 
 
 @dataclass

@@ -934,6 +934,39 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *fu
     return launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, config->stream, opts);
 }
 
+/* the cluster dimension of a launch configuration (0,0,0: none given) */
+static dim3 config_cluster(const cudaLaunchConfig_t *config) {
+    dim3 c = {0, 0, 0};
+    for (unsigned i = 0; i < config->numAttrs && config->attrs; i++)
+        if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+            c.x = config->attrs[i].val.clusterDim.x;
+            c.y = config->attrs[i].val.clusterDim.y;
+            c.z = config->attrs[i].val.clusterDim.z;
+        }
+    return c;
+}
+
+cudaError_t cudaOccupancyMaxActiveClusters(int *n, const void *func, const cudaLaunchConfig_t *config) {
+    if (!n || !config) return ret(cudaErrorInvalidValue);
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidDeviceFunction);
+    dim3 c = config_cluster(config), b = config->blockDim;
+    int code = rpc("occupancy_clusters %s %u %u %u %u %u %u %zu", f->name, b.x, b.y, b.z, c.x, c.y, c.z,
+                   config->dynamicSmemBytes);
+    if (!code) *n = (int)R[1];
+    return ret(code);
+}
+
+cudaError_t cudaOccupancyMaxPotentialClusterSize(int *n, const void *func, const cudaLaunchConfig_t *config) {
+    if (!n || !config) return ret(cudaErrorInvalidValue);
+    Func *f = find_func(func);
+    if (!f) return ret(cudaErrorInvalidDeviceFunction);
+    dim3 b = config->blockDim;
+    int code = rpc("potential_cluster %s %u %u %u %zu", f->name, b.x, b.y, b.z, config->dynamicSmemBytes);
+    if (!code) *n = (int)R[1];
+    return ret(code);
+}
+
 /* ------------------------------------------------------------------ stream attributes */
 cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID attr, const cudaStreamAttrValue *v) {
     if (!v) return ret(cudaErrorInvalidValue);

@@ -19,7 +19,6 @@ under ``runtime/core/`` added to ``Context``'s bases below, with its server half
 from __future__ import annotations
 
 import collections
-import inspect
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -414,19 +413,11 @@ class Context(GraphAPI, TextureAPI):
             raise CudaError(f"{fn.name}: a cooperative launch needs every block resident at once; {blocks:,} blocks "
                             "are more than the device holds (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs).",
                             "cudaErrorCooperativeLaunchTooLarge")
-        if cluster is not None and tuple(cluster) != (1, 1, 1):
-            size = cluster[0] * cluster[1] * cluster[2]
-            if any(c < 1 or g % c for g, c in zip(grid, cluster)) or size > 8:
-                raise CudaError(f"{fn.name}: the grid {tuple(grid)} does not divide into clusters of {tuple(cluster)} "
-                                "(each grid dimension must be a multiple of the cluster's, and a cluster has at most "
-                                "8 blocks).", "cudaErrorInvalidClusterSize")
-            if not p.has("clusters"):
-                raise CudaError(f"thread block clusters need compute capability 9.0; the selected device is "
-                                f"{p.arch}.", "cudaErrorNotSupported")
-            if "cluster" not in _engine_launch_parameters():
-                raise CudaError("thread block clusters (cudaLaunchAttributeClusterDimension) are not supported by "
-                                "the emulator yet; launch without a cluster dimension, or run on a real GPU.",
-                                "cudaErrorNotSupported")
+        if cluster is not None and tuple(cluster) != (1, 1, 1) and not p.has("clusters"):
+            raise CudaError(f"thread block clusters need compute capability 9.0; the selected device is "
+                            f"{p.arch}.", "cudaErrorNotSupported")
+        # the cluster's shape (a multiple of the grid, at most 8 blocks or 16 non-portable, agreeing with
+        # __cluster_dims__) is checked by the engine as the driver checks it (emulator/cluster.py)
 
     def launch(self, fn: Function, grid, block, shared: int, args: bytes, stream=0, cooperative: bool = False,
                cluster=None, attributes=None):
@@ -452,6 +443,9 @@ class Context(GraphAPI, TextureAPI):
         observers = list(self.observers(fn.program))
         fn.program.graph_conditionals = self.conditional_values
         extra = {"cluster": tuple(cluster)} if cluster is not None and tuple(cluster) != (1, 1, 1) else {}
+        extra["non_portable_cluster"] = bool(fn.attributes.get(14))   # cudaFuncAttributeNonPortableClusterSizeAllowed
+        from ...emulator import devrt
+        devrt.LIMITS["pending_launch_count"] = self.limits.get(4, devrt.DEFAULT_PENDING)
         watchdog = WATCHDOG_SECONDS
         t0 = time.perf_counter()
         try:
@@ -479,6 +473,10 @@ class Context(GraphAPI, TextureAPI):
         rec.instructions, rec.thread_instructions = stats.instructions, stats.thread_instructions
         rec.printed = stats.printed
         rec.findings.extend(stats.findings)
+        rec.device_launches = stats.device_launches     # grids this launch started from the device
+        if stats.pdl:                                   # griddepcontrol: programmatic dependent launch
+            from ...emulator.sm90 import pdl_trigger_fraction
+            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats))
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)
@@ -544,6 +542,29 @@ class Context(GraphAPI, TextureAPI):
             raise CudaError(f"the block size must be positive, not {block_size}.", "cudaErrorInvalidValue")
         res = Resources(fn.registers, fn.static_shared, 0)
         return min(_limits(self.profile, res, block_size, int(dynamic), self.max_dynamic_shared(fn))[0].values())
+
+    def max_active_clusters(self, fn: Function, block_size: int, cluster, dynamic: int) -> int:
+        """cudaOccupancyMaxActiveClusters: clusters of ``cluster`` blocks resident at once (the
+        launch configuration's cluster dimension, else the kernel's ``__cluster_dims__``)."""
+        from ...device.clusters import max_active_clusters
+        from ...device.resources import Resources
+        if 0 in tuple(cluster):
+            compiled = fn.program.module.functions[fn.mangled].directives.get("reqnctapercluster")
+            if compiled is None:
+                raise CudaError(f"{fn.name}: cudaOccupancyMaxActiveClusters needs a cluster size: set "
+                                "cudaLaunchAttributeClusterDimension in the launch configuration, or compile the "
+                                "kernel with __cluster_dims__.", "cudaErrorInvalidClusterSize")
+            cluster = tuple(compiled) + (1,) * (3 - len(compiled))
+        if block_size <= 0:
+            raise CudaError(f"the block size must be positive, not {block_size}.", "cudaErrorInvalidValue")
+        occ = max_active_clusters(Resources(fn.registers, fn.static_shared, 0), block_size, tuple(cluster), dynamic,
+                                  device=self.profile, non_portable=bool(fn.attributes.get(14)),
+                                  max_dynamic_smem=fn.max_dynamic_shared)
+        return occ.max_active_clusters
+
+    def max_potential_cluster_size(self, fn: Function) -> int:
+        from ...device.clusters import max_potential_cluster_size
+        return max_potential_cluster_size(device=self.profile, non_portable=bool(fn.attributes.get(14)))
 
     def available_dynamic_shared(self, fn: Function, blocks: int, block_size: int) -> int:
         """cudaOccupancyAvailableDynamicSMemPerBlock: the most dynamic shared memory per block that
@@ -673,14 +694,3 @@ class Context(GraphAPI, TextureAPI):
             self.memory.kinds = {a: "managed" for a in keep}
         self.observers, self.after_launch, self.launches = observers, after, launches
         self.deadline, self.time_limit = deadline, limit
-
-
-_PARAMETERS = []
-
-
-def _engine_launch_parameters() -> set:
-    """The keyword arguments the emulator's launch takes (clusters arrive when the engine grows them)."""
-    if not _PARAMETERS:
-        from ...emulator.engine import launch
-        _PARAMETERS.append(set(inspect.signature(launch).parameters))
-    return _PARAMETERS[0]

@@ -1,0 +1,540 @@
+"""Dynamic parallelism: kernels that launch kernels (CUDA's device runtime, CDP2 semantics).
+
+Compiled with ``-rdc=true``, a ``kernel<<<g, b, s, stream>>>(args)`` in device code becomes calls
+to the device runtime: ``__cudaCDP2GetParameterBufferV2(func, grid, block, shmem)`` hands out a
+parameter buffer, the thread stores the arguments into it, and ``__cudaCDP2LaunchDeviceV2(buffer,
+stream)`` launches. The other device-side runtime calls (``cudaStreamCreateWithFlags``,
+``cudaGetLastError``, ``cudaMalloc``, ``cudaMemcpyAsync``, events, ...) are ``__cudaCDP2*`` calls
+too. This module implements them for the emulator.
+
+Semantics (CUDA Programming Guide, "CUDA Dynamic Parallelism", CDP2 since CUDA 12):
+
+* A child grid may start any time after its launch and the parent cannot wait for it: device-side
+  ``cudaDeviceSynchronize()`` is gone. So the emulator queues a grid's device-side work while the
+  grid runs and runs it, in launch order, once the grid's last block has finished; work queued into
+  ``cudaStreamTailLaunch`` runs after all of it (a tail launch starts when its parent and all the
+  parent's other work are done). A grid is complete only when all its children are, so the host's
+  launch returns after the whole tree has run, and ``printf`` output of every grid is in order.
+* Every thread has its own last error (``cudaGetLastError``/``cudaPeekAtLastError``).
+* Limits: at most ``cudaLimitDevRuntimePendingLaunchCount`` (2048 unless changed) launches may wait
+  to start (``cudaErrorLaunchPendingCountExceeded``; an H100 ran 2051-2053 of 4096 children launched
+  by one grid, as some start before their parent ends, the emulator exactly 2048); grids nest 256
+  deep (``cudaErrorLaunchMaxDepthExceeded`` beyond; the H100 allowed at least that many, not the 24
+  of the Programming Guide); a bad launch shape gives ``cudaErrorInvalidConfiguration``. The failed
+  launch's parameter buffer is NULL, so the compiled code skips the launch, as on the GPU.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import KernelError
+from .memory import GLOBAL_BASE
+
+# The Programming Guide names 24 levels, but an H100 (CDP2, driver 580) ran 256 nested grids without an
+# error (tools/cluster_cdp_gpu.py): the emulator allows as many and answers
+# cudaErrorLaunchMaxDepthExceeded beyond.
+MAX_DEPTH = 256
+DEFAULT_PENDING = 2048            # cudaLimitDevRuntimePendingLaunchCount's default
+LIMITS = {"pending_launch_count": DEFAULT_PENDING}
+
+# cudaError_t values the device runtime returns
+SUCCESS, INVALID_VALUE, MEMORY_ALLOCATION, INVALID_CONFIGURATION = 0, 1, 2, 9
+INVALID_DEVICE_FUNCTION, INVALID_RESOURCE_HANDLE, NOT_SUPPORTED = 98, 400, 801
+MAX_DEPTH_EXCEEDED, PENDING_COUNT_EXCEEDED = 65, 69
+
+# the special streams of device code (cuda_device_runtime_api.h)
+STREAM_NULL, STREAM_LEGACY, STREAM_PER_THREAD, STREAM_TAIL, STREAM_FIRE_AND_FORGET = 0, 1, 2, 3, 4
+STREAM_BASE = 0x5000_0000         # handles of streams created in device code
+EVENT_BASE = 0x6000_0000
+
+
+def set_pending_launch_limit(count: int):
+    """cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, count) for the emulator."""
+    if int(count) < 1:
+        from ..errors import CudaError
+        raise CudaError("cudaLimitDevRuntimePendingLaunchCount must be at least 1.", "cudaErrorInvalidValue")
+    LIMITS["pending_launch_count"] = int(count)
+
+
+def readable(mangled: str) -> str:
+    """A kernel's C++ name from its mangled one, good enough for messages (``cdp_kernel``)."""
+    m = re.match(r"_Z(\d+)", mangled)
+    if m:
+        n = int(m.group(1))
+        return mangled[m.end():m.end() + n]
+    m = re.match(r"_ZN((?:\d+\w+?)+)E", mangled)
+    if m:
+        parts, rest = [], m.group(1)
+        while rest:
+            k = re.match(r"(\d+)", rest)
+            if not k:
+                break
+            n = int(k.group(1))
+            parts.append(rest[k.end():k.end() + n])
+            rest = rest[k.end() + n:]
+        return "::".join(parts) if parts else mangled
+    return mangled
+
+
+def extern_call_reason(fname: str) -> str:
+    """Why a call to an external function cannot run, for the UnsupportedError."""
+    if fname in ("cudaDeviceSynchronize", "__cudaDeviceSynchronizeDeprecationAvoidance"):
+        return ("cudaDeviceSynchronize() in device code (removed in CUDA 12: a parent grid cannot wait for its "
+                "children; launch the work that needs their results into cudaStreamTailLaunch instead)")
+    if fname.startswith("__cudaCDP2") or fname.startswith("cuda"):
+        return f"the device runtime function {fname}"
+    return f"a call to the external function {fname} (is it defined in another file? link it with -rdc=true)"
+
+
+@dataclass
+class Work:
+    """One queued piece of device-side work."""
+
+    kind: str                     # "launch", "copy" or "set"
+    stream: int
+    order: int
+    func: str = ""
+    grid: tuple = (1, 1, 1)
+    block: tuple = (1, 1, 1)
+    shared: int = 0
+    params: bytes = b""
+    args: tuple = ()              # copy: (dst, src, n); set: (dst, value, n)
+    launcher: str = ""            # "thread (x,y,z) of block (x,y,z)" for messages
+
+
+@dataclass
+class _Buffer:
+    func: str
+    grid: tuple
+    block: tuple
+    shared: int
+    size: int
+
+
+class GridState:
+    """The device-side work one grid has queued, and where the grid sits in the launch tree."""
+
+    def __init__(self, program, stats, parent, kernel_name, timeout, observers, checks, wall_deadline=float("inf")):
+        self.program, self.stats, self.parent = program, stats, parent
+        self.kernel_name = kernel_name
+        self.depth = parent.depth + 1 if parent is not None else 0
+        self.root = parent.root if parent is not None else self
+        self.checks = checks
+        self.work: list = []
+        self.buffers: dict = {}               # parameter buffer address -> _Buffer
+        if parent is None:
+            self.pending = 0                  # launches queued and not yet started (whole tree)
+            self.deadline = time.process_time() + timeout
+            self.timeout = timeout
+            self.wall_deadline = wall_deadline      # a whole program's time limit (time.monotonic())
+            self.streams: set = set()
+            self.events: set = set()
+
+    # ---------------------------------------------------------------- running the queue
+    def finish(self):
+        """Run what this grid queued: everything in launch order, then its tail launches."""
+        if not self.work:
+            return
+        # measured on an H100: a device-side cudaMemsetAsync in the NULL stream was not seen by a child
+        # grid and a cudaMemcpyAsync queued after it (tests/kernels sm90/cdp_device_memory_ops); memsets
+        # therefore run after the grid's other work
+        work = sorted(self.work, key=lambda w: (w.kind == "set", w.stream == STREAM_TAIL, w.order))
+        self.work = []
+        for w in work:
+            if w.kind == "launch":
+                self.root.pending -= 1
+                self._run_child(w)
+            elif w.kind == "copy":
+                dst, src, n = w.args
+                mem = self.program.memory
+                mem.data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = mem.data[src - GLOBAL_BASE:src - GLOBAL_BASE + n]
+            elif w.kind == "set":
+                dst, value, n = w.args
+                self.program.memory.data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = value & 0xFF
+
+    def _run_child(self, w: Work):
+        from .engine import launch
+        name = readable(w.func)
+        left = self.root.deadline - time.process_time()
+        if left <= 0:            # the watchdog covers the whole tree of grids, not each grid alone
+            msg = (f"The kernel {self.root.kernel_name} and the grids it launched from the device ran for more than "
+                   f"{self.root.timeout:g} s and were stopped by the watchdog before {name} (launched by "
+                   f"{w.launcher} of {self.kernel_name}, nesting depth {self.depth + 1}) could start. Does the "
+                   "recursion ever stop? (Raise the limit with cudalab.set_watchdog(seconds) if it is just slow.)")
+            from .findings import Finding
+            raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, name)])
+        started = self.stats.instructions
+        entry = dict(kernel=name, grid=w.grid, block=w.block, shared=w.shared, depth=self.depth + 1,
+                     parent=self.kernel_name, instructions=0,
+                     stream={STREAM_TAIL: "tail", STREAM_FIRE_AND_FORGET: "fire-and-forget"}.get(
+                         w.stream, "null" if w.stream in (STREAM_NULL, STREAM_PER_THREAD) else "stream"))
+        self.stats.device_launches.append(entry)
+        try:
+            launch(self.program, w.func, w.grid, w.block, w.shared, w.params, observers=(), timeout=left,
+                   kernel_name=name, checks=self.checks, wall_deadline=self.root.wall_deadline, _device_launch=self)
+        except KernelError as e:
+            note = (f"\n(The grid of {name} was launched from the device by {w.launcher} of kernel "
+                    f"{self.kernel_name}, at nesting depth {self.depth + 1}.)")
+            if note not in str(e.args[0]):
+                e.args = (e.args[0] + note,) + e.args[1:]
+            raise
+        entry["instructions"] = self.stats.instructions - started     # its own and its descendants'
+
+
+# ------------------------------------------------------------------ helpers for the handlers
+
+def _state(ex) -> GridState:
+    return ex.grid_state
+
+
+def _errors(ex):
+    e = getattr(ex, "_devrt_error", None)
+    if e is None:
+        e = ex._devrt_error = np.zeros(ex.n, np.int32)
+    return e
+
+
+def _arg(ex, name, sel, dt=np.uint64, offset=0, count=1):
+    buf = ex.fr.param_buffer(name)
+    size = np.dtype(dt).itemsize
+    raw = np.ascontiguousarray(buf[sel, offset:offset + size * count])
+    return raw.view(dt).reshape(sel.size, count) if count > 1 else raw.view(dt)[:, 0]
+
+
+def _ret(ex, rets, sel, values, dt=np.int32):
+    if not rets:
+        return
+    buf = ex.fr.param_buffer(rets[0])
+    v = np.ascontiguousarray(np.broadcast_to(np.asarray(values, dt), (sel.size,)))
+    buf[sel, 0:np.dtype(dt).itemsize] = v.view(np.uint8).reshape(sel.size, -1)
+
+
+def _store(ex, inst, addrs, sel, values, dt):
+    """Store one value per lane at generic addresses (a cudaStream_t* or void** out-parameter)."""
+    from .memops import resolve, scatter
+    dt = np.dtype(dt)
+    values = np.ascontiguousarray(np.broadcast_to(np.asarray(values, dt), (sel.size,)))
+    for sp, buf, off, pos in resolve(ex, inst, "generic", np.asarray(addrs, np.uint64), sel, dt.itemsize, "st"):
+        scatter(buf, off, dt, values if isinstance(pos, slice) else values[pos])
+
+
+def _where(ex, lane):
+    b, t = ex.where(int(lane))
+    return f"thread ({t[0]},{t[1]},{t[2]}) of block ({b[0]},{b[1]},{b[2]})"
+
+
+def _set_error(ex, sel, codes):
+    err = _errors(ex)
+    codes = np.broadcast_to(np.asarray(codes, np.int32), (sel.size,))
+    failed = codes != SUCCESS
+    err[sel[failed]] = codes[failed]
+    return codes
+
+
+# ------------------------------------------------------------------ the device runtime functions
+
+def _param_buffer_v2(ex, inst, rets, args):
+    """__cudaCDP2GetParameterBufferV2(func, grid, block, shmem) -> void* (NULL when the launch
+    cannot happen; the thread's last error says why)."""
+    sel = ex.idx
+    st = _state(ex)
+    funcs = _arg(ex, args[0], sel)
+    grids = _arg(ex, args[1], sel, np.uint32, count=3)
+    blocks = _arg(ex, args[2], sel, np.uint32, count=3)
+    shmem = _arg(ex, args[3], sel, np.uint32)
+    out = np.zeros(sel.size, np.uint64)
+    codes = np.zeros(sel.size, np.int32)
+    for k in range(sel.size):
+        out[k], codes[k] = _new_buffer(ex, st, int(funcs[k]), tuple(int(x) for x in grids[k]),
+                                       tuple(int(x) for x in blocks[k]), int(shmem[k]))
+    _set_error(ex, sel, codes)
+    _ret(ex, rets, sel, out, np.uint64)
+
+
+def _new_buffer(ex, st, func_addr, grid, block, shared):
+    name = ex.program.func_at.get(func_addr)
+    if name is None or name not in ex.program.module.functions or not ex.program.module.functions[name].is_entry:
+        return 0, INVALID_DEVICE_FUNCTION
+    if st.depth + 1 >= MAX_DEPTH:
+        return 0, MAX_DEPTH_EXCEEDED
+    threads = block[0] * block[1] * block[2]
+    if (min(grid + block) < 1 or threads > 1024 or block[0] > 1024 or block[1] > 1024 or block[2] > 64
+            or grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535):
+        return 0, INVALID_CONFIGURATION
+    if st.root.pending >= LIMITS["pending_launch_count"]:
+        return 0, PENDING_COUNT_EXCEEDED
+    df = ex.program.function(name)
+    size = max([df.param_offsets[p.name] + p.size for p in df.func.params] or [0])
+    addr = ex.mem.alloc(max(size, 8), label="device launch parameters")
+    st.buffers[addr] = _Buffer(name, grid, block, shared, size)
+    st.root.pending += 1          # a launch slot is taken when its parameter buffer is handed out
+    return addr, SUCCESS
+
+
+def _param_buffer_v1(ex, inst, rets, args):
+    """__cudaCDP2GetParameterBuffer(alignment, size): a buffer the later LaunchDevice names."""
+    sel = ex.idx
+    sizes = _arg(ex, args[1], sel)
+    out = np.array([ex.mem.alloc(max(int(s), 8), label="device launch parameters") for s in sizes.tolist()], np.uint64)
+    _ret(ex, rets, sel, out, np.uint64)
+
+
+def _launch_v2(ex, inst, rets, args):
+    """__cudaCDP2LaunchDeviceV2(buffer, stream) -> cudaError_t."""
+    sel = ex.idx
+    bufs = _arg(ex, args[0], sel)
+    streams = _arg(ex, args[1], sel)
+    codes = np.array([_enqueue(ex, inst, int(lane), int(b), int(s), None)
+                      for lane, b, s in zip(sel.tolist(), bufs.tolist(), streams.tolist())], np.int32)
+    _ret(ex, rets, sel, _set_error(ex, sel, codes))
+
+
+def _launch_v1(ex, inst, rets, args):
+    """__cudaCDP2LaunchDevice(func, buffer, grid, block, shmem, stream) -> cudaError_t."""
+    sel = ex.idx
+    st = _state(ex)
+    funcs, bufs = _arg(ex, args[0], sel), _arg(ex, args[1], sel)
+    grids = _arg(ex, args[2], sel, np.uint32, count=3)
+    blocks = _arg(ex, args[3], sel, np.uint32, count=3)
+    shmem, streams = _arg(ex, args[4], sel, np.uint32), _arg(ex, args[5], sel)
+    codes = []
+    for k, lane in enumerate(sel.tolist()):
+        addr, code = _new_buffer(ex, st, int(funcs[k]), tuple(int(x) for x in grids[k]),
+                                 tuple(int(x) for x in blocks[k]), int(shmem[k]))
+        if code:
+            codes.append(code)
+            continue
+        ex.mem.data[addr - GLOBAL_BASE:addr - GLOBAL_BASE + st.buffers[addr].size] = \
+            ex.mem.data[int(bufs[k]) - GLOBAL_BASE:int(bufs[k]) - GLOBAL_BASE + st.buffers[addr].size]
+        codes.append(_enqueue(ex, inst, lane, addr, int(streams[k]), None))
+    _ret(ex, rets, sel, _set_error(ex, sel, np.array(codes, np.int32)))
+
+
+def _known_stream(st, s):
+    return s in (STREAM_NULL, STREAM_PER_THREAD, STREAM_TAIL, STREAM_FIRE_AND_FORGET) or s in st.root.streams
+
+
+def _enqueue(ex, inst, lane, addr, stream, _):
+    st = _state(ex)
+    b = st.buffers.pop(addr, None)
+    if b is None:
+        return INVALID_VALUE
+    if not _known_stream(st, stream):
+        ex.mem.free(addr)
+        st.root.pending -= 1
+        return INVALID_RESOURCE_HANDLE
+    params = ex.mem.data[addr - GLOBAL_BASE:addr - GLOBAL_BASE + b.size].tobytes()
+    ex.mem.free(addr)
+    st.work.append(Work("launch", stream, len(st.work), b.func, b.grid, b.block, b.shared, params,
+                        launcher=_where(ex, lane)))
+    return SUCCESS
+
+
+def _stream_create(ex, inst, rets, args):
+    """__cudaCDP2StreamCreateWithFlags(cudaStream_t*, flags): a new (non-blocking) device stream."""
+    sel = ex.idx
+    st = _state(ex)
+    ptrs = _arg(ex, args[0], sel)
+    handles = np.zeros(sel.size, np.uint64)
+    codes = np.zeros(sel.size, np.int32)
+    for k in range(sel.size):
+        # the Programming Guide asks for cudaStreamNonBlocking, but an H100 also accepts
+        # cudaStreamDefault (measured: cudaSuccess, tests/kernels sm90/cdp_launch_errors)
+        h = STREAM_BASE + len(st.root.streams) + 1
+        st.root.streams.add(h)
+        handles[k] = h
+    ok = codes == SUCCESS
+    if ok.any():
+        _store(ex, inst, ptrs[ok], sel[ok], handles[ok], np.uint64)
+    _ret(ex, rets, sel, _set_error(ex, sel, codes))
+
+
+def _stream_destroy(ex, inst, rets, args):
+    sel = ex.idx
+    st = _state(ex)
+    hs = _arg(ex, args[0], sel)
+    codes = np.array([SUCCESS if int(h) in st.root.streams else INVALID_RESOURCE_HANDLE for h in hs.tolist()], np.int32)
+    _ret(ex, rets, sel, _set_error(ex, sel, codes))
+
+
+def _event_create(ex, inst, rets, args):
+    sel = ex.idx
+    st = _state(ex)
+    ptrs = _arg(ex, args[0], sel)
+    handles = np.array([EVENT_BASE + len(st.root.events) + k + 1 for k in range(sel.size)], np.uint64)
+    st.root.events.update(int(h) for h in handles)
+    _store(ex, inst, ptrs, sel, handles, np.uint64)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+def _success(ex, inst, rets, args):
+    """Event record/wait/destroy: ordering the emulator's sequential queue already gives."""
+    _ret(ex, rets, ex.idx, SUCCESS)
+
+
+def _get_last_error(ex, inst, rets, args):
+    sel = ex.idx
+    err = _errors(ex)
+    _ret(ex, rets, sel, err[sel])
+    err[sel] = 0
+
+
+def _peek_last_error(ex, inst, rets, args):
+    _ret(ex, rets, ex.idx, _errors(ex)[ex.idx])
+
+
+def _get_device(ex, inst, rets, args):
+    sel = ex.idx
+    _store(ex, inst, _arg(ex, args[0], sel), sel, 0, np.int32)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+def _get_device_count(ex, inst, rets, args):
+    sel = ex.idx
+    _store(ex, inst, _arg(ex, args[0], sel), sel, 1, np.int32)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+def _runtime_version(ex, inst, rets, args):
+    sel = ex.idx
+    _store(ex, inst, _arg(ex, args[0], sel), sel, 13000, np.int32)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+_ATTRIBUTES = {1: 1024, 2: 1024, 3: 1024, 4: 64, 5: 2**31 - 1, 6: 65535, 7: 65535, 8: 48 * 1024, 10: 32,
+               12: 65536, 39: 2048, 75: 9, 76: 0, 81: 228 * 1024, 97: 227 * 1024}
+
+
+def _device_attribute(ex, inst, rets, args):
+    sel = ex.idx
+    ptrs = _arg(ex, args[0], sel)
+    attrs = _arg(ex, args[1], sel, np.int32)
+    vals = np.array([ex.program.sm_count if a == 16 else _ATTRIBUTES.get(int(a), 0) for a in attrs.tolist()], np.int32)
+    _store(ex, inst, ptrs, sel, vals, np.int32)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+def _device_limit(ex, inst, rets, args):
+    sel = ex.idx
+    ptrs = _arg(ex, args[0], sel)
+    limits = _arg(ex, args[1], sel, np.int32)
+    # cudaLimitStackSize 0, PrintfFifoSize 1, MallocHeapSize 2, DevRuntimeSyncDepth 3, PendingLaunchCount 4
+    table = {0: 1024, 1: 1 << 20, 2: 8 << 20, 3: 2, 4: LIMITS["pending_launch_count"]}
+    _store(ex, inst, ptrs, sel, np.array([table.get(int(x), 0) for x in limits.tolist()], np.uint64), np.uint64)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+def _malloc(ex, inst, rets, args):
+    sel = ex.idx
+    ptrs, sizes = _arg(ex, args[0], sel), _arg(ex, args[1], sel)
+    got = np.array([ex.mem.alloc(int(s), label="device malloc") if s else 0 for s in sizes.tolist()], np.uint64)
+    _store(ex, inst, ptrs, sel, got, np.uint64)
+    _ret(ex, rets, sel, SUCCESS)
+
+
+def _free(ex, inst, rets, args):
+    sel = ex.idx
+    codes = []
+    for p in _arg(ex, args[0], sel).tolist():
+        a = ex.mem.allocs.get(int(p))
+        if p == 0:
+            codes.append(SUCCESS)
+        elif a is None or a.freed or a.label != "device malloc":
+            codes.append(INVALID_VALUE)
+        else:
+            ex.mem.free(int(p))
+            codes.append(SUCCESS)
+    _ret(ex, rets, sel, _set_error(ex, sel, np.array(codes, np.int32)))
+
+
+def _memcpy_async(ex, inst, rets, args):
+    """cudaMemcpyAsync(dst, src, n, kind, stream): queued in stream order, like a launch."""
+    sel = ex.idx
+    st = _state(ex)
+    dst, src, n = _arg(ex, args[0], sel), _arg(ex, args[1], sel), _arg(ex, args[2], sel)
+    streams = _arg(ex, args[4], sel)
+    codes = []
+    for k in range(sel.size):
+        d, s, c = int(dst[k]), int(src[k]), int(n[k])
+        ok = c == 0 or bool(ex.mem.valid(np.array([d, s], np.uint64), c).all())
+        if not ok or not _known_stream(st, int(streams[k])):
+            codes.append(INVALID_VALUE)
+            continue
+        st.work.append(Work("copy", int(streams[k]), len(st.work), args=(d, s, c)))
+        codes.append(SUCCESS)
+    _ret(ex, rets, sel, _set_error(ex, sel, np.array(codes, np.int32)))
+
+
+def _memset_async(ex, inst, rets, args):
+    sel = ex.idx
+    st = _state(ex)
+    dst, val, n = _arg(ex, args[0], sel), _arg(ex, args[1], sel, np.int32), _arg(ex, args[2], sel)
+    streams = _arg(ex, args[3], sel)
+    codes = []
+    for k in range(sel.size):
+        d, c = int(dst[k]), int(n[k])
+        if (c and not bool(ex.mem.valid(np.array([d], np.uint64), c).all())) or not _known_stream(st, int(streams[k])):
+            codes.append(INVALID_VALUE)
+            continue
+        st.work.append(Work("set", int(streams[k]), len(st.work), args=(d, int(val[k]), c)))
+        codes.append(SUCCESS)
+    _ret(ex, rets, sel, _set_error(ex, sel, np.array(codes, np.int32)))
+
+
+def _error_text(name_not_string):
+    def handler(ex, inst, rets, args):
+        from ..programs.errors import ERRORS
+        sel = ex.idx
+        codes = _arg(ex, args[0], sel, np.int32)
+        table = getattr(ex.program, "_devrt_strings", None)
+        if table is None:
+            table = ex.program._devrt_strings = {}
+        out = []
+        for c in codes.tolist():
+            key = (c, name_not_string)
+            if key not in table:
+                row = next((r for r in ERRORS if r[0] == c), (c, "cudaErrorUnknown", "unknown error"))
+                text = (row[1] if name_not_string else row[2]).encode() + b"\0"
+                addr = ex.mem.alloc(len(text), label="device runtime string")
+                ex.mem.write(addr, text)
+                table[key] = addr
+            out.append(table[key])
+        _ret(ex, rets, sel, np.array(out, np.uint64), np.uint64)
+    return handler
+
+
+HANDLERS = {
+    "__cudaCDP2GetParameterBufferV2": _param_buffer_v2,
+    "__cudaCDP2GetParameterBuffer": _param_buffer_v1,
+    "__cudaCDP2LaunchDeviceV2": _launch_v2,
+    "__cudaCDP2LaunchDevice": _launch_v1,
+    "__cudaCDP2StreamCreateWithFlags": _stream_create,
+    "__cudaCDP2StreamDestroy": _stream_destroy,
+    "__cudaCDP2StreamWaitEvent": _success,
+    "__cudaCDP2EventCreateWithFlags": _event_create,
+    "__cudaCDP2EventRecord": _success,
+    "__cudaCDP2EventRecordWithFlags": _success,
+    "__cudaCDP2EventDestroy": _success,
+    "__cudaCDP2GetLastError": _get_last_error,
+    "__cudaCDP2PeekAtLastError": _peek_last_error,
+    "__cudaCDP2GetErrorName": _error_text(True),
+    "__cudaCDP2GetErrorString": _error_text(False),
+    "__cudaCDP2GetDevice": _get_device,
+    "__cudaCDP2GetDeviceCount": _get_device_count,
+    "__cudaCDP2RuntimeGetVersion": _runtime_version,
+    "__cudaCDP2DeviceGetAttribute": _device_attribute,
+    "__cudaCDP2DeviceGetLimit": _device_limit,
+    "__cudaCDP2Malloc": _malloc,
+    "__cudaCDP2Free": _free,
+    "__cudaCDP2MemcpyAsync": _memcpy_async,
+    "__cudaCDP2MemsetAsync": _memset_async,
+}
+for _n in list(HANDLERS):
+    if _n.endswith(("LaunchDeviceV2", "LaunchDevice", "EventRecord", "EventRecordWithFlags", "StreamWaitEvent",
+                    "MemcpyAsync", "MemsetAsync")):
+        HANDLERS[_n + "_ptsz"] = HANDLERS[_n]     # the per-thread-default-stream spellings
+
