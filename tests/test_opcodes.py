@@ -64,7 +64,7 @@ def test_the_table_covers_the_isa_index():
                    "pmevent", "trap", "setmaxnreg"):
         assert family in heads, family
     runs = sum(s == RUNS for *_, s in OPCODES)
-    assert runs >= 150 and len(OPCODES) - runs >= 60        # today: 162 run, 57 do not
+    assert runs >= 175          # a floor that only rises: 175 of 219 run after the async copies landed
 
 
 def _ptxas():

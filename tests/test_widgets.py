@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import cudalab
+import cudalab.widgets
 from cudalab.widgets import WIDGETS, show, trace
 from cudalab.widgets.banks import banks_model, verdict
 from cudalab.widgets.coalescing import coalescing_model
@@ -238,11 +239,27 @@ def test_occupancy_model_names_the_limiter():
 
 
 # ---------------------------------------------------------------------- the widgets themselves
+ASYNC_COPY = r"""
+#include <cuda_pipeline.h>
+__global__ void staged(const float* in, float* out) {
+  __shared__ float s[2][64];
+  for (int k = 0; k < 2; ++k) {
+    __pipeline_memcpy_async(&s[k][threadIdx.x], &in[64 * k + threadIdx.x], sizeof(float));
+    __pipeline_commit();
+  }
+  __pipeline_wait_prior(0);
+  out[threadIdx.x] = s[0][threadIdx.x] + s[1][threadIdx.x];
+}"""
+
+
 def widget_cases(matmul):
     rec = matmul[0]
+    staged = cudalab.compile(ASYNC_COPY).get_kernel("staged")
+    pipe = cudalab.widgets.pipeline(staged, 1, 64, (np.arange(128, dtype=np.float32), np.zeros(64, np.float32)))
     return {"threads": (rec, {}), "tiling": (rec, {"phase": 1}), "banks": (rec, {"line": 15}),
             "coalescing": (rec, {"line": 11}), "divergence": (rec, {}), "heatmap": (rec, {"array": "B"}),
-            "streams": ({"1 stream": rows(1), "4 streams": rows(4)}, {}), "occupancy": (rec, {})}
+            "streams": ({"1 stream": rows(1), "4 streams": rows(4)}, {}), "occupancy": (rec, {}),
+            "pipeline": (pipe, {})}
 
 
 def test_every_widget_saves_a_static_picture(matmul):

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
-from . import memops, texture, warp  # noqa: F401  (register their decoders)
+from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
 from .decode import Unsupported, decode
 from .dtypes import storage
@@ -32,7 +32,7 @@ from .printf import ArgReader, format_call
 
 cluster_mod = cluster
 
-K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP = range(6)
+K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT = range(7)
 LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
@@ -159,7 +159,8 @@ class Program:
             if not known and self.module.functions[fname].extern:
                 raise Unsupported(devrt.extern_call_reason(fname))
             return (K_CALL, None, inst, (fname, rets, args))
-        return (K_NORMAL, decode(inst, ctx), inst, None)
+        run = decode(inst, ctx)
+        return (K_WAIT if getattr(run, "waits", False) else K_NORMAL, run, inst, None)
 
 
 def source_line(f: ir.Function, inst) -> int | None:
@@ -260,6 +261,11 @@ class Exec:
         self.clock0 = time.perf_counter_ns()
         self.pc_of = {}
         self.grid_workspace = 0
+        # waiting instructions (K_WAIT): a barrier change bumps sync_version; parked[lane] is the
+        # version a lane saw when it last had to wait (-1: not waiting); see _let_waiting_threads_run
+        self.sync_version = 0
+        self.parked = None
+        self.must_proceed = False
 
     # ---------------------------------------------------------------- helpers for instructions
     def emit(self, ev):
@@ -271,6 +277,10 @@ class Exec:
                 o.on_branch(ev)
             elif kind == "BarrierEvent":
                 o.on_barrier(ev)
+            elif kind == "AsyncEvent":
+                hook = getattr(o, "on_async", None)
+                if hook is not None:
+                    hook(ev)
             else:
                 o.on_instruction(ev)
 
@@ -541,6 +551,11 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                     ex.run_on(ex.idx[pv], fn, ex)
                 pc += 1
                 continue
+            if kind == K_WAIT:
+                if _wait(ex, fn, all_t, any_t, None if g is None else pv, stack, ent, pc, returned):
+                    break
+                pc += 1
+                continue
             if kind == K_BRA:
                 if aux <= pc and any_t:
                     backedges += 1
@@ -615,14 +630,54 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 continue
 
 
+def _wait(ex, fn, all_t, any_t, pv, stack, ent, pc, returned):
+    """Run a waiting instruction (a named barrier, an mbarrier wait). ``fn`` returns the lanes that
+    must wait (None: all went through). Waiting lanes park at ``pc`` and other paths run first:
+    if only some lanes wait, they become a path of their own that runs after the others reach this
+    entry's reconvergence point; if all wait, lanes found by _let_waiting_threads_run go ahead.
+    When nothing else can run, ``fn`` runs again with ``ex.must_proceed`` set and decides: an
+    mbarrier wait reads False, a barrier that can never complete is reported as a hang.
+    Returns True when the top of the stack changed (the SIMT loop must re-read it)."""
+    lanes = ex.idx if all_t else ex.idx[pv] if any_t else None
+    if lanes is None:
+        return False
+    waiting = fn(ex) if all_t else ex.run_on(lanes, fn, ex)
+    if ex.parked is not None:
+        ex.parked[lanes] = -1
+    if waiting is None or waiting.size == 0:
+        return False
+    if ex.parked is None:
+        ex.parked = np.full(ex.n, -1, np.int64)
+    ex.parked[waiting] = ex.sync_version
+    wait_mask = np.zeros(ex.n, bool)
+    wait_mask[waiting] = True
+    if waiting.size < ex.idx.size:
+        ent[0], ent[2] = pc + 1, ex.mask & ~wait_mask
+        stack.insert(len(stack) - 1, [pc, ent[1], wait_mask])
+        return True
+    ent[0], ent[2] = pc, ex.mask
+    if _let_waiting_threads_run(stack, ex, returned):
+        return True
+    ex.must_proceed = True
+    try:
+        fn(ex) if all_t else ex.run_on(lanes, fn, ex)
+    finally:
+        ex.must_proceed = False
+    ex.parked[lanes] = -1
+    return False
+
+
 def _let_waiting_threads_run(stack, ex, returned):
     """Find threads parked at a reconvergence point below the top of the stack and let them run on
     ahead (to that entry's own reconvergence point). Volta's independent thread scheduling gives
-    such threads forward progress; a lock-step SIMT stack would otherwise spin forever."""
+    such threads forward progress; a lock-step SIMT stack would otherwise spin forever. Threads
+    waiting at a barrier that has not changed since they last tried are passed over: they could
+    not go on anyway, and trying them again and again would starve the others."""
     above = stack[-1][2].copy()
+    stale = ex.parked == ex.sync_version if ex.parked is not None else False
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
-        waiting = e[2] & ~above & ~returned & ~ex.exited
+        waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
         if waiting.any():
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])

@@ -80,6 +80,24 @@ class BarrierEvent(InstructionEvent):
     """bar.sync / bar.red / bar.warp.sync reached by ``lanes``."""
 
 
+@dataclass
+class AsyncEvent(InstructionEvent):
+    """An asynchronous copy's bytes in shared memory (emulator/asyncops.py), for racecheck.
+
+    kind: 'issue' (a copy to ``addresses`` is in flight: its bytes are not there yet), 'land' (they
+    are written now: by the issuing thread's wait when ``barrier`` is -1, else by the completion of
+    phase ``phase`` of the mbarrier in slot ``barrier``), 'read' (a bulk copy read its shared
+    source), 'observe' (the lanes saw ``phase`` phases of the barrier ``barrier`` complete).
+    ``lanes`` are the issuing lanes and may repeat (a bulk copy is one row per 16 bytes).
+    """
+
+    kind: str = "issue"
+    size: int = 0
+    addresses: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+    barrier: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    phase: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
 class Observer:
     """Subclass and override what you need; every hook defaults to doing nothing."""
 
@@ -89,4 +107,5 @@ class Observer:
     def on_memory(self, ev: MemoryEvent) -> None: ...
     def on_branch(self, ev: BranchEvent) -> None: ...
     def on_barrier(self, ev: BarrierEvent) -> None: ...
+    def on_async(self, ev: AsyncEvent) -> None: ...
     def on_launch_end(self, launch) -> None: ...

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .barriers import decode_named, is_named, when_split
 from .decode import op
 from .events import BarrierEvent
 from .operands import reader, writer
@@ -184,6 +185,8 @@ def _bar(inst, d):
     The emulator runs a block's warps in lock step, so every store before the barrier is done
     before any load after it: the barrier itself orders nothing more. Its job here is checking
     (synccheck) and, for bar.red, the block-wide reduction."""
+    if "warp" not in inst.mods and is_named(inst):   # an id or a thread count: really scheduled
+        return decode_named(inst, d)
     if "warp" in inst.mods:               # bar.warp.sync membermask (__syncwarp)
         def run(ex):
             _barrier_event(ex, inst)
@@ -210,9 +213,9 @@ def _bar(inst, d):
             else:
                 res = per_block.any(axis=1)
             w(ex, sel, res[ex.lane_block[sel]])
-        return run
+        return when_split(inst, d, run)
 
     def run(ex):
         _barrier_event(ex, inst)
         ex.check_barrier(inst)
-    return run
+    return when_split(inst, d, run)

@@ -362,6 +362,7 @@ def parse(text: str) -> Module:
     depth = 0
     scopes: list = []
     line = file = None
+    inlined: dict = {}            # .loc (file, line, column) -> the cell line it was inlined into
     for kind, stmt, ptx_line in _statements(text):
         try:
             if kind == "file":
@@ -372,11 +373,16 @@ def parse(text: str) -> Module:
             if kind == "loc":
                 parts = stmt.split()
                 file, ln = int(parts[1]), int(parts[2].rstrip(","))
-                m = re.search(r"inlined_at\s+(\d+)\s+(\d+)", stmt)
-                if file != 1 and m and int(m.group(1)) == 1:
-                    # code from a header (texture fetch, cuda_fp16.h ...) inlined into the cell: name the
-                    # cell's line that called it (file 1 is the source NVRTC compiled)
-                    file, ln = 1, int(m.group(2))
+                col = int(parts[3].rstrip(",")) if len(parts) > 3 and parts[3].rstrip(",").isdigit() else 0
+                m = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", stmt)
+                here = (file, ln, col)
+                if file != 1 and m:
+                    # code from a header (texture fetch, cuda_fp16.h, cuda::memcpy_async ...) inlined into the
+                    # cell: name the cell's line that called it (file 1 is the source NVRTC compiled),
+                    # following chains of inlined calls through the .loc lines seen before
+                    at = tuple(int(g) for g in m.groups())
+                    file, ln = (1, at[1]) if at[0] == 1 else inlined.get(at, (file, ln))
+                inlined[here] = (file, ln)
                 line = ln if ln > 0 and file == 1 else None
                 continue
             if kind == "open":

@@ -2,6 +2,8 @@
 
     rec = cudalab.widgets.trace(kernel, grid, block, (A, B, C, n))   # launch, recording each thread
     cudalab.widgets.show(rec, "banks", line=7)                       # one of WIDGETS
+    rec = cudalab.widgets.pipeline(kernel, grid, block, (A, B))      # follow one block's async copies
+    cudalab.widgets.show(rec, "pipeline")
 
 Each widget is an ipywidgets box around one clickable SVG; its picture is also saved in the notebook
 as HTML, so nbconvert, GitHub and nbviewer show it. ``cudalab.widgets.<name>.<name>_model`` builds
@@ -9,12 +11,13 @@ the plain data a picture draws, with no browser involved.
 """
 from __future__ import annotations
 
+from .asyncpipe import PipelineData, pipeline
 from .observe import Trace, trace
 
 WIDGETS = {
     "threads": "ThreadExplorer", "tiling": "TilingExplorer", "banks": "BankConflicts",
     "coalescing": "Coalescing", "divergence": "Divergence", "heatmap": "MemoryHeatmap",
-    "streams": "StreamOverlap", "occupancy": "OccupancyCalculator",
+    "streams": "StreamOverlap", "occupancy": "OccupancyCalculator", "pipeline": "AsyncPipeline",
 }
 
 
@@ -31,8 +34,8 @@ def _trace_of(obj):
 def show(obj, what: str = "threads", **options):
     """The widget ``what`` for ``obj``: a LaunchRecord from ``trace`` (or its Trace) for "threads",
     "tiling", "banks", "coalescing", "divergence", "heatmap"; timeline rows for "streams" (a list of
-    rows, or a dict {title: rows} to compare); and for "occupancy" a LaunchRecord (its block size and
-    shared memory), a Kernel (its registers), or None.
+    rows, or a dict {title: rows} to compare); for "occupancy" a LaunchRecord (its block size and
+    shared memory), a Kernel (its registers), or None; for "pipeline" a LaunchRecord from ``pipeline``.
 
     ``options`` go to the widget, e.g. ``show(rec, "banks", line=7, padded=True)``,
     ``show(rec, "threads", colour="written C")``, ``show(rec, "tiling", phase=2)``.
@@ -47,6 +50,12 @@ def show(obj, what: str = "threads", **options):
         return cls(obj, **options)
     if what == "occupancy":
         return cls(**_occupancy_options(obj, options))
+    if what == "pipeline":
+        data = obj if isinstance(obj, PipelineData) else getattr(obj, "reports", {}).get("pipeline")
+        if data is None:
+            raise ValueError("This launch was run without following its async copies. Launch it with "
+                             "cudalab.widgets.pipeline(kernel, grid, block, (args...)) and show that record.")
+        return cls(data, **options)
     return cls(_trace_of(obj), **options)
 
 
@@ -72,4 +81,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["Trace", "WIDGETS", "show", "trace", *WIDGETS.values()]
+__all__ = ["PipelineData", "Trace", "WIDGETS", "pipeline", "show", "trace", *WIDGETS.values()]

@@ -10,7 +10,7 @@ import anywidget
 import ipywidgets as W
 import traitlets as T
 
-from . import banks, coalescing, divergence, heatmap, hierarchy, occupancy, streams, tiling
+from . import asyncpipe, banks, coalescing, divergence, heatmap, hierarchy, occupancy, streams, tiling
 
 # The whole front end: draw the SVG the kernel sends; a click on an element with data-pick tells Python.
 _ESM = """
@@ -259,3 +259,22 @@ class OccupancyCalculator(_Picture):
         kind, _, value = what.partition(":")
         if kind == "bs":
             self.block_size.value = int(value)
+
+
+class AsyncPipeline(_Picture):
+    """An async-copy pipeline by warp and stage; click a cell: what that warp issued and waited for."""
+
+    picture = asyncpipe
+
+    def __init__(self, data, stage=None, warp=None):
+        self.data, self.stage, self.warp = data, stage, warp
+        super().__init__()
+
+    def build(self):
+        return asyncpipe.pipeline_model(self.data, self.stage, self.warp)
+
+    def pick(self, what):
+        kind, stage, warp = what.split(":")
+        if kind == "c":
+            self.stage, self.warp = int(stage), int(warp)
+            self.refresh()

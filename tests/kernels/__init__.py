@@ -5,7 +5,8 @@ Each group module (``integer``, ``floating``, ...) holds ``CASES``, a list of di
   make() -> kernel arguments (numpy arrays are copied to the device and back; numpy scalars,
   structured ``np.void`` ones included, are passed by value), exact (bit for bit) or ulp/atol for
   approximate math (an element passes if it is within ``ulp`` units in the last place OR within
-  ``atol``).
+  ``atol``), arch: the architecture the emulator compiles for when the case needs the H100's own
+  instructions ("compute_90"; the GPU always compiles for itself).
 There are no numpy references: ``record.py`` runs every case on a real GPU and saves inputs and
 outputs in ``recorded/<group>.npz``; ``tests/test_corpus.py`` replays them on the emulator.
 A texture or surface object argument is a ``TexArg``: its data and how the object is made, built
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 GROUPS = ("integer", "floating", "conversions", "half", "memory", "atomics", "sync_warp", "control",
-          "gpu_behaviour", "textures", "sm90")
+          "gpu_behaviour", "textures", "sm90", "async_copy")
 
 
 class Corpus(list):
@@ -29,18 +30,21 @@ class Corpus(list):
         super().__init__()
         self.group = group
 
-    def case(self, name, src, kernel, grid, block, make, *, shared=0, ulp=0, atol=0.0, options=(), cluster=None):
+    def case(self, name, src, kernel, grid, block, make, *, shared=0, ulp=0, atol=0.0, options=(), cluster=None, arch=None):
         """make(rng) builds the arguments; rng is seeded from the case name, so inputs never move.
 
         ``options``: compiler flags both sides use (``-arch=compute_90``, ``-rdc=true``); ``cluster``:
         the launch's cluster size (cudaLaunchAttributeClusterDimension). Cases with either run through
-        cudalab's own GPU backend when recorded, so the GPU gets the very PTX the emulator gets."""
+        cudalab's own GPU backend when recorded, so the GPU gets the very PTX the emulator gets.
+        ``arch``: shorthand for ``-arch=...`` in options ("compute_90" for the H100's own instructions)."""
+        if arch:
+            options = (*options, f"-arch={arch}")
         def make_args():
             with np.errstate(all="ignore"):   # edge values overflow on purpose when narrowed
                 return make(np.random.default_rng(zlib.crc32(name.encode())))
         self.append(dict(name=name, group=self.group, src=src, kernel=kernel, grid=grid, block=block,
                          shared=shared, make=make_args,
-                         exact=not (ulp or atol), ulp=ulp, atol=atol, options=tuple(options), cluster=cluster))
+                         exact=not (ulp or atol), ulp=ulp, atol=atol, options=tuple(options), cluster=cluster, arch=arch))
 
 
 @dataclass

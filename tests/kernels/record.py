@@ -38,8 +38,10 @@ CASE_TIMEOUT_S = int(os.environ.get("CASE_TIMEOUT_S", 60))    # one case (compil
 def case_sha(case):
     """Fingerprint of what a recording depends on; a recording with another sha is stale."""
     key = (case["src"], case["kernel"], case["grid"], case["block"], case["shared"])
-    if case.get("options") or case.get("cluster"):          # only newer cases have them: old shas stay
-        key += (tuple(case.get("options") or ()), case.get("cluster"))
+    arch = f"-arch={case['arch']}" if case.get("arch") else None     # arch= cases were recorded without it
+    options = tuple(o for o in case.get("options") or () if o != arch)
+    if options or case.get("cluster"):          # only newer cases have them: old shas stay
+        key += (options, case.get("cluster"))
     return hashlib.sha1(repr(key).encode()).hexdigest()
 
 

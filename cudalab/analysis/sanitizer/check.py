@@ -79,6 +79,7 @@ class Reporting:
         self.on_memory = inner.on_memory
         self.on_branch = inner.on_branch
         self.on_barrier = inner.on_barrier
+        self.on_async = inner.on_async
 
     def on_launch_end(self, stats):
         self.inner.on_launch_end(stats)

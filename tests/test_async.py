@@ -1,0 +1,346 @@
+"""Asynchronous copies, mbarriers and named barriers, by example: when the bytes land, who waits for
+whom, what racecheck says, and the errors a student gets. Bit-exactness against the H100 is checked by
+the async_copy corpus (tests/kernels/async_copy.py); these tests cover what a recording cannot show.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.errors import KernelError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from kernels import cases  # noqa: E402
+from kernels.async_copy import PTX90  # noqa: E402
+
+SRC = r"""
+#include <cuda_pipeline.h>
+#include <cuda/barrier>
+__global__ void read_before_wait(const int* in, int* out) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  s[t] = -1;
+  __syncthreads();
+  __pipeline_memcpy_async(&s[t], &in[t], sizeof(int));   // line 9
+  __pipeline_commit();
+  __syncthreads();                                        // a barrier is not a wait
+  out[t] = s[63 - t];                                     // line 12: the copy may still be in flight
+  __pipeline_wait_prior(0);
+}
+__global__ void wait_then_sync(const int* in, int* out) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  __pipeline_memcpy_async(&s[t], &in[t], sizeof(int));
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  out[t] = s[63 - t];
+}
+__global__ void wait_without_sync(const int* in, int* out) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  __pipeline_memcpy_async(&s[t], &in[t], sizeof(int));    // line 27
+  __pipeline_commit();
+  __pipeline_wait_prior(0);                               // completes this thread's copy only
+  out[t] = s[63 - t];                                     // line 30: another warp's copy
+}
+__global__ void barrier_copy(const int* in, int* out, int early) {
+  __shared__ int s[64];
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+  int t = threadIdx.x;
+  if (t == 0) init(&bar, blockDim.x);
+  __syncthreads();
+  cuda::memcpy_async(&s[t], &in[t], sizeof(int), bar);    // line 38
+  auto token = bar.arrive();
+  int v = early ? s[63 - t] : 0;                          // line 40: before the wait
+  bar.wait(std::move(token));
+  out[t] = early ? v : s[63 - t];
+}
+__global__ void refill_too_soon(const int* in, int* out) {
+  __shared__ int s[2][64];
+  int t = threadIdx.x, acc = 0;
+  __pipeline_memcpy_async(&s[0][t], &in[t], sizeof(int));
+  __pipeline_commit();
+  for (int k = 0; k < 4; ++k) {
+    __pipeline_memcpy_async(&s[(k + 1) & 1][t], &in[64 * (k + 1) + t], sizeof(int));   // line 50
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    acc += s[k & 1][63 - t];                              // line 54
+    // missing: __syncthreads() before the next iteration refills the other buffer
+  }
+  out[t] = acc;
+  __pipeline_wait_prior(0);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return cudalab.compile(SRC)
+
+
+@pytest.fixture(autouse=True)
+def checks_off():
+    yield
+    cudalab.check()
+
+
+def findings(kernel, *args, block=64):
+    with cudalab.check("racecheck"):
+        rec = kernel[1, block](*args)
+    return [(f.details["hazard"], f.details["lines"], f.details.get("async")) for f in rec.findings]
+
+
+IN = np.arange(100, 420, dtype=np.int32)
+
+
+# ---------------------------------------------------------------- when the bytes land
+
+def test_a_read_before_the_wait_sees_the_old_bytes(mod):
+    """The copy lands at the wait. On an H100 the same kernel (512 blocks, 20 runs) read the old value
+    in every thread: the emulator shows what the GPU did, and racecheck says why."""
+    out = np.zeros(64, np.int32)
+    assert findings(mod.read_before_wait, IN, out) == [("RAW", (9, 12), "flight")]
+    assert out.tolist() == [-1] * 64
+
+
+def test_wait_then_barrier_is_right_and_clean(mod):
+    out = np.zeros(64, np.int32)
+    assert findings(mod.wait_then_sync, IN, out) == []
+    assert out.tolist() == IN[:64][::-1].tolist()
+
+
+def test_a_wait_only_completes_the_threads_own_copies(mod):
+    """Another warp's copy is that warp's write: reading it needs a __syncthreads() after the waits."""
+    assert findings(mod.wait_without_sync, IN, np.zeros(64, np.int32)) == [("RAW", (27, 30), None)]
+
+
+@pytest.mark.parametrize("early, hazards, first", [(1, [("RAW", (38, 40), "flight")], -1), (0, [], 163)])
+def test_cuda_barrier_tracks_the_copies(mod, early, hazards, first):
+    out = np.full(64, -1, np.int32)
+    mod.barrier_copy[1, 64](IN, out, np.int32(early))      # shared memory starts as zeros here
+    assert findings(mod.barrier_copy, IN, out, np.int32(early)) == hazards
+    assert out[0] == (0 if early else first)
+
+
+def test_refilling_a_buffer_that_is_still_read_is_a_hazard(mod):
+    found = findings(mod.refill_too_soon, IN, np.zeros(64, np.int32))
+    assert ("WAR", (54, 50), None) in found
+
+
+def test_mbarrier_data_needs_the_wait_in_every_reader():
+    src = PTX90 + r"""
+__global__ void partial_wait(const int* in, int* out) {
+  __shared__ alignas(16) int s[64];
+  __shared__ unsigned long long bar;
+  int t = threadIdx.x;
+  if (t == 0) mbar_init(&bar, 1);
+  __syncthreads();
+  if (t == 0) { mbar_arrive_tx(&bar, 256); bulk_g2s(s, in, 256, &bar); }
+  if (t < 32) mbar_wait_parity(&bar, 0);       // only warp 0 waits
+  out[t] = s[63 - t];                            // warp 1 reads what it never waited for
+}"""
+    k = cudalab.compile(src, "-arch=compute_90").get_kernel("partial_wait")
+    out = np.zeros(64, np.int32)
+    found = findings(k, IN, out)
+    line = next(n for n, text in enumerate(src.splitlines(), 1) if "never waited" in text)
+    assert found == [("RAW", (0, line), "unseen")]
+    assert out.tolist() == IN[:64][::-1].tolist()
+
+
+RACE_FREE = [c for c in cases(["async_copy"]) if c["name"] not in (
+    "cuda_barrier_completion_function",              # a barrier built from atomics: racecheck cannot see it
+    "bulk_copy_shared_to_shared_cluster", "bulk_reduce_shared_cluster_mbarrier")]   # need a cluster launch
+
+
+@pytest.mark.parametrize("case", RACE_FREE, ids=[c["name"] for c in RACE_FREE])
+def test_correct_corpus_kernels_have_no_hazards(case):
+    args = case["make"]()
+    k = cudalab.compile(case["src"], list(case["options"])).get_kernel(case["kernel"])
+    with cudalab.check("racecheck"):
+        rec = k[case["grid"], case["block"], 0, case["shared"]](*args)
+    assert rec.findings == []
+
+
+# ---------------------------------------------------------------- named barriers really wait
+
+PRODUCER_CONSUMER = r"""
+__global__ void consumers_first(const int* in, int* out) {
+  __shared__ int buf[64];
+  int t = threadIdx.x;
+  if (t >= 64) {                       // the consumers' path comes first in the code ...
+    asm volatile("bar.sync 1, 128;" ::: "memory");
+    out[t - 64] = buf[127 - t] * 2;
+  } else {                             // ... so they run first and must wait for the producers
+    buf[t] = in[t] + 1;
+    asm volatile("bar.arrive 1, 128;" ::: "memory");
+  }
+}
+__global__ void too_few(int* out) {
+  if (threadIdx.x < 64) asm volatile("bar.sync 1, 128;" ::: "memory");   // only 64 threads ever arrive
+  out[threadIdx.x] = 1;
+}
+__global__ void half_warp(int* out) {
+  if (threadIdx.x < 16) asm volatile("bar.sync 1, 32;" ::: "memory");
+  out[threadIdx.x] = 1;
+}
+"""
+
+
+def test_consumers_wait_for_the_producers_whatever_the_path_order():
+    k = cudalab.compile(PRODUCER_CONSUMER).get_kernel("consumers_first")
+    out = np.zeros(64, np.int32)
+    k[2, 128](IN, out)
+    assert out.tolist() == ((IN[:64][::-1] + 1) * 2).tolist()
+
+
+def test_a_named_barrier_that_can_never_complete_is_a_hang():
+    k = cudalab.compile(PRODUCER_CONSUMER).get_kernel("too_few")
+    with pytest.raises(KernelError, match=r"would hang: .*bar.sync 1, 128.* for 128 threads at barrier 1, but only "
+                                          r"64 arrived") as e:
+        k[1, 128](np.zeros(128, np.int32))
+    assert e.value.code == "cudaErrorLaunchTimeout"
+
+
+def test_a_warp_reaches_a_named_barrier_as_a_whole():
+    k = cudalab.compile(PRODUCER_CONSUMER).get_kernel("half_warp")
+    with pytest.raises(KernelError, match=r"Barrier error: .*only some threads of a warp.*thread \(16,0,0\)"):
+        k[1, 64](np.zeros(64, np.int32))
+
+
+# ---------------------------------------------------------------- mbarrier mistakes, worded for a student
+
+MISTAKES = PTX90 + r"""
+__global__ void no_init(int* out) {
+  __shared__ unsigned long long bar;
+  out[threadIdx.x] = (int)mbar_arrive(&bar);
+}
+__global__ void too_many(int* out) {
+  __shared__ unsigned long long bar;
+  if (threadIdx.x == 0) mbar_init(&bar, 32);
+  __syncthreads();
+  out[threadIdx.x] = (int)mbar_arrive(&bar);      // 64 threads, 32 expected
+}
+__global__ void bytes_never_come(int* out) {
+  __shared__ unsigned long long bar;
+  if (threadIdx.x == 0) mbar_init(&bar, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) mbar_arrive_tx(&bar, 128);  // no copy will ever complete these bytes
+  mbar_wait_parity(&bar, 0);
+  out[threadIdx.x] = 1;
+}
+__global__ void odd_size(const int* in, int* out) {
+  __shared__ alignas(16) int s[64];
+  __shared__ unsigned long long bar;
+  if (threadIdx.x == 0) { mbar_init(&bar, 1); mbar_arrive_tx(&bar, 20); bulk_g2s(s, in, 20, &bar); }
+}
+__global__ void misaligned(const int* in, int* out) {
+  __shared__ int4 s[64];
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(SMEM(&s[threadIdx.x])), "l"(GMEM(in + 1)) : "memory");
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mistakes():
+    return cudalab.compile(MISTAKES, "-arch=compute_90")
+
+
+@pytest.mark.parametrize("kernel, words, code", [
+    ("no_init", r"mbarrier at shared offset 0 is used at line \d+ .* before it was initialized", None),
+    ("too_many", r"got 64 arrivals while only 32 were pending", None),
+    ("bytes_never_come", r"would hang: .* waits .* on the mbarrier at shared offset 0, but its current phase still "
+                         r"waits for 0 arrival\(s\) and 128 byte\(s\) of async copies", "cudaErrorLaunchTimeout"),
+    ("odd_size", r"asked to move 20 bytes: the size must be a positive multiple of 16", "cudaErrorInvalidValue"),
+    ("misaligned", r"Misaligned __global__ read of size 16 bytes", "cudaErrorMisalignedAddress"),
+])
+def test_mbarrier_and_bulk_mistakes(mistakes, kernel, words, code):
+    args = [np.zeros(64, np.int32)] * (2 if kernel in ("odd_size", "misaligned") else 1)
+    with pytest.raises(KernelError, match=words) as e:
+        mistakes.get_kernel(kernel)[1, 64](*args)
+    if code:
+        assert e.value.code == code
+
+
+# ---------------------------------------------------------------- the pipeline widget
+
+DOUBLE_BUFFER = r"""
+#include <cuda_pipeline.h>
+__global__ void double_buffer(const float* in, float* out, int tiles) {
+  __shared__ float tile[2][64];
+  int t = threadIdx.x;
+  float acc = 0;
+  __pipeline_memcpy_async(&tile[0][t], &in[t], sizeof(float));
+  __pipeline_commit();
+  for (int k = 0; k < tiles; ++k) {
+    if (k + 1 < tiles) __pipeline_memcpy_async(&tile[(k + 1) & 1][t], &in[(k + 1) * 64 + t], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    acc += tile[k & 1][63 - t];
+    __syncthreads();
+  }
+  out[t] = acc;
+}
+"""
+
+
+def test_pipeline_widget_shows_stages_by_warp():
+    import cudalab.widgets as cw
+    from cudalab.widgets.asyncpipe import details_html, pipeline_model, render_svg
+    k = cudalab.compile(DOUBLE_BUFFER).get_kernel("double_buffer")
+    x = np.arange(4 * 64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    rec = cw.pipeline(k, 1, 64, (x, out, np.int32(4)))
+    assert out[0] == x.reshape(4, 64)[:, 63].sum()            # the launch ran as usual
+    m = pipeline_model(rec.reports["pipeline"])
+    assert [s["label"] for s in m["stages"]] == [f"cp.async group {g}" for g in range(4)]
+    assert [s["dst"] for s in m["stages"]] == ["tile[0][0:64]", "tile[1][0:64]"] * 2
+    assert [s["bytes"] for s in m["stages"]] == [256] * 4
+    cell = m["cells"][(1, 2)]                                   # warp 1, third stage
+    assert [(c["line"], c["bytes"], c["copies"]) for c in cell["issued"]] == [(10, 128, 32)]
+    assert cell["wait"][:2] == (12, "cp.async.wait_group 1")
+    assert "stage 3" in render_svg(m) and "cp.async.wait_group 1" in details_html(m)
+    widget = cw.show(rec, "pipeline")
+    widget.pick("c:3:0")
+    assert widget.model["chosen"] == (3, 0) and "stage 3" in widget.static_html()
+
+
+def test_pipeline_widget_follows_mbarrier_phases():
+    import cudalab.widgets as cw
+    from cudalab.widgets.asyncpipe import pipeline_model
+    case = next(c for c in cases(["async_copy"]) if c["name"] == "cuda_pipeline_block_scope_producer_consumer")
+    k = cudalab.compile(case["src"]).get_kernel(case["kernel"])
+    m = pipeline_model(cw.pipeline(k, 1, 96, case["make"]()).reports["pipeline"])
+    assert len(m["stages"]) == 5 and all(" phase " in s["label"] for s in m["stages"])
+    issued = {w for (w, s), c in m["cells"].items() if c["issued"]}
+    waited = {w for (w, s), c in m["cells"].items() if c["wait"]}
+    assert issued == {2} and waited == {0, 1}                  # warp 2 produces, warps 0 and 1 consume
+
+
+def test_syncthreads_after_waits_that_split_the_block():
+    """Warps 0-1 get through their mbarrier wait before warps 2-3 do: they reach __syncthreads()
+    first and wait there for the others (no synccheck error), as on a GPU."""
+    src = PTX90 + r"""
+__global__ void split(const int* in, int* out) {
+  __shared__ int s[128];
+  __shared__ unsigned long long a, b;
+  int t = threadIdx.x, w = t >> 5;
+  if (t == 0) { mbar_init(&a, 64); mbar_init(&b, 64); }
+  __syncthreads();
+  if (w >= 2) mbar_arrive(&a);                  // warps 2, 3 complete a
+  mbar_wait_parity(w < 2 ? &a : &b, 0);         // warps 0, 1 wait on a; warps 2, 3 on b
+  if (w < 2) { s[t] = in[t] * 2; s[t + 64] = in[t + 64] + 1; mbar_arrive(&b); }
+  __syncthreads();
+  out[t] = s[127 - t];
+}"""
+    k = cudalab.compile(src, "-arch=compute_90").get_kernel("split")
+    x = np.arange(128, dtype=np.int32)
+    out = np.zeros(128, np.int32)
+    k[2, 128](x, out)
+    s = np.concatenate([x[:64] * 2, x[64:] + 1])
+    assert out.tolist() == s[::-1].tolist()
