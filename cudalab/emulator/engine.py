@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import KernelError, UnsupportedError
+from ..errors import CudaError, KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
@@ -123,13 +123,18 @@ class Program:
         for inst in f.insts:
             try:
                 code.append(self._decode_inst(inst, ctx))
-            except (Unsupported, NotImplementedError, KeyError, StopIteration, ValueError, IndexError) as e:
-                what = f"`{inst.text}`"
+            except CudaError:
+                raise
+            except Exception as e:
                 line = source_line(f, inst)
                 where = f" (from source line {line})" if line else ""
-                raise UnsupportedError(
-                    f"The emulator cannot run the PTX instruction {what}{where}: {e or inst.opcode} is not "
-                    "implemented yet. Try simpler code for that line, or run on a real GPU.") from None
+                if isinstance(e, (Unsupported, NotImplementedError, KeyError, StopIteration, ValueError, IndexError)):
+                    why = f"{e or inst.opcode} is not implemented yet."
+                else:                   # a bug in a decoder
+                    why = (f"reading it failed ({type(e).__name__}: {e}). This is a bug in cudalab; please report "
+                           "it with the program.")
+                raise UnsupportedError(f"The emulator cannot run the PTX instruction `{inst.text}`{where}: {why} "
+                                       "Try simpler code for that line, or run on a real GPU.") from None
         return DecodedFunction(f, code, reconvergence(f), offsets, sizes, depots, (loff + 15) // 16 * 16)
 
     def _decode_inst(self, inst, ctx):
@@ -1004,6 +1009,27 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
             raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
                               [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
                                        ex.pc_of["inst"].line)]) from None
+        except CudaError:
+            raise
+        except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
+            raise UnsupportedError(_internal_error(e, kernel_name)) from e
+
+
+def _internal_error(e: Exception, kernel_name: str) -> str:
+    """What to tell about a Python error met while running a kernel: the instruction that was
+    running (the innermost ``run_function`` frame's) and its line, instead of a traceback."""
+    import traceback
+    frames = [f for f, _ in traceback.walk_tb(e.__traceback__) if f.f_code is run_function.__code__]
+    what = f"{type(e).__name__}: {e}"
+    if not frames or "inst" not in frames[-1].f_locals:
+        return (f"The emulator failed while running kernel {kernel_name} ({what}). This is a bug in cudalab; "
+                "please report it with the program. Run on a real GPU meanwhile.")
+    inst, df = frames[-1].f_locals["inst"], frames[-1].f_locals["df"]
+    line = source_line(df.func, inst)
+    where = f" (from source line {line})" if line else ""
+    return (f"The emulator failed on the PTX instruction `{inst.text}`{where} of kernel {kernel_name} ({what}). "
+            "This is a bug in cudalab; please report it with the program. Try simpler code for that line, or "
+            "run on a real GPU.")
 
 
 def _watchdog_message(ex, timeout):

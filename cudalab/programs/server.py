@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -35,6 +36,11 @@ SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph
 UNSTICKY = {"func", "var", "params", "props", "device_reset", "attr"}
 STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
 NODE_KINDS = {v: k for k, v in TYPES.items()}
+# libcudadevrt (linked with -rdc=true) registers kernels and variables of its own (device-side
+# memcpy/memset helpers, its error tables); they come as SASS only, so the program's PTX lacks them,
+# and the program never names them: their registration is let pass without a word
+DEVICE_RUNTIME_SYMBOL = re.compile(r"__nv_static_\w*_cuda_device_runtime_|cudartError(Table|CnpMap)(EntryCount)?$|"
+                                   r"__CNPRT_VERSION_NUMBER__$")
 
 
 @dataclass
@@ -132,9 +138,9 @@ class Server(TextureRequests):
                 code, numbers = code_of(e.code), getattr(e, "numbers", ())
                 data = b"\0" + f"cudalab: {e.args[0]}".encode() if e.args and e.args[0] else b""
             except Exception as e:          # a bug in cudalab: the program gets an error, not a hang
-                code, numbers = code_of("cudaErrorUnknown"), ()
-                data = b"\0" + (f"cudalab: internal error while answering {op} ({type(e).__name__}: {e}). "
-                                 "This is a bug in cudalab; please report it with the program.").encode()
+                code, numbers = code_of("cudaErrorNotSupported"), ()
+                data = b"\0" + (f"cudalab: internal error while answering the request {op!r} ({type(e).__name__}: "
+                                 f"{e}). This is a bug in cudalab; please report it with the program.").encode()
             if sticky and ctx.sticky and op not in UNSTICKY:
                 code = code or code_of(ctx.sticky)
             out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
@@ -181,7 +187,7 @@ class Server(TextureRequests):
 
     # ------------------------------------------------------------------ registration
     def op_func(self, host, name, blob=b""):
-        if name not in self.functions:
+        if name not in self.functions and not DEVICE_RUNTIME_SYMBOL.match(name):
             raise CudaError(f"no kernel {name} in the program's PTX.", "cudaErrorInvalidDeviceFunction")
 
     def op_params(self, name, blob=b""):
@@ -190,6 +196,8 @@ class Server(TextureRequests):
 
     def op_var(self, host, name, size, managed, blob=b""):
         addr = self.program.globals.get(name)
+        if addr is None and DEVICE_RUNTIME_SYMBOL.match(name):
+            raise CudaError("", "cudaErrorInvalidSymbol")       # not registered, quietly
         if addr is None:
             raise CudaError(f"no __device__ variable {name} in the program's PTX.", "cudaErrorInvalidSymbol")
         if managed == "1":

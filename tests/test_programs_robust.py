@@ -1,0 +1,79 @@
+"""Whole programs written for a GPU meet the emulator's limits as CUDA errors, never as a crash.
+
+What NVIDIA's cuda-samples showed (tools/samples_check.py): a program built with ``-rdc=true``
+registers the device runtime's own kernels, which must pass quietly; an instruction the emulator
+cannot run, or a bug in the emulator while it runs one, reaches the program as
+``cudaErrorNotSupported`` with a message naming the instruction and its line, and the program
+goes on.
+"""
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.emulator import decode
+from cudalab.errors import UnsupportedError
+from cudalab.programs import run_program_source
+
+
+def run(source, **kw):
+    return run_program_source(source, timeout=120, **kw)
+
+
+def test_a_program_built_with_rdc_registers_the_device_runtime_without_a_word():
+    r = run(r"""#include <cstdio>
+__global__ void child(int *out) { out[threadIdx.x] = 10 * threadIdx.x; }
+__global__ void parent(int *out) { child<<<1, 4>>>(out); }
+int main() {
+    int *d, h[4];
+    cudaMalloc(&d, sizeof h);
+    parent<<<1, 1>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d\n", h[0], h[1], h[2], h[3]);
+}""", options=["-rdc=true", "-arch=sm_90"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0 10 20 30\n"
+    assert r.stderr == ""        # libcudadevrt's memcpy/memset kernels and error tables are not the program's
+
+
+REVERSE = r"""#include <cstdio>
+__global__ void reverse_bits(unsigned *p) {
+    p[threadIdx.x] = __brev(p[threadIdx.x] + %d);
+}
+int main() {
+    unsigned *d;
+    cudaMalloc(&d, 128);
+    reverse_bits<<<1, 32>>>(d);
+    printf("launch: %%s\n", cudaGetErrorName(cudaGetLastError()));
+    printf("sync: %%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    printf("malloc after: %%s\n", cudaGetErrorName(cudaMalloc(&d, 4)));
+}"""
+
+
+def broken_when_run(inst, d):
+    def run(ex):
+        raise TypeError("a made-up bug")
+    return run
+
+
+def broken_when_read(inst, d):
+    raise AttributeError("a made-up bug")
+
+
+@pytest.mark.parametrize("decoder, what", [(broken_when_run, "The emulator failed on the PTX instruction"),
+                                           (broken_when_read, "The emulator cannot run the PTX instruction")])
+def test_a_bug_in_an_instruction_reaches_the_program_as_not_supported_naming_it(monkeypatch, decoder, what):
+    monkeypatch.setitem(decode.DECODERS, "brev", decoder)
+    r = run(REVERSE % (1 if decoder is broken_when_run else 2))     # a source of its own: decoding is cached
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["launch: cudaErrorNotSupported", "sync: cudaSuccess", "malloc after: cudaSuccess"]
+    assert what in r.stderr
+    assert "`brev.b32" in r.stderr and "source line 3" in r.stderr and "made-up bug" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_bug_in_an_instruction_is_an_unsupported_error_in_python_too(monkeypatch):
+    monkeypatch.setitem(decode.DECODERS, "brev", broken_when_run)
+    k = cudalab.compile("__global__ void flip(unsigned *p) { p[threadIdx.x] = __brev(p[threadIdx.x] ^ 7u); }")
+    with pytest.raises(UnsupportedError, match=r"`brev\.b32 .*\(TypeError: a made-up bug\)") as e:
+        k.flip[1, 32](np.zeros(32, np.uint32))
+    assert e.value.code == "cudaErrorNotSupported"
