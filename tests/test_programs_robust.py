@@ -77,3 +77,10 @@ def test_a_bug_in_an_instruction_is_an_unsupported_error_in_python_too(monkeypat
     with pytest.raises(UnsupportedError, match=r"`brev\.b32 .*\(TypeError: a made-up bug\)") as e:
         k.flip[1, 32](np.zeros(32, np.uint32))
     assert e.value.code == "cudaErrorNotSupported"
+
+
+def test_a_kernel_with_internal_linkage_is_named_as_written():
+    r = run("namespace { __global__ void tiny(int *p) { *p = 1; } }\n"
+            "static __global__ void small(int *p) { *p = 2; }\n"
+            "int main() { int *d; cudaMalloc(&d, 4); tiny<<<1, 1>>>(d); small<<<1, 1>>>(d); cudaDeviceSynchronize(); }")
+    assert [rec.kernel for rec in r.launches] == ["(anonymous namespace)::tiny", "small"]

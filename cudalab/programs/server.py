@@ -39,6 +39,7 @@ NODE_KINDS = {v: k for k, v in TYPES.items()}
 # libcudadevrt (linked with -rdc=true) registers kernels and variables of its own (device-side
 # memcpy/memset helpers, its error tables); they come as SASS only, so the program's PTX lacks them,
 # and the program never names them: their registration is let pass without a word
+NV_STATIC = re.compile(r"^__nv_static_\w*?_(?=_Z)")
 DEVICE_RUNTIME_SYMBOL = re.compile(r"__nv_static_\w*_cuda_device_runtime_|cudartError(Table|CnpMap)(EntryCount)?$|"
                                    r"__CNPRT_VERSION_NUMBER__$")
 
@@ -54,12 +55,15 @@ def demangle(names) -> dict:
     """Mangled -> readable kernel names (``vecAdd``, ``reduce<256>``) with c++filt when present."""
     names = list(names)
     try:
-        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
-                             timeout=10).stdout.splitlines()
+        # a kernel with internal linkage (static, or in an anonymous namespace) gets nvcc's prefix
+        # __nv_static_<n>__<file id>_ before its C++ name, which c++filt does not know
+        out = subprocess.run(["c++filt"], input="\n".join(NV_STATIC.sub("", n) for n in names), capture_output=True,
+                             text=True, timeout=10).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
         out = names
     result = {}
     for m, d in zip(names, out):
+        d = d.replace("(anonymous namespace)", "\0")     # those parentheses are no parameter list
         depth, cut = 0, len(d)
         for i, ch in enumerate(d):      # cut at the parameter list's '(' (outside template brackets)
             depth += ch == "<"
@@ -67,7 +71,7 @@ def demangle(names) -> dict:
             if ch == "(" and depth == 0:
                 cut = i
                 break
-        head = d[:cut]
+        head = d[:cut].replace("\0", "(anonymous namespace)")
         result[m] = head.split(" ", 1)[1] if head.startswith(("void ", "static void ")) else head
     return result
 
