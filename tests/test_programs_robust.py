@@ -84,3 +84,47 @@ def test_a_kernel_with_internal_linkage_is_named_as_written():
             "static __global__ void small(int *p) { *p = 2; }\n"
             "int main() { int *d; cudaMalloc(&d, 4); tiny<<<1, 1>>>(d); small<<<1, 1>>>(d); cudaDeviceSynchronize(); }")
     assert [rec.kernel for rec in r.launches] == ["(anonymous namespace)::tiny", "small"]
+
+
+# A long copy in a stream the program created, then a tiny kernel on "stream 0": the legacy default
+# stream waits for the copy, a per-thread default stream does not (Programming Guide, "Default Stream").
+DEFAULT_STREAM = r"""#include <cstdio>
+__global__ void tiny(int *p) { *p = 1; }
+int main() {
+    const size_t big = 64 << 20;
+    char *h, *d; int *flag; cudaStream_t s; cudaEvent_t e;
+    cudaMallocHost(&h, big); cudaMalloc(&d, big); cudaMalloc(&flag, 4);
+    cudaStreamCreate(&s); cudaEventCreate(&e);
+    cudaMemcpyAsync(d, h, big, cudaMemcpyHostToDevice, s);
+    tiny<<<1, 1, 0, STREAM>>>(flag);
+    cudaEventRecord(e, STREAM);
+    cudaEventSynchronize(e);
+    printf("after stream 0's kernel, the copy is %s\n", cudaStreamQuery(s) == cudaSuccess ? "done" : "not done");
+}"""
+
+
+@pytest.mark.parametrize("options, stream, copy", [
+    ([], "0", "done"),
+    (["--default-stream", "per-thread"], "0", "not done"),
+    ([], "cudaStreamPerThread", "not done"),
+    (["--default-stream", "per-thread"], "cudaStreamLegacy", "done")])
+def test_the_per_thread_default_stream_does_not_wait_for_other_streams(options, stream, copy):
+    r = run(DEFAULT_STREAM.replace("STREAM", stream), options=options)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"after stream 0's kernel, the copy is {copy}\n"
+
+
+def test_each_host_thread_has_its_own_per_thread_stream():
+    r = run(r"""#include <cstdio>
+#include <thread>
+int main() {
+    unsigned long long ids[3];
+    auto id_of_mine = [&](int k) { cudaStreamGetId(cudaStreamPerThread, &ids[k]); };
+    std::thread a(id_of_mine, 0), b(id_of_mine, 1);
+    a.join(); b.join();
+    id_of_mine(2);
+    unsigned long long again; cudaStreamGetId(cudaStreamPerThread, &again);
+    printf("%d %d %d\n", ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2], again == ids[2], ids[2] != 0);
+}""")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1 1 1\n"

@@ -127,6 +127,11 @@ class Server(TextureRequests):
                 return
             text, _, blob = msg.partition(b"\0")
             op, *args = text.decode().split()
+            ctx.caller = (0, False)
+            if op.startswith("@"):      # "@thread,per-thread": not the first host thread, or a _ptsz/_ptds call
+                thread, per_thread = op[1:].split(",")
+                ctx.caller = (int(thread), per_thread == "1")
+                op, *args = args
             if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
                 ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
             sticky = ctx.sticky

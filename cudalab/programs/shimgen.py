@@ -8,7 +8,7 @@ hand: it is every ``extern __host__`` declaration of the nvidia-cuda-runtime whe
 ``cuda_runtime_api.h`` and ``cuda_profiler_api.h`` that no shim source defines, so a new CUDA
 release's functions are covered the day its headers are. Programs built with
 ``--default-stream per-thread`` call the ``_ptds``/``_ptsz`` variants; those forward to the
-functions they name.
+functions they name, marking the call so that its stream 0 is the calling thread's default stream.
 """
 from __future__ import annotations
 
@@ -156,7 +156,8 @@ def fallbacks(include: Path) -> str:
             continue
         ret, params = decls[name]
         args = ", ".join(_argument_names(params))
-        out.append(f"{ret} {variant}({params}) {{ return {name}({args}); }}")
+        out.append(f"{ret} {variant}({params}) {{ per_thread_call++; {ret} r = {name}({args}); per_thread_call--; "
+                   "return r; }")
     return "\n".join(out) + "\n"
 
 

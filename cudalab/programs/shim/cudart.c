@@ -98,6 +98,14 @@ static __thread size_t RBN;
 static pthread_mutex_t wire = PTHREAD_MUTEX_INITIALIZER;
 static void say_once(const char *msg);
 
+/* Which host thread asks, and whether it came in through a _ptds/_ptsz entry point (a program
+ * built with --default-stream per-thread): then stream 0 means this thread's own default stream,
+ * as cudaStreamPerThread always does. Requests carry "@thread,per-thread " in front when either
+ * matters (any thread but the first, or a per-thread call). */
+static __thread int thread_no = -1;
+static __thread int per_thread_call;
+static int nthreads;
+
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     char small[512], *head = small;     /* small: little stack below main's first frame */
     va_list ap, again;
@@ -110,10 +118,14 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
         vsnprintf(head, (size_t)h + 1, fmt, again);
     }
     va_end(again);
-    uint32_t len = (uint32_t)(h + 1 + bloblen);
+    if (thread_no < 0) thread_no = __sync_fetch_and_add(&nthreads, 1);
+    char tag[32] = "";
+    int t = thread_no || per_thread_call ? snprintf(tag, sizeof tag, "@%d,%d ", thread_no, per_thread_call > 0) : 0;
+    uint32_t len = (uint32_t)(t + h + 1 + bloblen);
     pthread_mutex_lock(&wire);
     connect_emulator();
     send_all(&len, 4);
+    send_all(tag, (size_t)t);
     send_all(head, (size_t)h + 1);
     if (bloblen) send_all(blob, bloblen);
     recv_all(&len, 4);
@@ -353,7 +365,10 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args,
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s) {
-    return launch((const void *)kernel, g, b, args, shmem, s, "");
+    per_thread_call++;
+    cudaError_t r = launch((const void *)kernel, g, b, args, shmem, s, "");
+    per_thread_call--;
+    return r;
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s) {

@@ -99,6 +99,8 @@ class Context(GraphAPI, TextureAPI):
         self._timeline = timeline
         self._handles = itertools.count(16)
         self.streams: dict = {0: Stream(0)}
+        self.per_thread_streams: dict = {}      # host thread -> its per-thread default stream
+        self.caller = (0, False)        # (host thread, stream 0 means its per-thread stream): set per call
         self.events: dict = {}
         self.default_pool = MemPool(self.new_handle())
         self.pools = {self.default_pool.handle: self.default_pool}
@@ -173,8 +175,19 @@ class Context(GraphAPI, TextureAPI):
 
     # ------------------------------------------------------------------ streams and events
     def stream(self, handle) -> Stream:
+        """The stream a handle names. 0 is the legacy default stream, unless the caller was built with
+        ``--default-stream per-thread``; then, like cudaStreamPerThread, it is the calling host thread's
+        own default stream: a blocking stream that waits for the legacy stream but not for other streams
+        (Programming Guide, "Per-thread default stream")."""
         h = int(handle or 0)
-        if h in (0, LEGACY, PER_THREAD):
+        if h == PER_THREAD or h == 0 and self.caller[1]:
+            thread = self.caller[0]
+            if thread not in self.per_thread_streams:
+                s = self.per_thread_streams[thread] = Stream(self.new_handle())
+                self.streams[s.handle] = s
+                self.timeline.stream(s.handle)
+            return self.per_thread_streams[thread]
+        if h in (0, LEGACY):
             return self.streams[0]
         s = self.streams.get(h)
         if s is None:
@@ -192,7 +205,7 @@ class Context(GraphAPI, TextureAPI):
         return s
 
     def stream_destroy(self, s: Stream):
-        if s.handle:
+        if s.handle and s not in self.per_thread_streams.values():     # default streams stay
             del self.streams[s.handle]
 
     def stream_synchronize(self, s: Stream):
