@@ -15,6 +15,15 @@ from cudalab.errors import UnsupportedError
 from cudalab.programs import run_program_source
 
 
+@pytest.fixture
+def h100():
+    """Programmatic dependent launch needs compute capability 9.0: the emulated device is an H100."""
+    before = cudalab.device.current()
+    cudalab.set_device("H100")
+    yield
+    cudalab.set_device(before)
+
+
 def run(source, **kw):
     return run_program_source(source, timeout=120, **kw)
 
@@ -128,3 +137,46 @@ int main() {
 }""")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "1 1 1\n"
+
+
+def test_a_programmatic_dependent_launch_overlaps_the_kernel_before_it_on_the_timeline(h100):
+    r = run(r"""#include <cstdio>
+__global__ void produce(float *a, int n) {
+    a[threadIdx.x] = threadIdx.x;
+    cudaTriggerProgrammaticLaunchCompletion();       // what follows does not feed the next kernel
+    for (int i = 0; i < n; ++i) a[threadIdx.x + 32] = a[threadIdx.x + 32] * 0.5f + i;
+}
+__global__ void consume(float *a, int n) {
+    float x = 0;
+    for (int i = 0; i < n; ++i) x = x * 0.5f + i;    // work that needs nothing from produce
+    cudaGridDependencySynchronize();                 // produce has finished: its stores are visible
+    a[threadIdx.x + 64] = a[threadIdx.x] + x;
+}
+float both(float *a, cudaStream_t s, int programmatic) {
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = programmatic;
+    cudaLaunchConfig_t config = {dim3(1), dim3(32), 0, s, &attr, 1};
+    cudaEvent_t start, end; float ms;
+    cudaEventCreate(&start); cudaEventCreate(&end);
+    cudaEventRecord(start, s);
+    produce<<<1, 32, 0, s>>>(a, 400);
+    cudaLaunchKernelEx(&config, consume, a, 400);
+    cudaEventRecord(end, s);
+    cudaEventSynchronize(end);
+    cudaEventElapsedTime(&ms, start, end);
+    return ms;
+}
+int main() {
+    float *a, h[96]; cudaStream_t s;
+    cudaMalloc(&a, sizeof h); cudaStreamCreate(&s);
+    float apart = both(a, s, 0), overlapped = both(a, s, 1);
+    cudaMemcpy(h, a, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%s, a[65] = %g\n", overlapped < apart ? "shorter with PDL" : "no overlap", h[65] - h[64]);
+}""", options=["-arch=sm_90"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "shorter with PDL, a[65] = 1\n"
+    produce = r.launches[2].reports["pdl"]
+    consume = r.launches[3].reports["pdl"]
+    assert 0 < produce["trigger_fraction"] < 0.1 and consume["trigger_fraction"] is None
+    assert 0.9 < consume["wait_fraction"] < 1

@@ -99,6 +99,40 @@ def test_gantt_chart():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["stream 1"]
 
 
+@pytest.mark.parametrize("programmatic, waits_at, start, end, waiting", [
+    (False, 0.5, 100.0, 180.0, None),          # plain stream order: after the first kernel's end
+    (True, 0.5, 25.0, 140.0, [65.0, 100.0]),   # starts at the trigger; its second half waits for the end
+    (True, None, 25.0, 105.0, None)])          # never waits: nothing of it depends on the first kernel
+def test_a_programmatic_dependent_launch_starts_when_the_kernel_before_it_triggers(programmatic, waits_at, start, end,
+                                                                                   waiting):
+    tl = Timeline("H100")
+    tl.kernel("producer", 100.0, stream=1, triggers_at=0.25)       # every block triggered a quarter through
+    row = tl.kernel("consumer", 80.0, stream=1, programmatic=programmatic, waits_at=waits_at)
+    assert (row["start"], row["end"]) == (start, end)
+    assert row.get("pdl", {}).get("waiting") == waiting
+    assert tl.stream_end(1) == end
+    tl.kernel("next", 10.0, stream=1)
+    assert by_name(tl)["next"]["start"] == end                   # later work waits for both, as usual
+
+
+def test_a_programmatic_launch_after_a_kernel_that_never_triggers_waits_for_its_end():
+    tl = Timeline("H100")
+    tl.kernel("producer", 100.0, stream=1)
+    assert tl.kernel("consumer", 80.0, stream=1, programmatic=True, waits_at=0.5)["start"] == 100.0
+
+
+def test_gantt_chart_draws_the_overlap_and_the_wait():
+    import matplotlib
+    matplotlib.use("Agg")
+    tl = Timeline("H100")
+    tl.kernel("producer", 100.0, stream=1, triggers_at=0.25)
+    tl.kernel("consumer", 80.0, stream=1, programmatic=True, waits_at=0.5)
+    ax = tl.plot()
+    bars = [(p.get_x(), p.get_width(), round(p.get_height(), 2)) for p in ax.patches]
+    assert bars == [(0.0, 100.0, 0.6), (25.0, 115.0, 0.3), (65.0, 35.0, 0.3)]   # producer, consumer, its wait
+    assert [line.get_xdata()[0] for line in ax.lines] == [25.0]                  # the trigger
+
+
 def test_streams_scaling_program_overlaps_like_the_h100():
     """examples/streams_scaling.cu on the emulator: the job gets faster with 2 and 4 streams, as it
     did on an H100 (docs/streams_h100.md: speed-ups 1.40-1.58x and 1.56-1.75x)."""

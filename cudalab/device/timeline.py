@@ -17,12 +17,15 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   for it; ``cudaDeviceSynchronize`` / ``cudaStreamSynchronize`` block the host.
 * A host function (``cudaLaunchHostFunc``) runs when its stream reaches it, on a driver thread: it
   holds up its stream, not the host.
+* A kernel launched with programmatic stream serialization (sm_90's programmatic dependent launch)
+  may start once every block of the kernel before it has run ``griddepcontrol.launch_dependents``;
+  its part after ``griddepcontrol.wait`` waits for that kernel's end.
 
-Simplifications: kernels run one at a time on the SMs (real GPUs run kernels of different
-streams side by side when neither fills the device); each engine takes work in issue order; a
-kernel launch and an event cost the host nothing; a copy costs a fixed latency plus bytes over
-the host link's bandwidth, a device-to-device copy or memset bytes over half the DRAM bandwidth
-(each byte is read and written). Times are microseconds.
+Simplifications: kernels run one at a time on the SMs, programmatic dependents aside (real GPUs
+run kernels of different streams side by side when neither fills the device); each engine takes
+work in issue order; a kernel launch and an event cost the host nothing; a copy costs a fixed
+latency plus bytes over the host link's bandwidth, a device-to-device copy or memset bytes over
+half the DRAM bandwidth (each byte is read and written). Times are microseconds.
 
 This one model serves the Python host API (``cudalab.timeline()``) and whole programs (the times
 their events measure), through the runtime core (``cudalab.runtime.core``).
@@ -55,6 +58,7 @@ class Timeline:
         self._default_end = 0.0              # end of the last default-stream work
         self._non_blocking: set = set()      # streams created with cudaStreamNonBlocking
         self._priority: dict = {}            # stream -> priority (shown on its rows)
+        self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
         """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
@@ -84,8 +88,10 @@ class Timeline:
     def _add(self, stream, kind, name, duration):
         engine = self._engine(kind)
         start = max(self._ready(stream), self._engine_end.get(engine, 0.0))
-        end = start + duration
-        self._engine_end[engine] = end
+        return self._place(stream, engine, kind, name, start, start + duration)
+
+    def _place(self, stream, engine, kind, name, start, end):
+        self._engine_end[engine] = max(self._engine_end.get(engine, 0.0), end)
         self._stream_end[stream] = end
         if stream == 0:
             self._default_end = end
@@ -93,6 +99,7 @@ class Timeline:
         if self._priority.get(stream):
             row["priority"] = self._priority[stream]
         self._rows.append(row)
+        self._last[stream] = row
         return row
 
     def _device_rate(self):
@@ -130,10 +137,39 @@ class Timeline:
             self.host_time = max(self.host_time, row["end"])
         return row
 
-    def kernel(self, name: str, duration_us, stream=0):
-        """A kernel launch; ``duration_us`` is a number or a timing.Estimate."""
-        us = getattr(duration_us, "time_us", duration_us)
-        return self._add(stream, "kernel", name, float(us))
+    def kernel(self, name: str, duration_us, stream=0, programmatic: bool = False, triggers_at=None,
+               waits_at=None):
+        """A kernel launch; ``duration_us`` is a number or a timing.Estimate.
+
+        Programmatic dependent launch (sm_90; Programming Guide, "Programmatic Dependent Launch and
+        Synchronization"): ``triggers_at`` is the share of this kernel's time by which every block has
+        run griddepcontrol.launch_dependents (cudaTriggerProgrammaticLaunchCompletion). The next kernel
+        of the stream, launched with ``programmatic=True`` (cudaLaunchAttributeProgrammaticStreamSerialization),
+        may start then and overlap it; the part of it after griddepcontrol.wait (cudaGridDependencySynchronize,
+        at ``waits_at`` of its own time) waits until the kernel before it has ended."""
+        us = float(getattr(duration_us, "time_us", duration_us))
+        before = self._last.get(stream)
+        if programmatic and before is not None and before.get("trigger") is not None:
+            row = self._dependent(stream, name, us, before, waits_at)
+        else:
+            row = self._add(stream, "kernel", name, us)
+        if triggers_at is not None:
+            row["trigger"] = row["start"] + triggers_at * (row["end"] - row["start"])
+        return row
+
+    def _dependent(self, stream, name, us, before, waits_at):
+        """A kernel that starts when the kernel before it in ``stream`` triggered (see kernel())."""
+        self._stream_end[stream] = before["trigger"]
+        start = max(self._ready(stream), before["start"])
+        if waits_at is None:             # no griddepcontrol.wait: nothing of it waits for the kernel before
+            end, waiting = start + us, None
+        else:
+            wait = start + waits_at * us
+            end = max(wait, before["end"]) + (1 - waits_at) * us
+            waiting = [wait, before["end"]] if before["end"] > wait else None
+        row = self._place(stream, "SMs", "kernel", name, start, end)
+        row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
+        return row
 
     def host_function(self, stream=0, name: str = "host function"):
         """cudaLaunchHostFunc: runs when the stream reaches it, on a driver thread (not the host's)."""
@@ -152,6 +188,7 @@ class Timeline:
         if name not in self._events:
             raise KeyError(f"event {name!r} was never recorded: call record_event({name!r}, stream) first")
         self._stream_end[stream] = max(self._stream_end.get(stream, 0.0), self._events[name])
+        self._last.pop(stream, None)     # the next kernel waits for the event, whatever it overlaps
 
     def host(self, duration_us: float, name: str = "host work"):
         """Host code that runs between API calls (it delays the calls after it)."""
@@ -227,7 +264,16 @@ def plot_gantt(rows, by: str = "engine", ax=None):
         if r["kind"] == "event":
             ax.plot([r["start"]], [y], marker="v", color=color)
             continue
-        ax.barh(y, r["end"] - r["start"], left=r["start"], height=0.6, color=color, edgecolor="black", linewidth=0.5)
+        pdl = r.get("pdl")
+        if pdl:                 # a programmatic dependent launch overlaps the kernel before it: the lower half
+            y += 0.15
+        ax.barh(y, r["end"] - r["start"], left=r["start"], height=0.3 if pdl else 0.6, color=color,
+                edgecolor="black", linewidth=0.5)
+        if pdl and pdl["waiting"]:      # held at griddepcontrol.wait until the kernel before it ended
+            t0, t1 = pdl["waiting"]
+            ax.barh(y, t1 - t0, left=t0, height=0.3, color="white", hatch="//", edgecolor=color, linewidth=0.5)
+        if r.get("trigger") is not None:     # every block ran griddepcontrol.launch_dependents
+            ax.plot([r["trigger"]] * 2, [y - 0.3, y + 0.3], color="black", linewidth=1.5)
         if r["end"] > r["start"]:
             ax.text((r["start"] + r["end"]) / 2, y, r["name"], ha="center", va="center", fontsize=7, clip_on=True)
     ax.set_yticks(range(len(lanes)), [f"{by} {lane}" if by == "stream" else lane for lane in lanes])

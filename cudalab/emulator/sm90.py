@@ -513,22 +513,35 @@ def _griddepcontrol(inst, d):
     """Programmatic dependent launch (sm_90): ``launch_dependents`` lets the next kernel of the
     stream start early, ``wait`` waits for the previous grid's memory. Launches here run one after
     another, so both are satisfied at once; the engine notes when each first ran (as a fraction of
-    the grid's instructions so far) for the timeline's PDL overlap."""
+    the grid's instructions so far) for the timeline's PDL overlap, and when the last block
+    triggered (``last_launch_dependents``: dependents may start once every block has)."""
     what = "launch_dependents" if "launch_dependents" in inst.mods else "wait"
 
     def run(ex):
         pdl = ex.stats.pdl
+        seen = dict(instructions=ex.stats.instructions, batch=ex.batch.first_block, line=inst.line)
         if what not in pdl:
-            pdl[what] = dict(instructions=ex.stats.instructions, batch=ex.batch.first_block, line=inst.line)
+            pdl[what] = seen
+        if what == "launch_dependents":
+            pdl["last_launch_dependents"] = seen
     return run
 
 
 def pdl_trigger_fraction(stats):
-    """For the timeline (runtime "rt"): how far through the grid (share of its instructions) the first
-    ``griddepcontrol.launch_dependents`` ran, so a kernel launched after it with programmatic stream
-    serialization may be drawn starting there; None when the grid never triggered (its dependents
-    then start when it ends, as on the GPU)."""
-    hit = stats.pdl.get("launch_dependents")
+    """For the timeline: how far through the grid (share of its instructions) the last block ran
+    ``griddepcontrol.launch_dependents``, so a kernel launched after it with programmatic stream
+    serialization may start there; None when the grid never triggered (its dependents then start
+    when it ends, as on the GPU)."""
+    hit = stats.pdl.get("last_launch_dependents")
+    if hit is None or not stats.instructions:
+        return None
+    return min(1.0, hit["instructions"] / stats.instructions)
+
+
+def pdl_wait_fraction(stats):
+    """For the timeline: how far through the grid its first ``griddepcontrol.wait`` ran (the part of
+    a dependent kernel that may overlap the kernel before it); None when it never waits."""
+    hit = stats.pdl.get("wait")
     if hit is None or not stats.instructions:
         return None
     return min(1.0, hit["instructions"] / stats.instructions)

@@ -488,8 +488,9 @@ class Context(GraphAPI, TextureAPI):
         rec.findings.extend(stats.findings)
         rec.device_launches = stats.device_launches     # grids this launch started from the device
         if stats.pdl:                                   # griddepcontrol: programmatic dependent launch
-            from ...emulator.sm90 import pdl_trigger_fraction
-            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats))
+            from ...emulator.sm90 import pdl_trigger_fraction, pdl_wait_fraction
+            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats),
+                                      wait_fraction=pdl_wait_fraction(stats))
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)
@@ -500,7 +501,10 @@ class Context(GraphAPI, TextureAPI):
         measured), with the launch's and the stream's attributes (priority, access policy window)."""
         from ...device import timeline as timing
         us, how, limiter = timing.kernel_time(rec, self.profile)
-        row = self.timeline.kernel(rec.kernel, us, stream=s.handle)
+        pdl = rec.reports.get("pdl", {})
+        programmatic = str((attributes or {}).get("programmatic_stream_serialization", 0)) not in ("0", "False")
+        row = self.timeline.kernel(rec.kernel, us, stream=s.handle, programmatic=programmatic,
+                                   triggers_at=pdl.get("trigger_fraction"), waits_at=pdl.get("wait_fraction"))
         row["model"], row["limiter"] = how, limiter
         shown = {**{STREAM_ATTRIBUTES.get(k, k): v for k, v in s.attributes.items()}, **(attributes or {})}
         if shown:
