@@ -346,7 +346,9 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
             statuses.append("pass")
         else:
             statuses.append("fail")
-            details.append(f"exit code {p.returncode}: {bad or first_error(out)}")
+            why = next((line for line in out.splitlines() if line.startswith("cudalab: ")), "")
+            details.append(f"exit code {p.returncode}: {bad or first_error(out)}" +
+                           (f" ({why[9:240]})" if why and why not in (bad or "") else ""))
             break
     status = next((st for st in ("timeout", "fail") if st in statuses), "pass")
     if device != "emu":                         # the GPU's nvcc builds inside cudalab run
@@ -367,7 +369,8 @@ except CudaError as e:
 
 # what stops a sample, by the part of cudalab that would have to grow (the helpers' split of the work)
 CAUSES = [
-    (r"timeout|still running|watchdog", "time (the emulator's speed)"),
+    (r"timeout|still running|watchdog|cudaErrorLaunchTimeout", "time (the emulator's speed)"),
+    (r"curand_kernel\.h", "build: cuRAND's device headers (pip install cudalab[curand])"),
     (r"cudaCreateChannelDesc|Array|Texture|Surface|cudaMemcpy3D|cudaMalloc3D|\b(tex|tld4|txq|suld|sust|sured|suq)\.",
      "runtime: arrays, textures and surfaces"),
     (r"`(wmma|mma|ldmatrix|stmatrix)\.", "PTX: tensor cores (wmma/mma)"),
@@ -452,6 +455,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=2, help="samples at a time (2 is the most a 2-core machine takes)")
     p.add_argument("--timeout", type=float, default=TIMEOUT)
     p.add_argument("--only", default="", help="comma-separated sample names")
+    p.add_argument("--folders", default=",".join(FOLDERS), help="comma-separated folders of Samples/ to run (a "
+                   "long run in parts)")
     p.add_argument("--json", type=Path, help="write the results here (default: samples-DEVICE.json)")
     p.add_argument("--work", type=Path, help="where the samples are copied and run (default: a new temporary "
                    "folder; give the checkout itself to run in place)")
@@ -473,7 +478,8 @@ def main(argv=None) -> int:
         write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
         print(f"wrote {a.markdown}")
         return 0
-    chosen = [s for s in samples(a.samples.resolve(), archs=a.archs) if not a.only or s.name in a.only.split(",")]
+    chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs)
+              if not a.only or s.name in a.only.split(",")]
     work = a.work or Path(tempfile.mkdtemp(prefix="cuda-samples-"))
     stage(chosen, a.samples, work)
     if a.stage_only:
