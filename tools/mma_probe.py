@@ -246,9 +246,9 @@ def arith_probes():
         r = np.random.default_rng(zlib.crc32(name.encode()))
         a, b, c = arith_inputs(r, at, ct, m, n, k)
 
-        def words(x, typ):
+        def words(x, typ):            # operands as mma_sync_source's kernels take them
             x = np.ascontiguousarray(memory(x, typ).ravel())
-            return x if x.dtype == np.float64 else x.view(np.uint32)
+            return x if x.dtype in (np.float64, np.float32, np.int32) and typ != "tf32" else x.view(np.uint32)
         args = [words(a, at), words(b, at), words(c, ct)]
         out.append(Probe(name, name, a.shape[0], args + [np.zeros_like(args[2])],
                          mma_sync_source(name, shape, dt, at, ct)))

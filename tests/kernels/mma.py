@@ -163,7 +163,7 @@ def operands(r, atype, ctype, shape, tiles, style="random"):
 
 
 def mma_case(shape, dtype, atype, ctype, tiles=4, style="random", sat=False, btype=None):
-    name = f"mma_sync_{shape}_{dtype}_{atype}_{ctype}{'_sat' if sat else ''}{'_edges' if style == 'edges' else ''}"
+    name = f"mma_sync_{shape}_{dtype}_{atype}{btype or ''}_{ctype}{'_sat' if sat else ''}{'_edges' if style == 'edges' else ''}"
     src = mma_sync_source("mma_tile", shape, dtype, atype, ctype, btype, sat)
     m, n, _ = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
 
