@@ -179,6 +179,8 @@ for shape, at in (("m16n8k16", "f16"), ("m16n8k8", "f16")):
     for dt, ct in (("f32", "f32"), ("f16", "f16")):      # mixed f16/f32 accumulators are m8n8k4's only
         mma_case(shape, dt, at, ct)
 mma_case("m16n8k16", "f32", "f16", "f32", style="edges")
+mma_case("m16n8k16", "f16", "f16", "f16", style="edges")
+mma_case("m16n8k4", "f32", "tf32", "f32", style="edges")
 mma_case("m16n8k16", "f32", "bf16", "f32")
 mma_case("m16n8k16", "f32", "bf16", "f32", style="edges")
 mma_case("m16n8k8", "f32", "bf16", "f32")
