@@ -2,7 +2,7 @@
 
 wmma's fragment layouts are implementation-defined (PTX ISA: "the mapping of matrix elements to
 fragments is unspecified"), and the order and rounding of the tensor cores' sums are not documented
-at all, so the emulator's model (cudalab/emulator/mma.py) is fitted to what an H100 answers here:
+at all, so the emulator's model (cudalab/emulator/mma.py) is fitted to what a Hopper GPU (an H200: the H100's GH100 chip) answers here:
 
 * **layouts**: every wmma fragment (matrix a/b/c, shape, type, row/col) is loaded from a matrix whose
   elements are their own indices (in two passes, index % 64 and index // 64, exact in every type), and
@@ -13,7 +13,7 @@ at all, so the emulator's model (cudalab/emulator/mma.py) is fitted to what an H
   products are summed together), denormals, inf/NaN, overflow, random numbers of wide range, and for
   tf32 full float32 bits (what the tensor core keeps of them).
 
-    python tools/mma_probe.py --gpu tests/mma_probe_h100.npz   # on a GPU: run and save the answers
+    python tools/mma_probe.py --gpu tests/mma_probe_h200.npz   # on a GPU: run and save the answers
     python tools/mma_probe.py --check                          # the emulator against the saved answers
 
 Both modes run the same kernels on the same inputs through cudalab (``cudalab.use("gpu")`` or the
@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from kernels.mma import bf16_from_f32, mma_sync_source  # noqa: E402
 
-SAVED = os.path.join(ROOT, "tests", "mma_probe_h100.npz")
+SAVED = os.path.join(ROOT, "tests", "mma_probe_h200.npz")
 OPTIONS = ["-arch=compute_90"]
 
 HEADER = r'''

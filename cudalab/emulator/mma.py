@@ -79,19 +79,21 @@ def wmma_layout(use, m, n, k, typ, elements):
         blocks = [(r + 16 * b, c) for b in range(max(1, m // 16))]
     elif use == "b":
         r, c = mma_layout("b", 16, 8, k, typ)
-        if n == 8:
-            blocks = [(r, c)]
-        else:
+        if n <= 16:                # n-blocks of 8 one after the other
+            blocks = [(r, c + 8 * nb) for nb in range(n // 8)]
+        else:                      # m8n32: per 16 columns, the registers of two n-blocks interleaved
             epr = max(1, 32 // BITS[typ])
             regs = r.shape[1] // epr
             blocks = [(r[:, j * epr:(j + 1) * epr], c[:, j * epr:(j + 1) * epr] + 8 * nb + 16 * grp)
                       for grp in range(n // 16) for j in range(regs) for nb in range(2)]
     else:
         r, c = mma_layout("c", 16, 8, k, typ)
-        if m == 8:
-            keep = r[0] < 8
-            r, c = r[:, keep], c[:, keep]
-        blocks = [(r + 16 * mb, c + 8 * nb) for mb in range(max(1, m // 16)) for nb in range(n // 8)]
+        if (m, n) == (8, 8):
+            blocks = [mma_layout("c", 8, 8, k, typ)]
+        elif m == 8:                   # m8n32 is computed transposed (as m32n8 of B^T A^T): so is its C
+            blocks = [(c, r + 16 * nb) for nb in range(2)]
+        else:
+            blocks = [(r + 16 * mb, c + 8 * nb) for mb in range(max(1, m // 16)) for nb in range(n // 8)]
     rows = np.concatenate([b[0] for b in blocks], axis=1)
     cols = np.concatenate([b[1] for b in blocks], axis=1)
     reps = elements // rows.shape[1]
@@ -186,11 +188,20 @@ def dot_float(a, b, c, block=None):
         return alu.gpu_nan(_truncate_f32(s))
 
 
+def to_f16(d):
+    """An f16 accumulator: the float32 sum rounded to nearest; a nonzero sum too small for f16
+    becomes +0 whatever its sign (measured: tests/mma_probe_h200.npz, the denormal tiles)."""
+    h = alu.gpu_nan(d.astype(np.float16))
+    return np.where((h == 0) & (d != 0), np.float16(0), h)
+
+
 def dot_f64(a, b, c):
-    """DMMA: IEEE fmas in k order, starting from C."""
+    """DMMA: IEEE fmas in k order, starting from C. A NaN already in the sum stays as it is (an
+    inf - inf made on the way is 0xfff8000000000000 and wins over a NaN input met later)."""
     d = c
     for kk in range(a.shape[2]):
-        d = fma_f64(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :], d)
+        step = fma_f64(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :], d)
+        d = np.where(np.isnan(d), d, step)
     return alu.gpu_nan(d)
 
 
@@ -205,7 +216,7 @@ def multiply(a, b, c, atype, ctype, dtype, sat, block=None):
     """The matrix product of one instruction, whatever its types; returns D as dtype's numpy type."""
     if atype in FLOAT_IN:
         d = dot_float(a, b, c, block)
-        return alu.gpu_nan(d.astype(np.float16)) if dtype == "f16" else d
+        return to_f16(d) if dtype == "f16" else d
     if atype == "f64":
         return dot_f64(a, b, c)
     if atype in ("s8", "u8", "s4", "u4"):
