@@ -23,6 +23,7 @@ from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
+from . import mma  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
