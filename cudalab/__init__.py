@@ -21,6 +21,7 @@ from .runtime.textures import cuda_array, mipmapped_array, surface, texture  # n
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
 from .device.clusters import max_active_clusters, max_potential_cluster_size  # noqa: F401
+from .pykernels import jit  # noqa: F401
 
 __version__ = "0.1.0"
 
