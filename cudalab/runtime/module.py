@@ -172,6 +172,13 @@ class Module:
         return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
 
 
+def specialized(kernel, args):
+    """The Kernel that runs ``args``: a Python kernel (cudalab.jit) compiles one per argument types;
+    a C++ kernel is its own. For the tools that read a kernel's module before launching it."""
+    specialize = getattr(kernel, "specialize", None)
+    return specialize(*args) if specialize is not None else kernel
+
+
 class KernelNotFound(CudaError, AttributeError):
     """No kernel of that name (also an AttributeError, so ``mod.name`` lookups behave)."""
 

@@ -387,7 +387,8 @@ class ThreadTrace(Observer):
 def parameter_names(source: str, kernel: str, count: int) -> list:
     """The kernel's parameter names as written in the source (``arg0``... where they can't be found)."""
     base = re.escape(kernel.split("<")[0])
-    m = re.search(rf"__global__[^;{{]*?\b{base}\s*\(([^)]*)\)", source or "")
+    m = (re.search(rf"__global__[^;{{]*?\b{base}\s*\(([^)]*)\)", source or "")
+         or re.search(rf"^\s*def\s+{base}\s*\(([^)]*)\)", source or "", re.M))      # a Python kernel
     names = []
     if m:
         for p in m.group(1).split(","):
@@ -463,6 +464,8 @@ def trace(kernel, grid, block, args=(), shared: int = 0, max_blocks: int = 16, s
     if devices.current().kind != "emu":
         raise RuntimeError("cudalab.widgets.trace runs on the emulator; call cudalab.use('emu') first "
                            "(a real GPU cannot tell us what each thread did).")
+    from ..runtime.module import specialized
+    kernel = specialized(kernel, args)
     source = kernel.module.source
     names = parameter_names(source, kernel.name, len(args))
     shapes = shapes or {}
