@@ -33,6 +33,15 @@ def target_cc() -> tuple:
     return tuple(current().cc)
 
 
+def numpy_compat():
+    """numba-cuda 0.30 registers an overload of ``np.row_stack`` when it first compiles, and numpy 2.5
+    removed that alias of ``np.vstack`` (an H100 machine with numpy 2.5.2 failed every compile on
+    it): put the alias back, as numpy < 2.5 had it, so the first compile gets through."""
+    import numpy as np
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 @contextmanager
 def _compiling_for(cc):
     import numba.cuda.compiler as compiler
@@ -52,6 +61,7 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False) -> CompiledS
     arguments flattened into meminfo, parent, nitems, itemsize, data, shape..., strides...).
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
+    numpy_compat()
     from numba.cuda import compile_ptx
     cc = target_cc()
     try:
