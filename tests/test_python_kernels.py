@@ -246,3 +246,29 @@ def test_cudalab_gpu_backend_runs_the_same_ptx(case, h100_profile):
     assert rec.backend == "gpu"
     for g, e in zip(arrays(on_numba), arrays(on_cudalab)):
         assert g.tobytes() == e.tobytes()
+
+
+# ------------------------------------------------------------------ the drop-in for numba.cuda
+
+def test_unmodified_numba_cuda_code_runs_on_cudalab_after_install():
+    import cudalab.numba
+    from numba.cuda.random import create_xoroshiro128p_states
+    cudalab.numba.install()
+    try:
+        @cuda.jit
+        def increment(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] += 1
+
+        d = cuda.to_device(np.arange(10.0))
+        rec = increment.forall(10)(d)
+        cuda.synchronize()
+        assert isinstance(d, cudalab.DeviceArray) and rec.backend == "emu"
+        np.testing.assert_array_equal(d.copy_to_host(), np.arange(10.0) + 1)
+        assert cuda.device_array(3).dtype == np.float64          # numba's default, not cudalab's
+        states = create_xoroshiro128p_states(64, seed=1)          # numba's own code, on cudalab's arrays
+        assert isinstance(states, cudalab.DeviceArray) and states.shape == (64,)
+    finally:
+        cudalab.numba.uninstall()
+    assert not cudalab.numba.installed() and cuda.jit is not cudalab.jit

@@ -111,6 +111,12 @@ class Dispatcher:
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         return lambda *args: self.specialize(*args)[config](*args)
 
+    def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
+        """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
+        ``n`` threads."""
+        block = tpb or 128
+        return self[max(1, -(-int(ntasks) // block)), block, stream, sharedmem]
+
     def launch(self, grid, block, args=(), **options):
         """Kernel.launch after choosing the specialization for ``args`` (profile, widgets, tests)."""
         return self.specialize(*args).launch(grid, block, tuple(args), **options)
