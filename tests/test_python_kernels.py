@@ -272,3 +272,31 @@ def test_unmodified_numba_cuda_code_runs_on_cudalab_after_install():
     finally:
         cudalab.numba.uninstall()
     assert not cudalab.numba.installed() and cuda.jit is not cudalab.jit
+
+
+# ------------------------------------------------------------------ notebook 15's puzzles: wrong answers get hints
+
+def test_puzzle_without_a_guard_is_told_to_guard():
+    from cudalab.exercise import check
+
+    def guarded_add10(a, out):          # a plain function: the check compiles it
+        i = cuda.grid(1)
+        out[i] = a[i] + 10
+
+    result = check("15-guards", kernel=guarded_add10)
+    assert not result and "if i < out.size" in result.hint and "line" in result.message
+
+
+def test_puzzle_race_is_told_in_numba_words():
+    from cudalab.exercise import check
+
+    def reverse_blocks(a, out):
+        s = cuda.shared.array(256, float32)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        s[t] = a[i]
+        out[i] = s[255 - t]               # no cuda.syncthreads(): reads what another warp has not written
+
+    result = check("15-shared", kernel=reverse_blocks)
+    assert not result and "racecheck" in result.message
+    assert "cuda.syncthreads()" in result.hint and "__syncthreads" not in result.hint
