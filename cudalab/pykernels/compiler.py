@@ -98,6 +98,14 @@ def python_source(filename: str) -> str:
 _NOISE = re.compile(r"^(Failed in .* pipeline.*|During: .*|\s*<source elided>|\s*\^)$")
 
 
+def _place(filename: str) -> str:
+    """A notebook cell is 'this cell' (its temporary file name means nothing to a student); a file, its name."""
+    import os
+    if "ipykernel_" in filename or filename.startswith("<ipython"):
+        return "In this cell"
+    return f"In {os.path.basename(filename)}"
+
+
 def short_message(pyfunc, argtypes, e) -> str:
     """numba's TypingError, as a student reads it: what is wrong and the Python line, once; without
     the pipeline's stage names, the repeated 'During:' blocks and the ANSI colours."""
@@ -110,6 +118,7 @@ def short_message(pyfunc, argtypes, e) -> str:
             if seen_file:
                 break              # the second copy of the same place
             seen_file = True
+            line = re.sub(r'^File "([^"]*)", line (\d+):', lambda m: f"{_place(m.group(1))}, line {m.group(2)}:", line)
         lines.append(line)
     while lines and not lines[-1].strip():
         lines.pop()
