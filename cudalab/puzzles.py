@@ -7,6 +7,8 @@ or a plain Python function (it is compiled for you).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .exercise import _Fail, _launch, _rng, _wrong, exercise
@@ -30,6 +32,10 @@ def _run(kernel, grid, block, args, bounds_hint):
         message, hint = f.message, f.hint
         for cxx, py in _CXX_WORDS:
             message, hint = message.replace(cxx, py), hint.replace(cxx, py)
+        same = re.search(r"between line (\d+) and line \1\b", message)
+        if same:        # one statement reads and writes shared memory: s[t] += s[t - offset]
+            hint = (f"Line {same.group(1)} reads one element of shared memory and writes another that other threads "
+                    "read in the same step. Read into a local variable first, cuda.syncthreads(), then write.")
         raise _Fail(message, hint) from None
 
 

@@ -10,6 +10,7 @@ numba-cuda would build for that GPU.
 from __future__ import annotations
 
 import linecache
+import os
 import re
 import threading
 from contextlib import contextmanager
@@ -100,7 +101,6 @@ _NOISE = re.compile(r"^(Failed in .* pipeline.*|During: .*|\s*<source elided>|\s
 
 def _place(filename: str) -> str:
     """A notebook cell is 'this cell' (its temporary file name means nothing to a student); a file, its name."""
-    import os
     if "ipykernel_" in filename or filename.startswith("<ipython"):
         return "In this cell"
     return f"In {os.path.basename(filename)}"
@@ -110,15 +110,18 @@ def short_message(pyfunc, argtypes, e) -> str:
     """numba's TypingError, as a student reads it: what is wrong and the Python line, once; without
     the pipeline's stage names, the repeated 'During:' blocks and the ANSI colours."""
     text = re.sub(r"\x1b\[[\d;]*m", "", str(e))
-    lines, seen_file = [], False
+    lines, seen_file, place = [], False, None
     for line in text.splitlines():
         if _NOISE.match(line):
             continue
-        if line.startswith("File "):
+        m = re.match(r'^File "([^"]*)", line (\d+):', line)
+        if m:
             if seen_file:
                 break              # the second copy of the same place
-            seen_file = True
-            line = re.sub(r'^File "([^"]*)", line (\d+):', lambda m: f"{_place(m.group(1))}, line {m.group(2)}:", line)
+            seen_file, place = True, (os.path.abspath(m.group(1)), int(m.group(2)))
+            line = f"{_place(m.group(1))}, line {m.group(2)}:"
+        elif line.startswith("<source missing") and place:
+            line = linecache.getline(*place).rstrip() or line      # numba could not find a cell's text
         lines.append(line)
     while lines and not lines[-1].strip():
         lines.pop()
