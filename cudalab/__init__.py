@@ -21,8 +21,13 @@ from .runtime.textures import cuda_array, mipmapped_array, surface, texture  # n
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
 from .device.clusters import max_active_clusters, max_potential_cluster_size  # noqa: F401
+from .pykernels import jit  # noqa: F401
 
 __version__ = "0.1.0"
+
+if __import__("os").environ.get("CUDALAB_NUMBA") == "1":     # numba.cuda programs run on cudalab
+    from . import numba as _numba
+    _numba.install()
 
 
 def check(*names):

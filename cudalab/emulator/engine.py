@@ -443,7 +443,8 @@ class Exec:
                     {"space": space, "access": op, "size": size, "threads": len(lanes)})
         raise KernelError(msg, code, [f])
 
-    def check_barrier(self, inst, warp=False):
+    def check_barrier(self, inst, warp=False, grid=False):
+        """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
         if warp:
             return
         # synccheck: every thread of a block that has not exited must reach the same barrier.
@@ -458,16 +459,17 @@ class Exec:
                     waiting &= ~m
         if waiting.any():
             blocks_here = np.unique(self.lane_block[self.idx])
-            bad = waiting & np.isin(self.lane_block, blocks_here)
+            bad = waiting if grid else waiting & np.isin(self.lane_block, blocks_here)
             if bad.any():
                 lane = int(np.flatnonzero(bad)[0])
                 block, thread = self.where(lane)
                 line = f"line {inst.line}" if inst.line else "a barrier"
-                msg = (f"Barrier error: __syncthreads() at {line} in kernel {self.kernel_name} was reached by only "
-                       f"some threads of block ({block[0]},{block[1]},{block[2]}); thread "
-                       f"({thread[0]},{thread[1]},{thread[2]}) took another path. On a real GPU this hangs or "
-                       "gives wrong results. Move the __syncthreads() out of the if/loop so that every thread "
-                       "of the block reaches it.")
+                what, of = ("grid.sync()", "the grid") if grid else ("__syncthreads()", "the block")
+                msg = (f"Barrier error: {what} at {line} in kernel {self.kernel_name} was reached by only "
+                       f"some threads of {'the grid' if grid else f'block ({block[0]},{block[1]},{block[2]})'}; "
+                       f"thread ({thread[0]},{thread[1]},{thread[2]}) of block ({block[0]},{block[1]},{block[2]}) "
+                       f"took another path. On a real GPU this hangs or gives wrong results. Move the {what} out "
+                       f"of the if/loop so that every thread of {of} reaches it.")
                 f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
                 raise KernelError(msg, "cudaErrorLaunchFailure", [f])
 
@@ -827,8 +829,10 @@ def _builtin(ex: Exec, inst, fname, rets, args):
 
 def uses_grid_sync(df: DecodedFunction) -> bool:
     """cooperative_groups' grid.sync() reads its workspace from %envreg1/2: such a kernel is launched
-    cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync."""
-    return any(o[0] == "sreg" and o[1].startswith("envreg") for i in df.func.insts for o in i.operands)
+    cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync; numba.cuda's own
+    ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py)."""
+    return any((o[0] == "sreg" and o[1].startswith("envreg")) or (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
+               for i in df.func.insts for o in i.operands)
 
 
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):

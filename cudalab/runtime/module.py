@@ -172,6 +172,13 @@ class Module:
         return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
 
 
+def specialized(kernel, args):
+    """The Kernel that runs ``args``: a Python kernel (cudalab.jit) compiles one per argument types;
+    a C++ kernel is its own. For the tools that read a kernel's module before launching it."""
+    specialize = getattr(kernel, "specialize", None)
+    return specialize(*args) if specialize is not None else kernel
+
+
 class KernelNotFound(CudaError, AttributeError):
     """No kernel of that name (also an AttributeError, so ``mod.name`` lookups behave)."""
 
@@ -271,7 +278,7 @@ class Kernel:
             return None
 
         t0 = time.perf_counter()
-        kparams = marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
+        kparams = self._pack(args, pointer_of)
         rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
@@ -287,6 +294,10 @@ class Kernel:
             rec.wall_time = time.perf_counter() - t0
             set_last(rec)
         return rec
+
+    def _pack(self, args, pointer_of) -> bytes:
+        """The launch's parameter buffer, C++'s way (types from the mangled name; pykernels packs numba's)."""
+        return marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
 
     def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks, cluster=None):
         from ..analysis.sanitizer import observers_for
