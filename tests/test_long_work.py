@@ -12,7 +12,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import cudalab
-from cudalab.emulator.pace import Progress
+from cudalab.emulator.engine import LANE_BUDGET
+from cudalab.emulator.pace import SAMPLE_SHARE, Progress
 from cudalab.programs import run_program_source
 from cudalab.runtime import progress
 
@@ -46,6 +47,7 @@ int main() {
 """
 HELLO_PROGRAM = '#include <cstdio>\n__global__ void hi() { printf("hello from block %d\\n", blockIdx.x); }\n' \
                 "int main() { hi<<<2, 1>>>(); cudaDeviceSynchronize(); printf(\"done\\n\"); }\n"
+FIRST_BATCH = LANE_BUDGET // 256 // SAMPLE_SHARE      # blocks of 256 threads in a grid's first (sample) batch: 16
 ADD = "__global__ void add(const float *a, float *c, int n) " \
       "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + 1; }"
 
@@ -68,15 +70,15 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     message = str(e.value)
     assert e.value.code == "cudaErrorLaunchTimeout"
     assert "was stopped by the watchdog early: it would run far beyond its limit of 10 s" in message
-    assert "It had finished 16 of its 262,144 blocks" in message          # the first (sample) batch only
+    assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in message    # the first (sample) batch only
     assert "thread-instructions at" in message and "a second" in message
     assert "trillion thread-instructions" in message and "hours on the emulator" in message
     for remedy in ("make the problem smaller", "cudalab.set_watchdog(seconds)", "%%cuda --timeout",
                    "cudalab run --timeout", 'cudalab.use("gpu")', "--device gpu"):
         assert remedy in message
     p = e.value.progress                                          # the same numbers as plain data
-    assert (p.blocks_done, p.blocks_total) == (16, 262144)
-    assert p.estimated_thread_instructions == p.thread_instructions * 16384
+    assert (p.blocks_done, p.blocks_total) == (FIRST_BATCH, 262144)
+    assert p.estimated_thread_instructions == p.thread_instructions * 262144 // FIRST_BATCH
     assert p.estimated_seconds > 3600
     assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
 
@@ -94,20 +96,20 @@ int main() {
     result = run_program_source(program, timeout=60)
     assert result.stdout == "matMul: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
     assert "was stopped by the watchdog early" in result.stderr
-    assert "It had finished 16 of its 262,144 blocks" in result.stderr
+    assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in result.stderr
     assert "hours on the emulator" in result.stderr and "cudalab run --timeout" in result.stderr
 
 
 def test_the_watchdog_says_how_far_the_kernel_got_and_what_to_do():
-    mod = cudalab.compile("__global__ void k(const int *go, int *out) {\n"
-                          "    if (blockIdx.x >= 16) while (go[0] == 0) { }   // nobody sets go[0]\n"
+    mod = cudalab.compile("__global__ void k(const int *go, int *out, int first) {\n"
+                          "    if (blockIdx.x >= first) while (go[0] == 0) { }   // nobody sets go[0]\n"
                           "    out[blockIdx.x] = 1; }")
     cudalab.set_watchdog(1)
     with pytest.raises(cudalab.KernelError) as e:
-        mod.k[4096, 256](np.zeros(1, np.int32), np.zeros(4096, np.int32))
+        mod.k[4096, 256](np.zeros(1, np.int32), np.zeros(4096, np.int32), FIRST_BATCH)
     message = str(e.value)
     assert "ran for more than 1 s and was stopped by the watchdog" in message
-    assert "It had finished 16 of its 4,096 blocks" in message          # the first batch ended; the second spins
+    assert f"It had finished {FIRST_BATCH} of its 4,096 blocks" in message   # the first batch ended; the next spins
     assert "thread-instructions at" in message
     assert "threads were still running" in message and "at line 2" in message
     assert "cudalab.set_watchdog(seconds)" in message and "--device gpu" in message
