@@ -14,6 +14,7 @@ from .jupyter import load_ipython_extension  # noqa: F401
 from .runtime.arrays import DeviceArray, device_array, device_array_like, to_device  # noqa: F401
 from .runtime.device import set_watchdog, use  # noqa: F401
 from .runtime.module import Kernel, Module, compile  # noqa: F401
+from .runtime.progress import set_progress  # noqa: F401
 from .runtime.record import LaunchRecord, last_launch  # noqa: F401
 from .runtime.streams import (Event, Stream, default_stream, device_attribute, device_properties,  # noqa: F401
                               event, pinned, pinned_array, record_timeline, stream, timeline)

@@ -29,6 +29,7 @@ from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
+from .pace import Pace
 from .printf import ArgReader, format_call
 
 cluster_mod = cluster
@@ -918,14 +919,17 @@ def stack_size(program: Program, df: DecodedFunction):
 
 def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
            observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(), cluster=None,
-           non_portable_cluster: bool = False, wall_deadline: float = float("inf"), _device_launch=None) -> LaunchStats:
+           non_portable_cluster: bool = False, wall_deadline: float = float("inf"), progress=None,
+           _device_launch=None) -> LaunchStats:
     """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout.
 
     ``timeout`` is the watchdog in CPU seconds; ``wall_deadline`` a time.monotonic() instant (a
     whole program's time limit) past which the launch is stopped the same way. ``cluster`` is the
     launch's cluster size (cudaLaunchAttributeClusterDimension), None for none (``__cluster_dims__``
     still applies). The launch returns once the grid and every grid it launched from the device
-    (dynamic parallelism, devrt.py) have finished, as CUDA's grid completion does."""
+    (dynamic parallelism, devrt.py) have finished, as CUDA's grid completion does. ``progress`` is
+    called with a ``pace.Progress`` after every batch of blocks (a progress bar); a grid that would
+    clearly outlast ``timeout`` or ``wall_deadline`` is stopped after its first, small batch (pace.py)."""
     df = program.function(mangled)
     kernel_name = kernel_name or mangled
     shape = cluster_mod.launch_shape(df.func, grid, cluster, kernel_name, non_portable_cluster)
@@ -956,16 +960,15 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         workspace = program.memory.alloc(8, label="grid sync workspace")
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
     # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
-    deadline = time.process_time() + timeout
+    pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
                                          wall_deadline)
-            _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace,
-                         wall_deadline, shape, grid_state)
+            _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
+                         checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace, shape, grid_state)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
@@ -985,39 +988,36 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     return stats
 
 
-def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0,
-                 wall_deadline=float("inf"), shape=None, grid_state=None):
-    for first in range(0, nblocks_total, bpb):
-        if (time.process_time() > deadline or time.monotonic() > wall_deadline) and first:
-            msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
-                   f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
-                   "cudalab.set_watchdog(seconds).")
-            raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, kernel_name)])
-        nb = min(bpb, nblocks_total - first)
+def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
+                 checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace=0, shape=None,
+                 grid_state=None):
+    whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
+    for first, nb in pace.batches(bpb, whole_clusters):
+        if first and pace.time_is_up():
+            raise pace.timed_out()
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)
         ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
-                  deadline, kernel_name, checks)
+                  pace.deadline, kernel_name, checks)
         ex.fr = Frame(df, ex.n, 0)
         ex.grid_workspace = workspace
-        ex.wall_deadline = wall_deadline
+        ex.wall_deadline = pace.wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
+        t0 = time.process_time()
         try:
             run_function(ex, df, ex.valid.copy(), is_kernel=True)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
         except Watchdog:
-            raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
-                              [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
-                                       ex.pc_of["inst"].line)]) from None
+            raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line) from None
         except CudaError:
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
+        pace.batch_done(nb, time.process_time() - t0)
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:
@@ -1037,13 +1037,12 @@ def _internal_error(e: Exception, kernel_name: str) -> str:
             "run on a real GPU.")
 
 
-def _watchdog_message(ex, timeout):
+def _still_running(ex):
+    """Where the watchdog found the kernel's threads, for its message."""
     inst = ex.pc_of["inst"]
     mask = ex.pc_of["mask"]
     lanes = np.flatnonzero(mask)
     block, thread = ex.where(int(lanes[0])) if lanes.size else ((0, 0, 0), (0, 0, 0))
     line = f"line {inst.line}" if inst.line else "an unknown line"
-    return (f"The kernel {ex.kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog. "
-            f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
-            f"({block[0]},{block[1]},{block[2]}) at {line}. Does a loop there ever end? (Raise the limit with "
-            "cudalab.set_watchdog(seconds) if the kernel is just slow.)")
+    return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
+            f"({block[0]},{block[1]},{block[2]}) at {line}.")

@@ -22,6 +22,7 @@ from . import streams
 from .arrays import DeviceArray
 from .launch import check_config, marshal
 from .mangle import param_types
+from .progress import Bar
 from .record import LaunchRecord, set_last
 
 
@@ -68,6 +69,7 @@ class Module:
                                    "This C++ feature is not supported by cudalab yet; a real GPU can run it.") from None
         self._programs: dict = {}
         self._kernels: dict = {}
+        self.watchdog = None        # seconds its kernels may run (%%cuda --timeout); None: cudalab.set_watchdog's
 
     @property
     def ptx(self) -> str:
@@ -304,10 +306,12 @@ class Kernel:
         from ..emulator.engine import launch
         observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
         stats = None
+        bar = Bar(self.name)
         try:
             stats = launch(prog, self.mangled, g, b, shared, kparams, observers=observers,
-                           timeout=devices.WATCHDOG_SECONDS, kernel_name=self.name, checks=checks, cluster=cluster,
-                           non_portable_cluster=self.non_portable_cluster_size_allowed)
+                           timeout=self.module.watchdog or devices.WATCHDOG_SECONDS, kernel_name=self.name,
+                           checks=checks, cluster=cluster, non_portable_cluster=self.non_portable_cluster_size_allowed,
+                           progress=bar)
         except KernelError as e:
             rec.findings.extend(e.findings)
             printed = getattr(e, "printed", [])
@@ -316,7 +320,7 @@ class Kernel:
                 sys.stdout.flush()
             raise
         finally:
-            printed = stats.printed if stats is not None else []
+            bar.close()
         rec.instructions = stats.instructions
         rec.thread_instructions = stats.thread_instructions
         rec.printed = stats.printed
