@@ -300,3 +300,26 @@ def test_puzzle_race_is_told_in_numba_words():
     result = check("15-shared", kernel=reverse_blocks)
     assert not result and "racecheck" in result.message
     assert "cuda.syncthreads()" in result.hint and "__syncthreads" not in result.hint
+
+
+@pytest.mark.parametrize("barrier, message", [
+    ("cuda.syncthreads()", r"cuda.syncthreads\(\) at line \d+ .* some threads of block \(0,0,0\); thread \(64,0,0\)"),
+    ("cuda.cg.this_grid().sync()", r"grid.sync\(\) at line \d+ .* some threads of the grid; thread \(64,0,0\) of "
+                                   r"block \(0,0,0\)"),
+])
+def test_a_barrier_only_some_threads_reach_is_named(barrier, message):
+    source = f"""
+from numba import cuda
+def half(x):
+    if cuda.threadIdx.x < 64:
+        x[cuda.threadIdx.x] += 1.0
+        {barrier}
+    x[cuda.threadIdx.x] *= 2.0
+"""
+    import linecache
+    name = f"<half {barrier}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)    # as IPython keeps a cell
+    ns = {}
+    exec(compile(source, name, "exec"), ns)
+    with pytest.raises(KernelError, match=message):
+        cudalab.jit(ns["half"])[2, 128](np.zeros(256, np.float32))

@@ -8,12 +8,18 @@ arguments.py) and in where its resources come from (its PTX, there being no C++ 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
-from ..errors import LaunchError, UnsupportedError
+from ..errors import KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments
 from .compiler import compile_kernel, target_cc
+
+
+def python_words(text: str) -> str:
+    """A message of the emulator's, with numba.cuda's name for the barrier a Python kernel calls."""
+    return text.replace("__syncthreads()", "cuda.syncthreads()")
 
 
 class PyKernel(Kernel):
@@ -44,6 +50,13 @@ class PyKernel(Kernel):
                                   "give those).", "cudaErrorInvalidValue")
             arguments.flatten(a, t, pointer_of, values)
         return arguments.pack(self.name, self.func.params, values)
+
+    def _run_emu(self, *args, **kwargs):
+        try:
+            return super()._run_emu(*args, **kwargs)
+        except KernelError as e:     # the sanitizers speak C++: say it as numba.cuda does
+            findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
+            raise KernelError(python_words(e.args[0]), e.code, findings) from None
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         # numba's ABI passes each array as a dozen parameters: always the packed buffer
