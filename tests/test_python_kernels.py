@@ -323,3 +323,36 @@ def half(x):
     exec(compile(source, name, "exec"), ns)
     with pytest.raises(KernelError, match=message):
         cudalab.jit(ns["half"])[2, 128](np.zeros(256, np.float32))
+
+
+def test_3d_arrays_and_grids():
+    @cudalab.jit
+    def add_index(a):
+        x, y, z = cuda.grid(3)
+        if x < a.shape[0] and y < a.shape[1] and z < a.shape[2]:
+            a[x, y, z] += x * 100 + y * 10 + z
+
+    a = np.zeros((5, 6, 7), np.int64)
+    add_index[(1, 2, 2), (8, 4, 4)](a)
+    x, y, z = np.indices(a.shape)
+    np.testing.assert_array_equal(a, x * 100 + y * 10 + z)
+
+
+def test_cuda_profile_magic_on_a_python_kernel(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "cudalab")
+    ip.run_cell("""
+import numpy as np, cudalab
+from numba import cuda
+
+@cudalab.jit
+def double(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] *= 2
+a = np.ones(1000, np.float32)
+""").raise_error()
+    ip.run_line_magic("cuda_profile", "double[4, 256](a)")
+    shown = capsys.readouterr().out
+    assert "a[i] *= 2" in shown and (ip.user_ns["a"] == 2).all()
