@@ -356,3 +356,13 @@ a = np.ones(1000, np.float32)
     ip.run_line_magic("cuda_profile", "double[4, 256](a)")
     shown = capsys.readouterr().out
     assert "a[i] *= 2" in shown and (ip.user_ns["a"] == 2).all()
+
+
+def test_an_array_in_a_real_gpus_memory_is_refused_by_the_emulator():
+    class GpuArray:          # what numba's and CuPy's device arrays offer
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0x7000_0000, False), "version": 3,
+                                    "strides": None}
+        shape, dtype = (4,), np.dtype(np.float32)
+
+    with pytest.raises(LaunchError, match="argument 1 of scale is an array in a real GPU's memory"):
+        scale[1, 32](GpuArray(), 2.0)
