@@ -366,3 +366,24 @@ def test_an_array_in_a_real_gpus_memory_is_refused_by_the_emulator():
 
     with pytest.raises(LaunchError, match="argument 1 of scale is an array in a real GPU's memory"):
         scale[1, 32](GpuArray(), 2.0)
+
+
+def test_device_functions_after_install():
+    import cudalab.numba
+    cudalab.numba.install()
+    try:
+        @cuda.jit(device=True)
+        def cube(x):
+            return x * x * x
+
+        @cuda.jit
+        def cubes(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] = cube(a[i])
+
+        a = np.arange(8, dtype=np.int32)
+        cubes[1, 32](a)
+        np.testing.assert_array_equal(a, np.arange(8) ** 3)
+    finally:
+        cudalab.numba.uninstall()

@@ -4,7 +4,8 @@ dispatcher does), each specialization a runtime Kernel over its own PTX.
 A specialization (``PyKernel``) is an ordinary ``runtime.module.Kernel``: the same launch checks,
 copies of numpy arrays in and back, LaunchRecord, observers, sanitizers, streams, timeline and GPU
 backend. It differs only in how arguments become parameter bytes (numba's flattened array structs,
-arguments.py) and in where its resources come from (its PTX, there being no C++ to recompile).
+arguments.py); its resources come from its PTX (``source_language``: device/resources.py assembles
+the PTX, there being no C++ to recompile).
 """
 from __future__ import annotations
 
@@ -61,14 +62,6 @@ class PyKernel(Kernel):
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         # numba's ABI passes each array as a dozen parameters: always the packed buffer
         rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
-
-    def resources(self):
-        """Registers, shared and local memory per thread from ptxas, given this kernel's PTX."""
-        if self._resources is None:
-            from ..device import current
-            from ..device.resources import kernel_resources
-            self._resources = kernel_resources(self, current().arch)
-        return self._resources
 
 
 class Dispatcher:
@@ -171,9 +164,9 @@ def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
     if device:
-        from numba import cuda
+        from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
         opts = {"device": True, "fastmath": fastmath}
-        return cuda.jit(func_or_sig, **opts) if func_or_sig is not None else cuda.jit(**opts)
+        return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, (list, tuple)) else (func_or_sig,))
