@@ -387,3 +387,19 @@ def test_device_functions_after_install():
         np.testing.assert_array_equal(a, np.arange(8) ** 3)
     finally:
         cudalab.numba.uninstall()
+
+
+def test_unmodified_script_and_environment_variable(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "program.py"
+    script.write_text("import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef inc(a):\n    a[cuda.grid(1)] += 1\n\n"
+                      "a = np.zeros(64, np.int32)\ninc[2, 32](a)\nprint(a.sum(), type(inc).__module__)\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(script)], capture_output=True, text=True, env=env)
+    assert run.stdout.split() == ["64", "cudalab.pykernels.dispatcher"], run.stderr
+    env["CUDALAB_NUMBA"] = "1"
+    probe = "import cudalab, numba.cuda as c; print(c.jit is cudalab.jit)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert run.stdout.strip() == "True", run.stderr
