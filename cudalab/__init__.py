@@ -26,10 +26,6 @@ from .pykernels import jit  # noqa: F401
 
 __version__ = "0.1.0"
 
-if __import__("os").environ.get("CUDALAB_NUMBA") == "1":     # numba.cuda programs run on cudalab
-    from . import numba as _numba
-    _numba.install()
-
 
 def check(*names):
     """Turn on compute-sanitizer-like checks ("racecheck", "initcheck"; memcheck and synccheck always
@@ -54,3 +50,8 @@ def synchronize():
     dev = device.current()
     if dev.kind == "gpu":
         dev.backend.synchronize()
+
+
+if __import__("os").environ.get("CUDALAB_NUMBA") == "1":     # numba.cuda programs run on cudalab
+    from . import numba as _numba
+    _numba.install()

@@ -13,13 +13,14 @@ import numpy as np
 
 from .exercise import _Fail, _launch, _rng, _wrong, exercise
 
-_CXX_WORDS = (("__syncthreads()", "cuda.syncthreads()"), ("__shared__ array", "cuda.shared.array"),
+_CXX_WORDS = (("__shared__ array", "cuda.shared.array"),
               ("(if (col < width && row < height) ...)", "(if col < width and row < height: ...)"))
 
 
 def _run(kernel, grid, block, args, bounds_hint):
     """Launch as the C++ exercises do, with their hints said in Python."""
     from .pykernels import Dispatcher, jit
+    from .pykernels.dispatcher import python_words
     if callable(kernel) and not hasattr(kernel, "launch"):
         kernel = jit(kernel)
     if not isinstance(kernel, Dispatcher):
@@ -29,7 +30,7 @@ def _run(kernel, grid, block, args, bounds_hint):
     try:
         return _launch(kernel, grid, block, args, observers=[MetricsObserver()], bounds_hint=bounds_hint)
     except _Fail as f:
-        message, hint = f.message, f.hint
+        message, hint = python_words(f.message), python_words(f.hint)
         for cxx, py in _CXX_WORDS:
             message, hint = message.replace(cxx, py), hint.replace(cxx, py)
         same = re.search(r"between line (\d+) and line \1\b", message)

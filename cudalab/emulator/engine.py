@@ -465,12 +465,13 @@ class Exec:
                 lane = int(np.flatnonzero(bad)[0])
                 block, thread = self.where(lane)
                 line = f"line {inst.line}" if inst.line else "a barrier"
-                what, of = ("grid.sync()", "the grid") if grid else ("__syncthreads()", "the block")
+                where = f"block ({block[0]},{block[1]},{block[2]})"
+                what, of, who = (("grid.sync()", "the grid", f"the grid; thread ({thread[0]},{thread[1]},{thread[2]}) of "
+                                  f"{where}") if grid else ("__syncthreads()", "the block",
+                                                            f"{where}; thread ({thread[0]},{thread[1]},{thread[2]})"))
                 msg = (f"Barrier error: {what} at {line} in kernel {self.kernel_name} was reached by only "
-                       f"some threads of {'the grid' if grid else f'block ({block[0]},{block[1]},{block[2]})'}; "
-                       f"thread ({thread[0]},{thread[1]},{thread[2]}) "
-                       f"{f'of block ({block[0]},{block[1]},{block[2]}) ' if grid else ''}took another path. On a real GPU this hangs or gives wrong results. Move the {what} out "
-                       f"of the if/loop so that every thread of {of} reaches it.")
+                       f"some threads of {who} took another path. On a real GPU this hangs or gives wrong results. "
+                       f"Move the {what} out of the if/loop so that every thread of {of} reaches it.")
                 f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
                 raise KernelError(msg, "cudaErrorLaunchFailure", [f])
 

@@ -14,9 +14,9 @@ import numpy as np
 from ..errors import LaunchError
 
 
-def _array_type(dtype, ndim):
+def _array_type(dtype, ndim, layout="C"):
     from numba import from_dtype, types
-    return types.Array(from_dtype(np.dtype(dtype)), ndim, "C")
+    return types.Array(from_dtype(np.dtype(dtype)), ndim, layout)
 
 
 def cuda_array_interface(a):
@@ -31,9 +31,8 @@ def numba_type(a, where: str):
     if isinstance(a, (np.ndarray, DeviceArray)) and len(a.shape) > 0:
         return _array_type(a.dtype, len(a.shape))
     cai = cuda_array_interface(a)
-    if cai is not None:
-        t = typeof(a)       # numba knows its own device arrays (and their layout)
-        return t if isinstance(t, types.Array) else _array_type(np.dtype(cai["typestr"]), len(cai["shape"]))
+    if cai is not None:         # strides None: C-contiguous (the interface's rule)
+        return _array_type(np.dtype(cai["typestr"]), len(cai["shape"]), "C" if cai.get("strides") is None else "A")
     if isinstance(a, np.ndarray):            # 0-d: a number
         a = a[()]
     try:

@@ -73,7 +73,9 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False) -> CompiledS
             raise
         raise CompileError(short_message(pyfunc, argtypes, e), log=str(e)) from None
     filename = _ptx_file(ptx) or pyfunc.__code__.co_filename
-    return CompiledSource(source=python_source(filename), ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
+    # NVVM makes the name absolute: '<ipython-input-1-...>' (IPython's cells) becomes '/cwd/<ipython-...>'
+    source = python_source(filename) or python_source(pyfunc.__code__.co_filename)
+    return CompiledSource(source=source, ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
                           lowered={pyfunc.__name__: _entry_name(ptx)}, filename=filename)
 
 

@@ -4,16 +4,23 @@ dispatcher does), each specialization a runtime Kernel over its own PTX.
 A specialization (``PyKernel``) is an ordinary ``runtime.module.Kernel``: the same launch checks,
 copies of numpy arrays in and back, LaunchRecord, observers, sanitizers, streams, timeline and GPU
 backend. It differs only in how arguments become parameter bytes (numba's flattened array structs,
-arguments.py) and in where its resources come from (its PTX, there being no C++ to recompile).
+arguments.py); its resources come from its PTX (``source_language``: device/resources.py assembles
+the PTX, there being no C++ to recompile).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
-from ..errors import LaunchError, UnsupportedError
+from ..errors import KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments
 from .compiler import compile_kernel, target_cc
+
+
+def python_words(text: str) -> str:
+    """A message of the emulator's, with numba.cuda's name for the barrier a Python kernel calls."""
+    return text.replace("__syncthreads()", "cuda.syncthreads()")
 
 
 class PyKernel(Kernel):
@@ -45,17 +52,16 @@ class PyKernel(Kernel):
             arguments.flatten(a, t, pointer_of, values)
         return arguments.pack(self.name, self.func.params, values)
 
+    def _run_emu(self, *args, **kwargs):
+        try:
+            return super()._run_emu(*args, **kwargs)
+        except KernelError as e:     # the sanitizers speak C++: say it as numba.cuda does
+            findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
+            raise KernelError(python_words(e.args[0]), e.code, findings) from None
+
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         # numba's ABI passes each array as a dozen parameters: always the packed buffer
         rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
-
-    def resources(self):
-        """Registers, shared and local memory per thread from ptxas, given this kernel's PTX."""
-        if self._resources is None:
-            from ..device import current
-            from ..device.resources import kernel_resources
-            self._resources = kernel_resources(self, current().arch)
-        return self._resources
 
 
 class Dispatcher:
@@ -158,9 +164,9 @@ def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
     if device:
-        from numba import cuda
+        from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
         opts = {"device": True, "fastmath": fastmath}
-        return cuda.jit(func_or_sig, **opts) if func_or_sig is not None else cuda.jit(**opts)
+        return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, (list, tuple)) else (func_or_sig,))
