@@ -123,6 +123,12 @@ def test_progress_numbers_read_as_a_student_would_say_them():
     assert p.describe() == ("It had finished 512 of its 4,096 blocks (12%) after 5.0 s: 250 million "
                             "thread-instructions at 50 million a second.")
     assert p.describe_estimate() == "The whole grid needs about 2 billion thread-instructions: about 40 s on the emulator."
+    # after the small first batch only, the time is known within bounds: each later batch of 512
+    # blocks takes at least as long as that one, and at most as long per block
+    p = Progress("matMul", blocks_done=16, blocks_total=4096, thread_instructions=7_800_000, seconds=0.2,
+                 estimated_seconds=51.2, at_least_seconds=1.8)
+    assert p.describe_estimate() == ("The whole grid needs about 2 billion thread-instructions: between 1.8 s and "
+                                     "51 s on the emulator.")
 
 
 def test_a_long_launch_shows_a_progress_bar_of_blocks(monkeypatch, capsys):
