@@ -17,24 +17,9 @@ from cudalab.emulator.pace import SAMPLE_SHARE, Progress
 from cudalab.programs import run_program_source
 from cudalab.runtime import progress
 
-TILED_MATMUL = """\
-#define TILE 16
-__global__ void matMul(const float *A, const float *B, float *C, int n)
-{
-    __shared__ float As[TILE][TILE], Bs[TILE][TILE];
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
-    float acc = 0.0f;
-    for (int t = 0; t < n / TILE; ++t) {
-        As[ty][tx] = A[row * n + t * TILE + tx];
-        Bs[ty][tx] = B[(t * TILE + ty) * n + col];
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
-        __syncthreads();
-    }
-    C[row * n + col] = acc;
-}
-"""
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# the Programming Guide's tiled matmul (16x16 tiles in shared memory), without the example's main
+TILED_MATMUL = (EXAMPLES / "matrix_mul_shared.cu").read_text().split("int main")[0]
 
 SPIN = "__global__ void spin(long long cycles, int *out) { long long t0 = clock64(); " \
        "while (clock64() - t0 < cycles) { } out[0] = 1; }"
@@ -65,7 +50,7 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     a, b, c = (cudalab.device_array(n * n, np.float32) for _ in range(3))
     start = time.process_time()
     with pytest.raises(cudalab.KernelError) as e:
-        mod.matMul[(n // 16, n // 16), (16, 16)](a, b, c, n)
+        mod.matMulShared[(n // 16, n // 16), (16, 16)](a, b, c, n)
     assert time.process_time() - start < 10                   # within the watchdog's 10 s
     message = str(e.value)
     assert e.value.code == "cudaErrorLaunchTimeout"
@@ -84,17 +69,17 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
 
 
 def test_a_program_sized_for_a_gpu_stops_early_and_tells_why():
-    program = "#include <cstdio>\n" + TILED_MATMUL + """
+    program = TILED_MATMUL + """
 int main() {
     const int n = 8192;
     float *A, *B, *C;
     cudaMalloc(&A, n * n * 4); cudaMalloc(&B, n * n * 4); cudaMalloc(&C, n * n * 4);
-    matMul<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(A, B, C, n);
-    printf("matMul: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    matMulShared<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(A, B, C, n);
+    printf("matMulShared: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
 }
 """
     result = run_program_source(program, timeout=60)
-    assert result.stdout == "matMul: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
+    assert result.stdout == "matMulShared: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
     assert "was stopped by the watchdog early" in result.stderr
     assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in result.stderr
     assert "hours on the emulator" in result.stderr and "cudalab run --timeout" in result.stderr
@@ -195,7 +180,7 @@ def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):
     (tmp_path / "spin.cu").write_text(SPIN_PROGRAM)
     (tmp_path / "hello.cu").write_text(HELLO_PROGRAM)
     cli = [sys.executable, "-m", "cudalab.cli", "run"]
-    root = Path(__file__).resolve().parents[1]
+    root = EXAMPLES.parent
     env = dict(os.environ, PYTHONPATH=str(root))
     out = subprocess.run([*cli, "--timeout", "2", "spin.cu"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120, env=env)

@@ -983,8 +983,6 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                  grid_state=None):
     whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
     for first, nb in pace.batches(bpb, whole_clusters):
-        if first and pace.time_is_up():
-            raise pace.timed_out()
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)
