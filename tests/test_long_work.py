@@ -212,3 +212,22 @@ def test_cuda_cell_timeout_is_how_long_its_kernels_may_run(ip):
     ip.run_cell_magic("cuda", "", ADD)
     result = ip.run_cell("a = np.ones(10, np.float32); c = np.zeros(10, np.float32); add[1, 32](a, c, 10)")
     assert result.error_in_exec is None and (ip.user_ns["c"] == 2).all()
+
+
+def test_interrupting_a_long_launch_says_how_far_it_got_and_the_next_launch_works(monkeypatch):
+    def press_stop(bar, p):           # Jupyter's stop button (or Ctrl-C) while the second batch runs
+        if p.blocks_done > FIRST_BATCH:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(progress.Bar, "__call__", press_stop)
+    n = 1 << 20
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    add = cudalab.compile(ADD).add
+    with pytest.raises(cudalab.KernelError) as e:
+        add[n // 256, 256](a, c, n)
+    assert e.value.code == "cudaErrorLaunchFailure"
+    assert "The kernel add was interrupted while it ran. It had finished" in str(e.value)
+    assert "of its 4,096 blocks" in str(e.value)
+    monkeypatch.undo()
+    add[n // 256, 256](a, c, n)
+    assert (c == a + 1).all()

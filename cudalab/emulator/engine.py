@@ -965,8 +965,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
-            msg = (f"The kernel {kernel_name} was interrupted while it ran (after {stats.instructions:,} "
-                   "instructions). Memory it was writing may be partly updated.")
+            msg = (f"The kernel {kernel_name} was interrupted while it ran. {pace.progress().describe()} "
+                   "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
             raise err from None
