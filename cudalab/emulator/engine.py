@@ -22,7 +22,7 @@ from ..errors import KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
-from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
+from . import barriers, cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
@@ -676,15 +676,47 @@ def _let_waiting_threads_run(stack, ex, returned):
     not go on anyway, and trying them again and again would starve the others."""
     above = stack[-1][2].copy()
     stale = ex.parked == ex.sync_version if ex.parked is not None else False
+    code = ex.fr.df.code
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
         waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
-        if waiting.any():
+        if waiting.any() and not _only_heads_for_syncthreads(code, e[0]):
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])
             return True
         above |= e[2]
     return False
+
+
+_NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "stmatrix", "multimem", "shfl",
+                     "vote", "match", "redux", "activemask", "bar", "barrier", "elect")
+
+
+def _only_heads_for_syncthreads(code, pc, limit=256):
+    """Do threads at ``pc`` reach a __syncthreads() on every path, writing no memory and meeting no
+    other thread on the way? Then no looping thread can be waiting for them, and letting them run
+    ahead would only bring them early to a barrier that waits for the loopers (a false synccheck
+    error for ``if (threadIdx.x == 0) { long loop } __syncthreads();``): on a GPU they wait there."""
+    todo, seen = [pc], set()
+    while todo:
+        pc = todo.pop()
+        while pc not in seen:           # a path that joins one already followed (or loops) is done
+            if pc >= len(code) or len(seen) > limit:
+                return False
+            seen.add(pc)
+            kind, _, inst, aux = code[pc]
+            if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
+                    and not barriers.is_named(inst):
+                break
+            if kind == K_BRA:
+                if inst.guard is not None:
+                    todo.append(pc + 1)
+                pc = aux
+                continue
+            if kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD:
+                return False
+            pc += 1
+    return True
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
