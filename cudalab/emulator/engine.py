@@ -64,6 +64,7 @@ class DecodedFunction:
     param_sizes: dict               # every .param name visible in the body -> bytes
     depots: dict                    # local depot name -> offset within the frame
     local_size: int
+    heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
 
 
 class Program:
@@ -676,11 +677,11 @@ def _let_waiting_threads_run(stack, ex, returned):
     not go on anyway, and trying them again and again would starve the others."""
     above = stack[-1][2].copy()
     stale = ex.parked == ex.sync_version if ex.parked is not None else False
-    code = ex.fr.df.code
+    df = ex.fr.df
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
         waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
-        if waiting.any() and not _only_heads_for_syncthreads(code, e[0]):
+        if waiting.any() and not _only_heads_for_syncthreads(df, e[0]):
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])
             return True
@@ -692,11 +693,18 @@ _NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "st
                      "vote", "match", "redux", "activemask", "bar", "barrier", "elect")
 
 
-def _only_heads_for_syncthreads(code, pc, limit=256):
+def _only_heads_for_syncthreads(df, pc):
     """Do threads at ``pc`` reach a __syncthreads() on every path, writing no memory and meeting no
     other thread on the way? Then no looping thread can be waiting for them, and letting them run
     ahead would only bring them early to a barrier that waits for the loopers (a false synccheck
     error for ``if (threadIdx.x == 0) { long loop } __syncthreads();``): on a GPU they wait there."""
+    known = df.heads_for_syncthreads.get(pc)
+    if known is None:
+        known = df.heads_for_syncthreads[pc] = _paths_end_at_syncthreads(df.code, pc)
+    return known
+
+
+def _paths_end_at_syncthreads(code, pc, limit=256):
     todo, seen = [pc], set()
     while todo:
         pc = todo.pop()
