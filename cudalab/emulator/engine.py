@@ -690,7 +690,7 @@ def _let_waiting_threads_run(stack, ex, returned):
 
 
 _NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "stmatrix", "multimem", "shfl",
-                     "vote", "match", "redux", "activemask", "bar", "barrier", "elect")
+                     "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "wmma", "mma", "ldmatrix")
 
 
 def _only_heads_for_syncthreads(df, pc):
