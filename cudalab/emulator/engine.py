@@ -22,12 +22,13 @@ from ..errors import KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
-from . import barriers, cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
+from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
+from .barriers import is_named as is_named_barrier
 from .pace import Pace
 from .printf import ArgReader, format_call
 
@@ -714,7 +715,7 @@ def _paths_end_at_syncthreads(code, pc, limit=256):
             seen.add(pc)
             kind, _, inst, aux = code[pc]
             if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
-                    and not barriers.is_named(inst):
+                    and not is_named_barrier(inst):
                 break
             if kind == K_BRA:
                 if inst.guard is not None:
