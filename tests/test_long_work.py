@@ -190,6 +190,15 @@ def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):
     assert out.returncode == 0 and out.stdout.endswith("done\n")
 
 
+def test_cudalab_run_timeout_is_how_long_a_kernel_files_launch_may_run(tmp_path, capsys):
+    from cudalab.cli import main
+    f = tmp_path / "spin.cu"
+    f.write_text(SPIN + "\n// cudalab: cycles = int64 4611686018427387904\n// cudalab: out = zeros int32[1]\n"
+                        "// cudalab: launch spin<<<1, 32>>>(cycles, out)\n")
+    assert main(["run", "--timeout", "1", str(f)]) == 1
+    assert "spin ran for more than 1 s and was stopped by the watchdog" in capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def ip():
     shell = InteractiveShell.instance()
