@@ -17,24 +17,9 @@ from cudalab.emulator.pace import SAMPLE_SHARE, Progress
 from cudalab.programs import run_program_source
 from cudalab.runtime import progress
 
-TILED_MATMUL = """\
-#define TILE 16
-__global__ void matMul(const float *A, const float *B, float *C, int n)
-{
-    __shared__ float As[TILE][TILE], Bs[TILE][TILE];
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
-    float acc = 0.0f;
-    for (int t = 0; t < n / TILE; ++t) {
-        As[ty][tx] = A[row * n + t * TILE + tx];
-        Bs[ty][tx] = B[(t * TILE + ty) * n + col];
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
-        __syncthreads();
-    }
-    C[row * n + col] = acc;
-}
-"""
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# the Programming Guide's tiled matmul (16x16 tiles in shared memory), without the example's main
+TILED_MATMUL = (EXAMPLES / "matrix_mul_shared.cu").read_text().split("int main")[0]
 
 SPIN = "__global__ void spin(long long cycles, int *out) { long long t0 = clock64(); " \
        "while (clock64() - t0 < cycles) { } out[0] = 1; }"
@@ -65,7 +50,7 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     a, b, c = (cudalab.device_array(n * n, np.float32) for _ in range(3))
     start = time.process_time()
     with pytest.raises(cudalab.KernelError) as e:
-        mod.matMul[(n // 16, n // 16), (16, 16)](a, b, c, n)
+        mod.matMulShared[(n // 16, n // 16), (16, 16)](a, b, c, n)
     assert time.process_time() - start < 10                   # within the watchdog's 10 s
     message = str(e.value)
     assert e.value.code == "cudaErrorLaunchTimeout"
@@ -84,17 +69,17 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
 
 
 def test_a_program_sized_for_a_gpu_stops_early_and_tells_why():
-    program = "#include <cstdio>\n" + TILED_MATMUL + """
+    program = TILED_MATMUL + """
 int main() {
     const int n = 8192;
     float *A, *B, *C;
     cudaMalloc(&A, n * n * 4); cudaMalloc(&B, n * n * 4); cudaMalloc(&C, n * n * 4);
-    matMul<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(A, B, C, n);
-    printf("matMul: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    matMulShared<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(A, B, C, n);
+    printf("matMulShared: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
 }
 """
     result = run_program_source(program, timeout=60)
-    assert result.stdout == "matMul: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
+    assert result.stdout == "matMulShared: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
     assert "was stopped by the watchdog early" in result.stderr
     assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in result.stderr
     assert "hours on the emulator" in result.stderr and "cudalab run --timeout" in result.stderr
@@ -123,6 +108,12 @@ def test_progress_numbers_read_as_a_student_would_say_them():
     assert p.describe() == ("It had finished 512 of its 4,096 blocks (12%) after 5.0 s: 250 million "
                             "thread-instructions at 50 million a second.")
     assert p.describe_estimate() == "The whole grid needs about 2 billion thread-instructions: about 40 s on the emulator."
+    # after the small first batch only, the time is known within bounds: each later batch of 512
+    # blocks takes at least as long as that one, and at most as long per block
+    p = Progress("matMul", blocks_done=16, blocks_total=4096, thread_instructions=7_800_000, seconds=0.2,
+                 estimated_seconds=51.2, at_least_seconds=1.8)
+    assert p.describe_estimate() == ("The whole grid needs about 2 billion thread-instructions: between 1.8 s and "
+                                     "51 s on the emulator.")
 
 
 def test_a_long_launch_shows_a_progress_bar_of_blocks(monkeypatch, capsys):
@@ -189,7 +180,7 @@ def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):
     (tmp_path / "spin.cu").write_text(SPIN_PROGRAM)
     (tmp_path / "hello.cu").write_text(HELLO_PROGRAM)
     cli = [sys.executable, "-m", "cudalab.cli", "run"]
-    root = Path(__file__).resolve().parents[1]
+    root = EXAMPLES.parent
     env = dict(os.environ, PYTHONPATH=str(root))
     out = subprocess.run([*cli, "--timeout", "2", "spin.cu"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120, env=env)
@@ -197,6 +188,15 @@ def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):
     assert "time limit (2 s) ran out while kernel spin was running" in out.stderr
     out = subprocess.run([*cli, "hello.cu"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0 and out.stdout.endswith("done\n")
+
+
+def test_cudalab_run_timeout_is_how_long_a_kernel_files_launch_may_run(tmp_path, capsys):
+    from cudalab.cli import main
+    f = tmp_path / "spin.cu"
+    f.write_text(SPIN + "\n// cudalab: cycles = int64 4611686018427387904\n// cudalab: out = zeros int32[1]\n"
+                        "// cudalab: launch spin<<<1, 32>>>(cycles, out)\n")
+    assert main(["run", "--timeout", "1", str(f)]) == 1
+    assert "spin ran for more than 1 s and was stopped by the watchdog" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
@@ -221,3 +221,37 @@ def test_cuda_cell_timeout_is_how_long_its_kernels_may_run(ip):
     ip.run_cell_magic("cuda", "", ADD)
     result = ip.run_cell("a = np.ones(10, np.float32); c = np.zeros(10, np.float32); add[1, 32](a, c, 10)")
     assert result.error_in_exec is None and (ip.user_ns["c"] == 2).all()
+
+
+def test_interrupting_a_long_launch_says_how_far_it_got_and_the_next_launch_works(monkeypatch):
+    def press_stop(bar, p):           # Jupyter's stop button (or Ctrl-C) while the second batch runs
+        if p.blocks_done > FIRST_BATCH:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(progress.Bar, "__call__", press_stop)
+    n = 1 << 20
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    add = cudalab.compile(ADD).add
+    with pytest.raises(cudalab.KernelError) as e:
+        add[n // 256, 256](a, c, n)
+    assert e.value.code == "cudaErrorLaunchFailure"
+    assert "The kernel add was interrupted while it ran. It had finished" in str(e.value)
+    assert "of its 4,096 blocks" in str(e.value)
+    monkeypatch.undo()
+    add[n // 256, 256](a, c, n)
+    assert (c == a + 1).all()
+
+
+# more iterations than the emulator runs in lock step before it lets waiting threads go ahead
+# (independent thread scheduling): 3000 elements, or 100,000 clock cycles
+@pytest.mark.parametrize("work, n", [("for (int i = 0; i < n; i++) s += a[i];", 3000),             # a serial sum
+                                     ("long long t0 = clock64(); while (clock64() - t0 < n) { } s = n;", 100_000)])
+def test_one_thread_working_long_while_the_block_waits_at_syncthreads(work, n):
+    mod = cudalab.compile("__global__ void k(const float *a, float *out, int n) {\n"
+                          "    __shared__ float total;\n"
+                          f"    if (threadIdx.x == 0) {{ float s = 0; {work} total = s; }}\n"
+                          "    __syncthreads();               // the other threads wait here for thread 0\n"
+                          "    out[threadIdx.x] = total; }")
+    out = np.zeros(64, np.float32)
+    mod.k[1, 64](np.ones(n, np.float32), out, n)
+    assert (out == n).all()

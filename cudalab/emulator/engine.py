@@ -29,6 +29,7 @@ from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
+from .barriers import is_named as is_named_barrier
 from .pace import Pace
 from .printf import ArgReader, format_call
 
@@ -65,6 +66,7 @@ class DecodedFunction:
     param_sizes: dict               # every .param name visible in the body -> bytes
     depots: dict                    # local depot name -> offset within the frame
     local_size: int
+    heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
 
 
 class Program:
@@ -685,15 +687,54 @@ def _let_waiting_threads_run(stack, ex, returned):
     not go on anyway, and trying them again and again would starve the others."""
     above = stack[-1][2].copy()
     stale = ex.parked == ex.sync_version if ex.parked is not None else False
+    df = ex.fr.df
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
         waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
-        if waiting.any():
+        if waiting.any() and not _only_heads_for_syncthreads(df, e[0]):
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])
             return True
         above |= e[2]
     return False
+
+
+_NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "stmatrix", "multimem", "shfl",
+                     "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "wmma", "mma", "ldmatrix")
+
+
+def _only_heads_for_syncthreads(df, pc):
+    """Do threads at ``pc`` reach a __syncthreads() on every path, writing no memory and meeting no
+    other thread on the way? Then no looping thread can be waiting for them, and letting them run
+    ahead would only bring them early to a barrier that waits for the loopers (a false synccheck
+    error for ``if (threadIdx.x == 0) { long loop } __syncthreads();``): on a GPU they wait there."""
+    known = df.heads_for_syncthreads.get(pc)
+    if known is None:
+        known = df.heads_for_syncthreads[pc] = _paths_end_at_syncthreads(df.code, pc)
+    return known
+
+
+def _paths_end_at_syncthreads(code, pc, limit=256):
+    todo, seen = [pc], set()
+    while todo:
+        pc = todo.pop()
+        while pc not in seen:           # a path that joins one already followed (or loops) is done
+            if pc >= len(code) or len(seen) > limit:
+                return False
+            seen.add(pc)
+            kind, _, inst, aux = code[pc]
+            if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
+                    and not is_named_barrier(inst):
+                break
+            if kind == K_BRA:
+                if inst.guard is not None:
+                    todo.append(pc + 1)
+                pc = aux
+                continue
+            if kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD:
+                return False
+            pc += 1
+    return True
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
@@ -976,8 +1017,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
-            msg = (f"The kernel {kernel_name} was interrupted while it ran (after {stats.instructions:,} "
-                   "instructions). Memory it was writing may be partly updated.")
+            msg = (f"The kernel {kernel_name} was interrupted while it ran. {pace.progress().describe()} "
+                   "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
             raise err from None
@@ -994,8 +1035,6 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                  grid_state=None):
     whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
     for first, nb in pace.batches(bpb, whole_clusters):
-        if first and pace.time_is_up():
-            raise pace.timed_out()
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)

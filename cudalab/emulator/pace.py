@@ -37,6 +37,9 @@ class Progress:
     thread_instructions: int      # so far (one per thread per instruction it executed)
     seconds: float                # CPU seconds the launch has run
     estimated_seconds: float | None = None   # the whole grid at the latest batch's pace; None before one
+    # after the small first batch only: the least the whole grid can take (each later batch takes at
+    # least as long as it did); its pace per block (estimated_seconds) may overstate a light kernel's
+    at_least_seconds: float | None = None
 
     @property
     def rate(self) -> float:
@@ -63,8 +66,10 @@ class Progress:
         """For a student: how much work the whole grid is, and how long it would take here."""
         if self.estimated_seconds is None or self.blocks_done >= self.blocks_total:
             return ""
-        return (f"The whole grid needs about {count(self.estimated_thread_instructions)} thread-instructions: "
-                f"about {duration(self.estimated_seconds)} on the emulator.")
+        low, high = self.at_least_seconds, self.estimated_seconds
+        when = (f"between {duration(low)} and {duration(high)}" if low is not None and high > 1.5 * low
+                else f"about {duration(high)}")
+        return f"The whole grid needs about {count(self.estimated_thread_instructions)} thread-instructions: {when} on the emulator."
 
 
 def count(x: float) -> str:
@@ -93,12 +98,14 @@ class Pace:
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
         self.blocks_done = 0
-        self.estimate = None
+        self.per_batch = blocks_total
+        self.estimate = self.at_least = None
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
         ``per_batch // SAMPLE_SHARE`` blocks (``whole`` rounds it to blocks that must run together)."""
         first = 0
+        self.per_batch = per_batch
         if self.blocks_total > per_batch:
             sample = whole(max(1, per_batch // SAMPLE_SHARE))
             if sample < per_batch:
@@ -109,7 +116,7 @@ class Pace:
 
     def progress(self) -> Progress:
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
-                        time.process_time() - self.start, self.estimate)
+                        time.process_time() - self.start, self.estimate, self.at_least)
 
     def time_is_up(self) -> bool:
         return time.process_time() > self.deadline or time.monotonic() > self.wall_deadline
@@ -121,6 +128,9 @@ class Pace:
         left = self.blocks_total - self.blocks_done
         spent = time.process_time() - self.start
         self.estimate = spent + left * batch_seconds / blocks
+        # a small batch pays the same per-instruction overheads as a full one: it bounds a full
+        # batch's time from below, and its time per block overstates a light kernel's several times
+        self.at_least = spent + -(-left // self.per_batch) * batch_seconds if blocks < self.per_batch else None
         p = self.progress()
         if self.report is not None:
             self.report(p)
@@ -128,11 +138,11 @@ class Pace:
             return
         if self.time_is_up():
             raise self.timed_out()
-        rest = self.estimate - spent
-        if self.estimate > CLEARLY * self.timeout:
+        least = self.estimate if self.at_least is None else self.at_least
+        if least > CLEARLY * self.timeout:
             raise self.stopped_early(p, "by the watchdog", f"its limit of {self.timeout:g} s")
         wall_left = self.wall_deadline - time.monotonic()
-        if rest > CLEARLY * wall_left:
+        if least - spent > CLEARLY * wall_left:
             raise self.stopped_early(p, "", f"the {duration(max(wall_left, 0))} left of the program's time limit")
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:

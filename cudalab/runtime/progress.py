@@ -61,7 +61,8 @@ class Bar:
             self.bar.start_t -= time.monotonic() - self.t0     # the rate and ETA count from the launch's start
         self.bar.set_postfix_str(f"{_short(p.rate)} thread-instructions/s", refresh=False)
         self.bar.n = p.blocks_done       # with no update() calls, tqdm's rate is blocks done / time since start
-        self.bar.refresh()
+        if p.blocks_done < p.blocks_total:
+            self.bar.refresh()           # (the last state is drawn by close())
 
     def close(self):
         if self.bar is not None:
