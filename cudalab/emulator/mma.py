@@ -1,4 +1,4 @@
-"""Warp matrix operations: wmma.load/mma/store, mma.sync, ldmatrix, stmatrix and cvt to tf32.
+"""Warp matrix operations: wmma.load/mma/store, mma.sync, ldmatrix, stmatrix, movmatrix, cvt to tf32.
 
 A warp holds each matrix as a *fragment*: every lane keeps some of its elements in registers. The
 instructions here gather the fragments of all 32 lanes into matrices (numpy arrays of shape
@@ -471,6 +471,27 @@ def _ldmatrix(inst, d):
 @op("stmatrix")
 def _stmatrix(inst, d):
     return _ldst_matrix(inst, d, store=True)
+
+
+@op("movmatrix")
+def _movmatrix(inst, d):
+    """movmatrix.sync.aligned.m8n8.trans.b16: the warp's 8x8 matrix of b16 (ldmatrix's fragment
+    layout, one register a lane) transposed."""
+    rd = reader(inst.operands[1], "b32", d.func, d)
+    w = writer(inst.operands[0], "b32", d.func)
+    r = np.repeat(_G, 2).reshape(32, 2)
+    c = 2 * _T[:, None] + np.arange(2)
+
+    def run(ex):
+        warps = active_warps(ex)
+        full = (warps[:, None] * 32 + _LANE).ravel()
+        v = np.broadcast_to(np.asarray(rd(ex, None)).astype(np.uint32), (ex.n,))[full].reshape(-1, 32)
+        mat = np.zeros((warps.size, 8, 8), np.uint32)
+        mat[:, r, c] = np.stack([v & np.uint32(0xFFFF), v >> np.uint32(16)], axis=-1)
+        pair = mat[:, c, r]
+        keep = ex.mask[full]
+        w(ex, full[keep], (pair[..., 0] | (pair[..., 1] << np.uint32(16))).ravel()[keep])
+    return run
 
 
 # ---------------------------------------------------------------- cvt to tf32 (PTX ISA 9.7.9.21)
