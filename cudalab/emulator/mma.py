@@ -445,17 +445,16 @@ def _ldst_matrix(inst, d, store):
             halves = np.stack([vals & np.uint32(0xFFFF), vals >> np.uint32(16)], axis=-1).astype(np.uint16)
             for i in range(count):
                 mats[:, i, rows, cols] = halves[:, :, i, :]
-            sel = np.repeat(providers, 8)
-            a = (addrs[:, None] + np.arange(8, dtype=np.uint64) * np.uint64(2)).ravel()
-            flat = mats.reshape(nw * count * 8 * 8)
-            for sp, buf, off, pos in resolve(ex, inst, space, a, sel, 2, "st"):
-                scatter(buf, off, np.dtype(np.uint16), flat[pos])
+            flat = mats.reshape(nw * count * 8, 8)
+            for sp, buf, off, pos in resolve(ex, inst, space, addrs, providers, 16, "st"):
+                for e in range(8):
+                    scatter(buf, off + np.uint64(2 * e), np.dtype(np.uint16), flat[pos, e])
             return
-        sel = np.repeat(providers, 8)
-        a = (addrs[:, None] + np.arange(8, dtype=np.uint64) * np.uint64(2)).ravel()
-        flat = np.zeros(a.size, np.uint16)
-        for sp, buf, off, pos in resolve(ex, inst, space, a, sel, 2, "ld"):
-            flat[pos] = gather(buf, off, np.dtype(np.uint16))
+        # one 16-byte row per providing lane: each 8x8 matrix is one phase of 8 lanes in the bank analysis
+        flat = np.zeros((providers.size, 8), np.uint16)
+        for sp, buf, off, pos in resolve(ex, inst, space, addrs, providers, 16, "ld"):
+            for e in range(8):
+                flat[pos, e] = gather(buf, off + np.uint64(2 * e), np.dtype(np.uint16))
         mats = flat.reshape(nw, count, 8, 8)
         for i, w in enumerate(wrs):
             pair = mats[:, i][:, rows, cols].astype(np.uint32)                  # (W, 32, 2)
