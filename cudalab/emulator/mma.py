@@ -68,7 +68,7 @@ def mma_layout(use, m, n, k, typ):
     return tuple(np.broadcast_arrays(rows, cols))
 
 
-def wmma_layout(use, m, n, k, typ, elements):
+def wmma_layout(use, m, n, k, typ, elements=None):
     """wmma's fragments as an H100 builds them from mma.sync's (module docstring); ``elements`` is
     the fragment's size in the PTX registers, reached by repeating when the natural size is smaller."""
     if use == "a":
@@ -96,7 +96,7 @@ def wmma_layout(use, m, n, k, typ, elements):
             blocks = [(r + 16 * mb, c + 8 * nb) for mb in range(max(1, m // 16)) for nb in range(n // 8)]
     rows = np.concatenate([b[0] for b in blocks], axis=1)
     cols = np.concatenate([b[1] for b in blocks], axis=1)
-    reps = elements // rows.shape[1]
+    reps = elements // rows.shape[1] if elements else 1
     return np.tile(rows, reps), np.tile(cols, reps)
 
 
