@@ -153,9 +153,18 @@ def raw_bits(vals, typ):
 # ---------------------------------------------------------------- the tensor core's arithmetic
 
 def _exponent(x):
-    m = np.abs(x)
-    ok = (m > 0) & np.isfinite(m)
-    return np.where(ok, np.floor(np.log2(np.where(ok, m, 1.0))), -np.inf)
+    """floor(log2 |x|) as float64; -inf for zeros, infinities and NaN."""
+    e = np.frexp(x)[1].astype(np.float64) - 1
+    return np.where((x != 0) & np.isfinite(x), e, -np.inf)
+
+
+def _lowest_bit(x):
+    """The exponent of the lowest set bit of |x| (x = 12: 2); +inf for zeros, infinities and NaN."""
+    f, e = np.frexp(np.abs(x))
+    with np.errstate(invalid="ignore"):
+        v = (f * 2.0 ** 53).astype(np.int64)
+    lb = e.astype(np.float64) - 54 + np.frexp((v & -v).astype(np.float64))[1]
+    return np.where((x != 0) & np.isfinite(x), lb, np.inf)
 
 
 def _truncate_f32(s):
@@ -170,22 +179,42 @@ def _truncate_f32(s):
 def dot_float(a, b, c, block=None):
     """D = A B + C for f16/bf16/tf32 inputs as an H100's tensor core sums (module docstring).
     a (W, M, K), b (W, K, N), c (W, M, N) float64 values; returns float32 (W, M, N). ``block``: the
-    k-steps of the hardware instructions, each summed with the previous step's float32 result."""
+    k-steps of the hardware instructions, each summed with the previous step's float32 result.
+
+    Where no term can lose a bit to the alignment (the lowest set bits of C and of every product
+    are at or above the quantum, as for small integers), the sum is exact in float64 and a matrix
+    product gives it; only the other elements are summed term by term."""
     k = a.shape[2]
     if block and block < k:
         for k0 in range(0, k, block):
             c = dot_float(a[:, :, k0:k0 + block], b[:, k0:k0 + block], c).astype(np.float64)
         return c.astype(np.float32)
     with np.errstate(all="ignore"):
-        p = a[:, :, None, :] * np.swapaxes(b, 1, 2)[:, None, :, :]                   # (W, M, N, K) exact
-        pe = _exponent(a)[:, :, None, :] + _exponent(np.swapaxes(b, 1, 2))[:, None, :, :]
-        pe = np.where(p != 0, pe, -np.inf)
-        top = np.maximum(_exponent(c), pe.max(axis=-1))
-        q = np.exp2(np.where(np.isfinite(top), top, 0) - 25)
-        finite = np.isfinite(p).all(axis=-1) & np.isfinite(c)
-        s = np.trunc(c / q) * q + (np.trunc(p / q[..., None]) * q[..., None]).sum(axis=-1)
-        s = np.where(finite, s, c + p.sum(axis=-1))
+        ea, eb, ec = _exponent(a), _exponent(b), _exponent(c)
+        finite = np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
+        top = np.maximum(ec, ea.max(axis=2)[:, :, None] + eb.max(axis=1)[:, None, :])   # at least the true top
+        low = _lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :]
+        # every product's last bit (and C's) at or above the quantum 2**(top - 25): nothing is cut
+        exact = finite & (low >= top - 25) & (_lowest_bit(c) >= top - 25)
+        s = c + np.matmul(a, b)
+        w, m, n = np.nonzero(~exact)
+        if w.size > exact.size // 4:            # mostly term by term: all of it, without gathering
+            bt, ebt = np.swapaxes(b, 1, 2)[:, None], np.swapaxes(eb, 1, 2)[:, None]
+            s = np.where(exact, s, _aligned_sum(a[:, :, None], bt, c, ea[:, :, None] + ebt, ec))
+        elif w.size:
+            s[w, m, n] = _aligned_sum(a[w, m, :], b[w, :, n], c[w, m, n], ea[w, m, :] + eb[w, :, n], ec[w, m, n])
         return alu.gpu_nan(_truncate_f32(s))
+
+
+def _aligned_sum(a, b, c, pe, ec):
+    """The tensor core's sum of dot products term by term: a, b (..., K) and c (...) broadcast
+    together; pe (..., K) the products' exponents (the sums of their factors'), ec C's."""
+    p = a * b
+    pe = np.where(p != 0, pe, -np.inf)
+    top = np.maximum(ec, pe.max(axis=-1))
+    q = np.exp2(np.where(np.isfinite(top), top, 0) - 25)
+    s = np.trunc(c / q) * q + (np.trunc(p / q[..., None]) * q[..., None]).sum(axis=-1)
+    return np.where(np.isfinite(p).all(axis=-1) & np.isfinite(c), s, c + p.sum(axis=-1))
 
 
 def to_f16(d):
