@@ -33,6 +33,8 @@ from .operands import address_reader, reader, writer
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4}
 FLOAT_IN = ("f16", "bf16", "tf32")
+INPUTS = FLOAT_IN + ("f64", "s8", "u8", "s4", "u4")      # mma.sync's, each checked against the GPU
+WMMA_INPUTS = FLOAT_IN + ("f64", "s8", "u8")             # wmma's sub-byte forms' layouts are not measured
 
 
 def shape_of(mods):
@@ -317,6 +319,8 @@ def _mma(inst, d):
     if len(types) != 4:
         raise Unsupported("mma without its four types (.dtype.atype.btype.ctype)")
     dtype, atype, btype, ctype = types
+    if atype not in INPUTS or btype not in INPUTS:
+        raise Unsupported(f"mma with .{atype}/.{btype} inputs")
     if (m, n, k) == (8, 8, 4) and atype == "f16":
         raise Unsupported("mma.m8n8k4 with .f16 inputs (Volta's quad-pair layout)")
     sat = "satfinite" in inst.mods
@@ -346,6 +350,8 @@ def _wmma_types(inst):
 
 
 def _wmma_fragment(operand, use, typ, shape, func, d):
+    if typ not in WMMA_INPUTS + ("f32", "s32"):
+        raise Unsupported(f"wmma with .{typ} elements")
     regs = len(operand[1]) if operand[0] == "vec" else 1
     elements = regs * max(1, 32 // BITS[typ])
     rows, cols = wmma_layout(use, *shape, typ, elements)
