@@ -135,7 +135,7 @@ def test_ldmatrix_counts_a_wavefront_per_matrix_and_its_bank_conflicts(stride, w
 
 def test_ldmatrix_in_divergent_code_is_reported():
     k = cudalab.compile(LDMATRIX.replace("WHO", "16")).get_kernel("ld")
-    with pytest.raises(KernelError, match="needs all 32 threads of the warp"):
+    with pytest.raises(KernelError, match="all 32 threads of a warp must execute it together, but only 16"):
         k[1, 32](cudalab.device_array(32, np.uint32), np.int32(8))
 
 
@@ -156,3 +156,18 @@ __global__ void tiles(const half* a, float* c) {
     a = cudalab.to_device(np.ones(256, np.float16))
     rec = cudalab.profile(k, 2, 64, (a, cudalab.device_array(1024, np.float32)))
     assert rec.metrics["smsp__inst_executed_pipe_tensor.sum"] == 3 * 4        # 3 per warp, 4 warps
+
+
+def test_wmma_in_half_a_warp_is_reported():
+    k = cudalab.compile(r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void half_warp(const half* a, float* c) {
+  if (threadIdx.x < 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, a, 16);
+    c[threadIdx.x] = __half2float(fa.x[0]);
+  }
+}''').get_kernel("half_warp")
+    with pytest.raises(KernelError, match=r"wmma at line 7 .* only 16 threads"):
+        k[1, 32](np.ones(256, np.float16), np.zeros(32, np.float32))

@@ -302,8 +302,21 @@ class Fragment:
         self.write(ex, warps, raw)
 
 
-def active_warps(ex):
-    return np.unique(ex.idx >> 5)
+def active_warps(ex, inst):
+    """The warps executing a .sync.aligned matrix instruction, which needs all 32 of their threads
+    (on a GPU a partial warp hangs or computes garbage: here it stops with a synccheck finding)."""
+    warps = np.unique(ex.idx >> 5)
+    full = (warps[:, None] * 32 + _LANE).ravel()
+    if not ex.mask[full].all():
+        w = int(full[~ex.mask[full]][0]) >> 5
+        n = int(ex.mask[w * 32:(w + 1) * 32].sum())
+        lane = int(w * 32 + np.flatnonzero(ex.mask[w * 32:(w + 1) * 32])[0])
+        ex.stop(lane, "synccheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
+            f"{inst.opcode} at line {inst.line} in kernel {ex.kernel_name} is a warp-wide instruction (.sync.aligned): "
+            f"all 32 threads of a warp must execute it together, but only {n} threads of the warp of thread {t} in "
+            f"block {b} did (the others took another branch or exited, or the block is not a whole number of "
+            "warps). Call it where the whole warp goes."))
+    return warps
 
 
 # ---------------------------------------------------------------- mma.sync (PTX ISA 9.7.14.5.14)
@@ -328,14 +341,14 @@ def _mma(inst, d):
     frag = {use: Fragment(o, t, *mma_layout(use if use != "d" else "c", m, n, k, t), f, d)
             for use, o, t in (("d", inst.operands[0], dtype), ("a", inst.operands[1], atype),
                               ("b", inst.operands[2], btype), ("c", inst.operands[3], ctype))}
-    return _run_mma(frag, (m, n, k), atype, ctype, dtype, sat)
+    return _run_mma(inst, frag, (m, n, k), atype, ctype, dtype, sat)
 
 
-def _run_mma(frag, shape, atype, ctype, dtype, sat, block=None):
+def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None):
     m, n, k = shape
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         a = frag["a"].matrix(ex, warps, (m, k))
         b = frag["b"].matrix(ex, warps, (k, n))
         c = frag["c"].matrix(ex, warps, (m, n))
@@ -379,7 +392,7 @@ def _wmma(inst, d):
                 "b": _wmma_fragment(inst.operands[2], "b", btype, shape, f, d),
                 "c": _wmma_fragment(inst.operands[3], "c", ctype, shape, f, d)}
         # ptxas runs wmma.m16n16k8's tf32 product as two k=4 steps (each one truncated to float32)
-        return _run_mma(frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None)
+        return _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None)
     if what not in ("load", "store"):
         raise Unsupported(f"wmma.{what}")
     use = inst.mods[1]
@@ -410,7 +423,7 @@ def _wmma(inst, d):
 
     if what == "load":
         def run(ex):
-            warps = active_warps(ex)
+            warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
             addrs = addresses(ex, lanes)
@@ -424,7 +437,7 @@ def _wmma(inst, d):
         return run
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         raw = frag.read(ex, warps).reshape(-1, ne)
         lanes = (warps[:, None] * 32 + _LANE).ravel()
         keep = ex.mask[lanes]
@@ -460,18 +473,13 @@ def _ldst_matrix(inst, d, store):
     rows, cols = (c, r) if trans else (r, c)
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         nw = warps.size
         full = (warps[:, None] * 32 + _LANE).ravel()
         providers = (warps[:, None] * 32 + np.arange(8 * count)).ravel()     # lanes giving row addresses
         addr_all = np.zeros(ex.n, np.uint64)
         got = np.asarray(ar(ex, ex.idx), np.uint64)
         addr_all[ex.idx] = got
-        if not ex.mask[full].all():
-            lane = int(full[~ex.mask[full]][0])
-            ex.stop(lane, "synccheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
-                f"{inst.opcode}.sync.aligned at line {inst.line} in kernel {ex.kernel_name} needs all 32 threads of "
-                f"the warp, but thread {t} of block {b} did not reach it."))
         addrs = addr_all[providers]
         mats = np.zeros((nw, count, 8, 8), np.uint16)
         if store:
@@ -517,7 +525,7 @@ def _movmatrix(inst, d):
     c = 2 * _T[:, None] + np.arange(2)
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         full = (warps[:, None] * 32 + _LANE).ravel()
         v = np.broadcast_to(np.asarray(rd(ex, None)).astype(np.uint32), (ex.n,))[full].reshape(-1, 32)
         mat = np.zeros((warps.size, 8, 8), np.uint32)
