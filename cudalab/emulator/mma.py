@@ -4,20 +4,23 @@ A warp holds each matrix as a *fragment*: every lane keeps some of its elements 
 instructions here gather the fragments of all 32 lanes into matrices (numpy arrays of shape
 (warps, rows, cols)), multiply, and scatter the result back, for every warp of the batch at once.
 
-* **Where each element lives** (``layout``): mma.sync's fragments are the PTX ISA's ("Matrix
-  fragments for mma.m16n8k16" and the other shapes: groupID = lane >> 2 picks the row, lane % 4 the
-  column pair). wmma's are implementation-defined; an H100 builds them from mma.sync's fragments
-  (tools/mma_probe.py measured every type, shape and layout): A is the m16 A fragment per 16 rows,
-  B interleaves two n8 B fragments per 16 columns, C is the 16x8 C fragment per n8 block; f16
-  fragments of sm_70's size repeat their elements to fill the registers.
-* **How the tensor core adds** (``dot``), measured on an H100 (tests/kernels/recorded/mma.npz,
-  tests/mma_probe_h100.npz): f16/bf16/tf32 products are exact; all K products of the instruction
-  and C are aligned to the largest exponent among C's and the products' (a product's exponent is
-  the sum of its factors', before normalization), each cut (toward zero) to 25 bits below it, summed
+* **Where each element lives** (``mma_layout``, ``wmma_layout``): mma.sync's fragments are the PTX
+  ISA's ("Matrix fragments for mma.m16n8k16" and the other shapes: groupID = lane >> 2 picks the row,
+  lane % 4 the column pair). wmma's are implementation-defined; a Hopper GPU builds them from
+  mma.sync's (tools/mma_probe.py measured every type, shape and layout on an H200, the H100's chip):
+  A is the m16 A fragment per 16 rows (m8: its first 8 rows), B the n8 B fragments one after the
+  other (m8n32: per 16 columns, the registers of two n-blocks interleaved), C the 16x8 C fragment
+  per block (m8n32: transposed, as if computed as m32n8 of B^T A^T); f16 A and B fragments keep
+  sm_70's 16 elements by repeating theirs. The row/col layout in memory does not change them.
+* **How the tensor core adds** (``dot_float``), measured (tests/kernels/recorded/mma.npz,
+  tests/mma_probe_h200.npz): f16/bf16/tf32 products are exact; all K products of one hardware step
+  and C are aligned to the largest exponent among C's and the products' (a product's exponent is the
+  sum of its factors', before normalization), each cut (toward zero) 25 bits below it, summed
   exactly, and the sum truncated to float32, except that a sum of 2**128 or more becomes infinity.
-  An f16 result is that float32 rounded to nearest. tf32 operands lose their low 13 bits. NaN
-  results are the canonical 0x7fffffff. f64 (DMMA) is a chain of IEEE fmas in k order starting
-  from C; integers are exact, wrapping to 32 bits (.satfinite clamps).
+  An f16 result is that float32 rounded to nearest (a nonzero sum that becomes zero is +0). tf32
+  operands lose their low 13 bits; wmma's m16n16k8 tf32 runs as two k=4 steps. NaN results are the
+  canonical 0x7fffffff. f64 (DMMA) is a chain of IEEE fmas in k order starting from C, a NaN made on
+  the way kept; integers are exact, wrapping to 32 bits (.satfinite clamps).
 """
 from __future__ import annotations
 
@@ -71,7 +74,7 @@ def mma_layout(use, m, n, k, typ):
 
 
 def wmma_layout(use, m, n, k, typ, elements=None):
-    """wmma's fragments as an H100 builds them from mma.sync's (module docstring); ``elements`` is
+    """wmma's fragments as a Hopper GPU builds them from mma.sync's (module docstring); ``elements`` is
     the fragment's size in the PTX registers, reached by repeating when the natural size is smaller."""
     if use == "a":
         r, c = mma_layout("a", 16, 8, k, typ)
@@ -146,7 +149,7 @@ def values(raw, typ):
     raise Unsupported(f"matrix elements of type .{typ}")
 
 
-def raw_bits(vals, typ):
+def raw_bits(vals):
     """Result values (float32/float16/float64/int32 arrays) -> raw element bits."""
     return np.ascontiguousarray(vals).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[vals.itemsize]) \
         .astype(np.uint64)
@@ -298,7 +301,7 @@ class Fragment:
 
     def store_matrix(self, ex, warps, mat):
         """Scatter a (warps, rows, cols) result into the fragment."""
-        raw = raw_bits(mat[:, self.rows, self.cols], self.typ)
+        raw = raw_bits(mat[:, self.rows, self.cols])
         self.write(ex, warps, raw)
 
 
