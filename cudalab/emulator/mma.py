@@ -202,6 +202,7 @@ def dot_float(a, b, c, block=None):
         # every product's last bit (and C's) at or above the quantum 2**(top - 25): nothing is cut
         exact = finite & (low >= top - 25) & (_lowest_bit(c) >= top - 25)
         s = c + np.matmul(a, b)
+        exact &= s != 0                         # a zero's sign comes from the term-by-term sum
         w, m, n = np.nonzero(~exact)
         if w.size > exact.size // 4:            # mostly term by term: all of it, without gathering
             bt, ebt = np.swapaxes(b, 1, 2)[:, None], np.swapaxes(eb, 1, 2)[:, None]
@@ -231,7 +232,15 @@ def to_f16(d):
 
 def dot_f64(a, b, c):
     """DMMA: IEEE fmas in k order, starting from C. A NaN already in the sum stays as it is (an
-    inf - inf made on the way is 0xfff8000000000000 and wins over a NaN input met later)."""
+    inf - inf made on the way is 0xfff8000000000000 and wins over a NaN input met later).
+    When every partial sum is exact in float64 (all terms on one 53-bit grid, as for small
+    integers), a matrix product gives the same bits at once."""
+    with np.errstate(all="ignore"):
+        bound = np.abs(c) + np.matmul(np.abs(a), np.abs(b))
+        low = np.minimum(_lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :],
+                         _lowest_bit(c))
+        if np.all(np.isfinite(bound) & (bound != 0) & (_exponent(bound) + 2 - low <= 53)):
+            return c + np.matmul(a, b)
     d = c
     for kk in range(a.shape[2]):
         step = fma_f64(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :], d)
