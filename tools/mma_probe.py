@@ -2,7 +2,8 @@
 
 wmma's fragment layouts are implementation-defined (PTX ISA: "the mapping of matrix elements to
 fragments is unspecified"), and the order and rounding of the tensor cores' sums are not documented
-at all, so the emulator's model (cudalab/emulator/mma.py) is fitted to what a Hopper GPU (an H200: the H100's GH100 chip) answers here:
+at all, so the emulator's model (cudalab/emulator/mma.py) is fitted to what a Hopper GPU answers here
+(an H200: the H100's GH100 chip):
 
 * **layouts**: every wmma fragment (matrix a/b/c, shape, type, row/col) is loaded from a matrix whose
   elements are their own indices (in two passes, index % 64 and index // 64, exact in every type), and
@@ -235,7 +236,8 @@ def arith_probes():
                     name = f"wmma_{typ}_{acc}_m{m}n{n}k{k}" + ("_sat" if sat else "")
                     ct = ACC[acc][0]
                     src = (f"__global__ void {name}(const {mt}* a, const {mt}* b, const {ct}* c, {ct}* d) {{ "
-                           f"tile<{ft}, {mt}, {ct}, {m}, {n}, {k}, {str(acc == 's32').lower()}>(a, b, c, d, {str(sat).lower()}); }}")
+                           f"tile<{ft}, {mt}, {ct}, {m}, {n}, {k}, {str(acc == 's32').lower()}>"
+                           f"(a, b, c, d, {str(sat).lower()}); }}")
                     r = np.random.default_rng(zlib.crc32(name.encode()))
                     a, b, c = arith_inputs(r, typ, acc, m, n, k)
                     args = [memory(a, typ).ravel(), memory(b, typ).ravel(), memory(c, acc).ravel()]

@@ -1,23 +1,26 @@
-"""Warp matrix operations: wmma.load/mma/store, mma.sync, ldmatrix, stmatrix and cvt to tf32.
+"""Warp matrix operations: wmma.load/mma/store, mma.sync, ldmatrix, stmatrix, movmatrix, cvt to tf32.
 
 A warp holds each matrix as a *fragment*: every lane keeps some of its elements in registers. The
 instructions here gather the fragments of all 32 lanes into matrices (numpy arrays of shape
 (warps, rows, cols)), multiply, and scatter the result back, for every warp of the batch at once.
 
-* **Where each element lives** (``layout``): mma.sync's fragments are the PTX ISA's ("Matrix
-  fragments for mma.m16n8k16" and the other shapes: groupID = lane >> 2 picks the row, lane % 4 the
-  column pair). wmma's are implementation-defined; an H100 builds them from mma.sync's fragments
-  (tools/mma_probe.py measured every type, shape and layout): A is the m16 A fragment per 16 rows,
-  B interleaves two n8 B fragments per 16 columns, C is the 16x8 C fragment per n8 block; f16
-  fragments of sm_70's size repeat their elements to fill the registers.
-* **How the tensor core adds** (``dot``), measured on an H100 (tests/kernels/recorded/mma.npz,
-  tests/mma_probe_h100.npz): f16/bf16/tf32 products are exact; all K products of the instruction
-  and C are aligned to the largest exponent among C's and the products' (a product's exponent is
-  the sum of its factors', before normalization), each cut (toward zero) to 25 bits below it, summed
+* **Where each element lives** (``mma_layout``, ``wmma_layout``): mma.sync's fragments are the PTX
+  ISA's ("Matrix fragments for mma.m16n8k16" and the other shapes: groupID = lane >> 2 picks the row,
+  lane % 4 the column pair). wmma's are implementation-defined; a Hopper GPU builds them from
+  mma.sync's (tools/mma_probe.py measured every type, shape and layout on an H200, the H100's chip):
+  A is the m16 A fragment per 16 rows (m8: its first 8 rows), B the n8 B fragments one after the
+  other (m8n32: per 16 columns, the registers of two n-blocks interleaved), C the 16x8 C fragment
+  per block (m8n32: transposed, as if computed as m32n8 of B^T A^T); f16 A and B fragments keep
+  sm_70's 16 elements by repeating theirs. The row/col layout in memory does not change them.
+* **How the tensor core adds** (``dot_float``), measured (tests/kernels/recorded/mma.npz,
+  tests/mma_probe_h200.npz): f16/bf16/tf32 products are exact; all K products of one hardware step
+  and C are aligned to the largest exponent among C's and the products' (a product's exponent is the
+  sum of its factors', before normalization), each cut (toward zero) 25 bits below it, summed
   exactly, and the sum truncated to float32, except that a sum of 2**128 or more becomes infinity.
-  An f16 result is that float32 rounded to nearest. tf32 operands lose their low 13 bits. NaN
-  results are the canonical 0x7fffffff. f64 (DMMA) is a chain of IEEE fmas in k order starting
-  from C; integers are exact, wrapping to 32 bits (.satfinite clamps).
+  An f16 result is that float32 rounded to nearest (a nonzero sum that becomes zero is +0). tf32
+  operands lose their low 13 bits; wmma's m16n16k8 tf32 runs as two k=4 steps. NaN results are the
+  canonical 0x7fffffff. f64 (DMMA) is a chain of IEEE fmas in k order starting from C, a NaN made on
+  the way kept; integers are exact, wrapping to 32 bits (.satfinite clamps).
 """
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ from .operands import address_reader, reader, writer
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4}
 FLOAT_IN = ("f16", "bf16", "tf32")
+INPUTS = FLOAT_IN + ("f64", "s8", "u8", "s4", "u4")      # mma.sync's, each checked against the GPU
+WMMA_INPUTS = FLOAT_IN + ("f64", "s8", "u8")             # wmma's sub-byte forms' layouts are not measured
 
 
 def shape_of(mods):
@@ -68,8 +73,8 @@ def mma_layout(use, m, n, k, typ):
     return tuple(np.broadcast_arrays(rows, cols))
 
 
-def wmma_layout(use, m, n, k, typ, elements):
-    """wmma's fragments as an H100 builds them from mma.sync's (module docstring); ``elements`` is
+def wmma_layout(use, m, n, k, typ, elements=None):
+    """wmma's fragments as a Hopper GPU builds them from mma.sync's (module docstring); ``elements`` is
     the fragment's size in the PTX registers, reached by repeating when the natural size is smaller."""
     if use == "a":
         r, c = mma_layout("a", 16, 8, k, typ)
@@ -96,7 +101,7 @@ def wmma_layout(use, m, n, k, typ, elements):
             blocks = [(r + 16 * mb, c + 8 * nb) for mb in range(max(1, m // 16)) for nb in range(n // 8)]
     rows = np.concatenate([b[0] for b in blocks], axis=1)
     cols = np.concatenate([b[1] for b in blocks], axis=1)
-    reps = elements // rows.shape[1]
+    reps = elements // rows.shape[1] if elements else 1
     return np.tile(rows, reps), np.tile(cols, reps)
 
 
@@ -144,7 +149,7 @@ def values(raw, typ):
     raise Unsupported(f"matrix elements of type .{typ}")
 
 
-def raw_bits(vals, typ):
+def raw_bits(vals):
     """Result values (float32/float16/float64/int32 arrays) -> raw element bits."""
     return np.ascontiguousarray(vals).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[vals.itemsize]) \
         .astype(np.uint64)
@@ -153,9 +158,18 @@ def raw_bits(vals, typ):
 # ---------------------------------------------------------------- the tensor core's arithmetic
 
 def _exponent(x):
-    m = np.abs(x)
-    ok = (m > 0) & np.isfinite(m)
-    return np.where(ok, np.floor(np.log2(np.where(ok, m, 1.0))), -np.inf)
+    """floor(log2 |x|) as float64; -inf for zeros, infinities and NaN."""
+    e = np.frexp(x)[1].astype(np.float64) - 1
+    return np.where((x != 0) & np.isfinite(x), e, -np.inf)
+
+
+def _lowest_bit(x):
+    """The exponent of the lowest set bit of |x| (x = 12: 2); +inf for zeros, infinities and NaN."""
+    f, e = np.frexp(np.abs(x))
+    with np.errstate(invalid="ignore"):
+        v = (f * 2.0 ** 53).astype(np.int64)
+    lb = e.astype(np.float64) - 54 + np.frexp((v & -v).astype(np.float64))[1]
+    return np.where((x != 0) & np.isfinite(x), lb, np.inf)
 
 
 def _truncate_f32(s):
@@ -170,22 +184,43 @@ def _truncate_f32(s):
 def dot_float(a, b, c, block=None):
     """D = A B + C for f16/bf16/tf32 inputs as an H100's tensor core sums (module docstring).
     a (W, M, K), b (W, K, N), c (W, M, N) float64 values; returns float32 (W, M, N). ``block``: the
-    k-steps of the hardware instructions, each summed with the previous step's float32 result."""
+    k-steps of the hardware instructions, each summed with the previous step's float32 result.
+
+    Where no term can lose a bit to the alignment (the lowest set bits of C and of every product
+    are at or above the quantum, as for small integers), the sum is exact in float64 and a matrix
+    product gives it; only the other elements are summed term by term."""
     k = a.shape[2]
     if block and block < k:
         for k0 in range(0, k, block):
             c = dot_float(a[:, :, k0:k0 + block], b[:, k0:k0 + block], c).astype(np.float64)
         return c.astype(np.float32)
     with np.errstate(all="ignore"):
-        p = a[:, :, None, :] * np.swapaxes(b, 1, 2)[:, None, :, :]                   # (W, M, N, K) exact
-        pe = _exponent(a)[:, :, None, :] + _exponent(np.swapaxes(b, 1, 2))[:, None, :, :]
-        pe = np.where(p != 0, pe, -np.inf)
-        top = np.maximum(_exponent(c), pe.max(axis=-1))
-        q = np.exp2(np.where(np.isfinite(top), top, 0) - 25)
-        finite = np.isfinite(p).all(axis=-1) & np.isfinite(c)
-        s = np.trunc(c / q) * q + (np.trunc(p / q[..., None]) * q[..., None]).sum(axis=-1)
-        s = np.where(finite, s, c + p.sum(axis=-1))
+        ea, eb, ec = _exponent(a), _exponent(b), _exponent(c)
+        finite = np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
+        top = np.maximum(ec, ea.max(axis=2)[:, :, None] + eb.max(axis=1)[:, None, :])   # at least the true top
+        low = _lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :]
+        # every product's last bit (and C's) at or above the quantum 2**(top - 25): nothing is cut
+        exact = finite & (low >= top - 25) & (_lowest_bit(c) >= top - 25)
+        s = c + np.matmul(a, b)
+        exact &= s != 0                         # a zero's sign comes from the term-by-term sum
+        w, m, n = np.nonzero(~exact)
+        if w.size > exact.size // 4:            # mostly term by term: all of it, without gathering
+            bt, ebt = np.swapaxes(b, 1, 2)[:, None], np.swapaxes(eb, 1, 2)[:, None]
+            s = np.where(exact, s, _aligned_sum(a[:, :, None], bt, c, ea[:, :, None] + ebt, ec))
+        elif w.size:
+            s[w, m, n] = _aligned_sum(a[w, m, :], b[w, :, n], c[w, m, n], ea[w, m, :] + eb[w, :, n], ec[w, m, n])
         return alu.gpu_nan(_truncate_f32(s))
+
+
+def _aligned_sum(a, b, c, pe, ec):
+    """The tensor core's sum of dot products term by term: a, b (..., K) and c (...) broadcast
+    together; pe (..., K) the products' exponents (the sums of their factors'), ec C's."""
+    p = a * b
+    pe = np.where(p != 0, pe, -np.inf)
+    top = np.maximum(ec, pe.max(axis=-1))
+    q = np.exp2(np.where(np.isfinite(top), top, 0) - 25)
+    s = np.trunc(c / q) * q + (np.trunc(p / q[..., None]) * q[..., None]).sum(axis=-1)
+    return np.where(np.isfinite(p).all(axis=-1) & np.isfinite(c), s, c + p.sum(axis=-1))
 
 
 def to_f16(d):
@@ -197,7 +232,15 @@ def to_f16(d):
 
 def dot_f64(a, b, c):
     """DMMA: IEEE fmas in k order, starting from C. A NaN already in the sum stays as it is (an
-    inf - inf made on the way is 0xfff8000000000000 and wins over a NaN input met later)."""
+    inf - inf made on the way is 0xfff8000000000000 and wins over a NaN input met later).
+    When every partial sum is exact in float64 (all terms on one 53-bit grid, as for small
+    integers), a matrix product gives the same bits at once."""
+    with np.errstate(all="ignore"):
+        bound = np.abs(c) + np.matmul(np.abs(a), np.abs(b))
+        low = np.minimum(_lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :],
+                         _lowest_bit(c))
+        if np.all(np.isfinite(bound) & (bound != 0) & (_exponent(bound) + 2 - low <= 53)):
+            return c + np.matmul(a, b)
     d = c
     for kk in range(a.shape[2]):
         step = fma_f64(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :], d)
@@ -267,12 +310,25 @@ class Fragment:
 
     def store_matrix(self, ex, warps, mat):
         """Scatter a (warps, rows, cols) result into the fragment."""
-        raw = raw_bits(mat[:, self.rows, self.cols], self.typ)
+        raw = raw_bits(mat[:, self.rows, self.cols])
         self.write(ex, warps, raw)
 
 
-def active_warps(ex):
-    return np.unique(ex.idx >> 5)
+def active_warps(ex, inst):
+    """The warps executing a .sync.aligned matrix instruction, which needs all 32 of their threads
+    (on a GPU a partial warp hangs or computes garbage: here it stops with a synccheck finding)."""
+    warps = np.unique(ex.idx >> 5)
+    full = (warps[:, None] * 32 + _LANE).ravel()
+    if not ex.mask[full].all():
+        w = int(full[~ex.mask[full]][0]) >> 5
+        n = int(ex.mask[w * 32:(w + 1) * 32].sum())
+        lane = int(w * 32 + np.flatnonzero(ex.mask[w * 32:(w + 1) * 32])[0])
+        ex.stop(lane, "synccheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
+            f"{inst.opcode} at line {inst.line} in kernel {ex.kernel_name} is a warp-wide instruction (.sync.aligned): "
+            f"all 32 threads of a warp must execute it together, but only {n} threads of the warp of thread {t} in "
+            f"block {b} did (the others took another branch or exited, or the block is not a whole number of "
+            "warps). Call it where the whole warp goes."))
+    return warps
 
 
 # ---------------------------------------------------------------- mma.sync (PTX ISA 9.7.14.5.14)
@@ -288,6 +344,8 @@ def _mma(inst, d):
     if len(types) != 4:
         raise Unsupported("mma without its four types (.dtype.atype.btype.ctype)")
     dtype, atype, btype, ctype = types
+    if atype not in INPUTS or btype not in INPUTS:
+        raise Unsupported(f"mma with .{atype}/.{btype} inputs")
     if (m, n, k) == (8, 8, 4) and atype == "f16":
         raise Unsupported("mma.m8n8k4 with .f16 inputs (Volta's quad-pair layout)")
     sat = "satfinite" in inst.mods
@@ -295,14 +353,14 @@ def _mma(inst, d):
     frag = {use: Fragment(o, t, *mma_layout(use if use != "d" else "c", m, n, k, t), f, d)
             for use, o, t in (("d", inst.operands[0], dtype), ("a", inst.operands[1], atype),
                               ("b", inst.operands[2], btype), ("c", inst.operands[3], ctype))}
-    return _run_mma(frag, (m, n, k), atype, ctype, dtype, sat)
+    return _run_mma(inst, frag, (m, n, k), atype, ctype, dtype, sat)
 
 
-def _run_mma(frag, shape, atype, ctype, dtype, sat, block=None):
+def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None):
     m, n, k = shape
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         a = frag["a"].matrix(ex, warps, (m, k))
         b = frag["b"].matrix(ex, warps, (k, n))
         c = frag["c"].matrix(ex, warps, (m, n))
@@ -317,6 +375,8 @@ def _wmma_types(inst):
 
 
 def _wmma_fragment(operand, use, typ, shape, func, d):
+    if typ not in WMMA_INPUTS + ("f32", "s32"):
+        raise Unsupported(f"wmma with .{typ} elements")
     regs = len(operand[1]) if operand[0] == "vec" else 1
     elements = regs * max(1, 32 // BITS[typ])
     rows, cols = wmma_layout(use, *shape, typ, elements)
@@ -344,7 +404,7 @@ def _wmma(inst, d):
                 "b": _wmma_fragment(inst.operands[2], "b", btype, shape, f, d),
                 "c": _wmma_fragment(inst.operands[3], "c", ctype, shape, f, d)}
         # ptxas runs wmma.m16n16k8's tf32 product as two k=4 steps (each one truncated to float32)
-        return _run_mma(frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None)
+        return _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None)
     if what not in ("load", "store"):
         raise Unsupported(f"wmma.{what}")
     use = inst.mods[1]
@@ -375,7 +435,7 @@ def _wmma(inst, d):
 
     if what == "load":
         def run(ex):
-            warps = active_warps(ex)
+            warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
             addrs = addresses(ex, lanes)
@@ -389,7 +449,7 @@ def _wmma(inst, d):
         return run
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         raw = frag.read(ex, warps).reshape(-1, ne)
         lanes = (warps[:, None] * 32 + _LANE).ravel()
         keep = ex.mask[lanes]
@@ -425,18 +485,13 @@ def _ldst_matrix(inst, d, store):
     rows, cols = (c, r) if trans else (r, c)
 
     def run(ex):
-        warps = active_warps(ex)
+        warps = active_warps(ex, inst)
         nw = warps.size
         full = (warps[:, None] * 32 + _LANE).ravel()
         providers = (warps[:, None] * 32 + np.arange(8 * count)).ravel()     # lanes giving row addresses
         addr_all = np.zeros(ex.n, np.uint64)
         got = np.asarray(ar(ex, ex.idx), np.uint64)
         addr_all[ex.idx] = got
-        if not ex.mask[full].all():
-            lane = int(full[~ex.mask[full]][0])
-            ex.stop(lane, "synccheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
-                f"{inst.opcode}.sync.aligned at line {inst.line} in kernel {ex.kernel_name} needs all 32 threads of "
-                f"the warp, but thread {t} of block {b} did not reach it."))
         addrs = addr_all[providers]
         mats = np.zeros((nw, count, 8, 8), np.uint16)
         if store:
@@ -445,17 +500,16 @@ def _ldst_matrix(inst, d, store):
             halves = np.stack([vals & np.uint32(0xFFFF), vals >> np.uint32(16)], axis=-1).astype(np.uint16)
             for i in range(count):
                 mats[:, i, rows, cols] = halves[:, :, i, :]
-            sel = np.repeat(providers, 8)
-            a = (addrs[:, None] + np.arange(8, dtype=np.uint64) * np.uint64(2)).ravel()
-            flat = mats.reshape(nw * count * 8 * 8)
-            for sp, buf, off, pos in resolve(ex, inst, space, a, sel, 2, "st"):
-                scatter(buf, off, np.dtype(np.uint16), flat[pos])
+            flat = mats.reshape(nw * count * 8, 8)
+            for sp, buf, off, pos in resolve(ex, inst, space, addrs, providers, 16, "st"):
+                for e in range(8):
+                    scatter(buf, off + np.uint64(2 * e), np.dtype(np.uint16), flat[pos, e])
             return
-        sel = np.repeat(providers, 8)
-        a = (addrs[:, None] + np.arange(8, dtype=np.uint64) * np.uint64(2)).ravel()
-        flat = np.zeros(a.size, np.uint16)
-        for sp, buf, off, pos in resolve(ex, inst, space, a, sel, 2, "ld"):
-            flat[pos] = gather(buf, off, np.dtype(np.uint16))
+        # one 16-byte row per providing lane: each 8x8 matrix is one phase of 8 lanes in the bank analysis
+        flat = np.zeros((providers.size, 8), np.uint16)
+        for sp, buf, off, pos in resolve(ex, inst, space, addrs, providers, 16, "ld"):
+            for e in range(8):
+                flat[pos, e] = gather(buf, off + np.uint64(2 * e), np.dtype(np.uint16))
         mats = flat.reshape(nw, count, 8, 8)
         for i, w in enumerate(wrs):
             pair = mats[:, i][:, rows, cols].astype(np.uint32)                  # (W, 32, 2)
@@ -471,6 +525,27 @@ def _ldmatrix(inst, d):
 @op("stmatrix")
 def _stmatrix(inst, d):
     return _ldst_matrix(inst, d, store=True)
+
+
+@op("movmatrix")
+def _movmatrix(inst, d):
+    """movmatrix.sync.aligned.m8n8.trans.b16: the warp's 8x8 matrix of b16 (ldmatrix's fragment
+    layout, one register a lane) transposed."""
+    rd = reader(inst.operands[1], "b32", d.func, d)
+    w = writer(inst.operands[0], "b32", d.func)
+    r = np.repeat(_G, 2).reshape(32, 2)
+    c = 2 * _T[:, None] + np.arange(2)
+
+    def run(ex):
+        warps = active_warps(ex, inst)
+        full = (warps[:, None] * 32 + _LANE).ravel()
+        v = np.broadcast_to(np.asarray(rd(ex, None)).astype(np.uint32), (ex.n,))[full].reshape(-1, 32)
+        mat = np.zeros((warps.size, 8, 8), np.uint32)
+        mat[:, r, c] = np.stack([v & np.uint32(0xFFFF), v >> np.uint32(16)], axis=-1)
+        pair = mat[:, c, r]
+        keep = ex.mask[full]
+        w(ex, full[keep], (pair[..., 0] | (pair[..., 1] << np.uint32(16))).ravel()[keep])
+    return run
 
 
 # ---------------------------------------------------------------- cvt to tf32 (PTX ISA 9.7.9.21)

@@ -42,7 +42,8 @@ def mma_sync_source(name, shape, dtype, atype, ctype, btype=None, sat=False):
     lines = [f"__global__ void {name}(const {wt}* a, const {wt}* bt, const {ct[ctype]}* c, {ct[dtype]}* d) {{",
              "  int g = threadIdx.x >> 2, t = threadIdx.x & 3;",
              f"  a += blockIdx.x * {m * k // epr}; bt += blockIdx.x * {n * k // epr};",
-             f"  c += blockIdx.x * {m * n // (2 if half_acc['c'] else 1)}; d += blockIdx.x * {m * n // (2 if half_acc['d'] else 1)};",
+             f"  c += blockIdx.x * {m * n // (2 if half_acc['c'] else 1)}; "
+             f"d += blockIdx.x * {m * n // (2 if half_acc['d'] else 1)};",
              f"  {wt} ra[{na}], rb[{nb}];"]
     for j in range(na):
         row = "g + 8" if m == 16 and j & 1 else "g"
@@ -163,7 +164,8 @@ def operands(r, atype, ctype, shape, tiles, style="random"):
 
 
 def mma_case(shape, dtype, atype, ctype, tiles=4, style="random", sat=False, btype=None):
-    name = f"mma_sync_{shape}_{dtype}_{atype}{btype or ''}_{ctype}{'_sat' if sat else ''}{'_edges' if style == 'edges' else ''}"
+    name = (f"mma_sync_{shape}_{dtype}_{atype}{btype or ''}_{ctype}{'_sat' if sat else ''}"
+            f"{'_edges' if style == 'edges' else ''}")
     src = mma_sync_source("mma_tile", shape, dtype, atype, ctype, btype, sat)
     m, n, _ = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
 
@@ -274,7 +276,8 @@ def wmma_case(typ, acc, shape, la="row", lb="col", lc="row", dims=(32, 32, 64), 
     ldc = (nd if lc == "row" else md) + pad
     src = WMMA + (f"__global__ void tile_gemm(const {ta}* a, const {ta}* b, const {ACC[acc]}* c, {ACC[acc]}* d) {{\n"
                   f"  gemm<{fa}, {ta}, {ACC[acc]}, {m}, {n}, {k}, wmma::{la}_major, wmma::{lb}_major, "
-                  f"{str(la == 'row').lower()}, {str(lb == 'row').lower()}, {str(cvt).lower()}, {str(acc == 's32').lower()}>"
+                  f"{str(la == 'row').lower()}, {str(lb == 'row').lower()}, {str(cvt).lower()}, "
+                  f"{str(acc == 's32').lower()}>"
                   f"(a, b, c, d, {nd}, {kd}, {lda}, {ldb}, {ldc}, {str(lc == 'row').lower()}, {str(sat).lower()});\n}}")
     warps = (md // m) * (nd // n)
 
