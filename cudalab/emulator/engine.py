@@ -22,7 +22,7 @@ from ..errors import KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
-from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
+from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
@@ -32,7 +32,7 @@ from .printf import ArgReader, format_call
 
 cluster_mod = cluster
 
-K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT = range(7)
+K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED = range(8)   # K_FUSED: compiled.py
 LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
@@ -524,6 +524,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 stack.pop()
                 break
             kind, fn, inst, aux = code[pc]
+            if kind == K_FUSED:          # a compiled group of instructions pc..aux-1 (compiled.py)
+                stats.instructions += aux - pc - 1
+                stats.thread_instructions += ex.idx.size * (aux - pc - 1)
+                check_every += aux - pc - 1
             stats.instructions += 1
             stats.thread_instructions += ex.idx.size
             check_every += 1
@@ -550,6 +554,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 elif any_t:
                     ex.run_on(ex.idx[pv], fn, ex)
                 pc += 1
+                continue
+            if kind == K_FUSED:
+                fn(ex)
+                pc = aux
                 continue
             if kind == K_WAIT:
                 if _wait(ex, fn, all_t, any_t, None if g is None else pv, stack, ent, pc, returned):
@@ -995,8 +1003,12 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
         ex.wall_deadline = wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
+        run_df = compiled.pick(program, df, observers, nblocks_total * lpb, shape.size if shape else 1)
+        t0 = time.process_time()
         try:
-            run_function(ex, df, ex.valid.copy(), is_kernel=True)
+            run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
+            if run_df is df:
+                compiled.note_time(df, time.process_time() - t0)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
