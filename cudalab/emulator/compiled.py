@@ -94,6 +94,7 @@ class Group:
     end: int                    # exclusive
     regs: list                  # register names, pointer-table order
     restore: list               # registers read and written: restored before a bail-out rerun
+    writes: set                 # registers the group writes
     can_bail: bool
     symbols: list
     name: str
@@ -114,6 +115,62 @@ def _access(inst):
         classes = ("global", "shared") if sp == "generic" else ("shared",) if sp == "shared" else ("global",)
         return classes, op != "ld" and op != "ldu"
     return (), False
+
+
+_WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
+                 "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
+                 "atom"}
+
+
+def _regs(o):
+    from .decode import _regs as regs_of
+    return set(regs_of(o))
+
+
+def live_after(df):
+    """Per instruction index, the registers that may be read after it (backward dataflow over the
+    CFG). A group stores only those: the others are dead temporaries. Over-approximates: an unknown
+    instruction defines nothing and reads every register it names; None where control flow is
+    not plain (brx.idx), so everything is stored."""
+    f = df.func
+    n = len(f.insts)
+    uses, defs, succ = [], [], []
+    for i, inst in enumerate(f.insts):
+        ops = inst.operands
+        if inst.opcode == "brx":
+            return None
+        writes = inst.opcode in _WRITES_FIRST and ops and ops[0][0] in ("reg", "vec", "pair")
+        d = _regs(ops[0]) if writes else set()
+        u = set()
+        for o in (ops[1:] if writes else ops):
+            u |= _regs(o)
+        if inst.guard:
+            u.add(inst.guard[0])
+            d = set()                       # a guarded write may not happen: the old value lives on
+        uses.append(u)
+        defs.append(d)
+        nxt = []
+        if inst.opcode == "bra":
+            nxt.append(f.labels[ops[0][1]])
+            if inst.guard:
+                nxt.append(i + 1)
+        elif inst.opcode in ("ret", "exit", "trap") and not inst.guard:
+            pass
+        else:
+            nxt.append(i + 1)
+        succ.append([s for s in nxt if s < n])
+    live_in = [set() for _ in range(n)]
+    out = [set() for _ in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            o = set().union(*(live_in[s] for s in succ[i])) if succ[i] else set()
+            li = uses[i] | (o - defs[i])
+            if li != live_in[i] or o != out[i]:
+                live_in[i], out[i] = li, o
+                changed = True
+    return out
 
 
 def plan(df, module, sink):
@@ -143,6 +200,7 @@ def plan(df, module, sink):
             continue
         info[pc] = trial.bails > 0
     find = lg.find_function(sink)
+    live = live_after(df)
     groups, symbols = [], []
     pc = 0
     while pc < n:
@@ -157,8 +215,8 @@ def plan(df, module, sink):
             classes, wr = _access(inst)
             if any(c in writes or (wr and c in reads) for c in classes):
                 break
-            if end != pc and (inst.opcode in ("atom", "red") or atomic and info[end]):
-                break             # an atomic starts its group, and nothing after it may bail out
+            if end != pc and (inst.opcode in ("atom", "red", "shfl") or atomic and info[end]):
+                break             # atomics and shuffles start their group; nothing may bail out after an atomic
             bails = bails or info[end]
             (writes if wr else reads).update(classes)
             end += 1
@@ -166,7 +224,7 @@ def plan(df, module, sink):
         gb = lg.GroupBuilder(sink, name, f, d, symbols, find)
         for k in range(pc, end):
             gb.emit(df.code[k][2])
-        gb.finish()
+        gb.finish(None if live is None else live[end - 1])
         check = None
         if atomic:
             check = f"c{pc}"
@@ -174,7 +232,7 @@ def plan(df, module, sink):
             cb.emit(df.code[pc][2])
             cb.finish()
         restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
-        groups.append(Group(pc, end, gb.regs, restore, bails and not atomic, symbols, name, check))
+        groups.append(Group(pc, end, gb.regs, restore, gb.written, bails and not atomic, symbols, name, check))
         pc = end
     return groups
 
@@ -249,10 +307,16 @@ def _build(program, df):
     return fused
 
 
+_PAD = None           # index of "pad" in llvmgen.CTX (set on first use)
+
+
 class _Runner:
     """Calls one group's native function over the active lanes; reruns it interpreted on a bail-out."""
 
     def __init__(self, group, fn, check, code):
+        global _PAD
+        from .llvmgen import SLOT
+        _PAD = SLOT["pad"]
         self.g, self.fn, self.check, self.code = group, fn, check, code
         self.count = group.end - group.start
         self.table = np.zeros(max(len(group.regs), 1), np.uint64)
@@ -261,12 +325,25 @@ class _Runner:
         g = self.g
         regs = ex.fr.regs
         table = self.table
+        copies = []
         for k, name in enumerate(g.regs):
-            table[k] = regs[name].ctypes.data
+            if name[0] == "@":           # read across lanes: as it was before the group (a shuffle's source)
+                arr = regs[name[1:]]
+                if name[1:] in g.writes:
+                    arr = arr.copy()
+                    copies.append(arr)
+                table[k] = arr.ctypes.data
+            else:
+                table[k] = regs[name].ctypes.data
         idx = ex.idx
-        lanes = 0 if idx.size == ex.n else idx.ctypes.data
         ctx = _context(ex, g.symbols)
-        args = (idx.size, lanes, table.ctypes.data, ctx.ctypes.data)
+        if ex.ridx is None:              # every lane, padding included (see llvmgen.CTX)
+            count, lanes = ex.n, 0
+            ctx[_PAD] = ex.n != idx.size
+        else:
+            count, lanes = idx.size, idx.ctypes.data
+            ctx[_PAD] = 0
+        args = (count, lanes, table.ctypes.data, ctx.ctypes.data)
         if self.check is not None and self.check(*args):
             return self._interpret(ex)
         saved = [(name, regs[name].copy()) for name in g.restore]
@@ -308,12 +385,20 @@ def _context(ex, symbols):
     syms = np.array([ex.symbol_address(s) for s in symbols] or [0], np.uint64)
     keep += [kp, syms]
     b = ex.batch
+    blk = b.first_block + np.arange(b.nblocks, dtype=np.int64)
+    gx, gy, _ = b.grid
+    cta = [np.ascontiguousarray(v, np.uint32) for v in (blk % gx, (blk // gx) % gy, blk // (gx * gy))]
+    geo = [np.ascontiguousarray(a) for a in (ex.lane_block, ex.thread_linear, *ex._tid, ex.valid.view(np.uint8))]
+    keep += cta + geo
     vals = dict(mem=mem.data.ctypes.data, kparams=kp.ctypes.data, shared=ex.shared.ctypes.data,
                 shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=ex.local.ctypes.data,
                 local_stride=ex.local_stride, starts=bounds[0].ctypes.data, ends=bounds[1].ctypes.data,
                 nbounds=bounds[0].size, lpb=ex.lanes_per_block, first_block=b.first_block,
                 bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
-                syms=syms.ctypes.data)
+                syms=syms.ctypes.data, lane_block=geo[0].ctypes.data, thread=geo[1].ctypes.data,
+                tid_x=geo[2].ctypes.data, tid_y=geo[3].ctypes.data, tid_z=geo[4].ctypes.data,
+                cta_x=cta[0].ctypes.data, cta_y=cta[1].ctypes.data, cta_z=cta[2].ctypes.data,
+                valid=geo[5].ctypes.data, pad=0)
     for k, name in enumerate(lg.CTX):
         ctx[k] = np.int64(np.uint64(vals[name]).view(np.int64)) if vals[name] >= 1 << 63 else vals[name]
     ex._native_ctx = (ctx, mem.data, bounds, keep)

@@ -184,20 +184,26 @@ class _DecodeContext:
 class Regs(dict):
     """Registers of one frame: created on first use as zeros of their storage type."""
 
-    def __init__(self, func, n):
+    def __init__(self, func, n, pool=None):
         super().__init__()
         self.func, self.n = func, n
+        self.pool = pool if pool is not None else {}     # a finished batch's arrays, to reuse
 
     def __missing__(self, name):
-        arr = np.zeros(self.n, storage(self.func.regs[name]))
+        st = storage(self.func.regs[name])
+        arr = self.pool.pop(name, None)
+        if arr is not None and arr.size == self.n and arr.dtype == st:
+            arr.fill(0)          # cheaper than fresh pages: a big np.zeros maps and faults them in anew
+        else:
+            arr = np.zeros(self.n, st)
         self[name] = arr
         return arr
 
 
 class Frame:
-    def __init__(self, df: DecodedFunction, n: int, local_base: int):
+    def __init__(self, df: DecodedFunction, n: int, local_base: int, pool=None):
         self.df = df
-        self.regs = Regs(df.func, n)
+        self.regs = Regs(df.func, n, pool)
         self.params: dict = {}
         self.local_base = local_base
         self.n = n
@@ -986,6 +992,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
 def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
                  checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0,
                  wall_deadline=float("inf"), shape=None, grid_state=None):
+    pool = None                      # register arrays of the previous batch (not kept for observers)
     for first in range(0, nblocks_total, bpb):
         if (time.process_time() > deadline or time.monotonic() > wall_deadline) and first:
             msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
@@ -998,17 +1005,18 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
             o.on_batch_start(batch)
         ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
                   deadline, kernel_name, checks)
-        ex.fr = Frame(df, ex.n, 0)
+        ex.fr = Frame(df, ex.n, 0, pool)
         ex.grid_workspace = workspace
         ex.wall_deadline = wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
         run_df = compiled.pick(program, df, observers, nblocks_total * lpb, shape.size if shape else 1)
-        t0 = time.process_time()
+        t0 = time.process_time() if run_df is df else 0.0
         try:
             run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
             if run_df is df:
                 compiled.note_time(df, time.process_time() - t0)
+            pool = None if observers else dict(ex.fr.regs)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None

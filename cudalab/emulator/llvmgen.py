@@ -28,7 +28,13 @@ INT = {8: I8, 16: I16, 32: I32, 64: I64}
 
 # ctx: one int64 array the runner fills per batch (compiled.Runner): field -> slot
 CTX = ("mem", "kparams", "shared", "shared_stride", "shared_size", "local", "local_stride", "starts", "ends",
-       "nbounds", "lpb", "first_block", "bx", "by", "bz", "gx", "gy", "gz", "syms")
+       "nbounds", "lpb", "first_block", "bx", "by", "bz", "gx", "gy", "gz", "syms",
+       "lane_block", "thread", "tid_x", "tid_y", "tid_z", "cta_x", "cta_y", "cta_z", "valid", "pad")
+# lane_block (int64 per lane), thread (int64 per lane), tid_* (uint32 per lane): the batch geometry
+# the interpreter has already (engine._geometry); cta_* (uint32 per block of the batch): blockIdx.
+# pad: the loop runs over every lane of the batch, padding lanes of partial warps included, as the
+# interpreter's register instructions do when no lane is masked off (``ex.ridx is None``); then
+# instructions on ``ex.idx`` (memory, shuffles) skip lanes that are not ``valid``.
 SLOT = {name: k for k, name in enumerate(CTX)}
 
 
@@ -77,10 +83,6 @@ class GroupBuilder:
         entry = self.fn.append_basic_block("entry")
         self.b = b = ir.IRBuilder(entry)
         self.ctx = {k: b.load(b.gep(self.ctxp, [ir.Constant(I32, SLOT[k])]), name=k) for k in CTX}
-        self.lo = b.alloca(I64, name="cache_lo")
-        self.hi = b.alloca(I64, name="cache_hi")
-        b.store(ir.Constant(I64, 0), self.lo)
-        b.store(ir.Constant(I64, 0), self.hi)
         self.bail_block = self.fn.append_basic_block("bail")
         ir.IRBuilder(self.bail_block).ret(ir.Constant(I32, 1))
         self.entry = entry
@@ -102,13 +104,15 @@ class GroupBuilder:
         self.cur: dict = {}                    # register -> current storage value (SSA) in this lane
         self.written: set = set()
         self.ptrs: dict = {}
-        self._lane_parts = (b.udiv(self.lane, self.ctx["lpb"]), b.urem(self.lane, self.ctx["lpb"]))
+        self._lane_parts = (self._at("lane_block", I64, self.lane), self._at("thread", I64, self.lane))
 
     # ---------------------------------------------------------------- finishing
-    def finish(self):
+    def finish(self, live=None):
+        """Close the lane loop, storing the registers written (those in ``live``, when given)."""
         b = self.b
         for name in sorted(self.written):
-            self._store_reg(name, self.cur[name])
+            if live is None or name in live:
+                self._store_reg(name, self.cur[name])
         nxt = b.add(self.k, ir.Constant(I64, 1))
         self.k.add_incoming(nxt, b.block)
         done = self.fn.append_basic_block("done")
@@ -137,6 +141,19 @@ class GroupBuilder:
                 b.position_before(self.entry.terminator)
                 raw = b.load(b.gep(self.regtab, [ir.Constant(I32, self._slot(name))]))
                 p = self.ptrs[name] = b.bitcast(raw, self._st_ty(name).as_pointer())
+        return p
+
+    def cross_ptr(self, name):
+        """Pointer to register ``name``'s array for reads from other lanes (slot "@name": the runner
+        passes a copy taken before the group when the group writes the register)."""
+        key = "@" + name
+        p = self.ptrs.get(key)
+        if p is None:
+            b = self.b
+            with b.goto_block(self.entry):
+                b.position_before(self.entry.terminator)
+                raw = b.load(b.gep(self.regtab, [ir.Constant(I32, self._slot(key))]))
+                p = self.ptrs[key] = b.bitcast(raw, self._st_ty(name).as_pointer())
         return p
 
     def _st_ty(self, name):
@@ -194,13 +211,13 @@ class GroupBuilder:
         if self._is_pred(name):
             if k[0] == "p":
                 return b.zext(v, I8)
-            if k[0] == "f":
+            if k[0] == "f" and not isinstance(v.type, ir.IntType):
                 v = b.bitcast(v, INT[k[1]])
             return b.zext(b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)), I8)
         st = self._st_ty(name)
         if k[0] == "p":
             return b.zext(v, st)
-        if k[0] == "f":
+        if k[0] == "f" and not isinstance(v.type, ir.IntType):     # float results may come as bits
             v = b.bitcast(v, INT[k[1]])
         if v.type.width < st.width:
             return b.sext(v, st) if k[0] == "i" and k[2] else b.zext(v, st)
@@ -258,6 +275,11 @@ class GroupBuilder:
         table = b.inttoptr(self.ctx["syms"], I64.as_pointer())
         return b.load(b.gep(table, [ir.Constant(I32, k)]))
 
+    def _at(self, field, ty, k):
+        """Element ``k`` of the ctx array ``field`` (see CTX)."""
+        b = self.b
+        return b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k]))
+
     def _parts(self):
         """(block of the lane within the batch, thread index within the block) for this lane."""
         return self._lane_parts
@@ -272,18 +294,13 @@ class GroupBuilder:
         def u32(v):
             return b.trunc(v, I32)
         if name == "tid":
-            bx, by = c["bx"], c["by"]
-            v = (b.urem(t, bx), b.urem(b.udiv(t, bx), by), b.udiv(t, b.mul(bx, by)))[axis]
-            return u32(v)
+            return self._at(("tid_x", "tid_y", "tid_z")[axis], I32, self.lane)
         if name == "ntid":
             return u32((c["bx"], c["by"], c["bz"])[axis])
         if name == "nctaid":
             return u32((c["gx"], c["gy"], c["gz"])[axis])
         if name == "ctaid":
-            g = b.add(blk, c["first_block"])
-            gx, gy = c["gx"], c["gy"]
-            v = (b.urem(g, gx), b.urem(b.udiv(g, gx), gy), b.udiv(g, b.mul(gx, gy)))[axis]
-            return u32(v)
+            return self._at(("cta_x", "cta_y", "cta_z")[axis], I32, blk)
         if name == "laneid":
             return u32(b.and_(t, ir.Constant(I64, 31)))
         if name == "warpid":
@@ -357,13 +374,19 @@ class GroupBuilder:
 
     def _global(self, addr, size):
         b = self.b
+        # each access keeps the allocation it last hit: one search per lane run, not per lane
+        with b.goto_block(self.entry):
+            b.position_before(self.entry.terminator)
+            lo, hi = b.alloca(I64), b.alloca(I64)
+            b.store(ir.Constant(I64, 0), lo)
+            b.store(ir.Constant(I64, 0), hi)
         end = b.add(addr, ir.Constant(I64, size))
-        inside = b.and_(b.icmp_unsigned(">=", addr, b.load(self.lo)), b.icmp_unsigned("<=", end, b.load(self.hi)))
+        inside = b.and_(b.icmp_unsigned(">=", addr, b.load(lo)), b.icmp_unsigned("<=", end, b.load(hi)))
         slow = self.fn.append_basic_block("find")
         fine = self.fn.append_basic_block("found")
         b.cbranch(inside, fine, slow)
         b.position_at_end(slow)
-        ok = b.call(self.find_fn, [addr, end, self.ctxp, self.lo, self.hi])
+        ok = b.call(self.find_fn, [addr, end, self.ctxp, lo, hi])
         self.bails += 1
         b.cbranch(ok, fine, self.bail_block)
         b.position_at_end(fine)
@@ -397,23 +420,30 @@ class GroupBuilder:
     def store(self, ptr, t, v, k=0):
         b = self.b
         p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
-        b.store(v, b.bitcast(p, lty(t).as_pointer()), align=1)
+        b.store(v, b.bitcast(p, v.type.as_pointer()), align=1)      # v: a value of type t, or its bits
 
     # ---------------------------------------------------------------- one instruction
     def emit(self, inst):
         gen = GENERATORS.get(inst.opcode)
         if gen is None:
             raise Skip(inst.opcode)
-        if inst.guard is None:
+        on_idx = _on_active_lanes(inst)
+        if inst.guard is None and not on_idx:
             gen(self, inst)
             return
         b = self.b
+        pv = ir.Constant(I1, 1)
         g = inst.guard
-        if g[0] not in self.func.regs:
-            raise Skip("guard")
-        pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
-        if g[1]:
-            pv = b.not_(pv)
+        if g is not None:
+            if g[0] not in self.func.regs:
+                raise Skip("guard")
+            pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+            if g[1]:
+                pv = b.not_(pv)
+        if on_idx:
+            pad = b.icmp_unsigned("!=", self.ctx["pad"], ir.Constant(I64, 0))
+            valid = b.icmp_unsigned("!=", self._at("valid", I8, self.lane), ir.Constant(I8, 0))
+            pv = b.and_(pv, b.or_(b.not_(pad), valid))
         before = dict(self.cur)
         pre = b.block
         with b.if_then(pv):
@@ -423,13 +453,23 @@ class GroupBuilder:
         for n in changed:
             old = before.get(n)
             if old is None:            # first touched under the guard: its old value comes from the array
+                ptr = self._reg_ptr(n)     # (placed in the entry block first: goto_block restores to a block's end)
                 with b.goto_block(pre):
                     b.position_before(pre.terminator)
-                    old = self._load_reg(n)
+                    self.loaded.add(n)
+                    old = b.load(b.gep(ptr, [self.lane]))
             phi = b.phi(self.cur[n].type)
             phi.add_incoming(self.cur[n], then_end)
             phi.add_incoming(old, pre)
             self.cur[n] = phi
+
+
+def _on_active_lanes(inst):
+    """Instructions the interpreter runs on ``ex.idx`` (never on padding lanes): memory and shuffles.
+    Register instructions and kernel-parameter loads run on ``ex.ridx`` (every lane when none is off)."""
+    if inst.opcode in ("ld", "ldu"):
+        return _space(inst) != "param"
+    return inst.opcode in ("st", "atom", "red", "shfl")
 
 
 # ------------------------------------------------------------------ float helpers
@@ -445,14 +485,19 @@ def intrinsic(g, name, ty, nargs):
 
 
 def canon_nan(g, r):
-    """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF. Float64 NaNs bail (their payload rules
-    are the interpreter's)."""
+    """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF; float64 NaNs bail out (their payload
+    rules are the interpreter's). Returns the result's *bits*: LLVM treats NaN payloads as
+    unspecified and folds away a float select between two NaNs, so the choice is made on integers."""
     b = g.b
-    nan = b.fcmp_unordered("uno", r, r)
+    ity = I32 if r.type == F32 else I64
+    bits = b.bitcast(r, ity)
+    top = (1 << (ity.width - 1)) - 1
+    exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
+    nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
     if r.type == F32:
-        return b.select(nan, b.bitcast(ir.Constant(I32, 0x7FFFFFFF), F32), r)
+        return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
     g.bail_if(nan)
-    return r
+    return bits
 
 
 def flush(g, x):
@@ -935,20 +980,21 @@ def _float_to_float(g, a, sk, dk, rnd):
     if dk[1] > sk[1]:                   # f32 -> f64: exact; NaN payload kept and quieted
         if rnd:
             raise Skip("cvt widening with rounding")
-        r = b.fpext(a, F64)
-        nan = b.fcmp_unordered("uno", a, a)
-        quiet = b.bitcast(b.or_(b.bitcast(r, I64), ir.Constant(I64, 0x0008000000000000)), F64)
-        return b.select(nan, quiet, r)
+        r = b.bitcast(b.fpext(a, F64), I64)
+        u = b.bitcast(a, I32)
+        nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(I32, 0x7FFFFFFF)), ir.Constant(I32, 0x7F800000))
+        return b.or_(r, b.select(nan, ir.Constant(I64, 0x0008000000000000), ir.Constant(I64, 0)))
     if rnd not in (None, "rn"):
         raise Skip("cvt directed narrowing")
-    r = b.fptrunc(a, F32)
-    # alu.narrowed_nan: sign, quiet bit and the top of the payload
+    r = b.bitcast(b.fptrunc(a, F32), I32)
+    # alu.narrowed_nan: sign, quiet bit and the top of the payload (chosen on integers, see canon_nan)
     u = b.bitcast(a, I64)
     sign = b.trunc(b.lshr(u, ir.Constant(I64, 63)), I32)
     mant = b.and_(u, ir.Constant(I64, (1 << 52) - 1))
     bits = b.or_(b.or_(b.shl(sign, ir.Constant(I32, 31)), ir.Constant(I32, 0x7FC00000)),
                  b.trunc(b.lshr(mant, ir.Constant(I64, 29)), I32))
-    return b.select(b.fcmp_unordered("uno", a, a), b.bitcast(bits, F32), r)
+    nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(I64, (1 << 63) - 1)), ir.Constant(I64, 0x7FF0000000000000))
+    return b.select(nan, bits, r)
 
 
 # ------------------------------------------------------------------ memory instructions
@@ -1066,6 +1112,43 @@ def _atom(g, inst):
     g.store(p, t, new)
     if inst.opcode == "atom":
         g.write(ops[0], t, old)
+
+
+@gen("shfl")
+def _shfl(g, inst):
+    """shfl.sync as warp.py computes it: the source lane's value of ``a`` as it was before the
+    instruction (compiled.py hands a copy of ``a``'s array when the group itself writes ``a``)."""
+    ops = inst.operands
+    mode = next(m for m in inst.mods if m in ("up", "down", "bfly", "idx"))
+    if ops[1][0] != "reg" or ops[1][2] or ops[1][1] not in g.func.regs or g._is_pred(ops[1][1]):
+        raise Skip("shfl source")
+    b = g.b
+    name = ops[1][1]
+    _, thread = g._parts()
+    lane = b.and_(thread, ir.Constant(I64, 31))
+    bb = b.and_(b.zext(g.read(ops[2], "u32"), I64), ir.Constant(I64, 31))
+    c = b.zext(g.read(ops[3], "u32"), I64)
+    cval = b.and_(c, ir.Constant(I64, 31))
+    seg = b.and_(b.lshr(c, ir.Constant(I64, 8)), ir.Constant(I64, 31))
+    notseg = b.xor(seg, ir.Constant(I64, -1))
+    max_lane = b.or_(b.and_(lane, seg), b.and_(cval, notseg))
+    if mode == "up":
+        j = b.sub(lane, bb)
+        ok = b.icmp_signed(">=", j, max_lane)
+    else:
+        j = {"down": lambda: b.add(lane, bb), "bfly": lambda: b.xor(lane, bb),
+             "idx": lambda: b.or_(b.and_(lane, seg), b.and_(bb, notseg))}[mode]()
+        ok = b.icmp_signed("<=", j, max_lane)
+    j = b.select(ok, j, lane)
+    src = b.add(b.sub(g.lane, lane), j)
+    ptr = g.cross_ptr(name)
+    a = g.to_type(b.load(b.gep(ptr, [src])), "u", "b32")
+    dst = ops[0]
+    if dst[0] == "pair":
+        g.write(dst[1], "b32", a)
+        g.write(dst[2], "pred", ok)
+    else:
+        g.write(dst, "b32", a)
 
 
 @gen("membar", "fence")
