@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -33,12 +34,15 @@ import numpy as np
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
+OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
 def mode() -> str:
+    """CUDALAB_TIER: ``interp``, ``compiled``, ``auto`` (default) or ``check`` (compiled, and every
+    group also run in the interpreter and compared: a debugging aid, slow)."""
     m = os.environ.get("CUDALAB_TIER", "auto").strip().lower()
-    return m if m in ("interp", "compiled", "auto") else "auto"
+    return m if m in ("interp", "compiled", "auto", "check") else "auto"
 
 
 def cache_dir() -> Path:
@@ -63,7 +67,12 @@ def pick(program, df, observers, lanes, cluster_size=1):
     if st.fused is None:
         if m == "auto" and lanes < AUTO_LANES and st.interp_seconds < AUTO_SECONDS and not _on_disk(program, df):
             return df
-        st.fused = _build(program, df) or False
+        try:
+            st.fused = _build(program, df) or False
+        except Exception:       # noqa: BLE001  (no LLVM, or LLVM refused the code: the interpreter runs it)
+            if m == "check":
+                raise
+            st.fused = False
     return st.fused or df
 
 
@@ -80,12 +89,6 @@ def _tier(df):
     return st
 
 
-def _on_disk(program, df):
-    """Compiled before (by this or an earlier process): loading it costs milliseconds."""
-    key = getattr(df, "_native_key", None)
-    return key is not None and (cache_dir() / f"{key}.o").exists()
-
-
 # ------------------------------------------------------------------ planning groups
 
 @dataclasses.dataclass
@@ -95,6 +98,8 @@ class Group:
     regs: list                  # register names, pointer-table order
     restore: list               # registers read and written: restored before a bail-out rerun
     writes: set                 # registers the group writes
+    outputs: set                # registers stored without being read: every lane run gets a new value
+    stored: list                # registers the group stores (written and live after it)
     can_bail: bool
     symbols: list
     name: str
@@ -173,6 +178,33 @@ def live_after(df):
     return out
 
 
+def _signature(inst, f, d):
+    """What decides whether the generator takes an instruction and whether it can bail out: its
+    opcode, modifiers, guard, and its operands' kinds and register types (not their names)."""
+    def op(o):
+        k = o[0]
+        if k == "reg":
+            return (k, f.regs.get(o[1]), o[2])
+        if k == "imm":
+            return (k, o[2])
+        if k == "sym":
+            return (k, o[1] in d.param_offsets, o[1] in ("WARP_SZ", "_"), o[1] if o[1] in ("WARP_SZ", "_") else "")
+        if k == "mem":
+            return (k, None if o[1] is None else op(o[1]))
+        if k in ("vec", "list"):
+            return (k, tuple(op(x) for x in o[1]))
+        if k == "pair":
+            return (k, op(o[1]), op(o[2]))
+        return o                         # special registers: by name
+    return (inst.opcode, inst.mods, inst.guard is not None and f.regs.get(inst.guard[0]),
+            tuple(op(o) for o in inst.operands), inst.opcode in ("add", "sub") and dec_contraction(inst, d) is not None)
+
+
+def dec_contraction(inst, d):
+    from .decode import _contraction
+    return _contraction(inst, d)
+
+
 def plan(df, module, sink):
     """Split the kernel into groups and emit each into ``sink`` (an llvmlite module). Instructions
     the generator refuses stay interpreted."""
@@ -187,18 +219,26 @@ def plan(df, module, sink):
     scratch = ir.Module(name="scratch")
     scratch_find = lg.find_function(scratch)
     info = {}                                   # pc -> can bail out (present: compilable)
+    trial = None                                # one scratch builder takes every trial until one fails
+    tried = {}                                  # instruction signature -> can bail out, None: not compilable
     for pc in range(n):
         kind, _, inst, _ = df.code[pc]
         if kind != K_NORMAL or inst.opcode not in lg.GENERATORS:
             continue
         if inst.opcode in ("membar", "fence") and DECODERS.get(inst.opcode) is not _nop:
             continue
-        trial = lg.GroupBuilder(scratch, f"t{pc}", f, d, [], scratch_find)
-        try:
-            trial.emit(inst)
-        except lg.Skip:
-            continue
-        info[pc] = trial.bails > 0
+        sig = _signature(inst, f, d)
+        if sig not in tried:
+            if trial is None:
+                trial = lg.GroupBuilder(scratch, f"t{pc}", f, d, [], scratch_find)
+            bails = trial.bails
+            try:
+                trial.emit(inst)
+                tried[sig] = trial.bails > bails
+            except Exception:   # noqa: BLE001  (lg.Skip, or a form the generator misreads: interpret it)
+                trial, tried[sig] = None, None
+        if tried[sig] is not None:
+            info[pc] = tried[sig]
     find = lg.find_function(sink)
     live = live_after(df)
     groups, symbols = [], []
@@ -232,7 +272,8 @@ def plan(df, module, sink):
             cb.emit(df.code[pc][2])
             cb.finish()
         restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
-        groups.append(Group(pc, end, gb.regs, restore, gb.written, bails and not atomic, symbols, name, check))
+        groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
+                            bails and not atomic, symbols, name, check))
         pc = end
     return groups
 
@@ -254,47 +295,68 @@ def _jit():
     return _JIT
 
 
+def fingerprint(df) -> str:
+    """What the native code of a kernel depends on: its instructions, registers, parameters and
+    labels, and this tier's own source (a changed generator never loads old code)."""
+    if "_fingerprint" not in df.__dict__:
+        f = df.func
+        h = hashlib.sha256(_tier_version().encode())
+        h.update(repr((f.name, sorted(f.regs.items()), sorted(df.param_offsets.items()),
+                       sorted(f.labels.items()))).encode())
+        for i in f.insts:
+            h.update(repr((i.opcode, i.mods, i.operands, i.guard)).encode())
+        df._fingerprint = h.hexdigest()[:32]
+    return df._fingerprint
+
+
+_VERSION: list = []
+
+
+def _tier_version():
+    if not _VERSION:
+        here = Path(__file__).parent
+        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in ("compiled.py", "llvmgen.py")))
+                        .hexdigest())
+    return _VERSION[0]
+
+
+def _on_disk(program, df):
+    """Compiled before (by this or an earlier process): loading it costs milliseconds."""
+    return (cache_dir() / f"{fingerprint(df)}.json").exists()
+
+
 def _build(program, df):
-    """Plan, generate, optimize and load the kernel's groups; None when nothing is worth it."""
-    from llvmlite import ir
+    """The kernel's fused code: groups planned, generated and optimized by LLVM, or loaded from the
+    disk cache; None when no instruction can be compiled."""
     from .engine import K_FUSED
-    sink = ir.Module(name="cudalab_kernel")
-    groups = plan(df, program.module, sink)
-    if not groups:
-        return None
-    text = str(sink)
-    key = hashlib.sha256(text.encode()).hexdigest()[:32]
-    df._native_key = key
     j = _jit()
     llvm = j["llvm"]
-    path = cache_dir() / f"{key}.o"
-    mod = llvm.parse_assembly(text)
-    mod.verify()
-    mod.name = key
-    mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(j["tm"].target_data)
-
-    def notify(m, obj):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(obj)
-            tmp.replace(path)
-        except OSError:
-            pass                         # a read-only home: the tier still works, without the cache
-
-    def getbuffer(m):
-        try:
-            return path.read_bytes()
-        except OSError:
+    key = fingerprint(df)
+    meta_path, obj_path = cache_dir() / f"{key}.json", cache_dir() / f"{key}.o"
+    try:
+        groups = [Group(**dict(g, writes=set(g["writes"]), outputs=set(g["outputs"])))
+                  for g in json.loads(meta_path.read_text())]
+        obj = obj_path.read_bytes()
+    except (OSError, ValueError, TypeError):
+        groups, obj = None, None
+    if groups is None:
+        from llvmlite import ir
+        sink = ir.Module(name="cudalab_kernel")
+        groups = plan(df, program.module, sink)
+        if not groups:
             return None
-
-    if not path.exists():
-        pto = llvm.create_pipeline_tuning_options(speed_level=2)
-        pb = llvm.create_pass_builder(j["tm"], pto)
+        mod = llvm.parse_assembly(str(sink))
+        mod.verify()
+        mod.triple = llvm.get_process_triple()
+        mod.data_layout = str(j["tm"].target_data)
+        pb = llvm.create_pass_builder(j["tm"], llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL))
         pb.getModulePassManager().run(mod, pb)
-    engine = llvm.create_mcjit_compiler(mod, j["tm"])
-    engine.set_object_cache(notify, getbuffer)
+        obj = j["tm"].emit_object(mod)
+        _save(key, groups, obj)
+    if not groups:
+        return None
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["tm"])
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     code = list(df.code)
     for g in groups:
@@ -305,6 +367,21 @@ def _build(program, df):
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused
+
+
+def _save(key, groups, obj):
+    """Object code and group list into the cache (written whole, then renamed: concurrent
+    processes never read half a file). A read-only home only loses the cache."""
+    try:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = [dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs)) for g in groups]
+        for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):
+            tmp = folder / f"{key}{suffix}.{os.getpid()}.tmp"
+            tmp.write_bytes(data)
+            tmp.replace(folder / f"{key}{suffix}")
+    except OSError:
+        pass
 
 
 _PAD = None           # index of "pad" in llvmgen.CTX (set on first use)
@@ -320,11 +397,14 @@ class _Runner:
         self.g, self.fn, self.check, self.code = group, fn, check, code
         self.count = group.end - group.start
         self.table = np.zeros(max(len(group.regs), 1), np.uint64)
+        self.seen = [None] * len(group.regs)       # the arrays whose addresses are in the table
 
     def __call__(self, ex):
         g = self.g
         regs = ex.fr.regs
-        table = self.table
+        table, seen = self.table, self.seen
+        idx = ex.idx
+        every = ex.ridx is None            # every lane, padding included (see llvmgen.CTX)
         copies = []
         for k, name in enumerate(g.regs):
             if name[0] == "@":           # read across lanes: as it was before the group (a shuffle's source)
@@ -332,12 +412,15 @@ class _Runner:
                 if name[1:] in g.writes:
                     arr = arr.copy()
                     copies.append(arr)
-                table[k] = arr.ctypes.data
             else:
-                table[k] = regs[name].ctypes.data
-        idx = ex.idx
+                arr = regs.get(name)
+                if arr is None:
+                    arr = _new_register(regs, name) if every and name in g.outputs else regs[name]
+            if arr is not seen[k]:
+                seen[k] = arr
+                table[k] = arr.ctypes.data
         ctx = _context(ex, g.symbols)
-        if ex.ridx is None:              # every lane, padding included (see llvmgen.CTX)
+        if every:
             count, lanes = ex.n, 0
             ctx[_PAD] = ex.n != idx.size
         else:
@@ -346,6 +429,8 @@ class _Runner:
         args = (count, lanes, table.ctypes.data, ctx.ctypes.data)
         if self.check is not None and self.check(*args):
             return self._interpret(ex)
+        if mode() == "check":
+            return self._check(ex, args)
         saved = [(name, regs[name].copy()) for name in g.restore]
         if self.fn(*args):
             if self.check is not None:
@@ -353,6 +438,33 @@ class _Runner:
             for name, arr in saved:
                 regs[name][:] = arr
             self._interpret(ex)
+
+    def _check(self, ex, args):
+        """Run the group natively and interpreted from the same state; raise where they differ."""
+        regs = ex.fr.regs
+        before = {k: v.copy() for k, v in regs.items()}
+        spaces = (ex.mem.data, ex.shared, ex.local)
+        mem_before = [a.copy() for a in spaces]
+        bailed = bool(self.fn(*args))
+        native = {k: regs[k].copy() for k in self.g.stored}
+        mem_native = [a.copy() for a in spaces]
+        for k, v in before.items():
+            regs[k][:] = v
+        for a, b in zip(spaces, mem_before):
+            a[:] = b
+        self._interpret(ex)
+        if bailed:
+            return
+        lanes = ex.idx
+        for k, v in native.items():
+            if not np.array_equal(v[lanes], regs[k][lanes]):
+                bad = lanes[v[lanes] != regs[k][lanes]][0]
+                raise AssertionError(f"compiled group {self.g.start}-{self.g.end} ({self.code[self.g.start][2].text}) "
+                                     f"wrote {k}={v[bad]} in lane {bad}, the interpreter {regs[k][bad]}"
+                                     f"{' (bailed out)' if bailed else ''}")
+        for name, a, b in zip(("global", "shared", "local"), mem_native, spaces):
+            if not np.array_equal(a, b):
+                raise AssertionError(f"compiled group {self.g.start}-{self.g.end} changed {name} memory differently")
 
     def _interpret(self, ex):
         """The group's instructions in the interpreter, as run_function runs K_NORMAL entries."""
@@ -369,6 +481,18 @@ class _Runner:
                 fn(ex)
             elif pv.any():
                 ex.run_on(ex.idx[pv], fn, ex)
+
+
+def _new_register(regs, name):
+    """An array for a register the group is about to write in every lane: a previous batch's, not
+    zeroed (engine.Regs zeroes the arrays it hands out, for registers read before written)."""
+    from .dtypes import storage
+    st = storage(regs.func.regs[name])
+    arr = regs.pool.pop(name, None)
+    if arr is None or arr.size != regs.n or arr.dtype != st:
+        arr = np.empty(regs.n, st)
+    regs[name] = arr
+    return arr
 
 
 def _context(ex, symbols):

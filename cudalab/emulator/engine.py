@@ -1010,7 +1010,10 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
         ex.wall_deadline = wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
+        t_pick = time.process_time()
         run_df = compiled.pick(program, df, observers, nblocks_total * lpb, shape.size if shape else 1)
+        deadline += time.process_time() - t_pick         # compiling is not the kernel's time
+        ex.deadline = deadline
         t0 = time.process_time() if run_df is df else 0.0
         try:
             run_function(ex, run_df, ex.valid.copy(), is_kernel=True)

@@ -67,6 +67,23 @@ def _bits(t):
     return 1 if k[0] == "p" else k[1]
 
 
+class _LazyCtx(dict):
+    """ctx fields loaded in the entry block on first use (most groups need a few of them)."""
+
+    def __init__(self, gb):
+        super().__init__()
+        self.gb = gb
+
+    def __missing__(self, name):
+        gb = self.gb
+        b = gb.b
+        with b.goto_block(gb.entry):
+            if gb.entry.is_terminated:
+                b.position_before(gb.entry.terminator)
+            v = self[name] = b.load(b.gep(gb.ctxp, [ir.Constant(I32, SLOT[name])]), name=name)
+        return v
+
+
 class GroupBuilder:
     """Emits one group function: the lane loop, register traffic, memory checks and bail-outs."""
 
@@ -82,7 +99,7 @@ class GroupBuilder:
         self.count, self.lanes, self.regtab, self.ctxp = self.fn.args
         entry = self.fn.append_basic_block("entry")
         self.b = b = ir.IRBuilder(entry)
-        self.ctx = {k: b.load(b.gep(self.ctxp, [ir.Constant(I32, SLOT[k])]), name=k) for k in CTX}
+        self.ctx = _LazyCtx(self)
         self.bail_block = self.fn.append_basic_block("bail")
         ir.IRBuilder(self.bail_block).ret(ir.Constant(I32, 1))
         self.entry = entry
@@ -101,18 +118,19 @@ class GroupBuilder:
         self.lane = b.phi(I64, name="lane")
         self.lane.add_incoming(listed, listed_bb)
         self.lane.add_incoming(self.k, self.loop)
+        self.body = body
         self.cur: dict = {}                    # register -> current storage value (SSA) in this lane
         self.written: set = set()
         self.ptrs: dict = {}
-        self._lane_parts = (self._at("lane_block", I64, self.lane), self._at("thread", I64, self.lane))
+        self._lane_parts = None
 
     # ---------------------------------------------------------------- finishing
     def finish(self, live=None):
         """Close the lane loop, storing the registers written (those in ``live``, when given)."""
         b = self.b
-        for name in sorted(self.written):
-            if live is None or name in live:
-                self._store_reg(name, self.cur[name])
+        self.stored = [n for n in sorted(self.written) if live is None or n in live]
+        for name in self.stored:
+            self._store_reg(name, self.cur[name])
         nxt = b.add(self.k, ir.Constant(I64, 1))
         self.k.add_incoming(nxt, b.block)
         done = self.fn.append_basic_block("done")
@@ -281,7 +299,14 @@ class GroupBuilder:
         return b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k]))
 
     def _parts(self):
-        """(block of the lane within the batch, thread index within the block) for this lane."""
+        """(block of the lane within the batch, thread index within the block) for this lane,
+        loaded at the top of the lane loop's body on first use (so they dominate every use)."""
+        if self._lane_parts is None:
+            b = self.b
+            self.ctx["lane_block"], self.ctx["thread"]          # their loads go to the entry block first
+            with b.goto_block(self.body):
+                b.position_after(self.lane)
+                self._lane_parts = (self._at("lane_block", I64, self.lane), self._at("thread", I64, self.lane))
         return self._lane_parts
 
     def special(self, name, comp):
