@@ -289,9 +289,13 @@ def _jit():
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
-        tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                           features=llvm.get_host_cpu_features().flatten(), opt=2)
-        _JIT.update(llvm=llvm, tm=tm)
+
+        def machine():
+            return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                                features=llvm.get_host_cpu_features().flatten(), opt=2)
+        # an execution engine takes ownership of its target machine (and frees it with itself), so
+        # each engine gets its own; "tm" only optimizes and emits object code
+        _JIT.update(llvm=llvm, tm=machine(), machine=machine)
     return _JIT
 
 
@@ -355,7 +359,7 @@ def _build(program, df):
         _save(key, groups, obj)
     if not groups:
         return None
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["tm"])
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     code = list(df.code)
@@ -403,7 +407,7 @@ class _Runner:
         g = self.g
         regs = ex.fr.regs
         table, seen = self.table, self.seen
-        idx = ex.idx
+        idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
         every = ex.ridx is None            # every lane, padding included (see llvmgen.CTX)
         copies = []
         for k, name in enumerate(g.regs):
