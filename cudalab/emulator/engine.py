@@ -545,7 +545,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             g = inst.guard
             if g is not None:
                 pv = ex.fr.regs[g[0]]
-                pv = pv[ex.idx]
+                if ex.idx.size != pv.size:       # (every lane active: idx is 0..n-1, no gather needed)
+                    pv = pv[ex.idx]
                 if g[1]:
                     pv = ~pv
                 all_t = pv.all()
