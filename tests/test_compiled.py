@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +210,10 @@ def test_interp_tier_never_compiles_and_auto_waits_for_big_or_slow_kernels(monke
     monkeypatch.delenv("CUDALAB_TIER")
     m.inc[1, 32](np.zeros(32, np.int32))          # a small new kernel: interpreted, nothing to wait for
     assert built == []
-    m.inc[64, 1024](np.zeros(64 * 1024, np.int32))   # a big launch compiles
+    m.inc[64, 1024](np.zeros(64 * 1024, np.int32))   # a big launch compiles, in the background
+    for t in threading.enumerate():
+        if t.name.startswith("cudalab compile"):
+            t.join(30)
     assert built
 
 

@@ -28,6 +28,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -54,10 +56,16 @@ class _Tier:
     """What the tier knows about one decoded kernel: time spent interpreted, its fused code."""
     interp_seconds: float = 0.0
     fused: object = None            # DecodedFunction with K_FUSED entries, False: nothing to compile
+    building: bool = False          # a background compile is under way
 
 
 def pick(program, df, observers, lanes, cluster_size=1):
-    """The DecodedFunction to run: ``df`` itself (interpreted) or its fused copy."""
+    """The DecodedFunction to run: ``df`` itself (interpreted) or its fused copy.
+
+    ``auto`` never makes a launch wait for LLVM: a kernel worth compiling (a launch of AUTO_LANES
+    lanes, or AUTO_SECONDS of interpreter time) compiles in a background thread while the
+    interpreter goes on; later batches and launches pick the native code up when it is ready. Code
+    in the disk cache loads at once. ``compiled`` and ``check`` compile before running."""
     if observers or cluster_size > 1 or not df.func.is_entry:
         return df
     m = mode()
@@ -65,15 +73,41 @@ def pick(program, df, observers, lanes, cluster_size=1):
         return df
     st = _tier(df)
     if st.fused is None:
-        if m == "auto" and lanes < AUTO_LANES and st.interp_seconds < AUTO_SECONDS and not _on_disk(program, df):
-            return df
-        try:
-            st.fused = _build(program, df) or False
-        except Exception:       # noqa: BLE001  (no LLVM, or LLVM refused the code: the interpreter runs it)
-            if m == "check":
-                raise
-            st.fused = False
+        if m != "auto" or _on_disk(program, df):
+            _compile(program, df, st, raise_errors=m == "check")
+        elif (lanes >= AUTO_LANES or st.interp_seconds >= AUTO_SECONDS) and not st.building:
+            st.building = True
+            threading.Thread(target=_compile, args=(program, df, st), daemon=True,
+                             name=f"cudalab compile {df.func.name}").start()
     return st.fused or df
+
+
+def _compile(program, df, st, raise_errors=False):
+    t0 = time.thread_time()
+    try:
+        with _BUILD_LOCK:                # LLVM's global context: one build at a time
+            fused = _build(program, df) or False
+    except Exception:           # noqa: BLE001  (no LLVM, or LLVM refused the code: the interpreter runs it)
+        if raise_errors:
+            raise
+        fused = False
+    if threading.current_thread() is not threading.main_thread():
+        with _LOCK:
+            _BACKGROUND[0] += time.thread_time() - t0
+    st.fused = fused
+
+
+_LOCK = threading.Lock()
+_BUILD_LOCK = threading.Lock()
+_BACKGROUND = [0.0]
+
+
+def background_seconds():
+    """CPU seconds background compiles used since the last call: the watchdog measures the process's
+    CPU time, and compiling is not the kernel's time."""
+    with _LOCK:
+        t, _BACKGROUND[0] = _BACKGROUND[0], 0.0
+    return t
 
 
 def note_time(df, seconds):

@@ -1013,7 +1013,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, 
         stats.batches += 1
         t_pick = time.process_time()
         run_df = compiled.pick(program, df, observers, nblocks_total * lpb, shape.size if shape else 1)
-        deadline += time.process_time() - t_pick         # compiling is not the kernel's time
+        deadline += time.process_time() - t_pick + compiled.background_seconds()   # compiling is not the kernel's time
         ex.deadline = deadline
         t0 = time.process_time() if run_df is df else 0.0
         try:
