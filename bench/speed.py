@@ -87,6 +87,7 @@ def launch(kernel, bench, size, args, blocks=None):
 def emulate(name, size, interp_budget):
     """(interp seconds, note, compiled seconds, compile seconds, error) for one kernel."""
     import cudalab
+    cudalab.set_watchdog(3600)            # the interpreter takes minutes on the biggest sizes
     bench = BENCHES[name]
     kernel = cudalab.compile(bench.source).get_kernel(bench.kernel)
     host = bench.inputs(size, np.random.default_rng(0))
