@@ -17,9 +17,10 @@ the interpreter, which gives the exact result or the exact error message. A grou
 an atomic checks every lane's address first (an atomic must not run twice).
 
 Used only when nothing observes the launch (observers need per-instruction events). The tier is
-chosen by ``CUDALAB_TIER`` (``interp``, ``compiled``, default ``auto``: compile a kernel once a
-launch is big or the kernel has spent ``AUTO_SECONDS`` in the interpreter, so short launches of a
-new kernel never wait for LLVM). Native code is cached on disk by the hash of its LLVM IR.
+chosen by ``CUDALAB_TIER`` (see ``mode`` and ``pick``): by default a kernel compiles in the
+background once a launch is big or the kernel has spent ``AUTO_SECONDS`` in the interpreter, so no
+launch waits for LLVM. Native code and the group list are cached on disk by the kernel's
+``fingerprint``.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def mode() -> str:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("CUDALAB_CACHE", Path.home() / ".cache" / "cudalab")) / "native"
+    """``native/`` in cudalab's cache folder (``$CUDALAB_CACHE`` or ~/.cache/cudalab, as programs/build.py)."""
+    return Path(os.environ.get("CUDALAB_CACHE") or Path.home() / ".cache" / "cudalab") / "native"
 
 
 @dataclasses.dataclass
@@ -73,7 +75,7 @@ def pick(program, df, observers, lanes, cluster_size=1):
         return df
     st = _tier(df)
     if st.fused is None:
-        if m != "auto" or _on_disk(program, df):
+        if m != "auto" or not st.building and _on_disk(program, df):
             _compile(program, df, st, raise_errors=m == "check")
         elif (lanes >= AUTO_LANES or st.interp_seconds >= AUTO_SECONDS) and not st.building:
             st.building = True
@@ -134,7 +136,6 @@ class Group:
     writes: set                 # registers the group writes
     outputs: set                # registers stored without being read: every lane run gets a new value
     stored: list                # registers the group stores (written and live after it)
-    can_bail: bool
     symbols: list
     name: str
     check_name: str | None      # address pre-check of a leading atomic
@@ -307,7 +308,7 @@ def plan(df, module, sink):
             cb.finish()
         restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
-                            bails and not atomic, symbols, name, check))
+                            symbols, name, check))
         pc = end
     return groups
 
@@ -433,7 +434,6 @@ class _Runner:
         from .llvmgen import SLOT
         _PAD = SLOT["pad"]
         self.g, self.fn, self.check, self.code = group, fn, check, code
-        self.count = group.end - group.start
         self.table = np.zeros(max(len(group.regs), 1), np.uint64)
         self.seen = [None] * len(group.regs)       # the arrays whose addresses are in the table
 
@@ -443,7 +443,7 @@ class _Runner:
         table, seen = self.table, self.seen
         idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
         every = ex.ridx is None            # every lane, padding included (see llvmgen.CTX)
-        copies = []
+        copies, fresh = [], []
         for k, name in enumerate(g.regs):
             if name[0] == "@":           # read across lanes: as it was before the group (a shuffle's source)
                 arr = regs[name[1:]]
@@ -452,8 +452,11 @@ class _Runner:
                     copies.append(arr)
             else:
                 arr = regs.get(name)
-                if arr is None:
-                    arr = _new_register(regs, name) if every and name in g.outputs else regs[name]
+                if arr is None and every and name in g.outputs:
+                    arr = _new_register(regs, name)
+                    fresh.append(arr)
+                elif arr is None:
+                    arr = regs[name]
             if arr is not seen[k]:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
@@ -475,6 +478,8 @@ class _Runner:
                 raise RuntimeError("compiled atomic group bailed out after its address check")
             for name, arr in saved:
                 regs[name][:] = arr
+            for arr in fresh:            # not zeroed for the native run: as Regs would hand them out
+                arr.fill(0)
             self._interpret(ex)
 
     def _check(self, ex, args):
