@@ -1,0 +1,95 @@
+"""ex2.approx.f32 and rcp.approx.f32 with the H100's own bits: its special function unit (SASS
+MUFU.EX2, MUFU.RCP) is not correctly rounded, so libdevice's expf/tanhf/atan... built on it differ
+from exp2/1.0 rounded to nearest by an ulp here and there.
+
+Both are measured, not guessed (tools/mufu_probe.cu): the unit looks up one binade, [1, 2), and
+scales. Its result for every 1 + j*2^-23 is in mufu_h100.npz (deltas of the bit patterns); the rules
+below reproduce all 2^32 inputs of ex2.approx.ftz.f32 and rcp.approx.ftz.f32 on an H100, NaNs apart:
+
+- ex2: the input is truncated to a 7.23 fixed-point magnitude (the older GPUs' RRO.EX2 format), a
+  negative one's fraction bits are complemented (one's complement, so -x reads as -n-1 + (1 - f - 2^-23)),
+  and 2^fraction comes from the table. 20 of every 100 results of exp2 rounded to nearest differ.
+- rcp: 1/mantissa from the table, the exponent negated. About 13 in 100 differ from 1/x rounded.
+Results too small for a normal float are flushed to zero (.ftz); without .ftz the caller keeps
+exp2/1.0 rounded to nearest for subnormal inputs and results, which were not measured.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+_FRACTION = 0x7FFFFF
+
+
+@lru_cache(maxsize=None)
+def table(name: str) -> np.ndarray:
+    """The H100's result bits for 1 + j*2^-23, j = 0 .. 2^23-1 (``name``: 'ex2' or 'rcp')."""
+    with np.load(Path(__file__).with_name("mufu_h100.npz")) as z:
+        first, delta = z[f"{name}_first"], z[f"{name}_delta"]
+    bits = np.empty(len(delta) + 1, np.int64)
+    bits[0] = first
+    np.cumsum(delta, out=bits[1:])
+    bits[1:] += first
+    return bits.astype(np.uint32)
+
+
+def _scaled(t, n):
+    """Bits of the positive normal float ``t`` (bits) times 2^n: zero below the normals, infinity above."""
+    e = ((t >> 23) & 255).astype(np.int64) + n
+    out = (t & _FRACTION) | (np.clip(e, 0, 255).astype(np.uint32) << 23)
+    return np.where(e <= 0, 0, np.where(e >= 255, 0x7F800000, out)).astype(np.uint32)
+
+
+def ex2_ftz(a):
+    """ex2.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out)."""
+    a = np.asarray(a, np.float32)
+    bits = a.view(np.uint32).astype(np.int64)
+    negative, e = bits >> 31 == 1, (bits >> 23) & 255
+    shift = e - 127
+    mant = (bits & _FRACTION) | (1 << 23)
+    q = np.where(shift >= 0, mant << np.clip(shift, 0, 6), mant >> np.clip(-shift, 0, 63))  # truncated 7.23
+    n, j = q >> 23, q & _FRACTION
+    t = table("ex2")
+    up = _scaled(t[j], n - 1)                                      # t[j] = 2^(1 + j 2^-23)
+    down = np.where(j == 0, _scaled(np.full(j.shape, 0x3F800000, np.uint32), -n),
+                    _scaled(t[_FRACTION - j], -n - 2))
+    out = np.where(negative, down, up)
+    out = np.where(e == 0, 0x3F800000, out)                        # +-0 and subnormals: 1
+    out = np.where(shift >= 7, np.where(negative, 0, 0x7F800000), out)   # |a| >= 128, infinities
+    out = np.where(np.isnan(a), 0x7FFFFFFF, out)
+    return out.astype(np.uint32).view(np.float32).reshape(a.shape)
+
+
+def rcp_ftz(a):
+    """rcp.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out)."""
+    a = np.asarray(a, np.float32)
+    bits = a.view(np.uint32).astype(np.int64)
+    sign, e = (bits & 0x80000000).astype(np.uint32), (bits >> 23) & 255
+    out = _scaled(table("rcp")[bits & _FRACTION], 127 - e)       # table: 1 / (1 + j 2^-23)
+    out = np.where(e == 0, 0x7F800000, np.where(e == 255, 0, out))
+    out = np.where(np.isnan(a), 0x7FFFFFFF, out | sign)
+    return out.astype(np.uint32).view(np.float32).reshape(a.shape)
+
+
+def rsqrt_ftz(a):
+    """rsqrt.approx.ftz.f32 of float32 ``a`` as an H100 gives it: the table holds [1, 4), an even
+    power of two scales it (measured on that binade pair; the scaling matches the corpus's rsqrtf)."""
+    a = np.asarray(a, np.float32)
+    bits = a.view(np.uint32).astype(np.int64)
+    e = (bits >> 23) & 255
+    u = e - 127
+    out = _scaled(table("rsqrt")[(bits & _FRACTION) | ((u & 1) << 23)], -(u >> 1))  # table: 1/sqrt(m), m in [1, 4)
+    out = np.where(e == 0, 0x7F800000 | (bits & 0x80000000), np.where(e == 255, 0, out))  # +-0: +-inf; inf: 0
+    out = np.where(np.isnan(a) | ((bits >> 31 == 1) & (e != 0)), 0x7FFFFFFF, out)        # negative: NaN
+    return out.astype(np.uint32).view(np.float32).reshape(a.shape)
+
+
+def rsqrt(a):
+    """rsqrt.approx.f32 without .ftz: a subnormal input is scaled by 2^24 into the normals and the
+    result by 2^12 (the H100's rsqrtf of 2^-149 .. 2^-126 in the corpus); the rest as rsqrt_ftz."""
+    a = np.asarray(a, np.float32)
+    subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
+    r = rsqrt_ftz(np.where(subnormal, a * np.float32(2.0 ** 24), a))
+    return np.where(subnormal, r * np.float32(2.0 ** 12), r)
