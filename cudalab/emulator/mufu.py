@@ -1,17 +1,17 @@
-"""ex2.approx.f32 and rcp.approx.f32 with the H100's own bits: its special function unit (SASS
-MUFU.EX2, MUFU.RCP) is not correctly rounded, so libdevice's expf/tanhf/atan... built on it differ
-from exp2/1.0 rounded to nearest by an ulp here and there.
+"""ex2, rcp and rsqrt.approx.f32 with the H100's own bits: its special function unit (SASS MUFU.EX2,
+MUFU.RCP, MUFU.RSQ) is not correctly rounded, and libdevice's expf, tanhf, rsqrtf, __fdividef... pass
+its error on, an ulp or two, to results a student compares with the GPU's.
 
-Both are measured, not guessed (tools/mufu_probe.cu): the unit looks up one binade, [1, 2), and
-scales. Its result for every 1 + j*2^-23 is in mufu_h100.npz (deltas of the bit patterns); the rules
-below reproduce all 2^32 inputs of ex2.approx.ftz.f32 and rcp.approx.ftz.f32 on an H100, NaNs apart:
+Measured, not guessed (tools/mufu_probe.cu): the unit reads one binade from a table and scales. Its
+result for every float of [1, 2) ([1, 4) for rsqrt) is in mufu_h100.npz; with the rules below, ex2
+and rcp.approx.ftz.f32 give the H100's bits for all 2^32 inputs (NaNs apart, checked on the GPU):
 
-- ex2: the input is truncated to a 7.23 fixed-point magnitude (the older GPUs' RRO.EX2 format), a
-  negative one's fraction bits are complemented (one's complement, so -x reads as -n-1 + (1 - f - 2^-23)),
-  and 2^fraction comes from the table. 20 of every 100 results of exp2 rounded to nearest differ.
-- rcp: 1/mantissa from the table, the exponent negated. About 13 in 100 differ from 1/x rounded.
-Results too small for a normal float are flushed to zero (.ftz); without .ftz the caller keeps
-exp2/1.0 rounded to nearest for subnormal inputs and results, which were not measured.
+- ex2: the input is truncated to a 7.23 fixed-point magnitude (the RRO.EX2 format of older GPUs); for
+  a negative input the fraction's bits are inverted, so -(n + f) reads as -(n + 1) + (1 - f - 2^-23).
+  Half of the results for inputs in [-20, 20] differ from 2^x rounded to nearest, by up to 2 ulp.
+- rcp: 1/mantissa from the table, the exponent negated; 13 in 100 differ from 1/x rounded.
+- rsqrt: 1/sqrt of the mantissa (times 2 for an odd exponent), the exponent halved; 22 in 100 differ.
+Results below the normal floats are flushed to zero (.ftz).
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ _FRACTION = 0x7FFFFF
 
 @lru_cache(maxsize=None)
 def table(name: str) -> np.ndarray:
-    """The H100's result bits for 1 + j*2^-23, j = 0 .. 2^23-1 (``name``: 'ex2' or 'rcp')."""
+    """The H100's result bits for the floats 1 + j*2^-23 in order, from j = 0: 2^23 of them for 'ex2'
+    and 'rcp', 2^24 (up to 4) for 'rsqrt'. Stored as the first and the differences (small)."""
     with np.load(Path(__file__).with_name("mufu_h100.npz")) as z:
         first, delta = z[f"{name}_first"], z[f"{name}_delta"]
     bits = np.empty(len(delta) + 1, np.int64)
@@ -91,5 +92,5 @@ def rsqrt(a):
     result by 2^12 (the H100's rsqrtf of 2^-149 .. 2^-126 in the corpus); the rest as rsqrt_ftz."""
     a = np.asarray(a, np.float32)
     subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
-    r = rsqrt_ftz(np.where(subnormal, a * np.float32(2.0 ** 24), a))
-    return np.where(subnormal, r * np.float32(2.0 ** 12), r)
+    into, out = (np.where(subnormal, np.float32(2.0 ** k), np.float32(1)) for k in (24, 12))
+    return rsqrt_ftz(a * into) * out
