@@ -29,11 +29,10 @@ def table(name: str) -> np.ndarray:
     and 'rcp', 2^24 (up to 4) for 'rsqrt'. Stored as the first and the differences (small)."""
     with np.load(Path(__file__).with_name("mufu_h100.npz")) as z:
         first, delta = z[f"{name}_first"], z[f"{name}_delta"]
-    bits = np.empty(len(delta) + 1, np.int64)
-    bits[0] = first
-    np.cumsum(delta, out=bits[1:])
-    bits[1:] += first
-    return bits.astype(np.uint32)
+    steps = np.empty(len(delta) + 1, np.uint32)
+    steps[0] = first
+    steps[1:] = delta                  # a negative step wraps modulo 2^32, and so does the sum
+    return np.add.accumulate(steps, dtype=np.uint32)
 
 
 def _scaled(t, n):
