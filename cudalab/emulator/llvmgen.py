@@ -727,9 +727,11 @@ def _div(g, inst):
     if k[0] != "f":
         raise Skip("div type")
     x, y = _srcs(g, inst, (t, t))
-    if "approx" in inst.mods or "full" in inst.mods:
-        if t != "f32" or set(inst.mods) - {t, "approx", "full", "ftz"}:
-            raise Skip("div.approx form")
+    if "approx" in inst.mods:
+        raise Skip("div.approx (a times the special function unit's reciprocal: emulator/mufu.py's tables)")
+    if "full" in inst.mods:
+        if t != "f32" or set(inst.mods) - {t, "full", "ftz"}:
+            raise Skip("div.full form")
         if "ftz" in inst.mods:
             x, y = flush(g, x), flush(g, y)
         r = b.fptrunc(b.fdiv(b.fpext(x, F64), b.fpext(y, F64)), F32)
@@ -761,6 +763,8 @@ def _sqrt(g, inst):
     if "approx" in inst.mods:
         if set(inst.mods) - {t, "approx", "ftz"}:
             raise Skip("approx form")
+        if inst.opcode != "sqrt":
+            raise Skip(f"{inst.opcode}.approx (the special function unit's bits: emulator/mufu.py's tables)")
         if ftz:
             x = flush(g, x)
         w = b.fpext(x, F64)
