@@ -186,3 +186,20 @@ def test_an_interrupt_stops_a_running_kernel_cleanly():
     out = np.zeros(4, np.int32)
     cudalab.compile("__global__ void k(int* o) { o[threadIdx.x] = 7; }").k[1, 4](out)
     assert out.tolist() == [7, 7, 7, 7]
+
+
+def test_an_array_the_garbage_collector_drops_is_freed_before_the_next_launch():
+    """Freeing happens at a safe point (a launch or a new array), never in the middle of the
+    emulator's own bookkeeping, where the collector may run."""
+    import gc
+    mod = cudalab.compile("__global__ void one(int* p) { p[threadIdx.x] = 1; }")
+    kept = cudalab.device_array(32, np.int32)
+    dropped = cudalab.device_array(32, np.int32)
+    memory = kept.device.memory
+    ptr = dropped.device_ptr
+    del dropped
+    gc.collect()
+    assert not memory.allocs[ptr].freed                 # not yet: waiting for a safe point
+    mod.one[1, 32](kept)
+    assert memory.allocs[ptr].freed
+    assert (kept.copy_to_host() == 1).all()

@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +84,6 @@ def pick(program, df, observers, lanes, cluster_size=1):
 
 
 def _compile(program, df, st, raise_errors=False):
-    t0 = time.thread_time()
     try:
         with _BUILD_LOCK:                # LLVM's global context: one build at a time
             fused = _build(program, df) or False
@@ -93,23 +91,10 @@ def _compile(program, df, st, raise_errors=False):
         if raise_errors:
             raise
         fused = False
-    if threading.current_thread() is not threading.main_thread():
-        with _LOCK:
-            _BACKGROUND[0] += time.thread_time() - t0
     st.fused = fused
 
 
-_LOCK = threading.Lock()
 _BUILD_LOCK = threading.Lock()
-_BACKGROUND = [0.0]
-
-
-def background_seconds():
-    """CPU seconds background compiles used since the last call: the watchdog measures the process's
-    CPU time, and compiling is not the kernel's time."""
-    with _LOCK:
-        t, _BACKGROUND[0] = _BACKGROUND[0], 0.0
-    return t
 
 
 def note_time(df, seconds):

@@ -128,7 +128,7 @@ class GridState:
         self.buffers: dict = {}               # parameter buffer address -> _Buffer
         if parent is None:
             self.pending = 0                  # launches queued and not yet started (whole tree)
-            self.deadline = time.process_time() + timeout
+            self.deadline = time.thread_time() + timeout
             self.timeout = timeout
             self.wall_deadline = wall_deadline      # a whole program's time limit (time.monotonic())
             self.streams: set = set()
@@ -159,7 +159,7 @@ class GridState:
     def _run_child(self, w: Work):
         from .engine import launch
         name = readable(w.func)
-        left = self.root.deadline - time.process_time()
+        left = self.root.deadline - time.thread_time()
         if left <= 0:            # the watchdog covers the whole tree of grids, not each grid alone
             msg = (f"The kernel {self.root.kernel_name} and the grids it launched from the device ran for more than "
                    f"{self.root.timeout:g} s and were stopped by the watchdog before {name} (launched by "

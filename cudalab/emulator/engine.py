@@ -551,7 +551,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             check_every += 1
             if check_every >= 512:
                 check_every = 0
-                if time.process_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
+                if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
                     ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask}
                     raise Watchdog()
             g = inst.guard
@@ -1016,7 +1016,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         bpb = nblocks_total
         workspace = program.memory.alloc(8, label="grid sync workspace")
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
-    # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
+    # CPU time of this thread, not wall time: a busy shared machine (mybinder) must not kill a good
+    # kernel, nor may a compile running in the background
     pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
@@ -1061,15 +1062,16 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         ex.wall_deadline = pace.wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
-        t_pick = time.process_time()
+        t_pick = time.thread_time()
         run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
-        pace.not_counted(time.process_time() - t_pick + compiled.background_seconds())  # compiling is not the kernel's time
+        pace.not_counted(time.thread_time() - t_pick)   # compiling is not the kernel's time (the watchdog's clock
+        # is this thread's CPU time, so background compiles are not counted either)
         ex.deadline = pace.deadline
-        t0 = time.process_time()
+        t0 = time.thread_time()
         try:
             run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
             if run_df is df:
-                compiled.note_time(df, time.process_time() - t0)
+                compiled.note_time(df, time.thread_time() - t0)
             pool = None if observers else dict(ex.fr.regs)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
@@ -1080,7 +1082,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
-        pace.batch_done(nb, time.process_time() - t0)
+        pace.batch_done(nb, time.thread_time() - t0)
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:

@@ -94,7 +94,7 @@ class Pace:
 
     def __init__(self, kernel: str, blocks_total: int, timeout: float, wall_deadline: float, stats, report=None):
         self.kernel, self.blocks_total, self.timeout, self.stats = kernel, blocks_total, timeout, stats
-        self.start = time.process_time()
+        self.start = time.thread_time()
         self.deadline = self.start + timeout          # the watchdog, in CPU seconds
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
@@ -117,7 +117,7 @@ class Pace:
 
     def progress(self) -> Progress:
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
-                        time.process_time() - self.start, self.estimate, self.at_least)
+                        time.thread_time() - self.start, self.estimate, self.at_least)
 
     def not_counted(self, seconds: float):
         """Time spent on something other than the kernel (compiling it to native code): the watchdog
@@ -126,14 +126,14 @@ class Pace:
         self.start += seconds
 
     def time_is_up(self) -> bool:
-        return time.process_time() > self.deadline or time.monotonic() > self.wall_deadline
+        return time.thread_time() > self.deadline or time.monotonic() > self.wall_deadline
 
     def batch_done(self, blocks: int, batch_seconds: float):
         """``blocks`` more blocks are done, their batch took ``batch_seconds`` of CPU time: update the
         estimate, tell the hook, and stop the launch now if it would clearly outlast its time."""
         self.blocks_done += blocks
         left = self.blocks_total - self.blocks_done
-        spent = time.process_time() - self.start
+        spent = time.thread_time() - self.start
         self.estimate = spent + left * batch_seconds / blocks
         # a small batch pays the same per-instruction overheads as a full one: it bounds a full
         # batch's time from below, and its time per block overstates a light kernel's several times
@@ -161,7 +161,7 @@ class Pace:
         """The watchdog's error: how far the kernel got, where its threads were, what to do."""
         p = self.progress()
         limit = (f"ran for more than {self.timeout:g} s and was stopped by the watchdog"
-                 if time.process_time() > self.deadline else "was stopped when the program's time limit ran out")
+                 if time.thread_time() > self.deadline else "was stopped when the program's time limit ran out")
         msg = f"The kernel {self.kernel} {limit}. {p.describe()} {p.describe_estimate()}".rstrip()
         if where:
             msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"

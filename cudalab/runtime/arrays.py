@@ -8,10 +8,29 @@ from . import device as devices
 from . import streams
 
 
+# Arrays dropped by the garbage collector, freed at the next safe point (release_dropped). The
+# collector runs __del__ at any allocation, which may be in the middle of the emulator's own memory
+# bookkeeping (a bounds search over the live allocations): freeing right there would change it
+# under its feet.
+_DROPPED: list = []
+
+
+def release_dropped():
+    """Free the memory of device arrays that were garbage-collected (called before allocations and
+    launches)."""
+    while _DROPPED:
+        device, ptr = _DROPPED.pop()
+        try:
+            device.free(ptr)
+        except Exception:           # noqa: BLE001  (the device was reset meanwhile: nothing to free)
+            pass
+
+
 class DeviceArray:
     """An n-dimensional array in device memory (C order). ``device_ptr`` is its device address."""
 
     def __init__(self, shape, dtype, device=None, ptr=None, owned=True):
+        release_dropped()
         self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         if any(s < 0 for s in self.shape):
             raise CudaError(f"an array cannot have a negative size: shape {self.shape}.", "cudaErrorInvalidValue")
@@ -68,11 +87,8 @@ class DeviceArray:
             self._owned = False
 
     def __del__(self):
-        try:
-            if self._owned:
-                self.device.free(self.device_ptr)
-        except Exception:
-            pass
+        if getattr(self, "_owned", False):
+            _DROPPED.append((self.device, self.device_ptr))     # list.append: safe at any point
 
     def __array__(self, dtype=None, copy=None):
         a = self.copy_to_host()

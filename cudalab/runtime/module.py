@@ -19,7 +19,7 @@ from ..errors import UnsupportedError
 from ..ptx import PtxSyntaxError, parse
 from . import device as devices
 from . import streams
-from .arrays import DeviceArray
+from .arrays import DeviceArray, release_dropped
 from .launch import check_config, marshal
 from .mangle import param_types
 from .progress import Bar
@@ -246,6 +246,7 @@ class Kernel:
         cudaLaunchKernelEx's cudaLaunchAttributeClusterDimension does; compute capability 9.0):
         ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
+        release_dropped()                # arrays the garbage collector dropped are freed before the kernel runs
         if cluster is not None:
             from ..device import current as profile
             cc = profile().cc
