@@ -427,13 +427,13 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
     ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
     left = [n for n in names if n not in ran]
 
-    def cell(r):
+    def cell(r, wall="wall"):
         if r is None:
             return "not run", ""
         text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
         if r["status"] != "pass" and r["detail"]:
             text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
-        return text, f"{r.get('cpu_seconds') or r['seconds']:.1f}"
+        return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
 
     passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
     lines = [
@@ -444,12 +444,15 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
         "6_Performance is built with `cudalab run` from what its own CMakeLists.txt gives nvcc (sources,",
         "`-I../../../Common`, `--extended-lambda`, `-std=c++17`, `CUDA_SEPARABLE_COMPILATION` as `-rdc=true`,",
         "one `-gencode` per architecture of `CMAKE_CUDA_ARCHITECTURES`, linked libraries), run in its own folder",
-        "with the arguments of the checkout's test_args.json, on the emulator (limit: "
-        f"{TIMEOUT:g} s of CPU time for the run, which is the time shown: the emulator and the program, measured",
-        "so on a shared machine; the build is timed apart and not counted) and with `--device gpu` on "
-        f"{machine}",
-        "(its time includes nvcc's build, made for the H100's sm_90 alone to spare device time). A sample passes as",
-        "the samples' own runner decides: exit code 0 and no line saying it failed.",
+        "with the arguments of the checkout's test_args.json, on the emulator and with `--device gpu` on",
+        f"{machine} (its time includes nvcc's build, made for the H100's sm_90 alone to spare device time).",
+        "A sample passes as the samples' own runner decides: exit code 0 and no line saying it failed.",
+        "",
+        f"The emulator's limit is {TIMEOUT:g} s of CPU time for the run (the build is timed apart and not",
+        "counted), and its time column is that CPU time, of the emulator and the program: the machine is shared,",
+        "so wall time says little. Times marked *wall* come from runs with a wall-clock limit of the same",
+        "length on a loaded machine (load average about 4 per core). Each kernel also has the emulator's",
+        "watchdog: 10 s of CPU time (cudaErrorLaunchTimeout).",
         "",
         f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
         f"{len(left)} left out.**",
@@ -460,7 +463,7 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
     for n in ran:
         r = emu.get(n) or gpu.get(n)
         e, et = cell(emu.get(n))
-        g, gt = cell(gpu.get(n))
+        g, gt = cell(gpu.get(n), wall="")
         lines.append(f"| {n} | {r['folder']} | {e} | {et} | {g} | {gt} |")
     if after:
         again = [n for n in ran if n in after]
