@@ -1,8 +1,12 @@
 """`pytest` with no arguments also runs every notebook under nbval, in this environment's Python."""
+import os
 from pathlib import Path
 
 
 def pytest_configure(config):
+    # progress bars appear for launches over 2 s: outputs (and notebooks' cells, whose kernels inherit
+    # this) would depend on the machine's speed; tests that check the bars turn them on themselves
+    os.environ.setdefault("CUDALAB_PROGRESS", "0")
     opt = config.option
     if not getattr(opt, "nbval_lax", True):      # --nbval-lax given: respect it
         opt.nbval = True

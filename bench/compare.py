@@ -1,6 +1,10 @@
 """Time the same kernels on the cudalab emulator and on numba's CUDA simulator, checked against numpy.
 
-    python bench/compare.py [--quick] [--only NAME[,NAME]] [--no-numba] [--markdown]
+    python bench/compare.py [--quick] [--only NAME[,NAME]] [--no-numba] [--no-python] [--markdown]
+
+Each kernel runs three ways: its CUDA C++ on cudalab, its numba.cuda Python (bench/numba_kernels.py)
+on cudalab through the drop-in (``cudalab.numba.install()``: numba-cuda compiles it to PTX), and the
+same Python under numba's simulator (NUMBA_ENABLE_CUDASIM=1).
 
 Every launch runs in its own process (bench/worker.py). numba's simulator runs the blocks of a grid
 one after another, each block as one Python thread per CUDA thread, so its time is linear in the
@@ -48,7 +52,18 @@ def short_error(result):
     return "ERROR" if result.get("traceback") or not result.get("grid") else "WRONG"
 
 
-def row(name, size, emu, sim):
+def python_cells(py, sim):
+    """cudalab running the numba.cuda Python kernel: seconds, and how many times faster than numba-sim."""
+    if py is None:
+        return ["skipped", ""]
+    if not py["ok"]:
+        return [short_error(py), ""]
+    if sim is None or not sim["ok"]:
+        return [seconds(py["seconds"]), ""]
+    return [seconds(py["seconds"]), f"{sim['seconds'] / sim['fraction'] / py['seconds']:.0f}x"]
+
+
+def row(name, size, emu, sim, py=None):
     bench = BENCHES[name]
     threads = bench.thread_count(size)
     cells = [name, size_label(name, size), rate(threads)]
@@ -59,6 +74,7 @@ def row(name, size, emu, sim):
                   f"{emu['peak_rss_mib']:.0f} (+{emu['peak_rss_mib'] - emu['baseline_rss_mib']:.0f})"]
     else:
         cells += [short_error(emu), "", "", "", ""]
+    cells += python_cells(py, sim)
     if sim is None:
         return cells + ["skipped", "", ""]
     if not sim["ok"]:
@@ -72,7 +88,7 @@ def row(name, size, emu, sim):
 
 
 HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab cpu s", "cudalab threads/s", "cudalab thread-instr/s",
-           "cudalab peak RSS MiB",
+           "cudalab peak RSS MiB", "cudalab Python kernel s", "numba-sim/cudalab Python",
            "numba-sim s", "numba-sim/cudalab", "numba-sim timed on"]
 
 
@@ -81,6 +97,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="smallest size of each kernel only, 5 s numba budget")
     p.add_argument("--only", help="comma-separated kernel names: " + ", ".join(BENCHES))
     p.add_argument("--no-numba", action="store_true", help="skip numba's simulator")
+    p.add_argument("--no-python", action="store_true", help="skip the Python kernels on cudalab")
     p.add_argument("--markdown", action="store_true", help="print a markdown table")
     p.add_argument("--budget", type=float, help="seconds of numba-sim time per kernel (default 20, quick 5)")
     p.add_argument("--timeout", type=int, default=150, help="seconds before a worker process is killed")
@@ -95,26 +112,29 @@ def main(argv=None):
     for name in names:
         for size in BENCHES[name].sizes[:1] if a.quick else BENCHES[name].sizes:
             emu = spawn("cudalab", name, size, timeout=a.timeout)
+            py = None if a.no_python else spawn("python", name, size, timeout=a.timeout)
             sim = None if a.no_numba else spawn("numba", name, size, budget=budget, timeout=a.timeout)
-            rows.append(row(name, size, emu, sim))
+            rows.append(row(name, size, emu, sim, py))
             print(f"  {name} {size_label(name, size)}: cudalab {'ok' if emu['ok'] else 'FAILED'}"
+                  + ("" if py is None else f", Python kernel {'ok' if py['ok'] else 'FAILED'}")
                   + ("" if sim is None else f", numba-sim {'ok' if sim['ok'] else 'FAILED'}"),
                   file=sys.stderr, flush=True)
-            failures += [r for r in (emu, sim) if r is not None and not r["ok"]]
+            failures += [r for r in (emu, py, sim) if r is not None and not r["ok"]]
 
     print(format_table(HEADERS, rows, a.markdown))
     print()
     print("numba-sim s marked ~ is extrapolated linearly in blocks from the part of the grid timed;"
-          " numba-sim/cudalab is how many times faster cudalab ran;"
+          " numba-sim/cudalab is how many times faster cudalab ran (C++; 'Python': the same Python kernel"
+          " numba-sim ran, on cudalab);"
           " cpu s is the worker's CPU time (what wall time would be on an idle machine);"
           " thread-instr/s counts PTX instructions summed over active threads (LaunchRecord.thread_instructions).")
     print(MEMORY_METHOD + ".")
     print(f"{start_load}; at the end, {load_note().split('load average ')[1]}")
     for f in failures:
         print(f"\n{f['backend']} {f['name']} {size_label(f['name'], f['size'])}: {f['error']}")
-        if f["backend"] == "cudalab" and f.get("traceback"):
+        if f["backend"] in ("cudalab", "python") and f.get("traceback"):
             print(f["traceback"].rstrip())
-    return 1 if any(f["backend"] == "cudalab" for f in failures) else 0
+    return 1 if any(f["backend"] in ("cudalab", "python") for f in failures) else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The benchmark kernels in numba.cuda Python; import only with NUMBA_ENABLE_CUDASIM=1 set (see worker.py)."""
-from numba import cuda, float32, uint32
+"""The benchmark kernels in numba.cuda Python, run by numba's simulator (NUMBA_ENABLE_CUDASIM=1) and, unchanged,
+by cudalab through the drop-in (cudalab.numba.install(), which numba-cuda compiles); see worker.py."""
+from numba import cuda, float32, uint32, uint64
 
 
 @cuda.jit
@@ -73,9 +74,9 @@ def collatz(start, steps, n):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i >= n:
         return
-    x = int(start[i])
+    x = uint64(start[i])
     s = 0
-    while x != 1:
-        x = 3 * x + 1 if x & 1 else x >> 1
+    while x != 1:      # uint64 constants: numba types uint64 mixed with int64 as float64
+        x = x * uint64(3) + uint64(1) if x & uint64(1) else x >> uint64(1)
         s += 1
     steps[i] = s

@@ -1,6 +1,9 @@
 """Run one benchmark kernel once on one backend in this process and print a JSON result line.
 
-    python bench/worker.py cudalab|numba NAME SIZE [--blocks K]
+    python bench/worker.py cudalab|python|numba NAME SIZE [--blocks K]
+
+``python`` runs numba_kernels.py (the numba.cuda Python kernels numba's simulator runs) unmodified
+on cudalab, through the drop-in (cudalab.numba.install()).
 
 Each run gets its own process so that numba's simulator can be switched on before numba.cuda
 is imported, and so that its memory belongs to one kernel. Memory is Linux's peak resident set
@@ -38,6 +41,13 @@ def cudalab_kernel(bench):
     return cudalab.compile(bench.source).get_kernel(bench.kernel)
 
 
+def python_kernel(bench):
+    import cudalab.numba
+    cudalab.numba.install()        # numba.cuda.jit is cudalab.jit from here on
+    import numba_kernels
+    return getattr(numba_kernels, bench.kernel)
+
+
 def numba_kernel(bench):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     import numba_kernels
@@ -61,7 +71,7 @@ def run(backend, name, size, blocks=None, budget=None):
     result = {"backend": backend, "name": name, "size": size, "block": bench.block}
     try:
         t0 = time.perf_counter()
-        kernel = (cudalab_kernel if backend == "cudalab" else numba_kernel)(bench)
+        kernel = {"cudalab": cudalab_kernel, "python": python_kernel, "numba": numba_kernel}[backend](bench)
         result["compile_s"] = time.perf_counter() - t0
         # One block first: a warm-up, so lazy set-up work (PTX parsing, caches) is not timed,
         # and the calibration that sizes a budgeted run.
@@ -112,7 +122,7 @@ def spawn(backend, name, size, blocks=None, budget=None, timeout=120):
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("backend", choices=["cudalab", "numba"])
+    p.add_argument("backend", choices=["cudalab", "python", "numba"])
     p.add_argument("name", choices=list(BENCHES))
     p.add_argument("size", type=int)
     p.add_argument("--blocks", type=int, help="run only this many blocks of the outermost grid dimension")

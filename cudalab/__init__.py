@@ -14,6 +14,7 @@ from .jupyter import load_ipython_extension  # noqa: F401
 from .runtime.arrays import DeviceArray, device_array, device_array_like, to_device  # noqa: F401
 from .runtime.device import set_watchdog, use  # noqa: F401
 from .runtime.module import Kernel, Module, compile  # noqa: F401
+from .runtime.progress import set_progress  # noqa: F401
 from .runtime.record import LaunchRecord, last_launch  # noqa: F401
 from .runtime.streams import (Event, Stream, default_stream, device_attribute, device_properties,  # noqa: F401
                               event, pinned, pinned_array, record_timeline, stream, timeline)
@@ -21,6 +22,7 @@ from .runtime.textures import cuda_array, mipmapped_array, surface, texture  # n
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401
 from .device.clusters import max_active_clusters, max_potential_cluster_size  # noqa: F401
+from .pykernels import jit  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -48,3 +50,8 @@ def synchronize():
     dev = device.current()
     if dev.kind == "gpu":
         dev.backend.synchronize()
+
+
+if __import__("os").environ.get("CUDALAB_NUMBA") == "1":     # numba.cuda programs run on cudalab
+    from . import numba as _numba
+    _numba.install()

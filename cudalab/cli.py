@@ -8,7 +8,8 @@ includes it), the program runs in the current folder, and its argv[0] is ``./a.o
 ``-o`` names. nvcc's options work as with nvcc: -I, -D, -U, -std=, -O, -rdc=true/-dc, -arch,
 -gencode, -lineinfo, -G, -Xcompiler, --extended-lambda, --expt-relaxed-constexpr, --use_fast_math,
 -l/-L, -o, -w, ... With ``--device gpu`` (or ``CUDALAB_DEVICE=gpu``) the same files are built with
-the real nvcc and NVIDIA's runtime and run on the GPU. ``--timeout S`` stops a program after S seconds.
+the real nvcc and NVIDIA's runtime and run on the GPU. ``--timeout S`` stops a program (and the
+kernel it is running) after S seconds; for a kernel file it is how long the launch may run.
 
 A single kernel file (no ``int main``) runs on the emulated GPU (or the real one with
 ``CUDALAB_DEVICE=gpu``) as its ``// cudalab:`` comment lines say::
@@ -255,6 +256,7 @@ def cmd_run(args) -> int:
     if is_program(args.nvcc):
         return run_program_files(args)
     source, mod = _compile(args)
+    mod.watchdog = args.timeout         # a kernel file's launch may run this long
     spec = parse_launch_spec(source)
     if spec is None:
         print(f"{args.nvcc.sources[0]}: kernels {', '.join(mod.kernels) or '(none)'}\n"
@@ -289,7 +291,7 @@ cudalab options:
   --device emu|gpu   where to run (default: $CUDALAB_DEVICE or emu)
   --check LIST       sanitizer checks besides memcheck and synccheck: racecheck,initcheck
   --profile          (run) also print each launch's per-line profile
-  --timeout SECONDS  stop the program after this long
+  --timeout SECONDS  stop the program, and the kernel it runs, after this long (a kernel file: its launch)
   --ptx              (compile) print the PTX
 nvcc options: -I DIR, -D NAME[=VAL], -U NAME, -std=c++17, -O N, -rdc=true, -dc, -arch=sm_80,
   -gencode ..., -lineinfo, -G, -Xcompiler OPT, --extended-lambda, --expt-relaxed-constexpr,

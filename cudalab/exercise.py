@@ -493,3 +493,6 @@ def _program(source):
                 "a thread: blocks = (n + threads - 1) / threads, and the kernel skips i >= n.")
         raise _Fail(f"the program printed sum = {value}; expected {want}.", hint)
     return f"the program printed sum = {want} after {len(res.launches)} kernel launch(es)."
+
+
+from . import puzzles  # noqa: E402,F401  (notebook 15's Python exercises register themselves)

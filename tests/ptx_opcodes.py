@@ -215,18 +215,18 @@ OPCODES = [
      S100A, NOT_YET),
     # ------------------------------------------------------------------ 9.7.13 warp-level matrix multiply-accumulate
     ("wmma.load", "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, "
-     "[%rd1];", S90, NOT_YET),
+     "[%rd1];", S90, RUNS),
     ("wmma.store", "wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd1], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, "
-     "%f8};", S90, NOT_YET),
+     "%f8};", S90, RUNS),
     ("wmma.mma", "wmma.mma.sync.aligned.row.col.m16n16k16.f16.f16 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8, %r9, "
-     "%r10, %r11, %r12}, {%r13, %r14, %r15, %r16, %r17, %r18, %r19, %r20}, {%r21, %r22, %r23, %r24};", S90, NOT_YET),
+     "%r10, %r11, %r12}, {%r13, %r14, %r15, %r16, %r17, %r18, %r19, %r20}, {%r21, %r22, %r23, %r24};", S90, RUNS),
     ("mma", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, "
-     "{%r5, %r6}, {%f5, %f6, %f7, %f8};", S90, NOT_YET),
+     "{%r5, %r6}, {%f5, %f6, %f7, %f8};", S90, RUNS),
     ("mma.sp", "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, "
      "{%r5, %r6, %r7, %r8}, {%f5, %f6, %f7, %f8}, %r9, 0x0;", S90, NOT_YET),
-    ("ldmatrix", "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];", S90, NOT_YET),
-    ("stmatrix", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r5], {%r1, %r2};", S90, NOT_YET),
-    ("movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;", S90, NOT_YET),
+    ("ldmatrix", "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];", S90, RUNS),
+    ("stmatrix", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r5], {%r1, %r2};", S90, RUNS),
+    ("movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;", S90, RUNS),
     # ------------------------------------------------------------------ 9.7.14 asynchronous warpgroup MMA (sm_90a)
     ("wgmma.fence", "wgmma.fence.sync.aligned;", S90A, NOT_YET),
     ("wgmma.commit_group", "wgmma.commit_group.sync.aligned;", S90A, NOT_YET),

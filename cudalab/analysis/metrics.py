@@ -58,6 +58,8 @@ def empty_metrics() -> dict:
             m[f"l1tex__t_sectors_pipe_lsu_mem_{space}_op_{k}.sum"] = 0
             m[f"smsp__sass_inst_executed_op_{space}_{k}.sum"] = 0
     m["smsp__inst_executed.sum"] = 0
+    # warp matrix multiplies (mma.sync, wmma.mma): PTX instructions; SASS splits a wmma into 2 to 4 HMMAs
+    m["smsp__inst_executed_pipe_tensor.sum"] = 0
     # not Nsight Compute metrics: inputs of cudalab's timing model (device/timing.py)
     m["cudalab__dram_segments_global.sum"] = 0        # 64-byte DRAM segments per load request, summed
     m["cudalab__footprint_bytes"] = 0                 # distinct global bytes (32-byte sectors) loaded
@@ -223,6 +225,8 @@ class MetricsObserver(Observer):
         for st in self.stats.values():
             m["smsp__inst_executed.sum"] += st.warp_insts
             m["smsp__thread_inst_executed.sum"] += st.thread_insts
+            if st.inst.opcode == "mma" or (st.inst.opcode == "wmma" and st.inst.mods[:1] == ("mma",)):
+                m["smsp__inst_executed_pipe_tensor.sum"] += st.warp_insts
             if st.space == "shared":
                 k = _shared_kind(st.kind)
                 m[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{k}.sum"] += st.wavefronts

@@ -48,6 +48,8 @@ def profile(kernel, grid, block, args=(), shared: int = 0):
         raise UnsupportedError("cudalab.profile counts what each warp did on the emulator; call "
                                "cudalab.use('emu') first (on a real GPU, run your program under Nsight "
                                "Compute: ncu --set full).")
+    from ..runtime.module import specialized
+    kernel = specialized(kernel, args)
     source = kernel.module.source
     obs = MetricsObserver(source=source)
     rec = kernel.launch(grid, block, tuple(args), shared=shared, observers=[obs])

@@ -139,8 +139,11 @@ def resources(ptx_or_source, kernel_mangled: str, arch="sm_80", options=(), name
 
 
 def kernel_resources(kernel, arch="sm_80") -> Resources:
-    """Resources of a cudalab Kernel: its module's source recompiled to a cubin for ``arch``."""
+    """Resources of a cudalab Kernel: its module's source recompiled to a cubin for ``arch`` (a Python
+    kernel's PTX assembled, there being no C++ behind it)."""
     cs = kernel.module.compiled
+    if getattr(kernel, "source_language", "cuda") == "python":
+        return resources(cs.ptx, kernel.mangled, arch)
     opts = tuple(o for o in cs.options if not o.startswith(("-arch", "--gpu-architecture", "-lineinfo")))
     return resources(cs.source, kernel.mangled, arch, opts, tuple(cs.lowered))
 
@@ -170,12 +173,39 @@ def _source_to_cubin(source: str, sm: str, options: tuple, names: tuple) -> byte
         nvrtc.nvrtcDestroyProgram(prog)
 
 
+def _ptxas_cubin(ptx: str, sm: str):
+    """The cubin from ptxas of the nvidia-cuda-nvcc wheel (Python kernels' PTX without nvJitLink), or None."""
+    import os
+    import subprocess
+    import tempfile
+    try:
+        import nvidia
+        exe = next(p for base in nvidia.__path__ for p in (os.path.join(base, "cu13", "bin", "ptxas"),)
+                   if os.path.exists(p))
+    except (ImportError, StopIteration):
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        if not os.access(exe, os.X_OK):       # some installers drop the executable bit
+            os.chmod(exe, os.stat(exe).st_mode | 0o111)
+        r = subprocess.run([exe, f"-arch={sm}", "-c", "-o", out, src], capture_output=True, text=True)
+        if r.returncode:
+            return None
+        with open(out, "rb") as f:
+            return f.read()
+
+
 @lru_cache(maxsize=64)
 def _ptx_to_cubin(ptx: str, sm: str) -> bytes:
     try:
         from cuda.bindings import nvjitlink
         handle = nvjitlink.create(1, [f"-arch={sm}"])
     except Exception as e:  # the library ships in the nvidia-nvjitlink wheel
+        cubin = _ptxas_cubin(ptx, sm)
+        if cubin is not None:
+            return cubin
         raise RuntimeError("reading registers from PTX needs nvJitLink (pip install nvidia-nvjitlink); "
                            "pass the CUDA C++ source instead, which NVRTC compiles without it") from e
     try:

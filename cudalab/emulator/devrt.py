@@ -507,7 +507,29 @@ def _error_text(name_not_string):
     return handler
 
 
+GRID_HANDLE = "cudaCGGetIntrinsicHandle"
+
+
+def _cg_grid_handle(ex, inst, rets, args):
+    """cudaCGGetIntrinsicHandle(scope): the grid-sync workspace of a cooperative launch (numba.cuda's
+    ``cg.this_grid()`` calls it; C++'s grid_group reads the same handle from %envreg1/2)."""
+    _ret(ex, rets, ex.idx, ex.grid_workspace, np.uint64)
+
+
+def _cg_synchronize(ex, inst, rets, args):
+    """cudaCGSynchronize(handle, flags): ``grid.sync()``. A kernel that asks for the handle runs all its
+    blocks in one batch, in lock step (engine.uses_grid_sync), so every store before the call is done
+    before any load after it; what is left is synccheck: every live thread of the grid must be here."""
+    from .events import BarrierEvent
+    if ex.observers:
+        ex.emit(BarrierEvent(inst, ex.idx, ex.batch))
+    ex.check_barrier(inst, grid=True)
+    _ret(ex, rets, ex.idx, SUCCESS)
+
+
 HANDLERS = {
+    GRID_HANDLE: _cg_grid_handle,
+    "cudaCGSynchronize": _cg_synchronize,
     "__cudaCDP2GetParameterBufferV2": _param_buffer_v2,
     "__cudaCDP2GetParameterBuffer": _param_buffer_v1,
     "__cudaCDP2LaunchDeviceV2": _launch_v2,

@@ -23,11 +23,14 @@ from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
+from . import mma  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
+from .barriers import is_named as is_named_barrier
+from .pace import Pace
 from .printf import ArgReader, format_call
 
 cluster_mod = cluster
@@ -63,6 +66,7 @@ class DecodedFunction:
     param_sizes: dict               # every .param name visible in the body -> bytes
     depots: dict                    # local depot name -> offset within the frame
     local_size: int
+    heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
 
 
 class Program:
@@ -442,7 +446,8 @@ class Exec:
                     {"space": space, "access": op, "size": size, "threads": len(lanes)})
         raise KernelError(msg, code, [f])
 
-    def check_barrier(self, inst, warp=False):
+    def check_barrier(self, inst, warp=False, grid=False):
+        """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
         if warp:
             return
         # synccheck: every thread of a block that has not exited must reach the same barrier.
@@ -457,16 +462,18 @@ class Exec:
                     waiting &= ~m
         if waiting.any():
             blocks_here = np.unique(self.lane_block[self.idx])
-            bad = waiting & np.isin(self.lane_block, blocks_here)
+            bad = waiting if grid else waiting & np.isin(self.lane_block, blocks_here)
             if bad.any():
                 lane = int(np.flatnonzero(bad)[0])
                 block, thread = self.where(lane)
                 line = f"line {inst.line}" if inst.line else "a barrier"
-                msg = (f"Barrier error: __syncthreads() at {line} in kernel {self.kernel_name} was reached by only "
-                       f"some threads of block ({block[0]},{block[1]},{block[2]}); thread "
-                       f"({thread[0]},{thread[1]},{thread[2]}) took another path. On a real GPU this hangs or "
-                       "gives wrong results. Move the __syncthreads() out of the if/loop so that every thread "
-                       "of the block reaches it.")
+                where = f"block ({block[0]},{block[1]},{block[2]})"
+                what, of, who = (("grid.sync()", "the grid", f"the grid; thread ({thread[0]},{thread[1]},{thread[2]}) of "
+                                  f"{where}") if grid else ("__syncthreads()", "the block",
+                                                            f"{where}; thread ({thread[0]},{thread[1]},{thread[2]})"))
+                msg = (f"Barrier error: {what} at {line} in kernel {self.kernel_name} was reached by only "
+                       f"some threads of {who} took another path. On a real GPU this hangs or gives wrong results. "
+                       f"Move the {what} out of the if/loop so that every thread of {of} reaches it.")
                 f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
                 raise KernelError(msg, "cudaErrorLaunchFailure", [f])
 
@@ -680,15 +687,54 @@ def _let_waiting_threads_run(stack, ex, returned):
     not go on anyway, and trying them again and again would starve the others."""
     above = stack[-1][2].copy()
     stale = ex.parked == ex.sync_version if ex.parked is not None else False
+    df = ex.fr.df
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
         waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
-        if waiting.any():
+        if waiting.any() and not _only_heads_for_syncthreads(df, e[0]):
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])
             return True
         above |= e[2]
     return False
+
+
+_NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "stmatrix", "multimem", "shfl",
+                     "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "wmma", "mma", "ldmatrix")
+
+
+def _only_heads_for_syncthreads(df, pc):
+    """Do threads at ``pc`` reach a __syncthreads() on every path, writing no memory and meeting no
+    other thread on the way? Then no looping thread can be waiting for them, and letting them run
+    ahead would only bring them early to a barrier that waits for the loopers (a false synccheck
+    error for ``if (threadIdx.x == 0) { long loop } __syncthreads();``): on a GPU they wait there."""
+    known = df.heads_for_syncthreads.get(pc)
+    if known is None:
+        known = df.heads_for_syncthreads[pc] = _paths_end_at_syncthreads(df.code, pc)
+    return known
+
+
+def _paths_end_at_syncthreads(code, pc, limit=256):
+    todo, seen = [pc], set()
+    while todo:
+        pc = todo.pop()
+        while pc not in seen:           # a path that joins one already followed (or loops) is done
+            if pc >= len(code) or len(seen) > limit:
+                return False
+            seen.add(pc)
+            kind, _, inst, aux = code[pc]
+            if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
+                    and not is_named_barrier(inst):
+                break
+            if kind == K_BRA:
+                if inst.guard is not None:
+                    todo.append(pc + 1)
+                pc = aux
+                continue
+            if kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD:
+                return False
+            pc += 1
+    return True
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
@@ -826,8 +872,10 @@ def _builtin(ex: Exec, inst, fname, rets, args):
 
 def uses_grid_sync(df: DecodedFunction) -> bool:
     """cooperative_groups' grid.sync() reads its workspace from %envreg1/2: such a kernel is launched
-    cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync."""
-    return any(o[0] == "sreg" and o[1].startswith("envreg") for i in df.func.insts for o in i.operands)
+    cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync; numba.cuda's own
+    ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py)."""
+    return any((o[0] == "sreg" and o[1].startswith("envreg")) or (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
+               for i in df.func.insts for o in i.operands)
 
 
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
@@ -913,14 +961,17 @@ def stack_size(program: Program, df: DecodedFunction):
 
 def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
            observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(), cluster=None,
-           non_portable_cluster: bool = False, wall_deadline: float = float("inf"), _device_launch=None) -> LaunchStats:
+           non_portable_cluster: bool = False, wall_deadline: float = float("inf"), progress=None,
+           _device_launch=None) -> LaunchStats:
     """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout.
 
     ``timeout`` is the watchdog in CPU seconds; ``wall_deadline`` a time.monotonic() instant (a
     whole program's time limit) past which the launch is stopped the same way. ``cluster`` is the
     launch's cluster size (cudaLaunchAttributeClusterDimension), None for none (``__cluster_dims__``
     still applies). The launch returns once the grid and every grid it launched from the device
-    (dynamic parallelism, devrt.py) have finished, as CUDA's grid completion does."""
+    (dynamic parallelism, devrt.py) have finished, as CUDA's grid completion does. ``progress`` is
+    called with a ``pace.Progress`` after every batch of blocks (a progress bar); a grid that would
+    clearly outlast ``timeout`` or ``wall_deadline`` is stopped after its first, small batch (pace.py)."""
     df = program.function(mangled)
     kernel_name = kernel_name or mangled
     shape = cluster_mod.launch_shape(df.func, grid, cluster, kernel_name, non_portable_cluster)
@@ -951,24 +1002,23 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         workspace = program.memory.alloc(8, label="grid sync workspace")
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
     # CPU time, not wall time: a busy shared machine (mybinder) must not kill a good kernel
-    deadline = time.process_time() + timeout
+    pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
                                          wall_deadline)
-            _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                         checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace,
-                         wall_deadline, shape, grid_state)
+            _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
+                         checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace, shape, grid_state)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
-            msg = (f"The kernel {kernel_name} was interrupted while it ran (after {stats.instructions:,} "
-                   "instructions). Memory it was writing may be partly updated.")
+            msg = (f"The kernel {kernel_name} was interrupted while it ran. {pace.progress().describe()} "
+                   "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
             raise err from None
@@ -980,39 +1030,34 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     return stats
 
 
-def _run_batches(program, df, grid, block, kparams, observers, stats, deadline, timeout, kernel_name,
-                 checks, layout, total_shared, threads, lpb, nblocks_total, local_stride, bpb, workspace=0,
-                 wall_deadline=float("inf"), shape=None, grid_state=None):
-    for first in range(0, nblocks_total, bpb):
-        if (time.process_time() > deadline or time.monotonic() > wall_deadline) and first:
-            msg = (f"The kernel {kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog after "
-                   f"{first:,} of its {nblocks_total:,} blocks. Launch fewer blocks, or raise the limit with "
-                   "cudalab.set_watchdog(seconds).")
-            raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, kernel_name)])
-        nb = min(bpb, nblocks_total - first)
+def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
+                 checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace=0, shape=None,
+                 grid_state=None):
+    whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
+    for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)
         ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
-                  deadline, kernel_name, checks)
+                  pace.deadline, kernel_name, checks)
         ex.fr = Frame(df, ex.n, 0)
         ex.grid_workspace = workspace
-        ex.wall_deadline = wall_deadline
+        ex.wall_deadline = pace.wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
+        t0 = time.process_time()
         try:
             run_function(ex, df, ex.valid.copy(), is_kernel=True)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
         except Watchdog:
-            raise KernelError(_watchdog_message(ex, timeout), "cudaErrorLaunchTimeout",
-                              [Finding("watchdog", _watchdog_message(ex, timeout), kernel_name,
-                                       ex.pc_of["inst"].line)]) from None
+            raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line) from None
         except CudaError:
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
+        pace.batch_done(nb, time.process_time() - t0)
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:
@@ -1032,13 +1077,12 @@ def _internal_error(e: Exception, kernel_name: str) -> str:
             "run on a real GPU.")
 
 
-def _watchdog_message(ex, timeout):
+def _still_running(ex):
+    """Where the watchdog found the kernel's threads, for its message."""
     inst = ex.pc_of["inst"]
     mask = ex.pc_of["mask"]
     lanes = np.flatnonzero(mask)
     block, thread = ex.where(int(lanes[0])) if lanes.size else ((0, 0, 0), (0, 0, 0))
     line = f"line {inst.line}" if inst.line else "an unknown line"
-    return (f"The kernel {ex.kernel_name} ran for more than {timeout:g} s and was stopped by the watchdog. "
-            f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
-            f"({block[0]},{block[1]},{block[2]}) at {line}. Does a loop there ever end? (Raise the limit with "
-            "cudalab.set_watchdog(seconds) if the kernel is just slow.)")
+    return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
+            f"({block[0]},{block[1]},{block[2]}) at {line}.")

@@ -441,7 +441,8 @@ class GpuModule:
         return GpuBuffer._view(*self.global_ptr(name), owner=self)
 
 
-_DEVICE_RUNTIME = re.compile(r"\.extern\s+\.func\s*(?:\([^)]*\)\s*)?__cudaCDP2")
+# device-runtime calls: dynamic parallelism (__cudaCDP2*) and numba.cuda's grid.sync() (cudaCG*)
+_DEVICE_RUNTIME = re.compile(r"\.extern\s+\.func\s*(?:\([^)]*\)\s*)?(?:__cudaCDP2|cudaCG)")
 
 
 def devrt_library() -> str:
@@ -467,7 +468,8 @@ def devrt_library() -> str:
 
 
 def _link_device_runtime(code, arch: str):
-    """PTX compiled with -rdc=true that launches kernels (__cudaCDP2* calls), linked with libcudadevrt."""
+    """PTX that calls the device runtime (kernels launched from the GPU, numba's grid.sync()), linked
+    with libcudadevrt."""
     from cuda.core import Linker, LinkerOptions, ObjectCode
     with open(devrt_library(), "rb") as f:
         lib = ObjectCode.from_library(f.read())
@@ -495,10 +497,11 @@ def _cluster_config(grid, block, cluster, shmem, extra):
 
 
 def _uses_grid_sync(ptx: str, name: str) -> bool:
-    """cooperative_groups' grid.sync() reads its workspace from %envreg1/2, which only a cooperative
-    launch fills in."""
+    """cooperative_groups' grid.sync() reads its workspace from %envreg1/2 (numba.cuda's asks the
+    device runtime, cudaCGGetIntrinsicHandle), which only a cooperative launch fills in."""
     start = ptx.find(f".entry {name}(")
     if start < 0:
         return False
     end = ptx.find(".entry ", start + 8)
-    return "%envreg" in ptx[start:end if end > 0 else len(ptx)]
+    body = ptx[start:end if end > 0 else len(ptx)]
+    return "%envreg" in body or "cudaCGGetIntrinsicHandle" in body

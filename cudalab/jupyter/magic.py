@@ -37,7 +37,8 @@ class CudaMagics(Magics):
     @argument("--profile", action="store_true",
               help="profile every launch of the cell's kernels and show the per-line report")
     @argument("--timeout", type=float, metavar="SECONDS",
-              help="stop a whole program (int main), and a kernel it is running, after this long")
+              help="stop a whole program (int main), and a kernel it is running, after this long; in a "
+                   "cell of kernels: how long each launch of them may run (the watchdog, 10 s by default)")
     @argument("--save", metavar="NAME",
               help="save the cell as the file NAME (kernels.cuh, kernels.cu, ...) for later cells to "
                    "#include or build with; nothing is compiled or run")
@@ -104,6 +105,7 @@ class CudaMagics(Magics):
             # A student's mistake, not cudalab's: show the message, not a Python traceback.
             print(str(err), file=sys.stderr)
             return None
+        mod.watchdog = args.timeout
         ns = self.shell.user_ns
         ns[args.module] = mod
         for name in mod.kernels:

@@ -209,7 +209,7 @@ def parse_operand(tok: str, regs=None):
 # ------------------------------------------------------------------ declarations
 
 _VAR = re.compile(
-    r"^(?P<pre>(?:\.(?:visible|extern|weak|global|const|shared|local|param)\s+)+)"
+    r"^(?P<pre>(?:\.(?:visible|extern|weak|common|global|const|shared|local|param)\s+)+)"
     r"(?:\.attribute\s*\(\s*\.managed\s*\)\s+)?"
     r"(?:\.align\s+(?P<align>\d+)\s+)?(?:\.ptr\s+(?:\.\w+\s+)*)?\.(?P<type>\w+)\s+(?P<name>[$\w.]+)"
     r"(?P<dims>(?:\s*\[\s*\d*\s*\])*)(?:\s*=\s*(?P<init>.*))?$", re.S)

@@ -22,6 +22,7 @@ from . import streams
 from .arrays import DeviceArray
 from .launch import check_config, marshal
 from .mangle import param_types
+from .progress import Bar
 from .record import LaunchRecord, set_last
 
 
@@ -68,6 +69,7 @@ class Module:
                                    "This C++ feature is not supported by cudalab yet; a real GPU can run it.") from None
         self._programs: dict = {}
         self._kernels: dict = {}
+        self.watchdog = None        # seconds its kernels may run (%%cuda --timeout); None: cudalab.set_watchdog's
 
     @property
     def ptx(self) -> str:
@@ -172,6 +174,13 @@ class Module:
         return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
 
 
+def specialized(kernel, args):
+    """The Kernel that runs ``args``: a Python kernel (cudalab.jit) compiles one per argument types;
+    a C++ kernel is its own. For the tools that read a kernel's module before launching it."""
+    specialize = getattr(kernel, "specialize", None)
+    return specialize(*args) if specialize is not None else kernel
+
+
 class KernelNotFound(CudaError, AttributeError):
     """No kernel of that name (also an AttributeError, so ``mod.name`` lookups behave)."""
 
@@ -271,7 +280,7 @@ class Kernel:
             return None
 
         t0 = time.perf_counter()
-        kparams = marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
+        kparams = self._pack(args, pointer_of)
         rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
@@ -288,15 +297,21 @@ class Kernel:
             set_last(rec)
         return rec
 
+    def _pack(self, args, pointer_of) -> bytes:
+        """The launch's parameter buffer, C++'s way (types from the mangled name; pykernels packs numba's)."""
+        return marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
+
     def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks, cluster=None):
         from ..analysis.sanitizer import observers_for
         from ..emulator.engine import launch
         observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
         stats = None
+        bar = Bar(self.name)
         try:
             stats = launch(prog, self.mangled, g, b, shared, kparams, observers=observers,
-                           timeout=devices.WATCHDOG_SECONDS, kernel_name=self.name, checks=checks, cluster=cluster,
-                           non_portable_cluster=self.non_portable_cluster_size_allowed)
+                           timeout=self.module.watchdog or devices.WATCHDOG_SECONDS, kernel_name=self.name,
+                           checks=checks, cluster=cluster, non_portable_cluster=self.non_portable_cluster_size_allowed,
+                           progress=bar)
         except KernelError as e:
             rec.findings.extend(e.findings)
             printed = getattr(e, "printed", [])
@@ -305,7 +320,7 @@ class Kernel:
                 sys.stdout.flush()
             raise
         finally:
-            printed = stats.printed if stats is not None else []
+            bar.close()
         rec.instructions = stats.instructions
         rec.thread_instructions = stats.thread_instructions
         rec.printed = stats.printed

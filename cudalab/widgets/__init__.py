@@ -4,6 +4,7 @@
     cudalab.widgets.show(rec, "banks", line=7)                       # one of WIDGETS
     rec = cudalab.widgets.pipeline(kernel, grid, block, (A, B))      # follow one block's async copies
     cudalab.widgets.show(rec, "pipeline")
+    cudalab.widgets.fragment_map("mma.m16n8k16", "a")                 # which lane holds which element
 
 Each widget is an ipywidgets box around one clickable SVG; its picture is also saved in the notebook
 as HTML, so nbconvert, GitHub and nbviewer show it. ``cudalab.widgets.<name>.<name>_model`` builds
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from .asyncpipe import PipelineData, pipeline
 from .observe import Trace, trace
+from .tensorcore import FragmentMap, fragment_map
 
 WIDGETS = {
     "threads": "ThreadExplorer", "tiling": "TilingExplorer", "banks": "BankConflicts",
@@ -81,4 +83,5 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["PipelineData", "Trace", "WIDGETS", "pipeline", "show", "trace", *WIDGETS.values()]
+__all__ = ["FragmentMap", "PipelineData", "Trace", "WIDGETS", "fragment_map", "pipeline", "show", "trace",
+           *WIDGETS.values()]

@@ -154,6 +154,8 @@ def pipeline(kernel, grid, block, args=(), shared: int = 0, watch_block: int = 0
     """Launch ``kernel`` on the emulator following block ``watch_block``'s async copies; returns the
     LaunchRecord with ``rec.reports["pipeline"]`` (PipelineData). Arrays are copied back as usual."""
     from .observe import shared_vars
+    from ..runtime.module import specialized
+    kernel = specialized(kernel, args)
     source = kernel.module.source
     svars = shared_vars(kernel, source)
     tracer = PipelineTrace(kernel.name, watch_block,

@@ -387,7 +387,8 @@ class ThreadTrace(Observer):
 def parameter_names(source: str, kernel: str, count: int) -> list:
     """The kernel's parameter names as written in the source (``arg0``... where they can't be found)."""
     base = re.escape(kernel.split("<")[0])
-    m = re.search(rf"__global__[^;{{]*?\b{base}\s*\(([^)]*)\)", source or "")
+    m = (re.search(rf"__global__[^;{{]*?\b{base}\s*\(([^)]*)\)", source or "")
+         or re.search(rf"^\s*def\s+{base}\s*\(([^)]*)\)", source or "", re.M))      # a Python kernel
     names = []
     if m:
         for p in m.group(1).split(","):
@@ -427,6 +428,19 @@ def _eval_dim(expr, consts, depth=0):
         return None
 
 
+def _python_shared(kernel, source: str) -> dict:
+    """A Python kernel's ``_cudapy_smem_<n>`` -> (name, shape, dtype) from its cuda.shared.array lines."""
+    if getattr(kernel, "source_language", "cuda") != "python":
+        return {}
+    from ..pykernels.source import shared_arrays
+    mangled = sorted((v for v in kernel.module.ptx_module.variables if v.startswith("_cudapy_smem_")),
+                     key=lambda v: int(v.rsplit("_", 1)[1]))
+    declared = shared_arrays(source, kernel.name)
+    if len(declared) != len(mangled):
+        return {}
+    return {m: (d[0] or m, d[1], d[2]) for m, d in zip(mangled, declared)}
+
+
 def shared_vars(kernel, source: str) -> dict:
     """The kernel's ``__shared__`` arrays with offsets from the emulator's layout and shapes from the source."""
     from ..emulator.engine import shared_layout
@@ -435,8 +449,16 @@ def shared_vars(kernel, source: str) -> dict:
     layout, _, _ = shared_layout(prog, prog.function(kernel.mangled), 0)
     consts = _defines(source)
     out = {}
+    python = _python_shared(kernel, source)
     for mangled, offset in layout.items():
         var = kernel.module.ptx_module.variables[mangled]
+        if mangled in python:
+            name, shape, dtype = python[mangled]
+            itemsize = dtype.itemsize if dtype is not None else 4
+            if shape is None or int(np.prod(shape)) * itemsize != var.size:
+                shape = (max(var.size // itemsize, 1),)
+            out[name] = SharedVar(name, offset, var.size, itemsize, tuple(shape))
+            continue
         name = _demangle_shared(mangled)
         m = re.search(rf"__shared__\s+(?:[\w:]+\s+)*?([\w:]+)\s+{re.escape(name)}\s*((?:\[[^\]]*\]\s*)+)", source)
         itemsize, shape = 4, None
@@ -463,6 +485,8 @@ def trace(kernel, grid, block, args=(), shared: int = 0, max_blocks: int = 16, s
     if devices.current().kind != "emu":
         raise RuntimeError("cudalab.widgets.trace runs on the emulator; call cudalab.use('emu') first "
                            "(a real GPU cannot tell us what each thread did).")
+    from ..runtime.module import specialized
+    kernel = specialized(kernel, args)
     source = kernel.module.source
     names = parameter_names(source, kernel.name, len(args))
     shapes = shapes or {}

@@ -450,6 +450,7 @@ class Context(GraphAPI, TextureAPI):
         ``self.fault`` and the record is returned with ``error`` set; others raise CudaError."""
         from ...emulator.engine import launch
         from ..device import WATCHDOG_SECONDS
+        from ..progress import Bar
         from ..record import LaunchRecord
         rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu")
         rec.error = None
@@ -459,11 +460,13 @@ class Context(GraphAPI, TextureAPI):
         extra["non_portable_cluster"] = bool(fn.attributes.get(14))   # cudaFuncAttributeNonPortableClusterSizeAllowed
         from ...emulator import devrt
         devrt.LIMITS["pending_launch_count"] = self.limits.get(4, devrt.DEFAULT_PENDING)
-        watchdog = WATCHDOG_SECONDS
+        # a program given more time (--timeout) gives its kernels that time too
+        watchdog = max(WATCHDOG_SECONDS, self.time_limit or 0)
         t0 = time.perf_counter()
+        bar = Bar(fn.name)
         try:
             stats = launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
-                           timeout=watchdog, kernel_name=fn.name, observers=observers,
+                           timeout=watchdog, kernel_name=fn.name, observers=observers, progress=bar,
                            wall_deadline=self.deadline if self.deadline is not None else float("inf"), **extra)
         except KernelError as e:
             rec.findings.extend(e.findings)
@@ -472,7 +475,7 @@ class Context(GraphAPI, TextureAPI):
             self.launches.append(rec)
             message = e.args[0]
             if e.code == "cudaErrorLaunchTimeout" and self.deadline is not None and time.monotonic() >= self.deadline:
-                message = self.stopped = self.time_limit_message(fn.name, message)
+                message = self.stopped = self.time_limit_message(fn.name, message, getattr(e, "progress", None))
             if e.code not in STICKY:
                 err = CudaError(message, e.code if e.code in CODE else "cudaErrorLaunchFailure")
                 err.record = rec
@@ -482,6 +485,8 @@ class Context(GraphAPI, TextureAPI):
             return rec
         except CudaError as e:
             raise CudaError(e.args[0], e.code if e.code in CODE else "cudaErrorNotSupported") from None
+        finally:
+            bar.close()
         rec.wall_time = time.perf_counter() - t0
         rec.instructions, rec.thread_instructions = stats.instructions, stats.thread_instructions
         rec.printed = stats.printed
@@ -511,13 +516,15 @@ class Context(GraphAPI, TextureAPI):
             row["attributes"] = shown
         return row
 
-    def time_limit_message(self, kernel: str, detail: str) -> str:
-        """The watchdog's account of where the kernel was, told as the program's time limit running out."""
+    def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
+        """The watchdog's account of where the kernel was and how far it got (``progress``, the
+        engine's pace.Progress), told as the program's time limit running out."""
         import re
         where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+|an unknown line)\.", detail)
         where = f" {where.group(0)}" if where else ""
+        how_far = f" {progress.describe()}" if progress is not None else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
-                f"the kernel was stopped, and then the program.{where}")
+                f"the kernel was stopped, and then the program.{how_far}{where}")
 
     # ------------------------------------------------------------------ functions and occupancy
     def max_dynamic_shared(self, fn: Function) -> int:

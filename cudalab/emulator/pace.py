@@ -1,0 +1,169 @@
+"""How far a launch has got and how long its whole grid would take on the emulator.
+
+A GPU runs a grid of 262,144 blocks in a blink; the emulator, a few thousand times slower, would
+take hours. Rather than let such a launch run into the watchdog (or the program's time limit), the
+engine runs a small first batch of blocks (a sample, ``SAMPLE_SHARE`` times smaller than the
+others), measures its thread-instructions and its rate, and extrapolates over the grid: a launch
+that would clearly outlast its time is stopped at once, with the estimate and what to do. After
+every batch the same numbers (``Progress``, plain data) go to the caller's progress hook, which
+draws the progress bar (``cudalab/runtime/progress.py``); the watchdog's message tells them too.
+Time is CPU time, as the watchdog's: on a busy shared machine a good kernel is not blamed for the
+wait. Blocks are independent between grid syncs, so a smaller first batch changes no result.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+from ..errors import KernelError
+from .findings import Finding
+
+SAMPLE_SHARE = 32   # the first batch of a grid that needs several is this many times smaller
+CLEARLY = 2.0       # stop early only when the estimate is this many times the time there is
+
+WAYS = ("make the problem smaller (fewer blocks, or fewer loop iterations per thread), "
+            "give it more time (cudalab.set_watchdog(seconds) in Python, %%cuda --timeout SECONDS in a notebook, "
+            "cudalab run --timeout SECONDS for a program), or run it on a real GPU (cudalab.use(\"gpu\"), "
+            "%%cuda --device gpu, cudalab run --device gpu).")
+
+
+@dataclass
+class Progress:
+    """How far one launch has got: what a progress bar shows and the watchdog's message tells."""
+
+    kernel: str
+    blocks_done: int
+    blocks_total: int
+    thread_instructions: int      # so far (one per thread per instruction it executed)
+    seconds: float                # CPU seconds the launch has run
+    estimated_seconds: float | None = None   # the whole grid at the latest batch's pace; None before one
+    # after the small first batch only: the least the whole grid can take (each later batch takes at
+    # least as long as it did); its pace per block (estimated_seconds) may overstate a light kernel's
+    at_least_seconds: float | None = None
+
+    @property
+    def rate(self) -> float:
+        """Thread-instructions per CPU second so far."""
+        return self.thread_instructions / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def estimated_thread_instructions(self) -> int | None:
+        """The whole grid's thread-instructions, if every block does as much as those done so far."""
+        if not self.blocks_done:
+            return None
+        return round(self.thread_instructions * self.blocks_total / self.blocks_done)
+
+    def describe(self) -> str:
+        """For a student: how far it got and how fast."""
+        share = f" ({100 * self.blocks_done / self.blocks_total:.2g}%)" if 0 < self.blocks_done < self.blocks_total else ""
+        blocks = "block" if self.blocks_total == 1 else "blocks"
+        text = (f"It had finished {self.blocks_done:,} of its {self.blocks_total:,} {blocks}{share} after "
+                f"{self.seconds:.1f} s: {count(self.thread_instructions)} thread-instructions at "
+                f"{count(self.rate)} a second.")
+        return text
+
+    def describe_estimate(self) -> str:
+        """For a student: how much work the whole grid is, and how long it would take here."""
+        if self.estimated_seconds is None or self.blocks_done >= self.blocks_total:
+            return ""
+        low, high = self.at_least_seconds, self.estimated_seconds
+        when = (f"between {duration(low)} and {duration(high)}" if low is not None and high > 1.5 * low
+                else f"about {duration(high)}")
+        return f"The whole grid needs about {count(self.estimated_thread_instructions)} thread-instructions: {when} on the emulator."
+
+
+def count(x: float) -> str:
+    """1,234,567 -> '1.23 million': big counts as a student reads them aloud."""
+    for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if x >= size:
+            return f"{x / size:.3g} {word}"
+    return f"{x:,.0f}"
+
+
+def duration(seconds: float) -> str:
+    """3.2 -> '3 s', 5400 -> '1.5 hours', 2e6 -> '23 days'."""
+    for size, word in ((86400 * 365, "years"), (86400, "days"), (3600, "hours"), (60, "minutes")):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.2g} {word}"
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.2g} s"
+
+
+class Pace:
+    """The clock of one launch: its batches, its deadlines, its progress and estimate."""
+
+    def __init__(self, kernel: str, blocks_total: int, timeout: float, wall_deadline: float, stats, report=None):
+        self.kernel, self.blocks_total, self.timeout, self.stats = kernel, blocks_total, timeout, stats
+        self.start = time.process_time()
+        self.deadline = self.start + timeout          # the watchdog, in CPU seconds
+        self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
+        self.report = report                            # progress hook: called with a Progress after each batch
+        self.blocks_done = 0
+        self.per_batch = blocks_total
+        self.estimate = self.at_least = None
+
+    def batches(self, per_batch: int, whole=lambda n: n):
+        """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
+        ``per_batch // SAMPLE_SHARE`` blocks (``whole`` rounds it to blocks that must run together)."""
+        first = 0
+        self.per_batch = per_batch
+        if self.blocks_total > per_batch:
+            sample = whole(max(1, per_batch // SAMPLE_SHARE))
+            if sample < per_batch:
+                yield 0, sample
+                first = sample
+        for start in range(first, self.blocks_total, per_batch):
+            yield start, min(per_batch, self.blocks_total - start)
+
+    def progress(self) -> Progress:
+        return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
+                        time.process_time() - self.start, self.estimate, self.at_least)
+
+    def time_is_up(self) -> bool:
+        return time.process_time() > self.deadline or time.monotonic() > self.wall_deadline
+
+    def batch_done(self, blocks: int, batch_seconds: float):
+        """``blocks`` more blocks are done, their batch took ``batch_seconds`` of CPU time: update the
+        estimate, tell the hook, and stop the launch now if it would clearly outlast its time."""
+        self.blocks_done += blocks
+        left = self.blocks_total - self.blocks_done
+        spent = time.process_time() - self.start
+        self.estimate = spent + left * batch_seconds / blocks
+        # a small batch pays the same per-instruction overheads as a full one: it bounds a full
+        # batch's time from below, and its time per block overstates a light kernel's several times
+        self.at_least = spent + -(-left // self.per_batch) * batch_seconds if blocks < self.per_batch else None
+        p = self.progress()
+        if self.report is not None:
+            self.report(p)
+        if not left:
+            return
+        if self.time_is_up():
+            raise self.timed_out()
+        least = self.estimate if self.at_least is None else self.at_least
+        if least > CLEARLY * self.timeout:
+            raise self.stopped_early(p, "by the watchdog", f"its limit of {self.timeout:g} s")
+        wall_left = self.wall_deadline - time.monotonic()
+        if least - spent > CLEARLY * wall_left:
+            raise self.stopped_early(p, "", f"the {duration(max(wall_left, 0))} left of the program's time limit")
+
+    def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
+        msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "
+               f"{p.describe()} {p.describe_estimate()} To run it anyway: {WAYS}")
+        return self.error(msg, p)
+
+    def timed_out(self, where: str = "", line=None) -> KernelError:
+        """The watchdog's error: how far the kernel got, where its threads were, what to do."""
+        p = self.progress()
+        limit = (f"ran for more than {self.timeout:g} s and was stopped by the watchdog"
+                 if time.process_time() > self.deadline else "was stopped when the program's time limit ran out")
+        msg = f"The kernel {self.kernel} {limit}. {p.describe()} {p.describe_estimate()}".rstrip()
+        if where:
+            msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"
+        else:
+            msg += f" To let it finish: {WAYS}"
+        return self.error(msg, p, line)
+
+    def error(self, msg: str, p: Progress, line=None) -> KernelError:
+        err = KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, self.kernel, line,
+                                                                     details={"progress": asdict(p)})])
+        err.progress = p
+        return err

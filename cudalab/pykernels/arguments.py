@@ -1,0 +1,99 @@
+"""Launch arguments of a Python kernel: their numba types (which pick the compiled specialization) and
+the parameter bytes numba-cuda's ABI expects.
+
+numba passes an array as its whole struct, flattened into separate kernel parameters:
+``meminfo, parent, nitems, itemsize, data, shape[0..ndim), strides[0..ndim)`` (numba.cuda's
+``_Kernel._prepare_args``); meminfo and parent are 0 on the device. Complex numbers are two
+parameters (real, imaginary); tuples are their elements in order. Host numpy arrays are copied to
+the device as C-contiguous arrays and typed that way, as numba does for what it copies.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import LaunchError
+
+
+def _array_type(dtype, ndim, layout="C"):
+    from numba import from_dtype, types
+    return types.Array(from_dtype(np.dtype(dtype)), ndim, layout)
+
+
+def cuda_array_interface(a):
+    """``__cuda_array_interface__`` of a device array from another library (numba, CuPy), or None."""
+    return getattr(a, "__cuda_array_interface__", None)
+
+
+def numba_type(a, where: str):
+    """The numba type the kernel is compiled for when it gets ``a``."""
+    from numba import typeof, types
+    from ..runtime.arrays import DeviceArray
+    if isinstance(a, (np.ndarray, DeviceArray)) and len(a.shape) > 0:
+        return _array_type(a.dtype, len(a.shape))
+    cai = cuda_array_interface(a)
+    if cai is not None:         # strides None: C-contiguous (the interface's rule)
+        return _array_type(np.dtype(cai["typestr"]), len(cai["shape"]), "C" if cai.get("strides") is None else "A")
+    if isinstance(a, np.ndarray):            # 0-d: a number
+        a = a[()]
+    try:
+        t = typeof(a)
+    except ValueError:
+        t = None
+    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple)):
+        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers and tuples of "
+                          f"numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
+    return t
+
+
+def flatten(a, t, pointer_of, out: list):
+    """Append the kernel-parameter values of argument ``a`` (numba type ``t``) to ``out`` as
+    (value, numpy dtype) pairs; ``pointer_of(a)`` gives an array's device address (copying a host
+    array in)."""
+    from numba import types
+    if isinstance(t, types.Array):
+        cai = cuda_array_interface(a)
+        if cai is not None and pointer_of(a) is None:
+            ptr, shape = cai["data"][0], tuple(cai["shape"])
+            strides = cai.get("strides") or _c_strides(shape, np.dtype(cai["typestr"]).itemsize)
+            itemsize = np.dtype(cai["typestr"]).itemsize
+        else:
+            ptr, shape = pointer_of(a), tuple(a.shape)
+            itemsize = np.dtype(a.dtype).itemsize
+            strides = _c_strides(shape, itemsize)
+        nitems = int(np.prod(shape, dtype=np.int64))
+        out.extend((v, np.int64) for v in (0, 0, nitems, itemsize))
+        out.append((ptr, np.uint64))
+        out.extend((v, np.int64) for v in (*shape, *strides))
+    elif isinstance(t, types.BaseTuple):
+        for v, ti in zip(a, t):
+            flatten(v, ti, pointer_of, out)
+    elif isinstance(t, types.Complex):
+        part = np.float32 if t.bitwidth == 64 else np.float64
+        out.extend(((complex(a).real, part), (complex(a).imag, part)))
+    elif isinstance(t, types.Boolean):
+        out.append((bool(a), np.uint8))
+    else:
+        from numba.np.numpy_support import as_dtype
+        out.append((a, as_dtype(t)))
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def pack(kernel: str, params, values) -> bytes:
+    """The parameter buffer: each value at its PTX parameter's alignment, in the parameter's size."""
+    if len(values) != len(params):
+        raise LaunchError(f"{kernel}: numba's compiled kernel takes {len(params)} parameters but the arguments "
+                          f"make {len(values)}; this is a bug in cudalab's Python kernels, please report it.",
+                          "cudaErrorInvalidValue")
+    buf = bytearray()
+    for p, (v, dt) in zip(params, values):
+        off = (len(buf) + p.align - 1) // p.align * p.align
+        buf += b"\0" * (off - len(buf))
+        buf += np.array(v).astype(dt).tobytes()[:p.size].ljust(p.size, b"\0")
+    return bytes(buf)

@@ -1,0 +1,136 @@
+"""One Python kernel and its argument types -> PTX, through numba-cuda's compiler (typing by numba,
+code generation by NVVM from the nvidia-nvvm wheel), with the Python file as the module's source.
+
+numba-cuda asks the CUDA driver for the current GPU's compute capability when it compiles a device
+function that a kernel calls (``cuda.random``'s xoroshiro, a user's ``@cuda.jit(device=True)``); on a
+machine without a GPU there is no driver to ask, so while cudalab compiles, that question is answered
+with the selected device profile's compute capability (A100's 8.0 by default): the PTX is what
+numba-cuda would build for that GPU.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..errors import CompileError
+from ..frontend.nvrtc import CompiledSource
+
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """What numba-cuda reads from ``get_current_device()`` while it compiles."""
+
+    compute_capability: tuple
+
+
+def target_cc() -> tuple:
+    from ..device import current
+    return tuple(current().cc)
+
+
+def numpy_compat():
+    """numba-cuda 0.30 registers an overload of ``np.row_stack`` when it first compiles, and numpy 2.5
+    removed that alias of ``np.vstack`` (an H100 machine with numpy 2.5.2 failed every compile on
+    it): put the alias back, as numpy < 2.5 had it, so the first compile gets through."""
+    import numpy as np
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
+@contextmanager
+def _compiling_for(cc):
+    import numba.cuda.compiler as compiler
+    import numba.cuda.dispatcher as dispatcher
+    saved = dispatcher.get_current_device, compiler.get_current_device
+    stand_in = _Profile(cc)
+    with _LOCK:
+        dispatcher.get_current_device = compiler.get_current_device = lambda: stand_in
+        try:
+            yield
+        finally:
+            dispatcher.get_current_device, compiler.get_current_device = saved
+
+
+def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False) -> CompiledSource:
+    """PTX for ``pyfunc`` specialized to numba types ``argtypes`` (a kernel, numba's ABI: array
+    arguments flattened into meminfo, parent, nitems, itemsize, data, shape..., strides...).
+
+    Raises CompileError with numba's own message, shortened to what names the Python line."""
+    numpy_compat()
+    from numba.cuda import compile_ptx
+    cc = target_cc()
+    try:
+        with _compiling_for(cc):
+            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath)
+    except Exception as e:
+        if not _is_numba_error(e):
+            raise
+        raise CompileError(short_message(pyfunc, argtypes, e), log=str(e)) from None
+    filename = _ptx_file(ptx) or pyfunc.__code__.co_filename
+    # NVVM makes the name absolute: '<ipython-input-1-...>' (IPython's cells) becomes '/cwd/<ipython-...>'
+    source = python_source(filename) or python_source(pyfunc.__code__.co_filename)
+    return CompiledSource(source=source, ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
+                          lowered={pyfunc.__name__: _entry_name(ptx)}, filename=filename)
+
+
+def _is_numba_error(e) -> bool:
+    return any(c.__name__ == "NumbaError" for c in type(e).__mro__)
+
+
+def _ptx_file(ptx: str):
+    m = re.search(r'^\s*\.file\s+1\s+"([^"]*)"', ptx, re.M)
+    return m.group(1) if m else None
+
+
+def _entry_name(ptx: str) -> str:
+    return re.search(r"\.entry\s+([\w$]+)", ptx).group(1)
+
+
+def python_source(filename: str) -> str:
+    """The text of the file the PTX's ``.loc`` lines count in: a module on disk, or a notebook cell
+    (IPython keeps every cell in ``linecache`` under the name it compiled it with)."""
+    return "".join(linecache.getlines(filename))
+
+
+_NOISE = re.compile(r"^(Failed in .* pipeline.*|During: .*|\s*<source elided>|\s*\^)$")
+
+
+def _place(filename: str) -> str:
+    """A notebook cell is 'this cell' (its temporary file name means nothing to a student); a file, its name."""
+    if "ipykernel_" in filename or filename.startswith("<ipython"):
+        return "In this cell"
+    return f"In {os.path.basename(filename)}"
+
+
+def short_message(pyfunc, argtypes, e) -> str:
+    """numba's TypingError, as a student reads it: what is wrong and the Python line, once; without
+    the pipeline's stage names, the repeated 'During:' blocks and the ANSI colours."""
+    text = re.sub(r"\x1b\[[\d;]*m", "", str(e))
+    lines, seen_file, place = [], False, None
+    for line in text.splitlines():
+        if _NOISE.match(line):
+            continue
+        m = re.match(r'^File "([^"]*)", line (\d+):', line)
+        if m:
+            if seen_file:
+                break              # the second copy of the same place
+            seen_file, place = True, (os.path.abspath(m.group(1)), int(m.group(2)))
+            line = f"{_place(m.group(1))}, line {m.group(2)}:"
+        elif line.startswith("<source missing") and place:
+            line = linecache.getline(*place).rstrip() or line      # numba could not find a cell's text
+        lines.append(line)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    body = "\n".join(lines[:14])
+    sig = ", ".join(str(t) for t in argtypes)
+    where = f"{pyfunc.__name__}({sig})"
+    if not seen_file:
+        code = pyfunc.__code__
+        body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
+    return f"numba could not compile the Python kernel {where}:\n{body}"

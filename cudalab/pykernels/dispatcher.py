@@ -1,0 +1,173 @@
+"""``@cudalab.jit``: a Python kernel compiled lazily, once per argument types (as numba.cuda's
+dispatcher does), each specialization a runtime Kernel over its own PTX.
+
+A specialization (``PyKernel``) is an ordinary ``runtime.module.Kernel``: the same launch checks,
+copies of numpy arrays in and back, LaunchRecord, observers, sanitizers, streams, timeline and GPU
+backend. It differs only in how arguments become parameter bytes (numba's flattened array structs,
+arguments.py); its resources come from its PTX (``source_language``: device/resources.py assembles
+the PTX, there being no C++ to recompile).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from ..errors import KernelError, LaunchError, UnsupportedError
+from ..runtime.module import Kernel, Module
+from . import arguments
+from .compiler import compile_kernel, target_cc
+
+
+def python_words(text: str) -> str:
+    """A message of the emulator's, with numba.cuda's name for the barrier a Python kernel calls."""
+    return text.replace("__syncthreads()", "cuda.syncthreads()")
+
+
+class PyKernel(Kernel):
+    """One specialization of a Python kernel: numba types -> PTX -> a launchable Kernel."""
+
+    source_language = "python"
+
+    def __init__(self, module: Module, name: str, argtypes: tuple):
+        super().__init__(module, name, module.compiled.lowered[name])
+        self.argtypes = argtypes
+        self.ctypes = None          # numba's mangled names are not C++ signatures
+
+    def __repr__(self):
+        return f"<cudalab Python kernel {self.name}({', '.join(map(str, self.argtypes))})>"
+
+    def _pack(self, args, pointer_of) -> bytes:
+        if len(args) != len(self.argtypes):
+            raise LaunchError(f"{self.name} takes {len(self.argtypes)} argument{'s' * (len(self.argtypes) != 1)}, "
+                              f"but {len(args)} {'were' if len(args) != 1 else 'was'} given.", "cudaErrorInvalidValue")
+        from ..runtime import device as devices
+        on_emulator = devices.current().kind == "emu"
+        values = []
+        for k, (a, t) in enumerate(zip(args, self.argtypes)):
+            if on_emulator and arguments.cuda_array_interface(a) is not None and pointer_of(a) is None:
+                raise LaunchError(f"argument {k + 1} of {self.name} is an array in a real GPU's memory "
+                                  f"({type(a).__name__}); the emulator cannot read it. Pass a numpy array or a "
+                                  "cudalab device array (cudalab.numba.install() makes numba.cuda.to_device "
+                                  "give those).", "cudaErrorInvalidValue")
+            arguments.flatten(a, t, pointer_of, values)
+        return arguments.pack(self.name, self.func.params, values)
+
+    def _run_emu(self, *args, **kwargs):
+        try:
+            return super()._run_emu(*args, **kwargs)
+        except KernelError as e:     # the sanitizers speak C++: say it as numba.cuda does
+            findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
+            raise KernelError(python_words(e.args[0]), e.code, findings) from None
+
+    def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
+        # numba's ABI passes each array as a dozen parameters: always the packed buffer
+        rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
+
+
+class Dispatcher:
+    """A Python kernel: ``kernel[grid, block](*args)``, ``kernel[grid, block, stream, shared](*args)``.
+
+    Each new combination of argument types compiles once (``specialize``); with signatures given
+    (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
+    fit one of them, as in numba."""
+
+    def __init__(self, py_func, signatures=(), fastmath=False):
+        self.py_func = py_func
+        self.fastmath = fastmath
+        self._kernels: dict = {}
+        self._signatures: list = []
+        functools.update_wrapper(self, py_func)
+        for sig in signatures:
+            self._signatures.append(self._compile(_argtypes_of(sig)))
+
+    @property
+    def name(self):
+        return self.py_func.__name__
+
+    def __repr__(self):
+        return f"<cudalab Python kernel {self.name}>"
+
+    def _compile(self, argtypes: tuple) -> PyKernel:
+        key = (argtypes, target_cc())
+        k = self._kernels.get(key)
+        if k is None:
+            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath), name=self.name)
+            k = self._kernels[key] = PyKernel(module, self.name, argtypes)
+        return k
+
+    def specialize(self, *args) -> PyKernel:
+        """The compiled kernel that runs these arguments (compiling it the first time)."""
+        types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
+        if not self._signatures:
+            return self._compile(types)
+        for k in self._signatures:
+            if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types)):
+                return k
+        have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
+        raise LaunchError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
+                          "arguments of those types, or leave out the signature to compile for any.",
+                          "cudaErrorInvalidValue")
+
+    @property
+    def overloads(self) -> dict:
+        """Argument types -> compiled PyKernel, for every specialization so far."""
+        return {types: k for (types, _), k in self._kernels.items()}
+
+    def __getitem__(self, config):
+        Kernel.__getitem__(self, config)      # the same checks of the launch configuration
+        return lambda *args: self.specialize(*args)[config](*args)
+
+    def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
+        """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
+        ``n`` threads."""
+        block = tpb or 128
+        return self[max(1, -(-int(ntasks) // block)), block, stream, sharedmem]
+
+    def launch(self, grid, block, args=(), **options):
+        """Kernel.launch after choosing the specialization for ``args`` (profile, widgets, tests)."""
+        return self.specialize(*args).launch(grid, block, tuple(args), **options)
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
+                          f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+def _argtypes_of(sig) -> tuple:
+    from numba.core import sigutils
+    args, ret = sigutils.normalize_signature(sig)
+    if ret is not None and str(ret) != "none":
+        raise UnsupportedError(f"a kernel returns nothing: its signature's result must be void, not {ret}.")
+    return tuple(args)
+
+
+def _accepts(declared, given) -> bool:
+    """numba's rule for an explicit signature: arrays of the same dtype and rank (layout 'A' takes any),
+    numbers converted to the declared type."""
+    from numba import types
+    if isinstance(declared, types.Array):
+        return (isinstance(given, types.Array) and declared.dtype == given.dtype and declared.ndim == given.ndim
+                and declared.layout in ("A", given.layout))
+    if isinstance(declared, (types.Number, types.Boolean)):
+        return isinstance(given, (types.Number, types.Boolean))
+    return declared == given
+
+
+def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
+    """numba.cuda.jit for cudalab: ``@jit``, ``@jit(fastmath=True)``, ``@jit("void(float32[:])")``,
+    ``@jit(device=True)``.
+
+    A device function stays numba's own (numba inlines it into the kernels that call it); a kernel
+    becomes a Dispatcher. numba.cuda.jit's other options (``cache``, ``lineinfo``, ``debug``, ``opt``)
+    change nothing here: line info is always on, and compiled kernels are kept for the session."""
+    unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline"}
+    if unknown:
+        raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
+                               f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
+    if device:
+        from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
+        opts = {"device": True, "fastmath": fastmath}
+        return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
+    if callable(func_or_sig):
+        return Dispatcher(func_or_sig, (), fastmath)
+    sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, (list, tuple)) else (func_or_sig,))
+    return lambda f: Dispatcher(f, sigs, fastmath)

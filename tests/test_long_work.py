@@ -1,0 +1,257 @@
+"""Long work as a student meets it: a progress bar for launches that take a while, an early stop
+with an estimate for grids sized for a GPU, and time limits that stop a running kernel and leave
+the next launch or program working."""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+import cudalab
+from cudalab.emulator.engine import LANE_BUDGET
+from cudalab.emulator.pace import SAMPLE_SHARE, Progress
+from cudalab.programs import run_program_source
+from cudalab.runtime import progress
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# the Programming Guide's tiled matmul (16x16 tiles in shared memory), without the example's main
+TILED_MATMUL = (EXAMPLES / "matrix_mul_shared.cu").read_text().split("int main")[0]
+
+SPIN = "__global__ void spin(long long cycles, int *out) { long long t0 = clock64(); " \
+       "while (clock64() - t0 < cycles) { } out[0] = 1; }"
+SPIN_PROGRAM = "#include <cstdio>\n" + SPIN + """
+int main() {
+    int *d; cudaMalloc(&d, 4);
+    spin<<<1, 32>>>(1LL << 62, d);
+    printf("spin: %s\\n", cudaGetErrorString(cudaDeviceSynchronize()));
+}
+"""
+HELLO_PROGRAM = '#include <cstdio>\n__global__ void hi() { printf("hello from block %d\\n", blockIdx.x); }\n' \
+                "int main() { hi<<<2, 1>>>(); cudaDeviceSynchronize(); printf(\"done\\n\"); }\n"
+FIRST_BATCH = LANE_BUDGET // 256 // SAMPLE_SHARE      # blocks of 256 threads in a grid's first (sample) batch: 16
+ADD = "__global__ void add(const float *a, float *c, int n) " \
+      "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + 1; }"
+
+
+@pytest.fixture(autouse=True)
+def defaults():
+    yield
+    cudalab.set_watchdog(10)
+    cudalab.set_progress(None)
+
+
+def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
+    n = 8192          # 262,144 blocks of 256 threads, each looping 512 times: hours on the emulator
+    mod = cudalab.compile(TILED_MATMUL)
+    a, b, c = (cudalab.device_array(n * n, np.float32) for _ in range(3))
+    start = time.process_time()
+    with pytest.raises(cudalab.KernelError) as e:
+        mod.matMulShared[(n // 16, n // 16), (16, 16)](a, b, c, n)
+    assert time.process_time() - start < 10                   # within the watchdog's 10 s
+    message = str(e.value)
+    assert e.value.code == "cudaErrorLaunchTimeout"
+    assert "was stopped by the watchdog early: it would run far beyond its limit of 10 s" in message
+    assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in message    # the first (sample) batch only
+    assert "thread-instructions at" in message and "a second" in message
+    assert "trillion thread-instructions" in message and "hours on the emulator" in message
+    for remedy in ("make the problem smaller", "cudalab.set_watchdog(seconds)", "%%cuda --timeout",
+                   "cudalab run --timeout", 'cudalab.use("gpu")', "--device gpu"):
+        assert remedy in message
+    p = e.value.progress                                          # the same numbers as plain data
+    assert (p.blocks_done, p.blocks_total) == (FIRST_BATCH, 262144)
+    assert p.estimated_thread_instructions == p.thread_instructions * 262144 // FIRST_BATCH
+    assert p.estimated_seconds > 3600
+    assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
+
+
+def test_a_program_sized_for_a_gpu_stops_early_and_tells_why():
+    program = TILED_MATMUL + """
+int main() {
+    const int n = 8192;
+    float *A, *B, *C;
+    cudaMalloc(&A, n * n * 4); cudaMalloc(&B, n * n * 4); cudaMalloc(&C, n * n * 4);
+    matMulShared<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(A, B, C, n);
+    printf("matMulShared: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+}
+"""
+    result = run_program_source(program, timeout=60)
+    assert result.stdout == "matMulShared: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
+    assert "was stopped by the watchdog early" in result.stderr
+    assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in result.stderr
+    assert "hours on the emulator" in result.stderr and "cudalab run --timeout" in result.stderr
+
+
+def test_the_watchdog_says_how_far_the_kernel_got_and_what_to_do():
+    mod = cudalab.compile("__global__ void k(const int *go, int *out, int first) {\n"
+                          "    if (blockIdx.x >= first) while (go[0] == 0) { }   // nobody sets go[0]\n"
+                          "    out[blockIdx.x] = 1; }")
+    cudalab.set_watchdog(1)
+    with pytest.raises(cudalab.KernelError) as e:
+        mod.k[4096, 256](np.zeros(1, np.int32), np.zeros(4096, np.int32), FIRST_BATCH)
+    message = str(e.value)
+    assert "ran for more than 1 s and was stopped by the watchdog" in message
+    assert f"It had finished {FIRST_BATCH} of its 4,096 blocks" in message   # the first batch ended; the next spins
+    assert "thread-instructions at" in message
+    assert "threads were still running" in message and "at line 2" in message
+    assert "cudalab.set_watchdog(seconds)" in message and "--device gpu" in message
+
+
+def test_progress_numbers_read_as_a_student_would_say_them():
+    p = Progress("matMul", blocks_done=512, blocks_total=4096, thread_instructions=250_000_000, seconds=5.0,
+                 estimated_seconds=40.0)
+    assert p.rate == 50_000_000
+    assert p.estimated_thread_instructions == 2_000_000_000
+    assert p.describe() == ("It had finished 512 of its 4,096 blocks (12%) after 5.0 s: 250 million "
+                            "thread-instructions at 50 million a second.")
+    assert p.describe_estimate() == "The whole grid needs about 2 billion thread-instructions: about 40 s on the emulator."
+    # after the small first batch only, the time is known within bounds: each later batch of 512
+    # blocks takes at least as long as that one, and at most as long per block
+    p = Progress("matMul", blocks_done=16, blocks_total=4096, thread_instructions=7_800_000, seconds=0.2,
+                 estimated_seconds=51.2, at_least_seconds=1.8)
+    assert p.describe_estimate() == ("The whole grid needs about 2 billion thread-instructions: between 1.8 s and "
+                                     "51 s on the emulator.")
+
+
+def test_a_long_launch_shows_a_progress_bar_of_blocks(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)     # as if every launch were long
+    cudalab.set_progress(True)
+    n = 1 << 20                                          # 4096 blocks: a sample batch and 8 more
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    cudalab.compile(ADD).add[n // 256, 256](a, c, n)
+    bar = capsys.readouterr().err
+    assert "add:" in bar and "4096/4096" in bar and "blocks" in bar and "thread-instructions/s" in bar
+    assert (c == a + 1).all()
+
+
+def test_short_launches_and_switched_off_bars_show_nothing(monkeypatch, capsys):
+    n = 1 << 20
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    add = cudalab.compile(ADD).add
+    cudalab.set_progress(True)
+    add[n // 256, 256](a, c, n)                          # well under 2 s
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    cudalab.set_progress(False)
+    add[n // 256, 256](a, c, n)
+    assert capsys.readouterr().err == ""
+    cudalab.set_progress(None)
+    monkeypatch.setenv("CUDALAB_PROGRESS", "0")
+    add[n // 256, 256](a, c, n)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_programs_progress_bar_never_touches_its_stdout(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    cudalab.set_progress(True)
+    program = "#include <cstdio>\n" + ADD + """
+int main() {
+    const int n = 1 << 20;
+    float *a, *c;
+    cudaMallocManaged(&a, n * 4); cudaMallocManaged(&c, n * 4);
+    for (int i = 0; i < n; i++) a[i] = i;
+    add<<<n / 256, 256>>>(a, c, n);
+    cudaDeviceSynchronize();
+    printf("c[n-1] = %.0f\\n", c[n - 1]);
+}
+"""
+    result = run_program_source(program, timeout=60)
+    assert result.stdout == "c[n-1] = 1048576\n"
+    assert "4096/4096" in capsys.readouterr().err          # the bar went to this process's stderr
+
+
+def test_a_program_time_limit_stops_a_spinning_kernel_and_the_next_program_runs():
+    start = time.monotonic()
+    stopped = run_program_source(SPIN_PROGRAM, timeout=2)
+    assert time.monotonic() - start < 30                      # (the build is most of it the first time)
+    assert stopped.returncode != 0
+    assert "The program's time limit (2 s) ran out while kernel spin was running" in stopped.stderr
+    assert "It had finished 0 of its 1 block" in stopped.stderr and "at line 2" in stopped.stderr
+    hello = run_program_source(HELLO_PROGRAM, timeout=60)
+    assert hello.ok and hello.stdout.endswith("done\n") and hello.stdout.count("hello from block") == 2
+
+
+def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):
+    (tmp_path / "spin.cu").write_text(SPIN_PROGRAM)
+    (tmp_path / "hello.cu").write_text(HELLO_PROGRAM)
+    cli = [sys.executable, "-m", "cudalab.cli", "run"]
+    root = EXAMPLES.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    out = subprocess.run([*cli, "--timeout", "2", "spin.cu"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode != 0
+    assert "time limit (2 s) ran out while kernel spin was running" in out.stderr
+    out = subprocess.run([*cli, "hello.cu"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and out.stdout.endswith("done\n")
+
+
+def test_cudalab_run_timeout_is_how_long_a_kernel_files_launch_may_run(tmp_path, capsys):
+    from cudalab.cli import main
+    f = tmp_path / "spin.cu"
+    f.write_text(SPIN + "\n// cudalab: cycles = int64 4611686018427387904\n// cudalab: out = zeros int32[1]\n"
+                        "// cudalab: launch spin<<<1, 32>>>(cycles, out)\n")
+    assert main(["run", "--timeout", "1", str(f)]) == 1
+    assert "spin ran for more than 1 s and was stopped by the watchdog" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "cudalab")
+    return shell
+
+
+def test_cuda_cell_timeout_stops_a_spinning_program_and_the_next_cell_runs(ip, capsys):
+    ip.run_cell_magic("cuda", "--timeout 2", SPIN_PROGRAM)
+    assert "time limit (2 s) ran out while kernel spin was running" in capsys.readouterr().err
+    ip.run_cell_magic("cuda", "", HELLO_PROGRAM)
+    assert capsys.readouterr().out.endswith("done\n")
+
+
+def test_cuda_cell_timeout_is_how_long_its_kernels_may_run(ip):
+    ip.run_cell_magic("cuda", "--timeout 1", SPIN)
+    result = ip.run_cell("import numpy as np\nspin[1, 32](1 << 62, np.zeros(1, np.int32))")
+    assert isinstance(result.error_in_exec, cudalab.KernelError)
+    assert "ran for more than 1 s and was stopped by the watchdog" in str(result.error_in_exec)
+    ip.run_cell_magic("cuda", "", ADD)
+    result = ip.run_cell("a = np.ones(10, np.float32); c = np.zeros(10, np.float32); add[1, 32](a, c, 10)")
+    assert result.error_in_exec is None and (ip.user_ns["c"] == 2).all()
+
+
+def test_interrupting_a_long_launch_says_how_far_it_got_and_the_next_launch_works(monkeypatch):
+    def press_stop(bar, p):           # Jupyter's stop button (or Ctrl-C) while the second batch runs
+        if p.blocks_done > FIRST_BATCH:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(progress.Bar, "__call__", press_stop)
+    n = 1 << 20
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    add = cudalab.compile(ADD).add
+    with pytest.raises(cudalab.KernelError) as e:
+        add[n // 256, 256](a, c, n)
+    assert e.value.code == "cudaErrorLaunchFailure"
+    assert "The kernel add was interrupted while it ran. It had finished" in str(e.value)
+    assert "of its 4,096 blocks" in str(e.value)
+    monkeypatch.undo()
+    add[n // 256, 256](a, c, n)
+    assert (c == a + 1).all()
+
+
+# more iterations than the emulator runs in lock step before it lets waiting threads go ahead
+# (independent thread scheduling): 3000 elements, or 100,000 clock cycles
+@pytest.mark.parametrize("work, n", [("for (int i = 0; i < n; i++) s += a[i];", 3000),             # a serial sum
+                                     ("long long t0 = clock64(); while (clock64() - t0 < n) { } s = n;", 100_000)])
+def test_one_thread_working_long_while_the_block_waits_at_syncthreads(work, n):
+    mod = cudalab.compile("__global__ void k(const float *a, float *out, int n) {\n"
+                          "    __shared__ float total;\n"
+                          f"    if (threadIdx.x == 0) {{ float s = 0; {work} total = s; }}\n"
+                          "    __syncthreads();               // the other threads wait here for thread 0\n"
+                          "    out[threadIdx.x] = total; }")
+    out = np.zeros(64, np.float32)
+    mod.k[1, 64](np.ones(n, np.float32), out, n)
+    assert (out == n).all()

@@ -1,0 +1,173 @@
+"""Warp matrix operations: the tensor-core probes against a Hopper GPU's answers, the fragment maps a
+student sees, and the parts the corpus (tests/kernels/mma.py) does not reach.
+
+The corpus holds the GPU-recorded kernels (wmma of every type and shape, mma.sync of every shape,
+ldmatrix, stmatrix, cvt.rna.tf32); tools/mma_probe.py's saved answers pin down every wmma fragment
+layout and the tensor cores' rounding with crafted inputs.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.emulator import mma
+from cudalab.errors import KernelError
+from cudalab.widgets.tensorcore import fragment_map, render_svg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_emulator_answers_every_tensor_core_probe_as_the_gpu_did(capsys):
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import mma_probe
+    assert os.path.exists(mma_probe.SAVED)
+    assert mma_probe.check() == 0, capsys.readouterr().out
+
+
+def test_mma_m16n8k16_a_fragment_is_the_ptx_isa_table():
+    """PTX ISA: a_i of lane l sits at row groupID (+8 for a2,a3,a6,a7), column 2*(l%4) + (i&1) (+8 for i >= 4)."""
+    fm = fragment_map("mma.m16n8k16", "a", "f16")
+    assert fm.shape == (16, 16)
+    for lane in (0, 5, 31):
+        g, t = lane >> 2, lane % 4
+        want = [(g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)) for i in range(8)]
+        assert fm.held_by(lane) == want
+    assert (fm.copies == 1).all() and np.bincount(fm.lane.ravel()).tolist() == [8] * 32
+
+
+@pytest.mark.parametrize("instruction,operand,type,held,copies", [
+    ("wmma.m16n16k16", "a", "f16", 8, 2),        # sm_70's 16 halves: every element twice
+    ("wmma.m16n16k16", "c", "f32", 8, 1),
+    ("wmma.m8n32k16", "c", "f32", 8, 1),
+    ("wmma.m16n16k8", "b", "tf32", 4, 1),
+    ("wmma.m8n8k4", "a", "f64", 1, 1),
+    ("mma.m16n8k32", "b", "s8", 8, 1),
+    ("mma.m8n8k4", "c", "f64", 2, 1),
+])
+def test_every_element_has_a_home_and_every_lane_the_same_share(instruction, operand, type, held, copies):
+    fm = fragment_map(instruction, operand, type)
+    assert (fm.lane >= 0).all() and (fm.copies == copies).all()
+    assert np.bincount(fm.lane.ravel(), minlength=32).tolist() == [held] * 32
+
+
+def test_fragment_map_draws_and_names_bad_arguments():
+    svg = render_svg(fragment_map("wmma.m16n16k16", "c"))
+    assert svg.startswith("<svg") and svg.count("<rect") > 256 and "T31" in svg
+    with pytest.raises(ValueError, match="mma.m16n8k16"):
+        fragment_map("hmma.1688", "a")
+    with pytest.raises(ValueError, match="operand"):
+        fragment_map("mma.m16n8k16", "d")
+
+
+def test_fragment_elements_a_kernel_reads_are_where_the_map_says():
+    """wmma::load_matrix_sync of the matrix 0, 1, 2, ...: lane l's x[i] is the index of its element."""
+    mod = cudalab.compile(r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void lanes(const float* m, float* out) {
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+  wmma::load_matrix_sync(c, m, 16, wmma::mem_row_major);
+  for (int i = 0; i < c.num_elements; ++i) out[threadIdx.x * c.num_elements + i] = c.x[i];
+}''')
+    out = np.zeros(256, np.float32)
+    mod.get_kernel("lanes")[1, 32](np.arange(256, dtype=np.float32), out)
+    fm = fragment_map("wmma.m16n16k16", "c")
+    for lane in range(32):
+        assert [divmod(int(v), 16) for v in out[8 * lane: 8 * lane + 8]] == fm.held_by(lane)
+
+
+@pytest.mark.parametrize("bits,mode,want", [
+    (0x3F801000, "rna", 0x3F802000),     # a tie: away from zero
+    (0x3F801000, "rn", 0x3F800000),      # a tie: to even
+    (0x3F803000, "rn", 0x3F804000),
+    (0x3F801FFF, "rz", 0x3F800000),
+    (0x7F7FF000, "rna", 0x7F800000),     # rounds up to infinity
+    (0x7F800001, "rna", 0x7F800000),     # a NaN only loses its low 13 bits (measured on the GPU)
+    (0xFFC01234, "rna", 0xFFC00000),
+])
+def test_cvt_to_tf32(bits, mode, want):
+    got = mma.to_tf32(np.array([bits], np.uint32).view(np.float32), mode)
+    assert int(got[0]) == want
+
+
+def test_movmatrix_transposes_the_warps_8x8_matrix():
+    """PTX ISA movmatrix: lane l holds row l/4, columns 2(l%4) and 2(l%4)+1; afterwards, of the transpose."""
+    mod = cudalab.compile(r'''
+__global__ void mov(const unsigned* in, unsigned* out) {
+  unsigned r;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(in[threadIdx.x]));
+  out[threadIdx.x] = r;
+}''')
+    m = np.arange(64, dtype=np.uint32).reshape(8, 8)
+    lanes = np.arange(32)
+    words = m[lanes >> 2, 2 * (lanes % 4)] | (m[lanes >> 2, 2 * (lanes % 4) + 1] << 16)
+    out = np.zeros(32, np.uint32)
+    mod.get_kernel("mov")[1, 32](words.astype(np.uint32), out)
+    t = m.T
+    assert (out == (t[lanes >> 2, 2 * (lanes % 4)] | (t[lanes >> 2, 2 * (lanes % 4) + 1] << 16))).all()
+
+
+LDMATRIX = r'''
+__global__ void ld(unsigned* out, int stride) {
+  __shared__ __align__(16) unsigned short s[1024];
+  int l = threadIdx.x;
+  for (int i = l; i < 1024; i += 32) s[i] = i;
+  __syncwarp();
+  unsigned r0, r1, r2, r3;
+  unsigned p = static_cast<unsigned>(__cvta_generic_to_shared(&s[l * stride]));
+  if (l < WHO)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(p));
+  out[l] = r0 ^ r1 ^ r2 ^ r3;
+}'''
+
+
+@pytest.mark.parametrize("stride,wavefronts", [(8, 4), (32, 16)])
+def test_ldmatrix_counts_a_wavefront_per_matrix_and_its_bank_conflicts(stride, wavefronts):
+    """Rows 16 bytes apart fill all 32 banks: one wavefront per 8x8 matrix. Rows 64 bytes apart put
+    two rows on the same banks... four times: 4 wavefronts each."""
+    k = cudalab.compile(LDMATRIX.replace("WHO", "32")).get_kernel("ld")
+    rec = cudalab.profile(k, 1, 32, (cudalab.device_array(32, np.uint32), np.int32(stride)))
+    assert rec.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == wavefronts
+
+
+def test_ldmatrix_in_divergent_code_is_reported():
+    k = cudalab.compile(LDMATRIX.replace("WHO", "16")).get_kernel("ld")
+    with pytest.raises(KernelError, match="all 32 threads of a warp must execute it together, but only 16"):
+        k[1, 32](cudalab.device_array(32, np.uint32), np.int32(8))
+
+
+def test_profile_counts_tensor_core_instructions():
+    k = cudalab.compile(r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void tiles(const half* a, float* c) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, a, 16);
+  for (int k = 0; k < 3; ++k) wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(c + 256 * (threadIdx.x / 32), fc, 16, wmma::mem_row_major);
+}''').get_kernel("tiles")
+    a = cudalab.to_device(np.ones(256, np.float16))
+    rec = cudalab.profile(k, 2, 64, (a, cudalab.device_array(1024, np.float32)))
+    assert rec.metrics["smsp__inst_executed_pipe_tensor.sum"] == 3 * 4        # 3 per warp, 4 warps
+
+
+def test_wmma_in_half_a_warp_is_reported():
+    k = cudalab.compile(r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void half_warp(const half* a, float* c) {
+  if (threadIdx.x < 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, a, 16);
+    c[threadIdx.x] = __half2float(fa.x[0]);
+  }
+}''').get_kernel("half_warp")
+    with pytest.raises(KernelError, match=r"wmma at line 7 .* only 16 threads"):
+        k[1, 32](np.ones(256, np.float16), np.zeros(32, np.float32))
