@@ -313,8 +313,11 @@ def failed_line(text: str) -> str | None:
 
 
 def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None) -> Result:
-    command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *s.options, *s.sources]
-    shown = "cudalab run " + " ".join(shlex.quote(w) for w in command[6:])
+    # the emulator's kernels get the program's time (--timeout) instead of its 10 s watchdog, the limit
+    # that counts being the CPU time below; a GPU has no watchdog either
+    more_time = ["--timeout", f"{timeout * WALL_PER_CPU:g}"] if device == "emu" else []
+    command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *more_time, *s.options, *s.sources]
+    shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*more_time, *s.options, *s.sources])
     if s.left_out:
         return Result(s.name, s.folder, "left out", s.left_out, command=shown)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -451,8 +454,9 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
         f"The emulator's limit is {TIMEOUT:g} s of CPU time for the run (the build is timed apart and not",
         "counted), and its time column is that CPU time, of the emulator and the program: the machine is shared,",
         "so wall time says little. Times marked *wall* come from runs with a wall-clock limit of the same",
-        "length on a loaded machine (load average about 4 per core). Each kernel also has the emulator's",
-        "watchdog: 10 s of CPU time (cudaErrorLaunchTimeout).",
+        "length on a loaded machine (load average about 4 per core), where each kernel also had the emulator's",
+        "watchdog of 10 s of CPU time (cudaErrorLaunchTimeout); later runs give `cudalab run --timeout` (the",
+        "program's time, which its kernels get too) so that only the CPU limit counts, as a GPU has no watchdog.",
         "",
         f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
         f"{len(left)} left out.**",
