@@ -494,7 +494,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", choices=("emu", "gpu"), default="emu")
     p.add_argument("--jobs", type=int, default=2, help="samples at a time (2 is the most a 2-core machine takes)")
     p.add_argument("--timeout", type=float, default=TIMEOUT)
-    p.add_argument("--only", default="", help="comma-separated sample names")
+    p.add_argument("--only", default="", help="comma-separated sample names, run in that order")
     p.add_argument("--folders", default=",".join(FOLDERS), help="comma-separated folders of Samples/ to run (a "
                    "long run in parts)")
     p.add_argument("--json", type=Path, help="write the results here (default: samples-DEVICE.json)")
@@ -518,8 +518,9 @@ def main(argv=None) -> int:
         write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
         print(f"wrote {a.markdown}")
         return 0
-    chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs)
-              if not a.only or s.name in a.only.split(",")]
+    only = a.only.split(",") if a.only else []
+    chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs) if not only or s.name in only]
+    chosen.sort(key=lambda s: only.index(s.name) if only else 0)       # in the order --only gives
     work = a.work or Path(tempfile.mkdtemp(prefix="cuda-samples-"))
     stage(chosen, a.samples, work)
     if a.stage_only:
