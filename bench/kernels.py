@@ -166,7 +166,7 @@ BENCHES = {b.name: b for b in [
           lambda n, rng: [rng.random(n, np.float32), rng.random(n, np.float32),
                           np.zeros(n, np.float32), np.int32(n)],
           _vector_add_check),
-    Bench("matmul", "matmul", TILED_MATMUL, (128, 256), (16, 16), lambda n: (n // 16, n // 16),
+    Bench("matmul", "matmul", TILED_MATMUL, (64, 128, 256), (16, 16), lambda n: (n // 16, n // 16),
           lambda n, rng: [rng.random((n, n), np.float32), rng.random((n, n), np.float32),
                           np.zeros((n, n), np.float32), np.int32(n)],
           _matmul_check),

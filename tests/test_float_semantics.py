@@ -161,3 +161,29 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
     out = np.zeros(3, np.float32)
     cudalab.compile(src).get_kernel("k")[1, 1](f32(0x3F80028F), f32(0x3F7FD015), f32(0xBF8020B6), out)
     assert bits(out) == ["0xbad87400", "0x400006ef", "0x400006f0"]
+
+
+# ---------------------------------------------------------------- special function unit (MUFU)
+# ex2/rcp/rsqrt.approx.f32 run on the H100's special function unit, which is not correctly rounded:
+# libdevice's expf, tanhf, rsqrtf, __fdividef... inherit its bits. Expected values: the H100's, from
+# tools/mufu_probe.cu and the corpus (tests/kernels/recorded); the comment gives the nearest float.
+
+@pytest.mark.parametrize("instruction, x, want", [
+    ("ex2.approx.ftz.f32 %0, %1;", 0x3FAD31E4, 0x40237E36),   # 2^1.353085: nearest 0x40237e35
+    ("ex2.approx.ftz.f32 %0, %1;", 0xBF000000, 0x3F3504F2),   # 2^-0.5: nearest 0x3f3504f3
+    ("ex2.approx.ftz.f32 %0, %1;", 0xBEB6D480, 0x3F47DE6D),   # 2^-0.35709: nearest 0x3f47de6f, 2 ulp off
+    ("ex2.approx.ftz.f32 %0, %1;", 0xBFF7F9EB, 0x3E85AF2B),   # 2^-1.937314: nearest 0x3e85af2a
+    ("ex2.approx.ftz.f32 %0, %1;", 0x33800AC0, 0x3F800000),   # 2^6e-8: the input is truncated to 2^-23 steps
+    ("ex2.approx.ftz.f32 %0, %1;", 0xC2FD0000, 0x00000000),   # 2^-126.5 is subnormal: flushed
+    ("rcp.approx.ftz.f32 %0, %1;", 0x3FAF7E35, 0x3F3AB83F),   # 1/1.371039: nearest 0x3f3ab83e
+    ("rcp.approx.ftz.f32 %0, %1;", 0x3F96A541, 0x3F59846A),   # 1/1.176918: nearest 0x3f59846b
+    ("rcp.approx.ftz.f32 %0, %1;", 0x80400000, 0xFF800000),   # 1/-subnormal: flushed input, -inf
+    ("rsqrt.approx.f32 %0, %1;", 0x00000001, 0x64B504F2),     # 1/sqrt(2^-149): nearest 0x64b504f3
+])
+def test_special_function_unit_gives_the_h100s_bits_not_the_nearest_float(instruction, x, want):
+    assert bits(ptx(instruction, np.float32, f32(x))) == [hex(want)]
+
+
+def test_fast_division_multiplies_by_the_special_function_units_reciprocal():
+    got = ptx("div.approx.f32 %0, %1, %2;", np.float32, f32(0xC03F80C8, 0xC0379F4D), f32(0x3FC6006A, 0x40B07DA3))
+    assert bits(got) == ["0xbff7990e", "0xbf052c11"]              # x/y rounded: 0xbff7990f, 0xbf052c10

@@ -42,11 +42,7 @@ def test_numba_docs_kernel_gives_numpys_answer(case):
 
 
 # Cases whose emulator result is known to differ from the H100's bits, with the cause.
-KNOWN_DIFFERENCES = {
-    "math_functions": "libdevice's float32 sin/exp/atan2 and float64 log1p/cos/tanh: 106 of 512 float32 results "
-                      "differ from the H100's by 1-2 ulp and 2 float64 ones (the same PTX on the GPU matches): "
-                      "cause not found yet",
-}
+KNOWN_DIFFERENCES = {}
 
 
 def _recorded():

@@ -448,17 +448,6 @@ def rcp_rn(a):
     return (np.ones((), a.dtype) / a).astype(a.dtype)
 
 
-def ex2_approx(a):
-    a = np.asarray(a)
-    return np.exp2(a.astype(np.float64)).astype(a.dtype)
-
-
-def lg2_approx(a):
-    a = np.asarray(a)
-    with np.errstate(all="ignore"):
-        return np.log2(a.astype(np.float64)).astype(a.dtype)
-
-
 def testp(a, what):
     """testp: on the GPU ``.normal`` is true for +-0 too (it means 'not subnormal, inf or NaN')."""
     a = np.asarray(a)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import alu
+from . import alu, mufu
 from .dtypes import dtype, flush_subnormal, is_float
 from .operands import reader, writer
 
@@ -341,9 +341,15 @@ def _mad24(inst, d):
 def _div(inst, d):
     t = inst.type
     if is_float(t):
-        if "approx" in inst.mods or "full" in inst.mods:
+        if "approx" in inst.mods and t == "f32":
+            def approx(a, b):
+                # PTX ISA div: div.approx.f32 is a * (1/b), with the special function unit's 1/b
+                with np.errstate(all="ignore"):
+                    return np.asarray(a, np.float32) * mufu.rcp_ftz(b)
+            return simple(inst, d, _float(inst, approx))
+        if "full" in inst.mods:
             def f(a, b):
-                # div.approx/full.f32: a * (1/b), within 2 ulp (PTX ISA div)
+                # div.full.f32: within 2 ulp (PTX ISA div); the GPU's exact sequence is not modelled
                 a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
                 with np.errstate(all="ignore"):
                     return (a64 / b64).astype(np.float32)
@@ -561,18 +567,40 @@ def _sqrt(inst, d):
 
 @op("rsqrt")
 def _rsqrt(inst, d):
+    if inst.type == "f32":
+        return simple(inst, d, mufu.rsqrt_ftz if "ftz" in inst.mods else mufu.rsqrt)
     return _unary_float(inst, d, lambda x: 1.0 / np.sqrt(x))
+
+
+def _mufu(inst, d, measured, f64fn):
+    """ex2/rcp.approx.f32: the H100's special function unit, measured (emulator/mufu.py). Without
+    .ftz, subnormal inputs and results were not measured: there they are ``f64fn`` rounded to nearest."""
+    if "ftz" in inst.mods:
+        return simple(inst, d, measured)
+
+    def f(a):
+        a = np.asarray(a, np.float32)
+        with np.errstate(all="ignore"):
+            near = np.asarray(f64fn(a.astype(np.float64))).astype(np.float32)
+        tiny = np.finfo(np.float32).tiny
+        subnormal = ((a != 0) & (np.abs(a) < tiny)) | ((near != 0) & (np.abs(near) < tiny))
+        return np.where(subnormal, near, measured(a))
+    return simple(inst, d, _gpu_nan(f))
 
 
 @op("rcp")
 def _rcp(inst, d):
     if "approx" in inst.mods:
+        if inst.type == "f32":
+            return _mufu(inst, d, mufu.rcp_ftz, lambda x: 1.0 / x)
         return _unary_float(inst, d, lambda x: 1.0 / x)
     return simple(inst, d, _float(inst, alu.rcp_rn, op="rcp"))
 
 
 @op("sin", "cos", "lg2", "ex2", "tanh")
 def _approx(inst, d):
+    if inst.opcode == "ex2" and inst.type == "f32":
+        return _mufu(inst, d, mufu.ex2_ftz, np.exp2)
     f = {"sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh}[inst.opcode]
     return _unary_float(inst, d, f)
 

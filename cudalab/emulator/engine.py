@@ -22,7 +22,7 @@ from ..errors import CudaError, KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
-from . import cluster, devrt, sm90  # noqa: F401  (clusters, device-side launches, the rest of sm_90's ISA)
+from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
 from . import mma  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
@@ -35,7 +35,7 @@ from .printf import ArgReader, format_call
 
 cluster_mod = cluster
 
-K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT = range(7)
+K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED = range(8)   # K_FUSED: compiled.py
 LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
@@ -193,20 +193,26 @@ class _DecodeContext:
 class Regs(dict):
     """Registers of one frame: created on first use as zeros of their storage type."""
 
-    def __init__(self, func, n):
+    def __init__(self, func, n, pool=None):
         super().__init__()
         self.func, self.n = func, n
+        self.pool = pool if pool is not None else {}     # a finished batch's arrays, to reuse
 
     def __missing__(self, name):
-        arr = np.zeros(self.n, storage(self.func.regs[name]))
+        st = storage(self.func.regs[name])
+        arr = self.pool.pop(name, None)
+        if arr is not None and arr.size == self.n and arr.dtype == st:
+            arr.fill(0)          # cheaper than fresh pages: a big np.zeros maps and faults them in anew
+        else:
+            arr = np.zeros(self.n, st)
         self[name] = arr
         return arr
 
 
 class Frame:
-    def __init__(self, df: DecodedFunction, n: int, local_base: int):
+    def __init__(self, df: DecodedFunction, n: int, local_base: int, pool=None):
         self.df = df
-        self.regs = Regs(df.func, n)
+        self.regs = Regs(df.func, n, pool)
         self.params: dict = {}
         self.local_base = local_base
         self.n = n
@@ -536,6 +542,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 stack.pop()
                 break
             kind, fn, inst, aux = code[pc]
+            if kind == K_FUSED:          # a compiled group of instructions pc..aux-1 (compiled.py)
+                stats.instructions += aux - pc - 1
+                stats.thread_instructions += ex.idx.size * (aux - pc - 1)
+                check_every += aux - pc - 1
             stats.instructions += 1
             stats.thread_instructions += ex.idx.size
             check_every += 1
@@ -547,7 +557,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             g = inst.guard
             if g is not None:
                 pv = ex.fr.regs[g[0]]
-                pv = pv[ex.idx]
+                if ex.idx.size != pv.size:       # (every lane active: idx is 0..n-1, no gather needed)
+                    pv = pv[ex.idx]
                 if g[1]:
                     pv = ~pv
                 all_t = pv.all()
@@ -562,6 +573,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 elif any_t:
                     ex.run_on(ex.idx[pv], fn, ex)
                 pc += 1
+                continue
+            if kind == K_FUSED:
+                fn(ex)
+                pc = aux
                 continue
             if kind == K_WAIT:
                 if _wait(ex, fn, all_t, any_t, None if g is None else pv, stack, ent, pc, returned):
@@ -1034,20 +1049,28 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                  checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace=0, shape=None,
                  grid_state=None):
     whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
+    pool = None                      # register arrays of the previous batch (not kept for observers)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)
         ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
                   pace.deadline, kernel_name, checks)
-        ex.fr = Frame(df, ex.n, 0)
+        ex.fr = Frame(df, ex.n, 0, pool)
         ex.grid_workspace = workspace
         ex.wall_deadline = pace.wall_deadline
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
+        t_pick = time.process_time()
+        run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+        pace.not_counted(time.process_time() - t_pick + compiled.background_seconds())  # compiling is not the kernel's time
+        ex.deadline = pace.deadline
         t0 = time.process_time()
         try:
-            run_function(ex, df, ex.valid.copy(), is_kernel=True)
+            run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
+            if run_df is df:
+                compiled.note_time(df, time.process_time() - t0)
+            pool = None if observers else dict(ex.fr.regs)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None

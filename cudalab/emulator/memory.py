@@ -160,14 +160,19 @@ class DeviceMemory:
             return f"{dist} bytes after the end of a {a.size}-byte allocation at 0x{a.address:x}"
         return f"{dist} bytes before a {a.size}-byte allocation at 0x{a.address:x}"
 
+    def bounds(self):
+        """(starts, ends): sorted uint64 arrays of the live allocations' first and past-last bytes
+        (cached until the next alloc or free; the compiled tier searches them too)."""
+        if self._bounds is None:
+            self._bounds = (np.asarray(self._starts, np.uint64),
+                            np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64))
+        return self._bounds
+
     def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Per address: does [addr, addr+size) lie inside one live allocation?"""
         if not self._starts:
             return np.zeros(addrs.shape, bool)
-        if self._bounds is None:
-            self._bounds = (np.asarray(self._starts, np.uint64),
-                            np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64))
-        starts, ends = self._bounds
+        starts, ends = self.bounds()
         if addrs.size:
             # the common case: every lane inside the one allocation its lowest address falls in
             lo, hi = addrs.min(), addrs.max()

@@ -84,7 +84,8 @@ def duration(seconds: float) -> str:
     """3.2 -> '3 s', 5400 -> '1.5 hours', 2e6 -> '23 days'."""
     for size, word in ((86400 * 365, "years"), (86400, "days"), (3600, "hours"), (60, "minutes")):
         if seconds >= 2 * size:
-            return f"{seconds / size:.2g} {word}"
+            n = seconds / size
+            return f"{n:.1f} {word}" if n < 10 else f"{n:.0f} {word}"
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.2g} s"
 
 
@@ -117,6 +118,12 @@ class Pace:
     def progress(self) -> Progress:
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
                         time.process_time() - self.start, self.estimate, self.at_least)
+
+    def not_counted(self, seconds: float):
+        """Time spent on something other than the kernel (compiling it to native code): the watchdog
+        and the estimate leave it out."""
+        self.deadline += seconds
+        self.start += seconds
 
     def time_is_up(self) -> bool:
         return time.process_time() > self.deadline or time.monotonic() > self.wall_deadline

@@ -1,0 +1,113 @@
+/* The bench kernels as plain C loops, one core: the "native" column of bench/speed.py.
+ *
+ * Each kernel does what its CUDA version in bench/kernels.py does, thread by thread in order.
+ * Build: cc -O2 -o kernels kernels.c  (bench/speed.py builds it and prints the command).
+ * Usage: kernels NAME SIZE -> prints "seconds checksum" for the best of 3 runs (after a warm-up
+ * run, so page faults on the inputs are not timed).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);   /* CPU time: a busy machine does not inflate it */
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static float *a_f, *b_f, *c_f;
+static int *x_i, *out_i;
+static unsigned char *bytes;
+static unsigned int *hist, *start;
+static long n_;
+
+static void vector_add(void) {
+    for (long i = 0; i < n_; i++) c_f[i] = a_f[i] + b_f[i];
+}
+
+static void matmul(void) {        /* the tiled kernel's arithmetic: acc += A[row][k] * B[k][col] */
+    long n = n_;
+    for (long row = 0; row < n; row++)
+        for (long col = 0; col < n; col++) {
+            float acc = 0.0f;
+            for (long k = 0; k < n; k++) acc += a_f[row * n + k] * b_f[k * n + col];
+            c_f[row * n + col] = acc;
+        }
+}
+
+static void histogram(void) {
+    memset(hist, 0, 256 * sizeof *hist);
+    for (long i = 0; i < n_; i++) hist[bytes[i]]++;
+}
+
+static void warp_reduce(void) {   /* one sum of 32 per warp, as the shuffle tree computes it */
+    for (long w = 0; w < n_ / 32; w++) {
+        int v = 0;
+        for (int l = 0; l < 32; l++) v += x_i[w * 32 + l];
+        out_i[w] = v;
+    }
+}
+
+static void collatz(void) {
+    for (long i = 0; i < n_; i++) {
+        unsigned long long x = start[i];
+        int s = 0;
+        while (x != 1) {
+            x = (x & 1) ? 3 * x + 1 : x >> 1;
+            ++s;
+        }
+        out_i[i] = s;
+    }
+}
+
+static void grid_stride(void) {   /* saxpy: y = 2x + y */
+    for (long i = 0; i < n_; i++) c_f[i] = 2.0f * a_f[i] + c_f[i];
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride SIZE\n", argv[0]);
+        return 2;
+    }
+    const char *name = argv[1];
+    n_ = atol(argv[2]);
+    long elems = strcmp(name, "matmul") == 0 ? n_ * n_ : n_;
+    a_f = malloc(elems * sizeof(float));
+    b_f = malloc(elems * sizeof(float));
+    c_f = calloc(elems, sizeof(float));
+    x_i = malloc(elems * sizeof(int));
+    out_i = calloc(elems, sizeof(int));
+    bytes = malloc(elems);
+    hist = calloc(256, sizeof *hist);
+    start = malloc(elems * sizeof *start);
+    srand(1);
+    for (long i = 0; i < elems; i++) {
+        a_f[i] = rand() / (float)RAND_MAX;
+        b_f[i] = rand() / (float)RAND_MAX;
+        x_i[i] = rand() % 200 - 100;
+        bytes[i] = rand() & 255;
+        start[i] = (unsigned int)(i + 1);
+    }
+    void (*fn)(void) = strcmp(name, "vector_add") == 0 ? vector_add : strcmp(name, "matmul") == 0 ? matmul
+        : strcmp(name, "histogram") == 0 ? histogram : strcmp(name, "warp_shuffle") == 0 ? warp_reduce
+        : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride : NULL;
+    if (!fn) {
+        fprintf(stderr, "unknown kernel %s\n", name);
+        return 2;
+    }
+    fn();
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t = now();
+        fn();
+        t = now() - t;
+        if (t < best) best = t;
+    }
+    double sum = 0;
+    for (long i = 0; i < elems; i++) sum += c_f[i] + out_i[i];
+    for (int i = 0; i < 256; i++) sum += hist[i];
+    printf("%.9f %.6g\n", best, sum);
+    return 0;
+}

@@ -1,0 +1,174 @@
+"""The emulator's two tiers against the same kernels as plain C loops on one core, side by side.
+
+    python bench/speed.py                      # every kernel at the issue's sizes
+    python bench/speed.py --only matmul --markdown
+    python bench/speed.py --interp-budget 5    # interpreter runs longer than this are extrapolated
+
+For each kernel: the interpreter (``CUDALAB_TIER=interp``), the compiled tier (``CUDALAB_TIER=compiled``,
+timed after a warm-up launch that compiles it; the compile time is its own column), and the C
+version in ``bench/c/kernels.c`` built with ``cc -O2`` (best of 3 runs after a warm-up). Inputs live
+on the device before the timed launch, so copies are not timed. Results are checked against numpy.
+Times are CPU seconds of the process (the C program's too), so that a shared, busy machine does
+not inflate them; the load average is printed with the table.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from kernels import BENCHES, Bench  # noqa: E402
+
+GRID_STRIDE = r"""
+__global__ void saxpy(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = 2.0f * x[i] + y[i];
+}
+"""
+
+
+def _grid_stride_check(size, args, blocks):
+    x, y, _ = args
+    want = 2.0 * x.astype(np.float64) + np.random.default_rng(1).random(size, np.float32)
+    ok = np.allclose(y, want, rtol=1e-6)
+    return None if ok else "y: wrong saxpy result"
+
+
+BENCHES = dict(BENCHES, grid_stride=Bench(
+    "grid_stride", "saxpy", GRID_STRIDE, (2**22,), (256,), lambda n: (256,),
+    lambda n, rng: [rng.random(n, np.float32), np.random.default_rng(1).random(n, np.float32), np.int32(n)],
+    _grid_stride_check))
+
+# (kernel, size): the issue's list (issue 16)
+CASES = [("vector_add", 2**20), ("matmul", 256), ("matmul", 1024), ("collatz", 2**14), ("histogram", 2**24),
+         ("warp_shuffle", 2**20), ("grid_stride", 2**22)]
+CC = ["cc", "-O2"]
+
+
+@dataclass
+class Row:
+    name: str
+    size: int
+    interp: float | None = None
+    interp_note: str = ""
+    compiled: float | None = None
+    compile_s: float | None = None
+    c: float | None = None
+    error: str = ""
+
+
+def build_c(folder):
+    exe = Path(folder) / "kernels"
+    subprocess.run(CC + ["-o", str(exe), str(HERE / "c" / "kernels.c")], check=True)
+    return exe
+
+
+def run_c(exe, name, size):
+    out = subprocess.run([str(exe), name, str(size)], capture_output=True, text=True, check=True).stdout
+    return float(out.split()[0])
+
+
+def launch(kernel, bench, size, args, blocks=None):
+    t = time.process_time()
+    kernel[bench.launch(size, blocks), bench.block](*args)
+    return time.process_time() - t
+
+
+def emulate(name, size, interp_budget):
+    """(interp seconds, note, compiled seconds, compile seconds, error) for one kernel."""
+    import cudalab
+    cudalab.set_watchdog(3600)            # the interpreter takes minutes on the biggest sizes
+    bench = BENCHES[name]
+    kernel = cudalab.compile(bench.source).get_kernel(bench.kernel)
+    host = bench.inputs(size, np.random.default_rng(0))
+    args = [cudalab.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+    full = bench.grid(size)[-1]
+    row = Row(name, size)
+    os.environ["CUDALAB_TIER"] = "interp"
+    launch(kernel, bench, size, args, 1)                   # warm-up: parsing, decoding
+    blocks = full
+    if interp_budget is not None and name != "grid_stride":     # (a grid-stride block does all the work)
+        first = max(1, min(full, (1 << 17) // (int(np.prod(bench.block)) * int(np.prod(bench.grid(size)[:-1])))))
+        one = launch(kernel, bench, size, args, first)           # about one batch of the interpreter
+        blocks = max(first, min(full, int(interp_budget / max(one, 1e-6) * first)))
+    t = launch(kernel, bench, size, args, blocks)
+    row.interp = t * full / blocks
+    if blocks < full:
+        row.interp_note = f"~ ({blocks} of {full} block rows run)"
+    os.environ["CUDALAB_TIER"] = "compiled"
+    args = [cudalab.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+    row.compile_s = launch(kernel, bench, size, args, 1)   # compiles (or loads from the disk cache)
+    args = [cudalab.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+    row.compiled = launch(kernel, bench, size, args)
+    out = [a.copy_to_host() if hasattr(a, "copy_to_host") else a for a in args]
+    row.error = bench.check(size, out, full) or ""
+    os.environ.pop("CUDALAB_TIER", None)
+    return row
+
+
+def fmt(x, digits=3):
+    if x is None:
+        return "-"
+    return f"{x:.{digits}g}" if x < 100 else f"{x:.0f}"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", help="comma-separated kernel names")
+    p.add_argument("--interp-budget", type=float, default=20.0,
+                   help="seconds: longer interpreter runs are extrapolated from part of the grid (default 20)")
+    p.add_argument("--markdown", action="store_true")
+    a = p.parse_args(argv)
+    only = set(a.only.split(",")) if a.only else None
+    cases = [c for c in CASES if only is None or c[0] in only]
+    folder = tempfile.mkdtemp()
+    try:
+        exe = build_c(folder)
+        rows = []
+        for name, size in cases:
+            try:
+                row = emulate(name, size, a.interp_budget)
+            except Exception as e:          # noqa: BLE001  (a failing kernel is a row, not the end)
+                row = Row(name, size, error=f"{type(e).__name__}: {e}")
+            row.c = run_c(exe, name, size)
+            rows.append(row)
+            print(f"  {name} {size}: done", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    head = ["kernel", "size", "interp s", "compiled s", "C s", "compiled / C", "interp / compiled", "compile s", "check"]
+    lines = []
+    for r in rows:
+        lines.append([r.name, str(r.size), fmt(r.interp) + (" " + r.interp_note if r.interp_note else ""),
+                      fmt(r.compiled), f"{r.c:.4f}" if r.c is not None else "-",
+                      f"{r.compiled / r.c:.1f}x" if r.compiled and r.c else "-",
+                      f"{r.interp / r.compiled:.1f}x" if r.compiled and r.interp else "-",
+                      fmt(r.compile_s), r.error or "ok"])
+    if a.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for ln in lines:
+            print("| " + " | ".join(ln) + " |")
+    else:
+        widths = [max(len(h), *(len(ln[k]) for ln in lines)) for k, h in enumerate(head)]
+        print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+        for ln in lines:
+            print("  ".join(x.ljust(w) for x, w in zip(ln, widths)))
+    cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    one, five, _ = os.getloadavg()
+    print(f"\nC: {' '.join(CC)} ({cc}), one core. Machine: {os.cpu_count()} CPUs, load average {one:.1f} "
+          f"(1 min), {five:.1f} (5 min).")
+    return 1 if any(r.error for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,572 @@
+"""The compiled tier: straight-line runs of a kernel's instructions as native code, same schedule.
+
+The interpreter runs one instruction over every active lane, then the next. This tier keeps that
+schedule and only changes *how* a run of instructions executes: a **group** of consecutive
+instructions inside one basic block becomes one native function (``llvmgen``, through llvmlite)
+that runs, lane by lane, all of the group's instructions. Control flow, barriers, calls, warp
+instructions and everything the generator does not know stay with the interpreter, entry by entry,
+so a kernel is never "unsupported" here: it just has fewer groups.
+
+Why running a group lane by lane equals lock step: instructions on registers only touch their own
+lane; a group holds no two memory instructions where one writes a state space the other reads or
+writes (local memory is per thread and never conflicts), so no lane can see another lane's effect
+earlier or later than in lock step; and an atomic runs in lane order either way. Where the native
+code meets something it will not decide itself (an address memcheck would report, a float64 NaN),
+it *bails out*: registers the group both read and wrote are restored and the group runs again in
+the interpreter, which gives the exact result or the exact error message. A group that starts with
+an atomic checks every lane's address first (an atomic must not run twice).
+
+Used only when nothing observes the launch (observers need per-instruction events). The tier is
+chosen by ``CUDALAB_TIER`` (see ``mode`` and ``pick``): by default a kernel compiles in the
+background once a launch is big or the kernel has spent ``AUTO_SECONDS`` in the interpreter, so no
+launch waits for LLVM. Native code and the group list are cached on disk by the kernel's
+``fingerprint``.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
+AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
+OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
+_CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def mode() -> str:
+    """CUDALAB_TIER: ``interp``, ``compiled``, ``auto`` (default) or ``check`` (compiled, and every
+    group also run in the interpreter and compared: a debugging aid, slow)."""
+    m = os.environ.get("CUDALAB_TIER", "auto").strip().lower()
+    return m if m in ("interp", "compiled", "auto", "check") else "auto"
+
+
+def cache_dir() -> Path:
+    """``native/`` in cudalab's cache folder (``$CUDALAB_CACHE`` or ~/.cache/cudalab, as programs/build.py)."""
+    return Path(os.environ.get("CUDALAB_CACHE") or Path.home() / ".cache" / "cudalab") / "native"
+
+
+@dataclasses.dataclass
+class _Tier:
+    """What the tier knows about one decoded kernel: time spent interpreted, its fused code."""
+    interp_seconds: float = 0.0
+    fused: object = None            # DecodedFunction with K_FUSED entries, False: nothing to compile
+    building: bool = False          # a background compile is under way
+
+
+def pick(program, df, observers, lanes, cluster_size=1):
+    """The DecodedFunction to run: ``df`` itself (interpreted) or its fused copy.
+
+    ``auto`` never makes a launch wait for LLVM: a kernel worth compiling (a launch of AUTO_LANES
+    lanes, or AUTO_SECONDS of interpreter time) compiles in a background thread while the
+    interpreter goes on; later batches and launches pick the native code up when it is ready. Code
+    in the disk cache loads at once. ``compiled`` and ``check`` compile before running."""
+    if observers or cluster_size > 1 or not df.func.is_entry:
+        return df
+    m = mode()
+    if m == "interp":
+        return df
+    st = _tier(df)
+    if st.fused is None:
+        if m != "auto" or not st.building and _on_disk(program, df):
+            _compile(program, df, st, raise_errors=m == "check")
+        elif (lanes >= AUTO_LANES or st.interp_seconds >= AUTO_SECONDS) and not st.building:
+            st.building = True
+            threading.Thread(target=_compile, args=(program, df, st), daemon=True,
+                             name=f"cudalab compile {df.func.name}").start()
+    return st.fused or df
+
+
+def _compile(program, df, st, raise_errors=False):
+    t0 = time.thread_time()
+    try:
+        with _BUILD_LOCK:                # LLVM's global context: one build at a time
+            fused = _build(program, df) or False
+    except Exception:           # noqa: BLE001  (no LLVM, or LLVM refused the code: the interpreter runs it)
+        if raise_errors:
+            raise
+        fused = False
+    if threading.current_thread() is not threading.main_thread():
+        with _LOCK:
+            _BACKGROUND[0] += time.thread_time() - t0
+    st.fused = fused
+
+
+_LOCK = threading.Lock()
+_BUILD_LOCK = threading.Lock()
+_BACKGROUND = [0.0]
+
+
+def background_seconds():
+    """CPU seconds background compiles used since the last call: the watchdog measures the process's
+    CPU time, and compiling is not the kernel's time."""
+    with _LOCK:
+        t, _BACKGROUND[0] = _BACKGROUND[0], 0.0
+    return t
+
+
+def note_time(df, seconds):
+    """Interpreter time of a launch, for the auto mode's AUTO_SECONDS."""
+    st = _tier(df)
+    st.interp_seconds += seconds
+
+
+def _tier(df):
+    st = df.__dict__.get("_tier")
+    if st is None:
+        st = df._tier = _Tier()
+    return st
+
+
+# ------------------------------------------------------------------ planning groups
+
+@dataclasses.dataclass
+class Group:
+    start: int
+    end: int                    # exclusive
+    regs: list                  # register names, pointer-table order
+    restore: list               # registers read and written: restored before a bail-out rerun
+    writes: set                 # registers the group writes
+    outputs: set                # registers stored without being read: every lane run gets a new value
+    stored: list                # registers the group stores (written and live after it)
+    symbols: list
+    name: str
+    check_name: str | None      # address pre-check of a leading atomic
+
+
+_READ_ONLY = ("param", "const")
+
+
+def _access(inst):
+    """(classes, writes) of a memory instruction: classes of memory it may touch across lanes."""
+    from .memops import _space
+    op = inst.opcode
+    if op in ("ld", "ldu", "st", "atom", "red"):
+        sp = _space(inst)
+        if sp in _READ_ONLY or sp == "local":
+            return (), False
+        classes = ("global", "shared") if sp == "generic" else ("shared",) if sp == "shared" else ("global",)
+        return classes, op != "ld" and op != "ldu"
+    return (), False
+
+
+_WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
+                 "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
+                 "atom"}
+
+
+def _regs(o):
+    from .decode import _regs as regs_of
+    return set(regs_of(o))
+
+
+def live_after(df):
+    """Per instruction index, the registers that may be read after it (backward dataflow over the
+    CFG). A group stores only those: the others are dead temporaries. Over-approximates: an unknown
+    instruction defines nothing and reads every register it names; None where control flow is
+    not plain (brx.idx), so everything is stored."""
+    f = df.func
+    n = len(f.insts)
+    uses, defs, succ = [], [], []
+    for i, inst in enumerate(f.insts):
+        ops = inst.operands
+        if inst.opcode == "brx":
+            return None
+        writes = inst.opcode in _WRITES_FIRST and ops and ops[0][0] in ("reg", "vec", "pair")
+        d = _regs(ops[0]) if writes else set()
+        u = set()
+        for o in (ops[1:] if writes else ops):
+            u |= _regs(o)
+        if inst.guard:
+            u.add(inst.guard[0])
+            d = set()                       # a guarded write may not happen: the old value lives on
+        uses.append(u)
+        defs.append(d)
+        nxt = []
+        if inst.opcode == "bra":
+            nxt.append(f.labels[ops[0][1]])
+            if inst.guard:
+                nxt.append(i + 1)
+        elif inst.opcode in ("ret", "exit", "trap") and not inst.guard:
+            pass
+        else:
+            nxt.append(i + 1)
+        succ.append([s for s in nxt if s < n])
+    live_in = [set() for _ in range(n)]
+    out = [set() for _ in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            o = set().union(*(live_in[s] for s in succ[i])) if succ[i] else set()
+            li = uses[i] | (o - defs[i])
+            if li != live_in[i] or o != out[i]:
+                live_in[i], out[i] = li, o
+                changed = True
+    return out
+
+
+def _signature(inst, f, d):
+    """What decides whether the generator takes an instruction and whether it can bail out: its
+    opcode, modifiers, guard, and its operands' kinds and register types (not their names)."""
+    def op(o):
+        k = o[0]
+        if k == "reg":
+            return (k, f.regs.get(o[1]), o[2])
+        if k == "imm":
+            return (k, o[2])
+        if k == "sym":
+            return (k, o[1] in d.param_offsets, o[1] in ("WARP_SZ", "_"), o[1] if o[1] in ("WARP_SZ", "_") else "")
+        if k == "mem":
+            return (k, None if o[1] is None else op(o[1]))
+        if k in ("vec", "list"):
+            return (k, tuple(op(x) for x in o[1]))
+        if k == "pair":
+            return (k, op(o[1]), op(o[2]))
+        return o                         # special registers: by name
+    return (inst.opcode, inst.mods, inst.guard is not None and f.regs.get(inst.guard[0]),
+            tuple(op(o) for o in inst.operands), inst.opcode in ("add", "sub") and dec_contraction(inst, d) is not None)
+
+
+def dec_contraction(inst, d):
+    from .decode import _contraction
+    return _contraction(inst, d)
+
+
+def plan(df, module, sink):
+    """Split the kernel into groups and emit each into ``sink`` (an llvmlite module). Instructions
+    the generator refuses stay interpreted."""
+    from llvmlite import ir
+    from . import llvmgen as lg
+    from .decode import DECODERS, _nop
+    from .engine import K_NORMAL, _DecodeContext
+    f = df.func
+    d = _DecodeContext(f, module, df.param_offsets)
+    boundaries = set(f.labels.values()) | set(df.reconv.values())
+    n = len(df.code)
+    scratch = ir.Module(name="scratch")
+    scratch_find = lg.find_function(scratch)
+    info = {}                                   # pc -> can bail out (present: compilable)
+    trial = None                                # one scratch builder takes every trial until one fails
+    tried = {}                                  # instruction signature -> can bail out, None: not compilable
+    for pc in range(n):
+        kind, _, inst, _ = df.code[pc]
+        if kind != K_NORMAL or inst.opcode not in lg.GENERATORS:
+            continue
+        if inst.opcode in ("membar", "fence") and DECODERS.get(inst.opcode) is not _nop:
+            continue
+        sig = _signature(inst, f, d)
+        if sig not in tried:
+            if trial is None:
+                trial = lg.GroupBuilder(scratch, f"t{pc}", f, d, [], scratch_find)
+            bails = trial.bails
+            try:
+                trial.emit(inst)
+                tried[sig] = trial.bails > bails
+            except Exception:   # noqa: BLE001  (lg.Skip, or a form the generator misreads: interpret it)
+                trial, tried[sig] = None, None
+        if tried[sig] is not None:
+            info[pc] = tried[sig]
+    find = lg.find_function(sink)
+    live = live_after(df)
+    groups, symbols = [], []
+    pc = 0
+    while pc < n:
+        if pc not in info:
+            pc += 1
+            continue
+        reads, writes = set(), set()
+        end, bails = pc, False
+        atomic = df.code[pc][2].opcode in ("atom", "red")
+        while end in info and (end == pc or end not in boundaries):
+            inst = df.code[end][2]
+            classes, wr = _access(inst)
+            if any(c in writes or (wr and c in reads) for c in classes):
+                break
+            if end != pc and (inst.opcode in ("atom", "red", "shfl") or atomic and info[end]):
+                break             # atomics and shuffles start their group; nothing may bail out after an atomic
+            bails = bails or info[end]
+            (writes if wr else reads).update(classes)
+            end += 1
+        name = f"g{pc}"
+        gb = lg.GroupBuilder(sink, name, f, d, symbols, find)
+        for k in range(pc, end):
+            gb.emit(df.code[k][2])
+        gb.finish(None if live is None else live[end - 1])
+        check = None
+        if atomic:
+            check = f"c{pc}"
+            cb = lg.GroupBuilder(sink, check, f, d, symbols, find, regs=gb.regs, check_only=True)
+            cb.emit(df.code[pc][2])
+            cb.finish()
+        restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
+        groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
+                            symbols, name, check))
+        pc = end
+    return groups
+
+
+# ------------------------------------------------------------------ native code
+
+_JIT: dict = {}
+
+
+def _jit():
+    if not _JIT:
+        import llvmlite.binding as llvm
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+
+        def machine():
+            return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                                features=llvm.get_host_cpu_features().flatten(), opt=2)
+        # an execution engine takes ownership of its target machine (and frees it with itself), so
+        # each engine gets its own; "tm" only optimizes and emits object code
+        _JIT.update(llvm=llvm, tm=machine(), machine=machine)
+    return _JIT
+
+
+def fingerprint(df) -> str:
+    """What the native code of a kernel depends on: its instructions, registers, parameters and
+    labels, and this tier's own source (a changed generator never loads old code)."""
+    if "_fingerprint" not in df.__dict__:
+        f = df.func
+        h = hashlib.sha256(_tier_version().encode())
+        h.update(repr((f.name, sorted(f.regs.items()), sorted(df.param_offsets.items()),
+                       sorted(f.labels.items()))).encode())
+        for i in f.insts:
+            h.update(repr((i.opcode, i.mods, i.operands, i.guard)).encode())
+        df._fingerprint = h.hexdigest()[:32]
+    return df._fingerprint
+
+
+_VERSION: list = []
+
+
+def _tier_version():
+    if not _VERSION:
+        here = Path(__file__).parent
+        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in ("compiled.py", "llvmgen.py")))
+                        .hexdigest())
+    return _VERSION[0]
+
+
+def _on_disk(program, df):
+    """Compiled before (by this or an earlier process): loading it costs milliseconds."""
+    return (cache_dir() / f"{fingerprint(df)}.json").exists()
+
+
+def _build(program, df):
+    """The kernel's fused code: groups planned, generated and optimized by LLVM, or loaded from the
+    disk cache; None when no instruction can be compiled."""
+    from .engine import K_FUSED
+    j = _jit()
+    llvm = j["llvm"]
+    key = fingerprint(df)
+    meta_path, obj_path = cache_dir() / f"{key}.json", cache_dir() / f"{key}.o"
+    try:
+        groups = [Group(**dict(g, writes=set(g["writes"]), outputs=set(g["outputs"])))
+                  for g in json.loads(meta_path.read_text())]
+        obj = obj_path.read_bytes()
+    except (OSError, ValueError, TypeError):
+        groups, obj = None, None
+    if groups is None:
+        from llvmlite import ir
+        sink = ir.Module(name="cudalab_kernel")
+        groups = plan(df, program.module, sink)
+        if not groups:
+            return None
+        mod = llvm.parse_assembly(str(sink))
+        mod.verify()
+        mod.triple = llvm.get_process_triple()
+        mod.data_layout = str(j["tm"].target_data)
+        pb = llvm.create_pass_builder(j["tm"], llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL))
+        pb.getModulePassManager().run(mod, pb)
+        obj = j["tm"].emit_object(mod)
+        _save(key, groups, obj)
+    if not groups:
+        return None
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    code = list(df.code)
+    for g in groups:
+        fn = _CFUNC(engine.get_function_address(g.name))
+        check = _CFUNC(engine.get_function_address(g.check_name)) if g.check_name else None
+        first = dataclasses.replace(df.code[g.start][2], guard=None)    # the group evaluates its guards
+        code[g.start] = (K_FUSED, _Runner(g, fn, check, df.code), first, g.end)
+    fused = dataclasses.replace(df, code=code)
+    fused._engine = engine
+    return fused
+
+
+def _save(key, groups, obj):
+    """Object code and group list into the cache (written whole, then renamed: concurrent
+    processes never read half a file). A read-only home only loses the cache."""
+    try:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = [dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs)) for g in groups]
+        for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):
+            tmp = folder / f"{key}{suffix}.{os.getpid()}.tmp"
+            tmp.write_bytes(data)
+            tmp.replace(folder / f"{key}{suffix}")
+    except OSError:
+        pass
+
+
+_PAD = None           # index of "pad" in llvmgen.CTX (set on first use)
+
+
+class _Runner:
+    """Calls one group's native function over the active lanes; reruns it interpreted on a bail-out."""
+
+    def __init__(self, group, fn, check, code):
+        global _PAD
+        from .llvmgen import SLOT
+        _PAD = SLOT["pad"]
+        self.g, self.fn, self.check, self.code = group, fn, check, code
+        self.table = np.zeros(max(len(group.regs), 1), np.uint64)
+        self.seen = [None] * len(group.regs)       # the arrays whose addresses are in the table
+
+    def __call__(self, ex):
+        g = self.g
+        regs = ex.fr.regs
+        table, seen = self.table, self.seen
+        idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
+        every = ex.ridx is None            # every lane, padding included (see llvmgen.CTX)
+        copies, fresh = [], []
+        for k, name in enumerate(g.regs):
+            if name[0] == "@":           # read across lanes: as it was before the group (a shuffle's source)
+                arr = regs[name[1:]]
+                if name[1:] in g.writes:
+                    arr = arr.copy()
+                    copies.append(arr)
+            else:
+                arr = regs.get(name)
+                if arr is None and every and name in g.outputs:
+                    arr = _new_register(regs, name)
+                    fresh.append(arr)
+                elif arr is None:
+                    arr = regs[name]
+            if arr is not seen[k]:
+                seen[k] = arr
+                table[k] = arr.ctypes.data
+        ctx = _context(ex, g.symbols)
+        if every:
+            count, lanes = ex.n, 0
+            ctx[_PAD] = ex.n != idx.size
+        else:
+            count, lanes = idx.size, idx.ctypes.data
+            ctx[_PAD] = 0
+        args = (count, lanes, table.ctypes.data, ctx.ctypes.data)
+        if self.check is not None and self.check(*args):
+            return self._interpret(ex)
+        if mode() == "check":
+            return self._check(ex, args)
+        saved = [(name, regs[name].copy()) for name in g.restore]
+        if self.fn(*args):
+            if self.check is not None:
+                raise RuntimeError("compiled atomic group bailed out after its address check")
+            for name, arr in saved:
+                regs[name][:] = arr
+            for arr in fresh:            # not zeroed for the native run: as Regs would hand them out
+                arr.fill(0)
+            self._interpret(ex)
+
+    def _check(self, ex, args):
+        """Run the group natively and interpreted from the same state; raise where they differ."""
+        regs = ex.fr.regs
+        before = {k: v.copy() for k, v in regs.items()}
+        spaces = (ex.mem.data, ex.shared, ex.local)
+        mem_before = [a.copy() for a in spaces]
+        bailed = bool(self.fn(*args))
+        native = {k: regs[k].copy() for k in self.g.stored}
+        mem_native = [a.copy() for a in spaces]
+        for k, v in before.items():
+            regs[k][:] = v
+        for a, b in zip(spaces, mem_before):
+            a[:] = b
+        self._interpret(ex)
+        if bailed:
+            return
+        lanes = ex.idx
+        for k, v in native.items():
+            if not np.array_equal(v[lanes], regs[k][lanes]):
+                bad = lanes[v[lanes] != regs[k][lanes]][0]
+                raise AssertionError(f"compiled group {self.g.start}-{self.g.end} ({self.code[self.g.start][2].text}) "
+                                     f"wrote {k}={v[bad]} in lane {bad}, the interpreter {regs[k][bad]}"
+                                     f"{' (bailed out)' if bailed else ''}")
+        for name, a, b in zip(("global", "shared", "local"), mem_native, spaces):
+            if not np.array_equal(a, b):
+                raise AssertionError(f"compiled group {self.g.start}-{self.g.end} changed {name} memory differently")
+
+    def _interpret(self, ex):
+        """The group's instructions in the interpreter, as run_function runs K_NORMAL entries."""
+        for pc in range(self.g.start, self.g.end):
+            _, fn, inst, _ = self.code[pc]
+            gd = inst.guard
+            if gd is None:
+                fn(ex)
+                continue
+            pv = ex.fr.regs[gd[0]][ex.idx]
+            if gd[1]:
+                pv = ~pv
+            if pv.all():
+                fn(ex)
+            elif pv.any():
+                ex.run_on(ex.idx[pv], fn, ex)
+
+
+def _new_register(regs, name):
+    """An array for a register the group is about to write in every lane: a previous batch's, not
+    zeroed (engine.Regs zeroes the arrays it hands out, for registers read before written)."""
+    from .dtypes import storage
+    st = storage(regs.func.regs[name])
+    arr = regs.pool.pop(name, None)
+    if arr is None or arr.size != regs.n or arr.dtype != st:
+        arr = np.empty(regs.n, st)
+    regs[name] = arr
+    return arr
+
+
+def _context(ex, symbols):
+    """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed)."""
+    from . import llvmgen as lg
+    mem = ex.mem
+    c = getattr(ex, "_native_ctx", None)
+    bounds = mem.bounds()
+    if c is not None and c[1] is mem.data and c[2] is bounds:
+        return c[0]
+    ctx = np.zeros(len(lg.CTX), np.int64)
+    keep = [mem.data, bounds]
+    kp = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else np.zeros(8, np.uint8)
+    syms = np.array([ex.symbol_address(s) for s in symbols] or [0], np.uint64)
+    keep += [kp, syms]
+    b = ex.batch
+    blk = b.first_block + np.arange(b.nblocks, dtype=np.int64)
+    gx, gy, _ = b.grid
+    cta = [np.ascontiguousarray(v, np.uint32) for v in (blk % gx, (blk // gx) % gy, blk // (gx * gy))]
+    geo = [np.ascontiguousarray(a) for a in (ex.lane_block, ex.thread_linear, *ex._tid, ex.valid.view(np.uint8))]
+    keep += cta + geo
+    vals = dict(mem=mem.data.ctypes.data, kparams=kp.ctypes.data, shared=ex.shared.ctypes.data,
+                shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=ex.local.ctypes.data,
+                local_stride=ex.local_stride, starts=bounds[0].ctypes.data, ends=bounds[1].ctypes.data,
+                nbounds=bounds[0].size, lpb=ex.lanes_per_block, first_block=b.first_block,
+                bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
+                syms=syms.ctypes.data, lane_block=geo[0].ctypes.data, thread=geo[1].ctypes.data,
+                tid_x=geo[2].ctypes.data, tid_y=geo[3].ctypes.data, tid_z=geo[4].ctypes.data,
+                cta_x=cta[0].ctypes.data, cta_y=cta[1].ctypes.data, cta_z=cta[2].ctypes.data,
+                valid=geo[5].ctypes.data, pad=0)
+    for k, name in enumerate(lg.CTX):
+        ctx[k] = np.int64(np.uint64(vals[name]).view(np.int64)) if vals[name] >= 1 << 63 else vals[name]
+    ex._native_ctx = (ctx, mem.data, bounds, keep)
+    return ctx

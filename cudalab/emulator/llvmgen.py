@@ -1,0 +1,1234 @@
+"""PTX instructions as LLVM IR: one function per *group* of straight-line instructions, looping over lanes.
+
+The compiled tier (``compiled.py``) keeps the interpreter's schedule: a group runs, for every active
+lane in lane order, all of its instructions, which equals the interpreter's lock step because a
+group never holds two memory instructions that could see each other's effects (see
+``compiled.plan``). Values follow the interpreter's semantics exactly (``alu.py``, ``decode.py``,
+``memops.py``); where an exact copy is awkward (a float64 NaN, an address that needs a message) the
+generated code *bails out*: it returns 1 and the group runs again in the interpreter, which then
+produces the very same result or error.
+
+Each group function has the C signature
+``int32 group(int64 count, int64 *lanes_or_null, void **register_arrays, int64 *ctx)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from ..ptx import ir as pir
+from . import decode as dec
+from .dtypes import dtype, storage
+from .memory import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from .operands import imm_value
+
+I1, I8, I16, I32, I64, I128 = (ir.IntType(b) for b in (1, 8, 16, 32, 64, 128))
+F32, F64 = ir.FloatType(), ir.DoubleType()
+INT = {8: I8, 16: I16, 32: I32, 64: I64}
+
+# ctx: one int64 array the runner fills per batch (compiled.Runner): field -> slot
+CTX = ("mem", "kparams", "shared", "shared_stride", "shared_size", "local", "local_stride", "starts", "ends",
+       "nbounds", "lpb", "first_block", "bx", "by", "bz", "gx", "gy", "gz", "syms",
+       "lane_block", "thread", "tid_x", "tid_y", "tid_z", "cta_x", "cta_y", "cta_z", "valid", "pad")
+# lane_block (int64 per lane), thread (int64 per lane), tid_* (uint32 per lane): the batch geometry
+# the interpreter has already (engine._geometry); cta_* (uint32 per block of the batch): blockIdx.
+# pad: the loop runs over every lane of the batch, padding lanes of partial warps included, as the
+# interpreter's register instructions do when no lane is masked off (``ex.ridx is None``); then
+# instructions on ``ex.idx`` (memory, shuffles) skip lanes that are not ``valid``.
+SLOT = {name: k for k, name in enumerate(CTX)}
+
+
+class Skip(Exception):
+    """The instruction is left to the interpreter (not compiled)."""
+
+
+def kind_of(t):
+    """('i', bits, signed) | ('f', bits) | ('p',) for a PTX type the tier handles."""
+    if t == "pred":
+        return ("p",)
+    if t in ("f32", "f64"):
+        return ("f", 32 if t == "f32" else 64)
+    if t is None or t not in pir.TYPES or t in ("f16", "f16x2", "bf16", "bf16x2", "b128", "tf32", "e4m3", "e5m2"):
+        raise Skip(f"type {t}")
+    return ("i", dtype(t).itemsize * 8, t.startswith("s"))
+
+
+def lty(t):
+    k = kind_of(t)
+    if k[0] == "p":
+        return I1
+    if k[0] == "f":
+        return F32 if k[1] == 32 else F64
+    return INT[k[1]]
+
+
+def _bits(t):
+    k = kind_of(t)
+    return 1 if k[0] == "p" else k[1]
+
+
+class _LazyCtx(dict):
+    """ctx fields loaded in the entry block on first use (most groups need a few of them)."""
+
+    def __init__(self, gb):
+        super().__init__()
+        self.gb = gb
+
+    def __missing__(self, name):
+        gb = self.gb
+        b = gb.b
+        with b.goto_block(gb.entry):
+            if gb.entry.is_terminated:
+                b.position_before(gb.entry.terminator)
+            v = self[name] = b.load(b.gep(gb.ctxp, [ir.Constant(I32, SLOT[name])]), name=name)
+        return v
+
+
+class GroupBuilder:
+    """Emits one group function: the lane loop, register traffic, memory checks and bail-outs."""
+
+    def __init__(self, module, name, func, d, symbols, find_fn, regs=None, check_only=False):
+        self.func, self.d, self.symbols, self.find_fn = func, d, symbols, find_fn
+        self.regs: list = regs if regs is not None else []     # register names in pointer-table order
+        self.reg_slot: dict = {r: k for k, r in enumerate(self.regs)}
+        self.check_only = check_only           # atomics only check their address (compiled.py)
+        self.bails = 0                         # bail-out branches emitted
+        self.loaded: set = set()               # registers read from their arrays (live into the group)
+        fnty = ir.FunctionType(I32, [I64, I64.as_pointer(), I8.as_pointer().as_pointer(), I64.as_pointer()])
+        self.fn = ir.Function(module, fnty, name)
+        self.count, self.lanes, self.regtab, self.ctxp = self.fn.args
+        entry = self.fn.append_basic_block("entry")
+        self.b = b = ir.IRBuilder(entry)
+        self.ctx = _LazyCtx(self)
+        self.bail_block = self.fn.append_basic_block("bail")
+        ir.IRBuilder(self.bail_block).ret(ir.Constant(I32, 1))
+        self.entry = entry
+        self.loop = self.fn.append_basic_block("loop")
+        b.branch(self.loop)
+        b.position_at_end(self.loop)
+        self.k = b.phi(I64, name="k")
+        self.k.add_incoming(ir.Constant(I64, 0), entry)
+        has_list = b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None))
+        listed_bb, body = self.fn.append_basic_block("listed"), self.fn.append_basic_block("body")
+        b.cbranch(has_list, listed_bb, body)          # loop-invariant: LLVM unswitches it
+        b.position_at_end(listed_bb)
+        listed = b.load(b.gep(self.lanes, [self.k]))
+        b.branch(body)
+        b.position_at_end(body)
+        self.lane = b.phi(I64, name="lane")
+        self.lane.add_incoming(listed, listed_bb)
+        self.lane.add_incoming(self.k, self.loop)
+        self.body = body
+        self.cur: dict = {}                    # register -> current storage value (SSA) in this lane
+        self.written: set = set()
+        self.ptrs: dict = {}
+        self._lane_parts = None
+
+    # ---------------------------------------------------------------- finishing
+    def finish(self, live=None):
+        """Close the lane loop, storing the registers written (those in ``live``, when given)."""
+        b = self.b
+        self.stored = [n for n in sorted(self.written) if live is None or n in live]
+        for name in self.stored:
+            self._store_reg(name, self.cur[name])
+        nxt = b.add(self.k, ir.Constant(I64, 1))
+        self.k.add_incoming(nxt, b.block)
+        done = self.fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", nxt, self.count), self.loop, done)
+        ir.IRBuilder(done).ret(ir.Constant(I32, 0))
+
+    def bail_if(self, cond):
+        self.bails += 1
+        ok = self.fn.append_basic_block("ok")
+        self.b.cbranch(cond, self.bail_block, ok)
+        self.b.position_at_end(ok)
+
+    # ---------------------------------------------------------------- registers
+    def _slot(self, name):
+        s = self.reg_slot.get(name)
+        if s is None:
+            s = self.reg_slot[name] = len(self.regs)
+            self.regs.append(name)
+        return s
+
+    def _reg_ptr(self, name):
+        p = self.ptrs.get(name)
+        if p is None:
+            b = self.b
+            with b.goto_block(self.entry):
+                b.position_before(self.entry.terminator)
+                raw = b.load(b.gep(self.regtab, [ir.Constant(I32, self._slot(name))]))
+                p = self.ptrs[name] = b.bitcast(raw, self._st_ty(name).as_pointer())
+        return p
+
+    def cross_ptr(self, name):
+        """Pointer to register ``name``'s array for reads from other lanes (slot "@name": the runner
+        passes a copy taken before the group when the group writes the register)."""
+        key = "@" + name
+        p = self.ptrs.get(key)
+        if p is None:
+            b = self.b
+            with b.goto_block(self.entry):
+                b.position_before(self.entry.terminator)
+                raw = b.load(b.gep(self.regtab, [ir.Constant(I32, self._slot(key))]))
+                p = self.ptrs[key] = b.bitcast(raw, self._st_ty(name).as_pointer())
+        return p
+
+    def _st_ty(self, name):
+        st = storage(self.func.regs[name])
+        return I8 if st == np.bool_ else INT[st.itemsize * 8]
+
+    def _is_pred(self, name):
+        return storage(self.func.regs[name]) == np.bool_
+
+    def _load_reg(self, name):
+        self.loaded.add(name)
+        return self.b.load(self.b.gep(self._reg_ptr(name), [self.lane]))
+
+    def _store_reg(self, name, v):
+        self.b.store(v, self.b.gep(self._reg_ptr(name), [self.lane]))
+
+    def reg_storage(self, name):
+        """The register's storage value in this lane (i8 0/1 for predicates)."""
+        if name not in self.func.regs:
+            raise Skip(f"undeclared {name}")
+        v = self.cur.get(name)
+        if v is None:
+            v = self.cur[name] = self._load_reg(name)
+        return v
+
+    def set_reg(self, name, v):
+        self.cur[name] = v
+        self.written.add(name)
+
+    # ---------------------------------------------------------------- conversions (dtypes.convert_storage)
+    def to_type(self, v, src_kind, t):
+        """A storage value (unsigned bits, or i8 bool) viewed as PTX type ``t``, as operands.reader does."""
+        b = self.b
+        k = kind_of(t)
+        if src_kind == "p":                              # bool storage
+            bit = b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+            if k[0] == "p":
+                return bit
+            iv = b.zext(bit, INT[k[1]])
+            return b.bitcast(iv, lty(t)) if k[0] == "f" else iv
+        if k[0] == "p":
+            return b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+        width = k[1]
+        have = v.type.width
+        if have > width:
+            v = b.trunc(v, INT[width])
+        elif have < width:
+            v = b.zext(v, INT[width])                    # unsigned storage zero-extends
+        return b.bitcast(v, lty(t)) if k[0] == "f" else v
+
+    def to_storage(self, v, t, name):
+        """Value of PTX type ``t`` into register ``name``'s storage, as operands.writer does."""
+        b = self.b
+        k = kind_of(t)
+        if self._is_pred(name):
+            if k[0] == "p":
+                return b.zext(v, I8)
+            if k[0] == "f" and not isinstance(v.type, ir.IntType):
+                v = b.bitcast(v, INT[k[1]])
+            return b.zext(b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)), I8)
+        st = self._st_ty(name)
+        if k[0] == "p":
+            return b.zext(v, st)
+        if k[0] == "f" and not isinstance(v.type, ir.IntType):     # float results may come as bits
+            v = b.bitcast(v, INT[k[1]])
+        if v.type.width < st.width:
+            return b.sext(v, st) if k[0] == "i" and k[2] else b.zext(v, st)
+        if v.type.width > st.width:
+            return b.trunc(v, st)
+        return v
+
+    # ---------------------------------------------------------------- operands
+    def read(self, op, t):
+        kind = op[0]
+        b = self.b
+        if kind == "reg":
+            name, neg = op[1], op[2]
+            sv = self.reg_storage(name)
+            pred = self._is_pred(name)
+            if neg:
+                st, dt = storage(self.func.regs[name]), dtype(t)
+                if st != dt:
+                    raise Skip("negated operand of another type")
+                if pred:
+                    return b.not_(self.to_type(sv, "p", "pred"))
+                return b.not_(sv)
+            return self.to_type(sv, "p" if pred else "u", t)
+        if kind == "imm":
+            v = imm_value(op, t)
+            k = kind_of(t)
+            if k[0] == "p":
+                return ir.Constant(I1, int(bool(v)))
+            raw = int(np.asarray(v).view(np.dtype(f"u{k[1] // 8}"))[()])
+            c = ir.Constant(INT[k[1]], raw)
+            return b.bitcast(c, lty(t)) if k[0] == "f" else c
+        if kind == "sreg":
+            return self.to_type(self.special(op[1], op[2]), "u", t)
+        if kind == "sym" and op[1] == "WARP_SZ":
+            return self.to_type(ir.Constant(I32, 32), "u", t)
+        if kind == "sym":
+            return self.to_type(self.symbol(op[1]), "u", t)
+        raise Skip(f"operand {kind}")
+
+    def write(self, op, t, v):
+        if op[0] == "sym" and op[1] == "_":
+            return
+        if op[0] != "reg":
+            raise Skip("write to a non-register")
+        name = op[1]
+        if name not in self.func.regs:
+            raise Skip(f"undeclared {name}")
+        self.set_reg(name, self.to_storage(v, t, name))
+
+    def symbol(self, name):
+        if name not in self.symbols:
+            self.symbols.append(name)
+        k = self.symbols.index(name)
+        b = self.b
+        table = b.inttoptr(self.ctx["syms"], I64.as_pointer())
+        return b.load(b.gep(table, [ir.Constant(I32, k)]))
+
+    def _at(self, field, ty, k):
+        """Element ``k`` of the ctx array ``field`` (see CTX)."""
+        b = self.b
+        return b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k]))
+
+    def _parts(self):
+        """(block of the lane within the batch, thread index within the block) for this lane,
+        loaded at the top of the lane loop's body on first use (so they dominate every use)."""
+        if self._lane_parts is None:
+            b = self.b
+            self.ctx["lane_block"], self.ctx["thread"]          # their loads go to the entry block first
+            with b.goto_block(self.body):
+                b.position_after(self.lane)
+                self._lane_parts = (self._at("lane_block", I64, self.lane), self._at("thread", I64, self.lane))
+        return self._lane_parts
+
+    def special(self, name, comp):
+        """Special registers as uint32, as Exec.special computes them."""
+        b = self.b
+        blk, t = self._parts()
+        axis = {"x": 0, "y": 1, "z": 2}.get(comp)
+        c = self.ctx
+
+        def u32(v):
+            return b.trunc(v, I32)
+        if name == "tid":
+            return self._at(("tid_x", "tid_y", "tid_z")[axis], I32, self.lane)
+        if name == "ntid":
+            return u32((c["bx"], c["by"], c["bz"])[axis])
+        if name == "nctaid":
+            return u32((c["gx"], c["gy"], c["gz"])[axis])
+        if name == "ctaid":
+            return self._at(("cta_x", "cta_y", "cta_z")[axis], I32, blk)
+        if name == "laneid":
+            return u32(b.and_(t, ir.Constant(I64, 31)))
+        if name == "warpid":
+            return u32(b.lshr(t, ir.Constant(I64, 5)))
+        if name == "nwarpid":
+            return u32(b.lshr(c["lpb"], ir.Constant(I64, 5)))
+        raise Skip(f"special register %{name}")
+
+    # ---------------------------------------------------------------- memory
+    def address(self, op):
+        """The uint64 address of a ``[base+offset]`` operand."""
+        base, off = op[1], op[2] & 0xFFFF_FFFF_FFFF_FFFF
+        b = self.b
+        offc = ir.Constant(I64, off)
+        if base is None:
+            return offc
+        if base[0] == "reg":
+            name = base[1]
+            if name not in self.func.regs or self._is_pred(name):
+                raise Skip("address register")
+            v = self.reg_storage(name)
+            if v.type.width < 64:
+                v = b.zext(v, I64)
+            return b.add(v, offc)
+        if base[0] == "sym":
+            return b.add(self.symbol(base[1]), offc)
+        raise Skip("address form")
+
+    def pointer(self, space, addr, size):
+        """An i8* to ``size`` bytes at ``addr`` of ``space``; bails out where memops would fault
+        (or where an address needs the interpreter: another window, a cluster's shared memory)."""
+        b = self.b
+        if size & (size - 1) or size > 64:
+            raise Skip("access size")
+        if space in ("global", "const"):
+            return self._global(addr, size)
+        if space == "shared":
+            return self._shared(addr, size)
+        if space == "local":
+            return self._local(addr, size)
+        if space != "generic":
+            raise Skip(f"space {space}")
+        # generic: pick the space by window, as memops.resolve does
+        def window(base):
+            return b.icmp_unsigned("<", b.sub(addr, ir.Constant(I64, base)), ir.Constant(I64, WINDOW_SIZE))
+        in_sh, in_lo, in_pa = window(SHARED_WINDOW), window(LOCAL_WINDOW), window(PARAM_WINDOW)
+        self.bail_if(in_pa)
+        start = b.block
+        sh_bb, lo_bb, gl_bb, join = (self.fn.append_basic_block(n) for n in ("g_sh", "g_lo", "g_gl", "g_join"))
+        pick = self.fn.append_basic_block("g_pick")
+        b.cbranch(in_sh, sh_bb, pick)
+        b.position_at_end(pick)
+        b.cbranch(in_lo, lo_bb, gl_bb)
+        results = []
+        for bb, fn, base in ((sh_bb, self._shared, SHARED_WINDOW), (lo_bb, self._local, LOCAL_WINDOW),
+                             (gl_bb, self._global, 0)):
+            b.position_at_end(bb)
+            p = fn(b.sub(addr, ir.Constant(I64, base)) if base else addr, size)
+            results.append((p, b.block))
+            b.branch(join)
+        del start
+        b.position_at_end(join)
+        phi = b.phi(I8.as_pointer())
+        for p, bb in results:
+            phi.add_incoming(p, bb)
+        return phi
+
+    def _misaligned(self, addr, size):
+        if size > 1:
+            self.bail_if(self.b.icmp_unsigned("!=", self.b.and_(addr, ir.Constant(I64, size - 1)), ir.Constant(I64, 0)))
+
+    def _global(self, addr, size):
+        b = self.b
+        # each access keeps the allocation it last hit: one search per lane run, not per lane
+        with b.goto_block(self.entry):
+            b.position_before(self.entry.terminator)
+            lo, hi = b.alloca(I64), b.alloca(I64)
+            b.store(ir.Constant(I64, 0), lo)
+            b.store(ir.Constant(I64, 0), hi)
+        end = b.add(addr, ir.Constant(I64, size))
+        inside = b.and_(b.icmp_unsigned(">=", addr, b.load(lo)), b.icmp_unsigned("<=", end, b.load(hi)))
+        slow = self.fn.append_basic_block("find")
+        fine = self.fn.append_basic_block("found")
+        b.cbranch(inside, fine, slow)
+        b.position_at_end(slow)
+        ok = b.call(self.find_fn, [addr, end, self.ctxp, lo, hi])
+        self.bails += 1
+        b.cbranch(ok, fine, self.bail_block)
+        b.position_at_end(fine)
+        self._misaligned(addr, size)
+        off = b.sub(addr, ir.Constant(I64, GLOBAL_BASE))
+        return b.gep(b.inttoptr(self.ctx["mem"], I8.as_pointer()), [off])
+
+    def _shared(self, addr, size):
+        b = self.b
+        limit = self.ctx["shared_size"]
+        small = b.icmp_unsigned("<", limit, ir.Constant(I64, size))
+        self.bail_if(b.or_(small, b.icmp_unsigned(">", addr, b.sub(limit, ir.Constant(I64, size)))))
+        self._misaligned(addr, size)
+        blk, _ = self._parts()
+        row = b.add(b.mul(blk, self.ctx["shared_stride"]), addr)
+        return b.gep(b.inttoptr(self.ctx["shared"], I8.as_pointer()), [row])
+
+    def _local(self, addr, size):
+        b = self.b
+        limit = self.ctx["local_stride"]
+        self.bail_if(b.icmp_unsigned(">", b.add(addr, ir.Constant(I64, size)), limit))
+        self._misaligned(addr, size)
+        row = b.add(b.mul(self.lane, limit), addr)
+        return b.gep(b.inttoptr(self.ctx["local"], I8.as_pointer()), [row])
+
+    def load(self, ptr, t, k=0):
+        b = self.b
+        p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
+        return b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
+
+    def store(self, ptr, t, v, k=0):
+        b = self.b
+        p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
+        b.store(v, b.bitcast(p, v.type.as_pointer()), align=1)      # v: a value of type t, or its bits
+
+    # ---------------------------------------------------------------- one instruction
+    def emit(self, inst):
+        gen = GENERATORS.get(inst.opcode)
+        if gen is None:
+            raise Skip(inst.opcode)
+        on_idx = _on_active_lanes(inst)
+        if inst.guard is None and not on_idx:
+            gen(self, inst)
+            return
+        b = self.b
+        pv = ir.Constant(I1, 1)
+        g = inst.guard
+        if g is not None:
+            if g[0] not in self.func.regs:
+                raise Skip("guard")
+            pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+            if g[1]:
+                pv = b.not_(pv)
+        if on_idx:
+            pad = b.icmp_unsigned("!=", self.ctx["pad"], ir.Constant(I64, 0))
+            valid = b.icmp_unsigned("!=", self._at("valid", I8, self.lane), ir.Constant(I8, 0))
+            pv = b.and_(pv, b.or_(b.not_(pad), valid))
+        before = dict(self.cur)
+        pre = b.block
+        with b.if_then(pv):
+            gen(self, inst)
+            then_end = b.block
+        changed = [n for n, v in self.cur.items() if before.get(n) is not v]
+        for n in changed:
+            old = before.get(n)
+            if old is None:            # first touched under the guard: its old value comes from the array
+                ptr = self._reg_ptr(n)     # (placed in the entry block first: goto_block restores to a block's end)
+                with b.goto_block(pre):
+                    b.position_before(pre.terminator)
+                    self.loaded.add(n)
+                    old = b.load(b.gep(ptr, [self.lane]))
+            phi = b.phi(self.cur[n].type)
+            phi.add_incoming(self.cur[n], then_end)
+            phi.add_incoming(old, pre)
+            self.cur[n] = phi
+
+
+def _on_active_lanes(inst):
+    """Instructions the interpreter runs on ``ex.idx`` (never on padding lanes): memory and shuffles.
+    Register instructions and kernel-parameter loads run on ``ex.ridx`` (every lane when none is off)."""
+    if inst.opcode in ("ld", "ldu"):
+        return _space(inst) != "param"
+    return inst.opcode in ("st", "atom", "red", "shfl")
+
+
+# ------------------------------------------------------------------ float helpers
+
+def intrinsic(g, name, ty, nargs):
+    """The LLVM intrinsic ``name`` over ``nargs`` operands of float type ``ty`` (declared once)."""
+    full = f"{name}.{'f32' if ty == F32 else 'f64'}"
+    m = g.fn.module
+    try:
+        return m.get_global(full)
+    except KeyError:
+        return ir.Function(m, ir.FunctionType(ty, [ty] * nargs), full)
+
+
+def canon_nan(g, r):
+    """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF; float64 NaNs bail out (their payload
+    rules are the interpreter's). Returns the result's *bits*: LLVM treats NaN payloads as
+    unspecified and folds away a float select between two NaNs, so the choice is made on integers."""
+    b = g.b
+    ity = I32 if r.type == F32 else I64
+    bits = b.bitcast(r, ity)
+    top = (1 << (ity.width - 1)) - 1
+    exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
+    nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
+    if r.type == F32:
+        return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
+    g.bail_if(nan)
+    return bits
+
+
+def flush(g, x):
+    """dtypes.flush_subnormal: |x| < smallest normal becomes a zero of x's sign."""
+    b = g.b
+    tiny = np.finfo(np.float32 if x.type == F32 else np.float64).tiny
+    ax = b.call(intrinsic(g, "llvm.fabs", x.type, 1), [x])
+    small = b.fcmp_ordered("<", ax, ir.Constant(x.type, float(tiny)))
+    zero = b.call(intrinsic(g, "llvm.copysign", x.type, 2), [ir.Constant(x.type, 0.0), x])
+    return b.select(small, zero, x)
+
+
+def _plain_float(inst, extra=()):
+    """Only round-to-nearest without .ftz/.sat: directed rounding and flushing stay interpreted."""
+    allowed = {inst.type, "rn", *extra}
+    if set(inst.mods) - allowed:
+        raise Skip("float modifiers")
+
+
+GENERATORS: dict = {}
+
+
+def gen(*names):
+    def deco(fn):
+        for n in names:
+            GENERATORS[n] = fn
+        return fn
+    return deco
+
+
+def _srcs(g, inst, types):
+    return [g.read(o, t) for o, t in zip(inst.operands[1:], types)]
+
+
+@gen("mov")
+def _mov(g, inst):
+    dst, src = inst.operands
+    t = inst.type
+    if src[0] == "vec" or dst[0] == "vec":
+        if t not in ("b64", "b32", "u64", "u32", "s64", "s32"):
+            raise Skip("mov vector type")
+        pt = dec._part_type(t, len(src[1] if src[0] == "vec" else dst[1]))
+        width = dtype(pt).itemsize * 8
+        b = g.b
+        whole = INT[dtype(t).itemsize * 8]
+        if src[0] == "vec":
+            acc = ir.Constant(whole, 0)
+            for k, o in enumerate(src[1]):
+                acc = b.or_(acc, b.shl(b.zext(g.read(o, pt), whole), ir.Constant(whole, k * width)))
+            g.write(dst, t, acc)
+        else:
+            v = g.read(src, t)
+            for k, o in enumerate(dst[1]):
+                g.write(o, pt, b.trunc(b.lshr(v, ir.Constant(whole, k * width)), INT[width]))
+        return
+    kind_of(t)
+    g.write(dst, t, g.read(src, t))
+
+
+@gen("cvta")
+def _cvta(g, inst):
+    space = next(m for m in inst.mods if m in ("global", "shared", "local", "const", "param"))
+    base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
+    t = inst.type
+    if space == "param":
+        raise Skip("cvta.param")
+    v = g.read(inst.operands[1], t)
+    if base:
+        b = g.b
+        w = b.zext(v, I64) if v.type.width < 64 else v
+        if "to" in inst.mods:
+            g.write(inst.operands[0], t, b.trunc(b.sub(w, ir.Constant(I64, base)), v.type) if v.type.width < 64
+                    else b.sub(w, ir.Constant(I64, base)))
+        else:
+            g.write(inst.operands[0], "u64", b.add(w, ir.Constant(I64, base)))
+        return
+    g.write(inst.operands[0], t, v)
+
+
+def _int_binop(g, inst, fn):
+    t = inst.type
+    a, c = _srcs(g, inst, (t, t))
+    g.write(inst.operands[0], t, fn(a, c))
+
+
+@gen("add", "sub")
+def _addsub(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    b = g.b
+    if k[0] == "i":
+        if set(inst.mods) - {t}:
+            raise Skip("add modifiers")
+        _int_binop(g, inst, b.add if inst.opcode == "add" else b.sub)
+        return
+    if k[0] != "f":
+        raise Skip("add type")
+    _plain_float(inst)
+    hit = dec._contraction(inst, g.d)
+    if hit is not None:                   # ptxas's mul+add contraction (decode._contracted)
+        mul, j = hit
+        x, y = (g.read(o, t) for o in mul.operands[1:3])
+        c = g.read(inst.operands[3 - j], t)
+        if inst.opcode == "sub" and j == 1:
+            c = b.fneg(c)
+        if inst.opcode == "sub" and j == 2:
+            x = b.fneg(x)
+        r = b.call(intrinsic(g, "llvm.fma", x.type, 3), [x, y, c])
+    else:
+        x, y = _srcs(g, inst, (t, t))
+        r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
+    g.write(inst.operands[0], t, canon_nan(g, r))
+
+
+@gen("mul")
+def _mul(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    b = g.b
+    if k[0] == "f":
+        _plain_float(inst)
+        x, y = _srcs(g, inst, (t, t))
+        g.write(inst.operands[0], t, canon_nan(g, b.fmul(x, y)))
+        return
+    if k[0] != "i":
+        raise Skip("mul type")
+    x, y = _srcs(g, inst, (t, t))
+    g.write(*_int_mul(g, inst, x, y))
+
+
+def _int_mul(g, inst, x, y):
+    """(dst, type, value) of mul.lo / mul.wide / mul.hi."""
+    t = inst.type
+    b = g.b
+    bits, signed = kind_of(t)[1], kind_of(t)[2]
+    ext = b.sext if signed else b.zext
+    if "wide" in inst.mods:
+        if bits not in (16, 32):
+            raise Skip("mul.wide type")
+        wide = ("s" if signed else "u") + str(2 * bits)
+        return inst.operands[0], wide, b.mul(ext(x, INT[2 * bits]), ext(y, INT[2 * bits]))
+    if "hi" in inst.mods:
+        big = I128 if bits == 64 else I64
+        p = b.mul(ext(x, big), ext(y, big))
+        return inst.operands[0], t, b.trunc(b.lshr(p, ir.Constant(big, bits)), INT[bits])
+    return inst.operands[0], t, b.mul(x, y)
+
+
+@gen("mad", "fma")
+def _mad(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    b = g.b
+    if k[0] == "f":
+        _plain_float(inst)
+        x, y, c = _srcs(g, inst, (t, t, t))
+        r = b.call(intrinsic(g, "llvm.fma", x.type, 3), [x, y, c])
+        g.write(inst.operands[0], t, canon_nan(g, r))
+        return
+    if k[0] != "i" or set(inst.mods) - {t, "lo", "hi", "wide"}:
+        raise Skip("mad form")
+    x, y = _srcs(g, inst, (t, t))
+    dst, wt, p = _int_mul(g, inst, x, y)
+    c = g.read(inst.operands[3], wt)
+    g.write(dst, wt, b.add(p, c))
+
+
+def _div_int(g, inst, rem):
+    t = inst.type
+    b = g.b
+    bits, signed = kind_of(t)[1], kind_of(t)[2]
+    x, y = _srcs(g, inst, (t, t))
+    ty = INT[bits]
+    zero = b.icmp_unsigned("==", y, ir.Constant(ty, 0))
+    ys = b.select(zero, ir.Constant(ty, 1), y)
+    if not signed:
+        r = b.urem(x, ys) if rem else b.udiv(x, ys)
+        return b.select(zero, ir.Constant(ty, -1), r)
+    # alu.idiv/irem: magnitudes divided unsigned, sign applied after (no INT_MIN / -1 trap)
+    def mag(v):
+        neg = b.icmp_signed("<", v, ir.Constant(ty, 0))
+        return b.select(neg, b.neg(v), v), neg
+    ax, nx = mag(x)
+    ay, ny = mag(ys)
+    if rem:
+        r = b.urem(ax, ay)
+        r = b.select(nx, b.neg(r), r)
+    else:
+        q = b.udiv(ax, ay)
+        r = b.select(b.xor(nx, ny), b.neg(q), q)
+    return b.select(zero, ir.Constant(ty, -1), r)
+
+
+@gen("div")
+def _div(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    b = g.b
+    if k[0] == "i":
+        g.write(inst.operands[0], t, _div_int(g, inst, rem=False))
+        return
+    if k[0] != "f":
+        raise Skip("div type")
+    x, y = _srcs(g, inst, (t, t))
+    if "approx" in inst.mods:
+        raise Skip("div.approx (a times the special function unit's reciprocal: emulator/mufu.py's tables)")
+    if "full" in inst.mods:
+        if t != "f32" or set(inst.mods) - {t, "full", "ftz"}:
+            raise Skip("div.full form")
+        if "ftz" in inst.mods:
+            x, y = flush(g, x), flush(g, y)
+        r = b.fptrunc(b.fdiv(b.fpext(x, F64), b.fpext(y, F64)), F32)
+        if "ftz" in inst.mods:
+            r = flush(g, r)
+        g.write(inst.operands[0], t, canon_nan(g, r))
+        return
+    _plain_float(inst)
+    g.write(inst.operands[0], t, canon_nan(g, b.fdiv(x, y)))
+
+
+@gen("rem")
+def _rem(g, inst):
+    if kind_of(inst.type)[0] != "i":
+        raise Skip("rem type")
+    g.write(inst.operands[0], inst.type, _div_int(g, inst, rem=True))
+
+
+@gen("sqrt", "rsqrt", "rcp")
+def _sqrt(g, inst):
+    """The float32 approximations as decode._unary_float computes them: in float64, rounded once."""
+    t = inst.type
+    b = g.b
+    if t != "f32":
+        raise Skip("sqrt type")
+    x = g.read(inst.operands[1], t)
+    ftz = "ftz" in inst.mods
+    sqrt = intrinsic(g, "llvm.sqrt", F64, 1)
+    if "approx" in inst.mods:
+        if set(inst.mods) - {t, "approx", "ftz"}:
+            raise Skip("approx form")
+        if inst.opcode != "sqrt":
+            raise Skip(f"{inst.opcode}.approx (the special function unit's bits: emulator/mufu.py's tables)")
+        if ftz:
+            x = flush(g, x)
+        w = b.fpext(x, F64)
+        one = ir.Constant(F64, 1.0)
+        r = {"sqrt": lambda: b.call(sqrt, [w]), "rsqrt": lambda: b.fdiv(one, b.call(sqrt, [w])),
+             "rcp": lambda: b.fdiv(one, w)}[inst.opcode]()
+        r = b.fptrunc(r, F32)
+        if ftz:
+            r = flush(g, r)
+    else:
+        _plain_float(inst)
+        if inst.opcode == "rsqrt":
+            raise Skip("rsqrt.rn")
+        r = b.call(intrinsic(g, "llvm.sqrt", F32, 1), [x]) if inst.opcode == "sqrt" \
+            else b.fdiv(ir.Constant(F32, 1.0), x)
+    g.write(inst.operands[0], t, canon_nan(g, r))
+
+
+@gen("and", "or", "xor")
+def _logic(g, inst):
+    b = g.b
+    kind_of(inst.type)
+    if kind_of(inst.type)[0] == "f":
+        raise Skip("logic on floats")
+    _int_binop(g, inst, {"and": b.and_, "or": b.or_, "xor": b.xor}[inst.opcode])
+
+
+@gen("not")
+def _not(g, inst):
+    t = inst.type
+    if kind_of(t)[0] == "f":
+        raise Skip("not type")
+    g.write(inst.operands[0], t, g.b.not_(g.read(inst.operands[1], t)))
+
+
+@gen("shl", "shr")
+def _shift(g, inst):
+    """alu.shl/shr: shift amounts past the width give 0 (or the sign for .s right shifts)."""
+    t = inst.type
+    k = kind_of(t)
+    if k[0] != "i":
+        raise Skip("shift type")
+    b = g.b
+    ty = INT[k[1]]
+    a = g.read(inst.operands[1], t)
+    n = g.read(inst.operands[2], "u32")
+    big = b.icmp_unsigned(">=", n, ir.Constant(I32, k[1]))
+    nn = b.zext(n, ty) if k[1] > 32 else b.trunc(n, ty) if k[1] < 32 else n
+    nn = b.select(big, ir.Constant(ty, 0), nn)
+    if inst.opcode == "shl":
+        r = b.select(big, ir.Constant(ty, 0), b.shl(a, nn))
+    elif k[2]:
+        r = b.ashr(a, b.select(big, ir.Constant(ty, k[1] - 1), nn))
+    else:
+        r = b.select(big, ir.Constant(ty, 0), b.lshr(a, nn))
+    g.write(inst.operands[0], t, r)
+
+
+@gen("neg", "abs")
+def _negabs(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    b = g.b
+    a = g.read(inst.operands[1], t)
+    if k[0] == "f":
+        if set(inst.mods) - {t}:
+            raise Skip("neg modifiers")
+        r = b.fneg(a) if inst.opcode == "neg" else b.call(intrinsic(g, "llvm.fabs", a.type, 1), [a])
+        g.write(inst.operands[0], t, canon_nan(g, r))
+        return
+    if k[0] != "i":
+        raise Skip("neg type")
+    if inst.opcode == "neg":
+        r = b.neg(a)
+    else:
+        r = b.select(b.icmp_signed("<", a, ir.Constant(a.type, 0)), b.neg(a), a) if k[2] else a
+    g.write(inst.operands[0], t, r)
+
+
+@gen("min", "max")
+def _minmax(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    b = g.b
+    if len(inst.operands) != 3:
+        raise Skip("three-input min/max")
+    x, y = _srcs(g, inst, (t, t))
+    is_max = inst.opcode == "max"
+    if k[0] == "i":
+        if set(inst.mods) - {t}:
+            raise Skip("min/max modifiers")
+        op = (">" if is_max else "<")
+        cmp = b.icmp_signed(op, x, y) if k[2] else b.icmp_unsigned(op, x, y)
+        g.write(inst.operands[0], t, b.select(cmp, x, y))
+        return
+    if k[0] != "f" or set(inst.mods) - {t}:
+        raise Skip("min/max float modifiers")
+    # alu.fminmax: a NaN operand is ignored; -0 < +0; both NaN give the canonical NaN
+    xn, yn = b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y)
+    pick_x = b.fcmp_ordered(">" if is_max else "<", x, y)
+    r = b.select(pick_x, x, y)
+    both0 = b.and_(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), b.fcmp_ordered("==", y, ir.Constant(y.type, 0.0)))
+    ity = INT[k[1]]
+    xi, yi = b.bitcast(x, ity), b.bitcast(y, ity)
+    zero_bits = b.and_(xi, yi) if is_max else b.or_(xi, yi)      # sign: both negative (max) / either (min)
+    r = b.select(both0, b.bitcast(zero_bits, x.type), r)
+    r = b.select(xn, y, b.select(yn, x, r))
+    g.write(inst.operands[0], t, canon_nan(g, r))
+
+
+_ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+         "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+_FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _compare(g, inst, t, x, y):
+    cmp = inst.mods[0]
+    b = g.b
+    k = kind_of(t)
+    if k[0] == "i":
+        if cmp not in _ICMP:
+            raise Skip(f"setp.{cmp}")
+        signed = k[2] and cmp not in ("lo", "ls", "hi", "hs")
+        return (b.icmp_signed if signed else b.icmp_unsigned)(_ICMP[cmp], x, y)
+    if k[0] == "p":
+        if cmp not in ("eq", "ne"):
+            raise Skip("pred compare")
+        return b.icmp_unsigned(_ICMP[cmp], x, y)
+    if cmp == "num":
+        return b.fcmp_ordered("ord", x, y)
+    if cmp == "nan":
+        return b.fcmp_unordered("uno", x, y)
+    if cmp in _FCMP:
+        return b.fcmp_ordered(_FCMP[cmp], x, y)
+    if len(cmp) == 3 and cmp.endswith("u") and cmp[:2] in _FCMP:
+        return b.fcmp_unordered(_FCMP[cmp[:2]], x, y)
+    raise Skip(f"setp.{cmp}")
+
+
+_BOOL = {"and": "and_", "or": "or_", "xor": "xor"}
+
+
+@gen("setp")
+def _setp(g, inst):
+    t = inst.type
+    if "ftz" in inst.mods:
+        raise Skip("setp.ftz")
+    b = g.b
+    boolop = next((m for m in inst.mods if m in _BOOL), None)
+    x, y = _srcs(g, inst, (t, t))
+    p = _compare(g, inst, t, x, y)
+    q = b.not_(p)
+    if boolop:
+        c = g.read(inst.operands[3], "pred")
+        f = getattr(b, _BOOL[boolop])
+        p, q = f(p, c), f(q, c)
+    dst = inst.operands[0]
+    if dst[0] == "pair":
+        g.write(dst[1], "pred", p)
+        g.write(dst[2], "pred", q)
+    else:
+        g.write(dst, "pred", p)
+
+
+@gen("selp")
+def _selp(g, inst):
+    t = inst.type
+    x, y = _srcs(g, inst, (t, t))
+    c = g.read(inst.operands[3], "pred")
+    g.write(inst.operands[0], t, g.b.select(c, x, y))
+
+
+@gen("cvt")
+def _cvt(g, inst):
+    dst_t, src_t = inst.types[0], inst.types[1]
+    dk, sk = kind_of(dst_t), kind_of(src_t)
+    rnd = dec._rnd(inst)
+    extra = set(inst.mods) - {dst_t, src_t, "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"}
+    if extra or dk[0] == "p" or sk[0] == "p":
+        raise Skip("cvt form")
+    b = g.b
+    a = g.read(inst.operands[1], src_t)
+    if sk[0] == "i" and dk[0] == "i":
+        if rnd:
+            raise Skip("cvt rounding on integers")
+        if dk[1] > sk[1]:
+            r = (b.sext if sk[2] else b.zext)(a, INT[dk[1]])
+        elif dk[1] < sk[1]:
+            r = b.trunc(a, INT[dk[1]])
+        else:
+            r = a
+    elif sk[0] == "i" and dk[0] == "f":
+        if rnd not in (None, "rn"):
+            raise Skip("cvt directed int->float")
+        r = (b.sitofp if sk[2] else b.uitofp)(a, lty(dst_t))
+    elif sk[0] == "f" and dk[0] == "i":
+        r = _float_to_int(g, a, dk, rnd)
+    else:
+        r = _float_to_float(g, a, sk, dk, rnd)
+    g.write(inst.operands[0], dst_t, r)
+
+
+_ROUND = {"rni": "llvm.rint", "rn": "llvm.rint", "rzi": "llvm.trunc", "rz": "llvm.trunc", None: "llvm.trunc",
+          "rmi": "llvm.floor", "rm": "llvm.floor", "rpi": "llvm.ceil", "rp": "llvm.ceil"}
+
+
+def _float_to_int(g, a, dk, rnd):
+    """alu._float_to_int: round in float64, saturate; NaN gives 0 (or the sign bit where an H100 does)."""
+    b = g.b
+    bits, signed = dk[1], dk[2]
+    w = b.fpext(a, F64) if a.type == F32 else a
+    f = b.call(intrinsic(g, _ROUND[rnd], F64, 1), [w])
+    info = np.iinfo(np.dtype(f"{'i' if signed else 'u'}{bits // 8}"))
+    fmax, fmin = float(info.max), float(info.min)
+    ty = INT[bits]
+    inside = b.and_(b.fcmp_ordered("<", f, ir.Constant(F64, fmax)), b.fcmp_ordered(">", f, ir.Constant(F64, fmin)))
+    mid = b.select(inside, f, ir.Constant(F64, 0.0))
+    if bits == 64:
+        val = (b.fptosi if signed else b.fptoui)(mid, I64)
+    else:
+        val = b.trunc(b.fptosi(mid, I64), ty)
+    hi_v = ir.Constant(ty, info.max & ((1 << bits) - 1))
+    lo_v = ir.Constant(ty, info.min & ((1 << bits) - 1))
+    sat = b.select(b.fcmp_ordered(">=", f, ir.Constant(F64, fmax)), hi_v, lo_v)
+    out = b.select(inside, val, sat)
+    nan = b.fcmp_unordered("uno", f, f)
+    nan_v = ir.Constant(ty, 1 << (bits - 1)) if bits == 64 or (bits == 32 and a.type == F64) else ir.Constant(ty, 0)
+    return b.select(nan, nan_v, out)
+
+
+def _float_to_float(g, a, sk, dk, rnd):
+    b = g.b
+    if rnd in ("rni", "rzi", "rmi", "rpi"):
+        if sk != dk:
+            raise Skip("cvt.rni between float types")
+        r = b.call(intrinsic(g, _ROUND[rnd], a.type, 1), [a])
+        return canon_nan(g, r)
+    if sk[1] == dk[1]:
+        if rnd:
+            raise Skip("cvt same type with rounding")
+        return canon_nan(g, a)
+    if dk[1] > sk[1]:                   # f32 -> f64: exact; NaN payload kept and quieted
+        if rnd:
+            raise Skip("cvt widening with rounding")
+        r = b.bitcast(b.fpext(a, F64), I64)
+        u = b.bitcast(a, I32)
+        nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(I32, 0x7FFFFFFF)), ir.Constant(I32, 0x7F800000))
+        return b.or_(r, b.select(nan, ir.Constant(I64, 0x0008000000000000), ir.Constant(I64, 0)))
+    if rnd not in (None, "rn"):
+        raise Skip("cvt directed narrowing")
+    r = b.bitcast(b.fptrunc(a, F32), I32)
+    # alu.narrowed_nan: sign, quiet bit and the top of the payload (chosen on integers, see canon_nan)
+    u = b.bitcast(a, I64)
+    sign = b.trunc(b.lshr(u, ir.Constant(I64, 63)), I32)
+    mant = b.and_(u, ir.Constant(I64, (1 << 52) - 1))
+    bits = b.or_(b.or_(b.shl(sign, ir.Constant(I32, 31)), ir.Constant(I32, 0x7FC00000)),
+                 b.trunc(b.lshr(mant, ir.Constant(I64, 29)), I32))
+    nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(I64, (1 << 63) - 1)), ir.Constant(I64, 0x7FF0000000000000))
+    return b.select(nan, bits, r)
+
+
+# ------------------------------------------------------------------ memory instructions
+
+def _space(inst):
+    from .memops import _space as space_of
+    return space_of(inst)
+
+
+def _vec(inst):
+    from .memops import _vec as vec_of
+    return vec_of(inst)
+
+
+def _mem_type(inst):
+    t = inst.type
+    kind_of(t)
+    return t
+
+
+@gen("ld", "ldu")
+def _ld(g, inst):
+    space = _space(inst)
+    t = _mem_type(inst)
+    nv = _vec(inst)
+    dst, src = inst.operands
+    dsts = dst[1] if dst[0] == "vec" else (dst,)
+    esize = dtype(t).itemsize
+    if space == "param":
+        base = src[1]
+        if not (base and base[0] == "sym" and g.func.is_entry and base[1] in g.d.param_offsets):
+            raise Skip("ld.param form")
+        koff = g.d.param_offsets[base[1]] + src[2]
+        kp = g.b.inttoptr(g.ctx["kparams"], I8.as_pointer())
+        for k, o in enumerate(dsts):
+            g.write(o, t, g.load(kp, t, koff + k * esize))
+        return
+    if space not in ("global", "const", "shared", "local", "generic"):
+        raise Skip(f"ld.{space}")
+    p = g.pointer(space, g.address(src), esize * nv)
+    vals = [g.load(p, t, k * esize) for k in range(len(dsts))]
+    for o, v in zip(dsts, vals):
+        g.write(o, t, v)
+
+
+@gen("st")
+def _st(g, inst):
+    space = _space(inst)
+    t = _mem_type(inst)
+    nv = _vec(inst)
+    dst, src = inst.operands
+    srcs = src[1] if src[0] == "vec" else (src,)
+    esize = dtype(t).itemsize
+    if space not in ("global", "shared", "local", "generic"):
+        raise Skip(f"st.{space}")
+    vals = [g.read(o, t) for o in srcs]
+    p = g.pointer(space, g.address(dst), esize * nv)
+    for k, v in enumerate(vals):
+        g.store(p, t, v, k * esize)
+
+
+_ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+
+
+@gen("atom", "red")
+def _atom(g, inst):
+    """Atomics one lane after another in lane order, as memops.atomic_apply's result is defined."""
+    space = _space(inst)
+    t = inst.type
+    opname = next(m for m in inst.mods if m in _ATOM_OPS)
+    if space not in ("global", "shared"):
+        raise Skip(f"atom.{space}")
+    k = kind_of(t)
+    if k[0] == "f" and not (opname == "add" and t == "f32"):
+        raise Skip("float atomic")
+    if k[0] == "p" or t in ("u16", "s16", "b16", "u8", "s8", "b8"):
+        raise Skip("atomic type")
+    if t in ("b32", "b64") and opname in ("min", "max", "add"):
+        t = "u" + t[1:]
+    b = g.b
+    ops = inst.operands
+    if inst.opcode == "atom":
+        addr_op, rest = ops[1], ops[2:]
+    else:
+        addr_op, rest = ops[0], ops[1:]
+    vals = [g.read(o, t) for o in rest]
+    p = g.pointer(space, g.address(addr_op), dtype(t).itemsize)
+    if g.check_only:
+        return
+    old = g.load(p, t)
+    v = vals[0]
+    signed = k[0] == "i" and k[2]
+    if opname == "add" and k[0] == "f":
+        if space == "shared":
+            new = canon_nan(g, b.fadd(old, v))
+        else:
+            new = canon_nan(g, flush(g, b.fadd(flush(g, old), flush(g, v))))
+    elif opname == "add":
+        new = b.add(old, v)
+    elif opname in ("min", "max"):
+        op = "<" if opname == "min" else ">"
+        cmp = b.icmp_signed(op, v, old) if signed else b.icmp_unsigned(op, v, old)
+        new = b.select(cmp, v, old)
+    elif opname in ("and", "or", "xor"):
+        new = getattr(b, _BOOL[opname])(old, v)
+    elif opname == "exch":
+        new = v
+    elif opname == "inc":
+        new = b.select(b.icmp_unsigned(">=", old, v), ir.Constant(old.type, 0), b.add(old, ir.Constant(old.type, 1)))
+    elif opname == "dec":
+        wrap = b.or_(b.icmp_unsigned("==", old, ir.Constant(old.type, 0)), b.icmp_unsigned(">", old, v))
+        new = b.select(wrap, v, b.sub(old, ir.Constant(old.type, 1)))
+    else:                                         # cas: compare, new value
+        new = b.select(b.icmp_unsigned("==", old, v), vals[1], old)
+    g.store(p, t, new)
+    if inst.opcode == "atom":
+        g.write(ops[0], t, old)
+
+
+@gen("shfl")
+def _shfl(g, inst):
+    """shfl.sync as warp.py computes it: the source lane's value of ``a`` as it was before the
+    instruction (compiled.py hands a copy of ``a``'s array when the group itself writes ``a``)."""
+    ops = inst.operands
+    mode = next(m for m in inst.mods if m in ("up", "down", "bfly", "idx"))
+    if ops[1][0] != "reg" or ops[1][2] or ops[1][1] not in g.func.regs or g._is_pred(ops[1][1]):
+        raise Skip("shfl source")
+    b = g.b
+    name = ops[1][1]
+    _, thread = g._parts()
+    lane = b.and_(thread, ir.Constant(I64, 31))
+    bb = b.and_(b.zext(g.read(ops[2], "u32"), I64), ir.Constant(I64, 31))
+    c = b.zext(g.read(ops[3], "u32"), I64)
+    cval = b.and_(c, ir.Constant(I64, 31))
+    seg = b.and_(b.lshr(c, ir.Constant(I64, 8)), ir.Constant(I64, 31))
+    notseg = b.xor(seg, ir.Constant(I64, -1))
+    max_lane = b.or_(b.and_(lane, seg), b.and_(cval, notseg))
+    if mode == "up":
+        j = b.sub(lane, bb)
+        ok = b.icmp_signed(">=", j, max_lane)
+    else:
+        j = {"down": lambda: b.add(lane, bb), "bfly": lambda: b.xor(lane, bb),
+             "idx": lambda: b.or_(b.and_(lane, seg), b.and_(bb, notseg))}[mode]()
+        ok = b.icmp_signed("<=", j, max_lane)
+    j = b.select(ok, j, lane)
+    src = b.add(b.sub(g.lane, lane), j)
+    ptr = g.cross_ptr(name)
+    a = g.to_type(b.load(b.gep(ptr, [src])), "u", "b32")
+    dst = ops[0]
+    if dst[0] == "pair":
+        g.write(dst[1], "b32", a)
+        g.write(dst[2], "pred", ok)
+    else:
+        g.write(dst, "b32", a)
+
+
+@gen("membar", "fence")
+def _fence(g, inst):
+    """Memory is sequentially consistent in the emulator: fences order nothing further."""
+
+
+def find_function(module):
+    """``find(addr, end, ctx, lo*, hi*) -> i1``: is [addr, end) inside one live allocation? Binary
+    search over the sorted allocation bounds (memory.valid); caches the hit in lo/hi."""
+    fn = ir.Function(module, ir.FunctionType(I1, [I64, I64, I64.as_pointer(), I64.as_pointer(), I64.as_pointer()]),
+                     "find_allocation")
+    fn.linkage = "internal"
+    addr, end, ctxp, lo_p, hi_p = fn.args
+    entry = fn.append_basic_block("entry")
+    b = ir.IRBuilder(entry)
+
+    def field(name):
+        return b.load(b.gep(ctxp, [ir.Constant(I32, SLOT[name])]))
+    starts = b.inttoptr(field("starts"), I64.as_pointer())
+    ends = b.inttoptr(field("ends"), I64.as_pointer())
+    n = field("nbounds")
+    loop, body, after = (fn.append_basic_block(x) for x in ("loop", "body", "after"))
+    b.branch(loop)
+    b.position_at_end(loop)
+    lo = b.phi(I64)
+    hi = b.phi(I64)
+    lo.add_incoming(ir.Constant(I64, 0), entry)
+    hi.add_incoming(n, entry)
+    b.cbranch(b.icmp_signed("<", lo, hi), body, after)
+    b.position_at_end(body)
+    mid = b.lshr(b.add(lo, hi), ir.Constant(I64, 1))
+    right = b.icmp_unsigned("<=", b.load(b.gep(starts, [mid])), addr)     # searchsorted side="right"
+    lo.add_incoming(b.select(right, b.add(mid, ir.Constant(I64, 1)), lo), body)
+    hi.add_incoming(b.select(right, hi, mid), body)
+    b.branch(loop)
+    b.position_at_end(after)
+    k = b.sub(lo, ir.Constant(I64, 1))
+    none = b.icmp_signed("<", k, ir.Constant(I64, 0))
+    yes, no = fn.append_basic_block("check"), fn.append_basic_block("no")
+    b.cbranch(none, no, yes)
+    ir.IRBuilder(no).ret(ir.Constant(I1, 0))
+    b.position_at_end(yes)
+    s = b.load(b.gep(starts, [k]))
+    e = b.load(b.gep(ends, [k]))
+    ok = b.and_(b.icmp_unsigned(">=", addr, s), b.icmp_unsigned("<=", end, e))
+    hit, miss = fn.append_basic_block("hit"), fn.append_basic_block("miss")
+    b.cbranch(ok, hit, miss)
+    ir.IRBuilder(miss).ret(ir.Constant(I1, 0))
+    bh = ir.IRBuilder(hit)
+    bh.store(s, lo_p)
+    bh.store(e, hi_p)
+    bh.ret(ir.Constant(I1, 1))
+    return fn
