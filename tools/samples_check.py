@@ -351,13 +351,23 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
             statuses.append("pass")
         else:
             statuses.append("fail")
-            why = next((line for line in out.splitlines() if line.startswith("cudalab: ")), "")
+            why = explanation(out)
             details.append(f"exit code {code}: {bad or first_error(out)}" +
-                           (f" ({why[9:240]})" if why and why not in (bad or "") else ""))
+                           (f" ({why})" if why and why not in (bad or "") else ""))
             break
     status = next((st for st in ("timeout", "fail") if st in statuses), "pass")
     return Result(s.name, s.folder, status, "; ".join(details), round(total, 1), round(build_seconds, 1), shown,
                   round(cpu, 1))
+
+
+def explanation(out: str) -> str:
+    """cudalab's own first word on what stopped the program: its first sentence, and the emulator's
+    estimate of the time a kernel stopped by the watchdog needed."""
+    why = next((line[9:] for line in out.splitlines() if line.startswith("cudalab: ")), "")
+    first = re.match(r".*?\.(\s|$)", why)
+    estimate = re.search(r"about [\d.,]+ \w+ on the emulator", why)
+    return " ".join(x for x in ((first.group(0) if first else why[:200]).strip(),
+                                f"(needs {estimate.group(0)})" if estimate else "") if x)
 
 
 WALL_PER_CPU = 6          # wall-clock safety net: this many times the CPU limit (a loaded 2-core machine)
