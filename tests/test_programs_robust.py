@@ -180,3 +180,21 @@ int main() {
     consume = r.launches[3].reports["pdl"]
     assert 0 < produce["trigger_fraction"] < 0.1 and consume["trigger_fraction"] is None
     assert 0.9 < consume["wait_fraction"] < 1
+
+
+def test_after_a_kernel_fault_later_kernels_do_not_run():
+    r = run(r"""#include <cstdio>
+__global__ void poke(int *p) { p[1 << 24] = 1; }
+__global__ void follow(int *p) { p[threadIdx.x * (1 << 22)] = 2; }
+int main() {
+    int *d;
+    cudaMalloc(&d, 64);
+    poke<<<1, 1>>>(d);
+    follow<<<1, 32>>>(d);                 // queued behind the fault: a GPU never runs it
+    printf("sync: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    follow<<<1, 32>>>(d);
+    printf("launch after: %s\n", cudaGetErrorName(cudaGetLastError()));
+}""")
+    assert r.stdout.splitlines() == ["sync: cudaErrorIllegalAddress", "launch after: cudaErrorIllegalAddress"]
+    assert [rec.kernel for rec in r.launches] == ["poke"]
+    assert "follow" not in r.stderr

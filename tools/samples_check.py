@@ -313,8 +313,11 @@ def failed_line(text: str) -> str | None:
 
 
 def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None) -> Result:
-    command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *s.options, *s.sources]
-    shown = "cudalab run " + " ".join(shlex.quote(w) for w in command[6:])
+    # the emulator's kernels get the program's time (--timeout) instead of its 10 s watchdog, the limit
+    # that counts being the CPU time below; a GPU has no watchdog either
+    more_time = ["--timeout", f"{timeout * WALL_PER_CPU:g}"] if device == "emu" else []
+    command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *more_time, *s.options, *s.sources]
+    shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*more_time, *s.options, *s.sources])
     if s.left_out:
         return Result(s.name, s.folder, "left out", s.left_out, command=shown)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -348,13 +351,23 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
             statuses.append("pass")
         else:
             statuses.append("fail")
-            why = next((line for line in out.splitlines() if line.startswith("cudalab: ")), "")
+            why = explanation(out)
             details.append(f"exit code {code}: {bad or first_error(out)}" +
-                           (f" ({why[9:240]})" if why and why not in (bad or "") else ""))
+                           (f" ({why})" if why and why not in (bad or "") else ""))
             break
     status = next((st for st in ("timeout", "fail") if st in statuses), "pass")
     return Result(s.name, s.folder, status, "; ".join(details), round(total, 1), round(build_seconds, 1), shown,
                   round(cpu, 1))
+
+
+def explanation(out: str) -> str:
+    """cudalab's own first word on what stopped the program: its first sentence, and the emulator's
+    estimate of the time a kernel stopped by the watchdog needed."""
+    why = next((line[9:] for line in out.splitlines() if line.startswith("cudalab: ")), "")
+    first = re.match(r".*?\.(\s|$)", why)
+    estimate = re.search(r"about [\d.,]+ \w+ on the emulator", why)
+    return " ".join(x for x in ((first.group(0) if first else why[:200]).strip(),
+                                f"(needs {estimate.group(0)})" if estimate else "") if x)
 
 
 WALL_PER_CPU = 6          # wall-clock safety net: this many times the CPU limit (a loaded 2-core machine)
@@ -427,13 +440,13 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
     ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
     left = [n for n in names if n not in ran]
 
-    def cell(r):
+    def cell(r, wall="wall"):
         if r is None:
             return "not run", ""
         text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
         if r["status"] != "pass" and r["detail"]:
             text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
-        return text, f"{r.get('cpu_seconds') or r['seconds']:.1f}"
+        return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
 
     passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
     lines = [
@@ -444,12 +457,16 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
         "6_Performance is built with `cudalab run` from what its own CMakeLists.txt gives nvcc (sources,",
         "`-I../../../Common`, `--extended-lambda`, `-std=c++17`, `CUDA_SEPARABLE_COMPILATION` as `-rdc=true`,",
         "one `-gencode` per architecture of `CMAKE_CUDA_ARCHITECTURES`, linked libraries), run in its own folder",
-        "with the arguments of the checkout's test_args.json, on the emulator (limit: "
-        f"{TIMEOUT:g} s of CPU time for the run, which is the time shown: the emulator and the program, measured",
-        "so on a shared machine; the build is timed apart and not counted) and with `--device gpu` on "
-        f"{machine}",
-        "(its time includes nvcc's build, made for the H100's sm_90 alone to spare device time). A sample passes as",
-        "the samples' own runner decides: exit code 0 and no line saying it failed.",
+        "with the arguments of the checkout's test_args.json, on the emulator and with `--device gpu` on",
+        f"{machine} (its time includes nvcc's build, made for the H100's sm_90 alone to spare device time).",
+        "A sample passes as the samples' own runner decides: exit code 0 and no line saying it failed.",
+        "",
+        f"The emulator's limit is {TIMEOUT:g} s of CPU time for the run (the build is timed apart and not",
+        "counted), and its time column is that CPU time, of the emulator and the program: the machine is shared,",
+        "so wall time says little. Times marked *wall* come from runs with a wall-clock limit of the same",
+        "length on a loaded machine (load average about 4 per core), where each kernel also had the emulator's",
+        "watchdog of 10 s of CPU time (cudaErrorLaunchTimeout); later runs give `cudalab run --timeout` (the",
+        "program's time, which its kernels get too) so that only the CPU limit counts, as a GPU has no watchdog.",
         "",
         f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
         f"{len(left)} left out.**",
@@ -460,7 +477,7 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
     for n in ran:
         r = emu.get(n) or gpu.get(n)
         e, et = cell(emu.get(n))
-        g, gt = cell(gpu.get(n))
+        g, gt = cell(gpu.get(n), wall="")
         lines.append(f"| {n} | {r['folder']} | {e} | {et} | {g} | {gt} |")
     if after:
         again = [n for n in ran if n in after]
@@ -487,7 +504,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", choices=("emu", "gpu"), default="emu")
     p.add_argument("--jobs", type=int, default=2, help="samples at a time (2 is the most a 2-core machine takes)")
     p.add_argument("--timeout", type=float, default=TIMEOUT)
-    p.add_argument("--only", default="", help="comma-separated sample names")
+    p.add_argument("--only", default="", help="comma-separated sample names, run in that order")
     p.add_argument("--folders", default=",".join(FOLDERS), help="comma-separated folders of Samples/ to run (a "
                    "long run in parts)")
     p.add_argument("--json", type=Path, help="write the results here (default: samples-DEVICE.json)")
@@ -511,8 +528,9 @@ def main(argv=None) -> int:
         write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
         print(f"wrote {a.markdown}")
         return 0
-    chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs)
-              if not a.only or s.name in a.only.split(",")]
+    only = a.only.split(",") if a.only else []
+    chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs) if not only or s.name in only]
+    chosen.sort(key=lambda s: only.index(s.name) if only else 0)       # in the order --only gives
     work = a.work or Path(tempfile.mkdtemp(prefix="cuda-samples-"))
     stage(chosen, a.samples, work)
     if a.stage_only:

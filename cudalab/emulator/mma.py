@@ -243,7 +243,15 @@ def dot_f64(a, b, c):
             return c + np.matmul(a, b)
     d = c
     for kk in range(a.shape[2]):
-        step = fma_f64(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :], d)
+        x, y = np.broadcast_arrays(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :])
+        p = x * y
+        # a zero product adds nothing (IEEE's d + 0 keeps the zero signs right): only the rest need an fma,
+        # whose exact fallback for zeros is slow
+        step = d + p
+        zero = ((x == 0) & np.isfinite(y)) | ((y == 0) & np.isfinite(x))
+        full = np.flatnonzero(~zero.ravel())
+        if full.size:
+            step.flat[full] = fma_f64(x.ravel()[full], y.ravel()[full], d.ravel()[full])
         d = np.where(np.isnan(d), d, step)
     return alu.gpu_nan(d)
 

@@ -39,6 +39,12 @@ class PipelineData:
     steps: int = 0
 
 
+def _shown(text):
+    """An instruction as the picture shows it: one statement, single spaces (inline asm from
+    library headers keeps its own spacing, which differs between CCCL versions)."""
+    return " ".join(text.split(";")[0].split())
+
+
 class PipelineTrace(Observer):
     """Follows the async copies, commits, waits and mbarrier waits of the warps of block ``block``."""
 
@@ -81,7 +87,7 @@ class PipelineTrace(Observer):
             if inst.opcode == "cp" and "commit_group" in mods and "bulk" not in mods:
                 self.commits[w] = self.commits.get(w, 0) + 1
             if "wait_group" in mods or "wait_all" in mods or "try_wait" in mods or "test_wait" in mods:
-                self.current[w] = (inst.line or 0, inst.text.split(";")[0].strip(), self.data.steps)
+                self.current[w] = (inst.line or 0, _shown(inst.text), self.data.steps)
 
     def on_async(self, ev):
         if not self.active or ev.kind not in ("issue", "land", "observe"):
@@ -98,13 +104,13 @@ class PipelineTrace(Observer):
             for p in range(seen):          # the phases this warp has now seen complete
                 st = self.data.stages.get(("barrier", slot, p))
                 if st is not None and w not in st["waits"]:
-                    st["waits"][w] = self.current.get(w, (ev.inst.line or 0, ev.inst.text, self.data.steps))
+                    st["waits"][w] = self.current.get(w, (ev.inst.line or 0, _shown(ev.inst.text), self.data.steps))
 
     def _issue(self, ev, lanes, addrs):
         warps = self._warps(lanes)
         for w in np.unique(warps).tolist():
             sel = warps == w
-            rec = dict(warp=w, line=ev.inst.line or 0, text=ev.inst.text.split(";")[0].strip(),
+            rec = dict(warp=w, line=ev.inst.line or 0, text=_shown(ev.inst.text),
                        bytes=int(sel.sum()) * int(ev.size), copies=int(np.unique(lanes[sel]).size),
                        dst=(int(addrs[sel].min()), int(addrs[sel].max()) + int(ev.size)),
                        group=self.commits.get(w, 0), stage=None, step=self.data.steps)

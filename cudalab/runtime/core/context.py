@@ -447,7 +447,11 @@ class Context(GraphAPI, TextureAPI):
 
     def run_kernel(self, fn: Function, grid, block, shared, args, s: Stream, cluster=None, attributes=None):
         """Run a kernel now. A fault that CUDA reports later (an illegal address, an assert) becomes
-        ``self.fault`` and the record is returned with ``error`` set; others raise CudaError."""
+        ``self.fault`` and the record is returned with ``error`` set; others raise CudaError. In a
+        context such a fault broke, kernels no longer run (None), as on a GPU: their results would be
+        garbage, and so would their own errors."""
+        if self.fault or self.sticky:
+            return None
         from ...emulator.engine import launch
         from ..device import WATCHDOG_SECONDS
         from ..progress import Bar
