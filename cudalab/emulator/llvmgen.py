@@ -62,11 +62,6 @@ def lty(t):
     return INT[k[1]]
 
 
-def _bits(t):
-    k = kind_of(t)
-    return 1 if k[0] == "p" else k[1]
-
-
 class _LazyCtx(dict):
     """ctx fields loaded in the entry block on first use (most groups need a few of them)."""
 
