@@ -3,7 +3,7 @@
 Every case runs twice, ``CUDALAB_TIER=interp`` and ``CUDALAB_TIER=compiled``, and every array must
 come back with the same bytes (errors: the same message). The corpus sample below covers every
 (opcode, modifiers) form the tier compiles anywhere in tests/kernels (a greedy set cover over the
-planned groups of every case), so the suite stays short; ldu and red, which nvcc rarely emits,
+planned groups of every case: tools/compiled_sample.py), so the suite stays short; ldu and red, which nvcc rarely emits,
 have their own kernel.
 """
 import os

@@ -124,6 +124,7 @@ class Group:
     symbols: list
     name: str
     check_name: str | None      # address pre-check of a leading atomic
+    params: list                # pcs of the ld.param instructions of rematerialized registers
 
 
 _READ_ONLY = ("param", "const")
@@ -261,7 +262,7 @@ def plan(df, module, sink):
             info[pc] = tried[sig]
     find = lg.find_function(sink)
     live = live_after(df)
-    groups, symbols = [], []
+    extents = []
     pc = 0
     while pc < n:
         if pc not in info:
@@ -280,22 +281,58 @@ def plan(df, module, sink):
             bails = bails or info[end]
             (writes if wr else reads).update(classes)
             end += 1
+        extents.append((pc, end, bails, atomic))
+        pc = end
+    remat = _rematerialized(df, extents, d)
+    groups, symbols = [], []
+    for pc, end, bails, atomic in extents:
         name = f"g{pc}"
-        gb = lg.GroupBuilder(sink, name, f, d, symbols, find)
+        gb = lg.GroupBuilder(sink, name, f, d, symbols, find, remat=remat)
         for k in range(pc, end):
             gb.emit(df.code[k][2])
         gb.finish(None if live is None else live[end - 1])
         check = None
         if atomic:
             check = f"c{pc}"
-            cb = lg.GroupBuilder(sink, check, f, d, symbols, find, regs=gb.regs, check_only=True)
+            cb = lg.GroupBuilder(sink, check, f, d, symbols, find, regs=gb.regs, check_only=True, remat=remat)
             cb.emit(df.code[pc][2])
             cb.finish()
         restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
-                            symbols, name, check))
-        pc = end
+                            symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     return groups
+
+
+def _rematerialized(df, extents, d):
+    """Registers that hold a kernel parameter (one unguarded ``ld.param`` in the entry block, the
+    register's only definition) and that only compiled groups read: every group reads the parameter
+    again instead of the register's array, and nothing stores it (a uniform value per lane is
+    memory traffic for nothing). A bail-out rerun loads them first (_Runner._interpret)."""
+    f = df.func
+    inside = set()
+    for start, end, _, _ in extents:
+        inside.update(range(start, end))
+    first_jump = min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
+                     + [len(f.insts)])
+    named_outside, defs = set(), {}
+    for inst in f.insts:
+        ops = inst.operands
+        if ops:
+            for r in _regs(ops[0]):
+                defs[r] = defs.get(r, 0) + 1
+        if inst.index not in inside:
+            for o in ops:
+                named_outside |= _regs(o)
+            if inst.guard:
+                named_outside.add(inst.guard[0])
+    out = {}
+    for inst in f.insts[:first_jump]:
+        ops = inst.operands
+        if (inst.opcode == "ld" and not inst.guard and inst.index in inside and ops[0][0] == "reg"
+                and "param" in inst.mods and ops[1][1] and ops[1][1][0] == "sym" and ops[1][1][1] in d.param_offsets
+                and defs.get(ops[0][1]) == 1 and ops[0][1] not in named_outside):
+            out[ops[0][1]] = inst
+    return out
 
 
 # ------------------------------------------------------------------ native code
@@ -495,7 +532,10 @@ class _Runner:
                 raise AssertionError(f"compiled group {self.g.start}-{self.g.end} changed {name} memory differently")
 
     def _interpret(self, ex):
-        """The group's instructions in the interpreter, as run_function runs K_NORMAL entries."""
+        """The group's instructions in the interpreter, as run_function runs K_NORMAL entries
+        (after the kernel parameters that no group stores are loaded into their registers)."""
+        for pc in self.g.params:
+            self.code[pc][1](ex)
         for pc in range(self.g.start, self.g.end):
             _, fn, inst, _ = self.code[pc]
             gd = inst.guard

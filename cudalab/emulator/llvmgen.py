@@ -62,11 +62,6 @@ def lty(t):
     return INT[k[1]]
 
 
-def _bits(t):
-    k = kind_of(t)
-    return 1 if k[0] == "p" else k[1]
-
-
 class _LazyCtx(dict):
     """ctx fields loaded in the entry block on first use (most groups need a few of them)."""
 
@@ -87,8 +82,9 @@ class _LazyCtx(dict):
 class GroupBuilder:
     """Emits one group function: the lane loop, register traffic, memory checks and bail-outs."""
 
-    def __init__(self, module, name, func, d, symbols, find_fn, regs=None, check_only=False):
+    def __init__(self, module, name, func, d, symbols, find_fn, regs=None, check_only=False, remat=None):
         self.func, self.d, self.symbols, self.find_fn = func, d, symbols, find_fn
+        self.remat = remat or {}               # register -> its ld.param instruction (compiled.plan)
         self.regs: list = regs if regs is not None else []     # register names in pointer-table order
         self.reg_slot: dict = {r: k for k, r in enumerate(self.regs)}
         self.check_only = check_only           # atomics only check their address (compiled.py)
@@ -128,7 +124,7 @@ class GroupBuilder:
     def finish(self, live=None):
         """Close the lane loop, storing the registers written (those in ``live``, when given)."""
         b = self.b
-        self.stored = [n for n in sorted(self.written) if live is None or n in live]
+        self.stored = [n for n in sorted(self.written) if (live is None or n in live) and n not in self.remat]
         for name in self.stored:
             self._store_reg(name, self.cur[name])
         nxt = b.add(self.k, ir.Constant(I64, 1))
@@ -193,7 +189,11 @@ class GroupBuilder:
         if name not in self.func.regs:
             raise Skip(f"undeclared {name}")
         v = self.cur.get(name)
-        if v is None:
+        if v is None and name in self.remat:      # a kernel parameter: read again, never stored
+            _ld(self, self.remat[name])
+            v = self.cur[name]
+            self.written.discard(name)
+        elif v is None:
             v = self.cur[name] = self._load_reg(name)
         return v
 
@@ -475,6 +475,9 @@ class GroupBuilder:
             gen(self, inst)
             then_end = b.block
         changed = [n for n, v in self.cur.items() if before.get(n) is not v]
+        for n in [n for n in changed if n in self.remat]:
+            del self.cur[n]                # read again after the guard (it was loaded only under it)
+        changed = [n for n in changed if n not in self.remat]
         for n in changed:
             old = before.get(n)
             if old is None:            # first touched under the guard: its old value comes from the array
