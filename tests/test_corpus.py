@@ -62,7 +62,7 @@ def run_on_emulator(case, args):
     import cudalab
     from cudalab.device import current, set_device
     before = current()
-    if "-arch=compute_90" in (case.get("options") or ()):
+    if "-arch=compute_90" in (case.get("options") or ()) or case.get("cluster"):
         set_device("H100")            # the device the case was recorded on (clusters need 9.0)
     try:
         kernel = cudalab.compile(case["src"], options=list(case.get("options") or ())).get_kernel(case["kernel"])
@@ -186,6 +186,8 @@ def test_emulator_matches_recorded_gpu(case):
 @pytest.mark.parametrize("case", _params(CASES))
 def test_emulator_matches_live_gpu(case):
     pytest.importorskip("cupy")
+    if case["name"] in DROPPED:
+        pytest.skip(f"the GPU refuses it (seen when recording): {DROPPED[case['name']][:200]}")
     inputs = case["make"]()
     on_gpu = [a.copy() if isinstance(a, np.ndarray) else replace(a) if isinstance(a, TexArg) else a for a in inputs]
     on_emu = [a.copy() if isinstance(a, np.ndarray) else replace(a) if isinstance(a, TexArg) else a for a in inputs]

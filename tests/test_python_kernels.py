@@ -225,6 +225,8 @@ def test_registers_come_from_ptxas():
 def _numba_cuda_run(case, args):
     """Real numba-cuda (its own dispatcher and driver) runs the case; numpy arrays copied back."""
     from numba import cuda as real
+    from cudalab.pykernels.compiler import numpy_compat
+    numpy_compat()                  # numba-cuda 0.30 on numpy 2.5 (as on the H100 machine)
     real.jit(case.kernel)[case.grid, case.block](*args)
     real.synchronize()
 

@@ -50,6 +50,11 @@ def cuda_home() -> Path:
                 return home
     except ImportError:
         pass
+    # an installed CUDA toolkit (CUDA_HOME, or the nvcc on PATH) has the same layout
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                 shutil.which("nvcc") and str(Path(shutil.which("nvcc")).resolve().parent.parent)):
+        if home and (Path(home) / "bin" / "nvcc").exists() and (Path(home) / "include" / "cuda_runtime.h").exists():
+            return Path(home)
     raise CompileError("nvcc was not found: whole programs (with int main) need the nvidia-cuda-nvcc and "
                        "nvidia-nvvm wheels. Install them with: pip install nvidia-cuda-nvcc nvidia-nvvm")
 
