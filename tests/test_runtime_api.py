@@ -13,9 +13,7 @@ H100 profile, must print the same lines. Two things may differ and are normalize
   promises it runs before the next synchronization. Such lines are moved to just before the
   next synchronizing call's line on both sides.
 
-pools.cu has no H100 recording (the one device run for this suite lost that file); its lines are
-checked against the emulator's documented model in test_memory_pools below, and the gpu test
-compares a live GPU run with the emulator directly.
+test_memory_pools below also spells out, line by line, the pool model that pools.cu's recording shows.
 """
 import re
 import shutil
@@ -214,7 +212,7 @@ def test_every_runtime_function_of_the_headers_links():
 @pytest.mark.gpu
 def test_the_programs_print_on_a_gpu_what_was_recorded_and_what_the_emulator_prints(h100):
     """Live: each program built with nvcc and NVIDIA's runtime, run on the GPU, against the recording
-    (and, for pools.cu, against the emulator)."""
+    (or, for a program not recorded yet, against the emulator)."""
     import sys
     sys.path.insert(0, str(HERE.parent.parent / "tools"))
     from runtime_api_gpu import run_on_gpu
