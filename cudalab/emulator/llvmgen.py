@@ -147,20 +147,9 @@ class GroupBuilder:
             self.regs.append(name)
         return s
 
-    def _reg_ptr(self, name):
-        p = self.ptrs.get(name)
-        if p is None:
-            b = self.b
-            with b.goto_block(self.entry):
-                b.position_before(self.entry.terminator)
-                raw = b.load(b.gep(self.regtab, [ir.Constant(I32, self._slot(name))]))
-                p = self.ptrs[name] = b.bitcast(raw, self._st_ty(name).as_pointer())
-        return p
-
-    def cross_ptr(self, name):
-        """Pointer to register ``name``'s array for reads from other lanes (slot "@name": the runner
-        passes a copy taken before the group when the group writes the register)."""
-        key = "@" + name
+    def _reg_ptr(self, name, key=None):
+        """Pointer to register ``name``'s array, loaded once in the entry block from slot ``key``."""
+        key = key or name
         p = self.ptrs.get(key)
         if p is None:
             b = self.b
@@ -169,6 +158,11 @@ class GroupBuilder:
                 raw = b.load(b.gep(self.regtab, [ir.Constant(I32, self._slot(key))]))
                 p = self.ptrs[key] = b.bitcast(raw, self._st_ty(name).as_pointer())
         return p
+
+    def cross_ptr(self, name):
+        """Pointer to register ``name``'s array for reads from other lanes (slot "@name": the runner
+        passes a copy taken before the group when the group writes the register)."""
+        return self._reg_ptr(name, "@" + name)
 
     def _st_ty(self, name):
         st = storage(self.func.regs[name])
