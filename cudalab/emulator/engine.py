@@ -701,7 +701,7 @@ def _let_waiting_threads_run(stack, ex, returned):
     waiting at a barrier that has not changed since they last tried are passed over: they could
     not go on anyway, and trying them again and again would starve the others."""
     above = stack[-1][2].copy()
-    stale = ex.parked == ex.sync_version if ex.parked is not None else False
+    stale = ex.parked == ex.sync_version if ex.parked is not None else np.False_
     df = ex.fr.df
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
