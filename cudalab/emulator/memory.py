@@ -58,6 +58,7 @@ class DeviceMemory:
         self._bounds = None                          # (starts, ends) arrays of live allocations, see bounds()
         self._views: dict = {}
         self._released: list[int] = []               # addresses to free at the next alloc
+        self._fresh: set[int] = set()                # live allocations made since mark_all_written
 
     # ---------------------------------------------------------------- allocation
     def alloc(self, size: int, label: str = "") -> int:
@@ -94,6 +95,7 @@ class DeviceMemory:
         self._high_water = max(self._high_water, off + padded)
         addr = GLOBAL_BASE + off
         self.allocs[addr] = Allocation(addr, size, label)
+        self._fresh.add(addr)
         k = bisect.bisect_left(self._starts, addr)
         self._starts.insert(k, addr)
         if self._bounds is not None:
@@ -107,6 +109,7 @@ class DeviceMemory:
             what = "was already freed" if a is not None else "is not the start of an allocation"
             raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
         a.freed = True
+        self._fresh.discard(a.address)
         k = bisect.bisect_left(self._starts, a.address)
         del self._starts[k]
         if self._bounds is not None:
@@ -128,6 +131,15 @@ class DeviceMemory:
             a = self.allocs.get(self._released.pop())
             if a is not None and not a.freed:
                 self.free(a.address)
+
+    def mark_all_written(self):
+        """Every live allocation counts as written (initcheck). Runs before every launch without
+        initcheck, so it visits only the allocations made since its last call: the others are
+        marked already, and a mark is never taken back."""
+        for addr in self._fresh:
+            a = self.allocs[addr]
+            a.mark_written(0, a.size)
+        self._fresh.clear()
 
     def _ensure(self, nbytes: int):
         if nbytes <= self.data.size:
