@@ -109,6 +109,7 @@ class DeviceMemory:
             what = "was already freed" if a is not None else "is not the start of an allocation"
             raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
         a.freed = True
+        a.initialized = None            # kept for use-after-free messages: the bytes' flags are not needed
         self._fresh.discard(a.address)
         k = bisect.bisect_left(self._starts, a.address)
         del self._starts[k]
