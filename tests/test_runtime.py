@@ -203,3 +203,73 @@ def test_an_array_the_garbage_collector_drops_is_freed_before_the_next_launch():
     mod.one[1, 32](kept)
     assert memory.allocs[ptr].freed
     assert (kept.copy_to_host() == 1).all()
+
+
+def test_a_dropped_module_gives_its_device_variables_back():
+    """A notebook compiles a module per cell run, each with its __device__ and __constant__
+    variables (the CUDA headers add dozens); they are freed when the module goes, as unloading a
+    module does, at the next allocation (a safe point)."""
+    import gc
+    src = "__device__ int hits[4];\n__constant__ float coef[2];\n__global__ void k(int* o) { o[0] = hits[0] + (int)coef[0]; }"
+    mod = cudalab.compile(src)
+    out = cudalab.device_array(1, np.int32)
+    mod.k[1, 1](out)
+    memory = out.device.memory
+    places = list(mod.program(out.device).globals.values())
+    assert len(places) == 2 and not any(memory.allocs[p].freed for p in places)
+    cudalab.compile("__global__ void other(int* o) { o[0] = 2; }").other[1, 1](out)  # last_launch() moves on
+    del mod
+    gc.collect()
+    cudalab.device_array(1, np.int32)                   # the next allocation frees them
+    assert all(memory.allocs[p].freed for p in places)
+
+
+def test_an_array_over_a_module_variable_keeps_the_variable():
+    import gc
+    coef = cudalab.compile("__constant__ float coef[2];\n__global__ void k() {}").get_global("coef", np.float32)
+    coef.copy_to_device(np.array([2.0, 0.5], np.float32))
+    gc.collect()
+    cudalab.device_array(1, np.int32)
+    assert coef.copy_to_host().tolist() == [2.0, 0.5]
+
+
+def test_a_launch_does_not_look_at_unrelated_live_allocations():
+    """Device-side launches allocate and free a parameter buffer each; the sorted table of live
+    allocations that address checks search is updated in place, not rebuilt from every allocation
+    (which made 256 nested launches take 10x longer with 30,000 arrays alive)."""
+    src = r'''
+__global__ void dive(int* seen, int depth) {
+  seen[depth] = 1;
+  if (depth < 20) dive<<<1, 1>>>(seen, depth + 1);
+}'''
+    mod = cudalab.compile(src, options=["-arch=compute_90", "-rdc=true"])
+    seen = cudalab.device_array(32, np.int32)
+    memory = seen.device.memory
+
+    class CountingTable(dict):
+        lookups = 0
+
+        def __getitem__(self, addr):
+            CountingTable.lookups += 1
+            return dict.__getitem__(self, addr)
+
+        def values(self):
+            CountingTable.lookups += len(self)
+            return dict.values(self)
+
+    def lookups_per_launch():
+        memory.allocs = CountingTable(memory.allocs)
+        CountingTable.lookups = 0
+        try:
+            mod.dive[1, 1](seen, 0)
+        finally:
+            memory.allocs = dict(memory.allocs)
+        return CountingTable.lookups
+
+    few = lookups_per_launch()
+    unrelated = [cudalab.device_array(1, np.int32) for _ in range(10_000)]
+    lookups_per_launch()                # the first launch after them marks them as written, once
+    many = lookups_per_launch()
+    assert (seen.copy_to_host()[:21] == 1).all()
+    assert many <= few + 50, f"{few} lookups in the allocation table with few arrays alive, {many} with 10,000 more"
+    del unrelated

@@ -14,6 +14,7 @@ any load after it). What lock step cannot show (races between warps) is caught b
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +86,10 @@ class Program:
         self.func_addr = {name: FUNC_BASE + 16 * k for k, name in enumerate(module.functions)}
         self.func_at = {a: name for name, a in self.func_addr.items()}
         self._place_globals()
+        # a dropped program (its Module gone) gives its globals back: a notebook or test run
+        # compiles hundreds of modules, each with dozens of __device__ constants from the CUDA
+        # headers, and every live allocation costs each later launch a little (bounds searches)
+        weakref.finalize(self, memory.release_later, list(self.globals.values()))
 
     def _place_globals(self):
         self.const_ranges = []

@@ -55,8 +55,10 @@ class DeviceMemory:
         self._free: list[tuple[int, int]] = []       # (offset, size) holes
         self.top = 0                                 # bump pointer (offset)
         self._high_water = 0                         # bytes below this may hold old data
-        self._bounds = None                          # cached (starts, ends) arrays of live allocations
+        self._bounds = None                          # (starts, ends) arrays of live allocations, see bounds()
         self._views: dict = {}
+        self._released: list[int] = []               # addresses to free at the next alloc
+        self._fresh: set[int] = set()                # live allocations made since mark_all_written
 
     # ---------------------------------------------------------------- allocation
     def alloc(self, size: int, label: str = "") -> int:
@@ -65,6 +67,7 @@ class DeviceMemory:
         Like compute-sanitizer's allocator, freed memory is not handed out again while there is
         room elsewhere, and no two allocations touch: a small overrun lands in a red zone or a freed
         block, so it is reported as such instead of silently reading a neighbour."""
+        self._free_released()
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
@@ -92,8 +95,12 @@ class DeviceMemory:
         self._high_water = max(self._high_water, off + padded)
         addr = GLOBAL_BASE + off
         self.allocs[addr] = Allocation(addr, size, label)
-        bisect.insort(self._starts, addr)
-        self._bounds = None
+        self._fresh.add(addr)
+        k = bisect.bisect_left(self._starts, addr)
+        self._starts.insert(k, addr)
+        if self._bounds is not None:
+            starts, ends = self._bounds
+            self._bounds = (np.insert(starts, k, np.uint64(addr)), np.insert(ends, k, np.uint64(addr + size)))
         return addr
 
     def free(self, addr: int):
@@ -102,10 +109,38 @@ class DeviceMemory:
             what = "was already freed" if a is not None else "is not the start of an allocation"
             raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
         a.freed = True
-        self._starts.remove(a.address)
-        self._bounds = None
+        a.initialized = None            # kept for use-after-free messages: the bytes' flags are not needed
+        self._fresh.discard(a.address)
+        k = bisect.bisect_left(self._starts, a.address)
+        del self._starts[k]
+        if self._bounds is not None:
+            starts, ends = self._bounds
+            self._bounds = (np.delete(starts, k), np.delete(ends, k))
         padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
         self._free.append((a.address - GLOBAL_BASE, padded))
+
+    def release_later(self, addrs):
+        """Free these allocations at the next alloc (those still live).
+
+        For a finalizer (a dropped Module's globals): the garbage collector runs finalizers at any
+        allocation of a Python object, possibly in the middle of this table's own bookkeeping, so
+        they only queue the addresses (list.extend: safe at any point)."""
+        self._released.extend(int(a) for a in addrs)
+
+    def _free_released(self):
+        while self._released:
+            a = self.allocs.get(self._released.pop())
+            if a is not None and not a.freed:
+                self.free(a.address)
+
+    def mark_all_written(self):
+        """Every live allocation counts as written (initcheck). Runs before every launch without
+        initcheck, so it visits only the allocations made since its last call: the others are
+        marked already, and a mark is never taken back."""
+        for addr in self._fresh:
+            a = self.allocs[addr]
+            a.mark_written(0, a.size)
+        self._fresh.clear()
 
     def _ensure(self, nbytes: int):
         if nbytes <= self.data.size:
@@ -162,7 +197,13 @@ class DeviceMemory:
 
     def bounds(self):
         """(starts, ends): sorted uint64 arrays of the live allocations' first and past-last bytes
-        (cached until the next alloc or free; the compiled tier searches them too)."""
+        (the compiled tier searches them too).
+
+        Built once, then kept up to date by alloc and free with one insert or delete each: a device
+        launch allocates and frees its parameter buffer, and rebuilding the arrays from the whole
+        allocation table each time made every launch pay for every unrelated live allocation. Each
+        change makes new arrays rather than editing these, so a launch that holds the old pair
+        (the compiled tier's context) keeps a consistent one."""
         if self._bounds is None:
             self._bounds = (np.asarray(self._starts, np.uint64),
                             np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64))

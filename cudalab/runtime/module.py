@@ -171,7 +171,9 @@ class Module:
             buf = prog.global_buffer(var.name)
             dev.adopt(buf)            # so copies to and from the DeviceArray find its buffer
             ptr = buf.ptr
-        return DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
+        arr = DeviceArray((count,), dt, device=dev, ptr=ptr, owned=False)
+        arr._program = prog          # the variable lives as long as its program: keep it while the array is used
+        return arr
 
 
 def specialized(kernel, args):

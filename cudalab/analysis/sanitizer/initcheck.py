@@ -19,9 +19,7 @@ UNTRACKED = ("device malloc",)      # the device heap: initcheck follows cudaMal
 def mark_all_written(memory):
     """Every live allocation counts as written (used when a launch ran without initcheck, so its
     stores were not followed: better miss a bug than report one that is not there)."""
-    for a in memory.allocs.values():
-        if not a.freed and not a.written_all:
-            a.mark_written(0, a.size)
+    memory.mark_all_written()
 
 
 class InitcheckObserver(Observer):
@@ -42,7 +40,7 @@ class InitcheckObserver(Observer):
         if ev.space != "global" or ev.lanes.size == 0:
             return
         mem = self.memory
-        starts = np.asarray(mem._starts, np.uint64)
+        starts = mem.bounds()[0]
         addrs = np.asarray(ev.addresses, np.uint64)
         k = np.searchsorted(starts, addrs, side="right") - 1      # memcheck ran first: all addresses valid
         size = int(ev.size)
