@@ -41,10 +41,6 @@ def test_numba_docs_kernel_gives_numpys_answer(case):
             np.testing.assert_array_equal(got, want)
 
 
-# Cases whose emulator result is known to differ from the H100's bits, with the cause.
-KNOWN_DIFFERENCES = {}
-
-
 def _recorded():
     path = RECORDED / "h100.npz"
     return np.load(path) if path.exists() else None
@@ -62,8 +58,6 @@ def h100_profile():
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_bit_exact_against_numba_cuda_on_an_h100(case, h100_profile):
-    if case.name in KNOWN_DIFFERENCES:
-        pytest.xfail(KNOWN_DIFFERENCES[case.name])
     rec = _recorded()
     if rec is None or f"{case.name}/out0" not in rec:
         pytest.skip("no recording of this case from a GPU (tests/python_kernels/record.py)")
