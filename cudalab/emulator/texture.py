@@ -290,10 +290,12 @@ def _texel_fixed(x, n: int, normalized: bool) -> np.ndarray:
     """Coordinates in texels as int64 fixed point with COORD_BITS fractional bits, as the texture
     unit holds them: subnormals are zero, a normalized coordinate is cut (toward -inf) to 21
     fractional bits before it is scaled by the size, an unnormalized one after."""
-    x = np.asarray(x, np.float32)
-    x = np.where(np.abs(x) < np.float32(2.0 ** -126), np.float32(0), x).astype(np.float64)
-    x = np.clip(np.nan_to_num(x, nan=0.0), -2.0 ** 36, 2.0 ** 36)
-    t = np.floor(np.ldexp(x, COORD_BITS)).astype(np.int64)
+    x = np.asarray(x, np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        x[~(np.abs(x) >= 2.0 ** -126)] = 0.0           # subnormals and NaN
+    np.clip(x, -2.0 ** 36, 2.0 ** 36, out=x)
+    x *= 2.0 ** COORD_BITS                              # exact: a power of two, far from overflow
+    t = np.floor(x, out=x).astype(np.int64)
     return t * n if normalized else t
 
 
