@@ -344,3 +344,28 @@ __global__ void split(const int* in, int* out) {
     k[2, 128](x, out)
     s = np.concatenate([x[:64] * 2, x[64:] + 1])
     assert out.tolist() == s[::-1].tolist()
+
+
+WHOLE_ROWS = r"""
+#include <cuda_pipeline.h>
+__global__ void twice(const int4* a, const int4* b, int4* out) {
+  __shared__ int4 s[64];
+  int t = threadIdx.x;
+  __pipeline_memcpy_async(&s[t], &a[t], sizeof(int4));           // 16 aligned bytes a lane
+  __pipeline_memcpy_async(&s[63 - t], &b[t], sizeof(int4));      // the same rows again, issued later
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  out[t] = s[t];
+}
+"""
+
+
+def test_whole_16_byte_copies_land_in_issue_order():
+    """Two copies of every shared row in one group: when the group lands, each row holds the bytes of
+    the copy issued later (the whole-row path writes 16 bytes a row at once)."""
+    a = np.arange(256, dtype=np.int32)
+    b = -np.arange(256, dtype=np.int32)
+    out = np.zeros(256, np.int32)
+    cudalab.compile(WHOLE_ROWS).twice[1, 64](a, b, out)
+    assert (out.reshape(64, 4) == b.reshape(64, 4)[::-1]).all()

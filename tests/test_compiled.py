@@ -117,6 +117,36 @@ def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):
         assert got["compiled"] == got["interp"], p.seed
 
 
+LARGE_PARAM = r"""
+struct Table { int v[2000]; };
+__global__ void pick(__grid_constant__ const Table t, int* out, int stride) {
+    int s = 0;
+    for (int i = threadIdx.x; i < 2000; i += stride) s += t.v[i];     // ld.param [%rd] in the loop
+    out[threadIdx.x] = s + t.v[(threadIdx.x * 7) % 2000];
+}
+__global__ void past(__grid_constant__ const Table t, int* out, int i) {
+    const int* p = t.v;
+    out[threadIdx.x] = p[i + threadIdx.x];                            // lanes 30 and up read past the end
+}
+"""
+
+
+def test_a_large_parameter_read_through_its_address_gives_the_same_bytes_and_errors(monkeypatch):
+    """LargeKernelParameter's ``__grid_constant__`` struct: ld.param through a register is compiled;
+    an address past the parameters bails out to the interpreter, whose message both tiers give."""
+    m = cudalab.compile(LARGE_PARAM, options=["-arch=sm_90"])
+    table = (np.arange(2000, dtype=np.int32) * 7 - 300).view(np.dtype((np.void, 8000)))[0]
+
+    def run(kernel, last):
+        out = np.zeros(40, np.int32)
+        getattr(m, kernel)[1, 40](table, out, np.int32(last))
+        return out.tobytes()
+    got = both_tiers(lambda: run("pick", 40), monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    got = both_tiers(lambda: run("past", 1970), monkeypatch)
+    assert got["compiled"] == got["interp"] and "past the end of the kernel's" in got["interp"][0]
+
+
 def _conformance():
     here = Path(__file__).parent
     shared = here.parent.parent / "shared" / "conformance"

@@ -187,3 +187,18 @@ def test_special_function_unit_gives_the_h100s_bits_not_the_nearest_float(instru
 def test_fast_division_multiplies_by_the_special_function_units_reciprocal():
     got = ptx("div.approx.f32 %0, %1, %2;", np.float32, f32(0xC03F80C8, 0xC0379F4D), f32(0x3FC6006A, 0x40B07DA3))
     assert bits(got) == ["0xbff7990e", "0xbf052c11"]              # x/y rounded: 0xbff7990f, 0xbf052c10
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f64_fma_of_zeros_and_specials_at_once_gives_the_exact_path_bits(mode):
+    """Zero products (a sparse matrix) and infinite or NaN operands are decided for all lanes at
+    once; each lane must carry the same bits as the exact rational path, zero signs included."""
+    from cudalab.emulator.dtypes import _fma_exact, fma_f64
+    v = np.array([0.0, -0.0, 1.0, -3.5, np.inf, -np.inf, np.nan, 2.0 ** -1000, -5e-324, 2.0 ** 1000, 1e300])
+    a, b, c = (x.ravel() for x in np.meshgrid(v, v, v))
+    got = fma_f64(a, b, c, mode)
+    want = np.array([_fma_exact(float(x), float(y), float(z), mode) for x, y, z in zip(a, b, c)])
+    nan_in = np.isnan(a) | np.isnan(b) | np.isnan(c)          # fma_f64 passes the first NaN operand on
+    want = np.where(nan_in, np.where(np.isnan(a), a, np.where(np.isnan(b), b, c)), want)
+    same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), list(zip(a[~same], b[~same], c[~same]))

@@ -272,3 +272,26 @@ int main() {
 }""")
     assert r.stdout == "kernel 1\nkernel 2\nkernel 2\nkernel 3\n"
     assert [rec.kernel for rec in r.launches] == ["hi"] * 4
+
+
+def test_a_kernel_that_waits_clock_ticks_lasts_about_as_long_as_on_the_gpu():
+    """NVIDIA's simpleHyperQ pattern: spin until clock() has advanced by clockRate * 20 ms. The
+    emulator's clock ticks at the device's clock rate as time passes (plus 4 per instruction), so
+    the wait lasts about 20 ms here too, not the 1000 times longer that a 1 MHz clock would take."""
+    import time
+    start = time.process_time()
+    r = run_source(r"""
+__global__ void wait(long long ticks, long long *took) {
+    long long t0 = clock64();
+    while (clock64() - t0 < ticks) { }
+    *took = clock64() - t0;
+}
+int main() {
+    int khz; cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+    long long *took; cudaMallocManaged(&took, 8);
+    for (int i = 0; i < 4; i++) wait<<<1, 1>>>(khz * 20LL, took);     // 20 ms each on a GPU
+    cudaDeviceSynchronize();
+    printf("%s %d\n", *took >= khz * 20LL ? "waited" : "too short", *took < khz * 2000LL);
+}""")
+    assert r.stdout == "waited 1\n", r.stderr
+    assert time.process_time() - start < 5

@@ -179,3 +179,23 @@ def test_the_same_python_calls_run_on_a_real_gpu_with_the_same_bits():
             devices.use("emu")
     np.testing.assert_array_equal(results["emu"][0].view(np.uint32), results["gpu"][0].view(np.uint32))
     np.testing.assert_array_equal(results["emu"][1], results["gpu"][1])
+
+
+def test_a_lookup_at_texel_centres_gives_the_full_filters_bits():
+    """Linear lookups at texel centres (fraction 0: one tap of weight 256) skip the filter; every
+    bit pattern, NaN, infinities and subnormals included, comes out as the full filter gives it."""
+    from types import SimpleNamespace
+    from cudalab.emulator import texture as T
+    rng = np.random.default_rng(5)
+    special = np.array([0, 0x80000000, 1, 0x80000001, 0x7F800000, 0xFF800000, 0x7FC00001, 0x807FFFFF], np.uint32)
+    for kind, size, channels in (("float", 4, 1), ("float", 4, 4), ("float", 2, 2), ("unsigned", 1, 4)):
+        fmt = SimpleNamespace(kind=kind, channel_bytes=size, channels=channels)
+        bits = rng.integers(0, 2 ** 32, (4000, 4), dtype=np.uint64).astype(np.uint32)
+        bits[:special.size] = special[:, None]
+        if size == 2:                          # half texels reach the filter as float32 values
+            bits = bits.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+        bits[:, channels:] = 0
+        others = rng.integers(0, 2 ** 32, (4000, 3, 4), dtype=np.uint64).astype(np.uint32)
+        words = np.concatenate([bits[:, None], others], 1)
+        full = T._filter(words, np.tile([256, 0, 0, 0], (4000, 1)), fmt)
+        assert (T._one_texel(bits, fmt) == full).all(), (kind, size, channels)

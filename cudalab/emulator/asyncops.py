@@ -53,7 +53,8 @@ class AsyncState:
         n = ex.n
         self.issued = np.zeros(n, np.int64)       # cp.async issued so far by each lane (sequence numbers)
         self.committed = np.zeros(n, np.int64)    # cp.async.commit_group executed by each lane
-        self.rows = np.zeros(0, ROW)              # writes to shared memory not landed yet, in issue order
+        self._rows = np.zeros(0, ROW)             # writes to shared memory not landed yet, in issue order
+        self._issued: list = []                   # rows issued since, joined on the next read (see rows)
         self.trig_lane = np.zeros(0, np.int64)    # cp.async.mbarrier.arrive: the arrive-on each lane owes,
         self.trig_slot = np.zeros(0, np.int64)    # on which barrier, after its cp.async with seq < trig_seq
         self.trig_seq = np.zeros(0, np.int64)
@@ -61,6 +62,23 @@ class AsyncState:
         self.reducers: list = [None]              # row["red"]: 0 = a copy, k = (function, dtype) of a reduction
         self.phase_no: dict = {}                  # completed phases per barrier slot (racecheck's events)
         self.stuck = (0, -1)                      # (failed polls, sync version) for hang detection
+
+    @property
+    def rows(self):
+        """The rows in flight, in issue order. Each cp.async of a batch adds a row per lane; they are
+        joined here, when a wait or a barrier reads them, not once per issue (a 4-stage pipeline
+        would copy every row in flight at each of its issues)."""
+        if self._issued:
+            self._rows = np.concatenate([self._rows, *self._issued])
+            self._issued = []
+        return self._rows
+
+    @rows.setter
+    def rows(self, value):
+        self._rows, self._issued = value, []
+
+    def issue(self, rows):
+        self._issued.append(rows)
 
     def inst_id(self, inst):
         for k, i in enumerate(self.insts):
@@ -155,18 +173,26 @@ def _add_rows(ex, st, inst, lanes, dst, data, seq, group, slot, red=0):
     k = data.shape[1]
     per = max(1, -(-k // CHUNK))
     rows = np.zeros(lanes.size * per, ROW)
-    rows["lane"] = np.repeat(lanes, per)
-    rows["dst"] = (dst[:, None] + np.arange(per, dtype=np.int64) * CHUNK).ravel()
+    if per == 1:                                 # cp.async: one row a lane
+        rows["lane"] = lanes
+        rows["dst"] = dst
+        rows["seq"] = seq
+        rows["group"] = group
+        rows["slot"] = slot
+        rows["data"][:, :k] = data
+    else:
+        rows["lane"] = np.repeat(lanes, per)
+        rows["dst"] = (dst[:, None] + np.arange(per, dtype=np.int64) * CHUNK).ravel()
+        rows["seq"] = np.repeat(np.broadcast_to(seq, lanes.shape), per)
+        rows["group"] = np.repeat(np.broadcast_to(group, lanes.shape), per)
+        rows["slot"] = np.repeat(np.broadcast_to(slot, lanes.shape), per)
+        padded = np.zeros((lanes.size, per * CHUNK), np.uint8)
+        padded[:, :k] = data
+        rows["data"] = padded.reshape(-1, CHUNK)
     rows["size"] = min(k, CHUNK)
-    rows["seq"] = np.repeat(np.broadcast_to(seq, lanes.shape), per)
-    rows["group"] = np.repeat(np.broadcast_to(group, lanes.shape), per)
-    rows["slot"] = np.repeat(np.broadcast_to(slot, lanes.shape), per)
     rows["inst"] = st.inst_id(inst)
     rows["red"] = red
-    padded = np.zeros((lanes.size, per * CHUNK), np.uint8)
-    padded[:, :k] = data
-    rows["data"] = padded.reshape(-1, CHUNK)
-    st.rows = np.concatenate([st.rows, rows])
+    st.issue(rows)
     if ex.observers:
         _event(ex, st, "issue", rows)
 
@@ -194,7 +220,12 @@ def _land(ex, st, take, barrier=None, phase=None):
         return
     cols = np.arange(CHUNK, dtype=np.int64)
     plain = rows["red"] == 0
-    if plain.any():
+    if plain.all() and (rows["size"] == CHUNK).all() and not (rows["dst"] % CHUNK).any() \
+            and ex.shared.size % CHUNK == 0:
+        # whole aligned 16-byte rows (cp.async.cg): row by row, later rows over earlier ones
+        whole = np.dtype((np.void, CHUNK))
+        ex.shared.view(whole)[rows["dst"] // CHUNK] = np.ascontiguousarray(rows["data"]).view(whole)[:, 0]
+    elif plain.any():
         r = rows[plain]
         m = cols < r["size"][:, None]
         ex.shared[(r["dst"][:, None] + cols)[m]] = r["data"][m]

@@ -590,7 +590,7 @@ def _context(ex, symbols):
                 syms=syms.ctypes.data, lane_block=geo[0].ctypes.data, thread=geo[1].ctypes.data,
                 tid_x=geo[2].ctypes.data, tid_y=geo[3].ctypes.data, tid_z=geo[4].ctypes.data,
                 cta_x=cta[0].ctypes.data, cta_y=cta[1].ctypes.data, cta_z=cta[2].ctypes.data,
-                valid=geo[5].ctypes.data, pad=0)
+                valid=geo[5].ctypes.data, pad=0, nkparams=len(ex.kparams))
     for k, name in enumerate(lg.CTX):
         ctx[k] = np.int64(np.uint64(vals[name]).view(np.int64)) if vals[name] >= 1 << 63 else vals[name]
     ex._native_ctx = (ctx, mem.data, bounds, keep)

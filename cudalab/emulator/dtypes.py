@@ -238,11 +238,39 @@ def fma_f64(a, b, c, mode="rn"):
                 r = np.where((r == 0) & (err == 0), -0.0, r)
     slow = np.flatnonzero(~fast)
     if slow.size:
+        _fma_special(a, b, c, mode, slow, r)
+        slow = slow[~_is_special(a[slow], b[slow], c[slow])]
         r[slow] = [_fma_exact(float(a[k]), float(b[k]), float(c[k]), mode) for k in slow]
         nan_in = np.isnan(a) | np.isnan(b) | np.isnan(c)
         if nan_in.any():                 # the first NaN operand comes out (quieted later), as on the GPU
             r = np.where(nan_in, np.where(np.isnan(a), a, np.where(np.isnan(b), b, c)), r)
     return r.reshape(shape) if shape else r[0]
+
+
+def _is_special(a, b, c):
+    """Lanes whose fma needs no exact arithmetic: a zero product (the sum is c, or a signed zero)
+    or an operand that is infinite or NaN. Sparse matrices make whole launches of zero products."""
+    fin_ab = np.isfinite(a) & np.isfinite(b)
+    return ~(fin_ab & np.isfinite(c)) | (a == 0) | (b == 0)
+
+
+def _fma_special(a, b, c, mode, lanes, r):
+    """_fma_exact's answers for the _is_special lanes among ``lanes``, all at once, into ``r``."""
+    a, b, c = a[lanes], b[lanes], c[lanes]
+    special = _is_special(a, b, c)
+    if not special.any():
+        return
+    lanes, a, b, c = lanes[special], a[special], b[special], c[special]
+    with np.errstate(all="ignore"):
+        fin_ab = np.isfinite(a) & np.isfinite(b)
+        # a finite product plus an infinity or NaN is c; infinite or NaN factors: the plain sum
+        out = np.where(fin_ab, c, a * b + c)
+        zero_sum = fin_ab & np.isfinite(c) & (c == 0)        # a zero product plus a zero c
+        p_neg = np.signbit(a) != np.signbit(b)
+        c_neg = np.signbit(c)
+        neg = (p_neg | c_neg) if mode == "rm" else (p_neg & c_neg)
+        out = np.where(zero_sum, np.where(neg, -0.0, 0.0), out)
+    r[lanes] = out
 
 
 def _fma_exact(a, b, c, mode):

@@ -73,10 +73,14 @@ class DecodedFunction:
 class Program:
     """A PTX module made ready to run: globals placed in device memory, functions decoded once."""
 
-    def __init__(self, module: ir.Module, memory: DeviceMemory, sm_count: int = 80):
+    def __init__(self, module: ir.Module, memory: DeviceMemory, sm_count: int = 80, clock_khz: int = 1000):
         self.module = module
         self.memory = memory
         self.sm_count = sm_count
+        # %clock/%clock64 tick this many thousand times per second of the emulator's time (on top of
+        # 4 per instruction): a program's kernels get the device's cudaDevAttrClockRate, so a kernel
+        # that waits N ticks to last N / clockRate seconds on a GPU lasts about as long here
+        self.clock_khz = clock_khz
         self.globals: dict = {}
         # decoded code depends only on the PTX, so programs built from one parsed module share it
         if not hasattr(module, "_decoded"):
@@ -330,7 +334,7 @@ class Exec:
         b = self.batch
         if name in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
             # modeled clocks: monotonic, advancing with the instructions executed
-            t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) // 1000
+            t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) * self.program.clock_khz // 1_000_000
             if name == "clock":
                 return np.uint32(t & 0xFFFFFFFF)
             if name == "clock_hi":

@@ -29,7 +29,7 @@ INT = {8: I8, 16: I16, 32: I32, 64: I64}
 # ctx: one int64 array the runner fills per batch (compiled.Runner): field -> slot
 CTX = ("mem", "kparams", "shared", "shared_stride", "shared_size", "local", "local_stride", "starts", "ends",
        "nbounds", "lpb", "first_block", "bx", "by", "bz", "gx", "gy", "gz", "syms",
-       "lane_block", "thread", "tid_x", "tid_y", "tid_z", "cta_x", "cta_y", "cta_z", "valid", "pad")
+       "lane_block", "thread", "tid_x", "tid_y", "tid_z", "cta_x", "cta_y", "cta_z", "valid", "pad", "nkparams")
 # lane_block (int64 per lane), thread (int64 per lane), tid_* (uint32 per lane): the batch geometry
 # the interpreter has already (engine._geometry); cta_* (uint32 per block of the batch): blockIdx.
 # pad: the loop runs over every lane of the batch, padding lanes of partial warps included, as the
@@ -490,7 +490,8 @@ def _on_active_lanes(inst):
     """Instructions the interpreter runs on ``ex.idx`` (never on padding lanes): memory and shuffles.
     Register instructions and kernel-parameter loads run on ``ex.ridx`` (every lane when none is off)."""
     if inst.opcode in ("ld", "ldu"):
-        return _space(inst) != "param"
+        base = inst.operands[1][1] if inst.operands[1][0] == "mem" else None
+        return _space(inst) != "param" or bool(base and base[0] == "reg")    # through its address: sm90
     return inst.opcode in ("st", "atom", "red", "shfl")
 
 
@@ -1049,6 +1050,9 @@ def _ld(g, inst):
     dst, src = inst.operands
     dsts = dst[1] if dst[0] == "vec" else (dst,)
     esize = dtype(t).itemsize
+    if space == "param" and src[1] and src[1][0] == "reg" and g.func.is_entry:
+        _ld_param_by_address(g, src, dsts, t, esize)
+        return
     if space == "param":
         base = src[1]
         if not (base and base[0] == "sym" and g.func.is_entry and base[1] in g.d.param_offsets):
@@ -1064,6 +1068,25 @@ def _ld(g, inst):
     vals = [g.load(p, t, k * esize) for k in range(len(dsts))]
     for o, v in zip(dsts, vals):
         g.write(o, t, v)
+
+
+def _ld_param_by_address(g, src, dsts, t, esize):
+    """``ld.param [%rd]`` of a ``__grid_constant__`` parameter read through its address (sm90.py's
+    ld_param_indirect): the launch's parameter bytes at the address's offset in the param window.
+    Any address that sm90 would reject (outside the window or the parameters, misaligned) bails out
+    to it, for its exact message."""
+    b = g.b
+    size = esize * len(dsts)
+    if size & (size - 1):
+        raise Skip("ld.param vector size")
+    rel = b.sub(g.address(src), ir.Constant(I64, PARAM_WINDOW))
+    n = g.ctx["nkparams"]
+    g.bail_if(b.or_(b.icmp_unsigned("<", n, ir.Constant(I64, size)),
+                    b.icmp_unsigned(">", rel, b.sub(n, ir.Constant(I64, size)))))
+    g._misaligned(rel, size)
+    kp = b.gep(b.inttoptr(g.ctx["kparams"], I8.as_pointer()), [rel])
+    for k, o in enumerate(dsts):
+        g.write(o, t, g.load(kp, t, k * esize))
 
 
 @gen("st")

@@ -290,10 +290,12 @@ def _texel_fixed(x, n: int, normalized: bool) -> np.ndarray:
     """Coordinates in texels as int64 fixed point with COORD_BITS fractional bits, as the texture
     unit holds them: subnormals are zero, a normalized coordinate is cut (toward -inf) to 21
     fractional bits before it is scaled by the size, an unnormalized one after."""
-    x = np.asarray(x, np.float32)
-    x = np.where(np.abs(x) < np.float32(2.0 ** -126), np.float32(0), x).astype(np.float64)
-    x = np.clip(np.nan_to_num(x, nan=0.0), -2.0 ** 36, 2.0 ** 36)
-    t = np.floor(np.ldexp(x, COORD_BITS)).astype(np.int64)
+    x = np.asarray(x, np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        x[~(np.abs(x) >= 2.0 ** -126)] = 0.0           # subnormals and NaN
+    np.clip(x, -2.0 ** 36, 2.0 ** 36, out=x)
+    x *= 2.0 ** COORD_BITS                              # exact: a power of two, far from overflow
+    t = np.floor(x, out=x).astype(np.int64)
     return t * n if normalized else t
 
 
@@ -371,9 +373,10 @@ def _border_words(smp, fmt, m):
     return np.tile(border_colour(smp, fmt), (m, 1))
 
 
-def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
+def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None, single=False):
     """The texels one lookup reads: ((m, taps, 4) words in np.ndindex order, each dimension's 8-bit
-    fraction). A 1D texture filters as a 2D one of height 1, at y = 0."""
+    fraction). A 1D texture filters as a 2D one of height 1, at y = 0. ``single``: when every
+    fraction is 0 (texel centres: only the first tap has a weight), read that tap alone."""
     fmt = image.fmt
     if linear and len(coords) == 1:
         coords = [coords[0], np.zeros(len(coords[0]), np.float32)]
@@ -382,7 +385,10 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
     if linear and not _returns_float(fmt, smp):
         raise Unsupported("linear filtering of a texture that returns integers")
     taps = []
-    for tap in np.ndindex(*[len(ix) for ix in fp.index]):
+    shape = [len(ix) for ix in fp.index]
+    if single and linear and not any(w[-1].any() for w in fp.weight):
+        shape = [1] * len(shape)
+    for tap in np.ndindex(*shape):
         idx = [fp.index[d][t] for d, t in enumerate(tap)]
         outside = [fp.outside[d][t] for d, t in enumerate(tap) if fp.outside[d][t] is not None]
         z = idx[2] if len(idx) > 2 else slice_
@@ -410,11 +416,25 @@ def _filter(words, weights, fmt, groups=None):
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
     """Sample one image at float coordinates (one array per dimension) of ``slice_`` (layer, cube
     face or None): (m, 4) result words."""
-    words, fractions = _taps(data, image, smp, coords, slice_, linear, modes)
+    words, fractions = _taps(data, image, smp, coords, slice_, linear, modes, single=True)
     if not linear:
         return words[:, 0]
+    if words.shape[1] == 1:          # every lane at a texel centre: the filter gives that texel
+        return _one_texel(words[:, 0], image.fmt)
     groups = [[0, 2, 4, 6], [1, 3, 5, 7]] if len(fractions) == 3 else None      # 3D: the two z slices
     return _filter(words, tap_weights(fractions), image.fmt, groups)
+
+
+def _one_texel(words, fmt):
+    """What weighted_sum gives for one texel of weight 1 (its other taps weigh 0 and take no part):
+    the texel itself, a subnormal as a zero of its sign, a NaN as the canonical NaN. Texel-centre
+    lookups (convolutionTexture's x + 0.5) are most linear lookups; this skips the full filter."""
+    v = words.view(np.float32)[:, :fmt.channels]
+    v = np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)
+    v = np.where(np.isnan(v), np.uint32(0x7FFFFFFF).view(np.float32), v)
+    out = np.zeros((len(words), 4), np.float32)
+    out[:, :fmt.channels] = v
+    return out.view(np.uint32)
 
 
 def mip_weights(a0, b0, a1, b1, f):

@@ -89,7 +89,8 @@ class Server(TextureRequests):
         # __managed__ variables: every global lives in the arena the program maps, so they are
         # plain globals here (the PTX parser does not know the .managed attribute)
         self.module = parse(ptx.replace(".attribute(.managed) ", ""))
-        self.program = Program(self.module, memory, sm_count=self.ctx.props["multiProcessorCount"])
+        self.program = Program(self.module, memory, sm_count=self.ctx.props["multiProcessorCount"],
+                               clock_khz=self.ctx.props["clockRate"])
         entries = [f.name for f in self.module.entries]
         readable = demangle(entries)
         self.functions = {m: Function(self.program, m, readable[m],
