@@ -297,7 +297,8 @@ def plan(df, module, sink):
             cb = lg.GroupBuilder(sink, check, f, d, symbols, find, regs=gb.regs, check_only=True, remat=remat)
             cb.emit(df.code[pc][2])
             cb.finish()
-        restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
+        # only registers the native code stores can differ after a bail-out (the others stay in SSA)
+        restore = sorted(gb.loaded & set(gb.stored)) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     return groups

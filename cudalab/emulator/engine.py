@@ -500,14 +500,15 @@ def _geometry(nblocks, lpb, threads, block, shared_stride):
     if g is None:
         if len(_GEOMETRY) > 32:
             _GEOMETRY.clear()
-        n = nblocks * lpb
-        lanes = np.arange(n, dtype=np.int64)
-        lane_block = lanes // lpb
-        t = lanes % lpb
+        # one block's worth computed, then repeated: every block has the same thread layout (the
+        # divisions over every lane of a big batch cost a first launch milliseconds)
+        t1 = np.arange(lpb, dtype=np.int64)
         bx, by, _ = block
-        tid = tuple(a.astype(np.uint32) for a in (t % bx, (t // bx) % by, t // (bx * by)))
-        g = _GEOMETRY[key] = (lane_block, t, (lane_block * shared_stride).astype(np.uint64), t < threads, tid)
-        for a in (lane_block, t, g[2], g[3]) + tid:
+        lane_block = np.repeat(np.arange(nblocks, dtype=np.int64), lpb)
+        tid = tuple(np.tile(a.astype(np.uint32), nblocks) for a in (t1 % bx, (t1 // bx) % by, t1 // (bx * by)))
+        shared_base = np.repeat(np.arange(nblocks, dtype=np.uint64) * np.uint64(shared_stride), lpb)
+        g = _GEOMETRY[key] = (lane_block, np.tile(t1, nblocks), shared_base, np.tile(t1 < threads, nblocks), tid)
+        for a in g[:4] + tid:
             a.setflags(write=False)       # shared by every batch: nobody may change them
     return g
 
@@ -624,13 +625,21 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                     stack.append([aux, r, t_mask])
                 break
             if kind in (K_RET, K_EXIT):
-                lanes = ex.idx if all_t else ex.idx[pv]
                 if not any_t:
                     pc += 1
                     continue
-                returned[lanes] = True
+                # all of the entry's lanes leave (a whole batch, at the kernel's end): or its mask in,
+                # ~20x cheaper than scattering its list of lanes
+                lanes = ex.mask if all_t else ex.idx[pv]
+                if all_t:
+                    returned |= lanes
+                else:
+                    returned[lanes] = True
                 if is_kernel or kind == K_EXIT:
-                    ex.exited[lanes] = True
+                    if all_t:
+                        ex.exited |= lanes
+                    else:
+                        ex.exited[lanes] = True
                     if kind == K_EXIT and not is_kernel:
                         ex.exited_in_call = True
                 if all_t:
@@ -900,20 +909,9 @@ def uses_grid_sync(df: DecodedFunction) -> bool:
 
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     """Byte offsets of the shared variables a kernel uses, static first, dynamic (extern) last."""
-    used = set()
-    seen, todo = set(), [df.func.name]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in program.module.functions:
-            continue
-        seen.add(name)
-        f = program.module.functions[name]
-        for inst in f.insts:
-            for o in _walk(inst.operands):
-                if o[0] == "sym":
-                    used.add(o[1])
-                    if o[1] in program.module.functions:
-                        todo.append(o[1])
+    used = df.__dict__.get("_shared_used")      # every launch asks (twice): walk the code once
+    if used is None:
+        used = df._shared_used = _shared_used(program, df)
     layout, off, extern = {}, 0, []
     for v in program.module.variables.values():
         if v.space != "shared" or v.name not in used:
@@ -930,6 +928,25 @@ def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
         layout[v.name] = dyn_off
     total = (dyn_off + dynamic) if extern or dynamic else static
     return layout, static, total
+
+
+def _shared_used(program: Program, df: DecodedFunction) -> frozenset:
+    """The symbols the kernel and the functions it calls name (its shared variables among them)."""
+    used = set()
+    seen, todo = set(), [df.func.name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in program.module.functions:
+            continue
+        seen.add(name)
+        f = program.module.functions[name]
+        for inst in f.insts:
+            for o in _walk(inst.operands):
+                if o[0] == "sym":
+                    used.add(o[1])
+                    if o[1] in program.module.functions:
+                        todo.append(o[1])
+    return frozenset(used)
 
 
 def _walk(ops):

@@ -31,6 +31,7 @@ class Allocation:
     freed: bool = False
     initialized: np.ndarray | None = None   # per-byte written flags (initcheck), when tracked
     written_all: bool = False               # every byte written (a whole host copy, or marked so)
+    scratch: bool = False                   # the runtime's, for one launch (see DeviceMemory.alloc)
 
     def mark_written(self, start: int, stop: int):
         """Record that bytes [start, stop) of this allocation hold data (initcheck)."""
@@ -53,6 +54,7 @@ class DeviceMemory:
         self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)
         self._starts: list[int] = []                 # sorted addresses of live allocations
         self._free: list[tuple[int, int]] = []       # (offset, size) holes
+        self._scratch: list[tuple[int, int]] = []    # (offset, size) holes left by scratch allocations
         self.top = 0                                 # bump pointer (offset)
         self._high_water = 0                         # bytes below this may hold old data
         self._bounds = None                          # (starts, ends) arrays of live allocations, see bounds()
@@ -61,19 +63,27 @@ class DeviceMemory:
         self._fresh: set[int] = set()                # live allocations made since mark_all_written
 
     # ---------------------------------------------------------------- allocation
-    def alloc(self, size: int, label: str = "") -> int:
+    def alloc(self, size: int, label: str = "", scratch: bool = False) -> int:
         """Allocate ``size`` bytes, 256-byte aligned, followed by a 256-byte red zone.
 
         Like compute-sanitizer's allocator, freed memory is not handed out again while there is
         room elsewhere, and no two allocations touch: a small overrun lands in a red zone or a freed
-        block, so it is reported as such instead of silently reading a neighbour."""
+        block, so it is reported as such instead of silently reading a neighbour.
+
+        ``scratch``: memory the runtime holds for one launch only (the device copy of a numpy
+        argument), which the caller fills at once. It reuses a block that an earlier scratch
+        allocation freed, so a launch repeated in a loop does not grow the arena (and copy it) on
+        every call; only scratch blocks are reused that way, so a program's own freed arrays are
+        never handed out again early and their use after free is still reported."""
         self._free_released()
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
         padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
-        off = None
-        if self.top + padded > self.limit:
+        off = self._reuse_scratch(padded) if scratch else None
+        if off is not None:
+            self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
+        elif self.top + padded > self.limit:
             for k, (o, s) in enumerate(self._free):
                 if s >= padded:
                     off = o
@@ -94,7 +104,7 @@ class DeviceMemory:
             self.data[off:off + padded] = 0
         self._high_water = max(self._high_water, off + padded)
         addr = GLOBAL_BASE + off
-        self.allocs[addr] = Allocation(addr, size, label)
+        self.allocs[addr] = Allocation(addr, size, label, scratch=scratch)
         self._fresh.add(addr)
         k = bisect.bisect_left(self._starts, addr)
         self._starts.insert(k, addr)
@@ -117,7 +127,18 @@ class DeviceMemory:
             starts, ends = self._bounds
             self._bounds = (np.delete(starts, k), np.delete(ends, k))
         padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
-        self._free.append((a.address - GLOBAL_BASE, padded))
+        (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
+
+    def _reuse_scratch(self, padded: int):
+        """The offset of a freed scratch block of at least ``padded`` bytes (the rest stays a hole), or None."""
+        for k, (o, s) in enumerate(self._scratch):
+            if s >= padded:
+                if s == padded:
+                    self._scratch.pop(k)
+                else:
+                    self._scratch[k] = (o + padded, s - padded)
+                return o
+        return None
 
     def release_later(self, addrs):
         """Free these allocations at the next alloc (those still live).
@@ -239,6 +260,12 @@ class DeviceMemory:
         off = int(addr) - GLOBAL_BASE
         self._check_host(addr, nbytes)
         return self.data[off:off + nbytes].copy()
+
+    def read_into(self, addr: int, out: np.ndarray):
+        """``read`` into an existing uint8 array (its size is the byte count)."""
+        off = int(addr) - GLOBAL_BASE
+        self._check_host(addr, out.size)
+        out[:] = self.data[off:off + out.size]
 
     def _check_host(self, addr, nbytes):
         a = self.find(addr)

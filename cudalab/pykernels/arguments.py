@@ -9,12 +9,16 @@ the device as C-contiguous arrays and typed that way, as numba does for what it 
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import LaunchError
 
 
+@functools.lru_cache(maxsize=256)
 def _array_type(dtype, ndim, layout="C"):
+    """numba's array type (cached: building one costs tens of microseconds, on every launch)."""
     from numba import from_dtype, types
     return types.Array(from_dtype(np.dtype(dtype)), ndim, layout)
 
