@@ -265,7 +265,7 @@ class Exec:
         self.local_stride = local_stride
         self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
         geo = _geometry(batch.nblocks, self.lanes_per_block, batch.threads_per_block, batch.block, self.shared_stride)
-        self.lane_block, self.thread_linear, self.shared_base, valid, self._tid = geo
+        self.lane_block, self.thread_linear, self.shared_base, valid, self._tid, self.valid_idx = geo
         self.valid = valid
         self.exited = ~valid
         self.observers = list(observers)
@@ -494,7 +494,8 @@ _GEOMETRY: dict = {}
 
 def _geometry(nblocks, lpb, threads, block, shared_stride):
     """Per-lane index arrays of a batch shape, shared by every batch and launch of that shape:
-    block of each lane, thread index in the block, shared-memory base, valid lanes, threadIdx."""
+    block of each lane, thread index in the block, shared-memory base, valid lanes, threadIdx, and
+    the valid lanes' indices."""
     key = (nblocks, lpb, threads, tuple(block), shared_stride)
     g = _GEOMETRY.get(key)
     if g is None:
@@ -507,8 +508,9 @@ def _geometry(nblocks, lpb, threads, block, shared_stride):
         lane_block = np.repeat(np.arange(nblocks, dtype=np.int64), lpb)
         tid = tuple(np.tile(a.astype(np.uint32), nblocks) for a in (t1 % bx, (t1 // bx) % by, t1 // (bx * by)))
         shared_base = np.repeat(np.arange(nblocks, dtype=np.uint64) * np.uint64(shared_stride), lpb)
-        g = _GEOMETRY[key] = (lane_block, np.tile(t1, nblocks), shared_base, np.tile(t1 < threads, nblocks), tid)
-        for a in g[:4] + tid:
+        valid = np.tile(t1 < threads, nblocks)
+        g = _GEOMETRY[key] = (lane_block, np.tile(t1, nblocks), shared_base, valid, tid, np.flatnonzero(valid))
+        for a in g[:4] + tid + g[5:]:
             a.setflags(write=False)       # shared by every batch: nobody may change them
     return g
 
@@ -523,6 +525,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
         ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
     frame_count = int(np.count_nonzero(frame_mask))
+    # a kernel starts on every valid lane: their index list is the batch shape's (engine._geometry),
+    # which saves a search of the whole batch per batch while the entry keeps that mask
+    frame_idx = ex.valid_idx if is_kernel and frame_count == ex.valid_idx.size else None
     stats = ex.stats
     observers = ex.observers
     check_every = 0
@@ -535,7 +540,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             continue
         if returned.any():
             mask = mask & ~returned
-        idx = np.flatnonzero(mask)
+        idx = frame_idx if mask is frame_mask and frame_idx is not None else np.flatnonzero(mask)
         if idx.size == 0:
             stack.pop()
             continue

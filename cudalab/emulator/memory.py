@@ -53,6 +53,7 @@ class DeviceMemory:
         self.data = np.zeros(initial, np.uint8)
         self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)
         self._starts: list[int] = []                 # sorted addresses of live allocations
+        self._ends: list[int] = []                   # their past-last bytes, in the same order
         self._free: list[tuple[int, int]] = []       # (offset, size) holes
         self._scratch: list[tuple[int, int]] = []    # (offset, size) holes left by scratch allocations
         self.top = 0                                 # bump pointer (offset)
@@ -108,9 +109,8 @@ class DeviceMemory:
         self._fresh.add(addr)
         k = bisect.bisect_left(self._starts, addr)
         self._starts.insert(k, addr)
-        if self._bounds is not None:
-            starts, ends = self._bounds
-            self._bounds = (np.insert(starts, k, np.uint64(addr)), np.insert(ends, k, np.uint64(addr + size)))
+        self._ends.insert(k, addr + size)
+        self._bounds = None
         return addr
 
     def free(self, addr: int):
@@ -123,9 +123,8 @@ class DeviceMemory:
         self._fresh.discard(a.address)
         k = bisect.bisect_left(self._starts, a.address)
         del self._starts[k]
-        if self._bounds is not None:
-            starts, ends = self._bounds
-            self._bounds = (np.delete(starts, k), np.delete(ends, k))
+        del self._ends[k]
+        self._bounds = None
         padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
         (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
 
@@ -220,14 +219,14 @@ class DeviceMemory:
         """(starts, ends): sorted uint64 arrays of the live allocations' first and past-last bytes
         (the compiled tier searches them too).
 
-        Built once, then kept up to date by alloc and free with one insert or delete each: a device
-        launch allocates and frees its parameter buffer, and rebuilding the arrays from the whole
-        allocation table each time made every launch pay for every unrelated live allocation. Each
-        change makes new arrays rather than editing these, so a launch that holds the old pair
-        (the compiled tier's context) keeps a consistent one."""
+        alloc and free keep both as sorted Python lists (one insert or delete each) and drop the
+        arrays; they are made again from the lists, in one C loop each, when next asked for. (Editing
+        the arrays with np.insert and np.delete cost every allocation tens of microseconds; a launch
+        with numpy arguments makes and frees several.) A change always makes new arrays rather than
+        editing these, so a launch that holds the old pair (the compiled tier's context) keeps a
+        consistent one."""
         if self._bounds is None:
-            self._bounds = (np.asarray(self._starts, np.uint64),
-                            np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64))
+            self._bounds = (np.array(self._starts, np.uint64), np.array(self._ends, np.uint64))
         return self._bounds
 
     def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
