@@ -459,6 +459,12 @@ class _Runner:
         self.g, self.fn, self.check, self.code = group, fn, check, code
         self.table = np.zeros(max(len(group.regs), 1), np.uint64)
         self.seen = [None] * len(group.regs)       # the arrays whose addresses are in the table
+        # addresses asked of numpy once, not on every call (``.ctypes.data`` costs microseconds, and a
+        # loop calls a group once per iteration): the table's; the batch context's and the tier's
+        # mode, per batch; the lane list's, per list
+        self.table_ptr = self.table.ctypes.data
+        self._ctx = self._ctx_ptr = self._idx = self._idx_ptr = None
+        self._checking = False
 
     def __call__(self, ex):
         g = self.g
@@ -484,16 +490,20 @@ class _Runner:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
         ctx = _context(ex, g.symbols)
+        if ctx is not self._ctx:
+            self._ctx, self._ctx_ptr, self._checking = ctx, ctx.ctypes.data, mode() == "check"
         if every:
             count, lanes = ex.n, 0
             ctx[_PAD] = ex.n != idx.size
         else:
-            count, lanes = idx.size, idx.ctypes.data
+            if idx is not self._idx:
+                self._idx, self._idx_ptr = idx, idx.ctypes.data
+            count, lanes = idx.size, self._idx_ptr
             ctx[_PAD] = 0
-        args = (count, lanes, table.ctypes.data, ctx.ctypes.data)
+        args = (count, lanes, self.table_ptr, self._ctx_ptr)
         if self.check is not None and self.check(*args):
             return self._interpret(ex)
-        if mode() == "check":
+        if self._checking:
             return self._check(ex, args)
         saved = [(name, regs[name].copy()) for name in g.restore]
         if self.fn(*args):

@@ -501,18 +501,58 @@ def _geometry(nblocks, lpb, threads, block, shared_stride):
     if g is None:
         if len(_GEOMETRY) > 32:
             _GEOMETRY.clear()
-        # one block's worth computed, then repeated: every block has the same thread layout (the
-        # divisions over every lane of a big batch cost a first launch milliseconds)
-        t1 = np.arange(lpb, dtype=np.int64)
-        bx, by, _ = block
-        lane_block = np.repeat(np.arange(nblocks, dtype=np.int64), lpb)
-        tid = tuple(np.tile(a.astype(np.uint32), nblocks) for a in (t1 % bx, (t1 // bx) % by, t1 // (bx * by)))
-        shared_base = np.repeat(np.arange(nblocks, dtype=np.uint64) * np.uint64(shared_stride), lpb)
-        valid = np.tile(t1 < threads, nblocks)
-        g = _GEOMETRY[key] = (lane_block, np.tile(t1, nblocks), shared_base, valid, tid, np.flatnonzero(valid))
-        for a in g[:4] + tid + g[5:]:
+        g = _GEOMETRY[key] = _build_geometry(nblocks, lpb, threads, block, shared_stride)
+        for a in g[:4] + g[4] + g[5:]:
             a.setflags(write=False)       # shared by every batch: nobody may change them
     return g
+
+
+def _build_geometry(nblocks, lpb, threads, block, shared_stride):
+    """_geometry's arrays. Every block has the same thread layout: one block's worth is computed and
+    broadcast into place (no division over every lane), and all of it goes into one buffer that can
+    take 2 MiB pages (_lane_slab). A threadIdx component that is 0 everywhere (.y and .z of a 1-D
+    block) is np.zeros, whose pages nobody touches unless the kernel reads it."""
+    bx, by, _ = block
+    t1 = np.arange(lpb, dtype=np.int64)
+    blk = np.arange(nblocks, dtype=np.int64)
+    tid1 = [a.astype(np.uint32) for a in (t1 % bx, (t1 // bx) % by, t1 // (bx * by))]
+    spread = [k for k in range(3) if k == 0 or tid1[k].any()]
+    n = nblocks * lpb
+    views = _lane_slab([8 * n, 8 * n, 8 * n, n] + [4 * n] * len(spread) + [8 * nblocks * threads])
+    lane_block, t, shared_base = (v.view(dt) for v, dt in zip(views, (np.int64, np.int64, np.uint64)))
+    valid = views[3].view(np.bool_)
+    lane_block.reshape(nblocks, lpb)[:] = blk[:, None]
+    t.reshape(nblocks, lpb)[:] = t1
+    shared_base.reshape(nblocks, lpb)[:] = (blk.astype(np.uint64) * np.uint64(shared_stride))[:, None]
+    valid.reshape(nblocks, lpb)[:] = t1 < threads
+    tid = [np.zeros(n, np.uint32) for _ in range(3)]
+    for k, v in zip(spread, views[4:]):
+        tid[k] = v.view(np.uint32)
+        tid[k].reshape(nblocks, lpb)[:] = tid1[k]
+    valid_idx = views[-1].view(np.int64)
+    np.add((blk * lpb)[:, None], t1[:threads], out=valid_idx.reshape(nblocks, threads))
+    return lane_block, t, shared_base, valid, tuple(tid), valid_idx
+
+
+_HUGE_PAGE = 2 << 20
+
+
+def _lane_slab(sizes):
+    """Uninitialized uint8 arrays of these byte sizes, each 64-byte aligned, cut from one buffer.
+
+    For a big batch the buffer is at least 4 MiB, which numpy asks Linux to back with 2 MiB pages
+    (transparent huge pages), and the arrays start at a 2 MiB boundary in it: filling them takes a
+    few page faults instead of one per 4 KiB page. (A 2^20-thread launch's first batch took 2,600
+    faults here, 10 ms on a virtual machine; it is the first big launch of a shape that pays.)"""
+    offsets, total = [], 0
+    for size in sizes:
+        offsets.append(total)
+        total += (size + 63) // 64 * 64
+    if total < (1 << 20):
+        return [np.empty(size, np.uint8) for size in sizes]
+    buf = np.empty(max(total, 4 << 20) + _HUGE_PAGE, np.uint8)
+    start = -buf.ctypes.data % _HUGE_PAGE
+    return [buf[start + off:start + off + size] for off, size in zip(offsets, sizes)]
 
 
 # ------------------------------------------------------------------ the SIMT loop
