@@ -576,12 +576,12 @@ def _new_register(regs, name):
 
 def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed)."""
-    from . import llvmgen as lg
     mem = ex.mem
     c = getattr(ex, "_native_ctx", None)
     bounds = mem.bounds()
     if c is not None and c[1] is mem.data and c[2] is bounds:
         return c[0]
+    from . import llvmgen as lg
     ctx = np.zeros(len(lg.CTX), np.int64)
     keep = [mem.data, bounds]
     kp = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else np.zeros(8, np.uint8)

@@ -947,9 +947,14 @@ def _builtin(ex: Exec, inst, fname, rets, args):
 def uses_grid_sync(df: DecodedFunction) -> bool:
     """cooperative_groups' grid.sync() reads its workspace from %envreg1/2: such a kernel is launched
     cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync; numba.cuda's own
-    ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py)."""
-    return any((o[0] == "sreg" and o[1].startswith("envreg")) or (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
-               for i in df.func.insts for o in i.operands)
+    ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py).
+    (Every launch asks: the answer is kept with the decoded function.)"""
+    found = df.__dict__.get("_grid_sync")
+    if found is None:
+        found = df._grid_sync = any((o[0] == "sreg" and o[1].startswith("envreg")) or
+                                    (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
+                                    for i in df.func.insts for o in i.operands)
+    return found
 
 
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
@@ -1010,7 +1015,14 @@ def _walk(ops):
 
 def stack_size(program: Program, df: DecodedFunction):
     """Local bytes per thread: the deepest chain of depots, at least 1 KiB when the code recurses
-    (CUDA's default per-thread stack is 1 KiB)."""
+    (CUDA's default per-thread stack is 1 KiB). Kept with the decoded function: every launch asks."""
+    known = df.__dict__.get("_stack_size")
+    if known is None:
+        known = df._stack_size = _stack_size(program, df)
+    return known
+
+
+def _stack_size(program: Program, df: DecodedFunction):
     memo, recursive = {}, [False]
 
     def depth(name, path):
