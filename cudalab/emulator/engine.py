@@ -41,6 +41,7 @@ LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
+KEEP_REGISTERS = 16 << 20      # bytes of a launch's register arrays kept for the kernel's next launch
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
@@ -1129,7 +1130,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                  checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace=0, shape=None,
                  grid_state=None):
     whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
-    pool = None                      # register arrays of the previous batch (not kept for observers)
+    # register arrays of the previous batch (not kept for observers): the first batch takes the last
+    # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
+    pool = None if observers else df.__dict__.pop("_pool", None)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
@@ -1162,6 +1165,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
         pace.batch_done(nb, time.thread_time() - t0)
+    if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
+        df._pool = pool
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:
