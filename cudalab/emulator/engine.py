@@ -41,7 +41,8 @@ LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
-KEEP_REGISTERS = 16 << 20      # bytes of a launch's register arrays kept for the kernel's next launch
+KEEP_REGISTERS = 4 << 20       # bytes of a launch's register arrays kept for the kernel's next launch,
+KEEP_POOLS = 4                 # by the kernels launched last (at most this many)
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
@@ -566,13 +567,13 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
         ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
     frame_count = int(np.count_nonzero(frame_mask))
-    # a kernel starts on every valid lane: their index list is the batch shape's (engine._geometry),
-    # which saves a search of the whole batch per batch while the entry keeps that mask
-    frame_idx = ex.valid_idx if is_kernel and frame_count == ex.valid_idx.size else None
     stats = ex.stats
     observers = ex.observers
     check_every = 0
     backedges = 0
+    # a kernel starts on every valid lane: their index list is the batch shape's (engine._geometry),
+    # which saves a search of the whole batch per batch while the entry keeps that mask
+    frame_idx = ex.valid_idx if is_kernel and frame_count == ex.valid_idx.size else None
     while stack:
         ent = stack[-1]
         pc, rpc, mask = ent
@@ -1167,6 +1168,12 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.batch_done(nb, time.thread_time() - t0)
     if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
         df._pool = pool
+        _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
+        while len(_POOLED) > KEEP_POOLS:
+            _POOLED.pop(0).__dict__.pop("_pool", None)
+
+
+_POOLED: list = []      # the decoded functions that keep a launch's register arrays, last launched last
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:
