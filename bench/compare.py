@@ -53,14 +53,17 @@ def short_error(result):
 
 
 def python_cells(py, sim):
-    """cudalab running the numba.cuda Python kernel: seconds, and how many times faster than numba-sim."""
+    """cudalab running the numba.cuda Python kernel: seconds, and how many times faster than numba-sim,
+    in wall time and in CPU time (on a shared machine a few-millisecond launch's wall time is mostly
+    other processes' turns on the CPU; numba-sim's seconds average them out)."""
     if py is None:
-        return ["skipped", ""]
+        return ["skipped", "", ""]
     if not py["ok"]:
-        return [short_error(py), ""]
+        return [short_error(py), "", ""]
     if sim is None or not sim["ok"]:
-        return [seconds(py["seconds"]), ""]
-    return [seconds(py["seconds"]), f"{sim['seconds'] / sim['fraction'] / py['seconds']:.0f}x"]
+        return [seconds(py["seconds"]), "", ""]
+    return [seconds(py["seconds"]), f"{sim['seconds'] / sim['fraction'] / py['seconds']:.0f}x",
+            f"{sim['cpu_seconds'] / sim['fraction'] / py['cpu_seconds']:.0f}x"]
 
 
 def row(name, size, emu, sim, py=None):
@@ -89,6 +92,7 @@ def row(name, size, emu, sim, py=None):
 
 HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab cpu s", "cudalab threads/s", "cudalab thread-instr/s",
            "cudalab peak RSS MiB", "cudalab Python kernel s", "numba-sim/cudalab Python",
+           "numba-sim/cudalab Python, CPU time",
            "numba-sim s", "numba-sim/cudalab", "numba-sim timed on"]
 
 
@@ -125,7 +129,7 @@ def main(argv=None):
     print()
     print("numba-sim s marked ~ is extrapolated linearly in blocks from the part of the grid timed;"
           " numba-sim/cudalab is how many times faster cudalab ran (C++; 'Python': the same Python kernel"
-          " numba-sim ran, on cudalab);"
+          " numba-sim ran, on cudalab; 'CPU time': the same ratio of the two processes' CPU seconds);"
           " cpu s is the worker's CPU time (what wall time would be on an idle machine);"
           " thread-instr/s counts PTX instructions summed over active threads (LaunchRecord.thread_instructions).")
     print(MEMORY_METHOD + ".")

@@ -191,7 +191,8 @@ def _one(p, res, threads, dynamic, max_dynamic_shared, curve=()):
                      shared_per_block=smem_block, shared_per_sm=smem_sm, reason=reason, curve=list(curve))
 
 
-def occupancy(kernel, block_size, dynamic_smem: int = 0, device=None, max_dynamic_smem=None) -> Occupancy:
+def occupancy(kernel, block_size, dynamic_smem: int = 0, device=None, max_dynamic_smem=None,
+              curve: bool = True) -> Occupancy:
     """Blocks and warps of ``kernel`` that are active on one SM at ``block_size`` threads per block.
 
     kernel: a cudalab Kernel (its registers come from compiling it for the device), a register
@@ -200,16 +201,18 @@ def occupancy(kernel, block_size, dynamic_smem: int = 0, device=None, max_dynami
     device: a profile name ("H100", "sm_80") or Profile; the selected device by default.
     max_dynamic_smem: the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize, if it was raised.
 
-    The result's ``curve`` has the same numbers for every block size from 32 to the maximum."""
+    The result's ``curve`` has the same numbers for every block size from 32 to the maximum
+    (``curve=False`` leaves it empty: the timing model, which runs after every launch, needs only
+    this block size)."""
     p = get(device) if device is not None else current()
     res = _kernel_resources(kernel, p)
     top = min(p.max_threads_per_block, res.max_threads or p.max_threads_per_block)
-    curve = []
-    for t in range(p.warp_size, top + 1, p.warp_size):
+    points = []
+    for t in range(p.warp_size, top + 1, p.warp_size) if curve else ():
         o = _one(p, res, t, int(dynamic_smem), max_dynamic_smem)
-        curve.append({"block_size": t, "active_blocks": o.active_blocks, "active_warps": o.active_warps,
-                      "occupancy": o.occupancy, "limiter": o.limiter})
-    return _one(p, res, _block_threads(block_size), int(dynamic_smem), max_dynamic_smem, curve)
+        points.append({"block_size": t, "active_blocks": o.active_blocks, "active_warps": o.active_warps,
+                       "occupancy": o.occupancy, "limiter": o.limiter})
+    return _one(p, res, _block_threads(block_size), int(dynamic_smem), max_dynamic_smem, points)
 
 
 @dataclass(frozen=True)

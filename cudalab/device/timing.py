@@ -81,12 +81,12 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     threads = rec.block[0] * rec.block[1] * rec.block[2]
     blocks = rec.grid[0] * rec.grid[1] * rec.grid[2]
     if kernel is not None:
-        occ = occupancy(kernel, threads, rec.shared_bytes, device=p)
+        occ = occupancy(kernel, threads, rec.shared_bytes, device=p, curve=False)
     else:
         if registers is None:
             registers = 32
             assumptions.append("32 registers per thread assumed")
-        occ = occupancy((registers, 0), threads, rec.shared_bytes, device=p)
+        occ = occupancy((registers, 0), threads, rec.shared_bytes, device=p, curve=False)
     resident = max(occ.active_blocks, 1)
     waves = -(-blocks // (resident * p.sms))
     busiest = -(-blocks // p.sms)              # blocks on the busiest SM

@@ -297,7 +297,8 @@ def plan(df, module, sink):
             cb = lg.GroupBuilder(sink, check, f, d, symbols, find, regs=gb.regs, check_only=True, remat=remat)
             cb.emit(df.code[pc][2])
             cb.finish()
-        restore = sorted(gb.loaded & gb.written) if bails and not atomic else []
+        # only registers the native code stores can differ after a bail-out (the others stay in SSA)
+        restore = sorted(gb.loaded & set(gb.stored)) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     return groups
@@ -458,6 +459,12 @@ class _Runner:
         self.g, self.fn, self.check, self.code = group, fn, check, code
         self.table = np.zeros(max(len(group.regs), 1), np.uint64)
         self.seen = [None] * len(group.regs)       # the arrays whose addresses are in the table
+        # addresses asked of numpy once, not on every call (``.ctypes.data`` costs microseconds, and a
+        # loop calls a group once per iteration): the table's; the batch context's and the tier's
+        # mode, per batch; the lane list's, per list
+        self.table_ptr = self.table.ctypes.data
+        self._ctx = self._ctx_ptr = self._idx = self._idx_ptr = None
+        self._checking = False
 
     def __call__(self, ex):
         g = self.g
@@ -483,16 +490,20 @@ class _Runner:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
         ctx = _context(ex, g.symbols)
+        if ctx is not self._ctx:
+            self._ctx, self._ctx_ptr, self._checking = ctx, ctx.ctypes.data, mode() == "check"
         if every:
             count, lanes = ex.n, 0
             ctx[_PAD] = ex.n != idx.size
         else:
-            count, lanes = idx.size, idx.ctypes.data
+            if idx is not self._idx:
+                self._idx, self._idx_ptr = idx, idx.ctypes.data
+            count, lanes = idx.size, self._idx_ptr
             ctx[_PAD] = 0
-        args = (count, lanes, table.ctypes.data, ctx.ctypes.data)
+        args = (count, lanes, self.table_ptr, self._ctx_ptr)
         if self.check is not None and self.check(*args):
             return self._interpret(ex)
-        if mode() == "check":
+        if self._checking:
             return self._check(ex, args)
         saved = [(name, regs[name].copy()) for name in g.restore]
         if self.fn(*args):
@@ -565,12 +576,12 @@ def _new_register(regs, name):
 
 def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed)."""
-    from . import llvmgen as lg
     mem = ex.mem
     c = getattr(ex, "_native_ctx", None)
     bounds = mem.bounds()
     if c is not None and c[1] is mem.data and c[2] is bounds:
         return c[0]
+    from . import llvmgen as lg
     ctx = np.zeros(len(lg.CTX), np.int64)
     keep = [mem.data, bounds]
     kp = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else np.zeros(8, np.uint8)

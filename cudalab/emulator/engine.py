@@ -41,6 +41,8 @@ LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
+KEEP_REGISTERS = 4 << 20       # bytes of a launch's register arrays kept for the kernel's next launch,
+KEEP_POOLS = 4                 # by the kernels launched last (at most this many)
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
@@ -269,7 +271,7 @@ class Exec:
         self.local_stride = local_stride
         self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
         geo = _geometry(batch.nblocks, self.lanes_per_block, batch.threads_per_block, batch.block, self.shared_stride)
-        self.lane_block, self.thread_linear, self.shared_base, valid, self._tid = geo
+        self.lane_block, self.thread_linear, self.shared_base, valid, self._tid, self.valid_idx = geo
         self.valid = valid
         self.exited = ~valid
         self.observers = list(observers)
@@ -498,22 +500,65 @@ _GEOMETRY: dict = {}
 
 def _geometry(nblocks, lpb, threads, block, shared_stride):
     """Per-lane index arrays of a batch shape, shared by every batch and launch of that shape:
-    block of each lane, thread index in the block, shared-memory base, valid lanes, threadIdx."""
+    block of each lane, thread index in the block, shared-memory base, valid lanes, threadIdx, and
+    the valid lanes' indices."""
     key = (nblocks, lpb, threads, tuple(block), shared_stride)
     g = _GEOMETRY.get(key)
     if g is None:
         if len(_GEOMETRY) > 32:
             _GEOMETRY.clear()
-        n = nblocks * lpb
-        lanes = np.arange(n, dtype=np.int64)
-        lane_block = lanes // lpb
-        t = lanes % lpb
-        bx, by, _ = block
-        tid = tuple(a.astype(np.uint32) for a in (t % bx, (t // bx) % by, t // (bx * by)))
-        g = _GEOMETRY[key] = (lane_block, t, (lane_block * shared_stride).astype(np.uint64), t < threads, tid)
-        for a in (lane_block, t, g[2], g[3]) + tid:
+        g = _GEOMETRY[key] = _build_geometry(nblocks, lpb, threads, block, shared_stride)
+        for a in g[:4] + g[4] + g[5:]:
             a.setflags(write=False)       # shared by every batch: nobody may change them
     return g
+
+
+def _build_geometry(nblocks, lpb, threads, block, shared_stride):
+    """_geometry's arrays. Every block has the same thread layout: one block's worth is computed and
+    broadcast into place (no division over every lane), and all of it goes into one buffer that can
+    take 2 MiB pages (_lane_slab). A threadIdx component that is 0 everywhere (.y and .z of a 1-D
+    block) is np.zeros, whose pages nobody touches unless the kernel reads it."""
+    bx, by, _ = block
+    t1 = np.arange(lpb, dtype=np.int64)
+    blk = np.arange(nblocks, dtype=np.int64)
+    tid1 = [a.astype(np.uint32) for a in (t1 % bx, (t1 // bx) % by, t1 // (bx * by))]
+    spread = [k for k in range(3) if k == 0 or tid1[k].any()]
+    n = nblocks * lpb
+    views = _lane_slab([8 * n, 8 * n, 8 * n, n] + [4 * n] * len(spread) + [8 * nblocks * threads])
+    lane_block, t, shared_base = (v.view(dt) for v, dt in zip(views, (np.int64, np.int64, np.uint64)))
+    valid = views[3].view(np.bool_)
+    lane_block.reshape(nblocks, lpb)[:] = blk[:, None]
+    t.reshape(nblocks, lpb)[:] = t1
+    shared_base.reshape(nblocks, lpb)[:] = (blk.astype(np.uint64) * np.uint64(shared_stride))[:, None]
+    valid.reshape(nblocks, lpb)[:] = t1 < threads
+    tid = [np.zeros(n, np.uint32) for _ in range(3)]
+    for k, v in zip(spread, views[4:]):
+        tid[k] = v.view(np.uint32)
+        tid[k].reshape(nblocks, lpb)[:] = tid1[k]
+    valid_idx = views[-1].view(np.int64)
+    np.add((blk * lpb)[:, None], t1[:threads], out=valid_idx.reshape(nblocks, threads))
+    return lane_block, t, shared_base, valid, tuple(tid), valid_idx
+
+
+_HUGE_PAGE = 2 << 20
+
+
+def _lane_slab(sizes):
+    """Uninitialized uint8 arrays of these byte sizes, each 64-byte aligned, cut from one buffer.
+
+    For a big batch the buffer is at least 4 MiB, which numpy asks Linux to back with 2 MiB pages
+    (transparent huge pages), and the arrays start at a 2 MiB boundary in it: filling them takes a
+    few page faults instead of one per 4 KiB page. (A 2^20-thread launch's first batch took 2,600
+    faults here, 10 ms on a virtual machine; it is the first big launch of a shape that pays.)"""
+    offsets, total = [], 0
+    for size in sizes:
+        offsets.append(total)
+        total += (size + 63) // 64 * 64
+    if total < (1 << 20):
+        return [np.empty(size, np.uint8) for size in sizes]
+    buf = np.empty(max(total, 4 << 20) + _HUGE_PAGE, np.uint8)
+    start = -buf.ctypes.data % _HUGE_PAGE
+    return [buf[start + off:start + off + size] for off, size in zip(offsets, sizes)]
 
 
 # ------------------------------------------------------------------ the SIMT loop
@@ -530,6 +575,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     observers = ex.observers
     check_every = 0
     backedges = 0
+    # a kernel starts on every valid lane: their index list is the batch shape's (engine._geometry),
+    # which saves a search of the whole batch per batch while the entry keeps that mask
+    frame_idx = ex.valid_idx if is_kernel and frame_count == ex.valid_idx.size else None
     while stack:
         ent = stack[-1]
         pc, rpc, mask = ent
@@ -538,7 +586,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             continue
         if returned.any():
             mask = mask & ~returned
-        idx = np.flatnonzero(mask)
+        idx = frame_idx if mask is frame_mask and frame_idx is not None else np.flatnonzero(mask)
         if idx.size == 0:
             stack.pop()
             continue
@@ -628,13 +676,21 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                     stack.append([aux, r, t_mask])
                 break
             if kind in (K_RET, K_EXIT):
-                lanes = ex.idx if all_t else ex.idx[pv]
                 if not any_t:
                     pc += 1
                     continue
-                returned[lanes] = True
+                # all of the entry's lanes leave (a whole batch, at the kernel's end): or its mask in,
+                # ~20x cheaper than scattering its list of lanes
+                lanes = ex.mask if all_t else ex.idx[pv]
+                if all_t:
+                    returned |= lanes
+                else:
+                    returned[lanes] = True
                 if is_kernel or kind == K_EXIT:
-                    ex.exited[lanes] = True
+                    if all_t:
+                        ex.exited |= lanes
+                    else:
+                        ex.exited[lanes] = True
                     if kind == K_EXIT and not is_kernel:
                         ex.exited_in_call = True
                 if all_t:
@@ -897,27 +953,21 @@ def _builtin(ex: Exec, inst, fname, rets, args):
 def uses_grid_sync(df: DecodedFunction) -> bool:
     """cooperative_groups' grid.sync() reads its workspace from %envreg1/2: such a kernel is launched
     cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync; numba.cuda's own
-    ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py)."""
-    return any((o[0] == "sreg" and o[1].startswith("envreg")) or (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
-               for i in df.func.insts for o in i.operands)
+    ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py).
+    (Every launch asks: the answer is kept with the decoded function.)"""
+    found = df.__dict__.get("_grid_sync")
+    if found is None:
+        found = df._grid_sync = any((o[0] == "sreg" and o[1].startswith("envreg")) or
+                                    (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
+                                    for i in df.func.insts for o in i.operands)
+    return found
 
 
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     """Byte offsets of the shared variables a kernel uses, static first, dynamic (extern) last."""
-    used = set()
-    seen, todo = set(), [df.func.name]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in program.module.functions:
-            continue
-        seen.add(name)
-        f = program.module.functions[name]
-        for inst in f.insts:
-            for o in _walk(inst.operands):
-                if o[0] == "sym":
-                    used.add(o[1])
-                    if o[1] in program.module.functions:
-                        todo.append(o[1])
+    used = df.__dict__.get("_shared_used")      # every launch asks (twice): walk the code once
+    if used is None:
+        used = df._shared_used = _shared_used(program, df)
     layout, off, extern = {}, 0, []
     for v in program.module.variables.values():
         if v.space != "shared" or v.name not in used:
@@ -936,6 +986,25 @@ def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     return layout, static, total
 
 
+def _shared_used(program: Program, df: DecodedFunction) -> frozenset:
+    """The symbols the kernel and the functions it calls name (its shared variables among them)."""
+    used = set()
+    seen, todo = set(), [df.func.name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in program.module.functions:
+            continue
+        seen.add(name)
+        f = program.module.functions[name]
+        for inst in f.insts:
+            for o in _walk(inst.operands):
+                if o[0] == "sym":
+                    used.add(o[1])
+                    if o[1] in program.module.functions:
+                        todo.append(o[1])
+    return frozenset(used)
+
+
 def _walk(ops):
     for o in ops:
         if o[0] in ("vec", "list"):
@@ -952,7 +1021,14 @@ def _walk(ops):
 
 def stack_size(program: Program, df: DecodedFunction):
     """Local bytes per thread: the deepest chain of depots, at least 1 KiB when the code recurses
-    (CUDA's default per-thread stack is 1 KiB)."""
+    (CUDA's default per-thread stack is 1 KiB). Kept with the decoded function: every launch asks."""
+    known = df.__dict__.get("_stack_size")
+    if known is None:
+        known = df._stack_size = _stack_size(program, df)
+    return known
+
+
+def _stack_size(program: Program, df: DecodedFunction):
     memo, recursive = {}, [False]
 
     def depth(name, path):
@@ -1059,7 +1135,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                  checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace=0, shape=None,
                  grid_state=None):
     whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
-    pool = None                      # register arrays of the previous batch (not kept for observers)
+    # register arrays of the previous batch (not kept for observers): the first batch takes the last
+    # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
+    pool = None if observers else df.__dict__.pop("_pool", None)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
@@ -1092,6 +1170,14 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
         pace.batch_done(nb, time.thread_time() - t0)
+    if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
+        df._pool = pool
+        _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
+        while len(_POOLED) > KEEP_POOLS:
+            _POOLED.pop(0).__dict__.pop("_pool", None)
+
+
+_POOLED: list = []      # the decoded functions that keep a launch's register arrays, last launched last
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:

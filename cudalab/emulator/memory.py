@@ -31,6 +31,7 @@ class Allocation:
     freed: bool = False
     initialized: np.ndarray | None = None   # per-byte written flags (initcheck), when tracked
     written_all: bool = False               # every byte written (a whole host copy, or marked so)
+    scratch: bool = False                   # the runtime's, for one launch (see DeviceMemory.alloc)
 
     def mark_written(self, start: int, stop: int):
         """Record that bytes [start, stop) of this allocation hold data (initcheck)."""
@@ -52,7 +53,9 @@ class DeviceMemory:
         self.data = np.zeros(initial, np.uint8)
         self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)
         self._starts: list[int] = []                 # sorted addresses of live allocations
+        self._ends: list[int] = []                   # their past-last bytes, in the same order
         self._free: list[tuple[int, int]] = []       # (offset, size) holes
+        self._scratch: list[tuple[int, int]] = []    # (offset, size) holes left by scratch allocations
         self.top = 0                                 # bump pointer (offset)
         self._high_water = 0                         # bytes below this may hold old data
         self._bounds = None                          # (starts, ends) arrays of live allocations, see bounds()
@@ -61,19 +64,27 @@ class DeviceMemory:
         self._fresh: set[int] = set()                # live allocations made since mark_all_written
 
     # ---------------------------------------------------------------- allocation
-    def alloc(self, size: int, label: str = "") -> int:
+    def alloc(self, size: int, label: str = "", scratch: bool = False) -> int:
         """Allocate ``size`` bytes, 256-byte aligned, followed by a 256-byte red zone.
 
         Like compute-sanitizer's allocator, freed memory is not handed out again while there is
         room elsewhere, and no two allocations touch: a small overrun lands in a red zone or a freed
-        block, so it is reported as such instead of silently reading a neighbour."""
+        block, so it is reported as such instead of silently reading a neighbour.
+
+        ``scratch``: memory the runtime holds for one launch only (the device copy of a numpy
+        argument), which the caller fills at once. It reuses a block that an earlier scratch
+        allocation freed, so a launch repeated in a loop does not grow the arena (and copy it) on
+        every call; only scratch blocks are reused that way, so a program's own freed arrays are
+        never handed out again early and their use after free is still reported."""
         self._free_released()
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
         padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
-        off = None
-        if self.top + padded > self.limit:
+        off = self._reuse_scratch(padded) if scratch else None
+        if off is not None:
+            self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
+        elif self.top + padded > self.limit:
             for k, (o, s) in enumerate(self._free):
                 if s >= padded:
                     off = o
@@ -94,13 +105,12 @@ class DeviceMemory:
             self.data[off:off + padded] = 0
         self._high_water = max(self._high_water, off + padded)
         addr = GLOBAL_BASE + off
-        self.allocs[addr] = Allocation(addr, size, label)
+        self.allocs[addr] = Allocation(addr, size, label, scratch=scratch)
         self._fresh.add(addr)
         k = bisect.bisect_left(self._starts, addr)
         self._starts.insert(k, addr)
-        if self._bounds is not None:
-            starts, ends = self._bounds
-            self._bounds = (np.insert(starts, k, np.uint64(addr)), np.insert(ends, k, np.uint64(addr + size)))
+        self._ends.insert(k, addr + size)
+        self._bounds = None
         return addr
 
     def free(self, addr: int):
@@ -113,11 +123,21 @@ class DeviceMemory:
         self._fresh.discard(a.address)
         k = bisect.bisect_left(self._starts, a.address)
         del self._starts[k]
-        if self._bounds is not None:
-            starts, ends = self._bounds
-            self._bounds = (np.delete(starts, k), np.delete(ends, k))
+        del self._ends[k]
+        self._bounds = None
         padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
-        self._free.append((a.address - GLOBAL_BASE, padded))
+        (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
+
+    def _reuse_scratch(self, padded: int):
+        """The offset of a freed scratch block of at least ``padded`` bytes (the rest stays a hole), or None."""
+        for k, (o, s) in enumerate(self._scratch):
+            if s >= padded:
+                if s == padded:
+                    self._scratch.pop(k)
+                else:
+                    self._scratch[k] = (o + padded, s - padded)
+                return o
+        return None
 
     def release_later(self, addrs):
         """Free these allocations at the next alloc (those still live).
@@ -199,14 +219,14 @@ class DeviceMemory:
         """(starts, ends): sorted uint64 arrays of the live allocations' first and past-last bytes
         (the compiled tier searches them too).
 
-        Built once, then kept up to date by alloc and free with one insert or delete each: a device
-        launch allocates and frees its parameter buffer, and rebuilding the arrays from the whole
-        allocation table each time made every launch pay for every unrelated live allocation. Each
-        change makes new arrays rather than editing these, so a launch that holds the old pair
-        (the compiled tier's context) keeps a consistent one."""
+        alloc and free keep both as sorted Python lists (one insert or delete each) and drop the
+        arrays; they are made again from the lists, in one C loop each, when next asked for. (Editing
+        the arrays with np.insert and np.delete cost every allocation tens of microseconds; a launch
+        with numpy arguments makes and frees several.) A change always makes new arrays rather than
+        editing these, so a launch that holds the old pair (the compiled tier's context) keeps a
+        consistent one."""
         if self._bounds is None:
-            self._bounds = (np.asarray(self._starts, np.uint64),
-                            np.asarray([self.allocs[s].address + self.allocs[s].size for s in self._starts], np.uint64))
+            self._bounds = (np.array(self._starts, np.uint64), np.array(self._ends, np.uint64))
         return self._bounds
 
     def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
@@ -239,6 +259,12 @@ class DeviceMemory:
         off = int(addr) - GLOBAL_BASE
         self._check_host(addr, nbytes)
         return self.data[off:off + nbytes].copy()
+
+    def read_into(self, addr: int, out: np.ndarray):
+        """``read`` into an existing uint8 array (its size is the byte count)."""
+        off = int(addr) - GLOBAL_BASE
+        self._check_host(addr, out.size)
+        out[:] = self.data[off:off + out.size]
 
     def _check_host(self, addr, nbytes):
         a = self.find(addr)

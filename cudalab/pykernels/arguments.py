@@ -9,12 +9,17 @@ the device as C-contiguous arrays and typed that way, as numba does for what it 
 """
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..errors import LaunchError
 
 
+@functools.lru_cache(maxsize=256)
 def _array_type(dtype, ndim, layout="C"):
+    """numba's array type (cached: building one costs tens of microseconds, on every launch)."""
     from numba import from_dtype, types
     return types.Array(from_dtype(np.dtype(dtype)), ndim, layout)
 
@@ -60,7 +65,7 @@ def flatten(a, t, pointer_of, out: list):
             ptr, shape = pointer_of(a), tuple(a.shape)
             itemsize = np.dtype(a.dtype).itemsize
             strides = _c_strides(shape, itemsize)
-        nitems = int(np.prod(shape, dtype=np.int64))
+        nitems = math.prod(shape)
         out.extend((v, np.int64) for v in (0, 0, nitems, itemsize))
         out.append((ptr, np.uint64))
         out.extend((v, np.int64) for v in (*shape, *strides))
@@ -95,5 +100,12 @@ def pack(kernel: str, params, values) -> bytes:
     for p, (v, dt) in zip(params, values):
         off = (len(buf) + p.align - 1) // p.align * p.align
         buf += b"\0" * (off - len(buf))
-        buf += np.array(v).astype(dt).tobytes()[:p.size].ljust(p.size, b"\0")
+        if type(v) is int and dt in _WORDS and p.size == 8:
+            raw = (v & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")     # an array's words: astype's wrap-around
+        else:
+            raw = np.array(v).astype(dt).tobytes()
+        buf += raw[:p.size].ljust(p.size, b"\0")
     return bytes(buf)
+
+
+_WORDS = (np.int64, np.uint64)      # an array's meminfo, parent, sizes, pointer, shape and strides

@@ -1,6 +1,9 @@
 """Device arrays in numba.cuda's style: ``to_device``, ``device_array``, ``copy_to_host``."""
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..errors import CudaError
@@ -26,23 +29,32 @@ def release_dropped():
             pass
 
 
+@functools.lru_cache(maxsize=64)
+def _dtype_name(dt) -> str:
+    """str(dtype), cached: numpy builds it in Python, tens of microseconds on every allocation."""
+    return str(dt)
+
+
 class DeviceArray:
     """An n-dimensional array in device memory (C order). ``device_ptr`` is its device address."""
 
-    def __init__(self, shape, dtype, device=None, ptr=None, owned=True):
+    def __init__(self, shape, dtype, device=None, ptr=None, owned=True, scratch=False):
+        """``scratch``: a launch's own copy of a numpy argument, freed when the launch ends (the
+        device may hand it out again to the next launch's copies: memory.DeviceMemory.alloc)."""
         release_dropped()
         self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         if any(s < 0 for s in self.shape):
             raise CudaError(f"an array cannot have a negative size: shape {self.shape}.", "cudaErrorInvalidValue")
         self.dtype = np.dtype(dtype)
         self.device = device or devices.current()
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-        self.device_ptr = int(ptr) if ptr is not None else self.device.alloc(self.nbytes, label=f"{self.dtype}{list(self.shape)}")
+        self.nbytes = math.prod(self.shape) * self.dtype.itemsize
+        self.device_ptr = int(ptr) if ptr is not None else \
+            self.device.alloc(self.nbytes, label=f"{_dtype_name(self.dtype)}{list(self.shape)}", scratch=scratch)
         self._owned = owned and ptr is None
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def ndim(self):
@@ -69,8 +81,15 @@ class DeviceArray:
 
     def copy_to_host(self, ary=None, stream=0):
         """Copy to a new host array (or into ``ary``) and return it."""
+        read_into = getattr(self.device, "read_into", None)
+        if (read_into is not None and isinstance(ary, np.ndarray) and ary.dtype == self.dtype and ary.size == self.size
+                and ary.flags.c_contiguous and ary.flags.writeable and self.nbytes):
+            # straight into the caller's array: no temporary (a launch copies every numpy argument back)
+            read_into(self.device_ptr, ary.reshape(-1).view(np.uint8))
+            streams.copied(self.nbytes, "D2H", ary, stream)
+            return ary
         raw = self.device.read(self.device_ptr, self.nbytes) if self.nbytes else np.zeros(0, np.uint8)
-        out = raw.view(self.dtype).reshape(self.shape).copy()
+        out = raw.view(self.dtype).reshape(self.shape)       # read() gave a copy of its own
         if ary is not None:
             if np.shape(ary) != self.shape and np.size(ary) != self.size:
                 raise CudaError(f"cannot copy a device array of shape {self.shape} into a host array of shape "

@@ -26,8 +26,9 @@ class EmuDevice:
         self.memory = DeviceMemory(limit=memory_limit)
         self.allocations = Memory(self.memory)
 
-    def alloc(self, nbytes: int, label: str = ""):
-        return self.allocations.alloc(nbytes, "device", label or None)
+    def alloc(self, nbytes: int, label: str = "", scratch: bool = False):
+        """``scratch``: held for one launch only (memory.DeviceMemory.alloc)."""
+        return self.allocations.alloc(nbytes, "device", label or None, scratch=scratch)
 
     def free(self, ptr):
         self.allocations.free(int(ptr), kinds=("device",), call="free")
@@ -37,6 +38,10 @@ class EmuDevice:
 
     def read(self, ptr, nbytes):
         return self.memory.read(ptr, nbytes)
+
+    def read_into(self, ptr, out):
+        """Copy ``out.size`` bytes at ``ptr`` into the uint8 array ``out``."""
+        self.memory.read_into(ptr, out)
 
 
 class GpuDevice:
@@ -53,7 +58,7 @@ class GpuDevice:
         self.name = self.info.name
         self._buffers: dict = {}
 
-    def alloc(self, nbytes: int, label: str = ""):
+    def alloc(self, nbytes: int, label: str = "", scratch: bool = False):
         buf = self.backend.GpuBuffer(max(int(nbytes), 1))
         self._buffers[buf.ptr] = buf
         return buf.ptr

@@ -276,7 +276,7 @@ class Kernel:
                                       "cudaErrorInvalidValue")
                 return a.device_ptr
             if isinstance(a, np.ndarray) and a.ndim > 0:
-                d = DeviceArray(a.shape, a.dtype, device=dev)
+                d = DeviceArray(a.shape, a.dtype, device=dev, scratch=True)
                 d.copy_to_device(np.ascontiguousarray(a), stream=stream)
                 copies.append((a, d))
                 return d.device_ptr

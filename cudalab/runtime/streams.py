@@ -291,7 +291,7 @@ def _register(ary):
 
 def is_pinned(ary) -> bool:
     """Whether the host array ``ary`` lies in page-locked memory (pinned_array, or inside ``pinned()``)."""
-    if not isinstance(ary, np.ndarray) or ary.nbytes == 0:
+    if not _PINNED or not isinstance(ary, np.ndarray) or ary.nbytes == 0:
         return False
     start, end = _span(ary)
     return any(lo <= start and end <= hi for lo, hi in _PINNED.values())

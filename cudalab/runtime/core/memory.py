@@ -28,9 +28,9 @@ class Memory:
         self.registered: dict = {}       # cudaHostRegister'ed host ranges: start -> size
 
     # ------------------------------------------------------------------ allocation
-    def alloc(self, size: int, kind: str = "device", label: str | None = None) -> int:
+    def alloc(self, size: int, kind: str = "device", label: str | None = None, scratch: bool = False) -> int:
         try:
-            addr = self.arena.alloc(int(size), label=label or LABEL[kind])
+            addr = self.arena.alloc(int(size), label=label or LABEL[kind], scratch=scratch)
         except CudaError as e:
             raise CudaError(e.args[0], "cudaErrorMemoryAllocation") from None
         self.kinds[addr] = kind
