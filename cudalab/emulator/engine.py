@@ -36,7 +36,7 @@ from .printf import ArgReader, format_call
 
 cluster_mod = cluster
 
-K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED = range(8)   # K_FUSED: compiled.py
+K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED, K_REGION = range(9)   # K_FUSED, K_REGION: compiled.py
 LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
@@ -514,10 +514,11 @@ def _geometry(nblocks, lpb, threads, block, shared_stride):
 
 # ------------------------------------------------------------------ the SIMT loop
 
-def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool):
+def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool, span=None):
+    """Run ``df`` with the lanes of ``frame_mask`` (``span``: (start, stop) pcs, only that stretch)."""
     code, reconv = df.code, df.reconv
     n_code = len(code)
-    stack = [[0, n_code, frame_mask]]
+    stack = [[0, n_code, frame_mask] if span is None else [span[0], span[1], frame_mask]]
     if is_kernel:
         ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
@@ -547,6 +548,14 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 stack.pop()
                 break
             kind, fn, inst, aux = code[pc]
+            if kind == K_REGION:         # a compiled region pc..aux-1, each lane on its own (regions.py)
+                nxt = fn(ex, stack, ent, rpc)
+                if nxt is None:          # lanes stopped inside: they are entries of the stack now
+                    break
+                if nxt >= 0:
+                    pc = nxt
+                    continue
+                kind, fn, inst, aux = fn.orig
             if kind == K_FUSED:          # a compiled group of instructions pc..aux-1 (compiled.py)
                 stats.instructions += aux - pc - 1
                 stats.thread_instructions += ex.idx.size * (aux - pc - 1)
