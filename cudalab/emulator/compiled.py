@@ -38,7 +38,7 @@ AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interp
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 6)     # regiongen's signature
+_RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
 
 def mode() -> str:
@@ -328,13 +328,13 @@ def plan(df, module, sink):
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     regions = []
     for s, e in spans:
-        r = _emit_region(df, d, s, e, live_in, symbols, sink, find)
+        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find)
         if r is not None:
             regions.append(r)
     return groups, regions
 
 
-def _emit_region(df, d, s, e, live_in, symbols, sink, find):
+def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find):
     """A region's function into ``sink`` (tried in a scratch module first: the generator may
     still refuse something there, and a half-built function would spoil the module)."""
     from llvmlite import ir
@@ -354,13 +354,14 @@ def _emit_region(df, d, s, e, live_in, symbols, sink, find):
         if live:
             stops[p] = [[name, cols[name]] for name in live]
     generic = rg.restricts_generic(code, s, e)
+    turns = rg.turn_loops(code, s, e, live_out) if os.environ.get("CUDALAB_TURNS", "1") == "1" else []
     name = f"r{s}"
     for target in (ir.Module(name="scratch"), sink):
         rb = RegionBuilder(
             target, name, df.func, d, symbols if target is sink else list(symbols),
             find if target is sink else lg.find_function(target), code, s, e, live_in, SPIN_LIMIT, generic)
         try:
-            rb.build(named, inputs, outputs, cols)
+            rb.build(named, inputs, outputs, cols, turns)
         except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
             if target is sink:
                 raise

@@ -522,6 +522,19 @@ def canon_nan(g, r):
     return bits
 
 
+def canon_bits(g, bits):
+    """canon_nan for a result already held as integer bits."""
+    b = g.b
+    ity = bits.type
+    top = (1 << (ity.width - 1)) - 1
+    exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
+    nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
+    if ity == I32:
+        return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
+    g.bail_if(nan)
+    return bits
+
+
 def flush(g, x):
     """dtypes.flush_subnormal: |x| < smallest normal becomes a zero of x's sign."""
     b = g.b
@@ -860,16 +873,18 @@ def _minmax(g, inst):
     if k[0] != "f" or set(inst.mods) - {t}:
         raise Skip("min/max float modifiers")
     # alu.fminmax: a NaN operand is ignored; -0 < +0; both NaN give the canonical NaN
+    # the choice is made on integer bits: LLVM would fold float selects into minnum/maxnum, which
+    # may quiet a signaling NaN operand instead of returning the other operand
     xn, yn = b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y)
     pick_x = b.fcmp_ordered(">" if is_max else "<", x, y)
-    r = b.select(pick_x, x, y)
-    both0 = b.and_(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), b.fcmp_ordered("==", y, ir.Constant(y.type, 0.0)))
     ity = INT[k[1]]
     xi, yi = b.bitcast(x, ity), b.bitcast(y, ity)
+    r = b.select(pick_x, xi, yi)
+    both0 = b.and_(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), b.fcmp_ordered("==", y, ir.Constant(y.type, 0.0)))
     zero_bits = b.and_(xi, yi) if is_max else b.or_(xi, yi)      # sign: both negative (max) / either (min)
-    r = b.select(both0, b.bitcast(zero_bits, x.type), r)
-    r = b.select(xn, y, b.select(yn, x, r))
-    g.write(inst.operands[0], t, canon_nan(g, r))
+    r = b.select(both0, zero_bits, r)
+    r = b.select(xn, yi, b.select(yn, xi, r))
+    g.write(inst.operands[0], t, canon_bits(g, r))
 
 
 _ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",

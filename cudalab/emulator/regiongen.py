@@ -4,15 +4,20 @@ its own path of loops and branches, from the region's start to its exit.
 C signature::
 
     int32 region(int64 count, int64 *lanes, void **register_arrays, int64 *ctx,
-                 int64 *st, int64 *records, int64 *spill)
+                 int64 *st, int64 *records, int64 *spill, int64 *state)
 
-``st``: [0] the lane (index into ``lanes``) to go on with, [1] the pc it resumes at, [2] the
+Lanes go in chunks of ``CHUNK``. In a loop that touches global memory the lanes of a chunk take
+turns, one iteration each (a lane *parks* at the loop head: its registers live there into its row
+of ``spill``, one int64 per register, zero-extended; its pc, instruction count and spin count into
+``state[k] = (pc, count, spins)``, pc -1: not started, -2: through), so they walk through memory
+side by side as the threads of a warp do (a grid-stride loop run one thread after another would
+jump by the grid's size at every access). Other loops run straight through.
+
+``st``: [0] the first lane (index into ``lanes``) of the chunk to go on with, [2] the
 thread-instruction budget of this call, [3] thread-instructions run (added), [4] the longest lane
 path (max), [5] records so far. A lane that stops (a bail-out, a spin) writes a record
-``(lane, pc * 2 + spun)`` and its registers live at that pc into its row of ``spill`` (one int64 per
-register, zero-extended). Returns 0 when every lane is through or stopped, 1 when the budget ran out:
-then the lane ``st[0]`` waits at the loop head ``st[1]`` with its registers in spill row ``count``,
-and the next call resumes it.
+``(k, pc * 2 + spun)`` and its registers live at that pc into its row. Returns 0 when every lane is
+through or stopped, 1 when the budget ran out: the lanes wait in ``state`` and the next call goes on.
 
 Registers live in allocas (one per register the region names) that LLVM turns into SSA values;
 each lane loads those live at its start from the register arrays and stores those live at the
@@ -25,6 +30,8 @@ from llvmlite import ir
 from . import llvmgen as lg
 from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
 from .memory import SHARED_WINDOW, WINDOW_SIZE
+
+CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
 
 
 class RegionBuilder(GroupBuilder):
@@ -41,9 +48,9 @@ class RegionBuilder(GroupBuilder):
         self.loaded, self.written, self.cur = set(), set(), {}
         self._lane_parts = None
         args = [I64, I64.as_pointer(), I8.as_pointer().as_pointer(), I64.as_pointer(), I64.as_pointer(),
-                I64.as_pointer(), I64.as_pointer()]
+                I64.as_pointer(), I64.as_pointer(), I64.as_pointer()]
         self.fn = ir.Function(module, ir.FunctionType(I32, args), name)
-        self.count, self.lanes, self.regtab, self.ctxp, self.st, self.rec, self.spill = self.fn.args
+        self.count, self.lanes, self.regtab, self.ctxp, self.st, self.rec, self.spill, self.state = self.fn.args
         self.entry = self.fn.append_basic_block("entry")
         self.b = ir.IRBuilder(self.entry)
         self.ctx = lg._LazyCtx(self)
@@ -122,42 +129,78 @@ class RegionBuilder(GroupBuilder):
         self.cur = {n: v for n, v in before.items() if self.cur.get(n) is v}
 
     # ---------------------------------------------------------------- the function
-    def build(self, named, inputs, outputs, spill_cols):
+    def build(self, named, inputs, outputs, spill_cols, turn_loops):
         """Emit everything: ``named`` are the registers the region names (an alloca each),
         ``inputs`` are loaded at the start, ``outputs`` stored at the exit, ``spill_cols``
-        (register -> column) saved by a stopping lane (those live at its pc)."""
+        (register -> column) saved in the lane's row where it waits or stops (those live at its
+        pc); ``turn_loops``: the back-edge pcs after which the lane hands over to the next one."""
         b = self.b
         code, s, e = self.code, self.start, self.end
-        self.spill_cols = spill_cols
+        self.spill_cols, self.turn_loops = spill_cols, set(turn_loops)
         self.nspill = max(len(spill_cols), 1)
-        head = self.fn.append_basic_block("lane")
-        b.branch(head)
+        chunk = self.fn.append_basic_block("chunk")
+        b.branch(chunk)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
-            self.k0 = b.load(self._st_at(0))
-            self.resume = b.load(self._st_at(1))
+            c_first = b.load(self._st_at(0))
             self.budget = b.load(self._st_at(2))
-        self.k = self._local_var("k", self.k0)
+            nrec0 = b.load(self._st_at(5))
+        self.c = self._local_var("c", c_first)
+        self.c1 = self._local_var("c1")
+        self.k = self._local_var("k")
+        self.left = self._local_var("left")
         self.total = self._local_var("total", ir.Constant(I64, 0))
         self.most = self._local_var("most", ir.Constant(I64, 0))
-        self.nrec = self._local_var("nrec")
-        with b.goto_block(self.entry):
-            b.position_before(self.entry.terminator)
-            b.store(b.load(self._st_at(5)), self.nrec)
+        self.nrec = self._local_var("nrec", nrec0)
         self.cnt = self._local_var("cnt")
+        self.base = self._local_var("base")
         self.spin = self._local_var("spin")
         for name in sorted(named):
             self.slot(name)
-        # lane loop
+        # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
+        b.position_at_end(chunk)
+        c = b.load(self.c)
+        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", c, self.count), first, done)
+        b.position_at_end(first)
+        c1 = b.add(c, ir.Constant(I64, CHUNK))
+        b.store(b.select(b.icmp_signed("<", c1, self.count), c1, self.count), self.c1)
+        round_ = self.fn.append_basic_block("round")
+        b.branch(round_)
+        b.position_at_end(round_)
+        b.store(c, self.k)
+        b.store(ir.Constant(I64, 0), self.left)
+        self.head = head = self.fn.append_basic_block("lane")
+        b.branch(head)
         b.position_at_end(head)
-        kk = b.load(self.k)
-        body, done = self.fn.append_basic_block("body"), self.fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", kk, self.count), body, done)
+        kk = self.kk = b.load(self.k)
+        look, ends = self.fn.append_basic_block("look"), self.fn.append_basic_block("round_end")
+        b.cbranch(b.icmp_signed("<", kk, b.load(self.c1)), look, ends)
+        b.position_at_end(ends)
+        again, next_chunk = self.fn.append_basic_block("again"), self.fn.append_basic_block("next_chunk")
+        b.cbranch(b.icmp_signed("!=", b.load(self.left), ir.Constant(I64, 0)), again, next_chunk)
+        b.position_at_end(again)
+        b.store(b.load(self.c), self.k)
+        b.store(ir.Constant(I64, 0), self.left)
+        b.branch(head)
+        b.position_at_end(next_chunk)
+        b.store(b.load(self.c1), self.c)
+        b.branch(chunk)
+        self.next_lane = self.fn.append_basic_block("next_lane")
+        b.position_at_end(self.next_lane)
+        b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
+        b.branch(head)
+        b.position_at_end(look)
+        pc_now = b.load(self._state(kk, 0))
+        body = self.fn.append_basic_block("body")
+        b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, body)
         b.position_at_end(body)
         self.lane = b.load(b.gep(self.lanes, [kk]), name="lane")
         self.body = body
-        b.store(ir.Constant(I64, 0), self.cnt)
-        b.store(ir.Constant(I64, 0), self.spin)
+        cnt = b.load(self._state(kk, 1))
+        b.store(cnt, self.cnt)
+        b.store(cnt, self.base)
+        b.store(b.load(self._state(kk, 2)), self.spin)
         # blocks of the region
         branches = [p for p in range(s, e) if code[p][2].opcode == "bra" and code[p][3] is not None]
         leaders = {s} | {code[p][3] for p in branches if s <= code[p][3] < e} | {p + 1 for p in branches if p + 1 < e}
@@ -165,10 +208,9 @@ class RegionBuilder(GroupBuilder):
         self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
         heads = sorted({code[p][3] for p in branches if code[p][3] <= p})
         self.exit = self.fn.append_basic_block("exit")
-        # where a lane starts: the region's start, or the loop head it was suspended at
+        # where a lane goes on: the start (-1), or the loop head it waits at
         init_s = self.fn.append_basic_block("init")
-        pcv = b.select(b.icmp_signed("==", kk, self.k0), self.resume, ir.Constant(I64, -1))
-        sw = b.switch(pcv, init_s)
+        sw = b.switch(pc_now, init_s)
         b.position_at_end(init_s)
         for name in inputs:
             b.store(self._load_reg(name), self.slot(name))
@@ -177,7 +219,7 @@ class RegionBuilder(GroupBuilder):
             bb = self.fn.append_basic_block(f"resume{q}")
             sw.add_case(ir.Constant(I64, q), bb)
             b.position_at_end(bb)
-            row = b.mul(self.count, ir.Constant(I64, self.nspill))
+            row = b.mul(kk, ir.Constant(I64, self.nspill))
             for name in sorted(self.live_in[q] & (set(spill_cols) | set(inputs))):
                 if name in spill_cols:
                     raw = b.load(b.gep(self.spill, [b.add(row, ir.Constant(I64, spill_cols[name]))]))
@@ -201,38 +243,50 @@ class RegionBuilder(GroupBuilder):
                 self.emit(inst)
             else:
                 b.branch(self.exit if qe == e else self.blocks[qe])
-        # lane through: store what lives on, count, next lane
+        # a lane through: store what lives on, count, next lane
         b.position_at_end(self.exit)
         for name in outputs:
             self._store_reg(name, b.load(self.slot(name)))
         self._lane_done(b)
-        b.branch(head)
+        b.branch(self.next_lane)
         b.position_at_end(done)
         b.store(self.count, self._st_at(0))
-        self._report(b, b.load(self.total), b.load(self.most))
+        self._report(b)
         b.ret(ir.Constant(I32, 0))
 
-    def _lane_done(self, b):
+    def _state(self, kk, col):
+        return self.b.gep(self.state, [self.b.add(self.b.mul(kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
+
+    def _counted(self, b):
+        """Add the lane's instructions since it was picked up to the call's total."""
         c = b.load(self.cnt)
-        b.store(b.add(b.load(self.total), c), self.total)
+        b.store(b.add(b.load(self.total), b.sub(c, b.load(self.base))), self.total)
+        return c
+
+    def _lane_done(self, b):
+        c = self._counted(b)
         m = b.load(self.most)
         b.store(b.select(b.icmp_signed(">", c, m), c, m), self.most)
-        b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
+        b.store(ir.Constant(I64, -2), self._state_b(b, 0))
 
-    def _report(self, b, total, most):
-        b.store(b.add(b.load(self._st_at(3)), total), self._st_at(3))
-        m = b.load(self._st_at(4))
+    def _state_b(self, b, col):
+        return b.gep(self.state, [b.add(b.mul(self.kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
+
+    def _report(self, b):
+        b.store(b.add(b.load(self._st_at(3)), b.load(self.total)), self._st_at(3))
+        m, most = b.load(self._st_at(4)), b.load(self.most)
         b.store(b.select(b.icmp_signed(">", most, m), most, m), self._st_at(4))
         b.store(b.load(self.nrec), self._st_at(5))
 
-    def _save(self, b, pc, row):
+    def _save(self, b, pc):
+        row = b.mul(self.kk, ir.Constant(I64, self.nspill))
         for name in sorted(self.live_in[pc]):
             col = self.spill_cols.get(name)
             if col is None:
                 continue
             v = b.load(self.slots[name])
             v = b.zext(v, I64) if v.type.width < 64 else v
-            b.store(v, b.gep(self.spill, [b.add(b.mul(row, ir.Constant(I64, self.nspill)), ir.Constant(I64, col))]))
+            b.store(v, b.gep(self.spill, [b.add(row, ir.Constant(I64, col))]))
 
     def _stop(self, pc, spun, not_run):
         """A block that stops the lane at ``pc``: a record, its live registers, the next lane."""
@@ -240,19 +294,28 @@ class RegionBuilder(GroupBuilder):
         b = ir.IRBuilder(bb)
         j = b.load(self.nrec)
         two = b.mul(j, ir.Constant(I64, 2))
-        b.store(self.lane, b.gep(self.rec, [two]))
+        b.store(self.kk, b.gep(self.rec, [two]))
         b.store(ir.Constant(I64, pc * 2 + spun), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
-        self._save(b, pc, j)
+        self._save(b, pc)
         b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
         if not_run:
             b.store(b.sub(b.load(self.cnt), ir.Constant(I64, not_run)), self.cnt)
         self._lane_done(b)
-        b.branch(self.fn.basic_blocks[1])          # the lane loop's head
+        b.branch(self.next_lane)
         return bb
 
+    def _park(self, b, t):
+        """The lane waits at loop head ``t``: registers into its row, pc and counters into its state."""
+        self._save(b, t)
+        b.store(ir.Constant(I64, t), self._state_b(b, 0))
+        b.store(self._counted(b), self._state_b(b, 1))
+        b.store(b.load(self.spin), self._state_b(b, 2))
+
     def _edge(self, p, t):
-        """The block a lane goes to from pc ``p`` to ``t``: the exit, a loop head (through the
-        spin and budget checks), or the block at ``t``."""
+        """The block a lane goes to from pc ``p`` to ``t``: the exit, the block at ``t``, or for a
+        loop's back edge the spin and budget checks and then the loop head (or, for a loop that
+        touches global memory, the next lane: lanes take turns, one iteration each, so that they
+        walk through memory side by side as a warp would)."""
         if t == self.end:
             return self.exit
         if t > p:
@@ -267,13 +330,18 @@ class RegionBuilder(GroupBuilder):
             b.cbranch(b.icmp_signed(">=", n, ir.Constant(I64, self.spin_limit)), self._stop(t, 1, 0), go)
             b = ir.IRBuilder(go)
         suspend = self.fn.append_basic_block(f"suspend{p}")
-        used = b.add(b.load(self.total), b.load(self.cnt))
-        b.cbranch(b.icmp_signed(">=", used, self.budget), suspend, self.blocks[t])
-        b = ir.IRBuilder(suspend)
-        self._save(b, t, self.count)
-        b.store(b.load(self.k), self._st_at(0))
-        b.store(ir.Constant(I64, t), self._st_at(1))
-        self._report(b, used, b.load(self.most))
+        if p in self.turn_loops:
+            self._park(b, t)
+            b.store(ir.Constant(I64, 1), self.left)
+            b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, self.next_lane)
+            b = ir.IRBuilder(suspend)
+        else:
+            used = b.add(b.load(self.total), b.sub(b.load(self.cnt), b.load(self.base)))
+            b.cbranch(b.icmp_signed(">=", used, self.budget), suspend, self.blocks[t])
+            b = ir.IRBuilder(suspend)
+            self._park(b, t)
+        b.store(b.load(self.c), self._st_at(0))
+        self._report(b)
         b.ret(ir.Constant(I32, 1))
         return bb
 

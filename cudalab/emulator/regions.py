@@ -175,6 +175,23 @@ def spins(code, head, back):
                for p in range(head, back + 1))
 
 
+def turn_loops(code, s, e, live_out):
+    """Back-edge pcs of the loops whose lanes take turns (regiongen.RegionBuilder._edge): those
+    that touch global memory, unless the region holds an atomic whose order shows (lanes that
+    leave their loops at different turns would reach it out of lane order)."""
+    from .engine import K_BRA
+    if any(code[p][2].opcode in ("atom", "red") and not _commutes(code[p][2], live_out[p]) for p in range(s, e)):
+        return []
+    out = []
+    for p in range(s, e):
+        if code[p][0] == K_BRA and code[p][3] <= p:
+            head = code[p][3]
+            if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red") and _space(code[q][2]) in ("global", "generic")
+                   for q in range(head, p + 1)):
+                out.append(p)
+    return out
+
+
 def restricts_generic(code, s, e):
     """Must a generic access that lands in shared memory stop its thread? (It could meet a shared
     write of the region.)"""
@@ -230,6 +247,8 @@ class Runner:
         off = ex.__dict__.get("regions_off")
         if r.start < rpc < r.end or off and r.start in off:
             return -1           # lanes must meet inside the region (an enclosing divergence), or it spun
+        if any(x is ent for x in ex.__dict__.get("interpret_entries", ())):
+            return -1           # lanes that stopped at the region's first instruction: the interpreter runs it
         if compiled.mode() == "check":
             return self._check(ex, stack, ent)
         return self._run(ex, stack, ent)
@@ -248,12 +267,14 @@ class Runner:
         count = idx.size
         ctx = compiled._context(ex, r.symbols)
         st = np.zeros(8, np.int64)
-        st[1], st[2] = -1, BUDGET             # -1: lane st[0] starts at the start
+        st[2] = BUDGET
         rec = np.empty(2 * count, np.int64)
         ns = max(r.nspill, 1)
-        spill = np.empty((count + 1) * ns, np.int64)
+        spill = np.empty(count * ns, np.int64)
+        state = np.zeros((count, 3), np.int64)
+        state[:, 0] = -1
         args = (count, idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data, rec.ctypes.data,
-                spill.ctypes.data)
+                spill.ctypes.data, state.ctypes.data)
         stats = ex.stats
         longest = 0
         while True:
@@ -262,7 +283,7 @@ class Runner:
             longest = max(longest, int(st[4]))
             st[3] = 0
             if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
-                self._timed_out(ex, idx, int(st[0]), int(st[1]) if status else r.end, rec, int(st[5]))
+                self._timed_out(ex, idx, state)
             if not status:
                 break
         stats.instructions += longest
@@ -270,12 +291,12 @@ class Runner:
         if not nrec:
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
-        lanes, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
-        values = spill[:nrec * ns].reshape(nrec, ns)
+        ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
+        values = spill.reshape(count, ns)
         entries = []
         for p in np.unique(pcs).tolist():
-            sel = pcs == p
-            at = lanes[sel]
+            sel = ks[pcs == p]
+            at = idx[sel]
             for name, col in self.spill_at.get(p, ()):
                 arr = regs[name]
                 v = values[sel, col]
@@ -283,6 +304,8 @@ class Runner:
             mask = np.zeros(ex.n, bool)
             mask[at] = True
             entries.append((int(at.min()), [p, r.end, mask]))
+            if p == r.start:
+                ex.__dict__.setdefault("interpret_entries", []).append(entries[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
         ent[0] = r.end
@@ -290,12 +313,15 @@ class Runner:
             stack.append(e)
         return None
 
-    def _timed_out(self, ex, idx, k, pc, rec, nrec):
+    def _timed_out(self, ex, idx, state):
+        """The watchdog: where the lanes still in the region are (one of them for the message)."""
         from .engine import Watchdog
+        waiting = state[:, 0] != -2
         mask = np.zeros(ex.n, bool)
-        mask[idx[k:]] = True
-        mask[rec[:2 * nrec:2]] = True
-        ex.pc_of = {"pc": pc, "inst": self.code[pc][2] if pc < len(self.code) else self.code[-1][2], "mask": mask}
+        mask[idx[waiting]] = True
+        pcs = state[waiting, 0]
+        pc = int(pcs[pcs >= 0][0]) if (pcs >= 0).any() else self.r.start
+        ex.pc_of = {"pc": pc, "inst": self.code[pc][2], "mask": mask}
         raise Watchdog()
 
     def _check(self, ex, stack, ent):
