@@ -366,7 +366,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find):
             if target is sink:
                 raise
             return None
-    return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), sorted([p, c] for p, c in stops.items()))
+    return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
+                     sorted([p, c] for p, c in stops.items()))
 
 
 def _rematerialized(df, extents, d, in_regions=()):

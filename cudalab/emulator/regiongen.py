@@ -137,14 +137,17 @@ class RegionBuilder(GroupBuilder):
         b = self.b
         code, s, e = self.code, self.start, self.end
         self.spill_cols, self.turn_loops = spill_cols, set(turn_loops)
+        self.turns = bool(turn_loops)      # else no lane waits between rounds: no state but the resumed lane's
         self.nspill = max(len(spill_cols), 1)
         chunk = self.fn.append_basic_block("chunk")
         b.branch(chunk)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             c_first = b.load(self._st_at(0))
+            self.resume_pc = b.load(self._st_at(1))
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
+        self.c_first = c_first
         self.c = self._local_var("c", c_first)
         self.c1 = self._local_var("c1")
         self.k = self._local_var("k")
@@ -164,9 +167,27 @@ class RegionBuilder(GroupBuilder):
         b.cbranch(b.icmp_signed("<", c, self.count), first, done)
         b.position_at_end(first)
         c1 = b.add(c, ir.Constant(I64, CHUNK))
-        b.store(b.select(b.icmp_signed("<", c1, self.count), c1, self.count), self.c1)
+        c1 = b.select(b.icmp_signed("<", c1, self.count), c1, self.count)
+        b.store(c1, self.c1)
         round_ = self.fn.append_basic_block("round")
-        b.branch(round_)
+        if self.turns:
+            # st[1]: lanes below it have their state; a chunk's lanes get theirs when it starts
+            fresh, init = self.fn.append_basic_block("fresh"), self.fn.append_basic_block("init_state")
+            b.cbranch(b.icmp_signed(">=", c, b.load(self._st_at(1))), fresh, round_)
+            b.position_at_end(fresh)
+            b.store(c1, self._st_at(1))
+            b.store(c, self.k)
+            b.branch(init)
+            b.position_at_end(init)
+            kk = b.load(self.k)
+            b.store(ir.Constant(I64, -1), self._state(kk, 0))
+            b.store(ir.Constant(I64, 0), self._state(kk, 1))
+            b.store(ir.Constant(I64, 0), self._state(kk, 2))
+            nk = b.add(kk, ir.Constant(I64, 1))
+            b.store(nk, self.k)
+            b.cbranch(b.icmp_signed("<", nk, c1), init, round_)
+        else:
+            b.branch(round_)
         b.position_at_end(round_)
         b.store(c, self.k)
         b.store(ir.Constant(I64, 0), self.left)
@@ -191,16 +212,25 @@ class RegionBuilder(GroupBuilder):
         b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
         b.branch(head)
         b.position_at_end(look)
-        pc_now = b.load(self._state(kk, 0))
         body = self.fn.append_basic_block("body")
-        b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, body)
+        if self.turns:
+            pc_now = b.load(self._state(kk, 0))
+            b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, body)
+        else:                  # only the first lane of a call may resume (at st[1], from its row)
+            pc_now = b.select(b.icmp_signed("==", kk, self.c_first), self.resume_pc, ir.Constant(I64, -1))
+            b.branch(body)
         b.position_at_end(body)
         self.lane = b.load(b.gep(self.lanes, [kk]), name="lane")
         self.body = body
-        cnt = b.load(self._state(kk, 1))
-        b.store(cnt, self.cnt)
-        b.store(cnt, self.base)
-        b.store(b.load(self._state(kk, 2)), self.spin)
+        if self.turns:
+            cnt = b.load(self._state(kk, 1))
+            b.store(cnt, self.cnt)
+            b.store(cnt, self.base)
+            b.store(b.load(self._state(kk, 2)), self.spin)
+        else:
+            b.store(ir.Constant(I64, 0), self.cnt)
+            b.store(ir.Constant(I64, 0), self.base)
+            b.store(ir.Constant(I64, 0), self.spin)
         # blocks of the region
         branches = [p for p in range(s, e) if code[p][2].opcode == "bra" and code[p][3] is not None]
         leaders = {s} | {code[p][3] for p in branches if s <= code[p][3] < e} | {p + 1 for p in branches if p + 1 < e}
@@ -267,16 +297,20 @@ class RegionBuilder(GroupBuilder):
         c = self._counted(b)
         m = b.load(self.most)
         b.store(b.select(b.icmp_signed(">", c, m), c, m), self.most)
-        b.store(ir.Constant(I64, -2), self._state_b(b, 0))
+        if self.turns:
+            b.store(ir.Constant(I64, -2), self._state_b(b, 0))
 
     def _state_b(self, b, col):
         return b.gep(self.state, [b.add(b.mul(self.kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
 
+    def _st_at_b(self, b, k):
+        return b.gep(self.st, [ir.Constant(I32, k)])
+
     def _report(self, b):
-        b.store(b.add(b.load(self._st_at(3)), b.load(self.total)), self._st_at(3))
-        m, most = b.load(self._st_at(4)), b.load(self.most)
-        b.store(b.select(b.icmp_signed(">", most, m), most, m), self._st_at(4))
-        b.store(b.load(self.nrec), self._st_at(5))
+        b.store(b.add(b.load(self._st_at_b(b, 3)), b.load(self.total)), self._st_at_b(b, 3))
+        m, most = b.load(self._st_at_b(b, 4)), b.load(self.most)
+        b.store(b.select(b.icmp_signed(">", most, m), most, m), self._st_at_b(b, 4))
+        b.store(b.load(self.nrec), self._st_at_b(b, 5))
 
     def _save(self, b, pc):
         row = b.mul(self.kk, ir.Constant(I64, self.nspill))
@@ -305,11 +339,16 @@ class RegionBuilder(GroupBuilder):
         return bb
 
     def _park(self, b, t):
-        """The lane waits at loop head ``t``: registers into its row, pc and counters into its state."""
+        """The lane waits at loop head ``t``: registers into its row, pc and counters into its
+        state (without turns: the call returns and the next one resumes this lane first)."""
         self._save(b, t)
-        b.store(ir.Constant(I64, t), self._state_b(b, 0))
-        b.store(self._counted(b), self._state_b(b, 1))
-        b.store(b.load(self.spin), self._state_b(b, 2))
+        if self.turns:
+            b.store(ir.Constant(I64, t), self._state_b(b, 0))
+            b.store(self._counted(b), self._state_b(b, 1))
+            b.store(b.load(self.spin), self._state_b(b, 2))
+        else:
+            self._counted(b)
+            b.store(ir.Constant(I64, t), self._st_at_b(b, 1))
 
     def _edge(self, p, t):
         """The block a lane goes to from pc ``p`` to ``t``: the exit, the block at ``t``, or for a
@@ -340,7 +379,7 @@ class RegionBuilder(GroupBuilder):
             b.cbranch(b.icmp_signed(">=", used, self.budget), suspend, self.blocks[t])
             b = ir.IRBuilder(suspend)
             self._park(b, t)
-        b.store(b.load(self.c), self._st_at(0))
+        b.store(b.load(self.c) if self.turns else self.kk, self._st_at_b(b, 0))
         self._report(b)
         b.ret(ir.Constant(I32, 1))
         return bb

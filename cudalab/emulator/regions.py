@@ -68,6 +68,7 @@ class Region:
     outputs: list               # registers stored at the exit (written inside, live after)
     symbols: list
     nspill: int                 # registers saved per stopped thread
+    turns: bool                 # lanes take turns in some loop (regiongen): per-lane state
     spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
 
 
@@ -267,12 +268,12 @@ class Runner:
         count = idx.size
         ctx = compiled._context(ex, r.symbols)
         st = np.zeros(8, np.int64)
+        st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
         st[2] = BUDGET
         rec = np.empty(2 * count, np.int64)
         ns = max(r.nspill, 1)
         spill = np.empty(count * ns, np.int64)
-        state = np.zeros((count, 3), np.int64)
-        state[:, 0] = -1
+        state = np.empty((count, 3) if r.turns else 3, np.int64)
         args = (count, idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data, rec.ctypes.data,
                 spill.ctypes.data, state.ctypes.data)
         stats = ex.stats
@@ -283,7 +284,7 @@ class Runner:
             longest = max(longest, int(st[4]))
             st[3] = 0
             if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
-                self._timed_out(ex, idx, state)
+                self._timed_out(ex, idx, st, state)
             if not status:
                 break
         stats.instructions += longest
@@ -313,14 +314,20 @@ class Runner:
             stack.append(e)
         return None
 
-    def _timed_out(self, ex, idx, state):
+    def _timed_out(self, ex, idx, st, state):
         """The watchdog: where the lanes still in the region are (one of them for the message)."""
         from .engine import Watchdog
-        waiting = state[:, 0] != -2
+        if self.r.turns:
+            waiting = np.ones(idx.size, bool)
+            known = state[:int(st[1]), 0]
+            waiting[:known.size] = known != -2
+            pcs = known[known >= 0]
+            pc = int(pcs[0]) if pcs.size else self.r.start
+        else:
+            waiting = np.arange(idx.size) >= st[0]
+            pc = int(st[1]) if st[1] >= 0 else self.r.start
         mask = np.zeros(ex.n, bool)
         mask[idx[waiting]] = True
-        pcs = state[waiting, 0]
-        pc = int(pcs[pcs >= 0][0]) if (pcs >= 0).any() else self.r.start
         ex.pc_of = {"pc": pc, "inst": self.code[pc][2], "mask": mask}
         raise Watchdog()
 
