@@ -16,6 +16,10 @@ it *bails out*: registers the group both read and wrote are restored and the gro
 the interpreter, which gives the exact result or the exact error message. A group that starts with
 an atomic checks every lane's address first (an atomic must not run twice).
 
+Loops and branches go further as *regions* (``regions.py``: each lane on its own through a whole
+stretch of control flow; ``CUDALAB_REGIONS=0`` turns them off); the groups inside a region still
+serve the lanes that leave the region's native code early.
+
 Used only when nothing observes the launch (observers need per-instruction events). The tier is
 chosen by ``CUDALAB_TIER`` (see ``mode`` and ``pick``): by default a kernel compiles in the
 background once a launch is big or the kernel has spent ``AUTO_SECONDS`` in the interpreter, so no
@@ -354,7 +358,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find):
         if live:
             stops[p] = [[name, cols[name]] for name in live]
     generic = rg.restricts_generic(code, s, e)
-    turns = rg.turn_loops(code, s, e, live_out) if os.environ.get("CUDALAB_TURNS", "1") == "1" else []
+    turns = rg.turn_loops(code, s, e, live_out)
     name = f"r{s}"
     for target in (ir.Module(name="scratch"), sink):
         rb = RegionBuilder(
