@@ -522,7 +522,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     if is_kernel:
         ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
-    frame_count = int(np.count_nonzero(frame_mask))
+    frame_count = int(np.count_nonzero(frame_mask)) if span is None else -1    # (a stretch: lanes may wait outside)
     stats = ex.stats
     observers = ex.observers
     check_every = 0
