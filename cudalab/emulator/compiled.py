@@ -52,6 +52,11 @@ def mode() -> str:
     return m if m in ("interp", "compiled", "auto", "check") else "auto"
 
 
+def _regions_on() -> bool:
+    """CUDALAB_REGIONS=0 turns regions off (regions.py): groups only, as before them."""
+    return os.environ.get("CUDALAB_REGIONS", "1").strip() != "0"
+
+
 def cache_dir() -> Path:
     """``native/`` in cudalab's cache folder (``$CUDALAB_CACHE`` or ~/.cache/cudalab, as programs/build.py)."""
     return Path(os.environ.get("CUDALAB_CACHE") or Path.home() / ".cache" / "cudalab") / "native"
@@ -284,7 +289,7 @@ def plan(df, module, sink):
     n = len(df.code)
     info = _compilable(df, d)
     live_in, live = liveness(df)
-    spans = rg.find(df, info, live) if os.environ.get("CUDALAB_REGIONS", "1") != "0" else []
+    spans = rg.find(df, info, live) if _regions_on() else []
     boundaries = set(f.labels.values()) | set(df.reconv.values())
     for s, e in spans:
         boundaries |= {s, e}
@@ -433,7 +438,7 @@ def fingerprint(df) -> str:
     labels, and this tier's own source (a changed generator never loads old code)."""
     if "_fingerprint" not in df.__dict__:
         f = df.func
-        h = hashlib.sha256(_tier_version().encode())
+        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little"))
         h.update(repr((f.name, sorted(f.regs.items()), sorted(df.param_offsets.items()),
                        sorted(f.labels.items()))).encode())
         for i in f.insts:

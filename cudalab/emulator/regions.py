@@ -51,6 +51,7 @@ import time
 import numpy as np
 
 BUDGET = 1 << 22                # thread-instructions per native call before it returns for the watchdog
+CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two looks at the clock
 
 # instructions that meet other threads: never inside a region
 _COLLECTIVE = {"shfl", "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "bar.warp"}
@@ -282,9 +283,13 @@ class Runner:
             status = self.fn(*args)
             stats.thread_instructions += int(st[3])
             longest = max(longest, int(st[4]))
+            work = ex.__dict__.get("region_work", 0) + int(st[3])
+            if work > CLOCK_EVERY or status:       # (reading the CPU clock costs microseconds)
+                work = 0
+                if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
+                    self._timed_out(ex, idx, st, state)
+            ex.region_work = work
             st[3] = 0
-            if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
-                self._timed_out(ex, idx, st, state)
             if not status:
                 break
         stats.instructions += longest
