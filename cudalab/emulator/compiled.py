@@ -640,8 +640,10 @@ def _new_register(regs, name):
     from .dtypes import storage
     st = storage(regs.func.regs[name])
     arr = regs.pool.pop(name, None)
-    if arr is None or arr.size != regs.n or arr.dtype != st:
+    if arr is None or arr.size < regs.n or arr.dtype != st:
         arr = np.empty(regs.n, st)
+    else:
+        arr = arr[:regs.n]
     regs[name] = arr
     return arr
 

@@ -206,7 +206,8 @@ class Regs(dict):
     def __missing__(self, name):
         st = storage(self.func.regs[name])
         arr = self.pool.pop(name, None)
-        if arr is not None and arr.size == self.n and arr.dtype == st:
+        if arr is not None and arr.size >= self.n and arr.dtype == st:
+            arr = arr[:self.n]   # (a grid's last, smaller batch too)
             arr.fill(0)          # cheaper than fresh pages: a big np.zeros maps and faults them in anew
         else:
             arr = np.zeros(self.n, st)

@@ -431,10 +431,15 @@ class GroupBuilder:
         row = b.add(b.mul(self.lane, limit), addr)
         return b.gep(b.inttoptr(self.ctx["local"], I8.as_pointer()), [row])
 
-    def load(self, ptr, t, k=0):
+    def load(self, ptr, t, k=0, invariant=False):
+        """``invariant``: memory no instruction writes (kernel parameters), so LLVM may hoist the
+        load out of the lane loop."""
         b = self.b
         p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
-        return b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
+        v = b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
+        if invariant:
+            v.set_metadata("invariant.load", self.fn.module.add_metadata([]))
+        return v
 
     def store(self, ptr, t, v, k=0):
         b = self.b
@@ -1071,7 +1076,7 @@ def _ld(g, inst):
         koff = g.d.param_offsets[base[1]] + src[2]
         kp = g.b.inttoptr(g.ctx["kparams"], I8.as_pointer())
         for k, o in enumerate(dsts):
-            g.write(o, t, g.load(kp, t, koff + k * esize))
+            g.write(o, t, g.load(kp, t, koff + k * esize, invariant=True))
         return
     if space not in ("global", "const", "shared", "local", "generic"):
         raise Skip(f"ld.{space}")

@@ -260,8 +260,13 @@ class Runner:
         r = self.r
         regs = ex.fr.regs
         table, seen = self.table, self.seen
+        every = ex.idx.size == ex.n
         for k, name in enumerate(r.regs):
-            arr = regs[name]
+            arr = regs.get(name)
+            if arr is None:
+                # every lane stores it at the exit (or, stopping, the interpreter writes it before
+                # the exit): a previous batch's array needs no zeroing
+                arr = compiled._new_register(regs, name) if every and name in r.outputs else regs[name]
             if arr is not seen[k]:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
