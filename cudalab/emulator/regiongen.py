@@ -7,11 +7,12 @@ C signature::
                  int64 *st, int64 *records, int64 *spill, int64 *state)
 
 Lanes go in chunks of ``CHUNK``. In a loop that touches global memory the lanes of a chunk take
-turns, one iteration each (a lane *parks* at the loop head: its registers live there into its row
+turns, ``TURN`` iterations each (a lane *parks* at the loop head: its registers live there into its row
 of ``spill``, one int64 per register, zero-extended; its pc, instruction count and spin count into
 ``state[k] = (pc, count, spins)``, pc -1: not started, -2: through), so they walk through memory
 side by side as the threads of a warp do (a grid-stride loop run one thread after another would
-jump by the grid's size at every access). Other loops run straight through.
+jump by the grid's size at every access; a few iterations a turn keep the cost of parking small).
+Other loops run straight through.
 
 ``st``: [0] the first lane (index into ``lanes``) of the chunk to go on with, [2] the
 thread-instruction budget of this call, [3] thread-instructions run (added), [4] the longest lane
@@ -32,6 +33,7 @@ from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
 from .memory import SHARED_WINDOW, WINDOW_SIZE
 
 CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
+TURN = 8              # iterations a lane runs per turn
 
 
 class RegionBuilder(GroupBuilder):
@@ -158,6 +160,7 @@ class RegionBuilder(GroupBuilder):
         self.cnt = self._local_var("cnt")
         self.base = self._local_var("base")
         self.spin = self._local_var("spin")
+        self.turn = self._local_var("turn")
         for name in sorted(named):
             self.slot(name)
         # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
@@ -222,6 +225,7 @@ class RegionBuilder(GroupBuilder):
         b.position_at_end(body)
         self.lane = b.load(b.gep(self.lanes, [kk]), name="lane")
         self.body = body
+        b.store(ir.Constant(I64, 0), self.turn)
         if self.turns:
             cnt = b.load(self._state(kk, 1))
             b.store(cnt, self.cnt)
@@ -370,6 +374,11 @@ class RegionBuilder(GroupBuilder):
             b = ir.IRBuilder(go)
         suspend = self.fn.append_basic_block(f"suspend{p}")
         if p in self.turn_loops:
+            n = b.add(b.load(self.turn), ir.Constant(I64, 1))
+            b.store(n, self.turn)
+            hand = self.fn.append_basic_block(f"hand{p}")
+            b.cbranch(b.icmp_signed("<", n, ir.Constant(I64, TURN)), self.blocks[t], hand)
+            b = ir.IRBuilder(hand)
             self._park(b, t)
             b.store(ir.Constant(I64, 1), self.left)
             b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, self.next_lane)
