@@ -404,3 +404,19 @@ def test_an_out_of_bounds_read_in_a_loop_names_the_line_and_thread(monkeypatch):
     assert got["compiled"] == got["interp"]
     assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0]
     assert "line 6" in got["compiled"][0] and "thread (64,0,0)" in got["compiled"][0]
+
+
+def test_check_mode_runs_each_region_both_ways(monkeypatch):
+    """CUDALAB_TIER=check runs every region natively and in the interpreter and compares them."""
+    from cudalab.emulator import regions
+    checked = []
+    real = regions.Runner._check
+    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.start) or real(self, *a))
+    start = np.arange(1, 301, dtype=np.uint32)
+    got = {}
+    for tier in ("interp", "check"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        steps = np.zeros(300, np.int32)
+        cudalab.compile(COLLATZ).collatz[2, 256](start, steps, np.int32(300))
+        got[tier] = steps
+    assert checked and np.array_equal(got["check"], got["interp"])
