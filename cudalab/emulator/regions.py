@@ -125,7 +125,9 @@ def find(df, info, live_out):
         s = pc
         while s < b:
             found = None
-            for e in reversed([x for x in cands if x > s]):
+            # no end past a branch from inside to before s, or past where a branch from before s lands
+            hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
+            for e in reversed([x for x in cands if s < x <= hi]):
                 inside = (srcs >= s) & (srcs < e)
                 if not inside.any():
                     break                   # (smaller ends hold no branch either)
