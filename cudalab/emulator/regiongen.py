@@ -3,7 +3,7 @@ its own path of loops and branches, from the region's start to its exit.
 
 C signature::
 
-    int32 region(int64 count, int64 *lanes, void **register_arrays, int64 *ctx,
+    int32 region(int64 count, int64 *lanes_or_null, void **register_arrays, int64 *ctx,
                  int64 *st, int64 *records, int64 *spill, int64 *state)
 
 Lanes go in chunks of ``CHUNK``. In a loop that touches global memory the lanes of a chunk take
@@ -215,15 +215,24 @@ class RegionBuilder(GroupBuilder):
         b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
         b.branch(head)
         b.position_at_end(look)
-        body = self.fn.append_basic_block("body")
+        pick = self.fn.append_basic_block("pick")
         if self.turns:
             pc_now = b.load(self._state(kk, 0))
-            b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, body)
+            b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, pick)
         else:                  # only the first lane of a call may resume (at st[1], from its row)
             pc_now = b.select(b.icmp_signed("==", kk, self.c_first), self.resume_pc, ir.Constant(I64, -1))
-            b.branch(body)
+            b.branch(pick)
+        # lanes: a list, or null when every lane of the batch runs (lane k is lane k: no list to read)
+        b.position_at_end(pick)
+        listed, body = self.fn.append_basic_block("listed"), self.fn.append_basic_block("body")
+        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
+        b.position_at_end(listed)
+        from_list = b.load(b.gep(self.lanes, [kk]))
+        b.branch(body)
         b.position_at_end(body)
-        self.lane = b.load(b.gep(self.lanes, [kk]), name="lane")
+        self.lane = b.phi(I64, name="lane")
+        self.lane.add_incoming(from_list, listed)
+        self.lane.add_incoming(kk, pick)
         self.body = body
         b.store(ir.Constant(I64, 0), self.turn)
         if self.turns:

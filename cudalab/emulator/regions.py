@@ -282,7 +282,7 @@ class Runner:
         ns = max(r.nspill, 1)
         spill = np.empty(count * ns, np.int64)
         state = np.empty((count, 3) if r.turns else 3, np.int64)
-        args = (count, idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data, rec.ctypes.data,
+        args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data, rec.ctypes.data,
                 spill.ctypes.data, state.ctypes.data)
         stats = ex.stats
         longest = 0
