@@ -285,6 +285,11 @@ def fminmax(a, b, is_max, nan_mode=False):
         r = np.maximum(a, b) if is_max else np.minimum(a, b)
     else:
         r = np.fmax(a, b) if is_max else np.fmin(a, b)
+        # numpy's SIMD loops may quiet a signaling NaN operand instead of returning the other one,
+        # depending on the array's length and alignment: choose explicitly
+        an, bn = np.isnan(a), np.isnan(b)
+        if an.any() or bn.any():
+            r = np.where(an & ~bn, b, np.where(bn & ~an, a, r))
     # IEEE 754-2019 / PTX: min(-0, +0) = -0, max(-0, +0) = +0
     both0 = (a == 0) & (b == 0)
     if np.any(both0):

@@ -16,6 +16,10 @@ it *bails out*: registers the group both read and wrote are restored and the gro
 the interpreter, which gives the exact result or the exact error message. A group that starts with
 an atomic checks every lane's address first (an atomic must not run twice).
 
+Loops and branches go further as *regions* (``regions.py``: each lane on its own through a whole
+stretch of control flow; ``CUDALAB_REGIONS=0`` turns them off); the groups inside a region still
+serve the lanes that leave the region's native code early.
+
 Used only when nothing observes the launch (observers need per-instruction events). The tier is
 chosen by ``CUDALAB_TIER`` (see ``mode`` and ``pick``): by default a kernel compiles in the
 background once a launch is big or the kernel has spent ``AUTO_SECONDS`` in the interpreter, so no
@@ -38,6 +42,7 @@ AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interp
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
 
 def mode() -> str:
@@ -45,6 +50,11 @@ def mode() -> str:
     group also run in the interpreter and compared: a debugging aid, slow)."""
     m = os.environ.get("CUDALAB_TIER", "auto").strip().lower()
     return m if m in ("interp", "compiled", "auto", "check") else "auto"
+
+
+def _regions_on() -> bool:
+    """CUDALAB_REGIONS=0 turns regions off (regions.py): groups only, as before them."""
+    return os.environ.get("CUDALAB_REGIONS", "1").strip() != "0"
 
 
 def cache_dir() -> Path:
@@ -158,13 +168,21 @@ def live_after(df):
     CFG). A group stores only those: the others are dead temporaries. Over-approximates: an unknown
     instruction defines nothing and reads every register it names; None where control flow is
     not plain (brx.idx), so everything is stored."""
+    return liveness(df)[1]
+
+
+def liveness(df):
+    """(live_in, live_out) per instruction index (see live_after); (None, None) with brx.idx."""
+    if "_liveness" in df.__dict__:
+        return df._liveness
     f = df.func
     n = len(f.insts)
     uses, defs, succ = [], [], []
     for i, inst in enumerate(f.insts):
         ops = inst.operands
         if inst.opcode == "brx":
-            return None
+            df._liveness = (None, None)
+            return df._liveness
         writes = inst.opcode in _WRITES_FIRST and ops and ops[0][0] in ("reg", "vec", "pair")
         d = _regs(ops[0]) if writes else set()
         u = set()
@@ -196,7 +214,8 @@ def live_after(df):
             if li != live_in[i] or o != out[i]:
                 live_in[i], out[i] = li, o
                 changed = True
-    return out
+    df._liveness = (live_in + [set()], out)         # live_in[n]: the function's end
+    return df._liveness
 
 
 def _signature(inst, f, d):
@@ -226,23 +245,19 @@ def dec_contraction(inst, d):
     return _contraction(inst, d)
 
 
-def plan(df, module, sink):
-    """Split the kernel into groups and emit each into ``sink`` (an llvmlite module). Instructions
-    the generator refuses stay interpreted."""
+def _compilable(df, d):
+    """pc -> can bail out, for every instruction the generator takes (one trial per signature)."""
     from llvmlite import ir
     from . import llvmgen as lg
     from .decode import DECODERS, _nop
-    from .engine import K_NORMAL, _DecodeContext
+    from .engine import K_NORMAL
     f = df.func
-    d = _DecodeContext(f, module, df.param_offsets)
-    boundaries = set(f.labels.values()) | set(df.reconv.values())
-    n = len(df.code)
     scratch = ir.Module(name="scratch")
     scratch_find = lg.find_function(scratch)
     info = {}                                   # pc -> can bail out (present: compilable)
     trial = None                                # one scratch builder takes every trial until one fails
     tried = {}                                  # instruction signature -> can bail out, None: not compilable
-    for pc in range(n):
+    for pc in range(len(df.code)):
         kind, _, inst, _ = df.code[pc]
         if kind != K_NORMAL or inst.opcode not in lg.GENERATORS:
             continue
@@ -260,8 +275,25 @@ def plan(df, module, sink):
                 trial, tried[sig] = None, None
         if tried[sig] is not None:
             info[pc] = tried[sig]
+    return info
+
+
+def plan(df, module, sink):
+    """Split the kernel into regions (regions.py) and groups and emit each into ``sink`` (an
+    llvmlite module). Instructions the generator refuses stay interpreted. -> (groups, regions)"""
+    from . import llvmgen as lg
+    from . import regions as rg
+    from .engine import _DecodeContext
+    f = df.func
+    d = _DecodeContext(f, module, df.param_offsets)
+    n = len(df.code)
+    info = _compilable(df, d)
+    live_in, live = liveness(df)
+    spans = rg.find(df, info, live) if _regions_on() else []
+    boundaries = set(f.labels.values()) | set(df.reconv.values())
+    for s, e in spans:
+        boundaries |= {s, e}
     find = lg.find_function(sink)
-    live = live_after(df)
     extents = []
     pc = 0
     while pc < n:
@@ -283,7 +315,10 @@ def plan(df, module, sink):
             end += 1
         extents.append((pc, end, bails, atomic))
         pc = end
-    remat = _rematerialized(df, extents, d)
+    in_regions = set()
+    for s, e in spans:
+        in_regions.update(range(s, e))
+    remat = _rematerialized(df, extents, d, in_regions)
     groups, symbols = [], []
     for pc, end, bails, atomic in extents:
         name = f"g{pc}"
@@ -301,10 +336,51 @@ def plan(df, module, sink):
         restore = sorted(gb.loaded & set(gb.stored)) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
-    return groups
+    regions = []
+    for s, e in spans:
+        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find)
+        if r is not None:
+            regions.append(r)
+    return groups, regions
 
 
-def _rematerialized(df, extents, d):
+def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find):
+    """A region's function into ``sink`` (tried in a scratch module first: the generator may
+    still refuse something there, and a half-built function would spoil the module)."""
+    from llvmlite import ir
+    from . import llvmgen as lg
+    from . import regions as rg
+    from .engine import SPIN_LIMIT
+    from .regiongen import RegionBuilder
+    code = df.code
+    named = rg.named(code, s, e)
+    written = rg.defined(code, s, e) & named
+    inputs = sorted(live_in[s] & named)
+    outputs = sorted(live_in[e] & written)
+    cols = {name: k for k, name in enumerate(sorted(written))}
+    stops = {}
+    for p in range(s, e):
+        live = sorted(live_in[p] & written)
+        if live:
+            stops[p] = [[name, cols[name]] for name in live]
+    generic = rg.restricts_generic(code, s, e)
+    turns = rg.turn_loops(code, s, e, live_out)
+    name = f"r{s}"
+    for target in (ir.Module(name="scratch"), sink):
+        rb = RegionBuilder(
+            target, name, df.func, d, symbols if target is sink else list(symbols),
+            find if target is sink else lg.find_function(target), code, s, e, live_in, SPIN_LIMIT, generic)
+        try:
+            rb.build(named, inputs, outputs, cols, turns)
+        except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
+            if target is sink:
+                raise
+            return None
+    return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
+                     sorted([p, c] for p, c in stops.items()))
+
+
+def _rematerialized(df, extents, d, in_regions=()):
     """Registers that hold a kernel parameter (one unguarded ``ld.param`` in the entry block, the
     register's only definition) and that only compiled groups read: every group reads the parameter
     again instead of the register's array, and nothing stores it (a uniform value per lane is
@@ -313,6 +389,7 @@ def _rematerialized(df, extents, d):
     inside = set()
     for start, end, _, _ in extents:
         inside.update(range(start, end))
+    inside -= set(in_regions)                   # a region's stops hand its registers to the interpreter
     first_jump = min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
                      + [len(f.insts)])
     named_outside, defs = set(), {}
@@ -362,7 +439,7 @@ def fingerprint(df) -> str:
     labels, and this tier's own source (a changed generator never loads old code)."""
     if "_fingerprint" not in df.__dict__:
         f = df.func
-        h = hashlib.sha256(_tier_version().encode())
+        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little"))
         h.update(repr((f.name, sorted(f.regs.items()), sorted(df.param_offsets.items()),
                        sorted(f.labels.items()))).encode())
         for i in f.insts:
@@ -377,7 +454,7 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in ("compiled.py", "llvmgen.py")))
+        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py")))
                         .hexdigest())
     return _VERSION[0]
 
@@ -388,24 +465,26 @@ def _on_disk(program, df):
 
 
 def _build(program, df):
-    """The kernel's fused code: groups planned, generated and optimized by LLVM, or loaded from the
-    disk cache; None when no instruction can be compiled."""
-    from .engine import K_FUSED
+    """The kernel's fused code: groups and regions planned, generated and optimized by LLVM, or
+    loaded from the disk cache; None when no instruction can be compiled."""
+    from . import regions as rg
+    from .engine import K_FUSED, K_REGION
     j = _jit()
     llvm = j["llvm"]
     key = fingerprint(df)
     meta_path, obj_path = cache_dir() / f"{key}.json", cache_dir() / f"{key}.o"
     try:
-        groups = [Group(**dict(g, writes=set(g["writes"]), outputs=set(g["outputs"])))
-                  for g in json.loads(meta_path.read_text())]
+        meta = json.loads(meta_path.read_text())
+        groups = [Group(**dict(g, writes=set(g["writes"]), outputs=set(g["outputs"]))) for g in meta["groups"]]
+        regions = [rg.Region(**r) for r in meta["regions"]]
         obj = obj_path.read_bytes()
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, KeyError):
         groups, obj = None, None
     if groups is None:
         from llvmlite import ir
         sink = ir.Module(name="cudalab_kernel")
-        groups = plan(df, program.module, sink)
-        if not groups:
+        groups, regions = plan(df, program.module, sink)
+        if not groups and not regions:
             return None
         mod = llvm.parse_assembly(str(sink))
         mod.verify()
@@ -414,8 +493,8 @@ def _build(program, df):
         pb = llvm.create_pass_builder(j["tm"], llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL))
         pb.getModulePassManager().run(mod, pb)
         obj = j["tm"].emit_object(mod)
-        _save(key, groups, obj)
-    if not groups:
+        _save(key, groups, regions, obj)
+    if not groups and not regions:
         return None
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
@@ -426,18 +505,22 @@ def _build(program, df):
         check = _CFUNC(engine.get_function_address(g.check_name)) if g.check_name else None
         first = dataclasses.replace(df.code[g.start][2], guard=None)    # the group evaluates its guards
         code[g.start] = (K_FUSED, _Runner(g, fn, check, df.code), first, g.end)
+    for r in regions:
+        fn = _RFUNC(engine.get_function_address(r.name))
+        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df), df.code[r.start][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused
 
 
-def _save(key, groups, obj):
+def _save(key, groups, regions, obj):
     """Object code and group list into the cache (written whole, then renamed: concurrent
     processes never read half a file). A read-only home only loses the cache."""
     try:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        meta = [dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs)) for g in groups]
+        meta = dict(groups=[dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs))
+                            for g in groups], regions=[dataclasses.asdict(r) for r in regions])
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):
             tmp = folder / f"{key}{suffix}.{os.getpid()}.tmp"
             tmp.write_bytes(data)
@@ -568,8 +651,10 @@ def _new_register(regs, name):
     from .dtypes import storage
     st = storage(regs.func.regs[name])
     arr = regs.pool.pop(name, None)
-    if arr is None or arr.size != regs.n or arr.dtype != st:
+    if arr is None or arr.size < regs.n or arr.dtype != st:
         arr = np.empty(regs.n, st)
+    else:
+        arr = arr[:regs.n]
     regs[name] = arr
     return arr
 

@@ -36,7 +36,7 @@ from .printf import ArgReader, format_call
 
 cluster_mod = cluster
 
-K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED = range(8)   # K_FUSED: compiled.py
+K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED, K_REGION = range(9)   # K_FUSED, K_REGION: compiled.py
 LANE_BUDGET = 1 << 17
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
@@ -212,7 +212,8 @@ class Regs(dict):
     def __missing__(self, name):
         st = storage(self.func.regs[name])
         arr = self.pool.pop(name, None)
-        if arr is not None and arr.size == self.n and arr.dtype == st:
+        if arr is not None and arr.size >= self.n and arr.dtype == st:
+            arr = arr[:self.n]   # (a grid's last, smaller batch too)
             arr.fill(0)          # cheaper than fresh pages: a big np.zeros maps and faults them in anew
         else:
             arr = np.zeros(self.n, st)
@@ -563,14 +564,15 @@ def _lane_slab(sizes):
 
 # ------------------------------------------------------------------ the SIMT loop
 
-def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool):
+def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool, span=None):
+    """Run ``df`` with the lanes of ``frame_mask`` (``span``: (start, stop) pcs, only that stretch)."""
     code, reconv = df.code, df.reconv
     n_code = len(code)
-    stack = [[0, n_code, frame_mask]]
+    stack = [[0, n_code, frame_mask] if span is None else [span[0], span[1], frame_mask]]
     if is_kernel:
         ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
-    frame_count = int(np.count_nonzero(frame_mask))
+    frame_count = int(np.count_nonzero(frame_mask)) if span is None else -1    # (a stretch: lanes may wait outside)
     stats = ex.stats
     observers = ex.observers
     check_every = 0
@@ -599,6 +601,14 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 stack.pop()
                 break
             kind, fn, inst, aux = code[pc]
+            if kind == K_REGION:         # a compiled region pc..aux-1, each lane on its own (regions.py)
+                nxt = fn(ex, stack, ent, rpc)
+                if nxt is None:          # lanes stopped inside: they are entries of the stack now
+                    break
+                if nxt >= 0:
+                    pc = nxt
+                    continue
+                kind, fn, inst, aux = fn.orig
             if kind == K_FUSED:          # a compiled group of instructions pc..aux-1 (compiled.py)
                 stats.instructions += aux - pc - 1
                 stats.thread_instructions += ex.idx.size * (aux - pc - 1)

@@ -431,10 +431,15 @@ class GroupBuilder:
         row = b.add(b.mul(self.lane, limit), addr)
         return b.gep(b.inttoptr(self.ctx["local"], I8.as_pointer()), [row])
 
-    def load(self, ptr, t, k=0):
+    def load(self, ptr, t, k=0, invariant=False):
+        """``invariant``: memory no instruction writes (kernel parameters), so LLVM may hoist the
+        load out of the lane loop."""
         b = self.b
         p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
-        return b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
+        v = b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
+        if invariant:
+            v.set_metadata("invariant.load", self.fn.module.add_metadata([]))
+        return v
 
     def store(self, ptr, t, v, k=0):
         b = self.b
@@ -518,6 +523,19 @@ def canon_nan(g, r):
     exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
     nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
     if r.type == F32:
+        return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
+    g.bail_if(nan)
+    return bits
+
+
+def canon_bits(g, bits):
+    """canon_nan for a result already held as integer bits."""
+    b = g.b
+    ity = bits.type
+    top = (1 << (ity.width - 1)) - 1
+    exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
+    nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
+    if ity == I32:
         return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
     g.bail_if(nan)
     return bits
@@ -861,16 +879,18 @@ def _minmax(g, inst):
     if k[0] != "f" or set(inst.mods) - {t}:
         raise Skip("min/max float modifiers")
     # alu.fminmax: a NaN operand is ignored; -0 < +0; both NaN give the canonical NaN
+    # the choice is made on integer bits: LLVM would fold float selects into minnum/maxnum, which
+    # may quiet a signaling NaN operand instead of returning the other operand
     xn, yn = b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y)
     pick_x = b.fcmp_ordered(">" if is_max else "<", x, y)
-    r = b.select(pick_x, x, y)
-    both0 = b.and_(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), b.fcmp_ordered("==", y, ir.Constant(y.type, 0.0)))
     ity = INT[k[1]]
     xi, yi = b.bitcast(x, ity), b.bitcast(y, ity)
+    r = b.select(pick_x, xi, yi)
+    both0 = b.and_(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), b.fcmp_ordered("==", y, ir.Constant(y.type, 0.0)))
     zero_bits = b.and_(xi, yi) if is_max else b.or_(xi, yi)      # sign: both negative (max) / either (min)
-    r = b.select(both0, b.bitcast(zero_bits, x.type), r)
-    r = b.select(xn, y, b.select(yn, x, r))
-    g.write(inst.operands[0], t, canon_nan(g, r))
+    r = b.select(both0, zero_bits, r)
+    r = b.select(xn, yi, b.select(yn, xi, r))
+    g.write(inst.operands[0], t, canon_bits(g, r))
 
 
 _ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -1060,7 +1080,7 @@ def _ld(g, inst):
         koff = g.d.param_offsets[base[1]] + src[2]
         kp = g.b.inttoptr(g.ctx["kparams"], I8.as_pointer())
         for k, o in enumerate(dsts):
-            g.write(o, t, g.load(kp, t, koff + k * esize))
+            g.write(o, t, g.load(kp, t, koff + k * esize, invariant=True))
         return
     if space not in ("global", "const", "shared", "local", "generic"):
         raise Skip(f"ld.{space}")

@@ -1,0 +1,416 @@
+"""A region's native function (see regions.py): the active lanes one after another, each through
+its own path of loops and branches, from the region's start to its exit.
+
+C signature::
+
+    int32 region(int64 count, int64 *lanes_or_null, void **register_arrays, int64 *ctx,
+                 int64 *st, int64 *records, int64 *spill, int64 *state)
+
+Lanes go in chunks of ``CHUNK``. In a loop that touches global memory the lanes of a chunk take
+turns, ``TURN`` iterations each (a lane *parks* at the loop head: its registers live there into its row
+of ``spill``, one int64 per register, zero-extended; its pc, instruction count and spin count into
+``state[k] = (pc, count, spins)``, pc -1: not started, -2: through), so they walk through memory
+side by side as the threads of a warp do (a grid-stride loop run one thread after another would
+jump by the grid's size at every access; a few iterations a turn keep the cost of parking small).
+Other loops run straight through.
+
+``st``: [0] the first lane (index into ``lanes``) of the chunk to go on with, [2] the
+thread-instruction budget of this call, [3] thread-instructions run (added), [4] the longest lane
+path (max), [5] records so far. A lane that stops (a bail-out, a spin) writes a record
+``(k, pc * 2 + spun)`` and its registers live at that pc into its row. Returns 0 when every lane is
+through or stopped, 1 when the budget ran out: the lanes wait in ``state`` and the next call goes on.
+
+Registers live in allocas (one per register the region names) that LLVM turns into SSA values;
+each lane loads those live at its start from the register arrays and stores those live at the
+exit, so temporaries never touch memory. The instructions themselves come from ``llvmgen``.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from . import llvmgen as lg
+from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
+from .memory import SHARED_WINDOW, WINDOW_SIZE
+
+CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
+TURN = 8              # iterations a lane runs per turn
+
+
+class RegionBuilder(GroupBuilder):
+    """Emits one region function. The per-instruction code is GroupBuilder's (generators read
+    registers with ``reg_storage`` and write them with ``set_reg``; here those go to allocas)."""
+
+    def __init__(self, module, name, func, d, symbols, find_fn, code, start, end, live_in, spin_limit,
+                 generic_shared_stops):
+        self.func, self.d, self.symbols, self.find_fn = func, d, symbols, find_fn
+        self.code, self.start, self.end, self.live_in = code, start, end, live_in
+        self.spin_limit, self.generic_shared_stops = spin_limit, generic_shared_stops
+        self.remat, self.check_only, self.bails = {}, False, 0
+        self.regs, self.reg_slot, self.ptrs = [], {}, {}
+        self.loaded, self.written, self.cur = set(), set(), {}
+        self._lane_parts = None
+        args = [I64, I64.as_pointer(), I8.as_pointer().as_pointer(), I64.as_pointer(), I64.as_pointer(),
+                I64.as_pointer(), I64.as_pointer(), I64.as_pointer()]
+        self.fn = ir.Function(module, ir.FunctionType(I32, args), name)
+        self.count, self.lanes, self.regtab, self.ctxp, self.st, self.rec, self.spill, self.state = self.fn.args
+        self.entry = self.fn.append_basic_block("entry")
+        self.b = ir.IRBuilder(self.entry)
+        self.ctx = lg._LazyCtx(self)
+        self.slots = {}
+        self._pc = self._bail = None
+
+    # ---------------------------------------------------------------- registers in allocas
+    def slot(self, name):
+        s = self.slots.get(name)
+        if s is None:
+            with self.b.goto_block(self.entry):
+                self.b.position_before(self.entry.terminator)
+                s = self.slots[name] = self.b.alloca(self._st_ty(name), name=name.replace("%", "r_"))
+        return s
+
+    def reg_storage(self, name):
+        if name not in self.func.regs:
+            raise Skip(f"undeclared {name}")
+        v = self.cur.get(name)
+        if v is None:
+            v = self.cur[name] = self.b.load(self.slot(name))
+        return v
+
+    def set_reg(self, name, v):
+        self.cur[name] = v
+        self.written.add(name)
+        self.b.store(v, self.slot(name))
+
+    def _local_var(self, name, init=None):
+        with self.b.goto_block(self.entry):
+            self.b.position_before(self.entry.terminator)
+            p = self.b.alloca(I64, name=name)
+            if init is not None:
+                self.b.store(init, p)
+        return p
+
+    def _st_at(self, k):
+        return self.b.gep(self.st, [ir.Constant(I32, k)])
+
+    # ---------------------------------------------------------------- bail-outs stop the lane at its pc
+    @property
+    def bail_block(self):
+        if self._bail is None:
+            self._bail = self._stop(self._pc, 0, self._block_end - self._pc)
+        return self._bail
+
+    def bail_if(self, cond):
+        self.bails += 1
+        ok = self.fn.append_basic_block("ok")
+        self.b.cbranch(cond, self.bail_block, ok)
+        self.b.position_at_end(ok)
+
+    def pointer(self, space, addr, size):
+        if space == "generic" and self.generic_shared_stops:
+            b = self.b
+            self.bail_if(b.icmp_unsigned("<", b.sub(addr, ir.Constant(I64, SHARED_WINDOW)),
+                                         ir.Constant(I64, WINDOW_SIZE)))
+        return super().pointer(space, addr, size)
+
+    def emit(self, inst):
+        gen = GENERATORS.get(inst.opcode)
+        if gen is None:
+            raise Skip(inst.opcode)
+        g = inst.guard
+        if g is None:
+            gen(self, inst)
+            return
+        if g[0] not in self.func.regs:
+            raise Skip("guard")
+        pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+        if g[1]:
+            pv = self.b.not_(pv)
+        before = dict(self.cur)
+        with self.b.if_then(pv):
+            gen(self, inst)
+        self.cur = {n: v for n, v in before.items() if self.cur.get(n) is v}
+
+    # ---------------------------------------------------------------- the function
+    def build(self, named, inputs, outputs, spill_cols, turn_loops):
+        """Emit everything: ``named`` are the registers the region names (an alloca each),
+        ``inputs`` are loaded at the start, ``outputs`` stored at the exit, ``spill_cols``
+        (register -> column) saved in the lane's row where it waits or stops (those live at its
+        pc); ``turn_loops``: the back-edge pcs after which the lane hands over to the next one."""
+        b = self.b
+        code, s, e = self.code, self.start, self.end
+        self.spill_cols, self.turn_loops = spill_cols, set(turn_loops)
+        self.turns = bool(turn_loops)      # else no lane waits between rounds: no state but the resumed lane's
+        self.nspill = max(len(spill_cols), 1)
+        chunk = self.fn.append_basic_block("chunk")
+        b.branch(chunk)
+        with b.goto_block(self.entry):
+            b.position_before(self.entry.terminator)
+            c_first = b.load(self._st_at(0))
+            self.resume_pc = b.load(self._st_at(1))
+            self.budget = b.load(self._st_at(2))
+            nrec0 = b.load(self._st_at(5))
+        self.c_first = c_first
+        self.c = self._local_var("c", c_first)
+        self.c1 = self._local_var("c1")
+        self.k = self._local_var("k")
+        self.left = self._local_var("left")
+        self.total = self._local_var("total", ir.Constant(I64, 0))
+        self.most = self._local_var("most", ir.Constant(I64, 0))
+        self.nrec = self._local_var("nrec", nrec0)
+        self.cnt = self._local_var("cnt")
+        self.base = self._local_var("base")
+        self.spin = self._local_var("spin")
+        self.turn = self._local_var("turn")
+        for name in sorted(named):
+            self.slot(name)
+        # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
+        b.position_at_end(chunk)
+        c = b.load(self.c)
+        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", c, self.count), first, done)
+        b.position_at_end(first)
+        c1 = b.add(c, ir.Constant(I64, CHUNK))
+        c1 = b.select(b.icmp_signed("<", c1, self.count), c1, self.count)
+        b.store(c1, self.c1)
+        round_ = self.fn.append_basic_block("round")
+        if self.turns:
+            # st[1]: lanes below it have their state; a chunk's lanes get theirs when it starts
+            fresh, init = self.fn.append_basic_block("fresh"), self.fn.append_basic_block("init_state")
+            b.cbranch(b.icmp_signed(">=", c, b.load(self._st_at(1))), fresh, round_)
+            b.position_at_end(fresh)
+            b.store(c1, self._st_at(1))
+            b.store(c, self.k)
+            b.branch(init)
+            b.position_at_end(init)
+            kk = b.load(self.k)
+            b.store(ir.Constant(I64, -1), self._state(kk, 0))
+            b.store(ir.Constant(I64, 0), self._state(kk, 1))
+            b.store(ir.Constant(I64, 0), self._state(kk, 2))
+            nk = b.add(kk, ir.Constant(I64, 1))
+            b.store(nk, self.k)
+            b.cbranch(b.icmp_signed("<", nk, c1), init, round_)
+        else:
+            b.branch(round_)
+        b.position_at_end(round_)
+        b.store(c, self.k)
+        b.store(ir.Constant(I64, 0), self.left)
+        self.head = head = self.fn.append_basic_block("lane")
+        b.branch(head)
+        b.position_at_end(head)
+        kk = self.kk = b.load(self.k)
+        look, ends = self.fn.append_basic_block("look"), self.fn.append_basic_block("round_end")
+        b.cbranch(b.icmp_signed("<", kk, b.load(self.c1)), look, ends)
+        b.position_at_end(ends)
+        again, next_chunk = self.fn.append_basic_block("again"), self.fn.append_basic_block("next_chunk")
+        b.cbranch(b.icmp_signed("!=", b.load(self.left), ir.Constant(I64, 0)), again, next_chunk)
+        b.position_at_end(again)
+        b.store(b.load(self.c), self.k)
+        b.store(ir.Constant(I64, 0), self.left)
+        b.branch(head)
+        b.position_at_end(next_chunk)
+        b.store(b.load(self.c1), self.c)
+        b.branch(chunk)
+        self.next_lane = self.fn.append_basic_block("next_lane")
+        b.position_at_end(self.next_lane)
+        b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
+        b.branch(head)
+        b.position_at_end(look)
+        pick = self.fn.append_basic_block("pick")
+        if self.turns:
+            pc_now = b.load(self._state(kk, 0))
+            b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, pick)
+        else:                  # only the first lane of a call may resume (at st[1], from its row)
+            pc_now = b.select(b.icmp_signed("==", kk, self.c_first), self.resume_pc, ir.Constant(I64, -1))
+            b.branch(pick)
+        # lanes: a list, or null when every lane of the batch runs (lane k is lane k: no list to read)
+        b.position_at_end(pick)
+        listed, body = self.fn.append_basic_block("listed"), self.fn.append_basic_block("body")
+        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
+        b.position_at_end(listed)
+        from_list = b.load(b.gep(self.lanes, [kk]))
+        b.branch(body)
+        b.position_at_end(body)
+        self.lane = b.phi(I64, name="lane")
+        self.lane.add_incoming(from_list, listed)
+        self.lane.add_incoming(kk, pick)
+        self.body = body
+        b.store(ir.Constant(I64, 0), self.turn)
+        if self.turns:
+            cnt = b.load(self._state(kk, 1))
+            b.store(cnt, self.cnt)
+            b.store(cnt, self.base)
+            b.store(b.load(self._state(kk, 2)), self.spin)
+        else:
+            b.store(ir.Constant(I64, 0), self.cnt)
+            b.store(ir.Constant(I64, 0), self.base)
+            b.store(ir.Constant(I64, 0), self.spin)
+        # blocks of the region
+        branches = [p for p in range(s, e) if code[p][2].opcode == "bra" and code[p][3] is not None]
+        leaders = {s} | {code[p][3] for p in branches if s <= code[p][3] < e} | {p + 1 for p in branches if p + 1 < e}
+        leaders = sorted(leaders)
+        self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
+        heads = sorted({code[p][3] for p in branches if code[p][3] <= p})
+        self.exit = self.fn.append_basic_block("exit")
+        # where a lane goes on: the start (-1), or the loop head it waits at
+        init_s = self.fn.append_basic_block("init")
+        sw = b.switch(pc_now, init_s)
+        b.position_at_end(init_s)
+        for name in inputs:
+            b.store(self._load_reg(name), self.slot(name))
+        b.branch(self.blocks[s])
+        for q in heads:
+            bb = self.fn.append_basic_block(f"resume{q}")
+            sw.add_case(ir.Constant(I64, q), bb)
+            b.position_at_end(bb)
+            row = b.mul(kk, ir.Constant(I64, self.nspill))
+            for name in sorted(self.live_in[q] & (set(spill_cols) | set(inputs))):
+                if name in spill_cols:
+                    raw = b.load(b.gep(self.spill, [b.add(row, ir.Constant(I64, spill_cols[name]))]))
+                    v = b.trunc(raw, self._st_ty(name)) if self._st_ty(name).width < 64 else raw
+                else:
+                    v = self._load_reg(name)
+                b.store(v, self.slot(name))
+            b.branch(self.blocks[q])
+        # the code
+        for k, q in enumerate(leaders):
+            qe = leaders[k + 1] if k + 1 < len(leaders) else e
+            b.position_at_end(self.blocks[q])
+            self.cur = {}
+            b.store(b.add(b.load(self.cnt), ir.Constant(I64, qe - q)), self.cnt)
+            for p in range(q, qe):
+                kind, _, inst, aux = code[p]
+                if inst.opcode == "bra":
+                    self._branch(p, inst, aux)
+                    break
+                self._pc, self._block_end, self._bail = p, qe, None
+                self.emit(inst)
+            else:
+                b.branch(self.exit if qe == e else self.blocks[qe])
+        # a lane through: store what lives on, count, next lane
+        b.position_at_end(self.exit)
+        for name in outputs:
+            self._store_reg(name, b.load(self.slot(name)))
+        self._lane_done(b)
+        b.branch(self.next_lane)
+        b.position_at_end(done)
+        b.store(self.count, self._st_at(0))
+        self._report(b)
+        b.ret(ir.Constant(I32, 0))
+
+    def _state(self, kk, col):
+        return self.b.gep(self.state, [self.b.add(self.b.mul(kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
+
+    def _counted(self, b):
+        """Add the lane's instructions since it was picked up to the call's total."""
+        c = b.load(self.cnt)
+        b.store(b.add(b.load(self.total), b.sub(c, b.load(self.base))), self.total)
+        return c
+
+    def _lane_done(self, b):
+        c = self._counted(b)
+        m = b.load(self.most)
+        b.store(b.select(b.icmp_signed(">", c, m), c, m), self.most)
+        if self.turns:
+            b.store(ir.Constant(I64, -2), self._state_b(b, 0))
+
+    def _state_b(self, b, col):
+        return b.gep(self.state, [b.add(b.mul(self.kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
+
+    def _st_at_b(self, b, k):
+        return b.gep(self.st, [ir.Constant(I32, k)])
+
+    def _report(self, b):
+        b.store(b.add(b.load(self._st_at_b(b, 3)), b.load(self.total)), self._st_at_b(b, 3))
+        m, most = b.load(self._st_at_b(b, 4)), b.load(self.most)
+        b.store(b.select(b.icmp_signed(">", most, m), most, m), self._st_at_b(b, 4))
+        b.store(b.load(self.nrec), self._st_at_b(b, 5))
+
+    def _save(self, b, pc):
+        row = b.mul(self.kk, ir.Constant(I64, self.nspill))
+        for name in sorted(self.live_in[pc]):
+            col = self.spill_cols.get(name)
+            if col is None:
+                continue
+            v = b.load(self.slots[name])
+            v = b.zext(v, I64) if v.type.width < 64 else v
+            b.store(v, b.gep(self.spill, [b.add(row, ir.Constant(I64, col))]))
+
+    def _stop(self, pc, spun, not_run):
+        """A block that stops the lane at ``pc``: a record, its live registers, the next lane."""
+        bb = self.fn.append_basic_block(f"stop{pc}")
+        b = ir.IRBuilder(bb)
+        j = b.load(self.nrec)
+        two = b.mul(j, ir.Constant(I64, 2))
+        b.store(self.kk, b.gep(self.rec, [two]))
+        b.store(ir.Constant(I64, pc * 2 + spun), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
+        self._save(b, pc)
+        b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
+        if not_run:
+            b.store(b.sub(b.load(self.cnt), ir.Constant(I64, not_run)), self.cnt)
+        self._lane_done(b)
+        b.branch(self.next_lane)
+        return bb
+
+    def _park(self, b, t):
+        """The lane waits at loop head ``t``: registers into its row, pc and counters into its
+        state (without turns: the call returns and the next one resumes this lane first)."""
+        self._save(b, t)
+        if self.turns:
+            b.store(ir.Constant(I64, t), self._state_b(b, 0))
+            b.store(self._counted(b), self._state_b(b, 1))
+            b.store(b.load(self.spin), self._state_b(b, 2))
+        else:
+            self._counted(b)
+            b.store(ir.Constant(I64, t), self._st_at_b(b, 1))
+
+    def _edge(self, p, t):
+        """The block a lane goes to from pc ``p`` to ``t``: the exit, the block at ``t``, or for a
+        loop's back edge the spin and budget checks and then the loop head (or, for a loop that
+        touches global memory, the next lane: lanes take turns, one iteration each, so that they
+        walk through memory side by side as a warp would)."""
+        if t == self.end:
+            return self.exit
+        if t > p:
+            return self.blocks[t]
+        bb = self.fn.append_basic_block(f"back{p}")
+        b = ir.IRBuilder(bb)
+        from . import regions
+        if regions.spins(self.code, t, p):
+            n = b.add(b.load(self.spin), ir.Constant(I64, 1))
+            b.store(n, self.spin)
+            go = self.fn.append_basic_block(f"turn{p}")
+            b.cbranch(b.icmp_signed(">=", n, ir.Constant(I64, self.spin_limit)), self._stop(t, 1, 0), go)
+            b = ir.IRBuilder(go)
+        suspend = self.fn.append_basic_block(f"suspend{p}")
+        if p in self.turn_loops:
+            n = b.add(b.load(self.turn), ir.Constant(I64, 1))
+            b.store(n, self.turn)
+            hand = self.fn.append_basic_block(f"hand{p}")
+            b.cbranch(b.icmp_signed("<", n, ir.Constant(I64, TURN)), self.blocks[t], hand)
+            b = ir.IRBuilder(hand)
+            self._park(b, t)
+            b.store(ir.Constant(I64, 1), self.left)
+            b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, self.next_lane)
+            b = ir.IRBuilder(suspend)
+        else:
+            used = b.add(b.load(self.total), b.sub(b.load(self.cnt), b.load(self.base)))
+            b.cbranch(b.icmp_signed(">=", used, self.budget), suspend, self.blocks[t])
+            b = ir.IRBuilder(suspend)
+            self._park(b, t)
+        b.store(b.load(self.c) if self.turns else self.kk, self._st_at_b(b, 0))
+        self._report(b)
+        b.ret(ir.Constant(I32, 1))
+        return bb
+
+    def _branch(self, p, inst, target):
+        b = self.b
+        if target is None or not (self.start <= target <= self.end):
+            raise Skip("branch out of the region")
+        g = inst.guard
+        if g is None:
+            b.branch(self._edge(p, target))
+            return
+        pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+        if g[1]:
+            pv = b.not_(pv)
+        b.cbranch(pv, self._edge(p, target), self._edge(p, p + 1))

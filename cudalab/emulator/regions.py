@@ -1,0 +1,382 @@
+"""Regions: whole loops and if/else diamonds of a kernel as one native function, each thread on its own.
+
+The compiled tier's groups (``compiled.py``) keep the interpreter's lock step and only speed up
+straight-line code; every branch still goes through the SIMT stack. A **region** is a stretch of
+code ``[start, end)`` that control can only enter at ``start`` and only leave at ``end`` (every
+branch inside targets the stretch or ``end``; nothing outside branches into it), holding no
+barrier, warp instruction (shfl, vote, ...), call, return or instruction the generator does not
+know. Its native function (``regiongen.py``) runs the active lanes one after another, each from
+``start`` through its own path, loops included, to ``end``, where all of them meet again anyway
+(the entry's reconvergence point lies outside the region, so lock step would join them there too).
+
+**Why running each thread on its own is allowed.** Inside a region threads only talk through
+memory. For code without data races any interleaving of the threads gives the same result, and
+CUDA promises no lock step either (Volta's independent thread scheduling). Where legacy code relies
+on lock step anyway, or where order shows in the result bits, regions stay conservative:
+
+- *Shared memory*: a region that writes shared memory may hold no other instruction that touches
+  it (the straight-line tier's rule), so the warp-synchronous ``volatile`` reduction idiom
+  (``s[t] += s[t + 16]; s[t] += s[t + 8]; ...``) keeps its lock-step bytes. A generic access that
+  lands in shared memory in such a region (or in one with generic stores) hands its thread back to
+  the interpreter.
+- *Atomics*: integer ``red`` (and ``atom`` whose result is never read) with add/and/or/xor/min/max
+  commute, so any order gives the same bits and they are free. Every other atomic (a result that is
+  read: tickets, CAS, exchange; float adds, whose rounding depends on the order) is allowed only
+  once per region, outside any loop, with no other atomic: then each thread runs it at most once and
+  the threads reach it in lane order, as in lock step.
+- *Global and local memory*: free (local memory is per thread; global races are the program's).
+- *Spinning*: a loop that reads memory another thread may be writing (volatile, relaxed or acquire
+  loads) gives its thread back to the interpreter after ``engine.SPIN_LIMIT`` turns, at the loop
+  head; the region is then off for the rest of the batch and the interpreter's run-ahead
+  (``engine._let_waiting_threads_run``) lets the thread that holds the lock go on. Pure loops run on.
+
+**Stopping.** A thread the native code will not finish (a memcheck error, a float64 NaN, any bail-out
+of ``llvmgen``; a spin) *stops*: its registers live at that instruction are written back and it
+becomes a SIMT stack entry ``[pc, end, that thread]``, so the interpreter reruns the instruction and
+reports the very error at the right line, or goes on. Threads already through wait at ``end``. The
+native function also returns after ``BUDGET`` thread-instructions (suspending the thread it was
+running at a loop head), so the engine checks the watchdog (CPU time) as often as it does for
+interpreted code, and a ``while (true) {}`` still ends with the watchdog's message.
+
+**Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
+path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
+fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
+what lock step counts when the threads do not diverge.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+BUDGET = 1 << 22                # thread-instructions per native call before it returns for the watchdog
+CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two looks at the clock
+
+# instructions that meet other threads: never inside a region
+_COLLECTIVE = {"shfl", "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "bar.warp"}
+_COMMUTE = {"add", "and", "or", "xor", "min", "max"}
+_SPIN_LOADS = {"volatile", "relaxed", "acquire", "cv", "mmio"}
+_NO_DEST = {"st", "red", "membar", "fence", "bra"}
+
+
+@dataclasses.dataclass
+class Region:
+    start: int
+    end: int                    # the exit: where every thread of the region meets again
+    name: str
+    regs: list                  # register names, pointer-table order (the arrays the function reads or writes)
+    outputs: list               # registers stored at the exit (written inside, live after)
+    symbols: list
+    nspill: int                 # registers saved per stopped thread
+    turns: bool                 # lanes take turns in some loop (regiongen): per-lane state
+    spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
+
+
+# ------------------------------------------------------------------ finding regions
+
+def _space(inst):
+    from .memops import _space as space_of
+    return space_of(inst)
+
+
+def _commutes(inst, live_out):
+    """An atomic whose order cannot show: integer add/and/or/xor/min/max whose old value is not read."""
+    if inst.opcode not in ("atom", "red"):
+        return False
+    t = inst.type or ""
+    op = next((m for m in inst.mods if m in _COMMUTE), None)
+    if op is None or t[:1] not in ("u", "s", "b"):
+        return False
+    if inst.opcode == "red":
+        return True
+    dst = inst.operands[0]
+    return dst[0] == "sym" and dst[1] == "_" or dst[0] == "reg" and live_out is not None and dst[1] not in live_out
+
+
+def find(df, info, live_out):
+    """The regions of a kernel, as (start, end) pairs: greedy, largest first, from each eligible stretch.
+    ``info``: the pcs the generator compiles (compiled._compilable); ``live_out``: compiled.liveness."""
+    from .engine import K_BRA, K_NORMAL
+    code = df.code
+    n = len(code)
+    if live_out is None or any(c[2].opcode == "brx" for c in code):
+        return []
+    eligible = np.zeros(n + 1, bool)
+    for pc, (kind, _, inst, _) in enumerate(code):
+        eligible[pc] = (kind == K_BRA and inst.opcode == "bra") or \
+            (kind == K_NORMAL and pc in info and inst.opcode not in _COLLECTIVE)
+    branches = [(pc, c[3]) for pc, c in enumerate(code) if c[0] == K_BRA]
+    if not branches:
+        return []
+    srcs = np.array([b[0] for b in branches])
+    tgts = np.array([b[1] for b in branches])
+    leaders = {0, n} | set(df.func.labels.values()) | {pc + 1 for pc, _ in branches}
+    out = []
+    pc = 0
+    while pc < n:
+        if not eligible[pc]:
+            pc += 1
+            continue
+        b = pc
+        while eligible[b]:
+            b += 1
+        cands = sorted({x for x in leaders if pc < x < b} | {b})
+        s = pc
+        while s < b:
+            found = None
+            # no end past a branch from inside to before s, or past where a branch from before s lands
+            hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
+            for e in reversed([x for x in cands if s < x <= hi]):
+                inside = (srcs >= s) & (srcs < e)
+                if not inside.any():
+                    break                   # (smaller ends hold no branch either)
+                if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
+                    continue
+                if _allowed(code, s, e, srcs[inside], tgts[inside], live_out):
+                    found = e
+                    break
+            if found:
+                out.append((s, found))
+                s = found
+            else:
+                s = next((x for x in cands if x > s), b)
+        pc = b
+    return out
+
+
+def loops(srcs, tgts):
+    """(head, back-edge pc) of the loops whose back edges are ``srcs -> tgts``."""
+    return [(int(t), int(s)) for s, t in zip(srcs, tgts) if t <= s]
+
+
+def _allowed(code, s, e, srcs, tgts, live_out):
+    """The memory and atomic rules of the module docstring."""
+    ranges = loops(srcs, tgts)
+    shared_writes = shared_any = 0
+    ordered, commuting = [], 0
+    for p in range(s, e):
+        inst = code[p][2]
+        op = inst.opcode
+        if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared":
+            shared_any += 1
+            shared_writes += op not in ("ld", "ldu")
+        if op in ("atom", "red"):
+            if _commutes(inst, live_out[p]):
+                commuting += 1
+            else:
+                ordered.append(p)
+    if shared_writes and shared_any > 1:
+        return False
+    if ordered and (len(ordered) > 1 or commuting or any(h <= ordered[0] <= t for h, t in ranges)):
+        return False
+    return True
+
+
+def spins(code, head, back):
+    """Does the loop head..back read memory that another thread may be changing while it loops?"""
+    return any(code[p][2].opcode in ("ld", "ldu") and _SPIN_LOADS & set(code[p][2].mods)
+               for p in range(head, back + 1))
+
+
+def turn_loops(code, s, e, live_out):
+    """Back-edge pcs of the loops whose lanes take turns (regiongen.RegionBuilder._edge): those
+    that touch global memory, unless the region holds an atomic whose order shows (lanes that
+    leave their loops at different turns would reach it out of lane order)."""
+    from .engine import K_BRA
+    if any(code[p][2].opcode in ("atom", "red") and not _commutes(code[p][2], live_out[p]) for p in range(s, e)):
+        return []
+    out = []
+    for p in range(s, e):
+        if code[p][0] == K_BRA and code[p][3] <= p:
+            head = code[p][3]
+            if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red") and _space(code[q][2]) in ("global", "generic")
+                   for q in range(head, p + 1)):
+                out.append(p)
+    return out
+
+
+def restricts_generic(code, s, e):
+    """Must a generic access that lands in shared memory stop its thread? (It could meet a shared
+    write of the region.)"""
+    for p in range(s, e):
+        inst = code[p][2]
+        if inst.opcode in ("st", "atom", "red") and _space(inst) in ("shared", "generic"):
+            return True
+    return False
+
+
+def defined(code, s, e):
+    """Registers the region may write (over-approximated: the first operand of every instruction
+    that has a destination)."""
+    from .decode import _regs
+    out = set()
+    for p in range(s, e):
+        inst = code[p][2]
+        if inst.opcode not in _NO_DEST and inst.operands:
+            out.update(_regs(inst.operands[0]))
+    return out
+
+
+def named(code, s, e):
+    from .decode import _regs
+    out = set()
+    for p in range(s, e):
+        inst = code[p][2]
+        for o in inst.operands:
+            out.update(_regs(o))
+        if inst.guard:
+            out.add(inst.guard[0])
+    return out
+
+
+# ------------------------------------------------------------------ running a region
+
+class Runner:
+    """Calls a region's native function over the active lanes and turns stopped lanes into SIMT
+    stack entries (see the module docstring). ``orig`` is the code entry it replaced at ``start``:
+    the engine runs that instead where the region may not run (``__call__`` returns -1)."""
+
+    def __init__(self, region, fn, orig, code, plain):
+        self.r, self.fn, self.orig, self.code, self.plain = region, fn, orig, code, plain
+        self.table = np.zeros(max(len(region.regs), 1), np.uint64)
+        self.seen = [None] * len(region.regs)
+        self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
+
+    def __call__(self, ex, stack, ent, rpc):
+        """Run the active lanes through the region. Returns the exit pc (every lane is there), None
+        (some lanes stopped inside: the stack changed) or -1 (run the replaced entry instead)."""
+        from . import compiled
+        r = self.r
+        off = ex.__dict__.get("regions_off")
+        if r.start < rpc < r.end or off and r.start in off:
+            return -1           # lanes must meet inside the region (an enclosing divergence), or it spun
+        if any(x is ent for x in ex.__dict__.get("interpret_entries", ())):
+            return -1           # lanes that stopped at the region's first instruction: the interpreter runs it
+        if compiled.mode() == "check":
+            return self._check(ex, stack, ent)
+        return self._run(ex, stack, ent)
+
+    def _run(self, ex, stack, ent):
+        from . import compiled
+        r = self.r
+        regs = ex.fr.regs
+        table, seen = self.table, self.seen
+        every = ex.idx.size == ex.n
+        for k, name in enumerate(r.regs):
+            arr = regs.get(name)
+            if arr is None:
+                # every lane stores it at the exit (or, stopping, the interpreter writes it before
+                # the exit): a previous batch's array needs no zeroing
+                arr = compiled._new_register(regs, name) if every and name in r.outputs else regs[name]
+            if arr is not seen[k]:
+                seen[k] = arr
+                table[k] = arr.ctypes.data
+        idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
+        count = idx.size
+        ctx = compiled._context(ex, r.symbols)
+        st = np.zeros(8, np.int64)
+        st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
+        st[2] = BUDGET
+        rec = np.empty(2 * count, np.int64)
+        ns = max(r.nspill, 1)
+        spill = np.empty(count * ns, np.int64)
+        state = np.empty((count, 3) if r.turns else 3, np.int64)
+        args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data, rec.ctypes.data,
+                spill.ctypes.data, state.ctypes.data)
+        stats = ex.stats
+        longest = 0
+        while True:
+            status = self.fn(*args)
+            stats.thread_instructions += int(st[3])
+            longest = max(longest, int(st[4]))
+            work = ex.__dict__.get("region_work", 0) + int(st[3])
+            if work > CLOCK_EVERY or status:       # (reading the CPU clock costs microseconds)
+                work = 0
+                if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
+                    self._timed_out(ex, idx, st, state)
+            ex.region_work = work
+            st[3] = 0
+            if not status:
+                break
+        stats.instructions += longest
+        nrec = int(st[5])
+        if not nrec:
+            return r.end
+        rows = rec[:2 * nrec].reshape(nrec, 2)
+        ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
+        values = spill.reshape(count, ns)
+        entries = []
+        for p in np.unique(pcs).tolist():
+            sel = ks[pcs == p]
+            at = idx[sel]
+            for name, col in self.spill_at.get(p, ()):
+                arr = regs[name]
+                v = values[sel, col]
+                arr[at] = v != 0 if arr.dtype == np.bool_ else v.astype(np.uint64).astype(arr.dtype)
+            mask = np.zeros(ex.n, bool)
+            mask[at] = True
+            entries.append((int(at.min()), [p, r.end, mask]))
+            if p == r.start:
+                ex.__dict__.setdefault("interpret_entries", []).append(entries[-1][1])
+        if spun.any():
+            ex.__dict__.setdefault("regions_off", set()).add(r.start)
+        ent[0] = r.end
+        for _, e in sorted(entries, key=lambda x: -x[0]):     # the lowest lane's stop runs first
+            stack.append(e)
+        return None
+
+    def _timed_out(self, ex, idx, st, state):
+        """The watchdog: where the lanes still in the region are (one of them for the message)."""
+        from .engine import Watchdog
+        if self.r.turns:
+            waiting = np.ones(idx.size, bool)
+            known = state[:int(st[1]), 0]
+            waiting[:known.size] = known != -2
+            pcs = known[known >= 0]
+            pc = int(pcs[0]) if pcs.size else self.r.start
+        else:
+            waiting = np.arange(idx.size) >= st[0]
+            pc = int(st[1]) if st[1] >= 0 else self.r.start
+        mask = np.zeros(ex.n, bool)
+        mask[idx[waiting]] = True
+        ex.pc_of = {"pc": pc, "inst": self.code[pc][2], "mask": mask}
+        raise Watchdog()
+
+    def _check(self, ex, stack, ent):
+        """CUDALAB_TIER=check: run the region natively, then again in the interpreter from the same
+        state, and raise where registers live at the exit or memory differ. The interpreter's
+        results stay. A native run where lanes stopped is not compared (the interpreter reruns)."""
+        from .engine import run_function
+        regs = ex.fr.regs
+        before = {k: v.copy() for k, v in regs.items()}
+        spaces = (ex.mem.data, ex.shared, ex.local)
+        mem_before = [a.copy() for a in spaces]
+        mask, idx, ridx = ex.mask, ex.idx, ex.ridx
+        depth = len(stack)
+        got = self._run(ex, stack, ent)
+        native = None
+        if got is not None:
+            native = ({k: regs[k].copy() for k in self.r.outputs}, [a.copy() for a in spaces])
+        del stack[depth:]
+        for k in list(regs):
+            if k in before:
+                regs[k][:] = before[k]
+            else:
+                del regs[k]
+        for a, b in zip(spaces, mem_before):
+            a[:] = b
+        run_function(ex, self.plain, mask.copy(), is_kernel=False, span=(self.r.start, self.r.end))
+        ex.mask, ex.idx, ex.ridx = mask, idx, ridx
+        ent[0] = self.r.end
+        if native is None:
+            return self.r.end
+        where = f"compiled region {self.r.start}-{self.r.end} ({self.code[self.r.start][2].text})"
+        for k, v in native[0].items():
+            if not np.array_equal(v[idx], regs[k][idx]):
+                bad = idx[v[idx] != regs[k][idx]][0]
+                raise AssertionError(f"{where} left {k}={v[bad]} in lane {bad}, the interpreter {regs[k][bad]}")
+        for name, a, b in zip(("global", "shared", "local"), native[1], spaces):
+            if not np.array_equal(a, b):
+                raise AssertionError(f"{where} changed {name} memory differently")
+        return self.r.end
