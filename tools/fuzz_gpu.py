@@ -57,7 +57,7 @@ def worker(paths, tmp, skip_before, repeat_below=0):
             for i, seed in enumerate(data["seeds"]):
                 if seed < skip_before or (only and seed not in only):
                     continue
-                prog = generate(seed)
+                prog = generate(seed, version=data.get("version", 1))
                 ia, fa, oi, of, acc, p0, p1 = prog.make_args()
                 try:
                     for rep in range(2 if seed < repeat_below else 1):
