@@ -62,6 +62,8 @@ DEVICE = {1: "A100", 2: "H100"}          # the emulator profile whose compute ca
 BLOCKS = [(32,), (64,), (128,), (256,), (96,), (33,), (50,), (100,), (1,), (7,), (200,), (255,), (65,),
           (16, 8), (32, 4), (12, 5), (7, 9), (8, 8), (31, 3), (17, 2)]
 GRIDS = [(1,), (2,), (3,), (4,), (2, 2), (1, 3), (3, 1)]
+# version 2 draws these too, so that more programs have whole warps (tensor cores need them)
+FULL_WARP_BLOCKS = [(32,), (64,), (128,), (256,), (96,), (160,), (32, 2), (64, 3), (16, 4)]
 
 
 @dataclass
@@ -450,11 +452,11 @@ class Gen:
             if ctx["conv"]:
                 choices += ["elect"]
                 if self.full_warps:
-                    choices += ["wmma", "wmma", "mma"]
+                    choices += ["wmma", "wmma", "wmma", "mma", "mma"]
             if ctx["uni"]:
                 choices += ["cpblock", "cgcopy", "cubar", "cubarcopy", "mbar"]
                 if self.full_warps:
-                    choices += ["named"]
+                    choices += ["named", "named"]
         k = r.choice(choices)
         return getattr(self, "s_" + k)(sc, depth, ctx)
 
@@ -741,7 +743,7 @@ class Gen:
         r = self.r
         for i in range(r.choice([0, 0, 1, 1, 2, 3])):
             self.helper(i)
-        block = r.choice(BLOCKS)
+        block = r.choice(BLOCKS if self.v == 1 else BLOCKS + FULL_WARP_BLOCKS)
         grid = r.choice(GRIDS)
         if len(block) == 2:
             self.feat("2d_block")

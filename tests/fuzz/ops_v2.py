@@ -540,7 +540,8 @@ def s_cpblock(self, sc, depth, ctx):
 def _uniform_offset(self, words):
     """A word offset into ia/fa that every thread of the block computes alike."""
     r = self.r
-    return r.choice([f"((p0 >> {r.randint(0, 24)}) & {255 - words}u)", f"((blockIdx.x * {r.randint(1, 97)}u + p0) % {257 - words}u)",
+    mask = f"((p0 >> {r.randint(0, 24)}) & {255 - words}u)" if words < 256 else "(p0 & 0u)"
+    return r.choice([mask, f"((blockIdx.x * {r.randint(1, 97)}u + p0) % {257 - words}u)",
                      f"{r.randint(0, 256 - words)}u"])
 
 
