@@ -253,22 +253,28 @@ def found_ptx(path):
     print(f"wrote PTX of {len(saved)} found cases to {path}")
 
 
-def recheck(seeds=None, path=None):
-    """Emulate the programs whose GPU outputs are in tests/fuzz/differing_gpu.npz (the programs that
-    differed in the last big run) and say which still differ. Each program is compiled alone here.
-    differing_gpu.npz holds version 1's programs (the run of 2026-11-23)."""
+# the GPU outputs of the programs that differed in each big run: (file, generator version, extra options)
+DIFFERING = {1: ("differing_gpu.npz", ()),            # 2026-11-23, NVRTC's default --fmad=true
+             2: ("differing_gpu_v2.npz", NO_FMAD)}    # 2026-11-26, --fmad=false
+
+
+def recheck(seeds=None, path=None, version=1):
+    """Emulate the programs whose GPU outputs are in tests/fuzz/differing_gpu*.npz (the programs that
+    differed in a big run: version 1's of 2026-11-23, version 2's of 2026-11-26) and say which still
+    differ. Each program is compiled alone here, with the options of its run."""
     from cudalab.frontend.nvrtc import compile_to_ptx
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "differing_gpu.npz")
+    name, extra = DIFFERING[version]
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     gpu = load_results(path)
     todo = sorted({int(k[1:].split("_")[0]) for k in gpu})
     if seeds:
         todo = [s for s in todo if s in set(seeds)]
     still = []
     for s in todo:
-        prog = generate(s, version=1)
-        mod = emu_module(compile_to_ptx(prog.full_source, OPTIONS + prog.options).ptx, [prog.kernel])
+        prog = generate(s, version=version)
+        mod = emu_module(compile_to_ptx(prog.full_source, OPTIONS + prog.options + extra).ptx, [prog.kernel])
         try:
-            with on_profile(1):
+            with on_profile(version):
                 res = launch_emu(mod, prog, prog.make_args())
             emu = {f"s{s}_{k}": np.asarray(v, np.uint32) for k, v in res.items()}
         except Exception as e:   # noqa: BLE001
@@ -296,12 +302,13 @@ def main(argv=None):
     ap.add_argument("--watchdog", type=float, default=600.0)
     ap.add_argument("--report", default=None, help="compare: write the mismatches to this JSON file")
     ap.add_argument("--no-fmad", action="store_true", help="compile: --fmad=false (no contraction by ptxas)")
-    ap.add_argument("--version", type=int, default=VERSION, help="compile: the generator version (1 or 2)")
+    ap.add_argument("--version", type=int, default=VERSION,
+                    help="compile: the generator version (1 or 2); recheck: which run's differing programs")
     o = ap.parse_args(argv)
     if o.cmd == "compile":
         cmd_compile(o.first, o.count, o.dir, extra=NO_FMAD if o.no_fmad else (), version=o.version)
     elif o.cmd == "recheck":
-        recheck(o.seeds)
+        recheck(o.seeds, o.gpu, o.version if o.version in DIFFERING else 1)
     elif o.cmd == "found-ptx":
         found_ptx(os.path.join(o.dir, "found_ptx.json"))
     elif o.cmd == "emu":
