@@ -31,6 +31,11 @@ What "well-defined" means here (so that any difference is the emulator's, not th
 * early ``return`` only in the tail of a kernel, after its last warp operation or barrier;
 * loops have bounded, data-dependent trip counts (``k < (x & 7)``); no float atomics, no
   approximate math (``.approx`` may differ in the last ulp by design).
+
+Version 2 (the default; ``VERSIONS`` below) adds tensor cores, asynchronous copies, barriers,
+``elect.sync``, DPX, fp8 and half/bf16 math; ``ops_v2.py`` has them and the rules that keep them
+well-defined (whole warps for tensor cores, a copy read only after its wait, barriers initialised once
+and used in block-uniform code).
 """
 from __future__ import annotations
 
