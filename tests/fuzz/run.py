@@ -237,16 +237,15 @@ def cmd_compare(folder, gpu_pattern, report=None):
     return bad
 
 
-def found_ptx(path):
-    """Compile tests/fuzz/found.py's cases here, for tools/fuzz_gpu.py --found on the GPU machine."""
+def found_ptx(path, module="found"):
+    """Compile the cases of tests/fuzz/found.py (or found_v2.py) here, for tools/fuzz_gpu.py --found."""
+    import importlib
+
     from cudalab.frontend.nvrtc import compile_to_ptx
-    if __package__ in (None, ""):
-        from tests.fuzz.found import CASES
-    else:
-        from .found import CASES
+    CASES = importlib.import_module(f"tests.fuzz.{module}").CASES
     saved = {}
     for c in CASES:
-        cs = compile_to_ptx(c["src"], name_expressions=(c["kernel"],))
+        cs = compile_to_ptx(c["src"], tuple(c.get("options", ())), name_expressions=(c["kernel"],))
         saved[c["name"]] = {"ptx": cs.ptx, "kernel": cs.lowered.get(c["kernel"], c["kernel"])}
     with open(path, "w") as f:
         json.dump(saved, f)
@@ -310,7 +309,8 @@ def main(argv=None):
     elif o.cmd == "recheck":
         recheck(o.seeds, o.gpu, o.version if o.version in DIFFERING else 1)
     elif o.cmd == "found-ptx":
-        found_ptx(os.path.join(o.dir, "found_ptx.json"))
+        found_ptx(os.path.join(o.dir, "found_ptx.json" if o.version == 1 else "found_v2_ptx.json"),
+                  "found" if o.version == 1 else "found_v2")
     elif o.cmd == "emu":
         cmd_emu(o.dir, o.out, o.jobs, o.deadline, o.watchdog)
     else:
