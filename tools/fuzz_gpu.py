@@ -1,7 +1,7 @@
 """Run the fuzz programs' saved PTX on a real GPU through cudalab's GPU backend (cuda.core).
 
 usage: python tools/fuzz_gpu.py DIR OUT [--workers N] [--files K] [--repeat-below SEED] [--deadline S]
-       python tools/fuzz_gpu.py --found FOUND_PTX.json OUT.npz   (tests/fuzz/found.py's cases)
+       python tools/fuzz_gpu.py --found FOUND_PTX.json OUT.npz [found_v2]   (tests/fuzz/found*.py's cases)
 
 DIR holds ``batch_*.json.gz`` written by ``python -m tests.fuzz.run compile`` (PTX made by this
 project's NVRTC, so that the GPU runs exactly the PTX the emulator runs; the backend lowers only the
@@ -57,7 +57,7 @@ def worker(paths, tmp, skip_before, repeat_below=0):
             for i, seed in enumerate(data["seeds"]):
                 if seed < skip_before or (only and seed not in only):
                     continue
-                prog = generate(seed)
+                prog = generate(seed, version=data.get("version", 1))
                 ia, fa, oi, of, acc, p0, p1 = prog.make_args()
                 try:
                     for rep in range(2 if seed < repeat_below else 1):
@@ -88,10 +88,13 @@ def worker(paths, tmp, skip_before, repeat_below=0):
         skip_before = -1
 
 
-def run_found(ptx_json, out_file):
-    """Run tests/fuzz/found.py's cases from their saved PTX; save every array argument afterwards."""
+def run_found(ptx_json, out_file, module="found"):
+    """Run the cases of tests/fuzz/found.py (or ``module``, e.g. found_v2) from their saved PTX; save
+    every array argument afterwards."""
+    import importlib
+
     from cudalab.gpu.backend import GpuBuffer, GpuModule
-    from tests.fuzz.found import CASES
+    CASES = importlib.import_module(f"tests.fuzz.{module}").CASES
     with open(ptx_json) as f:
         saved = json.load(f)
     out = {}
@@ -115,8 +118,8 @@ def run_found(ptx_json, out_file):
 
 
 def main(argv):
-    if argv and argv[0] == "--found":     # --found PTX_JSON OUT.npz
-        run_found(argv[1], argv[2])
+    if argv and argv[0] == "--found":     # --found PTX_JSON OUT.npz [MODULE]
+        run_found(argv[1], argv[2], *argv[3:4])
         return 0
     if argv and argv[0] == "--worker":
         tmp, skip, repeat = argv[1], int(argv[2]), int(argv[3])

@@ -516,6 +516,10 @@ def cvt(a, dst: str, src: str, rnd: str | None, sat: bool, ftz: bool):
     if src == "bf16":
         a = bf16_to_f32(a)
         src = "f32"
+        if dst == "f32" and rnd not in ("rni", "rzi", "rmi", "rpi"):
+            # widening bf16 is exact on the GPU, NaNs included (cvt.f32.bf16 of 0x7fff gives 0x7fff0000,
+            # of 0xffff 0xffff0000; the fuzz run of 2026-11-26), unlike cvt.f32.f16's canonical NaN
+            return flush_subnormal(a) if ftz else a
     if is_float(src) and ftz:
         a = flush_subnormal(a)
     if is_float(src) and not is_float(dst):

@@ -289,9 +289,14 @@ def _cvt_pack(inst, d):
 def _cvt_relu(inst, d, base):
     """cvt.rn.relu.{f16,bf16,f16x2,bf16x2}.f32: convert, then negative results become +0 and NaN
     the canonical NaN (0x7fff)."""
+    return _relu_halves(inst, d, base, inst.types[0])
+
+
+def _relu_halves(inst, d, base, t):
+    """Run ``inst`` without ``.relu``, then clamp each 16-bit half of the result: negative -> +0,
+    NaN -> 0x7fff (cvt.relu to halves, fma.relu on f16/bf16 and their x2 forms)."""
     plain = base(replace(inst, mods=tuple(m for m in inst.mods if m != "relu")), d)
     dst = inst.operands[0]
-    t = inst.types[0]
     halves = 2 if t.endswith("x2") else 1
     is_bf = t.startswith("bf")
     name = dst[1]
@@ -314,6 +319,21 @@ def _cvt_relu(inst, d, base):
 
 
 _wrap_cvt_more()
+
+
+def _wrap_fma_relu():
+    """fma.rn.relu.{f16,f16x2,bf16,bf16x2} (sm_80): the fma, then .relu as cvt.relu does it. Found by
+    the fuzz run of 2026-11-26: ``__hfma2_relu`` returned negative halves."""
+    base = DECODERS["fma"]
+
+    def dec(inst, d):
+        if "relu" in inst.mods and inst.type in ("f16", "bf16", "f16x2", "bf16x2"):
+            return _relu_halves(inst, d, base, inst.type)
+        return base(inst, d)
+    DECODERS["fma"] = dec
+
+
+_wrap_fma_relu()
 
 
 # ------------------------------------------------------------------ scalar video instructions

@@ -251,7 +251,10 @@ def kernel_arg(value, ptx_type: str, where: str):
         raise LaunchError(f"{where} is a {type(value).__name__}; pass device memory (a GpuBuffer) "
                           "for a pointer and a number for anything else.")
     if ptx_type[0] == "f":
-        return np.dtype(f"f{bits // 8}").type(value)
+        # as its bits: a float scalar handed to cuda.core as a float may pass through a C double,
+        # which quiets a signalling NaN (0x7f800001 arrived as 0x7fc00001 in the fuzz run of 2026-11-23)
+        as_float = np.dtype(f"f{bits // 8}").type(value)
+        return np.frombuffer(as_float.tobytes(), f"u{bits // 8}")[0]
     if isinstance(value, (float, np.floating)):
         raise LaunchError(f"{where} is a floating-point number, but the kernel's parameter is an "
                           f"integer (.{ptx_type}).")

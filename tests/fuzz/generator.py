@@ -31,6 +31,11 @@ What "well-defined" means here (so that any difference is the emulator's, not th
 * early ``return`` only in the tail of a kernel, after its last warp operation or barrier;
 * loops have bounded, data-dependent trip counts (``k < (x & 7)``); no float atomics, no
   approximate math (``.approx`` may differ in the last ulp by design).
+
+Version 2 (the default; ``VERSIONS`` below) adds tensor cores, asynchronous copies, barriers,
+``elect.sync``, DPX, fp8 and half/bf16 math; ``ops_v2.py`` has them and the rules that keep them
+well-defined (whole warps for tensor cores, a copy read only after its wait, barriers initialised once
+and used in block-uniform code).
 """
 from __future__ import annotations
 
@@ -47,10 +52,23 @@ NACC = 18         # atomic accumulators: two words per kind of atomic
 SENTINEL_I = 0xDEADBEEF
 SENTINEL_F = 0x7FBADBAD   # a NaN bit pattern nothing computes
 
+# Generator versions. A version's programs never change, so recorded GPU outputs stay valid:
+# 1 (the run of 2026-11-23): scalar integer/float code, warps, shared memory, atomics; compute_80.
+# 2: version 1's operations plus the device features of the Programming Guide's later chapters
+#    (tensor cores, asynchronous copies and barriers, named barriers, elect, DPX, fp8, half/bf16
+#    math); compute_90, so it runs on the emulator's H100 profile. Its random choices differ from
+#    version 1's from the first new option on, so seed N of version 2 is a different program.
+VERSIONS = (1, 2)
+VERSION = 2
+ARCH = {1: "compute_80", 2: "compute_90"}
+DEVICE = {1: "A100", 2: "H100"}          # the emulator profile whose compute capability the PTX targets
+
 # block shapes: multiples of 32 and not, 1-D and 2-D (at most 256 threads: the shared arrays)
 BLOCKS = [(32,), (64,), (128,), (256,), (96,), (33,), (50,), (100,), (1,), (7,), (200,), (255,), (65,),
           (16, 8), (32, 4), (12, 5), (7, 9), (8, 8), (31, 3), (17, 2)]
 GRIDS = [(1,), (2,), (3,), (4,), (2, 2), (1, 3), (3, 1)]
+# version 2 draws these too, so that more programs have whole warps (tensor cores need them)
+FULL_WARP_BLOCKS = [(32,), (64,), (128,), (256,), (96,), (160,), (32, 2), (64, 3), (16, 4)]
 
 
 @dataclass
@@ -62,6 +80,17 @@ class Program:
     block: tuple
     shared: int              # dynamic shared memory bytes
     features: set = field(default_factory=set)
+    version: int = VERSION   # the generator version that made it (see VERSIONS)
+
+    @property
+    def options(self) -> tuple:
+        """NVRTC options the program needs besides run.OPTIONS: version 2 targets the H100 (compute_90)."""
+        return (f"-arch={ARCH[self.version]}",)
+
+    @property
+    def full_source(self) -> str:
+        """The program alone, with the lines every program of its version shares."""
+        return batch_source([self])
 
     @property
     def threads(self) -> int:
@@ -117,7 +146,10 @@ def _f2u(x: float) -> int:
 
 
 class Gen:
-    def __init__(self, seed: int, small: bool = False):
+    def __init__(self, seed: int, small: bool = False, version: int = VERSION):
+        if version not in VERSIONS:
+            raise ValueError(f"generator version {version} does not exist (versions: {VERSIONS})")
+        self.v = version
         self.r = random.Random(seed)
         self.small = small              # fewer, shallower statements (quick tests); same kinds
         self.seed = seed
@@ -127,6 +159,9 @@ class Gen:
         self.tmp = 0
         self.dyn_shared = False
         self.inc_limit = self.r.choice([1, 5, 100, 0xFFFFFFFF, self.r.getrandbits(32)])
+        self.uses: set = set()          # shared objects the kernel must declare (version 2)
+        self.full_warps = False         # every warp has 32 lanes (tensor-core operations need it)
+        self.nt = 0
 
     # -- small utilities
     def p(self, x):
@@ -175,7 +210,9 @@ class Gen:
             return r.choice(sc["u"])
         a = lambda: self.uexpr(sc, d + 1)  # noqa: E731
         f = lambda: self.fexpr(sc, d + 1)  # noqa: E731
-        c = r.randrange(44)
+        c = r.randrange(44 if self.v == 1 else 52)
+        if c >= 44:
+            return self.uexpr_v2(sc, d, c - 44)
         if c < 10:
             return f"({a()} {r.choice(['+', '-', '*', '&', '|', '^', '+', '-', '*', '^'])} {a()})"
         if c == 10:
@@ -293,7 +330,9 @@ class Gen:
                                  f"__int2float_rd((int)({u}))", f"__uint2float_ru({u})", f"__ll2float_rn((long long)(int)({u}) * 1048577ll)"])
             return r.choice(sc["f"])
         a = lambda: self.fexpr(sc, d + 1)  # noqa: E731
-        c = r.randrange(30)
+        c = r.randrange(30 if self.v == 1 else 36)
+        if c >= 30:
+            return self.fexpr_v2(sc, d, c - 30)
         if c < 8:
             return f"({a()} {r.choice(['+', '-', '*', '+', '*', '/'])} {a()})"
         if c == 8:
@@ -413,6 +452,16 @@ class Gen:
             choices += ["return"]
         if ctx["loop"]:
             choices += ["break", "continue"]
+        if self.v >= 2 and "ia" in sc:
+            choices += ["cpthread", "cupipe"]
+            if ctx["conv"]:
+                choices += ["elect"]
+                if self.full_warps:
+                    choices += ["wmma", "wmma", "wmma", "mma", "mma"]
+            if ctx["uni"]:
+                choices += ["cpblock", "cgcopy", "cubar", "cubarcopy", "mbar"]
+                if self.full_warps:
+                    choices += ["named", "named"]
         k = r.choice(choices)
         return getattr(self, "s_" + k)(sc, depth, ctx)
 
@@ -590,8 +639,10 @@ class Gen:
         dv = self.sub(ctx, conv=False, uni=False)
         body = self.stmts(sc, self.r.randint(0, 2), depth + 1, dv)
         for _ in range(self.r.randint(1, 2)):
-            k = self.r.randrange(4)
-            if k == 0:
+            k = self.r.randrange(4 if self.v == 1 else 5)
+            if k == 4:
+                body += self._elect(sc, m)
+            elif k == 0:
                 body += self._shfl(sc, m, m)
             elif k == 1:
                 body += self._vote(sc, m)
@@ -697,13 +748,14 @@ class Gen:
         r = self.r
         for i in range(r.choice([0, 0, 1, 1, 2, 3])):
             self.helper(i)
-        block = r.choice(BLOCKS)
+        block = r.choice(BLOCKS if self.v == 1 else BLOCKS + FULL_WARP_BLOCKS)
         grid = r.choice(GRIDS)
         if len(block) == 2:
             self.feat("2d_block")
         if len(grid) == 2:
             self.feat("2d_grid")
         nt = int(np.prod(block))
+        self.nt, self.full_warps = nt, nt % 32 == 0
         if nt % 32:
             self.feat("partial_warp")
         self.dyn_shared = self.p(0.25)
@@ -729,6 +781,7 @@ class Gen:
         ]
         if self.dyn_shared:
             lines.append(f"extern __shared__ unsigned {n}_dyn[];")
+        lines += self.v2_declarations()
         lines += [
             "unsigned u0 = ia[gid & 255u], u1 = ia[(gid * 7u + 3u) & 255u], u2 = p0 ^ tid, u3 = ia[(tid + 100u) & 255u];",
             "float f0 = fa[gid & 255u], f1 = fa[(gid * 5u + 1u) & 255u], f2 = p1, f3 = (float)tid * 0.25f;",
@@ -738,19 +791,28 @@ class Gen:
                         + [f'extern "C" __global__ void {n}(const unsigned* __restrict__ ia, const float* __restrict__ fa, '
                            "unsigned* oi, float* of, unsigned* acc, unsigned p0, float p1) {"]
                         + self.block(lines) + ["}", ""])
-        return Program(self.seed, src, n, grid, block, shared, set(self.features))
+        return Program(self.seed, src, n, grid, block, shared, set(self.features), self.v)
+
+    # ------------------------------------------------------------------ version 2
+    from .ops_v2 import (uexpr_v2, fexpr_v2, v2_declarations, s_cpthread, s_cupipe, s_elect, _elect,  # noqa: E402
+                         s_wmma, s_mma, s_cpblock, s_cgcopy, s_cubar, s_cubarcopy, s_mbar, s_named)
 
 
-def generate(seed: int, small: bool = False) -> Program:
-    """The program of ``seed``; ``small=True`` gives a shorter one (a different program)."""
-    return Gen(seed, small).kernel()
+def generate(seed: int, small: bool = False, version: int = VERSION) -> Program:
+    """The program of ``seed``; ``small=True`` gives a shorter one (a different program); ``version``
+    picks the generator version (1: the programs of the 2026-11-23 run)."""
+    return Gen(seed, small, version).kernel()
 
 
 def batch_source(programs) -> str:
-    """One source with many programs (their names never clash)."""
-    return "\n".join(p.src for p in programs)
+    """One source with many programs (their names never clash); version 2 programs need the
+    includes and helpers of ``PRELUDE_V2`` once, at the top."""
+    from .ops_v2 import PRELUDE_V2
+    head = [PRELUDE_V2] if any(p.version >= 2 for p in programs) else []
+    return "\n".join(head + [p.src for p in programs])
 
 
 if __name__ == "__main__":
     import sys
-    print(generate(int(sys.argv[1]) if len(sys.argv) > 1 else 0).src)
+    print(generate(int(sys.argv[1]) if len(sys.argv) > 1 else 0,
+                   version=int(sys.argv[2]) if len(sys.argv) > 2 else VERSION).full_source)

@@ -31,9 +31,9 @@ import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    from tests.fuzz.generator import batch_source, generate  # noqa: E402
+    from tests.fuzz.generator import DEVICE, VERSION, batch_source, generate  # noqa: E402
 else:
-    from .generator import batch_source, generate
+    from .generator import DEVICE, VERSION, batch_source, generate
 
 BATCH = 50
 OPTIONS = ("-w",)     # no warnings (unused shared arrays, pointless comparisons); the 2026-11-23 run
@@ -46,16 +46,18 @@ OUTPUTS = ("oi", "of", "acc")
 
 # ------------------------------------------------------------------ compile (here)
 
-def compile_batch(seeds, extra=()) -> dict:
+def compile_batch(seeds, extra=(), version=VERSION) -> dict:
     from cudalab.frontend.nvrtc import compile_to_ptx
-    progs = [generate(s) for s in seeds]
-    cs = compile_to_ptx(batch_source(progs), OPTIONS + tuple(extra))
-    return {"ptx": cs.ptx, "seeds": list(seeds), "kernels": [p.kernel for p in progs],
+    progs = [generate(s, version=version) for s in seeds]
+    options = OPTIONS + progs[0].options + tuple(extra)
+    cs = compile_to_ptx(batch_source(progs), options)
+    return {"ptx": cs.ptx, "seeds": list(seeds), "version": version, "options": list(options),
+            "kernels": [p.kernel for p in progs],
             "grid": [list(p.grid) for p in progs], "block": [list(p.block) for p in progs],
             "shared": [p.shared for p in progs], "features": [sorted(p.features) for p in progs]}
 
 
-def cmd_compile(first, count, folder, batch=BATCH, extra=()):
+def cmd_compile(first, count, folder, batch=BATCH, extra=(), version=VERSION):
     os.makedirs(folder, exist_ok=True)
     t0 = time.time()
     for b0 in range(first, first + count, batch):
@@ -63,7 +65,7 @@ def cmd_compile(first, count, folder, batch=BATCH, extra=()):
         if os.path.exists(path):
             continue
         seeds = list(range(b0, min(b0 + batch, first + count)))
-        data = compile_batch(seeds, extra)
+        data = compile_batch(seeds, extra, version)
         with gzip.open(path + ".tmp", "wt") as f:
             json.dump(data, f)
         os.replace(path + ".tmp", path)
@@ -94,19 +96,38 @@ def emu_module(ptx: str, names):
     return Module(cs, name="fuzz")
 
 
-def run_emu_batch(data, only=None) -> dict:
-    mod = emu_module(data["ptx"], data["kernels"])
-    out = {}
-    for seed in data["seeds"]:
-        if only is not None and seed not in only:
-            continue
-        prog = generate(seed)
+def on_profile(version):
+    """A context manager: the emulator's device profile is the one the version's PTX targets."""
+    import contextlib
+
+    from cudalab.device import current, set_device
+
+    @contextlib.contextmanager
+    def scope():
+        before = current()
+        set_device(DEVICE[version])
         try:
-            res = launch_emu(mod, prog, prog.make_args())
-            for k, v in res.items():
-                out[f"s{seed}_{k}"] = np.array(v, np.uint32)
-        except Exception as e:   # noqa: BLE001 - any failure is a finding
-            out[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
+            yield
+        finally:
+            set_device(before)
+    return scope()
+
+
+def run_emu_batch(data, only=None) -> dict:
+    version = data.get("version", 1)        # batches written before versions existed are version 1
+    out = {}
+    with on_profile(version):
+        mod = emu_module(data["ptx"], data["kernels"])
+        for seed in data["seeds"]:
+            if only is not None and seed not in only:
+                continue
+            prog = generate(seed, version=version)
+            try:
+                res = launch_emu(mod, prog, prog.make_args())
+                for k, v in res.items():
+                    out[f"s{seed}_{k}"] = np.array(v, np.uint32)
+            except Exception as e:   # noqa: BLE001 - any failure is a finding
+                out[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
     return out
 
 
@@ -216,37 +237,44 @@ def cmd_compare(folder, gpu_pattern, report=None):
     return bad
 
 
-def found_ptx(path):
-    """Compile tests/fuzz/found.py's cases here, for tools/fuzz_gpu.py --found on the GPU machine."""
+def found_ptx(path, module="found"):
+    """Compile the cases of tests/fuzz/found.py (or found_v2.py) here, for tools/fuzz_gpu.py --found."""
+    import importlib
+
     from cudalab.frontend.nvrtc import compile_to_ptx
-    if __package__ in (None, ""):
-        from tests.fuzz.found import CASES
-    else:
-        from .found import CASES
+    CASES = importlib.import_module(f"tests.fuzz.{module}").CASES
     saved = {}
     for c in CASES:
-        cs = compile_to_ptx(c["src"], name_expressions=(c["kernel"],))
+        cs = compile_to_ptx(c["src"], tuple(c.get("options", ())), name_expressions=(c["kernel"],))
         saved[c["name"]] = {"ptx": cs.ptx, "kernel": cs.lowered.get(c["kernel"], c["kernel"])}
     with open(path, "w") as f:
         json.dump(saved, f)
     print(f"wrote PTX of {len(saved)} found cases to {path}")
 
 
-def recheck(seeds=None, path=None):
-    """Emulate the programs whose GPU outputs are in tests/fuzz/differing_gpu.npz (the programs that
-    differed in the last big run) and say which still differ. Each program is compiled alone here."""
+# the GPU outputs of the programs that differed in each big run: (file, generator version, extra options)
+DIFFERING = {1: ("differing_gpu.npz", ()),            # 2026-11-23, NVRTC's default --fmad=true
+             2: ("differing_gpu_v2.npz", NO_FMAD)}    # 2026-11-26, --fmad=false
+
+
+def recheck(seeds=None, path=None, version=1):
+    """Emulate the programs whose GPU outputs are in tests/fuzz/differing_gpu*.npz (the programs that
+    differed in a big run: version 1's of 2026-11-23, version 2's of 2026-11-26) and say which still
+    differ. Each program is compiled alone here, with the options of its run."""
     from cudalab.frontend.nvrtc import compile_to_ptx
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "differing_gpu.npz")
+    name, extra = DIFFERING[version]
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     gpu = load_results(path)
     todo = sorted({int(k[1:].split("_")[0]) for k in gpu})
     if seeds:
         todo = [s for s in todo if s in set(seeds)]
     still = []
     for s in todo:
-        prog = generate(s)
-        mod = emu_module(compile_to_ptx(prog.src, OPTIONS).ptx, [prog.kernel])
+        prog = generate(s, version=version)
+        mod = emu_module(compile_to_ptx(prog.full_source, OPTIONS + prog.options + extra).ptx, [prog.kernel])
         try:
-            res = launch_emu(mod, prog, prog.make_args())
+            with on_profile(version):
+                res = launch_emu(mod, prog, prog.make_args())
             emu = {f"s{s}_{k}": np.asarray(v, np.uint32) for k, v in res.items()}
         except Exception as e:   # noqa: BLE001
             emu = {f"s{s}_err": np.array(f"{type(e).__name__}: {e}")}
@@ -273,13 +301,16 @@ def main(argv=None):
     ap.add_argument("--watchdog", type=float, default=600.0)
     ap.add_argument("--report", default=None, help="compare: write the mismatches to this JSON file")
     ap.add_argument("--no-fmad", action="store_true", help="compile: --fmad=false (no contraction by ptxas)")
+    ap.add_argument("--version", type=int, default=VERSION,
+                    help="compile: the generator version (1 or 2); recheck: which run's differing programs")
     o = ap.parse_args(argv)
     if o.cmd == "compile":
-        cmd_compile(o.first, o.count, o.dir, extra=NO_FMAD if o.no_fmad else ())
+        cmd_compile(o.first, o.count, o.dir, extra=NO_FMAD if o.no_fmad else (), version=o.version)
     elif o.cmd == "recheck":
-        recheck(o.seeds)
+        recheck(o.seeds, o.gpu, o.version if o.version in DIFFERING else 1)
     elif o.cmd == "found-ptx":
-        found_ptx(os.path.join(o.dir, "found_ptx.json"))
+        found_ptx(os.path.join(o.dir, "found_ptx.json" if o.version == 1 else "found_v2_ptx.json"),
+                  "found" if o.version == 1 else "found_v2")
     elif o.cmd == "emu":
         cmd_emu(o.dir, o.out, o.jobs, o.deadline, o.watchdog)
     else:

@@ -3,23 +3,32 @@
 The comparison with a real GPU (thousands of programs) is tools/fuzz_gpu.py + tests/fuzz/run.py;
 docs/fuzz_report.md has its results. This is the cheap part that CI can run.
 """
+import hashlib
+
 import numpy as np
 import pytest
 
 from .generator import NF, NI, SENTINEL_I, generate
-from .run import emu_module, launch_emu
+from .run import emu_module, launch_emu, on_profile
 
-SEEDS = range(900000, 900020)
+# 20 consecutive seeds, and three more so that every version-2 operation below occurs at least once
+SEEDS = list(range(900000, 900020)) + [900087, 900103, 900280]
+V2_OPERATIONS = {
+    "wmma", "mma_sync", "pipeline_memcpy_async", "cp_async_ca", "cp_async_cg_zfill", "cp_async_block",
+    "cuda_pipeline", "cg_memcpy_async", "cuda_barrier", "cuda_barrier_split", "cuda_memcpy_async_barrier",
+    "mbarrier", "mbarrier_parity", "mbarrier_try_wait", "named_barrier_groups", "named_barrier_producer_consumer",
+    "elect_sync", "dpx", "fp8_convert", "half_math", "bf16_math", "half2_math", "tf32_convert", "bitfield_sm70"}
 
 
 @pytest.fixture(scope="module")
 def batch():
     from cudalab.frontend.nvrtc import compile_to_ptx
     from .generator import batch_source
-    from .run import OPTIONS
+    from .run import NO_FMAD, OPTIONS
     progs = [generate(s, small=True) for s in SEEDS]
-    cs = compile_to_ptx(batch_source(progs), OPTIONS)
-    return progs, emu_module(cs.ptx, [p.kernel for p in progs])
+    cs = compile_to_ptx(batch_source(progs), OPTIONS + progs[0].options + NO_FMAD)
+    with on_profile(progs[0].version):
+        yield progs, emu_module(cs.ptx, [p.kernel for p in progs])
 
 
 def test_a_seed_always_gives_the_same_program_and_inputs():
@@ -30,13 +39,31 @@ def test_a_seed_always_gives_the_same_program_and_inputs():
     assert generate(12346).src != a.src
 
 
+def test_version_1_programs_never_change():
+    """Version 1 made the programs of the run of 2026-11-23, whose GPU outputs are recorded
+    (differing_gpu.npz): its sources must stay byte for byte what they were."""
+    h = hashlib.sha1()
+    for s in range(0, 5000, 7):
+        p = generate(s, version=1)
+        h.update(p.src.encode())
+        h.update(repr((p.grid, p.block, p.shared)).encode())
+    assert h.hexdigest() == "a1ab3f0fc13ca23a2930fc1e0bb3d7f4cfe14b7f"
+    assert generate(5, version=1).options == ("-arch=compute_80",)
+    assert generate(5).options == ("-arch=compute_90",)
+
+
 def test_programs_name_everything_after_their_seed_so_they_share_a_module():
     p = generate(77)
     assert p.kernel == "fz77" and 'extern "C" __global__ void fz77(' in p.src
     assert "__syncthreads" in "".join(generate(s).src for s in range(40))   # barriers do occur
 
 
-def test_twenty_programs_run_on_the_emulator_twice_with_the_same_bits(batch):
+def test_the_smoke_programs_cover_every_version_2_operation():
+    seen = set().union(*(generate(s, small=True).features for s in SEEDS))
+    assert V2_OPERATIONS <= seen, V2_OPERATIONS - seen
+
+
+def test_smoke_programs_run_on_the_emulator_twice_with_the_same_bits(batch):
     progs, mod = batch
     for p in progs:
         first = launch_emu(mod, p, p.make_args())
