@@ -182,8 +182,11 @@ __global__ void k(const float* a, int n, double d, P p, __half h, bool b) {}''')
 
 @pytest.mark.parametrize("value, ptx_type, expected", [
     (5, "u32", np.uint32(5)), (-1, "u32", np.uint32(0xFFFFFFFF)), (np.int64(7), "u32", np.uint32(7)),
-    (2, "f32", np.float32(2)), (np.float64(0.1), "f32", np.float32(0.1)), (True, "u8", np.uint8(1)),
-    (np.float16(1.0), "b8[2]", np.uint16(0x3C00)),
+    (True, "u8", np.uint8(1)), (np.float16(1.0), "b8[2]", np.uint16(0x3C00)),
+    # floats travel as their bits, so a signalling NaN is not quieted on the way
+    (2, "f32", np.float32(2).view(np.uint32)), (np.float64(0.1), "f32", np.float32(0.1).view(np.uint32)),
+    (np.uint32(0x7F800001).view(np.float32), "f32", np.uint32(0x7F800001)),
+    (1.5, "f64", np.float64(1.5).view(np.uint64)),
 ])
 def test_arguments_become_the_parameter_type(value, ptx_type, expected):
     got = kernel_arg(value, ptx_type, "argument 0")
