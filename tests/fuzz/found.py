@@ -186,5 +186,8 @@ CASES = [
 # f64->s32 conversions of NaN (0x8000...0 on the GPU).
 OPEN: dict = {
     "fma_mixed/3/f64_fma": "fma.rn.f64 with NaN operands: the H100 returns operand b's NaN (quieted), "
-                           "else c's, else a's; the emulator takes a's first",
+                           "else c's, else a's; the emulator takes a's first. DMMA steps follow b, c, a "
+                           "(fixed there), but the corpus's fma(x, y, -x) of a NaN x gives x's sign on an "
+                           "H100: ptxas folds the neg.f64 into the fma as an operand modifier, which a NaN "
+                           "passes unchanged; the emulator cannot see that fold, so the scalar rule stays a-first",
 }
