@@ -203,6 +203,8 @@ def bfi(a, b, c, d):
     """Bit-field insert: put the low d bits of a into b at position c."""
     b = np.asarray(b)
     n = _width(b)
+    if np.ndim(c) == 0 and np.ndim(d) == 0:       # position and length the same in every lane (immediates)
+        return _bfi_uniform(a, b, int(c) & 0xFF, int(d) & 0xFF, n)
     pos = np.asarray(c).astype(np.int64) & 0xFF
     ln = np.asarray(d).astype(np.int64) & 0xFF
     ua, ub = _u(a).astype(np.uint64), _u(b).astype(np.uint64)
@@ -213,6 +215,17 @@ def bfi(a, b, c, d):
     r = (ub & ~(mask << sh)) | ((ua & mask) << sh)
     r = np.where(pos >= n, ub, r)
     return r.astype(UINT[n // 8]).view(b.dtype)
+
+
+def _bfi_uniform(a, b, pos, ln, n):
+    """bfi with one position and length: one mask for all lanes, in the operands' own width."""
+    if pos >= n:
+        return b.copy()
+    ut = UINT[n // 8]
+    mask = (1 << min(ln, n - pos)) - 1
+    ua, ub = _u(a).astype(ut, copy=False), _u(b)
+    r = (ub & ut(((1 << n) - 1) & ~(mask << pos))) | ((ua & ut(mask)) << ut(pos))
+    return np.asarray(r, ut).view(b.dtype)
 
 
 def prmt(a, b, c, mode=""):
