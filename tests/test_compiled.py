@@ -106,6 +106,63 @@ def test_ptx_forms_nvcc_rarely_emits_give_the_same_bytes(monkeypatch):
     assert got["compiled"] == got["interp"] == (None, np.array([623], np.uint32).tobytes())
 
 
+BFI_FORMS = r"""
+__global__ void bfi_forms(unsigned* o32, unsigned long long* o64, const unsigned* a, const unsigned* b,
+                          const unsigned long long* a64, const unsigned long long* b64, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned pos = i % 70 + ((i % 3) << 8), len = (i / 70) % 70 + ((i % 5) << 8);   // only the low byte counts
+    unsigned r;
+    asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(a[i]), "r"(b[i]), "r"(pos), "r"(len));
+    o32[i] = r;
+    unsigned long long r64;
+    asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r64) : "l"(a64[i]), "l"(b64[i]), "r"(pos), "r"(len));
+    o64[i] = r64;
+}
+"""
+
+
+def _bfi(a, b, pos, length, width):
+    """PTX ISA bfi: f = b; f[pos + i] = a[i] for i < len while pos + i < width."""
+    pos, length = pos & 0xFF, length & 0xFF
+    if pos >= width:
+        return b
+    field = ((1 << min(length, width - pos)) - 1) << pos
+    return (b & ~field | (a << pos) & field) & ((1 << width) - 1)
+
+
+def test_bfi_every_position_and_length_gives_the_isa_bits_in_both_tiers(monkeypatch):
+    """bfi.b32 and bfi.b64 (numba joins the halves of a shuffled 64-bit value with bfi.b64), with
+    positions and lengths past the width, compiled (not left to the interpreter)."""
+    m = cudalab.compile(BFI_FORMS)
+    n = 70 * 70
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(0, 2**32, n, dtype=np.uint32) for _ in range(2))
+    a64, b64 = (rng.integers(0, 2**64, n, dtype=np.uint64) for _ in range(2))
+
+    def run():
+        o32, o64 = np.zeros(n, np.uint32), np.zeros(n, np.uint64)
+        m.bfi_forms[(n + 127) // 128, 128](o32, o64, a, b, a64, b64, np.int32(n))
+        return o32.tobytes() + o64.tobytes()
+    got = both_tiers(run, monkeypatch)
+    i = np.arange(n)
+    pos, length = i % 70 + ((i % 3) << 8), (i // 70) % 70 + ((i % 5) << 8)
+    want32 = np.array([_bfi(int(x), int(y), int(p), int(q), 32) for x, y, p, q in zip(a, b, pos, length)], np.uint32)
+    want64 = np.array([_bfi(int(x), int(y), int(p), int(q), 64) for x, y, p, q in zip(a64, b64, pos, length)],
+                      np.uint64)
+    assert got["compiled"] == got["interp"] == (None, want32.tobytes() + want64.tobytes())
+    from cudalab.emulator.engine import K_FUSED
+    from cudalab.runtime import device
+    prog = m.program(device.current())
+    fused = compiled._tier(prog.function(m.bfi_forms.mangled)).fused
+    inside = set()
+    for pc, (kind, _, _, end) in enumerate(fused.code):
+        if kind == K_FUSED:
+            inside.update(range(pc, end))
+    bfis = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode == "bfi"]
+    assert len(bfis) == 2 and set(bfis) <= inside
+
+
 def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):
     from cudalab.frontend.nvrtc import compile_to_ptx
     from fuzz.generator import batch_source, generate

@@ -839,6 +839,36 @@ def _shift(g, inst):
     g.write(inst.operands[0], t, r)
 
 
+@gen("bfi")
+def _bfi(g, inst):
+    """alu.bfi: the low len bits of a into b at pos (pos and len: the low byte of c and d; the field
+    is cut at b's width; pos past the width leaves b). numba moves a 64-bit value through a 32-bit
+    shuffle as two halves joined by bfi.b64. Computed in 64 bits, shift amounts kept below 64."""
+    t = inst.type
+    k = kind_of(t)
+    if k[0] != "i":
+        raise Skip("bfi type")
+    b = g.b
+    n = k[1]
+    a, bb = (g.read(o, t) for o in inst.operands[1:3])
+    c, d = (g.read(o, "u32") for o in inst.operands[3:5])
+    ua, ub = (b.zext(v, I64) if n < 64 else v for v in (a, bb))
+    low = ir.Constant(I64, 0xFF)
+    pos, ln = (b.and_(b.zext(v, I64), low) for v in (c, d))
+    width = ir.Constant(I64, n)
+    outside = b.icmp_unsigned(">=", pos, width)
+    room = b.select(outside, ir.Constant(I64, 0), b.sub(width, pos))
+    ln_eff = b.select(b.icmp_unsigned("<", ln, room), ln, room)
+    whole = b.icmp_unsigned(">=", ln_eff, ir.Constant(I64, 64))
+    ones = ir.Constant(I64, 0xFFFF_FFFF_FFFF_FFFF)
+    mask = b.select(whole, ones, b.sub(b.shl(ir.Constant(I64, 1), b.select(whole, ir.Constant(I64, 0), ln_eff)),
+                                       ir.Constant(I64, 1)))
+    sh = b.select(b.icmp_unsigned("<", pos, ir.Constant(I64, 63)), pos, ir.Constant(I64, 63))
+    r = b.or_(b.and_(ub, b.xor(b.shl(mask, sh), ones)), b.shl(b.and_(ua, mask), sh))
+    r = b.select(outside, ub, r)
+    g.write(inst.operands[0], t, b.trunc(r, INT[n]) if n < 64 else r)
+
+
 @gen("neg", "abs")
 def _negabs(g, inst):
     t = inst.type
