@@ -507,3 +507,146 @@ def test_check_mode_runs_each_region_both_ways(monkeypatch):
         cudalab.compile(COLLATZ).collatz[2, 256](start, steps, np.int32(300))
         got[tier] = steps
     assert checked and np.array_equal(got["check"], got["interp"])
+
+
+# ---------------------------------------------------------------- more instruction forms, compiled
+
+def native_pcs(module, kernel):
+    """pcs of ``kernel`` that the compiled tier runs as native code (inside a group or a region)."""
+    from cudalab.emulator.engine import K_FUSED, K_REGION
+    from cudalab.runtime import device
+    fused = compiled._tier(module.program(device.current()).function(module.get_kernel(kernel).mangled)).fused
+    assert fused, "the kernel was not compiled"
+    inside = set()
+    for pc, (kind, _, _, end) in enumerate(fused.code):
+        if kind in (K_FUSED, K_REGION):
+            inside.update(range(pc, end))
+    return fused.func.insts, inside
+
+
+def assert_native(module, kernel, opcodes):
+    """Every instruction of ``opcodes`` in ``kernel`` runs natively (none is left to the interpreter)."""
+    insts, inside = native_pcs(module, kernel)
+    pcs = [pc for pc, inst in enumerate(insts) if inst.opcode in opcodes]
+    assert {insts[pc].opcode for pc in pcs} == set(opcodes)
+    left = [".".join((insts[pc].opcode,) + insts[pc].mods) for pc in pcs if pc not in inside]
+    assert not left, f"interpreted: {left}"
+
+
+BIT_FORMS = r"""
+#define OP1(k, form, x) asm(form " %0, %1;" : "=r"(r) : "r"(x)); o[i * 16 + k] = r;
+__global__ void bit_forms(const unsigned* a, const unsigned long long* a64, const unsigned* c,
+                          unsigned* o, unsigned long long* o64, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned x = a[i], y = a[(i * 7 + 3) % n], p = c[i], q = p >> 8, r;
+    unsigned long long X = a64[i], R;
+    OP1(0, "popc.b32", x) OP1(1, "clz.b32", x) OP1(2, "brev.b32", x)
+    asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(q)); o[i * 16 + 3] = r;
+    asm("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(q)); o[i * 16 + 4] = r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 5] = r;
+    asm("prmt.b32.f4e %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 6] = r;
+    asm("prmt.b32.b4e %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 7] = r;
+    asm("prmt.b32.rc8 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 8] = r;
+    asm("prmt.b32.ecl %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 9] = r;
+    asm("prmt.b32.ecr %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 10] = r;
+    asm("prmt.b32.rc16 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 11] = r;
+    asm("popc.b64 %0, %1;" : "=r"(r) : "l"(X)); o[i * 16 + 12] = r;
+    asm("clz.b64 %0, %1;" : "=r"(r) : "l"(X)); o[i * 16 + 13] = r;
+    asm("brev.b64 %0, %1;" : "=l"(R) : "l"(X)); o64[i * 3] = R;
+    asm("bfe.u64 %0, %1, %2, %3;" : "=l"(R) : "l"(X), "r"(p), "r"(q)); o64[i * 3 + 1] = R;
+    asm("bfe.s64 %0, %1, %2, %3;" : "=l"(R) : "l"(X), "r"(p), "r"(q)); o64[i * 3 + 2] = R;
+}
+"""
+
+
+def test_bit_instructions_give_the_same_bits_in_both_tiers_natively(monkeypatch):
+    """popc, clz, brev, bfe (positions and lengths past the width, signed fill) and prmt (every
+    mode, sign-replicating selectors) on edge values: the same bits both ways, none interpreted."""
+    m = cudalab.compile(BIT_FORMS)
+    rng = np.random.default_rng(7)
+    n = 256
+    edges = np.array([0, 1, 0x80000000, 0xFFFFFFFF, 0x7FFFFFFF, 0x00010000, 0x80808080, 0x0000FFFF], np.uint32)
+    a = np.concatenate([edges, rng.integers(0, 2**32, n - len(edges), dtype=np.uint32)])
+    a64 = (a.astype(np.uint64) << np.uint64(32)) | rng.integers(0, 2**32, n, dtype=np.uint64)
+    a64[:4] = [0, 1, 1 << 63, 2**64 - 1]
+    i = np.arange(n, dtype=np.uint32)
+    c = (i % 70) | ((i * 13 % 70) << 8) | (rng.integers(0, 2**16, n, dtype=np.uint32) << 16)   # pos | len << 8
+
+    def run():
+        o, o64 = np.zeros(n * 16, np.uint32), np.zeros(n * 3, np.uint64)
+        m.bit_forms[n // 64, 64](a, a64, c, o, o64, np.int32(n))
+        return o.tobytes() + o64.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][:n * 64], np.uint32).reshape(n, 16)
+    assert o[:4, 0].tolist() == [0, 1, 1, 32] and o[:4, 1].tolist() == [32, 31, 0, 0]
+    assert_native(m, "bit_forms", ("popc", "clz", "brev", "bfe", "prmt"))
+
+
+FLOAT_FORMS = r"""
+#define TESTP(k, t, c, x) asm("{ .reg .pred p; testp." t " p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(r) : c(x)); \
+    bits |= r << k;
+__global__ void float_forms(const float* x, const double* xd, const int* si, const long long* sl,
+                            unsigned* tests, float* of, double* od, int* oi, long long* ol, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = x[i], b = x[(i * 7 + 3) % n], f;
+    double A = xd[i], B = xd[(i * 7 + 3) % n], D;
+    int k = si[i], s;
+    long long K = sl[i], L;
+    unsigned r, bits = 0;
+    TESTP(0, "finite.f32", "f", a) TESTP(1, "infinite.f32", "f", a) TESTP(2, "number.f32", "f", a)
+    TESTP(3, "notanumber.f32", "f", a) TESTP(4, "normal.f32", "f", a) TESTP(5, "subnormal.f32", "f", a)
+    TESTP(6, "finite.f64", "d", A) TESTP(7, "infinite.f64", "d", A) TESTP(8, "number.f64", "d", A)
+    TESTP(9, "notanumber.f64", "d", A) TESTP(10, "normal.f64", "d", A) TESTP(11, "subnormal.f64", "d", A)
+    tests[i] = bits;
+    asm("copysign.f32 %0, %1, %2;" : "=f"(f) : "f"(a), "f"(b)); of[i * 7] = f;
+    asm("slct.f32.f32 %0, %1, %2, %3;" : "=f"(f) : "f"(a), "f"(b), "f"(b)); of[i * 7 + 1] = f;
+    asm("slct.f32.f32 %0, %1, %2, %3;" : "=f"(f) : "f"(b), "f"(a), "f"(a)); of[i * 7 + 2] = f;
+    asm("slct.f32.s32 %0, %1, %2, %3;" : "=f"(f) : "f"(a), "f"(b), "r"(k)); of[i * 7 + 3] = f;
+    asm("cvt.sat.f32.f32 %0, %1;" : "=f"(f) : "f"(a)); of[i * 7 + 4] = f;
+    asm("cvt.ftz.sat.f32.f32 %0, %1;" : "=f"(f) : "f"(a)); of[i * 7 + 5] = f;
+    asm("cvt.ftz.f32.f32 %0, %1;" : "=f"(f) : "f"(a)); of[i * 7 + 6] = f;
+    asm("copysign.f64 %0, %1, %2;" : "=d"(D) : "d"(A), "d"(B)); od[i] = D;
+    asm("cvt.sat.s8.s32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6] = s;
+    asm("cvt.sat.u8.s32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6 + 1] = s;
+    asm("cvt.sat.u16.u32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6 + 2] = s;
+    asm("cvt.sat.s32.u32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6 + 3] = s;
+    asm("cvt.sat.s32.s64 %0, %1;" : "=r"(s) : "l"(K)); oi[i * 6 + 4] = s;
+    asm("cvt.sat.u32.u64 %0, %1;" : "=r"(s) : "l"(K)); oi[i * 6 + 5] = s;
+    asm("cvt.sat.u64.s64 %0, %1;" : "=l"(L) : "l"(K)); ol[i * 2] = L;
+    asm("cvt.sat.s64.u64 %0, %1;" : "=l"(L) : "l"(K)); ol[i * 2 + 1] = L;
+}
+"""
+
+F32_EDGE_BITS = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x3F000000, 0x3F7FFFFF, 0x3F800001, 0x7F800000,
+                 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF]
+F64_EDGE_BITS = [0, 1 << 63, 0x3FF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+                 0x7FF0000000000001, 1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF]
+
+
+def test_float_tests_copysign_slct_and_saturating_cvt_give_the_same_bits_natively(monkeypatch):
+    """testp (every property, f32 and f64), copysign (NaN payloads), slct (NaN, -0 and subnormal
+    selectors), cvt.sat between floats and between integers of every signedness: NaN, infinities,
+    subnormals and out-of-range integers give the same bits both ways, none interpreted."""
+    m = cudalab.compile(FLOAT_FORMS)
+    rng = np.random.default_rng(8)
+    n = 128
+    x = np.concatenate([np.array(F32_EDGE_BITS, np.uint32),
+                        rng.integers(0, 2**32, n - len(F32_EDGE_BITS), dtype=np.uint32)]).view(np.float32)
+    xd = np.concatenate([np.array(F64_EDGE_BITS, np.uint64),
+                         rng.integers(0, 2**64, n - len(F64_EDGE_BITS), dtype=np.uint64)]).view(np.float64)
+    int_edges = [0, 1, -1, 127, 128, -128, -129, 255, 256, 65535, 65536, 2**31 - 1, -2**31]
+    si = np.concatenate([np.array(int_edges, np.int32), rng.integers(-2**31, 2**31, n - 13, dtype=np.int32)])
+    long_edges = [0, -1, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**32 - 1, 2**32, 2**63 - 1, -2**63]
+    sl = np.concatenate([np.array(long_edges, np.int64), rng.integers(-2**63, 2**63 - 1, n - 10, dtype=np.int64)])
+
+    def run():
+        outs = [np.zeros(n, np.uint32), np.zeros(n * 7, np.float32), np.zeros(n, np.float64),
+                np.zeros(n * 6, np.int32), np.zeros(n * 2, np.int64)]
+        m.float_forms[n // 64, 64](x, xd, si, sl, *outs, np.int32(n))
+        return b"".join(o.tobytes() for o in outs)
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    tests = np.frombuffer(got["interp"][1][:4 * n], np.uint32)
+    assert tests[0] & 0x3F == 0b010101 and tests[12] & 0x3F == 0b100101       # 0 is normal; 1e-45 is not
+    assert_native(m, "float_forms", ("testp", "copysign", "slct", "cvt"))

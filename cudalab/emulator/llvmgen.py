@@ -1074,6 +1074,205 @@ def _float_to_float(g, a, sk, dk, rnd):
     return b.select(nan, bits, r)
 
 
+# ------------------------------------------------------------------ bit instructions, slct, testp, copysign, cvt.sat
+
+def int_intrinsic(g, name, ty, *extra):
+    """The LLVM integer intrinsic ``name`` over one operand of ``ty`` (and constant ``extra`` i1 flags)."""
+    full = f"{name}.i{ty.width}"
+    m = g.fn.module
+    try:
+        return m.get_global(full)
+    except KeyError:
+        return ir.Function(m, ir.FunctionType(ty, [ty] + [I1] * len(extra)), full)
+
+
+def _bit_source(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    if k[0] != "i":
+        raise Skip(f"{inst.opcode} type")
+    return t, g.read(inst.operands[1], t)
+
+
+@gen("popc", "clz")
+def _popc_clz(g, inst):
+    """alu.popc/clz: a u32 count (clz of 0 is the width: LLVM's ctlz with zero defined)."""
+    _, a = _bit_source(g, inst)
+    b = g.b
+    if inst.opcode == "popc":
+        r = b.call(int_intrinsic(g, "llvm.ctpop", a.type), [a])
+    else:
+        r = b.call(int_intrinsic(g, "llvm.ctlz", a.type, False), [a, ir.Constant(I1, 0)])
+    r = b.trunc(r, I32) if a.type.width > 32 else b.zext(r, I32) if a.type.width < 32 else r
+    g.write(inst.operands[0], "u32", r)
+
+
+@gen("brev")
+def _brev(g, inst):
+    t, a = _bit_source(g, inst)
+    g.write(inst.operands[0], t, g.b.call(int_intrinsic(g, "llvm.bitreverse", a.type), [a]))
+
+
+@gen("bfe")
+def _bfe(g, inst):
+    """alu.bfe: len bits of a from pos (low bytes of b and c), cut at a's width; signed types fill
+    the rest with the field's last bit (a[min(pos+len-1, msb)]; 0 when len is 0). In 64 bits."""
+    t, a = _bit_source(g, inst)
+    b = g.b
+    n, signed = kind_of(t)[1], kind_of(t)[2]
+    c64 = lambda v: ir.Constant(I64, v)   # noqa: E731
+    u = b.zext(a, I64) if n < 64 else a
+    pos, ln = (b.and_(b.zext(g.read(o, "u32"), I64), c64(0xFF)) for o in inst.operands[2:4])
+    room = b.sub(c64(n), pos)                                        # signed: negative past the width
+    avail = b.select(b.icmp_signed("<", ln, room), ln, room)
+    avail = b.select(b.icmp_signed("<", avail, c64(0)), c64(0), avail)
+    inside = b.icmp_unsigned("<", pos, c64(n))
+    shifted = b.select(inside, b.lshr(u, b.select(inside, pos, c64(0))), c64(0))
+    whole = b.icmp_unsigned(">=", avail, c64(64))
+    mask = b.select(whole, c64(-1), b.sub(b.shl(c64(1), b.select(whole, c64(0), avail)), c64(1)))
+    field = b.and_(shifted, mask)
+    if signed:
+        last = b.sub(b.add(pos, ln), c64(1))
+        last = b.select(b.icmp_signed("<", last, c64(n - 1)), last, c64(n - 1))
+        last = b.select(b.icmp_signed("<", last, c64(0)), c64(0), last)
+        sbit = b.and_(b.lshr(u, last), c64(1))
+        fill = b.and_(b.icmp_unsigned("!=", ln, c64(0)), b.icmp_unsigned("!=", sbit, c64(0)))
+        field = b.select(fill, b.or_(field, b.not_(mask)), field)
+    g.write(inst.operands[0], t, b.trunc(field, INT[n]) if n < 64 else field)
+
+
+_PRMT_MODES = {                      # alu.prmt's tables: byte k of the result for c & 3 = 0..3
+    "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+    "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+    "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+    "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+    "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+    "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+}
+
+
+@gen("prmt")
+def _prmt(g, inst):
+    """alu.prmt: bytes of {b, a} picked by c's selector nibbles (bit 3 of a nibble: replicate the
+    byte's sign). A special mode picks a selector word by c & 3 from its table, then the same."""
+    if inst.type != "b32":
+        raise Skip("prmt type")
+    b = g.b
+    x, y, c = (g.read(o, "b32") for o in inst.operands[1:4])
+    src = b.or_(b.shl(b.zext(y, I64), ir.Constant(I64, 32)), b.zext(x, I64))
+    mode = next((m for m in inst.mods if m in _PRMT_MODES), None)
+    if mode:
+        words = [sum(s << (4 * k) for k, s in enumerate(row)) for row in _PRMT_MODES[mode]]
+        s2 = b.and_(c, ir.Constant(I32, 3))
+        sel_word = ir.Constant(I32, words[3])
+        for v in (2, 1, 0):
+            sel_word = b.select(b.icmp_unsigned("==", s2, ir.Constant(I32, v)), ir.Constant(I32, words[v]), sel_word)
+        c = sel_word
+    out = ir.Constant(I32, 0)
+    for k in range(4):
+        sel = b.and_(b.lshr(c, ir.Constant(I32, 4 * k)), ir.Constant(I32, 0xF))
+        at = b.zext(b.mul(b.and_(sel, ir.Constant(I32, 7)), ir.Constant(I32, 8)), I64)
+        byte = b.trunc(b.and_(b.lshr(src, at), ir.Constant(I64, 0xFF)), I32)
+        sign = b.select(b.icmp_unsigned("!=", b.and_(byte, ir.Constant(I32, 0x80)), ir.Constant(I32, 0)),
+                        ir.Constant(I32, 0xFF), ir.Constant(I32, 0))
+        byte = b.select(b.icmp_unsigned("!=", b.and_(sel, ir.Constant(I32, 8)), ir.Constant(I32, 0)), sign, byte)
+        out = b.or_(out, b.shl(byte, ir.Constant(I32, 8 * k)))
+    g.write(inst.operands[0], "b32", out)
+
+
+@gen("slct")
+def _slct(g, inst):
+    """slct: a where c >= 0 (a float c: NaN picks b, -0 picks a), else b. .ftz stays interpreted:
+    decode._slct does not flush c (PTX ISA says a subnormal c reads as a zero of its sign)."""
+    dt, ct = inst.types[0], inst.types[1]
+    if "ftz" in inst.mods:
+        raise Skip("slct.ftz")
+    x, y = (g.read(o, dt) for o in inst.operands[1:3])
+    c = g.read(inst.operands[3], ct)
+    b = g.b
+    if kind_of(ct)[0] == "f":
+        ge = b.fcmp_ordered(">=", c, ir.Constant(c.type, 0.0))
+    else:
+        ge = b.icmp_signed(">=", c, ir.Constant(c.type, 0))
+    g.write(inst.operands[0], dt, b.select(ge, x, y))
+
+
+_TESTP = ("finite", "infinite", "number", "notanumber", "normal", "subnormal")
+
+
+@gen("testp")
+def _testp(g, inst):
+    """alu.testp on the bits (|x| against infinity's and the smallest normal's): ``.normal`` is true
+    for +-0 too, as on the GPU."""
+    t = inst.type
+    if kind_of(t)[0] != "f":
+        raise Skip("testp type")
+    what = next(m for m in inst.mods if m in _TESTP)
+    b = g.b
+    n = kind_of(t)[1]
+    ity = INT[n]
+    mag = b.and_(b.bitcast(g.read(inst.operands[1], t), ity), ir.Constant(ity, (1 << (n - 1)) - 1))
+    inf = ir.Constant(ity, 0x7F800000 if n == 32 else 0x7FF0000000000000)
+    tiny = ir.Constant(ity, 0x00800000 if n == 32 else 0x0010000000000000)
+    zero = ir.Constant(ity, 0)
+    finite = b.icmp_unsigned("<", mag, inf)
+    r = {"finite": lambda: finite, "infinite": lambda: b.icmp_unsigned("==", mag, inf),
+         "number": lambda: b.icmp_unsigned("<=", mag, inf), "notanumber": lambda: b.icmp_unsigned(">", mag, inf),
+         "normal": lambda: b.and_(finite, b.or_(b.icmp_unsigned(">=", mag, tiny), b.icmp_unsigned("==", mag, zero))),
+         "subnormal": lambda: b.and_(b.icmp_unsigned("!=", mag, zero), b.icmp_unsigned("<", mag, tiny))}[what]()
+    g.write(inst.operands[0], "pred", r)
+
+
+@gen("copysign")
+def _copysign(g, inst):
+    """copysign d, a, b: b's bits with a's sign bit (NaN payloads kept, as numpy's copysign)."""
+    t = inst.type
+    if kind_of(t)[0] != "f":
+        raise Skip("copysign type")
+    n = kind_of(t)[1]
+    ity = INT[n]
+    b = g.b
+    x, y = (b.bitcast(g.read(o, t), ity) for o in inst.operands[1:3])
+    sign = ir.Constant(ity, 1 << (n - 1))
+    g.write(inst.operands[0], t, b.or_(b.and_(y, b.not_(sign)), b.and_(x, sign)))
+
+
+_CVT_PLAIN = _cvt
+
+
+@gen("cvt")
+def _cvt_sat(g, inst):
+    """cvt with .sat (and .ftz on f32): integers clamped to the destination's range (alu._int_convert),
+    floats to [0, 1] with NaN and -0 giving +0 (alu.saturate); other forms as ``_cvt``."""
+    dst_t, src_t = inst.types[0], inst.types[1]
+    extra = set(inst.mods) - {dst_t, src_t}
+    if not extra & {"sat", "ftz"}:
+        return _CVT_PLAIN(g, inst)
+    dk, sk = kind_of(dst_t), kind_of(src_t)
+    b = g.b
+    a = g.read(inst.operands[1], src_t)
+    if dk[0] == "i" and sk[0] == "i":
+        if extra != {"sat"}:
+            raise Skip("cvt.sat form")
+        w = (b.sext if sk[2] else b.zext)(a, I128)
+        info = np.iinfo(dtype(dst_t))
+        lo, hi = ir.Constant(I128, int(info.min)), ir.Constant(I128, int(info.max))
+        w = b.select(b.icmp_signed("<", w, lo), lo, w)
+        w = b.select(b.icmp_signed(">", w, hi), hi, w)
+        g.write(inst.operands[0], dst_t, b.trunc(w, INT[dk[1]]))
+        return
+    if not (dk == sk == ("f", 32)) or extra - {"sat", "ftz", "rn"}:
+        raise Skip("cvt.sat/.ftz form")
+    if "ftz" in extra:
+        a = flush(g, a)
+    r = b.bitcast(a, I32)
+    if "sat" in extra:
+        pos = b.fcmp_ordered(">", a, ir.Constant(F32, 0.0))
+        one = b.fcmp_ordered(">", a, ir.Constant(F32, 1.0))
+        r = b.select(pos, b.select(one, ir.Constant(I32, 0x3F800000), r), ir.Constant(I32, 0))
+    g.write(inst.operands[0], dst_t, canon_bits(g, r))
+
+
 # ------------------------------------------------------------------ memory instructions
 
 def _space(inst):
