@@ -650,3 +650,50 @@ def test_float_tests_copysign_slct_and_saturating_cvt_give_the_same_bits_nativel
     tests = np.frombuffer(got["interp"][1][:4 * n], np.uint32)
     assert tests[0] & 0x3F == 0b010101 and tests[12] & 0x3F == 0b100101       # 0 is normal; 1e-45 is not
     assert_native(m, "float_forms", ("testp", "copysign", "slct", "cvt"))
+
+
+MORE_FORMS = r"""
+__global__ void more_forms(const int* a, const float* x, unsigned* o, float* of, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int p = a[i], q = a[(i * 7 + 3) % n], s = a[(i * 5 + 1) % n];
+    long long P = ((long long)p << 32) | (unsigned)q;
+    unsigned r;
+    asm("bfind.u32 %0, %1;" : "=r"(r) : "r"(p)); o[i * 12] = r;
+    asm("bfind.s32 %0, %1;" : "=r"(r) : "r"(p)); o[i * 12 + 1] = r;
+    asm("bfind.shiftamt.u32 %0, %1;" : "=r"(r) : "r"(p)); o[i * 12 + 2] = r;
+    asm("bfind.s64 %0, %1;" : "=r"(r) : "l"(P)); o[i * 12 + 3] = r;
+    asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 4] = r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xE8;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 5] = r;
+    asm("max.s32.relu %0, %1, %2;" : "=r"(r) : "r"(p), "r"(q)); o[i * 12 + 6] = r;
+    asm("min.s32.relu %0, %1, %2;" : "=r"(r) : "r"(p), "r"(q)); o[i * 12 + 7] = r;
+    asm("max.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 8] = r;
+    asm("min.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 9] = r;
+    unsigned short h;
+    float f;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x[i])); o[i * 12 + 10] = h;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)p)); of[i] = f;
+}
+"""
+
+
+def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_natively(monkeypatch):
+    """bfind (signed, .shiftamt, 64-bit; 0 and -1 have no such bit), lop3, min/max .relu and with
+    three inputs, cvt between f32 and f16 (rounding, overflow to infinity, subnormal halves, NaN)."""
+    m = cudalab.compile(MORE_FORMS)
+    rng = np.random.default_rng(9)
+    n = 128
+    edges = [0, -1, 1, 2**31 - 1, -2**31, 0x7C00, 0xFC00, 0x7C01, 0x7E00, 0x0001, 0x83FF, 0x3C00]  # last: f16 bits
+    a = np.concatenate([np.array(edges, np.int32), rng.integers(-2**31, 2**31, n - len(edges), dtype=np.int32)])
+    x = np.concatenate([np.array(F32_EDGE_BITS, np.uint32).view(np.float32),
+                        np.array([65504, 65520, 65519.99, 6e-8, 2.98e-8, 1 + 2**-11, 1 + 3 * 2**-11], np.float32),
+                        rng.standard_normal(n - 23).astype(np.float32) * 1000])
+
+    def run():
+        o, of = np.zeros(n * 12, np.uint32), np.zeros(n, np.float32)
+        m.more_forms[n // 64, 64](a, x, o, of, np.int32(n))
+        return o.tobytes() + of.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][:n * 48], np.uint32).reshape(n, 12)
+    assert o[:3, 0].tolist() == [0xFFFFFFFF, 31, 0] and o[:3, 1].tolist() == [0xFFFFFFFF, 0xFFFFFFFF, 0]
+    assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt"))

@@ -1241,13 +1241,42 @@ _CVT_PLAIN = _cvt
 
 
 @gen("cvt")
+def _cvt_more(g, inst):
+    """cvt forms ``_cvt`` leaves out: to and from f16 (``_cvt_half``), .sat and .ftz (``_cvt_sat``)."""
+    dst_t, src_t = inst.types[0], inst.types[1]
+    if "f16" in (dst_t, src_t):
+        return _cvt_half(g, inst, dst_t, src_t)
+    if set(inst.mods) & {"sat", "ftz"}:
+        return _cvt_sat(g, inst)
+    return _CVT_PLAIN(g, inst)
+
+
+def _cvt_half(g, inst, dst_t, src_t):
+    """cvt.f32.f16 (exact) and cvt.rn.f16.f32 (LLVM's fptrunc rounds to nearest, as numpy's astype
+    in alu.cvt); a NaN result is the canonical one of its type (alu.gpu_nan: 0x7FFFFFFF, 0x7FFF).
+    f16 registers hold the bits (b16); immediates stay interpreted (their f16 spelling)."""
+    mods = set(inst.mods) - {dst_t, src_t}
+    src = inst.operands[1]
+    if src[0] != "reg":
+        raise Skip("cvt f16 operand")
+    b = g.b
+    half = ir.HalfType()
+    if (dst_t, src_t) == ("f32", "f16") and not mods:
+        r = b.fpext(b.bitcast(g.read(src, "b16"), half), F32)
+        g.write(inst.operands[0], "f32", canon_nan(g, r))
+    elif (dst_t, src_t) == ("f16", "f32") and mods == {"rn"}:
+        r = b.bitcast(b.fptrunc(g.read(src, "f32"), half), I16)
+        nan = b.icmp_unsigned(">", b.and_(r, ir.Constant(I16, 0x7FFF)), ir.Constant(I16, 0x7C00))
+        g.write(inst.operands[0], "b16", b.select(nan, ir.Constant(I16, 0x7FFF), r))
+    else:
+        raise Skip("cvt f16 form")
+
+
 def _cvt_sat(g, inst):
     """cvt with .sat (and .ftz on f32): integers clamped to the destination's range (alu._int_convert),
-    floats to [0, 1] with NaN and -0 giving +0 (alu.saturate); other forms as ``_cvt``."""
+    floats to [0, 1] with NaN and -0 giving +0 (alu.saturate)."""
     dst_t, src_t = inst.types[0], inst.types[1]
     extra = set(inst.mods) - {dst_t, src_t}
-    if not extra & {"sat", "ftz"}:
-        return _CVT_PLAIN(g, inst)
     dk, sk = kind_of(dst_t), kind_of(src_t)
     b = g.b
     a = g.read(inst.operands[1], src_t)
@@ -1271,6 +1300,68 @@ def _cvt_sat(g, inst):
         one = b.fcmp_ordered(">", a, ir.Constant(F32, 1.0))
         r = b.select(pos, b.select(one, ir.Constant(I32, 0x3F800000), r), ir.Constant(I32, 0))
     g.write(inst.operands[0], dst_t, canon_bits(g, r))
+
+
+
+@gen("bfind")
+def _bfind(g, inst):
+    """alu.bfind: the position of the highest bit that differs from the sign (signed types; the
+    highest set bit for unsigned), 0xFFFFFFFF when there is none; .shiftamt counts from the top."""
+    t, a = _bit_source(g, inst)
+    b = g.b
+    n, signed = kind_of(t)[1], kind_of(t)[2]
+    if signed:
+        a = b.select(b.icmp_signed("<", a, ir.Constant(a.type, 0)), b.not_(a), a)
+    lead = b.call(int_intrinsic(g, "llvm.ctlz", a.type, False), [a, ir.Constant(I1, 0)])
+    lead = b.trunc(lead, I32) if n > 32 else b.zext(lead, I32) if n < 32 else lead
+    pos = lead if "shiftamt" in inst.mods else b.sub(ir.Constant(I32, n - 1), lead)
+    none = b.icmp_unsigned("==", a, ir.Constant(a.type, 0))
+    g.write(inst.operands[0], "u32", b.select(none, ir.Constant(I32, 0xFFFFFFFF), pos))
+
+
+@gen("lop3")
+def _lop3(g, inst):
+    """alu.lop3: the OR of the minterms the immediate lookup table selects (bit k: a, b, c = the
+    bits of k, a highest)."""
+    t = inst.type
+    if kind_of(t)[0] != "i" or inst.operands[4][0] != "imm":
+        raise Skip("lop3 form")
+    b = g.b
+    x, y, z = (g.read(o, t) for o in inst.operands[1:4])
+    lut = int(inst.operands[4][1])
+    r = ir.Constant(x.type, 0)
+    for k in range(8):
+        if lut >> k & 1:
+            terms = [v if k & bit else b.not_(v) for v, bit in ((x, 4), (y, 2), (z, 1))]
+            r = b.or_(r, b.and_(b.and_(terms[0], terms[1]), terms[2]))
+    g.write(inst.operands[0], t, r)
+
+
+_MINMAX_PLAIN = _minmax
+
+
+@gen("min", "max")
+def _minmax_more(g, inst):
+    """Integer min/max forms ``_minmax`` leaves out (decode._minmax): .relu (then max with 0) and the
+    three-input form of sm_90."""
+    t = inst.type
+    k = kind_of(t)
+    relu = "relu" in inst.mods
+    if k[0] != "i" or not (relu or len(inst.operands) == 4):
+        return _MINMAX_PLAIN(g, inst)
+    if set(inst.mods) - {t, "relu"} or relu and len(inst.operands) != 3:
+        raise Skip("min/max form")
+    b = g.b
+    op = ">" if inst.opcode == "max" else "<"
+    cmp = b.icmp_signed if k[2] else b.icmp_unsigned
+    vals = [g.read(o, t) for o in inst.operands[1:]]
+    r = vals[0]
+    for v in vals[1:]:
+        r = b.select(cmp(op, r, v), r, v)
+    if relu:
+        zero = ir.Constant(r.type, 0)
+        r = b.select(b.icmp_signed(">", r, zero), r, zero) if k[2] else r
+    g.write(inst.operands[0], t, r)
 
 
 # ------------------------------------------------------------------ memory instructions
