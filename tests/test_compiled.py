@@ -697,3 +697,36 @@ def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_nativel
     o = np.frombuffer(got["interp"][1][:n * 48], np.uint32).reshape(n, 12)
     assert o[:3, 0].tolist() == [0xFFFFFFFF, 31, 0] and o[:3, 1].tolist() == [0xFFFFFFFF, 0xFFFFFFFF, 0]
     assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt"))
+
+
+APPROX_F64 = r"""
+__global__ void approx_f64(const double* x, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x[i])); o[i * 2] = r;
+    asm("rsqrt.approx.f64 %0, %1;" : "=d"(r) : "d"(x[i])); o[i * 2 + 1] = r;
+}
+"""
+
+
+def test_float64_reciprocal_approximations_give_the_same_bits_natively(monkeypatch):
+    """rcp.approx.f64 and rsqrt.approx.f64 over zeros, infinities, subnormals (no flush on float64),
+    negative inputs (NaN: the interpreter decides) and random doubles."""
+    m = cudalab.compile(APPROX_F64)
+    rng = np.random.default_rng(10)
+    n = 64
+    x = np.concatenate([np.array(F64_EDGE_BITS, np.uint64).view(np.float64),
+                        np.exp(rng.uniform(-700, 700, n - len(F64_EDGE_BITS)))])
+
+    no_nan = np.where(np.isnan(x) | (x < 0), 2.0, x)      # a NaN result sends the whole group back
+
+    def run():
+        o, p = np.zeros(n * 2), np.zeros(n * 2)
+        m.approx_f64[1, n](x, o)
+        m.approx_f64[1, n](no_nan, p)
+        return o.tobytes() + p.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][n * 16:], np.float64).reshape(n, 2)
+    assert o[2].tolist() == [1.0, 1.0] and o[7, 0] == np.inf           # 1/1; 1/(smallest subnormal) overflows
+    assert_native(m, "approx_f64", ("rcp", "rsqrt"))

@@ -4,7 +4,7 @@
 
 Over the PTX the project makes without a GPU -- the corpus (tests/kernels), the conformance cases
 (/work/shared/conformance or tests/conformance_public), bench/kernels.py, bench/numba_kernels.py
-(Python kernels, through numba-cuda) and examples/*.cu -- every instruction of every kernel is
+(Python kernels, through numba-cuda), a few Python kernels of the math module (below) and examples/*.cu -- every instruction of every kernel is
 offered to llvmgen, as compiled._compilable does, in a scratch module. An instruction the generator
 refuses stays in the interpreter and splits the groups and regions around it. Printed: refused
 forms (opcode with its modifiers and types) by static count, with the kernels they occur in and
@@ -101,6 +101,54 @@ class _Built:
         self.ptx_module = ptx_module
 
 
+MATH_KERNELS = r"""
+import math
+from numba import cuda
+
+
+@cuda.jit
+def float_math(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        out[i] = math.exp(v) + math.log(abs(v) + 1) + math.sin(v) * math.cos(v) + math.tanh(v) \
+            + math.sqrt(abs(v)) + v ** 1.5 + math.atan2(v, 2.0) + math.floor(v) + math.erf(v)
+
+
+@cuda.jit
+def double_math(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        out[i] = math.exp(v) + math.log1p(abs(v)) + math.pow(abs(v), 0.3) + math.hypot(v, 3.0) + math.fmod(v, 1.7)
+
+
+@cuda.jit
+def integer_math(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        v = a[i]
+        out[i] = v // 7 + v % 13 + (v * 2654435761) // (i + 1) + abs(v) + min(v, 3) + max(v, -3) + (v >> 3) ^ (v << 2)
+"""
+
+
+def python_math():
+    """Python kernels with the math module (float32, float64, int64): libdevice's code for them."""
+    import importlib.util
+    import tempfile
+    import cudalab.numba
+    cudalab.numba.install()
+    path = Path(tempfile.mkdtemp()) / "coverage_math_kernels.py"
+    path.write_text(MATH_KERNELS)
+    spec = importlib.util.spec_from_file_location("coverage_math_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name, args in (("float_math", (np.ones(4, np.float32), np.ones(4, np.float32))),
+                       ("double_math", (np.ones(4), np.ones(4))),
+                       ("integer_math", (np.ones(4, np.int64), np.ones(4, np.int64)))):
+        yield "python_math/" + name, lambda name=name, args=args: getattr(mod, name).specialize(*args).module
+
+
 def examples():
     """Whole programs (host code and kernels) through nvcc, as ``cudalab run`` builds them."""
     from cudalab.programs.build import build_program
@@ -109,7 +157,8 @@ def examples():
         yield "examples/" + p.stem, lambda p=p: _Built(parse(build_program(p.read_text(), p.name).ptx))
 
 
-SOURCES = {"corpus": corpus, "conformance": conformance, "bench": bench, "python": python, "examples": examples}
+SOURCES = {"corpus": corpus, "conformance": conformance, "bench": bench, "python": python, "python_math": python_math,
+           "examples": examples}
 
 
 def main(argv=None):

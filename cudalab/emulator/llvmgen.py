@@ -1364,6 +1364,26 @@ def _minmax_more(g, inst):
     g.write(inst.operands[0], t, r)
 
 
+
+_SQRT_PLAIN = _sqrt
+
+
+@gen("sqrt", "rsqrt", "rcp")
+def _approx_f64(g, inst):
+    """rcp.approx.f64 and rsqrt.approx.f64 (libdevice's float64 division and pow use them): the
+    interpreter's decode._unary_float computes 1/x and 1/sqrt(x) in float64, IEEE-rounded at each
+    step, and ignores .ftz on float64; a NaN result bails out (its payload rules). Other forms as ``_sqrt``."""
+    if inst.type != "f64" or inst.opcode == "sqrt" or "approx" not in inst.mods:
+        return _SQRT_PLAIN(g, inst)
+    if set(inst.mods) - {"f64", "approx", "ftz"}:
+        raise Skip("approx form")
+    b = g.b
+    x = g.read(inst.operands[1], "f64")
+    if inst.opcode == "rsqrt":
+        x = b.call(intrinsic(g, "llvm.sqrt", F64, 1), [x])
+    g.write(inst.operands[0], "f64", canon_nan(g, b.fdiv(ir.Constant(F64, 1.0), x)))
+
+
 # ------------------------------------------------------------------ memory instructions
 
 def _space(inst):
