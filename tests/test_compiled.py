@@ -672,13 +672,17 @@ __global__ void more_forms(const int* a, const float* x, unsigned* o, float* of,
     float f;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x[i])); o[i * 12 + 10] = h;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)p)); of[i] = f;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[i])); o[i * 12 + 11] = r;
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 7 + 3) % n])); p = r;
+    asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 5 + 1) % n])); o[i * 12 + 10] ^= r + p;
 }
 """
 
 
 def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_natively(monkeypatch):
     """bfind (signed, .shiftamt, 64-bit; 0 and -1 have no such bit), lop3, min/max .relu and with
-    three inputs, cvt between f32 and f16 (rounding, overflow to infinity, subnormal halves, NaN)."""
+    three inputs, cvt between f32 and f16 (rounding, overflow to infinity, subnormal halves, NaN)
+    and to tf32 in its three roundings."""
     m = cudalab.compile(MORE_FORMS)
     rng = np.random.default_rng(9)
     n = 128
@@ -686,7 +690,8 @@ def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_nativel
     a = np.concatenate([np.array(edges, np.int32), rng.integers(-2**31, 2**31, n - len(edges), dtype=np.int32)])
     x = np.concatenate([np.array(F32_EDGE_BITS, np.uint32).view(np.float32),
                         np.array([65504, 65520, 65519.99, 6e-8, 2.98e-8, 1 + 2**-11, 1 + 3 * 2**-11], np.float32),
-                        rng.standard_normal(n - 23).astype(np.float32) * 1000])
+                        np.array([0x3F801000, 0x3F803000, 0x7F7FF000, 0xBF801000], np.uint32).view(np.float32),
+                        rng.standard_normal(n - 27).astype(np.float32) * 1000])
 
     def run():
         o, of = np.zeros(n * 12, np.uint32), np.zeros(n, np.float32)

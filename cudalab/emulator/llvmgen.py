@@ -1246,6 +1246,8 @@ def _cvt_more(g, inst):
     dst_t, src_t = inst.types[0], inst.types[1]
     if "f16" in (dst_t, src_t):
         return _cvt_half(g, inst, dst_t, src_t)
+    if dst_t == "tf32":
+        return _cvt_tf32(g, inst)
     if set(inst.mods) & {"sat", "ftz"}:
         return _cvt_sat(g, inst)
     return _CVT_PLAIN(g, inst)
@@ -1270,6 +1272,27 @@ def _cvt_half(g, inst, dst_t, src_t):
         g.write(inst.operands[0], "b16", b.select(nan, ir.Constant(I16, 0x7FFF), r))
     else:
         raise Skip("cvt f16 form")
+
+
+def _cvt_tf32(g, inst):
+    """mma.to_tf32: float32 bits with the low 13 cut, rounded up by .rna (ties away), .rn (ties to
+    even) or not at all (.rz); infinities and NaNs are only cut (an H100's bits)."""
+    mode = next((m for m in inst.mods if m in ("rna", "rn", "rz")), "rna")
+    if set(inst.mods) - {"tf32", "f32", mode}:
+        raise Skip("cvt.tf32 form")
+    b = g.b
+    c = lambda v: ir.Constant(I32, v)   # noqa: E731
+    u = g.read(inst.operands[1], "b32")
+    low, keep = b.and_(u, c(0x1FFF)), b.and_(u, c(0xFFFFE000))
+    if mode == "rna":
+        up = b.icmp_unsigned(">=", low, c(0x1000))
+    elif mode == "rn":
+        odd = b.icmp_unsigned("!=", b.and_(u, c(0x2000)), c(0))
+        up = b.or_(b.icmp_unsigned(">", low, c(0x1000)), b.and_(b.icmp_unsigned("==", low, c(0x1000)), odd))
+    else:
+        up = ir.Constant(I1, 0)
+    special = b.icmp_unsigned("==", b.and_(u, c(0x7F800000)), c(0x7F800000))
+    g.write(inst.operands[0], "b32", b.select(b.and_(up, b.not_(special)), b.add(keep, c(0x2000)), keep))
 
 
 def _cvt_sat(g, inst):
