@@ -673,6 +673,11 @@ __global__ void more_forms(const int* a, const float* x, unsigned* o, float* of,
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x[i])); o[i * 12 + 10] = h;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)p)); of[i] = f;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[i])); o[i * 12 + 11] = r;
+    unsigned short g = (unsigned short)q;
+    asm("{ .reg .pred a, b; setp.ltu.f16 a|b, %1, %2; selp.u32 %0, 1, 2, a; @b add.u32 %0, %0, 4; }"
+        : "=r"(r) : "h"((unsigned short)p), "h"(g)); o[i * 12 + 9] ^= r;
+    asm("{ .reg .pred a; setp.eq.f16 a, %1, %2; selp.u32 %0, 8, 16, a; }" : "=r"(r) : "h"((unsigned short)p), "h"(h));
+    o[i * 12 + 9] ^= r;
     asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 7 + 3) % n])); p = r;
     asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 5 + 1) % n])); o[i * 12 + 10] ^= r + p;
 }
@@ -682,7 +687,7 @@ __global__ void more_forms(const int* a, const float* x, unsigned* o, float* of,
 def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_natively(monkeypatch):
     """bfind (signed, .shiftamt, 64-bit; 0 and -1 have no such bit), lop3, min/max .relu and with
     three inputs, cvt between f32 and f16 (rounding, overflow to infinity, subnormal halves, NaN)
-    and to tf32 in its three roundings."""
+    and to tf32 in its three roundings; setp on f16 (NaN, -0, subnormal halves)."""
     m = cudalab.compile(MORE_FORMS)
     rng = np.random.default_rng(9)
     n = 128
@@ -701,7 +706,7 @@ def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_nativel
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     o = np.frombuffer(got["interp"][1][:n * 48], np.uint32).reshape(n, 12)
     assert o[:3, 0].tolist() == [0xFFFFFFFF, 31, 0] and o[:3, 1].tolist() == [0xFFFFFFFF, 0xFFFFFFFF, 0]
-    assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt"))
+    assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt", "setp"))
 
 
 APPROX_F64 = r"""

@@ -1407,6 +1407,42 @@ def _approx_f64(g, inst):
     g.write(inst.operands[0], "f64", canon_nan(g, b.fdiv(ir.Constant(F64, 1.0), x)))
 
 
+
+_SETP_PLAIN = _setp
+
+
+def _half_operand(g, op):
+    """An f16 register operand as an f32 value (exact); f16 immediates stay interpreted."""
+    if op[0] != "reg":
+        raise Skip("f16 operand")
+    return g.b.fpext(g.b.bitcast(g.read(op, "b16"), ir.HalfType()), F32)
+
+
+@gen("setp")
+def _setp_half(g, inst):
+    """setp on f16 operands: compared as float32 (widening is exact), as decode._comparison compares
+    the float16 values; .ftz stays interpreted. Other types as ``_setp``."""
+    if inst.type != "f16":
+        return _SETP_PLAIN(g, inst)
+    if "ftz" in inst.mods:
+        raise Skip("setp.ftz")
+    b = g.b
+    boolop = next((m for m in inst.mods if m in _BOOL), None)
+    x, y = (_half_operand(g, o) for o in inst.operands[1:3])
+    p = _compare(g, inst, "f32", x, y)
+    q = b.not_(p)
+    if boolop:
+        c = g.read(inst.operands[3], "pred")
+        f = getattr(b, _BOOL[boolop])
+        p, q = f(p, c), f(q, c)
+    dst = inst.operands[0]
+    if dst[0] == "pair":
+        g.write(dst[1], "pred", p)
+        g.write(dst[2], "pred", q)
+    else:
+        g.write(dst, "pred", p)
+
+
 # ------------------------------------------------------------------ memory instructions
 
 def _space(inst):
