@@ -1258,9 +1258,10 @@ def _cvt_half(g, inst, dst_t, src_t):
     in alu.cvt); a NaN result is the canonical one of its type (alu.gpu_nan: 0x7FFFFFFF, 0x7FFF).
     f16 registers hold the bits (b16); immediates stay interpreted (their f16 spelling)."""
     mods = set(inst.mods) - {dst_t, src_t}
-    src = inst.operands[1]
-    if src[0] != "reg":
+    half_op = inst.operands[1] if src_t == "f16" else inst.operands[0]
+    if not _half_register(g, half_op):
         raise Skip("cvt f16 operand")
+    src = inst.operands[1]
     b = g.b
     half = ir.HalfType()
     if (dst_t, src_t) == ("f32", "f16") and not mods:
@@ -1411,9 +1412,14 @@ def _approx_f64(g, inst):
 _SETP_PLAIN = _setp
 
 
+def _half_register(g, op):
+    """Is ``op`` a register of 16-bit storage (where an f16 value is its bits)?"""
+    return op[0] == "reg" and not op[2] and op[1] in g.func.regs and storage(g.func.regs[op[1]]).itemsize == 2
+
+
 def _half_operand(g, op):
     """An f16 register operand as an f32 value (exact); f16 immediates stay interpreted."""
-    if op[0] != "reg":
+    if not _half_register(g, op):
         raise Skip("f16 operand")
     return g.b.fpext(g.b.bitcast(g.read(op, "b16"), ir.HalfType()), F32)
 
