@@ -106,6 +106,63 @@ def test_ptx_forms_nvcc_rarely_emits_give_the_same_bytes(monkeypatch):
     assert got["compiled"] == got["interp"] == (None, np.array([623], np.uint32).tobytes())
 
 
+BFI_FORMS = r"""
+__global__ void bfi_forms(unsigned* o32, unsigned long long* o64, const unsigned* a, const unsigned* b,
+                          const unsigned long long* a64, const unsigned long long* b64, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned pos = i % 70 + ((i % 3) << 8), len = (i / 70) % 70 + ((i % 5) << 8);   // only the low byte counts
+    unsigned r;
+    asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(a[i]), "r"(b[i]), "r"(pos), "r"(len));
+    o32[i] = r;
+    unsigned long long r64;
+    asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r64) : "l"(a64[i]), "l"(b64[i]), "r"(pos), "r"(len));
+    o64[i] = r64;
+}
+"""
+
+
+def _bfi(a, b, pos, length, width):
+    """PTX ISA bfi: f = b; f[pos + i] = a[i] for i < len while pos + i < width."""
+    pos, length = pos & 0xFF, length & 0xFF
+    if pos >= width:
+        return b
+    field = ((1 << min(length, width - pos)) - 1) << pos
+    return (b & ~field | (a << pos) & field) & ((1 << width) - 1)
+
+
+def test_bfi_every_position_and_length_gives_the_isa_bits_in_both_tiers(monkeypatch):
+    """bfi.b32 and bfi.b64 (numba joins the halves of a shuffled 64-bit value with bfi.b64), with
+    positions and lengths past the width, compiled (not left to the interpreter)."""
+    m = cudalab.compile(BFI_FORMS)
+    n = 70 * 70
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(0, 2**32, n, dtype=np.uint32) for _ in range(2))
+    a64, b64 = (rng.integers(0, 2**64, n, dtype=np.uint64) for _ in range(2))
+
+    def run():
+        o32, o64 = np.zeros(n, np.uint32), np.zeros(n, np.uint64)
+        m.bfi_forms[(n + 127) // 128, 128](o32, o64, a, b, a64, b64, np.int32(n))
+        return o32.tobytes() + o64.tobytes()
+    got = both_tiers(run, monkeypatch)
+    i = np.arange(n)
+    pos, length = i % 70 + ((i % 3) << 8), (i // 70) % 70 + ((i % 5) << 8)
+    want32 = np.array([_bfi(int(x), int(y), int(p), int(q), 32) for x, y, p, q in zip(a, b, pos, length)], np.uint32)
+    want64 = np.array([_bfi(int(x), int(y), int(p), int(q), 64) for x, y, p, q in zip(a64, b64, pos, length)],
+                      np.uint64)
+    assert got["compiled"] == got["interp"] == (None, want32.tobytes() + want64.tobytes())
+    from cudalab.emulator.engine import K_FUSED
+    from cudalab.runtime import device
+    prog = m.program(device.current())
+    fused = compiled._tier(prog.function(m.bfi_forms.mangled)).fused
+    inside = set()
+    for pc, (kind, _, _, end) in enumerate(fused.code):
+        if kind == K_FUSED:
+            inside.update(range(pc, end))
+    bfis = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode == "bfi"]
+    assert len(bfis) == 2 and set(bfis) <= inside
+
+
 def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):
     from cudalab.frontend.nvrtc import compile_to_ptx
     from fuzz.generator import batch_source, generate
@@ -450,3 +507,236 @@ def test_check_mode_runs_each_region_both_ways(monkeypatch):
         cudalab.compile(COLLATZ).collatz[2, 256](start, steps, np.int32(300))
         got[tier] = steps
     assert checked and np.array_equal(got["check"], got["interp"])
+
+
+# ---------------------------------------------------------------- more instruction forms, compiled
+
+def native_pcs(module, kernel):
+    """pcs of ``kernel`` that the compiled tier runs as native code (inside a group or a region)."""
+    from cudalab.emulator.engine import K_FUSED, K_REGION
+    from cudalab.runtime import device
+    fused = compiled._tier(module.program(device.current()).function(module.get_kernel(kernel).mangled)).fused
+    assert fused, "the kernel was not compiled"
+    inside = set()
+    for pc, (kind, _, _, end) in enumerate(fused.code):
+        if kind in (K_FUSED, K_REGION):
+            inside.update(range(pc, end))
+    return fused.func.insts, inside
+
+
+def assert_native(module, kernel, opcodes):
+    """Every instruction of ``opcodes`` in ``kernel`` runs natively (none is left to the interpreter)."""
+    insts, inside = native_pcs(module, kernel)
+    pcs = [pc for pc, inst in enumerate(insts) if inst.opcode in opcodes]
+    assert {insts[pc].opcode for pc in pcs} == set(opcodes)
+    left = [".".join((insts[pc].opcode,) + insts[pc].mods) for pc in pcs if pc not in inside]
+    assert not left, f"interpreted: {left}"
+
+
+BIT_FORMS = r"""
+#define OP1(k, form, x) asm(form " %0, %1;" : "=r"(r) : "r"(x)); o[i * 16 + k] = r;
+__global__ void bit_forms(const unsigned* a, const unsigned long long* a64, const unsigned* c,
+                          unsigned* o, unsigned long long* o64, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned x = a[i], y = a[(i * 7 + 3) % n], p = c[i], q = p >> 8, r;
+    unsigned long long X = a64[i], R;
+    OP1(0, "popc.b32", x) OP1(1, "clz.b32", x) OP1(2, "brev.b32", x)
+    asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(q)); o[i * 16 + 3] = r;
+    asm("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(p), "r"(q)); o[i * 16 + 4] = r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 5] = r;
+    asm("prmt.b32.f4e %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 6] = r;
+    asm("prmt.b32.b4e %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 7] = r;
+    asm("prmt.b32.rc8 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 8] = r;
+    asm("prmt.b32.ecl %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 9] = r;
+    asm("prmt.b32.ecr %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 10] = r;
+    asm("prmt.b32.rc16 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(p)); o[i * 16 + 11] = r;
+    asm("popc.b64 %0, %1;" : "=r"(r) : "l"(X)); o[i * 16 + 12] = r;
+    asm("clz.b64 %0, %1;" : "=r"(r) : "l"(X)); o[i * 16 + 13] = r;
+    asm("brev.b64 %0, %1;" : "=l"(R) : "l"(X)); o64[i * 3] = R;
+    asm("bfe.u64 %0, %1, %2, %3;" : "=l"(R) : "l"(X), "r"(p), "r"(q)); o64[i * 3 + 1] = R;
+    asm("bfe.s64 %0, %1, %2, %3;" : "=l"(R) : "l"(X), "r"(p), "r"(q)); o64[i * 3 + 2] = R;
+}
+"""
+
+
+def test_bit_instructions_give_the_same_bits_in_both_tiers_natively(monkeypatch):
+    """popc, clz, brev, bfe (positions and lengths past the width, signed fill) and prmt (every
+    mode, sign-replicating selectors) on edge values: the same bits both ways, none interpreted."""
+    m = cudalab.compile(BIT_FORMS)
+    rng = np.random.default_rng(7)
+    n = 256
+    edges = np.array([0, 1, 0x80000000, 0xFFFFFFFF, 0x7FFFFFFF, 0x00010000, 0x80808080, 0x0000FFFF], np.uint32)
+    a = np.concatenate([edges, rng.integers(0, 2**32, n - len(edges), dtype=np.uint32)])
+    a64 = (a.astype(np.uint64) << np.uint64(32)) | rng.integers(0, 2**32, n, dtype=np.uint64)
+    a64[:4] = [0, 1, 1 << 63, 2**64 - 1]
+    i = np.arange(n, dtype=np.uint32)
+    c = (i % 70) | ((i * 13 % 70) << 8) | (rng.integers(0, 2**16, n, dtype=np.uint32) << 16)   # pos | len << 8
+
+    def run():
+        o, o64 = np.zeros(n * 16, np.uint32), np.zeros(n * 3, np.uint64)
+        m.bit_forms[n // 64, 64](a, a64, c, o, o64, np.int32(n))
+        return o.tobytes() + o64.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][:n * 64], np.uint32).reshape(n, 16)
+    assert o[:4, 0].tolist() == [0, 1, 1, 32] and o[:4, 1].tolist() == [32, 31, 0, 0]
+    assert_native(m, "bit_forms", ("popc", "clz", "brev", "bfe", "prmt"))
+
+
+FLOAT_FORMS = r"""
+#define TESTP(k, t, c, x) asm("{ .reg .pred p; testp." t " p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(r) : c(x)); \
+    bits |= r << k;
+__global__ void float_forms(const float* x, const double* xd, const int* si, const long long* sl,
+                            unsigned* tests, float* of, double* od, int* oi, long long* ol, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = x[i], b = x[(i * 7 + 3) % n], f;
+    double A = xd[i], B = xd[(i * 7 + 3) % n], D;
+    int k = si[i], s;
+    long long K = sl[i], L;
+    unsigned r, bits = 0;
+    TESTP(0, "finite.f32", "f", a) TESTP(1, "infinite.f32", "f", a) TESTP(2, "number.f32", "f", a)
+    TESTP(3, "notanumber.f32", "f", a) TESTP(4, "normal.f32", "f", a) TESTP(5, "subnormal.f32", "f", a)
+    TESTP(6, "finite.f64", "d", A) TESTP(7, "infinite.f64", "d", A) TESTP(8, "number.f64", "d", A)
+    TESTP(9, "notanumber.f64", "d", A) TESTP(10, "normal.f64", "d", A) TESTP(11, "subnormal.f64", "d", A)
+    tests[i] = bits;
+    asm("copysign.f32 %0, %1, %2;" : "=f"(f) : "f"(a), "f"(b)); of[i * 7] = f;
+    asm("slct.f32.f32 %0, %1, %2, %3;" : "=f"(f) : "f"(a), "f"(b), "f"(b)); of[i * 7 + 1] = f;
+    asm("slct.f32.f32 %0, %1, %2, %3;" : "=f"(f) : "f"(b), "f"(a), "f"(a)); of[i * 7 + 2] = f;
+    asm("slct.f32.s32 %0, %1, %2, %3;" : "=f"(f) : "f"(a), "f"(b), "r"(k)); of[i * 7 + 3] = f;
+    asm("cvt.sat.f32.f32 %0, %1;" : "=f"(f) : "f"(a)); of[i * 7 + 4] = f;
+    asm("cvt.ftz.sat.f32.f32 %0, %1;" : "=f"(f) : "f"(a)); of[i * 7 + 5] = f;
+    asm("cvt.ftz.f32.f32 %0, %1;" : "=f"(f) : "f"(a)); of[i * 7 + 6] = f;
+    asm("copysign.f64 %0, %1, %2;" : "=d"(D) : "d"(A), "d"(B)); od[i] = D;
+    asm("cvt.sat.s8.s32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6] = s;
+    asm("cvt.sat.u8.s32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6 + 1] = s;
+    asm("cvt.sat.u16.u32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6 + 2] = s;
+    asm("cvt.sat.s32.u32 %0, %1;" : "=r"(s) : "r"(k)); oi[i * 6 + 3] = s;
+    asm("cvt.sat.s32.s64 %0, %1;" : "=r"(s) : "l"(K)); oi[i * 6 + 4] = s;
+    asm("cvt.sat.u32.u64 %0, %1;" : "=r"(s) : "l"(K)); oi[i * 6 + 5] = s;
+    asm("cvt.sat.u64.s64 %0, %1;" : "=l"(L) : "l"(K)); ol[i * 2] = L;
+    asm("cvt.sat.s64.u64 %0, %1;" : "=l"(L) : "l"(K)); ol[i * 2 + 1] = L;
+}
+"""
+
+F32_EDGE_BITS = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x3F000000, 0x3F7FFFFF, 0x3F800001, 0x7F800000,
+                 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF]
+F64_EDGE_BITS = [0, 1 << 63, 0x3FF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+                 0x7FF0000000000001, 1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF]
+
+
+def test_float_tests_copysign_slct_and_saturating_cvt_give_the_same_bits_natively(monkeypatch):
+    """testp (every property, f32 and f64), copysign (NaN payloads), slct (NaN, -0 and subnormal
+    selectors), cvt.sat between floats and between integers of every signedness: NaN, infinities,
+    subnormals and out-of-range integers give the same bits both ways, none interpreted."""
+    m = cudalab.compile(FLOAT_FORMS)
+    rng = np.random.default_rng(8)
+    n = 128
+    x = np.concatenate([np.array(F32_EDGE_BITS, np.uint32),
+                        rng.integers(0, 2**32, n - len(F32_EDGE_BITS), dtype=np.uint32)]).view(np.float32)
+    xd = np.concatenate([np.array(F64_EDGE_BITS, np.uint64),
+                         rng.integers(0, 2**64, n - len(F64_EDGE_BITS), dtype=np.uint64)]).view(np.float64)
+    int_edges = [0, 1, -1, 127, 128, -128, -129, 255, 256, 65535, 65536, 2**31 - 1, -2**31]
+    si = np.concatenate([np.array(int_edges, np.int32), rng.integers(-2**31, 2**31, n - 13, dtype=np.int32)])
+    long_edges = [0, -1, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**32 - 1, 2**32, 2**63 - 1, -2**63]
+    sl = np.concatenate([np.array(long_edges, np.int64), rng.integers(-2**63, 2**63 - 1, n - 10, dtype=np.int64)])
+
+    def run():
+        outs = [np.zeros(n, np.uint32), np.zeros(n * 7, np.float32), np.zeros(n, np.float64),
+                np.zeros(n * 6, np.int32), np.zeros(n * 2, np.int64)]
+        m.float_forms[n // 64, 64](x, xd, si, sl, *outs, np.int32(n))
+        return b"".join(o.tobytes() for o in outs)
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    tests = np.frombuffer(got["interp"][1][:4 * n], np.uint32)
+    assert tests[0] & 0x3F == 0b010101 and tests[12] & 0x3F == 0b100101       # 0 is normal; 1e-45 is not
+    assert_native(m, "float_forms", ("testp", "copysign", "slct", "cvt"))
+
+
+MORE_FORMS = r"""
+__global__ void more_forms(const int* a, const float* x, unsigned* o, float* of, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int p = a[i], q = a[(i * 7 + 3) % n], s = a[(i * 5 + 1) % n];
+    long long P = ((long long)p << 32) | (unsigned)q;
+    unsigned r;
+    asm("bfind.u32 %0, %1;" : "=r"(r) : "r"(p)); o[i * 12] = r;
+    asm("bfind.s32 %0, %1;" : "=r"(r) : "r"(p)); o[i * 12 + 1] = r;
+    asm("bfind.shiftamt.u32 %0, %1;" : "=r"(r) : "r"(p)); o[i * 12 + 2] = r;
+    asm("bfind.s64 %0, %1;" : "=r"(r) : "l"(P)); o[i * 12 + 3] = r;
+    asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 4] = r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xE8;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 5] = r;
+    asm("max.s32.relu %0, %1, %2;" : "=r"(r) : "r"(p), "r"(q)); o[i * 12 + 6] = r;
+    asm("min.s32.relu %0, %1, %2;" : "=r"(r) : "r"(p), "r"(q)); o[i * 12 + 7] = r;
+    asm("max.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 8] = r;
+    asm("min.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(p), "r"(q), "r"(s)); o[i * 12 + 9] = r;
+    unsigned short h;
+    float f;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x[i])); o[i * 12 + 10] = h;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)p)); of[i] = f;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[i])); o[i * 12 + 11] = r;
+    unsigned short g = (unsigned short)q;
+    asm("{ .reg .pred a, b; setp.ltu.f16 a|b, %1, %2; selp.u32 %0, 1, 2, a; @b add.u32 %0, %0, 4; }"
+        : "=r"(r) : "h"((unsigned short)p), "h"(g)); o[i * 12 + 9] ^= r;
+    asm("{ .reg .pred a; setp.eq.f16 a, %1, %2; selp.u32 %0, 8, 16, a; }" : "=r"(r) : "h"((unsigned short)p), "h"(h));
+    o[i * 12 + 9] ^= r;
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 7 + 3) % n])); p = r;
+    asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 5 + 1) % n])); o[i * 12 + 10] ^= r + p;
+}
+"""
+
+
+def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_natively(monkeypatch):
+    """bfind (signed, .shiftamt, 64-bit; 0 and -1 have no such bit), lop3, min/max .relu and with
+    three inputs, cvt between f32 and f16 (rounding, overflow to infinity, subnormal halves, NaN)
+    and to tf32 in its three roundings; setp on f16 (NaN, -0, subnormal halves)."""
+    m = cudalab.compile(MORE_FORMS)
+    rng = np.random.default_rng(9)
+    n = 128
+    edges = [0, -1, 1, 2**31 - 1, -2**31, 0x7C00, 0xFC00, 0x7C01, 0x7E00, 0x0001, 0x83FF, 0x3C00]  # last: f16 bits
+    a = np.concatenate([np.array(edges, np.int32), rng.integers(-2**31, 2**31, n - len(edges), dtype=np.int32)])
+    x = np.concatenate([np.array(F32_EDGE_BITS, np.uint32).view(np.float32),
+                        np.array([65504, 65520, 65519.99, 6e-8, 2.98e-8, 1 + 2**-11, 1 + 3 * 2**-11], np.float32),
+                        np.array([0x3F801000, 0x3F803000, 0x7F7FF000, 0xBF801000], np.uint32).view(np.float32),
+                        rng.standard_normal(n - 27).astype(np.float32) * 1000])
+
+    def run():
+        o, of = np.zeros(n * 12, np.uint32), np.zeros(n, np.float32)
+        m.more_forms[n // 64, 64](a, x, o, of, np.int32(n))
+        return o.tobytes() + of.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][:n * 48], np.uint32).reshape(n, 12)
+    assert o[:3, 0].tolist() == [0xFFFFFFFF, 31, 0] and o[:3, 1].tolist() == [0xFFFFFFFF, 0xFFFFFFFF, 0]
+    assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt", "setp"))
+
+
+APPROX_F64 = r"""
+__global__ void approx_f64(const double* x, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x[i])); o[i * 2] = r;
+    asm("rsqrt.approx.f64 %0, %1;" : "=d"(r) : "d"(x[i])); o[i * 2 + 1] = r;
+}
+"""
+
+
+def test_float64_reciprocal_approximations_give_the_same_bits_natively(monkeypatch):
+    """rcp.approx.f64 and rsqrt.approx.f64 over zeros, infinities, subnormals (no flush on float64),
+    negative inputs (NaN: the interpreter decides) and random doubles."""
+    m = cudalab.compile(APPROX_F64)
+    rng = np.random.default_rng(10)
+    n = 64
+    x = np.concatenate([np.array(F64_EDGE_BITS, np.uint64).view(np.float64),
+                        np.exp(rng.uniform(-700, 700, n - len(F64_EDGE_BITS)))])
+
+    no_nan = np.where(np.isnan(x) | (x < 0), 2.0, x)      # a NaN result sends the whole group back
+
+    def run():
+        o, p = np.zeros(n * 2), np.zeros(n * 2)
+        m.approx_f64[1, n](x, o)
+        m.approx_f64[1, n](no_nan, p)
+        return o.tobytes() + p.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][n * 16:], np.float64).reshape(n, 2)
+    assert o[2].tolist() == [1.0, 1.0] and o[7, 0] == np.inf           # 1/1; 1/(smallest subnormal) overflows
+    assert_native(m, "approx_f64", ("rcp", "rsqrt"))

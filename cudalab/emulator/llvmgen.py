@@ -839,6 +839,36 @@ def _shift(g, inst):
     g.write(inst.operands[0], t, r)
 
 
+@gen("bfi")
+def _bfi(g, inst):
+    """alu.bfi: the low len bits of a into b at pos (pos and len: the low byte of c and d; the field
+    is cut at b's width; pos past the width leaves b). numba moves a 64-bit value through a 32-bit
+    shuffle as two halves joined by bfi.b64. Computed in 64 bits, shift amounts kept below 64."""
+    t = inst.type
+    k = kind_of(t)
+    if k[0] != "i":
+        raise Skip("bfi type")
+    b = g.b
+    n = k[1]
+    a, bb = (g.read(o, t) for o in inst.operands[1:3])
+    c, d = (g.read(o, "u32") for o in inst.operands[3:5])
+    ua, ub = (b.zext(v, I64) if n < 64 else v for v in (a, bb))
+    low = ir.Constant(I64, 0xFF)
+    pos, ln = (b.and_(b.zext(v, I64), low) for v in (c, d))
+    width = ir.Constant(I64, n)
+    outside = b.icmp_unsigned(">=", pos, width)
+    room = b.select(outside, ir.Constant(I64, 0), b.sub(width, pos))
+    ln_eff = b.select(b.icmp_unsigned("<", ln, room), ln, room)
+    whole = b.icmp_unsigned(">=", ln_eff, ir.Constant(I64, 64))
+    ones = ir.Constant(I64, 0xFFFF_FFFF_FFFF_FFFF)
+    mask = b.select(whole, ones, b.sub(b.shl(ir.Constant(I64, 1), b.select(whole, ir.Constant(I64, 0), ln_eff)),
+                                       ir.Constant(I64, 1)))
+    sh = b.select(b.icmp_unsigned("<", pos, ir.Constant(I64, 63)), pos, ir.Constant(I64, 63))
+    r = b.or_(b.and_(ub, b.xor(b.shl(mask, sh), ones)), b.shl(b.and_(ua, mask), sh))
+    r = b.select(outside, ub, r)
+    g.write(inst.operands[0], t, b.trunc(r, INT[n]) if n < 64 else r)
+
+
 @gen("neg", "abs")
 def _negabs(g, inst):
     t = inst.type
@@ -1042,6 +1072,381 @@ def _float_to_float(g, a, sk, dk, rnd):
                  b.trunc(b.lshr(mant, ir.Constant(I64, 29)), I32))
     nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(I64, (1 << 63) - 1)), ir.Constant(I64, 0x7FF0000000000000))
     return b.select(nan, bits, r)
+
+
+# ------------------------------------------------------------------ bit instructions, slct, testp, copysign, cvt.sat
+
+def int_intrinsic(g, name, ty, *extra):
+    """The LLVM integer intrinsic ``name`` over one operand of ``ty`` (and constant ``extra`` i1 flags)."""
+    full = f"{name}.i{ty.width}"
+    m = g.fn.module
+    try:
+        return m.get_global(full)
+    except KeyError:
+        return ir.Function(m, ir.FunctionType(ty, [ty] + [I1] * len(extra)), full)
+
+
+def _bit_source(g, inst):
+    t = inst.type
+    k = kind_of(t)
+    if k[0] != "i":
+        raise Skip(f"{inst.opcode} type")
+    return t, g.read(inst.operands[1], t)
+
+
+@gen("popc", "clz")
+def _popc_clz(g, inst):
+    """alu.popc/clz: a u32 count (clz of 0 is the width: LLVM's ctlz with zero defined)."""
+    _, a = _bit_source(g, inst)
+    b = g.b
+    if inst.opcode == "popc":
+        r = b.call(int_intrinsic(g, "llvm.ctpop", a.type), [a])
+    else:
+        r = b.call(int_intrinsic(g, "llvm.ctlz", a.type, False), [a, ir.Constant(I1, 0)])
+    r = b.trunc(r, I32) if a.type.width > 32 else b.zext(r, I32) if a.type.width < 32 else r
+    g.write(inst.operands[0], "u32", r)
+
+
+@gen("brev")
+def _brev(g, inst):
+    t, a = _bit_source(g, inst)
+    g.write(inst.operands[0], t, g.b.call(int_intrinsic(g, "llvm.bitreverse", a.type), [a]))
+
+
+@gen("bfe")
+def _bfe(g, inst):
+    """alu.bfe: len bits of a from pos (low bytes of b and c), cut at a's width; signed types fill
+    the rest with the field's last bit (a[min(pos+len-1, msb)]; 0 when len is 0). In 64 bits."""
+    t, a = _bit_source(g, inst)
+    b = g.b
+    n, signed = kind_of(t)[1], kind_of(t)[2]
+    c64 = lambda v: ir.Constant(I64, v)   # noqa: E731
+    u = b.zext(a, I64) if n < 64 else a
+    pos, ln = (b.and_(b.zext(g.read(o, "u32"), I64), c64(0xFF)) for o in inst.operands[2:4])
+    room = b.sub(c64(n), pos)                                        # signed: negative past the width
+    avail = b.select(b.icmp_signed("<", ln, room), ln, room)
+    avail = b.select(b.icmp_signed("<", avail, c64(0)), c64(0), avail)
+    inside = b.icmp_unsigned("<", pos, c64(n))
+    shifted = b.select(inside, b.lshr(u, b.select(inside, pos, c64(0))), c64(0))
+    whole = b.icmp_unsigned(">=", avail, c64(64))
+    mask = b.select(whole, c64(-1), b.sub(b.shl(c64(1), b.select(whole, c64(0), avail)), c64(1)))
+    field = b.and_(shifted, mask)
+    if signed:
+        last = b.sub(b.add(pos, ln), c64(1))
+        last = b.select(b.icmp_signed("<", last, c64(n - 1)), last, c64(n - 1))
+        last = b.select(b.icmp_signed("<", last, c64(0)), c64(0), last)
+        sbit = b.and_(b.lshr(u, last), c64(1))
+        fill = b.and_(b.icmp_unsigned("!=", ln, c64(0)), b.icmp_unsigned("!=", sbit, c64(0)))
+        field = b.select(fill, b.or_(field, b.not_(mask)), field)
+    g.write(inst.operands[0], t, b.trunc(field, INT[n]) if n < 64 else field)
+
+
+_PRMT_MODES = {                      # alu.prmt's tables: byte k of the result for c & 3 = 0..3
+    "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+    "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+    "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+    "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+    "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+    "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+}
+
+
+@gen("prmt")
+def _prmt(g, inst):
+    """alu.prmt: bytes of {b, a} picked by c's selector nibbles (bit 3 of a nibble: replicate the
+    byte's sign). A special mode picks a selector word by c & 3 from its table, then the same."""
+    if inst.type != "b32":
+        raise Skip("prmt type")
+    b = g.b
+    x, y, c = (g.read(o, "b32") for o in inst.operands[1:4])
+    src = b.or_(b.shl(b.zext(y, I64), ir.Constant(I64, 32)), b.zext(x, I64))
+    mode = next((m for m in inst.mods if m in _PRMT_MODES), None)
+    if mode:
+        words = [sum(s << (4 * k) for k, s in enumerate(row)) for row in _PRMT_MODES[mode]]
+        s2 = b.and_(c, ir.Constant(I32, 3))
+        sel_word = ir.Constant(I32, words[3])
+        for v in (2, 1, 0):
+            sel_word = b.select(b.icmp_unsigned("==", s2, ir.Constant(I32, v)), ir.Constant(I32, words[v]), sel_word)
+        c = sel_word
+    out = ir.Constant(I32, 0)
+    for k in range(4):
+        sel = b.and_(b.lshr(c, ir.Constant(I32, 4 * k)), ir.Constant(I32, 0xF))
+        at = b.zext(b.mul(b.and_(sel, ir.Constant(I32, 7)), ir.Constant(I32, 8)), I64)
+        byte = b.trunc(b.and_(b.lshr(src, at), ir.Constant(I64, 0xFF)), I32)
+        sign = b.select(b.icmp_unsigned("!=", b.and_(byte, ir.Constant(I32, 0x80)), ir.Constant(I32, 0)),
+                        ir.Constant(I32, 0xFF), ir.Constant(I32, 0))
+        byte = b.select(b.icmp_unsigned("!=", b.and_(sel, ir.Constant(I32, 8)), ir.Constant(I32, 0)), sign, byte)
+        out = b.or_(out, b.shl(byte, ir.Constant(I32, 8 * k)))
+    g.write(inst.operands[0], "b32", out)
+
+
+@gen("slct")
+def _slct(g, inst):
+    """slct: a where c >= 0 (a float c: NaN picks b, -0 picks a), else b. .ftz stays interpreted:
+    decode._slct does not flush c (PTX ISA says a subnormal c reads as a zero of its sign)."""
+    dt, ct = inst.types[0], inst.types[1]
+    if "ftz" in inst.mods:
+        raise Skip("slct.ftz")
+    x, y = (g.read(o, dt) for o in inst.operands[1:3])
+    c = g.read(inst.operands[3], ct)
+    b = g.b
+    if kind_of(ct)[0] == "f":
+        ge = b.fcmp_ordered(">=", c, ir.Constant(c.type, 0.0))
+    else:
+        ge = b.icmp_signed(">=", c, ir.Constant(c.type, 0))
+    g.write(inst.operands[0], dt, b.select(ge, x, y))
+
+
+_TESTP = ("finite", "infinite", "number", "notanumber", "normal", "subnormal")
+
+
+@gen("testp")
+def _testp(g, inst):
+    """alu.testp on the bits (|x| against infinity's and the smallest normal's): ``.normal`` is true
+    for +-0 too, as on the GPU."""
+    t = inst.type
+    if kind_of(t)[0] != "f":
+        raise Skip("testp type")
+    what = next(m for m in inst.mods if m in _TESTP)
+    b = g.b
+    n = kind_of(t)[1]
+    ity = INT[n]
+    mag = b.and_(b.bitcast(g.read(inst.operands[1], t), ity), ir.Constant(ity, (1 << (n - 1)) - 1))
+    inf = ir.Constant(ity, 0x7F800000 if n == 32 else 0x7FF0000000000000)
+    tiny = ir.Constant(ity, 0x00800000 if n == 32 else 0x0010000000000000)
+    zero = ir.Constant(ity, 0)
+    finite = b.icmp_unsigned("<", mag, inf)
+    r = {"finite": lambda: finite, "infinite": lambda: b.icmp_unsigned("==", mag, inf),
+         "number": lambda: b.icmp_unsigned("<=", mag, inf), "notanumber": lambda: b.icmp_unsigned(">", mag, inf),
+         "normal": lambda: b.and_(finite, b.or_(b.icmp_unsigned(">=", mag, tiny), b.icmp_unsigned("==", mag, zero))),
+         "subnormal": lambda: b.and_(b.icmp_unsigned("!=", mag, zero), b.icmp_unsigned("<", mag, tiny))}[what]()
+    g.write(inst.operands[0], "pred", r)
+
+
+@gen("copysign")
+def _copysign(g, inst):
+    """copysign d, a, b: b's bits with a's sign bit (NaN payloads kept, as numpy's copysign)."""
+    t = inst.type
+    if kind_of(t)[0] != "f":
+        raise Skip("copysign type")
+    n = kind_of(t)[1]
+    ity = INT[n]
+    b = g.b
+    x, y = (b.bitcast(g.read(o, t), ity) for o in inst.operands[1:3])
+    sign = ir.Constant(ity, 1 << (n - 1))
+    g.write(inst.operands[0], t, b.or_(b.and_(y, b.not_(sign)), b.and_(x, sign)))
+
+
+_CVT_PLAIN = _cvt
+
+
+@gen("cvt")
+def _cvt_more(g, inst):
+    """cvt forms ``_cvt`` leaves out: to and from f16 (``_cvt_half``), .sat and .ftz (``_cvt_sat``)."""
+    dst_t, src_t = inst.types[0], inst.types[1]
+    if "f16" in (dst_t, src_t):
+        return _cvt_half(g, inst, dst_t, src_t)
+    if dst_t == "tf32":
+        return _cvt_tf32(g, inst)
+    if set(inst.mods) & {"sat", "ftz"}:
+        return _cvt_sat(g, inst)
+    return _CVT_PLAIN(g, inst)
+
+
+def _cvt_half(g, inst, dst_t, src_t):
+    """cvt.f32.f16 (exact) and cvt.rn.f16.f32 (LLVM's fptrunc rounds to nearest, as numpy's astype
+    in alu.cvt); a NaN result is the canonical one of its type (alu.gpu_nan: 0x7FFFFFFF, 0x7FFF).
+    f16 registers hold the bits (b16); immediates stay interpreted (their f16 spelling)."""
+    mods = set(inst.mods) - {dst_t, src_t}
+    half_op = inst.operands[1] if src_t == "f16" else inst.operands[0]
+    if not _half_register(g, half_op):
+        raise Skip("cvt f16 operand")
+    src = inst.operands[1]
+    b = g.b
+    half = ir.HalfType()
+    if (dst_t, src_t) == ("f32", "f16") and not mods:
+        r = b.fpext(b.bitcast(g.read(src, "b16"), half), F32)
+        g.write(inst.operands[0], "f32", canon_nan(g, r))
+    elif (dst_t, src_t) == ("f16", "f32") and mods == {"rn"}:
+        r = b.bitcast(b.fptrunc(g.read(src, "f32"), half), I16)
+        nan = b.icmp_unsigned(">", b.and_(r, ir.Constant(I16, 0x7FFF)), ir.Constant(I16, 0x7C00))
+        g.write(inst.operands[0], "b16", b.select(nan, ir.Constant(I16, 0x7FFF), r))
+    else:
+        raise Skip("cvt f16 form")
+
+
+def _cvt_tf32(g, inst):
+    """mma.to_tf32: float32 bits with the low 13 cut, rounded up by .rna (ties away), .rn (ties to
+    even) or not at all (.rz); infinities and NaNs are only cut (an H100's bits)."""
+    mode = next((m for m in inst.mods if m in ("rna", "rn", "rz")), "rna")
+    if set(inst.mods) - {"tf32", "f32", mode}:
+        raise Skip("cvt.tf32 form")
+    b = g.b
+    c = lambda v: ir.Constant(I32, v)   # noqa: E731
+    u = g.read(inst.operands[1], "b32")
+    low, keep = b.and_(u, c(0x1FFF)), b.and_(u, c(0xFFFFE000))
+    if mode == "rna":
+        up = b.icmp_unsigned(">=", low, c(0x1000))
+    elif mode == "rn":
+        odd = b.icmp_unsigned("!=", b.and_(u, c(0x2000)), c(0))
+        up = b.or_(b.icmp_unsigned(">", low, c(0x1000)), b.and_(b.icmp_unsigned("==", low, c(0x1000)), odd))
+    else:
+        up = ir.Constant(I1, 0)
+    special = b.icmp_unsigned("==", b.and_(u, c(0x7F800000)), c(0x7F800000))
+    g.write(inst.operands[0], "b32", b.select(b.and_(up, b.not_(special)), b.add(keep, c(0x2000)), keep))
+
+
+def _cvt_sat(g, inst):
+    """cvt with .sat (and .ftz on f32): integers clamped to the destination's range (alu._int_convert),
+    floats to [0, 1] with NaN and -0 giving +0 (alu.saturate)."""
+    dst_t, src_t = inst.types[0], inst.types[1]
+    extra = set(inst.mods) - {dst_t, src_t}
+    dk, sk = kind_of(dst_t), kind_of(src_t)
+    b = g.b
+    a = g.read(inst.operands[1], src_t)
+    if dk[0] == "i" and sk[0] == "i":
+        if extra != {"sat"}:
+            raise Skip("cvt.sat form")
+        w = (b.sext if sk[2] else b.zext)(a, I128)
+        info = np.iinfo(dtype(dst_t))
+        lo, hi = ir.Constant(I128, int(info.min)), ir.Constant(I128, int(info.max))
+        w = b.select(b.icmp_signed("<", w, lo), lo, w)
+        w = b.select(b.icmp_signed(">", w, hi), hi, w)
+        g.write(inst.operands[0], dst_t, b.trunc(w, INT[dk[1]]))
+        return
+    if not (dk == sk == ("f", 32)) or extra - {"sat", "ftz", "rn"}:
+        raise Skip("cvt.sat/.ftz form")
+    if "ftz" in extra:
+        a = flush(g, a)
+    r = b.bitcast(a, I32)
+    if "sat" in extra:
+        pos = b.fcmp_ordered(">", a, ir.Constant(F32, 0.0))
+        one = b.fcmp_ordered(">", a, ir.Constant(F32, 1.0))
+        r = b.select(pos, b.select(one, ir.Constant(I32, 0x3F800000), r), ir.Constant(I32, 0))
+    g.write(inst.operands[0], dst_t, canon_bits(g, r))
+
+
+
+@gen("bfind")
+def _bfind(g, inst):
+    """alu.bfind: the position of the highest bit that differs from the sign (signed types; the
+    highest set bit for unsigned), 0xFFFFFFFF when there is none; .shiftamt counts from the top."""
+    t, a = _bit_source(g, inst)
+    b = g.b
+    n, signed = kind_of(t)[1], kind_of(t)[2]
+    if signed:
+        a = b.select(b.icmp_signed("<", a, ir.Constant(a.type, 0)), b.not_(a), a)
+    lead = b.call(int_intrinsic(g, "llvm.ctlz", a.type, False), [a, ir.Constant(I1, 0)])
+    lead = b.trunc(lead, I32) if n > 32 else b.zext(lead, I32) if n < 32 else lead
+    pos = lead if "shiftamt" in inst.mods else b.sub(ir.Constant(I32, n - 1), lead)
+    none = b.icmp_unsigned("==", a, ir.Constant(a.type, 0))
+    g.write(inst.operands[0], "u32", b.select(none, ir.Constant(I32, 0xFFFFFFFF), pos))
+
+
+@gen("lop3")
+def _lop3(g, inst):
+    """alu.lop3: the OR of the minterms the immediate lookup table selects (bit k: a, b, c = the
+    bits of k, a highest)."""
+    t = inst.type
+    if kind_of(t)[0] != "i" or inst.operands[4][0] != "imm":
+        raise Skip("lop3 form")
+    b = g.b
+    x, y, z = (g.read(o, t) for o in inst.operands[1:4])
+    lut = int(inst.operands[4][1])
+    r = ir.Constant(x.type, 0)
+    for k in range(8):
+        if lut >> k & 1:
+            terms = [v if k & bit else b.not_(v) for v, bit in ((x, 4), (y, 2), (z, 1))]
+            r = b.or_(r, b.and_(b.and_(terms[0], terms[1]), terms[2]))
+    g.write(inst.operands[0], t, r)
+
+
+_MINMAX_PLAIN = _minmax
+
+
+@gen("min", "max")
+def _minmax_more(g, inst):
+    """Integer min/max forms ``_minmax`` leaves out (decode._minmax): .relu (then max with 0) and the
+    three-input form of sm_90."""
+    t = inst.type
+    k = kind_of(t)
+    relu = "relu" in inst.mods
+    if k[0] != "i" or not (relu or len(inst.operands) == 4):
+        return _MINMAX_PLAIN(g, inst)
+    if set(inst.mods) - {t, "relu"} or relu and len(inst.operands) != 3:
+        raise Skip("min/max form")
+    b = g.b
+    op = ">" if inst.opcode == "max" else "<"
+    cmp = b.icmp_signed if k[2] else b.icmp_unsigned
+    vals = [g.read(o, t) for o in inst.operands[1:]]
+    r = vals[0]
+    for v in vals[1:]:
+        r = b.select(cmp(op, r, v), r, v)
+    if relu:
+        zero = ir.Constant(r.type, 0)
+        r = b.select(b.icmp_signed(">", r, zero), r, zero) if k[2] else r
+    g.write(inst.operands[0], t, r)
+
+
+
+_SQRT_PLAIN = _sqrt
+
+
+@gen("sqrt", "rsqrt", "rcp")
+def _approx_f64(g, inst):
+    """rcp.approx.f64 and rsqrt.approx.f64 (libdevice's float64 division and pow use them): the
+    interpreter's decode._unary_float computes 1/x and 1/sqrt(x) in float64, IEEE-rounded at each
+    step, and ignores .ftz on float64; a NaN result bails out (its payload rules). Other forms as ``_sqrt``."""
+    if inst.type != "f64" or inst.opcode == "sqrt" or "approx" not in inst.mods:
+        return _SQRT_PLAIN(g, inst)
+    if set(inst.mods) - {"f64", "approx", "ftz"}:
+        raise Skip("approx form")
+    b = g.b
+    x = g.read(inst.operands[1], "f64")
+    if inst.opcode == "rsqrt":
+        x = b.call(intrinsic(g, "llvm.sqrt", F64, 1), [x])
+    g.write(inst.operands[0], "f64", canon_nan(g, b.fdiv(ir.Constant(F64, 1.0), x)))
+
+
+
+_SETP_PLAIN = _setp
+
+
+def _half_register(g, op):
+    """Is ``op`` a register of 16-bit storage (where an f16 value is its bits)?"""
+    return op[0] == "reg" and not op[2] and op[1] in g.func.regs and storage(g.func.regs[op[1]]).itemsize == 2
+
+
+def _half_operand(g, op):
+    """An f16 register operand as an f32 value (exact); f16 immediates stay interpreted."""
+    if not _half_register(g, op):
+        raise Skip("f16 operand")
+    return g.b.fpext(g.b.bitcast(g.read(op, "b16"), ir.HalfType()), F32)
+
+
+@gen("setp")
+def _setp_half(g, inst):
+    """setp on f16 operands: compared as float32 (widening is exact), as decode._comparison compares
+    the float16 values; .ftz stays interpreted. Other types as ``_setp``."""
+    if inst.type != "f16":
+        return _SETP_PLAIN(g, inst)
+    if "ftz" in inst.mods:
+        raise Skip("setp.ftz")
+    b = g.b
+    boolop = next((m for m in inst.mods if m in _BOOL), None)
+    x, y = (_half_operand(g, o) for o in inst.operands[1:3])
+    p = _compare(g, inst, "f32", x, y)
+    q = b.not_(p)
+    if boolop:
+        c = g.read(inst.operands[3], "pred")
+        f = getattr(b, _BOOL[boolop])
+        p, q = f(p, c), f(q, c)
+    dst = inst.operands[0]
+    if dst[0] == "pair":
+        g.write(dst[1], "pred", p)
+        g.write(dst[2], "pred", q)
+    else:
+        g.write(dst, "pred", p)
 
 
 # ------------------------------------------------------------------ memory instructions
