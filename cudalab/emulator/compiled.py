@@ -28,6 +28,7 @@ launch waits for LLVM. Native code and the group list are cached on disk by the 
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import dataclasses
 import hashlib
@@ -105,6 +106,16 @@ def _compile(program, df, st, raise_errors=False):
 
 
 _BUILD_LOCK = threading.Lock()
+
+
+def _wait_for_builds():
+    """At exit, let a background compile finish first: LLVM runs in its thread without the GIL, and
+    tearing down the interpreter (and LLVM's globals) under it crashed the process after the
+    program's last line (SIGSEGV, or an LLVM assertion). Holding the lock keeps later ones out."""
+    _BUILD_LOCK.acquire(timeout=60)
+
+
+atexit.register(_wait_for_builds)
 
 
 def note_time(df, seconds):
