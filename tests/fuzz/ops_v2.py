@@ -406,7 +406,7 @@ def s_wmma(self, sc, depth, ctx):
            f"for (unsigned {i} = lane; {i} < {m * k}u; {i} += 32u) {A}[{i}] = {_elem(self, inner, mem)};",
            f"for (unsigned {i} = lane; {i} < {k * nn}u; {i} += 32u) {B}[{i}] = {_elem(self, inner, mem)};",
            f"for (unsigned {i} = lane; {i} < {m * nn}u; {i} += 32u) {C}[{i}] = "
-           + (f"__float2half_rn({self.fexpr(inner)})" if acc == "half" else _elem(self, inner, acc if acc != "float" else "float"))
+           + (f"__float2half_rn({self.fexpr(inner)})" if acc == "half" else _elem(self, inner, acc))
            + ";",
            "__syncwarp();",
            f"{W}::fragment<{W}::matrix_a, {m}, {nn}, {k}, {frag}, {W}::{la}_major> {fa};",

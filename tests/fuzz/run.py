@@ -3,13 +3,17 @@
 The GPU machine has no NVRTC as new as this machine's, so the work is split in steps that all use
 the same PTX:
 
-    python -m tests.fuzz.run compile --first 0 --count 5000 --dir .fuzz     # here: NVRTC -> PTX
+    python -m tests.fuzz.run compile --first 0 --count 5000 --dir .fuzz --no-fmad   # here: NVRTC -> PTX
     python tools/fuzz_gpu.py .fuzz OUT                                      # on the GPU machine
     python -m tests.fuzz.run emu --dir .fuzz --jobs 8                       # the same PTX, emulated
     python -m tests.fuzz.run compare --dir .fuzz --gpu 'OUT/gpu_*.npz' --report cmp.json
-    python -m tests.fuzz.run found-ptx --dir .fuzz   # found.py's cases, for fuzz_gpu.py --found
-    python -m tests.fuzz.run recheck [SEEDS]         # the programs that differed, against their
-                                                     # recorded GPU outputs (differing_gpu.npz)
+    python -m tests.fuzz.run found-ptx --dir .fuzz   # found_v2.py's cases (--version 1: found.py's),
+                                                     # for fuzz_gpu.py --found
+    python -m tests.fuzz.run recheck [SEEDS] --version 2   # the programs that differed, against their
+                                                     # recorded GPU outputs (differing_gpu_v2.npz; 1: v1's)
+
+``--version`` picks the generator version (generator.VERSIONS; 2 by default, compute_90 on the
+emulator's H100 profile); each batch records its version and options.
 
 Programs are compiled ``BATCH`` to a module (one NVRTC call, one PTX module loaded on the GPU).
 ``.fuzz/`` (git-ignored) holds ``batch_XXXXXX.json.gz`` ({"ptx", "seeds", "kernels", "grid",
