@@ -356,5 +356,23 @@ def main(argv=None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The ``cudalab`` command: ``main``, then leave without tearing the interpreter down.
+
+    A background compile of the compiled tier (LLVM, in its own thread) may still hold native
+    objects when the program ends; Python's teardown freed them under it and the process crashed
+    after the program's last line. So the command waits for that compile (its cache file is then
+    whole), flushes its output and exits at once, as a C program's exit() would."""
+    code = main()
+    from .emulator import compiled
+    compiled.wait_for_builds()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:             # a closed pipe (`cudalab ... | head`): nothing more to say
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

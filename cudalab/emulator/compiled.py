@@ -108,14 +108,14 @@ def _compile(program, df, st, raise_errors=False):
 _BUILD_LOCK = threading.Lock()
 
 
-def _wait_for_builds():
+def wait_for_builds():
     """At exit, let a background compile finish first: LLVM runs in its thread without the GIL, and
     tearing down the interpreter (and LLVM's globals) under it crashed the process after the
     program's last line (SIGSEGV, or an LLVM assertion). Holding the lock keeps later ones out."""
     _BUILD_LOCK.acquire(timeout=60)
 
 
-atexit.register(_wait_for_builds)
+atexit.register(wait_for_builds)
 
 
 def note_time(df, seconds):
