@@ -678,6 +678,10 @@ __global__ void more_forms(const int* a, const float* x, unsigned* o, float* of,
         : "=r"(r) : "h"((unsigned short)p), "h"(g)); o[i * 12 + 9] ^= r;
     asm("{ .reg .pred a; setp.eq.f16 a, %1, %2; selp.u32 %0, 8, 16, a; }" : "=r"(r) : "h"((unsigned short)p), "h"(h));
     o[i * 12 + 9] ^= r;
+    unsigned short na, ab;
+    asm("neg.f16 %0, %1;" : "=h"(na) : "h"((unsigned short)p));
+    asm("abs.f16 %0, %1;" : "=h"(ab) : "h"(g));
+    o[i * 12 + 8] ^= na << 16 | ab;
     asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 7 + 3) % n])); p = r;
     asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(r) : "f"(x[(i * 5 + 1) % n])); o[i * 12 + 10] ^= r + p;
 }
@@ -687,7 +691,7 @@ __global__ void more_forms(const int* a, const float* x, unsigned* o, float* of,
 def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_natively(monkeypatch):
     """bfind (signed, .shiftamt, 64-bit; 0 and -1 have no such bit), lop3, min/max .relu and with
     three inputs, cvt between f32 and f16 (rounding, overflow to infinity, subnormal halves, NaN)
-    and to tf32 in its three roundings; setp on f16 (NaN, -0, subnormal halves)."""
+    and to tf32 in its three roundings; setp, neg and abs on f16 (NaN, -0, subnormal halves)."""
     m = cudalab.compile(MORE_FORMS)
     rng = np.random.default_rng(9)
     n = 128
@@ -706,7 +710,7 @@ def test_bfind_lop3_relu_min_max_and_half_conversions_give_the_same_bits_nativel
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     o = np.frombuffer(got["interp"][1][:n * 48], np.uint32).reshape(n, 12)
     assert o[:3, 0].tolist() == [0xFFFFFFFF, 31, 0] and o[:3, 1].tolist() == [0xFFFFFFFF, 0xFFFFFFFF, 0]
-    assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt", "setp"))
+    assert_native(m, "more_forms", ("bfind", "lop3", "min", "max", "cvt", "setp", "neg", "abs"))
 
 
 APPROX_F64 = r"""

@@ -1449,6 +1449,27 @@ def _setp_half(g, inst):
         g.write(dst, "pred", p)
 
 
+
+_NEGABS_PLAIN = _negabs
+
+
+@gen("neg", "abs")
+def _negabs_half(g, inst):
+    """neg.f16 and abs.f16 on the bits (sign flipped or cleared); a NaN becomes the canonical
+    0x7FFF (decode's _gpu_nan). .ftz stays interpreted. Other types as ``_negabs``."""
+    if inst.type != "f16":
+        return _NEGABS_PLAIN(g, inst)
+    if set(inst.mods) - {"f16"} or not _half_register(g, inst.operands[1]) \
+            or not _half_register(g, inst.operands[0]):
+        raise Skip("neg/abs.f16 form")
+    b = g.b
+    c = lambda v: ir.Constant(I16, v)   # noqa: E731
+    a = g.read(inst.operands[1], "b16")
+    r = b.xor(a, c(0x8000)) if inst.opcode == "neg" else b.and_(a, c(0x7FFF))
+    nan = b.icmp_unsigned(">", b.and_(a, c(0x7FFF)), c(0x7C00))
+    g.write(inst.operands[0], "b16", b.select(nan, c(0x7FFF), r))
+
+
 # ------------------------------------------------------------------ memory instructions
 
 def _space(inst):
