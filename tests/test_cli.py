@@ -27,6 +27,18 @@ def test_run_vector_add_example():
     assert "check np.array_equal(C, A + B): ok" in out.stdout
 
 
+def test_the_command_returns_the_programs_exit_code_with_its_output(tmp_path):
+    # the command leaves without interpreter teardown (cli.entry): output and exit code must survive it
+    (tmp_path / "ends.cu").write_text(
+        "#include <cstdio>\n__global__ void k(int *x) { x[threadIdx.x] = threadIdx.x; }\n"
+        "int main() { int *x; cudaMallocManaged(&x, 1 << 18); k<<<1, 64>>>(x); cudaDeviceSynchronize();\n"
+        "  printf(\"x[63] = %d\\n\", x[63]); return 3; }\n")
+    cudalab = Path(sys.executable).with_name("cudalab")
+    out = subprocess.run([str(cudalab), "run", "ends.cu"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 3, out.stderr
+    assert out.stdout == "x[63] = 63\n"
+
+
 def test_run_launches_from_comment_lines(tmp_path, capsys):
     f = tmp_path / "scale.cu"
     f.write_text(SCALE + "// cudalab: n = int32 1000\n"
