@@ -515,6 +515,22 @@ def _geometry(nblocks, lpb, threads, block, shared_stride):
 
 # ------------------------------------------------------------------ the SIMT loop
 
+_EVERY: dict = {}
+
+
+def _lanes_of(mask, n):
+    """np.flatnonzero(mask), but every lane of the batch is one shared, read-only arange (a
+    count costs a twentieth of the scan)."""
+    if np.count_nonzero(mask) != n:
+        return np.flatnonzero(mask)
+    every = _EVERY.get(n)
+    if every is None:
+        if len(_EVERY) > 8:
+            _EVERY.clear()
+        every = _EVERY[n] = np.arange(n, dtype=np.int64)
+        every.setflags(write=False)
+    return every
+
 def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool, span=None):
     """Run ``df`` with the lanes of ``frame_mask`` (``span``: (start, stop) pcs, only that stretch)."""
     code, reconv = df.code, df.reconv
@@ -536,7 +552,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             continue
         if returned.any():
             mask = mask & ~returned
-        idx = np.flatnonzero(mask)
+        idx = _lanes_of(mask, ex.n)
         if idx.size == 0:
             stack.pop()
             continue
@@ -638,9 +654,15 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 if not any_t:
                     pc += 1
                     continue
-                returned[lanes] = True
+                if all_t:                # (a mask: scattering 2^17 lane numbers costs far more)
+                    returned |= ex.mask
+                else:
+                    returned[lanes] = True
                 if is_kernel or kind == K_EXIT:
-                    ex.exited[lanes] = True
+                    if all_t:
+                        ex.exited |= ex.mask
+                    else:
+                        ex.exited[lanes] = True
                     if kind == K_EXIT and not is_kernel:
                         ex.exited_in_call = True
                 if all_t:
