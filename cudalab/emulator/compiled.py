@@ -453,7 +453,8 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py")))
+        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py")
+        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
 
