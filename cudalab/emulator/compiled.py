@@ -465,7 +465,8 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py")))
+        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py")
+        _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
 
@@ -670,6 +671,27 @@ def _new_register(regs, name):
     return arr
 
 
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+_GEO_ADDRESSES: dict = {}
+
+
+def _geometry_addresses(ex):
+    """Addresses of the batch geometry's lane arrays (engine._geometry: shared by every batch of a
+    shape, so looked up once per shape)."""
+    key = id(ex.lane_block)
+    hit = _GEO_ADDRESSES.get(key)
+    if hit is None or hit[0] is not ex.lane_block:
+        if len(_GEO_ADDRESSES) > 32:
+            _GEO_ADDRESSES.clear()
+        geo = [np.ascontiguousarray(a) for a in (ex.lane_block, ex.thread_linear, *ex._tid, ex.valid.view(np.uint8))]
+        names = ("lane_block", "thread", "tid_x", "tid_y", "tid_z", "valid")
+        hit = _GEO_ADDRESSES[key] = (ex.lane_block, geo, {n: _address(a) for n, a in zip(names, geo)})
+    return hit[2]
+
+
 def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed)."""
     mem = ex.mem
@@ -684,21 +706,21 @@ def _context(ex, symbols):
     syms = np.array([ex.symbol_address(s) for s in symbols] or [0], np.uint64)
     keep += [kp, syms]
     b = ex.batch
-    blk = b.first_block + np.arange(b.nblocks, dtype=np.int64)
     gx, gy, _ = b.grid
-    cta = [np.ascontiguousarray(v, np.uint32) for v in (blk % gx, (blk // gx) % gy, blk // (gx * gy))]
-    geo = [np.ascontiguousarray(a) for a in (ex.lane_block, ex.thread_linear, *ex._tid, ex.valid.view(np.uint8))]
-    keep += cta + geo
-    vals = dict(mem=mem.data.ctypes.data, kparams=kp.ctypes.data, shared=ex.shared.ctypes.data,
-                shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=ex.local.ctypes.data,
-                local_stride=ex.local_stride, starts=bounds[0].ctypes.data, ends=bounds[1].ctypes.data,
+    if gy == 1 and b.grid[2] == 1:          # (one row of blocks: blockIdx.x is the block number)
+        zero = np.zeros(b.nblocks, np.uint32)
+        cta = [np.arange(b.first_block, b.first_block + b.nblocks, dtype=np.uint32), zero, zero]
+    else:
+        blk = b.first_block + np.arange(b.nblocks, dtype=np.int64)
+        cta = [np.ascontiguousarray(v, np.uint32) for v in (blk % gx, (blk // gx) % gy, blk // (gx * gy))]
+    keep += cta
+    vals = dict(mem=_address(mem.data), kparams=_address(kp), shared=_address(ex.shared),
+                shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=_address(ex.local),
+                local_stride=ex.local_stride, starts=_address(bounds[0]), ends=_address(bounds[1]),
                 nbounds=bounds[0].size, lpb=ex.lanes_per_block, first_block=b.first_block,
                 bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
-                syms=syms.ctypes.data, lane_block=geo[0].ctypes.data, thread=geo[1].ctypes.data,
-                tid_x=geo[2].ctypes.data, tid_y=geo[3].ctypes.data, tid_z=geo[4].ctypes.data,
-                cta_x=cta[0].ctypes.data, cta_y=cta[1].ctypes.data, cta_z=cta[2].ctypes.data,
-                valid=geo[5].ctypes.data, pad=0, nkparams=len(ex.kparams))
-    for k, name in enumerate(lg.CTX):
-        ctx[k] = np.int64(np.uint64(vals[name]).view(np.int64)) if vals[name] >= 1 << 63 else vals[name]
+                syms=_address(syms), cta_x=_address(cta[0]), cta_y=_address(cta[1]), cta_z=_address(cta[2]),
+                pad=0, nkparams=len(ex.kparams), **_geometry_addresses(ex))
+    ctx[:] = [vals[name] - (1 << 64) if vals[name] >= 1 << 63 else vals[name] for name in lg.CTX]
     ex._native_ctx = (ctx, mem.data, bounds, keep)
     return ctx

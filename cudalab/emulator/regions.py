@@ -190,8 +190,8 @@ def turn_loops(code, s, e, live_out):
     for p in range(s, e):
         if code[p][0] == K_BRA and code[p][3] <= p:
             head = code[p][3]
-            if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red") and _space(code[q][2]) in ("global", "generic")
-                   for q in range(head, p + 1)):
+            if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")
+                   and _space(code[q][2]) in ("global", "generic") for q in range(head, p + 1)):
                 out.append(p)
     return out
 
@@ -282,8 +282,8 @@ class Runner:
         ns = max(r.nspill, 1)
         spill = np.empty(count * ns, np.int64)
         state = np.empty((count, 3) if r.turns else 3, np.int64)
-        args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data, rec.ctypes.data,
-                spill.ctypes.data, state.ctypes.data)
+        args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data,
+                rec.ctypes.data, spill.ctypes.data, state.ctypes.data)
         stats = ex.stats
         longest = 0
         while True:
