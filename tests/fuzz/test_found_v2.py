@@ -51,3 +51,20 @@ extern "C" __global__ void k(const unsigned short* in, unsigned* out) {
     out = np.zeros(len(words), np.uint32)
     run(src, "k", words, out, n=len(words))
     assert out.tolist() == [int(w) << 16 for w in words]
+
+
+def test_tensor_core_aligns_a_subnormal_factor_at_the_smallest_normal_exponent():
+    """tf32 mma.sync (seed 688, two lanes one ulp off): a product with a subnormal factor, 2**-135 x
+    -1.2 * 2**102, counts as exponent -126 + 102 when the tensor core aligns the terms, so the
+    product 1.5 * 2**-134 x 2**121 sets the top at -126 + 121 and the first product falls below the
+    cut. With the normalized exponent (-135) the emulator kept it and its D was one ulp lower than
+    the H100's (the value the H100's outputs imply; the exact sum truncated gives the lower one)."""
+    from cudalab.emulator.mma import multiply
+    h = float.fromhex
+    a = np.array([[[h("0x1.1p4"), h("0x1.14p4"), h("0x1.18p4"), h("0x1.1cp4"), 0.0, 0.0, 2.0 ** -135, 1.5 * 2.0 ** -134]]])
+    b = np.array([h("0x1.774p-15")] * 4 + [h("0x1.c34p91"), h("0x1.848p117"), h("-0x1.34cp102"), h("0x1.164p121")])
+    b = b.reshape(1, 8, 1)
+    d = multiply(a, b, np.array([[[-0.0]]]), "tf32", "f32", "f32", False)
+    assert hex(d.view(np.uint32)[0, 0, 0]) == "0x3b58cac0"
+    exact = np.float32(float((a[0, 0] * b[0, :, 0]).sum()))    # all products are exact in float64
+    assert hex(exact.view(np.uint32)) == "0x3b58cabf"
