@@ -431,6 +431,11 @@ def _neg(inst, d):
     if t in ("f16x2", "bf16x2", "bf16"):
         f = _sign_op(t, 0x8000 if t == "bf16" else 0x80008000)
         return simple(inst, d, lambda a: f(a, True))
+    if t == "f64":
+        # a NaN keeps its sign (quieted): ptxas folds neg.f64 into the instruction that uses it as an
+        # operand modifier, which a NaN passes unchanged (fma(x, y, -x) of a NaN x gives x's bits on an
+        # H100, tests/kernels/floating.py; with fma's b-first NaN choice, fuzz v2 seeds 889 2688 ...)
+        return simple(inst, d, _gpu_nan(lambda a: np.where(np.isnan(a), a, -a)))
     if is_float(t):
         return simple(inst, d, _gpu_nan(_ftz(inst, np.negative)))
     return simple(inst, d, np.negative)

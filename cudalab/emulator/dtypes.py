@@ -213,7 +213,7 @@ def fma_f32(a, b, c):
     return r
 
 
-def fma_f64(a, b, c, mode="rn", nan_first="a"):
+def fma_f64(a, b, c, mode="rn", nan_first="b"):
     """float64 a*b+c rounded once, to nearest or by ``mode`` (rz/rm/rp).
 
     Where the magnitudes leave room (2**-900 <= |a*b| <= 2**900, |a|, |b| < 2**990, |c| < 2**1000),
@@ -242,8 +242,9 @@ def fma_f64(a, b, c, mode="rn", nan_first="a"):
         slow = slow[~_is_special(a[slow], b[slow], c[slow])]
         r[slow] = [_fma_exact(float(a[k]), float(b[k]), float(c[k]), mode) for k in slow]
         nan_in = np.isnan(a) | np.isnan(b) | np.isnan(c)
-        if nan_in.any():                 # the first NaN operand comes out (quieted later), as on the GPU;
-            # nan_first="b": b's, else c's, else a's, as an H100's DMMA steps choose (mma.dot_f64)
+        if nan_in.any():                 # one NaN operand comes out (quieted later), as on the GPU: an
+            # H100 takes b's, else c's, else a's, in DFMA and in DMMA's steps (found.py's f64_fma row;
+            # a negated operand keeps its NaN's sign, see decode._neg); nan_first="a": a, b, c
             order = (b, c, a) if nan_first == "b" else (a, b, c)
             r = np.where(nan_in, np.where(np.isnan(order[0]), order[0], np.where(np.isnan(order[1]), order[1], order[2])), r)
     return r.reshape(shape) if shape else r[0]

@@ -157,9 +157,9 @@ def raw_bits(vals):
 
 # ---------------------------------------------------------------- the tensor core's arithmetic
 
-def _exponent(x):
-    """floor(log2 |x|) as float64; -inf for zeros, infinities and NaN."""
-    e = np.frexp(x)[1].astype(np.float64) - 1
+def _exponent(x, emin=-np.inf):
+    """floor(log2 |x|) as float64, at least ``emin``; -inf for zeros, infinities and NaN."""
+    e = np.maximum(np.frexp(x)[1].astype(np.float64) - 1, emin)
     return np.where((x != 0) & np.isfinite(x), e, -np.inf)
 
 
@@ -181,10 +181,18 @@ def _truncate_f32(s):
     return np.where(np.abs(s) >= 2.0 ** 128, np.copysign(np.float32(np.inf), s).astype(np.float32), r)
 
 
-def dot_float(a, b, c, block=None):
+# the smallest normal exponent of each input type: a subnormal factor counts as that exponent when the
+# tensor core aligns the products (its significand is not normalized first)
+EMIN = {"f16": -14, "bf16": -126, "tf32": -126}
+
+
+def dot_float(a, b, c, block=None, emin=-126):
     """D = A B + C for f16/bf16/tf32 inputs as an H100's tensor core sums (module docstring).
     a (W, M, K), b (W, K, N), c (W, M, N) float64 values; returns float32 (W, M, N). ``block``: the
     k-steps of the hardware instructions, each summed with the previous step's float32 result.
+    ``emin``: the inputs' smallest normal exponent (EMIN): a subnormal factor's exponent is taken as
+    that, so its products align the sum higher up (an H100's tf32 mma.sync of 2**-135 * -1.2 * 2**102
+    cut that product away where a normalized exponent keeps it: fuzz seed 688 of 2026-11-26).
 
     Where no term can lose a bit to the alignment (the lowest set bits of C and of every product
     are at or above the quantum, as for small integers), the sum is exact in float64 and a matrix
@@ -192,10 +200,10 @@ def dot_float(a, b, c, block=None):
     k = a.shape[2]
     if block and block < k:
         for k0 in range(0, k, block):
-            c = dot_float(a[:, :, k0:k0 + block], b[:, k0:k0 + block], c).astype(np.float64)
+            c = dot_float(a[:, :, k0:k0 + block], b[:, k0:k0 + block], c, emin=emin).astype(np.float64)
         return c.astype(np.float32)
     with np.errstate(all="ignore"):
-        ea, eb, ec = _exponent(a), _exponent(b), _exponent(c)
+        ea, eb, ec = _exponent(a, emin), _exponent(b, emin), _exponent(c)
         finite = np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
         top = np.maximum(ec, ea.max(axis=2)[:, :, None] + eb.max(axis=1)[:, None, :])   # at least the true top
         low = _lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :]
@@ -267,7 +275,7 @@ def dot_int(a, b, c, sat):
 def multiply(a, b, c, atype, ctype, dtype, sat, block=None):
     """The matrix product of one instruction, whatever its types; returns D as dtype's numpy type."""
     if atype in FLOAT_IN:
-        d = dot_float(a, b, c, block)
+        d = dot_float(a, b, c, block, EMIN[atype])
         return to_f16(d) if dtype == "f16" else d
     if atype == "f64":
         return dot_f64(a, b, c)

@@ -184,10 +184,5 @@ CASES = [
 # add/sub/fma (.rz/.rm/.rp, incl. the sign of an exact zero under .rm), sqrt.rz, NaN results of
 # abs/neg/cvt.rzi|rmi|rpi|rni.f32.f32 (canonical on the GPU), cvt.sat of -0, float->64-bit integer and
 # f64->s32 conversions of NaN (0x8000...0 on the GPU).
-OPEN: dict = {
-    "fma_mixed/3/f64_fma": "fma.rn.f64 with NaN operands: the H100 returns operand b's NaN (quieted), "
-                           "else c's, else a's; the emulator takes a's first. DMMA steps follow b, c, a "
-                           "(fixed there), but the corpus's fma(x, y, -x) of a NaN x gives x's sign on an "
-                           "H100: ptxas folds the neg.f64 into the fma as an operand modifier, which a NaN "
-                           "passes unchanged; the emulator cannot see that fold, so the scalar rule stays a-first",
-}
+OPEN: dict = {}     # fma_mixed/3/f64_fma (fma.rn.f64's NaN choice: b, c, a) fixed 2026-11-26 with
+# neg.f64 keeping a NaN's sign (ptxas folds the negation into the fma; docs/fuzz_report.md)

@@ -51,3 +51,45 @@ extern "C" __global__ void k(const unsigned short* in, unsigned* out) {
     out = np.zeros(len(words), np.uint32)
     run(src, "k", words, out, n=len(words))
     assert out.tolist() == [int(w) << 16 for w in words]
+
+
+def test_tensor_core_aligns_a_subnormal_factor_at_the_smallest_normal_exponent():
+    """tf32 mma.sync (seed 688, two lanes one ulp off): a product with a subnormal factor, 2**-135 x
+    -1.2 * 2**102, counts as exponent -126 + 102 when the tensor core aligns the terms, so the
+    product 1.5 * 2**-134 x 2**121 sets the top at -126 + 121 and the first product falls below the
+    cut. With the normalized exponent (-135) the emulator kept it and its D was one ulp lower than
+    the H100's (the value the H100's outputs imply; the exact sum truncated gives the lower one)."""
+    from cudalab.emulator.mma import multiply
+    h = float.fromhex
+    a = np.array([[[h("0x1.1p4"), h("0x1.14p4"), h("0x1.18p4"), h("0x1.1cp4"), 0.0, 0.0, 2.0 ** -135, 1.5 * 2.0 ** -134]]])
+    b = np.array([h("0x1.774p-15")] * 4 + [h("0x1.c34p91"), h("0x1.848p117"), h("-0x1.34cp102"), h("0x1.164p121")])
+    b = b.reshape(1, 8, 1)
+    d = multiply(a, b, np.array([[[-0.0]]]), "tf32", "f32", "f32", False)
+    assert hex(d.view(np.uint32)[0, 0, 0]) == "0x3b58cac0"
+    exact = np.float32(float((a[0, 0] * b[0, :, 0]).sum()))    # all products are exact in float64
+    assert hex(exact.view(np.uint32)) == "0x3b58cabf"
+
+
+def test_double_fma_returns_b_s_nan_then_c_s_then_a_s_and_a_negated_nan_keeps_its_sign():
+    """fma.rn.f64 with several NaN operands (found.py's f64_fma row: the H100 takes b's, else c's, else
+    a's), and neg.f64 of a NaN keeps its sign: ptxas folds the negation into the fma as an operand
+    modifier, so fma(x, y, -x) of a NaN x gives x's bits (tests/kernels/floating.py's exactd).
+    With a-first and a sign-flipping neg, 14 of the run's programs differed (seeds 138 889 2688 ...)."""
+    src = r'''
+extern "C" __global__ void k(const double* a, const double* b, const double* c, double* out) {
+  int t = threadIdx.x;
+  out[2 * t] = fma(a[t], b[t], c[t]);
+  out[2 * t + 1] = fma(a[t], b[t], -a[t]);
+}'''
+    def nan(payload, sign=0):
+        return np.array([(sign << 63) | 0x7FF8000000000000 | payload], np.uint64).view(np.float64)[0]
+    a = np.array([nan(1), nan(1), nan(1, 1), 2.0])
+    b = np.array([nan(2, 1), 3.0, nan(2), 3.0])
+    c = np.array([nan(3), nan(3, 1), 1.0, nan(3)])
+    out = np.zeros(8, np.float64)
+    run(src, "k", a, b, c, out, n=4)
+    got = [hex(x) for x in out.view(np.uint64)]
+    want_fma = [b[0], c[1], b[2], c[3]]                  # b's NaN first, then c's, then a's
+    want_neg = [b[0], a[1], b[2], 4.0]                   # fma(x, y, -x): b's, else x's own bits
+    assert got[0::2] == [hex(np.float64(x).view(np.uint64)) for x in want_fma]
+    assert got[1::2] == [hex(np.float64(x).view(np.uint64)) for x in want_neg]
