@@ -140,7 +140,6 @@ def popc(a):
 def clz(a):
     u = _u(a).astype(np.uint64)
     n = _width(a)
-    r = np.full(np.shape(u), n, np.uint32) if np.ndim(u) else np.uint32(n)
     # position of the highest set bit via float64 exponent is inexact for 64-bit; use binary search
     x = u.copy() if np.ndim(u) else np.uint64(u)
     count = np.zeros(np.shape(u), np.int64)
@@ -228,6 +227,16 @@ def _bfi_uniform(a, b, pos, ln, n):
     return np.asarray(r, ut).view(b.dtype)
 
 
+PRMT_MODES = {                       # prmt's modes: byte k of the result for c & 3 = 0..3
+    "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+    "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+    "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+    "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+    "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+    "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+}
+
+
 def prmt(a, b, c, mode=""):
     """Byte permute (PTX ISA prmt): bytes of {b, a} chosen by c's selector nibbles, or by one of
     the special modes (f4e forward 4 extract, b4e backward, rc8 replicate, ecl/ecr edge clamp,
@@ -245,14 +254,7 @@ def prmt(a, b, c, mode=""):
             out = out | (byte << np.uint64(8 * k))
         return out.astype(np.uint32)
     s2 = (c & np.uint64(3)).astype(np.int64)
-    table = {
-        "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
-        "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
-        "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
-        "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
-        "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
-        "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
-    }[mode]
+    table = PRMT_MODES[mode]
     tab = np.asarray(table, np.uint64)
     for k in range(4):
         sel = tab[s2, k] if np.ndim(s2) else tab[int(s2), k]

@@ -18,6 +18,7 @@ from llvmlite import ir
 
 from ..ptx import ir as pir
 from . import decode as dec
+from .alu import PRMT_MODES as _PRMT_MODES      # the interpreter's table: one source of prmt's modes
 from .dtypes import dtype, storage
 from .memory import GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .operands import imm_value
@@ -960,10 +961,16 @@ def _setp(g, inst):
     t = inst.type
     if "ftz" in inst.mods:
         raise Skip("setp.ftz")
-    b = g.b
     boolop = next((m for m in inst.mods if m in _BOOL), None)
     x, y = _srcs(g, inst, (t, t))
     p = _compare(g, inst, t, x, y)
+    _write_setp(g, inst, p, boolop)
+
+
+def _write_setp(g, inst, p, boolop):
+    """setp's destinations: p (and its complement for a ``p|q`` pair), combined with the optional
+    fourth operand by .and/.or/.xor."""
+    b = g.b
     q = b.not_(p)
     if boolop:
         c = g.read(inst.operands[3], "pred")
@@ -1141,14 +1148,6 @@ def _bfe(g, inst):
     g.write(inst.operands[0], t, b.trunc(field, INT[n]) if n < 64 else field)
 
 
-_PRMT_MODES = {                      # alu.prmt's tables: byte k of the result for c & 3 = 0..3
-    "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
-    "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
-    "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
-    "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
-    "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
-    "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
-}
 
 
 @gen("prmt")
@@ -1432,21 +1431,10 @@ def _setp_half(g, inst):
         return _SETP_PLAIN(g, inst)
     if "ftz" in inst.mods:
         raise Skip("setp.ftz")
-    b = g.b
     boolop = next((m for m in inst.mods if m in _BOOL), None)
     x, y = (_half_operand(g, o) for o in inst.operands[1:3])
     p = _compare(g, inst, "f32", x, y)
-    q = b.not_(p)
-    if boolop:
-        c = g.read(inst.operands[3], "pred")
-        f = getattr(b, _BOOL[boolop])
-        p, q = f(p, c), f(q, c)
-    dst = inst.operands[0]
-    if dst[0] == "pair":
-        g.write(dst[1], "pred", p)
-        g.write(dst[2], "pred", q)
-    else:
-        g.write(dst, "pred", p)
+    _write_setp(g, inst, p, boolop)
 
 
 
