@@ -577,7 +577,7 @@ class _Runner:
             else:
                 arr = regs.get(name)
                 if arr is None and every and name in g.outputs:
-                    arr = _new_register(regs, name)
+                    arr = regs.take(name, zeroed=False)
                     fresh.append(arr)
                 elif arr is None:
                     arr = regs[name]
@@ -655,20 +655,6 @@ class _Runner:
                 fn(ex)
             elif pv.any():
                 ex.run_on(ex.idx[pv], fn, ex)
-
-
-def _new_register(regs, name):
-    """An array for a register the group is about to write in every lane: a previous batch's, not
-    zeroed (engine.Regs zeroes the arrays it hands out, for registers read before written)."""
-    from .dtypes import storage
-    st = storage(regs.func.regs[name])
-    arr = regs.pool.pop(name, None)
-    if arr is None or arr.size < regs.n or arr.dtype != st:
-        arr = np.empty(regs.n, st)
-    else:
-        arr = arr[:regs.n]
-    regs[name] = arr
-    return arr
 
 
 def _address(a):

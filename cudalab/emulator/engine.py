@@ -210,13 +210,20 @@ class Regs(dict):
         self.pool = pool if pool is not None else {}     # a finished batch's arrays, to reuse
 
     def __missing__(self, name):
+        return self.take(name)
+
+    def take(self, name, zeroed=True):
+        """A new array for register ``name``: a finished batch's from the pool when one is big
+        enough (a grid's last, smaller batch takes a prefix), else fresh. ``zeroed=False`` for a
+        register about to be written in every lane (the compiled tier): its old values may stay."""
         st = storage(self.func.regs[name])
         arr = self.pool.pop(name, None)
         if arr is not None and arr.size >= self.n and arr.dtype == st:
-            arr = arr[:self.n]   # (a grid's last, smaller batch too)
-            arr.fill(0)          # cheaper than fresh pages: a big np.zeros maps and faults them in anew
+            arr = arr[:self.n]
+            if zeroed:
+                arr.fill(0)      # cheaper than fresh pages: a big np.zeros maps and faults them in anew
         else:
-            arr = np.zeros(self.n, st)
+            arr = np.zeros(self.n, st) if zeroed else np.empty(self.n, st)
         self[name] = arr
         return arr
 
@@ -579,6 +586,7 @@ def _lanes_of(mask, n):
         every = _EVERY[n] = np.arange(n, dtype=np.int64)
         every.setflags(write=False)
     return every
+
 
 def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool, span=None):
     """Run ``df`` with the lanes of ``frame_mask`` (``span``: (start, stop) pcs, only that stretch)."""
@@ -976,24 +984,27 @@ def _builtin(ex: Exec, inst, fname, rets, args):
 
 # ------------------------------------------------------------------ launch
 
+def _kept(df: DecodedFunction, name: str, compute):
+    """``compute()``, once per decoded function: its code never changes, and every launch asks."""
+    known = df.__dict__.get(name)
+    if known is None:
+        known = df.__dict__[name] = compute()
+    return known
+
+
 def uses_grid_sync(df: DecodedFunction) -> bool:
     """cooperative_groups' grid.sync() reads its workspace from %envreg1/2: such a kernel is launched
     cooperatively (all blocks resident), as numba.cuda does when it sees a grid sync; numba.cuda's own
     ``cg.this_grid()`` asks the device runtime for it (cudaCGGetIntrinsicHandle, devrt.py).
     (Every launch asks: the answer is kept with the decoded function.)"""
-    found = df.__dict__.get("_grid_sync")
-    if found is None:
-        found = df._grid_sync = any((o[0] == "sreg" and o[1].startswith("envreg")) or
-                                    (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
-                                    for i in df.func.insts for o in i.operands)
-    return found
+    return _kept(df, "_grid_sync", lambda: any((o[0] == "sreg" and o[1].startswith("envreg")) or
+                                                (o[0] == "sym" and o[1] == devrt.GRID_HANDLE)
+                                                for i in df.func.insts for o in i.operands))
 
 
 def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     """Byte offsets of the shared variables a kernel uses, static first, dynamic (extern) last."""
-    used = df.__dict__.get("_shared_used")      # every launch asks (twice): walk the code once
-    if used is None:
-        used = df._shared_used = _shared_used(program, df)
+    used = _kept(df, "_shared_used", lambda: _shared_used(program, df))
     layout, off, extern = {}, 0, []
     for v in program.module.variables.values():
         if v.space != "shared" or v.name not in used:
@@ -1048,10 +1059,7 @@ def _walk(ops):
 def stack_size(program: Program, df: DecodedFunction):
     """Local bytes per thread: the deepest chain of depots, at least 1 KiB when the code recurses
     (CUDA's default per-thread stack is 1 KiB). Kept with the decoded function: every launch asks."""
-    known = df.__dict__.get("_stack_size")
-    if known is None:
-        known = df._stack_size = _stack_size(program, df)
-    return known
+    return _kept(df, "_stack_size", lambda: _stack_size(program, df))
 
 
 def _stack_size(program: Program, df: DecodedFunction):

@@ -268,7 +268,7 @@ class Runner:
             if arr is None:
                 # every lane stores it at the exit (or, stopping, the interpreter writes it before
                 # the exit): a previous batch's array needs no zeroing
-                arr = compiled._new_register(regs, name) if every and name in r.outputs else regs[name]
+                arr = regs.take(name, zeroed=False) if every and name in r.outputs else regs[name]
             if arr is not seen[k]:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
