@@ -16,7 +16,6 @@ H100 profile, must print the same lines. Two things may differ and are normalize
 test_memory_pools below also spells out, line by line, the pool model that pools.cu's recording shows.
 """
 import re
-import subprocess
 import shutil
 import tempfile
 from pathlib import Path
@@ -213,11 +212,6 @@ def test_every_runtime_function_of_the_headers_links():
 MODEL_SPECIFIC = {"attributes", "limits"}   # cudaDevAttr* values, L2 sizes: only another H100 prints the recording
 
 
-def _gpu_name() -> str:
-    r = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)
-    return r.stdout
-
-
 @pytest.mark.gpu
 def test_the_programs_print_on_a_gpu_what_was_recorded_and_what_the_emulator_prints(h100):
     """Live: each program built with nvcc and NVIDIA's runtime, run on the GPU, against the recording
@@ -225,13 +219,14 @@ def test_the_programs_print_on_a_gpu_what_was_recorded_and_what_the_emulator_pri
     import sys
     sys.path.insert(0, str(HERE.parent.parent / "tools"))
     from runtime_api_gpu import run_on_gpu
+    from cudalab.gpu.backend import device_info
     work = Path(tempfile.mkdtemp(prefix="cudalab-rt-"))
     try:
         for name in PROGRAMS:
             code, out, err = run_on_gpu(HERE / f"{name}.cu", work)
             assert code == 0, f"{name}: {err}"
             recorded = RECORDED / f"{name}.out"
-            if name in MODEL_SPECIFIC and "H100" not in _gpu_name():
+            if name in MODEL_SPECIFIC and "H100" not in device_info().name:
                 continue        # an H200's memory clock and size are not an H100's: it ran, that is all
             expected = recorded.read_text() if recorded.exists() else emulate(name).stdout
             assert normalized(out) == normalized(expected), name
