@@ -214,6 +214,24 @@ def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkey
     assert capfd.readouterr().out == "./a.out: hello x[8] = 4\n"
 
 
+@pytest.mark.parametrize("arch", ["-arch=sm_35", "-arch=sm_70", "-gencode=arch=compute_60,code=sm_60"])
+def test_a_course_written_for_an_older_gpu_builds_for_the_oldest_architecture_nvcc_has(tmp_path, monkeypatch, arch):
+    # nvcc 13 builds sm_75 and newer; a Makefile from the Kepler or Volta years still runs
+    write(tmp_path, {"old.cu": """\
+        #include <cstdio>
+        __global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+        int main() {
+            int *x; cudaMallocManaged(&x, 32 * sizeof(int));
+            for (int i = 0; i < 32; i++) x[i] = i;
+            twice<<<1, 32>>>(x); cudaDeviceSynchronize();
+            printf("%d %d\\n", x[1], x[31]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("old.cu", options=[arch])
+    assert (r.returncode, r.stdout) == (0, "2 62\n"), r.stderr
+
+
 @pytest.mark.parametrize("call, message", [
     ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
     ("cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1);", "cufft.h comes with cuFFT, which cudalab does not emulate"),

@@ -129,7 +129,9 @@ def emulator_arch(cmd: NvccCommand) -> str:
     """The one target the emulator builds for, as the driver would pick from a GPU's fat binary:
     the newest architecture asked for that the emulated device (``cudalab.set_device``) can run,
     its own compute capability when none was asked for (nvcc's ``-arch=native``), and the oldest one
-    asked for when all are newer than the device (the emulator runs the PTX all the same)."""
+    asked for when all are newer than the device (the emulator runs the PTX all the same). A course
+    written for a Kepler or a Volta (``-arch=sm_35``, ``sm_70``) asks for what this nvcc no longer
+    builds; its program is built for the oldest architecture nvcc has, as a driver would JIT old PTX."""
     from ..device import current
     major, minor = current().cc
     device = major * 10 + minor
@@ -137,7 +139,15 @@ def emulator_arch(cmd: NvccCommand) -> str:
     if not asked:
         return f"sm_{device}"
     fitting = [a for a in asked if int(re.match(r"\d+", a).group()) <= device]
-    return f"sm_{fitting[-1] if fitting else asked[0]}"
+    chosen = fitting[-1] if fitting else asked[0]
+    return f"sm_{max(int(chosen), oldest_arch())}" if chosen.isdigit() else f"sm_{chosen}"
+
+
+@lru_cache(maxsize=1)
+def oldest_arch() -> int:
+    """The oldest architecture this nvcc builds for (75 for CUDA 13), from ``nvcc --list-gpu-arch``."""
+    r = _nvcc_run(["--list-gpu-arch"], None)
+    return min((int(a) for a in re.findall(r"compute_(\d+)", r.stdout)), default=75)
 
 
 _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
