@@ -232,6 +232,28 @@ def test_a_course_written_for_an_older_gpu_builds_for_the_oldest_architecture_nv
     assert (r.returncode, r.stdout) == (0, "2 62\n"), r.stderr
 
 
+@pytest.mark.parametrize("std", [["-std=c++11"], ["-std", "c++14", "-Xcompiler", "-std=c++14"]])
+def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_path, monkeypatch, std):
+    # cooperative groups (and Thrust, CUB) #error below C++17 in CUDA 13; such a unit is built as C++17
+    write(tmp_path, {"groups.cu": """\
+        #include <cstdio>
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        __global__ void block_sum(int* out) {
+            cg::thread_block block = cg::this_thread_block();
+            atomicAdd(out, (int)block.thread_rank());
+        }
+        int main() {
+            int *out; cudaMallocManaged(&out, sizeof(int)); *out = 0;
+            block_sum<<<1, 64>>>(out); cudaDeviceSynchronize();
+            printf("%d\\n", *out);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("groups.cu", options=std)
+    assert (r.returncode, r.stdout) == (0, "2016\n"), r.stderr
+
+
 @pytest.mark.parametrize("call, message", [
     ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
     ("cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1);", "cufft.h comes with cuFFT, which cudalab does not emulate"),

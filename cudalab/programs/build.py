@@ -222,8 +222,13 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
     keep = work / "keep"
     keep.mkdir(parents=True, exist_ok=True)
-    r = _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir", str(keep),
-                   "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
+    def compile_with(options):
+        return _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir",
+                          str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
+
+    r = compile_with(options)
+    if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
+        r = compile_with(cpp17(options))
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -247,6 +252,17 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     except OSError:                       # another build of the same unit finished first
         shutil.rmtree(work, ignore_errors=True)
     return _unit(key, out)
+
+
+# CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14
+_OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
+
+
+def cpp17(options: list) -> list:
+    """``options`` with C++17 for an older -std (nvcc's and the host compiler's): a course written
+    when nvcc's default was C++11 (``-std=c++11`` for cooperative groups) builds as CUDA 13's own
+    headers require, instead of stopping at their #error."""
+    return [re.sub(r"^((?:-std|--std)=)?(c|gnu)\+\+(98|03|0x|11|1y|14)$", r"\1\2++17", o) for o in options]
 
 
 def _unit(key: str, folder: Path) -> Unit:
