@@ -254,6 +254,27 @@ def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_pat
     assert (r.returncode, r.stdout) == (0, "2016\n"), r.stderr
 
 
+def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_path, monkeypatch):
+    # managed memory prefetched and advised by device number, and cudaThreadSynchronize
+    write(tmp_path, {"um.cu": """\
+        #include <cstdio>
+        __global__ void inc(int* x) { x[threadIdx.x] += 1; }
+        int main() {
+            int *x, device = 0; cudaMallocManaged(&x, 32 * sizeof(int));
+            for (int i = 0; i < 32; i++) x[i] = i;
+            cudaError_t advised = cudaMemAdvise(x, 32 * sizeof(int), cudaMemAdviseSetPreferredLocation, device);
+            cudaError_t there = cudaMemPrefetchAsync(x, 32 * sizeof(int), device);
+            inc<<<1, 32>>>(x);
+            cudaError_t back = cudaMemPrefetchAsync(x, 32 * sizeof(int), cudaCpuDeviceId, 0);
+            cudaError_t synced = cudaThreadSynchronize();
+            printf("%d %d %d %d %d %d\\n", advised, there, back, synced, x[0], x[31]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("um.cu", options=["-o", "um"])
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
+
+
 @pytest.mark.parametrize("call, message", [
     ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
     ("cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1);", "cufft.h comes with cuFFT, which cudalab does not emulate"),

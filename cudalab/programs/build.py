@@ -31,6 +31,7 @@ from . import errors, shimgen
 from .command import NvccCommand, parse_nvcc
 
 SHIM_DIR = Path(__file__).parent / "shim"
+LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 
 
 def cache_dir() -> Path:
@@ -214,7 +215,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if not path.exists():
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
-    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}"]
+    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY)]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
