@@ -273,3 +273,16 @@ __global__ void dive(int* seen, int depth) {
     assert (seen.copy_to_host()[:21] == 1).all()
     assert many <= few + 50, f"{few} lookups in the allocation table with few arrays alive, {many} with 10,000 more"
     del unrelated
+
+
+def test_out_of_memory_names_the_largest_allocation_that_still_fits():
+    # each block is followed by a 512-byte red zone: a request for all that is left does not fit,
+    # and the message says what would, not "asked for N bytes, but N are left"
+    from cudalab.emulator.memory import DeviceMemory
+    memory = DeviceMemory(limit=1 << 20)
+    memory.alloc(1024)
+    left = (1 << 20) - 1024 - 512          # less the first block and its red zone
+    with pytest.raises(CudaError, match=f"asked for {left:,} bytes, but the largest allocation that fits .* is "
+                                        f"now {left - 512:,} bytes"):
+        memory.alloc(left)
+    memory.alloc(left - 512)

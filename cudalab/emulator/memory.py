@@ -93,9 +93,11 @@ class DeviceMemory:
                         self._free.pop(k)
                     break
             if off is None:
+                # the largest block that still fits: each one is followed by its red zone
+                fits = max([self.limit - self.top, *(s for _, s in self._free)]) - ALIGN
                 raise CudaError(
-                    f"out of device memory: asked for {size:,} bytes, but only "
-                    f"{self.limit - self.top:,} of the emulated device's {self.limit:,} bytes are left. "
+                    f"out of device memory: asked for {size:,} bytes, but the largest allocation that fits in "
+                    f"the emulated device's {self.limit:,} bytes is now {max(fits, 0):,} bytes. "
                     "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
         else:
             off = self.top          # never used before: already zero
