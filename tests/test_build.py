@@ -255,7 +255,7 @@ def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_pat
 
 
 def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_path, monkeypatch):
-    # managed memory prefetched and advised by device number, and cudaThreadSynchronize
+    # managed memory prefetched and advised by device number, cudaThreadSynchronize and its limits
     write(tmp_path, {"um.cu": """\
         #include <cstdio>
         __global__ void inc(int* x) { x[threadIdx.x] += 1; }
@@ -267,12 +267,15 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
             inc<<<1, 32>>>(x);
             cudaError_t back = cudaMemPrefetchAsync(x, 32 * sizeof(int), cudaCpuDeviceId, 0);
             cudaError_t synced = cudaThreadSynchronize();
-            printf("%d %d %d %d %d %d\\n", advised, there, back, synced, x[0], x[31]);
+            size_t heap = 0;
+            cudaThreadSetLimit(cudaLimitMallocHeapSize, 1 << 24);
+            cudaThreadGetLimit(&heap, cudaLimitMallocHeapSize);
+            printf("%d %d %d %d %d %d %zu\\n", advised, there, back, synced, x[0], x[31], heap);
         }
     """})
     monkeypatch.chdir(tmp_path)
     r = run_program("um.cu", options=["-o", "um"])
-    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32 16777216\n"), r.stderr
 
 
 @pytest.mark.parametrize("call, message", [
