@@ -290,6 +290,15 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
         run_program("p.cu")
 
 
+@pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
+                                            ("cutil_inline.h", "CUDA 4 and older")])
+def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
+    write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=f"hint: {header} comes with .*{where}"):
+        run_program("p.cu")
+
+
 def test_the_toolkits_profiler_and_nvtx_headers_are_there(tmp_path, monkeypatch):
     write(tmp_path, {"p.cu": """\
         #include <cuda_profiler_api.h>
