@@ -49,6 +49,30 @@ def test_libraries_go_to_the_link_and_the_program_is_named_as_nvcc_names_it():
     assert parse_nvcc(["-o", "vectorAdd", "a.cu"]).executable_name() == "./vectorAdd"
 
 
+@pytest.mark.parametrize("argv, kept", [
+    ("-arch=sm_20 a.cu", []),                                   # a 2014 book's Makefile
+    ("-gencode arch=compute_35,code=sm_35 -gencode arch=compute_80,code=sm_80 a.cu",
+     ["-gencode=arch=compute_80,code=sm_80"]),
+    ("-arch=native a.cu", ["-arch=native"]),
+])
+def test_architectures_older_than_nvcc_builds_are_left_to_the_device(argv, kept):
+    cmd = parse_nvcc(argv.split()).without_archs_before(75)
+    assert cmd.arch_options == kept
+    assert all(int(a) >= 75 for a in cmd.archs)
+
+
+def test_a_program_built_for_an_old_architecture_runs(tmp_path, monkeypatch):
+    write(tmp_path, {"old.cu": """\
+        #include <cstdio>
+        __global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+        int main() { int* x; cudaMallocManaged(&x, 4 * sizeof(int)); for (int i = 0; i < 4; ++i) x[i] = i;
+                     twice<<<1, 4>>>(x); cudaDeviceSynchronize(); printf("%d %d\\n", x[1], x[3]); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("old.cu", options=["-O2", "-arch=sm_20"])
+    assert (r.returncode, r.stdout) == (0, "2 6\n"), r.stderr
+
+
 def test_a_word_nvcc_would_not_understand_is_named():
     with pytest.raises(NvccUsageError, match="don't know what to do with 'notes.txt'"):
         parse_nvcc(["a.cu", "notes.txt"])
