@@ -231,6 +231,17 @@ def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatc
         run_program(["main.cu", "helper.cu"])
 
 
+def test_a_kernel_waiting_for_its_children_is_explained(tmp_path, monkeypatch):
+    write(tmp_path, {"nested.cu": """\
+        __global__ void child(int* x) { x[threadIdx.x] += 1; }
+        __global__ void parent(int* x) { child<<<1, 32>>>(x); cudaDeviceSynchronize(); }
+        int main() { int* x; cudaMalloc(&x, 128); parent<<<1, 1>>>(x); return cudaDeviceSynchronize(); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match="CUDA 12 removed it .* cudaStreamTailLaunch"):
+        run_program("nested.cu", options=["-rdc=true"])
+
+
 def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkeypatch, capfd):
     write(tmp_path, PROJECT)
     monkeypatch.chdir(tmp_path)

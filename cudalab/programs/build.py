@@ -230,6 +230,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
+        if _DEVICE_SYNC.search(log):
+            message += ("\nhint: cudaDeviceSynchronize() in a kernel made it wait for the kernels it launched in CUDA 11 "
+                        "and older; CUDA 12 removed it (on a GPU too): a parent grid cannot wait for its children. "
+                        "Launch the work that needs their results into cudaStreamTailLaunch, or from the host.")
         raise CompileError(message, log)
     ptx = sorted(keep.glob("*.ptx"))
     if ptx:
@@ -253,6 +257,7 @@ def _unit(key: str, folder: Path) -> Unit:
                 ptx.read_text() if ptx.exists() else None, (folder / "build.log").read_text())
 
 
+_DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
