@@ -249,6 +249,67 @@ def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkey
     assert capfd.readouterr().out == "./a.out: hello x[8] = 4\n"
 
 
+@pytest.mark.parametrize("arch", ["-arch=sm_35", "-arch=sm_70", "-gencode=arch=compute_60,code=sm_60"])
+def test_a_course_written_for_an_older_gpu_builds_for_the_oldest_architecture_nvcc_has(tmp_path, monkeypatch, arch):
+    # nvcc 13 builds sm_75 and newer; a Makefile from the Kepler or Volta years still runs
+    write(tmp_path, {"old.cu": """\
+        #include <cstdio>
+        __global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+        int main() {
+            int *x; cudaMallocManaged(&x, 32 * sizeof(int));
+            for (int i = 0; i < 32; i++) x[i] = i;
+            twice<<<1, 32>>>(x); cudaDeviceSynchronize();
+            printf("%d %d\\n", x[1], x[31]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("old.cu", options=[arch])
+    assert (r.returncode, r.stdout) == (0, "2 62\n"), r.stderr
+
+
+@pytest.mark.parametrize("std", [["-std=c++11"], ["-std", "c++14", "-Xcompiler", "-std=c++14"]])
+def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_path, monkeypatch, std):
+    # cooperative groups (and Thrust, CUB) #error below C++17 in CUDA 13; such a unit is built as C++17
+    write(tmp_path, {"groups.cu": """\
+        #include <cstdio>
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        __global__ void block_sum(int* out) {
+            cg::thread_block block = cg::this_thread_block();
+            atomicAdd(out, (int)block.thread_rank());
+        }
+        int main() {
+            int *out; cudaMallocManaged(&out, sizeof(int)); *out = 0;
+            block_sum<<<1, 64>>>(out); cudaDeviceSynchronize();
+            printf("%d\\n", *out);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("groups.cu", options=std)
+    assert (r.returncode, r.stdout) == (0, "2016\n"), r.stderr
+
+
+def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_path, monkeypatch):
+    # managed memory prefetched and advised by device number, and cudaThreadSynchronize
+    write(tmp_path, {"um.cu": """\
+        #include <cstdio>
+        __global__ void inc(int* x) { x[threadIdx.x] += 1; }
+        int main() {
+            int *x, device = 0; cudaMallocManaged(&x, 32 * sizeof(int));
+            for (int i = 0; i < 32; i++) x[i] = i;
+            cudaError_t advised = cudaMemAdvise(x, 32 * sizeof(int), cudaMemAdviseSetPreferredLocation, device);
+            cudaError_t there = cudaMemPrefetchAsync(x, 32 * sizeof(int), device);
+            inc<<<1, 32>>>(x);
+            cudaError_t back = cudaMemPrefetchAsync(x, 32 * sizeof(int), cudaCpuDeviceId, 0);
+            cudaError_t synced = cudaThreadSynchronize();
+            printf("%d %d %d %d %d %d\\n", advised, there, back, synced, x[0], x[31]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("um.cu", options=["-o", "um"])
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
+
+
 @pytest.mark.parametrize("call, message", [
     ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
     ("cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1);", "cufft.h comes with cuFFT, which cudalab does not emulate"),

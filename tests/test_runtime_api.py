@@ -280,6 +280,24 @@ int main() {
     assert [rec.kernel for rec in r.launches] == ["hi"] * 4
 
 
+def test_a_fault_in_a_graphs_kernel_is_explained_as_a_launchs_is():
+    r = run_source(r"""
+__global__ void past_the_end(int *x) { x[threadIdx.x + 1000000] = 1; }
+int main() {
+    int *x; cudaMalloc(&x, 32 * sizeof(int));
+    cudaStream_t s; cudaGraph_t g; cudaGraphExec_t e;
+    cudaStreamCreate(&s);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    past_the_end<<<1, 32, 0, s>>>(x);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, s);
+    printf("%s\n", cudaGetErrorName(cudaStreamSynchronize(s)));
+}""")
+    assert r.stdout == "cudaErrorIllegalAddress\n"
+    assert "cudalab: Invalid __global__ write of size 4 bytes" in r.stderr and "past_the_end" in r.stderr
+
+
 def test_a_kernel_that_waits_clock_ticks_lasts_about_as_long_as_on_the_gpu():
     """NVIDIA's simpleHyperQ pattern: spin until clock() has advanced by clockRate * 20 ms. The
     emulator's clock ticks at the device's clock rate as time passes (plus 4 per instruction), so

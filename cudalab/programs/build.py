@@ -31,6 +31,7 @@ from . import errors, shimgen
 from .command import NvccCommand, parse_nvcc
 
 SHIM_DIR = Path(__file__).parent / "shim"
+LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 
 
 def cache_dir() -> Path:
@@ -137,7 +138,9 @@ def emulator_arch(cmd: NvccCommand) -> str:
     """The one target the emulator builds for, as the driver would pick from a GPU's fat binary:
     the newest architecture asked for that the emulated device (``cudalab.set_device``) can run,
     its own compute capability when none was asked for (nvcc's ``-arch=native``), and the oldest one
-    asked for when all are newer than the device (the emulator runs the PTX all the same)."""
+    asked for when all are newer than the device (the emulator runs the PTX all the same). A course
+    written for a Kepler or a Volta (``-arch=sm_35``, ``sm_70``) asks for what this nvcc no longer
+    builds; its program is built for the oldest architecture nvcc has, as a driver would JIT old PTX."""
     from ..device import current
     major, minor = current().cc
     device = major * 10 + minor
@@ -145,7 +148,15 @@ def emulator_arch(cmd: NvccCommand) -> str:
     if not asked:
         return f"sm_{device}"
     fitting = [a for a in asked if int(re.match(r"\d+", a).group()) <= device]
-    return f"sm_{fitting[-1] if fitting else asked[0]}"
+    chosen = fitting[-1] if fitting else asked[0]
+    return f"sm_{max(int(chosen), oldest_arch())}" if chosen.isdigit() else f"sm_{chosen}"
+
+
+@lru_cache(maxsize=1)
+def oldest_arch() -> int:
+    """The oldest architecture this nvcc builds for (75 for CUDA 13), from ``nvcc --list-gpu-arch``."""
+    r = _nvcc_run(["--list-gpu-arch"], None)
+    return min((int(a) for a in re.findall(r"compute_(\d+)", r.stdout)), default=75)
 
 
 _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
@@ -212,7 +223,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if not path.exists():
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
-    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}"]
+    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY)]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
@@ -220,8 +231,13 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
     keep = work / "keep"
     keep.mkdir(parents=True, exist_ok=True)
-    r = _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir", str(keep),
-                   "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
+    def compile_with(options):
+        return _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir",
+                          str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
+
+    r = compile_with(options)
+    if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
+        r = compile_with(cpp17(options))
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -249,6 +265,17 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     except OSError:                       # another build of the same unit finished first
         shutil.rmtree(work, ignore_errors=True)
     return _unit(key, out)
+
+
+# CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14
+_OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
+
+
+def cpp17(options: list) -> list:
+    """``options`` with C++17 for an older -std (nvcc's and the host compiler's): a course written
+    when nvcc's default was C++11 (``-std=c++11`` for cooperative groups) builds as CUDA 13's own
+    headers require, instead of stopping at their #error."""
+    return [re.sub(r"^((?:-std|--std)=)?(c|gnu)\+\+(98|03|0x|11|1y|14)$", r"\1\2++17", o) for o in options]
 
 
 def _unit(key: str, folder: Path) -> Unit:

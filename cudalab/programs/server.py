@@ -190,10 +190,14 @@ class Server(TextureRequests):
         if rec is None:
             return ()
         self.printed.extend(rec.printed)
-        text = self._flush()
-        if rec.error and not self.ctx.stopped:       # a stopped program hears it from run_program instead
-            return (), text + b"\0" + f"cudalab: {rec.error}".encode()
-        return (), text
+        return (), self._flush() + self._fault_note([rec])
+
+    def _fault_note(self, records) -> bytes:
+        """The explanation of a fault a kernel of ``records`` hit (the watchdog, an illegal address),
+        after the printf text; the shim tells it to the student at once, though CUDA reports the
+        error later. A stopped program hears it from run_program instead."""
+        error = next((rec.error for rec in records if getattr(rec, "error", None)), None)
+        return b"\0" + f"cudalab: {error}".encode() if error and not self.ctx.stopped else b""
 
     # ------------------------------------------------------------------ registration
     def op_func(self, host, name, blob=b""):
@@ -610,10 +614,11 @@ class Server(TextureRequests):
             self.running = None
             raise
         finally:
-            self.printed.extend(t for rec in self._new_records() for t in rec.printed)
+            records = self._new_records()
+            self.printed.extend(t for rec in records for t in rec.printed)
         if n is None:
             self.running = None
-            return (STEP_DONE,), self._flush()
+            return (STEP_DONE,), self._flush() + self._fault_note(records)
         p = n.params
         if n.type == "memcpy":
             step = (STEP_COPY, p["dst"], p["src"], p["width"], p["height"], p["depth"], p["dpitch"], p["spitch"],
@@ -622,7 +627,7 @@ class Server(TextureRequests):
             step = (STEP_MEMSET, p["dst"], p["value"], p["element"], p["width"], p["height"], p["pitch"])
         else:
             step = (STEP_HOST, p["fn"], p["data"])
-        return step, self._flush()
+        return step, self._flush() + self._fault_note(records)
 
     def _new_records(self):
         """Launch records made since the last look (their printf text goes to the program)."""

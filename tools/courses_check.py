@@ -1,0 +1,370 @@
+"""Run the CUDA C++ programs of public courses through ``cudalab run`` as their authors build them, and write docs/courses.md.
+
+Not part of CI: the programs belong to their authors and stay outside this repository. Give a
+checkout and the programs to try (globs, relative to the checkout)::
+
+    python tools/courses_check.py --checkout ~/cuda-training-series 'exercises/hw*/*.cu' \\
+        'exercises/hw*/*/*.cu' --json olcf.json
+    python tools/courses_check.py --checkout ~/code-samples 'series/cuda-cpp/*/*.cu' --json blog.json
+    python tools/courses_check.py --markdown docs/courses.md --merge olcf.json blog.json
+
+Each program is built as its course says, in this order:
+
+1. a Makefile in its folder: ``make -B`` runs in a copy of the folder with stand-ins for nvcc and
+   the C/C++ compilers that record their command lines; the link that takes the program's source
+   (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
+   ``-x cu``);
+2. an ``nvcc ...`` line naming the file in a readme or build script of its folder (or of the folder
+   above, for a ``Solutions`` folder; ``task1_solution.cu`` takes ``task1.cu``'s line);
+3. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
+
+The program runs with no arguments in a copy of its folder (programs write files where they run),
+as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+(the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
+its output says it failed, and, where its source prints a success message ("Success!", "PASS",
+"correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
+estimate of the time it needs: that is cudalab's correct answer, listed as *GPU-sized*.
+
+Programs that need what cudalab does not emulate (cuBLAS, cuRAND's host API, MPI, OpenMP, NVML, the
+driver API, graphics) are left out with the reason. The helpers (running under a CPU limit, the
+first error line, cudalab's own explanation) are tools/samples_check.py's.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from samples_check import (ROOT, WALL_PER_CPU, _BUILD, explanation, failed_line, first_error,  # noqa: E402
+                           run_limited)
+
+TIMEOUT = 120
+# what course programs print when their check fails, besides what NVIDIA's samples print
+COURSE_FAILURE = re.compile(r"\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b|\bErrors? (in|at)\b|"
+                            r"\bFound [1-9]\d* errors|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:",
+                            re.I | re.M)
+SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
+GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator")
+# a kernel of one block cannot be extrapolated from blocks done; the watchdog tells how far it got
+WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and was stopped by the watchdog", re.M)
+# what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
+NOT_EMULATED = [
+    (r"-lcublas|cublas(_v2|Lt)?\.h", "cuBLAS"), (r"-lcufft|cufft\.h", "cuFFT"), (r"-lcusparse|cusparse", "cuSPARSE"),
+    (r"-lcusolver|cusolver", "cuSOLVER"), (r"-lcurand\b|<curand\.h>", "cuRAND's host API"),
+    (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|<mpi\.h>|-lmpi", "MPI"), (r"-fopenmp|<omp\.h>", "OpenMP"),
+    (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(", "the CUDA driver API (cu* calls)"),
+    (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
+]
+COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
+
+
+@dataclass
+class Program:
+    """One program as its course builds it, or why it is left out."""
+
+    name: str                     # path of its main source in the checkout
+    folder: str                   # its folder in the checkout
+    sources: list = field(default_factory=list)
+    options: list = field(default_factory=list)
+    how: str = ""                 # where the build came from: Makefile, a readme, the default
+    left_out: str = ""
+
+
+@dataclass
+class Result:
+    name: str
+    status: str                   # pass, fail, GPU-sized, time, left out
+    detail: str = ""
+    cpu_seconds: float = 0.0
+    command: str = ""
+    how: str = ""
+
+
+# ---------------------------------------------------------------------------------------- builds
+def _stand_ins(folder: Path) -> Path:
+    """Compilers that log their command line and make the file -o names, for a recorded ``make -B``."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in COMPILERS:
+        tool = bin_dir / name
+        tool.write_text('#!/bin/sh\n{ basename "$0"; printf "%s\\n" "$@"; echo "--end--"; } >> "$COURSES_LOG"\n'
+                        'while [ $# -gt 0 ]; do case "$1" in -o) touch "$2" 2>/dev/null;; '
+                        '-o?*) touch "${1#-o}" 2>/dev/null;; esac; shift; done\nexit 0\n')
+        tool.chmod(0o755)
+    return bin_dir
+
+
+def make_commands(folder: Path) -> list:
+    """The compiler command lines ``make -B`` runs in ``folder`` (each a list of words), from a copy."""
+    with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
+        copy = Path(tmp) / "src"
+        shutil.copytree(folder, copy, symlinks=True)
+        home = Path(tmp) / "cuda"
+        bin_dir = _stand_ins(home)
+        log = Path(tmp) / "commands.log"
+        log.touch()
+        env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
+        homes = [f"{v}={home}" for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH",
+                                         "CUDA_TOOLKIT_ROOT_DIR")]
+        subprocess.run(["make", "-B", "-k", *homes], cwd=copy, env=env, capture_output=True, timeout=120)
+        commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
+    # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
+    return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
+            for c in commands]
+
+
+_NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
+_COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
+
+
+def from_make(commands: list, source: str) -> list | None:
+    """The ``cudalab run`` words (options, then sources) of the program that ``commands`` (a recorded
+    ``make -B``) link from ``source`` or its object file, or None."""
+    commands = [(tool, _as_nvcc(tool, args)) for tool, *args in commands if not set(args) & set(_NOT_A_BUILD)]
+    compiled = {_output(args) or Path(_sources(args)[0]).with_suffix(".o").name: args
+                for tool, args in commands if set(args) & set(_COMPILE_ONLY) and _sources(args)}
+    for tool, args in commands:
+        if set(args) & set(_COMPILE_ONLY):
+            continue
+        units = [compiled.get(f, [f]) if f.endswith(".o") else [f] for f in _files(args)]
+        sources = [s for unit in units for s in _sources(unit)]
+        if Path(source).name not in [Path(s).name for s in sources]:
+            continue
+        words = []
+        for unit in units:
+            options = [w for w in unit if w not in _files(unit) and w not in _COMPILE_ONLY and w != "-o"
+                       and w != _output(unit)]
+            if options and not _ends_with(words, options):
+                words += options
+        rdc = any(w in ("-dc", "--device-c") for unit in units for w in unit)
+        linking = [w for w in args if w not in _files(args)]
+        words = linking if linking[:len(words)] == words else words + linking   # the same flags, once
+        return [*words, *(["-rdc=true"] if rdc else []), *sources]
+    return None
+
+
+def _ends_with(words: list, tail: list) -> bool:
+    return len(words) >= len(tail) and words[len(words) - len(tail):] == tail
+
+
+def _output(args: list) -> str | None:
+    return next((args[k + 1] for k, w in enumerate(args[:-1]) if w == "-o"), None)
+
+
+def _as_nvcc(tool: str, args: list) -> list:
+    """A recorded command's words as nvcc would take them: a C/C++ compiler's own flags (-fPIC,
+    -Wall, -export-dynamic) go through -Xcompiler, as they must when nvcc builds the file."""
+    if tool == "nvcc":
+        return args
+    words, k = [], 0
+    while k < len(args):
+        w = args[k]
+        k += 1
+        if w in ("-o", "-I", "-D", "-x", "-l", "-L") and k < len(args):
+            words += [w, args[k]]
+            k += 1
+        elif not w.startswith("-") or re.match(r"-[IDULlco]|-std=|-O", w) or w in _COMPILE_ONLY:
+            words.append(w)
+        else:
+            words += ["-Xcompiler", w]
+    return words
+
+
+def _files(args: list) -> list:
+    """The source and object files among an nvcc command's words."""
+    values = {k + 1 for k, w in enumerate(args) if w in ("-o", "-x", "-I", "-D", "-l", "-L", "-arch", "-gencode",
+                                                          "-Xcompiler", "-ccbin", "--generate-code", "-std")}
+    return [w for k, w in enumerate(args) if k not in values and not w.startswith("-")
+            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", ".o")]
+
+
+def _sources(args: list) -> list:
+    return [f for f in _files(args) if not f.endswith(".o")]
+
+
+_NVCC_LINE = re.compile(r"^\s*(?:[$>]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
+
+
+def from_notes(path: Path, checkout: Path) -> tuple | None:
+    """(nvcc words, where) from a readme or build script line naming this file, or None."""
+    stem = re.sub(r"_?solution$", "", path.stem, flags=re.I)
+    names = {path.name, f"{stem}{path.suffix}"}
+    folders = [path.parent] + ([path.parent.parent] if path.parent.name.lower() in ("solution", "solutions") else [])
+    for folder in folders:
+        for note in sorted(folder.iterdir()):
+            if not note.is_file() or note.suffix.lower() not in ("", ".md", ".txt", ".sh", ".rst") \
+                    or note.name.lower() in ("makefile", "gnumakefile") \
+                    or note.stat().st_size > 200_000:
+                continue
+            for m in _NVCC_LINE.finditer(note.read_text(errors="replace")):
+                try:
+                    words = shlex.split(m.group(1))
+                except ValueError:
+                    continue
+                if any(Path(w).name in names for w in words):
+                    words = [path.name if Path(w).name in names else w for w in words]
+                    yield words, note.relative_to(checkout).as_posix()
+
+
+def read_program(path: Path, checkout: Path) -> Program:
+    rel = path.relative_to(checkout).as_posix()
+    p = Program(rel, path.parent.relative_to(checkout).as_posix())
+    makefile = next((path.parent / m for m in ("Makefile", "makefile", "GNUmakefile") if (path.parent / m).exists()),
+                    None)
+    found = from_make(make_commands(path.parent), path.name) if makefile else None
+    if found:
+        words, p.how = found, makefile.relative_to(checkout).as_posix()
+    else:
+        notes = list(from_notes(path, checkout))
+        usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
+        words, p.how = (usable or notes or [([path.name, "-o", path.stem], "")])[0]
+        p.how = p.how or "default (nvcc -o NAME NAME.cu)"
+    p.sources = [w for w in words if not w.startswith("-") and Path(w).suffix in (".cu", ".cpp", ".cc", ".c")
+                 and w not in _option_values(words)]
+    p.options = [w for w in words if w not in p.sources]
+    code = " ".join((path.parent / s).read_text(errors="replace") for s in p.sources if (path.parent / s).exists())
+    p.left_out = _not_emulated(" ".join(words) + " " + code)
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
+    if not p.left_out and not re.search(r"\bint\s+main\s*\(", code):
+        p.left_out = "no main(): a piece of a larger program"
+    if not p.left_out and re.search(r"\bFIXME\b", code):
+        p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
+    return p
+
+
+def _option_values(words: list) -> set:
+    return {words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-o", "-x", "-I", "-D")}
+
+
+def _not_emulated(text: str) -> str:
+    return next((f"uses {why}, which cudalab does not emulate" for pattern, why in NOT_EMULATED
+                 if re.search(pattern, text)), "")
+
+
+# ---------------------------------------------------------------------------------------- running
+def run_program(p: Program, checkout: Path, timeout: float, logs: Path | None = None) -> Result:
+    shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources])
+    if p.left_out:
+        return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with tempfile.TemporaryDirectory(prefix="courses-run-") as tmp:
+        work = Path(tmp) / Path(p.folder).name
+        shutil.copytree(checkout / p.folder, work, symlinks=True)
+        build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=work, env=env,
+                               capture_output=True, text=True, timeout=1800)
+        if build.returncode:
+            log = build.stderr + build.stdout
+            why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
+            return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
+        command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources]
+        code, out, used = run_limited(command, work, env, timeout, timeout * WALL_PER_CPU)
+    if logs is not None:
+        (logs / (p.name.replace("/", "__") + ".txt")).write_text(
+            f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
+    status, detail = judge(code, out, (checkout / p.name).read_text(errors="replace"), timeout)
+    return Result(p.name, status, detail, round(used, 1), shown, p.how)
+
+
+def judge(code: int, out: str, source: str, timeout: float) -> tuple:
+    """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
+    if GPU_SIZED.search(out) or WATCHDOG.search(out):
+        return "GPU-sized", explanation(out)
+    if code in (-signal.SIGXCPU, -signal.SIGKILL):            # over the CPU (or wall) limit
+        return "time", f"still running after {timeout:g} s of CPU time"
+    bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
+    if code != 0 or bad:
+        why = explanation(out)
+        return "fail", f"exit code {code}: {bad or first_error(out)}" + (f" ({why})" if why and why not in (bad or "") else "")
+    says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source) if SUCCESS.search(m.group(0))]
+    if says and not SUCCESS.search(out):
+        return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
+    return "pass", ""
+
+
+# ---------------------------------------------------------------------------------------- report
+def write_markdown(results: dict, out: Path, timeout: float):
+    rows = list(results.values())
+    ran = [r for r in rows if r["status"] != "left out"]
+    count = {s: sum(r["status"] == s for r in ran) for s in ("pass", "GPU-sized", "fail", "time")}
+    lines = [
+        "# Course programs on cudalab",
+        "",
+        "Written by `tools/courses_check.py` (not part of CI: the programs belong to their authors and are not in",
+        "this repository). Each program is built with `cudalab run` as its course says (its Makefile, else the",
+        "`nvcc` line of its readme, else `nvcc -o NAME NAME.cu`), unchanged and at its authors' sizes, and run with",
+        f"no arguments as a student runs it (the emulator's own watchdog), under a limit of {timeout:g} s of CPU",
+        "time. *pass*: exit code 0, no line saying it failed, and its success message where it prints one.",
+        "*GPU-sized*: a kernel too large for a CPU, stopped by the watchdog with its estimate of the time it",
+        "needs (cudalab's correct answer for it). *time*: still running at the limit. CPU seconds are the",
+        "emulator's and the program's together.",
+        "",
+        f"**{count['pass']} of {len(ran)} pass, {count['GPU-sized']} GPU-sized, {count['fail']} fail, "
+        f"{count['time']} over the time limit; {len(rows) - len(ran)} left out.**",
+        "",
+        "| program | result | CPU s | reason | built from |",
+        "| --- | --- | ---: | --- | --- |",
+    ]
+    for r in ran:
+        reason = r["detail"].replace("|", "\\|").replace("`", "'")
+        lines.append(f"| {r['name']} | {r['status']} | {r['cpu_seconds']:.1f} | {reason} | {r['how']} |")
+    lines += ["", "## Left out", "", "| program | reason |", "| --- | --- |"]
+    lines += [f"| {r['name']} | {r['detail']} |" for r in rows if r["status"] == "left out"]
+    lines += ["", "Commands, as `cudalab run` was given them (in a copy of the program's folder):", ""]
+    lines += [f"- {r['name']}: `{r['command']}`" for r in ran]
+    out.write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("programs", nargs="*", help="globs of program sources, relative to the checkout")
+    p.add_argument("--checkout", type=Path, help="the course's checkout")
+    p.add_argument("--timeout", type=float, default=TIMEOUT, help="CPU seconds each program may run")
+    p.add_argument("--json", type=Path, default=Path("courses.json"), help="write (and add to) the results here")
+    p.add_argument("--logs", type=Path, help="write each program's output to LOGS/NAME.txt")
+    p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
+    p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
+    p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
+    a = p.parse_args(argv)
+    if a.merge:
+        results = {}
+        for f in a.merge:
+            results.update(json.loads(f.read_text()))
+        write_markdown(results, a.markdown, a.timeout)
+        print(f"wrote {a.markdown}")
+        return 0
+    if not a.checkout:
+        p.error("give --checkout (or --merge)")
+    checkout = a.checkout.resolve()
+    paths = [Path(f) for pattern in a.programs for f in sorted(glob.glob(str(checkout / pattern)))]
+    results = json.loads(a.json.read_text()) if a.json.exists() else {}
+    if a.logs:
+        a.logs.mkdir(parents=True, exist_ok=True)
+    for path in dict.fromkeys(paths):
+        prog = read_program(path, checkout)
+        prefix = checkout.name + "/"
+        if a.dry_run:
+            print(f"{prog.name}: {prog.left_out or 'cudalab run ' + ' '.join([*prog.options, *prog.sources])}"
+                  f"  [{prog.how}]")
+            continue
+        r = run_program(prog, checkout, a.timeout, a.logs)
+        r.name = prefix + r.name
+        results[r.name] = asdict(r)
+        a.json.write_text(json.dumps(results, indent=1))       # as it goes: a stopped run keeps its results
+        print(f"{r.name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {r.detail[:110]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
