@@ -61,18 +61,6 @@ def test_architectures_older_than_nvcc_builds_are_left_to_the_device(argv, kept)
     assert all(int(a) >= 75 for a in cmd.archs)
 
 
-def test_a_program_built_for_an_old_architecture_runs(tmp_path, monkeypatch):
-    write(tmp_path, {"old.cu": """\
-        #include <cstdio>
-        __global__ void twice(int* x) { x[threadIdx.x] *= 2; }
-        int main() { int* x; cudaMallocManaged(&x, 4 * sizeof(int)); for (int i = 0; i < 4; ++i) x[i] = i;
-                     twice<<<1, 4>>>(x); cudaDeviceSynchronize(); printf("%d %d\\n", x[1], x[3]); }
-    """})
-    monkeypatch.chdir(tmp_path)
-    r = run_program("old.cu", options=["-O2", "-arch=sm_20"])
-    assert (r.returncode, r.stdout) == (0, "2 6\n"), r.stderr
-
-
 def test_a_word_nvcc_would_not_understand_is_named():
     with pytest.raises(NvccUsageError, match="don't know what to do with 'notes.txt'"):
         parse_nvcc(["a.cu", "notes.txt"])
@@ -308,6 +296,40 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     monkeypatch.chdir(tmp_path)
     r = run_program("um.cu", options=["-o", "um"])
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
+
+
+def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_path, monkeypatch):
+    # __shfl_down and friends without _sync, as books written for Kepler use them; the last one runs
+    # in the first half-warp only, with width 16
+    write(tmp_path, {"shuffles.cu": """\
+        #include <cstdio>
+        __global__ void shuffles(int* out, float* third)
+        {
+            int lane = threadIdx.x, sum = lane, all = lane;
+            for (int d = 16; d > 0; d /= 2) sum += __shfl_down(sum, d);
+            for (int m = 16; m > 0; m /= 2) all += __shfl_xor(all, m);
+            float f = __shfl(lane * 0.5f, 3);
+            int before = __shfl_up(lane, 1);
+            if (lane == 0) out[0] = sum;
+            if (lane == 31) out[1] = all;
+            if (lane == 5) { out[2] = before; *third = f; }
+            if (lane < 16) {
+                int half = lane;
+                for (int d = 8; d > 0; d /= 2) half += __shfl_down(half, d, 16);
+                if (lane == 0) out[3] = half;
+            }
+        }
+        int main() {
+            int* out; float* f;
+            cudaMallocManaged(&out, 4 * sizeof(int)); cudaMallocManaged(&f, sizeof(float));
+            shuffles<<<1, 32>>>(out, f);
+            cudaDeviceSynchronize();
+            printf("%d %d %d %d %g\\n", out[0], out[1], out[2], out[3], *f);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("shuffles.cu", options=["-arch=sm_30"])
+    assert (r.returncode, r.stdout) == (0, "496 496 4 120 1.5\n"), r.stderr
 
 
 @pytest.mark.parametrize("call, message", [

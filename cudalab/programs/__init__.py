@@ -163,7 +163,7 @@ def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: 
     work = Path(tempfile.mkdtemp(prefix="cudalab-gpu-", dir=cache_dir()))
     try:
         compiler = shutil.which("nvcc") or nvcc()
-        cmd = cmd.without_archs_before(oldest_arch(compiler))
+        cmd = cmd.without_archs_before(oldest_arch())
         arch = [] if cmd.arch_options else ["-arch=native"]
         lineinfo = [] if "-G" in cmd.compile_options else ["-lineinfo"]
         r = subprocess.run([compiler, *arch, *lineinfo, *cmd.all_options(), *cmd.sources, *cmd.linked,

@@ -126,14 +126,6 @@ class Unit:
     log: str
 
 
-@lru_cache(maxsize=None)
-def oldest_arch(compiler: str) -> int:
-    """The oldest architecture ``compiler`` (an nvcc) still builds for: 75 for CUDA 13, which dropped
-    sm_50 to sm_72; older books' Makefiles ask for sm_20 or sm_35."""
-    r = subprocess.run([compiler, "--list-gpu-arch"], capture_output=True, text=True)
-    return min((int(n) for n in re.findall(r"compute_(\d+)", r.stdout)), default=0)
-
-
 def emulator_arch(cmd: NvccCommand) -> str:
     """The one target the emulator builds for, as the driver would pick from a GPU's fat binary:
     the newest architecture asked for that the emulated device (``cudalab.set_device``) can run,
@@ -339,7 +331,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
     if not cmd.sources:
         raise CompileError("no source files: give the program's .cu (and .cpp/.c) files")
     lib = shim_library()
-    arch = emulator_arch(cmd.without_archs_before(oldest_arch(nvcc())))
+    arch = emulator_arch(cmd)
     workers = min(len(cmd.sources), max(1, min(4, os.cpu_count() or 1)))
     with ThreadPoolExecutor(workers) as pool:
         jobs = [pool.submit(compile_unit, s, cmd, arch, cwd) for s in cmd.sources]

@@ -77,8 +77,8 @@ class NvccCommand:
     def without_archs_before(self, oldest: int) -> "NvccCommand":
         """This command less its -arch/-code/-gencode options that name only architectures older than
         ``oldest``: a book's ``-arch=sm_20`` that today's nvcc refuses. A GPU's driver runs such a
-        program from its PTX, compiled for the GPU at hand, so building for the GPU at hand instead
-        gives the program the author saw run."""
+        program from its PTX, compiled for the GPU at hand, so the real GPU's build (``--device gpu``)
+        builds for the GPU at hand instead, and the program runs as its author saw it run."""
         def current(archs):
             return not archs or any(int(re.match(r"\d+", a).group()) >= oldest for a in archs)
         return replace(self, arch_options=[o for o in self.arch_options if current(_archs_of(o))],
