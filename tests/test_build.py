@@ -298,6 +298,27 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
 
 
+def test_a_device_query_reads_the_properties_cuda_13_moved_to_attributes(tmp_path, monkeypatch):
+    # prop.clockRate and prop.deviceOverlap, as device queries and CUDA by Example read them, agree with
+    # the attributes that replace them; the fields after them keep their place
+    write(tmp_path, {"query.cu": """\
+        #include <cstdio>
+        int main() {
+            cudaDeviceProp prop;
+            cudaGetDeviceProperties(&prop, 0);
+            int clock, memory, sms;
+            cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, 0);
+            cudaDeviceGetAttribute(&memory, cudaDevAttrMemoryClockRate, 0);
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+            printf("%d %d %d %d %d %d\\n", prop.clockRate == clock, prop.memoryClockRate == memory,
+                   prop.deviceOverlap, prop.computeMode, prop.multiProcessorCount == sms, prop.clockRate > 0);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("query.cu")
+    assert (r.returncode, r.stdout) == (0, "1 1 1 0 1 1\n"), r.stderr
+
+
 def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_path, monkeypatch):
     # __shfl_down and friends without _sync, as books written for Kepler use them; the last one runs
     # in the first half-warp only, with width 16

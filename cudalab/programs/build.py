@@ -29,6 +29,7 @@ from ..errors import CompileError
 from ..ptx.link import PtxLinkError, link
 from . import errors, shimgen
 from .command import NvccCommand, parse_nvcc
+from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
@@ -79,11 +80,18 @@ def _digest(*parts) -> str:
 
 
 @lru_cache(maxsize=1)
+def _legacy_props_options() -> list:
+    """``-I`` the include folder that gives cudaDeviceProp back CUDA 12's fields (legacy_props.py)."""
+    folder = legacy_include(cuda_home() / "include", cache_dir())
+    return ["-I", str(folder)] if folder else []
+
+
+@lru_cache(maxsize=1)
 def shim_library() -> Path:
     """Build (once) and return the static library ``libcudart_cudalab.a``."""
     src = b"".join(f.read_bytes() for f in sorted(SHIM_DIR.glob("*.c")))
     generated = shimgen.shim_sources(cuda_home() / "include")   # errors.inc, fallbacks.inc
-    out = cache_dir() / f"shim-{_digest(src, *generated.values(), cuda_home())}"
+    out = cache_dir() / f"shim-{_digest(src, *generated.values(), cuda_home(), *_legacy_props_options())}"
     lib = out / "libcudart_cudalab.a"
     if lib.exists():
         return lib
@@ -95,7 +103,8 @@ def shim_library() -> Path:
     if cc is None:
         raise CompileError("no C compiler found: cudalab builds its CUDA runtime with the system's cc/gcc "
                            "(on Debian/Ubuntu: apt install build-essential).")
-    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-Wall", "-I", str(tmp), "-I", str(cuda_home() / "include"),
+    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-Wall", "-I", str(tmp), *_legacy_props_options(),
+           "-I", str(cuda_home() / "include"),
            "-c", str(SHIM_DIR / "cudart.c"), "-o", str(tmp / "cudart.o")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
@@ -215,7 +224,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if not path.exists():
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
-    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY)]
+    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY),
+               *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
