@@ -298,6 +298,25 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
 
 
+def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
+    # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
+    write(tmp_path, {"helpers.cuh": """\
+        __device__ int twice(int x) { return 2 * x; }
+        __global__ void unused(int* x) { x[0] = twice(x[0]); }
+    """, "main.cu": """\
+        #include <cstdio>
+        #include "helpers.cuh"
+        __global__ void spill(int* x)
+        {
+            x[threadIdx.x * 1000000] = twice(threadIdx.x);
+        }
+        int main() { int* x; cudaMalloc(&x, 64); spill<<<1, 32>>>(x); printf("%d\\n", (int)cudaDeviceSynchronize()); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("main.cu")
+    assert r.stdout == "700\n" and "at line 5 in kernel spill" in r.stderr, r.stderr
+
+
 def test_a_device_query_reads_the_properties_cuda_13_moved_to_attributes(tmp_path, monkeypatch):
     # prop.clockRate and prop.deviceOverlap, as device queries and CUDA by Example read them, agree with
     # the attributes that replace them; the fields after them keep their place

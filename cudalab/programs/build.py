@@ -332,6 +332,23 @@ def _link_error(log: str) -> CompileError:
     return CompileError("\n".join(dict.fromkeys(lines)) or _student_log(log) or "linking failed", log)
 
 
+_FILE_NUMBER = re.compile(r'^(\s*\.(?:loc|file)\s+)(\d+)|(inlined_at\s+)(\d+)', re.M)
+
+
+def _own_file_first(ptx: str, source: Path, cwd: Path) -> str:
+    """A unit's PTX with its own source file as ``.file 1``, the file whose lines the emulator names.
+    nvcc numbers files in the order their device code comes, so a header with __device__ functions
+    included before the kernels (CUDA by Example's book.h) would be file 1 and its line numbers
+    taken for the program's."""
+    files = re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', ptx, re.M)
+    own = next((int(n) for n, path in files if (cwd / path).resolve() == source.resolve()), 1)
+    if own == 1:
+        return ptx
+    swap = {own: 1, 1: own}
+    return _FILE_NUMBER.sub(lambda m: (m.group(1) or m.group(3)) + str(swap.get(int(m.group(2) or m.group(4)),
+                                                                               m.group(2) or m.group(4))), ptx)
+
+
 def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
     """Build a whole program for the emulator from an nvcc command line (see the module docstring)."""
     cwd = Path(cwd or os.getcwd()).resolve()
@@ -375,7 +392,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             shutil.rmtree(work, ignore_errors=True)
             raise _link_error(r.stdout + r.stderr)
         try:
-            ptx = link([u.ptx for u in units if u.ptx])
+            ptx = link([_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx])
         except PtxLinkError as e:
             raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
         (work / "program.ptx").write_text(ptx)
