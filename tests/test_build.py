@@ -49,6 +49,18 @@ def test_libraries_go_to_the_link_and_the_program_is_named_as_nvcc_names_it():
     assert parse_nvcc(["-o", "vectorAdd", "a.cu"]).executable_name() == "./vectorAdd"
 
 
+@pytest.mark.parametrize("argv, kept", [
+    ("-arch=sm_20 a.cu", []),                                   # a 2014 book's Makefile
+    ("-gencode arch=compute_35,code=sm_35 -gencode arch=compute_80,code=sm_80 a.cu",
+     ["-gencode=arch=compute_80,code=sm_80"]),
+    ("-arch=native a.cu", ["-arch=native"]),
+])
+def test_architectures_older_than_nvcc_builds_are_left_to_the_device(argv, kept):
+    cmd = parse_nvcc(argv.split()).without_archs_before(75)
+    assert cmd.arch_options == kept
+    assert all(int(a) >= 75 for a in cmd.archs)
+
+
 def test_a_word_nvcc_would_not_understand_is_named():
     with pytest.raises(NvccUsageError, match="don't know what to do with 'notes.txt'"):
         parse_nvcc(["a.cu", "notes.txt"])
@@ -207,6 +219,17 @@ def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatc
         run_program(["main.cu", "helper.cu"])
 
 
+def test_a_kernel_waiting_for_its_children_is_explained(tmp_path, monkeypatch):
+    write(tmp_path, {"nested.cu": """\
+        __global__ void child(int* x) { x[threadIdx.x] += 1; }
+        __global__ void parent(int* x) { child<<<1, 32>>>(x); cudaDeviceSynchronize(); }
+        int main() { int* x; cudaMalloc(&x, 128); parent<<<1, 1>>>(x); return cudaDeviceSynchronize(); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match="CUDA 12 removed it .* cudaStreamTailLaunch"):
+        run_program("nested.cu", options=["-rdc=true"])
+
+
 def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkeypatch, capfd):
     write(tmp_path, PROJECT)
     monkeypatch.chdir(tmp_path)
@@ -276,6 +299,80 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     monkeypatch.chdir(tmp_path)
     r = run_program("um.cu", options=["-o", "um"])
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32 16777216\n"), r.stderr
+
+
+def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
+    # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
+    write(tmp_path, {"helpers.cuh": """\
+        __device__ int twice(int x) { return 2 * x; }
+        __global__ void unused(int* x) { x[0] = twice(x[0]); }
+    """, "main.cu": """\
+        #include <cstdio>
+        #include "helpers.cuh"
+        __global__ void spill(int* x)
+        {
+            x[threadIdx.x * 1000000] = twice(threadIdx.x);
+        }
+        int main() { int* x; cudaMalloc(&x, 64); spill<<<1, 32>>>(x); printf("%d\\n", (int)cudaDeviceSynchronize()); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("main.cu")
+    assert r.stdout == "700\n" and "at line 5 in kernel spill" in r.stderr, r.stderr
+
+
+def test_a_device_query_reads_the_properties_cuda_13_moved_to_attributes(tmp_path, monkeypatch):
+    # prop.clockRate and prop.deviceOverlap, as device queries and CUDA by Example read them, agree with
+    # the attributes that replace them; the fields after them keep their place
+    write(tmp_path, {"query.cu": """\
+        #include <cstdio>
+        int main() {
+            cudaDeviceProp prop;
+            cudaGetDeviceProperties(&prop, 0);
+            int clock, memory, sms;
+            cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, 0);
+            cudaDeviceGetAttribute(&memory, cudaDevAttrMemoryClockRate, 0);
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+            printf("%d %d %d %d %d %d\\n", prop.clockRate == clock, prop.memoryClockRate == memory,
+                   prop.deviceOverlap, prop.computeMode, prop.multiProcessorCount == sms, prop.clockRate > 0);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("query.cu")
+    assert (r.returncode, r.stdout) == (0, "1 1 1 0 1 1\n"), r.stderr
+
+
+def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_path, monkeypatch):
+    # __shfl_down and friends without _sync, as books written for Kepler use them; the last one runs
+    # in the first half-warp only, with width 16
+    write(tmp_path, {"shuffles.cu": """\
+        #include <cstdio>
+        __global__ void shuffles(int* out, float* third)
+        {
+            int lane = threadIdx.x, sum = lane, all = lane;
+            for (int d = 16; d > 0; d /= 2) sum += __shfl_down(sum, d);
+            for (int m = 16; m > 0; m /= 2) all += __shfl_xor(all, m);
+            float f = __shfl(lane * 0.5f, 3);
+            int before = __shfl_up(lane, 1);
+            if (lane == 0) out[0] = sum;
+            if (lane == 31) out[1] = all;
+            if (lane == 5) { out[2] = before; *third = f; }
+            if (lane < 16) {
+                int half = lane;
+                for (int d = 8; d > 0; d /= 2) half += __shfl_down(half, d, 16);
+                if (lane == 0) out[3] = half;
+            }
+        }
+        int main() {
+            int* out; float* f;
+            cudaMallocManaged(&out, 4 * sizeof(int)); cudaMallocManaged(&f, sizeof(float));
+            shuffles<<<1, 32>>>(out, f);
+            cudaDeviceSynchronize();
+            printf("%d %d %d %d %g\\n", out[0], out[1], out[2], out[3], *f);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("shuffles.cu", options=["-arch=sm_30"])
+    assert (r.returncode, r.stdout) == (0, "496 496 4 120 1.5\n"), r.stderr
 
 
 @pytest.mark.parametrize("call, message", [

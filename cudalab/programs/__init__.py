@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CompileError
-from .build import build, build_program, cache_dir, nvcc, source_folder  # noqa: F401
+from .build import build, build_program, cache_dir, nvcc, oldest_arch, source_folder  # noqa: F401
 from .command import NvccCommand, parse_nvcc
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
@@ -163,6 +163,7 @@ def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: 
     work = Path(tempfile.mkdtemp(prefix="cudalab-gpu-", dir=cache_dir()))
     try:
         compiler = shutil.which("nvcc") or nvcc()
+        cmd = cmd.without_archs_before(oldest_arch())
         arch = [] if cmd.arch_options else ["-arch=native"]
         lineinfo = [] if "-G" in cmd.compile_options else ["-lineinfo"]
         r = subprocess.run([compiler, *arch, *lineinfo, *cmd.all_options(), *cmd.sources, *cmd.linked,

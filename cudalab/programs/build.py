@@ -29,6 +29,7 @@ from ..errors import CompileError
 from ..ptx.link import PtxLinkError, link
 from . import errors, shimgen
 from .command import NvccCommand, parse_nvcc
+from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
@@ -79,11 +80,18 @@ def _digest(*parts) -> str:
 
 
 @lru_cache(maxsize=1)
+def _legacy_props_options() -> list:
+    """``-I`` the include folder that gives cudaDeviceProp back CUDA 12's fields (legacy_props.py)."""
+    folder = legacy_include(cuda_home() / "include", cache_dir())
+    return ["-I", str(folder)] if folder else []
+
+
+@lru_cache(maxsize=1)
 def shim_library() -> Path:
     """Build (once) and return the static library ``libcudart_cudalab.a``."""
     src = b"".join(f.read_bytes() for f in sorted(SHIM_DIR.glob("*.c")))
     generated = shimgen.shim_sources(cuda_home() / "include")   # errors.inc, fallbacks.inc
-    out = cache_dir() / f"shim-{_digest(src, *generated.values(), cuda_home())}"
+    out = cache_dir() / f"shim-{_digest(src, *generated.values(), cuda_home(), *_legacy_props_options())}"
     lib = out / "libcudart_cudalab.a"
     if lib.exists():
         return lib
@@ -95,7 +103,8 @@ def shim_library() -> Path:
     if cc is None:
         raise CompileError("no C compiler found: cudalab builds its CUDA runtime with the system's cc/gcc "
                            "(on Debian/Ubuntu: apt install build-essential).")
-    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-Wall", "-I", str(tmp), "-I", str(cuda_home() / "include"),
+    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-Wall", "-I", str(tmp), *_legacy_props_options(),
+           "-I", str(cuda_home() / "include"),
            "-c", str(SHIM_DIR / "cudart.c"), "-o", str(tmp / "cudart.o")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
@@ -215,7 +224,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if not path.exists():
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
-    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY)]
+    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY),
+               *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
@@ -238,6 +248,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
+        if _DEVICE_SYNC.search(log):
+            message += ("\nhint: cudaDeviceSynchronize() in a kernel made it wait for the kernels it launched in CUDA 11 "
+                        "and older; CUDA 12 removed it (on a GPU too): a parent grid cannot wait for its children. "
+                        "Launch the work that needs their results into cudaStreamTailLaunch, or from the host.")
         raise CompileError(message, log)
     ptx = sorted(keep.glob("*.ptx"))
     if ptx:
@@ -272,6 +286,7 @@ def _unit(key: str, folder: Path) -> Unit:
                 ptx.read_text() if ptx.exists() else None, (folder / "build.log").read_text())
 
 
+_DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
@@ -321,6 +336,23 @@ def _link_error(log: str) -> CompileError:
     return CompileError("\n".join(dict.fromkeys(lines)) or _student_log(log) or "linking failed", log)
 
 
+_FILE_NUMBER = re.compile(r'^(\s*\.(?:loc|file)\s+)(\d+)|(inlined_at\s+)(\d+)', re.M)
+
+
+def _own_file_first(ptx: str, source: Path, cwd: Path) -> str:
+    """A unit's PTX with its own source file as ``.file 1``, the file whose lines the emulator names.
+    nvcc numbers files in the order their device code comes, so a header with __device__ functions
+    included before the kernels (CUDA by Example's book.h) would be file 1 and its line numbers
+    taken for the program's."""
+    files = re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', ptx, re.M)
+    own = next((int(n) for n, path in files if (cwd / path).resolve() == source.resolve()), 1)
+    if own == 1:
+        return ptx
+    swap = {own: 1, 1: own}
+    return _FILE_NUMBER.sub(lambda m: (m.group(1) or m.group(3)) + str(swap.get(int(m.group(2) or m.group(4)),
+                                                                               m.group(2) or m.group(4))), ptx)
+
+
 def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
     """Build a whole program for the emulator from an nvcc command line (see the module docstring)."""
     cwd = Path(cwd or os.getcwd()).resolve()
@@ -364,7 +396,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             shutil.rmtree(work, ignore_errors=True)
             raise _link_error(r.stdout + r.stderr)
         try:
-            ptx = link([u.ptx for u in units if u.ptx])
+            ptx = link([_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx])
         except PtxLinkError as e:
             raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
         (work / "program.ptx").write_text(ptx)

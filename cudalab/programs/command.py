@@ -9,7 +9,7 @@ the rest, which goes to nvcc unchanged. Options take their value attached (``-I.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".cp", ".c")
@@ -73,6 +73,16 @@ class NvccCommand:
         rdc = ["-rdc=true"] if self.rdc else []
         cudart = [f"-cudart={self.cudart}"] if self.cudart else []
         return [*self.compile_options, *rdc, *self.arch_options, *cudart, *self.link_options]
+
+    def without_archs_before(self, oldest: int) -> "NvccCommand":
+        """This command less its -arch/-code/-gencode options that name only architectures older than
+        ``oldest``: a book's ``-arch=sm_20`` that today's nvcc refuses. A GPU's driver runs such a
+        program from its PTX, compiled for the GPU at hand, so the real GPU's build (``--device gpu``)
+        builds for the GPU at hand instead, and the program runs as its author saw it run."""
+        def current(archs):
+            return not archs or any(int(re.match(r"\d+", a).group()) >= oldest for a in archs)
+        return replace(self, arch_options=[o for o in self.arch_options if current(_archs_of(o))],
+                       archs=[a for a in self.archs if current([a])])
 
     def executable_name(self) -> str:
         """argv[0] as a shell gives it to the program nvcc builds: ``./a.out``, or ``-o``'s path."""

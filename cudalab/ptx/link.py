@@ -14,7 +14,7 @@ would:
   so each file keeps its own. The host's ``cudaMemcpyToSymbol`` reaches the first file's copy
   (a difference from a GPU only when two files keep different values under one name);
 * debug sections are dropped: the emulator reads lines from ``.loc`` alone, and every module's
-  ``.loc 1`` still names its own ``.cu`` file.
+  ``.loc 1`` still names its own ``.cu`` file (build.py makes it file 1).
 """
 from __future__ import annotations
 

@@ -705,6 +705,17 @@ static void load_props(void) {
 #undef INT
 #undef UINT
 #undef SIZE
+#ifdef CUDALAB_LEGACY_DEVICE_PROP
+    /* the fields CUDA 13 removed, which programs built for the emulator still have (legacy_props.py) */
+    cudaDeviceGetAttribute(&props.clockRate, cudaDevAttrClockRate, 0);
+    cudaDeviceGetAttribute(&props.deviceOverlap, cudaDevAttrGpuOverlap, 0);
+    cudaDeviceGetAttribute(&props.kernelExecTimeoutEnabled, cudaDevAttrKernelExecTimeout, 0);
+    cudaDeviceGetAttribute(&props.computeMode, cudaDevAttrComputeMode, 0);
+    cudaDeviceGetAttribute(&props.maxTexture1DLinear, cudaDevAttrMaxTexture1DLinearWidth, 0);
+    cudaDeviceGetAttribute(&props.memoryClockRate, cudaDevAttrMemoryClockRate, 0);
+    cudaDeviceGetAttribute(&props.singleToDoublePrecisionPerfRatio, cudaDevAttrSingleToDoublePrecisionPerfRatio, 0);
+    cudaDeviceGetAttribute(&props.cooperativeMultiDeviceLaunch, (enum cudaDeviceAttr)96, 0);  /* gone from the enum */
+#endif
 #undef ARR
     have_props = 1;
 }

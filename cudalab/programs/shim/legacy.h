@@ -9,6 +9,21 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+/* __shfl, __shfl_up, __shfl_down, __shfl_xor: the warp shuffles of CUDA 5 to 8, which CUDA 9 replaced
+ * with the _sync forms and CUDA 13 declares only for compute capabilities below 7.0 (older than
+ * nvcc 13 builds for). They exchanged values among the warp's active threads, which is what the
+ * _sync form does with __activemask() as its mask (__any, __all and __ballot are still there). */
+#if defined(__cplusplus) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+template <typename T> __device__ inline T __shfl(T var, int src_lane, int width = warpSize)
+{ return __shfl_sync(__activemask(), var, src_lane, width); }
+template <typename T> __device__ inline T __shfl_up(T var, unsigned int delta, int width = warpSize)
+{ return __shfl_up_sync(__activemask(), var, delta, width); }
+template <typename T> __device__ inline T __shfl_down(T var, unsigned int delta, int width = warpSize)
+{ return __shfl_down_sync(__activemask(), var, delta, width); }
+template <typename T> __device__ inline T __shfl_xor(T var, int lane_mask, int width = warpSize)
+{ return __shfl_xor_sync(__activemask(), var, lane_mask, width); }
+#endif
+
 /* cudaThreadSynchronize and cudaThreadExit: the context calls of CUDA 3, removed in CUDA 13 */
 static inline cudaError_t cudaThreadSynchronize(void) { return cudaDeviceSynchronize(); }
 static inline cudaError_t cudaThreadExit(void) { return cudaDeviceReset(); }

@@ -1,0 +1,59 @@
+"""CUDA 12's cudaDeviceProp for programs written before CUDA 13: an include folder that is the
+toolkit's own except for ``driver_types.h``, whose cudaDeviceProp has the eight fields CUDA 13
+removed (``clockRate``, ``memoryClockRate``, ``deviceOverlap``, ...) back.
+
+CUDA 13 moved them to device attributes, but a decade of device queries prints ``prop.clockRate``
+and CUDA by Example tests ``prop.deviceOverlap`` before it uses streams. The fields take eight of
+the ints CUDA 13 reserved at the end of the struct, so every other field keeps its offset and the
+struct its size; the emulator's runtime (``shim/cudart.c``) fills them from the matching
+attributes. The folder holds a link to each entry of the toolkit's include folder and a patched
+copy of driver_types.h. Given first with ``-I``, it is where nvcc finds ``cuda_runtime.h``, and
+the quoted includes of the headers found there resolve inside it, so every header sees the
+patched struct. Programs built for a real GPU keep NVIDIA's headers and runtime.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+REMOVED = ("clockRate", "deviceOverlap", "kernelExecTimeoutEnabled", "computeMode", "maxTexture1DLinear",
+           "memoryClockRate", "singleToDoublePrecisionPerfRatio", "cooperativeMultiDeviceLaunch")
+_STRUCT = re.compile(r"struct __device_builtin__ cudaDeviceProp\s*\{(.*?)\bint\s+reserved\[(\d+)\];", re.S)
+
+
+def patched_driver_types(text: str) -> str | None:
+    """driver_types.h with the removed fields in cudaDeviceProp's reserved space, or None when its
+    struct has them already (CUDA 12) or has no room for them."""
+    m = _STRUCT.search(text)
+    if not m or int(m.group(2)) < len(REMOVED) or any(re.search(rf"\b{f}\s*;", m.group(1)) for f in REMOVED):
+        return None
+    fields = "".join(f"int {f}; " for f in REMOVED)
+    return (text[:m.start()] + "#define CUDALAB_LEGACY_DEVICE_PROP 1  /* cudalab: CUDA 12's fields below */\n"
+            + text[m.start():m.end(1)] + fields
+            + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
+
+
+def legacy_include(include: Path, cache: Path) -> Path | None:
+    """The include folder described above, made once in ``cache``; None when the toolkit's
+    cudaDeviceProp needs nothing back."""
+    patched = patched_driver_types((include / "driver_types.h").read_text())
+    if patched is None:
+        return None
+    folder = cache / f"include-{hashlib.sha256((str(include) + patched).encode()).hexdigest()[:20]}"
+    if folder.exists():
+        return folder
+    tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for entry in include.iterdir():
+        if entry.name != "driver_types.h":
+            (tmp / entry.name).symlink_to(entry)
+    (tmp / "driver_types.h").write_text(patched)
+    try:
+        tmp.rename(folder)
+    except OSError:                     # another process made it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
