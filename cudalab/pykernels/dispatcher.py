@@ -36,6 +36,28 @@ class PyKernel(Kernel):
     def __repr__(self):
         return f"<cudalab Python kernel {self.name}({', '.join(map(str, self.argtypes))})>"
 
+    # numba's _Kernel: what the compiled kernel uses, for the selected device profile
+    regs_per_thread = property(lambda self: self.resources().registers)
+    shared_mem_per_block = property(lambda self: self.resources().static_shared)
+    local_mem_per_thread = property(lambda self: self.resources().local)
+    const_mem_size = property(lambda self: 0)       # numba's kernels keep constants in the instructions
+
+    @property
+    def max_threads_per_block(self) -> int:
+        from ..device import current
+        return min(current().max_threads_per_block, self.resources().max_threads or 1024)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0) -> int:
+        """The most blocks of ``blockdim`` threads a cooperative launch (grid.sync()) may have: as many
+        as are resident on all SMs at once."""
+        from ..device import current
+        from ..device.occupancy import occupancy
+        threads = blockdim if isinstance(blockdim, int) else functools.reduce(lambda x, y: x * y, blockdim)
+        return occupancy(self, threads, dynsmemsize, curve=False).active_blocks * (current().sms or 1)
+
+    def inspect_asm(self, cc=None) -> str:
+        return self.module.ptx
+
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
             raise LaunchError(f"{self.name} takes {len(self.argtypes)} argument{'s' * (len(self.argtypes) != 1)}, "
@@ -97,6 +119,7 @@ class Dispatcher:
 
     def specialize(self, *args) -> PyKernel:
         """The compiled kernel that runs these arguments (compiling it the first time)."""
+        args = tuple(map(_unwrapped, args))
         types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
@@ -115,7 +138,39 @@ class Dispatcher:
 
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
-        return lambda *args: self.specialize(*args)[config](*args)
+        return lambda *args: self.specialize(*args)[config](*map(_unwrapped, args))
+
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        return self[griddim, blockdim, stream, sharedmem]
+
+    def compile(self, sig) -> PyKernel:
+        """Compile for an explicit signature now (numba's ``kernel.compile(sig)``)."""
+        return self._compile(_argtypes_of(sig))
+
+    # numba's per-signature queries: one answer with a signature, else {argument types: answer}
+    def _each(self, what, signature=None):
+        if signature is not None:
+            args = signature.args if hasattr(signature, "args") else tuple(signature)
+            return what(self.overloads[args])
+        return {types: what(k) for types, k in self.overloads.items()}
+
+    def get_regs_per_thread(self, signature=None):
+        return self._each(lambda k: k.regs_per_thread, signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._each(lambda k: k.shared_mem_per_block, signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._each(lambda k: k.local_mem_per_thread, signature)
+
+    def get_const_mem_size(self, signature=None):
+        return self._each(lambda k: k.const_mem_size, signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._each(lambda k: k.max_threads_per_block, signature)
+
+    def inspect_asm(self, signature=None):
+        return self._each(lambda k: k.inspect_asm(), signature)
 
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
         """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
@@ -125,11 +180,19 @@ class Dispatcher:
 
     def launch(self, grid, block, args=(), **options):
         """Kernel.launch after choosing the specialization for ``args`` (profile, widgets, tests)."""
-        return self.specialize(*args).launch(grid, block, tuple(args), **options)
+        args = tuple(map(_unwrapped, args))
+        return self.specialize(*args).launch(grid, block, args, **options)
 
     def __call__(self, *args, **kwargs):
         raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
                           f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+def _unwrapped(a):
+    """numba's ``cuda.In(a)``/``Out(a)``/``InOut(a)`` say which way a host array is copied; the
+    launch copies every host array in and back, which gives the same results."""
+    from numba.cuda.args import ArgHint
+    return a.value if isinstance(a, ArgHint) else a
 
 
 def _argtypes_of(sig) -> tuple:
@@ -147,6 +210,8 @@ def _accepts(declared, given) -> bool:
     if isinstance(declared, types.Array):
         return (isinstance(given, types.Array) and declared.dtype == given.dtype and declared.ndim == given.ndim
                 and declared.layout in ("A", given.layout))
+    if isinstance(declared, types.CPointer):        # numba passes an address as it is
+        return isinstance(given, (types.Integer, types.Array))
     if isinstance(declared, (types.Number, types.Boolean)):
         return isinstance(given, (types.Number, types.Boolean))
     return declared == given
@@ -159,7 +224,9 @@ def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
     A device function stays numba's own (numba inlines it into the kernels that call it); a kernel
     becomes a Dispatcher. numba.cuda.jit's other options (``cache``, ``lineinfo``, ``debug``, ``opt``)
     change nothing here: line info is always on, and compiled kernels are kept for the session."""
-    unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline"}
+    # options that change how numba builds or caches the code, not what it computes
+    unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
+                                    "boundscheck", "lto", "launch_bounds"}
     if unknown:
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
@@ -169,5 +236,6 @@ def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
         return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath)
-    sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, (list, tuple)) else (func_or_sig,))
+    # numba's rule: a list is several signatures; a tuple is one (its argument types)
+    sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
     return lambda f: Dispatcher(f, sigs, fastmath)
