@@ -93,9 +93,10 @@ class Dispatcher:
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=()):
         self.py_func = py_func
         self.fastmath = fastmath
+        self.link = tuple(link or ())
         self._kernels: dict = {}
         self._signatures: list = []
         functools.update_wrapper(self, py_func)
@@ -113,7 +114,7 @@ class Dispatcher:
         key = (argtypes, target_cc())
         k = self._kernels.get(key)
         if k is None:
-            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath), name=self.name)
+            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link), name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes)
         return k
 
@@ -217,7 +218,7 @@ def _accepts(declared, given) -> bool:
     return declared == given
 
 
-def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
+def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options):
     """numba.cuda.jit for cudalab: ``@jit``, ``@jit(fastmath=True)``, ``@jit("void(float32[:])")``,
     ``@jit(device=True)``.
 
@@ -230,12 +231,13 @@ def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
     if unknown:
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
+    link = (link,) if isinstance(link, str) else tuple(link or ())
     if device:
         from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
-        opts = {"device": True, "fastmath": fastmath}
+        opts = {"device": True, "fastmath": fastmath, **({"link": list(link)} if link else {})}
         return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
     if callable(func_or_sig):
-        return Dispatcher(func_or_sig, (), fastmath)
+        return Dispatcher(func_or_sig, (), fastmath, link)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
-    return lambda f: Dispatcher(f, sigs, fastmath)
+    return lambda f: Dispatcher(f, sigs, fastmath, link)
