@@ -74,28 +74,45 @@ def _compiling_for(cc, linked: list):
 
 
 def _linked_ptx(files) -> list:
-    """PTX for the foreign code a kernel links (``declare_device(..., link=...)``, ``jit(link=[...])``):
-    a ``.cu`` file is compiled by NVRTC as relocatable device code (with numba's
-    ``config.CUDA_NVRTC_EXTRA_SEARCH_PATHS`` and the file's folder as include paths), a ``.ptx`` file
-    is read as it is."""
-    from numba.cuda import config
-    from ..errors import UnsupportedError
-    from ..frontend.nvrtc import compile_to_ptx
+    """PTX for the foreign code a kernel links (``declare_device(..., link=...)``, ``jit(link=[...])``,
+    numba's own ``cuda.fp16``/``bf16`` shims): CUDA C++ (a ``.cu`` file or numba's ``CUSource``) is
+    compiled by NVRTC as relocatable device code, with the file's folder, numba-cuda's headers and
+    numba's ``config.CUDA_NVRTC_EXTRA_SEARCH_PATHS`` as include paths; PTX is taken as it is."""
     out = []
-    for f in dict.fromkeys(str(getattr(f, "name", f)) if not isinstance(f, str) else f for f in files):
-        if f.endswith(".ptx"):
-            with open(f) as fh:
-                out.append(fh.read())
-        elif f.endswith(".cu"):
-            with open(f) as fh:
-                source = fh.read()
-            extra = [d for d in str(getattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or "").split(":") if d]
-            dirs = [os.path.dirname(os.path.abspath(f)), *extra]
-            out.append(compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=f).ptx)
+    for f in files:
+        kind, name, text = _linkable(f)
+        if kind == "ptx":
+            out.append(text)
+        elif kind == "cu":
+            out.append(_compile_cu(text, name))
         else:
-            raise UnsupportedError(f"the emulator links CUDA C++ (.cu) and PTX (.ptx) files into a Python kernel; "
-                                   f"{os.path.basename(f)} is compiled code for a real GPU only.")
-    return out
+            from ..errors import UnsupportedError
+            raise UnsupportedError(f"the emulator links CUDA C++ (.cu) and PTX (.ptx) into a Python kernel; "
+                                   f"{os.path.basename(name)} is compiled code for a real GPU only.")
+    return list(dict.fromkeys(out))         # the same shim linked twice is one module
+
+
+def _linkable(f) -> tuple:
+    """(kind, name, text) of a path or a numba LinkableCode object."""
+    if isinstance(f, str):
+        kind = os.path.splitext(f)[1].lstrip(".").lower()
+        if kind not in ("cu", "ptx"):
+            return kind, f, None
+        with open(f) as fh:
+            return kind, f, fh.read()
+    data = f.data
+    return str(getattr(f, "kind", "")), str(f.name), data.decode() if isinstance(data, bytes) else str(data)
+
+
+def _compile_cu(source: str, name: str) -> str:
+    import numba.cuda
+    from numba.cuda import config
+    from ..frontend.nvrtc import compile_to_ptx
+    numba_headers = os.path.join(os.path.dirname(numba.cuda.__file__), "include", "13")
+    extra = [d for d in str(getattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or "").split(":") if d]
+    here = [os.path.dirname(os.path.abspath(name))] if os.path.isfile(name) else []
+    dirs = [*here, numba_headers, *extra]
+    return compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=os.path.basename(name)).ptx
 
 
 def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> CompiledSource:
