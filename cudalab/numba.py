@@ -44,6 +44,16 @@ def _replacements() -> dict:
     return out
 
 
+def _method_patches() -> list:
+    """(class, method name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
+    memory in numba's own device array; over cudalab's memory they take cudalab's views."""
+    from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
+    from .pykernels import host
+    return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
+            (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
+            (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis)]
+
+
 def install(watchdog: float | None = WATCHDOG_SECONDS):
     """Make ``numba.cuda`` launch on cudalab (see the module docstring); calling it twice is harmless.
     ``watchdog``: seconds a kernel may run before the emulator stops it (None: leave it as it is)."""
@@ -52,6 +62,9 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     for name, new in _replacements().items():
         _SAVED.setdefault(name, getattr(cuda, name, None))
         setattr(cuda, name, new)
+    for cls, name, new in _method_patches():
+        _SAVED.setdefault((cls, name), cls.__dict__[name])
+        setattr(cls, name, new)
     if watchdog is not None:
         _SAVED.setdefault("watchdog", device.WATCHDOG_SECONDS)
         device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))
@@ -64,10 +77,11 @@ def uninstall():
     if "watchdog" in _SAVED:
         device.set_watchdog(_SAVED.pop("watchdog"))
     for name, old in _SAVED.items():
+        owner, name = name if isinstance(name, tuple) else (cuda, name)
         if old is None:
-            delattr(cuda, name)
+            delattr(owner, name)
         else:
-            setattr(cuda, name, old)
+            setattr(owner, name, old)
     _SAVED.clear()
 
 

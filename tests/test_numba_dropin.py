@@ -152,3 +152,46 @@ def test_uninstall_gives_numba_its_functions_back():
     assert cuda.to_device is not own[0]
     cudalab.numba.uninstall()
     assert (cuda.to_device, cuda.mapped_array) == own
+
+
+def test_cuda_ufuncs_from_vectorize_and_guvectorize(cuda):
+    from numba import guvectorize, vectorize
+
+    @vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="cuda")
+    def hypot2(x, y):
+        return x * x + y * y
+
+    a = np.arange(6, dtype=np.float32)
+    np.testing.assert_array_equal(hypot2(a, a), 2 * a * a)
+    d = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(hypot2(d, 1.0).copy_to_host(), np.arange(6.0).reshape(2, 3) ** 2 + 1)
+
+    @vectorize(["int64(int64, int64)"], target="cuda")
+    def add(x, y):
+        return x + y
+
+    assert add.reduce(np.arange(101, dtype=np.int64)) == 5050        # numba halves the array on the device
+
+    @guvectorize(["void(float32[:], float32, float32[:])"], "(n),()->(n)", target="cuda")
+    def scale(x, s, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i] * s
+
+    m = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(scale(m, np.float32(2)), 2 * m)
+
+
+def test_device_function_with_a_signature_compiles_without_a_gpu(cuda):
+    @cuda.jit("float32(float32, float32)", device=True)
+    def mul(x, y):
+        return x * y
+
+    @cuda.jit
+    def double(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = mul(a[i], 2)
+
+    a = np.arange(4, dtype=np.float32)
+    double[1, 32](a)
+    np.testing.assert_array_equal(a, [0, 2, 4, 6])

@@ -73,6 +73,12 @@ def _compiling_for(cc, linked: list):
             lib.add_linking_file, lib.add_linking_library = add_file, add_library
 
 
+def stand_in_device():
+    """While numba compiles outside compile_kernel (a device function with a signature compiles when
+    it is declared), the selected profile answers for the GPU."""
+    return _compiling_for(target_cc(), [])
+
+
 def _linked_ptx(files) -> list:
     """PTX for the foreign code a kernel links (``declare_device(..., link=...)``, ``jit(link=[...])``,
     numba's own ``cuda.fp16``/``bf16`` shims): CUDA C++ (a ``.cu`` file or numba's ``CUSource``) is

@@ -254,6 +254,17 @@ class DeviceNDArray(DeviceArray):
         return f"<cudalab DeviceNDArray shape={self.shape} dtype={self.dtype} on {self.device.kind}>"
 
 
+def broadcast_to(a, shape) -> DeviceNDArray:
+    """A view of device array ``a`` with numpy's broadcasting to ``shape``: a new or a length-1 axis
+    has stride 0 (what numba's CUDA ufuncs do to their inputs before they launch)."""
+    a = as_numba_array(a)
+    missing = len(shape) - a.ndim
+    if missing < 0 or any(n not in (1, m) for n, m in zip(a.shape, shape[missing:])):
+        raise ValueError(f"cannot broadcast a device array of shape {a.shape} to {tuple(shape)}")
+    strides = (0,) * missing + tuple(0 if n != m else s for n, m, s in zip(a.shape, shape[missing:], a.strides))
+    return a._view(tuple(shape), strides)
+
+
 def _contiguous(shape, strides, expected) -> bool:
     return all(n == 1 or s == e for n, s, e in zip(shape, strides, expected))
 

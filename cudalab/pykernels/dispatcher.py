@@ -196,6 +196,26 @@ def _unwrapped(a):
     return a.value if isinstance(a, ArgHint) else a
 
 
+def _device_function(func_or_sig, **options):
+    """numba's own device function (numba inlines it into the kernels that call it). Given a signature,
+    numba compiles it at once, asking for the GPU's compute capability: the selected profile answers."""
+    from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
+    from .compiler import stand_in_device
+    options = {k: v for k, v in options.items() if v or k == "fastmath"}
+    options["link"] = list(options.get("link", ()))
+    if not options["link"]:
+        del options["link"]
+    if callable(func_or_sig):
+        return numba_jit(func_or_sig, device=True, **options)
+    decorate = numba_jit(func_or_sig, device=True, **options) if func_or_sig is not None \
+        else numba_jit(device=True, **options)
+
+    def compiled(pyfunc):
+        with stand_in_device():
+            return decorate(pyfunc)
+    return compiled
+
+
 def _argtypes_of(sig) -> tuple:
     from numba.core import sigutils
     args, ret = sigutils.normalize_signature(sig)
@@ -233,9 +253,7 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
     link = (link,) if isinstance(link, str) else tuple(link or ())
     if device:
-        from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
-        opts = {"device": True, "fastmath": fastmath, **({"link": list(link)} if link else {})}
-        return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
+        return _device_function(func_or_sig, fastmath=fastmath, link=link, **numba_options)
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath, link)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)

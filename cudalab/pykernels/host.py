@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import CudaError
 from ..runtime import streams
 from ..runtime.arrays import DeviceArray
-from .devicearray import DeviceNDArray, as_numba_array, c_strides, f_strides
+from .devicearray import DeviceNDArray, as_numba_array, broadcast_to, c_strides, f_strides
 
 
 def _strides_for(shape, dtype, strides, order):
@@ -101,6 +101,29 @@ def as_cuda_array(obj, sync=True):
         return as_numba_array(obj)
     raise CudaError(f"{type(obj).__name__} lives in a real GPU's memory, which the emulator cannot read; copy it "
                     "to the host and give cuda.to_device the numpy array.", "cudaErrorInvalidValue")
+
+
+# ---------------------------------------------------------------------- numba's CUDA ufuncs
+def ufunc_broadcast_device(mechanism, ary, shape):
+    """numba's ``CUDAUFuncMechanism.broadcast_device`` for cudalab arrays (numba's own wraps the
+    memory in its DeviceNDArray, which only a real GPU can read), with numba's rule for the strides:
+    an axis is repeated (stride 0) where the shapes differ when compared from the first axis, not
+    numpy's last, so ``ufunc(d_2x3, h_3)`` gives what it gives on a GPU."""
+    ary = as_numba_array(ary)
+    strides = [0] * (len(shape) - ary.ndim) + list(ary.strides)
+    for ax in range(len(shape)):
+        if ax >= ary.ndim or ary.shape[ax] != shape[ax]:
+            strides[ax] = 0
+    return ary._view(tuple(shape), tuple(strides))
+
+
+def gufunc_broadcast_scalar_input(gufunc, ary, shape):
+    """One element seen ``shape`` times (stride 0), as numba's CUDAGeneralizedUFunc does."""
+    return as_numba_array(ary)._view((int(shape),), (0,))
+
+
+def gufunc_broadcast_add_axis(gufunc, ary, newshape):
+    return broadcast_to(ary, newshape)
 
 
 # ---------------------------------------------------------------------- streams and events
