@@ -37,10 +37,10 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
 
 
 def device_array_like(ary, stream=0):
-    a = ary if isinstance(ary, DeviceArray) else np.asarray(ary)
-    order = "F" if getattr(a, "flags", {}).get("F_CONTIGUOUS") and not a.flags.get("C_CONTIGUOUS", False) \
-        and len(a.shape) > 1 else "C"
-    return device_array(a.shape, a.dtype, order=order, stream=stream)
+    """A new device array of ``ary``'s shape and dtype, in its order (C unless it is Fortran-ordered)."""
+    a = as_numba_array(ary) if isinstance(ary, DeviceArray) else np.asarray(ary)
+    fortran = a.layout == "F" if isinstance(a, DeviceNDArray) else np.isfortran(a)
+    return device_array(a.shape, a.dtype, order="F" if fortran else "C", stream=stream)
 
 
 def to_device(obj, stream=0, copy=True, to=None):
