@@ -22,10 +22,10 @@ _SAVED: dict = {}
 
 # numba.cuda's host functions that cudalab answers (cudalab/pykernels/host.py has them under numba's names)
 _HOST_NAMES = ("to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
-               "mapped_array", "mapped_array_like", "managed_array", "mapped", "stream", "default_stream",
+               "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped", "stream", "default_stream",
                "external_stream", "event", "event_elapsed_time", "synchronize", "get_current_device",
                "list_devices", "select_device", "current_context", "close", "detect", "defer_cleanup",
-               "profile_start", "profile_stop", "is_cuda_array", "as_cuda_array")
+               "profile_start", "profile_stop", "is_cuda_array", "as_cuda_array", "gpus")
 
 # A program run unmodified was written for a GPU, where its kernels take what they take: install()
 # gives each kernel this long on the emulator (the numba documentation's largest examples need

@@ -84,6 +84,11 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, at
     return pinned_array(shape, dtype, order=order)
 
 
+def pinned(*arrays):
+    """``with cuda.pinned(a, b):`` page-locks host arrays for the block (cudaHostRegister)."""
+    return streams.pinned(*arrays)
+
+
 @contextlib.contextmanager
 def mapped(*arrays, stream=0, portable=False, wc=False):
     """``with cuda.mapped(a, b) as (da, db)``: the arrays themselves, usable by kernels."""
@@ -204,6 +209,32 @@ class EmulatedDevice:
 
     def reset(self):
         pass
+
+    def __enter__(self):         # ``with cuda.gpus[0]:`` selects the device: there is one
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Gpus:
+    """``cuda.gpus``: the devices numba sees — here the one emulated device."""
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, devnum):
+        return select_device(devnum)
+
+    def __iter__(self):
+        return iter(list_devices())
+
+    @property
+    def current(self):
+        return get_current_device()
+
+
+gpus = _Gpus()
 
 
 # numba's device attribute names -> cudaDeviceProp fields (runtime.streams.device_properties)
