@@ -96,6 +96,22 @@ def mapped(*arrays, stream=0, portable=False, wc=False):
         yield arrays[0] if len(arrays) == 1 else list(arrays)
 
 
+def from_cuda_array_interface(desc, owner=None, sync=True):
+    """A DeviceNDArray over memory another array describes: it must lie in the emulator's memory (a
+    cudalab array's, handed on through ``__cuda_array_interface__``)."""
+    from ..runtime import device as devices
+    ptr = int(desc["data"][0]) if desc.get("data") else 0
+    memory = getattr(devices.current(), "memory", None)
+    block = memory.find(ptr) if memory is not None and ptr else None
+    if block is None or block.freed or not block.address <= ptr < block.address + max(block.size, 1):
+        raise CudaError(f"address 0x{ptr:x} is not in the emulator's memory: the array lives on a real GPU. Copy "
+                        "it to the host and give cuda.to_device the numpy array.", "cudaErrorInvalidValue")
+    dtype = np.dtype(desc["typestr"])
+    shape = tuple(desc["shape"])
+    return DeviceNDArray(shape, dtype, ptr=ptr, strides=desc.get("strides") or c_strides(shape, dtype.itemsize),
+                         base=owner)
+
+
 def is_cuda_array(obj) -> bool:
     return isinstance(obj, DeviceArray) or hasattr(obj, "__cuda_array_interface__")
 
@@ -104,8 +120,10 @@ def as_cuda_array(obj, sync=True):
     """A cudalab device array as numba's DeviceNDArray; an array in a real GPU's memory is refused."""
     if isinstance(obj, DeviceArray):
         return as_numba_array(obj)
-    raise CudaError(f"{type(obj).__name__} lives in a real GPU's memory, which the emulator cannot read; copy it "
-                    "to the host and give cuda.to_device the numpy array.", "cudaErrorInvalidValue")
+    desc = getattr(obj, "__cuda_array_interface__", None)
+    if desc is None:
+        raise TypeError(f"{type(obj).__name__} has no __cuda_array_interface__: it is not a device array")
+    return from_cuda_array_interface(desc, owner=obj, sync=sync)
 
 
 # ---------------------------------------------------------------------- numba's CUDA ufuncs
@@ -252,6 +270,29 @@ _ATTRIBUTES = {
     "COOPERATIVE_LAUNCH": "cooperativeLaunch", "SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO":
         "singleToDoublePrecisionPerfRatio", "TCC_DRIVER": "tccDriver",
 }
+
+
+def compile_ptx_for_current_device(pyfunc, sig, **options):
+    """numba's compile_ptx for the selected profile's compute capability."""
+    from numba.cuda import compile_ptx
+    from .compiler import stand_in_device, target_cc
+    with stand_in_device():
+        return compile_ptx(pyfunc, sig, cc=target_cc(), **options)
+
+
+def compile_for_current_device(pyfunc, sig, **options):
+    from numba.cuda import compile as numba_compile
+    from .compiler import stand_in_device, target_cc
+    with stand_in_device():
+        return numba_compile(pyfunc, sig, cc=target_cc(), **options)
+
+
+def is_float16_supported() -> bool:
+    return True
+
+
+def is_bfloat16_supported() -> bool:
+    return tuple(get_current_device().compute_capability) >= (8, 0)
 
 
 def get_current_device() -> EmulatedDevice:
