@@ -195,3 +195,20 @@ def test_device_function_with_a_signature_compiles_without_a_gpu(cuda):
     a = np.arange(4, dtype=np.float32)
     double[1, 32](a)
     np.testing.assert_array_equal(a, [0, 2, 4, 6])
+
+
+def test_inspect_types_and_llvm_show_numbas_typing(cuda):
+    import io
+
+    @cuda.jit
+    def add_two(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 2.0
+
+    add_two[1, 32](np.zeros(4, np.float32))
+    shown = io.StringIO()
+    add_two.inspect_types(file=shown)
+    assert "a[i] += 2.0" in shown.getvalue() and ":: float64" in shown.getvalue()
+    (llvm,) = add_two.inspect_llvm().values()
+    assert 'target triple = "nvptx64-nvidia-cuda"' in llvm

@@ -28,9 +28,10 @@ class PyKernel(Kernel):
 
     source_language = "python"
 
-    def __init__(self, module: Module, name: str, argtypes: tuple):
+    def __init__(self, module: Module, name: str, argtypes: tuple, dispatcher=None):
         super().__init__(module, name, module.compiled.lowered[name])
         self.argtypes = argtypes
+        self.dispatcher = dispatcher    # the @jit function it specializes (numba's inspect_* go through it)
         self.ctypes = None          # numba's mangled names are not C++ signatures
 
     def __repr__(self):
@@ -57,6 +58,12 @@ class PyKernel(Kernel):
 
     def inspect_asm(self, cc=None) -> str:
         return self.module.ptx
+
+    def inspect_types(self, file=None):
+        self.dispatcher.inspect_types(file)
+
+    def inspect_llvm(self):
+        return self.dispatcher.inspect_llvm(self.argtypes)
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
@@ -115,7 +122,7 @@ class Dispatcher:
         k = self._kernels.get(key)
         if k is None:
             module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link), name=self.name)
-            k = self._kernels[key] = PyKernel(module, self.name, argtypes)
+            k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
     def specialize(self, *args) -> PyKernel:
@@ -172,6 +179,28 @@ class Dispatcher:
 
     def inspect_asm(self, signature=None):
         return self._each(lambda k: k.inspect_asm(), signature)
+
+    def inspect_llvm(self, signature=None):
+        """numba's LLVM IR of each specialization (numba compiles it again to show it)."""
+        return self._each(lambda k: self._typed(k.argtypes).library.get_llvm_str(), signature)
+
+    def inspect_types(self, file=None, **kwargs):
+        """numba's annotated Python source: the type of every variable, per specialization."""
+        import sys
+        file = file or sys.stdout
+        for types, k in self.overloads.items():
+            print(f"{self.name} {types}", file=file)
+            print("-" * 80, file=file)
+            print(self._typed(types).type_annotation, file=file)
+            print("=" * 80, file=file)
+
+    def _typed(self, argtypes):
+        """numba's compile result for ``argtypes`` (typing, annotations, LLVM IR), made on demand."""
+        from numba.cuda.compiler import compile_cuda
+        from .compiler import stand_in_device
+        with stand_in_device():
+            return compile_cuda(self.py_func, None, argtypes, lineinfo=True, fastmath=self.fastmath,
+                                cc=target_cc())
 
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
         """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
