@@ -1121,7 +1121,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
                           f"the call stack), more than the {MAX_LOCAL:,} a GPU allows. Use a smaller local array, or "
                           "shared or global memory.", "cudaErrorLaunchOutOfResources")
     per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
-    bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
+    lanes = compiled.batch_lanes(program, df, observers, nblocks_total * lpb, shape.size) if not cooperative else LANE_BUDGET
+    bpb = max(1, min(nblocks_total, lanes // lpb, (256 << 20) // max(per_block_bytes, 1)))
     bpb = cluster_mod.batch_blocks(bpb, grid, shape, lpb, kernel_name)    # whole clusters per batch
     workspace = 0
     if cooperative:
