@@ -509,6 +509,115 @@ def test_check_mode_runs_each_region_both_ways(monkeypatch):
     assert checked and np.array_equal(got["check"], got["interp"])
 
 
+
+# ---------------------------------------------------------------- regions with cuts: barriers and shuffles
+
+def cut_spans(source, kernel):
+    """The (start, end) pcs of the regions with cuts (regions.py, "Cuts") in ``kernel``."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program, _DecodeContext
+    m = cudalab.compile(source)
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel(kernel).mangled)
+    info = compiled._compilable(df, _DecodeContext(df.func, prog.module, df.param_offsets))
+    return regions.find(df, info, compiled.liveness(df)[1], regions.cuts(df, info))
+
+
+WARP_SUMS = r"""
+__global__ void warp_sums(const int* x, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? x[i] : 0;
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffff, v, offset);
+    int w = __shfl_xor_sync(0xffffffff, v, 3) - __shfl_up_sync(0xffffffff, v, 5)
+            + __shfl_sync(0xffffffff, v, (threadIdx.x * 7) % 32, 16);
+    out[2 * i] = v;
+    out[2 * i + 1] = w;
+}
+"""
+
+
+@pytest.mark.parametrize("block", [256, 96, 48])
+def test_shuffles_run_warp_by_warp_with_the_same_bytes_and_counts(block, monkeypatch):
+    """The whole kernel is one region; 48 threads a block leaves padding lanes in each block's
+    second warp, so the region gives way to the groups there (the bytes are the same either way)."""
+    spans = cut_spans(WARP_SUMS, "warp_sums")
+    assert len(spans) == 1 and spans[0][0] == 0
+    x = np.random.default_rng(7).integers(-1000, 1000, 1000).astype(np.int32)
+    blocks = (1000 + block - 1) // block
+    same_in_both_tiers(monkeypatch, WARP_SUMS, "warp_sums", blocks, block,
+                       lambda: [x, np.zeros(2 * blocks * block, np.int32), np.int32(1000)])
+
+
+HISTOGRAM = r"""
+__global__ void histogram(const unsigned char* data, unsigned* hist, int n) {
+    __shared__ unsigned local[256];
+    int t = threadIdx.x;
+    local[t] = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + t;
+    if (i < n) atomicAdd(&local[data[i]], 1u);
+    __syncthreads();
+    atomicAdd(&hist[t], local[t]);
+}
+"""
+
+
+def test_a_kernel_with_barriers_runs_block_by_block_with_the_same_bytes_and_counts(monkeypatch):
+    assert cut_spans(HISTOGRAM, "histogram")
+    data = np.random.default_rng(8).integers(0, 256, 5000).astype(np.uint8)
+    args = same_in_both_tiers(monkeypatch, HISTOGRAM, "histogram", 20, 256,
+                              lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
+    assert np.array_equal(args[1], np.bincount(data, minlength=256))
+
+
+NAN_THEN_SHUFFLE = r"""
+__global__ void nan_then_shuffle(const double* a, double* out, int* oob, int bad) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    double v = a[t] * 2.0;                 // a NaN stops the thread in the native code
+    v += __shfl_down_sync(0xffffffff, v, 1);
+    out[t] = v + oob[t == bad ? 1 << 20 : t];
+}
+"""
+
+
+def test_a_thread_that_stops_before_a_shuffle_holds_its_block_at_the_shuffle(monkeypatch):
+    """A float64 NaN hands its thread to the interpreter; its block's other threads wait at the
+    shuffle for it (else they would read its register before it is written)."""
+    assert cut_spans(NAN_THEN_SHUFFLE, "nan_then_shuffle")
+    a = np.arange(128, dtype=np.float64)
+    a[[5, 70]] = np.nan
+    same_in_both_tiers(monkeypatch, NAN_THEN_SHUFFLE, "nan_then_shuffle", 2, 64,
+                       lambda: [a, np.zeros(128), np.zeros(128, np.int32), np.int32(-1)])
+
+
+def test_an_out_of_bounds_read_after_a_shuffle_names_the_line_and_thread(monkeypatch):
+    m = cudalab.compile(NAN_THEN_SHUFFLE)
+
+    def run():
+        oob = cudalab.to_device(np.zeros(128, np.int32))
+        m.nan_then_shuffle[2, 64](np.ones(128), np.zeros(128), oob, np.int32(77))
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0]
+    assert "line 6" in got["compiled"][0] and "thread (13,0,0) in block (1,0,0)" in got["compiled"][0]
+
+
+def test_check_mode_runs_regions_with_cuts_both_ways(monkeypatch):
+    from cudalab.emulator import regions
+    checked = []
+    real = regions.Runner._check
+    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.cuts) or real(self, *a))
+    x = np.arange(512, dtype=np.int32)
+    got = {}
+    for tier in ("interp", "check"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        out = np.zeros(1024, np.int32)
+        cudalab.compile(WARP_SUMS).warp_sums[2, 256](x, out, np.int32(512))
+        got[tier] = out
+    assert any(checked) and np.array_equal(got["check"], got["interp"])
+
+
 # ---------------------------------------------------------------- more instruction forms, compiled
 
 def native_pcs(module, kernel):

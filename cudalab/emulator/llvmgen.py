@@ -286,12 +286,18 @@ class GroupBuilder:
         k = self.symbols.index(name)
         b = self.b
         table = b.inttoptr(self.ctx["syms"], I64.as_pointer())
-        return b.load(b.gep(table, [ir.Constant(I32, k)]))
+        return self._invariant(b.load(b.gep(table, [ir.Constant(I32, k)])))
 
     def _at(self, field, ty, k):
         """Element ``k`` of the ctx array ``field`` (see CTX)."""
         b = self.b
-        return b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k]))
+        return self._invariant(b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k])))
+
+    def _invariant(self, load):
+        """The ctx arrays (batch geometry, blockIdx, symbol addresses) never change while native code
+        runs: LLVM may hoist their loads past stores to the kernel's memory."""
+        load.set_metadata("invariant.load", self.fn.module.add_metadata([]))
+        return load
 
     def _parts(self):
         """(block of the lane within the batch, thread index within the block) for this lane,
@@ -438,9 +444,7 @@ class GroupBuilder:
         b = self.b
         p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
         v = b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
-        if invariant:
-            v.set_metadata("invariant.load", self.fn.module.add_metadata([]))
-        return v
+        return self._invariant(v) if invariant else v
 
     def store(self, ptr, t, v, k=0):
         b = self.b
