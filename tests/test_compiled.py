@@ -853,3 +853,63 @@ def test_float64_reciprocal_approximations_give_the_same_bits_natively(monkeypat
     o = np.frombuffer(got["interp"][1][n * 16:], np.float64).reshape(n, 2)
     assert o[2].tolist() == [1.0, 1.0] and o[7, 0] == np.inf           # 1/1; 1/(smallest subnormal) overflows
     assert_native(m, "approx_f64", ("rcp", "rsqrt"))
+
+
+DIRECTED = r"""
+#define OPS(T, c, k, x, y) \
+    asm("add.rz." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k] = r; \
+    asm("add.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 1] = r; \
+    asm("sub.rp." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 2] = r; \
+    asm("sub.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 3] = r; \
+    asm("mul.rz." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 4] = r; \
+    asm("mul.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 5] = r; \
+    asm("mul.rp." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 6] = r; \
+    asm("div.rz." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 7] = r; \
+    asm("div.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 8] = r; \
+    asm("div.rp." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 9] = r;
+__global__ void directed_f32(const float* a, const float* b, float* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float r;
+    o += i * 10;
+    OPS("f32", "f", 0, a[i], b[i])
+}
+__global__ void directed_f64(const double* a, const double* b, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double r;
+    o += i * 10;
+    OPS("f64", "d", 0, a[i], b[i])
+}
+"""
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_directed_rounding_gives_the_same_bits_natively(dt, monkeypatch):
+    """add, sub, mul and div rounded toward zero, down and up (interval arithmetic's __dadd_rd and
+    friends): exact and inexact results, zero sums (-0 when rounding down), products and quotients
+    that underflow or overflow, subnormals, infinities and NaN give the same bits both ways, and
+    none of them is interpreted (lanes that need the interpreter's rules bail out to it)."""
+    m = cudalab.compile(DIRECTED)
+    rng = np.random.default_rng(11)
+    ut = np.uint32 if dt == np.float32 else np.uint64
+    edges = np.array(F32_EDGE_BITS if dt == np.float32 else F64_EDGE_BITS, ut).view(dt)
+    n = 256
+    big = 120 if dt == np.float32 else 1000
+    wide = (rng.standard_normal(n) * 2.0 ** rng.integers(-big, big, n)).astype(dt)
+    a = np.concatenate([edges, np.ones(len(edges), dt), wide[:n - 2 * len(edges)]])
+    b = np.concatenate([np.ones(len(edges), dt), edges, rng.standard_normal(n - 2 * len(edges)).astype(dt)])
+    b[-8:] = a[-8:]                               # x - x: an exact zero, -0 when rounding down
+    b[-16:-8] = -a[-16:-8]
+    b[-24:-16] = a[-24:-16] * dt(1 + 2.0 ** -20)  # near cancellation
+    kernel = "directed_f32" if dt == np.float32 else "directed_f64"
+
+    def run():
+        o = np.zeros(n * 10, dt)
+        getattr(m, kernel)[n // 64, 64](a, b, o)
+        return o.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1], dt).reshape(n, 10)
+    assert np.signbit(o[-1, 3]) and not np.signbit(o[-1, 2])     # x - x: -0 rounding down, +0 up
+    q = o[2 * len(edges):n - 24]                  # random quotients: rounded down and up, one ulp apart
+    assert (np.nextafter(q[:, 8], dt(np.inf)) == q[:, 9]).all()
+    assert_native(m, kernel, ("add", "sub", "mul", "div"))

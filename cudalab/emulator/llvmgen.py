@@ -557,10 +557,97 @@ def flush(g, x):
 
 
 def _plain_float(inst, extra=()):
-    """Only round-to-nearest without .ftz/.sat: directed rounding and flushing stay interpreted."""
+    """Only round-to-nearest without .ftz/.sat: flushing stays interpreted (directed rounding of
+    add, sub, mul and div: ``_directed_mode``)."""
     allowed = {inst.type, "rn", *extra}
     if set(inst.mods) - allowed:
         raise Skip("float modifiers")
+
+
+def _directed_mode(inst):
+    """rz/rm/rp of an f32/f64 add, sub, mul or div (``directed`` rounds it), None for the others;
+    a directed mode with .ftz or .sat stays interpreted."""
+    mode = next((m for m in inst.mods if m in ("rz", "rm", "rp")), None)
+    if mode is not None and set(inst.mods) - {inst.type, mode}:
+        raise Skip("directed rounding with .ftz/.sat")
+    return mode
+
+
+_TINY_F64 = 2.0 ** -960     # float64 products and quotients above this leave an exact fma remainder
+
+
+def directed(g, op, mode, r, x, y):
+    """alu.directed in native code, to the interpreter's bits: the round-to-nearest result ``r`` of
+    ``x op y`` (sub: ``y`` already negated, as op "add") stepped one ulp toward ``mode``'s side when
+    the exact error (exact - r) lies that way. The error comes from the interpreter's own float64
+    formulas (alu._err_add, _err_mul, _err_div), except float64 products and quotients, whose exact
+    error is an fma remainder here (the interpreter scales by frexp; both are exact, so the signs
+    agree) and which bail out where that remainder could underflow. A result that is not finite
+    bails out (the interpreter's overflow and NaN rules). Returns the result's bits."""
+    b = g.b
+    wide = r.type == F64
+    ity = I64 if wide else I32
+    fabs = intrinsic(g, "llvm.fabs", F64, 1)
+    inf = ir.Constant(F64, float("inf"))
+    zero = ir.Constant(F64, 0.0)
+    x64, y64, r64 = (v if wide else b.fpext(v, F64) for v in (x, y, r))
+    bad = b.fcmp_unordered("uge", b.call(fabs, [r64]), inf)        # inf or NaN
+    if op == "add":                                 # two_sum(x, y): s + e == x + y exactly
+        s = b.fadd(x64, y64)
+        bb = b.fsub(s, x64)
+        e = b.fadd(b.fsub(x64, b.fsub(s, bb)), b.fsub(y64, bb))
+        err = b.fadd(b.fsub(s, r64), e)
+    elif op == "mul" and not wide:                  # a float32 product is exact in float64
+        err = b.fsub(b.fmul(x64, y64), r64)
+    elif op == "mul":
+        fma = intrinsic(g, "llvm.fma", F64, 3)
+        err = b.call(fma, [x64, y64, b.fneg(r64)])
+        either_zero = b.or_(b.fcmp_ordered("==", x64, zero), b.fcmp_ordered("==", y64, zero))
+        tiny = b.fcmp_ordered("<", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64))
+        bad = b.or_(bad, b.and_(tiny, b.not_(either_zero)))
+    elif op == "div":
+        bad = b.or_(bad, b.fcmp_unordered("uge", b.call(fabs, [y64]), inf))     # x / inf: the interpreter's
+        sign_y = b.select(b.fcmp_ordered("<", y64, zero), ir.Constant(F64, -1.0), ir.Constant(F64, 1.0))
+        if wide:
+            fma = intrinsic(g, "llvm.fma", F64, 3)
+            rem = b.call(fma, [b.fneg(r64), y64, x64])
+            ax = b.call(fabs, [x64])
+            x_zero = b.fcmp_ordered("==", x64, zero)
+            scaled = b.and_(b.fcmp_ordered(">=", ax, ir.Constant(F64, _TINY_F64)),
+                            b.fcmp_ordered("<=", ax, ir.Constant(F64, 2.0 ** 1000)))
+            bad = b.or_(bad, b.not_(b.or_(x_zero, b.and_(scaled, b.fcmp_ordered(
+                ">=", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64))))))
+        else:                                       # r * y is exact in float64
+            rem = b.fsub(x64, b.fmul(r64, y64))
+        err = b.fmul(rem, sign_y)
+    else:
+        raise Skip(f"directed {op}")
+    g.bail_if(bad)
+    bits = b.bitcast(r, ity)
+    one = ir.Constant(ity, 1)
+    sign_bit = ir.Constant(ity, 1 << (ity.width - 1))
+    negative = b.icmp_unsigned("!=", b.and_(bits, sign_bit), ir.Constant(ity, 0))
+    is_zero = b.fcmp_ordered("==", r64, zero)
+    below, above = b.fcmp_ordered("<", err, zero), b.fcmp_ordered(">", err, zero)
+    up, down = b.add(bits, one), b.sub(bits, one)
+    if mode == "rp":          # np.nextafter(r, inf): from a zero the smallest subnormal
+        move = above
+        step = b.select(is_zero, one, b.select(negative, down, up))
+    elif mode == "rm":
+        move = below
+        step = b.select(is_zero, b.or_(sign_bit, one), b.select(negative, up, down))
+    else:                     # rz: np.nextafter(r, 0) shrinks the magnitude; from a zero it is +0
+        move = b.select(negative, above, below)
+        step = b.select(is_zero, ir.Constant(ity, 0), down)
+    out = b.select(move, step, bits)
+    if mode == "rm" and op == "add":
+        # IEEE 754 6.3 (alu.directed): an exact zero sum is -0 when rounding down, unless both addends are +0
+        both_plus = b.and_(b.icmp_unsigned("==", b.bitcast(x, ity), ir.Constant(ity, 0)),
+                           b.icmp_unsigned("==", b.bitcast(y, ity), ir.Constant(ity, 0)))
+        exact_zero = b.and_(b.and_(b.fcmp_ordered("==", b.bitcast(out, r.type), ir.Constant(r.type, 0.0)),
+                                   b.fcmp_ordered("==", err, zero)), b.not_(both_plus))
+        out = b.select(exact_zero, sign_bit, out)
+    return out
 
 
 GENERATORS: dict = {}
@@ -641,6 +728,12 @@ def _addsub(g, inst):
         return
     if k[0] != "f":
         raise Skip("add type")
+    mode = _directed_mode(inst)
+    if mode is not None:
+        x, y = _srcs(g, inst, (t, t))
+        r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
+        g.write(inst.operands[0], t, directed(g, "add", mode, r, x, y if inst.opcode == "add" else b.fneg(y)))
+        return
     _plain_float(inst)
     hit = dec._contraction(inst, g.d)
     if hit is not None:                   # ptxas's mul+add contraction (decode._contracted)
@@ -664,9 +757,12 @@ def _mul(g, inst):
     k = kind_of(t)
     b = g.b
     if k[0] == "f":
-        _plain_float(inst)
+        mode = _directed_mode(inst)
+        if mode is None:
+            _plain_float(inst)
         x, y = _srcs(g, inst, (t, t))
-        g.write(inst.operands[0], t, canon_nan(g, b.fmul(x, y)))
+        r = b.fmul(x, y)
+        g.write(inst.operands[0], t, canon_nan(g, r) if mode is None else directed(g, "mul", mode, r, x, y))
         return
     if k[0] != "i":
         raise Skip("mul type")
@@ -760,8 +856,11 @@ def _div(g, inst):
             r = flush(g, r)
         g.write(inst.operands[0], t, canon_nan(g, r))
         return
-    _plain_float(inst)
-    g.write(inst.operands[0], t, canon_nan(g, b.fdiv(x, y)))
+    mode = _directed_mode(inst)
+    if mode is None:
+        _plain_float(inst)
+    r = b.fdiv(x, y)
+    g.write(inst.operands[0], t, canon_nan(g, r) if mode is None else directed(g, "div", mode, r, x, y))
 
 
 @gen("rem")
