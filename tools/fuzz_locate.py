@@ -297,6 +297,22 @@ def cmd_compare(path, gpu_path):
         print(f"replay {e['text']}: {len(bad)} of {g.shape[0]} warps differ (seeds {seeds})")
 
 
+def save_replays(path, gpu_path, out):
+    """Keep the GPU's answers to the tensor-core replays as a test fixture: per instruction form
+    ``i``, ``text_i`` (instruction, register counts, widths as JSON), ``in_i`` and ``gpu_i`` (register words)."""
+    data = load(path)
+    gpu = dict(np.load(gpu_path))
+    keep = {}
+    for i, e in enumerate(data["replays"]):
+        if f"r{i}" not in gpu:
+            continue
+        word = np.uint64 if any(e["wide"].values()) else np.uint32
+        keep[f"text_{i}"] = np.array(json.dumps({k: e[k] for k in ("text", "counts", "wide")}))
+        keep[f"in_{i}"] = np.asarray(e["inputs"], np.uint64).astype(word)
+        keep[f"gpu_{i}"] = gpu[f"r{i}"].astype(word)
+    np.savez_compressed(out, **keep)
+
+
 # ------------------------------------------------------------------ instruction traces inside one statement
 
 _REG_DECL = re.compile(r"\.reg\s+\.(\w+)\s+%(\w+?)<\d+>")
@@ -313,7 +329,9 @@ def instrument(ptx, kernel, lo, hi, byte_base, kernel_lines):
     line, source line)])."""
     lines = ptx.split("\n")
     start = next(i for i, ln in enumerate(lines) if re.match(rf"\.(visible\s+)?\.entry\s+{kernel}\(", ln.strip()))
-    end = next(i for i in range(start, len(lines)) if lines[i] == "}")
+    after = next((i for i in range(start + 1, len(lines))
+                  if re.match(r"\s*(\.visible\s+|\.weak\s+|\.extern\s+)?\.(entry|func)\b", lines[i])), len(lines))
+    end = max(i for i in range(start, after) if lines[i] == "}")     # inline asm may hold a lone "}"
     params = [m for m in re.findall(rf"({kernel}_param_\d+)", "\n".join(lines[start:start + 20]))]
     last_param = max(set(params), key=lambda n: int(n.rsplit("_", 1)[1]))
     types = {}
