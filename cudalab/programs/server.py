@@ -23,7 +23,7 @@ import numpy as np
 
 from ..emulator import graphcalls  # noqa: F401 - cudaGraphSetConditional in kernels
 from ..emulator.engine import Program
-from ..emulator.memory import GLOBAL_BASE, DeviceMemory
+from ..emulator.memory import DEVICE_MEMORY, GLOBAL_BASE, DeviceMemory
 from ..errors import CudaError
 from ..ptx import parse
 from ..runtime.core import Context, Function
@@ -31,7 +31,7 @@ from ..runtime.core.errors import code_of
 from ..runtime.core.graphs import ENABLE_TYPES, TYPES
 from .server_textures import TextureRequests
 
-ARENA_SIZE = 4 << 30
+ARENA_SIZE = DEVICE_MEMORY
 SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
 UNSTICKY = {"func", "var", "params", "props", "device_reset", "attr"}
 STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
@@ -89,8 +89,7 @@ class Server(TextureRequests):
         # __managed__ variables: every global lives in the arena the program maps, so they are
         # plain globals here (the PTX parser does not know the .managed attribute)
         self.module = parse(ptx.replace(".attribute(.managed) ", ""))
-        self.program = Program(self.module, memory, sm_count=self.ctx.props["multiProcessorCount"],
-                               clock_khz=self.ctx.props["clockRate"])
+        self.program = self.ctx.bind(Program(self.module, memory))
         entries = [f.name for f in self.module.entries]
         readable = demangle(entries)
         self.functions = {m: Function(self.program, m, readable[m],

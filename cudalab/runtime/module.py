@@ -20,7 +20,7 @@ from ..ptx import PtxSyntaxError, parse
 from . import device as devices
 from . import streams
 from .arrays import DeviceArray, release_dropped
-from .launch import check_config, marshal
+from .launch import check_clusters, check_config, marshal
 from .mangle import param_types
 from .progress import Bar
 from .record import LaunchRecord, set_last
@@ -249,13 +249,9 @@ class Kernel:
         ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
         release_dropped()                # arrays the garbage collector dropped are freed before the kernel runs
-        if cluster is not None and dev.kind == "emu":     # a real GPU answers for itself
+        if dev.kind == "emu":           # a real GPU answers for itself
             from ..device import current as profile
-            cc = profile().cc
-            if cc < (9, 0):
-                raise LaunchError(f"{self.name}: thread block clusters need compute capability 9.0; the selected "
-                                  f"device {profile().gpu or profile().name} has {cc[0]}.{cc[1]}. Choose one with "
-                                  "cudalab.set_device('H100').", "cudaErrorNotSupported")
+            check_clusters(self.name, cluster, profile())
         prog = self.module.program(dev)
         static = 0
         if dev.kind == "emu":
@@ -308,6 +304,7 @@ class Kernel:
         from ..analysis.sanitizer import observers_for
         from ..emulator.engine import launch
         observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
+        streams.context().bind(prog)      # the selected profile's SMs, clock, attributes and limits
         stats = None
         bar = Bar(self.name)
         try:
@@ -324,14 +321,7 @@ class Kernel:
             raise
         finally:
             bar.close()
-        rec.instructions = stats.instructions
-        rec.thread_instructions = stats.thread_instructions
-        rec.printed = stats.printed
-        rec.device_launches = stats.device_launches     # grids this launch started from the device
-        if stats.pdl:                                   # griddepcontrol: programmatic dependent launch (sm90.py)
-            from ..emulator.sm90 import pdl_trigger_fraction
-            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats))
-        rec.findings.extend(stats.findings)
+        rec.counted(stats)
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
             sys.stdout.flush()
