@@ -31,6 +31,18 @@ class EmulatedDevice:
     compute_capability: tuple
     id: int = 0
 
+    def __getattr__(self, name: str) -> int:
+        """numba's device attributes (``MULTIPROCESSOR_COUNT``, ``MAX_THREADS_PER_BLOCK``, ...): the
+        selected profile's cudaDevAttr values, as cudalab.device_attribute and whole programs see them."""
+        from .runtime.core.properties import ATTRIBUTE_NAMES
+        from .runtime.streams import device_attribute
+        key = name.replace("_", "").lower()
+        for attr in ATTRIBUTE_NAMES:
+            if attr.lower() == key:
+                return device_attribute(attr)
+        raise AttributeError(f"the emulated device has no attribute {name!r} (numba's names are cudaDevAttr names "
+                             "in capitals, like MULTIPROCESSOR_COUNT)")
+
 
 def _current_device():
     from .device import current

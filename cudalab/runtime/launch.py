@@ -70,9 +70,14 @@ def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: i
                           "cudaErrorInvalidValue")
     total = shared_static + shared_dynamic
     if total > limits.shared_per_block:
+        hint = "Use smaller tiles."
+        if total <= limits.shared_per_block_optin:
+            hint = ("Use smaller tiles, or opt in to more with cudaFuncSetAttribute(kernel, "
+                    "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) (in Python: kernel.set_attribute("
+                    f"'MaxDynamicSharedMemorySize', bytes)), up to {limits.shared_per_block_optin:,} bytes here.")
         raise LaunchError(f"{kernel}: the block needs {total:,} bytes of shared memory ({shared_static:,} static + "
                           f"{shared_dynamic:,} dynamic), more than the {limits.shared_per_block:,} bytes a block may "
-                          "use. Use smaller tiles.", "cudaErrorInvalidValue")
+                          f"use. {hint}", "cudaErrorInvalidValue")
     return g, b
 
 

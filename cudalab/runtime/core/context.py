@@ -23,7 +23,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from ...errors import CudaError, KernelError
+from ...errors import CudaError, KernelError, LaunchError
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
 from .textures import TextureAPI
@@ -433,7 +433,8 @@ class Context(GraphAPI, TextureAPI):
 
     # ------------------------------------------------------------------ launches
     def check_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
-        """CUDA's checks before a launch, with CUDA 13's codes (bad shapes: cudaErrorInvalidValue)."""
+        """CUDA's checks before a launch, with CUDA 13's codes (bad shapes: cudaErrorInvalidValue);
+        returns the grid and block as (x, y, z)."""
         from dataclasses import replace
 
         from ..launch import check_clusters, check_config
@@ -443,10 +444,10 @@ class Context(GraphAPI, TextureAPI):
         if fn.max_dynamic_shared is not None and static + fn.max_dynamic_shared > limits.shared_per_block:
             limits = replace(limits, shared_per_block=min(p.shared_per_block_optin, static + fn.max_dynamic_shared))
         try:
-            check_config(fn.name, grid, block, int(shared), static, limits)
+            grid, block = check_config(fn.name, grid, block, int(shared), static, limits)
         except CudaError as e:
             code = "cudaErrorInvalidValue" if e.code == "cudaErrorInvalidConfiguration" else e.code
-            raise CudaError(e.args[0], code) from None
+            raise LaunchError(e.args[0], code) from None
         blocks = grid[0] * grid[1] * grid[2]
         if cooperative and blocks > self.occupancy(fn, block[0] * block[1] * block[2], shared) * self.props[
                 "multiProcessorCount"]:
@@ -454,6 +455,7 @@ class Context(GraphAPI, TextureAPI):
                             "are more than the device holds (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs).",
                             "cudaErrorCooperativeLaunchTooLarge")
         check_clusters(fn.name, cluster, p)
+        return grid, block
 
     def launch(self, fn: Function, grid, block, shared: int, args: bytes, stream=0, cooperative: bool = False,
                cluster=None, attributes=None):
@@ -670,6 +672,13 @@ class Context(GraphAPI, TextureAPI):
         self.pools[pool.handle] = pool
         return pool
 
+    def pool_access(self, pool: MemPool, device: int, flags: int | None = None) -> int:
+        """cudaMemPoolSetAccess (``flags``) / cudaMemPoolGetAccess: only device 0 exists to give access to."""
+        self.check_device(device, "peer access to a pool" if flags is not None else "")
+        if flags is not None:
+            pool.access = int(flags)
+        return pool.access
+
     def pool_destroy(self, pool: MemPool):
         if pool is self.default_pool:
             raise CudaError("the device's default memory pool cannot be destroyed.", "cudaErrorInvalidValue")
@@ -686,10 +695,9 @@ class Context(GraphAPI, TextureAPI):
         if size == 0:
             return 0
         if s.capture is not None:
-            addr = self.memory.alloc(size, "graph")
-            self.graph_allocations[addr] += 1
-            self.capture_node(s, "mem_alloc", {"address": addr, "size": size, "pool": pool.handle})
-            return addr
+            params = self.node_params("mem_alloc", {"size": size, "pool": pool.handle})
+            self.capture_node(s, "mem_alloc", params)
+            return params["address"]
         tl = self.timeline
         addr = pool.allocate(self.memory, size, s, tl.host_time, tl.stream_end)
         self.pool_of[addr] = pool

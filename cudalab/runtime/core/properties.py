@@ -178,6 +178,14 @@ def attribute(props: dict, attr: int) -> int | None:
     return int(props[src])
 
 
+# cudaFuncAttribute names (without the prefix) -> numbers, those cudaFuncSetAttribute sets (driver_types.h)
+FUNC_ATTRIBUTE_NAMES = {
+    "MaxDynamicSharedMemorySize": 8, "PreferredSharedMemoryCarveout": 9, "ClusterDimMustBeSet": 10,
+    "RequiredClusterWidth": 11, "RequiredClusterHeight": 12, "RequiredClusterDepth": 13,
+    "NonPortableClusterSizeAllowed": 14, "ClusterSchedulingPolicyPreference": 15,
+}
+
+
 # ---------------------------------------------------------------------- limits (cudaDeviceSetLimit)
 LIMIT_NAMES = ("cudaLimitStackSize", "cudaLimitPrintfFifoSize", "cudaLimitMallocHeapSize",
                "cudaLimitDevRuntimeSyncDepth", "cudaLimitDevRuntimePendingLaunchCount",
