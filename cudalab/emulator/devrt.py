@@ -384,22 +384,14 @@ def _peek_last_error(ex, inst, rets, args):
     _ret(ex, rets, ex.idx, _errors(ex)[ex.idx])
 
 
-def _get_device(ex, inst, rets, args):
-    sel = ex.idx
-    _store(ex, inst, _arg(ex, args[0], sel), sel, 0, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
-
-
-def _get_device_count(ex, inst, rets, args):
-    sel = ex.idx
-    _store(ex, inst, _arg(ex, args[0], sel), sel, 1, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
-
-
-def _runtime_version(ex, inst, rets, args):
-    sel = ex.idx
-    _store(ex, inst, _arg(ex, args[0], sel), sel, 13000, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
+def _answers(value: int):
+    """A device runtime call that stores one fixed int: the device (0), the device count (1), the
+    runtime version (13000, CUDA 13.0)."""
+    def handler(ex, inst, rets, args):
+        sel = ex.idx
+        _store(ex, inst, _arg(ex, args[0], sel), sel, value, np.int32)
+        _ret(ex, rets, sel, SUCCESS)
+    return handler
 
 
 def _device_attribute(ex, inst, rets, args):
@@ -539,9 +531,9 @@ HANDLERS = {
     "__cudaCDP2PeekAtLastError": _peek_last_error,
     "__cudaCDP2GetErrorName": _error_text(True),
     "__cudaCDP2GetErrorString": _error_text(False),
-    "__cudaCDP2GetDevice": _get_device,
-    "__cudaCDP2GetDeviceCount": _get_device_count,
-    "__cudaCDP2RuntimeGetVersion": _runtime_version,
+    "__cudaCDP2GetDevice": _answers(0),
+    "__cudaCDP2GetDeviceCount": _answers(1),
+    "__cudaCDP2RuntimeGetVersion": _answers(13000),
     "__cudaCDP2DeviceGetAttribute": _device_attribute,
     "__cudaCDP2DeviceGetLimit": _device_limit,
     "__cudaCDP2Malloc": _malloc,

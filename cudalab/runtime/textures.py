@@ -402,17 +402,10 @@ class Textures:
         return self.objects.add(self.objects.textures, TextureObject(levels, sampler, res))
 
     def texture(self, handle: int) -> TextureObject:
-        t = self.objects.textures.get(int(handle))
-        if t is None:
-            fail(f"{int(handle)} is not a live texture object.", "cudaErrorInvalidResourceHandle"
-                 if handle else "cudaErrorInvalidValue")
-        return t
+        return _live(self.objects.textures, handle, "texture")
 
     def destroy_texture(self, handle: int):
-        if not handle:
-            return
-        self.texture(handle)
-        del self.objects.textures[int(handle)]
+        _destroy(self.objects.textures, handle, "texture")
 
     def create_surface(self, res: ResourceDesc) -> int:
         """cudaCreateSurfaceObject: only over an array made with cudaArraySurfaceLoadStore."""
@@ -423,17 +416,26 @@ class Textures:
         return self.objects.add(self.objects.surfaces, SurfaceObject(arr.image, res))
 
     def surface(self, handle: int) -> SurfaceObject:
-        s = self.objects.surfaces.get(int(handle))
-        if s is None:
-            fail(f"{int(handle)} is not a live surface object.", "cudaErrorInvalidResourceHandle"
-                 if handle else "cudaErrorInvalidValue")
-        return s
+        return _live(self.objects.surfaces, handle, "surface")
 
     def destroy_surface(self, handle: int):
-        if not handle:
-            return
-        self.surface(handle)
-        del self.objects.surfaces[int(handle)]
+        _destroy(self.objects.surfaces, handle, "surface")
+
+
+def _live(table: dict, handle: int, what: str):
+    """The texture or surface object a handle names (0 is cudaErrorInvalidValue, a stale one InvalidResourceHandle)."""
+    obj = table.get(int(handle))
+    if obj is None:
+        fail(f"{int(handle)} is not a live {what} object.", "cudaErrorInvalidResourceHandle"
+             if handle else "cudaErrorInvalidValue")
+    return obj
+
+
+def _destroy(table: dict, handle: int, what: str):
+    """cudaDestroyTextureObject / cudaDestroySurfaceObject: 0 is let pass, as CUDA does."""
+    if handle:
+        _live(table, handle, what)
+        del table[int(handle)]
 
 
 _STATES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
