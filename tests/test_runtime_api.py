@@ -269,6 +269,7 @@ __global__ void seen(long long *out) {
     cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0); out[2] = v;
     cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0); out[3] = v;
     cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize); out[4] = heap;
+    out[5] = cudaDeviceGetAttribute(&v, (cudaDeviceAttr)200, 0);      // not an attribute: as on the host
 }
 """
 
@@ -282,16 +283,16 @@ def test_a_kernel_sees_the_same_device_from_python_and_from_a_program():
     try:
         r = run_source(DEVICE_SEEN + r"""
 int main() {
-    long long *out; cudaMallocManaged(&out, 5 * sizeof(long long));
+    long long *out; cudaMallocManaged(&out, 6 * sizeof(long long));
     cudaDeviceSetLimit(cudaLimitMallocHeapSize, 16 << 20);
     seen<<<1, 1>>>(out);
     cudaDeviceSynchronize();
-    printf("%lld %lld %lld %lld %lld\n", out[0], out[1], out[2], out[3], out[4]);
+    printf("%lld %lld %lld %lld %lld %lld\n", out[0], out[1], out[2], out[3], out[4], out[5]);
 }""", options=["-rdc=true"])
         cudalab.set_device_limit("MallocHeapSize", 16 << 20)
-        out = np.zeros(5, np.int64)
+        out = np.zeros(6, np.int64)
         cudalab.compile(DEVICE_SEEN, options=["-rdc=true"]).seen[1, 1](out)
-        assert r.stdout.split() == [str(v) for v in out] == ["128", "128", "2520000", str(99 * 1024), str(16 << 20)]
+        assert r.stdout.split() == [str(v) for v in out] == ["128", "128", "2520000", str(99 * 1024), str(16 << 20), "1"]
         assert cudalab.device_limit("cudaLimitMallocHeapSize") == 16 << 20
     finally:
         cudalab.set_device(before)

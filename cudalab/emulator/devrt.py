@@ -395,14 +395,16 @@ def _answers(value: int):
 
 
 def _device_attribute(ex, inst, rets, args):
-    """cudaDeviceGetAttribute in device code: the device's answers are the host's (Program.device_attributes)."""
+    """cudaDeviceGetAttribute in device code: the device's answers are the host's (Program.device_attributes),
+    and a number the host does not know is cudaErrorInvalidValue here too."""
     sel = ex.idx
     ptrs = _arg(ex, args[0], sel)
-    attrs = _arg(ex, args[1], sel, np.int32)
+    attrs = _arg(ex, args[1], sel, np.int32).tolist()
     table = ex.program.device_attributes
-    vals = np.array([table.get(int(a), 0) for a in attrs.tolist()], np.int64).astype(np.int32)
+    vals = np.array([table.get(int(a), 0) for a in attrs], np.int64).astype(np.int32)
     _store(ex, inst, ptrs, sel, vals, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
+    codes = np.array([SUCCESS if int(a) in table else INVALID_VALUE for a in attrs], np.int32)
+    _ret(ex, rets, sel, _set_error(ex, sel, codes))
 
 
 def _device_limit(ex, inst, rets, args):
