@@ -246,7 +246,7 @@ class Kernel:
         if self._resources is None:
             from ..device import current
             from ..device.resources import kernel_resources
-            self._resources = kernel_resources(self, current().arch if hasattr(current(), "arch") else "sm_80")
+            self._resources = kernel_resources(self, current().arch)
         return self._resources
 
     def __call__(self, *args, **kwargs):
