@@ -302,6 +302,20 @@ int main() {
         cudalab.set_device_limit("HeapSize", 1)
 
 
+def test_the_device_runtime_answers_with_the_runtimes_error_numbers():
+    """emulator/devrt.py cannot import the runtime's table (imports point down), so it names the
+    numbers it returns; they must be the table's."""
+    from cudalab.emulator import devrt
+    from cudalab.runtime.core.errors import CODE
+    names = {"SUCCESS": "cudaSuccess", "INVALID_VALUE": "cudaErrorInvalidValue",
+             "MEMORY_ALLOCATION": "cudaErrorMemoryAllocation", "INVALID_CONFIGURATION": "cudaErrorInvalidConfiguration",
+             "INVALID_DEVICE_FUNCTION": "cudaErrorInvalidDeviceFunction",
+             "INVALID_RESOURCE_HANDLE": "cudaErrorInvalidResourceHandle", "NOT_SUPPORTED": "cudaErrorNotSupported",
+             "MAX_DEPTH_EXCEEDED": "cudaErrorLaunchMaxDepthExceeded",
+             "PENDING_COUNT_EXCEEDED": "cudaErrorLaunchPendingCountExceeded"}
+    assert {k: getattr(devrt, k) for k in names} == {k: CODE[v] for k, v in names.items()}
+
+
 def test_a_graphs_kernels_print_once_per_run_between_the_programs_own_launches():
     r = run_source(r"""
 __global__ void hi(int v) { printf("kernel %d\n", v); }
