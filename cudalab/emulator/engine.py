@@ -83,6 +83,11 @@ class Program:
         # 4 per instruction): a program's kernels get the device's cudaDevAttrClockRate, so a kernel
         # that waits N ticks to last N / clockRate seconds on a GPU lasts about as long here
         self.clock_khz = clock_khz
+        # what device code reads of the device through the device runtime (cudaDeviceGetAttribute,
+        # cudaDeviceGetLimit, the launch limits of device-side launches): cudaDevAttr -> value and
+        # cudaLimit -> value, given with sm_count and clock_khz by the runtime (Context.bind)
+        self.device_attributes: dict = {}
+        self.device_limits: dict = {}
         self.globals: dict = {}
         # decoded code depends only on the PTX, so programs built from one parsed module share it
         if not hasattr(module, "_decoded"):

@@ -21,6 +21,7 @@ WINDOW_SIZE = 0x0100_0000_0000
 FUNC_BASE = 0x7C00_0000_0000          # addresses of device functions (function pointers, vtables)
 PARAM_WINDOW = 0x7B00_0000_0000       # generic address of kernel parameter offset 0 (sm90.py)
 ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte aligned blocks
+DEVICE_MEMORY = 4 << 30               # the emulated GPU's memory (cudaDeviceProp.totalGlobalMem)
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Allocation:
 class DeviceMemory:
     """The global memory of one emulated device."""
 
-    def __init__(self, limit: int = 4 << 30, initial: int = 16 << 20):
+    def __init__(self, limit: int = DEVICE_MEMORY, initial: int = 16 << 20):
         self.limit = limit
         self.data = np.zeros(initial, np.uint8)
         self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)

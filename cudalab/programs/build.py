@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from ..ptx.link import PtxLinkError, link
-from . import errors, shimgen
+from . import shimgen
 from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
 

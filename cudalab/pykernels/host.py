@@ -216,7 +216,13 @@ class EmulatedDevice:
         if key in props:
             value = props[key]
             return value["XYZ".index(attr[-1])] if isinstance(value, (list, tuple)) else value
-        raise AttributeError(f"the emulated device has no attribute {attr!r}")
+        from ..runtime.core.properties import ATTRIBUTE_NAMES     # any other cudaDevAttr, in numba's capitals
+        wanted = attr.replace("_", "").lower()
+        for name in ATTRIBUTE_NAMES:
+            if name.lower() == wanted:
+                return streams.device_attribute(name)
+        raise AttributeError(f"the emulated device has no attribute {attr!r} (numba's names are cudaDevAttr "
+                             "names in capitals, like MULTIPROCESSOR_COUNT)")
 
     @property
     def uuid(self):

@@ -297,25 +297,27 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *node, cudaGraph_t g, const cu
     return add_node(node, g, deps, ndeps, cudaGraphNodeTypeEmpty, "");
 }
 
+/* a node whose one parameter is a handle: a child graph, or an event to record or wait for */
+static cudaError_t add_handle_node(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
+                                   int kind, void *handle) {
+    char t[32];
+    snprintf(t, sizeof t, "%p", handle);
+    return add_node(node, g, deps, ndeps, kind, t);
+}
+
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
                                        cudaGraph_t child) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(child));
-    return add_node(node, g, deps, ndeps, cudaGraphNodeTypeGraph, t);
+    return add_handle_node(node, g, deps, ndeps, cudaGraphNodeTypeGraph, H(child));
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps,
                                         size_t ndeps, cudaEvent_t ev) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(ev));
-    return add_node(node, g, deps, ndeps, cudaGraphNodeTypeEventRecord, t);
+    return add_handle_node(node, g, deps, ndeps, cudaGraphNodeTypeEventRecord, H(ev));
 }
 
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps,
                                       size_t ndeps, cudaEvent_t ev) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(ev));
-    return add_node(node, g, deps, ndeps, cudaGraphNodeTypeWaitEvent, t);
+    return add_handle_node(node, g, deps, ndeps, cudaGraphNodeTypeWaitEvent, H(ev));
 }
 
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
