@@ -347,16 +347,10 @@ class Kernel:
             raise
         finally:
             bar.close()
-        rec.counted(stats)
+        rec.counted(stats, observers)
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
             sys.stdout.flush()
-        for o in observers:
-            rep = getattr(o, "metrics", None)
-            if callable(rep):
-                rep = rep()
-            if isinstance(rep, dict):
-                rec.metrics.update(rep)
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         if kparams is not None and any(isinstance(a, (np.void, bytes, bytearray)) and len(bytes(a)) > 8 for a in args):

@@ -516,7 +516,7 @@ class Context(GraphAPI, TextureAPI):
         finally:
             bar.close()
         rec.wall_time = time.perf_counter() - t0
-        rec.counted(stats)
+        rec.counted(stats, observers)
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)
