@@ -316,6 +316,37 @@ def test_the_device_runtime_answers_with_the_runtimes_error_numbers():
     assert {k: getattr(devrt, k) for k in names} == {k: CODE[v] for k, v in names.items()}
 
 
+def test_node_parameters_set_on_a_graph_and_on_its_executable_graph():
+    """cudaGraph*NodeSetParams change the graph (a later instantiation sees it); cudaGraphExec*NodeSetParams
+    change only the executable graph."""
+    r = run_source(r"""
+static void note(void *p) { printf("host node %d\n", *(int *)p); }
+int main() {
+    int *d, h[4] = {0}, one = 1, two = 2, three = 3;
+    cudaMalloc(&d, 16);
+    cudaGraph_t g; cudaGraphCreate(&g, 0);
+    cudaMemsetParams m = {}; m.dst = d; m.value = 7; m.elementSize = 4; m.width = 4; m.height = 1;
+    cudaGraphNode_t set, copy, host;
+    cudaGraphAddMemsetNode(&set, g, nullptr, 0, &m);
+    cudaGraphAddMemcpyNode1D(&copy, g, &set, 1, h, d, 16, cudaMemcpyDeviceToHost);
+    cudaHostNodeParams hp = {note, &one};
+    cudaGraphAddHostNode(&host, g, &copy, 1, &hp);
+    m.value = 8; hp.userData = &two;
+    printf("%d %d\n", cudaGraphMemsetNodeSetParams(set, &m), cudaGraphHostNodeSetParams(host, &hp));
+    cudaGraphExec_t e; cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, 0); cudaStreamSynchronize(0);
+    printf("after the graph's set: %d\n", h[3]);
+    m.value = 9; hp.userData = &three;
+    printf("%d %d\n", cudaGraphExecMemsetNodeSetParams(e, set, &m), cudaGraphExecHostNodeSetParams(e, host, &hp));
+    cudaGraphLaunch(e, 0); cudaStreamSynchronize(0);
+    printf("after the executable graph's set: %d\n", h[3]);
+    cudaGraphMemsetNodeGetParams(set, &m);
+    printf("the graph still says %u\n", m.value);
+}""")
+    assert r.stdout == ("0 0\nhost node 2\nafter the graph's set: 8\n0 0\nhost node 3\n"
+                        "after the executable graph's set: 9\nthe graph still says 8\n"), r.stderr
+
+
 def test_a_graphs_kernels_print_once_per_run_between_the_programs_own_launches():
     r = run_source(r"""
 __global__ void hi(int v) { printf("kernel %d\n", v); }

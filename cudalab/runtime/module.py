@@ -233,10 +233,10 @@ class Kernel:
                             f"{', '.join(FUNC_ATTRIBUTE_NAMES)}).", "cudaErrorInvalidValue")
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
             raise CudaError(f"the value of {attr} must be a whole number, not {value!r}.", "cudaErrorInvalidValue")
-        fn = self._function(self.module.program(devices.get("emu")))
+        fn = self._function_on(self.module.program(devices.get("emu")))
         streams.context().func_set_attribute(fn, int(number), int(value))
 
-    def _function(self, prog):
+    def _function_on(self, prog):
         """``self.function`` on the emulator program ``prog`` (its static shared memory is the program's)."""
         self.function.program = prog
         return self.function
@@ -284,7 +284,7 @@ class Kernel:
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
                               "cudaErrorInvalidValue")
         if dev.kind == "emu":           # the runtime core's checks, as for a program's launch
-            g, b = streams.context().check_launch(self._function(prog), grid, block, int(shared), cluster=cluster)
+            g, b = streams.context().check_launch(self._function_on(prog), grid, block, int(shared), cluster=cluster)
         else:
             g, b = check_config(self.name, grid, block, int(shared), 0)
         observers = streams.before_launch(stream, dev, observers)
@@ -347,16 +347,10 @@ class Kernel:
             raise
         finally:
             bar.close()
-        rec.counted(stats)
+        rec.counted(stats, observers)
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
             sys.stdout.flush()
-        for o in observers:
-            rep = getattr(o, "metrics", None)
-            if callable(rep):
-                rep = rep()
-            if isinstance(rep, dict):
-                rec.metrics.update(rep)
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         if kparams is not None and any(isinstance(a, (np.void, bytes, bytearray)) and len(bytes(a)) > 8 for a in args):

@@ -25,9 +25,10 @@ class LaunchRecord:
     device_launches: list = field(default_factory=list)   # grids it launched from the device, as run (dicts)
     resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
 
-    def counted(self, stats):
-        """Take what the emulator counted for this launch (``engine.launch``'s stats): the same for a
-        Python launch and a program's kernel."""
+    def counted(self, stats, observers=()):
+        """Take what the emulator counted for this launch (``engine.launch``'s stats, and the metrics
+        of observers that count them, like analysis.MetricsObserver): the same for a Python launch
+        and a program's kernel."""
         self.instructions, self.thread_instructions = stats.instructions, stats.thread_instructions
         self.printed = stats.printed
         self.findings.extend(stats.findings)
@@ -36,6 +37,11 @@ class LaunchRecord:
             from ..emulator.sm90 import pdl_trigger_fraction, pdl_wait_fraction
             self.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats),
                                        wait_fraction=pdl_wait_fraction(stats))
+        for o in observers:
+            counts = getattr(o, "metrics", None)
+            counts = counts() if callable(counts) else counts
+            if isinstance(counts, dict):
+                self.metrics.update(counts)
 
     @property
     def registers(self):

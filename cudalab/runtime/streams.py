@@ -350,10 +350,7 @@ def device_synchronized():
 def device_properties() -> dict:
     """Every cudaDeviceProp field of the selected device profile (``cudalab.set_device``), as the
     runtime core gives them to whole programs too; ``totalGlobalMem`` is the emulator's memory."""
-    from ..emulator.memory import DEVICE_MEMORY
-    from . import device
-    from .core.properties import device_properties as props
-    return props(current_profile(), getattr(getattr(device.current(), "memory", None), "limit", DEVICE_MEMORY))
+    return dict(context().props)
 
 
 def device_attribute(attr) -> int:

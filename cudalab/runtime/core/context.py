@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...errors import CudaError, KernelError, LaunchError
+from ...emulator.memory import DEVICE_MEMORY
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
 from .textures import TextureAPI
@@ -150,7 +151,8 @@ class Context(GraphAPI, TextureAPI):
         return self._limits
 
     def _device(self):
-        key = (self.profile, self.memory.arena.limit if self.memory else 0)
+        # the Python session's context has no arena of its own: its device has the emulator's memory
+        key = (self.profile, self.memory.arena.limit if self.memory else DEVICE_MEMORY)
         if self._props is None or self._props[0] != key:
             props = device_properties(key[0], key[1])
             if self._props is None or self._props[0][0] != key[0]:
@@ -516,7 +518,7 @@ class Context(GraphAPI, TextureAPI):
         finally:
             bar.close()
         rec.wall_time = time.perf_counter() - t0
-        rec.counted(stats)
+        rec.counted(stats, observers)
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)

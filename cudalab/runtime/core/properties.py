@@ -24,7 +24,6 @@ GPU_EXTRA = {
     "RTX 4090": (384, 10_501_000, 64, 56_623_104),
     "L4": (192, 6_251_000, 64, 37_748_736),
 }
-DEFAULT_GPU = "A100"       # what a bare compute capability (no SM count) is sized like
 
 # Texture and surface limits (cudaDeviceProp field -> value), the same on every GPU since sm_70; the
 # runtime's array and texture checks use them too (runtime/textures.py).
@@ -44,12 +43,12 @@ TEXTURES = {
 
 def device_properties(profile, total_global_mem: int) -> dict:
     """Every cudaDeviceProp field (arrays as tuples) for a cudalab.device profile."""
-    from ...device.profiles import get
+    from ...device.profiles import SIZED_LIKE
     p = profile
-    sized = p if p.sms else get(DEFAULT_GPU)
-    bus, mem_clock, fp64_ratio, persisting = GPU_EXTRA.get(sized.name, GPU_EXTRA[DEFAULT_GPU])
+    sized = p.sized()
+    bus, mem_clock, fp64_ratio, persisting = GPU_EXTRA.get(sized.name, GPU_EXTRA[SIZED_LIKE])
     name = f"cudalab emulated {p.gpu} ({p.arch})" if p.sms else \
-        f"cudalab emulated {p.arch} (sized like an {DEFAULT_GPU})"
+        f"cudalab emulated {p.arch} (sized like an {SIZED_LIKE})"
     l2 = sized.l2_bytes
     props = {
         "name": name, "totalGlobalMem": total_global_mem, "sharedMemPerBlock": p.shared_per_block,
