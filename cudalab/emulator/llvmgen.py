@@ -515,9 +515,9 @@ def intrinsic(g, name, ty, nargs):
 
 def canon_nan(g, r, srcs=()):
     """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF; float64 NaNs bail out (their payload
-    rules are the interpreter's), except where ``srcs`` (the two operands of an add, sub or mul)
-    decide it: a NaN operand passes through quieted, as IEEE hardware (and so numpy) passes it,
-    when it is the only NaN or both are the same NaN (interval arithmetic's empty intervals).
+    rules are the interpreter's), except where ``srcs`` (the two operands of an add, sub, mul or
+    div) decide it: the first NaN operand passes through quieted (decode._first_nan; interval
+    arithmetic's empty intervals); a NaN made from numbers (inf - inf) still bails out.
     Returns the result's *bits*: LLVM treats NaN payloads as unspecified and folds away a float
     select between two NaNs, so the choice is made on integers."""
     b = g.b
@@ -534,8 +534,7 @@ def canon_nan(g, r, srcs=()):
         return bits
     xb, yb = (b.bitcast(v, I64) for v in srcs)
     xn, yn = is_nan(xb), is_nan(yb)
-    passes = b.and_(b.or_(xn, yn), b.or_(b.not_(b.and_(xn, yn)), b.icmp_unsigned("==", xb, yb)))
-    g.bail_if(b.and_(nan, b.not_(passes)))
+    g.bail_if(b.and_(nan, b.not_(b.or_(xn, yn))))
     quiet = b.or_(b.select(xn, xb, yb), ir.Constant(I64, 0x0008000000000000))
     return b.select(nan, quiet, bits)
 
@@ -877,7 +876,7 @@ def _div(g, inst):
     if mode is None:
         _plain_float(inst)
     r = b.fdiv(x, y)
-    g.write(inst.operands[0], t, canon_nan(g, r) if mode is None else directed(g, "div", mode, r, x, y))
+    g.write(inst.operands[0], t, canon_nan(g, r, (x, y)) if mode is None else directed(g, "div", mode, r, x, y))
 
 
 @gen("rem")
