@@ -892,24 +892,84 @@ def test_directed_rounding_gives_the_same_bits_natively(dt, monkeypatch):
     rng = np.random.default_rng(11)
     ut = np.uint32 if dt == np.float32 else np.uint64
     edges = np.array(F32_EDGE_BITS if dt == np.float32 else F64_EDGE_BITS, ut).view(dt)
-    n = 256
+    edges = np.concatenate([edges, np.array([3, -1e-30, 1e30], dt)])
+    pairs = len(edges) ** 2                       # every pair of edge values: overflow, inf - inf, x / 0, ...
+    n = 768
     big = 120 if dt == np.float32 else 1000
     wide = (rng.standard_normal(n) * 2.0 ** rng.integers(-big, big, n)).astype(dt)
-    a = np.concatenate([edges, np.ones(len(edges), dt), wide[:n - 2 * len(edges)]])
-    b = np.concatenate([np.ones(len(edges), dt), edges, rng.standard_normal(n - 2 * len(edges)).astype(dt)])
+    a = np.concatenate([np.repeat(edges, len(edges)), wide[:n - pairs]])
+    b = np.concatenate([np.tile(edges, len(edges)), rng.standard_normal(n - pairs).astype(dt)])
     b[-8:] = a[-8:]                               # x - x: an exact zero, -0 when rounding down
     b[-16:-8] = -a[-16:-8]
     b[-24:-16] = a[-24:-16] * dt(1 + 2.0 ** -20)  # near cancellation
     kernel = "directed_f32" if dt == np.float32 else "directed_f64"
+    reruns = []
+    run_on_interpreter = compiled._Runner._interpret
+    monkeypatch.setattr(compiled._Runner, "_interpret", lambda self, ex: reruns.append(self) or
+                        run_on_interpreter(self, ex))
 
-    def run():
-        o = np.zeros(n * 10, dt)
-        getattr(m, kernel)[n // 64, 64](a, b, o)
+    def run(x, y):
+        o = np.zeros(len(x) * 10, dt)
+        getattr(m, kernel)[len(x) // 64, 64](x, y, o)
         return o.tobytes()
-    got = both_tiers(run, monkeypatch)
+    got = both_tiers(lambda: run(a, b), monkeypatch)
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     o = np.frombuffer(got["interp"][1], dt).reshape(n, 10)
     assert np.signbit(o[-1, 3]) and not np.signbit(o[-1, 2])     # x - x: -0 rounding down, +0 up
-    q = o[2 * len(edges):n - 24]                  # random quotients: rounded down and up, one ulp apart
+    q = o[pairs:n - 24]                           # random quotients: rounded down and up, one ulp apart
     assert (np.nextafter(q[:, 8], dt(np.inf)) == q[:, 9]).all()
+    if dt == np.float64:       # a NaN made from numbers and float64 underflows bail out; the rest is native
+        assert reruns
+        reruns.clear()
+        x = np.array([0, -0.0, 1, -3, 1e300, -1e300, np.finfo(dt).max, np.inf, -np.inf, np.nan], dt)
+        y = np.array([1, -3, 1e150, -0.7, 5e-5, 7, np.inf, 2.5, 1e10, np.nan], dt)   # (x / inf is 0)
+        xs, ys = np.repeat(x, len(y)), np.tile(y, len(x))
+        x2, y2 = np.resize(xs, 128), np.resize(ys, 128)
+        y2[np.isinf(y2) & (np.isinf(x2) | (x2 == 0))] = 2.0                   # (inf - inf, 0 * inf: NaN)
+        got = both_tiers(lambda: run(x2, y2), monkeypatch)
+        assert got["compiled"] == got["interp"]
+    assert not reruns
     assert_native(m, kernel, ("add", "sub", "mul", "div"))
+
+
+NAN_F64 = r"""
+__global__ void nan_f64(const double* a, const double* b, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    o[i * 3] = a[i] + b[i];
+    o[i * 3 + 1] = a[i] - b[i];
+    o[i * 3 + 2] = a[i] * b[i];
+}
+"""
+
+
+def test_a_float64_nan_operand_passes_through_natively_quieted(monkeypatch):
+    """add, sub and mul.f64 with a NaN operand (a quiet one, a signalling one, a negative one: the
+    empty intervals of interval arithmetic) give that NaN quieted, of two NaNs the first (as an
+    H100), natively: no group is rerun in the interpreter. A NaN made from numbers (inf - inf)
+    still is."""
+    m = cudalab.compile(NAN_F64)
+    nans = np.array([0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8000000000123], np.uint64).view(np.float64)
+    n = 64
+    a = np.random.default_rng(12).standard_normal(n)
+    b = a[::-1].copy()
+    a[:3], b[3:6], a[6:9], b[6:9] = nans, nans, nans, nans                 # one NaN; the same NaN twice
+    a[9:12], b[9:12] = nans, nans[::-1]                                    # two NaNs: the first
+    reruns = []
+    run_on_interpreter = compiled._Runner._interpret
+    monkeypatch.setattr(compiled._Runner, "_interpret", lambda self, ex: reruns.append(self) or
+                        run_on_interpreter(self, ex))
+
+    def run(x, y):
+        o = np.zeros(n * 3)
+        m.nan_f64[1, n](x, y, o)
+        return o.tobytes()
+    got = both_tiers(lambda: run(a, b), monkeypatch)
+    assert got["compiled"] == got["interp"] and not reruns
+    assert_native(m, "nan_f64", ("add", "sub", "mul"))
+    o = np.frombuffer(got["interp"][1], np.uint64).reshape(n, 3)
+    assert o[1].tolist() == [0x7FF8000000000001] * 3 and o[3, 1] == 0x7FF8000000000000
+    assert o[11].tolist() == [0xFFF8000000000123] * 3
+    a2, b2 = a.copy(), b.copy()
+    a2[20], b2[20] = np.inf, np.inf                                          # inf - inf: the interpreter's
+    got = both_tiers(lambda: run(a2, b2), monkeypatch)
+    assert got["compiled"] == got["interp"] and reruns

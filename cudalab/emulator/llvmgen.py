@@ -517,20 +517,30 @@ def intrinsic(g, name, ty, nargs):
         return ir.Function(m, ir.FunctionType(ty, [ty] * nargs), full)
 
 
-def canon_nan(g, r):
+def canon_nan(g, r, srcs=()):
     """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF; float64 NaNs bail out (their payload
-    rules are the interpreter's). Returns the result's *bits*: LLVM treats NaN payloads as
-    unspecified and folds away a float select between two NaNs, so the choice is made on integers."""
+    rules are the interpreter's), except where ``srcs`` (the two operands of an add, sub, mul or
+    div) decide it: the first NaN operand passes through quieted (decode._first_nan; interval
+    arithmetic's empty intervals); a NaN made from numbers (inf - inf) still bails out.
+    Returns the result's *bits*: LLVM treats NaN payloads as unspecified and folds away a float
+    select between two NaNs, so the choice is made on integers."""
     b = g.b
     ity = I32 if r.type == F32 else I64
     bits = b.bitcast(r, ity)
     top = (1 << (ity.width - 1)) - 1
     exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
-    nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
+    is_nan = lambda v: b.icmp_unsigned(">", b.and_(v, ir.Constant(ity, top)), ir.Constant(ity, exp))  # noqa: E731
+    nan = is_nan(bits)
     if r.type == F32:
         return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
-    g.bail_if(nan)
-    return bits
+    if not srcs:
+        g.bail_if(nan)
+        return bits
+    xb, yb = (b.bitcast(v, I64) for v in srcs)
+    xn, yn = is_nan(xb), is_nan(yb)
+    g.bail_if(b.and_(nan, b.not_(b.or_(xn, yn))))
+    quiet = b.or_(b.select(xn, xb, yb), ir.Constant(I64, 0x0008000000000000))
+    return b.select(nan, quiet, bits)
 
 
 def canon_bits(g, bits):
@@ -576,14 +586,16 @@ def _directed_mode(inst):
 _TINY_F64 = 2.0 ** -960     # float64 products and quotients above this leave an exact fma remainder
 
 
-def directed(g, op, mode, r, x, y):
+def directed(g, op, mode, r, x, y, operands=None):
     """alu.directed in native code, to the interpreter's bits: the round-to-nearest result ``r`` of
-    ``x op y`` (sub: ``y`` already negated, as op "add") stepped one ulp toward ``mode``'s side when
+    ``x op y`` (sub: ``y`` already negated, as op "add"; ``operands``: the instruction's own, whose
+    NaN a NaN result is) stepped one ulp toward ``mode``'s side when
     the exact error (exact - r) lies that way. The error comes from the interpreter's own float64
     formulas (alu._err_add, _err_mul, _err_div), except float64 products and quotients, whose exact
     error is an fma remainder here (the interpreter scales by frexp; both are exact, so the signs
-    agree) and which bail out where that remainder could underflow. A result that is not finite
-    bails out (the interpreter's overflow and NaN rules). Returns the result's bits."""
+    agree) and which bail out where that remainder could underflow. As alu.error_sign: an overflow
+    to infinity counts as too far out; an infinity or a zero quotient from an infinite operand (or
+    a division by zero) is exact; a NaN is canon_nan's. Returns the result's bits."""
     b = g.b
     wide = r.type == F64
     ity = I64 if wide else I32
@@ -591,7 +603,12 @@ def directed(g, op, mode, r, x, y):
     inf = ir.Constant(F64, float("inf"))
     zero = ir.Constant(F64, 0.0)
     x64, y64, r64 = (v if wide else b.fpext(v, F64) for v in (x, y, r))
-    bad = b.fcmp_unordered("uge", b.call(fabs, [r64]), inf)        # inf or NaN
+    finite = lambda v: b.fcmp_ordered("<", b.call(fabs, [v]), inf)      # noqa: E731
+    args_finite = b.and_(finite(x64), finite(y64))
+    if op == "div":
+        args_finite = b.and_(args_finite, b.fcmp_ordered("!=", y64, zero))
+    r_finite, r_nan = finite(r64), b.fcmp_unordered("uno", r64, r64)
+    bad = ir.Constant(I1, 0)                        # where this error formula is not exact
     if op == "add":                                 # two_sum(x, y): s + e == x + y exactly
         s = b.fadd(x64, y64)
         bb = b.fsub(s, x64)
@@ -604,25 +621,26 @@ def directed(g, op, mode, r, x, y):
         err = b.call(fma, [x64, y64, b.fneg(r64)])
         either_zero = b.or_(b.fcmp_ordered("==", x64, zero), b.fcmp_ordered("==", y64, zero))
         tiny = b.fcmp_ordered("<", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64))
-        bad = b.or_(bad, b.and_(tiny, b.not_(either_zero)))
+        bad = b.and_(tiny, b.not_(either_zero))
     elif op == "div":
-        bad = b.or_(bad, b.fcmp_unordered("uge", b.call(fabs, [y64]), inf))     # x / inf: the interpreter's
         sign_y = b.select(b.fcmp_ordered("<", y64, zero), ir.Constant(F64, -1.0), ir.Constant(F64, 1.0))
         if wide:
             fma = intrinsic(g, "llvm.fma", F64, 3)
             rem = b.call(fma, [b.fneg(r64), y64, x64])
             ax = b.call(fabs, [x64])
             x_zero = b.fcmp_ordered("==", x64, zero)
-            scaled = b.and_(b.fcmp_ordered(">=", ax, ir.Constant(F64, _TINY_F64)),
-                            b.fcmp_ordered("<=", ax, ir.Constant(F64, 2.0 ** 1000)))
-            bad = b.or_(bad, b.not_(b.or_(x_zero, b.and_(scaled, b.fcmp_ordered(
-                ">=", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64))))))
+            scaled = b.fcmp_ordered(">=", ax, ir.Constant(F64, _TINY_F64))
+            bad = b.not_(b.or_(x_zero, b.and_(scaled, b.fcmp_ordered(
+                ">=", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64)))))
         else:                                       # r * y is exact in float64
             rem = b.fsub(x64, b.fmul(r64, y64))
         err = b.fmul(rem, sign_y)
     else:
         raise Skip(f"directed {op}")
-    g.bail_if(bad)
+    ordinary = b.and_(r_finite, args_finite)
+    g.bail_if(b.and_(ordinary, bad))
+    overflow = b.and_(b.not_(b.or_(r_finite, r_nan)), args_finite)
+    err = b.select(ordinary, err, b.select(overflow, b.fneg(r64), ir.Constant(F64, float("nan"))))
     bits = b.bitcast(r, ity)
     one = ir.Constant(ity, 1)
     sign_bit = ir.Constant(ity, 1 << (ity.width - 1))
@@ -647,7 +665,7 @@ def directed(g, op, mode, r, x, y):
         exact_zero = b.and_(b.and_(b.fcmp_ordered("==", b.bitcast(out, r.type), ir.Constant(r.type, 0.0)),
                                    b.fcmp_ordered("==", err, zero)), b.not_(both_plus))
         out = b.select(exact_zero, sign_bit, out)
-    return out
+    return b.select(r_nan, canon_nan(g, r, operands or (x, y)), out)
 
 
 GENERATORS: dict = {}
@@ -732,7 +750,7 @@ def _addsub(g, inst):
     if mode is not None:
         x, y = _srcs(g, inst, (t, t))
         r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
-        g.write(inst.operands[0], t, directed(g, "add", mode, r, x, y if inst.opcode == "add" else b.fneg(y)))
+        g.write(inst.operands[0], t, directed(g, "add", mode, r, x, y if inst.opcode == "add" else b.fneg(y), (x, y)))
         return
     _plain_float(inst)
     hit = dec._contraction(inst, g.d)
@@ -748,6 +766,8 @@ def _addsub(g, inst):
     else:
         x, y = _srcs(g, inst, (t, t))
         r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
+        g.write(inst.operands[0], t, canon_nan(g, r, (x, y)))
+        return
     g.write(inst.operands[0], t, canon_nan(g, r))
 
 
@@ -762,7 +782,7 @@ def _mul(g, inst):
             _plain_float(inst)
         x, y = _srcs(g, inst, (t, t))
         r = b.fmul(x, y)
-        g.write(inst.operands[0], t, canon_nan(g, r) if mode is None else directed(g, "mul", mode, r, x, y))
+        g.write(inst.operands[0], t, canon_nan(g, r, (x, y)) if mode is None else directed(g, "mul", mode, r, x, y))
         return
     if k[0] != "i":
         raise Skip("mul type")
@@ -860,7 +880,7 @@ def _div(g, inst):
     if mode is None:
         _plain_float(inst)
     r = b.fdiv(x, y)
-    g.write(inst.operands[0], t, canon_nan(g, r) if mode is None else directed(g, "div", mode, r, x, y))
+    g.write(inst.operands[0], t, canon_nan(g, r, (x, y)) if mode is None else directed(g, "div", mode, r, x, y))
 
 
 @gen("rem")
