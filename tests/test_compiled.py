@@ -549,6 +549,30 @@ def test_shuffles_run_warp_by_warp_with_the_same_bytes_and_counts(block, monkeyp
                        lambda: [x, np.zeros(2 * blocks * block, np.int32), np.int32(1000)])
 
 
+VOTES = r"""
+__global__ void votes(const int* x, unsigned* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = x[i];
+    unsigned half = threadIdx.x & 1 ? 0xaaaaaaaau : 0x55555555u;        // member masks differ by lane
+    out[8 * i] = __ballot_sync(0xffffffff, v > 0);
+    out[8 * i + 1] = __any_sync(half, v > 90) + 2 * __all_sync(half, v > -90) + 4 * __uni_sync(0xffffffff, v & 1);
+    out[8 * i + 2] = __activemask();
+    out[8 * i + 3] = __reduce_add_sync(0xffffffff, v);
+    out[8 * i + 4] = __reduce_min_sync(half, v);
+    out[8 * i + 5] = __reduce_max_sync(0xffffffff, (unsigned)v);
+    out[8 * i + 6] = __reduce_or_sync(half, v) ^ __reduce_xor_sync(0xffffffff, v) + __reduce_and_sync(half, v);
+}
+"""
+
+
+def test_votes_and_warp_reductions_run_in_a_region_with_the_same_bytes(monkeypatch):
+    spans = cut_spans(VOTES, "votes")
+    assert len(spans) == 1
+    x = np.random.default_rng(9).integers(-100, 100, 256).astype(np.int32)
+    x[32:64] = 5                                   # a warp where every vote agrees
+    same_in_both_tiers(monkeypatch, VOTES, "votes", 2, 128, lambda: [x, np.zeros(8 * 256, np.uint32)])
+
+
 HISTOGRAM = r"""
 __global__ void histogram(const unsigned char* data, unsigned* hist, int n) {
     __shared__ unsigned local[256];

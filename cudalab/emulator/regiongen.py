@@ -428,6 +428,8 @@ class CutRegionBuilder(RegionBuilder):
     other lanes finish the segment, the uniform values live at the next cut are stored for the
     interpreter, and the chunk ends there (regions.Runner makes the stack entries)."""
 
+    whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
+
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
         ``defined`` (registers it may write), ``remat`` (uniform registers it computes again, in
