@@ -595,6 +595,28 @@ def test_a_kernel_with_barriers_runs_block_by_block_with_the_same_bytes_and_coun
     assert np.array_equal(args[1], np.bincount(data, minlength=256))
 
 
+TRANSPOSE = r"""
+#define T 10
+__global__ void transpose(const float* in, float* out, int w, int h) {
+    __shared__ float tile[T][T + 1];
+    int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+    if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+    __syncthreads();
+    x = blockIdx.y * T + threadIdx.x; y = blockIdx.x * T + threadIdx.y;
+    if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
+}
+"""
+
+
+def test_a_barrier_in_2d_blocks_with_padding_lanes_gives_the_same_bytes_and_counts(monkeypatch):
+    """10x10 threads: each block is 100 threads in 128 lanes (a barrier needs no whole warps)."""
+    assert cut_spans(TRANSPOSE, "transpose")
+    a = np.random.default_rng(10).random((23, 37), np.float32)
+    args = same_in_both_tiers(monkeypatch, TRANSPOSE, "transpose", (4, 3), (10, 10),
+                              lambda: [a, np.zeros((37, 23), np.float32), np.int32(37), np.int32(23)])
+    assert np.array_equal(args[1], a.T)
+
+
 NAN_THEN_SHUFFLE = r"""
 __global__ void nan_then_shuffle(const double* a, double* out, int* oob, int bad) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
