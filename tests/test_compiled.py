@@ -549,6 +549,30 @@ def test_shuffles_run_warp_by_warp_with_the_same_bytes_and_counts(block, monkeyp
                        lambda: [x, np.zeros(2 * blocks * block, np.int32), np.int32(1000)])
 
 
+VOTES = r"""
+__global__ void votes(const int* x, unsigned* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = x[i];
+    unsigned half = threadIdx.x & 1 ? 0xaaaaaaaau : 0x55555555u;        // member masks differ by lane
+    out[8 * i] = __ballot_sync(0xffffffff, v > 0);
+    out[8 * i + 1] = __any_sync(half, v > 90) + 2 * __all_sync(half, v > -90) + 4 * __uni_sync(0xffffffff, v & 1);
+    out[8 * i + 2] = __activemask();
+    out[8 * i + 3] = __reduce_add_sync(0xffffffff, v);
+    out[8 * i + 4] = __reduce_min_sync(half, v);
+    out[8 * i + 5] = __reduce_max_sync(0xffffffff, (unsigned)v);
+    out[8 * i + 6] = __reduce_or_sync(half, v) ^ __reduce_xor_sync(0xffffffff, v) + __reduce_and_sync(half, v);
+}
+"""
+
+
+def test_votes_and_warp_reductions_run_in_a_region_with_the_same_bytes(monkeypatch):
+    spans = cut_spans(VOTES, "votes")
+    assert len(spans) == 1
+    x = np.random.default_rng(9).integers(-100, 100, 256).astype(np.int32)
+    x[32:64] = 5                                   # a warp where every vote agrees
+    same_in_both_tiers(monkeypatch, VOTES, "votes", 2, 128, lambda: [x, np.zeros(8 * 256, np.uint32)])
+
+
 HISTOGRAM = r"""
 __global__ void histogram(const unsigned char* data, unsigned* hist, int n) {
     __shared__ unsigned local[256];
@@ -569,6 +593,28 @@ def test_a_kernel_with_barriers_runs_block_by_block_with_the_same_bytes_and_coun
     args = same_in_both_tiers(monkeypatch, HISTOGRAM, "histogram", 20, 256,
                               lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
     assert np.array_equal(args[1], np.bincount(data, minlength=256))
+
+
+TRANSPOSE = r"""
+#define T 10
+__global__ void transpose(const float* in, float* out, int w, int h) {
+    __shared__ float tile[T][T + 1];
+    int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+    if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+    __syncthreads();
+    x = blockIdx.y * T + threadIdx.x; y = blockIdx.x * T + threadIdx.y;
+    if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
+}
+"""
+
+
+def test_a_barrier_in_2d_blocks_with_padding_lanes_gives_the_same_bytes_and_counts(monkeypatch):
+    """10x10 threads: each block is 100 threads in 128 lanes (a barrier needs no whole warps)."""
+    assert cut_spans(TRANSPOSE, "transpose")
+    a = np.random.default_rng(10).random((23, 37), np.float32)
+    args = same_in_both_tiers(monkeypatch, TRANSPOSE, "transpose", (4, 3), (10, 10),
+                              lambda: [a, np.zeros((37, 23), np.float32), np.int32(37), np.int32(23)])
+    assert np.array_equal(args[1], a.T)
 
 
 NAN_THEN_SHUFFLE = r"""

@@ -181,7 +181,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom", "shfl"}
+                 "atom", "shfl", "vote", "activemask", "redux"}
 
 
 def _regs(o):

@@ -1757,6 +1757,109 @@ def _shfl(g, inst):
         g.write(dst, "b32", a)
 
 
+def _whole_warp(g):
+    """(first lane of this lane's warp, its lane id): for vote, activemask and redux, which read
+    every lane of the warp. Only regiongen.CutRegionBuilder takes them (``whole_warps``): it runs
+    them where every lane of every warp is active, as the interpreter then sees them."""
+    if not getattr(g, "whole_warps", False):
+        raise Skip("a warp-wide instruction outside a region with cuts")
+    b = g.b
+    _, thread = g._parts()
+    lane = b.and_(thread, ir.Constant(I64, 31))
+    return b.sub(g.lane, lane), lane
+
+
+def _fold_warp(g, base, init, step):
+    """``step(acc, j, lane base+j)`` folded over the warp's 32 lanes, as a loop."""
+    b = g.b
+    pre = b.block
+    loop, after = g.fn.append_basic_block("warp_fold"), g.fn.append_basic_block("warp_folded")
+    b.branch(loop)
+    b.position_at_end(loop)
+    j = b.phi(I64)
+    acc = b.phi(init.type)
+    new = step(acc, j, b.add(base, j))
+    nj = b.add(j, ir.Constant(I64, 1))
+    j.add_incoming(ir.Constant(I64, 0), pre)
+    j.add_incoming(nj, b.block)
+    acc.add_incoming(init, pre)
+    acc.add_incoming(new, b.block)
+    b.cbranch(b.icmp_unsigned("<", nj, ir.Constant(I64, 32)), loop, after)
+    b.position_at_end(after)
+    return new
+
+
+def _member(g, ops, k):
+    return g.read(ops[k], "b32") if len(ops) > k else ir.Constant(I32, 0xFFFFFFFF)
+
+
+@gen("vote")
+def _vote(g, inst):
+    """vote.sync as warp.py computes it with every lane active: the ballot of the warp's
+    predicates (read from the array: the lanes' values before the instruction), masked by this
+    lane's member mask."""
+    mode = next(m for m in inst.mods if m in ("all", "any", "uni", "ballot"))
+    ops = inst.operands
+    if ops[1][0] != "reg" or ops[1][1] not in g.func.regs or not g._is_pred(ops[1][1]):
+        raise Skip("vote source")
+    base, _ = _whole_warp(g)
+    b = g.b
+    ptr, neg = g.cross_ptr(ops[1][1]), ops[1][2]
+
+    def step(acc, j, lane):
+        bit = b.icmp_unsigned("!=", b.load(b.gep(ptr, [lane])), ir.Constant(I8, 0))
+        if neg:
+            bit = b.not_(bit)
+        return b.or_(acc, b.shl(b.zext(bit, I32), b.trunc(j, I32)))
+    member = _member(g, ops, 2)
+    p = b.and_(_fold_warp(g, base, ir.Constant(I32, 0), step), member)
+    zero = ir.Constant(I32, 0)
+    if mode == "ballot":
+        g.write(ops[0], "b32", p)
+        return
+    res = {"any": lambda: b.icmp_unsigned("!=", p, zero), "all": lambda: b.icmp_unsigned("==", p, member),
+           "uni": lambda: b.or_(b.icmp_unsigned("==", p, zero), b.icmp_unsigned("==", p, member))}[mode]()
+    g.write(ops[0], "pred", res)
+
+
+@gen("activemask")
+def _activemask(g, inst):
+    _whole_warp(g)
+    g.write(inst.operands[0], "b32", ir.Constant(I32, 0xFFFFFFFF))
+
+
+_REDUX = {"add": "add", "and": "and_", "or": "or_", "xor": "xor"}
+
+
+@gen("redux")
+def _redux(g, inst):
+    """redux.sync over the lanes of this lane's member mask (warp.py's loop over j)."""
+    opname = next(m for m in inst.mods if m in ("add", "min", "max", "and", "or", "xor"))
+    t = inst.type
+    ops = inst.operands
+    if t not in ("u32", "s32", "b32") or ops[1][0] != "reg" or ops[1][2] or ops[1][1] not in g.func.regs \
+            or g._is_pred(ops[1][1]):
+        raise Skip("redux form")
+    base, _ = _whole_warp(g)
+    b = g.b
+    ptr = g.cross_ptr(ops[1][1])
+    member = _member(g, ops, 2)
+    signed = t == "s32"
+    ident = {"add": 0, "and": -1, "or": 0, "xor": 0, "min": 0x7FFFFFFF if signed else -1,
+             "max": -0x80000000 if signed else 0}[opname]
+
+    def step(acc, j, lane):
+        v = g.to_type(b.load(b.gep(ptr, [lane])), "u", "b32")
+        if opname in ("min", "max"):
+            cmp = (b.icmp_signed if signed else b.icmp_unsigned)("<" if opname == "min" else ">", v, acc)
+            new = b.select(cmp, v, acc)
+        else:
+            new = getattr(b, _REDUX[opname])(acc, v)
+        on = b.icmp_unsigned("!=", b.and_(b.lshr(member, b.trunc(j, I32)), ir.Constant(I32, 1)), ir.Constant(I32, 0))
+        return b.select(on, new, acc)
+    g.write(ops[0], t, _fold_warp(g, base, ir.Constant(I32, ident & 0xFFFFFFFF), step))
+
+
 @gen("membar", "fence")
 def _fence(g, inst):
     """Memory is sequentially consistent in the emulator: fences order nothing further."""

@@ -131,6 +131,47 @@ class RegionBuilder(GroupBuilder):
         self.cur = {n: v for n, v in before.items() if self.cur.get(n) is v}
 
     # ---------------------------------------------------------------- the function
+    def _chunks(self, chunk, named, c_first, nrec0, size, extra):
+        """The call's counters as allocas that LLVM keeps in registers (``c``: the chunk's first
+        lane, ``c1``: past its last, ``k``: the lane, the totals, ``extra``), a slot per register
+        of ``named``, and at ``chunk`` the test that ends the call when every chunk is done.
+        Leaves the builder where a chunk starts (``c1`` stored); returns (c, c1, done block)."""
+        b = self.b
+        self.c = self._local_var("c", c_first)
+        self.c1, self.k = self._local_var("c1"), self._local_var("k")
+        self.total = self._local_var("total", ir.Constant(I64, 0))
+        self.most = self._local_var("most", ir.Constant(I64, 0))
+        self.nrec = self._local_var("nrec", nrec0)
+        for name in ("cnt",) + extra:
+            setattr(self, name, self._local_var(name))
+        for name in sorted(named):
+            self.slot(name)
+        b.position_at_end(chunk)
+        c = b.load(self.c)
+        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", c, self.count), first, done)
+        b.position_at_end(first)
+        c1 = b.add(c, size)
+        c1 = b.select(b.icmp_signed("<", c1, self.count), c1, self.count)
+        b.store(c1, self.c1)
+        return c, c1, done
+
+    def _lane_of(self, kk, pick, name=""):
+        """At ``pick``: the lane of counter ``kk``: ``lanes[kk]``, or ``kk`` itself when ``lanes`` is
+        null (every lane of the batch runs: no list to read). Leaves the builder in the lane's body."""
+        b = self.b
+        b.position_at_end(pick)
+        listed, body = self.fn.append_basic_block(f"{name}listed"), self.fn.append_basic_block(f"{name}body")
+        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
+        b.position_at_end(listed)
+        from_list = b.load(b.gep(self.lanes, [kk]))
+        b.branch(body)
+        b.position_at_end(body)
+        self.lane = b.phi(I64, name="lane")
+        self.lane.add_incoming(from_list, listed)
+        self.lane.add_incoming(kk, pick)
+        self.body = body
+
     def build(self, named, inputs, outputs, spill_cols, turn_loops):
         """Emit everything: ``named`` are the registers the region names (an alloca each),
         ``inputs`` are loaded at the start, ``outputs`` stored at the exit, ``spill_cols``
@@ -150,28 +191,9 @@ class RegionBuilder(GroupBuilder):
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         self.c_first = c_first
-        self.c = self._local_var("c", c_first)
-        self.c1 = self._local_var("c1")
-        self.k = self._local_var("k")
-        self.left = self._local_var("left")
-        self.total = self._local_var("total", ir.Constant(I64, 0))
-        self.most = self._local_var("most", ir.Constant(I64, 0))
-        self.nrec = self._local_var("nrec", nrec0)
-        self.cnt = self._local_var("cnt")
-        self.base = self._local_var("base")
-        self.spin = self._local_var("spin")
-        self.turn = self._local_var("turn")
-        for name in sorted(named):
-            self.slot(name)
         # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
-        b.position_at_end(chunk)
-        c = b.load(self.c)
-        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", c, self.count), first, done)
-        b.position_at_end(first)
-        c1 = b.add(c, ir.Constant(I64, CHUNK))
-        c1 = b.select(b.icmp_signed("<", c1, self.count), c1, self.count)
-        b.store(c1, self.c1)
+        c, c1, done = self._chunks(chunk, named, c_first, nrec0, ir.Constant(I64, CHUNK),
+                                   ("left", "base", "spin", "turn"))
         round_ = self.fn.append_basic_block("round")
         if self.turns:
             # st[1]: lanes below it have their state; a chunk's lanes get theirs when it starts
@@ -222,18 +244,7 @@ class RegionBuilder(GroupBuilder):
         else:                  # only the first lane of a call may resume (at st[1], from its row)
             pc_now = b.select(b.icmp_signed("==", kk, self.c_first), self.resume_pc, ir.Constant(I64, -1))
             b.branch(pick)
-        # lanes: a list, or null when every lane of the batch runs (lane k is lane k: no list to read)
-        b.position_at_end(pick)
-        listed, body = self.fn.append_basic_block("listed"), self.fn.append_basic_block("body")
-        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
-        b.position_at_end(listed)
-        from_list = b.load(b.gep(self.lanes, [kk]))
-        b.branch(body)
-        b.position_at_end(body)
-        self.lane = b.phi(I64, name="lane")
-        self.lane.add_incoming(from_list, listed)
-        self.lane.add_incoming(kk, pick)
-        self.body = body
+        self._lane_of(kk, pick)
         b.store(ir.Constant(I64, 0), self.turn)
         if self.turns:
             cnt = b.load(self._state(kk, 1))
@@ -271,21 +282,7 @@ class RegionBuilder(GroupBuilder):
                     v = self._load_reg(name)
                 b.store(v, self.slot(name))
             b.branch(self.blocks[q])
-        # the code
-        for k, q in enumerate(leaders):
-            qe = leaders[k + 1] if k + 1 < len(leaders) else e
-            b.position_at_end(self.blocks[q])
-            self.cur = {}
-            b.store(b.add(b.load(self.cnt), ir.Constant(I64, qe - q)), self.cnt)
-            for p in range(q, qe):
-                kind, _, inst, aux = code[p]
-                if inst.opcode == "bra":
-                    self._branch(p, inst, aux)
-                    break
-                self._pc, self._block_end, self._bail = p, qe, None
-                self.emit(inst)
-            else:
-                b.branch(self.exit if qe == e else self.blocks[qe])
+        self._emit_code(leaders, e)
         # a lane through: store what lives on, count, next lane
         b.position_at_end(self.exit)
         for name in outputs:
@@ -296,6 +293,28 @@ class RegionBuilder(GroupBuilder):
         b.store(self.count, self._st_at(0))
         self._report(b)
         b.ret(ir.Constant(I32, 0))
+
+    def _emit_code(self, leaders, end):
+        """The instructions of the blocks at ``leaders`` (up to ``end``, where ``self.exit`` waits),
+        each block adding its length to the lane's count. A barrier (a cut: CutRegionBuilder)
+        emits nothing: every thread of the block is there."""
+        b, code = self.b, self.code
+        for k, q in enumerate(leaders):
+            qe = leaders[k + 1] if k + 1 < len(leaders) else end
+            b.position_at_end(self.blocks[q])
+            self.cur = {}
+            b.store(b.add(b.load(self.cnt), ir.Constant(I64, qe - q)), self.cnt)
+            for p in range(q, qe):
+                kind, _, inst, aux = code[p]
+                if inst.opcode == "bra":
+                    self._branch(p, inst, aux)
+                    break
+                if inst.opcode in ("bar", "barrier"):
+                    continue
+                self._pc, self._block_end, self._bail = p, qe, None
+                self.emit(inst)
+            else:
+                b.branch(self.exit if qe == end else self.blocks[qe])
 
     def _state(self, kk, col):
         return self.b.gep(self.state, [self.b.add(self.b.mul(kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
@@ -428,6 +447,8 @@ class CutRegionBuilder(RegionBuilder):
     other lanes finish the segment, the uniform values live at the next cut are stored for the
     interpreter, and the chunk ends there (regions.Runner makes the stack entries)."""
 
+    whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
+
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
         ``defined`` (registers it may write), ``remat`` (uniform registers it computes again, in
@@ -448,25 +469,7 @@ class CutRegionBuilder(RegionBuilder):
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             self.threads = b.mul(b.mul(dims[0], dims[1]), dims[2])      # a block's threads: one chunk
-        self.c = self._local_var("c", c_first)
-        self.c1 = self._local_var("c1")
-        self.k = self._local_var("k")
-        self.total = self._local_var("total", ir.Constant(I64, 0))
-        self.most = self._local_var("most", ir.Constant(I64, 0))
-        self.nrec = self._local_var("nrec", nrec0)
-        self.cnt = self._local_var("cnt")
-        self.seg_most = self._local_var("seg_most")
-        self.path = self._local_var("path")
-        self.stopped = self._local_var("stopped")
-        for name in sorted(named):
-            self.slot(name)
-        b.position_at_end(chunk)
-        cv = b.load(self.c)
-        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", cv, self.count), first, done)
-        b.position_at_end(first)
-        c1 = b.add(cv, self.threads)
-        b.store(b.select(b.icmp_signed("<", c1, self.count), c1, self.count), self.c1)
+        cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads, ("seg_most", "path", "stopped"))
         # the chunk's block in the batch: chunks are whole blocks of the lane list (block-major)
         self.chunk_block = b.sdiv(cv, self.threads)
         b.store(ir.Constant(I64, 0), self.stopped)
@@ -519,17 +522,8 @@ class CutRegionBuilder(RegionBuilder):
         b.position_at_end(nxt)
         b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
         b.branch(head)
-        b.position_at_end(pick)
-        listed, body = self.fn.append_basic_block(f"{name}_listed"), self.fn.append_basic_block(f"{name}_body")
-        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
-        b.position_at_end(listed)
-        from_list = b.load(b.gep(self.lanes, [kk]))
-        b.branch(body)
-        b.position_at_end(body)
-        self.lane = b.phi(I64, name="lane")
-        self.lane.add_incoming(from_list, listed)
-        self.lane.add_incoming(kk, pick)
-        self.body, self._lane_parts, self.cur = body, None, {}
+        self._lane_of(kk, pick, f"{name}_")
+        self._lane_parts, self.cur = None, {}
         return nxt, after
 
     def _recompute(self, names, pc):
@@ -557,22 +551,7 @@ class CutRegionBuilder(RegionBuilder):
         self.exit = self.fn.append_basic_block(f"s{a}_exit")
         self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
         b.branch(self.blocks[a])
-        for k, q in enumerate(leaders):
-            qe = leaders[k + 1] if k + 1 < len(leaders) else z
-            b.position_at_end(self.blocks[q])
-            self.cur = {}
-            b.store(b.add(b.load(self.cnt), ir.Constant(I64, qe - q)), self.cnt)
-            for p in range(q, qe):
-                kind, _, inst, aux = code[p]
-                if inst.opcode == "bra":
-                    self._branch(p, inst, aux)
-                    break
-                if inst.opcode in ("bar", "barrier"):
-                    continue            # a barrier cut: every thread of the block is here
-                self._pc, self._block_end, self._bail = p, qe, None
-                self.emit(inst)
-            else:
-                b.branch(self.exit if qe == z else self.blocks[qe])
+        self._emit_code(leaders, z)
         b.position_at_end(self.exit)
         for name in seg["outputs"]:
             self._store_reg(name, b.load(self.slot(name)))

@@ -125,12 +125,28 @@ def cuts(df, info):
         if (kind == K_WAIT and inst.opcode in ("bar", "barrier") and "sync" in inst.mods
                 and not {"red", "arrive", "warp"} & set(inst.mods) and not is_named(inst)):
             out[pc] = "bar"
-        elif kind == K_NORMAL and inst.opcode == "shfl" and pc in info:
+        elif kind == K_NORMAL and (inst.opcode == "shfl" and pc in info or _warp_wide(inst, df.func)):
             from .decode import _regs
             ops = inst.operands
-            if not set(_regs(ops[0])) & set(_regs(ops[1])):
+            if len(ops) < 2 or not set(_regs(ops[0])) & set(_regs(ops[1])):
                 out[pc] = "warp"
     return out
+
+
+def _warp_wide(inst, func):
+    """A vote, activemask or redux that llvmgen generates (in a region with cuts only)."""
+    from .dtypes import storage
+    ops = inst.operands
+    src = ops[1] if len(ops) > 1 else None
+    if inst.opcode == "activemask":
+        return True
+    if src is None or src[0] != "reg" or src[1] not in func.regs or any(o[0] not in ("reg", "imm") for o in ops[2:]):
+        return False
+    pred = storage(func.regs[src[1]]) == np.bool_
+    if inst.opcode == "vote":
+        return pred and not {"all", "any", "uni", "ballot"}.isdisjoint(inst.mods)
+    return (inst.opcode == "redux" and not pred and not src[2] and inst.type in ("u32", "s32", "b32")
+            and ops[0][0] == "reg")
 
 
 def find(df, info, live_out, cuts=None):
@@ -212,9 +228,9 @@ def segments(s, e, cut_pcs):
 
 
 def cross_source(code, pc):
-    """The register a shuffle at ``pc`` reads from other lanes (None for a barrier)."""
+    """The register a warp instruction at ``pc`` reads from other lanes (None for a barrier)."""
     inst = code[pc][2]
-    return inst.operands[1][1] if inst.opcode == "shfl" else None
+    return inst.operands[1][1] if inst.opcode in ("shfl", "vote", "redux") else None
 
 
 def _allowed(code, s, e, srcs, tgts, live_out, held=()):
