@@ -366,7 +366,8 @@ def instrument(ptx, kernel, lo, hi, byte_base, kernel_lines):
             elif at and kernel_lines[0] <= int(at.group(1)) <= kernel_lines[1]:
                 cur = int(at.group(1))
             continue
-        if cur is None or not (lo < cur < hi) or i < first_inst or not st or st.startswith((".", "//", "{", "}", "$")):
+        st = st.lstrip("{ ").rstrip("} ").strip()          # an inline asm block's { and } around an instruction
+        if cur is None or not (lo < cur < hi) or i < first_inst or not st or st.startswith((".", "//", "$")):
             continue
         g = re.match(r"(@!?%\w+\s+)?([\w.:]+)\s*(.*?);?\s*$", st)
         if not g or g.group(2).split(".")[0] in _NO_DEST or not g.group(3):
