@@ -391,33 +391,32 @@ def instrument(ptx, kernel, lo, hi, byte_base, kernel_lines):
 
 def make_instrumented(path, cases, version=2):
     """``cases``: {seed: trace point}: instrument the statement before that point (or, for point
-    None, the kernel's tail) of each program; writes one module per program."""
+    None, the kernel's tail) of each program; all programs in one module (one NVRTC call)."""
     from cudalab.frontend.nvrtc import compile_to_ptx
-    from tests.fuzz.generator import generate
+    from tests.fuzz.generator import batch_source, generate
     from tests.fuzz.run import DIFFERING, OPTIONS
     extra = DIFFERING[version][1]
+    traced = {s: traced_source(generate(s, version=version)) for s in cases}
+    src = batch_source([t[0] for t in traced.values()])
+    ptx = compile_to_ptx(src, OPTIONS + next(iter(traced.values()))[0].options + extra).ptx
+    lines = src.split("\n")
     progs = []
-    modules = []
     for s, k in cases.items():
-        prog, npts, points = traced_source(generate(s, version=version))
-        src = prog.full_source
-        lines = src.split("\n")
+        prog, npts, points = traced[s]
         kstart = next(i for i, ln in enumerate(lines) if ln.startswith(f'extern "C" __global__ void fz{s}('))
-        marks = [i + 1 for i, ln in enumerate(lines) if i > kstart and "unsigned* t_ = fz_tr + ((size_t)" in ln]
-        body = next(i for i in range(kstart, len(lines)) if lines[i].startswith("    float f0 = ")) + 1
         kend = next(i for i in range(kstart, len(lines)) if lines[i] == "}") + 1
+        marks = [i + 1 for i in range(kstart, kend) if "unsigned* t_ = fz_tr + ((size_t)" in lines[i]]
+        body = next(i for i in range(kstart, len(lines)) if lines[i].startswith("    float f0 = ")) + 1
         lo = (marks[k - 1] if k else body) if k is not None else (marks[-1] if marks else body)
         hi = marks[k] if k is not None else kend
-        ptx = compile_to_ptx(src, OPTIONS + prog.options + extra).ptx
         base = max(npts, 1) * prog.threads * 8 * 4
         ptx, slots = instrument(ptx, prog.kernel, lo, hi, base, (kstart + 1, kend))
-        modules.append(ptx)
-        progs.append({"seed": s, "module": len(modules) - 1, "kernel": prog.kernel, "points": points,
+        progs.append({"seed": s, "module": 0, "kernel": prog.kernel, "points": points,
                       "npoints": npts, "grid": list(prog.grid), "block": list(prog.block), "shared": prog.shared,
                       "slots": slots, "extra_words": prog.threads * 2 * max(len(slots), 1)})
         print(f"seed {s}: statement {k}, lines {lo}-{hi}, {len(slots)} slots", flush=True)
     with gzip.open(path, "wt") as f:
-        json.dump({"version": version, "modules": modules, "programs": progs, "replays": []}, f)
+        json.dump({"version": version, "modules": [ptx], "programs": progs, "replays": []}, f)
 
 
 def first_slot(data, emu, gpu):

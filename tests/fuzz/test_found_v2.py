@@ -194,3 +194,42 @@ extern "C" __global__ void k(const double* a, const double* b, double* out) {
     out = np.zeros(len(pairs), np.float64)
     run(src, "k", a.view(np.float64), b.view(np.float64), out, n=len(pairs))
     assert [hex(x) for x in out.view(np.uint64)] == [hex(x) for x in want]
+
+
+DPX_NEG_SRC = r'''
+extern "C" __global__ void dpx_neg(const unsigned* a, const unsigned* y, const unsigned* c, unsigned* out) {
+  int t = threadIdx.x;
+  int ai = (int)a[t], ny = (int)(0u - y[t]), ci = (int)c[t];
+  out[6 * t + 0] = (unsigned)__vimin3_s32(ai, ny, ci);
+  out[6 * t + 1] = (unsigned)__vimax3_s32(ai, ny, ci);
+  out[6 * t + 2] = (unsigned)__vimax_s32_relu(ai, ny);
+  out[6 * t + 3] = (unsigned)__vimin3_s32_relu(ai, ny, ci);
+  out[6 * t + 4] = (unsigned)__vimax3_s32_relu(ai, ny, ci);
+  out[6 * t + 5] = (unsigned)__vimin_s32_relu(ny, ai);
+}'''
+
+
+def _dpx(a, b, c):
+    """The six columns of DPX_NEG_SRC for int64 operands (b already negated or not)."""
+    relu = lambda x: np.maximum(x, 0)   # noqa: E731
+    return np.stack([np.minimum(np.minimum(a, b), c), np.maximum(np.maximum(a, b), c), relu(np.maximum(a, b)),
+                     relu(np.minimum(relu(np.minimum(a, b)), c)), relu(np.maximum(relu(np.maximum(a, b)), c)),
+                     relu(np.minimum(b, a))], axis=1).astype(np.uint32)
+
+
+def test_a_negation_ptxas_folds_into_a_three_input_dpx_min_max_is_lost_on_the_gpu():
+    """Seeds 3536 1053 3061 1115 3285 3809 4748 1700 2357 (docs/fuzz_report.md): ``__vimin3_s32(a,
+    (int)(0u - y), c)`` and the other three-input DPX forms. ptxas (CUDA 13.0) folds the ``neg.s32``
+    into ``VIMNMX3 R, a, y, c`` and drops the minus, so the H200 computes with y; the two-input
+    ``VIMNMX.RELU`` keeps it. The emulator follows the PTX; the GPU's bytes are in dpx_neg_h200.npz."""
+    import os
+    z = np.load(os.path.join(os.path.dirname(__file__), "dpx_neg_h200.npz"))
+    a, y, c, gpu = z["a"], z["y"], z["c"], z["gpu"]
+    out = np.zeros(6 * len(a), np.uint32)
+    run(DPX_NEG_SRC, "dpx_neg", a, y, c, out, n=len(a))
+    s = lambda x: x.astype(np.int32).astype(np.int64)   # noqa: E731
+    ny = s((np.uint32(0) - y).astype(np.uint32))
+    assert (out.reshape(-1, 6) == _dpx(s(a), ny, s(c))).all()                 # the PTX's meaning
+    lost = _dpx(s(a), s(y), s(c))                                             # the minus dropped
+    assert (gpu[:, [0, 1, 3, 4]] == lost[:, [0, 1, 3, 4]]).all()
+    assert (gpu[:, [2, 5]] == _dpx(s(a), ny, s(c))[:, [2, 5]]).all()          # two inputs: kept
