@@ -249,6 +249,12 @@ def load(path):
 
 
 def cmd_gpu(path, out):
+    if path.endswith("forms.json"):             # wmma load/store replays
+        with open(path) as f:
+            res = run_ldst(json.load(f), gpu_launch)
+        np.savez_compressed(out, **res)
+        print(f"wrote {out}: {len(res)} arrays")
+        return
     data = load(path)
     res = run_traces(data, gpu_launch)
     res.update(run_replays(data, gpu_launch))
@@ -311,6 +317,85 @@ def save_replays(path, gpu_path, out):
         keep[f"in_{i}"] = np.asarray(e["inputs"], np.uint64).astype(word)
         keep[f"gpu_{i}"] = gpu[f"r{i}"].astype(word)
     np.savez_compressed(out, **keep)
+
+
+# ------------------------------------------------------------------ wmma load/store replays
+
+TILE = 4096     # bytes of shared memory a wmma.load reads or a wmma.store writes
+
+
+def ldst_forms(modules):
+    """{instruction: registers} of every wmma.load / wmma.store in the PTX modules."""
+    forms = {}
+    for m in modules:
+        for x in re.findall(r"\bwmma\.(?:load|store)\.[\w.]+\s+[^;]*;", m):
+            op = x.split()[0]
+            regs = x[x.index("{") + 1:x.index("}")]
+            forms[op] = len(re.findall(r"%\w+", regs))
+    return forms
+
+
+def ldst_module(op, nregs):
+    """A one-warp kernel for one wmma.load / wmma.store form. Load: the tile comes from ``pin`` (TILE
+    bytes), each lane's registers go to ``pout`` (8-byte slots). Store: each lane's registers come
+    from ``pin`` (8-byte slots), the zeroed tile goes to ``pout`` after the store."""
+    m, n, k = (int(x) for x in re.search(r"m(\d+)n(\d+)k(\d+)", op).groups())
+    use = op.split(".")[2]
+    row = ".row." in op
+    ld = {"a": k if row else m, "b": n if row else k}.get(use, n if row else m)
+    wide = op.endswith(".f64")
+    r = "%x" if wide else "%r"
+    bits = 64 if wide else 32
+    regs = ", ".join(f"{r}{j}" for j in range(nregs))
+    addr = "%t5" if ".shared." in op else "%rd5"
+    lines = [".version 8.0", ".target sm_90", ".address_size 64",
+             ".visible .entry ldst(.param .u64 pin, .param .u64 pout) {",
+             f"  .reg .b32 %r<{nregs + 1}>; .reg .b64 %x<{nregs + 1}>; .reg .b32 %t<8>; .reg .b64 %rd<8>; .reg .b32 %w;",
+             f"  .shared .align 128 .b8 tile[{TILE}];",
+             "  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout];",
+             "  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;",
+             "  mov.u32 %t0, %tid.x; mov.u32 %t5, tile; cvta.shared.u64 %rd5, tile;",
+             f"  mov.u32 %t6, {ld};", "  mul.wide.u32 %rd6, %t0, 4; mul.lo.u32 %t1, %t0, 4;"]
+    load = op.split(".")[1] == "load"
+    for j in range(TILE // 128):                  # each lane moves one word of every 128 bytes
+        if load:
+            lines.append(f"  ld.global.b32 %w, [%rd1+0]; st.shared.b32 [%t1+{j * 128}], %w;"
+                         .replace("%rd1+0", f"%rd3+{j * 128}"))
+        else:
+            lines.append(f"  st.shared.b32 [%t1+{j * 128}], %w;")
+    lines.insert(-TILE // 128, "  add.s64 %rd3, %rd1, %rd6; add.s32 %t1, %t1, %t5; add.s64 %rd4, %rd2, %rd6; mov.u32 %w, 0;")
+    lines.append("  bar.warp.sync -1;")
+    lines.append(f"  mul.wide.u32 %rd7, %t0, {8 * nregs};")
+    if load:
+        lines.append(f"  {op} {{{regs}}}, [{addr}], %t6;")
+        lines.append("  add.s64 %rd7, %rd2, %rd7;")
+        lines += [f"  st.global.b{bits} [%rd7+{8 * j}], {r}{j};" for j in range(nregs)]
+    else:
+        lines.append("  add.s64 %rd7, %rd1, %rd7;")
+        lines += [f"  ld.global.b{bits} {r}{j}, [%rd7+{8 * j}];" for j in range(nregs)]
+        lines.append(f"  {op} [{addr}], {{{regs}}}, %t6;")
+        lines.append("  bar.warp.sync -1;")
+        lines += [f"  ld.shared.b32 %w, [%t1+{j * 128}]; st.global.b32 [%rd4+{j * 128}], %w;" for j in range(TILE // 128)]
+    lines += ["  ret;", "}"]
+    return "\n".join(lines)
+
+
+def ldst_inputs(op, nregs, seed=1):
+    rng = np.random.default_rng(seed)
+    if op.split(".")[1] == "load":
+        return rng.integers(0, 256, TILE, dtype=np.uint8), np.zeros(32 * nregs, np.uint64)
+    return rng.integers(0, 2 ** 63, 32 * nregs, dtype=np.uint64) | np.uint64(1 << 62), np.zeros(TILE, np.uint8)
+
+
+def run_ldst(forms, launch):
+    out = {}
+    for i, (op, nregs) in enumerate(sorted(forms.items())):
+        src, dst = ldst_inputs(op, nregs)
+        try:
+            out[f"w{i}"] = np.asarray(launch(ldst_module(op, nregs), "ldst", (1,), (32,), 0, [src, dst])[1])
+        except Exception as e:   # noqa: BLE001
+            out[f"we{i}"] = np.array(f"{type(e).__name__}: {e}")
+    return out
 
 
 # ------------------------------------------------------------------ instruction traces inside one statement

@@ -233,3 +233,45 @@ def test_a_negation_ptxas_folds_into_a_three_input_dpx_min_max_is_lost_on_the_gp
     lost = _dpx(s(a), s(y), s(c))                                             # the minus dropped
     assert (gpu[:, [0, 1, 3, 4]] == lost[:, [0, 1, 3, 4]]).all()
     assert (gpu[:, [2, 5]] == _dpx(s(a), ny, s(c))[:, [2, 5]]).all()          # two inputs: kept
+
+
+BYTE_SRC = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void byte_store(const unsigned short* a, const float* b, unsigned char* out) {
+  __shared__ unsigned char s[512];
+  int t = threadIdx.x;
+  s[t] = (unsigned char)__bfloat16_as_ushort(__hadd_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rz(b[t])));
+  s[256 + t] = (unsigned char)__half_as_ushort(__hadd_rn(__ushort_as_half(a[t]), __float2half_rn(b[t])));
+  __syncthreads();
+  out[t] = s[t];
+  out[256 + t] = s[256 + t];
+  out[512 + t] = (signed char)__bfloat16_as_ushort(__hmul_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rn(b[t])));
+}
+extern "C" __global__ void bits16(const unsigned short* a, const float* b, unsigned short* out) {
+  int t = threadIdx.x;
+  out[t] = __bfloat16_as_ushort(__hadd_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rz(b[t])));
+  out[256 + t] = __half_as_ushort(__hadd_rn(__ushort_as_half(a[t]), __float2half_rn(b[t])));
+  out[512 + t] = __bfloat16_as_ushort(__hmul_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rn(b[t])));
+}'''
+
+
+def test_a_half_results_low_byte_stored_by_ptxas_is_the_number_converted_not_the_bits():
+    """Seeds 272 4931 and more (docs/fuzz_report.md): ``(unsigned char)__bfloat16_as_ushort(x)``
+    stores the low byte of x's bits (PTX: ``add.rn.bf16 %rs, ...; st.u8 [..], %rs``), but ptxas (CUDA
+    13.0) emits ``F2I.U8.BF16.TRUNC.NTZ`` (``.F16`` for halves): the value truncated and clamped to
+    [0, 255], NaN 0. So 9.2e18 (0x5f00) stores 0xff on the H200 where its bits give 0x00. The emulator
+    stores the bits, as the PTX says; the H200's bytes are in byte_store_h200.npz."""
+    import os
+    z = np.load(os.path.join(os.path.dirname(__file__), "byte_store_h200.npz"))
+    a, b, gpu = z["a"], z["b"], z["gpu"].reshape(3, 256).astype(np.int64)
+    out, bits = np.zeros(768, np.uint8), np.zeros(768, np.uint16)
+    run(BYTE_SRC, "byte_store", a, b, out, n=256)
+    run(BYTE_SRC, "bits16", a, b, bits, n=256)
+    out, bits = out.reshape(3, 256).astype(np.int64), bits.reshape(3, 256)
+    assert (out == (bits & 0xFF)).all()                                      # the PTX: the bits' low byte
+    values = np.stack([(bits[0].astype(np.uint32) << 16).view(np.float32), bits[1].view(np.float16).astype(np.float32),
+                       (bits[2].astype(np.uint32) << 16).view(np.float32)])
+    number = np.clip(np.trunc(np.nan_to_num(values.astype(np.float64), nan=0.0)), 0, 255)
+    assert (gpu == number).all()                                             # ptxas: F2I.U8 of the number
+    assert (gpu != out).sum() > 200
