@@ -10,10 +10,17 @@ call for many programs at once:
   executes in the programs (each warp's 32 lanes, every operand); a PTX kernel per instruction form
   loads those words into registers, runs the instruction alone and stores D. Any difference between
   the two backends on such a replay is the tensor core's arithmetic, whatever the program did before.
+* **instruction traces** (``make_instrumented``): every instruction of one statement stores its
+  destination into a slot of its own, so the first differing instruction shows.
+* **wmma load/store replays** (``gpu forms.json``): every wmma.load / wmma.store form on index-valued
+  tiles, to tell a fragment layout from the rest.
+* **ptxas's folds** (``ptxas``): the PTX rewritten the way CUDA 13.0's ptxas was seen to compile it
+  (docs/fuzz_report.md, causes 17, 18, 21), emulated against the recorded GPU outputs.
 
     python tools/fuzz_locate.py make OUT.json.gz SEED...      # here: PTX and inputs
     python tools/fuzz_locate.py gpu OUT.json.gz GPU.npz       # on the GPU machine
     python tools/fuzz_locate.py compare OUT.json.gz GPU.npz   # here: the first trace point, the mma rows
+    python tools/fuzz_locate.py ptxas - SEED...               # here: with ptxas's known folds in the PTX
 
 ``--version 1`` takes version 1's programs (compiled as that run did, with NVRTC's default fmad).
 """
@@ -398,6 +405,69 @@ def run_ldst(forms, launch):
     return out
 
 
+# ------------------------------------------------------------------ ptxas's folds, written back into the PTX
+
+def fold_vibmax(ptx):
+    """``__vibmax_s16x2(K, b)`` with a constant K: ptxas's ``VIMNMX.S16x2 d, P0, P1, b, K`` compares the
+    maximum with b, so the predicates' ``setp.eq`` reads b's halves instead of K's."""
+    consts = set(re.findall(r"mov\.u32\s+(%r\d+),\s*-?\d+;", ptx))
+
+    def fix(m):
+        a, b = m.group(3), m.group(4)
+        return m.group(0).replace(f"mov.b32 {{rs2, rs3}}, {a};", f"mov.b32 {{rs2, rs3}}, {b};") if a in consts else m.group(0)
+    return re.sub(r"(max|min)\.[su]16x2 (%r\d+), (%r\d+), (%r\d+);.*?setp\.eq\.[su]16 pu, rs1, rs3;", fix, ptx, flags=re.S)
+
+
+def fold_dpx_neg(ptx):
+    """A ``neg.s32`` folded into a three-input DPX min/max (``VIMNMX3``) loses its minus."""
+    negs = dict(re.findall(r"neg\.s32\s+(%r\d+),\s*(%r\d+);", ptx))
+
+    def fix(m):
+        blk = m.group(0)
+        for x, y in negs.items():
+            blk = re.sub(re.escape(x) + r"\b(?!\s*,\s*-?\d)", y, blk)
+        return blk
+    return re.sub(r"\{\s*\.reg \.[su]32 t1;[^}]*\}", fix, ptx)
+
+
+def fold_byte_store(ptx):
+    """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value (after an fma.rn.bf16 the
+    bits read as a half, as the SASS of seed 353 shows)."""
+    kind = {}
+    for m in re.finditer(r"\b([a-z]+)((?:\.[a-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
+        types = [t for t in m.group(2).split(".") if t in ("f16", "bf16", "b16", "u16", "s16", "u8", "s8", "u32",
+                                                           "s32", "f32", "f64", "b32", "u64", "s64")]
+        if types and types[0] in ("f16", "bf16") and m.group(1) not in ("ld", "mov", "st"):
+            kind[m.group(3)] = "f16" if m.group(1) == "fma" else types[0]
+
+    def fix(m):
+        st, addr, reg = m.groups()
+        if reg not in kind:
+            return m.group(0)
+        return (f"{{ .reg .f32 zf; .reg .u16 zh; cvt.f32.{kind[reg]} zf, {reg}; cvt.rzi.sat.u8.f32 zh, zf; "
+                f"{st} [{addr}], zh; }}")
+    return re.sub(r"(st(?:\.\w+)*\.[us]8)\s+\[([^\]]+)\],\s*(%rs\d+);", fix, ptx)
+
+
+FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store}
+
+
+def cmd_ptxas(seeds, folds=tuple(FOLDS)):
+    """Emulate version-2 programs with ptxas's folds written into their PTX and compare them with the
+    GPU outputs in tests/fuzz/differing_gpu_v2.npz: a match says the fold explains the difference."""
+    from tests.fuzz.run import DIFFERING, compare, compile_batch, load_results, run_emu_batch
+    gpu = load_results(os.path.join(ROOT, "tests", "fuzz", DIFFERING[2][0]))
+    data = compile_batch(seeds, DIFFERING[2][1], 2)
+    # each function on its own: register names repeat from one function to the next
+    parts = re.split(r"(?m)^(?=(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b)", data["ptx"])
+    for f in folds:
+        parts = [FOLDS[f](p) for p in parts]
+    data["ptx"] = "".join(parts)
+    emu = run_emu_batch(data)
+    for s in seeds:
+        print(f"seed {s}: {'differs' if compare(emu, gpu, [s]) else 'gives the GPU bits'} with {', '.join(folds)}")
+
+
 # ------------------------------------------------------------------ instruction traces inside one statement
 
 _REG_DECL = re.compile(r"\.reg\s+\.(\w+)\s+%(\w+?)<\d+>")
@@ -530,13 +600,15 @@ def first_slot(data, emu, gpu):
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cmd", choices=["make", "gpu", "compare"])
+    ap.add_argument("cmd", choices=["make", "gpu", "compare", "ptxas"])
     ap.add_argument("path")
     ap.add_argument("rest", nargs="*")
     ap.add_argument("--version", type=int, default=2)
     o = ap.parse_args(argv)
     if o.cmd == "make":
         make(o.path, [int(s) for s in o.rest], o.version)
+    elif o.cmd == "ptxas":             # PATH is unused: python tools/fuzz_locate.py ptxas - SEED...
+        cmd_ptxas([int(x) for x in o.rest])
     elif o.cmd == "gpu":
         cmd_gpu(o.path, o.rest[0])
     else:
