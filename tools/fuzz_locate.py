@@ -434,7 +434,7 @@ def fold_byte_store(ptx):
     """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value (after an fma.rn.bf16 the
     bits read as a half, as the SASS of seed 353 shows)."""
     kind = {}
-    for m in re.finditer(r"\b([a-z]+)((?:\.[a-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
+    for m in re.finditer(r"\b([a-z]+)((?:\.[A-Za-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
         types = [t for t in m.group(2).split(".") if t in ("f16", "bf16", "b16", "u16", "s16", "u8", "s8", "u32",
                                                            "s32", "f32", "f64", "b32", "u64", "s64")]
         if types and types[0] in ("f16", "bf16") and m.group(1) not in ("ld", "mov", "st"):
