@@ -10,10 +10,17 @@ call for many programs at once:
   executes in the programs (each warp's 32 lanes, every operand); a PTX kernel per instruction form
   loads those words into registers, runs the instruction alone and stores D. Any difference between
   the two backends on such a replay is the tensor core's arithmetic, whatever the program did before.
+* **instruction traces** (``make_instrumented``): every instruction of one statement stores its
+  destination into a slot of its own, so the first differing instruction shows.
+* **wmma load/store replays** (``gpu forms.json``): every wmma.load / wmma.store form on index-valued
+  tiles, to tell a fragment layout from the rest.
+* **ptxas's folds** (``ptxas``): the PTX rewritten the way CUDA 13.0's ptxas was seen to compile it
+  (docs/fuzz_report.md, causes 17, 18, 21), emulated against the recorded GPU outputs.
 
     python tools/fuzz_locate.py make OUT.json.gz SEED...      # here: PTX and inputs
     python tools/fuzz_locate.py gpu OUT.json.gz GPU.npz       # on the GPU machine
     python tools/fuzz_locate.py compare OUT.json.gz GPU.npz   # here: the first trace point, the mma rows
+    python tools/fuzz_locate.py ptxas - SEED...               # here: with ptxas's known folds in the PTX
 
 ``--version 1`` takes version 1's programs (compiled as that run did, with NVRTC's default fmad).
 """
@@ -249,6 +256,12 @@ def load(path):
 
 
 def cmd_gpu(path, out):
+    if path.endswith("forms.json"):             # wmma load/store replays
+        with open(path) as f:
+            res = run_ldst(json.load(f), gpu_launch)
+        np.savez_compressed(out, **res)
+        print(f"wrote {out}: {len(res)} arrays")
+        return
     data = load(path)
     res = run_traces(data, gpu_launch)
     res.update(run_replays(data, gpu_launch))
@@ -313,6 +326,148 @@ def save_replays(path, gpu_path, out):
     np.savez_compressed(out, **keep)
 
 
+# ------------------------------------------------------------------ wmma load/store replays
+
+TILE = 4096     # bytes of shared memory a wmma.load reads or a wmma.store writes
+
+
+def ldst_forms(modules):
+    """{instruction: registers} of every wmma.load / wmma.store in the PTX modules."""
+    forms = {}
+    for m in modules:
+        for x in re.findall(r"\bwmma\.(?:load|store)\.[\w.]+\s+[^;]*;", m):
+            op = x.split()[0]
+            regs = x[x.index("{") + 1:x.index("}")]
+            forms[op] = len(re.findall(r"%\w+", regs))
+    return forms
+
+
+def ldst_module(op, nregs):
+    """A one-warp kernel for one wmma.load / wmma.store form. Load: the tile comes from ``pin`` (TILE
+    bytes), each lane's registers go to ``pout`` (8-byte slots). Store: each lane's registers come
+    from ``pin`` (8-byte slots), the zeroed tile goes to ``pout`` after the store."""
+    m, n, k = (int(x) for x in re.search(r"m(\d+)n(\d+)k(\d+)", op).groups())
+    use = op.split(".")[2]
+    row = ".row." in op
+    ld = {"a": k if row else m, "b": n if row else k}.get(use, n if row else m)
+    wide = op.endswith(".f64")
+    r = "%x" if wide else "%r"
+    bits = 64 if wide else 32
+    regs = ", ".join(f"{r}{j}" for j in range(nregs))
+    addr = "%t5" if ".shared." in op else "%rd5"
+    lines = [".version 8.0", ".target sm_90", ".address_size 64",
+             ".visible .entry ldst(.param .u64 pin, .param .u64 pout) {",
+             f"  .reg .b32 %r<{nregs + 1}>; .reg .b64 %x<{nregs + 1}>; .reg .b32 %t<8>; .reg .b64 %rd<8>; .reg .b32 %w;",
+             f"  .shared .align 128 .b8 tile[{TILE}];",
+             "  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout];",
+             "  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;",
+             "  mov.u32 %t0, %tid.x; mov.u32 %t5, tile; cvta.shared.u64 %rd5, tile;",
+             f"  mov.u32 %t6, {ld};", "  mul.wide.u32 %rd6, %t0, 4; mul.lo.u32 %t1, %t0, 4;"]
+    load = op.split(".")[1] == "load"
+    for j in range(TILE // 128):                  # each lane moves one word of every 128 bytes
+        if load:
+            lines.append(f"  ld.global.b32 %w, [%rd1+0]; st.shared.b32 [%t1+{j * 128}], %w;"
+                         .replace("%rd1+0", f"%rd3+{j * 128}"))
+        else:
+            lines.append(f"  st.shared.b32 [%t1+{j * 128}], %w;")
+    lines.insert(-TILE // 128, "  add.s64 %rd3, %rd1, %rd6; add.s32 %t1, %t1, %t5; add.s64 %rd4, %rd2, %rd6; mov.u32 %w, 0;")
+    lines.append("  bar.warp.sync -1;")
+    lines.append(f"  mul.wide.u32 %rd7, %t0, {8 * nregs};")
+    if load:
+        lines.append(f"  {op} {{{regs}}}, [{addr}], %t6;")
+        lines.append("  add.s64 %rd7, %rd2, %rd7;")
+        lines += [f"  st.global.b{bits} [%rd7+{8 * j}], {r}{j};" for j in range(nregs)]
+    else:
+        lines.append("  add.s64 %rd7, %rd1, %rd7;")
+        lines += [f"  ld.global.b{bits} {r}{j}, [%rd7+{8 * j}];" for j in range(nregs)]
+        lines.append(f"  {op} [{addr}], {{{regs}}}, %t6;")
+        lines.append("  bar.warp.sync -1;")
+        lines += [f"  ld.shared.b32 %w, [%t1+{j * 128}]; st.global.b32 [%rd4+{j * 128}], %w;" for j in range(TILE // 128)]
+    lines += ["  ret;", "}"]
+    return "\n".join(lines)
+
+
+def ldst_inputs(op, nregs, seed=1):
+    rng = np.random.default_rng(seed)
+    if op.split(".")[1] == "load":
+        return rng.integers(0, 256, TILE, dtype=np.uint8), np.zeros(32 * nregs, np.uint64)
+    return rng.integers(0, 2 ** 63, 32 * nregs, dtype=np.uint64) | np.uint64(1 << 62), np.zeros(TILE, np.uint8)
+
+
+def run_ldst(forms, launch):
+    out = {}
+    for i, (op, nregs) in enumerate(sorted(forms.items())):
+        src, dst = ldst_inputs(op, nregs)
+        try:
+            out[f"w{i}"] = np.asarray(launch(ldst_module(op, nregs), "ldst", (1,), (32,), 0, [src, dst])[1])
+        except Exception as e:   # noqa: BLE001
+            out[f"we{i}"] = np.array(f"{type(e).__name__}: {e}")
+    return out
+
+
+# ------------------------------------------------------------------ ptxas's folds, written back into the PTX
+
+def fold_vibmax(ptx):
+    """``__vibmax_s16x2(K, b)`` with a constant K: ptxas's ``VIMNMX.S16x2 d, P0, P1, b, K`` compares the
+    maximum with b, so the predicates' ``setp.eq`` reads b's halves instead of K's."""
+    consts = set(re.findall(r"mov\.u32\s+(%r\d+),\s*-?\d+;", ptx))
+
+    def fix(m):
+        a, b = m.group(3), m.group(4)
+        return m.group(0).replace(f"mov.b32 {{rs2, rs3}}, {a};", f"mov.b32 {{rs2, rs3}}, {b};") if a in consts else m.group(0)
+    return re.sub(r"(max|min)\.[su]16x2 (%r\d+), (%r\d+), (%r\d+);.*?setp\.eq\.[su]16 pu, rs1, rs3;", fix, ptx, flags=re.S)
+
+
+def fold_dpx_neg(ptx):
+    """A ``neg.s32`` folded into a three-input DPX min/max (``VIMNMX3``) loses its minus."""
+    negs = dict(re.findall(r"neg\.s32\s+(%r\d+),\s*(%r\d+);", ptx))
+
+    def fix(m):
+        blk = m.group(0)
+        for x, y in negs.items():
+            blk = re.sub(re.escape(x) + r"\b(?!\s*,\s*-?\d)", y, blk)
+        return blk
+    return re.sub(r"\{\s*\.reg \.[su]32 t1;[^}]*\}", fix, ptx)
+
+
+def fold_byte_store(ptx):
+    """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value (after an fma.rn.bf16 the
+    bits read as a half, as the SASS of seed 353 shows)."""
+    kind = {}
+    for m in re.finditer(r"\b([a-z]+)((?:\.[A-Za-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
+        types = [t for t in m.group(2).split(".") if t in ("f16", "bf16", "b16", "u16", "s16", "u8", "s8", "u32",
+                                                           "s32", "f32", "f64", "b32", "u64", "s64")]
+        if types and types[0] in ("f16", "bf16") and m.group(1) not in ("ld", "mov", "st"):
+            kind[m.group(3)] = "f16" if m.group(1) == "fma" else types[0]
+
+    def fix(m):
+        st, addr, reg = m.groups()
+        if reg not in kind:
+            return m.group(0)
+        return (f"{{ .reg .f32 zf; .reg .u16 zh; cvt.f32.{kind[reg]} zf, {reg}; cvt.rzi.sat.u8.f32 zh, zf; "
+                f"{st} [{addr}], zh; }}")
+    return re.sub(r"(st(?:\.\w+)*\.[us]8)\s+\[([^\]]+)\],\s*(%rs\d+);", fix, ptx)
+
+
+FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store}
+
+
+def cmd_ptxas(seeds, folds=tuple(FOLDS)):
+    """Emulate version-2 programs with ptxas's folds written into their PTX and compare them with the
+    GPU outputs in tests/fuzz/differing_gpu_v2.npz: a match says the fold explains the difference."""
+    from tests.fuzz.run import DIFFERING, compare, compile_batch, load_results, run_emu_batch
+    gpu = load_results(os.path.join(ROOT, "tests", "fuzz", DIFFERING[2][0]))
+    data = compile_batch(seeds, DIFFERING[2][1], 2)
+    # each function on its own: register names repeat from one function to the next
+    parts = re.split(r"(?m)^(?=(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b)", data["ptx"])
+    for f in folds:
+        parts = [FOLDS[f](p) for p in parts]
+    data["ptx"] = "".join(parts)
+    emu = run_emu_batch(data)
+    for s in seeds:
+        print(f"seed {s}: {'differs' if compare(emu, gpu, [s]) else 'gives the GPU bits'} with {', '.join(folds)}")
+
+
 # ------------------------------------------------------------------ instruction traces inside one statement
 
 _REG_DECL = re.compile(r"\.reg\s+\.(\w+)\s+%(\w+?)<\d+>")
@@ -366,7 +521,8 @@ def instrument(ptx, kernel, lo, hi, byte_base, kernel_lines):
             elif at and kernel_lines[0] <= int(at.group(1)) <= kernel_lines[1]:
                 cur = int(at.group(1))
             continue
-        if cur is None or not (lo < cur < hi) or i < first_inst or not st or st.startswith((".", "//", "{", "}", "$")):
+        st = st.lstrip("{ ").rstrip("} ").strip()          # an inline asm block's { and } around an instruction
+        if cur is None or not (lo < cur < hi) or i < first_inst or not st or st.startswith((".", "//", "$")):
             continue
         g = re.match(r"(@!?%\w+\s+)?([\w.:]+)\s*(.*?);?\s*$", st)
         if not g or g.group(2).split(".")[0] in _NO_DEST or not g.group(3):
@@ -390,33 +546,32 @@ def instrument(ptx, kernel, lo, hi, byte_base, kernel_lines):
 
 def make_instrumented(path, cases, version=2):
     """``cases``: {seed: trace point}: instrument the statement before that point (or, for point
-    None, the kernel's tail) of each program; writes one module per program."""
+    None, the kernel's tail) of each program; all programs in one module (one NVRTC call)."""
     from cudalab.frontend.nvrtc import compile_to_ptx
-    from tests.fuzz.generator import generate
+    from tests.fuzz.generator import batch_source, generate
     from tests.fuzz.run import DIFFERING, OPTIONS
     extra = DIFFERING[version][1]
+    traced = {s: traced_source(generate(s, version=version)) for s in cases}
+    src = batch_source([t[0] for t in traced.values()])
+    ptx = compile_to_ptx(src, OPTIONS + next(iter(traced.values()))[0].options + extra).ptx
+    lines = src.split("\n")
     progs = []
-    modules = []
     for s, k in cases.items():
-        prog, npts, points = traced_source(generate(s, version=version))
-        src = prog.full_source
-        lines = src.split("\n")
+        prog, npts, points = traced[s]
         kstart = next(i for i, ln in enumerate(lines) if ln.startswith(f'extern "C" __global__ void fz{s}('))
-        marks = [i + 1 for i, ln in enumerate(lines) if i > kstart and "unsigned* t_ = fz_tr + ((size_t)" in ln]
-        body = next(i for i in range(kstart, len(lines)) if lines[i].startswith("    float f0 = ")) + 1
         kend = next(i for i in range(kstart, len(lines)) if lines[i] == "}") + 1
+        marks = [i + 1 for i in range(kstart, kend) if "unsigned* t_ = fz_tr + ((size_t)" in lines[i]]
+        body = next(i for i in range(kstart, len(lines)) if lines[i].startswith("    float f0 = ")) + 1
         lo = (marks[k - 1] if k else body) if k is not None else (marks[-1] if marks else body)
         hi = marks[k] if k is not None else kend
-        ptx = compile_to_ptx(src, OPTIONS + prog.options + extra).ptx
         base = max(npts, 1) * prog.threads * 8 * 4
         ptx, slots = instrument(ptx, prog.kernel, lo, hi, base, (kstart + 1, kend))
-        modules.append(ptx)
-        progs.append({"seed": s, "module": len(modules) - 1, "kernel": prog.kernel, "points": points,
+        progs.append({"seed": s, "module": 0, "kernel": prog.kernel, "points": points,
                       "npoints": npts, "grid": list(prog.grid), "block": list(prog.block), "shared": prog.shared,
                       "slots": slots, "extra_words": prog.threads * 2 * max(len(slots), 1)})
         print(f"seed {s}: statement {k}, lines {lo}-{hi}, {len(slots)} slots", flush=True)
     with gzip.open(path, "wt") as f:
-        json.dump({"version": version, "modules": modules, "programs": progs, "replays": []}, f)
+        json.dump({"version": version, "modules": [ptx], "programs": progs, "replays": []}, f)
 
 
 def first_slot(data, emu, gpu):
@@ -445,13 +600,15 @@ def first_slot(data, emu, gpu):
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cmd", choices=["make", "gpu", "compare"])
+    ap.add_argument("cmd", choices=["make", "gpu", "compare", "ptxas"])
     ap.add_argument("path")
     ap.add_argument("rest", nargs="*")
     ap.add_argument("--version", type=int, default=2)
     o = ap.parse_args(argv)
     if o.cmd == "make":
         make(o.path, [int(s) for s in o.rest], o.version)
+    elif o.cmd == "ptxas":             # PATH is unused: python tools/fuzz_locate.py ptxas - SEED...
+        cmd_ptxas([int(x) for x in o.rest])
     elif o.cmd == "gpu":
         cmd_gpu(o.path, o.rest[0])
     else:
