@@ -212,3 +212,19 @@ def test_inspect_types_and_llvm_show_numbas_typing(cuda):
     assert "a[i] += 2.0" in shown.getvalue() and ":: float64" in shown.getvalue()
     (llvm,) = add_two.inspect_llvm().values()
     assert 'target triple = "nvptx64-nvidia-cuda"' in llvm
+
+
+def test_a_script_imports_the_modules_next_to_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "helpers.py").write_text("SIZE = 48\n")
+    (tmp_path / "program.py").write_text(
+        "import numpy as np\nfrom numba import cuda\nfrom helpers import SIZE\n\n@cuda.jit\ndef one(a):\n"
+        "    i = cuda.grid(1)\n    if i < a.size:\n        a[i] = 1\n\na = np.zeros(SIZE, np.int32)\n"
+        "one.forall(SIZE)(a)\nprint(a.sum())\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
+                         text=True, env=env, cwd=Path(__file__).parent)
+    assert run.stdout.split() == ["48"], run.stderr
