@@ -228,3 +228,16 @@ def test_a_script_imports_the_modules_next_to_it(tmp_path):
     run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
                          text=True, env=env, cwd=Path(__file__).parent)
     assert run.stdout.split() == ["48"], run.stderr
+
+
+def test_an_import_inside_a_kernel_is_numbas_short_message(cuda):
+    from cudalab.errors import CompileError
+
+    @cuda.jit
+    def debug_me(a):
+        from pdb import set_trace           # works only in numba's simulator
+        set_trace()
+        a[0] = 1
+
+    with pytest.raises(CompileError, match=r"unsupported opcode \(IMPORT_NAME\)"):
+        debug_me[1, 1](np.zeros(1))

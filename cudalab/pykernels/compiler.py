@@ -148,7 +148,10 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
 
 
 def _is_numba_error(e) -> bool:
-    return any(c.__name__ == "NumbaError" for c in type(e).__mro__)
+    """numba's refusals of the Python code (typing errors, numba.cuda.errors' UnsupportedBytecodeError
+    for an ``import`` in a kernel, ...), as opposed to a fault of numba or of cudalab."""
+    return any(c.__name__ == "NumbaError" for c in type(e).__mro__) or \
+        (type(e).__module__.startswith("numba") and type(e).__module__.endswith(".errors"))
 
 
 def _ptx_file(ptx: str):
