@@ -241,3 +241,19 @@ def test_an_import_inside_a_kernel_is_numbas_short_message(cuda):
 
     with pytest.raises(CompileError, match=r"unsupported opcode \(IMPORT_NAME\)"):
         debug_me[1, 1](np.zeros(1))
+
+
+def test_a_0d_array_is_a_result_the_kernel_writes(cuda):
+    @cuda.jit
+    def total(r, x):
+        s = 0.0
+        for i in range(x.size):
+            s += x[i]
+        r[()] = s
+
+    r = np.ndarray((), dtype=np.float32)             # as numba's documentation passes a result
+    total[1, 1](r, np.arange(10, dtype=np.float32))
+    assert r[()] == 45.0
+    d = cuda.to_device(np.float64(0.0))
+    total[1, 1](d, np.arange(4, dtype=np.float32))
+    assert d[()] == 6.0

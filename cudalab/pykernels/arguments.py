@@ -33,14 +33,13 @@ def numba_type(a, where: str):
     """The numba type the kernel is compiled for when it gets ``a``."""
     from numba import typeof, types
     from ..runtime.arrays import DeviceArray
-    if isinstance(a, (np.ndarray, DeviceArray)) and len(a.shape) > 0:
-        # a host array is copied in C order; a device array's view (d[:, ::2], d.T) keeps its layout
+    if isinstance(a, (np.ndarray, DeviceArray)):
+        # a host array is copied in C order; a device array's view (d[:, ::2], d.T) keeps its layout.
+        # A 0-d array is an array too, as in numba (a result holder the kernel writes with r[()] = ...)
         return _array_type(a.dtype, len(a.shape), getattr(a, "layout", "C") if isinstance(a, DeviceArray) else "C")
     cai = cuda_array_interface(a)
     if cai is not None:         # strides None: C-contiguous (the interface's rule)
         return _array_type(np.dtype(cai["typestr"]), len(cai["shape"]), "C" if cai.get("strides") is None else "A")
-    if isinstance(a, np.ndarray):            # 0-d: a number
-        a = a[()]
     try:
         t = typeof(a)
     except ValueError:
@@ -70,6 +69,8 @@ def flatten(a, t, pointer_of, out: list):
             itemsize = np.dtype(a.dtype).itemsize
             strides = getattr(a, "strides", None) if isinstance(a, DeviceArray) else None
             strides = strides or _c_strides(shape, itemsize)
+        if t.ndim == 0:          # a 0-d array launched as its one-element view (PyKernel.launch)
+            shape, strides = (), ()
         nitems = math.prod(shape)
         out.extend((v, np.int64) for v in (0, 0, nitems, itemsize))
         out.append((ptr, np.uint64))

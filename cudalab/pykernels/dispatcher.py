@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
+
 from ..errors import KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments
@@ -64,6 +66,11 @@ class PyKernel(Kernel):
 
     def inspect_llvm(self):
         return self.dispatcher.inspect_llvm(self.argtypes)
+
+    def launch(self, grid, block, args=(), **options):
+        # a 0-d host array (numba passes it as an array) is copied in and back as its one-element view
+        args = tuple(a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args)
+        return super().launch(grid, block, args, **options)
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
