@@ -257,3 +257,28 @@ def test_a_0d_array_is_a_result_the_kernel_writes(cuda):
     d = cuda.to_device(np.float64(0.0))
     total[1, 1](d, np.arange(4, dtype=np.float32))
     assert d[()] == 6.0
+
+
+def test_a_fortran_ordered_host_array_keeps_its_order(cuda):
+    @cuda.jit("void(int32[::1, :])")                 # numba's type for np.asfortranarray
+    def fill(a):
+        i, j = cuda.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] = i * 10 + j + 100 * a.strides[1]
+
+    a = np.asfortranarray(np.zeros((3, 4), np.int32))
+    fill[(1, 1), (4, 4)](a)
+    np.testing.assert_array_equal(a, np.add.outer(np.arange(3) * 10, np.arange(4)) + 1200)   # stride 3 * 4 bytes
+
+
+def test_a_typing_error_is_still_numbas_typing_error(cuda):
+    from numba.core.errors import TypingError
+
+    from cudalab.errors import CompileError
+
+    def grid_of_a_variable(n):
+        cuda.grid(n)
+
+    with pytest.raises(TypingError, match="RequireLiteralValue") as caught:
+        cuda.jit("void(int32)")(grid_of_a_variable)
+    assert isinstance(caught.value, CompileError)

@@ -24,6 +24,12 @@ def _array_type(dtype, ndim, layout="C"):
     return types.Array(from_dtype(np.dtype(dtype)), ndim, layout)
 
 
+def is_fortran(a) -> bool:
+    """A host array in Fortran order only (np.asfortranarray, a C array's .T): numba types it 'F' and
+    the kernel reads it with Fortran strides."""
+    return isinstance(a, np.ndarray) and a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous
+
+
 def cuda_array_interface(a):
     """``__cuda_array_interface__`` of a device array from another library (numba, CuPy), or None."""
     return getattr(a, "__cuda_array_interface__", None)
@@ -34,9 +40,10 @@ def numba_type(a, where: str):
     from numba import typeof, types
     from ..runtime.arrays import DeviceArray
     if isinstance(a, (np.ndarray, DeviceArray)):
-        # a host array is copied in C order; a device array's view (d[:, ::2], d.T) keeps its layout.
+        # a host array keeps its order (C, or Fortran's); a device array's view (d[:, ::2], d.T) its layout.
         # A 0-d array is an array too, as in numba (a result holder the kernel writes with r[()] = ...)
-        return _array_type(a.dtype, len(a.shape), getattr(a, "layout", "C") if isinstance(a, DeviceArray) else "C")
+        return _array_type(a.dtype, len(a.shape), getattr(a, "layout", "C") if isinstance(a, DeviceArray)
+                           else "F" if is_fortran(a) else "C")
     cai = cuda_array_interface(a)
     if cai is not None:         # strides None: C-contiguous (the interface's rule)
         return _array_type(np.dtype(cai["typestr"]), len(cai["shape"]), "C" if cai.get("strides") is None else "A")

@@ -9,6 +9,7 @@ numba-cuda would build for that GPU.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import re
@@ -136,7 +137,9 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
     except Exception as e:
         if not _is_numba_error(e):
             raise
-        raise CompileError(short_message(pyfunc, argtypes, e), log=str(e)) from None
+        err = CompileError(short_message(pyfunc, argtypes, e), log=str(e))
+        err.__class__ = _as_numba_error(type(e))
+        raise err from None
     if linked:
         from ..ptx.link import link as link_ptx
         ptx = link_ptx([ptx, *_linked_ptx(linked)])
@@ -145,6 +148,13 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
     source = python_source(filename) or python_source(pyfunc.__code__.co_filename)
     return CompiledSource(source=source, ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
                           lowered={pyfunc.__name__: _entry_name(ptx)}, filename=filename)
+
+
+@functools.lru_cache(maxsize=None)
+def _as_numba_error(cls):
+    """A CompileError that is also numba's own exception class, so a program's ``except TypingError``
+    catches it as on a GPU."""
+    return type("CompileError", (CompileError, cls), {"__module__": CompileError.__module__})
 
 
 def _is_numba_error(e) -> bool:

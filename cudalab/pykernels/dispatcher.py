@@ -68,9 +68,19 @@ class PyKernel(Kernel):
         return self.dispatcher.inspect_llvm(self.argtypes)
 
     def launch(self, grid, block, args=(), **options):
-        # a 0-d host array (numba passes it as an array) is copied in and back as its one-element view
-        args = tuple(a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args)
-        return super().launch(grid, block, args, **options)
+        # a 0-d host array (numba passes it as an array) is copied in and back as its one-element view;
+        # a Fortran-ordered one goes to the device in Fortran order (the kernel was typed 'F')
+        from .host import to_device
+        fortran = {k: to_device(a) for k, a in enumerate(args) if arguments.is_fortran(a)}
+        launched = tuple(fortran.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0 else a)
+                         for k, a in enumerate(args))
+        try:
+            return super().launch(grid, block, launched, **options)
+        finally:
+            for k, d in fortran.items():
+                if args[k].flags.writeable:
+                    d.copy_to_host(args[k])
+                d.free()
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
