@@ -282,3 +282,29 @@ def test_a_typing_error_is_still_numbas_typing_error(cuda):
     with pytest.raises(TypingError, match="RequireLiteralValue") as caught:
         cuda.jit("void(int32)")(grid_of_a_variable)
     assert isinstance(caught.value, CompileError)
+
+
+def test_transpose_is_a_new_array_as_in_numba(cuda):
+    d = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    t = d.T
+    assert t.shape == (3, 2) and t.is_c_contiguous()
+    t[0, 1] = 100.0                                   # numba's transpose copies: d keeps its values
+    assert d[1, 0] == 3.0 and t[0, 1] == 100.0
+
+
+def test_array_like_follows_numbas_layout_rule(cuda):
+    view = cuda.device_array((10, 12), order="F")[::2, ::2]
+    like = cuda.device_array_like(view)
+    assert like.strides == np.zeros((10, 12), order="F")[::2, ::2].copy(order="K").strides
+    assert cuda.pinned_array_like(np.zeros((4, 5), order="F")).flags.f_contiguous
+
+
+def test_reshape_inside_a_kernel_links_numbas_helper(cuda):
+    @cuda.jit
+    def rows(a, out):
+        b = a.reshape((2, 3))
+        out[0] = b[1, 2]
+
+    out = np.zeros(1)
+    rows[1, 1](np.arange(6.0), out)
+    assert out[0] == 5.0

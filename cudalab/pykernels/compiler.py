@@ -80,6 +80,15 @@ def stand_in_device():
     return _compiling_for(target_cc(), [])
 
 
+def _numba_helpers(ptx: str) -> list:
+    """numba's own CUDA C++ helpers the kernel calls, which numba's dispatcher links when it sees their
+    names in the PTX: ``reshape_funcs.cu`` for ``a.reshape(...)`` inside a kernel."""
+    import numba.cuda.dispatcher as dispatcher
+    if any(fn in ptx for fn in dispatcher.reshape_funcs):
+        return [os.path.join(os.path.dirname(dispatcher.__file__), "reshape_funcs.cu")]
+    return []
+
+
 def _linked_ptx(files) -> list:
     """PTX for the foreign code a kernel links (``declare_device(..., link=...)``, ``jit(link=[...])``,
     numba's own ``cuda.fp16``/``bf16`` shims): CUDA C++ (a ``.cu`` file or numba's ``CUSource``) is
@@ -140,6 +149,7 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
         err = CompileError(short_message(pyfunc, argtypes, e), log=str(e))
         err.__class__ = _as_numba_error(type(e))
         raise err from None
+    linked += _numba_helpers(ptx)
     if linked:
         from ..ptx.link import link as link_ptx
         ptx = link_ptx([ptx, *_linked_ptx(linked)])
