@@ -161,6 +161,11 @@ class Dispatcher:
         """Argument types -> compiled PyKernel, for every specialization so far."""
         return {types: k for (types, _), k in self._kernels.items()}
 
+    @property
+    def signatures(self) -> list:
+        """numba's list of the argument types compiled so far."""
+        return list(self.overloads)
+
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         return lambda *args: self.specialize(*args)[config](*map(_unwrapped, args))
@@ -222,8 +227,12 @@ class Dispatcher:
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
         """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
         ``n`` threads."""
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:               # numba launches nothing
+            return lambda *args: None
         block = tpb or 128
-        return self[max(1, -(-int(ntasks) // block)), block, stream, sharedmem]
+        return self[-(-int(ntasks) // block), block, stream, sharedmem]
 
     def launch(self, grid, block, args=(), **options):
         """Kernel.launch after choosing the specialization for ``args`` (profile, widgets, tests)."""
