@@ -308,3 +308,18 @@ def test_reshape_inside_a_kernel_links_numbas_helper(cuda):
     out = np.zeros(1)
     rows[1, 1](np.arange(6.0), out)
     assert out[0] == 5.0
+
+
+def test_a_record_argument_is_passed_by_address_and_written_back(cuda):
+    rec = np.dtype([("a", np.float64), ("b", np.int32)])
+    table = np.zeros(3, rec)
+    table["a"] = [1.5, 2.5, 3.5]
+
+    @cuda.jit
+    def double_a(r, out):
+        out[0] = r.a * 2
+        r.b = 7
+
+    out = np.zeros(1)
+    double_a[1, 1](table[1], out)
+    assert out[0] == 5.0 and table["b"].tolist() == [0, 7, 0]

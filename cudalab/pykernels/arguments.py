@@ -51,9 +51,9 @@ def numba_type(a, where: str):
         t = typeof(a)
     except ValueError:
         t = None
-    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple)):
-        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers and tuples of "
-                          f"numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
+    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record)):
+        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records and "
+                          f"tuples of numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
     return t
 
 
@@ -65,6 +65,8 @@ def flatten(a, t, pointer_of, out: list):
     from ..runtime.arrays import DeviceArray
     if isinstance(t, types.CPointer):          # a raw address: an int, or where an array lies
         out.append((int(a) if isinstance(a, (int, np.integer)) else pointer_of(a), np.uint64))
+    elif isinstance(t, types.Record):          # numba passes a record by address (PyKernel.launch holds it)
+        out.append((pointer_of(a), np.uint64))
     elif isinstance(t, types.Array):
         cai = cuda_array_interface(a)
         if cai is not None and pointer_of(a) is None:

@@ -70,10 +70,12 @@ class PyKernel(Kernel):
     def launch(self, grid, block, args=(), **options):
         # a 0-d host array (numba passes it as an array) is copied in and back as its one-element view;
         # a Fortran-ordered one goes to the device in Fortran order (the kernel was typed 'F')
+        # a record (numba passes its address) goes in a one-element array the kernel may write
         from .host import to_device
         fortran = {k: to_device(a) for k, a in enumerate(args) if arguments.is_fortran(a)}
-        launched = tuple(fortran.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0 else a)
-                         for k, a in enumerate(args))
+        records = {k: np.array([a], a.dtype) for k, a in enumerate(args) if isinstance(a, np.void)}
+        launched = tuple(fortran.get(k, records.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
+                                                    else a)) for k, a in enumerate(args))
         try:
             return super().launch(grid, block, launched, **options)
         finally:
@@ -81,6 +83,9 @@ class PyKernel(Kernel):
                 if args[k].flags.writeable:
                     d.copy_to_host(args[k])
                 d.free()
+            for k, held in records.items():          # a record read from an array is a view of it
+                for field in held.dtype.names:
+                    args[k][field] = held[0][field]
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
