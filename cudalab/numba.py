@@ -15,6 +15,7 @@ name before install() keeps numba's. ``uninstall()`` puts numba's own back.
 """
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 
@@ -99,6 +100,9 @@ def main(argv=None):
         return 2
     install()
     sys.argv = list(argv)
+    # as ``python program.py`` does: the program's folder comes first on the import path, so it
+    # imports the modules next to it (a course's lib.py) from wherever it is started
+    sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
     runpy.run_path(argv[0], run_name="__main__")
     return 0
 

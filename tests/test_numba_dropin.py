@@ -212,3 +212,114 @@ def test_inspect_types_and_llvm_show_numbas_typing(cuda):
     assert "a[i] += 2.0" in shown.getvalue() and ":: float64" in shown.getvalue()
     (llvm,) = add_two.inspect_llvm().values()
     assert 'target triple = "nvptx64-nvidia-cuda"' in llvm
+
+
+def test_a_script_imports_the_modules_next_to_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "helpers.py").write_text("SIZE = 48\n")
+    (tmp_path / "program.py").write_text(
+        "import numpy as np\nfrom numba import cuda\nfrom helpers import SIZE\n\n@cuda.jit\ndef one(a):\n"
+        "    i = cuda.grid(1)\n    if i < a.size:\n        a[i] = 1\n\na = np.zeros(SIZE, np.int32)\n"
+        "one.forall(SIZE)(a)\nprint(a.sum())\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
+                         text=True, env=env, cwd=Path(__file__).parent)
+    assert run.stdout.split() == ["48"], run.stderr
+
+
+def test_an_import_inside_a_kernel_is_numbas_short_message(cuda):
+    from cudalab.errors import CompileError
+
+    @cuda.jit
+    def debug_me(a):
+        from pdb import set_trace           # works only in numba's simulator
+        set_trace()
+        a[0] = 1
+
+    with pytest.raises(CompileError, match=r"unsupported opcode \(IMPORT_NAME\)"):
+        debug_me[1, 1](np.zeros(1))
+
+
+def test_a_0d_array_is_a_result_the_kernel_writes(cuda):
+    @cuda.jit
+    def total(r, x):
+        s = 0.0
+        for i in range(x.size):
+            s += x[i]
+        r[()] = s
+
+    r = np.ndarray((), dtype=np.float32)             # as numba's documentation passes a result
+    total[1, 1](r, np.arange(10, dtype=np.float32))
+    assert r[()] == 45.0
+    d = cuda.to_device(np.float64(0.0))
+    total[1, 1](d, np.arange(4, dtype=np.float32))
+    assert d[()] == 6.0
+
+
+def test_a_fortran_ordered_host_array_keeps_its_order(cuda):
+    @cuda.jit("void(int32[::1, :])")                 # numba's type for np.asfortranarray
+    def fill(a):
+        i, j = cuda.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] = i * 10 + j + 100 * a.strides[1]
+
+    a = np.asfortranarray(np.zeros((3, 4), np.int32))
+    fill[(1, 1), (4, 4)](a)
+    np.testing.assert_array_equal(a, np.add.outer(np.arange(3) * 10, np.arange(4)) + 1200)   # stride 3 * 4 bytes
+
+
+def test_a_typing_error_is_still_numbas_typing_error(cuda):
+    from numba.core.errors import TypingError
+
+    from cudalab.errors import CompileError
+
+    def grid_of_a_variable(n):
+        cuda.grid(n)
+
+    with pytest.raises(TypingError, match="RequireLiteralValue") as caught:
+        cuda.jit("void(int32)")(grid_of_a_variable)
+    assert isinstance(caught.value, CompileError)
+
+
+def test_transpose_is_a_new_array_as_in_numba(cuda):
+    d = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    t = d.T
+    assert t.shape == (3, 2) and t.is_c_contiguous()
+    t[0, 1] = 100.0                                   # numba's transpose copies: d keeps its values
+    assert d[1, 0] == 3.0 and t[0, 1] == 100.0
+
+
+def test_array_like_follows_numbas_layout_rule(cuda):
+    view = cuda.device_array((10, 12), order="F")[::2, ::2]
+    like = cuda.device_array_like(view)
+    assert like.strides == np.zeros((10, 12), order="F")[::2, ::2].copy(order="K").strides
+    assert cuda.pinned_array_like(np.zeros((4, 5), order="F")).flags.f_contiguous
+
+
+def test_reshape_inside_a_kernel_links_numbas_helper(cuda):
+    @cuda.jit
+    def rows(a, out):
+        b = a.reshape((2, 3))
+        out[0] = b[1, 2]
+
+    out = np.zeros(1)
+    rows[1, 1](np.arange(6.0), out)
+    assert out[0] == 5.0
+
+
+def test_a_record_argument_is_passed_by_address_and_written_back(cuda):
+    rec = np.dtype([("a", np.float64), ("b", np.int32)])
+    table = np.zeros(3, rec)
+    table["a"] = [1.5, 2.5, 3.5]
+
+    @cuda.jit
+    def double_a(r, out):
+        out[0] = r.a * 2
+        r.b = 7
+
+    out = np.zeros(1)
+    double_a[1, 1](table[1], out)
+    assert out[0] == 5.0 and table["b"].tolist() == [0, 7, 0]

@@ -24,6 +24,12 @@ def _array_type(dtype, ndim, layout="C"):
     return types.Array(from_dtype(np.dtype(dtype)), ndim, layout)
 
 
+def is_fortran(a) -> bool:
+    """A host array in Fortran order only (np.asfortranarray, a C array's .T): numba types it 'F' and
+    the kernel reads it with Fortran strides."""
+    return isinstance(a, np.ndarray) and a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous
+
+
 def cuda_array_interface(a):
     """``__cuda_array_interface__`` of a device array from another library (numba, CuPy), or None."""
     return getattr(a, "__cuda_array_interface__", None)
@@ -33,21 +39,21 @@ def numba_type(a, where: str):
     """The numba type the kernel is compiled for when it gets ``a``."""
     from numba import typeof, types
     from ..runtime.arrays import DeviceArray
-    if isinstance(a, (np.ndarray, DeviceArray)) and len(a.shape) > 0:
-        # a host array is copied in C order; a device array's view (d[:, ::2], d.T) keeps its layout
-        return _array_type(a.dtype, len(a.shape), getattr(a, "layout", "C") if isinstance(a, DeviceArray) else "C")
+    if isinstance(a, (np.ndarray, DeviceArray)):
+        # a host array keeps its order (C, or Fortran's); a device array's view (d[:, ::2], d.T) its layout.
+        # A 0-d array is an array too, as in numba (a result holder the kernel writes with r[()] = ...)
+        return _array_type(a.dtype, len(a.shape), getattr(a, "layout", "C") if isinstance(a, DeviceArray)
+                           else "F" if is_fortran(a) else "C")
     cai = cuda_array_interface(a)
     if cai is not None:         # strides None: C-contiguous (the interface's rule)
         return _array_type(np.dtype(cai["typestr"]), len(cai["shape"]), "C" if cai.get("strides") is None else "A")
-    if isinstance(a, np.ndarray):            # 0-d: a number
-        a = a[()]
     try:
         t = typeof(a)
     except ValueError:
         t = None
-    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple)):
-        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers and tuples of "
-                          f"numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
+    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record)):
+        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records and "
+                          f"tuples of numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
     return t
 
 
@@ -59,6 +65,8 @@ def flatten(a, t, pointer_of, out: list):
     from ..runtime.arrays import DeviceArray
     if isinstance(t, types.CPointer):          # a raw address: an int, or where an array lies
         out.append((int(a) if isinstance(a, (int, np.integer)) else pointer_of(a), np.uint64))
+    elif isinstance(t, types.Record):          # numba passes a record by address (PyKernel.launch holds it)
+        out.append((pointer_of(a), np.uint64))
     elif isinstance(t, types.Array):
         cai = cuda_array_interface(a)
         if cai is not None and pointer_of(a) is None:
@@ -70,6 +78,8 @@ def flatten(a, t, pointer_of, out: list):
             itemsize = np.dtype(a.dtype).itemsize
             strides = getattr(a, "strides", None) if isinstance(a, DeviceArray) else None
             strides = strides or _c_strides(shape, itemsize)
+        if t.ndim == 0:          # a 0-d array launched as its one-element view (PyKernel.launch)
+            shape, strides = (), ()
         nitems = math.prod(shape)
         out.extend((v, np.int64) for v in (0, 0, nitems, itemsize))
         out.append((ptr, np.uint64))

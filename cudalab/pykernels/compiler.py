@@ -9,6 +9,7 @@ numba-cuda would build for that GPU.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import re
@@ -79,6 +80,15 @@ def stand_in_device():
     return _compiling_for(target_cc(), [])
 
 
+def _numba_helpers(ptx: str) -> list:
+    """numba's own CUDA C++ helpers the kernel calls, which numba's dispatcher links when it sees their
+    names in the PTX: ``reshape_funcs.cu`` for ``a.reshape(...)`` inside a kernel."""
+    import numba.cuda.dispatcher as dispatcher
+    if any(fn in ptx for fn in dispatcher.reshape_funcs):
+        return [os.path.join(os.path.dirname(dispatcher.__file__), "reshape_funcs.cu")]
+    return []
+
+
 def _linked_ptx(files) -> list:
     """PTX for the foreign code a kernel links (``declare_device(..., link=...)``, ``jit(link=[...])``,
     numba's own ``cuda.fp16``/``bf16`` shims): CUDA C++ (a ``.cu`` file or numba's ``CUSource``) is
@@ -136,7 +146,10 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
     except Exception as e:
         if not _is_numba_error(e):
             raise
-        raise CompileError(short_message(pyfunc, argtypes, e), log=str(e)) from None
+        err = CompileError(short_message(pyfunc, argtypes, e), log=str(e))
+        err.__class__ = _as_numba_error(type(e))
+        raise err from None
+    linked += _numba_helpers(ptx)
     if linked:
         from ..ptx.link import link as link_ptx
         ptx = link_ptx([ptx, *_linked_ptx(linked)])
@@ -147,8 +160,18 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
                           lowered={pyfunc.__name__: _entry_name(ptx)}, filename=filename)
 
 
+@functools.lru_cache(maxsize=None)
+def _as_numba_error(cls):
+    """A CompileError that is also numba's own exception class, so a program's ``except TypingError``
+    catches it as on a GPU."""
+    return type("CompileError", (CompileError, cls), {"__module__": CompileError.__module__})
+
+
 def _is_numba_error(e) -> bool:
-    return any(c.__name__ == "NumbaError" for c in type(e).__mro__)
+    """numba's refusals of the Python code (typing errors, numba.cuda.errors' UnsupportedBytecodeError
+    for an ``import`` in a kernel, ...), as opposed to a fault of numba or of cudalab."""
+    return any(c.__name__ == "NumbaError" for c in type(e).__mro__) or \
+        (type(e).__module__.startswith("numba") and type(e).__module__.endswith(".errors"))
 
 
 def _ptx_file(ptx: str):

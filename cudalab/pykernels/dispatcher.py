@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
+
 from ..errors import KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments
@@ -64,6 +66,26 @@ class PyKernel(Kernel):
 
     def inspect_llvm(self):
         return self.dispatcher.inspect_llvm(self.argtypes)
+
+    def launch(self, grid, block, args=(), **options):
+        # a 0-d host array (numba passes it as an array) is copied in and back as its one-element view;
+        # a Fortran-ordered one goes to the device in Fortran order (the kernel was typed 'F')
+        # a record (numba passes its address) goes in a one-element array the kernel may write
+        from .host import to_device
+        fortran = {k: to_device(a) for k, a in enumerate(args) if arguments.is_fortran(a)}
+        records = {k: np.array([a], a.dtype) for k, a in enumerate(args) if isinstance(a, np.void)}
+        launched = tuple(fortran.get(k, records.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
+                                                    else a)) for k, a in enumerate(args))
+        try:
+            return super().launch(grid, block, launched, **options)
+        finally:
+            for k, d in fortran.items():
+                if args[k].flags.writeable:
+                    d.copy_to_host(args[k])
+                d.free()
+            for k, held in records.items():          # a record read from an array is a view of it
+                for field in held.dtype.names:
+                    args[k][field] = held[0][field]
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
@@ -144,6 +166,11 @@ class Dispatcher:
         """Argument types -> compiled PyKernel, for every specialization so far."""
         return {types: k for (types, _), k in self._kernels.items()}
 
+    @property
+    def signatures(self) -> list:
+        """numba's list of the argument types compiled so far."""
+        return list(self.overloads)
+
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         return lambda *args: self.specialize(*args)[config](*map(_unwrapped, args))
@@ -205,8 +232,12 @@ class Dispatcher:
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
         """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
         ``n`` threads."""
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:               # numba launches nothing
+            return lambda *args: None
         block = tpb or 128
-        return self[max(1, -(-int(ntasks) // block)), block, stream, sharedmem]
+        return self[-(-int(ntasks) // block), block, stream, sharedmem]
 
     def launch(self, grid, block, args=(), **options):
         """Kernel.launch after choosing the specialization for ``args`` (profile, widgets, tests)."""

@@ -10,6 +10,7 @@ what the kernel wrote once the launch (or ``cuda.synchronize()``) returns, as nu
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,11 +37,18 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     return DeviceNDArray(shape, dtype, strides=strides, stream=stream)
 
 
-def device_array_like(ary, stream=0):
-    """A new device array of ``ary``'s shape and dtype, in its order (C unless it is Fortran-ordered)."""
+def _like(ary):
+    """(shape, dtype, strides, order) of a new contiguous array like ``ary``, by numba's own rule (a
+    view's axes keep their order of strides, as numpy's zeros_like does)."""
+    from numba.cuda.api import _contiguous_strides_like_array, _order_like_array
     a = as_numba_array(ary) if isinstance(ary, DeviceArray) else np.asarray(ary)
-    fortran = a.layout == "F" if isinstance(a, DeviceNDArray) else np.isfortran(a)
-    return device_array(a.shape, a.dtype, order="F" if fortran else "C", stream=stream)
+    return a.shape, a.dtype, _contiguous_strides_like_array(a), _order_like_array(a)
+
+
+def device_array_like(ary, stream=0):
+    """A new device array of ``ary``'s shape and dtype, laid out as numba lays it out."""
+    shape, dtype, strides, order = _like(ary)
+    return device_array(shape, dtype, strides=strides, order=order, stream=stream)
 
 
 def to_device(obj, stream=0, copy=True, to=None):
@@ -63,16 +71,20 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
-    return streams.pinned_array(shape, dtype) if order == "C" else np.asfortranarray(streams.pinned_array(shape, dtype))
+    """A page-locked host array with numba's shape, strides and order arguments."""
+    shape, strides = _strides_for(shape, dtype, strides, order)
+    base = streams.pinned_array(math.prod(shape), dtype)      # registered as pinned; views of it are too
+    return np.ndarray(shape, dtype, buffer=base, strides=strides)
 
 
 def pinned_array_like(ary):
-    return pinned_array(np.shape(ary), np.asarray(ary).dtype)
+    shape, dtype, strides, order = _like(ary)
+    return pinned_array(shape, dtype, strides, order)
 
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
     """Host memory a kernel can use directly: a page-locked numpy array here (see the module docstring)."""
-    return pinned_array(shape, dtype, order=order)
+    return pinned_array(shape, dtype, strides, order)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
@@ -81,7 +93,7 @@ def mapped_array_like(ary, stream=0, portable=False, wc=False):
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
     """Unified memory: a numpy array both sides use (see the module docstring)."""
-    return pinned_array(shape, dtype, order=order)
+    return pinned_array(shape, dtype, strides, order)
 
 
 def pinned(*arrays):
