@@ -323,3 +323,14 @@ def test_a_record_argument_is_passed_by_address_and_written_back(cuda):
     out = np.zeros(1)
     double_a[1, 1](table[1], out)
     assert out[0] == 5.0 and table["b"].tolist() == [0, 7, 0]
+
+
+def test_install_gives_kernels_a_minute_and_uninstall_gives_the_notebook_limit_back():
+    from cudalab.runtime import device
+    before = device.WATCHDOG_SECONDS
+    cudalab.numba.install()
+    try:
+        assert device.WATCHDOG_SECONDS == 60          # doc examples at their size fit; a `while True` still stops
+    finally:
+        cudalab.numba.uninstall()
+    assert device.WATCHDOG_SECONDS == before
