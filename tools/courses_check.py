@@ -6,7 +6,9 @@ checkout and the programs to try (globs, relative to the checkout)::
     python tools/courses_check.py --checkout ~/cuda-training-series 'exercises/hw*/*.cu' \\
         'exercises/hw*/*/*.cu' --json olcf.json
     python tools/courses_check.py --checkout ~/code-samples 'series/cuda-cpp/*/*.cu' --json blog.json
-    python tools/courses_check.py --markdown docs/courses.md --merge olcf.json blog.json
+    python tools/courses_check.py --checkout ~/code-samples 'series/cuda-cpp/*/*.cu' --stage-gpu gpu/blog
+    python3 gpu/blog/run_gpu.py                     # on a machine with a GPU: writes gpu.json
+    python tools/courses_check.py --merge olcf.json blog.json --gpu gpu.json   # docs/courses.md
 
 Each program is built as its course says, in this order:
 
@@ -23,7 +25,8 @@ as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a 
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
-estimate of the time it needs: that is cudalab's correct answer, listed as *GPU-sized*.
+estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
+correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
 Programs that need what cudalab does not emulate (cuBLAS, cuRAND's host API, MPI, OpenMP, NVML, the
 driver API, graphics) are left out with the reason. The helpers (running under a CPU limit, the
@@ -418,14 +421,16 @@ def main(argv=None) -> int:
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
     p.add_argument("--stage-gpu", type=Path, metavar="DIR", help="copy the programs and run_gpu.py to DIR (to "
                    "run on a machine with a GPU: python3 DIR/run_gpu.py writes gpu.json), run none here")
-    p.add_argument("--gpu", type=Path, metavar="GPU.json", help="with --merge: run_gpu.py's results, as a column")
+    p.add_argument("--gpu", type=Path, nargs="+", metavar="GPU.json", help="with --merge: run_gpu.py's results, "
+                   "as a column")
     p.add_argument("--gpu-name", default="an NVIDIA H100")
     a = p.parse_args(argv)
     if a.merge:
         results = {}
         for f in a.merge:
             results.update(json.loads(f.read_text()))
-        write_markdown(results, a.markdown, a.timeout, gpu_verdicts(a.gpu) if a.gpu else None, a.gpu_name)
+        gpu = {name: verdict for f in a.gpu or () for name, verdict in gpu_verdicts(f).items()}
+        write_markdown(results, a.markdown, a.timeout, gpu or None, a.gpu_name)
         print(f"wrote {a.markdown}")
         return 0
     if not a.checkout:
