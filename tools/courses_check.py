@@ -20,7 +20,8 @@ Each program is built as its course says, in this order:
    above, for a ``Solutions`` folder; ``task1_solution.cu`` takes ``task1.cu``'s line);
 3. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
 
-The program runs with no arguments in a copy of its folder (programs write files where they run),
+The program runs with no arguments in its folder of a copy of the checkout (programs write files
+where they run, and include ``../shared/x.h``),
 as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
@@ -263,22 +264,22 @@ def _not_emulated(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- running
-def run_program(p: Program, checkout: Path, timeout: float, logs: Path | None = None) -> Result:
+def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None) -> Result:
+    """Build and run ``p`` in ``work``, a copy of the checkout (a program may include ``../shared/x.h``
+    and write files where it runs; the checkout stays as it was)."""
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources])
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with tempfile.TemporaryDirectory(prefix="courses-run-") as tmp:
-        work = Path(tmp) / Path(p.folder).name
-        shutil.copytree(checkout / p.folder, work, symlinks=True)
-        build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=work, env=env,
-                               capture_output=True, text=True, timeout=1800)
-        if build.returncode:
-            log = build.stderr + build.stdout
-            why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
-            return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-        command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources]
-        code, out, used = run_limited(command, work, env, timeout, timeout * WALL_PER_CPU)
+    where = work / p.folder
+    build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=where, env=env,
+                           capture_output=True, text=True, timeout=1800)
+    if build.returncode:
+        log = build.stderr + build.stdout
+        why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
+        return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
+    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources]
+    code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
@@ -311,36 +312,43 @@ from concurrent.futures import ThreadPoolExecutor
 here = os.path.dirname(os.path.abspath(__file__))
 programs = json.load(open(os.path.join(here, "programs.json")))
 
-def one(p):
-    where = os.path.join(here, p["dir"])
+def build(p):
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *p["options"],
-                        *p["sources"], "-o", "prog.gpu"], cwd=where, capture_output=True, text=True)
-    if b.returncode:
-        return p["name"], {"code": "build", "out": (b.stdout + b.stderr)[-3000:]}
-    try:
-        r = subprocess.run(["./prog.gpu"], cwd=where, capture_output=True, text=True, timeout=20)
-        return p["name"], {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
-    except subprocess.TimeoutExpired:
-        return p["name"], {"code": "timeout", "out": ""}
+                        *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True,
+                       text=True)
+    return b.returncode, (b.stdout + b.stderr)[-3000:]
 
-with ThreadPoolExecutor(8) as pool:
-    results = dict(pool.map(one, programs))
+def run(p):
+    try:
+        r = subprocess.run(["./" + p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
+                           timeout=20, stdin=subprocess.DEVNULL)
+        return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
+    except subprocess.TimeoutExpired:
+        return {"code": "timeout", "out": ""}
+
+with ThreadPoolExecutor(os.cpu_count()) as pool:          # builds on every core, then runs a few at a time
+    built = list(pool.map(build, programs))
+results = {p["name"]: {"code": "build", "out": log} for p, (code, log) in zip(programs, built) if code}
+with ThreadPoolExecutor(3) as pool:
+    ran = [p for p, (code, _) in zip(programs, built) if not code]
+    results.update(zip((p["name"] for p in ran), pool.map(run, ran)))
 json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 print(sum(r["code"] == 0 for r in results.values()), "of", len(results), "exit 0")
 """
 
 
 def stage_gpu(programs: list, checkout: Path, dest: Path):
-    """Copy each program's folder under ``dest`` with run_gpu.py, which builds them with NVIDIA's
+    """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
     calls) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs.build import LEGACY, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(LEGACY, dest / "legacy.h")
     listed = []
-    for k, p in enumerate(programs):
-        folder = f"p{k:03d}"
-        shutil.copytree(checkout / p.folder, dest / folder, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(checkout, dest / checkout.name, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".git"))
+    for p in programs:
+        folder = f"{checkout.name}/{p.folder}"
         options, skip = [], False
         for w in p.options:                       # its own architectures and -o give way to -arch=native
             if skip:
@@ -350,7 +358,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
             elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
-                       "sources": p.sources})
+                       "sources": p.sources, "output": Path(p.name).stem + ".gpu"})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -405,7 +413,7 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
         lines.append(row)
     lines += ["", "## Left out", "", "| program | reason |", "| --- | --- |"]
     lines += [f"| {r['name']} | {r['detail']} |" for r in rows if r["status"] == "left out"]
-    lines += ["", "Commands, as `cudalab run` was given them (in a copy of the program's folder):", ""]
+    lines += ["", "Commands, as `cudalab run` was given them (in the program's folder of a copy of its checkout):", ""]
     lines += [f"- {r['name']}: `{r['command']}`" for r in ran]
     out.write_text("\n".join(lines) + "\n")
 
@@ -446,6 +454,9 @@ def main(argv=None) -> int:
         stage_gpu(chosen, checkout, a.stage_gpu)
         print(f"{len(chosen)} programs in {a.stage_gpu}: run python3 {a.stage_gpu}/run_gpu.py on a GPU")
         return 0
+    work = Path(tempfile.mkdtemp(prefix="courses-")) / checkout.name
+    if not a.dry_run:
+        shutil.copytree(checkout, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     for path in dict.fromkeys(paths):
         prog = read_program(path, checkout)
         prefix = checkout.name + "/"
@@ -453,11 +464,12 @@ def main(argv=None) -> int:
             print(f"{prog.name}: {prog.left_out or 'cudalab run ' + ' '.join([*prog.options, *prog.sources])}"
                   f"  [{prog.how}]")
             continue
-        r = run_program(prog, checkout, a.timeout, a.logs)
+        r = run_program(prog, checkout, work, a.timeout, a.logs)
         r.name = prefix + r.name
         results[r.name] = asdict(r)
         a.json.write_text(json.dumps(results, indent=1))       # as it goes: a stopped run keeps its results
         print(f"{r.name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {r.detail[:110]}", flush=True)
+    shutil.rmtree(work.parent, ignore_errors=True)
     return 0
 
 
