@@ -248,6 +248,15 @@ def test_a_kernel_built_for_an_older_architecture_reports_it_as_its_ptx_version(
     assert run_program("v.cu", options=["-arch=sm_75"]).stdout == "75 1\n"
 
 
+def test_files_and_folders_with_spaces_in_their_names_build(tmp_path, monkeypatch):
+    # a course's "02 Kernels/02 matmul.cu": nvcc's dependency list escapes the spaces
+    write(tmp_path, {"02 Kernels/02 matmul.cu": '#include "my helpers.cuh"\nint main() { return twice(21) - 42; }\n',
+                     "02 Kernels/my helpers.cuh": "inline int twice(int x) { return 2 * x; }\n"})
+    monkeypatch.chdir(tmp_path / "02 Kernels")
+    r = run_program("02 matmul.cu", options=["-o", "02 matmul"])
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("std", [["-std=c++11"], ["-std", "c++14", "-Xcompiler", "-std=c++14"]])
 def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_path, monkeypatch, std):
     # cooperative groups (and Thrust, CUB) #error below C++17 in CUDA 13; such a unit is built as C++17
