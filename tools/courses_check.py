@@ -308,7 +308,7 @@ _GPU_RUN = """
 # Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
 # tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
 import json, os, subprocess
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 here = os.path.dirname(os.path.abspath(__file__))
 programs = json.load(open(os.path.join(here, "programs.json")))
 
@@ -321,18 +321,23 @@ def build(p):
 def run(p):
     try:
         r = subprocess.run(["./" + p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
-                           timeout=20, stdin=subprocess.DEVNULL)
+                           timeout=10, stdin=subprocess.DEVNULL)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
 
+def save():                                                # as it goes: a run cut short keeps its results
+    json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
+
 with ThreadPoolExecutor(os.cpu_count()) as pool:          # builds on every core, then runs a few at a time
     built = list(pool.map(build, programs))
 results = {p["name"]: {"code": "build", "out": log} for p, (code, log) in zip(programs, built) if code}
+save()
 with ThreadPoolExecutor(3) as pool:
-    ran = [p for p, (code, _) in zip(programs, built) if not code]
-    results.update(zip((p["name"] for p in ran), pool.map(run, ran)))
-json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
+    jobs = {pool.submit(run, p): p["name"] for p, (code, _) in zip(programs, built) if not code}
+    for job in as_completed(jobs):
+        results[jobs[job]] = job.result()
+        save()
 print(sum(r["code"] == 0 for r in results.values()), "of", len(results), "exit 0")
 """
 
@@ -370,9 +375,9 @@ def gpu_verdicts(path: Path) -> dict:
         if r["code"] == "build":
             found[name] = ("fail", "build: " + first_error(r["out"]))
         elif r["code"] == "timeout":
-            found[name] = ("time", "still running after 20 s")
+            found[name] = ("time", "still running after 10 s")
         else:
-            found[name] = judge(r["code"], r["out"], "", 20)       # no success line asked for here
+            found[name] = judge(r["code"], r["out"], "", 10)       # no success line asked for here
     return found
 
 
@@ -400,7 +405,7 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
     if gpu:
         on_gpu = sum(gpu.get(r["name"], ("",))[0] == "pass" for r in ran)
         lines += [f"On a GPU ({gpu_name}), built with NVIDIA's nvcc 13 for it (`-arch=native`, C++17 and",
-                  "CUDA 12's removed calls as cudalab builds them) and run with a 20 s limit: "
+                  "CUDA 12's removed calls as cudalab builds them) and run with a 10 s limit: "
                   f"**{on_gpu} of {len(ran)} pass**; the *GPU* column gives its result where it is not a pass.", ""]
     lines += ["| program | result | CPU s | reason | built from |" + (" GPU |" if gpu else ""),
               "| --- | --- | ---: | --- | --- |" + (" --- |" if gpu else "")]
