@@ -204,8 +204,8 @@ def _sources(args: list) -> list:
 _NVCC_LINE = re.compile(r"^\s*(?:[$>]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
 
 
-def from_notes(path: Path, checkout: Path) -> tuple | None:
-    """(nvcc words, where) from a readme or build script line naming this file, or None."""
+def from_notes(path: Path, checkout: Path):
+    """(nvcc words, where) for each line of a readme or build script that builds this file."""
     stem = re.sub(r"_?solution$", "", path.stem, flags=re.I)
     names = {path.name, f"{stem}{path.suffix}"}
     folders = [path.parent] + ([path.parent.parent] if path.parent.name.lower() in ("solution", "solutions") else [])
@@ -238,8 +238,7 @@ def read_program(path: Path, checkout: Path) -> Program:
         usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
         words, p.how = (usable or notes or [([path.name, "-o", path.stem], "")])[0]
         p.how = p.how or "default (nvcc -o NAME NAME.cu)"
-    p.sources = [w for w in words if not w.startswith("-") and Path(w).suffix in (".cu", ".cpp", ".cc", ".c")
-                 and w not in _option_values(words)]
+    p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((path.parent / s).read_text(errors="replace") for s in p.sources if (path.parent / s).exists())
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
@@ -252,10 +251,6 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
     return p
-
-
-def _option_values(words: list) -> set:
-    return {words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-o", "-x", "-I", "-D")}
 
 
 def _not_emulated(text: str) -> str:
@@ -395,8 +390,10 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
         f"no arguments as a student runs it (the emulator's own watchdog), under a limit of {timeout:g} s of CPU",
         "time. *pass*: exit code 0, no line saying it failed, and its success message where it prints one.",
         "*GPU-sized*: a kernel too large for a CPU, stopped by the watchdog with its estimate of the time it",
-        "needs (cudalab's correct answer for it). *time*: still running at the limit. CPU seconds are the",
-        "emulator's and the program's together.",
+        "needs (for a grid small enough to run in one batch: how far it got in 10 s), or an allocation larger than",
+        "the emulated device's 4 GiB: cudalab's correct answer for it. *time*: still running at the limit (each",
+        "kernel fits the watchdog, but there are hundreds of them). CPU seconds are the emulator's and the",
+        "program's together. Exercises with FIXME blanks for the student are left out (nvcc does not build them).",
         "",
         f"**{count['pass']} of {len(ran)} pass, {count['GPU-sized']} GPU-sized, {count['fail']} fail, "
         f"{count['time']} over the time limit; {len(rows) - len(ran)} left out.**",
