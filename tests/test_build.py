@@ -255,6 +255,31 @@ def test_a_course_written_for_an_older_gpu_builds_for_the_oldest_architecture_nv
     assert (r.returncode, r.stdout) == (0, "2 62\n"), r.stderr
 
 
+def test_a_kernel_built_for_an_older_architecture_reports_it_as_its_ptx_version(tmp_path, monkeypatch):
+    # as on a GPU, whose driver compiles the sm_75 PTX for itself: CUB (and so every Thrust
+    # algorithm) looks for ptxVersion among the architectures it was built for, else it fails
+    write(tmp_path, {"v.cu": """\
+        #include <cstdio>
+        __global__ void k() {}
+        int main() {
+            cudaFuncAttributes a; cudaFuncGetAttributes(&a, k);
+            int major; cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+            printf("%d %d\\n", a.ptxVersion, a.binaryVersion / 10 == major);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    assert run_program("v.cu", options=["-arch=sm_75"]).stdout == "75 1\n"
+
+
+def test_files_and_folders_with_spaces_in_their_names_build(tmp_path, monkeypatch):
+    # a course's "02 Kernels/02 matmul.cu": nvcc's dependency list escapes the spaces
+    write(tmp_path, {"02 Kernels/02 matmul.cu": '#include "my helpers.cuh"\nint main() { return twice(21) - 42; }\n',
+                     "02 Kernels/my helpers.cuh": "inline int twice(int x) { return 2 * x; }\n"})
+    monkeypatch.chdir(tmp_path / "02 Kernels")
+    r = run_program("02 matmul.cu", options=["-o", "02 matmul"])
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("std", [["-std=c++11"], ["-std", "c++14", "-Xcompiler", "-std=c++14"]])
 def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_path, monkeypatch, std):
     # cooperative groups (and Thrust, CUB) #error below C++17 in CUDA 13; such a unit is built as C++17

@@ -386,6 +386,17 @@ int main() {
     assert "cudalab: Invalid __global__ write of size 4 bytes" in r.stderr and "past_the_end" in r.stderr
 
 
+def test_a_program_for_several_gpus_hears_that_the_emulator_has_one():
+    r = run_source(r"""
+int main() {
+    int n; cudaGetDeviceCount(&n);
+    cudaError_t second = cudaSetDevice(1), first = cudaSetDevice(0);
+    printf("%d %s %s\n", n, cudaGetErrorName(second), cudaGetErrorName(first));
+}""")
+    assert r.stdout == "1 cudaErrorInvalidDevice cudaSuccess\n"
+    assert "the emulated machine has one GPU, device 0" in r.stderr
+
+
 def test_a_kernel_that_waits_clock_ticks_lasts_about_as_long_as_on_the_gpu():
     """NVIDIA's simpleHyperQ pattern: spin until clock() has advanced by clockRate * 20 ms. The
     emulator's clock ticks at the device's clock rate as time passes (plus 4 per instruction), so

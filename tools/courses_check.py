@@ -6,7 +6,9 @@ checkout and the programs to try (globs, relative to the checkout)::
     python tools/courses_check.py --checkout ~/cuda-training-series 'exercises/hw*/*.cu' \\
         'exercises/hw*/*/*.cu' --json olcf.json
     python tools/courses_check.py --checkout ~/code-samples 'series/cuda-cpp/*/*.cu' --json blog.json
-    python tools/courses_check.py --markdown docs/courses.md --merge olcf.json blog.json
+    python tools/courses_check.py --checkout ~/code-samples 'series/cuda-cpp/*/*.cu' --stage-gpu gpu/blog
+    python3 gpu/blog/run_gpu.py                     # on a machine with a GPU: writes gpu.json
+    python tools/courses_check.py --merge olcf.json blog.json --gpu gpu.json   # docs/courses.md
 
 Each program is built as its course says, in this order:
 
@@ -18,15 +20,18 @@ Each program is built as its course says, in this order:
    above, for a ``Solutions`` folder; ``task1_solution.cu`` takes ``task1.cu``'s line);
 3. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
 
-The program runs with no arguments in a copy of its folder (programs write files where they run),
+The program runs with no arguments in its folder of a copy of the checkout (programs write files
+where they run, and include ``../shared/x.h``),
 as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
-estimate of the time it needs: that is cudalab's correct answer, listed as *GPU-sized*.
+estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
+correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
-Programs that need what cudalab does not emulate (cuBLAS, cuRAND's host API, MPI, OpenMP, NVML, the
-driver API, graphics) are left out with the reason. The helpers (running under a CPU limit, the
+Programs that need what cudalab does not emulate (cuBLAS, cuRAND's host API, cuDNN, MPI, NVML, the
+driver API, graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
+taken when the course gives one. The helpers (running under a CPU limit, the
 first error line, cudalab's own explanation) are tools/samples_check.py's.
 """
 from __future__ import annotations
@@ -64,10 +69,10 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
 NOT_EMULATED = [
     (r"-lcublas|cublas(_v2|Lt)?\.h", "cuBLAS"), (r"-lcufft|cufft\.h", "cuFFT"), (r"-lcusparse|cusparse", "cuSPARSE"),
     (r"-lcusolver|cusolver", "cuSOLVER"), (r"-lcurand\b|<curand\.h>", "cuRAND's host API"),
-    (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|<mpi\.h>|-lmpi", "MPI"), (r"-fopenmp|<omp\.h>", "OpenMP"),
+    (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b", "MPI"),     # (OpenMP host code works)
     (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),
     (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
-    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
+    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
 
@@ -199,8 +204,8 @@ def _sources(args: list) -> list:
 _NVCC_LINE = re.compile(r"^\s*(?:[$>]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
 
 
-def from_notes(path: Path, checkout: Path) -> tuple | None:
-    """(nvcc words, where) from a readme or build script line naming this file, or None."""
+def from_notes(path: Path, checkout: Path):
+    """(nvcc words, where) for each line of a readme or build script that builds this file."""
     stem = re.sub(r"_?solution$", "", path.stem, flags=re.I)
     names = {path.name, f"{stem}{path.suffix}"}
     folders = [path.parent] + ([path.parent.parent] if path.parent.name.lower() in ("solution", "solutions") else [])
@@ -233,8 +238,7 @@ def read_program(path: Path, checkout: Path) -> Program:
         usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
         words, p.how = (usable or notes or [([path.name, "-o", path.stem], "")])[0]
         p.how = p.how or "default (nvcc -o NAME NAME.cu)"
-    p.sources = [w for w in words if not w.startswith("-") and Path(w).suffix in (".cu", ".cpp", ".cc", ".c")
-                 and w not in _option_values(words)]
+    p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((path.parent / s).read_text(errors="replace") for s in p.sources if (path.parent / s).exists())
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
@@ -249,32 +253,28 @@ def read_program(path: Path, checkout: Path) -> Program:
     return p
 
 
-def _option_values(words: list) -> set:
-    return {words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-o", "-x", "-I", "-D")}
-
-
 def _not_emulated(text: str) -> str:
     return next((f"uses {why}, which cudalab does not emulate" for pattern, why in NOT_EMULATED
                  if re.search(pattern, text)), "")
 
 
 # ---------------------------------------------------------------------------------------- running
-def run_program(p: Program, checkout: Path, timeout: float, logs: Path | None = None) -> Result:
+def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None) -> Result:
+    """Build and run ``p`` in ``work``, a copy of the checkout (a program may include ``../shared/x.h``
+    and write files where it runs; the checkout stays as it was)."""
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources])
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with tempfile.TemporaryDirectory(prefix="courses-run-") as tmp:
-        work = Path(tmp) / Path(p.folder).name
-        shutil.copytree(checkout / p.folder, work, symlinks=True)
-        build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=work, env=env,
-                               capture_output=True, text=True, timeout=1800)
-        if build.returncode:
-            log = build.stderr + build.stdout
-            why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
-            return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-        command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources]
-        code, out, used = run_limited(command, work, env, timeout, timeout * WALL_PER_CPU)
+    where = work / p.folder
+    build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=where, env=env,
+                           capture_output=True, text=True, timeout=1800)
+    if build.returncode:
+        log = build.stderr + build.stdout
+        why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
+        return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
+    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources]
+    code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
@@ -303,40 +303,52 @@ _GPU_RUN = """
 # Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
 # tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
 import json, os, subprocess
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 here = os.path.dirname(os.path.abspath(__file__))
 programs = json.load(open(os.path.join(here, "programs.json")))
 
-def one(p):
-    where = os.path.join(here, p["dir"])
+def build(p):
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *p["options"],
-                        *p["sources"], "-o", "prog.gpu"], cwd=where, capture_output=True, text=True)
-    if b.returncode:
-        return p["name"], {"code": "build", "out": (b.stdout + b.stderr)[-3000:]}
-    try:
-        r = subprocess.run(["./prog.gpu"], cwd=where, capture_output=True, text=True, timeout=20)
-        return p["name"], {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
-    except subprocess.TimeoutExpired:
-        return p["name"], {"code": "timeout", "out": ""}
+                        *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True,
+                       text=True)
+    return b.returncode, (b.stdout + b.stderr)[-3000:]
 
-with ThreadPoolExecutor(8) as pool:
-    results = dict(pool.map(one, programs))
-json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
+def run(p):
+    try:
+        r = subprocess.run(["./" + p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
+                           timeout=10, stdin=subprocess.DEVNULL)
+        return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
+    except subprocess.TimeoutExpired:
+        return {"code": "timeout", "out": ""}
+
+def save():                                                # as it goes: a run cut short keeps its results
+    json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
+
+with ThreadPoolExecutor(os.cpu_count()) as pool:          # builds on every core, then runs a few at a time
+    built = list(pool.map(build, programs))
+results = {p["name"]: {"code": "build", "out": log} for p, (code, log) in zip(programs, built) if code}
+save()
+with ThreadPoolExecutor(3) as pool:
+    jobs = {pool.submit(run, p): p["name"] for p, (code, _) in zip(programs, built) if not code}
+    for job in as_completed(jobs):
+        results[jobs[job]] = job.result()
+        save()
 print(sum(r["code"] == 0 for r in results.values()), "of", len(results), "exit 0")
 """
 
 
 def stage_gpu(programs: list, checkout: Path, dest: Path):
-    """Copy each program's folder under ``dest`` with run_gpu.py, which builds them with NVIDIA's
+    """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
     calls) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs.build import LEGACY, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(LEGACY, dest / "legacy.h")
     listed = []
-    for k, p in enumerate(programs):
-        folder = f"p{k:03d}"
-        shutil.copytree(checkout / p.folder, dest / folder, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(checkout, dest / checkout.name, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".git"))
+    for p in programs:
+        folder = f"{checkout.name}/{p.folder}"
         options, skip = [], False
         for w in p.options:                       # its own architectures and -o give way to -arch=native
             if skip:
@@ -346,7 +358,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
             elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
-                       "sources": p.sources})
+                       "sources": p.sources, "output": Path(p.name).stem + ".gpu"})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -358,9 +370,9 @@ def gpu_verdicts(path: Path) -> dict:
         if r["code"] == "build":
             found[name] = ("fail", "build: " + first_error(r["out"]))
         elif r["code"] == "timeout":
-            found[name] = ("time", "still running after 20 s")
+            found[name] = ("time", "still running after 10 s")
         else:
-            found[name] = judge(r["code"], r["out"], "", 20)       # no success line asked for here
+            found[name] = judge(r["code"], r["out"], "", 10)       # no success line asked for here
     return found
 
 
@@ -378,18 +390,22 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
         f"no arguments as a student runs it (the emulator's own watchdog), under a limit of {timeout:g} s of CPU",
         "time. *pass*: exit code 0, no line saying it failed, and its success message where it prints one.",
         "*GPU-sized*: a kernel too large for a CPU, stopped by the watchdog with its estimate of the time it",
-        "needs (cudalab's correct answer for it). *time*: still running at the limit. CPU seconds are the",
-        "emulator's and the program's together.",
+        "needs (for a grid small enough to run in one batch: how far it got in 10 s), or an allocation larger than",
+        "the emulated device's 4 GiB: cudalab's correct answer for it. *time*: still running at the limit (each",
+        "kernel fits the watchdog, but there are hundreds of them). CPU seconds are the emulator's and the",
+        "program's together. Exercises with FIXME blanks for the student are left out (nvcc does not build them).",
         "",
         f"**{count['pass']} of {len(ran)} pass, {count['GPU-sized']} GPU-sized, {count['fail']} fail, "
         f"{count['time']} over the time limit; {len(rows) - len(ran)} left out.**",
         "",
     ]
     if gpu:
-        on_gpu = sum(gpu.get(r["name"], ("",))[0] == "pass" for r in ran)
+        tried = [r for r in ran if r["name"] in gpu]
+        on_gpu = sum(gpu[r["name"]][0] == "pass" for r in tried)
         lines += [f"On a GPU ({gpu_name}), built with NVIDIA's nvcc 13 for it (`-arch=native`, C++17 and",
-                  "CUDA 12's removed calls as cudalab builds them) and run with a 20 s limit: "
-                  f"**{on_gpu} of {len(ran)} pass**; the *GPU* column gives its result where it is not a pass.", ""]
+                  "CUDA 12's removed calls as cudalab builds them) and run with a 10 s limit: "
+                  f"**{on_gpu} of the {len(tried)} run there pass**; the *GPU* column gives its result where it is "
+                  "not a pass.", ""]
     lines += ["| program | result | CPU s | reason | built from |" + (" GPU |" if gpu else ""),
               "| --- | --- | ---: | --- | --- |" + (" --- |" if gpu else "")]
     for r in ran:
@@ -401,7 +417,7 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
         lines.append(row)
     lines += ["", "## Left out", "", "| program | reason |", "| --- | --- |"]
     lines += [f"| {r['name']} | {r['detail']} |" for r in rows if r["status"] == "left out"]
-    lines += ["", "Commands, as `cudalab run` was given them (in a copy of the program's folder):", ""]
+    lines += ["", "Commands, as `cudalab run` was given them (in the program's folder of a copy of its checkout):", ""]
     lines += [f"- {r['name']}: `{r['command']}`" for r in ran]
     out.write_text("\n".join(lines) + "\n")
 
@@ -418,14 +434,16 @@ def main(argv=None) -> int:
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
     p.add_argument("--stage-gpu", type=Path, metavar="DIR", help="copy the programs and run_gpu.py to DIR (to "
                    "run on a machine with a GPU: python3 DIR/run_gpu.py writes gpu.json), run none here")
-    p.add_argument("--gpu", type=Path, metavar="GPU.json", help="with --merge: run_gpu.py's results, as a column")
+    p.add_argument("--gpu", type=Path, nargs="+", metavar="GPU.json", help="with --merge: run_gpu.py's results, "
+                   "as a column")
     p.add_argument("--gpu-name", default="an NVIDIA H100")
     a = p.parse_args(argv)
     if a.merge:
         results = {}
         for f in a.merge:
             results.update(json.loads(f.read_text()))
-        write_markdown(results, a.markdown, a.timeout, gpu_verdicts(a.gpu) if a.gpu else None, a.gpu_name)
+        gpu = {name: verdict for f in a.gpu or () for name, verdict in gpu_verdicts(f).items()}
+        write_markdown(results, a.markdown, a.timeout, gpu or None, a.gpu_name)
         print(f"wrote {a.markdown}")
         return 0
     if not a.checkout:
@@ -440,6 +458,9 @@ def main(argv=None) -> int:
         stage_gpu(chosen, checkout, a.stage_gpu)
         print(f"{len(chosen)} programs in {a.stage_gpu}: run python3 {a.stage_gpu}/run_gpu.py on a GPU")
         return 0
+    work = Path(tempfile.mkdtemp(prefix="courses-")) / checkout.name
+    if not a.dry_run:
+        shutil.copytree(checkout, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     for path in dict.fromkeys(paths):
         prog = read_program(path, checkout)
         prefix = checkout.name + "/"
@@ -447,11 +468,12 @@ def main(argv=None) -> int:
             print(f"{prog.name}: {prog.left_out or 'cudalab run ' + ' '.join([*prog.options, *prog.sources])}"
                   f"  [{prog.how}]")
             continue
-        r = run_program(prog, checkout, a.timeout, a.logs)
+        r = run_program(prog, checkout, work, a.timeout, a.logs)
         r.name = prefix + r.name
         results[r.name] = asdict(r)
         a.json.write_text(json.dumps(results, indent=1))       # as it goes: a stopped run keeps its results
         print(f"{r.name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {r.detail[:110]}", flush=True)
+    shutil.rmtree(work.parent, ignore_errors=True)
     return 0
 
 

@@ -200,7 +200,9 @@ def _own_headers(deps_file: Path, cwd: Path) -> dict:
     if not deps_file.exists():
         return {}
     text = deps_file.read_text().replace("\\\n", " ")
-    paths = text.split(":", 1)[1].split() if ":" in text else []
+    rule = text.split(": ", 1)[1] if ": " in text else ""
+    # make's syntax: a space in a file name is escaped ("02\ matmul.cu")
+    paths = [re.sub(r"\\(.)", r"\1", w) for w in re.findall(r"(?:\\.|[^\s\\])+", rule)]
     skip = (str(cuda_home()), "/usr/", str(cuda_home().resolve()))
     found = {}
     for p in paths:

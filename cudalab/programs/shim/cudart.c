@@ -732,7 +732,13 @@ cudaError_t cudaGetDevice(int *device) {
     return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : ret(cudaErrorInvalidDevice); }
+cudaError_t cudaSetDevice(int device) {
+    if (device == 0) return cudaSuccess;
+    if (device > 0)         /* a program written for several GPUs: say why its second one is missing */
+        say_once("cudalab: cudaSetDevice(1 or more): the emulated machine has one GPU, device 0 (cudaGetDeviceCount "
+                 "gives 1). A program that needs several GPUs runs on a machine that has them.");
+    return ret(cudaErrorInvalidDevice);
+}
 cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
     (void)deviceFlags, (void)flags;
     return cudaSetDevice(device);

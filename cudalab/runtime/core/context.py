@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -542,7 +543,6 @@ class Context(GraphAPI, TextureAPI):
     def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
         """The watchdog's account of where the kernel was and how far it got (``progress``, the
         engine's pace.Progress), told as the program's time limit running out."""
-        import re
         where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+|an unknown line)\.", detail)
         where = f" {where.group(0)}" if where else ""
         how_far = f" {progress.describe()}" if progress is not None else ""
@@ -558,10 +558,15 @@ class Context(GraphAPI, TextureAPI):
     def func_attributes(self, fn: Function) -> dict:
         from ...emulator.engine import stack_size
         p = self.profile
+        cc = p.cc[0] * 10 + p.cc[1]
+        # ptxVersion is the architecture the PTX was built for (-arch=sm_75: 75), which a GPU's driver
+        # compiles for itself (binaryVersion): CUB (Thrust) picks its tuning by it and stops with
+        # cudaErrorInvalidDeviceFunction unless it is one the program was built for
+        target = re.match(r"sm_(\d+)", getattr(fn.program.module, "target", "") or "")
         return {"sharedSizeBytes": fn.static_shared, "constSizeBytes": 0,
                 "localSizeBytes": stack_size(fn.program, fn.program.function(fn.mangled)),
                 "maxThreadsPerBlock": p.max_threads_per_block, "numRegs": fn.registers,
-                "ptxVersion": p.cc[0] * 10 + p.cc[1], "binaryVersion": p.cc[0] * 10 + p.cc[1],
+                "ptxVersion": int(target.group(1)) if target else cc, "binaryVersion": cc,
                 "maxDynamicSharedSizeBytes": self.max_dynamic_shared(fn), "preferredShmemCarveout": fn.carveout}
 
     def func_set_attribute(self, fn: Function, attr: int, value: int):
