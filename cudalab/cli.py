@@ -9,7 +9,10 @@ includes it), the program runs in the current folder, and its argv[0] is ``./a.o
 -gencode, -lineinfo, -G, -Xcompiler, --extended-lambda, --expt-relaxed-constexpr, --use_fast_math,
 -l/-L, -o, -w, ... With ``--device gpu`` (or ``CUDALAB_DEVICE=gpu``) the same files are built with
 the real nvcc and NVIDIA's runtime and run on the GPU. ``--timeout S`` stops a program (and the
-kernel it is running) after S seconds; for a kernel file it is how long the launch may run.
+kernel it is running) after S seconds; for a kernel file it is how long the launch may run. Without
+it, a kernel run from a terminal may take TERMINAL_WATCHDOG_SECONDS (2 minutes) of CPU time before the
+watchdog stops it: programs from courses and books are sized for a GPU, where a kernel of 30 s on
+the emulator is normal, and a terminal has Ctrl-C (a notebook cell keeps the 10 s watchdog).
 
 A single kernel file (no ``int main``) runs on the emulated GPU (or the real one with
 ``CUDALAB_DEVICE=gpu``) as its ``// cudalab:`` comment lines say::
@@ -45,6 +48,7 @@ from .errors import CudaError
 from .programs.command import NvccCommand, NvccUsageError, parse_nvcc
 
 INITS = ("random", "arange", "zeros")
+TERMINAL_WATCHDOG_SECONDS = 120.0
 _DIRECTIVE = re.compile(r"^\s*//\s*cudalab:\s*(.*?)\s*$", re.M)
 _ARRAY = re.compile(r"(\w+)\s*=\s*(\w+)\s+(\w+)\s*\[([^\]]+)\]$")
 _SCALAR = re.compile(r"(\w+)\s*=\s*(\w+)\s+(\S+)$")
@@ -236,8 +240,15 @@ def run_program_files(args, profile: bool = False) -> int:
     if profile and device == "gpu":
         raise UsageError("profile counts on the emulator; on a real GPU, run the program under Nsight Compute "
                          "(ncu ./a.out)")
-    res = run_command(args.nvcc, args.program_args, device=device, capture=False, timeout=args.timeout,
-                      profile=profile)
+    from .runtime import device as devices
+    saved = devices.WATCHDOG_SECONDS
+    if args.timeout is None:             # a program given --timeout gives its kernels that time instead
+        devices.set_watchdog(max(saved, TERMINAL_WATCHDOG_SECONDS))
+    try:
+        res = run_command(args.nvcc, args.program_args, device=device, capture=False, timeout=args.timeout,
+                          profile=profile)
+    finally:
+        devices.set_watchdog(saved)
     sys.stderr.write(res.stderr)
     if profile:
         for k, rec in enumerate(res.launches):
@@ -256,7 +267,7 @@ def cmd_run(args) -> int:
     if is_program(args.nvcc):
         return run_program_files(args)
     source, mod = _compile(args)
-    mod.watchdog = args.timeout         # a kernel file's launch may run this long
+    mod.watchdog = args.timeout or TERMINAL_WATCHDOG_SECONDS      # a kernel file's launch may run this long
     spec = parse_launch_spec(source)
     if spec is None:
         print(f"{args.nvcc.sources[0]}: kernels {', '.join(mod.kernels) or '(none)'}\n"

@@ -161,3 +161,26 @@ int main() { int* d; cudaMalloc(&d, 256); shift<<<1, 64>>>(d); cudaDeviceSynchro
     out, err = capfd.readouterr()
     assert "done" in out
     assert "Race reported between Write access at line 4 and Read access at line 5" in out + err
+
+
+def test_a_program_run_from_a_terminal_gives_its_kernels_two_minutes(tmp_path, monkeypatch):
+    # programs from courses are sized for a GPU: a kernel of 30 s here is normal, so the terminal's
+    # watchdog is 2 minutes (a notebook cell keeps 10 s), and --timeout, when given, is what counts
+    import cudalab.emulator.engine as engine
+    from cudalab.runtime import device
+    seen = []
+    real = engine.launch
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["timeout"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "launch", spy)
+    (tmp_path / "one.cu").write_text("__global__ void k(int *x) { *x = 1; }\n"
+                                     "int main() { int *x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); return cudaDeviceSynchronize(); }\n")
+    monkeypatch.chdir(tmp_path)
+    before = device.WATCHDOG_SECONDS
+    assert main(["run", "one.cu"]) == 0
+    assert main(["run", "--timeout", "30", "one.cu"]) == 0
+    assert seen == [120, 30]
+    assert device.WATCHDOG_SECONDS == before            # the notebook's limit is untouched afterwards
