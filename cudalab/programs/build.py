@@ -181,9 +181,14 @@ def _registers(log: str) -> dict:
     return regs
 
 
+_NO_RESOURCE_USAGE = "Resource usage is not shown as the final resource allocation is not done"
+
+
 def _student_log(log: str, workdir: Path | None = None, shown: str = "", line_offset: int = 0) -> str:
-    """nvcc's messages without ptxas's resource lines, cudalab's own folders, and cell lines shifted back."""
-    log = "\n".join(l for l in log.splitlines() if not l.startswith("ptxas info") and not l.startswith("    "))
+    """nvcc's messages without ptxas's resource lines (and nvcc's warning that -rdc=true has none:
+    cudalab asked for them, not the student), cudalab's own folders, and cell lines shifted back."""
+    log = "\n".join(l for l in log.splitlines() if not l.startswith(("ptxas info", "    "))
+                    and _NO_RESOURCE_USAGE not in l)
     if workdir is not None:
         log = log.replace(str(workdir) + "/", "")
     if line_offset:
