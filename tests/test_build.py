@@ -219,6 +219,17 @@ def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatc
         run_program(["main.cu", "helper.cu"])
 
 
+def test_a_makefile_that_links_cudart_by_name_builds(tmp_path, monkeypatch):
+    write(tmp_path, {"linked.cu": """\
+        #include <cstdio>
+        __global__ void one(int* x) { *x = 1; }
+        int main() { int* x; cudaMallocManaged(&x, 4); one<<<1, 1>>>(x); cudaDeviceSynchronize(); printf("%d\\n", *x); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("linked.cu", options=["-lcudart", "-o", "linked"])
+    assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+
+
 def test_a_kernel_waiting_for_its_children_is_explained(tmp_path, monkeypatch):
     write(tmp_path, {"nested.cu": """\
         __global__ void child(int* x) { x[threadIdx.x] += 1; }
