@@ -161,7 +161,7 @@ def oldest_arch() -> int:
 
 
 _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
-_NO_LIBRARY = re.compile(r"cannot find -l(\S+)")
+_NO_LIBRARY = re.compile(r"cannot find -l([^\s:]+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
 _LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND (its host API)",
