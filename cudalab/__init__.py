@@ -16,8 +16,9 @@ from .runtime.device import set_watchdog, use  # noqa: F401
 from .runtime.module import Kernel, Module, compile  # noqa: F401
 from .runtime.progress import set_progress  # noqa: F401
 from .runtime.record import LaunchRecord, last_launch  # noqa: F401
-from .runtime.streams import (Event, Stream, default_stream, device_attribute, device_properties,  # noqa: F401
-                              event, pinned, pinned_array, record_timeline, stream, timeline)
+from .runtime.streams import (Event, Stream, default_stream, device_attribute, device_limit,  # noqa: F401
+                              device_properties, event, pinned, pinned_array, record_timeline,
+                              set_device_limit, stream, timeline)
 from .runtime.textures import cuda_array, mipmapped_array, surface, texture  # noqa: F401
 from .device import set_device  # noqa: F401
 from .device.occupancy import max_potential_block_size, occupancy  # noqa: F401

@@ -7,71 +7,83 @@ and fast) with the profile, the sanitizers and the widgets at hand.
     CUDALAB_NUMBA=1 (environment) at ``import cudalab`` # the same as install()
 
 Patched on the ``numba.cuda`` module: ``jit`` (kernels become cudalab.jit kernels, device functions
-stay numba's), the device arrays (``to_device``, ``device_array``, ``device_array_like``,
-``pinned_array``), ``stream``/``default_stream``/``event``, ``synchronize``, ``is_available`` and
-``get_current_device`` (the selected device profile). Code that imported a name before install()
-keeps numba's. ``uninstall()`` puts numba's own back.
+stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_device``,
+``device_array``..., numba's DeviceNDArray with slicing and views: pykernels/devicearray.py),
+pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
+``get_current_device``/``current_context`` (the selected device profile). Code that imported a
+name before install() keeps numba's. ``uninstall()`` puts numba's own back.
 """
 from __future__ import annotations
 
 import runpy
 import sys
-from dataclasses import dataclass
-
-import numpy as np
 
 _SAVED: dict = {}
 
+# numba.cuda's host functions that cudalab answers (cudalab/pykernels/host.py has them under numba's names)
+_HOST_NAMES = ("to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
+               "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped", "stream", "default_stream",
+               "external_stream", "event", "event_elapsed_time", "synchronize", "get_current_device",
+               "list_devices", "select_device", "current_context", "close", "detect", "defer_cleanup",
+               "profile_start", "profile_stop", "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
+               "gpus", "compile_ptx_for_current_device", "compile_for_current_device", "is_float16_supported",
+               "is_bfloat16_supported")
 
-@dataclass(frozen=True)
-class EmulatedDevice:
-    """What ``numba.cuda.get_current_device()`` tells a program: the selected device profile."""
-
-    name: str
-    compute_capability: tuple
-    id: int = 0
-
-
-def _current_device():
-    from .device import current
-    p = current()
-    return EmulatedDevice(p.gpu or p.name, tuple(p.cc))
+# A program run unmodified was written for a GPU, where its kernels take what they take: install()
+# gives each kernel this long on the emulator (the numba documentation's largest examples need
+# about 20 s) instead of the 10 s that stops a runaway kernel in a notebook.
+WATCHDOG_SECONDS = 600.0
 
 
 def _replacements() -> dict:
-    from . import pykernels, synchronize
+    from . import pykernels
+    from .pykernels import host
     from .pykernels.compiler import numpy_compat
-    from .runtime import arrays, streams
     numpy_compat()
-    return {
-        "jit": pykernels.jit,
-        "to_device": lambda ary, stream=0, copy=True, to=None: arrays.to_device(ary, stream=stream),
-        "device_array": lambda shape, dtype=np.float64, strides=None, order="C", stream=0:
-            arrays.device_array(shape, dtype, stream=stream),      # numba's default dtype is float64
-        "device_array_like": lambda ary, stream=0: arrays.device_array_like(ary, stream=stream),
-        "pinned_array": lambda shape, dtype=np.float64, strides=None, order="C": streams.pinned_array(shape, dtype),
-        "stream": streams.stream,
-        "default_stream": streams.default_stream,
-        "event": lambda timing=True: streams.event(timing),
-        "synchronize": synchronize,
-        "is_available": lambda: True,
-        "get_current_device": _current_device,
-    }
+    out = {name: getattr(host, name) for name in _HOST_NAMES}
+    out.update(jit=pykernels.jit, is_available=lambda: True,
+               legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
+    return out
 
 
-def install():
-    """Make ``numba.cuda`` launch on cudalab (see the module docstring); calling it twice is harmless."""
+def _method_patches() -> list:
+    """(class, method name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
+    memory in numba's own device array; over cudalab's memory they take cudalab's views."""
+    from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
+    from .pykernels import host
+    return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
+            (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
+            (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis)]
+
+
+def install(watchdog: float | None = WATCHDOG_SECONDS):
+    """Make ``numba.cuda`` launch on cudalab (see the module docstring); calling it twice is harmless.
+    ``watchdog``: seconds a kernel may run before the emulator stops it (None: leave it as it is)."""
     from numba import cuda
+    from .runtime import device
     for name, new in _replacements().items():
-        _SAVED.setdefault(name, getattr(cuda, name))
+        _SAVED.setdefault(name, getattr(cuda, name, None))
         setattr(cuda, name, new)
+    for cls, name, new in _method_patches():
+        _SAVED.setdefault((cls, name), cls.__dict__[name])
+        setattr(cls, name, new)
+    if watchdog is not None:
+        _SAVED.setdefault("watchdog", device.WATCHDOG_SECONDS)
+        device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))
 
 
 def uninstall():
     """Give ``numba.cuda`` its own functions back."""
     from numba import cuda
+    from .runtime import device
+    if "watchdog" in _SAVED:
+        device.set_watchdog(_SAVED.pop("watchdog"))
     for name, old in _SAVED.items():
-        setattr(cuda, name, old)
+        owner, name = name if isinstance(name, tuple) else (cuda, name)
+        if old is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, old)
     _SAVED.clear()
 
 

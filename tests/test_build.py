@@ -295,7 +295,7 @@ def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_pat
 
 
 def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_path, monkeypatch):
-    # managed memory prefetched and advised by device number, and cudaThreadSynchronize
+    # managed memory prefetched and advised by device number, cudaThreadSynchronize and its limits
     write(tmp_path, {"um.cu": """\
         #include <cstdio>
         __global__ void inc(int* x) { x[threadIdx.x] += 1; }
@@ -307,12 +307,15 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
             inc<<<1, 32>>>(x);
             cudaError_t back = cudaMemPrefetchAsync(x, 32 * sizeof(int), cudaCpuDeviceId, 0);
             cudaError_t synced = cudaThreadSynchronize();
-            printf("%d %d %d %d %d %d\\n", advised, there, back, synced, x[0], x[31]);
+            size_t heap = 0;
+            cudaThreadSetLimit(cudaLimitMallocHeapSize, 1 << 24);
+            cudaThreadGetLimit(&heap, cudaLimitMallocHeapSize);
+            printf("%d %d %d %d %d %d %zu\\n", advised, there, back, synced, x[0], x[31], heap);
         }
     """})
     monkeypatch.chdir(tmp_path)
     r = run_program("um.cu", options=["-o", "um"])
-    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32\n"), r.stderr
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32 16777216\n"), r.stderr
 
 
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
@@ -398,6 +401,15 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ {call} }}\n"})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match=message):
+        run_program("p.cu")
+
+
+@pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
+                                            ("cutil_inline.h", "CUDA 4 and older")])
+def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
+    write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=f"hint: {header} comes with .*{where}"):
         run_program("p.cu")
 
 

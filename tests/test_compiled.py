@@ -527,6 +527,161 @@ def test_check_mode_runs_each_region_both_ways(monkeypatch):
     assert checked and np.array_equal(got["check"], got["interp"])
 
 
+
+# ---------------------------------------------------------------- regions with cuts: barriers and shuffles
+
+def cut_spans(source, kernel):
+    """The (start, end) pcs of the regions with cuts (regions.py, "Cuts") in ``kernel``."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program, _DecodeContext
+    m = cudalab.compile(source)
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel(kernel).mangled)
+    info = compiled._compilable(df, _DecodeContext(df.func, prog.module, df.param_offsets))
+    return regions.find(df, info, compiled.liveness(df)[1], regions.cuts(df, info))
+
+
+WARP_SUMS = r"""
+__global__ void warp_sums(const int* x, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? x[i] : 0;
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffff, v, offset);
+    int w = __shfl_xor_sync(0xffffffff, v, 3) - __shfl_up_sync(0xffffffff, v, 5)
+            + __shfl_sync(0xffffffff, v, (threadIdx.x * 7) % 32, 16);
+    out[2 * i] = v;
+    out[2 * i + 1] = w;
+}
+"""
+
+
+@pytest.mark.parametrize("block", [256, 96, 48])
+def test_shuffles_run_warp_by_warp_with_the_same_bytes_and_counts(block, monkeypatch):
+    """The whole kernel is one region; 48 threads a block leaves padding lanes in each block's
+    second warp, so the region gives way to the groups there (the bytes are the same either way)."""
+    spans = cut_spans(WARP_SUMS, "warp_sums")
+    assert len(spans) == 1 and spans[0][0] == 0
+    x = np.random.default_rng(7).integers(-1000, 1000, 1000).astype(np.int32)
+    blocks = (1000 + block - 1) // block
+    same_in_both_tiers(monkeypatch, WARP_SUMS, "warp_sums", blocks, block,
+                       lambda: [x, np.zeros(2 * blocks * block, np.int32), np.int32(1000)])
+
+
+VOTES = r"""
+__global__ void votes(const int* x, unsigned* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = x[i];
+    unsigned half = threadIdx.x & 1 ? 0xaaaaaaaau : 0x55555555u;        // member masks differ by lane
+    out[8 * i] = __ballot_sync(0xffffffff, v > 0);
+    out[8 * i + 1] = __any_sync(half, v > 90) + 2 * __all_sync(half, v > -90) + 4 * __uni_sync(0xffffffff, v & 1);
+    out[8 * i + 2] = __activemask();
+    out[8 * i + 3] = __reduce_add_sync(0xffffffff, v);
+    out[8 * i + 4] = __reduce_min_sync(half, v);
+    out[8 * i + 5] = __reduce_max_sync(0xffffffff, (unsigned)v);
+    out[8 * i + 6] = __reduce_or_sync(half, v) ^ __reduce_xor_sync(0xffffffff, v) + __reduce_and_sync(half, v);
+}
+"""
+
+
+def test_votes_and_warp_reductions_run_in_a_region_with_the_same_bytes(monkeypatch):
+    spans = cut_spans(VOTES, "votes")
+    assert len(spans) == 1
+    x = np.random.default_rng(9).integers(-100, 100, 256).astype(np.int32)
+    x[32:64] = 5                                   # a warp where every vote agrees
+    same_in_both_tiers(monkeypatch, VOTES, "votes", 2, 128, lambda: [x, np.zeros(8 * 256, np.uint32)])
+
+
+HISTOGRAM = r"""
+__global__ void histogram(const unsigned char* data, unsigned* hist, int n) {
+    __shared__ unsigned local[256];
+    int t = threadIdx.x;
+    local[t] = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + t;
+    if (i < n) atomicAdd(&local[data[i]], 1u);
+    __syncthreads();
+    atomicAdd(&hist[t], local[t]);
+}
+"""
+
+
+def test_a_kernel_with_barriers_runs_block_by_block_with_the_same_bytes_and_counts(monkeypatch):
+    assert cut_spans(HISTOGRAM, "histogram")
+    data = np.random.default_rng(8).integers(0, 256, 5000).astype(np.uint8)
+    args = same_in_both_tiers(monkeypatch, HISTOGRAM, "histogram", 20, 256,
+                              lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
+    assert np.array_equal(args[1], np.bincount(data, minlength=256))
+
+
+TRANSPOSE = r"""
+#define T 10
+__global__ void transpose(const float* in, float* out, int w, int h) {
+    __shared__ float tile[T][T + 1];
+    int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+    if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+    __syncthreads();
+    x = blockIdx.y * T + threadIdx.x; y = blockIdx.x * T + threadIdx.y;
+    if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
+}
+"""
+
+
+def test_a_barrier_in_2d_blocks_with_padding_lanes_gives_the_same_bytes_and_counts(monkeypatch):
+    """10x10 threads: each block is 100 threads in 128 lanes (a barrier needs no whole warps)."""
+    assert cut_spans(TRANSPOSE, "transpose")
+    a = np.random.default_rng(10).random((23, 37), np.float32)
+    args = same_in_both_tiers(monkeypatch, TRANSPOSE, "transpose", (4, 3), (10, 10),
+                              lambda: [a, np.zeros((37, 23), np.float32), np.int32(37), np.int32(23)])
+    assert np.array_equal(args[1], a.T)
+
+
+NAN_THEN_SHUFFLE = r"""
+__global__ void nan_then_shuffle(const double* a, double* out, int* oob, int bad) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    double v = a[t] * 2.0;                 // a NaN stops the thread in the native code
+    v += __shfl_down_sync(0xffffffff, v, 1);
+    out[t] = v + oob[t == bad ? 1 << 20 : t];
+}
+"""
+
+
+def test_a_thread_that_stops_before_a_shuffle_holds_its_block_at_the_shuffle(monkeypatch):
+    """A float64 NaN hands its thread to the interpreter; its block's other threads wait at the
+    shuffle for it (else they would read its register before it is written)."""
+    assert cut_spans(NAN_THEN_SHUFFLE, "nan_then_shuffle")
+    a = np.arange(128, dtype=np.float64)
+    a[[5, 70]] = np.nan
+    same_in_both_tiers(monkeypatch, NAN_THEN_SHUFFLE, "nan_then_shuffle", 2, 64,
+                       lambda: [a, np.zeros(128), np.zeros(128, np.int32), np.int32(-1)])
+
+
+def test_an_out_of_bounds_read_after_a_shuffle_names_the_line_and_thread(monkeypatch):
+    m = cudalab.compile(NAN_THEN_SHUFFLE)
+
+    def run():
+        oob = cudalab.to_device(np.zeros(128, np.int32))
+        m.nan_then_shuffle[2, 64](np.ones(128), np.zeros(128), oob, np.int32(77))
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0]
+    assert "line 6" in got["compiled"][0] and "thread (13,0,0) in block (1,0,0)" in got["compiled"][0]
+
+
+def test_check_mode_runs_regions_with_cuts_both_ways(monkeypatch):
+    from cudalab.emulator import regions
+    checked = []
+    real = regions.Runner._check
+    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.cuts) or real(self, *a))
+    x = np.arange(512, dtype=np.int32)
+    got = {}
+    for tier in ("interp", "check"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        out = np.zeros(1024, np.int32)
+        cudalab.compile(WARP_SUMS).warp_sums[2, 256](x, out, np.int32(512))
+        got[tier] = out
+    assert any(checked) and np.array_equal(got["check"], got["interp"])
+
+
 # ---------------------------------------------------------------- more instruction forms, compiled
 
 def native_pcs(module, kernel):
@@ -762,3 +917,123 @@ def test_float64_reciprocal_approximations_give_the_same_bits_natively(monkeypat
     o = np.frombuffer(got["interp"][1][n * 16:], np.float64).reshape(n, 2)
     assert o[2].tolist() == [1.0, 1.0] and o[7, 0] == np.inf           # 1/1; 1/(smallest subnormal) overflows
     assert_native(m, "approx_f64", ("rcp", "rsqrt"))
+
+
+DIRECTED = r"""
+#define OPS(T, c, k, x, y) \
+    asm("add.rz." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k] = r; \
+    asm("add.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 1] = r; \
+    asm("sub.rp." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 2] = r; \
+    asm("sub.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 3] = r; \
+    asm("mul.rz." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 4] = r; \
+    asm("mul.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 5] = r; \
+    asm("mul.rp." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 6] = r; \
+    asm("div.rz." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 7] = r; \
+    asm("div.rm." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 8] = r; \
+    asm("div.rp." T " %0, %1, %2;" : "=" c(r) : c(x), c(y)); o[k + 9] = r;
+__global__ void directed_f32(const float* a, const float* b, float* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float r;
+    o += i * 10;
+    OPS("f32", "f", 0, a[i], b[i])
+}
+__global__ void directed_f64(const double* a, const double* b, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double r;
+    o += i * 10;
+    OPS("f64", "d", 0, a[i], b[i])
+}
+"""
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_directed_rounding_gives_the_same_bits_natively(dt, monkeypatch):
+    """add, sub, mul and div rounded toward zero, down and up (interval arithmetic's __dadd_rd and
+    friends): exact and inexact results, zero sums (-0 when rounding down), products and quotients
+    that underflow or overflow, subnormals, infinities and NaN give the same bits both ways, and
+    none of them is interpreted (lanes that need the interpreter's rules bail out to it)."""
+    m = cudalab.compile(DIRECTED)
+    rng = np.random.default_rng(11)
+    ut = np.uint32 if dt == np.float32 else np.uint64
+    edges = np.array(F32_EDGE_BITS if dt == np.float32 else F64_EDGE_BITS, ut).view(dt)
+    edges = np.concatenate([edges, np.array([3, -1e-30, 1e30], dt)])
+    pairs = len(edges) ** 2                       # every pair of edge values: overflow, inf - inf, x / 0, ...
+    n = 768
+    big = 120 if dt == np.float32 else 1000
+    wide = (rng.standard_normal(n) * 2.0 ** rng.integers(-big, big, n)).astype(dt)
+    a = np.concatenate([np.repeat(edges, len(edges)), wide[:n - pairs]])
+    b = np.concatenate([np.tile(edges, len(edges)), rng.standard_normal(n - pairs).astype(dt)])
+    b[-8:] = a[-8:]                               # x - x: an exact zero, -0 when rounding down
+    b[-16:-8] = -a[-16:-8]
+    b[-24:-16] = a[-24:-16] * dt(1 + 2.0 ** -20)  # near cancellation
+    kernel = "directed_f32" if dt == np.float32 else "directed_f64"
+    reruns = []
+    run_on_interpreter = compiled._Runner._interpret
+    monkeypatch.setattr(compiled._Runner, "_interpret", lambda self, ex: reruns.append(self) or
+                        run_on_interpreter(self, ex))
+
+    def run(x, y):
+        o = np.zeros(len(x) * 10, dt)
+        getattr(m, kernel)[len(x) // 64, 64](x, y, o)
+        return o.tobytes()
+    got = both_tiers(lambda: run(a, b), monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1], dt).reshape(n, 10)
+    assert np.signbit(o[-1, 3]) and not np.signbit(o[-1, 2])     # x - x: -0 rounding down, +0 up
+    q = o[pairs:n - 24]                           # random quotients: rounded down and up, one ulp apart
+    assert (np.nextafter(q[:, 8], dt(np.inf)) == q[:, 9]).all()
+    if dt == np.float64:       # a NaN made from numbers and float64 underflows bail out; the rest is native
+        assert reruns
+        reruns.clear()
+        x = np.array([0, -0.0, 1, -3, 1e300, -1e300, np.finfo(dt).max, np.inf, -np.inf, np.nan], dt)
+        y = np.array([1, -3, 1e150, -0.7, 5e-5, 7, np.inf, 2.5, 1e10, np.nan], dt)   # (x / inf is 0)
+        xs, ys = np.repeat(x, len(y)), np.tile(y, len(x))
+        x2, y2 = np.resize(xs, 128), np.resize(ys, 128)
+        y2[np.isinf(y2) & (np.isinf(x2) | (x2 == 0))] = 2.0                   # (inf - inf, 0 * inf: NaN)
+        got = both_tiers(lambda: run(x2, y2), monkeypatch)
+        assert got["compiled"] == got["interp"]
+    assert not reruns
+    assert_native(m, kernel, ("add", "sub", "mul", "div"))
+
+
+NAN_F64 = r"""
+__global__ void nan_f64(const double* a, const double* b, double* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    o[i * 3] = a[i] + b[i];
+    o[i * 3 + 1] = a[i] - b[i];
+    o[i * 3 + 2] = a[i] * b[i];
+}
+"""
+
+
+def test_a_float64_nan_operand_passes_through_natively_quieted(monkeypatch):
+    """add, sub and mul.f64 with a NaN operand (a quiet one, a signalling one, a negative one: the
+    empty intervals of interval arithmetic) give that NaN quieted, of two NaNs the first (as an
+    H100), natively: no group is rerun in the interpreter. A NaN made from numbers (inf - inf)
+    still is."""
+    m = cudalab.compile(NAN_F64)
+    nans = np.array([0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8000000000123], np.uint64).view(np.float64)
+    n = 64
+    a = np.random.default_rng(12).standard_normal(n)
+    b = a[::-1].copy()
+    a[:3], b[3:6], a[6:9], b[6:9] = nans, nans, nans, nans                 # one NaN; the same NaN twice
+    a[9:12], b[9:12] = nans, nans[::-1]                                    # two NaNs: the first
+    reruns = []
+    run_on_interpreter = compiled._Runner._interpret
+    monkeypatch.setattr(compiled._Runner, "_interpret", lambda self, ex: reruns.append(self) or
+                        run_on_interpreter(self, ex))
+
+    def run(x, y):
+        o = np.zeros(n * 3)
+        m.nan_f64[1, n](x, y, o)
+        return o.tobytes()
+    got = both_tiers(lambda: run(a, b), monkeypatch)
+    assert got["compiled"] == got["interp"] and not reruns
+    assert_native(m, "nan_f64", ("add", "sub", "mul"))
+    o = np.frombuffer(got["interp"][1], np.uint64).reshape(n, 3)
+    assert o[1].tolist() == [0x7FF8000000000001] * 3 and o[3, 1] == 0x7FF8000000000000
+    assert o[11].tolist() == [0xFFF8000000000123] * 3
+    a2, b2 = a.copy(), b.copy()
+    a2[20], b2[20] = np.inf, np.inf                                          # inf - inf: the interpreter's
+    got = both_tiers(lambda: run(a2, b2), monkeypatch)
+    assert got["compiled"] == got["interp"] and reruns

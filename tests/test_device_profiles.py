@@ -6,7 +6,7 @@ import pytest
 
 from cudalab import device
 from cudalab.device import profiles
-from cudalab.runtime.launch import DEFAULT_LIMITS, Limits
+from cudalab.runtime.launch import Limits
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 
@@ -67,7 +67,9 @@ def test_features(arch, has_redux, has_bf16, has_clusters):
 
 
 def test_limits_are_the_runtimes_dataclass():
-    assert profiles.get("sm_80").limits() == DEFAULT_LIMITS
+    assert profiles.get("sm_80").limits() == Limits(max_threads_per_block=1024, max_block=(1024, 1024, 64),
+                                                    max_grid=(2**31 - 1, 65535, 65535), shared_per_block=48 * 1024,
+                                                    shared_per_block_optin=163 * 1024)
     t4 = profiles.get("T4").limits()
     assert isinstance(t4, Limits) and t4.shared_per_block_optin == 64 * 1024
 

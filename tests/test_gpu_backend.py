@@ -164,6 +164,12 @@ def test_newest_ptx_isa_of_a_driver(cuda, isa):
     assert max_ptx_isa(cuda) == isa
 
 
+def test_the_gpus_sticky_errors_are_the_emulated_runtimes():
+    from cudalab.gpu.backend import _STICKY, _runtime_name
+    from cudalab.runtime.core.errors import STICKY
+    assert {_runtime_name(n) for n in _STICKY} == STICKY
+
+
 def test_only_a_newer_ptx_version_is_lowered():
     ptx = "//\n.version 9.5\n.target sm_80\n.address_size 64\n"
     assert lower_ptx_version(ptx, (9, 0)) == (ptx.replace("9.5", "9.0"), "9.5")

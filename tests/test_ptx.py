@@ -1,4 +1,9 @@
 """The PTX parser and control-flow analysis, on PTX that NVRTC really emits."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from cudalab.frontend.nvrtc import compile_to_ptx
@@ -52,3 +57,13 @@ def test_operands_are_plain_tuples():
 def test_garbage_names_its_ptx_line():
     with pytest.raises(PtxSyntaxError, match="PTX line"):
         parse(".version 8.0\n.target sm_80\n.foo bar baz;\n")
+
+
+def test_compiling_opens_nvrtc_without_cuda_bindings():
+    """NVRTC is called through ctypes (frontend/libnvrtc.py): cuda-bindings' driver module and
+    cuda.pathfinder cost a notebook's first cell about a third of a second to import."""
+    code = ("import sys, cudalab; m = cudalab.compile('__global__ void k(int* o) { o[0] = 1; }'); "
+            "print('.entry' in m.ptx, 'cuda.bindings.driver' in sys.modules, 'cuda.pathfinder' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent)))
+    assert out.stdout.split() == ["True", "False", "False"], out.stderr

@@ -271,6 +271,9 @@ def test_unmodified_numba_cuda_code_runs_on_cudalab_after_install():
         assert cuda.device_array(3).dtype == np.float64          # numba's default, not cudalab's
         states = create_xoroshiro128p_states(64, seed=1)          # numba's own code, on cudalab's arrays
         assert isinstance(states, cudalab.DeviceArray) and states.shape == (64,)
+        dev = cuda.get_current_device()                           # the selected profile, as programs see it
+        assert (dev.MULTIPROCESSOR_COUNT, dev.MAX_THREADS_PER_BLOCK, dev.WARP_SIZE) == (
+            cudalab.device_attribute("MultiProcessorCount"), 1024, 32)
     finally:
         cudalab.numba.uninstall()
     assert not cudalab.numba.installed() and cuda.jit is not cudalab.jit

@@ -102,6 +102,35 @@ def test_too_much_shared_memory(mod):
         mod.plain[1, 32, 0, 100_000](np.zeros(32, np.int32))
 
 
+BIG_SHARED = r'''
+__global__ void reverse(float* out, int n) {
+  extern __shared__ float buf[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = i;
+  __syncthreads();
+  out[threadIdx.x] = buf[n - 1 - threadIdx.x];
+}'''
+
+
+def test_more_than_48_KiB_of_dynamic_shared_memory_after_opting_in():
+    """cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, ...) as in a
+    program, with the same checks: up to the device's opt-in limit (227 KiB on an H100)."""
+    before = cudalab.device.current()
+    cudalab.set_device("H100")
+    try:
+        k = cudalab.compile(BIG_SHARED).reverse
+        n, out = 100 * 1024 // 4, np.zeros(32, np.float32)
+        with pytest.raises(LaunchError, match="kernel.set_attribute"):
+            k[1, 32, 0, n * 4](out, n)
+        k.set_attribute("MaxDynamicSharedMemorySize", n * 4)
+        k[1, 32, 0, n * 4](out, n)
+        assert (out == np.arange(n - 1, n - 33, -1)).all()
+        with pytest.raises(CudaError, match="at most 232,448 bytes") as e:
+            k.set_attribute("cudaFuncAttributeMaxDynamicSharedMemorySize", 228 * 1024)
+        assert e.value.code == "cudaErrorInvalidValue"
+    finally:
+        cudalab.set_device(before)
+
+
 def test_out_of_bounds_write_is_reported_like_compute_sanitizer_and_next_launch_works(mod):
     a = np.zeros(100, np.float32)
     with pytest.raises(KernelError) as e:
@@ -273,3 +302,16 @@ __global__ void dive(int* seen, int depth) {
     assert (seen.copy_to_host()[:21] == 1).all()
     assert many <= few + 50, f"{few} lookups in the allocation table with few arrays alive, {many} with 10,000 more"
     del unrelated
+
+
+def test_out_of_memory_names_the_largest_allocation_that_still_fits():
+    # each block is followed by a 512-byte red zone: a request for all that is left does not fit,
+    # and the message says what would, not "asked for N bytes, but N are left"
+    from cudalab.emulator.memory import DeviceMemory
+    memory = DeviceMemory(limit=1 << 20)
+    memory.alloc(1024)
+    left = (1 << 20) - 1024 - 512          # less the first block and its red zone
+    with pytest.raises(CudaError, match=f"asked for {left:,} bytes, but the largest allocation that fits .* is "
+                                        f"now {left - 512:,} bytes"):
+        memory.alloc(left)
+    memory.alloc(left - 512)

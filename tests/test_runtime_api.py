@@ -118,8 +118,9 @@ def test_memory_pools(h100):
     assert out.endswith("Result = PASS\n")
 
 
-def run_source(source, timeout=120):
-    return cudalab.programs.run_program_source("#include <cstdio>\n" + source, timeout=timeout, line_offset=1)
+def run_source(source, timeout=120, options=()):
+    return cudalab.programs.run_program_source("#include <cstdio>\n" + source, timeout=timeout, line_offset=1,
+                                               options=options)
 
 
 def test_a_host_callback_that_starts_a_thread_which_calls_the_runtime():
@@ -257,6 +258,93 @@ int main() {
     assert cudalab.stream(priority=-9).priority == -5 and cudalab.stream(priority=3).priority == 0
     with pytest.raises(cudalab.CudaError, match="not a device attribute"):
         cudalab.device_attribute("Warpsize")
+
+
+DEVICE_SEEN = r"""
+__global__ void seen(long long *out) {
+    unsigned sms; asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+    int v; size_t heap;
+    out[0] = sms;
+    cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0); out[1] = v;
+    cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0); out[2] = v;
+    cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0); out[3] = v;
+    cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize); out[4] = heap;
+    out[5] = cudaDeviceGetAttribute(&v, (cudaDeviceAttr)200, 0);      // not an attribute: as on the host
+}
+"""
+
+
+def test_a_kernel_sees_the_same_device_from_python_and_from_a_program():
+    """%nsmid, and the device runtime's cudaDeviceGetAttribute and cudaDeviceGetLimit, answer from
+    the selected profile and the context's limits, for a Python launch as for a program's kernel."""
+    import numpy as np
+    before = cudalab.device.current()
+    cudalab.set_device("RTX 4090")
+    try:
+        r = run_source(DEVICE_SEEN + r"""
+int main() {
+    long long *out; cudaMallocManaged(&out, 6 * sizeof(long long));
+    cudaDeviceSetLimit(cudaLimitMallocHeapSize, 16 << 20);
+    seen<<<1, 1>>>(out);
+    cudaDeviceSynchronize();
+    printf("%lld %lld %lld %lld %lld %lld\n", out[0], out[1], out[2], out[3], out[4], out[5]);
+}""", options=["-rdc=true"])
+        cudalab.set_device_limit("MallocHeapSize", 16 << 20)
+        out = np.zeros(6, np.int64)
+        cudalab.compile(DEVICE_SEEN, options=["-rdc=true"]).seen[1, 1](out)
+        assert r.stdout.split() == [str(v) for v in out] == ["128", "128", "2520000", str(99 * 1024), str(16 << 20), "1"]
+        assert cudalab.device_limit("cudaLimitMallocHeapSize") == 16 << 20
+    finally:
+        cudalab.set_device(before)
+    # another device starts with its own defaults
+    assert cudalab.device_limit("MallocHeapSize") == 8 << 20
+    with pytest.raises(cudalab.CudaError, match="not a device limit"):
+        cudalab.set_device_limit("HeapSize", 1)
+
+
+def test_the_device_runtime_answers_with_the_runtimes_error_numbers():
+    """emulator/devrt.py cannot import the runtime's table (imports point down), so it names the
+    numbers it returns; they must be the table's."""
+    from cudalab.emulator import devrt
+    from cudalab.runtime.core.errors import CODE
+    names = {"SUCCESS": "cudaSuccess", "INVALID_VALUE": "cudaErrorInvalidValue",
+             "MEMORY_ALLOCATION": "cudaErrorMemoryAllocation", "INVALID_CONFIGURATION": "cudaErrorInvalidConfiguration",
+             "INVALID_DEVICE_FUNCTION": "cudaErrorInvalidDeviceFunction",
+             "INVALID_RESOURCE_HANDLE": "cudaErrorInvalidResourceHandle", "NOT_SUPPORTED": "cudaErrorNotSupported",
+             "MAX_DEPTH_EXCEEDED": "cudaErrorLaunchMaxDepthExceeded",
+             "PENDING_COUNT_EXCEEDED": "cudaErrorLaunchPendingCountExceeded"}
+    assert {k: getattr(devrt, k) for k in names} == {k: CODE[v] for k, v in names.items()}
+
+
+def test_node_parameters_set_on_a_graph_and_on_its_executable_graph():
+    """cudaGraph*NodeSetParams change the graph (a later instantiation sees it); cudaGraphExec*NodeSetParams
+    change only the executable graph."""
+    r = run_source(r"""
+static void note(void *p) { printf("host node %d\n", *(int *)p); }
+int main() {
+    int *d, h[4] = {0}, one = 1, two = 2, three = 3;
+    cudaMalloc(&d, 16);
+    cudaGraph_t g; cudaGraphCreate(&g, 0);
+    cudaMemsetParams m = {}; m.dst = d; m.value = 7; m.elementSize = 4; m.width = 4; m.height = 1;
+    cudaGraphNode_t set, copy, host;
+    cudaGraphAddMemsetNode(&set, g, nullptr, 0, &m);
+    cudaGraphAddMemcpyNode1D(&copy, g, &set, 1, h, d, 16, cudaMemcpyDeviceToHost);
+    cudaHostNodeParams hp = {note, &one};
+    cudaGraphAddHostNode(&host, g, &copy, 1, &hp);
+    m.value = 8; hp.userData = &two;
+    printf("%d %d\n", cudaGraphMemsetNodeSetParams(set, &m), cudaGraphHostNodeSetParams(host, &hp));
+    cudaGraphExec_t e; cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, 0); cudaStreamSynchronize(0);
+    printf("after the graph's set: %d\n", h[3]);
+    m.value = 9; hp.userData = &three;
+    printf("%d %d\n", cudaGraphExecMemsetNodeSetParams(e, set, &m), cudaGraphExecHostNodeSetParams(e, host, &hp));
+    cudaGraphLaunch(e, 0); cudaStreamSynchronize(0);
+    printf("after the executable graph's set: %d\n", h[3]);
+    cudaGraphMemsetNodeGetParams(set, &m);
+    printf("the graph still says %u\n", m.value);
+}""")
+    assert r.stdout == ("0 0\nhost node 2\nafter the graph's set: 8\n0 0\nhost node 3\n"
+                        "after the executable graph's set: 9\nthe graph still says 8\n"), r.stderr
 
 
 def test_a_graphs_kernels_print_once_per_run_between_the_programs_own_launches():

@@ -188,7 +188,6 @@ def test_device_side_cudaDeviceSynchronize_does_not_compile():
 
 
 def test_too_many_pending_launches_fail_with_their_error_code():
-    from cudalab.emulator import devrt
     src = r'''
 __global__ void tiny(int* ran) { atomicAdd(ran, 1); }
 __global__ void many(int* ran, int* failed, int* code) {
@@ -198,11 +197,11 @@ __global__ void many(int* ran, int* failed, int* code) {
 }'''
     k = cudalab.compile(src, options=RDC).many
     ran, failed, code = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)
-    devrt.set_pending_launch_limit(100)
+    cudalab.set_device_limit("DevRuntimePendingLaunchCount", 100)    # cudaDeviceSetLimit, as a program would
     try:
         k[2, 128](ran, failed, code)
     finally:
-        devrt.set_pending_launch_limit(devrt.DEFAULT_PENDING)
+        cudalab.set_device_limit("DevRuntimePendingLaunchCount", 2048)
     assert (ran[0], failed[0], code[0]) == (100, 156, 69)       # cudaErrorLaunchPendingCountExceeded
 
 

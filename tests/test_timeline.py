@@ -1,6 +1,9 @@
 """The streams timeline: copy engines, pageable vs pinned copies, the default stream, events."""
+from dataclasses import replace
+
 import pytest
 
+from cudalab.device import profiles
 from cudalab.device.timeline import Timeline, plot_gantt
 
 MB = 1_000_000
@@ -68,11 +71,23 @@ def test_events_order_streams():
 
 
 def test_one_copy_engine_serializes_both_directions():
-    tl = Timeline("sm_80")                          # a bare compute capability: one engine assumed
+    tl = Timeline(replace(profiles.get("A100"), copy_engines=1))
     tl.copy(1 * MB, "H2D", stream=1, pinned=True, name="up")
     tl.copy(1 * MB, "D2H", stream=2, pinned=True, name="down")
     r = by_name(tl)
     assert r["down"]["start"] == r["up"]["end"] and r["up"]["engine"] == "copy engine"
+
+
+def test_a_bare_compute_capability_is_timed_as_its_device_properties_size_it():
+    """cudaDeviceProp of "sm_86" says an A100's three copy engines (runtime/core/properties.py): its
+    timeline overlaps the two directions as such a device does."""
+    from cudalab.runtime.core.properties import device_properties
+    tl = Timeline("sm_86")
+    tl.copy(1 * MB, "H2D", stream=1, pinned=True, name="up")
+    tl.copy(1 * MB, "D2H", stream=2, pinned=True, name="down")
+    r = by_name(tl)
+    assert device_properties(profiles.get("sm_86"), 0)["asyncEngineCount"] == 3
+    assert r["down"]["start"] == r["up"]["start"] == 0.0 and r["up"]["engine"] == "copy engine H2D"
 
 
 def test_host_work_and_stream_synchronize():

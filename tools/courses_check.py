@@ -56,14 +56,16 @@ COURSE_FAILURE = re.compile(r"\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b|
                             re.I | re.M)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
 GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator")
-# a kernel of one block cannot be extrapolated from blocks done; the watchdog tells how far it got
-WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and was stopped by the watchdog", re.M)
+# a kernel of one block cannot be extrapolated from blocks done: the watchdog tells how far it got;
+# and an allocation beyond the emulated device's 4 GiB is told as such
+WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and was stopped by the watchdog|"
+                      r"^cudalab: out of device memory: asked for", re.M)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
     (r"-lcublas|cublas(_v2|Lt)?\.h", "cuBLAS"), (r"-lcufft|cufft\.h", "cuFFT"), (r"-lcusparse|cusparse", "cuSPARSE"),
     (r"-lcusolver|cusolver", "cuSOLVER"), (r"-lcurand\b|<curand\.h>", "cuRAND's host API"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|<mpi\.h>|-lmpi", "MPI"), (r"-fopenmp|<omp\.h>", "OpenMP"),
-    (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(", "the CUDA driver API (cu* calls)"),
+    (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),
     (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
 ]
@@ -235,7 +237,10 @@ def read_program(path: Path, checkout: Path) -> Program:
                  and w not in _option_values(words)]
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((path.parent / s).read_text(errors="replace") for s in p.sources if (path.parent / s).exists())
-    p.left_out = _not_emulated(" ".join(words) + " " + code)
+    # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
+    beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
+                      if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
+    p.left_out = _not_emulated(" ".join(words) + " " + code + " " + beside)
     code = re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
     if not p.left_out and not re.search(r"\bint\s+main\s*\(", code):
         p.left_out = "no main(): a piece of a larger program"
@@ -293,8 +298,74 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     return "pass", ""
 
 
+# ---------------------------------------------------------------------------------------- a real GPU
+_GPU_RUN = """
+# Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
+# tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
+import json, os, subprocess
+from concurrent.futures import ThreadPoolExecutor
+here = os.path.dirname(os.path.abspath(__file__))
+programs = json.load(open(os.path.join(here, "programs.json")))
+
+def one(p):
+    where = os.path.join(here, p["dir"])
+    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *p["options"],
+                        *p["sources"], "-o", "prog.gpu"], cwd=where, capture_output=True, text=True)
+    if b.returncode:
+        return p["name"], {"code": "build", "out": (b.stdout + b.stderr)[-3000:]}
+    try:
+        r = subprocess.run(["./prog.gpu"], cwd=where, capture_output=True, text=True, timeout=20)
+        return p["name"], {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
+    except subprocess.TimeoutExpired:
+        return p["name"], {"code": "timeout", "out": ""}
+
+with ThreadPoolExecutor(8) as pool:
+    results = dict(pool.map(one, programs))
+json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
+print(sum(r["code"] == 0 for r in results.values()), "of", len(results), "exit 0")
+"""
+
+
+def stage_gpu(programs: list, checkout: Path, dest: Path):
+    """Copy each program's folder under ``dest`` with run_gpu.py, which builds them with NVIDIA's
+    nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
+    calls) and records exit code and output in gpu.json, for --gpu."""
+    from cudalab.programs.build import LEGACY, cpp17
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(LEGACY, dest / "legacy.h")
+    listed = []
+    for k, p in enumerate(programs):
+        folder = f"p{k:03d}"
+        shutil.copytree(checkout / p.folder, dest / folder, symlinks=True, dirs_exist_ok=True)
+        options, skip = [], False
+        for w in p.options:                       # its own architectures and -o give way to -arch=native
+            if skip:
+                skip = False
+            elif w in ("-o", "-arch", "-gencode", "--generate-code", "-code"):
+                skip = True
+            elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
+                options.append(w)
+        listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
+                       "sources": p.sources})
+    (dest / "programs.json").write_text(json.dumps(listed, indent=1))
+    (dest / "run_gpu.py").write_text(_GPU_RUN)
+
+
+def gpu_verdicts(path: Path) -> dict:
+    """{program: (status, reason)} from a run_gpu.py gpu.json, judged as the emulator's runs are."""
+    found = {}
+    for name, r in json.loads(path.read_text()).items():
+        if r["code"] == "build":
+            found[name] = ("fail", "build: " + first_error(r["out"]))
+        elif r["code"] == "timeout":
+            found[name] = ("time", "still running after 20 s")
+        else:
+            found[name] = judge(r["code"], r["out"], "", 20)       # no success line asked for here
+    return found
+
+
 # ---------------------------------------------------------------------------------------- report
-def write_markdown(results: dict, out: Path, timeout: float):
+def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = None, gpu_name: str = ""):
     rows = list(results.values())
     ran = [r for r in rows if r["status"] != "left out"]
     count = {s: sum(r["status"] == s for r in ran) for s in ("pass", "GPU-sized", "fail", "time")}
@@ -313,12 +384,21 @@ def write_markdown(results: dict, out: Path, timeout: float):
         f"**{count['pass']} of {len(ran)} pass, {count['GPU-sized']} GPU-sized, {count['fail']} fail, "
         f"{count['time']} over the time limit; {len(rows) - len(ran)} left out.**",
         "",
-        "| program | result | CPU s | reason | built from |",
-        "| --- | --- | ---: | --- | --- |",
     ]
+    if gpu:
+        on_gpu = sum(gpu.get(r["name"], ("",))[0] == "pass" for r in ran)
+        lines += [f"On a GPU ({gpu_name}), built with NVIDIA's nvcc 13 for it (`-arch=native`, C++17 and",
+                  "CUDA 12's removed calls as cudalab builds them) and run with a 20 s limit: "
+                  f"**{on_gpu} of {len(ran)} pass**; the *GPU* column gives its result where it is not a pass.", ""]
+    lines += ["| program | result | CPU s | reason | built from |" + (" GPU |" if gpu else ""),
+              "| --- | --- | ---: | --- | --- |" + (" --- |" if gpu else "")]
     for r in ran:
         reason = r["detail"].replace("|", "\\|").replace("`", "'")
-        lines.append(f"| {r['name']} | {r['status']} | {r['cpu_seconds']:.1f} | {reason} | {r['how']} |")
+        row = f"| {r['name']} | {r['status']} | {r['cpu_seconds']:.1f} | {reason} | {r['how']} |"
+        if gpu:
+            status, why = gpu.get(r["name"], ("not run", ""))
+            row += f" {status}{': ' + why.replace('|', chr(92) + '|')[:160] if status != 'pass' and why else ''} |"
+        lines.append(row)
     lines += ["", "## Left out", "", "| program | reason |", "| --- | --- |"]
     lines += [f"| {r['name']} | {r['detail']} |" for r in rows if r["status"] == "left out"]
     lines += ["", "Commands, as `cudalab run` was given them (in a copy of the program's folder):", ""]
@@ -336,12 +416,16 @@ def main(argv=None) -> int:
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
+    p.add_argument("--stage-gpu", type=Path, metavar="DIR", help="copy the programs and run_gpu.py to DIR (to "
+                   "run on a machine with a GPU: python3 DIR/run_gpu.py writes gpu.json), run none here")
+    p.add_argument("--gpu", type=Path, metavar="GPU.json", help="with --merge: run_gpu.py's results, as a column")
+    p.add_argument("--gpu-name", default="an NVIDIA H100")
     a = p.parse_args(argv)
     if a.merge:
         results = {}
         for f in a.merge:
             results.update(json.loads(f.read_text()))
-        write_markdown(results, a.markdown, a.timeout)
+        write_markdown(results, a.markdown, a.timeout, gpu_verdicts(a.gpu) if a.gpu else None, a.gpu_name)
         print(f"wrote {a.markdown}")
         return 0
     if not a.checkout:
@@ -351,6 +435,11 @@ def main(argv=None) -> int:
     results = json.loads(a.json.read_text()) if a.json.exists() else {}
     if a.logs:
         a.logs.mkdir(parents=True, exist_ok=True)
+    if a.stage_gpu:
+        chosen = [prog for prog in (read_program(path, checkout) for path in dict.fromkeys(paths)) if not prog.left_out]
+        stage_gpu(chosen, checkout, a.stage_gpu)
+        print(f"{len(chosen)} programs in {a.stage_gpu}: run python3 {a.stage_gpu}/run_gpu.py on a GPU")
+        return 0
     for path in dict.fromkeys(paths):
         prog = read_program(path, checkout)
         prefix = checkout.name + "/"

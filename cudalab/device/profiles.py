@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 KB = 1024
+# A bare compute capability ("sm_86") has no size or speed: the runtime's device properties, the
+# timeline and the timing model all size it like this GPU (Profile.sized).
+SIZED_LIKE = "A100"
 
 # Features that need a minimum compute capability (shared/compute_capabilities.md, "Feature support").
 # name -> (major, minor), what it is.
@@ -88,6 +91,11 @@ class Profile:
     @property
     def max_threads_per_sm(self) -> int:
         return self.max_warps_per_sm * self.warp_size
+
+    def sized(self) -> "Profile":
+        """This profile if it is a GPU; for a bare compute capability, the GPU whose SMs, clocks,
+        copy engines and bandwidths stand in for the ones it lacks (SIZED_LIKE)."""
+        return self if self.sms else get(SIZED_LIKE)
 
     def has(self, feature: str) -> bool:
         """Whether this device has a feature of FEATURES (or a PTX instruction of PTX_FEATURES)."""

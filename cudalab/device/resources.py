@@ -150,27 +150,17 @@ def kernel_resources(kernel, arch="sm_80") -> Resources:
 
 @lru_cache(maxsize=64)
 def _source_to_cubin(source: str, sm: str, options: tuple, names: tuple) -> bytes:
-    from cuda.bindings import nvrtc
-
     from ..errors import CompileError
-    from ..frontend.nvrtc import _check, _name_expressions, _program_log, include_dirs
+    from ..frontend.libnvrtc import compile_program
+    from ..frontend.nvrtc import _name_expressions, include_dirs
     opts = [*options, f"--gpu-architecture={sm}"]
     if not any(o.startswith(("-std", "--std")) for o in opts):
         opts.append("-std=c++17")
-    full = [o.encode() for o in opts] + [f"-I{d}".encode() for d in include_dirs()]
-    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), b"cell.cu", 0, [], []))
-    try:
-        for n in _name_expressions(source, names):
-            _check(nvrtc.nvrtcAddNameExpression(prog, n.encode()))
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(full), full)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"compiling for {sm} failed:\n{_program_log(prog)}", log=_program_log(prog))
-        n = _check(nvrtc.nvrtcGetCUBINSize(prog))
-        buf = bytearray(n)     # never b" " * n: for n == 1 that is the shared b" " object, which NVRTC would overwrite
-        _check(nvrtc.nvrtcGetCUBIN(prog, buf))
-        return bytes(buf)
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    res = compile_program(source, "cell.cu", opts + [f"-I{d}" for d in include_dirs()],
+                          _name_expressions(source, names), cubin=True)
+    if not res.ok:
+        raise CompileError(f"compiling for {sm} failed:\n{res.log}", log=res.log)
+    return res.cubin
 
 
 def _ptxas_cubin(ptx: str, sm: str):

@@ -39,7 +39,6 @@ COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
 HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
-TIMING_FALLBACK = "A100"      # kernels and device copies on a bare compute capability are timed as on this GPU
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
                 "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
                 "host function": "#DD8452"}
@@ -74,7 +73,7 @@ class Timeline:
             return "SMs"
         if kind == "host function":
             return "host functions"
-        engines = self.profile.copy_engines or 1
+        engines = self.profile.sized().copy_engines
         return f"copy engine {'H2D' if kind == 'H2D' else 'D2H'}" if engines >= 2 else "copy engine"
 
     def _ready(self, stream):
@@ -104,8 +103,7 @@ class Timeline:
 
     def _device_rate(self):
         """Bytes per microsecond of a device-side copy: half the DRAM bandwidth (read and write)."""
-        p = self.profile if self.profile.memory_bandwidth_gbs else get(TIMING_FALLBACK)
-        return p.memory_bandwidth_gbs * 1e3 / 2
+        return self.profile.sized().memory_bandwidth_gbs * 1e3 / 2
 
     def copy(self, nbytes: int, direction: str = "H2D", stream=0, pinned: bool = False, name: str = "",
              sync: bool = False):
@@ -121,7 +119,7 @@ class Timeline:
         if direction == "D2D":
             row = self._add(stream, "D2D", label, COPY_LATENCY_US + nbytes / self._device_rate())
         else:
-            gbs = self.profile.host_link_gbs or 12.0
+            gbs = self.profile.sized().host_link_gbs
             rate = gbs * 1e3 * (1.0 if pinned else PAGEABLE_FRACTION)      # bytes per microsecond
             row = self._add(stream, direction, label, COPY_LATENCY_US + nbytes / rate)
         row["bytes"], row["pinned"] = nbytes, pinned or direction == "D2D"
@@ -243,7 +241,7 @@ def kernel_time(rec, profile):
     if rec.gpu_time_ms is not None:
         return rec.gpu_time_ms * 1e3, "measured", None
     from .timing import estimate
-    p = profile if profile.sms else get(TIMING_FALLBACK)
+    p = profile.sized()
     if "smsp__inst_executed.sum" in rec.metrics:
         est, how = estimate(rec, device=p), "metrics"
     else:

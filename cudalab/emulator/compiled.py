@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
+WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -93,6 +94,20 @@ def pick(program, df, observers, lanes, cluster_size=1):
             threading.Thread(target=_compile, args=(program, df, st), daemon=True,
                              name=f"cudalab compile {df.func.name}").start()
     return st.fused or df
+
+
+def batch_lanes(program, df, observers, lanes, cluster_size=1):
+    """Lanes per batch: the interpreter's ``engine.LANE_BUDGET`` (its numpy arrays stay in cache),
+    or ``WHOLE_KERNEL_LANES`` where one native region runs the whole kernel (regions.py): native
+    code goes lane by lane whatever the batch, so a bigger one only saves the Python work each
+    batch costs (register arrays, the context, the SIMT stack), which is most of a short kernel's
+    time. Register arrays stay within 256 MiB."""
+    from .engine import K_REGION, LANE_BUDGET
+    run = pick(program, df, observers, lanes, cluster_size)
+    code = run.code
+    if run is df or code[0][0] != K_REGION or any(c[2].opcode not in ("ret", "exit") for c in code[code[0][3]:]):
+        return LANE_BUDGET
+    return max(LANE_BUDGET, min(WHOLE_KERNEL_LANES, (256 << 20) // (8 * max(len(df.func.regs), 1))))
 
 
 def _compile(program, df, st, raise_errors=False):
@@ -185,7 +200,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom"}
+                 "atom", "shfl", "vote", "activemask", "redux"}
 
 
 def _regs(o):
@@ -319,7 +334,12 @@ def plan(df, module, sink):
     n = len(df.code)
     info = _compilable(df, d)
     live_in, live = liveness(df)
-    spans = rg.find(df, info, live) if _regions_on() else []
+    spans, cuts = [], {}
+    if _regions_on():
+        cuts = rg.cuts(df, info)
+        with_cuts = rg.find(df, info, live, cuts) if cuts else []
+        starts = {s for s, _ in with_cuts}        # (one region per start: the one with cuts goes further)
+        spans = [sp for sp in rg.find(df, info, live) if sp[0] not in starts] + with_cuts
     boundaries = set(f.labels.values()) | set(df.reconv.values())
     for s, e in spans:
         boundaries |= {s, e}
@@ -368,46 +388,91 @@ def plan(df, module, sink):
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     regions = []
     for s, e in spans:
-        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find)
+        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, [[p, cuts[p]] for p in range(s, e) if p in cuts])
         if r is not None:
             regions.append(r)
     return groups, regions
 
 
-def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find):
+def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     """A region's function into ``sink`` (tried in a scratch module first: the generator may
-    still refuse something there, and a half-built function would spoil the module)."""
+    still refuse something there, and a half-built function would spoil the module). ``cuts``:
+    [[pc, kind], ...] inside it (regions.py, "Cuts")."""
     from llvmlite import ir
     from . import llvmgen as lg
     from . import regions as rg
     from .engine import SPIN_LIMIT
-    from .regiongen import RegionBuilder
+    from .regiongen import CutRegionBuilder, RegionBuilder
     code = df.code
     named = rg.named(code, s, e)
     written = rg.defined(code, s, e) & named
+    cols = {name: k for k, name in enumerate(sorted(written))}
     inputs = sorted(live_in[s] & named)
     outputs = sorted(live_in[e] & written)
-    cols = {name: k for k, name in enumerate(sorted(written))}
-    stops = {}
-    for p in range(s, e):
-        live = sorted(live_in[p] & written)
-        if live:
-            stops[p] = [[name, cols[name]] for name in live]
+    segs, stops, stored = _segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs) if cuts else ([], {}, set())
+    if not cuts:
+        for p in range(s, e):
+            live = sorted(live_in[p] & written)
+            if live:
+                stops[p] = live
+        stored = set(outputs)
+    stops = {p: [[name, cols[name]] for name in live] for p, live in stops.items()}
     generic = rg.restricts_generic(code, s, e)
-    turns = rg.turn_loops(code, s, e, live_out)
+    turns = rg.turn_loops(code, s, e, live_out) if not cuts else []
     name = f"r{s}"
     for target in (ir.Module(name="scratch"), sink):
-        rb = RegionBuilder(
+        rb = (CutRegionBuilder if cuts else RegionBuilder)(
             target, name, df.func, d, symbols if target is sink else list(symbols),
             find if target is sink else lg.find_function(target), code, s, e, live_in, SPIN_LIMIT, generic)
         try:
-            rb.build(named, inputs, outputs, cols, turns)
+            if cuts:
+                rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
+            else:
+                rb.build(named, inputs, outputs, cols, turns)
         except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
             if target is sink:
                 raise
             return None
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
-                     sorted([p, c] for p, c in stops.items()))
+                     sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts])
+
+
+def _segments(df, d, s, e, cut_pcs, live_in, named, outputs):
+    """What CutRegionBuilder.build_cuts needs per segment of a region with cuts (see there), the
+    registers saved where a thread stops at each pc, and the registers the function stores."""
+    from . import regions as rg
+    code = df.code
+    uniform = rg.uniform_defs(df, df.param_offsets, s, e)
+    inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e}
+    sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
+    kept = set(outputs) | sources                 # uniform registers that still go through the arrays
+
+    def closure(names, before):
+        """``names`` and the uniform registers they are computed from, in definition order."""
+        out, todo = set(), [r for r in names if r in inside and inside[r] < before]
+        while todo:
+            r = todo.pop()
+            if r not in out:
+                out.add(r)
+                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside]
+        return sorted(out, key=inside.get)
+    segs, stops, stored = [], {}, set()
+    for a, z in rg.segments(s, e, cut_pcs):
+        src = rg.cross_source(code, a) if a in cut_pcs else None
+        here = rg.named(code, a + 1, z) | (rg.named(code, a, a + 1) - {src}) if src else rg.named(code, a, z)
+        defined = rg.defined(code, a, z) & named
+        remat = closure(live_in[a] & here, a)
+        materialize = sorted(set(closure(live_in[z] & set(inside), z)) & live_in[z] - kept) if z != e else []
+        seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
+                   outputs=sorted(live_in[z] & defined - (set(inside) - kept)), materialize=materialize,
+                   materialize_from=closure(materialize, z))
+        segs.append(seg)
+        stored |= set(seg["outputs"]) | set(materialize)
+        for p in range(a, z):
+            live = sorted(live_in[p] & (defined | set(remat)))
+            if live:
+                stops[p] = live
+    return segs, stops, stored
 
 
 def _rematerialized(df, extents, d, in_regions=()):

@@ -38,8 +38,7 @@ from .memory import GLOBAL_BASE
 # error (tools/cluster_cdp_gpu.py): the emulator allows as many and answers
 # cudaErrorLaunchMaxDepthExceeded beyond.
 MAX_DEPTH = 256
-DEFAULT_PENDING = 2048            # cudaLimitDevRuntimePendingLaunchCount's default
-LIMITS = {"pending_launch_count": DEFAULT_PENDING}
+DEFAULT_PENDING = 2048            # cudaLimitDevRuntimePendingLaunchCount's default (runtime/core/properties.py)
 
 # cudaError_t values the device runtime returns
 SUCCESS, INVALID_VALUE, MEMORY_ALLOCATION, INVALID_CONFIGURATION = 0, 1, 2, 9
@@ -50,14 +49,6 @@ MAX_DEPTH_EXCEEDED, PENDING_COUNT_EXCEEDED = 65, 69
 STREAM_NULL, STREAM_LEGACY, STREAM_PER_THREAD, STREAM_TAIL, STREAM_FIRE_AND_FORGET = 0, 1, 2, 3, 4
 STREAM_BASE = 0x5000_0000         # handles of streams created in device code
 EVENT_BASE = 0x6000_0000
-
-
-def set_pending_launch_limit(count: int):
-    """cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, count) for the emulator."""
-    if int(count) < 1:
-        from ..errors import CudaError
-        raise CudaError("cudaLimitDevRuntimePendingLaunchCount must be at least 1.", "cudaErrorInvalidValue")
-    LIMITS["pending_launch_count"] = int(count)
 
 
 def readable(mangled: str) -> str:
@@ -255,17 +246,23 @@ def _param_buffer_v2(ex, inst, rets, args):
     _ret(ex, rets, sel, out, np.uint64)
 
 
+def _shape_fits(attributes: dict, grid, block) -> bool:
+    """A device-side launch's shape within the device's limits: cudaDevAttrMaxThreadsPerBlock (1),
+    MaxBlockDimX..Z (2-4), MaxGridDimX..Z (5-7); a Program the runtime did not bind checks only for zeros."""
+    most = [attributes.get(a) for a in range(1, 8)]
+    shape = (block[0] * block[1] * block[2], *block, *grid)
+    return min(grid + block) >= 1 and all(m is None or v <= m for v, m in zip(shape, most))
+
+
 def _new_buffer(ex, st, func_addr, grid, block, shared):
     name = ex.program.func_at.get(func_addr)
     if name is None or name not in ex.program.module.functions or not ex.program.module.functions[name].is_entry:
         return 0, INVALID_DEVICE_FUNCTION
     if st.depth + 1 >= MAX_DEPTH:
         return 0, MAX_DEPTH_EXCEEDED
-    threads = block[0] * block[1] * block[2]
-    if (min(grid + block) < 1 or threads > 1024 or block[0] > 1024 or block[1] > 1024 or block[2] > 64
-            or grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535):
+    if not _shape_fits(ex.program.device_attributes, grid, block):
         return 0, INVALID_CONFIGURATION
-    if st.root.pending >= LIMITS["pending_launch_count"]:
+    if st.root.pending >= ex.program.device_limits.get(4, DEFAULT_PENDING):
         return 0, PENDING_COUNT_EXCEEDED
     df = ex.program.function(name)
     size = max([df.param_offsets[p.name] + p.size for p in df.func.params] or [0])
@@ -387,43 +384,34 @@ def _peek_last_error(ex, inst, rets, args):
     _ret(ex, rets, ex.idx, _errors(ex)[ex.idx])
 
 
-def _get_device(ex, inst, rets, args):
-    sel = ex.idx
-    _store(ex, inst, _arg(ex, args[0], sel), sel, 0, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
-
-
-def _get_device_count(ex, inst, rets, args):
-    sel = ex.idx
-    _store(ex, inst, _arg(ex, args[0], sel), sel, 1, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
-
-
-def _runtime_version(ex, inst, rets, args):
-    sel = ex.idx
-    _store(ex, inst, _arg(ex, args[0], sel), sel, 13000, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
-
-
-_ATTRIBUTES = {1: 1024, 2: 1024, 3: 1024, 4: 64, 5: 2**31 - 1, 6: 65535, 7: 65535, 8: 48 * 1024, 10: 32,
-               12: 65536, 39: 2048, 75: 9, 76: 0, 81: 228 * 1024, 97: 227 * 1024}
+def _answers(value: int):
+    """A device runtime call that stores one fixed int: the device (0), the device count (1), the
+    runtime version (13000, CUDA 13.0)."""
+    def handler(ex, inst, rets, args):
+        sel = ex.idx
+        _store(ex, inst, _arg(ex, args[0], sel), sel, value, np.int32)
+        _ret(ex, rets, sel, SUCCESS)
+    return handler
 
 
 def _device_attribute(ex, inst, rets, args):
+    """cudaDeviceGetAttribute in device code: the device's answers are the host's (Program.device_attributes),
+    and a number the host does not know is cudaErrorInvalidValue here too."""
     sel = ex.idx
     ptrs = _arg(ex, args[0], sel)
-    attrs = _arg(ex, args[1], sel, np.int32)
-    vals = np.array([ex.program.sm_count if a == 16 else _ATTRIBUTES.get(int(a), 0) for a in attrs.tolist()], np.int32)
+    attrs = _arg(ex, args[1], sel, np.int32).tolist()
+    table = ex.program.device_attributes
+    vals = np.array([table.get(int(a), 0) for a in attrs], np.int64).astype(np.int32)
     _store(ex, inst, ptrs, sel, vals, np.int32)
-    _ret(ex, rets, sel, SUCCESS)
+    codes = np.array([SUCCESS if int(a) in table else INVALID_VALUE for a in attrs], np.int32)
+    _ret(ex, rets, sel, _set_error(ex, sel, codes))
 
 
 def _device_limit(ex, inst, rets, args):
     sel = ex.idx
     ptrs = _arg(ex, args[0], sel)
     limits = _arg(ex, args[1], sel, np.int32)
-    # cudaLimitStackSize 0, PrintfFifoSize 1, MallocHeapSize 2, DevRuntimeSyncDepth 3, PendingLaunchCount 4
-    table = {0: 1024, 1: 1 << 20, 2: 8 << 20, 3: 2, 4: LIMITS["pending_launch_count"]}
+    table = ex.program.device_limits          # the host's cudaDeviceGetLimit values (cudaLimit -> value)
     _store(ex, inst, ptrs, sel, np.array([table.get(int(x), 0) for x in limits.tolist()], np.uint64), np.uint64)
     _ret(ex, rets, sel, SUCCESS)
 
@@ -487,7 +475,7 @@ def _memset_async(ex, inst, rets, args):
 
 def _error_text(name_not_string):
     def handler(ex, inst, rets, args):
-        from ..programs.errors import ERRORS
+        from ..runtime.core.errors import ERRORS
         sel = ex.idx
         codes = _arg(ex, args[0], sel, np.int32)
         table = getattr(ex.program, "_devrt_strings", None)
@@ -545,9 +533,9 @@ HANDLERS = {
     "__cudaCDP2PeekAtLastError": _peek_last_error,
     "__cudaCDP2GetErrorName": _error_text(True),
     "__cudaCDP2GetErrorString": _error_text(False),
-    "__cudaCDP2GetDevice": _get_device,
-    "__cudaCDP2GetDeviceCount": _get_device_count,
-    "__cudaCDP2RuntimeGetVersion": _runtime_version,
+    "__cudaCDP2GetDevice": _answers(0),
+    "__cudaCDP2GetDeviceCount": _answers(1),
+    "__cudaCDP2RuntimeGetVersion": _answers(13000),
     "__cudaCDP2DeviceGetAttribute": _device_attribute,
     "__cudaCDP2DeviceGetLimit": _device_limit,
     "__cudaCDP2Malloc": _malloc,

@@ -83,6 +83,11 @@ class Program:
         # 4 per instruction): a program's kernels get the device's cudaDevAttrClockRate, so a kernel
         # that waits N ticks to last N / clockRate seconds on a GPU lasts about as long here
         self.clock_khz = clock_khz
+        # what device code reads of the device through the device runtime (cudaDeviceGetAttribute,
+        # cudaDeviceGetLimit, the launch limits of device-side launches): cudaDevAttr -> value and
+        # cudaLimit -> value, given with sm_count and clock_khz by the runtime (Context.bind)
+        self.device_attributes: dict = {}
+        self.device_limits: dict = {}
         self.globals: dict = {}
         # decoded code depends only on the PTX, so programs built from one parsed module share it
         if not hasattr(module, "_decoded"):
@@ -1121,8 +1126,11 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
                           f"the call stack), more than the {MAX_LOCAL:,} a GPU allows. Use a smaller local array, or "
                           "shared or global memory.", "cudaErrorLaunchOutOfResources")
     per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
-    bpb = max(1, min(nblocks_total, LANE_BUDGET // lpb, (256 << 20) // max(per_block_bytes, 1)))
-    bpb = cluster_mod.batch_blocks(bpb, grid, shape, lpb, kernel_name)    # whole clusters per batch
+    def blocks_per_batch(lanes):          # whole clusters per batch
+        bpb = max(1, min(nblocks_total, lanes // lpb, (256 << 20) // max(per_block_bytes, 1)))
+        return cluster_mod.batch_blocks(bpb, grid, shape, lpb, kernel_name)
+    bpb = blocks_per_batch(LANE_BUDGET)
+    native_bpb = blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb, shape.size))
     workspace = 0
     if cooperative:
         # grid.sync() needs every block resident at once, as a cooperative launch guarantees: one batch
@@ -1138,6 +1146,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     # CPU time of this thread, not wall time: a busy shared machine (mybinder) must not kill a good
     # kernel, nor may a compile running in the background
     pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
+    pace.sample_of = bpb                 # the first (sample) batch: the interpreter's size either way
+    bpb = native_bpb if not cooperative else bpb
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     with np.errstate(all="ignore"):

@@ -286,12 +286,18 @@ class GroupBuilder:
         k = self.symbols.index(name)
         b = self.b
         table = b.inttoptr(self.ctx["syms"], I64.as_pointer())
-        return b.load(b.gep(table, [ir.Constant(I32, k)]))
+        return self._invariant(b.load(b.gep(table, [ir.Constant(I32, k)])))
 
     def _at(self, field, ty, k):
         """Element ``k`` of the ctx array ``field`` (see CTX)."""
         b = self.b
-        return b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k]))
+        return self._invariant(b.load(b.gep(b.inttoptr(self.ctx[field], ty.as_pointer()), [k])))
+
+    def _invariant(self, load):
+        """The ctx arrays (batch geometry, blockIdx, symbol addresses) never change while native code
+        runs: LLVM may hoist their loads past stores to the kernel's memory."""
+        load.set_metadata("invariant.load", self.fn.module.add_metadata([]))
+        return load
 
     def _parts(self):
         """(block of the lane within the batch, thread index within the block) for this lane,
@@ -438,9 +444,7 @@ class GroupBuilder:
         b = self.b
         p = b.gep(ptr, [ir.Constant(I64, k)]) if k else ptr
         v = b.load(b.bitcast(p, lty(t).as_pointer()), align=1)
-        if invariant:
-            v.set_metadata("invariant.load", self.fn.module.add_metadata([]))
-        return v
+        return self._invariant(v) if invariant else v
 
     def store(self, ptr, t, v, k=0):
         b = self.b
@@ -513,20 +517,30 @@ def intrinsic(g, name, ty, nargs):
         return ir.Function(m, ir.FunctionType(ty, [ty] * nargs), full)
 
 
-def canon_nan(g, r):
+def canon_nan(g, r, srcs=()):
     """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF; float64 NaNs bail out (their payload
-    rules are the interpreter's). Returns the result's *bits*: LLVM treats NaN payloads as
-    unspecified and folds away a float select between two NaNs, so the choice is made on integers."""
+    rules are the interpreter's), except where ``srcs`` (the two operands of an add, sub, mul or
+    div) decide it: the first NaN operand passes through quieted (decode._first_nan; interval
+    arithmetic's empty intervals); a NaN made from numbers (inf - inf) still bails out.
+    Returns the result's *bits*: LLVM treats NaN payloads as unspecified and folds away a float
+    select between two NaNs, so the choice is made on integers."""
     b = g.b
     ity = I32 if r.type == F32 else I64
     bits = b.bitcast(r, ity)
     top = (1 << (ity.width - 1)) - 1
     exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
-    nan = b.icmp_unsigned(">", b.and_(bits, ir.Constant(ity, top)), ir.Constant(ity, exp))
+    is_nan = lambda v: b.icmp_unsigned(">", b.and_(v, ir.Constant(ity, top)), ir.Constant(ity, exp))  # noqa: E731
+    nan = is_nan(bits)
     if r.type == F32:
         return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
-    g.bail_if(nan)
-    return bits
+    if not srcs:
+        g.bail_if(nan)
+        return bits
+    xb, yb = (b.bitcast(v, I64) for v in srcs)
+    xn, yn = is_nan(xb), is_nan(yb)
+    g.bail_if(b.and_(nan, b.not_(b.or_(xn, yn))))
+    quiet = b.or_(b.select(xn, xb, yb), ir.Constant(I64, 0x0008000000000000))
+    return b.select(nan, quiet, bits)
 
 
 def canon_bits(g, bits):
@@ -553,10 +567,105 @@ def flush(g, x):
 
 
 def _plain_float(inst, extra=()):
-    """Only round-to-nearest without .ftz/.sat: directed rounding and flushing stay interpreted."""
+    """Only round-to-nearest without .ftz/.sat: flushing stays interpreted (directed rounding of
+    add, sub, mul and div: ``_directed_mode``)."""
     allowed = {inst.type, "rn", *extra}
     if set(inst.mods) - allowed:
         raise Skip("float modifiers")
+
+
+def _directed_mode(inst):
+    """rz/rm/rp of an f32/f64 add, sub, mul or div (``directed`` rounds it), None for the others;
+    a directed mode with .ftz or .sat stays interpreted."""
+    mode = next((m for m in inst.mods if m in ("rz", "rm", "rp")), None)
+    if mode is not None and set(inst.mods) - {inst.type, mode}:
+        raise Skip("directed rounding with .ftz/.sat")
+    return mode
+
+
+_TINY_F64 = 2.0 ** -960     # float64 products and quotients above this leave an exact fma remainder
+
+
+def directed(g, op, mode, r, x, y, operands=None):
+    """alu.directed in native code, to the interpreter's bits: the round-to-nearest result ``r`` of
+    ``x op y`` (sub: ``y`` already negated, as op "add"; ``operands``: the instruction's own, whose
+    NaN a NaN result is) stepped one ulp toward ``mode``'s side when
+    the exact error (exact - r) lies that way. The error comes from the interpreter's own float64
+    formulas (alu._err_add, _err_mul, _err_div), except float64 products and quotients, whose exact
+    error is an fma remainder here (the interpreter scales by frexp; both are exact, so the signs
+    agree) and which bail out where that remainder could underflow. As alu.error_sign: an overflow
+    to infinity counts as too far out; an infinity or a zero quotient from an infinite operand (or
+    a division by zero) is exact; a NaN is canon_nan's. Returns the result's bits."""
+    b = g.b
+    wide = r.type == F64
+    ity = I64 if wide else I32
+    fabs = intrinsic(g, "llvm.fabs", F64, 1)
+    inf = ir.Constant(F64, float("inf"))
+    zero = ir.Constant(F64, 0.0)
+    x64, y64, r64 = (v if wide else b.fpext(v, F64) for v in (x, y, r))
+    finite = lambda v: b.fcmp_ordered("<", b.call(fabs, [v]), inf)      # noqa: E731
+    args_finite = b.and_(finite(x64), finite(y64))
+    if op == "div":
+        args_finite = b.and_(args_finite, b.fcmp_ordered("!=", y64, zero))
+    r_finite, r_nan = finite(r64), b.fcmp_unordered("uno", r64, r64)
+    bad = ir.Constant(I1, 0)                        # where this error formula is not exact
+    if op == "add":                                 # two_sum(x, y): s + e == x + y exactly
+        s = b.fadd(x64, y64)
+        bb = b.fsub(s, x64)
+        e = b.fadd(b.fsub(x64, b.fsub(s, bb)), b.fsub(y64, bb))
+        err = b.fadd(b.fsub(s, r64), e)
+    elif op == "mul" and not wide:                  # a float32 product is exact in float64
+        err = b.fsub(b.fmul(x64, y64), r64)
+    elif op == "mul":
+        fma = intrinsic(g, "llvm.fma", F64, 3)
+        err = b.call(fma, [x64, y64, b.fneg(r64)])
+        either_zero = b.or_(b.fcmp_ordered("==", x64, zero), b.fcmp_ordered("==", y64, zero))
+        tiny = b.fcmp_ordered("<", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64))
+        bad = b.and_(tiny, b.not_(either_zero))
+    elif op == "div":
+        sign_y = b.select(b.fcmp_ordered("<", y64, zero), ir.Constant(F64, -1.0), ir.Constant(F64, 1.0))
+        if wide:
+            fma = intrinsic(g, "llvm.fma", F64, 3)
+            rem = b.call(fma, [b.fneg(r64), y64, x64])
+            ax = b.call(fabs, [x64])
+            x_zero = b.fcmp_ordered("==", x64, zero)
+            scaled = b.fcmp_ordered(">=", ax, ir.Constant(F64, _TINY_F64))
+            bad = b.not_(b.or_(x_zero, b.and_(scaled, b.fcmp_ordered(
+                ">=", b.call(fabs, [r64]), ir.Constant(F64, _TINY_F64)))))
+        else:                                       # r * y is exact in float64
+            rem = b.fsub(x64, b.fmul(r64, y64))
+        err = b.fmul(rem, sign_y)
+    else:
+        raise Skip(f"directed {op}")
+    ordinary = b.and_(r_finite, args_finite)
+    g.bail_if(b.and_(ordinary, bad))
+    overflow = b.and_(b.not_(b.or_(r_finite, r_nan)), args_finite)
+    err = b.select(ordinary, err, b.select(overflow, b.fneg(r64), ir.Constant(F64, float("nan"))))
+    bits = b.bitcast(r, ity)
+    one = ir.Constant(ity, 1)
+    sign_bit = ir.Constant(ity, 1 << (ity.width - 1))
+    negative = b.icmp_unsigned("!=", b.and_(bits, sign_bit), ir.Constant(ity, 0))
+    is_zero = b.fcmp_ordered("==", r64, zero)
+    below, above = b.fcmp_ordered("<", err, zero), b.fcmp_ordered(">", err, zero)
+    up, down = b.add(bits, one), b.sub(bits, one)
+    if mode == "rp":          # np.nextafter(r, inf): from a zero the smallest subnormal
+        move = above
+        step = b.select(is_zero, one, b.select(negative, down, up))
+    elif mode == "rm":
+        move = below
+        step = b.select(is_zero, b.or_(sign_bit, one), b.select(negative, up, down))
+    else:                     # rz: np.nextafter(r, 0) shrinks the magnitude; from a zero it is +0
+        move = b.select(negative, above, below)
+        step = b.select(is_zero, ir.Constant(ity, 0), down)
+    out = b.select(move, step, bits)
+    if mode == "rm" and op == "add":
+        # IEEE 754 6.3 (alu.directed): an exact zero sum is -0 when rounding down, unless both addends are +0
+        both_plus = b.and_(b.icmp_unsigned("==", b.bitcast(x, ity), ir.Constant(ity, 0)),
+                           b.icmp_unsigned("==", b.bitcast(y, ity), ir.Constant(ity, 0)))
+        exact_zero = b.and_(b.and_(b.fcmp_ordered("==", b.bitcast(out, r.type), ir.Constant(r.type, 0.0)),
+                                   b.fcmp_ordered("==", err, zero)), b.not_(both_plus))
+        out = b.select(exact_zero, sign_bit, out)
+    return b.select(r_nan, canon_nan(g, r, operands or (x, y)), out)
 
 
 GENERATORS: dict = {}
@@ -637,6 +746,12 @@ def _addsub(g, inst):
         return
     if k[0] != "f":
         raise Skip("add type")
+    mode = _directed_mode(inst)
+    if mode is not None:
+        x, y = _srcs(g, inst, (t, t))
+        r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
+        g.write(inst.operands[0], t, directed(g, "add", mode, r, x, y if inst.opcode == "add" else b.fneg(y), (x, y)))
+        return
     _plain_float(inst)
     hit = dec._contraction(inst, g.d)
     if hit is not None:                   # ptxas's mul+add contraction (decode._contracted)
@@ -651,6 +766,8 @@ def _addsub(g, inst):
     else:
         x, y = _srcs(g, inst, (t, t))
         r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
+        g.write(inst.operands[0], t, canon_nan(g, r, (x, y)))
+        return
     g.write(inst.operands[0], t, canon_nan(g, r))
 
 
@@ -660,9 +777,12 @@ def _mul(g, inst):
     k = kind_of(t)
     b = g.b
     if k[0] == "f":
-        _plain_float(inst)
+        mode = _directed_mode(inst)
+        if mode is None:
+            _plain_float(inst)
         x, y = _srcs(g, inst, (t, t))
-        g.write(inst.operands[0], t, canon_nan(g, b.fmul(x, y)))
+        r = b.fmul(x, y)
+        g.write(inst.operands[0], t, canon_nan(g, r, (x, y)) if mode is None else directed(g, "mul", mode, r, x, y))
         return
     if k[0] != "i":
         raise Skip("mul type")
@@ -756,8 +876,11 @@ def _div(g, inst):
             r = flush(g, r)
         g.write(inst.operands[0], t, canon_nan(g, r))
         return
-    _plain_float(inst)
-    g.write(inst.operands[0], t, canon_nan(g, b.fdiv(x, y)))
+    mode = _directed_mode(inst)
+    if mode is None:
+        _plain_float(inst)
+    r = b.fdiv(x, y)
+    g.write(inst.operands[0], t, canon_nan(g, r, (x, y)) if mode is None else directed(g, "div", mode, r, x, y))
 
 
 @gen("rem")
@@ -1632,6 +1755,109 @@ def _shfl(g, inst):
         g.write(dst[2], "pred", ok)
     else:
         g.write(dst, "b32", a)
+
+
+def _whole_warp(g):
+    """(first lane of this lane's warp, its lane id): for vote, activemask and redux, which read
+    every lane of the warp. Only regiongen.CutRegionBuilder takes them (``whole_warps``): it runs
+    them where every lane of every warp is active, as the interpreter then sees them."""
+    if not getattr(g, "whole_warps", False):
+        raise Skip("a warp-wide instruction outside a region with cuts")
+    b = g.b
+    _, thread = g._parts()
+    lane = b.and_(thread, ir.Constant(I64, 31))
+    return b.sub(g.lane, lane), lane
+
+
+def _fold_warp(g, base, init, step):
+    """``step(acc, j, lane base+j)`` folded over the warp's 32 lanes, as a loop."""
+    b = g.b
+    pre = b.block
+    loop, after = g.fn.append_basic_block("warp_fold"), g.fn.append_basic_block("warp_folded")
+    b.branch(loop)
+    b.position_at_end(loop)
+    j = b.phi(I64)
+    acc = b.phi(init.type)
+    new = step(acc, j, b.add(base, j))
+    nj = b.add(j, ir.Constant(I64, 1))
+    j.add_incoming(ir.Constant(I64, 0), pre)
+    j.add_incoming(nj, b.block)
+    acc.add_incoming(init, pre)
+    acc.add_incoming(new, b.block)
+    b.cbranch(b.icmp_unsigned("<", nj, ir.Constant(I64, 32)), loop, after)
+    b.position_at_end(after)
+    return new
+
+
+def _member(g, ops, k):
+    return g.read(ops[k], "b32") if len(ops) > k else ir.Constant(I32, 0xFFFFFFFF)
+
+
+@gen("vote")
+def _vote(g, inst):
+    """vote.sync as warp.py computes it with every lane active: the ballot of the warp's
+    predicates (read from the array: the lanes' values before the instruction), masked by this
+    lane's member mask."""
+    mode = next(m for m in inst.mods if m in ("all", "any", "uni", "ballot"))
+    ops = inst.operands
+    if ops[1][0] != "reg" or ops[1][1] not in g.func.regs or not g._is_pred(ops[1][1]):
+        raise Skip("vote source")
+    base, _ = _whole_warp(g)
+    b = g.b
+    ptr, neg = g.cross_ptr(ops[1][1]), ops[1][2]
+
+    def step(acc, j, lane):
+        bit = b.icmp_unsigned("!=", b.load(b.gep(ptr, [lane])), ir.Constant(I8, 0))
+        if neg:
+            bit = b.not_(bit)
+        return b.or_(acc, b.shl(b.zext(bit, I32), b.trunc(j, I32)))
+    member = _member(g, ops, 2)
+    p = b.and_(_fold_warp(g, base, ir.Constant(I32, 0), step), member)
+    zero = ir.Constant(I32, 0)
+    if mode == "ballot":
+        g.write(ops[0], "b32", p)
+        return
+    res = {"any": lambda: b.icmp_unsigned("!=", p, zero), "all": lambda: b.icmp_unsigned("==", p, member),
+           "uni": lambda: b.or_(b.icmp_unsigned("==", p, zero), b.icmp_unsigned("==", p, member))}[mode]()
+    g.write(ops[0], "pred", res)
+
+
+@gen("activemask")
+def _activemask(g, inst):
+    _whole_warp(g)
+    g.write(inst.operands[0], "b32", ir.Constant(I32, 0xFFFFFFFF))
+
+
+_REDUX = {"add": "add", "and": "and_", "or": "or_", "xor": "xor"}
+
+
+@gen("redux")
+def _redux(g, inst):
+    """redux.sync over the lanes of this lane's member mask (warp.py's loop over j)."""
+    opname = next(m for m in inst.mods if m in ("add", "min", "max", "and", "or", "xor"))
+    t = inst.type
+    ops = inst.operands
+    if t not in ("u32", "s32", "b32") or ops[1][0] != "reg" or ops[1][2] or ops[1][1] not in g.func.regs \
+            or g._is_pred(ops[1][1]):
+        raise Skip("redux form")
+    base, _ = _whole_warp(g)
+    b = g.b
+    ptr = g.cross_ptr(ops[1][1])
+    member = _member(g, ops, 2)
+    signed = t == "s32"
+    ident = {"add": 0, "and": -1, "or": 0, "xor": 0, "min": 0x7FFFFFFF if signed else -1,
+             "max": -0x80000000 if signed else 0}[opname]
+
+    def step(acc, j, lane):
+        v = g.to_type(b.load(b.gep(ptr, [lane])), "u", "b32")
+        if opname in ("min", "max"):
+            cmp = (b.icmp_signed if signed else b.icmp_unsigned)("<" if opname == "min" else ">", v, acc)
+            new = b.select(cmp, v, acc)
+        else:
+            new = getattr(b, _REDUX[opname])(acc, v)
+        on = b.icmp_unsigned("!=", b.and_(b.lshr(member, b.trunc(j, I32)), ir.Constant(I32, 1)), ir.Constant(I32, 0))
+        return b.select(on, new, acc)
+    g.write(ops[0], t, _fold_warp(g, base, ir.Constant(I32, ident & 0xFFFFFFFF), step))
 
 
 @gen("membar", "fence")

@@ -21,6 +21,7 @@ WINDOW_SIZE = 0x0100_0000_0000
 FUNC_BASE = 0x7C00_0000_0000          # addresses of device functions (function pointers, vtables)
 PARAM_WINDOW = 0x7B00_0000_0000       # generic address of kernel parameter offset 0 (sm90.py)
 ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte aligned blocks
+DEVICE_MEMORY = 4 << 30               # the emulated GPU's memory (cudaDeviceProp.totalGlobalMem)
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Allocation:
 class DeviceMemory:
     """The global memory of one emulated device."""
 
-    def __init__(self, limit: int = 4 << 30, initial: int = 16 << 20):
+    def __init__(self, limit: int = DEVICE_MEMORY, initial: int = 16 << 20):
         self.limit = limit
         self.data = np.zeros(initial, np.uint8)
         self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)
@@ -93,9 +94,11 @@ class DeviceMemory:
                         self._free.pop(k)
                     break
             if off is None:
+                # the largest block that still fits: each one is followed by its red zone
+                fits = max([self.limit - self.top, *(s for _, s in self._free)]) - ALIGN
                 raise CudaError(
-                    f"out of device memory: asked for {size:,} bytes, but only "
-                    f"{self.limit - self.top:,} of the emulated device's {self.limit:,} bytes are left. "
+                    f"out of device memory: asked for {size:,} bytes, but the largest allocation that fits in "
+                    f"the emulated device's {self.limit:,} bytes is now {max(fits, 0):,} bytes. "
                     "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
         else:
             off = self.top          # never used before: already zero

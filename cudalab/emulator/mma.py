@@ -15,8 +15,9 @@ instructions here gather the fragments of all 32 lanes into matrices (numpy arra
 * **How the tensor core adds** (``dot_float``), measured (tests/kernels/recorded/mma.npz,
   tests/mma_probe_h200.npz): f16/bf16/tf32 products are exact; all K products of one hardware step
   and C are aligned to the largest exponent among C's and the products' (a product's exponent is the
-  sum of its factors', before normalization), each cut (toward zero) 25 bits below it, summed
-  exactly, and the sum truncated to float32, except that a sum of 2**128 or more becomes infinity.
+  sum of its factors', before normalization; C counts as at least 2**-126), each cut (toward zero) 25
+  bits below it, summed exactly, and the sum truncated to float32, except that a sum of 2**128 or
+  more becomes infinity and one too small for float32 becomes +0.
   An f16 result is that float32 rounded to nearest (a nonzero sum that becomes zero is +0). tf32
   operands lose their low 13 bits; wmma's m16n16k8 tf32 runs as two k=4 steps. NaN results are the
   canonical 0x7fffffff. f64 (DMMA) is a chain of IEEE fmas in k order starting from C, a NaN made on
@@ -173,17 +174,27 @@ def _lowest_bit(x):
 
 
 def _truncate_f32(s):
-    """float64 -> float32 toward zero; 2**128 and beyond (and what rounds there) become infinity."""
+    """float64 -> float32 toward zero; 2**128 and beyond (and what rounds there) become infinity, and
+    a nonzero sum too small for float32 becomes +0 whatever its sign, as f16 results do (eight
+    products of -1.7e-77 on C = -0 gave +0 on an H200: fuzz seed 1908 of 2026-11-26)."""
     with np.errstate(over="ignore", invalid="ignore"):
         rn = s.astype(np.float32)
     over = np.abs(rn.astype(np.float64)) > np.abs(s)
     r = np.where(over & np.isfinite(s), np.nextafter(rn, np.float32(0)), rn)
+    r = np.where((r == 0) & (s != 0), np.float32(0), r)
     return np.where(np.abs(s) >= 2.0 ** 128, np.copysign(np.float32(np.inf), s).astype(np.float32), r)
 
 
 # the smallest normal exponent of each input type: a subnormal factor counts as that exponent when the
 # tensor core aligns the products (its significand is not normalized first)
 EMIN = {"f16": -14, "bf16": -126, "tf32": -126}
+# and of the accumulator: C counts as at least 2**-126 whatever it holds (a subnormal or a zero has the
+# exponent field of 2**-126), so the sum is never aligned below it. Fuzz seed 1908 of 2026-11-26 on an
+# H200: C = 195 * 2**-149 next to eight products of -15.1 * 2**-149 gave 75 * 2**-149 (each product cut
+# at 2**-151; aligned at C's own exponent they keep more bits: 74), and C = 0 with eight products of
+# -270 * 2**-149 and eight of +1.25e-48 gave exactly -2160 * 2**-149 (the tiny ones cut away)
+EMIN_C = -126
+WINDOW = 25        # the bits kept below the top of the aligned sum
 
 
 def dot_float(a, b, c, block=None, emin=-126):
@@ -203,12 +214,13 @@ def dot_float(a, b, c, block=None, emin=-126):
             c = dot_float(a[:, :, k0:k0 + block], b[:, k0:k0 + block], c, emin=emin).astype(np.float64)
         return c.astype(np.float32)
     with np.errstate(all="ignore"):
-        ea, eb, ec = _exponent(a, emin), _exponent(b, emin), _exponent(c)
+        ea, eb = _exponent(a, emin), _exponent(b, emin)
+        ec = np.where(np.isfinite(c), np.maximum(_exponent(c), EMIN_C), -np.inf)
         finite = np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
         top = np.maximum(ec, ea.max(axis=2)[:, :, None] + eb.max(axis=1)[:, None, :])   # at least the true top
         low = _lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :]
         # every product's last bit (and C's) at or above the quantum 2**(top - 25): nothing is cut
-        exact = finite & (low >= top - 25) & (_lowest_bit(c) >= top - 25)
+        exact = finite & (low >= top - WINDOW) & (_lowest_bit(c) >= top - WINDOW)
         s = c + np.matmul(a, b)
         exact &= s != 0                         # a zero's sign comes from the term-by-term sum
         w, m, n = np.nonzero(~exact)
@@ -222,12 +234,16 @@ def dot_float(a, b, c, block=None, emin=-126):
 
 def _aligned_sum(a, b, c, pe, ec):
     """The tensor core's sum of dot products term by term: a, b (..., K) and c (...) broadcast
-    together; pe (..., K) the products' exponents (the sums of their factors'), ec C's."""
+    together; pe (..., K) the products' exponents (the sums of their factors'), ec C's.
+    The terms are added as integers of the quantum, so a zero sum is +0 unless every term is a
+    negative zero (eight tiny negative products cut to nothing and C = -0 gave +0 on an H200)."""
     p = a * b
     pe = np.where(p != 0, pe, -np.inf)
     top = np.maximum(ec, pe.max(axis=-1))
-    q = np.exp2(np.where(np.isfinite(top), top, 0) - 25)
+    q = np.exp2(np.where(np.isfinite(top), top, 0) - WINDOW)
     s = np.trunc(c / q) * q + (np.trunc(p / q[..., None]) * q[..., None]).sum(axis=-1)
+    negzero = (c == 0) & np.signbit(c) & ((p == 0) & np.signbit(p)).all(axis=-1)
+    s = np.where(s == 0, np.where(negzero, -0.0, 0.0), s)
     return np.where(np.isfinite(p).all(axis=-1) & np.isfinite(c), s, c + p.sum(axis=-1))
 
 

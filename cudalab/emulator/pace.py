@@ -101,6 +101,7 @@ class Pace:
         self.blocks_done = 0
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
+        self.sample_of = None       # blocks per batch the sample is a share of (default: the batches')
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
@@ -108,7 +109,7 @@ class Pace:
         first = 0
         self.per_batch = per_batch
         if self.blocks_total > per_batch:
-            sample = whole(max(1, per_batch // SAMPLE_SHARE))
+            sample = whole(max(1, min(per_batch, self.sample_of or per_batch) // SAMPLE_SHARE))
             if sample < per_batch:
                 yield 0, sample
                 first = sample

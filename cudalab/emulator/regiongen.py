@@ -131,6 +131,47 @@ class RegionBuilder(GroupBuilder):
         self.cur = {n: v for n, v in before.items() if self.cur.get(n) is v}
 
     # ---------------------------------------------------------------- the function
+    def _chunks(self, chunk, named, c_first, nrec0, size, extra):
+        """The call's counters as allocas that LLVM keeps in registers (``c``: the chunk's first
+        lane, ``c1``: past its last, ``k``: the lane, the totals, ``extra``), a slot per register
+        of ``named``, and at ``chunk`` the test that ends the call when every chunk is done.
+        Leaves the builder where a chunk starts (``c1`` stored); returns (c, c1, done block)."""
+        b = self.b
+        self.c = self._local_var("c", c_first)
+        self.c1, self.k = self._local_var("c1"), self._local_var("k")
+        self.total = self._local_var("total", ir.Constant(I64, 0))
+        self.most = self._local_var("most", ir.Constant(I64, 0))
+        self.nrec = self._local_var("nrec", nrec0)
+        for name in ("cnt",) + extra:
+            setattr(self, name, self._local_var(name))
+        for name in sorted(named):
+            self.slot(name)
+        b.position_at_end(chunk)
+        c = b.load(self.c)
+        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", c, self.count), first, done)
+        b.position_at_end(first)
+        c1 = b.add(c, size)
+        c1 = b.select(b.icmp_signed("<", c1, self.count), c1, self.count)
+        b.store(c1, self.c1)
+        return c, c1, done
+
+    def _lane_of(self, kk, pick, name=""):
+        """At ``pick``: the lane of counter ``kk``: ``lanes[kk]``, or ``kk`` itself when ``lanes`` is
+        null (every lane of the batch runs: no list to read). Leaves the builder in the lane's body."""
+        b = self.b
+        b.position_at_end(pick)
+        listed, body = self.fn.append_basic_block(f"{name}listed"), self.fn.append_basic_block(f"{name}body")
+        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
+        b.position_at_end(listed)
+        from_list = b.load(b.gep(self.lanes, [kk]))
+        b.branch(body)
+        b.position_at_end(body)
+        self.lane = b.phi(I64, name="lane")
+        self.lane.add_incoming(from_list, listed)
+        self.lane.add_incoming(kk, pick)
+        self.body = body
+
     def build(self, named, inputs, outputs, spill_cols, turn_loops):
         """Emit everything: ``named`` are the registers the region names (an alloca each),
         ``inputs`` are loaded at the start, ``outputs`` stored at the exit, ``spill_cols``
@@ -150,28 +191,9 @@ class RegionBuilder(GroupBuilder):
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         self.c_first = c_first
-        self.c = self._local_var("c", c_first)
-        self.c1 = self._local_var("c1")
-        self.k = self._local_var("k")
-        self.left = self._local_var("left")
-        self.total = self._local_var("total", ir.Constant(I64, 0))
-        self.most = self._local_var("most", ir.Constant(I64, 0))
-        self.nrec = self._local_var("nrec", nrec0)
-        self.cnt = self._local_var("cnt")
-        self.base = self._local_var("base")
-        self.spin = self._local_var("spin")
-        self.turn = self._local_var("turn")
-        for name in sorted(named):
-            self.slot(name)
         # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
-        b.position_at_end(chunk)
-        c = b.load(self.c)
-        first, done = self.fn.append_basic_block("first"), self.fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", c, self.count), first, done)
-        b.position_at_end(first)
-        c1 = b.add(c, ir.Constant(I64, CHUNK))
-        c1 = b.select(b.icmp_signed("<", c1, self.count), c1, self.count)
-        b.store(c1, self.c1)
+        c, c1, done = self._chunks(chunk, named, c_first, nrec0, ir.Constant(I64, CHUNK),
+                                   ("left", "base", "spin", "turn"))
         round_ = self.fn.append_basic_block("round")
         if self.turns:
             # st[1]: lanes below it have their state; a chunk's lanes get theirs when it starts
@@ -222,18 +244,7 @@ class RegionBuilder(GroupBuilder):
         else:                  # only the first lane of a call may resume (at st[1], from its row)
             pc_now = b.select(b.icmp_signed("==", kk, self.c_first), self.resume_pc, ir.Constant(I64, -1))
             b.branch(pick)
-        # lanes: a list, or null when every lane of the batch runs (lane k is lane k: no list to read)
-        b.position_at_end(pick)
-        listed, body = self.fn.append_basic_block("listed"), self.fn.append_basic_block("body")
-        b.cbranch(b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None)), listed, body)
-        b.position_at_end(listed)
-        from_list = b.load(b.gep(self.lanes, [kk]))
-        b.branch(body)
-        b.position_at_end(body)
-        self.lane = b.phi(I64, name="lane")
-        self.lane.add_incoming(from_list, listed)
-        self.lane.add_incoming(kk, pick)
-        self.body = body
+        self._lane_of(kk, pick)
         b.store(ir.Constant(I64, 0), self.turn)
         if self.turns:
             cnt = b.load(self._state(kk, 1))
@@ -271,21 +282,7 @@ class RegionBuilder(GroupBuilder):
                     v = self._load_reg(name)
                 b.store(v, self.slot(name))
             b.branch(self.blocks[q])
-        # the code
-        for k, q in enumerate(leaders):
-            qe = leaders[k + 1] if k + 1 < len(leaders) else e
-            b.position_at_end(self.blocks[q])
-            self.cur = {}
-            b.store(b.add(b.load(self.cnt), ir.Constant(I64, qe - q)), self.cnt)
-            for p in range(q, qe):
-                kind, _, inst, aux = code[p]
-                if inst.opcode == "bra":
-                    self._branch(p, inst, aux)
-                    break
-                self._pc, self._block_end, self._bail = p, qe, None
-                self.emit(inst)
-            else:
-                b.branch(self.exit if qe == e else self.blocks[qe])
+        self._emit_code(leaders, e)
         # a lane through: store what lives on, count, next lane
         b.position_at_end(self.exit)
         for name in outputs:
@@ -296,6 +293,28 @@ class RegionBuilder(GroupBuilder):
         b.store(self.count, self._st_at(0))
         self._report(b)
         b.ret(ir.Constant(I32, 0))
+
+    def _emit_code(self, leaders, end):
+        """The instructions of the blocks at ``leaders`` (up to ``end``, where ``self.exit`` waits),
+        each block adding its length to the lane's count. A barrier (a cut: CutRegionBuilder)
+        emits nothing: every thread of the block is there."""
+        b, code = self.b, self.code
+        for k, q in enumerate(leaders):
+            qe = leaders[k + 1] if k + 1 < len(leaders) else end
+            b.position_at_end(self.blocks[q])
+            self.cur = {}
+            b.store(b.add(b.load(self.cnt), ir.Constant(I64, qe - q)), self.cnt)
+            for p in range(q, qe):
+                kind, _, inst, aux = code[p]
+                if inst.opcode == "bra":
+                    self._branch(p, inst, aux)
+                    break
+                if inst.opcode in ("bar", "barrier"):
+                    continue
+                self._pc, self._block_end, self._bail = p, qe, None
+                self.emit(inst)
+            else:
+                b.branch(self.exit if qe == end else self.blocks[qe])
 
     def _state(self, kk, col):
         return self.b.gep(self.state, [self.b.add(self.b.mul(kk, ir.Constant(I64, 3)), ir.Constant(I64, col))])
@@ -414,3 +433,163 @@ class RegionBuilder(GroupBuilder):
         if g[1]:
             pv = b.not_(pv)
         b.cbranch(pv, self._edge(p, target), self._edge(p, p + 1))
+
+
+class CutRegionBuilder(RegionBuilder):
+    """Emits a region with cuts (regions.py, "Cuts"): one block of threads (a *chunk*) at a time;
+    each segment runs lane by lane, its cut first (a shuffle reads its source from the register
+    arrays, which every lane of the chunk has stored by then), from the register arrays back to
+    them: values that cross a cut go through the arrays, which the block's threads keep in cache,
+    except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
+    addresses, and integer arithmetic on them), which each segment computes again. Segments hold
+    no loops, so a lane never parks: the call returns for the watchdog only between chunks
+    (``st[0]``: the next chunk's first lane). A lane that stops sets the chunk's flag; the chunk's
+    other lanes finish the segment, the uniform values live at the next cut are stored for the
+    interpreter, and the chunk ends there (regions.Runner makes the stack entries)."""
+
+    whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
+
+    def build_cuts(self, named, segs, spill_cols, remat):
+        """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
+        ``defined`` (registers it may write), ``remat`` (uniform registers it computes again, in
+        order), ``materialize`` (uniform registers stored for the interpreter where a lane stops);
+        ``remat``: register -> its defining instruction."""
+        b = self.b
+        self.spill_cols_all, self.remat_defs = spill_cols, remat
+        self.nspill = max(len(spill_cols), 1)
+        self.turns, self.turn_loops = False, set()
+        chunk = self.fn.append_basic_block("chunk")
+        b.branch(chunk)
+        with b.goto_block(self.entry):
+            b.position_before(self.entry.terminator)
+            c_first = b.load(self._st_at(0))
+            self.budget = b.load(self._st_at(2))
+            nrec0 = b.load(self._st_at(5))
+        dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
+        with b.goto_block(self.entry):
+            b.position_before(self.entry.terminator)
+            self.threads = b.mul(b.mul(dims[0], dims[1]), dims[2])      # a block's threads: one chunk
+        cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads, ("seg_most", "path", "stopped"))
+        # the chunk's block in the batch: chunks are whole blocks of the lane list (block-major)
+        self.chunk_block = b.sdiv(cv, self.threads)
+        b.store(ir.Constant(I64, 0), self.stopped)
+        b.store(ir.Constant(I64, 0), self.path)
+        chunk_end = self.fn.append_basic_block("chunk_end")
+        for seg in segs:
+            self._segment(seg, chunk_end)
+        b.branch(chunk_end)
+        b.position_at_end(chunk_end)
+        p, m = b.load(self.path), b.load(self.most)
+        b.store(b.select(b.icmp_signed(">", p, m), p, m), self.most)
+        c1 = b.load(self.c1)
+        b.store(c1, self.c)
+        suspend = self.fn.append_basic_block("suspend")
+        more = b.and_(b.icmp_signed(">=", b.load(self.total), self.budget), b.icmp_signed("<", c1, self.count))
+        b.cbranch(more, suspend, chunk)
+        b.position_at_end(suspend)
+        b.store(c1, self._st_at(0))
+        self._report(b)
+        b.ret(ir.Constant(I32, 1))
+        b.position_at_end(done)
+        b.store(self.count, self._st_at(0))
+        self._report(b)
+        b.ret(ir.Constant(I32, 0))
+
+    def _parts(self):
+        """(block, thread index in the block) of this lane: the chunk's block, and the lane's
+        offset from the block's first lane (lanes are block-major, lanes_per_block apart)."""
+        if self._lane_parts is None:
+            b = self.b
+            lpb = self.ctx["lpb"]
+            with b.goto_block(self.body):
+                b.position_after(self.lane)
+                t = b.sub(self.lane, b.mul(self.chunk_block, lpb))
+            self._lane_parts = (self.chunk_block, t)
+        return self._lane_parts
+
+    def _lanes(self, name):
+        """A loop over the chunk's lanes: positions the builder in its body (``self.lane`` set) and
+        returns (next-lane block, after-the-loop block)."""
+        b = self.b
+        b.store(b.load(self.c), self.k)
+        head = self.fn.append_basic_block(f"{name}_lane")
+        b.branch(head)
+        b.position_at_end(head)
+        kk = self.kk = b.load(self.k)
+        pick, after = self.fn.append_basic_block(f"{name}_pick"), self.fn.append_basic_block(f"{name}_done")
+        b.cbranch(b.icmp_signed("<", kk, b.load(self.c1)), pick, after)
+        nxt = self.fn.append_basic_block(f"{name}_next")
+        b.position_at_end(nxt)
+        b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
+        b.branch(head)
+        self._lane_of(kk, pick, f"{name}_")
+        self._lane_parts, self.cur = None, {}
+        return nxt, after
+
+    def _recompute(self, names, pc):
+        """Emit the defining instructions of uniform registers ``names`` (in order) for this lane."""
+        for name in names:
+            self._pc, self._block_end, self._bail = pc, pc, None
+            self.emit(self.remat_defs[name])
+
+    def _segment(self, seg, chunk_end):
+        b = self.b
+        code = self.code
+        a, z = seg["first"], seg["end"]
+        self.start, self.end = a, z
+        self.spill_cols = {n: col for n, col in self.spill_cols_all.items()
+                           if n in seg["defined"] or n in seg["remat"]}
+        b.store(ir.Constant(I64, 0), self.seg_most)
+        self.next_lane, after = self._lanes(f"s{a}")
+        b.store(ir.Constant(I64, 0), self.cnt)
+        for name in seg["inputs"]:
+            b.store(self._load_reg(name), self.slot(name))
+        self._recompute(seg["remat"], a)
+        branches = [p for p in range(a, z) if code[p][2].opcode == "bra" and code[p][3] is not None]
+        leaders = sorted({a} | {code[p][3] for p in branches if a <= code[p][3] < z}
+                         | {p + 1 for p in branches if p + 1 < z})
+        self.exit = self.fn.append_basic_block(f"s{a}_exit")
+        self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
+        b.branch(self.blocks[a])
+        self._emit_code(leaders, z)
+        b.position_at_end(self.exit)
+        for name in seg["outputs"]:
+            self._store_reg(name, b.load(self.slot(name)))
+        self._lane_done(b)
+        b.branch(self.next_lane)
+        # after every lane: the chunk's longest path so far; a stopped lane ends the chunk here
+        b.position_at_end(after)
+        b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
+        go = self.fn.append_basic_block(f"s{a}_through")
+        stop = chunk_end
+        if seg["materialize"]:
+            stop = self.fn.append_basic_block(f"s{a}_materialize")
+        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), stop, go)
+        if seg["materialize"]:
+            b.position_at_end(stop)
+            nxt, done = self._lanes(f"m{a}")
+            self._recompute(seg["materialize_from"], z)
+            for name in seg["materialize"]:
+                self._store_reg(name, self.reg_storage(name))
+            b.branch(nxt)
+            b.position_at_end(done)
+            b.branch(chunk_end)
+        b.position_at_end(go)
+
+    def _branch(self, p, inst, target):
+        if target is not None and target <= p:
+            raise Skip("a loop in a region with cuts")
+        super()._branch(p, inst, target)
+
+    def _lane_done(self, b):
+        c = b.load(self.cnt)
+        b.store(b.add(b.load(self.total), c), self.total)
+        m = b.load(self.seg_most)
+        b.store(b.select(b.icmp_signed(">", c, m), c, m), self.seg_most)
+
+    def _stop(self, pc, spun, not_run):
+        bb = super()._stop(pc, spun, not_run)
+        b = ir.IRBuilder(bb)
+        b.position_before(bb.terminator)
+        b.store(ir.Constant(I64, 1), self.stopped)
+        return bb

@@ -40,6 +40,22 @@ native function also returns after ``BUDGET`` thread-instructions (suspending th
 running at a loop head), so the engine checks the watchdog (CPU time) as often as it does for
 interpreted code, and a ``while (true) {}`` still ends with the watchdog's message.
 
+**Cuts: barriers and shuffles.** A region may also hold ``__syncthreads()`` (``bar.sync 0``)
+and unguarded ``shfl.sync`` where every thread passes them exactly once: at the top level of the
+region, never inside a loop or one side of a branch (``find(..., cuts=...)``). Such a region has
+no loops; its *cuts* split it into segments, each cut the first instruction of the segment after
+it. Its native function (``regiongen.CutRegionBuilder``) runs one block at a time, segment by
+segment, each segment for every thread of the block (each on its own, as above) before the next
+begins. So every thread of the block has done everything before a cut when any thread runs it, as
+in lock step: a barrier needs nothing more, and a shuffle reads the other lanes' sources from
+their register arrays (a segment may not write the source of the shuffle it starts with). The
+memory rules above therefore apply per segment; ordered atomics stay once per region. It runs only
+when every thread of the batch is at its start (else the replaced entry runs), and shuffles only
+when blocks are whole warps (no padding lanes, whose registers the interpreter's shuffles would
+read). A thread that stops in a segment stops its block at the next cut: the block's other threads
+finish the segment and wait at the cut as one stack entry ``[cut, end, block]``, above which the
+stopped thread runs to the cut interpreted.
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
@@ -59,7 +75,7 @@ CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two loo
 _COLLECTIVE = {"shfl", "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "bar.warp"}
 _COMMUTE = {"add", "and", "or", "xor", "min", "max"}
 _SPIN_LOADS = {"volatile", "relaxed", "acquire", "cv", "mmio"}
-_NO_DEST = {"st", "red", "membar", "fence", "bra"}
+_NO_DEST = {"st", "red", "membar", "fence", "bra", "bar", "barrier"}
 
 
 @dataclasses.dataclass
@@ -73,6 +89,8 @@ class Region:
     nspill: int                 # registers saved per stopped thread
     turns: bool                 # lanes take turns in some loop (regiongen): per-lane state
     spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
+    fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
+    cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
 
 
 # ------------------------------------------------------------------ finding regions
@@ -96,9 +114,47 @@ def _commutes(inst, live_out):
     return dst[0] == "sym" and dst[1] == "_" or dst[0] == "reg" and live_out is not None and dst[1] not in live_out
 
 
-def find(df, info, live_out):
+def cuts(df, info):
+    """pc -> "bar" | "warp" for the instructions a region may hold as cuts (module docstring):
+    unguarded ``bar.sync 0`` / ``barrier.sync 0`` and unguarded shuffles the generator compiles
+    whose result is not their own source (the exchange reads every lane's source first)."""
+    from .barriers import is_named
+    from .engine import K_NORMAL, K_WAIT
+    out = {}
+    for pc, (kind, _, inst, _) in enumerate(df.code):
+        if inst.guard is not None:
+            continue
+        if (kind == K_WAIT and inst.opcode in ("bar", "barrier") and "sync" in inst.mods
+                and not {"red", "arrive", "warp"} & set(inst.mods) and not is_named(inst)):
+            out[pc] = "bar"
+        elif kind == K_NORMAL and (inst.opcode == "shfl" and pc in info or _warp_wide(inst, df.func)):
+            from .decode import _regs
+            ops = inst.operands
+            if len(ops) < 2 or not set(_regs(ops[0])) & set(_regs(ops[1])):
+                out[pc] = "warp"
+    return out
+
+
+def _warp_wide(inst, func):
+    """A vote, activemask or redux that llvmgen generates (in a region with cuts only)."""
+    from .dtypes import storage
+    ops = inst.operands
+    src = ops[1] if len(ops) > 1 else None
+    if inst.opcode == "activemask":
+        return True
+    if src is None or src[0] != "reg" or src[1] not in func.regs or any(o[0] not in ("reg", "imm") for o in ops[2:]):
+        return False
+    pred = storage(func.regs[src[1]]) == np.bool_
+    if inst.opcode == "vote":
+        return pred and not {"all", "any", "uni", "ballot"}.isdisjoint(inst.mods)
+    return (inst.opcode == "redux" and not pred and not src[2] and inst.type in ("u32", "s32", "b32")
+            and ops[0][0] == "reg")
+
+
+def find(df, info, live_out, cuts=None):
     """The regions of a kernel, as (start, end) pairs: greedy, largest first, from each eligible stretch.
-    ``info``: the pcs the generator compiles (compiled._compilable); ``live_out``: compiled.liveness."""
+    ``info``: the pcs the generator compiles (compiled._compilable); ``live_out``: compiled.liveness.
+    With ``cuts`` (from ``cuts()``): only regions that hold at least one cut (module docstring)."""
     from .engine import K_BRA, K_NORMAL
     code = df.code
     n = len(code)
@@ -107,10 +163,11 @@ def find(df, info, live_out):
     eligible = np.zeros(n + 1, bool)
     for pc, (kind, _, inst, _) in enumerate(code):
         eligible[pc] = (kind == K_BRA and inst.opcode == "bra") or \
-            (kind == K_NORMAL and pc in info and inst.opcode not in _COLLECTIVE)
+            (kind == K_NORMAL and pc in info and inst.opcode not in _COLLECTIVE) or bool(cuts and pc in cuts)
     branches = [(pc, c[3]) for pc, c in enumerate(code) if c[0] == K_BRA]
-    if not branches:
+    if not branches and not cuts:
         return []
+    cut_pcs = np.array(sorted(cuts or ()), np.int64)
     srcs = np.array([b[0] for b in branches])
     tgts = np.array([b[1] for b in branches])
     leaders = {0, n} | set(df.func.labels.values()) | {pc + 1 for pc, _ in branches}
@@ -131,11 +188,14 @@ def find(df, info, live_out):
             hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
             for e in reversed([x for x in cands if s < x <= hi]):
                 inside = (srcs >= s) & (srcs < e)
-                if not inside.any():
-                    break                   # (smaller ends hold no branch either)
+                held = cut_pcs[(cut_pcs >= s) & (cut_pcs < e)]
+                if not (held.size if cuts else inside.any()):
+                    break                   # (smaller ends hold no branch, or no cut, either)
                 if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
                     continue
-                if _allowed(code, s, e, srcs[inside], tgts[inside], live_out):
+                if held.size and not _cuts_at_top_level(held, e, srcs[inside], tgts[inside]):
+                    continue
+                if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, held):
                     found = e
                     break
             if found:
@@ -152,29 +212,108 @@ def loops(srcs, tgts):
     return [(int(t), int(s)) for s, t in zip(srcs, tgts) if t <= s]
 
 
-def _allowed(code, s, e, srcs, tgts, live_out):
-    """The memory and atomic rules of the module docstring."""
-    ranges = loops(srcs, tgts)
-    shared_writes = shared_any = 0
-    ordered, commuting = [], 0
-    for p in range(s, e):
-        inst = code[p][2]
-        op = inst.opcode
-        # volatile global memory counts as shared: books run the warp-synchronous idiom on it too
-        volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
-        if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile:
-            shared_any += 1
-            shared_writes += op not in ("ld", "ldu")
-        if op in ("atom", "red"):
-            if _commutes(inst, live_out[p]):
-                commuting += 1
-            else:
-                ordered.append(p)
-    if shared_writes and shared_any > 1:
+def _cuts_at_top_level(held, e, srcs, tgts):
+    """Does every thread pass each cut exactly once? No loop, and every branch lands in its own
+    segment (up to and including the cut that ends it)."""
+    if (tgts <= srcs).any():
         return False
+    k = np.searchsorted(held, srcs)                 # the segment of each branch: cuts before it
+    seg_end = np.append(held, e)[k]
+    return bool((tgts <= seg_end).all())
+
+
+def segments(s, e, cut_pcs):
+    """[(first pc, end pc)] of a region's segments: the stretches between its cuts, each cut the
+    first instruction of the segment after it."""
+    bounds = [s] + list(cut_pcs)
+    return list(zip(bounds, list(cut_pcs) + [e]))
+
+
+def cross_source(code, pc):
+    """The register a warp instruction at ``pc`` reads from other lanes (None for a barrier)."""
+    inst = code[pc][2]
+    return inst.operands[1][1] if inst.opcode in ("shfl", "vote", "redux") else None
+
+
+def _allowed(code, s, e, srcs, tgts, live_out, held=()):
+    """The memory and atomic rules of the module docstring (shared memory: per segment)."""
+    ranges = loops(srcs, tgts)
+    ordered, commuting = [], 0
+    for a, z in segments(s, e, held):
+        shared_writes = shared_any = 0
+        for p in range(a, z):
+            inst = code[p][2]
+            op = inst.opcode
+            # volatile global memory counts as shared: books run the warp-synchronous idiom on it too
+            volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
+            if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile:
+                shared_any += 1
+                shared_writes += op not in ("ld", "ldu")
+            if op in ("atom", "red"):
+                if _commutes(inst, live_out[p]):
+                    commuting += 1
+                else:
+                    ordered.append(p)
+        if shared_writes and shared_any > 1:
+            return False
+        src = cross_source(code, a) if a in held else None
+        if src is not None and src in defined(code, a, z):
+            return False        # lanes would overwrite a shuffle's source before later lanes read it
     if ordered and (len(ordered) > 1 or commuting or any(h <= ordered[0] <= t for h, t in ranges)):
         return False
     return True
+
+
+_UNIFORM_OPS = {"mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "cvta", "cvt", "ld"}
+_UNIFORM_SREGS = {"tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid"}
+
+
+def uniform_defs(df, param_offsets, s, e):
+    """register -> its defining instruction, for registers a region [s, e) with cuts may compute
+    again in each segment instead of passing them through memory: defined once in the kernel,
+    unguarded, where every thread passes (before the kernel's first branch or label, or inside the
+    region where no branch jumps over it), by integer arithmetic on immediates, symbols, kernel
+    parameters, thread and block indices and other such registers. Recomputing one gives the value
+    the thread computed, bit for bit."""
+    from .decode import _regs
+    from .engine import K_BRA
+    f = df.func
+    code = df.code
+    first_jump = min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
+                     + [len(f.insts)])
+    skipped = set()
+    for p in range(s, e):
+        if code[p][0] == K_BRA and code[p][3] is not None:
+            skipped.update(range(p + 1, code[p][3]))
+    top = [p for p in range(first_jump)] + [p for p in range(max(s, first_jump), e) if p not in skipped]
+    count = {}
+    for inst in f.insts:
+        if inst.operands and inst.opcode not in _NO_DEST:
+            for r in _regs(inst.operands[0]):
+                count[r] = count.get(r, 0) + 1
+    out = {}
+
+    def plain(o):
+        k = o[0]
+        return (k == "imm" or k == "reg" and o[1] in out and not o[2] or k == "sreg" and o[1] in _UNIFORM_SREGS
+                or k == "sym" and o[1] not in param_offsets and o[1] != "_")
+    for inst in (f.insts[p] for p in top):
+        ops = inst.operands
+        t = inst.type or ""
+        if (inst.guard or inst.opcode not in _UNIFORM_OPS or not ops or ops[0][0] != "reg"
+                or count.get(ops[0][1]) != 1 or t[:1] not in ("u", "s", "b")):
+            continue
+        if inst.opcode == "cvt" and not all(m[:1] in ("u", "s") for m in inst.mods if m[1:].isdigit()):
+            continue
+        if inst.opcode == "ld":
+            src = ops[1]
+            if not ("param" in inst.mods and src[0] == "mem" and src[1] and src[1][0] == "sym"
+                    and src[1][1] in param_offsets and len(inst.mods) <= 2):
+                continue
+        elif not all(plain(o) for o in ops[1:]):
+            continue
+        out[ops[0][1]] = inst
+    return out
 
 
 def spins(code, head, back):
@@ -246,6 +385,8 @@ class Runner:
         self.table = np.zeros(max(len(region.regs), 1), np.uint64)
         self.seen = [None] * len(region.regs)
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
+        self.cut_pcs = np.array([p for p, _ in region.cuts], np.int64)
+        self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
 
     def __call__(self, ex, stack, ent, rpc):
         """Run the active lanes through the region. Returns the exit pc (every lane is there), None
@@ -257,6 +398,8 @@ class Runner:
             return -1           # lanes must meet inside the region (an enclosing divergence), or it spun
         if any(x is ent for x in ex.__dict__.get("interpret_entries", ())):
             return -1           # lanes that stopped at the region's first instruction: the interpreter runs it
+        if r.cuts and (ex.idx.size != ex.valid_idx.size or self.warp_ops and ex.idx.size != ex.n):
+            return -1           # cuts need every thread of the batch here; shuffles, whole warps
         if compiled.mode() == "check":
             return self._check(ex, stack, ent)
         return self._run(ex, stack, ent)
@@ -268,11 +411,11 @@ class Runner:
         table, seen = self.table, self.seen
         every = ex.idx.size == ex.n
         for k, name in enumerate(r.regs):
-            arr = regs.get(name)
+            arr = regs.get(name.lstrip("@"))          # (@name: a shuffle's source, read across lanes)
             if arr is None:
-                # every lane stores it at the exit (or, stopping, the interpreter writes it before
-                # the exit): a previous batch's array needs no zeroing
-                arr = regs.take(name, zeroed=False) if every and name in r.outputs else regs[name]
+                # every lane stores it before reading it (or, stopping, the interpreter writes it
+                # first): a previous batch's array needs no zeroing
+                arr = regs.take(name, zeroed=False) if every and name in r.fresh else regs[name.lstrip("@")]
             if arr is not seen[k]:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
@@ -310,7 +453,7 @@ class Runner:
         rows = rec[:2 * nrec].reshape(nrec, 2)
         ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
         values = spill.reshape(count, ns)
-        entries = []
+        joins = {}          # where stopped lanes go to: the region's end, or the cut that ends their segment
         for p in np.unique(pcs).tolist():
             sel = ks[pcs == p]
             at = idx[sel]
@@ -320,14 +463,24 @@ class Runner:
                 arr[at] = v != 0 if arr.dtype == np.bool_ else v.astype(np.uint64).astype(arr.dtype)
             mask = np.zeros(ex.n, bool)
             mask[at] = True
-            entries.append((int(at.min()), [p, r.end, mask]))
+            k = np.searchsorted(self.cut_pcs, p)
+            join = int(self.cut_pcs[k]) if k < self.cut_pcs.size else r.end
+            stops, chunks = joins.setdefault(join, ([], set()))
+            stops.append((int(at.min()), [p, join, mask]))
+            chunks.update((sel // ex.batch.threads_per_block).tolist())
             if p == r.start:
-                ex.__dict__.setdefault("interpret_entries", []).append(entries[-1][1])
+                ex.__dict__.setdefault("interpret_entries", []).append(stops[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
         ent[0] = r.end
-        for _, e in sorted(entries, key=lambda x: -x[0]):     # the lowest lane's stop runs first
-            stack.append(e)
+        for join, (stops, chunks) in sorted(joins.items(), key=lambda j: -min(j[1][0])[0]):
+            if join != r.end:   # the stopped lanes' blocks wait at the cut, for the stopped lanes
+                t = ex.batch.threads_per_block
+                mask = np.zeros(ex.n, bool)
+                mask[idx[np.concatenate([np.arange(c * t, min((c + 1) * t, count)) for c in sorted(chunks)])]] = True
+                stack.append([join, r.end, mask])
+            for _, e in sorted(stops, key=lambda x: -x[0]):     # the lowest lane's stop runs first
+                stack.append(e)
         return None
 
     def _timed_out(self, ex, idx, st, state):

@@ -56,22 +56,6 @@ def include_dirs() -> tuple:
     return tuple(dirs)
 
 
-def _check(result, prog=None):
-    from cuda.bindings import nvrtc
-    err = result[0]
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise RuntimeError(f"NVRTC failed: {err}")
-    return result[1] if len(result) == 2 else result[1:]
-
-
-def _program_log(prog) -> str:
-    from cuda.bindings import nvrtc
-    n = _check(nvrtc.nvrtcGetProgramLogSize(prog))
-    buf = bytearray(n)     # never b" " * n: for n == 1 that is the shared b" " object, which NVRTC would overwrite
-    _check(nvrtc.nvrtcGetProgramLog(prog, buf))
-    return buf.rstrip(b"\x00").decode(errors="replace").strip()
-
-
 def _name_expressions(source: str, extra=()) -> list:
     """Kernel names to ask NVRTC to lower: plain ``__global__`` functions found in the text.
 
@@ -143,28 +127,12 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    from cuda.bindings import nvrtc
-    full_opts = [o.encode() for o in opts] + [f"-I{d}".encode() for d in include_dirs()]
-    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), filename.encode(), 0, [], []))
-    try:
-        for n in names:
-            _check(nvrtc.nvrtcAddNameExpression(prog, n.encode()))
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(full_opts), full_opts)
-        log = _program_log(prog)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            nice = format_diagnostics(log, source, filename, line_offset)
-            raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=log)
-        size = _check(nvrtc.nvrtcGetPTXSize(prog))
-        buf = bytearray(size)
-        _check(nvrtc.nvrtcGetPTX(prog, buf))
-        ptx = buf.rstrip(b"\x00").decode()
-        lowered = {}
-        for n in names:
-            res = nvrtc.nvrtcGetLoweredName(prog, n.encode())
-            if res[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS and res[1]:
-                lowered[n] = res[1].decode()
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    from .libnvrtc import compile_program
+    res = compile_program(source, filename, opts + [f"-I{d}" for d in include_dirs()], names)
+    if not res.ok:
+        nice = format_diagnostics(res.log, source, filename, line_offset)
+        raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=res.log)
+    ptx, log, lowered = res.ptx, res.log, res.lowered
     out = CompiledSource(source=source, ptx=ptx, options=tuple(opts), log=log, lowered=lowered,
                          filename=filename)
     _CACHE[key] = out

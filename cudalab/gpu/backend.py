@@ -141,10 +141,11 @@ _HINTS = {
     "CUDA_ERROR_INVALID_PTX": "the driver could not compile this PTX",
     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "the PTX is newer than this driver understands",
 }
-# After these the CUDA context is broken for good (CUDA Programming Guide: "sticky" errors).
+# After these the CUDA context is broken for good (CUDA Programming Guide: "sticky" errors); the
+# emulated runtime's list is the same one in runtime names (runtime/core/errors.py STICKY).
 _STICKY = {"CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ASSERT",
            "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_LAUNCH_TIMEOUT",
-           "CUDA_ERROR_HARDWARE_STACK_ERROR"}
+           "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_INVALID_ADDRESS_SPACE"}
 # Runtime-API names (what cudaGetErrorName says) where they are not the driver's name in camel case.
 _RUNTIME_NAMES = {"CUDA_ERROR_OUT_OF_MEMORY": "cudaErrorMemoryAllocation",
                   "CUDA_ERROR_LAUNCH_FAILED": "cudaErrorLaunchFailure",

@@ -9,7 +9,7 @@ stream>>>`` launches, streams, events and ``printf`` all work without a GPU. Wit
 Known differences from a GPU: device memory is mapped in the program too, so dereferencing a
 ``cudaMalloc`` pointer on the host does not crash here (it does on a GPU); every operation runs
 when it is issued (a legal order for any correct program), and event timings come from a model
-(``timeline.py``), not from a clock.
+(``cudalab.device.timeline``, the runtime core's, which Python launches share), not from a clock.
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from ..ptx.link import PtxLinkError, link
-from . import errors, shimgen
+from . import shimgen
 from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
 
@@ -292,6 +292,10 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'c
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "nvtx3/": "nvidia-nvtx: pip install nvidia-nvtx",
+                  "helper_": "NVIDIA's cuda-samples (its Common folder), not with the toolkit: get them with "
+                             "git clone https://github.com/NVIDIA/cuda-samples and build with -I cuda-samples/Common",
+                  "cutil": "the GPU Computing SDK of CUDA 4 and older, which is gone: use your own error checks "
+                           "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
                   "cublas": "cuBLAS, which cudalab does not emulate", "cufft": "cuFFT, which cudalab does not emulate",
                   "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",

@@ -23,19 +23,24 @@ import numpy as np
 
 from ..emulator import graphcalls  # noqa: F401 - cudaGraphSetConditional in kernels
 from ..emulator.engine import Program
-from ..emulator.memory import GLOBAL_BASE, DeviceMemory
+from ..emulator.memory import DEVICE_MEMORY, GLOBAL_BASE, DeviceMemory
 from ..errors import CudaError
 from ..ptx import parse
 from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
-from ..runtime.core.graphs import ENABLE_TYPES, TYPES
-from .server_textures import TextureRequests
+from ..runtime.core.graphs import TYPES
+from .server_textures import TextureRequests, _int     # _int: the one parser of the shim's numbers
 
-ARENA_SIZE = 4 << 30
+ARENA_SIZE = DEVICE_MEMORY
 SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
 UNSTICKY = {"func", "var", "params", "props", "device_reset", "attr"}
 STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
 NODE_KINDS = {v: k for k, v in TYPES.items()}
+# the numbers of a node's parameters, in the order the shim sends and takes them (its node_params())
+NODE_FIELDS = {"memcpy": ("dst", "src", "width", "height", "depth", "dpitch", "spitch", "dheight", "sheight", "kind"),
+               "memset": ("dst", "value", "element", "width", "height", "pitch"), "host": ("fn", "data"),
+               "event_record": ("event",), "wait_event": ("event",), "mem_alloc": ("size",), "mem_free": ("address",),
+               "graph": ("graph",)}
 # libcudadevrt (linked with -rdc=true) registers kernels and variables of its own (device-side
 # memcpy/memset helpers, its error tables); they come as SASS only, so the program's PTX lacks them,
 # and the program never names them: their registration is let pass without a word
@@ -89,8 +94,7 @@ class Server(TextureRequests):
         # __managed__ variables: every global lives in the arena the program maps, so they are
         # plain globals here (the PTX parser does not know the .managed attribute)
         self.module = parse(ptx.replace(".attribute(.managed) ", ""))
-        self.program = Program(self.module, memory, sm_count=self.ctx.props["multiProcessorCount"],
-                               clock_khz=self.ctx.props["clockRate"])
+        self.program = self.ctx.bind(Program(self.module, memory))
         entries = [f.name for f in self.module.entries]
         readable = demangle(entries)
         self.functions = {m: Function(self.program, m, readable[m],
@@ -403,14 +407,10 @@ class Server(TextureRequests):
         self.ctx.mem_pool(_int(pool)).trim(self.ctx.memory, int(keep))
 
     def op_pool_access_set(self, pool, location_id, flags, blob=b""):
-        p = self.ctx.mem_pool(_int(pool))
-        self.ctx.check_device(int(location_id), "peer access to a pool")
-        p.access = int(flags)
+        self.ctx.pool_access(self.ctx.mem_pool(_int(pool)), int(location_id), int(flags))
 
     def op_pool_access_get(self, pool, location_id, blob=b""):
-        p = self.ctx.mem_pool(_int(pool))
-        self.ctx.check_device(int(location_id))
-        return (p.access,)
+        return (self.ctx.pool_access(self.ctx.mem_pool(_int(pool)), int(location_id)),)
 
     def op_malloc_async(self, size, stream, pool, blob=b""):
         p = self.ctx.mem_pool(_int(pool)) if _int(pool) else None
@@ -434,20 +434,15 @@ class Server(TextureRequests):
         return (self.ctx.end_capture(self.ctx.stream(_int(stream))).handle,)
 
     def op_capture_info(self, stream, blob=b""):
-        c = self.ctx.stream(_int(stream)).capture
-        if c is None:
+        info = self.ctx.capture_info(self.ctx.stream(_int(stream)))
+        if info is None:
             return (0,)
-        s = self.ctx.stream(_int(stream))
-        deps = c.deps.get(s, [])
-        return (c.status, c.id, c.graph.handle, len(deps), *(n.handle for n in deps))
+        status, capture_id, graph, deps = info
+        return (status, capture_id, graph.handle, len(deps), *(n.handle for n in deps))
 
     def op_capture_update(self, stream, flags, *nodes, blob=b""):
-        s = self.ctx.stream(_int(stream))
-        if s.capture is None:
-            raise CudaError("cudaStreamUpdateCaptureDependencies: the stream is not capturing.",
-                            "cudaErrorIllegalState")
-        new = [self.ctx.node(_int(n)) for n in nodes]
-        s.capture.deps[s] = new if int(flags) == 1 else s.capture.deps.get(s, []) + new
+        self.ctx.update_capture_dependencies(self.ctx.stream(_int(stream)), [self.ctx.node(_int(n)) for n in nodes],
+                                             replace=int(flags) == 1)
 
     def op_capture_mode(self, mode, blob=b""):
         old, self.ctx.capture_mode = self.ctx.capture_mode, int(mode)
@@ -489,43 +484,15 @@ class Server(TextureRequests):
         return (n.handle, *((n.params["address"],) if kind == "mem_alloc" else ()))
 
     def _node_params(self, kind, a, blob) -> dict:
-        """Node parameters from the shim's numbers (the layout is the shim's node_params())."""
-        ctx = self.ctx
+        """Node parameters from the shim's numbers (the layout is the shim's node_params()); the core checks them."""
         if kind == "kernel":
-            fn = self.function(a[0], "cudaErrorInvalidDeviceFunction")
-            grid, block = tuple(int(x) for x in a[1:4]), tuple(int(x) for x in a[4:7])
-            ctx.check_launch(fn, grid, block, int(a[7]))
-            return dict(function=fn, grid=grid, block=block, shared=int(a[7]), args=bytes(blob), cluster=None,
-                        attributes={})
-        if kind == "memcpy":
-            dst, src, width, height, depth, dpitch, spitch, dheight, sheight, ckind = (_int(x) for x in a)
-            ctx.memory.check_copy(dst, src, width, ckind, "a graph memcpy node", height * depth, dpitch, spitch)
-            return dict(dst=dst, src=src, width=width, height=height, depth=depth, dpitch=dpitch, spitch=spitch,
-                        dheight=dheight, sheight=sheight, kind=ckind)
-        if kind == "memset":
-            dst, value, element, width, height, pitch = (_int(x) for x in a)
-            if element not in (1, 2, 4):
-                raise CudaError(f"a memset node's element size is 1, 2 or 4 bytes, not {element}.",
-                                "cudaErrorInvalidValue")
-            ctx.memory.check(dst, (pitch or width * element) * (height - 1) + width * element, "a graph memset node")
-            return dict(dst=dst, value=value, element=element, width=width, height=height,
-                        pitch=pitch or width * element)
-        if kind == "host":
-            if not _int(a[0]):
-                raise CudaError("a host node needs a function to call.", "cudaErrorInvalidValue")
-            return {"fn": _int(a[0]), "data": _int(a[1])}
-        if kind in ("event_record", "wait_event"):
-            return {"event": ctx.event(_int(a[0])).handle}
-        if kind == "graph":
-            return {"graph": ctx.clone(ctx.graph(_int(a[0])))}
-        if kind == "mem_alloc":
-            size = _int(a[0])
-            addr = ctx.memory.alloc(size, "graph")
-            ctx.graph_allocations[addr] += 1
-            return {"address": addr, "size": size, "pool": 0}
-        if kind == "mem_free":
-            return {"address": _int(a[0])}
-        return {}
+            fields = dict(function=self.function(a[0], "cudaErrorInvalidDeviceFunction"), grid=tuple(int(x) for x in a[1:4]),
+                          block=tuple(int(x) for x in a[4:7]), shared=int(a[7]), args=bytes(blob))
+        else:
+            fields = dict(zip(NODE_FIELDS.get(kind, ()), (_int(x) for x in a)))
+            if kind == "graph":
+                fields["graph"] = self.ctx.graph(fields["graph"])
+        return self.ctx.node_params(kind, fields)
 
     def _params_out(self, n):
         """A node's parameters as the shim's numbers (and the kernel arguments as bytes)."""
@@ -533,22 +500,14 @@ class Server(TextureRequests):
         if n.type == "kernel":
             fn = p["function"]
             return (TYPES[n.type], *p["grid"], *p["block"], p["shared"]), fn.mangled.encode() + b"\0" + p["args"]
-        keys = {"memcpy": ("dst", "src", "width", "height", "depth", "dpitch", "spitch", "dheight", "sheight", "kind"),
-                "memset": ("dst", "value", "element", "width", "height", "pitch"), "host": ("fn", "data"),
-                "event_record": ("event",), "wait_event": ("event",), "mem_alloc": ("address", "size"),
-                "mem_free": ("address",)}.get(n.type, ())
-        out = tuple(p[k] for k in keys)
         if n.type == "graph":
-            out = (p["graph"].handle,)
-        if n.type == "graph" and p["graph"].handle not in self.ctx.graphs:
-            self.ctx.graphs[p["graph"].handle] = p["graph"]
-        return (TYPES[n.type], *out)
+            self.ctx.graphs.setdefault(p["graph"].handle, p["graph"])     # the shim may name the child graph
+            return (TYPES[n.type], p["graph"].handle)
+        keys = ("address", "size") if n.type == "mem_alloc" else NODE_FIELDS.get(n.type, ())
+        return (TYPES[n.type], *(p[k] for k in keys))
 
     def op_node_params(self, node, kind, blob=b""):
-        n = self.ctx.node(_int(node))
-        if kind != "any" and n.type != NODE_KINDS[int(kind)]:
-            raise CudaError(f"that node is a {n.type.replace('_', ' ')} node.", "cudaErrorInvalidValue")
-        return self._params_out(n)
+        return self._params_out(self.ctx.typed_node(_int(node), None if kind == "any" else NODE_KINDS[int(kind)]))
 
     def op_node_set(self, node, *rest, blob=b""):
         n = self.ctx.node(_int(node))
@@ -587,21 +546,13 @@ class Server(TextureRequests):
             raise
 
     def op_node_enable(self, exec_, node, on, blob=b""):
-        e = self.ctx.graph_exec(_int(exec_))
-        n = self.ctx.exec_node(e, self.ctx.node(_int(node)))
-        if n.type not in ENABLE_TYPES:
-            raise CudaError("only kernel, memcpy and memset nodes can be disabled.", "cudaErrorInvalidValue")
-        if on != "?":
-            n.enabled = on == "1"
-        return (int(n.enabled),)
+        n = self.ctx.exec_node(self.ctx.graph_exec(_int(exec_)), self.ctx.node(_int(node)))
+        return (int(self.ctx.node_enabled(n, None if on == "?" else on == "1")),)
 
     def op_graph_launch(self, exec_, stream, blob=b""):
-        e = self.ctx.graph_exec(_int(exec_))
-        s = self.ctx.stream(_int(stream))
-        if s.capture is not None:           # a graph launched into a capture becomes a child graph node
-            self.ctx.capture_node(s, "graph", {"graph": self.ctx.clone(e.graph)})
+        self.running = self.ctx.graph_launch(self.ctx.graph_exec(_int(exec_)), self.ctx.stream(_int(stream)))
+        if self.running is None:            # launched into a capture: a child graph node, nothing to run
             return (STEP_DONE,)
-        self.running = self.ctx.run_graph(e, s)
         return self.op_graph_next()
 
     def op_graph_next(self, blob=b""):
@@ -635,18 +586,7 @@ class Server(TextureRequests):
         return self.ctx.launches[seen:]
 
     def op_graph_dot(self, graph, blob=b""):
-        g = self.ctx.graph(_int(graph))
-        lines = [f'digraph "graph {g.handle}" {{']
-        for n in g.nodes:
-            label = n.params["function"].name if n.type == "kernel" else n.type.replace("_", " ")
-            lines.append(f'  n{n.handle} [label="{label}"];')
-        lines += [f"  n{a.handle} -> n{b.handle};" for a, b in g.edges]
-        return (), ("\n".join(lines) + "\n}\n").encode()
-
-
-def _int(token: str) -> int:
-    """A number from the shim: decimal, 0x-hex, or glibc's "(nil)" for a null pointer."""
-    return 0 if token == "(nil)" else int(token, 0)
+        return (), self.ctx.debug_dot(self.ctx.graph(_int(graph))).encode()
 
 
 def _recv(sock, n):

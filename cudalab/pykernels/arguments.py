@@ -34,7 +34,8 @@ def numba_type(a, where: str):
     from numba import typeof, types
     from ..runtime.arrays import DeviceArray
     if isinstance(a, (np.ndarray, DeviceArray)) and len(a.shape) > 0:
-        return _array_type(a.dtype, len(a.shape))
+        # a host array is copied in C order; a device array's view (d[:, ::2], d.T) keeps its layout
+        return _array_type(a.dtype, len(a.shape), getattr(a, "layout", "C") if isinstance(a, DeviceArray) else "C")
     cai = cuda_array_interface(a)
     if cai is not None:         # strides None: C-contiguous (the interface's rule)
         return _array_type(np.dtype(cai["typestr"]), len(cai["shape"]), "C" if cai.get("strides") is None else "A")
@@ -55,7 +56,10 @@ def flatten(a, t, pointer_of, out: list):
     (value, numpy dtype) pairs; ``pointer_of(a)`` gives an array's device address (copying a host
     array in)."""
     from numba import types
-    if isinstance(t, types.Array):
+    from ..runtime.arrays import DeviceArray
+    if isinstance(t, types.CPointer):          # a raw address: an int, or where an array lies
+        out.append((int(a) if isinstance(a, (int, np.integer)) else pointer_of(a), np.uint64))
+    elif isinstance(t, types.Array):
         cai = cuda_array_interface(a)
         if cai is not None and pointer_of(a) is None:
             ptr, shape = cai["data"][0], tuple(cai["shape"])
@@ -64,7 +68,8 @@ def flatten(a, t, pointer_of, out: list):
         else:
             ptr, shape = pointer_of(a), tuple(a.shape)
             itemsize = np.dtype(a.dtype).itemsize
-            strides = _c_strides(shape, itemsize)
+            strides = getattr(a, "strides", None) if isinstance(a, DeviceArray) else None
+            strides = strides or _c_strides(shape, itemsize)
         nitems = math.prod(shape)
         out.extend((v, np.int64) for v in (0, 0, nitems, itemsize))
         out.append((ptr, np.uint64))

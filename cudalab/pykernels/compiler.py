@@ -44,20 +44,84 @@ def numpy_compat():
 
 
 @contextmanager
-def _compiling_for(cc):
+def _compiling_for(cc, linked: list):
+    """While numba compiles: the profile stands in for the GPU, and the files that
+    ``cuda.declare_device(..., link=...)`` asks numba to link are collected into ``linked``."""
+    import numba.cuda.codegen as codegen
     import numba.cuda.compiler as compiler
     import numba.cuda.dispatcher as dispatcher
     saved = dispatcher.get_current_device, compiler.get_current_device
+    lib = codegen.CUDACodeLibrary
+    add_file, add_library = lib.add_linking_file, lib.add_linking_library
     stand_in = _Profile(cc)
+
+    def add_linking_file(library, path_or_obj):            # jit(link=[...]) of a device function it calls
+        linked.append(path_or_obj)
+        add_file(library, path_or_obj)
+
+    def add_linking_library(library, other):                # declare_device(..., link=...)'s library
+        linked.extend(getattr(other, "_linking_files", ()))
+        add_library(library, other)
+
     with _LOCK:
         dispatcher.get_current_device = compiler.get_current_device = lambda: stand_in
+        lib.add_linking_file, lib.add_linking_library = add_linking_file, add_linking_library
         try:
             yield
         finally:
             dispatcher.get_current_device, compiler.get_current_device = saved
+            lib.add_linking_file, lib.add_linking_library = add_file, add_library
 
 
-def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False) -> CompiledSource:
+def stand_in_device():
+    """While numba compiles outside compile_kernel (a device function with a signature compiles when
+    it is declared), the selected profile answers for the GPU."""
+    return _compiling_for(target_cc(), [])
+
+
+def _linked_ptx(files) -> list:
+    """PTX for the foreign code a kernel links (``declare_device(..., link=...)``, ``jit(link=[...])``,
+    numba's own ``cuda.fp16``/``bf16`` shims): CUDA C++ (a ``.cu`` file or numba's ``CUSource``) is
+    compiled by NVRTC as relocatable device code, with the file's folder, numba-cuda's headers and
+    numba's ``config.CUDA_NVRTC_EXTRA_SEARCH_PATHS`` as include paths; PTX is taken as it is."""
+    out = []
+    for f in files:
+        kind, name, text = _linkable(f)
+        if kind == "ptx":
+            out.append(text)
+        elif kind == "cu":
+            out.append(_compile_cu(text, name))
+        else:
+            from ..errors import UnsupportedError
+            raise UnsupportedError(f"the emulator links CUDA C++ (.cu) and PTX (.ptx) into a Python kernel; "
+                                   f"{os.path.basename(name)} is compiled code for a real GPU only.")
+    return list(dict.fromkeys(out))         # the same shim linked twice is one module
+
+
+def _linkable(f) -> tuple:
+    """(kind, name, text) of a path or a numba LinkableCode object."""
+    if isinstance(f, str):
+        kind = os.path.splitext(f)[1].lstrip(".").lower()
+        if kind not in ("cu", "ptx"):
+            return kind, f, None
+        with open(f) as fh:
+            return kind, f, fh.read()
+    data = f.data
+    return str(getattr(f, "kind", "")), str(f.name), data.decode() if isinstance(data, bytes) else str(data)
+
+
+def _compile_cu(source: str, name: str) -> str:
+    import numba.cuda
+    from numba.cuda import config
+    from ..frontend.nvrtc import compile_to_ptx
+    numba_headers = os.path.join(os.path.dirname(numba.cuda.__file__), "include", "13")
+    extra = [d for d in str(getattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or "").split(":") if d]
+    here = [os.path.dirname(os.path.abspath(name))] if os.path.isfile(name) else []
+    dirs = [*here, numba_headers, *extra]
+    return compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=os.path.basename(name)).ptx
+
+
+def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> CompiledSource:
     """PTX for ``pyfunc`` specialized to numba types ``argtypes`` (a kernel, numba's ABI: array
     arguments flattened into meminfo, parent, nitems, itemsize, data, shape..., strides...).
 
@@ -65,13 +129,17 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False) -> CompiledS
     numpy_compat()
     from numba.cuda import compile_ptx
     cc = target_cc()
+    linked = list(link)
     try:
-        with _compiling_for(cc):
+        with _compiling_for(cc, linked):
             ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath)
     except Exception as e:
         if not _is_numba_error(e):
             raise
         raise CompileError(short_message(pyfunc, argtypes, e), log=str(e)) from None
+    if linked:
+        from ..ptx.link import link as link_ptx
+        ptx = link_ptx([ptx, *_linked_ptx(linked)])
     filename = _ptx_file(ptx) or pyfunc.__code__.co_filename
     # NVVM makes the name absolute: '<ipython-input-1-...>' (IPython's cells) becomes '/cwd/<ipython-...>'
     source = python_source(filename) or python_source(pyfunc.__code__.co_filename)

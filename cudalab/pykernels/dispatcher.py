@@ -28,13 +28,42 @@ class PyKernel(Kernel):
 
     source_language = "python"
 
-    def __init__(self, module: Module, name: str, argtypes: tuple):
+    def __init__(self, module: Module, name: str, argtypes: tuple, dispatcher=None):
         super().__init__(module, name, module.compiled.lowered[name])
         self.argtypes = argtypes
+        self.dispatcher = dispatcher    # the @jit function it specializes (numba's inspect_* go through it)
         self.ctypes = None          # numba's mangled names are not C++ signatures
 
     def __repr__(self):
         return f"<cudalab Python kernel {self.name}({', '.join(map(str, self.argtypes))})>"
+
+    # numba's _Kernel: what the compiled kernel uses, for the selected device profile
+    regs_per_thread = property(lambda self: self.resources().registers)
+    shared_mem_per_block = property(lambda self: self.resources().static_shared)
+    local_mem_per_thread = property(lambda self: self.resources().local)
+    const_mem_size = property(lambda self: 0)       # numba's kernels keep constants in the instructions
+
+    @property
+    def max_threads_per_block(self) -> int:
+        from ..device import current
+        return min(current().max_threads_per_block, self.resources().max_threads or 1024)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0) -> int:
+        """The most blocks of ``blockdim`` threads a cooperative launch (grid.sync()) may have: as many
+        as are resident on all SMs at once."""
+        from ..device import current
+        from ..device.occupancy import occupancy
+        threads = blockdim if isinstance(blockdim, int) else functools.reduce(lambda x, y: x * y, blockdim)
+        return occupancy(self, threads, dynsmemsize, curve=False).active_blocks * (current().sms or 1)
+
+    def inspect_asm(self, cc=None) -> str:
+        return self.module.ptx
+
+    def inspect_types(self, file=None):
+        self.dispatcher.inspect_types(file)
+
+    def inspect_llvm(self):
+        return self.dispatcher.inspect_llvm(self.argtypes)
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
@@ -71,9 +100,10 @@ class Dispatcher:
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=()):
         self.py_func = py_func
         self.fastmath = fastmath
+        self.link = tuple(link or ())
         self._kernels: dict = {}
         self._signatures: list = []
         functools.update_wrapper(self, py_func)
@@ -91,12 +121,13 @@ class Dispatcher:
         key = (argtypes, target_cc())
         k = self._kernels.get(key)
         if k is None:
-            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath), name=self.name)
-            k = self._kernels[key] = PyKernel(module, self.name, argtypes)
+            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link), name=self.name)
+            k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
     def specialize(self, *args) -> PyKernel:
         """The compiled kernel that runs these arguments (compiling it the first time)."""
+        args = tuple(map(_unwrapped, args))
         types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
@@ -115,7 +146,61 @@ class Dispatcher:
 
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
-        return lambda *args: self.specialize(*args)[config](*args)
+        return lambda *args: self.specialize(*args)[config](*map(_unwrapped, args))
+
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        return self[griddim, blockdim, stream, sharedmem]
+
+    def compile(self, sig) -> PyKernel:
+        """Compile for an explicit signature now (numba's ``kernel.compile(sig)``)."""
+        return self._compile(_argtypes_of(sig))
+
+    # numba's per-signature queries: one answer with a signature, else {argument types: answer}
+    def _each(self, what, signature=None):
+        if signature is not None:
+            args = signature.args if hasattr(signature, "args") else tuple(signature)
+            return what(self.overloads[args])
+        return {types: what(k) for types, k in self.overloads.items()}
+
+    def get_regs_per_thread(self, signature=None):
+        return self._each(lambda k: k.regs_per_thread, signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._each(lambda k: k.shared_mem_per_block, signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._each(lambda k: k.local_mem_per_thread, signature)
+
+    def get_const_mem_size(self, signature=None):
+        return self._each(lambda k: k.const_mem_size, signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._each(lambda k: k.max_threads_per_block, signature)
+
+    def inspect_asm(self, signature=None):
+        return self._each(lambda k: k.inspect_asm(), signature)
+
+    def inspect_llvm(self, signature=None):
+        """numba's LLVM IR of each specialization (numba compiles it again to show it)."""
+        return self._each(lambda k: self._typed(k.argtypes).library.get_llvm_str(), signature)
+
+    def inspect_types(self, file=None, **kwargs):
+        """numba's annotated Python source: the type of every variable, per specialization."""
+        import sys
+        file = file or sys.stdout
+        for types, k in self.overloads.items():
+            print(f"{self.name} {types}", file=file)
+            print("-" * 80, file=file)
+            print(self._typed(types).type_annotation, file=file)
+            print("=" * 80, file=file)
+
+    def _typed(self, argtypes):
+        """numba's compile result for ``argtypes`` (typing, annotations, LLVM IR), made on demand."""
+        from numba.cuda.compiler import compile_cuda
+        from .compiler import stand_in_device
+        with stand_in_device():
+            return compile_cuda(self.py_func, None, argtypes, lineinfo=True, fastmath=self.fastmath,
+                                cc=target_cc())
 
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
         """numba's ``kernel.forall(n)(args)``: enough blocks of ``tpb`` threads (128 if not given) for
@@ -125,11 +210,39 @@ class Dispatcher:
 
     def launch(self, grid, block, args=(), **options):
         """Kernel.launch after choosing the specialization for ``args`` (profile, widgets, tests)."""
-        return self.specialize(*args).launch(grid, block, tuple(args), **options)
+        args = tuple(map(_unwrapped, args))
+        return self.specialize(*args).launch(grid, block, args, **options)
 
     def __call__(self, *args, **kwargs):
         raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
                           f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+def _unwrapped(a):
+    """numba's ``cuda.In(a)``/``Out(a)``/``InOut(a)`` say which way a host array is copied; the
+    launch copies every host array in and back, which gives the same results."""
+    from numba.cuda.args import ArgHint
+    return a.value if isinstance(a, ArgHint) else a
+
+
+def _device_function(func_or_sig, **options):
+    """numba's own device function (numba inlines it into the kernels that call it). Given a signature,
+    numba compiles it at once, asking for the GPU's compute capability: the selected profile answers."""
+    from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
+    from .compiler import stand_in_device
+    options = {k: v for k, v in options.items() if v or k == "fastmath"}
+    options["link"] = list(options.get("link", ()))
+    if not options["link"]:
+        del options["link"]
+    if callable(func_or_sig):
+        return numba_jit(func_or_sig, device=True, **options)
+    decorate = numba_jit(func_or_sig, device=True, **options) if func_or_sig is not None \
+        else numba_jit(device=True, **options)
+
+    def compiled(pyfunc):
+        with stand_in_device():
+            return decorate(pyfunc)
+    return compiled
 
 
 def _argtypes_of(sig) -> tuple:
@@ -147,27 +260,31 @@ def _accepts(declared, given) -> bool:
     if isinstance(declared, types.Array):
         return (isinstance(given, types.Array) and declared.dtype == given.dtype and declared.ndim == given.ndim
                 and declared.layout in ("A", given.layout))
+    if isinstance(declared, types.CPointer):        # numba passes an address as it is
+        return isinstance(given, (types.Integer, types.Array))
     if isinstance(declared, (types.Number, types.Boolean)):
         return isinstance(given, (types.Number, types.Boolean))
     return declared == given
 
 
-def jit(func_or_sig=None, device=False, fastmath=False, **numba_options):
+def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options):
     """numba.cuda.jit for cudalab: ``@jit``, ``@jit(fastmath=True)``, ``@jit("void(float32[:])")``,
     ``@jit(device=True)``.
 
     A device function stays numba's own (numba inlines it into the kernels that call it); a kernel
     becomes a Dispatcher. numba.cuda.jit's other options (``cache``, ``lineinfo``, ``debug``, ``opt``)
     change nothing here: line info is always on, and compiled kernels are kept for the session."""
-    unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline"}
+    # options that change how numba builds or caches the code, not what it computes
+    unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
+                                    "boundscheck", "lto", "launch_bounds"}
     if unknown:
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
+    link = (link,) if isinstance(link, str) else tuple(link or ())
     if device:
-        from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
-        opts = {"device": True, "fastmath": fastmath}
-        return numba_jit(func_or_sig, **opts) if func_or_sig is not None else numba_jit(**opts)
+        return _device_function(func_or_sig, fastmath=fastmath, link=link, **numba_options)
     if callable(func_or_sig):
-        return Dispatcher(func_or_sig, (), fastmath)
-    sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, (list, tuple)) else (func_or_sig,))
-    return lambda f: Dispatcher(f, sigs, fastmath)
+        return Dispatcher(func_or_sig, (), fastmath, link)
+    # numba's rule: a list is several signatures; a tuple is one (its argument types)
+    sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
+    return lambda f: Dispatcher(f, sigs, fastmath, link)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ..emulator.memory import DeviceMemory
+from ..emulator.memory import DEVICE_MEMORY, DeviceMemory
 from ..errors import CudaError
 from .core.memory import Memory
 
@@ -22,7 +22,7 @@ class EmuDevice:
     kind = "emu"
     name = "cudalab emulator"
 
-    def __init__(self, memory_limit: int = 4 << 30):
+    def __init__(self, memory_limit: int = DEVICE_MEMORY):
         self.memory = DeviceMemory(limit=memory_limit)
         self.allocations = Memory(self.memory)
 

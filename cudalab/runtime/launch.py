@@ -21,25 +21,25 @@ from ..errors import LaunchError
 
 @dataclass(frozen=True)
 class Limits:
-    max_threads_per_block: int = 1024
-    max_block: tuple = (1024, 1024, 64)
-    max_grid: tuple = (2**31 - 1, 65535, 65535)
-    shared_per_block: int = 48 * 1024
-    shared_per_block_optin: int = 163 * 1024
+    """What a launch may ask for on one device (``device.profiles.Profile.limits()`` makes them)."""
+
+    max_threads_per_block: int
+    max_block: tuple
+    max_grid: tuple
+    shared_per_block: int
+    shared_per_block_optin: int
 
 
-DEFAULT_LIMITS = Limits()
-
-
-def dim3(v, what: str):
+def dim3(v, what: str, kernel: str = ""):
     """An int or a tuple of up to 3 ints -> (x, y, z)."""
     if isinstance(v, (int, np.integer)):
         t = (int(v),)
     elif isinstance(v, (tuple, list)) and 1 <= len(v) <= 3 and all(isinstance(x, (int, np.integer)) for x in v):
         t = tuple(int(x) for x in v)
     else:
-        raise LaunchError(f"the {what} must be an int or a tuple of 1 to 3 ints, like 256 or (16, 16); got {v!r}.",
-                          "cudaErrorInvalidValue")
+        where = f"{kernel}: " if kernel else ""
+        raise LaunchError(f"{where}the {what} must be an int or a tuple of 1 to 3 ints, like 256 or (16, 16); "
+                          f"got {v!r}.", "cudaErrorInvalidValue")
     return t + (1,) * (3 - len(t))
 
 
@@ -47,7 +47,7 @@ def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: i
     if limits is None:
         from ..device import current
         limits = current().limits()
-    g, b = dim3(grid, "grid"), dim3(block, "block")
+    g, b = dim3(grid, "grid", kernel), dim3(block, "block", kernel)
     for name, d in (("grid", g), ("block", b)):
         if any(x < 1 for x in d):
             raise LaunchError(f"{kernel}: every {name} dimension must be at least 1, but the {name} is {d}. "
@@ -70,10 +70,28 @@ def check_config(kernel: str, grid, block, shared_dynamic: int, shared_static: i
                           "cudaErrorInvalidValue")
     total = shared_static + shared_dynamic
     if total > limits.shared_per_block:
+        hint = "Use smaller tiles."
+        if total <= limits.shared_per_block_optin:
+            hint = ("Use smaller tiles, or opt in to more with cudaFuncSetAttribute(kernel, "
+                    "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) (in Python: kernel.set_attribute("
+                    f"'MaxDynamicSharedMemorySize', bytes)), up to {limits.shared_per_block_optin:,} bytes here.")
         raise LaunchError(f"{kernel}: the block needs {total:,} bytes of shared memory ({shared_static:,} static + "
                           f"{shared_dynamic:,} dynamic), more than the {limits.shared_per_block:,} bytes a block may "
-                          "use. Use smaller tiles.", "cudaErrorInvalidValue")
+                          f"use. {hint}", "cudaErrorInvalidValue")
     return g, b
+
+
+def check_clusters(kernel: str, cluster, profile):
+    """Thread block clusters need compute capability 9.0 (cudaErrorNotSupported before); a cluster
+    of one block is no cluster. The cluster's shape (a divisor of the grid, at most 8 blocks or 16
+    non-portable, agreeing with __cluster_dims__) is checked by the engine, as the driver checks it
+    (emulator/cluster.py)."""
+    blocks = (cluster,) if isinstance(cluster, (int, np.integer)) else cluster or ()
+    if any(x != 1 for x in blocks) and not profile.has("clusters"):
+        cc = profile.cc
+        raise LaunchError(f"{kernel}: thread block clusters need compute capability 9.0; the selected device "
+                          f"{profile.gpu or profile.name} has {cc[0]}.{cc[1]}. Choose one with "
+                          "cudalab.set_device('H100').", "cudaErrorNotSupported")
 
 
 def _describe(v):

@@ -20,6 +20,7 @@ from ..ptx import PtxSyntaxError, parse
 from . import device as devices
 from . import streams
 from .arrays import DeviceArray, release_dropped
+from .core import Function
 from .launch import check_config, marshal
 from .mangle import param_types
 from .progress import Bar
@@ -201,8 +202,9 @@ class Kernel:
         self.module, self.name, self.mangled = module, name, mangled
         self.func = module.ptx_module.functions[mangled]
         self._resources = None
-        # cudaFuncAttributeNonPortableClusterSizeAllowed: clusters of up to 16 blocks (H100) instead of 8
-        self.non_portable_cluster_size_allowed = False
+        # the kernel as the runtime core knows it (launch checks, cudaFuncSetAttribute values), as a
+        # program's kernels are known; its ``program`` is the emulator program that runs it
+        self.function = Function(None, mangled, name, [(p.size, p.align) for p in self.func.params])
         self.ctypes = param_types(mangled)
         if self.ctypes is not None and len(self.ctypes) != len(self.func.params):
             self.ctypes = None
@@ -211,12 +213,40 @@ class Kernel:
         sig = ", ".join(t.name for t in self.ctypes) if self.ctypes else ", ".join(p.type for p in self.func.params)
         return f"<cudalab kernel {self.name}({sig})>"
 
+    @property
+    def non_portable_cluster_size_allowed(self) -> bool:
+        """cudaFuncAttributeNonPortableClusterSizeAllowed: clusters of up to 16 blocks (H100) instead of 8."""
+        return bool(self.function.attributes.get(14))
+
+    @non_portable_cluster_size_allowed.setter
+    def non_portable_cluster_size_allowed(self, allowed: bool):
+        self.function.attributes[14] = int(bool(allowed))
+
+    def set_attribute(self, attr, value: int):
+        """``cudaFuncSetAttribute`` on the emulator, with a program's checks: ``attr`` is a
+        cudaFuncAttribute number or name, e.g. ``k.set_attribute("MaxDynamicSharedMemorySize", 100 * 1024)``
+        lets launches ask for more than 48 KiB of dynamic shared memory, up to the device's opt-in limit."""
+        from .core.properties import FUNC_ATTRIBUTE_NAMES
+        number = FUNC_ATTRIBUTE_NAMES.get(str(attr).removeprefix("cudaFuncAttribute"), attr)
+        if not isinstance(number, (int, np.integer)) or isinstance(number, bool):
+            raise CudaError(f"{attr!r} is not a cudaFuncAttribute (a number from 8 to 15 or a name: "
+                            f"{', '.join(FUNC_ATTRIBUTE_NAMES)}).", "cudaErrorInvalidValue")
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise CudaError(f"the value of {attr} must be a whole number, not {value!r}.", "cudaErrorInvalidValue")
+        fn = self._function_on(self.module.program(devices.get("emu")))
+        streams.context().func_set_attribute(fn, int(number), int(value))
+
+    def _function_on(self, prog):
+        """``self.function`` on the emulator program ``prog`` (its static shared memory is the program's)."""
+        self.function.program = prog
+        return self.function
+
     def resources(self):
         """Registers, static shared and local memory per thread from the real compiler (cached)."""
         if self._resources is None:
             from ..device import current
             from ..device.resources import kernel_resources
-            self._resources = kernel_resources(self, current().arch if hasattr(current(), "arch") else "sm_80")
+            self._resources = kernel_resources(self, current().arch)
         return self._resources
 
     def __call__(self, *args, **kwargs):
@@ -249,22 +279,14 @@ class Kernel:
         ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
         release_dropped()                # arrays the garbage collector dropped are freed before the kernel runs
-        if cluster is not None and dev.kind == "emu":     # a real GPU answers for itself
-            from ..device import current as profile
-            cc = profile().cc
-            if cc < (9, 0):
-                raise LaunchError(f"{self.name}: thread block clusters need compute capability 9.0; the selected "
-                                  f"device {profile().gpu or profile().name} has {cc[0]}.{cc[1]}. Choose one with "
-                                  "cudalab.set_device('H100').", "cudaErrorNotSupported")
         prog = self.module.program(dev)
-        static = 0
-        if dev.kind == "emu":
-            from ..emulator.engine import shared_layout
-            _, static, _ = shared_layout(prog, prog.function(self.mangled), 0)
         if not isinstance(shared, (int, np.integer)) or isinstance(shared, bool):
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
                               "cudaErrorInvalidValue")
-        g, b = check_config(self.name, grid, block, int(shared), static)
+        if dev.kind == "emu":           # the runtime core's checks, as for a program's launch
+            g, b = streams.context().check_launch(self._function_on(prog), grid, block, int(shared), cluster=cluster)
+        else:
+            g, b = check_config(self.name, grid, block, int(shared), 0)
         observers = streams.before_launch(stream, dev, observers)
         copies = []
 
@@ -308,6 +330,7 @@ class Kernel:
         from ..analysis.sanitizer import observers_for
         from ..emulator.engine import launch
         observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
+        streams.context().bind(prog)      # the selected profile's SMs, clock, attributes and limits
         stats = None
         bar = Bar(self.name)
         try:
@@ -324,23 +347,10 @@ class Kernel:
             raise
         finally:
             bar.close()
-        rec.instructions = stats.instructions
-        rec.thread_instructions = stats.thread_instructions
-        rec.printed = stats.printed
-        rec.device_launches = stats.device_launches     # grids this launch started from the device
-        if stats.pdl:                                   # griddepcontrol: programmatic dependent launch (sm90.py)
-            from ..emulator.sm90 import pdl_trigger_fraction
-            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats))
-        rec.findings.extend(stats.findings)
+        rec.counted(stats, observers)
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
             sys.stdout.flush()
-        for o in observers:
-            rep = getattr(o, "metrics", None)
-            if callable(rep):
-                rep = rep()
-            if isinstance(rep, dict):
-                rec.metrics.update(rep)
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         if kparams is not None and any(isinstance(a, (np.void, bytes, bytearray)) and len(bytes(a)) > 8 for a in args):
@@ -348,7 +358,6 @@ class Kernel:
             # put each array's GPU address in it)
             rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
             return
-        mapping = {id(d): d for _, d in copies}
         host_to_dev = {id(h): d for h, d in copies}
         gargs = []
         for a in args:

@@ -25,6 +25,24 @@ class LaunchRecord:
     device_launches: list = field(default_factory=list)   # grids it launched from the device, as run (dicts)
     resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
 
+    def counted(self, stats, observers=()):
+        """Take what the emulator counted for this launch (``engine.launch``'s stats, and the metrics
+        of observers that count them, like analysis.MetricsObserver): the same for a Python launch
+        and a program's kernel."""
+        self.instructions, self.thread_instructions = stats.instructions, stats.thread_instructions
+        self.printed = stats.printed
+        self.findings.extend(stats.findings)
+        self.device_launches = stats.device_launches     # grids this launch started from the device
+        if stats.pdl:                                    # griddepcontrol: programmatic dependent launch (sm90.py)
+            from ..emulator.sm90 import pdl_trigger_fraction, pdl_wait_fraction
+            self.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats),
+                                       wait_fraction=pdl_wait_fraction(stats))
+        for o in observers:
+            counts = getattr(o, "metrics", None)
+            counts = counts() if callable(counts) else counts
+            if isinstance(counts, dict):
+                self.metrics.update(counts)
+
     @property
     def registers(self):
         """Registers per thread the real compiler (ptxas, for the current device profile) gives the

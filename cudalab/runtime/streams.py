@@ -350,19 +350,42 @@ def device_synchronized():
 def device_properties() -> dict:
     """Every cudaDeviceProp field of the selected device profile (``cudalab.set_device``), as the
     runtime core gives them to whole programs too; ``totalGlobalMem`` is the emulator's memory."""
-    from . import device
-    dev = device.current()
-    from .core.properties import device_properties as props
-    return props(current_profile(), getattr(getattr(dev, "memory", None), "limit", 4 << 30))
+    return dict(context().props)
 
 
 def device_attribute(attr) -> int:
     """``cudaDeviceGetAttribute``: a cudaDevAttr number, or its name ("MultiProcessorCount" or
     "cudaDevAttrMultiProcessorCount")."""
-    from .core.properties import ATTRIBUTE_NAMES, attribute
+    from .core.properties import ATTRIBUTE_NAMES
     number = ATTRIBUTE_NAMES.get(str(attr).removeprefix("cudaDevAttr"), attr)
-    value = attribute(device_properties(), number) if isinstance(number, int) else None
+    value = context().attributes.get(number) if isinstance(number, int) else None
     if value is None:
         raise CudaError(f"{attr!r} is not a device attribute (a cudaDevAttr number from 1 to 147 or its name, "
                         "like 'MultiProcessorCount').", "cudaErrorInvalidValue")
     return value
+
+
+def device_limit(limit) -> int:
+    """``cudaDeviceGetLimit``: a cudaLimit number or its name ("MallocHeapSize" or "cudaLimitMallocHeapSize")."""
+    return context().get_limit(_limit_number(limit))
+
+
+def set_device_limit(limit, value: int):
+    """``cudaDeviceSetLimit`` for this session: kernels launched later see it (device code's
+    cudaDeviceGetLimit; the device runtime's pending-launch count), as a program's kernels do."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise CudaError(f"a device limit is a number of bytes or a count (0 or more), not {value!r}.",
+                        "cudaErrorInvalidValue")
+    context().set_limit(_limit_number(limit), int(value))
+
+
+def _limit_number(limit) -> int:
+    from .core.properties import LIMIT_NAMES
+    names = [n.removeprefix("cudaLimit") for n in LIMIT_NAMES]
+    name = str(limit).removeprefix("cudaLimit")
+    if name in names:
+        return names.index(name)
+    if isinstance(limit, (int, np.integer)) and not isinstance(limit, bool):
+        return int(limit)
+    raise CudaError(f"{limit!r} is not a device limit: use a cudaLimit number or one of {', '.join(names)}.",
+                    "cudaErrorInvalidValue")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..emulator.texture import KINDS, Format, Image, Sampler, SurfaceObject, TextureObject, objects
 from ..errors import CudaError
+from .core.properties import MAX_TEXTURE_1D_LINEAR, TEXTURE_ALIGNMENT, TEXTURE_PITCH_ALIGNMENT, TEXTURES
 
 # cudaArray* flags (driver_types.h)
 ARRAY_LAYERED, ARRAY_SURFACE_LOAD_STORE, ARRAY_CUBEMAP, ARRAY_TEXTURE_GATHER = 0x01, 0x02, 0x04, 0x08
@@ -32,17 +33,9 @@ FILTER_MODES = ("point", "linear")                         # cudaTextureFilterMo
 READ_MODES = ("element", "normalized")                     # cudaTextureReadMode 0..1
 RESOURCE_TYPES = ("array", "mipmap", "linear", "pitch2d")  # cudaResourceType 0..3
 
-# An H100's texture and surface limits (cudaDeviceProp.maxTexture*, measured on the GPU).
-LIMITS = dict(
-    texture_1d=131072, texture_1d_linear=1 << 28, texture_2d=(131072, 65536), texture_3d=(16384, 16384, 16384),
-    texture_1d_layered=(32768, 2048), texture_2d_layered=(32768, 32768, 2048), texture_cubemap=32768,
-    texture_cubemap_layered=(32768, 2046), texture_2d_linear=(131072, 65000, 2097120),
-    texture_1d_mipmap=32768, texture_2d_mipmap=(32768, 32768),
-    texture_alignment=512, texture_pitch_alignment=32)
-
 # Linear memory bound to a texture starts textureAlignment-aligned; cudaMalloc's pointers are (on an
-# H100 and in emulator/memory.py), a pointer 256 bytes into an allocation is not (measured).
-ALLOCATION_ALIGNMENT = LIMITS["texture_alignment"]
+# H100 and in emulator/memory.py), a pointer 256 bytes into an allocation is not (measured). The
+# texture limits are the device properties' (cudaDeviceProp.maxTexture*: runtime/core/properties.py).
 ARRAY_HANDLE_BASE = 0x7A00_0000_0000        # cudaArray_t / cudaMipmappedArray_t values (not addresses)
 
 
@@ -258,20 +251,20 @@ class Textures:
         if w <= 0 or h < 0 or d < 0 or (h == 0 and d and not layered):
             fail(f"a CUDA array of extent ({w}, {h}, {d}) is invalid: the width must be at least 1, and a depth "
                  "needs a height (except for layered 1D arrays).")
-        L = LIMITS
+        L = TEXTURES
         if cube:
-            per = L["texture_cubemap_layered"][0] if layered else L["texture_cubemap"]
+            per = L["maxTextureCubemapLayered"][0] if layered else L["maxTextureCubemap"]
             if w != h or (d != 6 if not layered else d % 6 or d == 0) or w > per:
                 fail(f"a cubemap array has square faces and a depth of 6{' x layers' if layered else ''} faces; "
                      f"the extent ({w}, {h}, {d}) is not one.")
         elif layered:
-            lim = L["texture_2d_layered"] if h else L["texture_1d_layered"]
+            lim = L["maxTexture2DLayered"] if h else L["maxTexture1DLayered"]
             dims = (w, h, d) if h else (w, d)
             if d == 0 or any(v > m for v, m in zip(dims, lim)):
                 fail(f"a layered array of extent ({w}, {h}, {d}) is too large or has no layers (the limit is "
                      f"{lim}).")
         else:
-            lim = L["texture_3d"] if d else L["texture_2d"] if h else (L["texture_1d"],)
+            lim = L["maxTexture3D"] if d else L["maxTexture2D"] if h else (L["maxTexture1D"],)
             dims = (w, h, d) if d else (w, h) if h else (w,)
             if any(v > m for v, m in zip(dims, lim)):
                 fail(f"a CUDA array of extent {dims} is larger than the device allows ({lim}).")
@@ -365,24 +358,24 @@ class Textures:
             return [level.image for level in self.mipmap(res.array).levels]
         fmt = res.fmt
         if res.kind == "linear":
-            if res.address % ALLOCATION_ALIGNMENT:
-                fail(f"linear memory bound to a texture must start {LIMITS['texture_alignment']}-byte aligned "
+            if res.address % TEXTURE_ALIGNMENT:
+                fail(f"linear memory bound to a texture must start {TEXTURE_ALIGNMENT}-byte aligned "
                      f"(cudaDeviceProp::textureAlignment); 0x{res.address:x} is not. Bind the pointer cudaMalloc "
                      "gave, not one inside the allocation.")
             n = res.size // fmt.texel_bytes
-            if n > LIMITS["texture_1d_linear"]:
+            if n > MAX_TEXTURE_1D_LINEAR:
                 fail(f"a linear texture of {res.size} bytes ({n} texels of {fmt}) is larger than the "
-                     f"{LIMITS['texture_1d_linear']:,} texels allowed.")
+                     f"{MAX_TEXTURE_1D_LINEAR:,} texels allowed.")
             if n:
                 self._in_memory(res.address, res.size)
             return [Image(res.address, fmt, n, 0, 0, res.size, 0, kind="linear")]
         if res.kind == "pitch2d":
-            lw, lh, lp = LIMITS["texture_2d_linear"]
-            if (res.address % ALLOCATION_ALIGNMENT or res.pitch % LIMITS["texture_pitch_alignment"]
+            lw, lh, lp = TEXTURES["maxTexture2DLinear"]
+            if (res.address % TEXTURE_ALIGNMENT or res.pitch % TEXTURE_PITCH_ALIGNMENT
                     or res.width * fmt.texel_bytes > res.pitch or not 0 < res.width <= lw
                     or not 0 <= res.height <= lh or res.pitch > lp):
-                fail(f"a pitched 2D texture needs a {LIMITS['texture_alignment']}-byte aligned pointer, a pitch that is "
-                     f"a multiple of {LIMITS['texture_pitch_alignment']} bytes and at least the row's bytes, and a "
+                fail(f"a pitched 2D texture needs a {TEXTURE_ALIGNMENT}-byte aligned pointer, a pitch that is "
+                     f"a multiple of {TEXTURE_PITCH_ALIGNMENT} bytes and at least the row's bytes, and a "
                      f"width and height of at least 1; got {res.width} x {res.height} texels of {fmt}, pitch "
                      f"{res.pitch} at 0x{res.address:x}. cudaMallocPitch gives such memory.")
             if res.height:
@@ -409,17 +402,10 @@ class Textures:
         return self.objects.add(self.objects.textures, TextureObject(levels, sampler, res))
 
     def texture(self, handle: int) -> TextureObject:
-        t = self.objects.textures.get(int(handle))
-        if t is None:
-            fail(f"{int(handle)} is not a live texture object.", "cudaErrorInvalidResourceHandle"
-                 if handle else "cudaErrorInvalidValue")
-        return t
+        return _live(self.objects.textures, handle, "texture")
 
     def destroy_texture(self, handle: int):
-        if not handle:
-            return
-        self.texture(handle)
-        del self.objects.textures[int(handle)]
+        _destroy(self.objects.textures, handle, "texture")
 
     def create_surface(self, res: ResourceDesc) -> int:
         """cudaCreateSurfaceObject: only over an array made with cudaArraySurfaceLoadStore."""
@@ -430,17 +416,26 @@ class Textures:
         return self.objects.add(self.objects.surfaces, SurfaceObject(arr.image, res))
 
     def surface(self, handle: int) -> SurfaceObject:
-        s = self.objects.surfaces.get(int(handle))
-        if s is None:
-            fail(f"{int(handle)} is not a live surface object.", "cudaErrorInvalidResourceHandle"
-                 if handle else "cudaErrorInvalidValue")
-        return s
+        return _live(self.objects.surfaces, handle, "surface")
 
     def destroy_surface(self, handle: int):
-        if not handle:
-            return
-        self.surface(handle)
-        del self.objects.surfaces[int(handle)]
+        _destroy(self.objects.surfaces, handle, "surface")
+
+
+def _live(table: dict, handle: int, what: str):
+    """The texture or surface object a handle names (0 is cudaErrorInvalidValue, a stale one InvalidResourceHandle)."""
+    obj = table.get(int(handle))
+    if obj is None:
+        fail(f"{int(handle)} is not a live {what} object.", "cudaErrorInvalidResourceHandle"
+             if handle else "cudaErrorInvalidValue")
+    return obj
+
+
+def _destroy(table: dict, handle: int, what: str):
+    """cudaDestroyTextureObject / cudaDestroySurfaceObject: 0 is let pass, as CUDA does."""
+    if handle:
+        _live(table, handle, what)
+        del table[int(handle)]
 
 
 _STATES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -559,43 +554,38 @@ def mipmapped_array(levels, *, channels=1, layered=False, cubemap=False, surface
     return mm
 
 
-class TextureHandle(int):
+class _ObjectHandle(int):
+    """A texture or surface object's handle (the int a kernel takes) that remembers what it views and
+    where it lives: ``destroy`` goes to the emulator's objects or to the GPU's, by ``kind``."""
+
+    kind = ""
+    resource = None
+    device = None
+
+    def destroy(self):
+        if self.device is not None:
+            if self.device.kind == "gpu":
+                from ..gpu import textures as owner
+            else:
+                owner = state(self.device.memory)
+            getattr(owner, f"destroy_{self.kind}")(int(self))
+            self.device = None
+
+    def __repr__(self):
+        return f"<{self.kind} object {int(self)} over {self.resource!r}>"
+
+
+class TextureHandle(_ObjectHandle):
     """A texture object: a cudaTextureObject_t (pass it to a kernel) that remembers what it views."""
 
-    resource = None
+    kind = "texture"
     sampler = None
-    device = None
-
-    def destroy(self):
-        if self.device is not None:
-            if self.device.kind == "gpu":
-                from ..gpu import textures as gpu_textures
-                gpu_textures.destroy_texture(int(self))
-            else:
-                state(self.device.memory).destroy_texture(int(self))
-            self.device = None
-
-    def __repr__(self):
-        return f"<texture object {int(self)} over {self.resource!r}>"
 
 
-class SurfaceHandle(int):
+class SurfaceHandle(_ObjectHandle):
     """A surface object: a cudaSurfaceObject_t (pass it to a kernel) over a CUDA array."""
 
-    resource = None
-    device = None
-
-    def destroy(self):
-        if self.device is not None:
-            if self.device.kind == "gpu":
-                from ..gpu import textures as gpu_textures
-                gpu_textures.destroy_surface(int(self))
-            else:
-                state(self.device.memory).destroy_surface(int(self))
-            self.device = None
-
-    def __repr__(self):
-        return f"<surface object {int(self)} over {self.resource!r}>"
+    kind = "surface"
 
 
 def resource_of(resource, channels=1, width=None, height=None, pitch=None) -> ResourceDesc:

@@ -264,8 +264,8 @@ DIFFERING = {1: ("differing_gpu.npz", ()),            # 2026-11-23, NVRTC's defa
 def recheck(seeds=None, path=None, version=1):
     """Emulate the programs whose GPU outputs are in tests/fuzz/differing_gpu*.npz (the programs that
     differed in a big run: version 1's of 2026-11-23, version 2's of 2026-11-26) and say which still
-    differ. Each program is compiled alone here, with the options of its run."""
-    from cudalab.frontend.nvrtc import compile_to_ptx
+    differ. The programs are compiled ``BATCH`` to a module, as the run compiled them, with the
+    options of their run (one NVRTC call per batch: the headers dominate a single program's time)."""
     name, extra = DIFFERING[version]
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     gpu = load_results(path)
@@ -273,20 +273,15 @@ def recheck(seeds=None, path=None, version=1):
     if seeds:
         todo = [s for s in todo if s in set(seeds)]
     still = []
-    for s in todo:
-        prog = generate(s, version=version)
-        mod = emu_module(compile_to_ptx(prog.full_source, OPTIONS + prog.options + extra).ptx, [prog.kernel])
-        try:
-            with on_profile(version):
-                res = launch_emu(mod, prog, prog.make_args())
-            emu = {f"s{s}_{k}": np.asarray(v, np.uint32) for k, v in res.items()}
-        except Exception as e:   # noqa: BLE001
-            emu = {f"s{s}_err": np.array(f"{type(e).__name__}: {e}")}
-        bad = compare(emu, gpu, [s])
-        print(f"seed {s}: {'differs ' + str(bad[s] if isinstance(bad[s], str) else bad[s][:3]) if bad else 'matches'}",
-              flush=True)
-        if bad:
-            still.append(s)
+    for b0 in range(0, len(todo), BATCH):
+        data = compile_batch(todo[b0:b0 + BATCH], extra, version)
+        emu = run_emu_batch(data)
+        for s in data["seeds"]:
+            bad = compare(emu, gpu, [s])
+            print(f"seed {s}: {'differs ' + str(bad[s] if isinstance(bad[s], str) else bad[s][:3]) if bad else 'matches'}",
+                  flush=True)
+            if bad:
+                still.append(s)
     print(f"{len(todo) - len(still)} of {len(todo)} now match the GPU")
     return still
 

@@ -93,3 +93,163 @@ extern "C" __global__ void k(const double* a, const double* b, const double* c, 
     want_neg = [b[0], a[1], b[2], 4.0]                   # fma(x, y, -x): b's, else x's own bits
     assert got[0::2] == [hex(np.float64(x).view(np.uint64)) for x in want_fma]
     assert got[1::2] == [hex(np.float64(x).view(np.uint64)) for x in want_neg]
+
+
+# the elements whose bits the emulator does not give yet (docs/fuzz_report.md): seed 1908's products
+# of a subnormal bf16 factor where C = 0 (-25.5 * 2**-149 in all came out -25, 1.83 * 2**-149 as 1)
+OPEN_REPLAYS = {"wmma.mma.sync.aligned.col.row.m16n16k16.f32.bf16.bf16.f32": 3}
+
+
+def test_tensor_core_replays_of_the_programs_own_operands_give_the_gpus_bits():
+    """Every mma.sync / wmma.mma the 69 differing programs executed, replayed alone on the register
+    words the emulator gave it (tools/fuzz_locate.py; the H200's D in mma_replays_v2.npz, 737 warps of
+    37 instruction forms): the tensor cores were not what made those programs differ, except seed
+    1908's bf16 tile, whose subnormal accumulators fixed the rule that C counts as at least 2**-126
+    when the sum is aligned and that an underflowing sum is +0 (8 warps differed before)."""
+    import json
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    from fuzz_locate import emu_launch, replay_module
+    saved = np.load(os.path.join(os.path.dirname(__file__), "mma_replays_v2.npz"))
+    differ = {}
+    for key in sorted(k for k in saved.files if k.startswith("text_")):
+        i = key[5:]
+        form = json.loads(str(saved[key]))
+        inp, gpu = saved[f"in_{i}"].astype(np.uint64), saved[f"gpu_{i}"].astype(np.uint64)
+        out = np.zeros_like(gpu)
+        got = emu_launch(2)(replay_module(form["text"], form["counts"], form["wide"]), "replay",
+                            (inp.shape[0],), (32,), 0, [inp, out])[1]
+        if not form["wide"]["d"]:
+            got = got & np.uint64(0xFFFFFFFF)
+        n = int((got != gpu).sum())
+        if n:
+            differ[form["text"]] = n
+    assert len(saved.files) == 3 * 37
+    assert differ == OPEN_REPLAYS
+
+
+VIBMAX_SRC = r'''
+__device__ __forceinline__ unsigned vib(unsigned a, unsigned b) {
+  bool p, q; unsigned r = __vibmax_s16x2(a, b, &p, &q); return r ^ ((unsigned)p << 7) ^ ((unsigned)q << 23); }
+extern "C" __global__ void vib_const(const unsigned* a, const unsigned* b, unsigned* out) {
+  int t = threadIdx.x;
+  out[6 * t + 0] = vib(0x0adc8f05u, b[t]);
+  out[6 * t + 1] = vib(78u, b[t]);
+  out[6 * t + 2] = vib(0x80000000u, b[t]);
+  out[6 * t + 3] = vib(b[t], 0x0adc8f05u);
+  out[6 * t + 4] = vib(a[t], b[t]);
+  out[6 * t + 5] = vib(0x7fff0001u, 0x00058000u);
+}'''
+
+
+def _vibmax(a, b, swapped=False):
+    """__vibmax_s16x2 as the fuzz helper packs it: the per-half max, pred_hi at bit 7, pred_lo at bit 23."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.uint32), np.asarray(b, np.uint32))
+    halves = [(x.astype(np.uint32) >> np.uint32(s) & np.uint32(0xFFFF)).astype(np.uint16).view(np.int16).astype(np.int64)
+              for s in (0, 16) for x in (a, b)]
+    lo_a, lo_b, hi_a, hi_b = halves
+    r = (np.maximum(lo_a, lo_b) & 0xFFFF) | ((np.maximum(hi_a, hi_b) & 0xFFFF) << 16)
+    p, q = (hi_b >= hi_a, lo_b >= lo_a) if swapped else (hi_a >= hi_b, lo_a >= lo_b)
+    return (r ^ (p.astype(np.int64) << 7) ^ (q.astype(np.int64) << 23)).astype(np.uint32)
+
+
+def test_vibmax_s16x2_with_a_constant_first_operand_is_ptxas_s_not_the_emulators():
+    """Seeds 1017 1170 1729 4283 and 14 more (docs/fuzz_report.md): ``__vibmax_s16x2(K, b, &hi, &lo)``
+    with a compile-time constant K. The PTX (cuda's header: ``max.s16x2 d, a, b; setp.eq.s16 p, d.hi,
+    a.hi``) says hi = (a.hi >= b.hi); ptxas (CUDA 13.0, the driver's JIT too) folds it into ``VIMNMX.S16x2
+    d, P0, P1, b, K`` with the immediate moved second, so the H200's predicates say b >= a. The
+    emulator keeps the PTX's meaning; the recorded bytes show the GPU's (tests/fuzz/vibmax_constant_h200.npz)."""
+    import os
+    z = np.load(os.path.join(os.path.dirname(__file__), "vibmax_constant_h200.npz"))
+    a, b, gpu = z["a"], z["b"], z["gpu"]
+    out = np.zeros(6 * len(a), np.uint32)
+    run(VIBMAX_SRC, "vib_const", a, b, out, n=len(a))
+    emu = out.reshape(-1, 6)
+    operands = [(0x0ADC8F05, b), (78, b), (0x80000000, b), (b, 0x0ADC8F05), (a, b), (0x7FFF0001, 0x00058000)]
+    for col, (x, y) in enumerate(operands):
+        assert (emu[:, col] == _vibmax(x, y)).all()
+        constant_first = col in (0, 1, 2, 5)
+        assert (gpu[:, col] == _vibmax(x, y, swapped=constant_first)).all()
+        assert ((emu[:, col] ^ gpu[:, col]) & ~np.uint32((1 << 7) | (1 << 23)) == 0).all()   # only the predicates
+
+
+DPX_NEG_SRC = r'''
+extern "C" __global__ void dpx_neg(const unsigned* a, const unsigned* y, const unsigned* c, unsigned* out) {
+  int t = threadIdx.x;
+  int ai = (int)a[t], ny = (int)(0u - y[t]), ci = (int)c[t];
+  out[6 * t + 0] = (unsigned)__vimin3_s32(ai, ny, ci);
+  out[6 * t + 1] = (unsigned)__vimax3_s32(ai, ny, ci);
+  out[6 * t + 2] = (unsigned)__vimax_s32_relu(ai, ny);
+  out[6 * t + 3] = (unsigned)__vimin3_s32_relu(ai, ny, ci);
+  out[6 * t + 4] = (unsigned)__vimax3_s32_relu(ai, ny, ci);
+  out[6 * t + 5] = (unsigned)__vimin_s32_relu(ny, ai);
+}'''
+
+
+def _dpx(a, b, c):
+    """The six columns of DPX_NEG_SRC for int64 operands (b already negated or not)."""
+    relu = lambda x: np.maximum(x, 0)   # noqa: E731
+    return np.stack([np.minimum(np.minimum(a, b), c), np.maximum(np.maximum(a, b), c), relu(np.maximum(a, b)),
+                     relu(np.minimum(relu(np.minimum(a, b)), c)), relu(np.maximum(relu(np.maximum(a, b)), c)),
+                     relu(np.minimum(b, a))], axis=1).astype(np.uint32)
+
+
+def test_a_negation_ptxas_folds_into_a_three_input_dpx_min_max_is_lost_on_the_gpu():
+    """Seeds 3536 1053 3061 1115 3285 3809 4748 1700 2357 (docs/fuzz_report.md): ``__vimin3_s32(a,
+    (int)(0u - y), c)`` and the other three-input DPX forms. ptxas (CUDA 13.0) folds the ``neg.s32``
+    into ``VIMNMX3 R, a, y, c`` and drops the minus, so the H200 computes with y; the two-input
+    ``VIMNMX.RELU`` keeps it. The emulator follows the PTX; the GPU's bytes are in dpx_neg_h200.npz."""
+    import os
+    z = np.load(os.path.join(os.path.dirname(__file__), "dpx_neg_h200.npz"))
+    a, y, c, gpu = z["a"], z["y"], z["c"], z["gpu"]
+    out = np.zeros(6 * len(a), np.uint32)
+    run(DPX_NEG_SRC, "dpx_neg", a, y, c, out, n=len(a))
+    s = lambda x: x.astype(np.int32).astype(np.int64)   # noqa: E731
+    ny = s((np.uint32(0) - y).astype(np.uint32))
+    assert (out.reshape(-1, 6) == _dpx(s(a), ny, s(c))).all()                 # the PTX's meaning
+    lost = _dpx(s(a), s(y), s(c))                                             # the minus dropped
+    assert (gpu[:, [0, 1, 3, 4]] == lost[:, [0, 1, 3, 4]]).all()
+    assert (gpu[:, [2, 5]] == _dpx(s(a), ny, s(c))[:, [2, 5]]).all()          # two inputs: kept
+
+
+BYTE_SRC = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void byte_store(const unsigned short* a, const float* b, unsigned char* out) {
+  __shared__ unsigned char s[512];
+  int t = threadIdx.x;
+  s[t] = (unsigned char)__bfloat16_as_ushort(__hadd_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rz(b[t])));
+  s[256 + t] = (unsigned char)__half_as_ushort(__hadd_rn(__ushort_as_half(a[t]), __float2half_rn(b[t])));
+  __syncthreads();
+  out[t] = s[t];
+  out[256 + t] = s[256 + t];
+  out[512 + t] = (signed char)__bfloat16_as_ushort(__hmul_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rn(b[t])));
+}
+extern "C" __global__ void bits16(const unsigned short* a, const float* b, unsigned short* out) {
+  int t = threadIdx.x;
+  out[t] = __bfloat16_as_ushort(__hadd_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rz(b[t])));
+  out[256 + t] = __half_as_ushort(__hadd_rn(__ushort_as_half(a[t]), __float2half_rn(b[t])));
+  out[512 + t] = __bfloat16_as_ushort(__hmul_rn(__ushort_as_bfloat16(a[t]), __float2bfloat16_rn(b[t])));
+}'''
+
+
+def test_a_half_results_low_byte_stored_by_ptxas_is_the_number_converted_not_the_bits():
+    """Seeds 272 4931 and more (docs/fuzz_report.md): ``(unsigned char)__bfloat16_as_ushort(x)``
+    stores the low byte of x's bits (PTX: ``add.rn.bf16 %rs, ...; st.u8 [..], %rs``), but ptxas (CUDA
+    13.0) emits ``F2I.U8.BF16.TRUNC.NTZ`` (``.F16`` for halves): the value truncated and clamped to
+    [0, 255], NaN 0. So 9.2e18 (0x5f00) stores 0xff on the H200 where its bits give 0x00. The emulator
+    stores the bits, as the PTX says; the H200's bytes are in byte_store_h200.npz."""
+    import os
+    z = np.load(os.path.join(os.path.dirname(__file__), "byte_store_h200.npz"))
+    a, b, gpu = z["a"], z["b"], z["gpu"].reshape(3, 256).astype(np.int64)
+    out, bits = np.zeros(768, np.uint8), np.zeros(768, np.uint16)
+    run(BYTE_SRC, "byte_store", a, b, out, n=256)
+    run(BYTE_SRC, "bits16", a, b, bits, n=256)
+    out, bits = out.reshape(3, 256).astype(np.int64), bits.reshape(3, 256)
+    assert (out == (bits & 0xFF)).all()                                      # the PTX: the bits' low byte
+    values = np.stack([(bits[0].astype(np.uint32) << 16).view(np.float32), bits[1].view(np.float16).astype(np.float32),
+                       (bits[2].astype(np.uint32) << 16).view(np.float32)])
+    number = np.clip(np.trunc(np.nan_to_num(values.astype(np.float64), nan=0.0)), 0, 255)
+    assert (gpu == number).all()                                             # ptxas: F2I.U8 of the number
+    assert (gpu != out).sum() > 200

@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "errors.inc"   /* generated from cudalab/programs/errors.py: {code, name, text} */
+#include "errors.inc"   /* generated from cudalab/runtime/core/errors.py: {code, name, text} */
 
 /* ------------------------------------------------------------------ connection to the emulator */
 static int sock = -1;

@@ -297,25 +297,27 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *node, cudaGraph_t g, const cu
     return add_node(node, g, deps, ndeps, cudaGraphNodeTypeEmpty, "");
 }
 
+/* a node whose one parameter is a handle: a child graph, or an event to record or wait for */
+static cudaError_t add_handle_node(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
+                                   int kind, void *handle) {
+    char t[32];
+    snprintf(t, sizeof t, "%p", handle);
+    return add_node(node, g, deps, ndeps, kind, t);
+}
+
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
                                        cudaGraph_t child) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(child));
-    return add_node(node, g, deps, ndeps, cudaGraphNodeTypeGraph, t);
+    return add_handle_node(node, g, deps, ndeps, cudaGraphNodeTypeGraph, H(child));
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps,
                                         size_t ndeps, cudaEvent_t ev) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(ev));
-    return add_node(node, g, deps, ndeps, cudaGraphNodeTypeEventRecord, t);
+    return add_handle_node(node, g, deps, ndeps, cudaGraphNodeTypeEventRecord, H(ev));
 }
 
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps,
                                       size_t ndeps, cudaEvent_t ev) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(ev));
-    return add_node(node, g, deps, ndeps, cudaGraphNodeTypeWaitEvent, t);
+    return add_handle_node(node, g, deps, ndeps, cudaGraphNodeTypeWaitEvent, H(ev));
 }
 
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
@@ -445,19 +447,14 @@ static void where(char *how, size_t room, cudaGraphExec_t e, cudaGraphNode_t nod
     else snprintf(how, room, "node_set %p", H(node));
 }
 
+/* a graph's node is set as an executable graph's is, without the executable graph (where() says which) */
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *p) {
-    char t[512], how[64];
-    cudaError_t e = memcpy3d_numbers(p, t, sizeof t);
-    where(how, sizeof how, 0, node);
-    return e ? e : set_simple(how, t);
+    return cudaGraphExecMemcpyNodeSetParams(0, node, p);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t n,
                                            enum cudaMemcpyKind kind) {
-    char t[512], how[64];
-    memcpy1d_numbers(dst, src, n, kind, t, sizeof t);
-    where(how, sizeof how, 0, node);
-    return set_simple(how, t);
+    return cudaGraphExecMemcpyNodeSetParams1D(0, node, dst, src, n, kind);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, const struct cudaMemcpy3DParms *p) {
@@ -485,11 +482,7 @@ cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemset
 }
 
 cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *p) {
-    if (!p) return ret(cudaErrorInvalidValue);
-    char t[512], how[64];
-    memset_numbers(p, t, sizeof t);
-    where(how, sizeof how, 0, node);
-    return set_simple(how, t);
+    return cudaGraphExecMemsetNodeSetParams(0, node, p);
 }
 
 cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, const struct cudaMemsetParams *p) {
@@ -509,11 +502,7 @@ cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNode
 }
 
 cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *p) {
-    if (!p) return ret(cudaErrorInvalidValue);
-    char t[64], how[64];
-    snprintf(t, sizeof t, "%p %p", (void *)p->fn, p->userData);
-    where(how, sizeof how, 0, node);
-    return set_simple(how, t);
+    return cudaGraphExecHostNodeSetParams(0, node, p);
 }
 
 cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t node, const struct cudaHostNodeParams *p) {
@@ -555,24 +544,17 @@ cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemA
     return cudaSuccess;
 }
 
-static cudaError_t set_event(const char *how, cudaEvent_t ev) {
-    char t[32];
-    snprintf(t, sizeof t, "%p", H(ev));
-    return set_simple(how, t);
-}
-
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t ev) {
-    char how[64];
-    where(how, sizeof how, 0, node);
-    return set_event(how, ev);
+    return cudaGraphExecEventRecordNodeSetEvent(0, node, ev);
 }
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t ev) {
     return cudaGraphEventRecordNodeSetEvent(node, ev);
 }
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t node, cudaEvent_t ev) {
-    char how[96];
+    char how[96], t[32];
     where(how, sizeof how, e, node);
-    return set_event(how, ev);
+    snprintf(t, sizeof t, "%p", H(ev));
+    return set_simple(how, t);
 }
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t node, cudaEvent_t ev) {
     return cudaGraphExecEventRecordNodeSetEvent(e, node, ev);

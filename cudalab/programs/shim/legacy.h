@@ -27,6 +27,11 @@ template <typename T> __device__ inline T __shfl_xor(T var, int lane_mask, int w
 /* cudaThreadSynchronize and cudaThreadExit: the context calls of CUDA 3, removed in CUDA 13 */
 static inline cudaError_t cudaThreadSynchronize(void) { return cudaDeviceSynchronize(); }
 static inline cudaError_t cudaThreadExit(void) { return cudaDeviceReset(); }
+/* ... and their limits and cache preference, which became the cudaDevice* calls */
+static inline cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value) { return cudaDeviceSetLimit(limit, value); }
+static inline cudaError_t cudaThreadGetLimit(size_t *value, enum cudaLimit limit) { return cudaDeviceGetLimit(value, limit); }
+static inline cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache c) { return cudaDeviceSetCacheConfig(c); }
+static inline cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache *c) { return cudaDeviceGetCacheConfig(c); }
 
 #ifdef __cplusplus
 /* A device number, or cudaCpuDeviceId for the host, as a cudaMemLocation. */

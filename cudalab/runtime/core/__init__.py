@@ -6,6 +6,8 @@
     ctx.launch(Function(program, mangled, name, params), grid, block, shared, args, s)
     g = ctx.graph_create(); ctx.add_node(g, "kernel", {...}); e = ctx.instantiate(g); ctx.run_graph(e, s)
     ctx.malloc_async(n, s); ctx.set_limit(limit, value); ctx.attribute(cudaDevAttr)
+    ctx.bind(program)                        # device code sees the profile's SMs, clock, attributes, limits
+    ctx.node_params("memset", {...})         # a graph node's parameters, checked (any adapter's)
 
 Modules: ``context`` (Context, Stream, Event, Function: memory, streams, events, launches, limits,
 pools), ``graphs`` (graphs, capture, conditional nodes), ``pools`` (memory pools), ``memory``

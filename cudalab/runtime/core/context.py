@@ -23,13 +23,14 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from ...errors import CudaError, KernelError
+from ...errors import CudaError, KernelError, LaunchError
+from ...emulator.memory import DEVICE_MEMORY
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
 from .textures import TextureAPI
 from .memory import Memory
 from .pools import GraphMemory, MemPool
-from .properties import LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
+from .properties import ATTRIBUTES, LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
 
 LEGACY, PER_THREAD = 1, 2               # cudaStreamLegacy / cudaStreamPerThread
 NON_BLOCKING = 1                        # cudaStreamNonBlocking
@@ -108,7 +109,7 @@ class Context(GraphAPI, TextureAPI):
         self.pool_of: dict = {}         # address of a stream-ordered allocation -> its MemPool
         self.graph_memory = GraphMemory()
         self.graph_allocations = collections.Counter()    # graph memory address -> graphs holding it
-        self.limits = default_limits(self.props)
+        self._limits: dict = {}         # cudaLimit -> value (``limits``)
         self.cache_config = 0
         self.sticky = None              # error name: the context is broken, every call returns it
         self.fault = None               # a kernel's error the program has not synchronized with yet
@@ -136,14 +137,42 @@ class Context(GraphAPI, TextureAPI):
     @property
     def props(self) -> dict:
         """Every cudaDeviceProp field of the device (recomputed when cudalab.set_device changes it)."""
-        key = (self.profile, self.memory.arena.limit if self.memory else 0)
+        return self._device()[1]
+
+    @property
+    def attributes(self) -> dict:
+        """Every cudaDevAttr number the driver knows -> its value on the device."""
+        return self._device()[2]
+
+    @property
+    def limits(self) -> dict:
+        """cudaLimit number -> value; a device that cudalab.set_device picks starts from its defaults."""
+        self._device()
+        return self._limits
+
+    def _device(self):
+        # the Python session's context has no arena of its own: its device has the emulator's memory
+        key = (self.profile, self.memory.arena.limit if self.memory else DEVICE_MEMORY)
         if self._props is None or self._props[0] != key:
-            self._props = (key, device_properties(key[0], key[1]))
-        return self._props[1]
+            props = device_properties(key[0], key[1])
+            if self._props is None or self._props[0][0] != key[0]:
+                self._limits = default_limits(props)    # another device (cudalab.set_device): its defaults
+            self._props = (key, props, {a: attribute(props, a) for a in ATTRIBUTES})
+        return self._props
+
+    def bind(self, program):
+        """Give an emulator Program the device it runs on, so device code sees what the host API
+        answers: the SM count (%smid, %nsmid), the clock rate (%clock ticks), the cudaDevAttr values
+        and the cudaLimit values (the device runtime's cudaDeviceGetAttribute/GetLimit, and its
+        launch checks). Called before every launch: cudalab.set_device and cudaDeviceSetLimit change them."""
+        props = self.props
+        program.sm_count, program.clock_khz = props["multiProcessorCount"], props["clockRate"]
+        program.device_attributes, program.device_limits = self.attributes, dict(self.limits)
+        return program
 
     def attribute(self, attr: int, device: int = 0) -> int:
         self.check_device(device)
-        value = attribute(self.props, attr)
+        value = self.attributes.get(attr)
         if value is None:
             raise CudaError(f"{attr} is not a cudaDeviceAttr this driver knows (CUDA 13.0 knows 1 to 147).",
                             "cudaErrorInvalidValue")
@@ -406,31 +435,29 @@ class Context(GraphAPI, TextureAPI):
 
     # ------------------------------------------------------------------ launches
     def check_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
-        """CUDA's checks before a launch, with CUDA 13's codes (bad shapes: cudaErrorInvalidValue)."""
+        """CUDA's checks before a launch, with CUDA 13's codes (bad shapes: cudaErrorInvalidValue);
+        returns the grid and block as (x, y, z)."""
         from dataclasses import replace
 
-        from ..launch import check_config
+        from ..launch import check_clusters, check_config
         p = self.profile
         limits = p.limits()
         static = fn.static_shared
         if fn.max_dynamic_shared is not None and static + fn.max_dynamic_shared > limits.shared_per_block:
             limits = replace(limits, shared_per_block=min(p.shared_per_block_optin, static + fn.max_dynamic_shared))
         try:
-            check_config(fn.name, grid, block, int(shared), static, limits)
+            grid, block = check_config(fn.name, grid, block, int(shared), static, limits)
         except CudaError as e:
             code = "cudaErrorInvalidValue" if e.code == "cudaErrorInvalidConfiguration" else e.code
-            raise CudaError(e.args[0], code) from None
+            raise LaunchError(e.args[0], code) from None
         blocks = grid[0] * grid[1] * grid[2]
         if cooperative and blocks > self.occupancy(fn, block[0] * block[1] * block[2], shared) * self.props[
                 "multiProcessorCount"]:
             raise CudaError(f"{fn.name}: a cooperative launch needs every block resident at once; {blocks:,} blocks "
                             "are more than the device holds (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs).",
                             "cudaErrorCooperativeLaunchTooLarge")
-        if cluster is not None and tuple(cluster) != (1, 1, 1) and not p.has("clusters"):
-            raise CudaError(f"thread block clusters need compute capability 9.0; the selected device is "
-                            f"{p.arch}.", "cudaErrorNotSupported")
-        # the cluster's shape (a multiple of the grid, at most 8 blocks or 16 non-portable, agreeing with
-        # __cluster_dims__) is checked by the engine as the driver checks it (emulator/cluster.py)
+        check_clusters(fn.name, cluster, p)
+        return grid, block
 
     def launch(self, fn: Function, grid, block, shared: int, args: bytes, stream=0, cooperative: bool = False,
                cluster=None, attributes=None):
@@ -462,8 +489,7 @@ class Context(GraphAPI, TextureAPI):
         fn.program.graph_conditionals = self.conditional_values
         extra = {"cluster": tuple(cluster)} if cluster is not None and tuple(cluster) != (1, 1, 1) else {}
         extra["non_portable_cluster"] = bool(fn.attributes.get(14))   # cudaFuncAttributeNonPortableClusterSizeAllowed
-        from ...emulator import devrt
-        devrt.LIMITS["pending_launch_count"] = self.limits.get(4, devrt.DEFAULT_PENDING)
+        self.bind(fn.program)
         # a program given more time (--timeout) gives its kernels that time too
         watchdog = max(WATCHDOG_SECONDS, self.time_limit or 0)
         t0 = time.perf_counter()
@@ -492,14 +518,7 @@ class Context(GraphAPI, TextureAPI):
         finally:
             bar.close()
         rec.wall_time = time.perf_counter() - t0
-        rec.instructions, rec.thread_instructions = stats.instructions, stats.thread_instructions
-        rec.printed = stats.printed
-        rec.findings.extend(stats.findings)
-        rec.device_launches = stats.device_launches     # grids this launch started from the device
-        if stats.pdl:                                   # griddepcontrol: programmatic dependent launch
-            from ...emulator.sm90 import pdl_trigger_fraction, pdl_wait_fraction
-            rec.reports["pdl"] = dict(stats.pdl, trigger_fraction=pdl_trigger_fraction(stats),
-                                      wait_fraction=pdl_wait_fraction(stats))
+        rec.counted(stats, observers)
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)
@@ -563,13 +582,13 @@ class Context(GraphAPI, TextureAPI):
             raise CudaError(f"{attr} is not a cudaFuncAttribute that can be set.", "cudaErrorInvalidValue")
 
     def occupancy(self, fn: Function, block_size: int, dynamic: int) -> int:
-        """cudaOccupancyMaxActiveBlocksPerMultiprocessor, by the device model's calculator."""
-        from ...device.occupancy import _limits
+        """cudaOccupancyMaxActiveBlocksPerMultiprocessor, by the device model's calculator (cudalab.occupancy)."""
+        from ...device.occupancy import occupancy
         from ...device.resources import Resources
         if block_size <= 0:
             raise CudaError(f"the block size must be positive, not {block_size}.", "cudaErrorInvalidValue")
-        res = Resources(fn.registers, fn.static_shared, 0)
-        return min(_limits(self.profile, res, block_size, int(dynamic), self.max_dynamic_shared(fn))[0].values())
+        return occupancy(Resources(fn.registers, fn.static_shared, 0), block_size, int(dynamic), device=self.profile,
+                         max_dynamic_smem=self.max_dynamic_shared(fn), curve=False).active_blocks
 
     def max_active_clusters(self, fn: Function, block_size: int, cluster, dynamic: int) -> int:
         """cudaOccupancyMaxActiveClusters: clusters of ``cluster`` blocks resident at once (the
@@ -655,6 +674,13 @@ class Context(GraphAPI, TextureAPI):
         self.pools[pool.handle] = pool
         return pool
 
+    def pool_access(self, pool: MemPool, device: int, flags: int | None = None) -> int:
+        """cudaMemPoolSetAccess (``flags``) / cudaMemPoolGetAccess: only device 0 exists to give access to."""
+        self.check_device(device, "peer access to a pool" if flags is not None else "")
+        if flags is not None:
+            pool.access = int(flags)
+        return pool.access
+
     def pool_destroy(self, pool: MemPool):
         if pool is self.default_pool:
             raise CudaError("the device's default memory pool cannot be destroyed.", "cudaErrorInvalidValue")
@@ -671,10 +697,9 @@ class Context(GraphAPI, TextureAPI):
         if size == 0:
             return 0
         if s.capture is not None:
-            addr = self.memory.alloc(size, "graph")
-            self.graph_allocations[addr] += 1
-            self.capture_node(s, "mem_alloc", {"address": addr, "size": size, "pool": pool.handle})
-            return addr
+            params = self.node_params("mem_alloc", {"size": size, "pool": pool.handle})
+            self.capture_node(s, "mem_alloc", params)
+            return params["address"]
         tl = self.timeline
         addr = pool.allocate(self.memory, size, s, tl.host_time, tl.stream_end)
         self.pool_of[addr] = pool

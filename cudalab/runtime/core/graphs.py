@@ -142,9 +142,10 @@ class GraphAPI:
                             "it was destroyed.", "cudaErrorInvalidValue")
         return e
 
-    def _typed(self, handle, kind: str) -> Node:
+    def typed_node(self, handle, kind: str | None) -> Node:
+        """The node a handle names, which must be a ``kind`` node (cudaGraph*NodeGetParams); None: any kind."""
         n = self.node(handle)
-        if n.type != kind:
+        if kind is not None and n.type != kind:
             raise CudaError(f"node 0x{handle:x} is a {n.type.replace('_', ' ')} node, not a "
                             f"{kind.replace('_', ' ')} node.", "cudaErrorInvalidValue")
         return n
@@ -170,6 +171,39 @@ class GraphAPI:
         if kind == "graph":
             params["graph"].owner = n
         return n
+
+    def node_params(self, kind: str, p: dict) -> dict:
+        """A node's parameters (``p``: its fields by name) checked as cudaGraphAdd*Node and
+        cudaGraph*SetParams check them; a child graph is copied, a memory node gets its address."""
+        if kind == "kernel":
+            self.check_launch(p["function"], p["grid"], p["block"], p["shared"])
+            return dict(p, cluster=None, attributes={})
+        if kind == "memcpy":
+            self.memory.check_copy(p["dst"], p["src"], p["width"], p["kind"], "a graph memcpy node",
+                                   p["height"] * p["depth"], p["dpitch"], p["spitch"])
+        elif kind == "memset":
+            if p["element"] not in (1, 2, 4):
+                raise CudaError(f"a memset node's element size is 1, 2 or 4 bytes, not {p['element']}.",
+                                "cudaErrorInvalidValue")
+            p = dict(p, pitch=p["pitch"] or p["width"] * p["element"])
+            self.memory.check(p["dst"], p["pitch"] * (p["height"] - 1) + p["width"] * p["element"],
+                              "a graph memset node")
+        elif kind == "host" and not p["fn"]:
+            raise CudaError("a host node needs a function to call.", "cudaErrorInvalidValue")
+        elif kind in ("event_record", "wait_event"):
+            return {"event": self.event(p["event"]).handle}
+        elif kind == "graph":
+            return {"graph": self.clone(p["graph"])}
+        elif kind == "mem_alloc":
+            return {"address": self.graph_alloc(p["size"]), "size": p["size"], "pool": p.get("pool", 0)}
+        return p
+
+    def graph_alloc(self, size: int) -> int:
+        """The memory of a graph's allocation node: its address is fixed when the node is made, and
+        it is freed when no graph (or clone, or executable graph) holds it any more."""
+        addr = self.memory.alloc(size, "graph")
+        self.graph_allocations[addr] += 1
+        return addr
 
     def add_conditional_node(self, graph: Graph, handle: int, kind: int, size: int, deps=()) -> Node:
         cond = self.conditionals.get(handle)
@@ -287,6 +321,15 @@ class GraphAPI:
                             "cudaErrorInvalidValue")
         return n
 
+    @staticmethod
+    def node_enabled(node: Node, on: bool | None = None) -> bool:
+        """cudaGraphNodeSetEnabled (``on``) / cudaGraphNodeGetEnabled on a node of an executable graph."""
+        if node.type not in ENABLE_TYPES:
+            raise CudaError("only kernel, memcpy and memset nodes can be disabled.", "cudaErrorInvalidValue")
+        if on is not None:
+            node.enabled = bool(on)
+        return node.enabled
+
     def exec_destroy(self, e: GraphExec):
         self.graph_memory.destroyed(e.handle)
         self._release_all(e.graph)
@@ -322,6 +365,24 @@ class GraphAPI:
                         "instantiate the new graph instead.", "cudaErrorGraphExecUpdateFailure")
         err.result = result
         raise err
+
+    def graph_launch(self, e: GraphExec, stream):
+        """cudaGraphLaunch: ``run_graph``'s generator, or None when ``stream`` is capturing (the graph
+        becomes a child graph node of the capture)."""
+        if stream.capture is not None:
+            self.capture_node(stream, "graph", {"graph": self.clone(e.graph)})
+            return None
+        return self.run_graph(e, stream)
+
+    @staticmethod
+    def debug_dot(graph: Graph) -> str:
+        """cudaGraphDebugDotPrint: the graph in Graphviz's DOT language, kernels by name."""
+        lines = [f'digraph "graph {graph.handle}" {{']
+        for n in graph.nodes:
+            label = n.params["function"].name if n.type == "kernel" else n.type.replace("_", " ")
+            lines.append(f'  n{n.handle} [label="{label}"];')
+        lines += [f"  n{a.handle} -> n{b.handle};" for a, b in graph.edges]
+        return "\n".join(lines) + "\n}\n"
 
     def run_graph(self, e: GraphExec, stream):
         """Run an instantiated graph on ``stream``: a generator that yields the memcpy, memset and
@@ -418,6 +479,21 @@ class GraphAPI:
                                 "cudaStreamWaitEvent on it in the capturing stream before ending the capture.",
                                 "cudaErrorStreamCaptureUnjoined")
         return c.graph
+
+    @staticmethod
+    def capture_info(s):
+        """cudaStreamGetCaptureInfo: (status, capture id, graph, the stream's current dependencies);
+        None when the stream is not capturing."""
+        c = s.capture
+        return None if c is None else (c.status, c.id, c.graph, c.deps.get(s, []))
+
+    @staticmethod
+    def update_capture_dependencies(s, nodes, replace: bool):
+        """cudaStreamUpdateCaptureDependencies: set (``replace``) or add to the stream's dependencies."""
+        if s.capture is None:
+            raise CudaError("cudaStreamUpdateCaptureDependencies: the stream is not capturing.",
+                            "cudaErrorIllegalState")
+        s.capture.deps[s] = list(nodes) if replace else s.capture.deps.get(s, []) + list(nodes)
 
     def _drop_captured(self, c):
         if c.graph.owner is None and c.graph.handle in self.graphs:

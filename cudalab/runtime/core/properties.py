@@ -24,9 +24,11 @@ GPU_EXTRA = {
     "RTX 4090": (384, 10_501_000, 64, 56_623_104),
     "L4": (192, 6_251_000, 64, 37_748_736),
 }
-DEFAULT_GPU = "A100"       # what a bare compute capability (no SM count) is sized like
 
-# Texture and surface limits (cudaDeviceProp field -> value), the same on every GPU since sm_70.
+# Texture and surface limits (cudaDeviceProp field -> value), the same on every GPU since sm_70; the
+# runtime's array and texture checks use them too (runtime/textures.py).
+TEXTURE_ALIGNMENT, TEXTURE_PITCH_ALIGNMENT = 512, 32
+MAX_TEXTURE_1D_LINEAR = 1 << 28         # cudaDevAttrMaxTexture1DLinearWidth (no cudaDeviceProp field since CUDA 13)
 TEXTURES = {
     "maxTexture1D": 131072, "maxTexture1DMipmap": 32768, "maxTexture2D": (131072, 65536),
     "maxTexture2DMipmap": (32768, 32768), "maxTexture2DLinear": (131072, 65000, 2097120),
@@ -41,19 +43,19 @@ TEXTURES = {
 
 def device_properties(profile, total_global_mem: int) -> dict:
     """Every cudaDeviceProp field (arrays as tuples) for a cudalab.device profile."""
-    from ...device.profiles import get
+    from ...device.profiles import SIZED_LIKE
     p = profile
-    sized = p if p.sms else get(DEFAULT_GPU)
-    bus, mem_clock, fp64_ratio, persisting = GPU_EXTRA.get(sized.name, GPU_EXTRA[DEFAULT_GPU])
+    sized = p.sized()
+    bus, mem_clock, fp64_ratio, persisting = GPU_EXTRA.get(sized.name, GPU_EXTRA[SIZED_LIKE])
     name = f"cudalab emulated {p.gpu} ({p.arch})" if p.sms else \
-        f"cudalab emulated {p.arch} (sized like an {DEFAULT_GPU})"
+        f"cudalab emulated {p.arch} (sized like an {SIZED_LIKE})"
     l2 = sized.l2_bytes
     props = {
         "name": name, "totalGlobalMem": total_global_mem, "sharedMemPerBlock": p.shared_per_block,
         "regsPerBlock": p.registers_per_block, "warpSize": p.warp_size, "memPitch": 2**31 - 1,
         "maxThreadsPerBlock": p.max_threads_per_block, "maxThreadsDim": tuple(p.max_block),
         "maxGridSize": tuple(p.max_grid), "totalConstMem": p.constant_memory, "major": p.cc[0], "minor": p.cc[1],
-        "textureAlignment": 512, "texturePitchAlignment": 32, "multiProcessorCount": sized.sms, "integrated": 0,
+        "textureAlignment": TEXTURE_ALIGNMENT, "texturePitchAlignment": TEXTURE_PITCH_ALIGNMENT, "multiProcessorCount": sized.sms, "integrated": 0,
         "canMapHostMemory": 1, **TEXTURES, "surfaceAlignment": 512, "concurrentKernels": 1, "ECCEnabled": 1,
         "pciBusID": 0, "pciDeviceID": 0, "pciDomainID": 0, "tccDriver": 0, "asyncEngineCount": sized.copy_engines,
         "unifiedAddressing": 1, "memoryBusWidth": bus, "l2CacheSize": l2, "persistingL2CacheMaxSize": persisting,
@@ -100,7 +102,7 @@ ATTRIBUTES = {
     58: ("maxSurface3D", 0), 59: ("maxSurface3D", 1), 60: ("maxSurface3D", 2), 61: ("maxSurface1DLayered", 0),
     62: ("maxSurface1DLayered", 1), 63: ("maxSurface2DLayered", 0), 64: ("maxSurface2DLayered", 1),
     65: ("maxSurface2DLayered", 2), 66: "maxSurfaceCubemap", 67: ("maxSurfaceCubemapLayered", 0),
-    68: ("maxSurfaceCubemapLayered", 1), 69: 268435456, 70: ("maxTexture2DLinear", 0),
+    68: ("maxSurfaceCubemapLayered", 1), 69: MAX_TEXTURE_1D_LINEAR, 70: ("maxTexture2DLinear", 0),
     71: ("maxTexture2DLinear", 1), 72: ("maxTexture2DLinear", 2), 73: ("maxTexture2DMipmap", 0),
     74: ("maxTexture2DMipmap", 1), 75: "major", 76: "minor", 77: "maxTexture1DMipmap",
     78: "streamPrioritiesSupported", 79: "globalL1CacheSupported", 80: "localL1CacheSupported",
@@ -175,6 +177,14 @@ def attribute(props: dict, attr: int) -> int | None:
     return int(props[src])
 
 
+# cudaFuncAttribute names (without the prefix) -> numbers, those cudaFuncSetAttribute sets (driver_types.h)
+FUNC_ATTRIBUTE_NAMES = {
+    "MaxDynamicSharedMemorySize": 8, "PreferredSharedMemoryCarveout": 9, "ClusterDimMustBeSet": 10,
+    "RequiredClusterWidth": 11, "RequiredClusterHeight": 12, "RequiredClusterDepth": 13,
+    "NonPortableClusterSizeAllowed": 14, "ClusterSchedulingPolicyPreference": 15,
+}
+
+
 # ---------------------------------------------------------------------- limits (cudaDeviceSetLimit)
 LIMIT_NAMES = ("cudaLimitStackSize", "cudaLimitPrintfFifoSize", "cudaLimitMallocHeapSize",
                "cudaLimitDevRuntimeSyncDepth", "cudaLimitDevRuntimePendingLaunchCount",
@@ -185,7 +195,8 @@ def default_limits(props: dict) -> dict:
     """cudaLimit number -> its value when a program starts (an H100's defaults, the persisting L2
     size in sixteenths of the L2 as that GPU rounds it). DevRuntimeSyncDepth is absent from sm_90
     on (cudaErrorUnsupportedLimit there), as device-side cudaDeviceSynchronize is."""
-    limits = {0: 1024, 1: 8_650_752, 2: 8 << 20, 4: 2048, 5: 64,
+    from ...emulator.devrt import DEFAULT_PENDING
+    limits = {0: 1024, 1: 8_650_752, 2: 8 << 20, 4: DEFAULT_PENDING, 5: 64,
               6: min(3 * props["l2CacheSize"] // 16, props["persistingL2CacheMaxSize"])}
     if props["major"] < 9:
         limits[3] = 2

@@ -1,0 +1,276 @@
+"""numba.cuda's device array (``DeviceNDArray``) on cudalab's device memory: what numba programs do
+with the arrays ``cuda.to_device`` gives them besides passing them to kernels — index and slice
+them on the host (``d[0]``, ``d[:n]``, ``d[1:, ::2]``), reshape, transpose, iterate, copy between
+them, and hand them on through ``__cuda_array_interface__``.
+
+A slice is a view, as in numba: the same device memory at an offset, with its own shape and byte
+strides, so a kernel given ``d[:n]`` writes into ``d``. Element access from the host is a copy of
+those bytes, as on a GPU (each ``d[i]`` is one small device-to-host copy).
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import operator
+
+import numpy as np
+
+from ..errors import CudaError
+from ..runtime.arrays import DeviceArray
+
+
+def c_strides(shape, itemsize: int) -> tuple:
+    out, step = [], itemsize
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return tuple(reversed(out))
+
+
+def f_strides(shape, itemsize: int) -> tuple:
+    out, step = [], itemsize
+    for n in shape:
+        out.append(step)
+        step *= n
+    return tuple(out)
+
+
+class DeviceNDArray(DeviceArray):
+    """A device array as numba.cuda has it: a shape, byte ``strides`` and a pointer that may lie
+    inside another array (a view keeps that array alive)."""
+
+    def __init__(self, shape, dtype, device=None, ptr=None, strides=None, base=None, stream=0):
+        super().__init__(shape, dtype, device=device, ptr=ptr)
+        self.strides = tuple(int(s) for s in strides) if strides is not None else \
+            c_strides(self.shape, self.dtype.itemsize)
+        self._base = base
+        self.stream = stream
+
+    # ------------------------------------------------------------------ layout
+    def is_c_contiguous(self) -> bool:
+        return self.size <= 1 or _contiguous(self.shape, self.strides, c_strides(self.shape, self.dtype.itemsize))
+
+    def is_f_contiguous(self) -> bool:
+        return self.size <= 1 or _contiguous(self.shape, self.strides, f_strides(self.shape, self.dtype.itemsize))
+
+    @property
+    def flags(self) -> dict:
+        return {"C_CONTIGUOUS": self.is_c_contiguous(), "F_CONTIGUOUS": self.is_f_contiguous()}
+
+    @property
+    def layout(self) -> str:
+        """numba's array layout letter: what the kernel is compiled for when it gets this array."""
+        return "C" if self.is_c_contiguous() else "F" if self.is_f_contiguous() else "A"
+
+    def _extent(self):
+        """(lowest, highest + 1) byte offsets from device_ptr that the view touches."""
+        if self.size == 0:
+            return 0, 0
+        lo = sum(s * (n - 1) for n, s in zip(self.shape, self.strides) if s < 0)
+        hi = sum(s * (n - 1) for n, s in zip(self.shape, self.strides) if s > 0)
+        return lo, hi + self.dtype.itemsize
+
+    @property
+    def alloc_size(self) -> int:
+        lo, hi = self._extent()
+        return hi - lo
+
+    def _view(self, shape, strides, offset=0, dtype=None) -> "DeviceNDArray":
+        return DeviceNDArray(shape, dtype or self.dtype, device=self.device, ptr=self.device_ptr + offset,
+                             strides=strides, base=self._base or self, stream=self.stream)
+
+    # ------------------------------------------------------------------ copies
+    def _host_view(self, raw: np.ndarray) -> np.ndarray:
+        """This array's elements over ``raw``, the bytes of its extent read from the device."""
+        lo, _ = self._extent()
+        return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-lo, strides=self.strides)
+
+    def copy_to_host(self, ary=None, stream=0):
+        """A new host array (or ``ary`` filled) with this array's elements."""
+        if self.is_c_contiguous():
+            return super().copy_to_host(ary, stream)
+        from ..runtime import streams
+        lo, hi = self._extent()
+        raw = self.device.read(self.device_ptr + lo, hi - lo)
+        out = np.ascontiguousarray(self._host_view(raw))
+        streams.copied(hi - lo, "D2H", ary, stream)
+        if ary is None:
+            return out
+        if np.size(ary) != self.size:
+            raise CudaError(f"cannot copy a device array of shape {self.shape} into a host array of shape "
+                            f"{np.shape(ary)}: the sizes differ.", "cudaErrorInvalidValue")
+        ary[...] = out.reshape(np.shape(ary))
+        return ary
+
+    def copy_to_device(self, ary, stream=0):
+        """Copy a host array, or another device array, into this one (converted to its dtype)."""
+        if isinstance(ary, DeviceArray):
+            ary = ary.copy_to_host(stream=stream)
+        if self.is_c_contiguous():
+            return super().copy_to_device(ary, stream)
+        from ..runtime import streams
+        values = np.asarray(ary)
+        if values.size != self.size:
+            raise CudaError(f"cannot copy {values.size} elements (shape {values.shape}) into a device array of "
+                            f"shape {self.shape}.", "cudaErrorInvalidValue")
+        lo, hi = self._extent()
+        raw = self.device.read(self.device_ptr + lo, hi - lo)      # the bytes between the view's elements stay
+        self._host_view(raw)[...] = values.reshape(self.shape)
+        self.device.write(self.device_ptr + lo, raw)
+        streams.copied(hi - lo, "H2D", ary, stream)
+        return self
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, index):
+        view = self._index(index)
+        if view.shape == ():
+            return view.copy_to_host()[()]          # one element: a numpy scalar, as numba gives
+        return view
+
+    def __setitem__(self, index, value):
+        view = self._index(index)
+        if isinstance(value, DeviceArray):
+            value = value.copy_to_host()
+        view.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
+
+    def getitem(self, index, stream=0):
+        return self[index]
+
+    def setitem(self, index, value, stream=0):
+        self[index] = value
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def _index(self, index) -> "DeviceNDArray":
+        """The view that ``index`` (integers, slices, ``...``, ``None``) selects."""
+        index = index if isinstance(index, tuple) else (index,)
+        if any(isinstance(i, (list, np.ndarray, DeviceArray)) or (isinstance(i, bool)) for i in index):
+            raise CudaError("a device array is indexed with integers, slices, ... and None; to pick elements by "
+                            "a list or a mask, copy it to the host first (d.copy_to_host()[...]).",
+                            "cudaErrorInvalidValue")
+        explicit = sum(i is not None and i is not Ellipsis for i in index)
+        if explicit > self.ndim:
+            raise IndexError(f"too many indices for a device array of {self.ndim} dimension"
+                             f"{'s' * (self.ndim != 1)}: {explicit} were given")
+        rest = (slice(None),) * (self.ndim - explicit)      # the axes not named: whole
+        k = index.index(Ellipsis) if Ellipsis in index else len(index)
+        index = index[:k] + rest + index[k + 1:]
+        shape, strides, offset, axis = [], [], 0, 0
+        for i in index:
+            if i is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            n, s = self.shape[axis], self.strides[axis]
+            if isinstance(i, slice):
+                start, stop, step = i.indices(n)
+                shape.append(len(range(start, stop, step)))
+                strides.append(s * step)
+                offset += start * s
+            else:
+                k = operator.index(i)
+                if not -n <= k < n:
+                    raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+                offset += (k % n) * s
+            axis += 1
+        return self._view(tuple(shape), tuple(strides), offset)
+
+    # ------------------------------------------------------------------ new views
+    def reshape(self, *newshape, order="C"):
+        shape = newshape[0] if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)) else newshape
+        shape = tuple(int(s) for s in shape)
+        if shape.count(-1) == 1:
+            known = math.prod(s for s in shape if s != -1)
+            shape = tuple(self.size // known if s == -1 and known else s for s in shape)
+        if math.prod(shape) != self.size:
+            raise ValueError(f"cannot reshape a device array of size {self.size} into shape {shape}")
+        if order == "C" and self.is_c_contiguous():
+            return self._view(shape, c_strides(shape, self.dtype.itemsize))
+        if order == "F" and self.is_f_contiguous():
+            return self._view(shape, f_strides(shape, self.dtype.itemsize))
+        raise NotImplementedError("reshaping a device array that is not contiguous in that order: copy it first "
+                                  "(cuda.to_device(d.copy_to_host().reshape(...)))")
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size, order=order)
+
+    def transpose(self, axes=None):
+        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"axes {axes} do not name each of the array's {self.ndim} axes once")
+        return self._view(tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def squeeze(self, axis=None, stream=0):
+        keep = [k for k, n in enumerate(self.shape) if n != 1 or (axis is not None and k not in
+                                                                    ((axis,) if isinstance(axis, int) else axis))]
+        return self._view(tuple(self.shape[k] for k in keep), tuple(self.strides[k] for k in keep))
+
+    def view(self, dtype):
+        dtype = np.dtype(dtype)
+        if self.ndim == 0 or self.strides[-1] != self.dtype.itemsize:
+            raise ValueError("a device array is viewed as another dtype only when its last axis is contiguous")
+        last = self.shape[-1] * self.dtype.itemsize
+        if last % dtype.itemsize:
+            raise ValueError(f"the last axis ({last} bytes) is not a multiple of {dtype}'s {dtype.itemsize} bytes")
+        shape = self.shape[:-1] + (last // dtype.itemsize,)
+        return self._view(shape, self.strides[:-1] + (dtype.itemsize,), dtype=dtype)
+
+    def split(self, section, stream=0):
+        if self.ndim != 1 or not self.is_c_contiguous():
+            raise ValueError("only a contiguous 1-d device array can be split")
+        return [self[i:i + section] for i in range(0, self.size, section)]
+
+    def bind(self, stream=0):
+        v = self._view(self.shape, self.strides)
+        v.stream = stream
+        return v
+
+    # ------------------------------------------------------------------ what other code asks of an array
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.shape, "strides": None if self.is_c_contiguous() else self.strides,
+                "data": (self.device_ptr if self.size else 0, False), "typestr": self.dtype.str,
+                "version": 3, "stream": None}
+
+    @property
+    def device_ctypes_pointer(self):
+        return ctypes.c_void_p(self.device_ptr if self.size else None)
+
+    def as_cuda_arg(self):
+        return self.device_ctypes_pointer
+
+    def __repr__(self):
+        return f"<cudalab DeviceNDArray shape={self.shape} dtype={self.dtype} on {self.device.kind}>"
+
+
+def broadcast_to(a, shape) -> DeviceNDArray:
+    """A view of device array ``a`` with numpy's broadcasting to ``shape``: a new or a length-1 axis
+    has stride 0 (what numba's CUDA ufuncs do to their inputs before they launch)."""
+    a = as_numba_array(a)
+    missing = len(shape) - a.ndim
+    if missing < 0 or any(n not in (1, m) for n, m in zip(a.shape, shape[missing:])):
+        raise ValueError(f"cannot broadcast a device array of shape {a.shape} to {tuple(shape)}")
+    strides = (0,) * missing + tuple(0 if n != m else s for n, m, s in zip(a.shape, shape[missing:], a.strides))
+    return a._view(tuple(shape), strides)
+
+
+def _contiguous(shape, strides, expected) -> bool:
+    return all(n == 1 or s == e for n, s, e in zip(shape, strides, expected))
+
+
+def as_numba_array(a) -> DeviceNDArray:
+    """A cudalab DeviceArray seen as a DeviceNDArray (the same memory), so it has numba's methods."""
+    if isinstance(a, DeviceNDArray):
+        return a
+    return DeviceNDArray(a.shape, a.dtype, device=a.device, ptr=a.device_ptr, base=a)

@@ -1,0 +1,387 @@
+"""numba.cuda's host API on cudalab: the functions a numba program calls outside its kernels (arrays,
+streams, events, the device), answered by cudalab's device and timeline. ``cudalab.numba.install()``
+puts them on the ``numba.cuda`` module under numba's names, with numba's signatures and defaults
+(``device_array``'s dtype is float64, as in numba).
+
+Host memory that numba pins or maps (``pinned_array``, ``mapped_array``, ``managed_array``) is a numpy
+array here: a kernel given one works on a copy that is copied back when it ends, so the host sees
+what the kernel wrote once the launch (or ``cuda.synchronize()``) returns, as numba's programs expect.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CudaError
+from ..runtime import streams
+from ..runtime.arrays import DeviceArray
+from .devicearray import DeviceNDArray, as_numba_array, broadcast_to, c_strides, f_strides
+
+
+def _strides_for(shape, dtype, strides, order):
+    shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    if strides is not None:
+        return shape, tuple(strides)
+    itemsize = np.dtype(dtype).itemsize
+    if order not in ("C", "F"):
+        raise CudaError(f"order must be 'C' or 'F', not {order!r}.", "cudaErrorInvalidValue")
+    return shape, (c_strides if order == "C" else f_strides)(shape, itemsize)
+
+
+def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+    """An uninitialized device array (the emulator's memory starts as zeros)."""
+    shape, strides = _strides_for(shape, dtype, strides, order)
+    return DeviceNDArray(shape, dtype, strides=strides, stream=stream)
+
+
+def device_array_like(ary, stream=0):
+    """A new device array of ``ary``'s shape and dtype, in its order (C unless it is Fortran-ordered)."""
+    a = as_numba_array(ary) if isinstance(ary, DeviceArray) else np.asarray(ary)
+    fortran = a.layout == "F" if isinstance(a, DeviceNDArray) else np.isfortran(a)
+    return device_array(a.shape, a.dtype, order="F" if fortran else "C", stream=stream)
+
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """Copy a host array (or anything numpy takes: a list, a structured scalar) to a new device array,
+    or into ``to``. A device array given is returned as it is, as numba does."""
+    if to is not None:
+        if copy:
+            as_numba_array(to).copy_to_device(obj, stream=stream)
+        return to
+    if isinstance(obj, DeviceArray):
+        return as_numba_array(obj)
+    a = np.asarray(obj)
+    if a.dtype.kind in "OUS" or (a.dtype.kind == "V" and a.dtype.fields is None):
+        raise CudaError(f"only arrays of numbers or records can go to the device; this one holds {a.dtype}. "
+                        "Make it with a numeric dtype, e.g. np.float32.", "cudaErrorInvalidValue")
+    d = device_array(a.shape, a.dtype, order="F" if a.ndim > 1 and np.isfortran(a) else "C", stream=stream)
+    if copy:
+        d.copy_to_device(a, stream=stream)
+    return d
+
+
+def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+    return streams.pinned_array(shape, dtype) if order == "C" else np.asfortranarray(streams.pinned_array(shape, dtype))
+
+
+def pinned_array_like(ary):
+    return pinned_array(np.shape(ary), np.asarray(ary).dtype)
+
+
+def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
+    """Host memory a kernel can use directly: a page-locked numpy array here (see the module docstring)."""
+    return pinned_array(shape, dtype, order=order)
+
+
+def mapped_array_like(ary, stream=0, portable=False, wc=False):
+    return pinned_array_like(ary)
+
+
+def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
+    """Unified memory: a numpy array both sides use (see the module docstring)."""
+    return pinned_array(shape, dtype, order=order)
+
+
+def pinned(*arrays):
+    """``with cuda.pinned(a, b):`` page-locks host arrays for the block (cudaHostRegister)."""
+    return streams.pinned(*arrays)
+
+
+@contextlib.contextmanager
+def mapped(*arrays, stream=0, portable=False, wc=False):
+    """``with cuda.mapped(a, b) as (da, db)``: the arrays themselves, usable by kernels."""
+    with streams.pinned(*arrays):
+        yield arrays[0] if len(arrays) == 1 else list(arrays)
+
+
+def from_cuda_array_interface(desc, owner=None, sync=True):
+    """A DeviceNDArray over memory another array describes: it must lie in the emulator's memory (a
+    cudalab array's, handed on through ``__cuda_array_interface__``)."""
+    from ..runtime import device as devices
+    ptr = int(desc["data"][0]) if desc.get("data") else 0
+    memory = getattr(devices.current(), "memory", None)
+    block = memory.find(ptr) if memory is not None and ptr else None
+    if block is None or block.freed or not block.address <= ptr < block.address + max(block.size, 1):
+        raise CudaError(f"address 0x{ptr:x} is not in the emulator's memory: the array lives on a real GPU. Copy "
+                        "it to the host and give cuda.to_device the numpy array.", "cudaErrorInvalidValue")
+    dtype = np.dtype(desc["typestr"])
+    shape = tuple(desc["shape"])
+    return DeviceNDArray(shape, dtype, ptr=ptr, strides=desc.get("strides") or c_strides(shape, dtype.itemsize),
+                         base=owner)
+
+
+def is_cuda_array(obj) -> bool:
+    return isinstance(obj, DeviceArray) or hasattr(obj, "__cuda_array_interface__")
+
+
+def as_cuda_array(obj, sync=True):
+    """A cudalab device array as numba's DeviceNDArray; an array in a real GPU's memory is refused."""
+    if isinstance(obj, DeviceArray):
+        return as_numba_array(obj)
+    desc = getattr(obj, "__cuda_array_interface__", None)
+    if desc is None:
+        raise TypeError(f"{type(obj).__name__} has no __cuda_array_interface__: it is not a device array")
+    return from_cuda_array_interface(desc, owner=obj, sync=sync)
+
+
+# ---------------------------------------------------------------------- numba's CUDA ufuncs
+def ufunc_broadcast_device(mechanism, ary, shape):
+    """numba's ``CUDAUFuncMechanism.broadcast_device`` for cudalab arrays (numba's own wraps the
+    memory in its DeviceNDArray, which only a real GPU can read), with numba's rule for the strides:
+    an axis is repeated (stride 0) where the shapes differ when compared from the first axis, not
+    numpy's last, so ``ufunc(d_2x3, h_3)`` gives what it gives on a GPU."""
+    ary = as_numba_array(ary)
+    strides = [0] * (len(shape) - ary.ndim) + list(ary.strides)
+    for ax in range(len(shape)):
+        if ax >= ary.ndim or ary.shape[ax] != shape[ax]:
+            strides[ax] = 0
+    return ary._view(tuple(shape), tuple(strides))
+
+
+def gufunc_broadcast_scalar_input(gufunc, ary, shape):
+    """One element seen ``shape`` times (stride 0), as numba's CUDAGeneralizedUFunc does."""
+    return as_numba_array(ary)._view((int(shape),), (0,))
+
+
+def gufunc_broadcast_add_axis(gufunc, ary, newshape):
+    return broadcast_to(ary, newshape)
+
+
+# ---------------------------------------------------------------------- streams and events
+class Stream(streams.Stream):
+    """numba.cuda's Stream: cudalab's, with numba's ``auto_synchronize`` and callbacks."""
+
+    @contextlib.contextmanager
+    def auto_synchronize(self):
+        """``with stream.auto_synchronize():`` synchronizes the stream when the block ends."""
+        yield self
+        self.synchronize()
+
+    def add_callback(self, callback, arg=None):
+        """Call ``callback(stream, status, arg)`` once the stream's work so far is done (at once here:
+        the emulator has run it already)."""
+        self.synchronize()
+        callback(self, 0, arg)
+
+    def async_done(self):
+        import asyncio
+        done = asyncio.get_event_loop().create_future()
+        self.add_callback(lambda s, status, f: f.set_result((s, status)), done)
+        return done
+
+
+_DEFAULTS: dict = {}
+
+
+def stream():
+    return Stream()
+
+
+def default_stream():
+    """Stream 0 (numba's default is the legacy default stream)."""
+    if "legacy" not in _DEFAULTS:
+        _DEFAULTS["legacy"] = Stream(handle=0)
+    return _DEFAULTS["legacy"]
+
+
+def external_stream(ptr):
+    raise CudaError("cuda.external_stream wraps a stream another library made on a real GPU; the emulator has none. "
+                    "Use cuda.stream().", "cudaErrorNotSupported")
+
+
+def event(timing=True):
+    return streams.event(timing)
+
+
+def event_elapsed_time(evtstart, evtend) -> float:
+    """Milliseconds between two recorded events, on the modeled timeline."""
+    return evtstart.elapsed_time(evtend)
+
+
+# ---------------------------------------------------------------------- the device
+@dataclass(frozen=True)
+class EmulatedDevice:
+    """What ``numba.cuda.get_current_device()`` tells a program: the selected device profile, with the
+    attributes numba programs read (``MULTIPROCESSOR_COUNT``, ``MAX_THREADS_PER_BLOCK``, ...)."""
+
+    name: str
+    compute_capability: tuple
+    id: int = 0
+
+    def __getattr__(self, attr):
+        key = _ATTRIBUTES.get(attr) or _ATTRIBUTES.get(attr[:-2])
+        props = streams.device_properties() if key else {}
+        if key in props:
+            value = props[key]
+            return value["XYZ".index(attr[-1])] if isinstance(value, (list, tuple)) else value
+        from ..runtime.core.properties import ATTRIBUTE_NAMES     # any other cudaDevAttr, in numba's capitals
+        wanted = attr.replace("_", "").lower()
+        for name in ATTRIBUTE_NAMES:
+            if name.lower() == wanted:
+                return streams.device_attribute(name)
+        raise AttributeError(f"the emulated device has no attribute {attr!r} (numba's names are cudaDevAttr "
+                             "names in capitals, like MULTIPROCESSOR_COUNT)")
+
+    @property
+    def uuid(self):
+        return "GPU-emulated"
+
+    supports_float16 = True
+    supports_bfloat16 = property(lambda self: tuple(self.compute_capability) >= (8, 0))
+
+    def reset(self):
+        pass
+
+    def __enter__(self):         # ``with cuda.gpus[0]:`` selects the device: there is one
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Gpus:
+    """``cuda.gpus``: the devices numba sees — here the one emulated device."""
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, devnum):
+        return select_device(devnum)
+
+    def __iter__(self):
+        return iter(list_devices())
+
+    @property
+    def current(self):
+        return get_current_device()
+
+
+gpus = _Gpus()
+
+
+# numba's device attribute names -> cudaDeviceProp fields (runtime.streams.device_properties)
+_ATTRIBUTES = {
+    "MULTIPROCESSOR_COUNT": "multiProcessorCount", "MAX_THREADS_PER_BLOCK": "maxThreadsPerBlock",
+    "MAX_BLOCK_DIM": "maxThreadsDim", "WARP_SIZE": "warpSize",
+    "MAX_SHARED_MEMORY_PER_BLOCK": "sharedMemPerBlock", "MAX_REGISTERS_PER_BLOCK": "regsPerBlock",
+    "MAX_THREADS_PER_MULTI_PROCESSOR": "maxThreadsPerMultiProcessor", "TOTAL_CONSTANT_MEMORY": "totalConstMem",
+    "CLOCK_RATE": "clockRate", "MEMORY_CLOCK_RATE": "memoryClockRate", "L2_CACHE_SIZE": "l2CacheSize",
+    "GLOBAL_MEMORY_BUS_WIDTH": "memoryBusWidth", "MAX_GRID_DIM": "maxGridSize",
+    "COMPUTE_CAPABILITY_MAJOR": "major", "COMPUTE_CAPABILITY_MINOR": "minor",
+    "ASYNC_ENGINE_COUNT": "asyncEngineCount", "CONCURRENT_KERNELS": "concurrentKernels",
+    "PCI_BUS_ID": "pciBusID", "PCI_DEVICE_ID": "pciDeviceID", "KERNEL_EXEC_TIMEOUT": "kernelExecTimeoutEnabled",
+    "UNIFIED_ADDRESSING": "unifiedAddressing", "MANAGED_MEMORY": "managedMemory",
+    "COOPERATIVE_LAUNCH": "cooperativeLaunch", "SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO":
+        "singleToDoublePrecisionPerfRatio", "TCC_DRIVER": "tccDriver",
+}
+
+
+def compile_ptx_for_current_device(pyfunc, sig, **options):
+    """numba's compile_ptx for the selected profile's compute capability."""
+    from numba.cuda import compile_ptx
+    from .compiler import stand_in_device, target_cc
+    with stand_in_device():
+        return compile_ptx(pyfunc, sig, cc=target_cc(), **options)
+
+
+def compile_for_current_device(pyfunc, sig, **options):
+    from numba.cuda import compile as numba_compile
+    from .compiler import stand_in_device, target_cc
+    with stand_in_device():
+        return numba_compile(pyfunc, sig, cc=target_cc(), **options)
+
+
+def is_float16_supported() -> bool:
+    return True
+
+
+def is_bfloat16_supported() -> bool:
+    return tuple(get_current_device().compute_capability) >= (8, 0)
+
+
+def get_current_device() -> EmulatedDevice:
+    from ..device import current
+    p = current()
+    return EmulatedDevice(p.gpu or p.name, tuple(p.cc))
+
+
+def list_devices():
+    return [get_current_device()]
+
+
+def select_device(device_id=0):
+    if int(device_id) != 0:
+        raise CudaError(f"the emulator has one device, number 0, not {device_id}.", "cudaErrorInvalidDevice")
+    return get_current_device()
+
+
+class _Context:
+    """``cuda.current_context()``: the device and its memory."""
+
+    device = property(lambda self: get_current_device())
+
+    def get_memory_info(self):
+        from ..runtime import device as devices
+        memory = getattr(devices.current(), "memory", None)
+        if memory is None:            # a real GPU: its own answer
+            total = int(streams.device_properties().get("totalGlobalMem", 0))
+            return _MemoryInfo(total, total)
+        used = sum(a.size for a in memory.allocs.values() if not a.freed)
+        return _MemoryInfo(memory.limit - used, memory.limit)
+
+    def synchronize(self):
+        synchronize()
+
+    def reset(self):
+        pass
+
+    def deallocations(self):
+        return contextlib.nullcontext()
+
+
+@dataclass(frozen=True)
+class _MemoryInfo:
+    free: int
+    total: int
+
+    def __iter__(self):
+        return iter((self.free, self.total))
+
+
+def current_context(devnum=None):
+    return _Context()
+
+
+def synchronize():
+    from .. import synchronize as cudalab_synchronize
+    cudalab_synchronize()
+
+
+def close():
+    """numba frees the context; here the arrays stay valid until they are dropped."""
+
+
+def detect() -> bool:
+    """Print what numba's ``cuda.detect()`` prints, for the emulated device."""
+    dev = get_current_device()
+    print("Found 1 CUDA devices")
+    print("id %d    %20s %40s" % (dev.id, dev.name, "[SUPPORTED]"))
+    print("%40s: %s" % ("Compute Capability", "%d.%d" % dev.compute_capability))
+    print("%40s: %s" % ("Emulated by", "cudalab"))
+    print("Summary:\n\t1/1 devices are supported")
+    return True
+
+
+@contextlib.contextmanager
+def defer_cleanup():
+    yield
+
+
+def profile_start():
+    pass
+
+
+def profile_stop():
+    pass
