@@ -219,6 +219,23 @@ def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatc
         run_program(["main.cu", "helper.cu"])
 
 
+def test_a_makefile_that_links_cudart_by_name_builds(tmp_path, monkeypatch):
+    write(tmp_path, {"linked.cu": """\
+        #include <cstdio>
+        __global__ void one(int* x) { *x = 1; }
+        int main() { int* x; cudaMallocManaged(&x, 4); one<<<1, 1>>>(x); cudaDeviceSynchronize(); printf("%d\\n", *x); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("linked.cu", options=["-lcudart", "-o", "linked"])
+    assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+
+
+def test_a_library_the_linker_cannot_find_is_named_plainly():
+    from cudalab.programs.build import _link_error
+    message = str(_link_error("/usr/bin/ld: cannot find -lfoo: No such file or directory\n"))
+    assert message == "the linker found no libfoo (check -l and -L)."
+
+
 def test_a_kernel_waiting_for_its_children_is_explained(tmp_path, monkeypatch):
     write(tmp_path, {"nested.cu": """\
         __global__ void child(int* x) { x[threadIdx.x] += 1; }

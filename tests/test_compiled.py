@@ -360,6 +360,24 @@ def test_a_loop_runs_as_one_region_with_the_same_bytes_and_counts(monkeypatch):
                        lambda: [mat, np.zeros(300, np.float32), np.int32(300), np.int32(37)])
 
 
+WARP_SUM_IN_GLOBAL = r"""
+__global__ void warp_sum(int* data) {     // the last steps of a reduction, without __syncwarp
+    int t = threadIdx.x;
+    if (t < 32) {
+        volatile int* v = data;
+        v[t] += v[t + 32]; v[t] += v[t + 16]; v[t] += v[t + 8];
+        v[t] += v[t + 4]; v[t] += v[t + 2]; v[t] += v[t + 1];
+    }
+}
+"""
+
+
+def test_the_warp_synchronous_idiom_on_volatile_global_memory_keeps_its_lock_step_sum(monkeypatch):
+    data = np.arange(64, dtype=np.int32)
+    args = same_in_both_tiers(monkeypatch, WARP_SUM_IN_GLOBAL, "warp_sum", 1, 64, lambda: [data.copy()])
+    assert args[0][0] == data.sum()           # 2016, as a GPU's lock-step warp leaves it
+
+
 COLLATZ = r"""
 __global__ void collatz(const unsigned* start, int* steps, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import re
 
@@ -15,7 +16,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import cudalab
 from cudalab.emulator.engine import LANE_BUDGET
-from cudalab.emulator.pace import SAMPLE_SHARE, Progress
+from cudalab.emulator.compiled import NATIVE_GAIN
+from cudalab.emulator.pace import SAMPLE_SHARE, Pace, Progress
 from cudalab.programs import run_program_source
 from cudalab.runtime import progress
 
@@ -68,6 +70,24 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     assert p.estimated_thread_instructions == p.thread_instructions * 262144 // FIRST_BATCH
     assert p.estimated_seconds > 60                              # far beyond the watchdog's 10 s
     assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
+
+
+def test_a_grid_too_long_only_at_the_interpreters_pace_is_not_stopped_on_it():
+    # on a cold cache a kernel's first batches run interpreted while LLVM builds its native code in the
+    # background: a 100 s estimate at the interpreter's pace is 5 s of native code, within the watchdog
+    pace = Pace("vector_add", blocks_total=1000, timeout=10, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(1))
+    pace.batch_done(1, 0.1, speedup=NATIVE_GAIN)               # no stop: the engine waits for native code
+    assert pace.clearly_too_long() == ("by the watchdog", "its limit of 10 s")
+    assert pace.clearly_too_long(NATIVE_GAIN) is None
+    with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
+        pace.batch_done(1, 0.1)                                # the same pace from native code: stopped
+    far = Pace("matmul", blocks_total=10**6, timeout=10, wall_deadline=float("inf"),
+               stats=SimpleNamespace(thread_instructions=1000))
+    next(far.batches(1))
+    with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
+        far.batch_done(1, 0.1, speedup=NATIVE_GAIN)            # too long even for native code: stopped at once
 
 
 def test_a_program_sized_for_a_gpu_stops_early_and_tells_why():

@@ -198,3 +198,19 @@ int main() {
     assert r.stdout.splitlines() == ["sync: cudaErrorIllegalAddress", "launch after: cudaErrorIllegalAddress"]
     assert [rec.kernel for rec in r.launches] == ["poke"]
     assert "follow" not in r.stderr
+
+
+def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
+    # an object whose destructor frees, passed to a kernel by value, frees twice (CUDA by Example's Lock)
+    r = run_program_source("""
+        #include <cstdio>
+        struct Buffer {
+            int* p;
+            Buffer() { cudaMalloc(&p, sizeof(int)); }
+            ~Buffer() { printf("free: %d\\n", (int)cudaFree(p)); }
+        };
+        __global__ void touch(Buffer b) { *b.p = 1; }
+        int main() { Buffer b; touch<<<1, 1>>>(b); cudaDeviceSynchronize(); }
+    """)
+    assert r.stdout == "free: 0\nfree: 1\n", r.stderr
+    assert "4-byte allocation was freed already" in r.stderr and "passed to a kernel by value" in r.stderr

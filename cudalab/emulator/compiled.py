@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -131,6 +132,24 @@ def wait_for_builds():
 
 
 atexit.register(wait_for_builds)
+
+
+# how many times faster than the interpreter native code runs, at most (vector add ~13x, loops more):
+# a launch too long even at that pace is stopped on the interpreter's estimate without waiting for LLVM
+NATIVE_GAIN = 20.0
+
+
+def building(df) -> bool:
+    """Is the kernel's native code being built in the background (auto mode's first launches)?"""
+    st = df.__dict__.get("_tier")
+    return bool(st and st.building and st.fused is None)
+
+
+def wait_for_build(df, seconds: float = 120.0):
+    """Wait (asleep: no CPU time of this thread, so no watchdog time) for the background build."""
+    end = time.monotonic() + seconds
+    while building(df) and time.monotonic() < end:
+        time.sleep(0.02)
 
 
 def note_time(df, seconds):

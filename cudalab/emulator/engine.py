@@ -1213,7 +1213,12 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
-        pace.batch_done(nb, time.thread_time() - t0)
+        # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
+        # long at the interpreter's pace, but not at native code's, waits for that code and its pace
+        native_soon = run_df is df and compiled.building(df)
+        pace.batch_done(nb, time.thread_time() - t0, compiled.NATIVE_GAIN if native_soon else 1.0)
+        if native_soon and pace.clearly_too_long():
+            compiled.wait_for_build(df)
     if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
         df._pool = pool
         _POOLED[:] = [d for d in _POOLED if d is not df] + [df]

@@ -129,9 +129,10 @@ class Pace:
     def time_is_up(self) -> bool:
         return time.thread_time() > self.deadline or time.monotonic() > self.wall_deadline
 
-    def batch_done(self, blocks: int, batch_seconds: float):
+    def batch_done(self, blocks: int, batch_seconds: float, speedup: float = 1.0):
         """``blocks`` more blocks are done, their batch took ``batch_seconds`` of CPU time: update the
-        estimate, tell the hook, and stop the launch now if it would clearly outlast its time."""
+        estimate, tell the hook, and stop the launch now if it would clearly outlast its time even
+        ``speedup`` times faster (the batch ran interpreted while native code for it is being built)."""
         self.blocks_done += blocks
         left = self.blocks_total - self.blocks_done
         spent = time.thread_time() - self.start
@@ -146,12 +147,23 @@ class Pace:
             return
         if self.time_is_up():
             raise self.timed_out()
-        least = self.estimate if self.at_least is None else self.at_least
+        too_long = self.clearly_too_long(speedup)
+        if too_long:
+            raise self.stopped_early(p, *too_long)
+
+    def clearly_too_long(self, speedup: float = 1.0) -> tuple | None:
+        """(by whom, which limit) when the estimate, ``speedup`` times faster, clearly outlasts the
+        time there is, else None."""
+        if self.estimate is None:
+            return None
+        spent = time.thread_time() - self.start
+        least = (self.estimate if self.at_least is None else self.at_least) / speedup
         if least > CLEARLY * self.timeout:
-            raise self.stopped_early(p, "by the watchdog", f"its limit of {self.timeout:g} s")
+            return "by the watchdog", f"its limit of {self.timeout:g} s"
         wall_left = self.wall_deadline - time.monotonic()
         if least - spent > CLEARLY * wall_left:
-            raise self.stopped_early(p, "", f"the {duration(max(wall_left, 0))} left of the program's time limit")
+            return "", f"the {duration(max(wall_left, 0))} left of the program's time limit"
+        return None
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
         msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "

@@ -24,7 +24,9 @@ on lock step anyway, or where order shows in the result bits, regions stay conse
   read: tickets, CAS, exchange; float adds, whose rounding depends on the order) is allowed only
   once per region, outside any loop, with no other atomic: then each thread runs it at most once and
   the threads reach it in lane order, as in lock step.
-- *Global and local memory*: free (local memory is per thread; global races are the program's).
+- *Global and local memory*: free (local memory is per thread; global races are the program's),
+  except ``volatile`` global accesses, which follow the shared-memory rule: Professional CUDA C
+  Programming's ``reduceUnrollWarps8`` runs the warp-synchronous idiom on ``volatile int*`` global memory.
 - *Spinning*: a loop that reads memory another thread may be writing (volatile, relaxed or acquire
   loads) gives its thread back to the interpreter after ``engine.SPIN_LIMIT`` turns, at the loop
   head; the region is then off for the rest of the batch and the interpreter's run-ahead
@@ -242,7 +244,9 @@ def _allowed(code, s, e, srcs, tgts, live_out, held=()):
         for p in range(a, z):
             inst = code[p][2]
             op = inst.opcode
-            if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared":
+            # volatile global memory counts as shared: books run the warp-synchronous idiom on it too
+            volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
+            if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile:
                 shared_any += 1
                 shared_writes += op not in ("ld", "ldu")
             if op in ("atom", "red"):

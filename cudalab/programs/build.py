@@ -161,7 +161,7 @@ def oldest_arch() -> int:
 
 
 _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
-_NO_LIBRARY = re.compile(r"cannot find -l(\S+)")
+_NO_LIBRARY = re.compile(r"cannot find -l([^\s:]+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
 _LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND (its host API)",
@@ -397,7 +397,9 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                 raise CompileError(_student_log(r.stdout + r.stderr) or "the device link failed", r.stdout + r.stderr)
             objects.append(str(work / "dlink.o"))
         devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
-        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *cmd.link_options, str(lib), *devrt,
+        # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for
+        own = [o for o in cmd.link_options if o not in ("-lcudart", "-lcudart_static")]
+        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt,
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)

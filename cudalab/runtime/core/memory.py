@@ -39,6 +39,12 @@ class Memory:
     def free(self, addr: int, kinds=("device", "managed"), call: str = "cudaFree"):
         """Free the allocation that starts at ``addr`` if it is of one of ``kinds``."""
         have = self.kinds.get(addr)
+        freed = self.arena.allocs.get(addr)        # the last allocation made at this address
+        if freed is not None and freed.freed:
+            raise CudaError(f"{call}(0x{addr:x}): this {freed.size}-byte allocation was freed already, and a second "
+                            "free fails (cudaErrorInvalidValue). A C++ object whose destructor frees its memory is "
+                            "freed twice when it is copied, as when it is passed to a kernel by value.",
+                            "cudaErrorInvalidValue")
         if have not in kinds or self.arena.allocs[addr].freed:
             want = " or ".join(LABEL[k] for k in kinds)
             raise CudaError(f"{call}(0x{addr:x}): that is not the start of a live {want} allocation "
