@@ -1037,3 +1037,42 @@ def test_a_float64_nan_operand_passes_through_natively_quieted(monkeypatch):
     a2[20], b2[20] = np.inf, np.inf                                          # inf - inf: the interpreter's
     got = both_tiers(lambda: run(a2, b2), monkeypatch)
     assert got["compiled"] == got["interp"] and reruns
+
+
+ONE_THREAD_LOOP = r"""
+__global__ void serial_sum(const float* x, float* out, int n) {   // course code's k<<<1, 1>>>
+    float s = 0.0f;
+    for (int i = 0; i < n; i++) s += x[i % 1024] * 0.5f + (i & 7);
+    out[0] = s;
+}
+"""
+
+
+def test_one_thread_looping_long_moves_to_native_code_in_the_middle_of_its_launch(tmp_path, monkeypatch):
+    # a grid of one block is one batch: the per-batch choice alone kept it interpreted to the end
+    # (34,000 instructions a second); now the batch goes on natively from the loop's next turn
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))          # nothing compiled yet
+    monkeypatch.setattr(compiled, "AUTO_SECONDS", 0.01)
+    moved = []
+    real = compiled.upgrade_later
+
+    def spy(*args, **kwargs):
+        ask = real(*args, **kwargs)
+
+        def asked(now):
+            native = ask(now)
+            if native is not None:
+                moved.append(native)
+            return native
+        return ask and asked
+
+    monkeypatch.setattr(compiled, "upgrade_later", spy)
+    x = np.random.default_rng(1).random(1024, dtype=np.float32)
+    outs = {}
+    for tier in ("auto", "interp"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        out = np.zeros(1, np.float32)
+        rec = cudalab.compile(ONE_THREAD_LOOP).serial_sum[1, 1](x, out, 6000)
+        outs[tier] = (out.tobytes(), rec.thread_instructions)
+    assert moved                                           # the auto run left the interpreter mid-launch
+    assert outs["auto"] == outs["interp"]                  # the same bytes and the same instruction count

@@ -96,6 +96,38 @@ def pick(program, df, observers, lanes, cluster_size=1):
     return st.fused or df
 
 
+def upgrade_later(program, df, observers, cluster_size=1):
+    """For a batch the interpreter runs (``pick`` gave ``df``): what the interpreter asks, with this
+    thread's CPU clock, while the batch runs; it returns the native code once it is ready, else None.
+
+    Why: ``pick`` decides per batch, and a small grid is one batch, so a single thread looping a
+    million times (``k<<<1, 1>>>``, common in course code) stayed interpreted to the end. Once the
+    batch alone has run AUTO_SECONDS the kernel is compiled in the background, and the interpreter
+    carries on in the native code from the instruction it is at (the fused code has the same
+    instruction numbering; entries inside a group are the interpreter's own, and a loop inside a
+    region is a region of its own too: regions._loop_entries)."""
+    if observers or cluster_size > 1 or not df.func.is_entry or mode() != "auto":
+        return None
+    st = _tier(df)
+    if st.fused is False:
+        return None
+    start = time.thread_time()
+
+    def ask(now: float):
+        if st.fused:
+            return st.fused
+        if st.fused is None and not st.building and st.interp_seconds + now - start >= AUTO_SECONDS:
+            st.building = True
+            threading.Thread(target=_compile, args=(program, df, st), daemon=True,
+                             name=f"cudalab compile {df.func.name}").start()
+            # wait asleep (no watchdog time): the interpreter would hold the GIL against the build's
+            # Python half, and a batch this long gains more from native code than it loses waiting
+            wait_for_build(df)
+            return st.fused or None
+        return None
+    return ask
+
+
 def batch_lanes(program, df, observers, lanes, cluster_size=1):
     """Lanes per batch: the interpreter's ``engine.LANE_BUDGET`` (its numpy arrays stay in cache),
     or ``WHOLE_KERNEL_LANES`` where one native region runs the whole kernel (regions.py): native

@@ -291,6 +291,7 @@ class Exec:
         self.stats = stats
         self.deadline = deadline
         self.wall_deadline = float("inf")   # time.monotonic() limit: a whole program's timeout
+        self.upgrade = None                 # compiled.upgrade_later's question, for an interpreted batch
         self.checks = set(checks)
         self._special = {}
         self._carry = None
@@ -647,9 +648,16 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             check_every += 1
             if check_every >= 512:
                 check_every = 0
-                if time.thread_time() > ex.deadline or time.monotonic() > ex.wall_deadline:
+                now = time.thread_time()
+                if now > ex.deadline or time.monotonic() > ex.wall_deadline:
                     ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask}
                     raise Watchdog()
+                if is_kernel and ex.upgrade is not None:
+                    # a long batch goes on in native code once it is built (compiled.upgrade_later)
+                    native = ex.upgrade(now)
+                    if native is not None:
+                        ex.upgrade = None
+                        code = native.code
             g = inst.guard
             if g is not None:
                 pv = ex.fr.regs[g[0]]
@@ -1198,6 +1206,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.not_counted(time.thread_time() - t_pick)   # compiling is not the kernel's time (the watchdog's clock
         # is this thread's CPU time, so background compiles are not counted either)
         ex.deadline = pace.deadline
+        if run_df is df:
+            ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
         t0 = time.thread_time()
         try:
             run_function(ex, run_df, ex.valid.copy(), is_kernel=True)

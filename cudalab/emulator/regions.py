@@ -183,27 +183,54 @@ def find(df, info, live_out, cuts=None):
         cands = sorted({x for x in leaders if pc < x < b} | {b})
         s = pc
         while s < b:
-            found = None
-            # no end past a branch from inside to before s, or past where a branch from before s lands
-            hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
-            for e in reversed([x for x in cands if s < x <= hi]):
-                inside = (srcs >= s) & (srcs < e)
-                held = cut_pcs[(cut_pcs >= s) & (cut_pcs < e)]
-                if not (held.size if cuts else inside.any()):
-                    break                   # (smaller ends hold no branch, or no cut, either)
-                if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
-                    continue
-                if held.size and not _cuts_at_top_level(held, e, srcs[inside], tgts[inside]):
-                    continue
-                if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, held):
-                    found = e
-                    break
+            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out)
             if found:
                 out.append((s, found))
                 s = found
             else:
                 s = next((x for x in cands if x > s), b)
         pc = b
+    if not cuts:
+        out += _loop_entries(code, out, leaders, srcs, tgts, cut_pcs, live_out)
+    return out
+
+
+def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out):
+    """The farthest end (a leader up to ``b``) of a region that starts at ``s``, or None."""
+    # no end past a branch from inside to before s, or past where a branch from before s lands
+    hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
+    for e in reversed([x for x in cands if s < x <= hi]):
+        inside = (srcs >= s) & (srcs < e)
+        held = cut_pcs[(cut_pcs >= s) & (cut_pcs < e)]
+        if not (held.size if cuts else inside.any()):
+            break                   # (smaller ends hold no branch, or no cut, either)
+        if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
+            continue
+        if held.size and not _cuts_at_top_level(held, e, srcs[inside], tgts[inside]):
+            continue
+        if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, held):
+            return e
+    return None
+
+
+def _loop_entries(code, spans, leaders, srcs, tgts, cut_pcs, live_out):
+    """Second ways into a region: at the head of each loop inside it, a region of its own.
+
+    Native code enters a region only at its start, so the interpreter, once inside a region's loop,
+    stays interpreted to the loop's end: after a bail-out, or when a long single batch moves to native
+    code mid-way (compiled.upgrade_later: one thread looping a million times). A region from the loop's
+    head takes it from the next turn on. The outer region's own code never looks at these."""
+    out, starts = [], {s for s, _ in spans}
+    for s0, e0 in spans:
+        heads = sorted({int(t) for sc, t in zip(srcs, tgts) if t <= sc and s0 < t < e0 and s0 <= sc < e0})
+        for h in heads:
+            if h in starts:
+                continue
+            cands = sorted({x for x in leaders if h < x < e0} | {e0})
+            e = _grow(code, h, e0, cands, srcs, tgts, cut_pcs, None, live_out)
+            if e:
+                out.append((h, e))
+                starts.add(h)
     return out
 
 
