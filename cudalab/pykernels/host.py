@@ -223,12 +223,9 @@ class EmulatedDevice:
     id: int = 0
 
     def __getattr__(self, attr):
-        key = _ATTRIBUTES.get(attr) or _ATTRIBUTES.get(attr[:-2])
-        props = streams.device_properties() if key else {}
-        if key in props:
-            value = props[key]
-            return value["XYZ".index(attr[-1])] if isinstance(value, (list, tuple)) else value
-        from ..runtime.core.properties import ATTRIBUTE_NAMES     # any other cudaDevAttr, in numba's capitals
+        # numba's names are the cudaDevAttr names in capitals (MULTIPROCESSOR_COUNT: MultiProcessorCount,
+        # MAX_BLOCK_DIM_X: MaxBlockDimX): the selected profile's values, as programs see them
+        from ..runtime.core.properties import ATTRIBUTE_NAMES
         wanted = attr.replace("_", "").lower()
         for name in ATTRIBUTE_NAMES:
             if name.lower() == wanted:
@@ -271,23 +268,6 @@ class _Gpus:
 
 
 gpus = _Gpus()
-
-
-# numba's device attribute names -> cudaDeviceProp fields (runtime.streams.device_properties)
-_ATTRIBUTES = {
-    "MULTIPROCESSOR_COUNT": "multiProcessorCount", "MAX_THREADS_PER_BLOCK": "maxThreadsPerBlock",
-    "MAX_BLOCK_DIM": "maxThreadsDim", "WARP_SIZE": "warpSize",
-    "MAX_SHARED_MEMORY_PER_BLOCK": "sharedMemPerBlock", "MAX_REGISTERS_PER_BLOCK": "regsPerBlock",
-    "MAX_THREADS_PER_MULTI_PROCESSOR": "maxThreadsPerMultiProcessor", "TOTAL_CONSTANT_MEMORY": "totalConstMem",
-    "CLOCK_RATE": "clockRate", "MEMORY_CLOCK_RATE": "memoryClockRate", "L2_CACHE_SIZE": "l2CacheSize",
-    "GLOBAL_MEMORY_BUS_WIDTH": "memoryBusWidth", "MAX_GRID_DIM": "maxGridSize",
-    "COMPUTE_CAPABILITY_MAJOR": "major", "COMPUTE_CAPABILITY_MINOR": "minor",
-    "ASYNC_ENGINE_COUNT": "asyncEngineCount", "CONCURRENT_KERNELS": "concurrentKernels",
-    "PCI_BUS_ID": "pciBusID", "PCI_DEVICE_ID": "pciDeviceID", "KERNEL_EXEC_TIMEOUT": "kernelExecTimeoutEnabled",
-    "UNIFIED_ADDRESSING": "unifiedAddressing", "MANAGED_MEMORY": "managedMemory",
-    "COOPERATIVE_LAUNCH": "cooperativeLaunch", "SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO":
-        "singleToDoublePrecisionPerfRatio", "TCC_DRIVER": "tccDriver",
-}
 
 
 def compile_ptx_for_current_device(pyfunc, sig, **options):
