@@ -90,10 +90,14 @@ def pick(program, df, observers, lanes, cluster_size=1):
         if m != "auto" or not st.building and _on_disk(program, df):
             _compile(program, df, st, raise_errors=m == "check")
         elif (lanes >= AUTO_LANES or st.interp_seconds >= AUTO_SECONDS) and not st.building:
-            st.building = True
-            threading.Thread(target=_compile, args=(program, df, st), daemon=True,
-                             name=f"cudalab compile {df.func.name}").start()
+            _build_in_background(program, df, st)
     return st.fused or df
+
+
+def _build_in_background(program, df, st):
+    st.building = True
+    threading.Thread(target=_compile, args=(program, df, st), daemon=True,
+                     name=f"cudalab compile {df.func.name}").start()
 
 
 def upgrade_later(program, df, observers, cluster_size=1):
@@ -117,9 +121,7 @@ def upgrade_later(program, df, observers, cluster_size=1):
         if st.fused:
             return st.fused
         if st.fused is None and not st.building and st.interp_seconds + now - start >= AUTO_SECONDS:
-            st.building = True
-            threading.Thread(target=_compile, args=(program, df, st), daemon=True,
-                             name=f"cudalab compile {df.func.name}").start()
+            _build_in_background(program, df, st)
             # wait asleep (no watchdog time): the interpreter would hold the GIL against the build's
             # Python half, and a batch this long gains more from native code than it loses waiting
             wait_for_build(df)

@@ -222,7 +222,7 @@ def _loop_entries(code, spans, leaders, srcs, tgts, cut_pcs, live_out):
     head takes it from the next turn on. The outer region's own code never looks at these."""
     out, starts = [], {s for s, _ in spans}
     for s0, e0 in spans:
-        heads = sorted({int(t) for sc, t in zip(srcs, tgts) if t <= sc and s0 < t < e0 and s0 <= sc < e0})
+        heads = sorted({h for h, back in loops(srcs, tgts) if s0 < h < e0 and s0 <= back < e0})
         for h in heads:
             if h in starts:
                 continue
