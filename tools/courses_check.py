@@ -20,9 +20,9 @@ Each program is built as its course says, in this order:
    above, for a ``Solutions`` folder; ``task1_solution.cu`` takes ``task1.cu``'s line);
 3. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
 
-The program runs with no arguments in its folder of a copy of the checkout (programs write files
-where they run, and include ``../shared/x.h``),
-as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+The program runs in its folder of a copy of the checkout (programs write files where they run, and
+include ``../shared/x.h``), with no arguments unless ``--args`` gives those its author runs it with
+(a book's table of sizes, a readme's ``./NAME 10000``), as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
@@ -37,6 +37,7 @@ first error line, cudalab's own explanation) are tools/samples_check.py's.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import glob
 import json
 import os
@@ -87,6 +88,7 @@ class Program:
     options: list = field(default_factory=list)
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
+    arguments: list = field(default_factory=list)   # what its author runs it with (--args)
 
 
 @dataclass
@@ -151,8 +153,8 @@ def from_make(commands: list, source: str) -> list | None:
             continue
         words = []
         for unit in units:
-            options = [w for w in unit if w not in _files(unit) and w not in _COMPILE_ONLY and w != "-o"
-                       and w != _output(unit)]
+            options = [w for w in _without_host_language(unit) if w not in _files(unit) and w not in _COMPILE_ONLY
+                       and w != "-o" and w != _output(unit)]
             if options and not _ends_with(words, options):
                 words += options
         rdc = any(w in ("-dc", "--device-c") for unit in units for w in unit)
@@ -160,6 +162,23 @@ def from_make(commands: list, source: str) -> list | None:
         words = linking if linking[:len(words)] == words else words + linking   # the same flags, once
         return [*words, *(["-rdc=true"] if rdc else []), *sources]
     return None
+
+
+def _without_host_language(unit: list) -> list:
+    """A unit's words less ``-x c`` / ``--x=c++``: said of one C file (pngwriter.o), they would make
+    one nvcc line that builds every file compile the .cu files as C too; nvcc compiles .c and .cpp
+    files as host code anyway."""
+    words, k = [], 0
+    while k < len(unit):
+        w = unit[k]
+        if re.fullmatch(r"--?x=?(c|c\+\+)", w):
+            k += 1
+        elif w in ("-x", "--x") and unit[k + 1:k + 2] in (["c"], ["c++"]):
+            k += 2
+        else:
+            words.append(w)
+            k += 1
+    return words
 
 
 def _ends_with(words: list, tail: list) -> bool:
@@ -201,7 +220,8 @@ def _sources(args: list) -> list:
     return [f for f in _files(args) if not f.endswith(".o")]
 
 
-_NVCC_LINE = re.compile(r"^\s*(?:[$>]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
+# "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
+_NVCC_LINE = re.compile(r"^\s*(?:[$>#]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
 
 
 def from_notes(path: Path, checkout: Path):
@@ -262,7 +282,8 @@ def _not_emulated(text: str) -> str:
 def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None) -> Result:
     """Build and run ``p`` in ``work``, a copy of the checkout (a program may include ``../shared/x.h``
     and write files where it runs; the checkout stays as it was)."""
-    shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources])
+    after = ["--", *p.arguments] if p.arguments else []
+    shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -273,7 +294,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         log = build.stderr + build.stdout
         why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
         return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources]
+    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after]
     code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
@@ -315,7 +336,7 @@ def build(p):
 
 def run(p):
     try:
-        r = subprocess.run(["./" + p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
+        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
                            timeout=10, stdin=subprocess.DEVNULL)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
@@ -358,7 +379,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
             elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
-                       "sources": p.sources, "output": Path(p.name).stem + ".gpu"})
+                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -429,6 +450,8 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=TIMEOUT, help="CPU seconds each program may run")
     p.add_argument("--json", type=Path, default=Path("courses.json"), help="write (and add to) the results here")
     p.add_argument("--logs", type=Path, help="write each program's output to LOGS/NAME.txt")
+    p.add_argument("--args", action="append", default=[], metavar="GLOB=WORDS",
+                   help="run the programs matching GLOB with these arguments (those their author gives)")
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
@@ -453,8 +476,14 @@ def main(argv=None) -> int:
     results = json.loads(a.json.read_text()) if a.json.exists() else {}
     if a.logs:
         a.logs.mkdir(parents=True, exist_ok=True)
+    arguments = [(glob_, shlex.split(words)) for glob_, _, words in (g.partition("=") for g in a.args)]
+
+    def read(path):
+        prog = read_program(path, checkout)
+        prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), [])
+        return prog
     if a.stage_gpu:
-        chosen = [prog for prog in (read_program(path, checkout) for path in dict.fromkeys(paths)) if not prog.left_out]
+        chosen = [prog for prog in map(read, dict.fromkeys(paths)) if not prog.left_out]
         stage_gpu(chosen, checkout, a.stage_gpu)
         print(f"{len(chosen)} programs in {a.stage_gpu}: run python3 {a.stage_gpu}/run_gpu.py on a GPU")
         return 0
@@ -462,10 +491,11 @@ def main(argv=None) -> int:
     if not a.dry_run:
         shutil.copytree(checkout, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     for path in dict.fromkeys(paths):
-        prog = read_program(path, checkout)
+        prog = read(path)
         prefix = checkout.name + "/"
         if a.dry_run:
-            print(f"{prog.name}: {prog.left_out or 'cudalab run ' + ' '.join([*prog.options, *prog.sources])}"
+            print(f"{prog.name}: {prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
+                  f"{' -- ' + shlex.join(prog.arguments) if prog.arguments else ''}"
                   f"  [{prog.how}]")
             continue
         r = run_program(prog, checkout, work, a.timeout, a.logs)
