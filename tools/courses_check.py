@@ -270,7 +270,24 @@ def read_program(path: Path, checkout: Path) -> Program:
         p.left_out = "no main(): a piece of a larger program"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
+    if not p.left_out and _blank(code):
+        p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
+
+
+def _blank(code: str) -> str:
+    """The text of the first ``#error`` that no ``#if`` guards: a course's "#error Add here the
+    clean up code", a blank the student fills in (a header's guarded #error is no blank)."""
+    depth = 0
+    for line in code.splitlines():
+        directive = re.match(r"\s*#\s*(if|ifdef|ifndef|endif|error)\b\s*(.*)", line)
+        if not directive:
+            continue
+        word, rest = directive.groups()
+        if word == "error" and depth == 0:
+            return rest.strip()
+        depth += 1 if word.startswith("if") else -1 if word == "endif" else 0
+    return ""
 
 
 def _not_emulated(text: str) -> str:
