@@ -345,6 +345,37 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32 16777216\n"), r.stderr
 
 
+def test_functors_derived_from_thrusts_unary_and_binary_function_still_build(tmp_path, monkeypatch):
+    # course functors derive from thrust::unary_function / binary_function, which CUDA 13's Thrust
+    # no longer has, for the typedefs they gave; Thrust's own functors stay beside them
+    write(tmp_path, {"functors.cu": """\
+        #include <cstdio>
+        #include <thrust/functional.h>
+        struct saxpy : public thrust::binary_function<float, float, float> {
+            float a;
+            saxpy(float a) : a(a) {}
+            __host__ __device__ result_type operator()(first_argument_type x, second_argument_type y) const
+            { return a * x + y; }
+        };
+        template <typename T> struct square : public thrust::unary_function<T, T> {
+            __host__ __device__ typename square::result_type operator()(typename square::argument_type x) const
+            { return x * x; }
+        };
+        __global__ void apply(float* v, saxpy f)
+        { v[threadIdx.x] = square<float>()(f(v[threadIdx.x], thrust::plus<float>()(1.0f, 2.0f))); }
+        int main() {
+            float* v; cudaMallocManaged(&v, 4 * sizeof(float));
+            for (int i = 0; i < 4; i++) v[i] = i;
+            apply<<<1, 4>>>(v, saxpy(2.0f));
+            cudaDeviceSynchronize();
+            printf("%g %g %g %g\\n", v[0], v[1], v[2], v[3]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("functors.cu")
+    assert (r.returncode, r.stdout) == (0, "9 25 49 81\n"), r.stderr
+
+
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
     # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
     write(tmp_path, {"helpers.cuh": """\

@@ -50,3 +50,20 @@ static inline cudaError_t cudaMemAdvise(const void *ptr, size_t count, cudaMemor
     return cudaMemAdvise(ptr, count, advice, cudalab_location_of(device));
 }
 #endif
+
+#if defined(__cplusplus) && CUDART_VERSION >= 13000
+/* thrust::unary_function and thrust::binary_function: the bases Thrust's own functors had up to
+ * CUDA 12, removed in CUDA 13 (CCCL 3), as std::unary_function was in C++17. Course functors still
+ * derive from them; all they gave was the argument_type and result_type typedefs. */
+namespace thrust {
+template <typename Argument, typename Result> struct unary_function {
+    typedef Argument argument_type;
+    typedef Result result_type;
+};
+template <typename Argument1, typename Argument2, typename Result> struct binary_function {
+    typedef Argument1 first_argument_type;
+    typedef Argument2 second_argument_type;
+    typedef Result result_type;
+};
+}
+#endif
