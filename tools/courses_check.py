@@ -68,10 +68,14 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
                       r"^cudalab: out of device memory: asked for", re.M)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
-    (r"-lcublas|cublas(_v2|Lt)?\.h", "cuBLAS"), (r"-lcufft|cufft\.h", "cuFFT"), (r"-lcusparse|cusparse", "cuSPARSE"),
-    (r"-lcusolver|cusolver", "cuSOLVER"), (r"-lcurand\b|<curand\.h>", "cuRAND's host API"),
+    # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
+    # use neither, and helper_cuda.h names every library's status type
+    (r"cublas(_v2|Lt)?\.h", "cuBLAS"), (r"cufft\.h", "cuFFT"), (r"cusparse(_v2)?\.h", "cuSPARSE"),
+    (r"cusolver\w*\.h", "cuSOLVER"), (r"<curand\.h>", "cuRAND's host API"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b", "MPI"),     # (OpenMP host code works)
-    (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),
+    # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
+    (r"-lcuda\b|\bcu(Init|Ctx|Module|Launch|Mem|Device|Stream|Event|Func|Graph|Tex|Surf|Link)\w*\s*\(|CUDA::cuda_driver",
+     "the CUDA driver API (cu* calls)"),
     (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
 ]
