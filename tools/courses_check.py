@@ -226,6 +226,7 @@ def _sources(args: list) -> list:
 
 # "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
 _NVCC_LINE = re.compile(r"^\s*(?:[$>#]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
+_NVCC_INLINE = re.compile(r"`+\s*(?:\$\s*)?nvcc\s+([^`\n]*?)\s*`+")       # "Build it with ```nvcc -O3 main.cu```"
 
 
 def from_notes(path: Path, checkout: Path):
@@ -239,7 +240,8 @@ def from_notes(path: Path, checkout: Path):
                     or note.name.lower() in ("makefile", "gnumakefile") \
                     or note.stat().st_size > 200_000:
                 continue
-            for m in _NVCC_LINE.finditer(note.read_text(errors="replace")):
+            text = note.read_text(errors="replace")
+            for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
                 try:
                     words = shlex.split(m.group(1))
                 except ValueError:
