@@ -76,3 +76,14 @@ def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(
     assert sorted(p.sources) == ["src/graph.cu", "src/main.cu"]
     assert "-I./include" in p.options and p.options[-2:] == ["-o", "bfs"]
     assert read_program(project / "bfs/src/graph.cu", project).left_out.startswith("no main(): part of bfs/src/main.cu")
+
+
+@pytest.mark.parametrize("code, left_out", [
+    ("#include <cuda.h>\nCUdeviceptr p;\n" + MAIN + PIECE, ""),         # its types only: builds and runs
+    ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, "the CUDA driver API"),
+    ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
+])
+def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):
+    write(tmp_path, {"prog.cu": code})
+    found = read_program(tmp_path / "prog.cu", tmp_path).left_out
+    assert (left_out in found) if left_out else found == ""

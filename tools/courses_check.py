@@ -74,7 +74,9 @@ NOT_EMULATED = [
     (r"-lcublas|cublas(_v2|Lt)?\.h", "cuBLAS"), (r"-lcufft|cufft\.h", "cuFFT"), (r"-lcusparse|cusparse", "cuSPARSE"),
     (r"-lcusolver|cusolver", "cuSOLVER"), (r"-lcurand\b|<curand\.h>", "cuRAND's host API"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
-    (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),
+    # (<cuda.h> alone is only its types and enums: the toolkit's header builds, the calls would not link)
+    (r"-lcuda\b|\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"
+     r"\w*\s*\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),
     (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
 ]
