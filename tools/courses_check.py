@@ -16,9 +16,13 @@ Each program is built as its course says, in this order:
    the C/C++ compilers that record their command lines; the link that takes the program's source
    (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
    ``-x cu``);
-2. an ``nvcc ...`` line naming the file in a readme or build script of its folder (or of the folder
-   above, for a ``Solutions`` folder; ``task1_solution.cu`` takes ``task1.cu``'s line);
-3. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
+2. an ``nvcc ...`` line naming the file in a readme or build script of its folder;
+3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
+   (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
+   ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
+   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line); the other files
+   that line names are found as the reader finds them, beside the program or from the readme's folder;
+4. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
 
 The program runs in its folder of a copy of the checkout (programs write files where they run, and
 include ``../shared/x.h``), with no arguments unless ``--args`` gives those its author runs it with
@@ -72,9 +76,10 @@ NOT_EMULATED = [
     # use neither, and helper_cuda.h names every library's status type
     (r"cublas(_v2|Lt)?\.h", "cuBLAS"), (r"cufft\.h", "cuFFT"), (r"cusparse(_v2)?\.h", "cuSPARSE"),
     (r"cusolver\w*\.h", "cuSOLVER"), (r"<curand\.h>", "cuRAND's host API"),
-    (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b", "MPI"),     # (OpenMP host code works)
+    (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
-    (r"-lcuda\b|\bcu(Init|Ctx|Module|Launch|Mem|Device|Stream|Event|Func|Graph|Tex|Surf|Link)\w*\s*\(|CUDA::cuda_driver",
+    (r"-lcuda\b|\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"
+     r"\w*\s*\(|CUDA::cuda_driver",
      "the CUDA driver API (cu* calls)"),
     (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
@@ -153,7 +158,7 @@ def from_make(commands: list, source: str) -> list | None:
             continue
         units = [compiled.get(f, [f]) if f.endswith(".o") else [f] for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
-        if Path(source).name not in [Path(s).name for s in sources]:
+        if not any(_same_source(s, source) for s in sources):
             continue
         words = []
         for unit in units:
@@ -183,6 +188,12 @@ def _without_host_language(unit: list) -> list:
             words.append(w)
             k += 1
     return words
+
+
+def _same_source(word: str, source: str) -> bool:
+    """Whether a Makefile's ``word`` names ``source``: by its name when ``source`` is a bare name
+    (the Makefile of its own folder, which may spell it ``$(SRC)/x.cu``), else by its path."""
+    return Path(word).name == source if "/" not in source else os.path.normpath(word) == os.path.normpath(source)
 
 
 def _ends_with(words: list, tail: list) -> bool:
@@ -229,11 +240,11 @@ _NVCC_LINE = re.compile(r"^\s*(?:[$>#]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
 _NVCC_INLINE = re.compile(r"`+\s*(?:\$\s*)?nvcc\s+([^`\n]*?)\s*`+")       # "Build it with ```nvcc -O3 main.cu```"
 
 
-def from_notes(path: Path, checkout: Path):
-    """(nvcc words, where) for each line of a readme or build script that builds this file."""
+def from_notes(path: Path, checkout: Path, folders: list):
+    """(nvcc words, where) for each line of a readme or build script in ``folders`` that builds this
+    file; the other files it names are given relative to the program's folder."""
     stem = re.sub(r"_?solution$", "", path.stem, flags=re.I)
     names = {path.name, f"{stem}{path.suffix}"}
-    folders = [path.parent] + ([path.parent.parent] if path.parent.name.lower() in ("solution", "solutions") else [])
     for folder in folders:
         for note in sorted(folder.iterdir()):
             if not note.is_file() or note.suffix.lower() not in ("", ".md", ".txt", ".sh", ".rst") \
@@ -247,33 +258,63 @@ def from_notes(path: Path, checkout: Path):
                 except ValueError:
                     continue
                 if any(Path(w).name in names for w in words):
-                    words = [path.name if Path(w).name in names else w for w in words]
-                    yield words, note.relative_to(checkout).as_posix()
+                    yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
+                           note.relative_to(checkout).as_posix())
+
+
+def _as_read(word: str, here: Path, note_folder: Path) -> str:
+    """A source file a readme's nvcc line names, as a reader running it beside the program finds it:
+    there as written, else from the readme's folder, else by its name beside the program."""
+    if word.startswith("-") or Path(word).suffix not in (".cu", ".cpp", ".cc", ".cxx", ".c") or (here / word).exists():
+        return word
+    for candidate in (note_folder / word, here / Path(word).name):
+        if candidate.exists():
+            return os.path.relpath(candidate, here)
+    return word
+
+
+def _makefile(folder: Path) -> Path | None:
+    return next((folder / m for m in ("Makefile", "makefile", "GNUmakefile") if (folder / m).exists()), None)
+
+
+def find_build(path: Path, checkout: Path) -> tuple:
+    """(words, where, folder): how a reader builds ``path`` and the folder the build runs in,
+    looking beside it first, then one folder up (module docstring), else the default."""
+    up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
+    here = _makefile(path.parent)
+    found = from_make(make_commands(path.parent), path.name) if here else None
+    if found:
+        return found, here.relative_to(checkout).as_posix(), path.parent
+    notes = list(from_notes(path, checkout, [path.parent]))
+    above = _makefile(up[0]) if up else None
+    found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None
+    if found:
+        return found, above.relative_to(checkout).as_posix(), up[0]
+    notes += list(from_notes(path, checkout, up))
+    usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
+    words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
+    return words, how, path.parent
 
 
 def read_program(path: Path, checkout: Path) -> Program:
-    rel = path.relative_to(checkout).as_posix()
-    p = Program(rel, path.parent.relative_to(checkout).as_posix())
-    makefile = next((path.parent / m for m in ("Makefile", "makefile", "GNUmakefile") if (path.parent / m).exists()),
-                    None)
-    found = from_make(make_commands(path.parent), path.name) if makefile else None
-    if found:
-        words, p.how = found, makefile.relative_to(checkout).as_posix()
-    else:
-        notes = list(from_notes(path, checkout))
-        usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
-        words, p.how = (usable or notes or [([path.name, "-o", path.stem], "")])[0]
-        p.how = p.how or "default (nvcc -o NAME NAME.cu)"
+    words, how, folder = find_build(path, checkout)
+    p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
-    code = " ".join((path.parent / s).read_text(errors="replace") for s in p.sources if (path.parent / s).exists())
+    texts = {s: (folder / s).read_text(errors="replace") for s in p.sources if (folder / s).exists()}
+    code = " ".join(texts.values())
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
     beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
                       if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
     p.left_out = _not_emulated(" ".join(words) + " " + code + " " + beside)
-    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
-    if not p.left_out and not re.search(r"\bint\s+main\s*\(", code):
+    code = _without_comments(code)
+    if not p.left_out and not re.search(_MAIN, code):
         p.left_out = "no main(): a piece of a larger program"
+    if not p.left_out and not re.search(_MAIN, _without_comments(path.read_text(errors="replace"))):
+        # a piece of a program built from several files runs once, as the file that has main()
+        main_file = next(folder / s for s, text in texts.items() if re.search(_MAIN, _without_comments(text)))
+        if find_build(main_file, checkout)[::2] == (words, folder):
+            p.left_out = f"no main(): part of {main_file.relative_to(checkout).as_posix()}'s program, run as that"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
     if not p.left_out and _blank(code):
@@ -294,6 +335,13 @@ def _blank(code: str) -> str:
             return rest.strip()
         depth += 1 if word.startswith("if") else -1 if word == "endif" else 0
     return ""
+
+
+_MAIN = r"\bint\s+main\s*\("
+
+
+def _without_comments(code: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
 
 
 def _not_emulated(text: str) -> str:

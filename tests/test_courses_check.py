@@ -1,0 +1,89 @@
+"""tools/courses_check.py finds a program's build where a reader looks for it.
+
+A book's repository keeps its code in ``chapter-10/code/`` and says how to build it in
+``chapter-10/README.md``; a project keeps its sources in ``src/`` and its Makefile one folder up.
+A reader runs those lines; so must the tool, or it builds the program without its second file and
+reports a link error that is not cudalab's.
+"""
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from courses_check import read_program  # noqa: E402
+
+MAIN = "int main() { return helper(); }\n"
+PIECE = "int helper() { return 0; }\n"
+
+
+def write(root: Path, files: dict) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_chapter_readme_one_folder_up_builds_the_program_with_its_second_file(tmp_path):
+    book = write(tmp_path, {
+        "chapter-10/README.md": "Build it with\n\n    nvcc reduction_sum.cu reduction_common.cu -o reduction_sum\n",
+        "chapter-10/code/reduction_sum.cu": MAIN,
+        "chapter-10/code/reduction_common.cu": PIECE,
+    })
+    p = read_program(book / "chapter-10/code/reduction_sum.cu", book)
+    assert (p.sources, p.options) == (["reduction_sum.cu", "reduction_common.cu"], ["-o", "reduction_sum"])
+    assert (p.folder, p.how, p.left_out) == ("chapter-10/code", "chapter-10/README.md", "")
+    # the piece without main() is not a second program: it runs as part of the first
+    piece = read_program(book / "chapter-10/code/reduction_common.cu", book)
+    assert piece.left_out == "no main(): part of chapter-10/code/reduction_sum.cu's program, run as that"
+
+
+def test_a_file_the_readme_names_from_its_own_folder_is_found_beside_the_program(tmp_path):
+    book = write(tmp_path, {
+        "chapter-07/README.md": "nvcc run_conv.cu code/conv_kernels.cu -o conv\n",
+        "chapter-07/code/run_conv.cu": MAIN,
+        "chapter-07/code/conv_kernels.cu": PIECE,
+    })
+    p = read_program(book / "chapter-07/code/run_conv.cu", book)
+    assert p.sources == ["run_conv.cu", "conv_kernels.cu"]
+
+
+def test_a_readme_beside_the_program_comes_before_the_one_above(tmp_path):
+    book = write(tmp_path, {
+        "lab/README.md": "nvcc -O1 main.cu -o lab\n",
+        "lab/code/README.md": "nvcc -O3 main.cu -o lab\n",
+        "lab/code/main.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(book / "lab/code/main.cu", book)
+    assert (p.options, p.how) == (["-O3", "-o", "lab"], "lab/code/README.md")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(tmp_path):
+    project = write(tmp_path, {
+        "bfs/Makefile": ("SRC = $(wildcard src/*.cu)\nOBJ = $(patsubst src/%.cu,obj/%.o,$(SRC))\n"
+                         "bfs: $(OBJ)\n\tnvcc -O2 $^ -o $@\n"
+                         "obj/%.o: src/%.cu\n\tnvcc -O2 -I./include -c $< -o $@\n"),
+        "bfs/include/graph.h": "int helper();\n",
+        "bfs/src/main.cu": '#include "graph.h"\n' + MAIN,
+        "bfs/src/graph.cu": PIECE,
+    })
+    (project / "bfs/obj").mkdir()
+    p = read_program(project / "bfs/src/main.cu", project)
+    # as `make` and `./bfs` run there: from bfs/, with src/ in the paths
+    assert (p.folder, p.how) == ("bfs", "bfs/Makefile")
+    assert sorted(p.sources) == ["src/graph.cu", "src/main.cu"]
+    assert "-I./include" in p.options and p.options[-2:] == ["-o", "bfs"]
+    assert read_program(project / "bfs/src/graph.cu", project).left_out.startswith("no main(): part of bfs/src/main.cu")
+
+
+@pytest.mark.parametrize("code, left_out", [
+    ("#include <cuda.h>\nCUdeviceptr p;\n" + MAIN + PIECE, ""),         # its types only: builds and runs
+    ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, "the CUDA driver API"),
+    ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
+])
+def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):
+    write(tmp_path, {"prog.cu": code})
+    found = read_program(tmp_path / "prog.cu", tmp_path).left_out
+    assert (left_out in found) if left_out else found == ""
