@@ -91,6 +91,7 @@ class Region:
     spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
     fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
     cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
+    bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
 
 
 # ------------------------------------------------------------------ finding regions
@@ -183,7 +184,7 @@ def find(df, info, live_out, cuts=None):
         cands = sorted({x for x in leaders if pc < x < b} | {b})
         s = pc
         while s < b:
-            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out)
+            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, df.reconv)
             if found:
                 out.append((s, found))
                 s = found
@@ -195,7 +196,7 @@ def find(df, info, live_out, cuts=None):
     return out
 
 
-def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out):
+def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None):
     """The farthest end (a leader up to ``b``) of a region that starts at ``s``, or None."""
     # no end past a branch from inside to before s, or past where a branch from before s lands
     hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
@@ -206,9 +207,8 @@ def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out):
             break                   # (smaller ends hold no branch, or no cut, either)
         if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
             continue
-        if held.size and not _cuts_at_top_level(held, e, srcs[inside], tgts[inside]):
-            continue
-        if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, held):
+        bounds = skeleton(code, s, e, held)[0] if held.size else []
+        if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, bounds, reconv):
             return e
     return None
 
@@ -239,21 +239,57 @@ def loops(srcs, tgts):
     return [(int(t), int(s)) for s, t in zip(srcs, tgts) if t <= s]
 
 
-def _cuts_at_top_level(held, e, srcs, tgts):
-    """Does every thread pass each cut exactly once? No loop, and every branch lands in its own
-    segment (up to and including the cut that ends it)."""
-    if (tgts <= srcs).any():
-        return False
-    k = np.searchsorted(held, srcs)                 # the segment of each branch: cuts before it
-    seg_end = np.append(held, e)[k]
-    return bool((tgts <= seg_end).all())
+def skeleton(code, s, e, held):
+    """(bounds, jumps) of a region with cuts (module docstring, "Loops around cuts"): ``jumps`` are
+    the branches the block takes as one (backward ones, and those that pass a bound), ``bounds``
+    the sorted pcs between ``s`` and ``e`` where segments start: the cuts, each jump and the pc
+    after it, and each jump's target. Every other branch is forward and lands in its own segment
+    (at most at the bound that ends it)."""
+    import bisect
+    from .engine import K_BRA
+    bras = [(p, code[p][3]) for p in range(s, e) if code[p][0] == K_BRA]
+    hard, jumps = {int(c) for c in held}, set()
+    while True:
+        pts = sorted(hard | {s, e})
+        new = [(p, t) for p, t in bras if p not in jumps and not p < t <= pts[bisect.bisect_right(pts, p)]]
+        if not new:
+            return sorted(hard - {s, e}), sorted(jumps)
+        for p, t in new:
+            jumps.add(p)
+            hard |= {p, p + 1, t}
 
 
-def segments(s, e, cut_pcs):
-    """[(first pc, end pc)] of a region's segments: the stretches between its cuts, each cut the
-    first instruction of the segment after it."""
-    bounds = [s] + list(cut_pcs)
-    return list(zip(bounds, list(cut_pcs) + [e]))
+def phase_splits(code, a, z, src=None):
+    """Where a segment [a, z) splits into phases: before each shared-memory access that would
+    otherwise share a phase with an access it conflicts with (a store with any other access; the
+    straight-line tier's rule), and before the first write of ``src``, the register the warp
+    instruction at ``a`` reads from other lanes. Every thread of the block runs a phase before any
+    runs the next, as lock step runs one instruction for all threads before the next."""
+    out, reads, writes = [], 0, 0
+    for p in range(a, z):
+        inst = code[p][2]
+        if src is not None and p > a and src in defined(code, p, p + 1):
+            out.append(p)
+            src = None
+            reads = writes = 0
+        op = inst.opcode
+        volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
+        if not (op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile):
+            continue
+        write = op not in ("ld", "ldu")
+        if (writes or write and reads) and out[-1:] != [p]:
+            out.append(p)
+            reads = writes = 0
+        reads += not write
+        writes += write
+    return out
+
+
+def segments(s, e, bounds):
+    """[(first pc, end pc)] of a region's segments: the stretches between its bounds (cuts, jumps
+    and their targets: ``skeleton``), each cut the first instruction of the segment after it."""
+    bounds = [int(b) for b in bounds]
+    return list(zip([s] + bounds, bounds + [e]))
 
 
 def cross_source(code, pc):
@@ -262,30 +298,24 @@ def cross_source(code, pc):
     return inst.operands[1][1] if inst.opcode in ("shfl", "vote", "redux") else None
 
 
-def _allowed(code, s, e, srcs, tgts, live_out, held=()):
-    """The memory and atomic rules of the module docstring (shared memory: per segment)."""
+def _allowed(code, s, e, srcs, tgts, live_out, bounds=(), reconv=None):
+    """The memory and atomic rules of the module docstring (shared memory: per phase of a segment)."""
+    from .engine import K_BRA
     ranges = loops(srcs, tgts)
     ordered, commuting = [], 0
-    for a, z in segments(s, e, held):
-        shared_writes = shared_any = 0
+    for a, z in segments(s, e, bounds):
+        src = cross_source(code, a) if a in bounds else None
+        if phase_splits(code, a, z, src) and (not bounds or any(
+                code[p][0] == K_BRA and (reconv is None or reconv.get(p) != code[p][3]) for p in range(a, z))):
+            return False        # phases need cuts' block-by-block runs, and run in pc order (lock
+            #                     step runs a taken path before the other: only paths that skip ahead)
         for p in range(a, z):
             inst = code[p][2]
-            op = inst.opcode
-            # volatile global memory counts as shared: books run the warp-synchronous idiom on it too
-            volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
-            if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile:
-                shared_any += 1
-                shared_writes += op not in ("ld", "ldu")
-            if op in ("atom", "red"):
+            if inst.opcode in ("atom", "red"):
                 if _commutes(inst, live_out[p]):
                     commuting += 1
                 else:
                     ordered.append(p)
-        if shared_writes and shared_any > 1:
-            return False
-        src = cross_source(code, a) if a in held else None
-        if src is not None and src in defined(code, a, z):
-            return False        # lanes would overwrite a shuffle's source before later lanes read it
     if ordered and (len(ordered) > 1 or commuting or any(h <= ordered[0] <= t for h, t in ranges)):
         return False
     return True
@@ -412,7 +442,7 @@ class Runner:
         self.table = np.zeros(max(len(region.regs), 1), np.uint64)
         self.seen = [None] * len(region.regs)
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
-        self.cut_pcs = np.array([p for p, _ in region.cuts], np.int64)
+        self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
         self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
 
     def __call__(self, ex, stack, ent, rpc):
@@ -455,7 +485,7 @@ class Runner:
         rec = np.empty(2 * count, np.int64)
         ns = max(r.nspill, 1)
         spill = np.empty(count * ns, np.int64)
-        state = np.empty((count, 3) if r.turns else 3, np.int64)
+        state = np.empty((count, 3) if r.turns or r.cuts else 3, np.int64)
         args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data,
                 rec.ctypes.data, spill.ctypes.data, state.ctypes.data)
         stats = ex.stats
@@ -478,6 +508,21 @@ class Runner:
         if not nrec:
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
+        ent[0] = r.end
+        whole = rows[:, 0] < 0          # blocks stopped at a jump whose threads disagree (regiongen._jump)
+        if whole.any():
+            t = ex.batch.threads_per_block
+            for p in np.unique(rows[whole, 1] >> 1).tolist():
+                mask = np.zeros(ex.n, bool)
+                for c in (-1 - rows[whole & (rows[:, 1] >> 1 == p), 0]).tolist():
+                    mask[idx[c:c + t]] = True
+                # the block goes on interpreted past the region's end too (not waiting there, where
+                # synccheck would count it as heading for the kernel's end): blocks do not meet
+                ent[2] = ent[2] & ~mask
+                stack.append([p, ent[1], mask])
+                if p == r.start:
+                    ex.__dict__.setdefault("interpret_entries", []).append(stack[-1])
+            rows = rows[~whole]
         ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
         values = spill.reshape(count, ns)
         joins = {}          # where stopped lanes go to: the region's end, or the cut that ends their segment
@@ -499,7 +544,6 @@ class Runner:
                 ex.__dict__.setdefault("interpret_entries", []).append(stops[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
-        ent[0] = r.end
         for join, (stops, chunks) in sorted(joins.items(), key=lambda j: -min(j[1][0])[0]):
             if join != r.end:   # the stopped lanes' blocks wait at the cut, for the stopped lanes
                 t = ex.batch.threads_per_block
