@@ -41,10 +41,10 @@ running at a loop head), so the engine checks the watchdog (CPU time) as often a
 interpreted code, and a ``while (true) {}`` still ends with the watchdog's message.
 
 **Cuts: barriers and shuffles.** A region may also hold ``__syncthreads()`` (``bar.sync 0``)
-and unguarded ``shfl.sync`` where every thread passes them exactly once: at the top level of the
-region, never inside a loop or one side of a branch (``find(..., cuts=...)``). Such a region has
-no loops; its *cuts* split it into segments, each cut the first instruction of the segment after
-it. Its native function (``regiongen.CutRegionBuilder``) runs one block at a time, segment by
+and unguarded ``shfl.sync`` where every thread of a block passes them together: at the top level
+of the region or in loops the block takes as one (below), never on one side of a branch
+(``find(..., cuts=...)``). Its *cuts* split it into segments, each cut the first instruction of
+the segment after it. Its native function (``regiongen.CutRegionBuilder``) runs one block at a time, segment by
 segment, each segment for every thread of the block (each on its own, as above) before the next
 begins. So every thread of the block has done everything before a cut when any thread runs it, as
 in lock step: a barrier needs nothing more, and a shuffle reads the other lanes' sources from
@@ -52,9 +52,36 @@ their register arrays (a segment may not write the source of the shuffle it star
 memory rules above therefore apply per segment; ordered atomics stay once per region. It runs only
 when every thread of the batch is at its start (else the replaced entry runs), and shuffles only
 when blocks are whole warps (no padding lanes, whose registers the interpreter's shuffles would
-read). A thread that stops in a segment stops its block at the next cut: the block's other threads
-finish the segment and wait at the cut as one stack entry ``[cut, end, block]``, above which the
-stopped thread runs to the cut interpreted.
+read). A thread that stops in a segment stops its block at the segment's end: the block's other
+threads finish the segment and wait there as one stack entry ``[cut, end, block]``, above which the
+stopped thread runs to the cut interpreted (its later phases then follow the others' ones: the
+same bytes for race-free code).
+
+**Loops around cuts.** A loop whose body holds a cut (the shared-memory tree reduction's
+``for (s = blockDim.x / 2; s > 0; s >>= 1) { ...; __syncthreads(); }``, a shuffle loop, a tiled
+matmul's tile loop, a scan) may be inside such a region too. Its branches (``skeleton``: every
+backward branch, and every branch that passes a cut) are *jumps*: the block takes them as one. Each
+thread's guard is read after the segment before the jump; where the block's threads agree, the
+native code goes on at the target (or after the branch), as lock step does when every thread goes
+the same way; where they differ (a barrier in a loop whose trip count differs between the block's
+threads), the block stops at the branch and the interpreter runs it from there (its synccheck
+words the error, or it runs what it accepts). Blocks may disagree with each other: they only meet
+through global memory, where races are the program's, as above. Each jump, its target and the pc
+after it also start segments, so segments still hold only forward branches. A backward jump
+returns for the watchdog once the call's ``BUDGET`` is spent, and the next call goes on at the
+loop head.
+
+**Phases.** A segment may hold more shared-memory accesses than the rule above allows
+(``s[tid] += s[tid + s]``: two loads and a store; a tiled matmul's two stores): it is split into
+*phases* before each access that conflicts with an earlier one of its phase (``phase_splits``), and
+every thread of the block runs a phase before any thread runs the next, as lock step runs an
+instruction for every thread before the next. A thread whose path skips ahead waits where it lands
+(its pc in ``state``, its live registers in their arrays). Phases run in pc order, which is lock
+step's order only where every branch of the segment jumps to its own reconvergence point (an
+``if`` without ``else``: lock step runs a taken path before the other), so a segment that needs
+phases may hold only such branches. A segment that starts with a warp instruction also splits
+before the first write of the register that instruction reads from other lanes (``v +=
+__shfl_xor_sync(..., v, ...)`` in a loop).
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
