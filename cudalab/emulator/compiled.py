@@ -43,6 +43,7 @@ import numpy as np
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
+REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
@@ -485,17 +486,19 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs):
     inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e and inst.index not in in_loops}
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
-    unstored = set(inside) - kept
 
     def closure(names, before):
         """``names`` and the uniform registers they are computed from, in definition order."""
-        out, todo = set(), [r for r in names if r in inside and inside[r] < before]
+        out, todo = set(), [r for r in names if r in inside and inside[r] < before and r not in kept]
         while todo:
             r = todo.pop()
             if r not in out:
                 out.add(r)
-                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside]
+                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside and x not in kept]
         return sorted(out, key=inside.get)
+    # a value that takes more than REMAT_MOST instructions to compute again is loaded instead (one load)
+    kept |= {r for r in inside if len(closure([r], e)) > REMAT_MOST}
+    unstored = set(inside) - kept
     segs, stops, stored = [], {}, set()
     for a, z in rg.segments(s, e, bounds):
         materialize = sorted(set(closure(live_in[z] & set(inside), z)) & live_in[z] - kept) if z != e else []
