@@ -847,6 +847,41 @@ def test_an_endless_loop_with_barriers_meets_the_watchdog(monkeypatch):
     assert e.value.code == "cudaErrorLaunchTimeout"
 
 
+BISECTION_STEP = r"""
+__global__ void levels(const float* x, unsigned* out, float* lo, int rounds) {
+    __shared__ float left[128], right[128];
+    __shared__ unsigned count;
+    int t = threadIdx.x;
+    left[t] = x[blockIdx.x * 128 + t];
+    right[t] = left[t] + 1.0f;
+    if (t == 0) count = 0;
+    for (int r = 0; r < rounds; ++r) {
+        __syncthreads();
+        float mid = 0.5f * (left[t] + right[(t + r) % 128]);
+        if (mid > 0.5f) {                       // a diamond whose two sides write shared memory
+            right[t] = mid;
+            left[(t + 1) % 128] -= 0.25f;       // a race lock step decides: the else side runs first
+        } else {
+            left[t] = mid;
+            right[(t + 3) % 128] += 0.5f;
+        }
+        unsigned ticket = atomicAdd(&count, 1u);    // its result is read: the threads' order shows
+        out[(blockIdx.x * rounds + r) * 128 + t] = ticket;
+    }
+    lo[blockIdx.x * 128 + t] = left[t] - right[t];
+}
+"""
+
+
+def test_a_loop_with_a_diamond_that_writes_shared_memory_and_a_ticket_atomic_gives_the_lock_step_bytes(monkeypatch):
+    """Phases follow lock step's order (the taken side of a branch first), and an atomic whose
+    result is read gets a phase of its own, so threads draw their tickets in lane order."""
+    one_cut_region(BISECTION_STEP, "levels")
+    x = np.random.default_rng(14).random(256, np.float32)
+    same_in_both_tiers(monkeypatch, BISECTION_STEP, "levels", 2, 128,
+                       lambda: [x, np.zeros(2 * 5 * 128, np.uint32), np.zeros(256, np.float32), np.int32(5)])
+
+
 def test_check_mode_runs_a_loop_with_barriers_both_ways(monkeypatch):
     from cudalab.emulator import regions
     checked = []

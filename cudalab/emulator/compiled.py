@@ -444,7 +444,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     cols = {name: k for k, name in enumerate(sorted(written))}
     inputs = sorted(live_in[s] & named)
     outputs = sorted(live_in[e] & written)
-    segs, stops, stored, bounds = (_segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs) if cuts
+    segs, stops, stored, bounds = (_segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs, live_out) if cuts
                                    else ([], {}, set(), []))
     if not cuts:
         for p in range(s, e):
@@ -474,7 +474,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
                      [int(b) for b in bounds])
 
 
-def _segments(df, d, s, e, cut_pcs, live_in, named, outputs):
+def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     """What CutRegionBuilder.build_cuts needs per segment of a region with cuts (see there), the
     registers saved where a thread stops at each pc, and the registers the function stores."""
     from . import regions as rg
@@ -513,20 +513,26 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs):
         here = rg.named(code, a + 1, z) | (rg.named(code, a, a + 1) - {src}) if src else rg.named(code, a, z)
         defined = rg.defined(code, a, z) & named
         remat = closure(live_in[a] & here, a)
-        splits = rg.phase_splits(code, a, z, src)
+        parts = rg.phases(code, a, z, src, df.reconv, live_out)
+        order = [q for part in parts for q in part]
+        pos = {q: k for k, q in enumerate(order)}
         phases, all_remat = [], set(remat)
-        for v, w in zip(splits, splits[1:] + [z]):      # phases after the first: lanes resume where they wait
-            lands = {v} | {code[p][3] for p in range(a, v) if code[p][0] == K_BRA and v < code[p][3] < w}
+        for k, part in enumerate(parts):
+            # where lanes may wait for this phase: its first pc, and pcs that earlier phases lead to
+            here_pcs = set(part)
+            into = {code[p][3] for p in pos if p not in here_pcs and code[p][0] == K_BRA}
+            into |= {p + 1 for p in pos if p not in here_pcs and (code[p][0] != K_BRA or code[p][2].guard is not None)}
+            lands = {part[0]} | (here_pcs & into)
             resume = []
-            for q in sorted(lands):
+            for q in sorted(lands, key=pos.get) if k else ():
                 rq = closure(live_in[q] & here, q)
                 all_remat |= set(rq)
                 resume.append(dict(pc=q, inputs=sorted((live_in[q] & here) - set(rq)), remat=rq))
-            phases.append(dict(first=v, end=w, resume=resume))
+            phases.append(dict(pcs=part, first=pos[part[0]] if part else len(order), resume=resume))
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
                    outputs=sorted(live_in[z] & defined - unstored), materialize=materialize,
                    materialize_from=closure(materialize, z), phases=phases, unstored=sorted(unstored),
-                   first_end=splits[0] if splits else z)
+                   pos=pos)
         segs.append(seg)
         stored |= set(seg["outputs"]) | set(materialize)
         for p in range(a, z):

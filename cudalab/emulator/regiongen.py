@@ -29,8 +29,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import llvmgen as lg
+from .engine import K_BRA
 from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
 from .memory import SHARED_WINDOW, WINDOW_SIZE
+
 
 CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
 TURN = 8              # iterations a lane runs per turn
@@ -453,9 +455,9 @@ class CutRegionBuilder(RegionBuilder):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
         ``defined`` (registers it may write), ``remat`` (uniform registers it computes again, in
         order), ``materialize`` (uniform registers stored for the interpreter where a lane stops),
-        ``phases`` (after the first, which ends at ``first_end``: ``first``, ``end`` and where
-        lanes ``resume``), ``unstored``; or, for a jump (regions.skeleton), ``jump`` (its target)
-        and ``guard``. ``remat``: register -> its defining instruction."""
+        ``phases`` (each its ``pcs`` in lock step's order, the position of its ``first`` and where
+        lanes ``resume``), ``pos`` (pc -> position), ``unstored``; or, for a jump
+        (regions.skeleton), ``jump`` (its target) and ``guard``. ``remat``: register -> its defining instruction."""
         b = self.b
         self.spill_cols_all, self.remat_defs = spill_cols, remat
         self.nspill = max(len(spill_cols), 1)
@@ -631,57 +633,79 @@ class CutRegionBuilder(RegionBuilder):
         remat = set(seg["remat"]).union(*(r["remat"] for ph in seg["phases"] for r in ph["resume"]))
         self.spill_cols = {n: col for n, col in self.spill_cols_all.items() if n in seg["defined"] or n in remat}
         self.seg = seg
-        self._phase(a, seg["first_end"], None)
-        for ph in seg["phases"]:
-            self._phase(ph["first"], ph["end"], ph["resume"])
+        self.npos = len(seg["pos"])
+        ends = [ph["first"] for ph in seg["phases"][1:]] + [self.npos]
+        for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
+            self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None)
         go = self.fn.append_basic_block(f"s{a}_through")
         b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self._materialized(seg, f"s{a}", z), go)
         b.position_at_end(go)
 
-    def _phase(self, v, w, resume):
-        """The pcs [v, w) of a segment for every lane of the chunk: from the segment's start
-        (``resume`` None), or for the lanes waiting in [v, w) (``state[k]``: their pc) from there.
-        A lane that leaves [v, w) waits where it goes, its registers live there in their arrays."""
+    def _phase(self, pcs, v, w, resume):
+        """The pcs ``pcs`` of a segment (lock step's positions [v, w)) for every lane of the chunk:
+        from the segment's start (``resume`` None), or for the lanes waiting at one of them
+        (``state[k]``: the position of their pc) from there. A lane whose path leaves the phase
+        waits where it goes, its registers live there in their arrays."""
         b, code, seg = self.b, self.code, self.seg
-        self.start, self.end = v, w
+        first = pcs[0]
+        self.phase_pcs = set(pcs)
         b.store(ir.Constant(I64, 0), self.seg_most)
-        self.next_lane, after = self._lanes(f"s{v}")
+        self.next_lane, after = self._lanes(f"s{first}")
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
-            here = self.fn.append_basic_block(f"s{v}_waits_here")
+            here = self.fn.append_basic_block(f"s{first}_waits_here")
             b.cbranch(b.and_(b.icmp_signed(">=", at, ir.Constant(I64, v)), b.icmp_signed("<", at, ir.Constant(I64, w))),
                       here, self.next_lane)
             b.position_at_end(here)
         b.store(ir.Constant(I64, 0), self.cnt)
-        branches = [p for p in range(v, w) if code[p][2].opcode == "bra" and code[p][3] is not None]
-        leaders = sorted({v} | {code[p][3] for p in branches if v <= code[p][3] < w}
-                         | {p + 1 for p in branches if p + 1 < w} | {r["pc"] for r in resume or ()})
-        self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
+        branches = [p for p in pcs if code[p][0] == K_BRA]
+        leaders = ({first} | {r["pc"] for r in resume or ()}
+                   | ({code[p][3] for p in branches} | {p + 1 for p in branches}) & self.phase_pcs)
+        self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in sorted(leaders)}
         self.parks = {}
-        self.exit = self._park(w)
         if resume is None:
             for name in seg["inputs"]:
                 b.store(self._load_reg(name), self.slot(name))
-            self._recompute(seg["remat"], v)
-            b.branch(self.blocks[v])
+            self._recompute(seg["remat"], first)
+            b.branch(self.blocks[first])
         else:
             sw = b.switch(at, self.next_lane)
             for r in resume:
                 bb = self.fn.append_basic_block(f"resume{r['pc']}")
-                sw.add_case(ir.Constant(I64, r["pc"]), bb)
+                sw.add_case(ir.Constant(I64, seg["pos"][r["pc"]]), bb)
                 b.position_at_end(bb)
                 self.cur = {}
                 for name in r["inputs"]:
                     b.store(self._load_reg(name), self.slot(name))
                 self._recompute(r["remat"], r["pc"])
                 b.branch(self.blocks[r["pc"]])
-        self._emit_code(leaders, w)
+        for q in sorted(leaders):
+            end = q
+            while True:                 # the block: to a branch, a leader, or out of the phase
+                end += 1
+                if code[end - 1][0] == K_BRA or end not in self.phase_pcs or end in leaders:
+                    break
+            b.position_at_end(self.blocks[q])
+            self.cur = {}
+            b.store(b.add(b.load(self.cnt), ir.Constant(I64, end - q)), self.cnt)
+            for p in range(q, end):
+                kind, _, inst, aux = code[p]
+                if kind == K_BRA:
+                    self._branch(p, inst, aux)
+                    break
+                if inst.opcode in ("bar", "barrier"):
+                    continue        # a cut: every thread of the block is here
+                self._pc, self._block_end, self._bail = p, end, None
+                self.emit(inst)
+            else:
+                b.branch(self._edge(end - 1, end))
         b.position_at_end(after)
         b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
 
     def _park(self, t):
         """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that the
-        segment writes and does not compute again) into their arrays, ``t`` into its state."""
+        segment writes and does not compute again) into their arrays, ``t``'s position into its
+        state."""
         bb = self.parks.get(t)
         if bb is None:
             seg, b = self.seg, self.b
@@ -689,14 +713,14 @@ class CutRegionBuilder(RegionBuilder):
             with b.goto_block(bb):
                 for name in sorted(self.live_in[t] & seg["defined"] - set(seg["unstored"])):
                     self._store_reg(name, b.load(self.slot(name)))
-                if seg["phases"]:
-                    b.store(ir.Constant(I64, t), self._state(self.kk, 0))
+                if len(seg["phases"]) > 1:
+                    b.store(ir.Constant(I64, seg["pos"].get(t, self.npos)), self._state(self.kk, 0))
                 self._lane_done(b)
                 b.branch(self.next_lane)
         return bb
 
     def _edge(self, p, t):
-        return self._park(t) if t >= self.end else self.blocks[t]
+        return self.blocks[t] if t in self.phase_pcs else self._park(t)
 
     def _branch(self, p, inst, target):
         if target is None or target <= p or target > self.seg["end"]:

@@ -286,29 +286,73 @@ def skeleton(code, s, e, held):
             hard |= {p, p + 1, t}
 
 
-def phase_splits(code, a, z, src=None):
-    """Where a segment [a, z) splits into phases: before each shared-memory access that would
-    otherwise share a phase with an access it conflicts with (a store with any other access; the
-    straight-line tier's rule), and before the first write of ``src``, the register the warp
-    instruction at ``a`` reads from other lanes. Every thread of the block runs a phase before any
-    runs the next, as lock step runs one instruction for all threads before the next."""
-    out, reads, writes = [], 0, 0
-    for p in range(a, z):
+def lockstep_order(code, a, z, reconv):
+    """The pcs of an acyclic segment [a, z) in the order lock step runs them (engine.run_function:
+    at a branch where threads diverge, the taken path to the reconvergence point first, then the
+    other), or None where a path leaves the segment before its reconvergence point. Every thread's
+    path visits them in this order."""
+    from .engine import K_BRA
+    out = []
+
+    def walk(p, stop):
+        while p != stop:
+            if not a <= p < z:
+                return False
+            out.append(p)
+            kind, _, inst, t = code[p]
+            if kind != K_BRA:
+                p += 1
+            elif inst.guard is None:
+                p = t
+            else:
+                r = reconv.get(p)
+                if r is None or not (walk(t, r) and walk(p + 1, r)):
+                    return False
+                p = r
+        return True
+    return out if walk(a, z) and len(set(out)) == len(out) else None
+
+
+def phases(code, a, z, src=None, reconv=None, live_out=None):
+    """A segment [a, z) as phases (lists of pcs in lock step's order): a new phase starts at each
+    shared-memory access that would share a phase with one it conflicts with (a store with any
+    other access; the straight-line tier's rule), at an atomic whose order shows (``live_out``
+    given: it gets a phase of its own, so the threads reach it in lane order, as in lock step), and
+    at the first write of ``src``, the register the warp instruction at ``a`` reads from other
+    lanes. Every thread of the block runs a phase before any runs the next, as lock step runs one
+    instruction for all threads before the next. None where phases are needed and lock step's
+    order is not known (``lockstep_order``)."""
+    order = lockstep_order(code, a, z, reconv) if reconv is not None else None
+    walk = order or list(range(a, z))
+    out, cur, reads, writes, mems = [], [], 0, 0, 0
+    for p in walk:
         inst = code[p][2]
-        if src is not None and p > a and src in defined(code, p, p + 1):
-            out.append(p)
-            src = None
-            reads = writes = 0
         op = inst.opcode
+        mem = op in ("ld", "ldu", "st", "atom", "red")
         volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
-        if not (op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile):
-            continue
+        shared = mem and _space(inst) == "shared" or volatile
         write = op not in ("ld", "ldu")
-        if (writes or write and reads) and out[-1:] != [p]:
-            out.append(p)
-            reads = writes = 0
-        reads += not write
-        writes += write
+        alone = live_out is not None and op in ("atom", "red") and not _commutes(inst, live_out[p])
+        split = (src is not None and p != a and src in defined(code, p, p + 1)
+                 or shared and (writes or write and reads) or alone and mems)
+        if split and cur:
+            out.append(cur)
+            cur, reads, writes, mems = [], 0, 0, 0
+        if src is not None and p != a and src in defined(code, p, p + 1):
+            src = None
+        cur.append(p)
+        if alone:
+            out.append(cur)
+            cur, reads, writes, mems = [], 0, 0, 0
+            continue
+        mems += mem
+        if shared:
+            reads += not write
+            writes += write
+    if cur or not out:
+        out.append(cur)
+    if len(out) > 1 and order is None:
+        return None
     return out
 
 
@@ -326,23 +370,24 @@ def cross_source(code, pc):
 
 
 def _allowed(code, s, e, srcs, tgts, live_out, bounds=(), reconv=None):
-    """The memory and atomic rules of the module docstring (shared memory: per phase of a segment)."""
-    from .engine import K_BRA
+    """The memory and atomic rules of the module docstring (with cuts: per phase of a segment)."""
+    if bounds:
+        for a, z in segments(s, e, bounds):
+            src = cross_source(code, a) if a in bounds else None
+            if phases(code, a, z, src, reconv, live_out) is None:
+                return False
+        return True
     ranges = loops(srcs, tgts)
     ordered, commuting = [], 0
-    for a, z in segments(s, e, bounds):
-        src = cross_source(code, a) if a in bounds else None
-        if phase_splits(code, a, z, src) and (not bounds or any(
-                code[p][0] == K_BRA and (reconv is None or reconv.get(p) != code[p][3]) for p in range(a, z))):
-            return False        # phases need cuts' block-by-block runs, and run in pc order (lock
-            #                     step runs a taken path before the other: only paths that skip ahead)
-        for p in range(a, z):
-            inst = code[p][2]
-            if inst.opcode in ("atom", "red"):
-                if _commutes(inst, live_out[p]):
-                    commuting += 1
-                else:
-                    ordered.append(p)
+    if phases(code, s, e) is None:
+        return False
+    for p in range(s, e):
+        inst = code[p][2]
+        if inst.opcode in ("atom", "red"):
+            if _commutes(inst, live_out[p]):
+                commuting += 1
+            else:
+                ordered.append(p)
     if ordered and (len(ordered) > 1 or commuting or any(h <= ordered[0] <= t for h, t in ranges)):
         return False
     return True
