@@ -682,6 +682,221 @@ def test_check_mode_runs_regions_with_cuts_both_ways(monkeypatch):
     assert any(checked) and np.array_equal(got["check"], got["interp"])
 
 
+# ---------------------------------------------------------------- loops around cuts
+
+def one_cut_region(source, kernel):
+    """The kernel's regions with cuts; there is one, and it holds a loop (a backward jump)."""
+    spans = cut_spans(source, kernel)
+    assert len(spans) == 1
+    return spans[0]
+
+
+TREE_SUM = r"""
+__global__ void tree_sum(const float* x, float* partial, int n) {
+    extern __shared__ float s[];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + tid;
+    s[tid] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (tid < stride) s[tid] += s[tid + stride];
+        __syncthreads();
+    }
+    if (tid == 0) partial[blockIdx.x] = s[0];
+}
+"""
+
+
+@pytest.mark.parametrize("block", [256, 64, 32])
+def test_a_tree_reduction_loop_with_a_barrier_runs_natively_with_the_same_bytes_and_counts(block, monkeypatch):
+    """The loop's trip count comes from blockDim: the whole block takes it as one, phase by phase
+    (the loads of ``s[tid] += s[tid + stride]`` for every thread, then the stores)."""
+    one_cut_region(TREE_SUM, "tree_sum")
+    x = np.random.default_rng(11).random(3000, np.float32)
+    blocks = (3000 + block - 1) // block
+    m = cudalab.compile(TREE_SUM)
+    out = {}
+    for tier in ("interp", "compiled"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        partial = np.zeros(blocks, np.float32)
+        rec = m.tree_sum[blocks, block, 0, block * 4](x, partial, np.int32(3000))
+        out[tier] = (partial.tobytes(), rec.thread_instructions)
+    assert out["compiled"] == out["interp"]
+    assert np.allclose(np.frombuffer(out["compiled"][0], np.float32).sum(), x.sum(), rtol=1e-4)
+
+
+SHUFFLE_LOOP = r"""
+__global__ void warp_sums(const int* x, int* out, int width) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = x[i];
+    for (int offset = width / 2; offset > 0; offset /= 2)      // not unrolled: width is a parameter
+        v += __shfl_xor_sync(0xffffffff, v, offset);
+    out[i] = v;
+}
+"""
+
+
+@pytest.mark.parametrize("width", [32, 8, 1])
+def test_a_shuffle_loop_runs_natively_with_the_same_bytes_and_counts(width, monkeypatch):
+    one_cut_region(SHUFFLE_LOOP, "warp_sums")
+    x = np.random.default_rng(12).integers(-1000, 1000, 512).astype(np.int32)
+    args = same_in_both_tiers(monkeypatch, SHUFFLE_LOOP, "warp_sums", 4, 128,
+                              lambda: [x, np.zeros(512, np.int32), np.int32(width)])
+    want = x.reshape(-1, width).sum(axis=1).repeat(width) if width > 1 else x
+    assert np.array_equal(args[1], want)
+
+
+HILLIS_STEELE = r"""
+__global__ void scan(const unsigned* in, unsigned* out, unsigned* racy, int n) {
+    __shared__ unsigned s[256], r[256];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    s[t] = r[t] = i < n ? in[i] : 0;
+    for (int offset = 1; offset < blockDim.x; offset <<= 1) {
+        __syncthreads();
+        unsigned v = t >= offset ? s[t] + s[t - offset] : s[t];
+        __syncthreads();
+        s[t] = v;
+        if (t >= offset) r[t] += r[t - offset];      // a race: lock step reads every old value first
+    }
+    if (i < n) { out[i] = s[t]; racy[i] = r[t]; }
+}
+"""
+
+
+def test_a_scan_with_two_barriers_a_turn_and_a_racy_update_gives_the_lock_step_bytes(monkeypatch):
+    """``r[t] += r[t - offset]`` has no barrier between its load and store: lock step loads for
+    every thread before any stores, and so do phases (threads one by one would add up twice)."""
+    one_cut_region(HILLIS_STEELE, "scan")
+    x = np.random.default_rng(13).integers(0, 100, 700).astype(np.uint32)
+    args = same_in_both_tiers(monkeypatch, HILLIS_STEELE, "scan", 3, 256,
+                              lambda: [x, np.zeros(700, np.uint32), np.zeros(700, np.uint32), np.int32(700)])
+    want = np.concatenate([np.cumsum(x[k:k + 256]) for k in range(0, 700, 256)]).astype(np.uint32)
+    assert np.array_equal(args[1], want) and np.array_equal(args[2], want)
+
+
+PER_BLOCK_TRIPS = r"""
+__global__ void per_block(int* out) {
+    __shared__ int s[128];
+    int t = threadIdx.x;
+    s[t] = t;
+    for (int k = 0; k < blockIdx.x + 1; ++k) {      // the same in a block, not between blocks
+        __syncthreads();
+        int v = s[(t + 1) % blockDim.x];
+        __syncthreads();
+        s[t] = v + k;
+    }
+    out[blockIdx.x * blockDim.x + t] = s[t];
+}
+"""
+
+
+def test_a_loop_whose_trip_count_differs_between_blocks_gives_the_same_bytes_and_counts(monkeypatch):
+    one_cut_region(PER_BLOCK_TRIPS, "per_block")
+    same_in_both_tiers(monkeypatch, PER_BLOCK_TRIPS, "per_block", 5, 128, lambda: [np.zeros(640, np.int32)])
+
+
+DIVERGENT_BARRIER_LOOP = r"""
+__global__ void uneven(int* out, int odd_block) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    int turns = blockIdx.x == odd_block ? t % 3 : 2;   // one block's threads disagree
+    for (int k = 0; k < turns; ++k) {
+        __syncthreads();
+        s[t] += s[63 - t];
+    }
+    out[blockIdx.x * 64 + t] = s[t] + turns;
+}
+"""
+
+
+@pytest.mark.parametrize("odd_block", [-1, 1])
+def test_a_block_whose_threads_disagree_at_a_loop_with_a_barrier_goes_to_the_interpreter(odd_block, monkeypatch):
+    """The other blocks run natively; the disagreeing one stops at the branch and the interpreter
+    runs it (its barrier is one a GPU may hang on; whatever the interpreter says, both tiers say)."""
+    one_cut_region(DIVERGENT_BARRIER_LOOP, "uneven")
+    m = cudalab.compile(DIVERGENT_BARRIER_LOOP)
+
+    def run():
+        out = np.zeros(192, np.int32)
+        rec = m.uneven[3, 64](out, np.int32(odd_block))
+        return out.tobytes(), rec.thread_instructions
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+
+
+BARRIER_FOREVER = r"""
+__global__ void forever(int* x) {
+    __shared__ int s[32];
+    int k = 0;
+    while (true) { s[threadIdx.x] = k++; __syncthreads(); x[threadIdx.x] = s[31 - threadIdx.x]; __syncthreads(); }
+}
+"""
+
+
+def test_an_endless_loop_with_barriers_meets_the_watchdog(monkeypatch):
+    one_cut_region(BARRIER_FOREVER, "forever")
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    m = cudalab.compile(BARRIER_FOREVER)
+    cudalab.set_watchdog(0.5)
+    try:
+        with pytest.raises(KernelError) as e:
+            m.forever[2, 32](np.zeros(32, np.int32))
+    finally:
+        cudalab.set_watchdog(10)
+    assert e.value.code == "cudaErrorLaunchTimeout"
+
+
+BISECTION_STEP = r"""
+__global__ void levels(const float* x, unsigned* out, float* lo, int rounds) {
+    __shared__ float left[128], right[128];
+    __shared__ unsigned count;
+    int t = threadIdx.x;
+    left[t] = x[blockIdx.x * 128 + t];
+    right[t] = left[t] + 1.0f;
+    if (t == 0) count = 0;
+    for (int r = 0; r < rounds; ++r) {
+        __syncthreads();
+        float mid = 0.5f * (left[t] + right[(t + r) % 128]);
+        if (mid > 0.5f) {                       // a diamond whose two sides write shared memory
+            right[t] = mid;
+            left[(t + 1) % 128] -= 0.25f;       // a race lock step decides: the else side runs first
+        } else {
+            left[t] = mid;
+            right[(t + 3) % 128] += 0.5f;
+        }
+        unsigned ticket = atomicAdd(&count, 1u);    // its result is read: the threads' order shows
+        out[(blockIdx.x * rounds + r) * 128 + t] = ticket;
+    }
+    lo[blockIdx.x * 128 + t] = left[t] - right[t];
+}
+"""
+
+
+def test_a_loop_with_a_diamond_that_writes_shared_memory_and_a_ticket_atomic_gives_the_lock_step_bytes(monkeypatch):
+    """Phases follow lock step's order (the taken side of a branch first), and an atomic whose
+    result is read gets a phase of its own, so threads draw their tickets in lane order."""
+    one_cut_region(BISECTION_STEP, "levels")
+    x = np.random.default_rng(14).random(256, np.float32)
+    same_in_both_tiers(monkeypatch, BISECTION_STEP, "levels", 2, 128,
+                       lambda: [x, np.zeros(2 * 5 * 128, np.uint32), np.zeros(256, np.float32), np.int32(5)])
+
+
+def test_check_mode_runs_a_loop_with_barriers_both_ways(monkeypatch):
+    from cudalab.emulator import regions
+    checked = []
+    real = regions.Runner._check
+    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.bounds) or real(self, *a))
+    x = np.arange(700, dtype=np.uint32)
+    got = {}
+    for tier in ("interp", "check"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        out = np.zeros(700, np.uint32)
+        cudalab.compile(HILLIS_STEELE).scan[3, 256](x, out, np.zeros(700, np.uint32), np.int32(700))
+        got[tier] = out
+    assert any(checked) and np.array_equal(got["check"], got["interp"])
+
+
 # ---------------------------------------------------------------- more instruction forms, compiled
 
 def native_pcs(module, kernel):

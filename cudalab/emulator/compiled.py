@@ -43,6 +43,7 @@ import numpy as np
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
+REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
@@ -443,7 +444,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     cols = {name: k for k, name in enumerate(sorted(written))}
     inputs = sorted(live_in[s] & named)
     outputs = sorted(live_in[e] & written)
-    segs, stops, stored = _segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs) if cuts else ([], {}, set())
+    segs, stops, stored, bounds = (_segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs, live_out) if cuts
+                                   else ([], {}, set(), []))
     if not cuts:
         for p in range(s, e):
             live = sorted(live_in[p] & written)
@@ -468,45 +470,76 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
                 raise
             return None
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
-                     sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts])
+                     sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts],
+                     [int(b) for b in bounds])
 
 
-def _segments(df, d, s, e, cut_pcs, live_in, named, outputs):
+def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     """What CutRegionBuilder.build_cuts needs per segment of a region with cuts (see there), the
     registers saved where a thread stops at each pc, and the registers the function stores."""
     from . import regions as rg
+    from .engine import K_BRA
     code = df.code
+    bounds, jumps = rg.skeleton(code, s, e, cut_pcs)
     uniform = rg.uniform_defs(df, df.param_offsets, s, e)
-    inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e}
+    in_loops = {q for p in jumps if code[p][3] <= p for q in range(code[p][3], p + 1)}
+    inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e and inst.index not in in_loops}
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
     def closure(names, before):
         """``names`` and the uniform registers they are computed from, in definition order."""
-        out, todo = set(), [r for r in names if r in inside and inside[r] < before]
+        out, todo = set(), [r for r in names if r in inside and inside[r] < before and r not in kept]
         while todo:
             r = todo.pop()
             if r not in out:
                 out.add(r)
-                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside]
+                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside and x not in kept]
         return sorted(out, key=inside.get)
+    # a value that takes more than REMAT_MOST instructions to compute again is loaded instead (one load)
+    kept |= {r for r in inside if len(closure([r], e)) > REMAT_MOST}
+    unstored = set(inside) - kept
     segs, stops, stored = [], {}, set()
-    for a, z in rg.segments(s, e, cut_pcs):
+    for a, z in rg.segments(s, e, bounds):
+        materialize = sorted(set(closure(live_in[z] & set(inside), z)) & live_in[z] - kept) if z != e else []
+        if a in jumps:
+            inst = code[a][2]
+            jm = sorted(set(closure(live_in[a] & set(inside), a)) & live_in[a] - kept)
+            segs.append(dict(first=a, end=z, jump=code[a][3], guard=inst.guard, materialize=jm,
+                             materialize_from=closure(jm, a)))
+            stored |= set(jm)
+            continue
         src = rg.cross_source(code, a) if a in cut_pcs else None
         here = rg.named(code, a + 1, z) | (rg.named(code, a, a + 1) - {src}) if src else rg.named(code, a, z)
         defined = rg.defined(code, a, z) & named
         remat = closure(live_in[a] & here, a)
-        materialize = sorted(set(closure(live_in[z] & set(inside), z)) & live_in[z] - kept) if z != e else []
+        parts = rg.phases(code, a, z, src, df.reconv, live_out)
+        order = [q for part in parts for q in part]
+        pos = {q: k for k, q in enumerate(order)}
+        phases, all_remat = [], set(remat)
+        for k, part in enumerate(parts):
+            # where lanes may wait for this phase: its first pc, and pcs that earlier phases lead to
+            here_pcs = set(part)
+            into = {code[p][3] for p in pos if p not in here_pcs and code[p][0] == K_BRA}
+            into |= {p + 1 for p in pos if p not in here_pcs and (code[p][0] != K_BRA or code[p][2].guard is not None)}
+            lands = {part[0]} | (here_pcs & into)
+            resume = []
+            for q in sorted(lands, key=pos.get) if k else ():
+                rq = closure(live_in[q] & here, q)
+                all_remat |= set(rq)
+                resume.append(dict(pc=q, inputs=sorted((live_in[q] & here) - set(rq)), remat=rq))
+            phases.append(dict(pcs=part, first=pos[part[0]] if part else len(order), resume=resume))
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
-                   outputs=sorted(live_in[z] & defined - (set(inside) - kept)), materialize=materialize,
-                   materialize_from=closure(materialize, z))
+                   outputs=sorted(live_in[z] & defined - unstored), materialize=materialize,
+                   materialize_from=closure(materialize, z), phases=phases, unstored=sorted(unstored),
+                   pos=pos)
         segs.append(seg)
         stored |= set(seg["outputs"]) | set(materialize)
         for p in range(a, z):
-            live = sorted(live_in[p] & (defined | set(remat)))
+            live = sorted(live_in[p] & (defined | all_remat))
             if live:
                 stops[p] = live
-    return segs, stops, stored
+    return segs, stops, stored, bounds
 
 
 def _rematerialized(df, extents, d, in_regions=()):

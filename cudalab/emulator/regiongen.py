@@ -29,8 +29,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import llvmgen as lg
+from .engine import K_BRA
 from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
 from .memory import SHARED_WINDOW, WINDOW_SIZE
+
 
 CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
 TURN = 8              # iterations a lane runs per turn
@@ -452,32 +454,52 @@ class CutRegionBuilder(RegionBuilder):
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
         ``defined`` (registers it may write), ``remat`` (uniform registers it computes again, in
-        order), ``materialize`` (uniform registers stored for the interpreter where a lane stops);
-        ``remat``: register -> its defining instruction."""
+        order), ``materialize`` (uniform registers stored for the interpreter where a lane stops),
+        ``phases`` (each its ``pcs`` in lock step's order, the position of its ``first`` and where
+        lanes ``resume``), ``pos`` (pc -> position), ``unstored``; or, for a jump
+        (regions.skeleton), ``jump`` (its target) and ``guard``. ``remat``: register -> its defining instruction."""
         b = self.b
         self.spill_cols_all, self.remat_defs = spill_cols, remat
         self.nspill = max(len(spill_cols), 1)
         self.turns, self.turn_loops = False, set()
+        self.region_end = self.end
         chunk = self.fn.append_basic_block("chunk")
         b.branch(chunk)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             c_first = b.load(self._st_at(0))
+            resume = b.load(self._st_at(1))
+            b.store(ir.Constant(I64, -1), self._st_at(1))
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             self.threads = b.mul(b.mul(dims[0], dims[1]), dims[2])      # a block's threads: one chunk
-        cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads, ("seg_most", "path", "stopped"))
+        cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads,
+                                   ("seg_most", "path", "stopped", "resume", "taken"))
+        with b.goto_block(self.entry):
+            b.position_before(self.entry.terminator)
+            b.store(resume, self.resume)
         # the chunk's block in the batch: chunks are whole blocks of the lane list (block-major)
         self.chunk_block = b.sdiv(cv, self.threads)
         b.store(ir.Constant(I64, 0), self.stopped)
         b.store(ir.Constant(I64, 0), self.path)
-        chunk_end = self.fn.append_basic_block("chunk_end")
+        self.chunk_end = chunk_end = self.fn.append_basic_block("chunk_end")
+        self.seg_blocks = {seg["first"]: self.fn.append_basic_block(f"seg{seg['first']}") for seg in segs}
+        # the first chunk of a call may go on at a loop head (the last call returned there for the watchdog)
+        at = b.load(self.resume)
+        b.store(ir.Constant(I64, -1), self.resume)
+        sw = b.switch(at, self.seg_blocks[segs[0]["first"]])
+        for seg in segs[1:]:
+            sw.add_case(ir.Constant(I64, seg["first"]), self.seg_blocks[seg["first"]])
         for seg in segs:
-            self._segment(seg, chunk_end)
-        b.branch(chunk_end)
+            b.position_at_end(self.seg_blocks[seg["first"]])
+            if "jump" in seg:
+                self._jump(seg)
+            else:
+                self._segment(seg)
+                b.branch(self._next(seg["end"]))
         b.position_at_end(chunk_end)
         p, m = b.load(self.path), b.load(self.most)
         b.store(b.select(b.icmp_signed(">", p, m), p, m), self.most)
@@ -494,6 +516,77 @@ class CutRegionBuilder(RegionBuilder):
         b.store(self.count, self._st_at(0))
         self._report(b)
         b.ret(ir.Constant(I32, 0))
+
+    def _next(self, pc):
+        """The block-level code where the chunk goes on at ``pc``: a segment, or the chunk's end."""
+        return self.chunk_end if pc == self.region_end else self.seg_blocks[pc]
+
+    def _jump(self, seg):
+        """A branch the block takes as one (regions.skeleton): every thread's guard is read from
+        its register array; when they agree the chunk goes on at the target or after the branch
+        (a backward one returns for the watchdog once the call's budget is spent: the next call
+        goes on at the loop head); when they differ, the block stops at the branch and the
+        interpreter takes it from there (a record ``(-1 - first lane of the chunk, pc * 2)``)."""
+        b = self.b
+        p, t, g = seg["first"], seg["jump"], seg["guard"]
+        n = b.sub(b.load(self.c1), b.load(self.c))
+        if g is None:
+            taken = n
+        else:
+            b.store(ir.Constant(I64, 0), self.taken)
+            nxt, after = self._lanes(f"j{p}")
+            pv = self.to_type(self._load_reg(g[0]), "p", "pred")
+            if g[1]:
+                pv = b.not_(pv)
+            b.store(b.add(b.load(self.taken), b.zext(pv, I64)), self.taken)
+            b.branch(nxt)
+            b.position_at_end(after)
+            taken = b.load(self.taken)
+        every = b.icmp_signed("==", taken, n)
+        go, split = self.fn.append_basic_block(f"j{p}_as_one"), self.fn.append_basic_block(f"j{p}_diverges")
+        b.cbranch(b.or_(every, b.icmp_signed("==", taken, ir.Constant(I64, 0))), go, split)
+        b.position_at_end(split)
+        j = b.load(self.nrec)
+        two = b.mul(j, ir.Constant(I64, 2))
+        b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
+        b.store(ir.Constant(I64, p * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
+        b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
+        b.store(ir.Constant(I64, 1), self.stopped)
+        b.branch(self._materialized(seg, f"j{p}", p))
+        b.position_at_end(go)
+        b.store(b.add(b.load(self.total), n), self.total)
+        b.store(b.add(b.load(self.path), ir.Constant(I64, 1)), self.path)
+        target = self._next(t)
+        if t <= p:
+            back = self.fn.append_basic_block(f"j{p}_back")
+            suspend = self.fn.append_basic_block(f"j{p}_suspend")
+            b.position_at_end(back)
+            b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, target)
+            b.position_at_end(suspend)
+            b.store(b.load(self.c), self._st_at(0))
+            b.store(ir.Constant(I64, t), self._st_at(1))
+            self._report(b)
+            b.ret(ir.Constant(I32, 1))
+            target = back
+            b.position_at_end(go)
+        b.cbranch(every, target, self._next(p + 1))
+
+    def _materialized(self, seg, tag, pc):
+        """Where a chunk that stopped goes: the uniform registers live at ``pc`` stored for the
+        interpreter (``seg["materialize"]``), then the chunk's end."""
+        if not seg["materialize"]:
+            return self.chunk_end
+        b = self.b
+        bb = self.fn.append_basic_block(f"{tag}_materialize")
+        with b.goto_block(bb):
+            nxt, done = self._lanes(f"m{tag}")
+            self._recompute(seg["materialize_from"], pc)
+            for name in seg["materialize"]:
+                self._store_reg(name, self.reg_storage(name))
+            b.branch(nxt)
+            b.position_at_end(done)
+            b.branch(self.chunk_end)
+        return bb
 
     def _parts(self):
         """(block, thread index in the block) of this lane: the chunk's block, and the lane's
@@ -532,54 +625,115 @@ class CutRegionBuilder(RegionBuilder):
             self._pc, self._block_end, self._bail = pc, pc, None
             self.emit(self.remat_defs[name])
 
-    def _segment(self, seg, chunk_end):
+    def _segment(self, seg):
+        """A segment's phases, each a loop over the chunk's lanes; a lane that stopped ends the
+        chunk after the segment."""
         b = self.b
-        code = self.code
         a, z = seg["first"], seg["end"]
-        self.start, self.end = a, z
-        self.spill_cols = {n: col for n, col in self.spill_cols_all.items()
-                           if n in seg["defined"] or n in seg["remat"]}
-        b.store(ir.Constant(I64, 0), self.seg_most)
-        self.next_lane, after = self._lanes(f"s{a}")
-        b.store(ir.Constant(I64, 0), self.cnt)
-        for name in seg["inputs"]:
-            b.store(self._load_reg(name), self.slot(name))
-        self._recompute(seg["remat"], a)
-        branches = [p for p in range(a, z) if code[p][2].opcode == "bra" and code[p][3] is not None]
-        leaders = sorted({a} | {code[p][3] for p in branches if a <= code[p][3] < z}
-                         | {p + 1 for p in branches if p + 1 < z})
-        self.exit = self.fn.append_basic_block(f"s{a}_exit")
-        self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
-        b.branch(self.blocks[a])
-        self._emit_code(leaders, z)
-        b.position_at_end(self.exit)
-        for name in seg["outputs"]:
-            self._store_reg(name, b.load(self.slot(name)))
-        self._lane_done(b)
-        b.branch(self.next_lane)
-        # after every lane: the chunk's longest path so far; a stopped lane ends the chunk here
-        b.position_at_end(after)
-        b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
+        remat = set(seg["remat"]).union(*(r["remat"] for ph in seg["phases"] for r in ph["resume"]))
+        self.spill_cols = {n: col for n, col in self.spill_cols_all.items() if n in seg["defined"] or n in remat}
+        self.seg = seg
+        self.npos = len(seg["pos"])
+        ends = [ph["first"] for ph in seg["phases"][1:]] + [self.npos]
+        for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
+            self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None)
         go = self.fn.append_basic_block(f"s{a}_through")
-        stop = chunk_end
-        if seg["materialize"]:
-            stop = self.fn.append_basic_block(f"s{a}_materialize")
-        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), stop, go)
-        if seg["materialize"]:
-            b.position_at_end(stop)
-            nxt, done = self._lanes(f"m{a}")
-            self._recompute(seg["materialize_from"], z)
-            for name in seg["materialize"]:
-                self._store_reg(name, self.reg_storage(name))
-            b.branch(nxt)
-            b.position_at_end(done)
-            b.branch(chunk_end)
+        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self._materialized(seg, f"s{a}", z), go)
         b.position_at_end(go)
 
+    def _phase(self, pcs, v, w, resume):
+        """The pcs ``pcs`` of a segment (lock step's positions [v, w)) for every lane of the chunk:
+        from the segment's start (``resume`` None), or for the lanes waiting at one of them
+        (``state[k]``: the position of their pc) from there. A lane whose path leaves the phase
+        waits where it goes, its registers live there in their arrays."""
+        b, code, seg = self.b, self.code, self.seg
+        first = pcs[0]
+        self.phase_pcs = set(pcs)
+        b.store(ir.Constant(I64, 0), self.seg_most)
+        self.next_lane, after = self._lanes(f"s{first}")
+        if resume is not None:
+            at = b.load(self._state(self.kk, 0))
+            here = self.fn.append_basic_block(f"s{first}_waits_here")
+            b.cbranch(b.and_(b.icmp_signed(">=", at, ir.Constant(I64, v)), b.icmp_signed("<", at, ir.Constant(I64, w))),
+                      here, self.next_lane)
+            b.position_at_end(here)
+        b.store(ir.Constant(I64, 0), self.cnt)
+        branches = [p for p in pcs if code[p][0] == K_BRA]
+        leaders = ({first} | {r["pc"] for r in resume or ()}
+                   | ({code[p][3] for p in branches} | {p + 1 for p in branches}) & self.phase_pcs)
+        self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in sorted(leaders)}
+        self.parks = {}
+        if resume is None:
+            for name in seg["inputs"]:
+                b.store(self._load_reg(name), self.slot(name))
+            self._recompute(seg["remat"], first)
+            b.branch(self.blocks[first])
+        else:
+            sw = b.switch(at, self.next_lane)
+            for r in resume:
+                bb = self.fn.append_basic_block(f"resume{r['pc']}")
+                sw.add_case(ir.Constant(I64, seg["pos"][r["pc"]]), bb)
+                b.position_at_end(bb)
+                self.cur = {}
+                for name in r["inputs"]:
+                    b.store(self._load_reg(name), self.slot(name))
+                self._recompute(r["remat"], r["pc"])
+                b.branch(self.blocks[r["pc"]])
+        for q in sorted(leaders):
+            end = q
+            while True:                 # the block: to a branch, a leader, or out of the phase
+                end += 1
+                if code[end - 1][0] == K_BRA or end not in self.phase_pcs or end in leaders:
+                    break
+            b.position_at_end(self.blocks[q])
+            self.cur = {}
+            b.store(b.add(b.load(self.cnt), ir.Constant(I64, end - q)), self.cnt)
+            for p in range(q, end):
+                kind, _, inst, aux = code[p]
+                if kind == K_BRA:
+                    self._branch(p, inst, aux)
+                    break
+                if inst.opcode in ("bar", "barrier"):
+                    continue        # a cut: every thread of the block is here
+                self._pc, self._block_end, self._bail = p, end, None
+                self.emit(inst)
+            else:
+                b.branch(self._edge(end - 1, end))
+        b.position_at_end(after)
+        b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
+
+    def _park(self, t):
+        """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that the
+        segment writes and does not compute again) into their arrays, ``t``'s position into its
+        state."""
+        bb = self.parks.get(t)
+        if bb is None:
+            seg, b = self.seg, self.b
+            bb = self.parks[t] = self.fn.append_basic_block(f"park{t}")
+            with b.goto_block(bb):
+                for name in sorted(self.live_in[t] & seg["defined"] - set(seg["unstored"])):
+                    self._store_reg(name, b.load(self.slot(name)))
+                if len(seg["phases"]) > 1:
+                    b.store(ir.Constant(I64, seg["pos"].get(t, self.npos)), self._state(self.kk, 0))
+                self._lane_done(b)
+                b.branch(self.next_lane)
+        return bb
+
+    def _edge(self, p, t):
+        return self.blocks[t] if t in self.phase_pcs else self._park(t)
+
     def _branch(self, p, inst, target):
-        if target is not None and target <= p:
-            raise Skip("a loop in a region with cuts")
-        super()._branch(p, inst, target)
+        if target is None or target <= p or target > self.seg["end"]:
+            raise Skip("a loop in a segment of a region with cuts")      # (regions.skeleton makes it a jump)
+        b = self.b
+        g = inst.guard
+        if g is None:
+            b.branch(self._edge(p, target))
+            return
+        pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+        if g[1]:
+            pv = b.not_(pv)
+        b.cbranch(pv, self._edge(p, target), self._edge(p, p + 1))
 
     def _lane_done(self, b):
         c = b.load(self.cnt)
@@ -592,4 +746,5 @@ class CutRegionBuilder(RegionBuilder):
         b = ir.IRBuilder(bb)
         b.position_before(bb.terminator)
         b.store(ir.Constant(I64, 1), self.stopped)
+        b.store(ir.Constant(I64, -2), self._state_b(b, 0))        # (later phases pass it over)
         return bb

@@ -41,10 +41,10 @@ running at a loop head), so the engine checks the watchdog (CPU time) as often a
 interpreted code, and a ``while (true) {}`` still ends with the watchdog's message.
 
 **Cuts: barriers and shuffles.** A region may also hold ``__syncthreads()`` (``bar.sync 0``)
-and unguarded ``shfl.sync`` where every thread passes them exactly once: at the top level of the
-region, never inside a loop or one side of a branch (``find(..., cuts=...)``). Such a region has
-no loops; its *cuts* split it into segments, each cut the first instruction of the segment after
-it. Its native function (``regiongen.CutRegionBuilder``) runs one block at a time, segment by
+and unguarded ``shfl.sync`` where every thread of a block passes them together: at the top level
+of the region or in loops the block takes as one (below), never on one side of a branch
+(``find(..., cuts=...)``). Its *cuts* split it into segments, each cut the first instruction of
+the segment after it. Its native function (``regiongen.CutRegionBuilder``) runs one block at a time, segment by
 segment, each segment for every thread of the block (each on its own, as above) before the next
 begins. So every thread of the block has done everything before a cut when any thread runs it, as
 in lock step: a barrier needs nothing more, and a shuffle reads the other lanes' sources from
@@ -52,9 +52,36 @@ their register arrays (a segment may not write the source of the shuffle it star
 memory rules above therefore apply per segment; ordered atomics stay once per region. It runs only
 when every thread of the batch is at its start (else the replaced entry runs), and shuffles only
 when blocks are whole warps (no padding lanes, whose registers the interpreter's shuffles would
-read). A thread that stops in a segment stops its block at the next cut: the block's other threads
-finish the segment and wait at the cut as one stack entry ``[cut, end, block]``, above which the
-stopped thread runs to the cut interpreted.
+read). A thread that stops in a segment stops its block at the segment's end: the block's other
+threads finish the segment and wait there as one stack entry ``[cut, end, block]``, above which the
+stopped thread runs to the cut interpreted (its later phases then follow the others' ones: the
+same bytes for race-free code).
+
+**Loops around cuts.** A loop whose body holds a cut (the shared-memory tree reduction's
+``for (s = blockDim.x / 2; s > 0; s >>= 1) { ...; __syncthreads(); }``, a shuffle loop, a tiled
+matmul's tile loop, a scan) may be inside such a region too. Its branches (``skeleton``: every
+backward branch, and every branch that passes a cut) are *jumps*: the block takes them as one. Each
+thread's guard is read after the segment before the jump; where the block's threads agree, the
+native code goes on at the target (or after the branch), as lock step does when every thread goes
+the same way; where they differ (a barrier in a loop whose trip count differs between the block's
+threads), the block stops at the branch and the interpreter runs it from there (its synccheck
+words the error, or it runs what it accepts). Blocks may disagree with each other: they only meet
+through global memory, where races are the program's, as above. Each jump, its target and the pc
+after it also start segments, so segments still hold only forward branches. A backward jump
+returns for the watchdog once the call's ``BUDGET`` is spent, and the next call goes on at the
+loop head.
+
+**Phases.** A segment may hold more shared-memory accesses than the rule above allows
+(``s[tid] += s[tid + s]``: two loads and a store; a tiled matmul's two stores): it is split into
+*phases* before each access that conflicts with an earlier one of its phase (``phase_splits``), and
+every thread of the block runs a phase before any thread runs the next, as lock step runs an
+instruction for every thread before the next. A thread whose path skips ahead waits where it lands
+(its pc in ``state``, its live registers in their arrays). Phases run in pc order, which is lock
+step's order only where every branch of the segment jumps to its own reconvergence point (an
+``if`` without ``else``: lock step runs a taken path before the other), so a segment that needs
+phases may hold only such branches. A segment that starts with a warp instruction also splits
+before the first write of the register that instruction reads from other lanes (``v +=
+__shfl_xor_sync(..., v, ...)`` in a loop).
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
@@ -91,6 +118,7 @@ class Region:
     spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
     fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
     cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
+    bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
 
 
 # ------------------------------------------------------------------ finding regions
@@ -183,7 +211,7 @@ def find(df, info, live_out, cuts=None):
         cands = sorted({x for x in leaders if pc < x < b} | {b})
         s = pc
         while s < b:
-            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out)
+            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, df.reconv)
             if found:
                 out.append((s, found))
                 s = found
@@ -195,7 +223,7 @@ def find(df, info, live_out, cuts=None):
     return out
 
 
-def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out):
+def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None):
     """The farthest end (a leader up to ``b``) of a region that starts at ``s``, or None."""
     # no end past a branch from inside to before s, or past where a branch from before s lands
     hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
@@ -206,9 +234,8 @@ def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out):
             break                   # (smaller ends hold no branch, or no cut, either)
         if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
             continue
-        if held.size and not _cuts_at_top_level(held, e, srcs[inside], tgts[inside]):
-            continue
-        if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, held):
+        bounds = skeleton(code, s, e, held)[0] if held.size else []
+        if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, bounds, reconv):
             return e
     return None
 
@@ -239,21 +266,101 @@ def loops(srcs, tgts):
     return [(int(t), int(s)) for s, t in zip(srcs, tgts) if t <= s]
 
 
-def _cuts_at_top_level(held, e, srcs, tgts):
-    """Does every thread pass each cut exactly once? No loop, and every branch lands in its own
-    segment (up to and including the cut that ends it)."""
-    if (tgts <= srcs).any():
-        return False
-    k = np.searchsorted(held, srcs)                 # the segment of each branch: cuts before it
-    seg_end = np.append(held, e)[k]
-    return bool((tgts <= seg_end).all())
+def skeleton(code, s, e, held):
+    """(bounds, jumps) of a region with cuts (module docstring, "Loops around cuts"): ``jumps`` are
+    the branches the block takes as one (backward ones, and those that pass a bound), ``bounds``
+    the sorted pcs between ``s`` and ``e`` where segments start: the cuts, each jump and the pc
+    after it, and each jump's target. Every other branch is forward and lands in its own segment
+    (at most at the bound that ends it)."""
+    import bisect
+    from .engine import K_BRA
+    bras = [(p, code[p][3]) for p in range(s, e) if code[p][0] == K_BRA]
+    hard, jumps = {int(c) for c in held}, set()
+    while True:
+        pts = sorted(hard | {s, e})
+        new = [(p, t) for p, t in bras if p not in jumps and not p < t <= pts[bisect.bisect_right(pts, p)]]
+        if not new:
+            return sorted(hard - {s, e}), sorted(jumps)
+        for p, t in new:
+            jumps.add(p)
+            hard |= {p, p + 1, t}
 
 
-def segments(s, e, cut_pcs):
-    """[(first pc, end pc)] of a region's segments: the stretches between its cuts, each cut the
-    first instruction of the segment after it."""
-    bounds = [s] + list(cut_pcs)
-    return list(zip(bounds, list(cut_pcs) + [e]))
+def lockstep_order(code, a, z, reconv):
+    """The pcs of an acyclic segment [a, z) in the order lock step runs them (engine.run_function:
+    at a branch where threads diverge, the taken path to the reconvergence point first, then the
+    other), or None where a path leaves the segment before its reconvergence point. Every thread's
+    path visits them in this order."""
+    from .engine import K_BRA
+    out = []
+
+    def walk(p, stop):
+        while p != stop:
+            if not a <= p < z:
+                return False
+            out.append(p)
+            kind, _, inst, t = code[p]
+            if kind != K_BRA:
+                p += 1
+            elif inst.guard is None:
+                p = t
+            else:
+                r = reconv.get(p)
+                if r is None or not (walk(t, r) and walk(p + 1, r)):
+                    return False
+                p = r
+        return True
+    return out if walk(a, z) and len(set(out)) == len(out) else None
+
+
+def phases(code, a, z, src=None, reconv=None, live_out=None):
+    """A segment [a, z) as phases (lists of pcs in lock step's order): a new phase starts at each
+    shared-memory access that would share a phase with one it conflicts with (a store with any
+    other access; the straight-line tier's rule), at an atomic whose order shows (``live_out``
+    given: it gets a phase of its own, so the threads reach it in lane order, as in lock step), and
+    at the first write of ``src``, the register the warp instruction at ``a`` reads from other
+    lanes. Every thread of the block runs a phase before any runs the next, as lock step runs one
+    instruction for all threads before the next. None where phases are needed and lock step's
+    order is not known (``lockstep_order``)."""
+    order = lockstep_order(code, a, z, reconv) if reconv is not None else None
+    walk = order or list(range(a, z))
+    out, cur, reads, writes, mems = [], [], 0, 0, 0
+    for p in walk:
+        inst = code[p][2]
+        op = inst.opcode
+        mem = op in ("ld", "ldu", "st", "atom", "red")
+        volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
+        shared = mem and _space(inst) == "shared" or volatile
+        write = op not in ("ld", "ldu")
+        alone = live_out is not None and op in ("atom", "red") and not _commutes(inst, live_out[p])
+        split = (src is not None and p != a and src in defined(code, p, p + 1)
+                 or shared and (writes or write and reads) or alone and mems)
+        if split and cur:
+            out.append(cur)
+            cur, reads, writes, mems = [], 0, 0, 0
+        if src is not None and p != a and src in defined(code, p, p + 1):
+            src = None
+        cur.append(p)
+        if alone:
+            out.append(cur)
+            cur, reads, writes, mems = [], 0, 0, 0
+            continue
+        mems += mem
+        if shared:
+            reads += not write
+            writes += write
+    if cur or not out:
+        out.append(cur)
+    if len(out) > 1 and order is None:
+        return None
+    return out
+
+
+def segments(s, e, bounds):
+    """[(first pc, end pc)] of a region's segments: the stretches between its bounds (cuts, jumps
+    and their targets: ``skeleton``), each cut the first instruction of the segment after it."""
+    bounds = [int(b) for b in bounds]
+    return list(zip([s] + bounds, bounds + [e]))
 
 
 def cross_source(code, pc):
@@ -262,30 +369,25 @@ def cross_source(code, pc):
     return inst.operands[1][1] if inst.opcode in ("shfl", "vote", "redux") else None
 
 
-def _allowed(code, s, e, srcs, tgts, live_out, held=()):
-    """The memory and atomic rules of the module docstring (shared memory: per segment)."""
+def _allowed(code, s, e, srcs, tgts, live_out, bounds=(), reconv=None):
+    """The memory and atomic rules of the module docstring (with cuts: per phase of a segment)."""
+    if bounds:
+        for a, z in segments(s, e, bounds):
+            src = cross_source(code, a) if a in bounds else None
+            if phases(code, a, z, src, reconv, live_out) is None:
+                return False
+        return True
     ranges = loops(srcs, tgts)
     ordered, commuting = [], 0
-    for a, z in segments(s, e, held):
-        shared_writes = shared_any = 0
-        for p in range(a, z):
-            inst = code[p][2]
-            op = inst.opcode
-            # volatile global memory counts as shared: books run the warp-synchronous idiom on it too
-            volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
-            if op in ("ld", "ldu", "st", "atom", "red") and _space(inst) == "shared" or volatile:
-                shared_any += 1
-                shared_writes += op not in ("ld", "ldu")
-            if op in ("atom", "red"):
-                if _commutes(inst, live_out[p]):
-                    commuting += 1
-                else:
-                    ordered.append(p)
-        if shared_writes and shared_any > 1:
-            return False
-        src = cross_source(code, a) if a in held else None
-        if src is not None and src in defined(code, a, z):
-            return False        # lanes would overwrite a shuffle's source before later lanes read it
+    if phases(code, s, e) is None:
+        return False
+    for p in range(s, e):
+        inst = code[p][2]
+        if inst.opcode in ("atom", "red"):
+            if _commutes(inst, live_out[p]):
+                commuting += 1
+            else:
+                ordered.append(p)
     if ordered and (len(ordered) > 1 or commuting or any(h <= ordered[0] <= t for h, t in ranges)):
         return False
     return True
@@ -412,7 +514,7 @@ class Runner:
         self.table = np.zeros(max(len(region.regs), 1), np.uint64)
         self.seen = [None] * len(region.regs)
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
-        self.cut_pcs = np.array([p for p, _ in region.cuts], np.int64)
+        self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
         self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
 
     def __call__(self, ex, stack, ent, rpc):
@@ -455,7 +557,7 @@ class Runner:
         rec = np.empty(2 * count, np.int64)
         ns = max(r.nspill, 1)
         spill = np.empty(count * ns, np.int64)
-        state = np.empty((count, 3) if r.turns else 3, np.int64)
+        state = np.empty((count, 3) if r.turns or r.cuts else 3, np.int64)
         args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data,
                 rec.ctypes.data, spill.ctypes.data, state.ctypes.data)
         stats = ex.stats
@@ -478,6 +580,21 @@ class Runner:
         if not nrec:
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
+        ent[0] = r.end
+        whole = rows[:, 0] < 0          # blocks stopped at a jump whose threads disagree (regiongen._jump)
+        if whole.any():
+            t = ex.batch.threads_per_block
+            for p in np.unique(rows[whole, 1] >> 1).tolist():
+                mask = np.zeros(ex.n, bool)
+                for c in (-1 - rows[whole & (rows[:, 1] >> 1 == p), 0]).tolist():
+                    mask[idx[c:c + t]] = True
+                # the block goes on interpreted past the region's end too (not waiting there, where
+                # synccheck would count it as heading for the kernel's end): blocks do not meet
+                ent[2] = ent[2] & ~mask
+                stack.append([p, ent[1], mask])
+                if p == r.start:
+                    ex.__dict__.setdefault("interpret_entries", []).append(stack[-1])
+            rows = rows[~whole]
         ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
         values = spill.reshape(count, ns)
         joins = {}          # where stopped lanes go to: the region's end, or the cut that ends their segment
@@ -499,7 +616,6 @@ class Runner:
                 ex.__dict__.setdefault("interpret_entries", []).append(stops[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
-        ent[0] = r.end
         for join, (stops, chunks) in sorted(joins.items(), key=lambda j: -min(j[1][0])[0]):
             if join != r.end:   # the stopped lanes' blocks wait at the cut, for the stopped lanes
                 t = ex.batch.threads_per_block
