@@ -336,7 +336,8 @@ def _input_bounds(x, emin):
     else:
         idx = u >> np.uint32(13)
         table_e, table_low = _input_table(emin)
-        e, low, bad = np.take(table_e, idx), np.take(table_low, idx), not np.isfinite(f).all()
+        top = _folded(np.take(table_e, idx), np.maximum)
+        return top, _folded(np.take(table_low, idx), np.minimum), bool((top >= 128).any())   # 128: inf, NaN
     return _folded(e, np.maximum), _folded(low, np.minimum), bad
 
 
@@ -621,12 +622,15 @@ def _wmma(inst, d):
     esize = BITS[typ] // 8
     edt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[esize]
     ne = frag.rows.shape[1]
+    # sm_70's fragments repeat their elements (16 halves for 8): a load reads the first copy once
+    distinct = next(d for d in range(1, ne + 1) if ne % d == 0 and (frag.rows == np.tile(frag.rows[:, :d], ne // d)).all()
+                    and (frag.cols == np.tile(frag.cols[:, :d], ne // d)).all())
 
-    def addresses(ex, lanes):
+    def addresses(ex, lanes, count=ne):
         base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
         ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
         lane = lanes & 31
-        off = major[lane].astype(np.uint64) * ld[:, None] + minor[lane].astype(np.uint64)
+        off = major[lane, :count].astype(np.uint64) * ld[:, None] + minor[lane, :count].astype(np.uint64)
         return (base[:, None] + off * np.uint64(esize)).ravel()
 
     if what == "load":
@@ -634,13 +638,20 @@ def _wmma(inst, d):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
-            addrs = addresses(ex, lanes)
-            sel = np.repeat(lanes, ne)
-            raw = np.zeros(sel.size, np.uint64)
+            count = ne if ex.observers else distinct        # observers see every element's access
+            addrs = addresses(ex, lanes, count)
+            sel = np.repeat(lanes, count)
+            raw = np.zeros(sel.size, edt)
             for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, esize, "ld"):
                 raw[pos] = gather(buf, off, np.dtype(edt))
-            full = np.zeros((warps.size * 32, ne), np.uint64)
-            full[np.searchsorted((warps[:, None] * 32 + _LANE).ravel(), lanes)] = raw.reshape(-1, ne)
+            raw = raw.reshape(-1, count)
+            if count < ne:
+                raw = np.tile(raw, (1, ne // count))
+            if lanes.size == warps.size * 32:
+                full = raw
+            else:
+                full = np.zeros((warps.size * 32, ne), edt)
+                full[np.searchsorted((warps[:, None] * 32 + _LANE).ravel(), lanes)] = raw
             frag.write(ex, warps, full.reshape(warps.size, 32, ne))
         return run
 
