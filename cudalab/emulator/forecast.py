@@ -138,6 +138,7 @@ def thread_instructions(program, df, batch, kparams, shared_size, layout, local_
               time.thread_time() + seconds, kernel_name)
     ex.fr = Frame(sk, ex.n, 0)
     ex.cluster, ex.grid_state = cluster, None
+    ex.wall_deadline = time.monotonic() + 4 * seconds   # and a bound on a busy machine's wall clock
     first_warp = ex.valid & (np.arange(ex.n) % batch.lanes_per_block < 32)
     scale = batch.threads_per_block / min(32, batch.threads_per_block)
     try:
