@@ -286,3 +286,72 @@ def test_one_thread_working_long_while_the_block_waits_at_syncthreads(work, n):
     out = np.zeros(64, np.float32)
     mod.k[1, 64](np.ones(min(n, 3000), np.float32), out, n)
     assert (out == n).all()
+
+
+PERSISTENT = r'''
+__global__ void persistent(float* out, int tiles, int steps) {
+  float acc = 0.f;
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {     // each block loops over tiles
+    for (int k = 0; k < steps; ++k) {
+      __syncthreads();
+      acc = acc * 0.5f + out[(t * 7 + k) % 1024];
+#pragma unroll
+      for (int j = 0; j < 32; ++j) acc = acc * 0.999f + 0.5f;   // work the control flow does not need
+    }
+  }
+  out[1024 + blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}'''
+
+
+def test_a_persistent_grid_of_one_batch_is_stopped_with_the_count_of_its_work():
+    """A grid that is one batch finishes no block before the watchdog, so no block's pace can be
+    extrapolated: the estimate counts the batch's work by replaying its control flow alone
+    (emulator/forecast.py), and that count is exact when the loops depend on registers only."""
+    k = cudalab.compile(PERSISTENT).get_kernel("persistent")
+    out = np.zeros(1024 + 64 * 256, np.float32)
+
+    def work(tiles_per_block, steps):
+        return k[64, 256](out, 64 * tiles_per_block, steps).thread_instructions
+    # the work is linear in tiles and in tiles x steps (steps a multiple of the compiler's unrolling, 4)
+    one, two, longer = work(1, 8), work(2, 8), work(2, 16)
+    per_step = (longer - two) // (2 * 8)
+    per_tile = two - one - per_step * 8
+    fixed = one - per_tile - per_step * 8
+    cudalab.set_watchdog(0.3)
+    with pytest.raises(cudalab.KernelError) as e:
+        k[64, 256](out, 64 * 20, 100)
+    p = e.value.progress
+    assert p.blocks_done == 0 and p.blocks_total == 64
+    assert p.estimated_thread_instructions == fixed + per_tile * 20 + per_step * 20 * 100
+    assert p.thread_instructions < p.estimated_thread_instructions and not p.forecast_partial
+    message = str(e.value)
+    assert "It had finished 0 of its 64 blocks" in message
+    assert re.search(r"The whole grid needs about [\d.]+ billion thread-instructions: about [\d.]+ s on the emulator",
+                     message)
+    assert "To let it finish: make the problem smaller" in message and "--device gpu" in message
+
+
+def test_a_grid_too_big_to_count_in_time_gets_a_lower_bound():
+    k = cudalab.compile(PERSISTENT).get_kernel("persistent")
+    cudalab.set_watchdog(0.3)        # the count gets 0.25 s: far too little
+    with pytest.raises(cudalab.KernelError) as e:
+        k[64, 256](np.zeros(1024 + 64 * 256, np.float32), 64 * 2600, 1000)   # 2.6 million iterations a block
+    p = e.value.progress
+    assert p.forecast_partial and p.estimated_thread_instructions > p.thread_instructions
+    assert re.search(r"The whole grid needs more than [\d.]+ (million|billion) thread-instructions: more than "
+                     r"[\d.]+ (s|minutes) on the emulator", str(e.value))
+
+
+def test_a_loop_waiting_on_memory_no_thread_writes_keeps_the_question_and_no_estimate():
+    """The skeleton's loads read memory as the stopped launch left it: a spin on a flag nobody sets
+    spins there too, runs out of its time and counts only a lower bound; a loop whose end needs a
+    store to global memory cannot be replayed at all."""
+    k = cudalab.compile("__global__ void wait(int *flag, int *out) {\n"
+                        "  int n = 0;\n"
+                        "  while (atomicAdd(flag, 0) == 0) { ++n; }\n"
+                        "  out[threadIdx.x] = n; }").get_kernel("wait")
+    cudalab.set_watchdog(0.3)
+    with pytest.raises(cudalab.KernelError) as e:
+        k[2, 32](np.zeros(1, np.int32), np.zeros(32, np.int32))
+    assert e.value.progress.estimated_seconds is None
+    assert "Does a loop there ever end?" in str(e.value)

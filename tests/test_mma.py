@@ -171,3 +171,73 @@ __global__ void half_warp(const half* a, float* c) {
 }''').get_kernel("half_warp")
     with pytest.raises(KernelError, match=r"wmma at line 7 .* only 16 threads"):
         k[1, 32](np.ones(256, np.float16), np.zeros(32, np.float32))
+
+
+def _elements(rng, kind, shape, typ):
+    """Test operands: small integers (the samples' GEMMs), any bit pattern of the type (NaN,
+    infinities, subnormals), or small integers with a few of those and signed zeros mixed in."""
+    if kind == "int":
+        return rng.integers(-3, 4, shape).astype(np.float64)
+    if kind == "bits":
+        u = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+        u = {"f16": u >> np.uint32(16) << np.uint32(16), "bf16": u & np.uint32(0xFFFF0000),
+             "tf32": u & np.uint32(0xFFFFE000), "f32": u}[typ]
+        with np.errstate(invalid="ignore"):         # NaN payloads carried into float64
+            if typ == "f16":
+                return (u >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float64)
+            return u.view(np.float32).astype(np.float64)
+    x = _elements(rng, "int", shape, typ)
+    odd = rng.random(shape) < 0.05
+    x[odd] = _elements(rng, "bits", shape, typ)[odd]
+    zero = rng.random(shape) < 0.2
+    x[zero] = np.where(rng.random(zero.sum()) < 0.5, -0.0, 0.0)
+    return x
+
+
+@pytest.mark.parametrize("typ", ["f16", "bf16", "tf32"])
+@pytest.mark.parametrize("kind", ["int", "bits", "mixed"])
+def test_the_bit_level_exactness_test_finds_what_the_float64_one_finds(typ, kind):
+    """dot_float decides from float32 bits (a table for the inputs) which sums no alignment can cut;
+    the float64 formulas are the reference, on integers, on random bits and on both mixed."""
+    rng = np.random.default_rng(["f16", "bf16", "tf32"].index(typ) * 3 + ["int", "bits", "mixed"].index(kind))
+    a, b = (_elements(rng, kind, (40, 16, 16), typ) for _ in range(2))
+    c = _elements(rng, kind, (40, 16, 16), "f32")
+    with np.errstate(all="ignore"):
+        fast = mma._exact_elements(a, b, c, mma.EMIN[typ])
+        reference = mma._exact_elements_f64(a, b, c, mma.EMIN[typ])
+    assert fast is not None and (fast == reference).all()
+    assert reference.any() if kind == "int" else not reference.all()
+
+
+def test_truncation_to_float32_cuts_toward_zero_at_every_size():
+    s = np.array([1.0 + 2.0 ** -30, -(1.0 + 2.0 ** -23 + 2.0 ** -40), 3.0 * 2.0 ** -140, -2.0 ** -160,
+                  2.0 ** 128, 2.0 ** 128 - 2.0 ** 90, -0.0, np.nan])
+    got = mma._truncate_f32(s)
+    want = [1.0, -(1.0 + 2.0 ** -23), 3.0 * 2.0 ** -140, 0.0, np.inf, np.finfo(np.float32).max, -0.0, np.nan]
+    assert np.array_equal(got, np.array(want, np.float32), equal_nan=True)
+    assert not np.signbit(got[3])                   # a nonzero sum too small for float32 is +0
+
+
+def test_a_batch_of_warps_multiplies_as_warps_one_by_one():
+    """The matrix instructions gather every warp's fragments at once: each warp's D must be what that
+    warp alone computes (integers, so the product is easy to check too)."""
+    k = cudalab.compile(r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void tiles(const half* a, const half* b, float* c) {
+  int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 1.0f);
+  wmma::load_matrix_sync(fa, a + 256 * w, 16);
+  wmma::load_matrix_sync(fb, b + 256 * w, 16);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(c + 256 * w, fc, 16, wmma::mem_row_major);
+}''').get_kernel("tiles")
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-3, 4, (12, 16, 16)).astype(np.float16) for _ in range(2))
+    c = np.zeros((12, 16, 16), np.float32)
+    k[3, 128](a.ravel(), b.ravel(), c.reshape(-1))
+    want = np.matmul(a.astype(np.float64), np.swapaxes(b, 1, 2).astype(np.float64)) + 1
+    assert np.array_equal(c, want.astype(np.float32))

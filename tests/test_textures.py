@@ -199,3 +199,32 @@ def test_a_lookup_at_texel_centres_gives_the_full_filters_bits():
         words = np.concatenate([bits[:, None], others], 1)
         full = T._filter(words, np.tile([256, 0, 0, 0], (4000, 1)), fmt)
         assert (T._one_texel(bits, fmt) == full).all(), (kind, size, channels)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 4])
+@pytest.mark.parametrize("mode", ["clamp", "wrap"])
+def test_linear_lookups_at_texel_centres_take_the_short_way_to_the_same_words(channels, mode):
+    """A linear lookup whose lanes all sit at texel centres reads each lane's texel in a few passes
+    (texture._centres); the general filter is the reference: clamped edges, coordinates beyond the
+    image, infinities and NaN, subnormal and NaN texels. A lane between texels sends them all the
+    general way."""
+    from cudalab.emulator import texture as tx
+    from cudalab.emulator.memory import GLOBAL_BASE
+    rng = np.random.default_rng(channels)
+    w, h = 37, 11
+    texels = rng.standard_normal((h, w, channels)).astype(np.float32)
+    texels.flat[:4] = [np.float32(1e-40), -np.float32(1e-40), np.nan, -0.0]     # subnormals, NaN, -0
+    data = np.zeros(1024 + texels.nbytes, np.uint8)
+    data[512:512 + texels.nbytes] = texels.view(np.uint8).ravel()
+    image = tx.Image(GLOBAL_BASE + 512, tx.Format((32,) * channels + (0,) * (4 - channels), "float"), w, h,
+                     pitch=w * 4 * channels, kind="pitch2d")
+    smp = tx.Sampler(address=(mode, mode, mode), filter="linear")
+    x = (rng.integers(-5, w + 5, 500) + 0.5).astype(np.float32)
+    y = (rng.integers(-5, h + 5, 500) + 0.5).astype(np.float32)
+    x[:6] = [np.inf, -np.inf, np.nan, 1e30, -0.0, 1e-41]
+    fast = tx._centres(data, image, smp, [x, y], smp.address)
+    words, fractions = tx._taps(data, image, smp, [x, y], None, True, single=True)
+    assert words.shape[1] == 1 and fast is not None
+    assert np.array_equal(fast, tx._one_texel(words[:, 0], image.fmt))
+    x[7] = 3.25                                         # between texels 2 and 3
+    assert tx._centres(data, image, smp, [x, y], smp.address) is None

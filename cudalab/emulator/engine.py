@@ -24,6 +24,7 @@ from ..ptx import ir
 from ..ptx.cfg import reconvergence
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
+from . import forecast
 from . import mma  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
@@ -1218,6 +1219,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
         except Watchdog:
+            if pace.estimate is None:       # no block has finished: count the batch's work another way
+                pace.forecast_batch(nb, lambda seconds: forecast.thread_instructions(
+                    program, df, batch, kparams, total_shared, layout, local_stride, kernel_name, seconds, shape))
             raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line) from None
         except CudaError:
             raise

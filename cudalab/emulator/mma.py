@@ -131,8 +131,8 @@ def pack(elements, bits):
 
 def values(raw, typ):
     """Raw element bits -> float64 (float types) or int64 values."""
-    if typ == "f16":
-        return raw.astype(np.uint16).view(np.float16).astype(np.float64)
+    if typ == "f16":               # numpy converts halves in software: a table of all 65536 is faster
+        return np.take(_f16_table(), raw.astype(np.uint16, copy=False))
     if typ == "bf16":
         return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     if typ == "tf32":               # the tensor core reads 19 bits of a float32: the low 13 are dropped
@@ -148,6 +148,15 @@ def values(raw, typ):
     if typ in ("u8", "u4"):
         return raw.astype(np.int64)
     raise Unsupported(f"matrix elements of type .{typ}")
+
+
+_F16 = []
+
+
+def _f16_table():
+    if not _F16:
+        _F16.append(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64))
+    return _F16[0]
 
 
 def raw_bits(vals):
@@ -176,7 +185,23 @@ def _lowest_bit(x):
 def _truncate_f32(s):
     """float64 -> float32 toward zero; 2**128 and beyond (and what rounds there) become infinity, and
     a nonzero sum too small for float32 becomes +0 whatever its sign, as f16 results do (eight
-    products of -1.7e-77 on C = -0 gave +0 on an H200: fuzz seed 1908 of 2026-11-26)."""
+    products of -1.7e-77 on C = -0 gave +0 on an H200: fuzz seed 1908 of 2026-11-26).
+    Where every sum is a normal float32's size, cutting the float64's low 29 bits is that truncation."""
+    s = np.ascontiguousarray(s, np.float64)
+    u = s.view(np.uint64)
+    field = (u >> np.uint64(52)).astype(np.uint16) & np.uint16(0x7FF)
+    normal = (field - np.uint16(897)) < np.uint16(255)          # 2**-126 <= |s| < 2**128
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = (u & np.uint64(0xFFFFFFFFE0000000)).view(np.float64).astype(np.float32)
+    if normal.all():
+        return r
+    rest = np.flatnonzero(~normal)
+    r.flat[rest] = _truncate_f32_rest(s.flat[rest])
+    return r
+
+
+def _truncate_f32_rest(s):
+    """_truncate_f32 of any float64 values: zeros, infinities, NaN, sums out of float32's normal range."""
     with np.errstate(over="ignore", invalid="ignore"):
         rn = s.astype(np.float32)
     over = np.abs(rn.astype(np.float64)) > np.abs(s)
@@ -214,22 +239,124 @@ def dot_float(a, b, c, block=None, emin=-126):
             c = dot_float(a[:, :, k0:k0 + block], b[:, k0:k0 + block], c, emin=emin).astype(np.float64)
         return c.astype(np.float32)
     with np.errstate(all="ignore"):
-        ea, eb = _exponent(a, emin), _exponent(b, emin)
-        ec = np.where(np.isfinite(c), np.maximum(_exponent(c), EMIN_C), -np.inf)
-        finite = np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
-        top = np.maximum(ec, ea.max(axis=2)[:, :, None] + eb.max(axis=1)[:, None, :])   # at least the true top
-        low = _lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :]
-        # every product's last bit (and C's) at or above the quantum 2**(top - 25): nothing is cut
-        exact = finite & (low >= top - WINDOW) & (_lowest_bit(c) >= top - WINDOW)
         s = c + np.matmul(a, b)
+        exact = _exact_elements(a, b, c, emin)
+        if exact is None:
+            exact = _exact_elements_f64(a, b, c, emin)
         exact &= s != 0                         # a zero's sign comes from the term-by-term sum
+        if exact.all():                         # small integers, as the samples' GEMMs hold: no NaN here
+            return _truncate_f32(s)
         w, m, n = np.nonzero(~exact)
         if w.size > exact.size // 4:            # mostly term by term: all of it, without gathering
+            eb = _exponent(b, emin)
             bt, ebt = np.swapaxes(b, 1, 2)[:, None], np.swapaxes(eb, 1, 2)[:, None]
-            s = np.where(exact, s, _aligned_sum(a[:, :, None], bt, c, ea[:, :, None] + ebt, ec))
-        elif w.size:
-            s[w, m, n] = _aligned_sum(a[w, m, :], b[w, :, n], c[w, m, n], ea[w, m, :] + eb[w, :, n], ec[w, m, n])
+            s = np.where(exact, s, _aligned_sum(a[:, :, None], bt, c, _exponent(a, emin)[:, :, None] + ebt,
+                                                _c_exponent(c)))
+        else:
+            a_, b_ = a[w, m, :], b[w, :, n]
+            s[w, m, n] = _aligned_sum(a_, b_, c[w, m, n], _exponent(a_, emin) + _exponent(b_, emin),
+                                      _c_exponent(c[w, m, n]))
         return alu.gpu_nan(_truncate_f32(s))
+
+
+def _exact_elements_f64(a, b, c, emin):
+    """The elements whose C and products all have their lowest set bit at or above the quantum
+    2**(top - 25) (top: an upper bound of the largest exponent among C's and the products'), all
+    finite: nothing is cut, so float64 sums them exactly. The reference for _exact_elements."""
+    ea, eb = _exponent(a, emin), _exponent(b, emin)
+    finite = np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
+    top = np.maximum(_c_exponent(c), ea.max(axis=2)[:, :, None] + eb.max(axis=1)[:, None, :])
+    low = _lowest_bit(a).min(axis=2)[:, :, None] + _lowest_bit(b).min(axis=1)[:, None, :]
+    return finite & (low >= top - WINDOW) & (_lowest_bit(c) >= top - WINDOW)
+
+
+def _c_exponent(c):
+    """C's exponent for the alignment: at least EMIN_C; -inf where C is not finite."""
+    return np.where(np.isfinite(c), np.maximum(_exponent(c), EMIN_C), -np.inf)
+
+
+# ---------------------------------------------------------------- the same test from float32 bits
+
+_ZERO = np.int16(4000)       # moves a zero's exponent below, and its lowest set bit above, every other's
+
+
+def _f32_fields(x, emin):
+    """float64 values that float32 holds exactly -> (exponent, lowest set bit) as int16 (a zero's
+    exponent below -3000 and its lowest bit above 3000; the exponent at least ``emin``), and whether
+    any is infinite or NaN; None if some value is not a float32 (then the float64 formulas decide).
+    All four input types and C are float32 values, and these integer passes over their bits cost a
+    fraction of frexp's (numpy's where on a random mask is slower still: zeros are moved by adding)."""
+    f = x.astype(np.float32)
+    if not (np.array_equal(f, x) or np.array_equal(f, x, equal_nan=True)):
+        return None
+    u = f.view(np.uint32)
+    field = ((u >> np.uint32(23)) & np.uint32(0xFF)).astype(np.int16)
+    m = (u & np.uint32(0x7FFFFF)) | ((field > 0).astype(np.uint32) << np.uint32(23))
+    ctz = (((m & (~m + np.uint32(1))).astype(np.float32).view(np.uint32)) >> np.uint32(23)).astype(np.int16)
+    zero = (m == 0).astype(np.int16) * _ZERO
+    exponent = np.maximum(field - np.int16(127), np.int16(emin)) - zero
+    lowest = np.maximum(field, np.int16(1)) + ctz - np.int16(150 + 127) + zero
+    return exponent, lowest, bool((field == 255).any())
+
+
+_TABLES = {}
+
+
+def _input_table(emin):
+    """(exponent, lowest set bit) of every float32 whose low 13 bits are zero, by its top 19 bits."""
+    if emin not in _TABLES:
+        with np.errstate(invalid="ignore"):
+            every = (np.arange(1 << 19, dtype=np.uint32) << np.uint32(13)).view(np.float32).astype(np.float64)
+            e, low, _ = _f32_fields(every, emin)
+        _TABLES[emin] = e, low
+    return _TABLES[emin]
+
+
+def _folded(x, op):
+    """op reduced over axis 1, by halves while it splits evenly (numpy's reductions over a short
+    axis cost several times these few whole-array steps)."""
+    while x.shape[1] > 1 and x.shape[1] % 2 == 0:
+        h = x.shape[1] // 2
+        x = op(x[:, :h], x[:, h:])
+    return op.reduce(x, axis=1)
+
+
+def _input_bounds(x, emin):
+    """The largest exponent and smallest lowest set bit along axis 1 of x (W, K, rows) and whether
+    it holds an infinity or NaN; None where a value is no float32. f16, bf16 and tf32 values keep
+    the low 13 bits of their float32 zero: a table of the 2**19 remaining bit patterns answers them
+    in one lookup; other values go through _f32_fields."""
+    f = x.astype(np.float32)
+    u = f.view(np.uint32)
+    if (u & np.uint32(0x1FFF)).any() or not np.array_equal(f, x):
+        got = _f32_fields(x, emin)
+        if got is None:
+            return None
+        e, low, bad = got
+    else:
+        idx = u >> np.uint32(13)
+        table_e, table_low = _input_table(emin)
+        top = _folded(np.take(table_e, idx), np.maximum)
+        return top, _folded(np.take(table_low, idx), np.minimum), bool((top >= 128).any())   # 128: inf, NaN
+    return _folded(e, np.maximum), _folded(low, np.minimum), bad
+
+
+def _exact_elements(a, b, c, emin):
+    """The elements of D = A B + C that the tensor core sums exactly, as dot_float's float64 test
+    finds them (C and every product on the grid of the quantum 2**(top - 25), all finite), from
+    the values' float32 bits; None where that cannot be used (a value float32 does not hold)."""
+    fa, fb = _input_bounds(np.swapaxes(a, 1, 2), emin), _input_bounds(b, emin)
+    fc = _f32_fields(c, EMIN_C)
+    if fa is None or fb is None or fc is None:
+        return None
+    (ta, la, bad_a), (tb, lb, bad_b), (ec, lc, bad_c) = fa, fb, fc
+    ec = np.maximum(ec, np.int16(EMIN_C))          # a zero C counts as 2**-126 too
+    top = np.maximum(ec, ta[:, :, None] + tb[:, None, :])
+    low = np.minimum(la[:, :, None] + lb[:, None, :], lc)
+    exact = low >= top - np.int16(WINDOW)
+    if bad_a or bad_b or bad_c:
+        exact &= np.isfinite(a).all(axis=2)[:, :, None] & np.isfinite(b).all(axis=1)[:, None, :] & np.isfinite(c)
+    return exact
 
 
 def _aligned_sum(a, b, c, pe, ec):
@@ -317,24 +444,59 @@ class Fragment:
         if rows.shape[1] != elements:
             raise Unsupported(f"a {typ} fragment of {len(regs)} registers")
 
+    def _every_warp(self, ex, warps):
+        """Whether ``warps`` is every warp of the batch (then no lane needs picking out)."""
+        return warps.size * 32 == ex.n
+
     def read(self, ex, warps):
-        """Raw element bits (len(warps), 32, elements) of the given warps."""
-        full = [np.broadcast_to(np.asarray(r(ex, None)).astype(self.word), (ex.n,)).reshape(-1, 32)[warps]
-                for r in self.readers]
-        return unpack(np.stack(full, axis=-1), self.bits)
+        """Raw element bits (len(warps), 32, elements) of the given warps, as unsigned integers of the
+        element's width (uint64 for sub-byte elements)."""
+        every = self._every_warp(ex, warps)
+        words = np.empty((warps.size * 32, len(self.readers)), self.word)
+        for j, r in enumerate(self.readers):
+            v = np.asarray(r(ex, None))
+            v = v.view(self.word) if v.dtype.itemsize == words.itemsize and v.dtype.kind in "uif" \
+                and v.dtype != np.bool_ else v.astype(self.word)
+            words[:, j] = v if v.ndim == 0 else v if every else v.reshape(-1, 32)[warps].ravel()
+        words = words.reshape(warps.size, 32, -1)
+        if self.bits in (8, 16):                 # little-endian: element e of a word is its e-th slice
+            return words.view(np.uint8 if self.bits == 8 else np.uint16)
+        return words if self.bits >= 32 else unpack(words, self.bits)
+
+    def _sources(self, shape):
+        """Where each element of a (rows, cols) matrix is read from in a lane-major fragment: its first
+        place (the lowest element index), or one past the end where no lane holds it (a zero)."""
+        key = ("sources", shape)
+        if key not in self.__dict__:
+            places = self.rows.size
+            index = np.arange(places).reshape(self.rows.shape)
+            src = np.full(shape[0] * shape[1], places)
+            src[(self.rows * shape[1] + self.cols)[:, ::-1].T.ravel()] = index[:, ::-1].T.ravel()
+            self.__dict__[key] = src, bool((src == places).any())
+        return self.__dict__[key]
 
     def matrix(self, ex, warps, shape):
-        """The fragment's values gathered into (warps, rows, cols); a repeated element is read from
-        its first place."""
-        el = values(self.read(ex, warps), self.typ)
-        out = np.zeros((len(warps),) + shape, el.dtype)
-        out[:, self.rows[:, ::-1].T.ravel(), self.cols[:, ::-1].T.ravel()] = \
-            el[:, :, ::-1].transpose(0, 2, 1).reshape(len(warps), -1)
-        return out
+        """The fragment's values gathered into (warps, rows, cols) with one take; a repeated element
+        is read from its first place."""
+        src, holes = self._sources(shape)
+        raw = self.read(ex, warps).reshape(warps.size, -1)
+        if holes:
+            raw = np.concatenate([raw, np.zeros((warps.size, 1), raw.dtype)], axis=1)
+        return values(np.take(raw, src, axis=1), self.typ).reshape((warps.size,) + shape)
 
     def write(self, ex, warps, raw):
         """Write raw element bits (len(warps), 32, elements) into the active lanes of the warps."""
-        words = pack(raw, self.bits).astype(self.word)                  # (W, 32, registers)
+        if self.bits in (8, 16):
+            words = raw.astype(np.uint8 if self.bits == 8 else np.uint16).view(np.uint32)
+        elif self.bits >= 32:
+            words = raw.astype(self.word, copy=False)
+        else:
+            words = pack(raw, self.bits).astype(self.word)                  # (W, 32, registers)
+        if ex.idx.size == ex.n and self._every_warp(ex, warps):      # every lane: whole registers
+            for j, w in enumerate(self.writers):
+                if w is not None:
+                    w(ex, None, np.ascontiguousarray(words[:, :, j]).reshape(-1))
+            return
         lanes = (warps[:, None] * 32 + _LANE[None, :]).ravel()
         keep = ex.mask[lanes]
         for j, w in enumerate(self.writers):
@@ -343,13 +505,15 @@ class Fragment:
 
     def store_matrix(self, ex, warps, mat):
         """Scatter a (warps, rows, cols) result into the fragment."""
-        raw = raw_bits(mat[:, self.rows, self.cols])
-        self.write(ex, warps, raw)
+        vals = np.ascontiguousarray(mat[:, self.rows, self.cols])
+        self.write(ex, warps, vals.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[vals.itemsize]))
 
 
 def active_warps(ex, inst):
     """The warps executing a .sync.aligned matrix instruction, which needs all 32 of their threads
     (on a GPU a partial warp hangs or computes garbage: here it stops with a synccheck finding)."""
+    if ex.idx.size == ex.n and ex.n % 32 == 0:     # every lane of the batch is here
+        return np.arange(ex.n >> 5)
     warps = np.unique(ex.idx >> 5)
     full = (warps[:, None] * 32 + _LANE).ravel()
     if not ex.mask[full].all():
@@ -458,12 +622,15 @@ def _wmma(inst, d):
     esize = BITS[typ] // 8
     edt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[esize]
     ne = frag.rows.shape[1]
+    # sm_70's fragments repeat their elements (16 halves for 8): a load reads the first copy once
+    distinct = next(d for d in range(1, ne + 1) if ne % d == 0 and (frag.rows == np.tile(frag.rows[:, :d], ne // d)).all()
+                    and (frag.cols == np.tile(frag.cols[:, :d], ne // d)).all())
 
-    def addresses(ex, lanes):
+    def addresses(ex, lanes, count=ne):
         base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
         ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
         lane = lanes & 31
-        off = major[lane].astype(np.uint64) * ld[:, None] + minor[lane].astype(np.uint64)
+        off = major[lane, :count].astype(np.uint64) * ld[:, None] + minor[lane, :count].astype(np.uint64)
         return (base[:, None] + off * np.uint64(esize)).ravel()
 
     if what == "load":
@@ -471,13 +638,20 @@ def _wmma(inst, d):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
-            addrs = addresses(ex, lanes)
-            sel = np.repeat(lanes, ne)
-            raw = np.zeros(sel.size, np.uint64)
+            count = ne if ex.observers else distinct        # observers see every element's access
+            addrs = addresses(ex, lanes, count)
+            sel = np.repeat(lanes, count)
+            raw = np.zeros(sel.size, edt)
             for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, esize, "ld"):
                 raw[pos] = gather(buf, off, np.dtype(edt))
-            full = np.zeros((warps.size * 32, ne), np.uint64)
-            full[np.searchsorted((warps[:, None] * 32 + _LANE).ravel(), lanes)] = raw.reshape(-1, ne)
+            raw = raw.reshape(-1, count)
+            if count < ne:
+                raw = np.tile(raw, (1, ne // count))
+            if lanes.size == warps.size * 32:
+                full = raw
+            else:
+                full = np.zeros((warps.size * 32, ne), edt)
+                full[np.searchsorted((warps[:, None] * 32 + _LANE).ravel(), lanes)] = raw
             frag.write(ex, warps, full.reshape(warps.size, 32, ne))
         return run
 

@@ -40,6 +40,10 @@ class Progress:
     # after the small first batch only: the least the whole grid can take (each later batch takes at
     # least as long as it did); its pace per block (estimated_seconds) may overstate a light kernel's
     at_least_seconds: float | None = None
+    # before any block has finished: the batch's thread-instructions counted from its control flow
+    # alone (forecast.py), scaled to the grid
+    forecast_thread_instructions: int | None = None
+    forecast_partial: bool = False          # the count ran out of time: the grid needs more than that
 
     @property
     def rate(self) -> float:
@@ -50,7 +54,7 @@ class Progress:
     def estimated_thread_instructions(self) -> int | None:
         """The whole grid's thread-instructions, if every block does as much as those done so far."""
         if not self.blocks_done:
-            return None
+            return self.forecast_thread_instructions
         return round(self.thread_instructions * self.blocks_total / self.blocks_done)
 
     def describe(self) -> str:
@@ -66,6 +70,9 @@ class Progress:
         """For a student: how much work the whole grid is, and how long it would take here."""
         if self.estimated_seconds is None or self.blocks_done >= self.blocks_total:
             return ""
+        if self.forecast_partial:
+            return (f"The whole grid needs more than {count(self.estimated_thread_instructions)} thread-instructions: "
+                    f"more than {duration(self.estimated_seconds)} on the emulator.")
         low, high = self.at_least_seconds, self.estimated_seconds
         when = (f"between {duration(low)} and {duration(high)}" if low is not None and high > 1.5 * low
                 else f"about {duration(high)}")
@@ -102,6 +109,8 @@ class Pace:
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
         self.sample_of = None       # blocks per batch the sample is a share of (default: the batches')
+        self.forecast = None        # the grid's thread-instructions from a batch's skeleton (forecast.py)
+        self.forecast_partial = False
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
@@ -118,7 +127,30 @@ class Pace:
 
     def progress(self) -> Progress:
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
-                        time.thread_time() - self.start, self.estimate, self.at_least)
+                        time.thread_time() - self.start, self.estimate, self.at_least, self.forecast,
+                        self.forecast_partial)
+
+    def forecast_seconds(self) -> float:
+        """The CPU seconds the skeleton of a batch may take to count its work
+        (forecast.py): a tenth of the watchdog, within 0.25 s to 2 s (and 4 times that of wall time)."""
+        return min(2.0, max(0.25, 0.1 * self.timeout))
+
+    def forecast_batch(self, blocks: int, count):
+        """Before any block has finished: ``count(seconds)`` gives (thread-instructions, whole) of the
+        running batch of ``blocks`` blocks, or None; the grid's estimate is that, scaled to the grid,
+        at the rate the launch has run so far (a lower bound if not ``whole``). Counting is not the
+        kernel's time."""
+        spent = time.thread_time() - self.start
+        rate = self.stats.thread_instructions / spent if spent > 0 else 0.0
+        t0 = time.thread_time()
+        got = count(self.forecast_seconds())
+        self.not_counted(time.thread_time() - t0)
+        if not got or not got[0] or rate <= 0:
+            return
+        self.forecast = round(got[0] * self.blocks_total / blocks)
+        self.forecast_partial = not got[1]
+        self.estimate = self.forecast / rate
+        self.at_least = None
 
     def not_counted(self, seconds: float):
         """Time spent on something other than the kernel (compiling it to native code): the watchdog
@@ -176,8 +208,10 @@ class Pace:
         limit = (f"ran for more than {self.timeout:g} s and was stopped by the watchdog"
                  if time.thread_time() > self.deadline else "was stopped when the program's time limit ran out")
         msg = f"The kernel {self.kernel} {limit}. {p.describe()} {p.describe_estimate()}".rstrip()
-        if where:
+        if where and self.forecast is None:
             msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"
+        elif where:                          # its loops do end: the estimate counted them
+            msg += f" {where} To let it finish: {WAYS}"
         else:
             msg += f" To let it finish: {WAYS}"
         return self.error(msg, p, line)

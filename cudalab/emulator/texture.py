@@ -416,6 +416,10 @@ def _filter(words, weights, fmt, groups=None):
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
     """Sample one image at float coordinates (one array per dimension) of ``slice_`` (layer, cube
     face or None): (m, 4) result words."""
+    if linear and slice_ is None:
+        words = _centres(data, image, smp, coords, modes or smp.address)
+        if words is not None:
+            return words
     words, fractions = _taps(data, image, smp, coords, slice_, linear, modes, single=True)
     if not linear:
         return words[:, 0]
@@ -423,6 +427,37 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
         return _one_texel(words[:, 0], image.fmt)
     groups = [[0, 2, 4, 6], [1, 3, 5, 7]] if len(fractions) == 3 else None      # 3D: the two z slices
     return _filter(words, tap_weights(fractions), image.fmt, groups)
+
+
+def _centres(data, image: Image, smp: Sampler, coords, modes):
+    """Linear lookups of a float texture by unnormalized coordinates that clamp (wrap and mirror
+    clamp too without normalized coordinates), when every lane sits at a texel centre: the texels
+    themselves, as _taps and _one_texel give them, in a few float64 passes; None otherwise.
+
+    _footprint's fixed point, folded: with t = floor(x * 2**21) clamped to [2**20, n * 2**21 - 2**20],
+    its q = (t - 2**20 + 2**12) >> 13 is floor(256 x' - 127.5) for x' = x clamped to [0.5, n - 0.5]
+    (a floor of a floor divided by an integer is one floor), and NaN clamps as 0 does (fmax)."""
+    fmt = image.fmt
+    if fmt.kind != "float" or fmt.channel_bytes != 4 or smp.normalized or len(coords) > 2 \
+            or any(m not in ("clamp", "wrap", "mirror") for m in modes[:len(coords)]):
+        return None
+    off = np.int64(image.address - GLOBAL_BASE)
+    for x, n, step in zip(coords, (image.width, max(image.height, 1)), (fmt.texel_bytes, image.pitch)):
+        xc = np.fmin(np.fmax(np.asarray(x, np.float32).astype(np.float64), 0.5), n - 0.5)
+        q = np.floor(xc * 256.0 - 127.5)
+        i0 = np.floor(q * (1 / 256))
+        if (q != i0 * 256).any():           # a lane between texels: the filter weighs several
+            return None
+        off = off + i0.astype(np.int64) * step
+    values = _read_channels(data, off, fmt).view(np.float32)
+    a = np.abs(values)
+    special = ~(a >= np.float32(2.0 ** -126)) & (a != 0)          # subnormals and NaN
+    if special.any():
+        values = np.where(np.isnan(values), np.uint32(0x7FFFFFFF).view(np.float32),
+                          np.where(a < np.float32(2.0 ** -126), np.copysign(np.float32(0), values), values))
+    out = np.zeros((len(values), 4), np.float32)
+    out[:, :fmt.channels] = values
+    return out.view(np.uint32)
 
 
 def _one_texel(words, fmt):
@@ -735,8 +770,12 @@ def _tex(inst, d):
         lod = None if lod_r is None else np.broadcast_to(np.asarray(lod_r(ex, sel), np.float32), sel.shape)
         grads = None if grad_r is None else [[np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in g]
                                              for g in grad_r]
-        words = np.zeros((sel.size, 4), np.uint32)
-        for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst):
+        groups = _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst)
+        if len(groups) == 1:             # one texture for every lane (the usual case): no lanes to pick out
+            words = sample(ex.mem.data, groups[0][1], geom, coords, lod, grads, integer)
+        else:
+            words = np.zeros((sel.size, 4), np.uint32)
+        for pos, tex in groups if len(groups) > 1 else ():
             words[pos] = sample(ex.mem.data, tex, geom, [c[pos] for c in coords],
                                 None if lod is None else lod[pos],
                                 None if grads is None else [[g[pos] for g in gg] for gg in grads], integer)
