@@ -432,13 +432,14 @@ def fold_dpx_neg(ptx):
 
 def fold_byte_store(ptx):
     """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value (after an fma.rn.bf16 the
-    bits read as a half, as the SASS of seed 353 shows)."""
+    bits read as a half, as the SASS of seed 353 shows; after a max.bf16 likewise: seed 2930 gives
+    the GPU's bits only so)."""
     kind = {}
     for m in re.finditer(r"\b([a-z]+)((?:\.[A-Za-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
         types = [t for t in m.group(2).split(".") if t in ("f16", "bf16", "b16", "u16", "s16", "u8", "s8", "u32",
                                                            "s32", "f32", "f64", "b32", "u64", "s64")]
         if types and types[0] in ("f16", "bf16") and m.group(1) not in ("ld", "mov", "st"):
-            kind[m.group(3)] = "f16" if m.group(1) == "fma" else types[0]
+            kind[m.group(3)] = "f16" if m.group(1) in ("fma", "max", "min") else types[0]
 
     def fix(m):
         st, addr, reg = m.groups()
@@ -449,7 +450,26 @@ def fold_byte_store(ptx):
     return re.sub(r"(st(?:\.\w+)*\.[us]8)\s+\[([^\]]+)\],\s*(%rs\d+);", fix, ptx)
 
 
-FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store}
+def fold_selp_half(ptx):
+    """``selp.u16 r, 1, 0, p`` used as a half. Read by ``cvt.f32.f16`` (directly or through a
+    ``mov.b32`` pack and ``mov.b16`` unpack of a half2), ptxas's ``FSEL f, RZ, 1.0, !p`` makes it the
+    half 1.0, not the half with bits 1 (2^-24), as the SASS of seed 764 shows (cause 19); negated by
+    ``neg.f16``, it becomes the integer -1 (0xffff), not 0x8001 (seed 914 gives the GPU's bits only so)."""
+    sels = set(re.findall(r"selp\.u16\s+(%rs\d+),\s*1,\s*0,\s*%p\d+;", ptx))
+    alias = {x: x for x in sels}
+    for m in re.finditer(r"mov\.b32\s+(%r\d+),\s*\{(%rs\d+),\s*(%rs\d+)\}|mov\.b32\s+\{low,high\},\s*(%r\d+);\s*"
+                         r"mov\.b16\s+(%rs\d+),\s*low;", ptx):
+        if m.group(1) and m.group(2) in alias:
+            alias[m.group(1)] = alias[m.group(2)]           # packed as the low half
+        elif m.group(4) in alias:
+            alias[m.group(5)] = alias[m.group(4)]           # unpacked again
+    halves = {alias[r] for r in re.findall(r"cvt\.f32\.f16\s+%f\d+,\s*(%rs\d+);", ptx) if r in alias}
+    ptx = re.sub(r"neg\.f16(\s+%rs\d+,\s*(%rs\d+);)", lambda m: ("neg.s16" if m.group(2) in sels else "neg.f16") + m.group(1), ptx)
+    return re.sub(r"selp\.u16(\s+)(%rs\d+),\s*1,\s*0,", lambda m: m.group(0).replace(", 1,", ", 15360,")
+                  if m.group(2) in halves else m.group(0), ptx)
+
+
+FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half}
 
 
 def cmd_ptxas(seeds, folds=tuple(FOLDS)):
