@@ -253,3 +253,36 @@ def test_a_half_results_low_byte_stored_by_ptxas_is_the_number_converted_not_the
     number = np.clip(np.trunc(np.nan_to_num(values.astype(np.float64), nan=0.0)), 0, 255)
     assert (gpu == number).all()                                             # ptxas: F2I.U8 of the number
     assert (gpu != out).sum() > 200
+
+
+OWN_TILE_SRC = r'''
+#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void own_tile(double* out) {
+  __shared__ __align__(128) double tile[64];
+  for (int i = threadIdx.x; i < 64; i += 32) tile[i] = blockIdx.x * 100 + i;
+  __syncwarp();
+  if (blockIdx.x == 1) {          // block 1 alone: 32 lanes x 2 fragment elements, as many as both blocks' lanes
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> c;
+    wmma::load_matrix_sync(c, tile, 8, wmma::mem_row_major);
+    wmma::store_matrix_sync(tile, c, 8, wmma::mem_col_major);     // back into its own tile, transposed
+    __syncwarp();
+    for (int i = threadIdx.x; i < 64; i += 32) out[i] = tile[i];
+  }
+}'''
+
+
+def test_a_wmma_load_reads_its_own_blocks_shared_memory():
+    """Seeds 1108 1602 3254 3357 4880: a wmma.load/store in one block of a batch read (and wrote) another
+    block's shared memory when its lanes' fragment elements happened to number as many as the batch's
+    lanes (here block 1's 32 lanes x 2 doubles = 64 = both blocks' lanes): the address lookup took that
+    for "every lane in order" and gave the first half of the elements block 0's shared memory."""
+    out = np.zeros(64, np.float64)
+    before = current()
+    set_device("H100")
+    try:
+        cudalab.compile(OWN_TILE_SRC, options=["-arch=compute_90"]).get_kernel("own_tile").launch(2, 32, (out,))
+    finally:
+        set_device(before)
+    rows, cols = np.divmod(np.arange(64), 8)
+    assert out.tolist() == (100 + cols * 8 + rows).tolist()     # block 1's own values, transposed
