@@ -419,33 +419,35 @@ def fold_vibmax(ptx):
 
 
 def fold_dpx_neg(ptx):
-    """A ``neg.s32`` folded into a three-input DPX min/max (``VIMNMX3``) loses its minus."""
+    """A ``neg.s32`` folded into a three-input DPX min/max (``VIMNMX3``) loses its minus when it feeds the
+    first of the two instructions (the one writing ``t1``); the third operand's keeps it (seed 4540:
+    ``__vimax3_s32_relu(a, -x, -y)`` gave max(a, x, -y) on the H200)."""
     negs = dict(re.findall(r"neg\.s32\s+(%r\d+),\s*(%r\d+);", ptx))
 
     def fix(m):
-        blk = m.group(0)
+        first = m.group(0)
         for x, y in negs.items():
-            blk = re.sub(re.escape(x) + r"\b(?!\s*,\s*-?\d)", y, blk)
-        return blk
-    return re.sub(r"\{\s*\.reg \.[su]32 t1;[^}]*\}", fix, ptx)
+            first = re.sub(re.escape(x) + r"\b(?!\s*,\s*-?\d)", y, first)
+        return first
+    return re.sub(r"(?<=\.reg \.[su]32 t1;)\s*[\w.]+\s+t1,[^;]*;", fix, ptx)
 
 
 def fold_byte_store(ptx):
-    """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value (after an fma.rn.bf16 the
-    bits read as a half, as the SASS of seed 353 shows; after a max.bf16 likewise: seed 2930 gives
-    the GPU's bits only so)."""
-    kind = {}
+    """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value, a bf16's bits read as a half
+    (``F2I.U8.F16``): after an fma.rn.bf16 the SASS of seed 353 shows it; seeds 2930 (max.bf16) and
+    4640 (cvt.rn.bf16.f32) give the GPU's bits only so."""
+    halves = set()                  # registers holding a half or bf16 result
     for m in re.finditer(r"\b([a-z]+)((?:\.[A-Za-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
         types = [t for t in m.group(2).split(".") if t in ("f16", "bf16", "b16", "u16", "s16", "u8", "s8", "u32",
                                                            "s32", "f32", "f64", "b32", "u64", "s64")]
         if types and types[0] in ("f16", "bf16") and m.group(1) not in ("ld", "mov", "st"):
-            kind[m.group(3)] = "f16" if m.group(1) in ("fma", "max", "min") else types[0]
+            halves.add(m.group(3))
 
     def fix(m):
         st, addr, reg = m.groups()
-        if reg not in kind:
+        if reg not in halves:
             return m.group(0)
-        return (f"{{ .reg .f32 zf; .reg .u16 zh; cvt.f32.{kind[reg]} zf, {reg}; cvt.rzi.sat.u8.f32 zh, zf; "
+        return (f"{{ .reg .f32 zf; .reg .u16 zh; cvt.f32.f16 zf, {reg}; cvt.rzi.sat.u8.f32 zh, zf; "
                 f"{st} [{addr}], zh; }}")
     return re.sub(r"(st(?:\.\w+)*\.[us]8)\s+\[([^\]]+)\],\s*(%rs\d+);", fix, ptx)
 
