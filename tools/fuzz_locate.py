@@ -419,37 +419,59 @@ def fold_vibmax(ptx):
 
 
 def fold_dpx_neg(ptx):
-    """A ``neg.s32`` folded into a three-input DPX min/max (``VIMNMX3``) loses its minus."""
+    """A ``neg.s32`` folded into a three-input DPX min/max (``VIMNMX3``) loses its minus when it feeds the
+    first of the two instructions (the one writing ``t1``); the third operand's keeps it (seed 4540:
+    ``__vimax3_s32_relu(a, -x, -y)`` gave max(a, x, -y) on the H200)."""
     negs = dict(re.findall(r"neg\.s32\s+(%r\d+),\s*(%r\d+);", ptx))
 
     def fix(m):
-        blk = m.group(0)
+        first = m.group(0)
         for x, y in negs.items():
-            blk = re.sub(re.escape(x) + r"\b(?!\s*,\s*-?\d)", y, blk)
-        return blk
-    return re.sub(r"\{\s*\.reg \.[su]32 t1;[^}]*\}", fix, ptx)
+            first = re.sub(re.escape(x) + r"\b(?!\s*,\s*-?\d)", y, first)
+        return first
+    return re.sub(r"(?<=\.reg \.[su]32 t1;)\s*[\w.]+\s+t1,[^;]*;", fix, ptx)
 
 
 def fold_byte_store(ptx):
-    """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value (after an fma.rn.bf16 the
-    bits read as a half, as the SASS of seed 353 shows)."""
-    kind = {}
+    """The low byte of a half/bf16 result stored as ``F2I.U8`` of its value, a bf16's bits read as a half
+    (``F2I.U8.F16``): after an fma.rn.bf16 the SASS of seed 353 shows it; seeds 2930 (max.bf16) and
+    4640 (cvt.rn.bf16.f32) give the GPU's bits only so."""
+    halves = set()                  # registers holding a half or bf16 result
     for m in re.finditer(r"\b([a-z]+)((?:\.[A-Za-z0-9:]+)*)\s+(%rs\d+)\s*[,;]", ptx):
         types = [t for t in m.group(2).split(".") if t in ("f16", "bf16", "b16", "u16", "s16", "u8", "s8", "u32",
                                                            "s32", "f32", "f64", "b32", "u64", "s64")]
         if types and types[0] in ("f16", "bf16") and m.group(1) not in ("ld", "mov", "st"):
-            kind[m.group(3)] = "f16" if m.group(1) == "fma" else types[0]
+            halves.add(m.group(3))
 
     def fix(m):
         st, addr, reg = m.groups()
-        if reg not in kind:
+        if reg not in halves:
             return m.group(0)
-        return (f"{{ .reg .f32 zf; .reg .u16 zh; cvt.f32.{kind[reg]} zf, {reg}; cvt.rzi.sat.u8.f32 zh, zf; "
+        return (f"{{ .reg .f32 zf; .reg .u16 zh; cvt.f32.f16 zf, {reg}; cvt.rzi.sat.u8.f32 zh, zf; "
                 f"{st} [{addr}], zh; }}")
     return re.sub(r"(st(?:\.\w+)*\.[us]8)\s+\[([^\]]+)\],\s*(%rs\d+);", fix, ptx)
 
 
-FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store}
+def fold_selp_half(ptx):
+    """``selp.u16 r, 1, 0, p`` used as a half. Read by ``cvt.f32.f16`` (directly or through a
+    ``mov.b32`` pack and ``mov.b16`` unpack of a half2), ptxas's ``FSEL f, RZ, 1.0, !p`` makes it the
+    half 1.0, not the half with bits 1 (2^-24), as the SASS of seed 764 shows (cause 19); negated by
+    ``neg.f16``, it becomes the integer -1 (0xffff), not 0x8001 (seed 914 gives the GPU's bits only so)."""
+    sels = set(re.findall(r"selp\.u16\s+(%rs\d+),\s*1,\s*0,\s*%p\d+;", ptx))
+    alias = {x: x for x in sels}
+    for m in re.finditer(r"mov\.b32\s+(%r\d+),\s*\{(%rs\d+),\s*(%rs\d+)\}|mov\.b32\s+\{low,high\},\s*(%r\d+);\s*"
+                         r"mov\.b16\s+(%rs\d+),\s*low;", ptx):
+        if m.group(1) and m.group(2) in alias:
+            alias[m.group(1)] = alias[m.group(2)]           # packed as the low half
+        elif m.group(4) in alias:
+            alias[m.group(5)] = alias[m.group(4)]           # unpacked again
+    halves = {alias[r] for r in re.findall(r"cvt\.f32\.f16\s+%f\d+,\s*(%rs\d+);", ptx) if r in alias}
+    ptx = re.sub(r"neg\.f16(\s+%rs\d+,\s*(%rs\d+);)", lambda m: ("neg.s16" if m.group(2) in sels else "neg.f16") + m.group(1), ptx)
+    return re.sub(r"selp\.u16(\s+)(%rs\d+),\s*1,\s*0,", lambda m: m.group(0).replace(", 1,", ", 15360,")
+                  if m.group(2) in halves else m.group(0), ptx)
+
+
+FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half}
 
 
 def cmd_ptxas(seeds, folds=tuple(FOLDS)):
@@ -545,8 +567,9 @@ def instrument(ptx, kernel, lo, hi, byte_base, kernel_lines):
 
 
 def make_instrumented(path, cases, version=2):
-    """``cases``: {seed: trace point}: instrument the statement before that point (or, for point
-    None, the kernel's tail) of each program; all programs in one module (one NVRTC call)."""
+    """``cases``: {seed: trace point}: instrument the statement before that point (for point None,
+    the kernel's tail; for "all", every statement) of each program; all programs in one module (one
+    NVRTC call)."""
     from cudalab.frontend.nvrtc import compile_to_ptx
     from tests.fuzz.generator import batch_source, generate
     from tests.fuzz.run import DIFFERING, OPTIONS
@@ -562,8 +585,11 @@ def make_instrumented(path, cases, version=2):
         kend = next(i for i in range(kstart, len(lines)) if lines[i] == "}") + 1
         marks = [i + 1 for i in range(kstart, kend) if "unsigned* t_ = fz_tr + ((size_t)" in lines[i]]
         body = next(i for i in range(kstart, len(lines)) if lines[i].startswith("    float f0 = ")) + 1
-        lo = (marks[k - 1] if k else body) if k is not None else (marks[-1] if marks else body)
-        hi = marks[k] if k is not None else kend
+        if k == "all":                  # every statement: a slot per instruction of the whole body
+            lo, hi = body, kend
+        else:
+            lo = (marks[k - 1] if k else body) if k is not None else (marks[-1] if marks else body)
+            hi = marks[k] if k is not None else kend
         base = max(npts, 1) * prog.threads * 8 * 4
         ptx, slots = instrument(ptx, prog.kernel, lo, hi, base, (kstart + 1, kend))
         progs.append({"seed": s, "module": 0, "kernel": prog.kernel, "points": points,
@@ -587,6 +613,8 @@ def first_slot(data, emu, gpu):
         b = gpu[f"t{s}"][-p["extra_words"]:].view(np.uint64).reshape(a.shape)
         rows = []
         for slot, text, line in p["slots"]:
+            if text.startswith("atom"):     # its return depends on the order of the atomics; never read
+                continue
             bad = np.flatnonzero(a[:, slot] != b[:, slot])
             if bad.size:
                 t = int(bad[0])

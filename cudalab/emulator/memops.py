@@ -79,7 +79,9 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
             ex.fault(inst, "shared", kind, sel[bad], addrs[bad], size,
                      f"is out of bounds of the block's {limit}-byte shared memory")
         _align(ex, inst, "shared", kind, sel, addrs, size)
-        base = ex.shared_base if sel.size == ex.n else ex.shared_base[sel]
+        # each lane's own block: sel may repeat lanes (a wmma fragment's elements), so a sel as long
+        # as the batch is not necessarily every lane in order (fuzz seed 3357: a block read another's tile)
+        base = ex.shared_base if sel is ex.idx and sel.size == ex.n else ex.shared_base[sel]
         off = base + addrs
         if ex.observers:
             ex.emit(MemoryEvent(inst, sel, ex.batch, "shared", kind, size, addrs))

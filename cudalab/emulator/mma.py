@@ -213,12 +213,14 @@ def _truncate_f32_rest(s):
 # the smallest normal exponent of each input type: a subnormal factor counts as that exponent when the
 # tensor core aligns the products (its significand is not normalized first)
 EMIN = {"f16": -14, "bf16": -126, "tf32": -126}
-# and of the accumulator: C counts as at least 2**-126 whatever it holds (a subnormal or a zero has the
-# exponent field of 2**-126), so the sum is never aligned below it. Fuzz seed 1908 of 2026-11-26 on an
-# H200: C = 195 * 2**-149 next to eight products of -15.1 * 2**-149 gave 75 * 2**-149 (each product cut
-# at 2**-151; aligned at C's own exponent they keep more bits: 74), and C = 0 with eight products of
-# -270 * 2**-149 and eight of +1.25e-48 gave exactly -2160 * 2**-149 (the tiny ones cut away)
+# and of the accumulator: a subnormal C counts as 2**-126 (its exponent field's), so the sum is never
+# aligned below it. Fuzz seed 1908 of 2026-11-26 on an H200: C = 195 * 2**-149 next to eight products
+# of -15.1 * 2**-149 gave 75 * 2**-149 (each product cut at 2**-151; aligned at C's own exponent they
+# keep more bits: 74). A zero C (either sign) counts as 2**-133: fifteen products of -2**-149 or
+# -2**-140 and one of +s keep s down to 2**-158 and cut it from 2**-159 (2**-133 - 25), where C = 2**-149
+# cuts at 2**-151 and products of -2**-130 at 2**-155 (tools/bf16_probe.py, H200, 2026-11-26)
 EMIN_C = -126
+ZERO_C = -133
 WINDOW = 25        # the bits kept below the top of the aligned sum
 
 
@@ -271,8 +273,8 @@ def _exact_elements_f64(a, b, c, emin):
 
 
 def _c_exponent(c):
-    """C's exponent for the alignment: at least EMIN_C; -inf where C is not finite."""
-    return np.where(np.isfinite(c), np.maximum(_exponent(c), EMIN_C), -np.inf)
+    """C's exponent for the alignment: at least EMIN_C, ZERO_C for a zero; -inf where C is not finite."""
+    return np.where(np.isfinite(c), np.where(c == 0, ZERO_C, np.maximum(_exponent(c), EMIN_C)), -np.inf)
 
 
 # ---------------------------------------------------------------- the same test from float32 bits
@@ -350,7 +352,7 @@ def _exact_elements(a, b, c, emin):
     if fa is None or fb is None or fc is None:
         return None
     (ta, la, bad_a), (tb, lb, bad_b), (ec, lc, bad_c) = fa, fb, fc
-    ec = np.maximum(ec, np.int16(EMIN_C))          # a zero C counts as 2**-126 too
+    ec = np.where(c == 0, np.int16(ZERO_C), np.maximum(ec, np.int16(EMIN_C)))    # a zero C counts as 2**-133
     top = np.maximum(ec, ta[:, :, None] + tb[:, None, :])
     low = np.minimum(la[:, :, None] + lb[:, None, :], lc)
     exact = low >= top - np.int16(WINDOW)

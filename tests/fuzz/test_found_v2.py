@@ -95,17 +95,18 @@ extern "C" __global__ void k(const double* a, const double* b, const double* c, 
     assert got[1::2] == [hex(np.float64(x).view(np.uint64)) for x in want_neg]
 
 
-# the elements whose bits the emulator does not give yet (docs/fuzz_report.md): seed 1908's products
-# of a subnormal bf16 factor where C = 0 (-25.5 * 2**-149 in all came out -25, 1.83 * 2**-149 as 1)
-OPEN_REPLAYS = {"wmma.mma.sync.aligned.col.row.m16n16k16.f32.bf16.bf16.f32": 3}
+# the elements whose bits the emulator does not give yet (docs/fuzz_report.md): none since a zero C
+# counts as 2**-133 (seed 1908's three bf16 elements, test below)
+OPEN_REPLAYS = {}
 
 
 def test_tensor_core_replays_of_the_programs_own_operands_give_the_gpus_bits():
     """Every mma.sync / wmma.mma the 69 differing programs executed, replayed alone on the register
     words the emulator gave it (tools/fuzz_locate.py; the H200's D in mma_replays_v2.npz, 737 warps of
     37 instruction forms): the tensor cores were not what made those programs differ, except seed
-    1908's bf16 tile, whose subnormal accumulators fixed the rule that C counts as at least 2**-126
-    when the sum is aligned and that an underflowing sum is +0 (8 warps differed before)."""
+    1908's bf16 tile, whose subnormal accumulators fixed the rule that a subnormal C counts as 2**-126
+    when the sum is aligned and that an underflowing sum is +0 (8 warps differed before), and whose
+    last three elements the rule for a zero C fixed."""
     import json
     import os
     import sys
@@ -253,3 +254,58 @@ def test_a_half_results_low_byte_stored_by_ptxas_is_the_number_converted_not_the
     number = np.clip(np.trunc(np.nan_to_num(values.astype(np.float64), nan=0.0)), 0, 255)
     assert (gpu == number).all()                                             # ptxas: F2I.U8 of the number
     assert (gpu != out).sum() > 200
+
+
+OWN_TILE_SRC = r'''
+#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void own_tile(double* out) {
+  __shared__ __align__(128) double tile[64];
+  for (int i = threadIdx.x; i < 64; i += 32) tile[i] = blockIdx.x * 100 + i;
+  __syncwarp();
+  if (blockIdx.x == 1) {          // block 1 alone: 32 lanes x 2 fragment elements, as many as both blocks' lanes
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> c;
+    wmma::load_matrix_sync(c, tile, 8, wmma::mem_row_major);
+    wmma::store_matrix_sync(tile, c, 8, wmma::mem_col_major);     // back into its own tile, transposed
+    __syncwarp();
+    for (int i = threadIdx.x; i < 64; i += 32) out[i] = tile[i];
+  }
+}'''
+
+
+def test_a_wmma_load_reads_its_own_blocks_shared_memory():
+    """Seeds 1108 1602 3254 3357 4880: a wmma.load/store in one block of a batch read (and wrote) another
+    block's shared memory when its lanes' fragment elements happened to number as many as the batch's
+    lanes (here block 1's 32 lanes x 2 doubles = 64 = both blocks' lanes): the address lookup took that
+    for "every lane in order" and gave the first half of the elements block 0's shared memory."""
+    out = np.zeros(64, np.float64)
+    before = current()
+    set_device("H100")
+    try:
+        cudalab.compile(OWN_TILE_SRC, options=["-arch=compute_90"]).get_kernel("own_tile").launch(2, 32, (out,))
+    finally:
+        set_device(before)
+    rows, cols = np.divmod(np.arange(64), 8)
+    assert out.tolist() == (100 + cols * 8 + rows).tolist()     # block 1's own values, transposed
+
+
+def test_a_zero_accumulator_counts_as_two_to_the_minus_133_when_the_tensor_core_aligns():
+    """Seed 1908's last three bf16 elements: with C = 0 the tensor core keeps products down to
+    2**-158, as if C's exponent were -133 (25 bits below it are kept); a subnormal C counts as -126.
+    Fifteen products of -2**-149 and one of +2**-158 give -14 * 2**-149 (the small one kept, so the
+    truncated sum is one unit nearer zero), +2**-159 gives -15 * 2**-149 (cut); on C = 2**-149 the cut
+    is at 2**-151. Every configuration of tools/bf16_probe.py (1,186 warps, an H200's D) matches."""
+    import os
+    import sys
+    from cudalab.emulator.mma import dot_float
+    tiny = 2.0 ** -149
+
+    def d(small, c):
+        a = np.full((1, 1, 16), 2.0 ** -126)
+        b = np.array([-2.0 ** -23] * 15 + [small * 2.0 ** 126])[None, :, None]
+        return float(dot_float(a, b, np.array([[[c]]]))[0, 0, 0]) / tiny
+    assert [d(2.0 ** -158, 0.0), d(2.0 ** -159, 0.0), d(2.0 ** -159, -0.0)] == [-14, -15, -15]
+    assert [d(2.0 ** -151, tiny), d(2.0 ** -152, tiny)] == [-13, -14]
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    import bf16_probe
+    assert bf16_probe.check() == {}
