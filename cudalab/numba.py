@@ -33,7 +33,7 @@ _HOST_NAMES = ("to_device", "device_array", "device_array_like", "pinned_array",
                "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped", "stream", "default_stream",
                "external_stream", "event", "event_elapsed_time", "synchronize", "get_current_device",
                "list_devices", "select_device", "current_context", "close", "detect", "defer_cleanup",
-               "profile_start", "profile_stop", "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
+               "profile_start", "profile_stop", "profiling", "require_context", "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
                "gpus", "compile_ptx_for_current_device", "compile_for_current_device", "is_float16_supported",
                "is_bfloat16_supported")
 

@@ -329,8 +329,21 @@ class _Context:
     def reset(self):
         pass
 
-    def deallocations(self):
+    deallocations = property(lambda self: _Deallocations())
+
+
+class _Deallocations:
+    """numba's list of frees it has put off (``ctx.deallocations.clear()`` frees them now): the
+    emulator frees an array when it is dropped, so nothing is ever pending."""
+
+    def clear(self):
+        pass
+
+    def disable(self):
         return contextlib.nullcontext()
+
+    def __len__(self):
+        return 0
 
 
 @dataclass(frozen=True)
@@ -377,3 +390,19 @@ def profile_start():
 
 def profile_stop():
     pass
+
+
+@contextlib.contextmanager
+def profiling():
+    """numba's ``with cuda.profiling():`` (the region an external profiler records): cudalab's own
+    profile is ``cudalab.profile``, so the region only runs its body."""
+    profile_start()
+    try:
+        yield
+    finally:
+        profile_stop()
+
+
+def require_context(fn):
+    """numba's decorator that makes sure a CUDA context exists: the emulated device always has one."""
+    return fn
