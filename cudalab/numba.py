@@ -33,9 +33,9 @@ _HOST_NAMES = ("to_device", "device_array", "device_array_like", "pinned_array",
                "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped", "stream", "default_stream",
                "external_stream", "event", "event_elapsed_time", "synchronize", "get_current_device",
                "list_devices", "select_device", "current_context", "close", "detect", "defer_cleanup",
-               "profile_start", "profile_stop", "profiling", "require_context", "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
-               "gpus", "compile_ptx_for_current_device", "compile_for_current_device", "is_float16_supported",
-               "is_bfloat16_supported")
+               "profile_start", "profile_stop", "profiling", "require_context", "is_cuda_array", "as_cuda_array",
+               "from_cuda_array_interface", "gpus", "compile_ptx", "compile_all", "compile_ptx_for_current_device",
+               "compile_for_current_device", "is_float16_supported", "is_bfloat16_supported")
 
 # A program run unmodified was written for a GPU, where its kernels take what they take: install()
 # gives each kernel this long on the emulator (the numba documentation's largest examples need
@@ -52,7 +52,7 @@ def _replacements() -> dict:
     from .pykernels.compiler import numpy_compat
     numpy_compat()
     out = {name: getattr(host, name) for name in _HOST_NAMES}
-    out.update(jit=pykernels.jit, is_available=lambda: True,
+    out.update(jit=pykernels.jit, compile=host.compile_code, is_available=lambda: True,
                legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
     return out
 

@@ -366,3 +366,19 @@ def test_inspect_sass_disassembles_the_cubin_ptxas_builds(cuda, monkeypatch):
     monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", lambda name: None)
     with pytest.raises(RuntimeError, match="nvdisasm was not found"):
         double.inspect_sass()
+
+
+@pytest.mark.parametrize("profile, target", [("A100", "sm_80"), ("H100", "sm_90")])
+def test_compile_ptx_without_cc_targets_the_selected_profile(cuda, profile, target):
+    def store_one(a):
+        a[0] = 1
+
+    previous = cudalab.device.current().name
+    cudalab.set_device(profile)
+    try:
+        ptx, _ = cuda.compile_ptx(store_one, "void(float32[:])")
+        code, _ = cuda.compile(store_one, "void(float32[:])", device=True)
+        assert f".target {target}" in ptx and f".target {target}" in code
+        assert ".target sm_75" in cuda.compile_ptx(store_one, "void(float32[:])", cc=(7, 5))[0]
+    finally:
+        cudalab.set_device(previous)
