@@ -55,4 +55,4 @@ def synchronize():
 
 if __import__("os").environ.get("CUDALAB_NUMBA") == "1":     # numba.cuda programs run on cudalab
     from . import numba as _numba
-    _numba.install()
+    _numba.install_on_import()

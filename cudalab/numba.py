@@ -4,7 +4,7 @@ and fast) with the profile, the sanitizers and the widgets at hand.
 
     import cudalab.numba; cudalab.numba.install()     # first, before ``from numba.cuda import jit``
     python -m cudalab.numba program.py args...         # an unmodified script
-    CUDALAB_NUMBA=1 (environment) at ``import cudalab`` # the same as install()
+    CUDALAB_NUMBA=1 python program.py                  # the same, for a program that imports numba only
 
 Patched on the ``numba.cuda`` module: ``jit`` (kernels become cudalab.jit kernels, device functions
 stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_device``,
@@ -12,9 +12,16 @@ stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_
 pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
 ``get_current_device``/``current_context`` (the selected device profile). Code that imported a
 name before install() keeps numba's. ``uninstall()`` puts numba's own back.
+
+The environment variable reaches a program that never imports cudalab through ``cudalab-numba.pth``,
+which pip puts into site-packages (setup.py says how): Python runs a ``.pth`` file's import lines at
+every start, and that line imports cudalab when CUDALAB_NUMBA=1 (otherwise it costs nothing). numba
+itself has no hook early enough: its ``numba_extensions`` entry points run at a kernel's first
+compile, after ``@cuda.jit`` has already made numba's own dispatcher.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -26,9 +33,9 @@ _HOST_NAMES = ("to_device", "device_array", "device_array_like", "pinned_array",
                "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped", "stream", "default_stream",
                "external_stream", "event", "event_elapsed_time", "synchronize", "get_current_device",
                "list_devices", "select_device", "current_context", "close", "detect", "defer_cleanup",
-               "profile_start", "profile_stop", "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
-               "gpus", "compile_ptx_for_current_device", "compile_for_current_device", "is_float16_supported",
-               "is_bfloat16_supported")
+               "profile_start", "profile_stop", "profiling", "require_context", "is_cuda_array", "as_cuda_array",
+               "from_cuda_array_interface", "gpus", "compile_ptx", "compile_all", "compile_ptx_for_current_device",
+               "compile_for_current_device", "is_float16_supported", "is_bfloat16_supported")
 
 # A program run unmodified was written for a GPU, where its kernels take what they take: install()
 # gives each kernel this long on the emulator (the numba documentation's largest examples need
@@ -45,7 +52,7 @@ def _replacements() -> dict:
     from .pykernels.compiler import numpy_compat
     numpy_compat()
     out = {name: getattr(host, name) for name in _HOST_NAMES}
-    out.update(jit=pykernels.jit, is_available=lambda: True,
+    out.update(jit=pykernels.jit, compile=host.compile_code, is_available=lambda: True,
                legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
     return out
 
@@ -74,6 +81,36 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     if watchdog is not None:
         _SAVED.setdefault("watchdog", device.WATCHDOG_SECONDS)
         device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))
+
+
+class _InstallAfterImport:
+    """A meta path finder that finds nothing itself: when ``numba.cuda`` is about to load, it lets the
+    other finders find it (numba-cuda's redirector among them) and runs install() once the module has
+    executed. The loader itself is kept, so ``importlib.resources`` on numba.cuda still works."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numba.cuda":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return None
+        exec_module = spec.loader.exec_module
+
+        def exec_then_install(module):
+            exec_module(module)
+            install()
+        spec.loader.exec_module = exec_then_install
+        return spec
+
+
+def install_on_import():
+    """install() now if numba.cuda is loaded, else as soon as a program imports it: what
+    CUDALAB_NUMBA=1 does at ``import cudalab``, so that importing cudalab alone never loads numba."""
+    if "numba.cuda" in sys.modules:
+        install()
+    elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterImport())
 
 
 def uninstall():

@@ -334,3 +334,51 @@ def test_install_gives_kernels_a_minute_and_uninstall_gives_the_notebook_limit_b
     finally:
         cudalab.numba.uninstall()
     assert device.WATCHDOG_SECONDS == before
+
+
+def test_profiling_region_context_and_pending_frees_need_no_driver(cuda):
+    @cuda.require_context
+    def make():
+        return cuda.to_device(np.arange(4, dtype=np.int32))
+
+    with cuda.profiling():
+        d = make()
+    cuda.current_context().deallocations.clear()
+    with cuda.current_context().deallocations.disable():
+        assert len(cuda.current_context().deallocations) == 0
+    np.testing.assert_array_equal(d.copy_to_host(), [0, 1, 2, 3])
+
+
+def test_inspect_sass_disassembles_the_cubin_ptxas_builds(cuda, monkeypatch):
+    import numba.cuda.codegen as codegen
+    from cuda import pathfinder
+
+    @cuda.jit
+    def double(a):
+        a[cuda.grid(1)] *= 2
+
+    double[1, 32](np.zeros(32, np.float32))
+    seen = []
+    monkeypatch.setattr(codegen, "run_nvdisasm", lambda cubin, flags: seen.append((cubin.code[:4], flags)) or "SASS")
+    assert list(double.inspect_sass().values()) == ["SASS"]
+    assert seen == [(b"\x7fELF", ["-gi"])]         # a cubin, with line info asked for, as numba asks
+    monkeypatch.undo()
+    monkeypatch.setattr(pathfinder, "find_nvidia_binary_utility", lambda name: None)
+    with pytest.raises(RuntimeError, match="nvdisasm was not found"):
+        double.inspect_sass()
+
+
+@pytest.mark.parametrize("profile, target", [("A100", "sm_80"), ("H100", "sm_90")])
+def test_compile_ptx_without_cc_targets_the_selected_profile(cuda, profile, target):
+    def store_one(a):
+        a[0] = 1
+
+    previous = cudalab.device.current().name
+    cudalab.set_device(profile)
+    try:
+        ptx, _ = cuda.compile_ptx(store_one, "void(float32[:])")
+        code, _ = cuda.compile(store_one, "void(float32[:])", device=True)
+        assert f".target {target}" in ptx and f".target {target}" in code
+        assert ".target sm_75" in cuda.compile_ptx(store_one, "void(float32[:])", cc=(7, 5))[0]
+    finally:
+        cudalab.set_device(previous)

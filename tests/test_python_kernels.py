@@ -408,3 +408,30 @@ def test_unmodified_script_and_environment_variable(tmp_path):
     probe = "import cudalab, numba.cuda as c; print(c.jit is cudalab.jit)"
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert run.stdout.strip() == "True", run.stderr
+
+
+def test_environment_variable_reaches_a_program_that_imports_only_numba(tmp_path):
+    """pip puts cudalab-numba.pth into site-packages (setup.py); Python runs its line at start-up, as
+    site.addsitedir does here for a folder holding it. With CUDALAB_NUMBA=1 the program's own
+    ``from numba import cuda`` gets cudalab's jit; without it, cudalab is not even imported."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    root = Path(__file__).parent.parent
+    site_packages = tmp_path / "site-packages"
+    site_packages.mkdir()
+    shutil.copy(root / "cudalab-numba.pth", site_packages)
+    program = tmp_path / "program.py"
+    program.write_text("import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef twice(a):\n"
+                       "    a[cuda.grid(1)] *= 2\n\na = np.arange(64, dtype=np.int32)\ntwice[2, 32](a)\n"
+                       "print(a.sum(), type(twice).__module__)\n")
+    start = f"import runpy, site, sys; site.addsitedir({str(site_packages)!r}); "
+    env = dict(os.environ, PYTHONPATH=str(root), CUDALAB_NUMBA="1")
+    run = subprocess.run([sys.executable, "-c", start + f"runpy.run_path({str(program)!r}, run_name='__main__')"],
+                         capture_output=True, text=True, env=env)
+    assert run.stdout.split() == [str(2 * sum(range(64))), "cudalab.pykernels.dispatcher"], run.stderr
+    del env["CUDALAB_NUMBA"]
+    run = subprocess.run([sys.executable, "-c", start + "print('cudalab' in sys.modules)"],
+                         capture_output=True, text=True, env=env)
+    assert run.stdout.strip() == "False", run.stderr

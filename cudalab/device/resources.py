@@ -138,6 +138,12 @@ def resources(ptx_or_source, kernel_mangled: str, arch="sm_80", options=(), name
     return Resources(r.registers, r.static_shared, r.local, r.max_threads, sm)
 
 
+def ptx_cubin(ptx: str, arch="sm_80") -> bytes:
+    """The cubin (SASS in an ELF file) the real assembler makes of ``ptx`` for ``arch`` (a profile
+    name like "sm_90" or "H100")."""
+    return _ptx_to_cubin(ptx, _arch(arch))
+
+
 def kernel_resources(kernel, arch="sm_80") -> Resources:
     """Resources of a cudalab Kernel: its module's source recompiled to a cubin for ``arch`` (a Python
     kernel's PTX assembled, there being no C++ behind it)."""

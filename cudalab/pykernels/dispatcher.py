@@ -50,6 +50,15 @@ class PyKernel(Kernel):
         from ..device import current
         return min(current().max_threads_per_block, self.resources().max_threads or 1024)
 
+    def inspect_sass(self) -> str:
+        """numba's SASS listing: this kernel's PTX assembled for the selected profile, shown by NVIDIA's
+        nvdisasm through numba's own runner (whose error says how to install nvdisasm if it is missing)."""
+        from types import SimpleNamespace
+        from numba.cuda.codegen import run_nvdisasm
+        from ..device import current
+        from ..device.resources import ptx_cubin
+        return run_nvdisasm(SimpleNamespace(code=ptx_cubin(self.module.ptx, current().arch)), ["-gi"])
+
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0) -> int:
         """The most blocks of ``blockdim`` threads a cooperative launch (grid.sync()) may have: as many
         as are resident on all SMs at once."""
@@ -206,6 +215,9 @@ class Dispatcher:
 
     def inspect_asm(self, signature=None):
         return self._each(lambda k: k.inspect_asm(), signature)
+
+    def inspect_sass(self, signature=None):
+        return self._each(lambda k: k.inspect_sass(), signature)
 
     def inspect_llvm(self, signature=None):
         """numba's LLVM IR of each specialization (numba compiles it again to show it)."""

@@ -270,19 +270,21 @@ class _Gpus:
 gpus = _Gpus()
 
 
-def compile_ptx_for_current_device(pyfunc, sig, **options):
-    """numba's compile_ptx for the selected profile's compute capability."""
-    from numba.cuda import compile_ptx
-    from .compiler import stand_in_device, target_cc
-    with stand_in_device():
-        return compile_ptx(pyfunc, sig, cc=target_cc(), **options)
+def _for_selected_device(name: str):
+    """numba's ``numba.cuda.compiler.<name>``, where the GPU it asks about (for its compute capability
+    when no ``cc`` is given, for its name while it compiles) is the selected profile."""
+    def compile_for(pyfunc, sig, cc=None, **options):
+        from numba.cuda import compiler
+        from .compiler import stand_in_device, target_cc
+        with stand_in_device():
+            return getattr(compiler, name)(pyfunc, sig, cc=cc or target_cc(), **options)
+    compile_for.__name__ = compile_for.__qualname__ = name
+    return compile_for
 
 
-def compile_for_current_device(pyfunc, sig, **options):
-    from numba.cuda import compile as numba_compile
-    from .compiler import stand_in_device, target_cc
-    with stand_in_device():
-        return numba_compile(pyfunc, sig, cc=target_cc(), **options)
+compile_ptx = compile_ptx_for_current_device = _for_selected_device("compile_ptx")
+compile_code = compile_for_current_device = _for_selected_device("compile")     # numba.cuda.compile
+compile_all = _for_selected_device("compile_all")
 
 
 def is_float16_supported() -> bool:
@@ -329,8 +331,21 @@ class _Context:
     def reset(self):
         pass
 
-    def deallocations(self):
+    deallocations = property(lambda self: _Deallocations())
+
+
+class _Deallocations:
+    """numba's list of frees it has put off (``ctx.deallocations.clear()`` frees them now): the
+    emulator frees an array when it is dropped, so nothing is ever pending."""
+
+    def clear(self):
+        pass
+
+    def disable(self):
         return contextlib.nullcontext()
+
+    def __len__(self):
+        return 0
 
 
 @dataclass(frozen=True)
@@ -377,3 +392,19 @@ def profile_start():
 
 def profile_stop():
     pass
+
+
+@contextlib.contextmanager
+def profiling():
+    """numba's ``with cuda.profiling():`` (the region an external profiler records): cudalab's own
+    profile is ``cudalab.profile``, so the region only runs its body."""
+    profile_start()
+    try:
+        yield
+    finally:
+        profile_stop()
+
+
+def require_context(fn):
+    """numba's decorator that makes sure a CUDA context exists: the emulated device always has one."""
+    return fn
