@@ -68,13 +68,19 @@ def broken_when_read(inst, d):
     raise AttributeError("a made-up bug")
 
 
-@pytest.mark.parametrize("decoder, what", [(broken_when_run, "The emulator failed on the PTX instruction"),
-                                           (broken_when_read, "The emulator cannot run the PTX instruction")])
-def test_a_bug_in_an_instruction_reaches_the_program_as_not_supported_naming_it(monkeypatch, decoder, what):
+# a kernel that cannot be read fails at its launch (as a GPU's launch of a kernel its driver cannot
+# compile does); one that fails while it runs is queued at the launch, and the synchronization that
+# runs it answers the error
+@pytest.mark.parametrize("decoder, what, failing", [
+    (broken_when_run, "The emulator failed on the PTX instruction", "sync"),
+    (broken_when_read, "The emulator cannot run the PTX instruction", "launch")])
+def test_a_bug_in_an_instruction_reaches_the_program_as_not_supported_naming_it(monkeypatch, decoder, what, failing):
     monkeypatch.setitem(decode.DECODERS, "brev", decoder)
     r = run(REVERSE % (1 if decoder is broken_when_run else 2))     # a source of its own: decoding is cached
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["launch: cudaErrorNotSupported", "sync: cudaSuccess", "malloc after: cudaSuccess"]
+    assert r.stdout.splitlines() == [f"launch: {'cudaErrorNotSupported' if failing == 'launch' else 'cudaSuccess'}",
+                                     f"sync: {'cudaErrorNotSupported' if failing == 'sync' else 'cudaSuccess'}",
+                                     "malloc after: cudaSuccess"]
     assert what in r.stderr
     assert "`brev.b32" in r.stderr and "source line 3" in r.stderr and "made-up bug" in r.stderr
     assert "Traceback" not in r.stderr
