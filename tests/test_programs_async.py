@@ -52,6 +52,32 @@ int main() {
         "cudaStreamQuery(s) cudaSuccess", "cudaEventQuery(e) cudaSuccess", "h[31] = 1"], r.stderr
 
 
+def test_asynchronous_copies_and_memsets_wait_in_their_stream_too():
+    # UnifiedMemoryPerf's copy cases: pinned memory, cudaMemcpyAsync behind the spinning kernel
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, *h;
+    cudaMallocHost(&latch, 4);
+    cudaMallocHost(&h, 128);
+    cudaMalloc(&d, 128);
+    for (int i = 0; i < 32; ++i) h[i] = i;
+    cudaStream_t s; cudaStreamCreate(&s);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaMemcpyAsync(d, h, 128, cudaMemcpyHostToDevice, s);
+    add<<<1, 32, 0, s>>>(d);
+    cudaMemcpyAsync(h, d, 128, cudaMemcpyDeviceToHost, s);
+    cudaMemsetAsync(d, 0, 128, s);
+    printf("before the synchronization: %d\n", h[31]);
+    *latch = 1;
+    cudaStreamSynchronize(s);
+    printf("after it: %d\n", h[31]);
+    cudaMemcpy(h, d, 128, cudaMemcpyDeviceToHost);
+    printf("after the memset: %d\n", h[31]);
+}""")
+    assert r.stdout.splitlines() == ["before the synchronization: 31", "after it: 32", "after the memset: 0"], r.stderr
+
+
 def test_a_copy_on_the_legacy_stream_waits_for_a_blocking_stream_but_not_a_non_blocking_one():
     r = run(LATCH + r"""
 int main() {

@@ -5,7 +5,8 @@ each call means. One request per API call (``op arg arg ...`` plus bytes), one r
 number ...`` plus bytes). Device memory is a memfd both processes map: here it backs the
 emulator's ``DeviceMemory`` arena, in the program it is mapped at the same device addresses
 (``GLOBAL_BASE``), so copies never cross the socket: the shim moves the bytes, the core checks
-them and puts them on the timeline. Launches wait in their streams (``runtime.core.queues``) until
+them and puts them on the timeline (an asynchronous copy within the arena the core queues and
+moves itself). Launches wait in their streams (``runtime.core.queues``) until
 a call needs them done; the kernels' printf text and the explanation of a fault go to the program
 ahead of that call's reply. Graph launches run their kernels here and hand their memcpy, memset and
 host nodes back to the shim one at a time.
@@ -284,9 +285,9 @@ class Server(TextureRequests):
 
     def op_copy2d(self, dst, dpitch, src, spitch, width, height, kind, stream, sync, blob=b""):
         dst, src, dpitch, spitch, width, height = (_int(x) for x in (dst, src, dpitch, spitch, width, height))
-        captured = self.ctx.copy(dst, src, width, int(kind), _int(stream), sync == "1", rows=height, dpitch=dpitch,
-                                 spitch=spitch, call="cudaMemcpy2D")
-        return (int(captured),)
+        taken = self.ctx.copy(dst, src, width, int(kind), _int(stream), sync == "1", rows=height, dpitch=dpitch,
+                              spitch=spitch, call="cudaMemcpy2D")
+        return (int(taken),)
 
     def op_memset(self, dst, value, n, rows, pitch, stream, sync, blob=b""):
         return (int(self.ctx.memset(_int(dst), int(n), _int(stream), sync == "1", rows=int(rows), pitch=int(pitch),

@@ -454,13 +454,14 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void
 }
 
 /* Copies: the emulator checks the device side against its allocation table and models the time;
- * the bytes move here, in the shared arena. */
+ * the bytes move here, unless the emulator takes the copy (into a graph being captured, or queued
+ * in its stream behind a kernel: an asynchronous copy within the shared arena). */
 static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStream_t s, int sync) {
     if (!n) return cudaSuccess;
     if (!dst || !src) return ret(cudaErrorInvalidValue);
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
     if (code) return ret(sync ? synced(code) : code);
-    if (NR > 1 && R[1]) return cudaSuccess;   /* captured into a graph: it runs when the graph does */
+    if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
     memmove(dst, src, n);
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }

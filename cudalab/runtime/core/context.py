@@ -25,6 +25,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import CudaError, KernelError, LaunchError
 from ...emulator.memory import DEVICE_MEMORY
 from .errors import CODE, STICKY
@@ -397,7 +399,9 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
 
     def copy(self, dst: int, src: int, nbytes: int, kind: int, stream=0, sync: bool = True, rows: int = 1,
              dpitch: int = 0, spitch: int = 0, call: str = "cudaMemcpy") -> bool:
-        """Check a copy and put it on the timeline; True when a capture took it (do not move the bytes)."""
+        """Check a copy and put it on the timeline. True when the caller must not move the bytes: a
+        capture took the copy, or it is an asynchronous copy between memory in the arena (device,
+        managed, cudaMallocHost) queued behind work in its stream: it moves its bytes when it runs."""
         s = self.stream(stream)
         direction = self.memory.check_copy(dst, src, nbytes, kind, call, rows, dpitch, spitch)
         if s.handle == 0:
@@ -408,6 +412,16 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
                                                 dheight=rows, sheight=rows, kind=kind))
             return True
         host = dst if direction == "D2H" else src
+        span = (max(dpitch, spitch) or nbytes) * rows
+        if not sync and self.memory.in_arena(dst, span) and self.memory.in_arena(src, span) and self.follows(s):
+            arena = self.memory.arena
+
+            def move():
+                for r in range(rows):
+                    arena.write(dst + r * (dpitch or nbytes), arena.read(src + r * (spitch or nbytes), nbytes))
+                self.transfer(nbytes * rows, direction, s, True, False)
+            self.enqueue(s, move)
+            return True
         self.finish(self.follows(s))        # the caller moves the bytes now: what they follow runs first
         self.transfer(nbytes * rows, direction, s, self.memory.pinned(host), sync)
         return False
@@ -425,6 +439,15 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         if s.capture is not None and not sync:
             self.capture_node(s, "memset", dict(dst=dst, value=value, element=element, width=nbytes, height=rows,
                                                 pitch=pitch or nbytes * element))
+            return True
+        if not sync and element == 1 and self.follows(s):     # queued behind work: it sets the bytes itself
+            arena = self.memory.arena
+
+            def fill():
+                for r in range(rows):
+                    arena.write(dst + r * (pitch or nbytes), np.full(nbytes, value & 0xFF, np.uint8))
+                self.timeline.memset(nbytes * rows, s.handle)
+            self.enqueue(s, fill)
             return True
         self.finish(self.follows(s))
         self.timeline.memset(nbytes * element * rows, s.handle, sync=sync)
