@@ -233,3 +233,18 @@ def test_after_a_kernel_broke_the_context_every_call_answers_its_error(kernel, e
     expected = [f"{call} {error if answer == 'ERR' else answer}" for call, answer in AFTER_A_FAULT]
     assert r.stdout.splitlines() == expected + [f"a launch of a wrong shape: {error}"], r.stderr
     assert "kernel broken" in r.stderr
+
+
+def test_a_host_waiting_for_a_flag_a_queued_kernel_sets_sees_it():
+    # the other way round: the program goes quiet with work queued, so the work runs beside it
+    r = run(r"""#include <cstdio>
+__global__ void signal(volatile int *flag) { *flag = 1; }
+int main() {
+    int *flag;
+    cudaHostAlloc(&flag, 4, cudaHostAllocMapped);
+    *flag = 0;
+    signal<<<1, 1>>>(flag);
+    while (*(volatile int *)flag == 0) ;
+    printf("the kernel signalled\n");
+}""")
+    assert r.stdout == "the kernel signalled\n", r.stderr

@@ -220,3 +220,39 @@ def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
     """)
     assert r.stdout == "free: 0\nfree: 1\n", r.stderr
     assert "4-byte allocation was freed already" in r.stderr and "passed to a kernel by value" in r.stderr
+
+
+# a kernel that faults at line 4 of its file, in a file of its own
+FAR_AWAY = """\
+// kernels, apart from main
+
+__global__ void far_away(int *p) {
+    p[threadIdx.x + (1 << 26)] = 2;
+}
+"""
+CALLS_IT = """\
+#include <cstdio>
+%s
+int main() {
+    int *d; cudaMalloc(&d, 64);
+    %s
+    printf("%%s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+}
+"""
+
+
+@pytest.mark.parametrize("files, where", [
+    # a second source file: main.cu's lines are "line N", the others' are named
+    ({"kernels.cu": FAR_AWAY + "void launch(int *d) { far_away<<<1, 4>>>(d); }\n",
+      "main.cu": CALLS_IT % ("void launch(int *d);", "launch(d);")}, "line 4 of kernels.cu"),
+    # a kernel in an included header (a course's scan_kernel.cuh)
+    ({"far.cuh": FAR_AWAY, "main.cu": CALLS_IT % ('#include "far.cuh"', "far_away<<<1, 4>>>(d);")},
+     "line 4 of far.cuh")])
+def test_an_error_in_a_kernel_of_another_file_names_that_file_and_line(tmp_path, monkeypatch, files, where):
+    from cudalab.programs import run_program
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cu", *(f for f in files if f.endswith(".cu") and f != "main.cu")], timeout=120)
+    assert r.stdout == "cudaErrorIllegalAddress\n"
+    assert f"at {where} in kernel far_away" in r.stderr, r.stderr

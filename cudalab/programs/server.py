@@ -16,6 +16,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import select
 import socket
 import struct
 import subprocess
@@ -57,6 +58,7 @@ QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "mem
           "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
           "surf_create", "surf_resource"}
 STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
+IDLE_SECONDS = 1.0      # a program quiet this long with work queued: the work runs (see Server._run_while_idle)
 NODE_KINDS = {v: k for k, v in TYPES.items()}
 # the numbers of a node's parameters, in the order the shim sends and takes them (its node_params())
 NODE_FIELDS = {"memcpy": ("dst", "src", "width", "height", "depth", "dpitch", "spitch", "dheight", "sheight", "kind"),
@@ -129,6 +131,7 @@ class Server(TextureRequests):
         self.running = None                      # the graph launch in progress (a generator)
         self.printed: list = []                  # device printf text not yet sent to the program
         self._seen = 0                           # launch records whose printf text was sent
+        self.late = None                         # a CudaError of work run while the program was quiet
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
@@ -146,6 +149,10 @@ class Server(TextureRequests):
                 if left <= 0:               # time is up (a kernel was stopped for it): no more answers
                     raise socket.timeout("the program's time limit ran out")
                 sock.settimeout(left)
+            if ctx.pending and not select.select([sock], [], [], IDLE_SECONDS if deadline is None else
+                                                 min(IDLE_SECONDS, left))[0]:
+                self._run_while_idle()
+                continue
             head = _recv(sock, 4)
             if head is None:
                 return
@@ -166,6 +173,9 @@ class Server(TextureRequests):
                 if handler is None:
                     raise CudaError(f"the runtime call behind request {op!r} is not known to this emulator "
                                     "(a shim and server of different versions?).", "cudaErrorNotSupported")
+                if self.late is not None:
+                    late, self.late = self.late, None
+                    raise late
                 if op not in QUEUED:
                     ctx.finish_all()
                 code, numbers, data = 0, handler(*args, blob=blob) or (), b""
@@ -215,6 +225,16 @@ class Server(TextureRequests):
         text = "".join(self.printed).encode()
         self.printed.clear()
         return text
+
+    def _run_while_idle(self):
+        """The program went on without a request for ``IDLE_SECONDS`` with work queued: host work, or
+        a wait for a flag that a queued kernel sets in mapped or managed memory, which on a GPU ends
+        when the kernel runs. The queued work runs now (the program runs on beside it); an error it
+        meets is the answer to the program's next request, as an asynchronous error is."""
+        try:
+            self.ctx.finish_all()
+        except CudaError as e:
+            self.late = e
 
     def _ran(self) -> bytes:
         """Kernels ran while answering a request: their printf text and the explanation of a fault

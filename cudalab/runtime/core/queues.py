@@ -82,9 +82,11 @@ class StreamQueues:
         """Run the pending work that ``works`` need, and them, in issue order, each placed on the
         timeline at the time it was issued. A failure (a kernel's error) is raised after the rest
         of the work ran, as the error of the call that needed it."""
-        failed = None
-        for w in self.waiting(works):
-            self.pending.remove(w)
+        failed, todo = None, self.waiting(works)
+        if todo:
+            need = set(todo)
+            self.pending = [w for w in self.pending if w not in need]
+        for w in todo:
             w.done = True
             tl = self.timeline
             now, tl.host_time = tl.host_time, w.issued
