@@ -68,13 +68,19 @@ def broken_when_read(inst, d):
     raise AttributeError("a made-up bug")
 
 
-@pytest.mark.parametrize("decoder, what", [(broken_when_run, "The emulator failed on the PTX instruction"),
-                                           (broken_when_read, "The emulator cannot run the PTX instruction")])
-def test_a_bug_in_an_instruction_reaches_the_program_as_not_supported_naming_it(monkeypatch, decoder, what):
+# a kernel that cannot be read fails at its launch (as a GPU's launch of a kernel its driver cannot
+# compile does); one that fails while it runs is queued at the launch, and the synchronization that
+# runs it answers the error
+@pytest.mark.parametrize("decoder, what, failing", [
+    (broken_when_run, "The emulator failed on the PTX instruction", "sync"),
+    (broken_when_read, "The emulator cannot run the PTX instruction", "launch")])
+def test_a_bug_in_an_instruction_reaches_the_program_as_not_supported_naming_it(monkeypatch, decoder, what, failing):
     monkeypatch.setitem(decode.DECODERS, "brev", decoder)
     r = run(REVERSE % (1 if decoder is broken_when_run else 2))     # a source of its own: decoding is cached
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["launch: cudaErrorNotSupported", "sync: cudaSuccess", "malloc after: cudaSuccess"]
+    assert r.stdout.splitlines() == [f"launch: {'cudaErrorNotSupported' if failing == 'launch' else 'cudaSuccess'}",
+                                     f"sync: {'cudaErrorNotSupported' if failing == 'sync' else 'cudaSuccess'}",
+                                     "malloc after: cudaSuccess"]
     assert what in r.stderr
     assert "`brev.b32" in r.stderr and "source line 3" in r.stderr and "made-up bug" in r.stderr
     assert "Traceback" not in r.stderr
@@ -214,3 +220,39 @@ def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
     """)
     assert r.stdout == "free: 0\nfree: 1\n", r.stderr
     assert "4-byte allocation was freed already" in r.stderr and "passed to a kernel by value" in r.stderr
+
+
+# a kernel that faults at line 4 of its file, in a file of its own
+FAR_AWAY = """\
+// kernels, apart from main
+
+__global__ void far_away(int *p) {
+    p[threadIdx.x + (1 << 26)] = 2;
+}
+"""
+CALLS_IT = """\
+#include <cstdio>
+%s
+int main() {
+    int *d; cudaMalloc(&d, 64);
+    %s
+    printf("%%s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+}
+"""
+
+
+@pytest.mark.parametrize("files, where", [
+    # a second source file: main.cu's lines are "line N", the others' are named
+    ({"kernels.cu": FAR_AWAY + "void launch(int *d) { far_away<<<1, 4>>>(d); }\n",
+      "main.cu": CALLS_IT % ("void launch(int *d);", "launch(d);")}, "line 4 of kernels.cu"),
+    # a kernel in an included header (a course's scan_kernel.cuh)
+    ({"far.cuh": FAR_AWAY, "main.cu": CALLS_IT % ('#include "far.cuh"', "far_away<<<1, 4>>>(d);")},
+     "line 4 of far.cuh")])
+def test_an_error_in_a_kernel_of_another_file_names_that_file_and_line(tmp_path, monkeypatch, files, where):
+    from cudalab.programs import run_program
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cu", *(f for f in files if f.endswith(".cu") and f != "main.cu")], timeout=120)
+    assert r.stdout == "cudaErrorIllegalAddress\n"
+    assert f"at {where} in kernel far_away" in r.stderr, r.stderr

@@ -384,7 +384,7 @@ def _words(ex, inst, uniq, sel, inv):
         k = int(np.flatnonzero(bad)[0])
         lane = sel[np.flatnonzero(inv == k)[0]]
         off = int(uniq[k] * 8 - ex.shared_base[lane])
-        line = f"line {inst.line}" if inst.line else "an unknown line"
+        line = inst.place
         ex.stop(lane, "synccheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
             f"The mbarrier at shared offset {off} is used at {line} in kernel {ex.kernel_name} by thread {t} "
             f"of block {b} before it was initialized (or after mbarrier.inval). Initialize it first "
@@ -467,7 +467,7 @@ def _arrive(ex, st, inst, slots, sel, counts, tx_add, drop, no_complete):
         k = int(np.flatnonzero(left < 0)[0]) if (left < 0).any() else int(np.flatnonzero(left == 0)[0])
         lane = sel[np.flatnonzero(inv == k)[0]]
         off = int(uniq[k] * 8 - ex.shared_base[lane])
-        line = f"line {inst.line}" if inst.line else "an unknown line"
+        line = inst.place
         why = (f"got {int(total[k])} arrivals while only {int(pending[k])} were pending in its current phase: "
                "more threads arrive than the count it was initialized with") if left[k] < 0 else \
             "was completed by an arrive.noComplete, which must never complete a phase"
@@ -604,7 +604,7 @@ def _count_failed_poll(ex, st, inst, sel, uniq):
     pending, _, tx, _, _ = unpack(ex.shared.view(np.uint64)[uniq[:1]])
     lane = int(sel[0])
     off = int(uniq[0] * 8 - ex.shared_base[lane])
-    line = f"line {inst.line}" if inst.line else "an unknown line"
+    line = inst.place
     msg_tail = (f"its current phase still waits for {int(pending[0])} arrival(s) and {int(tx[0])} byte(s) of "
                 "async copies, and no other thread of the block can still arrive or copy")
     block, thread = ex.where(lane)

@@ -192,7 +192,7 @@ def _hang(ex, st, inst, text, stuck):
     b, i = int(ex.lane_block[lane]), int(st.wait_id[lane])
     want = int(st.expected[b, i]) or ex.lanes_per_block
     block, thread = ex.where(lane)
-    line = f"line {inst.line}" if inst.line else "an unknown line"
+    line = inst.place
     msg = (f"The kernel {ex.kernel_name} would hang: thread ({thread[0]},{thread[1]},{thread[2]}) of block "
            f"({block[0]},{block[1]},{block[2]}) waits at `{text}` ({line}) for {want} threads at barrier {i}, but "
            f"only {int(st.arrived[b, i])} arrived and no other thread of the block can still get there. Check the "

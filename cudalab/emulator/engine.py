@@ -467,7 +467,7 @@ class Exec:
         else:
             address = f"Address 0x{addr:x} {why}"
         more = f" ({len(lanes)} threads of this batch made such accesses at this instruction)" if len(lanes) > 1 else ""
-        line = f"line {inst.line}" if inst.line else "an unknown line"
+        line = inst.place
         msg = (f"Invalid {sp} {op} of size {size} bytes\n"
                f"    at {line} in kernel {self.kernel_name}\n"
                f"    by thread ({thread[0]},{thread[1]},{thread[2]}) in block ({block[0]},{block[1]},{block[2]})\n"
@@ -762,7 +762,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 continue
             if kind == K_TRAP:
                 if any_t:
-                    line = f"line {inst.line}" if inst.line else "an unknown line"
+                    line = inst.place
                     ex.stop((ex.idx if all_t else ex.idx[pv])[0], "trap", "cudaErrorLaunchFailure", inst,
                             lambda b, t: (f"__trap() was called at {line} in kernel {ex.kernel_name} by thread {t} "
                                           f"in block {b}: the kernel stopped (on a GPU: 'unspecified launch failure')."))
@@ -1266,6 +1266,6 @@ def _still_running(ex):
     mask = ex.pc_of["mask"]
     lanes = np.flatnonzero(mask)
     block, thread = ex.where(int(lanes[0])) if lanes.size else ((0, 0, 0), (0, 0, 0))
-    line = f"line {inst.line}" if inst.line else "an unknown line"
+    line = inst.place
     return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
             f"({block[0]},{block[1]},{block[2]}) at {line}.")

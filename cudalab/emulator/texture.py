@@ -199,7 +199,7 @@ def _where(ex, inst) -> str:
     """'line N' of the CUDA source, as memcheck words it (the nearest line before, if need be)."""
     from .engine import source_line          # engine imports this module: import late
     line = inst.line or source_line(ex.fr.df.func, inst)
-    return f"line {line}" if line else "an unknown line"
+    return f"line {line}" if line else inst.place
 
 
 def _write_words(ws, ex, sel, words):

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
-from ..ptx.link import PtxLinkError, link
+from ..ptx.link import FILE_NUMBER, PtxLinkError, link
 from . import shimgen
 from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
@@ -343,20 +343,22 @@ def _link_error(log: str) -> CompileError:
     return CompileError("\n".join(dict.fromkeys(lines)) or _student_log(log) or "linking failed", log)
 
 
-_FILE_NUMBER = re.compile(r'^(\s*\.(?:loc|file)\s+)(\d+)|(inlined_at\s+)(\d+)', re.M)
 
 
 def _own_file_first(ptx: str, source: Path, cwd: Path) -> str:
     """A unit's PTX with its own source file as ``.file 1``, the file whose lines the emulator names.
     nvcc numbers files in the order their device code comes, so a header with __device__ functions
     included before the kernels (CUDA by Example's book.h) would be file 1 and its line numbers
-    taken for the program's."""
+    taken for the program's. A unit whose device code all comes from included files (a kernel in a
+    .cuh) has no file 1: every line is named with its file."""
     files = re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', ptx, re.M)
-    own = next((int(n) for n, path in files if (cwd / path).resolve() == source.resolve()), 1)
-    if own == 1:
+    own = next((int(n) for n, path in files if (cwd / path).resolve() == source.resolve()), None)
+    if own == 1 or not files:
         return ptx
+    if own is None:
+        own = max(int(n) for n, _ in files) + 1
     swap = {own: 1, 1: own}
-    return _FILE_NUMBER.sub(lambda m: (m.group(1) or m.group(3)) + str(swap.get(int(m.group(2) or m.group(4)),
+    return FILE_NUMBER.sub(lambda m: (m.group(1) or m.group(3)) + str(swap.get(int(m.group(2) or m.group(4)),
                                                                                m.group(2) or m.group(4))), ptx)
 
 

@@ -5,14 +5,18 @@ each call means. One request per API call (``op arg arg ...`` plus bytes), one r
 number ...`` plus bytes). Device memory is a memfd both processes map: here it backs the
 emulator's ``DeviceMemory`` arena, in the program it is mapped at the same device addresses
 (``GLOBAL_BASE``), so copies never cross the socket: the shim moves the bytes, the core checks
-them and puts them on the timeline. Launches run on the emulator at once; graph launches run
-their kernels here and hand their memcpy, memset and host nodes back to the shim one at a time.
+them and puts them on the timeline (an asynchronous copy within the arena the core queues and
+moves itself). Launches wait in their streams (``runtime.core.queues``) until
+a call needs them done; the kernels' printf text and the explanation of a fault go to the program
+ahead of that call's reply. Graph launches run their kernels here and hand their memcpy, memset and
+host nodes back to the shim one at a time.
 """
 from __future__ import annotations
 
 import mmap
 import os
 import re
+import select
 import socket
 import struct
 import subprocess
@@ -33,8 +37,28 @@ from .server_textures import TextureRequests, _int     # _int: the one parser of
 
 ARENA_SIZE = DEVICE_MEMORY
 SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
-UNSTICKY = {"func", "var", "params", "props", "device_reset", "attr"}
+# what a broken context (a sticky error) still answers on an H100: registration, properties and
+# attributes, pointer attributes, cudaGraphCreate, cudaGetLastError (it reports the error once, through
+# the call that returned it) and cudaDeviceReset (tests/test_programs_robust.py)
+UNSTICKY = {"func", "var", "params", "props", "device_reset", "attr", "pointer", "graph_create", "last_error"}
+# argument errors the runtime finds before it looks at the context
+BEFORE_STICKY_CODES = {code_of("cudaErrorInvalidMemcpyDirection")}
+# requests that leave the queued work queued: they queue work themselves, run just the work they follow
+# (the core's copies, memsets, host functions, synchronizations), or touch nothing a kernel uses; any
+# other request first runs everything queued, as cudaFree, cudaDeviceSetLimit or cudaDeviceReset do
+QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "meminfo", "pointer", "copy", "copy2d",
+          "memset", "launch", "host_func", "stream_create", "stream_destroy", "stream_sync", "stream_query",
+          "stream_info", "stream_wait", "stream_attr_get", "event_create", "event_destroy", "event_record",
+          "event_sync", "event_query", "elapsed", "device_sync", "limit_get", "cache_get", "occupancy",
+          "occupancy_clusters", "potential_cluster", "avail_smem", "func_attrs", "pool_default", "pool_get",
+          "pool_attr_get", "pool_access_get", "malloc_async", "free_async", "graph_mem_attr", "capture_begin",
+          "capture_end", "capture_info", "capture_update", "capture_mode", "graph_create", "graph_clone",
+          "graph_nodes", "graph_edges", "node_info", "node_add", "node_params", "node_set", "exec_node_set",
+          "node_destroy", "node_find", "edges", "cond_create", "instantiate", "exec_update", "node_enable",
+          "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
+          "surf_create", "surf_resource"}
 STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
+IDLE_SECONDS = 1.0      # a program quiet this long with work queued: the work runs (see Server._run_while_idle)
 NODE_KINDS = {v: k for k, v in TYPES.items()}
 # the numbers of a node's parameters, in the order the shim sends and takes them (its node_params())
 NODE_FIELDS = {"memcpy": ("dst", "src", "width", "height", "depth", "dpitch", "spitch", "dheight", "sheight", "kind"),
@@ -107,6 +131,7 @@ class Server(TextureRequests):
         self.running = None                      # the graph launch in progress (a generator)
         self.printed: list = []                  # device printf text not yet sent to the program
         self._seen = 0                           # launch records whose printf text was sent
+        self.late = None                         # a CudaError of work run while the program was quiet
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
@@ -124,6 +149,10 @@ class Server(TextureRequests):
                 if left <= 0:               # time is up (a kernel was stopped for it): no more answers
                     raise socket.timeout("the program's time limit ran out")
                 sock.settimeout(left)
+            if ctx.pending and not select.select([sock], [], [], IDLE_SECONDS if deadline is None else
+                                                 min(IDLE_SECONDS, left))[0]:
+                self._run_while_idle()
+                continue
             head = _recv(sock, 4)
             if head is None:
                 return
@@ -139,12 +168,16 @@ class Server(TextureRequests):
                 op, *args = args
             if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
                 ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
-            sticky = ctx.sticky
             handler = getattr(self, "op_" + op, None)
             try:
                 if handler is None:
                     raise CudaError(f"the runtime call behind request {op!r} is not known to this emulator "
                                     "(a shim and server of different versions?).", "cudaErrorNotSupported")
+                if self.late is not None:
+                    late, self.late = self.late, None
+                    raise late
+                if op not in QUEUED:
+                    ctx.finish_all()
                 code, numbers, data = 0, handler(*args, blob=blob) or (), b""
                 if isinstance(numbers, tuple) and len(numbers) == 2 and isinstance(numbers[1], bytes):
                     numbers, data = numbers
@@ -155,8 +188,13 @@ class Server(TextureRequests):
                 code, numbers = code_of("cudaErrorNotSupported"), ()
                 data = b"\0" + (f"cudalab: internal error while answering the request {op!r} ({type(e).__name__}: "
                                  f"{e}). This is a bug in cudalab; please report it with the program.").encode()
-            if sticky and ctx.sticky and op not in UNSTICKY:
-                code = code or code_of(ctx.sticky)
+            if ctx.sticky and op not in UNSTICKY and code not in BEFORE_STICKY_CODES:
+                code, data = code_of(ctx.sticky), b""  # a broken context answers its error to (almost) every call
+            if deadline is not None and time.monotonic() >= deadline:
+                raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
+            ran = self._ran()
+            if ran:
+                sock.sendall(struct.pack("<I", len(ran)) + ran)
             out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
             sock.sendall(struct.pack("<I", len(out)) + out)
 
@@ -188,13 +226,23 @@ class Server(TextureRequests):
         self.printed.clear()
         return text
 
-    def _ran(self, rec):
-        """A kernel ran: its printf text waits for the program; a deferred fault's message goes along."""
-        self._seen = len(self.ctx.launches)
-        if rec is None:
-            return ()
-        self.printed.extend(rec.printed)
-        return (), self._flush() + self._fault_note([rec])
+    def _run_while_idle(self):
+        """The program went on without a request for ``IDLE_SECONDS`` with work queued: host work, or
+        a wait for a flag that a queued kernel sets in mapped or managed memory, which on a GPU ends
+        when the kernel runs. The queued work runs now (the program runs on beside it); an error it
+        meets is the answer to the program's next request, as an asynchronous error is."""
+        try:
+            self.ctx.finish_all()
+        except CudaError as e:
+            self.late = e
+
+    def _ran(self) -> bytes:
+        """Kernels ran while answering a request: their printf text and the explanation of a fault
+        one of them hit, as a frame ("P", text, message) the shim takes before the reply."""
+        records = self._new_records()
+        self.printed.extend(t for rec in records for t in rec.printed)
+        text = self._flush() + self._fault_note(records)
+        return b"P\0" + text if text else b""
 
     def _fault_note(self, records) -> bytes:
         """The explanation of a fault a kernel of ``records`` hit (the watchdog, an illegal address),
@@ -237,7 +285,8 @@ class Server(TextureRequests):
         return (self.ctx.malloc(int(size), kind),)
 
     def op_free(self, ptr, kind, blob=b""):
-        self.ctx.free(_int(ptr), host=kind == "host")
+        if _int(ptr):                   # cudaFree(NULL) does nothing, but answers a broken context's error
+            self.ctx.free(_int(ptr), host=kind == "host")
 
     def op_register(self, ptr, size, flags, blob=b""):
         self.ctx.memory.register(_int(ptr), int(size))
@@ -256,9 +305,9 @@ class Server(TextureRequests):
 
     def op_copy2d(self, dst, dpitch, src, spitch, width, height, kind, stream, sync, blob=b""):
         dst, src, dpitch, spitch, width, height = (_int(x) for x in (dst, src, dpitch, spitch, width, height))
-        captured = self.ctx.copy(dst, src, width, int(kind), _int(stream), sync == "1", rows=height, dpitch=dpitch,
-                                 spitch=spitch, call="cudaMemcpy2D")
-        return (int(captured),)
+        taken = self.ctx.copy(dst, src, width, int(kind), _int(stream), sync == "1", rows=height, dpitch=dpitch,
+                              spitch=spitch, call="cudaMemcpy2D")
+        return (int(taken),)
 
     def op_memset(self, dst, value, n, rows, pitch, stream, sync, blob=b""):
         return (int(self.ctx.memset(_int(dst), int(n), _int(stream), sync == "1", rows=int(rows), pitch=int(pitch),
@@ -270,10 +319,8 @@ class Server(TextureRequests):
         opts = dict(o.split("=", 1) for o in options)
         cluster = tuple(int(x) for x in opts["cluster"].split(",")) if "cluster" in opts else None
         shown = {k: v for k, v in opts.items() if k not in ("cooperative", "cluster")}
-        rec = self.ctx.launch(fn, (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz)), int(shmem), blob,
-                              _int(stream), cooperative=opts.get("cooperative") == "1", cluster=cluster,
-                              attributes=shown)
-        return self._ran(rec)
+        self.ctx.launch(fn, (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz)), int(shmem), blob,
+                        _int(stream), cooperative=opts.get("cooperative") == "1", cluster=cluster, attributes=shown)
 
     def op_host_func(self, stream, fn, data, blob=b""):
         return (int(self.ctx.host_function(self.ctx.stream(_int(stream)), _int(fn), _int(data))),)

@@ -33,6 +33,17 @@ class Instruction:
     file: int | None = None
     text: str = ""
     index: int = 0                # position in the function's instruction list
+    elsewhere: tuple | None = None    # (file name, line) for a line of another file (an included .cu, a header)
+
+    @property
+    def place(self) -> str:
+        """Where the instruction comes from, as messages say it: "line 12" of the source (PTX file 1),
+        "line 12 of scan.cuh" of another file, or "an unknown line"."""
+        if self.line:
+            return f"line {self.line}"
+        if self.elsewhere:
+            return f"line {self.elsewhere[1]} of {self.elsewhere[0]}"
+        return "an unknown line"
 
     @property
     def types(self) -> tuple:

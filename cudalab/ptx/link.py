@@ -13,8 +13,11 @@ would:
   ``__constant__`` array) that another file also defines differently is renamed in the later file,
   so each file keeps its own. The host's ``cudaMemcpyToSymbol`` reaches the first file's copy
   (a difference from a GPU only when two files keep different values under one name);
-* debug sections are dropped: the emulator reads lines from ``.loc`` alone, and every module's
-  ``.loc 1`` still names its own ``.cu`` file (build.py makes it file 1).
+* debug sections are dropped: the emulator reads lines from ``.loc`` alone. The first module's
+  ``.cu`` file stays file 1 (build.py makes each module's own file its file 1), whose lines
+  messages give as "line N"; the file numbers of the second and later modules move up by
+  ``FILE_STEP`` per module, so their ``.file`` names stay theirs and their lines are named ("line 6
+  of kernels.cu"), as nvlink keeps each module's line table.
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 _HEAD = re.compile(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(entry|func|global|const|shared|tex|"
                    r"texref|surfref|samplerref)\b")
 _LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc")
+FILE_NUMBER = re.compile(r'^(\s*\.(?:loc|file)\s+)(\d+)|(inlined_at\s+)(\d+)', re.M)
+FILE_STEP = 1000
 
 
 class PtxLinkError(ValueError):
@@ -105,7 +110,7 @@ def link(modules) -> str:
     """Join PTX modules (texts, in link order) into one module's text; see the module docstring."""
     if len(modules) == 1:
         return modules[0]
-    parsed = [items(m) for m in modules]
+    parsed = [items(_file_numbers_up(m, k * FILE_STEP)) for k, m in enumerate(modules)]
     defined = {}                                   # name -> (module index, Item) of its definition
     renames = [dict() for _ in parsed]
     for k, its in enumerate(parsed):
@@ -123,7 +128,8 @@ def link(modules) -> str:
             if not it.linkage:
                 renames[k][it.name] = f"{it.name}__tu{k + 1}"
     versions = [h for its in parsed for h in its if h.kind == "header"]
-    out = [_highest(versions, ".version"), _first(versions, ".target"), _first(versions, ".address_size"), ""]
+    out = [_highest(versions, ".version"), _first(versions, ".target"), _first(versions, ".address_size"),
+           *(h.text.strip() for h in versions if _code(h.text).strip().startswith(".file")), ""]
     kept_decl = set()
     for k, its in enumerate(parsed):
         for it in its:
@@ -141,6 +147,13 @@ def link(modules) -> str:
                 text = re.sub(rf"(?<![\w$%.]){re.escape(old)}(?![\w$])", new, text)
             out.append(text.strip("\n"))
     return "\n".join(out) + "\n"
+
+
+def _file_numbers_up(text: str, step: int) -> str:
+    """A module with every file number (``.file``, ``.loc``, ``inlined_at``) moved up by ``step``."""
+    if not step:
+        return text
+    return FILE_NUMBER.sub(lambda m: (m.group(1) or m.group(3)) + str(int(m.group(2) or m.group(4)) + step), text)
 
 
 def _same(a: str, b: str) -> bool:

@@ -361,7 +361,7 @@ def parse(text: str) -> Module:
     cur: Function | None = None
     depth = 0
     scopes: list = []
-    line = file = None
+    line = file = elsewhere = None
     inlined: dict = {}            # .loc (file, line, column) -> the cell line it was inlined into
     for kind, stmt, ptx_line in _statements(text):
         try:
@@ -384,6 +384,7 @@ def parse(text: str) -> Module:
                     file, ln = (1, at[1]) if at[0] == 1 else inlined.get(at, (file, ln))
                 inlined[here] = (file, ln)
                 line = ln if ln > 0 and file == 1 else None
+                elsewhere = (file, ln) if ln > 0 and file != 1 else None      # named below
                 continue
             if kind == "open":
                 depth += 1
@@ -449,8 +450,15 @@ def parse(text: str) -> Module:
                 pass
             else:
                 inst = _parse_instruction(stmt, ChainMap(*scopes))
-                inst.line, inst.file, inst.index = line, file, len(cur.insts)
+                inst.line, inst.file, inst.index, inst.elsewhere = line, file, len(cur.insts), elsewhere
                 cur.insts.append(inst)
         except PtxSyntaxError as e:
             raise PtxSyntaxError(f"PTX line {ptx_line}, `{' '.join(stmt.split())[:80]}`: {e}") from None
+    # a line of another file keeps the file's name (nvcc writes the .file table after the code): messages
+    # say "line 12 of scan.cuh"
+    names = {k: path.replace("\\", "/").rsplit("/", 1)[-1] for k, path in mod.files.items()}
+    for f in mod.functions.values():
+        for inst in f.insts:
+            if inst.elsewhere:
+                inst.elsewhere = (names[inst.elsewhere[0]], inst.elsewhere[1]) if inst.elsewhere[0] in names else None
     return mod

@@ -97,6 +97,7 @@ static __thread char *RB;
 static __thread size_t RBN;
 static pthread_mutex_t wire = PTHREAD_MUTEX_INITIALIZER;
 static void say_once(const char *msg);
+static void kernels_ran(const char *frame, size_t n);
 
 /* Which host thread asks, and whether it came in through a _ptds/_ptsz entry point (a program
  * built with --default-stream per-thread): then stream 0 means this thread's own default stream,
@@ -128,13 +129,17 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     send_all(tag, (size_t)t);
     send_all(head, (size_t)h + 1);
     if (bloblen) send_all(blob, bloblen);
-    recv_all(&len, 4);
-    free(RB);
-    RB = malloc(len + 1);
-    recv_all(RB, len);
+    for (;;) {     /* kernels that ran while the request was answered come first, in a "P" frame */
+        recv_all(&len, 4);
+        free(RB);
+        RB = malloc(len + 1);
+        recv_all(RB, len);
+        RB[len] = 0;
+        if (len < 2 || RB[0] != 'P' || RB[1]) break;
+        kernels_ran(RB + 2, len - 2);
+    }
     pthread_mutex_unlock(&wire);
     if (head != small) free(head);
-    RB[len] = 0;
     size_t hl = strlen(RB);
     RBN = len > hl ? len - hl - 1 : 0;
     char *s = RB, *e;
@@ -329,6 +334,21 @@ static char *pack_args(Func *f, void **args, size_t *total) {
     return buf;
 }
 
+/* Queued kernels ran while a request was answered: their printf text waits for the next
+ * synchronization (that request, if it is one); the explanation of a fault is told at once. */
+static void kernels_ran(const char *frame, size_t n) {
+    size_t text = strlen(frame);
+    if (text) {
+        pending = realloc(pending, npending + text);
+        memcpy(pending + npending, frame, text);
+        npending += text;
+    }
+    if (text + 1 < n) {
+        flush_printf();
+        say_once(frame + text + 1);
+    }
+}
+
 /* Device printf text that came back with a reply waits for the next synchronization. */
 static void keep_printf(void) {
     size_t text = strlen(RB);
@@ -356,7 +376,6 @@ static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t 
     code = rpc_blob(buf, total, "launch %s %u %u %u %u %u %u %zu %p %s", f->name, g.x, g.y, g.z,
                     b.x, b.y, b.z, shmem, (void *)stream, options);
     free(buf);
-    keep_printf();
     return ret(code);
 }
 
@@ -398,8 +417,8 @@ cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height
     return alloc(p, *pitch * height, "device");
 }
 
-cudaError_t cudaFree(void *p) { return p ? ret(rpc("free %p device", p)) : cudaSuccess; }
-cudaError_t cudaFreeHost(void *p) { return p ? ret(rpc("free %p host", p)) : cudaSuccess; }
+cudaError_t cudaFree(void *p) { return ret(rpc("free %p device", p)); }   /* NULL too: a broken context says so */
+cudaError_t cudaFreeHost(void *p) { return ret(rpc("free %p host", p)); }
 
 cudaError_t cudaHostRegister(void *p, size_t size, unsigned int flags) { return ret(rpc("register %p %zu %u", p, size, flags)); }
 cudaError_t cudaHostUnregister(void *p) { return ret(rpc("unregister %p", p)); }
@@ -435,13 +454,14 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void
 }
 
 /* Copies: the emulator checks the device side against its allocation table and models the time;
- * the bytes move here, in the shared arena. */
+ * the bytes move here, unless the emulator takes the copy (into a graph being captured, or queued
+ * in its stream behind a kernel: an asynchronous copy within the shared arena). */
 static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStream_t s, int sync) {
     if (!n) return cudaSuccess;
     if (!dst || !src) return ret(cudaErrorInvalidValue);
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
     if (code) return ret(sync ? synced(code) : code);
-    if (NR > 1 && R[1]) return cudaSuccess;   /* captured into a graph: it runs when the graph does */
+    if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
     memmove(dst, src, n);
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
@@ -787,8 +807,7 @@ cudaError_t cudaDeviceSynchronize(void) { return ret(synced(rpc("device_sync")))
 
 cudaError_t cudaDeviceReset(void) {
     flush_printf();
-    last_error = cudaSuccess;
-    return (cudaError_t)rpc("device_reset");
+    return (cudaError_t)rpc("device_reset");   /* the last error stays, as on an H100 */
 }
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *func) {

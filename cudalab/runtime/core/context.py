@@ -9,8 +9,9 @@ name when the call is misused. Two thin adapters use it: the whole-program serve
 (``programs/server.py``, answering the C shim) and the Python host API (``runtime/streams.py``,
 ``runtime/device.py``).
 
-Operations run at once, in issue order (always a legal order); *when* they would have run on the
-device comes from the timeline, and synchronizations move the host's clock there.
+A program's launches wait in their streams until the host needs them done (``queues``); other
+operations run at once, after the work they follow; *when* they would have run on the device
+comes from the timeline, and synchronizations move the host's clock there.
 
 A new runtime feature (CUDA arrays and textures, say) plugs in as a mixin class in its own module
 under ``runtime/core/`` added to ``Context``'s bases below, with its server half as a mixin of
@@ -24,6 +25,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import CudaError, KernelError, LaunchError
 from ...emulator.memory import DEVICE_MEMORY
 from .errors import CODE, STICKY
@@ -32,6 +35,7 @@ from .textures import TextureAPI
 from .memory import Memory
 from .pools import GraphMemory, MemPool
 from .properties import ATTRIBUTES, LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
+from .queues import StreamQueues
 
 LEGACY, PER_THREAD = 1, 2               # cudaStreamLegacy / cudaStreamPerThread
 NON_BLOCKING = 1                        # cudaStreamNonBlocking
@@ -62,6 +66,7 @@ class Event:
     time: float | None = None           # us on ``timeline`` when it happens
     timeline: object = None
     captured: tuple | None = None       # (Capture, dependencies) when last recorded in a capture
+    work: object = None                 # queues.Work of its latest record (pending until its stream gets there)
 
     @property
     def name(self) -> str:
@@ -91,7 +96,7 @@ class Function:
         return shared_layout(self.program, self.program.function(self.mangled), 0)[1]
 
 
-class Context(GraphAPI, TextureAPI):
+class Context(GraphAPI, TextureAPI, StreamQueues):
     """The runtime state of one device, for one program (server) or one Python session."""
 
     def __init__(self, arena=None, profile=None, timeline=None):
@@ -242,6 +247,7 @@ class Context(GraphAPI, TextureAPI):
         self.forbid_while_capturing(s, "cudaStreamSynchronize")
         if s.handle == 0:
             self.legacy_stream_used("cudaStreamSynchronize")
+        self.finish(self.follows(s))
         self.timeline.synchronize(s.handle)
         self.synchronized()
 
@@ -249,7 +255,8 @@ class Context(GraphAPI, TextureAPI):
         """cudaStreamQuery: is the stream's work done at the host's present time?"""
         self.forbid_while_capturing(s, "cudaStreamQuery")
         tl = self.timeline
-        done = (tl._ready(0) if s.handle == 0 else tl.stream_end(s.handle)) <= tl.host_time
+        done = not self.still_running(self.follows(s), s) and \
+            (tl._ready(0) if s.handle == 0 else tl.stream_end(s.handle)) <= tl.host_time
         if not done:
             tl.host_time += POLL_US
         return done
@@ -260,8 +267,8 @@ class Context(GraphAPI, TextureAPI):
                             "cudaErrorInvalidValue")
         if ev.captured is not None:
             self.capture_wait(s, ev)
-        elif ev.time is not None:
-            self.timeline.wait_event(ev.name, s.handle)
+        elif ev.time is not None or ev.work is not None:
+            self.enqueue(s, lambda: self.timeline.wait_event(ev.name, s.handle), after=[ev.work])
 
     def stream_set_attribute(self, s: Stream, attr: int, value):
         if attr == 1:                  # access policy window
@@ -322,15 +329,22 @@ class Context(GraphAPI, TextureAPI):
         if s.handle == 0:
             self.legacy_stream_used("cudaEventRecord")
         ev.captured = None
-        tl = self.timeline
-        ev.time, ev.timeline = tl.record_event(ev.name, s.handle)["start"], tl
+
+        def record():
+            tl = self.timeline
+            ev.time, ev.timeline = tl.record_event(ev.name, s.handle)["start"], tl
+        ev.work = self.enqueue(s, record)
 
     def event_synchronize(self, ev: Event):
+        self.finish([ev.work])
         if ev.time is not None and ev.timeline is self.timeline:
             self.timeline.wait_until(ev.time)
         self.synchronized()
 
     def event_query(self, ev: Event) -> bool:
+        if self.still_running([ev.work], ev):
+            self.timeline.host_time += POLL_US
+            return False
         if ev.time is None or ev.timeline is not self.timeline or ev.time <= self.timeline.host_time:
             return True
         self.timeline.host_time += POLL_US
@@ -342,6 +356,9 @@ class Context(GraphAPI, TextureAPI):
             if not e.timing:
                 raise CudaError(f"the {who} event was created with cudaEventDisableTiming (timing=False in "
                                 "Python), so it keeps no time.", "cudaErrorInvalidResourceHandle")
+            if e.work is not None and not e.work.done:
+                raise CudaError(f"the {who} event has not happened yet: its stream has not got there. Call "
+                                f"cudaEventSynchronize({who}) before cudaEventElapsedTime.", "cudaErrorNotReady")
             if e.time is None:
                 raise CudaError(f"the {who} event was never recorded (cudaEventRecord), so there is no time to "
                                 "measure.", "cudaErrorInvalidResourceHandle")
@@ -359,6 +376,7 @@ class Context(GraphAPI, TextureAPI):
             self.invalidate(c, "cudaErrorStreamCaptureUnsupported",
                             "cudaDeviceSynchronize is not allowed while a stream is being captured; the capture "
                             "is now invalid.")
+        self.finish_all()
         self.timeline.synchronize()
         self.synchronized()
 
@@ -381,7 +399,9 @@ class Context(GraphAPI, TextureAPI):
 
     def copy(self, dst: int, src: int, nbytes: int, kind: int, stream=0, sync: bool = True, rows: int = 1,
              dpitch: int = 0, spitch: int = 0, call: str = "cudaMemcpy") -> bool:
-        """Check a copy and put it on the timeline; True when a capture took it (do not move the bytes)."""
+        """Check a copy and put it on the timeline. True when the caller must not move the bytes: a
+        capture took the copy, or it is an asynchronous copy between memory in the arena (device,
+        managed, cudaMallocHost) queued behind work in its stream: it moves its bytes when it runs."""
         s = self.stream(stream)
         direction = self.memory.check_copy(dst, src, nbytes, kind, call, rows, dpitch, spitch)
         if s.handle == 0:
@@ -392,6 +412,17 @@ class Context(GraphAPI, TextureAPI):
                                                 dheight=rows, sheight=rows, kind=kind))
             return True
         host = dst if direction == "D2H" else src
+        span = (max(dpitch, spitch) or nbytes) * rows
+        if not sync and self.memory.in_arena(dst, span) and self.memory.in_arena(src, span) and self.follows(s):
+            arena = self.memory.arena
+
+            def move():
+                for r in range(rows):
+                    arena.write(dst + r * (dpitch or nbytes), arena.read(src + r * (spitch or nbytes), nbytes))
+                self.transfer(nbytes * rows, direction, s, True, False)
+            self.enqueue(s, move)
+            return True
+        self.finish(self.follows(s))        # the caller moves the bytes now: what they follow runs first
         self.transfer(nbytes * rows, direction, s, self.memory.pinned(host), sync)
         return False
 
@@ -409,6 +440,16 @@ class Context(GraphAPI, TextureAPI):
             self.capture_node(s, "memset", dict(dst=dst, value=value, element=element, width=nbytes, height=rows,
                                                 pitch=pitch or nbytes * element))
             return True
+        if not sync and element == 1 and self.follows(s):     # queued behind work: it sets the bytes itself
+            arena = self.memory.arena
+
+            def fill():
+                for r in range(rows):
+                    arena.write(dst + r * (pitch or nbytes), np.full(nbytes, value & 0xFF, np.uint8))
+                self.timeline.memset(nbytes * rows, s.handle)
+            self.enqueue(s, fill)
+            return True
+        self.finish(self.follows(s))
         self.timeline.memset(nbytes * element * rows, s.handle, sync=sync)
         return False
 
@@ -419,6 +460,7 @@ class Context(GraphAPI, TextureAPI):
             return True
         if s.handle == 0:
             self.legacy_stream_used("cudaLaunchHostFunc")
+        self.finish(self.follows(s))
         self.timeline.host_function(s.handle, name)
         return False
 
@@ -462,16 +504,23 @@ class Context(GraphAPI, TextureAPI):
 
     def launch(self, fn: Function, grid, block, shared: int, args: bytes, stream=0, cooperative: bool = False,
                cluster=None, attributes=None):
-        """cudaLaunchKernel(Ex): returns the LaunchRecord, or None when a capture took the launch."""
+        """cudaLaunchKernel(Ex): checks the launch and queues the kernel in its stream (``queues``);
+        it runs when the host needs it, its record then in ``launches``."""
+        from ...emulator.cluster import launch_shape
         s = self.stream(stream)
-        self.check_launch(fn, grid, block, shared, cooperative, cluster)
+        grid, _ = self.check_launch(fn, grid, block, shared, cooperative, cluster)
+        # the engine's cluster checks (__cluster_dims__, whole clusters) too: the kernel runs later, but a
+        # GPU refuses a launch of the wrong shape at the call
+        launch_shape(fn.program.function(fn.mangled).func, grid, None if cluster is None or tuple(cluster) == (1, 1, 1)
+                     else tuple(cluster), fn.name, bool(fn.attributes.get(14)))
         if s.handle == 0:
             self.legacy_stream_used(f"the launch of {fn.name}")
         if s.capture is not None:
             self.capture_node(s, "kernel", dict(function=fn, grid=tuple(grid), block=tuple(block), shared=int(shared),
                                                 args=bytes(args), cluster=cluster, attributes=dict(attributes or {})))
-            return None
-        return self.run_kernel(fn, grid, block, shared, args, s, cluster=cluster, attributes=attributes)
+            return
+        self.enqueue(s, lambda: self.run_kernel(fn, grid, block, shared, args, s, cluster=cluster,
+                                                attributes=attributes), wait=True)
 
     def run_kernel(self, fn: Function, grid, block, shared, args, s: Stream, cluster=None, attributes=None):
         """Run a kernel now. A fault that CUDA reports later (an illegal address, an assert) becomes
@@ -543,7 +592,7 @@ class Context(GraphAPI, TextureAPI):
     def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
         """The watchdog's account of where the kernel was and how far it got (``progress``, the
         engine's pace.Progress), told as the program's time limit running out."""
-        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+|an unknown line)\.", detail)
+        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.", detail)
         where = f" {where.group(0)}" if where else ""
         how_far = f" {progress.describe()}" if progress is not None else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
@@ -701,6 +750,7 @@ class Context(GraphAPI, TextureAPI):
         pool = pool or self.current_pool
         if size == 0:
             return 0
+        self.finish(self.follows(s))
         if s.capture is not None:
             params = self.node_params("mem_alloc", {"size": size, "pool": pool.handle})
             self.capture_node(s, "mem_alloc", params)
@@ -714,6 +764,7 @@ class Context(GraphAPI, TextureAPI):
         s = self.stream(stream)
         if addr == 0:
             return
+        self.finish(self.follows(s))
         if s.capture is not None:
             self.capture_node(s, "mem_free", {"address": addr})
             return

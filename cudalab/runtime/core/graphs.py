@@ -372,6 +372,7 @@ class GraphAPI:
         if stream.capture is not None:
             self.capture_node(stream, "graph", {"graph": self.clone(e.graph)})
             return None
+        self.finish(self.follows(stream))        # the work queued before it in the stream runs first
         return self.run_graph(e, stream)
 
     @staticmethod

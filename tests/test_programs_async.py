@@ -1,0 +1,250 @@
+"""Whole programs see a GPU's asynchronous launches: a kernel waits in its stream until the host
+needs it, and a broken context answers its error to every later call.
+
+The expected answers are an H200's (CUDA 13), from the same programs built with nvcc.
+"""
+import time
+
+import pytest
+
+import cudalab
+from cudalab.programs import run_program_source
+
+
+def run(source, **kw):
+    kw.setdefault("timeout", 120)
+    return run_program_source(source, **kw)
+
+
+LATCH = r"""#include <cstdio>
+__global__ void spin(volatile unsigned *latch) { while (latch[0] < 1) ; }
+__global__ void add(int *p) { p[threadIdx.x] += 1; }
+#define SHOW(call) printf("%s %s\n", #call, cudaGetErrorName(call))
+"""
+
+
+def test_a_kernel_waits_for_a_flag_the_host_sets_after_the_launch():
+    # cuda-samples' UnifiedMemoryPerf: "prevent any work on stream from starting until all work is pushed"
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, h[32];
+    cudaHostAlloc(&latch, 4, cudaHostAllocMapped);
+    cudaMalloc(&d, 128); cudaMemset(d, 0, 128);
+    cudaStream_t s; cudaStreamCreate(&s);
+    cudaEvent_t e; cudaEventCreate(&e);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    add<<<1, 32, 0, s>>>(d);
+    cudaEventRecord(e, s);
+    SHOW(cudaStreamQuery(s));
+    SHOW(cudaEventQuery(e));
+    SHOW(cudaStreamQuery(0));
+    *latch = 1;
+    SHOW(cudaStreamSynchronize(s));
+    SHOW(cudaStreamQuery(s));
+    SHOW(cudaEventQuery(e));
+    cudaMemcpy(h, d, 128, cudaMemcpyDeviceToHost);
+    printf("h[31] = %d\n", h[31]);
+}""")
+    assert r.stdout.splitlines() == [
+        "cudaStreamQuery(s) cudaErrorNotReady", "cudaEventQuery(e) cudaErrorNotReady",
+        "cudaStreamQuery(0) cudaErrorNotReady", "cudaStreamSynchronize(s) cudaSuccess",
+        "cudaStreamQuery(s) cudaSuccess", "cudaEventQuery(e) cudaSuccess", "h[31] = 1"], r.stderr
+
+
+def test_asynchronous_copies_and_memsets_wait_in_their_stream_too():
+    # UnifiedMemoryPerf's copy cases: pinned memory, cudaMemcpyAsync behind the spinning kernel
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, *h;
+    cudaMallocHost(&latch, 4);
+    cudaMallocHost(&h, 128);
+    cudaMalloc(&d, 128);
+    for (int i = 0; i < 32; ++i) h[i] = i;
+    cudaStream_t s; cudaStreamCreate(&s);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaMemcpyAsync(d, h, 128, cudaMemcpyHostToDevice, s);
+    add<<<1, 32, 0, s>>>(d);
+    cudaMemcpyAsync(h, d, 128, cudaMemcpyDeviceToHost, s);
+    cudaMemsetAsync(d, 0, 128, s);
+    printf("before the synchronization: %d\n", h[31]);
+    *latch = 1;
+    cudaStreamSynchronize(s);
+    printf("after it: %d\n", h[31]);
+    cudaMemcpy(h, d, 128, cudaMemcpyDeviceToHost);
+    printf("after the memset: %d\n", h[31]);
+}""")
+    assert r.stdout.splitlines() == ["before the synchronization: 31", "after it: 32", "after the memset: 0"], r.stderr
+
+
+def test_a_copy_on_the_legacy_stream_waits_for_a_blocking_stream_but_not_a_non_blocking_one():
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, h[32];
+    cudaMallocManaged(&latch, 4);
+    cudaMalloc(&d, 128); cudaMemset(d, 0, 128);
+    cudaStream_t blocking, free_running;
+    cudaStreamCreate(&blocking);
+    cudaStreamCreateWithFlags(&free_running, cudaStreamNonBlocking);
+    *latch = 0;
+    spin<<<1, 1, 0, free_running>>>(latch);                  // holds up its own stream only
+    add<<<1, 32, 0, blocking>>>(d);
+    cudaMemcpy(h, d, 128, cudaMemcpyDeviceToHost);          // waits for add, not for spin
+    printf("after the blocking stream: %d\n", h[31]);
+    SHOW(cudaStreamQuery(free_running));
+    *latch = 1;
+    SHOW(cudaDeviceSynchronize());
+}""")
+    assert r.stdout.splitlines() == ["after the blocking stream: 1", "cudaStreamQuery(free_running) cudaErrorNotReady",
+                                     "cudaDeviceSynchronize() cudaSuccess"], r.stderr
+
+
+def test_a_stream_that_waits_for_an_event_runs_after_the_work_before_the_record():
+    r = run(r"""#include <cstdio>
+__global__ void first(volatile unsigned *latch, int *d) { while (latch[0] < 1) ; d[0] = 1; }
+__global__ void second(int *d) { d[1] = d[0] + 1; }
+int main() {
+    unsigned *latch; int *d;
+    cudaMallocManaged(&latch, 4);
+    cudaMallocManaged(&d, 8);
+    d[0] = d[1] = 0;
+    *latch = 0;
+    cudaStream_t a, b;
+    cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+    cudaEvent_t done; cudaEventCreate(&done);
+    first<<<1, 1, 0, a>>>(latch, d);
+    cudaEventRecord(done, a);
+    cudaStreamWaitEvent(b, done, 0);
+    second<<<1, 1, 0, b>>>(d);
+    printf("%s\n", cudaGetErrorName(cudaStreamQuery(b)));
+    *latch = 1;
+    cudaStreamSynchronize(b);
+    printf("%d %d\n", d[0], d[1]);
+}""")
+    assert r.stdout.splitlines() == ["cudaErrorNotReady", "1 2"], r.stderr
+
+
+def test_a_polling_loop_ends_when_the_kernel_is_done():
+    # asyncAPI: count host iterations while the GPU works
+    r = run(r"""#include <cstdio>
+__global__ void inc(int *p) { p[threadIdx.x] += 1; }
+int main() {
+    int *d; cudaMalloc(&d, 1024 * 4);
+    cudaEvent_t stop; cudaEventCreate(&stop);
+    inc<<<1, 1024>>>(d);
+    cudaEventRecord(stop, 0);
+    unsigned long counter = 0;
+    while (cudaEventQuery(stop) == cudaErrorNotReady) counter++;
+    printf("%s, counted %s\n", cudaGetErrorName(cudaGetLastError()), counter > 0 ? "some" : "none");
+}""")
+    assert r.stdout == "cudaSuccess, counted some\n", r.stderr
+
+
+def test_the_host_goes_on_while_a_kernel_runs():
+    # the launch only queues the kernel; the synchronization waits for it
+    r = run(r"""#include <chrono>
+#include <cstdio>
+__global__ void work(float *p) {
+    float x = threadIdx.x;
+    for (int i = 0; i < 2000; ++i) x = x * 0.999f + 1.0f;
+    p[blockIdx.x * blockDim.x + threadIdx.x] = x;
+}
+int main() {
+    float *d; cudaMalloc(&d, 64 * 256 * 4);
+    auto t0 = std::chrono::steady_clock::now();
+    work<<<64, 256>>>(d);
+    auto t1 = std::chrono::steady_clock::now();
+    cudaDeviceSynchronize();
+    auto t2 = std::chrono::steady_clock::now();
+    printf("the launch took %s than the synchronization\n", (t1 - t0) * 10 < (t2 - t1) ? "far less" : "not less");
+}""")
+    assert r.stdout == "the launch took far less than the synchronization\n", r.stderr
+
+
+def test_a_kernels_error_surfaces_at_the_next_synchronization_naming_its_line():
+    r = run(r"""#include <cstdio>
+__global__ void poke(int *p) {
+    p[1 << 28] = 1;
+}
+int main() {
+    int *d; cudaMalloc(&d, 64);
+    poke<<<1, 1>>>(d);
+    printf("launch: %s\n", cudaGetErrorName(cudaGetLastError()));
+    printf("sync: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+}""")
+    assert r.stdout.splitlines() == ["launch: cudaSuccess", "sync: cudaErrorIllegalAddress"]
+    assert "at line 3 in kernel poke" in r.stderr
+
+
+def test_printf_text_comes_at_a_synchronization_and_not_without_one():
+    r = run(r"""#include <cstdio>
+__global__ void hello(int n) { printf("hello %d\n", n); }
+int main() {
+    hello<<<1, 1>>>(1);
+    printf("host\n");
+    fflush(stdout);
+    cudaDeviceSynchronize();
+    hello<<<1, 1>>>(2);
+    return 0;           // no synchronization: an H200 prints nothing of the second kernel
+}""")
+    assert r.stdout == "host\nhello 1\n", r.stderr
+
+
+# cudaErrorIllegalAddress leaves an H200's context broken: what each call answered afterwards
+AFTER_A_FAULT = [
+    ("cudaDeviceSynchronize()", "ERR"), ("cudaGetLastError()", "ERR"), ("cudaGetLastError()", "cudaSuccess"),
+    ("cudaPeekAtLastError()", "cudaSuccess"), ("cudaMalloc(&p, 64)", "ERR"), ("cudaMalloc(&p, 1ull << 50)", "ERR"),
+    ("cudaFree(0)", "ERR"), ("cudaFree((void *)0x1234)", "ERR"), ("cudaMemcpy(d, h, 64, cudaMemcpyHostToDevice)", "ERR"),
+    ("cudaMemcpy(h, d, 64, (cudaMemcpyKind)99)", "cudaErrorInvalidMemcpyDirection"),
+    ("cudaMemsetAsync(d, 0, 64, 0)", "ERR"), ("cudaStreamCreate(&s)", "ERR"), ("cudaStreamQuery(0)", "ERR"),
+    ("cudaEventCreate(&e)", "ERR"), ("cudaEventElapsedTime(&ms, e0, e1)", "ERR"),
+    ("cudaGetDeviceProperties(&prop, 0)", "cudaSuccess"), ("cudaDeviceGetAttribute(&v, cudaDevAttrWarpSize, 0)", "cudaSuccess"),
+    ("cudaGetDeviceCount(&v)", "cudaSuccess"), ("cudaMemGetInfo(&f, &t)", "ERR"), ("cudaFuncGetAttributes(&fa, fine)", "ERR"),
+    ("cudaMallocHost(&p, 64)", "ERR"), ("cudaFreeHost(0)", "ERR"), ("cudaPointerGetAttributes(&pa, d)", "cudaSuccess"),
+    ("cudaDeviceSetLimit(cudaLimitStackSize, 4096)", "ERR"), ("cudaGraphCreate(&g, 0)", "cudaSuccess"),
+    ("cudaEventDestroy(e1)", "ERR")]
+BROKEN = r"""#include <cstdio>
+__global__ void fine(int *p) { if (p) p[threadIdx.x] = 1; }
+%s
+#define SHOW(call) printf("%%s %%s\n", #call, cudaGetErrorName(call))
+int main() {
+    int *d, h[16] = {0}, v; void *p; float ms; size_t f, t; cudaStream_t s; cudaEvent_t e, e0, e1;
+    cudaDeviceProp prop; cudaFuncAttributes fa; cudaPointerAttributes pa; cudaGraph_t g;
+    cudaMalloc(&d, 64); cudaEventCreate(&e0); cudaEventCreate(&e1);
+    broken<<<1, 1>>>(d);
+    %s
+    fine<<<1, 4096>>>(d);
+    printf("a launch of a wrong shape: %%s\n", cudaGetErrorName(cudaGetLastError()));
+}"""
+
+
+@pytest.mark.parametrize("kernel, error", [
+    ("__global__ void broken(int *p) { p[1 << 28] = 1; }", "cudaErrorIllegalAddress"),
+    ("__global__ void broken(int *p) { while (true) ++p[1]; }", "cudaErrorLaunchTimeout")])
+def test_after_a_kernel_broke_the_context_every_call_answers_its_error(kernel, error):
+    saved = cudalab.runtime.device.WATCHDOG_SECONDS
+    cudalab.set_watchdog(1)             # the program has no time limit of its own: the watchdog stops it
+    try:
+        r = run(BROKEN % (kernel, "\n    ".join(f"SHOW({call});" for call, _ in AFTER_A_FAULT)), timeout=None)
+    finally:
+        cudalab.set_watchdog(saved)
+    expected = [f"{call} {error if answer == 'ERR' else answer}" for call, answer in AFTER_A_FAULT]
+    assert r.stdout.splitlines() == expected + [f"a launch of a wrong shape: {error}"], r.stderr
+    assert "kernel broken" in r.stderr
+
+
+def test_a_host_waiting_for_a_flag_a_queued_kernel_sets_sees_it():
+    # the other way round: the program goes quiet with work queued, so the work runs beside it
+    r = run(r"""#include <cstdio>
+__global__ void signal(volatile int *flag) { *flag = 1; }
+int main() {
+    int *flag;
+    cudaHostAlloc(&flag, 4, cudaHostAllocMapped);
+    *flag = 0;
+    signal<<<1, 1>>>(flag);
+    while (*(volatile int *)flag == 0) ;
+    printf("the kernel signalled\n");
+}""")
+    assert r.stdout == "the kernel signalled\n", r.stderr
