@@ -32,6 +32,8 @@ from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
+SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
+           "-lcurand", "-lcurand_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 
 
@@ -295,7 +297,7 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
-_HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'cudalab[curand]'",
+_HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "nvtx3/": "nvidia-nvtx: pip install nvidia-nvtx",
@@ -303,7 +305,9 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'c
                              "git clone https://github.com/NVIDIA/cuda-samples and build with -I cuda-samples/Common",
                   "cutil": "the GPU Computing SDK of CUDA 4 and older, which is gone: use your own error checks "
                            "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
-                  "cublas": "cuBLAS, which cudalab does not emulate", "cufft": "cuFFT, which cudalab does not emulate",
+                  "cublasLt": "cuBLASLt, which cudalab does not emulate", "cublasXt": "cuBLASXt, which cudalab does not emulate",
+                  "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
+                  "cufft": "cuFFT, which cudalab does not emulate",
                   "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide"}
@@ -397,8 +401,9 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                 raise CompileError(_student_log(r.stdout + r.stderr) or "the device link failed", r.stdout + r.stderr)
             objects.append(str(work / "dlink.o"))
         devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
-        # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for
-        own = [o for o in cmd.link_options if o not in ("-lcudart", "-lcudart_static")]
+        # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for, and so
+        # do -lcublas and -lcurand: the shim answers their host APIs (shim/cublas.c, curand.c)
+        own = [o for o in cmd.link_options if o not in SHIMMED]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt,
                        "-o", str(work / "program")], cwd)
         if r.returncode:
