@@ -22,6 +22,9 @@ def _value(token: str):
     return _int(token)
 
 
+CAPTURED = 1000   # the shim's CAPTURED: it makes the call a host node of the graph, which sends it again
+
+
 def _refused(e: LibraryError):
     return (e.status,), b"\0" + f"cudalab: {e.args[0]}".encode()
 
@@ -31,6 +34,8 @@ class LibraryRequests:
 
     def op_blas(self, name, stream, device_scalars, *args, blob=b""):
         values = {k: _value(v) for k, v in (a.split("=", 1) for a in args)}
+        if self.ctx.stream(_int(stream)).capture is not None:
+            return (CAPTURED,)
         try:
             returned = blas.run(self.ctx, name, _int(stream), values, device_scalars == "1")
         except LibraryError as e:

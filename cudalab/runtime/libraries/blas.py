@@ -36,7 +36,7 @@ DATA_TYPES = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.int8, 4: np.com
 COMPUTE_TYPES = {64: np.float16, 65: np.float16, 68: np.float32, 69: np.float32, 74: np.float32, 75: np.float32,
                  77: np.float32, 78: np.float32, 70: np.float64, 71: np.float64, 79: np.float64, 72: np.int32,
                  73: np.int32}
-_NAME = re.compile(r"^cublas(?:I(?P<i>[sdcz])|(?P<t>Sc|Dz|Cs|Zd|[SDCZH])?)(?P<op>[A-Za-z0-9]+?)(?:_v2)?(?P<w>_64)?$")
+_NAME = re.compile(r"^cublas(?P<body>[A-Za-z0-9]+?)(?:_v2)?(?:_64)?$")
 
 
 class Call:
@@ -384,7 +384,7 @@ def GemmBatchedEx(c: Call):
 ROUTINES = {
     "axpy": (axpy, "SDCZ"), "scal": (scal, ("S", "D", "C", "Z", "Cs", "Zd")), "dot": (dot, "SD"),
     "dotu": (dot, "CZ"), "dotc": (dotc, "CZ"), "nrm2": (nrm2, ("S", "D", "Sc", "Dz")),
-    "asum": (asum, ("S", "D", "Sc", "Dz")), "amax": (amax, "sdcz"), "amin": (amin, "sdcz"),
+    "asum": (asum, ("S", "D", "Sc", "Dz")), "amax": (amax, "SDCZ"), "amin": (amin, "SDCZ"),
     "copy": (copy, "SDCZ"), "swap": (swap, "SDCZ"), "gemv": (gemv, "SDCZ"), "ger": (ger, "SD"),
     "geru": (ger, "CZ"), "gerc": (gerc, "CZ"), "gemm": (gemm, "SDCZH"),
     "gemmStridedBatched": (gemmStridedBatched, "SDCZH"), "gemmBatched": (gemmBatched, "SDCZH"),
@@ -394,15 +394,20 @@ ROUTINES = {
 
 
 def routine(name: str):
-    """(implementation, type letters) for a cuBLAS function name, or None when cudalab lacks it."""
+    """(implementation, type letters) for a cuBLAS function name, or None when cudalab lacks it.
+    Names are read every way their letters allow (cublasScopy is S + copy, cublasScasum Sc + asum)."""
     m = _NAME.match(name)
     if not m:
         return None
-    letters = m.group("i") or m.group("t") or ""
-    found = ROUTINES.get(m.group("op"))
-    if found is None or letters not in found[1]:
-        return None
-    return found[0], letters.upper() if m.group("i") else letters
+    body = m.group("body")
+    amax = re.match(r"I([sdcz])(am(?:ax|in))$", body)
+    splits = [(amax.group(1).upper(), amax.group(2))] if amax else \
+        [(body[:i], body[i:]) for i in (2, 1, 0) if body[:i] in TYPES or i == 0]
+    for letters, op in splits:
+        found = ROUTINES.get(op)
+        if found is not None and letters in tuple(found[1]):
+            return found[0], letters
+    return None
 
 
 def run(ctx, name: str, stream: int, args: dict, device_scalars: bool) -> bytes:
