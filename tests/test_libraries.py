@@ -5,15 +5,21 @@ of summation cannot change the result: the tests compare with numpy's answer exa
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from cudalab.programs import run_program_source
 from cudalab.programs.build import cuda_home
-from cudalab.programs.libgen import cublas_source, declarations, defined_in, SHIM_DIR
+from cudalab.programs.libgen import SHIM_DIR, cublas_source, declarations, defined_in
+from cudalab.runtime.libraries import rand
 
-pytestmark = pytest.mark.skipif(not (cuda_home() / "include" / "cublas_api.h").exists(),
-                                reason="cuBLAS's headers come with the nvidia-cublas wheel (cudalab[cublas])")
+needs_cublas = pytest.mark.skipif(not (cuda_home() / "include" / "cublas_api.h").exists(),
+                                  reason="cuBLAS's headers come with the nvidia-cublas wheel (cudalab[cublas])")
+needs_curand = pytest.mark.skipif(not (cuda_home() / "include" / "curand.h").exists(),
+                                  reason="cuRAND's headers come with the nvidia-curand wheel (cudalab[curand])")
 
 FILL = """
 #include <cstdio>
@@ -61,6 +67,7 @@ def run(body: str):
     return r
 
 
+@needs_cublas
 def test_gemm_with_transposes_leading_dimensions_and_batches_matches_numpy():
     r = run("""
 int main() {
@@ -118,6 +125,7 @@ int main() {
         np.testing.assert_array_equal(got[f"batched{i}"], want.T.ravel())
 
 
+@needs_cublas
 def test_level_1_and_2_routines_with_host_and_device_scalars():
     r = run("""
 int main() {
@@ -174,6 +182,7 @@ int main() {
     np.testing.assert_array_equal(got["swap"], np.concatenate([y[3:], y[:3]]))
 
 
+@needs_cublas
 def test_misuse_returns_cublas_status_codes_and_names_the_argument():
     r = run_program_source(FILL + """
 int main() {
@@ -200,6 +209,7 @@ int main() {
     assert r.stderr.count("cublasStrsm_v2 is not one of the cuBLAS routines cudalab implements") == 1
 
 
+@needs_cublas
 def test_a_routine_captured_into_a_graph_runs_when_the_graph_does():
     r = run("""
 int main() {
@@ -227,6 +237,7 @@ int main() {
     np.testing.assert_array_equal(got["launched"], value(0, 4) + 4 * value(1, 4))
 
 
+@needs_cublas
 def test_every_function_of_cublas_api_h_gets_a_definition():
     """Each is hand-written (cublas.c), a wrapper of a routine the emulator computes, or a fallback."""
     include = cuda_home() / "include"
@@ -236,3 +247,75 @@ def test_every_function_of_cublas_api_h_gets_a_definition():
     assert declared == generated | (declared & defined_in(SHIM_DIR / "cublas.c", "cublas"))
     assert "blas_call" in source.split("cublasSgemm_v2(")[1].split("\n}")[0]
     assert "blas_not_supported" in source.split("cublasStrsm_v2(")[1].split("}")[0]
+
+
+# ------------------------------------------------------------------------------------------ cuRAND
+RECORDED = json.loads((Path(__file__).parent / "libraries" / "curand_h200.json").read_text())
+CALLS = {"bits": "curandGenerate(g, (unsigned *)out, n)", "uniform": "curandGenerateUniform(g, (float *)out, n)",
+         "normal": "curandGenerateNormal(g, (float *)out, n, 1.0f, 2.0f)",
+         "uniform_double": "curandGenerateUniformDouble(g, (double *)out, n)",
+         "normal_double": "curandGenerateNormalDouble(g, (double *)out, n, 0.0, 1.0)"}
+
+
+def recorded(case) -> np.ndarray:
+    double = "double" in case["kind"]
+    bits = np.array([int(v, 16) for v in case["values"]], np.uint64 if double else np.uint32)
+    return bits if case["kind"] == "bits" else bits.view(np.float64 if double else np.float32)
+
+
+def close_to_recorded(case, got: np.ndarray):
+    """Integers and uniforms bit for bit; normals within float rounding (the GPU's sine and log differ)."""
+    want = recorded(case)
+    if "normal" in case["kind"]:
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 if got.dtype == np.float32 else 1e-12)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_curand
+@pytest.mark.parametrize("case", RECORDED["cases"], ids=lambda c: f"{c['type']}-{c['kind']}-{c['n']}@{c['at']}")
+def test_generators_give_curands_own_numbers(case):
+    gen = rand.Generator(case["type"], seed=1234)
+    kind = {"then_uniform": "uniform", "host_uniform": "uniform"}.get(case["kind"], case["kind"])
+    if case["kind"] == "then_uniform":
+        rand.generate(gen, "bits", case["n"])
+    mean, stddev = (1.0, 2.0) if kind == "normal" else (0.0, 1.0)
+    got = rand.generate(gen, kind, case["n"], mean, stddev)[case["at"]:case["at"] + len(case["values"])]
+    close_to_recorded(dict(case, kind=kind), got)
+
+
+@needs_curand
+def test_a_program_gets_curands_numbers_on_device_and_host_generators():
+    cases = [c for c in RECORDED["cases"] if c["kind"] in CALLS and c["n"] == 70000]
+    body = "".join(f"""
+    curandCreateGenerator{'Host' if i % 2 else ''}(&g, (curandRngType_t){c['type']});
+    curandSetPseudoRandomGeneratorSeed(g, 1234ULL);
+    out = {'host' if i % 2 else 'dev'};
+    {CALLS[c['kind']]};
+    cudaMemcpy(host, out, n * 8, cudaMemcpyDefault);
+    printf("case{i}");
+    for (int j = {c['at']}; j < {c['at'] + len(c['values'])}; j++)
+        printf(" %.17g", {'((double *)host)[j]' if 'double' in c['kind'] else '(double)((float *)host)[j]' if c['kind'] != 'bits' else '(double)((unsigned *)host)[j]'});
+    printf("\\n");
+    curandDestroyGenerator(g);""" for i, c in enumerate(cases))
+    r = run_program_source("""
+#include <cstdio>
+#include <curand.h>
+int main() {
+    const size_t n = 70000;
+    curandGenerator_t g;
+    void *dev, *out, *host = malloc(n * 8);
+    cudaMalloc(&dev, n * 8);
+    """ + body + """
+    curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);
+    printf("odd %d\\n", curandGenerateNormal(g, (float *)dev, 7, 0, 1));
+    curandDestroyGenerator(g);
+    printf("destroyed %d\\n", curandGenerateNormal(g, (float *)dev, 8, 0, 1));
+}""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = shown(r.stdout)
+    for i, c in enumerate(cases):
+        close_to_recorded(c, got[f"case{i}"].astype(recorded(c).dtype))
+    assert got["odd"][0] == RECORDED["status"]["normal_odd"] == 105       # CURAND_STATUS_LENGTH_NOT_MULTIPLE
+    assert got["destroyed"][0] == 101                                      # CURAND_STATUS_NOT_INITIALIZED
+    assert "n = 7 is odd" in r.stderr

@@ -7,7 +7,7 @@ bytes, or a message for the student after a zero byte when the call was refused.
 """
 from __future__ import annotations
 
-from ..runtime.libraries import blas
+from ..runtime.libraries import blas, rand
 from ..runtime.libraries.operands import LibraryError
 from .server_textures import _int
 
@@ -41,3 +41,69 @@ class LibraryRequests:
         except LibraryError as e:
             return _refused(e)
         return (blas.SUCCESS,), returned
+
+    # ------------------------------------------------------------------ cuRAND
+    @property
+    def generators(self) -> dict:
+        """curandGenerator_t (a number) -> rand.Generator."""
+        return self.__dict__.setdefault("_generators", {})
+
+    def _generator(self, handle) -> rand.Generator:
+        gen = self.generators.get(_int(handle))
+        if gen is None:
+            raise LibraryError(f"generator {handle} is not a live curandGenerator_t (never created, or destroyed).",
+                               rand.NOT_INITIALIZED)
+        return gen
+
+    def op_rand_create(self, rng_type, host, blob=b""):
+        rng_type = int(rng_type)
+        if rng_type not in rand.PSEUDO:
+            return _refused(LibraryError(f"curandCreateGenerator: generator type {rng_type} is a quasi-random "
+                                         "(Sobol) one; cudalab's cuRAND has only the pseudo-random generators, so "
+                                         "it returns CURAND_STATUS_TYPE_ERROR.", rand.TYPE_ERROR))
+        handle = max(self.generators, default=0) + 1
+        self.generators[handle] = rand.Generator(rng_type, host=host == "1")
+        note = b""
+        if rand.PSEUDO[rng_type] not in ("XORWOW", "Philox4x32-10"):
+            note = (f"\0cudalab: {rand.PSEUDO[rng_type]} numbers come from numpy: the same distribution as "
+                    "cuRAND's, not the same sequence (XORWOW, the default, and Philox4x32-10 give cuRAND's own "
+                    "numbers).").encode()
+        return (rand.SUCCESS, handle), note
+
+    def op_rand_destroy(self, handle, blob=b""):
+        try:
+            self._generator(handle)
+        except LibraryError as e:
+            return _refused(e)
+        del self.generators[_int(handle)]
+        return (rand.SUCCESS,)
+
+    def op_rand_set(self, handle, what, value, blob=b""):
+        try:
+            gen = self._generator(handle)
+        except LibraryError as e:
+            return _refused(e)
+        if what == "seed":
+            gen.seed = _int(value)
+        elif what == "offset":
+            gen.offset = _int(value)
+        elif what == "stream":
+            gen.stream = _int(value)
+        elif what == "ordering" and int(value) not in (100, 101):
+            return (rand.SUCCESS,), (b"\0cudalab: cuRAND's orderings other than CURAND_ORDERING_PSEUDO_DEFAULT "
+                                     b"and _BEST are not modeled: the numbers come in the default order.")
+        return (rand.SUCCESS,)
+
+    def op_rand_generate(self, handle, kind, n, address, mean, stddev, blob=b""):
+        try:
+            gen = self._generator(handle)
+            if gen.host:
+                values = rand.generate(gen, kind, int(n), float.fromhex(mean), float.fromhex(stddev))
+                return (rand.SUCCESS, 1), values.tobytes()
+            if self.ctx.stream(gen.stream).capture is not None:
+                raise LibraryError("cudalab's cuRAND cannot be captured into a CUDA graph yet: call it outside "
+                                   "the capture.", rand.LAUNCH_FAILURE)
+            rand.fill(self.ctx, gen, kind, int(n), _int(address), float.fromhex(mean), float.fromhex(stddev))
+        except LibraryError as e:
+            return _refused(e)
+        return (rand.SUCCESS, 0)

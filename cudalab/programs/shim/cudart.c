@@ -1142,3 +1142,6 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #ifdef CUDALAB_CUBLAS
 #include "cublas.c"        /* cuBLAS's host API */
 #endif
+#ifdef CUDALAB_CURAND
+#include "curand.c"        /* cuRAND's host API */
+#endif
