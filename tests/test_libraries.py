@@ -319,3 +319,67 @@ int main() {
     assert got["odd"][0] == RECORDED["status"]["normal_odd"] == 105       # CURAND_STATUS_LENGTH_NOT_MULTIPLE
     assert got["destroyed"][0] == 101                                      # CURAND_STATUS_NOT_INITIALIZED
     assert "n = 7 is odd" in r.stderr
+
+
+# ------------------------------------------------------------------------------------------- cuFFT
+needs_cufft = pytest.mark.skipif(not (cuda_home() / "include" / "cufft.h").exists(),
+                                 reason="cuFFT's headers come with the nvidia-cufft wheel (cudalab[cufft])")
+
+
+@needs_cufft
+def test_fft_plans_match_numpy_fft():
+    r = run_program_source("""
+#include <cstdio>
+#include <cufft.h>
+template <typename T> void show(const char *name, const T *d, int n) {
+    T h[64];
+    cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost);
+    printf("%s", name);
+    for (int i = 0; i < n * (int)(sizeof(T) / 4); i++) printf(" %.9g", ((float *)h)[i]);
+    printf("\\n");
+}
+int main() {
+    cufftComplex h[32];
+    for (int i = 0; i < 32; i++) h[i].x = i % 5, h[i].y = i % 3 - 1;
+    cufftComplex *c, *c2;
+    cudaMalloc(&c, sizeof h); cudaMalloc(&c2, sizeof h);
+    cudaMemcpy(c, h, sizeof h, cudaMemcpyHostToDevice);
+    cufftHandle p;
+    cufftPlan1d(&p, 8, CUFFT_C2C, 2);                     // two transforms of 8, in place
+    cufftExecC2C(p, c, c, CUFFT_FORWARD);
+    show("c2c", c, 16);
+    cufftExecC2C(p, c, c, CUFFT_INVERSE);                 // unnormalized: 8 times the input
+    show("roundtrip", c, 16);
+    int n[1] = {4}, embed[1] = {8};
+    cufftHandle q;                                        // every other element, batches 16 apart
+    cufftPlanMany(&q, 1, n, embed, 2, 16, embed, 1, 4, CUFFT_C2C, 2);
+    cufftExecC2C(q, c, c2, CUFFT_FORWARD);
+    show("strided", c2, 8);
+    float r[16];
+    for (int i = 0; i < 16; i++) r[i] = (i * 7) % 5;
+    float *dr;
+    cudaMalloc(&dr, sizeof r);
+    cudaMemcpy(dr, r, sizeof r, cudaMemcpyHostToDevice);
+    cufftHandle s;
+    cufftPlan2d(&s, 4, 4, CUFFT_R2C);                      // 4 x 4 real -> 4 x 3 complex
+    cufftExecR2C(s, dr, c2);
+    show("r2c", c2, 12);
+    cufftHandle t;
+    cufftPlan2d(&t, 4, 4, CUFFT_C2R);
+    cufftExecC2R(t, c2, dr);
+    show("c2r", dr, 16);
+    printf("wrong %d\\n", cufftExecC2C(s, c, c, CUFFT_FORWARD));
+}""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = {k: v[0::2] + 1j * v[1::2] if k not in ("c2r", "wrong") else v for k, v in shown(r.stdout).items()}
+    i = np.arange(32)
+    x = (i % 5) + 1j * (i % 3 - 1)
+    spectrum = np.fft.fft(x[:16].reshape(2, 8)).ravel()
+    np.testing.assert_allclose(got["c2c"], spectrum, atol=1e-4)
+    np.testing.assert_allclose(got["roundtrip"], 8 * x[:16], atol=1e-4)
+    c = np.concatenate([8 * x[:16], x[16:]])              # c holds the round trip, then the untouched input
+    np.testing.assert_allclose(got["strided"], np.fft.fft(np.stack([c[0:8:2], c[16:24:2]])).ravel(), atol=1e-3)
+    real = ((np.arange(16) * 7) % 5).reshape(4, 4)
+    np.testing.assert_allclose(got["r2c"], np.fft.rfft2(real).ravel(), atol=1e-4)
+    np.testing.assert_allclose(got["c2r"], 16 * real.ravel(), atol=1e-3)
+    assert got["wrong"][0] == 4 and "the plan was made for R2C transforms" in r.stderr    # CUFFT_INVALID_VALUE

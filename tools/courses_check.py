@@ -29,7 +29,7 @@ its output says it failed, and, where its source prints a success message ("Succ
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
-Programs that need what cudalab does not emulate (cuBLASLt, cuFFT, cuSPARSE, cuDNN, MPI, NVML, the
+Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML, the
 driver API, graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
 taken when the course gives one. The helpers (running under a CPU limit, the
 first error line, cudalab's own explanation) are tools/samples_check.py's.
@@ -67,7 +67,7 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
                       r"^cudalab: out of device memory: asked for", re.M)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
-    (r"-lcublasLt|cublasLt\.h|cublasXt", "cuBLASLt and cuBLASXt"), (r"-lcufft|cufft\.h", "cuFFT"), (r"-lcusparse|cusparse", "cuSPARSE"),
+    (r"-lcublasLt|cublasLt\.h|cublasXt", "cuBLASLt and cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"), (r"-lcusparse|cusparse", "cuSPARSE"),
     (r"-lcusolver|cusolver", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b", "MPI"),     # (OpenMP host code works)
     (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),

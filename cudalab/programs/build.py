@@ -33,7 +33,7 @@ from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
 SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
-           "-lcurand", "-lcurand_static", "-lculibos")
+           "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 
 
@@ -307,7 +307,9 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                            "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
                   "cublasLt": "cuBLASLt, which cudalab does not emulate", "cublasXt": "cuBLASXt, which cudalab does not emulate",
                   "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
-                  "cufft": "cuFFT, which cudalab does not emulate",
+                  "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt), which cudalab does not emulate",
+                  "cufft": "nvidia-cufft (cuFFT's headers; cudalab computes its transforms): pip install 'cudalab[cufft]'",
+                  
                   "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide"}

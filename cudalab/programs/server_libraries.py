@@ -7,7 +7,7 @@ bytes, or a message for the student after a zero byte when the call was refused.
 """
 from __future__ import annotations
 
-from ..runtime.libraries import blas, rand
+from ..runtime.libraries import blas, fft, rand
 from ..runtime.libraries.operands import LibraryError
 from .server_textures import _int
 
@@ -107,3 +107,57 @@ class LibraryRequests:
         except LibraryError as e:
             return _refused(e)
         return (rand.SUCCESS, 0)
+
+    # ------------------------------------------------------------------ cuFFT
+    @property
+    def plans(self) -> dict:
+        """cufftHandle -> fft.Plan (None between cufftCreate and cufftMakePlan*)."""
+        return self.__dict__.setdefault("_plans", {})
+
+    def op_fft_create(self, blob=b""):
+        handle = max(self.plans, default=0) + 1
+        self.plans[handle] = None
+        return (fft.SUCCESS, handle)
+
+    def op_fft_plan(self, handle, n, inembed, istride, idist, onembed, ostride, odist, fft_type, batch, blob=b""):
+        if _int(handle) not in self.plans:
+            return _refused(LibraryError(f"cufftMakePlan: {handle} is not a cufftHandle from cufftCreate.",
+                                         fft.INVALID_PLAN))
+        dims = lambda text: None if text == "-" else [int(x) for x in text.split(",")]  # noqa: E731
+        try:
+            self.plans[_int(handle)] = fft.make_plan(dims(n), int(fft_type), int(batch), dims(inembed), int(istride),
+                                                     int(idist), dims(onembed), int(ostride), int(odist))
+        except LibraryError as e:
+            return _refused(e)
+        return (fft.SUCCESS,)
+
+    def _plan(self, handle) -> fft.Plan:
+        plan = self.plans.get(_int(handle))
+        if plan is None:
+            raise LibraryError(f"cuFFT plan {handle} was never made (cufftPlan*, cufftMakePlan*) or is destroyed.",
+                               fft.INVALID_PLAN)
+        return plan
+
+    def op_fft_destroy(self, handle, blob=b""):
+        if _int(handle) not in self.plans:
+            return _refused(LibraryError(f"cufftDestroy: {handle} is not a live cuFFT plan.", fft.INVALID_PLAN))
+        del self.plans[_int(handle)]
+        return (fft.SUCCESS,)
+
+    def op_fft_stream(self, handle, stream, blob=b""):
+        try:
+            self._plan(handle).stream = _int(stream)
+        except LibraryError as e:
+            return _refused(e)
+        return (fft.SUCCESS,)
+
+    def op_fft_exec(self, handle, kind, idata, odata, direction, blob=b""):
+        try:
+            plan = self._plan(handle)
+            if self.ctx.stream(plan.stream).capture is not None:
+                raise LibraryError("cudalab's cuFFT cannot be captured into a CUDA graph yet: call it outside the "
+                                   "capture.", fft.EXEC_FAILED)
+            fft.execute(self.ctx, plan, kind, _int(idata), _int(odata), int(direction))
+        except LibraryError as e:
+            return _refused(e)
+        return (fft.SUCCESS,)

@@ -1145,3 +1145,6 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #ifdef CUDALAB_CURAND
 #include "curand.c"        /* cuRAND's host API */
 #endif
+#ifdef CUDALAB_CUFFT
+#include "cufft.c"         /* cuFFT */
+#endif
