@@ -67,7 +67,8 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
                       r"^cudalab: out of device memory: asked for", re.M)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
-    (r"-lcublasLt|cublasLt\.h|cublasXt", "cuBLASLt and cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"), (r"-lcusparse|cusparse", "cuSPARSE"),
+    (r"-lcublasLt|cublasLt\.h|cublasXt", "cuBLASLt and cuBLASXt"),
+    (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"), (r"-lcusparse|cusparse", "cuSPARSE"),
     (r"-lcusolver|cusolver", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b", "MPI"),     # (OpenMP host code works)
     (r"-lcuda\b|<cuda\.h>|\bcuInit\b|\bcuMem\w+\(|CUDA::cuda_driver", "the CUDA driver API (cu* calls)"),

@@ -45,7 +45,7 @@ class Call:
     def __init__(self, ctx, routine: str, stream: int, args: dict, device_scalars: bool, types):
         self.ctx, self.routine, self.stream, self.args = ctx, routine, stream, args
         self.device_scalars = device_scalars
-        self.data, self.scalar_type, self.result_type = (np.dtype(t) if not isinstance(t, str) else t for t in types)
+        self.data, self.scalar_type, self.result_type = (np.dtype(t) for t in types)
         self.memory = Operands(ctx, shown_name(routine), EXECUTION_FAILED)
         self.returned = b""
 
@@ -77,7 +77,8 @@ class Call:
         else:
             self.returned = value.tobytes()
 
-    def op(self, name: str, which: str):
+    def op(self, which: str):
+        """transa/transb/trans: CUBLAS_OP_N, _T or _C."""
         t = self[which]
         self.require(t in (0, 1, 2), which, "is not CUBLAS_OP_N, CUBLAS_OP_T or CUBLAS_OP_C")
         return t
@@ -195,7 +196,7 @@ def swap(c: Call):
 # ---------------------------------------------------------------------------------------- level 2
 def gemv(c: Call):
     """y = alpha op(A) x + beta y, A an m x n matrix."""
-    t, m, n = c.op("A", "trans"), c["m"], c["n"]
+    t, m, n = c.op("trans"), c["m"], c["n"]
     c.require(m >= 0, "m", "is negative")
     c.require(n >= 0, "n", "is negative")
     c.require(c["lda"] >= max(1, m), "lda", f"is less than max(1, m) = {max(1, m)}")
@@ -210,9 +211,9 @@ def gemv(c: Call):
     c.timeline(2 * m * n, (m * n + m + 2 * n) * c.data.itemsize)
 
 
-def _update(c: Call, out: np.ndarray, product: np.ndarray, alpha_name="alpha", beta_name="beta", scalar_type=None):
+def _update(c: Call, out: np.ndarray, product: np.ndarray):
     """out = alpha * product + beta * out; with beta == 0, out is not read (BLAS: a NaN there stays out)."""
-    alpha, beta = c.scalar(alpha_name, scalar_type), c.scalar(beta_name, scalar_type)
+    alpha, beta = c.scalar("alpha"), c.scalar("beta")
     value = alpha * product if beta == 0 else alpha * product + beta * out
     c.memory.store(out, value)
 
@@ -243,7 +244,7 @@ def gerc(c: Call):
 
 # ---------------------------------------------------------------------------------------- level 3
 def _gemm_shapes(c: Call):
-    ta, tb = c.op("A", "transa"), c.op("B", "transb")
+    ta, tb = c.op("transa"), c.op("transb")
     m, n, k = c["m"], c["n"], c["k"]
     for name in ("m", "n", "k"):
         c.require(c[name] >= 0, name, "is negative")
@@ -280,8 +281,7 @@ def _batched_gemm(c: Call, batches, load=None, store_type=None, compute=None, sc
         value = alpha * product if beta == 0 else alpha * product + beta * out.astype(product.dtype)
         (store_type or c.memory.store)(out, value)
         count += 1
-    size = max(np.dtype(c.data).itemsize if not isinstance(c.data, str) else 2, 1)
-    c.timeline(2 * m * n * k * count, (m * k + k * n + 2 * m * n) * size * count)
+    c.timeline(2 * m * n * k * count, (m * k + k * n + 2 * m * n) * c.data.itemsize * count)
 
 
 def gemm(c: Call):
@@ -310,7 +310,7 @@ def gemmBatched(c: Call):
 
 def geam(c: Call):
     """C = alpha op(A) + beta op(B), m x n (cuBLAS's extension for transposes and sums)."""
-    ta, tb, m, n = c.op("A", "transa"), c.op("B", "transb"), c["m"], c["n"]
+    ta, tb, m, n = c.op("transa"), c.op("transb"), c["m"], c["n"]
     c.require(m >= 0, "m", "is negative")
     c.require(n >= 0, "n", "is negative")
     if m == 0 or n == 0:

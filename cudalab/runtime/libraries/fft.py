@@ -75,7 +75,7 @@ def _operand(memory: Operands, name, addr, plan, dtype, shape, embed, stride, di
         step *= e
     dist = dist or int(np.prod(embed)) * stride
     span = (plan.batch - 1) * dist + sum((s - 1) * st for s, st in zip(shape, strides)) + 1
-    return memory._view(name, addr, dtype, (plan.batch, *shape), (dist, *strides), span)
+    return memory.view(name, addr, dtype, (plan.batch, *shape), (dist, *strides), span)
 
 
 def execute(ctx, plan: Plan, kind: str, idata: int, odata: int, direction: int):

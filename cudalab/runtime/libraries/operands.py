@@ -38,7 +38,9 @@ class Operands:
                                f"address is {self.arena.describe(addr, nbytes)}. Library routines take device "
                                "pointers (cudaMalloc) for their vectors and matrices.", self.failed)
 
-    def _view(self, name, addr, dtype, shape, strides, span_elements):
+    def view(self, name, addr, dtype, shape, strides, span_elements):
+        """``shape`` elements at ``addr`` with ``strides`` (in elements), after checking that the
+        ``span_elements`` they reach lie in one allocation (the library's status code if not)."""
         dtype = np.dtype(dtype)
         if min(shape, default=1) <= 0:
             return np.zeros(shape, dtype)
@@ -49,16 +51,16 @@ class Operands:
     def vector(self, name: str, addr: int, n: int, inc: int, dtype) -> np.ndarray:
         """x[0..n) with increment ``inc``; a negative increment walks backwards from the last element,
         as reference BLAS does (element i at x[(n - 1 - i) * |inc|])."""
-        v = self._view(name, addr, dtype, (max(n, 0),), (abs(inc),), (n - 1) * abs(inc) + 1)
+        v = self.view(name, addr, dtype, (max(n, 0),), (abs(inc),), (n - 1) * abs(inc) + 1)
         return v[::-1] if inc < 0 else v
 
     def matrix(self, name: str, addr: int, rows: int, cols: int, ld: int, dtype) -> np.ndarray:
         """A column-major rows x cols matrix with leading dimension ``ld``."""
-        return self._view(name, addr, dtype, (rows, cols), (1, ld), (cols - 1) * ld + rows)
+        return self.view(name, addr, dtype, (rows, cols), (1, ld), (cols - 1) * ld + rows)
 
     def array(self, name: str, addr: int, n: int, dtype) -> np.ndarray:
         """n contiguous elements (cuRAND's output, a pointer array of a batched call)."""
-        return self._view(name, addr, dtype, (max(n, 0),), (1,), n)
+        return self.view(name, addr, dtype, (max(n, 0),), (1,), n)
 
     def store(self, view: np.ndarray, values):
         """Write ``values`` into ``view`` (rounded to its type) and mark those bytes initialized."""
