@@ -6,11 +6,13 @@ of summation cannot change the result: the tests compare with numpy's answer exa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cudalab.errors import CompileError
 from cudalab.programs import run_program_source
 from cudalab.programs.build import cuda_home
 from cudalab.programs.libgen import SHIM_DIR, cublas_source, declarations, defined_in
@@ -235,6 +237,16 @@ int main() {
     got = shown(r.stdout)
     np.testing.assert_array_equal(got["captured"], value(0, 4))
     np.testing.assert_array_equal(got["launched"], value(0, 4) + 4 * value(1, 4))
+
+
+@needs_cublas
+@pytest.mark.parametrize("header, call, named", [
+    ("cublasLt.h", "cublasLtHandle_t h; cublasLtCreate(&h);", "uses cuBLASLt, which cudalab does not emulate"),
+    ("cublas.h", "cublasInit();", "uses cuBLAS's legacy API (cublas.h: cudalab has the v2 API of cublas_v2.h)"),
+])
+def test_a_library_part_cudalab_lacks_is_named_at_link_time(header, call, named):
+    with pytest.raises(CompileError, match=re.escape(named)):
+        run_program_source(f"#include <{header}>\nint main() {{ {call} }}\n", timeout=60)
 
 
 @needs_cublas

@@ -166,7 +166,11 @@ _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
 _NO_LIBRARY = re.compile(r"cannot find -l([^\s:]+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
-_LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND (its host API)",
+# what a library's missing functions are (the longest prefix names them: cublasLt before cublas); cudalab
+# computes cuBLAS's v2 API, cuRAND's host API and cuFFT itself, so what is missing of those is the rest
+_LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS's legacy API (cublas.h: cudalab has "
+              "the v2 API of cublas_v2.h)", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
+              "curand": "cuRAND (its host API)",
               "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "npp": "NPP", "nvjpeg": "nvJPEG",
               "nvrtc": "NVRTC", "cuda": "the CUDA driver API (cu* calls)", "nvidia-ml": "NVML",
               "nvToolsExt": "NVTX"}
@@ -339,8 +343,9 @@ def _link_error(log: str) -> CompileError:
         lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
                      "which cudalab does not emulate: use the runtime API (cudaMalloc, kernel<<<...>>>) "
                      "or run on a real GPU (--device gpu).")
+    used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
-        if name != "cuda" and any(m.startswith(name) for m in missing) or what in libraries:
+        if name in used or what in libraries:
             lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
                          "(--device gpu).")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
