@@ -195,6 +195,11 @@ int main() {
     printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 2, 2, &one, d, 2, d, 2, &one, d, 4));
     printf("%d\\n", cublasSetVector(4, 4, host, 0, d, 1));
     printf("%d\\n", cublasSaxpy(h, 4, &one, host, 1, d, 1));          // a host pointer for x
+    float r = 7;
+    int i = 7;
+    cublasSdot(h, 0, d, 1, d, 1, &r);                                 // no elements: *result untouched
+    cublasIsamax(h, 0, d, 1, &i);
+    printf("%g %d\\n", r, i);
     printf("%d\\n", cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
                                 2, 2, &one, d, 2, d, 2));
     cublasDestroy(h);
@@ -203,7 +208,7 @@ int main() {
 }
 """, timeout=120)
     # the codes an H200 gave for the same calls (cuBLAS 13.1): INVALID_VALUE, NOT_SUPPORTED, NOT_INITIALIZED
-    assert r.stdout.splitlines() == ["7", "7", "7", "13", "15", "1",
+    assert r.stdout.splitlines() == ["7", "7", "7", "13", "7 7", "15", "1",
                                      "an unsupported value or parameter was passed to the function"]
     assert "cublasSgemm: m = -1 is negative (parameter 3)" in r.stderr
     assert "lda = 2 is less than the rows of the stored A" in r.stderr

@@ -119,10 +119,12 @@ def scal(c: Call):
     c.timeline(n, 2 * n * c.data.itemsize)
 
 
+# A reduction over no elements writes no result (an H200's cuBLAS 13 leaves *result as it was for
+# dot and amax with n = 0), where reference BLAS would return 0.
 def _dot(c: Call, conjugate: bool):
     n = c["n"]
     if n <= 0:
-        return c.result(0, c.data)
+        return
     x, y = c.vector("x", n, "incx"), c.vector("y", n, "incy")
     c.result(np.vdot(x, y) if conjugate else np.dot(x, y), c.data)
     c.timeline(2 * n, 2 * n * c.data.itemsize)
@@ -139,7 +141,7 @@ def dotc(c: Call):
 def nrm2(c: Call):
     n = c["n"]
     if n <= 0 or c["incx"] <= 0:
-        return c.result(0)
+        return
     x = c.vector("x", n, "incx")
     c.result(np.sqrt(np.sum(np.abs(x).astype(np.float64) ** 2)))
     c.timeline(2 * n, n * c.data.itemsize)
@@ -149,17 +151,17 @@ def asum(c: Call):
     """Sum of |x_i|; for complex vectors |re| + |im|, as BLAS defines it."""
     n = c["n"]
     if n <= 0 or c["incx"] <= 0:
-        return c.result(0)
+        return
     x = c.vector("x", n, "incx")
     c.result(np.sum(np.abs(x.real) + np.abs(x.imag)) if np.iscomplexobj(x) else np.sum(np.abs(x)))
     c.timeline(n, n * c.data.itemsize)
 
 
 def _extreme(c: Call, pick):
-    """amax/amin: the 1-based index of the first largest (smallest) |re| + |im|; 0 for an empty vector."""
+    """amax/amin: the 1-based index of the first largest (smallest) |re| + |im|."""
     n, dtype = c["n"], np.int64 if c.args.get("_64") else np.int32
     if n <= 0 or c["incx"] <= 0:
-        return c.result(0, dtype)
+        return
     x = c.vector("x", n, "incx")
     size = np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
     c.result(int(pick(size)) + 1, dtype)
