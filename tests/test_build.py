@@ -452,10 +452,10 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
 
 @pytest.mark.parametrize("call, message", [
     ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
-    ("cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1);", "cufft.h comes with cuFFT, which cudalab does not emulate"),
+    ("cusparseHandle_t h; cusparseCreate(&h);", "cusparse.h comes with cuSPARSE, which cudalab does not emulate"),
 ])
 def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, message):
-    header = "cufft.h" if "cufft" in call else "cuda.h"
+    header = "cusparse.h" if "cusparse" in call else "cuda.h"
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ {call} }}\n"})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match=message):

@@ -33,7 +33,7 @@ its output says it failed, and, where its source prints a success message ("Succ
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
-Programs that need what cudalab does not emulate (cuBLAS, cuRAND's host API, cuDNN, MPI, NVML, the
+Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML, the
 driver API, graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
 taken when the course gives one. The helpers (running under a CPU limit, the
 first error line, cudalab's own explanation) are tools/samples_check.py's.
@@ -73,9 +73,11 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
-    # use neither, and helper_cuda.h names every library's status type
-    (r"cublas(_v2|Lt)?\.h", "cuBLAS"), (r"cufft\.h", "cuFFT"), (r"cusparse(_v2)?\.h", "cuSPARSE"),
-    (r"cusolver\w*\.h", "cuSOLVER"), (r"<curand\.h>", "cuRAND's host API"),
+    # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2), cuRAND's host API
+    # and cuFFT run (programs/server_libraries.py); these do not:
+    (r"cublasLt\.h|cublasXt", "cuBLASLt and cuBLASXt"),
+    (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"), (r"cusparse(_v2)?\.h", "cuSPARSE"),
+    (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
     (r"-lcuda\b|\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"

@@ -32,6 +32,8 @@ from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
+SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
+           "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 
 
@@ -164,7 +166,11 @@ _UNDEFINED = re.compile(r"undefined reference to `([^'`]+)'")
 _NO_LIBRARY = re.compile(r"cannot find -l([^\s:]+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
-_LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND (its host API)",
+# what a library's missing functions are (the longest prefix names them: cublasLt before cublas); cudalab
+# computes cuBLAS's v2 API, cuRAND's host API and cuFFT itself, so what is missing of those is the rest
+_LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS's legacy API (cublas.h: cudalab has "
+              "the v2 API of cublas_v2.h)", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
+              "curand": "cuRAND (its host API)",
               "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "npp": "NPP", "nvjpeg": "nvJPEG",
               "nvrtc": "NVRTC", "cuda": "the CUDA driver API (cu* calls)", "nvidia-ml": "NVML",
               "nvToolsExt": "NVTX"}
@@ -295,7 +301,7 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
-_HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'cudalab[curand]'",
+_HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "nvtx3/": "nvidia-nvtx: pip install nvidia-nvtx",
@@ -303,7 +309,11 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's device API): pip install 'c
                              "git clone https://github.com/NVIDIA/cuda-samples and build with -I cuda-samples/Common",
                   "cutil": "the GPU Computing SDK of CUDA 4 and older, which is gone: use your own error checks "
                            "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
-                  "cublas": "cuBLAS, which cudalab does not emulate", "cufft": "cuFFT, which cudalab does not emulate",
+                  "cublasLt": "cuBLASLt, which cudalab does not emulate", "cublasXt": "cuBLASXt, which cudalab does not emulate",
+                  "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
+                  "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt), which cudalab does not emulate",
+                  "cufft": "nvidia-cufft (cuFFT's headers; cudalab computes its transforms): pip install 'cudalab[cufft]'",
+                  
                   "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide"}
@@ -333,8 +343,9 @@ def _link_error(log: str) -> CompileError:
         lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
                      "which cudalab does not emulate: use the runtime API (cudaMalloc, kernel<<<...>>>) "
                      "or run on a real GPU (--device gpu).")
+    used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
-        if name != "cuda" and any(m.startswith(name) for m in missing) or what in libraries:
+        if name in used or what in libraries:
             lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
                          "(--device gpu).")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
@@ -399,8 +410,9 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                 raise CompileError(_student_log(r.stdout + r.stderr) or "the device link failed", r.stdout + r.stderr)
             objects.append(str(work / "dlink.o"))
         devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
-        # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for
-        own = [o for o in cmd.link_options if o not in ("-lcudart", "-lcudart_static")]
+        # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for, and so
+        # do -lcublas and -lcurand: the shim answers their host APIs (shim/cublas.c, curand.c)
+        own = [o for o in cmd.link_options if o not in SHIMMED]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt,
                        "-o", str(work / "program")], cwd)
         if r.returncode:

@@ -33,6 +33,7 @@ from ..ptx import parse
 from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
 from ..runtime.core.graphs import TYPES
+from .server_libraries import LibraryRequests
 from .server_textures import TextureRequests, _int     # _int: the one parser of the shim's numbers
 
 ARENA_SIZE = DEVICE_MEMORY
@@ -105,7 +106,7 @@ def demangle(names) -> dict:
     return result
 
 
-class Server(TextureRequests):
+class Server(TextureRequests, LibraryRequests):
     def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)

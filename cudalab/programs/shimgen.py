@@ -163,4 +163,5 @@ def fallbacks(include: Path) -> str:
 
 def shim_sources(include: Path) -> dict:
     """Every generated file the shim's build needs: file name -> text."""
-    return {"errors.inc": c_table(), "fallbacks.inc": fallbacks(include)}
+    from .libgen import library_sources
+    return {"errors.inc": c_table(), "fallbacks.inc": fallbacks(include), **library_sources(include)}

@@ -1157,3 +1157,13 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #include "textures.c"   /* CUDA arrays, 2D/3D copies, texture and surface objects */
 #include "graphs.c"   /* CUDA graphs and stream capture */
 #include "fallbacks.inc"   /* generated: every other runtime call answers cudaErrorNotSupported */
+#include "libraries.inc"   /* generated: which library shims have their headers installed */
+#ifdef CUDALAB_CUBLAS
+#include "cublas.c"        /* cuBLAS's host API */
+#endif
+#ifdef CUDALAB_CURAND
+#include "curand.c"        /* cuRAND's host API */
+#endif
+#ifdef CUDALAB_CUFFT
+#include "cufft.c"         /* cuFFT */
+#endif

@@ -1,0 +1,91 @@
+"""The device memory a library call reads and writes, as numpy views, and its row on the timeline.
+
+cuBLAS and cuRAND name their operands the way BLAS does: a vector is a pointer, a length and an
+increment; a matrix is a pointer, rows, columns and a leading dimension (column-major, element
+(i, j) at ``A[i + j * lda]``). Each becomes a numpy view of the emulated device memory (the arena
+a whole program shares with the emulator), checked first against the allocation table so that a
+host pointer or a buffer too small for its operand is reported with the argument's name instead
+of corrupting memory. Writes go through ``store``, which also tells initcheck the bytes now hold
+data.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from ...emulator.memory import GLOBAL_BASE
+
+
+class LibraryError(Exception):
+    """A library call refused: ``status`` is the library's own code (e.g. CUBLAS_STATUS_INVALID_VALUE)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class Operands:
+    """Views of one context's device memory for the library call ``call`` (its name in messages)."""
+
+    def __init__(self, ctx, call: str, failed_status: int):
+        self.ctx, self.call, self.failed = ctx, call, failed_status
+        self.arena = ctx.memory.arena
+
+    def _check(self, name: str, addr: int, nbytes: int):
+        a = self.arena.find(addr)
+        if a is None or a.freed or addr < a.address or addr + nbytes > a.address + max(a.size, 1):
+            raise LibraryError(f"{self.call}: {name} needs {nbytes:,} bytes of device memory at 0x{addr:x}, but the "
+                               f"address is {self.arena.describe(addr, nbytes)}. Library routines take device "
+                               "pointers (cudaMalloc) for their vectors and matrices.", self.failed)
+
+    def view(self, name, addr, dtype, shape, strides, span_elements):
+        """``shape`` elements at ``addr`` with ``strides`` (in elements), after checking that the
+        ``span_elements`` they reach lie in one allocation (the library's status code if not)."""
+        dtype = np.dtype(dtype)
+        if min(shape, default=1) <= 0:
+            return np.zeros(shape, dtype)
+        self._check(name, addr, span_elements * dtype.itemsize)
+        return np.ndarray(shape, dtype, buffer=self.arena.data, offset=addr - GLOBAL_BASE,
+                          strides=tuple(s * dtype.itemsize for s in strides))
+
+    def vector(self, name: str, addr: int, n: int, inc: int, dtype) -> np.ndarray:
+        """x[0..n) with increment ``inc``; a negative increment walks backwards from the last element,
+        as reference BLAS does (element i at x[(n - 1 - i) * |inc|])."""
+        v = self.view(name, addr, dtype, (max(n, 0),), (abs(inc),), (n - 1) * abs(inc) + 1)
+        return v[::-1] if inc < 0 else v
+
+    def matrix(self, name: str, addr: int, rows: int, cols: int, ld: int, dtype) -> np.ndarray:
+        """A column-major rows x cols matrix with leading dimension ``ld``."""
+        return self.view(name, addr, dtype, (rows, cols), (1, ld), (cols - 1) * ld + rows)
+
+    def array(self, name: str, addr: int, n: int, dtype) -> np.ndarray:
+        """n contiguous elements (cuRAND's output, a pointer array of a batched call)."""
+        return self.view(name, addr, dtype, (max(n, 0),), (1,), n)
+
+    def store(self, view: np.ndarray, values):
+        """Write ``values`` into ``view`` (rounded to its type) and mark those bytes initialized."""
+        if view.size == 0:
+            return
+        view[...] = values
+        base = self.arena.data.__array_interface__["data"][0]
+        low, high = byte_bounds(view)
+        a = self.arena.find(GLOBAL_BASE + low - base)
+        if a is not None:
+            a.mark_written(GLOBAL_BASE + low - base - a.address, GLOBAL_BASE + high - base - a.address)
+
+
+def on_timeline(ctx, stream: int, name: str, flops: float, nbytes: float):
+    """The call's row on the stream's timeline, named as the library routine ("cublasSgemm"), timed
+    as the slower of its arithmetic at the device's FP32 peak and its bytes at DRAM bandwidth: the
+    library's own kernels are not emulated, so this is an estimate of a well-tuned one."""
+    from ...device.timing import DRAM_EFFICIENCY, LAUNCH_OVERHEAD_US
+    s = ctx.stream(stream)
+    if s.handle == 0:
+        ctx.legacy_stream_used(name)
+    p = ctx.profile.sized()
+    peak = (p.sms or 1) * (p.fp32_per_sm_per_clock or 64) * 2 * (p.clock_mhz or 1000) * 1e6
+    bandwidth = (p.memory_bandwidth_gbs or 1000) * 1e9 * DRAM_EFFICIENCY
+    us = LAUNCH_OVERHEAD_US + max(flops / peak, nbytes / bandwidth) * 1e6
+    row = ctx.timeline.kernel(name, us, stream=s.handle)
+    row["model"], row["library"] = "library call (not emulated instruction by instruction)", True
+    return row

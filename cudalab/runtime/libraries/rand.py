@@ -1,0 +1,213 @@
+"""cuRAND's host API generators: the same numbers cuRAND gives, computed with numpy.
+
+cuRAND's host API fills an array by running many generator threads at once, and the order in
+which their numbers land in the array is part of what a program sees. Recorded on an H200
+(cuRAND 10.4, seed 1234, 16 to 70,000 values, two calls in a row):
+
+- CURAND_RNG_PSEUDO_XORWOW (and DEFAULT): 4096 threads, thread t on subsequence t of XORWOW
+  (curand_init(seed, t, 0): 2^67 steps apart, jumped with the matrices of cuRAND's own
+  curand_precalc.h); value p of the generator's stream (p counts from the first call on, plus the
+  offset) is the (p // 4096)-th number of thread p % 4096. A float takes one number, a normal pair
+  or a double two, a normal double pair four, each from one thread.
+- CURAND_RNG_PSEUDO_PHILOX4_32_10: group g of four numbers is Philox4x32-10 of the counter
+  (0, 0, g, 0) under the key (seed low, seed high) (subsequence g, its first counter); for doubles,
+  subsequence g gives eight numbers, its counters 0 and 1.
+
+Uniform floats are x * 2^-32 + 2^-33, doubles take 53 bits of two numbers, normals are cuRAND's
+Box-Muller (curand_normal.h): the integers and uniforms match cuRAND bit for bit, normals within
+float rounding (the GPU's sine and logarithm are approximations of their own). Poisson numbers and the
+other generator types (MRG32k3a, MTGP32, MT19937) come from numpy with the same distribution but
+not cuRAND's sequence; quasi-random generators (Sobol) are not provided.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from .operands import LibraryError, Operands, on_timeline
+
+# curandStatus_t (curand.h)
+SUCCESS, NOT_INITIALIZED, TYPE_ERROR, OUT_OF_RANGE, LENGTH_NOT_MULTIPLE, LAUNCH_FAILURE = 0, 101, 103, 104, 105, 201
+XORWOW, DEFAULT, MRG32K3A, MTGP32, MT19937, PHILOX = 101, 100, 121, 141, 142, 161
+PSEUDO = {DEFAULT: "XORWOW", XORWOW: "XORWOW", MRG32K3A: "MRG32k3a", MTGP32: "MTGP32", MT19937: "MT19937",
+          PHILOX: "Philox4x32-10"}
+XORWOW_THREADS = 4096
+MASK = 0xFFFFFFFF
+# what one output takes from the stream: (numbers per output, outputs made together)
+TAKES = {"bits": (1, 1), "uniform": (1, 1), "uniform_double": (2, 1), "normal": (2, 2), "normal_double": (4, 2),
+         "poisson": (1, 1)}
+DTYPES = {"bits": np.uint32, "uniform": np.float32, "uniform_double": np.float64, "normal": np.float32,
+          "normal_double": np.float64, "lognormal": np.float32, "lognormal_double": np.float64, "poisson": np.uint32}
+
+
+@lru_cache(maxsize=1)
+def _xorwow_jumps() -> np.ndarray:
+    """cuRAND's precalc_xorwow_matrix[0..8]: jump by 4^i subsequences, 160 rows of 5 words (GF(2));
+    the first six reach the 4096 threads' subsequences."""
+    from ...programs.build import cuda_home
+    text = (cuda_home() / "include" / "curand_precalc.h").read_text()
+    start = text.index("precalc_xorwow_matrix[PRECALC_NUM_MATRICES][PRECALC_MATRIX_SIZE] = {")
+    numbers = re.findall(r"(\d+)UL", text[start:text.index("};", start)])
+    return np.array(numbers[:8 * 800], np.uint64).astype(np.uint32).reshape(8, 160, 5)
+
+
+def _matvec(states: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """GF(2) product of each 160-bit state (5 words, bit j of word i is row 32 i + j) with ``matrix``."""
+    bits = ((states[:, :, None] >> np.arange(32, dtype=np.uint32)) & 1).reshape(len(states), 160).astype(bool)
+    out = np.zeros_like(states)
+    for row in range(160):
+        out[bits[:, row]] ^= matrix[row]
+    return out
+
+
+def xorwow_states(seed: int, threads: int = XORWOW_THREADS):
+    """(v, d) of curand_init(seed, t, 0) for t < threads (curand_kernel.h's salted seeding)."""
+    s0, s1 = (seed ^ 0xAAD26B49) & MASK, ((seed >> 32) ^ 0xF7DCEFDD) & MASK
+    t0, t1 = (1099087573 * s0) & MASK, (2591861531 * s1) & MASK
+    v = np.tile(np.array([(123456789 + t0) & MASK, 362436069 ^ t0, (521288629 + t1) & MASK, 88675123 ^ t1,
+                          (5783321 + t0) & MASK], np.uint32), (threads, 1))
+    jumps, t, level = _xorwow_jumps(), np.arange(threads, dtype=np.int64), 0
+    while (t >> (2 * level)).any():                  # base-4 digits of the subsequence, as skipahead_sequence
+        digit = (t >> (2 * level)) & 3
+        for k in range(3):
+            chosen = digit > k
+            if chosen.any():
+                v[chosen] = _matvec(v[chosen], jumps[level])
+        level += 1
+    return v, np.full(threads, (6615241 + t1 + t0) & MASK, np.uint32)
+
+
+def philox(counter: np.ndarray, seed: int) -> np.ndarray:
+    """Philox4x32-10 of each counter (rows of 4 uint32) under the key (seed low, seed high)."""
+    c = [counter[:, i].astype(np.uint64) for i in range(4)]
+    k0, k1, m = seed & MASK, (seed >> 32) & MASK, np.uint64(MASK)
+    for _ in range(10):
+        p0, p1 = np.uint64(0xD2511F53) * c[0], np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ np.uint64(k0), p1 & m, (p0 >> np.uint64(32)) ^ c[3] ^ np.uint64(k1), p0 & m]
+        k0, k1 = (k0 + 0x9E3779B9) & MASK, (k1 + 0xBB67AE85) & MASK
+    return np.stack(c, 1).astype(np.uint32)
+
+
+@dataclass
+class Generator:
+    """One curandGenerator_t: its type, seed, offset (numbers used so far), stream and where it writes."""
+
+    rng_type: int
+    host: bool = False                   # curandCreateGeneratorHost: results go to host memory
+    seed: int = 0
+    offset: int = 0
+    stream: int = 0
+    _xorwow: tuple = field(default=None, repr=False)    # (seed, v, d, rows done, last row)
+
+    def _xorwow_rows(self, first: int, last: int) -> np.ndarray:
+        """Rows first..last (inclusive) of the 4096 threads' numbers: row r is each thread's r-th number."""
+        if self._xorwow is None or self._xorwow[0] != self.seed or first < self._xorwow[3] - 1:
+            self._xorwow = (self.seed, *xorwow_states(self.seed), 0, None)
+        seed, v, d, done, row = self._xorwow
+        rows = []
+        for r in range(first, last + 1):
+            while done <= r:
+                t = v[:, 0] ^ (v[:, 0] >> np.uint32(2))
+                v = np.concatenate([v[:, 1:], (v[:, 4] ^ (v[:, 4] << np.uint32(4)) ^ t ^ (t << np.uint32(1)))[:, None]], 1)
+                d = d + np.uint32(362437)
+                row, done = v[:, 4] + d, done + 1
+            rows.append(row)
+        self._xorwow = (seed, v, d, done, row)
+        return np.stack(rows)
+
+    def numbers(self, slots: int, take: int, doubles: bool = False) -> np.ndarray:
+        """``slots`` rows of ``take`` consecutive numbers of one thread (one Philox group for take <= 4),
+        from the generator's position on; the position moves past them."""
+        if self.rng_type == PHILOX:
+            # a float output's thread takes one counter of its subsequence (four numbers), a double
+            # output's thread two (counters 0 and 1 of its subsequence: eight numbers, four doubles)
+            width = 8 if doubles else 4
+            start, stop = self.offset, self.offset + slots * take
+            g = np.repeat(np.arange(start // width, -(-stop // width), dtype=np.uint64), width // 4)
+            counter = np.zeros((len(g), 4), np.uint64)
+            counter[:, 0] = np.tile(np.arange(width // 4, dtype=np.uint64), len(g) // (width // 4))
+            counter[:, 2], counter[:, 3] = g & np.uint64(MASK), g >> np.uint64(32)
+            self.offset = stop
+            first = start % width
+            return philox(counter, self.seed).reshape(-1)[first:first + slots * take].reshape(slots, take)
+        if PSEUDO.get(self.rng_type) == "XORWOW":
+            start = self.offset // take                   # in slots of `take` numbers
+            threads = XORWOW_THREADS
+            first_row, last_row = start // threads, (start + slots - 1) // threads
+            rows = self._xorwow_rows(first_row * take, last_row * take + take - 1)     # (rows, threads)
+            rows = rows.reshape(last_row - first_row + 1, take, threads).transpose(0, 2, 1).reshape(-1, take)
+            self.offset += slots * take
+            return rows[start - first_row * threads:start - first_row * threads + slots]
+        rng = np.random.Generator(np.random.Philox(key=self.seed, counter=self.offset))
+        self.offset += slots * take
+        return rng.integers(0, 1 << 32, (slots, take), dtype=np.uint64).astype(np.uint32)
+
+
+def _uniform(x: np.ndarray) -> np.ndarray:
+    """curand_uniform: x * 2^-32 + 2^-33 in one rounding (a fused multiply-add), never 0, at most 1."""
+    return (x.astype(np.float32).astype(np.float64) * 2.0 ** -32 + 2.0 ** -33).astype(np.float32)
+
+
+def _uniform_double(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """curand_uniform_double's 53 bits from two numbers."""
+    z = lo.astype(np.uint64) ^ (hi.astype(np.uint64) << np.uint64(21))
+    return (z & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53 + 2.0 ** -54
+
+
+def _box_muller(pairs: np.ndarray) -> np.ndarray:
+    """curand_normal.h's _curand_box_muller on each (x, y): (s sin v, s cos v)."""
+    u = _uniform(pairs[:, 0]).astype(np.float64)
+    v = pairs[:, 1].astype(np.float32).astype(np.float64) * np.float32(2.0 ** -32 * 6.2831855) \
+        + np.float32(2.0 ** -32 * 6.2831855) / 2
+    s = np.sqrt(-2.0 * np.log(u))
+    return np.stack([s * np.sin(v), s * np.cos(v)], 1).reshape(-1)
+
+
+def _box_muller_double(quads: np.ndarray) -> np.ndarray:
+    u = _uniform_double(quads[:, 0], quads[:, 1])
+    z = (quads[:, 2].astype(np.uint64) ^ (quads[:, 3].astype(np.uint64) << np.uint64(21))) & np.uint64((1 << 53) - 1)
+    v = z.astype(np.float64) * 2.0 ** -52 + 2.0 ** -53
+    s = np.sqrt(-2.0 * np.log(u))
+    return np.stack([s * np.sin(np.pi * v), s * np.cos(np.pi * v)], 1).reshape(-1)
+
+
+def generate(gen: Generator, kind: str, n: int, mean: float = 0.0, stddev: float = 1.0) -> np.ndarray:
+    """n values of ``kind`` (bits, uniform, uniform_double, normal, normal_double, lognormal,
+    lognormal_double, poisson) from the generator, as cuRAND's curandGenerate* would write them."""
+    base = kind.replace("log", "")
+    per, together = TAKES[base]
+    if n % together:
+        raise LibraryError(f"curandGenerate{kind.title().replace('_', '')}: n = {n} is odd; cuRAND makes normal "
+                           "numbers in pairs (Box-Muller), so n must be even (CURAND_STATUS_LENGTH_NOT_MULTIPLE).",
+                           LENGTH_NOT_MULTIPLE)
+    if base == "poisson":
+        rng = np.random.Generator(np.random.Philox(key=gen.seed ^ 0x9E3779B9, counter=gen.offset))
+        gen.offset += n
+        return rng.poisson(mean, n).astype(np.uint32)
+    numbers = gen.numbers(n // together, per, base.endswith("double"))
+    if base == "bits":
+        values = numbers.reshape(-1)
+    elif base == "uniform":
+        values = _uniform(numbers.reshape(-1))
+    elif base == "uniform_double":
+        values = _uniform_double(numbers[:, 0], numbers[:, 1])
+    else:
+        z = _box_muller(numbers) if base == "normal" else _box_muller_double(numbers)
+        values = mean + stddev * z
+        if kind.startswith("log"):
+            values = np.exp(values)
+    return np.asarray(values[:n]).astype(DTYPES[kind])
+
+
+def fill(ctx, gen: Generator, kind: str, n: int, address: int, mean: float = 0.0, stddev: float = 1.0):
+    """A device generator's call: the values written to device memory at ``address``, and the call's
+    row on the generator's stream."""
+    name = "curandGenerate" + {"bits": "", "poisson": "Poisson"}.get(kind, kind.title().replace("_", ""))
+    values = generate(gen, kind, n, mean, stddev)
+    memory = Operands(ctx, name, LAUNCH_FAILURE)
+    memory.store(memory.array("outputPtr", address, n, values.dtype), values)
+    on_timeline(ctx, gen.stream, name, 20 * n, values.nbytes)
+

@@ -1,0 +1,402 @@
+"""cuBLAS and cuRAND's host API in whole programs: small programs call the library, numpy checks.
+
+Inputs are small integers, so every product and sum is exact in float32 and the library's order
+of summation cannot change the result: the tests compare with numpy's answer exactly.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cudalab.errors import CompileError
+from cudalab.programs import run_program_source
+from cudalab.programs.build import cuda_home
+from cudalab.programs.libgen import SHIM_DIR, cublas_source, declarations, defined_in
+from cudalab.runtime.libraries import rand
+
+needs_cublas = pytest.mark.skipif(not (cuda_home() / "include" / "cublas_api.h").exists(),
+                                  reason="cuBLAS's headers come with the nvidia-cublas wheel (cudalab[cublas])")
+needs_curand = pytest.mark.skipif(not (cuda_home() / "include" / "curand.h").exists(),
+                                  reason="cuRAND's headers come with the nvidia-curand wheel (cudalab[curand])")
+
+FILL = """
+#include <cstdio>
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+// element i of operand `seed`: small integers, exact in every precision
+static float value(int seed, int i) { return (float)((i * 7 + seed * 3) % 11 - 5); }
+template <typename T> T *device(int seed, int n) {
+    T *h = new T[n], *d;
+    for (int i = 0; i < n; i++) h[i] = (T)value(seed, i);
+    cudaMalloc(&d, n * sizeof(T));
+    cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice);
+    delete[] h;
+    return d;
+}
+template <typename T> void show(const char *name, const T *d, int n) {
+    T *h = new T[n];
+    cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost);
+    printf("%s", name);
+    for (int i = 0; i < n; i++) printf(" %g", (double)(float)h[i]);
+    printf("\\n");
+    delete[] h;
+}
+"""
+
+
+def value(seed, n):
+    i = np.arange(n)
+    return ((i * 7 + seed * 3) % 11 - 5).astype(np.float64)
+
+
+def col_major(flat, rows, cols, ld):
+    """The rows x cols matrix a column-major array with leading dimension ld holds."""
+    return flat[: ld * cols].reshape(cols, ld).T[:rows]
+
+
+def shown(stdout) -> dict:
+    return {line.split()[0]: np.array([float(x) for x in line.split()[1:]]) for line in stdout.splitlines()
+            if line.strip()}
+
+
+def run(body: str):
+    r = run_program_source(FILL + body, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@needs_cublas
+def test_gemm_with_transposes_leading_dimensions_and_batches_matches_numpy():
+    r = run("""
+int main() {
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const int m = 5, n = 3, k = 4, lda = 6, ldb = 7, ldc = 8;
+    float *A = device<float>(1, lda * m), *B = device<float>(2, ldb * k), *C = device<float>(3, ldc * n);
+    float alpha = 2, beta = -1, fone = 1, fzero = 0;
+    // C = alpha A^T B^T + beta C, A stored k x m (lda 6), B stored n x k (ldb 7)
+    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_T, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+    show("sgemm_tt", C, ldc * n);
+    double *dA = device<double>(4, m * k), *dB = device<double>(5, k * n), *dC = device<double>(6, m * n);
+    double one = 1, zero = 0;
+    cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA, m, dB, k, &zero, dC, m);
+    show("dgemm", dC, m * n);
+    // three 2x2 products, strides of 4 elements
+    float *sA = device<float>(7, 12), *sB = device<float>(8, 12), *sC = device<float>(9, 12);
+    cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, 2, 2, 2, &alpha, sA, 2, 4, sB, 2, 4, &fzero, sC, 2, 4, 3);
+    show("strided", sC, 12);
+    __half *hA = device<__half>(1, m * k), *hB = device<__half>(2, k * n);
+    float *fC = device<float>(0, m * n);
+    // CUBLAS_COMPUTE_32F: alpha and beta are floats
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &fone, hA, CUDA_R_16F, m, hB, CUDA_R_16F, k, &fzero, fC,
+                 CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    show("gemmex", fC, m * n);
+    // gemmBatched: device arrays of device pointers (the same A and B twice, two outputs)
+    float *outs[2] = {device<float>(0, 4), device<float>(0, 4)}, *as[2] = {sA, sA + 4}, *bs[2] = {sB, sB};
+    float **dAs, **dBs, **dCs;
+    cudaMalloc(&dAs, sizeof as); cudaMalloc(&dBs, sizeof bs); cudaMalloc(&dCs, sizeof outs);
+    cudaMemcpy(dAs, as, sizeof as, cudaMemcpyHostToDevice);
+    cudaMemcpy(dBs, bs, sizeof bs, cudaMemcpyHostToDevice);
+    cudaMemcpy(dCs, outs, sizeof outs, cudaMemcpyHostToDevice);
+    cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &fone, dAs, 2, dBs, 2, &fzero, dCs, 2, 2);
+    show("batched0", outs[0], 4);
+    show("batched1", outs[1], 4);
+    cublasDestroy(h);
+}
+""")
+    got = shown(r.stdout)
+    m, n, k = 5, 3, 4
+    a, b, c = col_major(value(1, 6 * m), k, m, 6), col_major(value(2, 7 * k), n, k, 7), value(3, 8 * n)
+    want = c.copy()
+    col_major(want, m, n, 8)[...] = 2 * a.T @ b.T - col_major(c, m, n, 8)
+    np.testing.assert_array_equal(got["sgemm_tt"], want)       # rows past m (ldc padding) untouched
+    product = col_major(value(4, m * k), m, k, m) @ col_major(value(5, k * n), k, n, k)
+    np.testing.assert_array_equal(got["dgemm"], product.T.ravel())
+    np.testing.assert_array_equal(got["gemmex"], col_major(value(1, m * k), m, k, m).dot(
+        col_major(value(2, k * n), k, n, k)).T.ravel())
+    sa, sb = value(7, 12), value(8, 12)
+    for i in range(3):
+        want = 2 * col_major(sa[4 * i:], 2, 2, 2) @ col_major(sb[4 * i:], 2, 2, 2).T
+        np.testing.assert_array_equal(got["strided"][4 * i:4 * i + 4], want.T.ravel())
+    for i in range(2):
+        want = col_major(sa[4 * i:], 2, 2, 2) @ col_major(sb, 2, 2, 2)
+        np.testing.assert_array_equal(got[f"batched{i}"], want.T.ravel())
+
+
+@needs_cublas
+def test_level_1_and_2_routines_with_host_and_device_scalars():
+    r = run("""
+int main() {
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const int n = 6;
+    float *x = device<float>(1, 2 * n), *y = device<float>(2, n), *A = device<float>(3, 4 * 3);
+    float two = 2, zero = 0, r;
+    int i;
+    cublasSaxpy(h, n, &two, x, 2, y, 1);               // y += 2 x[0:12:2]
+    show("axpy", y, n);
+    cublasSdot(h, n, x, 1, y, -1, &r);  printf("dot %g\\n", r);       // y backwards
+    cublasSnrm2(h, n, y, 1, &r);        printf("nrm2 %.7g\\n", r);
+    cublasSasum(h, n, y, 1, &r);        printf("asum %g\\n", r);
+    cublasIsamax(h, n, y, 1, &i);       printf("amax %d\\n", i);
+    cublasIsamin(h, n, y, 1, &i);       printf("amin %d\\n", i);
+    cublasSscal(h, n, &two, y, 1);
+    show("scal", y, n);
+    // y(0:4) = 2 A^T x(0:3) + 0 y, A 3 x 4 (lda 3)
+    cublasSgemv(h, CUBLAS_OP_T, 3, 4, &two, A, 3, x, 1, &zero, y, 1);
+    show("gemv", y, n);
+    cublasSger(h, 3, 4, &two, x, 1, y, 1, A, 3);        // A += 2 x y^T
+    show("ger", A, 12);
+    // pointer mode device: alpha and the result live in device memory
+    float *dalpha = device<float>(4, 1), *dresult;
+    cudaMalloc(&dresult, 4);
+    cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
+    cublasSscal(h, n, dalpha, y, 1);
+    show("scal_device", y, n);
+    cublasSdot(h, n, y, 1, y, 1, dresult);
+    show("dot_device", dresult, 1);
+    cublasScopy(h, n, y, 1, x, 1);
+    cublasSswap(h, 3, x, 1, x + 3, 1);
+    show("swap", x, n);
+    cublasDestroy(h);
+}
+""")
+    got = shown(r.stdout)
+    x, y, a = value(1, 12), value(2, 6), col_major(value(3, 12), 3, 4, 3)
+    y = y + 2 * x[::2]
+    np.testing.assert_array_equal(got["axpy"], y)
+    assert got["dot"][0] == x[:6] @ y[::-1]
+    assert abs(got["nrm2"][0] - np.linalg.norm(y)) < 1e-5 * np.linalg.norm(y)
+    assert got["asum"][0] == np.abs(y).sum()
+    assert got["amax"][0] == np.argmax(np.abs(y)) + 1 and got["amin"][0] == np.argmin(np.abs(y)) + 1
+    y = 2 * y
+    np.testing.assert_array_equal(got["scal"], y)
+    y[:4] = 2 * a.T @ x[:3]
+    np.testing.assert_array_equal(got["gemv"], y)
+    np.testing.assert_array_equal(got["ger"], (a + 2 * np.outer(x[:3], y[:4])).T.ravel())
+    y = y * value(4, 1)[0]
+    np.testing.assert_array_equal(got["scal_device"], y)
+    assert got["dot_device"][0] == y @ y
+    np.testing.assert_array_equal(got["swap"], np.concatenate([y[3:], y[:3]]))
+
+
+@needs_cublas
+def test_misuse_returns_cublas_status_codes_and_names_the_argument():
+    r = run_program_source(FILL + """
+int main() {
+    cublasHandle_t h;
+    float one = 1, host[4] = {1, 2, 3, 4}, *d = device<float>(1, 16);
+    cublasCreate(&h);
+    printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, -1, 2, 2, &one, d, 2, d, 2, &one, d, 2));
+    printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 2, 2, &one, d, 2, d, 2, &one, d, 4));
+    printf("%d\\n", cublasSetVector(4, 4, host, 0, d, 1));
+    printf("%d\\n", cublasSaxpy(h, 4, &one, host, 1, d, 1));          // a host pointer for x
+    float r = 7;
+    int i = 7;
+    cublasSdot(h, 0, d, 1, d, 1, &r);                                 // no elements: *result untouched
+    cublasIsamax(h, 0, d, 1, &i);
+    printf("%g %d\\n", r, i);
+    printf("%d\\n", cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
+                                2, 2, &one, d, 2, d, 2));
+    cublasDestroy(h);
+    printf("%d\\n", cublasSaxpy(h, 4, &one, d, 1, d, 1));
+    printf("%s\\n", cublasGetStatusString(CUBLAS_STATUS_INVALID_VALUE));
+}
+""", timeout=120)
+    # the codes an H200 gave for the same calls (cuBLAS 13.1): INVALID_VALUE, NOT_SUPPORTED, NOT_INITIALIZED
+    assert r.stdout.splitlines() == ["7", "7", "7", "13", "7 7", "15", "1",
+                                     "an unsupported value or parameter was passed to the function"]
+    assert "cublasSgemm: m = -1 is negative (parameter 3)" in r.stderr
+    assert "lda = 2 is less than the rows of the stored A" in r.stderr
+    assert "cublasSaxpy: x needs 16 bytes of device memory" in r.stderr
+    assert r.stderr.count("cublasStrsm_v2 is not one of the cuBLAS routines cudalab implements") == 1
+
+
+@needs_cublas
+def test_a_routine_captured_into_a_graph_runs_when_the_graph_does():
+    r = run("""
+int main() {
+    cublasHandle_t h;
+    cudaStream_t s;
+    cudaGraph_t g;
+    cudaGraphExec_t e;
+    float *x = device<float>(1, 4), *y = device<float>(0, 4), two = 2;
+    cudaStreamCreate(&s);
+    cublasCreate(&h);
+    cublasSetStream(h, s);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cublasSaxpy(h, 4, &two, x, 1, y, 1);
+    cudaStreamEndCapture(s, &g);
+    show("captured", y, 4);                 // nothing ran yet
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, s);
+    cudaGraphLaunch(e, s);
+    cudaStreamSynchronize(s);
+    show("launched", y, 4);
+}
+""")
+    got = shown(r.stdout)
+    np.testing.assert_array_equal(got["captured"], value(0, 4))
+    np.testing.assert_array_equal(got["launched"], value(0, 4) + 4 * value(1, 4))
+
+
+@needs_cublas
+@pytest.mark.parametrize("header, call, named", [
+    ("cublasLt.h", "cublasLtHandle_t h; cublasLtCreate(&h);", "uses cuBLASLt, which cudalab does not emulate"),
+    ("cublas.h", "cublasInit();", "uses cuBLAS's legacy API (cublas.h: cudalab has the v2 API of cublas_v2.h)"),
+])
+def test_a_library_part_cudalab_lacks_is_named_at_link_time(header, call, named):
+    with pytest.raises(CompileError, match=re.escape(named)):
+        run_program_source(f"#include <{header}>\nint main() {{ {call} }}\n", timeout=60)
+
+
+@needs_cublas
+def test_every_function_of_cublas_api_h_gets_a_definition():
+    """Each is hand-written (cublas.c), a wrapper of a routine the emulator computes, or a fallback."""
+    include = cuda_home() / "include"
+    declared = set(declarations(include / "cublas_api.h"))
+    source = cublas_source(include)
+    generated = {name for name in declared if f" {name}(" in source}
+    assert declared == generated | (declared & defined_in(SHIM_DIR / "cublas.c", "cublas"))
+    assert "blas_call" in source.split("cublasSgemm_v2(")[1].split("\n}")[0]
+    assert "blas_not_supported" in source.split("cublasStrsm_v2(")[1].split("}")[0]
+
+
+# ------------------------------------------------------------------------------------------ cuRAND
+RECORDED = json.loads((Path(__file__).parent / "libraries" / "curand_h200.json").read_text())
+CALLS = {"bits": "curandGenerate(g, (unsigned *)out, n)", "uniform": "curandGenerateUniform(g, (float *)out, n)",
+         "normal": "curandGenerateNormal(g, (float *)out, n, 1.0f, 2.0f)",
+         "uniform_double": "curandGenerateUniformDouble(g, (double *)out, n)",
+         "normal_double": "curandGenerateNormalDouble(g, (double *)out, n, 0.0, 1.0)"}
+
+
+def recorded(case) -> np.ndarray:
+    double = "double" in case["kind"]
+    bits = np.array([int(v, 16) for v in case["values"]], np.uint64 if double else np.uint32)
+    return bits if case["kind"] == "bits" else bits.view(np.float64 if double else np.float32)
+
+
+def close_to_recorded(case, got: np.ndarray):
+    """Integers and uniforms bit for bit; normals within float rounding (the GPU's sine and log differ)."""
+    want = recorded(case)
+    if "normal" in case["kind"]:
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 if got.dtype == np.float32 else 1e-12)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_curand
+@pytest.mark.parametrize("case", RECORDED["cases"], ids=lambda c: f"{c['type']}-{c['kind']}-{c['n']}@{c['at']}")
+def test_generators_give_curands_own_numbers(case):
+    gen = rand.Generator(case["type"], seed=1234)
+    kind = {"then_uniform": "uniform", "host_uniform": "uniform"}.get(case["kind"], case["kind"])
+    if case["kind"] == "then_uniform":
+        rand.generate(gen, "bits", case["n"])
+    mean, stddev = (1.0, 2.0) if kind == "normal" else (0.0, 1.0)
+    got = rand.generate(gen, kind, case["n"], mean, stddev)[case["at"]:case["at"] + len(case["values"])]
+    close_to_recorded(dict(case, kind=kind), got)
+
+
+@needs_curand
+def test_a_program_gets_curands_numbers_on_device_and_host_generators():
+    cases = [c for c in RECORDED["cases"] if c["kind"] in CALLS and c["n"] == 70000]
+    body = "".join(f"""
+    curandCreateGenerator{'Host' if i % 2 else ''}(&g, (curandRngType_t){c['type']});
+    curandSetPseudoRandomGeneratorSeed(g, 1234ULL);
+    out = {'host' if i % 2 else 'dev'};
+    {CALLS[c['kind']]};
+    cudaMemcpy(host, out, n * 8, cudaMemcpyDefault);
+    printf("case{i}");
+    for (int j = {c['at']}; j < {c['at'] + len(c['values'])}; j++)
+        printf(" %.17g", {'((double *)host)[j]' if 'double' in c['kind'] else '(double)((float *)host)[j]' if c['kind'] != 'bits' else '(double)((unsigned *)host)[j]'});
+    printf("\\n");
+    curandDestroyGenerator(g);""" for i, c in enumerate(cases))
+    r = run_program_source("""
+#include <cstdio>
+#include <curand.h>
+int main() {
+    const size_t n = 70000;
+    curandGenerator_t g;
+    void *dev, *out, *host = malloc(n * 8);
+    cudaMalloc(&dev, n * 8);
+    """ + body + """
+    curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);
+    printf("odd %d\\n", curandGenerateNormal(g, (float *)dev, 7, 0, 1));
+    curandDestroyGenerator(g);
+    printf("destroyed %d\\n", curandGenerateNormal(g, (float *)dev, 8, 0, 1));
+}""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = shown(r.stdout)
+    for i, c in enumerate(cases):
+        close_to_recorded(c, got[f"case{i}"].astype(recorded(c).dtype))
+    assert got["odd"][0] == RECORDED["status"]["normal_odd"] == 105       # CURAND_STATUS_LENGTH_NOT_MULTIPLE
+    assert got["destroyed"][0] == 101                                      # CURAND_STATUS_NOT_INITIALIZED
+    assert "n = 7 is odd" in r.stderr
+
+
+# ------------------------------------------------------------------------------------------- cuFFT
+needs_cufft = pytest.mark.skipif(not (cuda_home() / "include" / "cufft.h").exists(),
+                                 reason="cuFFT's headers come with the nvidia-cufft wheel (cudalab[cufft])")
+
+
+@needs_cufft
+def test_fft_plans_match_numpy_fft():
+    r = run_program_source("""
+#include <cstdio>
+#include <cufft.h>
+template <typename T> void show(const char *name, const T *d, int n) {
+    T h[64];
+    cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost);
+    printf("%s", name);
+    for (int i = 0; i < n * (int)(sizeof(T) / 4); i++) printf(" %.9g", ((float *)h)[i]);
+    printf("\\n");
+}
+int main() {
+    cufftComplex h[32];
+    for (int i = 0; i < 32; i++) h[i].x = i % 5, h[i].y = i % 3 - 1;
+    cufftComplex *c, *c2;
+    cudaMalloc(&c, sizeof h); cudaMalloc(&c2, sizeof h);
+    cudaMemcpy(c, h, sizeof h, cudaMemcpyHostToDevice);
+    cufftHandle p;
+    cufftPlan1d(&p, 8, CUFFT_C2C, 2);                     // two transforms of 8, in place
+    cufftExecC2C(p, c, c, CUFFT_FORWARD);
+    show("c2c", c, 16);
+    cufftExecC2C(p, c, c, CUFFT_INVERSE);                 // unnormalized: 8 times the input
+    show("roundtrip", c, 16);
+    int n[1] = {4}, embed[1] = {8};
+    cufftHandle q;                                        // every other element, batches 16 apart
+    cufftPlanMany(&q, 1, n, embed, 2, 16, embed, 1, 4, CUFFT_C2C, 2);
+    cufftExecC2C(q, c, c2, CUFFT_FORWARD);
+    show("strided", c2, 8);
+    float r[16];
+    for (int i = 0; i < 16; i++) r[i] = (i * 7) % 5;
+    float *dr;
+    cudaMalloc(&dr, sizeof r);
+    cudaMemcpy(dr, r, sizeof r, cudaMemcpyHostToDevice);
+    cufftHandle s;
+    cufftPlan2d(&s, 4, 4, CUFFT_R2C);                      // 4 x 4 real -> 4 x 3 complex
+    cufftExecR2C(s, dr, c2);
+    show("r2c", c2, 12);
+    cufftHandle t;
+    cufftPlan2d(&t, 4, 4, CUFFT_C2R);
+    cufftExecC2R(t, c2, dr);
+    show("c2r", dr, 16);
+    printf("wrong %d\\n", cufftExecC2C(s, c, c, CUFFT_FORWARD));
+}""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = {k: v[0::2] + 1j * v[1::2] if k not in ("c2r", "wrong") else v for k, v in shown(r.stdout).items()}
+    i = np.arange(32)
+    x = (i % 5) + 1j * (i % 3 - 1)
+    spectrum = np.fft.fft(x[:16].reshape(2, 8)).ravel()
+    np.testing.assert_allclose(got["c2c"], spectrum, atol=1e-4)
+    np.testing.assert_allclose(got["roundtrip"], 8 * x[:16], atol=1e-4)
+    c = np.concatenate([8 * x[:16], x[16:]])              # c holds the round trip, then the untouched input
+    np.testing.assert_allclose(got["strided"], np.fft.fft(np.stack([c[0:8:2], c[16:24:2]])).ravel(), atol=1e-3)
+    real = ((np.arange(16) * 7) % 5).reshape(4, 4)
+    np.testing.assert_allclose(got["r2c"], np.fft.rfft2(real).ravel(), atol=1e-4)
+    np.testing.assert_allclose(got["c2r"], 16 * real.ravel(), atol=1e-3)
+    assert got["wrong"][0] == 4 and "the plan was made for R2C transforms" in r.stderr    # CUFFT_INVALID_VALUE
