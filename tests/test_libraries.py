@@ -31,7 +31,7 @@ FILL = """
 static float value(int seed, int i) { return (float)((i * 7 + seed * 3) % 11 - 5); }
 template <typename T> T *device(int seed, int n) {
     T *h = new T[n], *d;
-    for (int i = 0; i < n; i++) h[i] = (T)value(seed, i);
+    for (int i = 0; i < n; i++) h[i] = T(value(seed, i));
     cudaMalloc(&d, n * sizeof(T));
     cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice);
     delete[] h;
@@ -105,6 +105,22 @@ int main() {
     cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &fone, dAs, 2, dBs, 2, &fzero, dCs, 2, 2);
     show("batched0", outs[0], 4);
     show("batched1", outs[1], 4);
+    __half hone = __float2half(1.0f), hzero = __float2half(0.0f), *hC = device<__half>(0, m * n);
+    cublasHgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &hone, hA, m, hB, k, &hzero, hC, m);
+    show("hgemm", hC, m * n);
+    // Z = A^H B with A = (a + 2ia), complex doubles: cuDoubleComplex is two doubles
+    double2 *zA, *zB, *zC;
+    cudaMalloc(&zA, 4 * sizeof(double2)); cudaMalloc(&zB, 4 * sizeof(double2)); cudaMalloc(&zC, 4 * sizeof(double2));
+    double2 za[4] = {{1, 2}, {3, -1}, {0, 1}, {2, 2}}, zb[4] = {{1, 0}, {0, 1}, {2, -1}, {1, 1}};
+    cudaMemcpy(zA, za, sizeof za, cudaMemcpyHostToDevice);
+    cudaMemcpy(zB, zb, sizeof zb, cudaMemcpyHostToDevice);
+    cuDoubleComplex zone = {1, 0}, zzero = {0, 0};
+    cublasZgemm(h, CUBLAS_OP_C, CUBLAS_OP_N, 2, 2, 2, &zone, zA, 2, zB, 2, &zzero, zC, 2);
+    double out[8];
+    cudaMemcpy(out, zC, sizeof out, cudaMemcpyDeviceToHost);
+    printf("zgemm");
+    for (int i = 0; i < 8; i++) printf(" %g", out[i]);
+    printf("\\n");
     cublasDestroy(h);
 }
 """)
@@ -125,6 +141,11 @@ int main() {
     for i in range(2):
         want = col_major(sa[4 * i:], 2, 2, 2) @ col_major(sb, 2, 2, 2)
         np.testing.assert_array_equal(got[f"batched{i}"], want.T.ravel())
+    np.testing.assert_array_equal(got["hgemm"], got["gemmex"])           # the same halves, summed in float
+    za = np.array([1 + 2j, 3 - 1j, 0 + 1j, 2 + 2j]).reshape(2, 2).T
+    zb = np.array([1, 1j, 2 - 1j, 1 + 1j]).reshape(2, 2).T
+    z = got["zgemm"]
+    np.testing.assert_array_equal((z[0::2] + 1j * z[1::2]).reshape(2, 2).T, za.conj().T @ zb)
 
 
 @needs_cublas
