@@ -421,3 +421,22 @@ int main() {
     np.testing.assert_allclose(got["r2c"], np.fft.rfft2(real).ravel(), atol=1e-4)
     np.testing.assert_allclose(got["c2r"], 16 * real.ravel(), atol=1e-3)
     assert got["wrong"][0] == 4 and "the plan was made for R2C transforms" in r.stderr    # CUFFT_INVALID_VALUE
+
+
+def test_a_library_call_is_one_row_on_its_streams_timeline_after_the_work_before_it():
+    """The runtime core directly (no program): a copy, then cublasSaxpy on the same stream."""
+    from cudalab.emulator.memory import DeviceMemory
+    from cudalab.runtime.core import Context
+    from cudalab.runtime.libraries import blas
+    ctx = Context(DeviceMemory())
+    s = ctx.stream_create(0, 0)
+    x, y = ctx.malloc(4 * 1000, "device"), ctx.malloc(4 * 1000, "device")
+    ctx.memory.arena.write(x, np.arange(1000, dtype=np.float32))
+    ctx.memory.arena.write(y, np.ones(1000, np.float32))
+    ctx.transfer(4000, "H2D", s, pinned=True, sync=False)
+    blas.run(ctx, "cublasSaxpy_v2", s.handle, {"n": 1000, "alpha": ("host", np.float32(3).tobytes()), "x": x,
+                                               "incx": 1, "y": y, "incy": 1}, device_scalars=False)
+    np.testing.assert_array_equal(ctx.memory.arena.read(y, 4000).view(np.float32), 1 + 3 * np.arange(1000))
+    copy, call = ctx.timeline.rows()[-2:]
+    assert call["name"] == "cublasSaxpy" and call["stream"] == s.handle == copy["stream"]
+    assert call["start"] >= copy["end"] and call["end"] > call["start"]
