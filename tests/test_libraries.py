@@ -440,3 +440,13 @@ def test_a_library_call_is_one_row_on_its_streams_timeline_after_the_work_before
     copy, call = ctx.timeline.rows()[-2:]
     assert call["name"] == "cublasSaxpy" and call["stream"] == s.handle == copy["stream"]
     assert call["start"] >= copy["end"] and call["end"] > call["start"]
+
+
+@needs_curand
+@pytest.mark.parametrize("rng_type", [rand.DEFAULT, rand.PHILOX])
+@pytest.mark.parametrize("kind", ["uniform", "normal", "uniform_double", "normal_double"])
+def test_numbers_made_in_pieces_are_the_numbers_made_at_once(rng_type, kind):
+    """A large request is made a piece at a time (rand.CHUNK), and consecutive calls continue the stream."""
+    whole = rand.generate(rand.Generator(rng_type, seed=5), kind, 9000)
+    gen = rand.Generator(rng_type, seed=5)
+    np.testing.assert_array_equal(np.concatenate([rand.generate(gen, kind, 1000) for _ in range(9)]), whole)
