@@ -216,6 +216,8 @@ int main() {
     printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 2, 2, &one, d, 2, d, 2, &one, d, 4));
     printf("%d\\n", cublasSetVector(4, 4, host, 0, d, 1));
     printf("%d\\n", cublasSaxpy(h, 4, &one, host, 1, d, 1));          // a host pointer for x
+    const int big = 20000;                                            // 16 TFLOP: hours of a CPU
+    printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, big, big, big, &one, d, big, d, big, &one, d, big));
     float r = 7;
     int i = 7;
     cublasSdot(h, 0, d, 1, d, 1, &r);                                 // no elements: *result untouched
@@ -229,11 +231,12 @@ int main() {
 }
 """, timeout=120)
     # the codes an H200 gave for the same calls (cuBLAS 13.1): INVALID_VALUE, NOT_SUPPORTED, NOT_INITIALIZED
-    assert r.stdout.splitlines() == ["7", "7", "7", "13", "7 7", "15", "1",
+    assert r.stdout.splitlines() == ["7", "7", "7", "13", "13", "7 7", "15", "1",
                                      "an unsupported value or parameter was passed to the function"]
     assert "cublasSgemm: m = -1 is negative (parameter 3)" in r.stderr
     assert "lda = 2 is less than the rows of the stored A" in r.stderr
     assert "cublasSaxpy: x needs 16 bytes of device memory" in r.stderr
+    assert "cublasSgemm: 1 product of 20000 x 20000 by 20000 x 20000 is 16,000 GFLOP" in r.stderr
     assert r.stderr.count("cublasStrsm_v2 is not one of the cuBLAS routines cudalab implements") == 1
 
 
