@@ -1,4 +1,4 @@
-"""The server's requests for the math libraries' host APIs (cuBLAS, cuRAND).
+"""The server's requests for the math libraries' host APIs (cuBLAS, cuRAND, cuFFT).
 
 A mixin for ``programs.server.Server``: the libraries' semantics live in ``runtime.libraries``;
 these methods unpack the shim's request and answer with the library's status code as the first
