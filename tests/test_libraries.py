@@ -410,6 +410,20 @@ int main() {
     cufftExecC2R(t, c2, dr);
     show("c2r", dr, 16);
     printf("wrong %d\\n", cufftExecC2C(s, c, c, CUFFT_FORWARD));
+    cudaStream_t st;                                      // a transform captured into a graph
+    cudaGraph_t g;
+    cudaGraphExec_t e;
+    cudaStreamCreate(&st);
+    cufftSetStream(p, st);
+    cudaMemcpy(c, h, sizeof h, cudaMemcpyHostToDevice);
+    cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal);
+    cufftExecC2C(p, c, c2, CUFFT_FORWARD);
+    cudaStreamEndCapture(st, &g);
+    cudaMemset(c2, 0, sizeof h);
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, st);
+    cudaStreamSynchronize(st);
+    show("graph", c2, 16);
 }""", timeout=120)
     assert r.returncode == 0, r.stderr
     got = {k: v[0::2] + 1j * v[1::2] if k not in ("c2r", "wrong") else v for k, v in shown(r.stdout).items()}
@@ -424,6 +438,7 @@ int main() {
     np.testing.assert_allclose(got["r2c"], np.fft.rfft2(real).ravel(), atol=1e-4)
     np.testing.assert_allclose(got["c2r"], 16 * real.ravel(), atol=1e-3)
     assert got["wrong"][0] == 4 and "the plan was made for R2C transforms" in r.stderr    # CUFFT_INVALID_VALUE
+    np.testing.assert_allclose(got["graph"], spectrum, atol=1e-4)
 
 
 def test_a_library_call_is_one_row_on_its_streams_timeline_after_the_work_before_it():
