@@ -31,7 +31,7 @@ FILL = """
 static float value(int seed, int i) { return (float)((i * 7 + seed * 3) % 11 - 5); }
 template <typename T> T *device(int seed, int n) {
     T *h = new T[n], *d;
-    for (int i = 0; i < n; i++) h[i] = (T)value(seed, i);
+    for (int i = 0; i < n; i++) h[i] = T(value(seed, i));
     cudaMalloc(&d, n * sizeof(T));
     cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice);
     delete[] h;
@@ -105,6 +105,22 @@ int main() {
     cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &fone, dAs, 2, dBs, 2, &fzero, dCs, 2, 2);
     show("batched0", outs[0], 4);
     show("batched1", outs[1], 4);
+    __half hone = __float2half(1.0f), hzero = __float2half(0.0f), *hC = device<__half>(0, m * n);
+    cublasHgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &hone, hA, m, hB, k, &hzero, hC, m);
+    show("hgemm", hC, m * n);
+    // Z = A^H B with A = (a + 2ia), complex doubles: cuDoubleComplex is two doubles
+    double2 *zA, *zB, *zC;
+    cudaMalloc(&zA, 4 * sizeof(double2)); cudaMalloc(&zB, 4 * sizeof(double2)); cudaMalloc(&zC, 4 * sizeof(double2));
+    double2 za[4] = {{1, 2}, {3, -1}, {0, 1}, {2, 2}}, zb[4] = {{1, 0}, {0, 1}, {2, -1}, {1, 1}};
+    cudaMemcpy(zA, za, sizeof za, cudaMemcpyHostToDevice);
+    cudaMemcpy(zB, zb, sizeof zb, cudaMemcpyHostToDevice);
+    cuDoubleComplex zone = {1, 0}, zzero = {0, 0};
+    cublasZgemm(h, CUBLAS_OP_C, CUBLAS_OP_N, 2, 2, 2, &zone, zA, 2, zB, 2, &zzero, zC, 2);
+    double out[8];
+    cudaMemcpy(out, zC, sizeof out, cudaMemcpyDeviceToHost);
+    printf("zgemm");
+    for (int i = 0; i < 8; i++) printf(" %g", out[i]);
+    printf("\\n");
     cublasDestroy(h);
 }
 """)
@@ -125,6 +141,11 @@ int main() {
     for i in range(2):
         want = col_major(sa[4 * i:], 2, 2, 2) @ col_major(sb, 2, 2, 2)
         np.testing.assert_array_equal(got[f"batched{i}"], want.T.ravel())
+    np.testing.assert_array_equal(got["hgemm"], got["gemmex"])           # the same halves, summed in float
+    za = np.array([1 + 2j, 3 - 1j, 0 + 1j, 2 + 2j]).reshape(2, 2).T
+    zb = np.array([1, 1j, 2 - 1j, 1 + 1j]).reshape(2, 2).T
+    z = got["zgemm"]
+    np.testing.assert_array_equal((z[0::2] + 1j * z[1::2]).reshape(2, 2).T, za.conj().T @ zb)
 
 
 @needs_cublas
@@ -195,6 +216,8 @@ int main() {
     printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 2, 2, &one, d, 2, d, 2, &one, d, 4));
     printf("%d\\n", cublasSetVector(4, 4, host, 0, d, 1));
     printf("%d\\n", cublasSaxpy(h, 4, &one, host, 1, d, 1));          // a host pointer for x
+    const int big = 20000;                                            // 16 TFLOP: hours of a CPU
+    printf("%d\\n", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, big, big, big, &one, d, big, d, big, &one, d, big));
     float r = 7;
     int i = 7;
     cublasSdot(h, 0, d, 1, d, 1, &r);                                 // no elements: *result untouched
@@ -208,11 +231,12 @@ int main() {
 }
 """, timeout=120)
     # the codes an H200 gave for the same calls (cuBLAS 13.1): INVALID_VALUE, NOT_SUPPORTED, NOT_INITIALIZED
-    assert r.stdout.splitlines() == ["7", "7", "7", "13", "7 7", "15", "1",
+    assert r.stdout.splitlines() == ["7", "7", "7", "13", "13", "7 7", "15", "1",
                                      "an unsupported value or parameter was passed to the function"]
     assert "cublasSgemm: m = -1 is negative (parameter 3)" in r.stderr
     assert "lda = 2 is less than the rows of the stored A" in r.stderr
     assert "cublasSaxpy: x needs 16 bytes of device memory" in r.stderr
+    assert "cublasSgemm: 1 product of 20000 x 20000 by 20000 x 20000 is 16,000 GFLOP" in r.stderr
     assert r.stderr.count("cublasStrsm_v2 is not one of the cuBLAS routines cudalab implements") == 1
 
 
@@ -386,6 +410,20 @@ int main() {
     cufftExecC2R(t, c2, dr);
     show("c2r", dr, 16);
     printf("wrong %d\\n", cufftExecC2C(s, c, c, CUFFT_FORWARD));
+    cudaStream_t st;                                      // a transform captured into a graph
+    cudaGraph_t g;
+    cudaGraphExec_t e;
+    cudaStreamCreate(&st);
+    cufftSetStream(p, st);
+    cudaMemcpy(c, h, sizeof h, cudaMemcpyHostToDevice);
+    cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal);
+    cufftExecC2C(p, c, c2, CUFFT_FORWARD);
+    cudaStreamEndCapture(st, &g);
+    cudaMemset(c2, 0, sizeof h);
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, st);
+    cudaStreamSynchronize(st);
+    show("graph", c2, 16);
 }""", timeout=120)
     assert r.returncode == 0, r.stderr
     got = {k: v[0::2] + 1j * v[1::2] if k not in ("c2r", "wrong") else v for k, v in shown(r.stdout).items()}
@@ -400,3 +438,33 @@ int main() {
     np.testing.assert_allclose(got["r2c"], np.fft.rfft2(real).ravel(), atol=1e-4)
     np.testing.assert_allclose(got["c2r"], 16 * real.ravel(), atol=1e-3)
     assert got["wrong"][0] == 4 and "the plan was made for R2C transforms" in r.stderr    # CUFFT_INVALID_VALUE
+    np.testing.assert_allclose(got["graph"], spectrum, atol=1e-4)
+
+
+def test_a_library_call_is_one_row_on_its_streams_timeline_after_the_work_before_it():
+    """The runtime core directly (no program): a copy, then cublasSaxpy on the same stream."""
+    from cudalab.emulator.memory import DeviceMemory
+    from cudalab.runtime.core import Context
+    from cudalab.runtime.libraries import blas
+    ctx = Context(DeviceMemory())
+    s = ctx.stream_create(0, 0)
+    x, y = ctx.malloc(4 * 1000, "device"), ctx.malloc(4 * 1000, "device")
+    ctx.memory.arena.write(x, np.arange(1000, dtype=np.float32))
+    ctx.memory.arena.write(y, np.ones(1000, np.float32))
+    ctx.transfer(4000, "H2D", s, pinned=True, sync=False)
+    blas.run(ctx, "cublasSaxpy_v2", s.handle, {"n": 1000, "alpha": ("host", np.float32(3).tobytes()), "x": x,
+                                               "incx": 1, "y": y, "incy": 1}, device_scalars=False)
+    np.testing.assert_array_equal(ctx.memory.arena.read(y, 4000).view(np.float32), 1 + 3 * np.arange(1000))
+    copy, call = ctx.timeline.rows()[-2:]
+    assert call["name"] == "cublasSaxpy" and call["stream"] == s.handle == copy["stream"]
+    assert call["start"] >= copy["end"] and call["end"] > call["start"]
+
+
+@needs_curand
+@pytest.mark.parametrize("rng_type", [rand.DEFAULT, rand.PHILOX])
+@pytest.mark.parametrize("kind", ["uniform", "normal", "uniform_double", "normal_double"])
+def test_numbers_made_in_pieces_are_the_numbers_made_at_once(rng_type, kind):
+    """A large request is made a piece at a time (rand.CHUNK), and consecutive calls continue the stream."""
+    whole = rand.generate(rand.Generator(rng_type, seed=5), kind, 9000)
+    gen = rand.Generator(rng_type, seed=5)
+    np.testing.assert_array_equal(np.concatenate([rand.generate(gen, kind, 1000) for _ in range(9)]), whole)

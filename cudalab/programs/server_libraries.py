@@ -1,4 +1,4 @@
-"""The server's requests for the math libraries' host APIs (cuBLAS, cuRAND).
+"""The server's requests for the math libraries' host APIs (cuBLAS, cuRAND, cuFFT).
 
 A mixin for ``programs.server.Server``: the libraries' semantics live in ``runtime.libraries``;
 these methods unpack the shim's request and answer with the library's status code as the first
@@ -22,7 +22,7 @@ def _value(token: str):
     return _int(token)
 
 
-CAPTURED = 1000   # the shim's CAPTURED: it makes the call a host node of the graph, which sends it again
+CAPTURED = 1000   # shim/libraries.c's CAPTURED: the call becomes a host node of the graph, which sends it again
 
 
 def _refused(e: LibraryError):
@@ -155,8 +155,7 @@ class LibraryRequests:
         try:
             plan = self._plan(handle)
             if self.ctx.stream(plan.stream).capture is not None:
-                raise LibraryError("cudalab's cuFFT cannot be captured into a CUDA graph yet: call it outside the "
-                                   "capture.", fft.EXEC_FAILED)
+                return (CAPTURED, plan.stream)
             fft.execute(self.ctx, plan, kind, _int(idata), _int(odata), int(direction))
         except LibraryError as e:
             return _refused(e)

@@ -213,23 +213,11 @@ static size_t ex_scalar_size(cublasComputeType_t compute, cudaDataType c) {
     return c == CUDA_C_32F || c == CUDA_C_64F || c == CUDA_C_16F ? 2 * real : real;
 }
 
-#define CAPTURED 1000   /* the emulator's answer for a call into a capturing stream (server_libraries.py) */
-
-/* A routine called into a stream being captured runs when the graph does: its request, kept as it
- * was sent (a host alpha's value included, as cuBLAS reads it at capture time), becomes a host node
- * of the graph that sends it again. */
-static void CUDART_CB blas_replay(void *text) {
-    rpc("%s", (const char *)text);
-    if (NR > 1 && R[1] && RBN > 1 && !RB[0]) say_once(RB + 1);
-}
-
 /* Send the request; a host result (dot, nrm2, asum, amax) comes back as bytes. */
 static cublasStatus_t blas_call(struct blas_request *q, void *result, size_t result_size) {
     int code = rpc("%s", q->text);
-    if (!code && NR > 1 && R[1] == CAPTURED) {
-        if (cudaLaunchHostFunc(q->handle->stream, blas_replay, q->text)) return CUBLAS_STATUS_EXECUTION_FAILED;
-        return CUBLAS_STATUS_SUCCESS;     /* the graph keeps the text */
-    }
+    if (!code && NR > 1 && R[1] == CAPTURED)     /* runs when the graph does (libraries.c) */
+        return capture_request(q->handle->stream, q->text) ? CUBLAS_STATUS_EXECUTION_FAILED : CUBLAS_STATUS_SUCCESS;
     free(q->text);
     if (code) return CUBLAS_STATUS_EXECUTION_FAILED;   /* an earlier kernel's fault: the context is broken */
     cublasStatus_t status = NR > 1 ? (cublasStatus_t)R[1] : CUBLAS_STATUS_INTERNAL_ERROR;

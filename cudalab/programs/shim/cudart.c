@@ -1158,6 +1158,7 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #include "graphs.c"   /* CUDA graphs and stream capture */
 #include "fallbacks.inc"   /* generated: every other runtime call answers cudaErrorNotSupported */
 #include "libraries.inc"   /* generated: which library shims have their headers installed */
+#include "libraries.c"     /* what the library shims share */
 #ifdef CUDALAB_CUBLAS
 #include "cublas.c"        /* cuBLAS's host API */
 #endif

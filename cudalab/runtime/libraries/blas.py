@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from .operands import LibraryError, Operands, on_timeline
+from .operands import LibraryError, Operands, affordable, on_timeline
 
 SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 1, 7, 13, 15
 
@@ -272,9 +272,11 @@ def _batched_gemm(c: Call, batches, load=None, store_type=None, compute=None, sc
     ta, tb, m, n, k, a_shape, b_shape = _gemm_shapes(c)
     if m == 0 or n == 0:
         return
+    count = len(batches)
+    affordable(c.ctx, shown_name(c.routine), 2 * m * n * k * count,
+               f"{count} product{'s' * (count != 1)} of {m} x {k} by {k} x {n}", EXECUTION_FAILED)
     load = load or (lambda name, addr, shape, ld: c.memory.matrix(name, addr, *shape, ld, c.data))
     compute = compute or (np.float32 if c.data == np.float16 else c.data)
-    count = 0
     for a_addr, b_addr, c_addr in batches:
         out = load("C", c_addr, (m, n), c["ldc"])
         product = (_product(c, ta, tb, load("A", a_addr, a_shape, c["lda"]), load("B", b_addr, b_shape, c["ldb"]),
@@ -282,7 +284,6 @@ def _batched_gemm(c: Call, batches, load=None, store_type=None, compute=None, sc
         alpha, beta = c.scalar("alpha", scalar_type), c.scalar("beta", scalar_type)
         value = alpha * product if beta == 0 else alpha * product + beta * out.astype(product.dtype)
         (store_type or c.memory.store)(out, value)
-        count += 1
     c.timeline(2 * m * n * k * count, (m * k + k * n + 2 * m * n) * c.data.itemsize * count)
 
 

@@ -16,6 +16,9 @@ from numpy.lib.array_utils import byte_bounds
 from ...emulator.memory import GLOBAL_BASE
 
 
+CPU_FLOPS = 5e9      # what numpy's BLAS does per second on a shared CPU (4092^3 dgemm: about 40 s)
+
+
 class LibraryError(Exception):
     """A library call refused: ``status`` is the library's own code (e.g. CUBLAS_STATUS_INVALID_VALUE)."""
 
@@ -89,3 +92,17 @@ def on_timeline(ctx, stream: int, name: str, flops: float, nbytes: float):
     row = ctx.timeline.kernel(name, us, stream=s.handle)
     row["model"], row["library"] = "library call (not emulated instruction by instruction)", True
     return row
+
+
+def affordable(ctx, name: str, flops: float, what: str, failed_status: int):
+    """Refuse a call whose arithmetic would take this CPU longer than a kernel may run (the watchdog,
+    or the program's time limit): numpy cannot be stopped halfway, so it is told at once, as the
+    watchdog tells a GPU-sized kernel, instead of hanging the program."""
+    from ..device import WATCHDOG_SECONDS
+    limit = max(WATCHDOG_SECONDS, ctx.time_limit or 0)
+    seconds = flops / CPU_FLOPS
+    if seconds > limit:
+        raise LibraryError(f"{name}: {what} is {flops / 1e9:,.0f} GFLOP, about {seconds:,.0f} s of this CPU, beyond the "
+                           f"{limit:g} s a kernel may run here, so cudalab does not compute it (it is GPU-sized) and "
+                           "returns an error. Use smaller sizes, or run the program on a real GPU (--device gpu).",
+                           failed_status)

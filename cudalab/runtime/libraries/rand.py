@@ -202,12 +202,18 @@ def generate(gen: Generator, kind: str, n: int, mean: float = 0.0, stddev: float
     return np.asarray(values[:n]).astype(DTYPES[kind])
 
 
+CHUNK = 1 << 22      # values made at a time: a GPU-sized request does not hold all of them in host memory
+
+
 def fill(ctx, gen: Generator, kind: str, n: int, address: int, mean: float = 0.0, stddev: float = 1.0):
-    """A device generator's call: the values written to device memory at ``address``, and the call's
-    row on the generator's stream."""
+    """A device generator's call: the values written to device memory at ``address`` (checked whole
+    first), and the call's row on the generator's stream."""
     name = "curandGenerate" + {"bits": "", "poisson": "Poisson"}.get(kind, kind.title().replace("_", ""))
-    values = generate(gen, kind, n, mean, stddev)
     memory = Operands(ctx, name, LAUNCH_FAILURE)
-    memory.store(memory.array("outputPtr", address, n, values.dtype), values)
-    on_timeline(ctx, gen.stream, name, 20 * n, values.nbytes)
+    out = memory.array("outputPtr", address, n, DTYPES[kind])
+    if n % TAKES[kind.replace("log", "")][1]:
+        generate(gen, kind, n, mean, stddev)            # refused: n must be even
+    for start in range(0, n, CHUNK):
+        memory.store(out[start:start + CHUNK], generate(gen, kind, min(CHUNK, n - start), mean, stddev))
+    on_timeline(ctx, gen.stream, name, 20 * n, out.nbytes)
 
