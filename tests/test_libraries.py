@@ -468,3 +468,35 @@ def test_numbers_made_in_pieces_are_the_numbers_made_at_once(rng_type, kind):
     whole = rand.generate(rand.Generator(rng_type, seed=5), kind, 9000)
     gen = rand.Generator(rng_type, seed=5)
     np.testing.assert_array_equal(np.concatenate([rand.generate(gen, kind, 1000) for _ in range(9)]), whole)
+
+
+@needs_cublas
+@needs_curand
+def test_each_library_reports_the_version_of_its_header():
+    r = run_program_source("""
+#include <cstdio>
+#include <cublas_v2.h>
+#include <curand.h>
+#include <cufft.h>
+int main() {
+    int v[3], bad = 7;
+    for (int k = 0; k < 3; k++) cublasGetProperty((libraryPropertyType)k, &v[k]);
+    printf("cublas %d %d %d %d\\n", v[0], v[1], v[2], cublasGetProperty((libraryPropertyType)9, &bad));
+    for (int k = 0; k < 3; k++) curandGetProperty((libraryPropertyType)k, &v[k]);
+    printf("curand %d %d %d %d\\n", v[0], v[1], v[2], curandGetProperty(MAJOR_VERSION, NULL));
+    for (int k = 0; k < 3; k++) cufftGetProperty((libraryPropertyType)k, &v[k]);
+    printf("cufft %d %d %d %d\\n", v[0], v[1], v[2], cufftGetProperty((libraryPropertyType)9, &bad));
+}
+""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    include = (cuda_home() / "include")
+
+    def version(header, prefix):
+        text = (include / header).read_text()
+        return [re.search(rf"#define {prefix}_VER_{part}\s+(\d+)", text).group(1) for part in ("MAJOR", "MINOR", "PATCH")]
+
+    lines = {line.split()[0]: line.split()[1:] for line in r.stdout.splitlines()}
+    # the version macros, then the status for a wrong property (or no place to write it)
+    assert lines["cublas"] == version("cublas_api.h", "CUBLAS") + ["7"]        # CUBLAS_STATUS_INVALID_VALUE
+    assert lines["curand"] == version("curand.h", "CURAND") + ["104"]          # CURAND_STATUS_OUT_OF_RANGE
+    assert lines["cufft"] == version("cufft.h", "CUFFT") + ["3"]               # CUFFT_INVALID_TYPE

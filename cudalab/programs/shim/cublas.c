@@ -69,15 +69,7 @@ cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *version) {
     return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasGetProperty(libraryPropertyType type, int *value) {
-    if (!value) return CUBLAS_STATUS_INVALID_VALUE;
-    switch (type) {
-    case MAJOR_VERSION: *value = CUBLAS_VER_MAJOR; return CUBLAS_STATUS_SUCCESS;
-    case MINOR_VERSION: *value = CUBLAS_VER_MINOR; return CUBLAS_STATUS_SUCCESS;
-    case PATCH_LEVEL: *value = CUBLAS_VER_PATCH; return CUBLAS_STATUS_SUCCESS;
-    default: return CUBLAS_STATUS_INVALID_VALUE;
-    }
-}
+LIBRARY_PROPERTY(cublasGetProperty, cublasStatus_t, CUBLAS, CUBLAS_STATUS_SUCCESS, CUBLAS_STATUS_INVALID_VALUE, CUBLAS_STATUS_INVALID_VALUE)
 
 size_t cublasGetCudartVersion(void) { return CUDART_VERSION; }
 

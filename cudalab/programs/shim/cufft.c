@@ -112,15 +112,7 @@ cufftResult cufftGetVersion(int *version) {
     return CUFFT_SUCCESS;
 }
 
-cufftResult cufftGetProperty(libraryPropertyType type, int *value) {
-    if (!value) return CUFFT_INVALID_VALUE;
-    switch (type) {
-    case MAJOR_VERSION: *value = CUFFT_VER_MAJOR; return CUFFT_SUCCESS;
-    case MINOR_VERSION: *value = CUFFT_VER_MINOR; return CUFFT_SUCCESS;
-    case PATCH_LEVEL: *value = CUFFT_VER_PATCH; return CUFFT_SUCCESS;
-    default: return CUFFT_INVALID_TYPE;
-    }
-}
+LIBRARY_PROPERTY(cufftGetProperty, cufftResult, CUFFT, CUFFT_SUCCESS, CUFFT_INVALID_VALUE, CUFFT_INVALID_TYPE)
 
 static cufftResult exec(cufftHandle plan, const char *kind, const void *in, const void *out, int direction) {
     char *text = malloc(128);

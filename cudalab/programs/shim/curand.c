@@ -37,15 +37,7 @@ curandStatus_t curandGetVersion(int *version) {
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandGetProperty(libraryPropertyType type, int *value) {
-    if (!value) return CURAND_STATUS_OUT_OF_RANGE;
-    switch (type) {
-    case MAJOR_VERSION: *value = CURAND_VER_MAJOR; return CURAND_STATUS_SUCCESS;
-    case MINOR_VERSION: *value = CURAND_VER_MINOR; return CURAND_STATUS_SUCCESS;
-    case PATCH_LEVEL: *value = CURAND_VER_PATCH; return CURAND_STATUS_SUCCESS;
-    default: return CURAND_STATUS_OUT_OF_RANGE;
-    }
-}
+LIBRARY_PROPERTY(curandGetProperty, curandStatus_t, CURAND, CURAND_STATUS_SUCCESS, CURAND_STATUS_OUT_OF_RANGE, CURAND_STATUS_OUT_OF_RANGE)
 
 curandStatus_t curandSetStream(curandGenerator_t g, cudaStream_t s) {
     return rand_answer(rpc("rand_set %llu stream %p", GEN(g), (void *)s), 0);

@@ -5,6 +5,18 @@
  * what the call passed by value, as the library reads a host alpha at capture time). Included by
  * cudart.c before the library shims.
  */
+/* libraryPropertyType's answers from a library header's version macros (PREFIX_VER_MAJOR, ...) */
+#define LIBRARY_PROPERTY(fn, status, prefix, ok, no_value, bad_type)         \
+    status fn(libraryPropertyType type, int *value) {                         \
+        if (!value) return no_value;                                          \
+        switch (type) {                                                       \
+        case MAJOR_VERSION: *value = prefix##_VER_MAJOR; return ok;           \
+        case MINOR_VERSION: *value = prefix##_VER_MINOR; return ok;           \
+        case PATCH_LEVEL: *value = prefix##_VER_PATCH; return ok;             \
+        default: return bad_type;                                             \
+        }                                                                     \
+    }
+
 #define CAPTURED 1000   /* the emulator's answer for a call into a capturing stream (server_libraries.py) */
 
 __attribute__((unused)) static void CUDART_CB replay_request(void *text) {
