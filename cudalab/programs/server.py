@@ -289,10 +289,10 @@ class Server(TextureRequests):
             self.ctx.free(_int(ptr), host=kind == "host")
 
     def op_register(self, ptr, size, flags, blob=b""):
-        self.ctx.memory.register(_int(ptr), int(size))
+        self.ctx.pinned_host.register(_int(ptr), int(size))
 
     def op_unregister(self, ptr, blob=b""):
-        self.ctx.memory.unregister(_int(ptr))
+        self.ctx.pinned_host.unregister(_int(ptr))
 
     def op_meminfo(self, blob=b""):
         return self.ctx.memory.info()

@@ -32,7 +32,7 @@ from ...emulator.memory import DEVICE_MEMORY
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
 from .textures import TextureAPI
-from .memory import Memory
+from .memory import Memory, PinnedHost
 from .pools import GraphMemory, MemPool
 from .properties import ATTRIBUTES, LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
 from .queues import StreamQueues
@@ -100,7 +100,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     """The runtime state of one device, for one program (server) or one Python session."""
 
     def __init__(self, arena=None, profile=None, timeline=None):
-        self.memory = Memory(arena) if arena is not None else None
+        self.pinned_host = PinnedHost()     # page-locked host memory outside the arena
+        self.memory = Memory(arena, self.pinned_host) if arena is not None else None
         self._profile = profile
         self._props = None
         self._timeline = timeline
@@ -799,7 +800,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         launches, deadline, limit = self.launches, self.deadline, self.time_limit
         self.__init__(None, profile, None)
         if arena is not None:
-            self.memory = Memory(arena)
+            self.memory = Memory(arena, self.pinned_host)
             self.memory.kinds = {a: "managed" for a in keep}
         self.observers, self.after_launch, self.launches = observers, after, launches
         self.deadline, self.time_limit = deadline, limit
