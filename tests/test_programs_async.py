@@ -248,3 +248,10 @@ int main() {
     printf("the kernel signalled\n");
 }""")
     assert r.stdout == "the kernel signalled\n", r.stderr
+
+
+def test_a_profile_sees_the_kernels_a_program_leaves_queued_at_its_end():
+    source = r"""__global__ void last(int *p) { p[threadIdx.x] = 1; }
+int main() { int *d; cudaMalloc(&d, 128); last<<<1, 32>>>(d); }"""
+    assert [rec.kernel for rec in run(source).launches] == []          # never run, as nothing waits for it
+    assert [rec.kernel for rec in run(source, profile=True).launches] == ["last"]

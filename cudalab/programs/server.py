@@ -154,11 +154,9 @@ class Server(TextureRequests):
                 self._run_while_idle()
                 continue
             head = _recv(sock, 4)
-            if head is None:
-                return
-            msg = _recv(sock, struct.unpack("<I", head)[0])
+            msg = None if head is None else _recv(sock, struct.unpack("<I", head)[0])
             if msg is None:
-                return
+                return self._exited()
             text, _, blob = msg.partition(b"\0")
             op, *args = text.decode().split()
             ctx.caller = (0, False)
@@ -225,6 +223,17 @@ class Server(TextureRequests):
         text = "".join(self.printed).encode()
         self.printed.clear()
         return text
+
+    def _exited(self):
+        """The program ended with work queued. A GPU's context teardown runs it, but its printf text
+        is lost; it runs here only for the reports of a sanitizer check besides the ones always on, or
+        of the profiler, which see such kernels on a GPU too."""
+        from ..analysis.sanitizer import active
+        if self.ctx.pending and (self.profile_source is not None or active() - {"memcheck", "synccheck"}):
+            try:
+                self.ctx.finish_all()
+            except CudaError:
+                pass            # the program is gone: nobody to answer
 
     def _run_while_idle(self):
         """The program went on without a request for ``IDLE_SECONDS`` with work queued: host work, or
