@@ -3,8 +3,6 @@ needs it, and a broken context answers its error to every later call.
 
 The expected answers are an H200's (CUDA 13), from the same programs built with nvcc.
 """
-import time
-
 import pytest
 
 import cudalab

@@ -593,7 +593,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
         """The watchdog's account of where the kernel was and how far it got (``progress``, the
         engine's pace.Progress), told as the program's time limit running out."""
-        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.", detail)
+        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.",
+                          detail)
         where = f" {where.group(0)}" if where else ""
         how_far = f" {progress.describe()}" if progress is not None else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
