@@ -1,7 +1,7 @@
 """Whole programs see a GPU's asynchronous launches: a kernel waits in its stream until the host
 needs it, and a broken context answers its error to every later call.
 
-The expected answers are an H200's (CUDA 13), from the same programs built with nvcc.
+Where a test says what an H200 answered, that was the same program built with nvcc (CUDA 13).
 """
 import pytest
 
@@ -22,7 +22,8 @@ __global__ void add(int *p) { p[threadIdx.x] += 1; }
 
 
 def test_a_kernel_waits_for_a_flag_the_host_sets_after_the_launch():
-    # cuda-samples' UnifiedMemoryPerf: "prevent any work on stream from starting until all work is pushed"
+    # cuda-samples' UnifiedMemoryPerf: "prevent any work on stream from starting until all work is pushed";
+    # an H200 answered these lines
     r = run(LATCH + r"""
 int main() {
     unsigned *latch; int *d, h[32];
