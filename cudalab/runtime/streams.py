@@ -1,8 +1,8 @@
 """Streams, events and pinned host memory in numba.cuda's names, and the session's timeline of when
 each copy, kernel, event and synchronization would run on a real GPU.
 
-The emulator runs every operation at once, in the order the program issues it (always a legal
-order, so results are exact). What streams and events mean is the runtime core's
+The emulator runs every Python operation at once, in the order the program issues it (always a
+legal order, so results are exact; whole programs queue their launches instead, ``core.queues``). What streams and events mean is the runtime core's
 (``cudalab.runtime.core.Context``, the same one whole programs use): this module is its Python face.
 *When* work would have run comes from the device model, ``cudalab.device.timeline.Timeline``, which
 follows the Programming Guide's rules: work in one
