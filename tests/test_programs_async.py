@@ -254,3 +254,31 @@ def test_a_profile_sees_the_kernels_a_program_leaves_queued_at_its_end():
 int main() { int *d; cudaMalloc(&d, 128); last<<<1, 32>>>(d); }"""
     assert [rec.kernel for rec in run(source).launches] == []          # never run, as nothing waits for it
     assert [rec.kernel for rec in run(source, profile=True).launches] == ["last"]
+
+
+def test_a_graph_launched_behind_a_waiting_kernel_waits_too():
+    # cudaGraphsPerfScaling: "launch including upload in busy stream"
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, h[32];
+    cudaMallocManaged(&latch, 4);
+    cudaMalloc(&d, 128); cudaMemset(d, 0, 128);
+    cudaStream_t s; cudaStreamCreate(&s);
+    cudaGraph_t g; cudaGraphExec_t exec;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    add<<<1, 32, 0, s>>>(d);
+    add<<<1, 32, 0, s>>>(d);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&exec, g, 0);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaGraphLaunch(exec, s);
+    SHOW(cudaStreamQuery(s));
+    *latch = 1;
+    SHOW(cudaStreamSynchronize(s));
+    cudaMemcpy(h, d, 128, cudaMemcpyDeviceToHost);
+    printf("h[31] = %d\n", h[31]);
+}""")
+    assert r.stdout.splitlines() == ["cudaStreamQuery(s) cudaErrorNotReady", "cudaStreamSynchronize(s) cudaSuccess",
+                                     "h[31] = 2"], r.stderr
+    assert [rec.kernel for rec in r.launches] == ["spin", "add", "add"]
