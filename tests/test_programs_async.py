@@ -221,7 +221,8 @@ int main() {
 
 @pytest.mark.parametrize("kernel, error", [
     ("__global__ void broken(int *p) { p[1 << 28] = 1; }", "cudaErrorIllegalAddress"),
-    ("__global__ void broken(int *p) { while (true) ++p[1]; }", "cudaErrorLaunchTimeout")])
+    ("__global__ void broken(int *p) { while (true) ++p[1]; }", "cudaErrorLaunchTimeout")],
+    ids=["an illegal address", "a watchdog stop"])
 def test_after_a_kernel_broke_the_context_every_call_answers_its_error(kernel, error):
     saved = cudalab.runtime.device.WATCHDOG_SECONDS
     cudalab.set_watchdog(1)             # the program has no time limit of its own: the watchdog stops it
