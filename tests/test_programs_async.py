@@ -1,10 +1,8 @@
 """Whole programs see a GPU's asynchronous launches: a kernel waits in its stream until the host
 needs it, and a broken context answers its error to every later call.
 
-The expected answers are an H200's (CUDA 13), from the same programs built with nvcc.
+Where a test says what an H200 answered, that was the same program built with nvcc (CUDA 13).
 """
-import time
-
 import pytest
 
 import cudalab
@@ -24,7 +22,8 @@ __global__ void add(int *p) { p[threadIdx.x] += 1; }
 
 
 def test_a_kernel_waits_for_a_flag_the_host_sets_after_the_launch():
-    # cuda-samples' UnifiedMemoryPerf: "prevent any work on stream from starting until all work is pushed"
+    # cuda-samples' UnifiedMemoryPerf: "prevent any work on stream from starting until all work is pushed";
+    # an H200 answered these lines
     r = run(LATCH + r"""
 int main() {
     unsigned *latch; int *d, h[32];
@@ -222,7 +221,8 @@ int main() {
 
 @pytest.mark.parametrize("kernel, error", [
     ("__global__ void broken(int *p) { p[1 << 28] = 1; }", "cudaErrorIllegalAddress"),
-    ("__global__ void broken(int *p) { while (true) ++p[1]; }", "cudaErrorLaunchTimeout")])
+    ("__global__ void broken(int *p) { while (true) ++p[1]; }", "cudaErrorLaunchTimeout")],
+    ids=["an illegal address", "a watchdog stop"])
 def test_after_a_kernel_broke_the_context_every_call_answers_its_error(kernel, error):
     saved = cudalab.runtime.device.WATCHDOG_SECONDS
     cudalab.set_watchdog(1)             # the program has no time limit of its own: the watchdog stops it
@@ -248,3 +248,38 @@ int main() {
     printf("the kernel signalled\n");
 }""")
     assert r.stdout == "the kernel signalled\n", r.stderr
+
+
+def test_a_profile_sees_the_kernels_a_program_leaves_queued_at_its_end():
+    source = r"""__global__ void last(int *p) { p[threadIdx.x] = 1; }
+int main() { int *d; cudaMalloc(&d, 128); last<<<1, 32>>>(d); }"""
+    assert [rec.kernel for rec in run(source).launches] == []          # never run, as nothing waits for it
+    assert [rec.kernel for rec in run(source, profile=True).launches] == ["last"]
+
+
+def test_a_graph_launched_behind_a_waiting_kernel_waits_too():
+    # cudaGraphsPerfScaling: "launch including upload in busy stream"
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, h[32];
+    cudaMallocManaged(&latch, 4);
+    cudaMalloc(&d, 128); cudaMemset(d, 0, 128);
+    cudaStream_t s; cudaStreamCreate(&s);
+    cudaGraph_t g; cudaGraphExec_t exec;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    add<<<1, 32, 0, s>>>(d);
+    add<<<1, 32, 0, s>>>(d);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&exec, g, 0);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaGraphLaunch(exec, s);
+    SHOW(cudaStreamQuery(s));
+    *latch = 1;
+    SHOW(cudaStreamSynchronize(s));
+    cudaMemcpy(h, d, 128, cudaMemcpyDeviceToHost);
+    printf("h[31] = %d\n", h[31]);
+}""")
+    assert r.stdout.splitlines() == ["cudaStreamQuery(s) cudaErrorNotReady", "cudaStreamSynchronize(s) cudaSuccess",
+                                     "h[31] = 2"], r.stderr
+    assert [rec.kernel for rec in r.launches] == ["spin", "add", "add"]

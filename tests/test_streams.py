@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import cudalab
+from cudalab.errors import CudaError
 from cudalab.widgets.streams import timeline_model
 
 SRC = r"""
@@ -86,6 +87,22 @@ def test_slices_of_pinned_memory_are_pinned_and_pinned_registers_for_a_block():
     with cudalab.pinned(plain):
         assert is_pinned(plain[:10])
     assert not is_pinned(plain)
+
+
+def test_pinned_memory_is_the_runtime_cores_one_registry_that_programs_register_in_too():
+    from cudalab.runtime.streams import context
+    host = context().pinned_host            # a whole program's cudaHostRegister/Unregister use the same class
+    h = np.zeros(256, np.float32)
+    start = h.ctypes.data
+    with cudalab.pinned(h):
+        assert host.holds(start, start + h.nbytes)
+        with pytest.raises(CudaError, match="registered already") as e:
+            host.register(start + 64, 16)   # cudaHostRegister of part of it
+        assert e.value.code == "cudaErrorHostMemoryAlreadyRegistered"
+    assert not host.holds(start)
+    with pytest.raises(CudaError) as e:
+        host.unregister(start)
+    assert e.value.code == "cudaErrorHostMemoryNotRegistered"
 
 
 def test_event_elapsed_time_is_the_models_span_between_the_records(scale):

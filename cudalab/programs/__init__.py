@@ -117,6 +117,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         child.close()
         stopped = ""
         try:
+            server.pid = proc.pid       # its CPU time tells a busy program from a descheduled one
             server.serve(parent, None if timeout is None else time.monotonic() + timeout, timeout)
             proc.wait(timeout=None if timeout is None else 10)
         except (socket.timeout, subprocess.TimeoutExpired):

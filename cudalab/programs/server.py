@@ -59,7 +59,7 @@ QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "mem
           "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
           "surf_create", "surf_resource"}
 STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
-IDLE_SECONDS = 1.0      # a program quiet this long with work queued: the work runs (see Server._run_while_idle)
+IDLE_SECONDS = 0.5      # a program busy this long (CPU time) without a request, work queued: the work runs
 NODE_KINDS = {v: k for k, v in TYPES.items()}
 # the numbers of a node's parameters, in the order the shim sends and takes them (its node_params())
 NODE_FIELDS = {"memcpy": ("dst", "src", "width", "height", "depth", "dpitch", "spitch", "dheight", "sheight", "kind"),
@@ -133,6 +133,8 @@ class Server(TextureRequests, LibraryRequests):
         self.printed: list = []                  # device printf text not yet sent to the program
         self._seen = 0                           # launch records whose printf text was sent
         self.late = None                         # a CudaError of work run while the program was quiet
+        self.pid = None                          # the program's process, once it runs
+        self._cpu_at_request = 0.0               # its CPU time at its latest request
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
@@ -152,14 +154,14 @@ class Server(TextureRequests, LibraryRequests):
                 sock.settimeout(left)
             if ctx.pending and not select.select([sock], [], [], IDLE_SECONDS if deadline is None else
                                                  min(IDLE_SECONDS, left))[0]:
-                self._run_while_idle()
+                if self._program_cpu() - self._cpu_at_request >= IDLE_SECONDS:
+                    self._run_while_idle()
                 continue
+            self._cpu_at_request = self._program_cpu()
             head = _recv(sock, 4)
-            if head is None:
-                return
-            msg = _recv(sock, struct.unpack("<I", head)[0])
+            msg = None if head is None else _recv(sock, struct.unpack("<I", head)[0])
             if msg is None:
-                return
+                return self._exited()
             text, _, blob = msg.partition(b"\0")
             op, *args = text.decode().split()
             ctx.caller = (0, False)
@@ -227,11 +229,33 @@ class Server(TextureRequests, LibraryRequests):
         self.printed.clear()
         return text
 
+    def _exited(self):
+        """The program ended with work queued. A GPU's context teardown runs it, but its printf text
+        is lost; it runs here only for the reports of a sanitizer check besides the ones always on, or
+        of the profiler, which see such kernels on a GPU too."""
+        from ..analysis.sanitizer import active
+        if self.ctx.pending and (self.profile_source is not None or active() - {"memcheck", "synccheck"}):
+            try:
+                self.ctx.finish_all()
+            except CudaError:
+                pass            # the program is gone: nobody to answer
+
+    def _program_cpu(self) -> float:
+        """The program's CPU time in seconds (all its threads; 0 before it runs or where /proc is not)."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")     # utime + stime
+        except (OSError, TypeError, ValueError, IndexError):
+            return 0.0
+
     def _run_while_idle(self):
-        """The program went on without a request for ``IDLE_SECONDS`` with work queued: host work, or
-        a wait for a flag that a queued kernel sets in mapped or managed memory, which on a GPU ends
-        when the kernel runs. The queued work runs now (the program runs on beside it); an error it
-        meets is the answer to the program's next request, as an asynchronous error is."""
+        """The program spent ``IDLE_SECONDS`` of CPU time without a request while work was queued: host
+        work, or a wait for a flag that a queued kernel sets in mapped or managed memory, which on a GPU
+        ends when the kernel runs. (A program that is only waiting its turn for a CPU keeps its work
+        queued: it may be about to set a flag a queued kernel waits for.) The queued work runs now, the
+        program running on beside it; an error it meets is the answer to the program's next request,
+        as an asynchronous error is."""
         try:
             self.ctx.finish_all()
         except CudaError as e:
@@ -290,10 +314,10 @@ class Server(TextureRequests, LibraryRequests):
             self.ctx.free(_int(ptr), host=kind == "host")
 
     def op_register(self, ptr, size, flags, blob=b""):
-        self.ctx.memory.register(_int(ptr), int(size))
+        self.ctx.pinned_host.register(_int(ptr), int(size))
 
     def op_unregister(self, ptr, blob=b""):
-        self.ctx.memory.unregister(_int(ptr))
+        self.ctx.pinned_host.unregister(_int(ptr))
 
     def op_meminfo(self, blob=b""):
         return self.ctx.memory.info()

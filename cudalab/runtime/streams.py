@@ -1,8 +1,8 @@
 """Streams, events and pinned host memory in numba.cuda's names, and the session's timeline of when
 each copy, kernel, event and synchronization would run on a real GPU.
 
-The emulator runs every operation at once, in the order the program issues it (always a legal
-order, so results are exact). What streams and events mean is the runtime core's
+The emulator runs every Python operation at once, in the order the program issues it (always a
+legal order, so results are exact; whole programs queue their launches instead, ``core.queues``). What streams and events mean is the runtime core's
 (``cudalab.runtime.core.Context``, the same one whole programs use): this module is its Python face.
 *When* work would have run comes from the device model, ``cudalab.device.timeline.Timeline``, which
 follows the Programming Guide's rules: work in one
@@ -273,7 +273,8 @@ def _gpu_synchronize():
 
 
 # ---------------------------------------------------------------------- pinned host memory
-_PINNED: dict = {}            # key -> (first byte address, one past the last) of page-locked host memory
+# page-locked ranges live in the runtime core's registry (core.memory.PinnedHost), as a program's
+# cudaHostRegister'ed ones do
 _KEYS = itertools.count()
 
 
@@ -284,17 +285,20 @@ def _span(ary):
 
 
 def _register(ary):
-    key = next(_KEYS)
-    _PINNED[key] = _span(ary)
+    key = ("python", next(_KEYS))
+    context().pinned_host.pin(*_span(ary), key)
     return key
+
+
+def _unregister(key):
+    context().pinned_host.unpin(key)
 
 
 def is_pinned(ary) -> bool:
     """Whether the host array ``ary`` lies in page-locked memory (pinned_array, or inside ``pinned()``)."""
-    if not _PINNED or not isinstance(ary, np.ndarray) or ary.nbytes == 0:
+    if not isinstance(ary, np.ndarray) or ary.nbytes == 0:
         return False
-    start, end = _span(ary)
-    return any(lo <= start and end <= hi for lo, hi in _PINNED.values())
+    return context().pinned_host.holds(*_span(ary))
 
 
 def pinned_array(shape, dtype=np.float64) -> np.ndarray:
@@ -302,7 +306,7 @@ def pinned_array(shape, dtype=np.float64) -> np.ndarray:
     asynchronous and go at the full host-link rate. Slices of it are pinned too."""
     a = np.zeros(shape, dtype)
     key = _register(a)
-    weakref.finalize(a, _PINNED.pop, key, None)      # freed memory is pageable again
+    weakref.finalize(a, _unregister, key)            # freed memory is pageable again
     return a
 
 
@@ -318,7 +322,7 @@ def pinned(*arrays):
         yield
     finally:
         for k in keys:
-            _PINNED.pop(k, None)
+            _unregister(k)
 
 
 # ---------------------------------------------------------------------- hooks for arrays.py and module.py

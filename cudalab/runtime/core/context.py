@@ -32,7 +32,7 @@ from ...emulator.memory import DEVICE_MEMORY
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
 from .textures import TextureAPI
-from .memory import Memory
+from .memory import Memory, PinnedHost
 from .pools import GraphMemory, MemPool
 from .properties import ATTRIBUTES, LIMIT_NAMES, attribute, default_limits, device_properties, persisting_l2_unit
 from .queues import StreamQueues
@@ -100,7 +100,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     """The runtime state of one device, for one program (server) or one Python session."""
 
     def __init__(self, arena=None, profile=None, timeline=None):
-        self.memory = Memory(arena) if arena is not None else None
+        self.pinned_host = PinnedHost()     # page-locked host memory outside the arena
+        self.memory = Memory(arena, self.pinned_host) if arena is not None else None
         self._profile = profile
         self._props = None
         self._timeline = timeline
@@ -592,7 +593,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
         """The watchdog's account of where the kernel was and how far it got (``progress``, the
         engine's pace.Progress), told as the program's time limit running out."""
-        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.", detail)
+        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.",
+                          detail)
         where = f" {where.group(0)}" if where else ""
         how_far = f" {progress.describe()}" if progress is not None else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
@@ -799,7 +801,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         launches, deadline, limit = self.launches, self.deadline, self.time_limit
         self.__init__(None, profile, None)
         if arena is not None:
-            self.memory = Memory(arena)
+            self.memory = Memory(arena, self.pinned_host)
             self.memory.kinds = {a: "managed" for a in keep}
         self.observers, self.after_launch, self.launches = observers, after, launches
         self.deadline, self.time_limit = deadline, limit

@@ -372,8 +372,22 @@ class GraphAPI:
         if stream.capture is not None:
             self.capture_node(stream, "graph", {"graph": self.clone(e.graph)})
             return None
+        if self.follows(stream) and self.on_device_only(e.graph):
+            # behind queued work, a graph of kernels and events waits in the stream like a kernel
+            def run():
+                for _ in self.run_graph(e, stream):     # it yields nothing: no node for the program's side
+                    pass
+            self.enqueue(stream, run)
+            return iter(())
         self.finish(self.follows(stream))        # the work queued before it in the stream runs first
         return self.run_graph(e, stream)
+
+    def on_device_only(self, graph: Graph) -> bool:
+        """Does the graph run here alone, with no memcpy, memset or host node for the program's side?"""
+        return all(n.type not in ("memcpy", "memset", "host") and
+                   (n.type != "graph" or self.on_device_only(n.params["graph"])) and
+                   (n.type != "conditional" or all(self.on_device_only(b) for b in n.params["bodies"]))
+                   for n in graph.nodes)
 
     @staticmethod
     def debug_dot(graph: Graph) -> str:

@@ -5,8 +5,9 @@ Kinds: ``device`` (cudaMalloc, cudaMallocPitch), ``managed`` (cudaMallocManaged 
 ``__managed__`` variables), ``host`` (cudaMallocHost/cudaHostAlloc: pinned, mapped), ``pool``
 (cudaMallocAsync and memory pools) and ``graph`` (graph memory nodes). Every kind lives in the
 one arena (``emulator.memory.DeviceMemory``), so memcheck sees them all and a whole program
-maps them at the same addresses. Host memory the program registers (cudaHostRegister) is only
-recorded: copies from it count as pinned on the timeline.
+maps them at the same addresses. Page-locked host memory outside the arena (``PinnedHost``: what
+a program registers with cudaHostRegister, the Python API's pinned arrays) is only recorded: copies
+from and to it count as pinned on the timeline.
 """
 from __future__ import annotations
 
@@ -19,13 +20,46 @@ KINDS = ("H2H", "H2D", "D2H", "D2D", "default")     # cudaMemcpyKind 0..4
 MEMORY_TYPE = {"host": 1, "device": 2, "managed": 3, "pool": 2, "graph": 2}   # cudaMemoryType
 
 
+class PinnedHost:
+    """Page-locked host ranges outside the arena, one registry for whole programs (cudaHostRegister)
+    and the Python API (``cudalab.pinned_array``, ``cudalab.pinned()``)."""
+
+    def __init__(self):
+        self.ranges: dict = {}           # key -> (start, end); a registration's key is its start address
+
+    def holds(self, start: int, end: int | None = None) -> bool:
+        """Are the bytes from ``start`` to ``end`` (one byte if None) page-locked?"""
+        end = start + 1 if end is None else end
+        return any(lo <= start and end <= hi for lo, hi in self.ranges.values())
+
+    def register(self, addr: int, size: int):
+        """cudaHostRegister, with CUDA's check."""
+        if any(lo < addr + size and addr < hi for lo, hi in self.ranges.values()):
+            raise CudaError(f"cudaHostRegister(0x{addr:x}, {size}): part of that range is registered already.",
+                            "cudaErrorHostMemoryAlreadyRegistered")
+        self.ranges[addr] = (addr, addr + int(size))
+
+    def unregister(self, addr: int):
+        if self.ranges.pop(addr, None) is None:
+            raise CudaError(f"cudaHostUnregister(0x{addr:x}): no range registered with cudaHostRegister starts "
+                            "there.", "cudaErrorHostMemoryNotRegistered")
+
+    def pin(self, start: int, end: int, key):
+        """A range of the Python API, under a key of its own: numpy may hand a freed pinned array's
+        address to a new array before the old one's finalizer has run."""
+        self.ranges[key] = (start, end)
+
+    def unpin(self, key):
+        self.ranges.pop(key, None)
+
+
 class Memory:
     """The allocation table of one context over a DeviceMemory arena."""
 
-    def __init__(self, arena: DeviceMemory):
+    def __init__(self, arena: DeviceMemory, pinned_host: PinnedHost | None = None):
         self.arena = arena
         self.kinds: dict = {}            # allocation address -> kind
-        self.registered: dict = {}       # cudaHostRegister'ed host ranges: start -> size
+        self.pinned_host = pinned_host if pinned_host is not None else PinnedHost()
 
     # ------------------------------------------------------------------ allocation
     def alloc(self, size: int, kind: str = "device", label: str | None = None, scratch: bool = False) -> int:
@@ -75,18 +109,7 @@ class Memory:
 
     def pinned(self, addr: int) -> bool:
         """Is host address ``addr`` page-locked (cudaMallocHost'ed, registered or in the arena)?"""
-        return self.in_arena(addr) or any(s <= addr < s + n for s, n in self.registered.items())
-
-    def register(self, addr: int, size: int):
-        if any(s < addr + size and addr < s + n for s, n in self.registered.items()):
-            raise CudaError(f"cudaHostRegister(0x{addr:x}, {size}): part of that range is registered already.",
-                            "cudaErrorHostMemoryAlreadyRegistered")
-        self.registered[addr] = int(size)
-
-    def unregister(self, addr: int):
-        if self.registered.pop(addr, None) is None:
-            raise CudaError(f"cudaHostUnregister(0x{addr:x}): no range registered with cudaHostRegister starts "
-                            "there.", "cudaErrorHostMemoryNotRegistered")
+        return self.in_arena(addr) or self.pinned_host.holds(addr)
 
     def info(self) -> tuple:
         """(free, total) bytes, as cudaMemGetInfo says."""

@@ -44,6 +44,7 @@ class StreamQueues:
     def _init_feature(self):
         self.pending: list = []         # Work not run yet, in issue order
         self.last_work: dict = {}       # Stream -> the latest Work issued to it
+        self.running_work = None        # the Work running now (a graph launch's event nodes run in its place)
 
     def follows(self, s) -> list:
         """The pending work that work issued to ``s`` now must follow: the stream's own, and the
@@ -58,7 +59,11 @@ class StreamQueues:
 
     def enqueue(self, s, run: Callable, wait: bool = False, after=()) -> Work:
         """Issue ``run`` to stream ``s``: it runs now unless ``wait`` (a kernel) or work it follows
-        (``follows(s)`` and ``after``) is still pending; then it runs when the host needs it."""
+        (``follows(s)`` and ``after``) is still pending; then it runs when the host needs it. Issued by
+        work that is running (a graph's event record node), it runs at once, in that work's place."""
+        if self.running_work is not None:
+            run()
+            return self.running_work
         w = Work(s, run, self.follows(s) + [a for a in after if a is not None and not a.done], self.timeline.host_time)
         self.last_work[s] = w
         if wait or w.after:
@@ -90,12 +95,13 @@ class StreamQueues:
             w.done = True
             tl = self.timeline
             now, tl.host_time = tl.host_time, w.issued
+            self.running_work = w
             try:
                 w.run()
             except CudaError as e:
                 failed = failed or e
             finally:
-                tl.host_time = now
+                tl.host_time, self.running_work = now, None
         if failed is not None:
             raise failed
 
