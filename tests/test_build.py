@@ -230,6 +230,28 @@ def test_a_makefile_that_links_cudart_by_name_builds(tmp_path, monkeypatch):
     assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
 
 
+def test_a_makefile_that_links_libraries_the_program_does_not_call_builds(tmp_path, monkeypatch):
+    # a course's Makefile links -lcurand -lcublas for every program of a folder; this one calls neither
+    write(tmp_path, {"plain.cu": """\
+        #include <cstdio>
+        __global__ void one(int* x) { *x = 1; }
+        int main() { int* x; cudaMallocManaged(&x, 4); one<<<1, 1>>>(x); cudaDeviceSynchronize(); printf("%d\\n", *x); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("plain.cu", options=["-lcudart", "-lcurand", "-lcublas", "-o", "plain"])
+    assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+
+
+def test_a_program_that_calls_a_linked_library_cudalab_does_not_emulate_is_told_so(tmp_path, monkeypatch):
+    write(tmp_path, {"host_rng.cu": """\
+        extern "C" int curandCreateGenerator(void** generator, int kind);
+        int main() { void* g; return curandCreateGenerator(&g, 100); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"uses cuRAND \(its host API\), which cudalab does not emulate"):
+        run_program("host_rng.cu", options=["-lcurand"])
+
+
 def test_a_library_the_linker_cannot_find_is_named_plainly():
     from cudalab.programs.build import _link_error
     message = str(_link_error("/usr/bin/ld: cannot find -lfoo: No such file or directory\n"))

@@ -174,6 +174,8 @@ _LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS'
               "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "npp": "NPP", "nvjpeg": "nvJPEG",
               "nvrtc": "NVRTC", "cuda": "the CUDA driver API (cu* calls)", "nvidia-ml": "NVML",
               "nvToolsExt": "NVTX"}
+# those whose functions all begin with the library's name (the driver's, with cu + a capital)
+_BY_PREFIX = ("cublas", "cublasLt", "cufft", "curand", "cusparse", "cusolver", "npp", "nvjpeg", "nvrtc", "cuda")
 
 
 def _registers(log: str) -> dict:
@@ -411,8 +413,11 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             objects.append(str(work / "dlink.o"))
         devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
         # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for, and so
-        # do -lcublas and -lcurand: the shim answers their host APIs (shim/cublas.c, curand.c)
-        own = [o for o in cmd.link_options if o not in SHIMMED]
+        # do -lcublas, -lcurand and -lcufft: the shim answers their host APIs (shim/cublas.c, curand.c,
+        # cufft.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusparse ... for
+        # every program of a folder: a program that calls none of it links without it, one that does
+        # stops at its undefined names, which _link_error explains
+        own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt,
                        "-o", str(work / "program")], cwd)
         if r.returncode:
