@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import read_program  # noqa: E402
+from courses_check import read_program, read_programs  # noqa: E402
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -34,9 +34,10 @@ def test_a_chapter_readme_one_folder_up_builds_the_program_with_its_second_file(
     p = read_program(book / "chapter-10/code/reduction_sum.cu", book)
     assert (p.sources, p.options) == (["reduction_sum.cu", "reduction_common.cu"], ["-o", "reduction_sum"])
     assert (p.folder, p.how, p.left_out) == ("chapter-10/code", "chapter-10/README.md", "")
-    # the piece without main() is not a second program: it runs as part of the first
-    piece = read_program(book / "chapter-10/code/reduction_common.cu", book)
-    assert piece.left_out == "no main(): part of chapter-10/code/reduction_sum.cu's program, run as that"
+    # asked for both files, the tool runs the program once, as the file that has main()
+    piece, program = read_programs([book / "chapter-10/code/reduction_common.cu", book / "chapter-10/code/reduction_sum.cu"], book)
+    assert piece.left_out == "built with chapter-10/code/reduction_sum.cu into one program, run as that"
+    assert program.left_out == ""
 
 
 def test_a_file_the_readme_names_from_its_own_folder_is_found_beside_the_program(tmp_path):
@@ -75,15 +76,17 @@ def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(
     assert (p.folder, p.how) == ("bfs", "bfs/Makefile")
     assert sorted(p.sources) == ["src/graph.cu", "src/main.cu"]
     assert "-I./include" in p.options and p.options[-2:] == ["-o", "bfs"]
-    assert read_program(project / "bfs/src/graph.cu", project).left_out.startswith("no main(): part of bfs/src/main.cu")
+    # graph.cu alone builds the same program, which runs when main.cu is not asked for
+    assert read_program(project / "bfs/src/graph.cu", project).sources == p.sources
 
 
 @pytest.mark.parametrize("code, left_out", [
     ("#include <cuda.h>\nCUdeviceptr p;\n" + MAIN + PIECE, ""),         # its types only: builds and runs
     ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, "the CUDA driver API"),
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
+    ('#ifndef NO_MPI\n#include "mpi.h"\n#endif\n' + MAIN + PIECE, ""),     # built as its readme says, without
 ])
 def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):
-    write(tmp_path, {"prog.cu": code})
+    write(tmp_path, {"prog.cu": code, "README.md": "nvcc -DNO_MPI prog.cu -o prog\n" if "NO_MPI" in code else ""})
     found = read_program(tmp_path / "prog.cu", tmp_path).left_out
     assert (left_out in found) if left_out else found == ""

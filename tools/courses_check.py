@@ -303,20 +303,16 @@ def read_program(path: Path, checkout: Path) -> Program:
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
-    texts = {s: (folder / s).read_text(errors="replace") for s in p.sources if (folder / s).exists()}
-    code = " ".join(texts.values())
+    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).exists())
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
     beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
                       if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
+    if re.search(r"-D\s*\w*NO_?MPI\b", " ".join(words)):     # the course's build without MPI
+        code = re.sub(r"#\s*include\s*[<\"]mpi\.h[>\"]", "", code)
     p.left_out = _not_emulated(" ".join(words) + " " + code + " " + beside)
     code = _without_comments(code)
     if not p.left_out and not re.search(_MAIN, code):
         p.left_out = "no main(): a piece of a larger program"
-    if not p.left_out and not re.search(_MAIN, _without_comments(path.read_text(errors="replace"))):
-        # a piece of a program built from several files runs once, as the file that has main()
-        main_file = next(folder / s for s, text in texts.items() if re.search(_MAIN, _without_comments(text)))
-        if find_build(main_file, checkout)[::2] == (words, folder):
-            p.left_out = f"no main(): part of {main_file.relative_to(checkout).as_posix()}'s program, run as that"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
     if not p.left_out and _blank(code):
@@ -340,6 +336,22 @@ def _blank(code: str) -> str:
 
 
 _MAIN = r"\bint\s+main\s*\("
+
+
+def read_programs(paths: list, checkout: Path) -> list:
+    """The programs of ``paths`` (see read_program); files that build the same program (a Makefile's or
+    readme's line naming several) run once, as the one with main() of its own, the others say so."""
+    programs = [read_program(path, checkout) for path in dict.fromkeys(paths)]
+    first = {}
+    for p in sorted(programs, key=lambda p: not re.search(_MAIN, _without_comments(
+            (checkout / p.name).read_text(errors="replace")))):
+        if not p.left_out:
+            first.setdefault((p.folder, tuple(p.options), tuple(p.sources)), p)
+    for p in programs:
+        runs_as = first.get((p.folder, tuple(p.options), tuple(p.sources)), p)
+        if not p.left_out and runs_as is not p:
+            p.left_out = f"built with {runs_as.name} into one program, run as that"
+    return programs
 
 
 def _without_comments(code: str) -> str:
@@ -551,20 +563,18 @@ def main(argv=None) -> int:
         a.logs.mkdir(parents=True, exist_ok=True)
     arguments = [(glob_, shlex.split(words)) for glob_, _, words in (g.partition("=") for g in a.args)]
 
-    def read(path):
-        prog = read_program(path, checkout)
+    programs = read_programs(paths, checkout)
+    for prog in programs:
         prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), [])
-        return prog
     if a.stage_gpu:
-        chosen = [prog for prog in map(read, dict.fromkeys(paths)) if not prog.left_out]
+        chosen = [prog for prog in programs if not prog.left_out]
         stage_gpu(chosen, checkout, a.stage_gpu)
         print(f"{len(chosen)} programs in {a.stage_gpu}: run python3 {a.stage_gpu}/run_gpu.py on a GPU")
         return 0
     work = Path(tempfile.mkdtemp(prefix="courses-")) / checkout.name
     if not a.dry_run:
         shutil.copytree(checkout, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    for path in dict.fromkeys(paths):
-        prog = read(path)
+    for prog in programs:
         prefix = checkout.name + "/"
         if a.dry_run:
             print(f"{prog.name}: {prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
