@@ -487,17 +487,21 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
+    long = set()
+
     def closure(names, before):
         """``names`` and the uniform registers they are computed from, in definition order."""
-        out, todo = set(), [r for r in names if r in inside and inside[r] < before and r not in kept]
+        out, todo = set(), [r for r in names if r in inside and inside[r] < before and r not in long]
         while todo:
             r = todo.pop()
             if r not in out:
                 out.add(r)
-                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside and x not in kept]
+                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside]
         return sorted(out, key=inside.get)
-    # a value that takes more than REMAT_MOST instructions to compute again is loaded instead (one load)
-    kept |= {r for r in inside if len(closure([r], e)) > REMAT_MOST}
+    # a value that takes more than REMAT_MOST instructions to compute again goes through its array
+    # (one load); the values it is computed from may still be computed again
+    long = {r for r in inside if len(closure([r], e)) > REMAT_MOST}
+    kept |= long
     unstored = set(inside) - kept
     segs, stops, stored = [], {}, set()
     for a, z in rg.segments(s, e, bounds):

@@ -23,7 +23,7 @@ on lock step anyway, or where order shows in the result bits, regions stay conse
   commute, so any order gives the same bits and they are free. Every other atomic (a result that is
   read: tickets, CAS, exchange; float adds, whose rounding depends on the order) is allowed only
   once per region, outside any loop, with no other atomic: then each thread runs it at most once and
-  the threads reach it in lane order, as in lock step.
+  the threads reach it in lane order, as in lock step (regions with cuts: a phase of its own).
 - *Global and local memory*: free (local memory is per thread; global races are the program's),
   except ``volatile`` global accesses, which follow the shared-memory rule: Professional CUDA C
   Programming's ``reduceUnrollWarps8`` runs the warp-synchronous idiom on ``volatile int*`` global memory.
@@ -73,15 +73,16 @@ loop head.
 
 **Phases.** A segment may hold more shared-memory accesses than the rule above allows
 (``s[tid] += s[tid + s]``: two loads and a store; a tiled matmul's two stores): it is split into
-*phases* before each access that conflicts with an earlier one of its phase (``phase_splits``), and
+*phases* (``phases``) before each access that conflicts with an earlier one of its phase, and
 every thread of the block runs a phase before any thread runs the next, as lock step runs an
-instruction for every thread before the next. A thread whose path skips ahead waits where it lands
-(its pc in ``state``, its live registers in their arrays). Phases run in pc order, which is lock
-step's order only where every branch of the segment jumps to its own reconvergence point (an
-``if`` without ``else``: lock step runs a taken path before the other), so a segment that needs
-phases may hold only such branches. A segment that starts with a warp instruction also splits
-before the first write of the register that instruction reads from other lanes (``v +=
-__shfl_xor_sync(..., v, ...)`` in a loop).
+instruction for every thread before the next. Phases follow lock step's order of the segment's
+pcs (``lockstep_order``: at a branch the taken side first, then the other, up to their
+reconvergence point), and a thread whose path goes on in a later phase waits there (the
+position of its pc in ``state``, its live registers in their arrays). An atomic whose order shows
+(a ticket, a float add) gets a phase of its own, so the threads reach it in lane order, as in
+lock step; in a region with cuts it may therefore sit in a loop or next to others. A segment that
+starts with a warp instruction also splits before the first write of the register that
+instruction reads from other lanes (``v += __shfl_xor_sync(..., v, ...)`` in a loop).
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
