@@ -436,7 +436,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     from llvmlite import ir
     from . import llvmgen as lg
     from . import regions as rg
-    from .engine import SPIN_LIMIT
+    from .engine import K_BRA, SPIN_LIMIT
     from .regiongen import CutRegionBuilder, RegionBuilder
     code = df.code
     named = rg.named(code, s, e)
@@ -471,7 +471,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
             return None
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts],
-                     [int(b) for b in bounds])
+                     [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
+                                                      and code[p][3] <= p and code[p][3] > s}))
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -675,6 +676,11 @@ def _build(program, df):
     for r in regions:
         fn = _RFUNC(engine.get_function_address(r.name))
         code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df), df.code[r.start][2], r.end)
+    for r in regions:
+        fn = _RFUNC(engine.get_function_address(r.name))
+        for h in r.heads:
+            if code[h][0] != K_REGION:
+                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h), df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused

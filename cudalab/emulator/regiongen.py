@@ -470,6 +470,7 @@ class CutRegionBuilder(RegionBuilder):
             c_first = b.load(self._st_at(0))
             resume = b.load(self._st_at(1))
             b.store(ir.Constant(I64, -1), self._st_at(1))
+            entry = b.load(self._st_at(6))
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
@@ -487,8 +488,10 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, 0), self.path)
         self.chunk_end = chunk_end = self.fn.append_basic_block("chunk_end")
         self.seg_blocks = {seg["first"]: self.fn.append_basic_block(f"seg{seg['first']}") for seg in segs}
-        # the first chunk of a call may go on at a loop head (the last call returned there for the watchdog)
+        # the first chunk of a call may go on at a loop head (the last call returned there for the
+        # watchdog); every chunk starts at st[6] where the interpreter entered at a loop head
         at = b.load(self.resume)
+        at = b.select(b.icmp_signed(">=", at, ir.Constant(I64, 0)), at, entry)
         b.store(ir.Constant(I64, -1), self.resume)
         sw = b.switch(at, self.seg_blocks[segs[0]["first"]])
         for seg in segs[1:]:

@@ -120,6 +120,7 @@ class Region:
     fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
     cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
+    heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
 
 
 # ------------------------------------------------------------------ finding regions
@@ -510,8 +511,12 @@ class Runner:
     stack entries (see the module docstring). ``orig`` is the code entry it replaced at ``start``:
     the engine runs that instead where the region may not run (``__call__`` returns -1)."""
 
-    def __init__(self, region, fn, orig, code, plain):
+    def __init__(self, region, fn, orig, code, plain, entry=None):
         self.r, self.fn, self.orig, self.code, self.plain = region, fn, orig, code, plain
+        # a region with cuts may also be entered at a loop head: the interpreter gets there after a
+        # block stopped, or when a long batch moves to native code mid-way (compiled.upgrade_later)
+        self.entry = region.start if entry is None else entry
+        self.entries = {region.start, *region.heads}
         self.table = np.zeros(max(len(region.regs), 1), np.uint64)
         self.seen = [None] * len(region.regs)
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
@@ -524,7 +529,7 @@ class Runner:
         from . import compiled
         r = self.r
         off = ex.__dict__.get("regions_off")
-        if r.start < rpc < r.end or off and r.start in off:
+        if self.entry < rpc < r.end or off and r.start in off:
             return -1           # lanes must meet inside the region (an enclosing divergence), or it spun
         if any(x is ent for x in ex.__dict__.get("interpret_entries", ())):
             return -1           # lanes that stopped at the region's first instruction: the interpreter runs it
@@ -554,6 +559,7 @@ class Runner:
         ctx = compiled._context(ex, r.symbols)
         st = np.zeros(8, np.int64)
         st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
+        st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
         rec = np.empty(2 * count, np.int64)
         ns = max(r.nspill, 1)
@@ -593,7 +599,7 @@ class Runner:
                 # synccheck would count it as heading for the kernel's end): blocks do not meet
                 ent[2] = ent[2] & ~mask
                 stack.append([p, ent[1], mask])
-                if p == r.start:
+                if p in self.entries:
                     ex.__dict__.setdefault("interpret_entries", []).append(stack[-1])
             rows = rows[~whole]
         ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
@@ -613,7 +619,7 @@ class Runner:
             stops, chunks = joins.setdefault(join, ([], set()))
             stops.append((int(at.min()), [p, join, mask]))
             chunks.update((sel // ex.batch.threads_per_block).tolist())
-            if p == r.start:
+            if p in self.entries:
                 ex.__dict__.setdefault("interpret_entries", []).append(stops[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
@@ -667,7 +673,7 @@ class Runner:
                 del regs[k]
         for a, b in zip(spaces, mem_before):
             a[:] = b
-        run_function(ex, self.plain, mask.copy(), is_kernel=False, span=(self.r.start, self.r.end))
+        run_function(ex, self.plain, mask.copy(), is_kernel=False, span=(self.entry, self.r.end))
         ex.mask, ex.idx, ex.ridx = mask, idx, ridx
         ent[0] = self.r.end
         if native is None:
