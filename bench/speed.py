@@ -52,7 +52,7 @@ BENCHES = dict(BENCHES, grid_stride=Bench(
 
 # (kernel, size): the issue's list (issue 16)
 CASES = [("vector_add", 2**20), ("matmul", 256), ("matmul", 1024), ("collatz", 2**14), ("histogram", 2**24),
-         ("warp_shuffle", 2**20), ("grid_stride", 2**22)]
+         ("warp_shuffle", 2**20), ("grid_stride", 2**22), ("reduction", 2**20)]
 CC = ["cc", "-O2"]
 
 

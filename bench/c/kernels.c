@@ -50,6 +50,16 @@ static void warp_reduce(void) {   /* one sum of 32 per warp, as the shuffle tree
     }
 }
 
+static void reduce(void) {        /* one sum per block of 256, in the shared-memory tree's order */
+    float s[256];
+    for (long b = 0; b < n_ / 256; b++) {
+        memcpy(s, a_f + b * 256, sizeof s);
+        for (int stride = 128; stride > 0; stride >>= 1)
+            for (int t = 0; t < stride; t++) s[t] += s[t + stride];
+        c_f[b] = s[0];
+    }
+}
+
 static void collatz(void) {
     for (long i = 0; i < n_; i++) {
         unsigned long long x = start[i];
@@ -68,7 +78,7 @@ static void grid_stride(void) {   /* saxpy: y = 2x + y */
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride SIZE\n", argv[0]);
+        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride|reduction SIZE\n", argv[0]);
         return 2;
     }
     const char *name = argv[1];
@@ -92,7 +102,8 @@ int main(int argc, char **argv) {
     }
     void (*fn)(void) = strcmp(name, "vector_add") == 0 ? vector_add : strcmp(name, "matmul") == 0 ? matmul
         : strcmp(name, "histogram") == 0 ? histogram : strcmp(name, "warp_shuffle") == 0 ? warp_reduce
-        : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride : NULL;
+        : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride
+        : strcmp(name, "reduction") == 0 ? reduce : NULL;
     if (!fn) {
         fprintf(stderr, "unknown kernel %s\n", name);
         return 2;
