@@ -443,11 +443,15 @@ class CutRegionBuilder(RegionBuilder):
     arrays, which every lane of the chunk has stored by then), from the register arrays back to
     them: values that cross a cut go through the arrays, which the block's threads keep in cache,
     except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
-    addresses, and integer arithmetic on them), which each segment computes again. Segments hold
-    no loops, so a lane never parks: the call returns for the watchdog only between chunks
-    (``st[0]``: the next chunk's first lane). A lane that stops sets the chunk's flag; the chunk's
-    other lanes finish the segment, the uniform values live at the next cut are stored for the
-    interpreter, and the chunk ends there (regions.Runner makes the stack entries)."""
+    addresses, and integer arithmetic on them, a few instructions each), which each segment
+    computes again. The chunk goes from segment to segment as the block's jumps (regions.skeleton)
+    lead it, and a segment runs in phases, a loop over the chunk's lanes each (regions.phases).
+    Segments hold no loops, so a lane never parks: the call returns for the watchdog between
+    chunks (``st[0]``: the next chunk's first lane) and at backward jumps (``st[1]``: the loop
+    head the chunk goes on at). ``st[6]``: where every chunk starts (a loop head: Runner.entry),
+    or -1. A lane that stops sets the chunk's flag; the chunk's other lanes finish the segment, the
+    uniform values live at the next cut are stored for the interpreter, and the chunk ends there
+    (regions.Runner makes the stack entries)."""
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
 
