@@ -500,11 +500,16 @@ class CutRegionBuilder(RegionBuilder):
         sw = b.switch(at, self.seg_blocks[segs[0]["first"]])
         for seg in segs[1:]:
             sw.add_case(ir.Constant(I64, seg["first"]), self.seg_blocks[seg["first"]])
-        for seg in segs:
+        self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
+        for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
             if "jump" in seg:
                 self._jump(seg)
             else:
+                seg["guard_at_end"] = after and "jump" in after and after["guard"]
+                if seg["guard_at_end"]:
+                    self.counted.add(after["first"])
+                    b.store(ir.Constant(I64, 0), self.taken)
                 self._segment(seg)
                 b.branch(self._next(seg["end"]))
         b.position_at_end(chunk_end)
@@ -539,6 +544,8 @@ class CutRegionBuilder(RegionBuilder):
         n = b.sub(b.load(self.c1), b.load(self.c))
         if g is None:
             taken = n
+        elif p in self.counted:
+            taken = b.load(self.taken)
         else:
             b.store(ir.Constant(I64, 0), self.taken)
             nxt, after = self._lanes(f"j{p}")
@@ -722,6 +729,13 @@ class CutRegionBuilder(RegionBuilder):
                     self._store_reg(name, b.load(self.slot(name)))
                 if len(seg["phases"]) > 1:
                     b.store(ir.Constant(I64, seg["pos"].get(t, self.npos)), self._state(self.kk, 0))
+                g = seg["guard_at_end"]
+                if g and t == seg["end"]:           # the jump's guard, counted here (see _jump)
+                    v = b.load(self.slot(g[0])) if g[0] in seg["defined"] else self._load_reg(g[0])
+                    pv = self.to_type(v, "p", "pred")
+                    if g[1]:
+                        pv = b.not_(pv)
+                    b.store(b.add(b.load(self.taken), b.zext(pv, I64)), self.taken)
                 self._lane_done(b)
                 b.branch(self.next_lane)
         return bb
