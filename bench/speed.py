@@ -45,6 +45,33 @@ def _grid_stride_check(size, args, blocks):
     return None if ok else "y: wrong saxpy result"
 
 
+BLOCK_RELAX = r"""
+__global__ void relax(float* v, int turns) {
+    __shared__ float s[130];
+    int t = threadIdx.x + 1;
+    s[t] = v[t - 1];
+    if (t == 1) { s[0] = 0.0f; s[129] = 1.0f; }
+    for (int k = 0; k < turns; ++k) {
+        __syncthreads();
+        float next = 0.5f * (s[t - 1] + s[t + 1]);
+        __syncthreads();
+        s[t] = next;
+    }
+    v[t - 1] = s[t];
+}
+"""
+
+
+def _block_relax_check(turns, args, blocks):
+    s = np.concatenate([[0], np.random.default_rng(2).random(128, np.float32), [1]]).astype(np.float32)
+    for _ in range(turns):
+        s[1:-1] = np.float32(0.5) * (s[:-2] + s[2:])
+    return None if np.array_equal(args[0], s[1:-1]) else "v: wrong relaxation"
+
+
+BENCHES = dict(BENCHES, block_relax=Bench(
+    "block_relax", "relax", BLOCK_RELAX, (20000,), (128,), lambda n: (1,),
+    lambda n, rng: [np.random.default_rng(2).random(128, np.float32), np.int32(n)], _block_relax_check))
 BENCHES = dict(BENCHES, grid_stride=Bench(
     "grid_stride", "saxpy", GRID_STRIDE, (2**22,), (256,), lambda n: (256,),
     lambda n, rng: [rng.random(n, np.float32), np.random.default_rng(1).random(n, np.float32), np.int32(n)],
@@ -52,7 +79,7 @@ BENCHES = dict(BENCHES, grid_stride=Bench(
 
 # (kernel, size): the issue's list (issue 16)
 CASES = [("vector_add", 2**20), ("matmul", 256), ("matmul", 1024), ("collatz", 2**14), ("histogram", 2**24),
-         ("warp_shuffle", 2**20), ("grid_stride", 2**22)]
+         ("warp_shuffle", 2**20), ("grid_stride", 2**22), ("reduction", 2**20), ("block_relax", 20000)]
 CC = ["cc", "-O2"]
 
 

@@ -1291,3 +1291,41 @@ def test_one_thread_looping_long_moves_to_native_code_in_the_middle_of_its_launc
         outs[tier] = (out.tobytes(), rec.thread_instructions)
     assert moved                                           # the auto run left the interpreter mid-launch
     assert outs["auto"] == outs["interp"]                  # the same bytes and the same instruction count
+
+
+ONE_BLOCK_BARRIER_LOOP = r"""
+__global__ void relax(float* v, int turns) {
+    __shared__ float s[130];
+    int t = threadIdx.x + 1;
+    s[t] = v[t - 1];
+    if (t == 1) { s[0] = 0.0f; s[129] = 1.0f; }
+    for (int k = 0; k < turns; ++k) {            // one block, many turns: one batch, looping long
+        __syncthreads();
+        float next = 0.5f * (s[t - 1] + s[t + 1]);
+        __syncthreads();
+        s[t] = next;
+    }
+    v[t - 1] = s[t];
+}
+"""
+
+
+def test_a_block_looping_long_around_barriers_moves_to_native_code_at_the_loop_head(tmp_path, monkeypatch):
+    """The native code is ready mid-launch; the interpreter is inside the loop by then, and the
+    region's loop head is a second way into it (regions.Runner.entry)."""
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))          # nothing compiled yet
+    monkeypatch.setattr(compiled, "AUTO_SECONDS", 0.01)
+    from cudalab.emulator import regions
+    entered = []
+    real = regions.Runner._run
+    monkeypatch.setattr(regions.Runner, "_run", lambda self, *a: entered.append(self.entry) or real(self, *a))
+    x = np.random.default_rng(2).random(128, np.float32)
+    outs = {}
+    for tier in ("auto", "interp"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        v = x.copy()
+        rec = cudalab.compile(ONE_BLOCK_BARRIER_LOOP).relax[1, 128](v, np.int32(3000))
+        outs[tier] = (v.tobytes(), rec.thread_instructions)
+    start = one_cut_region(ONE_BLOCK_BARRIER_LOOP, "relax")[0]
+    assert entered and entered[0] != start                 # went native at the loop head, mid-launch
+    assert outs["auto"] == outs["interp"]

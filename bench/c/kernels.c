@@ -50,6 +50,28 @@ static void warp_reduce(void) {   /* one sum of 32 per warp, as the shuffle tree
     }
 }
 
+static void reduce(void) {        /* one sum per block of 256, in the shared-memory tree's order */
+    float s[256];
+    for (long b = 0; b < n_ / 256; b++) {
+        memcpy(s, a_f + b * 256, sizeof s);
+        for (int stride = 128; stride > 0; stride >>= 1)
+            for (int t = 0; t < stride; t++) s[t] += s[t + stride];
+        c_f[b] = s[0];
+    }
+}
+
+static void block_relax(void) {   /* one block's Jacobi sweeps: SIZE turns over 128 points */
+    float s[130], next[128];
+    s[0] = 0.0f;
+    s[129] = 1.0f;
+    memcpy(s + 1, a_f, 128 * sizeof(float));
+    for (long k = 0; k < n_; k++) {
+        for (int t = 1; t <= 128; t++) next[t - 1] = 0.5f * (s[t - 1] + s[t + 1]);
+        memcpy(s + 1, next, sizeof next);
+    }
+    memcpy(c_f, s + 1, 128 * sizeof(float));
+}
+
 static void collatz(void) {
     for (long i = 0; i < n_; i++) {
         unsigned long long x = start[i];
@@ -68,12 +90,12 @@ static void grid_stride(void) {   /* saxpy: y = 2x + y */
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride SIZE\n", argv[0]);
+        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride|reduction|block_relax SIZE\n", argv[0]);
         return 2;
     }
     const char *name = argv[1];
     n_ = atol(argv[2]);
-    long elems = strcmp(name, "matmul") == 0 ? n_ * n_ : n_;
+    long elems = strcmp(name, "matmul") == 0 ? n_ * n_ : strcmp(name, "block_relax") == 0 ? 128 : n_;
     a_f = malloc(elems * sizeof(float));
     b_f = malloc(elems * sizeof(float));
     c_f = calloc(elems, sizeof(float));
@@ -92,7 +114,8 @@ int main(int argc, char **argv) {
     }
     void (*fn)(void) = strcmp(name, "vector_add") == 0 ? vector_add : strcmp(name, "matmul") == 0 ? matmul
         : strcmp(name, "histogram") == 0 ? histogram : strcmp(name, "warp_shuffle") == 0 ? warp_reduce
-        : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride : NULL;
+        : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride
+        : strcmp(name, "reduction") == 0 ? reduce : strcmp(name, "block_relax") == 0 ? block_relax : NULL;
     if (!fn) {
         fprintf(stderr, "unknown kernel %s\n", name);
         return 2;

@@ -436,7 +436,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     from llvmlite import ir
     from . import llvmgen as lg
     from . import regions as rg
-    from .engine import SPIN_LIMIT
+    from .engine import K_BRA, SPIN_LIMIT
     from .regiongen import CutRegionBuilder, RegionBuilder
     code = df.code
     named = rg.named(code, s, e)
@@ -471,7 +471,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
             return None
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts],
-                     [int(b) for b in bounds])
+                     [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
+                                                      and code[p][3] <= p and code[p][3] > s}))
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -487,17 +488,21 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
+    long = set()
+
     def closure(names, before):
         """``names`` and the uniform registers they are computed from, in definition order."""
-        out, todo = set(), [r for r in names if r in inside and inside[r] < before and r not in kept]
+        out, todo = set(), [r for r in names if r in inside and inside[r] < before and r not in long]
         while todo:
             r = todo.pop()
             if r not in out:
                 out.add(r)
-                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside and x not in kept]
+                todo += [x for o in uniform[r].operands[1:] for x in _regs(o) if x in inside]
         return sorted(out, key=inside.get)
-    # a value that takes more than REMAT_MOST instructions to compute again is loaded instead (one load)
-    kept |= {r for r in inside if len(closure([r], e)) > REMAT_MOST}
+    # a value that takes more than REMAT_MOST instructions to compute again goes through its array
+    # (one load); the values it is computed from may still be computed again
+    long = {r for r in inside if len(closure([r], e)) > REMAT_MOST}
+    kept |= long
     unstored = set(inside) - kept
     segs, stops, stored = [], {}, set()
     for a, z in rg.segments(s, e, bounds):
@@ -671,6 +676,11 @@ def _build(program, df):
     for r in regions:
         fn = _RFUNC(engine.get_function_address(r.name))
         code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df), df.code[r.start][2], r.end)
+    for r in regions:
+        fn = _RFUNC(engine.get_function_address(r.name))
+        for h in r.heads:
+            if code[h][0] != K_REGION:
+                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h), df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused

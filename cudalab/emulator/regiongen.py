@@ -443,11 +443,15 @@ class CutRegionBuilder(RegionBuilder):
     arrays, which every lane of the chunk has stored by then), from the register arrays back to
     them: values that cross a cut go through the arrays, which the block's threads keep in cache,
     except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
-    addresses, and integer arithmetic on them), which each segment computes again. Segments hold
-    no loops, so a lane never parks: the call returns for the watchdog only between chunks
-    (``st[0]``: the next chunk's first lane). A lane that stops sets the chunk's flag; the chunk's
-    other lanes finish the segment, the uniform values live at the next cut are stored for the
-    interpreter, and the chunk ends there (regions.Runner makes the stack entries)."""
+    addresses, and integer arithmetic on them, a few instructions each), which each segment
+    computes again. The chunk goes from segment to segment as the block's jumps (regions.skeleton)
+    lead it, and a segment runs in phases, a loop over the chunk's lanes each (regions.phases).
+    Segments hold no loops, so a lane never parks: the call returns for the watchdog between
+    chunks (``st[0]``: the next chunk's first lane) and at backward jumps (``st[1]``: the loop
+    head the chunk goes on at). ``st[6]``: where every chunk starts (a loop head: Runner.entry),
+    or -1. A lane that stops sets the chunk's flag; the chunk's other lanes finish the segment, the
+    uniform values live at the next cut are stored for the interpreter, and the chunk ends there
+    (regions.Runner makes the stack entries)."""
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
 
@@ -470,6 +474,7 @@ class CutRegionBuilder(RegionBuilder):
             c_first = b.load(self._st_at(0))
             resume = b.load(self._st_at(1))
             b.store(ir.Constant(I64, -1), self._st_at(1))
+            entry = b.load(self._st_at(6))
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
@@ -487,17 +492,24 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, 0), self.path)
         self.chunk_end = chunk_end = self.fn.append_basic_block("chunk_end")
         self.seg_blocks = {seg["first"]: self.fn.append_basic_block(f"seg{seg['first']}") for seg in segs}
-        # the first chunk of a call may go on at a loop head (the last call returned there for the watchdog)
+        # the first chunk of a call may go on at a loop head (the last call returned there for the
+        # watchdog); every chunk starts at st[6] where the interpreter entered at a loop head
         at = b.load(self.resume)
+        at = b.select(b.icmp_signed(">=", at, ir.Constant(I64, 0)), at, entry)
         b.store(ir.Constant(I64, -1), self.resume)
         sw = b.switch(at, self.seg_blocks[segs[0]["first"]])
         for seg in segs[1:]:
             sw.add_case(ir.Constant(I64, seg["first"]), self.seg_blocks[seg["first"]])
-        for seg in segs:
+        self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
+        for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
             if "jump" in seg:
                 self._jump(seg)
             else:
+                seg["guard_at_end"] = after and "jump" in after and after["guard"]
+                if seg["guard_at_end"]:
+                    self.counted.add(after["first"])
+                    b.store(ir.Constant(I64, 0), self.taken)
                 self._segment(seg)
                 b.branch(self._next(seg["end"]))
         b.position_at_end(chunk_end)
@@ -532,6 +544,8 @@ class CutRegionBuilder(RegionBuilder):
         n = b.sub(b.load(self.c1), b.load(self.c))
         if g is None:
             taken = n
+        elif p in self.counted:
+            taken = b.load(self.taken)
         else:
             b.store(ir.Constant(I64, 0), self.taken)
             nxt, after = self._lanes(f"j{p}")
@@ -715,6 +729,13 @@ class CutRegionBuilder(RegionBuilder):
                     self._store_reg(name, b.load(self.slot(name)))
                 if len(seg["phases"]) > 1:
                     b.store(ir.Constant(I64, seg["pos"].get(t, self.npos)), self._state(self.kk, 0))
+                g = seg["guard_at_end"]
+                if g and t == seg["end"]:           # the jump's guard, counted here (see _jump)
+                    v = b.load(self.slot(g[0])) if g[0] in seg["defined"] else self._load_reg(g[0])
+                    pv = self.to_type(v, "p", "pred")
+                    if g[1]:
+                        pv = b.not_(pv)
+                    b.store(b.add(b.load(self.taken), b.zext(pv, I64)), self.taken)
                 self._lane_done(b)
                 b.branch(self.next_lane)
         return bb

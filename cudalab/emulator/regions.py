@@ -23,7 +23,7 @@ on lock step anyway, or where order shows in the result bits, regions stay conse
   commute, so any order gives the same bits and they are free. Every other atomic (a result that is
   read: tickets, CAS, exchange; float adds, whose rounding depends on the order) is allowed only
   once per region, outside any loop, with no other atomic: then each thread runs it at most once and
-  the threads reach it in lane order, as in lock step.
+  the threads reach it in lane order, as in lock step (regions with cuts: a phase of its own).
 - *Global and local memory*: free (local memory is per thread; global races are the program's),
   except ``volatile`` global accesses, which follow the shared-memory rule: Professional CUDA C
   Programming's ``reduceUnrollWarps8`` runs the warp-synchronous idiom on ``volatile int*`` global memory.
@@ -73,15 +73,16 @@ loop head.
 
 **Phases.** A segment may hold more shared-memory accesses than the rule above allows
 (``s[tid] += s[tid + s]``: two loads and a store; a tiled matmul's two stores): it is split into
-*phases* before each access that conflicts with an earlier one of its phase (``phase_splits``), and
+*phases* (``phases``) before each access that conflicts with an earlier one of its phase, and
 every thread of the block runs a phase before any thread runs the next, as lock step runs an
-instruction for every thread before the next. A thread whose path skips ahead waits where it lands
-(its pc in ``state``, its live registers in their arrays). Phases run in pc order, which is lock
-step's order only where every branch of the segment jumps to its own reconvergence point (an
-``if`` without ``else``: lock step runs a taken path before the other), so a segment that needs
-phases may hold only such branches. A segment that starts with a warp instruction also splits
-before the first write of the register that instruction reads from other lanes (``v +=
-__shfl_xor_sync(..., v, ...)`` in a loop).
+instruction for every thread before the next. Phases follow lock step's order of the segment's
+pcs (``lockstep_order``: at a branch the taken side first, then the other, up to their
+reconvergence point), and a thread whose path goes on in a later phase waits there (the
+position of its pc in ``state``, its live registers in their arrays). An atomic whose order shows
+(a ticket, a float add) gets a phase of its own, so the threads reach it in lane order, as in
+lock step; in a region with cuts it may therefore sit in a loop or next to others. A segment that
+starts with a warp instruction also splits before the first write of the register that
+instruction reads from other lanes (``v += __shfl_xor_sync(..., v, ...)`` in a loop).
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
@@ -119,6 +120,7 @@ class Region:
     fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
     cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
+    heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
 
 
 # ------------------------------------------------------------------ finding regions
@@ -509,8 +511,12 @@ class Runner:
     stack entries (see the module docstring). ``orig`` is the code entry it replaced at ``start``:
     the engine runs that instead where the region may not run (``__call__`` returns -1)."""
 
-    def __init__(self, region, fn, orig, code, plain):
+    def __init__(self, region, fn, orig, code, plain, entry=None):
         self.r, self.fn, self.orig, self.code, self.plain = region, fn, orig, code, plain
+        # a region with cuts may also be entered at a loop head: the interpreter gets there after a
+        # block stopped, or when a long batch moves to native code mid-way (compiled.upgrade_later)
+        self.entry = region.start if entry is None else entry
+        self.entries = {region.start, *region.heads}
         self.table = np.zeros(max(len(region.regs), 1), np.uint64)
         self.seen = [None] * len(region.regs)
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
@@ -523,7 +529,7 @@ class Runner:
         from . import compiled
         r = self.r
         off = ex.__dict__.get("regions_off")
-        if r.start < rpc < r.end or off and r.start in off:
+        if self.entry < rpc < r.end or off and r.start in off:
             return -1           # lanes must meet inside the region (an enclosing divergence), or it spun
         if any(x is ent for x in ex.__dict__.get("interpret_entries", ())):
             return -1           # lanes that stopped at the region's first instruction: the interpreter runs it
@@ -553,6 +559,7 @@ class Runner:
         ctx = compiled._context(ex, r.symbols)
         st = np.zeros(8, np.int64)
         st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
+        st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
         rec = np.empty(2 * count, np.int64)
         ns = max(r.nspill, 1)
@@ -592,7 +599,7 @@ class Runner:
                 # synccheck would count it as heading for the kernel's end): blocks do not meet
                 ent[2] = ent[2] & ~mask
                 stack.append([p, ent[1], mask])
-                if p == r.start:
+                if p in self.entries:
                     ex.__dict__.setdefault("interpret_entries", []).append(stack[-1])
             rows = rows[~whole]
         ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
@@ -612,7 +619,7 @@ class Runner:
             stops, chunks = joins.setdefault(join, ([], set()))
             stops.append((int(at.min()), [p, join, mask]))
             chunks.update((sel // ex.batch.threads_per_block).tolist())
-            if p == r.start:
+            if p in self.entries:
                 ex.__dict__.setdefault("interpret_entries", []).append(stops[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
@@ -666,7 +673,7 @@ class Runner:
                 del regs[k]
         for a, b in zip(spaces, mem_before):
             a[:] = b
-        run_function(ex, self.plain, mask.copy(), is_kernel=False, span=(self.r.start, self.r.end))
+        run_function(ex, self.plain, mask.copy(), is_kernel=False, span=(self.entry, self.r.end))
         ex.mask, ex.idx, ex.ridx = mask, idx, ridx
         ent[0] = self.r.end
         if native is None:
