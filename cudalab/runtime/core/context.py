@@ -545,7 +545,7 @@ class Context(GraphAPI, TextureAPI):
         engine's pace.Progress), told as the program's time limit running out."""
         where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+|an unknown line)\.", detail)
         where = f" {where.group(0)}" if where else ""
-        how_far = f" {progress.describe()}" if progress is not None else ""
+        how_far = f" {progress.describe()} {progress.describe_estimate()}".rstrip() if progress is not None else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
                 f"the kernel was stopped, and then the program.{how_far}{where}")
 
