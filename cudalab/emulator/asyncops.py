@@ -159,8 +159,13 @@ def _global_bytes(ex, inst, addrs, sel, nbytes, width, kind, align):
 
 def _gather(buf, off, nbytes, width):
     """(lanes, width) bytes of ``buf`` from ``off``; bytes past each lane's ``nbytes`` are zero."""
+    nbytes = np.asarray(nbytes)
+    if (nbytes == width).all() and width in (4, 8, 16) and not (off % width).any():
+        # whole aligned copies (cp.async's usual): one read of width-byte words, not byte by byte
+        word = np.dtype((np.void, width))
+        return buf[:buf.size - buf.size % width].view(word)[off // width].view(np.uint8).reshape(-1, width)
     cols = np.arange(width, dtype=np.int64)
-    take = cols < np.asarray(nbytes)[:, None]
+    take = cols < nbytes[:, None]
     data = np.zeros((off.size, width), np.uint8)
     data[take] = buf[(off[:, None] + cols)[take]]
     return data
@@ -214,8 +219,11 @@ def _land(ex, st, take, barrier=None, phase=None):
     """Write the rows ``take`` (bool over st.rows) into shared memory, in issue order, and drop them.
     ``barrier``/``phase`` (per row): the mbarrier phase whose completion made them visible, or
     None when the issuing thread's own wait did."""
-    rows = st.rows[take]
-    st.rows = st.rows[~take]
+    if take.all():                     # every row in flight lands (a wait for all): no copies
+        rows, st.rows = st.rows, np.zeros(0, ROW)
+    else:
+        rows = st.rows[take]
+        st.rows = st.rows[~take]
     if rows.size == 0:
         return
     cols = np.arange(CHUNK, dtype=np.int64)
@@ -321,11 +329,15 @@ def _cp_async_wait(inst, d):
         sel = ex.idx
         if every:
             st.committed[sel] += 1
-        mine = np.zeros(ex.n, bool)
-        mine[sel] = True
         r = st.rows
+        if not r.size:
+            return
         lane = r["lane"]
-        take = mine[lane] & (r["seq"] >= 0) & (r["group"] < st.committed[lane] - keep)
+        take = (r["seq"] >= 0) & (r["group"] < st.committed[lane] - keep)
+        if sel.size < ex.n:              # only the waiting threads' own copies
+            mine = np.zeros(ex.n, bool)
+            mine[sel] = True
+            take &= mine[lane]
         if take.any():
             _land(ex, st, take)
     return run

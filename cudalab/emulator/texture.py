@@ -431,28 +431,29 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
 
 def _centres(data, image: Image, smp: Sampler, coords, modes):
     """Linear lookups of a float texture by unnormalized coordinates that clamp (wrap and mirror
-    clamp too without normalized coordinates), when every lane sits at a texel centre: the texels
-    themselves, as _taps and _one_texel give them, in a few float64 passes; None otherwise.
+    clamp too without normalized coordinates), when every lane sits exactly at a texel centre: the
+    texels themselves, as _taps and _one_texel give them, in a few float32 passes; None otherwise.
 
-    _footprint's fixed point, folded: with t = floor(x * 2**21) clamped to [2**20, n * 2**21 - 2**20],
-    its q = (t - 2**20 + 2**12) >> 13 is floor(256 x' - 127.5) for x' = x clamped to [0.5, n - 0.5]
-    (a floor of a floor divided by an integer is one floor), and NaN clamps as 0 does (fmax)."""
+    _footprint's fixed point: with t = floor(x * 2**21) clamped to [2**20, n * 2**21 - 2**20], its
+    q = (t - 2**20 + 2**12) >> 13 is floor(256 (x' - 0.5) + 0.5) for x' = x clamped to [0.5, n - 0.5]
+    (a floor of a floor divided by an integer is one floor; NaN clamps as 0 does, as fmax takes it).
+    Where x' - 0.5 is a whole number i, q is 256 i: texel i with weight 1, its neighbour 0. x' - 0.5
+    is exact in float32 (x' >= 0.5), and so is every step for sizes up to 2**22."""
     fmt = image.fmt
     if fmt.kind != "float" or fmt.channel_bytes != 4 or smp.normalized or len(coords) > 2 \
-            or any(m not in ("clamp", "wrap", "mirror") for m in modes[:len(coords)]):
+            or any(m not in ("clamp", "wrap", "mirror") for m in modes[:len(coords)]) \
+            or max(image.width, image.height) > 1 << 22:
         return None
     off = np.int64(image.address - GLOBAL_BASE)
     for x, n, step in zip(coords, (image.width, max(image.height, 1)), (fmt.texel_bytes, image.pitch)):
-        xc = np.fmin(np.fmax(np.asarray(x, np.float32).astype(np.float64), 0.5), n - 0.5)
-        q = np.floor(xc * 256.0 - 127.5)
-        i0 = np.floor(q * (1 / 256))
-        if (q != i0 * 256).any():           # a lane between texels: the filter weighs several
+        i = np.fmin(np.fmax(np.asarray(x, np.float32), np.float32(0.5)), np.float32(n - 0.5))
+        i -= np.float32(0.5)
+        if (np.floor(i) != i).any():       # a lane off a centre: the filter weighs two texels
             return None
-        off = off + i0.astype(np.int64) * step
+        off = off + i.astype(np.int64) * step
     values = _read_channels(data, off, fmt).view(np.float32)
-    a = np.abs(values)
-    special = ~(a >= np.float32(2.0 ** -126)) & (a != 0)          # subnormals and NaN
-    if special.any():
+    if not np.abs(values).min(initial=np.inf) >= np.float32(2.0 ** -126):     # zeros, subnormals or NaN
+        a = np.abs(values)
         values = np.where(np.isnan(values), np.uint32(0x7FFFFFFF).view(np.float32),
                           np.where(a < np.float32(2.0 ** -126), np.copysign(np.float32(0), values), values))
     out = np.zeros((len(values), 4), np.float32)
@@ -764,24 +765,28 @@ def _tex(inst, d):
     integer = ctype == "s32"
 
     def run(ex):
-        sel = ex.idx
-        handles = rh(ex, sel)
-        coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
-        lod = None if lod_r is None else np.broadcast_to(np.asarray(lod_r(ex, sel), np.float32), sel.shape)
-        grads = None if grad_r is None else [[np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in g]
+        sel = ex.ridx                 # None: every lane, whole registers (the ALU's convention)
+        handles = np.asarray(rh(ex, sel))
+        if sel is None and handles.ndim and not (handles == handles[0]).all():
+            sel = ex.idx              # several textures, or padding lanes never given one: lane by lane
+            handles = rh(ex, sel)
+        lanes = np.arange(ex.n) if sel is None else sel
+        coords = [np.broadcast_to(np.asarray(r(ex, sel)), lanes.shape) for r in rc]
+        lod = None if lod_r is None else np.broadcast_to(np.asarray(lod_r(ex, sel), np.float32), lanes.shape)
+        grads = None if grad_r is None else [[np.broadcast_to(np.asarray(r(ex, sel)), lanes.shape) for r in g]
                                              for g in grad_r]
-        groups = _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst)
+        groups = _per_object(ex, lanes, handles, objects(ex.mem).textures, "texture", inst)
         if len(groups) == 1:             # one texture for every lane (the usual case): no lanes to pick out
             words = sample(ex.mem.data, groups[0][1], geom, coords, lod, grads, integer)
         else:
-            words = np.zeros((sel.size, 4), np.uint32)
+            words = np.zeros((lanes.size, 4), np.uint32)
         for pos, tex in groups if len(groups) > 1 else ():
             words[pos] = sample(ex.mem.data, tex, geom, [c[pos] for c in coords],
                                 None if lod is None else lod[pos],
                                 None if grads is None else [[g[pos] for g in gg] for gg in grads], integer)
         _write_words(ws, ex, sel, words)
         if wp is not None:
-            wp(ex, sel, np.ones(sel.size, bool))
+            wp(ex, sel, np.ones(lanes.size, bool))
     return run
 
 

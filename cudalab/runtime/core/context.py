@@ -596,7 +596,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.",
                           detail)
         where = f" {where.group(0)}" if where else ""
-        how_far = f" {progress.describe()}" if progress is not None else ""
+        how_far = f" {progress.describe()} {progress.describe_estimate()}".rstrip() if progress is not None else ""
         return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
                 f"the kernel was stopped, and then the program.{how_far}{where}")
 
