@@ -10,8 +10,6 @@ case = CASES.case
 # fuzz seeds 1108 1602 3254 3357 4880: a wmma load/store of one block, whose lanes' fragment elements
 # numbered as many as the batch's lanes, went to another block's shared memory
 case("wmma_tile_of_the_last_block", r'''
-#include <mma.h>
-using namespace nvcuda;
 extern "C" __global__ void last_block_tile(double* out64, float* out32) {
   __shared__ __align__(128) double t64[64];
   __shared__ __align__(128) float t32[256];
@@ -19,16 +17,20 @@ extern "C" __global__ void last_block_tile(double* out64, float* out32) {
   for (int i = threadIdx.x; i < 256; i += 32) t32[i] = blockIdx.x * 1000 + i;
   __syncwarp();
   if (blockIdx.x == 1) {          // 32 lanes x 2 doubles: as many as blocks 0 and 1 have lanes
-    wmma::fragment<wmma::accumulator, 8, 8, 4, double> c;
-    wmma::load_matrix_sync(c, t64, 8, wmma::mem_row_major);
-    wmma::store_matrix_sync(t64, c, 8, wmma::mem_col_major);
+    double c0, c1;
+    asm volatile("wmma.load.c.sync.aligned.row.m8n8k4.f64 {%0, %1}, [%2], 8;" : "=d"(c0), "=d"(c1) : "l"(t64) : "memory");
+    asm volatile("wmma.store.d.sync.aligned.col.m8n8k4.f64 [%0], {%1, %2}, 8;" :: "l"(t64), "d"(c0), "d"(c1) : "memory");
     __syncwarp();
     for (int i = threadIdx.x; i < 64; i += 32) out64[i] = t64[i];
   }
   if (blockIdx.x == gridDim.x - 1) {   // 32 lanes x 8 floats: as many as the eight blocks have lanes
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
-    wmma::load_matrix_sync(c, t32, 16, wmma::mem_col_major);
-    wmma::store_matrix_sync(t32, c, 16, wmma::mem_row_major);
+    float c[8];
+    asm volatile("wmma.load.c.sync.aligned.col.m16n16k16.f32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8], 16;"
+                 : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]), "=f"(c[4]), "=f"(c[5]), "=f"(c[6]), "=f"(c[7])
+                 : "l"(t32) : "memory");
+    asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.f32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8}, 16;"
+                 :: "l"(t32), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7])
+                 : "memory");
     __syncwarp();
     for (int i = threadIdx.x; i < 256; i += 32) out32[i] = t32[i];
   }
