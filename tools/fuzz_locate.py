@@ -10,12 +10,15 @@ call for many programs at once:
   executes in the programs (each warp's 32 lanes, every operand); a PTX kernel per instruction form
   loads those words into registers, runs the instruction alone and stores D. Any difference between
   the two backends on such a replay is the tensor core's arithmetic, whatever the program did before.
-* **instruction traces** (``make_instrumented``): every instruction of one statement stores its
-  destination into a slot of its own, so the first differing instruction shows.
+* **instruction traces** (``make_instrumented``): every instruction of one statement (or of the
+  whole kernel) stores its destination into a slot of its own, so the first differing instruction
+  shows. Such stores can change what ptxas does: a difference that vanishes under them is ptxas's
+  (docs/fuzz_report.md, "The 20 open, explained").
 * **wmma load/store replays** (``gpu forms.json``): every wmma.load / wmma.store form on index-valued
   tiles, to tell a fragment layout from the rest.
 * **ptxas's folds** (``ptxas``): the PTX rewritten the way CUDA 13.0's ptxas was seen to compile it
-  (docs/fuzz_report.md, causes 17, 18, 21), emulated against the recorded GPU outputs.
+  (docs/fuzz_report.md, causes 17, 18, 19, 21 and the last round's variants), emulated against the
+  recorded GPU outputs.
 
     python tools/fuzz_locate.py make OUT.json.gz SEED...      # here: PTX and inputs
     python tools/fuzz_locate.py gpu OUT.json.gz GPU.npz       # on the GPU machine
