@@ -23,7 +23,7 @@ call for many programs at once:
     python tools/fuzz_locate.py make OUT.json.gz SEED...      # here: PTX and inputs
     python tools/fuzz_locate.py gpu OUT.json.gz GPU.npz       # on the GPU machine
     python tools/fuzz_locate.py compare OUT.json.gz GPU.npz   # here: the first trace point, the mma rows
-    python tools/fuzz_locate.py ptxas - SEED...               # here: with ptxas's known folds in the PTX
+    python tools/fuzz_locate.py ptxas - SEED... [--folds selp-half,...]   # here: with ptxas's known folds in the PTX
 
 ``--version 1`` takes version 1's programs (compiled as that run did, with NVRTC's default fmad).
 """
@@ -635,11 +635,12 @@ def main(argv):
     ap.add_argument("path")
     ap.add_argument("rest", nargs="*")
     ap.add_argument("--version", type=int, default=2)
+    ap.add_argument("--folds", default=",".join(FOLDS), help=f"ptxas: which folds (of {', '.join(FOLDS)})")
     o = ap.parse_args(argv)
     if o.cmd == "make":
         make(o.path, [int(s) for s in o.rest], o.version)
     elif o.cmd == "ptxas":             # PATH is unused: python tools/fuzz_locate.py ptxas - SEED...
-        cmd_ptxas([int(x) for x in o.rest])
+        cmd_ptxas([int(x) for x in o.rest], tuple(f for f in o.folds.split(",") if f))
     elif o.cmd == "gpu":
         cmd_gpu(o.path, o.rest[0])
     else:
