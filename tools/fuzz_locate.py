@@ -10,17 +10,20 @@ call for many programs at once:
   executes in the programs (each warp's 32 lanes, every operand); a PTX kernel per instruction form
   loads those words into registers, runs the instruction alone and stores D. Any difference between
   the two backends on such a replay is the tensor core's arithmetic, whatever the program did before.
-* **instruction traces** (``make_instrumented``): every instruction of one statement stores its
-  destination into a slot of its own, so the first differing instruction shows.
+* **instruction traces** (``make_instrumented``): every instruction of one statement (or of the
+  whole kernel) stores its destination into a slot of its own, so the first differing instruction
+  shows. Such stores can change what ptxas does: a difference that vanishes under them is ptxas's
+  (docs/fuzz_report.md, "The 20 open, explained").
 * **wmma load/store replays** (``gpu forms.json``): every wmma.load / wmma.store form on index-valued
   tiles, to tell a fragment layout from the rest.
 * **ptxas's folds** (``ptxas``): the PTX rewritten the way CUDA 13.0's ptxas was seen to compile it
-  (docs/fuzz_report.md, causes 17, 18, 21), emulated against the recorded GPU outputs.
+  (docs/fuzz_report.md, causes 17, 18, 19, 21 and the last round's variants), emulated against the
+  recorded GPU outputs.
 
     python tools/fuzz_locate.py make OUT.json.gz SEED...      # here: PTX and inputs
     python tools/fuzz_locate.py gpu OUT.json.gz GPU.npz       # on the GPU machine
     python tools/fuzz_locate.py compare OUT.json.gz GPU.npz   # here: the first trace point, the mma rows
-    python tools/fuzz_locate.py ptxas - SEED...               # here: with ptxas's known folds in the PTX
+    python tools/fuzz_locate.py ptxas - SEED... [--folds selp-half,...]   # here: with ptxas's known folds in the PTX
 
 ``--version 1`` takes version 1's programs (compiled as that run did, with NVRTC's default fmad).
 """
@@ -632,11 +635,12 @@ def main(argv):
     ap.add_argument("path")
     ap.add_argument("rest", nargs="*")
     ap.add_argument("--version", type=int, default=2)
+    ap.add_argument("--folds", default=",".join(FOLDS), help=f"ptxas: which folds (of {', '.join(FOLDS)})")
     o = ap.parse_args(argv)
     if o.cmd == "make":
         make(o.path, [int(s) for s in o.rest], o.version)
     elif o.cmd == "ptxas":             # PATH is unused: python tools/fuzz_locate.py ptxas - SEED...
-        cmd_ptxas([int(x) for x in o.rest])
+        cmd_ptxas([int(x) for x in o.rest], tuple(f for f in o.folds.split(",") if f))
     elif o.cmd == "gpu":
         cmd_gpu(o.path, o.rest[0])
     else:

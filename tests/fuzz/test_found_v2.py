@@ -309,3 +309,13 @@ def test_a_zero_accumulator_counts_as_two_to_the_minus_133_when_the_tensor_core_
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
     import bf16_probe
     assert bf16_probe.check() == {}
+
+
+def test_a_zero_tensor_core_sum_is_plus_zero_even_of_negative_zeros():
+    """Seeds 153 and 3082 (wmma f16 accumulators): with C = -0 and every product -0 the emulator gave
+    -0, as IEEE addition would; the H100 and the H200 give +0: the tensor core adds integers."""
+    from cudalab.emulator.mma import dot_float, to_f16
+    a = np.array([[[-0.0, 0.0, -1e-30, 2.0]]])
+    b = np.array([[[1.0], [-3.0], [0.0], [-0.0]]])
+    d = dot_float(a, b, np.array([[[-0.0]]]), emin=-14)
+    assert not np.signbit(d[0, 0, 0]) and not np.signbit(to_f16(d)[0, 0, 0])
