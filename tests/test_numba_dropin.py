@@ -382,3 +382,9 @@ def test_compile_ptx_without_cc_targets_the_selected_profile(cuda, profile, targ
         assert ".target sm_75" in cuda.compile_ptx(store_one, "void(float32[:])", cc=(7, 5))[0]
     finally:
         cudalab.set_device(previous)
+
+
+def test_an_ipc_handle_is_refused_with_the_reason(cuda):
+    d = cuda.to_device(np.arange(4))
+    with pytest.raises(cudalab.UnsupportedError, match="another process .*real GPU"):
+        d.get_ipc_handle()

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from ..errors import CompileError
 from ..frontend.nvrtc import CompiledSource
 
-_LOCK = threading.Lock()
+# reentrant: numba.cuda.compile_ptx, which install() also runs under the stand-in, may be reached from
+# code that is already compiling under it
+_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
     numpy_compat()
-    from numba.cuda import compile_ptx
+    from numba.cuda.compiler import compile_ptx      # numba's own: install() puts cudalab's on numba.cuda
     cc = target_cc()
     linked = list(link)
     try:

@@ -237,6 +237,14 @@ class DeviceNDArray(DeviceArray):
             raise ValueError("only a contiguous 1-d device array can be split")
         return [self[i:i + section] for i in range(0, self.size, section)]
 
+    def get_ipc_handle(self):
+        """numba's handle that lets another process open this memory (CUDA IPC): an emulated device's
+        memory lives inside this Python process, so no other process can map it."""
+        from ..errors import UnsupportedError
+        raise UnsupportedError("get_ipc_handle(): sharing device memory with another process (CUDA IPC) needs a "
+                               "real GPU; the emulator's device memory lives inside this Python process. Pass the "
+                               "data to the other process (a numpy array) instead.")
+
     def bind(self, stream=0):
         v = self._view(self.shape, self.strides)
         v.stream = stream
