@@ -243,13 +243,13 @@ def test_a_makefile_that_links_libraries_the_program_does_not_call_builds(tmp_pa
 
 
 def test_a_program_that_calls_a_linked_library_cudalab_does_not_emulate_is_told_so(tmp_path, monkeypatch):
-    write(tmp_path, {"host_rng.cu": """\
-        extern "C" int curandCreateGenerator(void** generator, int kind);
-        int main() { void* g; return curandCreateGenerator(&g, 100); }
+    write(tmp_path, {"sparse.cu": """\
+        extern "C" int cusparseCreate(void** handle);
+        int main() { void* h; return cusparseCreate(&h); }
     """})
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(CompileError, match=r"uses cuRAND \(its host API\), which cudalab does not emulate"):
-        run_program("host_rng.cu", options=["-lcurand"])
+    with pytest.raises(CompileError, match=r"uses cuSPARSE, which cudalab does not emulate"):
+        run_program("sparse.cu", options=["-lcusparse"])
 
 
 def test_a_library_the_linker_cannot_find_is_named_plainly():
