@@ -143,7 +143,8 @@ class Pace:
         spent = time.thread_time() - self.start
         rate = self.stats.thread_instructions / spent if spent > 0 else 0.0
         t0 = time.thread_time()
-        got = count(self.forecast_seconds())
+        # a program whose time is up waits on the count: then it counts only briefly
+        got = count(self.forecast_seconds() if time.monotonic() <= self.wall_deadline else 0.25)
         self.not_counted(time.thread_time() - t0)
         if not got or not got[0] or rate <= 0:
             return
