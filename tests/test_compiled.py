@@ -667,21 +667,6 @@ def test_an_out_of_bounds_read_after_a_shuffle_names_the_line_and_thread(monkeyp
     assert "line 6" in got["compiled"][0] and "thread (13,0,0) in block (1,0,0)" in got["compiled"][0]
 
 
-def test_check_mode_runs_regions_with_cuts_both_ways(monkeypatch):
-    from cudalab.emulator import regions
-    checked = []
-    real = regions.Runner._check
-    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.cuts) or real(self, *a))
-    x = np.arange(512, dtype=np.int32)
-    got = {}
-    for tier in ("interp", "check"):
-        monkeypatch.setenv("CUDALAB_TIER", tier)
-        out = np.zeros(1024, np.int32)
-        cudalab.compile(WARP_SUMS).warp_sums[2, 256](x, out, np.int32(512))
-        got[tier] = out
-    assert any(checked) and np.array_equal(got["check"], got["interp"])
-
-
 # ---------------------------------------------------------------- loops around cuts
 
 def one_cut_region(source, kernel):
@@ -882,18 +867,22 @@ def test_a_loop_with_a_diamond_that_writes_shared_memory_and_a_ticket_atomic_giv
                        lambda: [x, np.zeros(2 * 5 * 128, np.uint32), np.zeros(256, np.float32), np.int32(5)])
 
 
-def test_check_mode_runs_a_loop_with_barriers_both_ways(monkeypatch):
+@pytest.mark.parametrize("source, kernel, grid, make", [
+    (WARP_SUMS, "warp_sums", 2, lambda: [np.arange(512, dtype=np.int32), np.zeros(1024, np.int32), np.int32(512)]),
+    (HILLIS_STEELE, "scan", 3, lambda: [np.arange(700, dtype=np.uint32), np.zeros(700, np.uint32),
+                                         np.zeros(700, np.uint32), np.int32(700)]),   # a loop around barriers
+])
+def test_check_mode_runs_regions_with_cuts_both_ways(source, kernel, grid, make, monkeypatch):
     from cudalab.emulator import regions
     checked = []
     real = regions.Runner._check
-    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.bounds) or real(self, *a))
-    x = np.arange(700, dtype=np.uint32)
+    monkeypatch.setattr(regions.Runner, "_check", lambda self, *a: checked.append(self.r.cuts) or real(self, *a))
     got = {}
     for tier in ("interp", "check"):
         monkeypatch.setenv("CUDALAB_TIER", tier)
-        out = np.zeros(700, np.uint32)
-        cudalab.compile(HILLIS_STEELE).scan[3, 256](x, out, np.zeros(700, np.uint32), np.int32(700))
-        got[tier] = out
+        args = make()
+        cudalab.compile(source).get_kernel(kernel)[grid, 256](*args)
+        got[tier] = args[1]
     assert any(checked) and np.array_equal(got["check"], got["interp"])
 
 

@@ -107,7 +107,10 @@ int main() {
     result = run_program_source(program, timeout=30)
     assert result.stdout == "matMulShared: cudaErrorLaunchTimeout\n"      # the program saw the watchdog's error
     assert "was stopped by the watchdog early" in result.stderr
-    assert f"It had finished {FIRST_BATCH} of its 262,144 blocks" in result.stderr
+    # after the sample, or (where the sample moves to native code at its loop head mid-batch, and
+    # runs so fast that its bound is not yet clear) after a batch or two: within the first 1%
+    done = re.search(r"It had finished ([\d,]+) of its 262,144 blocks", result.stderr)
+    assert done and FIRST_BATCH <= int(done[1].replace(",", "")) < 262_144 // 100
     assert "2.03 trillion thread-instructions" in result.stderr        # the whole grid's work, from the sample
     # the estimate's words depend on this machine's speed: "between 95 s and 6.2 minutes", "about 4 hours"
     assert re.search(r"(between [\d.]+ (s|minutes|hours) and|about) [\d.]+ (s|minutes|hours|days) on the emulator",

@@ -423,10 +423,13 @@ class RegionBuilder(GroupBuilder):
         b.ret(ir.Constant(I32, 1))
         return bb
 
-    def _branch(self, p, inst, target):
-        b = self.b
+    def _check_target(self, p, target):
         if target is None or not (self.start <= target <= self.end):
             raise Skip("branch out of the region")
+
+    def _branch(self, p, inst, target):
+        b = self.b
+        self._check_target(p, target)
         g = inst.guard
         if g is None:
             b.branch(self._edge(p, target))
@@ -743,18 +746,9 @@ class CutRegionBuilder(RegionBuilder):
     def _edge(self, p, t):
         return self.blocks[t] if t in self.phase_pcs else self._park(t)
 
-    def _branch(self, p, inst, target):
+    def _check_target(self, p, target):
         if target is None or target <= p or target > self.seg["end"]:
             raise Skip("a loop in a segment of a region with cuts")      # (regions.skeleton makes it a jump)
-        b = self.b
-        g = inst.guard
-        if g is None:
-            b.branch(self._edge(p, target))
-            return
-        pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
-        if g[1]:
-            pv = b.not_(pv)
-        b.cbranch(pv, self._edge(p, target), self._edge(p, p + 1))
 
     def _lane_done(self, b):
         c = b.load(self.cnt)
