@@ -304,6 +304,21 @@ __global__ void dive(int* seen, int depth) {
     del unrelated
 
 
+def test_memory_freed_in_pieces_makes_room_for_one_larger_array():
+    # a book's loop: cudaMalloc and cudaFree 1, 2, 3 ... GiB; with all of it freed, each new size fits
+    from cudalab.emulator.memory import DeviceMemory
+    memory = DeviceMemory(limit=8 << 20)
+    for mib in range(1, 8):
+        a = memory.alloc(mib << 20)
+        memory.free(a)
+    # and two freed neighbours between live arrays join into one hole (each block: 1 MiB with its red zone)
+    memory = DeviceMemory(limit=4 << 20)
+    first, middle1, middle2, last = (memory.alloc((1 << 20) - 512) for _ in range(4))
+    memory.free(middle1)
+    memory.free(middle2)
+    assert memory.alloc((2 << 20) - 512) == middle1
+
+
 def test_out_of_memory_names_the_largest_allocation_that_still_fits():
     # each block is followed by a 512-byte red zone: a request for all that is left does not fit,
     # and the message says what would, not "asked for N bytes, but N are left"

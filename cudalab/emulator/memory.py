@@ -86,13 +86,10 @@ class DeviceMemory:
         if off is not None:
             self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
         elif self.top + padded > self.limit:
-            for k, (o, s) in enumerate(self._free):
-                if s >= padded:
-                    off = o
-                    self._free[k] = (o + padded, s - padded)
-                    if s == padded:
-                        self._free.pop(k)
-                    break
+            off = self._take_hole(padded)
+            if off is None:
+                self._coalesce()
+                off = self._take_hole(padded) if self.top + padded > self.limit else self._bump(padded)
             if off is None:
                 # the largest block that still fits: each one is followed by its red zone
                 fits = max([self.limit - self.top, *(s for _, s in self._free)]) - ALIGN
@@ -101,9 +98,7 @@ class DeviceMemory:
                     f"the emulated device's {self.limit:,} bytes is now {max(fits, 0):,} bytes. "
                     "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
         else:
-            off = self.top          # never used before: already zero
-            self.top += padded
-            self._ensure(self.top)
+            off = self._bump(padded)
         if off < self._high_water:
             self.data[off:off + padded] = 0
         self._high_water = max(self._high_water, off + padded)
@@ -130,6 +125,39 @@ class DeviceMemory:
         self._bounds = None
         padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
         (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
+
+    def _bump(self, padded: int) -> int:
+        """The offset of ``padded`` bytes at the top of the arena."""
+        off = self.top
+        self.top += padded
+        self._ensure(self.top)
+        return off
+
+    def _take_hole(self, padded: int):
+        """The offset of a freed block of at least ``padded`` bytes (the rest stays a hole), or None."""
+        for k, (o, s) in enumerate(self._free):
+            if s >= padded:
+                if s == padded:
+                    self._free.pop(k)
+                else:
+                    self._free[k] = (o + padded, s - padded)
+                return o
+        return None
+
+    def _coalesce(self):
+        """Join neighbouring freed blocks (the runtime's scratch ones too) and hand the last one back
+        to the top of the arena. Only when nothing else fits: a program that allocates and frees 1 GiB,
+        then 2 GiB, then asks for 3 GiB gets it, as from cudaMalloc, while freed memory still stays
+        unused as long as there is room elsewhere (use after free is reported, not hidden)."""
+        merged = []
+        for o, s in sorted(self._free + self._scratch):
+            if merged and sum(merged[-1]) == o:
+                merged[-1] = (merged[-1][0], merged[-1][1] + s)
+            else:
+                merged.append((o, s))
+        if merged and sum(merged[-1]) == self.top:
+            self.top = merged.pop()[0]
+        self._free, self._scratch = merged, []
 
     def _reuse_scratch(self, padded: int):
         """The offset of a freed scratch block of at least ``padded`` bytes (the rest stays a hole), or None."""
