@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import read_program, read_programs  # noqa: E402
+from courses_check import judge, read_program, read_programs  # noqa: E402
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -90,3 +90,11 @@ def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_
     write(tmp_path, {"prog.cu": code, "README.md": "nvcc -DNO_MPI prog.cu -o prog\n" if "NO_MPI" in code else ""})
     found = read_program(tmp_path / "prog.cu", tmp_path).left_out
     assert (left_out in found) if left_out else found == ""
+
+
+@pytest.mark.parametrize("printed, status", [("Result is correct!\n", "pass"), ("usage: prog N\n", "fail")])
+def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says_correct(printed, status):
+    source = 'printf("Warning: n > 2^24, timing still correct\\n"); printf("Result is correct!\\n");'
+    assert judge(0, printed, source, 120)[0] == status
+    # a warning alone is not a success line the program owes us
+    assert judge(0, "usage: prog N\n", 'printf("Warning: timing results still correct\\n");', 120)[0] == "pass"

@@ -398,7 +398,9 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     if code != 0 or bad:
         why = explanation(out)
         return "fail", f"exit code {code}: {bad or first_error(out)}" + (f" ({why})" if why and why not in (bad or "") else "")
-    says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source) if SUCCESS.search(m.group(0))]
+    # a success line the source prints; "Warning ..., timing results still correct" is not one
+    says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source)
+            if SUCCESS.search(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
