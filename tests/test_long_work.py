@@ -358,3 +358,16 @@ def test_a_loop_waiting_on_memory_no_thread_writes_keeps_the_question_and_no_est
         k[2, 32](np.zeros(1, np.int32), np.zeros(32, np.int32))
     assert e.value.progress.estimated_seconds is None
     assert "Does a loop there ever end?" in str(e.value)
+
+
+def test_a_kernel_spinning_natively_on_a_flag_gets_no_estimate_below_its_own_work():
+    """`while (*flag == 0) {}` compiles to a branch to itself, which native code runs a whole budget
+    at a time: the launch has done far more work than its skeleton can count in the time it gets,
+    and a count below the work done says nothing, so the message asks about the loop instead."""
+    k = cudalab.compile("__global__ void spin(int *flag) { while (*flag == 0) {} }").get_kernel("spin")
+    cudalab.set_watchdog(1)
+    with pytest.raises(cudalab.KernelError) as e:
+        k[1, 1](np.zeros(1, np.int32))
+    p = e.value.progress
+    assert p.estimated_thread_instructions is None or p.estimated_thread_instructions > p.thread_instructions
+    assert "needs more than" not in str(e.value) and "Does a loop there ever end?" in str(e.value)

@@ -148,6 +148,8 @@ class Pace:
         self.not_counted(time.thread_time() - t0)
         if not got or not got[0] or rate <= 0:
             return
+        if not got[1] and got[0] * self.blocks_total / blocks <= self.stats.thread_instructions:
+            return          # a partial count below the work already done says nothing (a kernel spinning)
         self.forecast = round(got[0] * self.blocks_total / blocks)
         self.forecast_partial = not got[1]
         self.estimate = self.forecast / rate
