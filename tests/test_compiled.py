@@ -886,6 +886,42 @@ def test_check_mode_runs_regions_with_cuts_both_ways(source, kernel, grid, make,
     assert any(checked) and np.array_equal(got["check"], got["interp"])
 
 
+
+WARP_GROUPS = r"""
+__global__ void warp_groups(const unsigned* x, unsigned* out) {
+    __shared__ unsigned s[256];
+    unsigned t = threadIdx.x, nt = blockDim.x;
+    unsigned v = x[blockIdx.x * nt + t];
+    unsigned parity = __match_any_sync(__activemask(), v & 1u);   // interpreted: the region starts after it
+    unsigned after = nt - (t & ~31u);          // threads from this warp's first lane to the block's end
+    s[t] = v ^ after;
+    __syncthreads();
+    v += s[(t + 7u) % nt];                     // reads t: the segment between the barriers loads it lane by lane
+    __syncthreads();
+    unsigned lanes = min(32u, after);          // the lanes this warp has (8 in a block of 200's last warp)
+    unsigned mask = lanes == 32u ? 0xffffffffu : (1u << lanes) - 1u;
+    out[2 * (blockIdx.x * nt + t)] = __match_any_sync(mask, v & 3u);
+    out[2 * (blockIdx.x * nt + t) + 1] = parity;
+}
+"""
+
+
+def test_a_value_computed_again_after_two_barriers_is_this_threads_own(monkeypatch):
+    """``after`` comes from threadIdx.x (read before the region) and is computed again after the
+    barriers instead of being kept. It was computed from the threadIdx.x the block's last thread
+    left behind in the segment between the barriers, so every warp took the last warp's 8-lane
+    mask for its match (fuzz seed 1893). Each group must hold its own lane and only lanes of
+    its warp."""
+    assert len(cut_spans(WARP_GROUPS, "warp_groups")) == 2     # before the first match, and from there to the second
+    x = np.random.default_rng(15).integers(0, 1 << 30, 400).astype(np.uint32)
+    _, out = same_in_both_tiers(monkeypatch, WARP_GROUPS, "warp_groups", 2, 200, lambda: [x, np.zeros(800, np.uint32)])
+    groups = out[0::2]
+    lane = np.arange(400) % 200 % 32
+    assert np.all(groups >> lane.astype(np.uint32) & 1)
+    assert np.all(groups[(np.arange(400) % 200) >= 192] < 256)    # the last warp's 8 lanes only
+    assert np.any(groups[(np.arange(400) % 200) < 192] >= 256)    # the other warps' groups reach lane 8 and above
+
+
 # ---------------------------------------------------------------- more instruction forms, compiled
 
 def native_pcs(module, kernel):

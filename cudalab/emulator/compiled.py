@@ -485,6 +485,17 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     uniform = rg.uniform_defs(df, df.param_offsets, s, e)
     in_loops = {q for p in jumps if code[p][3] <= p for q in range(code[p][3], p + 1)}
     inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e and inst.index not in in_loops}
+    # a value is computed again from the values it is computed from that are computed again too, or
+    # else from their arrays (CutRegionBuilder._recompute): those must be ones the region never
+    # writes, since a register written inside it holds its array's value only where it is live
+    written = rg.defined(code, s, e)
+    while True:
+        fed = {r for r, inst in uniform.items() if r in inside
+               and any(x in written and x not in inside for o in inst.operands[1:] for x in _regs(o))}
+        if not fed:
+            break
+        for r in fed:
+            del inside[r]
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 

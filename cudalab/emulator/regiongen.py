@@ -29,6 +29,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import llvmgen as lg
+from .decode import _regs
 from .engine import K_BRA
 from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
 from .memory import SHARED_WINDOW, WINDOW_SIZE
@@ -637,7 +638,15 @@ class CutRegionBuilder(RegionBuilder):
         return nxt, after
 
     def _recompute(self, names, pc):
-        """Emit the defining instructions of uniform registers ``names`` (in order) for this lane."""
+        """Emit the defining instructions of uniform registers ``names`` (in order) for this lane.
+        The registers they read that are not among them come from their arrays (the region never
+        writes them: compiled._segments), not from the slots, which hold whatever lane last ran a
+        segment that read them (a lane's ``tid`` computed from the block's last lane's)."""
+        b = self.b
+        feeds = {x for name in names for o in self.remat_defs[name].operands[1:] for x in _regs(o)}
+        for x in sorted(feeds - set(names)):
+            b.store(self._load_reg(x), self.slot(x))
+            self.cur.pop(x, None)
         for name in names:
             self._pc, self._block_end, self._bail = pc, pc, None
             self.emit(self.remat_defs[name])
