@@ -500,3 +500,27 @@ int main() {
     assert lines["cublas"] == version("cublas_api.h", "CUBLAS") + ["7"]        # CUBLAS_STATUS_INVALID_VALUE
     assert lines["curand"] == version("curand.h", "CURAND") + ["104"]          # CURAND_STATUS_OUT_OF_RANGE
     assert lines["cufft"] == version("cufft.h", "CUFFT") + ["3"]               # CUFFT_INVALID_TYPE
+
+
+@needs_curand
+@needs_cufft
+def test_a_library_function_cudalab_lacks_says_so_once_and_returns_the_librarys_code():
+    r = run_program_source("""
+#include <cstdio>
+#include <curand.h>
+#include <cufft.h>
+int main() {
+    curandGenerator_t g;
+    curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);
+    unsigned long long *d;
+    cudaMalloc(&d, 8 * sizeof *d);
+    for (int k = 0; k < 2; k++) printf("%d\\n", curandGenerateLongLong(g, d, 8));
+    size_t work;
+    printf("%d\\n", cufftEstimate3d(4, 4, 4, CUFFT_C2C, &work));
+}
+""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["103", "103", "16"]          # CURAND_STATUS_TYPE_ERROR, CUFFT_NOT_SUPPORTED
+    assert r.stderr.count("curandGenerateLongLong is not part of cudalab's cuRAND") == 1
+    assert "cufftEstimate3d is not part of cudalab's cuFFT" in r.stderr
+    assert "cudalab run --device gpu" in r.stderr

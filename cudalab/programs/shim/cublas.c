@@ -220,10 +220,7 @@ static cublasStatus_t blas_call(struct blas_request *q, void *result, size_t res
 }
 
 static cublasStatus_t blas_not_supported(const char *name) {
-    char msg[400];
-    snprintf(msg, sizeof msg, "cudalab: %s is not one of the cuBLAS routines cudalab implements, so it returns "
-             "CUBLAS_STATUS_NOT_SUPPORTED. Run the program on a real GPU (cudalab run --device gpu) to use it.", name);
-    say_once(msg);
+    say_library_lacks(name, "is not one of the cuBLAS routines cudalab implements", "CUBLAS_STATUS_NOT_SUPPORTED");
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 

@@ -135,11 +135,8 @@ cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex *in, cufftDoubleRe
 { return exec(plan, "Z2D", in, out, 1); }
 
 static cufftResult fft_not_supported(const char *name) {
-    char msg[400];
-    snprintf(msg, sizeof msg, "cudalab: %s is not part of cudalab's cuFFT (plans of 1 to 3 dimensions and their "
-             "transforms), so it returns CUFFT_NOT_SUPPORTED. Run the program on a real GPU (cudalab run --device "
-             "gpu) to use it.", name);
-    say_once(msg);
+    say_library_lacks(name, "is not part of cudalab's cuFFT (plans of 1 to 3 dimensions and their transforms)",
+                      "CUFFT_NOT_SUPPORTED");
     return CUFFT_NOT_SUPPORTED;
 }
 

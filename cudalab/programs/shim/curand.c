@@ -80,11 +80,8 @@ curandStatus_t curandGeneratePoisson(curandGenerator_t g, unsigned int *out, siz
 { return generate(g, "poisson", out, n, 4, lambda, 0); }
 
 static curandStatus_t rand_not_supported(const char *name) {
-    char msg[400];
-    snprintf(msg, sizeof msg, "cudalab: %s is not part of cudalab's cuRAND (its pseudo-random generators and their "
-             "distributions), so it returns CURAND_STATUS_TYPE_ERROR. Run the program on a real GPU "
-             "(cudalab run --device gpu) to use it.", name);
-    say_once(msg);
+    say_library_lacks(name, "is not part of cudalab's cuRAND (its pseudo-random generators and their distributions)",
+                      "CURAND_STATUS_TYPE_ERROR");
     return CURAND_STATUS_TYPE_ERROR;
 }
 

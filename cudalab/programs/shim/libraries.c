@@ -17,6 +17,14 @@
         }                                                                     \
     }
 
+/* once per function: what a library call cudalab lacks returns, and where the program can run as written */
+__attribute__((unused)) static void say_library_lacks(const char *name, const char *lacks, const char *answer) {
+    char msg[400];
+    snprintf(msg, sizeof msg, "cudalab: %s %s, so it returns %s. Run the program on a real GPU "
+             "(cudalab run --device gpu) to use it.", name, lacks, answer);
+    say_once(msg);
+}
+
 #define CAPTURED 1000   /* the emulator's answer for a call into a capturing stream (server_libraries.py) */
 
 __attribute__((unused)) static void CUDART_CB replay_request(void *text) {
