@@ -8,8 +8,8 @@ EIATTR_REGCOUNT (registers per thread) and EIATTR_FRAME_SIZE (local memory per t
 of the ``.nv.shared.<kernel>`` section is its static shared memory. These are the numbers
 ``cuFuncGetAttribute`` (NUM_REGS, SHARED_SIZE_BYTES, LOCAL_SIZE_BYTES) reports on a real GPU.
 
-PTX text needs ptxas instead of NVRTC: nvJitLink (pip ``nvidia-nvjitlink``) is used when it is
-installed.
+PTX text needs ptxas instead of NVRTC: the nvidia-cuda-nvcc wheel's ptxas, else nvJitLink (pip
+``nvidia-nvjitlink``).
 """
 from __future__ import annotations
 
@@ -195,14 +195,18 @@ def _ptxas_cubin(ptx: str, sm: str):
 
 @lru_cache(maxsize=64)
 def _ptx_to_cubin(ptx: str, sm: str) -> bytes:
+    """ptxas of the nvcc wheel (a dependency) first, nvJitLink only without it: a notebook's Python
+    matmul with two shared tiles got static_shared 0 from nvJitLink's linked cubin where ptxas's
+    (and a GPU's cuFuncGetAttribute) give 2048; the same kernel outside the notebook gave 2048 from
+    both, which is not understood, so the one route that was always right comes first."""
+    cubin = _ptxas_cubin(ptx, sm)
+    if cubin is not None:
+        return cubin
     try:
         from cuda.bindings import nvjitlink
         handle = nvjitlink.create(1, [f"-arch={sm}"])
     except Exception as e:  # the library ships in the nvidia-nvjitlink wheel
-        cubin = _ptxas_cubin(ptx, sm)
-        if cubin is not None:
-            return cubin
-        raise RuntimeError("reading registers from PTX needs nvJitLink (pip install nvidia-nvjitlink); "
+        raise RuntimeError("reading registers from PTX needs ptxas (pip install nvidia-cuda-nvcc) or nvJitLink; "
                            "pass the CUDA C++ source instead, which NVRTC compiles without it") from e
     try:
         data = ptx.encode()
