@@ -82,14 +82,14 @@ class DeviceMemory:
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
         padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
-        off = self._reuse_scratch(padded) if scratch else None
+        off = self._first_fit(self._scratch, padded) if scratch else None
         if off is not None:
             self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
         elif self.top + padded > self.limit:
-            off = self._take_hole(padded)
+            off = self._first_fit(self._free, padded)
             if off is None:
                 self._coalesce()
-                off = self._take_hole(padded) if self.top + padded > self.limit else self._bump(padded)
+                off = self._first_fit(self._free, padded) if self.top + padded > self.limit else self._bump(padded)
             if off is None:
                 # the largest block that still fits: each one is followed by its red zone
                 fits = max([self.limit - self.top, *(s for _, s in self._free)]) - ALIGN
@@ -133,14 +133,17 @@ class DeviceMemory:
         self._ensure(self.top)
         return off
 
-    def _take_hole(self, padded: int):
-        """The offset of a freed block of at least ``padded`` bytes (the rest stays a hole), or None."""
-        for k, (o, s) in enumerate(self._free):
+    @staticmethod
+    def _first_fit(holes: list, padded: int):
+        """The offset of the first block of ``holes`` ((offset, size) pairs: the freed blocks, or the
+        freed scratch ones) of at least ``padded`` bytes, taken from the list (the rest stays a hole),
+        or None."""
+        for k, (o, s) in enumerate(holes):
             if s >= padded:
                 if s == padded:
-                    self._free.pop(k)
+                    holes.pop(k)
                 else:
-                    self._free[k] = (o + padded, s - padded)
+                    holes[k] = (o + padded, s - padded)
                 return o
         return None
 
@@ -158,17 +161,6 @@ class DeviceMemory:
         if merged and sum(merged[-1]) == self.top:
             self.top = merged.pop()[0]
         self._free, self._scratch = merged, []
-
-    def _reuse_scratch(self, padded: int):
-        """The offset of a freed scratch block of at least ``padded`` bytes (the rest stays a hole), or None."""
-        for k, (o, s) in enumerate(self._scratch):
-            if s >= padded:
-                if s == padded:
-                    self._scratch.pop(k)
-                else:
-                    self._scratch[k] = (o + padded, s - padded)
-                return o
-        return None
 
     def release_later(self, addrs):
         """Free these allocations at the next alloc (those still live).
