@@ -33,7 +33,7 @@ from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
 SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
-           "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lculibos")
+           "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lcusparse", "-lcusparse_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 
 
@@ -167,7 +167,7 @@ _NO_LIBRARY = re.compile(r"cannot find -l([^\s:]+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
 # what a library's missing functions are (the longest prefix names them: cublasLt before cublas); cudalab
-# computes cuBLAS's v2 API, cuRAND's host API and cuFFT itself, so what is missing of those is the rest
+# computes cuBLAS's v2 API, cuRAND's host API, cuFFT and cuSPARSE itself, so what is missing of those is the rest
 _LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS's legacy API (cublas.h: cudalab has "
               "the v2 API of cublas_v2.h)", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
               "curand": "cuRAND (its host API)",
@@ -315,8 +315,9 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
                   "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt), which cudalab does not emulate",
                   "cufft": "nvidia-cufft (cuFFT's headers; cudalab computes its transforms): pip install 'cudalab[cufft]'",
-                  
-                  "cusparse": "cuSPARSE, which cudalab does not emulate", "npp": "NPP, which cudalab does not emulate",
+                  "cusparse": "nvidia-cusparse (cuSPARSE's headers; cudalab computes its generic API): pip install "
+                              "'cudalab[cusparse]'",
+                  "npp": "NPP, which cudalab does not emulate",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide"}
 
@@ -413,8 +414,8 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             objects.append(str(work / "dlink.o"))
         devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
         # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for, and so
-        # do -lcublas, -lcurand and -lcufft: the shim answers their host APIs (shim/cublas.c, curand.c,
-        # cufft.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusparse ... for
+        # do -lcublas, -lcurand, -lcufft and -lcusparse: the shim answers their host APIs (shim/cublas.c,
+        # curand.c, cufft.c, cusparse.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusolver ... for
         # every program of a folder: a program that calls none of it links without it, one that does
         # stops at its undefined names, which _link_error explains
         own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]

@@ -1,15 +1,21 @@
-"""The server's requests for the math libraries' host APIs (cuBLAS, cuRAND, cuFFT).
+"""The server's requests for the math libraries' host APIs (cuBLAS, cuBLASLt, cuSPARSE, cuRAND, cuFFT).
 
 A mixin for ``programs.server.Server``: the libraries' semantics live in ``runtime.libraries``;
 these methods unpack the shim's request and answer with the library's status code as the first
 number (the CUDA code before it stays 0 unless the context is broken), followed by a host result's
-bytes, or a message for the student after a zero byte when the call was refused.
+bytes, or a message for the student after a zero byte when the call was refused (every handler is
+``@answers``: a ``LibraryError`` becomes that refusal in one place).
 """
 from __future__ import annotations
 
-from ..runtime.libraries import blas, fft, rand
+import functools
+
+from ..runtime.libraries import blas, fft, rand, sparse
 from ..runtime.libraries.operands import LibraryError
 from .server_textures import _int
+
+# "library NAME ROUTINE ...": the module of runtime.libraries that computes NAME's routines
+ROUTINES = {"blas": blas, "sparse": sparse}
 
 
 def _value(token: str):
@@ -25,22 +31,29 @@ def _value(token: str):
 CAPTURED = 1000   # shim/libraries.c's CAPTURED: the call becomes a host node of the graph, which sends it again
 
 
-def _refused(e: LibraryError):
-    return (e.status,), b"\0" + f"cudalab: {e.args[0]}".encode()
+def answers(handler):
+    """A handler whose ``LibraryError`` is the library's refusal: its status code, and the message
+    for the student after a zero byte (the shim says it once)."""
+    @functools.wraps(handler)
+    def answer(self, *args, **kwargs):
+        try:
+            return handler(self, *args, **kwargs)
+        except LibraryError as e:
+            return (e.status,), b"\0" + f"cudalab: {e.args[0]}".encode()
+    return answer
 
 
 class LibraryRequests:
     """op_* handlers for the library shims (mixed into Server)."""
 
-    def op_blas(self, name, stream, device_scalars, *args, blob=b""):
+    @answers
+    def op_library(self, library, name, stream, device_scalars, *args, blob=b""):
+        """One routine of cuBLAS, cuBLASLt or cuSPARSE, its C arguments by name (shim/libraries.c's request)."""
         values = {k: _value(v) for k, v in (a.split("=", 1) for a in args)}
         if self.ctx.stream(_int(stream)).capture is not None:
             return (CAPTURED,)
-        try:
-            returned = blas.run(self.ctx, name, _int(stream), values, device_scalars == "1")
-        except LibraryError as e:
-            return _refused(e)
-        return (blas.SUCCESS,), returned
+        module = ROUTINES[library]
+        return (module.SUCCESS,), module.run(self.ctx, name, _int(stream), values, device_scalars == "1")
 
     # ------------------------------------------------------------------ cuRAND
     @property
@@ -55,12 +68,13 @@ class LibraryRequests:
                                rand.NOT_INITIALIZED)
         return gen
 
+    @answers
     def op_rand_create(self, rng_type, host, blob=b""):
         rng_type = int(rng_type)
         if rng_type not in rand.PSEUDO:
-            return _refused(LibraryError(f"curandCreateGenerator: generator type {rng_type} is a quasi-random "
-                                         "(Sobol) one; cudalab's cuRAND has only the pseudo-random generators, so "
-                                         "it returns CURAND_STATUS_TYPE_ERROR.", rand.TYPE_ERROR))
+            raise LibraryError(f"curandCreateGenerator: generator type {rng_type} is a quasi-random (Sobol) one; "
+                               "cudalab's cuRAND has only the pseudo-random generators, so it returns "
+                               "CURAND_STATUS_TYPE_ERROR.", rand.TYPE_ERROR)
         handle = max(self.generators, default=0) + 1
         self.generators[handle] = rand.Generator(rng_type, host=host == "1")
         note = b""
@@ -70,19 +84,15 @@ class LibraryRequests:
                     "numbers).").encode()
         return (rand.SUCCESS, handle), note
 
+    @answers
     def op_rand_destroy(self, handle, blob=b""):
-        try:
-            self._generator(handle)
-        except LibraryError as e:
-            return _refused(e)
+        self._generator(handle)
         del self.generators[_int(handle)]
         return (rand.SUCCESS,)
 
+    @answers
     def op_rand_set(self, handle, what, value, blob=b""):
-        try:
-            gen = self._generator(handle)
-        except LibraryError as e:
-            return _refused(e)
+        gen = self._generator(handle)
         if what == "seed":
             gen.seed = _int(value)
         elif what == "offset":
@@ -94,18 +104,16 @@ class LibraryRequests:
                                      b"and _BEST are not modeled: the numbers come in the default order.")
         return (rand.SUCCESS,)
 
+    @answers
     def op_rand_generate(self, handle, kind, n, address, mean, stddev, blob=b""):
-        try:
-            gen = self._generator(handle)
-            if gen.host:
-                values = rand.generate(gen, kind, int(n), float.fromhex(mean), float.fromhex(stddev))
-                return (rand.SUCCESS, 1), values.tobytes()
-            if self.ctx.stream(gen.stream).capture is not None:
-                raise LibraryError("cudalab's cuRAND cannot be captured into a CUDA graph yet: call it outside "
-                                   "the capture.", rand.LAUNCH_FAILURE)
-            rand.fill(self.ctx, gen, kind, int(n), _int(address), float.fromhex(mean), float.fromhex(stddev))
-        except LibraryError as e:
-            return _refused(e)
+        gen = self._generator(handle)
+        if gen.host:
+            values = rand.generate(gen, kind, int(n), float.fromhex(mean), float.fromhex(stddev))
+            return (rand.SUCCESS, 1), values.tobytes()
+        if self.ctx.stream(gen.stream).capture is not None:
+            raise LibraryError("cudalab's cuRAND cannot be captured into a CUDA graph yet: call it outside "
+                               "the capture.", rand.LAUNCH_FAILURE)
+        rand.fill(self.ctx, gen, kind, int(n), _int(address), float.fromhex(mean), float.fromhex(stddev))
         return (rand.SUCCESS, 0)
 
     # ------------------------------------------------------------------ cuFFT
@@ -119,16 +127,13 @@ class LibraryRequests:
         self.plans[handle] = None
         return (fft.SUCCESS, handle)
 
+    @answers
     def op_fft_plan(self, handle, n, inembed, istride, idist, onembed, ostride, odist, fft_type, batch, blob=b""):
         if _int(handle) not in self.plans:
-            return _refused(LibraryError(f"cufftMakePlan: {handle} is not a cufftHandle from cufftCreate.",
-                                         fft.INVALID_PLAN))
+            raise LibraryError(f"cufftMakePlan: {handle} is not a cufftHandle from cufftCreate.", fft.INVALID_PLAN)
         dims = lambda text: None if text == "-" else [int(x) for x in text.split(",")]  # noqa: E731
-        try:
-            self.plans[_int(handle)] = fft.make_plan(dims(n), int(fft_type), int(batch), dims(inembed), int(istride),
-                                                     int(idist), dims(onembed), int(ostride), int(odist))
-        except LibraryError as e:
-            return _refused(e)
+        self.plans[_int(handle)] = fft.make_plan(dims(n), int(fft_type), int(batch), dims(inembed), int(istride),
+                                                 int(idist), dims(onembed), int(ostride), int(odist))
         return (fft.SUCCESS,)
 
     def _plan(self, handle) -> fft.Plan:
@@ -138,25 +143,22 @@ class LibraryRequests:
                                fft.INVALID_PLAN)
         return plan
 
+    @answers
     def op_fft_destroy(self, handle, blob=b""):
         if _int(handle) not in self.plans:
-            return _refused(LibraryError(f"cufftDestroy: {handle} is not a live cuFFT plan.", fft.INVALID_PLAN))
+            raise LibraryError(f"cufftDestroy: {handle} is not a live cuFFT plan.", fft.INVALID_PLAN)
         del self.plans[_int(handle)]
         return (fft.SUCCESS,)
 
+    @answers
     def op_fft_stream(self, handle, stream, blob=b""):
-        try:
-            self._plan(handle).stream = _int(stream)
-        except LibraryError as e:
-            return _refused(e)
+        self._plan(handle).stream = _int(stream)
         return (fft.SUCCESS,)
 
+    @answers
     def op_fft_exec(self, handle, kind, idata, odata, direction, blob=b""):
-        try:
-            plan = self._plan(handle)
-            if self.ctx.stream(plan.stream).capture is not None:
-                return (CAPTURED, plan.stream)
-            fft.execute(self.ctx, plan, kind, _int(idata), _int(odata), int(direction))
-        except LibraryError as e:
-            return _refused(e)
+        plan = self._plan(handle)
+        if self.ctx.stream(plan.stream).capture is not None:
+            return (CAPTURED, plan.stream)
+        fft.execute(self.ctx, plan, kind, _int(idata), _int(odata), int(direction))
         return (fft.SUCCESS,)

@@ -1,10 +1,9 @@
 /* cudalab's libcublas: cuBLAS's v2 API for a whole program, computed by the emulator.
  *
  * The handle lives here (its stream, pointer mode and math mode); each routine is one request
- * "blas NAME stream device-scalars name=value ..." whose values are its C arguments by their
- * names in cublas_api.h, and the emulator does the arithmetic on the device memory it holds
- * (cudalab/runtime/libraries/blas.py). The routines' wrappers are generated from the header by
- * cudalab/programs/shimgen.py (cublas.inc), with a CUBLAS_STATUS_NOT_SUPPORTED fallback for every
+ * (libraries.c's) whose values are its C arguments by their names in cublas_api.h, and the
+ * emulator does the arithmetic on the device memory it holds (cudalab/runtime/libraries/blas.py).
+ * The routines' wrappers are generated from the header by cudalab/programs/libgen.py (cublas.inc), with a CUBLAS_STATUS_NOT_SUPPORTED fallback for every
  * routine cudalab lacks. cublasSetVector/GetVector/SetMatrix/GetMatrix are strided copies, done
  * with cudaMemcpy2D as cuBLAS does (a failed copy is CUBLAS_STATUS_MAPPING_ERROR).
  *
@@ -12,11 +11,6 @@
  * headers are installed.
  */
 #include <cublas_api.h>
-
-/* In C, cuda_fp16.h and cuda_bf16.h give only the raw 16-bit structs; the routines on halves and
- * bfloat16s take pointers to them, which is all the wrappers pass on. */
-typedef __half_raw __half;
-typedef __nv_bfloat16_raw __nv_bfloat16;
 
 #define HANDLE_MAGIC 0x63626c73u   /* "cbls": a live handle (a destroyed one is cleared) */
 
@@ -155,46 +149,11 @@ COPIES(int64_t, cublasSetVector_64, cublasGetVector_64, cublasSetVectorAsync_64,
        cublasSetMatrix_64, cublasGetMatrix_64, cublasSetMatrixAsync_64, cublasGetMatrixAsync_64)
 
 /* ------------------------------------------------------------------ routines: one request each */
-struct blas_request {
-    cublasHandle_t handle;
-    const char *name;
-    char *text;
-    size_t len, cap;
-};
-
-static void blas_add(struct blas_request *q, const char *fmt, ...) {
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(q->text + q->len, q->cap - q->len, fmt, ap);
-        va_end(ap);
-        if (q->len + (size_t)k < q->cap) {
-            q->len += (size_t)k;
-            return;
-        }
-        q->cap = 2 * q->cap + (size_t)k + 64;
-        q->text = realloc(q->text, q->cap);
-    }
-}
-
-static int blas_begin(struct blas_request *q, cublasHandle_t h, const char *name) {
+/* libraries.c's request, begun with the handle's stream and pointer mode (0 for a dead handle) */
+static int blas_begin(struct request *q, cublasHandle_t h, const char *name) {
     if (!live(h)) return 0;
-    q->handle = h, q->name = name, q->len = 0, q->cap = 256, q->text = malloc(q->cap);
-    blas_add(q, "blas %s %p %d", name, (void *)h->stream, h->pointer_mode == CUBLAS_POINTER_MODE_DEVICE);
+    request_begin(q, "blas", name, h->stream, h->pointer_mode == CUBLAS_POINTER_MODE_DEVICE);
     return 1;
-}
-
-static void blas_int(struct blas_request *q, const char *name, long long v) { blas_add(q, " %s=%lld", name, v); }
-static void blas_ptr(struct blas_request *q, const char *name, const void *p) { blas_add(q, " %s=%p", name, p); }
-
-/* alpha, beta: the value itself (hex bytes) for a host pointer, the address for a device one */
-static void blas_scalar(struct blas_request *q, const char *name, const void *p, size_t size) {
-    if (q->handle->pointer_mode == CUBLAS_POINTER_MODE_DEVICE || !p) {
-        blas_add(q, " %s=d%p", name, p);
-        return;
-    }
-    blas_add(q, " %s=h", name);
-    for (size_t i = 0; i < size; i++) blas_add(q, "%02x", ((const unsigned char *)p)[i]);
 }
 
 /* alpha and beta of the *Ex routines have the compute type's precision (complex with a complex C) */
@@ -206,15 +165,9 @@ static size_t ex_scalar_size(cublasComputeType_t compute, cudaDataType c) {
 }
 
 /* Send the request; a host result (dot, nrm2, asum, amax) comes back as bytes. */
-static cublasStatus_t blas_call(struct blas_request *q, void *result, size_t result_size) {
-    int code = rpc("%s", q->text);
-    if (!code && NR > 1 && R[1] == CAPTURED)     /* runs when the graph does (libraries.c) */
-        return capture_request(q->handle->stream, q->text) ? CUBLAS_STATUS_EXECUTION_FAILED : CUBLAS_STATUS_SUCCESS;
-    free(q->text);
-    if (code) return CUBLAS_STATUS_EXECUTION_FAILED;   /* an earlier kernel's fault: the context is broken */
-    cublasStatus_t status = NR > 1 ? (cublasStatus_t)R[1] : CUBLAS_STATUS_INTERNAL_ERROR;
-    if (status && RBN > 1 && !RB[0]) say_once(RB + 1);
-    else if (!status && result && q->handle->pointer_mode == CUBLAS_POINTER_MODE_HOST && RBN >= result_size)
+static cublasStatus_t blas_call(struct request *q, cublasHandle_t h, void *result, size_t result_size) {
+    cublasStatus_t status = (cublasStatus_t)request_send(q, h->stream, CUBLAS_STATUS_EXECUTION_FAILED);
+    if (!status && result && h->pointer_mode == CUBLAS_POINTER_MODE_HOST && RBN >= result_size)
         memcpy(result, RB, result_size);
     return status;
 }

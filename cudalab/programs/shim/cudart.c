@@ -1168,3 +1168,6 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #ifdef CUDALAB_CUFFT
 #include "cufft.c"         /* cuFFT */
 #endif
+#ifdef CUDALAB_CUSPARSE
+#include "cusparse.c"      /* cuSPARSE's generic API */
+#endif

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from .operands import LibraryError, Operands, affordable, on_timeline
+from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline
 
 SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 1, 7, 13, 15
 
@@ -29,9 +29,6 @@ TYPES = {"S": (np.float32,) * 3, "D": (np.float64,) * 3, "C": (np.complex64, np.
          "Z": (np.complex128, np.complex128, np.float64), "H": (np.float16, np.float16, np.float16),
          "Cs": (np.complex64, np.float32, np.float32), "Zd": (np.complex128, np.float64, np.float64),
          "Sc": (np.complex64, np.complex64, np.float32), "Dz": (np.complex128, np.complex128, np.float64)}
-# cudaDataType_t (library_types.h) of the *Ex routines; 14 is bfloat16, stored as the top half of a float32
-DATA_TYPES = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.int8, 4: np.complex64, 5: np.complex128,
-              10: np.int32, 14: "bfloat16"}
 # cublasComputeType_t -> the precision the products are summed in
 COMPUTE_TYPES = {64: np.float16, 65: np.float16, 68: np.float32, 69: np.float32, 74: np.float32, 75: np.float32,
                  77: np.float32, 78: np.float32, 70: np.float64, 71: np.float64, 79: np.float64, 72: np.int32,
@@ -327,15 +324,6 @@ def geam(c: Call):
 
 
 # ------------------------------------------------------------------------------ mixed precision (*Ex)
-def _bf16_load(view16: np.ndarray) -> np.ndarray:
-    return (view16.astype(np.uint32) << 16).view(np.float32)
-
-
-def _bf16_bits(values) -> np.ndarray:
-    bits = np.asarray(values, np.float32).view(np.uint32)
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)   # round to nearest even
-
-
 def _ex(c: Call, batches):
     types = {}
     for name in ("A", "B", "C"):
@@ -350,13 +338,13 @@ def _ex(c: Call, batches):
     def load(name, addr, shape, ld):
         t = types[name]
         if t == "bfloat16":
-            return _bf16_load(c.memory.matrix(name, addr, *shape, ld, np.uint16))
+            return bf16_load(c.memory.matrix(name, addr, *shape, ld, np.uint16))
         return c.memory.matrix(name, addr, *shape, ld, t)
 
     def store(out, value):
         if types["C"] == "bfloat16":
             raw = c.memory.matrix("C", c["C"], out.shape[0], out.shape[1], c["ldc"], np.uint16)
-            return c.memory.store(raw, _bf16_bits(value))
+            return c.memory.store(raw, bf16_bits(value))
         if np.issubdtype(out.dtype, np.integer):
             value = np.clip(np.rint(value.real if np.iscomplexobj(value) else value), np.iinfo(out.dtype).min,
                             np.iinfo(out.dtype).max)

@@ -16,7 +16,27 @@ from numpy.lib.array_utils import byte_bounds
 from ...emulator.memory import GLOBAL_BASE
 
 
+# cudaDataType_t (library_types.h) -> numpy type; CUDA_R_16BF (14) is stored as the top half of a float32
+DATA_TYPES = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.int8, 4: np.complex64, 5: np.complex128,
+              10: np.int32, 14: "bfloat16"}
 CPU_FLOPS = 5e9      # what numpy's BLAS does per second on a shared CPU (4092^3 dgemm: about 40 s)
+
+
+def bf16_load(view16: np.ndarray) -> np.ndarray:
+    """bfloat16s (their 16 bits) as float32s."""
+    return (view16.astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_bits(values) -> np.ndarray:
+    """float32s rounded to bfloat16 (to nearest even), as their 16 bits."""
+    bits = np.asarray(values, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def storage(code: int) -> np.dtype:
+    """How a cudaDataType_t's element is held in memory (bfloat16: its 16 bits)."""
+    t = DATA_TYPES[code]
+    return np.dtype(np.uint16) if t == "bfloat16" else np.dtype(t)
 
 
 class LibraryError(Exception):

@@ -1,0 +1,254 @@
+"""cuSPARSE's generic API (SpMV, SpMM) and its format conversions as numpy reference implementations.
+
+``run(ctx, "cusparseSpMV", stream, args, device_scalars)`` does what cuSPARSE's routine does to the
+device memory the emulator holds. The descriptors (cusparseCreateCsr, cusparseCreateDnVec, ...)
+live in the shim (``programs/shim/cusparse.c``), which sends their fields with the call: a sparse
+matrix ``matA`` arrives as ``matA.format``, ``matA.rows``, ``matA.cols``, ``matA.nnz``,
+``matA.major`` (CSR's row offsets, CSC's column offsets, COO's row indices), ``matA.minor`` (the
+other indices), ``matA.values``, ``matA.major_type``, ``matA.minor_type``, ``matA.base``,
+``matA.type``; a dense vector as ``vecX.size``, ``.values``, ``.type``; a dense matrix as
+``matB.rows``, ``.cols``, ``.ld``, ``.values``, ``.type``, ``.order``.
+
+Every format becomes one list of (row, column, value) triplets, and a product is numpy's sum of
+value * x[column] into each row (``np.add.at``), in the compute type: results match cuSPARSE
+within floating-point rounding, not bit for bit. cuSPARSE does not check its index arrays (a
+wrong one reads outside them on a GPU); cudalab does, and names the first bad entry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline, storage
+
+SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 1, 3, 6, 10
+CSR, CSC, COO = 1, 2, 3
+INDEX_TYPES = {1: np.uint16, 2: np.int32, 3: np.int64}        # cusparseIndexType_t
+ORDER_COL, ORDER_ROW = 1, 2
+SYMBOLIC, NUMERIC = 0, 1                                        # cusparseAction_t
+# (value type of A, X/B, Y/C) -> compute type: the combinations of cuSPARSE's SpMV/SpMM tables
+# that cudalab computes (real and complex f32/f64 throughout, half and bfloat16 data summed in f32)
+COMPUTE = {0: 0, 1: 1, 4: 4, 5: 5, 2: 0, 14: 0}
+
+
+@dataclass
+class Triplets:
+    """A sparse matrix as its nonzeros: rows[i], cols[i], values[i] (0-based), and its shape."""
+
+    shape: tuple
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+
+
+class Call:
+    """One routine's arguments (C names, descriptor fields as ``desc.field``) and its device memory."""
+
+    def __init__(self, ctx, routine: str, stream: int, args: dict, device_scalars: bool):
+        self.ctx, self.routine, self.stream, self.args = ctx, routine, stream, args
+        self.device_scalars = device_scalars
+        self.memory = Operands(ctx, routine, EXECUTION_FAILED)
+
+    def __getitem__(self, name):
+        return self.args[name]
+
+    def refuse(self, why: str, status=INVALID_VALUE):
+        answer = {INVALID_VALUE: "CUSPARSE_STATUS_INVALID_VALUE", NOT_SUPPORTED: "CUSPARSE_STATUS_NOT_SUPPORTED",
+                  EXECUTION_FAILED: "CUSPARSE_STATUS_EXECUTION_FAILED"}[status]
+        raise LibraryError(f"{self.routine}: {why}, so cuSPARSE returns {answer} and does nothing.", status)
+
+    def value_type(self, desc: str) -> int:
+        code = self[f"{desc}.type"]
+        if code not in COMPUTE:
+            self.refuse(f"{desc}'s value type {code} is not one cudalab's cuSPARSE handles (f32, f64, their "
+                        "complex forms, f16 and bf16)", NOT_SUPPORTED)
+        return code
+
+    def scalar(self, name: str, dtype):
+        where, value = self.args[name]
+        if where == "host":
+            return np.frombuffer(value, dtype, 1)[0]
+        return self.memory.array(name, value, 1, dtype)[0]
+
+    def load(self, name, addr, code, shape, strides, span):
+        """Values of cudaDataType ``code`` (bfloat16 widened to float32)."""
+        view = self.memory.view(name, addr, storage(code), shape, strides, span)
+        return bf16_load(view) if DATA_TYPES[code] == "bfloat16" else view
+
+    def store(self, view_name, addr, code, shape, strides, span, values):
+        view = self.memory.view(view_name, addr, storage(code), shape, strides, span)
+        self.memory.store(view, bf16_bits(values) if DATA_TYPES[code] == "bfloat16" else values)
+
+    def indices(self, name: str, addr: int, n: int, code: int) -> np.ndarray:
+        return self.memory.array(name, addr, n, INDEX_TYPES.get(code, np.int32)).astype(np.int64)
+
+    def timeline(self, flops, nbytes):
+        on_timeline(self.ctx, self.stream, self.routine, flops, nbytes)
+
+
+def _check_indices(c: Call, what: str, idx: np.ndarray, limit: int):
+    bad = np.flatnonzero((idx < 0) | (idx >= limit))
+    if bad.size:
+        c.refuse(f"{what}[{bad[0]}] = {idx[bad[0]]} is outside 0..{limit - 1} (after the index base); cuSPARSE "
+                 "does not check this and would read outside the matrix", EXECUTION_FAILED)
+
+
+def _offsets(c: Call, what: str, addr: int, n: int, code: int, base: int, nnz: int) -> np.ndarray:
+    """CSR's row (CSC's column) offsets: n + 1 of them, from base to nnz + base, never decreasing."""
+    off = c.indices(what, addr, n + 1, code) - base
+    if off[0] != 0 or off[-1] != nnz or np.any(np.diff(off) < 0):
+        c.refuse(f"{what} must rise from the index base ({base}) to nnz + base ({nnz + base}), but it holds "
+                 f"{off[0] + base} ... {off[-1] + base}" + (" and decreases" if np.any(np.diff(off) < 0) else ""),
+                 EXECUTION_FAILED)
+    return off
+
+
+def sparse_matrix(c: Call, desc: str) -> Triplets:
+    """The descriptor ``desc`` (CSR, CSC or COO) as triplets, checked."""
+    fmt, rows, cols, nnz = (c[f"{desc}.{k}"] for k in ("format", "rows", "cols", "nnz"))
+    base, code = c[f"{desc}.base"], c.value_type(desc)
+    if fmt not in (CSR, CSC, COO):
+        c.refuse(f"{desc} is in a format cudalab's cuSPARSE does not compute (it has CSR, CSC and COO)",
+                 NOT_SUPPORTED)
+    values = c.load(f"{desc}'s values", c[f"{desc}.values"], code, (nnz,), (1,), nnz)
+    minor = c.indices(f"{desc}'s indices", c[f"{desc}.minor"], nnz, c[f"{desc}.minor_type"]) - base
+    if fmt == COO:
+        major = c.indices(f"{desc}'s row indices", c[f"{desc}.major"], nnz, c[f"{desc}.major_type"]) - base
+        _check_indices(c, f"{desc}'s row indices", major, rows)
+        _check_indices(c, f"{desc}'s column indices", minor, cols)
+        return Triplets((rows, cols), major, minor, values)
+    outer, inner = (rows, cols) if fmt == CSR else (cols, rows)
+    off = _offsets(c, f"{desc}'s {'row' if fmt == CSR else 'column'} offsets", c[f"{desc}.major"], outer,
+                   c[f"{desc}.major_type"], base, nnz)
+    major = np.repeat(np.arange(outer), np.diff(off))
+    _check_indices(c, f"{desc}'s {'column' if fmt == CSR else 'row'} indices", minor, inner)
+    return Triplets((rows, cols), *((major, minor) if fmt == CSR else (minor, major)), values)
+
+
+def _op(c: Call, name: str, a: Triplets) -> Triplets:
+    """op(A) for cusparseOperation_t ``name``: the triplets with rows and columns swapped (and conjugated)."""
+    op = c[name]
+    if op not in (0, 1, 2):
+        c.refuse(f"{name} = {op} is not a cusparseOperation_t")
+    if op == 0:
+        return a
+    values = a.values.conj() if op == 2 else a.values
+    return Triplets(a.shape[::-1], a.cols, a.rows, values)
+
+
+def _compute(c: Call, *descs) -> np.dtype:
+    """The compute type: the one the value types call for, and the one the call names."""
+    codes = {COMPUTE[c.value_type(d)] for d in descs}
+    wanted = c["computeType"]
+    if len(codes) != 1 or wanted not in codes:
+        c.refuse(f"the value types ({', '.join(str(c[d + '.type']) for d in descs)}) with computeType {wanted} "
+                 "are not a combination cuSPARSE computes", NOT_SUPPORTED)
+    return np.dtype(DATA_TYPES[wanted])
+
+
+def _update(c: Call, out_old, product, compute):
+    alpha, beta = c.scalar("alpha", compute), c.scalar("beta", compute)
+    return alpha * product if beta == 0 else alpha * product + beta * out_old.astype(compute)
+
+
+def SpMV(c: Call):
+    """Y = alpha op(A) X + beta Y."""
+    compute = _compute(c, "matA", "vecX", "vecY")
+    a = _op(c, "opA", sparse_matrix(c, "matA"))
+    m, n = a.shape
+    if c["vecX.size"] != n or c["vecY.size"] != m:
+        c.refuse(f"op(A) is {m} x {n}, so X must have {n} elements and Y {m}, but they have {c['vecX.size']} "
+                 f"and {c['vecY.size']}")
+    x = c.load("vecX", c["vecX.values"], c["vecX.type"], (n,), (1,), n).astype(compute)
+    y = c.load("vecY", c["vecY.values"], c["vecY.type"], (m,), (1,), m)
+    product = np.zeros(m, compute)
+    np.add.at(product, a.rows, a.values.astype(compute) * x[a.cols])
+    c.store("vecY", c["vecY.values"], c["vecY.type"], (m,), (1,), m, _update(c, y, product, compute))
+    c.timeline(2 * a.values.size, a.values.size * (compute.itemsize + 4) + (n + 2 * m) * compute.itemsize)
+
+
+def _dense(c: Call, desc: str):
+    """A dense matrix descriptor's (load, store) for its rows x cols elements, in its order."""
+    rows, cols, ld, order, code = (c[f"{desc}.{k}"] for k in ("rows", "cols", "ld", "order", "type"))
+    if order not in (ORDER_COL, ORDER_ROW):
+        c.refuse(f"{desc}'s order {order} is not CUSPARSE_ORDER_COL or CUSPARSE_ORDER_ROW")
+    inner = rows if order == ORDER_COL else cols
+    if ld < max(1, inner):
+        c.refuse(f"{desc}'s ld = {ld} is less than its {'rows' if order == ORDER_COL else 'columns'} ({inner})")
+    strides = (1, ld) if order == ORDER_COL else (ld, 1)
+    span = (cols - 1) * ld + rows if order == ORDER_COL else (rows - 1) * ld + cols
+    where = (desc, c[f"{desc}.values"], code, (rows, cols), strides, span)
+    return (lambda: c.load(*where)), (lambda values: c.store(*where, values))
+
+
+def SpMM(c: Call):
+    """C = alpha op(A) op(B) + beta C, B and C dense."""
+    compute = _compute(c, "matA", "matB", "matC")
+    a = _op(c, "opA", sparse_matrix(c, "matA"))
+    load_b, _ = _dense(c, "matB")
+    load_c, store_c = _dense(c, "matC")
+    b = load_b().astype(compute)
+    ob = c["opB"]
+    if ob not in (0, 1, 2):
+        c.refuse(f"opB = {ob} is not a cusparseOperation_t")
+    b = b if ob == 0 else b.T if ob == 1 else b.conj().T
+    m, k = a.shape
+    n = b.shape[1]
+    if b.shape[0] != k or (c["matC.rows"], c["matC.cols"]) != (m, n):
+        c.refuse(f"op(A) is {m} x {k} and op(B) {b.shape[0]} x {n}, so C must be {m} x {n}, but it is "
+                 f"{c['matC.rows']} x {c['matC.cols']}" + ("" if b.shape[0] == k else " (and the inner sizes differ)"))
+    affordable(c.ctx, c.routine, 2 * a.values.size * n, f"a product of {a.values.size:,} nonzeros by {n} columns",
+               EXECUTION_FAILED)
+    product = np.zeros((m, n), compute)
+    np.add.at(product, a.rows, a.values.astype(compute)[:, None] * b[a.cols])
+    store_c(_update(c, load_c(), product, compute))
+    c.timeline(2 * a.values.size * n, (a.values.size * (compute.itemsize + 4) + (k + 2 * m) * n * compute.itemsize))
+
+
+def Xcoo2csr(c: Call):
+    """CSR row offsets from sorted COO row indices (32-bit)."""
+    m, nnz, base = c["m"], c["nnz"], c["idxBase"]
+    if m < 0 or nnz < 0 or base not in (0, 1):
+        c.refuse("m and nnz must not be negative and idxBase must be 0 or 1" + f" (m = {m}, nnz = {nnz}, idxBase = {base})")
+    rows = c.indices("cooRowInd", c["cooRowInd"], nnz, 2) - base
+    _check_indices(c, "cooRowInd", rows, m)
+    out = c.memory.array("csrSortedRowPtr", c["csrSortedRowPtr"], m + 1, np.int32)
+    c.memory.store(out, np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))]) + base)
+    c.timeline(nnz, 4 * (nnz + m + 1))
+
+
+def Csr2cscEx2(c: Call):
+    """The transpose's layout: CSC offsets, row indices and (for CUSPARSE_ACTION_NUMERIC) values."""
+    m, n, nnz, base, action = c["m"], c["n"], c["nnz"], c["idxBase"], c["copyValues"]
+    if min(m, n, nnz) < 0 or base not in (0, 1) or action not in (SYMBOLIC, NUMERIC):
+        c.refuse(f"m = {m}, n = {n}, nnz = {nnz}, idxBase = {base}, copyValues = {action}: sizes must not be negative, "
+                 "idxBase is 0 or 1 and copyValues CUSPARSE_ACTION_SYMBOLIC or _NUMERIC")
+    off = _offsets(c, "csrRowPtr", c["csrRowPtr"], m, 2, base, nnz)
+    cols = c.indices("csrColInd", c["csrColInd"], nnz, 2) - base
+    _check_indices(c, "csrColInd", cols, n)
+    rows = np.repeat(np.arange(m), np.diff(off))
+    order = np.argsort(cols, kind="stable")          # by column, rows rising within each, as cuSPARSE lays them
+    c.memory.store(c.memory.array("cscColPtr", c["cscColPtr"], n + 1, np.int32),
+                   np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=n))]) + base)
+    c.memory.store(c.memory.array("cscRowInd", c["cscRowInd"], nnz, np.int32), rows[order] + base)
+    if action == NUMERIC:
+        if c["valType"] not in DATA_TYPES:
+            c.refuse(f"valType {c['valType']} is not a cudaDataType cudalab's cuSPARSE handles", NOT_SUPPORTED)
+        kind = storage(c["valType"])
+        values = c.memory.array("csrVal", c["csrVal"], nnz, kind)
+        c.memory.store(c.memory.array("cscVal", c["cscVal"], nnz, kind), values[order])
+    c.timeline(nnz, 16 * nnz + 4 * (m + n))
+
+
+ROUTINES = {"cusparseSpMV": SpMV, "cusparseSpMM": SpMM, "cusparseXcoo2csr": Xcoo2csr,
+            "cusparseCsr2cscEx2": Csr2cscEx2}
+
+
+def run(ctx, name: str, stream: int, args: dict, device_scalars: bool) -> bytes:
+    """Run the cuSPARSE routine ``name`` (see the module docstring); nothing comes back to the host."""
+    fn = ROUTINES.get(name)
+    if fn is None:
+        raise LibraryError(f"{name} is not one of the cuSPARSE routines cudalab implements.", NOT_SUPPORTED)
+    fn(Call(ctx, name, stream, args, device_scalars))
+    return b""
