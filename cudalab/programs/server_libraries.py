@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 
-from ..runtime.libraries import blas, fft, rand, sparse
+from ..runtime.libraries import blas, blaslt, fft, rand, sparse
 from ..runtime.libraries.operands import LibraryError
 from .server_textures import _int
 
 # "library NAME ROUTINE ...": the module of runtime.libraries that computes NAME's routines
-ROUTINES = {"blas": blas, "sparse": sparse}
+ROUTINES = {"blas": blas, "blaslt": blaslt, "sparse": sparse}
 
 
 def _value(token: str):

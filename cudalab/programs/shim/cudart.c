@@ -1162,6 +1162,9 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #ifdef CUDALAB_CUBLAS
 #include "cublas.c"        /* cuBLAS's host API */
 #endif
+#ifdef CUDALAB_CUBLASLT
+#include "cublasLt.c"      /* cuBLASLt's matmul */
+#endif
 #ifdef CUDALAB_CURAND
 #include "curand.c"        /* cuRAND's host API */
 #endif
