@@ -270,7 +270,7 @@ int main() {
 
 @needs_cublas
 @pytest.mark.parametrize("header, call, named", [
-    ("cublasLt.h", "cublasLtHandle_t h; cublasLtCreate(&h);", "uses cuBLASLt, which cudalab does not emulate"),
+    ("cublasXt.h", "cublasXtHandle_t h; cublasXtCreate(&h);", "uses cuBLASXt, which cudalab does not emulate"),
     ("cublas.h", "cublasInit();", "uses cuBLAS's legacy API (cublas.h: cudalab has the v2 API of cublas_v2.h)"),
 ])
 def test_a_library_part_cudalab_lacks_is_named_at_link_time(header, call, named):
