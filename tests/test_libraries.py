@@ -15,7 +15,7 @@ import pytest
 from cudalab.errors import CompileError
 from cudalab.programs import run_program_source
 from cudalab.programs.build import cuda_home
-from cudalab.programs.libgen import SHIM_DIR, cublas_source, declarations, defined_in
+from cudalab.programs.libgen import SHIM_DIR, cublas_source, declarations, defined_in, legacy_source
 from cudalab.runtime.libraries import rand
 
 needs_cublas = pytest.mark.skipif(not (cuda_home() / "include" / "cublas_api.h").exists(),
@@ -271,11 +271,52 @@ int main() {
 @needs_cublas
 @pytest.mark.parametrize("header, call, named", [
     ("cublasXt.h", "cublasXtHandle_t h; cublasXtCreate(&h);", "uses cuBLASXt, which cudalab does not emulate"),
-    ("cublas.h", "cublasInit();", "uses cuBLAS's legacy API (cublas.h: cudalab has the v2 API of cublas_v2.h)"),
 ])
 def test_a_library_part_cudalab_lacks_is_named_at_link_time(header, call, named):
     with pytest.raises(CompileError, match=re.escape(named)):
         run_program_source(f"#include <{header}>\nint main() {{ {call} }}\n", timeout=60)
+
+
+@needs_cublas
+def test_the_legacy_api_of_cublas_h_runs_the_same_routines():
+    r = run_program_source("""
+#include <cstdio>
+#include <cublas.h>
+int main() {
+    float h[6] = {1, 2, 3, 4, 5, 6}, out[4], *A, *C;
+    printf("init %d\\n", cublasInit());
+    cublasAlloc(6, sizeof(float), (void **)&A);
+    cublasAlloc(4, sizeof(float), (void **)&C);
+    cublasSetVector(6, sizeof(float), h, 1, A, 1);
+    cublasSgemm('n', 'T', 2, 2, 3, 1.0f, A, 2, A, 2, 0.0f, C, 2);     // C = A A^T, A 2 x 3
+    int error = cublasGetError();
+    cublasGetVector(4, sizeof(float), C, 1, out, 1);
+    printf("gemm %d %g %g %g %g\\n", error, out[0], out[1], out[2], out[3]);
+    float dot = cublasSdot(6, A, 1, A, 1);
+    printf("dot %g %d\\n", dot, cublasIsamax(6, A, 1));
+    cublasSgemm('x', 'n', 2, 2, 3, 1.0f, A, 2, A, 2, 0.0f, C, 2);
+    error = cublasGetError();
+    printf("bad_trans %d %d\\n", error, cublasGetError());          // read once, then cleared
+    cublasStrsm('l', 'u', 'n', 'n', 2, 2, 1.0f, A, 2, C, 2);
+    printf("trsm %d\\n", cublasGetError());
+    printf("free %d %d\\n", cublasFree(A), cublasShutdown());
+}
+""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    a = np.arange(1, 7.0).reshape(3, 2).T
+    assert lines["init"] == "0" and lines["free"] == "0 0"
+    np.testing.assert_array_equal([float(x) for x in lines["gemm"].split()], [0, *(a @ a.T).ravel(order="F")])
+    assert lines["dot"] == "91 6"
+    assert lines["bad_trans"] == "7 0" and lines["trsm"] == "15"      # INVALID_VALUE, then NOT_SUPPORTED
+    assert "cublasSgemm: transa = -1 is not CUBLAS_OP_N" in r.stderr
+    assert "cublasStrsm is not one of the cuBLAS routines cudalab implements" in r.stderr
+
+
+@needs_cublas
+def test_including_both_cublas_h_and_cublas_v2_h_stops_at_nvidias_error():
+    with pytest.raises(CompileError, match="It is an error to include both cublas.h and cublas_v2.h"):
+        run_program_source("#include <cublas.h>\n#include <cublas_v2.h>\nint main() { cublasInit(); }\n", timeout=60)
 
 
 @needs_cublas
@@ -288,6 +329,12 @@ def test_every_function_of_cublas_api_h_gets_a_definition():
     assert declared == generated | (declared & defined_in(SHIM_DIR / "cublas.c", "cublas"))
     assert "blas_call" in source.split("cublasSgemm_v2(")[1].split("\n}")[0]
     assert "blas_not_supported" in source.split("cublasStrsm_v2(")[1].split("}")[0]
+    # and the legacy API's own functions (cublas.h less what it shares with cublas_api.h)
+    legacy = set(declarations(include / "cublas.h")) - declared
+    source = legacy_source(include)
+    generated = {name for name in legacy if f" {name}(" in source}
+    assert legacy == generated | (legacy & defined_in(SHIM_DIR / "cublas_legacy.c", "cublas"))
+    assert "legacy_call" in source.split("cublasSgemm(")[1].split("\n}")[0]
 
 
 # ------------------------------------------------------------------------------------------ cuRAND

@@ -1161,6 +1161,7 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #include "libraries.c"     /* what the library shims share */
 #ifdef CUDALAB_CUBLAS
 #include "cublas.c"        /* cuBLAS's host API */
+#include "cublas_legacy.c" /* and its legacy one (cublas.h) */
 #endif
 #ifdef CUDALAB_CUBLASLT
 #include "cublasLt.c"      /* cuBLASLt's matmul */
