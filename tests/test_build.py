@@ -243,13 +243,13 @@ def test_a_makefile_that_links_libraries_the_program_does_not_call_builds(tmp_pa
 
 
 def test_a_program_that_calls_a_linked_library_cudalab_does_not_emulate_is_told_so(tmp_path, monkeypatch):
-    write(tmp_path, {"sparse.cu": """\
-        extern "C" int cusparseCreate(void** handle);
-        int main() { void* h; return cusparseCreate(&h); }
+    write(tmp_path, {"solver.cu": """\
+        extern "C" int cusolverDnCreate(void** handle);
+        int main() { void* h; return cusolverDnCreate(&h); }
     """})
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(CompileError, match=r"uses cuSPARSE, which cudalab does not emulate"):
-        run_program("sparse.cu", options=["-lcusparse"])
+    with pytest.raises(CompileError, match=r"uses cuSOLVER, which cudalab does not emulate"):
+        run_program("solver.cu", options=["-lcusolver"])
 
 
 def test_a_library_the_linker_cannot_find_is_named_plainly():
@@ -474,10 +474,10 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
 
 @pytest.mark.parametrize("call, message", [
     ("CUdevice d; cuDeviceGet(&d, 0);", "the CUDA driver API \\(cuDeviceGet\\)"),
-    ("cusparseHandle_t h; cusparseCreate(&h);", "cusparse.h comes with cuSPARSE, which cudalab does not emulate"),
+    ("cusolverDnHandle_t h; cusolverDnCreate(&h);", "cusolverDn.h comes with cuSOLVER, which cudalab does not emulate"),
 ])
 def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, message):
-    header = "cusparse.h" if "cusparse" in call else "cuda.h"
+    header = "cusolverDn.h" if "cusolver" in call else "cuda.h"
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ {call} }}\n"})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match=message):

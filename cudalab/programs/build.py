@@ -167,9 +167,9 @@ _NO_LIBRARY = re.compile(r"cannot find -l([^\s:]+)")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
 # what a library's missing functions are (the longest prefix names them: cublasLt before cublas); cudalab
-# computes cuBLAS's v2 API, cuRAND's host API, cuFFT and cuSPARSE itself, so what is missing of those is the rest
-_LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS's legacy API (cublas.h: cudalab has "
-              "the v2 API of cublas_v2.h)", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
+# computes cuBLAS (v2 and legacy), cuBLASLt, cuRAND's host API, cuFFT and cuSPARSE itself, so what is missing of
+# those is the rest
+_LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
               "curand": "cuRAND (its host API)",
               "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "npp": "NPP", "nvjpeg": "nvJPEG",
               "nvrtc": "NVRTC", "cuda": "the CUDA driver API (cu* calls)", "nvidia-ml": "NVML",
@@ -311,7 +311,8 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                              "git clone https://github.com/NVIDIA/cuda-samples and build with -I cuda-samples/Common",
                   "cutil": "the GPU Computing SDK of CUDA 4 and older, which is gone: use your own error checks "
                            "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
-                  "cublasLt": "cuBLASLt, which cudalab does not emulate", "cublasXt": "cuBLASXt, which cudalab does not emulate",
+                  "cublasLt": "nvidia-cublas (cuBLASLt's header; cudalab computes its matmul): pip install 'cudalab[cublas]'",
+                  "cublasXt": "cuBLASXt, which cudalab does not emulate",
                   "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
                   "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt), which cudalab does not emulate",
                   "cufft": "nvidia-cufft (cuFFT's headers; cudalab computes its transforms): pip install 'cudalab[cufft]'",
