@@ -73,10 +73,9 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
-    # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2), cuRAND's host API
-    # and cuFFT run (programs/server_libraries.py); these do not:
-    (r"cublasLt\.h|cublasXt", "cuBLASLt and cuBLASXt"),
-    (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"), (r"cusparse(_v2)?\.h", "cuSPARSE"),
+    # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2 and legacy), cuBLASLt,
+    # cuSPARSE's generic API, cuRAND's host API and cuFFT run (programs/server_libraries.py); these do not:
+    (r"cublasXt", "cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
