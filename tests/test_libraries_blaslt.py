@@ -165,7 +165,7 @@ int main() {
 
 
 @needs_cublaslt
-def test_misuse_returns_cublas_status_codes_and_says_why():
+def test_lt_misuse_returns_cublas_status_codes_and_says_why():
     r = run_program_source(HELPERS + """
 int main() {
     cublasLtHandle_t h;
@@ -184,17 +184,19 @@ int main() {
     printf("%d", cublasLtMatmulAlgoGetHeuristic(h, desc, a, b, a, a, pref, 1, &result, &found));  // 4x3 by 4x3
     printf(" %d\\n", found);
     float *scale = 0;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++)     // fp8's scale: accepted, as cuBLASLt does, and said to change nothing
         printf("%d\\n", cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale, sizeof scale));
-    cublasLtDestroy(h);
-    printf("%d\\n", cublasLtMatmulAlgoGetHeuristic(h, desc, a, a, a, a, pref, 1, &result, &found));
+    int64_t plane = 8;               // a layout's attribute cudalab does not model changes the layout: refused
+    printf("%d\\n", cublasLtMatrixLayoutSetAttribute(a, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, &plane, sizeof plane));
 }
 """, timeout=120)
     assert r.returncode == 0, r.stderr
-    # INVALID_VALUE; INVALID_VALUE and no algorithm; NOT_SUPPORTED (said once); NOT_INITIALIZED
-    assert r.stdout.splitlines() == ["7", "7 0", "15", "15", "1"]
+    # INVALID_VALUE; INVALID_VALUE with *returnAlgoCount untouched; SUCCESS twice (as an H200 answered);
+    # then cudalab's NOT_SUPPORTED
+    assert r.stdout.splitlines() == ["7", "7 7", "0", "0", "15"]
     assert "op(A) is 4 x 3 and op(B) 4 x 3, which do not give D's 4 x 3" in r.stderr
-    assert r.stderr.count("cublasLtMatmulDescSetAttribute: attribute 17 is not one cudalab's cuBLASLt models") == 1
+    assert r.stderr.count("cublasLtMatmulDescSetAttribute: attribute 17 is accepted but not modeled") == 1
+    assert "cublasLtMatrixLayoutSetAttribute: attribute 7 is not one cudalab's cuBLASLt models" in r.stderr
 
 
 @needs_cublaslt

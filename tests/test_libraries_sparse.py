@@ -92,12 +92,15 @@ int main() {
     // doubles, alpha and beta in device memory (CUSPARSE_POINTER_MODE_DEVICE)
     const double dx[] = {1, 2, 3, 4}, dscalars[] = {0.5, 0};
     double *dy, *ds = device(dscalars, 2);
+    void *buffer;
+    cudaMalloc(&buffer, 1 << 16);             // more than any bufferSize here asks
     cudaMalloc(&dy, 3 * sizeof(double));
     cusparseDnVecDescr_t DX, DY;
     cusparseCreateDnVec(&DX, 4, device(dx, 4), CUDA_R_64F);
     cusparseCreateDnVec(&DY, 3, dy, CUDA_R_64F);
     cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_DEVICE);
-    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, ds, dcsr, DX, ds + 1, DY, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, 0);
+    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, ds, dcsr, DX, ds + 1, DY, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT,
+                 buffer);
     cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST);
     show("double_y", dy, 3);
     // C (3 x 2) = A B with B 4 x 2 column-major, then row-major with ld 3
@@ -109,9 +112,9 @@ int main() {
     cusparseCreateDnMat(&BR, 4, 2, 3, device(brow, 12), CUDA_R_32F, CUSPARSE_ORDER_ROW);
     cusparseCreateDnMat(&CR, 3, 2, 2, crow, CUDA_R_32F, CUSPARSE_ORDER_ROW);
     cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, csr, B, &zero, C,
-                 CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, 0);
+                 CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buffer);
     cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, coo, BR, &zero, CR,
-                 CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, 0);
+                 CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buffer);
     show("spmm_col", c, 6);
     show("spmm_row", crow, 6);
     cusparseDestroySpMat(csr), cusparseDestroySpMat(csc), cusparseDestroySpMat(coo), cusparseDestroySpMat(dcsr);
@@ -174,38 +177,45 @@ int main() {
     cusparseHandle_t h;
     cusparseCreate(&h);
     cusparseSpMatDescr_t A, bad;
-    cusparseDnVecDescr_t X, Y;
+    cusparseDnVecDescr_t X, Y, Y3;
     const int wrong_col[] = {0, 2, 1, 0, 7, 3};
     float alpha = 1, beta = 0, *y;
+    void *buffer;
     cudaMalloc(&y, 4 * sizeof(float));
+    cudaMalloc(&buffer, 1 << 16);
     cusparseCreateCsr(&A, 3, 4, 6, device(csr_off, 4), device(csr_col, 6), device(val, 6), CUSPARSE_INDEX_32I,
                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
     cusparseCreateCsr(&bad, 3, 4, 6, device(csr_off, 4), device(wrong_col, 6), device(val, 6), CUSPARSE_INDEX_32I,
                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
     cusparseCreateDnVec(&X, 4, y, CUDA_R_32F);
     cusparseCreateDnVec(&Y, 4, y, CUDA_R_32F);
+    cusparseCreateDnVec(&Y3, 3, y, CUDA_R_32F);
     printf("%d\\n", cusparseCreateCsr(&A, -3, 4, 6, 0, 0, 0, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                       CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));             // negative rows
     printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, CUDA_R_32F,
-                                 CUSPARSE_SPMV_ALG_DEFAULT, 0));                            // Y has 4, not 3
-    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, CUDA_R_64F,
-                                 CUSPARSE_SPMV_ALG_DEFAULT, 0));                            // f32 data, f64 compute
-    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_TRANSPOSE, &alpha, bad, Y, &beta, X, CUDA_R_32F,
-                                 CUSPARSE_SPMV_ALG_DEFAULT, 0));                            // column 7 of 4
+                                 CUSPARSE_SPMV_ALG_DEFAULT, buffer));                       // Y has 4, not 3
+    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y3, CUDA_R_32F,
+                                 CUSPARSE_SPMV_ALG_DEFAULT, 0));                            // no buffer
+    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y3, CUDA_R_64F,
+                                 CUSPARSE_SPMV_ALG_DEFAULT, buffer));                       // f32 data, f64 compute
+    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_TRANSPOSE, &alpha, bad, Y3, &beta, X, CUDA_R_32F,
+                                 CUSPARSE_SPMV_ALG_DEFAULT, buffer));                       // column 7 of 4
     cusparseSpGEMMDescr_t g;
     for (int k = 0; k < 2; k++) printf("%d\\n", cusparseSpGEMM_createDescr(&g));
     cusparseDestroy(h);
-    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, CUDA_R_32F,
-                                 CUSPARSE_SPMV_ALG_DEFAULT, 0));                            // a destroyed handle
+    printf("%d\\n", cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y3, CUDA_R_32F,
+                                 CUSPARSE_SPMV_ALG_DEFAULT, buffer));                       // a destroyed handle
     printf("%s: %s\\n", cusparseGetErrorName(CUSPARSE_STATUS_INVALID_VALUE),
            cusparseGetErrorString(CUSPARSE_STATUS_INVALID_VALUE));
 }
 """, timeout=120)
     assert r.returncode == 0, r.stderr
-    # INVALID_VALUE, NOT_SUPPORTED, EXECUTION_FAILED, NOT_INITIALIZED
-    assert r.stdout.splitlines() == ["3", "3", "10", "6", "10", "10", "1",
+    # INVALID_VALUE (three times), NOT_SUPPORTED, EXECUTION_FAILED (cudalab's index check: a GPU reads
+    # on), NOT_SUPPORTED for SpGEMM (a GPU has it), INVALID_VALUE for a destroyed handle: checked on an H200
+    assert r.stdout.splitlines() == ["3", "3", "3", "10", "6", "10", "10", "3",
                                      "CUSPARSE_STATUS_INVALID_VALUE: invalid value"]
     assert "cusparseSpMV: op(A) is 3 x 4, so X must have 4 elements and Y 3, but they have 4 and 4" in r.stderr
+    assert "cusparseSpMV: externalBuffer is NULL" in r.stderr
     assert "with computeType 1 are not a combination cuSPARSE computes" in r.stderr
     assert "matA's column indices[4] = 7 is outside 0..3" in r.stderr
     assert r.stderr.count("cusparseSpGEMM_createDescr is not part of cudalab's cuSPARSE") == 1

@@ -103,11 +103,21 @@ static cublasStatus_t lt_lacks(const char *what, int id) {
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-/* cuBLASLt's rule: the buffer holds exactly the attribute's size */
+/* cuBLASLt's rule: the buffer holds exactly the attribute's size. An attribute cudalab does not model
+ * is refused when ``ignored`` is 0 (a layout's: its meaning would change), otherwise accepted, as
+ * cuBLASLt does, with a one-time word that it changes nothing here (a matmul's fp8 scales, a
+ * preference's limits). */
 static cublasStatus_t set_attribute(const char *what, const struct attribute *table, int n, void *obj, int id,
-                                    const void *buf, size_t size) {
+                                    const void *buf, size_t size, int ignored) {
     if (!LT_LIVE(obj)) return CUBLAS_STATUS_NOT_INITIALIZED;
     const struct attribute *a = find_attribute(table, n, id);
+    if (!a && ignored) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "cudalab: %s attribute %d is accepted but not modeled by cudalab's cuBLASLt: it "
+                 "changes nothing here.", what, id);
+        say_once(msg);
+        return buf ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    }
     if (!a) return lt_lacks(what, id);
     if (!buf || size != a->size) return CUBLAS_STATUS_INVALID_VALUE;
     memcpy((char *)obj + a->offset, buf, size);
@@ -140,11 +150,9 @@ cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
     return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) {
-    if (!LT_LIVE(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
-    h->magic = 0;
-    return CUBLAS_STATUS_SUCCESS;
-}
+/* cuBLASLt 13 keeps answering calls with a destroyed handle (an H200 computed with one), and so does
+ * cudalab: the handle holds nothing */
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) { return LT_LIVE(h) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED; }
 
 size_t cublasLtGetVersion(void) { return CUBLAS_VERSION; }
 size_t cublasLtGetCudartVersion(void) { return CUDART_VERSION; }
@@ -186,7 +194,8 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) {
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const void *buf,
                                               size_t sizeInBytes)
-{ return set_attribute("cublasLtMatmulDescSetAttribute:", desc_attributes, COUNT(desc_attributes), d, attr, buf, sizeInBytes); }
+{ return set_attribute("cublasLtMatmulDescSetAttribute:", desc_attributes, COUNT(desc_attributes), d, attr, buf, sizeInBytes,
+                       1); }
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, void *buf,
                                               size_t sizeInBytes, size_t *sizeWritten)
 { return get_attribute("cublasLtMatmulDescGetAttribute:", desc_attributes, COUNT(desc_attributes), d, attr, buf,
@@ -219,7 +228,7 @@ cublasStatus_t cublasLtMatrixLayoutDestroy(const cublasLtMatrixLayout_t l) {
 cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr,
                                                 const void *buf, size_t sizeInBytes)
 { return set_attribute("cublasLtMatrixLayoutSetAttribute:", layout_attributes, COUNT(layout_attributes), l, attr, buf,
-                       sizeInBytes); }
+                       sizeInBytes, 0); }
 cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, void *buf,
                                                 size_t sizeInBytes, size_t *sizeWritten)
 { return get_attribute("cublasLtMatrixLayoutGetAttribute:", layout_attributes, COUNT(layout_attributes), l, attr, buf,
@@ -250,7 +259,7 @@ cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) {
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr,
                                                     const void *buf, size_t sizeInBytes)
 { return set_attribute("cublasLtMatmulPreferenceSetAttribute:", preference_attributes, COUNT(preference_attributes), p,
-                       attr, buf, sizeInBytes); }
+                       attr, buf, sizeInBytes, 1); }
 cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr,
                                                     void *buf, size_t sizeInBytes, size_t *sizeWritten)
 { return get_attribute("cublasLtMatmulPreferenceGetAttribute:", preference_attributes, COUNT(preference_attributes), p,
@@ -325,8 +334,8 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmul
     cublasStatus_t s = lt_begin(&q, "cublasLtMatmulAlgoGetHeuristic", h, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, 0);
     if (s) return s;
     s = (cublasStatus_t)request_send(&q, 0, CUBLAS_STATUS_EXECUTION_FAILED);
-    *returnAlgoCount = s ? 0 : 1;
-    if (!s) {
+    if (!s) {                   /* a refusal leaves *returnAlgoCount as it was, as cuBLASLt does */
+        *returnAlgoCount = 1;
         memset(&heuristicResultsArray[0], 0, sizeof heuristicResultsArray[0]);
         heuristicResultsArray[0].state = CUBLAS_STATUS_SUCCESS;
         heuristicResultsArray[0].wavesCount = 1.0f;

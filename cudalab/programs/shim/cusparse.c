@@ -56,6 +56,8 @@ struct cusparseMatDescr {
 };
 
 #define LIVE(d) ((d) && (d)->magic == SPARSE_MAGIC)
+/* cuSPARSE 12 answers a NULL or destroyed handle with INVALID_VALUE ("bad initialization or already destroyed") */
+#define BAD_HANDLE CUSPARSE_STATUS_INVALID_VALUE
 
 /* ------------------------------------------------------------------ the handle */
 cusparseStatus_t cusparseCreate(cusparseHandle_t *handle) {
@@ -68,40 +70,41 @@ cusparseStatus_t cusparseCreate(cusparseHandle_t *handle) {
 }
 
 cusparseStatus_t cusparseDestroy(cusparseHandle_t h) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
-    h->magic = 0;            /* kept, not freed: a later call with it answers NOT_INITIALIZED */
+    if (!h) return CUSPARSE_STATUS_SUCCESS;
+    if (!LIVE(h)) return BAD_HANDLE;
+    h->magic = 0;            /* kept, not freed: a later call with it answers INVALID_VALUE, as cuSPARSE does */
     return CUSPARSE_STATUS_SUCCESS;
 }
 
 cusparseStatus_t cusparseSetStream(cusparseHandle_t h, cudaStream_t s) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     h->stream = s;
     return CUSPARSE_STATUS_SUCCESS;
 }
 
 cusparseStatus_t cusparseGetStream(cusparseHandle_t h, cudaStream_t *s) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     if (!s) return CUSPARSE_STATUS_INVALID_VALUE;
     *s = h->stream;
     return CUSPARSE_STATUS_SUCCESS;
 }
 
 cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t h, cusparsePointerMode_t mode) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     if (mode != CUSPARSE_POINTER_MODE_HOST && mode != CUSPARSE_POINTER_MODE_DEVICE) return CUSPARSE_STATUS_INVALID_VALUE;
     h->pointer_mode = mode;
     return CUSPARSE_STATUS_SUCCESS;
 }
 
 cusparseStatus_t cusparseGetPointerMode(cusparseHandle_t h, cusparsePointerMode_t *mode) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     if (!mode) return CUSPARSE_STATUS_INVALID_VALUE;
     *mode = h->pointer_mode;
     return CUSPARSE_STATUS_SUCCESS;
 }
 
 cusparseStatus_t cusparseGetVersion(cusparseHandle_t h, int *version) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     if (!version) return CUSPARSE_STATUS_INVALID_VALUE;
     *version = CUSPARSE_VERSION;
     return CUSPARSE_STATUS_SUCCESS;
@@ -113,8 +116,9 @@ LIBRARY_PROPERTY(cusparseGetProperty, cusparseStatus_t, CUSPARSE, CUSPARSE_STATU
 #define SPARSE_STATUSES(X)                                                                                      \
     X(CUSPARSE_STATUS_SUCCESS, "success") X(CUSPARSE_STATUS_NOT_INITIALIZED, "initialization error")          \
     X(CUSPARSE_STATUS_ALLOC_FAILED, "out of memory") X(CUSPARSE_STATUS_INVALID_VALUE, "invalid value")        \
-    X(CUSPARSE_STATUS_ARCH_MISMATCH, "architecture mismatch") X(CUSPARSE_STATUS_MAPPING_ERROR, "mapping error") \
-    X(CUSPARSE_STATUS_EXECUTION_FAILED, "execution failed") X(CUSPARSE_STATUS_INTERNAL_ERROR, "internal error") \
+    X(CUSPARSE_STATUS_ARCH_MISMATCH, "architecture mismatch")                                                 \
+    X(CUSPARSE_STATUS_MAPPING_ERROR, "texture memory mapping error")                                         \
+    X(CUSPARSE_STATUS_EXECUTION_FAILED, "kernel launch failure") X(CUSPARSE_STATUS_INTERNAL_ERROR, "internal error") \
     X(CUSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED, "matrix type not supported")                                \
     X(CUSPARSE_STATUS_ZERO_PIVOT, "zero pivot") X(CUSPARSE_STATUS_NOT_SUPPORTED, "operation not supported")   \
     X(CUSPARSE_STATUS_INSUFFICIENT_RESOURCES, "insufficient resources")
@@ -160,14 +164,13 @@ MAT_DESCR_FIELD(cusparseSetMatIndexBase, cusparseGetMatIndexBase, cusparseIndexB
 /* ------------------------------------------------------------------ sparse matrices */
 static int index_type(cusparseIndexType_t t) { return t == CUSPARSE_INDEX_16U || t == CUSPARSE_INDEX_32I || t == CUSPARSE_INDEX_64I; }
 
-/* ``offsets`` elements of ``major`` (rows + 1 for CSR, nnz for COO): a null pointer only when empty */
+/* Only the sizes, index types and base are checked: cuSPARSE 12 takes NULL arrays here (they may
+ * come later, with cusparseCsrSetPointers) */
 static cusparseStatus_t sp_create(cusparseSpMatDescr_t *out, cusparseFormat_t format, int64_t rows, int64_t cols,
                                   int64_t nnz, const void *major, const void *minor, const void *values,
                                   cusparseIndexType_t major_type, cusparseIndexType_t minor_type,
                                   cusparseIndexBase_t base, cudaDataType type) {
-    if (!out || rows < 0 || cols < 0 || nnz < 0 || (nnz && (!minor || !values)) ||
-        (format != CUSPARSE_FORMAT_COO && !major && rows) || (format == CUSPARSE_FORMAT_COO && !major && nnz) ||
-        !index_type(major_type) || !index_type(minor_type) || (base != CUSPARSE_INDEX_BASE_ZERO && base != CUSPARSE_INDEX_BASE_ONE))
+    if (!out || rows < 0 || cols < 0 || nnz < 0 || !index_type(major_type) || !index_type(minor_type) || (base != CUSPARSE_INDEX_BASE_ZERO && base != CUSPARSE_INDEX_BASE_ONE))
         return CUSPARSE_STATUS_INVALID_VALUE;
     struct cusparseSpMatDescr *d = calloc(1, sizeof *d);
     if (!d) return CUSPARSE_STATUS_ALLOC_FAILED;
@@ -265,7 +268,7 @@ cusparseStatus_t cusparseCooSetPointers(cusparseSpMatDescr_t d, void *cooRows, v
 
 /* ------------------------------------------------------------------ dense vectors and matrices */
 cusparseStatus_t cusparseCreateDnVec(cusparseDnVecDescr_t *d, int64_t size, void *values, cudaDataType valueType) {
-    if (!d || size < 0 || (size && !values)) return CUSPARSE_STATUS_INVALID_VALUE;
+    if (!d || size < 0) return CUSPARSE_STATUS_INVALID_VALUE;
     struct cusparseDnVecDescr *v = calloc(1, sizeof *v);
     if (!v) return CUSPARSE_STATUS_ALLOC_FAILED;
     *v = (struct cusparseDnVecDescr){SPARSE_MAGIC, size, values, valueType};
@@ -295,7 +298,7 @@ cusparseStatus_t cusparseDnVecSetValues(cusparseDnVecDescr_t d, void *values) {
 cusparseStatus_t cusparseCreateDnMat(cusparseDnMatDescr_t *d, int64_t rows, int64_t cols, int64_t ld, void *values,
                                      cudaDataType valueType, cusparseOrder_t order) {
     int64_t inner = order == CUSPARSE_ORDER_ROW ? cols : rows;
-    if (!d || rows < 0 || cols < 0 || ld < inner || (rows && cols && !values) ||
+    if (!d || rows < 0 || cols < 0 || ld < inner ||
         (order != CUSPARSE_ORDER_COL && order != CUSPARSE_ORDER_ROW))
         return CUSPARSE_STATUS_INVALID_VALUE;
     struct cusparseDnMatDescr *m = calloc(1, sizeof *m);
@@ -353,9 +356,14 @@ static cusparseStatus_t sparse_send(struct request *q, cusparseHandle_t h) {
 cusparseStatus_t cusparseSpMV(cusparseHandle_t h, cusparseOperation_t opA, const void *alpha, cusparseConstSpMatDescr_t matA,
                               cusparseConstDnVecDescr_t vecX, const void *beta, cusparseDnVecDescr_t vecY,
                               cudaDataType computeType, cusparseSpMVAlg_t alg, void *externalBuffer) {
-    (void)alg, (void)externalBuffer;
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    (void)alg;
+    if (!LIVE(h)) return BAD_HANDLE;
     if (!LIVE(matA) || !LIVE(vecX) || !LIVE(vecY) || !alpha || !beta) return CUSPARSE_STATUS_INVALID_VALUE;
+    if (!externalBuffer) {      /* cuSPARSE 12.9 refuses it, though cudalab needs no buffer */
+        say_once("cudalab: cusparseSpMV: externalBuffer is NULL; cuSPARSE needs the buffer of cusparseSpMV_bufferSize's "
+                 "size, so it returns CUSPARSE_STATUS_INVALID_VALUE.");
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
     struct request q;
     request_begin(&q, "sparse", "cusparseSpMV", h->stream, h->pointer_mode == CUSPARSE_POINTER_MODE_DEVICE);
     request_int(&q, "opA", opA);
@@ -371,7 +379,7 @@ cusparseStatus_t cusparseSpMM(cusparseHandle_t h, cusparseOperation_t opA, cuspa
                               cusparseDnMatDescr_t matC, cudaDataType computeType, cusparseSpMMAlg_t alg,
                               void *externalBuffer) {
     (void)alg, (void)externalBuffer;
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     if (!LIVE(matA) || !LIVE(matB) || !LIVE(matC) || !alpha || !beta) return CUSPARSE_STATUS_INVALID_VALUE;
     struct request q;
     request_begin(&q, "sparse", "cusparseSpMM", h->stream, h->pointer_mode == CUSPARSE_POINTER_MODE_DEVICE);
@@ -384,17 +392,20 @@ cusparseStatus_t cusparseSpMM(cusparseHandle_t h, cusparseOperation_t opA, cuspa
     return sparse_send(&q, h);
 }
 
-/* the emulator's routines need no work area: the size queries answer 0, the preprocessing does nothing */
-#define NO_BUFFER(h, size, ...) { __VA_ARGS__; if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED; \
-                                  if (!(size)) return CUSPARSE_STATUS_INVALID_VALUE; *(size) = 0;     \
-                                  return CUSPARSE_STATUS_SUCCESS; }
-#define NOTHING_TO_DO(h, ...) { __VA_ARGS__; return LIVE(h) ? CUSPARSE_STATUS_SUCCESS : CUSPARSE_STATUS_NOT_INITIALIZED; }
+/* The emulator's routines need no work area, but a program must still allocate one (cuSPARSE refuses
+ * SpMV's NULL buffer): the size queries answer BUFFER_SIZE bytes, the preprocessing does nothing. */
+#define BUFFER_SIZE 16
+#define NO_BUFFER(h, size, ready, ...) { __VA_ARGS__; if (!LIVE(h)) return BAD_HANDLE;                         \
+                                         if (!(size) || !(ready)) return CUSPARSE_STATUS_INVALID_VALUE;       \
+                                         *(size) = BUFFER_SIZE; return CUSPARSE_STATUS_SUCCESS; }
+#define NOTHING_TO_DO(h, ...) { __VA_ARGS__; return LIVE(h) ? CUSPARSE_STATUS_SUCCESS : BAD_HANDLE; }
 
 cusparseStatus_t cusparseSpMV_bufferSize(cusparseHandle_t h, cusparseOperation_t opA, const void *alpha,
                                          cusparseConstSpMatDescr_t matA, cusparseConstDnVecDescr_t vecX, const void *beta,
                                          cusparseDnVecDescr_t vecY, cudaDataType computeType, cusparseSpMVAlg_t alg,
                                          size_t *bufferSize)
-NO_BUFFER(h, bufferSize, (void)opA, (void)alpha, (void)matA, (void)vecX, (void)beta, (void)vecY, (void)computeType, (void)alg)
+NO_BUFFER(h, bufferSize, LIVE(matA) && LIVE(vecX) && LIVE(vecY), (void)opA, (void)alpha, (void)beta, (void)computeType,
+          (void)alg)
 cusparseStatus_t cusparseSpMV_preprocess(cusparseHandle_t h, cusparseOperation_t opA, const void *alpha,
                                          cusparseConstSpMatDescr_t matA, cusparseConstDnVecDescr_t vecX, const void *beta,
                                          cusparseDnVecDescr_t vecY, cudaDataType computeType, cusparseSpMVAlg_t alg,
@@ -405,7 +416,7 @@ cusparseStatus_t cusparseSpMM_bufferSize(cusparseHandle_t h, cusparseOperation_t
                                          const void *alpha, cusparseConstSpMatDescr_t matA, cusparseConstDnMatDescr_t matB,
                                          const void *beta, cusparseDnMatDescr_t matC, cudaDataType computeType,
                                          cusparseSpMMAlg_t alg, size_t *bufferSize)
-NO_BUFFER(h, bufferSize, (void)opA, (void)opB, (void)alpha, (void)matA, (void)matB, (void)beta, (void)matC,
+NO_BUFFER(h, bufferSize, LIVE(matA) && LIVE(matB) && LIVE(matC), (void)opA, (void)opB, (void)alpha, (void)beta,
           (void)computeType, (void)alg)
 cusparseStatus_t cusparseSpMM_preprocess(cusparseHandle_t h, cusparseOperation_t opA, cusparseOperation_t opB,
                                          const void *alpha, cusparseConstSpMatDescr_t matA, cusparseConstDnMatDescr_t matB,
@@ -417,7 +428,7 @@ NOTHING_TO_DO(h, (void)opA, (void)opB, (void)alpha, (void)matA, (void)matB, (voi
 /* ------------------------------------------------------------------ format conversions */
 cusparseStatus_t cusparseXcoo2csr(cusparseHandle_t h, const int *cooRowInd, int nnz, int m, int *csrSortedRowPtr,
                                   cusparseIndexBase_t idxBase) {
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     struct request q;
     request_begin(&q, "sparse", "cusparseXcoo2csr", h->stream, 0);
     request_ptr(&q, "cooRowInd", cooRowInd);
@@ -433,7 +444,7 @@ cusparseStatus_t cusparseCsr2cscEx2(cusparseHandle_t h, int m, int n, int nnz, c
                                     cusparseAction_t copyValues, cusparseIndexBase_t idxBase, cusparseCsr2CscAlg_t alg,
                                     void *buffer) {
     (void)alg, (void)buffer;
-    if (!LIVE(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!LIVE(h)) return BAD_HANDLE;
     struct request q;
     request_begin(&q, "sparse", "cusparseCsr2cscEx2", h->stream, 0);
     request_int(&q, "m", m), request_int(&q, "n", n), request_int(&q, "nnz", nnz);
@@ -447,7 +458,7 @@ cusparseStatus_t cusparseCsr2cscEx2_bufferSize(cusparseHandle_t h, int m, int n,
                                                const int *csrRowPtr, const int *csrColInd, void *cscVal, int *cscColPtr,
                                                int *cscRowInd, cudaDataType valType, cusparseAction_t copyValues,
                                                cusparseIndexBase_t idxBase, cusparseCsr2CscAlg_t alg, size_t *bufferSize)
-NO_BUFFER(h, bufferSize, (void)m, (void)n, (void)nnz, (void)csrVal, (void)csrRowPtr, (void)csrColInd, (void)cscVal,
+NO_BUFFER(h, bufferSize, m >= 0 && n >= 0 && nnz >= 0, (void)csrVal, (void)csrRowPtr, (void)csrColInd, (void)cscVal,
           (void)cscColPtr, (void)cscRowInd, (void)valType, (void)copyValues, (void)idxBase, (void)alg)
 
 static cusparseStatus_t sparse_not_supported(const char *name) {

@@ -22,7 +22,7 @@ import numpy as np
 
 from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline, storage
 
-SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 1, 3, 6, 10
+SUCCESS, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 3, 6, 10
 CSR, CSC, COO = 1, 2, 3
 INDEX_TYPES = {1: np.uint16, 2: np.int32, 3: np.int64}        # cusparseIndexType_t
 ORDER_COL, ORDER_ROW = 1, 2
