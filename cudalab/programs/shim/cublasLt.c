@@ -104,21 +104,19 @@ static cublasStatus_t lt_lacks(const char *what, int id) {
 }
 
 /* cuBLASLt's rule: the buffer holds exactly the attribute's size. An attribute cudalab does not model
- * is refused when ``ignored`` is 0 (a layout's: its meaning would change), otherwise accepted, as
- * cuBLASLt does, with a one-time word that it changes nothing here (a matmul's fp8 scales, a
- * preference's limits). */
+ * (a matmul's fp8 scales, a preference's limits, a planar complex layout) is accepted, as cuBLASLt
+ * does, with a one-time word that it changes nothing here. */
 static cublasStatus_t set_attribute(const char *what, const struct attribute *table, int n, void *obj, int id,
-                                    const void *buf, size_t size, int ignored) {
+                                    const void *buf, size_t size) {
     if (!LT_LIVE(obj)) return CUBLAS_STATUS_NOT_INITIALIZED;
     const struct attribute *a = find_attribute(table, n, id);
-    if (!a && ignored) {
+    if (!a) {
         char msg[200];
         snprintf(msg, sizeof msg, "cudalab: %s attribute %d is accepted but not modeled by cudalab's cuBLASLt: it "
                  "changes nothing here.", what, id);
         say_once(msg);
         return buf ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
     }
-    if (!a) return lt_lacks(what, id);
     if (!buf || size != a->size) return CUBLAS_STATUS_INVALID_VALUE;
     memcpy((char *)obj + a->offset, buf, size);
     return CUBLAS_STATUS_SUCCESS;
@@ -194,8 +192,7 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) {
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const void *buf,
                                               size_t sizeInBytes)
-{ return set_attribute("cublasLtMatmulDescSetAttribute:", desc_attributes, COUNT(desc_attributes), d, attr, buf, sizeInBytes,
-                       1); }
+{ return set_attribute("cublasLtMatmulDescSetAttribute:", desc_attributes, COUNT(desc_attributes), d, attr, buf, sizeInBytes); }
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, void *buf,
                                               size_t sizeInBytes, size_t *sizeWritten)
 { return get_attribute("cublasLtMatmulDescGetAttribute:", desc_attributes, COUNT(desc_attributes), d, attr, buf,
@@ -228,7 +225,7 @@ cublasStatus_t cublasLtMatrixLayoutDestroy(const cublasLtMatrixLayout_t l) {
 cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr,
                                                 const void *buf, size_t sizeInBytes)
 { return set_attribute("cublasLtMatrixLayoutSetAttribute:", layout_attributes, COUNT(layout_attributes), l, attr, buf,
-                       sizeInBytes, 0); }
+                       sizeInBytes); }
 cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, void *buf,
                                                 size_t sizeInBytes, size_t *sizeWritten)
 { return get_attribute("cublasLtMatrixLayoutGetAttribute:", layout_attributes, COUNT(layout_attributes), l, attr, buf,
@@ -259,7 +256,7 @@ cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) {
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr,
                                                     const void *buf, size_t sizeInBytes)
 { return set_attribute("cublasLtMatmulPreferenceSetAttribute:", preference_attributes, COUNT(preference_attributes), p,
-                       attr, buf, sizeInBytes, 1); }
+                       attr, buf, sizeInBytes); }
 cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr,
                                                     void *buf, size_t sizeInBytes, size_t *sizeWritten)
 { return get_attribute("cublasLtMatmulPreferenceGetAttribute:", preference_attributes, COUNT(preference_attributes), p,

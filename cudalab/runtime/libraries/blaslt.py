@@ -153,6 +153,9 @@ def _epilogue(c: Call, pointers: bool) -> int:
     if e not in EPILOGUES:
         c.refuse(f"epilogue {e} is not one cudalab's cuBLASLt computes ({', '.join(EPILOGUES.values())})",
                  NOT_SUPPORTED)
+    if e in (BGRADA, BGRADB) and (c["desc.transa"], c["desc.transb"]) != (0, 1):
+        c.refuse(f"CUBLASLT_EPILOGUE_{EPILOGUES[e]} is computed only with TRANSA = CUBLAS_OP_N and TRANSB = CUBLAS_OP_T "
+                 "(the backward pass's dweight; an H200 refuses other transposes)", NOT_SUPPORTED)
     if not pointers:
         return e
     if e & (BIAS | BGRAD | BGRADA | BGRADB) and not c["desc.bias"]:
