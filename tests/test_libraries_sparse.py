@@ -5,6 +5,8 @@ integers, so every sum is exact and cuSPARSE's order of summation cannot change 
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -232,3 +234,67 @@ def test_every_function_of_cusparse_h_gets_a_definition():
     assert {"cusparseSpMV", "cusparseCreateCsr", "cusparseScsr2csr_compress"} <= declared
     assert declared == generated | (declared & defined_in(SHIM_DIR / "cusparse.c", "cusparse"))
     assert "cusparseSpMV(" not in source and "cusparseSpGEMM_compute(" in source
+
+
+# ------------------------------------------------------------------------------ against an H200
+RECORDED = Path(__file__).parent / "libraries" / "sparse_lt_h200.txt"
+# label -> why the emulator's answer differs from the H200's (cuSPARSE 12.9, cuBLAS 13.0)
+KNOWN_DIFFERENCES = {
+    "relu_bias_TN status": "an H200 refuses RELU_BIAS with f32 compute (NOT_SUPPORTED); cudalab computes it",
+    "relu_bias_NT status": "the same",
+    "gelu_aux_TN status": "an H200 answered INVALID_VALUE to GELU_AUX and DGELU with this aux layout, yet takes "
+                          "GELU_AUX_BIAS and DGELU_BGRAD with it; cudalab computes them",
+    "gelu_aux_NT status": "the same", "dgelu_TN status": "the same", "dgelu_NT status": "the same",
+    "sp_spmv_buffersize_value": "the size of cuSPARSE's own scratch; cudalab needs none and answers 16 bytes",
+    "sp_csr2csc_buffersize_value": "the same",
+    "lt_heur_ok_found": "cudalab offers one algorithm where cuBLASLt lists several",
+    "lt_heur_destroyed": "cudalab's cuBLASLt lacks the RELU_AUX epilogue (its bit-mask aux): NOT_SUPPORTED",
+}
+
+
+def answers(text: str) -> dict:
+    """label -> the rest of the line, from the probes' "label value ..." lines ("name status N" and
+    "sp_str N ..." take their second word into the label; cuSPARSE's own log lines, which begin with
+    " **", are left out)."""
+    found = {}
+    for line in text.splitlines():
+        if not line or line.startswith((" **", "===")):
+            continue
+        label, value = line.split(" ", 1)
+        if value.startswith("status ") or label == "sp_str":
+            more, value = value.split(" ", 1)
+            label = f"{label} {more}"
+        found[label] = value
+    return found
+
+
+def same(got: str, expected: str) -> bool:
+    """Equal, numbers within float32 rounding (a GPU's GELU and sums differ in the last digits)."""
+    if got == expected:
+        return True
+    try:
+        return np.allclose([float(x) for x in got.split()], [float(x) for x in expected.split()], rtol=1e-5,
+                           atol=3e-7)
+    except ValueError:
+        return False
+
+
+@needs_cusparse
+@pytest.mark.skipif(not (cuda_home() / "include" / "cublasLt.h").exists(), reason="cuBLASLt's header (cudalab[cublas])")
+def test_answers_match_an_h200s_but_for_the_known_differences():
+    """tools/sparse_lt_gpu_probe.cu and cublaslt_epilogues_gpu_probe.cu, run on the emulator, against
+    what they printed on an H200; every line it answers differently is listed above with its reason."""
+    tools = Path(__file__).parents[1] / "tools"
+    got = {}
+    for probe in ("sparse_lt_gpu_probe.cu", "cublaslt_epilogues_gpu_probe.cu"):
+        r = run_program_source((tools / probe).read_text(), timeout=120)
+        assert r.returncode == 0, r.stderr
+        got.update(answers(r.stdout))
+    recorded = answers(RECORDED.read_text())
+    statuses = {label: value for label, value in recorded.items() if label.endswith(" status")}
+    assert len(recorded) == 112 and len(statuses) == 12
+    differing = {label for label in recorded if not same(got.get(label, "missing"), recorded[label])}
+    # the D (and aux) of an epilogue the H200 refused are its untouched buffers: they differ with the status
+    refused = {label.rsplit(" ", 1)[0] for label in KNOWN_DIFFERENCES if label.endswith(" status")}
+    differing -= {f"{name}_{part}" for name in refused for part in ("D", "aux")}
+    assert differing == set(KNOWN_DIFFERENCES)

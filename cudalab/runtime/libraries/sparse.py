@@ -160,6 +160,8 @@ def SpMV(c: Call):
     if c["vecX.size"] != n or c["vecY.size"] != m:
         c.refuse(f"op(A) is {m} x {n}, so X must have {n} elements and Y {m}, but they have {c['vecX.size']} "
                  f"and {c['vecY.size']}")
+    if not c["externalBuffer"]:         # cudalab needs none, but cuSPARSE 12.9 refuses it (checked on an H200)
+        c.refuse("externalBuffer is NULL, and cuSPARSE needs a buffer of cusparseSpMV_bufferSize's size")
     x = c.load("vecX", c["vecX.values"], c["vecX.type"], (n,), (1,), n).astype(compute)
     y = c.load("vecY", c["vecY.values"], c["vecY.type"], (m,), (1,), m)
     product = np.zeros(m, compute)
