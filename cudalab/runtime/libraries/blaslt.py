@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blas import COMPUTE_TYPES, EXECUTION_FAILED, INVALID_VALUE, NOT_SUPPORTED, SUCCESS
-from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline, storage
+from . import operands
+from .blas import COMPUTE_TYPES, EXECUTION_FAILED, INVALID_VALUE, NOT_SUPPORTED, SUCCESS  # noqa: F401 (the server's)
+from .operands import DATA_TYPES, LibraryError, affordable, on_timeline, storage
 
 ORDER_COL, ORDER_ROW = 0, 1
 RELU, BIAS, GELU, AUX, BGRAD, DGELU, BGRADA, BGRADB = 2, 4, 32, 128, 16, 64, 256, 512
@@ -39,16 +40,11 @@ def gelu_grad(x):
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x * x)
 
 
-class Call:
-    """One cublasLtMatmul's arguments (C names, descriptor fields as ``desc.field``) and its device memory."""
+class Call(operands.Call):
+    """One cublasLtMatmul's arguments and device memory (``operands.Call``), with cuBLASLt's refusals."""
 
     def __init__(self, ctx, routine: str, stream: int, args: dict, device_scalars: bool):
-        self.ctx, self.routine, self.stream, self.args = ctx, routine, stream, args
-        self.device_scalars = device_scalars
-        self.memory = Operands(ctx, routine, EXECUTION_FAILED)
-
-    def __getitem__(self, name):
-        return self.args[name]
+        super().__init__(ctx, routine, stream, args, device_scalars, EXECUTION_FAILED)
 
     def refuse(self, why: str, status=INVALID_VALUE):
         answer = "CUBLAS_STATUS_INVALID_VALUE" if status == INVALID_VALUE else "CUBLAS_STATUS_NOT_SUPPORTED"
@@ -64,39 +60,17 @@ class Call:
         """(load, store) of layout ``name``'s matrix ``batch`` (rows x cols, in its order)."""
         rows, cols, ld, order = (self[f"{name}.{k}"] for k in ("rows", "cols", "ld", "order"))
         code = self.data_type(name, self[f"{name}.type"])
-        kind = storage(code)
-        addr = self[name] + batch * self[f"{name}.batch_offset"] * kind.itemsize
+        addr = self[name] + batch * self[f"{name}.batch_offset"] * storage(code).itemsize
         strides = (1, ld) if order == ORDER_COL else (ld, 1)
         span = (cols - 1) * ld + rows if order == ORDER_COL else (rows - 1) * ld + cols
-
-        def load():
-            view = self.memory.view(name, addr, kind, (rows, cols), strides, span)
-            return bf16_load(view) if DATA_TYPES[code] == "bfloat16" else view
-
-        def store(values):
-            view = self.memory.view(name, addr, kind, (rows, cols), strides, span)
-            self.memory.store(view, bf16_bits(values) if DATA_TYPES[code] == "bfloat16" else values)
-        return load, store
+        where = (name, addr, code, (rows, cols), strides, span)
+        return (lambda: self.load(*where)), (lambda values: self.store(*where, values))
 
     def vector(self, name: str, addr: int, code: int, n: int, batch: int, stride: int) -> tuple:
-        """(load, store) of the bias or a column of ``n`` elements of type ``code``, batch ``batch``."""
-        kind = storage(self.data_type(name, code))
-        at = addr + batch * stride * kind.itemsize
-
-        def load():
-            view = self.memory.array(name, at, n, kind)
-            return bf16_load(view) if DATA_TYPES[code] == "bfloat16" else view
-
-        def store(values):
-            view = self.memory.array(name, at, n, kind)
-            self.memory.store(view, bf16_bits(values) if DATA_TYPES[code] == "bfloat16" else values)
-        return load, store
-
-    def scalar(self, name: str, dtype):
-        where, value = self.args[name]
-        if where == "host":
-            return np.frombuffer(value, dtype, 1)[0]
-        return self.memory.array(name, value, 1, dtype)[0]
+        """(load, store) of the bias: ``n`` elements of type ``code``, batch ``batch``."""
+        at = addr + batch * stride * storage(self.data_type(name, code)).itemsize
+        where = (name, at, code, (n,), (1,), n)
+        return (lambda: self.load(*where)), (lambda values: self.store(*where, values))
 
 
 def _stored_shape(c: Call, name: str) -> tuple:
@@ -196,20 +170,19 @@ def Matmul(c: Call):
         if beta != 0:
             value = value + beta * load_c().astype(compute)
         bias = c.vector("bias", c["desc.bias"], bias_type, n if e == BGRADB else m, i, c["desc.bias_batch_stride"])
-        aux_at = c["desc.aux"] + i * c["desc.aux_batch_stride"] * storage(aux_type).itemsize if e & AUX else 0
-        aux = (c.memory.view("aux", aux_at, storage(aux_type), (m, n), (1, c["desc.aux_ld"]),
-                             (n - 1) * c["desc.aux_ld"] + m) if e & AUX else None)
+        # the aux matrix: m x n, column-major with its own leading dimension
+        aux = ("aux", c["desc.aux"] + i * c["desc.aux_batch_stride"] * storage(c.data_type("aux", aux_type)).itemsize,
+               aux_type, (m, n), (1, c["desc.aux_ld"]), (n - 1) * c["desc.aux_ld"] + m)
         if e & BIAS:
             value = value + bias[0]().astype(compute)[:, None]
         if e in (BGRADA, BGRADB):
             bias[1](op_a.sum(axis=1) if e == BGRADA else op_b.sum(axis=0))
         if e & DGELU:
-            pre = bf16_load(aux) if DATA_TYPES[aux_type] == "bfloat16" else aux.astype(compute)
-            value = value * gelu_grad(pre)
+            value = value * gelu_grad(c.load(*aux).astype(compute))
             if e & BGRAD:
                 bias[1](value.sum(axis=1))
         elif e & AUX:                       # GELU_AUX: the input of the GELU, for the backward pass
-            c.memory.store(aux, bf16_bits(value) if DATA_TYPES[aux_type] == "bfloat16" else value)
+            c.store(*aux, value)
         if e & RELU:
             value = np.maximum(value, 0)
         elif e & GELU and not e & DGELU:

@@ -97,6 +97,36 @@ class Operands:
             a.mark_written(GLOBAL_BASE + low - base - a.address, GLOBAL_BASE + high - base - a.address)
 
 
+class Call:
+    """One library call: its arguments by their C names (a descriptor's fields as ``desc.field``), and
+    its device memory, typed by cudaDataType_t codes (cuSPARSE's and cuBLASLt's calls build on it)."""
+
+    def __init__(self, ctx, routine: str, stream: int, args: dict, device_scalars: bool, failed_status: int):
+        self.ctx, self.routine, self.stream, self.args = ctx, routine, stream, args
+        self.device_scalars = device_scalars
+        self.memory = Operands(ctx, routine, failed_status)
+
+    def __getitem__(self, name):
+        return self.args[name]
+
+    def scalar(self, name: str, dtype):
+        """alpha or beta: the value behind a host pointer, or read from device memory."""
+        where, value = self.args[name]
+        if where == "host":
+            return np.frombuffer(value, dtype, 1)[0]
+        return self.memory.array(name, value, 1, dtype)[0]
+
+    def load(self, name, addr, code, shape, strides, span) -> np.ndarray:
+        """Values of cudaDataType ``code`` (``Operands.view``'s other arguments; bfloat16 widened to float32)."""
+        view = self.memory.view(name, addr, storage(code), shape, strides, span)
+        return bf16_load(view) if DATA_TYPES[code] == "bfloat16" else view
+
+    def store(self, name, addr, code, shape, strides, span, values):
+        """``values`` written as cudaDataType ``code`` (bfloat16 rounded to nearest even)."""
+        view = self.memory.view(name, addr, storage(code), shape, strides, span)
+        self.memory.store(view, bf16_bits(values) if DATA_TYPES[code] == "bfloat16" else values)
+
+
 def on_timeline(ctx, stream: int, name: str, flops: float, nbytes: float):
     """The call's row on the stream's timeline, named as the library routine ("cublasSgemm"), timed
     as the slower of its arithmetic at the device's FP32 peak and its bytes at DRAM bandwidth: the

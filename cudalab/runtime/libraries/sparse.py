@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline, storage
+from . import operands
+from .operands import DATA_TYPES, LibraryError, affordable, on_timeline, storage
 
 SUCCESS, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 3, 6, 10
 CSR, CSC, COO = 1, 2, 3
@@ -42,16 +43,11 @@ class Triplets:
     values: np.ndarray
 
 
-class Call:
-    """One routine's arguments (C names, descriptor fields as ``desc.field``) and its device memory."""
+class Call(operands.Call):
+    """One cuSPARSE routine's arguments and device memory (``operands.Call``), with cuSPARSE's refusals."""
 
     def __init__(self, ctx, routine: str, stream: int, args: dict, device_scalars: bool):
-        self.ctx, self.routine, self.stream, self.args = ctx, routine, stream, args
-        self.device_scalars = device_scalars
-        self.memory = Operands(ctx, routine, EXECUTION_FAILED)
-
-    def __getitem__(self, name):
-        return self.args[name]
+        super().__init__(ctx, routine, stream, args, device_scalars, EXECUTION_FAILED)
 
     def refuse(self, why: str, status=INVALID_VALUE):
         answer = {INVALID_VALUE: "CUSPARSE_STATUS_INVALID_VALUE", NOT_SUPPORTED: "CUSPARSE_STATUS_NOT_SUPPORTED",
@@ -64,21 +60,6 @@ class Call:
             self.refuse(f"{desc}'s value type {code} is not one cudalab's cuSPARSE handles (f32, f64, their "
                         "complex forms, f16 and bf16)", NOT_SUPPORTED)
         return code
-
-    def scalar(self, name: str, dtype):
-        where, value = self.args[name]
-        if where == "host":
-            return np.frombuffer(value, dtype, 1)[0]
-        return self.memory.array(name, value, 1, dtype)[0]
-
-    def load(self, name, addr, code, shape, strides, span):
-        """Values of cudaDataType ``code`` (bfloat16 widened to float32)."""
-        view = self.memory.view(name, addr, storage(code), shape, strides, span)
-        return bf16_load(view) if DATA_TYPES[code] == "bfloat16" else view
-
-    def store(self, view_name, addr, code, shape, strides, span, values):
-        view = self.memory.view(view_name, addr, storage(code), shape, strides, span)
-        self.memory.store(view, bf16_bits(values) if DATA_TYPES[code] == "bfloat16" else values)
 
     def indices(self, name: str, addr: int, n: int, code: int) -> np.ndarray:
         return self.memory.array(name, addr, n, INDEX_TYPES.get(code, np.int32)).astype(np.int64)
