@@ -105,6 +105,19 @@ int main() {
                  buffer);
     cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST);
     show("double_y", dy, 3);
+    // complex: A (1 + i) x, x = (1, i, 2, -i)
+    const cuComplex cval[] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}, {6, 6}}, cx[] = {{1, 0}, {0, 1}, {2, 0}, {0, -1}};
+    cuComplex cone = {1, 0}, czero = {0, 0}, *cy;
+    cudaMalloc(&cy, 3 * sizeof(cuComplex));
+    cusparseSpMatDescr_t ccsr;
+    cusparseDnVecDescr_t CX, CY;
+    cusparseCreateCsr(&ccsr, 3, 4, 6, device(csr_off, 4), device(csr_col, 6), device(cval, 6), CUSPARSE_INDEX_32I,
+                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_C_32F);
+    cusparseCreateDnVec(&CX, 4, device(cx, 4), CUDA_C_32F);
+    cusparseCreateDnVec(&CY, 3, cy, CUDA_C_32F);
+    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &cone, ccsr, CX, &czero, CY, CUDA_C_32F, CUSPARSE_SPMV_ALG_DEFAULT,
+                 buffer);
+    show("complex_y", (float *)cy, 6);
     // C (3 x 2) = A B with B 4 x 2 column-major, then row-major with ld 3
     const float b[] = {1, 2, 3, 4, -1, 0, 1, 0}, brow[] = {1, -1, 9, 2, 0, 9, 3, 1, 9, 4, 0, 9};
     float zero = 0, one = 1, *c = device(b, 6), *crow = device(b, 6);
@@ -131,6 +144,8 @@ int main() {
         np.testing.assert_array_equal(got[f"{fmt}_y"], 2 * A @ x4 + 1)
         np.testing.assert_array_equal(got[f"{fmt}_z"], 2 * A.T @ x3 + 1)
     np.testing.assert_array_equal(got["double_y"], 0.5 * A @ x4)
+    complex_y = (1 + 1j) * A @ np.array([1, 1j, 2, -1j])
+    np.testing.assert_array_equal(got["complex_y"], np.column_stack([complex_y.real, complex_y.imag]).ravel())
     b = np.array([[1, -1], [2, 0], [3, 1], [4, 0.0]])
     np.testing.assert_array_equal(got["spmm_col"], (A @ b).T.ravel())      # column-major C
     np.testing.assert_array_equal(got["spmm_row"], (A @ b).ravel())        # row-major C
