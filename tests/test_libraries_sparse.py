@@ -153,7 +153,7 @@ int main() {
 
 
 @needs_cusparse
-def test_coo_to_csr_and_csr_to_csc_conversions():
+def test_conversions_coo_to_csr_csr_to_csc_and_dense_to_sparse_and_back():
     r = run_program_source(MATRIX + """
 int main() {
     cusparseHandle_t h;
@@ -176,6 +176,32 @@ int main() {
     show("csc_offsets", csc_offsets, 5);
     show("csc_rows", rows, 6);
     show("csc_values", values, 6);
+    // dense (column-major) -> CSR, as cuSPARSE's examples do: the analysis finds nnz, then the arrays
+    const float dense[] = {1, 0, 4, 0, 3, 0, 2, 0, 5, 0, 0, 6};
+    cusparseDnMatDescr_t D, back;
+    cusparseSpMatDescr_t S;
+    int *d_offsets, *d_columns;
+    float *d_values, *d_back;
+    cudaMalloc(&d_offsets, 4 * sizeof(int)), cudaMalloc(&d_back, 12 * sizeof(float));
+    cusparseCreateDnMat(&D, 3, 4, 3, device(dense, 12), CUDA_R_32F, CUSPARSE_ORDER_COL);
+    cusparseCreateCsr(&S, 3, 4, 0, d_offsets, NULL, NULL, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+    cusparseDenseToSparse_bufferSize(h, D, S, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, &size);
+    cudaMalloc(&buffer, size);
+    cusparseDenseToSparse_analysis(h, D, S, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, buffer);
+    int64_t r, c, nnz;
+    cusparseSpMatGetSize(S, &r, &c, &nnz);
+    cudaMalloc(&d_columns, nnz * sizeof(int)), cudaMalloc(&d_values, nnz * sizeof(float));
+    cusparseCsrSetPointers(S, d_offsets, d_columns, d_values);
+    printf("convert %d %d\\n", cusparseDenseToSparse_convert(h, D, S, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, buffer),
+           (int)nnz);
+    show("d2s_offsets", d_offsets, 4);
+    show("d2s_columns", d_columns, (int)nnz);
+    show("d2s_values", d_values, (int)nnz);
+    // and back, row-major
+    cusparseCreateDnMat(&back, 3, 4, 4, d_back, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+    cusparseSparseToDense(h, S, back, CUSPARSE_SPARSETODENSE_ALG_DEFAULT, buffer);
+    show("s2d", d_back, 12);
 }
 """, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -185,6 +211,11 @@ int main() {
     np.testing.assert_array_equal(got["csc_offsets"], [0, 2, 3, 5, 6])
     np.testing.assert_array_equal(got["csc_rows"], [0, 2, 1, 0, 2, 2])
     np.testing.assert_array_equal(got["csc_values"], [1, 4, 3, 2, 5, 6])
+    np.testing.assert_array_equal(got["convert"], [0, 6])
+    np.testing.assert_array_equal(got["d2s_offsets"], [0, 2, 3, 6])
+    np.testing.assert_array_equal(got["d2s_columns"], [0, 2, 1, 0, 2, 3])
+    np.testing.assert_array_equal(got["d2s_values"], [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(got["s2d"], A.ravel())
 
 
 @needs_cusparse

@@ -1,4 +1,5 @@
-/* cudalab's libcusparse: cuSPARSE's generic API (SpMV, SpMM) for a whole program, computed by the emulator.
+/* cudalab's libcusparse: cuSPARSE's generic API (SpMV, SpMM, dense <-> sparse) for a whole program, computed by
+ * the emulator.
  *
  * The handle and the descriptors live here: cusparseCreateCsr, cusparseCreateDnVec, ... keep the
  * sizes, pointers and types a program gives them, and each routine is one request (libraries.c's)
@@ -457,9 +458,62 @@ cusparseStatus_t cusparseCsr2cscEx2_bufferSize(cusparseHandle_t h, int m, int n,
 NO_BUFFER(h, bufferSize, m >= 0 && n >= 0 && nnz >= 0, (void)csrVal, (void)csrRowPtr, (void)csrColInd, (void)cscVal,
           (void)cscColPtr, (void)cscRowInd, (void)valType, (void)copyValues, (void)idxBase, (void)alg)
 
+/* ------------------------------------------------------------------ dense <-> sparse */
+cusparseStatus_t cusparseSparseToDense(cusparseHandle_t h, cusparseConstSpMatDescr_t matA, cusparseDnMatDescr_t matB,
+                                       cusparseSparseToDenseAlg_t alg, void *externalBuffer) {
+    (void)alg, (void)externalBuffer;
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (!LIVE(matA) || !LIVE(matB)) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct request q;
+    request_begin(&q, "sparse", "cusparseSparseToDense", h->stream, 0);
+    send_spmat(&q, "matA", matA), send_dnmat(&q, "matB", matB);
+    return sparse_send(&q, h);
+}
+
+/* analysis counts the nonzeros (matB's nnz from then on) and writes CSR's offsets; convert fills the rest */
+static cusparseStatus_t dense_to_sparse(const char *name, cusparseHandle_t h, cusparseConstDnMatDescr_t matA,
+                                        cusparseSpMatDescr_t matB) {
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (!LIVE(matA) || !LIVE(matB)) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct request q;
+    request_begin(&q, "sparse", name, h->stream, 0);
+    send_dnmat(&q, "matA", matA), send_spmat(&q, "matB", matB);
+    cusparseStatus_t s = sparse_send(&q, h);
+    if (!s && RBN >= sizeof(int64_t)) memcpy(&matB->nnz, RB, sizeof(int64_t));
+    return s;
+}
+cusparseStatus_t cusparseDenseToSparse_analysis(cusparseHandle_t h, cusparseConstDnMatDescr_t matA, cusparseSpMatDescr_t matB,
+                                                cusparseDenseToSparseAlg_t alg, void *externalBuffer)
+{ (void)alg, (void)externalBuffer; return dense_to_sparse("cusparseDenseToSparse_analysis", h, matA, matB); }
+cusparseStatus_t cusparseDenseToSparse_convert(cusparseHandle_t h, cusparseConstDnMatDescr_t matA, cusparseSpMatDescr_t matB,
+                                               cusparseDenseToSparseAlg_t alg, void *externalBuffer)
+{ (void)alg, (void)externalBuffer; return dense_to_sparse("cusparseDenseToSparse_convert", h, matA, matB); }
+
+cusparseStatus_t cusparseSparseToDense_bufferSize(cusparseHandle_t h, cusparseConstSpMatDescr_t matA,
+                                                  cusparseDnMatDescr_t matB, cusparseSparseToDenseAlg_t alg,
+                                                  size_t *bufferSize)
+NO_BUFFER(h, bufferSize, LIVE(matA) && LIVE(matB), (void)alg)
+cusparseStatus_t cusparseDenseToSparse_bufferSize(cusparseHandle_t h, cusparseConstDnMatDescr_t matA,
+                                                  cusparseSpMatDescr_t matB, cusparseDenseToSparseAlg_t alg,
+                                                  size_t *bufferSize)
+NO_BUFFER(h, bufferSize, LIVE(matA) && LIVE(matB), (void)alg)
+
+/* the size (and nnz, after cusparseDenseToSparse_analysis) of a sparse matrix */
+cusparseStatus_t cusparseCsrGet(cusparseSpMatDescr_t d, int64_t *rows, int64_t *cols, int64_t *nnz, void **csrRowOffsets,
+                                void **csrColInd, void **csrValues, cusparseIndexType_t *csrRowOffsetsType,
+                                cusparseIndexType_t *csrColIndType, cusparseIndexBase_t *idxBase, cudaDataType *valueType) {
+    if (!LIVE(d) || d->format != CUSPARSE_FORMAT_CSR || !rows || !cols || !nnz || !csrRowOffsets || !csrColInd ||
+        !csrValues || !csrRowOffsetsType || !csrColIndType || !idxBase || !valueType)
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    *rows = d->rows, *cols = d->cols, *nnz = d->nnz, *csrRowOffsets = d->major, *csrColInd = d->minor;
+    *csrValues = d->values, *csrRowOffsetsType = d->major_type, *csrColIndType = d->minor_type;
+    *idxBase = d->base, *valueType = d->type;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
 static cusparseStatus_t sparse_not_supported(const char *name) {
     say_library_lacks(name, "is not part of cudalab's cuSPARSE (the generic API's SpMV and SpMM on CSR, CSC and COO, "
-                      "and the conversions Xcoo2csr and Csr2cscEx2)", "CUSPARSE_STATUS_NOT_SUPPORTED");
+                      "dense <-> sparse, and the conversions Xcoo2csr and Csr2cscEx2)", "CUSPARSE_STATUS_NOT_SUPPORTED");
     return CUSPARSE_STATUS_NOT_SUPPORTED;
 }
 

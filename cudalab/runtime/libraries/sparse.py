@@ -1,4 +1,4 @@
-"""cuSPARSE's generic API (SpMV, SpMM) and its format conversions as numpy reference implementations.
+"""cuSPARSE's generic API (SpMV, SpMM, dense <-> sparse) and its format conversions as numpy reference implementations.
 
 ``run(ctx, "cusparseSpMV", stream, args, device_scalars)`` does what cuSPARSE's routine does to the
 device memory the emulator holds. The descriptors (cusparseCreateCsr, cusparseCreateDnVec, ...)
@@ -153,7 +153,8 @@ def SpMV(c: Call):
 
 def _dense(c: Call, desc: str):
     """A dense matrix descriptor's (load, store) for its rows x cols elements, in its order."""
-    rows, cols, ld, order, code = (c[f"{desc}.{k}"] for k in ("rows", "cols", "ld", "order", "type"))
+    rows, cols, ld, order = (c[f"{desc}.{k}"] for k in ("rows", "cols", "ld", "order"))
+    code = c.value_type(desc)
     if order not in (ORDER_COL, ORDER_ROW):
         c.refuse(f"{desc}'s order {order} is not CUSPARSE_ORDER_COL or CUSPARSE_ORDER_ROW")
     inner = rows if order == ORDER_COL else cols
@@ -224,14 +225,81 @@ def Csr2cscEx2(c: Call):
     c.timeline(nnz, 16 * nnz + 4 * (m + n))
 
 
+def SparseToDense(c: Call):
+    """matB (dense) = matA (sparse), zeros elsewhere."""
+    a = sparse_matrix(c, "matA")
+    _, store = _dense(c, "matB")
+    if (c["matB.rows"], c["matB.cols"]) != a.shape:
+        c.refuse(f"matA is {a.shape[0]} x {a.shape[1]} but matB {c['matB.rows']} x {c['matB.cols']}")
+    dense = np.zeros(a.shape, a.values.dtype)
+    np.add.at(dense, (a.rows, a.cols), a.values)
+    store(dense)
+    c.timeline(0, a.values.size * 12 + dense.nbytes)
+
+
+def _nonzeros(c: Call):
+    """matA's (dense) nonzeros in the order matB's format keeps them: by rows (CSR, COO) or columns (CSC)."""
+    if c["matB.format"] not in (CSR, CSC, COO):
+        c.refuse("matB is in a format cudalab's cuSPARSE does not compute (it has CSR, CSC and COO)", NOT_SUPPORTED)
+    load, _ = _dense(c, "matA")
+    dense = load()
+    if (c["matB.rows"], c["matB.cols"]) != dense.shape:
+        c.refuse(f"matA is {dense.shape[0]} x {dense.shape[1]} but matB {c['matB.rows']} x {c['matB.cols']}")
+    if c["matB.format"] == CSC:
+        cols, rows = np.nonzero(dense.T)
+    else:
+        rows, cols = np.nonzero(dense)
+    return dense, rows, cols
+
+
+def _store_indices(c: Call, name: str, addr: int, values, type_code: int):
+    c.memory.store(c.memory.array(name, addr, len(values), INDEX_TYPES.get(type_code, np.int32)), values)
+
+
+def _store_offsets(c: Call, dense, rows, cols):
+    """CSR's row (CSC's column) offsets into matB.major; COO has none."""
+    fmt, base = c["matB.format"], c["matB.base"]
+    if fmt == COO:
+        return
+    outer = (rows, dense.shape[0]) if fmt == CSR else (cols, dense.shape[1])
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(outer[0], minlength=outer[1]))]) + base
+    _store_indices(c, "matB's offsets", c["matB.major"], offsets, c["matB.major_type"])
+
+
+def DenseToSparse_analysis(c: Call) -> bytes:
+    """Count matA's nonzeros (the shim sets matB's nnz to it) and write CSR/CSC offsets, as cuSPARSE does."""
+    dense, rows, cols = _nonzeros(c)
+    _store_offsets(c, dense, rows, cols)
+    c.timeline(dense.size, dense.nbytes)
+    return np.int64(rows.size).tobytes()
+
+
+def DenseToSparse_convert(c: Call):
+    """Fill matB's indices and values (its arrays sized by the analysis's nnz)."""
+    dense, rows, cols = _nonzeros(c)
+    if rows.size != c["matB.nnz"]:
+        c.refuse(f"matA has {rows.size} nonzeros but matB was made for {c['matB.nnz']} (call "
+                 "cusparseDenseToSparse_analysis, then cusparseSpMatGetSize and set matB's arrays to that size)")
+    base, fmt = c["matB.base"], c["matB.format"]
+    _store_offsets(c, dense, rows, cols)
+    if fmt == COO:
+        _store_indices(c, "matB's row indices", c["matB.major"], rows + base, c["matB.major_type"])
+    _store_indices(c, "matB's indices", c["matB.minor"], (cols if fmt != CSC else rows) + base, c["matB.minor_type"])
+    code = c.value_type("matB")
+    c.store("matB's values", c["matB.values"], code, (rows.size,), (1,), rows.size, dense[rows, cols])
+    c.timeline(dense.size, dense.nbytes + rows.size * 12)
+
+
 ROUTINES = {"cusparseSpMV": SpMV, "cusparseSpMM": SpMM, "cusparseXcoo2csr": Xcoo2csr,
-            "cusparseCsr2cscEx2": Csr2cscEx2}
+            "cusparseCsr2cscEx2": Csr2cscEx2, "cusparseSparseToDense": SparseToDense,
+            "cusparseDenseToSparse_analysis": DenseToSparse_analysis,
+            "cusparseDenseToSparse_convert": DenseToSparse_convert}
 
 
 def run(ctx, name: str, stream: int, args: dict, device_scalars: bool) -> bytes:
-    """Run the cuSPARSE routine ``name`` (see the module docstring); nothing comes back to the host."""
+    """Run the cuSPARSE routine ``name`` (see the module docstring); returns what comes back to the
+    host (DenseToSparse_analysis's nnz, as 8 bytes)."""
     fn = ROUTINES.get(name)
     if fn is None:
         raise LibraryError(f"{name} is not one of the cuSPARSE routines cudalab implements.", NOT_SUPPORTED)
-    fn(Call(ctx, name, stream, args, device_scalars))
-    return b""
+    return fn(Call(ctx, name, stream, args, device_scalars)) or b""
