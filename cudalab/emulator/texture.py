@@ -402,15 +402,36 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
     return np.stack(taps, 1), [w[-1] for w in fp.weight]
 
 
-def _filter(words, weights, fmt, groups=None):
+def _filter(words, weights, fmt, groups=None, srgb=False):
     """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps); channels
-    the format lacks stay 0."""
+    the format lacks stay 0. Integer texels read as normalized floats filter in fixed point
+    (_fixed_point_sum), except sRGB colour channels and 8-bit signed texels, whose rules are not
+    measured yet (they take the float filter: within about 2**-14 of the GPU)."""
     mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
     values = words.view(np.float32)
+    fixed = fmt.kind == "unsigned" or (fmt.kind == "signed" and fmt.channel_bytes == 2)
     out = np.zeros((len(words), 4), np.float32)
     for c in range(fmt.channels):
-        out[:, c] = weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups)
+        if fixed and not (srgb and c < 3):
+            out[:, c] = _fixed_point_sum(values[:, :, c], weights, fmt)
+        else:
+            out[:, c] = weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups)
     return out.view(np.uint32)
+
+
+def _fixed_point_sum(values, weights, fmt):
+    """The filter of 8/16-bit unsigned and 16-bit signed texels read as normalized floats, as an H200
+    computes it (tools/texture_probe.py: every pair of 8-bit values, random 16-bit pairs and 2 x 2
+    blocks, 14 weights; all bit-exact): each texel as a 16-bit normalized integer T (an 8-bit one
+    widened as t * 257, which is exact: t / 255 = t * 257 / 65535), the weighted sum with the 1.8
+    weights rounded to an integer Q (ties up), and the result Q / 65535 (Q / 32767, at least -1)
+    rounded to float32. A texel of 255 at weight w/256 gives round(w * 255 * 257 / 256) / 65535,
+    not w / 256: w/256 * (1 + 2**-16) up to w = 128."""
+    top = 32767 if fmt.kind == "signed" else 65535
+    widen = 257 if fmt.channel_bytes == 1 else 1
+    texels = np.rint(values.astype(np.float64) * (top // widen)).astype(np.int64) * widen
+    q = ((texels * weights).sum(1) + (1 << (FRACTION_BITS - 1))) >> FRACTION_BITS
+    return np.maximum(q / top, -1.0).astype(np.float32)
 
 
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
@@ -426,7 +447,7 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
     if words.shape[1] == 1:          # every lane at a texel centre: the filter gives that texel
         return _one_texel(words[:, 0], image.fmt)
     groups = [[0, 2, 4, 6], [1, 3, 5, 7]] if len(fractions) == 3 else None      # 3D: the two z slices
-    return _filter(words, tap_weights(fractions), image.fmt, groups)
+    return _filter(words, tap_weights(fractions), image.fmt, groups, smp.srgb)
 
 
 def _centres(data, image: Image, smp: Sampler, coords, modes):
