@@ -137,8 +137,6 @@ NORMALIZED_FILTER = ("8-bit signed texels read as normalized floats filter in a 
                      "results agree to about 2**-14")
 SRGB_FILTER = ("sRGB texels filter their decoded values to about 8 significant bits, by a rule not worked out yet "
                "(tools/texture_probe.py's srgb_pairs); alpha, a plain 8-bit channel, matches")
-INFINITE_CUBE = ("a direction with an infinite component picks a cube face by a rule not understood yet "
-                 "([inf, 1, 0] reads face +z, [1, inf, inf] face +x); finite directions match")
 KNOWN_GAPS = {
     "float_to_bfloat16_all_modes": "__double2bfloat16(NaN) is a software sequence ending in cvt.rn.bf16.f32 of "
                                    "0x7fc00000; ptxas replaces the whole sequence by a native conversion that "
@@ -147,7 +145,6 @@ KNOWN_GAPS = {
     "tex3d_linear_random": "16 of 4096 trilinear lookups differ, most by 1 ulp, a few near clamped edges: the 3D "
                            "filter's weights and adder are modelled (per-slice alignment) but not exactly",
     "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (46 of 4096 differ)",
-    "cube_point": INFINITE_CUBE, "cube_linear": INFINITE_CUBE, "cube_layered_point": INFINITE_CUBE,
     "cube_linear_seamless": "seamless cubemap filtering (texels from the neighbouring face at edges) is not "
                             "modelled: the emulator filters within one face",
     "tex1d_tex3d_lod": "trilinear filtering between mipmap levels of a 3D texture (16 texels) uses weights not "

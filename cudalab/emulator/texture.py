@@ -637,15 +637,42 @@ def _cube_face(x, y, z):
     on_y = ~on_z & (ay >= ax)
     on_x = ~on_z & ~on_y
     neg = np.where(on_x, np.signbit(x), np.where(on_y, np.signbit(y), np.signbit(z)))
+    odd = _unscalable(x, y, z)
+    if odd is not None:
+        on_x, on_y, on_z, neg = (np.where(odd[0], a, b) for a, b in zip(odd[1:], (on_x, on_y, on_z, neg)))
     face = np.where(on_x, 0, np.where(on_y, 2, 4)) + neg
     ma = np.where(on_x, ax, np.where(on_y, ay, az))
     sc = np.select([face == 0, face == 1, face == 2, face == 3, face == 4], [-z, z, x, x, x], -x)
     tc = np.select([face == 2, face == 3], [z, -z], -y)
     with np.errstate(invalid="ignore", divide="ignore"):
         rs, rt = (np.nan_to_num((v / ma).astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0) for v in (sc, tc))
+    if odd is not None:            # the face's centre
+        rs, rt = (np.where(odd[0], np.float32(0), v) for v in (rs, rt))
     s = ((rs + np.float32(1)) * np.float32(0.5)).astype(np.float32)
     t = ((rt + np.float32(1)) * np.float32(0.5)).astype(np.float32)
     return face.astype(np.int64), s, t
+
+
+def _unscalable(x, y, z):
+    """Directions the texture unit cannot scale to the unit cube: (lanes, on_x, on_y, on_z, negative)
+    for them, or None. It multiplies the direction by the reciprocal of its largest component (NaN
+    ignored), which flushes to 0 beyond 2**126 and is infinite for a zero direction, so such a direction
+    becomes zeros and NaNs (x * 0 with x infinite or NaN, 0 * inf). Of those the face is the first of z,
+    y, x whose value equals the largest (NaN ignored), else z, and always the positive one; the texel is
+    the face's centre (measured on an H200: tools/texture_probe.py's cube_faces, every direction whose
+    components are infinities, 3e38, small numbers, zeros, NaN or 1e-40; subnormal directions scale
+    like others)."""
+    big = np.fmax(np.fmax(np.abs(x), np.abs(y)), np.abs(z))
+    lanes = ~((big > 0) & (big <= np.float32(2.0 ** 126)))
+    if not lanes.any():
+        return None
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        r = np.where(big > 0, np.float32(0), np.float32(np.inf))
+        ax, ay, az = (np.abs(v * r) for v in (x, y, z))
+        top = np.fmax(np.fmax(ax, ay), az)
+        on_z = (az == top) | ~((ay == top) | (ax == top))
+        on_y = ~on_z & (ay == top)
+    return lanes, ~on_z & ~on_y, on_y, on_z, np.zeros(lanes.shape, bool)
 
 
 def _lod_levels(tex: TextureObject, lod, bias=True):
