@@ -145,10 +145,6 @@ KNOWN_GAPS = {
     "tex3d_linear_random": "16 of 4096 trilinear lookups differ, most by 1 ulp, a few near clamped edges: the 3D "
                            "filter's weights and adder are modelled (per-slice alignment) but not exactly",
     "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (46 of 4096 differ)",
-    "cube_linear_seamless": "seamless cubemap filtering is not modelled: the emulator filters within one face. "
-                            "Measured on an H200 (tools/texture_probe.py, cube_seamless_onehot): a tap past an "
-                            "edge reads the neighbouring face's edge texel with the same 1.8 weights; at a corner "
-                            "the missing fourth tap's weight is shared among the other three (29 -> 10, 10, 9)",
     "tex1d_tex3d_lod": "trilinear filtering between mipmap levels of a 3D texture (16 texels) uses weights not "
                        "measured yet; the 1D half of the case matches",
     "tex2d_grad_point_mipmaps": "the level of detail from gradients that are not axis-aligned is not modelled "

@@ -10,6 +10,9 @@ gives the emulator's bits.
     python tools/fuzz_builds.py make DIR SEED...     # here: DIR/builds.json.gz (+ cubins inside)
     python tools/fuzz_builds.py gpu DIR OUT.npz      # on the GPU machine (CuPy)
     python tools/fuzz_builds.py compare DIR OUT.npz  # here: each build against the emulator
+    python tools/fuzz_builds.py o0 FUZZDIR OUT.npz SEED...   # on the GPU machine: a fuzz run's own
+                                                     # batches (tests/fuzz/run.py compile) through
+                                                     # ptxas -O0 there, the given programs run again
 """
 from __future__ import annotations
 
@@ -101,11 +104,46 @@ def cmd_compare(folder, gpu_path):
         print(f"seed {seed}: " + "; ".join(line))
 
 
+def cmd_o0(folder, out, seeds):
+    """Run ``seeds`` of a compiled fuzz folder from cubins that ptxas -O0 made of their batches' PTX
+    (on the GPU machine: its ptxas; no NVRTC needed). Writes ``s<seed>_<oi|of|acc>`` like fuzz_gpu.py."""
+    import cupy as cp
+    from tests.fuzz.generator import generate
+    from tests.fuzz.run import batches
+    res, want = {}, set(seeds)
+    for _, data in batches(folder):
+        todo = [i for i, s in enumerate(data["seeds"]) if s in want]
+        if not todo:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.cubin")
+            with open(path, "wb") as f:
+                f.write(base64.b64decode(cubin(data["ptx"], 0)))
+            mod = cp.RawModule(path=path)
+            for i in todo:
+                seed = data["seeds"][i]
+                prog = generate(seed, version=data["version"])
+                ia, fa, oi, of, acc, p0, p1 = prog.make_args()
+                bufs = [cp.asarray(a) for a in (ia, fa, oi, of, acc)]
+                try:
+                    mod.get_function(data["kernels"][i])(tuple(data["grid"][i]), tuple(data["block"][i]),
+                                                         tuple(bufs) + (p0, p1), shared_mem=data["shared"][i])
+                    cp.cuda.Device().synchronize()
+                except Exception as e:       # noqa: BLE001 - a fault is a finding; later programs may not run
+                    res[f"s{seed}_err"] = np.array(f"{type(e).__name__}: {e}")
+                    continue
+                for k, b in zip(("oi", "of", "acc"), bufs[2:]):
+                    res[f"s{seed}_{k}"] = cp.asnumpy(b).view(np.uint32)
+    np.savez_compressed(out, **res)
+
+
 if __name__ == "__main__":
     cmd, folder, *rest = sys.argv[1:]
     if cmd == "make":
         cmd_make(folder, [int(s) for s in rest])
     elif cmd == "gpu":
         cmd_gpu(folder, rest[0])
+    elif cmd == "o0":
+        cmd_o0(folder, rest[0], [int(x) for x in rest[1:]])
     else:
         cmd_compare(folder, rest[0])

@@ -675,6 +675,59 @@ def _unscalable(x, y, z):
     return lanes, ~on_z & ~on_y, on_y, on_z, np.zeros(lanes.shape, bool)
 
 
+# the direction of a face's point (sc, tc in [-1, 1] and beyond) as _cube_face's table reads it back
+FACE_DIRECTIONS = (lambda sc, tc: (1 + 0 * sc, -tc, -sc), lambda sc, tc: (-1 + 0 * sc, -tc, sc),
+                   lambda sc, tc: (sc, 1 + 0 * sc, tc), lambda sc, tc: (sc, -1 + 0 * sc, -tc),
+                   lambda sc, tc: (sc, -tc, 1 + 0 * sc), lambda sc, tc: (-sc, -tc, -1 + 0 * sc))
+
+
+def _seamless(data, image: Image, smp: Sampler, coords, face, base):
+    """Linear filtering of a cubemap across its edges (cudaTextureDesc.seamlessCubemap), measured on an
+    H200 (tools/texture_probe.py, cube_seamless_onehot: 1,200 lookups near edges and corners, each
+    texel's weight read alone): the 2 x 2 footprint and its 1.8 weights are the face's own; a tap past
+    one edge reads the texel of the neighbouring face that the tap's centre, carried on across the
+    edge, points to; at a corner the tap past both edges is dropped and its weight w shared among the
+    other three: w // 3 each, and what is left (1 or 2) goes to the tap inside the face (1) or to the
+    two taps past one edge (2). ``base``: the layer's first face slice."""
+    n = image.width
+    one = 1 << COORD_BITS
+    cells = []
+    for x in coords:
+        q = (_texel_fixed(x, n, smp.normalized) - one // 2 + (1 << (COORD_BITS - FRACTION_BITS - 1))) \
+            >> (COORD_BITS - FRACTION_BITS)
+        cells.append((q >> FRACTION_BITS, q & ((1 << FRACTION_BITS) - 1)))
+    (i0, a), (j0, b) = cells
+    weights = tap_weights([a, b]).copy()              # taps (0, 0), (0, 1), (1, 0), (1, 1) as (x, y)
+    taps = [(i0 + dx, j0 + dy) for dx, dy in ((0, 0), (0, 1), (1, 0), (1, 1))]
+    inside = [((i >= 0) & (i < n), (j >= 0) & (j < n)) for i, j in taps]
+    corner = np.stack([~ix & ~iy for ix, iy in inside], 1)
+    if corner.any():
+        w = (weights * corner).sum(1)
+        rest = w % 3
+        for k, (ix, iy) in enumerate(inside):
+            edge = ix ^ iy                           # past one edge
+            extra = np.where(rest == 1, ix & iy, np.where(rest == 2, edge, False))
+            weights[:, k] = np.where(corner[:, k], 0, weights[:, k] + np.where(corner.any(1), w // 3 + extra, 0))
+    words = []
+    for (i, j), (ix, iy) in zip(taps, inside):
+        f, ti, tj = face.copy(), np.clip(i, 0, n - 1), np.clip(j, 0, n - 1)
+        away = ix ^ iy
+        if away.any():
+            sc, tc = (2 * (np.where(away, v, 0) + 0.5) / n - 1 for v in (i, j))
+            d = [np.zeros(len(f)) for _ in range(3)]
+            for fc in range(6):
+                on = away & (face == fc)
+                for axis, v in enumerate(FACE_DIRECTIONS[fc](sc, tc)):
+                    d[axis] = np.where(on, v, d[axis])
+            f2, s2, t2 = _cube_face(*d)
+            f = np.where(away, f2, f)
+            ti = np.where(away, np.clip((s2 * n).astype(np.int64), 0, n - 1), ti)
+            tj = np.where(away, np.clip((t2 * n).astype(np.int64), 0, n - 1), tj)
+        offsets = _offsets(image, ti, tj, base + f)
+        words.append(_words(_as_float(_read_channels(data, offsets, image.fmt), image.fmt, smp), image.fmt, smp))
+    return _filter(np.stack(words, 1), weights, image.fmt, srgb=smp.srgb)
+
+
 def _lod_levels(tex: TextureObject, lod, bias=True):
     """(level a, level b, weight of b in 1/256) per lane for a level of detail (float32 array). A
     lookup without one (plain tex on a mipmapped texture) reads level 0: no bias (measured)."""
@@ -723,6 +776,8 @@ def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, in
         return _fetch_integer(data, tex.levels[0], smp, c, slice_)
     linear = smp.filter == "linear"
     if len(tex.levels) == 1:
+        if linear and smp.seamless_cubemap and geom in ("cube", "acube"):
+            return _seamless(data, tex.levels[0], smp, c, face, slice_ - face)
         return _lookup(data, tex.levels[0], smp, c, slice_, linear, modes)
     if grads is not None:
         lod = _lod_from_gradients(tex, grads, len(c))
