@@ -131,10 +131,10 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
-NORMALIZED_FILTER = ("8-bit signed texels read as normalized floats filter in a fixed-point path not worked out yet: "
-                     "the result is a multiple of 1/32767, but no widening of the texels with one rounding of the "
-                     "weighted sum fits tools/texture_probe.py's s8_pairs (unsigned and 16-bit texels do fit); "
-                     "results agree to about 2**-14")
+NORMALIZED_FILTER = ("8-bit signed texels read as normalized floats filter in fixed point: the result is Q / 32767 with "
+                     "Q a function of S = sum(weight * texel) alone (tools/texture_probe.py's s8_pairs: every pair, "
+                     "14 weights), within 0.63 of S * 32767 / 32512 but stepping elsewhere than at the halves; the "
+                     "emulator filters their float values (within about 2**-14)")
 SRGB_FILTER = ("sRGB texels filter their decoded values to about 8 significant bits, by a rule not worked out yet "
                "(tools/texture_probe.py's srgb_pairs); alpha, a plain 8-bit channel, matches")
 KNOWN_GAPS = {
