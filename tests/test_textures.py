@@ -56,6 +56,17 @@ def test_linear_filtering_halfway_between_texels_and_wrapping():
     assert out[:, 0].tolist() == [4.0, 8.0, 12.0, 4.0]
 
 
+def test_bytes_read_as_normalized_floats_filter_in_sixteen_bit_fixed_point():
+    """The texture unit widens 8-bit texels to 16 bits (t * 257), sums them with the 1.8 weights,
+    rounds to a 16-bit integer and divides by 65535 (measured on an H200, tools/texture_probe.py):
+    a texel of 255 at weight 1/256 gives 256/65535, a hair more than 1/256."""
+    image = np.array([[0, 255, 2, 3]], np.uint8)
+    tex = cudalab.texture(cudalab.cuda_array(image), filter="linear", read="normalized")
+    out = sample(tex, [(0.5 + 1 / 256, 0.5), (1.5, 0.5), (2.5 + 37 / 256, 0.5)])
+    assert out[:, 0].tolist() == [np.float32(256 / 65535), 1.0, np.float32(round((2 * 219 + 3 * 37) * 257 / 256) / 65535)]
+    assert out[0, 0] > np.float32(1 / 256)
+
+
 def test_normalized_reads_of_bytes_and_border_colour():
     rgba = np.array([[[0, 51, 255, 128]]], np.uint8)
     tex = cudalab.texture(cudalab.cuda_array(rgba, channels=4), read="normalized", address="border",
@@ -194,6 +205,8 @@ def test_a_lookup_at_texel_centres_gives_the_full_filters_bits():
         bits[:special.size] = special[:, None]
         if size == 2:                          # half texels reach the filter as float32 values
             bits = bits.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+        if kind == "unsigned":                 # 8-bit texels read as normalized floats: t / 255
+            bits = (rng.integers(0, 256, bits.shape) / 255).astype(np.float32).view(np.uint32)
         bits[:, channels:] = 0
         others = rng.integers(0, 2 ** 32, (4000, 3, 4), dtype=np.uint64).astype(np.uint32)
         words = np.concatenate([bits[:, None], others], 1)

@@ -474,7 +474,19 @@ def fold_selp_half(ptx):
                   if m.group(2) in halves else m.group(0), ptx)
 
 
-FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half}
+def fold_selp_float(ptx):
+    """``selp.u32 r, 1, 0, p; mov.b32 f, r; cvt.rz.f16.f32 h, f``: the float with bits 1 (1.4e-45)
+    rounds to the half +0, but ptxas makes the half 1.0 (seed 60's SASS: ``SEL R19, RZ, 0x3c00, !P2``
+    feeding the ``HFMA2``), as if the integer had been converted: the mov becomes that conversion."""
+    sels = set(re.findall(r"selp\.u32\s+(%r\d+),\s*1,\s*0,\s*%p\d+;", ptx))
+    floats = {m.group(1): m.group(2) for m in re.finditer(r"mov\.b32\s+(%f\d+),\s*(%r\d+);", ptx) if m.group(2) in sels}
+    read = set(re.findall(r"cvt\.r[nzmp]\.b?f16\.f32\s+%rs\d+,\s*(%f\d+);", ptx)) & set(floats)
+    return re.sub(r"mov\.b32(\s+)(%f\d+),\s*(%r\d+);", lambda m: f"cvt.rn.f32.u32{m.group(1)}{m.group(2)}, {m.group(3)};"
+                  if m.group(2) in read else m.group(0), ptx)
+
+
+FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half,
+         "selp-float": fold_selp_float}
 
 
 def cmd_ptxas(seeds, folds=tuple(FOLDS)):

@@ -265,10 +265,11 @@ def _wrap_cvt_more():
 
 def _cvt_pack(inst, d):
     """cvt.pack.sat.convertType.abType.cType d, a, b, c: a and b saturated to the narrow type,
-    placed in d's low half (b lowest), above c shifted left by two fields (PTX ISA cvt.pack)."""
+    placed in d's low half (b lowest), above c shifted left by two fields; 16-bit types fill d, with
+    no c (PTX ISA cvt.pack)."""
     types = inst.types
     ct, abt = types[0], types[1]
-    bits = {"u2": 2, "s2": 2, "u4": 4, "s4": 4, "u8": 8, "s8": 8}.get(ct)
+    bits = {"u2": 2, "s2": 2, "u4": 4, "s4": 4, "u8": 8, "s8": 8, "u16": 16, "s16": 16}.get(ct)
     if bits is None:
         raise Unsupported(f"cvt.pack.{ct}")
     lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ct.startswith("s") else (0, (1 << bits) - 1))

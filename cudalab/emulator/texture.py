@@ -402,15 +402,36 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
     return np.stack(taps, 1), [w[-1] for w in fp.weight]
 
 
-def _filter(words, weights, fmt, groups=None):
+def _filter(words, weights, fmt, groups=None, srgb=False):
     """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps); channels
-    the format lacks stay 0."""
+    the format lacks stay 0. Integer texels read as normalized floats filter in fixed point
+    (_fixed_point_sum), except sRGB colour channels and 8-bit signed texels, whose rules are not
+    measured yet (they take the float filter: within about 2**-14 of the GPU)."""
     mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
     values = words.view(np.float32)
+    fixed = fmt.kind == "unsigned" or (fmt.kind == "signed" and fmt.channel_bytes == 2)
     out = np.zeros((len(words), 4), np.float32)
     for c in range(fmt.channels):
-        out[:, c] = weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups)
+        if fixed and not (srgb and c < 3):
+            out[:, c] = _fixed_point_sum(values[:, :, c], weights, fmt)
+        else:
+            out[:, c] = weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups)
     return out.view(np.uint32)
+
+
+def _fixed_point_sum(values, weights, fmt):
+    """The filter of 8/16-bit unsigned and 16-bit signed texels read as normalized floats, as an H200
+    computes it (tools/texture_probe.py: every pair of 8-bit values, random 16-bit pairs and 2 x 2
+    blocks, 14 weights; all bit-exact): each texel as a 16-bit normalized integer T (an 8-bit one
+    widened as t * 257, which is exact: t / 255 = t * 257 / 65535), the weighted sum with the 1.8
+    weights rounded to an integer Q (ties up), and the result Q / 65535 (Q / 32767, at least -1)
+    rounded to float32. A texel of 255 at weight w/256 gives round(w * 255 * 257 / 256) / 65535,
+    not w / 256: w/256 * (1 + 2**-16) up to w = 128."""
+    top = 32767 if fmt.kind == "signed" else 65535
+    widen = 257 if fmt.channel_bytes == 1 else 1
+    texels = np.rint(values.astype(np.float64) * (top // widen)).astype(np.int64) * widen
+    q = ((texels * weights).sum(1) + (1 << (FRACTION_BITS - 1))) >> FRACTION_BITS
+    return np.maximum(q / top, -1.0).astype(np.float32)
 
 
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
@@ -426,7 +447,7 @@ def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, mode
     if words.shape[1] == 1:          # every lane at a texel centre: the filter gives that texel
         return _one_texel(words[:, 0], image.fmt)
     groups = [[0, 2, 4, 6], [1, 3, 5, 7]] if len(fractions) == 3 else None      # 3D: the two z slices
-    return _filter(words, tap_weights(fractions), image.fmt, groups)
+    return _filter(words, tap_weights(fractions), image.fmt, groups, smp.srgb)
 
 
 def _centres(data, image: Image, smp: Sampler, coords, modes):
@@ -616,15 +637,95 @@ def _cube_face(x, y, z):
     on_y = ~on_z & (ay >= ax)
     on_x = ~on_z & ~on_y
     neg = np.where(on_x, np.signbit(x), np.where(on_y, np.signbit(y), np.signbit(z)))
+    odd = _unscalable(x, y, z)
+    if odd is not None:
+        on_x, on_y, on_z, neg = (np.where(odd[0], a, b) for a, b in zip(odd[1:], (on_x, on_y, on_z, neg)))
     face = np.where(on_x, 0, np.where(on_y, 2, 4)) + neg
     ma = np.where(on_x, ax, np.where(on_y, ay, az))
     sc = np.select([face == 0, face == 1, face == 2, face == 3, face == 4], [-z, z, x, x, x], -x)
     tc = np.select([face == 2, face == 3], [z, -z], -y)
     with np.errstate(invalid="ignore", divide="ignore"):
         rs, rt = (np.nan_to_num((v / ma).astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0) for v in (sc, tc))
+    if odd is not None:            # the face's centre
+        rs, rt = (np.where(odd[0], np.float32(0), v) for v in (rs, rt))
     s = ((rs + np.float32(1)) * np.float32(0.5)).astype(np.float32)
     t = ((rt + np.float32(1)) * np.float32(0.5)).astype(np.float32)
     return face.astype(np.int64), s, t
+
+
+def _unscalable(x, y, z):
+    """Directions the texture unit cannot scale to the unit cube: (lanes, on_x, on_y, on_z, negative)
+    for them, or None. It multiplies the direction by the reciprocal of its largest component (NaN
+    ignored), which flushes to 0 beyond 2**126 and is infinite for a zero direction, so such a direction
+    becomes zeros and NaNs (x * 0 with x infinite or NaN, 0 * inf). Of those the face is the first of z,
+    y, x whose value equals the largest (NaN ignored), else z, and always the positive one; the texel is
+    the face's centre (measured on an H200: tools/texture_probe.py's cube_faces, every direction whose
+    components are infinities, 3e38, small numbers, zeros, NaN or 1e-40; subnormal directions scale
+    like others)."""
+    big = np.fmax(np.fmax(np.abs(x), np.abs(y)), np.abs(z))
+    lanes = ~((big > 0) & (big <= np.float32(2.0 ** 126)))
+    if not lanes.any():
+        return None
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        r = np.where(big > 0, np.float32(0), np.float32(np.inf))
+        ax, ay, az = (np.abs(v * r) for v in (x, y, z))
+        top = np.fmax(np.fmax(ax, ay), az)
+        on_z = (az == top) | ~((ay == top) | (ax == top))
+        on_y = ~on_z & (ay == top)
+    return lanes, ~on_z & ~on_y, on_y, on_z, np.zeros(lanes.shape, bool)
+
+
+# the direction of a face's point (sc, tc in [-1, 1] and beyond) as _cube_face's table reads it back
+FACE_DIRECTIONS = (lambda sc, tc: (1 + 0 * sc, -tc, -sc), lambda sc, tc: (-1 + 0 * sc, -tc, sc),
+                   lambda sc, tc: (sc, 1 + 0 * sc, tc), lambda sc, tc: (sc, -1 + 0 * sc, -tc),
+                   lambda sc, tc: (sc, -tc, 1 + 0 * sc), lambda sc, tc: (-sc, -tc, -1 + 0 * sc))
+
+
+def _seamless(data, image: Image, smp: Sampler, coords, face, base):
+    """Linear filtering of a cubemap across its edges (cudaTextureDesc.seamlessCubemap), measured on an
+    H200 (tools/texture_probe.py, cube_seamless_onehot: 1,200 lookups near edges and corners, each
+    texel's weight read alone): the 2 x 2 footprint and its 1.8 weights are the face's own; a tap past
+    one edge reads the texel of the neighbouring face that the tap's centre, carried on across the
+    edge, points to; at a corner the tap past both edges is dropped and its weight w shared among the
+    other three: w // 3 each, and what is left (1 or 2) goes to the tap inside the face (1) or to the
+    two taps past one edge (2). ``base``: the layer's first face slice."""
+    n = image.width
+    one = 1 << COORD_BITS
+    cells = []
+    for x in coords:
+        q = (_texel_fixed(x, n, smp.normalized) - one // 2 + (1 << (COORD_BITS - FRACTION_BITS - 1))) \
+            >> (COORD_BITS - FRACTION_BITS)
+        cells.append((q >> FRACTION_BITS, q & ((1 << FRACTION_BITS) - 1)))
+    (i0, a), (j0, b) = cells
+    weights = tap_weights([a, b]).copy()              # taps (0, 0), (0, 1), (1, 0), (1, 1) as (x, y)
+    taps = [(i0 + dx, j0 + dy) for dx, dy in ((0, 0), (0, 1), (1, 0), (1, 1))]
+    inside = [((i >= 0) & (i < n), (j >= 0) & (j < n)) for i, j in taps]
+    corner = np.stack([~ix & ~iy for ix, iy in inside], 1)
+    if corner.any():
+        w = (weights * corner).sum(1)
+        rest = w % 3
+        for k, (ix, iy) in enumerate(inside):
+            edge = ix ^ iy                           # past one edge
+            extra = np.where(rest == 1, ix & iy, np.where(rest == 2, edge, False))
+            weights[:, k] = np.where(corner[:, k], 0, weights[:, k] + np.where(corner.any(1), w // 3 + extra, 0))
+    words = []
+    for (i, j), (ix, iy) in zip(taps, inside):
+        f, ti, tj = face.copy(), np.clip(i, 0, n - 1), np.clip(j, 0, n - 1)
+        away = ix ^ iy
+        if away.any():
+            sc, tc = (2 * (np.where(away, v, 0) + 0.5) / n - 1 for v in (i, j))
+            d = [np.zeros(len(f)) for _ in range(3)]
+            for fc in range(6):
+                on = away & (face == fc)
+                for axis, v in enumerate(FACE_DIRECTIONS[fc](sc, tc)):
+                    d[axis] = np.where(on, v, d[axis])
+            f2, s2, t2 = _cube_face(*d)
+            f = np.where(away, f2, f)
+            ti = np.where(away, np.clip((s2 * n).astype(np.int64), 0, n - 1), ti)
+            tj = np.where(away, np.clip((t2 * n).astype(np.int64), 0, n - 1), tj)
+        offsets = _offsets(image, ti, tj, base + f)
+        words.append(_words(_as_float(_read_channels(data, offsets, image.fmt), image.fmt, smp), image.fmt, smp))
+    return _filter(np.stack(words, 1), weights, image.fmt, srgb=smp.srgb)
 
 
 def _lod_levels(tex: TextureObject, lod, bias=True):
@@ -675,6 +776,8 @@ def sample(data, tex: TextureObject, geom: str, coords, lod=None, grads=None, in
         return _fetch_integer(data, tex.levels[0], smp, c, slice_)
     linear = smp.filter == "linear"
     if len(tex.levels) == 1:
+        if linear and smp.seamless_cubemap and geom in ("cube", "acube"):
+            return _seamless(data, tex.levels[0], smp, c, face, slice_ - face)
         return _lookup(data, tex.levels[0], smp, c, slice_, linear, modes)
     if grads is not None:
         lod = _lod_from_gradients(tex, grads, len(c))

@@ -58,10 +58,14 @@ SENTINEL_F = 0x7FBADBAD   # a NaN bit pattern nothing computes
 #    (tensor cores, asynchronous copies and barriers, named barriers, elect, DPX, fp8, half/bf16
 #    math); compute_90, so it runs on the emulator's H100 profile. Its random choices differ from
 #    version 1's from the first new option on, so seed N of version 2 is a different program.
-VERSIONS = (1, 2)
+# 3: version 2's plus PTX instructions the emulator runs that neither drew (ops_v3.py: prmt modes, bfind,
+#    bfe/bfi, lop3, dp4a, carry chains, video instructions, fp8 and packed conversions by PTX, testp,
+#    match.all, redux min/max/logic, ldmatrix/stmatrix/movmatrix, more mma shapes, mbarrier tx counts
+#    and cp.async.mbarrier.arrive), without the forms ptxas of CUDA 13.0 was seen to miscompile.
+VERSIONS = (1, 2, 3)
 VERSION = 2
-ARCH = {1: "compute_80", 2: "compute_90"}
-DEVICE = {1: "A100", 2: "H100"}          # the emulator profile whose compute capability the PTX targets
+ARCH = {1: "compute_80", 2: "compute_90", 3: "compute_90"}
+DEVICE = {1: "A100", 2: "H100", 3: "H100"}          # the emulator profile whose compute capability the PTX targets
 
 # block shapes: multiples of 32 and not, 1-D and 2-D (at most 256 threads: the shared arrays)
 BLOCKS = [(32,), (64,), (128,), (256,), (96,), (33,), (50,), (100,), (1,), (7,), (200,), (255,), (65,),
@@ -210,7 +214,9 @@ class Gen:
             return r.choice(sc["u"])
         a = lambda: self.uexpr(sc, d + 1)  # noqa: E731
         f = lambda: self.fexpr(sc, d + 1)  # noqa: E731
-        c = r.randrange(44 if self.v == 1 else 52)
+        c = r.randrange(44 if self.v == 1 else 52 if self.v == 2 else 58)
+        if c >= 52:
+            return self.uexpr_v3(sc, d, c - 52)
         if c >= 44:
             return self.uexpr_v2(sc, d, c - 44)
         if c < 10:
@@ -330,7 +336,9 @@ class Gen:
                                  f"__int2float_rd((int)({u}))", f"__uint2float_ru({u})", f"__ll2float_rn((long long)(int)({u}) * 1048577ll)"])
             return r.choice(sc["f"])
         a = lambda: self.fexpr(sc, d + 1)  # noqa: E731
-        c = r.randrange(30 if self.v == 1 else 36)
+        c = r.randrange(30 if self.v == 1 else 36 if self.v == 2 else 39)
+        if c >= 36:
+            return self.fexpr_v3(sc, d, c - 36)
         if c >= 30:
             return self.fexpr_v2(sc, d, c - 30)
         if c < 8:
@@ -462,6 +470,13 @@ class Gen:
                 choices += ["cpblock", "cgcopy", "cubar", "cubarcopy", "mbar"]
                 if self.full_warps:
                     choices += ["named", "named"]
+        if self.v >= 3 and "ia" in sc:
+            if ctx["conv"]:
+                choices += ["warp3"]
+                if self.full_warps:
+                    choices += ["ldmatrix", "ldmatrix"]
+            if ctx["uni"]:
+                choices += ["mbartx"]
         k = r.choice(choices)
         return getattr(self, "s_" + k)(sc, depth, ctx)
 
@@ -796,6 +811,7 @@ class Gen:
     # ------------------------------------------------------------------ version 2
     from .ops_v2 import (uexpr_v2, fexpr_v2, v2_declarations, s_cpthread, s_cupipe, s_elect, _elect,  # noqa: E402
                          s_wmma, s_mma, s_cpblock, s_cgcopy, s_cubar, s_cubarcopy, s_mbar, s_named)
+    from .ops_v3 import uexpr_v3, fexpr_v3, s_warp3, s_ldmatrix, s_mbartx  # noqa: E402
 
 
 def generate(seed: int, small: bool = False, version: int = VERSION) -> Program:
@@ -808,7 +824,9 @@ def batch_source(programs) -> str:
     """One source with many programs (their names never clash); version 2 programs need the
     includes and helpers of ``PRELUDE_V2`` once, at the top."""
     from .ops_v2 import PRELUDE_V2
+    from .ops_v3 import PRELUDE_V3
     head = [PRELUDE_V2] if any(p.version >= 2 for p in programs) else []
+    head += [PRELUDE_V3] if any(p.version >= 3 for p in programs) else []
     return "\n".join(head + [p.src for p in programs])
 
 

@@ -54,6 +54,7 @@ def test_recorded_versions_never_change():
     for byte what they were: a new operation belongs in a new version."""
     assert sources_digest(1) == "a1ab3f0fc13ca23a2930fc1e0bb3d7f4cfe14b7f"
     assert sources_digest(2) == "83518d1822ffd45e39819a8e766b7fa06868411d"
+    assert sources_digest(3) == "fe5702625825ddeee0a95be5d50e9fc9e45aa089"      # the run of 2026-11-26, later
     assert generate(5, version=1).options == ("-arch=compute_80",)
     assert generate(5).options == ("-arch=compute_90",)
 
@@ -79,3 +80,21 @@ def test_smoke_programs_run_on_the_emulator_twice_with_the_same_bits(batch):
         # every thread wrote all its values (at its early return or at the end)
         assert first["oi"].size == p.threads * NI and first["of"].size == p.threads * NF
         assert np.count_nonzero(first["oi"] == SENTINEL_I) == 0, p.seed
+
+
+V3_OPERATIONS = {
+    "prmt_modes", "int_ptx", "video", "fp8_ptx", "testp", "cvt_f2i_ptx", "float_ptx", "cvt_f64_f32_rounding",
+    "cvt_f32_round", "f64_minmax", "match_all", "redux_more", "ldmatrix", "stmatrix", "movmatrix",
+    "mbarrier_expect_tx", "cp_async_mbarrier_arrive", "mma_bf16k8", "mma_tf32k4", "mma_s8k16", "mma_m8s8",
+    "mma_s4k32", "mma_u4k64", "mma_m8s4"}
+
+
+def test_version_3_draws_the_instructions_the_earlier_versions_never_did():
+    """Every version-3 operation occurs in its first 200 programs; version 3 never gives
+    __vibmax_s16x2 a literal first operand (ptxas of CUDA 13.0 swaps its predicates then)."""
+    import re
+    progs = [generate(s, version=3) for s in range(200)]
+    assert V3_OPERATIONS <= set().union(*(p.features for p in progs))
+    assert progs[0].options == ("-arch=compute_90",)
+    literal_first = re.compile(r"fzl_vibmax_s16x2\(\(?(0x[0-9a-f]+|[0-9]+)u\)?,")
+    assert not any(literal_first.search(p.src) for p in progs)
