@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
+import re
 
 import numpy as np
 
-from ..errors import KernelError, LaunchError, UnsupportedError
+from ..errors import CudaError, KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments
 from .compiler import compile_kernel, target_cc
@@ -117,7 +119,16 @@ class PyKernel(Kernel):
             return super()._run_emu(*args, **kwargs)
         except KernelError as e:     # the sanitizers speak C++: say it as numba.cuda does
             findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
-            raise KernelError(python_words(e.args[0]), e.code, findings) from None
+            raise KernelError(self._quoting_line(python_words(e.args[0])), e.code, findings) from None
+
+    def _quoting_line(self, message: str) -> str:
+        """'at line 7 in kernel add' followed by line 7 itself, as Python's tracebacks quote a line."""
+        lines = self.module.compiled.source.splitlines()
+
+        def quoted(m):
+            n = int(m.group(1))
+            return m.group(0) + (f":  {lines[n - 1].strip()}" if 0 < n <= len(lines) else "")
+        return re.sub(r"at line (\d+) in kernel \w+", quoted, message, count=1)
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         # numba's ABI passes each array as a dozen parameters: always the packed buffer
@@ -159,6 +170,7 @@ class Dispatcher:
     def specialize(self, *args) -> PyKernel:
         """The compiled kernel that runs these arguments (compiling it the first time)."""
         args = tuple(map(_unwrapped, args))
+        self._check_count(args)
         types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
@@ -169,6 +181,18 @@ class Dispatcher:
         raise LaunchError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
                           "arguments of those types, or leave out the signature to compile for any.",
                           "cudaErrorInvalidValue")
+
+    def _check_count(self, args):
+        """numba would find a wrong number of arguments deep in its compiler (a TypeError under 30
+        frames): say it at the launch, with the kernel's parameters."""
+        params = inspect.signature(self.py_func).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return
+        names = [p.name for p in params]
+        if len(args) != len(names):
+            raise LaunchError(f"{self.name}({', '.join(names)}) takes {len(names)} argument"
+                              f"{'s' * (len(names) != 1)}, but the launch passes {len(args)}.",
+                              "cudaErrorInvalidValue")
 
     @property
     def overloads(self) -> dict:
@@ -182,7 +206,15 @@ class Dispatcher:
 
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
-        return lambda *args: self.specialize(*args)[config](*map(_unwrapped, args))
+        return functools.partial(self._launch, config)
+
+    def _launch(self, config, *args):
+        try:
+            return self.specialize(*args)[config](*map(_unwrapped, args))
+        except CudaError as e:
+            # the program's mistake (an argument, a typing error, a bad address), told at its launch
+            # line: the frames of cudalab and numba in between say nothing about the program
+            raise e.with_traceback(None)
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]
