@@ -73,3 +73,12 @@ def test_a_script_s_traceback_starts_at_the_script(tmp_path):
     assert lines[:3] == ["Traceback (most recent call last):", f'  File "{tmp_path / "program.py"}", line 8, in <module>',
                          "    k[2, 32](np.zeros(48))"]
     assert "runpy" not in run.stderr and "at line 6 in kernel k:  a[cuda.grid(1)] = 1" in run.stderr
+
+
+def test_a_python_list_argument_is_refused_with_the_fix(cuda):
+    @cuda.jit
+    def first(a):
+        a[0] = 1
+
+    with pytest.raises(LaunchError, match=r"argument 1 of first: .* not list\. Make it a numpy array first"):
+        first[1, 1]([0, 0, 0])

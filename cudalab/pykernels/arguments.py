@@ -52,8 +52,9 @@ def numba_type(a, where: str):
     except ValueError:
         t = None
     if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record)):
+        hint = " Make it a numpy array first: np.array(...)." if isinstance(a, (list, range)) else ""
         raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records and "
-                          f"tuples of numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
+                          f"tuples of numbers, not {type(a).__name__}.{hint}", "cudaErrorInvalidValue")
     return t
 
 
