@@ -388,3 +388,18 @@ def test_an_ipc_handle_is_refused_with_the_reason(cuda):
     d = cuda.to_device(np.arange(4))
     with pytest.raises(cudalab.UnsupportedError, match="another process .*real GPU"):
         d.get_ipc_handle()
+
+
+def test_a_kernel_of_one_signature_reads_an_array_of_the_same_element_size_bit_for_bit(cuda):
+    from cudalab.errors import LaunchError
+
+    @cuda.jit("void(uint32[:])")            # numba launches its one signature with what it gets
+    def ballot(out):
+        out[cuda.threadIdx.x] = cuda.ballot_sync(0xFFFFFFFF, cuda.threadIdx.x % 2 == 1)
+
+    out = np.zeros(32, np.int32)
+    ballot[1, 32](out)
+    assert (out == np.int32(np.uint32(0xAAAAAAAA).view(np.int32))).all()
+    with pytest.raises(LaunchError, match=r"ballot was compiled for \(array\(uint32, 1d, A\)\), but got "
+                                          r"\(array\(float64, 1d, C\)\)"):
+        ballot[1, 32](np.zeros(32))

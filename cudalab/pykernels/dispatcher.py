@@ -177,6 +177,11 @@ class Dispatcher:
         for k in self._signatures:
             if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types)):
                 return k
+        # numba launches a kernel of one signature with whatever it is given (numba's `specialized`
+        # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. Arrays of another
+        # rank or element size would be read wrong, on a GPU too: those are refused below.
+        if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
+            return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
         raise LaunchError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
                           "arguments of those types, or leave out the signature to compile for any.",
@@ -326,6 +331,16 @@ def _argtypes_of(sig) -> tuple:
     if ret is not None and str(ret) != "none":
         raise UnsupportedError(f"a kernel returns nothing: its signature's result must be void, not {ret}.")
     return tuple(args)
+
+
+def _reads_as(declared, given) -> bool:
+    """An argument the kernel reads bit for bit as the declared type: an array of the same rank and
+    element size, or what ``_accepts``."""
+    from numba import types
+    if isinstance(declared, types.Array) and isinstance(given, types.Array):
+        return (declared.ndim == given.ndim and declared.layout in ("A", given.layout)
+                and getattr(declared.dtype, "bitwidth", 0) == getattr(given.dtype, "bitwidth", -1))
+    return _accepts(declared, given)
 
 
 def _accepts(declared, given) -> bool:
