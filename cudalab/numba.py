@@ -148,7 +148,7 @@ def main(argv=None):
     except Exception as e:
         # as ``python program.py`` shows it: the traceback starts at the program, not in runpy
         tb, program = e.__traceback__, os.path.abspath(argv[0])
-        while tb is not None and tb.tb_frame.f_code.co_filename != program:
+        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != program:
             tb = tb.tb_next
         if tb is None:
             raise
