@@ -178,8 +178,9 @@ class Dispatcher:
             if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types)):
                 return k
         # numba launches a kernel of one signature with whatever it is given (numba's `specialized`
-        # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. Arrays of another
-        # rank or element size would be read wrong, on a GPU too: those are refused below.
+        # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. numba launches an
+        # array of another rank or element size too (measured: float64 through uint32[:] on an H100),
+        # and the kernel reads wrong values: cudalab refuses those below, naming the signature.
         if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
             return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
