@@ -47,6 +47,8 @@ def test_a_launch_with_too_few_arguments_names_the_kernels_parameters(cuda):
     with pytest.raises(LaunchError, match=r"scale\(x, factor, out\) takes 3 arguments, but the launch passes 2"):
         scale[1, 1](np.ones(1), 2.0)
     assert not scale.overloads                      # said before numba was asked to compile anything
+    with pytest.raises(TypeError):                  # numba says TypeError: a program may catch that
+        scale[1, 1](np.ones(1))
 
 
 def test_an_undefined_name_in_a_kernel_names_its_line(cuda):

@@ -27,6 +27,11 @@ def python_words(text: str) -> str:
     return text.replace("__syncthreads()", "cuda.syncthreads()")
 
 
+class ArgumentTypeError(LaunchError, TypeError):
+    """Arguments that fit none of the kernel's signatures, or too many or too few: numba raises a
+    TypeError for these, so a program's ``except TypeError`` catches this one as on a GPU."""
+
+
 class PyKernel(Kernel):
     """One specialization of a Python kernel: numba types -> PTX -> a launchable Kernel."""
 
@@ -184,7 +189,7 @@ class Dispatcher:
         if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
             return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
-        raise LaunchError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
+        raise ArgumentTypeError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
                           "arguments of those types, or leave out the signature to compile for any.",
                           "cudaErrorInvalidValue")
 
@@ -196,7 +201,7 @@ class Dispatcher:
             return
         names = [p.name for p in params]
         if len(args) != len(names):
-            raise LaunchError(f"{self.name}({', '.join(names)}) takes {len(names)} argument"
+            raise ArgumentTypeError(f"{self.name}({', '.join(names)}) takes {len(names)} argument"
                               f"{'s' * (len(names) != 1)}, but the launch passes {len(args)}.",
                               "cudaErrorInvalidValue")
 
