@@ -84,3 +84,12 @@ def test_a_python_list_argument_is_refused_with_the_fix(cuda):
 
     with pytest.raises(LaunchError, match=r"argument 1 of first: .* not list\. Make it a numpy array first"):
         first[1, 1]([0, 0, 0])
+
+
+def test_an_array_of_python_objects_is_refused_at_the_launch(cuda):
+    @cuda.jit
+    def first(a):
+        a[0] = 1
+
+    with pytest.raises(LaunchError, match=r"argument 1 of first is a numpy array of Python objects \(dtype=object\)"):
+        first[1, 1](np.array([1, "two"], dtype=object))
