@@ -231,7 +231,8 @@ def short_message(pyfunc, argtypes, e) -> str:
         m = re.search(r"name '(\w+)' is not defined", body)
         line = _line_reading(pyfunc, m.group(1)) if m else None
         if line:
-            body += f"\n\n{_place(code.co_filename)}, line {line}:\n{linecache.getline(code.co_filename, line).rstrip()}"
+            text = linecache.getline(code.co_filename, line).rstrip()
+            body += f"\n\n{_place(code.co_filename)}, line {line}:\n{text}"
         else:
             body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
     return f"numba could not compile the Python kernel {where}:\n{body}"

@@ -189,21 +189,26 @@ class Dispatcher:
         if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
             return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
-        raise ArgumentTypeError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
-                          "arguments of those types, or leave out the signature to compile for any.",
-                          "cudaErrorInvalidValue")
+        raise ArgumentTypeError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). "
+                                "Pass arguments of those types, or leave out the signature to compile for any.",
+                                "cudaErrorInvalidValue")
+
+    @functools.cached_property
+    def _parameters(self):
+        """The kernel's parameter names (None for ``*args``), read once: a launch checks them."""
+        params = inspect.signature(self.py_func).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return None
+        return [p.name for p in params]
 
     def _check_count(self, args):
         """numba would find a wrong number of arguments deep in its compiler (a TypeError under 30
         frames): say it at the launch, with the kernel's parameters."""
-        params = inspect.signature(self.py_func).parameters.values()
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
-            return
-        names = [p.name for p in params]
-        if len(args) != len(names):
+        names = self._parameters
+        if names is not None and len(args) != len(names):
             raise ArgumentTypeError(f"{self.name}({', '.join(names)}) takes {len(names)} argument"
-                              f"{'s' * (len(names) != 1)}, but the launch passes {len(args)}.",
-                              "cudaErrorInvalidValue")
+                                    f"{'s' * (len(names) != 1)}, but the launch passes {len(args)}.",
+                                    "cudaErrorInvalidValue")
 
     @property
     def overloads(self) -> dict:
