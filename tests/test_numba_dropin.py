@@ -403,3 +403,10 @@ def test_a_kernel_of_one_signature_reads_an_array_of_the_same_element_size_bit_f
     with pytest.raises(LaunchError, match=r"ballot was compiled for \(array\(uint32, 1d, A\)\), but got "
                                           r"\(array\(float64, 1d, C\)\)"):
         ballot[1, 32](np.zeros(32))
+
+
+def test_numba_typeof_a_device_array_is_its_kernel_type(cuda):
+    import numba
+    d = cuda.to_device(np.zeros((3, 4), np.float32))
+    assert str(numba.typeof(d)) == "array(float32, 2d, C)"
+    assert str(numba.typeof(d[:, ::2])) == "array(float32, 2d, A)"
