@@ -410,3 +410,19 @@ def test_numba_typeof_a_device_array_is_its_kernel_type(cuda):
     d = cuda.to_device(np.zeros((3, 4), np.float32))
     assert str(numba.typeof(d)) == "array(float32, 2d, C)"
     assert str(numba.typeof(d[:, ::2])) == "array(float32, 2d, A)"
+
+
+def test_inspect_sass_with_nvdisasm_shows_the_add(cuda):
+    from cuda import pathfinder
+    if pathfinder.find_nvidia_binary_utility("nvdisasm") is None:
+        pytest.skip("nvdisasm is not installed (pip install cudalab[sass])")
+
+    @cuda.jit
+    def add(r, x):
+        i = cuda.grid(1)
+        if i < r.size:
+            r[i] = x[i] + 2.5
+
+    add[1, 32](np.zeros(8, np.float32), np.ones(8, np.float32))
+    sass = list(add.inspect_sass().values())[0]
+    assert ".target\tsm_80" in sass and "FADD" in sass      # the A100 profile's cubin, the float add
