@@ -143,7 +143,17 @@ def main(argv=None):
     # as ``python program.py`` does: the program's folder comes first on the import path, so it
     # imports the modules next to it (a course's lib.py) from wherever it is started
     sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
-    runpy.run_path(argv[0], run_name="__main__")
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except Exception as e:
+        # as ``python program.py`` shows it: the traceback starts at the program, not in runpy
+        tb, program = e.__traceback__, os.path.abspath(argv[0])
+        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != program:
+            tb = tb.tb_next
+        if tb is None:
+            raise
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        return 1
     return 0
 
 

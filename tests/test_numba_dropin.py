@@ -388,3 +388,41 @@ def test_an_ipc_handle_is_refused_with_the_reason(cuda):
     d = cuda.to_device(np.arange(4))
     with pytest.raises(cudalab.UnsupportedError, match="another process .*real GPU"):
         d.get_ipc_handle()
+
+
+def test_a_kernel_of_one_signature_reads_an_array_of_the_same_element_size_bit_for_bit(cuda):
+    from cudalab.errors import LaunchError
+
+    @cuda.jit("void(uint32[:])")            # numba launches its one signature with what it gets
+    def ballot(out):
+        out[cuda.threadIdx.x] = cuda.ballot_sync(0xFFFFFFFF, cuda.threadIdx.x % 2 == 1)
+
+    out = np.zeros(32, np.int32)
+    ballot[1, 32](out)
+    assert (out == np.int32(np.uint32(0xAAAAAAAA).view(np.int32))).all()
+    with pytest.raises(LaunchError, match=r"ballot was compiled for \(array\(uint32, 1d, A\)\), but got "
+                                          r"\(array\(float64, 1d, C\)\)"):
+        ballot[1, 32](np.zeros(32))
+
+
+def test_numba_typeof_a_device_array_is_its_kernel_type(cuda):
+    import numba
+    d = cuda.to_device(np.zeros((3, 4), np.float32))
+    assert str(numba.typeof(d)) == "array(float32, 2d, C)"
+    assert str(numba.typeof(d[:, ::2])) == "array(float32, 2d, A)"
+
+
+def test_inspect_sass_with_nvdisasm_shows_the_add(cuda):
+    from cuda import pathfinder
+    if pathfinder.find_nvidia_binary_utility("nvdisasm") is None:
+        pytest.skip("nvdisasm is not installed (pip install cudalab[sass])")
+
+    @cuda.jit
+    def add(r, x):
+        i = cuda.grid(1)
+        if i < r.size:
+            r[i] = x[i] + 2.5
+
+    add[1, 32](np.zeros(8, np.float32), np.ones(8, np.float32))
+    sass = list(add.inspect_sass().values())[0]
+    assert ".target\tsm_80" in sass and "FADD" in sass      # the A100 profile's cubin, the float add

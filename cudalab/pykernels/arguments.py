@@ -39,6 +39,9 @@ def numba_type(a, where: str):
     """The numba type the kernel is compiled for when it gets ``a``."""
     from numba import typeof, types
     from ..runtime.arrays import DeviceArray
+    if isinstance(a, np.ndarray) and a.dtype.hasobject:      # numba: "non-precise type", at a wrong line
+        raise LaunchError(f"{where} is a numpy array of Python objects (dtype={a.dtype}); a kernel reads "
+                          "numbers and records. Convert it first, e.g. a.astype(np.float64).", "cudaErrorInvalidValue")
     if isinstance(a, (np.ndarray, DeviceArray)):
         # a host array keeps its order (C, or Fortran's); a device array's view (d[:, ::2], d.T) its layout.
         # A 0-d array is an array too, as in numba (a result holder the kernel writes with r[()] = ...)
@@ -52,8 +55,9 @@ def numba_type(a, where: str):
     except ValueError:
         t = None
     if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record)):
+        hint = " Make it a numpy array first: np.array(...)." if isinstance(a, (list, range)) else ""
         raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records and "
-                          f"tuples of numbers, not {type(a).__name__}.", "cudaErrorInvalidValue")
+                          f"tuples of numbers, not {type(a).__name__}.{hint}", "cudaErrorInvalidValue")
     return t
 
 

@@ -9,10 +9,13 @@ numba-cuda would build for that GPU.
 """
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import linecache
 import os
 import re
+import textwrap
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -225,5 +228,24 @@ def short_message(pyfunc, argtypes, e) -> str:
     where = f"{pyfunc.__name__}({sig})"
     if not seen_file:
         code = pyfunc.__code__
-        body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
+        m = re.search(r"name '(\w+)' is not defined", body)
+        line = _line_reading(pyfunc, m.group(1)) if m else None
+        if line:
+            text = linecache.getline(code.co_filename, line).rstrip()
+            body += f"\n\n{_place(code.co_filename)}, line {line}:\n{text}"
+        else:
+            body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
     return f"numba could not compile the Python kernel {where}:\n{body}"
+
+
+def _line_reading(pyfunc, name: str):
+    """The first line of ``pyfunc`` that reads the variable ``name``: numba's NameError for an
+    undefined global says no line, and the kernel can be long."""
+    try:
+        lines, first = inspect.getsourcelines(pyfunc)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    reads = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load)]
+    return first + min(reads) - 1 if reads else None

@@ -62,6 +62,12 @@ class DeviceNDArray(DeviceArray):
         """numba's array layout letter: what the kernel is compiled for when it gets this array."""
         return "C" if self.is_c_contiguous() else "F" if self.is_f_contiguous() else "A"
 
+    @property
+    def _numba_type_(self):
+        """What ``numba.typeof`` answers for it (numba asks this attribute of a device array)."""
+        from .arguments import numba_type
+        return numba_type(self, "a device array")
+
     def _extent(self):
         """(lowest, highest + 1) byte offsets from device_ptr that the view touches."""
         if self.size == 0:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
+import re
 
 import numpy as np
 
-from ..errors import KernelError, LaunchError, UnsupportedError
+from ..errors import CudaError, KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments
 from .compiler import compile_kernel, target_cc
@@ -23,6 +25,11 @@ from .compiler import compile_kernel, target_cc
 def python_words(text: str) -> str:
     """A message of the emulator's, with numba.cuda's name for the barrier a Python kernel calls."""
     return text.replace("__syncthreads()", "cuda.syncthreads()")
+
+
+class ArgumentTypeError(LaunchError, TypeError):
+    """Arguments that fit none of the kernel's signatures, or too many or too few: numba raises a
+    TypeError for these, so a program's ``except TypeError`` catches this one as on a GPU."""
 
 
 class PyKernel(Kernel):
@@ -117,7 +124,16 @@ class PyKernel(Kernel):
             return super()._run_emu(*args, **kwargs)
         except KernelError as e:     # the sanitizers speak C++: say it as numba.cuda does
             findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
-            raise KernelError(python_words(e.args[0]), e.code, findings) from None
+            raise KernelError(self._quoting_line(python_words(e.args[0])), e.code, findings) from None
+
+    def _quoting_line(self, message: str) -> str:
+        """'at line 7 in kernel add' followed by line 7 itself, as Python's tracebacks quote a line."""
+        lines = self.module.compiled.source.splitlines()
+
+        def quoted(m):
+            n = int(m.group(1))
+            return m.group(0) + (f":  {lines[n - 1].strip()}" if 0 < n <= len(lines) else "")
+        return re.sub(r"at line (\d+) in kernel \w+", quoted, message, count=1)
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         # numba's ABI passes each array as a dozen parameters: always the packed buffer
@@ -159,16 +175,40 @@ class Dispatcher:
     def specialize(self, *args) -> PyKernel:
         """The compiled kernel that runs these arguments (compiling it the first time)."""
         args = tuple(map(_unwrapped, args))
+        self._check_count(args)
         types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
         for k in self._signatures:
             if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types)):
                 return k
+        # numba launches a kernel of one signature with whatever it is given (numba's `specialized`
+        # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. numba launches an
+        # array of another rank or element size too (measured: float64 through uint32[:] on an H100),
+        # and the kernel reads wrong values: cudalab refuses those below, naming the signature.
+        if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
+            return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
-        raise LaunchError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). Pass "
-                          "arguments of those types, or leave out the signature to compile for any.",
-                          "cudaErrorInvalidValue")
+        raise ArgumentTypeError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). "
+                                "Pass arguments of those types, or leave out the signature to compile for any.",
+                                "cudaErrorInvalidValue")
+
+    @functools.cached_property
+    def _parameters(self):
+        """The kernel's parameter names (None for ``*args``), read once: a launch checks them."""
+        params = inspect.signature(self.py_func).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return None
+        return [p.name for p in params]
+
+    def _check_count(self, args):
+        """numba would find a wrong number of arguments deep in its compiler (a TypeError under 30
+        frames): say it at the launch, with the kernel's parameters."""
+        names = self._parameters
+        if names is not None and len(args) != len(names):
+            raise ArgumentTypeError(f"{self.name}({', '.join(names)}) takes {len(names)} argument"
+                                    f"{'s' * (len(names) != 1)}, but the launch passes {len(args)}.",
+                                    "cudaErrorInvalidValue")
 
     @property
     def overloads(self) -> dict:
@@ -182,7 +222,15 @@ class Dispatcher:
 
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
-        return lambda *args: self.specialize(*args)[config](*map(_unwrapped, args))
+        return functools.partial(self._launch, config)
+
+    def _launch(self, config, *args):
+        try:
+            return self.specialize(*args)[config](*map(_unwrapped, args))
+        except CudaError as e:
+            # the program's mistake (an argument, a typing error, a bad address), told at its launch
+            # line: the frames of cudalab and numba in between say nothing about the program
+            raise e.with_traceback(None)
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]
@@ -294,6 +342,16 @@ def _argtypes_of(sig) -> tuple:
     if ret is not None and str(ret) != "none":
         raise UnsupportedError(f"a kernel returns nothing: its signature's result must be void, not {ret}.")
     return tuple(args)
+
+
+def _reads_as(declared, given) -> bool:
+    """An argument the kernel reads bit for bit as the declared type: an array of the same rank and
+    element size, or what ``_accepts``."""
+    from numba import types
+    if isinstance(declared, types.Array) and isinstance(given, types.Array):
+        return (declared.ndim == given.ndim and declared.layout in ("A", given.layout)
+                and getattr(declared.dtype, "bitwidth", 0) == getattr(given.dtype, "bitwidth", -1))
+    return _accepts(declared, given)
 
 
 def _accepts(declared, given) -> bool:

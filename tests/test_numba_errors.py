@@ -1,0 +1,95 @@
+"""A wrong numba.cuda program, run unchanged, is told what is wrong in a few lines that name its own
+Python line, as numba's simulator would, not under numba's and cudalab's thirty frames."""
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cudalab.numba
+from cudalab.errors import CompileError, KernelError, LaunchError
+
+
+@pytest.fixture
+def cuda():
+    cudalab.numba.install()
+    from numba import cuda
+    yield cuda
+    cudalab.numba.uninstall()
+
+
+def _files_in_traceback(e):
+    return [os.path.basename(f.filename) for f in traceback.extract_tb(e.__traceback__)]
+
+
+def test_a_read_past_the_end_quotes_the_kernels_line_and_stops_at_the_launch(cuda):
+    @cuda.jit
+    def add(a, b, out):                     # no `if i < out.size`: 28 threads too many
+        i = cuda.grid(1)
+        out[i] = a[i] + b[i]
+
+    a = np.ones(100, np.float32)
+    with pytest.raises(KernelError, match=r"at line \d+ in kernel add:  out\[i\] = a\[i\] \+ b\[i\]\n"
+                                          r"    by thread \(100,0,0\)") as caught:
+        add[1, 128](a, a, np.zeros_like(a))
+    # the test's own frame and the launch that re-raised: no emulator, runtime or numba frames
+    assert _files_in_traceback(caught.value) == ["test_numba_errors.py", "dispatcher.py"]
+
+
+def test_a_launch_with_too_few_arguments_names_the_kernels_parameters(cuda):
+    @cuda.jit
+    def scale(x, factor, out):
+        out[0] = x[0] * factor
+
+    with pytest.raises(LaunchError, match=r"scale\(x, factor, out\) takes 3 arguments, but the launch passes 2"):
+        scale[1, 1](np.ones(1), 2.0)
+    assert not scale.overloads                      # said before numba was asked to compile anything
+    with pytest.raises(TypeError):                  # numba says TypeError: a program may catch that
+        scale[1, 1](np.ones(1))
+
+
+def test_an_undefined_name_in_a_kernel_names_its_line(cuda):
+    @cuda.jit
+    def uses_a_typo(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = i * scale_factr              # noqa: F821 (the typo is the test)
+
+    with pytest.raises(CompileError, match=r"name 'scale_factr' is not defined\n\n"
+                                           r"In test_numba_errors.py, line \d+:\n\s+a\[i\] = i \* scale_factr"):
+        uses_a_typo[1, 32](np.zeros(32))
+
+
+def test_a_script_s_traceback_starts_at_the_script(tmp_path):
+    (tmp_path / "program.py").write_text(
+        "import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef k(a):\n    a[cuda.grid(1)] = 1\n\n"
+        "k[2, 32](np.zeros(48))\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
+                         text=True, env=env)
+    assert run.returncode == 1
+    lines = run.stderr.splitlines()
+    assert lines[:3] == ["Traceback (most recent call last):",
+                         f'  File "{tmp_path / "program.py"}", line 8, in <module>', "    k[2, 32](np.zeros(48))"]
+    assert "runpy" not in run.stderr and "at line 6 in kernel k:  a[cuda.grid(1)] = 1" in run.stderr
+
+
+def test_a_python_list_argument_is_refused_with_the_fix(cuda):
+    @cuda.jit
+    def first(a):
+        a[0] = 1
+
+    with pytest.raises(LaunchError, match=r"argument 1 of first: .* not list\. Make it a numpy array first"):
+        first[1, 1]([0, 0, 0])
+
+
+def test_an_array_of_python_objects_is_refused_at_the_launch(cuda):
+    @cuda.jit
+    def first(a):
+        a[0] = 1
+
+    with pytest.raises(LaunchError, match=r"argument 1 of first is a numpy array of Python objects \(dtype=object\)"):
+        first[1, 1](np.array([1, "two"], dtype=object))
