@@ -81,15 +81,22 @@ def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_a_makefile_that_names_nvcc_by_its_full_path_is_still_read(tmp_path):
+def test_a_makefile_that_names_its_compilers_by_full_path_is_still_read(tmp_path):
     # CUDA for Engineers' Makefiles say NVCC = /usr/local/cuda/bin/nvcc, which a machine without
-    # that toolkit lacks: the recorded make must still see the line it runs
+    # that toolkit lacks, and Caltech's CS 179 links with CC = /usr/bin/g++: the recorded make must
+    # still see the lines they run
     book = write(tmp_path, {
         "dist/Makefile": "NVCC = /usr/local/cuda/bin/nvcc\nmain.exe: kernel.cu\n\t$(NVCC) -g -G $^ -o $@\n",
         "dist/kernel.cu": "int main() { return 0; }\n",
+        "lab2/Makefile": ("CC = /usr/bin/g++\nNVCC ?= /opt/cuda/bin/nvcc\nt: t.cc t.o\n\t$(CC) $< -o $@ t.o -O3\n"
+                          "t.o: t_cuda.cu\n\t$(NVCC) -m64 -O3 -o $@ -c $<\n"),
+        "lab2/t.cc": "int helper();\n" + MAIN,
+        "lab2/t_cuda.cu": PIECE,
     })
     p = read_program(book / "dist/kernel.cu", book)
     assert (p.how, p.sources, p.options) == ("dist/Makefile", ["kernel.cu"], ["-g", "-G", "-o", "main.exe"])
+    p = read_program(book / "lab2/t.cc", book)
+    assert (p.how, p.sources) == ("lab2/Makefile", ["t.cc", "t_cuda.cu"])
 
 
 def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_include_folder(tmp_path):

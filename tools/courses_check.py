@@ -126,7 +126,8 @@ def _stand_ins(folder: Path) -> Path:
     return bin_dir
 
 
-_FULL_PATH_NVCC = re.compile(r"^\s*NVCC\s*[:?]?=\s*/\S*/nvcc\s*$", re.M)
+# NVCC = /usr/local/cuda/bin/nvcc, CC = /usr/bin/g++: a compiler named by its full path
+_FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
 def make_commands(folder: Path) -> list:
@@ -141,9 +142,10 @@ def make_commands(folder: Path) -> list:
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
         homes = [f"{v}={home}" for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH",
                                          "CUDA_TOOLKIT_ROOT_DIR")]
-        # a Makefile that names nvcc by its full path (NVCC = /usr/local/cuda/bin/nvcc) gets the stand-in
+        # a Makefile that names a compiler by its full path gets the stand-in all the same
         makefile = _makefile(folder)
-        fixed = [f"NVCC={bin_dir / 'nvcc'}"] if makefile and _FULL_PATH_NVCC.search(makefile.read_text()) else []
+        fixed = [f"{var}={bin_dir / tool}" for var, tool in
+                 _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
         subprocess.run(["make", "-B", "-k", *homes, *fixed], cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
@@ -347,7 +349,7 @@ def read_program(path: Path, checkout: Path) -> Program:
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
-    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).exists())
+    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
     beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
                       if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
@@ -603,7 +605,7 @@ def main(argv=None) -> int:
     if not a.checkout:
         p.error("give --checkout (or --merge)")
     checkout = a.checkout.resolve()
-    paths = [Path(f) for pattern in a.programs for f in sorted(glob.glob(str(checkout / pattern)))]
+    paths = [Path(f) for pattern in a.programs for f in sorted(glob.glob(str(checkout / pattern))) if Path(f).is_file()]
     results = json.loads(a.json.read_text()) if a.json.exists() else {}
     if a.logs:
         a.logs.mkdir(parents=True, exist_ok=True)
