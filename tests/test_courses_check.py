@@ -135,3 +135,10 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, printed, source, 120)[0] == status
     # a warning alone is not a success line the program owes us
     assert judge(0, "usage: prog N\n", 'printf("Warning: timing results still correct\\n");', 120)[0] == "pass"
+
+
+def test_a_check_that_answers_false_is_a_failure():
+    # NVIDIA's DLI exercises end with "All elements were doubled? TRUE" (or FALSE, before the fix)
+    source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'
+    assert judge(0, "All elements were doubled? FALSE\n", source, 120)[0] == "fail"
+    assert judge(0, "All elements were doubled? TRUE\n", source, 120)[0] == "pass"
