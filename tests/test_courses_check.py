@@ -80,10 +80,47 @@ def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(
     assert read_program(project / "bfs/src/graph.cu", project).sources == p.sources
 
 
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_makefile_that_names_its_compilers_by_full_path_is_still_read(tmp_path):
+    # CUDA for Engineers' Makefiles say NVCC = /usr/local/cuda/bin/nvcc, which a machine without
+    # that toolkit lacks, and Caltech's CS 179 links with CC = /usr/bin/g++: the recorded make must
+    # still see the lines they run
+    book = write(tmp_path, {
+        "dist/Makefile": "NVCC = /usr/local/cuda/bin/nvcc\nmain.exe: kernel.cu\n\t$(NVCC) -g -G $^ -o $@\n",
+        "dist/kernel.cu": "int main() { return 0; }\n",
+        "lab2/Makefile": ("CC = /usr/bin/g++\nNVCC ?= /opt/cuda/bin/nvcc\nt: t.cc t.o\n\t$(CC) $< -o $@ t.o -O3\n"
+                          "t.o: t_cuda.cu\n\t$(NVCC) -m64 -O3 -o $@ -c $<\n"),
+        "lab2/t.cc": "int helper();\n" + MAIN,
+        "lab2/t_cuda.cu": PIECE,
+    })
+    p = read_program(book / "dist/kernel.cu", book)
+    assert (p.how, p.sources, p.options) == ("dist/Makefile", ["kernel.cu"], ["-g", "-G", "-o", "main.exe"])
+    p = read_program(book / "lab2/t.cc", book)
+    assert (p.how, p.sources) == ("lab2/Makefile", ["t.cc", "t_cuda.cu"])
+
+
+def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_include_folder(tmp_path):
+    # a course whose top CMakeLists.txt sets the nvcc flags and the shared include folder, and each
+    # lesson folder adds one executable (CUDA_Freshman's layout)
+    course = write(tmp_path, {
+        "CMakeLists.txt": ('project(course CXX CUDA)\nset(CMAKE_CUDA_FLAGS "-arch=compute_35 -O3")  # old GPUs\n'
+                           "include_directories(./include)\nadd_subdirectory(3_sum)\n"),
+        "include/common.h": "int helper() { return 0; }\n",
+        "3_sum/CMakeLists.txt": "add_executable(sum_arrays sum_arrays.cu)\n",
+        "3_sum/sum_arrays.cu": '#include "common.h"\n' + MAIN,
+        "3_sum/notes.cu": MAIN,                        # in no target: built the default way
+    })
+    p = read_program(course / "3_sum/sum_arrays.cu", course)
+    assert (p.how, p.folder, p.sources) == ("3_sum/CMakeLists.txt", "3_sum", ["sum_arrays.cu"])
+    assert p.options == ["-arch=compute_35", "-O3", "-I../include", "-o", "sum_arrays"]
+    assert read_program(course / "3_sum/notes.cu", course).how.startswith("default")
+
+
 @pytest.mark.parametrize("code, left_out", [
     ("#include <cuda.h>\nCUdeviceptr p;\n" + MAIN + PIECE, ""),         # its types only: builds and runs
     ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, "the CUDA driver API"),
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
+    ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
     ('#ifndef NO_MPI\n#include "mpi.h"\n#endif\n' + MAIN + PIECE, ""),     # built as its readme says, without
 ])
 def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):
@@ -98,3 +135,10 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, printed, source, 120)[0] == status
     # a warning alone is not a success line the program owes us
     assert judge(0, "usage: prog N\n", 'printf("Warning: timing results still correct\\n");', 120)[0] == "pass"
+
+
+def test_a_check_that_answers_false_is_a_failure():
+    # NVIDIA's DLI exercises end with "All elements were doubled? TRUE" (or FALSE, before the fix)
+    source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'
+    assert judge(0, "All elements were doubled? FALSE\n", source, 120)[0] == "fail"
+    assert judge(0, "All elements were doubled? TRUE\n", source, 120)[0] == "pass"

@@ -62,7 +62,8 @@ from samples_check import (ROOT, WALL_PER_CPU, _BUILD, explanation, failed_line,
 TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
 COURSE_FAILURE = re.compile(r"\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)|\bErrors? (in|at)\b|"
-                            r"\bFound [1-9]\d* errors|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:",
+                            r"\bFound [1-9]\d* errors|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
+                            r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
 GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator")
@@ -82,7 +83,7 @@ NOT_EMULATED = [
     (r"-lcuda\b|\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"
      r"\w*\s*\(|CUDA::cuda_driver",
      "the CUDA driver API (cu* calls)"),
-    (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
@@ -125,6 +126,10 @@ def _stand_ins(folder: Path) -> Path:
     return bin_dir
 
 
+# NVCC = /usr/local/cuda/bin/nvcc, CC = /usr/bin/g++: a compiler named by its full path
+_FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
+
+
 def make_commands(folder: Path) -> list:
     """The compiler command lines ``make -B`` runs in ``folder`` (each a list of words), from a copy."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
@@ -137,7 +142,11 @@ def make_commands(folder: Path) -> list:
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
         homes = [f"{v}={home}" for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH",
                                          "CUDA_TOOLKIT_ROOT_DIR")]
-        subprocess.run(["make", "-B", "-k", *homes], cwd=copy, env=env, capture_output=True, timeout=120)
+        # a Makefile that names a compiler by its full path gets the stand-in all the same
+        makefile = _makefile(folder)
+        fixed = [f"{var}={bin_dir / tool}" for var, tool in
+                 _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
+        subprocess.run(["make", "-B", "-k", *homes, *fixed], cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
@@ -274,6 +283,41 @@ def _as_read(word: str, here: Path, note_folder: Path) -> str:
     return word
 
 
+_CMAKE_TARGET = re.compile(r"\b(?:cuda_)?add_executable\s*\(\s*(\S+)\s+([^)]*)\)", re.I)
+_CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"([^\"]*)\"", re.I)
+_CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
+
+
+def from_cmake(path: Path, checkout: Path):
+    """(nvcc words, where) from the ``add_executable(NAME ... FILE ...)`` of a CMakeLists.txt beside
+    the program, with the ``CMAKE_CUDA_FLAGS`` and ``include_directories`` that it and the
+    CMakeLists.txt above it (up to the checkout) set, as ``cmake`` would build it; else None."""
+    here = path.parent / "CMakeLists.txt"
+    if not here.exists():
+        return None
+    target = next((m for m in _CMAKE_TARGET.finditer(_without_cmake_comments(here.read_text(errors="replace")))
+                   if path.name in m.group(2).split()), None)
+    if not target:
+        return None
+    options = []
+    for folder in reversed([f for f in (path.parent, *path.parent.parents) if checkout in (f, *f.parents)]):
+        lists = folder / "CMakeLists.txt"
+        if not lists.exists():
+            continue
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for m in _CMAKE_FLAGS.finditer(text):
+            options += shlex.split(m.group(1))
+        for m in _CMAKE_INCLUDES.finditer(text):
+            options += [f"-I{os.path.relpath(folder / d, path.parent)}" for d in m.group(1).split()
+                        if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
+    sources = [f for f in target.group(2).split() if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    return [*options, "-o", target.group(1), *sources], here.relative_to(checkout).as_posix()
+
+
+def _without_cmake_comments(text: str) -> str:
+    return re.sub(r"#[^\n]*", "", text)
+
+
 def _makefile(folder: Path) -> Path | None:
     return next((folder / m for m in ("Makefile", "makefile", "GNUmakefile") if (folder / m).exists()), None)
 
@@ -286,6 +330,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     found = from_make(make_commands(path.parent), path.name) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
+    cmake = from_cmake(path, checkout)
+    if cmake:
+        return *cmake, path.parent
     notes = list(from_notes(path, checkout, [path.parent]))
     above = _makefile(up[0]) if up else None
     found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None
@@ -302,7 +349,7 @@ def read_program(path: Path, checkout: Path) -> Program:
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
-    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).exists())
+    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
     beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
                       if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
@@ -558,7 +605,7 @@ def main(argv=None) -> int:
     if not a.checkout:
         p.error("give --checkout (or --merge)")
     checkout = a.checkout.resolve()
-    paths = [Path(f) for pattern in a.programs for f in sorted(glob.glob(str(checkout / pattern)))]
+    paths = [Path(f) for pattern in a.programs for f in sorted(glob.glob(str(checkout / pattern))) if Path(f).is_file()]
     results = json.loads(a.json.read_text()) if a.json.exists() else {}
     if a.logs:
         a.logs.mkdir(parents=True, exist_ok=True)
