@@ -94,16 +94,25 @@ class LibraryRequests:
                                      b"and _BEST are not modeled: the numbers come in the default order.")
         return (rand.SUCCESS,)
 
-    def op_rand_generate(self, handle, kind, n, address, mean, stddev, blob=b""):
+    def op_rand_generate(self, handle, kind, n, address, mean, stddev, *offset, blob=b""):
+        """A curandGenerate* call. Into a capturing stream it becomes a graph node (CAPTURED, the
+        stream, and the generator's offset, which the node replays with ``offset``): as cuRAND's
+        kernel gets its offset when captured, every launch of the graph writes the same numbers, and
+        the generator moves on once, at the capture."""
         try:
             gen = self._generator(handle)
             if gen.host:
                 values = rand.generate(gen, kind, int(n), float.fromhex(mean), float.fromhex(stddev))
                 return (rand.SUCCESS, 1), values.tobytes()
-            if self.ctx.stream(gen.stream).capture is not None:
-                raise LibraryError("cudalab's cuRAND cannot be captured into a CUDA graph yet: call it outside "
-                                   "the capture.", rand.LAUNCH_FAILURE)
+            s = self.ctx.stream(gen.stream)
+            if s.capture is not None:
+                at, gen.offset = gen.offset, gen.offset + rand.used(kind, int(n))
+                return (CAPTURED, s.handle, at)
+            now = gen.offset
+            gen.offset = _int(offset[0]) if offset else now
             rand.fill(self.ctx, gen, kind, int(n), _int(address), float.fromhex(mean), float.fromhex(stddev))
+            if offset:
+                gen.offset = now
         except LibraryError as e:
             return _refused(e)
         return (rand.SUCCESS, 0)
