@@ -372,6 +372,59 @@ def test_generators_give_curands_own_numbers(case):
     close_to_recorded(dict(case, kind=kind), got)
 
 
+CAPTURED_RAND = """
+#include <cstdio>
+#include <curand.h>
+void show(const char *name, const float *d) {
+    float h[4];
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%s %.9g %.9g %.9g %.9g\\n", name, h[0], h[1], h[2], h[3]);
+}
+int main() {
+    curandGenerator_t g;
+    cudaStream_t s;
+    cudaGraph_t graph;
+    cudaGraphExec_t e;
+    float *x;
+    cudaMalloc(&x, 8 * sizeof(float));
+    cudaMemset(x, 0, 8 * sizeof(float));
+    cudaStreamCreate(&s);
+    curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);
+    curandSetPseudoRandomGeneratorSeed(g, 1234ULL);
+    curandSetStream(g, s);
+    curandGenerateUniform(g, x, 8);                     // numbers 0-7
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    printf("status %d\\n", curandGenerateUniform(g, x, 8));       // numbers 8-15, when the graph runs
+    cudaStreamEndCapture(s, &graph);
+    show("captured", x);                                // nothing ran yet: still numbers 0-3
+    cudaGraphInstantiate(&e, graph, 0);
+    cudaGraphLaunch(e, s);
+    cudaStreamSynchronize(s);
+    show("first", x);
+    curandGenerateUniform(g, x, 8);                     // the generator went on at the capture: 16-23
+    show("after", x);
+    cudaGraphLaunch(e, s);                              // the same numbers again
+    cudaStreamSynchronize(s);
+    show("again", x);
+}
+"""
+
+
+@needs_curand
+def test_curand_captured_into_a_graph_writes_the_same_numbers_at_every_launch():
+    """As on a GPU (recorded on an H100): the node writes the numbers from the offset the generator
+    had at the capture, every launch, and the generator moves past them once, at the capture."""
+    r = run_program_source(CAPTURED_RAND, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = shown(r.stdout)
+    numbers = rand.generate(rand.Generator(rand.DEFAULT, seed=1234), "uniform", 24)
+    assert got["status"][0] == 0
+    np.testing.assert_array_equal(got["captured"].astype(np.float32), numbers[0:4])
+    np.testing.assert_array_equal(got["first"].astype(np.float32), numbers[8:12])
+    np.testing.assert_array_equal(got["after"].astype(np.float32), numbers[16:20])
+    np.testing.assert_array_equal(got["again"].astype(np.float32), numbers[8:12])
+
+
 @needs_curand
 def test_a_program_gets_curands_numbers_on_device_and_host_generators():
     cases = [c for c in RECORDED["cases"] if c["kind"] in CALLS and c["n"] == 70000]

@@ -136,13 +136,13 @@ def batch_lanes(program, df, observers, lanes, cluster_size=1):
     or ``WHOLE_KERNEL_LANES`` where one native region runs the whole kernel (regions.py): native
     code goes lane by lane whatever the batch, so a bigger one only saves the Python work each
     batch costs (register arrays, the context, the SIMT stack), which is most of a short kernel's
-    time. Register arrays stay within 256 MiB."""
-    from .engine import K_REGION, LANE_BUDGET
+    time. ``engine.launch`` keeps the batch's register arrays within ``engine.BATCH_BYTES`` either way."""
+    from .engine import BATCH_BYTES, K_REGION, LANE_BUDGET
     run = pick(program, df, observers, lanes, cluster_size)
     code = run.code
     if run is df or code[0][0] != K_REGION or any(c[2].opcode not in ("ret", "exit") for c in code[code[0][3]:]):
         return LANE_BUDGET
-    return max(LANE_BUDGET, min(WHOLE_KERNEL_LANES, (256 << 20) // (8 * max(len(df.func.regs), 1))))
+    return max(LANE_BUDGET, min(WHOLE_KERNEL_LANES, BATCH_BYTES // (8 * max(len(df.func.regs), 1))))
 
 
 def _compile(program, df, st, raise_errors=False):
@@ -283,19 +283,45 @@ def liveness(df):
         else:
             nxt.append(i + 1)
         succ.append([s for s in nxt if s < n])
-    live_in = [set() for _ in range(n)]
-    out = [set() for _ in range(n)]
+    # sets as bits of Python ints: a kernel of 35,000 registers and 5,000 instructions (cuda-samples'
+    # cudaTensorCoreGemm) held 2 x 5,000 sets of thousands of names, over 12 GB; as bits, 40 MB
+    bit = {r: 1 << k for k, r in enumerate(f.regs)}
+    for r in set().union(*uses, *defs) - bit.keys():
+        bit[r] = 1 << len(bit)
+    mask = lambda names: sum(bit[r] for r in names)     # noqa: E731
+    uses, defs = [mask(u) for u in uses], [mask(d) for d in defs]
+    live_in, out = [0] * n, [0] * n
     changed = True
     while changed:
         changed = False
         for i in range(n - 1, -1, -1):
-            o = set().union(*(live_in[s] for s in succ[i])) if succ[i] else set()
-            li = uses[i] | (o - defs[i])
+            o = 0
+            for s in succ[i]:
+                o |= live_in[s]
+            li = uses[i] | (o & ~defs[i])
             if li != live_in[i] or o != out[i]:
                 live_in[i], out[i] = li, o
                 changed = True
-    df._liveness = (live_in + [set()], out)         # live_in[n]: the function's end
+    names = list(bit)
+    df._liveness = (_Live(live_in + [0], names), _Live(out, names))    # live_in[n]: the function's end
     return df._liveness
+
+
+class _Live:
+    """Registers live at each instruction, kept as bits (``liveness``); indexing gives a frozenset."""
+
+    def __init__(self, bits: list, names: list):
+        self.bits, self.names = bits, np.array(names, object)
+
+    def __len__(self):
+        return len(self.bits)
+
+    def __getitem__(self, i) -> frozenset:
+        x = self.bits[i]
+        if not x:
+            return frozenset()
+        on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8), bitorder="little")
+        return frozenset(self.names[np.flatnonzero(on)])
 
 
 def _signature(inst, f, d):

@@ -39,6 +39,8 @@ cluster_mod = cluster
 
 K_NORMAL, K_BRA, K_RET, K_EXIT, K_CALL, K_TRAP, K_WAIT, K_FUSED, K_REGION = range(9)   # K_FUSED, K_REGION: compiled.py
 LANE_BUDGET = 1 << 17
+BATCH_BYTES = 256 << 20         # a batch's per-lane state (registers, local memory) and shared memory stay within this
+LANE_BYTES = 64                 # per-lane state besides registers and local memory (geometry, masks, SIMT stack)
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
@@ -1107,6 +1109,15 @@ def _stack_size(program: Program, df: DecodedFunction):
     return (need + 15) // 16 * 16
 
 
+def register_bytes(df) -> int:
+    """Bytes per lane of the kernel's registers, all in use (each is made on first use, so a batch
+    may hold them all by its end)."""
+    n = df.__dict__.get("_register_bytes")
+    if n is None:
+        n = df._register_bytes = sum(storage(t).itemsize for t in df.func.regs.values())
+    return n
+
+
 def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
            observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(), cluster=None,
            non_portable_cluster: bool = False, wall_deadline: float = float("inf"), progress=None,
@@ -1134,9 +1145,11 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         raise LaunchError(f"{kernel_name} needs {local_stride:,} bytes of local memory per thread (local arrays and "
                           f"the call stack), more than the {MAX_LOCAL:,} a GPU allows. Use a smaller local array, or "
                           "shared or global memory.", "cudaErrorLaunchOutOfResources")
-    per_block_bytes = lpb * (local_stride + 64) + max(total_shared, 16)
+    # a kernel of thousands of PTX registers (unrolled tensor-core tiles) over 2^17 lanes would need
+    # gigabytes, and a notebook killed for memory loses everything: its batches get fewer blocks
+    per_block_bytes = lpb * (local_stride + register_bytes(df) + LANE_BYTES) + max(total_shared, 16)
     def blocks_per_batch(lanes):          # whole clusters per batch
-        bpb = max(1, min(nblocks_total, lanes // lpb, (256 << 20) // max(per_block_bytes, 1)))
+        bpb = max(1, min(nblocks_total, lanes // lpb, BATCH_BYTES // max(per_block_bytes, 1)))
         return cluster_mod.batch_blocks(bpb, grid, shape, lpb, kernel_name)
     bpb = blocks_per_batch(LANE_BUDGET)
     native_bpb = blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb, shape.size))

@@ -105,15 +105,24 @@ class LibraryRequests:
         return (rand.SUCCESS,)
 
     @answers
-    def op_rand_generate(self, handle, kind, n, address, mean, stddev, blob=b""):
+    def op_rand_generate(self, handle, kind, n, address, mean, stddev, *offset, blob=b""):
+        """A curandGenerate* call. Into a capturing stream it becomes a graph node (CAPTURED, the
+        stream, and the generator's offset, which the node replays with ``offset``): as cuRAND's
+        kernel gets its offset when captured, every launch of the graph writes the same numbers, and
+        the generator moves on once, at the capture."""
         gen = self._generator(handle)
         if gen.host:
             values = rand.generate(gen, kind, int(n), float.fromhex(mean), float.fromhex(stddev))
             return (rand.SUCCESS, 1), values.tobytes()
-        if self.ctx.stream(gen.stream).capture is not None:
-            raise LibraryError("cudalab's cuRAND cannot be captured into a CUDA graph yet: call it outside "
-                               "the capture.", rand.LAUNCH_FAILURE)
+        s = self.ctx.stream(gen.stream)
+        if s.capture is not None:
+            at, gen.offset = gen.offset, gen.offset + rand.used(kind, int(n))
+            return (CAPTURED, s.handle, at)
+        now = gen.offset
+        gen.offset = _int(offset[0]) if offset else now
         rand.fill(self.ctx, gen, kind, int(n), _int(address), float.fromhex(mean), float.fromhex(stddev))
+        if offset:
+            gen.offset = now
         return (rand.SUCCESS, 0)
 
     # ------------------------------------------------------------------ cuFFT

@@ -57,6 +57,11 @@ curandStatus_t curandGenerateSeeds(curandGenerator_t g) { return rand_answer(rpc
 static curandStatus_t generate(curandGenerator_t g, const char *kind, void *out, size_t n, size_t size,
                                double mean, double stddev) {
     int code = rpc("rand_generate %llu %s %zu %p %a %a", GEN(g), kind, n, out, mean, stddev);
+    if (!code && NR > 3 && R[1] == CAPTURED) {  /* into a capture: a node that writes, when the graph runs, */
+        char *text = malloc(160);               /* the numbers from the offset the generator had now */
+        snprintf(text, 160, "rand_generate %llu %s %zu %p %a %a %llu", GEN(g), kind, n, out, mean, stddev, R[3]);
+        return capture_request((cudaStream_t)(uintptr_t)R[2], text) ? CURAND_STATUS_LAUNCH_FAILURE : CURAND_STATUS_SUCCESS;
+    }
     curandStatus_t s = rand_answer(code, NR > 2 && R[2]);
     if (!s && NR > 2 && R[2] && RBN >= n * size) memcpy(out, RB, n * size);   /* a host generator's numbers */
     return s;

@@ -174,15 +174,24 @@ def _box_muller_double(quads: np.ndarray) -> np.ndarray:
     return np.stack([s * np.sin(np.pi * v), s * np.cos(np.pi * v)], 1).reshape(-1)
 
 
-def generate(gen: Generator, kind: str, n: int, mean: float = 0.0, stddev: float = 1.0) -> np.ndarray:
-    """n values of ``kind`` (bits, uniform, uniform_double, normal, normal_double, lognormal,
-    lognormal_double, poisson) from the generator, as cuRAND's curandGenerate* would write them."""
+def used(kind: str, n: int) -> int:
+    """How far a call for ``n`` values of ``kind`` moves the generator's offset (``generate``); a
+    length cuRAND refuses is refused here too."""
     base = kind.replace("log", "")
     per, together = TAKES[base]
     if n % together:
         raise LibraryError(f"curandGenerate{kind.title().replace('_', '')}: n = {n} is odd; cuRAND makes normal "
                            "numbers in pairs (Box-Muller), so n must be even (CURAND_STATUS_LENGTH_NOT_MULTIPLE).",
                            LENGTH_NOT_MULTIPLE)
+    return n if base == "poisson" else n // together * per
+
+
+def generate(gen: Generator, kind: str, n: int, mean: float = 0.0, stddev: float = 1.0) -> np.ndarray:
+    """n values of ``kind`` (bits, uniform, uniform_double, normal, normal_double, lognormal,
+    lognormal_double, poisson) from the generator, as cuRAND's curandGenerate* would write them."""
+    base = kind.replace("log", "")
+    per, together = TAKES[base]
+    used(kind, n)
     if base == "poisson":
         rng = np.random.Generator(np.random.Philox(key=gen.seed ^ 0x9E3779B9, counter=gen.offset))
         gen.offset += n
