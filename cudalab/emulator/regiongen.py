@@ -606,6 +606,16 @@ class CutRegionBuilder(RegionBuilder):
             b.branch(self.chunk_end)
         return bb
 
+    def _lane_of(self, kk, pick, name=""):
+        """The lane of counter ``kk`` computed, not read from ``lanes``: a region with cuts runs only
+        when every valid lane of the batch is active (Runner.__call__), so the list is the valid
+        lanes, block-major, ``lpb`` apart: the chunk's block's first lane plus the thread's offset.
+        No load and no branch per lane, so LLVM can vectorize the lane loops."""
+        b = self.b
+        b.position_at_end(pick)
+        self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), b.sub(kk, b.load(self.c)), name="lane")
+        self.body = pick
+
     def _parts(self):
         """(block, thread index in the block) of this lane: the chunk's block, and the lane's
         offset from the block's first lane (lanes are block-major, lanes_per_block apart)."""
