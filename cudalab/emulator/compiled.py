@@ -496,6 +496,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
             break
         for r in fed:
             del inside[r]
+    block_uniform = rg.block_uniform(df, s, e, bounds)
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
@@ -548,7 +549,9 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
                    outputs=sorted(live_in[z] & defined - unstored), materialize=materialize,
                    materialize_from=closure(materialize, z), phases=phases, unstored=sorted(unstored),
-                   pos=pos)
+                   pos=pos, narrow=rg.tid_guard(df, a, z, block_uniform, live_in))
+        if seg["narrow"] and seg["narrow"]["U"][0] == "reg" and seg["narrow"]["U"][1] not in seg["inputs"]:
+            seg["narrow"] = None        # (U is read from the first thread's array: only one the segment loads)
         segs.append(seg)
         stored |= set(seg["outputs"]) | set(materialize)
         for p in range(a, z):
