@@ -666,17 +666,65 @@ class CutRegionBuilder(RegionBuilder):
         chunk after the segment."""
         b = self.b
         a, z = seg["first"], seg["end"]
+        self.seg = seg
+        g = seg["guard_at_end"]
+        join = None
+        if seg.get("uniform") and (not g or g[0] in seg["defined"]):
+            once, each = self.fn.append_basic_block(f"s{a}_once"), self.fn.append_basic_block(f"s{a}_each")
+            join = self.fn.append_basic_block(f"s{a}_joined")
+            b.cbranch(b.icmp_signed("<", self.entry_pc, ir.Constant(I64, 0)), once, each)
+            b.position_at_end(once)
+            self._once(seg)
+            b.branch(join)
+            b.position_at_end(each)
         remat = set(seg["remat"]).union(*(r["remat"] for ph in seg["phases"] for r in ph["resume"]))
         self.spill_cols = {n: col for n, col in self.spill_cols_all.items() if n in seg["defined"] or n in remat}
-        self.seg = seg
         self.npos = len(seg["pos"])
         ends = [ph["first"] for ph in seg["phases"][1:]] + [self.npos]
-        run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not seg["guard_at_end"] else None
+        run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g else None
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
             self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
         go = self.fn.append_basic_block(f"s{a}_through")
         b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self._materialized(seg, f"s{a}", z), go)
         b.position_at_end(go)
+        if join is not None:
+            b.branch(join)
+            b.position_at_end(join)
+
+    def _once(self, seg):
+        """A segment of block-uniform arithmetic only (compiled._segments: ``uniform``; a tree
+        reduction's ``stride >>= 1`` and its loop test) for a chunk that began at the region's start:
+        run once, as the block's first thread, its results stored for every thread and the next
+        jump's guard taken for all of them; counted as every thread running it. Nothing in it can
+        stop a thread (no memory, no division)."""
+        b = self.b
+        a, z = seg["first"], seg["end"]
+        n = b.sub(b.load(self.c1), b.load(self.c))
+        self.lane = b.mul(self.chunk_block, self.ctx["lpb"], name="first_lane")
+        self.body, self._lane_parts, self.cur = b.block, None, {}
+        for name in seg["inputs"]:
+            b.store(self._load_reg(name), self.slot(name))
+        self._recompute(seg["remat"], a)
+        for p in range(a, z):
+            inst = self.code[p][2]
+            if inst.opcode not in ("bar", "barrier"):
+                self._pc, self._block_end, self._bail = p, z, None
+                self.emit(inst)
+        names = sorted(self.live_in[z] & seg["defined"] - set(seg["unstored"]))
+        values = [self.reg_storage(name) for name in names]
+        g = seg["guard_at_end"]
+        if g:
+            pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+            b.store(b.select(b.not_(pv) if g[1] else pv, n, ir.Constant(I64, 0)), self.taken)
+        span = ir.Constant(I64, z - a)
+        b.store(b.add(b.load(self.total), b.mul(n, span)), self.total)
+        b.store(b.add(b.load(self.path), span), self.path)
+        if names:
+            nxt, after = self._lanes(f"u{a}")
+            for name, v in zip(names, values):
+                self._store_reg(name, v)
+            b.branch(nxt)
+            b.position_at_end(after)
 
     def _narrowed(self, guard):
         """(lo, hi, left, span) for a segment that starts with a thread-index guard
