@@ -710,6 +710,55 @@ def test_a_tree_reduction_loop_with_a_barrier_runs_natively_with_the_same_bytes_
     assert np.allclose(np.frombuffer(out["compiled"][0], np.float32).sum(), x.sum(), rtol=1e-4)
 
 
+GUARDED_STEP = r"""
+__global__ void guarded(const int* x, int* out, int bound) {
+    __shared__ int s[512];
+    int tid = threadIdx.x + threadIdx.y * blockDim.x;
+    int t = threadIdx.x;
+    s[tid] = x[blockIdx.x * blockDim.x * blockDim.y + tid];
+    __syncthreads();
+    for (int stride = 1; stride < blockDim.x * blockDim.y; stride <<= 1) {
+        if (GUARD) s[tid] += 3 * s[tid ^ stride] + stride;
+        __syncthreads();
+    }
+    out[blockIdx.x * blockDim.x * blockDim.y + tid] = s[tid];
+}
+"""
+
+
+@pytest.mark.parametrize("guard, block", [
+    ("t < stride", (256, 1)), ("t >= stride", (100, 1)), ("stride > t", (128, 1)), ("t <= stride - 1", (96, 1)),
+    ("(unsigned) t < (unsigned) bound", (64, 1)), ("t > bound", (100, 1)), ("t < 40", (256, 1)),
+    ("t <= 40", (32, 1)), ("t < stride", (16, 8))])
+def test_threads_a_guard_on_the_thread_index_sends_away_are_skipped_with_the_same_bytes_and_counts(
+        guard, block, monkeypatch):
+    """``if (threadIdx.x < stride)`` in a loop around a barrier: only the threads that stay run the
+    segment natively (regions.tid_guard); the others are counted at once. A prefix, a suffix, an
+    unsigned compare whose bound wraps, bounds outside the block, padding lanes (100 threads) and a
+    2-D block (where the thread index is not the lane's offset: every lane runs) give the
+    interpreter's bytes and instruction counts."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program
+    source = GUARDED_STEP.replace("GUARD", guard)
+    one_cut_region(source, "guarded")
+    m = cudalab.compile(source)
+    df = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("guarded").mangled)
+    (s, e), = cut_spans(source, "guarded")
+    bounds = regions.skeleton(df.code, s, e, [p for p in regions.cuts(df, {}) if s <= p < e])[0]
+    uniform = regions.block_uniform(df, s, e, bounds)
+    live_in = compiled.liveness(df)[0]
+    assert any(regions.tid_guard(df, a, z, uniform, live_in) for a, z in regions.segments(s, e, bounds))
+    threads = block[0] * block[1]
+    x = np.random.default_rng(5).integers(-50, 50, 3 * threads).astype(np.int32)
+    out = {}
+    for tier in ("interp", "compiled"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        y = np.zeros_like(x)
+        rec = m.guarded[3, block](x, y, np.int32(-3))
+        out[tier] = (y.tobytes(), rec.thread_instructions)
+    assert out["compiled"] == out["interp"]
+
+
 SHUFFLE_LOOP = r"""
 __global__ void warp_sums(const int* x, int* out, int width) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

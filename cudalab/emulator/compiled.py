@@ -522,6 +522,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
             break
         for r in fed:
             del inside[r]
+    block_uniform = rg.block_uniform(df, s, e, bounds)
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
@@ -574,7 +575,10 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
                    outputs=sorted(live_in[z] & defined - unstored), materialize=materialize,
                    materialize_from=closure(materialize, z), phases=phases, unstored=sorted(unstored),
-                   pos=pos)
+                   pos=pos, narrow=rg.tid_guard(df, a, z, block_uniform, live_in),
+                   uniform=len(parts) == 1 and all(_computes_uniform(code[p], block_uniform, p == a) for p in range(a, z)))
+        if seg["narrow"] and seg["narrow"]["U"][0] == "reg" and seg["narrow"]["U"][1] not in seg["inputs"]:
+            seg["narrow"] = None        # (U is read from the first thread's array: only one the segment loads)
         segs.append(seg)
         stored |= set(seg["outputs"]) | set(materialize)
         for p in range(a, z):
@@ -582,6 +586,18 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
             if live:
                 stops[p] = live
     return segs, stops, stored, bounds
+
+
+def _computes_uniform(entry, uniform, first):
+    """Does a code entry only compute a block-uniform register (regions.block_uniform: every
+    definition of it is uniform arithmetic), or is it the barrier a segment starts with?"""
+    from . import regions as rg
+    from .engine import K_NORMAL
+    kind, _, inst, _ = entry
+    if first and inst.opcode in ("bar", "barrier"):
+        return True
+    dest = rg.defined([entry], 0, 1)
+    return kind == K_NORMAL and inst.opcode != "ld" and not inst.guard and bool(dest) and dest <= uniform
 
 
 def _rematerialized(df, extents, d, in_regions=()):

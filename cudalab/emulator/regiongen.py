@@ -478,7 +478,7 @@ class CutRegionBuilder(RegionBuilder):
             c_first = b.load(self._st_at(0))
             resume = b.load(self._st_at(1))
             b.store(ir.Constant(I64, -1), self._st_at(1))
-            entry = b.load(self._st_at(6))
+            entry = self.entry_pc = b.load(self._st_at(6))
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
@@ -606,6 +606,16 @@ class CutRegionBuilder(RegionBuilder):
             b.branch(self.chunk_end)
         return bb
 
+    def _lane_of(self, kk, pick, name=""):
+        """The lane of counter ``kk`` computed, not read from ``lanes``: a region with cuts runs only
+        when every valid lane of the batch is active (Runner.__call__), so the list is the valid
+        lanes, block-major, ``lpb`` apart: the chunk's block's first lane plus the thread's offset.
+        No load and no branch per lane, so LLVM can vectorize the lane loops."""
+        b = self.b
+        b.position_at_end(pick)
+        self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), b.sub(kk, b.load(self.c)), name="lane")
+        self.body = pick
+
     def _parts(self):
         """(block, thread index in the block) of this lane: the chunk's block, and the lane's
         offset from the block's first lane (lanes are block-major, lanes_per_block apart)."""
@@ -618,17 +628,17 @@ class CutRegionBuilder(RegionBuilder):
             self._lane_parts = (self.chunk_block, t)
         return self._lane_parts
 
-    def _lanes(self, name):
-        """A loop over the chunk's lanes: positions the builder in its body (``self.lane`` set) and
-        returns (next-lane block, after-the-loop block)."""
+    def _lanes(self, name, lo=None, hi=None):
+        """A loop over the chunk's lanes (or those of [lo, hi)): positions the builder in its body
+        (``self.lane`` set) and returns (next-lane block, after-the-loop block)."""
         b = self.b
-        b.store(b.load(self.c), self.k)
+        b.store(b.load(self.c) if lo is None else lo, self.k)
         head = self.fn.append_basic_block(f"{name}_lane")
         b.branch(head)
         b.position_at_end(head)
         kk = self.kk = b.load(self.k)
         pick, after = self.fn.append_basic_block(f"{name}_pick"), self.fn.append_basic_block(f"{name}_done")
-        b.cbranch(b.icmp_signed("<", kk, b.load(self.c1)), pick, after)
+        b.cbranch(b.icmp_signed("<", kk, b.load(self.c1) if hi is None else hi), pick, after)
         nxt = self.fn.append_basic_block(f"{name}_next")
         b.position_at_end(nxt)
         b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
@@ -656,27 +666,108 @@ class CutRegionBuilder(RegionBuilder):
         chunk after the segment."""
         b = self.b
         a, z = seg["first"], seg["end"]
+        self.seg = seg
+        g = seg["guard_at_end"]
+        join = None
+        if seg.get("uniform") and (not g or g[0] in seg["defined"]):
+            once, each = self.fn.append_basic_block(f"s{a}_once"), self.fn.append_basic_block(f"s{a}_each")
+            join = self.fn.append_basic_block(f"s{a}_joined")
+            b.cbranch(b.icmp_signed("<", self.entry_pc, ir.Constant(I64, 0)), once, each)
+            b.position_at_end(once)
+            self._once(seg)
+            b.branch(join)
+            b.position_at_end(each)
         remat = set(seg["remat"]).union(*(r["remat"] for ph in seg["phases"] for r in ph["resume"]))
         self.spill_cols = {n: col for n, col in self.spill_cols_all.items() if n in seg["defined"] or n in remat}
-        self.seg = seg
         self.npos = len(seg["pos"])
         ends = [ph["first"] for ph in seg["phases"][1:]] + [self.npos]
+        run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g else None
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
-            self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None)
+            self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
         go = self.fn.append_basic_block(f"s{a}_through")
         b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self._materialized(seg, f"s{a}", z), go)
         b.position_at_end(go)
+        if join is not None:
+            b.branch(join)
+            b.position_at_end(join)
 
-    def _phase(self, pcs, v, w, resume):
-        """The pcs ``pcs`` of a segment (lock step's positions [v, w)) for every lane of the chunk:
-        from the segment's start (``resume`` None), or for the lanes waiting at one of them
-        (``state[k]``: the position of their pc) from there. A lane whose path leaves the phase
-        waits where it goes, its registers live there in their arrays."""
+    def _once(self, seg):
+        """A segment of block-uniform arithmetic only (compiled._segments: ``uniform``; a tree
+        reduction's ``stride >>= 1`` and its loop test) for a chunk that began at the region's start:
+        run once, as the block's first thread, its results stored for every thread and the next
+        jump's guard taken for all of them; counted as every thread running it. Nothing in it can
+        stop a thread (no memory, no division)."""
+        b = self.b
+        a, z = seg["first"], seg["end"]
+        n = b.sub(b.load(self.c1), b.load(self.c))
+        self.lane = b.mul(self.chunk_block, self.ctx["lpb"], name="first_lane")
+        self.body, self._lane_parts, self.cur = b.block, None, {}
+        for name in seg["inputs"]:
+            b.store(self._load_reg(name), self.slot(name))
+        self._recompute(seg["remat"], a)
+        for p in range(a, z):
+            inst = self.code[p][2]
+            if inst.opcode not in ("bar", "barrier"):
+                self._pc, self._block_end, self._bail = p, z, None
+                self.emit(inst)
+        names = sorted(self.live_in[z] & seg["defined"] - set(seg["unstored"]))
+        values = [self.reg_storage(name) for name in names]
+        g = seg["guard_at_end"]
+        if g:
+            pv = self.to_type(self.reg_storage(g[0]), "p", "pred")
+            b.store(b.select(b.not_(pv) if g[1] else pv, n, ir.Constant(I64, 0)), self.taken)
+        span = ir.Constant(I64, z - a)
+        b.store(b.add(b.load(self.total), b.mul(n, span)), self.total)
+        b.store(b.add(b.load(self.path), span), self.path)
+        if names:
+            nxt, after = self._lanes(f"u{a}")
+            for name, v in zip(names, values):
+                self._store_reg(name, v)
+            b.branch(nxt)
+            b.position_at_end(after)
+
+    def _narrowed(self, guard):
+        """(lo, hi, left, span) for a segment that starts with a thread-index guard
+        (regions.tid_guard): the lanes [lo, hi) of the chunk that stay, and ``left`` lanes that
+        leave for the segment's end after ``span`` instructions, which is all a leaving lane does
+        there (no register it writes lives on; later phases find no lane of theirs among them).
+        Only in a 1-D block (thread index = lane offset) of a chunk that began at the region's
+        start (entered at a loop head, the interpreter's threads might not agree on U); else every
+        lane stays. U is block-uniform (regions.block_uniform): the block's first thread's value."""
+        b = self.b
+        c, c1 = b.load(self.c), b.load(self.c1)
+        n = b.sub(c1, c)
+        u, plus = guard["U"], guard["plus"]
+        if u[0] == "imm":
+            v = u[1] & 0xFFFFFFFF
+            bound = ir.Constant(I64, (v - (1 << 32) if guard["signed"] and v >> 31 else v) + plus)
+        else:
+            first = b.mul(self.chunk_block, self.ctx["lpb"])
+            raw = b.load(b.gep(self._reg_ptr(u[1]), [first]))
+            bound = b.add(b.sext(raw, I64) if guard["signed"] else b.zext(raw, I64), ir.Constant(I64, plus))
+        zero = ir.Constant(I64, 0)
+        m = b.select(b.icmp_signed("<", bound, zero), zero, bound)
+        m = b.select(b.icmp_signed(">", m, n), n, m)
+        one = ir.Constant(I64, 1)
+        on = b.and_(b.and_(b.icmp_signed("==", self.ctx["by"], one), b.icmp_signed("==", self.ctx["bz"], one)),
+                    b.icmp_signed("<", self.entry_pc, zero))
+        if guard["prefix"]:
+            lo, hi, left = c, b.add(c, m), b.sub(n, m)
+        else:
+            lo, hi, left = b.add(c, m), c1, m
+        return b.select(on, lo, c), b.select(on, hi, c1), b.select(on, left, zero), guard["span"]
+
+    def _phase(self, pcs, v, w, resume, run=None, first_phase=False):
+        """The pcs ``pcs`` of a segment (lock step's positions [v, w)) for every lane of the chunk
+        (or the lanes ``run`` keeps: ``_narrowed``): from the segment's start (``resume`` None), or
+        for the lanes waiting at one of them (``state[k]``: the position of their pc) from there. A
+        lane whose path leaves the phase waits where it goes, its registers live there in their
+        arrays."""
         b, code, seg = self.b, self.code, self.seg
         first = pcs[0]
         self.phase_pcs = set(pcs)
         b.store(ir.Constant(I64, 0), self.seg_most)
-        self.next_lane, after = self._lanes(f"s{first}")
+        self.next_lane, after = self._lanes(f"s{first}", *(run[:2] if run else ()))
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
             here = self.fn.append_basic_block(f"s{first}_waits_here")
@@ -726,6 +817,12 @@ class CutRegionBuilder(RegionBuilder):
             else:
                 b.branch(self._edge(end - 1, end))
         b.position_at_end(after)
+        if run and first_phase:           # the lanes that left at once: their instructions, as _lane_done counts them
+            left, span = run[2], ir.Constant(I64, run[3])
+            b.store(b.add(b.load(self.total), b.mul(left, span)), self.total)
+            m = b.load(self.seg_most)
+            b.store(b.select(b.and_(b.icmp_signed(">", left, ir.Constant(I64, 0)), b.icmp_signed(">", span, m)),
+                             span, m), self.seg_most)
         b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
 
     def _park(self, t):

@@ -447,6 +447,102 @@ def uniform_defs(df, param_offsets, s, e):
     return out
 
 
+_BLOCK_SREGS = {"ntid", "ctaid", "nctaid"}
+
+
+def block_uniform(df, s, e, bounds):
+    """Registers of a region with cuts that hold one value for every thread of a block wherever the
+    region reads them: each of their definitions in the kernel is unguarded integer arithmetic or
+    comparison (``_UNIFORM_OPS``, ``setp``) of immediates, kernel parameters, shared-variable
+    addresses, ``%ntid``, ``%ctaid``, ``%nctaid`` and such registers, at a pc every thread of the
+    block passes: in the kernel's entry block, or inside the region where no forward branch of its
+    segment jumps over it (segments are entered by the whole block: jumps are taken as one). A loop
+    counter such as the tree reduction's ``stride`` is one (defined twice, unlike ``uniform_defs``)."""
+    from .decode import _regs
+    from .engine import K_BRA
+    f, code = df.func, df.code
+    first_jump = min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
+                     + [len(f.insts)])
+    skipped = set()
+    for a, z in segments(s, e, bounds):
+        for p in range(a, z):
+            if code[p][0] == K_BRA and code[p][3] is not None and p < code[p][3] <= z:
+                skipped.update(range(p + 1, code[p][3]))
+    defs = {}
+    for inst in f.insts:
+        if inst.operands and inst.opcode not in _NO_DEST:
+            for r in _regs(inst.operands[0]):
+                defs.setdefault(r, []).append(inst)
+    out = set(defs)
+
+    def plain(o):
+        k = o[0]
+        return (k == "imm" and o[2] == "int" or k == "reg" and o[1] in out and not o[2]
+                or k == "sreg" and o[1] in _BLOCK_SREGS or k == "sym" and o[1] != "_")
+
+    def ok(inst):
+        p, ops, t = inst.index, inst.operands, inst.type or ""
+        if inst.guard or ops[0][0] != "reg" or not (p < first_jump or s <= p < e and p not in skipped):
+            return False
+        if inst.opcode == "ld":
+            src = ops[1]
+            return ("param" in inst.mods and src[0] == "mem" and bool(src[1]) and src[1][0] == "sym"
+                    and src[1][1] in df.param_offsets and len(inst.mods) <= 2 and t[:1] in ("u", "s", "b"))
+        if inst.opcode == "cvt" and not all(m[:1] in ("u", "s") for m in inst.mods if m[1:].isdigit()):
+            return False
+        return (inst.opcode in _UNIFORM_OPS or inst.opcode == "setp") and t[:1] in ("u", "s", "b") \
+            and all(plain(o) for o in ops[1:])
+    while True:
+        bad = {r for r in out if not all(ok(i) for i in defs[r])}
+        if not bad:
+            return out
+        out -= bad
+
+
+def tid_guard(df, a, z, uniform, live_in):
+    """A segment [a, z) (after its cut) that starts ``setp.<cmp> %p, %tid, U; @%p bra z``, with
+    ``%tid`` only ever ``%tid.x`` and ``U`` an immediate or a block-uniform register: the threads
+    that do not leave for ``z`` are a run of thread indices, a prefix or a suffix (the tree
+    reduction's ``if (tid < stride)``), so in a 1-D block only they need running (regiongen's
+    ``_narrowed``). -> dict(setp=pc, span=instructions a leaving thread runs, U=operand,
+    signed, prefix, plus=1 if the run ends after U else 0), or None."""
+    from .dtypes import storage
+    from .engine import K_BRA, K_NORMAL
+    f, code = df.func, df.code
+    p = a + 1 if code[a][2].opcode in ("bar", "barrier") else a
+    if p + 1 >= z or code[p][0] != K_NORMAL or code[p + 1][0] != K_BRA:
+        return None
+    inst, bra = code[p][2], code[p + 1][2]
+    ops = inst.operands
+    cmp = next((m for m in inst.mods if m in ("lt", "le", "gt", "ge")), None)
+    if (inst.opcode != "setp" or inst.guard or cmp is None or inst.type not in ("s32", "u32") or len(ops) != 3
+            or ops[0][0] != "reg" or bra.opcode != "bra" or code[p + 1][3] != z or not bra.guard
+            or bra.guard[0] != ops[0][1] or ops[0][1] in live_in[z]):
+        return None
+
+    def is_tid(o):
+        if o[0] != "reg" or o[2]:
+            return False
+        ds = [i for i in f.insts if i.operands and i.opcode not in _NO_DEST and i.operands[0] == ("reg", o[1], False)]
+        return (len(ds) == 1 and ds[0].opcode == "mov" and not ds[0].guard
+                and ds[0].operands[1] == ("sreg", "tid", "x"))
+
+    def is_u(o):
+        return o[0] == "imm" and o[2] == "int" or o[0] == "reg" and not o[2] and o[1] in uniform \
+            and storage(f.regs[o[1]]).itemsize == 4
+    if is_tid(ops[1]) and is_u(ops[2]):
+        u = ops[2]
+    elif is_tid(ops[2]) and is_u(ops[1]):
+        u, cmp = ops[1], {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[cmp]      # U < t is t > U
+    else:
+        return None
+    # (t cmp U) is what sends a thread away, or with @!%p its negation; stay = not leave
+    below = cmp in ("lt", "le")                 # the predicate holds for the low thread indices
+    stays_low = below == bool(bra.guard[1])
+    return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=stays_low,
+                plus=int(cmp in ("le", "gt")))
+
+
 def spins(code, head, back):
     """Does the loop head..back read memory that another thread may be changing while it loops?"""
     return any(code[p][2].opcode in ("ld", "ldu") and _SPIN_LOADS & set(code[p][2].mods)
