@@ -319,3 +319,29 @@ def test_a_graph_of_copies_and_memsets_behind_a_waiting_kernel_waits_and_moves_t
     r = run(GRAPH_OF_COPIES)
     assert r.stdout.splitlines() == ["cudaStreamQuery(s) cudaErrorNotReady", "before: -1 -1",
                                      "cudaStreamSynchronize(s) cudaSuccess", "after: 1 2"], r.stderr
+
+
+def test_an_asynchronous_copy_to_registered_memory_waits_in_its_stream():
+    # cudaHostRegister'ed memory is the program's own: the copy behind the spinning kernel writes it
+    # when its turn comes (an H200 printed the first two lines)
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d;
+    static int v[4], w[4] = {5, 6, 7, 8};
+    cudaHostAlloc(&latch, 4, cudaHostAllocMapped);
+    cudaHostRegister(v, sizeof v, 0); cudaHostRegister(w, sizeof w, 0);
+    cudaMalloc(&d, sizeof v);
+    cudaMemset(d, 7, sizeof v);
+    cudaStream_t s; cudaStreamCreate(&s);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaMemcpyAsync(v, d, sizeof v, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(d, w, sizeof w, cudaMemcpyHostToDevice, s);
+    printf("registered before: %d\n", v[0]);
+    *latch = 1;
+    cudaStreamSynchronize(s);
+    printf("registered after: %d\n", v[0]);
+    cudaMemcpy(v, d, sizeof v, cudaMemcpyDeviceToHost);
+    printf("copied in: %d %d\n", v[0], v[3]);
+}""")
+    assert r.stdout.splitlines() == ["registered before: 0", "registered after: 117901063", "copied in: 5 8"], r.stderr
