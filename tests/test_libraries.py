@@ -403,7 +403,7 @@ int main() {
     show("first", x);
     curandGenerateUniform(g, x, 8);                     // the generator went on at the capture: 16-23
     show("after", x);
-    cudaGraphLaunch(e, s);                              // the same numbers again
+    cudaGraphLaunch(e, s);                              // the same threads' next numbers
     cudaStreamSynchronize(s);
     show("again", x);
 }
@@ -412,17 +412,18 @@ int main() {
 
 @needs_curand
 def test_curand_captured_into_a_graph_writes_the_same_numbers_at_every_launch():
-    """As on a GPU (recorded on an H100): the node writes the numbers from the offset the generator
-    had at the capture, every launch, and the generator moves past them once, at the capture."""
+    """As an H200 printed: the node writes the numbers from the offset the generator had at the
+    capture, the generator moves past them once, at the capture, and a second launch takes the
+    same XORWOW threads' next numbers (their states live on in device memory)."""
     r = run_program_source(CAPTURED_RAND, timeout=60)
     assert r.returncode == 0, r.stderr
     got = shown(r.stdout)
-    numbers = rand.generate(rand.Generator(rand.DEFAULT, seed=1234), "uniform", 24)
+    numbers = rand.generate(rand.Generator(rand.DEFAULT, seed=1234), "uniform", 4096 + 12)
     assert got["status"][0] == 0
     np.testing.assert_array_equal(got["captured"].astype(np.float32), numbers[0:4])
     np.testing.assert_array_equal(got["first"].astype(np.float32), numbers[8:12])
     np.testing.assert_array_equal(got["after"].astype(np.float32), numbers[16:20])
-    np.testing.assert_array_equal(got["again"].astype(np.float32), numbers[8:12])
+    np.testing.assert_array_equal(got["again"].astype(np.float32), numbers[4096 + 8:4096 + 12])
 
 
 @needs_curand

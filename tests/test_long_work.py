@@ -209,6 +209,22 @@ def test_a_program_time_limit_stops_a_spinning_kernel_and_the_next_program_runs(
     assert hello.ok and hello.stdout.endswith("done\n") and hello.stdout.count("hello from block") == 2
 
 
+def test_a_program_of_many_short_kernels_stopped_by_its_time_limit_says_where_its_time_went():
+    # a benchmark looping over sizes (cuda-samples' UnifiedMemoryPerf): no one kernel is too long,
+    # so no watchdog estimate; the message counts the launches and names the kernels that took the time
+    program = "#include <cstdio>\n" + ADD + """
+int main() {
+    float *a, *c; cudaMalloc(&a, 4096); cudaMalloc(&c, 4096);
+    for (;;) { add<<<4, 256>>>(a, c, 1024); cudaDeviceSynchronize(); }
+}"""
+    stopped = run_program_source(program, timeout=2)
+    assert stopped.returncode != 0
+    message = re.search(r"the program ran longer than 2 s and was stopped\. It had run ([\d,]+) kernel launches, "
+                        r"[\d.]+ s of emulation in all: ([\d,]+) of add \([\d.]+ s\)\.", stopped.stderr)
+    assert message, stopped.stderr
+    assert message.group(1) == message.group(2) and int(message.group(1).replace(",", "")) > 10
+
+
 def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):
     (tmp_path / "spin.cu").write_text(SPIN_PROGRAM)
     (tmp_path / "hello.cu").write_text(HELLO_PROGRAM)

@@ -283,3 +283,65 @@ int main() {
     assert r.stdout.splitlines() == ["cudaStreamQuery(s) cudaErrorNotReady", "cudaStreamSynchronize(s) cudaSuccess",
                                      "h[31] = 2"], r.stderr
     assert [rec.kernel for rec in r.launches] == ["spin", "add", "add"]
+
+
+GRAPH_OF_COPIES = LATCH + r"""
+int main() {
+    unsigned *latch; int *d, *e, *h;
+    cudaMallocManaged(&latch, 4);
+    cudaMallocHost(&h, 128);
+    cudaMalloc(&d, 128); cudaMalloc(&e, 128);
+    cudaMemset(d, 0, 128);
+    cudaStream_t s; cudaStreamCreate(&s);
+    cudaGraph_t g; cudaGraphExec_t exec;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    add<<<1, 32, 0, s>>>(d);
+    cudaMemcpyAsync(e, d, 128, cudaMemcpyDeviceToDevice, s);
+    cudaMemsetAsync(d, 0, 64, s);
+    cudaMemcpyAsync(h, e, 128, cudaMemcpyDeviceToHost, s);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&exec, g, 0);
+    h[0] = h[31] = -1;
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaGraphLaunch(exec, s);
+    cudaGraphLaunch(exec, s);
+    SHOW(cudaStreamQuery(s));
+    printf("before: %d %d\n", h[0], h[31]);
+    *latch = 1;
+    SHOW(cudaStreamSynchronize(s));
+    printf("after: %d %d\n", h[0], h[31]);
+}"""
+
+
+def test_a_graph_of_copies_and_memsets_behind_a_waiting_kernel_waits_and_moves_the_bytes_when_it_runs():
+    # two launches: add, copy d to e, zero d's first half, copy e to pinned host memory; an H100 printed these
+    r = run(GRAPH_OF_COPIES)
+    assert r.stdout.splitlines() == ["cudaStreamQuery(s) cudaErrorNotReady", "before: -1 -1",
+                                     "cudaStreamSynchronize(s) cudaSuccess", "after: 1 2"], r.stderr
+
+
+def test_an_asynchronous_copy_to_registered_memory_waits_in_its_stream():
+    # cudaHostRegister'ed memory is the program's own: the copy behind the spinning kernel writes it
+    # when its turn comes (an H200 printed the first two lines)
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d;
+    static int v[4], w[4] = {5, 6, 7, 8};
+    cudaHostAlloc(&latch, 4, cudaHostAllocMapped);
+    cudaHostRegister(v, sizeof v, 0); cudaHostRegister(w, sizeof w, 0);
+    cudaMalloc(&d, sizeof v);
+    cudaMemset(d, 7, sizeof v);
+    cudaStream_t s; cudaStreamCreate(&s);
+    *latch = 0;
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaMemcpyAsync(v, d, sizeof v, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(d, w, sizeof w, cudaMemcpyHostToDevice, s);
+    printf("registered before: %d\n", v[0]);
+    *latch = 1;
+    cudaStreamSynchronize(s);
+    printf("registered after: %d\n", v[0]);
+    cudaMemcpy(v, d, sizeof v, cudaMemcpyDeviceToHost);
+    printf("copied in: %d %d\n", v[0], v[3]);
+}""")
+    assert r.stdout.splitlines() == ["registered before: 0", "registered after: 117901063", "copied in: 5 8"], r.stderr

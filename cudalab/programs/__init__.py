@@ -124,8 +124,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
             proc.kill()
             proc.wait()
             stopped = (f"cudalab: {server.ctx.stopped}\n" if server.ctx.stopped else "") + (
-                       f"cudalab: the program ran longer than {timeout:g} s and was stopped. Give it more time "
-                       "with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
+                       f"cudalab: the program ran longer than {timeout:g} s and was stopped.{time_spent(server.session.launches)} "
+                       "Give it more time with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
                        "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
@@ -134,6 +134,23 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     finally:
         parent.close()
         server.close()
+
+
+def time_spent(launches) -> str:
+    """Where a stopped program's time went, for its message: a program of many short kernels (a
+    benchmark looping over sizes) gets no watchdog estimate, since no one kernel is too long, so
+    the student hears how many launches ran and which kernels took the time."""
+    if not launches:
+        return " It had not finished any kernel yet."
+    by_kernel: dict = {}
+    for rec in launches:
+        n, t = by_kernel.get(rec.kernel, (0, 0.0))
+        by_kernel[rec.kernel] = (n + 1, t + (getattr(rec, "wall_time", 0.0) or 0.0))
+    top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:3]
+    total = sum(t for _, t in by_kernel.values())
+    parts = ", ".join(f"{n:,} of {name} ({t:.1f} s)" for name, (n, t) in top)
+    return (f" It had run {len(launches):,} kernel launches, {total:.1f} s of emulation in all: {parts}"
+            f"{', ...' if len(by_kernel) > 3 else ''}.")
 
 
 def _fixed_layout():

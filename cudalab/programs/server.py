@@ -146,6 +146,7 @@ class Server(TextureRequests, LibraryRequests):
         (time.monotonic()) also stops a kernel that is running when it passes."""
         self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
         ctx = self.ctx
+        ctx.host_memory = ProgramMemory.open(self.pid)
         while True:
             if deadline is not None:
                 left = deadline - time.monotonic()
@@ -202,8 +203,11 @@ class Server(TextureRequests, LibraryRequests):
             sock.sendall(struct.pack("<I", len(out)) + out)
 
     def close(self):
-        """Close the memfd; the mapping goes when the last numpy view of it does."""
+        """Close the memfd (the mapping goes when the last numpy view of it does) and the view of
+        the program's memory."""
         os.close(self.fd)
+        if self.ctx.host_memory is not None:
+            os.close(self.ctx.host_memory.fd)
 
     def _observers(self, program):
         from ..analysis.sanitizer import observers_for        # cudalab.check(...) / cudalab run --check
@@ -659,6 +663,30 @@ class Server(TextureRequests, LibraryRequests):
 
     def op_graph_dot(self, graph, blob=b""):
         return (), self.ctx.debug_dot(self.ctx.graph(_int(graph))).encode()
+
+
+class ProgramMemory:
+    """The program's own memory, read and written through /proc/PID/mem (its parent may): an
+    asynchronous copy to or from cudaHostRegister'ed memory queued behind a kernel moves its bytes
+    when its turn comes, as a GPU's copy engine would, not when it was issued."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    @classmethod
+    def open(cls, pid):
+        """None where the system does not let a parent see its child's memory: such copies then
+        run at issue, after the work they follow, as before."""
+        try:
+            return cls(os.open(f"/proc/{pid}/mem", os.O_RDWR))
+        except (OSError, TypeError):
+            return None
+
+    def read(self, addr: int, n: int) -> np.ndarray:
+        return np.frombuffer(os.pread(self.fd, n, addr), np.uint8)
+
+    def write(self, addr: int, data):
+        os.pwrite(self.fd, bytes(np.asarray(data, np.uint8)), addr)
 
 
 def _recv(sock, n):

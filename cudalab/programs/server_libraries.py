@@ -107,9 +107,10 @@ class LibraryRequests:
     @answers
     def op_rand_generate(self, handle, kind, n, address, mean, stddev, *offset, blob=b""):
         """A curandGenerate* call. Into a capturing stream it becomes a graph node (CAPTURED, the
-        stream, and the generator's offset, which the node replays with ``offset``): as cuRAND's
-        kernel gets its offset when captured, every launch of the graph writes the same numbers, and
-        the generator moves on once, at the capture."""
+        stream, and the generator's offset, which the node sends back as ``offset`` each time the
+        graph runs): as with cuRAND's captured kernel, the generator moves on once, at the capture,
+        and each launch writes numbers from that offset on (XORWOW's later launches further on:
+        rand.replay_shift)."""
         gen = self._generator(handle)
         if gen.host:
             values = rand.generate(gen, kind, int(n), float.fromhex(mean), float.fromhex(stddev))
@@ -119,7 +120,11 @@ class LibraryRequests:
             at, gen.offset = gen.offset, gen.offset + rand.used(kind, int(n))
             return (CAPTURED, s.handle, at)
         now = gen.offset
-        gen.offset = _int(offset[0]) if offset else now
+        if offset:
+            runs = self.__dict__.setdefault("_rand_replays", {})
+            key = (handle, kind, n, address, offset[0])
+            runs[key] = runs.get(key, -1) + 1
+            gen.offset = _int(offset[0]) + runs[key] * rand.replay_shift(gen, kind, int(n))
         rand.fill(self.ctx, gen, kind, int(n), _int(address), float.fromhex(mean), float.fromhex(stddev))
         if offset:
             gen.offset = now

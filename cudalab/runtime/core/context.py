@@ -123,6 +123,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.launches: list = []        # LaunchRecord of every kernel run
         self.observers = lambda program: []          # adapter hook: observers for a launch
         self.after_launch = lambda rec, observers: None
+        self.host_memory = None         # adapter hook: the program's memory (read, write), for queued copies
         self.deadline = None            # time.monotonic() at which the whole program's time is up
         self.time_limit = None          # that limit in seconds, for messages
         self.stopped = None             # why a kernel was stopped when the time limit ran out
@@ -414,12 +415,16 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             return True
         host = dst if direction == "D2H" else src
         span = (max(dpitch, spitch) or nbytes) * rows
-        if not sync and self.memory.in_arena(dst, span) and self.memory.in_arena(src, span) and self.follows(s):
-            arena = self.memory.arena
+        # bytes the core can move when the copy's turn comes: the arena's, and page-locked host memory
+        # (cudaHostRegister) through the adapter's view of the program's memory
+        sides = [self.memory.arena if self.memory.in_arena(a, span) else self.host_memory
+                 if self.host_memory is not None and self.pinned_host.holds(a, a + span) else None for a in (dst, src)]
+        if not sync and None not in sides and self.follows(s):
+            to, of = sides
 
             def move():
                 for r in range(rows):
-                    arena.write(dst + r * (dpitch or nbytes), arena.read(src + r * (spitch or nbytes), nbytes))
+                    to.write(dst + r * (dpitch or nbytes), of.read(src + r * (spitch or nbytes), nbytes))
                 self.transfer(nbytes * rows, direction, s, True, False)
             self.enqueue(s, move)
             return True
@@ -798,10 +803,11 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
                     del self.memory.kinds[addr]
         arena, profile, observers, after = (self.memory.arena if self.memory else None), self._profile, \
             self.observers, self.after_launch
-        launches, deadline, limit = self.launches, self.deadline, self.time_limit
+        launches, deadline, limit, host_memory = self.launches, self.deadline, self.time_limit, self.host_memory
         self.__init__(None, profile, None)
         if arena is not None:
             self.memory = Memory(arena, self.pinned_host)
             self.memory.kinds = {a: "managed" for a in keep}
         self.observers, self.after_launch, self.launches = observers, after, launches
+        self.host_memory = host_memory
         self.deadline, self.time_limit = deadline, limit

@@ -373,21 +373,48 @@ class GraphAPI:
             self.capture_node(stream, "graph", {"graph": self.clone(e.graph)})
             return None
         if self.follows(stream) and self.on_device_only(e.graph):
-            # behind queued work, a graph of kernels and events waits in the stream like a kernel
+            # behind queued work, a graph of kernels, events and copies within the arena waits in the
+            # stream like a kernel, and moves its bytes itself when it runs
             def run():
-                for _ in self.run_graph(e, stream):     # it yields nothing: no node for the program's side
-                    pass
+                for n in self.run_graph(e, stream):
+                    self.carry_out(n)
             self.enqueue(stream, run)
             return iter(())
         self.finish(self.follows(stream))        # the work queued before it in the stream runs first
         return self.run_graph(e, stream)
 
     def on_device_only(self, graph: Graph) -> bool:
-        """Does the graph run here alone, with no memcpy, memset or host node for the program's side?"""
-        return all(n.type not in ("memcpy", "memset", "host") and
+        """Does the graph run here alone: no host node, and memcpy and memset nodes only between
+        memory in the arena (device, managed, cudaMallocHost), which ``carry_out`` can move?"""
+        return all(n.type != "host" and (n.type not in ("memcpy", "memset") or self.in_arena_node(n)) and
                    (n.type != "graph" or self.on_device_only(n.params["graph"])) and
                    (n.type != "conditional" or all(self.on_device_only(b) for b in n.params["bodies"]))
                    for n in graph.nodes)
+
+    def in_arena_node(self, node) -> bool:
+        p, memory = node.params, self.memory
+        if node.type == "memset":
+            return memory.in_arena(p["dst"], p["pitch"] * (p["height"] - 1) + p["width"] * p["element"])
+        span = lambda pitch, rows: ((p["depth"] - 1) * rows + p["height"] - 1) * pitch + p["width"]   # noqa: E731
+        return memory.in_arena(p["dst"], span(p["dpitch"], p["dheight"])) and \
+            memory.in_arena(p["src"], span(p["spitch"], p["sheight"]))
+
+    def carry_out(self, node):
+        """A memcpy or memset node between memory in the arena, done here as the program's side
+        does the others (shim/graphs.c's cudaGraphLaunch): rows of ``width`` bytes (elements for a
+        memset), slices of ``dheight`` rows."""
+        import numpy as np
+        p, arena = node.params, self.memory.arena
+        if node.type == "memcpy":
+            for z in range(p["depth"]):
+                for y in range(p["height"]):
+                    arena.write(p["dst"] + (z * p["dheight"] + y) * p["dpitch"],
+                                arena.read(p["src"] + (z * p["sheight"] + y) * p["spitch"], p["width"]))
+            return
+        size = p["element"]
+        value = np.frombuffer(int(p["value"] & ((1 << 8 * size) - 1)).to_bytes(size, "little"), np.uint8)
+        for y in range(p["height"]):
+            arena.write(p["dst"] + y * p["pitch"], np.tile(value, p["width"]))
 
     @staticmethod
     def debug_dot(graph: Graph) -> str:

@@ -186,6 +186,18 @@ def used(kind: str, n: int) -> int:
     return n if base == "poisson" else n // together * per
 
 
+def replay_shift(gen: Generator, kind: str, n: int) -> int:
+    """How much further in the sequence each later launch of a captured call starts (an H200's
+    answer for XORWOW): cuRAND keeps each of XORWOW's 4096 threads' state in device memory, and the
+    captured kernel moves the states it used on, so the next launch starts at the same threads,
+    as many rows further as the call took. Philox is counter-based and numpy's stand-ins keep no
+    device state: their launches start where the capture did."""
+    if PSEUDO.get(gen.rng_type) != "XORWOW" or kind.replace("log", "") == "poisson":
+        return 0
+    per, together = TAKES[kind.replace("log", "")]
+    return -(-(n // together) // XORWOW_THREADS) * XORWOW_THREADS * per
+
+
 def generate(gen: Generator, kind: str, n: int, mean: float = 0.0, stddev: float = 1.0) -> np.ndarray:
     """n values of ``kind`` (bits, uniform, uniform_double, normal, normal_double, lognormal,
     lognormal_double, poisson) from the generator, as cuRAND's curandGenerate* would write them."""
