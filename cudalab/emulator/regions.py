@@ -84,6 +84,18 @@ lock step; in a region with cuts it may therefore sit in a loop or next to other
 starts with a warp instruction also splits before the first write of the register that
 instruction reads from other lanes (``v += __shfl_xor_sync(..., v, ...)`` in a loop).
 
+**Block-uniform values.** A register whose every definition is integer arithmetic on values the
+same for the whole block, at pcs the whole block passes (``block_uniform``: a tree reduction's
+``stride``, defined before its loop and halved in it), holds one value per block. Two things use
+that. A segment of such arithmetic only runs once per block, as its first thread, and stores the
+results for every thread (regiongen ``_once``). A segment that starts ``if (threadIdx.x < U)``
+(``tid_guard``: any of <, <=, >, >= against an immediate or a block-uniform U, either way round)
+runs natively only for the run of threads that stay, in a 1-D block; the threads that go straight
+to the segment's end do nothing else there, so they are only counted (regiongen ``_narrowed``).
+A tree reduction's loop then costs the threads that work, not every thread at every turn. Both
+hold only for chunks that started at the region's start (the interpreter's threads entering at a
+loop head run thread by thread, as before).
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
