@@ -84,6 +84,18 @@ lock step; in a region with cuts it may therefore sit in a loop or next to other
 starts with a warp instruction also splits before the first write of the register that
 instruction reads from other lanes (``v += __shfl_xor_sync(..., v, ...)`` in a loop).
 
+**Block-uniform values.** A register whose every definition is integer arithmetic on values the
+same for the whole block, at pcs the whole block passes (``block_uniform``: a tree reduction's
+``stride``, defined before its loop and halved in it), holds one value per block. Two things use
+that. A segment of such arithmetic only runs once per block, as its first thread, and stores the
+results for every thread (regiongen ``_once``). A segment that starts ``if (threadIdx.x < U)``
+(``tid_guard``: any of <, <=, >, >= against an immediate or a block-uniform U, either way round)
+runs natively only for the run of threads that stay, in a 1-D block; the threads that go straight
+to the segment's end do nothing else there, so they are only counted (regiongen ``_narrowed``).
+A tree reduction's loop then costs the threads that work, not every thread at every turn. Both
+hold only for chunks that started at the region's start (the interpreter's threads entering at a
+loop head run thread by thread, as before).
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
@@ -399,6 +411,46 @@ _UNIFORM_OPS = {"mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "x
 _UNIFORM_SREGS = {"tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid"}
 
 
+def _entry_end(f):
+    """The kernel's first branch, call or label: every thread runs the instructions before it."""
+    return min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
+               + [len(f.insts)])
+
+
+def _same_for(o, regs, sregs, param_offsets):
+    """Is operand ``o`` as uniform as ``regs`` and ``sregs`` make it: an immediate, a register of
+    ``regs``, a special register of ``sregs``, a variable's address?"""
+    k = o[0]
+    return (k == "imm" or k == "reg" and o[1] in regs and not o[2] or k == "sreg" and o[1] in sregs
+            or k == "sym" and o[1] not in param_offsets and o[1] != "_")
+
+
+def _arithmetic(inst, same, param_offsets, opcodes=_UNIFORM_OPS):
+    """Is ``inst`` unguarded integer arithmetic into a register (``opcodes``, cvt between integers,
+    a kernel parameter's ld) whose operands all pass ``same``?"""
+    ops, t = inst.operands, inst.type or ""
+    if inst.guard or inst.opcode not in opcodes or not ops or ops[0][0] != "reg" or t[:1] not in ("u", "s", "b"):
+        return False
+    if inst.opcode == "cvt" and not all(m[:1] in ("u", "s") for m in inst.mods if m[1:].isdigit()):
+        return False
+    if inst.opcode == "ld":
+        src = ops[1]
+        return bool("param" in inst.mods and src[0] == "mem" and src[1] and src[1][0] == "sym"
+                    and src[1][1] in param_offsets and len(inst.mods) <= 2)
+    return all(same(o) for o in ops[1:])
+
+
+def _definitions(f):
+    """register -> the instructions that write it."""
+    from .decode import _regs
+    out = {}
+    for inst in f.insts:
+        if inst.operands and inst.opcode not in _NO_DEST:
+            for r in _regs(inst.operands[0]):
+                out.setdefault(r, []).append(inst)
+    return out
+
+
 def uniform_defs(df, param_offsets, s, e):
     """register -> its defining instruction, for registers a region [s, e) with cuts may compute
     again in each segment instead of passing them through memory: defined once in the kernel,
@@ -406,44 +458,21 @@ def uniform_defs(df, param_offsets, s, e):
     region where no branch jumps over it), by integer arithmetic on immediates, symbols, kernel
     parameters, thread and block indices and other such registers. Recomputing one gives the value
     the thread computed, bit for bit."""
-    from .decode import _regs
     from .engine import K_BRA
     f = df.func
     code = df.code
-    first_jump = min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
-                     + [len(f.insts)])
+    first_jump = _entry_end(f)
     skipped = set()
     for p in range(s, e):
         if code[p][0] == K_BRA and code[p][3] is not None:
             skipped.update(range(p + 1, code[p][3]))
     top = [p for p in range(first_jump)] + [p for p in range(max(s, first_jump), e) if p not in skipped]
-    count = {}
-    for inst in f.insts:
-        if inst.operands and inst.opcode not in _NO_DEST:
-            for r in _regs(inst.operands[0]):
-                count[r] = count.get(r, 0) + 1
+    defs = _definitions(f)
     out = {}
-
-    def plain(o):
-        k = o[0]
-        return (k == "imm" or k == "reg" and o[1] in out and not o[2] or k == "sreg" and o[1] in _UNIFORM_SREGS
-                or k == "sym" and o[1] not in param_offsets and o[1] != "_")
     for inst in (f.insts[p] for p in top):
-        ops = inst.operands
-        t = inst.type or ""
-        if (inst.guard or inst.opcode not in _UNIFORM_OPS or not ops or ops[0][0] != "reg"
-                or count.get(ops[0][1]) != 1 or t[:1] not in ("u", "s", "b")):
-            continue
-        if inst.opcode == "cvt" and not all(m[:1] in ("u", "s") for m in inst.mods if m[1:].isdigit()):
-            continue
-        if inst.opcode == "ld":
-            src = ops[1]
-            if not ("param" in inst.mods and src[0] == "mem" and src[1] and src[1][0] == "sym"
-                    and src[1][1] in param_offsets and len(inst.mods) <= 2):
-                continue
-        elif not all(plain(o) for o in ops[1:]):
-            continue
-        out[ops[0][1]] = inst
+        if (_arithmetic(inst, lambda o: _same_for(o, out, _UNIFORM_SREGS, param_offsets), param_offsets)
+                and len(defs[inst.operands[0][1]]) == 1):
+            out[inst.operands[0][1]] = inst
     return out
 
 
@@ -453,45 +482,27 @@ _BLOCK_SREGS = {"ntid", "ctaid", "nctaid"}
 def block_uniform(df, s, e, bounds):
     """Registers of a region with cuts that hold one value for every thread of a block wherever the
     region reads them: each of their definitions in the kernel is unguarded integer arithmetic or
-    comparison (``_UNIFORM_OPS``, ``setp``) of immediates, kernel parameters, shared-variable
-    addresses, ``%ntid``, ``%ctaid``, ``%nctaid`` and such registers, at a pc every thread of the
-    block passes: in the kernel's entry block, or inside the region where no forward branch of its
+    comparison (``_arithmetic``, ``setp``) of immediates, kernel parameters, variables' addresses,
+    ``%ntid``, ``%ctaid``, ``%nctaid`` and such registers, at a pc every thread of the block
+    passes: in the kernel's entry block, or inside the region where no forward branch of its
     segment jumps over it (segments are entered by the whole block: jumps are taken as one). A loop
     counter such as the tree reduction's ``stride`` is one (defined twice, unlike ``uniform_defs``)."""
-    from .decode import _regs
     from .engine import K_BRA
     f, code = df.func, df.code
-    first_jump = min([i for i in f.labels.values()] + [i.index for i in f.insts if i.opcode in ("bra", "brx", "call")]
-                     + [len(f.insts)])
+    first_jump = _entry_end(f)
     skipped = set()
     for a, z in segments(s, e, bounds):
         for p in range(a, z):
             if code[p][0] == K_BRA and code[p][3] is not None and p < code[p][3] <= z:
                 skipped.update(range(p + 1, code[p][3]))
-    defs = {}
-    for inst in f.insts:
-        if inst.operands and inst.opcode not in _NO_DEST:
-            for r in _regs(inst.operands[0]):
-                defs.setdefault(r, []).append(inst)
+    defs = _definitions(f)
     out = set(defs)
 
-    def plain(o):
-        k = o[0]
-        return (k == "imm" and o[2] == "int" or k == "reg" and o[1] in out and not o[2]
-                or k == "sreg" and o[1] in _BLOCK_SREGS or k == "sym" and o[1] != "_")
-
     def ok(inst):
-        p, ops, t = inst.index, inst.operands, inst.type or ""
-        if inst.guard or ops[0][0] != "reg" or not (p < first_jump or s <= p < e and p not in skipped):
-            return False
-        if inst.opcode == "ld":
-            src = ops[1]
-            return ("param" in inst.mods and src[0] == "mem" and bool(src[1]) and src[1][0] == "sym"
-                    and src[1][1] in df.param_offsets and len(inst.mods) <= 2 and t[:1] in ("u", "s", "b"))
-        if inst.opcode == "cvt" and not all(m[:1] in ("u", "s") for m in inst.mods if m[1:].isdigit()):
-            return False
-        return (inst.opcode in _UNIFORM_OPS or inst.opcode == "setp") and t[:1] in ("u", "s", "b") \
-            and all(plain(o) for o in ops[1:])
+        p = inst.index
+        return (p < first_jump or s <= p < e and p not in skipped) and _arithmetic(
+            inst, lambda o: _same_for(o, out, _BLOCK_SREGS, df.param_offsets), df.param_offsets,
+            _UNIFORM_OPS | {"setp"})
     while True:
         bad = {r for r in out if not all(ok(i) for i in defs[r])}
         if not bad:
@@ -520,10 +531,10 @@ def tid_guard(df, a, z, uniform, live_in):
             or bra.guard[0] != ops[0][1] or ops[0][1] in live_in[z]):
         return None
 
+    defs = _definitions(f)
+
     def is_tid(o):
-        if o[0] != "reg" or o[2]:
-            return False
-        ds = [i for i in f.insts if i.operands and i.opcode not in _NO_DEST and i.operands[0] == ("reg", o[1], False)]
+        ds = defs.get(o[1], []) if o[0] == "reg" and not o[2] else []
         return (len(ds) == 1 and ds[0].opcode == "mov" and not ds[0].guard
                 and ds[0].operands[1] == ("sreg", "tid", "x"))
 
