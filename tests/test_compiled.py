@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import threading
+import types
 from pathlib import Path
 
 import numpy as np
@@ -305,6 +306,30 @@ def test_interp_tier_never_compiles_and_auto_waits_for_big_or_slow_kernels(monke
         if t.name.startswith("cudalab compile"):
             t.join(30)
     assert built
+
+
+def test_a_kernel_slow_to_build_waits_until_it_has_run_as_long_interpreted(monkeypatch):
+    """A JIT's rule for big kernels (CUB's are thousands of instructions): build once the time
+    spent interpreting, with what the launch's first batch says its other batches will take,
+    reaches the build's estimated time; a small kernel builds on a big launch at once, as before."""
+    built = []
+    monkeypatch.setattr(compiled, "_build", lambda program, df: built.append(df.func.name))
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 1000.0)     # "hours to build"
+    m = cudalab.compile("__global__ void inc(int* x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1; }")
+    m.inc[64, 1024](np.zeros(64 * 1024, np.int32))      # a big launch: the interpreter runs it all
+    assert built == []
+
+    started = []
+    monkeypatch.setattr(compiled, "_build_in_background", lambda program, df, st: started.append(df))
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 0.01)
+    big = types.SimpleNamespace(code=[None] * 300)      # 300 instructions: about 3 s to build
+    small = types.SimpleNamespace(code=[None] * 30)
+    assert compiled.worth_building(small, 0.0, lanes=compiled.AUTO_LANES)
+    assert not compiled.worth_building(big, 0.0, lanes=compiled.AUTO_LANES)
+    compiled.note_time(big, 1.0, program=object(), later=0.5)     # 1.5 s of 3: interpreted it stays
+    assert started == []
+    compiled.note_time(big, 1.0, program=object(), later=1.5)     # 2 s so far and 1.5 s to come
+    assert started == [big]
 
 
 def test_import_does_not_load_llvm():

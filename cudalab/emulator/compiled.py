@@ -43,6 +43,11 @@ import numpy as np
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
+# LLVM's time per PTX instruction of a kernel, roughly (on a busy 2-core machine, CUB's reduce of 418
+# instructions took 12 s, its scan of 912 8 s, its onesweep radix sort of 2927 40 s): a kernel that
+# would cost more than it has run interpreted waits (worth_building)
+BUILD_SECONDS_PER_INSTRUCTION = 0.01
+CHEAP_BUILD_SECONDS = 1.0       # a kernel that builds this fast builds on AUTO_LANES or AUTO_SECONDS alone
 REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -77,8 +82,9 @@ class _Tier:
 def pick(program, df, observers, lanes, cluster_size=1):
     """The DecodedFunction to run: ``df`` itself (interpreted) or its fused copy.
 
-    ``auto`` never makes a launch wait for LLVM: a kernel worth compiling (a launch of AUTO_LANES
-    lanes, or AUTO_SECONDS of interpreter time) compiles in a background thread while the
+    ``auto`` never makes a launch wait for LLVM: a kernel worth compiling (``worth_building``: a
+    launch of AUTO_LANES lanes or AUTO_SECONDS of interpreter time, for a small kernel; interpreter
+    time as long as its build, for a big one) compiles in a background thread while the
     interpreter goes on; later batches and launches pick the native code up when it is ready. Code
     in the disk cache loads at once. ``compiled`` and ``check`` compile before running."""
     if observers or cluster_size > 1 or not df.func.is_entry:
@@ -90,9 +96,28 @@ def pick(program, df, observers, lanes, cluster_size=1):
     if st.fused is None:
         if m != "auto" or not st.building and _on_disk(program, df):
             _compile(program, df, st, raise_errors=m == "check")
-        elif (lanes >= AUTO_LANES or st.interp_seconds >= AUTO_SECONDS) and not st.building:
+        elif not st.building and worth_building(df, st.interp_seconds, lanes):
             _build_in_background(program, df, st)
     return st.fused or df
+
+
+def build_seconds(df) -> float:
+    """About how long LLVM takes to build ``df``'s native code (CPU seconds)."""
+    return len(df.code) * BUILD_SECONDS_PER_INSTRUCTION
+
+
+def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
+    """Should auto mode build the native code of a kernel that has run (and will run, as far as a
+    launch's first batches tell) ``interp_seconds`` interpreted? As soon as it is big or has run
+    AUTO_SECONDS, if it builds in a second or so; a big one only once its interpreted time has
+    reached its build time (a JIT's usual rule). Why: Thrust's and CUB's kernels are thousands of
+    instructions; a thrust::sort of 10^6 keys ran its onesweep kernels in 6 s interpreted while
+    LLVM spent 15 to 40 s on them in the background (and the interpreter waited for its share of
+    the CPU and the GIL)."""
+    cost = build_seconds(df)
+    if cost <= CHEAP_BUILD_SECONDS:
+        return lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
+    return interp_seconds >= cost
 
 
 def _build_in_background(program, df, st):
@@ -121,7 +146,7 @@ def upgrade_later(program, df, observers, cluster_size=1):
     def ask(now: float):
         if st.fused:
             return st.fused
-        if st.fused is None and not st.building and st.interp_seconds + now - start >= AUTO_SECONDS:
+        if st.fused is None and not st.building and worth_building(df, st.interp_seconds + now - start):
             _build_in_background(program, df, st)
             # wait asleep (no watchdog time): the interpreter would hold the GIL against the build's
             # Python half, and a batch this long gains more from native code than it loses waiting
@@ -187,10 +212,15 @@ def wait_for_build(df, seconds: float = 120.0):
         time.sleep(0.02)
 
 
-def note_time(df, seconds):
-    """Interpreter time of a launch, for the auto mode's AUTO_SECONDS."""
+def note_time(df, seconds, program=None, later: float = 0.0):
+    """Interpreter time of a batch, for the auto mode's rule (worth_building); ``later``: what the
+    launch's remaining batches will take interpreted at this batch's pace. A launch that will run
+    long enough in all builds now, in the background, as a big one did before (``program``)."""
     st = _tier(df)
     st.interp_seconds += seconds
+    if (program is not None and later > 0 and st.fused is None and not st.building and mode() == "auto"
+            and worth_building(df, st.interp_seconds + later)):
+        _build_in_background(program, df, st)
 
 
 def _tier(df):

@@ -1226,7 +1226,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         try:
             run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
             if run_df is df:
-                compiled.note_time(df, time.thread_time() - t0)
+                spent = time.thread_time() - t0
+                compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
+                                   spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
             pool = None if observers else dict(ex.fr.regs)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
