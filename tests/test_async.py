@@ -211,6 +211,43 @@ def test_a_warp_reaches_a_named_barrier_as_a_whole():
         k[1, 64](np.zeros(64, np.int32))
 
 
+# ------------------------------------------------- __syncthreads() reached by whole warps at two places
+
+HALVES = r"""
+__global__ void halves(int* out) {
+  __shared__ int buf[2][32];
+  int t = threadIdx.x, lane = t % 32, sum = 0;
+  for (int step = 0; step < 4; step++) {
+    if (t < 32) {                      // warp 0 fills this step's buffer ...
+      buf[step % 2][lane] = 100 * step + lane;
+      __syncthreads();
+    } else {                           // ... warp 1 waits for it at a __syncthreads() of its own
+      __syncthreads();
+      sum += buf[step % 2][31 - lane];
+    }
+  }
+  out[t] = sum;
+}
+__global__ void one_warp_leaves(int* out) {
+  if (threadIdx.x < 32) __syncthreads();     // warp 1 never gets to a barrier
+  out[threadIdx.x] = 1;
+}
+"""
+
+
+def test_whole_warps_meet_at_different_syncthreads_as_on_a_gpu():
+    # bar.sync 0 counts warps wherever they reach it (PTX ISA 9.7.13.1); SGEMM's double-buffered
+    # kernel lets half of the block load the next tile while the other half computes this way
+    out = np.zeros(64, np.int32)
+    cudalab.compile(HALVES).get_kernel("halves")[1, 64](out)
+    assert out.tolist() == [0] * 32 + [600 + 4 * (31 - lane) for lane in range(32)]
+
+
+def test_a_syncthreads_that_some_warps_never_reach_is_still_a_barrier_error():
+    with pytest.raises(KernelError, match=r"Barrier error: __syncthreads\(\) .* thread \(32,0,0\) took another path"):
+        cudalab.compile(HALVES).get_kernel("one_warp_leaves")[1, 64](np.zeros(64, np.int32))
+
+
 # ---------------------------------------------------------------- mbarrier mistakes, worded for a student
 
 MISTAKES = PTX90 + r"""

@@ -206,6 +206,24 @@ int main() {
     assert "follow" not in r.stderr
 
 
+def test_a_copy_after_a_faulting_kernel_returns_the_fault_and_copies_nothing():
+    # cudaMemcpy waits for the kernel before it, so it is where a program first hears of the kernel's fault
+    # (llm.c's validate_result checks only its cudaMemcpy); the bytes stay as they were, as on a GPU
+    r = run(r"""#include <cstdio>
+__global__ void poke(int *p) { p[0] = 7; p[1 << 24] = 1; }
+int main() {
+    int *d, h[2] = {5, 5};
+    cudaMalloc(&d, sizeof h);
+    poke<<<1, 1>>>(d);
+    cudaError_t copied = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("copy: %s, h[0] = %d\n", cudaGetErrorName(copied), h[0]);
+    printf("memset: %s\n", cudaGetErrorName(cudaMemset(d, 0, sizeof h)));
+    printf("sync: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+}""")
+    assert r.stdout.splitlines() == ["copy: cudaErrorIllegalAddress, h[0] = 5", "memset: cudaErrorIllegalAddress",
+                                     "sync: cudaErrorIllegalAddress"]
+
+
 def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
     # an object whose destructor frees, passed to a kernel by value, frees twice (CUDA by Example's Lock)
     r = run_program_source("""

@@ -9,9 +9,10 @@ K_WAIT), so a consumer warp that reaches ``bar.sync 1, 128`` before the producer
 waits for them, whatever order the divergent paths happen to run in.
 
 ``bar.sync 0`` without a count (``__syncthreads()``) keeps warp.py's lock-step treatment: it is
-reached by the whole block at once in every kernel the Programming Guide allows. Only when a waiting
-instruction has split a block (some warps got through an mbarrier wait, others still wait) does it
-count arrivals like a named barrier (``when_split``).
+reached by the whole block at once in every kernel the Programming Guide allows. It counts arrivals
+like a named barrier (``when_split``) only when the block is apart: a waiting instruction has split
+it (some warps got through an mbarrier wait, others still wait), or whole warps reach it at
+different __syncthreads() (which a GPU allows: the barrier counts warps, not places).
 """
 from __future__ import annotations
 
@@ -111,8 +112,9 @@ def decode_named(inst, d):
 def when_split(inst, d, lock_step):
     """``__syncthreads()`` (bar.sync/bar.red without a count): the lock-step barrier ``lock_step``,
     unless threads of the block are parked at a waiting instruction (an mbarrier wait let some warps
-    through and not others): then the early warps arrive and wait, as on a GPU, instead of tripping
-    synccheck, and the barrier completes when every warp of the block has arrived."""
+    through and not others) or other whole warps are on their way to another __syncthreads(): then
+    the early warps arrive and wait, as on a GPU, instead of tripping synccheck, and the barrier
+    completes when every warp of the block has arrived."""
     named = decode_named(inst, d)
 
     def run(ex):
@@ -120,9 +122,42 @@ def when_split(inst, d, lock_step):
             parked = np.flatnonzero((ex.parked >= 0) & ~ex.mask & ~ex.exited)
             if parked.size and np.isin(ex.lane_block[parked], ex.lane_block[ex.idx]).any():
                 return named(ex)
+        if waits_at_barrier_zero(ex, ex.idx) or _whole_warps_apart(ex):
+            return named(ex)
         return lock_step(ex)
     run.waits = True
     return run
+
+
+def waits_at_barrier_zero(ex, lanes) -> bool:
+    """Do some of ``lanes`` wait at barrier 0, counted (a __syncthreads() reached apart)?"""
+    st = getattr(ex, "_named", None)
+    return st is not None and bool(((st.wait_gen[lanes] >= 0) & (st.wait_id[lanes] == 0)).any())
+
+
+def _whole_warps_apart(ex) -> bool:
+    """Are other warps of the block at another ``__syncthreads()`` or on their way, each warp
+    whole? On a GPU ``bar.sync 0`` counts warps, wherever in the code they reach it (PTX ISA
+    9.7.13.1): the double-buffered SGEMM lets half of the block load while the other half
+    computes, each half with __syncthreads() of its own. A warp split by the branch stays
+    synccheck's error (``lock_step``)."""
+    from .engine import reaches_syncthreads
+    if ex.depth:
+        return False
+    apart = ex.elsewhere()
+    if not apart.any():
+        return False
+    here = np.zeros(ex.n, bool)
+    here[ex.idx] = True
+    if (apart.reshape(-1, 32).any(axis=1) & here.reshape(-1, 32).any(axis=1)).any():
+        return False
+    # the others must get to a __syncthreads(): warps that skip it and end are synccheck's error too.
+    # A thread's place is the topmost stack entry that holds it (those below are where it rejoins)
+    for pc, _, m in reversed(ex.kernel_stack):
+        if (m & apart).any() and not reaches_syncthreads(ex.kernel, pc):
+            return False
+        apart = apart & ~m
+    return True
 
 
 def _arrive(ex, st, inst, text, lanes, blk, bid, count, pred, aligned, wait):

@@ -32,6 +32,7 @@ from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .barriers import is_named as is_named_barrier
+from .barriers import waits_at_barrier_zero
 from .pace import Pace
 from .printf import ArgReader, format_call
 
@@ -73,6 +74,7 @@ class DecodedFunction:
     depots: dict                    # local depot name -> offset within the frame
     local_size: int
     heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
+    reaches_syncthreads: dict = field(default_factory=dict)     # pc -> reaches_syncthreads (cache)
 
 
 class Program:
@@ -480,36 +482,38 @@ class Exec:
                     {"space": space, "access": op, "size": size, "threads": len(lanes)})
         raise KernelError(msg, code, [f])
 
-    def check_barrier(self, inst, warp=False, grid=False):
-        """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
-        if warp:
-            return
-        # synccheck: every thread of a block that has not exited must reach the same barrier.
-        # Threads waiting to go straight to the kernel's end (`if (i >= n) return;` compiles to a
-        # branch to the final `ret`) count as exited, as they do on the GPU.
-        live = ~self.exited
-        waiting = live & ~self.mask
+    def elsewhere(self, grid=False):
+        """The threads of the blocks here (``grid``: of the grid) that have not exited and are not
+        at this instruction. Threads waiting to go straight to the kernel's end (`if (i >= n)
+        return;` compiles to a branch to the final `ret`) count as exited, as they do on the GPU."""
+        waiting = ~self.exited & ~self.mask
         if waiting.any() and self.depth == 0:
             code = self.kernel.code
             for pc, _, m in self.kernel_stack:
                 if pc >= len(code) or (code[pc][0] in (K_RET, K_EXIT) and code[pc][2].guard is None):
                     waiting &= ~m
-        if waiting.any():
-            blocks_here = np.unique(self.lane_block[self.idx])
-            bad = waiting if grid else waiting & np.isin(self.lane_block, blocks_here)
-            if bad.any():
-                lane = int(np.flatnonzero(bad)[0])
-                block, thread = self.where(lane)
-                line = f"line {inst.line}" if inst.line else "a barrier"
-                where = f"block ({block[0]},{block[1]},{block[2]})"
-                what, of, who = (("grid.sync()", "the grid", f"the grid; thread ({thread[0]},{thread[1]},{thread[2]}) of "
-                                  f"{where}") if grid else ("__syncthreads()", "the block",
-                                                            f"{where}; thread ({thread[0]},{thread[1]},{thread[2]})"))
-                msg = (f"Barrier error: {what} at {line} in kernel {self.kernel_name} was reached by only "
-                       f"some threads of {who} took another path. On a real GPU this hangs or gives wrong results. "
-                       f"Move the {what} out of the if/loop so that every thread of {of} reaches it.")
-                f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
-                raise KernelError(msg, "cudaErrorLaunchFailure", [f])
+        if waiting.any() and not grid:
+            waiting &= np.isin(self.lane_block, np.unique(self.lane_block[self.idx]))
+        return waiting
+
+    def check_barrier(self, inst, warp=False, grid=False):
+        """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
+        if warp:
+            return
+        bad = self.elsewhere(grid)
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0])
+            block, thread = self.where(lane)
+            line = f"line {inst.line}" if inst.line else "a barrier"
+            where = f"block ({block[0]},{block[1]},{block[2]})"
+            what, of, who = (("grid.sync()", "the grid", f"the grid; thread ({thread[0]},{thread[1]},{thread[2]}) of "
+                              f"{where}") if grid else ("__syncthreads()", "the block",
+                                                        f"{where}; thread ({thread[0]},{thread[1]},{thread[2]})"))
+            msg = (f"Barrier error: {what} at {line} in kernel {self.kernel_name} was reached by only "
+                   f"some threads of {who} took another path. On a real GPU this hangs or gives wrong results. "
+                   f"Move the {what} out of the if/loop so that every thread of {of} reaches it.")
+            f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
+            raise KernelError(msg, "cudaErrorLaunchFailure", [f])
 
 
 _GEOMETRY: dict = {}
@@ -821,7 +825,8 @@ def _let_waiting_threads_run(stack, ex, returned):
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
         waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
-        if waiting.any() and not _only_heads_for_syncthreads(df, e[0]):
+        # threads heading for a __syncthreads() go on when others wait, counted, at one: they complete it
+        if waiting.any() and (waits_at_barrier_zero(ex, ex.idx) or not _only_heads_for_syncthreads(df, e[0])):
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])
             return True
@@ -863,6 +868,38 @@ def _paths_end_at_syncthreads(code, pc, limit=256):
                 continue
             if kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD:
                 return False
+            pc += 1
+    return True
+
+
+def reaches_syncthreads(df, pc, limit=4096) -> bool:
+    """Does every path from ``pc`` meet a ``__syncthreads()`` before the kernel's end? (Whatever it
+    does on the way: threads there will arrive at the barrier that others wait at.)"""
+    known = df.reaches_syncthreads.get(pc)
+    if known is None:
+        known = df.reaches_syncthreads[pc] = _every_path_meets_syncthreads(df.code, pc, limit)
+    return known
+
+
+def _every_path_meets_syncthreads(code, pc, limit):
+    todo, seen = [pc], set()
+    while todo:
+        pc = todo.pop()
+        while pc not in seen:           # a path that joins one already followed (or loops) is done
+            if pc >= len(code) or len(seen) > limit:
+                return False
+            seen.add(pc)
+            kind, _, inst, aux = code[pc]
+            if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
+                    and not is_named_barrier(inst):
+                break
+            if kind in (K_RET, K_EXIT, K_TRAP):
+                return False
+            if kind == K_BRA:
+                if inst.guard is not None:
+                    todo.append(pc + 1)
+                pc = aux
+                continue
             pc += 1
     return True
 

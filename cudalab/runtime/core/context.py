@@ -429,8 +429,15 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             self.enqueue(s, move)
             return True
         self.finish(self.follows(s))        # the caller moves the bytes now: what they follow runs first
+        self.waited_for(sync)
         self.transfer(nbytes * rows, direction, s, self.memory.pinned(host), sync)
         return False
+
+    def waited_for(self, sync: bool):
+        """A synchronous copy or memset waited for the kernels before it: the fault of one of them is
+        its error, sticky from then on (programs often check only their cudaMemcpy)."""
+        if sync and self.fault:
+            self.sticky, self.fault = self.fault, None
 
     def transfer(self, nbytes: int, direction: str, s: Stream, pinned: bool, sync: bool, name: str = ""):
         """A copy whose bytes the caller moves (the Python API's numpy arrays): its row on the timeline."""
@@ -456,6 +463,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             self.enqueue(s, fill)
             return True
         self.finish(self.follows(s))
+        self.waited_for(sync)
         self.timeline.memset(nbytes * element * rows, s.handle, sync=sync)
         return False
 
