@@ -239,7 +239,8 @@ def test_an_import_inside_a_kernel_is_numbas_short_message(cuda):
         set_trace()
         a[0] = 1
 
-    with pytest.raises(CompileError, match=r"unsupported opcode \(IMPORT_NAME\)"):
+    with pytest.raises(CompileError, match=r"unsupported opcode \(IMPORT_NAME\) found\.\n\n"
+                                           r"In test_numba_dropin\.py, line \d+:\n\s+from pdb import set_trace"):
         debug_me[1, 1](np.zeros(1))
 
 

@@ -228,11 +228,15 @@ def short_message(pyfunc, argtypes, e) -> str:
     where = f"{pyfunc.__name__}({sig})"
     if not seen_file:
         code = pyfunc.__code__
+        # numba names no place for an undefined name, and only 'Raised from <file> (<line>)' for an
+        # unsupported statement (an import): the line, quoted as its typing errors quote one
         m = re.search(r"name '(\w+)' is not defined", body)
-        line = _line_reading(pyfunc, m.group(1)) if m else None
+        raised = re.search(r" Raised from (.+) \((\d+)\)$", body, re.M)
+        line = _line_reading(pyfunc, m.group(1)) if m else int(raised.group(2)) if raised else None
         if line:
-            text = linecache.getline(code.co_filename, line).rstrip()
-            body += f"\n\n{_place(code.co_filename)}, line {line}:\n{text}"
+            filename = raised.group(1) if raised and not m else code.co_filename
+            body = body[:raised.start()] if raised else body
+            body += f"\n\n{_place(filename)}, line {line}:\n{linecache.getline(filename, line).rstrip()}"
         else:
             body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
     return f"numba could not compile the Python kernel {where}:\n{body}"
