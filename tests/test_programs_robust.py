@@ -6,6 +6,8 @@ cannot run, or a bug in the emulator while it runs one, reaches the program as
 ``cudaErrorNotSupported`` with a message naming the instruction and its line, and the program
 goes on.
 """
+import signal
+
 import numpy as np
 import pytest
 
@@ -222,6 +224,20 @@ int main() {
 }""")
     assert r.stdout.splitlines() == ["copy: cudaErrorIllegalAddress, h[0] = 5", "memset: cudaErrorIllegalAddress",
                                      "sync: cudaErrorIllegalAddress"]
+
+
+def test_a_program_over_its_cpu_time_limit_is_told_so_and_not_as_a_crash():
+    # llm.c's matmul_forward checks cuBLAS against an OpenMP matmul of 19 GFLOP: under a grader's
+    # `ulimit -t` that host code, not a kernel, runs out of time (here the program sets its own limit)
+    r = run(r"""#include <sys/resource.h>
+int main() {
+    struct rlimit one = {1, RLIM_INFINITY};
+    setrlimit(RLIMIT_CPU, &one);
+    volatile double x = 0;
+    for (;;) x = x + 1;
+}""")
+    assert r.returncode == -signal.SIGXCPU
+    assert "stopped by its CPU-time limit (ulimit -t) after 1 s" in r.stderr and "crashed" not in r.stderr
 
 
 def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():

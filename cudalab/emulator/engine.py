@@ -849,7 +849,9 @@ def _only_heads_for_syncthreads(df, pc):
     return known
 
 
-def _paths_end_at_syncthreads(code, pc, limit=256):
+def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
+    """Does every path from ``pc`` meet a ``__syncthreads()`` (``quiet``: doing nothing another
+    thread could see on the way; else anything but ending the kernel)?"""
     todo, seen = [pc], set()
     while todo:
         pc = todo.pop()
@@ -866,7 +868,7 @@ def _paths_end_at_syncthreads(code, pc, limit=256):
                     todo.append(pc + 1)
                 pc = aux
                 continue
-            if kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD:
+            if kind in (K_RET, K_EXIT, K_TRAP) or quiet and (kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD):
                 return False
             pc += 1
     return True
@@ -877,31 +879,8 @@ def reaches_syncthreads(df, pc, limit=4096) -> bool:
     does on the way: threads there will arrive at the barrier that others wait at.)"""
     known = df.reaches_syncthreads.get(pc)
     if known is None:
-        known = df.reaches_syncthreads[pc] = _every_path_meets_syncthreads(df.code, pc, limit)
+        known = df.reaches_syncthreads[pc] = _paths_end_at_syncthreads(df.code, pc, limit, quiet=False)
     return known
-
-
-def _every_path_meets_syncthreads(code, pc, limit):
-    todo, seen = [pc], set()
-    while todo:
-        pc = todo.pop()
-        while pc not in seen:           # a path that joins one already followed (or loops) is done
-            if pc >= len(code) or len(seen) > limit:
-                return False
-            seen.add(pc)
-            kind, _, inst, aux = code[pc]
-            if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
-                    and not is_named_barrier(inst):
-                break
-            if kind in (K_RET, K_EXIT, K_TRAP):
-                return False
-            if kind == K_BRA:
-                if inst.guard is not None:
-                    todo.append(pc + 1)
-                pc = aux
-                continue
-            pc += 1
-    return True
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):

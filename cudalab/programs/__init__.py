@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -109,6 +110,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
     out = tempfile.TemporaryFile() if capture else None
     err = tempfile.TemporaryFile() if capture else None
+    before = _children_cpu()
     try:
         proc = subprocess.Popen([cmd.executable_name(), *map(str, args)], executable=str(built.executable),
                                 env=env, stdout=out, stderr=err, cwd=cwd,
@@ -129,7 +131,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
                        "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
-        stderr += stopped or _crash_note(code)
+        stderr += stopped or _crash_note(code, _children_cpu() - before)
         return ProgramResult(stdout, stderr, code, server.session.launches)
     finally:
         parent.close()
@@ -167,10 +169,24 @@ def _read(f) -> str:
     return f.read().decode(errors="replace")
 
 
-def _crash_note(code: int) -> str:
+def _children_cpu() -> float:
+    """CPU seconds of the child processes waited for so far (the program's, once it has ended)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _crash_note(code: int, cpu: float | None = None) -> str:
     if code is None or code >= 0:
         return ""
     name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+    # `ulimit -t` (a grader, a shared machine) ends a program whose host code runs long: SIGXCPU at the
+    # soft limit, SIGKILL at the hard one (the same number when the shell's ulimit set both)
+    limit = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    if cpu is not None and (name == "SIGXCPU" or name == "SIGKILL" and limit != resource.RLIM_INFINITY
+                            and cpu >= limit - 1):
+        return (f"cudalab: the program was stopped by its CPU-time limit (ulimit -t) after {cpu:.0f} s of CPU time "
+                "in its own host code (the emulated kernels do not count there): its CPU work, a reference "
+                "computation say, is longer than the limit. Give it more time or make the problem smaller.\n")
     hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
             "a missing allocation)." if name == "SIGSEGV" else "")
     return f"cudalab: the program crashed ({name}).{hint}\n"
