@@ -461,6 +461,8 @@ def _minmax(inst, d):
     t = inst.type
     if is_float(t):
         nan = "NaN" in inst.mods
+        if "xorsign" in inst.mods:
+            return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax_xorsign(a, b, is_max, nan)))
         return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax(a, b, is_max, nan)))
     if "relu" in inst.mods:
         return simple(inst, d, lambda a, b: np.maximum(alu.int_minmax(a, b, is_max), 0).astype(a.dtype))
