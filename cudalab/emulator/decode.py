@@ -802,7 +802,8 @@ def _mad_carry(inst, d):
 
 _VOPS = {
     "vadd": lambda a, b: a + b, "vsub": lambda a, b: a - b, "vabsdiff": lambda a, b: np.abs(a - b),
-    "vmin": np.minimum, "vmax": np.maximum, "vavrg": lambda a, b: (a + b + 1) >> 1,
+    "vmin": np.minimum, "vmax": np.maximum,
+    "vavrg": lambda a, b: np.sign(a + b) * ((np.abs(a + b) + 1) >> 1),     # half away from zero (signed: H200)
 }
 
 
