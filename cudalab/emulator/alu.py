@@ -314,6 +314,15 @@ def fminmax(a, b, is_max, nan_mode=False):
     return r
 
 
+def fminmax_xorsign(a, b, is_max, nan_mode=False):
+    """min/max.xorsign.abs (sm_86): the min/max of |a| and |b|, with the sign a's sign XOR b's; a NaN
+    result is the canonical NaN (PTX ISA 9.7.3.10/11)."""
+    a, b = np.asarray(a), np.asarray(b)
+    r = fminmax(np.abs(a), np.abs(b), is_max, nan_mode)
+    neg = np.signbit(a) ^ np.signbit(b)
+    return np.where(np.isnan(r), _CANON[r.dtype], np.where(neg, -np.abs(r), np.abs(r))).astype(r.dtype)
+
+
 _CANON = {np.dtype(np.float32): np.array(0x7FFFFFFF, np.uint32).view(np.float32),
           np.dtype(np.float16): np.array(0x7FFF, np.uint16).view(np.float16)}
 
@@ -592,7 +601,7 @@ def _float_to_float(a, dst, rnd, sat, ftz):
         r = saturate(r)
     if ftz and r.dtype != np.float64:
         r = flush_subnormal(r)
-    if sdt == np.float64 and r.dtype != np.float64:
+    if sdt == np.float64 and r.dtype != np.float64 and not sat:     # .sat made a NaN +0 (PTX ISA cvt)
         return narrowed_nan(a, r, "f32" if r.dtype == np.float32 else "f16")
     return gpu_nan(r)
 

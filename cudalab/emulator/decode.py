@@ -461,6 +461,8 @@ def _minmax(inst, d):
     t = inst.type
     if is_float(t):
         nan = "NaN" in inst.mods
+        if "xorsign" in inst.mods:
+            return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax_xorsign(a, b, is_max, nan)))
         return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax(a, b, is_max, nan)))
     if "relu" in inst.mods:
         return simple(inst, d, lambda a, b: np.maximum(alu.int_minmax(a, b, is_max), 0).astype(a.dtype))
@@ -800,7 +802,8 @@ def _mad_carry(inst, d):
 
 _VOPS = {
     "vadd": lambda a, b: a + b, "vsub": lambda a, b: a - b, "vabsdiff": lambda a, b: np.abs(a - b),
-    "vmin": np.minimum, "vmax": np.maximum, "vavrg": lambda a, b: (a + b + 1) >> 1,
+    "vmin": np.minimum, "vmax": np.maximum,
+    "vavrg": lambda a, b: np.sign(a + b) * ((np.abs(a + b) + 1) >> 1),     # half away from zero (signed: H200)
 }
 
 

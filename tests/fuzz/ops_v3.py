@@ -66,7 +66,7 @@ FZ3_U3(fz3_pack_s8, "cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;")
 FZ3_U2(fz3_pack_u16, "cvt.pack.sat.u16.s32 %0, %1, %2;")
 FZ3_U2(fz3_pack_s16, "cvt.pack.sat.s16.s32 %0, %1, %2;")
 FZ3_U2(fz3_add_u16x2, "add.u16x2 %0, %1, %2;")
-FZ3_U2(fz3_add_s16x2_sat, "add.sat.s16x2 %0, %1, %2;")
+FZ3_U2(fz3_add_s16x2, "add.s16x2 %0, %1, %2;")
 FZ3_U2(fz3_min_s16x2_relu, "min.relu.s16x2 %0, %1, %2;")
 FZ3_U2(fz3_max_u16x2, "max.u16x2 %0, %1, %2;")
 FZ3_U2(fz3_max_s32_relu, "max.relu.s32 %0, %1, %2;")
@@ -196,7 +196,7 @@ __device__ __forceinline__ void fz3_cp_arrive(void* bar) {
 
 PRMT = ["fz3_prmt_f4e", "fz3_prmt_b4e", "fz3_prmt_rc8", "fz3_prmt_ecl", "fz3_prmt_ecr", "fz3_prmt_rc16"]
 UN = ["fz3_bfind_u", "fz3_bfind_s", "fz3_bfind_sa", "fz3_bfind_ssa", "fz3_cnot"]
-BIN = ["fz3_mul24hi_s", "fz3_mul24hi_u", "fz3_pack_u16", "fz3_pack_s16", "fz3_add_u16x2", "fz3_add_s16x2_sat",
+BIN = ["fz3_mul24hi_s", "fz3_mul24hi_u", "fz3_pack_u16", "fz3_pack_s16", "fz3_add_u16x2", "fz3_add_s16x2",
        "fz3_min_s16x2_relu", "fz3_max_u16x2", "fz3_max_s32_relu", "fz3_bfind64", "fz3_brev64", "fz3_popc64",
        "fz3_clz64"]
 TRI = ["fz3_bfe_u", "fz3_bfe_s", "fz3_shf_lw", "fz3_shf_rc", "fz3_dp4a_uu", "fz3_dp4a_ss", "fz3_dp4a_su",
