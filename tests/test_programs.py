@@ -127,6 +127,27 @@ int main() {
     assert r.stdout == "host function sees 42\ncudaSuccess 1 -1\n"
 
 
+def test_host_code_between_two_events_takes_its_cpu_time_on_the_gpu_clock():
+    """A course times its CPU version with the same CUDA events as its kernel: the events on an idle
+    stream stand as far apart as the host's own work between them, as on a GPU (not 0 ms)."""
+    r = run("""
+#include <ctime>
+int main() {
+    cudaEvent_t a, b; float ms;
+    cudaEventCreate(&a); cudaEventCreate(&b);
+    cudaEventRecord(a);
+    clock_t t0 = clock();
+    volatile double s = 0;
+    while (clock() - t0 < CLOCKS_PER_SEC / 20) s += 1.0;      // about 50 ms of CPU
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    cudaEventElapsedTime(&ms, a, b);
+    printf("%.0f\\n", ms);
+}
+""")
+    assert 45 <= float(r.stdout) <= 80
+
+
 def test_a_runtime_call_cudalab_lacks_links_and_answers_not_supported_naming_the_feature():
     r = run("""
 int main() {

@@ -166,6 +166,9 @@ class Server(TextureRequests, LibraryRequests):
             text, _, blob = msg.partition(b"\0")
             op, *args = text.decode().split()
             ctx.caller = (0, False)
+            if op.startswith("~"):      # "~microseconds": the program's own CPU time since its last call
+                ctx.timeline.host(float(op[1:]), "host code")
+                op, *args = args
             if op.startswith("@"):      # "@thread,per-thread": not the first host thread, or a _ptsz/_ptds call
                 thread, per_thread = op[1:].split(",")
                 ctx.caller = (int(thread), per_thread == "1")

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errors.inc"   /* generated from cudalab/runtime/core/errors.py: {code, name, text} */
@@ -107,6 +108,19 @@ static __thread int thread_no = -1;
 static __thread int per_thread_call;
 static int nthreads;
 
+/* The host code between two runtime calls takes time on a GPU's clock too: a CPU loop timed with
+ * CUDA events measures its milliseconds. This thread's CPU time since its last reply goes in front
+ * of the next request ("~microseconds "), above HOST_GAP_US so that the shim's own few microseconds
+ * per call do not count. CPU time, not wall time: waiting for a core on a busy machine is not the
+ * program's work. */
+#define HOST_GAP_US 20
+static __thread long long last_reply_ns = -1;
+static long long thread_cpu_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     char small[512], *head = small;     /* small: little stack below main's first frame */
     va_list ap, again;
@@ -120,8 +134,11 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     }
     va_end(again);
     if (thread_no < 0) thread_no = __sync_fetch_and_add(&nthreads, 1);
-    char tag[32] = "";
-    int t = thread_no || per_thread_call ? snprintf(tag, sizeof tag, "@%d,%d ", thread_no, per_thread_call > 0) : 0;
+    char tag[64] = "";
+    long long gap_us = last_reply_ns < 0 ? 0 : (thread_cpu_ns() - last_reply_ns) / 1000;
+    int t = gap_us >= HOST_GAP_US ? snprintf(tag, sizeof tag, "~%lld ", gap_us) : 0;
+    if (thread_no || per_thread_call)
+        t += snprintf(tag + t, sizeof tag - (size_t)t, "@%d,%d ", thread_no, per_thread_call > 0);
     uint32_t len = (uint32_t)(t + h + 1 + bloblen);
     pthread_mutex_lock(&wire);
     connect_emulator();
@@ -140,6 +157,7 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     }
     pthread_mutex_unlock(&wire);
     if (head != small) free(head);
+    last_reply_ns = thread_cpu_ns();
     size_t hl = strlen(RB);
     RBN = len > hl ? len - hl - 1 : 0;
     char *s = RB, *e;
