@@ -126,7 +126,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
             proc.kill()
             proc.wait()
             stopped = (f"cudalab: {server.ctx.stopped}\n" if server.ctx.stopped else "") + (
-                       f"cudalab: the program ran longer than {timeout:g} s and was stopped.{time_spent(server.session.launches)} "
+                       f"cudalab: the program ran longer than {timeout:g} s and was stopped."
+                       f"{'' if server.ctx.stopped else time_spent(server.session.launches)} "
                        "Give it more time with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
                        "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
         code = proc.returncode
@@ -151,7 +152,8 @@ def time_spent(launches) -> str:
     top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:3]
     total = sum(t for _, t in by_kernel.values())
     parts = ", ".join(f"{n:,} of {name} ({t:.1f} s)" for name, (n, t) in top)
-    return (f" It had run {len(launches):,} kernel launches, {total:.1f} s of emulation in all: {parts}"
+    launched = f"{len(launches):,} kernel launch{'es' if len(launches) > 1 else ''}"
+    return (f" It had run {launched}, {total:.1f} s of emulation in all: {parts}"
             f"{', ...' if len(by_kernel) > 3 else ''}.")
 
 
