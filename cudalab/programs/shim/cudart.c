@@ -120,6 +120,9 @@ static long long thread_cpu_ns(void) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
+/* After the shim itself moved a copy's or a memset's bytes (the timeline already gave that work
+ * its time on the copy engine), the host's own time starts again from here. */
+static void shim_worked(void) { last_reply_ns = thread_cpu_ns(); }
 
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     char small[512], *head = small;     /* small: little stack below main's first frame */
@@ -481,6 +484,7 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStre
     if (code) return ret(sync ? synced(code) : code);
     if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
     memmove(dst, src, n);
+    shim_worked();
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
 
@@ -495,6 +499,7 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
     if (code) return ret(code);
     if (NR > 1 && R[1]) return cudaSuccess;
     for (size_t r = 0; r < height; r++) memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    shim_worked();
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
 
@@ -509,6 +514,7 @@ static cudaError_t fill(void *dst, int value, size_t n, size_t rows, size_t pitc
     if (code) return ret(code);
     if (NR > 1 && R[1]) return cudaSuccess;
     for (size_t r = 0; r < rows; r++) memset((char *)dst + r * pitch, value, n);
+    shim_worked();
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
 
@@ -652,6 +658,7 @@ static cudaError_t host_func(cudaStream_t s, void *fn, void *data, int callback,
     flush_printf();
     if (callback) ((cudaStreamCallback_t)fn)(s, cudaSuccess, user);
     else ((cudaHostFn_t)fn)(user);
+    shim_worked();      /* a host function runs on a driver thread on a GPU: not the host's time */
     return cudaSuccess;
 }
 

@@ -645,6 +645,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
             flush_printf();
             ((cudaHostFn_t)p[1])((void *)p[2]);
         }
+        shim_worked();      /* a node's bytes, or a host node (it runs on a driver thread on a GPU) */
         code = rpc("graph_next");
     }
     if (code) keep_printf();

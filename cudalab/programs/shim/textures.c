@@ -88,6 +88,7 @@ static void move_planned(void) {
     size_t sp = R[2], ss = R[3], dp = R[5], ds = R[6], w = R[7], h = R[8], d = R[9];
     for (size_t z = 0; z < d; z++)
         for (size_t y = 0; y < h; y++) memmove(dst + z * ds + y * dp, src + z * ss + y * sp, w);
+    shim_worked();
 }
 
 static cudaError_t copy3d(const char *call, int skind, const void *sbase, size_t spitch, size_t sysize,
@@ -155,6 +156,7 @@ static cudaError_t span_copy(const char *call, cudaArray_const_t a, size_t wo, s
     int late = (int)R[3];   /* past the end: CUDA still moves the part that fits (measured) */
     if (to_array) memmove((void *)R[1], host, fit);
     else memmove(host, (void *)R[1], fit);
+    shim_worked();
     if (late) return ret(late);
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
@@ -226,6 +228,7 @@ static cudaError_t memset3d(struct cudaPitchedPtr p, int value, struct cudaExten
     if (code) return ret(code);
     for (size_t z = 0; z < e.depth; z++)
         for (size_t y = 0; y < e.height; y++) memset((char *)p.ptr + (z * p.ysize + y) * p.pitch, value, e.width);
+    shim_worked();
     return sync ? (cudaError_t)synced(0) : cudaSuccess;
 }
 
