@@ -48,6 +48,9 @@ AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is c
 # would cost more than it has run interpreted waits (worth_building)
 BUILD_SECONDS_PER_INSTRUCTION = 0.01
 CHEAP_BUILD_SECONDS = 1.0       # a kernel that builds this fast builds on AUTO_LANES or AUTO_SECONDS alone
+# ... and one that has run this long interpreted builds whatever its size: a launch must go native
+# well before the watchdog's default 10 s (the build's time is not the watchdog's)
+BUILD_AFTER_SECONDS = 5.0
 REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -110,14 +113,14 @@ def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
     """Should auto mode build the native code of a kernel that has run (and will run, as far as a
     launch's first batches tell) ``interp_seconds`` interpreted? As soon as it is big or has run
     AUTO_SECONDS, if it builds in a second or so; a big one only once its interpreted time has
-    reached its build time (a JIT's usual rule). Why: Thrust's and CUB's kernels are thousands of
-    instructions; a thrust::sort of 10^6 keys ran its onesweep kernels in 6 s interpreted while
-    LLVM spent 15 to 40 s on them in the background (and the interpreter waited for its share of
-    the CPU and the GIL)."""
+    reached its build time (a JIT's usual rule) or BUILD_AFTER_SECONDS. Why: Thrust's and CUB's
+    kernels are thousands of instructions; a thrust::sort of 10^6 keys ran its onesweep kernels in
+    5 s interpreted while LLVM spent 15 to 40 s on them in the background (and the interpreter
+    waited for its share of the CPU and the GIL)."""
     cost = build_seconds(df)
     if cost <= CHEAP_BUILD_SECONDS:
         return lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
-    return interp_seconds >= cost
+    return interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
 
 
 def _build_in_background(program, df, st):
