@@ -6,10 +6,12 @@ bits are an H200's (cuBLAS 13.1, the same programs' values), not cudalab's own r
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cudalab.programs import run_program_source
 from cudalab.programs.build import cuda_home
+from cudalab.runtime.libraries.precision import tf32_round
 
 needs_cublas = pytest.mark.skipif(not (cuda_home() / "include" / "cublasLt.h").exists(),
                                   reason="cuBLAS's headers come with the nvidia-cublas wheel (cudalab[cublas])")
@@ -30,7 +32,12 @@ PROGRAM = """
 #include <cublasLt.h>
 const int R = 3, K = 4;                       // values: R x K, column-major
 const uint32_t bits[R * K] = {%s};
-float *upload(const float *h, int n) { float *d; cudaMalloc(&d, n * 4); cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice); return d; }
+float *upload(const float *h, int n) {
+    float *d;
+    cudaMalloc(&d, n * 4);
+    cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice);
+    return d;
+}
 void show(const char *name, const float *d) {
     float h[R * K];
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
@@ -104,3 +111,12 @@ def test_nvidia_tf32_override_0_turns_tf32_off(monkeypatch):
     got = results(monkeypatch, override="0")
     for name in ("fp32", "tf32_a", "tf32_b", "fast_tf32", "lt_fast_tf32"):
         assert got[name] == list(MEASURED), name
+
+
+def test_tf32_rounding_keeps_infinities_and_nans_and_overflows_to_infinity():
+    bits = np.array([0x7F800000, 0xFF800000, 0x7FC00001, 0x7F7FFFFF, 0x00001FFF, 0x3F803000], np.uint32)
+    got = tf32_round(bits.view(np.float32)).view(np.uint32)
+    # inf, -inf, a NaN's payload untouched; float32's largest is past TF32's; a subnormal rounds too
+    assert [hex(x) for x in got] == ["0x7f800000", "0xff800000", "0x7fc00001", "0x7f800000", "0x2000", "0x3f804000"]
+    pair = tf32_round(np.array([(1 + 2 ** -11) + 1j * (1 + 3 * 2 ** -11)], np.complex64))
+    assert pair.dtype == np.complex64 and pair[0] == 1 + 1j * (1 + 2 ** -9)
