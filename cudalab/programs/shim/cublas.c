@@ -149,10 +149,13 @@ COPIES(int64_t, cublasSetVector_64, cublasGetVector_64, cublasSetVectorAsync_64,
        cublasSetMatrix_64, cublasGetMatrix_64, cublasSetMatrixAsync_64, cublasGetMatrixAsync_64)
 
 /* ------------------------------------------------------------------ routines: one request each */
-/* libraries.c's request, begun with the handle's stream and pointer mode (0 for a dead handle) */
+/* libraries.c's request, begun with the handle's stream and pointer mode (0 for a dead handle), and its
+ * math mode (CUBLAS_TF32_TENSOR_OP_MATH rounds a gemm's float32 inputs to TF32: libraries/precision.py) */
 static int blas_begin(struct request *q, cublasHandle_t h, const char *name) {
     if (!live(h)) return 0;
     request_begin(q, "blas", name, h->stream, h->pointer_mode == CUBLAS_POINTER_MODE_DEVICE);
+    request_int(q, "mathMode", h->math_mode);
+    request_tf32_override(q);
     return 1;
 }
 

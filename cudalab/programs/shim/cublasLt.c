@@ -297,6 +297,7 @@ static cublasStatus_t lt_begin(struct request *q, const char *name, cublasLtHand
     }
     request_begin(q, "blaslt", name, stream, DESC(d)->pointer_mode == CUBLASLT_POINTER_MODE_DEVICE);
     send_desc(q, d);
+    request_tf32_override(q);
     send_layout(q, "A", A), send_layout(q, "B", B), send_layout(q, "C", C), send_layout(q, "D", D);
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -79,6 +79,13 @@ __attribute__((unused)) static void request_int(struct request *q, const char *n
 __attribute__((unused)) static void request_ptr(struct request *q, const char *name, const void *p)
 { request_add(q, " %s=%p", name, p); }
 
+/* NVIDIA_TF32_OVERRIDE=0 in the program's environment turns off the TF32 it asks cuBLAS for (measured
+ * on an H200): sent as tf32Override=0 (runtime/libraries/precision.py) */
+__attribute__((unused)) static void request_tf32_override(struct request *q) {
+    const char *v = getenv("NVIDIA_TF32_OVERRIDE");
+    if (v && v[0] == '0' && !v[1]) request_add(q, " tf32Override=0");
+}
+
 /* alpha, beta: the value itself (hex bytes) behind a host pointer, the address for a device one */
 __attribute__((unused)) static void request_scalar(struct request *q, const char *name, const void *p, size_t size) {
     if (q->device_scalars || !p) {

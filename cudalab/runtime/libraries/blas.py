@@ -11,7 +11,9 @@ device one.
 
 The arithmetic is numpy's (its BLAS for products), in the routine's own precision: results match
 cuBLAS within floating-point rounding, not bit for bit (a GPU sums in another order, and may use
-tensor cores), and cuBLAS's own kernels are not emulated, so a library call has no instruction
+tensor cores), TF32 aside: when the program asks for it (the handle's math mode, sent with every
+call as ``mathMode``, or a fast compute type) the float32 inputs of a product are rounded as an
+H200's cuBLAS rounds them (``precision``). cuBLAS's own kernels are not emulated, so a library call has no instruction
 counts or profile, only its row on the timeline (``operands.on_timeline``).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 
 import numpy as np
 
+from . import precision
 from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline
 
 SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 1, 7, 13, 15
@@ -45,6 +48,8 @@ class Call:
         self.data, self.scalar_type, self.result_type = (np.dtype(t) for t in types)
         self.memory = Operands(ctx, shown_name(routine), EXECUTION_FAILED)
         self.returned = b""
+        # the handle's cublasMath_t, and NVIDIA_TF32_OVERRIDE=0 in the program's environment (the shim's)
+        self.math_mode, self.tf32_off = args.pop("mathMode", 0), args.pop("tf32Override", 1) == 0
 
     def __getitem__(self, name):
         return self.args[name]
@@ -255,7 +260,10 @@ def _gemm_shapes(c: Call):
 
 
 def _product(c: Call, ta, tb, a, b, compute):
-    """op(A) op(B) summed in the compute precision (half products summed in float32, as tensor cores do)."""
+    """op(A) op(B) summed in the compute precision (half products summed in float32, as tensor cores do),
+    float32 inputs rounded to TF32 first when the call asks for TF32 (``precision.uses_tf32``)."""
+    if precision.uses_tf32(c.args.get("computeType", precision.COMPUTE_32F), c.math_mode, c.tf32_off):
+        a, b = precision.inputs(a, True), precision.inputs(b, True)
     accumulate = np.float32 if np.dtype(compute) == np.float16 else compute
     if np.issubdtype(np.dtype(compute), np.integer):
         accumulate = np.int64

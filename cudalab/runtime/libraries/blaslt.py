@@ -11,15 +11,16 @@ as cuBLASLt's heuristic refuses what no algorithm can do. The descriptors live i
 ``A``, ``B``, ``C``, ``D``.
 
 Products are summed in the compute type (float32 for half and bfloat16 data, as tensor cores do;
-TF32's shorter mantissa is not modeled, so a GPU's TF32 result is the less precise one), and the
-result is rounded once to D's type: results match cuBLASLt within floating-point rounding.
+with CUBLAS_COMPUTE_32F_FAST_TF32, _FAST_16F or _FAST_16BF the float32 inputs are first rounded to
+TF32, as an H200's cuBLAS does: ``precision``), and the result is rounded once to D's type: results
+match cuBLASLt within floating-point rounding.
 GELU is the tanh approximation cuBLASLt uses.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import operands
+from . import operands, precision
 from .blas import COMPUTE_TYPES, EXECUTION_FAILED, INVALID_VALUE, NOT_SUPPORTED, SUCCESS  # noqa: F401 (the server's)
 from .operands import DATA_TYPES, LibraryError, affordable, on_timeline, storage
 
@@ -44,6 +45,7 @@ class Call(operands.Call):
     """One cublasLtMatmul's arguments and device memory (``operands.Call``), with cuBLASLt's refusals."""
 
     def __init__(self, ctx, routine: str, stream: int, args: dict, device_scalars: bool):
+        self.tf32_off = args.pop("tf32Override", 1) == 0     # NVIDIA_TF32_OVERRIDE=0 (the shim's environment)
         super().__init__(ctx, routine, stream, args, device_scalars, EXECUTION_FAILED)
 
     def refuse(self, why: str, status=INVALID_VALUE):
@@ -158,6 +160,7 @@ def Matmul(c: Call):
     affordable(c.ctx, c.routine, 2 * m * n * k * batches, f"{batches} product(s) of {m} x {k} by {k} x {n}",
                EXECUTION_FAILED)
     alpha, beta = c.scalar("alpha", scale), c.scalar("beta", scale)
+    tf32 = precision.uses_tf32(c["desc.compute"], 0, c.tf32_off)
     bias_type = c["desc.bias_type"] if c["desc.bias_type"] >= 0 else c["D.type"]
     aux_type = c["desc.aux_type"] if c["desc.aux_type"] >= 0 else c["D.type"]
     for i in range(batches):
@@ -166,7 +169,7 @@ def Matmul(c: Call):
         load_c, _ = c.matrix("C", i)
         _, store_d = c.matrix("D", i)
         op_a, op_b = _apply(ta, load_a().astype(compute)), _apply(tb, load_b().astype(compute))
-        value = alpha * (op_a @ op_b)
+        value = alpha * (precision.inputs(op_a, tf32) @ precision.inputs(op_b, tf32))
         if beta != 0:
             value = value + beta * load_c().astype(compute)
         bias = c.vector("bias", c["desc.bias"], bias_type, n if e == BGRADB else m, i, c["desc.bias_batch_stride"])
