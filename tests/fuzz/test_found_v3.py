@@ -76,3 +76,38 @@ def test_a_signed_simd_average_rounds_half_away_from_zero():
     run_on_h100(VAVRG, a, b, out, threads=3)
     assert out[0::2].tolist() == [0x0000FFFE, 0x00020003, 0xFFFF0001]    # (-2, 0), (3, 2), (1, -1)
     assert out[1::2].tolist() == [0x0000807F, 0x00020003, 0x80800001]       # bytes (a + b + 1) >> 1
+
+
+def test_a_relu_minimum_compared_with_its_second_operand_is_ptxas_s_fold_on_seed_560():
+    """Seed 560 (docs/fuzz_report.md, Version 3): ``if (__vimin3_s32_relu(0xffff, x, u1) == u1) return;``.
+    The PTX (cuda's header: ``min.s32.relu t1, 0xffff, x; min.s32.relu d, t1, u1``, then ``setp.eq d, u1``)
+    asks whether the clamped minimum is u1; ptxas 13.0 makes the pair ``VIMNMX.RELU RZ, P0, P0, t1, u1``,
+    whose predicate on the H200 says whether it is t1. Each of the program's 192 threads returned early
+    (its f1 stored as loaded) exactly when d == t1; by the PTX's test 166 of them would have gone the other way.
+    tools/fuzz_locate.py's ``relu-eq`` fold writes the GPU's test into the PTX (the emulator then gives
+    the GPU's bits for the whole program)."""
+    import os
+    import sys
+    from tests.fuzz.generator import generate
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    from fuzz_locate import fold_relu_eq
+
+    with np.load(os.path.join(os.path.dirname(__file__), "differing_gpu_v3.npz")) as z:
+        oi, of = z["s560_oi"].astype(np.uint32), z["s560_of"].astype(np.uint32)
+    ia, fa = generate(560, version=3).make_args()[:2]
+    gid = np.arange(len(of) // 4)
+    u1 = oi[gid * 4 + 1].view(np.int32).astype(np.int64)
+    u2 = oi[gid * 4 + 2]
+    x = ia.view(np.int32)[u2 & 255].astype(np.int64) >> (gid & 31)        # tid == gid: one block
+    t1 = np.maximum(np.minimum(0xFFFF, x), 0)
+    d = np.maximum(np.minimum(t1, u1), 0)
+    f1 = fa.view(np.uint32)[(gid * 5 + 1) & 255]
+    added = (fa[(gid * 5 + 1) & 255] + fa[np.maximum(u2.view(np.int32), 17) & 255]).view(np.uint32)
+    returned = of[gid * 4 + 1] == f1
+    assert (returned == (d == t1))[of[gid * 4 + 1] != added].all()         # where the two paths' bits differ
+    assert ((d == t1) != (d == u1)).sum() == 166                            # the PTX says otherwise there
+
+    ptx = ("\t{.reg .s32 t1; \n\tmin.s32.relu t1, %r172, %r173; \n\tmin.s32.relu %r171, t1, %r174;}\n\t\n"
+           "\t// end inline asm\n\tsetp.eq.s32 \t%p12, %r171, %r174;\n")
+    assert "setp.eq.s32 %p12, %r171, t1;}" in fold_relu_eq(ptx)
+    assert "setp.eq.s32 \t%p12, %r171, %r174;" not in fold_relu_eq(ptx)
