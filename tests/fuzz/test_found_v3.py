@@ -111,3 +111,30 @@ def test_a_relu_minimum_compared_with_its_second_operand_is_ptxas_s_fold_on_seed
            "\t// end inline asm\n\tsetp.eq.s32 \t%p12, %r171, %r174;\n")
     assert "setp.eq.s32 %p12, %r171, t1;}" in fold_relu_eq(ptx)
     assert "setp.eq.s32 \t%p12, %r171, %r174;" not in fold_relu_eq(ptx)
+
+
+VMAD = r'''
+extern "C" __global__ void k(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* out) {
+  int i = threadIdx.x;
+  unsigned r, s;
+  asm("vmad.u32.u32.u32.shr15 %0, %1.h1, %2.h0, %3;" : "=r"(r) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  asm("vmad.u32.u32.u32.shr15 %0, %1, %2, %3;" : "=r"(s) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  out[2 * i] = r;
+  out[2 * i + 1] = s;
+}'''
+
+
+def test_vmad_reads_whole_unsigned_words_as_signed_as_the_h200_does():
+    """vmad.u32.u32.u32.shr15: ptxas 13.0 lowers it to ``IMAD.WIDE`` (signed) of the selected operands
+    plus c sign-extended (``SHF.R.S32.HI``), then ``SHF.R.U64`` by 15; sm_90 has no video unit, so that
+    is the GPU's vmad. The PTX ISA calls u32 * u32 + u32 unsigned; the emulator follows the GPU (seeds
+    156 and 542 of version 3: 0x8000 * 1 + 0x80000000 gave 0x00010001, the H200 0xffff0001)."""
+    a = np.array([0x80000000, 0x00020000, 0x80000000], np.uint32)
+    b = np.array([0x00000001, 0x00000003, 0x00000002], np.uint32)
+    c = np.array([0x80000000, 0x00000000, 0x00000000], np.uint32)
+    out = np.zeros(6, np.uint32)
+    run_on_h100(VMAD, a, b, c, out, threads=3)
+    # halves: 0x8000 * 1 + (-2^31) = -2^31 + 2^15 -> >> 15 = -65535; 2 * 3 = 6 -> 0; 0x8000 * 2 -> 2
+    assert out[0::2].tolist() == [0xFFFF0001, 0x00000000, 0x00000002]
+    # whole words: (-2^31) * 1 + (-2^31) = -2^32 -> >> 15 = -131072; 0x20000 * 3 -> 12; (-2^31) * 2 -> -131072
+    assert out[1::2].tolist() == [0xFFFE0000, 0x0000000C, 0xFFFE0000]
