@@ -138,3 +138,22 @@ def test_vmad_reads_whole_unsigned_words_as_signed_as_the_h200_does():
     assert out[0::2].tolist() == [0xFFFF0001, 0x00000000, 0x00000002]
     # whole words: (-2^31) * 1 + (-2^31) = -2^32 -> >> 15 = -131072; 0x20000 * 3 -> 12; (-2^31) * 2 -> -131072
     assert out[1::2].tolist() == [0xFFFE0000, 0x0000000C, 0xFFFE0000]
+
+
+def test_a_0_or_1_converted_from_bf16_bits_to_an_integer_is_ptxas_s_fold_on_seed_945():
+    """Seed 945: ``u2 += __bfloat162int_rz(__ushort_as_bfloat16((unsigned short)__hequ(x, y)))``. The PTX
+    converts the bf16 with bits 0 or 1 (1 is 2^-133) toward zero, so it adds 0; on the H200 it added 1
+    wherever the halves were equal (one word in ten differs by exactly one): ptxas compiles the
+    ``selp.u16 1, 0`` read by ``cvt.rzi.s32.bf16`` as the bf16 1.0, as cause 19 does for halves. The
+    ``selp-half`` fold of tools/fuzz_locate.py writes it so (the whole program then gives the GPU's bits);
+    the emulator keeps the PTX's meaning."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    from fuzz_locate import fold_selp_half
+
+    ptx = ("\tsetp.ne.s16 \t%p53, %rs86, 0;\n\tselp.u16 \t%rs89, 1, 0, %p53;\n"
+           "\t{  cvt.rzi.s32.bf16 %r394, %rs89;}\n\tselp.u16 \t%rs90, 1, 0, %p54;\n")
+    folded = fold_selp_half(ptx)
+    assert "selp.u16 \t%rs89, 16256, 0, %p53;" in folded          # 0x3f80, the bf16 1.0
+    assert "selp.u16 \t%rs90, 1, 0, %p54;" in folded              # not read as a bf16: unchanged
