@@ -157,3 +157,26 @@ def test_a_0_or_1_converted_from_bf16_bits_to_an_integer_is_ptxas_s_fold_on_seed
     folded = fold_selp_half(ptx)
     assert "selp.u16 \t%rs89, 16256, 0, %p53;" in folded          # 0x3f80, the bf16 1.0
     assert "selp.u16 \t%rs90, 1, 0, %p54;" in folded              # not read as a bf16: unchanged
+
+
+BF16_FMA = r'''
+#include <cuda_bf16.h>
+extern "C" __global__ void k(const unsigned short* a, const unsigned short* b, const unsigned short* c,
+                             unsigned short* out) {
+  int i = threadIdx.x;
+  out[i] = __bfloat16_as_ushort(__hfma(__ushort_as_bfloat16(a[i]), __ushort_as_bfloat16(b[i]),
+                                       __ushort_as_bfloat16(c[i])));
+}'''
+
+
+def test_a_bf16_fma_on_a_tie_minus_a_tiny_addend_rounds_down():
+    """fma.rn.bf16(30, 0x4d48, 0xb542): the product is exactly halfway between 0x4fbb and 0x4fbc and the
+    addend (-7.2e-7) takes it below, so 0x4fbb (the H200's, seed 17 of version 3). The float64 sum
+    rounds past the exact value onto the neighbour below; the emulator's step 'toward the exact value'
+    moved it back onto the tie, and the tie went to even, 0x4fbc. Cause 12's case stays right."""
+    a = np.array([0x41F0, 0xC401], np.uint16)
+    b = np.array([0x4D48, 0x4040], np.uint16)
+    c = np.array([0xB542, 0x0001], np.uint16)
+    out = np.zeros(2, np.uint16)
+    run_on_h100(BF16_FMA, a, b, c, out, threads=2)
+    assert out.tolist() == [0x4FBB, 0xC4C1]
