@@ -23,7 +23,7 @@ call for many programs at once:
     python tools/fuzz_locate.py make OUT.json.gz SEED...      # here: PTX and inputs
     python tools/fuzz_locate.py gpu OUT.json.gz GPU.npz       # on the GPU machine
     python tools/fuzz_locate.py compare OUT.json.gz GPU.npz   # here: the first trace point, the mma rows
-    python tools/fuzz_locate.py ptxas - SEED... [--folds selp-half,...]   # here: with ptxas's known folds in the PTX
+    python tools/fuzz_locate.py ptxas - SEED... [--folds selp-half,...] [--version 3]   # here: with ptxas's known folds in the PTX
 
 ``--version 1`` takes version 1's programs (compiled as that run did, with NVRTC's default fmad).
 """
@@ -459,7 +459,9 @@ def fold_selp_half(ptx):
     """``selp.u16 r, 1, 0, p`` used as a half. Read by ``cvt.f32.f16`` (directly or through a
     ``mov.b32`` pack and ``mov.b16`` unpack of a half2), ptxas's ``FSEL f, RZ, 1.0, !p`` makes it the
     half 1.0, not the half with bits 1 (2^-24), as the SASS of seed 764 shows (cause 19); negated by
-    ``neg.f16``, it becomes the integer -1 (0xffff), not 0x8001 (seed 914 gives the GPU's bits only so)."""
+    ``neg.f16``, it becomes the integer -1 (0xffff), not 0x8001 (seed 914 gives the GPU's bits only so).
+    Converted to an integer as a bf16 (``cvt.rzi.s32.bf16``, ``__bfloat162int_rz`` of a 0/1 read as bf16
+    bits), it counts as the bf16 1.0 and gives 1, not 0 (version 3's seed 945 gives the GPU's bits only so)."""
     sels = set(re.findall(r"selp\.u16\s+(%rs\d+),\s*1,\s*0,\s*%p\d+;", ptx))
     alias = {x: x for x in sels}
     for m in re.finditer(r"mov\.b32\s+(%r\d+),\s*\{(%rs\d+),\s*(%rs\d+)\}|mov\.b32\s+\{low,high\},\s*(%r\d+);\s*"
@@ -469,6 +471,9 @@ def fold_selp_half(ptx):
         elif m.group(4) in alias:
             alias[m.group(5)] = alias[m.group(4)]           # unpacked again
     halves = {alias[r] for r in re.findall(r"cvt\.f32\.f16\s+%f\d+,\s*(%rs\d+);", ptx) if r in alias}
+    bf16s = set(re.findall(r"cvt\.r[nzmp]i\.[su]32\.bf16\s+%r\d+,\s*(%rs\d+);", ptx)) & sels
+    ptx = re.sub(r"selp\.u16(\s+)(%rs\d+),\s*1,\s*0,", lambda m: m.group(0).replace(", 1,", ", 16256,")
+                 if m.group(2) in bf16s else m.group(0), ptx)
     ptx = re.sub(r"neg\.f16(\s+%rs\d+,\s*(%rs\d+);)", lambda m: ("neg.s16" if m.group(2) in sels else "neg.f16") + m.group(1), ptx)
     return re.sub(r"selp\.u16(\s+)(%rs\d+),\s*1,\s*0,", lambda m: m.group(0).replace(", 1,", ", 15360,")
                   if m.group(2) in halves else m.group(0), ptx)
@@ -485,16 +490,26 @@ def fold_selp_float(ptx):
                   if m.group(2) in read else m.group(0), ptx)
 
 
+def fold_relu_eq(ptx):
+    """``min.s32.relu d, t1, b`` (the second instruction of a three-input DPX ``__vimin3_s32_relu``) tested by
+    ``setp.eq d, b``: ptxas makes the pair ``VIMNMX.RELU RZ, P0, P0, t1, b``, whose predicate says the
+    result is the *first* operand, t1 (seed 560's SASS; its 192 threads all follow ``d == t1`` on the H200,
+    20 of them differ from ``d == b``). The comparison is written with t1, inside the inline asm."""
+    return re.sub(r"(min\.s32\.relu (%r\d+), t1, (%r\d+);)\}(\s*// end inline asm\s*)"
+                  r"setp\.eq\.s32\s+(%p\d+),\s*\2,\s*\3;",
+                  lambda m: f"{m.group(1)} setp.eq.s32 {m.group(5)}, {m.group(2)}, t1;}}{m.group(4)}", ptx)
+
+
 FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half,
-         "selp-float": fold_selp_float}
+         "selp-float": fold_selp_float, "relu-eq": fold_relu_eq}
 
 
-def cmd_ptxas(seeds, folds=tuple(FOLDS)):
-    """Emulate version-2 programs with ptxas's folds written into their PTX and compare them with the
-    GPU outputs in tests/fuzz/differing_gpu_v2.npz: a match says the fold explains the difference."""
+def cmd_ptxas(seeds, folds=tuple(FOLDS), version=2):
+    """Emulate a version's programs with ptxas's folds written into their PTX and compare them with the
+    GPU outputs in tests/fuzz/differing_gpu_v*.npz: a match says the fold explains the difference."""
     from tests.fuzz.run import DIFFERING, compare, compile_batch, load_results, run_emu_batch
-    gpu = load_results(os.path.join(ROOT, "tests", "fuzz", DIFFERING[2][0]))
-    data = compile_batch(seeds, DIFFERING[2][1], 2)
+    gpu = load_results(os.path.join(ROOT, "tests", "fuzz", DIFFERING[version][0]))
+    data = compile_batch(seeds, DIFFERING[version][1], version)
     # each function on its own: register names repeat from one function to the next
     parts = re.split(r"(?m)^(?=(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b)", data["ptx"])
     for f in folds:
@@ -652,7 +667,7 @@ def main(argv):
     if o.cmd == "make":
         make(o.path, [int(s) for s in o.rest], o.version)
     elif o.cmd == "ptxas":             # PATH is unused: python tools/fuzz_locate.py ptxas - SEED...
-        cmd_ptxas([int(x) for x in o.rest], tuple(f for f in o.folds.split(",") if f))
+        cmd_ptxas([int(x) for x in o.rest], tuple(f for f in o.folds.split(",") if f), o.version)
     elif o.cmd == "gpu":
         cmd_gpu(o.path, o.rest[0])
     else:

@@ -135,9 +135,12 @@ def _bf16(fn, op=None):
 
 def _sticky(op, x, r):
     """A float64 sum of bf16 values can lose a tiny addend (exponents 2**-133 .. 2**127 span more
-    than 53 bits): step ``r`` one float64 ulp toward the exact value, so that rounding it to odd
-    and then to bf16 still sees the remainder (fma.rn.bf16 of 0xc401, 0x4040, 0x0001 is 0xc4c1 on an
-    H100, not the tie's 0xc4c2; found by tests/fuzz/found_v2.py)."""
+    than 53 bits): round the float64 result to odd instead (of the two float64 values around the
+    exact one, the one with an odd last bit), so that rounding it to odd again and then to bf16
+    still sees the remainder (fma.rn.bf16 of 0xc401, 0x4040, 0x0001 is 0xc4c1 on an H100, not the
+    tie's 0xc4c2; found by tests/fuzz/found_v2.py). Stepping toward the exact value regardless of the
+    last bit undid a rounding that had gone past it: fma(30, 0x4d48, 0xb542) landed back on the tie
+    and gave 0x4fbc, the H200 0x4fbb (version 3's seed 17)."""
     if op not in ("add", "sub", "fma"):
         return r
     with np.errstate(all="ignore"):
@@ -146,7 +149,9 @@ def _sticky(op, x, r):
         bb = s - p
         err = (p - (s - bb)) + (q - bb)      # exact: the product of two bf16 is exact in float64
         r = np.asarray(r, np.float64)
-        return np.where((err != 0) & np.isfinite(r), np.nextafter(r, np.copysign(np.inf, err)), r)
+        odd = (r.view(np.uint64) & np.uint64(1)).astype(bool)
+        step = (err != 0) & np.isfinite(r) & ~odd
+        return np.where(step, np.nextafter(r, np.copysign(np.inf, err)), r)
 
 
 def _half_exact(fn):

@@ -348,8 +348,8 @@ class GroupBuilder:
             if name not in self.func.regs or self._is_pred(name):
                 raise Skip("address register")
             v = self.reg_storage(name)
-            if v.type.width < 64:
-                v = b.zext(v, I64)
+            if v.type.width < 64:       # 32-bit address arithmetic wraps (operands.address_reader)
+                return b.zext(b.add(v, ir.Constant(v.type, off & ((1 << v.type.width) - 1))), I64)
             return b.add(v, offc)
         if base[0] == "sym":
             return b.add(self.symbol(base[1]), offc)

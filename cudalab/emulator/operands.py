@@ -128,7 +128,10 @@ def address_reader(op, func, env):
     """For ``[base+offset]``: closure giving (space_hint, uint64 addresses or scalar).
 
     A register base yields per-lane addresses; a symbol base yields that variable's address in its
-    own space (a kernel parameter's offset, a shared variable's offset, a global's address)."""
+    own space (a kernel parameter's offset, a shared variable's offset, a global's address).
+    A 32-bit register base adds its offset in 32 bits, wrapping as the GPU's 32-bit shared and local
+    addresses do: NVRTC may count a loop's shared pointer from far below zero and add the distance back
+    as the offset (fuzz v3 seed 645: ``st.shared.u8 [%r212+1203317526]``, in bounds only modulo 2^32)."""
     base, off = op[1], np.uint64(op[2] & 0xFFFF_FFFF_FFFF_FFFF)
     if base is None:
         return lambda ex, sel: off
@@ -140,7 +143,7 @@ def address_reader(op, func, env):
             a = ex.fr.regs[name]
             a = a if sel is None else a[sel]
             if st != np.uint64:
-                a = a.astype(np.uint64)
+                return (a.astype(np.uint64) + off) & np.uint64(0xFFFF_FFFF)
             return a + off
         return r
     if base[0] == "sym":

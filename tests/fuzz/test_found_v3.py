@@ -76,3 +76,133 @@ def test_a_signed_simd_average_rounds_half_away_from_zero():
     run_on_h100(VAVRG, a, b, out, threads=3)
     assert out[0::2].tolist() == [0x0000FFFE, 0x00020003, 0xFFFF0001]    # (-2, 0), (3, 2), (1, -1)
     assert out[1::2].tolist() == [0x0000807F, 0x00020003, 0x80800001]       # bytes (a + b + 1) >> 1
+
+
+def test_a_relu_minimum_compared_with_its_second_operand_is_ptxas_s_fold_on_seed_560():
+    """Seed 560 (docs/fuzz_report.md, Version 3): ``if (__vimin3_s32_relu(0xffff, x, u1) == u1) return;``.
+    The PTX (cuda's header: ``min.s32.relu t1, 0xffff, x; min.s32.relu d, t1, u1``, then ``setp.eq d, u1``)
+    asks whether the clamped minimum is u1; ptxas 13.0 makes the pair ``VIMNMX.RELU RZ, P0, P0, t1, u1``,
+    whose predicate on the H200 says whether it is t1. Each of the program's 192 threads returned early
+    (its f1 stored as loaded) exactly when d == t1; by the PTX's test 166 of them would have gone the other way.
+    tools/fuzz_locate.py's ``relu-eq`` fold writes the GPU's test into the PTX (the emulator then gives
+    the GPU's bits for the whole program)."""
+    import os
+    import sys
+    from tests.fuzz.generator import generate
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    from fuzz_locate import fold_relu_eq
+
+    with np.load(os.path.join(os.path.dirname(__file__), "differing_gpu_v3.npz")) as z:
+        oi, of = z["s560_oi"].astype(np.uint32), z["s560_of"].astype(np.uint32)
+    ia, fa = generate(560, version=3).make_args()[:2]
+    gid = np.arange(len(of) // 4)
+    u1 = oi[gid * 4 + 1].view(np.int32).astype(np.int64)
+    u2 = oi[gid * 4 + 2]
+    x = ia.view(np.int32)[u2 & 255].astype(np.int64) >> (gid & 31)        # tid == gid: one block
+    t1 = np.maximum(np.minimum(0xFFFF, x), 0)
+    d = np.maximum(np.minimum(t1, u1), 0)
+    f1 = fa.view(np.uint32)[(gid * 5 + 1) & 255]
+    added = (fa[(gid * 5 + 1) & 255] + fa[np.maximum(u2.view(np.int32), 17) & 255]).view(np.uint32)
+    returned = of[gid * 4 + 1] == f1
+    assert (returned == (d == t1))[of[gid * 4 + 1] != added].all()         # where the two paths' bits differ
+    assert ((d == t1) != (d == u1)).sum() == 166                            # the PTX says otherwise there
+
+    ptx = ("\t{.reg .s32 t1; \n\tmin.s32.relu t1, %r172, %r173; \n\tmin.s32.relu %r171, t1, %r174;}\n\t\n"
+           "\t// end inline asm\n\tsetp.eq.s32 \t%p12, %r171, %r174;\n")
+    assert "setp.eq.s32 %p12, %r171, t1;}" in fold_relu_eq(ptx)
+    assert "setp.eq.s32 \t%p12, %r171, %r174;" not in fold_relu_eq(ptx)
+
+
+VMAD = r'''
+extern "C" __global__ void k(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* out) {
+  int i = threadIdx.x;
+  unsigned r, s;
+  asm("vmad.u32.u32.u32.shr15 %0, %1.h1, %2.h0, %3;" : "=r"(r) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  asm("vmad.u32.u32.u32.shr15 %0, %1, %2, %3;" : "=r"(s) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  out[2 * i] = r;
+  out[2 * i + 1] = s;
+}'''
+
+
+def test_vmad_reads_whole_unsigned_words_as_signed_as_the_h200_does():
+    """vmad.u32.u32.u32.shr15: ptxas 13.0 lowers it to ``IMAD.WIDE`` (signed) of the selected operands
+    plus c sign-extended (``SHF.R.S32.HI``), then ``SHF.R.U64`` by 15; sm_90 has no video unit, so that
+    is the GPU's vmad. The PTX ISA calls u32 * u32 + u32 unsigned; the emulator follows the GPU (seeds
+    156 and 542 of version 3: 0x8000 * 1 + 0x80000000 gave 0x00010001, the H200 0xffff0001)."""
+    a = np.array([0x80000000, 0x00020000, 0x80000000], np.uint32)
+    b = np.array([0x00000001, 0x00000003, 0x00000002], np.uint32)
+    c = np.array([0x80000000, 0x00000000, 0x00000000], np.uint32)
+    out = np.zeros(6, np.uint32)
+    run_on_h100(VMAD, a, b, c, out, threads=3)
+    # halves: 0x8000 * 1 + (-2^31) = -2^31 + 2^15 -> >> 15 = -65535; 2 * 3 = 6 -> 0; 0x8000 * 2 -> 2
+    assert out[0::2].tolist() == [0xFFFF0001, 0x00000000, 0x00000002]
+    # whole words: (-2^31) * 1 + (-2^31) = -2^32 -> >> 15 = -131072; 0x20000 * 3 -> 12; (-2^31) * 2 -> -131072
+    assert out[1::2].tolist() == [0xFFFE0000, 0x0000000C, 0xFFFE0000]
+
+
+def test_a_0_or_1_converted_from_bf16_bits_to_an_integer_is_ptxas_s_fold_on_seed_945():
+    """Seed 945: ``u2 += __bfloat162int_rz(__ushort_as_bfloat16((unsigned short)__hequ(x, y)))``. The PTX
+    converts the bf16 with bits 0 or 1 (1 is 2^-133) toward zero, so it adds 0; on the H200 it added 1
+    wherever the halves were equal (one word in ten differs by exactly one): ptxas compiles the
+    ``selp.u16 1, 0`` read by ``cvt.rzi.s32.bf16`` as the bf16 1.0, as cause 19 does for halves. The
+    ``selp-half`` fold of tools/fuzz_locate.py writes it so (the whole program then gives the GPU's bits);
+    the emulator keeps the PTX's meaning."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    from fuzz_locate import fold_selp_half
+
+    ptx = ("\tsetp.ne.s16 \t%p53, %rs86, 0;\n\tselp.u16 \t%rs89, 1, 0, %p53;\n"
+           "\t{  cvt.rzi.s32.bf16 %r394, %rs89;}\n\tselp.u16 \t%rs90, 1, 0, %p54;\n")
+    folded = fold_selp_half(ptx)
+    assert "selp.u16 \t%rs89, 16256, 0, %p53;" in folded          # 0x3f80, the bf16 1.0
+    assert "selp.u16 \t%rs90, 1, 0, %p54;" in folded              # not read as a bf16: unchanged
+
+
+BF16_FMA = r'''
+#include <cuda_bf16.h>
+extern "C" __global__ void k(const unsigned short* a, const unsigned short* b, const unsigned short* c,
+                             unsigned short* out) {
+  int i = threadIdx.x;
+  out[i] = __bfloat16_as_ushort(__hfma(__ushort_as_bfloat16(a[i]), __ushort_as_bfloat16(b[i]),
+                                       __ushort_as_bfloat16(c[i])));
+}'''
+
+
+def test_a_bf16_fma_on_a_tie_minus_a_tiny_addend_rounds_down():
+    """fma.rn.bf16(30, 0x4d48, 0xb542): the product is exactly halfway between 0x4fbb and 0x4fbc and the
+    addend (-7.2e-7) takes it below, so 0x4fbb (the H200's, seed 17 of version 3). The float64 sum
+    rounds past the exact value onto the neighbour below; the emulator's step 'toward the exact value'
+    moved it back onto the tie, and the tie went to even, 0x4fbc. Cause 12's case stays right."""
+    a = np.array([0x41F0, 0xC401], np.uint16)
+    b = np.array([0x4D48, 0x4040], np.uint16)
+    c = np.array([0xB542, 0x0001], np.uint16)
+    out = np.zeros(2, np.uint16)
+    run_on_h100(BF16_FMA, a, b, c, out, threads=2)
+    assert out.tolist() == [0x4FBB, 0xC4C1]
+
+
+SHARED_WRAP = r'''
+extern "C" __global__ void k(unsigned* out) {
+  __shared__ unsigned char s[64];
+  unsigned t = threadIdx.x, r;
+  unsigned base = (unsigned)__cvta_generic_to_shared(s) + t - 1203317526u;   // far below the array
+  asm volatile("st.shared.u8 [%0+1203317526], %1;" :: "r"(base), "r"(t + 7u) : "memory");
+  __syncthreads();
+  asm volatile("ld.shared.u8 %0, [%1+1203317526];" : "=r"(r) : "r"(base));
+  out[t] = r + s[t];
+}'''
+
+
+def test_a_32_bit_shared_address_plus_its_offset_wraps_in_both_tiers(monkeypatch):
+    """``st.shared.u8 [%r+K]`` with a 32-bit register: the GPU adds K in 32 bits, so a register counted
+    from below zero (NVRTC's loop pointers: seed 645 of version 3, ``[%r212+1203317526]``) reaches the
+    array. The emulator used to add in 64 bits and stopped with an out-of-bounds write at 0x100000000."""
+    outs = {}
+    for tier in ("interp", "compiled"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        out = np.zeros(32, np.uint32)
+        run_on_h100(SHARED_WRAP, out, threads=32)
+        outs[tier] = out.tolist()
+    want = [2 * (t + 7) for t in range(32)]
+    assert outs["interp"] == outs["compiled"] == want
