@@ -17,35 +17,14 @@ from cudalab.programs import run_program_source
 from cudalab.programs.build import cuda_home
 from cudalab.programs.libgen import SHIM_DIR, cublas_source, declarations, defined_in, legacy_source
 from cudalab.runtime.libraries import rand
+from library_programs import operands
 
 needs_cublas = pytest.mark.skipif(not (cuda_home() / "include" / "cublas_api.h").exists(),
                                   reason="cuBLAS's headers come with the nvidia-cublas wheel (cudalab[cublas])")
 needs_curand = pytest.mark.skipif(not (cuda_home() / "include" / "curand.h").exists(),
                                   reason="cuRAND's headers come with the nvidia-curand wheel (cudalab[curand])")
 
-FILL = """
-#include <cstdio>
-#include <cublas_v2.h>
-#include <cuda_fp16.h>
-// element i of operand `seed`: small integers, exact in every precision
-static float value(int seed, int i) { return (float)((i * 7 + seed * 3) % 11 - 5); }
-template <typename T> T *device(int seed, int n) {
-    T *h = new T[n], *d;
-    for (int i = 0; i < n; i++) h[i] = T(value(seed, i));
-    cudaMalloc(&d, n * sizeof(T));
-    cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice);
-    delete[] h;
-    return d;
-}
-template <typename T> void show(const char *name, const T *d, int n) {
-    T *h = new T[n];
-    cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost);
-    printf("%s", name);
-    for (int i = 0; i < n; i++) printf(" %g", (double)(float)h[i]);
-    printf("\\n");
-    delete[] h;
-}
-"""
+FILL = operands("cublas_v2.h", "cuda_fp16.h")
 
 
 def value(seed, n):

@@ -12,34 +12,12 @@ from cudalab.programs import run_program_source
 from cudalab.programs.build import cuda_home
 from cudalab.programs.libgen import SHIM_DIR, declarations, defined_in, fallbacks_source
 from cudalab.runtime.libraries.blaslt import gelu
+from library_programs import operands
 
 needs_cublaslt = pytest.mark.skipif(not (cuda_home() / "include" / "cublasLt.h").exists(),
                                     reason="cuBLASLt's header comes with the nvidia-cublas wheel (cudalab[cublas])")
 
-HELPERS = """
-#include <cstdio>
-#include <cublasLt.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-// element i of operand `seed`: small integers, exact in every precision
-static float value(int seed, int i) { return (float)((i * 7 + seed * 3) % 11 - 5); }
-template <typename T> T *device(int seed, int n) {
-    T *h = new T[n], *d;
-    for (int i = 0; i < n; i++) h[i] = T(value(seed, i));
-    cudaMalloc(&d, n * sizeof(T));
-    cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice);
-    delete[] h;
-    return d;
-}
-template <typename T> void show(const char *name, const T *d, int n) {
-    T *h = new T[n];
-    cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost);
-    printf("%s", name);
-    for (int i = 0; i < n; i++) printf(" %.9g", (double)(float)h[i]);
-    printf("\\n");
-    delete[] h;
-}
-template <typename T> void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, T v) {
+HELPERS = operands("cublasLt.h", "cuda_fp16.h", "cuda_bf16.h", digits=".9") + """template <typename T> void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, T v) {
     cublasLtMatmulDescSetAttribute(d, a, &v, sizeof v);
 }
 """
