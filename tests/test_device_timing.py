@@ -8,6 +8,7 @@ import pytest
 
 import cudalab
 from cudalab.analysis import MetricsObserver
+from cudalab.device import current
 from cudalab.device.timing import estimate
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
@@ -109,3 +110,36 @@ def test_the_model_ranks_the_measured_h100_kernels_and_gets_every_pair_within_2x
             m = float(a["measured_us"]) / float(b["measured_us"])
             p = float(a["predicted_us"]) / float(b["predicted_us"])
             assert max(m / p, p / m) <= 2.0, (a["case"], b["case"], m, p)
+
+
+COPY = r"""
+extern "C" __global__ void copy(float4 *out, const float4 *in, size_t n) {
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        out[i] = in[i];
+}"""
+
+
+def test_a_kernels_ptx_says_how_many_global_bytes_each_instruction_moves():
+    from cudalab.ptx.mix import global_bytes_per_instruction, hot_range
+    from cudalab.ptx.parser import parse
+    f = parse(cudalab.compile(COPY).ptx).functions["copy"]
+    loop = hot_range(f)
+    assert 0 < len(loop) < len(f.insts)                   # the grid-stride loop, not the set-up before it
+    assert global_bytes_per_instruction(f) == pytest.approx(32 / len(loop))   # a float4 read and written
+
+
+def test_a_copy_kernel_without_metrics_is_timed_by_the_bytes_it_moves():
+    """A whole program's kernel (or a Python launch outside record_timeline) has no metrics; a copy
+    timed by its events used to come out issue-bound at several times the DRAM bandwidth."""
+    n = 1 << 20
+    k = cudalab.compile(COPY).get_kernel("copy")
+    src, out = cudalab.to_device(np.ones(4 * n, np.float32)), cudalab.device_array(4 * n, np.float32)
+    cudalab.timeline(reset=True)
+    rec = k[264, 256](out, src, np.uint64(n))
+    row = next(r for r in cudalab.timeline(reset=True) if r["kind"] == "kernel")
+    assert not rec.metrics and row["limiter"] == "global"
+    moved = 2 * 16 * n                                    # bytes read and written
+    achieved = moved / ((row["end"] - row["start"]) * 1e-6)
+    dram = current().sized().memory_bandwidth_gbs * 1e9
+    assert 0.5 * dram < achieved < dram                   # under the device's DRAM bandwidth, not far below it
+    assert (out.copy_to_host() == 1).all()

@@ -238,7 +238,8 @@ class Timeline:
 
 def kernel_time(rec, profile):
     """(microseconds, how it was found, what limits it) for a launch record: measured on a GPU, else
-    ``timing.estimate`` from the emulator's metrics or, without them, its instruction count."""
+    ``timing.estimate`` from the emulator's metrics or, without them, its instruction count and the
+    global-memory bytes its PTX moves per instruction (``ptx/mix.py``: a copy kernel is memory-bound)."""
     if rec.gpu_time_ms is not None:
         return rec.gpu_time_ms * 1e3, "measured", None
     from .timing import estimate
@@ -247,7 +248,10 @@ def kernel_time(rec, profile):
         est, how = estimate(rec, device=p), "metrics"
     else:
         warp_insts = -(-rec.thread_instructions // 32)
-        est, how = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts}), "instructions only"
+        sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
+        est = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts,
+                                               "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors})
+        how = "instructions only"
     return est.time_us, how, est.limiter
 
 

@@ -80,6 +80,7 @@ class _Tier:
     interp_seconds: float = 0.0
     fused: object = None            # DecodedFunction with K_FUSED entries, False: nothing to compile
     building: bool = False          # a background compile is under way
+    looked_on_disk: bool = False    # the disk cache was searched (once: a benchmark launches a null kernel 10^5 times)
 
 
 def pick(program, df, observers, lanes, cluster_size=1):
@@ -97,7 +98,7 @@ def pick(program, df, observers, lanes, cluster_size=1):
         return df
     st = _tier(df)
     if st.fused is None:
-        if m != "auto" or not st.building and _on_disk(program, df):
+        if m != "auto" or not st.building and _on_disk_once(df, st):
             _compile(program, df, st, raise_errors=m == "check")
         elif not st.building and worth_building(df, st.interp_seconds, lanes):
             _build_in_background(program, df, st)
@@ -713,8 +714,12 @@ def _tier_version():
     return _VERSION[0]
 
 
-def _on_disk(program, df):
-    """Compiled before (by this or an earlier process): loading it costs milliseconds."""
+def _on_disk_once(df, st) -> bool:
+    """Compiled before (by this or an earlier process): loading it costs milliseconds. Asked at a
+    kernel's first launch only; a kernel not there then is built, if ever, by this process."""
+    if st.looked_on_disk:
+        return False
+    st.looked_on_disk = True
     return (cache_dir() / f"{fingerprint(df)}.json").exists()
 
 

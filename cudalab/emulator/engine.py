@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import CudaError, KernelError, UnsupportedError
 from ..ptx import ir
 from ..ptx.cfg import reconvergence
+from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
 from . import forecast
@@ -266,6 +267,7 @@ class LaunchStats:
     findings: list = field(default_factory=list)
     device_launches: list = field(default_factory=list)   # grids launched from the device (devrt.py), in run order
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
+    global_bytes_per_instruction: float = 0.0             # of the kernel's hot code (ptx/mix.py), for the timeline
 
 
 class Exec:
@@ -1181,6 +1183,8 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
         bpb = nblocks_total
         workspace = program.memory.alloc(8, label="grid sync workspace")
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
+    if _device_launch is None:
+        stats.global_bytes_per_instruction = global_bytes_per_instruction(df.func)
     # CPU time of this thread, not wall time: a busy shared machine (mybinder) must not kill a good
     # kernel, nor may a compile running in the background
     pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)

@@ -24,12 +24,14 @@ class LaunchRecord:
     printed: list = field(default_factory=list)     # device printf lines, in order
     device_launches: list = field(default_factory=list)   # grids it launched from the device, as run (dicts)
     resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
+    global_bytes_per_instruction: float = field(default=0.0, repr=False)   # the kernel's, from its PTX (ptx/mix.py)
 
     def counted(self, stats, observers=()):
         """Take what the emulator counted for this launch (``engine.launch``'s stats, and the metrics
         of observers that count them, like analysis.MetricsObserver): the same for a Python launch
         and a program's kernel."""
         self.instructions, self.thread_instructions = stats.instructions, stats.thread_instructions
+        self.global_bytes_per_instruction = stats.global_bytes_per_instruction
         self.printed = stats.printed
         self.findings.extend(stats.findings)
         self.device_launches = stats.device_launches     # grids this launch started from the device

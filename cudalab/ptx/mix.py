@@ -1,0 +1,61 @@
+"""Bytes of global memory a function moves per instruction it executes, read from its PTX alone.
+
+Why: a launch run without observers (a whole program's kernel, a Python launch outside
+``record_timeline``) has only its instruction count, and the timing model then saw no memory
+traffic at all: a copy or transpose kernel timed by cudaEvents came out issue-bound, and the
+CUDA Handbook's AOStoSOA reported 4,644 GB/s on an emulated H100 (3,350 GB/s of DRAM; an H200
+measured 558 with the program's own formula). Scaling the thread-instructions by this ratio gives
+the traffic the model needs, without counting a single access.
+
+The hot code is the function's innermost loops (a grid-stride loop's body), or all of it when it
+has none: the instructions there run many times for each one of set-up. Loads, stores, atomics
+and reductions count with their width (vectors included); ``.global`` ones and generic ones, which
+in a kernel are mostly global (a pointer loaded from memory), not ``.shared``, ``.local``,
+``.param`` or ``.const``. Every byte is taken as coalesced: the estimate is the least traffic the
+kernel can cause, so the bandwidth a benchmark derives from it is an upper bound, as the GPU's is.
+"""
+from __future__ import annotations
+
+import re
+
+from .ir import Function
+
+MEMORY = ("ld", "ldu", "st", "atom", "red")
+NOT_GLOBAL = ("shared", "local", "param", "const")
+
+
+def access_bytes(inst) -> int:
+    """Bytes one thread moves with ``inst`` in global memory (0 for other instructions)."""
+    if inst.opcode not in MEMORY or any(m.startswith(NOT_GLOBAL) for m in inst.mods):
+        return 0
+    types = [m for m in inst.mods if re.fullmatch(r"[bsuf]\d+(x\d+)?", m)]
+    if not types:
+        return 0
+    bits, _, lanes = types[-1][1:].partition("x")
+    width = next((int(m[1:]) for m in inst.mods if re.fullmatch(r"v\d", m)), 1)
+    return int(bits) // 8 * int(lanes or 1) * width
+
+
+def hot_range(f: Function) -> list:
+    """Instruction indices of the innermost loops (a backward branch's span that holds no other
+    loop), or every index when there is no loop."""
+    loops = []
+    for i, inst in enumerate(f.insts):
+        if inst.opcode == "bra" and inst.operands and inst.operands[0][0] == "sym":
+            target = f.labels.get(inst.operands[0][1])
+            if target is not None and target <= i:
+                loops.append((target, i))
+    innermost = [(a, b) for a, b in loops if not any((a, b) != (c, d) and a <= c and d <= b for c, d in loops)]
+    if not innermost:
+        return list(range(len(f.insts)))
+    return sorted({i for a, b in innermost for i in range(a, b + 1)})
+
+
+def global_bytes_per_instruction(f: Function) -> float:
+    """Global-memory bytes per executed instruction of ``f``'s hot code (cached on ``f``)."""
+    cached = f.__dict__.get("_global_bytes_per_instruction")
+    if cached is None:
+        hot = hot_range(f)
+        cached = sum(access_bytes(f.insts[i]) for i in hot) / len(hot) if hot else 0.0
+        f.__dict__["_global_bytes_per_instruction"] = cached
+    return cached
