@@ -34,6 +34,8 @@ def write(folder, files: dict):
      ["a.cu"], [], False, ["75", "80"], None),
     ("-Xcompiler -fopenmp --extended-lambda -w a.cu", ["a.cu"], ["-Xcompiler", "-fopenmp", "--extended-lambda", "-w"],
      False, [], None),
+    # nvcc -run builds the program and runs it, as cudalab run does: nothing to hand on
+    ("-arch=native atomic.cpp -x cu -o /tmp/a.out -run", ["atomic.cpp"], ["-x", "cu"], False, [], "/tmp/a.out"),
 ])
 def test_nvcc_options_are_read_as_nvcc_reads_them(argv, sources, compile_options, rdc, archs, output):
     cmd = parse_nvcc(argv.split())
