@@ -346,7 +346,8 @@ def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_pat
 
 
 def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_path, monkeypatch):
-    # managed memory prefetched and advised by device number, cudaThreadSynchronize and its limits
+    # managed memory prefetched and advised by device number (and by location, with the _v2 calls),
+    # cudaThreadSynchronize and its limits; x is read after both launches
     write(tmp_path, {"um.cu": """\
         #include <cstdio>
         __global__ void inc(int* x) { x[threadIdx.x] += 1; }
@@ -361,12 +362,18 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
             size_t heap = 0;
             cudaThreadSetLimit(cudaLimitMallocHeapSize, 1 << 24);
             cudaThreadGetLimit(&heap, cudaLimitMallocHeapSize);
-            printf("%d %d %d %d %d %d %zu\\n", advised, there, back, synced, x[0], x[31], heap);
+            // CUDA 12.2's _v2 forms, with a cudaMemLocation (CUDA 13's plain names)
+            cudaMemLocation gpu; gpu.type = cudaMemLocationTypeDevice; gpu.id = device;
+            cudaError_t v2 = cudaMemAdvise_v2(x, 32 * sizeof(int), cudaMemAdviseSetReadMostly, gpu);
+            cudaError_t v2there = cudaMemPrefetchAsync_v2(x, 32 * sizeof(int), gpu, 0);
+            inc<<<1, 32>>>(x);
+            cudaDeviceSynchronize();
+            printf("%d %d %d %d %d %d %zu %d %d\\n", advised, there, back, synced, x[0], x[31], heap, v2, v2there);
         }
     """})
     monkeypatch.chdir(tmp_path)
     r = run_program("um.cu", options=["-o", "um"])
-    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32 16777216\n"), r.stderr
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
 
 
 def test_functors_derived_from_thrusts_unary_and_binary_function_still_build(tmp_path, monkeypatch):

@@ -104,6 +104,7 @@ def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_includ
     # lesson folder adds one executable (CUDA_Freshman's layout)
     course = write(tmp_path, {
         "CMakeLists.txt": ('project(course CXX CUDA)\nset(CMAKE_CUDA_FLAGS "-arch=compute_35 -O3")  # old GPUs\n'
+                           'set(CMAKE_CUDA_STANDARD 17)\nset(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -lineinfo")\n'
                            "include_directories(./include)\nadd_subdirectory(3_sum)\n"),
         "include/common.h": "int helper() { return 0; }\n",
         "3_sum/CMakeLists.txt": "add_executable(sum_arrays sum_arrays.cu)\n",
@@ -112,7 +113,7 @@ def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_includ
     })
     p = read_program(course / "3_sum/sum_arrays.cu", course)
     assert (p.how, p.folder, p.sources) == ("3_sum/CMakeLists.txt", "3_sum", ["sum_arrays.cu"])
-    assert p.options == ["-arch=compute_35", "-O3", "-I../include", "-o", "sum_arrays"]
+    assert p.options == ["-arch=compute_35", "-O3", "-lineinfo", "-std=c++17", "-I../include", "-o", "sum_arrays"]
     assert read_program(course / "3_sum/notes.cu", course).how.startswith("default")
 
 

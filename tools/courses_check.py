@@ -303,6 +303,7 @@ def _as_read(word: str, here: Path, note_folder: Path) -> str:
 
 _CMAKE_TARGET = re.compile(r"\b(?:cuda_)?add_executable\s*\(\s*(\S+)\s+([^)]*)\)", re.I)
 _CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"([^\"]*)\"", re.I)
+_CMAKE_STANDARD = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_STANDARD\s+\"?(\d+)", re.I)
 _CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
 
 
@@ -324,7 +325,8 @@ def from_cmake(path: Path, checkout: Path):
             continue
         text = _without_cmake_comments(lists.read_text(errors="replace"))
         for m in _CMAKE_FLAGS.finditer(text):
-            options += shlex.split(m.group(1))
+            options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
+        options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
         for m in _CMAKE_INCLUDES.finditer(text):
             options += [f"-I{os.path.relpath(folder / d, path.parent)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
