@@ -376,6 +376,31 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
 
 
+def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):
+    # gpu-mode's lecture 2 Makefile builds with -I/usr/local/cuda/include: the toolkit that builds.
+    # cudalab's nvcc is the wheel's, and another version's headers there would be taken first
+    write(tmp_path, {
+        "old-cuda/include/crt/host_runtime.h": "#error another toolkit's host_runtime.h\n",
+        "old-cuda/include/cuda_runtime.h": "#error another toolkit's cuda_runtime.h\n",
+        "include/util.h": "static int twice(int x) { return 2 * x; }\n",
+        "add.cu": """\
+            #include <cstdio>
+            #include <cuda.h>
+            #include "util.h"
+            __global__ void add(int *x) { x[threadIdx.x] += threadIdx.x; }
+            int main() {
+                int *x; cudaMallocManaged(&x, 4 * sizeof(int));
+                for (int i = 0; i < 4; i++) x[i] = twice(i);
+                add<<<1, 4>>>(x); cudaDeviceSynchronize();
+                printf("%d %d\\n", x[1], x[3]);
+            }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("add.cu", options=["-O3", "-I" + str(tmp_path / "old-cuda/include"), "-Iinclude", "-o", "add",
+                                       "-lcudart", "-L" + str(tmp_path / "old-cuda/lib64")])
+    assert (r.returncode, r.stdout) == (0, "3 9\n"), r.stderr
+
+
 def test_functors_derived_from_thrusts_unary_and_binary_function_still_build(tmp_path, monkeypatch):
     # course functors derive from thrust::unary_function / binary_function, which CUDA 13's Thrust
     # no longer has, for the typedefs they gave; Thrust's own functors stay beside them

@@ -107,13 +107,14 @@ def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_includ
                            'set(CMAKE_CUDA_STANDARD 17)\nset(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -lineinfo")\n'
                            "include_directories(./include)\nadd_subdirectory(3_sum)\n"),
         "include/common.h": "int helper() { return 0; }\n",
-        "3_sum/CMakeLists.txt": "add_executable(sum_arrays sum_arrays.cu)\n",
+        "3_sum/CMakeLists.txt": "set(CMAKE_CUDA_ARCHITECTURES 90)\nadd_executable(sum_arrays sum_arrays.cu)\n",
         "3_sum/sum_arrays.cu": '#include "common.h"\n' + MAIN,
         "3_sum/notes.cu": MAIN,                        # in no target: built the default way
     })
     p = read_program(course / "3_sum/sum_arrays.cu", course)
     assert (p.how, p.folder, p.sources) == ("3_sum/CMakeLists.txt", "3_sum", ["sum_arrays.cu"])
-    assert p.options == ["-arch=compute_35", "-O3", "-lineinfo", "-std=c++17", "-I../include", "-o", "sum_arrays"]
+    assert p.options == ["-arch=compute_35", "-O3", "-lineinfo", "-std=c++17", "-I../include", "-arch=sm_90",
+                         "-o", "sum_arrays"]
     assert read_program(course / "3_sum/notes.cu", course).how.startswith("default")
 
 

@@ -303,6 +303,7 @@ def _as_read(word: str, here: Path, note_folder: Path) -> str:
 
 _CMAKE_TARGET = re.compile(r"\b(?:cuda_)?add_executable\s*\(\s*(\S+)\s+([^)]*)\)", re.I)
 _CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"([^\"]*)\"", re.I)
+_CMAKE_ARCHS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES\s+\"?([\w;-]+)", re.I)
 _CMAKE_STANDARD = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_STANDARD\s+\"?(\d+)", re.I)
 _CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
 
@@ -327,6 +328,8 @@ def from_cmake(path: Path, checkout: Path):
         for m in _CMAKE_FLAGS.finditer(text):
             options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
         options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
+        options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
+                    for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1]]
         for m in _CMAKE_INCLUDES.finditer(text):
             options += [f"-I{os.path.relpath(folder / d, path.parent)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
