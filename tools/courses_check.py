@@ -509,12 +509,13 @@ def run(p):
 def save():                                                # as it goes: a run cut short keeps its results
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
-with ThreadPoolExecutor(os.cpu_count()) as pool:          # builds on every core, then runs a few at a time
-    built = list(pool.map(build, programs))
-results = {p["name"]: {"code": "build", "out": log} for p, (code, log) in zip(programs, built) if code}
-save()
-with ThreadPoolExecutor(3) as pool:
-    jobs = {pool.submit(run, p): p["name"] for p, (code, _) in zip(programs, built) if not code}
+def build_and_run(p):
+    code, log = build(p)
+    return run(p) if not code else {"code": "build", "out": log}
+
+results = {}
+with ThreadPoolExecutor(os.cpu_count()) as pool:          # each program runs once built: a run cut short
+    jobs = {pool.submit(build_and_run, p): p["name"] for p in programs}    # keeps what finished
     for job in as_completed(jobs):
         results[jobs[job]] = job.result()
         save()
