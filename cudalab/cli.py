@@ -240,21 +240,38 @@ def run_program_files(args, profile: bool = False) -> int:
     if profile and device == "gpu":
         raise UsageError("profile counts on the emulator; on a real GPU, run the program under Nsight Compute "
                          "(ncu ./a.out)")
+    from . import device as profiles
     from .runtime import device as devices
-    saved = devices.WATCHDOG_SECONDS
+    saved, emulated = devices.WATCHDOG_SECONDS, profiles.current()
     if args.timeout is None:             # a program given --timeout gives its kernels that time instead
         devices.set_watchdog(max(saved, TERMINAL_WATCHDOG_SECONDS))
+    profiles.set_device(gpu_built_for(args.nvcc, emulated))
     try:
         res = run_command(args.nvcc, args.program_args, device=device, capture=False, timeout=args.timeout,
                           profile=profile)
     finally:
         devices.set_watchdog(saved)
+        profiles.set_device(emulated)
     sys.stderr.write(res.stderr)
     if profile:
         for k, rec in enumerate(res.launches):
             print(f"\n--- launch {k + 1} of {len(res.launches)} ---")
             print(rec.reports.get("profile", rec))
     return res.returncode
+
+
+def gpu_built_for(cmd: NvccCommand, emulated):
+    """The GPU a terminal's program is emulated on: ``emulated`` (an A100 unless set), or, when the
+    program is built only for newer architectures (``nvcc -arch=sm_90``: a Hopper course's PDL,
+    clusters, TMA), the first named GPU of the oldest of them (an H100). Such a program could not
+    run on ``emulated``, and its own check of the compute capability would stop it."""
+    from .device import profiles
+    asked = sorted(int(re.match(r"\d+", a).group()) for a in cmd.archs)
+    have = emulated.cc[0] * 10 + emulated.cc[1]
+    if not asked or asked[0] <= have:
+        return emulated
+    cc = divmod(asked[0], 10)
+    return next((g for g in profiles.GPUS.values() if g.cc == cc), None) or profiles.ARCHS.get(f"sm_{asked[0]}", emulated)
 
 
 def cmd_run(args) -> int:

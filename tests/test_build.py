@@ -34,6 +34,8 @@ def write(folder, files: dict):
      ["a.cu"], [], False, ["75", "80"], None),
     ("-Xcompiler -fopenmp --extended-lambda -w a.cu", ["a.cu"], ["-Xcompiler", "-fopenmp", "--extended-lambda", "-w"],
      False, [], None),
+    # nvcc -run builds the program and runs it, as cudalab run does: nothing to hand on
+    ("-arch=native atomic.cpp -x cu -o /tmp/a.out -run", ["atomic.cpp"], ["-x", "cu"], False, [], "/tmp/a.out"),
 ])
 def test_nvcc_options_are_read_as_nvcc_reads_them(argv, sources, compile_options, rdc, archs, output):
     cmd = parse_nvcc(argv.split())
@@ -344,7 +346,8 @@ def test_a_course_that_asks_for_cpp11_still_builds_with_cuda_13s_headers(tmp_pat
 
 
 def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_path, monkeypatch):
-    # managed memory prefetched and advised by device number, cudaThreadSynchronize and its limits
+    # managed memory prefetched and advised by device number (and by location, with the _v2 calls),
+    # cudaThreadSynchronize and its limits; x is read after both launches
     write(tmp_path, {"um.cu": """\
         #include <cstdio>
         __global__ void inc(int* x) { x[threadIdx.x] += 1; }
@@ -359,12 +362,43 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
             size_t heap = 0;
             cudaThreadSetLimit(cudaLimitMallocHeapSize, 1 << 24);
             cudaThreadGetLimit(&heap, cudaLimitMallocHeapSize);
-            printf("%d %d %d %d %d %d %zu\\n", advised, there, back, synced, x[0], x[31], heap);
+            // CUDA 12.2's _v2 forms, with a cudaMemLocation (CUDA 13's plain names)
+            cudaMemLocation gpu; gpu.type = cudaMemLocationTypeDevice; gpu.id = device;
+            cudaError_t v2 = cudaMemAdvise_v2(x, 32 * sizeof(int), cudaMemAdviseSetReadMostly, gpu);
+            cudaError_t v2there = cudaMemPrefetchAsync_v2(x, 32 * sizeof(int), gpu, 0);
+            inc<<<1, 32>>>(x);
+            cudaDeviceSynchronize();
+            printf("%d %d %d %d %d %d %zu %d %d\\n", advised, there, back, synced, x[0], x[31], heap, v2, v2there);
         }
     """})
     monkeypatch.chdir(tmp_path)
     r = run_program("um.cu", options=["-o", "um"])
-    assert (r.returncode, r.stdout) == (0, "0 0 0 0 1 32 16777216\n"), r.stderr
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
+
+
+def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):
+    # gpu-mode's lecture 2 Makefile builds with -I/usr/local/cuda/include: the toolkit that builds.
+    # cudalab's nvcc is the wheel's, and another version's headers there would be taken first
+    write(tmp_path, {
+        "old-cuda/include/crt/host_runtime.h": "#error another toolkit's host_runtime.h\n",
+        "old-cuda/include/cuda_runtime.h": "#error another toolkit's cuda_runtime.h\n",
+        "include/util.h": "static int twice(int x) { return 2 * x; }\n",
+        "add.cu": """\
+            #include <cstdio>
+            #include <cuda.h>
+            #include "util.h"
+            __global__ void add(int *x) { x[threadIdx.x] += threadIdx.x; }
+            int main() {
+                int *x; cudaMallocManaged(&x, 4 * sizeof(int));
+                for (int i = 0; i < 4; i++) x[i] = twice(i);
+                add<<<1, 4>>>(x); cudaDeviceSynchronize();
+                printf("%d %d\\n", x[1], x[3]);
+            }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("add.cu", options=["-O3", "-I" + str(tmp_path / "old-cuda/include"), "-Iinclude", "-o", "add",
+                                       "-lcudart", "-L" + str(tmp_path / "old-cuda/lib64")])
+    assert (r.returncode, r.stdout) == (0, "3 9\n"), r.stderr
 
 
 def test_functors_derived_from_thrusts_unary_and_binary_function_still_build(tmp_path, monkeypatch):

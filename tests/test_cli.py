@@ -184,3 +184,22 @@ def test_a_program_run_from_a_terminal_gives_its_kernels_two_minutes(tmp_path, m
     assert main(["run", "--timeout", "30", "one.cu"]) == 0
     assert seen == [120, 30]
     assert device.WATCHDOG_SECONDS == before            # the notebook's limit is untouched afterwards
+
+
+@pytest.mark.parametrize("archs, printed", [("", "8.0 108\n"), ("-arch=sm_90", "9.0 132\n"),
+                                           ("-gencode=arch=compute_90a,code=sm_90a", "9.0 132\n"),
+                                           ("-arch=sm_89", "8.9 128\n")])
+def test_a_program_built_only_for_a_newer_gpu_runs_on_one(tmp_path, monkeypatch, capfd, archs, printed):
+    # NVIDIA's GTC 2025 PDL example says "nvcc -arch=sm_90" and stops on a GPU older than 9.0, as
+    # a real A100 (the emulator's default) would refuse its sm_90 code: from a terminal, where
+    # cudalab.set_device cannot be called, such a program is emulated on an H100 (an sm_89 one on
+    # an RTX 4090); the emulated GPU is the default again afterwards
+    import cudalab
+    (tmp_path / "cc.cu").write_text(
+        "#include <cstdio>\n__global__ void k() {}\n"
+        "int main() { cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); k<<<1, 1>>>();\n"
+        "  printf(\"%d.%d %d\\n\", p.major, p.minor, p.multiProcessorCount); return cudaDeviceSynchronize(); }\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", *archs.split(), "cc.cu"]) == 0
+    assert capfd.readouterr().out == printed
+    assert cudalab.device.current().name == "A100"

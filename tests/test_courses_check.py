@@ -104,16 +104,53 @@ def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_includ
     # lesson folder adds one executable (CUDA_Freshman's layout)
     course = write(tmp_path, {
         "CMakeLists.txt": ('project(course CXX CUDA)\nset(CMAKE_CUDA_FLAGS "-arch=compute_35 -O3")  # old GPUs\n'
+                           'set(CMAKE_CUDA_STANDARD 17)\nset(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -lineinfo")\n'
                            "include_directories(./include)\nadd_subdirectory(3_sum)\n"),
         "include/common.h": "int helper() { return 0; }\n",
-        "3_sum/CMakeLists.txt": "add_executable(sum_arrays sum_arrays.cu)\n",
+        "3_sum/CMakeLists.txt": "set(CMAKE_CUDA_ARCHITECTURES 90)\nadd_executable(sum_arrays sum_arrays.cu)\n",
         "3_sum/sum_arrays.cu": '#include "common.h"\n' + MAIN,
         "3_sum/notes.cu": MAIN,                        # in no target: built the default way
     })
     p = read_program(course / "3_sum/sum_arrays.cu", course)
     assert (p.how, p.folder, p.sources) == ("3_sum/CMakeLists.txt", "3_sum", ["sum_arrays.cu"])
-    assert p.options == ["-arch=compute_35", "-O3", "-I../include", "-o", "sum_arrays"]
+    assert p.options == ["-arch=compute_35", "-O3", "-lineinfo", "-std=c++17", "-I../include", "-arch=sm_90",
+                         "-o", "sum_arrays"]
     assert read_program(course / "3_sum/notes.cu", course).how.startswith("default")
+
+
+def test_a_notebooks_nvcc_cell_builds_the_file_an_earlier_cell_wrote(tmp_path):
+    # NVIDIA's accelerated-computing course: a cell %%writefile's Sources/NAME.cpp, the next one builds
+    # it with "!nvcc ... # comment" or "!nvcc ... && /tmp/a.out"; main() lives in the lesson's header
+    import json
+    cells = [{"cell_type": "code", "source": ["%%writefile Sources/simple-kernel.cpp\n", "..."]},
+             {"cell_type": "code", "source": ["!nvcc --extended-lambda -o /tmp/a.out Sources/simple-kernel.cpp "
+                                              "-x cu -arch=native # build executable\n", "!/tmp/a.out\n"]},
+             {"cell_type": "code", "source": ["!nvcc -o /tmp/a.out Sources/launch.cpp -x cu && /tmp/a.out"]}]
+    course = write(tmp_path, {
+        "03.02-Kernels/03.02.01-Kernels.ipynb": json.dumps({"cells": cells}),
+        "03.02-Kernels/Sources/ach.h": "void simulate();\nint main() { simulate(); }\n",
+        "03.02-Kernels/Sources/simple-kernel.cpp": '#include "ach.h"\nvoid simulate() {}\n',
+        "03.02-Kernels/Sources/launch.cpp": MAIN + PIECE,
+    })
+    p = read_program(course / "03.02-Kernels/Sources/simple-kernel.cpp", course)
+    assert p.how == "03.02-Kernels/03.02.01-Kernels.ipynb" and p.left_out == ""
+    assert (p.sources, p.options) == (["simple-kernel.cpp"],
+                                      ["--extended-lambda", "-o", "/tmp/a.out", "-x", "cu", "-arch=native"])
+    p = read_program(course / "03.02-Kernels/Sources/launch.cpp", course)
+    assert (p.sources, p.options) == (["launch.cpp"], ["-o", "/tmp/a.out", "-x", "cu"])
+
+
+def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
+    # the same course builds some programs only from Python (ach.py: nvcc -x cu --extended-lambda FILE)
+    course = write(tmp_path, {"03.04/Sources/sync.cpp": MAIN + PIECE, "03.04/Sources/ach.py": "subprocess.run(...)\n"})
+    from courses_check import main
+    out = tmp_path / "dry.txt"
+    import contextlib
+    with out.open("w") as f, contextlib.redirect_stdout(f):
+        main(["--checkout", str(course), "03.04/Sources/*.cpp", "--options", "03.04/*=-x cu --extended-lambda",
+              "--dry-run", "--json", str(tmp_path / "r.json")])
+    assert out.read_text() == ("03.04/Sources/sync.cpp: cudalab run -x cu --extended-lambda -o sync sync.cpp"
+                               "  [given (--options)]\n")
 
 
 @pytest.mark.parametrize("code, left_out", [
@@ -121,6 +158,8 @@ def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_includ
     ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, "the CUDA driver API"),
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
+    ("#include <nvToolsExt.h>\n" + MAIN + PIECE, "NVTX's library"),                 # NVTX 2 links -lnvToolsExt
+    ("#include <nvtx3/nvToolsExt.h>\n" + MAIN + PIECE, ""),                         # NVTX 3 is headers only
     ('#ifndef NO_MPI\n#include "mpi.h"\n#endif\n' + MAIN + PIECE, ""),     # built as its readme says, without
 ])
 def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):

@@ -16,13 +16,15 @@ Each program is built as its course says, in this order:
    the C/C++ compilers that record their command lines; the link that takes the program's source
    (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
    ``-x cu``);
-2. an ``nvcc ...`` line naming the file in a readme or build script of its folder;
+2. an ``nvcc ...`` line naming the file in a readme, build script or notebook (``!nvcc ...``) of its
+   folder, up to a shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``);
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
    ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line); the other files
    that line names are found as the reader finds them, beside the program or from the readme's folder;
-4. else ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
+4. else the options ``--options GLOB=WORDS`` gives (a course that builds in a helper script), else
+   ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
 
 The program runs in its folder of a copy of the checkout (programs write files where they run, and
 include ``../shared/x.h``), with no arguments unless ``--args`` gives those its author runs it with
@@ -84,7 +86,7 @@ NOT_EMULATED = [
      r"\w*\s*\(|CUDA::cuda_driver",
      "the CUDA driver API (cu* calls)"),
     (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
-    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|nvToolsExt\.h", "NVTX's library"),
+    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
 
@@ -246,8 +248,11 @@ def _sources(args: list) -> list:
 
 
 # "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
-_NVCC_LINE = re.compile(r"^\s*(?:[$>#]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)
+_NVCC_LINE = re.compile(r"^\s*(?:[$>#!]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)   # "!nvcc": a notebook's shell line
 _NVCC_INLINE = re.compile(r"`+\s*(?:\$\s*)?nvcc\s+([^`\n]*?)\s*`+")       # "Build it with ```nvcc -O3 main.cu```"
+
+
+_SHELL_SEPARATORS = ("&&", "||", ";", "|")      # "nvcc -o /tmp/a.out x.cpp && /tmp/a.out": the build ends there
 
 
 def from_notes(path: Path, checkout: Path, folders: list):
@@ -257,19 +262,32 @@ def from_notes(path: Path, checkout: Path, folders: list):
     names = {path.name, f"{stem}{path.suffix}"}
     for folder in folders:
         for note in sorted(folder.iterdir()):
-            if not note.is_file() or note.suffix.lower() not in ("", ".md", ".txt", ".sh", ".rst") \
-                    or note.name.lower() in ("makefile", "gnumakefile") \
-                    or note.stat().st_size > 200_000:
-                continue
-            text = note.read_text(errors="replace")
+            text = _note_text(note)
             for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
                 try:
-                    words = shlex.split(m.group(1))
+                    words = shlex.split(m.group(1), comments=True)    # "!nvcc x.cu -o a.out # compile"
                 except ValueError:
                     continue
+                words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
+
+
+def _note_text(note: Path) -> str:
+    """The text of a readme or build script, or of a notebook's cells (a course that builds each
+    ``%%writefile``'d source with ``!nvcc ...`` in the cell after it); "" for anything else."""
+    if not note.is_file() or note.name.lower() in ("makefile", "gnumakefile"):
+        return ""
+    if note.suffix.lower() == ".ipynb":
+        try:
+            cells = json.loads(note.read_text(errors="replace")).get("cells", [])
+        except (ValueError, AttributeError):
+            return ""
+        return "\n".join("".join(c.get("source", "")) for c in cells if isinstance(c, dict))
+    if note.suffix.lower() not in ("", ".md", ".txt", ".sh", ".rst") or note.stat().st_size > 200_000:
+        return ""
+    return note.read_text(errors="replace")
 
 
 def _as_read(word: str, here: Path, note_folder: Path) -> str:
@@ -285,6 +303,8 @@ def _as_read(word: str, here: Path, note_folder: Path) -> str:
 
 _CMAKE_TARGET = re.compile(r"\b(?:cuda_)?add_executable\s*\(\s*(\S+)\s+([^)]*)\)", re.I)
 _CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"([^\"]*)\"", re.I)
+_CMAKE_ARCHS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES\s+\"?([\w;-]+)", re.I)
+_CMAKE_STANDARD = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_STANDARD\s+\"?(\d+)", re.I)
 _CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
 
 
@@ -306,7 +326,10 @@ def from_cmake(path: Path, checkout: Path):
             continue
         text = _without_cmake_comments(lists.read_text(errors="replace"))
         for m in _CMAKE_FLAGS.finditer(text):
-            options += shlex.split(m.group(1))
+            options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
+        options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
+        options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
+                    for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1]]
         for m in _CMAKE_INCLUDES.finditer(text):
             options += [f"-I{os.path.relpath(folder / d, path.parent)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
@@ -350,6 +373,7 @@ def read_program(path: Path, checkout: Path) -> Program:
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
+    code += " ".join(_local_headers(folder, code))     # a course's header may hold main() (ach.h)
     # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
     beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
                       if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
@@ -364,6 +388,13 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and _blank(code):
         p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
+
+
+def _local_headers(folder: Path, code: str) -> list:
+    """The text of the headers ``code`` includes with quotes that lie in ``folder``: where a course
+    puts main() and the program's source only the kernel the lesson is about."""
+    names = dict.fromkeys(re.findall(r'#\s*include\s*"([^"]+)"', code))
+    return [(folder / n).read_text(errors="replace") for n in names if (folder / n).is_file()]
 
 
 def _blank(code: str) -> str:
@@ -478,12 +509,13 @@ def run(p):
 def save():                                                # as it goes: a run cut short keeps its results
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
-with ThreadPoolExecutor(os.cpu_count()) as pool:          # builds on every core, then runs a few at a time
-    built = list(pool.map(build, programs))
-results = {p["name"]: {"code": "build", "out": log} for p, (code, log) in zip(programs, built) if code}
-save()
-with ThreadPoolExecutor(3) as pool:
-    jobs = {pool.submit(run, p): p["name"] for p, (code, _) in zip(programs, built) if not code}
+def build_and_run(p):
+    code, log = build(p)
+    return run(p) if not code else {"code": "build", "out": log}
+
+results = {}
+with ThreadPoolExecutor(os.cpu_count()) as pool:          # each program runs once built: a run cut short
+    jobs = {pool.submit(build_and_run, p): p["name"] for p in programs}    # keeps what finished
     for job in as_completed(jobs):
         results[jobs[job]] = job.result()
         save()
@@ -585,6 +617,9 @@ def main(argv=None) -> int:
     p.add_argument("--logs", type=Path, help="write each program's output to LOGS/NAME.txt")
     p.add_argument("--args", action="append", default=[], metavar="GLOB=WORDS",
                    help="run the programs matching GLOB with these arguments (those their author gives)")
+    p.add_argument("--options", action="append", default=[], metavar="GLOB=WORDS",
+                   help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
+                        "nvcc options (a course's helper script's: -x cu --extended-lambda)")
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
@@ -610,10 +645,14 @@ def main(argv=None) -> int:
     if a.logs:
         a.logs.mkdir(parents=True, exist_ok=True)
     arguments = [(glob_, shlex.split(words)) for glob_, _, words in (g.partition("=") for g in a.args)]
+    options = [(glob_, shlex.split(words)) for glob_, _, words in (g.partition("=") for g in a.options)]
 
     programs = read_programs(paths, checkout)
     for prog in programs:
         prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), [])
+        given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
+        if given is not None and prog.how.startswith("default"):
+            prog.options, prog.how = [*given, *prog.options], "given (--options)"
     if a.stage_gpu:
         chosen = [prog for prog in programs if not prog.left_out]
         stage_gpu(chosen, checkout, a.stage_gpu)

@@ -239,7 +239,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if not path.exists():
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
-    options = [*cmd.compile_options, *([] if debug else ["-lineinfo"]), f"-arch={arch}", "-include", str(LEGACY),
+    options = [*_without_other_toolkits(cmd.compile_options, cwd), *([] if debug else ["-lineinfo"]),
+               f"-arch={arch}", "-include", str(LEGACY),
                *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
@@ -282,6 +283,20 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     except OSError:                       # another build of the same unit finished first
         shutil.rmtree(work, ignore_errors=True)
     return _unit(key, out)
+
+
+def _without_other_toolkits(options: list, cwd: Path) -> list:
+    """``options`` less the ``-I`` folders that hold a CUDA toolkit's own headers other than this nvcc's:
+    a Makefile's ``-I/usr/local/cuda/include`` (gpu-mode's lecture 2, most samples' ``$(CUDA_PATH)``)
+    means the toolkit that builds, which nvcc searches by itself; a different version's
+    crt/host_runtime.h in front of this nvcc's stops the build (``__cudaLaunch`` took another number
+    of arguments in CUDA 13.0)."""
+    own = (cuda_home() / "include").resolve()
+
+    def other_toolkit(option):
+        folder = (cwd / option[2:]).resolve()
+        return option.startswith("-I") and (folder / "crt" / "host_runtime.h").exists() and folder != own
+    return [o for o in options if not other_toolkit(o)]
 
 
 # CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14

@@ -41,12 +41,13 @@ _LOOK_ALIKE = ("-lineinfo", "-lto", "-Ofast")           # flags that are not "-l
 _MODES = {"-c": "-c", "--compile": "-c", "-E": "-E", "--preprocess": "-E", "-M": "-M",
           "--generate-dependencies": "-M", "-ptx": "-ptx", "--ptx": "-ptx", "-cubin": "-cubin",
           "--cubin": "-cubin", "-fatbin": "-fatbin", "--fatbin": "-fatbin", "-lib": "-lib", "--lib": "-lib",
-          "-dlink": "-dlink", "--device-link": "-dlink", "-dryrun": "-dryrun", "--dryrun": "-dryrun",
-          "-run": "-run", "--run": "-run"}
+          "-dlink": "-dlink", "--device-link": "-dlink", "-dryrun": "-dryrun", "--dryrun": "-dryrun"}
 _DEVICE_C = ("-dc", "--device-c", "-dw", "--device-w")
+# (-run builds the program and runs it, what ``cudalab run`` does anyway: NVIDIA's accelerated-computing
+# course builds with "nvcc -x cu atomic.cpp -o /tmp/a.out -run")
 _CUDALAB_OWNS = ("-keep", "--keep", "-keep-dir", "-MD", "-MMD", "--generate-dependencies-with-compile",
                  "--generate-nonsystem-dependencies-with-compile", "-MF", "-MT", "-odir",
-                 "-res-usage", "--resource-usage")
+                 "-res-usage", "--resource-usage", "-run", "--run")
 
 
 class NvccUsageError(ValueError):

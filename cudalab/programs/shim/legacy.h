@@ -49,6 +49,18 @@ static inline cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t count, in
 static inline cudaError_t cudaMemAdvise(const void *ptr, size_t count, cudaMemoryAdvise advice, int device) {
     return cudaMemAdvise(ptr, count, advice, cudalab_location_of(device));
 }
+
+/* ... and the _v2 forms CUDA 12.2 added with a cudaMemLocation, which CUDA 13 renamed to the plain
+ * names (NVIDIA's Grace Hopper talk at GTC 2025 still calls them) */
+static inline cudaError_t cudaMemPrefetchAsync_v2(const void *ptr, size_t count, cudaMemLocation location,
+                                                  unsigned int flags, cudaStream_t stream = 0) {
+    return cudaMemPrefetchAsync(ptr, count, location, flags, stream);
+}
+
+static inline cudaError_t cudaMemAdvise_v2(const void *ptr, size_t count, cudaMemoryAdvise advice,
+                                           cudaMemLocation location) {
+    return cudaMemAdvise(ptr, count, advice, location);
+}
 #endif
 
 #if defined(__cplusplus) && CUDART_VERSION >= 13000
