@@ -33,7 +33,7 @@ from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .barriers import is_named as is_named_barrier
 from .barriers import waits_at_barrier_zero
-from .pace import Pace
+from .pace import RUNNING, Pace
 from .printf import ArgReader, format_call
 
 cluster_mod = cluster
@@ -1188,6 +1188,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     bpb = native_bpb if not cooperative else bpb
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
+    RUNNING.append(pace)
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
@@ -1206,6 +1207,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
             err.printed = list(stats.printed)
             raise err from None
         finally:
+            RUNNING.remove(pace)
             if workspace:
                 program.memory.free(workspace)
     for o in observers:
@@ -1229,6 +1231,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         ex.fr = Frame(df, ex.n, 0, pool)
         ex.grid_workspace = workspace
         ex.wall_deadline = pace.wall_deadline
+        pace.batch = ex
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
         t_pick = time.thread_time()

@@ -96,6 +96,20 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.2g} s"
 
 
+RUNNING: list = []  # the Paces of the launches running now (a device launch's inside its parent's)
+
+
+def stop_running() -> bool:
+    """The program's time ran out from outside the launch (a signal: the CPU-time limit of
+    ``ulimit -t``): every running launch stops at its next deadline check, as when its program's
+    time limit passes, and says how far it got. False when no launch was running."""
+    for pace in RUNNING:
+        pace.wall_deadline = float("-inf")
+        if pace.batch is not None:
+            pace.batch.wall_deadline = float("-inf")
+    return bool(RUNNING)
+
+
 class Pace:
     """The clock of one launch: its batches, its deadlines, its progress and estimate."""
 
@@ -105,6 +119,7 @@ class Pace:
         self.deadline = self.start + timeout          # the watchdog, in CPU seconds
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
+        self.batch = None                               # the running batch's executor (its own deadlines)
         self.blocks_done = 0
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
