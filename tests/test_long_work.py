@@ -72,6 +72,28 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
 
 
+def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_watchdog_would_wait(monkeypatch):
+    # tools/samples_check.py gives kernels the program's 720 s but `ulimit -t 120`: a 160 s launch
+    # (globalToShmemAsyncCopy's) is stopped after its first batch, not killed with the process
+    import resource
+    from cudalab.emulator import pace as pace_mod
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time()) + 100, hard))
+        assert 95 < pace_mod.cpu_time_left() <= 100
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    assert pace_mod.cpu_time_left() == float("inf")
+    monkeypatch.setattr(pace_mod, "cpu_time_left", lambda: 30.0)
+    pace = Pace("gemm", blocks_total=1000, timeout=720, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(100))
+    with pytest.raises(cudalab.KernelError) as e:
+        pace.batch_done(3, batch_seconds=10)          # the sample batch: 10 more batches of at least 10 s
+    assert "was stopped early: it would run far beyond the 30 s left of the CPU-time limit (ulimit -t)" in str(e.value)
+    assert e.value.progress.estimated_seconds > 150
+
+
 def test_a_grid_too_long_only_at_the_interpreters_pace_is_not_stopped_on_it():
     # on a cold cache a kernel's first batches run interpreted while LLVM builds its native code in the
     # background: a 100 s estimate at the interpreter's pace is 5 s of native code, within the watchdog

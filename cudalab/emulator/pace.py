@@ -12,6 +12,7 @@ wait. Blocks are independent between grid syncs, so a smaller first batch change
 """
 from __future__ import annotations
 
+import resource
 import time
 from dataclasses import asdict, dataclass
 
@@ -108,6 +109,14 @@ def stop_running() -> bool:
         if pace.batch is not None:
             pace.batch.wall_deadline = float("-inf")
     return bool(RUNNING)
+
+
+def cpu_time_left() -> float:
+    """CPU seconds this process has before the soft limit of ``ulimit -t`` (a grader's, a shared
+    machine's, tools/samples_check.py's) ends it; infinity without one. A launch that clearly needs
+    more is stopped early with its estimate instead of running into it."""
+    soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    return float("inf") if soft == resource.RLIM_INFINITY else soft - time.process_time()
 
 
 class Pace:
@@ -213,6 +222,9 @@ class Pace:
         wall_left = self.wall_deadline - time.monotonic()
         if least - spent > CLEARLY * wall_left:
             return "", f"the {duration(max(wall_left, 0))} left of the program's time limit"
+        cpu_left = cpu_time_left()
+        if least - spent > CLEARLY * cpu_left:
+            return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
