@@ -13,6 +13,7 @@ any load after it). What lock step cannot show (races between warps) is caught b
 """
 from __future__ import annotations
 
+import functools
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -75,6 +76,12 @@ class DecodedFunction:
     local_size: int
     heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
     reaches_syncthreads: dict = field(default_factory=dict)     # pc -> reaches_syncthreads (cache)
+
+    @functools.cached_property
+    def ends(self) -> frozenset:
+        """The pcs of the kernel's unguarded ``ret``/``exit``: threads waiting there have ended."""
+        return frozenset(pc for pc, (kind, _, inst, _) in enumerate(self.code)
+                         if kind in (K_RET, K_EXIT) and inst.guard is None)
 
 
 class Program:
@@ -486,21 +493,27 @@ class Exec:
         """The threads of the blocks here (``grid``: of the grid) that have not exited and are not
         at this instruction. Threads waiting to go straight to the kernel's end (`if (i >= n)
         return;` compiles to a branch to the final `ret`) count as exited, as they do on the GPU."""
-        waiting = ~self.exited & ~self.mask
+        waiting = ~(self.exited | self.mask)
         if waiting.any() and self.depth == 0:
-            code = self.kernel.code
-            for pc, _, m in self.kernel_stack:
-                if pc >= len(code) or (code[pc][0] in (K_RET, K_EXIT) and code[pc][2].guard is None):
-                    waiting &= ~m
+            # a kernel whose threads end apart holds an entry per group of them at its end (eigenvalues'
+            # bisection: over a hundred), checked at every barrier: one pass over their masks
+            ends, past = self.kernel.ends, len(self.kernel.code)
+            ending = [m for pc, _, m in self.kernel_stack if pc in ends or pc >= past]
+            if ending:
+                waiting &= ~np.logical_or.reduce(ending)
         if waiting.any() and not grid:
-            waiting &= np.isin(self.lane_block, np.unique(self.lane_block[self.idx]))
+            here = np.zeros(int(self.lane_block[-1]) + 1, bool)      # the blocks of the lanes at this instruction
+            here[self.lane_block[self.idx]] = True
+            waiting &= here[self.lane_block]
         return waiting
 
     def check_barrier(self, inst, warp=False, grid=False):
         """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
         if warp:
             return
-        bad = self.elsewhere(grid)
+        bad = self.__dict__.pop("apart", None)          # found already (barriers.when_split)
+        if bad is None or grid:
+            bad = self.elsewhere(grid)
         if bad.any():
             lane = int(np.flatnonzero(bad)[0])
             block, thread = self.where(lane)
