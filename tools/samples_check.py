@@ -369,9 +369,9 @@ def explanation(out: str) -> str:
     why = next((line[9:] for line in out.splitlines() if line.startswith("cudalab: ")), "")
     first = re.match(r".*?\.(\s|$)", why)
     estimate = re.search(r"about [\d.,]+ \w+ on the emulator", why)
-    launches = re.search(r"It had run [\d,]+ kernel launch(es)?( before it)?, [\d.]+ s of emulation in all"
+    launches = re.search(r"It had run [\d,]+ kernel launch(es)?( before it)?, [\d.]+ s of the emulator's CPU time in all"
                          r"( \([\d.,]+ a second\))?", out)
-    rest = re.search(r"runs of (\d+) iterations of .*?, each run of one shape .*?; the run it was in had finished "
+    rest = re.search(r"runs of (\d+) iterations of .*?, each run the same launches .*?; the run it was in had finished "
                      r"(\d+) of them: the rest of that run alone needs (about [\d.]+ s)", out)
     return " ".join(x for x in ((first.group(0) if first else why[:200]).strip(),
                                 f"(needs {estimate.group(0)})" if estimate else "",

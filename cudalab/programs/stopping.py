@@ -11,7 +11,7 @@ time there is to say so.
 A benchmark of many short launches (a timed loop per problem size) is stopped with no kernel too
 long for the watchdog, so no launch's estimate says how long the program needs; ``time_spent``
 counts its launches, their rate and the kernels that took the time, and, where its launches come
-in runs of one shape whose length repeats (a loop of 100 iterations per size), how much the run
+in runs of equal launches (kernel, shape, arguments) whose length repeats (a loop of 100 iterations per size), how much the run
 it was in still needed.
 """
 from __future__ import annotations
@@ -76,15 +76,22 @@ def time_spent(launches, running: bool = False) -> str:
     by_kernel: dict = {}
     for rec in done:
         n, t = by_kernel.get(rec.kernel, (0, 0.0))
-        by_kernel[rec.kernel] = (n + 1, t + (getattr(rec, "wall_time", 0.0) or 0.0))
+        by_kernel[rec.kernel] = (n + 1, t + _seconds(rec))
     top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:3]
     total = sum(t for _, t in by_kernel.values())
     parts = ", ".join(f"{n:,} of {name} ({t:.1f} s{f', {_each(t / n)} each' if n > 1 else ''})"
                       for name, (n, t) in top)
     launched = f"{len(done):,} kernel launch{'es' if len(done) > 1 else ''}"
-    rate = f" ({len(done) / total:,.3g} a second)" if total > 0 and len(done) > 1 else ""
-    return (f" It had run {launched}{' before it' if running else ''}, {total:.1f} s of emulation in all{rate}: "
+    per_second = len(done) / total if total > 0 else 0.0
+    rate = f" ({per_second:,.0f} a second)" if per_second >= 10 else f" ({per_second:.2g} a second)"
+    rate = rate if total > 0 and len(done) > 1 else ""
+    return (f" It had run {launched}{' before it' if running else ''}, {total:.1f} s of the emulator's CPU time in all{rate}: "
             f"{parts}{', ...' if len(by_kernel) > 3 else ''}.{rest_of_run(launches, running)}")
+
+
+def _seconds(rec) -> float:
+    """A launch's CPU seconds (the watchdog's clock: a busy machine's wait is not the program's)."""
+    return getattr(rec, "cpu_time", 0.0) or getattr(rec, "wall_time", 0.0) or 0.0
 
 
 def _each(seconds: float) -> str:
@@ -92,13 +99,13 @@ def _each(seconds: float) -> str:
 
 
 def _shape(rec) -> tuple:
-    return rec.kernel, tuple(rec.grid), tuple(rec.block)
+    return rec.kernel, tuple(rec.grid), tuple(rec.block), getattr(rec, "arguments", 0)
 
 
 def runs(launches) -> list:
     """The launches cut into runs, each the repeats of one iteration of a loop: (first index,
     iteration length in launches, iterations), in order. A run is the longest stretch that repeats
-    its first ``p`` launches' kernels and shapes, for the smallest ``p`` (up to ``PERIODS``) that
+    its first ``p`` launches (kernels, shapes and arguments), for the smallest ``p`` (up to ``PERIODS``) that
     repeats at all; a launch that starts no repeat is a run of one."""
     keys = [_shape(r) for r in launches]
     found, i = [], 0
@@ -129,13 +136,13 @@ def rest_of_run(launches, running: bool = False) -> str:
     if len(same) < 2 or same[-1] != same[-2] or same[-1] <= iterations or same[-1] < 3:
         return ""
     done = launches[first:len(launches) - running]
-    seconds = sum(getattr(r, "wall_time", 0.0) or 0.0 for r in done)
+    seconds = sum(_seconds(r) for r in done)
     if not done or seconds <= 0:
         return ""
     per_launch = seconds / len(done)
     left = same[-1] * period - len(done)
     kind = launches[first].kernel if period == 1 else f"{period} launches ({launches[first].kernel}, ...)"
-    return (f" Its launches came in runs of {same[-1]} iterations of {kind}, each run of one shape (as a loop "
-            f"timed once per problem size makes them); the run it was in had finished {len(done) // period} of "
+    return (f" Its launches came in runs of {same[-1]} iterations of {kind}, each run the same launches "
+            f"over and over (as a loop timed once per problem size makes them); the run it was in had finished {len(done) // period} of "
             f"them: the rest of that run alone needs about {left * per_launch:.0f} s at its pace so far "
             f"({_each(per_launch * period)} an iteration), and what comes after it is not known.")

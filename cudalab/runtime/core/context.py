@@ -548,7 +548,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         from ..device import WATCHDOG_SECONDS
         from ..progress import Bar
         from ..record import LaunchRecord
-        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu")
+        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)))
         rec.error = None
         observers = list(self.observers(fn.program))
         fn.program.graph_conditionals = self.conditional_values
@@ -557,7 +557,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.bind(fn.program)
         # a program given more time (--timeout) gives its kernels that time too
         watchdog = max(WATCHDOG_SECONDS, self.time_limit or 0)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         bar = Bar(fn.name)
         try:
             stats = launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
@@ -566,7 +566,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         except KernelError as e:
             rec.findings.extend(e.findings)
             rec.printed = list(getattr(e, "printed", []))
-            rec.wall_time = time.perf_counter() - t0
+            rec.wall_time, rec.cpu_time = time.perf_counter() - t0, time.thread_time() - cpu0
             self.launches.append(rec)
             message = e.args[0]
             if e.code == "cudaErrorLaunchTimeout" and self.deadline is not None and time.monotonic() >= self.deadline:
@@ -582,7 +582,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             raise CudaError(e.args[0], e.code if e.code in CODE else "cudaErrorNotSupported") from None
         finally:
             bar.close()
-        rec.wall_time = time.perf_counter() - t0
+        rec.wall_time, rec.cpu_time = time.perf_counter() - t0, time.thread_time() - cpu0
         rec.counted(stats, observers)
         self.after_launch(rec, observers)
         self.launches.append(rec)
