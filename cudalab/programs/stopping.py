@@ -49,7 +49,9 @@ def cpu_limit_stops(ctx):
     try:
         yield
     finally:
-        signal.signal(signal.SIGXCPU, before)
+        # once the limit has run out, its repeats (every CPU second) must not end the process before
+        # it has said why: the hard limit does that, if the process does not end first
+        signal.signal(signal.SIGXCPU, before if ctx.cpu_limit is None else signal.SIG_IGN)
 
 
 def stopped_message(ctx, launches, timeout) -> str:
