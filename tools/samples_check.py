@@ -432,7 +432,7 @@ except CudaError as e:
 
 # what stops a sample, by the part of cudalab that would have to grow (the helpers' split of the work)
 CAUSES = [
-    (r"timeout|still running|watchdog|cudaErrorLaunchTimeout", "time (the emulator's speed)"),
+    (r"timeout|still running|watchdog|cudaErrorLaunchTimeout|time limit", "time (the emulator's speed)"),
     (r"curand_kernel\.h", "build: cuRAND's device headers (pip install cudalab[curand])"),
     (r"cudaCreateChannelDesc|Array|Texture|Surface|cudaMemcpy3D|cudaMalloc3D|\b(tex|tld4|txq|suld|sust|sured|suq)\.",
      "runtime: arrays, textures and surfaces"),
