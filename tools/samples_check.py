@@ -368,7 +368,7 @@ def explanation(out: str) -> str:
     still needed (``cudalab.programs.stopping``)."""
     why = next((line[9:] for line in out.splitlines() if line.startswith("cudalab: ")), "")
     first = re.match(r".*?\.(\s|$)", why)
-    estimate = re.search(r"about [\d.,]+ \w+ on the emulator", why)
+    estimate = re.search(r"(about|between) [\d.,]+ \w+( and [\d.,]+ \w+)? on the emulator", why)
     launches = re.search(r"It had run [\d,]+ kernel launch(es)?( before it)?, [\d.]+ s of the emulator's CPU time in all"
                          r"( \([\d.,]+ a second\))?", out)
     rest = re.search(r"runs of (\d+) iterations of .*?, each run the same launches .*?; the run it was in had finished "
