@@ -374,7 +374,8 @@ def explanation(out: str) -> str:
     rest = re.search(r"runs of (\d+) iterations of .*?, each run the same launches .*?; the run it was in had finished "
                      r"(\d+) of them: the rest of that run alone needs (about [\d.]+ s)", out)
     return " ".join(x for x in ((first.group(0) if first else why[:200]).strip(),
-                                f"(needs {estimate.group(0)})" if estimate else "",
+                                f"({'that launch' if 'ran out while kernel' in why else 'it'} needs "
+                                f"{estimate.group(0)})" if estimate else "",
                                 f"{launches.group(0)}." if launches else "",
                                 f"Its launches come in runs of {rest.group(1)}; the last had done {rest.group(2)}, the "
                                 f"rest of it needs {rest.group(3)}." if rest else "") if x)
