@@ -248,6 +248,31 @@ def test_a_syncthreads_that_some_warps_never_reach_is_still_a_barrier_error():
         cudalab.compile(HALVES).get_kernel("one_warp_leaves")[1, 64](np.zeros(64, np.int32))
 
 
+ENDED_APART = r"""
+__global__ void ended_apart(int* out) {
+  int t = threadIdx.x;
+  if (t >= 64) {                          // warps 2 to 7 loop 0 to 40 times, then end one by one
+    for (int i = 0; i < t % 41; i++) out[t] += i;
+    return;
+  }
+  __shared__ int s[64];
+  s[t] = t;
+  __syncthreads();                        // the threads that ended no longer count (as on a GPU)
+  out[t] = s[63 - t];
+  __syncthreads();
+}
+"""
+
+
+def test_threads_that_ended_apart_do_not_count_at_a_later_syncthreads():
+    # eigenvalues' bisection ends its threads at many different times: each group waits at the
+    # kernel's end as an entry of its own, and every barrier of the others looks past all of them
+    out = np.zeros(256, np.int32)
+    cudalab.compile(ENDED_APART).get_kernel("ended_apart")[1, 256](out)
+    assert out[:64].tolist() == list(range(63, -1, -1))
+    assert out[64:].tolist() == [(t % 41) * (t % 41 - 1) // 2 for t in range(64, 256)]
+
+
 # ---------------------------------------------------------------- mbarrier mistakes, worded for a student
 
 MISTAKES = PTX90 + r"""

@@ -72,6 +72,28 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
 
 
+def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_watchdog_would_wait(monkeypatch):
+    # tools/samples_check.py gives kernels the program's 720 s but `ulimit -t 120`: a 160 s launch
+    # (globalToShmemAsyncCopy's) is stopped after its first batch, not killed with the process
+    import resource
+    from cudalab.emulator import pace as pace_mod
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time()) + 100, hard))
+        assert 95 < pace_mod.cpu_time_left() <= 100
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    assert pace_mod.cpu_time_left() == float("inf")
+    monkeypatch.setattr(pace_mod, "cpu_time_left", lambda: 30.0)
+    pace = Pace("gemm", blocks_total=1000, timeout=720, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(100))
+    with pytest.raises(cudalab.KernelError) as e:
+        pace.batch_done(3, batch_seconds=10)          # the sample batch: 10 more batches of at least 10 s
+    assert "was stopped early: it would run far beyond the 30 s left of the CPU-time limit (ulimit -t)" in str(e.value)
+    assert e.value.progress.estimated_seconds > 150
+
+
 def test_a_grid_too_long_only_at_the_interpreters_pace_is_not_stopped_on_it():
     # on a cold cache a kernel's first batches run interpreted while LLVM builds its native code in the
     # background: a 100 s estimate at the interpreter's pace is 5 s of native code, within the watchdog
@@ -220,9 +242,58 @@ int main() {
     stopped = run_program_source(program, timeout=2)
     assert stopped.returncode != 0
     message = re.search(r"the program ran longer than 2 s and was stopped\. It had run ([\d,]+) kernel launches, "
-                        r"[\d.]+ s of emulation in all: ([\d,]+) of add \([\d.]+ s\)\.", stopped.stderr)
+                        r"[\d.]+ s of the emulator's CPU time in all \(([\d,.]+) a second\): ([\d,]+) of add \([\d.]+ s, "
+                        r"[\d.]+ ms each\)\.", stopped.stderr)
     assert message, stopped.stderr
-    assert message.group(1) == message.group(2) and int(message.group(1).replace(",", "")) > 10
+    assert message.group(1) == message.group(3) and int(message.group(1).replace(",", "")) > 10
+    assert float(message.group(2).replace(",", "")) > 5          # launches a second
+
+
+def launches(*runs):
+    """Launch records of a benchmark: for each (kernel, problem size, iterations), that many launches
+    of one grid, the size among their arguments (as scan's: the arrays' length changes, not the grid)."""
+    from cudalab.runtime.record import LaunchRecord
+    return [LaunchRecord(kernel, (6656, 1, 1), (256, 1, 1), 0, "emu", cpu_time=0.01 * size, arguments=size)
+            for kernel, size, iterations in runs for _ in range(iterations)]
+
+
+def test_a_benchmark_timed_once_per_size_stopped_midway_says_what_its_current_size_still_needs():
+    from cudalab.programs.stopping import rest_of_run, runs
+    # scan's short arrays: 100 launches per size, stopped 37 launches into the third size
+    timed = launches(("scan", 1, 100), ("scan", 2, 100), ("scan", 4, 37))
+    assert runs(timed) == [(0, 1, 100), (100, 1, 100), (200, 1, 37)]
+    said = rest_of_run(timed, running=True)
+    # 36 launches of the third size finished, 0.04 s each: the 64 left need about 2.6 s
+    assert "runs of 100 iterations of scan" in said and "had finished 36 of them" in said
+    assert "about 3 s at its pace so far (40 ms an iteration)" in said
+    # three kernels an iteration (scan's large arrays) are one iteration of 3 launches
+    three = launches(*[(k, g, 1) for g in (8, 16) for _ in range(5) for k in ("a", "b", "c")])
+    assert runs(three) == [(0, 3, 5), (15, 3, 5)]
+    # one earlier size is no pattern to go by, nor a loop whose length changes with the size
+    assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 10))) == ""
+    assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 50), ("scan", 4, 10))) == ""
+
+
+def test_a_program_over_its_cpu_time_limit_is_stopped_by_cudalab_with_how_far_its_kernel_got():
+    # a grader's (or tools/samples_check.py's) `ulimit -t`: at the soft limit SIGXCPU stops the
+    # running kernel with the same account as --timeout, before the hard limit would kill cudalab
+    import resource
+    import signal
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    before = signal.signal(signal.SIGXCPU, lambda *a: None)     # its repeats, once cudalab's handler is gone
+    run_program_source(SPIN_PROGRAM, timeout=1)                 # built and warm: the limit below is the spin's
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time()) + 3, hard))
+        stopped = run_program_source(SPIN_PROGRAM)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        signal.signal(signal.SIGXCPU, before)
+    assert stopped.returncode != 0
+    assert re.search(r"The program's CPU-time limit \(ulimit -t, \d+ s\) ran out while kernel spin was running",
+                     stopped.stderr), stopped.stderr
+    assert "It had finished 0 of its 1 block" in stopped.stderr
+    assert "used up its CPU-time limit" in stopped.stderr and "a higher ulimit -t" in stopped.stderr
+    assert run_program_source(HELLO_PROGRAM, timeout=60).ok
 
 
 def test_cudalab_run_timeout_stops_a_spinning_kernel(tmp_path):

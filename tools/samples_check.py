@@ -342,9 +342,10 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
         if logs is not None:
             with open(logs / f"{s.name}.txt", "a") as f:
                 f.write(f"$ {shown} -- {' '.join(args)}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
-        if code in (-signal.SIGXCPU, -signal.SIGKILL):
+        if code in (-signal.SIGXCPU, -signal.SIGKILL) or STOPPED.search(out):
             statuses.append("timeout")
-            details.append(f"still running after {timeout:g} s" + (" of CPU time" if device == "emu" else ""))
+            details.append(explanation(out) or f"still running after {timeout:g} s" +
+                           (" of CPU time" if device == "emu" else ""))
             break
         bad = failed_line(out)
         if code == 0 and bad is None:
@@ -361,24 +362,43 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
 
 
 def explanation(out: str) -> str:
-    """cudalab's own first word on what stopped the program: its first sentence, and the emulator's
-    estimate of the time a kernel stopped by the watchdog needed."""
+    """cudalab's own first word on what stopped the program: its first sentence, the emulator's
+    estimate of the time a kernel stopped by the watchdog needed and, for a program stopped at its
+    time limit, how many launches it had run, at what rate, and what the run of launches it was in
+    still needed (``cudalab.programs.stopping``)."""
     why = next((line[9:] for line in out.splitlines() if line.startswith("cudalab: ")), "")
     first = re.match(r".*?\.(\s|$)", why)
-    estimate = re.search(r"about [\d.,]+ \w+ on the emulator", why)
+    estimate = re.search(r"(about|between) [\d.,]+ \w+( and [\d.,]+ \w+)? on the emulator", why)
+    launches = re.search(r"It had run [\d,]+ kernel launch(es)?( before it)?, [\d.]+ s of the emulator's CPU time in all"
+                         r"( \([\d.,]+ a second\))?", out)
+    rest = re.search(r"runs of (\d+) iterations of .*?, each run the same launches .*?; the run it was in had finished "
+                     r"(\d+) of them: the rest of that run alone needs (about [\d.]+ s)", out)
     return " ".join(x for x in ((first.group(0) if first else why[:200]).strip(),
-                                f"(needs {estimate.group(0)})" if estimate else "") if x)
+                                f"({'that launch' if 'ran out while kernel' in why else 'it'} needs "
+                                f"{estimate.group(0)})" if estimate else "",
+                                f"{launches.group(0)}." if launches else "",
+                                f"Its launches come in runs of {rest.group(1)}; the last had done {rest.group(2)}, the "
+                                f"rest of it needs {rest.group(3)}." if rest else "") if x)
+
+
+# cudalab's own account of a program stopped at its time limit (its CPU-time limit's soft limit: run_limited)
+STOPPED = re.compile(r"^cudalab: the program (used up its CPU-time limit|ran longer than)", re.M)
 
 
 WALL_PER_CPU = 6          # wall-clock safety net: this many times the CPU limit (a loaded 2-core machine)
+HEAD_START = 10           # CPU seconds between the soft limit (cudalab stops the program and says why) and the kill
 
 
 def run_limited(command, cwd, env, cpu_limit, wall_limit):
     """Run ``command`` with at most ``cpu_limit`` seconds of CPU time (None: no limit) and
     ``wall_limit`` seconds of wall time; (exit code, stdout and stderr, CPU seconds it and the
-    children it waited for used). Over a limit the code is -SIGXCPU or -SIGKILL."""
+    children it waited for used). Over a limit the code is -SIGXCPU or -SIGKILL. The CPU limit is
+    ``ulimit -t``'s soft limit, at which cudalab stops the program itself and says how far it got;
+    the hard limit, ``HEAD_START`` seconds later, ends a process that did not stop."""
     if cpu_limit is not None:           # ulimit in the child's shell: no preexec_fn from threads
-        command = ["bash", "-c", f'ulimit -t {max(1, round(cpu_limit))}; exec "$@"', "limited", *command]
+        soft = max(1, round(cpu_limit))
+        command = ["bash", "-c", f'ulimit -S -t {soft}; ulimit -H -t {soft + HEAD_START}; exec "$@"', "limited",
+                   *command]
     with tempfile.TemporaryFile() as out:
         p = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, start_new_session=True)
@@ -413,7 +433,7 @@ except CudaError as e:
 
 # what stops a sample, by the part of cudalab that would have to grow (the helpers' split of the work)
 CAUSES = [
-    (r"timeout|still running|watchdog|cudaErrorLaunchTimeout", "time (the emulator's speed)"),
+    (r"timeout|still running|watchdog|cudaErrorLaunchTimeout|time limit", "time (the emulator's speed)"),
     (r"curand_kernel\.h", "build: cuRAND's device headers (pip install cudalab[curand])"),
     (r"cudaCreateChannelDesc|Array|Texture|Surface|cudaMemcpy3D|cudaMalloc3D|\b(tex|tld4|txq|suld|sust|sured|suq)\.",
      "runtime: arrays, textures and surfaces"),

@@ -122,8 +122,12 @@ def when_split(inst, d, lock_step):
             parked = np.flatnonzero((ex.parked >= 0) & ~ex.mask & ~ex.exited)
             if parked.size and np.isin(ex.lane_block[parked], ex.lane_block[ex.idx]).any():
                 return named(ex)
-        if waits_at_barrier_zero(ex, ex.idx) or _whole_warps_apart(ex):
+        if waits_at_barrier_zero(ex, ex.idx):
             return named(ex)
+        apart = ex.elsewhere()
+        if _whole_warps_apart(ex, apart):
+            return named(ex)
+        ex.apart = apart            # lock_step's synccheck takes it as found (engine.Exec.check_barrier)
         return lock_step(ex)
     run.waits = True
     return run
@@ -135,29 +139,28 @@ def waits_at_barrier_zero(ex, lanes) -> bool:
     return st is not None and bool(((st.wait_gen[lanes] >= 0) & (st.wait_id[lanes] == 0)).any())
 
 
-def _whole_warps_apart(ex) -> bool:
+def _whole_warps_apart(ex, apart) -> bool:
     """Are other warps of the block at another ``__syncthreads()`` or on their way, each warp
     whole? On a GPU ``bar.sync 0`` counts warps, wherever in the code they reach it (PTX ISA
     9.7.13.1): the double-buffered SGEMM lets half of the block load while the other half
     computes, each half with __syncthreads() of its own. A warp split by the branch stays
-    synccheck's error (``lock_step``)."""
+    synccheck's error (``lock_step``). ``apart``: the block's threads elsewhere (``ex.elsewhere()``)."""
     from .engine import reaches_syncthreads
-    if ex.depth:
-        return False
-    apart = ex.elsewhere()
-    if not apart.any():
+    if ex.depth or not apart.any():
         return False
     here = np.zeros(ex.n, bool)
     here[ex.idx] = True
     if (apart.reshape(-1, 32).any(axis=1) & here.reshape(-1, 32).any(axis=1)).any():
         return False
     # the others must get to a __syncthreads(): warps that skip it and end are synccheck's error too.
-    # A thread's place is the topmost stack entry that holds it (those below are where it rejoins)
-    for pc, _, m in reversed(ex.kernel_stack):
-        if (m & apart).any() and not reaches_syncthreads(ex.kernel, pc):
-            return False
-        apart = apart & ~m
-    return True
+    # A thread's place is the topmost stack entry that holds it (those below are where it rejoins);
+    # found for all of them at once, as the stack may hold a hundred entries
+    stack = ex.kernel_stack
+    if not stack:
+        return True
+    held = np.array([m for _, _, m in stack])[:, np.flatnonzero(apart)]
+    top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
+    return all(reaches_syncthreads(ex.kernel, stack[k][0]) for k in np.unique(top[held.any(axis=0)]).tolist())
 
 
 def _arrive(ex, st, inst, text, lanes, blk, bid, count, pred, aligned, wait):

@@ -13,6 +13,7 @@ any load after it). What lock step cannot show (races between warps) is caught b
 """
 from __future__ import annotations
 
+import functools
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .barriers import is_named as is_named_barrier
 from .barriers import waits_at_barrier_zero
-from .pace import Pace
+from .pace import RUNNING, Pace
 from .printf import ArgReader, format_call
 
 cluster_mod = cluster
@@ -76,6 +77,12 @@ class DecodedFunction:
     local_size: int
     heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
     reaches_syncthreads: dict = field(default_factory=dict)     # pc -> reaches_syncthreads (cache)
+
+    @functools.cached_property
+    def ends(self) -> frozenset:
+        """The pcs of the kernel's unguarded ``ret``/``exit``: threads waiting there have ended."""
+        return frozenset(pc for pc, (kind, _, inst, _) in enumerate(self.code)
+                         if kind in (K_RET, K_EXIT) and inst.guard is None)
 
 
 class Program:
@@ -488,21 +495,27 @@ class Exec:
         """The threads of the blocks here (``grid``: of the grid) that have not exited and are not
         at this instruction. Threads waiting to go straight to the kernel's end (`if (i >= n)
         return;` compiles to a branch to the final `ret`) count as exited, as they do on the GPU."""
-        waiting = ~self.exited & ~self.mask
+        waiting = ~(self.exited | self.mask)
         if waiting.any() and self.depth == 0:
-            code = self.kernel.code
-            for pc, _, m in self.kernel_stack:
-                if pc >= len(code) or (code[pc][0] in (K_RET, K_EXIT) and code[pc][2].guard is None):
-                    waiting &= ~m
+            # a kernel whose threads end apart holds an entry per group of them at its end (eigenvalues'
+            # bisection: over a hundred), checked at every barrier: one pass over their masks
+            ends, past = self.kernel.ends, len(self.kernel.code)
+            ending = [m for pc, _, m in self.kernel_stack if pc in ends or pc >= past]
+            if ending:
+                waiting &= ~np.logical_or.reduce(ending)
         if waiting.any() and not grid:
-            waiting &= np.isin(self.lane_block, np.unique(self.lane_block[self.idx]))
+            here = np.zeros(int(self.lane_block[-1]) + 1, bool)      # the blocks of the lanes at this instruction
+            here[self.lane_block[self.idx]] = True
+            waiting &= here[self.lane_block]
         return waiting
 
     def check_barrier(self, inst, warp=False, grid=False):
         """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
         if warp:
             return
-        bad = self.elsewhere(grid)
+        bad = self.__dict__.pop("apart", None)          # found already (barriers.when_split)
+        if bad is None or grid:
+            bad = self.elsewhere(grid)
         if bad.any():
             lane = int(np.flatnonzero(bad)[0])
             block, thread = self.where(lane)
@@ -1192,6 +1205,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
     bpb = native_bpb if not cooperative else bpb
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
+    RUNNING.append(pace)
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
@@ -1210,6 +1224,7 @@ def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kpa
             err.printed = list(stats.printed)
             raise err from None
         finally:
+            RUNNING.remove(pace)
             if workspace:
                 program.memory.free(workspace)
     for o in observers:
@@ -1233,6 +1248,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         ex.fr = Frame(df, ex.n, 0, pool)
         ex.grid_workspace = workspace
         ex.wall_deadline = pace.wall_deadline
+        pace.batch = ex
         ex.cluster, ex.grid_state = shape, grid_state
         stats.batches += 1
         t_pick = time.thread_time()

@@ -12,6 +12,7 @@ wait. Blocks are independent between grid syncs, so a smaller first batch change
 """
 from __future__ import annotations
 
+import resource
 import time
 from dataclasses import asdict, dataclass
 
@@ -96,6 +97,28 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.2g} s"
 
 
+RUNNING: list = []  # the Paces of the launches running now (a device launch's inside its parent's)
+
+
+def stop_running() -> bool:
+    """The program's time ran out from outside the launch (a signal: the CPU-time limit of
+    ``ulimit -t``): every running launch stops at its next deadline check, as when its program's
+    time limit passes, and says how far it got. False when no launch was running."""
+    for pace in RUNNING:
+        pace.wall_deadline = float("-inf")
+        if pace.batch is not None:
+            pace.batch.wall_deadline = float("-inf")
+    return bool(RUNNING)
+
+
+def cpu_time_left() -> float:
+    """CPU seconds this process has before the soft limit of ``ulimit -t`` (a grader's, a shared
+    machine's, tools/samples_check.py's) ends it; infinity without one. A launch that clearly needs
+    more is stopped early with its estimate instead of running into it."""
+    soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    return float("inf") if soft == resource.RLIM_INFINITY else soft - time.process_time()
+
+
 class Pace:
     """The clock of one launch: its batches, its deadlines, its progress and estimate."""
 
@@ -105,6 +128,7 @@ class Pace:
         self.deadline = self.start + timeout          # the watchdog, in CPU seconds
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
+        self.batch = None                               # the running batch's executor (its own deadlines)
         self.blocks_done = 0
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
@@ -198,6 +222,9 @@ class Pace:
         wall_left = self.wall_deadline - time.monotonic()
         if least - spent > CLEARLY * wall_left:
             return "", f"the {duration(max(wall_left, 0))} left of the program's time limit"
+        cpu_left = cpu_time_left()
+        if least - spent > CLEARLY * cpu_left:
+            return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:

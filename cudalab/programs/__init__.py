@@ -29,6 +29,7 @@ from pathlib import Path
 from ..errors import CompileError
 from .build import build, build_program, cache_dir, nvcc, oldest_arch, source_folder  # noqa: F401
 from .command import NvccCommand, parse_nvcc
+from .stopping import cpu_limit_stops, stopped_message
 
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 ADDR_NO_RANDOMIZE = 0x0040000
@@ -120,16 +121,13 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         stopped = ""
         try:
             server.pid = proc.pid       # its CPU time tells a busy program from a descheduled one
-            server.serve(parent, None if timeout is None else time.monotonic() + timeout, timeout)
-            proc.wait(timeout=None if timeout is None else 10)
+            with cpu_limit_stops(server.ctx):
+                server.serve(parent, None if timeout is None else time.monotonic() + timeout, timeout)
+                proc.wait(timeout=None if timeout is None and server.ctx.cpu_limit is None else 10)
         except (socket.timeout, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
-            stopped = (f"cudalab: {server.ctx.stopped}\n" if server.ctx.stopped else "") + (
-                       f"cudalab: the program ran longer than {timeout:g} s and was stopped."
-                       f"{'' if server.ctx.stopped else time_spent(server.session.launches)} "
-                       "Give it more time with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
-                       "run_program(..., timeout=SECONDS), or make the problem smaller.\n")
+            stopped = stopped_message(server.ctx, server.session.launches, timeout)
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
         stderr += stopped or _crash_note(code, _children_cpu() - before)
@@ -137,24 +135,6 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     finally:
         parent.close()
         server.close()
-
-
-def time_spent(launches) -> str:
-    """Where a stopped program's time went, for its message: a program of many short kernels (a
-    benchmark looping over sizes) gets no watchdog estimate, since no one kernel is too long, so
-    the student hears how many launches ran and which kernels took the time."""
-    if not launches:
-        return " It had not finished any kernel yet."
-    by_kernel: dict = {}
-    for rec in launches:
-        n, t = by_kernel.get(rec.kernel, (0, 0.0))
-        by_kernel[rec.kernel] = (n + 1, t + (getattr(rec, "wall_time", 0.0) or 0.0))
-    top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:3]
-    total = sum(t for _, t in by_kernel.values())
-    parts = ", ".join(f"{n:,} of {name} ({t:.1f} s)" for name, (n, t) in top)
-    launched = f"{len(launches):,} kernel launch{'es' if len(launches) > 1 else ''}"
-    return (f" It had run {launched}, {total:.1f} s of emulation in all: {parts}"
-            f"{', ...' if len(by_kernel) > 3 else ''}.")
 
 
 def _fixed_layout():

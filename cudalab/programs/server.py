@@ -143,11 +143,13 @@ class Server(TextureRequests, LibraryRequests):
 
     def serve(self, sock: socket.socket, deadline: float | None = None, time_limit: float | None = None):
         """Answer requests until the program closes its end (it exited). ``deadline``
-        (time.monotonic()) also stops a kernel that is running when it passes."""
+        (time.monotonic()) also stops a kernel that is running when it passes; so does its CPU-time
+        limit, which moves ``ctx.deadline`` to the moment it ran out (programs.cpu_limit_stops)."""
         self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
         ctx = self.ctx
         ctx.host_memory = ProgramMemory.open(self.pid)
         while True:
+            deadline = ctx.deadline
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:               # time is up (a kernel was stopped for it): no more answers
@@ -197,7 +199,7 @@ class Server(TextureRequests, LibraryRequests):
                                  f"{e}). This is a bug in cudalab; please report it with the program.").encode()
             if ctx.sticky and op not in UNSTICKY and code not in BEFORE_STICKY_CODES:
                 code, data = code_of(ctx.sticky), b""  # a broken context answers its error to (almost) every call
-            if deadline is not None and time.monotonic() >= deadline:
+            if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
                 raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
             ran = self._ran()
             if ran:

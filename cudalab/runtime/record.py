@@ -15,6 +15,10 @@ class LaunchRecord:
     shared_bytes: int
     backend: str
     wall_time: float = 0.0                  # seconds of host time for the whole launch
+    # the emulator's CPU seconds for it (the watchdog's clock), and a hash of its parameter bytes: a
+    # program stopped midway is told its launches' pace and runs of equal launches (programs/stopping.py)
+    cpu_time: float = field(default=0.0, repr=False)
+    arguments: int = field(default=0, repr=False)
     gpu_time_ms: float | None = None        # measured on a real GPU with events
     instructions: int = 0                   # batch-level PTX instructions the emulator executed
     thread_instructions: int = 0            # instructions summed over threads

@@ -126,6 +126,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.host_memory = None         # adapter hook: the program's memory (read, write), for queued copies
         self.deadline = None            # time.monotonic() at which the whole program's time is up
         self.time_limit = None          # that limit in seconds, for messages
+        self.cpu_limit = None           # the CPU-time limit (ulimit -t) in seconds, once it has run out
         self.stopped = None             # why a kernel was stopped when the time limit ran out
         for feature in type(self).__mro__:      # each feature mixin (graphs.GraphAPI, ...) sets up its state
             if "_init_feature" in feature.__dict__:
@@ -547,7 +548,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         from ..device import WATCHDOG_SECONDS
         from ..progress import Bar
         from ..record import LaunchRecord
-        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu")
+        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)))
         rec.error = None
         observers = list(self.observers(fn.program))
         fn.program.graph_conditionals = self.conditional_values
@@ -556,7 +557,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.bind(fn.program)
         # a program given more time (--timeout) gives its kernels that time too
         watchdog = max(WATCHDOG_SECONDS, self.time_limit or 0)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         bar = Bar(fn.name)
         try:
             stats = launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
@@ -565,7 +566,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         except KernelError as e:
             rec.findings.extend(e.findings)
             rec.printed = list(getattr(e, "printed", []))
-            rec.wall_time = time.perf_counter() - t0
+            rec.wall_time, rec.cpu_time = time.perf_counter() - t0, time.thread_time() - cpu0
             self.launches.append(rec)
             message = e.args[0]
             if e.code == "cudaErrorLaunchTimeout" and self.deadline is not None and time.monotonic() >= self.deadline:
@@ -581,7 +582,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             raise CudaError(e.args[0], e.code if e.code in CODE else "cudaErrorNotSupported") from None
         finally:
             bar.close()
-        rec.wall_time = time.perf_counter() - t0
+        rec.wall_time, rec.cpu_time = time.perf_counter() - t0, time.thread_time() - cpu0
         rec.counted(stats, observers)
         self.after_launch(rec, observers)
         self.launches.append(rec)
@@ -603,6 +604,12 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             row["attributes"] = shown
         return row
 
+    def limit_words(self) -> str:
+        """The limit that stopped the program, as its messages name it."""
+        if self.cpu_limit is not None:
+            return f"CPU-time limit (ulimit -t, {self.cpu_limit:g} s)"
+        return f"time limit ({self.time_limit:g} s)"
+
     def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
         """The watchdog's account of where the kernel was and how far it got (``progress``, the
         engine's pace.Progress), told as the program's time limit running out."""
@@ -610,7 +617,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
                           detail)
         where = f" {where.group(0)}" if where else ""
         how_far = f" {progress.describe()} {progress.describe_estimate()}".rstrip() if progress is not None else ""
-        return (f"The program's time limit ({self.time_limit:g} s) ran out while kernel {kernel} was running, so "
+        return (f"The program's {self.limit_words()} ran out while kernel {kernel} was running, so "
                 f"the kernel was stopped, and then the program.{how_far}{where}")
 
     # ------------------------------------------------------------------ functions and occupancy
@@ -811,11 +818,12 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
                     del self.memory.kinds[addr]
         arena, profile, observers, after = (self.memory.arena if self.memory else None), self._profile, \
             self.observers, self.after_launch
-        launches, deadline, limit, host_memory = self.launches, self.deadline, self.time_limit, self.host_memory
+        launches, deadline, limit, host_memory = self.launches, self.deadline, (self.time_limit, self.cpu_limit), \
+            self.host_memory
         self.__init__(None, profile, None)
         if arena is not None:
             self.memory = Memory(arena, self.pinned_host)
             self.memory.kinds = {a: "managed" for a in keep}
         self.observers, self.after_launch, self.launches = observers, after, launches
         self.host_memory = host_memory
-        self.deadline, self.time_limit = deadline, limit
+        self.deadline, (self.time_limit, self.cpu_limit) = deadline, limit

@@ -1,0 +1,150 @@
+"""A program stopped by its time limit: the CPU-time limit's signal, and where the time went, told to the student.
+
+Two limits stop a program on the emulator: its own time limit (``cudalab run --timeout``, wall
+clock, checked by the server and by every launch) and the CPU-time limit of ``ulimit -t`` that a
+grader or a shared machine sets. The latter used to end the process with SIGKILL and no word of
+why; at its soft limit the kernel first sends SIGXCPU, which ``cpu_limit_stops`` turns into the
+program's time running out there and then, so the student hears the same account as for
+``--timeout`` (how far the kernel got, the launches so far). The hard limit, if higher, is the
+time there is to say so.
+
+A benchmark of many short launches (a timed loop per problem size) is stopped with no kernel too
+long for the watchdog, so no launch's estimate says how long the program needs; ``time_spent``
+counts its launches, their rate and the kernels that took the time, and, where its launches come
+in runs of equal launches (kernel, shape, arguments) whose length repeats (a loop of 100 iterations per size), how much the run
+it was in still needed.
+"""
+from __future__ import annotations
+
+import contextlib
+import resource
+import signal
+import socket
+import threading
+import time
+
+from ..emulator import pace
+
+PERIODS = 8         # the most launches one iteration of a repeated loop may make (scan's large arrays: 3)
+
+
+@contextlib.contextmanager
+def cpu_limit_stops(ctx):
+    """While the server answers the program: SIGXCPU (``ulimit -t``'s soft limit, reached by
+    this process) stops the running launch as its time limit would, or, with no launch running,
+    the wait for the program's next request (``socket.timeout``, as the server's own deadline)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft == resource.RLIM_INFINITY or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ran_out(signum, frame):
+        if ctx.cpu_limit is not None:       # the kernel repeats SIGXCPU each second up to the hard limit
+            return
+        ctx.cpu_limit, ctx.deadline = soft, time.monotonic()
+        if not pace.stop_running():
+            raise socket.timeout("the program's CPU-time limit ran out")
+
+    before = signal.signal(signal.SIGXCPU, ran_out)
+    try:
+        yield
+    finally:
+        # once the limit has run out, its repeats (every CPU second) must not end the process before
+        # it has said why: the hard limit does that, if the process does not end first
+        signal.signal(signal.SIGXCPU, before if ctx.cpu_limit is None else signal.SIG_IGN)
+
+
+def stopped_message(ctx, launches, timeout) -> str:
+    """What cudalab says after stopping a program at its time limit (``ctx.stopped``: the
+    message of the kernel it stopped, if one was running)."""
+    if ctx.cpu_limit is not None:
+        limit, more = (f"used up its {ctx.limit_words()} and was stopped.",
+                       "Give it more CPU time (a higher ulimit -t), or make the problem smaller.")
+    else:
+        limit, more = (f"ran longer than {timeout:g} s and was stopped.",
+                       "Give it more time with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
+                       "run_program(..., timeout=SECONDS), or make the problem smaller.")
+    kernel = f"cudalab: {ctx.stopped}\n" if ctx.stopped else ""
+    return f"{kernel}cudalab: the program {limit}{time_spent(launches, bool(ctx.stopped))} {more}\n"
+
+
+def time_spent(launches, running: bool = False) -> str:
+    """Where a stopped program's time went: its finished launches (``running``: the last record
+    is the launch that was stopped), their rate, the kernels that took the time, and the rest of
+    the run of launches it was in (``rest_of_run``)."""
+    done = launches[:-1] if running and launches else launches
+    if not done:
+        return "" if running else " It had not finished any kernel yet."
+    by_kernel: dict = {}
+    for rec in done:
+        n, t = by_kernel.get(rec.kernel, (0, 0.0))
+        by_kernel[rec.kernel] = (n + 1, t + _seconds(rec))
+    top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:3]
+    total = sum(t for _, t in by_kernel.values())
+    parts = ", ".join(f"{n:,} of {name} ({t:.1f} s{f', {_each(t / n)} each' if n > 1 else ''})"
+                      for name, (n, t) in top)
+    launched = f"{len(done):,} kernel launch{'es' if len(done) > 1 else ''}"
+    per_second = len(done) / total if total > 0 else 0.0
+    rate = f" ({per_second:,.0f} a second)" if per_second >= 10 else f" ({per_second:.2g} a second)"
+    rate = rate if total > 0 and len(done) > 1 else ""
+    return (f" It had run {launched}{' before it' if running else ''}, {total:.1f} s of the emulator's CPU time in all{rate}: "
+            f"{parts}{', ...' if len(by_kernel) > 3 else ''}.{rest_of_run(launches, running)}")
+
+
+def _seconds(rec) -> float:
+    """A launch's CPU seconds (the watchdog's clock: a busy machine's wait is not the program's)."""
+    return getattr(rec, "cpu_time", 0.0) or getattr(rec, "wall_time", 0.0) or 0.0
+
+
+def _each(seconds: float) -> str:
+    return f"{seconds * 1000:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _shape(rec) -> tuple:
+    return rec.kernel, tuple(rec.grid), tuple(rec.block), getattr(rec, "arguments", 0)
+
+
+def runs(launches) -> list:
+    """The launches cut into runs, each the repeats of one iteration of a loop: (first index,
+    iteration length in launches, iterations), in order. A run is the longest stretch that repeats
+    its first ``p`` launches (kernels, shapes and arguments), for the smallest ``p`` (up to ``PERIODS``) that
+    repeats at all; a launch that starts no repeat is a run of one."""
+    keys = [_shape(r) for r in launches]
+    found, i = [], 0
+    while i < len(keys):
+        period = next((p for p in range(1, PERIODS + 1) if keys[i:i + p] == keys[i + p:i + 2 * p]), None)
+        if period is None:
+            found.append((i, 1, 1))
+            i += 1
+            continue
+        end = i + 2 * period
+        while end < len(keys) and keys[end] == keys[end - period]:
+            end += 1
+        found.append((i, period, (end - i) // period))
+        i += (end - i) // period * period
+    return found
+
+
+def rest_of_run(launches, running: bool = False) -> str:
+    """When the runs before the last one (at least two, of the same iteration length) had the
+    same number of iterations, the last run, stopped short of it, probably has as many: how many
+    it had left and, at its finished launches' pace, how long they need (``running``: the last
+    record is a launch stopped midway). Else ""."""
+    cut = runs(launches)
+    if len(cut) < 3:
+        return ""
+    first, period, iterations = cut[-1]
+    same = [n for _, p, n in cut[:-1] if p == period]
+    if len(same) < 2 or same[-1] != same[-2] or same[-1] <= iterations or same[-1] < 3:
+        return ""
+    done = launches[first:len(launches) - running]
+    seconds = sum(_seconds(r) for r in done)
+    if not done or seconds <= 0:
+        return ""
+    per_launch = seconds / len(done)
+    left = same[-1] * period - len(done)
+    kind = launches[first].kernel if period == 1 else f"{period} launches ({launches[first].kernel}, ...)"
+    return (f" Its launches came in runs of {same[-1]} iterations of {kind}, each run the same launches "
+            f"over and over (as a loop timed once per problem size makes them); the run it was in had finished {len(done) // period} of "
+            f"them: the rest of that run alone needs about {left * per_launch:.0f} s at its pace so far "
+            f"({_each(per_launch * period)} an iteration), and what comes after it is not known.")
