@@ -29,7 +29,7 @@ import re
 
 import numpy as np
 
-from . import alu
+from . import alu, mma_native
 from .decode import DECODERS, Unsupported, op
 from .dtypes import fma_f64
 from .memops import gather, resolve, scatter
@@ -431,6 +431,16 @@ def multiply(a, b, c, atype, ctype, dtype, sat, block=None):
 
 # ---------------------------------------------------------------- fragments in registers
 
+def matrix_places(rows, cols, shape):
+    """Where each element of a (rows, cols) matrix is read from among a warp's fragment elements
+    (lane-major, as ``rows``/``cols`` list them): its first place (the lowest element index), -1
+    where no lane holds it (a zero)."""
+    index = np.arange(rows.size).reshape(rows.shape)
+    src = np.full(shape[0] * shape[1], -1)
+    src[(rows * shape[1] + cols)[:, ::-1].T.ravel()] = index[:, ::-1].T.ravel()
+    return src
+
+
 class Fragment:
     """The registers of one fragment operand ({%r1, %r2, ...}) and where their elements belong."""
 
@@ -466,15 +476,12 @@ class Fragment:
         return words if self.bits >= 32 else unpack(words, self.bits)
 
     def _sources(self, shape):
-        """Where each element of a (rows, cols) matrix is read from in a lane-major fragment: its first
-        place (the lowest element index), or one past the end where no lane holds it (a zero)."""
+        """matrix_places, with one past the end where no lane holds an element, and whether any does not."""
         key = ("sources", shape)
         if key not in self.__dict__:
-            places = self.rows.size
-            index = np.arange(places).reshape(self.rows.shape)
-            src = np.full(shape[0] * shape[1], places)
-            src[(self.rows * shape[1] + self.cols)[:, ::-1].T.ravel()] = index[:, ::-1].T.ravel()
-            self.__dict__[key] = src, bool((src == places).any())
+            src = matrix_places(self.rows, self.cols, shape)
+            holes = src < 0
+            self.__dict__[key] = np.where(holes, self.rows.size, src), bool(holes.any())
         return self.__dict__[key]
 
     def matrix(self, ex, warps, shape):
@@ -552,18 +559,33 @@ def _mma(inst, d):
     frag = {use: Fragment(o, t, *mma_layout(use if use != "d" else "c", m, n, k, t), f, d)
             for use, o, t in (("d", inst.operands[0], dtype), ("a", inst.operands[1], atype),
                               ("b", inst.operands[2], btype), ("c", inst.operands[3], ctype))}
-    return _run_mma(inst, frag, (m, n, k), atype, ctype, dtype, sat)
+    return _run_mma(inst, frag, (m, n, k), atype, ctype, dtype, sat, btype=btype)
 
 
-def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None):
+def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None):
     m, n, k = shape
+    fast = mma_native.plan({u: matrix_places(frag[u].rows, frag[u].cols, dims)
+                            for u, dims in (("a", (m, k)), ("b", (k, n)), ("c", (m, n)))},
+                           (frag["d"].rows * n + frag["d"].cols).ravel(), shape, atype, btype or atype, ctype, dtype,
+                           sat, block)
 
-    def run(ex):
-        warps = active_warps(ex, inst)
+    def general(ex, warps):
         a = frag["a"].matrix(ex, warps, (m, k))
         b = frag["b"].matrix(ex, warps, (k, n))
         c = frag["c"].matrix(ex, warps, (m, n))
-        frag["d"].store_matrix(ex, warps, multiply(a, b, c, atype, ctype, dtype, sat, block))
+        return multiply(a, b, c, atype, ctype, dtype, sat, block)
+
+    def run(ex):
+        warps = active_warps(ex, inst)
+        if fast is None:
+            frag["d"].store_matrix(ex, warps, general(ex, warps))
+            return
+        # the compiled loop answers the warps whose sums it proves exact; mma.py's path the others
+        d, ok = fast(*(frag[u].read(ex, warps).reshape(warps.size, -1) for u in "abc"))
+        rest = np.flatnonzero(~ok)
+        if rest.size:
+            d[rest] = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols]).reshape(rest.size, -1)
+        frag["d"].write(ex, warps, d.reshape(warps.size, 32, -1))
     return run
 
 
@@ -603,7 +625,7 @@ def _wmma(inst, d):
                 "b": _wmma_fragment(inst.operands[2], "b", btype, shape, f, d),
                 "c": _wmma_fragment(inst.operands[3], "c", ctype, shape, f, d)}
         # ptxas runs wmma.m16n16k8's tf32 product as two k=4 steps (each one truncated to float32)
-        return _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None)
+        return _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None, btype=btype)
     if what not in ("load", "store"):
         raise Unsupported(f"wmma.{what}")
     use = inst.mods[1]
