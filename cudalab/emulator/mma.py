@@ -33,6 +33,7 @@ from . import alu, mma_native
 from .decode import DECODERS, Unsupported, op
 from .dtypes import fma_f64
 from .memops import gather, resolve, scatter
+from .memory import SHARED_WINDOW, WINDOW_SIZE
 from .operands import address_reader, reader, writer
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4}
@@ -657,11 +658,35 @@ def _wmma(inst, d):
         off = major[lane, :count].astype(np.uint64) * ld[:, None] + minor[lane, :count].astype(np.uint64)
         return (base[:, None] + off * np.uint64(esize)).ravel()
 
+    major_u, minor_u = (np.ascontiguousarray(x[:, :distinct], np.uint64) for x in (major, minor))
+
+    def from_shared(ex, lanes):
+        """Every lane's distinct elements read by the compiled loop, when all lie in shared memory
+        in bounds; else None (global memory, a bad address: resolve's path)."""
+        if space == "global" or ex.shared_size < esize:
+            return None
+        base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
+        if space == "generic":
+            if not ((base >= np.uint64(SHARED_WINDOW)) & (base < np.uint64(SHARED_WINDOW + WINDOW_SIZE))).all():
+                return None
+            base = base - np.uint64(SHARED_WINDOW)
+        ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
+        raw = np.empty((lanes.size, distinct), edt)
+        block_base = ex.shared_base if lanes.size == ex.n else ex.shared_base[lanes]
+        if not mma_native.loader()(np.ascontiguousarray(base), np.ascontiguousarray(ld), block_base, major_u, minor_u,
+                                   np.uint64(ex.shared_size), np.uint64(esize), ex.shared.view(edt), raw):
+            return None
+        return raw
+
     if what == "load":
         def run(ex):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
+            raw = None if ex.observers or lanes.size < warps.size * 32 else from_shared(ex, lanes)
+            if raw is not None:
+                frag.write(ex, warps, (np.tile(raw, (1, ne // distinct)) if distinct < ne else raw).reshape(-1, 32, ne))
+                return
             count = ne if ex.observers else distinct        # observers see every element's access
             addrs = addresses(ex, lanes, count)
             sel = np.repeat(lanes, count)
