@@ -282,15 +282,19 @@ def test_the_compiled_loop_gives_the_numpy_paths_bits_for_every_warp_it_proves(f
     bits = {u: _element_bits(rng, kind, (warps,) + dims[u], atype if u != "c" else ctype) for u in "abc"}
     vals = {u: mma.values(bits[u], atype if u != "c" else ctype) for u in "abc"}
     rows, cols = lay["c"]
-    want = mma.raw_bits(mma.multiply(vals["a"], vals["b"], vals["c"], atype, ctype, ctype, False, block))
+    with np.errstate(all="ignore"):
+        want = mma.raw_bits(mma.multiply(vals["a"], vals["b"], vals["c"], atype, ctype, ctype, False, block))
     want = want[:, rows, cols].reshape(warps, -1)
-    run = mma_native.plan({u: mma.matrix_places(*lay[u], dims[u]) for u in "abc"}, (rows * n + cols).ravel(),
+    run = mma_native.plan({u: mma.matrix_places(*lay[u], dims[u]) for u in "abc"},
+                          {u: lay[u][0].shape[1] for u in "abc"}, (rows * n + cols).ravel(),
                           (m, n, k), atype, atype, ctype, ctype, False, block)
-    placed = {u: np.ascontiguousarray(bits[u][:, lay[u][0], lay[u][1]].reshape(warps, -1)
-                                      .astype({8: np.uint8, 4: np.uint64, 16: np.uint16, 32: np.uint32,
-                                               64: np.uint64}[mma.BITS[atype if u != "c" else ctype]]))
-              for u in "abc"}
-    got, ok = run(placed["a"], placed["b"], placed["c"])
+    regs = {}
+    for u in "abc":                 # each fragment's registers over the 40 warps' lanes, as a kernel holds them
+        bits_u = mma.BITS[atype if u != "c" else ctype]
+        words = mma.pack(bits[u][:, lay[u][0], lay[u][1]], bits_u).astype(np.uint64 if bits_u == 64 else np.uint32)
+        regs[u] = tuple(np.ascontiguousarray(words[:, :, j].reshape(-1)) for j in range(words.shape[2]))
+    d, ok = run(regs["a"], regs["b"], regs["c"])
+    got = np.stack(d, axis=-1).reshape(warps, -1)
     assert (got[ok] == want[ok]).all()
     if ctype == "s32":
         assert ok.all()

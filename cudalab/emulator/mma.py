@@ -476,6 +476,14 @@ class Fragment:
             return words.view(np.uint8 if self.bits == 8 else np.uint16)
         return words if self.bits >= 32 else unpack(words, self.bits)
 
+    def registers(self, ex):
+        """The fragment's registers as a tuple of arrays over the batch (words: uint32, f64's uint64),
+        or None where one is not such an array (a constant)."""
+        regs = tuple(np.asarray(r(ex, None)) for r in self.readers)
+        if all(v.shape == (ex.n,) and v.dtype == self.word for v in regs):
+            return regs
+        return None
+
     def _sources(self, shape):
         """matrix_places, with one past the end where no lane holds an element, and whether any does not."""
         key = ("sources", shape)
@@ -565,28 +573,31 @@ def _mma(inst, d):
 
 def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None):
     m, n, k = shape
-    fast = mma_native.plan({u: matrix_places(frag[u].rows, frag[u].cols, dims)
-                            for u, dims in (("a", (m, k)), ("b", (k, n)), ("c", (m, n)))},
-                           (frag["d"].rows * n + frag["d"].cols).ravel(), shape, atype, btype or atype, ctype, dtype,
-                           sat, block)
+    dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
+    fast = mma_native.plan({u: matrix_places(frag[u].rows, frag[u].cols, dims[u]) for u in "abc"},
+                           {u: frag[u].rows.shape[1] for u in "abc"}, (frag["d"].rows * n + frag["d"].cols).ravel(),
+                           shape, atype, btype or atype, ctype, dtype, sat, block)
 
     def general(ex, warps):
-        a = frag["a"].matrix(ex, warps, (m, k))
-        b = frag["b"].matrix(ex, warps, (k, n))
-        c = frag["c"].matrix(ex, warps, (m, n))
+        a, b, c = (frag[u].matrix(ex, warps, dims[u]) for u in "abc")
         return multiply(a, b, c, atype, ctype, dtype, sat, block)
 
     def run(ex):
         warps = active_warps(ex, inst)
-        if fast is None:
+        regs = fast and warps.size * 32 == ex.n and [frag[u].registers(ex) for u in "abc"]
+        if not regs or None in regs:
             frag["d"].store_matrix(ex, warps, general(ex, warps))
             return
-        # the compiled loop answers the warps whose sums it proves exact; mma.py's path the others
-        d, ok = fast(*(frag[u].read(ex, warps).reshape(warps.size, -1) for u in "abc"))
+        # the compiled loop answers the warps whose sums it proves exact; the numpy path the others
+        d, ok = fast(*regs)
         rest = np.flatnonzero(~ok)
         if rest.size:
-            d[rest] = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols]).reshape(rest.size, -1)
-        frag["d"].write(ex, warps, d.reshape(warps.size, 32, -1))
+            bits = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols])
+            for j, reg in enumerate(d):
+                reg.reshape(-1, 32)[rest] = bits[:, :, j]
+        for w, reg in zip(frag["d"].writers, d):
+            if w is not None:
+                w(ex, None, reg)
     return run
 
 
@@ -661,8 +672,9 @@ def _wmma(inst, d):
     major_u, minor_u = (np.ascontiguousarray(x[:, :distinct], np.uint64) for x in (major, minor))
 
     def from_shared(ex, lanes):
-        """Every lane's distinct elements read by the compiled loop, when all lie in shared memory
-        in bounds; else None (global memory, a bad address: resolve's path)."""
+        """The fragment's registers of every lane of the batch, read by the compiled loop, when all
+        its elements lie in shared memory in bounds; else None (global memory, a bad address:
+        resolve's path)."""
         if space == "global" or ex.shared_size < esize:
             return None
         base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
@@ -671,21 +683,23 @@ def _wmma(inst, d):
                 return None
             base = base - np.uint64(SHARED_WINDOW)
         ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
-        raw = np.empty((lanes.size, distinct), edt)
-        block_base = ex.shared_base if lanes.size == ex.n else ex.shared_base[lanes]
-        if not mma_native.loader()(np.ascontiguousarray(base), np.ascontiguousarray(ld), block_base, major_u, minor_u,
-                                   np.uint64(ex.shared_size), np.uint64(esize), ex.shared.view(edt), raw):
+        regs = tuple(np.empty(ex.n, frag.word) for _ in frag.writers)
+        if not mma_native.loader()(np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base, major_u,
+                                   minor_u, np.uint64(ex.shared_size), np.uint64(esize), ex.shared.view(edt),
+                                   frag.bits, regs):
             return None
-        return raw
+        return regs
 
     if what == "load":
         def run(ex):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
-            raw = None if ex.observers or lanes.size < warps.size * 32 else from_shared(ex, lanes)
-            if raw is not None:
-                frag.write(ex, warps, (np.tile(raw, (1, ne // distinct)) if distinct < ne else raw).reshape(-1, 32, ne))
+            regs = None if ex.observers or lanes.size < ex.n else from_shared(ex, lanes)
+            if regs is not None:
+                for w, reg in zip(frag.writers, regs):
+                    if w is not None:
+                        w(ex, None, reg)
                 return
             count = ne if ex.observers else distinct        # observers see every element's access
             addrs = addresses(ex, lanes, count)

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# (exponent bits, significand bits, low bits the tensor core ignores) of each element type
-FORMATS = {"f16": (5, 10, 0), "bf16": (8, 7, 0), "tf32": (8, 10, 13), "f32": (8, 23, 0), "f64": (11, 52, 0)}
-INTEGERS = {"s8": (8, True), "u8": (8, False), "s4": (4, True), "u4": (4, False), "s32": (32, True)}
+INTEGERS = {"s8": True, "u8": False, "s4": True, "u4": False}          # signed?
 _KERNELS = {}
 
 
@@ -36,37 +34,49 @@ def loader():
     return mma_loops.load_shared
 
 
-def plan(places, dplaces, shape, atype, btype, ctype, dtype, sat, block):
-    """A function (A's, B's and C's element bits, each (warps, places)) -> (D's bits (warps, places),
-    ok per warp) for the types the fast path takes, else None. ``places``: for "a", "b" and "c", each
-    matrix element's place among a warp's fragment elements (mma.matrix_places); ``dplaces``: the
-    matrix element (row * n + col) of each of D's places."""
+def plan(places, elements, dplaces, shape, atype, btype, ctype, dtype, sat, block):
+    """A function (the registers of A, B and C, each a tuple of arrays over the batch's lanes) ->
+    (D's registers, ok per warp) for the types the fast path takes, else None. ``places``: for "a",
+    "b" and "c", each matrix element's place among a warp's fragment elements (mma.matrix_places);
+    ``elements``: their fragments' elements a lane; ``dplaces``: the matrix element (row * n + col)
+    of each of D's places (one element a register)."""
+    from .mma import BITS
     m, n, k = shape
     if ctype != dtype or (atype, btype, ctype) not in _TAKEN:
         return None
-    src = {u: np.ascontiguousarray(places[u], np.int64) for u in "abc"}
+    bits = {"a": BITS[atype], "b": BITS[btype], "c": BITS[ctype]}
+    target = {u: _targets(places[u], elements[u]) for u in "abc"}
+    # sm_70's f16 fragments repeat their elements in the later registers: those are not read
+    used = {u: 1 + int(np.flatnonzero((target[u] >= 0).any(axis=0)).max()) // max(1, 32 // bits[u]) for u in "abc"}
     dsrc = np.ascontiguousarray(dplaces, np.int64)
     kind = _TAKEN[(atype, btype, ctype)]
 
     def run(a, b, c):
         f = kernels(shape, block or k)[kind]
-        w = a.shape[0]
-        ok = np.ones(w, np.bool_)
+        lanes, registers = a[0].size, dsrc.size // 32
+        ok = np.ones(lanes // 32, np.bool_)
+        c = tuple(x.view(np.float32) for x in c) if kind == "floats" else c
+        args = (a[:used["a"]], b[:used["b"]], c[:used["c"]], target["a"], target["b"], target["c"], dsrc)
         if kind == "floats":
-            out = np.empty((w, dsrc.size), np.uint32)
-            f(a, b, c, src["a"], src["b"], src["c"], dsrc, a.dtype.type(13 if atype == "tf32" else 0),
-              *input_table(atype), out, ok)
+            d = tuple(np.empty(lanes, np.uint32) for _ in range(registers))
+            f(*args, bits["a"], np.uint64(13 if atype == "tf32" else 0), *input_table(atype), d, ok)
         elif kind == "doubles":
-            out = np.empty((w, dsrc.size), np.float64)
-            f(a, b, c, src["a"], src["b"], src["c"], dsrc, out, ok)
-            out = out.view(np.uint64)
+            d = tuple(np.empty(lanes, np.uint64) for _ in range(registers))
+            f(*args, tuple(x.view(np.float64) for x in d), ok)
         else:
-            out = np.empty((w, dsrc.size), np.int32)
-            f(a, b, c.view(np.int32), src["a"], src["b"], src["c"], dsrc, *INTEGERS[atype], *INTEGERS[btype],
-              sat, out)
-            out = out.view(np.uint32)
-        return out, ok
+            d = tuple(np.empty(lanes, np.uint32) for _ in range(registers))
+            f(*args, bits["a"], INTEGERS[atype], bits["b"], INTEGERS[btype], sat, d)
+        return d, ok
     return run
+
+
+def _targets(places, elements):
+    """For each fragment element (lane, element), the matrix element it holds, -1 where it repeats
+    one held at an earlier place (``places``: each matrix element's first place, mma.matrix_places)."""
+    places = np.asarray(places, np.int64)
+    target = np.full(32 * elements, -1, np.int64)
+    target[places[places >= 0]] = np.flatnonzero(places >= 0)
+    return target.reshape(32, elements)
 
 
 def input_table(typ):
@@ -87,4 +97,4 @@ _TABLES = {}
 _TAKEN = {**{(x, y, "f32"): "floats" for x in ("f16", "bf16", "tf32") for y in ("f16", "bf16", "tf32") if x == y},
           ("f64", "f64", "f64"): "doubles",
           **{(x, y, "s32"): "integers" for x in ("s8", "u8", "s4", "u4") for y in ("s8", "u8", "s4", "u4")
-             if INTEGERS[x][0] == INTEGERS[y][0]}}
+             if x[1:] == y[1:]}}
