@@ -241,3 +241,64 @@ __global__ void tiles(const half* a, const half* b, float* c) {
     k[3, 128](a.ravel(), b.ravel(), c.reshape(-1))
     want = np.matmul(a.astype(np.float64), np.swapaxes(b, 1, 2).astype(np.float64)) + 1
     assert np.array_equal(c, want.astype(np.float32))
+
+
+def _element_bits(rng, kind, shape, typ):
+    """Raw element bits of test operands (_elements' kinds; integers: any bits of their width)."""
+    if typ in ("s8", "u8", "s4", "u4", "s32"):
+        return rng.integers(0, 1 << mma.BITS[typ], shape, dtype=np.uint64)
+    if typ == "f64":
+        x = rng.integers(-3, 4, shape).astype(np.float64)
+        if kind != "int":
+            u = rng.integers(0, 1 << 63, shape, dtype=np.uint64) | (rng.integers(0, 2, shape, dtype=np.uint64) << 63)
+            odd = rng.random(shape) < (1.0 if kind == "bits" else 0.05)
+            x[odd] = u.view(np.float64)[odd]
+        return x.view(np.uint64)
+    x = _elements(rng, kind, shape, typ)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if typ == "f16":
+            return x.astype(np.float16).view(np.uint16).astype(np.uint64)
+        u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return u >> np.uint64(16) if typ == "bf16" else u
+
+
+@pytest.mark.parametrize("form", [
+    ("wmma", (16, 16, 16), "f16", "f32"), ("wmma", (16, 16, 16), "bf16", "f32"), ("wmma", (16, 16, 8), "tf32", "f32"),
+    ("wmma", (8, 32, 16), "f16", "f32"), ("wmma", (8, 8, 4), "f64", "f64"), ("wmma", (16, 16, 16), "s8", "s32"),
+    ("mma", (16, 8, 16), "bf16", "f32"), ("mma", (16, 8, 8), "tf32", "f32"), ("mma", (16, 8, 64), "s4", "s32"),
+    ("mma", (16, 8, 32), "u8", "s32")])
+@pytest.mark.parametrize("kind", ["int", "bits", "mixed"])
+def test_the_compiled_loop_gives_the_numpy_paths_bits_for_every_warp_it_proves(form, kind):
+    """mma_native answers a whole batch of warps at once where it can prove the tensor core's sum
+    exact; every warp it answers must carry the bits mma.py's general path computes, small integers
+    (the samples' GEMMs) must be answered, and random bits must leave some warps to the general path."""
+    from cudalab.emulator import mma_native
+    op, (m, n, k), atype, ctype = form
+    rng = np.random.default_rng(abs(hash((form, kind))) % 1000)
+    warps, block = 40, 4 if (op, atype) == ("wmma", "tf32") else None
+    layout = mma.wmma_layout if op == "wmma" else (lambda use, *rest: mma.mma_layout(use, *rest))
+    lay = {u: layout(u, m, n, k, t) for u, t in (("a", atype), ("b", atype), ("c", ctype))}
+    dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
+    bits = {u: _element_bits(rng, kind, (warps,) + dims[u], atype if u != "c" else ctype) for u in "abc"}
+    vals = {u: mma.values(bits[u], atype if u != "c" else ctype) for u in "abc"}
+    rows, cols = lay["c"]
+    with np.errstate(all="ignore"):
+        want = mma.raw_bits(mma.multiply(vals["a"], vals["b"], vals["c"], atype, ctype, ctype, False, block))
+    want = want[:, rows, cols].reshape(warps, -1)
+    run = mma_native.plan({u: mma.matrix_places(*lay[u], dims[u]) for u in "abc"},
+                          {u: lay[u][0].shape[1] for u in "abc"}, (rows * n + cols).ravel(),
+                          (m, n, k), atype, atype, ctype, ctype, False, block)
+    regs = {}
+    for u in "abc":                 # each fragment's registers over the 40 warps' lanes, as a kernel holds them
+        bits_u = mma.BITS[atype if u != "c" else ctype]
+        words = mma.pack(bits[u][:, lay[u][0], lay[u][1]], bits_u).astype(np.uint64 if bits_u == 64 else np.uint32)
+        regs[u] = tuple(np.ascontiguousarray(words[:, :, j].reshape(-1)) for j in range(words.shape[2]))
+    d, ok = run(regs["a"], regs["b"], regs["c"])
+    got = np.stack(d, axis=-1).reshape(warps, -1)
+    assert (got[ok] == want[ok]).all()
+    if ctype == "s32":
+        assert ok.all()
+    elif kind == "int":                 # f64's all-zero sums keep the fma chain, for their zeros' signs
+        assert ok.sum() >= warps - 3
+    else:
+        assert not ok.all()

@@ -29,10 +29,11 @@ import re
 
 import numpy as np
 
-from . import alu
+from . import alu, mma_native
 from .decode import DECODERS, Unsupported, op
 from .dtypes import fma_f64
 from .memops import gather, resolve, scatter
+from .memory import SHARED_WINDOW, WINDOW_SIZE
 from .operands import address_reader, reader, writer
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4}
@@ -431,6 +432,16 @@ def multiply(a, b, c, atype, ctype, dtype, sat, block=None):
 
 # ---------------------------------------------------------------- fragments in registers
 
+def matrix_places(rows, cols, shape):
+    """Where each element of a (rows, cols) matrix is read from among a warp's fragment elements
+    (lane-major, as ``rows``/``cols`` list them): its first place (the lowest element index), -1
+    where no lane holds it (a zero)."""
+    index = np.arange(rows.size).reshape(rows.shape)
+    src = np.full(shape[0] * shape[1], -1)
+    src[(rows * shape[1] + cols)[:, ::-1].T.ravel()] = index[:, ::-1].T.ravel()
+    return src
+
+
 class Fragment:
     """The registers of one fragment operand ({%r1, %r2, ...}) and where their elements belong."""
 
@@ -465,16 +476,21 @@ class Fragment:
             return words.view(np.uint8 if self.bits == 8 else np.uint16)
         return words if self.bits >= 32 else unpack(words, self.bits)
 
+    def registers(self, ex):
+        """The fragment's registers as a tuple of arrays over the batch (words: uint32, f64's uint64),
+        or None where one is not such an array (a constant)."""
+        regs = tuple(np.asarray(r(ex, None)) for r in self.readers)
+        if all(v.shape == (ex.n,) and v.dtype == self.word for v in regs):
+            return regs
+        return None
+
     def _sources(self, shape):
-        """Where each element of a (rows, cols) matrix is read from in a lane-major fragment: its first
-        place (the lowest element index), or one past the end where no lane holds it (a zero)."""
+        """matrix_places, with one past the end where no lane holds an element, and whether any does not."""
         key = ("sources", shape)
         if key not in self.__dict__:
-            places = self.rows.size
-            index = np.arange(places).reshape(self.rows.shape)
-            src = np.full(shape[0] * shape[1], places)
-            src[(self.rows * shape[1] + self.cols)[:, ::-1].T.ravel()] = index[:, ::-1].T.ravel()
-            self.__dict__[key] = src, bool((src == places).any())
+            src = matrix_places(self.rows, self.cols, shape)
+            holes = src < 0
+            self.__dict__[key] = np.where(holes, self.rows.size, src), bool(holes.any())
         return self.__dict__[key]
 
     def matrix(self, ex, warps, shape):
@@ -552,18 +568,36 @@ def _mma(inst, d):
     frag = {use: Fragment(o, t, *mma_layout(use if use != "d" else "c", m, n, k, t), f, d)
             for use, o, t in (("d", inst.operands[0], dtype), ("a", inst.operands[1], atype),
                               ("b", inst.operands[2], btype), ("c", inst.operands[3], ctype))}
-    return _run_mma(inst, frag, (m, n, k), atype, ctype, dtype, sat)
+    return _run_mma(inst, frag, (m, n, k), atype, ctype, dtype, sat, btype=btype)
 
 
-def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None):
+def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None):
     m, n, k = shape
+    dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
+    fast = mma_native.plan({u: matrix_places(frag[u].rows, frag[u].cols, dims[u]) for u in "abc"},
+                           {u: frag[u].rows.shape[1] for u in "abc"}, (frag["d"].rows * n + frag["d"].cols).ravel(),
+                           shape, atype, btype or atype, ctype, dtype, sat, block)
+
+    def general(ex, warps):
+        a, b, c = (frag[u].matrix(ex, warps, dims[u]) for u in "abc")
+        return multiply(a, b, c, atype, ctype, dtype, sat, block)
 
     def run(ex):
         warps = active_warps(ex, inst)
-        a = frag["a"].matrix(ex, warps, (m, k))
-        b = frag["b"].matrix(ex, warps, (k, n))
-        c = frag["c"].matrix(ex, warps, (m, n))
-        frag["d"].store_matrix(ex, warps, multiply(a, b, c, atype, ctype, dtype, sat, block))
+        regs = fast and warps.size * 32 == ex.n and [frag[u].registers(ex) for u in "abc"]
+        if not regs or None in regs:
+            frag["d"].store_matrix(ex, warps, general(ex, warps))
+            return
+        # the compiled loop answers the warps whose sums it proves exact; the numpy path the others
+        d, ok = fast(*regs)
+        rest = np.flatnonzero(~ok)
+        if rest.size:
+            bits = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols])
+            for j, reg in enumerate(d):
+                reg.reshape(-1, 32)[rest] = bits[:, :, j]
+        for w, reg in zip(frag["d"].writers, d):
+            if w is not None:
+                w(ex, None, reg)
     return run
 
 
@@ -603,7 +637,7 @@ def _wmma(inst, d):
                 "b": _wmma_fragment(inst.operands[2], "b", btype, shape, f, d),
                 "c": _wmma_fragment(inst.operands[3], "c", ctype, shape, f, d)}
         # ptxas runs wmma.m16n16k8's tf32 product as two k=4 steps (each one truncated to float32)
-        return _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None)
+        return _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=4 if atype == "tf32" else None, btype=btype)
     if what not in ("load", "store"):
         raise Unsupported(f"wmma.{what}")
     use = inst.mods[1]
@@ -635,11 +669,38 @@ def _wmma(inst, d):
         off = major[lane, :count].astype(np.uint64) * ld[:, None] + minor[lane, :count].astype(np.uint64)
         return (base[:, None] + off * np.uint64(esize)).ravel()
 
+    major_u, minor_u = (np.ascontiguousarray(x[:, :distinct], np.uint64) for x in (major, minor))
+
+    def from_shared(ex, lanes):
+        """The fragment's registers of every lane of the batch, read by the compiled loop, when all
+        its elements lie in shared memory in bounds; else None (global memory, a bad address:
+        resolve's path)."""
+        if space == "global" or ex.shared_size < esize:
+            return None
+        base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
+        if space == "generic":
+            if not ((base >= np.uint64(SHARED_WINDOW)) & (base < np.uint64(SHARED_WINDOW + WINDOW_SIZE))).all():
+                return None
+            base = base - np.uint64(SHARED_WINDOW)
+        ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
+        regs = tuple(np.empty(ex.n, frag.word) for _ in frag.writers)
+        if not mma_native.loader()(np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base, major_u,
+                                   minor_u, np.uint64(ex.shared_size), np.uint64(esize), ex.shared.view(edt),
+                                   frag.bits, regs):
+            return None
+        return regs
+
     if what == "load":
         def run(ex):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
+            regs = None if ex.observers or lanes.size < ex.n else from_shared(ex, lanes)
+            if regs is not None:
+                for w, reg in zip(frag.writers, regs):
+                    if w is not None:
+                        w(ex, None, reg)
+                return
             count = ne if ex.observers else distinct        # observers see every element's access
             addrs = addresses(ex, lanes, count)
             sel = np.repeat(lanes, count)
