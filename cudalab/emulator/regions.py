@@ -370,6 +370,66 @@ def phases(code, a, z, src=None, reconv=None, live_out=None):
     return out
 
 
+def prechecks(code, pcs, param_offsets):
+    """The global and shared accesses of a phase (regiongen ``_precheck``) whose addresses every
+    lane can compute before the phase runs, and the instructions that compute them: integer
+    arithmetic (``_arithmetic``) on registers the phase gets, on thread and block indices and on
+    kernel parameters, each unguarded and on every path to the access (no branch of the phase
+    jumps over it to a point before the access). -> (access pcs, slice pcs), ascending; nothing
+    for a phase not in pc order (a diamond's taken side first)."""
+    from .decode import _regs
+    from .engine import K_BRA, K_NORMAL
+    from .llvmgen import mem_access
+    if list(pcs) != sorted(pcs):
+        return [], []
+    skips = [(q, code[q][3]) for q in pcs if code[q][0] == K_BRA and code[q][3] is not None]
+
+    def computable(o):
+        return _same_for(o, _ANY, _UNIFORM_SREGS, param_offsets)
+
+    def slice_of(a, regs):
+        out, todo, seen = set(), list(regs), set()
+        while todo:
+            x = todo.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            for q in pcs:
+                if q >= a or x not in defined(code, q, q + 1):
+                    continue
+                inst = code[q][2]
+                if (code[q][0] != K_NORMAL or not _arithmetic(inst, computable, param_offsets)
+                        or any(j < q < t <= a for j, t in skips)):
+                    return None
+                out.add(q)
+                todo += [r for o in inst.operands[1:] for r in _regs(o)]
+        return out
+    accesses, need = [], set()
+    for a in pcs:
+        inst = code[a][2]
+        if inst.opcode not in ("ld", "ldu", "st", "atom", "red") or _space(inst) not in ("global", "const", "shared"):
+            continue
+        op = mem_access(inst)[1]
+        base = op[1] if op[0] == "mem" else ("other",)
+        if base is not None and not (base[0] == "reg" or base[0] == "sym" and base[1] not in param_offsets):
+            continue
+        part = slice_of(a, list(_regs(op)))
+        if part is not None:
+            accesses.append(a)
+            need |= part
+    return accesses, sorted(need)
+
+
+class _Any:
+    """Every register (``_same_for``'s ``regs`` where any register will do)."""
+
+    def __contains__(self, name):
+        return True
+
+
+_ANY = _Any()
+
+
 def segments(s, e, bounds):
     """[(first pc, end pc)] of a region's segments: the stretches between its bounds (cuts, jumps
     and their targets: ``skeleton``), each cut the first instruction of the segment after it."""
