@@ -801,12 +801,13 @@ __global__ void guarded(const int* x, int* out, int bound) {
 @pytest.mark.parametrize("guard, block", [
     ("t < stride", (256, 1)), ("t >= stride", (100, 1)), ("stride > t", (128, 1)), ("t <= stride - 1", (96, 1)),
     ("(unsigned) t < (unsigned) bound", (64, 1)), ("t > bound", (100, 1)), ("t < 40", (256, 1)),
-    ("t <= 40", (32, 1)), ("t < stride", (16, 8))])
+    ("t <= 40", (32, 1)), ("t < stride", (16, 8)), ("t == stride", (256, 1)), ("40 == t", (100, 1)),
+    ("t == bound", (64, 1))])
 def test_threads_a_guard_on_the_thread_index_sends_away_are_skipped_with_the_same_bytes_and_counts(
         guard, block, monkeypatch):
     """``if (threadIdx.x < stride)`` in a loop around a barrier: only the threads that stay run the
-    segment natively (regions.tid_guard); the others are counted at once. A prefix, a suffix, an
-    unsigned compare whose bound wraps, bounds outside the block, padding lanes (100 threads) and a
+    segment natively (regions.tid_guard); the others are counted at once. A prefix, a suffix, one
+    thread, an unsigned compare whose bound wraps, bounds outside the block, padding lanes (100 threads) and a
     2-D block (where the thread index is not the lane's offset: every lane runs) give the
     interpreter's bytes and instruction counts."""
     from cudalab.emulator import regions

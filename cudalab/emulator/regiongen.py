@@ -729,9 +729,10 @@ class CutRegionBuilder(RegionBuilder):
 
     def _narrowed(self, guard):
         """(lo, hi, left, span) for a segment that starts with a thread-index guard
-        (regions.tid_guard): the lanes [lo, hi) of the chunk that stay, and ``left`` lanes that
-        leave for the segment's end after ``span`` instructions, which is all a leaving lane does
-        there (no register it writes lives on; later phases find no lane of theirs among them).
+        (regions.tid_guard): the lanes [lo, hi) of the chunk that stay (a prefix, a suffix or one
+        thread), and ``left`` lanes that leave for the segment's end after ``span`` instructions,
+        which is all a leaving lane does there (no register it writes lives on; later phases find
+        no lane of theirs among them).
         Only in a 1-D block (thread index = lane offset) of a chunk that began at the region's
         start (entered at a loop head, the interpreter's threads might not agree on U); else every
         lane stays. U is block-uniform (regions.block_uniform): the block's first thread's value."""
@@ -752,7 +753,12 @@ class CutRegionBuilder(RegionBuilder):
         one = ir.Constant(I64, 1)
         on = b.and_(b.and_(b.icmp_signed("==", self.ctx["by"], one), b.icmp_signed("==", self.ctx["bz"], one)),
                     b.icmp_signed("<", self.entry_pc, zero))
-        if guard["prefix"]:
+        if guard["single"]:                     # thread U alone: [U, U + 1) within the block
+            m1 = b.add(bound, one)
+            m1 = b.select(b.icmp_signed("<", m1, zero), zero, m1)
+            m1 = b.select(b.icmp_signed(">", m1, n), n, m1)
+            lo, hi, left = b.add(c, m), b.add(c, m1), b.sub(n, b.sub(m1, m))
+        elif guard["prefix"]:
             lo, hi, left = c, b.add(c, m), b.sub(n, m)
         else:
             lo, hi, left = b.add(c, m), c1, m

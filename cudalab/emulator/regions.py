@@ -96,6 +96,17 @@ A tree reduction's loop then costs the threads that work, not every thread at ev
 hold only for chunks that started at the region's start (the interpreter's threads entering at a
 loop head run thread by thread, as before).
 
+**Addresses checked first.** Every global and shared access of native code is checked (inside
+an allocation, aligned) so that a lane that would fault stops at its own instruction; per lane
+that costs more than the access, and its bail-out branch keeps LLVM from vectorizing the lane
+loop. A phase's accesses whose addresses come from plain integer arithmetic on what the phase
+starts with (thread and block indices, kernel parameters, registers from earlier segments:
+``prechecks``) are therefore checked for the whole block first, in a loop of their own that
+keeps each access's lowest and highest address and alignment bits: one allocation search or one
+comparison then covers every lane, and the phase runs them unchecked. A block where one would
+fault runs the checked loop instead (regiongen ``_precheck``), so errors and bytes stay the
+interpreter's. Addresses that come from loaded values (a histogram's bin) stay checked per lane.
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
@@ -575,8 +586,9 @@ def tid_guard(df, a, z, uniform, live_in):
     ``%tid`` only ever ``%tid.x`` and ``U`` an immediate or a block-uniform register: the threads
     that do not leave for ``z`` are a run of thread indices, a prefix or a suffix (the tree
     reduction's ``if (tid < stride)``), so in a 1-D block only they need running (regiongen's
-    ``_narrowed``). -> dict(setp=pc, span=instructions a leaving thread runs, U=operand,
-    signed, prefix, plus=1 if the run ends after U else 0), or None."""
+    ``_narrowed``), or the one thread ``U`` (``if (tid == 0)`` after a reduction). -> dict(setp=pc,
+    span=instructions a leaving thread runs, U=operand, signed, prefix, plus=1 if the run ends
+    after U else 0, single: only thread U stays), or None."""
     from .dtypes import storage
     from .engine import K_BRA, K_NORMAL
     f, code = df.func, df.code
@@ -585,7 +597,7 @@ def tid_guard(df, a, z, uniform, live_in):
         return None
     inst, bra = code[p][2], code[p + 1][2]
     ops = inst.operands
-    cmp = next((m for m in inst.mods if m in ("lt", "le", "gt", "ge")), None)
+    cmp = next((m for m in inst.mods if m in ("lt", "le", "gt", "ge", "eq", "ne")), None)
     if (inst.opcode != "setp" or inst.guard or cmp is None or inst.type not in ("s32", "u32") or len(ops) != 3
             or ops[0][0] != "reg" or bra.opcode != "bra" or code[p + 1][3] != z or not bra.guard
             or bra.guard[0] != ops[0][1] or ops[0][1] in live_in[z]):
@@ -604,14 +616,18 @@ def tid_guard(df, a, z, uniform, live_in):
     if is_tid(ops[1]) and is_u(ops[2]):
         u = ops[2]
     elif is_tid(ops[2]) and is_u(ops[1]):
-        u, cmp = ops[1], {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[cmp]      # U < t is t > U
+        u, cmp = ops[1], {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}[cmp]   # U < t: t > U
     else:
         return None
+    if cmp in ("eq", "ne"):         # only thread U stays where t != U sends a thread away, else none is a run
+        if (cmp == "ne") == bool(bra.guard[1]):
+            return None
+        return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=False, plus=0, single=True)
     # (t cmp U) is what sends a thread away, or with @!%p its negation; stay = not leave
     below = cmp in ("lt", "le")                 # the predicate holds for the low thread indices
     stays_low = below == bool(bra.guard[1])
     return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=stays_low,
-                plus=int(cmp in ("le", "gt")))
+                plus=int(cmp in ("le", "gt")), single=False)
 
 
 def spins(code, head, back):
