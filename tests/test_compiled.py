@@ -737,6 +737,51 @@ def test_a_tree_reduction_loop_with_a_barrier_runs_natively_with_the_same_bytes_
     assert np.allclose(np.frombuffer(out["compiled"][0], np.float32).sum(), x.sum(), rtol=1e-4)
 
 
+SHIFTED_PAIRS = r"""
+__global__ void shifted_pairs(const float* x, float* out, int shift, int lag) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t + lag] = x[blockIdx.x * blockDim.x + t + shift];
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = s[t] + 2.0f * s[63 - t];
+}
+"""
+
+
+@pytest.mark.parametrize("shift, lag, error, where", [
+    (0, 0, None, None),
+    (1, 0, "Invalid __global__ read of size 4 bytes", "thread (63,0,0) in block (1,0,0)"),
+    (0, 1, "Invalid __shared__ write of size 4 bytes", "thread (63,0,0) in block (0,0,0)")])
+def test_accesses_checked_for_the_whole_block_first_give_the_same_bytes_and_errors(shift, lag, error, where,
+                                                                                    monkeypatch):
+    """Both accesses before the barrier take their addresses from thread and block indices and
+    parameters only, so the whole block's addresses are checked before the phase runs them
+    unchecked (regions.prechecks). One thread's address past the end (the last block's last
+    thread; every block's last thread in shared memory) sends its block through the checked
+    loop: the same error, line and thread."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program
+    (s, e), = cut_spans(SHIFTED_PAIRS, "shifted_pairs")
+    m = cudalab.compile(SHIFTED_PAIRS)
+    df = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("shifted_pairs").mangled)
+    barrier = next(p for p in range(s, e) if df.code[p][2].opcode == "bar")
+    checked, _ = regions.prechecks(df.code, list(range(s, barrier)), df.param_offsets)
+    assert sorted(df.code[p][2].opcode for p in checked) == ["ld", "st"]
+    x = np.random.default_rng(3).random(128, np.float32)
+
+    def run():
+        out = cudalab.to_device(np.zeros(128, np.float32))
+        rec = m.shifted_pairs[2, 64](x, out, np.int32(shift), np.int32(lag))
+        return out.copy_to_host().tobytes(), rec.thread_instructions
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    if error is None:
+        assert got["compiled"][0] is None
+    else:
+        assert error in got["compiled"][0] and "line 5" in got["compiled"][0]
+        assert where in got["compiled"][0]
+
+
 GUARDED_STEP = r"""
 __global__ void guarded(const int* x, int* out, int bound) {
     __shared__ int s[512];
@@ -756,12 +801,13 @@ __global__ void guarded(const int* x, int* out, int bound) {
 @pytest.mark.parametrize("guard, block", [
     ("t < stride", (256, 1)), ("t >= stride", (100, 1)), ("stride > t", (128, 1)), ("t <= stride - 1", (96, 1)),
     ("(unsigned) t < (unsigned) bound", (64, 1)), ("t > bound", (100, 1)), ("t < 40", (256, 1)),
-    ("t <= 40", (32, 1)), ("t < stride", (16, 8))])
+    ("t <= 40", (32, 1)), ("t < stride", (16, 8)), ("t == stride", (256, 1)), ("40 == t", (100, 1)),
+    ("t == bound", (64, 1))])
 def test_threads_a_guard_on_the_thread_index_sends_away_are_skipped_with_the_same_bytes_and_counts(
         guard, block, monkeypatch):
     """``if (threadIdx.x < stride)`` in a loop around a barrier: only the threads that stay run the
-    segment natively (regions.tid_guard); the others are counted at once. A prefix, a suffix, an
-    unsigned compare whose bound wraps, bounds outside the block, padding lanes (100 threads) and a
+    segment natively (regions.tid_guard); the others are counted at once. A prefix, a suffix, one
+    thread, an unsigned compare whose bound wraps, bounds outside the block, padding lanes (100 threads) and a
     2-D block (where the thread index is not the lane's offset: every lane runs) give the
     interpreter's bytes and instruction counts."""
     from cudalab.emulator import regions

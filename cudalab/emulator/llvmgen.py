@@ -83,6 +83,10 @@ class _LazyCtx(dict):
 class GroupBuilder:
     """Emits one group function: the lane loop, register traffic, memory checks and bail-outs."""
 
+    # pcs whose accesses need no check (regiongen: every lane's address was checked before the phase)
+    prechecked: frozenset = frozenset()
+    _pc = None                                  # the instruction being emitted (regions set it)
+
     def __init__(self, module, name, func, d, symbols, find_fn, regs=None, check_only=False, remat=None):
         self.func, self.d, self.symbols, self.find_fn = func, d, symbols, find_fn
         self.remat = remat or {}               # register -> its ld.param instruction (compiled.plan)
@@ -400,6 +404,13 @@ class GroupBuilder:
 
     def _global(self, addr, size):
         b = self.b
+        if self._pc not in self.prechecked:
+            self._global_check(addr, size)
+        off = b.sub(addr, ir.Constant(I64, GLOBAL_BASE))
+        return b.gep(b.inttoptr(self.ctx["mem"], I8.as_pointer()), [off])
+
+    def _global_check(self, addr, size):
+        b = self.b
         # each access keeps the allocation it last hit: one search per lane run, not per lane
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
@@ -417,18 +428,22 @@ class GroupBuilder:
         b.cbranch(ok, fine, self.bail_block)
         b.position_at_end(fine)
         self._misaligned(addr, size)
-        off = b.sub(addr, ir.Constant(I64, GLOBAL_BASE))
-        return b.gep(b.inttoptr(self.ctx["mem"], I8.as_pointer()), [off])
 
     def _shared(self, addr, size):
         b = self.b
-        limit = self.ctx["shared_size"]
-        small = b.icmp_unsigned("<", limit, ir.Constant(I64, size))
-        self.bail_if(b.or_(small, b.icmp_unsigned(">", addr, b.sub(limit, ir.Constant(I64, size)))))
-        self._misaligned(addr, size)
+        if self._pc not in self.prechecked:
+            self.bail_if(b.not_(self.shared_fits(addr, size)))
+            self._misaligned(addr, size)
         blk, _ = self._parts()
         row = b.add(b.mul(blk, self.ctx["shared_stride"]), addr)
         return b.gep(b.inttoptr(self.ctx["shared"], I8.as_pointer()), [row])
+
+    def shared_fits(self, addr, size):
+        """i1: ``size`` bytes at shared address ``addr`` lie inside the block's shared memory."""
+        b = self.b
+        limit = self.ctx["shared_size"]
+        small = b.icmp_unsigned("<", limit, ir.Constant(I64, size))
+        return b.not_(b.or_(small, b.icmp_unsigned(">", addr, b.sub(limit, ir.Constant(I64, size)))))
 
     def _local(self, addr, size):
         b = self.b
@@ -1599,11 +1614,19 @@ def _mem_type(inst):
     return t
 
 
+def mem_access(inst):
+    """(space, address operand, bytes) of a load, store or atomic: what its generator checks."""
+    space = _space(inst)
+    if inst.opcode in ("atom", "red"):
+        return space, inst.operands[1 if inst.opcode == "atom" else 0], dtype(inst.type).itemsize
+    op = inst.operands[1 if inst.opcode in ("ld", "ldu") else 0]
+    return space, op, dtype(_mem_type(inst)).itemsize * _vec(inst)
+
+
 @gen("ld", "ldu")
 def _ld(g, inst):
     space = _space(inst)
     t = _mem_type(inst)
-    nv = _vec(inst)
     dst, src = inst.operands
     dsts = dst[1] if dst[0] == "vec" else (dst,)
     esize = dtype(t).itemsize
@@ -1621,7 +1644,7 @@ def _ld(g, inst):
         return
     if space not in ("global", "const", "shared", "local", "generic"):
         raise Skip(f"ld.{space}")
-    p = g.pointer(space, g.address(src), esize * nv)
+    p = g.pointer(space, g.address(src), mem_access(inst)[2])
     vals = [g.load(p, t, k * esize) for k in range(len(dsts))]
     for o, v in zip(dsts, vals):
         g.write(o, t, v)
@@ -1650,14 +1673,13 @@ def _ld_param_by_address(g, src, dsts, t, esize):
 def _st(g, inst):
     space = _space(inst)
     t = _mem_type(inst)
-    nv = _vec(inst)
     dst, src = inst.operands
     srcs = src[1] if src[0] == "vec" else (src,)
     esize = dtype(t).itemsize
     if space not in ("global", "shared", "local", "generic"):
         raise Skip(f"st.{space}")
     vals = [g.read(o, t) for o in srcs]
-    p = g.pointer(space, g.address(dst), esize * nv)
+    p = g.pointer(space, g.address(dst), mem_access(inst)[2])
     for k, v in enumerate(vals):
         g.store(p, t, v, k * esize)
 
@@ -1687,7 +1709,7 @@ def _atom(g, inst):
     else:
         addr_op, rest = ops[0], ops[1:]
     vals = [g.read(o, t) for o in rest]
-    p = g.pointer(space, g.address(addr_op), dtype(t).itemsize)
+    p = g.pointer(space, g.address(addr_op), mem_access(inst)[2])
     if g.check_only:
         return
     old = g.load(p, t)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import llvmgen as lg
+from . import regions as rg
 from .decode import _regs
 from .engine import K_BRA
 from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
@@ -728,9 +729,10 @@ class CutRegionBuilder(RegionBuilder):
 
     def _narrowed(self, guard):
         """(lo, hi, left, span) for a segment that starts with a thread-index guard
-        (regions.tid_guard): the lanes [lo, hi) of the chunk that stay, and ``left`` lanes that
-        leave for the segment's end after ``span`` instructions, which is all a leaving lane does
-        there (no register it writes lives on; later phases find no lane of theirs among them).
+        (regions.tid_guard): the lanes [lo, hi) of the chunk that stay (a prefix, a suffix or one
+        thread), and ``left`` lanes that leave for the segment's end after ``span`` instructions,
+        which is all a leaving lane does there (no register it writes lives on; later phases find
+        no lane of theirs among them).
         Only in a 1-D block (thread index = lane offset) of a chunk that began at the region's
         start (entered at a loop head, the interpreter's threads might not agree on U); else every
         lane stays. U is block-uniform (regions.block_uniform): the block's first thread's value."""
@@ -751,7 +753,12 @@ class CutRegionBuilder(RegionBuilder):
         one = ir.Constant(I64, 1)
         on = b.and_(b.and_(b.icmp_signed("==", self.ctx["by"], one), b.icmp_signed("==", self.ctx["bz"], one)),
                     b.icmp_signed("<", self.entry_pc, zero))
-        if guard["prefix"]:
+        if guard["single"]:                     # thread U alone: [U, U + 1) within the block
+            m1 = b.add(bound, one)
+            m1 = b.select(b.icmp_signed("<", m1, zero), zero, m1)
+            m1 = b.select(b.icmp_signed(">", m1, n), n, m1)
+            lo, hi, left = b.add(c, m), b.add(c, m1), b.sub(n, b.sub(m1, m))
+        elif guard["prefix"]:
             lo, hi, left = c, b.add(c, m), b.sub(n, m)
         else:
             lo, hi, left = b.add(c, m), c1, m
@@ -763,10 +770,95 @@ class CutRegionBuilder(RegionBuilder):
         for the lanes waiting at one of them (``state[k]``: the position of their pc) from there. A
         lane whose path leaves the phase waits where it goes, its registers live there in their
         arrays."""
+        b = self.b
+        b.store(ir.Constant(I64, 0), self.seg_most)
+        single = resume is None or len(resume) == 1 and resume[0]["pc"] == pcs[0]
+        accesses, part = rg.prechecks(self.code, pcs, self.d.param_offsets) if single else ([], [])
+        if accesses:
+            fast, slow, join = (self.fn.append_basic_block(f"s{pcs[0]}_{n}") for n in ("fast", "slow", "joined"))
+            b.cbranch(self._precheck(pcs, v, resume, run, accesses, part), fast, slow)
+            for bb, checked in ((fast, frozenset(accesses)), (slow, frozenset())):
+                b.position_at_end(bb)
+                self.prechecked = checked
+                self._phase_lanes(pcs, v, w, resume, run)
+                b.branch(join)
+            self.prechecked = frozenset()
+            b.position_at_end(join)
+        else:
+            self._phase_lanes(pcs, v, w, resume, run)
+        if run and first_phase:           # the lanes that left at once: their instructions, as _lane_done counts them
+            left, span = run[2], ir.Constant(I64, run[3])
+            b.store(b.add(b.load(self.total), b.mul(left, span)), self.total)
+            m = b.load(self.seg_most)
+            b.store(b.select(b.and_(b.icmp_signed(">", left, ir.Constant(I64, 0)), b.icmp_signed(">", span, m)),
+                             span, m), self.seg_most)
+        b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
+
+    def _precheck(self, pcs, v, resume, run, accesses, part):
+        """i1: every lane of the phase (those ``run`` keeps; in a later phase, those waiting at its
+        start) has the addresses of its ``accesses`` inside memory and aligned. A loop of its own
+        computes them with the instructions ``part`` (regions.prechecks) and keeps each access's
+        lowest and highest address and the OR of its alignment bits; then one search of the
+        allocations covers a global access's range, one comparison a shared one's. Where that
+        holds the phase runs those accesses unchecked (a loop LLVM can often vectorize); where not,
+        checked as always, so a lane that would fault still stops at its own instruction."""
+        b, code, seg = self.b, self.code, self.seg
+        first, zero = pcs[0], ir.Constant(I64, 0)
+        ranges = {a: [self._local_var(f"{n}{a}") for n in ("lo", "hi", "bits")] for a in accesses}
+        failed = self._local_var(f"k{first}_failed")
+        for lo, hi, bits in ranges.values():
+            b.store(ir.Constant(I64, -1), lo)
+            b.store(zero, hi)
+            b.store(zero, bits)
+        b.store(zero, failed)
+        nxt, after = self._lanes(f"k{first}", *(run[:2] if run else ()))
+        if resume is None:
+            inputs, remat = seg["inputs"], seg["remat"]
+        else:
+            here = self.fn.append_basic_block(f"k{first}_waits_here")
+            b.cbranch(b.icmp_signed("==", b.load(self._state(self.kk, 0)), ir.Constant(I64, v)), here, nxt)
+            b.position_at_end(here)
+            inputs, remat = resume[0]["inputs"], resume[0]["remat"]
+        fail = self.fn.append_basic_block(f"k{first}_fail")        # (an address instruction bails out)
+        with b.goto_block(fail):
+            b.store(ir.Constant(I64, 1), failed)
+            b.branch(nxt)
+        for name in inputs:
+            b.store(self._load_reg(name), self.slot(name))
+        self._recompute(remat, first)
+        for p in sorted(set(part) | set(accesses)):
+            self._pc, self._block_end, self._bail = p, p, fail
+            inst = code[p][2]
+            if p not in ranges:
+                self.emit(inst)
+                continue
+            addr = self.address(lg.mem_access(inst)[1])
+            lo, hi, bits = ranges[p]
+            was = b.load(lo)
+            b.store(b.select(b.icmp_unsigned("<", addr, was), addr, was), lo)
+            was = b.load(hi)
+            b.store(b.select(b.icmp_unsigned(">", addr, was), addr, was), hi)
+            b.store(b.or_(b.load(bits), addr), bits)
+        b.branch(nxt)
+        b.position_at_end(after)
+        ok = b.icmp_signed("==", b.load(failed), zero)
+        for a, slots in ranges.items():
+            space, _, size = lg.mem_access(code[a][2])
+            lo, hi, bits = (b.load(x) for x in slots)
+            if space == "shared":
+                inside = self.shared_fits(hi, size)
+            else:
+                found = [self._local_var(f"found{a}_{n}") for n in ("lo", "hi")]
+                inside = b.call(self.find_fn, [lo, b.add(hi, ir.Constant(I64, size)), self.ctxp] + found)
+            aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), zero)
+            ok = b.and_(ok, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
+        return ok
+
+    def _phase_lanes(self, pcs, v, w, resume, run):
+        """The loop of ``_phase`` over the chunk's lanes."""
         b, code, seg = self.b, self.code, self.seg
         first = pcs[0]
         self.phase_pcs = set(pcs)
-        b.store(ir.Constant(I64, 0), self.seg_most)
         self.next_lane, after = self._lanes(f"s{first}", *(run[:2] if run else ()))
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
@@ -817,13 +909,6 @@ class CutRegionBuilder(RegionBuilder):
             else:
                 b.branch(self._edge(end - 1, end))
         b.position_at_end(after)
-        if run and first_phase:           # the lanes that left at once: their instructions, as _lane_done counts them
-            left, span = run[2], ir.Constant(I64, run[3])
-            b.store(b.add(b.load(self.total), b.mul(left, span)), self.total)
-            m = b.load(self.seg_most)
-            b.store(b.select(b.and_(b.icmp_signed(">", left, ir.Constant(I64, 0)), b.icmp_signed(">", span, m)),
-                             span, m), self.seg_most)
-        b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
 
     def _park(self, t):
         """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that the

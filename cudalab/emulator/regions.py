@@ -96,6 +96,17 @@ A tree reduction's loop then costs the threads that work, not every thread at ev
 hold only for chunks that started at the region's start (the interpreter's threads entering at a
 loop head run thread by thread, as before).
 
+**Addresses checked first.** Every global and shared access of native code is checked (inside
+an allocation, aligned) so that a lane that would fault stops at its own instruction; per lane
+that costs more than the access, and its bail-out branch keeps LLVM from vectorizing the lane
+loop. A phase's accesses whose addresses come from plain integer arithmetic on what the phase
+starts with (thread and block indices, kernel parameters, registers from earlier segments:
+``prechecks``) are therefore checked for the whole block first, in a loop of their own that
+keeps each access's lowest and highest address and alignment bits: one allocation search or one
+comparison then covers every lane, and the phase runs them unchecked. A block where one would
+fault runs the checked loop instead (regiongen ``_precheck``), so errors and bytes stay the
+interpreter's. Addresses that come from loaded values (a histogram's bin) stay checked per lane.
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
@@ -370,6 +381,66 @@ def phases(code, a, z, src=None, reconv=None, live_out=None):
     return out
 
 
+def prechecks(code, pcs, param_offsets):
+    """The global and shared accesses of a phase (regiongen ``_precheck``) whose addresses every
+    lane can compute before the phase runs, and the instructions that compute them: integer
+    arithmetic (``_arithmetic``) on registers the phase gets, on thread and block indices and on
+    kernel parameters, each unguarded and on every path to the access (no branch of the phase
+    jumps over it to a point before the access). -> (access pcs, slice pcs), ascending; nothing
+    for a phase not in pc order (a diamond's taken side first)."""
+    from .decode import _regs
+    from .engine import K_BRA, K_NORMAL
+    from .llvmgen import mem_access
+    if list(pcs) != sorted(pcs):
+        return [], []
+    skips = [(q, code[q][3]) for q in pcs if code[q][0] == K_BRA and code[q][3] is not None]
+
+    def computable(o):
+        return _same_for(o, _ANY, _UNIFORM_SREGS, param_offsets)
+
+    def slice_of(a, regs):
+        out, todo, seen = set(), list(regs), set()
+        while todo:
+            x = todo.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            for q in pcs:
+                if q >= a or x not in defined(code, q, q + 1):
+                    continue
+                inst = code[q][2]
+                if (code[q][0] != K_NORMAL or not _arithmetic(inst, computable, param_offsets)
+                        or any(j < q < t <= a for j, t in skips)):
+                    return None
+                out.add(q)
+                todo += [r for o in inst.operands[1:] for r in _regs(o)]
+        return out
+    accesses, need = [], set()
+    for a in pcs:
+        inst = code[a][2]
+        if inst.opcode not in ("ld", "ldu", "st", "atom", "red") or _space(inst) not in ("global", "const", "shared"):
+            continue
+        op = mem_access(inst)[1]
+        base = op[1] if op[0] == "mem" else ("other",)
+        if base is not None and not (base[0] == "reg" or base[0] == "sym" and base[1] not in param_offsets):
+            continue
+        part = slice_of(a, list(_regs(op)))
+        if part is not None:
+            accesses.append(a)
+            need |= part
+    return accesses, sorted(need)
+
+
+class _Any:
+    """Every register (``_same_for``'s ``regs`` where any register will do)."""
+
+    def __contains__(self, name):
+        return True
+
+
+_ANY = _Any()
+
+
 def segments(s, e, bounds):
     """[(first pc, end pc)] of a region's segments: the stretches between its bounds (cuts, jumps
     and their targets: ``skeleton``), each cut the first instruction of the segment after it."""
@@ -515,8 +586,9 @@ def tid_guard(df, a, z, uniform, live_in):
     ``%tid`` only ever ``%tid.x`` and ``U`` an immediate or a block-uniform register: the threads
     that do not leave for ``z`` are a run of thread indices, a prefix or a suffix (the tree
     reduction's ``if (tid < stride)``), so in a 1-D block only they need running (regiongen's
-    ``_narrowed``). -> dict(setp=pc, span=instructions a leaving thread runs, U=operand,
-    signed, prefix, plus=1 if the run ends after U else 0), or None."""
+    ``_narrowed``), or the one thread ``U`` (``if (tid == 0)`` after a reduction). -> dict(setp=pc,
+    span=instructions a leaving thread runs, U=operand, signed, prefix, plus=1 if the run ends
+    after U else 0, single: only thread U stays), or None."""
     from .dtypes import storage
     from .engine import K_BRA, K_NORMAL
     f, code = df.func, df.code
@@ -525,7 +597,7 @@ def tid_guard(df, a, z, uniform, live_in):
         return None
     inst, bra = code[p][2], code[p + 1][2]
     ops = inst.operands
-    cmp = next((m for m in inst.mods if m in ("lt", "le", "gt", "ge")), None)
+    cmp = next((m for m in inst.mods if m in ("lt", "le", "gt", "ge", "eq", "ne")), None)
     if (inst.opcode != "setp" or inst.guard or cmp is None or inst.type not in ("s32", "u32") or len(ops) != 3
             or ops[0][0] != "reg" or bra.opcode != "bra" or code[p + 1][3] != z or not bra.guard
             or bra.guard[0] != ops[0][1] or ops[0][1] in live_in[z]):
@@ -544,14 +616,18 @@ def tid_guard(df, a, z, uniform, live_in):
     if is_tid(ops[1]) and is_u(ops[2]):
         u = ops[2]
     elif is_tid(ops[2]) and is_u(ops[1]):
-        u, cmp = ops[1], {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[cmp]      # U < t is t > U
+        u, cmp = ops[1], {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}[cmp]   # U < t: t > U
     else:
         return None
+    if cmp in ("eq", "ne"):         # only thread U stays where t != U sends a thread away, else none is a run
+        if (cmp == "ne") == bool(bra.guard[1]):
+            return None
+        return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=False, plus=0, single=True)
     # (t cmp U) is what sends a thread away, or with @!%p its negation; stay = not leave
     below = cmp in ("lt", "le")                 # the predicate holds for the low thread indices
     stays_low = below == bool(bra.guard[1])
     return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=stays_low,
-                plus=int(cmp in ("le", "gt")))
+                plus=int(cmp in ("le", "gt")), single=False)
 
 
 def spins(code, head, back):
