@@ -11,7 +11,8 @@ stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_
 ``device_array``..., numba's DeviceNDArray with slicing and views: pykernels/devicearray.py),
 pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
 ``get_current_device``/``current_context`` (the selected device profile). Code that imported a
-name before install() keeps numba's. ``uninstall()`` puts numba's own back.
+name before install() keeps numba's. ``uninstall()`` puts numba's own back. CuPy, unless a program
+imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory.
 
 The environment variable reaches a program that never imports cudalab through ``cudalab-numba.pth``,
 which pip puts into site-packages (setup.py says how): Python runs a ``.pth`` file's import lines at
@@ -78,6 +79,11 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     for cls, name, new in _method_patches():
         _SAVED.setdefault((cls, name), cls.__dict__[name])
         setattr(cls, name, new)
+    if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
+        from . import cupy
+        for name, module in cupy.modules().items():
+            _SAVED.setdefault(("modules", name), None)
+            sys.modules[name] = module
     if watchdog is not None:
         _SAVED.setdefault("watchdog", device.WATCHDOG_SECONDS)
         device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))
@@ -120,6 +126,9 @@ def uninstall():
     if "watchdog" in _SAVED:
         device.set_watchdog(_SAVED.pop("watchdog"))
     for name, old in _SAVED.items():
+        if name[0] == "modules":
+            sys.modules.pop(name[1], None)
+            continue
         owner, name = name if isinstance(name, tuple) else (cuda, name)
         if old is None:
             delattr(owner, name)
