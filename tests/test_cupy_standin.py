@@ -1,0 +1,135 @@
+"""Course programs that make their arrays with CuPy and run numba.cuda kernels on them work unchanged
+after cudalab.numba.install(): cupy's arrays are cudalab device arrays, a kernel writes into them, a
+numba array seen through cupy.asarray is the same memory, and CuPy's checks and timings answer."""
+import sys
+
+import numpy as np
+import pytest
+
+import cudalab.numba
+
+
+@pytest.fixture
+def cuda():
+    cudalab.numba.install()
+    from numba import cuda
+    yield cuda
+    cudalab.numba.uninstall()
+
+
+@pytest.fixture
+def cp(cuda):
+    import cupy
+    return cupy
+
+
+def test_a_kernel_adds_two_cupy_arrays(cuda, cp):
+    @cuda.jit
+    def add(x, y, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, x.shape[0], stride):
+            out[i] = x[i] + y[i]
+
+    a = cp.arange(10)
+    b = a * 2
+    out = cp.zeros_like(a)
+    add[1, 32](a, b, out)
+    assert str(out) == "[ 0  3  6  9 12 15 18 21 24 27]"
+    assert repr(a + b) == "array([ 0,  3,  6,  9, 12, 15, 18, 21, 24, 27])"
+    cp.testing.assert_array_equal(out, a + b)
+
+
+def test_cupy_asarray_of_a_numba_array_shares_its_memory(cuda, cp):
+    x_numba = cuda.to_device(np.arange(10))
+    x_cupy = cp.asarray(x_numba)
+    assert float(x_cupy.mean()) == 4.5
+
+    @cuda.jit
+    def add_one(x):
+        i = cuda.grid(1)
+        if i < len(x):
+            x[i] += 1
+    add_one[1, 32](x_numba)
+    assert float(x_cupy.mean()) == 5.5          # the kernel wrote the memory both arrays view
+    assert cuda.as_cuda_array(x_cupy).copy_to_host()[0] == 1
+
+
+def test_reductions_give_0d_arrays_and_python_numbers(cp):
+    a = cp.arange(1, 5, dtype=cp.float32)
+    total = a.sum()
+    assert isinstance(total, cp.ndarray) and total.shape == ()
+    assert f"{total:.1f}" == "10.0" and int(total) == 10 and bool(total > 9)
+    assert float(cp.sqrt(a)[3]) == 2.0
+    np.testing.assert_array_equal(cp.asnumpy(cp.where(a > 2, a, 0)), [0, 0, 3, 4])
+    assert abs(float(cp.linalg.norm(cp.array([3.0, 4.0]))) - 5.0) < 1e-12
+
+
+def test_views_masks_and_in_place_changes_reach_device_memory(cp):
+    d = cp.zeros((4, 4), dtype=cp.float32)
+    d[1:3, ::2] = 5
+    assert d.T.shape == (4, 4) and d.T[0, 1] == 5
+    d[d > 1] += 1
+    c = d.copy()
+    c.sort(axis=0)
+    np.testing.assert_array_equal(d.get()[1], [6, 0, 6, 0])
+    np.testing.assert_array_equal(c.get()[:, 0], [0, 0, 6, 6])
+    d += 1
+    assert float(d.sum()) == 4 * 7 + 12 * 1
+    c.fill(2)
+    assert float(c.sum()) == 32 and float(d.sum()) == 40
+
+
+def test_implicit_conversion_to_numpy_is_refused_as_in_cupy(cp):
+    with pytest.raises(TypeError, match=r"use `\.get\(\)`"):
+        np.asarray(cp.arange(3))
+
+
+def test_cupy_streams_events_and_the_runtime(cuda, cp):
+    @cuda.jit
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+
+    x = cp.ones(256, dtype=cp.int32)
+    s = cp.cuda.Stream()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    with s:
+        start.record()
+        double[1, 256, cuda.external_stream(s.ptr)](x)
+        end.record()
+    end.synchronize()
+    assert cp.cuda.get_elapsed_time(start, end) > 0
+    assert int(x.sum()) == 512
+    cp.cuda.runtime.memset(x.data.ptr, 0, x.nbytes)
+    assert int(x.sum()) == 0
+    assert cp.cuda.runtime.getDeviceProperties(0)["name"] == cuda.get_current_device().name.encode()
+
+
+def test_benchmark_times_a_kernel_on_the_modeled_timeline(cuda, cp):
+    import cupyx
+
+    @cuda.jit
+    def copy(src, dst):
+        i = cuda.grid(1)
+        dst[i] = src[i]
+    src = cp.arange(4096)
+    dst = cp.empty_like(src)
+    result = cupyx.profiler.benchmark(copy[16, 256], (src, dst), n_repeat=3, n_warmup=1)
+    assert result.gpu_times.shape == (1, 3) and (result.gpu_times > 0).all()
+    np.testing.assert_allclose(result.gpu_times, result.gpu_times[0, 0], rtol=1e-9)   # the model's time, each run
+    cp.testing.assert_array_equal(src, dst)
+
+
+def test_cupys_own_kernels_are_refused_with_the_reason(cp):
+    from cudalab.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="real CuPy on a GPU"):
+        cp.RawKernel("extern \"C\" __global__ void k() {}", "k")
+
+
+def test_uninstall_takes_the_stand_in_away():
+    cudalab.numba.install()
+    import cupy
+    assert cupy.__name__ == "cudalab.cupy" and sys.modules["cupy.cuda.nvtx"].RangePush("x") is None
+    cudalab.numba.uninstall()
+    assert "cupy" not in sys.modules and "cupyx.profiler" not in sys.modules
