@@ -93,6 +93,11 @@ class ndarray(DeviceNDArray):
             return _device(_host(self).reshape(*shape, order=order))
 
     @property
+    def flags(self):
+        """CuPy's flags: ``a.flags.c_contiguous`` and ``a.flags["C_CONTIGUOUS"]``."""
+        return _Flags(self.is_c_contiguous(), self.is_f_contiguous(), self._base is None)
+
+    @property
     def data(self):
         """CuPy's MemoryPointer: ``a.data.ptr`` is the device address."""
         return types.SimpleNamespace(ptr=self.device_ptr, mem=self)
@@ -130,6 +135,12 @@ class ndarray(DeviceNDArray):
             return _wrap(out)
         method.__name__ = name
         return method
+
+
+class _Flags(dict):
+    def __init__(self, c_contiguous, f_contiguous, owndata):
+        super().__init__(C_CONTIGUOUS=c_contiguous, F_CONTIGUOUS=f_contiguous, OWNDATA=owndata)
+        self.c_contiguous, self.f_contiguous, self.owndata = c_contiguous, f_contiguous, owndata
 
 
 def _operator(name, inplace=False):

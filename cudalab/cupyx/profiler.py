@@ -21,7 +21,8 @@ class _PerfCaseResult:
 
     def __str__(self):
         def stat(t):
-            return f"{t.mean() * 1e6:>12.3f} us +/- {t.std() * 1e6:>7.3f} (min: {t.min() * 1e6:>9.3f} / max: {t.max() * 1e6:>9.3f}) us"
+            return (f"{t.mean() * 1e6:>10.3f} us   +/- {t.std() * 1e6:>6.3f} (min: {t.min() * 1e6:>9.3f} / "
+                    f"max: {t.max() * 1e6:>9.3f}) us")
         return f"{self.name:<20s}:    CPU:{stat(self.cpu_times)}     GPU-0:{stat(self.gpu_times[0])}"
 
     def to_str(self, show_gpu=True):
