@@ -121,10 +121,10 @@ def test_benchmark_times_a_kernel_on_the_modeled_timeline(cuda, cp):
     cp.testing.assert_array_equal(src, dst)
 
 
-def test_cupys_own_kernels_are_refused_with_the_reason(cp):
+def test_a_reduction_kernel_is_refused_with_what_to_write_instead(cp):
     from cudalab.errors import UnsupportedError
-    with pytest.raises(UnsupportedError, match="real CuPy on a GPU"):
-        cp.RawKernel("extern \"C\" __global__ void k() {}", "k")
+    with pytest.raises(UnsupportedError, match="numba.cuda kernel"):
+        cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
 
 
 def test_uninstall_takes_the_stand_in_away():
@@ -133,3 +133,39 @@ def test_uninstall_takes_the_stand_in_away():
     assert cupy.__name__ == "cudalab.cupy" and sys.modules["cupy.cuda.nvtx"].RangePush("x") is None
     cudalab.numba.uninstall()
     assert "cupy" not in sys.modules and "cupyx.profiler" not in sys.modules
+
+
+def test_numpy_functions_given_cupy_arrays_answer_with_cupy_arrays(cp):
+    u, s, v = np.linalg.svd(cp.eye(3) * 2)
+    assert isinstance(s, cp.ndarray) and float(s.sum()) == 6.0
+    out = cp.zeros(3)
+    np.add(cp.ones(3), 1, out=out)
+    assert out.get().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_raw_kernel_is_cuda_cpp_run_on_the_emulator(cp):
+    add = cp.RawKernel(r'''
+    extern "C" __global__ void my_add(const float* x1, const float* x2, float* y, int n) {
+        int tid = blockDim.x * blockIdx.x + threadIdx.x;
+        if (tid < n) y[tid] = x1[tid] + x2[tid];
+    }''', "my_add")
+    x = cp.arange(25, dtype=cp.float32).reshape(5, 5)
+    y = cp.zeros((5, 5), dtype=cp.float32)
+    add((4,), (8,), (x, x, y, cp.int32(25)))
+    cp.testing.assert_array_equal(y, 2 * x)
+    fill = cp.RawModule(code='extern "C" __global__ void fill(int* a, int v) { a[threadIdx.x] = v; }').get_function("fill")
+    z = cp.zeros(8, dtype=cp.int32)
+    fill((1,), (8,), (z, 7))
+    assert z.get().tolist() == [7] * 8
+
+
+def test_an_elementwise_kernel_broadcasts_binds_types_and_indexes_raw_arrays(cp):
+    squared_diff = cp.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")
+    x = cp.arange(10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_array_equal(squared_diff(x, cp.arange(5, dtype=np.float32)).get(), [[0] * 5, [25] * 5])
+    np.testing.assert_array_equal(squared_diff(x, 5).get()[0], [25, 16, 9, 4, 1])
+    generic = cp.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff_generic")
+    result = generic(cp.arange(4), cp.arange(4) * 3)
+    assert result.dtype == np.int64 and result.get().tolist() == [0, 4, 16, 36]
+    add_reverse = cp.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
+    assert add_reverse(cp.arange(5.0), cp.arange(5.0)).get().tolist() == [4.0] * 5

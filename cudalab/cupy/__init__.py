@@ -11,8 +11,9 @@ program runs its kernels on the emulator unchanged.
 memory. What CuPy itself computes (arithmetic, ``cp.sum``, ``cp.random``...) is numpy's function run
 on the host over the array's values, and the result is stored in device memory: the answers are
 numpy's, but these operations are not emulated kernels (the profile and the timeline do not show
-them). CuPy's own kernels (``RawKernel``, ``ElementwiseKernel``) and libraries (cuFFT, cuBLAS
-handles) need the real CuPy on a GPU.
+them). ``RawKernel``, ``RawModule`` and ``ElementwiseKernel`` are CUDA C++ that
+cudalab compiles and emulates (cudalab/cupy/kernels.py); CuPy's libraries (cuFFT, cuBLAS handles) and
+``ReductionKernel`` need the real CuPy on a GPU.
 """
 from __future__ import annotations
 
@@ -59,6 +60,13 @@ class ndarray(DeviceNDArray):
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct "
                         "a NumPy array explicitly.")
+
+    # numpy's functions given a device array answer with device arrays, as CuPy's do (np.linalg.svd(a))
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _on_host(getattr(ufunc, method), inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _on_host(func, args, kwargs)
 
     # ------------------------------------------------------------------ indexing: views, or numpy's rules
     def __getitem__(self, index):
@@ -297,17 +305,9 @@ class _MemoryPool:
 _POOL = _MemoryPool()
 
 
-def _needs_cupy(name):
-    def refuse(*args, **kwargs):
-        raise UnsupportedError(f"cupy.{name} compiles and runs CuPy's own GPU kernels: it needs the real CuPy on a "
-                               "GPU. On cudalab write the kernel with numba.cuda (@cuda.jit), or as CUDA C++ in a "
-                               "%%cuda cell.")
-    refuse.__name__ = name
-    return refuse
-
-
-for _name in ("RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel"):
-    globals()[_name] = _needs_cupy(_name)
+def ReductionKernel(*args, **kwargs):      # noqa: N802  (CuPy's class name)
+    raise UnsupportedError("cupy.ReductionKernel is not in cudalab's CuPy stand-in: write the reduction as a "
+                           "numba.cuda kernel (@cuda.jit, or @cuda.reduce), or as CUDA C++ in a cupy.RawKernel.")
 
 
 def __getattr__(name):
@@ -328,17 +328,27 @@ def _numpy_name(namespace, name, where):
         return attr
 
     def function(*args, **kwargs):
-        out = kwargs.get("out")
-        if isinstance(out, DeviceArray):
-            kwargs["out"] = _host(out)
-        result = attr(*_host_args(args), **_host_args(kwargs))
-        if isinstance(out, DeviceArray):
-            _store(out, kwargs["out"])
-            return out
-        return _wrap(result)
+        return _on_host(attr, args, kwargs)
     function.__name__ = name
     function.__doc__ = f"numpy's {name} over device arrays' values (cudalab's CuPy stand-in)."
     return function
+
+
+def _on_host(function, args, kwargs):
+    """numpy's ``function`` over device arrays' values; the result in device memory (``out=`` arrays
+    written back)."""
+    out = kwargs.get("out")
+    outs = out if isinstance(out, tuple) else (out,)
+    if any(isinstance(o, DeviceArray) for o in outs):
+        kwargs = dict(kwargs, out=_host_args(out))
+    result = function(*_host_args(args), **_host_args({k: v for k, v in kwargs.items() if k != "out"}),
+                      **({"out": kwargs["out"]} if "out" in kwargs else {}))
+    if any(isinstance(o, DeviceArray) for o in outs):
+        for device, values in zip(outs, kwargs["out"] if isinstance(out, tuple) else (kwargs["out"],)):
+            if isinstance(device, DeviceArray):
+                _store(device, values)
+        return out
+    return _wrap(result)
 
 
 class _NumpyModule:
@@ -350,6 +360,8 @@ class _NumpyModule:
     def __getattr__(self, name):
         return _numpy_name(self._module, name, self._where)
 
+
+from .kernels import ElementwiseKernel, RawKernel, RawModule  # noqa: E402,F401
 
 # the submodules use ndarray above; imported by name, since ``from . import random`` would ask __getattr__
 # first, which answers numpy's
