@@ -121,10 +121,15 @@ def test_benchmark_times_a_kernel_on_the_modeled_timeline(cuda, cp):
     cp.testing.assert_array_equal(src, dst)
 
 
-def test_a_reduction_kernel_is_refused_with_what_to_write_instead(cp):
-    from cudalab.errors import UnsupportedError
-    with pytest.raises(UnsupportedError, match="numba.cuda kernel"):
-        cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+def test_a_reduction_kernel_maps_combines_and_post_maps_along_an_axis(cp):
+    l2norm = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    x = cp.arange(10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_allclose(l2norm(x, axis=1).get(), np.linalg.norm(x.get(), axis=1), rtol=1e-6)
+    np.testing.assert_allclose(float(l2norm(x)), np.linalg.norm(x.get()), rtol=1e-6)
+    assert l2norm(x, axis=0, keepdims=True).shape == (1, 5)
+    largest = cp.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "-1e30", "largest")
+    r = cp.random.random((300, 7)).astype(cp.float32)
+    np.testing.assert_array_equal(largest(r, axis=0).get(), r.get().max(axis=0))
 
 
 def test_uninstall_takes_the_stand_in_away():

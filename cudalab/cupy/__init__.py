@@ -11,9 +11,9 @@ program runs its kernels on the emulator unchanged.
 memory. What CuPy itself computes (arithmetic, ``cp.sum``, ``cp.random``...) is numpy's function run
 on the host over the array's values, and the result is stored in device memory: the answers are
 numpy's, but these operations are not emulated kernels (the profile and the timeline do not show
-them). ``RawKernel``, ``RawModule`` and ``ElementwiseKernel`` are CUDA C++ that
-cudalab compiles and emulates (cudalab/cupy/kernels.py); CuPy's libraries (cuFFT, cuBLAS handles) and
-``ReductionKernel`` need the real CuPy on a GPU.
+them). ``RawKernel``, ``RawModule``, ``ElementwiseKernel`` and ``ReductionKernel``
+are CUDA C++ that cudalab compiles and emulates (cudalab/cupy/kernels.py); CuPy's libraries (cuFFT,
+cuBLAS handles) need the real CuPy on a GPU.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ import types
 
 import numpy as np
 
-from ..errors import UnsupportedError
 from ..pykernels.devicearray import DeviceNDArray, c_strides
 from ..runtime.arrays import DeviceArray
 
@@ -305,11 +304,6 @@ class _MemoryPool:
 _POOL = _MemoryPool()
 
 
-def ReductionKernel(*args, **kwargs):      # noqa: N802  (CuPy's class name)
-    raise UnsupportedError("cupy.ReductionKernel is not in cudalab's CuPy stand-in: write the reduction as a "
-                           "numba.cuda kernel (@cuda.jit, or @cuda.reduce), or as CUDA C++ in a cupy.RawKernel.")
-
-
 def __getattr__(name):
     """numpy's name for what CuPy does the same way: dtypes and constants as they are, functions
     (``cp.zeros``, ``cp.sqrt``, ``cp.where``, ``cp.sum``...) run by numpy with device arrays in and out,
@@ -361,7 +355,7 @@ class _NumpyModule:
         return _numpy_name(self._module, name, self._where)
 
 
-from .kernels import ElementwiseKernel, RawKernel, RawModule  # noqa: E402,F401
+from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  # noqa: E402,F401
 
 # the submodules use ndarray above; imported by name, since ``from . import random`` would ask __getattr__
 # first, which answers numpy's

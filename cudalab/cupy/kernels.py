@@ -162,3 +162,88 @@ class ElementwiseKernel:
                       + f"        {self.operation};\n    }}\n    {self.after_loop}\n}}\n")
             self._compiled[key] = RawKernel(source, self.name, self.options).kernel
         return self._compiled[key]
+
+
+class ReductionKernel:
+    """CuPy's reduction kernel: each input element is mapped (``map_expr``), the values are combined
+    pairwise (``reduce_expr`` over ``a`` and ``b``, starting from ``identity``) and the result written
+    (``post_map_expr``, ``a`` the reduced value). One block per output value: each thread combines a
+    strided share of the reduced elements, then the block combines its threads' values in shared
+    memory, as CuPy's generated kernel does."""
+
+    THREADS = 256
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",
+                 reduce_type=None, reduce_dims=True, preamble="", options=()):
+        self.inputs, self.outputs = _params(in_params), _params(out_params)
+        self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
+        self.identity, self.name, self.reduce_type = identity, name, reduce_type
+        self.preamble, self.options = preamble, tuple(options)
+        self._compiled: dict = {}
+
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
+        from . import _device, _host, ndarray
+        ins = list(args[:len(self.inputs)])
+        outs = list(args[len(self.inputs):]) or ([out] if out is not None else [])
+        arrays = [a for (raw, _, _), a in zip(self.inputs, ins) if isinstance(a, DeviceArray)]
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        axes = tuple(range(len(shape))) if axis is None else tuple(k % len(shape) for k in np.atleast_1d(axis))
+        kept = [k for k in range(len(shape)) if k not in axes]
+        order = kept + list(axes)             # the reduced axes last: each output's elements are consecutive
+        for k, a in enumerate(ins):
+            if isinstance(a, (DeviceArray, np.ndarray)):
+                values = np.broadcast_to(_host(a) if isinstance(a, DeviceArray) else a, shape)
+                ins[k] = _device(np.transpose(values, order))
+        out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else tuple(shape[k] for k in kept)
+        types = ElementwiseKernel._bind(self, ins, outs)
+        if not outs:
+            outs = [ndarray(out_shape, ElementwiseKernel._dtype(t, types)) for _, t, _ in self.outputs]
+        kinds = tuple(isinstance(a, DeviceArray) for a in ins)
+        kernel = self._kernel(kinds, tuple(sorted(types.items())))
+        n_out = int(np.prod(out_shape))
+        m = int(np.prod([shape[k] for k in axes]))
+        values = [a if isinstance(a, DeviceArray) else np.dtype(ElementwiseKernel._dtype(t, types)).type(a)
+                  for (_, t, _), a in zip(self.inputs, ins)]
+        _launch(kernel, max(1, min(n_out, 65535)), self.THREADS, [*values, *outs, np.int64(m), np.int64(n_out)], 0,
+                stream)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _kernel(self, kinds, types):
+        key = (kinds, types)
+        if key not in self._compiled:
+            types = dict(types)
+            c = {t: C_TYPES[dt.name] for t, dt in types.items()}
+            c.update({t: C_TYPES[t] for _, t, _ in self.inputs + self.outputs if t in C_TYPES})
+            reduce_type = C_TYPES.get(self.reduce_type, self.reduce_type) or c[self.outputs[0][1]]
+            params, loads, stores = [], [], []
+            for (raw, t, name), is_array in zip(self.inputs, kinds):
+                if is_array:
+                    params.append(f"const {c[t]}* _p_{name}")
+                    loads.append(f"const {c[t]} {name} = _p_{name}[i];")
+                else:
+                    params.append(f"{c[t]} {name}")
+            for raw, t, name in self.outputs:
+                params.append(f"{c[t]}* _p_{name}")
+                stores.append(f"{c[t]} &{name} = _p_{name}[_j];")
+            typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
+            # CuPy's own macros: the expressions' a and b are their parameters, whatever the inputs are named
+            source = (f"{typedefs}typedef {reduce_type} type_reduce;\n{self.preamble}\n"
+                      f"#define REDUCE(a, b) ({self.reduce_expr})\n#define POST_MAP(a) ({self.post_map_expr})\n"
+                      f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _m, long long _n_out) {{\n'
+                      f"    __shared__ type_reduce _shared[{self.THREADS}];\n"
+                      "    for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {\n"
+                      f"        type_reduce _acc = (type_reduce)({self.identity});\n"
+                      "        for (long long _k = threadIdx.x; _k < _m; _k += blockDim.x) {\n"
+                      "            long long i = _j * _m + _k;\n"
+                      + "".join(f"            {line}\n" for line in loads)
+                      + f"            _acc = REDUCE(_acc, (type_reduce)({self.map_expr}));\n"
+                      "        }\n"
+                      "        _shared[threadIdx.x] = _acc;\n        __syncthreads();\n"
+                      "        for (int _s = blockDim.x / 2; _s > 0; _s >>= 1) {\n"
+                      "            if (threadIdx.x < _s) _shared[threadIdx.x] = REDUCE(_shared[threadIdx.x], _shared[threadIdx.x + _s]);\n"
+                      "            __syncthreads();\n        }\n"
+                      "        if (threadIdx.x == 0) {\n"
+                      + "".join(f"            {line}\n" for line in stores)
+                      + "            POST_MAP(_shared[0]);\n        }\n        __syncthreads();\n    }\n}\n")
+            self._compiled[key] = RawKernel(source, self.name, self.options).kernel
+        return self._compiled[key]
