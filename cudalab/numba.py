@@ -92,9 +92,13 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
 class _InstallAfterImport:
     """A meta path finder that finds nothing itself: when ``numba.cuda`` is about to load, it lets the
     other finders find it (numba-cuda's redirector among them) and runs install() once the module has
-    executed. The loader itself is kept, so ``importlib.resources`` on numba.cuda still works."""
+    executed. The loader itself is kept, so ``importlib.resources`` on numba.cuda still works. A
+    program that imports CuPy first gets install() at once, and with it cudalab's CuPy stand-in."""
 
     def find_spec(self, name, path=None, target=None):
+        if name in ("cupy", "cupyx"):
+            install()
+            return importlib.util.spec_from_loader(name, _Loaded(sys.modules[name])) if name in sys.modules else None
         if name != "numba.cuda":
             return None
         sys.meta_path.remove(self)
@@ -108,6 +112,19 @@ class _InstallAfterImport:
             install()
         spec.loader.exec_module = exec_then_install
         return spec
+
+
+class _Loaded:
+    """A loader that hands the import system a module that is loaded already (the CuPy stand-in)."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        pass
 
 
 def install_on_import():

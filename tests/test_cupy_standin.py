@@ -174,3 +174,14 @@ def test_an_elementwise_kernel_broadcasts_binds_types_and_indexes_raw_arrays(cp)
     assert result.dtype == np.int64 and result.get().tolist() == [0, 4, 16, 36]
     add_reverse = cp.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
     assert add_reverse(cp.arange(5.0), cp.arange(5.0)).get().tolist() == [4.0] * 5
+
+
+def test_a_program_that_imports_cupy_before_numba_gets_the_stand_in(tmp_path):
+    # what CUDALAB_NUMBA=1 does at start-up (cudalab-numba.pth), then a program's own imports
+    import subprocess
+    program = tmp_path / "cupy_first.py"
+    program.write_text("import cudalab.numba\ncudalab.numba.install_on_import()\nimport cupy as cp\n"
+                       "from numba import cuda\n\n@cuda.jit\ndef inc(x):\n    x[cuda.grid(1)] += 1\n\n"
+                       "a = cp.zeros(4)\ninc[1, 4](a)\nprint(cp.__name__, a)\n")
+    run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "cudalab.cupy [1. 1. 1. 1.]", run.stderr
