@@ -34,7 +34,9 @@ class ndarray(DeviceNDArray):
     __array_priority__ = 100        # numpy's operators defer to this class's reflected ones
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, base=None, device=None):
-        super().__init__(shape, dtype, device=device, ptr=memptr, strides=strides, base=base)
+        # memptr: CuPy's MemoryPointer (``a.data``) or a device address
+        super().__init__(shape, dtype, device=device, ptr=getattr(memptr, "ptr", memptr), strides=strides,
+                         base=base if base is not None else getattr(memptr, "mem", None))
         if strides is None and order == "F":
             from ..pykernels.devicearray import f_strides
             self.strides = f_strides(self.shape, self.dtype.itemsize)
