@@ -185,3 +185,20 @@ def test_a_program_that_imports_cupy_before_numba_gets_the_stand_in(tmp_path):
                        "a = cp.zeros(4)\ninc[1, 4](a)\nprint(cp.__name__, a)\n")
     run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
     assert run.stdout.strip() == "cudalab.cupy [1. 1. 1. 1.]", run.stderr
+
+
+def test_a_cupyx_jit_kernel_is_numbas_dialect_launched_as_cupy_launches(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def elementwise_copy(x, y, size):
+        tid = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        for i in range(tid, size, jit.gridDim.x * jit.blockDim.x):
+            y[i] = 2 * x[i]
+
+    x = cp.random.normal(size=(5000,), dtype=cp.float32)
+    y = cp.empty_like(x)
+    elementwise_copy((4,), (128,), (x, y, cp.uint32(x.size)))
+    cp.testing.assert_array_equal(y, 2 * x)
+    elementwise_copy[2, 64](y, x, cp.uint32(x.size))
+    cp.testing.assert_array_equal(x, 2 * y)

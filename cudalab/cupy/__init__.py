@@ -370,6 +370,7 @@ def modules() -> dict:
     """The names under which Python finds this stand-in once cudalab.numba.install() puts it in place."""
     cupyx = importlib.import_module("cudalab.cupyx")
     profiler = importlib.import_module("cudalab.cupyx.profiler")
+    jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": sys.modules[__name__], "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
             "cupy.cuda.runtime": cuda.runtime, "cupy.random": random, "cupy.testing": testing,
-            "cupyx": cupyx, "cupyx.profiler": profiler}
+            "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}

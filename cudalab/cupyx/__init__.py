@@ -1,2 +1,3 @@
-"""cupyx, with the one part course programs use with numba.cuda: ``cupyx.profiler`` (see cudalab.cupy)."""
-from . import profiler  # noqa: F401
+"""cupyx, with the parts course programs use next to numba.cuda: ``cupyx.profiler`` and ``cupyx.jit``
+(see cudalab.cupy)."""
+from . import jit, profiler  # noqa: F401
