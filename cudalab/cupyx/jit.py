@@ -22,12 +22,21 @@ shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (_cuda.shfl_sync, _cuda
 
 
 def _as_numba(func):
-    """``func`` with every global that is this module (``from cupyx import jit``) read as numba.cuda."""
+    """``func`` with every global or closure variable that is this module (``from cupyx import jit``)
+    read as numba.cuda."""
     this = sys.modules[__name__]
-    if not any(v is this for v in func.__globals__.values()):
+
+    def is_this(cell):
+        try:
+            return cell.cell_contents is this
+        except ValueError:          # a variable not yet assigned
+            return False
+    closure = func.__closure__ or ()
+    if not any(v is this for v in func.__globals__.values()) and not any(map(is_this, closure)):
         return func
     names = {k: _cuda if v is this else v for k, v in func.__globals__.items()}
-    new = types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, func.__closure__)
+    cells = tuple(types.CellType(_cuda) if is_this(c) else c for c in closure) or None
+    new = types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, cells)
     new.__module__, new.__qualname__, new.__doc__ = func.__module__, func.__qualname__, func.__doc__
     return new
 
