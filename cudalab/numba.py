@@ -12,7 +12,8 @@ stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_
 pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
 ``get_current_device``/``current_context`` (the selected device profile). Code that imported a
 name before install() keeps numba's. ``uninstall()`` puts numba's own back. CuPy, unless a program
-imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory.
+imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory;
+the ``nvtx`` package's annotations, where it is not installed, mark nothing (cudalab/nvtx.py).
 
 The environment variable reaches a program that never imports cudalab through ``cudalab-numba.pth``,
 which pip puts into site-packages (setup.py says how): Python runs a ``.pth`` file's import lines at
@@ -79,11 +80,16 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     for cls, name, new in _method_patches():
         _SAVED.setdefault((cls, name), cls.__dict__[name])
         setattr(cls, name, new)
+    stand_ins = {}
     if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
         from . import cupy
-        for name, module in cupy.modules().items():
-            _SAVED.setdefault(("modules", name), None)
-            sys.modules[name] = module
+        stand_ins.update(cupy.modules())
+    if "nvtx" not in sys.modules and importlib.util.find_spec("nvtx") is None:     # NVIDIA courses' annotations
+        from . import nvtx
+        stand_ins["nvtx"] = nvtx
+    for name, module in stand_ins.items():
+        _SAVED.setdefault(("modules", name), None)
+        sys.modules[name] = module
     if watchdog is not None:
         _SAVED.setdefault("watchdog", device.WATCHDOG_SECONDS)
         device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))

@@ -135,9 +135,16 @@ def test_a_reduction_kernel_maps_combines_and_post_maps_along_an_axis(cp):
 def test_uninstall_takes_the_stand_in_away():
     cudalab.numba.install()
     import cupy
+    import nvtx
     assert cupy.__name__ == "cudalab.cupy" and sys.modules["cupy.cuda.nvtx"].RangePush("x") is None
+
+    @nvtx.annotate("phase", color="blue")
+    def phase(x):
+        with nvtx.annotate("inner"):
+            return x + 1
+    assert phase(1) == 2 and nvtx.annotate(phase)(2) == 3
     cudalab.numba.uninstall()
-    assert "cupy" not in sys.modules and "cupyx.profiler" not in sys.modules
+    assert not {"cupy", "cupyx.profiler", "nvtx"} & set(sys.modules)
 
 
 def test_numpy_functions_given_cupy_arrays_answer_with_cupy_arrays(cp):
