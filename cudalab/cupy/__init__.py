@@ -266,7 +266,7 @@ def empty_like(a, dtype=None, order="K", subok=None, shape=None):
 
 def get_array_module(*args):
     """cupy when an argument is a device array, else numpy (CuPy's way to write code for both)."""
-    return sys.modules[__name__] if any(isinstance(a, DeviceArray) for a in args) else np
+    return _THIS if any(isinstance(a, DeviceArray) for a in args) else np
 
 
 def fuse(*args, **kwargs):
@@ -364,6 +364,11 @@ from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  #
 cuda, random, testing = (importlib.import_module(f"{__name__}.{m}") for m in ("cuda", "random", "testing"))
 
 __version__ = "13.0.0+cudalab"
+_THIS = sys.modules[__name__]
+# what a program prints of CuPy's names (``xp.__name__``, ``type(a)``) is CuPy's; the module stays
+# importable as cudalab.cupy (sys.modules keeps that key)
+__name__ = "cupy"                       # noqa: A001
+ndarray.__module__ = "cupy"
 
 
 def modules() -> dict:
@@ -371,6 +376,6 @@ def modules() -> dict:
     cupyx = importlib.import_module("cudalab.cupyx")
     profiler = importlib.import_module("cudalab.cupyx.profiler")
     jit = importlib.import_module("cudalab.cupyx.jit")
-    return {"cupy": sys.modules[__name__], "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
+    return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
             "cupy.cuda.runtime": cuda.runtime, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}
