@@ -23,7 +23,8 @@ import types
 
 import numpy as np
 
-from ..pykernels.devicearray import DeviceNDArray, c_strides
+from ..emulator.memory import GLOBAL_BASE
+from ..pykernels.devicearray import DeviceNDArray
 from ..runtime.arrays import DeviceArray
 
 
@@ -119,27 +120,28 @@ class ndarray(DeviceNDArray):
 
     # ------------------------------------------------------------------ what prints
     def __repr__(self):
-        return repr(_host(self))
+        return repr(_values(self))
 
     def __str__(self):
-        return str(_host(self))
+        return str(_values(self))
 
     def __format__(self, spec):
         return format(_host(self)[()] if self.ndim == 0 else _host(self), spec)
 
     # numpy's other methods and attributes (sum, mean, astype, copy, fill, sort, real...): numpy's own on the
-    # values; a method that changes the array in place (fill, sort) returns None and its values are stored back
+    # values; a method that changes the array in place (fill, sort) works on a copy that is stored back
     def __getattr__(self, name):
         if name.startswith("_") or not hasattr(np.ndarray, name):
             raise AttributeError(f"cupy.ndarray has no attribute {name!r}")
-        values = _host(self)
+        in_place = name in _IN_PLACE
+        values = _host(self) if in_place else _values(self)
         attr = getattr(values, name)
         if not callable(attr):
             return _wrap(attr)
 
         def method(*args, **kwargs):
             out = attr(*_host_args(args), **_host_args(kwargs))
-            if out is None:
+            if in_place:
                 _store(self, values)
             return _wrap(out)
         method.__name__ = name
@@ -152,11 +154,14 @@ class _Flags(dict):
         self.c_contiguous, self.f_contiguous, self.owndata = c_contiguous, f_contiguous, owndata
 
 
+_IN_PLACE = {"fill", "sort", "put", "partition", "itemset", "setfield"}     # numpy's methods that change the array
+
+
 def _operator(name, inplace=False):
     op = getattr(np.ndarray, name)
 
     def apply(self, *others):
-        out = op(_host(self), *_host_args(others))
+        out = op(_host(self) if inplace else _values(self), *_host_args(others))
         if out is NotImplemented:
             return out
         if inplace:
@@ -186,6 +191,20 @@ def _host(a) -> np.ndarray:
         return np.empty(a.shape, a.dtype)
     lo, hi = a._extent()
     return np.array(a._host_view(a.device.read(a.device_ptr + lo, hi - lo)))
+
+
+def _values(a) -> np.ndarray:
+    """A device array's values for numpy to read: a read-only view of the emulator's memory (no copy:
+    CuPy's arrays are often hundreds of MB), or a copy where the memory is elsewhere."""
+    memory = getattr(a.device, "memory", None)
+    if memory is None or not isinstance(a, DeviceNDArray) or a.size == 0:
+        return _host(a)
+    lo, hi = a._extent()
+    memory._check_host(a.device_ptr + lo, hi - lo)       # a freed array is an error, as for a copy
+    off = a.device_ptr + lo - GLOBAL_BASE
+    view = a._host_view(memory.data[off:off + hi - lo])
+    view.flags.writeable = False
+    return view
 
 
 def _store(a, values):
@@ -219,7 +238,7 @@ def _wrap(x):
 def _host_args(x):
     """Arguments for numpy: device arrays (CuPy's or numba's) as their values, through lists and dicts."""
     if isinstance(x, DeviceArray):
-        return _host(x)
+        return _values(x)
     if isinstance(x, (list, tuple)):
         return type(x)(_host_args(v) for v in x)
     if isinstance(x, dict):
@@ -335,12 +354,13 @@ def _on_host(function, args, kwargs):
     written back)."""
     out = kwargs.get("out")
     outs = out if isinstance(out, tuple) else (out,)
-    if any(isinstance(o, DeviceArray) for o in outs):
-        kwargs = dict(kwargs, out=_host_args(out))
-    result = function(*_host_args(args), **_host_args({k: v for k, v in kwargs.items() if k != "out"}),
-                      **({"out": kwargs["out"]} if "out" in kwargs else {}))
-    if any(isinstance(o, DeviceArray) for o in outs):
-        for device, values in zip(outs, kwargs["out"] if isinstance(out, tuple) else (kwargs["out"],)):
+    written = any(isinstance(o, DeviceArray) for o in outs)
+    if written:          # numpy writes into host copies of them, stored back below
+        copies = tuple(_host(o) if isinstance(o, DeviceArray) else o for o in outs)
+        kwargs = dict(kwargs, out=copies if isinstance(out, tuple) else copies[0])
+    result = function(*_host_args(args), **{k: v if k == "out" else _host_args(v) for k, v in kwargs.items()})
+    if written:
+        for device, values in zip(outs, copies):
             if isinstance(device, DeviceArray):
                 _store(device, values)
         return out
