@@ -80,6 +80,15 @@ def test_views_masks_and_in_place_changes_reach_device_memory(cp):
     assert float(c.sum()) == 32 and float(d.sum()) == 40
 
 
+def test_random_arrays_live_on_the_device_and_shuffle_in_place(cp):
+    cp.random.seed(1)
+    a = cp.arange(10)
+    cp.random.shuffle(a)
+    assert sorted(a.get().tolist()) == list(range(10)) and a.get().tolist() != list(range(10))
+    draws = cp.random.RandomState(3).random_sample((2, 3))
+    assert isinstance(draws, cp.ndarray) and draws.shape == (2, 3) and 0 <= float(draws.min()) < 1
+
+
 def test_implicit_conversion_to_numpy_is_refused_as_in_cupy(cp):
     with pytest.raises(TypeError, match=r"use `\.get\(\)`"):
         np.asarray(cp.arange(3))

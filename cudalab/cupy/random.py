@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _device
+from . import _device, _host, _store
 
 _STATE = np.random.RandomState()
 
@@ -28,12 +28,26 @@ for _name in ("rand", "randn", "randint", "random_sample", "uniform", "normal", 
 random = ranf = sample = _drawn("random_sample")
 
 
+def shuffle(a):
+    """Shuffle a device array's first axis in place."""
+    values = _host(a)
+    _STATE.shuffle(values)
+    _store(a, values)
+
+
+def RandomState(seed=None):         # noqa: N802  (CuPy's class name)
+    """A generator of its own (numpy's RandomState) whose arrays are device arrays."""
+    return _Generator(np.random.RandomState(seed))
+
+
 def default_rng(seed=None):
     """numpy's Generator whose arrays are device arrays."""
     return _Generator(np.random.default_rng(seed))
 
 
 class _Generator:
+    """numpy's generator whose draws are stored in device memory."""
+
     def __init__(self, rng):
         self._rng = rng
 
