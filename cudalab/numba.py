@@ -11,7 +11,9 @@ stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_
 ``device_array``..., numba's DeviceNDArray with slicing and views: pykernels/devicearray.py),
 pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
 ``get_current_device``/``current_context`` (the selected device profile). Code that imported a
-name before install() keeps numba's. ``uninstall()`` puts numba's own back.
+name before install() keeps numba's. ``uninstall()`` puts numba's own back. CuPy, unless a program
+imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory;
+the ``nvtx`` package's annotations, where it is not installed, mark nothing (cudalab/nvtx.py).
 
 The environment variable reaches a program that never imports cudalab through ``cudalab-numba.pth``,
 which pip puts into site-packages (setup.py says how): Python runs a ``.pth`` file's import lines at
@@ -78,6 +80,16 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     for cls, name, new in _method_patches():
         _SAVED.setdefault((cls, name), cls.__dict__[name])
         setattr(cls, name, new)
+    stand_ins = {}
+    if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
+        from . import cupy
+        stand_ins.update(cupy.modules())
+    if "nvtx" not in sys.modules and importlib.util.find_spec("nvtx") is None:     # NVIDIA courses' annotations
+        from . import nvtx
+        stand_ins["nvtx"] = nvtx
+    for name, module in stand_ins.items():
+        _SAVED.setdefault(("modules", name), None)
+        sys.modules[name] = module
     if watchdog is not None:
         _SAVED.setdefault("watchdog", device.WATCHDOG_SECONDS)
         device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))
@@ -86,9 +98,13 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
 class _InstallAfterImport:
     """A meta path finder that finds nothing itself: when ``numba.cuda`` is about to load, it lets the
     other finders find it (numba-cuda's redirector among them) and runs install() once the module has
-    executed. The loader itself is kept, so ``importlib.resources`` on numba.cuda still works."""
+    executed. The loader itself is kept, so ``importlib.resources`` on numba.cuda still works. A
+    program that imports CuPy first gets install() at once, and with it cudalab's CuPy stand-in."""
 
     def find_spec(self, name, path=None, target=None):
+        if name in ("cupy", "cupyx"):
+            install()
+            return importlib.util.spec_from_loader(name, _Loaded(sys.modules[name])) if name in sys.modules else None
         if name != "numba.cuda":
             return None
         sys.meta_path.remove(self)
@@ -102,6 +118,19 @@ class _InstallAfterImport:
             install()
         spec.loader.exec_module = exec_then_install
         return spec
+
+
+class _Loaded:
+    """A loader that hands the import system a module that is loaded already (the CuPy stand-in)."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        pass
 
 
 def install_on_import():
@@ -120,6 +149,9 @@ def uninstall():
     if "watchdog" in _SAVED:
         device.set_watchdog(_SAVED.pop("watchdog"))
     for name, old in _SAVED.items():
+        if name[0] == "modules":
+            sys.modules.pop(name[1], None)
+            continue
         owner, name = name if isinstance(name, tuple) else (cuda, name)
         if old is None:
             delattr(owner, name)

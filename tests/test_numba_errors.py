@@ -93,3 +93,18 @@ def test_an_array_of_python_objects_is_refused_at_the_launch(cuda):
 
     with pytest.raises(LaunchError, match=r"argument 1 of first is a numpy array of Python objects \(dtype=object\)"):
         first[1, 1](np.array([1, "two"], dtype=object))
+
+
+@pytest.mark.parametrize("call, instead", [("np.sqrt(a[i])", "Use math.sqrt instead"),
+                                           ("np.abs(a[i])", r"Write abs\(x\) instead")])
+def test_a_numpy_function_numba_cuda_cannot_lower_names_the_math_one(cuda, tmp_path, call, instead):
+    # numba-cuda types np.sqrt in a kernel, then fails while lowering it with a bare KeyError
+    source = tmp_path / "kernel.py"
+    source.write_text("import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef root(a, out):\n"
+                      f"    i = cuda.grid(1)\n    out[i] = {call}\n")
+    namespace = {}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    a = np.arange(4.0)
+    with pytest.raises(CompileError, match=instead) as caught:
+        namespace["root"][1, 4](a, np.zeros_like(a))
+    assert str(caught.value).endswith(f"In kernel.py, line 7:\n    out[i] = {call}")

@@ -13,12 +13,15 @@ import ast
 import functools
 import inspect
 import linecache
+import math
 import os
 import re
 import textwrap
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import CompileError
 from ..frontend.nvrtc import CompiledSource
@@ -149,6 +152,8 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
         with _compiling_for(cc, linked):
             ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath)
     except Exception as e:
+        if isinstance(e, KeyError) and e.args and isinstance(e.args[0], np.ufunc):
+            raise CompileError(_missing_ufunc_message(pyfunc, e.args[0]), log=repr(e)) from None
         if not _is_numba_error(e):
             raise
         err = CompileError(short_message(pyfunc, argtypes, e), log=str(e))
@@ -240,6 +245,36 @@ def short_message(pyfunc, argtypes, e) -> str:
         else:
             body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
     return f"numba could not compile the Python kernel {where}:\n{body}"
+
+
+def _missing_ufunc_message(pyfunc, ufunc) -> str:
+    """numba-cuda types every numpy ufunc in a kernel but has CUDA code for only some (np.sin, not
+    np.sqrt): the rest fail while lowering with a bare ``KeyError: <ufunc 'sqrt'>`` (on a GPU too).
+    Said for a student: which function, where, and the math module's function that works."""
+    name = ufunc.__name__
+    instead = {"absolute": "abs(x)", "power": "x ** y", "multiply": "x * y", "add": "x + y", "subtract": "x - y",
+               "true_divide": "x / y", "negative": "-x", "square": "x * x", "rint": "round(x)"}.get(name)
+    instead = instead or (f"math.{name}" if hasattr(math, name) else None)
+    line = _line_calling(pyfunc, name) or _line_calling(pyfunc, {"absolute": "abs", "true_divide": "divide"}.get(name, name))
+    where = f"\n\nIn {os.path.basename(pyfunc.__code__.co_filename)}, line {line}:\n" \
+            f"{linecache.getline(pyfunc.__code__.co_filename, line).rstrip()}" if line else ""
+    return (f"numba could not compile the Python kernel {pyfunc.__name__}: numba.cuda has no CUDA version of numpy's "
+            f"{name} (np.{name} inside a kernel; numba-cuda raises the same KeyError on a GPU). "
+            + (f"Use {instead} instead (import math)." if instead and instead.startswith("math.")
+               else f"Write {instead} instead." if instead else "Write it with the math module's functions.")
+            + where)
+
+
+def _line_calling(pyfunc, name: str):
+    """The first line of ``pyfunc`` that names ``<module>.name`` (np.sqrt) or ``name`` itself."""
+    try:
+        lines, first = inspect.getsourcelines(pyfunc)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    uses = [n.lineno for n in ast.walk(tree) if (isinstance(n, ast.Attribute) and n.attr == name)
+            or (isinstance(n, ast.Name) and n.id == name)]
+    return first + min(uses) - 1 if uses else None
 
 
 def _line_reading(pyfunc, name: str):

@@ -311,9 +311,17 @@ class Dispatcher:
 
 def _unwrapped(a):
     """numba's ``cuda.In(a)``/``Out(a)``/``InOut(a)`` say which way a host array is copied; the
-    launch copies every host array in and back, which gives the same results."""
+    launch copies every host array in and back, which gives the same results. Another library's
+    array (``__cuda_array_interface__``) over the emulator's memory is launched as a view of it."""
     from numba.cuda.args import ArgHint
-    return a.value if isinstance(a, ArgHint) else a
+    from ..runtime.arrays import DeviceArray
+    from .host import from_cuda_array_interface, in_emulator_memory
+    if isinstance(a, ArgHint):
+        return a.value
+    desc = arguments.cuda_array_interface(a)
+    if desc is not None and not isinstance(a, DeviceArray) and in_emulator_memory(desc):
+        return from_cuda_array_interface(desc, owner=a)
+    return a
 
 
 def _device_function(func_or_sig, **options):

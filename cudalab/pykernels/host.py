@@ -111,17 +111,23 @@ def mapped(*arrays, stream=0, portable=False, wc=False):
 def from_cuda_array_interface(desc, owner=None, sync=True):
     """A DeviceNDArray over memory another array describes: it must lie in the emulator's memory (a
     cudalab array's, handed on through ``__cuda_array_interface__``)."""
-    from ..runtime import device as devices
     ptr = int(desc["data"][0]) if desc.get("data") else 0
-    memory = getattr(devices.current(), "memory", None)
-    block = memory.find(ptr) if memory is not None and ptr else None
-    if block is None or block.freed or not block.address <= ptr < block.address + max(block.size, 1):
+    if not in_emulator_memory(desc):
         raise CudaError(f"address 0x{ptr:x} is not in the emulator's memory: the array lives on a real GPU. Copy "
                         "it to the host and give cuda.to_device the numpy array.", "cudaErrorInvalidValue")
     dtype = np.dtype(desc["typestr"])
     shape = tuple(desc["shape"])
     return DeviceNDArray(shape, dtype, ptr=ptr, strides=desc.get("strides") or c_strides(shape, dtype.itemsize),
                          base=owner)
+
+
+def in_emulator_memory(desc) -> bool:
+    """Does a ``__cuda_array_interface__`` describe memory of the emulated device (a live allocation)?"""
+    from ..runtime import device as devices
+    ptr = int(desc["data"][0]) if desc.get("data") else 0
+    memory = getattr(devices.current(), "memory", None)
+    block = memory.find(ptr) if memory is not None and ptr else None
+    return block is not None and not block.freed and block.address <= ptr < block.address + max(block.size, 1)
 
 
 def is_cuda_array(obj) -> bool:
@@ -199,8 +205,16 @@ def default_stream():
 
 
 def external_stream(ptr):
-    raise CudaError("cuda.external_stream wraps a stream another library made on a real GPU; the emulator has none. "
-                    "Use cuda.stream().", "cudaErrorNotSupported")
+    """numba's wrapper of a stream another library made: here one of cudalab's own streams, by its handle
+    (cudalab's CuPy stand-in gives its streams' handles as ``stream.ptr``)."""
+    core = streams.context().streams.get(int(ptr))
+    if core is None:
+        raise CudaError(f"cuda.external_stream(0x{int(ptr):x}): no stream of the emulator has that handle (a stream "
+                        "made by another library on a real GPU is not the emulator's). Use cuda.stream().",
+                        "cudaErrorNotSupported")
+    s = Stream.__new__(Stream)
+    s._core, s.priority, s.handle = core, core.priority, core.handle
+    return s
 
 
 def event(timing=True):

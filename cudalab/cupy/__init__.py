@@ -1,0 +1,401 @@
+"""A small CuPy for programs that mix CuPy's arrays with numba.cuda kernels on cudalab.
+
+Courses that teach numba.cuda (NVIDIA's accelerated-computing-hub, numba's own tutorial, the GPU
+Python tutorial) make their arrays with CuPy (``cp.arange``, ``cp.zeros_like``, ``cp.asarray`` of a
+numba array), hand them to kernels and check the results with CuPy (``cp.testing``, ``a.mean()``).
+``python -m cudalab.numba`` puts this module in CuPy's place (``cudalab.numba.install()``), so such a
+program runs its kernels on the emulator unchanged.
+
+``cupy.ndarray`` is a cudalab device array (numba's DeviceNDArray, so a kernel takes it and
+``__cuda_array_interface__`` hands it on); ``cupy.asarray`` of a numba array is a view of the same
+memory. What CuPy itself computes (arithmetic, ``cp.sum``, ``cp.random``...) is numpy's function run
+on the host over the array's values, and the result is stored in device memory: the answers are
+numpy's, but these operations are not emulated kernels (the profile and the timeline do not show
+them). ``RawKernel``, ``RawModule``, ``ElementwiseKernel`` and ``ReductionKernel``
+are CUDA C++ that cudalab compiles and emulates (cudalab/cupy/kernels.py); CuPy's libraries (cuFFT,
+cuBLAS handles) need the real CuPy on a GPU.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+import numpy as np
+
+from ..emulator.memory import GLOBAL_BASE
+from ..pykernels.devicearray import DeviceNDArray
+from ..runtime.arrays import DeviceArray
+
+
+class ndarray(DeviceNDArray):
+    """CuPy's array: device memory with numpy's operators. Implicit conversion to numpy is refused, as
+    in CuPy (``.get()`` or ``cp.asnumpy`` copies to the host)."""
+
+    __array_priority__ = 100        # numpy's operators defer to this class's reflected ones
+
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, base=None, device=None):
+        # memptr: CuPy's MemoryPointer (``a.data``) or a device address
+        super().__init__(shape, dtype, device=device, ptr=getattr(memptr, "ptr", memptr), strides=strides,
+                         base=base if base is not None else getattr(memptr, "mem", None))
+        if strides is None and order == "F":
+            from ..pykernels.devicearray import f_strides
+            self.strides = f_strides(self.shape, self.dtype.itemsize)
+
+    def _view(self, shape, strides, offset=0, dtype=None) -> "ndarray":
+        return ndarray(shape, dtype or self.dtype, memptr=self.device_ptr + offset, strides=strides,
+                       base=self._base or self, device=self.device)
+
+    # ------------------------------------------------------------------ host <-> device, off the timeline
+    def get(self, stream=None, order="C", out=None):
+        """The values as a numpy array (a copy)."""
+        values = _host(self)
+        if out is not None:
+            out[...] = values
+            return out
+        return values
+
+    def set(self, arr, stream=None):
+        """Overwrite the values with a host array's."""
+        _store(self, arr)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct "
+                        "a NumPy array explicitly.")
+
+    # numpy's functions given a device array answer with device arrays, as CuPy's do (np.linalg.svd(a))
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _on_host(getattr(ufunc, method), inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _on_host(func, args, kwargs)
+
+    # ------------------------------------------------------------------ indexing: views, or numpy's rules
+    def __getitem__(self, index):
+        try:
+            return self._index(index)
+        except Exception:       # noqa: BLE001  (a mask or an index array: numpy picks the elements)
+            return _device(_host(self)[_host_args(index)])
+
+    def __setitem__(self, index, value):
+        try:
+            _store(self._index(index), _host_args(value))
+        except (IndexError, ValueError):
+            raise
+        except Exception:       # noqa: BLE001  (a mask or an index array)
+            values = _host(self)
+            values[_host_args(index)] = _host_args(value)
+            _store(self, values)
+
+    def transpose(self, *axes):
+        axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        axes = axes or tuple(reversed(range(self.ndim)))
+        return self._view(tuple(self.shape[k] for k in axes), tuple(self.strides[k] for k in axes))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def reshape(self, *shape, order="C"):
+        try:
+            return super().reshape(*shape, order=order)
+        except NotImplementedError:        # a view that is not contiguous: a copy, as numpy and CuPy make
+            return _device(_host(self).reshape(*shape, order=order))
+
+    @property
+    def flags(self):
+        """CuPy's flags: ``a.flags.c_contiguous`` and ``a.flags["C_CONTIGUOUS"]``."""
+        return _Flags(self.is_c_contiguous(), self.is_f_contiguous(), self._base is None)
+
+    @property
+    def data(self):
+        """CuPy's MemoryPointer: ``a.data.ptr`` is the device address."""
+        return types.SimpleNamespace(ptr=self.device_ptr, mem=self)
+
+    def __len__(self):
+        return super().__len__()
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    # ------------------------------------------------------------------ what prints
+    def __repr__(self):
+        return repr(_values(self))
+
+    def __str__(self):
+        return str(_values(self))
+
+    def __format__(self, spec):
+        return format(_host(self)[()] if self.ndim == 0 else _host(self), spec)
+
+    # numpy's other methods and attributes (sum, mean, astype, copy, fill, sort, real...): numpy's own on the
+    # values; a method that changes the array in place (fill, sort) works on a copy that is stored back
+    def __getattr__(self, name):
+        if name.startswith("_") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"cupy.ndarray has no attribute {name!r}")
+        in_place = name in _IN_PLACE
+        values = _host(self) if in_place else _values(self)
+        attr = getattr(values, name)
+        if not callable(attr):
+            return _wrap(attr)
+
+        def method(*args, **kwargs):
+            out = attr(*_host_args(args), **_host_args(kwargs))
+            if in_place:
+                _store(self, values)
+            return _wrap(out)
+        method.__name__ = name
+        return method
+
+
+class _Flags(dict):
+    def __init__(self, c_contiguous, f_contiguous, owndata):
+        super().__init__(C_CONTIGUOUS=c_contiguous, F_CONTIGUOUS=f_contiguous, OWNDATA=owndata)
+        self.c_contiguous, self.f_contiguous, self.owndata = c_contiguous, f_contiguous, owndata
+
+
+_IN_PLACE = {"fill", "sort", "put", "partition", "itemset", "setfield"}     # numpy's methods that change the array
+
+
+def _operator(name, inplace=False):
+    op = getattr(np.ndarray, name)
+
+    def apply(self, *others):
+        out = op(_host(self) if inplace else _values(self), *_host_args(others))
+        if out is NotImplemented:
+            return out
+        if inplace:
+            _store(self, out)
+            return self
+        return _wrap(out)
+    apply.__name__ = name
+    return apply
+
+
+for _name in ("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift lt le gt ge eq ne "
+              "neg pos abs invert divmod").split():
+    for _dunder in (f"__{_name}__", f"__r{_name}__", f"__i{_name}__"):
+        if hasattr(np.ndarray, _dunder):
+            setattr(ndarray, _dunder, _operator(_dunder, inplace=_dunder.startswith("__i") and _dunder != "__invert__"))
+ndarray.__hash__ = None
+for _name in ("__bool__", "__int__", "__float__", "__complex__", "__index__"):      # Python's answer, not an array
+    setattr(ndarray, _name, (lambda n: lambda self: getattr(_host(self), n)())(_name))
+
+
+# ---------------------------------------------------------------------- values between host and device
+def _host(a) -> np.ndarray:
+    """A device array's values as a new numpy array (read without a timeline entry: CuPy's own work)."""
+    if not isinstance(a, DeviceNDArray):
+        return a.copy_to_host()
+    if a.size == 0:
+        return np.empty(a.shape, a.dtype)
+    lo, hi = a._extent()
+    return np.array(a._host_view(a.device.read(a.device_ptr + lo, hi - lo)))
+
+
+def _values(a) -> np.ndarray:
+    """A device array's values for numpy to read: a read-only view of the emulator's memory (no copy:
+    CuPy's arrays are often hundreds of MB), or a copy where the memory is elsewhere."""
+    memory = getattr(a.device, "memory", None)
+    if memory is None or not isinstance(a, DeviceNDArray) or a.size == 0:
+        return _host(a)
+    lo, hi = a._extent()
+    memory._check_host(a.device_ptr + lo, hi - lo)       # a freed array is an error, as for a copy
+    off = a.device_ptr + lo - GLOBAL_BASE
+    view = a._host_view(memory.data[off:off + hi - lo])
+    view.flags.writeable = False
+    return view
+
+
+def _store(a, values):
+    """Write ``values`` (broadcast to ``a``'s shape, converted to its dtype) into device array ``a``."""
+    values = np.broadcast_to(np.asarray(values).astype(a.dtype, copy=False), a.shape)
+    if a.size == 0:
+        return
+    lo, hi = a._extent()
+    raw = a.device.read(a.device_ptr + lo, hi - lo)      # the bytes between a view's elements stay
+    a._host_view(raw)[...] = values
+    a.device.write(a.device_ptr + lo, raw)
+
+
+def _device(values) -> ndarray:
+    """A new device array holding a host array's values."""
+    values = np.array(values, order="C")        # (ascontiguousarray would make a scalar 1-d)
+    out = ndarray(values.shape, values.dtype)
+    _store(out, values)
+    return out
+
+
+def _wrap(x):
+    """numpy's result as CuPy gives it: arrays and scalars become device arrays (0-d for a scalar)."""
+    if isinstance(x, (np.ndarray, np.generic)) and not isinstance(x, np.dtype):
+        return _device(x)
+    if isinstance(x, tuple):
+        return tuple(_wrap(v) for v in x)
+    return x
+
+
+def _host_args(x):
+    """Arguments for numpy: device arrays (CuPy's or numba's) as their values, through lists and dicts."""
+    if isinstance(x, DeviceArray):
+        return _values(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_host_args(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _host_args(v) for k, v in x.items()}
+    return x
+
+
+# ---------------------------------------------------------------------- cupy's own functions
+def asarray(a, dtype=None, order=None, *, blocking=False):
+    """A device array: ``a`` itself if it is one of this dtype, a view of a numba (or any
+    ``__cuda_array_interface__``) array's memory, else a copy of host values."""
+    if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    desc = getattr(a, "__cuda_array_interface__", None)
+    if desc is not None and not isinstance(a, ndarray):
+        from ..pykernels.host import from_cuda_array_interface
+        v = from_cuda_array_interface(desc, owner=a)
+        view = ndarray(v.shape, v.dtype, memptr=v.device_ptr, strides=v.strides, base=a, device=v.device)
+        return view if dtype is None or np.dtype(dtype) == view.dtype else view.astype(dtype)
+    return _device(np.asarray(_host_args(a), dtype=dtype, order=order))
+
+
+def array(obj, dtype=None, copy=True, order="K", ndmin=0, **kwargs):
+    return _device(np.array(_host_args(obj), dtype=dtype, order=order, ndmin=ndmin))
+
+
+def asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    """A host copy (numpy arrays and other values pass through, as in CuPy)."""
+    values = _host(a) if isinstance(a, DeviceArray) else np.asarray(a, order=order)
+    if out is not None:
+        out[...] = values
+        return out
+    return values
+
+
+def empty(shape, dtype=float, order="C"):
+    """An uninitialized device array (the emulator's memory starts as zeros)."""
+    return ndarray(shape, dtype, order=order)
+
+
+def empty_like(a, dtype=None, order="K", subok=None, shape=None):
+    return ndarray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
+
+
+def get_array_module(*args):
+    """cupy when an argument is a device array, else numpy (CuPy's way to write code for both)."""
+    return _THIS if any(isinstance(a, DeviceArray) for a in args) else np
+
+
+def fuse(*args, **kwargs):
+    """CuPy's kernel fusion: the function runs as it is (each operation still gives numpy's answer)."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return lambda f: f
+
+
+def get_default_memory_pool():
+    return _POOL
+
+
+get_default_pinned_memory_pool = get_default_memory_pool
+
+
+class _MemoryPool:
+    """CuPy's memory pool: cudalab frees an array's memory when the array goes, so there is no pool."""
+
+    def used_bytes(self):
+        from ..runtime import device
+        memory = device.current().memory
+        return sum(a.size for a in memory.allocs.values() if not a.freed)
+
+    total_bytes = used_bytes
+
+    def free_all_blocks(self, stream=None):
+        pass
+
+    def n_free_blocks(self):
+        return 0
+
+    def set_limit(self, size=None, fraction=None):
+        pass
+
+
+_POOL = _MemoryPool()
+
+
+def __getattr__(name):
+    """numpy's name for what CuPy does the same way: dtypes and constants as they are, functions
+    (``cp.zeros``, ``cp.sqrt``, ``cp.where``, ``cp.sum``...) run by numpy with device arrays in and out,
+    numpy's submodules (``cp.linalg``, ``cp.fft``) likewise."""
+    return _numpy_name(np, name, "cupy")
+
+
+def _numpy_name(namespace, name, where):
+    attr = getattr(namespace, name, None)
+    if attr is None or name.startswith("_"):
+        raise AttributeError(f"cudalab's CuPy stand-in has no {where}.{name} (numpy has no such name either); it "
+                             "runs CuPy's numpy-like functions only. For more, install the real CuPy on a GPU.")
+    if isinstance(attr, types.ModuleType):
+        return _NumpyModule(attr, f"{where}.{name}")
+    if isinstance(attr, type) or not callable(attr):
+        return attr
+
+    def function(*args, **kwargs):
+        return _on_host(attr, args, kwargs)
+    function.__name__ = name
+    function.__doc__ = f"numpy's {name} over device arrays' values (cudalab's CuPy stand-in)."
+    return function
+
+
+def _on_host(function, args, kwargs):
+    """numpy's ``function`` over device arrays' values; the result in device memory (``out=`` arrays
+    written back)."""
+    out = kwargs.get("out")
+    outs = out if isinstance(out, tuple) else (out,)
+    written = any(isinstance(o, DeviceArray) for o in outs)
+    if written:          # numpy writes into host copies of them, stored back below
+        copies = tuple(_host(o) if isinstance(o, DeviceArray) else o for o in outs)
+        kwargs = dict(kwargs, out=copies if isinstance(out, tuple) else copies[0])
+    result = function(*_host_args(args), **{k: v if k == "out" else _host_args(v) for k, v in kwargs.items()})
+    if written:
+        for device, values in zip(outs, copies):
+            if isinstance(device, DeviceArray):
+                _store(device, values)
+        return out
+    return _wrap(result)
+
+
+class _NumpyModule:
+    """A numpy submodule (linalg, fft) seen as CuPy's: its functions take and give device arrays."""
+
+    def __init__(self, module, where):
+        self._module, self._where = module, where
+
+    def __getattr__(self, name):
+        return _numpy_name(self._module, name, self._where)
+
+
+from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  # noqa: E402,F401
+
+# the submodules use ndarray above; imported by name, since ``from . import random`` would ask __getattr__
+# first, which answers numpy's
+cuda, random, testing = (importlib.import_module(f"{__name__}.{m}") for m in ("cuda", "random", "testing"))
+
+__version__ = "13.0.0+cudalab"
+_THIS = sys.modules[__name__]
+# what a program prints of CuPy's names (``xp.__name__``, ``type(a)``) is CuPy's; the module stays
+# importable as cudalab.cupy (sys.modules keeps that key)
+__name__ = "cupy"                       # noqa: A001
+ndarray.__module__ = "cupy"
+
+
+def modules() -> dict:
+    """The names under which Python finds this stand-in once cudalab.numba.install() puts it in place."""
+    cupyx = importlib.import_module("cudalab.cupyx")
+    profiler = importlib.import_module("cudalab.cupyx.profiler")
+    jit = importlib.import_module("cudalab.cupyx.jit")
+    return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
+            "cupy.cuda.runtime": cuda.runtime, "cupy.random": random, "cupy.testing": testing,
+            "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}

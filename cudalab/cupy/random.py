@@ -1,0 +1,59 @@
+"""cupy.random: numpy's generators on the host, the numbers stored in device memory (the same
+distributions as CuPy's, not the same numbers)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _device, _host, _store
+
+_STATE = np.random.RandomState()
+
+
+def seed(seed=None):
+    _STATE.seed(seed)
+
+
+def _drawn(name):
+    def draw(*args, dtype=None, **kwargs):
+        values = np.asarray(getattr(_STATE, name)(*args, **kwargs))
+        return _device(values if dtype is None else values.astype(dtype))
+    draw.__name__ = name
+    return draw
+
+
+for _name in ("rand", "randn", "randint", "random_sample", "uniform", "normal", "standard_normal",
+              "exponential", "poisson", "binomial", "choice", "permutation"):
+    if hasattr(_STATE, _name):
+        globals()[_name] = _drawn(_name)
+random = ranf = sample = _drawn("random_sample")
+
+
+def shuffle(a):
+    """Shuffle a device array's first axis in place."""
+    values = _host(a)
+    _STATE.shuffle(values)
+    _store(a, values)
+
+
+def RandomState(seed=None):         # noqa: N802  (CuPy's class name)
+    """A generator of its own (numpy's RandomState) whose arrays are device arrays."""
+    return _Generator(np.random.RandomState(seed))
+
+
+def default_rng(seed=None):
+    """numpy's Generator whose arrays are device arrays."""
+    return _Generator(np.random.default_rng(seed))
+
+
+class _Generator:
+    """numpy's generator whose draws are stored in device memory."""
+
+    def __init__(self, rng):
+        self._rng = rng
+
+    def __getattr__(self, name):
+        method = getattr(self._rng, name)
+
+        def draw(*args, **kwargs):
+            return _device(np.asarray(method(*args, **kwargs)))
+        return draw

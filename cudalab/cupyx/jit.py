@@ -1,0 +1,74 @@
+"""cupyx.jit on cudalab: CuPy's Python kernels (``@jit.rawkernel()``) are numba.cuda's dialect with
+``jit.`` where numba writes ``cuda.``, so they compile through cudalab's Python kernels (numba-cuda)
+with the ``jit`` module read as numba.cuda, and launch as CuPy launches them:
+``kernel(grid, block, (args...))`` or ``kernel[grid, block](*args)``.
+
+What numba.cuda names the same way (threadIdx, blockIdx, blockDim, gridDim, grid, gridsize,
+syncthreads, syncwarp, laneid, warpsize, the shfl_*_sync family) works; CuPy's own spellings that
+numba lacks (``jit.shared_memory``, ``jit.atomic_add``) are reported by numba as unknown attributes.
+"""
+from __future__ import annotations
+
+import sys
+import types
+
+from numba import cuda as _cuda
+
+threadIdx, blockIdx, blockDim, gridDim = _cuda.threadIdx, _cuda.blockIdx, _cuda.blockDim, _cuda.gridDim
+grid, gridsize, laneid, warpsize = _cuda.grid, _cuda.gridsize, _cuda.laneid, _cuda.warpsize
+syncthreads, syncwarp = _cuda.syncthreads, _cuda.syncwarp
+shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (_cuda.shfl_sync, _cuda.shfl_up_sync, _cuda.shfl_down_sync,
+                                                          _cuda.shfl_xor_sync)
+
+
+def _as_numba(func):
+    """``func`` with every global or closure variable that is this module (``from cupyx import jit``)
+    read as numba.cuda."""
+    this = sys.modules[__name__]
+
+    def is_this(cell):
+        try:
+            return cell.cell_contents is this
+        except ValueError:          # a variable not yet assigned
+            return False
+    closure = func.__closure__ or ()
+    if not any(v is this for v in func.__globals__.values()) and not any(map(is_this, closure)):
+        return func
+    names = {k: _cuda if v is this else v for k, v in func.__globals__.items()}
+    cells = tuple(types.CellType(_cuda) if is_this(c) else c for c in closure) or None
+    new = types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, cells)
+    new.__module__, new.__qualname__, new.__doc__ = func.__module__, func.__qualname__, func.__doc__
+    return new
+
+
+class _RawKernel:
+    """A ``@jit.rawkernel()`` kernel: compiled at its first launch (as CuPy does), when the globals it
+    reads are all defined."""
+
+    def __init__(self, func):
+        self.func = func
+        self._kernel = None
+
+    @property
+    def kernel(self):
+        if self._kernel is None:
+            from ..pykernels import jit as cudalab_jit
+            self._kernel = cudalab_jit(_as_numba(self.func))
+        return self._kernel
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+        from ..cupy.kernels import _launch
+        _launch(self.kernel, grid, block, args, shared_mem, stream)
+
+    def __getitem__(self, config):
+        return self.kernel[config]
+
+
+def rawkernel(*, mode="cuda", device=False):
+    """CuPy's decorator: a kernel, or with ``device=True`` a device function the kernels call."""
+    def decorate(func):
+        if device:
+            from ..pykernels import jit as cudalab_jit
+            return cudalab_jit(_as_numba(func), device=True)
+        return _RawKernel(func)
+    return decorate

@@ -1,0 +1,222 @@
+"""Course programs that make their arrays with CuPy and run numba.cuda kernels on them work unchanged
+after cudalab.numba.install(): cupy's arrays are cudalab device arrays, a kernel writes into them, a
+numba array seen through cupy.asarray is the same memory, and CuPy's checks and timings answer."""
+import sys
+
+import numpy as np
+import pytest
+
+import cudalab.numba
+
+
+@pytest.fixture
+def cuda():
+    cudalab.numba.install()
+    from numba import cuda
+    yield cuda
+    cudalab.numba.uninstall()
+
+
+@pytest.fixture
+def cp(cuda):
+    import cupy
+    return cupy
+
+
+def test_a_kernel_adds_two_cupy_arrays(cuda, cp):
+    @cuda.jit
+    def add(x, y, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, x.shape[0], stride):
+            out[i] = x[i] + y[i]
+
+    a = cp.arange(10)
+    b = a * 2
+    out = cp.zeros_like(a)
+    add[1, 32](a, b, out)
+    assert str(out) == "[ 0  3  6  9 12 15 18 21 24 27]"
+    assert repr(a + b) == "array([ 0,  3,  6,  9, 12, 15, 18, 21, 24, 27])"
+    assert str(type(out)) == "<class 'cupy.ndarray'>" and cp.get_array_module(out) is cp
+    cp.testing.assert_array_equal(out, a + b)
+
+
+def test_cupy_asarray_of_a_numba_array_shares_its_memory(cuda, cp):
+    x_numba = cuda.to_device(np.arange(10))
+    x_cupy = cp.asarray(x_numba)
+    assert float(x_cupy.mean()) == 4.5
+
+    @cuda.jit
+    def add_one(x):
+        i = cuda.grid(1)
+        if i < len(x):
+            x[i] += 1
+    add_one[1, 32](x_numba)
+    assert float(x_cupy.mean()) == 5.5          # the kernel wrote the memory both arrays view
+    assert cuda.as_cuda_array(x_cupy).copy_to_host()[0] == 1
+
+
+def test_reductions_give_0d_arrays_and_python_numbers(cp):
+    a = cp.arange(1, 5, dtype=cp.float32)
+    total = a.sum()
+    assert isinstance(total, cp.ndarray) and total.shape == ()
+    assert f"{total:.1f}" == "10.0" and int(total) == 10 and bool(total > 9)
+    assert float(cp.sqrt(a)[3]) == 2.0
+    np.testing.assert_array_equal(cp.asnumpy(cp.where(a > 2, a, 0)), [0, 0, 3, 4])
+    assert abs(float(cp.linalg.norm(cp.array([3.0, 4.0]))) - 5.0) < 1e-12
+
+
+def test_views_masks_and_in_place_changes_reach_device_memory(cp):
+    d = cp.zeros((4, 4), dtype=cp.float32)
+    d[1:3, ::2] = 5
+    assert d.T.shape == (4, 4) and d.T[0, 1] == 5 and not d.T.flags.c_contiguous     # a view, as in CuPy
+    d[d > 1] += 1
+    c = d.copy()
+    c.sort(axis=0)
+    np.testing.assert_array_equal(d.get()[1], [6, 0, 6, 0])
+    np.testing.assert_array_equal(c.get()[:, 0], [0, 0, 6, 6])
+    d += 1
+    assert float(d.sum()) == 4 * 7 + 12 * 1
+    c.fill(2)
+    assert float(c.sum()) == 32 and float(d.sum()) == 40
+
+
+def test_random_arrays_live_on_the_device_and_shuffle_in_place(cp):
+    cp.random.seed(1)
+    a = cp.arange(10)
+    cp.random.shuffle(a)
+    assert sorted(a.get().tolist()) == list(range(10)) and a.get().tolist() != list(range(10))
+    draws = cp.random.RandomState(3).random_sample((2, 3))
+    assert isinstance(draws, cp.ndarray) and draws.shape == (2, 3) and 0 <= float(draws.min()) < 1
+
+
+def test_implicit_conversion_to_numpy_is_refused_as_in_cupy(cp):
+    with pytest.raises(TypeError, match=r"use `\.get\(\)`"):
+        np.asarray(cp.arange(3))
+
+
+def test_cupy_streams_events_and_the_runtime(cuda, cp):
+    @cuda.jit
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+
+    x = cp.ones(256, dtype=cp.int32)
+    s = cp.cuda.Stream()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    with s:
+        start.record()
+        double[1, 256, cuda.external_stream(s.ptr)](x)
+        end.record()
+    end.synchronize()
+    assert cp.cuda.get_elapsed_time(start, end) > 0
+    assert int(x.sum()) == 512
+    cp.cuda.runtime.memset(x.data.ptr, 0, x.nbytes)
+    assert int(x.sum()) == 0
+    assert cp.cuda.runtime.getDeviceProperties(0)["name"] == cuda.get_current_device().name.encode()
+
+
+def test_benchmark_times_a_kernel_on_the_modeled_timeline(cuda, cp):
+    import cupyx
+
+    @cuda.jit
+    def copy(src, dst):
+        i = cuda.grid(1)
+        dst[i] = src[i]
+    src = cp.arange(4096)
+    dst = cp.empty_like(src)
+    result = cupyx.profiler.benchmark(copy[16, 256], (src, dst), n_repeat=3, n_warmup=1)
+    assert result.gpu_times.shape == (1, 3) and (result.gpu_times > 0).all()
+    np.testing.assert_allclose(result.gpu_times, result.gpu_times[0, 0], rtol=1e-9)   # the model's time, each run
+    cp.testing.assert_array_equal(src, dst)
+
+
+def test_a_reduction_kernel_maps_combines_and_post_maps_along_an_axis(cp):
+    l2norm = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    x = cp.arange(10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_allclose(l2norm(x, axis=1).get(), np.linalg.norm(x.get(), axis=1), rtol=1e-6)
+    np.testing.assert_allclose(float(l2norm(x)), np.linalg.norm(x.get()), rtol=1e-6)
+    assert l2norm(x, axis=0, keepdims=True).shape == (1, 5)
+    largest = cp.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "-1e30", "largest")
+    r = cp.random.random((300, 7)).astype(cp.float32)
+    np.testing.assert_array_equal(largest(r, axis=0).get(), r.get().max(axis=0))
+
+
+def test_uninstall_takes_the_stand_in_away():
+    cudalab.numba.install()
+    import cupy
+    import nvtx
+    assert cupy.__name__ == "cupy" and cupy.__file__.endswith("cudalab/cupy/__init__.py")
+    assert sys.modules["cupy.cuda.nvtx"].RangePush("x") is None
+
+    @nvtx.annotate("phase", color="blue")
+    def phase(x):
+        with nvtx.annotate("inner"):
+            return x + 1
+    assert phase(1) == 2 and nvtx.annotate(phase)(2) == 3
+    cudalab.numba.uninstall()
+    assert not {"cupy", "cupyx.profiler", "nvtx"} & set(sys.modules)
+
+
+def test_numpy_functions_given_cupy_arrays_answer_with_cupy_arrays(cp):
+    u, s, v = np.linalg.svd(cp.eye(3) * 2)
+    assert isinstance(s, cp.ndarray) and float(s.sum()) == 6.0
+    out = cp.zeros(3)
+    np.add(cp.ones(3), 1, out=out)
+    assert out.get().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_raw_kernel_is_cuda_cpp_run_on_the_emulator(cp):
+    add = cp.RawKernel(r'''
+    extern "C" __global__ void my_add(const float* x1, const float* x2, float* y, int n) {
+        int tid = blockDim.x * blockIdx.x + threadIdx.x;
+        if (tid < n) y[tid] = x1[tid] + x2[tid];
+    }''', "my_add")
+    x = cp.arange(25, dtype=cp.float32).reshape(5, 5)
+    y = cp.zeros((5, 5), dtype=cp.float32)
+    add((4,), (8,), (x, x, y, cp.int32(25)))
+    cp.testing.assert_array_equal(y, 2 * x)
+    fill = cp.RawModule(code='extern "C" __global__ void fill(int* a, int v) { a[threadIdx.x] = v; }').get_function("fill")
+    z = cp.zeros(8, dtype=cp.int32)
+    fill((1,), (8,), (z, 7))
+    assert z.get().tolist() == [7] * 8
+
+
+def test_an_elementwise_kernel_broadcasts_binds_types_and_indexes_raw_arrays(cp):
+    squared_diff = cp.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")
+    x = cp.arange(10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_array_equal(squared_diff(x, cp.arange(5, dtype=np.float32)).get(), [[0] * 5, [25] * 5])
+    np.testing.assert_array_equal(squared_diff(x, 5).get()[0], [25, 16, 9, 4, 1])
+    generic = cp.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff_generic")
+    result = generic(cp.arange(4), cp.arange(4) * 3)
+    assert result.dtype == np.int64 and result.get().tolist() == [0, 4, 16, 36]
+    add_reverse = cp.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
+    assert add_reverse(cp.arange(5.0), cp.arange(5.0)).get().tolist() == [4.0] * 5
+
+
+def test_a_program_that_imports_cupy_before_numba_gets_the_stand_in(tmp_path):
+    # what CUDALAB_NUMBA=1 does at start-up (cudalab-numba.pth), then a program's own imports
+    import subprocess
+    program = tmp_path / "cupy_first.py"
+    program.write_text("import cudalab.numba\ncudalab.numba.install_on_import()\nimport cupy as cp\n"
+                       "from numba import cuda\n\n@cuda.jit\ndef inc(x):\n    x[cuda.grid(1)] += 1\n\n"
+                       "a = cp.zeros(4)\ninc[1, 4](a)\nprint(cp.__name__, a)\n")
+    run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "cupy [1. 1. 1. 1.]", run.stderr
+
+
+def test_a_cupyx_jit_kernel_is_numbas_dialect_launched_as_cupy_launches(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def elementwise_copy(x, y, size):
+        tid = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        for i in range(tid, size, jit.gridDim.x * jit.blockDim.x):
+            y[i] = 2 * x[i]
+
+    x = cp.random.normal(size=(5000,), dtype=cp.float32)
+    y = cp.empty_like(x)
+    elementwise_copy((4,), (128,), (x, y, cp.uint32(x.size)))
+    cp.testing.assert_array_equal(y, 2 * x)
+    elementwise_copy[2, 64](y, x, cp.uint32(x.size))
+    cp.testing.assert_array_equal(x, 2 * y)
