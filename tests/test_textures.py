@@ -67,6 +67,16 @@ def test_bytes_read_as_normalized_floats_filter_in_sixteen_bit_fixed_point():
     assert out[0, 0] > np.float32(1 / 256)
 
 
+def test_signed_bytes_filter_as_integers_scaled_to_sixteen_bits():
+    """Signed 8-bit texels: S = sum(weight * texel) over the integers, then Q = S + (S + 16 * (S >> 12)
+    + 64) >> 7 and Q / 32767 (measured on an H200, tools/texture_probe.py's s8_pairs: all 65,281 sums).
+    127 and 0 halfway give 16383/32767, not 0.5; -128 takes part as -128, though alone it reads -1."""
+    image = np.array([[0, 127, -128, 127]], np.int8)
+    tex = cudalab.texture(cudalab.cuda_array(image), filter="linear", read="normalized")
+    out = sample(tex, [(1.0, 0.5), (3.0, 0.5), (2.5, 0.5)])
+    assert out[:, 0].tolist() == [np.float32(16383 / 32767), np.float32(-129 / 32767), -1.0]
+
+
 def test_normalized_reads_of_bytes_and_border_colour():
     rgba = np.array([[[0, 51, 255, 128]]], np.uint8)
     tex = cudalab.texture(cudalab.cuda_array(rgba, channels=4), read="normalized", address="border",
