@@ -131,13 +131,10 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
-SRGB_FILTER = ("sRGB texels filter their decoded values to about 8 significant bits, by a rule not worked out yet "
-               "(tools/texture_probe.py's srgb_pairs); alpha, a plain 8-bit channel, matches")
 KNOWN_GAPS = {
     "float_to_bfloat16_all_modes": "__double2bfloat16(NaN) is a software sequence ending in cvt.rn.bf16.f32 of "
                                    "0x7fc00000; ptxas replaces the whole sequence by a native conversion that "
                                    "gives 0x7fc0, where the same cvt alone gives 0x7fff",
-    "srgb_u8x4_linear": SRGB_FILTER,
     "tex3d_linear_random": "16 of 4096 trilinear lookups differ, most by 1 ulp, a few near clamped edges: the 3D "
                            "filter's weights and adder are modelled (per-slice alignment) but not exactly",
     "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (46 of 4096 differ)",

@@ -266,6 +266,12 @@ def _is_snorm8(fmt: Format) -> bool:
     return fmt.kind == "signed" and fmt.channel_bytes == 1
 
 
+# The sRGB filter's texel grain: with the largest texel of a lookup decoded from code 32 or more, each
+# texel is cut to a multiple of 2 (in the table's units of 2**-14), from 48 to 4, ... from 248 to 128
+# (tools/texture_probe.py's srgb_pairs: one grain fits every pair with the same larger texel).
+SRGB_GRAIN_CODES = np.array([32, 48, 64, 96, 136, 184, 248])
+
+
 def _srgb_to_linear(v8):
     return SRGB_TABLE[v8.astype(np.int64)]
 
@@ -413,13 +419,14 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
 def _filter(words, weights, fmt, groups=None, srgb=False):
     """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps); channels
     the format lacks stay 0. Integer texels read as normalized floats filter in fixed point
-    (_fixed_point_sum, _snorm8_sum), except sRGB colour channels, whose rule is not measured yet
-    (they take the float filter: within about 2**-14 of the GPU)."""
+    (_fixed_point_sum, _snorm8_sum), sRGB colour channels by their own rule (_srgb_sum)."""
     mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
     values = words.view(np.float32)
     out = np.zeros((len(words), 4), np.float32)
     for c in range(fmt.channels):
-        if _is_snorm8(fmt):
+        if srgb and c < 3:
+            out[:, c] = _srgb_sum(values[:, :, c], weights)
+        elif _is_snorm8(fmt):
             out[:, c] = _snorm8_sum(values[:, :, c], weights)
         elif fmt.kind != "float" and not (srgb and c < 3):
             out[:, c] = _fixed_point_sum(values[:, :, c], weights, fmt)
@@ -441,6 +448,19 @@ def _fixed_point_sum(values, weights, fmt):
     texels = np.rint(values.astype(np.float64) * (top // widen)).astype(np.int64) * widen
     q = ((texels * weights).sum(1) + (1 << (FRACTION_BITS - 1))) >> FRACTION_BITS
     return np.maximum(q / top, -1.0).astype(np.float32)
+
+
+def _srgb_sum(values, weights):
+    """The filter of sRGB colour channels, as an H200 computes it (tools/texture_probe.py's srgb_pairs:
+    every pair of codes at 14 weights, 3 channels, all bit-exact): each texel decoded by SRGB_TABLE
+    (units of 2**-14), cut toward zero to the grain the largest texel with a weight sets
+    (SRGB_GRAIN_CODES), summed exactly with the 1.8 weights, and rounded once to 11 significant bits
+    (ties up). So code 1 next to code 64 counts as 0, and 224 next to 248 as 12160, not 12224."""
+    d = np.rint(values.astype(np.float64) * (1 << 14)).astype(np.int64)
+    top = np.where(weights > 0, d, 0).max(1)
+    shift = np.searchsorted(np.rint(SRGB_TABLE[SRGB_GRAIN_CODES] * (1 << 14)), top, side="right")[:, None]
+    total = (((d >> shift) << shift) * weights).sum(1)
+    return _round_away(total, np.full(len(total), -14 - FRACTION_BITS), 11)
 
 
 def _snorm8_sum(values, weights):
