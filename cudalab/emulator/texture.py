@@ -564,30 +564,29 @@ def tap_weights(fractions) -> np.ndarray:
 
     Measured on an H100 (tex2d_linear_onehot_weights, tex3d_linear_*): in 2D the corner weight
     a * b is rounded (ties up) and the other three get what is left of their row and column; in
-    3D the 2D rule runs on x and z, and each of those four weights is split between the two y
-    rows: for x0 texels the y0 share is rounded (ties up), for x1 texels the y1 share, so the
-    rounding goes the way the 2D rule's does on the diagonal."""
+    3D each z slice's weight (1 - c, c) is split first between x (the x1 share rounded, ties up),
+    then each of those four weights between the two y rows: for x0 texels the y0 share is rounded
+    (ties up), for x1 texels the y1 share. (Splitting x and z by the 2D rule instead gave 16 and 46
+    of the corpus's 4,096 trilinear lookups a weight 1/256 off; z first leaves one 1-ulp lookup in each.)"""
     one = 1 << FRACTION_BITS
     if len(fractions) == 1:
         a, = fractions
         return np.stack([one - a, a], 1)
-
-    def two(a, b):
-        w11 = _round_half_up(a * b, FRACTION_BITS)
-        return {(0, 0): one - a - b + w11, (0, 1): b - w11, (1, 0): a - w11, (1, 1): w11}
-
     if len(fractions) == 2:
-        w = two(*fractions)
-        return np.stack([w[k] for k in sorted(w)], 1)
+        a, b = fractions
+        w11 = _round_half_up(a * b, FRACTION_BITS)
+        return np.stack([one - a - b + w11, b - w11, a - w11, w11], 1)
     a, b, c = fractions
     w = {}
-    for (x, z), wxz in two(a, c).items():
-        if x:
-            y1 = _round_half_up(wxz * b, FRACTION_BITS)
-            w[(x, 0, z)], w[(x, 1, z)] = wxz - y1, y1
-        else:
-            y0 = _round_half_up(wxz * (one - b), FRACTION_BITS)
-            w[(x, 0, z)], w[(x, 1, z)] = y0, wxz - y0
+    for z, wz in ((0, one - c), (1, c)):
+        x1 = _round_half_up(a * wz, FRACTION_BITS)
+        for x, wxz in ((0, wz - x1), (1, x1)):
+            if x:
+                y1 = _round_half_up(wxz * b, FRACTION_BITS)
+                w[(x, 0, z)], w[(x, 1, z)] = wxz - y1, y1
+            else:
+                y0 = _round_half_up(wxz * (one - b), FRACTION_BITS)
+                w[(x, 0, z)], w[(x, 1, z)] = y0, wxz - y0
     return np.stack([w[k] for k in sorted(w)], 1)
 
 
