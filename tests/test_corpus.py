@@ -131,20 +131,14 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
-NORMALIZED_FILTER = ("8-bit signed texels read as normalized floats filter in fixed point: the result is Q / 32767 with "
-                     "Q a function of S = sum(weight * texel) alone (tools/texture_probe.py's s8_pairs: every pair, "
-                     "14 weights), within 0.63 of S * 32767 / 32512 but stepping elsewhere than at the halves; the "
-                     "emulator filters their float values (within about 2**-14)")
-SRGB_FILTER = ("sRGB texels filter their decoded values to about 8 significant bits, by a rule not worked out yet "
-               "(tools/texture_probe.py's srgb_pairs); alpha, a plain 8-bit channel, matches")
 KNOWN_GAPS = {
     "float_to_bfloat16_all_modes": "__double2bfloat16(NaN) is a software sequence ending in cvt.rn.bf16.f32 of "
                                    "0x7fc00000; ptxas replaces the whole sequence by a native conversion that "
                                    "gives 0x7fc0, where the same cvt alone gives 0x7fff",
-    "s8_normalized_linear": NORMALIZED_FILTER, "srgb_u8x4_linear": SRGB_FILTER,
-    "tex3d_linear_random": "16 of 4096 trilinear lookups differ, most by 1 ulp, a few near clamped edges: the 3D "
-                           "filter's weights and adder are modelled (per-slice alignment) but not exactly",
-    "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (46 of 4096 differ)",
+    "tex3d_linear_random": "1 of 4096 trilinear lookups differs, by 1 ulp (lookup 133: the exact sum is 0.9 ulp from "
+                           "the GPU's): the weights (z slices split first) fit all others; the per-slice adder "
+                           "does not round quite as modelled",
+    "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (1 of 4096 differs, by 1 ulp)",
     "tex1d_tex3d_lod": "trilinear filtering between mipmap levels of a 3D texture (16 texels) uses weights not "
                        "measured yet; the 1D half of the case matches",
     "tex2d_grad_point_mipmaps": "the level of detail from gradients that are not axis-aligned is not modelled "

@@ -67,6 +67,28 @@ def test_bytes_read_as_normalized_floats_filter_in_sixteen_bit_fixed_point():
     assert out[0, 0] > np.float32(1 / 256)
 
 
+def test_signed_bytes_filter_as_integers_scaled_to_sixteen_bits():
+    """Signed 8-bit texels: S = sum(weight * texel) over the integers, then Q = S + (S + 16 * (S >> 12)
+    + 64) >> 7 and Q / 32767 (measured on an H200, tools/texture_probe.py's s8_pairs: all 65,281 sums).
+    127 and 0 halfway give 16383/32767, not 0.5; -128 takes part as -128, though alone it reads -1."""
+    image = np.array([[0, 127, -128, 127]], np.int8)
+    tex = cudalab.texture(cudalab.cuda_array(image), filter="linear", read="normalized")
+    out = sample(tex, [(1.0, 0.5), (3.0, 0.5), (2.5, 0.5)])
+    assert out[:, 0].tolist() == [np.float32(16383 / 32767), np.float32(-129 / 32767), -1.0]
+
+
+def test_srgb_texels_filter_at_the_grain_of_the_largest_one():
+    """sRGB colour channels: the decoded texels (units of 2**-14) are cut to a grain the largest one
+    sets, then summed and rounded to 11 bits (measured on an H200, tools/texture_probe.py's
+    srgb_pairs). Code 1 (5 units) next to code 64 (840) counts as 0; code 224 (12224) next to 248
+    counts as 12160, so the lookup lands below both texels; alpha filters as a plain byte."""
+    image = np.array([[[1, 224, 0, 255], [64, 248, 0, 255]]], np.uint8)
+    tex = cudalab.texture(cudalab.cuda_array(image, channels=4), filter="linear", read="normalized", srgb=True)
+    out = sample(tex, [(0.5 + 1 / 256, 0.5)])
+    assert (out[0, :2] * 2 ** 14).tolist() == [840 / 256, 12176.0]      # 12172.5 rounded to 11 bits
+    assert out[0, 3] == 1.0
+
+
 def test_normalized_reads_of_bytes_and_border_colour():
     rgba = np.array([[[0, 51, 255, 128]]], np.uint8)
     tex = cudalab.texture(cudalab.cuda_array(rgba, channels=4), read="normalized", address="border",

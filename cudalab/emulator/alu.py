@@ -466,10 +466,11 @@ def below_tiny(op, r, args):
     return edge & (error_sign(op, midpoint, args, wide=False) * np.sign(r) < 0)
 
 
-def fma(a, b, c, dt):
+def fma(a, b, c, dt, nan_first="b"):
+    """a*b+c rounded once; ``nan_first``: the multiplicand whose NaN float64 takes first (fma_f64)."""
     if dt == np.float32:
         return fma_f32(a, b, c)
-    return fma_f64(a, b, c)
+    return fma_f64(a, b, c, nan_first=nan_first)
 
 
 def rcp_rn(a):

@@ -84,28 +84,58 @@ def _sat_f(inst, fn):
     return lambda *a: alu.saturate(fn(*a))
 
 
-def _float(inst, fn, op=None):
+def _float(inst, fn, op=None, nan_second=False):
     """Wrap an f32/f64 op with rounding mode, .ftz, .sat and the GPU's NaN results. ``op`` names
-    the operation for directed rounding (alu.directed) and .ftz's tininess test."""
+    the operation for directed rounding (alu.directed) and .ftz's tininess test; ``nan_second``:
+    of two float64 NaNs the second operand's comes out (see later_operand)."""
     rnd = _rnd(inst)
     if rnd in ("rz", "rm", "rp") and op is not None:
         base = fn
         fn = lambda *a: alu.directed(op, base(*a), a, rnd)  # noqa: E731
     if inst.type == "f64" and op in ("add", "sub", "mul", "div"):
-        fn = _first_nan(fn)
+        fn = _one_nan(fn, nan_second)
     return _gpu_nan(_sat_f(inst, _ftz(inst, fn, op)))
 
 
-def _first_nan(fn):
-    """A float64 add, sub, mul or div of two NaNs gives the first one (quieted by _gpu_nan), as an
-    H100 does (tests/kernels' f64_edge_pairs_arith); numpy's choice depends on where the lane
-    falls in its vector loop (its remainder loop takes the second)."""
+def _one_nan(fn, second):
+    """A float64 add, sub, mul or div of two NaNs gives one of them (quieted by _gpu_nan): the
+    first, or the second with ``second``; numpy's choice depends on where the lane falls in its
+    vector loop (its remainder loop takes the second)."""
     def g(a, b):
         r = fn(a, b)
-        a = np.asarray(a)
+        a, b = np.asarray(a), np.asarray(b)
         both = np.isnan(a) & np.isnan(b)
-        return np.where(both, a, r) if both.any() else r
+        return np.where(both, b if second else a, r) if both.any() else r
     return g
+
+
+def later_operand(inst, func):
+    """1 if the second source register of ``inst`` was written after the first (nearer before it in
+    the function's text), 0 if the first was, None if neither was written before it or they are one
+    register: whose NaN a float64 add, sub, mul or fma of two NaNs gives.
+
+    The H100/H200's DADD and DMUL return the NaN of their *second* SASS operand (DFMA: the second
+    multiplicand's, then the addend's, then the first's), and ptxas orders the two sources itself,
+    the value it computed earlier first, whatever their order in the PTX (`mul.f64 %fd5, %fd2, %fd1`
+    with %fd1 loaded first became `DMUL R6(fd1), R8(fd2)` in tests/kernels' f64_edge_pairs_arith;
+    `mul(x, y)` and `mul(y, x)` become one DMUL). So the NaN that comes out is the one computed
+    later; fuzz seeds 464 and 778 of version 3 (docs/fuzz_report.md) kept their PTX order for that
+    reason."""
+    names = [o[1] if o[0] == "reg" else None for o in inst.operands[1:3]]
+    if len(names) < 2 or None in names or names[0] == names[1]:
+        return None
+    for prev in reversed(func.insts[:inst.index]):
+        o = prev.operands[0] if prev.operands else ("",)
+        dsts = [o] if o[0] == "reg" else (o[1] if o[0] == "vec" else ())
+        for r in dsts:
+            if r[0] == "reg" and r[1] in names:
+                return names.index(r[1])
+    return None
+
+
+def nan_second(inst, d):
+    """Whether a float64 add, sub or mul of two NaNs gives its second operand's (later_operand)."""
+    return inst.type == "f64" and later_operand(inst, d.func) == 1
 
 
 def _gpu_nan(fn):
@@ -161,7 +191,7 @@ def _half_exact(fn):
     return g
 
 
-def _arith(inst, fval, fint=None, op=None):
+def _arith(inst, fval, fint=None, op=None, nan_second=False):
     t = inst.type
     if t == "f16x2":
         return _packed(inst, _sat_f(inst, _ftz(inst, _half_exact(fval))))
@@ -175,7 +205,7 @@ def _arith(inst, fval, fint=None, op=None):
     if t == "f16":
         return _sat_f(inst, _ftz(inst, _half_exact(fval)))
     if is_float(t):
-        return _float(inst, fval, op)
+        return _float(inst, fval, op, nan_second)
     return fint or fval
 
 
@@ -252,7 +282,8 @@ def _add(inst, d):
         return simple(inst, d, lambda a, b: alu.sat_add(a, b))
     if "cc" in inst.mods or inst.opcode == "addc":
         return _carry(inst, d, sub=False)
-    return _contracted(inst, d) or simple(inst, d, _arith(inst, lambda a, b: a + b, op="add"))
+    return _contracted(inst, d) or simple(inst, d, _arith(inst, lambda a, b: a + b, op="add",
+                                                                     nan_second=nan_second(inst, d)))
 
 
 @op("sub")
@@ -262,7 +293,8 @@ def _sub(inst, d):
         return simple(inst, d, lambda a, b: alu.sat_add(a, b, sub=True))
     if "cc" in inst.mods:
         return _carry(inst, d, sub=True)
-    return _contracted(inst, d) or simple(inst, d, _arith(inst, lambda a, b: a - b, op="sub"))
+    return _contracted(inst, d) or simple(inst, d, _arith(inst, lambda a, b: a - b, op="sub",
+                                                                     nan_second=nan_second(inst, d)))
 
 
 @op("addc", "subc")
@@ -317,7 +349,7 @@ def _carry_chain(inst, d, first, second, sub, use_in):
 def _mul(inst, d):
     t = inst.type
     if is_float(t):
-        return simple(inst, d, _arith(inst, lambda a, b: a * b, op="mul"))
+        return simple(inst, d, _arith(inst, lambda a, b: a * b, op="mul", nan_second=nan_second(inst, d)))
     if "hi" in inst.mods:
         return simple(inst, d, alu.mul_hi)
     if "wide" in inst.mods:
@@ -347,8 +379,8 @@ def _mul24_fn(inst):
 def _mad(inst, d):
     t = inst.type
     if t in ("f32", "f64"):
-        dt = dtype(t)
-        return simple(inst, d, _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt), op="fma"))
+        dt, first = dtype(t), "a" if t == "f64" and later_operand(inst, d.func) == 0 else "b"
+        return simple(inst, d, _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt, first), op="fma"))
     if is_float(t):        # halves: a*b+c is exact in float64 (bf16: see _sticky), so rounding it once is the fma
         return simple(inst, d, _arith(inst, lambda a, b, c: a * b + c, op="fma"))
     if "cc" in inst.mods:

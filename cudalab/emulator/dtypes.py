@@ -244,8 +244,9 @@ def fma_f64(a, b, c, mode="rn", nan_first="b"):
         nan_in = np.isnan(a) | np.isnan(b) | np.isnan(c)
         if nan_in.any():                 # one NaN operand comes out (quieted later), as on the GPU: an
             # H100 takes b's, else c's, else a's, in DFMA and in DMMA's steps (found.py's f64_fma row;
-            # a negated operand keeps its NaN's sign, see decode._neg); nan_first="a": a, b, c
-            order = (b, c, a) if nan_first == "b" else (a, b, c)
+            # a negated operand keeps its NaN's sign, see decode._neg); DFMA's b is the multiplicand
+            # ptxas computed later (decode.later_operand), so nan_first="a" is a, c, b
+            order = (b, c, a) if nan_first == "b" else (a, c, b)
             r = np.where(nan_in, np.where(np.isnan(order[0]), order[0], np.where(np.isnan(order[1]), order[1], order[2])), r)
     return r.reshape(shape) if shape else r[0]
 

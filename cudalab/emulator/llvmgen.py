@@ -535,7 +535,7 @@ def intrinsic(g, name, ty, nargs):
 def canon_nan(g, r, srcs=()):
     """alu.gpu_nan for float32: any NaN becomes 0x7FFFFFFF; float64 NaNs bail out (their payload
     rules are the interpreter's), except where ``srcs`` (the two operands of an add, sub, mul or
-    div) decide it: the first NaN operand passes through quieted (decode._first_nan; interval
+    div) decide it: the first NaN of them passes through quieted (decode._one_nan; interval
     arithmetic's empty intervals); a NaN made from numbers (inf - inf) still bails out.
     Returns the result's *bits*: LLVM treats NaN payloads as unspecified and folds away a float
     select between two NaNs, so the choice is made on integers."""
@@ -781,7 +781,7 @@ def _addsub(g, inst):
     else:
         x, y = _srcs(g, inst, (t, t))
         r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
-        g.write(inst.operands[0], t, canon_nan(g, r, (x, y)))
+        g.write(inst.operands[0], t, canon_nan(g, r, (y, x) if dec.nan_second(inst, g.d) else (x, y)))
         return
     g.write(inst.operands[0], t, canon_nan(g, r))
 
@@ -797,7 +797,8 @@ def _mul(g, inst):
             _plain_float(inst)
         x, y = _srcs(g, inst, (t, t))
         r = b.fmul(x, y)
-        g.write(inst.operands[0], t, canon_nan(g, r, (x, y)) if mode is None else directed(g, "mul", mode, r, x, y))
+        srcs = (y, x) if dec.nan_second(inst, g.d) else (x, y)
+        g.write(inst.operands[0], t, canon_nan(g, r, srcs) if mode is None else directed(g, "mul", mode, r, x, y))
         return
     if k[0] != "i":
         raise Skip("mul type")

@@ -224,14 +224,18 @@ def _read_channels(data: np.ndarray, offsets: np.ndarray, fmt: Format) -> np.nda
     return typed[first][:, None] if n == 1 else typed[first[:, None] + np.arange(n)]
 
 
-def _as_float(values: np.ndarray, fmt: Format, smp: Sampler) -> np.ndarray:
+def _as_float(values: np.ndarray, fmt: Format, smp: Sampler, filtered=False) -> np.ndarray:
     """Stored channels as the float32 the texture unit works with: floats as they are, 8/16-bit
-    integers normalized when the read mode asks (sRGB decoded), other integers unchanged."""
+    integers normalized when the read mode asks (sRGB decoded), other integers unchanged.
+    ``filtered``: texels on their way to the linear filter, where a signed -128 (-32768) stays
+    -128/127 (-32768/32767): the filter sums the integers (_snorm8_sum, _fixed_point_sum); a lookup
+    that returns one texel gives -1."""
     if fmt.kind == "float":
         return values.astype(np.float32)
     if smp.read == "normalized" and fmt.channel_bytes in (1, 2):
         top = float(np.iinfo(fmt.channel_dtype).max)
-        f = np.maximum(values.astype(np.float64) / top, -1.0).astype(np.float32)
+        f = values.astype(np.float64) / top
+        f = (f if filtered and fmt.kind == "signed" else np.maximum(f, -1.0)).astype(np.float32)
         if smp.srgb and fmt.kind == "unsigned" and fmt.channel_bytes == 1:
             f[:, :3] = _srgb_to_linear(values[:, :3])
         return f
@@ -256,6 +260,16 @@ SRGB_TABLE = np.array([
     11584, 11712, 11840, 11968, 12096, 12224, 12352, 12480, 12608, 12736, 12864, 12992, 13120, 13248, 13376,
     13504, 13632, 13760, 13888, 14016, 14144, 14272, 14400, 14528, 14656, 14848, 14976, 15104, 15232, 15360,
     15488, 15616, 15744, 16000, 16128, 16256, 16384], np.float32) / np.float32(1 << 14)
+
+
+def _is_snorm8(fmt: Format) -> bool:
+    return fmt.kind == "signed" and fmt.channel_bytes == 1
+
+
+# The sRGB filter's texel grain: with the largest texel of a lookup decoded from code 32 or more, each
+# texel is cut to a multiple of 2 (in the table's units of 2**-14), from 48 to 4, ... from 248 to 128
+# (tools/texture_probe.py's srgb_pairs: one grain fits every pair with the same larger texel).
+SRGB_GRAIN_CODES = np.array([32, 48, 64, 96, 136, 184, 248])
 
 
 def _srgb_to_linear(v8):
@@ -393,7 +407,7 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
         outside = [fp.outside[d][t] for d, t in enumerate(tap) if fp.outside[d][t] is not None]
         z = idx[2] if len(idx) > 2 else slice_
         words = _words(_as_float(_read_channels(data, _offsets(image, idx[0], idx[1] if len(idx) > 1 else None, z),
-                                                fmt), fmt, smp), fmt, smp)
+                                                fmt), fmt, smp, filtered=linear), fmt, smp)
         if outside:
             out = np.logical_or.reduce(outside)
             if out.any():
@@ -405,14 +419,16 @@ def _taps(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=
 def _filter(words, weights, fmt, groups=None, srgb=False):
     """The filter's result words from tap words (m, taps, 4) and 1.8 weights (m, taps); channels
     the format lacks stay 0. Integer texels read as normalized floats filter in fixed point
-    (_fixed_point_sum), except sRGB colour channels and 8-bit signed texels, whose rules are not
-    measured yet (they take the float filter: within about 2**-14 of the GPU)."""
+    (_fixed_point_sum, _snorm8_sum), sRGB colour channels by their own rule (_srgb_sum)."""
     mantissa = 11 if fmt.kind == "float" and fmt.channel_bytes == 2 else 24     # half texels filter in half
     values = words.view(np.float32)
-    fixed = fmt.kind == "unsigned" or (fmt.kind == "signed" and fmt.channel_bytes == 2)
     out = np.zeros((len(words), 4), np.float32)
     for c in range(fmt.channels):
-        if fixed and not (srgb and c < 3):
+        if srgb and c < 3:
+            out[:, c] = _srgb_sum(values[:, :, c], weights)
+        elif _is_snorm8(fmt):
+            out[:, c] = _snorm8_sum(values[:, :, c], weights)
+        elif fmt.kind != "float" and not (srgb and c < 3):
             out[:, c] = _fixed_point_sum(values[:, :, c], weights, fmt)
         else:
             out[:, c] = weighted_sum(values[:, :, c], weights, FRACTION_BITS, mantissa, groups)
@@ -425,13 +441,39 @@ def _fixed_point_sum(values, weights, fmt):
     blocks, 14 weights; all bit-exact): each texel as a 16-bit normalized integer T (an 8-bit one
     widened as t * 257, which is exact: t / 255 = t * 257 / 65535), the weighted sum with the 1.8
     weights rounded to an integer Q (ties up), and the result Q / 65535 (Q / 32767, at least -1)
-    rounded to float32. A texel of 255 at weight w/256 gives round(w * 255 * 257 / 256) / 65535,
+    rounded to float32; a 16-bit -32768 counts as itself (s16_pairs: 6 of 917,504 lookups). A texel of 255 at weight w/256 gives round(w * 255 * 257 / 256) / 65535,
     not w / 256: w/256 * (1 + 2**-16) up to w = 128."""
     top = 32767 if fmt.kind == "signed" else 65535
     widen = 257 if fmt.channel_bytes == 1 else 1
     texels = np.rint(values.astype(np.float64) * (top // widen)).astype(np.int64) * widen
     q = ((texels * weights).sum(1) + (1 << (FRACTION_BITS - 1))) >> FRACTION_BITS
     return np.maximum(q / top, -1.0).astype(np.float32)
+
+
+def _srgb_sum(values, weights):
+    """The filter of sRGB colour channels, as an H200 computes it (tools/texture_probe.py's srgb_pairs:
+    every pair of codes at 14 weights, 3 channels, all bit-exact): each texel decoded by SRGB_TABLE
+    (units of 2**-14), cut toward zero to the grain the largest texel with a weight sets
+    (SRGB_GRAIN_CODES), summed exactly with the 1.8 weights, and rounded once to 11 significant bits
+    (ties up). So code 1 next to code 64 counts as 0, and 224 next to 248 as 12160, not 12224."""
+    d = np.rint(values.astype(np.float64) * (1 << 14)).astype(np.int64)
+    top = np.where(weights > 0, d, 0).max(1)
+    shift = np.searchsorted(np.rint(SRGB_TABLE[SRGB_GRAIN_CODES] * (1 << 14)), top, side="right")[:, None]
+    total = (((d >> shift) << shift) * weights).sum(1)
+    return _round_away(total, np.full(len(total), -14 - FRACTION_BITS), 11)
+
+
+def _snorm8_sum(values, weights):
+    """The filter of signed 8-bit texels read as normalized floats, as an H200 computes it
+    (tools/texture_probe.py's s8_pairs: every pair of texels at 14 weights, 65,281 different sums,
+    all bit-exact): the texels t as integers (-128 too) summed with the 1.8 weights, S = sum(w * t),
+    scaled to a 16-bit normalized Q = S + (S + 16 * (S >> 12) + 64) >> 7 (shifts rounding toward
+    -inf; about S * 32767 / 32512, up to 0.62 from it), and the result Q / 32767, at least -1,
+    rounded to float32. So a texel of 127 at weight 128/256 gives 16383 / 32767, not 0.5."""
+    t = np.rint(values.astype(np.float64) * 127).astype(np.int64)       # exact: _as_float keeps -128/127
+    s = (t * weights).sum(1)
+    q = s + ((s + ((s >> 12) << 4) + 64) >> 7)
+    return np.maximum(q / 32767, -1.0).astype(np.float32)
 
 
 def _lookup(data, image: Image, smp: Sampler, coords, slice_, linear: bool, modes=None):
@@ -487,6 +529,8 @@ def _one_texel(words, fmt):
     the texel itself, a subnormal as a zero of its sign, a NaN as the canonical NaN. Texel-centre
     lookups (convolutionTexture's x + 0.5) are most linear lookups; this skips the full filter."""
     v = words.view(np.float32)[:, :fmt.channels]
+    if fmt.kind == "signed":         # a -128 texel came as -128/127 for the filter (_as_float)
+        v = np.maximum(v, np.float32(-1))
     v = np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)
     v = np.where(np.isnan(v), np.uint32(0x7FFFFFFF).view(np.float32), v)
     out = np.zeros((len(words), 4), np.float32)
@@ -520,30 +564,29 @@ def tap_weights(fractions) -> np.ndarray:
 
     Measured on an H100 (tex2d_linear_onehot_weights, tex3d_linear_*): in 2D the corner weight
     a * b is rounded (ties up) and the other three get what is left of their row and column; in
-    3D the 2D rule runs on x and z, and each of those four weights is split between the two y
-    rows: for x0 texels the y0 share is rounded (ties up), for x1 texels the y1 share, so the
-    rounding goes the way the 2D rule's does on the diagonal."""
+    3D each z slice's weight (1 - c, c) is split first between x (the x1 share rounded, ties up),
+    then each of those four weights between the two y rows: for x0 texels the y0 share is rounded
+    (ties up), for x1 texels the y1 share. (Splitting x and z by the 2D rule instead gave 16 and 46
+    of the corpus's 4,096 trilinear lookups a weight 1/256 off; z first leaves one 1-ulp lookup in each.)"""
     one = 1 << FRACTION_BITS
     if len(fractions) == 1:
         a, = fractions
         return np.stack([one - a, a], 1)
-
-    def two(a, b):
-        w11 = _round_half_up(a * b, FRACTION_BITS)
-        return {(0, 0): one - a - b + w11, (0, 1): b - w11, (1, 0): a - w11, (1, 1): w11}
-
     if len(fractions) == 2:
-        w = two(*fractions)
-        return np.stack([w[k] for k in sorted(w)], 1)
+        a, b = fractions
+        w11 = _round_half_up(a * b, FRACTION_BITS)
+        return np.stack([one - a - b + w11, b - w11, a - w11, w11], 1)
     a, b, c = fractions
     w = {}
-    for (x, z), wxz in two(a, c).items():
-        if x:
-            y1 = _round_half_up(wxz * b, FRACTION_BITS)
-            w[(x, 0, z)], w[(x, 1, z)] = wxz - y1, y1
-        else:
-            y0 = _round_half_up(wxz * (one - b), FRACTION_BITS)
-            w[(x, 0, z)], w[(x, 1, z)] = y0, wxz - y0
+    for z, wz in ((0, one - c), (1, c)):
+        x1 = _round_half_up(a * wz, FRACTION_BITS)
+        for x, wxz in ((0, wz - x1), (1, x1)):
+            if x:
+                y1 = _round_half_up(wxz * b, FRACTION_BITS)
+                w[(x, 0, z)], w[(x, 1, z)] = wxz - y1, y1
+            else:
+                y0 = _round_half_up(wxz * (one - b), FRACTION_BITS)
+                w[(x, 0, z)], w[(x, 1, z)] = y0, wxz - y0
     return np.stack([w[k] for k in sorted(w)], 1)
 
 
@@ -724,7 +767,8 @@ def _seamless(data, image: Image, smp: Sampler, coords, face, base):
             ti = np.where(away, np.clip((s2 * n).astype(np.int64), 0, n - 1), ti)
             tj = np.where(away, np.clip((t2 * n).astype(np.int64), 0, n - 1), tj)
         offsets = _offsets(image, ti, tj, base + f)
-        words.append(_words(_as_float(_read_channels(data, offsets, image.fmt), image.fmt, smp), image.fmt, smp))
+        words.append(_words(_as_float(_read_channels(data, offsets, image.fmt), image.fmt, smp, filtered=True),
+                            image.fmt, smp))
     return _filter(np.stack(words, 1), weights, image.fmt, srgb=smp.srgb)
 
 
