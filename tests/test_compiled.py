@@ -1370,8 +1370,8 @@ __global__ void nan_f64(const double* a, const double* b, double* o) {
 
 def test_a_float64_nan_operand_passes_through_natively_quieted(monkeypatch):
     """add, sub and mul.f64 with a NaN operand (a quiet one, a signalling one, a negative one: the
-    empty intervals of interval arithmetic) give that NaN quieted, of two NaNs the first (as an
-    H100), natively: no group is rerun in the interpreter. A NaN made from numbers (inf - inf)
+    empty intervals of interval arithmetic) give that NaN quieted, of two NaNs b's, the operand loaded
+    later (an H100 gives 0x7ff8000000000000 and 0xfff8000000000123 for rows 11 and 9), natively: no group is rerun in the interpreter. A NaN made from numbers (inf - inf)
     still is."""
     m = cudalab.compile(NAN_F64)
     nans = np.array([0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8000000000123], np.uint64).view(np.float64)
@@ -1379,7 +1379,7 @@ def test_a_float64_nan_operand_passes_through_natively_quieted(monkeypatch):
     a = np.random.default_rng(12).standard_normal(n)
     b = a[::-1].copy()
     a[:3], b[3:6], a[6:9], b[6:9] = nans, nans, nans, nans                 # one NaN; the same NaN twice
-    a[9:12], b[9:12] = nans, nans[::-1]                                    # two NaNs: the first
+    a[9:12], b[9:12] = nans, nans[::-1]                                    # two NaNs: b's
     reruns = []
     run_on_interpreter = compiled._Runner._interpret
     monkeypatch.setattr(compiled._Runner, "_interpret", lambda self, ex: reruns.append(self) or
@@ -1394,7 +1394,7 @@ def test_a_float64_nan_operand_passes_through_natively_quieted(monkeypatch):
     assert_native(m, "nan_f64", ("add", "sub", "mul"))
     o = np.frombuffer(got["interp"][1], np.uint64).reshape(n, 3)
     assert o[1].tolist() == [0x7FF8000000000001] * 3 and o[3, 1] == 0x7FF8000000000000
-    assert o[11].tolist() == [0xFFF8000000000123] * 3
+    assert o[11].tolist() == [0x7FF8000000000000] * 3 and o[9].tolist() == [0xFFF8000000000123] * 3
     a2, b2 = a.copy(), b.copy()
     a2[20], b2[20] = np.inf, np.inf                                          # inf - inf: the interpreter's
     got = both_tiers(lambda: run(a2, b2), monkeypatch)
