@@ -249,6 +249,23 @@ int main() {
     assert float(message.group(2).replace(",", "")) > 5          # launches a second
 
 
+def test_a_benchmark_of_runtime_calls_stopped_by_its_time_limit_says_how_many_it_made():
+    # the CUDA Handbook's nullDtoHMemcpyAsync: 10^6 cudaMemcpyAsync of 4 bytes timed with the host's
+    # clock, no kernel at all; "it had not finished any kernel" alone told the student nothing
+    program = """
+int main() {
+    int *d, *h; cudaMalloc(&d, 4); cudaMallocHost(&h, 4);
+    for (;;) cudaMemcpyAsync(h, d, 4, cudaMemcpyDeviceToHost, 0);
+}"""
+    stopped = run_program_source(program, timeout=3)
+    assert stopped.returncode != 0
+    message = re.search(r"It had made ([\d,]+) runtime calls, about ([\d,]+) a second \(cudaMemcpy/cudaMemcpyAsync "
+                        r"([\d,]+), ", stopped.stderr)
+    assert message, stopped.stderr
+    total, each = (int(message.group(k).replace(",", "")) for k in (1, 3))
+    assert total >= 1000 and total - each <= 5                  # the malloc calls besides the copies
+
+
 def launches(*runs):
     """Launch records of a benchmark: for each (kernel, problem size, iterations), that many launches
     of one grid, the size among their arguments (as scan's: the arrays' length changes, not the grid)."""

@@ -127,7 +127,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         except (socket.timeout, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
-            stopped = stopped_message(server.ctx, server.session.launches, timeout)
+            stopped = stopped_message(server.ctx, server.session.launches, timeout, server.calls,
+                                      time.monotonic() - (server.serving_since or time.monotonic()))
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
         stderr += stopped or _crash_note(code, _children_cpu() - before)

@@ -13,6 +13,7 @@ host nodes back to the shim one at a time.
 """
 from __future__ import annotations
 
+import collections
 import mmap
 import os
 import re
@@ -133,6 +134,8 @@ class Server(TextureRequests, LibraryRequests):
         self.printed: list = []                  # device printf text not yet sent to the program
         self._seen = 0                           # launch records whose printf text was sent
         self.late = None                         # a CudaError of work run while the program was quiet
+        self.calls = collections.Counter()      # the program's requests by name (a stopped benchmark's account)
+        self.serving_since = None                # when serve() began
         self.pid = None                          # the program's process, once it runs
         self._cpu_at_request = 0.0               # its CPU time at its latest request
 
@@ -146,6 +149,7 @@ class Server(TextureRequests, LibraryRequests):
         (time.monotonic()) also stops a kernel that is running when it passes; so does its CPU-time
         limit, which moves ``ctx.deadline`` to the moment it ran out (programs.cpu_limit_stops)."""
         self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
+        self.serving_since = time.monotonic()
         ctx = self.ctx
         ctx.host_memory = ProgramMemory.open(self.pid)
         while True:
@@ -177,6 +181,7 @@ class Server(TextureRequests, LibraryRequests):
                 op, *args = args
             if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
                 ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
+            self.calls[op] += 1
             handler = getattr(self, "op_" + op, None)
             try:
                 if handler is None:

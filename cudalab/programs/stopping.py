@@ -54,9 +54,10 @@ def cpu_limit_stops(ctx):
         signal.signal(signal.SIGXCPU, before if ctx.cpu_limit is None else signal.SIG_IGN)
 
 
-def stopped_message(ctx, launches, timeout) -> str:
+def stopped_message(ctx, launches, timeout, calls=None, seconds: float = 0.0) -> str:
     """What cudalab says after stopping a program at its time limit (``ctx.stopped``: the
-    message of the kernel it stopped, if one was running)."""
+    message of the kernel it stopped, if one was running; ``calls``: the server's count of the
+    program's runtime calls by request, over ``seconds`` of serving them)."""
     if ctx.cpu_limit is not None:
         limit, more = (f"used up its {ctx.limit_words()} and was stopped.",
                        "Give it more CPU time (a higher ulimit -t), or make the problem smaller.")
@@ -65,7 +66,32 @@ def stopped_message(ctx, launches, timeout) -> str:
                        "Give it more time with `cudalab run --timeout SECONDS`, `%%cuda --timeout SECONDS` or "
                        "run_program(..., timeout=SECONDS), or make the problem smaller.")
     kernel = f"cudalab: {ctx.stopped}\n" if ctx.stopped else ""
-    return f"{kernel}cudalab: the program {limit}{time_spent(launches, bool(ctx.stopped))} {more}\n"
+    return (f"{kernel}cudalab: the program {limit}{time_spent(launches, bool(ctx.stopped))}"
+            f"{calls_made(calls, seconds, launches)} {more}\n")
+
+
+# the runtime calls behind the server's busiest requests, as a student wrote them
+CALLS = {"copy": "cudaMemcpy/cudaMemcpyAsync", "copy2d": "cudaMemcpy2D", "memset": "cudaMemset",
+         "event_record": "cudaEventRecord", "event_query": "cudaEventQuery", "event_sync": "cudaEventSynchronize",
+         "stream_sync": "cudaStreamSynchronize", "stream_query": "cudaStreamQuery", "device_sync": "cudaDeviceSynchronize",
+         "malloc": "cudaMalloc(Host)", "free": "cudaFree(Host)", "malloc_async": "cudaMallocAsync", "free_async": "cudaFreeAsync",
+         "graph_launch": "cudaGraphLaunch", "launch": "kernel launches"}
+
+
+def calls_made(calls, seconds: float, launches) -> str:
+    """A benchmark of runtime calls rather than kernels (10^5 cudaMemcpyAsync of a few bytes per
+    size, timed with the host's clock) finishes no kernel: how many calls it made, at what rate, and
+    which, so the student can tell how far it got. Said only where the calls outnumber the launches
+    tenfold (a launch benchmark's account is ``time_spent``'s)."""
+    total = sum((calls or {}).values())
+    if total < 1000 or total < 10 * len(launches):
+        return ""
+    top = sorted(calls.items(), key=lambda kv: -kv[1])[:2]
+    rate = f", about {total / seconds:,.0f} a second" if seconds > 0 else ""
+    which = ", ".join(f"{CALLS.get(op, op)} {n:,}" for op, n in top)
+    return (f" It had made {total:,} runtime calls{rate} ({which}): each is a request to the emulator, "
+            "hundreds of times slower than a GPU's driver (a few microseconds a call there), so a loop of "
+            "10^5 or 10^6 calls per data point needs minutes to hours here.")
 
 
 def time_spent(launches, running: bool = False) -> str:
