@@ -270,8 +270,8 @@ def gpu_built_for(cmd: NvccCommand, emulated):
     have = emulated.cc[0] * 10 + emulated.cc[1]
     if not asked or asked[0] <= have:
         return emulated
-    cc = divmod(asked[0], 10)
-    return next((g for g in profiles.GPUS.values() if g.cc == cc), None) or profiles.ARCHS.get(f"sm_{asked[0]}", emulated)
+    named = [g for g in profiles.GPUS.values() if g.cc == divmod(asked[0], 10)]
+    return named[0] if named else profiles.ARCHS.get(f"sm_{asked[0]}", emulated)
 
 
 def cmd_run(args) -> int:

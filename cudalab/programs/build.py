@@ -293,10 +293,9 @@ def _without_other_toolkits(options: list, cwd: Path) -> list:
     of arguments in CUDA 13.0)."""
     own = (cuda_home() / "include").resolve()
 
-    def other_toolkit(option):
-        folder = (cwd / option[2:]).resolve()
-        return option.startswith("-I") and (folder / "crt" / "host_runtime.h").exists() and folder != own
-    return [o for o in options if not other_toolkit(o)]
+    def other_toolkit(folder: Path):
+        return (folder / "crt" / "host_runtime.h").exists() and folder.resolve() != own
+    return [o for o in options if not (o.startswith("-I") and other_toolkit(cwd / o[2:]))]
 
 
 # CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14

@@ -52,6 +52,7 @@ static inline cudaError_t cudaMemAdvise(const void *ptr, size_t count, cudaMemor
 
 /* ... and the _v2 forms CUDA 12.2 added with a cudaMemLocation, which CUDA 13 renamed to the plain
  * names (NVIDIA's Grace Hopper talk at GTC 2025 still calls them) */
+#if CUDART_VERSION >= 13000
 static inline cudaError_t cudaMemPrefetchAsync_v2(const void *ptr, size_t count, cudaMemLocation location,
                                                   unsigned int flags, cudaStream_t stream = 0) {
     return cudaMemPrefetchAsync(ptr, count, location, flags, stream);
@@ -61,6 +62,7 @@ static inline cudaError_t cudaMemAdvise_v2(const void *ptr, size_t count, cudaMe
                                            cudaMemLocation location) {
     return cudaMemAdvise(ptr, count, advice, location);
 }
+#endif
 #endif
 
 #if defined(__cplusplus) && CUDART_VERSION >= 13000
