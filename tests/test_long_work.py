@@ -269,6 +269,9 @@ def test_a_benchmark_timed_once_per_size_stopped_midway_says_what_its_current_si
     # three kernels an iteration (scan's large arrays) are one iteration of 3 launches
     three = launches(*[(k, g, 1) for g in (8, 16) for _ in range(5) for k in ("a", "b", "c")])
     assert runs(three) == [(0, 3, 5), (15, 3, 5)]
+    # single launches between the loops (a warm-up) are not runs to go by
+    warmed = launches(*[r for size in (1, 2, 4) for r in (("warm", size, 1), ("mm", size, 20 if size < 4 else 5))])
+    assert "runs of 20 iterations of mm" in rest_of_run(warmed) and "had finished 5 of them" in rest_of_run(warmed)
     # one earlier size is no pattern to go by, nor a loop whose length changes with the size
     assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 10))) == ""
     assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 50), ("scan", 4, 10))) == ""

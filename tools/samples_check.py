@@ -487,6 +487,9 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
         "length on a loaded machine (load average about 4 per core), where each kernel also had the emulator's",
         "watchdog of 10 s of CPU time (cudaErrorLaunchTimeout); later runs give `cudalab run --timeout` (the",
         "program's time, which its kernels get too) so that only the CPU limit counts, as a GPU has no watchdog.",
+        "The CPU limit is `ulimit -t`'s soft limit, at which cudalab stops the program itself and says why (the",
+        "launch it stopped and its estimate, the launches before it and their rate); the hard limit,",
+        f"{HEAD_START} s later, ends a process that did not stop.",
         "",
         f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
         f"{len(left)} left out.**",
