@@ -72,6 +72,20 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
 
 
+def test_a_launch_stopped_midway_through_a_batch_charges_its_finished_blocks_with_their_own_work_only():
+    # an 8192^2 matmul's 16-block sample finished with 124 million thread-instructions; the next
+    # batch had run 4.3 billion more when the time limit stopped it (the message said "72 trillion")
+    p = Progress("matMulShared", blocks_done=16, blocks_total=262_144, thread_instructions=4_400_000_000,
+                 seconds=6.2, finished_thread_instructions=124_000_000)
+    assert p.estimated_thread_instructions == 124_000_000 * 262_144 // 16
+    pace = Pace("add", blocks_total=64, timeout=10, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(32))
+    pace.batch_done(1, batch_seconds=0.001)
+    pace.stats.thread_instructions += 5000                   # the next batch, halfway
+    assert pace.progress().estimated_thread_instructions == 64_000
+
+
 def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_watchdog_would_wait(monkeypatch):
     # tools/samples_check.py gives kernels the program's 720 s but `ulimit -t 120`: a 160 s launch
     # (globalToShmemAsyncCopy's) is stopped after its first batch, not killed with the process
