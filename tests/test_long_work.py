@@ -72,6 +72,20 @@ def test_a_matmul_sized_for_a_gpu_stops_early_with_an_estimate():
     assert e.value.findings[0].details["progress"]["blocks_total"] == 262144
 
 
+def test_a_launch_stopped_midway_through_a_batch_charges_its_finished_blocks_with_their_own_work_only():
+    # an 8192^2 matmul's 16-block sample finished with 124 million thread-instructions; the next
+    # batch had run 4.3 billion more when the time limit stopped it (the message said "72 trillion")
+    p = Progress("matMulShared", blocks_done=16, blocks_total=262_144, thread_instructions=4_400_000_000,
+                 seconds=6.2, finished_thread_instructions=124_000_000)
+    assert p.estimated_thread_instructions == 124_000_000 * 262_144 // 16
+    pace = Pace("add", blocks_total=64, timeout=10, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(32))
+    pace.batch_done(1, batch_seconds=0.001)
+    pace.stats.thread_instructions += 5000                   # the next batch, halfway
+    assert pace.progress().estimated_thread_instructions == 64_000
+
+
 def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_watchdog_would_wait(monkeypatch):
     # tools/samples_check.py gives kernels the program's 720 s but `ulimit -t 120`: a 160 s launch
     # (globalToShmemAsyncCopy's) is stopped after its first batch, not killed with the process
@@ -286,6 +300,9 @@ def test_a_benchmark_timed_once_per_size_stopped_midway_says_what_its_current_si
     # three kernels an iteration (scan's large arrays) are one iteration of 3 launches
     three = launches(*[(k, g, 1) for g in (8, 16) for _ in range(5) for k in ("a", "b", "c")])
     assert runs(three) == [(0, 3, 5), (15, 3, 5)]
+    # single launches between the loops (a warm-up) are not runs to go by
+    warmed = launches(*[r for size in (1, 2, 4) for r in (("warm", size, 1), ("mm", size, 20 if size < 4 else 5))])
+    assert "runs of 20 iterations of mm" in rest_of_run(warmed) and "had finished 5 of them" in rest_of_run(warmed)
     # one earlier size is no pattern to go by, nor a loop whose length changes with the size
     assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 10))) == ""
     assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 50), ("scan", 4, 10))) == ""

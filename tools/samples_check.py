@@ -366,7 +366,9 @@ def explanation(out: str) -> str:
     estimate of the time a kernel stopped by the watchdog needed and, for a program stopped at its
     time limit, how many launches it had run, at what rate, and what the run of launches it was in
     still needed (``cudalab.programs.stopping``)."""
-    why = next((line[9:] for line in out.splitlines() if line.startswith("cudalab: ")), "")
+    out = short_names(out)
+    # (its first message may follow the program's last words on their line: a progress line without \n)
+    why = next((m.group(1) for m in re.finditer(r"(?<![\w-])cudalab: (.*)", out)), "")
     first = re.match(r".*?\.(\s|$)", why)
     estimate = re.search(r"(about|between) [\d.,]+ \w+( and [\d.,]+ \w+)? on the emulator", why)
     launches = re.search(r"It had run [\d,]+ kernel launch(es)?( before it)?, [\d.]+ s of the emulator's CPU time in all"
@@ -379,6 +381,17 @@ def explanation(out: str) -> str:
                                 f"{launches.group(0)}." if launches else "",
                                 f"Its launches come in runs of {rest.group(1)}; the last had done {rest.group(2)}, the "
                                 f"rest of it needs {rest.group(3)}." if rest else "") if x)
+
+
+def short_names(text: str) -> str:
+    """Kernel names as a table can show them: ``cub::...::DeviceRadixSortOnesweepKernel<...>``
+    (Thrust's and CUB's run to a thousand characters) -> ``DeviceRadixSortOnesweepKernel<...>``."""
+    while True:
+        shorter = re.sub(r"<[^<>\n]*>", "\x00", text)
+        if shorter == text:
+            break
+        text = shorter
+    return re.sub(r"\b(?:\w+::)+(?=\w)", "", text.replace("\x00", "<...>"))
 
 
 # cudalab's own account of a program stopped at its time limit (its CPU-time limit's soft limit: run_limited)
@@ -487,6 +500,9 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
         "length on a loaded machine (load average about 4 per core), where each kernel also had the emulator's",
         "watchdog of 10 s of CPU time (cudaErrorLaunchTimeout); later runs give `cudalab run --timeout` (the",
         "program's time, which its kernels get too) so that only the CPU limit counts, as a GPU has no watchdog.",
+        "The CPU limit is `ulimit -t`'s soft limit, at which cudalab stops the program itself and says why (the",
+        "launch it stopped and its estimate, the launches before it and their rate); the hard limit,",
+        f"{HEAD_START} s later, ends a process that did not stop.",
         "",
         f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
         f"{len(left)} left out.**",

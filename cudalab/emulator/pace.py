@@ -45,6 +45,9 @@ class Progress:
     # alone (forecast.py), scaled to the grid
     forecast_thread_instructions: int | None = None
     forecast_partial: bool = False          # the count ran out of time: the grid needs more than that
+    # thread-instructions of the finished batches alone (None: all of them): a launch stopped midway
+    # through a batch has run part of it too, which the finished blocks must not be charged with
+    finished_thread_instructions: int | None = None
 
     @property
     def rate(self) -> float:
@@ -56,7 +59,9 @@ class Progress:
         """The whole grid's thread-instructions, if every block does as much as those done so far."""
         if not self.blocks_done:
             return self.forecast_thread_instructions
-        return round(self.thread_instructions * self.blocks_total / self.blocks_done)
+        finished = self.thread_instructions if self.finished_thread_instructions is None \
+            else self.finished_thread_instructions
+        return round(finished * self.blocks_total / self.blocks_done)
 
     def describe(self) -> str:
         """For a student: how far it got and how fast."""
@@ -129,6 +134,7 @@ class Pace:
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
         self.batch = None                               # the running batch's executor (its own deadlines)
+        self.finished_instructions = None               # thread-instructions when the latest batch finished
         self.blocks_done = 0
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
@@ -152,7 +158,7 @@ class Pace:
     def progress(self) -> Progress:
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
                         time.thread_time() - self.start, self.estimate, self.at_least, self.forecast,
-                        self.forecast_partial)
+                        self.forecast_partial, self.finished_instructions)
 
     def forecast_seconds(self) -> float:
         """The CPU seconds the skeleton of a batch may take to count its work
@@ -193,6 +199,7 @@ class Pace:
         estimate, tell the hook, and stop the launch now if it would clearly outlast its time even
         ``speedup`` times faster (the batch ran interpreted while native code for it is being built)."""
         self.blocks_done += blocks
+        self.finished_instructions = self.stats.thread_instructions
         left = self.blocks_total - self.blocks_done
         spent = time.thread_time() - self.start
         self.estimate = spent + left * batch_seconds / blocks
