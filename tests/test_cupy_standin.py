@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cudalab.numba
+from cudalab.errors import CudaError
 
 
 @pytest.fixture
@@ -85,6 +86,8 @@ def test_random_arrays_live_on_the_device_and_shuffle_in_place(cp):
     a = cp.arange(10)
     cp.random.shuffle(a)
     assert sorted(a.get().tolist()) == list(range(10)) and a.get().tolist() != list(range(10))
+    with pytest.raises(CudaError, match="out of device memory"):      # refused before numpy draws 8 GB
+        cp.random.random((1, 100_000, 10_000))
     draws = cp.random.RandomState(3).random_sample((2, 3))
     assert isinstance(draws, cp.ndarray) and draws.shape == (2, 3) and 0 <= float(draws.min()) < 1
 
