@@ -63,6 +63,7 @@ def test_reductions_give_0d_arrays_and_python_numbers(cp):
     assert f"{total:.1f}" == "10.0" and int(total) == 10 and bool(total > 9)
     assert float(cp.sqrt(a)[3]) == 2.0
     np.testing.assert_array_equal(cp.asnumpy(cp.where(a > 2, a, 0)), [0, 0, 3, 4])
+    assert a[:, cp.newaxis].shape == (4, 1) and cp.pi == np.pi
     assert abs(float(cp.linalg.norm(cp.array([3.0, 4.0]))) - 5.0) < 1e-12
 
 
