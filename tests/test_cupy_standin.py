@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cudalab.numba
+from cudalab.errors import CudaError
 
 
 @pytest.fixture
@@ -62,6 +63,7 @@ def test_reductions_give_0d_arrays_and_python_numbers(cp):
     assert f"{total:.1f}" == "10.0" and int(total) == 10 and bool(total > 9)
     assert float(cp.sqrt(a)[3]) == 2.0
     np.testing.assert_array_equal(cp.asnumpy(cp.where(a > 2, a, 0)), [0, 0, 3, 4])
+    assert a[:, cp.newaxis].shape == (4, 1) and cp.pi == np.pi
     assert abs(float(cp.linalg.norm(cp.array([3.0, 4.0]))) - 5.0) < 1e-12
 
 
@@ -85,6 +87,8 @@ def test_random_arrays_live_on_the_device_and_shuffle_in_place(cp):
     a = cp.arange(10)
     cp.random.shuffle(a)
     assert sorted(a.get().tolist()) == list(range(10)) and a.get().tolist() != list(range(10))
+    with pytest.raises(CudaError, match="out of device memory"):      # refused before numpy draws 8 GB
+        cp.random.random((1, 100_000, 10_000))
     draws = cp.random.RandomState(3).random_sample((2, 3))
     assert isinstance(draws, cp.ndarray) and draws.shape == (2, 3) and 0 <= float(draws.min()) < 1
 

@@ -332,9 +332,12 @@ def __getattr__(name):
     return _numpy_name(np, name, "cupy")
 
 
+_MISSING = object()
+
+
 def _numpy_name(namespace, name, where):
-    attr = getattr(namespace, name, None)
-    if attr is None or name.startswith("_"):
+    attr = getattr(namespace, name, _MISSING)          # (np.newaxis is None)
+    if attr is _MISSING or name.startswith("_"):
         raise AttributeError(f"cudalab's CuPy stand-in has no {where}.{name} (numpy has no such name either); it "
                              "runs CuPy's numpy-like functions only. For more, install the real CuPy on a GPU.")
     if isinstance(attr, types.ModuleType):

@@ -75,6 +75,27 @@ def _params(spec: str) -> list:
     return out
 
 
+def _dtype(type_name, types) -> np.dtype:
+    """A parameter's dtype: its numpy type, or what its placeholder is bound to."""
+    return np.dtype(type_name) if type_name in C_TYPES else types[type_name]
+
+
+def _bind(kernel, params, args) -> dict:
+    """The type placeholders' dtypes, from the first argument each one is given (outputs too)."""
+    types = {}
+    for (_, t, name), a in zip(params, args):
+        if t not in C_TYPES and t not in types:
+            types[t] = a.dtype if hasattr(a, "dtype") else np.result_type(a)
+    missing = [t for _, t, _ in params if t not in C_TYPES and t not in types]
+    if missing:
+        raise TypeError(f"{kernel}: the type {missing[0]} of an output is given by no input; pass the output array")
+    for t, dt in types.items():
+        if dt.name not in C_TYPES:
+            raise UnsupportedError(f"{kernel}: {t} is {dt}, which cudalab writes in C++ only for "
+                                   f"{', '.join(C_TYPES)}")
+    return types
+
+
 class ElementwiseKernel:
     """CuPy's elementwise kernel: ``operation`` runs once per element ``i`` with each parameter bound to
     its element (``z = x * y``); called as ``kernel(x, y)`` or ``kernel(x, y, z)``; returns the output."""
@@ -96,43 +117,24 @@ class ElementwiseKernel:
         ins, outs = list(args[:n_in]), list(args[n_in:])
         arrays = [a for (raw, _, _), a in zip(self.inputs, ins) if isinstance(a, DeviceArray) and not raw]
         shape = np.broadcast_shapes(*(a.shape for a in arrays + outs)) if arrays or outs else (int(size),)
-        types = self._bind(ins, outs)
+        types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         for k, ((raw, _, _), a) in enumerate(zip(self.inputs, ins)):      # numpy's broadcasting, made real
             if isinstance(a, DeviceArray) and not raw and (a.shape != shape or not a.is_c_contiguous()):
                 ins[k] = _device(np.broadcast_to(_host(a), shape))
             elif isinstance(a, np.ndarray):
                 ins[k] = _device(np.broadcast_to(a, shape) if not raw else a)
         if not outs:
-            outs = [ndarray(shape, self._dtype(t, types)) for _, t, _ in self.outputs]
+            outs = [ndarray(shape, _dtype(t, types)) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
         kernel = self._kernel(kinds, tuple(sorted(types.items())), ins)
         n = int(np.prod(shape))
-        values = [a if isinstance(a, DeviceArray) else np.dtype(self._dtype(t, types)).type(a)
+        values = [a if isinstance(a, DeviceArray) else np.dtype(_dtype(t, types)).type(a)
                   for (_, t, _), a in zip(self.inputs, ins)]
         blocks = max(1, min(-(-n // block_size), 65535))
         _launch(kernel, blocks, block_size, [*values, *outs, np.int64(n)], 0, stream)
         if self.no_return:
             return None
         return tuple(outs) if self.return_tuple or len(outs) > 1 else outs[0]
-
-    @staticmethod
-    def _dtype(type_name, types):
-        return np.dtype(type_name) if type_name in C_TYPES else types[type_name]
-
-    def _bind(self, ins, outs) -> dict:
-        """The type placeholders' dtypes, from the first argument each one is given (outputs too)."""
-        types = {}
-        for (_, t, name), a in zip(self.inputs + self.outputs, ins + outs):
-            if t not in C_TYPES and t not in types:
-                types[t] = a.dtype if hasattr(a, "dtype") else np.result_type(a)
-        missing = [t for _, t, _ in self.inputs + self.outputs if t not in C_TYPES and t not in types]
-        if missing:
-            raise TypeError(f"{self.name}: the type {missing[0]} of an output is given by no input; pass the output array")
-        for t, dt in types.items():
-            if dt.name not in C_TYPES:
-                raise UnsupportedError(f"{self.name}: {t} is {dt}, which cudalab's ElementwiseKernel does not "
-                                       f"write in C++ (it takes {', '.join(C_TYPES)})")
-        return types
 
     def _kernel(self, kinds, types, ins):
         key = (kinds, types)
@@ -195,14 +197,14 @@ class ReductionKernel:
                 values = np.broadcast_to(_host(a) if isinstance(a, DeviceArray) else a, shape)
                 ins[k] = _device(np.transpose(values, order))
         out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else tuple(shape[k] for k in kept)
-        types = ElementwiseKernel._bind(self, ins, outs)
+        types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         if not outs:
-            outs = [ndarray(out_shape, ElementwiseKernel._dtype(t, types)) for _, t, _ in self.outputs]
+            outs = [ndarray(out_shape, _dtype(t, types)) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
         kernel = self._kernel(kinds, tuple(sorted(types.items())))
         n_out = int(np.prod(out_shape))
         m = int(np.prod([shape[k] for k in axes]))
-        values = [a if isinstance(a, DeviceArray) else np.dtype(ElementwiseKernel._dtype(t, types)).type(a)
+        values = [a if isinstance(a, DeviceArray) else np.dtype(_dtype(t, types)).type(a)
                   for (_, t, _), a in zip(self.inputs, ins)]
         _launch(kernel, max(1, min(n_out, 65535)), self.THREADS, [*values, *outs, np.int64(m), np.int64(n_out)], 0,
                 stream)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _device, _host, _store
+from . import _device, _host, _store, ndarray
 
 _STATE = np.random.RandomState()
 
@@ -13,8 +13,21 @@ def seed(seed=None):
     _STATE.seed(seed)
 
 
+def _shape_asked(name, args, kwargs):
+    """The shape a draw asks for, where numpy's signature says it (None: a scalar or unknown)."""
+    if "size" in kwargs:
+        return kwargs["size"]
+    position = {"rand": None, "randn": None, "random_sample": 0, "uniform": 2, "normal": 2, "randint": 2}.get(name, -1)
+    if position is None:
+        return args
+    return args[position] if 0 <= position < len(args) else None
+
+
 def _drawn(name):
     def draw(*args, dtype=None, **kwargs):
+        shape = _shape_asked(name, args, kwargs)
+        if shape is not None:       # out of device memory before numpy draws gigabytes on the host
+            ndarray(shape, dtype or np.float64).free()
         values = np.asarray(getattr(_STATE, name)(*args, **kwargs))
         return _device(values if dtype is None else values.astype(dtype))
     draw.__name__ = name
