@@ -116,11 +116,12 @@ def later_operand(inst, func):
 
     The H100/H200's DADD and DMUL return the NaN of their *second* SASS operand (DFMA: the second
     multiplicand's, then the addend's, then the first's), and ptxas orders the two sources itself,
-    the value it computed earlier first, whatever their order in the PTX (`mul.f64 %fd5, %fd2, %fd1`
-    with %fd1 loaded first became `DMUL R6(fd1), R8(fd2)` in tests/kernels' f64_edge_pairs_arith;
-    `mul(x, y)` and `mul(y, x)` become one DMUL). So the NaN that comes out is the one computed
-    later; fuzz seeds 464 and 778 of version 3 (docs/fuzz_report.md) kept their PTX order for that
-    reason."""
+    most often the value it computed earlier first, whatever their order in the PTX (`mul.f64 %fd5,
+    %fd2, %fd1` with %fd1 loaded first became `DMUL R6(fd1), R8(fd2)` in tests/kernels'
+    f64_edge_pairs_arith; `mul(x, y)` and `mul(y, x)` become one DMUL). So the NaN that comes out is
+    mostly the one computed later: it gave eight fuzz programs the GPU's bits (docs/fuzz_report.md,
+    cause 29). Not always: ptxas may compute a cheap conversion again next to a later use, and its
+    order is then its own (seeds 1051 and 3254 of version 3 gave the GPU's bits only with PTX's first)."""
     names = [o[1] if o[0] == "reg" else None for o in inst.operands[1:3]]
     if len(names) < 2 or None in names or names[0] == names[1]:
         return None

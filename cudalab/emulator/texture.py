@@ -558,7 +558,7 @@ def _round_half_up(num, shift):
     return (num + (1 << (shift - 1))) >> shift
 
 
-def tap_weights(fractions) -> np.ndarray:
+def tap_weights(fractions, total=None) -> np.ndarray:
     """The 1.8 fixed-point weight of each texel of a 2 x 2 (x 2) footprint, in np.ndindex order
     (x slowest), from each dimension's 8-bit fraction. The weights always sum to 256.
 
@@ -567,7 +567,8 @@ def tap_weights(fractions) -> np.ndarray:
     3D each z slice's weight (1 - c, c) is split first between x (the x1 share rounded, ties up),
     then each of those four weights between the two y rows: for x0 texels the y0 share is rounded
     (ties up), for x1 texels the y1 share. (Splitting x and z by the 2D rule instead gave 16 and 46
-    of the corpus's 4,096 trilinear lookups a weight 1/256 off; z first leaves one 1-ulp lookup in each.)"""
+    of the corpus's 4,096 trilinear lookups a weight 1/256 off; z first leaves one 1-ulp lookup in each.)
+    ``total``: a 3D footprint's share of a blend of two mipmap levels, split the same way (z first)."""
     one = 1 << FRACTION_BITS
     if len(fractions) == 1:
         a, = fractions
@@ -577,8 +578,9 @@ def tap_weights(fractions) -> np.ndarray:
         w11 = _round_half_up(a * b, FRACTION_BITS)
         return np.stack([one - a - b + w11, b - w11, a - w11, w11], 1)
     a, b, c = fractions
+    z1 = c if total is None else _round_half_up(c * total, FRACTION_BITS)
     w = {}
-    for z, wz in ((0, one - c), (1, c)):
+    for z, wz in ((0, (one if total is None else total) - z1), (1, z1)):
         x1 = _round_half_up(a * wz, FRACTION_BITS)
         for x, wxz in ((0, wz - x1), (1, x1)):
             if x:
@@ -852,11 +854,8 @@ def _trilinear(data, tex, la, lb, coords, slice_, f, linear, modes):
         weights = np.stack([one - f, f], 1)
     elif len(fa) == 2:
         weights = mip_weights(fa[0], fa[1], fb[0], fb[1], f)
-    else:     # 3D textures between levels: each level's 3D filter, then the level blend
-        ra, rb = (_filter(w, tap_weights(fr), tex.levels[0].fmt, [[0, 2, 4, 6], [1, 3, 5, 7]])
-                  for w, fr in ((wa, fa), (wb, fb)))
-        wa, wb = ra[:, None], rb[:, None]
-        weights = np.stack([one - f, f], 1)
+    else:     # 3D textures between levels: each level's 3D weights out of its share of 256
+        weights = np.concatenate([tap_weights(fa, one - f), tap_weights(fb, f)], 1)
     k = wa.shape[1]
     return _filter(np.concatenate([wa, wb], 1), weights, tex.levels[0].fmt, [list(range(k)), list(range(k, 2 * k))])
 

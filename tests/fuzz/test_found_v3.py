@@ -225,11 +225,12 @@ extern "C" __global__ void k(const double* x, const double* y, const double* z, 
 
 
 def test_of_two_double_nans_the_one_computed_later_comes_out_in_both_tiers(monkeypatch):
-    """DMUL/DADD return their second SASS operand's NaN, and ptxas puts the value it computed earlier
-    first whatever the PTX's order (decode.later_operand): of two NaN factors the later one's comes
-    out, in either PTX order. The emulator used to return PTX's first, which gave the H200's bits for
-    tests/kernels' x * y (y loaded first) but not for seeds 464 and 778 of version 3 or 976, 2255,
-    2850 of version 2; a fma's later multiplicand's NaN wins, then the addend's (680 of version 2)."""
+    """DMUL/DADD return their second SASS operand's NaN, and ptxas mostly puts the value it computed
+    earlier first whatever the PTX's order (decode.later_operand): of two NaN factors the later one's
+    comes out, in either PTX order. The emulator used to return PTX's first, which gave the H200's bits
+    for tests/kernels' x * y (y loaded first) but not for seeds 464 and 778 of version 3 or 976, 2255,
+    2850 of version 2; a fma's later multiplicand's NaN wins, then the addend's (60, 939 of version 3,
+    680 of version 2)."""
     nan = lambda bits: np.array([bits], np.uint64).view(np.float64)[0]      # noqa: E731
     na, nb, nc = nan(0x7FF0000000000A00), nan(0x7FF00000000000B0), nan(0xFFF000000000000C)
     x = np.array([na, 2.0], np.float64)           # thread 1: a is a number, so b and c decide the fma
