@@ -584,20 +584,25 @@ def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None
 
     def run(ex):
         warps = active_warps(ex, inst)
-        regs = fast and warps.size * 32 == ex.n and [frag[u].registers(ex) for u in "abc"]
+        regs = fast and [frag[u].registers(ex) for u in "abc"]
         if not regs or None in regs:
             frag["d"].store_matrix(ex, warps, general(ex, warps))
             return
         # the compiled loop answers the warps whose sums it proves exact; the numpy path the others
-        d, ok = fast(*regs)
+        d, ok = fast(warps, *regs)
         rest = np.flatnonzero(~ok)
         if rest.size:
             bits = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols])
             for j, reg in enumerate(d):
-                reg.reshape(-1, 32)[rest] = bits[:, :, j]
+                reg.reshape(-1, 32)[warps[rest]] = bits[:, :, j]
+        every = warps.size * 32 == ex.n
+        lanes = (warps[:, None] * 32 + _LANE).ravel()       # active_warps: all 32 lanes of each run it
         for w, reg in zip(frag["d"].writers, d):
             if w is not None:
-                w(ex, None, reg)
+                if every:
+                    w(ex, None, reg)
+                else:
+                    w(ex, lanes, reg[lanes])
     return run
 
 
@@ -672,9 +677,9 @@ def _wmma(inst, d):
     major_u, minor_u = (np.ascontiguousarray(x[:, :distinct], np.uint64) for x in (major, minor))
 
     def from_shared(ex, lanes):
-        """The fragment's registers of every lane of the batch, read by the compiled loop, when all
-        its elements lie in shared memory in bounds; else None (global memory, a bad address:
-        resolve's path)."""
+        """The fragment's registers (arrays over the batch, set at ``lanes``) read by the compiled
+        loop, when every element lies in shared memory in bounds; else None (global memory, a bad
+        address: resolve's path)."""
         if space == "global" or ex.shared_size < esize:
             return None
         base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
@@ -684,9 +689,9 @@ def _wmma(inst, d):
             base = base - np.uint64(SHARED_WINDOW)
         ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
         regs = tuple(np.empty(ex.n, frag.word) for _ in frag.writers)
-        if not mma_native.loader()(np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base, major_u,
-                                   minor_u, np.uint64(ex.shared_size), np.uint64(esize), ex.shared.view(edt),
-                                   frag.bits, regs):
+        if not mma_native.loader()(lanes, np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base,
+                                   major_u, minor_u, np.uint64(ex.shared_size), np.uint64(esize.bit_length() - 1),
+                                   ex.shared.view(edt), frag.bits, regs):
             return None
         return regs
 
@@ -695,11 +700,15 @@ def _wmma(inst, d):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
-            regs = None if ex.observers or lanes.size < ex.n else from_shared(ex, lanes)
+            regs = None if ex.observers else from_shared(ex, lanes)
             if regs is not None:
+                every = lanes.size == ex.n
                 for w, reg in zip(frag.writers, regs):
                     if w is not None:
-                        w(ex, None, reg)
+                        if every:
+                            w(ex, None, reg)
+                        else:
+                            w(ex, lanes, reg[lanes])
                 return
             count = ne if ex.observers else distinct        # observers see every element's access
             addrs = addresses(ex, lanes, count)
