@@ -25,6 +25,7 @@ instructions here gather the fragments of all 32 lanes into matrices (numpy arra
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -75,9 +76,18 @@ def mma_layout(use, m, n, k, typ):
     return tuple(np.broadcast_arrays(rows, cols))
 
 
+@functools.lru_cache(maxsize=None)
 def wmma_layout(use, m, n, k, typ, elements=None):
     """wmma's fragments as a Hopper GPU builds them from mma.sync's (module docstring); ``elements`` is
-    the fragment's size in the PTX registers, reached by repeating when the natural size is smaller."""
+    the fragment's size in the PTX registers, reached by repeating when the natural size is smaller.
+    Kept per form (a GEMM kernel has hundreds of wmma instructions of a few forms), read-only."""
+    rows, cols = _wmma_layout(use, m, n, k, typ, elements)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
+
+
+def _wmma_layout(use, m, n, k, typ, elements):
     if use == "a":
         r, c = mma_layout("a", 16, 8, k, typ)
         if m == 8:
@@ -682,12 +692,13 @@ def _wmma(inst, d):
         address: resolve's path)."""
         if space == "global" or ex.shared_size < esize:
             return None
-        base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
+        sel = None if lanes.size == ex.n else lanes
+        base = np.broadcast_to(np.asarray(ar(ex, sel), np.uint64), lanes.shape)
         if space == "generic":
             if not ((base >= np.uint64(SHARED_WINDOW)) & (base < np.uint64(SHARED_WINDOW + WINDOW_SIZE))).all():
                 return None
             base = base - np.uint64(SHARED_WINDOW)
-        ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
+        ld = np.broadcast_to(np.asarray(rs(ex, sel)).astype(np.uint64, copy=False), lanes.shape)
         regs = tuple(np.empty(ex.n, frag.word) for _ in frag.writers)
         if not mma_native.loader()(lanes, np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base,
                                    major_u, minor_u, np.uint64(ex.shared_size), np.uint64(esize.bit_length() - 1),
