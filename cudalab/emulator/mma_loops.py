@@ -106,6 +106,8 @@ def make(m, n, k, block):
         the whole warp's A, B and C (per hardware step of k): bounds of every element's."""
         av = np.zeros((m, k))
         bt = np.zeros((n, k))
+        av32 = np.zeros((m, k), np.float32)
+        bt32 = np.zeros((n, k), np.float32)
         ta = np.empty(steps, np.int64)
         tla = np.empty(steps, np.int64)
         tb = np.empty(steps, np.int64)
@@ -130,6 +132,7 @@ def make(m, n, k, block):
                             u = ((word >> np.uint64(sub * bits)) & mask) >> shift
                             q = (t % k) // block
                             av[t // k, t % k] = values[u]
+                            av32[t // k, t % k] = values[u]
                             ta[q], tla[q] = max(ta[q], exponents[u]), min(tla[q], lowest[u])
             for j in range(len(b)):
                 reg = b[j]
@@ -141,6 +144,7 @@ def make(m, n, k, block):
                             u = ((word >> np.uint64(sub * bits)) & mask) >> shift
                             q = (t // n) // block
                             bt[t % n, t // n] = values[u]
+                            bt32[t % n, t // n] = values[u]
                             tb[q], tlb[q] = max(tb[q], exponents[u]), min(tlb[q], lowest[u])
             for r in range(len(c)):
                 reg = c[r]
@@ -167,6 +171,28 @@ def make(m, n, k, block):
                     good &= x == math.floor(x)
                 if not good:
                     break
+                # where every term is on the grid of its lowest set bit and the sum of their sizes stays
+                # below 2**24 of its steps (the samples' small integers), every partial sum is a float32
+                # (a normal one): float32 sums them exactly, twice as many at a time, and D is that sum
+                narrow = tla[q] + tlb[q]
+                small = narrow >= -126 and narrow + 24 <= 127 and \
+                    biggest + (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2) < 2.0 ** (narrow + 24)
+                if small:
+                    grid = 2.0 ** -narrow
+                    for i in range(m * n):
+                        x = s[i] * grid
+                        small &= x == math.floor(x)
+                if small:
+                    for i in range(m):
+                        for j in range(n):
+                            acc = np.float32(0.0)
+                            for kk in range(k0, k1):
+                                acc += av32[i, kk] * bt32[j, kk]
+                            v = np.float32(s[i * n + j]) + acc
+                            d[i * n + j] = v if v != 0.0 else np.float32(0.0)
+                    for i in range(m * n):
+                        s[i] = d[i]
+                    continue
                 for i in range(m):                  # every term on one grid, fewer than 2**32 of its steps:
                     for j in range(n):              # exact in float64, in any order
                         acc = 0.0
