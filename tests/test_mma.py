@@ -293,7 +293,7 @@ def test_the_compiled_loop_gives_the_numpy_paths_bits_for_every_warp_it_proves(f
         bits_u = mma.BITS[atype if u != "c" else ctype]
         words = mma.pack(bits[u][:, lay[u][0], lay[u][1]], bits_u).astype(np.uint64 if bits_u == 64 else np.uint32)
         regs[u] = tuple(np.ascontiguousarray(words[:, :, j].reshape(-1)) for j in range(words.shape[2]))
-    d, ok = run(regs["a"], regs["b"], regs["c"])
+    d, ok = run(np.arange(warps), regs["a"], regs["b"], regs["c"])
     got = np.stack(d, axis=-1).reshape(warps, -1)
     assert (got[ok] == want[ok]).all()
     if ctype == "s32":
@@ -302,3 +302,33 @@ def test_the_compiled_loop_gives_the_numpy_paths_bits_for_every_warp_it_proves(f
         assert ok.sum() >= warps - 3
     else:
         assert not ok.all()
+
+
+def test_warps_that_left_early_do_not_stop_the_others_tiles_from_shared_memory():
+    """A warp that returns before its tile leaves the batch's other warps to the compiled loops
+    (wmma.load from shared memory, mma) with only some lanes running: each tile is still its own."""
+    k = cudalab.compile(r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void tiles(const half* a, const half* b, float* c) {
+  __shared__ half sa[4][256], sb[4][256];
+  int w = threadIdx.x / 32, t = (blockIdx.x * 4 + w) * 256;
+  for (int i = threadIdx.x % 32; i < 256; i += 32) { sa[w][i] = a[t + i]; sb[w][i] = b[t + i]; }
+  if (w == 1) return;
+  __syncwarp();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.5f);
+  wmma::load_matrix_sync(fa, sa[w], 16);
+  wmma::load_matrix_sync(fb, sb[w], 16);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(c + t, fc, 16, wmma::mem_row_major);
+}''').get_kernel("tiles")
+    rng = np.random.default_rng(7)
+    a, b = (rng.integers(-3, 4, (8, 16, 16)).astype(np.float16) for _ in range(2))
+    c = np.zeros((8, 16, 16), np.float32)
+    k[2, 128](a.ravel(), b.ravel(), c.reshape(-1))
+    want = np.matmul(a.astype(np.float64), np.swapaxes(b, 1, 2).astype(np.float64)) + 0.5
+    ran = np.array([w % 4 != 1 for w in range(8)])
+    assert np.array_equal(c[ran], want[ran].astype(np.float32)) and not c[~ran].any()

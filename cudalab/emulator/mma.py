@@ -25,6 +25,7 @@ instructions here gather the fragments of all 32 lanes into matrices (numpy arra
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -75,9 +76,18 @@ def mma_layout(use, m, n, k, typ):
     return tuple(np.broadcast_arrays(rows, cols))
 
 
+@functools.lru_cache(maxsize=None)
 def wmma_layout(use, m, n, k, typ, elements=None):
     """wmma's fragments as a Hopper GPU builds them from mma.sync's (module docstring); ``elements`` is
-    the fragment's size in the PTX registers, reached by repeating when the natural size is smaller."""
+    the fragment's size in the PTX registers, reached by repeating when the natural size is smaller.
+    Kept per form (a GEMM kernel has hundreds of wmma instructions of a few forms), read-only."""
+    rows, cols = _wmma_layout(use, m, n, k, typ, elements)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
+
+
+def _wmma_layout(use, m, n, k, typ, elements):
     if use == "a":
         r, c = mma_layout("a", 16, 8, k, typ)
         if m == 8:
@@ -584,20 +594,25 @@ def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None
 
     def run(ex):
         warps = active_warps(ex, inst)
-        regs = fast and warps.size * 32 == ex.n and [frag[u].registers(ex) for u in "abc"]
+        regs = fast and [frag[u].registers(ex) for u in "abc"]
         if not regs or None in regs:
             frag["d"].store_matrix(ex, warps, general(ex, warps))
             return
         # the compiled loop answers the warps whose sums it proves exact; the numpy path the others
-        d, ok = fast(*regs)
+        d, ok = fast(warps, *regs)
         rest = np.flatnonzero(~ok)
         if rest.size:
             bits = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols])
             for j, reg in enumerate(d):
-                reg.reshape(-1, 32)[rest] = bits[:, :, j]
+                reg.reshape(-1, 32)[warps[rest]] = bits[:, :, j]
+        every = warps.size * 32 == ex.n
+        lanes = (warps[:, None] * 32 + _LANE).ravel()       # active_warps: all 32 lanes of each run it
         for w, reg in zip(frag["d"].writers, d):
             if w is not None:
-                w(ex, None, reg)
+                if every:
+                    w(ex, None, reg)
+                else:
+                    w(ex, lanes, reg[lanes])
     return run
 
 
@@ -672,21 +687,22 @@ def _wmma(inst, d):
     major_u, minor_u = (np.ascontiguousarray(x[:, :distinct], np.uint64) for x in (major, minor))
 
     def from_shared(ex, lanes):
-        """The fragment's registers of every lane of the batch, read by the compiled loop, when all
-        its elements lie in shared memory in bounds; else None (global memory, a bad address:
-        resolve's path)."""
+        """The fragment's registers (arrays over the batch, set at ``lanes``) read by the compiled
+        loop, when every element lies in shared memory in bounds; else None (global memory, a bad
+        address: resolve's path)."""
         if space == "global" or ex.shared_size < esize:
             return None
-        base = np.broadcast_to(np.asarray(ar(ex, lanes), np.uint64), lanes.shape)
+        sel = None if lanes.size == ex.n else lanes
+        base = np.broadcast_to(np.asarray(ar(ex, sel), np.uint64), lanes.shape)
         if space == "generic":
             if not ((base >= np.uint64(SHARED_WINDOW)) & (base < np.uint64(SHARED_WINDOW + WINDOW_SIZE))).all():
                 return None
             base = base - np.uint64(SHARED_WINDOW)
-        ld = np.broadcast_to(np.asarray(rs(ex, lanes)).astype(np.uint64), lanes.shape)
+        ld = np.broadcast_to(np.asarray(rs(ex, sel)).astype(np.uint64, copy=False), lanes.shape)
         regs = tuple(np.empty(ex.n, frag.word) for _ in frag.writers)
-        if not mma_native.loader()(np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base, major_u,
-                                   minor_u, np.uint64(ex.shared_size), np.uint64(esize), ex.shared.view(edt),
-                                   frag.bits, regs):
+        if not mma_native.loader()(lanes, np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base,
+                                   major_u, minor_u, np.uint64(ex.shared_size), np.uint64(esize.bit_length() - 1),
+                                   ex.shared.view(edt), frag.bits, regs):
             return None
         return regs
 
@@ -695,11 +711,15 @@ def _wmma(inst, d):
             warps = active_warps(ex, inst)
             lanes = (warps[:, None] * 32 + _LANE).ravel()
             lanes = lanes[ex.mask[lanes]]
-            regs = None if ex.observers or lanes.size < ex.n else from_shared(ex, lanes)
+            regs = None if ex.observers else from_shared(ex, lanes)
             if regs is not None:
+                every = lanes.size == ex.n
                 for w, reg in zip(frag.writers, regs):
                     if w is not None:
-                        w(ex, None, reg)
+                        if every:
+                            w(ex, None, reg)
+                        else:
+                            w(ex, lanes, reg[lanes])
                 return
             count = ne if ex.observers else distinct        # observers see every element's access
             addrs = addresses(ex, lanes, count)

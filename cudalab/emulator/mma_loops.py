@@ -61,35 +61,35 @@ def unpack(regs, target, bits, w, raw):
 
 
 @numba.njit(cache=True, nogil=True)
-def load_shared(base, ld, block_base, major, minor, limit, size, shared, bits, regs):
-    """wmma.load of every lane of the batch from shared memory into fresh registers ``regs`` (each
-    holding 32 / bits elements, element e of a lane the e % len(major[0])-th it reads: sm_70's
-    repeated halves): lane l's element e lies at byte base[l] + (major * ld[l] + minor) * size (the
-    tables by l % 32) of its block's row of ``shared`` (viewed as the element type), which starts at
-    byte block_base[l]. False, with nothing read, where some element is out of bounds or
-    misaligned: mma.py's path then reports it. Addresses are uint64."""
+def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared, bits, regs):
+    """wmma.load of the given lanes from shared memory into registers ``regs`` (arrays over the
+    batch; each holds 32 / bits elements, element e of a lane the (e % len(major[0]))-th it reads:
+    sm_70's repeated halves). Lane lanes[i]'s element e lies at byte base[i] + (major * ld[i] + minor)
+    << shift (the tables by lane % 32) of its block's row of ``shared`` (viewed as the element type,
+    of 1 << shift bytes), which starts at byte block_base[lane]. False where some element is out of
+    bounds or misaligned (registers half written): mma.py's path then reports it. Addresses uint64."""
     distinct = major.shape[1]
-    for l in range(base.size):
-        for e in range(distinct):
-            addr = base[l] + (major[l % 32, e] * ld[l] + minor[l % 32, e]) * size
-            if addr > limit - size or addr % size:
-                return False
     per = max(1, 32 // bits)
-    for l in range(base.size):
+    size = np.uint64(1) << shift
+    for i in range(lanes.size):
+        lane = lanes[i]
         for j in range(len(regs)):
             word = np.uint64(0)
             for sub in range(per):
                 e = (j * per + sub) % distinct
-                addr = base[l] + (major[l % 32, e] * ld[l] + minor[l % 32, e]) * size
-                word |= np.uint64(shared[(block_base[l] + addr) // size]) << np.uint64(sub * bits)
-            regs[j][l] = word
+                addr = base[i] + ((major[lane & 31, e] * ld[i] + minor[lane & 31, e]) << shift)
+                if addr > limit - size or addr & (size - np.uint64(1)):
+                    return False
+                word |= np.uint64(shared[(block_base[lane] + addr) >> shift]) << np.uint64(sub * bits)
+            regs[j][lane] = word
     return True
 
 
 def make(m, n, k, block):
     """floats, doubles and integers for one mMnNkK shape and hardware step of k: the sizes are
     constants of the code (closure variables), so LLVM unrolls and vectorizes the loops over them.
-    Their arguments: a, b, c the fragments' registers (tuples of arrays over the batch), *target where
+    Their arguments: the warps to multiply, a, b, c the fragments' registers (tuples of arrays over
+    the batch), *target where
     each fragment element goes (unpack), *bits the elements' widths; d_regs (fresh arrays) get D, whose
     register r of lane l holds matrix element dsrc[l * len(d_regs) + r]; ok whether each warp's
     sums were proven exact (where not, d_regs are left for mma.py's path to fill)."""
@@ -99,13 +99,15 @@ def make(m, n, k, block):
     steps = (k + block - 1) // block
 
     @exact_sums
-    def floats(a, b, c, atarget, btarget, ctarget, dsrc, bits, shift, values, exponents, lowest, d_regs, ok):
+    def floats(warps, a, b, c, atarget, btarget, ctarget, dsrc, bits, shift, values, exponents, lowest, d_regs, ok):
         """D = A B + C for f16/bf16/tf32 inputs and float32 C and D (c's registers viewed as float32);
         values/exponents/lowest the input type's tables (mma_native.input_table) by an element's bits
         shifted right by ``shift``. The proof takes the largest exponent and the lowest set bit over
         the whole warp's A, B and C (per hardware step of k): bounds of every element's."""
         av = np.zeros((m, k))
         bt = np.zeros((n, k))
+        av32 = np.zeros((m, k), np.float32)
+        bt32 = np.zeros((n, k), np.float32)
         ta = np.empty(steps, np.int64)
         tla = np.empty(steps, np.int64)
         tb = np.empty(steps, np.int64)
@@ -115,7 +117,8 @@ def make(m, n, k, block):
         du = d.view(np.uint32)
         per = max(1, 32 // bits)
         mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-        for w in range(ok.size):
+        for wi in range(warps.size):
+            w = warps[wi]
             # A and B: each element's value, and per hardware step the largest exponent and lowest set
             # bit (a zero's lie far out: input_table); a matrix element no lane holds stays 0
             ta[:], tla[:], tb[:], tlb[:] = -FAR, FAR, -FAR, FAR
@@ -129,6 +132,7 @@ def make(m, n, k, block):
                             u = ((word >> np.uint64(sub * bits)) & mask) >> shift
                             q = (t % k) // block
                             av[t // k, t % k] = values[u]
+                            av32[t // k, t % k] = values[u]
                             ta[q], tla[q] = max(ta[q], exponents[u]), min(tla[q], lowest[u])
             for j in range(len(b)):
                 reg = b[j]
@@ -140,6 +144,7 @@ def make(m, n, k, block):
                             u = ((word >> np.uint64(sub * bits)) & mask) >> shift
                             q = (t // n) // block
                             bt[t % n, t // n] = values[u]
+                            bt32[t % n, t // n] = values[u]
                             tb[q], tlb[q] = max(tb[q], exponents[u]), min(tlb[q], lowest[u])
             for r in range(len(c)):
                 reg = c[r]
@@ -166,6 +171,28 @@ def make(m, n, k, block):
                     good &= x == math.floor(x)
                 if not good:
                     break
+                # where every term is on the grid of its lowest set bit and the sum of their sizes stays
+                # below 2**24 of its steps (the samples' small integers), every partial sum is a float32
+                # (a normal one): float32 sums them exactly, twice as many at a time, and D is that sum
+                narrow = tla[q] + tlb[q]
+                small = narrow >= -126 and narrow + 24 <= 127 and \
+                    biggest + (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2) < 2.0 ** (narrow + 24)
+                if small:
+                    grid = 2.0 ** -narrow
+                    for i in range(m * n):
+                        x = s[i] * grid
+                        small &= x == math.floor(x)
+                if small:
+                    for i in range(m):
+                        for j in range(n):
+                            acc = np.float32(0.0)
+                            for kk in range(k0, k1):
+                                acc += av32[i, kk] * bt32[j, kk]
+                            v = np.float32(s[i * n + j]) + acc
+                            d[i * n + j] = v if v != 0.0 else np.float32(0.0)
+                    for i in range(m * n):
+                        s[i] = d[i]
+                    continue
                 for i in range(m):                  # every term on one grid, fewer than 2**32 of its steps:
                     for j in range(n):              # exact in float64, in any order
                         acc = 0.0
@@ -180,7 +207,7 @@ def make(m, n, k, block):
                     if abs(np.float64(d[i])) > size:
                         du[i] -= np.uint32(1)
                     s[i] = d[i]                     # the next hardware step adds to this float32
-            ok[w] = good
+            ok[wi] = good
             if good:
                 for r in range(len(d_regs)):
                     reg = d_regs[r]
@@ -188,7 +215,7 @@ def make(m, n, k, block):
                         reg[w * 32 + l] = du[dsrc[l * len(d_regs) + r]]
 
     @jit
-    def doubles(a, b, c, atarget, btarget, ctarget, dsrc, d_regs, ok):
+    def doubles(warps, a, b, c, atarget, btarget, ctarget, dsrc, d_regs, ok):
         """DMMA where every partial sum of the fma chain is exact in float64 (all terms on one grid,
         the sum of their magnitudes below 2**53 of its steps): then it is C + A B, summed here in the
         chain's k order (so zeros keep the chain's signs). d_regs viewed as float64."""
@@ -199,7 +226,8 @@ def make(m, n, k, block):
         la = np.empty(m * k, np.int64)
         bv = np.empty(k * n)
         lb = np.empty(k * n, np.int64)
-        for w in range(ok.size):
+        for wi in range(warps.size):
+            w = warps[wi]
             unpack(a, atarget, 64, w, raw_a)
             unpack(b, btarget, 64, w, raw_b)
             unpack(c, ctarget, 64, w, raw_c)
@@ -223,10 +251,10 @@ def make(m, n, k, block):
                         low = min(low, la[i * k + kk] + lb[kk * n + j])
                     good &= fin and bound < 1e300 and (bound == 0.0 or math.frexp(bound)[1] + 1 - low <= 53)
                     reg[w * 32 + l] = total
-            ok[w] = good
+            ok[wi] = good
 
     @jit
-    def integers(a, b, c, atarget, btarget, ctarget, dsrc, abits, asigned, bbits, bsigned, sat, d_regs):
+    def integers(warps, a, b, c, atarget, btarget, ctarget, dsrc, abits, asigned, bbits, bsigned, sat, d_regs):
         """Integer mma: exact, wrapping to 32 bits or clamped (.satfinite); always proven."""
         raw_a = np.zeros(m * k, np.uint64)
         raw_b = np.zeros(k * n, np.uint64)
@@ -234,7 +262,8 @@ def make(m, n, k, block):
         av = np.empty(m * k, np.int64)
         bv = np.empty(k * n, np.int64)
         s = np.empty(m * n, np.int64)
-        for w in range(d_regs[0].size // 32):
+        for wi in range(warps.size):
+            w = warps[wi]
             unpack(a, atarget, abits, w, raw_a)
             unpack(b, btarget, bbits, w, raw_b)
             unpack(c, ctarget, 32, w, raw_c)

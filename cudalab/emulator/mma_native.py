@@ -35,8 +35,8 @@ def loader():
 
 
 def plan(places, elements, dplaces, shape, atype, btype, ctype, dtype, sat, block):
-    """A function (the registers of A, B and C, each a tuple of arrays over the batch's lanes) ->
-    (D's registers, ok per warp) for the types the fast path takes, else None. ``places``: for "a",
+    """A function (warps, the registers of A, B and C, each a tuple of arrays over the batch's lanes)
+    -> (D's registers (set at those warps' lanes), ok per warp) for the types the fast path takes, else None. ``places``: for "a",
     "b" and "c", each matrix element's place among a warp's fragment elements (mma.matrix_places);
     ``elements``: their fragments' elements a lane; ``dplaces``: the matrix element (row * n + col)
     of each of D's places (one element a register)."""
@@ -51,12 +51,12 @@ def plan(places, elements, dplaces, shape, atype, btype, ctype, dtype, sat, bloc
     dsrc = np.ascontiguousarray(dplaces, np.int64)
     kind = _TAKEN[(atype, btype, ctype)]
 
-    def run(a, b, c):
+    def run(warps, a, b, c):
         f = kernels(shape, block or k)[kind]
         lanes, registers = a[0].size, dsrc.size // 32
-        ok = np.ones(lanes // 32, np.bool_)
+        ok = np.ones(warps.size, np.bool_)
         c = tuple(x.view(np.float32) for x in c) if kind == "floats" else c
-        args = (a[:used["a"]], b[:used["b"]], c[:used["c"]], target["a"], target["b"], target["c"], dsrc)
+        args = (warps, a[:used["a"]], b[:used["b"]], c[:used["c"]], target["a"], target["b"], target["c"], dsrc)
         if kind == "floats":
             d = tuple(np.empty(lanes, np.uint32) for _ in range(registers))
             f(*args, bits["a"], np.uint64(13 if atype == "tf32" else 0), *input_table(atype), d, ok)
