@@ -189,3 +189,9 @@ def test_a_count_of_no_mismatches_is_not_a_failure():
     assert judge(0, "no mismatches\n", "", 120)[0] == "pass"
     assert judge(0, "3 mismatches\n", "", 120)[0] == "fail"
     assert judge(0, "Mismatch at i==4\n", "", 120)[0] == "fail"
+
+
+def test_a_program_cudalab_stopped_at_its_cpu_time_limit_is_over_the_limit_not_failing():
+    said = ("cudalab: the program used up its CPU-time limit (ulimit -t, 120 s) and was stopped. It had made "
+            "590,512 runtime calls, about 1,000 a second (cudaMemcpy/cudaMemcpyAsync 590,510, cudaMalloc(Host) 2)")
+    assert judge(247, said, "", 120)[0] == "time"

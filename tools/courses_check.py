@@ -469,7 +469,8 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
     if GPU_SIZED.search(out) or WATCHDOG.search(out):
         return "GPU-sized", explanation(out)
-    if code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out:   # over the CPU (or wall) limit
+    if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit
+            or "used up its CPU-time limit" in out):            # cudalab stopped it at ulimit's soft limit
         return "time", f"still running after {timeout:g} s of CPU time"
     bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
     if code != 0 or bad:
