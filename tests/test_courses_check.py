@@ -181,3 +181,17 @@ def test_a_check_that_answers_false_is_a_failure():
     source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'
     assert judge(0, "All elements were doubled? FALSE\n", source, 120)[0] == "fail"
     assert judge(0, "All elements were doubled? TRUE\n", source, 120)[0] == "pass"
+
+
+def test_a_count_of_no_mismatches_is_not_a_failure():
+    # the CUDA Handbook's corrBankTC: "SumIT vs baseline: 0 mismatches (maxdiff 0)", as on the H200
+    assert judge(0, "SumIT vs baseline: 0 mismatches (maxdiff 0)\n", "", 120)[0] == "pass"
+    assert judge(0, "no mismatches\n", "", 120)[0] == "pass"
+    assert judge(0, "3 mismatches\n", "", 120)[0] == "fail"
+    assert judge(0, "Mismatch at i==4\n", "", 120)[0] == "fail"
+
+
+def test_a_program_cudalab_stopped_at_its_cpu_time_limit_is_over_the_limit_not_failing():
+    said = ("cudalab: the program used up its CPU-time limit (ulimit -t, 120 s) and was stopped. It had made "
+            "590,512 runtime calls, about 1,000 a second (cudaMemcpy/cudaMemcpyAsync 590,510, cudaMalloc(Host) 2)")
+    assert judge(247, said, "", 120)[0] == "time"

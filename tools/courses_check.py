@@ -63,7 +63,7 @@ from samples_check import (ROOT, WALL_PER_CPU, _BUILD, explanation, failed_line,
 
 TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
-COURSE_FAILURE = re.compile(r"\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)|\bErrors? (in|at)\b|"
+COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)|\bErrors? (in|at)\b|"
                             r"\bFound [1-9]\d* errors|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
@@ -469,7 +469,8 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
     if GPU_SIZED.search(out) or WATCHDOG.search(out):
         return "GPU-sized", explanation(out)
-    if code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out:   # over the CPU (or wall) limit
+    if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit
+            or "used up its CPU-time limit" in out):            # cudalab stopped it at ulimit's soft limit
         return "time", f"still running after {timeout:g} s of CPU time"
     bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
     if code != 0 or bad:
