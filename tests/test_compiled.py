@@ -328,6 +328,11 @@ def test_a_kernel_slow_to_build_waits_until_it_has_run_as_long_interpreted(monke
     assert not compiled.worth_building(big, 0.0, lanes=compiled.AUTO_LANES)
     huge = types.SimpleNamespace(code=[None] * 30000)   # 5 minutes to build: after 5 s interpreted all the same
     assert not compiled.worth_building(huge, 4.0) and compiled.worth_building(huge, compiled.BUILD_AFTER_SECONDS)
+    # ... unless a CPU-time limit (ulimit -t) ends the program before the build could finish
+    monkeypatch.setattr(compiled.pace, "cpu_time_left", lambda: 60.0)
+    assert not compiled.worth_building(huge, compiled.BUILD_AFTER_SECONDS)
+    assert compiled.worth_building(small, 0.0, lanes=compiled.AUTO_LANES)
+    monkeypatch.setattr(compiled.pace, "cpu_time_left", lambda: float("inf"))      # no limit again
     compiled.note_time(big, 1.0, program=object(), later=0.5)     # 1.5 s of 3: interpreted it stays
     assert started == []
     compiled.note_time(big, 1.0, program=object(), later=1.5)     # 2 s so far and 1.5 s to come

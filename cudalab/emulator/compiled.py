@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import pace
+
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
 AUTO_SECONDS = 0.2              # interpreter CPU time after which a kernel is compiled
@@ -117,8 +119,12 @@ def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
     reached its build time (a JIT's usual rule) or BUILD_AFTER_SECONDS. Why: Thrust's and CUB's
     kernels are thousands of instructions; a thrust::sort of 10^6 keys ran its onesweep kernels in
     5 s interpreted while LLVM spent 15 to 40 s on them in the background (and the interpreter
-    waited for its share of the CPU and the GIL)."""
+    waited for its share of the CPU and the GIL). Never a build that would outlast the CPU time a
+    limit (``ulimit -t``) leaves the program: cuda-samples' radixSortThrust spent 70 of its 120 s
+    on a build of CUB's kernels that the limit ended before it could run."""
     cost = build_seconds(df)
+    if cost > pace.cpu_time_left():
+        return False
     if cost <= CHEAP_BUILD_SECONDS:
         return lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
     return interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
