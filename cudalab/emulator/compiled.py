@@ -123,11 +123,11 @@ def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
     limit (``ulimit -t``) leaves the program: cuda-samples' radixSortThrust spent 70 of its 120 s
     on a build of CUB's kernels that the limit ended before it could run."""
     cost = build_seconds(df)
-    if cost > pace.cpu_time_left():
-        return False
     if cost <= CHEAP_BUILD_SECONDS:
-        return lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
-    return interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
+        due = lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
+    else:
+        due = interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
+    return due and cost <= pace.cpu_time_left()        # the limit asked only once a build is due
 
 
 def _build_in_background(program, df, st):
