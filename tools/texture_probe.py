@@ -14,8 +14,19 @@ against (``python tools/texture_probe.py check PROBES.npz``). The probes:
   96 layers, layer L zero but for texel L (face L // 16) = 1, so each lookup's result is that
   texel's weight.
 
-    python tools/texture_probe.py gpu OUT.npz       # on the GPU machine
-    python tools/texture_probe.py check OUT.npz     # here: the emulator against the recording
+Set 2 (``gpu2``/``check2``: issue 15's three open texture rules):
+
+* ``grad_length``, ``grad_angle``, ``grad_pairs``: tex2DGrad on a mipmap whose level k holds 256 k (so the
+  result is 256 times the level of detail): one gradient along x at 1,024 lengths from 2 to 4 texels
+  (the logarithm and its rounding), one of length 4 at 1,024 angles (the length estimate), and 4,096
+  random pairs (how two gradients combine);
+* ``tex3d_linear_many``: 65,536 random trilinear lookups of random float texels (the adder's rounding);
+* ``tex3d_mip_onehot_L_i``: a 3D mipmap (8, 4, 2, 1 texels a side) all zero but for one texel of level L
+  of the footprint every lookup reads (level 0: texels 2..3, level 1: 1..2 on each axis), at random
+  levels of detail between 0 and 1: each result is that texel's weight / 256.
+
+    python tools/texture_probe.py gpu OUT.npz       # on the GPU machine (gpu2 for set 2)
+    python tools/texture_probe.py check OUT.npz     # here: the emulator against the recording (check2)
 """
 from __future__ import annotations
 
@@ -28,14 +39,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 from kernels import TexArg                      # noqa: E402
-from kernels.textures import TEX_2D, TEX_CUBE, TEX_CUBE_LAYERED  # noqa: E402
+from kernels.textures import (FLAT_LEVELS, LOD_VIEW, TEX_1D_3D_LOD, TEX_2D, TEX_2D_GRAD, TEX_3D,  # noqa: E402
+                              TEX_CUBE, TEX_CUBE_LAYERED)
 
 WEIGHTS = np.array([1, 2, 3, 5, 37, 64, 85, 127, 128, 129, 170, 200, 250, 255])
 BLOCK = 256
 
 
 def case(name, src, kernel, args):
-    n = len(args[-2])
+    n = len(args[-2]) // (2 if kernel == "tex_1d_3d_lod" else 1)
     return dict(name=name, src=src, kernel=kernel, grid=(n + BLOCK - 1) // BLOCK, block=BLOCK, shared=0,
                 options=(), cluster=None), args + [np.int32(n)]
 
@@ -129,6 +141,59 @@ def probes():
     return out
 
 
+def grad_rows(rng):
+    """Gradients (dx.x, dx.y, dy.x, dy.y) in normalized units of the 32-texel level 0."""
+    length = np.stack([2 + np.arange(1024) / 512, np.zeros(1024), np.zeros(1024), np.zeros(1024)], 1)
+    th = np.arange(1024) * (np.pi / 2) / 1024
+    angle = np.stack([4 * np.cos(th), 4 * np.sin(th), 0 * th, 0 * th], 1)
+    r = np.exp2(rng.random((4096, 2)) * 3 + 1)
+    t = rng.random((4096, 2)) * 2 * np.pi
+    pairs = np.stack([r[:, 0] * np.cos(t[:, 0]), r[:, 0] * np.sin(t[:, 0]), r[:, 1] * np.cos(t[:, 1]),
+                      r[:, 1] * np.sin(t[:, 1])], 1)
+    return {"grad_length": length, "grad_angle": angle, "grad_pairs": pairs}
+
+
+MIP3D_SIZES = (8, 4, 2, 1)
+MIP3D_CELL = {0: (2, 3), 1: (1, 2)}        # the texels each level's footprint covers on every axis
+
+
+def mip3d_coords(rng, n=4096):
+    """Normalized (x, y, z, lod): level-0 texel coordinates in [3, 3.5) (footprint 2..3; level 1's 1..2),
+    lod k/256 for random k, a tenth of them between those steps."""
+    p = np.zeros((n, 4), np.float32)
+    p[:, :3] = (3 + rng.random((n, 3)) / 2) / 8
+    k = rng.integers(0, 256, n) + np.where(rng.random(n) < 0.1, rng.random(n), 0)
+    p[:, 3] = k / 256
+    return p
+
+
+def probes_2():
+    rng = np.random.default_rng(1515)
+    out = []
+    for name, g in grad_rows(rng).items():
+        g = (g / 32).astype(np.float32)
+        out.append(case(name, TEX_2D_GRAD, "tex_2d_grad<float4>",
+                        [TexArg(FLAT_LEVELS, "mipmap", {}, LOD_VIEW), np.full((len(g), 2), 0.5, np.float32), g,
+                         np.zeros((len(g), 4), np.float32)]))
+    data = (rng.standard_normal((8, 8, 8)) * np.exp2(rng.integers(-6, 7, (8, 8, 8)))).astype(np.float32)
+    p = np.zeros((65536, 4), np.float32)
+    p[:, :3] = rng.random((65536, 3)) * 8 - 0.5
+    out.append(case("tex3d_linear_many", TEX_3D, "tex_3d<float4>",
+                    [TexArg(data, view=dict(filter="linear")), p, np.zeros((len(p), 4), np.float32)]))
+    p = mip3d_coords(rng)
+    one_d = TexArg([np.zeros(8 >> k, np.float32) for k in range(4)], "mipmap", {},
+                   dict(normalized=True, filter="linear", mipmap_filter="linear", max_lod=3.0))
+    for level, (lo, hi) in MIP3D_CELL.items():
+        for at in np.ndindex(2, 2, 2):
+            levels = [np.zeros((s, s, s), np.float32) for s in MIP3D_SIZES]
+            levels[level][tuple(lo + np.array(at))] = 1
+            out.append(case(f"tex3d_mip_onehot_{level}_{''.join(map(str, at))}", TEX_1D_3D_LOD, "tex_1d_3d_lod",
+                            [one_d, TexArg(levels, "mipmap", {}, dict(normalized=True, filter="linear",
+                                                                     mipmap_filter="linear", max_lod=3.0)),
+                             p, np.zeros((2 * len(p), 4), np.float32)]))
+    return out
+
+
 def save(path, results):
     """Only the outputs (the inputs are made again from the same seed): half of the probes in
     ``path``, half in ``path`` with ``_b`` before the extension (files back from the GPU are small)."""
@@ -136,10 +201,10 @@ def save(path, results):
         np.savez_compressed(stem, **{c["name"]: args[-2] for c, args in part})
 
 
-def cmd_gpu(path):
+def cmd_gpu(path, make=probes):
     from kernels.record import run_on_gpu
     done = []
-    for c, args in probes():
+    for c, args in make():
         try:
             run_on_gpu(c, args)
             print("ok", c["name"], flush=True)
@@ -149,11 +214,11 @@ def cmd_gpu(path):
     save(path, done)
 
 
-def load(path):
+def load(path, make=probes):
     """{probe name: (case, args with the GPU's output as the output argument)}."""
     got = {**np.load(path), **np.load(path.replace(".npz", "_b.npz"))}
     out = {}
-    for c, args in probes():
+    for c, args in make():
         if c["name"] in got:
             args[-2] = got[c["name"]]
             out[c["name"]] = (c, args)
@@ -169,8 +234,8 @@ def emulate(c, args):
     return fresh[-2]
 
 
-def cmd_check(path, names=None):
-    for name, (c, args) in load(path).items():
+def cmd_check(path, names=None, make=probes):
+    for name, (c, args) in load(path, make).items():
         if names and name not in names:
             continue
         want = args[-2]
@@ -180,7 +245,8 @@ def cmd_check(path, names=None):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "gpu":
-        cmd_gpu(sys.argv[2])
+    which = probes_2 if sys.argv[1].endswith("2") else probes
+    if sys.argv[1].startswith("gpu"):
+        cmd_gpu(sys.argv[2], which)
     else:
-        cmd_check(sys.argv[2], sys.argv[3:])
+        cmd_check(sys.argv[2], sys.argv[3:], which)

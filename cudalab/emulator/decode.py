@@ -98,7 +98,7 @@ def _float(inst, fn, op=None, nan_second=False):
 
 
 def _one_nan(fn, second):
-    """A float64 add, sub, mul or div of two NaNs gives one of them (quieted by _gpu_nan): the
+    """A float64 add, sub, mul, div, min or max of two NaNs gives one of them (quieted by _gpu_nan): the
     first, or the second with ``second``; numpy's choice depends on where the lane falls in its
     vector loop (its remainder loop takes the second)."""
     def g(a, b):
@@ -501,7 +501,12 @@ def _minmax(inst, d):
         nan = "NaN" in inst.mods
         if "xorsign" in inst.mods:
             return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax_xorsign(a, b, is_max, nan)))
-        return simple(inst, d, _arith(inst, lambda a, b: alu.fminmax(a, b, is_max, nan)))
+        fn = lambda a, b: alu.fminmax(a, b, is_max, nan)  # noqa: E731
+        if t == "f64" and not nan:
+            # ptxas writes DSETP.MAX/MIN + SELs whose NaN result is the second source's quieted, the
+            # source order its own, as for DADD/DMUL: of two NaNs the later computed (fuzz seed 2108)
+            fn = _one_nan(fn, nan_second(inst, d))
+        return simple(inst, d, _arith(inst, fn))
     if "relu" in inst.mods:
         return simple(inst, d, lambda a, b: np.maximum(alu.int_minmax(a, b, is_max), 0).astype(a.dtype))
     if len(inst.operands) == 4:      # three-input min/max (sm_90)

@@ -244,3 +244,25 @@ def test_of_two_double_nans_the_one_computed_later_comes_out_in_both_tiers(monke
         outs[tier] = out.view(np.uint64).tolist()
     qa, qb, qc = 0x7FF8000000000A00, 0x7FF80000000000B0, 0xFFF800000000000C
     assert outs["interp"] == outs["compiled"] == [qa, qa, qa, qa, qa, qb, qb, qb, qb, qc]
+
+
+MINMAX_NAN_ORDER = r'''
+extern "C" __global__ void k(const double* x, const double* y, double* out) {
+  double b, a;
+  asm volatile("ld.global.f64 %0, [%1];" : "=d"(b) : "l"(y));     // b first, so a is computed later
+  asm volatile("ld.global.f64 %0, [%1];" : "=d"(a) : "l"(x));
+  asm("max.f64 %0, %1, %2;" : "=d"(out[0]) : "d"(a), "d"(b));
+  asm("max.f64 %0, %1, %2;" : "=d"(out[1]) : "d"(b), "d"(a));
+  asm("min.f64 %0, %1, %2;" : "=d"(out[2]) : "d"(b), "d"(a));
+}'''
+
+
+def test_of_two_double_nans_min_and_max_give_the_one_computed_later():
+    """Seed 2108 of version 3: ``max.f64`` of two NaNs (floats widened: 0x7fffffff's, then
+    0x7fc00001's) gave the H100 the second, later-converted one, quieted; the emulator gave the first.
+    ptxas writes a double min/max as DSETP.MAX/MIN and SELs that take the second source's NaN, with
+    the sources in its own order: the rule of DADD/DMUL (decode.later_operand) gives the GPU's bits."""
+    nan = lambda bits: np.array([bits], np.uint64).view(np.float64)  # noqa: E731
+    out = np.zeros(3, np.float64)
+    run_on_h100(MINMAX_NAN_ORDER, nan(0x7FF0000000000A00), nan(0xFFF00000000000B0), out, threads=1)
+    assert out.view(np.uint64).tolist() == [0x7FF8000000000A00] * 3
