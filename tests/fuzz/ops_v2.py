@@ -26,6 +26,8 @@ readable. What each adds, and why it stays well-defined:
 """
 from __future__ import annotations
 
+import re
+
 from .ops_v3 import MMA_V3
 
 PRELUDE_V2 = r'''#include <cuda_fp16.h>
@@ -163,6 +165,21 @@ def _half2_op(self, sc, d):
 CONSTANT = r"\(?(0x[0-9a-f]+|[0-9]+)u\)?"      # an integer literal, as uconst writes them
 
 
+# what a compile-time constant expression never mentions: the thread's values, memory, its indices
+RUNTIME = re.compile(r"\b(u[0-3]|f[0-3]|tid|lane|warp|gid|nt|threadIdx|blockIdx|p0|p1)\b|\b(ia|fa)\[")
+
+
+def _runtime(self, sc, d):
+    """An integer expression that is not a compile-time constant (a few tries, then a variable): version
+    4's first operand of ``__vibmax_s16x2``, since ptxas swaps its predicates for a constant expression as
+    for a literal (cause 17; seed 1447 of version 3: ``__bfloat16_as_ushort(__hneg(19))``)."""
+    for _ in range(4):
+        e = self.uexpr(sc, d + 1)
+        if RUNTIME.search(e):
+            return e
+    return sc["u"][0]
+
+
 def _avoiding(self, sc, d, pattern):
     """An integer expression that does not match ``pattern`` (a few tries, then a variable)."""
     import re
@@ -192,6 +209,8 @@ def uexpr_v2(self, sc, d, c):
         fn = r.choice(DPX2)
         if fn == "__vimax_s32_relu" or fn == "__vimin_s32_relu":
             return f"(unsigned){fn}((int)({a()}), (int)({a()}))"
+        if fn == "fzl_vibmax_s16x2" and self.v >= 4:
+            return f"{fn}({_runtime(self, sc, d)}, {a()})"
         if fn == "fzl_vibmax_s16x2" and self.v >= 3:
             return f"{fn}({_avoiding(self, sc, d, CONSTANT)}, {a()})"
         return f"{fn}({a()}, {a()})"

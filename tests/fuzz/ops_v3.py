@@ -208,6 +208,15 @@ QUAD = ["fz3_bfi", "fz3_addc", "fz3_subc", "fz3_madc", "fz3_lop3"]
 FBIN = ["fz3_min_nan", "fz3_max_nan", "fz3_min_xs", "fz3_max_xs", "fz3_copysign", "fz3_add_sat", "fz3_mul_sat"]
 
 
+# version 4: the carry chain's last carry read inside the same asm statement as the chain
+PRELUDE_V4 = r'''
+__device__ __forceinline__ unsigned fz4_addc(unsigned a, unsigned b, unsigned c, unsigned d) {
+  unsigned lo, hi, x;
+  asm("add.cc.u32 %0, %3, %4; addc.cc.u32 %1, %5, %6; addc.u32 %2, 0, 0;" : "=r"(lo), "=r"(hi), "=r"(x) : "r"(a), "r"(b), "r"(c), "r"(d));
+  return lo ^ hi ^ (x << 31); }
+'''
+
+
 def uexpr_v3(self, sc, d, c):
     """Version 3's integer expressions (``c`` in 0..5)."""
     r = self.r
@@ -218,6 +227,8 @@ def uexpr_v3(self, sc, d, c):
         return f"{r.choice(PRMT)}({a()}, {a()}, {a()})"
     if c == 1:
         fn = r.choice(UN + BIN + TRI + QUAD)
+        if fn == "fz3_addc" and self.v >= 4:
+            fn = "fz4_addc"
         self.feat("int_ptx")
         self.feat("ptx_" + fn[4:])
         n = 1 if fn in UN else 2 if fn in BIN else 3 if fn in TRI else 4

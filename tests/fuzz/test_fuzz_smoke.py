@@ -4,6 +4,7 @@ The comparison with a real GPU (thousands of programs) is tools/fuzz_gpu.py + te
 docs/fuzz_report.md has its results. This is the cheap part that CI can run.
 """
 import hashlib
+import re
 
 import numpy as np
 import pytest
@@ -98,3 +99,26 @@ def test_version_3_draws_the_instructions_the_earlier_versions_never_did():
     assert progs[0].options == ("-arch=compute_90",)
     literal_first = re.compile(r"fzl_vibmax_s16x2\(\(?(0x[0-9a-f]+|[0-9]+)u\)?,")
     assert not any(literal_first.search(p.src) for p in progs)
+
+
+def _first_argument(src, at):
+    """The text of the first argument of the call whose '(' is at ``at``."""
+    depth = 0
+    for i in range(at, len(src)):
+        depth += {"(": 1, ")": -1}.get(src[i], 0)
+        if depth == 1 and src[i] == "," or depth == 0:
+            return src[at + 1:i]
+
+
+def test_version_4_reads_the_carry_in_its_own_asm_and_gives_vibmax_a_runtime_first_operand():
+    """Version 3's carry chain read its last carry in an asm statement of its own, which NVRTC moved
+    away from the chain (seeds 1092, 3713); a compile-time constant expression as __vibmax_s16x2's
+    first operand makes ptxas swap its predicates (seed 1447). Version 4 does neither."""
+    from .ops_v2 import RUNTIME
+    progs = [generate(s, version=4) for s in range(300)]
+    assert not any("fz3_addc" in p.src for p in progs) and any("fz4_addc" in p.src for p in progs)
+    firsts = [_first_argument(p.src, m.end() - 1) for p in progs for m in re.finditer(r"fzl_vibmax_s16x2\(", p.src)]
+    assert len(firsts) > 10 and all(RUNTIME.search(a) for a in firsts), [a for a in firsts if not RUNTIME.search(a)]
+    v3 = [_first_argument(p.src, m.end() - 1) for s in range(1400, 1460)
+          for p in [generate(s, version=3)] for m in re.finditer(r"fzl_vibmax_s16x2\(", p.src)]
+    assert any(not RUNTIME.search(a) for a in v3)        # seed 1447's __bfloat16_as_ushort(__hneg(19))
