@@ -139,9 +139,6 @@ KNOWN_GAPS = {
                            "the GPU's): the weights (z slices split first) fit all others; the per-slice adder "
                            "does not round quite as modelled",
     "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (1 of 4096 differs, by 1 ulp)",
-    "tex1d_tex3d_lod": "trilinear filtering between mipmap levels of a 3D texture: one filter over the 16 texels, "
-                       "each level's 3D weights split out of its share of 256 (z first) as modelled, fits 4036 "
-                       "of the 4096 elements; the other 60 have some weight rounded otherwise (not measured)",
     "tex2d_grad_point_mipmaps": "the level of detail from gradients that are not axis-aligned is not modelled "
                                 "exactly (see grad_scan_level_of_detail)",
     "tex2d_grad_linear_mipmaps": "as tex2d_grad_point_mipmaps",

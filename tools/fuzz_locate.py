@@ -16,6 +16,9 @@ call for many programs at once:
   (docs/fuzz_report.md, "The 20 open, explained").
 * **wmma load/store replays** (``gpu forms.json``): every wmma.load / wmma.store form on index-valued
   tiles, to tell a fragment layout from the rest.
+* **deep traces** (``make_deep``): a trace point after every statement line of the kernel *and its
+  helpers*, each appending (point, u0..u3, f0..f3) to the thread's own row, so loops and helper calls
+  are traced in execution order; the first entry where a thread's rows part is the statement to read.
 * **ptxas's folds** (``ptxas``): the PTX rewritten the way CUDA 13.0's ptxas was seen to compile it
   (docs/fuzz_report.md, causes 17, 18, 19, 21 and the last round's variants), emulated against the
   recorded GPU outputs.
@@ -414,6 +417,10 @@ def fold_vibmax(ptx):
     """``__vibmax_s16x2(K, b)`` with a constant K: ptxas's ``VIMNMX.S16x2 d, P0, P1, b, K`` compares the
     maximum with b, so the predicates' ``setp.eq`` reads b's halves instead of K's."""
     consts = set(re.findall(r"mov\.u32\s+(%r\d+),\s*-?\d+;", ptx))
+    # a constant expression NVRTC left to ptxas: a float constant converted (seed 2857 of version 3:
+    # ``__float2uint_ru(__int_as_float(0x4f800000))`` is ``cvt.rpi.u32.f32`` of ``mov.f32 0f4F800000``)
+    fconsts = set(re.findall(r"mov\.f32\s+(%f\d+),\s*0f[0-9A-F]{8};", ptx))
+    consts |= {r for r, f in re.findall(r"cvt\.r[nzmp]i\.[us]32\.f32\s+(%r\d+),\s*(%f\d+);", ptx) if f in fconsts}
 
     def fix(m):
         a, b = m.group(3), m.group(4)
@@ -500,7 +507,22 @@ def fold_relu_eq(ptx):
                   lambda m: f"{m.group(1)} setp.eq.s32 {m.group(5)}, {m.group(2)}, t1;}}{m.group(4)}", ptx)
 
 
-FOLDS = {"vibmax": fold_vibmax, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half,
+def fold_nan_const_abs(ptx):
+    """``abs.f32``/``neg.f32`` of a register holding a NaN constant: ptxas computes it at compile time and
+    keeps the payload (``fabsf(__int_as_float(0x7fc00000))`` stays 0x7fc00000), where the instruction run
+    gives the canonical 0x7fffffff (cause 4); seed 2659 of version 3 gives the GPU's bits only so."""
+    consts = dict(re.findall(r"mov\.f32\s+(%f\d+),\s*(0f[7F]F[89A-F][0-9A-F]{5});", ptx))
+
+    def fix(m):
+        op, d, a = m.groups()
+        if a not in consts:
+            return m.group(0)
+        v = int(consts[a][2:], 16)
+        return f"mov.b32 {d}, 0f{(v & 0x7FFFFFFF if op == 'abs' else v ^ 0x80000000):08X};"
+    return re.sub(r"(abs|neg)\.f32\s+(%f\d+),\s*(%f\d+);", fix, ptx)
+
+
+FOLDS = {"vibmax": fold_vibmax, "nan-const-abs": fold_nan_const_abs, "dpx-neg": fold_dpx_neg, "byte-store": fold_byte_store, "selp-half": fold_selp_half,
          "selp-float": fold_selp_float, "relu-eq": fold_relu_eq}
 
 
@@ -518,6 +540,97 @@ def cmd_ptxas(seeds, folds=tuple(FOLDS), version=2):
     emu = run_emu_batch(data)
     for s in seeds:
         print(f"seed {s}: {'differs' if compare(emu, gpu, [s]) else 'gives the GPU bits'} with {', '.join(folds)}")
+
+
+# ------------------------------------------------------------------ deep traces (every statement, in execution order)
+
+DEEP_LIMIT = 1024            # trace entries a thread keeps (a program's loops are short)
+
+
+def deep_source(prog, limit=DEEP_LIMIT):
+    """The program with a trace buffer parameter and an entry appended after every statement line of the
+    kernel and its helpers: (point, u0..u3, f0..f3 bits; a helper has no f3, f2 twice). Helpers find the
+    buffer through a ``__device__`` pointer the kernel's threads set first. Returns (Program, points:
+    [(function, source line)])."""
+    k = prog.kernel
+    lines = prog.src.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith(f'extern "C" __global__ void {k}('))
+    lines[head] = lines[head].replace(", float p1)", ", float p1, unsigned* fz_tr)")
+    pre = [f"__device__ unsigned* {k}_dtr;",
+           f"#define {k}_T(p, a, b, c, d, e, f, g, h) {{ unsigned g_ = (blockIdx.y * gridDim.x + blockIdx.x) * "
+           f"(blockDim.x * blockDim.y) + threadIdx.y * blockDim.x + threadIdx.x; unsigned* c_ = {k}_dtr + g_; "
+           f"unsigned n_ = *c_ + 1u; *c_ = n_; if (n_ <= {limit}u) {{ unsigned* t_ = {k}_dtr + "
+           f"(size_t)(gridDim.x * gridDim.y * blockDim.x * blockDim.y) * (1u + (size_t)(n_ - 1u) * 9u) + (size_t)g_ * 9u; "
+           f"t_[0] = p; t_[1] = a; t_[2] = b; t_[3] = c; t_[4] = d; t_[5] = __float_as_uint(e); "
+           f"t_[6] = __float_as_uint(f); t_[7] = __float_as_uint(g); t_[8] = __float_as_uint(h); }} }}"]
+    out, points, fn, body = [], [], None, False
+    for i, ln in enumerate(lines):
+        st = ln.strip()
+        if ln.startswith("__device__") and f"{k}_h" in ln or i == head:
+            fn, body = ("kernel" if i == head else re.search(rf"({k}_h\d+)", ln).group(1)), False
+        out.append(ln)
+        if fn is None:
+            continue
+        if ln == "}":
+            fn = None
+            continue
+        if st.startswith("float f0 = "):
+            body = True
+            if fn == "kernel":
+                # past the statement-trace words run_traces' buffer starts with; each thread zeroes its count
+                out.append(f"    {k}_dtr = fz_tr + (size_t)gridDim.x * gridDim.y * nt * 8u; {k}_dtr[gid] = 0u;")
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if not body or not st.endswith(";") or st.startswith(("for (", "return", "break", "continue")) \
+                or nxt.startswith(("else", "while")):
+            continue
+        f3 = "f3" if fn == "kernel" else "f2"
+        out.append(f"    {k}_T({len(points)}u, u0, u1, u2, u3, f0, f1, f2, {f3});")
+        points.append((fn, st[:300]))
+    return dataclasses.replace(prog, src="\n".join(pre + out)), points
+
+
+def make_deep(path, seeds, version=2):
+    """Deep-traced programs (all in one module, one NVRTC call)."""
+    from cudalab.frontend.nvrtc import compile_to_ptx
+    from tests.fuzz.generator import batch_source, generate
+    from tests.fuzz.run import DIFFERING, OPTIONS
+    traced = {s: deep_source(generate(s, version=version)) for s in seeds}
+    progs = [t[0] for t in traced.values()]
+    ptx = compile_to_ptx(batch_source(progs), OPTIONS + progs[0].options + DIFFERING[version][1]).ptx
+    data = {"version": version, "modules": [ptx], "replays": [],
+            "programs": [{"seed": s, "module": 0, "kernel": p.kernel, "points": pts, "npoints": 0,
+                          "grid": list(p.grid), "block": list(p.block), "shared": p.shared,
+                          "extra_words": p.threads * (1 + 9 * DEEP_LIMIT)}
+                         for s, (p, pts) in traced.items()]}
+    with gzip.open(path, "wt") as f:
+        json.dump(data, f)
+
+
+def first_deep(data, emu, gpu, threads=4):
+    """{seed: [(thread, entry, point, function, statement, emu row, gpu row)]}: where the first few
+    threads' traces part, earliest entry first."""
+    found = {}
+    for p in data["programs"]:
+        s = p["seed"]
+        if f"t{s}" not in gpu or f"t{s}" not in emu:
+            found[s] = str(gpu.get(f"e{s}", "")) + " / " + str(emu.get(f"e{s}", ""))
+            continue
+        n = p["extra_words"] // (1 + 9 * DEEP_LIMIT)
+        rows = []
+        a, b = (x[-p["extra_words"]:] for x in (emu[f"t{s}"], gpu[f"t{s}"]))
+        ta, tb = (x[n:].reshape(DEEP_LIMIT, n, 9) for x in (a, b))
+        for t in range(n):
+            bad = np.flatnonzero((ta[:, t] != tb[:, t]).any(1))
+            if bad.size:
+                e = int(bad[0])
+                pt = int(tb[e, t, 0]) if tb[e, t, 0] < len(p["points"]) else -1
+                rows.append((e, t, pt, *(p["points"][pt] if pt >= 0 else ("?", "?")),
+                             [hex(int(v)) for v in ta[e, t]], [hex(int(v)) for v in tb[e, t]]))
+        rows.sort()
+        found[s] = rows[:threads] + [("threads differing", len(rows), "counts (emu, gpu) of thread 0",
+                                      int(a[0]), int(b[0]))]
+    return found
 
 
 # ------------------------------------------------------------------ instruction traces inside one statement

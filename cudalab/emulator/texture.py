@@ -568,7 +568,9 @@ def tap_weights(fractions, total=None) -> np.ndarray:
     then each of those four weights between the two y rows: for x0 texels the y0 share is rounded
     (ties up), for x1 texels the y1 share. (Splitting x and z by the 2D rule instead gave 16 and 46
     of the corpus's 4,096 trilinear lookups a weight 1/256 off; z first leaves one 1-ulp lookup in each.)
-    ``total``: a 3D footprint's share of a blend of two mipmap levels, split the same way (z first)."""
+    ``total``: a 3D footprint's share of a blend of two mipmap levels, split the same way (z first), except
+    that the z slices' split of it rounds ties down (an H100 gave all 65,536 one-hot weights of
+    tools/texture_probe.py's tex3d_mip_onehot probes so; ties up made 61 of 4,096 lookups 1/256 off)."""
     one = 1 << FRACTION_BITS
     if len(fractions) == 1:
         a, = fractions
@@ -578,7 +580,9 @@ def tap_weights(fractions, total=None) -> np.ndarray:
         w11 = _round_half_up(a * b, FRACTION_BITS)
         return np.stack([one - a - b + w11, b - w11, a - w11, w11], 1)
     a, b, c = fractions
-    z1 = c if total is None else _round_half_up(c * total, FRACTION_BITS)
+    # a level's share of a mipmap blend splits between the z slices rounding ties *down* (an H100:
+    # tools/texture_probe.py's tex3d_mip_onehot probes, 16 x 4,096 one-hot weights)
+    z1 = c if total is None else (c * total + (1 << (FRACTION_BITS - 1)) - 1) >> FRACTION_BITS
     w = {}
     for z, wz in ((0, (one if total is None else total) - z1), (1, z1)):
         x1 = _round_half_up(a * wz, FRACTION_BITS)
