@@ -259,7 +259,8 @@ def found_ptx(path, module="found"):
 # the GPU outputs of the programs that differed in each big run: (file, generator version, extra options)
 DIFFERING = {1: ("differing_gpu.npz", ()),            # 2026-11-23, NVRTC's default --fmad=true
              2: ("differing_gpu_v2.npz", NO_FMAD),    # 2026-11-26, --fmad=false
-             3: ("differing_gpu_v3.npz", NO_FMAD)}    # 2026-11-26, later (an H200; seeds from 1000: an H100)
+             3: ("differing_gpu_v3.npz", NO_FMAD),    # 2026-11-26, later (an H200; seeds from 1000: an H100)
+             4: ("differing_gpu_v4.npz", NO_FMAD)}    # 2026-11-26, fuzz5 (an H100, PTX from its NVRTC)
 
 
 def recheck(seeds=None, path=None, version=1):

@@ -56,6 +56,7 @@ def test_recorded_versions_never_change():
     assert sources_digest(1) == "a1ab3f0fc13ca23a2930fc1e0bb3d7f4cfe14b7f"
     assert sources_digest(2) == "83518d1822ffd45e39819a8e766b7fa06868411d"
     assert sources_digest(3) == "e2f2f0820eb6244b2f54111295f1f66c0a39a145"      # the run of 2026-11-26, later
+    assert sources_digest(4) == "001d4d107285a3f6cc420c48d93f9704f26b15f5"      # the run of 2026-11-26 (fuzz5)
     assert generate(5, version=1).options == ("-arch=compute_80",)
     assert generate(5).options == ("-arch=compute_90",)
 
