@@ -466,22 +466,26 @@ def fold_selp_half(ptx):
     """``selp.u16 r, 1, 0, p`` used as a half. Read by ``cvt.f32.f16`` (directly or through a
     ``mov.b32`` pack and ``mov.b16`` unpack of a half2), ptxas's ``FSEL f, RZ, 1.0, !p`` makes it the
     half 1.0, not the half with bits 1 (2^-24), as the SASS of seed 764 shows (cause 19); negated by
-    ``neg.f16``, it becomes the integer -1 (0xffff), not 0x8001 (seed 914 gives the GPU's bits only so).
+    ``neg.f16`` or ``neg.bf16``, it becomes the integer -1 (0xffff), not 0x8001 (seed 914 gives the GPU's bits
+    only so; the bf16 form: 1536 of version 3, 4800 of version 4).
     Converted to an integer as a bf16 (``cvt.rzi.s32.bf16``, ``__bfloat162int_rz`` of a 0/1 read as bf16
     bits), it counts as the bf16 1.0 and gives 1, not 0 (version 3's seed 945 gives the GPU's bits only so)."""
     sels = set(re.findall(r"selp\.u16\s+(%rs\d+),\s*1,\s*0,\s*%p\d+;", ptx))
     alias = {x: x for x in sels}
     for m in re.finditer(r"mov\.b32\s+(%r\d+),\s*\{(%rs\d+),\s*(%rs\d+)\}|mov\.b32\s+\{low,high\},\s*(%r\d+);\s*"
-                         r"mov\.b16\s+(%rs\d+),\s*low;", ptx):
+                         r"mov\.b16\s+(%rs\d+),\s*low;|mov\.b32\s+\{(%rs\d+),\s*%rs\d+\},\s*(%r\d+);", ptx):
         if m.group(1) and m.group(2) in alias:
             alias[m.group(1)] = alias[m.group(2)]           # packed as the low half
         elif m.group(4) in alias:
             alias[m.group(5)] = alias[m.group(4)]           # unpacked again
+        elif m.group(7) in alias:
+            alias[m.group(6)] = alias[m.group(7)]           # unpacked into two registers (seed 4952 of version 4)
     halves = {alias[r] for r in re.findall(r"cvt\.f32\.f16\s+%f\d+,\s*(%rs\d+);", ptx) if r in alias}
     bf16s = set(re.findall(r"cvt\.r[nzmp]i\.[su]32\.bf16\s+%r\d+,\s*(%rs\d+);", ptx)) & sels
     ptx = re.sub(r"selp\.u16(\s+)(%rs\d+),\s*1,\s*0,", lambda m: m.group(0).replace(", 1,", ", 16256,")
                  if m.group(2) in bf16s else m.group(0), ptx)
-    ptx = re.sub(r"neg\.f16(\s+%rs\d+,\s*(%rs\d+);)", lambda m: ("neg.s16" if m.group(2) in sels else "neg.f16") + m.group(1), ptx)
+    ptx = re.sub(r"neg\.(b?f16)(\s+%rs\d+,\s*(%rs\d+);)",
+                 lambda m: ("neg.s16" if m.group(3) in sels else "neg." + m.group(1)) + m.group(2), ptx)
     return re.sub(r"selp\.u16(\s+)(%rs\d+),\s*1,\s*0,", lambda m: m.group(0).replace(", 1,", ", 15360,")
                   if m.group(2) in halves else m.group(0), ptx)
 

@@ -266,3 +266,29 @@ def test_of_two_double_nans_min_and_max_give_the_one_computed_later():
     out = np.zeros(3, np.float64)
     run_on_h100(MINMAX_NAN_ORDER, nan(0x7FF0000000000A00), nan(0xFFF00000000000B0), out, threads=1)
     assert out.view(np.uint64).tolist() == [0x7FF8000000000A00] * 3
+
+
+def test_ptxas_s_folds_of_the_fuzz5_round_are_written_as_the_gpu_computed_them():
+    """Four programs that differed were ptxas's, not the emulator's (docs/fuzz_report.md, fuzz5): each
+    gives the GPU's bits once tools/fuzz_locate.py writes ptxas's rewrite into the PTX. Seed 2659 of
+    version 3: ``fabsf(__int_as_float(0x7fc00000))`` is folded at compile time and keeps the payload (the
+    instruction gives the canonical 0x7fffffff). Seed 2857: ``__vibmax_s16x2``'s first operand
+    ``__float2uint_ru(__int_as_float(0x4f800000))`` is a constant for ptxas though NVRTC left a ``cvt``
+    (cause 17). Seeds 4800 and 4952 of version 4: a 0/1 read as bf16 bits and negated, or unpacked
+    from a half2 into two registers and converted (cause 19's forms)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    from fuzz_locate import fold_nan_const_abs, fold_selp_half, fold_vibmax
+
+    assert fold_nan_const_abs("\tmov.f32 \t%f33, 0f7FC00000;\n\tabs.f32 \t%f34, %f33;\n\tabs.f32 \t%f36, %f35;\n") == \
+        "\tmov.f32 \t%f33, 0f7FC00000;\n\tmov.b32 %f34, 0f7FC00000;\n\tabs.f32 \t%f36, %f35;\n"
+    vib = ("\tmov.f32 \t%f144, 0f4F800000;\n\tcvt.rpi.u32.f32 \t%r175, %f144;\n\t{.reg .pred pu, pv; \n"
+           "\t.reg .s16 rs0, rs1, rs2, rs3; \n\tmax.s16x2 %r172, %r175, %r245; \n\tmov.b32 {rs0, rs1}, %r172; \n"
+           "\tmov.b32 {rs2, rs3}, %r175; \n\tsetp.eq.s16 pv, rs0, rs2; \n\tsetp.eq.s16 pu, rs1, rs3; \n")
+    assert "mov.b32 {rs2, rs3}, %r245;" in fold_vibmax(vib)
+    neg = "\tselp.u16 \t%rs93, 1, 0, %p37;\n\t{neg.bf16 %rs92,%rs93;\n}\n\t{neg.bf16 %rs17,%rs16;\n}\n"
+    assert fold_selp_half(neg) == neg.replace("neg.bf16 %rs92", "neg.s16 %rs92")
+    unpacked = ("\tselp.u16 \t%rs175, 1, 0, %p61;\n\tmov.u16 \t%rs176, 0;\n\t{  mov.b32 %r315, {%rs175,%rs176};}\n"
+                "\tmov.b32 \t{%rs177, %rs20}, %r315;\n\t{cvt.f32.f16 %f308, %rs177;}\n")
+    assert "selp.u16 \t%rs175, 15360, 0, %p61;" in fold_selp_half(unpacked)    # 0x3c00, the half 1.0
