@@ -263,3 +263,26 @@ def test_linear_lookups_at_texel_centres_take_the_short_way_to_the_same_words(ch
     assert np.array_equal(fast, tx._one_texel(words[:, 0], image.fmt))
     x[7] = 3.25                                         # between texels 2 and 3
     assert tx._centres(data, image, smp, [x, y], smp.address) is None
+
+
+def test_3d_mipmap_blend_weights_are_the_h100s():
+    """Between two mipmap levels of a 3D texture each level's share of 256 (256 - f and f) is split
+    over its 2 x 2 x 2 texels, the z slices first, and that split rounds ties *down* (the x and y
+    splits round them up). tools/texture_probe.py's tex3d_mip_onehot probes, recorded on an H100
+    (tests/texture_probe2_h100.npz), read a mipmap that is zero but for one texel of the footprint, so
+    each lookup returns that texel's weight / 256: all 16 x 4,096 weights here are the GPU's (with
+    ties rounded up, 61 lookups were 1/256 off)."""
+    import os
+    import sys
+    here = os.path.dirname(__file__)
+    sys.path[:0] = [os.path.join(here, "..", "tools"), here]
+    import texture_probe
+    from test_corpus import run_on_emulator
+    recorded = texture_probe.load(os.path.join(here, "texture_probe2_h100.npz"), texture_probe.probes_2)
+    probes = [(c, args) for name, (c, args) in recorded.items() if name.startswith("tex3d_mip_onehot")]
+    assert len(probes) == 16
+    for case, args in probes:
+        want = args[-2][1::2, 0].copy()              # the 3D lookup of each pair (the 1D one reads zeros)
+        args[-2] = np.zeros_like(args[-2])
+        run_on_emulator(case, args)
+        np.testing.assert_array_equal(args[-2][1::2, 0] * 256, want * 256, err_msg=case["name"])
