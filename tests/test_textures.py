@@ -286,3 +286,28 @@ def test_3d_mipmap_blend_weights_are_the_h100s():
         args[-2] = np.zeros_like(args[-2])
         run_on_emulator(case, args)
         np.testing.assert_array_equal(args[-2][1::2, 0] * 256, want * 256, err_msg=case["name"])
+
+
+def test_level_of_detail_from_gradients_follows_the_h100():
+    """tex2DGrad's level of detail (tools/texture_probe.py's grad probes on an H100, a mipmap whose level
+    k holds 256 k, so each lookup returns 256 times the level of detail): for one gradient along x at
+    1,024 lengths the texture unit's log2 table gives every answer; at 1,024 angles the octagonal length
+    estimate all but 12 (each within 2/256); for 4,096 random pairs of gradients the model (the longer
+    gradient, or 11/16 of the longer of their sum and difference) 90%, the rest within 2/256."""
+    import os
+    import sys
+    here = os.path.dirname(__file__)
+    sys.path[:0] = [os.path.join(here, "..", "tools"), here]
+    import texture_probe
+    from test_corpus import run_on_emulator
+    recorded = texture_probe.load(os.path.join(here, "texture_probe2_h100.npz"), texture_probe.probes_2)
+    exact = {}
+    for name in ("grad_length", "grad_angle", "grad_pairs"):
+        case, args = recorded[name]
+        want = args[-2][:, 0].copy()
+        args[-2] = np.zeros_like(args[-2])
+        run_on_emulator(case, args)
+        diff = args[-2][:, 0] - want
+        assert np.abs(diff).max() <= 2, name
+        exact[name] = int((diff == 0).sum())
+    assert exact["grad_length"] == 1024 and exact["grad_angle"] >= 1012 and exact["grad_pairs"] >= 3670, exact
