@@ -804,7 +804,7 @@ LOG2_TABLE[list(_LOG2_LOWER)] -= 1
 def _octagon(x, y):
     """The length of (x, y) as the texture unit estimates it: max + 11/32 min, the second term cut to 9
     bits below the first's leading bit (within 1/256 of the H100's level of detail at 1,012 of 1,024
-    angles; the exact length is 5% short at 22.5 degrees and 5% long at 45)."""
+    angles; it is 5% longer than the Euclidean length at 22.5 degrees and 5% shorter at 45)."""
     x, y = np.abs(x), np.abs(y)
     big, small = np.maximum(x, y), np.minimum(x, y)
     grain = np.ldexp(1.0, np.frexp(big)[1] - 10)
@@ -813,7 +813,8 @@ def _octagon(x, y):
 
 def _lod_from_gradients(tex, grads, dims):
     """Level of detail from the coordinate derivatives (in level-0 texels), in 1/256 steps as the H100
-    computes it for 1D and 2D textures (tools/texture_probe.py's grad probes): the longer of the two
+    computes it for 2D textures (tools/texture_probe.py's grad probes; 1D ones as 2D with y = 0, not
+    measured): the longer of the two
     gradients, and 11/16 of the longer of their sum and difference (so two equal parallel gradients
     count 1.375 times, orthogonal ones once, like an ellipse's major axis), each length an octagonal
     estimate (_octagon), then log2 by a table (LOG2_TABLE). It gives 90% of 4,096 random pairs of
