@@ -814,10 +814,9 @@ def _octagon(x, y):
 def _lod_from_gradients(tex, grads, dims):
     """Level of detail from the coordinate derivatives (in level-0 texels), in 1/256 steps as the H100
     computes it for 2D textures (tools/texture_probe.py's grad probes; 1D ones as 2D with y = 0, not
-    measured): the longer of the two
-    gradients, and 11/16 of the longer of their sum and difference (so two equal parallel gradients
-    count 1.375 times, orthogonal ones once, like an ellipse's major axis), each length an octagonal
-    estimate (_octagon), then log2 by a table (LOG2_TABLE). It gives 90% of 4,096 random pairs of
+    measured): the longer of the two gradients, and 11/16 of the longer of their sum and difference (so
+    two equal parallel gradients count 1.375 times, orthogonal ones once, like an ellipse's major axis),
+    each length an octagonal estimate (_octagon), then log2 by a table (LOG2_TABLE). It gives 90% of 4,096 random pairs of
     gradients exactly and the rest within 2/256 (the rule of the remaining 10% is not found). 3D
     textures keep log2 of the longer gradient's Euclidean length (not measured)."""
     size = np.array((tex.levels[0].width, tex.levels[0].height, tex.levels[0].depth)[:dims], np.float64)
