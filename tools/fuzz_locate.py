@@ -611,29 +611,38 @@ def make_deep(path, seeds, version=2):
         json.dump(data, f)
 
 
-def first_deep(data, emu, gpu, threads=4):
-    """{seed: [(thread, entry, point, function, statement, emu row, gpu row)]}: where the first few
-    threads' traces part, earliest entry first."""
-    found = {}
+def _both_traced(data, emu, gpu, found):
+    """(program, its trace words on the emulator, on the GPU) for each program both backends traced; a
+    program that stopped on either goes into ``found`` as the two errors."""
     for p in data["programs"]:
         s = p["seed"]
         if f"t{s}" not in gpu or f"t{s}" not in emu:
             found[s] = str(gpu.get(f"e{s}", "")) + " / " + str(emu.get(f"e{s}", ""))
             continue
+        yield p, emu[f"t{s}"][-p["extra_words"]:], gpu[f"t{s}"][-p["extra_words"]:]
+
+
+def first_deep(data, emu, gpu, threads=4):
+    """{seed: [(entry, thread, point, function, statement, emu row, gpu row)..., summary]}: where the
+    first few threads' traces part (earliest entry first), then how many threads part and at which point
+    each thread's first differing entry lies (threads run at their own pace, so the most common first
+    point, not the earliest entry, is the statement to read)."""
+    found = {}
+    for p, a, b in _both_traced(data, emu, gpu, found):
         n = p["extra_words"] // (1 + 9 * DEEP_LIMIT)
-        rows = []
-        a, b = (x[-p["extra_words"]:] for x in (emu[f"t{s}"], gpu[f"t{s}"]))
         ta, tb = (x[n:].reshape(DEEP_LIMIT, n, 9) for x in (a, b))
+        rows, points = [], {}
         for t in range(n):
             bad = np.flatnonzero((ta[:, t] != tb[:, t]).any(1))
             if bad.size:
                 e = int(bad[0])
                 pt = int(tb[e, t, 0]) if tb[e, t, 0] < len(p["points"]) else -1
+                points[pt] = points.get(pt, 0) + 1
                 rows.append((e, t, pt, *(p["points"][pt] if pt >= 0 else ("?", "?")),
                              [hex(int(v)) for v in ta[e, t]], [hex(int(v)) for v in tb[e, t]]))
         rows.sort()
-        found[s] = rows[:threads] + [("threads differing", len(rows), "counts (emu, gpu) of thread 0",
-                                      int(a[0]), int(b[0]))]
+        found[p["seed"]] = rows[:threads] + [("threads differing", len(rows), "first points (point: threads)",
+                                              dict(sorted(points.items(), key=lambda kv: -kv[1])))]
     return found
 
 
@@ -751,13 +760,10 @@ def first_slot(data, emu, gpu):
     """{seed: [(slot, PTX line, source line, threads differing, (thread, emu, gpu))...]} in PTX order,
     the first few differing slots."""
     found = {}
-    for p in data["programs"]:
+    for p, a, b in _both_traced(data, emu, gpu, found):
         s = p["seed"]
-        if f"t{s}" not in gpu or f"t{s}" not in emu:
-            found[s] = str(gpu.get(f"e{s}", "")) + " / " + str(emu.get(f"e{s}", ""))
-            continue
-        a = emu[f"t{s}"][-p["extra_words"]:].view(np.uint64).reshape(-1, max(len(p["slots"]), 1))
-        b = gpu[f"t{s}"][-p["extra_words"]:].view(np.uint64).reshape(a.shape)
+        a = a.view(np.uint64).reshape(-1, max(len(p["slots"]), 1))
+        b = b.view(np.uint64).reshape(a.shape)
         rows = []
         for slot, text, line in p["slots"]:
             if text.startswith("atom"):     # its return depends on the order of the atomics; never read
