@@ -6,6 +6,10 @@
 
 #define SHOW(call) printf("%s -> %s\n", #call, cudaGetErrorName(call))
 
+static const char *what(const void *now, const void *before) {
+    return now == before ? "untouched" : now ? "set" : "NULL";
+}
+
 __global__ void breaks(int *p) {
 #ifdef WATCHDOG
     while (p[0] != 1) {}            // p[0] is 0: spins until the watchdog stops it
@@ -16,9 +20,9 @@ __global__ void breaks(int *p) {
 __global__ void fill(int *p) { *p = 7; }
 
 int main() {
-    int *d, *p = nullptr, dev = -1, count = -1, value = -1, h = 0;
+    int *d, *p = (int *)0x10, *before, dev = -1, count = -1, value = -1, h = 0;
     cudaStream_t s = (cudaStream_t)0x1;
-    cudaEvent_t e;
+    cudaEvent_t e = (cudaEvent_t)0x1;
     cudaFuncAttributes fa;
     cudaPointerAttributes pa;
     cudaMalloc(&d, 64);
@@ -43,10 +47,12 @@ int main() {
     SHOW(cudaFuncGetAttributes(&fa, fill));
     SHOW(cudaPointerGetAttributes(&pa, d));
     SHOW(cudaStreamCreate(&s));
-    printf("stream set: %d\n", s != (cudaStream_t)0x1);
+    printf("stream: %s\n", what(s, (cudaStream_t)0x1));
     SHOW(cudaEventCreate(&e));
+    printf("event: %s\n", what(e, (cudaEvent_t)0x1));
     SHOW(cudaMalloc(&p, 16));
-    printf("pointer set: %d\n", p != nullptr);
+    printf("pointer: %s\n", what(p, (int *)0x10));
+    SHOW(cudaMemcpy(&h, nullptr, 4, cudaMemcpyDeviceToHost));
     SHOW(cudaMalloc(&p, (size_t)1 << 50));
     SHOW(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
     SHOW(cudaMemset(d, 0, 4));
@@ -56,7 +62,9 @@ int main() {
     SHOW(cudaFree(d));
     SHOW(cudaDeviceReset());
     SHOW(cudaGetLastError());
+    before = d;
     SHOW(cudaMalloc(&d, 64));
+    printf("pointer: %s\n", what(d, before));
     fill<<<1, 1>>>(d);
     SHOW(cudaDeviceSynchronize());
     SHOW(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));

@@ -427,7 +427,7 @@ cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 g, dim3 b, void *
 static cudaError_t alloc(void **p, size_t size, const char *kind) {
     if (!p) return ret(cudaErrorInvalidValue);
     int code = rpc("malloc %zu %s", size, kind);
-    *p = code ? 0 : (void *)R[1];
+    if (code != cudaErrorDevicesUnavailable) *p = code ? 0 : (void *)R[1];   /* without a context, untouched */
     return ret(code);
 }
 
@@ -483,7 +483,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void
  * in its stream behind a kernel: an asynchronous copy within the shared arena). */
 static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStream_t s, int sync) {
     if (!n) return cudaSuccess;
-    if (!dst || !src) return ret(cudaErrorInvalidValue);
+    /* a NULL side is the emulator's to refuse: a broken context answers its own error first, as on a GPU */
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
     if (code) return ret(sync ? synced(code) : code);
     if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
@@ -603,7 +603,7 @@ cudaError_t cudaGetSymbolSize(size_t *size, const void *sym) {
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int priority) {
     if (!s) return ret(cudaErrorInvalidValue);
     int code = rpc("stream_create %u %d", flags, priority);
-    if (!code) *s = (cudaStream_t)R[1];
+    if (NR > 1) *s = (cudaStream_t)R[1];     /* a broken context's error comes with a stream too, as on a GPU */
     return ret(code);
 }
 
