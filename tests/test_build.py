@@ -169,6 +169,52 @@ def test_a_program_in_several_files_builds_where_it_lies_and_runs_in_the_callers
     assert [rec.kernel for rec in r.launches] == ["scale_all"]
 
 
+STAND_INS = {
+    # the CUDA Handbook's chCUDA.h: files built without a GPU declare their own stand-ins for CUDA's names
+    "stand_in.h": """\
+        #ifdef NO_CUDA
+        typedef int cudaError_t;
+        static const cudaError_t cudaSuccess = 0;
+        #else
+        #include <cuda_runtime.h>
+        #endif
+    """,
+    "cpu.cpp": """\
+        #define NO_CUDA
+        #include "stand_in.h"
+        cudaError_t cpu_sum(const int* x, int n, long* sum)
+        {
+            *sum = 0;
+            for (int i = 0; i < n; ++i) *sum += x[i];
+            return cudaSuccess;
+        }
+    """,
+    "main.cu": """\
+        #include <cstdio>
+        #include "stand_in.h"
+        cudaError_t cpu_sum(const int* x, int n, long* sum);
+        int main()
+        {
+            int x[4] = {1, 2, 3, 4};
+            long sum;
+            cudaError_t e = cpu_sum(x, 4, &sum);
+            printf("%ld %s\\n", sum, cudaGetErrorName(e));
+            return 0;
+        }
+    """,
+}
+
+
+def test_a_host_only_cpp_file_sees_no_cuda_header_it_does_not_include(tmp_path, monkeypatch):
+    # nvcc hands a .cpp file to the host compiler as it is; cudalab's legacy.h (CUDA 12's removed calls)
+    # goes only to CUDA units and to host files that include the runtime's headers themselves
+    write(tmp_path, STAND_INS)
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cu", "cpu.cpp"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "10 cudaSuccess\n"
+
+
 def test_editing_a_header_rebuilds_the_files_that_include_it(tmp_path, monkeypatch):
     write(tmp_path, PROJECT)
     monkeypatch.chdir(tmp_path)

@@ -73,6 +73,23 @@ def test_program_prints_what_an_h100_printed(name, h100):
     assert normalized(r.stdout) == normalized((RECORDED / f"{name}.out").read_text())
 
 
+def test_a_watchdog_stop_breaks_the_context_as_an_illegal_address_does_on_an_h100(h100):
+    """A headless H100 has no watchdog, so the recording is of an illegal address; a launch timeout is
+    the same kind of error (sticky: the context is broken), so after the emulator's watchdog a program
+    sees the same calls answer, and cudaDeviceReset repairs nothing."""
+    from cudalab.runtime import device
+    before = device.WATCHDOG_SECONDS
+    cudalab.set_watchdog(1)
+    try:
+        r = run_program(HERE / "sticky.cu", options=["-DWATCHDOG"])
+    finally:
+        cudalab.set_watchdog(before)
+    recorded = (RECORDED / "sticky.out").read_text().replace("cudaErrorIllegalAddress", "cudaErrorLaunchTimeout")
+    assert r.returncode == 0 and normalized(r.stdout) == normalized(recorded)
+    assert "stream: set" in r.stdout            # cudaStreamCreate answers the error and still gives a stream
+    assert "cudaDeviceReset cannot repair a context that a kernel broke (cudaErrorLaunchTimeout)" in r.stderr
+
+
 def test_every_device_attribute_answers_like_an_h100(h100):
     """The attributes findCudaDevice and deviceQuery ask first, and the ends of the range."""
     out = {int(m.group(1)): (m.group(2), int(m.group(3))) for m in

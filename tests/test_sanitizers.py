@@ -204,8 +204,7 @@ def sanitizer_comparison():
 
 
 # where cudalab differs from compute-sanitizer, on purpose or not (docs/sanitizer_comparison.md says why)
-DIFFERS = {"local array index out of range", "reading atomics before the barrier",
-           "__syncthreads() in a loop of varying length"}
+DIFFERS = {"local array index out of range", "reading atomics before the barrier"}
 
 
 def test_same_findings_as_compute_sanitizer(capsys):

@@ -215,7 +215,8 @@ __global__ void k(int *a) {
     a[threadIdx.x] = 1;
 }""", 1, 64, (P("int*", 256),),
             note="synccheck looks for divergence inside a warp; here whole warps differ, and warp 0's exit "
-                 "releases the barrier. cudalab checks the block (a real bug, but stricter than the GPU tool)"),
+                 "releases the barrier. cudalab counts a whole warp that ends without meeting a barrier as "
+                 "exited too"),
     SanCase("__syncwarp() in an if", "synccheck", """\
 __global__ void k(int *a) {
     if (threadIdx.x < 16) __syncwarp();

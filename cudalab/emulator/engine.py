@@ -77,6 +77,7 @@ class DecodedFunction:
     local_size: int
     heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
     reaches_syncthreads: dict = field(default_factory=dict)     # pc -> reaches_syncthreads (cache)
+    ends_without_barrier: dict = field(default_factory=dict)    # pc -> ends_without_barrier (cache)
 
     @functools.cached_property
     def ends(self) -> frozenset:
@@ -494,7 +495,12 @@ class Exec:
     def elsewhere(self, grid=False):
         """The threads of the blocks here (``grid``: of the grid) that have not exited and are not
         at this instruction. Threads waiting to go straight to the kernel's end (`if (i >= n)
-        return;` compiles to a branch to the final `ret`) count as exited, as they do on the GPU."""
+        return;` compiles to a branch to the final `ret`) count as exited, as they do on the GPU; so
+        do whole warps waiting where no path meets a barrier before the end (`if (threadIdx.x < 32)
+        __syncthreads(); out[i] = 1;` with 64 threads): on an H100 they run on and exit, and the
+        barrier waits for live threads only (compute-sanitizer's synccheck is silent too). A warp with
+        threads at the barrier and others that skipped it stays an error: those others wait for them
+        to reconverge first (synccheck reports `if (threadIdx.x < 16) __syncthreads();`)."""
         waiting = ~(self.exited | self.mask)
         if waiting.any() and self.depth == 0:
             # a kernel whose threads end apart holds an entry per group of them at its end (eigenvalues'
@@ -503,6 +509,11 @@ class Exec:
             ending = [m for pc, _, m in self.kernel_stack if pc in ends or pc >= past]
             if ending:
                 waiting &= ~np.logical_or.reduce(ending)
+            tails = [m for pc, _, m in self.kernel_stack if ends_without_barrier(self.kernel, pc)]
+            if tails:       # whole warps only: threads of a warp at the barrier wait for them to reconverge
+                at_barrier = np.zeros((len(waiting) >> 5) + 1, bool)
+                at_barrier[self.idx >> 5] = True
+                waiting &= ~(np.logical_or.reduce(tails) & ~at_barrier[np.arange(len(waiting)) >> 5])
         if waiting.any() and not grid:
             here = np.zeros(int(self.lane_block[-1]) + 1, bool)      # the blocks of the lanes at this instruction
             here[self.lane_block[self.idx]] = True
@@ -896,6 +907,39 @@ def reaches_syncthreads(df, pc, limit=4096) -> bool:
     if known is None:
         known = df.reaches_syncthreads[pc] = _paths_end_at_syncthreads(df.code, pc, limit, quiet=False)
     return known
+
+
+def ends_without_barrier(df, pc, limit=4096) -> bool:
+    """Does every path from ``pc`` end the kernel without meeting a barrier (or a call, which might
+    hold one)? Threads waiting there will never arrive at one."""
+    known = df.ends_without_barrier.get(pc)
+    if known is None:
+        known = df.ends_without_barrier[pc] = _ends_without_barrier(df.code, pc, limit)
+    return known
+
+
+def _ends_without_barrier(code, pc, limit):
+    todo, seen = [pc], set()
+    while todo:
+        pc = todo.pop()
+        while pc not in seen:
+            if pc >= len(code):
+                break
+            if len(seen) > limit:
+                return False
+            seen.add(pc)
+            kind, _, inst, aux = code[pc]
+            if kind == K_CALL or inst.opcode in ("bar", "barrier") and "warp" not in inst.mods:
+                return False
+            if kind == K_BRA:
+                if inst.guard is not None:
+                    todo.append(pc + 1)
+                pc = aux
+                continue
+            if kind in (K_RET, K_EXIT, K_TRAP) and inst.guard is None:
+                break
+            pc += 1
+    return True
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):

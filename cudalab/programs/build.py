@@ -233,15 +233,29 @@ def _fresh(manifest: Path) -> bool:
         return False
 
 
+_RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
+
+
+def _sees_the_runtime(path: Path, cmd: NvccCommand) -> bool:
+    """Whether a unit gets legacy.h (which includes cuda_runtime_api.h): every CUDA unit, as nvcc gives
+    each the runtime's headers, but a host-only .cpp or .c file only when it includes them itself. nvcc
+    hands such a file to the host compiler as it is, and some declare their own stand-ins for the CUDA
+    names they use without a GPU (the CUDA Handbook's chCUDA.h under NO_CUDA: `typedef int cudaError_t`)."""
+    opts = cmd.compile_options
+    if path.suffix == ".cu" or any(a == "-x" and b == "cu" for a, b in zip(opts, opts[1:])):
+        return True
+    return bool(_RUNTIME_INCLUDE.search(path.read_text(errors="replace")))
+
+
 def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     """Compile one source file where it lies (``nvcc -c``, or ``-dc`` for relocatable device code)."""
     path = (cwd / source).resolve()
     if not path.exists():
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
+    legacy = ["-include", str(LEGACY)] if _sees_the_runtime(path, cmd) else []
     options = [*_without_other_toolkits(cmd.compile_options, cwd), *([] if debug else ["-lineinfo"]),
-               f"-arch={arch}", "-include", str(LEGACY),
-               *_legacy_props_options()]
+               f"-arch={arch}", *legacy, *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):

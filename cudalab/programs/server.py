@@ -204,6 +204,8 @@ class Server(TextureRequests, LibraryRequests):
                                  f"{e}). This is a bug in cudalab; please report it with the program.").encode()
             if ctx.sticky and op not in UNSTICKY and code not in BEFORE_STICKY_CODES:
                 code, data = code_of(ctx.sticky), b""  # a broken context answers its error to (almost) every call
+                if ctx.sticky_news:
+                    data, ctx.sticky_news = b"\0" + f"cudalab: {ctx.sticky_news}".encode(), ""
             if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
                 raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
             ran = self._ran()

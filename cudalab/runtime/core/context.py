@@ -119,6 +119,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self._limits: dict = {}         # cudaLimit -> value (``limits``)
         self.cache_config = 0
         self.sticky = None              # error name: the context is broken, every call returns it
+        self.sticky_news = ""           # why, said with the first call that answers it (once)
         self.fault = None               # a kernel's error the program has not synchronized with yet
         self.launches: list = []        # LaunchRecord of every kernel run
         self.observers = lambda program: []          # adapter hook: observers for a launch
@@ -810,7 +811,10 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     # ------------------------------------------------------------------ reset
     def device_reset(self, keep=()):
         """cudaDeviceReset: every allocation but ``keep`` (the program's globals) is freed, and every
-        stream, event, graph and pool is gone."""
+        stream, event, graph and pool is gone. A context that a kernel broke (a sticky error) is not
+        repaired: the reset succeeds, and every later call answers cudaErrorDevicesUnavailable, as on an
+        H100 (tests/runtime_api/sticky.cu): the process has to end and start again."""
+        broken = self.sticky or self.fault
         if self.memory is not None:
             for addr, kind in list(self.memory.kinds.items()):
                 if addr not in keep and not self.memory.arena.allocs[addr].freed:
@@ -827,3 +831,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.observers, self.after_launch, self.launches = observers, after, launches
         self.host_memory = host_memory
         self.deadline, (self.time_limit, self.cpu_limit) = deadline, limit
+        if broken:
+            self.sticky = "cudaErrorDevicesUnavailable"
+            self.sticky_news = (f"cudaDeviceReset cannot repair a context that a kernel broke ({broken}): as on a "
+                                "GPU, every call after it answers cudaErrorDevicesUnavailable. A program has to end "
+                                "and start again after such an error.")

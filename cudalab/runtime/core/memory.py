@@ -145,6 +145,9 @@ class Memory:
     def check_copy(self, dst: int, src: int, n: int, kind: int, call: str = "cudaMemcpy", rows=1, dpitch=0,
                    spitch=0) -> str:
         """Check a (2D) copy's device sides; returns its direction."""
+        for addr, what in ((dst, "destination"), (src, "source")):
+            if not addr:
+                raise CudaError(f"{call}: the {what} pointer is NULL (was it allocated?).", "cudaErrorInvalidValue")
         direction = self.direction(dst, src, kind, call)
         for addr, pitch, what in ((src, spitch, "source"), (dst, dpitch, "destination")):
             if self.in_arena(addr):
