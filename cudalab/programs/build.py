@@ -112,11 +112,22 @@ def shim_library() -> Path:
     if r.returncode:
         raise CompileError(f"building cudalab's CUDA runtime failed:\n{r.stderr}", r.stderr)
     subprocess.run(["ar", "rcs", str(tmp / lib.name), str(tmp / "cudart.o")], check=True)
+    # the driver a program may dlopen (CCCL's cuda::stream, cuda::launch): shim/libcuda.c, found by RUNPATH
+    r = subprocess.run([cc, "-O2", "-fPIC", "-shared", "-Wl,-soname,libcuda.so.1", "-I", str(cuda_home() / "include"),
+                        str(SHIM_DIR / "libcuda.c"), "-o", str(tmp / "libcuda.so.1")], capture_output=True, text=True)
+    if r.returncode:
+        raise CompileError(f"building cudalab's CUDA driver stand-in failed:\n{r.stderr}", r.stderr)
     try:
         tmp.rename(out)
     except OSError:                     # another process built it first
         shutil.rmtree(tmp, ignore_errors=True)
     return lib
+
+
+def _driver_link(lib: Path) -> list:
+    """Link options that let the program's dlopen("libcuda.so.1") find cudalab's (shim/libcuda.c) before a
+    system driver, and let that library reach the shim's driver entry points in the program."""
+    return ["-Xlinker", f"-rpath={lib.parent}", "-Xlinker", "--export-dynamic-symbol=cudalab_driver_entry_point"]
 
 
 @dataclass
@@ -373,8 +384,8 @@ def _link_error(log: str) -> CompileError:
                      "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
     if driver:
         lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
-                     "which cudalab does not emulate: use the runtime API (cudaMalloc, kernel<<<...>>>) "
-                     "or run on a real GPU (--device gpu).")
+                     "of which cudalab emulates only the calls CCCL's cuda::stream and cuda::launch make (shim/driver.c): "
+                     "use the runtime API (cudaMalloc, kernel<<<...>>>) or run on a real GPU (--device gpu).")
     used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
         if name in used or what in libraries:
@@ -448,7 +459,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         # every program of a folder: a program that calls none of it links without it, one that does
         # stops at its undefined names, which _link_error explains
         own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
-        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt,
+        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt, *_driver_link(lib),
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)

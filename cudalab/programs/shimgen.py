@@ -47,7 +47,6 @@ FEATURES = [
     (("cudaMemcpyBatch", "cudaMemcpy3DBatch"), "batched copies"),
     (("cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceRegisterAsyncNotification",
       "cudaDeviceUnregisterAsyncNotification"), "GPUDirect RDMA and driver notifications"),
-    (("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"), "calling the driver API directly"),
 ]
 
 _DECL = re.compile(r"extern\s+([^;{}]*?)\bCUDARTAPI\s+(\w+)\s*\(([^;{}]*?)\)\s*;", re.S)

@@ -1186,6 +1186,7 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #include "textures.c"   /* CUDA arrays, 2D/3D copies, texture and surface objects */
 #include "graphs.c"   /* CUDA graphs and stream capture */
 #include "hostclock.c"   /* the host's clock: what a benchmark timed with it measured */
+#include "driver.c"   /* the driver API entry points CCCL asks libcuda.so.1 for */
 #include "fallbacks.inc"   /* generated: every other runtime call answers cudaErrorNotSupported */
 #include "libraries.inc"   /* generated: which library shims have their headers installed */
 #include "libraries.c"     /* what the library shims share */
