@@ -775,7 +775,14 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, 0), self.seg_most)
         single = resume is None or len(resume) == 1 and resume[0]["pc"] == pcs[0]
         accesses, part = rg.prechecks(self.code, pcs, self.d.param_offsets) if single else ([], [])
-        if accesses:
+        if first_phase:
+            self.checked_first = {self._address_key(a) for a in accesses} - {None}
+        if accesses and not first_phase and all(self._address_key(a) in self.checked_first for a in accesses):
+            # a tree reduction's store s[tid] after its loads: the first phase checked that address
+            self.prechecked = frozenset(accesses)
+            self._phase_lanes(pcs, v, w, resume, run)
+            self.prechecked = frozenset()
+        elif accesses:
             fast, slow, join = (self.fn.append_basic_block(f"s{pcs[0]}_{n}") for n in ("fast", "slow", "joined"))
             b.cbranch(self._precheck(pcs, v, resume, run, accesses, part), fast, slow)
             b.position_at_end(slow)
@@ -796,6 +803,17 @@ class CutRegionBuilder(RegionBuilder):
             b.store(b.select(b.and_(b.icmp_signed(">", left, ir.Constant(I64, 0)), b.icmp_signed(">", span, m)),
                              span, m), self.seg_most)
         b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
+
+    def _address_key(self, p):
+        """What makes two accesses of a segment check alike: space, size and address operand, whose
+        registers the segment does not write (inputs, or uniform values computed again). Every lane
+        that reaches a later phase was one of the first phase's lanes, whose addresses of such an
+        access ``_precheck`` took (where they failed, the block stopped there), so a later access
+        with the same key needs no check of its own."""
+        space, op, size = lg.mem_access(self.code[p][2])
+        if set(_regs(op)) & rg.defined(self.code, self.seg["first"], self.seg["end"]):
+            return None
+        return space, size, repr(op)
 
     def _precheck(self, pcs, v, resume, run, accesses, part):
         """i1: every lane of the phase (those ``run`` keeps; in a later phase, those waiting at its

@@ -107,7 +107,10 @@ comparison then covers every lane, and the phase runs them unchecked. Where one 
 a lane that skips the access has an address outside), the phase's lanes go on interpreted from
 its first pc (regiongen ``_precheck_failed``; in a segment's first phase the whole block, from the
 segment's start), so errors and bytes stay the interpreter's, and the phase has one native
-version only. Addresses that come from loaded values (a histogram's bin) stay checked per lane.
+version only. A later phase's access at an address the first phase checked (a tree reduction's
+store to ``s[tid]`` after its loads; registers the segment does not write) needs no check of
+its own: every lane that reaches it was among the first phase's. Addresses that come from
+loaded values (a histogram's bin) stay checked per lane.
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
