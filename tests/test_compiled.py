@@ -762,8 +762,8 @@ def test_accesses_checked_for_the_whole_block_first_give_the_same_bytes_and_erro
     """Both accesses before the barrier take their addresses from thread and block indices and
     parameters only, so the whole block's addresses are checked before the phase runs them
     unchecked (regions.prechecks). One thread's address past the end (the last block's last
-    thread; every block's last thread in shared memory) sends its block through the checked
-    loop: the same error, line and thread."""
+    thread; every block's last thread in shared memory) sends its block to the interpreter from
+    the segment's start: the same error, line and thread."""
     from cudalab.emulator import regions
     from cudalab.emulator.engine import DeviceMemory, Program
     (s, e), = cut_spans(SHIFTED_PAIRS, "shifted_pairs")
@@ -785,6 +785,54 @@ def test_accesses_checked_for_the_whole_block_first_give_the_same_bytes_and_erro
     else:
         assert error in got["compiled"][0] and "line 5" in got["compiled"][0]
         assert where in got["compiled"][0]
+
+
+MIRRORED = r"""
+__global__ void mirrored(const float* x, float* out, int n, int lag) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    s[t] = 0.0f;
+    if (i + 1 < n) s[t] = x[i + 1];
+    __syncthreads();
+    float v = s[63 - t];
+    s[t + lag] = v;
+    __syncthreads();
+    out[i] = s[t];
+}
+"""
+
+
+@pytest.mark.parametrize("n, lag, error", [(128, 0, None), (129, 1, "Invalid __shared__ write of size 4 bytes")])
+def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(n, lag, error, monkeypatch):
+    """With n = 128 the grid's last thread skips ``x[i + 1]``, but the check of the whole block's
+    addresses counts it (x[n] is past the end), so that block runs interpreted from the segment's
+    start: the interpreter's bytes and counts, no error. The store ``s[t + lag]`` starts the second
+    phase of its segment (it conflicts with the load before it); with lag 1 each block's thread 63
+    writes past the array, and the threads waiting at the store go on interpreted, where the error
+    names the line."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program
+    (s, e), = cut_spans(MIRRORED, "mirrored")
+    m = cudalab.compile(MIRRORED)
+    df = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("mirrored").mangled)
+    store = next(p for p in range(s, e) if df.code[p][2].opcode == "st" and df.code[p - 1][2].opcode == "add"
+                 and df.code[p + 1][2].opcode == "bar")
+    assert regions.prechecks(df.code, [store], df.param_offsets)[0] == [store]
+    x = np.random.default_rng(4).random(n, np.float32)
+
+    def run():
+        out = cudalab.to_device(np.zeros(128, np.float32))
+        rec = m.mirrored[2, 64](x, out, np.int32(n), np.int32(lag))
+        return out.copy_to_host().tobytes(), rec.thread_instructions
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    if error is None:
+        want = np.concatenate([x[1:], [0]]).reshape(2, 64)[:, ::-1].ravel()
+        assert got["compiled"][1][0] == want.astype(np.float32).tobytes()
+    else:
+        assert error in got["compiled"][0] and "line 10" in got["compiled"][0]
+        assert "thread (63,0,0) in block (0,0,0)" in got["compiled"][0]
 
 
 GUARDED_STEP = r"""

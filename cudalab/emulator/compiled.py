@@ -612,15 +612,18 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
                 all_remat |= set(rq)
                 resume.append(dict(pc=q, inputs=sorted((live_in[q] & here) - set(rq)), remat=rq))
             phases.append(dict(pcs=part, first=pos[part[0]] if part else len(order), resume=resume))
+        # where a failed address check stops the block at the segment's start (regiongen._precheck_failed)
+        at_start = sorted(set(closure(live_in[a] & set(inside), a)) & live_in[a] - kept)
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
                    outputs=sorted(live_in[z] & defined - unstored), materialize=materialize,
-                   materialize_from=closure(materialize, z), phases=phases, unstored=sorted(unstored),
+                   materialize_from=closure(materialize, z), materialize_start=at_start,
+                   materialize_start_from=closure(at_start, a), phases=phases, unstored=sorted(unstored),
                    pos=pos, narrow=rg.tid_guard(df, a, z, block_uniform, live_in),
                    uniform=len(parts) == 1 and all(_computes_uniform(code[p], block_uniform, p == a) for p in range(a, z)))
         if seg["narrow"] and seg["narrow"]["U"][0] == "reg" and seg["narrow"]["U"][1] not in seg["inputs"]:
             seg["narrow"] = None        # (U is read from the first thread's array: only one the segment loads)
         segs.append(seg)
-        stored |= set(seg["outputs"]) | set(materialize)
+        stored |= set(seg["outputs"]) | set(materialize) | set(at_start)
         for p in range(a, z):
             live = sorted(live_in[p] & (defined | all_remat))
             if live:

@@ -590,17 +590,18 @@ class CutRegionBuilder(RegionBuilder):
             b.position_at_end(go)
         b.cbranch(every, target, self._next(p + 1))
 
-    def _materialized(self, seg, tag, pc):
+    def _materialized(self, seg, tag, pc, key="materialize"):
         """Where a chunk that stopped goes: the uniform registers live at ``pc`` stored for the
-        interpreter (``seg["materialize"]``), then the chunk's end."""
-        if not seg["materialize"]:
+        interpreter (``seg[key]``: those live at the segment's end, or ``materialize_start`` at
+        its start), then the chunk's end."""
+        if not seg[key]:
             return self.chunk_end
         b = self.b
         bb = self.fn.append_basic_block(f"{tag}_materialize")
         with b.goto_block(bb):
             nxt, done = self._lanes(f"m{tag}")
-            self._recompute(seg["materialize_from"], pc)
-            for name in seg["materialize"]:
+            self._recompute(seg[key + "_from"], pc)
+            for name in seg[key]:
                 self._store_reg(name, self.reg_storage(name))
             b.branch(nxt)
             b.position_at_end(done)
@@ -774,15 +775,24 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, 0), self.seg_most)
         single = resume is None or len(resume) == 1 and resume[0]["pc"] == pcs[0]
         accesses, part = rg.prechecks(self.code, pcs, self.d.param_offsets) if single else ([], [])
-        if accesses:
+        if first_phase:
+            self.checked_first = {self._address_key(a) for a in accesses} - {None}
+        if accesses and not first_phase and all(self._address_key(a) in self.checked_first for a in accesses):
+            # a tree reduction's store s[tid] after its loads: the first phase checked that address
+            self.prechecked = frozenset(accesses)
+            self._phase_lanes(pcs, v, w, resume, run)
+            self.prechecked = frozenset()
+        elif accesses:
             fast, slow, join = (self.fn.append_basic_block(f"s{pcs[0]}_{n}") for n in ("fast", "slow", "joined"))
             b.cbranch(self._precheck(pcs, v, resume, run, accesses, part), fast, slow)
-            for bb, checked in ((fast, frozenset(accesses)), (slow, frozenset())):
-                b.position_at_end(bb)
-                self.prechecked = checked
-                self._phase_lanes(pcs, v, w, resume, run)
+            b.position_at_end(slow)
+            if self._precheck_failed(pcs, v, resume, run):
                 b.branch(join)
+            b.position_at_end(fast)
+            self.prechecked = frozenset(accesses)
+            self._phase_lanes(pcs, v, w, resume, run)
             self.prechecked = frozenset()
+            b.branch(join)
             b.position_at_end(join)
         else:
             self._phase_lanes(pcs, v, w, resume, run)
@@ -794,6 +804,17 @@ class CutRegionBuilder(RegionBuilder):
                              span, m), self.seg_most)
         b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
 
+    def _address_key(self, p):
+        """What makes two accesses of a segment check alike: space, size and address operand, whose
+        registers the segment does not write (inputs, or uniform values computed again). Every lane
+        that reaches a later phase was one of the first phase's lanes, whose addresses of such an
+        access ``_precheck`` took (where they failed, the block stopped there), so a later access
+        with the same key needs no check of its own."""
+        space, op, size = lg.mem_access(self.code[p][2])
+        if set(_regs(op)) & rg.defined(self.code, self.seg["first"], self.seg["end"]):
+            return None
+        return space, size, repr(op)
+
     def _precheck(self, pcs, v, resume, run, accesses, part):
         """i1: every lane of the phase (those ``run`` keeps; in a later phase, those waiting at its
         start) has the addresses of its ``accesses`` inside memory and aligned. A loop of its own
@@ -801,7 +822,8 @@ class CutRegionBuilder(RegionBuilder):
         lowest and highest address and the OR of its alignment bits; then one search of the
         allocations covers a global access's range, one comparison a shared one's. Where that
         holds the phase runs those accesses unchecked (a loop LLVM can often vectorize); where not,
-        checked as always, so a lane that would fault still stops at its own instruction."""
+        its lanes go on interpreted (``_precheck_failed``), so a lane that would fault still stops
+        at its own instruction."""
         b, code, seg = self.b, self.code, self.seg
         first, zero = pcs[0], ir.Constant(I64, 0)
         ranges = {a: [self._local_var(f"{n}{a}") for n in ("lo", "hi", "bits")] for a in accesses}
@@ -853,6 +875,40 @@ class CutRegionBuilder(RegionBuilder):
             aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), zero)
             ok = b.and_(ok, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
         return ok
+
+    def _precheck_failed(self, pcs, v, resume, run):
+        """Where a phase's addresses are not all inside memory and aligned (``_precheck``), its
+        lanes go on interpreted from the phase's first pc, so the interpreter reports the fault at
+        the very instruction (or runs what the whole-block check only suspected: a lane that skips
+        the access). The phase has one native version, the unchecked one: a checked copy of every
+        such phase doubled the code LLVM compiles for a path taken only by faulting blocks. In a
+        segment's first phase nothing of the segment has run yet, so the whole block stops at the
+        segment's start, as at a jump its threads disagree on (``_jump``); in a later phase each
+        lane waiting at its start stops there, as a lane that bails out does, and the block's
+        other lanes finish the segment and wait at its end. -> whether the phase goes on (a later
+        phase: the builder is left after the loop)."""
+        b, seg = self.b, self.seg
+        first = pcs[0]
+        if resume is None:
+            j = b.load(self.nrec)
+            two = b.mul(j, ir.Constant(I64, 2))
+            b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
+            b.store(ir.Constant(I64, seg["first"] * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
+            b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
+            b.store(ir.Constant(I64, 1), self.stopped)
+            b.branch(self._materialized(seg, f"k{first}", seg["first"], "materialize_start"))
+            return False
+        self.next_lane, after = self._lanes(f"f{first}", *(run[:2] if run else ()))
+        here = self.fn.append_basic_block(f"f{first}_waits_here")
+        b.cbranch(b.icmp_signed("==", b.load(self._state(self.kk, 0)), ir.Constant(I64, v)), here, self.next_lane)
+        b.position_at_end(here)
+        b.store(ir.Constant(I64, 0), self.cnt)
+        for name in resume[0]["inputs"]:
+            b.store(self._load_reg(name), self.slot(name))
+        self._recompute(resume[0]["remat"], first)
+        b.branch(self._stop(first, 0, 0))
+        b.position_at_end(after)
+        return True
 
     def _phase_lanes(self, pcs, v, w, resume, run):
         """The loop of ``_phase`` over the chunk's lanes."""

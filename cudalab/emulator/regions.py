@@ -103,9 +103,14 @@ loop. A phase's accesses whose addresses come from plain integer arithmetic on w
 starts with (thread and block indices, kernel parameters, registers from earlier segments:
 ``prechecks``) are therefore checked for the whole block first, in a loop of their own that
 keeps each access's lowest and highest address and alignment bits: one allocation search or one
-comparison then covers every lane, and the phase runs them unchecked. A block where one would
-fault runs the checked loop instead (regiongen ``_precheck``), so errors and bytes stay the
-interpreter's. Addresses that come from loaded values (a histogram's bin) stay checked per lane.
+comparison then covers every lane, and the phase runs them unchecked. Where one would fault (or
+a lane that skips the access has an address outside), the phase's lanes go on interpreted from
+its first pc (regiongen ``_precheck_failed``; in a segment's first phase the whole block, from the
+segment's start), so errors and bytes stay the interpreter's, and the phase has one native
+version only. A later phase's access at an address the first phase checked (a tree reduction's
+store to ``s[tid]`` after its loads; registers the segment does not write) needs no check of
+its own: every lane that reaches it was among the first phase's. Addresses that come from
+loaded values (a histogram's bin) stay checked per lane.
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
