@@ -939,6 +939,21 @@ def test_a_loop_whose_trip_count_differs_between_blocks_gives_the_same_bytes_and
     same_in_both_tiers(monkeypatch, PER_BLOCK_TRIPS, "per_block", 5, 128, lambda: [np.zeros(640, np.int32)])
 
 
+
+def test_a_loop_counter_updated_after_a_store_is_a_segment_run_once_per_block():
+    """``++k`` and ``k < blockIdx.x + 1`` give every thread of a block the same values, so after
+    ``s[t] = v + k`` they start a segment of their own, which runs once per block instead of
+    once per thread (the bytes and counts are lock step's: the test above)."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(PER_BLOCK_TRIPS)
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("per_block").mangled)
+    _, regions = compiled.plan(df, prog.module, ir.Module())
+    region = next(r for r in regions if r.cuts)
+    after_store = [b for b in region.bounds if df.code[b - 1][2].opcode == "st" and df.code[b][2].opcode == "add"]
+    assert after_store
+
 DIVERGENT_BARRIER_LOOP = r"""
 __global__ void uneven(int* out, int odd_block) {
     __shared__ int s[64];
