@@ -934,6 +934,38 @@ def test_a_scan_with_two_barriers_a_turn_and_a_racy_update_gives_the_lock_step_b
     assert np.array_equal(args[1], want) and np.array_equal(args[2], want)
 
 
+
+TWO_STORES_THEN_BARRIER = r"""
+__global__ void two_stores(const unsigned* in, unsigned* out) {
+    __shared__ unsigned s[512];
+    unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    unsigned a = in[i], b = a * 3u + t, at = 2u * t - (t & 1u);
+    s[at] = 0u;           // thread t's zero lands where thread t - 1 stores its value (odd t)
+    s[at + 1u] = a;       // so lock step's order shows: a second phase, after every zero
+    __syncthreads();
+    out[i] = s[(at + 3u) % 512u] + a + b + at;     // a, b, at: written in the first phase only
+}
+"""
+
+
+def test_values_written_before_a_second_phase_reach_the_code_after_the_barrier(monkeypatch):
+    """The two stores run as two phases (every thread's zero before any thread's value). The
+    second phase writes no register: ``a``, ``b`` and ``at`` reach the last line from the arrays
+    where the first phase left them (a later phase stores only what it writes itself)."""
+    assert cut_spans(TWO_STORES_THEN_BARRIER, "two_stores")
+    x = np.random.default_rng(15).integers(0, 1000, 512).astype(np.uint32)
+    args = same_in_both_tiers(monkeypatch, TWO_STORES_THEN_BARRIER, "two_stores", 2, 256,
+                              lambda: [x, np.zeros(512, np.uint32)])
+    t = np.arange(256, dtype=np.uint32)
+    at = 2 * t - (t & 1)
+    want = []
+    for blk in x.reshape(2, 256):
+        s = np.zeros(512, np.uint32)
+        s[at] = 0
+        s[at + 1] = blk
+        want.append(s[(at + 3) % 512] + blk + (blk * 3 + t) + at)
+    assert np.array_equal(args[1], np.concatenate(want))
+
 PER_BLOCK_TRIPS = r"""
 __global__ void per_block(int* out) {
     __shared__ int s[128];
@@ -954,6 +986,21 @@ def test_a_loop_whose_trip_count_differs_between_blocks_gives_the_same_bytes_and
     one_cut_region(PER_BLOCK_TRIPS, "per_block")
     same_in_both_tiers(monkeypatch, PER_BLOCK_TRIPS, "per_block", 5, 128, lambda: [np.zeros(640, np.int32)])
 
+
+
+def test_a_loop_counter_updated_after_a_store_is_a_segment_run_once_per_block():
+    """``++k`` and ``k < blockIdx.x + 1`` give every thread of a block the same values, so after
+    ``s[t] = v + k`` they start a segment of their own, which runs once per block instead of
+    once per thread (the bytes and counts are lock step's: the test above)."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(PER_BLOCK_TRIPS)
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("per_block").mangled)
+    _, regions = compiled.plan(df, prog.module, ir.Module())
+    region = next(r for r in regions if r.cuts)
+    after_store = [b for b in region.bounds if df.code[b - 1][2].opcode == "st" and df.code[b][2].opcode == "add"]
+    assert after_store
 
 DIVERGENT_BARRIER_LOOP = r"""
 __global__ void uneven(int* out, int odd_block) {

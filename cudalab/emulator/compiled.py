@@ -563,6 +563,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         for r in fed:
             del inside[r]
     block_uniform = rg.block_uniform(df, s, e, bounds)
+    bounds = _uniform_tails(code, s, e, bounds, jumps, block_uniform)
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
@@ -629,6 +630,27 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
             if live:
                 stops[p] = live
     return segs, stops, stored, bounds
+
+
+def _uniform_tails(code, s, e, bounds, jumps, uniform):
+    """``bounds`` plus the start of each segment's tail of block-uniform arithmetic before a jump
+    (a loop's ``offset <<= 1; offset < size``, behind a scan's shared-memory store): split off,
+    it is a segment of its own that runs once per block (CutRegionBuilder._once) where each
+    thread computed it, stored it and counted the loop's guard. Only where no branch of the
+    segment passes the split (every thread runs the tail, as before)."""
+    from . import regions as rg
+    from .engine import K_BRA
+    out = set(bounds)
+    for a, z in rg.segments(s, e, bounds):
+        if z not in jumps:
+            continue
+        u = z
+        while u - 1 > a and _computes_uniform(code[u - 1], uniform, False):
+            u -= 1
+        if u < z and not any(code[p][0] == K_BRA and code[p][3] is not None and p < u < code[p][3]
+                             for p in range(a, u)):
+            out.add(u)
+    return sorted(out)
 
 
 def _computes_uniform(entry, uniform, first):

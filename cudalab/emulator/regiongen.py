@@ -915,6 +915,7 @@ class CutRegionBuilder(RegionBuilder):
         b, code, seg = self.b, self.code, self.seg
         first = pcs[0]
         self.phase_pcs = set(pcs)
+        self.phase_defined = set().union(*(rg.defined(code, p, p + 1) for p in pcs))
         self.next_lane, after = self._lanes(f"s{first}", *(run[:2] if run else ()))
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
@@ -967,15 +968,18 @@ class CutRegionBuilder(RegionBuilder):
         b.position_at_end(after)
 
     def _park(self, t):
-        """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that the
-        segment writes and does not compute again) into their arrays, ``t``'s position into its
-        state."""
+        """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that
+        this phase writes and the segment does not compute again) into their arrays, ``t``'s
+        position into its state. A register an earlier phase wrote is in its array already: that
+        phase's park stored it (live here, so live there too), and storing it again cost a later
+        phase a load and a store per lane for every register live across it (scan's second
+        shared-memory store, a phase of two instructions, moved ten registers)."""
         bb = self.parks.get(t)
         if bb is None:
             seg, b = self.seg, self.b
             bb = self.parks[t] = self.fn.append_basic_block(f"park{t}")
             with b.goto_block(bb):
-                for name in sorted(self.live_in[t] & seg["defined"] - set(seg["unstored"])):
+                for name in sorted(self.live_in[t] & seg["defined"] & self.phase_defined - set(seg["unstored"])):
                     self._store_reg(name, b.load(self.slot(name)))
                 if len(seg["phases"]) > 1:
                     b.store(ir.Constant(I64, seg["pos"].get(t, self.npos)), self._state(self.kk, 0))
