@@ -2,6 +2,8 @@
 import os
 from pathlib import Path
 
+import pytest
+
 
 def pytest_configure(config):
     # progress bars appear for launches over 2 s: outputs (and notebooks' cells, whose kernels inherit
@@ -14,3 +16,11 @@ def pytest_configure(config):
         opt.nbval_current_env = True             # the kernel is this venv's Python, not a stored kernelspec
         if opt.nbval_sanitize_with is None:
             opt.nbval_sanitize_with = str(Path(__file__).parent / "notebooks" / "sanitize.cfg")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``pytest -n auto`` (pytest-xdist) hands out whole files: a notebook's cells must run in order in
+    one kernel (nbval), and a module-scoped fixture (a test file's built programs) is built once."""
+    from xdist.scheduler import LoadFileScheduling
+    return LoadFileScheduling(config, log)

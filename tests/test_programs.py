@@ -11,7 +11,8 @@ import pytest
 
 from cudalab.errors import CompileError
 from cudalab.programs import has_main, run_program, run_program_source
-from cudalab.programs.build import build_program, shim_library
+from cudalab.programs.build import build, shim_library
+from cudalab.programs.command import parse_nvcc
 from cudalab.programs.compare import comparable
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -29,10 +30,12 @@ def test_there_are_at_least_15_example_programs():
 
 @pytest.fixture(scope="module")
 def built_examples():
-    """Build every example at once (nvcc is the slow part; builds are cached afterwards)."""
+    """Build every example at once (nvcc is the slow part; builds are cached afterwards). Each is
+    built as ``run_program(path)`` builds it, the file where it lies from this folder: the cache
+    knows a unit by its path and folder, so a copy built elsewhere would be built again."""
     shim_library()
     with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        list(pool.map(lambda p: build_program(p.read_text(), p.name), PROGRAMS))
+        list(pool.map(lambda p: build(parse_nvcc([str(p)]), os.getcwd()), PROGRAMS))
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
