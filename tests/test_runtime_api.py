@@ -186,7 +186,9 @@ int main() {
     finally:
         cudalab.set_watchdog(saved)
     assert r.stdout == "before\n" and r.returncode != 0
-    assert took < 3 + 10                      # 3 s of limit, the rest is starting and stopping
+    # 3 s of limit; the rest is building (a cold build on a loaded machine took 12 s) and stopping.
+    # Without the stop the kernel would spin for days.
+    assert took < 3 + 60
     assert "time limit (3 s) ran out while kernel spin was running" in r.stderr
     assert "threads were still running" in r.stderr and "--timeout SECONDS" in r.stderr
     again = run_source('__global__ void k(int *p) { *p = 7; }\n'
