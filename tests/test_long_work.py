@@ -496,3 +496,16 @@ def test_a_kernel_spinning_natively_on_a_flag_gets_no_estimate_below_its_own_wor
     p = e.value.progress
     assert p.estimated_thread_instructions is None or p.estimated_thread_instructions > p.thread_instructions
     assert "needs more than" not in str(e.value) and "Does a loop there ever end?" in str(e.value)
+
+
+def test_the_cpu_limits_stop_raised_inside_a_finalizer_prints_no_traceback(capsys):
+    """SIGXCPU can arrive while Python runs a finalizer; the stop it raises there cannot reach the
+    server's loop (which sees the deadline at its next request anyway), and Python would print it
+    as "Exception ignored in ..." to the student. Other such exceptions are still reported."""
+    from cudalab.programs.stopping import CpuLimitRanOut, _unraisable_hook
+    seen = []
+    hook = _unraisable_hook(seen.append)
+    hook(SimpleNamespace(exc_value=CpuLimitRanOut("the program's CPU-time limit ran out")))
+    other = SimpleNamespace(exc_value=ValueError("a real mistake"))
+    hook(other)
+    assert seen == [other]

@@ -20,12 +20,27 @@ import contextlib
 import resource
 import signal
 import socket
+import sys
 import threading
 import time
 
 from ..emulator import pace
 
 PERIODS = 8         # the most launches one iteration of a repeated loop may make (scan's large arrays: 3)
+
+
+class CpuLimitRanOut(socket.timeout):
+    """The CPU-time limit ran out while the server waited for the program's next request."""
+
+
+def _unraisable_hook(earlier):
+    """``sys.unraisablehook`` that drops a ``CpuLimitRanOut`` raised while a finalizer ran (Python
+    can only print it as "Exception ignored in ..."): the server's loop still stops the program
+    at its next request, since ``ctx.deadline`` is already set; every other exception goes on."""
+    def hook(unraisable):
+        if not isinstance(unraisable.exc_value, CpuLimitRanOut):
+            earlier(unraisable)
+    return hook
 
 
 @contextlib.contextmanager
@@ -43,12 +58,14 @@ def cpu_limit_stops(ctx):
             return
         ctx.cpu_limit, ctx.deadline = soft, time.monotonic()
         if not pace.stop_running():
-            raise socket.timeout("the program's CPU-time limit ran out")
+            raise CpuLimitRanOut("the program's CPU-time limit ran out")
 
     before = signal.signal(signal.SIGXCPU, ran_out)
+    hook, sys.unraisablehook = sys.unraisablehook, _unraisable_hook(sys.unraisablehook)
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         # once the limit has run out, its repeats (every CPU second) must not end the process before
         # it has said why: the hard limit does that, if the process does not end first
         signal.signal(signal.SIGXCPU, before if ctx.cpu_limit is None else signal.SIG_IGN)
