@@ -3,7 +3,7 @@
     python bench/lessons.py [--only NAME[,NAME]] [--no-examples] [--no-notebooks] [--markdown]
 
 An example is `cudalab run examples/NAME.cu` in a fresh process; a notebook is all its code cells
-run in order through an IPython shell in a fresh process (as `Run All` does, without a Jupyter
+run in order through an IPython shell in a fresh process in its folder (as `Run All` does, without a Jupyter
 kernel). CPU seconds are those of that process and everything it waited for (nvcc, the program
 and its emulator): on a busy shared machine they are the better guess at an idle machine's wall
 time. A program's nvcc build is cached on disk, so an example is run once untimed first (the
@@ -47,12 +47,12 @@ print(json.dumps({"slowest_cell_cpu": slowest[0], "slowest_cell": slowest[1], "e
 """
 
 
-def timed(cmd, timeout):
+def timed(cmd, timeout, cwd=ROOT):
     """Wall and CPU seconds (the process and what it waited for) of one command; its result."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         proc = None
     wall = time.perf_counter() - t0
@@ -71,7 +71,8 @@ def run_example(path, cold, timeout):
 
 
 def run_notebook(path, timeout):
-    wall, cpu, proc = timed([sys.executable, "-c", NOTEBOOK_RUNNER, str(path)], timeout)
+    # in the notebook's folder, as Jupyter runs it (cells open ../examples/...)
+    wall, cpu, proc = timed([sys.executable, "-c", NOTEBOOK_RUNNER, str(path)], timeout, cwd=path.parent)
     if proc is None or proc.returncode:
         return wall, cpu, "timed out" if proc is None else proc.stderr.strip()[-300:], ""
     out = json.loads(proc.stdout.strip().splitlines()[-1])
