@@ -18,11 +18,11 @@ import numpy as np
 INTEGERS = {"s8": True, "u8": False, "s4": True, "u4": False}          # signed?
 _KERNELS = {}
 
-# Loading numba and the compiled loops costs about 2.5 s of CPU once a process (import numba 1 s, the
-# loops from numba's disk cache 1.3 s: notebook 16's first one-warp wmma launch), the numpy path about
-# 15 us a warp-level operation. So a process's first COLD_WARPS warp-level operations take the numpy
-# path (0.3 s at most): a lesson's launch of a few warps answers at once, and a GEMM of many warps
-# pays for numba once, after a few of its batches.
+# Loading numba and the compiled loops costs a process 0.6 s of CPU with numba's disk cache warm, and
+# 4.8 s the first time (numba compiles the loops into it): measured on notebook 16's one-warp wmma
+# launch. The numpy path costs about 15 us more a warp-level operation. So a process's first COLD_WARPS
+# warp-level operations take the numpy path (0.3 s at most): a lesson's launch of a few warps answers
+# at once, and a GEMM of many warps loads the loops once, after a few of its batches.
 COLD_WARPS = 20_000
 _numpy_warps = 0
 _loaded = False
