@@ -79,21 +79,22 @@ def row(name, size, emu, sim, py=None):
         cells += [short_error(emu), "", "", "", ""]
     cells += python_cells(py, sim)
     if sim is None:
-        return cells + ["skipped", "", ""]
+        return cells + ["skipped", "", "", ""]
     if not sim["ok"]:
-        return cells + [short_error(sim), "", ""]
+        return cells + [short_error(sim), "", "", ""]
     full = sim["seconds"] / sim["fraction"]
     partial = sim["fraction"] < 1
     timed = (f"{sim['grid'][-1]}/{bench.grid(size)[-1]} {'block rows' if len(sim['grid']) > 1 else 'blocks'}, "
              f"{seconds(sim['seconds'])} s" if partial else "whole grid")
     ratio = f"{full / emu['seconds']:.1f}x" if emu["ok"] else ""
-    return cells + [("~" if partial else "") + seconds(full), ratio, timed]
+    cpu_ratio = f"{sim['cpu_seconds'] / sim['fraction'] / emu['cpu_seconds']:.0f}x" if emu["ok"] else ""
+    return cells + [("~" if partial else "") + seconds(full), ratio, cpu_ratio, timed]
 
 
 HEADERS = ["kernel", "size", "threads", "cudalab s", "cudalab cpu s", "cudalab threads/s", "cudalab thread-instr/s",
            "cudalab peak RSS MiB", "cudalab Python kernel s", "numba-sim/cudalab Python",
            "numba-sim/cudalab Python, CPU time",
-           "numba-sim s", "numba-sim/cudalab", "numba-sim timed on"]
+           "numba-sim s", "numba-sim/cudalab", "numba-sim/cudalab, CPU time", "numba-sim timed on"]
 
 
 def main(argv=None):

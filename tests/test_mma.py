@@ -304,9 +304,54 @@ def test_the_compiled_loop_gives_the_numpy_paths_bits_for_every_warp_it_proves(f
         assert not ok.all()
 
 
-def test_warps_that_left_early_do_not_stop_the_others_tiles_from_shared_memory():
+def test_the_compiled_loops_wait_until_the_numpy_path_has_answered_cold_warps(monkeypatch):
+    """Loading numba costs 0.6 to 4.8 s once a process, so the first warp-level operations go the numpy
+    path; after COLD_WARPS of them (or once the loops are loaded) the compiled loops answer."""
+    from cudalab.emulator import mma_native
+    monkeypatch.setattr(mma_native, "_loaded", False)
+    monkeypatch.setattr(mma_native, "_numpy_warps", 0)
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 100)
+    assert [mma_native.worth_loading(w) for w in (60, 40, 1)] == [False, False, True]
+    monkeypatch.setattr(mma_native, "_numpy_warps", 0)
+    monkeypatch.setattr(mma_native, "_loaded", True)
+    assert mma_native.worth_loading(1)
+
+
+def test_a_lessons_one_warp_wmma_launch_answers_without_loading_numba():
+    """Notebook 16's tiny_terms: one warp, one wmma.mma. Its first launch in a fresh process gives the
+    tensor core's sum (1 + 16 * 1.5 * 2**-26 truncated to 1.0) without importing numba (0.6 s of CPU,
+    4.8 s while numba's cache does not hold the loops yet)."""
+    import subprocess
+    code = r'''
+import sys, numpy as np, cudalab
+k = cudalab.compile(r"""
+#include <mma.h>
+using namespace nvcuda;
+__global__ void tiny_terms(const half* a, const half* b, const float* c, float* d) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16);
+    wmma::load_matrix_sync(fc, c, 16, wmma::mem_row_major);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d, fc, 16, wmma::mem_row_major);
+}""").get_kernel("tiny_terms")
+d = np.zeros((16, 16), np.float32)
+k[1, 32](np.full((16, 16), 2.0 ** -13, np.float16), np.full((16, 16), 1.5 * 2.0 ** -13, np.float16),
+         np.ones((16, 16), np.float32), d)
+print((d == 1.0).all(), "numba" in sys.modules)
+'''
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False"]
+
+
+def test_warps_that_left_early_do_not_stop_the_others_tiles_from_shared_memory(monkeypatch):
     """A warp that returns before its tile leaves the batch's other warps to the compiled loops
     (wmma.load from shared memory, mma) with only some lanes running: each tile is still its own."""
+    from cudalab.emulator import mma_native
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)        # the compiled loops even for these 6 warps
     k = cudalab.compile(r'''
 #include <mma.h>
 using namespace nvcuda;

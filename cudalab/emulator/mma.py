@@ -594,7 +594,7 @@ def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None
 
     def run(ex):
         warps = active_warps(ex, inst)
-        regs = fast and [frag[u].registers(ex) for u in "abc"]
+        regs = fast and mma_native.worth_loading(warps.size) and [frag[u].registers(ex) for u in "abc"]
         if not regs or None in regs:
             frag["d"].store_matrix(ex, warps, general(ex, warps))
             return
@@ -690,7 +690,7 @@ def _wmma(inst, d):
         """The fragment's registers (arrays over the batch, set at ``lanes``) read by the compiled
         loop, when every element lies in shared memory in bounds; else None (global memory, a bad
         address: resolve's path)."""
-        if space == "global" or ex.shared_size < esize:
+        if space == "global" or ex.shared_size < esize or not mma_native.worth_loading(lanes.size // 32):
             return None
         sel = None if lanes.size == ex.n else lanes
         base = np.broadcast_to(np.asarray(ar(ex, sel), np.uint64), lanes.shape)

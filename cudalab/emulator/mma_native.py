@@ -18,19 +18,42 @@ import numpy as np
 INTEGERS = {"s8": True, "u8": False, "s4": True, "u4": False}          # signed?
 _KERNELS = {}
 
+# Loading numba and the compiled loops costs a process 0.6 s of CPU with numba's disk cache warm, and
+# 4.8 s the first time (numba compiles the loops into it): measured on notebook 16's one-warp wmma
+# launch. The numpy path costs about 15 us more a warp-level operation. So a process's first COLD_WARPS
+# warp-level operations take the numpy path (0.3 s at most): a lesson's launch of a few warps answers
+# at once, and a GEMM of many warps loads the loops once, after a few of its batches.
+COLD_WARPS = 20_000
+_numpy_warps = 0
+_loaded = False
+
+
+def worth_loading(warps: int) -> bool:
+    """Whether the compiled loops should answer ``warps`` more warp-level operations: once they are
+    loaded, or once the numpy path has answered COLD_WARPS of them in this process."""
+    global _numpy_warps
+    if _loaded or _numpy_warps >= COLD_WARPS:
+        return True
+    _numpy_warps += warps
+    return False
+
 
 def kernels(shape, block):
     """The compiled loops for one mMnNkK shape and hardware step (numba is imported, and a loop
     compiled or read from its cache, on first use)."""
+    global _loaded
     if (shape, block) not in _KERNELS:
         from . import mma_loops
         _KERNELS[shape, block] = mma_loops.make(*shape, block)
+        _loaded = True
     return _KERNELS[shape, block]
 
 
 def loader():
     """The compiled wmma.load from shared memory."""
+    global _loaded
     from . import mma_loops
+    _loaded = True
     return mma_loops.load_shared
 
 
