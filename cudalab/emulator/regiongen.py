@@ -648,7 +648,7 @@ class CutRegionBuilder(RegionBuilder):
         """A segment's phases, each a loop over the chunk's lanes; a lane that stopped ends the
         chunk after the segment."""
         b = self.b
-        a, z = seg["first"], seg["end"]
+        a = seg["first"]
         self.seg = seg
         g = seg["guard_at_end"]
         join = None
