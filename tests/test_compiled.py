@@ -742,6 +742,38 @@ def test_a_tree_reduction_loop_with_a_barrier_runs_natively_with_the_same_bytes_
     assert np.allclose(np.frombuffer(out["compiled"][0], np.float32).sum(), x.sum(), rtol=1e-4)
 
 
+def test_a_tree_reductions_store_needs_no_address_check_of_its_own(tmp_path, monkeypatch):
+    """In ``s[tid] += s[tid + stride]`` the store (a phase of its own, after every thread's loads)
+    goes to the address the loads' phase checked for the whole block, so only that phase runs a
+    check loop (regiongen._precheck); the sums stay the interpreter's."""
+    from cudalab.emulator import regiongen
+    from cudalab.emulator.engine import DeviceMemory, Program
+    source = TREE_SUM.replace("tree_sum", "tree_sum_once")
+    m = cudalab.compile(source)
+    code = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("tree_sum_once").mangled).code
+    (s, e), = cut_spans(source, "tree_sum_once")
+    store = next(p for p in range(s, e) if code[p][2].text.startswith("st.shared")
+                 and code[p - 1][2].text.startswith("add.f32"))
+    loads = [p for p in range(s, store) if code[p][2].text.startswith("ld.shared")]
+    checked = []
+    real = regiongen.CutRegionBuilder._precheck
+
+    def counting(self, pcs, v, resume, run, accesses, part):
+        checked.extend(accesses)
+        return real(self, pcs, v, resume, run, accesses, part)
+    monkeypatch.setattr(regiongen.CutRegionBuilder, "_precheck", counting)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    x = np.random.default_rng(12).random(1024, np.float32)
+
+    def run():
+        partial = np.zeros(4, np.float32)
+        m.tree_sum_once[4, 256, 0, 1024](x, partial, np.int32(1024))
+        return partial.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert set(loads[-2:]) <= set(checked) and store not in checked
+
+
 SHIFTED_PAIRS = r"""
 __global__ void shifted_pairs(const float* x, float* out, int shift, int lag) {
     __shared__ float s[64];

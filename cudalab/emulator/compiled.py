@@ -510,8 +510,9 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     cols = {name: k for k, name in enumerate(sorted(written))}
     inputs = sorted(live_in[s] & named)
     outputs = sorted(live_in[e] & written)
-    segs, stops, stored, bounds = (_segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs, live_out) if cuts
-                                   else ([], {}, set(), []))
+    segs, stops, stored, bounds, remat_at = (
+        _segments(df, d, s, e, [p for p, _ in cuts], live_in, named, outputs, live_out) if cuts
+        else ([], {}, set(), [], {}))
     if not cuts:
         for p in range(s, e):
             live = sorted(live_in[p] & written)
@@ -538,7 +539,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts],
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
-                                                      and code[p][3] <= p and code[p][3] > s}))
+                                                      and code[p][3] <= p and code[p][3] > s}),
+                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()))
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -583,15 +585,19 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     long = {r for r in inside if len(closure([r], e)) > REMAT_MOST}
     kept |= long
     unstored = set(inside) - kept
-    segs, stops, stored = [], {}, set()
+    segs, stops, stored, remat_at = [], {}, set(), {}
     for a, z in rg.segments(s, e, bounds):
-        materialize = sorted(set(closure(live_in[z] & set(inside), z)) & live_in[z] - kept) if z != e else []
+        # where a block stops (at a segment's start: a jump its threads disagree on, a failed
+        # address check; at its end: a thread stopped in it), the uniform values live there that
+        # no array holds are computed by the interpreter for it (regions.Runner._rematerialize)
+        for pc in (a, z) if z != e else (a,):
+            live = sorted(set(closure(live_in[pc] & set(inside), pc)) & live_in[pc] - kept)
+            if live:
+                remat_at[pc] = [inside[r] for r in closure(live, pc)]
+                stored |= set(live)
         if a in jumps:
             inst = code[a][2]
-            jm = sorted(set(closure(live_in[a] & set(inside), a)) & live_in[a] - kept)
-            segs.append(dict(first=a, end=z, jump=code[a][3], guard=inst.guard, materialize=jm,
-                             materialize_from=closure(jm, a)))
-            stored |= set(jm)
+            segs.append(dict(first=a, end=z, jump=code[a][3], guard=inst.guard))
             continue
         src = rg.cross_source(code, a) if a in cut_pcs else None
         here = rg.named(code, a + 1, z) | (rg.named(code, a, a + 1) - {src}) if src else rg.named(code, a, z)
@@ -613,23 +619,19 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
                 all_remat |= set(rq)
                 resume.append(dict(pc=q, inputs=sorted((live_in[q] & here) - set(rq)), remat=rq))
             phases.append(dict(pcs=part, first=pos[part[0]] if part else len(order), resume=resume))
-        # where a failed address check stops the block at the segment's start (regiongen._precheck_failed)
-        at_start = sorted(set(closure(live_in[a] & set(inside), a)) & live_in[a] - kept)
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
-                   outputs=sorted(live_in[z] & defined - unstored), materialize=materialize,
-                   materialize_from=closure(materialize, z), materialize_start=at_start,
-                   materialize_start_from=closure(at_start, a), phases=phases, unstored=sorted(unstored),
+                   outputs=sorted(live_in[z] & defined - unstored), phases=phases, unstored=sorted(unstored),
                    pos=pos, narrow=rg.tid_guard(df, a, z, block_uniform, live_in),
                    uniform=len(parts) == 1 and all(_computes_uniform(code[p], block_uniform, p == a) for p in range(a, z)))
         if seg["narrow"] and seg["narrow"]["U"][0] == "reg" and seg["narrow"]["U"][1] not in seg["inputs"]:
             seg["narrow"] = None        # (U is read from the first thread's array: only one the segment loads)
         segs.append(seg)
-        stored |= set(seg["outputs"]) | set(materialize) | set(at_start)
+        stored |= set(seg["outputs"])
         for p in range(a, z):
             live = sorted(live_in[p] & (defined | all_remat))
             if live:
                 stops[p] = live
-    return segs, stops, stored, bounds
+    return segs, stops, stored, bounds, remat_at
 
 
 def _uniform_tails(code, s, e, bounds, jumps, uniform):

@@ -454,17 +454,16 @@ class CutRegionBuilder(RegionBuilder):
     Segments hold no loops, so a lane never parks: the call returns for the watchdog between
     chunks (``st[0]``: the next chunk's first lane) and at backward jumps (``st[1]``: the loop
     head the chunk goes on at). ``st[6]``: where every chunk starts (a loop head: Runner.entry),
-    or -1. A lane that stops sets the chunk's flag; the chunk's other lanes finish the segment, the
-    uniform values live at the next cut are stored for the interpreter, and the chunk ends there
-    (regions.Runner makes the stack entries)."""
+    or -1. A lane that stops sets the chunk's flag; the chunk's other lanes finish the segment and
+    the chunk ends there (regions.Runner makes the stack entries, and computes the uniform values
+    live there for the interpreter: cold code the native function need not hold)."""
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
 
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
         ``defined`` (registers it may write), ``remat`` (uniform registers it computes again, in
-        order), ``materialize`` (uniform registers stored for the interpreter where a lane stops),
-        ``phases`` (each its ``pcs`` in lock step's order, the position of its ``first`` and where
+        order), ``phases`` (each its ``pcs`` in lock step's order, the position of its ``first`` and where
         lanes ``resume``), ``pos`` (pc -> position), ``unstored``; or, for a jump
         (regions.skeleton), ``jump`` (its target) and ``guard``. ``remat``: register -> its defining instruction."""
         b = self.b
@@ -571,7 +570,7 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, p * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
         b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
         b.store(ir.Constant(I64, 1), self.stopped)
-        b.branch(self._materialized(seg, f"j{p}", p))
+        b.branch(self.chunk_end)
         b.position_at_end(go)
         b.store(b.add(b.load(self.total), n), self.total)
         b.store(b.add(b.load(self.path), ir.Constant(I64, 1)), self.path)
@@ -589,24 +588,6 @@ class CutRegionBuilder(RegionBuilder):
             target = back
             b.position_at_end(go)
         b.cbranch(every, target, self._next(p + 1))
-
-    def _materialized(self, seg, tag, pc, key="materialize"):
-        """Where a chunk that stopped goes: the uniform registers live at ``pc`` stored for the
-        interpreter (``seg[key]``: those live at the segment's end, or ``materialize_start`` at
-        its start), then the chunk's end."""
-        if not seg[key]:
-            return self.chunk_end
-        b = self.b
-        bb = self.fn.append_basic_block(f"{tag}_materialize")
-        with b.goto_block(bb):
-            nxt, done = self._lanes(f"m{tag}")
-            self._recompute(seg[key + "_from"], pc)
-            for name in seg[key]:
-                self._store_reg(name, self.reg_storage(name))
-            b.branch(nxt)
-            b.position_at_end(done)
-            b.branch(self.chunk_end)
-        return bb
 
     def _lane_of(self, kk, pick, name=""):
         """The lane of counter ``kk`` computed, not read from ``lanes``: a region with cuts runs only
@@ -667,7 +648,7 @@ class CutRegionBuilder(RegionBuilder):
         """A segment's phases, each a loop over the chunk's lanes; a lane that stopped ends the
         chunk after the segment."""
         b = self.b
-        a, z = seg["first"], seg["end"]
+        a = seg["first"]
         self.seg = seg
         g = seg["guard_at_end"]
         join = None
@@ -687,7 +668,7 @@ class CutRegionBuilder(RegionBuilder):
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
             self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
         go = self.fn.append_basic_block(f"s{a}_through")
-        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self._materialized(seg, f"s{a}", z), go)
+        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self.chunk_end, go)
         b.position_at_end(go)
         if join is not None:
             b.branch(join)
@@ -896,7 +877,7 @@ class CutRegionBuilder(RegionBuilder):
             b.store(ir.Constant(I64, seg["first"] * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
             b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
             b.store(ir.Constant(I64, 1), self.stopped)
-            b.branch(self._materialized(seg, f"k{first}", seg["first"], "materialize_start"))
+            b.branch(self.chunk_end)
             return False
         self.next_lane, after = self._lanes(f"f{first}", *(run[:2] if run else ()))
         here = self.fn.append_basic_block(f"f{first}_waits_here")

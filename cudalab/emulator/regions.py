@@ -149,6 +149,7 @@ class Region:
     cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
     heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
+    remat_at: list = dataclasses.field(default_factory=list)  # [[pc, [pc, ...]], ...]: Runner._rematerialize
 
 
 # ------------------------------------------------------------------ finding regions
@@ -710,6 +711,7 @@ class Runner:
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
         self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
         self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
+        self.remat_at = {int(p): [int(q) for q in qs] for p, qs in region.remat_at}
 
     def __call__(self, ex, stack, ent, rpc):
         """Run the active lanes through the region. Returns the exit pc (every lane is there), None
@@ -776,13 +778,14 @@ class Runner:
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
         ent[0] = r.end
-        whole = rows[:, 0] < 0          # blocks stopped at a jump whose threads disagree (regiongen._jump)
+        whole = rows[:, 0] < 0          # blocks stopped as one (regiongen._jump, _precheck_failed)
         if whole.any():
             t = ex.batch.threads_per_block
             for p in np.unique(rows[whole, 1] >> 1).tolist():
                 mask = np.zeros(ex.n, bool)
                 for c in (-1 - rows[whole & (rows[:, 1] >> 1 == p), 0]).tolist():
                     mask[idx[c:c + t]] = True
+                self._rematerialize(ex, p, np.flatnonzero(mask))
                 # the block goes on interpreted past the region's end too (not waiting there, where
                 # synccheck would count it as heading for the kernel's end): blocks do not meet
                 ent[2] = ent[2] & ~mask
@@ -793,13 +796,11 @@ class Runner:
         ks, pcs, spun = rows[:, 0], rows[:, 1] >> 1, rows[:, 1] & 1
         values = spill.reshape(count, ns)
         joins = {}          # where stopped lanes go to: the region's end, or the cut that ends their segment
+        spills = []
         for p in np.unique(pcs).tolist():
             sel = ks[pcs == p]
             at = idx[sel]
-            for name, col in self.spill_at.get(p, ()):
-                arr = regs[name]
-                v = values[sel, col]
-                arr[at] = v != 0 if arr.dtype == np.bool_ else v.astype(np.uint64).astype(arr.dtype)
+            spills.append((p, sel, at))
             mask = np.zeros(ex.n, bool)
             mask[at] = True
             k = np.searchsorted(self.cut_pcs, p)
@@ -811,15 +812,29 @@ class Runner:
                 ex.__dict__.setdefault("interpret_entries", []).append(stops[-1][1])
         if spun.any():
             ex.__dict__.setdefault("regions_off", set()).add(r.start)
+        waits = []
         for join, (stops, chunks) in sorted(joins.items(), key=lambda j: -min(j[1][0])[0]):
             if join != r.end:   # the stopped lanes' blocks wait at the cut, for the stopped lanes
                 t = ex.batch.threads_per_block
                 mask = np.zeros(ex.n, bool)
                 mask[idx[np.concatenate([np.arange(c * t, min((c + 1) * t, count)) for c in sorted(chunks)])]] = True
-                stack.append([join, r.end, mask])
-            for _, e in sorted(stops, key=lambda x: -x[0]):     # the lowest lane's stop runs first
-                stack.append(e)
+                self._rematerialize(ex, join, np.flatnonzero(mask))
+                waits.append([join, r.end, mask])
+            waits += [e for _, e in sorted(stops, key=lambda x: -x[0])]     # the lowest lane's stop runs first
+        for p, sel, at in spills:       # (after the block's values at the cut: a stopped lane's own win)
+            for name, col in self.spill_at.get(p, ()):
+                arr = regs[name]
+                v = values[sel, col]
+                arr[at] = v != 0 if arr.dtype == np.bool_ else v.astype(np.uint64).astype(arr.dtype)
+        stack += waits
         return None
+
+    def _rematerialize(self, ex, pc, lanes):
+        """The uniform values live at ``pc`` that native code computes again in each segment
+        instead of storing (compiled._segments), computed by the interpreter for ``lanes``, the
+        blocks that stop there, so that the interpreter finds them in their arrays."""
+        for q in self.remat_at.get(pc, ()):
+            ex.run_on(lanes, self.code[q][1], ex)
 
     def _timed_out(self, ex, idx, st, state):
         """The watchdog: where the lanes still in the region are (one of them for the message)."""
