@@ -91,3 +91,30 @@ def test_a_driver_function_cudalab_does_not_provide_is_refused_by_name(ran):
     r = ran
     assert "cuTensorMapEncodeTiled: 500 not found" in r.stdout        # CUDA_ERROR_NOT_FOUND, SYMBOL_NOT_FOUND
     assert "the CUDA driver API's cuTensorMapEncodeTiled is not emulated" in r.stderr
+
+
+def test_a_program_linked_with_the_driver_calls_the_functions_cudalab_answers():
+    """libwb (the GPU Teaching Kit's lab library) calls cuInit before the runtime, linked -lcuda."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cuda.h>
+int main() {
+    char name[64];
+    CUdevice dev;
+    int count = 0, major = 0;
+    printf("cuInit %d\n", (int)cuInit(0));
+    CUresult got = cuDeviceGetCount(&count);
+    printf("cuDeviceGetCount %d: %d\n", (int)got, count);
+    printf("cuDeviceGet %d\n", (int)cuDeviceGet(&dev, 0));
+    printf("cuDeviceGetName %d\n", (int)cuDeviceGetName(name, sizeof name, dev));
+    cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    int runtime_major = 0;
+    cudaDeviceGetAttribute(&runtime_major, cudaDevAttrComputeCapabilityMajor, 0);
+    printf("same major: %d\n", major == runtime_major && major > 0);
+    printf("cuDeviceGet(1) %d\n", (int)cuDeviceGet(&dev, 1));
+    return 0;
+}""", filename="libwb_like.cu", options=["-lcuda"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    # CUDA_ERROR_INVALID_DEVICE (101) for a second GPU, as on a machine with one
+    assert r.stdout.splitlines() == ["cuInit 0", "cuDeviceGetCount 0: 1", "cuDeviceGet 0", "cuDeviceGetName 0",
+                                     "same major: 1", "cuDeviceGet(1) 101"]
