@@ -60,6 +60,30 @@ def unpack(regs, target, bits, w, raw):
                     raw[t] = (word >> np.uint64(sub * bits)) & mask
 
 
+@numba.njit(inline="always", cache=True)
+def gather_inputs(regs, target, w, bits, shift, values, exponents, lowest, k, block, vals, vals32, top, low):
+    """Warp w's A or B fragment (f16/bf16/tf32 elements) into vals and vals32 (flat float64 and
+    float32 copies of a matrix of rows of k: A, or B transposed, so that both are read along k), with
+    the largest exponent and the lowest set bit of each hardware step of ``block`` k's in top and
+    low. Fragment element (lane l, element e) goes to vals[target[l, e]] (-1: a repeated element);
+    values/exponents/lowest: mma_native.input_table's, by the element's bits shifted right by
+    ``shift``. One loop for A and B, which differ only in their targets."""
+    per = max(1, 32 // bits)
+    mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    for j in range(len(regs)):
+        reg = regs[j]
+        for l in range(32):
+            word = np.uint64(reg[w * 32 + l])
+            for sub in range(per):
+                t = target[l, j * per + sub]
+                if t >= 0:
+                    u = ((word >> np.uint64(sub * bits)) & mask) >> shift
+                    q = (t % k) // block
+                    vals[t] = values[u]
+                    vals32[t] = values[u]
+                    top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
+
+
 @numba.njit(cache=True, nogil=True)
 def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared, bits, regs):
     """wmma.load of the given lanes from shared memory into registers ``regs`` (arrays over the
@@ -102,12 +126,14 @@ def make(m, n, k, block):
     def floats(warps, a, b, c, atarget, btarget, ctarget, dsrc, bits, shift, values, exponents, lowest, d_regs, ok):
         """D = A B + C for f16/bf16/tf32 inputs and float32 C and D (c's registers viewed as float32);
         values/exponents/lowest the input type's tables (mma_native.input_table) by an element's bits
-        shifted right by ``shift``. The proof takes the largest exponent and the lowest set bit over
-        the whole warp's A, B and C (per hardware step of k): bounds of every element's."""
+        shifted right by ``shift``; btarget places B's elements transposed (mma_native.plan). The proof
+        takes the largest exponent and the lowest set bit over the whole warp's A, B and C (per hardware
+        step of k): bounds of every element's."""
         av = np.zeros((m, k))
         bt = np.zeros((n, k))
         av32 = np.zeros((m, k), np.float32)
         bt32 = np.zeros((n, k), np.float32)
+        avf, btf, av32f, bt32f = av.reshape(m * k), bt.reshape(n * k), av32.reshape(m * k), bt32.reshape(n * k)
         ta = np.empty(steps, np.int64)
         tla = np.empty(steps, np.int64)
         tb = np.empty(steps, np.int64)
@@ -115,37 +141,13 @@ def make(m, n, k, block):
         s = np.zeros(m * n)
         d = np.empty(m * n, np.float32)
         du = d.view(np.uint32)
-        per = max(1, 32 // bits)
-        mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
         for wi in range(warps.size):
             w = warps[wi]
             # A and B: each element's value, and per hardware step the largest exponent and lowest set
             # bit (a zero's lie far out: input_table); a matrix element no lane holds stays 0
             ta[:], tla[:], tb[:], tlb[:] = -FAR, FAR, -FAR, FAR
-            for j in range(len(a)):
-                reg = a[j]
-                for l in range(32):
-                    word = np.uint64(reg[w * 32 + l])
-                    for sub in range(per):
-                        t = atarget[l, j * per + sub]
-                        if t >= 0:
-                            u = ((word >> np.uint64(sub * bits)) & mask) >> shift
-                            q = (t % k) // block
-                            av[t // k, t % k] = values[u]
-                            av32[t // k, t % k] = values[u]
-                            ta[q], tla[q] = max(ta[q], exponents[u]), min(tla[q], lowest[u])
-            for j in range(len(b)):
-                reg = b[j]
-                for l in range(32):
-                    word = np.uint64(reg[w * 32 + l])
-                    for sub in range(per):
-                        t = btarget[l, j * per + sub]
-                        if t >= 0:
-                            u = ((word >> np.uint64(sub * bits)) & mask) >> shift
-                            q = (t // n) // block
-                            bt[t % n, t // n] = values[u]
-                            bt32[t % n, t // n] = values[u]
-                            tb[q], tlb[q] = max(tb[q], exponents[u]), min(tlb[q], lowest[u])
+            gather_inputs(a, atarget, w, bits, shift, values, exponents, lowest, k, block, avf, av32f, ta, tla)
+            gather_inputs(b, btarget, w, bits, shift, values, exponents, lowest, k, block, btf, bt32f, tb, tlb)
             for r in range(len(c)):
                 reg = c[r]
                 for l in range(32):
