@@ -84,6 +84,33 @@ def gather_inputs(regs, target, w, bits, shift, values, exponents, lowest, k, bl
                     top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
 
 
+@numba.njit(inline="always", cache=True)
+def product32(av, bv, out, m, n, k):
+    """out (m x n) = A B for A (m x k) and B (k x n), flat float32 arrays of integers whose every
+    partial sum float32 holds exactly; m, n, k the caller's constants. Each row of D is summed eight
+    columns at a time in eight scalars, which LLVM packs into one vector register (a loop adding into
+    out as it goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64
+    products are not vectorized either: 2.3 us for 16x16x16 against about 0.8). Inlined, not a
+    closure of make(): numba's cache cannot key a loop that calls another closure (it compiled
+    again in every process)."""
+    for i in range(m):
+        for j in range(0, n, 8):
+            t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = np.float32(0.0)
+            for kk in range(k):
+                x, r = av[i * k + kk], kk * n + j
+                t0 += x * bv[r]
+                t1 += x * bv[r + 1]
+                t2 += x * bv[r + 2]
+                t3 += x * bv[r + 3]
+                t4 += x * bv[r + 4]
+                t5 += x * bv[r + 5]
+                t6 += x * bv[r + 6]
+                t7 += x * bv[r + 7]
+            o = i * n + j
+            out[o], out[o + 1], out[o + 2], out[o + 3] = t0, t1, t2, t3
+            out[o + 4], out[o + 5], out[o + 6], out[o + 7] = t4, t5, t6, t7
+
+
 @numba.njit(cache=True, nogil=True)
 def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared, bits, regs):
     """wmma.load of the given lanes from shared memory into registers ``regs`` (arrays over the
@@ -122,30 +149,6 @@ def make(m, n, k, block):
     exact_sums = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
     steps = (k + block - 1) // block
     assert n % 8 == 0 and k <= 256, "product32 takes D's columns 8 at a time and sums exactly in float32"
-
-    @exact_sums
-    def product32(av, bv, out):
-        """out (m x n, zeros) = A B for A (m x k) and B (k x n), flat float32 arrays of integers whose
-        every partial sum float32 holds exactly. Each row of D is summed eight columns at a time in
-        eight scalars, which LLVM packs into one vector register (a loop adding into out as it goes
-        is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64 products
-        are not vectorized either: 2.3 us for 16x16x16 against about 0.8)."""
-        for i in range(m):
-            for j in range(0, n, 8):
-                t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = np.float32(0.0)
-                for kk in range(k):
-                    x, r = av[i * k + kk], kk * n + j
-                    t0 += x * bv[r]
-                    t1 += x * bv[r + 1]
-                    t2 += x * bv[r + 2]
-                    t3 += x * bv[r + 3]
-                    t4 += x * bv[r + 4]
-                    t5 += x * bv[r + 5]
-                    t6 += x * bv[r + 6]
-                    t7 += x * bv[r + 7]
-                o = i * n + j
-                out[o], out[o + 1], out[o + 2], out[o + 3] = t0, t1, t2, t3
-                out[o + 4], out[o + 5], out[o + 6], out[o + 7] = t4, t5, t6, t7
 
     @exact_sums
     def floats(warps, a, b, c, atarget, btarget, ctarget, dsrc, bits, shift, values, exponents, lowest, d_regs, ok):
@@ -312,7 +315,7 @@ def make(m, n, k, block):
             for i in range(k * n):
                 x = np.int64(raw_b[i])
                 bv[i] = x - (1 << bbits) if bsigned and x >= 1 << (bbits - 1) else x
-            product32(av, bv, ab)
+            product32(av, bv, ab, m, n, k)
             for i in range(m * n):
                 x = np.int64(raw_c[i])
                 s[i] = (x - (1 << 32) if x >= 1 << 31 else x) + np.int64(ab[i])
