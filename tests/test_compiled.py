@@ -308,6 +308,17 @@ def test_interp_tier_never_compiles_and_auto_waits_for_big_or_slow_kernels(monke
     assert built
 
 
+def test_a_kernel_mostly_of_tensor_core_instructions_is_not_built():
+    """wmma and mma stay interpreted (each one compiled loop over the batch's warps), so a GEMM kernel
+    made mostly of them gains little from native code and would spend its CPU time on LLVM."""
+    def kernel(opcodes):
+        return types.SimpleNamespace(code=[(0, None, types.SimpleNamespace(opcode=o), 0) for o in opcodes])
+    gemm = kernel(["wmma"] * 6 + ["add", "setp", "bra"])            # compute_gemm: 912 of 1,522 are wmma
+    tile = kernel(["ld", "mul", "add", "st", "wmma", "ret"])       # one tile among ordinary work
+    assert not compiled.worth_building(gemm, 100.0, lanes=compiled.AUTO_LANES)
+    assert compiled.worth_building(tile, 0.0, lanes=compiled.AUTO_LANES)
+
+
 def test_a_kernel_slow_to_build_waits_until_it_has_run_as_long_interpreted(monkeypatch):
     """A JIT's rule for big kernels (CUB's are thousands of instructions): build once the time
     spent interpreting, with what the launch's first batch says its other batches will take,

@@ -377,3 +377,26 @@ __global__ void tiles(const half* a, const half* b, float* c) {
     want = np.matmul(a.astype(np.float64), np.swapaxes(b, 1, 2).astype(np.float64)) + 0.5
     ran = np.array([w % 4 != 1 for w in range(8)])
     assert np.array_equal(c[ran], want[ran].astype(np.float32)) and not c[~ran].any()
+
+
+def test_the_compiled_loop_proves_each_element_on_its_own_top():
+    """The tensor core aligns each element of D at its own largest exponent: in cudaTensorCoreGemm's
+    first step C holds 2.18 next to 35.1 (C times beta/alpha), too fine a bit for the warp's largest
+    but not for its own element. The compiled loop must answer such warps, with the numpy path's bits."""
+    from cudalab.emulator import mma_native
+    m = n = k = 16
+    rng = np.random.default_rng(3)
+    lay = {u: mma.wmma_layout(u, m, n, k, t, e) for u, t, e in (("a", "f16", 16), ("b", "f16", 16), ("c", "f32", None))}
+    a, b = (rng.integers(0, 3, (4, 16, 16)).astype(np.float16) for _ in range(2))
+    c = (rng.integers(2, 33, (4, 16, 16)) * np.float32(12 / 11)).astype(np.float32)
+    want = mma.raw_bits(mma.multiply(a.astype(np.float64), b.astype(np.float64), c.astype(np.float64), "f16", "f32", "f32",
+                                     False))[:, lay["c"][0], lay["c"][1]].reshape(4, -1)
+    regs = {}
+    for u, x in (("a", a.view(np.uint16)), ("b", b.view(np.uint16)), ("c", c.view(np.uint32))):
+        words = mma.pack(x.astype(np.uint64)[:, lay[u][0], lay[u][1]], 16 if u != "c" else 32).astype(np.uint32)
+        regs[u] = tuple(np.ascontiguousarray(words[:, :, j].reshape(-1)) for j in range(words.shape[2]))
+    run = mma_native.plan({u: mma.matrix_places(*lay[u], (16, 16)) for u in "abc"}, {u: lay[u][0].shape[1] for u in "abc"},
+                          (lay["c"][0] * n + lay["c"][1]).ravel(), (m, n, k), "f16", "f16", "f32", "f32", False, None)
+    d, ok = run(np.arange(4), regs["a"], regs["b"], regs["c"])
+    assert ok.all()
+    assert (np.stack(d, axis=-1).reshape(4, -1) == want).all()

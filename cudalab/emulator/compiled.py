@@ -122,12 +122,33 @@ def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
     waited for its share of the CPU and the GIL). Never a build that would outlast the CPU time a
     limit (``ulimit -t``) leaves the program: cuda-samples' radixSortThrust spent 70 of its 120 s
     on a build of CUB's kernels that the limit ended before it could run."""
+    if _mostly_tensor_core(df):
+        return False
     cost = build_seconds(df)
     if cost <= CHEAP_BUILD_SECONDS:
         due = lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
     else:
         due = interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
     return due and cost <= pace.cpu_time_left()        # the limit asked only once a build is due
+
+
+# warp matrix instructions stay interpreted (each is already one compiled loop over the batch's warps,
+# mma_native.py); the tier compiles the instructions around them
+TENSOR_CORE = frozenset({"wmma", "mma", "ldmatrix", "stmatrix", "movmatrix"})
+
+
+def _mostly_tensor_core(df) -> bool:
+    """Are at least half of the kernel's instructions tensor-core ones? Then native code would speed up only
+    the lesser half, and not by much: the cuda-samples' GEMMs (912 of compute_gemm's 1,522
+    instructions are wmma) spend their time in those instructions. A 1024^3 copy of
+    cudaTensorCoreGemm ran in 4.0 s with its native code loaded and 4.4 s interpreted (CPU time of
+    the launch), while the build took 31 s of CPU, and 7.4 s of it in a launch that ended first."""
+    share = df.__dict__.get("_tensor_core_share") if hasattr(df, "__dict__") else None
+    if share is None:
+        insts = [c[2] for c in df.code if isinstance(c, tuple)]
+        share = sum(i.opcode in TENSOR_CORE for i in insts) / max(len(insts), 1)
+        df.__dict__["_tensor_core_share"] = share
+    return share >= 0.5
 
 
 def _build_in_background(program, df, st):

@@ -60,6 +60,57 @@ def unpack(regs, target, bits, w, raw):
                     raw[t] = (word >> np.uint64(sub * bits)) & mask
 
 
+@numba.njit(inline="always", cache=True)
+def gather_inputs(regs, target, w, bits, shift, values, exponents, lowest, k, block, vals, vals32, top, low):
+    """Warp w's A or B fragment (f16/bf16/tf32 elements) into vals and vals32 (flat float64 and
+    float32 copies of a matrix of rows of k: A, or B transposed, so that both are read along k), with
+    the largest exponent and the lowest set bit of each hardware step of ``block`` k's in top and
+    low. Fragment element (lane l, element e) goes to vals[target[l, e]] (-1: a repeated element);
+    values/exponents/lowest: mma_native.input_table's, by the element's bits shifted right by
+    ``shift``. One loop for A and B, which differ only in their targets."""
+    per = max(1, 32 // bits)
+    mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    for j in range(len(regs)):
+        reg = regs[j]
+        for l in range(32):
+            word = np.uint64(reg[w * 32 + l])
+            for sub in range(per):
+                t = target[l, j * per + sub]
+                if t >= 0:
+                    u = ((word >> np.uint64(sub * bits)) & mask) >> shift
+                    q = (t % k) // block
+                    vals[t] = values[u]
+                    vals32[t] = values[u]
+                    top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
+
+
+@numba.njit(inline="always", cache=True)
+def product32(av, bv, out, m, n, k):
+    """out (m x n) = A B for A (m x k) and B (k x n), flat float32 arrays of integers whose every
+    partial sum float32 holds exactly; m, n, k the caller's constants. Each row of D is summed eight
+    columns at a time in eight scalars, which LLVM packs into one vector register (a loop adding into
+    out as it goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64
+    products are not vectorized either: 2.3 us for 16x16x16 against about 0.8). Inlined, not a
+    closure of make(): numba's cache cannot key a loop that calls another closure (it compiled
+    again in every process)."""
+    for i in range(m):
+        for j in range(0, n, 8):
+            t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = np.float32(0.0)
+            for kk in range(k):
+                x, r = av[i * k + kk], kk * n + j
+                t0 += x * bv[r]
+                t1 += x * bv[r + 1]
+                t2 += x * bv[r + 2]
+                t3 += x * bv[r + 3]
+                t4 += x * bv[r + 4]
+                t5 += x * bv[r + 5]
+                t6 += x * bv[r + 6]
+                t7 += x * bv[r + 7]
+            o = i * n + j
+            out[o], out[o + 1], out[o + 2], out[o + 3] = t0, t1, t2, t3
+            out[o + 4], out[o + 5], out[o + 6], out[o + 7] = t4, t5, t6, t7
+
+
 @numba.njit(cache=True, nogil=True)
 def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared, bits, regs):
     """wmma.load of the given lanes from shared memory into registers ``regs`` (arrays over the
@@ -97,17 +148,20 @@ def make(m, n, k, block):
     # the sums are exact wherever they are used, so their order is free: reassociation lets LLVM vectorize
     exact_sums = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
     steps = (k + block - 1) // block
+    assert n % 8 == 0 and k <= 256, "product32 takes D's columns 8 at a time and sums exactly in float32"
 
     @exact_sums
     def floats(warps, a, b, c, atarget, btarget, ctarget, dsrc, bits, shift, values, exponents, lowest, d_regs, ok):
         """D = A B + C for f16/bf16/tf32 inputs and float32 C and D (c's registers viewed as float32);
         values/exponents/lowest the input type's tables (mma_native.input_table) by an element's bits
-        shifted right by ``shift``. The proof takes the largest exponent and the lowest set bit over
-        the whole warp's A, B and C (per hardware step of k): bounds of every element's."""
+        shifted right by ``shift``; btarget places B's elements transposed (mma_native.plan). The proof
+        takes the largest exponent and the lowest set bit over the whole warp's A, B and C (per hardware
+        step of k): bounds of every element's."""
         av = np.zeros((m, k))
         bt = np.zeros((n, k))
         av32 = np.zeros((m, k), np.float32)
         bt32 = np.zeros((n, k), np.float32)
+        avf, btf, av32f, bt32f = av.reshape(m * k), bt.reshape(n * k), av32.reshape(m * k), bt32.reshape(n * k)
         ta = np.empty(steps, np.int64)
         tla = np.empty(steps, np.int64)
         tb = np.empty(steps, np.int64)
@@ -115,37 +169,13 @@ def make(m, n, k, block):
         s = np.zeros(m * n)
         d = np.empty(m * n, np.float32)
         du = d.view(np.uint32)
-        per = max(1, 32 // bits)
-        mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
         for wi in range(warps.size):
             w = warps[wi]
             # A and B: each element's value, and per hardware step the largest exponent and lowest set
             # bit (a zero's lie far out: input_table); a matrix element no lane holds stays 0
             ta[:], tla[:], tb[:], tlb[:] = -FAR, FAR, -FAR, FAR
-            for j in range(len(a)):
-                reg = a[j]
-                for l in range(32):
-                    word = np.uint64(reg[w * 32 + l])
-                    for sub in range(per):
-                        t = atarget[l, j * per + sub]
-                        if t >= 0:
-                            u = ((word >> np.uint64(sub * bits)) & mask) >> shift
-                            q = (t % k) // block
-                            av[t // k, t % k] = values[u]
-                            av32[t // k, t % k] = values[u]
-                            ta[q], tla[q] = max(ta[q], exponents[u]), min(tla[q], lowest[u])
-            for j in range(len(b)):
-                reg = b[j]
-                for l in range(32):
-                    word = np.uint64(reg[w * 32 + l])
-                    for sub in range(per):
-                        t = btarget[l, j * per + sub]
-                        if t >= 0:
-                            u = ((word >> np.uint64(sub * bits)) & mask) >> shift
-                            q = (t // n) // block
-                            bt[t % n, t // n] = values[u]
-                            bt32[t % n, t // n] = values[u]
-                            tb[q], tlb[q] = max(tb[q], exponents[u]), min(tlb[q], lowest[u])
+            gather_inputs(a, atarget, w, bits, shift, values, exponents, lowest, k, block, avf, av32f, ta, tla)
+            gather_inputs(b, btarget, w, bits, shift, values, exponents, lowest, k, block, btf, bt32f, tb, tlb)
             for r in range(len(c)):
                 reg = c[r]
                 for l in range(32):
@@ -162,13 +192,23 @@ def make(m, n, k, block):
                     finite &= s[i] - s[i] == 0.0
                 ec = max(math.frexp(biggest)[1] - 1, -126) if biggest > 0.0 else -133
                 top = max(ec, ta[q] + tb[q])
-                good &= finite and ta[q] < NOT_FINITE and tb[q] < NOT_FINITE and tla[q] + tlb[q] >= top - 25
+                good &= finite and ta[q] < NOT_FINITE and tb[q] < NOT_FINITE
                 if not good:
                     break
                 grid = 2.0 ** (25 - top)            # C on the grid too: each C times it a whole number
+                whole = tla[q] + tlb[q] >= top - 25
                 for i in range(m * n):
                     x = s[i] * grid
-                    good &= x == math.floor(x)
+                    whole &= x == math.floor(x)
+                if not whole:
+                    # the tensor core aligns each element of D on its own top: one C much bigger than
+                    # another (2.18 and 35.1 in cudaTensorCoreGemm's first step) fails the warp's bound
+                    # but not its own, with the products' bound kept for every element
+                    for i in range(m * n):
+                        e = max(math.frexp(s[i])[1] - 1, -126) if s[i] != 0.0 else -133
+                        own = max(e, ta[q] + tb[q])
+                        x = s[i] * 2.0 ** (25 - own)
+                        good &= tla[q] + tlb[q] >= own - 25 and x == math.floor(x)
                 if not good:
                     break
                 # where every term is on the grid of its lowest set bit and the sum of their sizes stays
@@ -255,12 +295,14 @@ def make(m, n, k, block):
 
     @jit
     def integers(warps, a, b, c, atarget, btarget, ctarget, dsrc, abits, asigned, bbits, bsigned, sat, d_regs):
-        """Integer mma: exact, wrapping to 32 bits or clamped (.satfinite); always proven."""
+        """Integer mma: exact, wrapping to 32 bits or clamped (.satfinite); always proven. A B is summed
+        in float32 (product32): at most k * 255 * 255 < 2**24 (k <= 256), every partial sum exact."""
         raw_a = np.zeros(m * k, np.uint64)
         raw_b = np.zeros(k * n, np.uint64)
         raw_c = np.zeros(m * n, np.uint64)
-        av = np.empty(m * k, np.int64)
-        bv = np.empty(k * n, np.int64)
+        av = np.empty(m * k, np.float32)
+        bv = np.empty(k * n, np.float32)
+        ab = np.empty(m * n, np.float32)
         s = np.empty(m * n, np.int64)
         for wi in range(warps.size):
             w = warps[wi]
@@ -273,14 +315,10 @@ def make(m, n, k, block):
             for i in range(k * n):
                 x = np.int64(raw_b[i])
                 bv[i] = x - (1 << bbits) if bsigned and x >= 1 << (bbits - 1) else x
+            product32(av, bv, ab, m, n, k)
             for i in range(m * n):
                 x = np.int64(raw_c[i])
-                s[i] = x - (1 << 32) if x >= 1 << 31 else x
-            for i in range(m):
-                for kk in range(k):
-                    x = av[i * k + kk]
-                    for j in range(n):
-                        s[i * n + j] += x * bv[kk * n + j]
+                s[i] = (x - (1 << 32) if x >= 1 << 31 else x) + np.int64(ab[i])
             for r in range(len(d_regs)):
                 reg = d_regs[r]
                 for l in range(32):

@@ -73,6 +73,9 @@ def plan(places, elements, dplaces, shape, atype, btype, ctype, dtype, sat, bloc
     used = {u: 1 + int(np.flatnonzero((target[u] >= 0).any(axis=0)).max()) // max(1, 32 // bits[u]) for u in "abc"}
     dsrc = np.ascontiguousarray(dplaces, np.int64)
     kind = _TAKEN[(atype, btype, ctype)]
+    if kind == "floats":            # B transposed (element kk * n + j at j * k + kk): read along k as A is
+        t = target["b"]
+        target["b"] = np.where(t >= 0, t % n * k + t // n, -1)
 
     def run(warps, a, b, c):
         f = kernels(shape, block or k)[kind]
