@@ -218,8 +218,10 @@ _BUILD_LOCK = threading.Lock()
 def wait_for_builds():
     """At exit, let a background compile finish first: LLVM runs in its thread without the GIL, and
     tearing down the interpreter (and LLVM's globals) under it crashed the process after the
-    program's last line (SIGSEGV, or an LLVM assertion). Holding the lock keeps later ones out."""
-    _BUILD_LOCK.acquire(timeout=60)
+    program's last line (SIGSEGV, or an LLVM assertion). Holding the lock keeps later ones out.
+    No time limit: a build ends on its own (31 s of CPU for the largest seen, a tensor-core GEMM,
+    more on a loaded machine), and the 60 s limit this had let the teardown crash under one."""
+    _BUILD_LOCK.acquire()
 
 
 atexit.register(wait_for_builds)
