@@ -205,6 +205,7 @@ def test_an_interrupt_stops_a_running_kernel_cleanly():
     import _thread
     import threading
     m = cudalab.compile("__global__ void spin(int* x) { while (x[0] == 0) { } }")
+    m.spin[1, 32](np.ones(1, np.int32))     # set up once (lazy imports, native code), so the stop lands in the loop
     timer = threading.Timer(0.5, _thread.interrupt_main)     # what Jupyter's stop button does
     timer.start()
     try:
@@ -330,3 +331,20 @@ def test_out_of_memory_names_the_largest_allocation_that_still_fits():
                                         f"now {left - 512:,} bytes"):
         memory.alloc(left)
     memory.alloc(left - 512)
+
+
+def test_an_interrupt_before_the_first_block_runs_is_a_kernel_error_too(monkeypatch):
+    """Jupyter's stop button can land while a launch is being set up (its native code loading
+    from the disk cache): the student gets the launch's error, not a KeyboardInterrupt from inside."""
+    from cudalab.emulator import engine
+    m = cudalab.compile("__global__ void k(int* o) { o[threadIdx.x] = 7; }")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(engine, "stack_size", interrupted)      # one of the launch's set-up steps
+    with pytest.raises(KernelError, match="interrupted before it began to run"):
+        m.k[1, 4](np.zeros(4, np.int32))
+    monkeypatch.undo()
+    out = np.zeros(4, np.int32)
+    m.k[1, 4](out)
+    assert out.tolist() == [7, 7, 7, 7]

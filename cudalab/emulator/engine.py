@@ -1193,10 +1193,23 @@ def register_bytes(df) -> int:
     return n
 
 
-def launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
-           observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(), cluster=None,
-           non_portable_cluster: bool = False, wall_deadline: float = float("inf"), progress=None,
-           _device_launch=None) -> LaunchStats:
+def launch(program: Program, mangled: str, *args, kernel_name: str = "", **kwargs) -> LaunchStats:
+    """Run one kernel launch to completion (``_launch``). Jupyter's stop button may land before
+    the first block runs, while the launch is being set up (loading its native code from the disk
+    cache takes a moment): that ends the launch with the same kind of error as one that lands
+    while it runs, not with a bare KeyboardInterrupt from cudalab's insides."""
+    try:
+        return _launch(program, mangled, *args, kernel_name=kernel_name, **kwargs)
+    except KeyboardInterrupt:
+        name = kernel_name or mangled
+        msg = f"The kernel {name} was interrupted before it began to run. No memory was changed."
+        raise KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, name)]) from None
+
+
+def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kparams: bytes,
+            observers=(), timeout: float = 10.0, kernel_name: str = "", checks=(), cluster=None,
+            non_portable_cluster: bool = False, wall_deadline: float = float("inf"), progress=None,
+            _device_launch=None) -> LaunchStats:
     """Run one kernel launch to completion; raises KernelError on a fault, assert, trap or timeout.
 
     ``timeout`` is the watchdog in CPU seconds; ``wall_deadline`` a time.monotonic() instant (a
