@@ -372,7 +372,7 @@ def _link_error(log: str) -> CompileError:
                      "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
     if driver:
         lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
-                     "of which cudalab emulates only the calls CCCL's cuda::stream and cuda::launch make (shim/driver.c): "
+                     "of which cudalab emulates only the calls CCCL's cuda::stream and cuda::launch make: "
                      "use the runtime API (cudaMalloc, kernel<<<...>>>) or run on a real GPU (--device gpu).")
     used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
