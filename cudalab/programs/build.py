@@ -117,6 +117,7 @@ def shim_library() -> Path:
                         str(SHIM_DIR / "libcuda.c"), "-o", str(tmp / "libcuda.so.1")], capture_output=True, text=True)
     if r.returncode:
         raise CompileError(f"building cudalab's CUDA driver stand-in failed:\n{r.stderr}", r.stderr)
+    (tmp / "driver.list").write_text("{ cudalab_driver_entry_point; };\n")    # what programs export to it
     try:
         tmp.rename(out)
     except OSError:                     # another process built it first
@@ -127,7 +128,8 @@ def shim_library() -> Path:
 def _driver_link(lib: Path) -> list:
     """Link options that let the program's dlopen("libcuda.so.1") find cudalab's (shim/libcuda.c) before a
     system driver, and let that library reach the shim's driver entry points in the program."""
-    return ["-Xlinker", f"-rpath={lib.parent}", "-Xlinker", "--export-dynamic-symbol=cudalab_driver_entry_point"]
+    # (--dynamic-list, not the newer --export-dynamic-symbol: binutils before 2.35 lack the latter)
+    return ["-Xlinker", f"-rpath={lib.parent}", "-Xlinker", f"--dynamic-list={lib.parent / 'driver.list'}"]
 
 
 @dataclass
@@ -384,7 +386,7 @@ def _link_error(log: str) -> CompileError:
                      "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
     if driver:
         lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
-                     "of which cudalab emulates only the calls CCCL's cuda::stream and cuda::launch make (shim/driver.c): "
+                     "of which cudalab emulates only the calls CCCL's cuda::stream and cuda::launch make: "
                      "use the runtime API (cudaMalloc, kernel<<<...>>>) or run on a real GPU (--device gpu).")
     used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():

@@ -323,7 +323,7 @@ static void *driver_entry(const char *name, int version) {
     return found;
 }
 
-/* called by shim/libcuda.c's cuGetProcAddress_v2: exported from the program (-Wl,--export-dynamic-symbol) */
+/* called by shim/libcuda.c's cuGetProcAddress_v2: exported from the program (build.py links it -Wl,--dynamic-list) */
 CUresult cudalab_driver_entry_point(const char *name, void **fn, int version, cuuint64_t flags,
                                     CUdriverProcAddressQueryResult *status) {
     (void)flags;     /* per-thread default stream variants: the shim's functions take the stream they are given */
