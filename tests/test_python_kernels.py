@@ -308,15 +308,17 @@ def test_puzzle_race_is_told_in_numba_words():
 
 
 @pytest.mark.parametrize("barrier, message", [
-    ("cuda.syncthreads()", r"cuda.syncthreads\(\) at line \d+ .* some threads of block \(0,0,0\); thread \(64,0,0\)"),
-    ("cuda.cg.this_grid().sync()", r"grid.sync\(\) at line \d+ .* some threads of the grid; thread \(64,0,0\) of "
+    ("cuda.syncthreads()", r"cuda.syncthreads\(\) at line \d+ .* some threads of block \(0,0,0\); thread \(48,0,0\)"),
+    ("cuda.cg.this_grid().sync()", r"grid.sync\(\) at line \d+ .* some threads of the grid; thread \(48,0,0\) of "
                                    r"block \(0,0,0\)"),
 ])
 def test_a_barrier_only_some_threads_reach_is_named(barrier, message):
+    # the if splits warp 1 (threads 32-47 reach the barrier, 48-63 do not); whole warps that skip a
+    # barrier and end are let through, as on an H100 (test_async.py)
     source = f"""
 from numba import cuda
 def half(x):
-    if cuda.threadIdx.x < 64:
+    if cuda.threadIdx.x < 48:
         x[cuda.threadIdx.x] += 1.0
         {barrier}
     x[cuda.threadIdx.x] *= 2.0

@@ -148,7 +148,7 @@ class GridState:
                 self.program.memory.data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = value & 0xFF
 
     def _run_child(self, w: Work):
-        from .engine import launch
+        from .engine import _launch as launch   # nested in a launch that handles a stop: no extra frame a level (256 levels)
         name = readable(w.func)
         left = self.root.deadline - time.thread_time()
         if left <= 0:            # the watchdog covers the whole tree of grids, not each grid alone
