@@ -509,3 +509,16 @@ def test_the_cpu_limits_stop_raised_inside_a_finalizer_prints_no_traceback(capsy
     other = SimpleNamespace(exc_value=ValueError("a real mistake"))
     hook(other)
     assert seen == [other]
+
+
+def test_a_kernel_stopped_between_instructions_names_its_line_and_no_made_up_thread():
+    """Native code returns to the watchdog between instructions, when no thread is mid-instruction:
+    the message names the line only, never "0 threads were still running, e.g. thread (0,0,0)"."""
+    from cudalab.emulator.engine import _still_running
+    from cudalab.runtime.core.context import Context
+    ex = SimpleNamespace(pc_of={"inst": SimpleNamespace(place="line 7"), "mask": np.zeros(64, bool)})
+    detail = _still_running(ex)
+    assert detail == "It was stopped at line 7."
+    ctx = SimpleNamespace(limit_words=lambda: "time limit (3 s)")
+    told = Context.time_limit_message(ctx, "spin", f"The kernel spin ran too long. {detail}")
+    assert told.endswith("so the kernel was stopped, and then the program. It was stopped at line 7.")

@@ -1373,7 +1373,9 @@ def _still_running(ex):
     inst = ex.pc_of["inst"]
     mask = ex.pc_of["mask"]
     lanes = np.flatnonzero(mask)
-    block, thread = ex.where(int(lanes[0])) if lanes.size else ((0, 0, 0), (0, 0, 0))
     line = inst.place
+    if not lanes.size:          # stopped between instructions (native code's return): no thread to name
+        return f"It was stopped at {line}."
+    block, thread = ex.where(int(lanes[0]))
     return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
             f"({block[0]},{block[1]},{block[2]}) at {line}.")

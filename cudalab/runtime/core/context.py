@@ -614,7 +614,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     def time_limit_message(self, kernel: str, detail: str, progress=None) -> str:
         """The watchdog's account of where the kernel was and how far it got (``progress``, the
         engine's pace.Progress), told as the program's time limit running out."""
-        where = re.search(r"\d+ threads were still running, e\.g\. .*? at (?:line \d+(?: of \S+)?|an unknown line)\.",
+        where = re.search(r"(?:\d+ threads were still running, e\.g\. .*?|It was stopped) at (?:line \d+(?: of \S+)?|an unknown line)\.",
                           detail)
         where = f" {where.group(0)}" if where else ""
         how_far = f" {progress.describe()} {progress.describe_estimate()}".rstrip() if progress is not None else ""
