@@ -531,6 +531,14 @@ class Fragment:
             if w is not None:
                 w(ex, lanes[keep], words[:, :, j].ravel()[keep])
 
+    def write_registers(self, ex, lanes, regs):
+        """Write whole registers (arrays over the batch, as the compiled loops give them: ``registers``)
+        at ``lanes``; where those are every lane of the batch, each array as it is."""
+        every = lanes.size == ex.n
+        for w, reg in zip(self.writers, regs):
+            if w is not None:
+                w(ex, None if every else lanes, reg if every else reg[lanes])
+
     def store_matrix(self, ex, warps, mat):
         """Scatter a (warps, rows, cols) result into the fragment."""
         vals = np.ascontiguousarray(mat[:, self.rows, self.cols])
@@ -605,14 +613,7 @@ def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None
             bits = raw_bits(general(ex, warps[rest])[:, frag["d"].rows, frag["d"].cols])
             for j, reg in enumerate(d):
                 reg.reshape(-1, 32)[warps[rest]] = bits[:, :, j]
-        every = warps.size * 32 == ex.n
-        lanes = (warps[:, None] * 32 + _LANE).ravel()       # active_warps: all 32 lanes of each run it
-        for w, reg in zip(frag["d"].writers, d):
-            if w is not None:
-                if every:
-                    w(ex, None, reg)
-                else:
-                    w(ex, lanes, reg[lanes])
+        frag["d"].write_registers(ex, (warps[:, None] * 32 + _LANE).ravel(), d)   # active_warps: all 32 lanes
     return run
 
 
@@ -713,13 +714,7 @@ def _wmma(inst, d):
             lanes = lanes[ex.mask[lanes]]
             regs = None if ex.observers else from_shared(ex, lanes)
             if regs is not None:
-                every = lanes.size == ex.n
-                for w, reg in zip(frag.writers, regs):
-                    if w is not None:
-                        if every:
-                            w(ex, None, reg)
-                        else:
-                            w(ex, lanes, reg[lanes])
+                frag.write_registers(ex, lanes, regs)
                 return
             count = ne if ex.observers else distinct        # observers see every element's access
             addrs = addresses(ex, lanes, count)
