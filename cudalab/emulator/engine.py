@@ -875,29 +875,51 @@ def _only_heads_for_syncthreads(df, pc):
     return known
 
 
-def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
-    """Does every path from ``pc`` meet a ``__syncthreads()`` (``quiet``: doing nothing another
-    thread could see on the way; else anything but ending the kernel)?"""
+def _every_path(code, pc, limit, verdict, past_end):
+    """Does every path from ``pc`` end well? ``verdict(kind, inst)`` judges each instruction on the
+    way: True ends the path well, False the whole walk badly, None goes on (a branch is then
+    followed, both ways where guarded); a path that runs past the code ends as ``past_end``, and a
+    walk of more than ``limit`` instructions badly. A path that joins one already followed (or
+    loops) is done."""
     todo, seen = [pc], set()
     while todo:
         pc = todo.pop()
-        while pc not in seen:           # a path that joins one already followed (or loops) is done
-            if pc >= len(code) or len(seen) > limit:
+        while pc not in seen:
+            if pc >= len(code):
+                if not past_end:
+                    return False
+                break
+            if len(seen) > limit:
                 return False
             seen.add(pc)
             kind, _, inst, aux = code[pc]
-            if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
-                    and not is_named_barrier(inst):
+            judged = verdict(kind, inst)
+            if judged is not None:
+                if not judged:
+                    return False
                 break
             if kind == K_BRA:
                 if inst.guard is not None:
                     todo.append(pc + 1)
                 pc = aux
                 continue
-            if kind in (K_RET, K_EXIT, K_TRAP) or quiet and (kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD):
-                return False
             pc += 1
     return True
+
+
+def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
+    """Does every path from ``pc`` meet a ``__syncthreads()`` (``quiet``: doing nothing another
+    thread could see on the way; else anything but ending the kernel)?"""
+    def verdict(kind, inst):
+        if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
+                and not is_named_barrier(inst):
+            return True
+        if kind == K_BRA:
+            return None
+        if kind in (K_RET, K_EXIT, K_TRAP) or quiet and (kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD):
+            return False
+        return None
+    return _every_path(code, pc, limit, verdict, past_end=False)
 
 
 def reaches_syncthreads(df, pc, limit=4096) -> bool:
@@ -919,27 +941,13 @@ def ends_without_barrier(df, pc, limit=4096) -> bool:
 
 
 def _ends_without_barrier(code, pc, limit):
-    todo, seen = [pc], set()
-    while todo:
-        pc = todo.pop()
-        while pc not in seen:
-            if pc >= len(code):
-                break
-            if len(seen) > limit:
-                return False
-            seen.add(pc)
-            kind, _, inst, aux = code[pc]
-            if kind == K_CALL or inst.opcode in ("bar", "barrier") and "warp" not in inst.mods:
-                return False
-            if kind == K_BRA:
-                if inst.guard is not None:
-                    todo.append(pc + 1)
-                pc = aux
-                continue
-            if kind in (K_RET, K_EXIT, K_TRAP) and inst.guard is None:
-                break
-            pc += 1
-    return True
+    def verdict(kind, inst):
+        if kind == K_CALL or inst.opcode in ("bar", "barrier") and "warp" not in inst.mods:
+            return False
+        if kind in (K_RET, K_EXIT, K_TRAP) and inst.guard is None:
+            return True
+        return None
+    return _every_path(code, pc, limit, verdict, past_end=True)
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
