@@ -564,13 +564,7 @@ class CutRegionBuilder(RegionBuilder):
         go, split = self.fn.append_basic_block(f"j{p}_as_one"), self.fn.append_basic_block(f"j{p}_diverges")
         b.cbranch(b.or_(every, b.icmp_signed("==", taken, ir.Constant(I64, 0))), go, split)
         b.position_at_end(split)
-        j = b.load(self.nrec)
-        two = b.mul(j, ir.Constant(I64, 2))
-        b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
-        b.store(ir.Constant(I64, p * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
-        b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
-        b.store(ir.Constant(I64, 1), self.stopped)
-        b.branch(self.chunk_end)
+        self._block_stops(p)
         b.position_at_end(go)
         b.store(b.add(b.load(self.total), n), self.total)
         b.store(b.add(b.load(self.path), ir.Constant(I64, 1)), self.path)
@@ -588,6 +582,19 @@ class CutRegionBuilder(RegionBuilder):
             target = back
             b.position_at_end(go)
         b.cbranch(every, target, self._next(p + 1))
+
+    def _block_stops(self, pc):
+        """The chunk's block stops whole at ``pc`` (a jump its threads disagree on, a failed address
+        check at a segment's start): a record of it (-1 - the chunk's first lane, 2 pc) for
+        regions.Runner, the chunk's flag, and the chunk's end."""
+        b = self.b
+        j = b.load(self.nrec)
+        two = b.mul(j, ir.Constant(I64, 2))
+        b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
+        b.store(ir.Constant(I64, pc * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
+        b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
+        b.store(ir.Constant(I64, 1), self.stopped)
+        b.branch(self.chunk_end)
 
     def _lane_of(self, kk, pick, name=""):
         """The lane of counter ``kk`` computed, not read from ``lanes``: a region with cuts runs only
@@ -871,13 +878,7 @@ class CutRegionBuilder(RegionBuilder):
         b, seg = self.b, self.seg
         first = pcs[0]
         if resume is None:
-            j = b.load(self.nrec)
-            two = b.mul(j, ir.Constant(I64, 2))
-            b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
-            b.store(ir.Constant(I64, seg["first"] * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
-            b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
-            b.store(ir.Constant(I64, 1), self.stopped)
-            b.branch(self.chunk_end)
+            self._block_stops(seg["first"])
             return False
         self.next_lane, after = self._lanes(f"f{first}", *(run[:2] if run else ()))
         here = self.fn.append_basic_block(f"f{first}_waits_here")
