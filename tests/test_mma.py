@@ -400,3 +400,77 @@ def test_the_compiled_loop_proves_each_element_on_its_own_top():
     d, ok = run(np.arange(4), regs["a"], regs["b"], regs["c"])
     assert ok.all()
     assert (np.stack(d, axis=-1).reshape(4, -1) == want).all()
+
+
+CHAIN = r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void chain(const half* a, const half* b, const float* c, float* d, int skew) {
+  __shared__ half sa[2][512], sb[2][512];             // each warp's A (16 x 32) and B (32 x 16, by columns)
+  int w = threadIdx.x / 32, t = blockIdx.x * 2 + w;
+  for (int i = threadIdx.x % 32; i < 512; i += 32) { sa[w][i] = a[t * 512 + i]; sb[w][i] = b[t * 512 + i]; }
+  __syncwarp();
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::load_matrix_sync(acc, c + t * 256, 16, wmma::mem_row_major);
+  const half *pa = sa[w], *pb = sb[w] + (t == 5 ? skew : 0);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {                        // unrolled: load, load, mma, load, load, mma
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+    wmma::load_matrix_sync(fa, pa + 16 * k, 32);
+    wmma::load_matrix_sync(fb, pb + 16 * k, 32);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(d + t * 256, acc, 16, wmma::mem_row_major);
+}'''
+
+
+def _chain_inputs():
+    """8 warps' A (16 x 32), B (32 x 16, by columns) and C: small integers in the even warps, random
+    halves (whose sums the alignment cuts) in the odd ones; C a multiple of 12/11, as cudaTensorCoreGemm's."""
+    rng = np.random.default_rng(11)
+    small = (np.arange(8) % 2 == 0)[:, None, None]
+    a, b = (np.where(small, rng.integers(-3, 4, (8, 16, 32)), rng.standard_normal((8, 16, 32))).astype(np.float16)
+            for _ in range(2))
+    return a, b, (rng.integers(0, 9, (8, 16, 16)) * np.float32(12 / 11)).astype(np.float32)
+
+
+def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(monkeypatch):
+    """nvcc unrolls a GEMM's k-loop into a straight line of wmma.load and wmma.mma, which the emulator
+    runs warp by warp as one program in a compiled loop (emulator/mma_runs.py). Warps of small integers
+    are proven exact there; warps of random halves stop at their first mma, the numpy path sums them
+    term by term, and the program goes on; every warp gets the bits of the two mmas one after the other."""
+    from cudalab.emulator import mma_native
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)        # the compiled loops even for these 8 warps
+    stops = []
+    run = mma_native.Form.run
+
+    def watched(self, warps, pos, ptrs, ops, *rest):
+        run(self, warps, pos, ptrs, ops, *rest)
+        stops.append((len(ops), pos.tolist()))
+    monkeypatch.setattr(mma_native.Form, "run", watched)
+    a, b, c = _chain_inputs()
+    d = np.zeros((8, 16, 16), np.float32)
+    cudalab.compile(CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
+    want = c.astype(np.float64)
+    for s in (slice(0, 16), slice(16, 32)):
+        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
+                            "f16", "f32", "f32", False).astype(np.float64)
+    assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    # load, load, mma, load, load, mma: the even warps ran all six rows, the odd ones stopped at the mma
+    assert stops[0] == (6, [6, 2, 6, 2, 6, 2, 6, 2])
+
+
+def test_a_bad_address_inside_a_program_is_reported_as_the_load_alone_reports_it(monkeypatch):
+    """A wmma.load out of shared memory's bounds stops its warp's program; the load's own path then
+    names the thread and address as when the instructions run one by one."""
+    from cudalab.emulator import mma_native
+    a, b, c = _chain_inputs()
+    k = cudalab.compile(CHAIN).get_kernel("chain")
+    said = []
+    for worth in (lambda warps: True, lambda warps: False):       # as one program, then one by one
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        with pytest.raises(KernelError) as e:
+            k[4, 64](a.ravel(), b.ravel(), c.ravel(), np.zeros(8 * 256, np.float32), np.int32(4000))
+        said.append(str(e.value))
+    assert said[0] == said[1] and "shared" in said[0]

@@ -27,7 +27,7 @@ from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
 from . import forecast
-from . import mma  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
+from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
@@ -169,6 +169,7 @@ class Program:
                            "it with the program.")
                 raise UnsupportedError(f"The emulator cannot run the PTX instruction `{inst.text}`{where}: {why} "
                                        "Try simpler code for that line, or run on a real GPU.") from None
+        code = mma_runs.fuse(code, f)        # a GEMM's stretches of wmma instructions run as one program
         return DecodedFunction(f, code, reconvergence(f), offsets, sizes, depots, (loff + 15) // 16 * 16)
 
     def _decode_inst(self, inst, ctx):

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import alu, mma_native
 from .decode import DECODERS, Unsupported, op
-from .dtypes import fma_f64
+from .dtypes import fma_f64, storage
 from .memops import gather, resolve, scatter
 from .memory import SHARED_WINDOW, WINDOW_SIZE
 from .operands import address_reader, reader, writer
@@ -463,6 +463,8 @@ class Fragment:
         self.writers = [writer(o, word, func) if o[0] == "reg" else None for o in regs]
         self.rows, self.cols = rows, cols
         self.word = np.uint64 if self.bits == 64 else np.uint32
+        # the plain registers' names (mma_runs reaches them by name), None where one is not
+        self.names = [o[1] for o in regs] if all(o[0] == "reg" and not o[2] for o in regs) else None
         elements = len(regs) * max(1, 32 // self.bits)
         if rows.shape[1] != elements:
             raise Unsupported(f"a {typ} fragment of {len(regs)} registers")
@@ -614,6 +616,9 @@ def _run_mma(inst, frag, shape, atype, ctype, dtype, sat, block=None, btype=None
             for j, reg in enumerate(d):
                 reg.reshape(-1, 32)[warps[rest]] = bits[:, :, j]
         frag["d"].write_registers(ex, (warps[:, None] * 32 + _LANE).ravel(), d)   # active_warps: all 32 lanes
+    if fast and all(frag[u].names for u in "abcd"):
+        run.fusion = ("mma", fast, {**{u: frag[u].names for u in "abcd"}, "words": {
+            x: np.dtype(frag[u].word).itemsize for u in "abcd" for x in frag[u].names}})
     return run
 
 
@@ -731,6 +736,25 @@ def _wmma(inst, d):
                 full = np.zeros((warps.size * 32, ne), edt)
                 full[np.searchsorted((warps[:, None] * 32 + _LANE).ravel(), lanes)] = raw
             frag.write(ex, warps, full.reshape(warps.size, 32, ne))
+        base = addr_op[1]
+        # mma_runs takes loads from shared memory whose registers each hold elements side by side in memory
+        per = max(1, 32 // frag.bits)
+        side_by_side = distinct % per == 0 and (major_u.reshape(32, -1, per) == major_u[:, ::per, None]).all() and \
+            (minor_u.reshape(32, -1, per) == minor_u[:, ::per, None] + np.arange(per, dtype=np.uint64)).all()
+        if space == "shared" and frag.names and side_by_side and (base is None or base[0] == "reg") and \
+                (not stride_op or stride_op[0][0] in ("reg", "imm")) and not (stride_op and stride_op[0][0] == "reg"
+                                                                            and stride_op[0][2]):
+            ld = stride_op[0][1] if stride_op and stride_op[0][0] == "reg" else \
+                int(rs(None, None)) if stride_op else default_ld
+            words = {x: np.dtype(frag.word).itemsize for x in frag.names}
+            if base is not None:
+                words[base[1]] = storage(d.func.regs[base[1]]).itemsize
+            if isinstance(ld, str):
+                words[ld] = storage(d.func.regs[ld]).itemsize
+            run.fusion = ("load", None, {
+                "regs": frag.names, "base": base and base[1], "offset": (int(addr_op[2]) + 2 ** 63) % 2 ** 64 - 2 ** 63,
+                "base_word": words.get(base and base[1], 8), "ld": ld, "major": major_u, "minor": minor_u,
+                "esize": esize, "bits": frag.bits, "word": np.dtype(frag.word).itemsize, "words": words})
         return run
 
     def run(ex):

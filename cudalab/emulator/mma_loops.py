@@ -1,9 +1,22 @@
 """The compiled loops of mma_native (numba): imported when a tensor-core instruction first runs, so
-that the emulator starts without numba."""
+that the emulator starts without numba.
+
+A loop runs a *program* (mma_runs.py): rows of ``ops``, each a wmma.load from shared memory or an mma
+of one form, for every warp of the batch, warp by warp: a warp's fragments stay in the cache from
+its loads to its mmas, and an A or B fragment that several mmas read is decoded once (its *fragment
+id*, one per register tuple and the load that wrote it). One instruction alone is a program of one row.
+Registers are reached through their arrays' addresses (``ptrs``, one a register; numpy arrays over
+the batch's lanes), so a program of a hundred instructions needs no copies of its registers."""
 import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from .mma_native import (A, B, BASE, BASE_WORD, C, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, LD, LD_IMM, LOAD, NREGS,
+                          OFFSET, REGS, TABLE, WORD)
 
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
@@ -42,18 +55,89 @@ def decode(u, ebits, mbits):
     return v, exponent, scale + ctz(sig), True
 
 
+def _memory(llvm_type, numba_type):
+    """peek(address) and poke(address, value) of one machine type at a byte address (an int64)."""
+    @intrinsic
+    def peek(typingctx, address):
+        def codegen(context, builder, sig, args):
+            return builder.load(builder.inttoptr(args[0], llvm_type.as_pointer()))
+        return numba_type(address), codegen
+
+    @intrinsic
+    def poke(typingctx, address, value):
+        def codegen(context, builder, sig, args):
+            v = context.cast(builder, args[1], sig.args[1], numba_type)
+            builder.store(v, builder.inttoptr(args[0], llvm_type.as_pointer()))
+            return context.get_dummy_value()
+        return types.void(address, value), codegen
+    return peek, poke
+
+
+peek8, _ = _memory(ir.IntType(8), types.uint8)
+peek16, _ = _memory(ir.IntType(16), types.uint16)
+peek32, poke32 = _memory(ir.IntType(32), types.uint32)
+peek64, poke64 = _memory(ir.IntType(64), types.uint64)
+peek_f32, _ = _memory(ir.FloatType(), types.float32)
+
+
+
 @numba.njit(inline="always", cache=True)
-def unpack(regs, target, bits, w, raw):
+def word_at(ptrs, slot, lane, word):
+    """Lane ``lane``'s value of register ``slot`` (a word of ``word`` bytes) as uint64."""
+    if word == 8:
+        return peek64(ptrs[slot] + 8 * lane)
+    return np.uint64(peek32(ptrs[slot] + 4 * lane))
+
+
+@numba.njit(inline="always", cache=True)
+def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+    """wmma.load of warp w from shared memory: lane l's element e lies at byte base + (major * ld +
+    minor) * esize (the tables by l) of its block's row of shared memory (at byte block_base[lane]
+    of the buffer at address ``shared``); register j holds elements j * per to j * per + per - 1,
+    modulo the distinct elements (sm_70's repeated halves), which lie side by side in memory (mma_runs
+    takes only such loads): one word a register. False where some word is out of bounds or misaligned
+    (registers half written): mma.py's path then reports it. ``lanes``: scratch for the lanes' rows."""
+    distinct, esize, bits, word, tab = op[DISTINCT], op[ESIZE], op[ELEMENT_BITS], op[WORD], op[TABLE]
+    offset, base_slot, ld_slot = op[OFFSET], op[BASE], op[LD]
+    per = max(1, 32 // bits)
+    for l in range(32):                 # each lane's base address in the buffer, and its row stride
+        lane = w * 32 + l
+        base = offset
+        if base_slot >= 0:
+            base += np.int64(word_at(ptrs, base_slot, lane, op[BASE_WORD]))
+            if op[BASE_WORD] == 4:
+                base &= 0xFFFFFFFF
+        if base < 0 or base > limit:
+            return False
+        lanes[0, l] = base + np.int64(shared) + np.int64(block_base[lane])
+        lanes[1, l] = base
+        lanes[2, l] = np.int64(word_at(ptrs, ld_slot, lane, 4) & np.uint64(0xFFFFFFFF)) if ld_slot >= 0 else op[LD_IMM]
+    for j in range(op[NREGS]):
+        e = (j * per) % distinct
+        out = ptrs[op[REGS + j]] + word * 32 * w
+        for l in range(32):
+            at = (np.int64(major[tab, l, e]) * lanes[2, l] + np.int64(minor[tab, l, e])) * esize
+            if at < 0 or lanes[1, l] + at > limit - word or (lanes[1, l] + at) & (word - 1):
+                return False
+            if word == 8:
+                poke64(out + 8 * l, peek64(lanes[0, l] + at))
+            else:
+                poke32(out + 4 * l, peek32(lanes[0, l] + at))
+    return True
+
+
+@numba.njit(inline="always", cache=True)
+def unpack(ptrs, op, col, nregs, target, bits, w, raw):
     """Warp w's fragment elements into raw[matrix element] (their bits): element e of lane l, the
     (e % per)-th of register e // per (per = 32 // bits elements a register), goes to raw[target[l,
-    e]] (-1: a repeated element, read from its first place). ``regs``: the fragment's registers, a
-    tuple of arrays over the batch (the leading ones: those holding no first place may be left out)."""
+    e]] (-1: a repeated element, read from its first place). The registers: slots op[col:col + nregs]
+    (the leading ones: those holding no first place are left out)."""
     per = max(1, 32 // bits)
     mask = ~np.uint64(0) if bits == 64 else (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-    for j in range(len(regs)):
-        reg = regs[j]
+    for j in range(nregs):
+        slot = op[col + j]
         for l in range(32):
-            word = np.uint64(reg[w * 32 + l])
+            word = word_at(ptrs, slot, w * 32 + l, 8 if bits == 64 else 4)
             for sub in range(per):
                 t = target[l, j * per + sub]
                 if t >= 0:
@@ -61,42 +145,43 @@ def unpack(regs, target, bits, w, raw):
 
 
 @numba.njit(inline="always", cache=True)
-def gather_inputs(regs, target, w, bits, shift, values, exponents, lowest, k, block, vals, vals32, top, low):
+def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponents, lowest, k, div, block,
+                  vals, vals32, top, low):
     """Warp w's A or B fragment (f16/bf16/tf32 elements) into vals and vals32 (flat float64 and
-    float32 copies of a matrix of rows of k: A, or B transposed, so that both are read along k), with
-    the largest exponent and the lowest set bit of each hardware step of ``block`` k's in top and
-    low. Fragment element (lane l, element e) goes to vals[target[l, e]] (-1: a repeated element);
-    values/exponents/lowest: mma_native.input_table's, by the element's bits shifted right by
-    ``shift``. One loop for A and B, which differ only in their targets."""
+    float32 copies of the matrix: A (m x k, div = 1) or B (k x n, div = n)), with the largest exponent
+    and the lowest set bit of each hardware step of ``block`` k's in top and low. Fragment element
+    (lane l, element e) goes to vals[target[l, e]] (-1: a repeated element); values/exponents/lowest:
+    mma_native.input_table's, by the element's bits shifted right by ``shift``. One loop for A and B,
+    which differ only in their targets."""
     per = max(1, 32 // bits)
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
-    for j in range(len(regs)):
-        reg = regs[j]
+    top[:], low[:] = -FAR, FAR
+    for j in range(nregs):
+        slot = op[col + j]
         for l in range(32):
-            word = np.uint64(reg[w * 32 + l])
+            word = word_at(ptrs, slot, w * 32 + l, 4)
             for sub in range(per):
                 t = target[l, j * per + sub]
                 if t >= 0:
                     u = ((word >> np.uint64(sub * bits)) & mask) >> shift
-                    q = (t % k) // block
+                    q = ((t // div) % k) // block
                     vals[t] = values[u]
                     vals32[t] = values[u]
                     top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
 
 
 @numba.njit(inline="always", cache=True)
-def product32(av, bv, out, m, n, k):
-    """out (m x n) = A B for A (m x k) and B (k x n), flat float32 arrays of integers whose every
-    partial sum float32 holds exactly; m, n, k the caller's constants. Each row of D is summed eight
-    columns at a time in eight scalars, which LLVM packs into one vector register (a loop adding into
+def product(av, bv, out, m, n, k, k0, k1, zero):
+    """out (m x n) = A B over k0 <= kk < k1 for A (m x k) and B (k x n), flat arrays of ``zero``'s type
+    whose every partial sum is exact in it; m, n, k the caller's constants. Each row of D is summed
+    eight columns at a time in eight scalars, which LLVM packs into vector registers (a loop adding into
     out as it goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64
-    products are not vectorized either: 2.3 us for 16x16x16 against about 0.8). Inlined, not a
-    closure of make(): numba's cache cannot key a loop that calls another closure (it compiled
-    again in every process)."""
+    products are not vectorized either). Inlined, not a closure of make(): numba's cache cannot key a
+    loop that calls another closure (it compiled again in every process)."""
     for i in range(m):
         for j in range(0, n, 8):
-            t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = np.float32(0.0)
-            for kk in range(k):
+            t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = zero
+            for kk in range(k0, k1):
                 x, r = av[i * k + kk], kk * n + j
                 t0 += x * bv[r]
                 t1 += x * bv[r + 1]
@@ -136,193 +221,227 @@ def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared,
     return True
 
 
+@numba.njit(inline="always", cache=True)
+def mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc, fa, fb, s, d, p32, p64):
+    """One warp's D = A B + C for f16/bf16/tf32 inputs and float32 C and D, A and B already decoded
+    (fa, fb: (values, float32 values, top, low) of gather_inputs); True where proven exact and D written.
+    The proof takes the largest exponent and the lowest set bit over the whole warp's A, B and C (per
+    hardware step of k): bounds of every element's."""
+    av, av32, ta, tla = fa
+    bv, bv32, tb, tlb = fb
+    du = d.view(np.uint32)
+    for r in range(counts[2]):
+        slot = op[C + r]
+        for l in range(32):
+            t = ctarget[l, r]
+            if t >= 0:
+                s[t] = peek_f32(ptrs[slot] + 4 * (w * 32 + l))
+    for q in range(steps):
+        k0, k1 = q * block, min(k, q * block + block)
+        # C's exponent counts as at least 2**-126, a zero C's as 2**-133 (mma.EMIN_C, ZERO_C)
+        biggest, finite = 0.0, True
+        for i in range(m * n):
+            biggest = max(biggest, abs(s[i]))
+            finite &= s[i] - s[i] == 0.0
+        ec = max(math.frexp(biggest)[1] - 1, -126) if biggest > 0.0 else -133
+        top = max(ec, ta[q] + tb[q])
+        if not (finite and ta[q] < NOT_FINITE and tb[q] < NOT_FINITE):
+            return False
+        # the tensor core aligns each element of D on its own top, the larger of its C's exponent and the
+        # products' (one C much bigger than another, 2.18 and 35.1 in cudaTensorCoreGemm's first step,
+        # would fail a bound of the whole warp): every product is on the grid 25 bits below the largest
+        # top, and each C on the grid 25 bits below the products' top. A C at or above that top is a
+        # float32 within 24 bits of its own exponent: on its grid already
+        if tla[q] + tlb[q] < top - 25:
+            return False
+        if ta[q] + tb[q] > -1000:           # (else the step's products are all zero: every C on its grid)
+            grid = 2.0 ** (25 - ta[q] - tb[q])
+            whole = True
+            for i in range(m * n):
+                x = s[i] * grid
+                whole &= x == math.floor(x)
+            if not whole:
+                return False
+        # every term on one grid: their sum is exact in float64, in any order; where the products
+        # are on the grid of their lowest set bit and their sizes add up to below 2**24 of its steps
+        # (the samples' small integers), every partial sum of A B is a float32 too: float32 sums
+        # them, twice as many at a time
+        narrow = tla[q] + tlb[q]
+        if narrow >= -126 and narrow + 24 <= 127 and (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2) < 2.0 ** (narrow + 24):
+            product(av32, bv32, p32, m, n, k, k0, k1, np.float32(0.0))
+            for i in range(m * n):
+                s[i] += p32[i]
+        else:
+            product(av, bv, p64, m, n, k, k0, k1, 0.0)
+            for i in range(m * n):
+                s[i] += p64[i]
+        bad = False
+        for i in range(m * n):              # cut toward zero to float32; an exact zero is +0
+            v = s[i]
+            size = abs(v)
+            bad |= not ((size >= 2.0 ** -126 or v == 0.0) and size < 2.0 ** 128)
+            d[i] = np.float32(v)
+            du[i] = du[i] - np.uint32(abs(np.float64(d[i])) > size) if v != 0.0 else np.uint32(0)
+        if bad:
+            return False
+        for i in range(m * n):
+            s[i] = d[i]                     # the next hardware step adds to this float32
+    registers = dsrc.size // 32
+    for r in range(registers):
+        slot = op[D + r]
+        for l in range(32):
+            poke32(ptrs[slot] + 4 * (w * 32 + l), du[dsrc[l * registers + r]])
+    return True
+
+
 def make(m, n, k, block):
-    """floats, doubles and integers for one mMnNkK shape and hardware step of k: the sizes are
-    constants of the code (closure variables), so LLVM unrolls and vectorizes the loops over them.
-    Their arguments: the warps to multiply, a, b, c the fragments' registers (tuples of arrays over
-    the batch), *target where
-    each fragment element goes (unpack), *bits the elements' widths; d_regs (fresh arrays) get D, whose
-    register r of lane l holds matrix element dsrc[l * len(d_regs) + r]; ok whether each warp's
-    sums were proven exact (where not, d_regs are left for mma.py's path to fill)."""
+    """floats, doubles and integers for one mMnNkK shape and hardware step of k: programs (the module
+    docstring) of wmma.loads and mmas of that shape. The sizes are constants of the code (closure
+    variables), so LLVM unrolls and vectorizes the loops over them. Their arguments: the warps to run,
+    pos (per warp, the row it starts at; on return the row it stopped at, len(ops) when it ran them
+    all), ptrs (the registers' addresses), ops (the rows), major/minor (the loads' tables), shared,
+    block_base, limit (the batch's shared memory: address, each lane's block's row, a block's bytes),
+    *target where each fragment element goes (unpack), dsrc (register r of D in lane l holds matrix
+    element dsrc[l * registers + r]), counts (the A, B and C registers an mma reads), fragments (the
+    program's A and B fragment ids), then the kind's own. A row stops its warp where a load's address is
+    bad or an mma's sums are not proven exact: mma.py's path then answers that instruction."""
     jit = numba.njit(cache=True, nogil=True)
     # the sums are exact wherever they are used, so their order is free: reassociation lets LLVM vectorize
     exact_sums = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
     steps = (k + block - 1) // block
-    assert n % 8 == 0 and k <= 256, "product32 takes D's columns 8 at a time and sums exactly in float32"
+    assert n % 8 == 0 and k <= 256, "product takes D's columns 8 at a time and sums exactly in float32"
 
     @exact_sums
-    def floats(warps, a, b, c, atarget, btarget, ctarget, dsrc, bits, shift, values, exponents, lowest, d_regs, ok):
-        """D = A B + C for f16/bf16/tf32 inputs and float32 C and D (c's registers viewed as float32);
-        values/exponents/lowest the input type's tables (mma_native.input_table) by an element's bits
-        shifted right by ``shift``; btarget places B's elements transposed (mma_native.plan). The proof
-        takes the largest exponent and the lowest set bit over the whole warp's A, B and C (per hardware
-        step of k): bounds of every element's."""
-        av = np.zeros((m, k))
-        bt = np.zeros((n, k))
-        av32 = np.zeros((m, k), np.float32)
-        bt32 = np.zeros((n, k), np.float32)
-        avf, btf, av32f, bt32f = av.reshape(m * k), bt.reshape(n * k), av32.reshape(m * k), bt32.reshape(n * k)
-        ta = np.empty(steps, np.int64)
-        tla = np.empty(steps, np.int64)
-        tb = np.empty(steps, np.int64)
-        tlb = np.empty(steps, np.int64)
-        s = np.zeros(m * n)
-        d = np.empty(m * n, np.float32)
-        du = d.view(np.uint32)
+    def floats(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
+               counts, fragments, bits, shift, values, exponents, lowest):
+        """f16/bf16/tf32 inputs, float32 C and D; values/exponents/lowest the input type's tables
+        (mma_native.input_table) by an element's bits shifted right by ``shift``."""
+        av, av32 = np.zeros((fragments[0], m * k)), np.zeros((fragments[0], m * k), np.float32)
+        bv, bv32 = np.zeros((fragments[1], k * n)), np.zeros((fragments[1], k * n), np.float32)
+        ta, tla = np.empty((fragments[0], steps), np.int64), np.empty((fragments[0], steps), np.int64)
+        tb, tlb = np.empty((fragments[1], steps), np.int64), np.empty((fragments[1], steps), np.int64)
+        have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
+        s, d = np.zeros(m * n), np.empty(m * n, np.float32)
+        p32, p64 = np.empty(m * n, np.float32), np.empty(m * n)
+        lanes = np.empty((3, 32), np.int64)
         for wi in range(warps.size):
-            w = warps[wi]
-            # A and B: each element's value, and per hardware step the largest exponent and lowest set
-            # bit (a zero's lie far out: input_table); a matrix element no lane holds stays 0
-            ta[:], tla[:], tb[:], tlb[:] = -FAR, FAR, -FAR, FAR
-            gather_inputs(a, atarget, w, bits, shift, values, exponents, lowest, k, block, avf, av32f, ta, tla)
-            gather_inputs(b, btarget, w, bits, shift, values, exponents, lowest, k, block, btf, bt32f, tb, tlb)
-            for r in range(len(c)):
-                reg = c[r]
-                for l in range(32):
-                    t = ctarget[l, r]
-                    if t >= 0:
-                        s[t] = reg[w * 32 + l]
-            good = True
-            for q in range(steps):
-                k0, k1 = q * block, min(k, q * block + block)
-                # C's exponent counts as at least 2**-126, a zero C's as 2**-133 (mma.EMIN_C, ZERO_C)
-                biggest, finite = 0.0, True
-                for i in range(m * n):
-                    biggest = max(biggest, abs(s[i]))
-                    finite &= s[i] - s[i] == 0.0
-                ec = max(math.frexp(biggest)[1] - 1, -126) if biggest > 0.0 else -133
-                top = max(ec, ta[q] + tb[q])
-                good &= finite and ta[q] < NOT_FINITE and tb[q] < NOT_FINITE
-                if not good:
-                    break
-                grid = 2.0 ** (25 - top)            # C on the grid too: each C times it a whole number
-                whole = tla[q] + tlb[q] >= top - 25
-                for i in range(m * n):
-                    x = s[i] * grid
-                    whole &= x == math.floor(x)
-                if not whole:
-                    # the tensor core aligns each element of D on its own top: one C much bigger than
-                    # another (2.18 and 35.1 in cudaTensorCoreGemm's first step) fails the warp's bound
-                    # but not its own, with the products' bound kept for every element
-                    for i in range(m * n):
-                        e = max(math.frexp(s[i])[1] - 1, -126) if s[i] != 0.0 else -133
-                        own = max(e, ta[q] + tb[q])
-                        x = s[i] * 2.0 ** (25 - own)
-                        good &= tla[q] + tlb[q] >= own - 25 and x == math.floor(x)
-                if not good:
-                    break
-                # where every term is on the grid of its lowest set bit and the sum of their sizes stays
-                # below 2**24 of its steps (the samples' small integers), every partial sum is a float32
-                # (a normal one): float32 sums them exactly, twice as many at a time, and D is that sum
-                narrow = tla[q] + tlb[q]
-                small = narrow >= -126 and narrow + 24 <= 127 and \
-                    biggest + (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2) < 2.0 ** (narrow + 24)
-                if small:
-                    grid = 2.0 ** -narrow
-                    for i in range(m * n):
-                        x = s[i] * grid
-                        small &= x == math.floor(x)
-                if small:
-                    for i in range(m):
-                        for j in range(n):
-                            acc = np.float32(0.0)
-                            for kk in range(k0, k1):
-                                acc += av32[i, kk] * bt32[j, kk]
-                            v = np.float32(s[i * n + j]) + acc
-                            d[i * n + j] = v if v != 0.0 else np.float32(0.0)
-                    for i in range(m * n):
-                        s[i] = d[i]
-                    continue
-                for i in range(m):                  # every term on one grid, fewer than 2**32 of its steps:
-                    for j in range(n):              # exact in float64, in any order
-                        acc = 0.0
-                        for kk in range(k0, k1):
-                            acc += av[i, kk] * bt[j, kk]
-                        s[i * n + j] += acc
-                for i in range(m * n):              # cut toward zero to float32; an exact zero is +0
-                    v = s[i]
-                    size = abs(v)
-                    good &= (size >= 2.0 ** -126 or v == 0.0) and size < 2.0 ** 128
-                    d[i] = np.float32(v) if v != 0.0 else np.float32(0.0)
-                    if abs(np.float64(d[i])) > size:
-                        du[i] -= np.uint32(1)
-                    s[i] = d[i]                     # the next hardware step adds to this float32
-            ok[wi] = good
-            if good:
-                for r in range(len(d_regs)):
-                    reg = d_regs[r]
-                    for l in range(32):
-                        reg[w * 32 + l] = du[dsrc[l * len(d_regs) + r]]
+            w, p = warps[wi], pos[wi]
+            have_a[:], have_b[:] = False, False
+            while p < ops.shape[0]:
+                op = ops[p]
+                if op[0] == LOAD:
+                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+                        break
+                else:
+                    a, b = op[FA], op[FB]
+                    if not have_a[a]:
+                        gather_inputs(ptrs, op, A, counts[0], atarget, w, bits, shift, values, exponents, lowest,
+                                      k, 1, block, av[a], av32[a], ta[a], tla[a])
+                        have_a[a] = True
+                    if not have_b[b]:
+                        gather_inputs(ptrs, op, B, counts[1], btarget, w, bits, shift, values, exponents, lowest,
+                                      k, n, block, bv[b], bv32[b], tb[b], tlb[b])
+                        have_b[b] = True
+                    if not mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc,
+                                      (av[a], av32[a], ta[a], tla[a]), (bv[b], bv32[b], tb[b], tlb[b]), s, d, p32, p64):
+                        break
+                p += 1
+            pos[wi] = p
 
     @jit
-    def doubles(warps, a, b, c, atarget, btarget, ctarget, dsrc, d_regs, ok):
+    def doubles(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
+                counts, fragments):
         """DMMA where every partial sum of the fma chain is exact in float64 (all terms on one grid,
         the sum of their magnitudes below 2**53 of its steps): then it is C + A B, summed here in the
-        chain's k order (so zeros keep the chain's signs). d_regs viewed as float64."""
-        raw_a = np.zeros(m * k, np.uint64)
-        raw_b = np.zeros(k * n, np.uint64)
-        raw_c = np.zeros(m * n, np.uint64)
-        av = np.empty(m * k)
-        la = np.empty(m * k, np.int64)
-        bv = np.empty(k * n)
-        lb = np.empty(k * n, np.int64)
+        chain's k order (so zeros keep the chain's signs)."""
+        raw_a, raw_b, raw_c = np.zeros(m * k, np.uint64), np.zeros(k * n, np.uint64), np.zeros(m * n, np.uint64)
+        av, la = np.empty(m * k), np.empty(m * k, np.int64)
+        bv, lb = np.empty(k * n), np.empty(k * n, np.int64)
+        registers = dsrc.size // 32
+        d = np.empty(32 * registers)
+        du = d.view(np.uint64)
+        lanes = np.empty((3, 32), np.int64)
         for wi in range(warps.size):
-            w = warps[wi]
-            unpack(a, atarget, 64, w, raw_a)
-            unpack(b, btarget, 64, w, raw_b)
-            unpack(c, ctarget, 64, w, raw_c)
-            good = True
-            for i in range(m * k):
-                av[i], _, la[i], fin = decode(raw_a[i], 11, 52)
-                good &= fin
-            for i in range(k * n):
-                bv[i], _, lb[i], fin = decode(raw_b[i], 11, 52)
-                good &= fin
-            for r in range(len(d_regs)):
-                reg = d_regs[r]
-                for l in range(32):
-                    x = dsrc[l * len(d_regs) + r]
-                    i, j = x // n, x % n
-                    total, _, low, fin = decode(raw_c[x], 11, 52)
+            w, p = warps[wi], pos[wi]
+            while p < ops.shape[0]:
+                op = ops[p]
+                if op[0] == LOAD:
+                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+                        break
+                    p += 1
+                    continue
+                unpack(ptrs, op, A, counts[0], atarget, 64, w, raw_a)
+                unpack(ptrs, op, B, counts[1], btarget, 64, w, raw_b)
+                unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
+                good = True
+                for i in range(m * k):
+                    av[i], _, la[i], fin = decode(raw_a[i], 11, 52)
+                    good &= fin
+                for i in range(k * n):
+                    bv[i], _, lb[i], fin = decode(raw_b[i], 11, 52)
+                    good &= fin
+                for x in range(32 * registers):
+                    i, j = dsrc[x] // n, dsrc[x] % n
+                    total, _, low, fin = decode(raw_c[dsrc[x]], 11, 52)
                     bound = abs(total)
                     for kk in range(k):
                         total += av[i * k + kk] * bv[kk * n + j]
                         bound += abs(av[i * k + kk] * bv[kk * n + j])
                         low = min(low, la[i * k + kk] + lb[kk * n + j])
                     good &= fin and bound < 1e300 and (bound == 0.0 or math.frexp(bound)[1] + 1 - low <= 53)
-                    reg[w * 32 + l] = total
-            ok[wi] = good
+                    d[x] = total
+                if not good:
+                    break
+                for r in range(registers):
+                    for l in range(32):
+                        poke64(ptrs[op[D + r]] + 8 * (w * 32 + l), du[l * registers + r])
+                p += 1
+            pos[wi] = p
 
     @jit
-    def integers(warps, a, b, c, atarget, btarget, ctarget, dsrc, abits, asigned, bbits, bsigned, sat, d_regs):
+    def integers(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
+                 counts, fragments, abits, asigned, bbits, bsigned, sat):
         """Integer mma: exact, wrapping to 32 bits or clamped (.satfinite); always proven. A B is summed
-        in float32 (product32): at most k * 255 * 255 < 2**24 (k <= 256), every partial sum exact."""
-        raw_a = np.zeros(m * k, np.uint64)
-        raw_b = np.zeros(k * n, np.uint64)
-        raw_c = np.zeros(m * n, np.uint64)
-        av = np.empty(m * k, np.float32)
-        bv = np.empty(k * n, np.float32)
+        in float32 (product): at most k * 255 * 255 < 2**24 (k <= 256), every partial sum exact."""
+        raw_a, raw_b, raw_c = np.zeros(m * k, np.uint64), np.zeros(k * n, np.uint64), np.zeros(m * n, np.uint64)
+        av, bv = np.zeros((fragments[0], m * k), np.float32), np.zeros((fragments[1], k * n), np.float32)
+        have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
         ab = np.empty(m * n, np.float32)
-        s = np.empty(m * n, np.int64)
+        registers = dsrc.size // 32
+        lanes = np.empty((3, 32), np.int64)
         for wi in range(warps.size):
-            w = warps[wi]
-            unpack(a, atarget, abits, w, raw_a)
-            unpack(b, btarget, bbits, w, raw_b)
-            unpack(c, ctarget, 32, w, raw_c)
-            for i in range(m * k):
-                x = np.int64(raw_a[i])
-                av[i] = x - (1 << abits) if asigned and x >= 1 << (abits - 1) else x
-            for i in range(k * n):
-                x = np.int64(raw_b[i])
-                bv[i] = x - (1 << bbits) if bsigned and x >= 1 << (bbits - 1) else x
-            product32(av, bv, ab, m, n, k)
-            for i in range(m * n):
-                x = np.int64(raw_c[i])
-                s[i] = (x - (1 << 32) if x >= 1 << 31 else x) + np.int64(ab[i])
-            for r in range(len(d_regs)):
-                reg = d_regs[r]
-                for l in range(32):
-                    v = s[dsrc[l * len(d_regs) + r]]
-                    reg[w * 32 + l] = (min(max(v, -2 ** 31), 2 ** 31 - 1) if sat else v) & 0xFFFFFFFF
+            w, p = warps[wi], pos[wi]
+            have_a[:], have_b[:] = False, False
+            while p < ops.shape[0]:
+                op = ops[p]
+                if op[0] == LOAD:
+                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+                        break
+                    p += 1
+                    continue
+                a, b = op[FA], op[FB]
+                if not have_a[a]:
+                    unpack(ptrs, op, A, counts[0], atarget, abits, w, raw_a)
+                    for i in range(m * k):
+                        x = np.int64(raw_a[i])
+                        av[a, i] = x - (1 << abits) if asigned and x >= 1 << (abits - 1) else x
+                    have_a[a] = True
+                if not have_b[b]:
+                    unpack(ptrs, op, B, counts[1], btarget, bbits, w, raw_b)
+                    for i in range(k * n):
+                        x = np.int64(raw_b[i])
+                        bv[b, i] = x - (1 << bbits) if bsigned and x >= 1 << (bbits - 1) else x
+                    have_b[b] = True
+                unpack(ptrs, op, C, counts[2], ctarget, 32, w, raw_c)
+                product(av[a], bv[b], ab, m, n, k, 0, k, np.float32(0.0))
+                for r in range(registers):
+                    for l in range(32):
+                        x = dsrc[l * registers + r]
+                        c = np.int64(raw_c[x])
+                        v = (c - (1 << 32) if c >= 1 << 31 else c) + np.int64(ab[x])
+                        poke32(ptrs[op[D + r]] + 4 * (w * 32 + l),
+                               np.uint32((min(max(v, -2 ** 31), 2 ** 31 - 1) if sat else v) & 0xFFFFFFFF))
+                p += 1
+            pos[wi] = p
 
     return {"floats": floats, "doubles": doubles, "integers": integers}

@@ -13,6 +13,8 @@ only says sooner what the general rule says.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 INTEGERS = {"s8": True, "u8": False, "s4": True, "u4": False}          # signed?
@@ -57,43 +59,91 @@ def loader():
     return mma_loops.load_shared
 
 
+# the columns of a program's row (mma_runs.Run builds them, mma_loops runs them): an mma reads its A, B
+# and C registers and writes D's (slots into ptrs) and names its A and B fragment ids; a load writes REGS registers from
+# the address BASE + OFFSET (BASE_WORD: the base register's bytes, 4 adding in 32 bits) with the
+# row stride LD (a register, or LD_IMM), its elements where table TABLE of major/minor says
+MMA, LOAD = 1, 0
+FA, FB, A, B, C, D = 1, 2, 3, 11, 19, 27
+NREGS, REGS, BASE, BASE_WORD, OFFSET, LD, LD_IMM = 1, 3, 11, 12, 13, 14, 15
+TABLE, DISTINCT, ESIZE, ELEMENT_BITS, WORD = 16, 17, 18, 19, 20
+COLUMNS = 35
+
+_FORMS = {}
+_NO_TABLE = np.zeros((1, 32, 1), np.uint64)        # a program without loads
+
+
 def plan(places, elements, dplaces, shape, atype, btype, ctype, dtype, sat, block):
-    """A function (warps, the registers of A, B and C, each a tuple of arrays over the batch's lanes)
-    -> (D's registers (set at those warps' lanes), ok per warp) for the types the fast path takes, else None. ``places``: for "a",
-    "b" and "c", each matrix element's place among a warp's fragment elements (mma.matrix_places);
-    ``elements``: their fragments' elements a lane; ``dplaces``: the matrix element (row * n + col)
-    of each of D's places (one element a register)."""
-    from .mma import BITS
-    m, n, k = shape
+    """The Form of an mma for the types the fast path takes, else None; one object per distinct
+    form, so that mma_runs can tell a program's mmas are alike. ``places``: for "a", "b" and "c", each
+    matrix element's place among a warp's fragment elements (mma.matrix_places); ``elements``: their
+    fragments' elements a lane; ``dplaces``: the matrix element (row * n + col) of each of D's places
+    (one element a register)."""
     if ctype != dtype or (atype, btype, ctype) not in _TAKEN:
         return None
-    bits = {"a": BITS[atype], "b": BITS[btype], "c": BITS[ctype]}
-    target = {u: _targets(places[u], elements[u]) for u in "abc"}
-    # sm_70's f16 fragments repeat their elements in the later registers: those are not read
-    used = {u: 1 + int(np.flatnonzero((target[u] >= 0).any(axis=0)).max()) // max(1, 32 // bits[u]) for u in "abc"}
-    dsrc = np.ascontiguousarray(dplaces, np.int64)
-    kind = _TAKEN[(atype, btype, ctype)]
-    if kind == "floats":            # B transposed (element kk * n + j at j * k + kk): read along k as A is
-        t = target["b"]
-        target["b"] = np.where(t >= 0, t % n * k + t // n, -1)
+    key = (shape, atype, btype, ctype, sat, block, tuple(elements[u] for u in "abc"),
+           *(np.asarray(places[u]).tobytes() for u in "abc"), np.asarray(dplaces).tobytes())
+    if key not in _FORMS:
+        _FORMS[key] = Form(places, elements, dplaces, shape, atype, btype, ctype, sat, block)
+    return _FORMS[key]
 
-    def run(warps, a, b, c):
-        f = kernels(shape, block or k)[kind]
-        lanes, registers = a[0].size, dsrc.size // 32
-        ok = np.ones(warps.size, np.bool_)
-        c = tuple(x.view(np.float32) for x in c) if kind == "floats" else c
-        args = (warps, a[:used["a"]], b[:used["b"]], c[:used["c"]], target["a"], target["b"], target["c"], dsrc)
-        if kind == "floats":
-            d = tuple(np.empty(lanes, np.uint32) for _ in range(registers))
-            f(*args, bits["a"], np.uint64(13 if atype == "tf32" else 0), *input_table(atype), d, ok)
-        elif kind == "doubles":
-            d = tuple(np.empty(lanes, np.uint64) for _ in range(registers))
-            f(*args, tuple(x.view(np.float64) for x in d), ok)
-        else:
-            d = tuple(np.empty(lanes, np.uint32) for _ in range(registers))
-            f(*args, bits["a"], INTEGERS[atype], bits["b"], INTEGERS[btype], sat, d)
-        return d, ok
-    return run
+
+class Form:
+    """One mma form (shape, types, fragment layouts) as the compiled loops take it. Called as
+    ``form(warps, a, b, c)`` (the registers of A, B and C, each a tuple of arrays over the batch's
+    lanes) it runs one instruction: (D's registers (set at those warps' lanes), ok per warp)."""
+
+    def __init__(self, places, elements, dplaces, shape, atype, btype, ctype, sat, block):
+        from .mma import BITS
+        m, n, k = shape
+        self.shape, self.block = shape, block or k
+        bits = {"a": BITS[atype], "b": BITS[btype], "c": BITS[ctype]}
+        target = {u: _targets(places[u], elements[u]) for u in "abc"}
+        # sm_70's f16 fragments repeat their elements in the later registers: those are not read
+        self.counts = np.array([1 + int(np.flatnonzero((target[u] >= 0).any(axis=0)).max()) // max(1, 32 // bits[u])
+                                for u in "abc"], np.int64)
+        self.dsrc = np.ascontiguousarray(dplaces, np.int64)
+        self.registers = self.dsrc.size // 32
+        self.word = np.uint64 if bits["c"] == 64 else np.uint32
+        self.kind = _TAKEN[(atype, btype, ctype)]
+        self.targets = (target["a"], target["b"], target["c"])
+        self.types, self.bits, self.sat = (atype, btype), bits, sat
+
+    @functools.cached_property
+    def extra(self):
+        """The kind's own arguments (the input tables imported with the loops, on first use)."""
+        atype, btype = self.types
+        if self.kind == "floats":
+            return (self.bits["a"], np.uint64(13 if atype == "tf32" else 0), *input_table(atype))
+        if self.kind == "integers":
+            return (self.bits["a"], INTEGERS[atype], self.bits["b"], INTEGERS[btype], self.sat)
+        return ()
+
+    def run(self, warps, pos, ptrs, ops, major=_NO_TABLE, minor=_NO_TABLE, shared=0, block_base=None, limit=0,
+            fragments=None):
+        """The compiled loop over a program (mma_loops.make): every warp from its row ``pos``, which
+        it updates."""
+        f = kernels(self.shape, self.block)[self.kind]
+        f(warps, pos, ptrs, ops, major, minor, shared, _NO_BASE if block_base is None else block_base, limit,
+          *self.targets, self.dsrc, self.counts, np.ones(2, np.int64) if fragments is None else fragments, *self.extra)
+
+    def __call__(self, warps, a, b, c):
+        lanes = a[0].size
+        d = tuple(np.empty(lanes, self.word) for _ in range(self.registers))
+        regs = (*a[:self.counts[0]], *b[:self.counts[1]], *c[:self.counts[2]], *d)
+        ptrs = np.array([x.ctypes.data for x in regs], np.int64)
+        op = np.zeros((1, COLUMNS), np.int64)
+        op[0, 0] = MMA
+        slot = 0
+        for col, count in ((A, self.counts[0]), (B, self.counts[1]), (C, self.counts[2]), (D, self.registers)):
+            op[0, col:col + count] = np.arange(slot, slot + count)
+            slot += count
+        pos = np.zeros(warps.size, np.int64)
+        self.run(np.ascontiguousarray(warps, np.int64), pos, ptrs, op)
+        return d, pos == 1
+
+
+_NO_BASE = np.zeros(1, np.uint64)
 
 
 def _targets(places, elements):

@@ -1,0 +1,221 @@
+"""Runs of wmma.load and mma instructions executed as one program, warp by warp, in a compiled loop.
+
+A GEMM kernel's inner loop, unrolled by nvcc, is a straight line of wmma.load (from shared memory)
+and wmma.mma: cudaTensorCoreGemm's holds 112 of them between two barriers. Run one at a time, each
+costs a call with a few hundred microseconds of Python around the compiled loop, and every warp's
+fragments go through memory between one and the next. Here such a stretch (inside one basic block,
+unguarded, its mmas all of one form) becomes one K_FUSED entry of the decoded code: mma_loops runs
+the whole program for one warp, then the next. That equals lock step because the instructions read
+no memory they write (loads read shared memory, mmas only registers), and registers are per lane.
+
+Where a warp cannot go on (a load's address is bad, an mma's sums are not proven exact), it stops
+at that row; the instruction's own path then runs it for those warps (reporting the address, or
+summing term by term) and the program goes on from the next row. With observers, or before the
+compiled loops are worth loading (mma_native.COLD_WARPS), the instructions run one by one as before.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import mma_native
+from .mma_native import (A, B, BASE, BASE_WORD, C, COLUMNS, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, LD, LD_IMM, LOAD,
+                         MMA, NREGS, OFFSET, REGS, TABLE, WORD)
+from .events import InstructionEvent
+
+_LANE = np.arange(32)
+
+
+# integer arithmetic nvcc and NVRTC place between a GEMM's wmma instructions (the next tile's address)
+ARITHMETIC = frozenset({"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "mov", "cvt", "selp",
+                        "setp", "neg", "min", "max"})
+
+
+def fuse(code, func):
+    """``code`` with a K_FUSED entry at the start of every stretch of instructions that holds a
+    program of at least two fusable wmma instructions with an mma (the entries after it are kept: the
+    run falls back on them). Unguarded integer arithmetic in between joins the stretch when it can run
+    before the program: it reads no register the program wrote before it and writes none it touched.
+    A stretch starts at a wmma instruction: the compiled tier (compiled.py) replaces the entries where
+    its groups and regions start, which are never tensor-core instructions."""
+    from .decode import _regs
+    from .engine import K_FUSED, K_NORMAL
+    labels = set(func.labels.values())
+    out = list(code)
+    pc = 0
+    while pc < len(code):
+        if getattr(code[pc][1], "fusion", None) is None:
+            pc += 1
+            continue
+        end, last, form, wrote, read = pc, pc, None, set(), set()
+        while end < len(code) and (end == pc or end not in labels):
+            kind, fn, inst, _ = code[end]
+            if kind != K_NORMAL or inst.guard is not None:
+                break
+            fusion = getattr(fn, "fusion", None)
+            if fusion is None:
+                dests = set(_regs(inst.operands[0])) if inst.operands else set()
+                touched = {x for o in inst.operands for x in _regs(o)}
+                if inst.opcode not in ARITHMETIC or touched & wrote or dests & read:
+                    break
+            elif fusion[0] == "mma" and form is not None and fusion[1] is not form:
+                break
+            else:
+                form = fusion[1] if fusion[0] == "mma" else form
+                wrote.update(fusion[2]["regs" if fusion[0] == "load" else "d"])
+                read.update(fusion[2]["words"])
+                last = end + 1
+            end += 1
+        program = [e for e in code[pc:last] if getattr(e[1], "fusion", None)]
+        if form is not None and len(program) >= 2:
+            out[pc] = (K_FUSED, Run(code[pc:last], form), code[pc][2], last)
+            pc = last
+        else:
+            pc += 1
+    return out
+
+
+class Run:
+    """One run's program (mma_loops' rows), its registers and the loads' element tables."""
+
+    def __init__(self, entries, form):
+        self.entries, self.form = entries, form
+        self.program = [e for e in entries if getattr(e[1], "fusion", None)]
+        self.before = [e[1] for e in entries if not getattr(e[1], "fusion", None)]      # run first
+        self.names, slots = [], {}
+
+        def slot(name):
+            if name not in slots:
+                slots[name] = len(self.names)
+                self.names.append(name)
+            return slots[name]
+        version, fragment_ids, writes = {}, ({}, {}), itertools.count(1)
+        self.fresh, written = set(), set()        # fresh: written before any read
+
+        def read(names):
+            return [slot(x) for x in names]
+
+        def write(names):
+            self.fresh.update(x for x in names if x not in slots)
+            written.update(names)
+            for x in names:
+                version[x] = next(writes)
+            return [slot(x) for x in names]
+        ops, tables = [], []
+        for _, fn, _, _ in self.program:
+            what, _, info = fn.fusion
+            row = np.zeros(COLUMNS, np.int64)
+            if what == "mma":
+                row[0] = MMA
+                for use, col, count in (("a", A, form.counts[0]), ("b", B, form.counts[1]),
+                                        ("c", C, form.counts[2])):
+                    names = info[use][:count]
+                    row[col:col + count] = read(names)
+                    if use != "c":      # one id per register tuple and the writes it has seen
+                        ids = fragment_ids[use == "b"]
+                        row[FA if use == "a" else FB] = ids.setdefault(
+                            (tuple(names), tuple(version.get(x, 0) for x in names)), len(ids))
+                row[D:D + len(info["d"])] = write(info["d"])
+            else:
+                row[0] = LOAD
+                row[BASE] = read([info["base"]])[0] if info["base"] else -1
+                row[LD] = read([info["ld"]])[0] if isinstance(info["ld"], str) else -1
+                row[LD_IMM] = 0 if isinstance(info["ld"], str) else info["ld"]
+                row[NREGS] = len(info["regs"])
+                row[REGS:REGS + len(info["regs"])] = write(info["regs"])
+                row[BASE_WORD], row[OFFSET] = info["base_word"], info["offset"]
+                row[TABLE], row[DISTINCT] = len(tables), info["major"].shape[1]
+                row[ESIZE], row[ELEMENT_BITS], row[WORD] = info["esize"], info["bits"], info["word"]
+                tables.append((info["major"], info["minor"]))
+            ops.append(row)
+        self.ops = np.array(ops)
+        self.written = written
+        self.words = {}
+        for (_, fn, _, _) in self.program:
+            for name, word in fn.fusion[2]["words"].items():
+                self.words[name] = word
+        widest = max([t[0].shape[1] for t in tables], default=1)
+        self.major = np.zeros((max(len(tables), 1), 32, widest), np.uint64)
+        self.minor = np.zeros_like(self.major)
+        for i, (major, minor) in enumerate(tables):
+            self.major[i, :, :major.shape[1]], self.minor[i, :, :minor.shape[1]] = major, minor
+        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1)], np.int64)
+        self.mmas = sum(fn.fusion[0] == "mma" for _, fn, _, _ in self.program)
+
+    def __call__(self, ex):
+        from .mma import active_warps
+        if ex.observers or not mma_native.worth_loading(ex.idx.size // 32 * self.mmas):
+            self.one_by_one(ex)
+            return
+        for fn in self.before:
+            fn(ex)
+        warps = active_warps(ex, self.program[0][2])
+        arrays = self._registers(ex)
+        if arrays is None:
+            for _, fn, _, _ in self.program:
+                fn(ex)
+            return
+        ptrs = np.array([a.ctypes.data for a in arrays], np.int64)
+        pos = np.zeros(warps.size, np.int64)
+        todo = np.ascontiguousarray(warps, np.int64)
+        at = np.arange(warps.size)
+        while True:
+            sub = pos[at]
+            self.form.run(todo, sub, ptrs, self.ops, self.major, self.minor, ex.shared.ctypes.data, ex.shared_base,
+                          ex.shared_size, self.fragments)
+            pos[at] = sub
+            left = np.flatnonzero(pos < len(self.ops))
+            if not left.size:
+                return
+            # the first row some warps stopped at: its instruction's own path for them, then on from the next
+            row = pos[left].min()
+            at = left[pos[left] == row]
+            ex.run_on((warps[at, None] * 32 + _LANE).ravel(), self.program[row][1], ex)
+            pos[at] += 1
+            todo = np.ascontiguousarray(warps[at], np.int64)
+            ptrs = np.array([a.ctypes.data for a in self._again(ex)], np.int64)     # (a writer may replace arrays)
+
+    def _registers(self, ex):
+        """The program's register arrays (those it writes replaced by fresh ones, as a writer of every
+        lane does; a copy where lanes outside the running warps, or reads before the write, need the old
+        values), or None where a register is not an array of the batch of its word (then one by one)."""
+        regs = ex.fr.regs
+        for name in self.names:
+            if name not in self.written:
+                a = regs.get(name)
+                if not (isinstance(a, np.ndarray) and a.shape == (ex.n,) and a.dtype.itemsize == self.words[name]
+                        and a.flags.c_contiguous):
+                    return None
+        every = ex.idx.size == ex.n
+        out = []
+        for name in self.names:
+            if name in self.written:
+                old = regs.get(name)
+                dt = np.uint64 if self.words[name] == 8 else np.uint32
+                if old is None or (every and name in self.fresh):
+                    new = np.empty(ex.n, dt)
+                else:
+                    new = np.array(old, dt)
+                regs[name] = new
+                out.append(new)
+            else:
+                out.append(regs[name])
+        return out
+
+    def _again(self, ex):
+        """The register arrays after an instruction's own path wrote some: each kept if it is still an
+        array of the batch of its word, else replaced by one."""
+        regs = ex.fr.regs
+        for name in self.names:
+            a = regs[name]
+            if not (a.shape == (ex.n,) and a.dtype.itemsize == self.words[name] and a.flags.c_contiguous):
+                regs[name] = np.ascontiguousarray(np.broadcast_to(a, (ex.n,)))
+        return [regs[name] for name in self.names]
+
+    def one_by_one(self, ex):
+        """The instructions as run_function runs K_NORMAL entries (the engine emitted the first's event)."""
+        for i, (_, fn, inst, _) in enumerate(self.entries):
+            if i and ex.observers:
+                ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
+            fn(ex)
