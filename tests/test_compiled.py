@@ -634,6 +634,48 @@ def test_votes_and_warp_reductions_run_in_a_region_with_the_same_bytes(monkeypat
     same_in_both_tiers(monkeypatch, VOTES, "votes", 2, 128, lambda: [x, np.zeros(8 * 256, np.uint32)])
 
 
+RANKS = r"""
+__global__ void ranks(const unsigned* keys, unsigned* rank, unsigned* peers, unsigned* masks) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned digit = keys[i] & 15, lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    unsigned same = 0xffffffff;             // the lanes of this warp whose digit equals this lane's
+    for (int bit = 0; bit < 4; bit++) {
+        unsigned ones = __ballot_sync(0xffffffff, digit >> bit & 1);
+        same &= digit >> bit & 1 ? ones : ~ones;
+    }
+    unsigned le, lt, ge, gt, eq;
+    asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    asm("mov.u32 %0, %%lanemask_ge;" : "=r"(ge));
+    asm("mov.u32 %0, %%lanemask_gt;" : "=r"(gt));
+    asm("mov.u32 %0, %%lanemask_eq;" : "=r"(eq));
+    __syncwarp();
+    rank[i] = __popc(same & le) - 1;        // how many lanes below this one hold the same digit
+    __syncwarp();
+    peers[i] = 31 - __clz(same);            // the highest such lane, the one that would count them
+    masks[i] = (le ^ lt) == eq && (ge ^ gt) == eq && (lt | ge) == 0xffffffff ? lane : 99;
+}
+"""
+
+
+def test_a_warp_match_by_ballots_and_lane_masks_runs_as_one_region_with_the_same_bytes(monkeypatch):
+    """CUB's radix sort ranks keys this way (a match-any of 8 ballots, then %lanemask_le): the
+    lane masks and __syncwarp() keep the whole kernel one region with cuts."""
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(RANKS)
+    code = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("ranks").mangled).code
+    assert cut_spans(RANKS, "ranks") == [(0, len(code) - 1)]        # all of it but the final ret
+    keys = np.random.default_rng(11).integers(0, 1 << 30, 256).astype(np.uint32)
+    args = same_in_both_tiers(monkeypatch, RANKS, "ranks", 2, 128,
+                              lambda: [keys, *(np.zeros(256, np.uint32) for _ in range(3))])
+    digit = (keys & 15).reshape(-1, 32)
+    below = [[int(np.sum(w[:j] == w[j])) for j in range(32)] for w in digit]
+    top = [[int(np.flatnonzero(w == w[j])[-1]) for j in range(32)] for w in digit]
+    assert args[1].tolist() == np.ravel(below).tolist() and args[2].tolist() == np.ravel(top).tolist()
+    assert args[3].tolist() == list(range(32)) * 8
+
+
 HISTOGRAM = r"""
 __global__ void histogram(const unsigned char* data, unsigned* hist, int n) {
     __shared__ unsigned local[256];

@@ -337,6 +337,15 @@ class GroupBuilder:
             return u32(b.lshr(t, ir.Constant(I64, 5)))
         if name == "nwarpid":
             return u32(b.lshr(c["lpb"], ir.Constant(I64, 5)))
+        if name.startswith("lanemask_"):
+            # CUB's warp-wide match (8 ballots, then the lanes below this one) reads %lanemask_le
+            # once per key: interpreted, it split the ranking code into one region per key
+            eq = b.shl(ir.Constant(I32, 1), u32(b.and_(t, ir.Constant(I64, 31))))
+            one = ir.Constant(I32, 1)
+            le = b.sub(b.shl(eq, one), one)         # lane 31: 1 << 32 wraps to 0, 0 - 1 is every bit
+            masks = {"eq": eq, "lt": b.sub(eq, one), "le": le, "gt": b.not_(le), "ge": b.not_(b.sub(eq, one))}
+            if name[9:] in masks:
+                return masks[name[9:]]
         raise Skip(f"special register %{name}")
 
     # ---------------------------------------------------------------- memory

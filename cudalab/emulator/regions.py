@@ -175,7 +175,7 @@ def _commutes(inst, live_out):
 
 def cuts(df, info):
     """pc -> "bar" | "warp" for the instructions a region may hold as cuts (module docstring):
-    unguarded ``bar.sync 0`` / ``barrier.sync 0`` and unguarded shuffles the generator compiles
+    unguarded ``bar.sync 0`` / ``barrier.sync 0`` / ``bar.warp.sync`` and unguarded shuffles the generator compiles
     whose result is not their own source (the exchange reads every lane's source first)."""
     from .barriers import is_named
     from .engine import K_NORMAL, K_WAIT
@@ -185,6 +185,10 @@ def cuts(df, info):
             continue
         if (kind == K_WAIT and inst.opcode in ("bar", "barrier") and "sync" in inst.mods
                 and not {"red", "arrive", "warp"} & set(inst.mods) and not is_named(inst)):
+            out[pc] = "bar"
+        elif kind == K_NORMAL and inst.opcode == "bar" and "warp" in inst.mods:
+            # __syncwarp() orders nothing lock step does not (warp.py runs it as a no-op); as a cut
+            # it orders the block's memory as __syncthreads() does, which covers its warp's
             out[pc] = "bar"
         elif kind == K_NORMAL and (inst.opcode == "shfl" and pc in info or _warp_wide(inst, df.func)):
             from .decode import _regs
