@@ -170,9 +170,10 @@ class Timeline:
         row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
         return row
 
-    def host_function(self, stream=0, name: str = "host function"):
-        """cudaLaunchHostFunc: runs when the stream reaches it, on a driver thread (not the host's)."""
-        return self._add(stream, "host function", name, HOST_FUNCTION_US)
+    def host_function(self, stream=0, name: str = "host function", us: float = 0.0):
+        """cudaLaunchHostFunc: runs when the stream reaches it, on a driver thread (not the host's),
+        for ``us`` microseconds (the function's own CPU time) plus the hand-off."""
+        return self._add(stream, "host function", name, HOST_FUNCTION_US + us)
 
     def record_event(self, name: str, stream=0):
         """cudaEventRecord: the event completes when the stream's earlier work has."""
