@@ -271,7 +271,10 @@ class Server(TextureRequests, LibraryRequests):
         self.printed.extend(t for rec in records for t in rec.printed)
         msg = f"{fn} {data}\0".encode() + self._flush()
         sock, caller = self.host_sock, self.ctx.caller
-        sock.sendall(struct.pack("<I", len(msg)) + msg)
+        try:
+            sock.sendall(struct.pack("<I", len(msg)) + msg)
+        except OSError:
+            raise CudaError("the program ended before its host function could run.", "cudaErrorUnknown") from None
         while True:
             while not select.select([sock], [], [], 0.5)[0]:
                 if self.ctx.deadline is not None and time.monotonic() >= self.ctx.deadline:
