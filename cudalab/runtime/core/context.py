@@ -596,10 +596,30 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             bar.close()
         rec.wall_time, rec.cpu_time = time.perf_counter() - t0, time.thread_time() - cpu0
         rec.counted(stats, observers)
+        rec.mapped_bytes_per_instruction = self.mapped_traffic(fn, args)
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)
         return rec
+
+    def mapped_traffic(self, fn: Function, args: bytes) -> tuple:
+        """(load, store) bytes per instruction of the kernel's hot code that go through pointer arguments
+        to mapped host memory (cudaHostAlloc/cudaMallocHost: zero-copy), which cross the host link on a
+        GPU (``ptx/mix.access_sources``; the timeline charges them at the link's rate)."""
+        f = fn.program.module.functions.get(fn.mangled)
+        if f is None or self.memory is None:
+            return 0.0, 0.0
+        mapped, offset = set(), 0
+        for p in f.params:
+            offset = -(-offset // p.align) * p.align
+            if p.size == 8 and self.memory.kind_at(int.from_bytes(bytes(args[offset:offset + 8]), "little")) == "host":
+                mapped.add(p.name)
+            offset += p.size
+        if not mapped:
+            return 0.0, 0.0
+        from ...ptx.mix import access_sources
+        through = [v for names, v in access_sources(f).items() if names & mapped]
+        return sum(v[0] for v in through), sum(v[1] for v in through)
 
     def kernel_ran(self, rec, s: Stream, attributes=None):
         """A kernel ran (here or on a GPU): its row on the timeline, timed by the device model (or as
