@@ -175,7 +175,7 @@ class Server(TextureRequests, LibraryRequests):
                 sock.settimeout(left)
             if ctx.pending and not select.select([sock], [], [], IDLE_SECONDS if deadline is None else
                                                  min(IDLE_SECONDS, left))[0]:
-                if self._program_cpu() - self._cpu_at_request >= IDLE_SECONDS:
+                if self._program_cpu() - self._cpu_at_request >= IDLE_SECONDS or self._asleep():
                     self._run_while_idle()
                 continue
             self._cpu_at_request = self._program_cpu()
@@ -315,11 +315,28 @@ class Server(TextureRequests, LibraryRequests):
         except (OSError, TypeError, ValueError, IndexError):
             return 0.0
 
+    def _asleep(self) -> bool:
+        """Is every thread of the program blocked (state S or D: on a lock, a barrier, a sleep)? With work
+        queued and no request for ``IDLE_SECONDS``, such a program waits for that work, which a GPU would
+        be running meanwhile: NVIDIA's simpleCallback waits on a barrier that threads started by its
+        stream callbacks reach. (One that is runnable, only waiting for a CPU, may be about to set a flag
+        a queued kernel waits for: it keeps its work queued.)"""
+        try:
+            tasks = os.listdir(f"/proc/{self.pid}/task")
+            states = []
+            for t in tasks:
+                with open(f"/proc/{self.pid}/task/{t}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except (OSError, TypeError, IndexError):
+            return False
+        return bool(states) and all(state in ("S", "D") for state in states)
+
     def _run_while_idle(self):
         """The program spent ``IDLE_SECONDS`` of CPU time without a request while work was queued: host
-        work, or a wait for a flag that a queued kernel sets in mapped or managed memory, which on a GPU
-        ends when the kernel runs. (A program that is only waiting its turn for a CPU keeps its work
-        queued: it may be about to set a flag a queued kernel waits for.) The queued work runs now, the
+        work, or a wait for a flag that a queued kernel (or host function) sets, which on a GPU ends
+        when the work runs; or all its threads sleep (``_asleep``). (A program that is only waiting its
+        turn for a CPU keeps its work queued: it may be about to set a flag a queued kernel waits for.)
+        The queued work runs now, the
         program running on beside it; an error it meets is the answer to the program's next request,
         as an asynchronous error is."""
         try:
