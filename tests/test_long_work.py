@@ -173,6 +173,22 @@ def test_the_watchdog_says_how_far_the_kernel_got_and_what_to_do():
     assert "cudalab.set_watchdog(seconds)" in message and "--device gpu" in message
 
 
+def test_a_flag_read_once_is_an_endless_loop_and_its_count_is_the_work_done():
+    """Without volatile, nvcc reads p[0] once and compiles the wait as a branch to itself. Native code
+    used to count its turns by the billion in no time ("833 billion thread-instructions at 833 billion
+    a second" for one thread, more than a GPU runs); it is interpreted now, and the message says why the
+    loop cannot end."""
+    mod = cudalab.compile('extern "C" __global__ void spin(int *p) {\n    while (p[0] != 1) { }\n}')
+    cudalab.set_watchdog(1)
+    with pytest.raises(cudalab.KernelError) as e:
+        mod.get_kernel("spin")[1, 1](np.zeros(1, np.int32))
+    message = str(e.value)
+    done = int(re.search(r"after [\d.]+ s: ([\d,]+) thread-instructions", message).group(1).replace(",", ""))
+    assert 0 < done < 50_000_000          # the interpreter's count for one thread in about 1 s of CPU
+    assert "at line 2. The compiled code there branches to itself: a loop that can never end" in message
+    assert "through a volatile pointer or an atomic" in message
+
+
 def test_progress_numbers_read_as_a_student_would_say_them():
     p = Progress("matMul", blocks_done=512, blocks_total=4096, thread_instructions=250_000_000, seconds=5.0,
                  estimated_seconds=40.0)

@@ -249,6 +249,26 @@ int main() {
     assert r.stdout == "the kernel signalled\n", r.stderr
 
 
+def test_a_host_waiting_for_a_flag_a_queued_host_function_sets_sees_it():
+    # a host function waits in its stream too; a program spinning on what it sets gets it run beside it
+    r = run(r"""#include <cstdio>
+#include <pthread.h>
+volatile int flag;
+pthread_t main_thread;
+__global__ void work(int *p) { p[0] = 41; }
+void CUDART_CB signal(void *p) { flag = ((int *)p)[0] + !pthread_equal(pthread_self(), main_thread); }
+int main() {
+    int *p;
+    main_thread = pthread_self();
+    cudaMallocManaged(&p, 4);
+    work<<<1, 1>>>(p);
+    cudaLaunchHostFunc(0, signal, p);
+    while (flag == 0) ;
+    printf("the host function ran after the kernel, on another thread: %d\n", flag);
+}""")
+    assert r.stdout == "the host function ran after the kernel, on another thread: 42\n", r.stderr
+
+
 def test_a_profile_sees_the_kernels_a_program_leaves_queued_at_its_end():
     source = r"""__global__ void last(int *p) { p[threadIdx.x] = 1; }
 int main() { int *d; cudaMalloc(&d, 128); last<<<1, 32>>>(d); }"""

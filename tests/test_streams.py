@@ -208,3 +208,39 @@ def test_on_a_gpu_kernel_rows_carry_the_measured_time(scale):
         assert (d.copy_to_host() == 3).all()
     finally:
         cudalab.use("emu")
+
+
+def test_a_stream_callback_runs_after_the_streams_work_on_another_thread_and_holds_up_what_follows(scale):
+    """stream.add_callback (cudaStreamAddCallback): on a thread of the runtime's, after the kernel before
+    it; the kernel after it starts when it has returned, and CUDA called from it is refused."""
+    import threading
+    d = cudalab.to_device(np.ones(1024, np.float32))
+    calls = []
+
+    def callback(stream, status, arg):
+        calls.append((stream, status, arg, threading.current_thread() is threading.main_thread()))
+        try:
+            d.copy_to_host()
+        except CudaError as e:
+            calls.append(e.code)
+
+    with cudalab.record_timeline("H100") as tl:
+        s = cudalab.stream()
+        scale[4, 256, s](d, np.int32(1024), np.float32(2.0))
+        s.add_callback(callback, "tag")
+        scale[4, 256, s](d, np.int32(1024), np.float32(2.0))
+        s.synchronize()
+    assert calls == [(s, 0, "tag", False), "cudaErrorNotPermitted"]
+    first, host_fn, second = [r for r in tl.rows() if r["stream"] == s.handle]
+    assert (first["kind"], host_fn["kind"], second["kind"]) == ("kernel", "host function", "kernel")
+    assert host_fn["name"] == "callback"
+    assert first["end"] <= host_fn["start"] and host_fn["end"] <= second["start"]
+    assert d.copy_to_host()[0] == 7.0          # (1 * 2 + 1) * 2 + 1: both kernels ran, in order
+
+
+def test_an_exception_in_a_stream_callback_reaches_the_caller():
+    def callback(stream, status, arg):
+        raise ValueError(f"bad input {arg}")
+
+    with pytest.raises(ValueError, match="bad input 3"):
+        cudalab.stream().add_callback(callback, 3)

@@ -170,9 +170,10 @@ class Timeline:
         row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
         return row
 
-    def host_function(self, stream=0, name: str = "host function"):
-        """cudaLaunchHostFunc: runs when the stream reaches it, on a driver thread (not the host's)."""
-        return self._add(stream, "host function", name, HOST_FUNCTION_US)
+    def host_function(self, stream=0, name: str = "host function", us: float = 0.0):
+        """cudaLaunchHostFunc: runs when the stream reaches it, on a driver thread (not the host's),
+        for ``us`` microseconds (the function's own CPU time) plus the hand-off."""
+        return self._add(stream, "host function", name, HOST_FUNCTION_US + us)
 
     def record_event(self, name: str, stream=0):
         """cudaEventRecord: the event completes when the stream's earlier work has."""
@@ -244,15 +245,28 @@ def kernel_time(rec, profile):
         return rec.gpu_time_ms * 1e3, "measured", None
     from .timing import estimate
     p = profile.sized()
+    mapped = _mapped_metrics(rec)
     if "smsp__inst_executed.sum" in rec.metrics:
-        est, how = estimate(rec, device=p), "metrics"
+        est, how = estimate(rec, device=p, metrics={**rec.metrics, **mapped}), "metrics"
     else:
         warp_insts = -(-rec.thread_instructions // 32)
         sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
         est = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts,
-                                               "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors})
+                                               "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
         how = "instructions only"
     return est.time_us, how, est.limiter
+
+
+def _mapped_metrics(rec) -> dict:
+    """The part of a launch's global traffic that goes to mapped host memory (the runtime core's
+    ``mapped_traffic``), as the timing model's ``cudalab__mapped_*`` metrics; {} for none."""
+    load, store = getattr(rec, "mapped_bytes_per_instruction", (0.0, 0.0))
+    total = getattr(rec, "global_bytes_per_instruction", 0.0)
+    if not (load or store) or not total:
+        return {}
+    return {"cudalab__mapped_load_bytes": rec.thread_instructions * load,
+            "cudalab__mapped_store_bytes": rec.thread_instructions * store,
+            "cudalab__device_share": max(0.0, 1 - (load + store) / total)}
 
 
 def plot_gantt(rows, by: str = "engine", ax=None):

@@ -11,6 +11,11 @@ The model is a roofline over four pipes, taken on the busiest SM, plus the launc
             when too few warps are resident to hide memory latency (below 50% occupancy).
 * dispatch: blocks on the busiest SM x 160 clocks: starting a block is not free, which is why
             32-thread blocks are slow even for a memory-bound kernel.
+* host link: bytes read from and written to mapped host memory (zero-copy: cudaHostAlloc with
+            cudaHostAllocMapped, cudaMallocHost) cross PCIe or NVLink-C2C, all SMs together, at the
+            profile's host link rate; they are taken out of the global pipe. The Handbook's
+            stream5MappedXfer (a saxpy reading 1 GiB of mapped memory) took 21.3 ms on an H100: 50 GB/s,
+            the H100 profile's link (a grid-stride kernel on an H200 read 40 GB/s and wrote 47 GB/s of it).
 
 Work is spread over SMs as the hardware does: ``ceil(blocks / SMs)`` blocks on the busiest SM, in
 waves of ``active_blocks x SMs`` (occupancy.py).
@@ -46,7 +51,7 @@ class Estimate:
 
     device: str
     time_us: float
-    limiter: str                     # 'issue' | 'shared' | 'global' | 'dispatch' | 'launch'
+    limiter: str                     # 'issue' | 'shared' | 'global' | 'dispatch' | 'host link' | 'launch'
     parts_us: dict                   # pipe -> microseconds on the busiest SM
     waves: int
     blocks_per_sm: int               # on the busiest SM
@@ -109,12 +114,16 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
         global_us = max(sectors * 32 / (bandwidth * L2_BANDWIDTH_FACTOR), dram / bandwidth) * 1e6
     else:
         global_us = sectors * 32 / bandwidth * 1e6
+    global_us *= m.get("cudalab__device_share", 1.0)       # mapped host memory's bytes go over the host link
+    mapped = m.get("cudalab__mapped_load_bytes", 0.0) + m.get("cudalab__mapped_store_bytes", 0.0)
     parts = {
         "issue": inst * share / ISSUE_PER_CLOCK / clock * 1e6,
         "shared": wavefronts * share / WAVEFRONTS_PER_CLOCK / clock * 1e6,
         "global": global_us,
         "dispatch": busiest * BLOCK_DISPATCH_CLOCKS / clock * 1e6,
     }
+    if mapped and p.host_link_gbs:
+        parts["host link"] = mapped / (p.host_link_gbs * 1e9) * 1e6
     limiter = max(parts, key=parts.get)
     total = LAUNCH_OVERHEAD_US + parts[limiter]
     if parts[limiter] < LAUNCH_OVERHEAD_US:

@@ -684,7 +684,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 check_every = 0
                 now = time.thread_time()
                 if now > ex.deadline or time.monotonic() > ex.wall_deadline:
-                    ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask}
+                    ex.pc_of = {"pc": pc, "inst": inst, "mask": ex.mask, "endless": kind == K_BRA and aux == pc}
                     raise Watchdog()
                 if is_kernel and ex.upgrade is not None:
                     # a long batch goes on in native code once it is built (compiled.upgrade_later)
@@ -1386,5 +1386,9 @@ def _still_running(ex):
     if not lanes.size:          # stopped between instructions (native code's return): no thread to name
         return f"It was stopped at {line}."
     block, thread = ex.where(int(lanes[0]))
+    endless = (" The compiled code there branches to itself: a loop that can never end, since nothing in it "
+               "changes. A loop that waits for a value another thread or the host writes must read it each time, "
+               "through a volatile pointer or an atomic; otherwise the compiler reads it once, before the loop."
+               ) if ex.pc_of.get("endless") else ""
     return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
-            f"({block[0]},{block[1]},{block[2]}) at {line}.")
+            f"({block[0]},{block[1]},{block[2]}) at {line}.{endless}")

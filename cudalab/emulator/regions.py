@@ -224,8 +224,10 @@ def find(df, info, live_out, cuts=None):
     if live_out is None or any(c[2].opcode == "brx" for c in code):
         return []
     eligible = np.zeros(n + 1, bool)
-    for pc, (kind, _, inst, _) in enumerate(code):
-        eligible[pc] = (kind == K_BRA and inst.opcode == "bra") or \
+    for pc, (kind, _, inst, aux) in enumerate(code):
+        # a branch to itself is an endless loop that changes nothing: native code would count its
+        # turns by the billion in no time (LLVM sums them), so the interpreter keeps the count honest
+        eligible[pc] = (kind == K_BRA and inst.opcode == "bra" and aux != pc) or \
             (kind == K_NORMAL and pc in info and inst.opcode not in _COLLECTIVE) or bool(cuts and pc in cuts)
     branches = [(pc, c[3]) for pc, c in enumerate(code) if c[0] == K_BRA]
     if not branches and not cuts:

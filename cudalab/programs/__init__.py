@@ -118,7 +118,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         proc = subprocess.Popen([cmd.executable_name(), *map(str, args)], executable=str(built.executable),
                                 env=env, stdout=out, stderr=err, cwd=cwd,
                                 stdin=subprocess.DEVNULL if capture else None,
-                                pass_fds=(child.fileno(), server.fd), preexec_fn=_fixed_layout)
+                                pass_fds=(child.fileno(), *server.fds()), preexec_fn=_fixed_layout)
         child.close()
         stopped = ""
         try:

@@ -8,8 +8,15 @@ emulator's ``DeviceMemory`` arena, in the program it is mapped at the same devic
 them and puts them on the timeline (an asynchronous copy within the arena the core queues and
 moves itself). Launches wait in their streams (``runtime.core.queues``) until
 a call needs them done; the kernels' printf text and the explanation of a fault go to the program
-ahead of that call's reply. Graph launches run their kernels here and hand their memcpy, memset and
-host nodes back to the shim one at a time.
+ahead of that call's reply. Graph launches run their kernels here and hand their memcpy and memset
+nodes back to the shim one at a time.
+
+Host functions (cudaLaunchHostFunc, cudaStreamAddCallback, graph host nodes) wait in their streams
+too; when one's turn comes the core calls ``call_host``, which sends "function data" over a second
+socket (CUDALAB_HOST_FD) to the shim's driver thread and waits for its answer (the function's CPU
+microseconds). The program's thread that asked for the work (a synchronization, say) is waiting
+for its reply meanwhile, as it would on a GPU; the function runs on the driver thread, where the
+shim answers every runtime call cudaErrorNotPermitted, as an H200 did.
 """
 from __future__ import annotations
 
@@ -59,7 +66,7 @@ QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "mem
           "node_destroy", "node_find", "edges", "cond_create", "instantiate", "exec_update", "node_enable",
           "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
           "surf_create", "surf_resource"}
-STEP_DONE, STEP_COPY, STEP_MEMSET, STEP_HOST = 0, 1, 2, 3
+STEP_DONE, STEP_COPY, STEP_MEMSET = 0, 1, 2
 IDLE_SECONDS = 0.5      # a program busy this long (CPU time) without a request, work queued: the work runs
 NODE_KINDS = {v: k for k, v in TYPES.items()}
 # the numbers of a node's parameters, in the order the shim sends and takes them (its node_params())
@@ -138,11 +145,17 @@ class Server(TextureRequests, LibraryRequests):
         self.serving_since = None                # when serve() began
         self.pid = None                          # the program's process, once it runs
         self._cpu_at_request = 0.0               # its CPU time at its latest request
+        self.host_sock, self._host_end = socket.socketpair()    # to the shim's driver thread (host functions)
+        self.ctx.call_host = self._call_host
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
         return {"CUDALAB_ARENA_FD": str(self.fd), "CUDALAB_ARENA_BASE": hex(GLOBAL_BASE),
-                "CUDALAB_ARENA_SIZE": str(ARENA_SIZE)}
+                "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno())}
+
+    def fds(self) -> tuple:
+        """The descriptors the program inherits (the arena, the driver thread's socket)."""
+        return self.fd, self._host_end.fileno()
 
     def serve(self, sock: socket.socket, deadline: float | None = None, time_limit: float | None = None):
         """Answer requests until the program closes its end (it exited). ``deadline``
@@ -150,6 +163,7 @@ class Server(TextureRequests, LibraryRequests):
         limit, which moves ``ctx.deadline`` to the moment it ran out (programs.cpu_limit_stops)."""
         self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
         self.serving_since = time.monotonic()
+        self._host_end.close()          # the program has its copy
         ctx = self.ctx
         ctx.host_memory = ProgramMemory.open(self.pid)
         while True:
@@ -161,7 +175,7 @@ class Server(TextureRequests, LibraryRequests):
                 sock.settimeout(left)
             if ctx.pending and not select.select([sock], [], [], IDLE_SECONDS if deadline is None else
                                                  min(IDLE_SECONDS, left))[0]:
-                if self._program_cpu() - self._cpu_at_request >= IDLE_SECONDS:
+                if self._program_cpu() - self._cpu_at_request >= IDLE_SECONDS or self._asleep():
                     self._run_while_idle()
                 continue
             self._cpu_at_request = self._program_cpu()
@@ -169,55 +183,62 @@ class Server(TextureRequests, LibraryRequests):
             msg = None if head is None else _recv(sock, struct.unpack("<I", head)[0])
             if msg is None:
                 return self._exited()
-            text, _, blob = msg.partition(b"\0")
-            op, *args = text.decode().split()
-            ctx.caller = (0, False)
-            if op.startswith("~"):      # "~microseconds": the program's own CPU time since its last call
-                ctx.timeline.host(float(op[1:]), "host code")
-                op, *args = args
-            if op.startswith("@"):      # "@thread,per-thread": not the first host thread, or a _ptsz/_ptds call
-                thread, per_thread = op[1:].split(",")
-                ctx.caller = (int(thread), per_thread == "1")
-                op, *args = args
-            if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
-                ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
-            self.calls[op] += 1
-            handler = getattr(self, "op_" + op, None)
-            try:
-                if handler is None:
-                    raise CudaError(f"the runtime call behind request {op!r} is not known to this emulator "
-                                    "(a shim and server of different versions?).", "cudaErrorNotSupported")
-                if self.late is not None:
-                    late, self.late = self.late, None
-                    raise late
-                if op not in QUEUED:
-                    ctx.finish_all()
-                code, numbers, data = 0, handler(*args, blob=blob) or (), b""
-                if isinstance(numbers, tuple) and len(numbers) == 2 and isinstance(numbers[1], bytes):
-                    numbers, data = numbers
-            except CudaError as e:
-                code, numbers = code_of(e.code), getattr(e, "numbers", ())
-                data = b"\0" + f"cudalab: {e.args[0]}".encode() if e.args and e.args[0] else b""
-            except Exception as e:          # a bug in cudalab: the program gets an error, not a hang
-                code, numbers = code_of("cudaErrorNotSupported"), ()
-                data = b"\0" + (f"cudalab: internal error while answering the request {op!r} ({type(e).__name__}: "
-                                 f"{e}). This is a bug in cudalab; please report it with the program.").encode()
-            if ctx.sticky and op not in UNSTICKY and code not in BEFORE_STICKY_CODES:
-                code, data = code_of(ctx.sticky), b""  # a broken context answers its error to (almost) every call
-                if ctx.sticky_news:
-                    data, ctx.sticky_news = b"\0" + f"cudalab: {ctx.sticky_news}".encode(), ""
-            if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
-                raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
-            ran = self._ran()
-            if ran:
-                sock.sendall(struct.pack("<I", len(ran)) + ran)
-            out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
-            sock.sendall(struct.pack("<I", len(out)) + out)
+            sock.sendall(self._answer(msg))
+
+    def _answer(self, msg: bytes, nested: bool = False) -> bytes:
+        """The frames that answer one request: a "P" frame of what the kernels it ran printed, if any,
+        then the reply. ``nested``: a request a graph's host node sends while the graph runs (a
+        library call captured into it), answered in that work's place."""
+        ctx = self.ctx
+        text, _, blob = msg.partition(b"\0")
+        op, *args = text.decode().split()
+        ctx.caller = (0, False)
+        if op.startswith("~"):      # "~microseconds": the program's own CPU time since its last call
+            ctx.timeline.host(float(op[1:]), "host code")
+            op, *args = args
+        if op.startswith("@"):      # "@thread,per-thread": not the first host thread, or a _ptsz/_ptds call
+            thread, per_thread = op[1:].split(",")
+            ctx.caller = (int(thread), per_thread == "1")
+            op, *args = args
+        if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
+            ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
+        self.calls[op] += 1
+        handler = getattr(self, "op_" + op, None)
+        try:
+            if handler is None:
+                raise CudaError(f"the runtime call behind request {op!r} is not known to this emulator "
+                                "(a shim and server of different versions?).", "cudaErrorNotSupported")
+            if self.late is not None:
+                late, self.late = self.late, None
+                raise late
+            if op not in QUEUED and not nested:
+                ctx.finish_all()
+            code, numbers, data = 0, handler(*args, blob=blob) or (), b""
+            if isinstance(numbers, tuple) and len(numbers) == 2 and isinstance(numbers[1], bytes):
+                numbers, data = numbers
+        except CudaError as e:
+            code, numbers = code_of(e.code), getattr(e, "numbers", ())
+            data = b"\0" + f"cudalab: {e.args[0]}".encode() if e.args and e.args[0] else b""
+        except Exception as e:          # a bug in cudalab: the program gets an error, not a hang
+            code, numbers = code_of("cudaErrorNotSupported"), ()
+            data = b"\0" + (f"cudalab: internal error while answering the request {op!r} ({type(e).__name__}: "
+                             f"{e}). This is a bug in cudalab; please report it with the program.").encode()
+        if ctx.sticky and op not in UNSTICKY and code not in BEFORE_STICKY_CODES:
+            code, data = code_of(ctx.sticky), b""  # a broken context answers its error to (almost) every call
+            if ctx.sticky_news:
+                data, ctx.sticky_news = b"\0" + f"cudalab: {ctx.sticky_news}".encode(), ""
+        if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+            raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
+        ran = b"" if nested else self._ran()
+        out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
+        return (struct.pack("<I", len(ran)) + ran if ran else b"") + struct.pack("<I", len(out)) + out
 
     def close(self):
-        """Close the memfd (the mapping goes when the last numpy view of it does) and the view of
-        the program's memory."""
+        """Close the memfd (the mapping goes when the last numpy view of it does), the driver thread's
+        socket and the view of the program's memory."""
         os.close(self.fd)
+        self.host_sock.close()
+        self._host_end.close()
         if self.ctx.host_memory is not None:
             os.close(self.ctx.host_memory.fd)
 
@@ -239,6 +260,35 @@ class Server(TextureRequests, LibraryRequests):
         if fn is None:
             raise CudaError(f"{name} is not a kernel of this program.", missing)
         return fn
+
+    def _call_host(self, fn: int, data: int) -> float:
+        """Run the program's host function ``fn(data)`` on the shim's driver thread and wait until it
+        returns (the core's ``call_host``). The printf text of kernels that ran before it goes first, so
+        it comes out before what the function prints. A host node that replays a library call captured
+        into a graph sends that call's request ("?" first) over the same socket. Returns the function's
+        CPU time in microseconds."""
+        records = self._new_records()
+        self.printed.extend(t for rec in records for t in rec.printed)
+        msg = f"{fn} {data}\0".encode() + self._flush()
+        sock, caller = self.host_sock, self.ctx.caller
+        try:
+            sock.sendall(struct.pack("<I", len(msg)) + msg)
+        except OSError:
+            raise CudaError("the program ended before its host function could run.", "cudaErrorUnknown") from None
+        while True:
+            while not select.select([sock], [], [], 0.5)[0]:
+                if self.ctx.deadline is not None and time.monotonic() >= self.ctx.deadline:
+                    raise CudaError("the program's time ran out while a host function was running.",
+                                    "cudaErrorLaunchTimeout")
+            head = _recv(sock, 4)
+            reply = None if head is None else _recv(sock, struct.unpack("<I", head)[0])
+            if reply is None:
+                raise CudaError("the program ended while one of its host functions was running.",
+                                "cudaErrorUnknown")
+            if not reply.startswith(b"?"):
+                self.ctx.caller = caller
+                return float(reply.decode())
+            sock.sendall(self._answer(reply[1:], nested=True))
 
     def _flush(self) -> bytes:
         text = "".join(self.printed).encode()
@@ -265,11 +315,28 @@ class Server(TextureRequests, LibraryRequests):
         except (OSError, TypeError, ValueError, IndexError):
             return 0.0
 
+    def _asleep(self) -> bool:
+        """Is every thread of the program blocked (state S or D: on a lock, a barrier, a sleep)? With work
+        queued and no request for ``IDLE_SECONDS``, such a program waits for that work, which a GPU would
+        be running meanwhile: NVIDIA's simpleCallback waits on a barrier that threads started by its
+        stream callbacks reach. (One that is runnable, only waiting for a CPU, may be about to set a flag
+        a queued kernel waits for: it keeps its work queued.)"""
+        try:
+            tasks = os.listdir(f"/proc/{self.pid}/task")
+            states = []
+            for t in tasks:
+                with open(f"/proc/{self.pid}/task/{t}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except (OSError, TypeError, IndexError):
+            return False
+        return bool(states) and all(state in ("S", "D") for state in states)
+
     def _run_while_idle(self):
         """The program spent ``IDLE_SECONDS`` of CPU time without a request while work was queued: host
-        work, or a wait for a flag that a queued kernel sets in mapped or managed memory, which on a GPU
-        ends when the kernel runs. (A program that is only waiting its turn for a CPU keeps its work
-        queued: it may be about to set a flag a queued kernel waits for.) The queued work runs now, the
+        work, or a wait for a flag that a queued kernel (or host function) sets, which on a GPU ends
+        when the work runs; or all its threads sleep (``_asleep``). (A program that is only waiting its
+        turn for a CPU keeps its work queued: it may be about to set a flag a queued kernel waits for.)
+        The queued work runs now, the
         program running on beside it; an error it meets is the answer to the program's next request,
         as an asynchronous error is."""
         try:
@@ -644,7 +711,7 @@ class Server(TextureRequests, LibraryRequests):
         return self.op_graph_next()
 
     def op_graph_next(self, blob=b""):
-        """The next memcpy, memset or host node of the graph launch in progress, for the shim."""
+        """The next memcpy or memset node of the graph launch in progress, for the shim."""
         try:
             n = next(self.running) if self.running is not None else None
         except StopIteration:
@@ -662,10 +729,8 @@ class Server(TextureRequests, LibraryRequests):
         if n.type == "memcpy":
             step = (STEP_COPY, p["dst"], p["src"], p["width"], p["height"], p["depth"], p["dpitch"], p["spitch"],
                     p["dheight"], p["sheight"])
-        elif n.type == "memset":
-            step = (STEP_MEMSET, p["dst"], p["value"], p["element"], p["width"], p["height"], p["pitch"])
         else:
-            step = (STEP_HOST, p["fn"], p["data"])
+            step = (STEP_MEMSET, p["dst"], p["value"], p["element"], p["width"], p["height"], p["pitch"])
         return step, self._flush() + self._fault_note(records)
 
     def _new_records(self):

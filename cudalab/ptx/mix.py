@@ -59,3 +59,49 @@ def global_bytes_per_instruction(f: Function) -> float:
         cached = sum(access_bytes(f.insts[i]) for i in hot) / len(hot) if hot else 0.0
         f.__dict__["_global_bytes_per_instruction"] = cached
     return cached
+
+
+LOADS = ("ld", "ldu")
+
+
+def access_sources(f: Function) -> dict:
+    """{kernel parameters an access's address is computed from (a frozenset of names): [load bytes, store
+    bytes] per executed instruction of the hot code} (cached on ``f``), so a launch can tell which part of
+    its global traffic goes through which pointer argument: a pointer to mapped host memory
+    (cudaHostAlloc ... Mapped) sends its bytes over the host link, not to DRAM. Flow-insensitive: a
+    register's parameters are those of every value ever written to it (a loop's pointer increment
+    keeps its parameter); a value loaded from memory (a pointer read from an array) has none."""
+    cached = f.__dict__.get("_access_sources")
+    if cached is not None:
+        return cached
+    params = {p.name for p in f.params}
+    origin: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        for inst in f.insts:
+            ops = inst.operands
+            if not ops or ops[0][0] != "reg":
+                continue
+            if inst.opcode in LOADS:
+                base = ops[1][1] if len(ops) > 1 and ops[1][0] == "mem" else None
+                new = frozenset([base[1]]) if "param" in inst.mods and base and base[0] == "sym" \
+                    and base[1] in params else frozenset()
+            else:
+                new = frozenset().union(*(origin.get(o[1], frozenset()) for o in ops[1:] if o[0] == "reg"))
+            have = origin.get(ops[0][1], frozenset())
+            if not new <= have:
+                origin[ops[0][1]] = have | new
+                changed = True
+    hot = hot_range(f)
+    sources: dict = {}
+    for i in hot:
+        inst = f.insts[i]
+        nbytes = access_bytes(inst)
+        if not nbytes:
+            continue
+        mem = next((o[1] for o in inst.operands if o[0] == "mem"), None)
+        names = origin.get(mem[1], frozenset()) if mem is not None and mem[0] == "reg" else frozenset()
+        sources.setdefault(names, [0.0, 0.0])[inst.opcode not in LOADS] += nbytes / len(hot)
+    f.__dict__["_access_sources"] = sources
+    return sources

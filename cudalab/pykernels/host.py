@@ -169,7 +169,7 @@ def gufunc_broadcast_add_axis(gufunc, ary, newshape):
 
 # ---------------------------------------------------------------------- streams and events
 class Stream(streams.Stream):
-    """numba.cuda's Stream: cudalab's, with numba's ``auto_synchronize`` and callbacks."""
+    """numba.cuda's Stream: cudalab's (``add_callback`` too), with numba's ``auto_synchronize``."""
 
     @contextlib.contextmanager
     def auto_synchronize(self):
@@ -177,16 +177,13 @@ class Stream(streams.Stream):
         yield self
         self.synchronize()
 
-    def add_callback(self, callback, arg=None):
-        """Call ``callback(stream, status, arg)`` once the stream's work so far is done (at once here:
-        the emulator has run it already)."""
-        self.synchronize()
-        callback(self, 0, arg)
-
     def async_done(self):
+        """An asyncio future that completes when the stream's work so far is done (the callback runs on
+        the runtime's thread, so it hands the result to the loop as numba does)."""
         import asyncio
-        done = asyncio.get_event_loop().create_future()
-        self.add_callback(lambda s, status, f: f.set_result((s, status)), done)
+        loop = asyncio.get_event_loop()
+        done = loop.create_future()
+        self.add_callback(lambda s, status, f: loop.call_soon_threadsafe(f.set_result, (s, status)), done)
         return done
 
 

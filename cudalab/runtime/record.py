@@ -29,6 +29,8 @@ class LaunchRecord:
     device_launches: list = field(default_factory=list)   # grids it launched from the device, as run (dicts)
     resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
     global_bytes_per_instruction: float = field(default=0.0, repr=False)   # the kernel's, from its PTX (ptx/mix.py)
+    mapped_bytes_per_instruction: tuple = field(default=(0.0, 0.0), repr=False)  # of those, (loads, stores) through
+    #                                                         pointers to mapped host memory (runtime core)
 
     def counted(self, stats, observers=()):
         """Take what the emulator counted for this launch (``engine.launch``'s stats, and the metrics

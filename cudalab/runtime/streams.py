@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
+import time
 import weakref
 
 import numpy as np
@@ -44,14 +46,49 @@ from ..errors import CudaError
 from .core import Context
 
 _CONTEXT: list = [None]
+_HOST_THREAD = threading.local()      # .active on the thread that runs host functions
 
 
 def context() -> Context:
     """The Python session's runtime context: streams, events and the timeline (no memory of its own:
     device arrays live on the device, ``cudalab.runtime.device``). Its timeline is the current recording's."""
+    _not_in_host_function()
     if _CONTEXT[0] is None:
         _CONTEXT[0] = Context(timeline=lambda: current().model)
+        _CONTEXT[0].call_host = _call_host
     return _CONTEXT[0]
+
+
+def _not_in_host_function():
+    """CUDA calls from a host function are refused (an H200 answered cudaErrorNotPermitted to every call
+    but cudaGetDeviceCount: tests/runtime_api/host_order.cu)."""
+    if getattr(_HOST_THREAD, "active", False):
+        raise CudaError("a stream callback (host function) may not use CUDA: no launches, copies, streams or "
+                        "events from inside it. Do that work after the stream's synchronize(), or in the stream "
+                        "itself.", "cudaErrorNotPermitted")
+
+
+def _call_host(fn, data) -> float:
+    """The core's ``call_host`` for Python: ``fn(data)`` on a thread of the runtime's, as a GPU's driver
+    thread runs it; the caller waits until it returns (the Python API runs every operation at once), and
+    an exception in it is raised to the caller. Returns its CPU time in microseconds."""
+    result = {}
+
+    def run():
+        _HOST_THREAD.active = True
+        start = time.thread_time()
+        try:
+            fn(data)
+        except BaseException as e:      # noqa: BLE001 - handed to the caller below
+            result["error"] = e
+        result["us"] = (time.thread_time() - start) * 1e6
+
+    thread = threading.Thread(target=run, name="cudalab host function")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["us"]
 
 
 # ---------------------------------------------------------------------- the recorded timeline
@@ -112,6 +149,7 @@ _SCOPES: list = []            # record_timeline() recordings, innermost last
 def current() -> Recording:
     """The recording operations go to: the innermost ``record_timeline()``, else the session's (which
     starts over when ``cudalab.set_device`` picks another device profile)."""
+    _not_in_host_function()
     if _SCOPES:
         return _SCOPES[-1]
     if _SESSION[0] is None or _SESSION[0].model.profile is not current_profile():
@@ -165,6 +203,18 @@ class Stream:
     def query(self) -> bool:
         """cudaStreamQuery: True when the stream's work is done at this point of the host's time."""
         return context().stream_query(self._core)
+
+    def add_callback(self, callback, arg=None):
+        """cudaStreamAddCallback (numba's name): ``callback(stream, status, arg)`` runs once the stream's
+        work so far is done, on a thread of the runtime's, not the caller's, and the stream's later work
+        waits for it. The Python API runs every operation at once, so it runs now and this call returns
+        when it has (a callback must not wait for something the caller does next); calling CUDA from it
+        raises cudaErrorNotPermitted, as on a GPU."""
+        ctx = context()
+        _gpu_synchronize()
+        name = getattr(callback, "__name__", "host function")
+        ctx.host_function(self._core, lambda _: callback(self, 0, arg), None, name=name)
+        ctx.finish(ctx.follows(self._core))
 
     def __enter__(self):
         return self
@@ -333,6 +383,7 @@ def copied(nbytes, direction, host=None, stream=0):
 
 def before_launch(stream, device, observers):
     """Check the launch's stream; add a MetricsObserver to emulated launches inside record_timeline()."""
+    _not_in_host_function()
     _handle(stream)
     if device.kind == "emu" and current().metrics:
         from ..analysis.metrics import MetricsObserver

@@ -72,17 +72,17 @@ static int in_arena(const void *p, size_t n) {
     return (const char *)p >= arena && (const char *)p + n <= arena + arena_size && n <= arena_size;
 }
 
-static void send_all(const void *p, size_t n) {
+static void send_all(int fd, const void *p, size_t n) {
     while (n) {
-        ssize_t k = write(sock, p, n);
+        ssize_t k = write(fd, p, n);
         if (k <= 0) die("lost the connection to the emulator.");
         p = (const char *)p + k, n -= (size_t)k;
     }
 }
 
-static void recv_all(void *p, size_t n) {
+static void recv_all(int fd, void *p, size_t n) {
     while (n) {
-        ssize_t k = read(sock, p, n);
+        ssize_t k = read(fd, p, n);
         if (k <= 0) die("lost the connection to the emulator.");
         p = (char *)p + k, n -= (size_t)k;
     }
@@ -127,7 +127,17 @@ static void shim_worked(void) { last_reply_ns = thread_cpu_ns(); }
 static unsigned long long requests;    /* runtime calls answered so far (hostclock.c asks) */
 static void host_clock_note(void);
 
+/* Set on the driver thread, which runs host functions: the runtime is not theirs to call. Its own
+ * requests (``replaying``: a library call captured into a graph, sent again by its host node) go over
+ * its own socket, ``host_fd``, "?" first: the emulator waits there for the node to end. */
+static __thread int in_host_function, replaying, host_fd = -1;
+
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
+    if (in_host_function && !replaying) {   /* an H200 answered cudaErrorNotPermitted (tests/runtime_api/host_order.cu) */
+        if (!RB) RB = calloc(1, 1);
+        RB[0] = 0, RBN = 0, NR = 1, R[0] = cudaErrorNotPermitted;
+        return cudaErrorNotPermitted;
+    }
     char small[512], *head = small;     /* small: little stack below main's first frame */
     va_list ap, again;
     va_start(ap, fmt);
@@ -145,24 +155,29 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     int t = gap_us >= HOST_GAP_US ? snprintf(tag, sizeof tag, "~%lld ", gap_us) : 0;
     if (thread_no || per_thread_call)
         t += snprintf(tag + t, sizeof tag - (size_t)t, "@%d,%d ", thread_no, per_thread_call > 0);
-    uint32_t len = (uint32_t)(t + h + 1 + bloblen);
-    pthread_mutex_lock(&wire);
+    int fd = host_fd, nested = in_host_function;
+    uint32_t len = (uint32_t)(nested + t + h + 1 + bloblen);
+    if (!nested) {
+        pthread_mutex_lock(&wire);
+        connect_emulator();
+        fd = sock;
+    }
     requests++;
-    connect_emulator();
-    send_all(&len, 4);
-    send_all(tag, (size_t)t);
-    send_all(head, (size_t)h + 1);
-    if (bloblen) send_all(blob, bloblen);
+    send_all(fd, &len, 4);
+    send_all(fd, "?", (size_t)nested);
+    send_all(fd, tag, (size_t)t);
+    send_all(fd, head, (size_t)h + 1);
+    if (bloblen) send_all(fd, blob, bloblen);
     for (;;) {     /* kernels that ran while the request was answered come first, in a "P" frame */
-        recv_all(&len, 4);
+        recv_all(fd, &len, 4);
         free(RB);
         RB = malloc(len + 1);
-        recv_all(RB, len);
+        recv_all(fd, RB, len);
         RB[len] = 0;
         if (len < 2 || RB[0] != 'P' || RB[1]) break;
         kernels_ran(RB + 2, len - 2);
     }
-    pthread_mutex_unlock(&wire);
+    if (!nested) pthread_mutex_unlock(&wire);
     if (head != small) free(head);
     last_reply_ns = thread_cpu_ns();
     size_t hl = strlen(RB);
@@ -231,12 +246,25 @@ cudaError_t cudaPeekAtLastError(void) {
  * own printf lines. */
 static char *pending;
 static size_t npending;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;   /* the driver thread prints too */
+
+static void keep_text(const char *text, size_t n) {
+    if (!n) return;
+    pthread_mutex_lock(&pending_lock);
+    pending = realloc(pending, npending + n);
+    memcpy(pending + npending, text, n);
+    npending += n;
+    pthread_mutex_unlock(&pending_lock);
+}
 
 static void flush_printf(void) {
-    if (!npending) return;
-    fwrite(pending, 1, npending, stdout);
-    fflush(stdout);
-    npending = 0;
+    pthread_mutex_lock(&pending_lock);
+    if (npending) {
+        fwrite(pending, 1, npending, stdout);
+        fflush(stdout);
+        npending = 0;
+    }
+    pthread_mutex_unlock(&pending_lock);
 }
 
 static void at_exit(void) { flush_printf(); host_clock_note(); }
@@ -363,11 +391,7 @@ static char *pack_args(Func *f, void **args, size_t *total) {
  * synchronization (that request, if it is one); the explanation of a fault is told at once. */
 static void kernels_ran(const char *frame, size_t n) {
     size_t text = strlen(frame);
-    if (text) {
-        pending = realloc(pending, npending + text);
-        memcpy(pending + npending, frame, text);
-        npending += text;
-    }
+    keep_text(frame, text);
     if (text + 1 < n) {
         flush_printf();
         say_once(frame + text + 1);
@@ -377,11 +401,7 @@ static void kernels_ran(const char *frame, size_t n) {
 /* Device printf text that came back with a reply waits for the next synchronization. */
 static void keep_printf(void) {
     size_t text = strlen(RB);
-    if (text) {
-        pending = realloc(pending, npending + text);
-        memcpy(pending + npending, RB, text);
-        npending += text;
-    }
+    keep_text(RB, text);
     if (!R[0] && text + 1 < RBN) {   /* the emulator's explanation of a fault it reports later */
         flush_printf();
         say_once(RB + text + 1);
@@ -652,40 +672,93 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest) {
     return cudaSuccess;
 }
 
-/* Host functions run when the stream reaches them; the emulator runs each operation as it is
- * issued, so that is now (unless a capture takes the call into a graph). */
-static cudaError_t host_func(cudaStream_t s, void *fn, void *data, int callback, void *user) {
+/* ------------------------------------------------------------------ host functions: the driver thread */
+/* Host functions (cudaLaunchHostFunc, cudaStreamAddCallback, graph host nodes) wait in their streams in
+ * the emulator like kernels. When a stream gets to one, the emulator sends "function data" and the
+ * printf text of the kernels that ran before it over CUDALAB_HOST_FD; this thread, the runtime's own as
+ * on a GPU, prints the text, calls the function and answers its CPU time in microseconds. The
+ * program's thread that needed the work done (a synchronization, say) waits for its reply meanwhile. */
+static int read_full(int fd, void *p, size_t n) {
+    while (n) {
+        ssize_t k = read(fd, p, n);
+        if (k <= 0) return 0;
+        p = (char *)p + k, n -= (size_t)k;
+    }
+    return 1;
+}
+
+static void *driver_thread(void *arg) {
+    int fd = host_fd = (int)(intptr_t)arg;
+    in_host_function = 1;
+    uint32_t len;
+    while (read_full(fd, &len, 4)) {
+        char *msg = malloc((size_t)len + 1);
+        if (!read_full(fd, msg, len)) break;
+        msg[len] = 0;
+        size_t head = strlen(msg);
+        if (head + 1 < len) {
+            keep_text(msg + head + 1, len - head - 1);
+            flush_printf();
+        }
+        char *rest;
+        cudaHostFn_t fn = (cudaHostFn_t)(uintptr_t)strtoull(msg, &rest, 0);
+        void *data = (void *)(uintptr_t)strtoull(rest, 0, 0);
+        free(msg);
+        long long start = thread_cpu_ns();
+        fn(data);
+        char reply[32];
+        uint32_t n = (uint32_t)snprintf(reply, sizeof reply, "%lld", (thread_cpu_ns() - start) / 1000);
+        if (write(fd, &n, 4) != 4 || write(fd, reply, n) != (ssize_t)n) break;
+    }
+    return 0;
+}
+
+static void start_driver(void) {
+    const char *fd = getenv("CUDALAB_HOST_FD");
+    pthread_t t;
+    pthread_attr_t attr;
+    if (!fd) return;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, driver_thread, (void *)(intptr_t)atoi(fd)))
+        die("could not start the thread that runs host functions (cudaLaunchHostFunc).");
+}
+
+/* Before the first host function or graph launch: the emulator may then ask for one. */
+static void start_driver_thread(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, start_driver);
+}
+
+/* Host functions run when their stream gets to them (unless a capture takes the call into a graph). */
+static cudaError_t host_func(cudaStream_t s, void *fn, void *data) {
     if (!fn) return ret(cudaErrorInvalidValue);
-    int code = rpc("host_func %p %p %p", (void *)s, fn, data);
-    if (code) return ret(code);
-    if (NR > 1 && R[1]) return cudaSuccess;
-    flush_printf();
-    if (callback) ((cudaStreamCallback_t)fn)(s, cudaSuccess, user);
-    else ((cudaHostFn_t)fn)(user);
-    shim_worked();      /* a host function runs on a driver thread on a GPU: not the host's time */
-    return cudaSuccess;
+    start_driver_thread();
+    return ret(rpc("host_func %p %p %p", (void *)s, fn, data));
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *userData) {
-    return host_func(s, (void *)fn, userData, 0, userData);
+    return host_func(s, (void *)fn, userData);
 }
 
-/* A stream callback in a capture becomes a host node that calls it with (stream, cudaSuccess, data). */
-typedef struct { cudaStreamCallback_t cb; cudaStream_t s; void *data; } Callback;
-static void CUDART_CB run_callback(void *p) { Callback *c = p; c->cb(c->s, cudaSuccess, c->data); }
+/* A stream callback is a host function that calls it with (stream, cudaSuccess, data); in a capture,
+ * a host node that does so at every launch of its graph (``once`` 0: its Callback stays). */
+typedef struct { cudaStreamCallback_t cb; cudaStream_t s; void *data; int once; } Callback;
+static void CUDART_CB run_callback(void *p) {
+    Callback *c = p;
+    c->cb(c->s, cudaSuccess, c->data);
+    if (c->once) free(c);
+}
 
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void *userData, unsigned int flags) {
     if (flags) return ret(cudaErrorInvalidValue);
     if (!cb) return ret(cudaErrorInvalidValue);
     Callback *c = malloc(sizeof *c);
-    *c = (Callback){cb, s, userData};
-    int code = rpc("host_func %p %p %p", (void *)s, (void *)run_callback, (void *)c);
-    if (code) return free(c), ret(code);
-    if (NR > 1 && R[1]) return cudaSuccess;
-    flush_printf();
-    cb(s, cudaSuccess, userData);
-    free(c);
-    return cudaSuccess;
+    *c = (Callback){cb, s, userData, 1};
+    cudaError_t e = host_func(s, (void *)run_callback, c);
+    if (e) free(c);
+    else if (NR > 1 && R[1]) c->once = 0;      /* captured: it runs when the graph does, not now */
+    return e;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
@@ -776,12 +849,14 @@ cudaError_t cudaGetDeviceCount(int *count) {
 }
 
 cudaError_t cudaGetDevice(int *device) {
+    if (in_host_function) return ret(cudaErrorNotPermitted);     /* as an H200 answered */
     if (!device) return ret(cudaErrorInvalidValue);
     *device = 0;
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int device) {
+    if (in_host_function) return ret(cudaErrorNotPermitted);
     if (device == 0) return cudaSuccess;
     if (device > 0)         /* a program written for several GPUs: say why its second one is missing */
         say_once("cudalab: cudaSetDevice(1 or more): the emulated machine has one GPU, device 0 (cudaGetDeviceCount "
@@ -811,6 +886,7 @@ cudaError_t cudaDriverGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidVa
 cudaError_t cudaRuntimeGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
+    if (in_host_function) return ret(cudaErrorNotPermitted);     /* cudaDeviceGetAttribute's answer */
     if (!p) return ret(cudaErrorInvalidValue);
     if (device != 0) return ret(cudaErrorInvalidDevice);
     load_props();

@@ -2,9 +2,9 @@
  *
  * The graph itself lives in the emulator (cudalab/runtime/core/graphs.py): graphs, nodes and
  * executable graphs are its handles. Kernel nodes carry their arguments packed as at a launch;
- * memcpy, memset and host nodes carry addresses and numbers, and when a graph runs the emulator
- * hands them back one by one (cudaGraphLaunch's loop below) because their memory may be this
- * process's host memory.
+ * memcpy, memset and host nodes carry addresses and numbers. When a graph runs, the emulator hands
+ * its copies and memsets back one by one (cudaGraphLaunch's loop below) where their memory may be
+ * this process's host memory; its host nodes run on the driver thread, as host functions do.
  */
 
 #define H(x) ((void *)(x))
@@ -621,10 +621,11 @@ cudaError_t cudaGraphUpload(cudaGraphExec_t e, cudaStream_t s) {
     return ret(rpc("stream_info %p", (void *)s));
 }
 
-/* Run a graph: the emulator runs its kernels and hands back the nodes that touch this process's
- * memory (copies, memsets, host functions), in dependency order. */
+/* Run a graph: the emulator runs its kernels (and its host nodes, on the driver thread) and hands
+ * back the copies and memsets that touch this process's memory, in dependency order. */
 cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
     if (!e) return ret(cudaErrorInvalidValue);
+    start_driver_thread();
     flush_printf();
     int code = rpc("graph_launch %p %p", H(e), (void *)s);
     while (!code) {
@@ -636,16 +637,13 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
             for (size_t z = 0; z < p[5]; z++)
                 for (size_t y = 0; y < p[4]; y++)
                     memmove((char *)p[1] + (z * p[8] + y) * p[6], (const char *)p[2] + (z * p[9] + y) * p[7], p[3]);
-        } else if (p[0] == 2) {     /* memset: dst value element width height pitch */
+        } else {                    /* memset: dst value element width height pitch */
             for (size_t y = 0; y < p[5]; y++) {
                 char *row = (char *)p[1] + y * p[6];
                 for (size_t x = 0; x < p[4]; x++) memcpy(row + x * p[3], &p[2], p[3]);
             }
-        } else {                    /* host function: fn data */
-            flush_printf();
-            ((cudaHostFn_t)p[1])((void *)p[2]);
         }
-        shim_worked();      /* a node's bytes, or a host node (it runs on a driver thread on a GPU) */
+        shim_worked();      /* a node's bytes: the copy engine's time, not the host's */
         code = rpc("graph_next");
     }
     if (code) keep_printf();

@@ -38,7 +38,9 @@ __attribute__((unused)) static void say_library_lacks(const char *name, const ch
 #define CAPTURED 1000   /* the emulator's answer for a call into a capturing stream (server_libraries.py) */
 
 __attribute__((unused)) static void CUDART_CB replay_request(void *text) {
+    replaying = 1;      /* on the driver thread: the one request a host node of ours may send */
     rpc("%s", (const char *)text);
+    replaying = 0;
     if (NR > 1 && R[1] && RBN > 1 && !RB[0]) say_once(RB + 1);
 }
 

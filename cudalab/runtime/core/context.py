@@ -125,6 +125,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.observers = lambda program: []          # adapter hook: observers for a launch
         self.after_launch = lambda rec, observers: None
         self.host_memory = None         # adapter hook: the program's memory (read, write), for queued copies
+        self.call_host = None           # adapter hook: call_host(fn, data) runs a host function on a thread
+        #                                 of the runtime's until it returns; gives its CPU time in microseconds
         self.deadline = None            # time.monotonic() at which the whole program's time is up
         self.time_limit = None          # that limit in seconds, for messages
         self.cpu_limit = None           # the CPU-time limit (ulimit -t) in seconds, once it has run out
@@ -469,28 +471,37 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.timeline.memset(nbytes * element * rows, s.handle, sync=sync)
         return False
 
-    def host_function(self, s: Stream, fn: int, data: int, name: str = "host function") -> bool:
-        """cudaLaunchHostFunc: True when a capture took it; otherwise the caller runs it now."""
+    def host_function(self, s: Stream, fn, data, name: str = "host function") -> bool:
+        """cudaLaunchHostFunc / cudaStreamAddCallback: True when a capture took it. Otherwise it waits
+        in its stream as a kernel does and runs when the stream gets there (``run_host_function``):
+        after the work before it, before the work after it, on a thread other than the caller's."""
         if s.capture is not None:
             self.capture_node(s, "host", {"fn": fn, "data": data})
             return True
         if s.handle == 0:
             self.legacy_stream_used("cudaLaunchHostFunc")
-        self.finish(self.follows(s))
-        self.timeline.host_function(s.handle, name)
+        self.enqueue(s, lambda: self.run_host_function(s, fn, data, name), wait=True)
         return False
 
+    def run_host_function(self, s: Stream, fn, data, name: str = "host function"):
+        """A host function's turn in stream ``s`` has come: the adapter's ``call_host`` runs it (a whole
+        program's function can only be called in the program) and the stream waits until it returns,
+        for as long as its CPU time."""
+        if self.call_host is None:
+            raise CudaError("host functions need a runtime that can call them (a program, or the Python API).",
+                            "cudaErrorNotSupported")
+        us = self.call_host(fn, data)
+        self.timeline.host_function(s.handle, name, us)
+
     def node_timeline(self, node, stream):
-        """A graph's memcpy, memset or host node, on the timeline of the stream the graph runs in."""
+        """A graph's memcpy or memset node, on the timeline of the stream the graph runs in."""
         p, tl = node.params, self.timeline
         if node.type == "memcpy":
             direction = self.memory.direction(p["dst"], p["src"], p["kind"], "a graph memcpy node")
             host = p["dst"] if direction == "D2H" else p["src"]
             tl.copy(p["width"] * p["height"] * p["depth"], direction, stream.handle, pinned=self.memory.pinned(host))
-        elif node.type == "memset":
-            tl.memset(p["width"] * p["element"] * p["height"], stream.handle)
         else:
-            tl.host_function(stream.handle)
+            tl.memset(p["width"] * p["element"] * p["height"], stream.handle)
 
     # ------------------------------------------------------------------ launches
     def check_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
@@ -585,10 +596,30 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             bar.close()
         rec.wall_time, rec.cpu_time = time.perf_counter() - t0, time.thread_time() - cpu0
         rec.counted(stats, observers)
+        rec.mapped_bytes_per_instruction = self.mapped_traffic(fn, args)
         self.after_launch(rec, observers)
         self.launches.append(rec)
         self.kernel_ran(rec, s, attributes)
         return rec
+
+    def mapped_traffic(self, fn: Function, args: bytes) -> tuple:
+        """(load, store) bytes per instruction of the kernel's hot code that go through pointer arguments
+        to mapped host memory (cudaHostAlloc/cudaMallocHost: zero-copy), which cross the host link on a
+        GPU (``ptx/mix.access_sources``; the timeline charges them at the link's rate)."""
+        f = fn.program.module.functions.get(fn.mangled)
+        if f is None or self.memory is None:
+            return 0.0, 0.0
+        mapped, offset = set(), 0
+        for p in f.params:
+            offset = -(-offset // p.align) * p.align
+            if p.size == 8 and self.memory.kind_at(int.from_bytes(bytes(args[offset:offset + 8]), "little")) == "host":
+                mapped.add(p.name)
+            offset += p.size
+        if not mapped:
+            return 0.0, 0.0
+        from ...ptx.mix import access_sources
+        through = [v for names, v in access_sources(f).items() if names & mapped]
+        return sum(v[0] for v in through), sum(v[1] for v in through)
 
     def kernel_ran(self, rec, s: Stream, attributes=None):
         """A kernel ran (here or on a GPU): its row on the timeline, timed by the device model (or as

@@ -372,23 +372,32 @@ class GraphAPI:
         if stream.capture is not None:
             self.capture_node(stream, "graph", {"graph": self.clone(e.graph)})
             return None
-        if self.follows(stream) and self.on_device_only(e.graph):
-            # behind queued work, a graph of kernels, events and copies within the arena waits in the
-            # stream like a kernel, and moves its bytes itself when it runs
+        calls_host = self.calls_host(e.graph)
+        if (self.follows(stream) or calls_host) and self.on_device_only(e.graph):
+            # behind queued work, or with a host node (which runs when the stream gets there, the host
+            # going on meanwhile), a graph of kernels, events, host nodes and copies within the arena
+            # waits in the stream like a kernel, and moves its bytes itself when it runs
             def run():
                 for n in self.run_graph(e, stream):
                     self.carry_out(n)
-            self.enqueue(stream, run)
+            self.enqueue(stream, run, wait=calls_host)
             return iter(())
         self.finish(self.follows(stream))        # the work queued before it in the stream runs first
         return self.run_graph(e, stream)
 
     def on_device_only(self, graph: Graph) -> bool:
-        """Does the graph run here alone: no host node, and memcpy and memset nodes only between
-        memory in the arena (device, managed, cudaMallocHost), which ``carry_out`` can move?"""
-        return all(n.type != "host" and (n.type not in ("memcpy", "memset") or self.in_arena_node(n)) and
+        """Does the graph run here alone: memcpy and memset nodes only between memory in the arena
+        (device, managed, cudaMallocHost), which ``carry_out`` can move? (Host nodes run through
+        ``run_host_function``, as host functions do.)"""
+        return all((n.type not in ("memcpy", "memset") or self.in_arena_node(n)) and
                    (n.type != "graph" or self.on_device_only(n.params["graph"])) and
                    (n.type != "conditional" or all(self.on_device_only(b) for b in n.params["bodies"]))
+                   for n in graph.nodes)
+
+    def calls_host(self, graph: Graph) -> bool:
+        """Does the graph (or a child graph, or a conditional body) have a host node?"""
+        return any(n.type == "host" or n.type == "graph" and self.calls_host(n.params["graph"]) or
+                   n.type == "conditional" and any(self.calls_host(b) for b in n.params["bodies"])
                    for n in graph.nodes)
 
     def in_arena_node(self, node) -> bool:
@@ -427,8 +436,9 @@ class GraphAPI:
         return "\n".join(lines) + "\n}\n"
 
     def run_graph(self, e: GraphExec, stream):
-        """Run an instantiated graph on ``stream``: a generator that yields the memcpy, memset and
-        host nodes for the caller to carry out (their memory may be the program's), in order."""
+        """Run an instantiated graph on ``stream``: a generator that yields the memcpy and memset
+        nodes for the caller to carry out (their memory may be the program's), in order; host nodes
+        run through ``run_host_function``."""
         e.launched = True
         for h in e.graph.conditionals:
             c = self.conditionals.get(h)
@@ -447,7 +457,9 @@ class GraphAPI:
             if n.type == "kernel":
                 self.run_kernel(p["function"], p["grid"], p["block"], p["shared"], p["args"], stream,
                                 cluster=p.get("cluster"))
-            elif n.type in ("memcpy", "memset", "host"):
+            elif n.type == "host":
+                self.run_host_function(stream, p["fn"], p["data"], "host node")
+            elif n.type in ("memcpy", "memset"):
                 self.node_timeline(n, stream)
                 yield n
             elif n.type == "graph":

@@ -5,10 +5,11 @@ cudaErrorNotReady, host code between the launch and cudaStreamSynchronize overla
 and a kernel may wait for a flag in mapped or managed memory that the host sets after the launch
 (cuda-samples' UnifiedMemoryPerf spins ``while (*latch < 1)`` until the host writes 1 just before
 synchronizing). So a whole program's launch (``Context.launch``) is queued as ``Work`` in its
-stream, and so is the event record or event wait issued behind it; the work runs when the host
-needs it: a synchronization (stream, event, device, a blocking copy), a second query about it, or
-an operation the host side carries out itself (a copy, a memset, a host function, which run at
-once after the work they follow). Work runs in issue order, and only the work that the needed
+stream, and so is the event record or event wait issued behind it, and every host function (it
+runs on a thread of the runtime's when its turn comes: ``Context.run_host_function``); the work runs
+when the host needs it: a synchronization (stream, event, device, a blocking copy), a second query
+about it, or an operation the host side carries out itself (a copy, a memset, which run at once
+after the work they follow). Work runs in issue order, and only the work that the needed
 work follows: the same stream's earlier work, the legacy default stream's implicit
 synchronization with blocking streams (Programming Guide, "Implicit Synchronization"), events a
 stream waits for. An error of a queued kernel surfaces at the call that ran it, as an
