@@ -1661,3 +1661,89 @@ def test_a_block_looping_long_around_barriers_moves_to_native_code_at_the_loop_h
     start = one_cut_region(ONE_BLOCK_BARRIER_LOOP, "relax")[0]
     assert entered and entered[0] != start                 # went native at the loop head, mid-launch
     assert outs["auto"] == outs["interp"]
+
+
+FTZ_FORMS = r"""
+__global__ void ftz_forms(const float* a, const float* b, const float* c, float* o, unsigned* p) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = a[i], y = b[i], z = c[i], r;
+    unsigned u;
+    o += i * 9;
+    asm("add.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y)); o[0] = r;
+    asm("sub.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y)); o[1] = r;
+    asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y)); o[2] = r;
+    asm("fma.rn.ftz.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(x), "f"(y), "f"(z)); o[3] = r;
+    asm("min.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y)); o[4] = r;
+    asm("max.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y)); o[5] = r;
+    asm("neg.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); o[6] = r;
+    asm("abs.ftz.f32 %0, %1;" : "=f"(r) : "f"(y)); o[7] = r;
+    asm("{ .reg .f32 t; mul.ftz.f32 t, %1, %2; add.ftz.f32 %0, t, %3; }" : "=f"(r) : "f"(x), "f"(y), "f"(z));
+    o[8] = r;
+    asm("{ .reg .pred q; setp.lt.ftz.f32 q, %1, %2; selp.u32 %0, 1, 0, q; }" : "=r"(u) : "f"(x), "f"(y));
+    p[i] = u;
+}
+"""
+
+
+def tiny_floats(rng, n):
+    """float32 values around the subnormal range (exponent field 0 to 2, either sign): where .ftz acts."""
+    bits = (rng.integers(0, 3, n, dtype=np.uint32) << 23) | rng.integers(0, 1 << 23, n, dtype=np.uint32)
+    return (bits | (rng.integers(0, 2, n, dtype=np.uint32) << 31)).view(np.float32)
+
+
+def test_flush_to_zero_float32_forms_give_the_same_bits_natively(monkeypatch):
+    """add, sub, mul, fma, min, max, neg, abs and setp with .ftz (what nvcc --use_fast_math writes on
+    every float32 operation), and a mul.ftz that ptxas fuses into the add.ftz after it: subnormal
+    sources and results become signed zeros, results that round up to the smallest normal from a
+    value .ftz flushes are flushed (the interpreter decides those lanes), the same bits both ways."""
+    m = cudalab.compile(FTZ_FORMS)
+    rng = np.random.default_rng(11)
+    n = 256
+    as_f32 = lambda bits: np.array(bits, np.uint32).view(np.float32)        # noqa: E731
+    # (a, b, c): the H100's two rounding edges (alu.below_tiny), then a subnormal plus zero
+    a = np.concatenate([as_f32([0x00800000, 0x00800000, 0x00000001]), as_f32(F32_EDGE_BITS), tiny_floats(rng, 109),
+                        rng.standard_normal(n - 128).astype(np.float32)])
+    b = np.concatenate([as_f32([0x3F7FFFFF, 0xAEDBE6FF, 0x80000000]), tiny_floats(rng, 125),
+                        rng.standard_normal(n - 128).astype(np.float32)])
+    c = np.concatenate([as_f32([0, 0x00800000, 0]), tiny_floats(rng, n - 3)])
+
+    def run():
+        o, p = np.zeros(n * 9, np.float32), np.zeros(n, np.uint32)
+        m.ftz_forms[n // 64, 64](a, b, c, o, p)
+        return o.tobytes() + p.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1][:n * 36], np.uint32).reshape(n, 9)
+    assert o[0, 2] == 0 and o[1, 3] == 0x00800000           # mul flushed; fma rounds to the smallest normal
+    assert o[2, 0] == 0 and o[2, 6] == 0x80000000           # a subnormal plus +0 is +0; -(flushed) is -0
+    assert_native(m, "ftz_forms", ("add", "sub", "mul", "fma", "min", "max", "neg", "abs", "setp"))
+
+
+FAST_MATH = r"""
+__global__ void weighted(const float* x, const float* w, float* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    for (int k = 0; k < n; k++) s += x[k] * w[(k + i) % n];
+    o[i] = fmaxf(s, x[i]) - 0.5f * x[i];
+}
+"""
+
+
+def test_a_kernel_built_with_fast_math_runs_natively_with_the_same_bytes(monkeypatch):
+    """nvcc --use_fast_math (Ansorge's book builds every program so) makes each float32 operation .ftz:
+    the loop's fma and the max and sub after it run as native code, not one interpreted instruction
+    at a time, with the interpreter's bytes (subnormal inputs included)."""
+    m = cudalab.compile(FAST_MATH, options=("--use_fast_math",))
+    assert "fma.rn.ftz.f32" in m.ptx
+    rng = np.random.default_rng(12)
+    n = 128
+    x = np.concatenate([tiny_floats(rng, 32), rng.standard_normal(n - 32).astype(np.float32)])
+    w = np.concatenate([rng.standard_normal(n - 32).astype(np.float32), tiny_floats(rng, 32)])
+
+    def run():
+        o = np.zeros(n, np.float32)
+        m.weighted[2, 64](x, w, o, np.int32(n))
+        return o.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    assert_native(m, "weighted", ("fma", "max"))

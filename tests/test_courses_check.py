@@ -195,3 +195,21 @@ def test_a_program_cudalab_stopped_at_its_cpu_time_limit_is_over_the_limit_not_f
     said = ("cudalab: the program used up its CPU-time limit (ulimit -t, 120 s) and was stopped. It had made "
             "590,512 runtime calls, about 1,000 a second (cudaMemcpy/cudaMemcpyAsync 590,510, cudaMalloc(Host) 2)")
     assert judge(247, said, "", 120)[0] == "time"
+
+
+@pytest.mark.parametrize("estimate, status", [("between 0.0036 s and 0.21 s", "time"), ("about 6.5 s", "time"),
+                                              ("about 2.5 minutes", "GPU-sized"), ("between 3.8 s and 3.1 hours", "GPU-sized")])
+def test_a_kernel_stopped_by_the_programs_limit_is_gpu_sized_only_if_it_alone_needs_more(estimate, status):
+    # the CUDA Handbook's radixSort ran out of CPU time in its 194th launch of a short histogram kernel: the
+    # program as a whole is over the limit; sgemm5Wmma's one product needs more than the limit by itself
+    said = ("cudalab: The program's CPU-time limit (ulimit -t, 120 s) ran out while kernel hist<4> was running, so the "
+            "kernel was stopped, and then the program. It had finished 8 of its 1,500 blocks (0.53%) after 0.1 s: "
+            f"140 million thread-instructions at 1.49 billion a second. The whole grid needs about 216 million "
+            f"thread-instructions: {estimate} on the emulator.")
+    assert judge(247, said, "", 120)[0] == status
+    early = ("cudalab: The kernel scan<int> was stopped early: it would run far beyond the 2.8 s left of the "
+             f"CPU-time limit (ulimit -t). (it needs {estimate} on the emulator)")
+    assert judge(247, early, "", 120)[0] == status
+    # the watchdog's own stop is a grid sized for a GPU whatever the estimate
+    assert judge(1, "cudalab: The kernel k ran for more than 10 s and was stopped by the watchdog. It had finished "
+                    f"1 of its 9 blocks: {estimate} on the emulator.", "", 120)[0] == "GPU-sized"

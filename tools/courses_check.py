@@ -465,8 +465,28 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
 
 
+# a kernel stopped by the program's own limit rather than the watchdog (runtime.core's time_limit_message,
+# pace's early stop), and the emulator's estimate of that kernel's time
+BY_PROGRAM_LIMIT = re.compile(r"The program's (?:CPU-time )?limit \(.*?\) ran out while kernel|"
+                              r"far beyond the [\d.]+ \w+ left of the (?:program's time|CPU-time) limit")
+ESTIMATE = re.compile(r"(?:about|and|more than) ([\d.,]+) (s|minutes|hours|days|years) on the emulator")
+SECONDS = {"s": 1, "minutes": 60, "hours": 3600, "days": 86400, "years": 86400 * 365}
+
+
+def fits_the_limit(out: str, timeout: float) -> bool:
+    """Whether the kernel the program's limit stopped would itself have run within that limit: then the
+    whole program, not one grid sized for a GPU, is what needs more (the CUDA Handbook's radixSort,
+    stopped in its 194th launch of a histogram kernel of about 0.2 s)."""
+    if not BY_PROGRAM_LIMIT.search(out):
+        return False
+    said = ESTIMATE.findall(out)
+    return bool(said) and max(float(n.replace(",", "")) * SECONDS[u] for n, u in said) < timeout
+
+
 def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
+    if fits_the_limit(out, timeout):
+        return "time", f"over {timeout:g} s of CPU time in all, though each kernel fits: {explanation(out)}"
     if GPU_SIZED.search(out) or WATCHDOG.search(out):
         return "GPU-sized", explanation(out)
     if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit

@@ -591,11 +591,51 @@ def flush(g, x):
 
 
 def _plain_float(inst, extra=()):
-    """Only round-to-nearest without .ftz/.sat: flushing stays interpreted (directed rounding of
+    """Only round-to-nearest without .sat, .ftz only on f32 (``ftz_of``; directed rounding of
     add, sub, mul and div: ``_directed_mode``)."""
-    allowed = {inst.type, "rn", *extra}
+    allowed = {inst.type, "rn", *extra, *(("ftz",) if inst.type == "f32" else ())}
     if set(inst.mods) - allowed:
         raise Skip("float modifiers")
+
+
+def ftz_of(inst):
+    """Whether an f32 op flushes (.ftz): nvcc --use_fast_math writes it on every float32 add, mul and
+    fma, so a kernel built that way would otherwise leave native code at each of them."""
+    return "ftz" in inst.mods and inst.type == "f32"
+
+
+def flushed(g, inst, values):
+    """decode._ftz's inputs: with .ftz, subnormal sources become zeros of their sign."""
+    return [_flush_rarely(g, v) for v in values] if ftz_of(inst) else list(values)
+
+
+def flush_result(g, inst, r):
+    """decode._ftz's result: a subnormal becomes a zero of its sign. A result of exactly the smallest
+    normal may have rounded up from a value .ftz flushes too (alu.below_tiny): such lanes, rare,
+    bail out to the interpreter, which decides them exactly."""
+    return _flush_rarely(g, r, tiny_bails=True) if ftz_of(inst) else r
+
+
+def _flush_rarely(g, x, tiny_bails=False):
+    """flush() as a branch, not a select: a chain of fma.ftz (a dot product's accumulator) then waits
+    for each fma alone, the rare flush predicted not taken (a select kept .ftz kernels 2.5 times
+    slower than plain ones; the branch, 1.5)."""
+    b = g.b
+    tiny = ir.Constant(F32, float(np.finfo(np.float32).tiny))
+    ax = b.call(intrinsic(g, "llvm.fabs", F32, 1), [x])
+    here, small, done = b.block, g.fn.append_basic_block("ftz_small"), g.fn.append_basic_block("ftz_done")
+    b.cbranch(b.fcmp_ordered("<=" if tiny_bails else "<", ax, tiny), small, done)
+    b.position_at_end(small)
+    if tiny_bails:
+        g.bail_if(b.fcmp_ordered("==", ax, tiny))
+    zero = b.call(intrinsic(g, "llvm.copysign", F32, 2), [ir.Constant(F32, 0.0), x])
+    came = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    out = b.phi(F32)
+    out.add_incoming(x, here)
+    out.add_incoming(zero, came)
+    return out
 
 
 def _directed_mode(inst):
@@ -780,19 +820,18 @@ def _addsub(g, inst):
     hit = dec._contraction(inst, g.d)
     if hit is not None:                   # ptxas's mul+add contraction (decode._contracted)
         mul, j = hit
-        x, y = (g.read(o, t) for o in mul.operands[1:3])
-        c = g.read(inst.operands[3 - j], t)
+        x, y, c = flushed(g, inst, [*(g.read(o, t) for o in mul.operands[1:3]), g.read(inst.operands[3 - j], t)])
         if inst.opcode == "sub" and j == 1:
             c = b.fneg(c)
         if inst.opcode == "sub" and j == 2:
             x = b.fneg(x)
         r = b.call(intrinsic(g, "llvm.fma", x.type, 3), [x, y, c])
     else:
-        x, y = _srcs(g, inst, (t, t))
-        r = b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y)
+        x, y = flushed(g, inst, _srcs(g, inst, (t, t)))
+        r = flush_result(g, inst, b.fadd(x, y) if inst.opcode == "add" else b.fsub(x, y))
         g.write(inst.operands[0], t, canon_nan(g, r, (y, x) if dec.nan_second(inst, g.d) else (x, y)))
         return
-    g.write(inst.operands[0], t, canon_nan(g, r))
+    g.write(inst.operands[0], t, canon_nan(g, flush_result(g, inst, r)))
 
 
 @gen("mul")
@@ -804,8 +843,8 @@ def _mul(g, inst):
         mode = _directed_mode(inst)
         if mode is None:
             _plain_float(inst)
-        x, y = _srcs(g, inst, (t, t))
-        r = b.fmul(x, y)
+        x, y = flushed(g, inst, _srcs(g, inst, (t, t)))
+        r = flush_result(g, inst, b.fmul(x, y))
         srcs = (y, x) if dec.nan_second(inst, g.d) else (x, y)
         g.write(inst.operands[0], t, canon_nan(g, r, srcs) if mode is None else directed(g, "mul", mode, r, x, y))
         return
@@ -840,9 +879,9 @@ def _mad(g, inst):
     b = g.b
     if k[0] == "f":
         _plain_float(inst)
-        x, y, c = _srcs(g, inst, (t, t, t))
+        x, y, c = flushed(g, inst, _srcs(g, inst, (t, t, t)))
         r = b.call(intrinsic(g, "llvm.fma", x.type, 3), [x, y, c])
-        g.write(inst.operands[0], t, canon_nan(g, r))
+        g.write(inst.operands[0], t, canon_nan(g, flush_result(g, inst, r)))
         return
     if k[0] != "i" or set(inst.mods) - {t, "lo", "hi", "wide"}:
         raise Skip("mad form")
@@ -1025,8 +1064,9 @@ def _negabs(g, inst):
     b = g.b
     a = g.read(inst.operands[1], t)
     if k[0] == "f":
-        if set(inst.mods) - {t}:
+        if set(inst.mods) - {t, *(("ftz",) if t == "f32" else ())}:
             raise Skip("neg modifiers")
+        a, = flushed(g, inst, [a])
         r = b.fneg(a) if inst.opcode == "neg" else b.call(intrinsic(g, "llvm.fabs", a.type, 1), [a])
         g.write(inst.operands[0], t, canon_nan(g, r))
         return
@@ -1055,8 +1095,9 @@ def _minmax(g, inst):
         cmp = b.icmp_signed(op, x, y) if k[2] else b.icmp_unsigned(op, x, y)
         g.write(inst.operands[0], t, b.select(cmp, x, y))
         return
-    if k[0] != "f" or set(inst.mods) - {t}:
+    if k[0] != "f" or set(inst.mods) - {t, *(("ftz",) if t == "f32" else ())}:
         raise Skip("min/max float modifiers")
+    x, y = flushed(g, inst, [x, y])
     # alu.fminmax: a NaN operand is ignored; -0 < +0; both NaN give the canonical NaN
     # the choice is made on integer bits: LLVM would fold float selects into minnum/maxnum, which
     # may quiet a signaling NaN operand instead of returning the other operand
@@ -1107,10 +1148,10 @@ _BOOL = {"and": "and_", "or": "or_", "xor": "xor"}
 @gen("setp")
 def _setp(g, inst):
     t = inst.type
-    if "ftz" in inst.mods:
+    if "ftz" in inst.mods and t != "f32":
         raise Skip("setp.ftz")
     boolop = next((m for m in inst.mods if m in _BOOL), None)
-    x, y = _srcs(g, inst, (t, t))
+    x, y = flushed(g, inst, _srcs(g, inst, (t, t)))
     p = _compare(g, inst, t, x, y)
     _write_setp(g, inst, p, boolop)
 
