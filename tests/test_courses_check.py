@@ -213,3 +213,29 @@ def test_a_kernel_stopped_by_the_programs_limit_is_gpu_sized_only_if_it_alone_ne
     # the watchdog's own stop is a grid sized for a GPU whatever the estimate
     assert judge(1, "cudalab: The kernel k ran for more than 10 s and was stopped by the watchdog. It had finished "
                     f"1 of its 9 blocks: {estimate} on the emulator.", "", 120)[0] == "GPU-sized"
+
+
+def test_the_gpu_build_gives_a_device_query_back_the_fields_cuda_13_removed(tmp_path):
+    # CUDA by Practice's streams lessons stop unless `prop.deviceOverlap`: the staged GPU build (NVIDIA's
+    # nvcc 13) gets cudalab's patched driver_types.h and a cudaGetDeviceProperties that fills the field
+    from courses_check import stage_gpu
+    from cudalab.programs.build import cuda_home
+    course = write(tmp_path / "course", {"streams.cu": "int main() { cudaDeviceProp p; return !p.deviceOverlap; }\n"})
+    stage_gpu([read_program(course / "streams.cu", course)], course, tmp_path / "stage")
+    toolkit = tmp_path / "cuda"                 # the GPU machine's toolkit: its nvcc and headers
+    (toolkit / "bin").mkdir(parents=True)
+    (toolkit / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (toolkit / "bin" / "nvcc").chmod(0o755)
+    (toolkit / "include").symlink_to(cuda_home() / "include")
+    run_gpu = (tmp_path / "stage" / "run_gpu.py").read_text()
+    found = {"__file__": str(tmp_path / "stage" / "run_gpu.py")}
+    path = sys.path.copy()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", str(toolkit / "bin"))
+        exec(run_gpu[:run_gpu.index("def build")], found)        # what run_gpu.py does before building
+    sys.path[:] = path
+    include, _, forced = found["LEGACY_PROPS"][1:]
+    assert "int deviceOverlap;" in (Path(include) / "driver_types.h").read_text()
+    wrapper = Path(forced).read_text()
+    assert "cudaDeviceGetAttribute(&p->deviceOverlap, cudaDevAttrGpuOverlap, device)" in wrapper
+    assert "#define cudaGetDeviceProperties cudalab_legacy_props" in wrapper

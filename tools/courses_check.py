@@ -508,15 +508,30 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
 _GPU_RUN = """
 # Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
 # tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
-import json, os, subprocess
+import json, os, shutil, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
 here = os.path.dirname(os.path.abspath(__file__))
 programs = json.load(open(os.path.join(here, "programs.json")))
+sys.path.insert(0, here)
+from legacy_props import legacy_include
+
+def legacy_props_options():
+    # CUDA 12's cudaDeviceProp fields (clockRate, deviceOverlap, ...), as cudalab gives them back: the
+    # toolkit's headers with driver_types.h patched, and legacy_gpu.h filling them from device attributes
+    bin_dir = Path(shutil.which("nvcc")).resolve().parent
+    for include in (bin_dir.parent / "include", bin_dir.parent / "targets" / "x86_64-linux" / "include"):
+        if (include / "driver_types.h").exists():
+            folder = legacy_include(include, Path(here) / "cache")
+            return ["-I", str(folder), "-include", os.path.join(here, "legacy_gpu.h")] if folder else []
+    return []
+
+LEGACY_PROPS = legacy_props_options()
 
 def build(p):
-    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *p["options"],
-                        *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]), capture_output=True,
-                       text=True)
+    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *LEGACY_PROPS,
+                        *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
+                       capture_output=True, text=True)
     return b.returncode, (b.stdout + b.stderr)[-3000:]
 
 def run(p):
@@ -544,13 +559,39 @@ print(sum(r["code"] == 0 for r in results.values()), "of", len(results), "exit 0
 """
 
 
+# Force-included into the GPU builds, after cudalab's patched driver_types.h: CUDA 13's runtime leaves
+# the fields it removed (now in the struct's reserved ints) zero, so a course's `if (!prop.deviceOverlap)`
+# would stop on the GPU; they are filled from the attributes that replaced them, as shim/cudart.c does.
+_GPU_LEGACY_PROPS = """#include <cuda_runtime_api.h>
+#ifdef CUDALAB_LEGACY_DEVICE_PROP
+static inline cudaError_t cudalab_legacy_props(struct cudaDeviceProp *p, int device) {
+    cudaError_t e = cudaGetDeviceProperties(p, device);
+    if (e == cudaSuccess) {
+        cudaDeviceGetAttribute(&p->clockRate, cudaDevAttrClockRate, device);
+        cudaDeviceGetAttribute(&p->deviceOverlap, cudaDevAttrGpuOverlap, device);
+        cudaDeviceGetAttribute(&p->kernelExecTimeoutEnabled, cudaDevAttrKernelExecTimeout, device);
+        cudaDeviceGetAttribute(&p->computeMode, cudaDevAttrComputeMode, device);
+        cudaDeviceGetAttribute(&p->maxTexture1DLinear, cudaDevAttrMaxTexture1DLinearWidth, device);
+        cudaDeviceGetAttribute(&p->memoryClockRate, cudaDevAttrMemoryClockRate, device);
+        cudaDeviceGetAttribute(&p->singleToDoublePrecisionPerfRatio, cudaDevAttrSingleToDoublePrecisionPerfRatio, device);
+    }
+    return e;
+}
+#define cudaGetDeviceProperties cudalab_legacy_props
+#endif
+"""
+
+
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
-    calls) and records exit code and output in gpu.json, for --gpu."""
+    calls and cudaDeviceProp fields) and records exit code and output in gpu.json, for --gpu."""
+    from cudalab.programs import legacy_props
     from cudalab.programs.build import LEGACY, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(LEGACY, dest / "legacy.h")
+    shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
+    (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
     listed = []
     shutil.copytree(checkout, dest / checkout.name, symlinks=True, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".git"))
