@@ -37,6 +37,7 @@ from .memory import SHARED_WINDOW, WINDOW_SIZE
 
 
 CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
+BUFFER_PAD = 32       # elements before and after a block's register buffer (CutRegionBuilder._buffered)
 TURN = 8              # iterations a lane runs per turn
 
 
@@ -482,9 +483,13 @@ class CutRegionBuilder(RegionBuilder):
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
+        buffered = self._buffered(named, segs)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             self.threads = b.mul(b.mul(dims[0], dims[1]), dims[2])      # a block's threads: one chunk
+            size = b.add(self.threads, ir.Constant(I64, 2 * BUFFER_PAD))
+            buffers = {name: b.alloca(self._st_ty(name), size=size, name="buf_" + name.replace("%", ""))
+                       for name in buffered}
         cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads,
                                    ("seg_most", "path", "stopped", "resume", "taken"))
         with b.goto_block(self.entry):
@@ -492,18 +497,30 @@ class CutRegionBuilder(RegionBuilder):
             b.store(resume, self.resume)
         # the chunk's block in the batch: chunks are whole blocks of the lane list (block-major)
         self.chunk_block = b.sdiv(cv, self.threads)
+        # a buffer's element for lane L is [L - the block's first lane]: the lane indexes it as it
+        # indexes the register's array
+        shift = b.sub(ir.Constant(I64, BUFFER_PAD), b.mul(self.chunk_block, self.ctx["lpb"]))
+        self.buffers = {name: b.gep(buf, [shift]) for name, buf in buffers.items()}
         b.store(ir.Constant(I64, 0), self.stopped)
         b.store(ir.Constant(I64, 0), self.path)
         self.chunk_end = chunk_end = self.fn.append_basic_block("chunk_end")
+        self.region_exit = self.fn.append_basic_block("region_exit")
         self.seg_blocks = {seg["first"]: self.fn.append_basic_block(f"seg{seg['first']}") for seg in segs}
         # the first chunk of a call may go on at a loop head (the last call returned there for the
         # watchdog); every chunk starts at st[6] where the interpreter entered at a loop head
         at = b.load(self.resume)
         at = b.select(b.icmp_signed(">=", at, ir.Constant(I64, 0)), at, entry)
         b.store(ir.Constant(I64, -1), self.resume)
-        sw = b.switch(at, self.seg_blocks[segs[0]["first"]])
-        for seg in segs[1:]:
-            sw.add_case(ir.Constant(I64, seg["first"]), self.seg_blocks[seg["first"]])
+        heads = {seg["jump"] for seg in segs if "jump" in seg and seg["jump"] <= seg["first"]} - {segs[0]["first"]}
+        starts = [segs[0]["first"]] + sorted(heads)
+        into = {pc: self.fn.append_basic_block(f"into{pc}") for pc in starts}
+        sw = b.switch(at, into[starts[0]])
+        for pc in starts[1:]:
+            sw.add_case(ir.Constant(I64, pc), into[pc])
+        for pc in starts:       # the buffers take the values live where the chunk starts from the arrays
+            b.position_at_end(into[pc])
+            self._copy(self.live_in[pc], to_arrays=False)
+            b.branch(self.seg_blocks[pc])
         self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
         for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
@@ -516,6 +533,9 @@ class CutRegionBuilder(RegionBuilder):
                     b.store(ir.Constant(I64, 0), self.taken)
                 self._segment(seg)
                 b.branch(self._next(seg["end"]))
+        b.position_at_end(self.region_exit)
+        self._copy(self.live_in[self.region_end], to_arrays=True)
+        b.branch(chunk_end)
         b.position_at_end(chunk_end)
         p, m = b.load(self.path), b.load(self.most)
         b.store(b.select(b.icmp_signed(">", p, m), p, m), self.most)
@@ -533,9 +553,40 @@ class CutRegionBuilder(RegionBuilder):
         self._report(b)
         b.ret(ir.Constant(I32, 0))
 
+    def _buffered(self, named, segs):
+        """Registers that cross a cut inside the region (written in it, live where a later segment
+        starts): they wait for the next segment in buffers of one block's lanes on the stack, which
+        stay in the core's cache, instead of in their arrays, the batch's lanes wide (megabytes:
+        a store to them went to memory). The arrays see them only where the chunk leaves native
+        code (``_copy``): at the region's end, where it stops or returns for the watchdog. Uniform
+        values computed again in each segment are never stored at all."""
+        unstored = next((set(seg["unstored"]) for seg in segs if "unstored" in seg), set())
+        written = rg.defined(self.code, self.start, self.end) & set(named) & set(self.func.regs)
+        bounds = [seg["first"] for seg in segs[1:]]
+        return sorted(r for r in written - unstored if any(r in self.live_in[x] for x in bounds))
+
+    def _reg_ptr(self, name, key=None):
+        buf = self.__dict__.get("buffers", {}).get(name)
+        return buf if buf is not None else super()._reg_ptr(name, key)
+
+    def _copy(self, live, to_arrays):
+        """The buffered registers of ``live`` between their buffers and their arrays, for every lane
+        of the chunk (a loop of its own; the builder is left after it)."""
+        names = [name for name in sorted(live) if name in self.buffers]
+        if not names:
+            return
+        b = self.b
+        nxt, after = self._lanes("to_arrays" if to_arrays else "from_arrays")
+        for name in names:
+            buf, arr = b.gep(self.buffers[name], [self.lane]), b.gep(super()._reg_ptr(name), [self.lane])
+            src, dst = (buf, arr) if to_arrays else (arr, buf)
+            b.store(b.load(src), dst)
+        b.branch(nxt)
+        b.position_at_end(after)
+
     def _next(self, pc):
-        """The block-level code where the chunk goes on at ``pc``: a segment, or the chunk's end."""
-        return self.chunk_end if pc == self.region_end else self.seg_blocks[pc]
+        """The block-level code where the chunk goes on at ``pc``: a segment, or the region's exit."""
+        return self.region_exit if pc == self.region_end else self.seg_blocks[pc]
 
     def _jump(self, seg):
         """A branch the block takes as one (regions.skeleton): every thread's guard is read from
@@ -575,6 +626,7 @@ class CutRegionBuilder(RegionBuilder):
             b.position_at_end(back)
             b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, target)
             b.position_at_end(suspend)
+            self._copy(self.live_in[t], to_arrays=True)
             b.store(b.load(self.c), self._st_at(0))
             b.store(ir.Constant(I64, t), self._st_at(1))
             self._report(b)
@@ -588,6 +640,7 @@ class CutRegionBuilder(RegionBuilder):
         check at a segment's start): a record of it (-1 - the chunk's first lane, 2 pc) for
         regions.Runner, the chunk's flag, and the chunk's end."""
         b = self.b
+        self._copy(self.live_in[pc], to_arrays=True)
         j = b.load(self.nrec)
         two = b.mul(j, ir.Constant(I64, 2))
         b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
@@ -674,8 +727,14 @@ class CutRegionBuilder(RegionBuilder):
         run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g else None
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
             self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
-        go = self.fn.append_basic_block(f"s{a}_through")
-        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self.chunk_end, go)
+        go, stops = self.fn.append_basic_block(f"s{a}_through"), self.fn.append_basic_block(f"s{a}_stops")
+        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), stops, go)
+        b.position_at_end(stops)
+        # the chunk waits at the segment's end, a stopped lane inside it: what either reads next
+        # goes to the arrays (a stopped lane's own registers then come from its spill row)
+        self._copy(set(self.live_in[seg["end"]]).union(*(self.live_in[p] for p in range(a, seg["end"]))),
+                   to_arrays=True)
+        b.branch(self.chunk_end)
         b.position_at_end(go)
         if join is not None:
             b.branch(join)
