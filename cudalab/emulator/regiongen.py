@@ -445,10 +445,9 @@ class RegionBuilder(GroupBuilder):
 
 class CutRegionBuilder(RegionBuilder):
     """Emits a region with cuts (regions.py, "Cuts"): one block of threads (a *chunk*) at a time;
-    each segment runs lane by lane, its cut first (a shuffle reads its source from the register
-    arrays, which every lane of the chunk has stored by then), from the register arrays back to
-    them: values that cross a cut go through the arrays, which the block's threads keep in cache,
-    except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
+    each segment runs lane by lane, its cut first (a shuffle reads its source where every lane
+    of the chunk has stored it by then): values that cross a cut wait in buffers of the block's
+    threads (``_buffered``), except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
     addresses, and integer arithmetic on them, a few instructions each), which each segment
     computes again. The chunk goes from segment to segment as the block's jumps (regions.skeleton)
     lead it, and a segment runs in phases, a loop over the chunk's lanes each (regions.phases).
@@ -483,13 +482,14 @@ class CutRegionBuilder(RegionBuilder):
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
-        buffered = self._buffered(named, segs)
+        buffered = self.buffered = self._buffered(named, segs)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             self.threads = b.mul(b.mul(dims[0], dims[1]), dims[2])      # a block's threads: one chunk
             size = b.add(self.threads, ir.Constant(I64, 2 * BUFFER_PAD))
             buffers = {name: b.alloca(self._st_ty(name), size=size, name="buf_" + name.replace("%", ""))
                        for name in buffered}
+            self.phase_at = b.alloca(I64, size=self.threads, name="phase_at")
         cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads,
                                    ("seg_most", "path", "stopped", "resume", "taken"))
         with b.goto_block(self.entry):
@@ -562,12 +562,27 @@ class CutRegionBuilder(RegionBuilder):
         values computed again in each segment are never stored at all."""
         unstored = next((set(seg["unstored"]) for seg in segs if "unstored" in seg), set())
         written = rg.defined(self.code, self.start, self.end) & set(named) & set(self.func.regs)
-        bounds = [seg["first"] for seg in segs[1:]]
-        return sorted(r for r in written - unstored if any(r in self.live_in[x] for x in bounds))
+        # where a segment starts, and where lanes wait for a later phase of theirs (a tree
+        # reduction's sum, loaded in one phase and stored to shared memory in the next)
+        points = [seg["first"] for seg in segs[1:]]
+        points += [r["pc"] for seg in segs for ph in seg.get("phases", ())[1:] for r in ph["resume"]]
+        return sorted(r for r in written - unstored if any(r in self.live_in[x] for x in points))
 
     def _reg_ptr(self, name, key=None):
         buf = self.__dict__.get("buffers", {}).get(name)
         return buf if buf is not None else super()._reg_ptr(name, key)
+
+    def padded(self, name):
+        return name in self.__dict__.get("buffers", {})
+
+    def _state(self, kk, col):
+        """Where a lane of the chunk waits in its segment (the position of its pc: ``_park``), in a
+        buffer of one block's lanes on the stack: a ``state`` row per lane of the batch was
+        megabytes of stores that went to memory, one per lane and phase."""
+        return self.b.gep(self.phase_at, [self.b.sub(kk, self.b.load(self.c))])
+
+    def _state_b(self, b, col):
+        return b.gep(self.phase_at, [b.sub(self.kk, b.load(self.c))])
 
     def _copy(self, live, to_arrays):
         """The buffered registers of ``live`` between their buffers and their arrays, for every lane
