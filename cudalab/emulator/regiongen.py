@@ -38,6 +38,7 @@ from .memory import SHARED_WINDOW, WINDOW_SIZE
 
 CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
 BUFFER_PAD = 32       # elements before and after a block's register buffer (CutRegionBuilder._buffered)
+BUFFER_BYTES = 1 << 20  # stack the buffers of a block of 1024 threads may take (a thread's stack is 8 MiB)
 TURN = 8              # iterations a lane runs per turn
 
 
@@ -566,7 +567,13 @@ class CutRegionBuilder(RegionBuilder):
         # reduction's sum, loaded in one phase and stored to shared memory in the next)
         points = [seg["first"] for seg in segs[1:]]
         points += [r["pc"] for seg in segs for ph in seg.get("phases", ())[1:] for r in ph["resume"]]
-        return sorted(r for r in written - unstored if any(r in self.live_in[x] for x in points))
+        out, room = [], BUFFER_BYTES // (1024 + 2 * BUFFER_PAD)      # (a block has at most 1024 threads)
+        for r in sorted(r for r in written - unstored if any(r in self.live_in[x] for x in points)):
+            size = self._st_ty(r).width // 8
+            if size <= room:          # (the rest stay in their arrays: a CUB kernel names hundreds)
+                out.append(r)
+                room -= size
+        return out
 
     def _reg_ptr(self, name, key=None):
         buf = self.__dict__.get("buffers", {}).get(name)
