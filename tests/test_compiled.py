@@ -1072,6 +1072,38 @@ def test_a_loop_whose_trip_count_differs_between_blocks_gives_the_same_bytes_and
     same_in_both_tiers(monkeypatch, PER_BLOCK_TRIPS, "per_block", 5, 128, lambda: [np.zeros(640, np.int32)])
 
 
+CARRIED_ACROSS_BARRIERS = r"""
+__global__ void carried(const double* x, double* out, int turns) {
+    __shared__ double s[128];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    double acc = x[i], keep = acc * 2.0;          // keep: written before the loop, read after it
+    for (int k = 0; k < turns; ++k) {
+        s[t] = acc;
+        __syncthreads();
+        acc = s[(t + 1) % blockDim.x] + acc * 0.5;  // a NaN here hands its thread to the interpreter
+        __syncthreads();
+    }
+    out[i] = acc + keep + s[t];
+}
+"""
+
+
+@pytest.mark.parametrize("budget", [1 << 22, 64])
+def test_values_that_cross_barriers_reach_the_interpreter_where_a_block_leaves_native_code(budget, monkeypatch):
+    """``acc`` and ``keep`` wait between segments in buffers of one block's threads, not in their
+    arrays: where a thread stops (a float64 NaN), where the native code returns for the watchdog at
+    the loop's head (a small budget: every turn) and at the region's end, the block's values must
+    reach the arrays, and the next call must find them there."""
+    from cudalab.emulator import regions
+    one_cut_region(CARRIED_ACROSS_BARRIERS, "carried")
+    monkeypatch.setattr(regions, "BUDGET", budget)
+    x = np.random.default_rng(16).random(384)
+    x[[3, 200]] = np.nan
+    args = same_in_both_tiers(monkeypatch, CARRIED_ACROSS_BARRIERS, "carried", 3, 128,
+                              lambda: [x, np.zeros(384), np.int32(6)])
+    assert np.isnan(args[1]).sum() > 2 and np.isfinite(args[1][260:]).all()
+
+
 
 def test_a_loop_counter_updated_after_a_store_is_a_segment_run_once_per_block():
     """``++k`` and ``k < blockIdx.x + 1`` give every thread of a block the same values, so after

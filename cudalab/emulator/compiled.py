@@ -560,7 +560,9 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
                 raise
             return None
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
-                     sorted([p, c] for p, c in stops.items()), sorted(stored - live_in[s]), [list(c) for c in cuts],
+                     # (a buffered register's array is written only where the block leaves native code)
+                     sorted([p, c] for p, c in stops.items()), sorted((stored | set(getattr(rb, "buffered", ()))) - live_in[s]),
+                     [list(c) for c in cuts],
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
                      sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()))

@@ -169,6 +169,11 @@ class GroupBuilder:
         passes a copy taken before the group when the group writes the register)."""
         return self._reg_ptr(name, "@" + name)
 
+    def padded(self, name):
+        """May ``cross_ptr(name)`` be read up to 31 elements beyond any lane's own, either way (a
+        buffer with room on both sides: regiongen), so that a shuffle loads unconditionally?"""
+        return False
+
     def _st_ty(self, name):
         st = storage(self.func.regs[name])
         return I8 if st == np.bool_ else INT[st.itemsize * 8]
@@ -1818,10 +1823,14 @@ def _shfl(g, inst):
         j = {"down": lambda: b.add(lane, bb), "bfly": lambda: b.xor(lane, bb),
              "idx": lambda: b.or_(b.and_(lane, seg), b.and_(bb, notseg))}[mode]()
         ok = b.icmp_signed("<=", j, max_lane)
-    j = b.select(ok, j, lane)
-    src = b.add(b.sub(g.lane, lane), j)
     ptr = g.cross_ptr(name)
-    a = g.to_type(b.load(b.gep(ptr, [src])), "u", "b32")
+    if mode in ("up", "down") and g.padded(name):
+        # both candidates loaded from consecutive addresses, then chosen: vector loads, not a gather
+        other = b.add(g.lane, bb if mode == "down" else b.neg(bb))
+        raw = b.select(ok, b.load(b.gep(ptr, [other])), b.load(b.gep(ptr, [g.lane])))
+    else:
+        raw = b.load(b.gep(ptr, [b.add(b.sub(g.lane, lane), b.select(ok, j, lane))]))
+    a = g.to_type(raw, "u", "b32")
     dst = ops[0]
     if dst[0] == "pair":
         g.write(dst[1], "b32", a)

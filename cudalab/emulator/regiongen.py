@@ -37,6 +37,8 @@ from .memory import SHARED_WINDOW, WINDOW_SIZE
 
 
 CHUNK = 128           # lanes that take turns in loops that touch global memory (see RegionBuilder._edge)
+BUFFER_PAD = 32       # elements before and after a block's register buffer (CutRegionBuilder._buffered)
+BUFFER_BYTES = 1 << 20  # stack the buffers of a block of 1024 threads may take (a thread's stack is 8 MiB)
 TURN = 8              # iterations a lane runs per turn
 
 
@@ -444,10 +446,9 @@ class RegionBuilder(GroupBuilder):
 
 class CutRegionBuilder(RegionBuilder):
     """Emits a region with cuts (regions.py, "Cuts"): one block of threads (a *chunk*) at a time;
-    each segment runs lane by lane, its cut first (a shuffle reads its source from the register
-    arrays, which every lane of the chunk has stored by then), from the register arrays back to
-    them: values that cross a cut go through the arrays, which the block's threads keep in cache,
-    except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
+    each segment runs lane by lane, its cut first (a shuffle reads its source where every lane
+    of the chunk has stored it by then): values that cross a cut wait in buffers of the block's
+    threads (``_buffered``), except *uniform* ones (``remat``: kernel parameters, thread and block indices, shared
     addresses, and integer arithmetic on them, a few instructions each), which each segment
     computes again. The chunk goes from segment to segment as the block's jumps (regions.skeleton)
     lead it, and a segment runs in phases, a loop over the chunk's lanes each (regions.phases).
@@ -482,9 +483,14 @@ class CutRegionBuilder(RegionBuilder):
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
+        buffered = self.buffered = self._buffered(named, segs)
         with b.goto_block(self.entry):
             b.position_before(self.entry.terminator)
             self.threads = b.mul(b.mul(dims[0], dims[1]), dims[2])      # a block's threads: one chunk
+            size = b.add(self.threads, ir.Constant(I64, 2 * BUFFER_PAD))
+            buffers = {name: b.alloca(self._st_ty(name), size=size, name="buf_" + name.replace("%", ""))
+                       for name in buffered}
+            self.phase_at = b.alloca(I64, size=self.threads, name="phase_at")
         cv, _, done = self._chunks(chunk, named, c_first, nrec0, self.threads,
                                    ("seg_most", "path", "stopped", "resume", "taken"))
         with b.goto_block(self.entry):
@@ -492,18 +498,30 @@ class CutRegionBuilder(RegionBuilder):
             b.store(resume, self.resume)
         # the chunk's block in the batch: chunks are whole blocks of the lane list (block-major)
         self.chunk_block = b.sdiv(cv, self.threads)
+        # a buffer's element for lane L is [L - the block's first lane]: the lane indexes it as it
+        # indexes the register's array
+        shift = b.sub(ir.Constant(I64, BUFFER_PAD), b.mul(self.chunk_block, self.ctx["lpb"]))
+        self.buffers = {name: b.gep(buf, [shift]) for name, buf in buffers.items()}
         b.store(ir.Constant(I64, 0), self.stopped)
         b.store(ir.Constant(I64, 0), self.path)
         self.chunk_end = chunk_end = self.fn.append_basic_block("chunk_end")
+        self.region_exit = self.fn.append_basic_block("region_exit")
         self.seg_blocks = {seg["first"]: self.fn.append_basic_block(f"seg{seg['first']}") for seg in segs}
         # the first chunk of a call may go on at a loop head (the last call returned there for the
         # watchdog); every chunk starts at st[6] where the interpreter entered at a loop head
         at = b.load(self.resume)
         at = b.select(b.icmp_signed(">=", at, ir.Constant(I64, 0)), at, entry)
         b.store(ir.Constant(I64, -1), self.resume)
-        sw = b.switch(at, self.seg_blocks[segs[0]["first"]])
-        for seg in segs[1:]:
-            sw.add_case(ir.Constant(I64, seg["first"]), self.seg_blocks[seg["first"]])
+        heads = {seg["jump"] for seg in segs if "jump" in seg and seg["jump"] <= seg["first"]} - {segs[0]["first"]}
+        starts = [segs[0]["first"]] + sorted(heads)
+        into = {pc: self.fn.append_basic_block(f"into{pc}") for pc in starts}
+        sw = b.switch(at, into[starts[0]])
+        for pc in starts[1:]:
+            sw.add_case(ir.Constant(I64, pc), into[pc])
+        for pc in starts:       # the buffers take the values live where the chunk starts from the arrays
+            b.position_at_end(into[pc])
+            self._copy(self.live_in[pc], to_arrays=False)
+            b.branch(self.seg_blocks[pc])
         self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
         for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
@@ -516,6 +534,9 @@ class CutRegionBuilder(RegionBuilder):
                     b.store(ir.Constant(I64, 0), self.taken)
                 self._segment(seg)
                 b.branch(self._next(seg["end"]))
+        b.position_at_end(self.region_exit)
+        self._copy(self.live_in[self.region_end], to_arrays=True)
+        b.branch(chunk_end)
         b.position_at_end(chunk_end)
         p, m = b.load(self.path), b.load(self.most)
         b.store(b.select(b.icmp_signed(">", p, m), p, m), self.most)
@@ -533,9 +554,61 @@ class CutRegionBuilder(RegionBuilder):
         self._report(b)
         b.ret(ir.Constant(I32, 0))
 
+    def _buffered(self, named, segs):
+        """Registers that cross a cut inside the region (written in it, live where a later segment
+        starts): they wait for the next segment in buffers of one block's lanes on the stack, which
+        stay in the core's cache, instead of in their arrays, the batch's lanes wide (megabytes:
+        a store to them went to memory). The arrays see them only where the chunk leaves native
+        code (``_copy``): at the region's end, where it stops or returns for the watchdog. Uniform
+        values computed again in each segment are never stored at all."""
+        unstored = next((set(seg["unstored"]) for seg in segs if "unstored" in seg), set())
+        written = rg.defined(self.code, self.start, self.end) & set(named) & set(self.func.regs)
+        # where a segment starts, and where lanes wait for a later phase of theirs (a tree
+        # reduction's sum, loaded in one phase and stored to shared memory in the next)
+        points = [seg["first"] for seg in segs[1:]]
+        points += [r["pc"] for seg in segs for ph in seg.get("phases", ())[1:] for r in ph["resume"]]
+        out, room = [], BUFFER_BYTES // (1024 + 2 * BUFFER_PAD)      # (a block has at most 1024 threads)
+        for r in sorted(r for r in written - unstored if any(r in self.live_in[x] for x in points)):
+            size = self._st_ty(r).width // 8
+            if size <= room:          # (the rest stay in their arrays: a CUB kernel names hundreds)
+                out.append(r)
+                room -= size
+        return out
+
+    def _reg_ptr(self, name, key=None):
+        buf = self.__dict__.get("buffers", {}).get(name)
+        return buf if buf is not None else super()._reg_ptr(name, key)
+
+    def padded(self, name):
+        return name in self.__dict__.get("buffers", {})
+
+    def _state(self, kk, col):
+        """Where a lane of the chunk waits in its segment (the position of its pc: ``_park``), in a
+        buffer of one block's lanes on the stack: a ``state`` row per lane of the batch was
+        megabytes of stores that went to memory, one per lane and phase."""
+        return self.b.gep(self.phase_at, [self.b.sub(kk, self.b.load(self.c))])
+
+    def _state_b(self, b, col):
+        return b.gep(self.phase_at, [b.sub(self.kk, b.load(self.c))])
+
+    def _copy(self, live, to_arrays):
+        """The buffered registers of ``live`` between their buffers and their arrays, for every lane
+        of the chunk (a loop of its own; the builder is left after it)."""
+        names = [name for name in sorted(live) if name in self.buffers]
+        if not names:
+            return
+        b = self.b
+        nxt, after = self._lanes("to_arrays" if to_arrays else "from_arrays")
+        for name in names:
+            buf, arr = b.gep(self.buffers[name], [self.lane]), b.gep(super()._reg_ptr(name), [self.lane])
+            src, dst = (buf, arr) if to_arrays else (arr, buf)
+            b.store(b.load(src), dst)
+        b.branch(nxt)
+        b.position_at_end(after)
+
     def _next(self, pc):
-        """The block-level code where the chunk goes on at ``pc``: a segment, or the chunk's end."""
-        return self.chunk_end if pc == self.region_end else self.seg_blocks[pc]
+        """The block-level code where the chunk goes on at ``pc``: a segment, or the region's exit."""
+        return self.region_exit if pc == self.region_end else self.seg_blocks[pc]
 
     def _jump(self, seg):
         """A branch the block takes as one (regions.skeleton): every thread's guard is read from
@@ -575,6 +648,7 @@ class CutRegionBuilder(RegionBuilder):
             b.position_at_end(back)
             b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, target)
             b.position_at_end(suspend)
+            self._copy(self.live_in[t], to_arrays=True)
             b.store(b.load(self.c), self._st_at(0))
             b.store(ir.Constant(I64, t), self._st_at(1))
             self._report(b)
@@ -588,6 +662,7 @@ class CutRegionBuilder(RegionBuilder):
         check at a segment's start): a record of it (-1 - the chunk's first lane, 2 pc) for
         regions.Runner, the chunk's flag, and the chunk's end."""
         b = self.b
+        self._copy(self.live_in[pc], to_arrays=True)
         j = b.load(self.nrec)
         two = b.mul(j, ir.Constant(I64, 2))
         b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
@@ -674,8 +749,14 @@ class CutRegionBuilder(RegionBuilder):
         run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g else None
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
             self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
-        go = self.fn.append_basic_block(f"s{a}_through")
-        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self.chunk_end, go)
+        go, stops = self.fn.append_basic_block(f"s{a}_through"), self.fn.append_basic_block(f"s{a}_stops")
+        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), stops, go)
+        b.position_at_end(stops)
+        # the chunk waits at the segment's end, a stopped lane inside it: what either reads next
+        # goes to the arrays (a stopped lane's own registers then come from its spill row)
+        self._copy(set(self.live_in[seg["end"]]).union(*(self.live_in[p] for p in range(a, seg["end"]))),
+                   to_arrays=True)
+        b.branch(self.chunk_end)
         b.position_at_end(go)
         if join is not None:
             b.branch(join)

@@ -47,8 +47,9 @@ of the region or in loops the block takes as one (below), never on one side of a
 the segment after it. Its native function (``regiongen.CutRegionBuilder``) runs one block at a time, segment by
 segment, each segment for every thread of the block (each on its own, as above) before the next
 begins. So every thread of the block has done everything before a cut when any thread runs it, as
-in lock step: a barrier needs nothing more, and a shuffle reads the other lanes' sources from
-their register arrays (a segment may not write the source of the shuffle it starts with). The
+in lock step: a barrier needs nothing more, and a shuffle reads the other lanes' sources where
+they wait (a segment may not write the source of the shuffle it starts with): in a buffer of the
+block's threads on the stack (regiongen ``_buffered``), or in their register arrays. The
 memory rules above therefore apply per segment; ordered atomics stay once per region. It runs only
 when every thread of the batch is at its start (else the replaced entry runs), and shuffles only
 when blocks are whole warps (no padding lanes, whose registers the interpreter's shuffles would
