@@ -117,9 +117,30 @@ def test_kernel_attributes_numbas_documentation_reads(cuda):
 
     sig = (float32[::1],)
     assert scale.overloads[sig].max_cooperative_grid_blocks(32) == 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-    regs = scale.get_regs_per_thread()
-    assert list(regs) == [sig] and 0 < regs[sig] <= 255
     assert ".entry" in scale.inspect_asm(sig)
+    # one signature makes numba's kernel 'specialized': its questions need no signature
+    assert scale.specialized and 0 < scale.get_regs_per_thread() <= 255
+    assert scale.get_regs_per_thread() == scale.get_regs_per_thread(sig)
+
+
+def test_a_list_of_signatures_answers_per_signature_and_specialize_gives_one(cuda):
+    from numba.cuda import float32, float64
+
+    @cuda.jit([(float32[::1],), (float64[::1],)])
+    def scale(a):
+        sm = cuda.shared.array(64, float32)
+        sm[cuda.threadIdx.x] = cuda.threadIdx.x
+        cuda.syncthreads()
+        a[cuda.grid(1)] *= sm[cuda.blockDim.x - 1 - cuda.threadIdx.x]
+
+    assert not scale.specialized
+    shared = scale.get_shared_mem_per_block()
+    assert shared == {(float32[::1],): 256, (float64[::1],): 256}
+    one = scale.specialize(np.ones(4, np.float64))
+    assert one.specialized and one.get_shared_mem_per_block() == 256
+    a = np.ones(4)
+    one[1, 4](a)
+    assert a.tolist() == [3.0, 2.0, 1.0, 0.0]
 
 
 def test_mapped_memory_streams_events_and_argument_hints(cuda):

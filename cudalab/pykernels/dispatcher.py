@@ -32,10 +32,35 @@ class ArgumentTypeError(LaunchError, TypeError):
     TypeError for these, so a program's ``except TypeError`` catches this one as on a GPU."""
 
 
-class PyKernel(Kernel):
+class ResourceQueries:
+    """numba's questions to a kernel about what its compiled code uses, asked of a dispatcher (for
+    each signature, or one) or of one specialization (``kernel.specialize(args)``); ``_each`` says
+    which compiled kernels answer."""
+
+    def get_regs_per_thread(self, signature=None):
+        return self._each(lambda k: k.regs_per_thread, signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._each(lambda k: k.shared_mem_per_block, signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._each(lambda k: k.local_mem_per_thread, signature)
+
+    def get_const_mem_size(self, signature=None):
+        return self._each(lambda k: k.const_mem_size, signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._each(lambda k: k.max_threads_per_block, signature)
+
+
+class PyKernel(ResourceQueries, Kernel):
     """One specialization of a Python kernel: numba types -> PTX -> a launchable Kernel."""
 
     source_language = "python"
+    specialized = True      # what numba's ``specialize()`` returns: a kernel of one signature
+
+    def _each(self, what, signature=None):
+        return what(self)
 
     def __init__(self, module: Module, name: str, argtypes: tuple, dispatcher=None):
         super().__init__(module, name, module.compiled.lowered[name])
@@ -140,15 +165,16 @@ class PyKernel(Kernel):
         rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
 
 
-class Dispatcher:
+class Dispatcher(ResourceQueries):
     """A Python kernel: ``kernel[grid, block](*args)``, ``kernel[grid, block, stream, shared](*args)``.
 
     Each new combination of argument types compiles once (``specialize``); with signatures given
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False, link=()):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False):
         self.py_func = py_func
+        self._specialized = specialized
         self.fastmath = fastmath
         self.link = tuple(link or ())
         self._kernels: dict = {}
@@ -239,27 +265,21 @@ class Dispatcher:
         """Compile for an explicit signature now (numba's ``kernel.compile(sig)``)."""
         return self._compile(_argtypes_of(sig))
 
-    # numba's per-signature queries: one answer with a signature, else {argument types: answer}
+    @property
+    def specialized(self) -> bool:
+        """numba's flag for a kernel of one signature (``@cuda.jit("void(float32[:])")``): its
+        queries (``get_regs_per_thread()``, ...) answer for that one without being given it."""
+        return self._specialized
+
+    # numba's per-signature queries: one answer with a signature (or for a specialized kernel),
+    # else {argument types: answer}
     def _each(self, what, signature=None):
         if signature is not None:
             args = signature.args if hasattr(signature, "args") else tuple(signature)
             return what(self.overloads[args])
+        if self.specialized:
+            return what(self._signatures[0])
         return {types: what(k) for types, k in self.overloads.items()}
-
-    def get_regs_per_thread(self, signature=None):
-        return self._each(lambda k: k.regs_per_thread, signature)
-
-    def get_shared_mem_per_block(self, signature=None):
-        return self._each(lambda k: k.shared_mem_per_block, signature)
-
-    def get_local_mem_per_thread(self, signature=None):
-        return self._each(lambda k: k.local_mem_per_thread, signature)
-
-    def get_const_mem_size(self, signature=None):
-        return self._each(lambda k: k.const_mem_size, signature)
-
-    def get_max_threads_per_block(self, signature=None):
-        return self._each(lambda k: k.max_threads_per_block, signature)
 
     def inspect_asm(self, signature=None):
         return self._each(lambda k: k.inspect_asm(), signature)
@@ -385,7 +405,8 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
     change nothing here: line info is always on, and compiled kernels are kept for the session."""
     # options that change how numba builds or caches the code, not what it computes
     unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
-                                    "boundscheck", "lto", "launch_bounds"}
+                                    "boundscheck", "lto", "launch_bounds",
+                                    "shared_memory_carveout"}
     if unknown:
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
@@ -396,4 +417,5 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
         return Dispatcher(func_or_sig, (), fastmath, link)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
-    return lambda f: Dispatcher(f, sigs, fastmath, link)
+    one = func_or_sig is not None and not isinstance(func_or_sig, list)
+    return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one)
