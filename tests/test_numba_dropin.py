@@ -422,9 +422,32 @@ def test_a_kernel_of_one_signature_reads_an_array_of_the_same_element_size_bit_f
     out = np.zeros(32, np.int32)
     ballot[1, 32](out)
     assert (out == np.int32(np.uint32(0xAAAAAAAA).view(np.int32))).all()
-    with pytest.raises(LaunchError, match=r"ballot was compiled for \(array\(uint32, 1d, A\)\), but got "
-                                          r"\(array\(float64, 1d, C\)\)"):
+    with pytest.raises(LaunchError, match=r"No matching definition for argument type\(s\) array\(float64, 1d, C\): "
+                                          r"ballot was compiled for \(array\(uint32, 1d, A\)\)"):
         ballot[1, 32](np.zeros(32))
+
+
+def add_kernel(r, x, y):
+    r[0] = x + y
+
+
+@pytest.mark.parametrize("x, y, picked", [(1, 2, "int64"), (1, 2.5, "float64"), (np.float32(1), np.float32(2), "float32")])
+def test_several_signatures_pick_the_one_numba_picks(cuda, x, y, picked):
+    add = cuda.jit(["void(float64[::1], float64, float64)", "void(float64[::1], int64, int64)",
+                    "void(float64[::1], float32, float32)"])(add_kernel)
+    r = np.zeros(1)
+    add[1, 1](r, x, y)
+    assert r[0] == x + y
+    assert [str(t) for t in add.specialize(r, x, y).argtypes[1:]] == [picked, picked]
+
+
+def test_a_tie_between_signatures_and_a_complex_for_an_int_are_numbas_type_errors(cuda):
+    tied = cuda.jit(["(float64[::1], float32, float64)", "(float64[::1], float64, float32)"])(add_kernel)
+    with pytest.raises(TypeError, match=r"Ambiguous overloading for <function add_kernel"):
+        tied[1, 1](np.zeros(1), 1.0, 2.0)
+    ints = cuda.jit("(int32[::1], int32, int32)")(add_kernel)
+    with pytest.raises(TypeError, match="No matching definition for argument type"):
+        ints[1, 1](np.zeros(1, np.int32), 12.3, 45.6j)
 
 
 def test_numba_typeof_a_device_array_is_its_kernel_type(cuda):
@@ -448,3 +471,23 @@ def test_inspect_sass_with_nvdisasm_shows_the_add(cuda):
     add[1, 32](np.zeros(8, np.float32), np.ones(8, np.float32))
     sass = list(add.inspect_sass().values())[0]
     assert ".target\tsm_80" in sass and "FADD" in sass      # the A100 profile's cubin, the float add
+
+
+def test_launch_bounds_reach_the_ptx_and_refuse_bigger_blocks(cuda):
+    @cuda.jit(launch_bounds=(128, 2))
+    def fill(a):
+        a[cuda.grid(1)] = 1
+
+    a = np.zeros(256)
+    fill[2, 128](a)
+    assert a.sum() == 256
+    ptx = fill.inspect_asm(fill.signatures[0])
+    assert ".maxntid 128" in ptx and ".minnctapersm 2" in ptx
+    with pytest.raises(cudalab.LaunchError, match="at most 128 threads per block"):
+        fill[1, 256](a)
+
+
+@pytest.mark.parametrize("carveout", [-2, 101, "InvalidOption"])
+def test_a_bad_shared_memory_carveout_is_numbas_value_error(cuda, carveout):
+    with pytest.raises(ValueError):
+        cuda.jit(shared_memory_carveout=carveout)(add_kernel)

@@ -139,9 +139,11 @@ def _compile_cu(source: str, name: str) -> str:
     return compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=os.path.basename(name)).ptx
 
 
-def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> CompiledSource:
+def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), launch_bounds=None) -> CompiledSource:
     """PTX for ``pyfunc`` specialized to numba types ``argtypes`` (a kernel, numba's ABI: array
     arguments flattened into meminfo, parent, nitems, itemsize, data, shape..., strides...).
+    ``launch_bounds``: numba's (max threads per block[, min blocks per SM[, max blocks per cluster]]),
+    PTX's ``.maxntid``/``.minnctapersm``/``.maxclusterrank``.
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
     numpy_compat()
@@ -150,7 +152,8 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
     linked = list(link)
     try:
         with _compiling_for(cc, linked):
-            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath)
+            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath,
+                                 launch_bounds=launch_bounds)
     except Exception as e:
         if isinstance(e, KeyError) and e.args and isinstance(e.args[0], np.ufunc):
             raise CompileError(_missing_ufunc_message(pyfunc, e.args[0]), log=repr(e)) from None

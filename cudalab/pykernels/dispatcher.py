@@ -172,9 +172,10 @@ class Dispatcher(ResourceQueries):
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None):
         self.py_func = py_func
         self._specialized = specialized
+        self.launch_bounds = launch_bounds
         self.fastmath = fastmath
         self.link = tuple(link or ())
         self._kernels: dict = {}
@@ -194,7 +195,8 @@ class Dispatcher(ResourceQueries):
         key = (argtypes, target_cc())
         k = self._kernels.get(key)
         if k is None:
-            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link), name=self.name)
+            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds),
+                            name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
@@ -205,9 +207,9 @@ class Dispatcher(ResourceQueries):
         types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
-        for k in self._signatures:
-            if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types)):
-                return k
+        k = self._best_signature(types)
+        if k is not None:
+            return k
         # numba launches a kernel of one signature with whatever it is given (numba's `specialized`
         # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. numba launches an
         # array of another rank or element size too (measured: float64 through uint32[:] on an H100),
@@ -215,9 +217,28 @@ class Dispatcher(ResourceQueries):
         if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
             return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
-        raise ArgumentTypeError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). "
-                                "Pass arguments of those types, or leave out the signature to compile for any.",
-                                "cudaErrorInvalidValue")
+        raise ArgumentTypeError(f"No matching definition for argument type(s) {', '.join(map(str, types))}: "
+                                f"{self.name} was compiled for {have}. Pass arguments of those types, or leave "
+                                "out the signature to compile for any.", "cudaErrorInvalidValue")
+
+    def _best_signature(self, types):
+        """The signature numba's dispatcher picks for these argument types: the one needing the fewest
+        and safest conversions (int64 -> float64 before float64 -> float32; none from complex to a real
+        number); a tie is numba's TypeError. An address goes to a pointer parameter as it is."""
+        from numba.core import typing
+        from numba.core.types import void
+        from numba.cuda.descriptor import cuda_target
+        cases = [typing.signature(void, *k.argtypes) for k in self._signatures]
+        try:
+            best = cuda_target.typing_context.resolve_overload(self.py_func, cases, types, {},
+                                                               allow_ambiguous=False)
+        except TypeError as e:      # numba's 'Ambiguous overloading for ...', with the tied signatures
+            raise ArgumentTypeError(f"{e}\nConvert the arguments to one signature's types, "
+                                    "e.g. np.float32(x).", "cudaErrorInvalidValue") from None
+        if best is not None:
+            return self._signatures[cases.index(best)]
+        return next((k for k in self._signatures
+                     if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types))), None)
 
     @functools.cached_property
     def _parameters(self):
@@ -391,8 +412,9 @@ def _accepts(declared, given) -> bool:
                 and declared.layout in ("A", given.layout))
     if isinstance(declared, types.CPointer):        # numba passes an address as it is
         return isinstance(given, (types.Integer, types.Array))
-    if isinstance(declared, (types.Number, types.Boolean)):
-        return isinstance(given, (types.Number, types.Boolean))
+    if isinstance(declared, (types.Number, types.Boolean)):      # a complex number has no real one
+        return isinstance(given, (types.Number, types.Boolean)) and (
+            isinstance(declared, types.Complex) or not isinstance(given, types.Complex))
     return declared == given
 
 
@@ -413,9 +435,13 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
     link = (link,) if isinstance(link, str) else tuple(link or ())
     if device:
         return _device_function(func_or_sig, fastmath=fastmath, link=link, **numba_options)
+    if numba_options.get("shared_memory_carveout") is not None:      # numba's ValueError for a bad one
+        from numba.cuda.decorators import _validate_shared_memory_carveout
+        _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
+    bounds = numba_options.get("launch_bounds")
     if callable(func_or_sig):
-        return Dispatcher(func_or_sig, (), fastmath, link)
+        return Dispatcher(func_or_sig, (), fastmath, link, launch_bounds=bounds)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
     one = func_or_sig is not None and not isinstance(func_or_sig, list)
-    return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one)
+    return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one, launch_bounds=bounds)
