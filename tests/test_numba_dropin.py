@@ -491,3 +491,17 @@ def test_launch_bounds_reach_the_ptx_and_refuse_bigger_blocks(cuda):
 def test_a_bad_shared_memory_carveout_is_numbas_value_error(cuda, carveout):
     with pytest.raises(ValueError):
         cuda.jit(shared_memory_carveout=carveout)(add_kernel)
+
+
+def test_const_memory_size_counts_the_const_arrays(cuda):
+    table = np.arange(64, dtype=np.float32)
+
+    @cuda.jit("void(float32[::1])")
+    def lookup(out):
+        c = cuda.const.array_like(table)
+        out[cuda.grid(1)] = c[cuda.grid(1) % 64]
+
+    out = np.zeros(128, np.float32)
+    lookup[1, 128](out)
+    assert out.tolist() == table.tolist() * 2
+    assert lookup.get_const_mem_size() == table.nbytes

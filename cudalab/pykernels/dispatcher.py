@@ -75,7 +75,13 @@ class PyKernel(ResourceQueries, Kernel):
     regs_per_thread = property(lambda self: self.resources().registers)
     shared_mem_per_block = property(lambda self: self.resources().static_shared)
     local_mem_per_thread = property(lambda self: self.resources().local)
-    const_mem_size = property(lambda self: 0)       # numba's kernels keep constants in the instructions
+
+    @property
+    def const_mem_size(self) -> int:
+        """Bytes of the module's ``.const`` arrays (``cuda.const.array_like``); other constants
+        numba keeps in the instructions."""
+        from ..ptx.parser import parse
+        return sum(v.size for v in parse(self.module.ptx).variables.values() if v.space == "const")
 
     @property
     def max_threads_per_block(self) -> int:
