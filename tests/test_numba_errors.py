@@ -108,3 +108,27 @@ def test_a_numpy_function_numba_cuda_cannot_lower_names_the_math_one(cuda, tmp_p
     with pytest.raises(CompileError, match=instead) as caught:
         namespace["root"][1, 4](a, np.zeros_like(a))
     assert str(caught.value).endswith(f"In kernel.py, line 7:\n    out[i] = {call}")
+
+
+@pytest.mark.parametrize("config, error, words", [
+    ((1000 / 256, 256), TypeError, r"griddim must be a sequence of integers, got \[3.90625\]. n / 256 is a float"),
+    ((4, 256.0), TypeError, r"blockdim must be a sequence of integers, got \[256.0\]"),
+    (((1, 2, 3, 4), 32), ValueError, r"griddim must be a sequence of 1, 2 or 3 integers, got \[1, 2, 3, 4\]"),
+])
+def test_a_bad_launch_shape_is_numbas_error_at_the_brackets(cuda, config, error, words):
+    @cuda.jit
+    def fill(a):
+        a[cuda.grid(1)] = 1
+
+    with pytest.raises(error, match=words) as caught:
+        fill[config]
+    assert isinstance(caught.value, LaunchError)
+
+
+def test_a_kernel_called_without_a_launch_shape_is_numbas_value_error(cuda):
+    @cuda.jit("void(float64[:])")
+    def fill(a):
+        a[cuda.grid(1)] = 1
+
+    with pytest.raises(ValueError, match=r"launch configuration was not specified.*fill\[grid, block\]\(\.\.\.\)"):
+        fill(np.zeros(4))

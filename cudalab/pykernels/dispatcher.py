@@ -28,8 +28,13 @@ def python_words(text: str) -> str:
 
 
 class ArgumentTypeError(LaunchError, TypeError):
-    """Arguments that fit none of the kernel's signatures, or too many or too few: numba raises a
-    TypeError for these, so a program's ``except TypeError`` catches this one as on a GPU."""
+    """Arguments that fit none of the kernel's signatures, or too many or too few, or a launch shape
+    that is not whole numbers: numba raises a TypeError for these, so a program's ``except TypeError``
+    catches this one as on a GPU."""
+
+
+class ConfigurationError(LaunchError, ValueError):
+    """A launch shape of more than 3 dimensions, or a kernel called without one: numba's ValueError."""
 
 
 class ResourceQueries:
@@ -275,6 +280,8 @@ class Dispatcher(ResourceQueries):
 
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
+        for what, dims in (("griddim", config[0]), ("blockdim", config[1])):
+            _check_dims(what, dims)
         return functools.partial(self._launch, config)
 
     def _launch(self, config, *args):
@@ -352,8 +359,20 @@ class Dispatcher(ResourceQueries):
         return self.specialize(*args).launch(grid, block, args, **options)
 
     def __call__(self, *args, **kwargs):
-        raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
-                          f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+        raise ConfigurationError(f"the launch configuration was not specified: a kernel is launched as "
+                                 f"kernel[grid, block](args); write {self.name}[grid, block](...), "
+                                 f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+def _check_dims(what: str, dims):
+    """numba's checks of ``kernel[grid, block]``, in numba's words, with what to write instead."""
+    seq = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    if not 1 <= len(seq) <= 3:
+        raise ConfigurationError(f"{what} must be a sequence of 1, 2 or 3 integers, got {seq}.",
+                                 "cudaErrorInvalidValue")
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in seq):
+        raise ArgumentTypeError(f"{what} must be a sequence of integers, got {seq}. n / 256 is a float in "
+                                "Python: write (n + 255) // 256 or math.ceil(n / 256).", "cudaErrorInvalidValue")
 
 
 def _unwrapped(a):
