@@ -505,3 +505,23 @@ def test_const_memory_size_counts_the_const_arrays(cuda):
     lookup[1, 128](out)
     assert out.tolist() == table.tolist() * 2
     assert lookup.get_const_mem_size() == table.nbytes
+
+
+def test_a_kernel_that_syncs_its_grid_is_launched_cooperatively(cuda):
+    @cuda.jit
+    def shift(a, out):
+        i = cuda.grid(1)
+        a[i] = i
+        cuda.cg.this_grid().sync()              # every block's writes are seen after this
+        out[i] = a[(i + 1) % a.size]
+
+    a, out = np.zeros(256, np.int32), np.zeros(256, np.int32)
+    shift[2, 128](a, out)
+    assert out.tolist() == list(range(1, 256)) + [0]
+    k = shift.specialize(a, out)
+    assert k.cooperative and not cuda.jit(add_kernel).specialize(np.zeros(1), 1.0, 2.0).cooperative
+    too_many = k.max_cooperative_grid_blocks(128) + 1      # more than fit at once: a GPU would wait forever
+    big = np.zeros(too_many * 128, np.int32)
+    with pytest.raises(cudalab.CudaError, match="cooperative launch needs every block resident") as e:
+        shift[too_many, 128](big, big.copy())
+    assert e.value.code == "cudaErrorCooperativeLaunchTooLarge"

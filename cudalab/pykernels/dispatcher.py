@@ -102,6 +102,12 @@ class PyKernel(ResourceQueries, Kernel):
         from ..device.resources import ptx_cubin
         return run_nvdisasm(SimpleNamespace(code=ptx_cubin(self.module.ptx, current().arch)), ["-gi"])
 
+    @property
+    def cooperative(self) -> bool:
+        """numba launches a kernel that syncs its grid (``cuda.cg.this_grid().sync()``) cooperatively, so
+        a grid with more blocks than fit on the device at once is refused instead of hanging."""
+        return "cudaCGGetIntrinsicHandle" in self.module.ptx
+
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0) -> int:
         """The most blocks of ``blockdim`` threads a cooperative launch (grid.sync()) may have: as many
         as are resident on all SMs at once."""
