@@ -132,3 +132,28 @@ def test_a_kernel_called_without_a_launch_shape_is_numbas_value_error(cuda):
 
     with pytest.raises(ValueError, match=r"launch configuration was not specified.*fill\[grid, block\]\(\.\.\.\)"):
         fill(np.zeros(4))
+
+
+def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda):
+    @cuda.jit(debug=True, opt=False)
+    def checked(a, divisor):
+        i = cuda.grid(1)
+        if i >= 40:                 # (an assert works too; pytest rewrites the asserts of this file)
+            raise IndexError("past the data")
+        a[i] = 1.0 / divisor[0]
+
+    a = np.zeros(64)
+    checked[1, 32](a, np.ones(1))                    # no thread raises: it runs as without debug
+    assert a[:32].sum() == 32
+    with pytest.raises(IndexError, match=r"In function 'checked', file .*test_numba_errors.py, line \d+, "
+                                         r"tid=\[0, 0, 8\] ctaid=\[0, 0, 1\]: past the data"):
+        checked[2, 32](a, np.ones(1))
+    with pytest.raises(ZeroDivisionError, match=r"tid=\[0, 0, \d+\] ctaid=\[0, 0, 0\]: division by zero"):
+        checked[1, 32](a, np.zeros(1))
+
+    @cuda.jit
+    def unchecked(a, divisor):                         # without debug a GPU goes on: inf, no exception
+        a[cuda.grid(1)] = 1.0 / divisor[0]
+
+    unchecked[1, 32](a, np.zeros(1))
+    assert np.isinf(a[:32]).all()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import os
 import re
 
 import numpy as np
@@ -134,8 +135,13 @@ class PyKernel(ResourceQueries, Kernel):
         records = {k: np.array([a], a.dtype) for k, a in enumerate(args) if isinstance(a, np.void)}
         launched = tuple(fortran.get(k, records.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
                                                     else a)) for k, a in enumerate(args))
+        if self.module.compiled.exceptions is not None:
+            self._error_word("errcode").copy_to_device(np.zeros(1, np.uint32))
         try:
-            return super().launch(grid, block, launched, **options)
+            record = super().launch(grid, block, launched, **options)
+            if self.module.compiled.exceptions is not None:
+                self._raise_recorded_exception()
+            return record
         finally:
             for k, d in fortran.items():
                 if args[k].flags.writeable:
@@ -144,6 +150,26 @@ class PyKernel(ResourceQueries, Kernel):
             for k, held in records.items():          # a record read from an array is a view of it
                 for field in held.dtype.names:
                     args[k][field] = held[0][field]
+
+    def _error_word(self, what: str):
+        """One of the words a debug kernel of numba's records its first exception in: ``errcode``,
+        ``tidx``..``ctaidz`` (module globals named after the kernel)."""
+        return self.module.get_global(f"{self.mangled}__{what}__", dtype=np.uint32)
+
+    def _raise_recorded_exception(self):
+        """numba's report of an exception a thread raised in a ``debug=True`` kernel: its class and
+        arguments, prefixed with where (function, file, line) and which thread (tid, ctaid; z, y, x)."""
+        code = int(self._error_word("errcode").copy_to_host()[0])
+        if code == 0:
+            return
+        cls, args, loc = self.module.compiled.exceptions.get(
+            code, (SystemError, (f"unknown error {code} in native function",), None))
+        tid = [int(self._error_word("tid" + a).copy_to_host()[0]) for a in "zyx"]
+        ctaid = [int(self._error_word("ctaid" + a).copy_to_host()[0]) for a in "zyx"]
+        where = "" if loc is None else f"In function {loc[0]!r}, file {os.path.abspath(loc[1])}, line {loc[2]}, "
+        prefix = f"{where}tid={tid} ctaid={ctaid}"
+        args = (f"{prefix}: {args[0]}", *args[1:]) if args else (prefix,)
+        raise cls(*args)
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
@@ -189,10 +215,12 @@ class Dispatcher(ResourceQueries):
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
+                 debug=False):
         self.py_func = py_func
         self._specialized = specialized
         self.launch_bounds = launch_bounds
+        self.debug = bool(debug)
         self.fastmath = fastmath
         self.link = tuple(link or ())
         self._kernels: dict = {}
@@ -212,8 +240,8 @@ class Dispatcher(ResourceQueries):
         key = (argtypes, target_cc())
         k = self._kernels.get(key)
         if k is None:
-            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds),
-                            name=self.name)
+            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
+                                           self.debug), name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
@@ -469,10 +497,10 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
     if numba_options.get("shared_memory_carveout") is not None:      # numba's ValueError for a bad one
         from numba.cuda.decorators import _validate_shared_memory_carveout
         _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
-    bounds = numba_options.get("launch_bounds")
+    options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"))
     if callable(func_or_sig):
-        return Dispatcher(func_or_sig, (), fastmath, link, launch_bounds=bounds)
+        return Dispatcher(func_or_sig, (), fastmath, link, **options)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
     one = func_or_sig is not None and not isinstance(func_or_sig, list)
-    return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one, launch_bounds=bounds)
+    return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one, **options)
