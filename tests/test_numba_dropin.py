@@ -121,6 +121,7 @@ def test_kernel_attributes_numbas_documentation_reads(cuda):
     # one signature makes numba's kernel 'specialized': its questions need no signature
     assert scale.specialized and 0 < scale.get_regs_per_thread() <= 255
     assert scale.get_regs_per_thread() == scale.get_regs_per_thread(sig)
+    assert list(scale.inspect_asm()) == [sig]           # numba's inspect_* answer per signature even then
 
 
 def test_a_list_of_signatures_answers_per_signature_and_specialize_gives_one(cuda):

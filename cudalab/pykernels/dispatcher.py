@@ -44,19 +44,19 @@ class ResourceQueries:
     which compiled kernels answer."""
 
     def get_regs_per_thread(self, signature=None):
-        return self._each(lambda k: k.regs_per_thread, signature)
+        return self._each(lambda k: k.regs_per_thread, signature, specialized_answers_one=True)
 
     def get_shared_mem_per_block(self, signature=None):
-        return self._each(lambda k: k.shared_mem_per_block, signature)
+        return self._each(lambda k: k.shared_mem_per_block, signature, specialized_answers_one=True)
 
     def get_local_mem_per_thread(self, signature=None):
-        return self._each(lambda k: k.local_mem_per_thread, signature)
+        return self._each(lambda k: k.local_mem_per_thread, signature, specialized_answers_one=True)
 
     def get_const_mem_size(self, signature=None):
-        return self._each(lambda k: k.const_mem_size, signature)
+        return self._each(lambda k: k.const_mem_size, signature, specialized_answers_one=True)
 
     def get_max_threads_per_block(self, signature=None):
-        return self._each(lambda k: k.max_threads_per_block, signature)
+        return self._each(lambda k: k.max_threads_per_block, signature, specialized_answers_one=True)
 
 
 class PyKernel(ResourceQueries, Kernel):
@@ -65,7 +65,7 @@ class PyKernel(ResourceQueries, Kernel):
     source_language = "python"
     specialized = True      # what numba's ``specialize()`` returns: a kernel of one signature
 
-    def _each(self, what, signature=None):
+    def _each(self, what, signature=None, specialized_answers_one=False):
         return what(self)
 
     def __init__(self, module: Module, name: str, argtypes: tuple, dispatcher=None):
@@ -339,13 +339,13 @@ class Dispatcher(ResourceQueries):
         queries (``get_regs_per_thread()``, ...) answer for that one without being given it."""
         return self._specialized
 
-    # numba's per-signature queries: one answer with a signature (or for a specialized kernel),
-    # else {argument types: answer}
-    def _each(self, what, signature=None):
+    # numba's per-signature queries: one answer with a signature, else {argument types: answer};
+    # numba's resource queries (get_regs_per_thread(), ...) of a specialized kernel answer for its one
+    def _each(self, what, signature=None, specialized_answers_one=False):
         if signature is not None:
             args = signature.args if hasattr(signature, "args") else tuple(signature)
             return what(self.overloads[args])
-        if self.specialized:
+        if specialized_answers_one and self.specialized:
             return what(self._signatures[0])
         return {types: what(k) for types, k in self.overloads.items()}
 
