@@ -135,6 +135,7 @@ def test_a_kernel_called_without_a_launch_shape_is_numbas_value_error(cuda):
 
 
 def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda):
+    # numba-cuda 0.30.4 on an H200 gave these messages word for word (file and line aside)
     @cuda.jit(debug=True, opt=False)
     def checked(a, divisor):
         i = cuda.grid(1)

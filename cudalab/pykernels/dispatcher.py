@@ -131,6 +131,8 @@ class PyKernel(ResourceQueries, Kernel):
         # a Fortran-ordered one goes to the device in Fortran order (the kernel was typed 'F')
         # a record (numba passes its address) goes in a one-element array the kernel may write
         from .host import to_device
+        if self.cooperative:
+            self._check_cooperative_grid(grid, block, options.get("shared", 0))
         fortran = {k: to_device(a) for k, a in enumerate(args) if arguments.is_fortran(a)}
         records = {k: np.array([a], a.dtype) for k, a in enumerate(args) if isinstance(a, np.void)}
         launched = tuple(fortran.get(k, records.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
@@ -150,6 +152,19 @@ class PyKernel(ResourceQueries, Kernel):
             for k, held in records.items():          # a record read from an array is a view of it
                 for field in held.dtype.names:
                     args[k][field] = held[0][field]
+
+    def _check_cooperative_grid(self, grid, block, shared):
+        """numba launches through cuda.core, which refuses a cooperative grid that cannot be resident at
+        once with a ValueError (measured on an H200): the same words here, and what to do."""
+        from ..runtime.launch import dim3
+        g, b = dim3(grid, "grid", self.name), dim3(block, "block", self.name)
+        limit = self.max_cooperative_grid_blocks(b, shared)
+        if g[0] * g[1] * g[2] > limit:
+            raise ConfigurationError(
+                f"The specified grid size ({g[0]} * {g[1]} * {g[2]}) exceeds the limit ({limit}): {self.name} syncs "
+                "its grid (cuda.cg.this_grid().sync()), so every block must be resident at once. Launch at most "
+                f"kernel.max_cooperative_grid_blocks(block) = {limit} blocks and let each thread loop over more "
+                "elements.", "cudaErrorCooperativeLaunchTooLarge")
 
     def _error_word(self, what: str):
         """One of the words a debug kernel of numba's records its first exception in: ``errcode``,
