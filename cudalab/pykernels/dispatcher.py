@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import numbers
 import os
 import re
 
@@ -416,10 +417,10 @@ class Dispatcher(ResourceQueries):
 def _check_dims(what: str, dims):
     """numba's checks of ``kernel[grid, block]``, in numba's words, with what to write instead."""
     seq = list(dims) if isinstance(dims, (tuple, list)) else [dims]
-    if not 1 <= len(seq) <= 3:
+    if len(seq) > 3:
         raise ConfigurationError(f"{what} must be a sequence of 1, 2 or 3 integers, got {seq}.",
                                  "cudaErrorInvalidValue")
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in seq):
+    if not all(isinstance(d, numbers.Integral) for d in seq):
         raise ArgumentTypeError(f"{what} must be a sequence of integers, got {seq}. n / 256 is a float in "
                                 "Python: write (n + 255) // 256 or math.ceil(n / 256).", "cudaErrorInvalidValue")
 
