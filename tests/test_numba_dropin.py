@@ -117,9 +117,31 @@ def test_kernel_attributes_numbas_documentation_reads(cuda):
 
     sig = (float32[::1],)
     assert scale.overloads[sig].max_cooperative_grid_blocks(32) == 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-    regs = scale.get_regs_per_thread()
-    assert list(regs) == [sig] and 0 < regs[sig] <= 255
     assert ".entry" in scale.inspect_asm(sig)
+    # one signature makes numba's kernel 'specialized': its questions need no signature
+    assert scale.specialized and 0 < scale.get_regs_per_thread() <= 255
+    assert scale.get_regs_per_thread() == scale.get_regs_per_thread(sig)
+    assert list(scale.inspect_asm()) == [sig]           # numba's inspect_* answer per signature even then
+
+
+def test_a_list_of_signatures_answers_per_signature_and_specialize_gives_one(cuda):
+    from numba.cuda import float32, float64
+
+    @cuda.jit([(float32[::1],), (float64[::1],)])
+    def scale(a):
+        sm = cuda.shared.array(64, float32)
+        sm[cuda.threadIdx.x] = cuda.threadIdx.x
+        cuda.syncthreads()
+        a[cuda.grid(1)] *= sm[cuda.blockDim.x - 1 - cuda.threadIdx.x]
+
+    assert not scale.specialized
+    shared = scale.get_shared_mem_per_block()
+    assert shared == {(float32[::1],): 256, (float64[::1],): 256}
+    one = scale.specialize(np.ones(4, np.float64))
+    assert one.specialized and one.get_shared_mem_per_block() == 256
+    a = np.ones(4)
+    one[1, 4](a)
+    assert a.tolist() == [3.0, 2.0, 1.0, 0.0]
 
 
 def test_mapped_memory_streams_events_and_argument_hints(cuda):
@@ -401,9 +423,32 @@ def test_a_kernel_of_one_signature_reads_an_array_of_the_same_element_size_bit_f
     out = np.zeros(32, np.int32)
     ballot[1, 32](out)
     assert (out == np.int32(np.uint32(0xAAAAAAAA).view(np.int32))).all()
-    with pytest.raises(LaunchError, match=r"ballot was compiled for \(array\(uint32, 1d, A\)\), but got "
-                                          r"\(array\(float64, 1d, C\)\)"):
+    with pytest.raises(LaunchError, match=r"No matching definition for argument type\(s\) array\(float64, 1d, C\): "
+                                          r"ballot was compiled for \(array\(uint32, 1d, A\)\)"):
         ballot[1, 32](np.zeros(32))
+
+
+def add_kernel(r, x, y):
+    r[0] = x + y
+
+
+@pytest.mark.parametrize("x, y, picked", [(1, 2, "int64"), (1, 2.5, "float64"), (np.float32(1), np.float32(2), "float32")])
+def test_several_signatures_pick_the_one_numba_picks(cuda, x, y, picked):
+    add = cuda.jit(["void(float64[::1], float64, float64)", "void(float64[::1], int64, int64)",
+                    "void(float64[::1], float32, float32)"])(add_kernel)
+    r = np.zeros(1)
+    add[1, 1](r, x, y)
+    assert r[0] == x + y
+    assert [str(t) for t in add.specialize(r, x, y).argtypes[1:]] == [picked, picked]
+
+
+def test_a_tie_between_signatures_and_a_complex_for_an_int_are_numbas_type_errors(cuda):
+    tied = cuda.jit(["(float64[::1], float32, float64)", "(float64[::1], float64, float32)"])(add_kernel)
+    with pytest.raises(TypeError, match=r"Ambiguous overloading for <function add_kernel"):
+        tied[1, 1](np.zeros(1), 1.0, 2.0)
+    ints = cuda.jit("(int32[::1], int32, int32)")(add_kernel)
+    with pytest.raises(TypeError, match="No matching definition for argument type"):
+        ints[1, 1](np.zeros(1, np.int32), 12.3, 45.6j)
 
 
 def test_numba_typeof_a_device_array_is_its_kernel_type(cuda):
@@ -427,3 +472,59 @@ def test_inspect_sass_with_nvdisasm_shows_the_add(cuda):
     add[1, 32](np.zeros(8, np.float32), np.ones(8, np.float32))
     sass = list(add.inspect_sass().values())[0]
     assert ".target\tsm_80" in sass and "FADD" in sass      # the A100 profile's cubin, the float add
+
+
+def test_launch_bounds_reach_the_ptx_and_refuse_bigger_blocks(cuda):
+    @cuda.jit(launch_bounds=(128, 2))
+    def fill(a):
+        a[cuda.grid(1)] = 1
+
+    a = np.zeros(256)
+    fill[2, 128](a)
+    assert a.sum() == 256
+    ptx = fill.inspect_asm(fill.signatures[0])
+    assert ".maxntid 128" in ptx and ".minnctapersm 2" in ptx
+    with pytest.raises(cudalab.LaunchError, match="at most 128 threads per block"):    # an H200: INVALID_VALUE
+        fill[1, 256](a)
+
+
+@pytest.mark.parametrize("carveout", [-2, 101, "InvalidOption"])
+def test_a_bad_shared_memory_carveout_is_numbas_value_error(cuda, carveout):
+    with pytest.raises(ValueError):
+        cuda.jit(shared_memory_carveout=carveout)(add_kernel)
+
+
+def test_const_memory_size_counts_the_const_arrays(cuda):
+    table = np.arange(64, dtype=np.float32)
+
+    @cuda.jit("void(float32[::1])")
+    def lookup(out):
+        c = cuda.const.array_like(table)
+        out[cuda.grid(1)] = c[cuda.grid(1) % 64]
+
+    out = np.zeros(128, np.float32)
+    lookup[1, 128](out)
+    assert out.tolist() == table.tolist() * 2
+    assert lookup.get_const_mem_size() == table.nbytes
+
+
+def test_a_kernel_that_syncs_its_grid_is_launched_cooperatively(cuda):
+    @cuda.jit
+    def shift(a, out):
+        i = cuda.grid(1)
+        a[i] = i
+        cuda.cg.this_grid().sync()              # every block's writes are seen after this
+        out[i] = a[(i + 1) % a.size]
+
+    a, out = np.zeros(256, np.int32), np.zeros(256, np.int32)
+    shift[2, 128](a, out)
+    assert out.tolist() == list(range(1, 256)) + [0]
+    k = shift.specialize(a, out)
+    assert k.cooperative and not cuda.jit(add_kernel).specialize(np.zeros(1), 1.0, 2.0).cooperative
+    too_many = k.max_cooperative_grid_blocks(128) + 1      # more than fit at once: a GPU would wait forever
+    big = np.zeros(too_many * 128, np.int32)
+    # numba (cuda.core) refuses it with a ValueError, measured on an H200
+    with pytest.raises(ValueError, match=rf"The specified grid size \({too_many} \* 1 \* 1\) exceeds the limit "
+                                         rf"\({too_many - 1}\)") as e:
+        shift[too_many, 128](big, big.copy())
+    assert e.value.code == "cudaErrorCooperativeLaunchTooLarge"

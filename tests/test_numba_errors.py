@@ -108,3 +108,53 @@ def test_a_numpy_function_numba_cuda_cannot_lower_names_the_math_one(cuda, tmp_p
     with pytest.raises(CompileError, match=instead) as caught:
         namespace["root"][1, 4](a, np.zeros_like(a))
     assert str(caught.value).endswith(f"In kernel.py, line 7:\n    out[i] = {call}")
+
+
+@pytest.mark.parametrize("config, error, words", [
+    ((1000 / 256, 256), TypeError, r"griddim must be a sequence of integers, got \[3.90625\]. n / 256 is a float"),
+    ((4, 256.0), TypeError, r"blockdim must be a sequence of integers, got \[256.0\]"),
+    (((1, 2, 3, 4), 32), ValueError, r"griddim must be a sequence of 1, 2 or 3 integers, got \[1, 2, 3, 4\]"),
+])
+def test_a_bad_launch_shape_is_numbas_error_at_the_brackets(cuda, config, error, words):
+    @cuda.jit
+    def fill(a):
+        a[cuda.grid(1)] = 1
+
+    with pytest.raises(error, match=words) as caught:
+        fill[config]
+    assert isinstance(caught.value, LaunchError)
+
+
+def test_a_kernel_called_without_a_launch_shape_is_numbas_value_error(cuda):
+    @cuda.jit("void(float64[:])")
+    def fill(a):
+        a[cuda.grid(1)] = 1
+
+    with pytest.raises(ValueError, match=r"launch configuration was not specified.*fill\[grid, block\]\(\.\.\.\)"):
+        fill(np.zeros(4))
+
+
+def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda):
+    # numba-cuda 0.30.4 on an H200 gave these messages word for word (file and line aside)
+    @cuda.jit(debug=True, opt=False)
+    def checked(a, divisor):
+        i = cuda.grid(1)
+        if i >= 40:                 # (an assert works too; pytest rewrites the asserts of this file)
+            raise IndexError("past the data")
+        a[i] = 1.0 / divisor[0]
+
+    a = np.zeros(64)
+    checked[1, 32](a, np.ones(1))                    # no thread raises: it runs as without debug
+    assert a[:32].sum() == 32
+    with pytest.raises(IndexError, match=r"In function 'checked', file .*test_numba_errors.py, line \d+, "
+                                         r"tid=\[0, 0, 8\] ctaid=\[0, 0, 1\]: past the data"):
+        checked[2, 32](a, np.ones(1))
+    with pytest.raises(ZeroDivisionError, match=r"tid=\[0, 0, \d+\] ctaid=\[0, 0, 0\]: division by zero"):
+        checked[1, 32](a, np.zeros(1))
+
+    @cuda.jit
+    def unchecked(a, divisor):                         # without debug a GPU goes on: inf, no exception
+        a[cuda.grid(1)] = 1.0 / divisor[0]
+
+    unchecked[1, 32](a, np.zeros(1))
+    assert np.isinf(a[:32]).all()

@@ -94,6 +94,15 @@ def test_bad_arguments_say_which_and_why(mod, args, words):
     assert words in str(e.value)
 
 
+def test_a_block_past_the_kernels_launch_bounds_is_refused():
+    m = cudalab.compile("__global__ void __launch_bounds__(128) twice(float* o) { o[threadIdx.x] *= 2.f; }")
+    o = np.ones(256, np.float32)
+    m.twice[1, 128](o)
+    with pytest.raises(LaunchError, match=r"launch bounds allow at most 128 threads per block, but block \(256, 1, 1\)") as e:
+        m.twice[1, 256](o)
+    assert e.value.code == "cudaErrorInvalidValue" and o.tolist() == [2.0] * 128 + [1.0] * 128
+
+
 def test_too_much_shared_memory(mod):
     m = cudalab.compile("__global__ void k(float* x) { __shared__ float s[16384]; s[threadIdx.x] = 1; x[0] = s[0]; }")
     with pytest.raises(LaunchError, match="65,536 bytes of shared memory"):

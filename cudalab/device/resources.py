@@ -186,7 +186,13 @@ def _ptxas_cubin(ptx: str, sm: str):
             f.write(ptx)
         if not os.access(exe, os.X_OK):       # some installers drop the executable bit
             os.chmod(exe, os.stat(exe).st_mode | 0o111)
-        r = subprocess.run([exe, f"-arch={sm}", "-c", "-o", out, src], capture_output=True, text=True)
+        # whole-program first, as a GPU's loader links a kernel: relocatable code (-c) leaves numba's
+        # module-scope shared arrays to the linker, and the kernel's static shared memory reads 0;
+        # PTX that calls functions defined elsewhere (linked files) assembles only relocatable
+        for flags in ([], ["-c"]):
+            r = subprocess.run([exe, f"-arch={sm}", *flags, "-o", out, src], capture_output=True, text=True)
+            if not r.returncode:
+                break
         if r.returncode:
             return None
         with open(out, "rb") as f:

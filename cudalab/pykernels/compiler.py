@@ -19,7 +19,7 @@ import re
 import textwrap
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -139,9 +139,38 @@ def _compile_cu(source: str, name: str) -> str:
     return compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=os.path.basename(name)).ptx
 
 
-def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> CompiledSource:
+@dataclass(frozen=True)
+class CompiledKernel(CompiledSource):
+    """A Python kernel's compiled source; compiled with ``debug=True``, also numba's table of the
+    exceptions it may raise: error code -> (exception class, arguments, (function, file, line))."""
+
+    exceptions: dict | None = field(default=None)
+
+
+@contextmanager
+def _kept_compile_result(kept: dict):
+    """numba's compile result of the kernel (the outermost compile_cuda; device functions it calls are
+    compiled inside it), which compile_ptx does not return: its call helper has the exception table."""
+    import numba.cuda.compiler as compiler
+    real = compiler.compile_cuda
+
+    def keeping(*args, **kwargs):
+        kept["cres"] = cres = real(*args, **kwargs)
+        return cres
+    compiler.compile_cuda = keeping
+    try:
+        yield
+    finally:
+        compiler.compile_cuda = real
+
+
+def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), launch_bounds=None,
+                   debug: bool = False) -> CompiledKernel:
     """PTX for ``pyfunc`` specialized to numba types ``argtypes`` (a kernel, numba's ABI: array
     arguments flattened into meminfo, parent, nitems, itemsize, data, shape..., strides...).
+    ``launch_bounds``: numba's (max threads per block[, min blocks per SM[, max blocks per cluster]]),
+    PTX's ``.maxntid``/``.minnctapersm``/``.maxclusterrank``. ``debug``: numba's ``debug=True,
+    opt=False``, whose kernels record the first exception a thread raises (see CompiledKernel).
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
     numpy_compat()
@@ -149,8 +178,9 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
     cc = target_cc()
     linked = list(link)
     try:
-        with _compiling_for(cc, linked):
-            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath)
+        with _compiling_for(cc, linked), _kept_compile_result(kept := {}):
+            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath,
+                                 launch_bounds=launch_bounds, **(dict(debug=True, opt=False) if debug else {}))
     except Exception as e:
         if isinstance(e, KeyError) and e.args and isinstance(e.args[0], np.ufunc):
             raise CompileError(_missing_ufunc_message(pyfunc, e.args[0]), log=repr(e)) from None
@@ -166,7 +196,8 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=()) -> 
     filename = _ptx_file(ptx) or pyfunc.__code__.co_filename
     # NVVM makes the name absolute: '<ipython-input-1-...>' (IPython's cells) becomes '/cwd/<ipython-...>'
     source = python_source(filename) or python_source(pyfunc.__code__.co_filename)
-    return CompiledSource(source=source, ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
+    return CompiledKernel(source=source, ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
+                          exceptions=dict(kept["cres"].call_helper.exceptions) if debug else None,
                           lowered={pyfunc.__name__: _entry_name(ptx)}, filename=filename)
 
 

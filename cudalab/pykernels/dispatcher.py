@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import numbers
+import os
 import re
 
 import numpy as np
@@ -28,14 +30,44 @@ def python_words(text: str) -> str:
 
 
 class ArgumentTypeError(LaunchError, TypeError):
-    """Arguments that fit none of the kernel's signatures, or too many or too few: numba raises a
-    TypeError for these, so a program's ``except TypeError`` catches this one as on a GPU."""
+    """Arguments that fit none of the kernel's signatures, or too many or too few, or a launch shape
+    that is not whole numbers: numba raises a TypeError for these, so a program's ``except TypeError``
+    catches this one as on a GPU."""
 
 
-class PyKernel(Kernel):
+class ConfigurationError(LaunchError, ValueError):
+    """A launch shape of more than 3 dimensions, or a kernel called without one: numba's ValueError."""
+
+
+class ResourceQueries:
+    """numba's questions to a kernel about what its compiled code uses, asked of a dispatcher (for
+    each signature, or one) or of one specialization (``kernel.specialize(args)``); ``_each`` says
+    which compiled kernels answer."""
+
+    def get_regs_per_thread(self, signature=None):
+        return self._each(lambda k: k.regs_per_thread, signature, specialized_answers_one=True)
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._each(lambda k: k.shared_mem_per_block, signature, specialized_answers_one=True)
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._each(lambda k: k.local_mem_per_thread, signature, specialized_answers_one=True)
+
+    def get_const_mem_size(self, signature=None):
+        return self._each(lambda k: k.const_mem_size, signature, specialized_answers_one=True)
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._each(lambda k: k.max_threads_per_block, signature, specialized_answers_one=True)
+
+
+class PyKernel(ResourceQueries, Kernel):
     """One specialization of a Python kernel: numba types -> PTX -> a launchable Kernel."""
 
     source_language = "python"
+    specialized = True      # what numba's ``specialize()`` returns: a kernel of one signature
+
+    def _each(self, what, signature=None, specialized_answers_one=False):
+        return what(self)
 
     def __init__(self, module: Module, name: str, argtypes: tuple, dispatcher=None):
         super().__init__(module, name, module.compiled.lowered[name])
@@ -50,7 +82,13 @@ class PyKernel(Kernel):
     regs_per_thread = property(lambda self: self.resources().registers)
     shared_mem_per_block = property(lambda self: self.resources().static_shared)
     local_mem_per_thread = property(lambda self: self.resources().local)
-    const_mem_size = property(lambda self: 0)       # numba's kernels keep constants in the instructions
+
+    @property
+    def const_mem_size(self) -> int:
+        """Bytes of the module's ``.const`` arrays (``cuda.const.array_like``); other constants
+        numba keeps in the instructions."""
+        from ..ptx.parser import parse
+        return sum(v.size for v in parse(self.module.ptx).variables.values() if v.space == "const")
 
     @property
     def max_threads_per_block(self) -> int:
@@ -65,6 +103,12 @@ class PyKernel(Kernel):
         from ..device import current
         from ..device.resources import ptx_cubin
         return run_nvdisasm(SimpleNamespace(code=ptx_cubin(self.module.ptx, current().arch)), ["-gi"])
+
+    @property
+    def cooperative(self) -> bool:
+        """numba launches a kernel that syncs its grid (``cuda.cg.this_grid().sync()``) cooperatively, so
+        a grid with more blocks than fit on the device at once is refused instead of hanging."""
+        return "cudaCGGetIntrinsicHandle" in self.module.ptx
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0) -> int:
         """The most blocks of ``blockdim`` threads a cooperative launch (grid.sync()) may have: as many
@@ -88,12 +132,19 @@ class PyKernel(Kernel):
         # a Fortran-ordered one goes to the device in Fortran order (the kernel was typed 'F')
         # a record (numba passes its address) goes in a one-element array the kernel may write
         from .host import to_device
+        if self.cooperative:
+            self._check_cooperative_grid(grid, block, options.get("shared", 0))
         fortran = {k: to_device(a) for k, a in enumerate(args) if arguments.is_fortran(a)}
         records = {k: np.array([a], a.dtype) for k, a in enumerate(args) if isinstance(a, np.void)}
         launched = tuple(fortran.get(k, records.get(k, a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
                                                     else a)) for k, a in enumerate(args))
+        if self.module.compiled.exceptions is not None:
+            self._error_word("errcode").copy_to_device(np.zeros(1, np.uint32))
         try:
-            return super().launch(grid, block, launched, **options)
+            record = super().launch(grid, block, launched, **options)
+            if self.module.compiled.exceptions is not None:
+                self._raise_recorded_exception()
+            return record
         finally:
             for k, d in fortran.items():
                 if args[k].flags.writeable:
@@ -102,6 +153,39 @@ class PyKernel(Kernel):
             for k, held in records.items():          # a record read from an array is a view of it
                 for field in held.dtype.names:
                     args[k][field] = held[0][field]
+
+    def _check_cooperative_grid(self, grid, block, shared):
+        """numba launches through cuda.core, which refuses a cooperative grid that cannot be resident at
+        once with a ValueError (measured on an H200): the same words here, and what to do."""
+        from ..runtime.launch import dim3
+        g, b = dim3(grid, "grid", self.name), dim3(block, "block", self.name)
+        limit = self.max_cooperative_grid_blocks(b, shared)
+        if g[0] * g[1] * g[2] > limit:
+            raise ConfigurationError(
+                f"The specified grid size ({g[0]} * {g[1]} * {g[2]}) exceeds the limit ({limit}): {self.name} syncs "
+                "its grid (cuda.cg.this_grid().sync()), so every block must be resident at once. Launch at most "
+                f"kernel.max_cooperative_grid_blocks(block) = {limit} blocks and let each thread loop over more "
+                "elements.", "cudaErrorCooperativeLaunchTooLarge")
+
+    def _error_word(self, what: str):
+        """One of the words a debug kernel of numba's records its first exception in: ``errcode``,
+        ``tidx``..``ctaidz`` (module globals named after the kernel)."""
+        return self.module.get_global(f"{self.mangled}__{what}__", dtype=np.uint32)
+
+    def _raise_recorded_exception(self):
+        """numba's report of an exception a thread raised in a ``debug=True`` kernel: its class and
+        arguments, prefixed with where (function, file, line) and which thread (tid, ctaid; z, y, x)."""
+        code = int(self._error_word("errcode").copy_to_host()[0])
+        if code == 0:
+            return
+        cls, args, loc = self.module.compiled.exceptions.get(
+            code, (SystemError, (f"unknown error {code} in native function",), None))
+        tid = [int(self._error_word("tid" + a).copy_to_host()[0]) for a in "zyx"]
+        ctaid = [int(self._error_word("ctaid" + a).copy_to_host()[0]) for a in "zyx"]
+        where = "" if loc is None else f"In function {loc[0]!r}, file {os.path.abspath(loc[1])}, line {loc[2]}, "
+        prefix = f"{where}tid={tid} ctaid={ctaid}"
+        args = (f"{prefix}: {args[0]}", *args[1:]) if args else (prefix,)
+        raise cls(*args)
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
@@ -140,15 +224,19 @@ class PyKernel(Kernel):
         rec.gpu_time_ms = gmod.launch_packed(self.mangled, g, b, shared, kparams, cluster=cluster)
 
 
-class Dispatcher:
+class Dispatcher(ResourceQueries):
     """A Python kernel: ``kernel[grid, block](*args)``, ``kernel[grid, block, stream, shared](*args)``.
 
     Each new combination of argument types compiles once (``specialize``); with signatures given
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
-    def __init__(self, py_func, signatures=(), fastmath=False, link=()):
+    def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
+                 debug=False):
         self.py_func = py_func
+        self._specialized = specialized
+        self.launch_bounds = launch_bounds
+        self.debug = bool(debug)
         self.fastmath = fastmath
         self.link = tuple(link or ())
         self._kernels: dict = {}
@@ -168,7 +256,8 @@ class Dispatcher:
         key = (argtypes, target_cc())
         k = self._kernels.get(key)
         if k is None:
-            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link), name=self.name)
+            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
+                                           self.debug), name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
@@ -179,9 +268,9 @@ class Dispatcher:
         types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
-        for k in self._signatures:
-            if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types)):
-                return k
+        k = self._best_signature(types)
+        if k is not None:
+            return k
         # numba launches a kernel of one signature with whatever it is given (numba's `specialized`
         # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. numba launches an
         # array of another rank or element size too (measured: float64 through uint32[:] on an H100),
@@ -189,9 +278,28 @@ class Dispatcher:
         if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
             return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
-        raise ArgumentTypeError(f"{self.name} was compiled for {have}, but got ({', '.join(map(str, types))}). "
-                                "Pass arguments of those types, or leave out the signature to compile for any.",
-                                "cudaErrorInvalidValue")
+        raise ArgumentTypeError(f"No matching definition for argument type(s) {', '.join(map(str, types))}: "
+                                f"{self.name} was compiled for {have}. Pass arguments of those types, or leave "
+                                "out the signature to compile for any.", "cudaErrorInvalidValue")
+
+    def _best_signature(self, types):
+        """The signature numba's dispatcher picks for these argument types: the one needing the fewest
+        and safest conversions (int64 -> float64 before float64 -> float32; none from complex to a real
+        number); a tie is numba's TypeError. An address goes to a pointer parameter as it is."""
+        from numba.core import typing
+        from numba.core.types import void
+        from numba.cuda.descriptor import cuda_target
+        cases = [typing.signature(void, *k.argtypes) for k in self._signatures]
+        try:
+            best = cuda_target.typing_context.resolve_overload(self.py_func, cases, types, {},
+                                                               allow_ambiguous=False)
+        except TypeError as e:      # numba's 'Ambiguous overloading for ...', with the tied signatures
+            raise ArgumentTypeError(f"{e}\nConvert the arguments to one signature's types, "
+                                    "e.g. np.float32(x).", "cudaErrorInvalidValue") from None
+        if best is not None:
+            return self._signatures[cases.index(best)]
+        return next((k for k in self._signatures
+                     if len(k.argtypes) == len(types) and all(map(_accepts, k.argtypes, types))), None)
 
     @functools.cached_property
     def _parameters(self):
@@ -222,6 +330,8 @@ class Dispatcher:
 
     def __getitem__(self, config):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
+        for what, dims in (("griddim", config[0]), ("blockdim", config[1])):
+            _check_dims(what, dims)
         return functools.partial(self._launch, config)
 
     def _launch(self, config, *args):
@@ -239,27 +349,21 @@ class Dispatcher:
         """Compile for an explicit signature now (numba's ``kernel.compile(sig)``)."""
         return self._compile(_argtypes_of(sig))
 
-    # numba's per-signature queries: one answer with a signature, else {argument types: answer}
-    def _each(self, what, signature=None):
+    @property
+    def specialized(self) -> bool:
+        """numba's flag for a kernel of one signature (``@cuda.jit("void(float32[:])")``): its
+        queries (``get_regs_per_thread()``, ...) answer for that one without being given it."""
+        return self._specialized
+
+    # numba's per-signature queries: one answer with a signature, else {argument types: answer};
+    # numba's resource queries (get_regs_per_thread(), ...) of a specialized kernel answer for its one
+    def _each(self, what, signature=None, specialized_answers_one=False):
         if signature is not None:
             args = signature.args if hasattr(signature, "args") else tuple(signature)
             return what(self.overloads[args])
+        if specialized_answers_one and self.specialized:
+            return what(self._signatures[0])
         return {types: what(k) for types, k in self.overloads.items()}
-
-    def get_regs_per_thread(self, signature=None):
-        return self._each(lambda k: k.regs_per_thread, signature)
-
-    def get_shared_mem_per_block(self, signature=None):
-        return self._each(lambda k: k.shared_mem_per_block, signature)
-
-    def get_local_mem_per_thread(self, signature=None):
-        return self._each(lambda k: k.local_mem_per_thread, signature)
-
-    def get_const_mem_size(self, signature=None):
-        return self._each(lambda k: k.const_mem_size, signature)
-
-    def get_max_threads_per_block(self, signature=None):
-        return self._each(lambda k: k.max_threads_per_block, signature)
 
     def inspect_asm(self, signature=None):
         return self._each(lambda k: k.inspect_asm(), signature)
@@ -305,8 +409,20 @@ class Dispatcher:
         return self.specialize(*args).launch(grid, block, args, **options)
 
     def __call__(self, *args, **kwargs):
-        raise LaunchError(f"a kernel is launched as kernel[grid, block](args): write {self.name}[grid, block](...), "
-                          f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+        raise ConfigurationError(f"the launch configuration was not specified: a kernel is launched as "
+                                 f"kernel[grid, block](args); write {self.name}[grid, block](...), "
+                                 f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+def _check_dims(what: str, dims):
+    """numba's checks of ``kernel[grid, block]``, in numba's words, with what to write instead."""
+    seq = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    if len(seq) > 3:
+        raise ConfigurationError(f"{what} must be a sequence of 1, 2 or 3 integers, got {seq}.",
+                                 "cudaErrorInvalidValue")
+    if not all(isinstance(d, numbers.Integral) for d in seq):
+        raise ArgumentTypeError(f"{what} must be a sequence of integers, got {seq}. n / 256 is a float in "
+                                "Python: write (n + 255) // 256 or math.ceil(n / 256).", "cudaErrorInvalidValue")
 
 
 def _unwrapped(a):
@@ -371,8 +487,9 @@ def _accepts(declared, given) -> bool:
                 and declared.layout in ("A", given.layout))
     if isinstance(declared, types.CPointer):        # numba passes an address as it is
         return isinstance(given, (types.Integer, types.Array))
-    if isinstance(declared, (types.Number, types.Boolean)):
-        return isinstance(given, (types.Number, types.Boolean))
+    if isinstance(declared, (types.Number, types.Boolean)):      # a complex number has no real one
+        return isinstance(given, (types.Number, types.Boolean)) and (
+            isinstance(declared, types.Complex) or not isinstance(given, types.Complex))
     return declared == given
 
 
@@ -385,15 +502,21 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
     change nothing here: line info is always on, and compiled kernels are kept for the session."""
     # options that change how numba builds or caches the code, not what it computes
     unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
-                                    "boundscheck", "lto", "launch_bounds"}
+                                    "boundscheck", "lto", "launch_bounds",
+                                    "shared_memory_carveout"}
     if unknown:
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
     link = (link,) if isinstance(link, str) else tuple(link or ())
     if device:
         return _device_function(func_or_sig, fastmath=fastmath, link=link, **numba_options)
+    if numba_options.get("shared_memory_carveout") is not None:      # numba's ValueError for a bad one
+        from numba.cuda.decorators import _validate_shared_memory_carveout
+        _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
+    options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"))
     if callable(func_or_sig):
-        return Dispatcher(func_or_sig, (), fastmath, link)
+        return Dispatcher(func_or_sig, (), fastmath, link, **options)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
-    return lambda f: Dispatcher(f, sigs, fastmath, link)
+    one = func_or_sig is not None and not isinstance(func_or_sig, list)
+    return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one, **options)

@@ -198,6 +198,8 @@ def _strip_name_map(msg: str) -> str:
 class Kernel:
     """A kernel ready to launch: ``kernel[grid, block](*args)`` or ``kernel[grid, block, stream, shared](*args)``."""
 
+    cooperative = False     # launched as cudaLaunchCooperativeKernel: every block resident at once
+
     def __init__(self, module: Module, name: str, mangled: str):
         self.module, self.name, self.mangled = module, name, mangled
         self.func = module.ptx_module.functions[mangled]
@@ -284,7 +286,8 @@ class Kernel:
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
                               "cudaErrorInvalidValue")
         if dev.kind == "emu":           # the runtime core's checks, as for a program's launch
-            g, b = streams.context().check_launch(self._function_on(prog), grid, block, int(shared), cluster=cluster)
+            g, b = streams.context().check_launch(self._function_on(prog), grid, block, int(shared), self.cooperative,
+                                                  cluster=cluster)
         else:
             g, b = check_config(self.name, grid, block, int(shared), 0)
         observers = streams.before_launch(stream, dev, observers)

@@ -520,6 +520,11 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         except CudaError as e:
             code = "cudaErrorInvalidValue" if e.code == "cudaErrorInvalidConfiguration" else e.code
             raise LaunchError(e.args[0], code) from None
+        bound = fn.program.function(fn.mangled).func.directives.get("maxntid")    # __launch_bounds__
+        if bound and block[0] * block[1] * block[2] > int(np.prod(bound)):
+            raise LaunchError(f"{fn.name}: its launch bounds allow at most {int(np.prod(bound))} threads per block, but "
+                              f"block {block} has {block[0] * block[1] * block[2]}. Launch smaller blocks, or "
+                              "raise the bound (__launch_bounds__, numba's launch_bounds=).", "cudaErrorInvalidValue")
         blocks = grid[0] * grid[1] * grid[2]
         if cooperative and blocks > self.occupancy(fn, block[0] * block[1] * block[2], shared) * self.props[
                 "multiProcessorCount"]:
