@@ -151,11 +151,11 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     va_end(again);
     if (thread_no < 0) thread_no = __sync_fetch_and_add(&nthreads, 1);
     char tag[64] = "";
-    long long gap_us = last_reply_ns < 0 ? 0 : (thread_cpu_ns() - last_reply_ns) / 1000;
+    int fd = host_fd, nested = in_host_function;     /* (the driver thread's time is not the host's) */
+    long long gap_us = last_reply_ns < 0 || nested ? 0 : (thread_cpu_ns() - last_reply_ns) / 1000;
     int t = gap_us >= HOST_GAP_US ? snprintf(tag, sizeof tag, "~%lld ", gap_us) : 0;
     if (thread_no || per_thread_call)
         t += snprintf(tag + t, sizeof tag - (size_t)t, "@%d,%d ", thread_no, per_thread_call > 0);
-    int fd = host_fd, nested = in_host_function;
     uint32_t len = (uint32_t)(nested + t + h + 1 + bloblen);
     if (!nested) {
         pthread_mutex_lock(&wire);
