@@ -167,6 +167,20 @@ def test_mapped_memory_streams_events_and_argument_hints(cuda):
     assert cuda.detect() is True
 
 
+def test_stream_callbacks_run_on_a_thread_of_the_runtimes_and_async_done_awaits_them(cuda):
+    import asyncio
+    import threading
+    s = cuda.stream()
+    seen = []
+    s.add_callback(lambda stream, status, arg: seen.append(
+        (stream is s, status, arg, threading.current_thread() is threading.main_thread())), "tag")
+    assert seen == [(True, 0, "tag", False)]
+
+    async def until_done():
+        return await s.async_done()
+    assert asyncio.run(until_done()) == (s, 0)
+
+
 def test_uninstall_gives_numba_its_functions_back():
     from numba import cuda
     own = cuda.to_device, cuda.mapped_array

@@ -269,6 +269,30 @@ int main() {
     assert r.stdout == "the host function ran after the kernel, on another thread: 42\n", r.stderr
 
 
+def test_behind_a_kernel_that_faulted_a_stream_callback_is_told_and_a_host_function_skipped():
+    # as an H200 did: the callback ran with cudaErrorIllegalAddress (on its driver thread, after the
+    # host's next lines or not before the program ended); the host function behind it never ran
+    r = run(r"""#include <cstdio>
+__global__ void bad(int *p) { p[1 << 28] = 1; }
+void CUDART_CB callback(cudaStream_t, cudaError_t status, void *) { printf("callback: %s\n", cudaGetErrorName(status)); }
+void CUDART_CB host_fn(void *) { printf("host function ran\n"); }
+int main() {
+    int *p;
+    cudaMalloc(&p, 4);
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    bad<<<1, 1, 0, s>>>(p);
+    printf("cudaStreamAddCallback -> %s\n", cudaGetErrorName(cudaStreamAddCallback(s, callback, 0, 0)));
+    printf("cudaLaunchHostFunc -> %s\n", cudaGetErrorName(cudaLaunchHostFunc(s, host_fn, 0)));
+    printf("cudaStreamSynchronize -> %s\n", cudaGetErrorName(cudaStreamSynchronize(s)));
+    printf("cudaLaunchHostFunc -> %s\n", cudaGetErrorName(cudaLaunchHostFunc(s, host_fn, 0)));
+}""")
+    assert r.stdout.splitlines() == ["cudaStreamAddCallback -> cudaSuccess", "cudaLaunchHostFunc -> cudaSuccess",
+                                     "callback: cudaErrorIllegalAddress",
+                                     "cudaStreamSynchronize -> cudaErrorIllegalAddress",
+                                     "cudaLaunchHostFunc -> cudaErrorIllegalAddress"], r.stderr
+
+
 def test_a_profile_sees_the_kernels_a_program_leaves_queued_at_its_end():
     source = r"""__global__ void last(int *p) { p[threadIdx.x] = 1; }
 int main() { int *d; cudaMalloc(&d, 128); last<<<1, 32>>>(d); }"""

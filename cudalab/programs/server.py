@@ -261,15 +261,16 @@ class Server(TextureRequests, LibraryRequests):
             raise CudaError(f"{name} is not a kernel of this program.", missing)
         return fn
 
-    def _call_host(self, fn: int, data: int) -> float:
+    def _call_host(self, fn: int, data: int, status: int = 0) -> float:
         """Run the program's host function ``fn(data)`` on the shim's driver thread and wait until it
-        returns (the core's ``call_host``). The printf text of kernels that ran before it goes first, so
+        returns (the core's ``call_host``; ``status``: what a stream callback is told). The printf text
+        of kernels that ran before it goes first, so
         it comes out before what the function prints. A host node that replays a library call captured
         into a graph sends that call's request ("?" first) over the same socket. Returns the function's
         CPU time in microseconds."""
         records = self._new_records()
         self.printed.extend(t for rec in records for t in rec.printed)
-        msg = f"{fn} {data}\0".encode() + self._flush()
+        msg = f"{fn} {data} {status}\0".encode() + self._flush()
         sock, caller = self.host_sock, self.ctx.caller
         try:
             sock.sendall(struct.pack("<I", len(msg)) + msg)
@@ -430,8 +431,9 @@ class Server(TextureRequests, LibraryRequests):
         self.ctx.launch(fn, (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz)), int(shmem), blob,
                         _int(stream), cooperative=opts.get("cooperative") == "1", cluster=cluster, attributes=shown)
 
-    def op_host_func(self, stream, fn, data, blob=b""):
-        return (int(self.ctx.host_function(self.ctx.stream(_int(stream)), _int(fn), _int(data))),)
+    def op_host_func(self, stream, fn, data, callback="0", blob=b""):
+        return (int(self.ctx.host_function(self.ctx.stream(_int(stream)), _int(fn), _int(data),
+                                           callback=callback == "1")),)
 
     # ------------------------------------------------------------------ streams and events
     def op_stream_create(self, flags, priority, blob=b""):

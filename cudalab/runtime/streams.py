@@ -68,10 +68,11 @@ def _not_in_host_function():
                         "itself.", "cudaErrorNotPermitted")
 
 
-def _call_host(fn, data) -> float:
+def _call_host(fn, data, status: int = 0) -> float:
     """The core's ``call_host`` for Python: ``fn(data)`` on a thread of the runtime's, as a GPU's driver
     thread runs it; the caller waits until it returns (the Python API runs every operation at once), and
-    an exception in it is raised to the caller. Returns its CPU time in microseconds."""
+    an exception in it is raised to the caller. Returns its CPU time in microseconds. (``status`` is
+    always 0 here: a Python launch's fault is raised at the launch.)"""
     result = {}
 
     def run():

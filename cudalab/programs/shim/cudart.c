@@ -151,11 +151,11 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     va_end(again);
     if (thread_no < 0) thread_no = __sync_fetch_and_add(&nthreads, 1);
     char tag[64] = "";
-    long long gap_us = last_reply_ns < 0 ? 0 : (thread_cpu_ns() - last_reply_ns) / 1000;
+    int fd = host_fd, nested = in_host_function;     /* (the driver thread's time is not the host's) */
+    long long gap_us = last_reply_ns < 0 || nested ? 0 : (thread_cpu_ns() - last_reply_ns) / 1000;
     int t = gap_us >= HOST_GAP_US ? snprintf(tag, sizeof tag, "~%lld ", gap_us) : 0;
     if (thread_no || per_thread_call)
         t += snprintf(tag + t, sizeof tag - (size_t)t, "@%d,%d ", thread_no, per_thread_call > 0);
-    int fd = host_fd, nested = in_host_function;
     uint32_t len = (uint32_t)(nested + t + h + 1 + bloblen);
     if (!nested) {
         pthread_mutex_lock(&wire);
@@ -687,6 +687,8 @@ static int read_full(int fd, void *p, size_t n) {
     return 1;
 }
 
+static __thread cudaError_t callback_status;   /* what the stream callback being run is told */
+
 static void *driver_thread(void *arg) {
     int fd = host_fd = (int)(intptr_t)arg;
     in_host_function = 1;
@@ -702,7 +704,8 @@ static void *driver_thread(void *arg) {
         }
         char *rest;
         cudaHostFn_t fn = (cudaHostFn_t)(uintptr_t)strtoull(msg, &rest, 0);
-        void *data = (void *)(uintptr_t)strtoull(rest, 0, 0);
+        void *data = (void *)(uintptr_t)strtoull(rest, &rest, 0);
+        callback_status = (cudaError_t)strtol(rest, 0, 0);
         free(msg);
         long long start = thread_cpu_ns();
         fn(data);
@@ -731,14 +734,14 @@ static void start_driver_thread(void) {
 }
 
 /* Host functions run when their stream gets to them (unless a capture takes the call into a graph). */
-static cudaError_t host_func(cudaStream_t s, void *fn, void *data) {
+static cudaError_t host_func(cudaStream_t s, void *fn, void *data, int callback) {
     if (!fn) return ret(cudaErrorInvalidValue);
     start_driver_thread();
-    return ret(rpc("host_func %p %p %p", (void *)s, fn, data));
+    return ret(rpc("host_func %p %p %p %d", (void *)s, fn, data, callback));
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *userData) {
-    return host_func(s, (void *)fn, userData);
+    return host_func(s, (void *)fn, userData, 0);
 }
 
 /* A stream callback is a host function that calls it with (stream, cudaSuccess, data); in a capture,
@@ -746,7 +749,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *userData) 
 typedef struct { cudaStreamCallback_t cb; cudaStream_t s; void *data; int once; } Callback;
 static void CUDART_CB run_callback(void *p) {
     Callback *c = p;
-    c->cb(c->s, cudaSuccess, c->data);
+    c->cb(c->s, callback_status, c->data);
     if (c->once) free(c);
 }
 
@@ -755,7 +758,7 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void 
     if (!cb) return ret(cudaErrorInvalidValue);
     Callback *c = malloc(sizeof *c);
     *c = (Callback){cb, s, userData, 1};
-    cudaError_t e = host_func(s, (void *)run_callback, c);
+    cudaError_t e = host_func(s, (void *)run_callback, c, 1);
     if (e) free(c);
     else if (NR > 1 && R[1]) c->once = 0;      /* captured: it runs when the graph does, not now */
     return e;

@@ -471,26 +471,32 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.timeline.memset(nbytes * element * rows, s.handle, sync=sync)
         return False
 
-    def host_function(self, s: Stream, fn, data, name: str = "host function") -> bool:
-        """cudaLaunchHostFunc / cudaStreamAddCallback: True when a capture took it. Otherwise it waits
-        in its stream as a kernel does and runs when the stream gets there (``run_host_function``):
+    def host_function(self, s: Stream, fn, data, name: str = "host function", callback: bool = False) -> bool:
+        """cudaLaunchHostFunc / cudaStreamAddCallback (``callback``): True when a capture took it. Otherwise
+        it waits in its stream as a kernel does and runs when the stream gets there (``run_host_function``):
         after the work before it, before the work after it, on a thread other than the caller's."""
         if s.capture is not None:
             self.capture_node(s, "host", {"fn": fn, "data": data})
             return True
         if s.handle == 0:
             self.legacy_stream_used("cudaLaunchHostFunc")
-        self.enqueue(s, lambda: self.run_host_function(s, fn, data, name), wait=True)
+        if self.sticky:         # a broken context takes nothing (the call answers its error, as an H200's did)
+            raise CudaError("", self.sticky)
+        self.enqueue(s, lambda: self.run_host_function(s, fn, data, name, callback), wait=True)
         return False
 
-    def run_host_function(self, s: Stream, fn, data, name: str = "host function"):
+    def run_host_function(self, s: Stream, fn, data, name: str = "host function", callback: bool = False):
         """A host function's turn in stream ``s`` has come: the adapter's ``call_host`` runs it (a whole
         program's function can only be called in the program) and the stream waits until it returns,
-        for as long as its CPU time."""
+        for as long as its CPU time. Behind a kernel that faulted, an H200 skipped a cudaLaunchHostFunc
+        but called a stream callback with the fault as its status (tests/test_programs_async.py)."""
         if self.call_host is None:
             raise CudaError("host functions need a runtime that can call them (a program, or the Python API).",
                             "cudaErrorNotSupported")
-        us = self.call_host(fn, data)
+        error = self.fault or self.sticky
+        if error and not callback:
+            return
+        us = self.call_host(fn, data, CODE[error] if error else 0)
         self.timeline.host_function(s.handle, name, us)
 
     def node_timeline(self, node, stream):
