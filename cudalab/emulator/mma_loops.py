@@ -145,16 +145,19 @@ def unpack(ptrs, op, col, nregs, target, bits, w, raw):
 
 
 @numba.njit(inline="always", cache=True)
-def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponents, lowest, k, div, block,
+def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponents, lowest, k, div, block, steps,
                   vals, vals32, top, low):
     """Warp w's A or B fragment (f16/bf16/tf32 elements) into vals and vals32 (flat float64 and
     float32 copies of the matrix: A (m x k, div = 1) or B (k x n, div = n)), with the largest exponent
     and the lowest set bit of each hardware step of ``block`` k's in top and low. Fragment element
     (lane l, element e) goes to vals[target[l, e]] (-1: a repeated element); values/exponents/lowest:
     mma_native.input_table's, by the element's bits shifted right by ``shift``. One loop for A and B,
-    which differ only in their targets."""
+    which differ only in their targets. With one step (k = block) the largest exponent is the largest
+    magnitude's (its bits without the sign), both bounds kept in registers rather than in top and low."""
     per = max(1, 32 // bits)
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    magnitude = (np.uint64(1) << np.uint64(bits - 1 - shift)) - np.uint64(1)
+    biggest, least = np.uint64(0), FAR
     top[:], low[:] = -FAR, FAR
     for j in range(nregs):
         slot = op[col + j]
@@ -164,10 +167,15 @@ def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponent
                 t = target[l, j * per + sub]
                 if t >= 0:
                     u = ((word >> np.uint64(sub * bits)) & mask) >> shift
-                    q = ((t // div) % k) // block
                     vals[t] = values[u]
                     vals32[t] = values[u]
-                    top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
+                    if steps == 1:
+                        biggest, least = max(biggest, u & magnitude), min(least, lowest[u])
+                    else:
+                        q = ((t // div) % k) // block
+                        top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
+    if steps == 1:
+        top[0], low[0] = exponents[biggest], least
 
 
 @numba.njit(inline="always", cache=True)
@@ -336,11 +344,11 @@ def make(m, n, k, block):
                     a, b = op[FA], op[FB]
                     if not have_a[a]:
                         gather_inputs(ptrs, op, A, counts[0], atarget, w, bits, shift, values, exponents, lowest,
-                                      k, 1, block, av[a], av32[a], ta[a], tla[a])
+                                      k, 1, block, steps, av[a], av32[a], ta[a], tla[a])
                         have_a[a] = True
                     if not have_b[b]:
                         gather_inputs(ptrs, op, B, counts[1], btarget, w, bits, shift, values, exponents, lowest,
-                                      k, n, block, bv[b], bv32[b], tb[b], tlb[b])
+                                      k, n, block, steps, bv[b], bv32[b], tb[b], tlb[b])
                         have_b[b] = True
                     if not mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc,
                                       (av[a], av32[a], ta[a], tla[a]), (bv[b], bv32[b], tb[b], tlb[b]), s, d, p32, p64):

@@ -32,9 +32,9 @@ _loaded = False
 
 def worth_loading(warps: int) -> bool:
     """Whether the compiled loops should answer ``warps`` more warp-level operations: once they are
-    loaded, or once the numpy path has answered COLD_WARPS of them in this process."""
+    loaded, or once the numpy path would have answered more than COLD_WARPS of them in this process."""
     global _numpy_warps
-    if _loaded or _numpy_warps >= COLD_WARPS:
+    if _loaded or _numpy_warps + warps > COLD_WARPS:
         return True
     _numpy_warps += warps
     return False

@@ -16,6 +16,7 @@ compiled loops are worth loading (mma_native.COLD_WARPS), the instructions run o
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 
@@ -141,11 +142,10 @@ class Run:
         for i, (major, minor) in enumerate(tables):
             self.major[i, :, :major.shape[1]], self.minor[i, :, :minor.shape[1]] = major, minor
         self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1)], np.int64)
-        self.mmas = sum(fn.fusion[0] == "mma" for _, fn, _, _ in self.program)
 
     def __call__(self, ex):
         from .mma import active_warps
-        if ex.observers or not mma_native.worth_loading(ex.idx.size // 32 * self.mmas):
+        if ex.observers or not mma_native.worth_loading(ex.idx.size // 32 * len(self.program)):
             self.one_by_one(ex)
             return
         for fn in self.before:
@@ -156,7 +156,7 @@ class Run:
             for _, fn, _, _ in self.program:
                 fn(ex)
             return
-        ptrs = np.array([a.ctypes.data for a in arrays], np.int64)
+        ptrs = _addresses(arrays)
         pos = np.zeros(warps.size, np.int64)
         todo = np.ascontiguousarray(warps, np.int64)
         at = np.arange(warps.size)
@@ -174,33 +174,28 @@ class Run:
             ex.run_on((warps[at, None] * 32 + _LANE).ravel(), self.program[row][1], ex)
             pos[at] += 1
             todo = np.ascontiguousarray(warps[at], np.int64)
-            ptrs = np.array([a.ctypes.data for a in self._again(ex)], np.int64)     # (a writer may replace arrays)
+            ptrs = _addresses(self._again(ex))     # (a writer may have replaced arrays)
 
     def _registers(self, ex):
-        """The program's register arrays (those it writes replaced by fresh ones, as a writer of every
-        lane does; a copy where lanes outside the running warps, or reads before the write, need the old
-        values), or None where a register is not an array of the batch of its word (then one by one)."""
+        """The program's register arrays, or None where a register it reads is not an array of the batch
+        of its word (then one by one). A register it writes keeps its array where nothing else holds that
+        array (a mov may have given two registers one); else it gets a fresh one, as a writer of every
+        lane does (a copy where lanes outside the running warps, or reads before the write, need the old
+        values)."""
         regs = ex.fr.regs
         for name in self.names:
-            if name not in self.written:
-                a = regs.get(name)
-                if not (isinstance(a, np.ndarray) and a.shape == (ex.n,) and a.dtype.itemsize == self.words[name]
-                        and a.flags.c_contiguous):
-                    return None
+            a = regs.get(name)
+            if not (a is None and name in self.written or isinstance(a, np.ndarray) and a.shape == (ex.n,)
+                    and a.dtype.itemsize == self.words[name] and a.flags.c_contiguous):
+                return None
         every = ex.idx.size == ex.n
         out = []
         for name in self.names:
-            if name in self.written:
-                old = regs.get(name)
+            a = regs.get(name)
+            if name in self.written and (a is None or sys.getrefcount(a) > 3 or a.dtype.kind != "u"):
                 dt = np.uint64 if self.words[name] == 8 else np.uint32
-                if old is None or (every and name in self.fresh):
-                    new = np.empty(ex.n, dt)
-                else:
-                    new = np.array(old, dt)
-                regs[name] = new
-                out.append(new)
-            else:
-                out.append(regs[name])
+                a = regs[name] = np.empty(ex.n, dt) if a is None or every and name in self.fresh else np.array(a, dt)
+            out.append(a)
         return out
 
     def _again(self, ex):
@@ -219,3 +214,8 @@ class Run:
             if i and ex.observers:
                 ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
             fn(ex)
+
+
+def _addresses(arrays):
+    """The arrays' data addresses (``ndarray.ctypes`` costs ten times as much: a program has hundreds)."""
+    return np.array([a.__array_interface__["data"][0] for a in arrays], np.int64)
