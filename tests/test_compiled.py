@@ -676,6 +676,40 @@ def test_a_warp_match_by_ballots_and_lane_masks_runs_as_one_region_with_the_same
     assert args[3].tolist() == list(range(32)) * 8
 
 
+WARP0_THEN_ALL = r"""
+__global__ void warp0_then_all(const int* x, int* out) {
+    __shared__ int sums[32];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    int v = x[i];
+    if (t < 32) {                       // the first warp alone: a sum by shuffles
+        int s = v;
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffff, s, o);
+        sums[t] = s;
+    }
+    __syncthreads();
+    unsigned above = __ballot_sync(0xffffffff, 32 * v > sums[0]);
+    out[i] = __popc(above) + sums[t & 31];
+}
+"""
+
+
+def test_a_region_with_cuts_ends_before_a_branch_on_the_thread_index_around_a_shuffle(monkeypatch):
+    """``if (threadIdx.x < 32) { shuffles }`` parts every block of more than a warp, so a block
+    would stop there and go on interpreted to the region's end; the region with the ballot
+    starts after it instead."""
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(WARP0_THEN_ALL)
+    code = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("warp0_then_all").mangled).code
+    branch = next(pc for pc, c in enumerate(code) if c[2].opcode == "bra" and c[2].guard)
+    vote = next(pc for pc, c in enumerate(code) if c[2].opcode == "vote")
+    spans = cut_spans(WARP0_THEN_ALL, "warp0_then_all")
+    assert any(branch < s <= vote < e for s, e in spans) and not any(s <= branch < e for s, e in spans)
+    x = np.random.default_rng(12).integers(-50, 50, 512).astype(np.int32)
+    same_in_both_tiers(monkeypatch, WARP0_THEN_ALL, "warp0_then_all", 4, 128,
+                       lambda: [x, np.zeros(512, np.int32)])
+
+
 HISTOGRAM = r"""
 __global__ void histogram(const unsigned char* data, unsigned* hist, int n) {
     __shared__ unsigned local[256];

@@ -234,6 +234,7 @@ def find(df, info, live_out, cuts=None):
     if not branches and not cuts:
         return []
     cut_pcs = np.array(sorted(cuts or ()), np.int64)
+    apart = _thread_index_tests(code) if cuts else set()
     srcs = np.array([b[0] for b in branches])
     tgts = np.array([b[1] for b in branches])
     leaders = {0, n} | set(df.func.labels.values()) | {pc + 1 for pc, _ in branches}
@@ -249,7 +250,7 @@ def find(df, info, live_out, cuts=None):
         cands = sorted({x for x in leaders if pc < x < b} | {b})
         s = pc
         while s < b:
-            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, df.reconv)
+            found = _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, df.reconv, apart)
             if found:
                 out.append((s, found))
                 s = found
@@ -261,8 +262,9 @@ def find(df, info, live_out, cuts=None):
     return out
 
 
-def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None):
-    """The farthest end (a leader up to ``b``) of a region that starts at ``s``, or None."""
+def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None, apart=()):
+    """The farthest end (a leader up to ``b``) of a region that starts at ``s``, or None.
+    ``apart``: predicates that test the thread index (``_thread_index_tests``)."""
     # no end past a branch from inside to before s, or past where a branch from before s lands
     hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
     for e in reversed([x for x in cands if s < x <= hi]):
@@ -272,10 +274,46 @@ def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None):
             break                   # (smaller ends hold no branch, or no cut, either)
         if ((inside & ((tgts < s) | (tgts > e))).any() or (~inside & (tgts > s) & (tgts < e)).any()):
             continue
+        if cuts and _splits_blocks(code, srcs[inside], tgts[inside], held, apart):
+            continue
         bounds = skeleton(code, s, e, held)[0] if held.size else []
         if _allowed(code, s, e, srcs[inside], tgts[inside], live_out, bounds, reconv):
             return e
     return None
+
+
+def _thread_index_tests(code):
+    """Predicates set by comparing ``%tid.x`` itself (or a register moved from it) with something."""
+    from .decode import _regs
+    tids, out = set(), set()
+    for _, _, inst, _ in code:
+        ops = inst.operands
+        if inst.opcode == "mov" and not inst.guard and len(ops) == 2 and ops[1] == ("sreg", "tid", "x"):
+            tids.update(_regs(ops[0]))
+    for _, _, inst, _ in code:
+        ops = inst.operands
+        if inst.opcode == "setp" and any(o == ("sreg", "tid", "x") or o[0] == "reg" and o[1] in tids
+                                         for o in ops[1:3]):
+            out.update(_regs(ops[0]))
+    return out
+
+
+def _splits_blocks(code, srcs, tgts, held, apart):
+    """Does a region with cuts hold a jump (a branch past a cut, which a block must take as one)
+    where a block's threads part by design, not by their data? Such a block stops there and the
+    interpreter runs it to the region's end, the rest of the kernel where the region is big:
+    ``if (threadIdx.x < 32) { a warp's scan with shuffles }`` (CUB's radix sort, before ranking
+    every key with ballots), and a loop around a warp vote that spins on memory other blocks
+    write (CUB's decoupled look-back: each thread walks back its own way). Ending the region
+    before it keeps the code after it native."""
+    for src, tgt in zip(srcs.tolist(), tgts.tolist()):
+        lo, hi = min(src, tgt), max(src, tgt)
+        if not ((held > lo) & (held < hi)).any():
+            continue
+        guard = code[src][2].guard
+        if guard and guard[0] in apart or tgt <= src and spins(code, tgt, src):
+            return True
+    return False
 
 
 def _loop_entries(code, spans, leaders, srcs, tgts, cut_pcs, live_out):
