@@ -147,6 +147,7 @@ class Server(TextureRequests, LibraryRequests):
         self._cpu_at_request = 0.0               # its CPU time at its latest request
         self.host_sock, self._host_end = socket.socketpair()    # to the shim's driver thread (host functions)
         self.ctx.call_host = self._call_host
+        self._stat = None                        # its /proc/PID/stat, open (_program_cpu)
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
@@ -241,6 +242,8 @@ class Server(TextureRequests, LibraryRequests):
         self._host_end.close()
         if self.ctx.host_memory is not None:
             os.close(self.ctx.host_memory.fd)
+        if self._stat is not None:
+            os.close(self._stat)
 
     def _observers(self, program):
         from ..analysis.sanitizer import observers_for        # cudalab.check(...) / cudalab run --check
@@ -308,10 +311,13 @@ class Server(TextureRequests, LibraryRequests):
                 pass            # the program is gone: nobody to answer
 
     def _program_cpu(self) -> float:
-        """The program's CPU time in seconds (all its threads; 0 before it runs or where /proc is not)."""
+        """The program's CPU time in seconds (all its threads; 0 before it runs or where /proc is not).
+        Asked at every request: the file stays open and is read again in place (6 us, where opening
+        it each time took 28 us of a null launch's 600)."""
         try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            if self._stat is None:
+                self._stat = os.open(f"/proc/{self.pid}/stat", os.O_RDONLY)
+            fields = os.pread(self._stat, 1024, 0).rsplit(b")", 1)[1].split()
             return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")     # utime + stime
         except (OSError, TypeError, ValueError, IndexError):
             return 0.0
