@@ -209,10 +209,13 @@ class Server(TextureRequests, LibraryRequests):
             if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
                 raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
             ran = self._ran()
-            if ran:
-                sock.sendall(struct.pack("<I", len(ran)) + ran)
             out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
-            sock.sendall(struct.pack("<I", len(out)) + out)
+            try:
+                if ran:
+                    sock.sendall(struct.pack("<I", len(ran)) + ran)
+                sock.sendall(struct.pack("<I", len(out)) + out)
+            except (BrokenPipeError, ConnectionResetError):     # another of its threads called exit()
+                return self._exited()
 
     def close(self):
         """Close the memfd (the mapping goes when the last numpy view of it does) and the view of
@@ -702,9 +705,14 @@ class ProgramMemory:
 
 
 def _recv(sock, n):
+    """n bytes of the program's request, or None once it has gone (exited, or one of its threads called
+    exit() while another waited for an answer: the connection is reset then, not closed)."""
     buf = bytearray()
     while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
+        try:
+            chunk = sock.recv(n - len(buf))
+        except ConnectionResetError:
+            return None
         if not chunk:
             return None
         buf += chunk
