@@ -240,6 +240,30 @@ int main() {
     assert "stopped by its CPU-time limit (ulimit -t) after 1 s" in r.stderr and "crashed" not in r.stderr
 
 
+def test_a_thread_that_exits_while_another_waits_for_the_gpu_ends_the_program_with_its_exit_code():
+    # CUDA by Practice's multidevice lesson: one host thread's error check calls exit(1) while another
+    # thread waits for its kernel. The program ends with code 1, as on a GPU; its connection to the
+    # emulator is reset mid-request, which is the program ending, not an error of cudalab's to print
+    r = run(r"""#include <cstdio>
+#include <cstdlib>
+#include <pthread.h>
+#include <unistd.h>
+__global__ void spin(float *a) { for (int i = 0; i < 2000; i++) a[threadIdx.x] += 1.0f; }
+void *worker(void *) {
+    float *d;
+    cudaMalloc(&d, 1024 * sizeof(float));
+    for (;;) { spin<<<64, 1024>>>(d); cudaDeviceSynchronize(); }
+}
+int main() {
+    pthread_t t;
+    pthread_create(&t, NULL, worker, NULL);
+    usleep(200000);
+    printf("main gives up\n");
+    exit(1);
+}""")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "main gives up\n", "")
+
+
 def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
     # an object whose destructor frees, passed to a kernel by value, frees twice (CUDA by Example's Lock)
     r = run_program_source("""

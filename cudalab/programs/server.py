@@ -184,7 +184,10 @@ class Server(TextureRequests, LibraryRequests):
             msg = None if head is None else _recv(sock, struct.unpack("<I", head)[0])
             if msg is None:
                 return self._exited()
-            sock.sendall(self._answer(msg))
+            try:
+                sock.sendall(self._answer(msg))
+            except (BrokenPipeError, ConnectionResetError):     # another of its threads called exit()
+                return self._exited()
 
     def _answer(self, msg: bytes, nested: bool = False) -> bytes:
         """The frames that answer one request: a "P" frame of what the kernels it ran printed, if any,
@@ -775,9 +778,14 @@ class ProgramMemory:
 
 
 def _recv(sock, n):
+    """n bytes of the program's request, or None once it has gone (exited, or one of its threads called
+    exit() while another waited for an answer: the connection is reset then, not closed)."""
     buf = bytearray()
     while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
+        try:
+            chunk = sock.recv(n - len(buf))
+        except ConnectionResetError:
+            return None
         if not chunk:
             return None
         buf += chunk
