@@ -506,6 +506,8 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, 0), self.path)
         self.chunk_end = chunk_end = self.fn.append_basic_block("chunk_end")
         self.region_exit = self.fn.append_basic_block("region_exit")
+        self.leaves = self.fn.append_basic_block("leaves")
+        self.returning = self._local_var("returning", ir.Constant(I64, 0))
         self.seg_blocks = {seg["first"]: self.fn.append_basic_block(f"seg{seg['first']}") for seg in segs}
         # the first chunk of a call may go on at a loop head (the last call returned there for the
         # watchdog); every chunk starts at st[6] where the interpreter entered at a loop head
@@ -537,6 +539,16 @@ class CutRegionBuilder(RegionBuilder):
         b.position_at_end(self.region_exit)
         self._copy(self.live_in[self.region_end], to_arrays=True)
         b.branch(chunk_end)
+        # the chunk leaves native code (a thread stopped, the block stopped at a jump or a failed
+        # check, the call returns for the watchdog): every buffered register to its array, once
+        # for all of them (what is dead there is overwritten before it is read)
+        b.position_at_end(self.leaves)
+        self._copy(buffered, to_arrays=True)
+        back = self.fn.append_basic_block("returns")
+        b.cbranch(b.icmp_signed("!=", b.load(self.returning), ir.Constant(I64, 0)), back, chunk_end)
+        b.position_at_end(back)
+        self._report(b)
+        b.ret(ir.Constant(I32, 1))
         b.position_at_end(chunk_end)
         p, m = b.load(self.path), b.load(self.most)
         b.store(b.select(b.icmp_signed(">", p, m), p, m), self.most)
@@ -648,11 +660,10 @@ class CutRegionBuilder(RegionBuilder):
             b.position_at_end(back)
             b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, target)
             b.position_at_end(suspend)
-            self._copy(self.live_in[t], to_arrays=True)
             b.store(b.load(self.c), self._st_at(0))
             b.store(ir.Constant(I64, t), self._st_at(1))
-            self._report(b)
-            b.ret(ir.Constant(I32, 1))
+            b.store(ir.Constant(I64, 1), self.returning)
+            b.branch(self.leaves)
             target = back
             b.position_at_end(go)
         b.cbranch(every, target, self._next(p + 1))
@@ -662,14 +673,13 @@ class CutRegionBuilder(RegionBuilder):
         check at a segment's start): a record of it (-1 - the chunk's first lane, 2 pc) for
         regions.Runner, the chunk's flag, and the chunk's end."""
         b = self.b
-        self._copy(self.live_in[pc], to_arrays=True)
         j = b.load(self.nrec)
         two = b.mul(j, ir.Constant(I64, 2))
         b.store(b.sub(ir.Constant(I64, -1), b.load(self.c)), b.gep(self.rec, [two]))
         b.store(ir.Constant(I64, pc * 2), b.gep(self.rec, [b.add(two, ir.Constant(I64, 1))]))
         b.store(b.add(j, ir.Constant(I64, 1)), self.nrec)
         b.store(ir.Constant(I64, 1), self.stopped)
-        b.branch(self.chunk_end)
+        b.branch(self.leaves)
 
     def _lane_of(self, kk, pick, name=""):
         """The lane of counter ``kk`` computed, not read from ``lanes``: a region with cuts runs only
@@ -749,14 +759,10 @@ class CutRegionBuilder(RegionBuilder):
         run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g else None
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
             self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
-        go, stops = self.fn.append_basic_block(f"s{a}_through"), self.fn.append_basic_block(f"s{a}_stops")
-        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), stops, go)
-        b.position_at_end(stops)
-        # the chunk waits at the segment's end, a stopped lane inside it: what either reads next
-        # goes to the arrays (a stopped lane's own registers then come from its spill row)
-        self._copy(set(self.live_in[seg["end"]]).union(*(self.live_in[p] for p in range(a, seg["end"]))),
-                   to_arrays=True)
-        b.branch(self.chunk_end)
+        go = self.fn.append_basic_block(f"s{a}_through")
+        # (a stopped thread's block waits at the segment's end: its registers go to their arrays,
+        # the stopped thread's own then come from its spill row)
+        b.cbranch(b.icmp_signed("!=", b.load(self.stopped), ir.Constant(I64, 0)), self.leaves, go)
         b.position_at_end(go)
         if join is not None:
             b.branch(join)
