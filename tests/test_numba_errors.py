@@ -158,3 +158,19 @@ def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda
 
     unchecked[1, 32](a, np.zeros(1))
     assert np.isinf(a[:32]).all()
+
+
+@pytest.mark.parametrize("body, hint", [
+    ("s = cuda.shared.array(n, float32)\n    s[0] = n\n    a[0] = s[0]",
+     r"cuda.shared.array needs a shape numba knows .* use dynamic shared memory: cuda.shared.array\(0, float32\)"),
+    ("s = cuda.local.array(n, float32)\n    s[0] = n\n    a[0] = s[0]", r"cuda.local.array needs a shape numba knows"),
+    ("t = [n, n]\n    a[0] = t[0]", r"cannot make new arrays, lists or strings .* cuda.local.array\(n, dtype\)"),
+    ('print(f"n is {n}")', r"print\(\) in a kernel takes constant strings and numbers separated by commas"),
+    ('print("n is " + str(a[0]))', r"cannot build strings: print\(\) .* f-strings, str\(\) and string \+ number"),
+])
+def test_a_common_typing_error_ends_with_what_to_write_instead(cuda, body, hint):
+    from numba import float32
+    ns = {"cuda": cuda, "float32": float32}
+    exec(f"def kernel(a, n):\n    {body}\n", ns)
+    with pytest.raises(CompileError, match=hint):
+        cuda.jit(ns["kernel"])[1, 1](np.zeros(1, np.float32), 4)
