@@ -147,8 +147,9 @@ def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda
     checked[1, 32](a, np.ones(1))                    # no thread raises: it runs as without debug
     assert a[:32].sum() == 32
     with pytest.raises(IndexError, match=r"In function 'checked', file .*test_numba_errors.py, line \d+, "
-                                         r"tid=\[0, 0, 8\] ctaid=\[0, 0, 1\]: past the data"):
+                                         r"tid=\[0, 0, 8\] ctaid=\[0, 0, 1\]: past the data") as caught:
         checked[2, 32](a, np.ones(1))
+    assert _files_in_traceback(caught.value) == ["test_numba_errors.py", "dispatcher.py"]
     with pytest.raises(ZeroDivisionError, match=r"tid=\[0, 0, \d+\] ctaid=\[0, 0, 0\]: division by zero"):
         checked[1, 32](a, np.zeros(1))
 
