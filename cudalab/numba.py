@@ -61,12 +61,17 @@ def _replacements() -> dict:
 
 def _method_patches() -> list:
     """(class, method name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
-    memory in numba's own device array; over cudalab's memory they take cudalab's views."""
+    memory in numba's own device array; over cudalab's memory they take cudalab's views. numba's
+    driver object answers its version and availability for the emulated driver."""
+    from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
     from .pykernels import host
     return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
             (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
-            (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis)]
+            (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
+            # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
+            (Driver, "get_version", host.driver_version),
+            (Driver, "is_available", property(lambda driver: True))]
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):

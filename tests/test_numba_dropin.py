@@ -542,3 +542,8 @@ def test_a_kernel_that_syncs_its_grid_is_launched_cooperatively(cuda):
                                          rf"\({too_many - 1}\)") as e:
         shift[too_many, 128](big, big.copy())
     assert e.value.code == "cudaErrorCooperativeLaunchTooLarge"
+
+
+def test_numbas_driver_object_answers_for_the_emulated_driver(cuda):
+    from numba.cuda.cudadrv import driver
+    assert driver.driver.is_available and driver.driver.get_version() == (13, 0) == driver.get_version()

@@ -147,8 +147,9 @@ def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda
     checked[1, 32](a, np.ones(1))                    # no thread raises: it runs as without debug
     assert a[:32].sum() == 32
     with pytest.raises(IndexError, match=r"In function 'checked', file .*test_numba_errors.py, line \d+, "
-                                         r"tid=\[0, 0, 8\] ctaid=\[0, 0, 1\]: past the data"):
+                                         r"tid=\[0, 0, 8\] ctaid=\[0, 0, 1\]: past the data") as caught:
         checked[2, 32](a, np.ones(1))
+    assert _files_in_traceback(caught.value) == ["test_numba_errors.py", "dispatcher.py"]
     with pytest.raises(ZeroDivisionError, match=r"tid=\[0, 0, \d+\] ctaid=\[0, 0, 0\]: division by zero"):
         checked[1, 32](a, np.zeros(1))
 
@@ -158,3 +159,19 @@ def test_a_debug_kernel_reports_the_exception_a_thread_raised_as_numba_does(cuda
 
     unchecked[1, 32](a, np.zeros(1))
     assert np.isinf(a[:32]).all()
+
+
+@pytest.mark.parametrize("body, hint", [
+    ("s = cuda.shared.array(n, float32)\n    s[0] = n\n    a[0] = s[0]",
+     r"cuda.shared.array needs a shape numba knows .* use dynamic shared memory: cuda.shared.array\(0, float32\)"),
+    ("s = cuda.local.array(n, float32)\n    s[0] = n\n    a[0] = s[0]", r"cuda.local.array needs a shape numba knows"),
+    ("t = [n, n]\n    a[0] = t[0]", r"cannot make new arrays, lists or strings .* cuda.local.array\(n, dtype\)"),
+    ('print(f"n is {n}")', r"print\(\) in a kernel takes constant strings and numbers separated by commas"),
+    ('print("n is " + str(a[0]))', r"cannot build strings: print\(\) .* f-strings, str\(\) and string \+ number"),
+])
+def test_a_common_typing_error_ends_with_what_to_write_instead(cuda, body, hint):
+    from numba import float32
+    ns = {"cuda": cuda, "float32": float32}
+    exec(f"def kernel(a, n):\n    {body}\n", ns)
+    with pytest.raises(CompileError, match=hint):
+        cuda.jit(ns["kernel"])[1, 1](np.zeros(1, np.float32), 4)

@@ -240,6 +240,28 @@ def _place(filename: str) -> str:
     return f"In {os.path.basename(filename)}"
 
 
+# numba's typing errors for the mistakes students make most, and what to write instead (the first
+# that matches: an f-string's error also says NRT is off, so print's hint comes first)
+_HINTS = [
+    (re.compile(r">>> (?:add\(Literal\[str\]|str\()"),
+     lambda m: "A kernel cannot build strings: print() in a kernel takes constant strings and numbers separated "
+               "by commas, e.g. print('value', a[0]); f-strings, str() and string + number do not compile."),
+    (re.compile(r"<function (shared|local)\.array at [^>]*>\) found for signature:\s*>>> array\((?:u?int|UniTuple\(u?int|"
+                r"Tuple\(u?int)"),
+     lambda m: f"cuda.{m.group(1)}.array needs a shape numba knows when it compiles the kernel: a number or a "
+               "global constant (TPB = 16 at the top of the file), not an argument or a variable."
+               + (" For a size chosen at launch, use dynamic shared memory: cuda.shared.array(0, float32) and "
+                  "kernel[grid, block, 0, nbytes]." if m.group(1) == "shared" else "")),
+    (re.compile(r"NRT required but not enabled"),
+     lambda m: "A kernel cannot make new arrays, lists or strings (that needs numba's memory runtime, which is "
+               "off): pass an output array, or use cuda.local.array(n, dtype) with a constant n."),
+]
+
+
+def _hint(text: str) -> str:
+    return next((f"\n{say(m)}" for pattern, say in _HINTS if (m := pattern.search(text))), "")
+
+
 def short_message(pyfunc, argtypes, e) -> str:
     """numba's TypingError, as a student reads it: what is wrong and the Python line, once; without
     the pipeline's stage names, the repeated 'During:' blocks and the ANSI colours."""
@@ -275,7 +297,7 @@ def short_message(pyfunc, argtypes, e) -> str:
             body += f"\n\n{_place(filename)}, line {line}:\n{linecache.getline(filename, line).rstrip()}"
         else:
             body += f"\n(in {code.co_filename}, the kernel starting at line {code.co_firstlineno})"
-    return f"numba could not compile the Python kernel {where}:\n{body}"
+    return f"numba could not compile the Python kernel {where}:\n{body}{_hint(text)}"
 
 
 def _missing_ufunc_message(pyfunc, ufunc) -> str:

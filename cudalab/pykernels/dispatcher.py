@@ -185,7 +185,9 @@ class PyKernel(ResourceQueries, Kernel):
         where = "" if loc is None else f"In function {loc[0]!r}, file {os.path.abspath(loc[1])}, line {loc[2]}, "
         prefix = f"{where}tid={tid} ctaid={ctaid}"
         args = (f"{prefix}: {args[0]}", *args[1:]) if args else (prefix,)
-        raise cls(*args)
+        exc = cls(*args)
+        exc.raised_in_kernel = True     # told at the launch line, as cudalab's own errors are
+        raise exc
 
     def _pack(self, args, pointer_of) -> bytes:
         if len(args) != len(self.argtypes):
@@ -337,10 +339,13 @@ class Dispatcher(ResourceQueries):
     def _launch(self, config, *args):
         try:
             return self.specialize(*args)[config](*map(_unwrapped, args))
-        except CudaError as e:
-            # the program's mistake (an argument, a typing error, a bad address), told at its launch
-            # line: the frames of cudalab and numba in between say nothing about the program
-            raise e.with_traceback(None)
+        except Exception as e:
+            # the program's mistake (an argument, a typing error, a bad address, an exception a debug
+            # kernel raised), told at its launch line: the frames of cudalab and numba in between say
+            # nothing about the program
+            if isinstance(e, CudaError) or getattr(e, "raised_in_kernel", False):
+                raise e.with_traceback(None)
+            raise
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]

@@ -144,6 +144,12 @@ def as_cuda_array(obj, sync=True):
     return from_cuda_array_interface(desc, owner=obj, sync=sync)
 
 
+def driver_version(driver=None) -> tuple:
+    """numba's ``driver.get_version()``: CUDA 13.0, what the emulated driver's cudaDriverGetVersion
+    answers C++ programs (13000)."""
+    return (13, 0)
+
+
 # ---------------------------------------------------------------------- numba's CUDA ufuncs
 def ufunc_broadcast_device(mechanism, ary, shape):
     """numba's ``CUDAUFuncMechanism.broadcast_device`` for cudalab arrays (numba's own wraps the
