@@ -39,12 +39,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("0_Introduction", "2_Concepts_and_Techniques", "3_CUDA_Features", "6_Performance")
+# the folders students reach next (--folders): deviceQuery and friends, the math libraries, domain samples
+MORE_FOLDERS = ("1_Utilities", "4_CUDA_Libraries", "5_Domain_Specific")
 TIMEOUT = 120
 # what the samples print when they fail (their exit code usually says it too)
 FAILURE = re.compile(r"\bFAIL(ED|URE)?\b|[Tt]est failed|Result\s*=\s*FAIL|CUDA error at|"
                      r"Segmentation fault|core dumped|^terminate called", re.M)
 LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND host API",
-             "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "nvjpeg": "nvJPEG", "nvjitlink": "nvJitLink"}
+             "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "nvjpeg": "nvJPEG", "nvjitlink": "nvJitLink",
+             "nppc": "NPP", "nvrtc": "NVRTC"}
+# the libraries whose host API cudalab's shim answers (programs/shim/cublas.c, curand.c, cufft.c, cusparse.c,
+# driver.c): a sample linking only these (and the runtime) is run
+SERVED = {"cudart", "cudart_static", "cuda_driver", "cublas", "cublasLt", "cufft", "curand", "cusparse"}
 
 
 @dataclass
@@ -240,14 +246,12 @@ def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
         return "MPI"
     if "OpenMP" in packages or "omp.h" in code:
         return "OpenMP"
-    if "CUDA::cuda_driver" in libraries:
-        return "the CUDA driver API (cu* calls)"
-    if "CUDA::nvrtc" in libraries:
-        return "NVRTC"
-    libs = sorted({LIBRARIES.get(l.split("::")[1], l.split("::")[1]) for l in libraries
-                   if l.startswith("CUDA::") and l not in ("CUDA::cudart", "CUDA::cudart_static", "CUDA::cuda_driver")})
+    if re.search(r"#include\s*[<\"]nvsci", code):
+        return "NvSci (NVIDIA's automotive buffer and sync interop)"
+    names = {re.sub(r"_static$", "", l.split("::")[1]) for l in libraries if l.startswith("CUDA::")}
+    libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, n) for n in names - SERVED})
     if libs:
-        return f"CUDA math library ({', '.join(libs)})"
+        return f"a CUDA library cudalab does not emulate ({', '.join(libs)})"
     if config.get("skip"):
         return "marked skip in the checkout's test_args.json"
     if not s.sources:

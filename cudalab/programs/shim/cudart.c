@@ -882,7 +882,13 @@ cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
     return cudaSuccess;
 }
 
-cudaError_t cudaDriverGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = 13000; return cudaSuccess; }
+/* a driver older than the runtime would refuse the program (cudaErrorInsufficientDriver), so the emulated one is
+ * CUDA 13.0's or the runtime headers', whichever is newer: deviceQuery prints both */
+cudaError_t cudaDriverGetVersion(int *v) {
+    if (!v) return ret(cudaErrorInvalidValue);
+    *v = CUDART_VERSION > 13000 ? CUDART_VERSION : 13000;
+    return cudaSuccess;
+}
 cudaError_t cudaRuntimeGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {
