@@ -219,12 +219,22 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
                  *[f"-I{_relative(i, path)}" for i in dict.fromkeys(includes) if i and not i.startswith("/usr/local/cuda")
                    and "$" not in i],
                  *defines, *([std] if std else []), *(["-rdc=true"] if rdc else []), *options,
-                 *[f"-l{lib}" for lib in libraries if re.fullmatch(r"[a-z]\w*", lib)],
+                 *[f"-l{lib}" for lib in map(_library, libraries) if lib],
                  "-o", s.name]
     config = test_args.get(s.name, {})
     s.args = ([run.get("args", []) for run in config["runs"] if not run.get("skip")] if "runs" in config
               else [config.get("args", [])])
     return s
+
+
+def _library(target: str) -> str:
+    """The library nvcc links for a target_link_libraries word: ``CUDA::cublas`` -> cublas,
+    ``CUDA::cuda_driver`` -> cuda, ``CUDA::cufft_static`` -> cufft (the shared one: the static one needs
+    culibos too); "" for the runtime, which nvcc links itself, and for CMake's own targets."""
+    name = target.removeprefix("CUDA::").removesuffix("_static")
+    if name in ("cudart", "") or not re.fullmatch(r"[a-z]\w*", name):
+        return ""
+    return "cuda" if name == "cuda_driver" else name
 
 
 def _relative(folder: str, base: Path) -> str:
@@ -246,7 +256,7 @@ def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
         return "MPI"
     if "OpenMP" in packages or "omp.h" in code:
         return "OpenMP"
-    if re.search(r"#include\s*[<\"]nvsci", code):
+    if "NVSCI" in packages or re.search(r"#include\s*[<\"]nvsci", code):
         return "NvSci (NVIDIA's automotive buffer and sync interop)"
     names = {re.sub(r"_static$", "", l.split("::")[1]) for l in libraries if l.startswith("CUDA::")}
     libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, n) for n in names - SERVED})
