@@ -481,19 +481,48 @@ def cause(detail: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- report
+def cell(r, wall="wall"):
+    """A result as the table shows it: its status (with the cause and first error line of a failure)
+    and its time (the emulator's CPU seconds, else the wall clock)."""
+    if r is None:
+        return "not run", ""
+    text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
+    if r["status"] != "pass" and r["detail"]:
+        text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
+    return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
+
+
+def write_section(emu: dict, gpu: dict, out: Path, title: str, intro: str):
+    """Put the results of further folders in docs/samples.md as its section ``## title`` (replacing
+    an older one of that title): a note, the table of the samples run and the list of those left out,
+    in the format of the main table."""
+    names = list(dict.fromkeys([*emu, *gpu]))
+    ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
+    left = [n for n in names if n not in ran]
+    passed = {k: sum(d.get(n, {}).get("status") == "pass" for n in ran) for k, d in (("emu", emu), ("gpu", gpu))}
+    lines = [f"## {title}", "", intro, "",
+             f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
+             f"{len(left)} left out.**", "",
+             "| sample | folder | emulator | s | GPU | s |", "| --- | --- | --- | ---: | --- | ---: |"]
+    for n in ran:
+        (e, et), (g, gt) = cell(emu.get(n)), cell(gpu.get(n), wall="")
+        lines.append(f"| {n} | {(emu.get(n) or gpu.get(n))['folder']} | {e} | {et} | {g} | {gt} |")
+    lines += ["", f"Left out of {title}:", "", "| sample | folder | reason |", "| --- | --- | --- |"]
+    lines += [f"| {n} | {(emu.get(n) or gpu.get(n))['folder']} | {(emu.get(n) or gpu.get(n))['detail']} |"
+              for n in left]
+    text = out.read_text() if out.exists() else ""
+    start = text.find(f"\n## {title}\n")
+    if start >= 0:                      # the section ends where the next one begins
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + (text[end:] if end >= 0 else "\n")
+    out.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+
+
 def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | None = None, after_how: str = ""):
     names = list(dict.fromkeys([*emu, *gpu]))
     rows = [emu.get(n) or gpu.get(n) for n in names]
     ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
     left = [n for n in names if n not in ran]
-
-    def cell(r, wall="wall"):
-        if r is None:
-            return "not run", ""
-        text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
-        if r["status"] != "pass" and r["detail"]:
-            text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
-        return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
 
     passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
     lines = [
@@ -571,9 +600,16 @@ def main(argv=None) -> int:
                    help="with --merge: a further emulator run (more time, a change to cudalab) listed apart")
     p.add_argument("--after-how", default="", help="with --after: one sentence on how that run differed")
     p.add_argument("--machine", default="an NVIDIA H100")
+    p.add_argument("--section", default="", help="with --merge: add the results to the markdown as this section "
+                   "(further folders) instead of writing the whole file")
+    p.add_argument("--section-intro", default="", help="with --section: the paragraph under its title")
     a = p.parse_args(argv)
     if a.merge:
         emu, gpu = (json.loads(f.read_text()) if f.exists() else {} for f in a.merge)
+        if a.section:
+            write_section(emu, gpu, a.markdown, a.section, a.section_intro)
+            print(f"wrote section {a.section!r} of {a.markdown}")
+            return 0
         after = json.loads(a.after.read_text()) if a.after else None
         write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
         print(f"wrote {a.markdown}")
