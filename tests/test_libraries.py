@@ -521,6 +521,39 @@ int main() {
     np.testing.assert_allclose(got["graph"], spectrum, atol=1e-4)
 
 
+@needs_cufft
+def test_an_xt_plan_of_one_gpu_names_its_types_as_cuda_data_types():
+    """simpleCUFFT's second plan: cufftXtMakePlanMany with CUDA_C_32F in and out is a C2C plan; a
+    half-precision plan is refused with CUFFT_NOT_SUPPORTED and a message naming what is missing."""
+    r = run_program_source("""
+#include <cstdio>
+#include <cufftXt.h>
+int main() {
+    cufftComplex h[8], *c;
+    for (int i = 0; i < 8; i++) h[i].x = i, h[i].y = 0;
+    cudaMalloc(&c, sizeof h);
+    cudaMemcpy(c, h, sizeof h, cudaMemcpyHostToDevice);
+    cufftHandle p, half;
+    long long n = 8;
+    size_t work = 1;
+    cufftCreate(&p);
+    int made = cufftXtMakePlanMany(p, 1, &n, NULL, 1, 1, CUDA_C_32F, NULL, 1, 1, CUDA_C_32F, 1, &work, CUDA_C_32F);
+    cufftExecC2C(p, c, c, CUFFT_FORWARD);
+    cudaMemcpy(h, c, sizeof h, cudaMemcpyDeviceToHost);
+    printf("made %d work %zu: %g %g %g\\n", made, work, h[0].x, h[1].x, h[1].y);
+    cufftCreate(&half);
+    printf("half %d\\n", cufftXtMakePlanMany(half, 1, &n, NULL, 1, 1, CUDA_C_16F, NULL, 1, 1, CUDA_C_16F, 1, &work,
+                                              CUDA_C_16F));
+}""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    spectrum = np.fft.fft(np.arange(8))
+    made, half = r.stdout.splitlines()
+    assert made.startswith("made 0 work 0: ")
+    np.testing.assert_allclose([float(v) for v in made.split(": ")[1].split()],
+                               [spectrum[0].real, spectrum[1].real, spectrum[1].imag], atol=1e-4)
+    assert half == "half 16" and "not half or bfloat16 ones" in r.stderr        # CUFFT_NOT_SUPPORTED
+
+
 def test_a_library_call_is_one_row_on_its_streams_timeline_after_the_work_before_it():
     """The runtime core directly (no program): a copy, then cublasSaxpy on the same stream."""
     from cudalab.emulator.memory import DeviceMemory

@@ -118,3 +118,32 @@ int main() {
     # CUDA_ERROR_INVALID_DEVICE (101) for a second GPU, as on a machine with one
     assert r.stdout.splitlines() == ["cuInit 0", "cuDeviceGetCount 0: 1", "cuDeviceGet 0", "cuDeviceGetName 0",
                                      "same major: 1", "cuDeviceGet(1) 101"]
+
+
+def test_a_device_query_through_the_driver_reads_the_runtimes_answers():
+    """What a driver-API device query asks first: the memory size, the driver's version (never older
+    than the runtime a program was built with, or a GPU would refuse it) and the text of an error code."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cuda.h>
+#include <cuda_runtime.h>
+int main() {
+    size_t bytes = 0;
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    CUresult got = cuDeviceTotalMem(&bytes, 0);
+    printf("cuDeviceTotalMem %d: %d\n", (int)got, bytes == p.totalGlobalMem && bytes > 0);
+    int driver = 0, runtime = 0;
+    cuDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    printf("driver >= runtime: %d\n", driver >= runtime);
+    const char *text = nullptr;
+    got = cuGetErrorString(CUDA_ERROR_INVALID_DEVICE, &text);
+    printf("cuGetErrorString %d: %s\n", (int)got, text);
+    got = cuGetErrorString((CUresult)12345, &text);
+    printf("unknown code %d: %s\n", (int)got, text ? text : "NULL");
+    return 0;
+}""", filename="device_query_driver.cu", options=["-lcuda"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["cuDeviceTotalMem 0: 1", "driver >= runtime: 1",
+                                     "cuGetErrorString 0: invalid device ordinal", "unknown code 1: NULL"]

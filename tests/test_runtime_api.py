@@ -211,11 +211,31 @@ int main() {
     printf("%s %d\n", cudaGetErrorName(cudaDeviceCanAccessPeer(&can, 0, 1)), can);
     printf("%s\n", cudaGetErrorName(cudaSetDevice(1)));
 }""")
-    assert r.stdout.splitlines() == ["cudaErrorNotSupported", "cudaErrorNotSupported", "cudaErrorNotSupported",
+    # a peer copy to a second GPU: cudaErrorInvalidDevice, as on a machine with one GPU
+    assert r.stdout.splitlines() == ["cudaErrorNotSupported", "cudaErrorNotSupported", "cudaErrorInvalidDevice",
                                      "cudaErrorInvalidDevice -1", "cudaErrorInvalidDevice"]
     assert "cudaIpcGetMemHandle is not supported by the emulated GPU (sharing memory or events with another " \
            "process (IPC))" in r.stderr
-    assert "graphics interoperability" in r.stderr and "copies between GPUs" in r.stderr
+    assert "graphics interoperability" in r.stderr
+    assert "a peer copy from device 0 to device 1 needs a second GPU" in r.stderr
+
+
+def test_a_peer_copy_within_the_one_gpu_is_a_device_to_device_copy():
+    """p2pBandwidthLatencyTest on a machine with one GPU copies from device 0 to device 0."""
+    r = run_source(r"""
+int main() {
+    int h[4] = {1, 2, 3, 4}, *a, *b;
+    cudaMalloc(&a, sizeof h); cudaMalloc(&b, sizeof h);
+    cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice);
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    printf("%s ", cudaGetErrorName(cudaMemcpyPeerAsync(b, 0, a, 0, sizeof h, s)));
+    cudaStreamSynchronize(s);
+    printf("%s ", cudaGetErrorName(cudaMemcpyPeer(a, 0, b, 0, 8)));
+    cudaMemcpy(h, b, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d\n", h[0], h[1], h[2], h[3]);
+}""")
+    assert r.stdout == "cudaSuccess cudaSuccess 1 2 3 4\n"
 
 
 def test_every_runtime_function_of_the_headers_links():

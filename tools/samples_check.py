@@ -39,12 +39,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("0_Introduction", "2_Concepts_and_Techniques", "3_CUDA_Features", "6_Performance")
+# the folders students reach next (--folders): deviceQuery and friends, the math libraries, domain samples
+MORE_FOLDERS = ("1_Utilities", "4_CUDA_Libraries", "5_Domain_Specific")
 TIMEOUT = 120
 # what the samples print when they fail (their exit code usually says it too)
 FAILURE = re.compile(r"\bFAIL(ED|URE)?\b|[Tt]est failed|Result\s*=\s*FAIL|CUDA error at|"
                      r"Segmentation fault|core dumped|^terminate called", re.M)
 LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand": "cuRAND host API",
-             "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "nvjpeg": "nvJPEG", "nvjitlink": "nvJitLink"}
+             "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "nvjpeg": "nvJPEG", "nvjitlink": "nvJitLink",
+             "nppc": "NPP", "nvrtc": "NVRTC"}
+# the libraries whose host API cudalab's shim answers (programs/shim/cublas.c, curand.c, cufft.c, cusparse.c,
+# driver.c): a sample linking only these (and the runtime) is run
+SERVED = {"cudart", "cudart_static", "cuda_driver", "cublas", "cublasLt", "cufft", "curand", "cusparse"}
 
 
 @dataclass
@@ -213,12 +219,22 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
                  *[f"-I{_relative(i, path)}" for i in dict.fromkeys(includes) if i and not i.startswith("/usr/local/cuda")
                    and "$" not in i],
                  *defines, *([std] if std else []), *(["-rdc=true"] if rdc else []), *options,
-                 *[f"-l{lib}" for lib in libraries if re.fullmatch(r"[a-z]\w*", lib)],
+                 *[f"-l{lib}" for lib in map(_library, libraries) if lib],
                  "-o", s.name]
     config = test_args.get(s.name, {})
     s.args = ([run.get("args", []) for run in config["runs"] if not run.get("skip")] if "runs" in config
               else [config.get("args", [])])
     return s
+
+
+def _library(target: str) -> str:
+    """The library nvcc links for a target_link_libraries word: ``CUDA::cublas`` -> cublas,
+    ``CUDA::cuda_driver`` -> cuda, ``CUDA::cufft_static`` -> cufft (the shared one: the static one needs
+    culibos too); "" for the runtime, which nvcc links itself, and for CMake's own targets."""
+    name = target.removeprefix("CUDA::").removesuffix("_static")
+    if name in ("cudart", "") or not re.fullmatch(r"[a-z]\w*", name):
+        return ""
+    return "cuda" if name == "cuda_driver" else name
 
 
 def _relative(folder: str, base: Path) -> str:
@@ -240,14 +256,12 @@ def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
         return "MPI"
     if "OpenMP" in packages or "omp.h" in code:
         return "OpenMP"
-    if "CUDA::cuda_driver" in libraries:
-        return "the CUDA driver API (cu* calls)"
-    if "CUDA::nvrtc" in libraries:
-        return "NVRTC"
-    libs = sorted({LIBRARIES.get(l.split("::")[1], l.split("::")[1]) for l in libraries
-                   if l.startswith("CUDA::") and l not in ("CUDA::cudart", "CUDA::cudart_static", "CUDA::cuda_driver")})
+    if "NVSCI" in packages or re.search(r"#include\s*[<\"]nvsci", code):
+        return "NvSci (NVIDIA's automotive buffer and sync interop)"
+    names = {re.sub(r"_static$", "", l.split("::")[1]) for l in libraries if l.startswith("CUDA::")}
+    libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, n) for n in names - SERVED})
     if libs:
-        return f"CUDA math library ({', '.join(libs)})"
+        return f"a CUDA library cudalab does not emulate ({', '.join(libs)})"
     if config.get("skip"):
         return "marked skip in the checkout's test_args.json"
     if not s.sources:
@@ -467,19 +481,48 @@ def cause(detail: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- report
+def cell(r, wall="wall"):
+    """A result as the table shows it: its status (with the cause and first error line of a failure)
+    and its time (the emulator's CPU seconds, else the wall clock)."""
+    if r is None:
+        return "not run", ""
+    text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
+    if r["status"] != "pass" and r["detail"]:
+        text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
+    return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
+
+
+def write_section(emu: dict, gpu: dict, out: Path, title: str, intro: str):
+    """Put the results of further folders in docs/samples.md as its section ``## title`` (replacing
+    an older one of that title): a note, the table of the samples run and the list of those left out,
+    in the format of the main table."""
+    names = list(dict.fromkeys([*emu, *gpu]))
+    ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
+    left = [n for n in names if n not in ran]
+    passed = {k: sum(d.get(n, {}).get("status") == "pass" for n in ran) for k, d in (("emu", emu), ("gpu", gpu))}
+    lines = [f"## {title}", "", intro, "",
+             f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
+             f"{len(left)} left out.**", "",
+             "| sample | folder | emulator | s | GPU | s |", "| --- | --- | --- | ---: | --- | ---: |"]
+    for n in ran:
+        (e, et), (g, gt) = cell(emu.get(n)), cell(gpu.get(n), wall="")
+        lines.append(f"| {n} | {(emu.get(n) or gpu.get(n))['folder']} | {e} | {et} | {g} | {gt} |")
+    lines += ["", f"Left out of {title}:", "", "| sample | folder | reason |", "| --- | --- | --- |"]
+    lines += [f"| {n} | {(emu.get(n) or gpu.get(n))['folder']} | {(emu.get(n) or gpu.get(n))['detail']} |"
+              for n in left]
+    text = out.read_text() if out.exists() else ""
+    start = text.find(f"\n## {title}\n")
+    if start >= 0:                      # the section ends where the next one begins
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + (text[end:] if end >= 0 else "\n")
+    out.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+
+
 def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | None = None, after_how: str = ""):
     names = list(dict.fromkeys([*emu, *gpu]))
     rows = [emu.get(n) or gpu.get(n) for n in names]
     ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
     left = [n for n in names if n not in ran]
-
-    def cell(r, wall="wall"):
-        if r is None:
-            return "not run", ""
-        text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
-        if r["status"] != "pass" and r["detail"]:
-            text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
-        return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
 
     passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
     lines = [
@@ -557,9 +600,16 @@ def main(argv=None) -> int:
                    help="with --merge: a further emulator run (more time, a change to cudalab) listed apart")
     p.add_argument("--after-how", default="", help="with --after: one sentence on how that run differed")
     p.add_argument("--machine", default="an NVIDIA H100")
+    p.add_argument("--section", default="", help="with --merge: add the results to the markdown as this section "
+                   "(further folders) instead of writing the whole file")
+    p.add_argument("--section-intro", default="", help="with --section: the paragraph under its title")
     a = p.parse_args(argv)
     if a.merge:
         emu, gpu = (json.loads(f.read_text()) if f.exists() else {} for f in a.merge)
+        if a.section:
+            write_section(emu, gpu, a.markdown, a.section, a.section_intro)
+            print(f"wrote section {a.section!r} of {a.markdown}")
+            return 0
         after = json.loads(a.after.read_text()) if a.after else None
         write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
         print(f"wrote {a.markdown}")

@@ -515,6 +515,27 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStre
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) { return copy(dst, src, n, kind, 0, 1); }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s) { return copy(dst, src, n, kind, s, 0); }
 
+/* a peer copy within the one GPU is a device-to-device copy, as on a machine with one GPU (p2pBandwidthLatencyTest
+ * measures device 0 to device 0 there); another device is cudaErrorInvalidDevice, as there */
+static cudaError_t peer_copy(void *dst, int to, const void *src, int from, size_t n, cudaStream_t s, int sync) {
+    if (to != 0 || from != 0) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "cudalab: a peer copy from device %d to device %d needs a second GPU, and the "
+                 "emulator is one (device 0), so it returns cudaErrorInvalidDevice.", from, to);
+        say_once(msg);
+        return ret(cudaErrorInvalidDevice);
+    }
+    return copy(dst, src, n, cudaMemcpyDeviceToDevice, s, sync);
+}
+
+cudaError_t cudaMemcpyPeer(void *dst, int to, const void *src, int from, size_t n) {
+    return peer_copy(dst, to, src, from, n, 0, 1);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *dst, int to, const void *src, int from, size_t n, cudaStream_t s) {
+    return peer_copy(dst, to, src, from, n, s, 0);
+}
+
 static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                           int kind, cudaStream_t s, int sync) {
     if (!width || !height) return cudaSuccess;
@@ -885,7 +906,13 @@ cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
     return cudaSuccess;
 }
 
-cudaError_t cudaDriverGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = 13000; return cudaSuccess; }
+/* a driver older than the runtime would refuse the program (cudaErrorInsufficientDriver), so the emulated one is
+ * CUDA 13.0's or the runtime headers', whichever is newer: deviceQuery prints both */
+cudaError_t cudaDriverGetVersion(int *v) {
+    if (!v) return ret(cudaErrorInvalidValue);
+    *v = CUDART_VERSION > 13000 ? CUDART_VERSION : 13000;
+    return cudaSuccess;
+}
 cudaError_t cudaRuntimeGetVersion(int *v) { if (!v) return ret(cudaErrorInvalidValue); *v = CUDART_VERSION; return cudaSuccess; }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device) {

@@ -9,6 +9,7 @@
  * Included by cudart.c (through the generated libraries.inc) when cufft.h is installed.
  */
 #include <cufft.h>
+#include <cufftXt.h>
 
 static cufftResult fft_answer(int code) {
     if (code) return CUFFT_EXEC_FAILED;       /* an earlier kernel's fault: the context is broken */
@@ -57,6 +58,26 @@ cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, long long int *n, lo
                                 long long int ostride, long long int odist, cufftType type, long long int batch,
                                 size_t *work) {
     return make(plan, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, work);
+}
+
+/* cufftXt's plan of one GPU names its types as cudaDataType: the pairs a cufftType names are the plans cudalab
+ * makes (half and bfloat16 transforms are not among them); simpleCUFFT makes its second plan this way */
+cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int *n, long long int *inembed,
+                                long long int istride, long long int idist, cudaDataType input, long long int *onembed,
+                                long long int ostride, long long int odist, cudaDataType output, long long int batch,
+                                size_t *work, cudaDataType execution) {
+    static const struct { cudaDataType in, out, exec; cufftType type; } TYPES[] = {
+        {CUDA_C_32F, CUDA_C_32F, CUDA_C_32F, CUFFT_C2C}, {CUDA_R_32F, CUDA_C_32F, CUDA_C_32F, CUFFT_R2C},
+        {CUDA_C_32F, CUDA_R_32F, CUDA_C_32F, CUFFT_C2R}, {CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, CUFFT_Z2Z},
+        {CUDA_R_64F, CUDA_C_64F, CUDA_C_64F, CUFFT_D2Z}, {CUDA_C_64F, CUDA_R_64F, CUDA_C_64F, CUFFT_Z2D},
+    };
+    for (size_t i = 0; i < sizeof TYPES / sizeof *TYPES; i++)
+        if (TYPES[i].in == input && TYPES[i].out == output && TYPES[i].exec == execution)
+            return make(plan, rank, n, inembed, istride, idist, onembed, ostride, odist, TYPES[i].type, batch, work);
+    say_library_lacks("cufftXtMakePlanMany",
+                      "makes cudalab's plans of float and double data only (a cufftType's pairs: C_32F, R_32F to "
+                      "C_32F, ...), not half or bfloat16 ones", "CUFFT_NOT_SUPPORTED");
+    return CUFFT_NOT_SUPPORTED;
 }
 
 cufftResult cufftMakePlan1d(cufftHandle plan, int nx, cufftType type, int batch, size_t *work) {

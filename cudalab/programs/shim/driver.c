@@ -45,6 +45,28 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
     return CUDA_SUCCESS;
 }
 
+/* cuda.h names this cuDeviceTotalMem_v2 (a size_t since CUDA 3.2); deviceQueryDrv's first question */
+CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev) {
+    struct cudaDeviceProp p;
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    cudaError_t e = cudaGetDeviceProperties(&p, dev);
+    if (e) return cu(e);
+    *bytes = p.totalGlobalMem;
+    return CUDA_SUCCESS;
+}
+
+/* the driver's codes are the runtime's numbers (cu() above), so are their texts; a number the driver does not
+ * define gets CUDA_ERROR_INVALID_VALUE and NULL, as the driver answers */
+CUresult CUDAAPI cuGetErrorString(CUresult e, const char **text) {
+    if (!text) return CUDA_ERROR_INVALID_VALUE;
+    *text = cudaGetErrorString((cudaError_t)e);
+    if (!strcmp(*text, cudaGetErrorString((cudaError_t)-1))) {
+        *text = NULL;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice dev) {
     return cu(cudaDeviceGetAttribute(v, (enum cudaDeviceAttr)a, dev));
 }
@@ -289,7 +311,7 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
 #define ENTRY(name) {#name, 0, (void *)name}                 /* #name: CCCL's spelling, before cuda.h's _v2 */
 static const struct { const char *name; int since; void *fn; } DRIVER[] = {
     ENTRY(cuInit), ENTRY(cuDriverGetVersion), ENTRY(cuDeviceGet), ENTRY(cuDeviceGetCount), ENTRY(cuDeviceGetName),
-    ENTRY(cuDeviceGetAttribute), ENTRY(cuDeviceCanAccessPeer), ENTRY(cuDevicePrimaryCtxRetain),
+    ENTRY(cuDeviceGetAttribute), ENTRY(cuDeviceTotalMem), ENTRY(cuGetErrorString), ENTRY(cuDeviceCanAccessPeer), ENTRY(cuDevicePrimaryCtxRetain),
     ENTRY(cuDevicePrimaryCtxRelease), ENTRY(cuDevicePrimaryCtxGetState), ENTRY(cuCtxPushCurrent),
     ENTRY(cuCtxPopCurrent), ENTRY(cuCtxGetCurrent), ENTRY(cuCtxGetDevice), ENTRY(cuStreamCreateWithPriority),
     ENTRY(cuStreamDestroy), ENTRY(cuStreamSynchronize), ENTRY(cuStreamQuery), ENTRY(cuStreamGetPriority),

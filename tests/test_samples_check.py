@@ -1,0 +1,65 @@
+"""tools/samples_check.py reads a sample's CMakeLists.txt as CMake would: what it links, and why it is left out.
+
+The tool runs NVIDIA's cuda-samples outside CI; these folders are made up, in the samples' own layout.
+"""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location("samples_check", Path(__file__).parents[1] / "tools" / "samples_check.py")
+samples_check = sys.modules["samples_check"] = importlib.util.module_from_spec(_spec)     # (its dataclasses ask)
+_spec.loader.exec_module(samples_check)
+
+CMAKE = """project({name} LANGUAGES C CXX CUDA)
+find_package(CUDAToolkit REQUIRED)
+include_directories(../../../Common)
+add_executable({name} main.cu)
+target_link_libraries({name} PRIVATE {libraries})
+"""
+
+
+def sample(tmp_path, name, libraries, code="int main() { return 0; }\n"):
+    folder = tmp_path / "Samples" / "4_CUDA_Libraries" / name
+    folder.mkdir(parents=True)
+    (folder / "CMakeLists.txt").write_text(CMAKE.format(name=name, libraries=libraries))
+    (folder / "main.cu").write_text(code)
+    return samples_check.read_sample(folder, "4_CUDA_Libraries", {}, archs="90")
+
+
+@pytest.mark.parametrize("libraries, links", [
+    ("CUDA::cudart CUDA::cublas", ["-lcublas"]),             # nvcc links the runtime itself
+    ("CUDA::cuda_driver", ["-lcuda"]),
+    ("CUDA::cufft_static CUDA::curand", ["-lcufft", "-lcurand"]),
+])
+def test_a_sample_using_a_library_cudalab_serves_is_run_and_linked_as_cmake_would(tmp_path, libraries, links):
+    s = sample(tmp_path, "simpleLibrary", libraries)
+    assert s.left_out == ""
+    assert [o for o in s.options if o.startswith("-l") and o != "-lineinfo"] == links
+
+
+@pytest.mark.parametrize("libraries, reason", [
+    ("CUDA::cudart CUDA::nppc CUDA::nppisu", "a CUDA library cudalab does not emulate (NPP)"),
+    ("CUDA::cublas CUDA::cusolver", "a CUDA library cudalab does not emulate (cuSOLVER)"),
+    ("CUDA::nvrtc CUDA::cuda_driver", "a CUDA library cudalab does not emulate (NVRTC)"),
+])
+def test_a_sample_needing_a_library_cudalab_does_not_emulate_is_left_out_naming_it(tmp_path, libraries, reason):
+    assert sample(tmp_path, "needsMore", libraries).left_out == reason
+
+
+def test_a_section_for_further_folders_replaces_its_older_self(tmp_path):
+    doc = tmp_path / "samples.md"
+    doc.write_text("# NVIDIA cuda-samples on cudalab\n\n## Left out\n\nthe main table's\n")
+    emu = {"deviceQuery": {"name": "deviceQuery", "folder": "1_Utilities", "status": "pass", "detail": "",
+                           "seconds": 7.1, "cpu_seconds": 1.1},
+           "boxFilterNPP": {"name": "boxFilterNPP", "folder": "4_CUDA_Libraries", "status": "left out",
+                            "detail": "a CUDA library cudalab does not emulate (NPP)"}}
+    gpu = {"deviceQuery": dict(emu["deviceQuery"], cpu_seconds=0.0, seconds=2.2)}
+    for _ in range(2):
+        samples_check.write_section(emu, gpu, doc, "Further folders", "Run later.")
+    text = doc.read_text()
+    assert text.count("## Further folders") == 1 and "the main table's" in text
+    assert "| deviceQuery | 1_Utilities | pass | 1.1 | pass | 2.2 |" in text
+    assert "| boxFilterNPP | 4_CUDA_Libraries | a CUDA library cudalab does not emulate (NPP) |" in text
+    assert "**1 of 1 pass on the emulator, 1 of 1 on the GPU; 1 left out.**" in text
