@@ -89,14 +89,16 @@ def word_at(ptrs, slot, lane, word):
     return np.uint64(peek32(ptrs[slot] + 4 * lane))
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(cache=True, nogil=True)
 def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
     """wmma.load of warp w from shared memory: lane l's element e lies at byte base + (major * ld +
     minor) * esize (the tables by l) of its block's row of shared memory (at byte block_base[lane]
     of the buffer at address ``shared``); register j holds elements j * per to j * per + per - 1,
     modulo the distinct elements (sm_70's repeated halves), which lie side by side in memory (mma_runs
     takes only such loads): one word a register. False where some word is out of bounds or misaligned
-    (registers half written): mma.py's path then reports it. ``lanes``: scratch for the lanes' rows."""
+    (registers half written): mma.py's path then reports it. ``lanes``: scratch for the lanes' rows.
+    Called, not inlined: compiled once for every form and kind of program (numba's compile of a form
+    is what a cold cache pays, as CI does)."""
     distinct, esize, bits, word, tab = op[DISTINCT], op[ESIZE], op[ELEMENT_BITS], op[WORD], op[TABLE]
     offset, base_slot, ld_slot = op[OFFSET], op[BASE], op[LD]
     per = max(1, 32 // bits)

@@ -189,10 +189,11 @@ class Run:
                     and a.dtype.itemsize == self.words[name] and a.flags.c_contiguous):
                 return None
         every = ex.idx.size == ex.n
+        alone = _references_of_one_entry()
         out = []
         for name in self.names:
             a = regs.get(name)
-            if name in self.written and (a is None or sys.getrefcount(a) > 3 or a.dtype.kind != "u"):
+            if name in self.written and (a is None or sys.getrefcount(a) > alone or a.dtype.kind != "u"):
                 dt = np.uint64 if self.words[name] == 8 else np.uint32
                 a = regs[name] = np.empty(ex.n, dt) if a is None or every and name in self.fresh else np.array(a, dt)
             out.append(a)
@@ -219,3 +220,11 @@ class Run:
 def _addresses(arrays):
     """The arrays' data addresses (``ndarray.ctypes`` costs ten times as much: a program has hundreds)."""
     return np.array([a.__array_interface__["data"][0] for a in arrays], np.int64)
+
+
+def _references_of_one_entry():
+    """What sys.getrefcount says of an array held by one dictionary entry and one local variable (the
+    count depends on the Python version): more means something else holds it too."""
+    held = {"x": np.empty(0)}
+    a = held["x"]
+    return sys.getrefcount(a)
