@@ -315,8 +315,8 @@ class Server(TextureRequests, LibraryRequests):
 
     def _program_cpu(self) -> float:
         """The program's CPU time in seconds (all its threads; 0 before it runs or where /proc is not).
-        Asked at every request: the file stays open and is read again in place (6 us, where opening
-        it each time took 28 us of a null launch's 600)."""
+        Asked at every request: the file stays open and is read again in place (opened each time, it
+        made 20,001 null launches cost 12.7 s of CPU in all, 9.8 s so)."""
         try:
             if self._stat is None:
                 self._stat = os.open(f"/proc/{self.pid}/stat", os.O_RDONLY)
