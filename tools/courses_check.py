@@ -465,9 +465,24 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
 
 
+_UNITS = {"s": 1, "minutes": 60, "hours": 3600, "days": 86400, "years": 86400 * 365}
+
+
+def _fits(out: str, timeout: float) -> bool:
+    """Whether the kernel that the CPU-time limit cut short would have finished within it: the program
+    is then over the limit by its many launches (*time*), not by a kernel too large for a CPU. Its stop
+    message ends with the grid's estimate ('about 5.7 s', 'between 0.59 s and 48 s on the emulator')."""
+    if "CPU-time limit" not in out:
+        return False
+    m = GPU_SIZED.search(out)
+    needs = [float(n.replace(",", "")) * _UNITS[u] for n, u in re.findall(r"([\d.,]+) (s|minutes|hours|days|years)\b",
+                                                                          m.group(0))]
+    return bool(needs) and max(needs) < timeout
+
+
 def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
-    if GPU_SIZED.search(out) or WATCHDOG.search(out):
+    if WATCHDOG.search(out) or GPU_SIZED.search(out) and not _fits(out, timeout):
         return "GPU-sized", explanation(out)
     if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit
             or "used up its CPU-time limit" in out):            # cudalab stopped it at ulimit's soft limit
