@@ -215,6 +215,19 @@ def test_a_kernel_stopped_by_the_programs_limit_is_gpu_sized_only_if_it_alone_ne
                     f"1 of its 9 blocks: {estimate} on the emulator.", "", 120)[0] == "GPU-sized"
 
 
+@pytest.mark.parametrize("needs, status", [("about 5.7 s", "time"), ("between 0.59 s and 48 s", "time"),
+                                            ("about 9.5 minutes", "GPU-sized")])
+def test_a_program_stopped_at_its_cpu_limit_in_a_kernel_that_would_fit_is_over_the_limit(needs, status):
+    # Fan Zheyong's bank.cu transposes 10^8 elements twenty times, 5.9 s a launch here: its many launches
+    # are over the limit, not one kernel too large for a CPU (that one would need more than the 120 s)
+    said = ("cudalab: The program's CPU-time limit (ulimit -t, 120 s) ran out while kernel transpose2 was running, "
+            "so the kernel was stopped, and then the program. It had finished 30,212 of its 97,969 blocks (31%) "
+            f"after 1.9 s: ... The whole grid needs about 4.31 billion thread-instructions: {needs} on the emulator.\n"
+            "cudalab: the program used up its CPU-time limit (ulimit -t, 120 s) and was stopped. It had run 18 "
+            "kernel launches before it, 106.3 s of the emulator's CPU time in all")
+    assert judge(247, said, "", 120)[0] == status
+
+
 def test_the_gpu_build_gives_a_device_query_back_the_fields_cuda_13_removed(tmp_path):
     # CUDA by Practice's streams lessons stop unless `prop.deviceOverlap`: the staged GPU build (NVIDIA's
     # nvcc 13) gets cudalab's patched driver_types.h and a cudaGetDeviceProperties that fills the field
