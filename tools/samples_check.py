@@ -487,8 +487,8 @@ def cause(detail: str) -> str:
 def cell(r, wall="wall"):
     """A result as the table shows it: its status (with the cause and first error line of a failure)
     and its time (the emulator's CPU seconds, else the wall clock)."""
-    if r is None:
-        return "not run", ""
+    if r is None or r["status"] == "not run":       # (a merged run's note says why, if it has one)
+        return "not run" + (f": {r['detail']}" if r and r["detail"] else ""), ""
     text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
     if r["status"] != "pass" and r["detail"]:
         text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
