@@ -521,6 +521,45 @@ int main() {
     np.testing.assert_allclose(got["graph"], spectrum, atol=1e-4)
 
 
+def test_batched_lu_factorization_pivots_as_lapack_does():
+    """cublasDgetrfBatched (simpleCUBLAS_LU): P A = L U for each matrix, P as LAPACK's 1-based row swaps;
+    a singular matrix says where in info."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cublas_v2.h>
+int main() {
+    // column-major: the first matrix is [[1 2 3] [4 5 6] [7 8 10]], the second all zeros
+    double h[18] = {1, 4, 7, 2, 5, 8, 3, 6, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double *a, *ptrs[2];
+    int *pivots, *info, hp[6], hi[2];
+    cudaMalloc(&a, sizeof h); cudaMalloc(&pivots, sizeof hp); cudaMalloc(&info, sizeof hi);
+    cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice);
+    ptrs[0] = a; ptrs[1] = a + 9;
+    double **d_ptrs;
+    cudaMalloc(&d_ptrs, sizeof ptrs);
+    cudaMemcpy(d_ptrs, ptrs, sizeof ptrs, cudaMemcpyHostToDevice);
+    cublasHandle_t handle;
+    cublasCreate(&handle);
+    printf("status %d\n", (int)cublasDgetrfBatched(handle, 3, d_ptrs, 3, pivots, info, 2));
+    cudaMemcpy(h, a, sizeof h, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hp, pivots, sizeof hp, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hi, info, sizeof hi, cudaMemcpyDeviceToHost);
+    printf("pivots %d %d %d info %d %d\n", hp[0], hp[1], hp[2], hi[0], hi[1]);
+    printf("lu");
+    for (int i = 0; i < 9; i++) printf(" %.17g", h[i]);
+    printf("\n");
+}""", filename="getrf.cu", timeout=120)
+    assert r.returncode == 0, r.stderr
+    status, pivots, lu = r.stdout.splitlines()
+    assert status == "status 0" and pivots == "pivots 3 3 3 info 0 1"
+    packed = np.array([float(v) for v in lu.split()[1:]]).reshape(3, 3).T        # column-major
+    lower, upper = np.tril(packed, -1) + np.eye(3), np.triu(packed)
+    a = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 10]], float)
+    for j, p in enumerate([3, 3, 3]):                                              # P A: the swaps in order
+        a[[j, p - 1]] = a[[p - 1, j]]
+    np.testing.assert_allclose(lower @ upper, a, atol=1e-12)
+
+
 @needs_cufft
 def test_an_xt_plan_of_one_gpu_names_its_types_as_cuda_data_types():
     """simpleCUFFT's second plan: cufftXtMakePlanMany with CUDA_C_32F in and out is a C2C plan; a

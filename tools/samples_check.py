@@ -16,9 +16,12 @@ test_args.json gives it. A sample passes as the samples' own test runner decides
 and no line saying it failed.
 
 Samples that need what cudalab does not emulate are left out, with the reason: graphics
-(OpenGL, EGL, Vulkan), a second GPU, IPC, MPI, OpenMP, the CUDA driver API (``cu*`` calls),
-NVRTC, or a CUDA math library (cuBLAS, cuFFT, cuRAND's host API, NPP, ...). Thrust is headers
-only, so it is not a reason.
+(OpenGL, EGL, Vulkan), a second GPU, IPC, MPI, OpenMP, NvSci, or a CUDA library cudalab does not
+emulate (NVRTC, cuSOLVER, NPP, nvJPEG, ...). Those linking cuBLAS, cuFFT, cuRAND or cuSPARSE
+(computed by cudalab) or the driver API (whose calls the shim answers over the runtime) are run,
+and a call cudalab lacks fails with its name. Thrust is headers only, so it is not a reason.
+``--folders 1_Utilities,4_CUDA_Libraries,5_Domain_Specific`` runs the folders students reach next;
+``--merge ... --section TITLE`` puts their results in docs/samples.md as a section of their own.
 """
 from __future__ import annotations
 
@@ -484,8 +487,8 @@ def cause(detail: str) -> str:
 def cell(r, wall="wall"):
     """A result as the table shows it: its status (with the cause and first error line of a failure)
     and its time (the emulator's CPU seconds, else the wall clock)."""
-    if r is None:
-        return "not run", ""
+    if r is None or r["status"] == "not run":       # (a merged run's note says why, if it has one)
+        return "not run" + (f": {r['detail']}" if r and r["detail"] else ""), ""
     text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
     if r["status"] != "pass" and r["detail"]:
         text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")

@@ -380,6 +380,45 @@ def GemmBatchedEx(c: Call):
 
 
 # routine (without type letters, _v2 and _64) -> (implementation, the type prefixes it comes in)
+def _lu(a: np.ndarray, pivoting: bool):
+    """LAPACK's getrf on one n x n matrix, in place: P A = L U (L unit lower, stored below U); the
+    1-based row each step swapped in, and info, the 1-based column of the first exactly zero pivot
+    (0 if none; the factorization goes on past it, as LAPACK's does)."""
+    n, info = a.shape[0], 0
+    rows = np.arange(1, n + 1, dtype=np.int32)
+    for j in range(n):
+        if pivoting:
+            p = j + int(np.argmax(np.abs(a[j:, j].real) + np.abs(a[j:, j].imag)))   # BLAS's |re| + |im|
+            rows[j] = p + 1
+            a[[j, p]] = a[[p, j]]
+        if a[j, j] == 0:
+            info = info or j + 1
+            continue
+        a[j + 1:, j] /= a[j, j]
+        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    return rows, info
+
+
+def getrfBatched(c: Call):
+    """LU factorization of batchSize n x n matrices (simpleCUBLAS_LU); P = NULL factors without pivoting."""
+    n, count = c["n"], c["batchSize"]
+    c.require(n >= 0, "n", "is negative")
+    c.require(c["lda"] >= max(1, n), "lda", "is less than max(1, n)")
+    c.require(count >= 0, "batchSize", "is negative")
+    matrices = [int(p) for p in c.memory.array("A", c["A"], count, np.uint64)] if count else []
+    pivots = c.memory.array("P", c["P"], n * count, np.int32) if c["P"] and n * count else None
+    infos = c.memory.array("info", c["info"], count, np.int32) if count else None
+    for i, addr in enumerate(matrices):
+        view = c.memory.matrix("A", addr, n, n, c["lda"], c.data)
+        a = view.astype(c.data, copy=True)
+        rows, info = _lu(a, pivots is not None)
+        c.memory.store(view, a)
+        if pivots is not None:
+            c.memory.store(pivots[i * n:(i + 1) * n], rows)
+        c.memory.store(infos[i:i + 1], np.int32(info))
+    c.timeline(2 / 3 * n ** 3 * count, 2 * n * n * c.data.itemsize * count)
+
+
 ROUTINES = {
     "axpy": (axpy, "SDCZ"), "scal": (scal, ("S", "D", "C", "Z", "Cs", "Zd")), "dot": (dot, "SD"),
     "dotu": (dot, "CZ"), "dotc": (dotc, "CZ"), "nrm2": (nrm2, ("S", "D", "Sc", "Dz")),
@@ -388,7 +427,7 @@ ROUTINES = {
     "geru": (ger, "CZ"), "gerc": (gerc, "CZ"), "gemm": (gemm, "SDCZH"),
     "gemmStridedBatched": (gemmStridedBatched, "SDCZH"), "gemmBatched": (gemmBatched, "SDCZH"),
     "geam": (geam, "SDCZ"), "GemmEx": (GemmEx, ("",)), "GemmStridedBatchedEx": (GemmStridedBatchedEx, ("",)),
-    "GemmBatchedEx": (GemmBatchedEx, ("",)),
+    "GemmBatchedEx": (GemmBatchedEx, ("",)), "getrfBatched": (getrfBatched, "SDCZ"),
 }
 
 
