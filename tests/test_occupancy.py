@@ -139,3 +139,16 @@ def test_resources_of_plain_source_for_an_architecture():
     src = 'extern "C" __global__ void k(float* o) { __shared__ float s[100]; s[threadIdx.x] = 1; o[0] = s[5]; }'
     r = resources(src, "k", "sm_75")
     assert (r.static_shared, r.local, r.arch) == (400, 0, "sm_75") and r.registers > 0
+
+
+def test_ptx_is_assembled_by_a_toolkits_ptxas_where_the_nvcc_wheel_is_not_installed(tmp_path, monkeypatch):
+    # a GPU machine with CUDA installed but not the nvidia-cuda-nvcc wheel: nvJitLink cannot link a
+    # kernel that syncs its grid whole-program (ERROR_INTERNAL on an H200), the toolkit's ptxas can
+    import nvidia
+    from cudalab.device import resources
+    toolkit = tmp_path / "cuda" / "bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "ptxas").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(nvidia, "__path__", [str(tmp_path / "no-wheel")])
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert resources._ptxas_path() == str(toolkit / "ptxas")

@@ -169,16 +169,33 @@ def _source_to_cubin(source: str, sm: str, options: tuple, names: tuple) -> byte
     return res.cubin
 
 
+def _ptxas_path():
+    """Where ptxas is: the nvidia-cuda-nvcc wheel's first (the version NVRTC's PTX is made for), else a
+    CUDA toolkit's; None without either."""
+    import os
+    import shutil
+    try:
+        import nvidia
+        wheel = [os.path.join(base, "cu13", "bin", "ptxas") for base in nvidia.__path__]
+    except ImportError:
+        wheel = []
+    toolkits = [os.path.join(os.environ[v], "bin", "ptxas") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    found = shutil.which("ptxas")
+    for exe in [*wheel, *toolkits, *([found] if found else []), "/usr/local/cuda/bin/ptxas"]:
+        if os.path.exists(exe):
+            return exe
+    return None
+
+
 def _ptxas_cubin(ptx: str, sm: str):
-    """The cubin from ptxas of the nvidia-cuda-nvcc wheel (Python kernels' PTX without nvJitLink), or None."""
+    """The cubin from ptxas (Python kernels' PTX without nvJitLink), or None: the nvidia-cuda-nvcc wheel's,
+    else a CUDA toolkit's (``CUDA_HOME``, ``PATH``, /usr/local/cuda), as on a GPU machine without the wheel,
+    where nvJitLink's whole-program link refuses PTX that calls the device runtime (a grid sync)."""
     import os
     import subprocess
     import tempfile
-    try:
-        import nvidia
-        exe = next(p for base in nvidia.__path__ for p in (os.path.join(base, "cu13", "bin", "ptxas"),)
-                   if os.path.exists(p))
-    except (ImportError, StopIteration):
+    exe = _ptxas_path()
+    if exe is None:
         return None
     with tempfile.TemporaryDirectory() as d:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
