@@ -274,8 +274,7 @@ class Server(TextureRequests, LibraryRequests):
         it comes out before what the function prints. A host node that replays a library call captured
         into a graph sends that call's request ("?" first) over the same socket. Returns the function's
         CPU time in microseconds."""
-        records = self._new_records()
-        self.printed.extend(t for rec in records for t in rec.printed)
+        self._new_records()                      # their printf text goes first
         msg = f"{fn} {data} {status}\0".encode() + self._flush()
         sock, caller = self.host_sock, self.ctx.caller
         try:
@@ -358,7 +357,6 @@ class Server(TextureRequests, LibraryRequests):
         """Kernels ran while answering a request: their printf text and the explanation of a fault
         one of them hit, as a frame ("P", text, message) the shim takes before the reply."""
         records = self._new_records()
-        self.printed.extend(t for rec in records for t in rec.printed)
         text = self._flush() + self._fault_note(records)
         return b"P\0" + text if text else b""
 
@@ -732,7 +730,6 @@ class Server(TextureRequests, LibraryRequests):
             raise
         finally:
             records = self._new_records()
-            self.printed.extend(t for rec in records for t in rec.printed)
         if n is None:
             self.running = None
             return (STEP_DONE,), self._flush() + self._fault_note(records)
@@ -745,9 +742,12 @@ class Server(TextureRequests, LibraryRequests):
         return step, self._flush() + self._fault_note(records)
 
     def _new_records(self):
-        """Launch records made since the last look (their printf text goes to the program)."""
+        """Launch records made since the last look; their printf text is queued for the program
+        (``printed``), to go before whatever answer or host function comes next."""
         seen, self._seen = self._seen, len(self.ctx.launches)
-        return self.ctx.launches[seen:]
+        records = self.ctx.launches[seen:]
+        self.printed.extend(t for rec in records for t in rec.printed)
+        return records
 
     def op_graph_dot(self, graph, blob=b""):
         return (), self.ctx.debug_dot(self.ctx.graph(_int(graph))).encode()
