@@ -350,7 +350,8 @@ def test_an_interrupt_before_the_first_block_runs_is_a_kernel_error_too(monkeypa
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(engine, "stack_size", interrupted)      # one of the launch's set-up steps
+    # the set-up step that loads native code (the launch's plan of its shape is kept from earlier launches)
+    monkeypatch.setattr(engine.compiled, "batch_lanes", interrupted)
     with pytest.raises(KernelError, match="interrupted before it began to run"):
         m.k[1, 4](np.zeros(4, np.int32))
     monkeypatch.undo()

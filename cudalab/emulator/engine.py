@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -1202,6 +1202,75 @@ def register_bytes(df) -> int:
     return n
 
 
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What a launch needs before its first block runs and that is the same at every launch of one
+    shape: its cluster shape, shared-memory layout, lanes per block, local memory, blocks per batch.
+    Kept per (grid, block, dynamic shared bytes, cluster) with the decoded function
+    (``launch_plan``), because programs launch the same kernel the same way thousands of times (a
+    loop that times it, a graph replayed) and each launch re-deriving these cost more CPU than a
+    small kernel's own run. Only a shape that passed its checks is kept: a bad one raises each time."""
+
+    shape: object                   # cluster.ClusterShape
+    layout: dict                    # shared variable -> byte offset (never changed by a launch)
+    total_shared: int               # static + dynamic bytes per block
+    threads: int                    # per block
+    lpb: int                        # lanes per block: threads padded to whole warps
+    blocks: int                     # in the grid
+    local_stride: int               # local bytes per thread (stack_size)
+    cooperative: bool               # uses grid.sync(): every block in one batch
+    per_block_bytes: int            # a block's share of a batch's memory
+    interpreter_bpb: int            # blocks per batch of the interpreter's LANE_BUDGET lanes
+
+    def blocks_per_batch(self, lanes: int, grid, kernel_name: str) -> int:
+        """Blocks in a batch of about ``lanes`` lanes, within BATCH_BYTES, rounded to whole clusters:
+        a kernel of thousands of PTX registers (unrolled tensor-core tiles) over 2^17 lanes would
+        need gigabytes, and a notebook killed for memory loses everything."""
+        bpb = max(1, min(self.blocks, lanes // self.lpb, BATCH_BYTES // max(self.per_block_bytes, 1)))
+        return cluster_mod.batch_blocks(bpb, grid, self.shape, self.lpb, kernel_name)
+
+
+MAX_PLANS = 64          # launch shapes kept per kernel (a sweep over block sizes starts again past it)
+
+
+def launch_plan(program: Program, df: DecodedFunction, grid, block, dynamic_shared: int, cluster=None,
+                non_portable_cluster: bool = False, kernel_name: str = "") -> LaunchPlan:
+    """The LaunchPlan of one launch shape, checked (cluster shape, local memory, a cooperative grid's
+    size) and derived the first time, then kept with the decoded function."""
+    plans = df.__dict__.setdefault("_plans", {})
+    key = (tuple(grid), tuple(block), int(dynamic_shared), None if cluster is None else tuple(cluster),
+           bool(non_portable_cluster))
+    plan = plans.get(key)
+    if plan is not None:
+        return plan
+    shape = cluster_mod.launch_shape(df.func, grid, cluster, kernel_name, non_portable_cluster)
+    layout, _, total_shared = shared_layout(program, df, dynamic_shared)
+    threads = block[0] * block[1] * block[2]
+    lpb = (threads + 31) // 32 * 32
+    blocks = grid[0] * grid[1] * grid[2]
+    local_stride = stack_size(program, df)
+    if local_stride > MAX_LOCAL:
+        from ..errors import LaunchError
+        raise LaunchError(f"{kernel_name} needs {local_stride:,} bytes of local memory per thread (local arrays and "
+                          f"the call stack), more than the {MAX_LOCAL:,} a GPU allows. Use a smaller local array, or "
+                          "shared or global memory.", "cudaErrorLaunchOutOfResources")
+    per_block_bytes = lpb * (local_stride + register_bytes(df) + LANE_BYTES) + max(total_shared, 16)
+    plan = LaunchPlan(shape, layout, total_shared, threads, lpb, blocks, local_stride, uses_grid_sync(df),
+                      per_block_bytes, 0)
+    plan = replace(plan, interpreter_bpb=plan.blocks_per_batch(LANE_BUDGET, grid, kernel_name))
+    # grid.sync() needs every block resident at once, as a cooperative launch guarantees: one batch
+    if plan.cooperative and blocks * lpb > MAX_COOPERATIVE_LANES:
+        from ..errors import LaunchError
+        raise LaunchError(f"{kernel_name} uses grid.sync(), so all its blocks must run at once (a cooperative "
+                          f"launch), but {blocks:,} blocks of {threads} threads are too many. Launch at most "
+                          f"{MAX_COOPERATIVE_LANES // lpb:,} blocks (or use cudalab.occupancy to size the grid).",
+                          "cudaErrorCooperativeLaunchTooLarge")
+    if len(plans) >= MAX_PLANS:
+        plans.clear()
+    plans[key] = plan
+    return plan
+
+
 def launch(program: Program, mangled: str, *args, kernel_name: str = "", **kwargs) -> LaunchStats:
     """Run one kernel launch to completion (``_launch``). Jupyter's stop button may land before
     the first block runs, while the launch is being set up (loading its native code from the disk
@@ -1230,35 +1299,14 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     clearly outlast ``timeout`` or ``wall_deadline`` is stopped after its first, small batch (pace.py)."""
     df = program.function(mangled)
     kernel_name = kernel_name or mangled
-    shape = cluster_mod.launch_shape(df.func, grid, cluster, kernel_name, non_portable_cluster)
-    layout, static, total_shared = shared_layout(program, df, dynamic_shared)
-    threads = block[0] * block[1] * block[2]
-    lpb = (threads + 31) // 32 * 32
-    nblocks_total = grid[0] * grid[1] * grid[2]
-    local_stride = stack_size(program, df)
-    cooperative = uses_grid_sync(df)
-    if local_stride > MAX_LOCAL:
-        from ..errors import LaunchError
-        raise LaunchError(f"{kernel_name} needs {local_stride:,} bytes of local memory per thread (local arrays and "
-                          f"the call stack), more than the {MAX_LOCAL:,} a GPU allows. Use a smaller local array, or "
-                          "shared or global memory.", "cudaErrorLaunchOutOfResources")
-    # a kernel of thousands of PTX registers (unrolled tensor-core tiles) over 2^17 lanes would need
-    # gigabytes, and a notebook killed for memory loses everything: its batches get fewer blocks
-    per_block_bytes = lpb * (local_stride + register_bytes(df) + LANE_BYTES) + max(total_shared, 16)
-    def blocks_per_batch(lanes):          # whole clusters per batch
-        bpb = max(1, min(nblocks_total, lanes // lpb, BATCH_BYTES // max(per_block_bytes, 1)))
-        return cluster_mod.batch_blocks(bpb, grid, shape, lpb, kernel_name)
-    bpb = blocks_per_batch(LANE_BUDGET)
-    native_bpb = blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb, shape.size))
+    plan = launch_plan(program, df, grid, block, dynamic_shared, cluster, non_portable_cluster, kernel_name)
+    shape, layout, total_shared, threads, lpb = plan.shape, plan.layout, plan.total_shared, plan.threads, plan.lpb
+    nblocks_total, local_stride, cooperative = plan.blocks, plan.local_stride, plan.cooperative
+    bpb = plan.interpreter_bpb
+    native_bpb = plan.blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb, shape.size),
+                                       grid, kernel_name)
     workspace = 0
     if cooperative:
-        # grid.sync() needs every block resident at once, as a cooperative launch guarantees: one batch
-        if nblocks_total * lpb > MAX_COOPERATIVE_LANES:
-            from ..errors import LaunchError
-            raise LaunchError(f"{kernel_name} uses grid.sync(), so all its blocks must run at once (a cooperative "
-                              f"launch), but {nblocks_total:,} blocks of {threads} threads are too many. Launch at most "
-                              f"{MAX_COOPERATIVE_LANES // lpb:,} blocks (or use cudalab.occupancy to size the grid).",
-                              "cudaErrorCooperativeLaunchTooLarge")
         bpb = nblocks_total
         workspace = program.memory.alloc(8, label="grid sync workspace")
     stats = LaunchStats() if _device_launch is None else _device_launch.stats

@@ -89,6 +89,7 @@ class Function:
     max_dynamic_shared: int | None = None   # cudaFuncAttributeMaxDynamicSharedMemorySize (None: the default)
     carveout: int = -1
     attributes: dict = field(default_factory=dict)  # other cudaFuncAttribute values set
+    checked: dict = field(default_factory=dict, repr=False)     # launch shapes that passed (Context.checked_launch)
 
     @property
     def static_shared(self) -> int:
@@ -176,10 +177,13 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         """Give an emulator Program the device it runs on, so device code sees what the host API
         answers: the SM count (%smid, %nsmid), the clock rate (%clock ticks), the cudaDevAttr values
         and the cudaLimit values (the device runtime's cudaDeviceGetAttribute/GetLimit, and its
-        launch checks). Called before every launch: cudalab.set_device and cudaDeviceSetLimit change them."""
-        props = self.props
+        launch checks). Called before every launch: cudalab.set_device and cudaDeviceSetLimit change them
+        (a program given this device's attribute table and equal limits already has them all)."""
+        _, props, attributes = self._device()
+        if program.device_attributes is attributes and program.device_limits == self._limits:
+            return program
         program.sm_count, program.clock_khz = props["multiProcessorCount"], props["clockRate"]
-        program.device_attributes, program.device_limits = self.attributes, dict(self.limits)
+        program.device_attributes, program.device_limits = attributes, dict(self._limits)
         return program
 
     def attribute(self, attr: int, device: int = 0) -> int:
@@ -540,17 +544,35 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         check_clusters(fn.name, cluster, p)
         return grid, block
 
+    def checked_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
+        """``check_launch`` and the engine's cluster checks (__cluster_dims__, whole clusters: the kernel
+        runs later, but a GPU refuses a launch of the wrong shape at the call); returns the grid as
+        (x, y, z). A shape that passed is remembered in ``fn.checked`` with all the checks read (the
+        device, the function's attributes), so a loop of launches checks it once."""
+        key = (grid, block, shared, cooperative, cluster, fn.max_dynamic_shared, fn.registers, fn.attributes.get(14))
+        p = self.profile
+        try:
+            known = fn.checked.get(key)
+        except TypeError:               # a list for a shape: checked every time
+            known, key = None, None
+        if known is not None and known[0] is p and known[1] is fn.program:
+            return known[2]
+        from ...emulator.cluster import launch_shape
+        checked, _ = self.check_launch(fn, grid, block, shared, cooperative, cluster)
+        launch_shape(fn.program.function(fn.mangled).func, checked, None if cluster is None or
+                     tuple(cluster) == (1, 1, 1) else tuple(cluster), fn.name, bool(fn.attributes.get(14)))
+        if key is not None:
+            if len(fn.checked) >= 64:
+                fn.checked.clear()
+            fn.checked[key] = (p, fn.program, checked)
+        return checked
+
     def launch(self, fn: Function, grid, block, shared: int, args: bytes, stream=0, cooperative: bool = False,
                cluster=None, attributes=None):
         """cudaLaunchKernel(Ex): checks the launch and queues the kernel in its stream (``queues``);
         it runs when the host needs it, its record then in ``launches``."""
-        from ...emulator.cluster import launch_shape
         s = self.stream(stream)
-        grid, _ = self.check_launch(fn, grid, block, shared, cooperative, cluster)
-        # the engine's cluster checks (__cluster_dims__, whole clusters) too: the kernel runs later, but a
-        # GPU refuses a launch of the wrong shape at the call
-        launch_shape(fn.program.function(fn.mangled).func, grid, None if cluster is None or tuple(cluster) == (1, 1, 1)
-                     else tuple(cluster), fn.name, bool(fn.attributes.get(14)))
+        grid = self.checked_launch(fn, grid, block, shared, cooperative, cluster)
         if s.handle == 0:
             self.legacy_stream_used(f"the launch of {fn.name}")
         if s.capture is not None:

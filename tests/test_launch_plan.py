@@ -1,0 +1,83 @@
+"""Launch plans: what every launch of one shape would derive again (checks, shared-memory layout,
+batch sizes, the timing estimate) is derived once and kept, with the same results, errors and
+timeline rows as before (bench/launch_cost.py measures the CPU time it saves)."""
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.emulator import engine
+from cudalab.emulator.memory import DeviceMemory
+from cudalab.errors import CudaError
+from cudalab.ptx import parse
+from cudalab.runtime.core import Context, Function
+
+SOURCE = r"""
+extern "C" __global__ void scale(float* x, float k, int n) {
+    extern __shared__ float tile[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) x[i] = tile[threadIdx.x] * k;
+}
+"""
+
+
+@pytest.fixture
+def ctx_and_scale():
+    """A runtime core and the kernel, as a whole program's server holds them."""
+    memory = DeviceMemory()
+    ctx = Context(memory)
+    program = ctx.bind(engine.Program(parse(cudalab.compile(SOURCE).ptx), memory))
+    return ctx, Function(program, "scale", "scale", [(8, 8), (4, 4), (4, 4)])
+
+
+def launch(ctx, fn, x, n, k, grid, block, shared):
+    args = x.to_bytes(8, "little") + np.float32(k).tobytes() + int(n).to_bytes(4, "little")
+    ctx.launch(fn, grid, block, shared, args)
+    ctx.finish_all()
+    return ctx.launches[-1]
+
+
+def test_a_kernel_launched_in_a_loop_gives_the_same_results_and_timeline_rows(ctx_and_scale):
+    ctx, fn = ctx_and_scale
+    n = 1000
+    x = ctx.malloc(4 * n, "device")
+    ctx.memory.arena.write(x, np.ones(n, np.float32))
+    records = [launch(ctx, fn, x, n, 2, (4, 1, 1), (256, 1, 1), 1024) for _ in range(5)]
+    np.testing.assert_array_equal(ctx.memory.arena.read(x, 4 * n).view(np.float32), np.full(n, 32, np.float32))
+    assert len({r.thread_instructions for r in records}) == 1
+    rows = [r for r in ctx.timeline.rows() if r["kind"] == "kernel"]
+    assert len(rows) == 5 and len({round(r["end"] - r["start"], 9) for r in rows}) == 1
+    assert all(r["model"] == "instructions only" for r in rows)
+    # one plan for the shape, kept with the decoded function; another dynamic size gets its own
+    df = fn.program.function("scale")
+    assert len(df._plans) == 1
+    launch(ctx, fn, x, n, 0.5, (4, 1, 1), (256, 1, 1), 2048)
+    assert len(df._plans) == 2
+    plan = engine.launch_plan(fn.program, df, (4, 1, 1), (256, 1, 1), 2048)
+    assert plan.total_shared == 2048 and plan.lpb == 256 and plan.blocks == 4
+
+
+def test_a_refused_shape_is_refused_at_every_launch(ctx_and_scale):
+    """Only shapes that passed the checks are kept: a bad one gets CUDA's error each time."""
+    ctx, fn = ctx_and_scale
+    x = ctx.malloc(4 * 1024, "device")
+    for _ in range(2):
+        with pytest.raises(CudaError, match="at most 1024 threads") as e:
+            launch(ctx, fn, x, 1024, 1, (1, 1, 1), (2048, 1, 1), 0)
+        assert e.value.code == "cudaErrorInvalidValue"
+    assert not fn.checked
+
+
+def test_a_shape_refused_before_passes_once_the_kernel_may_use_more_shared_memory(ctx_and_scale):
+    """cudaFuncSetAttribute changes what a launch may ask for: the checks read the new value."""
+    ctx, fn = ctx_and_scale
+    x = ctx.malloc(4 * 256, "device")
+    big = 64 * 1024
+    for _ in range(2):
+        with pytest.raises(CudaError, match="shared memory"):
+            launch(ctx, fn, x, 256, 1, (1, 1, 1), (256, 1, 1), big)
+    ok = launch(ctx, fn, x, 256, 1, (1, 1, 1), (256, 1, 1), 1024)
+    ctx.func_set_attribute(fn, 8, big)          # cudaFuncAttributeMaxDynamicSharedMemorySize
+    rec = launch(ctx, fn, x, 256, 1, (1, 1, 1), (256, 1, 1), big)
+    assert rec.shared_bytes == big and rec.thread_instructions == ok.thread_instructions
