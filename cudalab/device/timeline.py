@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from . import current
 from .profiles import get
+from .timing import estimate
 
 COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
@@ -243,7 +244,6 @@ def kernel_time(rec, profile):
     global-memory bytes its PTX moves per instruction (``ptx/mix.py``: a copy kernel is memory-bound)."""
     if rec.gpu_time_ms is not None:
         return rec.gpu_time_ms * 1e3, "measured", None
-    from .timing import estimate
     p = profile.sized()
     mapped = _mapped_metrics(rec)
     if "smsp__inst_executed.sum" in rec.metrics:

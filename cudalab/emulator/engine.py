@@ -1367,16 +1367,17 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         stats.batches += 1
         t_pick = time.thread_time()
         run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
-        pace.not_counted(time.thread_time() - t_pick)   # compiling is not the kernel's time (the watchdog's clock
+        t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
+        pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
         # is this thread's CPU time, so background compiles are not counted either)
         ex.deadline = pace.deadline
         if run_df is df:
             ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
-        t0 = time.thread_time()
         try:
             run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
+            t1 = time.thread_time()
             if run_df is df:
-                spent = time.thread_time() - t0
+                spent = t1 - t0
                 compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
                                    spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
             pool = None if observers else dict(ex.fr.regs)
@@ -1395,7 +1396,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
         # long at the interpreter's pace, but not at native code's, waits for that code and its pace
         native_soon = run_df is df and compiled.building(df)
-        pace.batch_done(nb, time.thread_time() - t0, compiled.NATIVE_GAIN if native_soon else 1.0)
+        pace.batch_done(nb, t1 - t0, compiled.NATIVE_GAIN if native_soon else 1.0, now=t1)
         if native_soon and pace.clearly_too_long():
             compiled.wait_for_build(df)
     if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:

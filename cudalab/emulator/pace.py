@@ -155,10 +155,11 @@ class Pace:
         for start in range(first, self.blocks_total, per_batch):
             yield start, min(per_batch, self.blocks_total - start)
 
-    def progress(self) -> Progress:
+    def progress(self, now: float | None = None) -> Progress:
+        """How far the launch has got (``now``: this thread's CPU clock, if just read)."""
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
-                        time.thread_time() - self.start, self.estimate, self.at_least, self.forecast,
-                        self.forecast_partial, self.finished_instructions)
+                        (time.thread_time() if now is None else now) - self.start, self.estimate, self.at_least,
+                        self.forecast, self.forecast_partial, self.finished_instructions)
 
     def forecast_seconds(self) -> float:
         """The CPU seconds the skeleton of a batch may take to count its work
@@ -194,19 +195,22 @@ class Pace:
     def time_is_up(self) -> bool:
         return time.thread_time() > self.deadline or time.monotonic() > self.wall_deadline
 
-    def batch_done(self, blocks: int, batch_seconds: float, speedup: float = 1.0):
+    def batch_done(self, blocks: int, batch_seconds: float, speedup: float = 1.0, now: float | None = None):
         """``blocks`` more blocks are done, their batch took ``batch_seconds`` of CPU time: update the
         estimate, tell the hook, and stop the launch now if it would clearly outlast its time even
-        ``speedup`` times faster (the batch ran interpreted while native code for it is being built)."""
+        ``speedup`` times faster (the batch ran interpreted while native code for it is being built).
+        ``now``: this thread's CPU clock when the batch ended (reading it is a system call, and a
+        program launching a small kernel 10^4 times reads it at every batch)."""
         self.blocks_done += blocks
         self.finished_instructions = self.stats.thread_instructions
         left = self.blocks_total - self.blocks_done
-        spent = time.thread_time() - self.start
+        now = time.thread_time() if now is None else now
+        spent = now - self.start
         self.estimate = spent + left * batch_seconds / blocks
         # a small batch pays the same per-instruction overheads as a full one: it bounds a full
         # batch's time from below, and its time per block overstates a light kernel's several times
         self.at_least = spent + -(-left // self.per_batch) * batch_seconds if blocks < self.per_batch else None
-        p = self.progress()
+        p = self.progress(now)
         if self.report is not None:
             self.report(p)
         if not left:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..analysis.sanitizer import observers_for
 from ..emulator import graphcalls  # noqa: F401 - cudaGraphSetConditional in kernels
 from ..emulator.engine import Program
 from ..emulator.memory import DEVICE_MEMORY, GLOBAL_BASE, DeviceMemory
@@ -167,6 +168,7 @@ class Server(TextureRequests, LibraryRequests):
         self._host_end.close()          # the program has its copy
         ctx = self.ctx
         ctx.host_memory = ProgramMemory.open(self.pid)
+        inbox = Inbox(sock)
         while True:
             deadline = ctx.deadline
             if deadline is not None:
@@ -174,25 +176,30 @@ class Server(TextureRequests, LibraryRequests):
                 if left <= 0:               # time is up (a kernel was stopped for it): no more answers
                     raise socket.timeout("the program's time limit ran out")
                 sock.settimeout(left)
-            if ctx.pending and not select.select([sock], [], [], IDLE_SECONDS if deadline is None else
-                                                 min(IDLE_SECONDS, left))[0]:
+            if ctx.pending and not inbox.ready() and not select.select(
+                    [sock], [], [], IDLE_SECONDS if deadline is None else min(IDLE_SECONDS, left))[0]:
                 if self._program_cpu() - self._cpu_at_request >= IDLE_SECONDS or self._asleep():
                     self._run_while_idle()
                 continue
             self._cpu_at_request = self._program_cpu()
-            head = _recv(sock, 4)
-            msg = None if head is None else _recv(sock, struct.unpack("<I", head)[0])
+            msg = inbox.request()
             if msg is None:
                 return self._exited()
+            if msg[:1] == b"!":             # a launch the program goes on from without an answer (the shim's rpc)
+                self._answer(msg[1:], answered=False)
+                continue
             try:
                 sock.sendall(self._answer(msg))
             except (BrokenPipeError, ConnectionResetError):     # another of its threads called exit()
                 return self._exited()
 
-    def _answer(self, msg: bytes, nested: bool = False) -> bytes:
+    def _answer(self, msg: bytes, nested: bool = False, answered: bool = True) -> bytes:
         """The frames that answer one request: a "P" frame of what the kernels it ran printed, if any,
         then the reply. ``nested``: a request a graph's host node sends while the graph runs (a
-        library call captured into it), answered in that work's place."""
+        library call captured into it), answered in that work's place. Not ``answered``: a launch the
+        shim sent without waiting, the same as the one before it, which succeeded; should it fail now
+        (an error of work that ran meanwhile), the program hears it at its next request, as it hears
+        an asynchronous error, and the printf text waits for that request's answer."""
         ctx = self.ctx
         text, _, blob = msg.partition(b"\0")
         op, *args = text.decode().split()
@@ -207,7 +214,7 @@ class Server(TextureRequests, LibraryRequests):
         if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
             ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
         self.calls[op] += 1
-        handler = getattr(self, "op_" + op, None)
+        handler, failure = getattr(self, "op_" + op, None), None
         try:
             if handler is None:
                 raise CudaError(f"the runtime call behind request {op!r} is not known to this emulator "
@@ -221,18 +228,23 @@ class Server(TextureRequests, LibraryRequests):
             if isinstance(numbers, tuple) and len(numbers) == 2 and isinstance(numbers[1], bytes):
                 numbers, data = numbers
         except CudaError as e:
-            code, numbers = code_of(e.code), getattr(e, "numbers", ())
+            code, numbers, failure = code_of(e.code), getattr(e, "numbers", ()), e
             data = b"\0" + f"cudalab: {e.args[0]}".encode() if e.args and e.args[0] else b""
         except Exception as e:          # a bug in cudalab: the program gets an error, not a hang
             code, numbers = code_of("cudaErrorNotSupported"), ()
             data = b"\0" + (f"cudalab: internal error while answering the request {op!r} ({type(e).__name__}: "
                              f"{e}). This is a bug in cudalab; please report it with the program.").encode()
+            failure = CudaError(data[10:].decode(), "cudaErrorNotSupported")
         if ctx.sticky and op not in UNSTICKY and code not in BEFORE_STICKY_CODES:
             code, data = code_of(ctx.sticky), b""  # a broken context answers its error to (almost) every call
             if ctx.sticky_news:
                 data, ctx.sticky_news = b"\0" + f"cudalab: {ctx.sticky_news}".encode(), ""
         if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
             raise socket.timeout("the program's time limit ran out")    # while a queued kernel ran
+        if not answered:
+            if code and not ctx.sticky:         # (a broken context answers its error to the next request anyway)
+                self.late = failure
+            return b""
         ran = b"" if nested else self._ran()
         out = " ".join(str(int(x)) for x in (code, *numbers)).encode() + b"\0" + data
         return (struct.pack("<I", len(ran)) + ran if ran else b"") + struct.pack("<I", len(out)) + out
@@ -249,8 +261,7 @@ class Server(TextureRequests, LibraryRequests):
             os.close(self._stat)
 
     def _observers(self, program):
-        from ..analysis.sanitizer import observers_for        # cudalab.check(...) / cudalab run --check
-        observers = list(observers_for(program))
+        observers = list(observers_for(program))             # cudalab.check(...) / cudalab run --check
         if self.profile_source is not None:
             from ..analysis.metrics import MetricsObserver
             observers.insert(0, MetricsObserver(source=self.profile_source))
@@ -782,6 +793,37 @@ class ProgramMemory:
 
     def write(self, addr: int, data):
         os.pwrite(self.fd, bytes(np.asarray(data, np.uint8)), addr)
+
+
+class Inbox:
+    """The program's requests (4 bytes of length, then the request), read from its socket in large
+    pieces: a run of launches sent without waiting for answers costs one system call, not two each."""
+
+    def __init__(self, sock):
+        self.sock, self.data, self.start = sock, bytearray(), 0
+
+    def ready(self) -> bool:
+        """Is a whole request here already?"""
+        have = len(self.data) - self.start
+        return have >= 4 and have - 4 >= struct.unpack_from("<I", self.data, self.start)[0]
+
+    def request(self) -> bytes | None:
+        """The next request, or None once the program has gone (as ``_recv``)."""
+        while not self.ready():
+            if self.start:
+                del self.data[:self.start]
+                self.start = 0
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            self.data += chunk
+        n = struct.unpack_from("<I", self.data, self.start)[0]
+        msg = bytes(self.data[self.start + 4:self.start + 4 + n])
+        self.start += 4 + n
+        return msg
 
 
 def _recv(sock, n):

@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...device.timeline import kernel_time
 from ...errors import CudaError, KernelError, LaunchError
 from ...emulator.memory import DEVICE_MEMORY
+from ..progress import Bar
+from ..record import LaunchRecord
 from .errors import CODE, STICKY
 from .graphs import GraphAPI
 from .textures import TextureAPI
@@ -75,6 +78,19 @@ class Event:
     @property
     def timing(self) -> bool:
         return not self.flags & DISABLE_TIMING
+
+
+_LAZY: list = []
+
+
+def _engine_and_device():
+    """(the emulator.engine module, the runtime.device module), imported at the first kernel run: the
+    engine loads only when a kernel runs, and an import statement at every launch costs microseconds."""
+    if not _LAZY:
+        from ...emulator import engine
+        from .. import device
+        _LAZY[:] = [engine, device]
+    return _LAZY
 
 
 @dataclass(eq=False)
@@ -589,10 +605,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         garbage, and so would their own errors."""
         if self.fault or self.sticky:
             return None
-        from ...emulator.engine import launch
-        from ..device import WATCHDOG_SECONDS
-        from ..progress import Bar
-        from ..record import LaunchRecord
+        engine, runtime_device = _engine_and_device()
         rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)))
         rec.error = None
         observers = list(self.observers(fn.program))
@@ -601,11 +614,11 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         extra["non_portable_cluster"] = bool(fn.attributes.get(14))   # cudaFuncAttributeNonPortableClusterSizeAllowed
         self.bind(fn.program)
         # a program given more time (--timeout) gives its kernels that time too
-        watchdog = max(WATCHDOG_SECONDS, self.time_limit or 0)
+        watchdog = max(runtime_device.WATCHDOG_SECONDS, self.time_limit or 0)      # (cudalab.set_watchdog sets it)
         t0, cpu0 = time.perf_counter(), time.thread_time()
         bar = Bar(fn.name)
         try:
-            stats = launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
+            stats = engine.launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
                            timeout=watchdog, kernel_name=fn.name, observers=observers, progress=bar,
                            wall_deadline=self.deadline if self.deadline is not None else float("inf"), **extra)
         except KernelError as e:
@@ -657,8 +670,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     def kernel_ran(self, rec, s: Stream, attributes=None):
         """A kernel ran (here or on a GPU): its row on the timeline, timed by the device model (or as
         measured), with the launch's and the stream's attributes (priority, access policy window)."""
-        from ...device import timeline as timing
-        us, how, limiter = timing.kernel_time(rec, self.profile)
+        us, how, limiter = kernel_time(rec, self.profile)
         pdl = rec.reports.get("pdl", {})
         programmatic = str((attributes or {}).get("programmatic_stream_serialization", 0)) not in ("0", "False")
         row = self.timeline.kernel(rec.kernel, us, stream=s.handle, programmatic=programmatic,
