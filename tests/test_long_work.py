@@ -540,3 +540,27 @@ def test_a_kernel_stopped_between_instructions_names_its_line_and_no_made_up_thr
     ctx = SimpleNamespace(limit_words=lambda: "time limit (3 s)")
     told = Context.time_limit_message(ctx, "spin", f"The kernel spin ran too long. {detail}")
     assert told.endswith("so the kernel was stopped, and then the program. It was stopped at line 7.")
+
+
+def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_the_threads_that_ended(monkeypatch):
+    """One batch of 512 blocks whose every thread loops long (Cheng's sumMatrixOnGPU-1D-grid-1D-block):
+    no block ends before the watchdog, and the skeleton's count of the batch runs out of its time.
+    Native code runs the batch's threads one after another, though, so thousands of them have ended:
+    the grid's work is the work done at their share."""
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")        # the native region, as a long launch soon gets
+    k = cudalab.compile("__global__ void walk(float *out, int n) {\n"
+                        "  float s = 0;\n"
+                        "  for (int i = 0; i < n; i++) s = s * 0.999f + (float)i;\n"
+                        "  out[blockIdx.x * blockDim.x + threadIdx.x] = s; }").get_kernel("walk")
+    out = np.zeros(512 * 32, np.float32)
+    per_iteration = (k[512, 32](out, 40).thread_instructions - k[512, 32](out, 20).thread_instructions) // 20
+    whole = k[512, 32](out, 20).thread_instructions + per_iteration * (20000 - 20)
+    cudalab.set_watchdog(0.3)
+    with pytest.raises(cudalab.KernelError) as e:
+        k[512, 32](out, 20000)
+    p = e.value.progress
+    assert p.blocks_done == 0 and not p.forecast_partial
+    assert whole <= p.estimated_thread_instructions <= 1.1 * whole
+    assert re.search(r"It had finished 0 of its 512 blocks .* The whole grid needs about [\d.]+ (million|billion) "
+                     r"thread-instructions: about [\d.]+ s on the emulator", str(e.value))
+    assert "To let it finish" in str(e.value) and "Does a loop there ever end?" not in str(e.value)

@@ -1388,6 +1388,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             if pace.estimate is None:       # no block has finished: count the batch's work another way
                 pace.forecast_batch(nb, lambda seconds: forecast.thread_instructions(
                     program, df, batch, kparams, total_shared, layout, local_stride, kernel_name, seconds, shape))
+                if pace.estimate is None or pace.forecast_partial:     # or by the threads that have ended
+                    pace.forecast_threads(_threads_finished(ex, df.code), pace.blocks_total * threads)
             raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line) from None
         except CudaError:
             raise
@@ -1424,6 +1426,17 @@ def _internal_error(e: Exception, kernel_name: str) -> str:
     return (f"The emulator failed on the PTX instruction `{inst.text}`{where} of kernel {kernel_name} ({what}). "
             "This is a bug in cudalab; please report it with the program. Try simpler code for that line, or "
             "run on a real GPU.")
+
+
+def _threads_finished(ex, code) -> int:
+    """Threads of the batch that have ended when the watchdog stops it: exited in the interpreter, or
+    through a native region after which the kernel only returns (``regions._timed_out`` names them)."""
+    done = ex.exited & ex.valid
+    through = ex.pc_of.get("through")
+    if through is not None and all(c[2].opcode in ("ret", "exit") for c in code[ex.pc_of["end"]:]):
+        done = done.copy()
+        done[through] = True
+    return int(np.count_nonzero(done))
 
 
 def _still_running(ex):

@@ -186,6 +186,21 @@ class Pace:
         self.estimate = self.forecast / rate
         self.at_least = None
 
+    def forecast_threads(self, finished: int, threads: int):
+        """Before any block has finished, and with no whole count of the batch (``forecast_batch``):
+        ``finished`` of the grid's ``threads`` threads have ended. Native code runs a batch's threads
+        one after another (a region, regions.py), not in step as the interpreter does, so a block of
+        long loops can stop at the watchdog with many of its threads done: the grid needs the work
+        so far at that share (a little less: the threads still running did part of theirs)."""
+        spent = time.thread_time() - self.start
+        done = self.stats.thread_instructions
+        if not finished or self.blocks_done or spent <= 0 or not done:
+            return
+        self.forecast = round(done * threads / finished)
+        self.forecast_partial = False
+        self.estimate = self.forecast / (done / spent)
+        self.at_least = None
+
     def not_counted(self, seconds: float):
         """Time spent on something other than the kernel (compiling it to native code): the watchdog
         and the estimate leave it out."""

@@ -895,7 +895,8 @@ class Runner:
             pc = int(st[1]) if st[1] >= 0 else self.r.start
         mask = np.zeros(ex.n, bool)
         mask[idx[waiting]] = True
-        ex.pc_of = {"pc": pc, "inst": self.code[pc][2], "mask": mask}
+        # (the lanes through the region: threads that have ended, if only a return follows it, engine._threads_finished)
+        ex.pc_of = {"pc": pc, "inst": self.code[pc][2], "mask": mask, "through": idx[~waiting], "end": self.r.end}
         raise Watchdog()
 
     def _check(self, ex, stack, ent):
