@@ -655,6 +655,16 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         f = fn.program.module.functions.get(fn.mangled)
         if f is None or self.memory is None:
             return 0.0, 0.0
+        # the same arguments while no allocation was made or freed (the arena's bounds are new arrays
+        # after each): the same answer, for a kernel launched in a loop
+        bounds = self.memory.arena.bounds()
+        known = fn.__dict__.get("_mapped")
+        if known is not None and known[1] is bounds and known[0] == args:
+            return known[2]
+        fn._mapped = (bytes(args), bounds, self._mapped_traffic(f, args))
+        return fn._mapped[2]
+
+    def _mapped_traffic(self, f, args: bytes) -> tuple:
         mapped, offset = set(), 0
         for p in f.params:
             offset = -(-offset // p.align) * p.align
