@@ -81,3 +81,41 @@ def test_a_shape_refused_before_passes_once_the_kernel_may_use_more_shared_memor
     ctx.func_set_attribute(fn, 8, big)          # cudaFuncAttributeMaxDynamicSharedMemorySize
     rec = launch(ctx, fn, x, 256, 1, (1, 1, 1), (256, 1, 1), big)
     assert rec.shared_bytes == big and rec.thread_instructions == ok.thread_instructions
+
+
+LOOP_PROGRAM = r"""
+#include <cstdio>
+__global__ void inc(int *x) { atomicAdd(x, 1); }
+__global__ void crash(int *p) { *p = 1; }
+int main() {
+    int *x;
+    cudaMallocManaged(&x, 4);
+    *x = 0;
+    int failed = 0;
+    for (int i = 0; i < 200; i++) {          // the same launch again and again: sent without waiting
+        inc<<<1, 32>>>(x);
+        if (cudaGetLastError() != cudaSuccess) failed++;
+    }
+    inc<<<1, 2048>>>(x);                      // a shape the checks refuse, in the middle of the loop
+    cudaError_t refused = cudaGetLastError();
+    for (int i = 0; i < 100; i++) inc<<<1, 32>>>(x);
+    cudaError_t synced = cudaDeviceSynchronize();
+    printf("%d %d %s %s\n", *x, failed, cudaGetErrorName(refused), cudaGetErrorName(synced));
+    for (int i = 0; i < 50; i++) crash<<<1, 1>>>(nullptr);     // asynchronous: each launch succeeds
+    cudaError_t launched = cudaGetLastError();
+    cudaError_t faulted = cudaDeviceSynchronize();
+    crash<<<1, 1>>>(nullptr);
+    printf("%s %s %s\n", cudaGetErrorName(launched), cudaGetErrorName(faulted), cudaGetErrorName(cudaGetLastError()));
+}
+"""
+
+
+def test_a_loop_of_launches_gets_every_result_and_error_of_a_gpu():
+    """A launch that repeats the last one goes to the emulator without waiting for its answer: the
+    counts, a refused shape's error at its own call and a fault's at the synchronization stay a GPU's."""
+    from cudalab.programs import run_program_source
+    r = run_program_source(LOOP_PROGRAM)
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{300 * 32} 0 cudaErrorInvalidValue cudaSuccess"
+    assert lines[1] == "cudaSuccess cudaErrorIllegalAddress cudaErrorIllegalAddress"
+    assert len(r.launches) == 301          # the 50 after the first crash do not run, as on a GPU
