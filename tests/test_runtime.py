@@ -350,8 +350,7 @@ def test_an_interrupt_before_the_first_block_runs_is_a_kernel_error_too(monkeypa
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
-    # the set-up step that loads native code (the launch's plan of its shape is kept from earlier launches)
-    monkeypatch.setattr(engine.compiled, "batch_lanes", interrupted)
+    monkeypatch.setattr(engine, "launch_plan", interrupted)      # one of the launch's set-up steps
     with pytest.raises(KernelError, match="interrupted before it began to run"):
         m.k[1, 4](np.zeros(4, np.int32))
     monkeypatch.undo()

@@ -1302,9 +1302,10 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     plan = launch_plan(program, df, grid, block, dynamic_shared, cluster, non_portable_cluster, kernel_name)
     shape, layout, total_shared, threads, lpb = plan.shape, plan.layout, plan.total_shared, plan.threads, plan.lpb
     nblocks_total, local_stride, cooperative = plan.blocks, plan.local_stride, plan.cooperative
-    bpb = plan.interpreter_bpb
-    native_bpb = plan.blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb, shape.size),
-                                       grid, kernel_name)
+    bpb = native_bpb = plan.interpreter_bpb
+    if nblocks_total * lpb > LANE_BUDGET:       # (a grid within one interpreter batch is one batch either way)
+        native_bpb = plan.blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb,
+                                                                shape.size), grid, kernel_name)
     workspace = 0
     if cooperative:
         bpb = nblocks_total
