@@ -992,6 +992,75 @@ def _sqrt(g, inst):
     g.write(inst.operands[0], t, canon_nan(g, r))
 
 
+@gen("sin", "cos", "lg2", "ex2")
+def _approx(g, inst):
+    """decode._approx: sin, cos and lg2.approx.f32 as the exact function rounded once from float64,
+    as sqrt.approx (libm's here, numpy's there: they could differ in a float64 last place, which
+    changes the float32 result only where it straddles a rounding boundary); ex2.approx.f32 as the
+    H100's special function unit gives it (_ex2). These are curand_normal's Box-Muller and expf:
+    without them NVIDIA's MonteCarloMultiGPU ran its path loop interpreted."""
+    t = inst.type
+    if t != "f32" or set(inst.mods) - {t, "approx", "ftz"}:
+        raise Skip(f"{inst.opcode} form")
+    b = g.b
+    x = g.read(inst.operands[1], t)
+    ftz = "ftz" in inst.mods
+    if inst.opcode == "ex2":
+        g.write(inst.operands[0], t, _ex2(g, x, ftz))
+        return
+    if ftz:
+        x = flush(g, x)
+    fn = intrinsic(g, {"sin": "llvm.sin", "cos": "llvm.cos", "lg2": "llvm.log2"}[inst.opcode], F64, 1)
+    r = b.fptrunc(b.call(fn, [b.fpext(x, F64)]), F32)
+    if ftz:
+        r = flush(g, r)
+    g.write(inst.operands[0], t, canon_nan(g, r))
+
+
+def _ex2(g, x, ftz):
+    """Bits of ex2.approx(.ftz).f32 of ``x``: mufu.ex2_ftz in integers, reading the measured table
+    (its address is the symbol ``mufu ex2``: compiled._context); without .ftz, a subnormal input or
+    result is exp2 rounded to nearest (decode._mufu)."""
+    b = g.b
+    c = lambda v: ir.Constant(I64, v)                                   # noqa: E731
+    lt = lambda u, v: b.icmp_signed("<", u, v)                          # noqa: E731
+    clip = lambda v, lo, hi: b.select(lt(v, c(lo)), c(lo), b.select(lt(c(hi), v), c(hi), v))  # noqa: E731
+
+    def scaled(t, n):               # mufu._scaled
+        e = b.add(b.and_(b.lshr(t, c(23)), c(255)), n)
+        out = b.or_(b.and_(t, c(FRACTION)), b.shl(clip(e, 0, 255), c(23)))
+        return b.select(lt(e, c(1)), c(0), b.select(lt(e, c(255)), out, c(0x7F800000)))
+
+    bits = b.zext(b.bitcast(x, I32), I64)
+    negative = b.icmp_unsigned("!=", b.lshr(bits, c(31)), c(0))
+    e = b.and_(b.lshr(bits, c(23)), c(255))
+    shift = b.sub(e, c(127))
+    mant = b.or_(b.and_(bits, c(FRACTION)), c(1 << 23))
+    q = b.select(lt(shift, c(0)), b.lshr(mant, clip(b.neg(shift), 0, 63)), b.shl(mant, clip(shift, 0, 6)))
+    n, j = b.lshr(q, c(23)), b.and_(q, c(FRACTION))
+    table = b.inttoptr(g.symbol("mufu ex2"), I32.as_pointer())
+    texel = lambda k: b.zext(b.load(b.gep(table, [k])), I64)             # noqa: E731
+    up = scaled(texel(j), b.sub(n, c(1)))
+    down = b.select(b.icmp_unsigned("==", j, c(0)), scaled(c(0x3F800000), b.neg(n)),
+                    scaled(texel(b.sub(c(FRACTION), j)), b.sub(b.neg(n), c(2))))
+    out = b.select(negative, down, up)
+    out = b.select(b.icmp_unsigned("==", e, c(0)), c(0x3F800000), out)
+    out = b.select(lt(shift, c(7)), out, b.select(negative, c(0), c(0x7F800000)))
+    nan = b.icmp_unsigned(">", b.and_(bits, c(0x7FFFFFFF)), c(0x7F800000))
+    out = b.trunc(b.select(nan, c(0x7FFFFFFF), out), I32)
+    if ftz:
+        return out
+    near = b.fptrunc(b.call(intrinsic(g, "llvm.exp2", F64, 1), [b.fpext(x, F64)]), F32)
+    tiny = ir.Constant(F32, float(np.finfo(np.float32).tiny))
+    fabs = intrinsic(g, "llvm.fabs", F32, 1)
+    sub = lambda v: b.and_(b.fcmp_ordered("!=", v, ir.Constant(F32, 0.0)),          # noqa: E731
+                           b.fcmp_ordered("<", b.call(fabs, [v]), tiny))
+    return b.select(b.or_(sub(x), sub(near)), b.bitcast(near, I32), out)
+
+
+FRACTION = 0x7FFFFF             # a float32's fraction bits
+
+
 @gen("and", "or", "xor")
 def _logic(g, inst):
     b = g.b
