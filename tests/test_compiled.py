@@ -169,21 +169,28 @@ APPROX_FORMS = r"""
 __global__ void approx(float* out, const float* x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float v = x[i], r[5];
+    float v = x[i], w = x[n - 1 - i], r[11];
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r[0]) : "f"(v));
     asm("ex2.approx.f32 %0, %1;" : "=f"(r[1]) : "f"(v));
     asm("sin.approx.f32 %0, %1;" : "=f"(r[2]) : "f"(v));
     asm("cos.approx.ftz.f32 %0, %1;" : "=f"(r[3]) : "f"(v));
     asm("lg2.approx.f32 %0, %1;" : "=f"(r[4]) : "f"(v));
-    for (int k = 0; k < 5; ++k) out[k * n + i] = r[k];
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r[5]) : "f"(v));
+    asm("rcp.approx.f32 %0, %1;" : "=f"(r[6]) : "f"(v));
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r[7]) : "f"(v));
+    asm("rsqrt.approx.f32 %0, %1;" : "=f"(r[8]) : "f"(v));
+    asm("div.approx.ftz.f32 %0, %1, %2;" : "=f"(r[9]) : "f"(w), "f"(v));
+    asm("div.approx.f32 %0, %1, %2;" : "=f"(r[10]) : "f"(w), "f"(v));
+    for (int k = 0; k < 11; ++k) out[k * n + i] = r[k];
 }
 """
 
 
 def test_special_function_approximations_run_natively_with_the_interpreters_bits(monkeypatch):
-    """ex2 (the H100's table, emulator/mufu.py), sin, cos and lg2.approx.f32 compile (curand_normal's
-    Box-Muller and expf: MonteCarloMultiGPU's path loop), over random bit patterns and the edges:
-    zeros, subnormals, infinities, NaN, |x| around 128, results that turn subnormal."""
+    """ex2, rcp, rsqrt and div.approx (the H100's tables, emulator/mufu.py), sin, cos and lg2.approx.f32
+    compile (curand_normal's Box-Muller and expf: MonteCarloMultiGPU's path loop; BlackScholes' expf,
+    logf, rsqrtf and __fdividef), over random bit patterns and the edges: zeros, subnormals,
+    infinities, NaN, |x| around 128, results that turn subnormal."""
     from cudalab.emulator import mufu
     rng = np.random.default_rng(7)
     edges = np.float32([0.0, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 127.99, 128.0, -128.0, -126.5,
@@ -194,13 +201,14 @@ def test_special_function_approximations_run_natively_with_the_interpreters_bits
     m = cudalab.compile(APPROX_FORMS)
 
     def run():
-        out = np.zeros(5 * n, np.float32)
+        out = np.zeros(11 * n, np.float32)
         m.approx[(n + 127) // 128, 128](out, x, np.int32(n))
         return out.tobytes()
     got = both_tiers(run, monkeypatch)
     assert got["compiled"] == got["interp"]
-    ex2_ftz = np.frombuffer(got["compiled"][1], np.float32)[:n]
-    assert ex2_ftz.tobytes() == mufu.ex2_ftz(x).tobytes()
+    out = np.frombuffer(got["compiled"][1], np.float32).reshape(11, n)
+    assert out[0].tobytes() == mufu.ex2_ftz(x).tobytes()
+    assert out[5].tobytes() == mufu.rcp_ftz(x).tobytes() and out[7].tobytes() == mufu.rsqrt_ftz(x).tobytes()
     from cudalab.emulator.engine import K_FUSED
     from cudalab.runtime import device
     fused = compiled._tier(m.program(device.current()).function(m.approx.mangled)).fused
@@ -208,8 +216,8 @@ def test_special_function_approximations_run_natively_with_the_interpreters_bits
     for pc, (kind, _, _, end) in enumerate(fused.code):
         if kind == K_FUSED:
             inside.update(range(pc, end))
-    forms = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("ex2", "sin", "cos", "lg2")]
-    assert len(forms) == 5 and set(forms) <= inside
+    forms = [pc for pc, inst in enumerate(fused.func.insts) if "approx" in inst.mods]
+    assert len(forms) == 11 and set(forms) <= inside
 
 
 def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):
