@@ -991,15 +991,6 @@ def _geometry_addresses(ex):
     return hit[2]
 
 
-def _symbol_address(ex, name):
-    """A symbol's address in the batch, or that of the special function unit's table that native
-    ex2.approx reads (``mufu ex2``: llvmgen._ex2; a table of emulator/mufu.py, loaded on first use)."""
-    if name.startswith("mufu "):
-        from . import mufu
-        return _address(mufu.table(name.split()[1]))
-    return ex.symbol_address(name)
-
-
 def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed)."""
     mem = ex.mem
@@ -1011,7 +1002,7 @@ def _context(ex, symbols):
     ctx = np.zeros(len(lg.CTX), np.int64)
     keep = [mem.data, bounds]
     kp = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else np.zeros(8, np.uint8)
-    syms = np.array([_symbol_address(ex, s) for s in symbols] or [0], np.uint64)
+    syms = np.array([ex.symbol_address(s) for s in symbols] or [0], np.uint64)
     keep += [kp, syms]
     b = ex.batch
     gx, gy, _ = b.grid

@@ -934,10 +934,7 @@ def _div(g, inst):
         raise Skip("div type")
     x, y = _srcs(g, inst, (t, t))
     if "approx" in inst.mods:
-        if t != "f32" or set(inst.mods) - {t, "approx", "ftz"}:
-            raise Skip("div.approx form")
-        g.write(inst.operands[0], t, _div_approx(g, x, y, "ftz" in inst.mods))
-        return
+        raise Skip("div.approx (a times the special function unit's reciprocal: emulator/mufu.py's tables; see _approx)")
     if "full" in inst.mods:
         if t != "f32" or set(inst.mods) - {t, "full", "ftz"}:
             raise Skip("div.full form")
@@ -975,9 +972,8 @@ def _sqrt(g, inst):
     if "approx" in inst.mods:
         if set(inst.mods) - {t, "approx", "ftz"}:
             raise Skip("approx form")
-        if inst.opcode != "sqrt":        # the special function unit's bits (emulator/mufu.py's tables)
-            g.write(inst.operands[0], t, (_rcp if inst.opcode == "rcp" else _rsqrt)(g, x, ftz))
-            return
+        if inst.opcode != "sqrt":
+            raise Skip(f"{inst.opcode}.approx (the special function unit's bits: emulator/mufu.py's tables; see _approx)")
         if ftz:
             x = flush(g, x)
         r = b.fptrunc(b.call(sqrt, [b.fpext(x, F64)]), F32)
@@ -992,22 +988,24 @@ def _sqrt(g, inst):
     g.write(inst.operands[0], t, canon_nan(g, r))
 
 
-@gen("sin", "cos", "lg2", "ex2")
+@gen("sin", "cos", "lg2")
 def _approx(g, inst):
-    """decode._approx: sin, cos and lg2.approx.f32 as the exact function rounded once from float64,
-    as sqrt.approx (libm's here, numpy's there: they could differ in a float64 last place, which
-    changes the float32 result only where it straddles a rounding boundary); ex2.approx.f32 as the
-    H100's special function unit gives it (_ex2). These are curand_normal's Box-Muller and expf:
-    without them NVIDIA's MonteCarloMultiGPU ran its path loop interpreted."""
+    """decode._approx: sin, cos and lg2.approx.f32, the exact function rounded once from float64, as
+    sqrt.approx (libm's here, numpy's there: they could differ in a float64 last place, which changes
+    the float32 result only where it straddles a rounding boundary). curand_normal's Box-Muller: without
+    them NVIDIA's MonteCarloMultiGPU ran its path loop outside native code.
+
+    ex2, rcp, rsqrt and div.approx.f32 stay interpreted: their H100 bits come from 32 and 64 MiB tables
+    (emulator/mufu.py), and a lane-by-lane lookup misses the cache each time where numpy's gather over
+    the batch overlaps the misses. Measured here with them compiled (the tables read through symbols):
+    BlackScholesGPU over 4,000,000 options took 5.6 to 6.3 s of CPU a launch, against 2.8 to 3.1 s with
+    them interpreted."""
     t = inst.type
     if t != "f32" or set(inst.mods) - {t, "approx", "ftz"}:
         raise Skip(f"{inst.opcode} form")
     b = g.b
     x = g.read(inst.operands[1], t)
     ftz = "ftz" in inst.mods
-    if inst.opcode == "ex2":
-        g.write(inst.operands[0], t, _ex2(g, x, ftz))
-        return
     if ftz:
         x = flush(g, x)
     fn = intrinsic(g, {"sin": "llvm.sin", "cos": "llvm.cos", "lg2": "llvm.log2"}[inst.opcode], F64, 1)
@@ -1015,121 +1013,6 @@ def _approx(g, inst):
     if ftz:
         r = flush(g, r)
     g.write(inst.operands[0], t, canon_nan(g, r))
-
-
-def _ex2(g, x, ftz):
-    """Bits of ex2.approx(.ftz).f32 of ``x``: mufu.ex2_ftz in integers, reading the measured table
-    (its address is the symbol ``mufu ex2``: compiled._context); without .ftz, a subnormal input or
-    result is exp2 rounded to nearest (decode._mufu)."""
-    b = g.b
-    c, lt, clip = _int_helpers(b)
-    bits = b.zext(b.bitcast(x, I32), I64)
-    negative = b.icmp_unsigned("!=", b.lshr(bits, c(31)), c(0))
-    e = b.and_(b.lshr(bits, c(23)), c(255))
-    shift = b.sub(e, c(127))
-    mant = b.or_(b.and_(bits, c(FRACTION)), c(1 << 23))
-    q = b.select(lt(shift, c(0)), b.lshr(mant, clip(b.neg(shift), 0, 63)), b.shl(mant, clip(shift, 0, 6)))
-    n, j = b.lshr(q, c(23)), b.and_(q, c(FRACTION))
-    up = _scaled(b, _texel(g, "ex2", j), b.sub(n, c(1)))
-    down = b.select(b.icmp_unsigned("==", j, c(0)), _scaled(b, c(0x3F800000), b.neg(n)),
-                    _scaled(b, _texel(g, "ex2", b.sub(c(FRACTION), j)), b.sub(b.neg(n), c(2))))
-    out = b.select(negative, down, up)
-    out = b.select(b.icmp_unsigned("==", e, c(0)), c(0x3F800000), out)
-    out = b.select(lt(shift, c(7)), out, b.select(negative, c(0), c(0x7F800000)))
-    out = b.trunc(b.select(_is_nan_bits(b, bits), c(0x7FFFFFFF), out), I32)
-    return out if ftz else _near_where_subnormal(g, x, out, lambda w: b.call(intrinsic(g, "llvm.exp2", F64, 1), [w]))
-
-
-def _rcp(g, x, ftz):
-    """Bits of rcp.approx(.ftz).f32: mufu.rcp_ftz in integers (table ``mufu rcp``); without .ftz,
-    a subnormal input or result is 1/x rounded to nearest (decode._mufu)."""
-    b = g.b
-    c, lt, _ = _int_helpers(b)
-    bits = b.zext(b.bitcast(x, I32), I64)
-    sign, e = b.and_(bits, c(0x80000000)), b.and_(b.lshr(bits, c(23)), c(255))
-    out = _scaled(b, _texel(g, "rcp", b.and_(bits, c(FRACTION))), b.sub(c(127), e))
-    out = b.select(b.icmp_unsigned("==", e, c(0)), c(0x7F800000), b.select(b.icmp_unsigned("==", e, c(255)), c(0), out))
-    out = b.trunc(b.select(_is_nan_bits(b, bits), c(0x7FFFFFFF), b.or_(out, sign)), I32)
-    return out if ftz else _near_where_subnormal(g, x, out, lambda w: b.fdiv(ir.Constant(F64, 1.0), w))
-
-
-def _rsqrt(g, x, ftz):
-    """Bits of rsqrt.approx(.ftz).f32: mufu.rsqrt_ftz in integers (table ``mufu rsqrt``, [1, 4));
-    without .ftz a subnormal input is scaled by 2^24 and the result by 2^12 (mufu.rsqrt)."""
-    b = g.b
-    c, lt, _ = _int_helpers(b)
-    if not ftz:
-        sub = _subnormal(g, x)
-        x = b.select(sub, b.fmul(x, ir.Constant(F32, 2.0 ** 24)), x)
-    bits = b.zext(b.bitcast(x, I32), I64)
-    e = b.and_(b.lshr(bits, c(23)), c(255))
-    u = b.sub(e, c(127))
-    index = b.or_(b.and_(bits, c(FRACTION)), b.shl(b.and_(u, c(1)), c(23)))
-    out = _scaled(b, _texel(g, "rsqrt", index), b.neg(b.ashr(u, c(1))))
-    out = b.select(b.icmp_unsigned("==", e, c(0)), b.or_(c(0x7F800000), b.and_(bits, c(0x80000000))),
-                   b.select(b.icmp_unsigned("==", e, c(255)), c(0), out))
-    negative = b.and_(b.icmp_unsigned("!=", b.lshr(bits, c(31)), c(0)), b.icmp_unsigned("!=", e, c(0)))
-    out = b.trunc(b.select(b.or_(_is_nan_bits(b, bits), negative), c(0x7FFFFFFF), out), I32)
-    if ftz:
-        return out
-    scaled = b.fmul(b.bitcast(out, F32), ir.Constant(F32, 2.0 ** 12))
-    return canon_bits(g, b.select(sub, b.bitcast(scaled, I32), out))
-
-
-def _div_approx(g, x, y, ftz):
-    """div.approx(.ftz).f32: x times the special function unit's 1/y (decode._div); without .ftz a
-    subnormal y is scaled by 2^24 into the normals and the quotient back."""
-    b = g.b
-    if ftz:
-        x, y = flush(g, x), flush(g, y)
-        return canon_nan(g, flush(g, b.fmul(x, b.bitcast(_rcp(g, y, True), F32))))
-    sub = _subnormal(g, y)
-    two24 = ir.Constant(F32, 2.0 ** 24)
-    q = b.fmul(x, b.bitcast(_rcp(g, b.select(sub, b.fmul(y, two24), y), True), F32))
-    return canon_nan(g, b.select(sub, b.fmul(q, two24), q))
-
-
-def _int_helpers(b):
-    c = lambda v: ir.Constant(I64, v)                                   # noqa: E731
-    lt = lambda u, v: b.icmp_signed("<", u, v)                          # noqa: E731
-    clip = lambda v, lo, hi: b.select(lt(v, c(lo)), c(lo), b.select(lt(c(hi), v), c(hi), v))  # noqa: E731
-    return c, lt, clip
-
-
-def _scaled(b, t, n):
-    """mufu._scaled: bits of the positive normal float ``t`` times 2^n (int64 values)."""
-    c, lt, clip = _int_helpers(b)
-    e = b.add(b.and_(b.lshr(t, c(23)), c(255)), n)
-    out = b.or_(b.and_(t, c(FRACTION)), b.shl(clip(e, 0, 255), c(23)))
-    return b.select(lt(e, c(1)), c(0), b.select(lt(e, c(255)), out, c(0x7F800000)))
-
-
-def _texel(g, table, k):
-    """Entry ``k`` (int64) of mufu.table(table), whose address is the symbol ``mufu TABLE``."""
-    b = g.b
-    t = b.inttoptr(g.symbol(f"mufu {table}"), I32.as_pointer())
-    return b.zext(b.load(b.gep(t, [k])), I64)
-
-
-def _is_nan_bits(b, bits):
-    return b.icmp_unsigned(">", b.and_(bits, ir.Constant(I64, 0x7FFFFFFF)), ir.Constant(I64, 0x7F800000))
-
-
-def _subnormal(g, v):
-    b = g.b
-    tiny = ir.Constant(F32, float(np.finfo(np.float32).tiny))
-    return b.and_(b.fcmp_ordered("!=", v, ir.Constant(F32, 0.0)),
-                  b.fcmp_ordered("<", b.call(intrinsic(g, "llvm.fabs", F32, 1), [v]), tiny))
-
-
-def _near_where_subnormal(g, x, measured, f64fn):
-    """decode._mufu without .ftz: where the input or f64fn(x) rounded is subnormal, the latter."""
-    b = g.b
-    near = b.fptrunc(f64fn(b.fpext(x, F64)), F32)
-    return b.select(b.or_(_subnormal(g, x), _subnormal(g, near)), b.bitcast(near, I32), measured)
-
-
-FRACTION = 0x7FFFFF             # a float32's fraction bits
 
 
 @gen("and", "or", "xor")
