@@ -392,8 +392,9 @@ def entry() -> None:
     after the program's last line. So the command waits for that compile (its cache file is then
     whole), flushes its output and exits at once, as a C program's exit() would."""
     code = main()
-    from .emulator import compiled
-    compiled.wait_for_builds()
+    from .emulator import compiled, pace
+    if pace.cpu_time_left() > 0:     # past ulimit -t's soft limit a build would run into the hard one
+        compiled.wait_for_builds()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import types
 from pathlib import Path
 
@@ -162,6 +163,63 @@ def test_bfi_every_position_and_length_gives_the_isa_bits_in_both_tiers(monkeypa
             inside.update(range(pc, end))
     bfis = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode == "bfi"]
     assert len(bfis) == 2 and set(bfis) <= inside
+
+
+APPROX_FORMS = r"""
+__global__ void approx(float* out, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i], w = x[n - 1 - i], r[11];
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r[0]) : "f"(v));
+    asm("ex2.approx.f32 %0, %1;" : "=f"(r[1]) : "f"(v));
+    asm("sin.approx.f32 %0, %1;" : "=f"(r[2]) : "f"(v));
+    asm("cos.approx.ftz.f32 %0, %1;" : "=f"(r[3]) : "f"(v));
+    asm("lg2.approx.f32 %0, %1;" : "=f"(r[4]) : "f"(v));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r[5]) : "f"(v));
+    asm("rcp.approx.f32 %0, %1;" : "=f"(r[6]) : "f"(v));
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r[7]) : "f"(v));
+    asm("rsqrt.approx.f32 %0, %1;" : "=f"(r[8]) : "f"(v));
+    asm("div.approx.ftz.f32 %0, %1, %2;" : "=f"(r[9]) : "f"(w), "f"(v));
+    asm("div.approx.f32 %0, %1, %2;" : "=f"(r[10]) : "f"(w), "f"(v));
+    for (int k = 0; k < 11; ++k) out[k * n + i] = r[k];
+}
+"""
+
+
+def test_sin_cos_lg2_approximations_run_natively_with_the_interpreters_bits(monkeypatch):
+    """sin, cos and lg2.approx.f32 compile (curand_normal's Box-Muller: MonteCarloMultiGPU's path loop);
+    ex2, rcp, rsqrt and div.approx, whose bits come from the H100's tables (emulator/mufu.py), stay
+    interpreted between native groups. Both tiers give the same bits over random bit patterns and the
+    edges: zeros, subnormals, infinities, NaN, |x| around 128, results that turn subnormal."""
+    from cudalab.emulator import mufu
+    rng = np.random.default_rng(7)
+    edges = np.float32([0.0, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 127.99, 128.0, -128.0, -126.5,
+                        -140.25, -149.0, -150.0, 0.5, -0.5, 1.0, 3.14159])
+    x = np.concatenate([edges, rng.integers(0, 2**32, 4096, dtype=np.uint32).view(np.float32),
+                        rng.uniform(-160, 160, 4096).astype(np.float32)])
+    n = x.size
+    m = cudalab.compile(APPROX_FORMS)
+
+    def run():
+        out = np.zeros(11 * n, np.float32)
+        m.approx[(n + 127) // 128, 128](out, x, np.int32(n))
+        return out.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    out = np.frombuffer(got["compiled"][1], np.float32).reshape(11, n)
+    assert out[0].tobytes() == mufu.ex2_ftz(x).tobytes()
+    assert out[5].tobytes() == mufu.rcp_ftz(x).tobytes() and out[7].tobytes() == mufu.rsqrt_ftz(x).tobytes()
+    from cudalab.emulator.engine import K_FUSED
+    from cudalab.runtime import device
+    fused = compiled._tier(m.program(device.current()).function(m.approx.mangled)).fused
+    inside = set()
+    for pc, (kind, _, _, end) in enumerate(fused.code):
+        if kind == K_FUSED:
+            inside.update(range(pc, end))
+    native = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("sin", "cos", "lg2")]
+    tables = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("ex2", "rcp", "rsqrt", "div")]
+    assert len(native) == 3 and set(native) <= inside
+    assert len(tables) == 8 and not set(tables) & inside
 
 
 def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):
@@ -348,6 +406,20 @@ def test_a_kernel_slow_to_build_waits_until_it_has_run_as_long_interpreted(monke
     assert started == []
     compiled.note_time(big, 1.0, program=object(), later=1.5)     # 2 s so far and 1.5 s to come
     assert started == [big]
+
+
+def test_waiting_for_a_build_ends_when_the_programs_time_runs_out(monkeypatch):
+    """NVIDIA's dxtc waited, in its first batch, for LLVM's build of its 3,300-instruction kernel
+    when ulimit -t's soft limit came: the wait must end there (the launch then stops and says why),
+    not when LLVM is done, which the hard limit never let happen ("lost the connection")."""
+    slow = types.SimpleNamespace(code=[None] * 3300, _tier=compiled._Tier(building=True))
+    launch = types.SimpleNamespace(wall_deadline=time.monotonic() + 60, batch=None)
+    monkeypatch.setattr(compiled.pace, "RUNNING", [launch])
+    threading.Timer(0.3, compiled.pace.stop_running).start()     # what the SIGXCPU handler does
+    t0 = time.monotonic()
+    compiled.wait_for_build(slow, seconds=30)
+    assert time.monotonic() - t0 < 10
+    assert compiled.building(slow)                      # LLVM goes on; the launch does not wait for it
 
 
 def test_import_does_not_load_llvm():

@@ -249,11 +249,51 @@ int main() {
 
 @needs_cublas
 @pytest.mark.parametrize("header, call, named", [
-    ("cublasXt.h", "cublasXtHandle_t h; cublasXtCreate(&h);", "uses cuBLASXt, which cudalab does not emulate"),
+    ("cublasXt.h", "cublasXtHandle_t h; float a = 1; cublasXtSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, 1, 1, "
+                   "&a, &a, 1, &a, &a, 1);", "uses cuBLASXt beyond its gemm, which cudalab does not emulate"),
 ])
 def test_a_library_part_cudalab_lacks_is_named_at_link_time(header, call, named):
     with pytest.raises(CompileError, match=re.escape(named)):
         run_program_source(f"#include <{header}>\nint main() {{ {call} }}\n", timeout=60)
+
+
+@needs_cublas
+def test_cublasxt_gemm_takes_host_matrices_on_the_one_gpu():
+    """cuBLASXt's gemm (NVIDIA's simpleCUBLASXT) on host memory: one cuBLAS gemm on the emulated GPU,
+    with transposes and leading dimensions; device 0 is the only one to select."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cublasXt.h>
+int main() {
+    cublasXtHandle_t h;
+    printf("create %d\n", cublasXtCreate(&h));
+    int one[] = {0}, two[] = {0, 1};
+    printf("select %d %d\n", cublasXtDeviceSelect(h, 1, one), cublasXtDeviceSelect(h, 2, two));
+    int dim = 0, set = cublasXtSetBlockDim(h, 64);
+    cublasXtGetBlockDim(h, &dim);
+    printf("block %d %d\n", set, dim);
+    const int m = 3, n = 2, k = 4, lda = 5, ldb = 4, ldc = 4;        // A stored k x m (transposed)
+    float A[lda * m], B[ldb * n], C[ldc * n];
+    for (int i = 0; i < lda * m; ++i) A[i] = i % 7 - 3;
+    for (int i = 0; i < ldb * n; ++i) B[i] = i % 5 - 2;
+    for (int i = 0; i < ldc * n; ++i) C[i] = 1;
+    float alpha = 2, beta = -1;
+    printf("gemm %d\n", cublasXtSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
+    printf("C");
+    for (int i = 0; i < ldc * n; ++i) printf(" %g", C[i]);
+    printf("\ndestroy %d\n", cublasXtDestroy(h));
+}
+""", timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    assert lines["create"] == "0" and lines["destroy"] == "0" and lines["gemm"] == "0"
+    assert lines["select"] == "0 7"                                  # CUBLAS_STATUS_INVALID_VALUE
+    assert lines["block"] == "0 64"
+    a = col_major(np.arange(5 * 3) % 7 - 3.0, 4, 3, 5)              # k x m, used transposed
+    b = col_major(np.arange(4 * 2) % 5 - 2.0, 4, 2, 4)
+    c = np.ones((4, 2))
+    c[:3] = 2 * a.T @ b - 1                                          # row 3 (padding of ldc) untouched
+    np.testing.assert_array_equal(np.array(lines["C"].split(), float), c.T.ravel())
 
 
 @needs_cublas

@@ -31,7 +31,7 @@ def sample(tmp_path, name, libraries, code="int main() { return 0; }\n"):
 @pytest.mark.parametrize("libraries, links", [
     ("CUDA::cudart CUDA::cublas", ["-lcublas"]),             # nvcc links the runtime itself
     ("CUDA::cuda_driver", ["-lcuda"]),
-    ("CUDA::cufft_static CUDA::curand", ["-lcufft", "-lcurand"]),
+    ("CUDA::cufft_static CUDA::curand", ["-lcufft_static", "-lculibos", "-lcurand"]),    # callbacks need it static
 ])
 def test_a_sample_using_a_library_cudalab_serves_is_run_and_linked_as_cmake_would(tmp_path, libraries, links):
     s = sample(tmp_path, "simpleLibrary", libraries)

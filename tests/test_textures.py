@@ -4,6 +4,8 @@ The bit-level rules of the texture unit are checked against an H100's recordings
 tests/kernels/textures.py (test_corpus.py); these tests show the API and its errors with cases
 whose answers need no GPU: texel centres, halfway points, surface writes read back.
 """
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -109,6 +111,50 @@ def test_linear_memory_fetches_by_index_and_zero_outside():
     out = np.zeros(8, np.int32)
     cudalab.compile(src).get_kernel("fetch")[1, 8](tex, out)
     assert out.tolist() == [0, 0, 10, 20, 30, 40, 0, 0]
+
+
+PITCHED = r'''
+__global__ void row_of(cudaTextureObject_t t, int y, float* out) {
+  out[threadIdx.x] = tex2D<float>(t, threadIdx.x + 0.5f, y + 0.5f);
+}'''
+
+
+def test_pitched_memory_may_span_past_its_allocation_and_memcheck_names_a_texel_read_there():
+    """A GPU accepts a texture over more bytes than its allocation holds (NVIDIA's convolutionFFT2D
+    binds such a range and reads only inside; tests/runtime_api/texture_bounds.cu). Rows inside the
+    allocation read as usual; a texel past its end is reported, not read from whatever follows."""
+    data = cudalab.to_device(np.arange(64, dtype=np.float32))         # four rows of 16 texels
+    tex = cudalab.texture(data, width=16, height=8, pitch=64)         # eight rows: 512 bytes over 256
+    row_of = cudalab.compile(PITCHED).get_kernel("row_of")
+    out = np.zeros(16, np.float32)
+    row_of[1, 16](tex, 3, out)
+    assert out.tolist() == list(range(48, 64))
+    with pytest.raises(KernelError) as e:
+        row_of[1, 16](tex, 5, out)
+    assert e.value.code == "cudaErrorIllegalAddress"
+    assert e.value.findings[0].kind == "memcheck"
+    assert "Invalid texture read of size 4 bytes" in str(e.value)
+    assert "spans more bytes (512 from" in str(e.value) and "than its allocation holds" in str(e.value)
+
+
+def test_a_texture_over_memory_no_allocation_holds_is_made_and_a_fetch_from_it_is_a_memcheck_error():
+    """An H200 accepted freed, unallocated and host pointers (only null is cudaErrorInvalidValue)
+    and faulted when a fetch reached unmapped memory; here every fetch outside a live allocation is
+    memcheck's."""
+    row_of = cudalab.compile(PITCHED).get_kernel("row_of")
+    freed = cudalab.to_device(np.arange(64, dtype=np.float32))
+    unallocated = SimpleNamespace(device_ptr=freed.device_ptr + (1 << 24), dtype=np.dtype(np.float32), nbytes=256)
+    textures = [cudalab.texture(freed, width=16, height=4, pitch=64),
+                cudalab.texture(unallocated, width=16, height=4, pitch=64)]
+    freed.free()
+    for tex in textures:
+        with pytest.raises(KernelError) as e:
+            row_of[1, 16](tex, 0, np.zeros(16, np.float32))
+        assert e.value.findings[0].kind == "memcheck"
+        assert "is not (or no longer) a device allocation" in str(e.value)
+    with pytest.raises(CudaError) as e:
+        cudalab.texture(SimpleNamespace(device_ptr=0, dtype=np.dtype(np.float32), nbytes=256))
+    assert e.value.code == "cudaErrorInvalidValue"
 
 
 def test_surface_writes_land_in_the_array():

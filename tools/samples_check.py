@@ -222,7 +222,7 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
                  *[f"-I{_relative(i, path)}" for i in dict.fromkeys(includes) if i and not i.startswith("/usr/local/cuda")
                    and "$" not in i],
                  *defines, *([std] if std else []), *(["-rdc=true"] if rdc else []), *options,
-                 *[f"-l{lib}" for lib in map(_library, libraries) if lib],
+                 *[f"-l{lib}" for target in libraries for lib in _libraries(target)],
                  "-o", s.name]
     config = test_args.get(s.name, {})
     s.args = ([run.get("args", []) for run in config["runs"] if not run.get("skip")] if "runs" in config
@@ -230,14 +230,18 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
     return s
 
 
-def _library(target: str) -> str:
-    """The library nvcc links for a target_link_libraries word: ``CUDA::cublas`` -> cublas,
-    ``CUDA::cuda_driver`` -> cuda, ``CUDA::cufft_static`` -> cufft (the shared one: the static one needs
-    culibos too); "" for the runtime, which nvcc links itself, and for CMake's own targets."""
-    name = target.removeprefix("CUDA::").removesuffix("_static")
-    if name in ("cudart", "") or not re.fullmatch(r"[a-z]\w*", name):
-        return ""
-    return "cuda" if name == "cuda_driver" else name
+def _libraries(target: str) -> list:
+    """The libraries nvcc links for a target_link_libraries word: ``CUDA::cublas`` -> cublas,
+    ``CUDA::cuda_driver`` -> cuda, ``CUDA::cufft_static`` -> cufft_static and the culibos every static
+    CUDA library needs (cuFFT's callbacks need the static one: simpleCUFFT_callback, linked to the
+    shared one, answered CUFFT_NOT_IMPLEMENTED on an H200); none for the runtime, which nvcc links
+    itself, and for CMake's own targets."""
+    name = target.removeprefix("CUDA::")
+    if name.removesuffix("_static") in ("cudart", "") or not re.fullmatch(r"[a-z]\w*", name):
+        return []
+    if name.endswith("_static"):
+        return [name, "culibos"]
+    return ["cuda" if name == "cuda_driver" else name]
 
 
 def _relative(folder: str, base: Path) -> str:

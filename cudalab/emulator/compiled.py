@@ -239,9 +239,12 @@ def building(df) -> bool:
 
 
 def wait_for_build(df, seconds: float = 120.0):
-    """Wait (asleep: no CPU time of this thread, so no watchdog time) for the background build."""
+    """Wait (asleep: no CPU time of this thread, so no watchdog time) for the background build, or
+    until the program's time is up: LLVM's thread goes on spending the process's CPU time, and
+    dxtc, waiting here for its 3,300-instruction kernel when ``ulimit -t`` ran out, never stopped
+    itself before the hard limit killed it (the program heard "lost the connection")."""
     end = time.monotonic() + seconds
-    while building(df) and time.monotonic() < end:
+    while building(df) and time.monotonic() < end and not pace.time_is_up():
         time.sleep(0.02)
 
 

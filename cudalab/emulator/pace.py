@@ -116,6 +116,13 @@ def stop_running() -> bool:
     return bool(RUNNING)
 
 
+def time_is_up() -> bool:
+    """Has a running launch's program run out of time (its time limit, or the CPU-time limit's
+    signal: ``stop_running``)? A thread waiting for something else (the compiled tier's build) asks."""
+    now = time.monotonic()
+    return any(p.wall_deadline < now for p in RUNNING)
+
+
 def cpu_time_left() -> float:
     """CPU seconds this process has before the soft limit of ``ulimit -t`` (a grader's, a shared
     machine's, tools/samples_check.py's) ends it; infinity without one. A launch that clearly needs

@@ -67,6 +67,7 @@ class Image:
     cubemap: bool = False
     kind: str = "array"      # "array" | "linear" | "pitch2d"
     flags: int = 0           # cudaArray* flags it was made with
+    readable: int = 0        # bytes from address to the end of its allocation, where fewer than it spans
 
     @property
     def rows(self) -> int:
@@ -362,6 +363,28 @@ def _offsets(image: Image, x, y=None, z=None) -> np.ndarray:
         off = off + y.astype(np.int64) * image.pitch
     if z is not None:
         off = off + z.astype(np.int64) * image.slice_pitch
+    return _within(image, off)
+
+
+class TexelOutside(Exception):
+    """Texels of a lookup that lie past the end of the allocation the texture's memory is in."""
+
+    def __init__(self, positions, address):
+        super().__init__(f"texel at 0x{address:x}")
+        self.positions, self.address = positions, address
+
+
+def _within(image: Image, off):
+    """``off`` where every texel lies inside the image's allocation. A GPU accepts a texture over
+    linear or pitched memory that spans more bytes than the allocation holds (NVIDIA's
+    convolutionFFT2D binds such a range and reads only the part inside) and reads whatever memory
+    follows; here a texel past the end is memcheck's to report (TexelOutside), never a read of
+    another allocation or past the arena."""
+    if image.readable and off.size:
+        bad = off > image.address - GLOBAL_BASE + image.readable - image.fmt.texel_bytes
+        if bad.any():
+            positions = np.flatnonzero(bad)
+            raise TexelOutside(positions, int(off[positions[0]]) + GLOBAL_BASE)
     return off
 
 
@@ -514,7 +537,7 @@ def _centres(data, image: Image, smp: Sampler, coords, modes):
         if (np.floor(i) != i).any():       # a lane off a centre: the filter weighs two texels
             return None
         off = off + i.astype(np.int64) * step
-    values = _read_channels(data, off, fmt).view(np.float32)
+    values = _read_channels(data, _within(image, off), fmt).view(np.float32)
     if not np.abs(values).min(initial=np.inf) >= np.float32(2.0 ** -126):     # zeros, subnormals or NaN
         a = np.abs(values)
         values = np.where(np.isnan(values), np.uint32(0x7FFFFFFF).view(np.float32),
@@ -952,8 +975,8 @@ def _tex(inst, d):
     def run(ex):
         sel = ex.ridx                 # None: every lane, whole registers (the ALU's convention)
         handles = np.asarray(rh(ex, sel))
-        if sel is None and handles.ndim and not (handles == handles[0]).all():
-            sel = ex.idx              # several textures, or padding lanes never given one: lane by lane
+        if sel is None and not _whole_registers(ex, handles):
+            sel = ex.idx              # lane by lane
             handles = rh(ex, sel)
         lanes = np.arange(ex.n) if sel is None else sel
         coords = [np.broadcast_to(np.asarray(r(ex, sel)), lanes.shape) for r in rc]
@@ -962,13 +985,15 @@ def _tex(inst, d):
                                              for g in grad_r]
         groups = _per_object(ex, lanes, handles, objects(ex.mem).textures, "texture", inst)
         if len(groups) == 1:             # one texture for every lane (the usual case): no lanes to pick out
-            words = sample(ex.mem.data, groups[0][1], geom, coords, lod, grads, integer)
+            tex = groups[0][1]
+            words = _reading(ex, inst, lanes, tex, lambda: sample(ex.mem.data, tex, geom, coords, lod, grads,
+                                                                  integer))
         else:
             words = np.zeros((lanes.size, 4), np.uint32)
         for pos, tex in groups if len(groups) > 1 else ():
-            words[pos] = sample(ex.mem.data, tex, geom, [c[pos] for c in coords],
-                                None if lod is None else lod[pos],
-                                None if grads is None else [[g[pos] for g in gg] for gg in grads], integer)
+            words[pos] = _reading(ex, inst, lanes[pos], tex, lambda: sample(
+                ex.mem.data, tex, geom, [c[pos] for c in coords], None if lod is None else lod[pos],
+                None if grads is None else [[g[pos] for g in gg] for gg in grads], integer))
         _write_words(ws, ex, sel, words)
         if wp is not None:
             wp(ex, sel, np.ones(lanes.size, bool))
@@ -993,9 +1018,43 @@ def _tld4(inst, d):
         coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
         words = np.zeros((sel.size, 4), np.uint32)
         for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst):
-            words[pos] = gather(ex.mem.data, tex, geom, [c[pos] for c in coords], comp)
+            words[pos] = _reading(ex, inst, sel[pos], tex,
+                                  lambda: gather(ex.mem.data, tex, geom, [c[pos] for c in coords], comp))
         _write_words(ws, ex, sel, words)
     return run
+
+
+def _whole_registers(ex, handles) -> bool:
+    """Whether a lookup may run over every lane of the batch, padding lanes too (the ALU's
+    convention): one texture for all (else several textures, or padding lanes never given one), and
+    not one bound past its allocation's end, where a padding lane's coordinate could be reported."""
+    first = handles.flat[0] if handles.size else 0
+    if handles.ndim and not (handles == first).all():
+        return False
+    tex = objects(ex.mem).textures.get(int(first))
+    return tex is None or not tex.levels[0].readable
+
+
+def _reading(ex, inst, lanes, tex, lookup):
+    """``lookup()``, the texels of ``lanes`` (all of one texture object), where memcheck reports a
+    texture over linear or pitched memory whose allocation was freed, or a texel past its end."""
+    image = tex.levels[0]
+    if image.kind != "array":
+        a = ex.mem.find(image.address)
+        if (a is None or a.freed or not a.address <= image.address
+                or a.address + a.size < image.address + (image.readable or image.nbytes)):
+            ex.fault(inst, "texture", "ld", np.intersect1d(lanes, ex.idx), np.array([image.address]),
+                     image.fmt.texel_bytes,
+                     f"is {ex.mem.describe(image.address, image.fmt.texel_bytes)}: the memory bound to this "
+                     "texture object is not (or no longer) a device allocation. Bind memory that cudaMalloc "
+                     "gave, and destroy the texture before cudaFree.")
+    try:
+        return lookup()
+    except TexelOutside as e:
+        ex.fault(inst, "texture", "ld", lanes[e.positions], np.array([e.address]), image.fmt.texel_bytes,
+                 f"is {ex.mem.describe(e.address, image.fmt.texel_bytes)}: the texture object spans more bytes "
+                 f"({image.nbytes:,} from 0x{image.address:x}) than its allocation holds, and a GPU reads "
+                 "whatever memory lies past it. Fetch only texels inside the allocation.")
 
 
 GATHER_ORDER = ((0, 1), (1, 1), (1, 0), (0, 0))     # (x tap, y tap): lower left, counter-clockwise

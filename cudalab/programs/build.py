@@ -182,7 +182,7 @@ _REGS = re.compile(r"Used (\d+) registers")
 # what a library's missing functions are (the longest prefix names them: cublasLt before cublas); cudalab
 # computes cuBLAS (v2 and legacy), cuBLASLt, cuRAND's host API, cuFFT and cuSPARSE itself, so what is missing of
 # those is the rest
-_LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt", "cublas": "cuBLAS", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
+_LIBRARIES = {"cublasLt": "cuBLASLt", "cublasXt": "cuBLASXt beyond its gemm", "cublas": "cuBLAS", "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt)", "cufft": "cuFFT",
               "curand": "cuRAND (its host API)",
               "cusparse": "cuSPARSE", "cusolver": "cuSOLVER", "npp": "NPP", "nvjpeg": "nvJPEG",
               "nvrtc": "NVRTC", "cuda": "the CUDA driver API (cu* calls)", "nvidia-ml": "NVML",
@@ -353,7 +353,7 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cutil": "the GPU Computing SDK of CUDA 4 and older, which is gone: use your own error checks "
                            "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
                   "cublasLt": "nvidia-cublas (cuBLASLt's header; cudalab computes its matmul): pip install 'cudalab[cublas]'",
-                  "cublasXt": "cuBLASXt, which cudalab does not emulate",
+                  "cublasXt": "nvidia-cublas (cuBLASXt's header; cudalab computes its gemm): pip install 'cudalab[cublas]'",
                   "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
                   "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt), which cudalab does not emulate",
                   "cufft": "nvidia-cufft (cuFFT's headers; cudalab computes its transforms): pip install 'cudalab[cufft]'",

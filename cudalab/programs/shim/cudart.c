@@ -1341,6 +1341,7 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #ifdef CUDALAB_CUBLAS
 #include "cublas.c"        /* cuBLAS's host API */
 #include "cublas_legacy.c" /* and its legacy one (cublas.h) */
+#include "cublasXt.c"      /* and cuBLASXt's gemm, on the one GPU */
 #endif
 #ifdef CUDALAB_CUBLASLT
 #include "cublasLt.c"      /* cuBLASLt's matmul */
