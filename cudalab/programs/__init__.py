@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -102,6 +103,9 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     from .heap import keep_freed_memory
     from .server import Server
     built = build(cmd, build_dir, line_offset)
+    if built.notes and not capture:
+        sys.stderr.write(built.notes)
+        sys.stderr.flush()
     if profile and profile_source is None:
         # the per-line profile quotes the one .cu file whose lines the kernels' .loc entries name;
         # with several, a line number could be any of them, so lines are shown without their text
@@ -133,7 +137,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
                                       time.monotonic() - (server.serving_since or time.monotonic()))
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
-        stderr += stopped or _crash_note(code, _children_cpu() - before)
+        stderr = (built.notes if capture else "") + stderr + (stopped or _crash_note(code, _children_cpu() - before))
         return ProgramResult(stdout, stderr, code, server.session.launches)
     finally:
         parent.close()
