@@ -176,9 +176,17 @@ def _crash_note(code: int, cpu: float | None = None) -> str:
         return (f"cudalab: the program was stopped by its CPU-time limit (ulimit -t) after {cpu:.0f} s of CPU time "
                 "in its own host code (the emulated kernels do not count there): its CPU work, a reference "
                 "computation say, is longer than the limit. Give it more time or make the problem smaller.\n")
+    if name in _STOP_SIGNALS:
+        return f"cudalab: the program was ended by {name}, a signal to stop ({_STOP_SIGNALS[name]}), not a crash.\n"
     hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
             "a missing allocation)." if name == "SIGSEGV" else "")
     return f"cudalab: the program crashed ({name}).{hint}\n"
+
+
+# signals that end a program from outside (or by its own raise): where they come from, for the student
+_STOP_SIGNALS = {"SIGTERM": "from kill, a job's time limit or the program itself", "SIGINT": "Ctrl-C",
+                 "SIGHUP": "its terminal closed",
+                 "SIGKILL": "from kill -9, or the system's out-of-memory killer when the machine's memory runs out"}
 
 
 def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: Path) -> ProgramResult:
