@@ -11,6 +11,7 @@ import pytest
 from cudalab.cli import main
 from cudalab.errors import CompileError
 from cudalab.programs import run_program
+from cudalab.programs.build import cuda_home
 from cudalab.programs.command import NvccUsageError, parse_nvcc
 from cudalab.ptx import parse
 from cudalab.ptx.link import link
@@ -288,6 +289,28 @@ def test_a_makefile_that_links_libraries_the_program_does_not_call_builds(tmp_pa
     monkeypatch.chdir(tmp_path)
     r = run_program("plain.cu", options=["-lcudart", "-lcurand", "-lcublas", "-o", "plain"])
     assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+
+
+@pytest.mark.skipif(not (cuda_home() / "include" / "cublas_api.h").exists(),
+                    reason="cuBLAS's headers come with the nvidia-cublas wheel (cudalab[cublas])")
+def test_a_program_that_calls_cublas_without_linking_it_runs_and_is_told_to_add_lcublas(tmp_path, monkeypatch):
+    # a course's cuBLAS example built with a bare `nvcc -o NAME NAME.cu` stops at nvcc's link on a GPU
+    # machine (`undefined reference to cublasCreate_v2`, seen on an H200); cudalab's cuBLAS answers it
+    # all the same, and says what that machine will need
+    write(tmp_path, {"handle.cu": """\
+        #include <cstdio>
+        #include <cublas_v2.h>
+        int main() { cublasHandle_t h; int made = cublasCreate(&h); printf("%d\\n", made + cublasDestroy(h)); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("handle.cu")
+    assert (r.returncode, r.stdout) == (0, "0\n"), r.stderr
+    assert r.stderr == ("cudalab: note: the program calls cuBLAS (cublasCreate_v2) but its build does not link it: "
+                        "cudalab's own cuBLAS answers, while nvcc's link would stop at `undefined reference to "
+                        "cublasCreate_v2`. Add -lcublas to the nvcc command (in a notebook: "
+                        "%%cuda --compiler-args=\"-lcublas\").\n")
+    linked = run_program("handle.cu", options=["-lcublas"])
+    assert (linked.stdout, linked.stderr) == ("0\n", "")
 
 
 def test_a_program_that_calls_a_linked_library_cudalab_does_not_emulate_is_told_so(tmp_path, monkeypatch):

@@ -240,6 +240,16 @@ int main() {
     assert "stopped by its CPU-time limit (ulimit -t) after 1 s" in r.stderr and "crashed" not in r.stderr
 
 
+def test_a_program_ended_by_a_signal_to_stop_is_not_told_it_crashed():
+    # a course's unfinished exercise loops forever on the CPU (`for (...; +i)`); the student ends it,
+    # and hears where such a signal comes from rather than of a crash
+    r = run(r"""#include <csignal>
+int main() { std::raise(SIGTERM); }""")
+    assert r.returncode == -signal.SIGTERM
+    assert r.stderr == ("cudalab: the program was ended by SIGTERM, a signal to stop (from kill, a job's time "
+                        "limit or the program itself), not a crash.\n")
+
+
 def test_a_thread_that_exits_while_another_waits_for_the_gpu_ends_the_program_with_its_exit_code():
     # CUDA by Practice's multidevice lesson: one host thread's error check calls exit(1) while another
     # thread waits for its kernel. The program ends with code 1, as on a GPU; its connection to the

@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -102,6 +103,9 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     from .heap import keep_freed_memory
     from .server import Server
     built = build(cmd, build_dir, line_offset)
+    if built.notes and not capture:
+        sys.stderr.write(built.notes)
+        sys.stderr.flush()
     if profile and profile_source is None:
         # the per-line profile quotes the one .cu file whose lines the kernels' .loc entries name;
         # with several, a line number could be any of them, so lines are shown without their text
@@ -133,7 +137,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
                                       time.monotonic() - (server.serving_since or time.monotonic()))
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
-        stderr += stopped or _crash_note(code, _children_cpu() - before)
+        stderr = (built.notes if capture else "") + stderr + (stopped or _crash_note(code, _children_cpu() - before))
         return ProgramResult(stdout, stderr, code, server.session.launches)
     finally:
         parent.close()
@@ -172,9 +176,17 @@ def _crash_note(code: int, cpu: float | None = None) -> str:
         return (f"cudalab: the program was stopped by its CPU-time limit (ulimit -t) after {cpu:.0f} s of CPU time "
                 "in its own host code (the emulated kernels do not count there): its CPU work, a reference "
                 "computation say, is longer than the limit. Give it more time or make the problem smaller.\n")
+    if name in _STOP_SIGNALS:
+        return f"cudalab: the program was ended by {name}, a signal to stop ({_STOP_SIGNALS[name]}), not a crash.\n"
     hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
             "a missing allocation)." if name == "SIGSEGV" else "")
     return f"cudalab: the program crashed ({name}).{hint}\n"
+
+
+# signals that end a program from outside (or by its own raise): where they come from, for the student
+_STOP_SIGNALS = {"SIGTERM": "from kill, a job's time limit or the program itself", "SIGINT": "Ctrl-C",
+                 "SIGHUP": "its terminal closed",
+                 "SIGKILL": "from kill -9, or the system's out-of-memory killer when the machine's memory runs out"}
 
 
 def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: Path) -> ProgramResult:

@@ -138,6 +138,7 @@ class BuiltProgram:
     ptx: str                                         # every .cu file's PTX, linked into one module
     registers: dict = field(default_factory=dict)    # mangled kernel name -> registers per thread (ptxas)
     log: str = ""
+    notes: str = ""                                  # what the student should know before it runs (unlinked_libraries)
 
 
 @dataclass
@@ -401,6 +402,35 @@ def _link_error(log: str) -> CompileError:
 
 
 
+# the libraries whose host API the shim answers, by their functions' prefix (the longest first) and the
+# name nvcc's link needs (-lcublas and -lcublas_static alike)
+_SHIM_LIBRARIES = {"cublasLt": ("cuBLASLt", "cublasLt"), "cublas": ("cuBLAS", "cublas"), "cufft": ("cuFFT", "cufft"),
+                   "curand": ("cuRAND", "curand"), "cusparse": ("cuSPARSE", "cusparse")}
+
+
+def unlinked_libraries(objects: list, cmd: NvccCommand) -> str:
+    """A note naming each library whose functions the program calls but whose ``-l`` its command lacks.
+    cudalab's shim answers them all the same, but nvcc's link would stop at ``undefined reference to
+    `cublasCreate_v2'``: the student learns it here, not on the first machine with a GPU. Empty where
+    binutils' nm is missing (it comes with the compilers nvcc needs)."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return ""
+    r = subprocess.run([nm, "-u", *map(str, objects)], capture_output=True, text=True)
+    called = {}
+    for symbol in re.findall(r"^\s+U (\w+)$", r.stdout, re.M):
+        prefix = max((p for p in _SHIM_LIBRARIES if symbol.startswith(p)), key=len, default=None)
+        if prefix:
+            called.setdefault(prefix, symbol)
+    linked = {o[2:].removesuffix("_static") for o in cmd.link_options if o.startswith("-l")}
+    linked |= {m.group(1) for f in cmd.linked if (m := re.match(r"lib(\w+?)(_static)?\.(a|so)", Path(f).name))}
+    return "".join(f"cudalab: note: the program calls {_SHIM_LIBRARIES[p][0]} ({symbol}) but its build does not "
+                   f"link it: cudalab's own {_SHIM_LIBRARIES[p][0]} answers, while nvcc's link would stop at "
+                   f"`undefined reference to {symbol}`. Add -l{_SHIM_LIBRARIES[p][1]} to the nvcc command (in a "
+                   f"notebook: %%cuda --compiler-args=\"-l{_SHIM_LIBRARIES[p][1]}\").\n"
+                   for p, symbol in called.items() if _SHIM_LIBRARIES[p][1] not in linked)
+
+
 def _own_file_first(ptx: str, source: Path, cwd: Path) -> str:
     """A unit's PTX with its own source file as ``.file 1``, the file whose lines the emulator names.
     nvcc numbers files in the order their device code comes, so a header with __device__ functions
@@ -472,12 +502,15 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
         (work / "program.ptx").write_text(ptx)
         (work / "build.log").write_text("\n".join(u.log for u in units))
+        (work / "notes.txt").write_text(unlinked_libraries(objects, cmd))
         try:
             work.rename(out)
         except OSError:                 # another process built it first
             shutil.rmtree(work, ignore_errors=True)
     log = (out / "build.log").read_text()
-    return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log)
+    notes = out / "notes.txt"
+    return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log,
+                        notes.read_text() if notes.exists() else "")
 
 
 def source_folder(source: str, filename: str) -> Path:
