@@ -547,3 +547,31 @@ def test_a_kernel_that_syncs_its_grid_is_launched_cooperatively(cuda):
 def test_numbas_driver_object_answers_for_the_emulated_driver(cuda):
     from numba.cuda.cudadrv import driver
     assert driver.driver.is_available and driver.driver.get_version() == (13, 0) == driver.get_version()
+
+
+def test_an_exercise_kernel_that_is_only_a_docstring_launches_and_does_nothing(cuda):
+    # numba-cuda's def-line search for line info fails on such a body; a GPU build without line info runs it
+    @cuda.jit
+    def matmul(A, B, C):
+        """The student writes the kernel here."""
+
+    c = np.full((4, 4), 7.0, np.float32)
+    matmul[(1, 1), (4, 4)](c, c, c)
+    np.testing.assert_array_equal(c, 7.0)
+
+
+def test_a_helper_written_as_a_kernel_is_called_by_another_kernel_as_a_device_function(cuda):
+    # numba-cuda compiles any @cuda.jit function that a kernel calls as a device function
+    @cuda.jit
+    def square(x):
+        return x * x
+
+    @cuda.jit
+    def squares_plus_one(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = square(i) + 1
+
+    out = np.zeros(6, np.int64)
+    squares_plus_one[1, 8](out)
+    np.testing.assert_array_equal(out, [1, 2, 5, 10, 17, 26])

@@ -52,6 +52,28 @@ def numpy_compat():
         np.row_stack = np.vstack
 
 
+def docstring_only_compat():
+    """numba-cuda 0.30's search for a function's ``def`` line, which it makes only for line info (and
+    cudalab always compiles with line info, for its messages), indexes the statement after a docstring:
+    a function that is nothing but a docstring (an exercise's empty kernel, ``\"\"\"code here\"\"\"``)
+    stops the compile with an IndexError that a GPU build without line info never meets. Such a
+    function's ``def`` line is then found here, from its source."""
+    import numba.cuda.lowering as lowering
+    real = lowering.get_func_def_lineno
+    if getattr(real, "cudalab_compat", False):
+        return
+
+    def get_func_def_lineno(pyfunc):
+        try:
+            return real(pyfunc)
+        except IndexError:
+            lines, first = inspect.getsourcelines(pyfunc)
+            return next((first + k for k, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))),
+                        None)
+    get_func_def_lineno.cudalab_compat = True
+    lowering.get_func_def_lineno = get_func_def_lineno
+
+
 @contextmanager
 def _compiling_for(cc, linked: list):
     """While numba compiles: the profile stands in for the GPU, and the files that
@@ -174,6 +196,7 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
     numpy_compat()
+    docstring_only_compat()
     from numba.cuda.compiler import compile_ptx      # numba's own: install() puts cudalab's on numba.cuda
     cc = target_cc()
     linked = list(link)

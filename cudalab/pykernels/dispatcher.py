@@ -243,6 +243,7 @@ class Dispatcher(ResourceQueries):
         self.link = tuple(link or ())
         self._kernels: dict = {}
         self._signatures: list = []
+        self._as_device = None
         functools.update_wrapper(self, py_func)
         for sig in signatures:
             self._signatures.append(self._compile(_argtypes_of(sig)))
@@ -250,6 +251,16 @@ class Dispatcher(ResourceQueries):
     @property
     def name(self):
         return self.py_func.__name__
+
+    @property
+    def _numba_type_(self):
+        """What numba types this kernel as where another kernel calls it: numba-cuda compiles any of its
+        dispatchers, a kernel's too, as a device function for such a call (``get_call_template``), so
+        a helper written with plain ``@cuda.jit`` that returns a value is called as on a GPU."""
+        if self._as_device is None:
+            self._as_device = _device_function(self.py_func, fastmath=self.fastmath, link=self.link,
+                                               debug=self.debug)
+        return self._as_device._numba_type_
 
     def __repr__(self):
         return f"<cudalab Python kernel {self.name}>"
