@@ -550,7 +550,7 @@ def test_numbas_driver_object_answers_for_the_emulated_driver(cuda):
 
 
 def test_an_exercise_kernel_that_is_only_a_docstring_launches_and_does_nothing(cuda):
-    # numba-cuda's def-line search for line info fails on such a body; a GPU build without line info runs it
+    # numba-cuda's def-line search for line info fails on such a body; a GPU build (no line info) runs it
     @cuda.jit
     def matmul(A, B, C):
         """The student writes the kernel here."""
@@ -575,3 +575,55 @@ def test_a_helper_written_as_a_kernel_is_called_by_another_kernel_as_a_device_fu
     out = np.zeros(6, np.int64)
     squares_plus_one[1, 8](out)
     np.testing.assert_array_equal(out, [1, 2, 5, 10, 17, 26])
+
+
+def test_a_tuple_of_empty_tuples_compiles_as_without_line_info(cuda):
+    # numba-cuda's line info divides by the element size of an empty tuple; a GPU build has no line info
+    @cuda.jit
+    def lengths(r, x):
+        r[0] = len(x)
+        r[1] = len(x[0])
+
+    r = np.ones(2, np.int64)
+    lengths[1, 1](r, ((), (), ()))
+    np.testing.assert_array_equal(r, [3, 0])
+
+
+def test_enum_members_are_passed_by_value(cuda):
+    import enum
+
+    class Color(enum.IntEnum):
+        RED = 1
+        GREEN = 2
+
+    class Shape(enum.Enum):
+        CIRCLE = 1
+        SQUARE = 2
+
+    @cuda.jit
+    def compare(a, b, shape, out):
+        out[0] = a == b
+        out[1] = shape == Shape.SQUARE
+        out[2] = a + 10
+
+    out = np.zeros(3, np.int64)
+    compare[1, 1](Color.GREEN, Color.GREEN, Shape.SQUARE, out)
+    np.testing.assert_array_equal(out, [1, 1, 12])
+    compare[1, 1](Color.RED, Color.GREEN, Shape.CIRCLE, out)
+    np.testing.assert_array_equal(out, [0, 0, 11])
+
+
+def test_a_contiguous_vector_fits_a_fortran_ordered_vector_in_a_signature(cuda):
+    # CSCS's gemv lesson declares Array(float64, 1, "F") and passes cuda.to_device of a numpy vector
+    @cuda.jit('void(Array(float64, 1, "F"), Array(float64, 2, "F"))')
+    def first_column(x, a):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            x[i] = a[i, 0]
+
+    a = np.asfortranarray(np.arange(6.0).reshape(3, 2))
+    x = cuda.to_device(np.zeros(3))
+    first_column[1, 4](x, cuda.to_device(a))
+    np.testing.assert_array_equal(x.copy_to_host(), [0.0, 2.0, 4.0])
+    with pytest.raises(TypeError, match="No matching definition"):
+        first_column[1, 4](x, cuda.to_device(np.zeros((3, 2))))      # a C-ordered matrix reads transposed

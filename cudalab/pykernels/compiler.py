@@ -52,28 +52,6 @@ def numpy_compat():
         np.row_stack = np.vstack
 
 
-def docstring_only_compat():
-    """numba-cuda 0.30's search for a function's ``def`` line, which it makes only for line info (and
-    cudalab always compiles with line info, for its messages), indexes the statement after a docstring:
-    a function that is nothing but a docstring (an exercise's empty kernel, ``\"\"\"code here\"\"\"``)
-    stops the compile with an IndexError that a GPU build without line info never meets. Such a
-    function's ``def`` line is then found here, from its source."""
-    import numba.cuda.lowering as lowering
-    real = lowering.get_func_def_lineno
-    if getattr(real, "cudalab_compat", False):
-        return
-
-    def get_func_def_lineno(pyfunc):
-        try:
-            return real(pyfunc)
-        except IndexError:
-            lines, first = inspect.getsourcelines(pyfunc)
-            return next((first + k for k, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))),
-                        None)
-    get_func_def_lineno.cudalab_compat = True
-    lowering.get_func_def_lineno = get_func_def_lineno
-
-
 @contextmanager
 def _compiling_for(cc, linked: list):
     """While numba compiles: the profile stands in for the GPU, and the files that
@@ -196,14 +174,26 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
     numpy_compat()
-    docstring_only_compat()
     from numba.cuda.compiler import compile_ptx      # numba's own: install() puts cudalab's on numba.cuda
     cc = target_cc()
-    linked = list(link)
+    linked, kept = [], {}
+
+    def build(lineinfo: bool) -> str:
+        linked[:] = link
+        with _compiling_for(cc, linked), _kept_compile_result(kept):
+            return compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=lineinfo, fastmath=fastmath,
+                               launch_bounds=launch_bounds, **(dict(debug=True, opt=False) if debug else {}))[0]
     try:
-        with _compiling_for(cc, linked), _kept_compile_result(kept := {}):
-            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath,
-                                 launch_bounds=launch_bounds, **(dict(debug=True, opt=False) if debug else {}))
+        try:
+            ptx = build(lineinfo=True)
+        except Exception as e:
+            # numba-cuda's line-info code has faults of its own that a GPU build without line info,
+            # numba's default, never meets (its search for the def line indexes past a kernel that is
+            # only a docstring; a tuple of empty tuples divides by its element size 0): build that way,
+            # and errors name PTX lines instead of Python ones
+            if debug or _is_numba_error(e) or isinstance(e, KeyError):
+                raise
+            ptx = build(lineinfo=False)
     except Exception as e:
         if isinstance(e, KeyError) and e.args and isinstance(e.args[0], np.ufunc):
             raise CompileError(_missing_ufunc_message(pyfunc, e.args[0]), log=repr(e)) from None

@@ -486,10 +486,11 @@ def _argtypes_of(sig) -> tuple:
 
 def _reads_as(declared, given) -> bool:
     """An argument the kernel reads bit for bit as the declared type: an array of the same rank and
-    element size, or what ``_accepts``."""
+    element size (a contiguous 1-D array is C and F alike), or what ``_accepts``."""
     from numba import types
     if isinstance(declared, types.Array) and isinstance(given, types.Array):
-        return (declared.ndim == given.ndim and declared.layout in ("A", given.layout)
+        return (declared.ndim == given.ndim and (declared.layout in ("A", given.layout) or given.ndim == 1
+                                                 and given.layout in "CF")
                 and getattr(declared.dtype, "bitwidth", 0) == getattr(given.dtype, "bitwidth", -1))
     return _accepts(declared, given)
 
