@@ -11,7 +11,8 @@ stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_
 ``device_array``..., numba's DeviceNDArray with slicing and views: pykernels/devicearray.py),
 pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
 ``get_current_device``/``current_context`` (the selected device profile). Code that imported a
-name before install() keeps numba's. ``uninstall()`` puts numba's own back. CuPy, unless a program
+name before install() keeps numba's. Launches warn as numba's do (a grid under 128 blocks, a host array
+copied in and out). ``uninstall()`` puts numba's own back. CuPy, unless a program
 imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory;
 the ``nvtx`` package's annotations, where it is not installed, mark nothing (cudalab/nvtx.py).
 
@@ -85,6 +86,9 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     for cls, name, new in _method_patches():
         _SAVED.setdefault((cls, name), cls.__dict__[name])
         setattr(cls, name, new)
+    from .pykernels import dispatcher          # numba's performance warnings, as numba shows them
+    _SAVED.setdefault((dispatcher, "NUMBA_WARNINGS"), dispatcher.NUMBA_WARNINGS)
+    dispatcher.NUMBA_WARNINGS = True
     stand_ins = {}
     if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
         from . import cupy

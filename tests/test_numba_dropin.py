@@ -627,3 +627,28 @@ def test_a_contiguous_vector_fits_a_fortran_ordered_vector_in_a_signature(cuda):
     np.testing.assert_array_equal(x.copy_to_host(), [0.0, 2.0, 4.0])
     with pytest.raises(TypeError, match="No matching definition"):
         first_column[1, 4](x, cuda.to_device(np.zeros((3, 2))))      # a C-ordered matrix reads transposed
+
+
+def test_launches_warn_as_numbas_do_only_where_numba_stands_in(cuda):
+    import warnings
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+
+    @cuda.jit
+    def inc(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += 1
+
+    a = np.zeros(4)
+    with pytest.warns(NumbaPerformanceWarning) as seen:
+        inc[1, 32](a)
+    assert {str(w.message) for w in seen} == {
+        "Grid size 1 will likely result in GPU under-utilization due to low occupancy.",
+        "Host array used in CUDA kernel will incur copy overhead to/from device."}
+    assert seen[0].filename == __file__            # the program's launch line, not cudalab's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inc[128, 32](cuda.to_device(a))           # a device array, 128 blocks: nothing to say
+        cudalab.numba.uninstall()
+        cudalab.jit(inc.py_func)[1, 32](a)        # cudalab's own kernels launch small grids quietly
+    np.testing.assert_array_equal(a, 2.0)

@@ -345,9 +345,13 @@ class Dispatcher(ResourceQueries):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         for what, dims in (("griddim", config[0]), ("blockdim", config[1])):
             _check_dims(what, dims)
+        if NUMBA_WARNINGS:
+            _warn_low_occupancy(config[0])
         return functools.partial(self._launch, config)
 
     def _launch(self, config, *args):
+        if NUMBA_WARNINGS:
+            _warn_host_arrays(args)
         try:
             return self.specialize(*args)[config](*map(_unwrapped, args))
         except Exception as e:
@@ -454,6 +458,33 @@ def _unwrapped(a):
     if desc is not None and not isinstance(a, DeviceArray) and in_emulator_memory(desc):
         return from_cuda_array_interface(desc, owner=a)
     return a
+
+
+# numba-cuda's performance warnings, which a program written for numba shows on a GPU: on while
+# cudalab.numba.install() stands in for numba (cudalab's own notebooks launch small grids on purpose)
+NUMBA_WARNINGS = False
+
+
+def _warn_low_occupancy(griddim):
+    """numba's warning at ``kernel[grid, block]`` for a grid of fewer than 128 blocks (its threshold and
+    words: numba.cuda.dispatcher's _LaunchConfiguration), unless numba's config turns it off; it names
+    the program's launch line, where numba names its own."""
+    from numba.cuda.core import config, errors
+    blocks = int(np.prod(griddim))
+    if blocks < 128 and config.CUDA_LOW_OCCUPANCY_WARNINGS and not config.DISABLE_PERFORMANCE_WARNINGS:
+        import warnings
+        warnings.warn(errors.NumbaPerformanceWarning(
+            f"Grid size {blocks} will likely result in GPU under-utilization due to low occupancy."), stacklevel=3)
+
+
+def _warn_host_arrays(args):
+    """numba's warning when a launch copies a host array to the device and back (numba's auto_device)."""
+    from numba.cuda.core import config, errors
+    if any(isinstance(a, np.ndarray) for a in args) and config.CUDA_WARN_ON_IMPLICIT_COPY \
+            and not config.DISABLE_PERFORMANCE_WARNINGS:
+        import warnings
+        warnings.warn(errors.NumbaPerformanceWarning(
+            "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=3)
 
 
 def _device_function(func_or_sig, **options):
