@@ -652,3 +652,22 @@ def test_launches_warn_as_numbas_do_only_where_numba_stands_in(cuda):
         cudalab.numba.uninstall()
         cudalab.jit(inc.py_func)[1, 32](a)        # cudalab's own kernels launch small grids quietly
     np.testing.assert_array_equal(a, 2.0)
+
+
+def test_a_c_abi_function_that_returns_nothing_is_called(cuda):
+    # numba declares a void C-ABI function as returning a word that the definition never writes
+    source = cuda.CUSource('extern "C" __device__ void consume(int a) { asm volatile("" : : "r"(a) : "memory"); }')
+    consume = cuda.declare_device("consume", "void(int32)", link=source, abi="c")
+
+    @cuda.jit
+    def kernel(r, x):
+        i = cuda.grid(1)
+        if i < r.size:
+            consume(x[i])
+            r[i] = x[i] * 2
+
+    x = np.arange(10, dtype=np.int32)
+    r = np.zeros_like(x)
+    kernel[1, 32](r, x)
+    np.testing.assert_array_equal(r, x * 2)
+    assert "[retval0+0]" in "".join(kernel.inspect_asm().values())      # the word read after the call
