@@ -61,9 +61,11 @@ def _replacements() -> dict:
 
 
 def _method_patches() -> list:
-    """(class, method name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
+    """(class or module, name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
     memory in numba's own device array; over cudalab's memory they take cudalab's views. numba's
-    driver object answers its version and availability for the emulated driver."""
+    driver object answers its version and availability for the emulated driver. numba.cuda.compiler's
+    ``*_for_current_device`` compile for the selected profile, as numba.cuda's do."""
+    import numba.cuda.compiler as compiler
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
     from .pykernels import host
@@ -72,7 +74,9 @@ def _method_patches() -> list:
             (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
             # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
             (Driver, "get_version", host.driver_version),
-            (Driver, "is_available", property(lambda driver: True))]
+            (Driver, "is_available", property(lambda driver: True)),
+            (compiler, "compile_ptx_for_current_device", host.compile_ptx_for_current_device),
+            (compiler, "compile_for_current_device", host.compile_for_current_device)]
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):
