@@ -11,7 +11,8 @@ stay numba's) and numba's host API (pykernels/host.py): the device arrays (``to_
 ``device_array``..., numba's DeviceNDArray with slicing and views: pykernels/devicearray.py),
 pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``detect``,
 ``get_current_device``/``current_context`` (the selected device profile). Code that imported a
-name before install() keeps numba's. ``uninstall()`` puts numba's own back. CuPy, unless a program
+name before install() keeps numba's. Launches warn as numba's do (a grid under 128 blocks, a host array
+copied in and out). ``uninstall()`` puts numba's own back. CuPy, unless a program
 imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory;
 the ``nvtx`` package's annotations, where it is not installed, mark nothing (cudalab/nvtx.py).
 
@@ -60,9 +61,11 @@ def _replacements() -> dict:
 
 
 def _method_patches() -> list:
-    """(class, method name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
+    """(class or module, name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
     memory in numba's own device array; over cudalab's memory they take cudalab's views. numba's
-    driver object answers its version and availability for the emulated driver."""
+    driver object answers its version and availability for the emulated driver. numba.cuda.compiler's
+    ``*_for_current_device`` compile for the selected profile, as numba.cuda's do."""
+    import numba.cuda.compiler as compiler
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
     from .pykernels import host
@@ -71,7 +74,9 @@ def _method_patches() -> list:
             (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
             # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
             (Driver, "get_version", host.driver_version),
-            (Driver, "is_available", property(lambda driver: True))]
+            (Driver, "is_available", property(lambda driver: True)),
+            (compiler, "compile_ptx_for_current_device", host.compile_ptx_for_current_device),
+            (compiler, "compile_for_current_device", host.compile_for_current_device)]
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):
@@ -85,6 +90,9 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     for cls, name, new in _method_patches():
         _SAVED.setdefault((cls, name), cls.__dict__[name])
         setattr(cls, name, new)
+    from .pykernels import dispatcher          # numba's performance warnings, as numba shows them
+    _SAVED.setdefault((dispatcher, "NUMBA_WARNINGS"), dispatcher.NUMBA_WARNINGS)
+    dispatcher.NUMBA_WARNINGS = True
     stand_ins = {}
     if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
         from . import cupy

@@ -120,6 +120,14 @@ def test_cupy_streams_events_and_the_runtime(cuda, cp):
     assert cp.cuda.runtime.getDeviceProperties(0)["name"] == cuda.get_current_device().name.encode()
 
 
+def test_the_devices_attributes_by_cupys_names(cuda, cp):
+    attributes = cp.cuda.Device().attributes
+    device = cuda.get_current_device()
+    assert attributes["MultiProcessorCount"] == device.MULTIPROCESSOR_COUNT == 108     # the A100 profile
+    assert attributes["MaxThreadsPerBlock"] == 1024 and attributes["WarpSize"] == 32
+    assert (attributes["ComputeCapabilityMajor"], attributes["ComputeCapabilityMinor"]) == device.compute_capability
+
+
 def test_benchmark_times_a_kernel_on_the_modeled_timeline(cuda, cp):
     import cupyx
 

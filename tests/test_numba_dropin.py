@@ -417,6 +417,8 @@ def test_compile_ptx_without_cc_targets_the_selected_profile(cuda, profile, targ
         code, _ = cuda.compile(store_one, "void(float32[:])", device=True)
         assert f".target {target}" in ptx and f".target {target}" in code
         assert ".target sm_75" in cuda.compile_ptx(store_one, "void(float32[:])", cc=(7, 5))[0]
+        from numba.cuda.compiler import compile_ptx_for_current_device      # numba's tests import it so
+        assert f".target {target}" in compile_ptx_for_current_device(store_one, "void(float32[:])")[0]
     finally:
         cudalab.set_device(previous)
 
@@ -547,3 +549,127 @@ def test_a_kernel_that_syncs_its_grid_is_launched_cooperatively(cuda):
 def test_numbas_driver_object_answers_for_the_emulated_driver(cuda):
     from numba.cuda.cudadrv import driver
     assert driver.driver.is_available and driver.driver.get_version() == (13, 0) == driver.get_version()
+
+
+def test_an_exercise_kernel_that_is_only_a_docstring_launches_and_does_nothing(cuda):
+    # numba-cuda's def-line search for line info fails on such a body; a GPU build (no line info) runs it
+    @cuda.jit
+    def matmul(A, B, C):
+        """The student writes the kernel here."""
+
+    c = np.full((4, 4), 7.0, np.float32)
+    matmul[(1, 1), (4, 4)](c, c, c)
+    np.testing.assert_array_equal(c, 7.0)
+
+
+def test_a_helper_written_as_a_kernel_is_called_by_another_kernel_as_a_device_function(cuda):
+    # numba-cuda compiles any @cuda.jit function that a kernel calls as a device function
+    @cuda.jit
+    def square(x):
+        return x * x
+
+    @cuda.jit
+    def squares_plus_one(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = square(i) + 1
+
+    out = np.zeros(6, np.int64)
+    squares_plus_one[1, 8](out)
+    np.testing.assert_array_equal(out, [1, 2, 5, 10, 17, 26])
+
+
+def test_a_tuple_of_empty_tuples_compiles_as_without_line_info(cuda):
+    # numba-cuda's line info divides by the element size of an empty tuple; a GPU build has no line info
+    @cuda.jit
+    def lengths(r, x):
+        r[0] = len(x)
+        r[1] = len(x[0])
+
+    r = np.ones(2, np.int64)
+    lengths[1, 1](r, ((), (), ()))
+    np.testing.assert_array_equal(r, [3, 0])
+
+
+def test_enum_members_are_passed_by_value(cuda):
+    import enum
+
+    class Color(enum.IntEnum):
+        RED = 1
+        GREEN = 2
+
+    class Shape(enum.Enum):
+        CIRCLE = 1
+        SQUARE = 2
+
+    @cuda.jit
+    def compare(a, b, shape, out):
+        out[0] = a == b
+        out[1] = shape == Shape.SQUARE
+        out[2] = a + 10
+
+    out = np.zeros(3, np.int64)
+    compare[1, 1](Color.GREEN, Color.GREEN, Shape.SQUARE, out)
+    np.testing.assert_array_equal(out, [1, 1, 12])
+    compare[1, 1](Color.RED, Color.GREEN, Shape.CIRCLE, out)
+    np.testing.assert_array_equal(out, [0, 0, 11])
+
+
+def test_a_contiguous_vector_fits_a_fortran_ordered_vector_in_a_signature(cuda):
+    # CSCS's gemv lesson declares Array(float64, 1, "F") and passes cuda.to_device of a numpy vector
+    @cuda.jit('void(Array(float64, 1, "F"), Array(float64, 2, "F"))')
+    def first_column(x, a):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            x[i] = a[i, 0]
+
+    a = np.asfortranarray(np.arange(6.0).reshape(3, 2))
+    x = cuda.to_device(np.zeros(3))
+    first_column[1, 4](x, cuda.to_device(a))
+    np.testing.assert_array_equal(x.copy_to_host(), [0.0, 2.0, 4.0])
+    with pytest.raises(TypeError, match="No matching definition"):
+        first_column[1, 4](x, cuda.to_device(np.zeros((3, 2))))      # a C-ordered matrix reads transposed
+
+
+def test_launches_warn_as_numbas_do_only_where_numba_stands_in(cuda):
+    import warnings
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+
+    @cuda.jit
+    def inc(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += 1
+
+    a = np.zeros(4)
+    with pytest.warns(NumbaPerformanceWarning) as seen:
+        inc[1, 32](a)
+    assert {str(w.message) for w in seen} == {
+        "Grid size 1 will likely result in GPU under-utilization due to low occupancy.",
+        "Host array used in CUDA kernel will incur copy overhead to/from device."}
+    assert seen[0].filename == __file__            # the program's launch line, not cudalab's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inc[128, 32](cuda.to_device(a))           # a device array, 128 blocks: nothing to say
+        cudalab.numba.uninstall()
+        cudalab.jit(inc.py_func)[1, 32](a)        # cudalab's own kernels launch small grids quietly
+    np.testing.assert_array_equal(a, 2.0)
+
+
+def test_a_c_abi_function_that_returns_nothing_is_called(cuda):
+    # numba declares a void C-ABI function as returning a word that the definition never writes
+    source = cuda.CUSource('extern "C" __device__ void consume(int a) { asm volatile("" : : "r"(a) : "memory"); }')
+    consume = cuda.declare_device("consume", "void(int32)", link=source, abi="c")
+
+    @cuda.jit
+    def kernel(r, x):
+        i = cuda.grid(1)
+        if i < r.size:
+            consume(x[i])
+            r[i] = x[i] * 2
+
+    x = np.arange(10, dtype=np.int32)
+    r = np.zeros_like(x)
+    kernel[1, 32](r, x)
+    np.testing.assert_array_equal(r, x * 2)
+    assert "[retval0+0]" in "".join(kernel.inspect_asm().values())      # the word read after the call

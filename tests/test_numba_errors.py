@@ -72,6 +72,7 @@ def test_a_script_s_traceback_starts_at_the_script(tmp_path):
                          text=True, env=env)
     assert run.returncode == 1
     lines = run.stderr.splitlines()
+    lines = lines[lines.index("Traceback (most recent call last):"):]     # after numba's performance warnings
     assert lines[:3] == ["Traceback (most recent call last):",
                          f'  File "{tmp_path / "program.py"}", line 8, in <module>', "    k[2, 32](np.zeros(48))"]
     assert "runpy" not in run.stderr and "at line 6 in kernel k:  a[cuda.grid(1)] = 1" in run.stderr

@@ -85,6 +85,15 @@ class Device:
     def mem_info(self) -> tuple:
         return tuple(host.current_context().get_memory_info())
 
+    @property
+    def attributes(self) -> dict:
+        """Every cudaDevAttr of the profile by its name without the prefix (``'MultiProcessorCount'``),
+        as CuPy's dict has them."""
+        from ..runtime.core.properties import ATTRIBUTE_NAMES
+        from ..runtime.streams import context
+        values = context().attributes
+        return {name: values[number] for name, number in ATTRIBUTE_NAMES.items() if number in values}
+
     def synchronize(self):
         host.synchronize()
 

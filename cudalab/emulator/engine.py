@@ -1006,6 +1006,11 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         ex.fr, ex.idx, ex.ridx, ex.mask, ex._special = save
     for p, r in zip(callee.func.returns, rets):
         caller_frame.params[r] = frame.params[p.name]
+    for r in rets[len(callee.func.returns):]:
+        # a callee defined without the return value its declaration promised (numba declares a C-ABI
+        # void function as returning a word, which it never reads): on a GPU the register is undefined
+        caller_frame.params.pop(r, None)
+        caller_frame.param_buffer(r)
 
 
 # ------------------------------------------------------------------ printf, assert, malloc

@@ -4,7 +4,7 @@ the parameter bytes numba-cuda's ABI expects.
 numba passes an array as its whole struct, flattened into separate kernel parameters:
 ``meminfo, parent, nitems, itemsize, data, shape[0..ndim), strides[0..ndim)`` (numba.cuda's
 ``_Kernel._prepare_args``); meminfo and parent are 0 on the device. Complex numbers are two
-parameters (real, imaginary); tuples are their elements in order. Host numpy arrays are copied to
+parameters (real, imaginary); tuples are their elements in order; an enum member is its value. Host numpy arrays are copied to
 the device as C-contiguous arrays and typed that way, as numba does for what it copies.
 """
 from __future__ import annotations
@@ -54,10 +54,10 @@ def numba_type(a, where: str):
         t = typeof(a)
     except ValueError:
         t = None
-    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record)):
+    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record, types.EnumMember)):
         hint = " Make it a numpy array first: np.array(...)." if isinstance(a, (list, range)) else ""
-        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records and "
-                          f"tuples of numbers, not {type(a).__name__}.{hint}", "cudaErrorInvalidValue")
+        raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records, enum "
+                          f"members and tuples of numbers, not {type(a).__name__}.{hint}", "cudaErrorInvalidValue")
     return t
 
 
@@ -88,6 +88,8 @@ def flatten(a, t, pointer_of, out: list):
         out.extend((v, np.int64) for v in (0, 0, nitems, itemsize))
         out.append((ptr, np.uint64))
         out.extend((v, np.int64) for v in (*shape, *strides))
+    elif isinstance(t, types.EnumMember):      # an Enum or IntEnum member: numba passes its value
+        flatten(a.value, t.dtype, pointer_of, out)
     elif isinstance(t, types.BaseTuple):
         for v, ti in zip(a, t):
             flatten(v, ti, pointer_of, out)

@@ -176,11 +176,24 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
     numpy_compat()
     from numba.cuda.compiler import compile_ptx      # numba's own: install() puts cudalab's on numba.cuda
     cc = target_cc()
-    linked = list(link)
+    linked, kept = [], {}
+
+    def build(lineinfo: bool) -> str:
+        linked[:] = link
+        with _compiling_for(cc, linked), _kept_compile_result(kept):
+            return compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=lineinfo, fastmath=fastmath,
+                               launch_bounds=launch_bounds, **(dict(debug=True, opt=False) if debug else {}))[0]
     try:
-        with _compiling_for(cc, linked), _kept_compile_result(kept := {}):
-            ptx, _ = compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=True, fastmath=fastmath,
-                                 launch_bounds=launch_bounds, **(dict(debug=True, opt=False) if debug else {}))
+        try:
+            ptx = build(lineinfo=True)
+        except Exception as e:
+            # numba-cuda's line-info code has faults of its own that a GPU build without line info,
+            # numba's default, never meets (its search for the def line indexes past a kernel that is
+            # only a docstring; a tuple of empty tuples divides by its element size 0): build that way,
+            # and errors name PTX lines instead of Python ones
+            if debug or _is_numba_error(e) or isinstance(e, KeyError):
+                raise
+            ptx = build(lineinfo=False)
     except Exception as e:
         if isinstance(e, KeyError) and e.args and isinstance(e.args[0], np.ufunc):
             raise CompileError(_missing_ufunc_message(pyfunc, e.args[0]), log=repr(e)) from None

@@ -243,6 +243,7 @@ class Dispatcher(ResourceQueries):
         self.link = tuple(link or ())
         self._kernels: dict = {}
         self._signatures: list = []
+        self._as_device = None
         functools.update_wrapper(self, py_func)
         for sig in signatures:
             self._signatures.append(self._compile(_argtypes_of(sig)))
@@ -250,6 +251,16 @@ class Dispatcher(ResourceQueries):
     @property
     def name(self):
         return self.py_func.__name__
+
+    @property
+    def _numba_type_(self):
+        """What numba types this kernel as where another kernel calls it: numba-cuda compiles any of its
+        dispatchers, a kernel's too, as a device function for such a call (``get_call_template``), so
+        a helper written with plain ``@cuda.jit`` that returns a value is called as on a GPU."""
+        if self._as_device is None:
+            self._as_device = _device_function(self.py_func, fastmath=self.fastmath, link=self.link,
+                                               debug=self.debug)
+        return self._as_device._numba_type_
 
     def __repr__(self):
         return f"<cudalab Python kernel {self.name}>"
@@ -334,9 +345,13 @@ class Dispatcher(ResourceQueries):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         for what, dims in (("griddim", config[0]), ("blockdim", config[1])):
             _check_dims(what, dims)
+        if NUMBA_WARNINGS:
+            _warn_low_occupancy(config[0])
         return functools.partial(self._launch, config)
 
     def _launch(self, config, *args):
+        if NUMBA_WARNINGS:
+            _warn_host_arrays(args)
         try:
             return self.specialize(*args)[config](*map(_unwrapped, args))
         except Exception as e:
@@ -445,6 +460,33 @@ def _unwrapped(a):
     return a
 
 
+# numba-cuda's performance warnings, which a program written for numba shows on a GPU: on while
+# cudalab.numba.install() stands in for numba (cudalab's own notebooks launch small grids on purpose)
+NUMBA_WARNINGS = False
+
+
+def _warn_low_occupancy(griddim):
+    """numba's warning at ``kernel[grid, block]`` for a grid of fewer than 128 blocks (its threshold and
+    words: numba.cuda.dispatcher's _LaunchConfiguration), unless numba's config turns it off; it names
+    the program's launch line, where numba names its own."""
+    from numba.cuda.core import config, errors
+    blocks = int(np.prod(griddim))
+    if blocks < 128 and config.CUDA_LOW_OCCUPANCY_WARNINGS and not config.DISABLE_PERFORMANCE_WARNINGS:
+        import warnings
+        warnings.warn(errors.NumbaPerformanceWarning(
+            f"Grid size {blocks} will likely result in GPU under-utilization due to low occupancy."), stacklevel=3)
+
+
+def _warn_host_arrays(args):
+    """numba's warning when a launch copies a host array to the device and back (numba's auto_device)."""
+    from numba.cuda.core import config, errors
+    if any(isinstance(a, np.ndarray) for a in args) and config.CUDA_WARN_ON_IMPLICIT_COPY \
+            and not config.DISABLE_PERFORMANCE_WARNINGS:
+        import warnings
+        warnings.warn(errors.NumbaPerformanceWarning(
+            "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=3)
+
+
 def _device_function(func_or_sig, **options):
     """numba's own device function (numba inlines it into the kernels that call it). Given a signature,
     numba compiles it at once, asking for the GPU's compute capability: the selected profile answers."""
@@ -475,10 +517,11 @@ def _argtypes_of(sig) -> tuple:
 
 def _reads_as(declared, given) -> bool:
     """An argument the kernel reads bit for bit as the declared type: an array of the same rank and
-    element size, or what ``_accepts``."""
+    element size (a contiguous 1-D array is C and F alike), or what ``_accepts``."""
     from numba import types
     if isinstance(declared, types.Array) and isinstance(given, types.Array):
-        return (declared.ndim == given.ndim and declared.layout in ("A", given.layout)
+        return (declared.ndim == given.ndim and (declared.layout in ("A", given.layout) or given.ndim == 1
+                                                 and given.layout in "CF")
                 and getattr(declared.dtype, "bitwidth", 0) == getattr(given.dtype, "bitwidth", -1))
     return _accepts(declared, given)
 
