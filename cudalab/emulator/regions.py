@@ -151,6 +151,7 @@ class Region:
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
     heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
     remat_at: list = dataclasses.field(default_factory=list)  # [[pc, [pc, ...]], ...]: Runner._rematerialize
+    gangs: list = dataclasses.field(default_factory=list)   # heads of the loops whose lanes go in gangs (gang_loops)
 
 
 # ------------------------------------------------------------------ finding regions
@@ -701,6 +702,32 @@ def turn_loops(code, s, e, live_out):
             if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")
                    and _space(code[q][2]) in ("global", "generic") for q in range(head, p + 1)):
                 out.append(p)
+    return out
+
+
+def gang_loops(code, s, e, turns, param_offsets):
+    """{head: back-edge pc} of the turn loops (``turn_loops``) that a *gang* of lanes may run
+    together (regiongen ``_gang``): the loop is one basic block ``head..back`` ending in a guarded
+    branch back (a grid-stride loop's body), nothing branches into it, and its memory accesses are
+    plain global or constant loads and stores whose addresses every lane computes from what it has
+    at the head (``prechecks``), so one check of the gang's addresses before an iteration lets the
+    iteration run unchecked."""
+    from .engine import K_BRA, K_NORMAL
+    targets = {code[p][3] for p in range(s, e) if code[p][0] == K_BRA}
+    out = {}
+    for p in turns:
+        h = code[p][3]
+        body = range(h, p)
+        if (code[p][2].guard is None or any(q in targets for q in range(h + 1, p + 1))
+                or any(code[q][0] != K_NORMAL for q in body) or spins(code, h, p)):
+            continue
+        mem = [q for q in body if code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")]
+        if any(code[q][2].opcode not in ("ld", "ldu", "st") or _space(code[q][2]) not in ("global", "const")
+               for q in mem):
+            continue
+        if mem and prechecks(code, list(body), param_offsets)[0] != mem:
+            continue
+        out[h] = p
     return out
 
 
