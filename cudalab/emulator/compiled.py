@@ -512,16 +512,19 @@ def plan(df, module, sink):
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     regions = []
     for s, e in spans:
-        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, [[p, cuts[p]] for p in range(s, e) if p in cuts])
+        # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
+        inner = any(s2 < s < e2 for s2, e2 in spans)
+        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find,
+                         [[p, cuts[p]] for p in range(s, e) if p in cuts], gangs=not inner)
         if r is not None:
             regions.append(r)
     return groups, regions
 
 
-def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
+def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), gangs=True):
     """A region's function into ``sink`` (tried in a scratch module first: the generator may
     still refuse something there, and a half-built function would spoil the module). ``cuts``:
-    [[pc, kind], ...] inside it (regions.py, "Cuts")."""
+    [[pc, kind], ...] inside it (regions.py, "Cuts"); ``gangs``: may its loops run lanes in gangs."""
     from llvmlite import ir
     from . import llvmgen as lg
     from . import regions as rg
@@ -545,7 +548,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     stops = {p: [[name, cols[name]] for name in live] for p, live in stops.items()}
     generic = rg.restricts_generic(code, s, e)
     turns = rg.turn_loops(code, s, e, live_out) if not cuts else []
-    gangs = rg.gang_loops(code, s, e, turns, df.param_offsets)
+    gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
 
     def attempt(target, gangs):

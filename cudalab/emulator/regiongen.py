@@ -12,7 +12,9 @@ of ``spill``, one int64 per register, zero-extended; its pc, instruction count a
 ``state[k] = (pc, count, spins)``, pc -1: not started, -2: through), so they walk through memory
 side by side as the threads of a warp do (a grid-stride loop run one thread after another would
 jump by the grid's size at every access; a few iterations a turn keep the cost of parking small).
-Other loops run straight through.
+Other loops run straight through. A gang loop's lanes, once waiting at its head, run in gangs
+of ``GANG`` (``_gang``; regions.py, "Gangs"): a gang's lanes ``k .. k + GANG - 1`` wait in
+``state`` like any lane, at the loop's head or after its end.
 
 ``st``: [0] the first lane (index into ``lanes``) of the chunk to go on with, [2] the
 thread-instruction budget of this call, [3] thread-instructions run (added), [4] the longest lane
@@ -216,7 +218,8 @@ class RegionBuilder(GroupBuilder):
         # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
         c, c1, done = self._chunks(chunk, named, c_first, nrec0, ir.Constant(I64, CHUNK),
                                    ("left", "base", "spin", "turn", "turn_limit"))
-        self.solo = self._local_var("solo", ir.Constant(I64, 0))     # lanes below it run alone (_gang)
+        # the lead lane of the gang whose check failed last: its lanes run this round alone (_gang)
+        self.solo = self._local_var("solo", ir.Constant(I64, -GANG))
         round_ = self.fn.append_basic_block("round")
         if self.turns:
             # st[1]: lanes below it have their state; a chunk's lanes get theirs when it starts
@@ -277,7 +280,7 @@ class RegionBuilder(GroupBuilder):
             off = b.sub(kk, b.load(self.c))
             whole = b.icmp_signed("<=", b.add(b.sub(off, b.and_(off, ir.Constant(I64, GANG - 1))),
                                               ir.Constant(I64, GANG)), b.sub(b.load(self.c1), b.load(self.c)))
-            alone = b.icmp_signed("<", kk, b.load(self.solo))
+            alone = self._in_solo_gang(kk)
             b.store(b.select(b.and_(whole, b.not_(alone)), ir.Constant(I64, 1), ir.Constant(I64, TURN)),
                     self.turn_limit)
         if self.turns:
@@ -461,9 +464,9 @@ class RegionBuilder(GroupBuilder):
     # ---------------------------------------------------------------- gangs: lanes of a chunk side by side
     def _gang_test(self, sel, pc_now, kk, starts, pick):
         """At ``sel``: lane ``kk`` leads a gang where it waits at a gang loop's head, starts a group
-        of ``GANG`` lanes of its chunk (counted from the chunk's first lane), is not to go on alone
-        (``solo``: its gang's check failed), and its ``GANG - 1`` followers wait at the same head;
-        else it goes on alone at ``pick``."""
+        of ``GANG`` lanes of its chunk (counted from the chunk's first lane), is not in the gang
+        whose check failed last (``solo``: its lanes go on alone this round), and its ``GANG - 1``
+        followers wait at the same head; else it goes on alone at ``pick``."""
         b = self.b
         b.position_at_end(sel)
         sw = b.switch(pc_now, pick)
@@ -474,7 +477,7 @@ class RegionBuilder(GroupBuilder):
             off = b.sub(kk, b.load(self.c))
             ok = b.and_(b.icmp_unsigned("==", b.and_(off, ir.Constant(I64, GANG - 1)), ir.Constant(I64, 0)),
                         b.icmp_signed("<=", b.add(kk, ir.Constant(I64, GANG)), b.load(self.c1)))
-            b.cbranch(b.and_(ok, b.icmp_signed(">=", kk, b.load(self.solo))), more, pick)
+            b.cbranch(b.and_(ok, b.not_(self._in_solo_gang(kk))), more, pick)
             b.position_at_end(more)
             at = [b.icmp_signed("==", b.load(self._state(b.add(kk, ir.Constant(I64, j)), 0)), ir.Constant(I64, h))
                   for j in range(1, GANG)]
@@ -482,6 +485,10 @@ class RegionBuilder(GroupBuilder):
             for x in at[1:]:
                 every = b.and_(every, x)
             b.cbranch(every, start, pick)
+
+    def _in_solo_gang(self, kk):
+        b = self.b
+        return b.icmp_unsigned("<", b.sub(kk, b.load(self.solo)), ir.Constant(I64, GANG))
 
     def _gang(self, h, p, start, pick, kk):
         """A *gang*: lanes ``kk .. kk + GANG - 1``, all waiting at the head ``h`` of the one-block
@@ -611,7 +618,7 @@ class RegionBuilder(GroupBuilder):
         # a check failed: the lanes wait at the head (none has run the iteration); the first goes on alone
         b.position_at_end(failed)
         self._gang_park(h, p, ks, lane, None, iters, size)
-        b.store(b.add(kk, ir.Constant(I64, GANG)), self.solo)
+        b.store(kk, self.solo)
         b.branch(pick)
         self.slots, self.cur, self.lane, self.body, self._lane_parts, self.prechecked = saved
         self.in_gang = False

@@ -113,6 +113,21 @@ store to ``s[tid]`` after its loads; registers the segment does not write) needs
 its own: every lane that reaches it was among the first phase's. Addresses that come from
 loaded values (a histogram's bin) stay checked per lane.
 
+**Gangs.** Lane after lane, a grid-stride loop costs each element its own address checks, and a
+sum's chain of float adds waits on itself at every element. A loop that is one basic block whose
+memory accesses are plain global loads and stores at addresses computed from what a lane has at
+the loop's head (``gang_loops``: ``y[i] = a * x[i] + y[i]``, ``s += x[k]``) therefore runs eight
+neighbouring lanes of a chunk together (regiongen ``_gang``): instruction by instruction across
+them, as lock step does, so independent chains overlap and LLVM's SLP vectorizer makes vector
+instructions of them. Before each iteration every lane's addresses are computed and checked for
+the gang at once: each access's elements must follow one another lane by lane (then lane j's is
+lane 0's pointer plus j elements: one vector load or store), lie inside one allocation and be
+aligned. Where that fails nothing of the iteration has run: the lanes go on alone from the loop
+head, as before, and a lane that faults stops at its own instruction. A gang takes turns as a
+lane does (``TURN`` iterations), and its lanes leave it at the head or, where one leaves the loop,
+each at the head or after the loop. Loads and stores of the other lanes in between change nothing
+the lanes could see, for race-free code as for lock step.
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
