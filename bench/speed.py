@@ -45,6 +45,28 @@ def _grid_stride_check(size, args, blocks):
     return None if ok else "y: wrong saxpy result"
 
 
+GRID_SUM = r"""
+__global__ void grid_sum(const float* x, float* sums, int n) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    for (int k = tid; k < n; k += blockDim.x * gridDim.x)
+        s += x[k];
+    sums[tid] = s;
+}
+"""
+GRID_SUM_BLOCKS = 288       # Ansorge's reduce1 launch: 288 blocks of 256 threads over 2^24 floats
+
+
+def _grid_sum_check(size, args, blocks):
+    x, sums, _ = args
+    lanes = GRID_SUM_BLOCKS * 256
+    want = np.zeros(lanes, np.float32)
+    for row in range(0, size, lanes):           # each thread's own float32 order
+        part = x[row:row + lanes]
+        want[:part.size] += part
+    return None if np.array_equal(sums, want) else "sums: not each thread's float32 sum"
+
+
 BLOCK_RELAX = r"""
 __global__ void relax(float* v, int turns) {
     __shared__ float s[130];
@@ -76,10 +98,16 @@ BENCHES = dict(BENCHES, grid_stride=Bench(
     "grid_stride", "saxpy", GRID_STRIDE, (2**22,), (256,), lambda n: (256,),
     lambda n, rng: [rng.random(n, np.float32), np.random.default_rng(1).random(n, np.float32), np.int32(n)],
     _grid_stride_check))
+BENCHES = dict(BENCHES, grid_sum=Bench(
+    "grid_sum", "grid_sum", GRID_SUM, (2**24,), (256,), lambda n: (GRID_SUM_BLOCKS,),
+    lambda n, rng: [rng.random(n, np.float32), np.zeros(GRID_SUM_BLOCKS * 256, np.float32), np.int32(n)],
+    _grid_sum_check))
+GRID_STRIDE_KERNELS = {"grid_stride", "grid_sum"}     # a block's share of the work does not shrink with the grid
 
 # (kernel, size): the issue's list (issue 16)
 CASES = [("vector_add", 2**20), ("matmul", 256), ("matmul", 1024), ("collatz", 2**14), ("histogram", 2**24),
-         ("warp_shuffle", 2**20), ("grid_stride", 2**22), ("reduction", 2**20), ("block_relax", 20000)]
+         ("warp_shuffle", 2**20), ("grid_stride", 2**22), ("grid_sum", 2**24), ("reduction", 2**20),
+         ("block_relax", 20000)]
 CC = ["cc", "-O2"]
 
 
@@ -125,7 +153,7 @@ def emulate(name, size, interp_budget):
     os.environ["CUDALAB_TIER"] = "interp"
     launch(kernel, bench, size, args, 1)                   # warm-up: parsing, decoding
     blocks = full
-    if interp_budget is not None and name != "grid_stride":     # (a grid-stride block does all the work)
+    if interp_budget is not None and name not in GRID_STRIDE_KERNELS:
         first = max(1, min(full, (1 << 17) // (int(np.prod(bench.block)) * int(np.prod(bench.grid(size)[:-1])))))
         one = launch(kernel, bench, size, args, first)           # about one batch of the interpreter
         blocks = max(first, min(full, int(interp_budget / max(one, 1e-6) * first)))

@@ -626,6 +626,79 @@ def test_an_out_of_bounds_read_in_a_loop_names_the_line_and_thread(monkeypatch):
     assert "line 6" in got["compiled"][0] and "thread (64,0,0)" in got["compiled"][0]
 
 
+GANG_LOOPS = r"""
+__global__ void axpy_sum(float a, const float* x, float* y, float* sums, int n) {
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        y[i] = a * x[i] + y[i];             // each thread's own chain of float adds: order shows in the bits
+        s += y[i];
+    }
+    sums[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+__global__ void every_third(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = x[3 * i];                    // neighbouring threads read elements 3 apart
+}
+"""
+
+
+def gangs_built(source, kernel, tmp_path, monkeypatch):
+    """The loop heads whose lanes the tier runs in gangs (regiongen.RegionBuilder._gang), as built
+    into the native code of ``kernel``."""
+    from cudalab.emulator import regiongen
+    heads = []
+    real = regiongen.RegionBuilder._gang
+
+    def recording(self, h, *rest):
+        heads.append(h)
+        return real(self, h, *rest)
+    monkeypatch.setattr(regiongen.RegionBuilder, "_gang", recording)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))       # built here, not loaded
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    fresh = f"{kernel}_{tmp_path.name.replace('-', '_')}"         # (a kernel this process has not built)
+    m = cudalab.compile(source.replace(kernel, fresh))
+    m.get_kernel(fresh)[1, 32](*[np.float32(1), np.zeros(1, np.float32), np.zeros(1, np.float32),
+                                   np.zeros(32, np.float32), np.int32(0)][-5 if kernel == "axpy_sum" else 2:])
+    return heads
+
+
+@pytest.mark.parametrize("n", [32 * 1024, 32 * 1024 + 77])
+def test_a_grid_stride_loop_runs_its_lanes_in_gangs_with_the_same_bytes_and_counts(n, tmp_path, monkeypatch):
+    """Neighbouring threads run the loop's iterations side by side (regiongen._gang), one address
+    check a gang; where n is not a multiple of the grid the last turn's threads leave the loop at
+    different iterations, in the middle of their gangs."""
+    assert gangs_built(GANG_LOOPS, "axpy_sum", tmp_path, monkeypatch)
+    rng = np.random.default_rng(21)
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    same_in_both_tiers(monkeypatch, GANG_LOOPS, "axpy_sum", 8, 128,
+                       lambda: [np.float32(1.5), x, y.copy(), np.zeros(1024, np.float32), np.int32(n)])
+
+
+def test_a_gang_whose_threads_read_apart_goes_on_thread_by_thread_with_the_same_bytes(tmp_path, monkeypatch):
+    """A gang runs only where its threads' elements follow one another; x[3 * i] does not, so
+    each thread goes on alone, as before gangs."""
+    assert gangs_built(GANG_LOOPS, "every_third", tmp_path, monkeypatch)
+    x = np.random.default_rng(22).random(3 * 9000, np.float32)
+    args = same_in_both_tiers(monkeypatch, GANG_LOOPS, "every_third", 4, 64,
+                              lambda: [x, np.zeros(9000, np.float32), np.int32(9000)])
+    assert np.array_equal(args[1], x[::3])
+
+
+def test_an_out_of_bounds_write_in_a_gang_names_the_line_and_thread(tmp_path, monkeypatch):
+    """y is 40 elements short: the gang's check fails at the iteration that would write past it, its
+    threads go on alone, and the first to fault is reported where the interpreter reports it."""
+    assert gangs_built(GANG_LOOPS, "axpy_sum", tmp_path, monkeypatch)
+    m = cudalab.compile(GANG_LOOPS)
+    n = 8192
+
+    def run():
+        x, y = cudalab.to_device(np.ones(n, np.float32)), cudalab.to_device(np.ones(n - 40, np.float32))
+        m.axpy_sum[4, 128](np.float32(2), x, y, cudalab.to_device(np.zeros(512, np.float32)), np.int32(n))
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 5" in got["compiled"][0]
+
+
 def test_check_mode_runs_each_region_both_ways(monkeypatch):
     """CUDALAB_TIER=check runs every region natively and in the interpreter and compares them."""
     from cudalab.emulator import regions

@@ -88,9 +88,16 @@ static void grid_stride(void) {   /* saxpy: y = 2x + y */
     for (long i = 0; i < n_; i++) c_f[i] = 2.0f * a_f[i] + c_f[i];
 }
 
+#define GRID_SUM_THREADS (288 * 256)
+static void grid_sum(void) {      /* each of 288 x 256 threads' sum of every (288 x 256)-th float, in its order */
+    memset(c_f, 0, GRID_SUM_THREADS * sizeof *c_f);
+    for (long row = 0; row < n_; row += GRID_SUM_THREADS)
+        for (long t = 0; t < GRID_SUM_THREADS && row + t < n_; t++) c_f[t] += a_f[row + t];
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride|reduction|block_relax SIZE\n", argv[0]);
+        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride|grid_sum|reduction|block_relax SIZE\n", argv[0]);
         return 2;
     }
     const char *name = argv[1];
@@ -115,6 +122,7 @@ int main(int argc, char **argv) {
     void (*fn)(void) = strcmp(name, "vector_add") == 0 ? vector_add : strcmp(name, "matmul") == 0 ? matmul
         : strcmp(name, "histogram") == 0 ? histogram : strcmp(name, "warp_shuffle") == 0 ? warp_reduce
         : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride
+        : strcmp(name, "grid_sum") == 0 ? grid_sum
         : strcmp(name, "reduction") == 0 ? reduce : strcmp(name, "block_relax") == 0 ? block_relax : NULL;
     if (!fn) {
         fprintf(stderr, "unknown kernel %s\n", name);

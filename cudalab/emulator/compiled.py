@@ -515,16 +515,19 @@ def plan(df, module, sink):
                             symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
     regions = []
     for s, e in spans:
-        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, [[p, cuts[p]] for p in range(s, e) if p in cuts])
+        # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
+        inner = any(s2 < s < e2 for s2, e2 in spans)
+        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find,
+                         [[p, cuts[p]] for p in range(s, e) if p in cuts], gangs=not inner)
         if r is not None:
             regions.append(r)
     return groups, regions
 
 
-def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
+def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), gangs=True):
     """A region's function into ``sink`` (tried in a scratch module first: the generator may
     still refuse something there, and a half-built function would spoil the module). ``cuts``:
-    [[pc, kind], ...] inside it (regions.py, "Cuts")."""
+    [[pc, kind], ...] inside it (regions.py, "Cuts"); ``gangs``: may its loops run lanes in gangs."""
     from llvmlite import ir
     from . import llvmgen as lg
     from . import regions as rg
@@ -548,27 +551,37 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=()):
     stops = {p: [[name, cols[name]] for name in live] for p, live in stops.items()}
     generic = rg.restricts_generic(code, s, e)
     turns = rg.turn_loops(code, s, e, live_out) if not cuts else []
+    gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
-    for target in (ir.Module(name="scratch"), sink):
+
+    def attempt(target, gangs):
+        scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
-            target, name, df.func, d, symbols if target is sink else list(symbols),
-            find if target is sink else lg.find_function(target), code, s, e, live_in, SPIN_LIMIT, generic)
+            target, name, df.func, d, list(symbols) if scratch else symbols,
+            lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
+        if cuts:
+            rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
+        else:
+            rb.build(named, inputs, outputs, cols, turns, gangs)
+        return rb
+    # tried in a scratch module first (the generator may still refuse something there, and a
+    # half-built function would spoil the module); with gangs, then without (a gang's body may bail out)
+    for tried in ([gangs, {}] if gangs else [{}]):
         try:
-            if cuts:
-                rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
-            else:
-                rb.build(named, inputs, outputs, cols, turns)
+            attempt(ir.Module(name="scratch"), tried)
         except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
-            if target is sink:
-                raise
-            return None
+            continue
+        break
+    else:
+        return None
+    rb = attempt(sink, tried)
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      # (a buffered register's array is written only where the block leaves native code)
                      sorted([p, c] for p, c in stops.items()), sorted((stored | set(getattr(rb, "buffered", ()))) - live_in[s]),
                      [list(c) for c in cuts],
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
-                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()))
+                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(tried))
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -810,7 +823,11 @@ def _build(program, df):
         mod.verify()
         mod.triple = llvm.get_process_triple()
         mod.data_layout = str(j["tm"].target_data)
-        pb = llvm.create_pass_builder(j["tm"], llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL))
+        tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+        # a gang's lanes side by side become vector instructions (regiongen._gang); elsewhere the
+        # pass would only cost build time
+        tuning.slp_vectorization = any(r.gangs for r in regions)
+        pb = llvm.create_pass_builder(j["tm"], tuning)
         pb.getModulePassManager().run(mod, pb)
         obj = j["tm"].emit_object(mod)
         _save(key, groups, regions, obj)

@@ -12,7 +12,9 @@ of ``spill``, one int64 per register, zero-extended; its pc, instruction count a
 ``state[k] = (pc, count, spins)``, pc -1: not started, -2: through), so they walk through memory
 side by side as the threads of a warp do (a grid-stride loop run one thread after another would
 jump by the grid's size at every access; a few iterations a turn keep the cost of parking small).
-Other loops run straight through.
+Other loops run straight through. A gang loop's lanes, once waiting at its head, run in gangs
+of ``GANG`` (``_gang``; regions.py, "Gangs"): a gang's lanes ``k .. k + GANG - 1`` wait in
+``state`` like any lane, at the loop's head or after its end.
 
 ``st``: [0] the first lane (index into ``lanes``) of the chunk to go on with, [2] the
 thread-instruction budget of this call, [3] thread-instructions run (added), [4] the longest lane
@@ -32,7 +34,7 @@ from . import llvmgen as lg
 from . import regions as rg
 from .decode import _regs
 from .engine import K_BRA
-from .llvmgen import I8, I32, I64, GENERATORS, GroupBuilder, Skip
+from .llvmgen import I1, I8, I32, I64, GENERATORS, GroupBuilder, Skip
 from .memory import SHARED_WINDOW, WINDOW_SIZE
 
 
@@ -40,11 +42,14 @@ CHUNK = 128           # lanes that take turns in loops that touch global memory 
 BUFFER_PAD = 32       # elements before and after a block's register buffer (CutRegionBuilder._buffered)
 BUFFER_BYTES = 1 << 20  # stack the buffers of a block of 1024 threads may take (a thread's stack is 8 MiB)
 TURN = 8              # iterations a lane runs per turn
+GANG = 8              # lanes of a chunk that run a gang loop's iterations together (RegionBuilder._gang)
 
 
 class RegionBuilder(GroupBuilder):
     """Emits one region function. The per-instruction code is GroupBuilder's (generators read
     registers with ``reg_storage`` and write them with ``set_reg``; here those go to allocas)."""
+
+    gangs: dict = {}
 
     def __init__(self, module, name, func, d, symbols, find_fn, code, start, end, live_in, spin_limit,
                  generic_shared_stops):
@@ -101,6 +106,8 @@ class RegionBuilder(GroupBuilder):
     # ---------------------------------------------------------------- bail-outs stop the lane at its pc
     @property
     def bail_block(self):
+        if self.__dict__.get("in_gang"):
+            raise Skip("a gang loop's instruction may bail out")
         if self._bail is None:
             self._bail = self._stop(self._pc, 0, self._block_end - self._pc)
         return self._bail
@@ -112,6 +119,14 @@ class RegionBuilder(GroupBuilder):
         self.b.position_at_end(ok)
 
     def pointer(self, space, addr, size):
+        if self.__dict__.get("in_gang") and self._pc in self.prechecked:
+            # a gang's lanes access consecutive elements (_gang checked it): lane j's is lane 0's
+            # pointer plus j elements, which lets LLVM see one vector access
+            first = self.gang_pointers.get(self._pc)
+            if first is None:
+                first = self.gang_pointers[self._pc] = super().pointer(space, addr, size)
+                return first
+            return self.b.gep(first, [ir.Constant(I64, self.gang_lane * lg.mem_access(self.code[self._pc][2])[2])])
         if space == "generic" and self.generic_shared_stops:
             b = self.b
             self.bail_if(b.icmp_unsigned("<", b.sub(addr, ir.Constant(I64, SHARED_WINDOW)),
@@ -178,14 +193,17 @@ class RegionBuilder(GroupBuilder):
         self.lane.add_incoming(kk, pick)
         self.body = body
 
-    def build(self, named, inputs, outputs, spill_cols, turn_loops):
+    def build(self, named, inputs, outputs, spill_cols, turn_loops, gangs=None):
         """Emit everything: ``named`` are the registers the region names (an alloca each),
         ``inputs`` are loaded at the start, ``outputs`` stored at the exit, ``spill_cols``
         (register -> column) saved in the lane's row where it waits or stops (those live at its
-        pc); ``turn_loops``: the back-edge pcs after which the lane hands over to the next one."""
+        pc); ``turn_loops``: the back-edge pcs after which the lane hands over to the next one;
+        ``gangs``: {head: back edge} of the turn loops whose lanes go in gangs (``_gang``)."""
         b = self.b
         code, s, e = self.code, self.start, self.end
         self.spill_cols, self.turn_loops = spill_cols, set(turn_loops)
+        self.gangs = gangs = dict(gangs or {}) if turn_loops else {}
+        self.inputs = inputs
         self.turns = bool(turn_loops)      # else no lane waits between rounds: no state but the resumed lane's
         self.nspill = max(len(spill_cols), 1)
         chunk = self.fn.append_basic_block("chunk")
@@ -199,7 +217,9 @@ class RegionBuilder(GroupBuilder):
         self.c_first = c_first
         # chunks of CHUNK lanes; each chunk in rounds until all its lanes are through
         c, c1, done = self._chunks(chunk, named, c_first, nrec0, ir.Constant(I64, CHUNK),
-                                   ("left", "base", "spin", "turn"))
+                                   ("left", "base", "spin", "turn", "turn_limit"))
+        # the lead lane of the gang whose check failed last: its lanes run this round alone (_gang)
+        self.solo = self._local_var("solo", ir.Constant(I64, -GANG))
         round_ = self.fn.append_basic_block("round")
         if self.turns:
             # st[1]: lanes below it have their state; a chunk's lanes get theirs when it starts
@@ -244,14 +264,25 @@ class RegionBuilder(GroupBuilder):
         b.branch(head)
         b.position_at_end(look)
         pick = self.fn.append_basic_block("pick")
+        gang_starts = {h: self.fn.append_basic_block(f"gang{h}") for h in gangs}
         if self.turns:
             pc_now = b.load(self._state(kk, 0))
-            b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, pick)
+            sel = self.fn.append_basic_block("gang_or_lane") if gangs else pick
+            b.cbranch(b.icmp_signed("==", pc_now, ir.Constant(I64, -2)), self.next_lane, sel)
+            if gangs:
+                self._gang_test(sel, pc_now, kk, gang_starts, pick)
         else:                  # only the first lane of a call may resume (at st[1], from its row)
             pc_now = b.select(b.icmp_signed("==", kk, self.c_first), self.resume_pc, ir.Constant(I64, -1))
             b.branch(pick)
         self._lane_of(kk, pick)
         b.store(ir.Constant(I64, 0), self.turn)
+        if gangs:       # a lane whose gang can form hands over after one turn of a gang loop
+            off = b.sub(kk, b.load(self.c))
+            whole = b.icmp_signed("<=", b.add(b.sub(off, b.and_(off, ir.Constant(I64, GANG - 1))),
+                                              ir.Constant(I64, GANG)), b.sub(b.load(self.c1), b.load(self.c)))
+            alone = self._in_solo_gang(kk)
+            b.store(b.select(b.and_(whole, b.not_(alone)), ir.Constant(I64, 1), ir.Constant(I64, TURN)),
+                    self.turn_limit)
         if self.turns:
             cnt = b.load(self._state(kk, 1))
             b.store(cnt, self.cnt)
@@ -266,7 +297,7 @@ class RegionBuilder(GroupBuilder):
         leaders = {s} | {code[p][3] for p in branches if s <= code[p][3] < e} | {p + 1 for p in branches if p + 1 < e}
         leaders = sorted(leaders)
         self.blocks = {q: self.fn.append_basic_block(f"pc{q}") for q in leaders}
-        heads = sorted({code[p][3] for p in branches if code[p][3] <= p})
+        heads = sorted({code[p][3] for p in branches if code[p][3] <= p} | {p + 1 for p in gangs.values()})
         self.exit = self.fn.append_basic_block("exit")
         # where a lane goes on: the start (-1), or the loop head it waits at
         init_s = self.fn.append_basic_block("init")
@@ -287,8 +318,10 @@ class RegionBuilder(GroupBuilder):
                 else:
                     v = self._load_reg(name)
                 b.store(v, self.slot(name))
-            b.branch(self.blocks[q])
+            b.branch(self.blocks[q] if q < e else self.exit)
         self._emit_code(leaders, e)
+        for h, p in gangs.items():
+            self._gang(h, p, gang_starts[h], pick, kk)
         # a lane through: store what lives on, count, next lane
         b.position_at_end(self.exit)
         for name in outputs:
@@ -411,7 +444,8 @@ class RegionBuilder(GroupBuilder):
             n = b.add(b.load(self.turn), ir.Constant(I64, 1))
             b.store(n, self.turn)
             hand = self.fn.append_basic_block(f"hand{p}")
-            b.cbranch(b.icmp_signed("<", n, ir.Constant(I64, TURN)), self.blocks[t], hand)
+            limit = b.load(self.turn_limit) if self.gangs.get(t) == p else ir.Constant(I64, TURN)
+            b.cbranch(b.icmp_signed("<", n, limit), self.blocks[t], hand)
             b = ir.IRBuilder(hand)
             self._park(b, t)
             b.store(ir.Constant(I64, 1), self.left)
@@ -426,6 +460,192 @@ class RegionBuilder(GroupBuilder):
         self._report(b)
         b.ret(ir.Constant(I32, 1))
         return bb
+
+    # ---------------------------------------------------------------- gangs: lanes of a chunk side by side
+    def _gang_test(self, sel, pc_now, kk, starts, pick):
+        """At ``sel``: lane ``kk`` leads a gang where it waits at a gang loop's head, starts a group
+        of ``GANG`` lanes of its chunk (counted from the chunk's first lane), is not in the gang
+        whose check failed last (``solo``: its lanes go on alone this round), and its ``GANG - 1``
+        followers wait at the same head; else it goes on alone at ``pick``."""
+        b = self.b
+        b.position_at_end(sel)
+        sw = b.switch(pc_now, pick)
+        for h, start in starts.items():
+            test, more = self.fn.append_basic_block(f"gang{h}_test"), self.fn.append_basic_block(f"gang{h}_more")
+            sw.add_case(ir.Constant(I64, h), test)
+            b.position_at_end(test)
+            off = b.sub(kk, b.load(self.c))
+            ok = b.and_(b.icmp_unsigned("==", b.and_(off, ir.Constant(I64, GANG - 1)), ir.Constant(I64, 0)),
+                        b.icmp_signed("<=", b.add(kk, ir.Constant(I64, GANG)), b.load(self.c1)))
+            b.cbranch(b.and_(ok, b.not_(self._in_solo_gang(kk))), more, pick)
+            b.position_at_end(more)
+            at = [b.icmp_signed("==", b.load(self._state(b.add(kk, ir.Constant(I64, j)), 0)), ir.Constant(I64, h))
+                  for j in range(1, GANG)]
+            every = at[0]
+            for x in at[1:]:
+                every = b.and_(every, x)
+            b.cbranch(every, start, pick)
+
+    def _in_solo_gang(self, kk):
+        b = self.b
+        return b.icmp_unsigned("<", b.sub(kk, b.load(self.solo)), ir.Constant(I64, GANG))
+
+    def _gang(self, h, p, start, pick, kk):
+        """A *gang*: lanes ``kk .. kk + GANG - 1``, all waiting at the head ``h`` of the one-block
+        loop ``h..p`` (regions.gang_loops), run its iterations together, instruction by
+        instruction across the lanes as lock step runs them (independent chains side by side:
+        a reduction's adds overlap, and LLVM may pack them into vector instructions). Before each
+        iteration every lane computes the addresses of the body's accesses (regions.prechecks),
+        and one check of each access's lowest and highest address and alignment covers the gang;
+        the body then runs unchecked. Where a check fails the lanes, all at ``h`` with nothing of
+        the iteration run, go on alone (the first of them at once, at ``pick``; ``solo``), so a
+        lane that would fault stops at its own instruction. The gang stops after ``TURN``
+        iterations (lanes take turns, walking memory as a warp does), when the call's budget is
+        spent, or when a lane leaves the loop: each lane then waits at ``h`` or at ``p + 1`` with
+        its registers in its row (``_gang_park``)."""
+        b, code = self.b, self.code
+        body = list(range(h, p))
+        size = ir.Constant(I64, p + 1 - h)          # the loop's block, as _emit_code counts it
+        accesses, part = rg.prechecks(code, body, self.d.param_offsets)
+        saved = self.slots, self.cur, self.lane, self.body, self._lane_parts, self.prechecked
+        self.in_gang = True
+        b.position_at_end(start)
+        has_list = b.icmp_unsigned("!=", self.lanes, ir.Constant(I64.as_pointer(), None))
+        dummy = self._local_var(f"gang{h}_nolist", ir.Constant(I64, 0))
+        ks = [b.add(kk, ir.Constant(I64, j)) for j in range(GANG)]
+        lanes = [b.select(has_list, b.load(b.select(has_list, b.gep(self.lanes, [k]), dummy)), k) for k in ks]
+        ctxs = []           # per lane: [slots, current values, lane, (block, thread)]
+        keep = sorted(self.live_in[h] & (set(self.spill_cols) | set(self.inputs)))
+        for k, lane_k in zip(ks, lanes):
+            self.slots, self.cur, self.lane, self.body, self._lane_parts = {}, {}, lane_k, start, None
+            row = b.mul(k, ir.Constant(I64, self.nspill))
+            for name in keep:
+                if name in self.spill_cols:
+                    raw = b.load(b.gep(self.spill, [b.add(row, ir.Constant(I64, self.spill_cols[name]))]))
+                    v = b.trunc(raw, self._st_ty(name)) if self._st_ty(name).width < 64 else raw
+                else:
+                    v = self._load_reg(name)
+                b.store(v, self.slot(name))
+            ctxs.append([self.slots, {}, lane_k, None])
+        iters = self._local_var(f"gang{h}_iters")
+        b.store(ir.Constant(I64, 0), iters)
+        found = {a: [self._local_var(f"gang{h}_{a}_{n}", ir.Constant(I64, 0)) for n in ("lo", "hi")] for a in accesses}
+        it = self.fn.append_basic_block(f"gang{h}_iteration")
+        b.branch(it)
+        b.position_at_end(it)
+
+        def lane(j):
+            self.slots, self.cur, self.lane, self._lane_parts = ctxs[j][0], ctxs[j][1], ctxs[j][2], ctxs[j][3]
+
+        def leave(j):
+            ctxs[j][1], ctxs[j][3] = self.cur, self._lane_parts
+        # every lane's addresses, computed on scratch copies of its registers (the body computes
+        # them again): lowest, highest, and the OR of all (alignment)
+        ranges = {}
+        for j in range(GANG):
+            lane(j)
+            self.cur = {name: b.load(slot) for name, slot in ctxs[j][0].items()}
+            self.slots = {}
+            for q in sorted(set(part) | set(accesses)):
+                self._pc = q
+                inst = code[q][2]
+                if q not in accesses:
+                    self.emit(inst)
+                    continue
+                addr = self.address(lg.mem_access(inst)[1])
+                if q not in ranges:
+                    ranges[q] = [addr, addr, addr, ir.Constant(I1, 1)]
+                else:       # lane j's element follows lane 0's by j (else the lanes go on alone)
+                    lo, hi, bits, seq = ranges[q]
+                    step = ir.Constant(I64, j * lg.mem_access(inst)[2])
+                    ranges[q] = [lo, addr, b.or_(bits, addr), b.and_(seq, b.icmp_unsigned("==", b.sub(addr, lo), step))]
+            ctxs[j][3] = self._lane_parts
+        run = self.fn.append_basic_block(f"gang{h}_run")
+        failed = self.fn.append_basic_block(f"gang{h}_failed")
+        for a, (lo, hi, bits, seq) in ranges.items():
+            nbytes = lg.mem_access(code[a][2])[2]
+            end = b.add(hi, ir.Constant(I64, nbytes))
+            flo, fhi = found[a]
+            aligned = b.and_(seq, b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, nbytes - 1)),
+                                                  ir.Constant(I64, 0)))
+            inside = b.and_(b.icmp_unsigned(">=", lo, b.load(flo)), b.icmp_unsigned("<=", end, b.load(fhi)))
+            slow, fine = self.fn.append_basic_block(f"gang{h}_{a}_find"), self.fn.append_basic_block(f"gang{h}_{a}_ok")
+            b.cbranch(b.and_(inside, aligned), fine, slow)
+            b.position_at_end(slow)
+            hit = b.call(self.find_fn, [lo, end, self.ctxp, flo, fhi])
+            b.cbranch(b.and_(hit, aligned), fine, failed)
+            b.position_at_end(fine)
+        b.branch(run)
+        # the iteration, instruction by instruction across the lanes
+        b.position_at_end(run)
+        self.prechecked = frozenset(accesses)
+        self.gang_pointers = {}
+        for q in body:
+            self._pc, self._block_end = q, p + 1
+            for j in range(GANG):
+                lane(j)
+                self.gang_lane = j
+                self.emit(code[q][2])
+                leave(j)
+        guard = code[p][2].guard
+        goes = []
+        for j in range(GANG):
+            lane(j)
+            g = self.to_type(self.reg_storage(guard[0]), "p", "pred")
+            goes.append(b.not_(g) if guard[1] else g)
+            leave(j)
+        every = goes[0]
+        for x in goes[1:]:
+            every = b.and_(every, x)
+        n = b.add(b.load(iters), ir.Constant(I64, 1))
+        b.store(n, iters)
+        spent = b.add(b.load(self.total), b.mul(b.mul(n, size), ir.Constant(I64, GANG)))
+        more = b.and_(b.icmp_signed("<", n, ir.Constant(I64, TURN)), b.icmp_signed("<", spent, self.budget))
+        after = self.fn.append_basic_block(f"gang{h}_after")
+        b.cbranch(b.and_(every, more), it, after)
+        # a lane leaves the loop, the gang's turn ends or the budget is spent: every lane waits
+        b.position_at_end(after)
+        self._gang_park(h, p, ks, lane, goes, iters, size)
+        suspend, on = self.fn.append_basic_block(f"gang{h}_suspend"), self.fn.append_basic_block(f"gang{h}_on")
+        b.cbranch(b.icmp_signed(">=", b.load(self.total), self.budget), suspend, on)
+        b.position_at_end(on)
+        b.store(ks[-1], self.k)
+        b.branch(self.next_lane)
+        b.position_at_end(suspend)
+        b.store(b.load(self.c), self._st_at_b(b, 0))
+        self._report(b)
+        b.ret(ir.Constant(I32, 1))
+        # a check failed: the lanes wait at the head (none has run the iteration); the first goes on alone
+        b.position_at_end(failed)
+        self._gang_park(h, p, ks, lane, None, iters, size)
+        b.store(kk, self.solo)
+        b.branch(pick)
+        self.slots, self.cur, self.lane, self.body, self._lane_parts, self.prechecked = saved
+        self.in_gang = False
+
+    def _gang_park(self, h, p, ks, lane, goes, iters, size):
+        """Each lane of a gang waits where it is (``h``, or ``p + 1`` where ``goes`` says it left
+        the loop; None: all at ``h``), its registers live there in its row, its instructions
+        counted."""
+        b = self.b
+        names = sorted((self.live_in[h] | self.live_in[p + 1]) & set(self.spill_cols))
+        ran = b.mul(b.load(iters), size)
+        for j, k in enumerate(ks):
+            lane(j)
+            row = b.mul(k, ir.Constant(I64, self.nspill))
+            for name in names:
+                if name not in self.slots:
+                    continue            # (neither live at the head nor written by the body)
+                v = b.load(self.slots[name])        # (its slot: the values where this block is reached)
+                v = b.zext(v, I64) if v.type.width < 64 else v
+                b.store(v, b.gep(self.spill, [b.add(row, ir.Constant(I64, self.spill_cols[name]))]))
+            at = (ir.Constant(I64, h) if goes is None
+                  else b.select(goes[j], ir.Constant(I64, h), ir.Constant(I64, p + 1)))
+            b.store(at, self._state(k, 0))
+            count = self._state(k, 1)
+            b.store(b.add(b.load(count), ran), count)
+        b.store(b.add(b.load(self.total), b.mul(ran, ir.Constant(I64, len(ks)))), self.total)
+        b.store(ir.Constant(I64, 1), self.left)
 
     def _check_target(self, p, target):
         if target is None or not (self.start <= target <= self.end):

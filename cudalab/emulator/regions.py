@@ -113,6 +113,21 @@ store to ``s[tid]`` after its loads; registers the segment does not write) needs
 its own: every lane that reaches it was among the first phase's. Addresses that come from
 loaded values (a histogram's bin) stay checked per lane.
 
+**Gangs.** Lane after lane, a grid-stride loop costs each element its own address checks, and a
+sum's chain of float adds waits on itself at every element. A loop that is one basic block whose
+memory accesses are plain global loads and stores at addresses computed from what a lane has at
+the loop's head (``gang_loops``: ``y[i] = a * x[i] + y[i]``, ``s += x[k]``) therefore runs eight
+neighbouring lanes of a chunk together (regiongen ``_gang``): instruction by instruction across
+them, as lock step does, so independent chains overlap and LLVM's SLP vectorizer makes vector
+instructions of them. Before each iteration every lane's addresses are computed and checked for
+the gang at once: each access's elements must follow one another lane by lane (then lane j's is
+lane 0's pointer plus j elements: one vector load or store), lie inside one allocation and be
+aligned. Where that fails nothing of the iteration has run: the lanes go on alone from the loop
+head, as before, and a lane that faults stops at its own instruction. A gang takes turns as a
+lane does (``TURN`` iterations), and its lanes leave it at the head or, where one leaves the loop,
+each at the head or after the loop. Loads and stores of the other lanes in between change nothing
+the lanes could see, for race-free code as for lock step.
+
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
 fractions) becomes an estimate for a region: the longest path of one thread in the call, which is
@@ -151,6 +166,7 @@ class Region:
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
     heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
     remat_at: list = dataclasses.field(default_factory=list)  # [[pc, [pc, ...]], ...]: Runner._rematerialize
+    gangs: list = dataclasses.field(default_factory=list)   # heads of the loops whose lanes go in gangs (gang_loops)
 
 
 # ------------------------------------------------------------------ finding regions
@@ -701,6 +717,32 @@ def turn_loops(code, s, e, live_out):
             if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")
                    and _space(code[q][2]) in ("global", "generic") for q in range(head, p + 1)):
                 out.append(p)
+    return out
+
+
+def gang_loops(code, s, e, turns, param_offsets):
+    """{head: back-edge pc} of the turn loops (``turn_loops``) that a *gang* of lanes may run
+    together (regiongen ``_gang``): the loop is one basic block ``head..back`` ending in a guarded
+    branch back (a grid-stride loop's body), nothing branches into it, and its memory accesses are
+    plain global or constant loads and stores whose addresses every lane computes from what it has
+    at the head (``prechecks``), so one check of the gang's addresses before an iteration lets the
+    iteration run unchecked."""
+    from .engine import K_BRA, K_NORMAL
+    targets = {code[p][3] for p in range(s, e) if code[p][0] == K_BRA}
+    out = {}
+    for p in turns:
+        h = code[p][3]
+        body = range(h, p)
+        if (code[p][2].guard is None or any(q in targets for q in range(h + 1, p + 1))
+                or any(code[q][0] != K_NORMAL for q in body) or spins(code, h, p)):
+            continue
+        mem = [q for q in body if code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")]
+        if any(code[q][2].opcode not in ("ld", "ldu", "st") or _space(code[q][2]) not in ("global", "const")
+               for q in mem):
+            continue
+        if mem and prechecks(code, list(body), param_offsets)[0] != mem:
+            continue
+        out[h] = p
     return out
 
 
