@@ -922,14 +922,28 @@ __global__ void mirrored(const float* x, float* out, int n, int lag) {
 """
 
 
+def stopped_lanes(monkeypatch):
+    """A list that collects, for each native region call, the lanes it handed to the interpreter."""
+    from cudalab.emulator import regions
+    real, out = regions.Runner._run, []
+
+    def counting(self, ex, stack, ent):
+        depth = len(stack)
+        got = real(self, ex, stack, ent)
+        out.append(sum(int(e[2].sum()) for e in stack[depth:]))
+        return got
+    monkeypatch.setattr(regions.Runner, "_run", counting)
+    return out
+
+
 @pytest.mark.parametrize("n, lag, error", [(128, 0, None), (129, 1, "Invalid __shared__ write of size 4 bytes")])
-def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(n, lag, error, monkeypatch):
+def test_a_failed_address_check_makes_that_access_check_each_lane(n, lag, error, monkeypatch, tmp_path):
     """With n = 128 the grid's last thread skips ``x[i + 1]``, but the check of the whole block's
-    addresses counts it (x[n] is past the end), so that block runs interpreted from the segment's
-    start: the interpreter's bytes and counts, no error. The store ``s[t + lag]`` starts the second
-    phase of its segment (it conflicts with the load before it); with lag 1 each block's thread 63
-    writes past the array, and the threads waiting at the store go on interpreted, where the error
-    names the line."""
+    addresses counts it (x[n] is past the end), so in that block ``x[i + 1]`` checks each lane's
+    address: the block still runs natively, with the interpreter's bytes and counts, no error. The
+    store ``s[t + lag]`` starts the second phase of its segment (it conflicts with the load before
+    it); with lag 1 each block's thread 63 writes past the array: it stops at the store and the
+    interpreter names the line."""
     from cudalab.emulator import regions
     from cudalab.emulator.engine import DeviceMemory, Program
     (s, e), = cut_spans(MIRRORED, "mirrored")
@@ -939,6 +953,8 @@ def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(
                  and df.code[p + 1][2].opcode == "bar")
     assert regions.prechecks(df.code, [store], df.param_offsets)[0] == [store]
     x = np.random.default_rng(4).random(n, np.float32)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    stops = stopped_lanes(monkeypatch)
 
     def run():
         out = cudalab.to_device(np.zeros(128, np.float32))
@@ -949,6 +965,7 @@ def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(
     if error is None:
         want = np.concatenate([x[1:], [0]]).reshape(2, 64)[:, ::-1].ravel()
         assert got["compiled"][1][0] == want.astype(np.float32).tobytes()
+        assert stops and not any(stops)           # both blocks ran natively to the region's end
     else:
         assert error in got["compiled"][0] and "line 10" in got["compiled"][0]
         assert "thread (63,0,0) in block (0,0,0)" in got["compiled"][0]
