@@ -1830,3 +1830,44 @@ def test_a_kernel_built_with_fast_math_runs_natively_with_the_same_bytes(monkeyp
     got = both_tiers(run, monkeypatch)
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     assert_native(m, "weighted", ("fma", "max"))
+
+
+BIASED_SUMS = r"""
+__device__ float BIAS[4];
+__global__ void NAME(const float* x, float* out, int n) {
+    __shared__ float s[64];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = 0.0f;
+    for (int k = 0; k < n; k++) v += x[(i + k) % 128];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    out[i] = s[63 - threadIdx.x] + BIAS[i % 4];
+}
+"""
+
+
+def test_the_same_kernel_under_other_names_loads_the_native_code_built_before(tmp_path, monkeypatch):
+    """Native code is found by the kernel's body, not its names (compiled.fingerprint): a second
+    program whose kernel, variable and labels are named otherwise (one more kernel before it, as
+    CUB's kernels are named after the architectures a build asks for) runs the code the first
+    built, reading its own variable by name."""
+    first = BIASED_SUMS.replace("NAME", "first_sums")
+    second = ("__global__ void before(int* p) { if (p[0] > 1) p[0] = 0; }\n"
+              + BIASED_SUMS.replace("NAME", "second_sums").replace("BIAS", "OFFSET"))
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    built = []
+    real = compiled.plan
+    monkeypatch.setattr(compiled, "plan", lambda *a: built.append(a[0].func.name) or real(*a))
+    x = np.random.default_rng(5).random(128, np.float32)
+    outs = []
+    for source, kernel, variable, bias in ((first, "first_sums", "BIAS", 1.0), (second, "second_sums", "OFFSET", 100.0)):
+        m = cudalab.compile(source)
+        m.get_global(variable).copy_to_device(np.full(4, bias, np.float32))
+        out = np.zeros(128, np.float32)
+        m.get_kernel(kernel)[2, 64](x, out, np.int32(5))
+        outs.append(out)
+    assert len(built) == 1 and "first_sums" in built[0]           # the second program built nothing
+    sums = np.array([sum(x[(i + k) % 128] for k in range(5)) for i in range(128)], np.float32)
+    want = sums.reshape(2, 64)[:, ::-1].ravel()
+    assert np.allclose(outs[0], want + 1.0) and np.allclose(outs[1], want + 100.0)
