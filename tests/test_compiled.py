@@ -1067,14 +1067,28 @@ __global__ void mirrored(const float* x, float* out, int n, int lag) {
 """
 
 
+def stopped_lanes(monkeypatch):
+    """A list that collects, for each native region call, the lanes it handed to the interpreter."""
+    from cudalab.emulator import regions
+    real, out = regions.Runner._run, []
+
+    def counting(self, ex, stack, ent):
+        depth = len(stack)
+        got = real(self, ex, stack, ent)
+        out.append(sum(int(e[2].sum()) for e in stack[depth:]))
+        return got
+    monkeypatch.setattr(regions.Runner, "_run", counting)
+    return out
+
+
 @pytest.mark.parametrize("n, lag, error", [(128, 0, None), (129, 1, "Invalid __shared__ write of size 4 bytes")])
-def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(n, lag, error, monkeypatch):
+def test_a_failed_address_check_makes_that_access_check_each_lane(n, lag, error, monkeypatch, tmp_path):
     """With n = 128 the grid's last thread skips ``x[i + 1]``, but the check of the whole block's
-    addresses counts it (x[n] is past the end), so that block runs interpreted from the segment's
-    start: the interpreter's bytes and counts, no error. The store ``s[t + lag]`` starts the second
-    phase of its segment (it conflicts with the load before it); with lag 1 each block's thread 63
-    writes past the array, and the threads waiting at the store go on interpreted, where the error
-    names the line."""
+    addresses counts it (x[n] is past the end), so in that block ``x[i + 1]`` checks each lane's
+    address: the block still runs natively, with the interpreter's bytes and counts, no error. The
+    store ``s[t + lag]`` starts the second phase of its segment (it conflicts with the load before
+    it); with lag 1 each block's thread 63 writes past the array: it stops at the store and the
+    interpreter names the line."""
     from cudalab.emulator import regions
     from cudalab.emulator.engine import DeviceMemory, Program
     (s, e), = cut_spans(MIRRORED, "mirrored")
@@ -1084,6 +1098,8 @@ def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(
                  and df.code[p + 1][2].opcode == "bar")
     assert regions.prechecks(df.code, [store], df.param_offsets)[0] == [store]
     x = np.random.default_rng(4).random(n, np.float32)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    stops = stopped_lanes(monkeypatch)
 
     def run():
         out = cudalab.to_device(np.zeros(128, np.float32))
@@ -1094,6 +1110,7 @@ def test_a_failed_address_check_hands_the_block_or_the_phase_to_the_interpreter(
     if error is None:
         want = np.concatenate([x[1:], [0]]).reshape(2, 64)[:, ::-1].ravel()
         assert got["compiled"][1][0] == want.astype(np.float32).tobytes()
+        assert stops and not any(stops)           # both blocks ran natively to the region's end
     else:
         assert error in got["compiled"][0] and "line 10" in got["compiled"][0]
         assert "thread (63,0,0) in block (0,0,0)" in got["compiled"][0]
@@ -1958,3 +1975,44 @@ def test_a_kernel_built_with_fast_math_runs_natively_with_the_same_bytes(monkeyp
     got = both_tiers(run, monkeypatch)
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     assert_native(m, "weighted", ("fma", "max"))
+
+
+BIASED_SUMS = r"""
+__device__ float BIAS[4];
+__global__ void NAME(const float* x, float* out, int n) {
+    __shared__ float s[64];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = 0.0f;
+    for (int k = 0; k < n; k++) v += x[(i + k) % 128];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    out[i] = s[63 - threadIdx.x] + BIAS[i % 4];
+}
+"""
+
+
+def test_the_same_kernel_under_other_names_loads_the_native_code_built_before(tmp_path, monkeypatch):
+    """Native code is found by the kernel's body, not its names (compiled.fingerprint): a second
+    program whose kernel, variable and labels are named otherwise (one more kernel before it, as
+    CUB's kernels are named after the architectures a build asks for) runs the code the first
+    built, reading its own variable by name."""
+    first = BIASED_SUMS.replace("NAME", "first_sums")
+    second = ("__global__ void before(int* p) { if (p[0] > 1) p[0] = 0; }\n"
+              + BIASED_SUMS.replace("NAME", "second_sums").replace("BIAS", "OFFSET"))
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    built = []
+    real = compiled.plan
+    monkeypatch.setattr(compiled, "plan", lambda *a: built.append(a[0].func.name) or real(*a))
+    x = np.random.default_rng(5).random(128, np.float32)
+    outs = []
+    for source, kernel, variable, bias in ((first, "first_sums", "BIAS", 1.0), (second, "second_sums", "OFFSET", 100.0)):
+        m = cudalab.compile(source)
+        m.get_global(variable).copy_to_device(np.full(4, bias, np.float32))
+        out = np.zeros(128, np.float32)
+        m.get_kernel(kernel)[2, 64](x, out, np.int32(5))
+        outs.append(out)
+    assert len(built) == 1 and "first_sums" in built[0]           # the second program built nothing
+    sums = np.array([sum(x[(i + k) % 128] for k in range(5)) for i in range(128)], np.float32)
+    want = sums.reshape(2, 64)[:, ::-1].ravel()
+    assert np.allclose(outs[0], want + 1.0) and np.allclose(outs[1], want + 100.0)

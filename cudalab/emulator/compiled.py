@@ -763,17 +763,61 @@ def _jit():
 
 
 def fingerprint(df) -> str:
-    """What the native code of a kernel depends on: its instructions, registers, parameters and
-    labels, and this tier's own source (a changed generator never loads old code)."""
+    """What the native code of a kernel depends on: its instructions, registers, parameters' offsets
+    and labels' positions, and this tier's own source (a changed generator never loads old code).
+    Not the names of the kernel, its parameters, labels and variables (``symbol_tokens``): native
+    code reads a parameter at its offset and a variable's address from a table filled by name at
+    launch. So a kernel built once serves every program that has the same body under other
+    names: CUB's kernels live in a namespace named after the architectures a build asks for
+    (cuda-samples build for nine, ``cub::_V_300200_SM_800``; for sm_90 alone, ``..._SM_900``), and
+    a label's name counts the functions before it in the module."""
     if "_fingerprint" not in df.__dict__:
         f = df.func
+        tokens = symbol_tokens(df)
         h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little"))
-        h.update(repr((f.name, sorted(f.regs.items()), sorted(df.param_offsets.items()),
-                       sorted(f.labels.items()))).encode())
+        h.update(repr((f.is_entry, sorted(f.regs.items()), sorted(df.param_offsets.values()),
+                       sorted(f.labels.values()))).encode())
         for i in f.insts:
-            h.update(repr((i.opcode, i.mods, i.operands, i.guard)).encode())
+            h.update(repr((i.opcode, i.mods, _renamed(i.operands, tokens), i.guard)).encode())
         df._fingerprint = h.hexdigest()[:32]
     return df._fingerprint
+
+
+# symbols the generator reads by name (llvmgen: the warp size, the sink "_")
+_OWN_NAMES = ("WARP_SZ", "_")
+
+
+def symbol_tokens(df) -> dict:
+    """name -> token for every symbol a kernel's instructions name: a parameter by its offset, a
+    label by its instruction's index, any other (variables, functions) by its order of first use.
+    The disk cache keeps tokens where native code lists symbols (``Group.symbols``), so that code
+    found under a fingerprint serves a kernel that names them otherwise."""
+    if "_symbol_tokens" not in df.__dict__:
+        out = {name: f"%param{offset}" for name, offset in df.param_offsets.items()}
+        out.update((name, f"%label{pc}") for name, pc in df.func.labels.items())
+
+        def visit(o):
+            if o[0] == "sym" and o[1] not in out and o[1] not in _OWN_NAMES:
+                out[o[1]] = f"%symbol{len(out)}"
+            for x in (o[1] if o[0] in ("vec", "list") else o[1:] if o[0] in ("mem", "pair") else ()):
+                if isinstance(x, tuple):
+                    visit(x)
+        for inst in df.func.insts:
+            for o in inst.operands:
+                visit(o)
+        df._symbol_tokens = out
+    return df._symbol_tokens
+
+
+def _renamed(operands, tokens):
+    """Operands with every symbol's name replaced by its token (``symbol_tokens``)."""
+    def one(o):
+        if o[0] == "sym":
+            return ("sym", tokens.get(o[1], o[1]))
+        if o[0] in ("vec", "list"):
+            return (o[0], tuple(one(x) for x in o[1]))
+        return tuple(one(x) if isinstance(x, tuple) else x for x in o)
+    return tuple(one(o) for o in operands)
 
 
 _VERSION: list = []
@@ -808,8 +852,11 @@ def _build(program, df):
     meta_path, obj_path = cache_dir() / f"{key}.json", cache_dir() / f"{key}.o"
     try:
         meta = json.loads(meta_path.read_text())
-        groups = [Group(**dict(g, writes=set(g["writes"]), outputs=set(g["outputs"]))) for g in meta["groups"]]
-        regions = [rg.Region(**r) for r in meta["regions"]]
+        names = {token: name for name, token in symbol_tokens(df).items()}
+        symbols = [names.get(token, token) for token in meta["symbols"]]     # (one list: _context reads one)
+        groups = [Group(**dict(g, writes=set(g["writes"]), outputs=set(g["outputs"]), symbols=symbols))
+                  for g in meta["groups"]]
+        regions = [rg.Region(**dict(r, symbols=symbols)) for r in meta["regions"]]
         obj = obj_path.read_bytes()
     except (OSError, ValueError, TypeError, KeyError):
         groups, obj = None, None
@@ -830,7 +877,7 @@ def _build(program, df):
         pb = llvm.create_pass_builder(j["tm"], tuning)
         pb.getModulePassManager().run(mod, pb)
         obj = j["tm"].emit_object(mod)
-        _save(key, groups, regions, obj)
+        _save(key, groups, regions, obj, symbol_tokens(df))
     if not groups and not regions:
         return None
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
@@ -855,14 +902,17 @@ def _build(program, df):
     return fused
 
 
-def _save(key, groups, regions, obj):
+def _save(key, groups, regions, obj, tokens):
     """Object code and group list into the cache (written whole, then renamed: concurrent
-    processes never read half a file). A read-only home only loses the cache."""
+    processes never read half a file), symbols as their tokens (``symbol_tokens``). A read-only
+    home only loses the cache."""
     try:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        meta = dict(groups=[dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs))
-                            for g in groups], regions=[dataclasses.asdict(r) for r in regions])
+        symbols = (groups or regions)[0].symbols
+        meta = dict(symbols=[tokens.get(name, name) for name in symbols],
+                    groups=[dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs), symbols=[])
+                            for g in groups], regions=[dict(dataclasses.asdict(r), symbols=[]) for r in regions])
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):
             tmp = folder / f"{key}{suffix}.{os.getpid()}.tmp"
             tmp.write_bytes(data)

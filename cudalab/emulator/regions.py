@@ -104,14 +104,16 @@ loop. A phase's accesses whose addresses come from plain integer arithmetic on w
 starts with (thread and block indices, kernel parameters, registers from earlier segments:
 ``prechecks``) are therefore checked for the whole block first, in a loop of their own that
 keeps each access's lowest and highest address and alignment bits: one allocation search or one
-comparison then covers every lane, and the phase runs them unchecked. Where one would fault (or
-a lane that skips the access has an address outside), the phase's lanes go on interpreted from
-its first pc (regiongen ``_precheck_failed``; in a segment's first phase the whole block, from the
-segment's start), so errors and bytes stay the interpreter's, and the phase has one native
-version only. A later phase's access at an address the first phase checked (a tree reduction's
-store to ``s[tid]`` after its loads; registers the segment does not write) needs no check of
-its own: every lane that reaches it was among the first phase's. Addresses that come from
-loaded values (a histogram's bin) stay checked per lane.
+comparison then covers every lane, and the phase runs them unchecked. Where an access's range
+does not pass (a lane would fault, or a lane that skips the access has an address outside: CUB's
+onesweep scatter writes through ``d_bins_out``, a null pointer, in the last tile only), that
+access alone is checked lane by lane in that block (llvmgen ``_unless_prechecked``), so a lane
+that would fault stops at its own instruction and the error and bytes stay the interpreter's,
+while the block still runs natively. A later phase's access at an address the first phase
+checked (a tree reduction's store to ``s[tid]`` after its loads; registers the segment does not
+write) takes that check's answer: every lane that reaches it was among the first phase's, with
+the same address. Addresses that come from loaded values (a histogram's bin) stay checked per
+lane.
 
 **Gangs.** Lane after lane, a grid-stride loop costs each element its own address checks, and a
 sum's chain of float adds waits on itself at every element. A loop that is one basic block whose
@@ -865,7 +867,7 @@ class Runner:
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
         ent[0] = r.end
-        whole = rows[:, 0] < 0          # blocks stopped as one (regiongen._jump, _precheck_failed)
+        whole = rows[:, 0] < 0          # blocks stopped as one (regiongen._jump)
         if whole.any():
             t = ex.batch.threads_per_block
             for p in np.unique(rows[whole, 1] >> 1).tolist():
