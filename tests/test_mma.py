@@ -474,3 +474,33 @@ def test_a_bad_address_inside_a_program_is_reported_as_the_load_alone_reports_it
             k[4, 64](a.ravel(), b.ravel(), c.ravel(), np.zeros(8 * 256, np.float32), np.int32(4000))
         said.append(str(e.value))
     assert said[0] == said[1] and "shared" in said[0]
+
+
+def test_an_accumulator_chain_stopped_at_its_second_mma_hands_its_d_over(monkeypatch):
+    """The two mmas of CHAIN's k-loop are one accumulator chain (the second's C is the first's D):
+    inside the compiled loop the first D is not written to registers, the second reads it from the
+    loop. A warp whose second product is not proven exact (small integers in k < 16, random halves
+    after) stops there: the first D must reach its registers before the numpy path sums the second."""
+    from cudalab.emulator import mma_native
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
+    seen = []
+    run = mma_native.Form.run
+
+    def watched(self, warps, pos, ptrs, ops, *rest):
+        run(self, warps, pos, ptrs, ops, *rest)
+        seen.append((ops[:, mma_native.CARRY].tolist(), pos.tolist()))
+    monkeypatch.setattr(mma_native.Form, "run", watched)
+    a, b, c = _chain_inputs()
+    late = (np.arange(8) % 4 == 3)[:, None, None]          # warps 3 and 7: integers, then random halves
+    a[:, :, :16] = np.where(late, a[(np.arange(8) + 1) % 8, :, :16], a[:, :, :16])
+    b[:, :, :16] = np.where(late, b[(np.arange(8) + 1) % 8, :, :16], b[:, :, :16])
+    d = np.zeros((8, 16, 16), np.float32)
+    cudalab.compile(CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
+    want = c.astype(np.float64)
+    for s in (slice(0, 16), slice(16, 32)):
+        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
+                            "f16", "f32", "f32", False).astype(np.float64)
+    assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    carried, stops = seen[0]
+    assert carried == [0, 0, 0, 0, 0, 1]              # load, load, mma, load, load, mma (carrying the first's D)
+    assert stops == [6, 2, 6, 5, 6, 2, 6, 5]

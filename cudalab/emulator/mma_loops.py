@@ -15,8 +15,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .mma_native import (A, B, BASE, BASE_WORD, C, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, LD, LD_IMM, LOAD, NREGS,
-                          OFFSET, REGS, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, KEEP, LD, LD_IMM,
+                          LOAD, NREGS, OFFSET, REGS, SLOT, TABLE, WORD)
 
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
@@ -232,20 +232,26 @@ def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared,
 
 
 @numba.njit(inline="always", cache=True)
-def mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc, fa, fb, s, d, p32, p64):
+def mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc, fa, fb, s, d, p32, p64, acc, carried, write):
     """One warp's D = A B + C for f16/bf16/tf32 inputs and float32 C and D, A and B already decoded
-    (fa, fb: (values, float32 values, top, low) of gather_inputs); True where proven exact and D written.
+    (fa, fb: (values, float32 values, top, low) of gather_inputs); True where proven exact, then D is
+    in ``acc`` (its chain's values, matrix elements) and, if ``write``, in its registers. C is read from
+    ``acc`` where ``carried`` (the chain's previous mma left it there), else from its registers.
     The proof takes the largest exponent and the lowest set bit over the whole warp's A, B and C (per
     hardware step of k): bounds of every element's."""
     av, av32, ta, tla = fa
     bv, bv32, tb, tlb = fb
     du = d.view(np.uint32)
-    for r in range(counts[2]):
-        slot = op[C + r]
-        for l in range(32):
-            t = ctarget[l, r]
-            if t >= 0:
-                s[t] = peek_f32(ptrs[slot] + 4 * (w * 32 + l))
+    if carried:
+        for i in range(m * n):
+            s[i] = acc[i]
+    else:
+        for r in range(counts[2]):
+            slot = op[C + r]
+            for l in range(32):
+                t = ctarget[l, r]
+                if t >= 0:
+                    s[t] = peek_f32(ptrs[slot] + 4 * (w * 32 + l))
     for q in range(steps):
         k0, k1 = q * block, min(k, q * block + block)
         # C's exponent counts as at least 2**-126, a zero C's as 2**-133 (mma.EMIN_C, ZERO_C)
@@ -296,12 +302,33 @@ def mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc, fa, fb
             return False
         for i in range(m * n):
             s[i] = d[i]                     # the next hardware step adds to this float32
+    for i in range(m * n):
+        acc[i] = s[i]
+    if write:
+        write_d(ptrs, op, w, dsrc, du, 4)
+    return True
+
+
+@numba.njit(inline="always", cache=True)
+def write_d(ptrs, op, w, dsrc, bits, word):
+    """Warp w's D registers (slots op[D:]) from ``bits`` (uint32 or uint64 by matrix element): register r
+    of lane l holds element dsrc[l * registers + r]."""
     registers = dsrc.size // 32
     for r in range(registers):
         slot = op[D + r]
         for l in range(32):
-            poke32(ptrs[slot] + 4 * (w * 32 + l), du[dsrc[l * registers + r]])
-    return True
+            if word == 8:
+                poke64(ptrs[slot] + 8 * (w * 32 + l), bits[dsrc[l * registers + r]])
+            else:
+                poke32(ptrs[slot] + 4 * (w * 32 + l), bits[dsrc[l * registers + r]])
+
+
+@numba.njit(inline="always", cache=True)
+def chain_state(slots, size):
+    """The accumulator chains' values (matrix elements) and, per chain, whether they hold the warp's
+    current D (live), whether its registers still lack it (dirty) and the row that wrote it."""
+    return (np.zeros((slots, size)), np.zeros(slots, np.bool_), np.zeros(slots, np.bool_),
+            np.zeros(slots, np.int64))
 
 
 def make(m, n, k, block):
@@ -334,9 +361,10 @@ def make(m, n, k, block):
         s, d = np.zeros(m * n), np.empty(m * n, np.float32)
         p32, p64 = np.empty(m * n, np.float32), np.empty(m * n)
         lanes = np.empty((3, 32), np.int64)
+        acc, live, dirty, wrote = chain_state(fragments[2], m * n)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
-            have_a[:], have_b[:] = False, False
+            have_a[:], have_b[:], live[:], dirty[:] = False, False, False, False
             while p < ops.shape[0]:
                 op = ops[p]
                 if op[0] == LOAD:
@@ -352,10 +380,18 @@ def make(m, n, k, block):
                         gather_inputs(ptrs, op, B, counts[1], btarget, w, bits, shift, values, exponents, lowest,
                                       k, n, block, steps, bv[b], bv32[b], tb[b], tlb[b])
                         have_b[b] = True
+                    c = op[SLOT]
                     if not mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc,
-                                      (av[a], av32[a], ta[a], tla[a]), (bv[b], bv32[b], tb[b], tlb[b]), s, d, p32, p64):
+                                      (av[a], av32[a], ta[a], tla[a]), (bv[b], bv32[b], tb[b], tlb[b]), s, d, p32, p64,
+                                      acc[c], op[CARRY] == 1 and live[c], op[KEEP] == 0):
                         break
+                    live[c], dirty[c], wrote[c] = True, op[KEEP] == 1, p
                 p += 1
+            for c in range(acc.shape[0]):       # a stop: the chains' D into their registers for mma.py's path
+                if dirty[c]:
+                    for i in range(m * n):
+                        d[i] = acc[c, i]
+                    write_d(ptrs, ops[wrote[c]], w, dsrc, d.view(np.uint32), 4)
             pos[wi] = p
 
     @jit

@@ -62,12 +62,16 @@ def loader():
 # the columns of a program's row (mma_runs.Run builds them, mma_loops runs them): an mma reads its A, B
 # and C registers and writes D's (slots into ptrs) and names its A and B fragment ids; a load writes REGS registers from
 # the address BASE + OFFSET (BASE_WORD: the base register's bytes, 4 adding in 32 bits) with the
-# row stride LD (a register, or LD_IMM), its elements where table TABLE of major/minor says
+# row stride LD (a register, or LD_IMM), its elements where table TABLE of major/minor says. An mma of an
+# accumulator chain (c = mma(a, b, c), mma_runs.chains) keeps its D in the chain's SLOT: CARRY, its C is
+# the slot's (the previous mma of the chain wrote it); KEEP, its D is not written to the registers (the
+# next mma of the chain reads it from the slot)
 MMA, LOAD = 1, 0
 FA, FB, A, B, C, D = 1, 2, 3, 11, 19, 27
 NREGS, REGS, BASE, BASE_WORD, OFFSET, LD, LD_IMM = 1, 3, 11, 12, 13, 14, 15
 TABLE, DISTINCT, ESIZE, ELEMENT_BITS, WORD = 16, 17, 18, 19, 20
-COLUMNS = 35
+SLOT, CARRY, KEEP = 35, 36, 37
+COLUMNS = 38
 
 _FORMS = {}
 _NO_TABLE = np.zeros((1, 32, 1), np.uint64)        # a program without loads
@@ -125,7 +129,7 @@ class Form:
         it updates."""
         f = kernels(self.shape, self.block)[self.kind]
         f(warps, pos, ptrs, ops, major, minor, shared, _NO_BASE if block_base is None else block_base, limit,
-          *self.targets, self.dsrc, self.counts, np.ones(2, np.int64) if fragments is None else fragments, *self.extra)
+          *self.targets, self.dsrc, self.counts, np.ones(3, np.int64) if fragments is None else fragments, *self.extra)
 
     def __call__(self, warps, a, b, c):
         lanes = a[0].size

@@ -15,14 +15,15 @@ compiled loops are worth loading (mma_native.COLD_WARPS), the instructions run o
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import sys
 
 import numpy as np
 
 from . import mma_native
-from .mma_native import (A, B, BASE, BASE_WORD, C, COLUMNS, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, LD, LD_IMM, LOAD,
-                         MMA, NREGS, OFFSET, REGS, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, COLUMNS, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, KEEP, LD,
+                         LD_IMM, LOAD, MMA, NREGS, OFFSET, REGS, SLOT, TABLE, WORD)
 from .events import InstructionEvent
 
 _LANE = np.arange(32)
@@ -43,6 +44,7 @@ def fuse(code, func):
     from .decode import _regs
     from .engine import K_FUSED, K_NORMAL
     labels = set(func.labels.values())
+    mentions = collections.Counter(x for inst in func.insts for x in {x for o in inst.operands for x in _regs(o)})
     out = list(code)
     pc = 0
     while pc < len(code):
@@ -70,7 +72,7 @@ def fuse(code, func):
             end += 1
         program = [e for e in code[pc:last] if getattr(e[1], "fusion", None)]
         if form is not None and len(program) >= 2:
-            out[pc] = (K_FUSED, Run(code[pc:last], form), code[pc][2], last)
+            out[pc] = (K_FUSED, Run(code[pc:last], form, mentions), code[pc][2], last)
             pc = last
         else:
             pc += 1
@@ -80,7 +82,7 @@ def fuse(code, func):
 class Run:
     """One run's program (mma_loops' rows), its registers and the loads' element tables."""
 
-    def __init__(self, entries, form):
+    def __init__(self, entries, form, mentions):
         self.entries, self.form = entries, form
         self.program = [e for e in entries if getattr(e[1], "fusion", None)]
         self.before = [e[1] for e in entries if not getattr(e[1], "fusion", None)]      # run first
@@ -131,6 +133,7 @@ class Run:
                 tables.append((info["major"], info["minor"]))
             ops.append(row)
         self.ops = np.array(ops)
+        slots = chains(self.program, self.ops, mentions)
         self.written = written
         self.words = {}
         for (_, fn, _, _) in self.program:
@@ -141,7 +144,7 @@ class Run:
         self.minor = np.zeros_like(self.major)
         for i, (major, minor) in enumerate(tables):
             self.major[i, :, :major.shape[1]], self.minor[i, :, :minor.shape[1]] = major, minor
-        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1)], np.int64)
+        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(slots, 1)], np.int64)
 
     def __call__(self, ex):
         from .mma import active_warps
@@ -215,6 +218,34 @@ class Run:
             if i and ex.observers:
                 ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
             fn(ex)
+
+
+def chains(program, ops, mentions):
+    """Mark the program's accumulator chains in ``ops`` (columns SLOT, CARRY, KEEP): an mma whose C is the
+    D of the previous instruction touching those registers, an mma too, carries on that one's chain, and
+    the earlier D stays in the loop (the next reads it from there) instead of going through the registers,
+    where nothing else can read it: the later mma writes its D to the same registers (c = mma(a, b, c)),
+    or nothing but the two names them in the whole function (nvcc's PTX gives every D fresh registers,
+    read once, as the next mma's C). Returns the number of chains."""
+    last, count = {}, 0          # register -> the row that last read or wrote it
+    for p, (_, fn, _, _) in enumerate(program):
+        what, _, info = fn.fusion
+        if what == "load":
+            touched = [*info["regs"], *(x for x in (info["base"], info["ld"]) if isinstance(x, str))]
+        else:
+            touched = [*info["a"], *info["b"], *info["c"], *info["d"]]
+            before = {last.get(x) for x in info["c"]}
+            q = before.pop() if len(before) == 1 else None
+            c = list(info["c"])
+            if q is not None and ops[q, 0] == MMA and list(program[q][1].fusion[2]["d"]) == c and (
+                    c == list(info["d"]) or all(mentions[x] == 2 for x in c) and not set(c) & {*info["a"], *info["b"], *info["d"]}):
+                ops[p, SLOT], ops[p, CARRY], ops[q, KEEP] = ops[q, SLOT], 1, 1
+            else:
+                ops[p, SLOT] = count
+                count += 1
+        for x in touched:
+            last[x] = p
+    return count
 
 
 def _addresses(arrays):
