@@ -106,6 +106,7 @@ class Function:
     carveout: int = -1
     attributes: dict = field(default_factory=dict)  # other cudaFuncAttribute values set
     checked: dict = field(default_factory=dict, repr=False)     # launch shapes that passed (Context.checked_launch)
+    mapped: tuple | None = field(default=None, repr=False)      # (arguments, arena bounds, mapped_traffic's answer)
 
     @property
     def static_shared(self) -> int:
@@ -619,8 +620,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         bar = Bar(fn.name)
         try:
             stats = engine.launch(fn.program, fn.mangled, tuple(grid), tuple(block), int(shared), bytes(args),
-                           timeout=watchdog, kernel_name=fn.name, observers=observers, progress=bar,
-                           wall_deadline=self.deadline if self.deadline is not None else float("inf"), **extra)
+                                  timeout=watchdog, kernel_name=fn.name, observers=observers, progress=bar,
+                                  wall_deadline=self.deadline if self.deadline is not None else float("inf"), **extra)
         except KernelError as e:
             rec.findings.extend(e.findings)
             rec.printed = list(getattr(e, "printed", []))
@@ -658,11 +659,11 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         # the same arguments while no allocation was made or freed (the arena's bounds are new arrays
         # after each): the same answer, for a kernel launched in a loop
         bounds = self.memory.arena.bounds()
-        known = fn.__dict__.get("_mapped")
+        known = fn.mapped
         if known is not None and known[1] is bounds and known[0] == args:
             return known[2]
-        fn._mapped = (bytes(args), bounds, self._mapped_traffic(f, args))
-        return fn._mapped[2]
+        fn.mapped = (bytes(args), bounds, self._mapped_traffic(f, args))
+        return fn.mapped[2]
 
     def _mapped_traffic(self, f, args: bytes) -> tuple:
         mapped, offset = set(), 0
