@@ -225,3 +225,28 @@ def test_bfi_with_one_position_and_length_matches_the_per_lane_form():
                 lanes = alu.bfi(a, b, np.full(64, pos, np.uint32), np.full(64, ln, np.uint32))
                 uniform = alu.bfi(a, b, np.uint32(pos), np.uint32(ln))
                 assert uniform.dtype == lanes.dtype and (uniform == lanes).all(), (dt, pos, ln)
+
+
+def test_a_grid_barrier_spinner_lets_another_blocks_leader_run_on_to_its_syncthreads():
+    """The stack that NVIDIA's conjugateGradientMultiBlockCG left in the compiled tier (2 blocks of
+    512 lanes): block 0's leader spins in a grid barrier waiting for block 1's leader, which is parked
+    in the previous grid barrier's loop, heading for a __syncthreads() without writing memory. That
+    path alone would keep it parked (a looper of its own block could not be waiting for it), but a
+    __syncthreads() waits only for its own block, and block 1 has no looping thread: it runs on."""
+    from types import SimpleNamespace
+    from cudalab.emulator import engine
+    n, lpb = 1024, 512
+
+    def lanes(*which):
+        mask = np.zeros(n, bool)
+        mask[list(which)] = True
+        return mask
+    df = SimpleNamespace(heads_for_syncthreads={585: True, 586: True})     # as _paths_end_at_syncthreads found
+    ex = SimpleNamespace(n=n, batch=SimpleNamespace(lanes_per_block=lpb), parked=None, fr=SimpleNamespace(df=df),
+                         exited=np.zeros(n, bool), idx=np.array([0]))
+    stack = [[586, 976, lanes(*range(513, 1024))], [585, 586, lanes(512)], [744, 748, lanes(0)]]
+    assert engine._let_waiting_threads_run(stack, ex, np.zeros(n, bool))
+    assert stack[-1][0] == 585 and np.flatnonzero(stack[-1][2]).tolist() == [512]
+    # within one block the rule holds: its threads heading for that block's __syncthreads() stay parked
+    stack = [[585, 586, lanes(1)], [744, 748, lanes(0)]]
+    assert not engine._let_waiting_threads_run(stack, ex, np.zeros(n, bool))

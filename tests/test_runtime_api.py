@@ -3,8 +3,9 @@
 Each program in tests/runtime_api/ exercises one part of the runtime (every device attribute,
 limits, memory pools, graphs captured and built node by node, host callbacks, launch attributes,
 misuse) and prints each call's result. tests/runtime_api/h100/NAME.out is what the program printed
-on an H100 (driver 580, CUDA 13.0; recorded with tools/runtime_api_gpu.py; host_order.out and texture_bounds.out on an H200,
-the device call's card: what it checks is no board's own); the emulator, set to the H100 profile, must
+on an H100 (driver 580, CUDA 13.0; recorded with tools/runtime_api_gpu.py; host_order.out and
+texture_bounds.out on an H200, the device call's card: what they check is no board's own); the
+emulator, set to the H100 profile, must
 print the same lines. Two things may differ and are normalized away:
 
 * lines starting ``device:`` (register counts, the GPU's name) and values that belong to one

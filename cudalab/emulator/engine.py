@@ -849,11 +849,21 @@ def _let_waiting_threads_run(stack, ex, returned):
     above = stack[-1][2].copy()
     stale = ex.parked == ex.sync_version if ex.parked is not None else np.False_
     df = ex.fr.df
+    lpb = ex.batch.lanes_per_block
+    looping = np.zeros(ex.n // lpb, bool)
+    looping[np.flatnonzero(above) // lpb] = True
+    looping = np.repeat(looping, lpb)         # the lanes of blocks with a looping thread
     for k in range(len(stack) - 2, -1, -1):
         e = stack[k]
         waiting = e[2] & ~above & ~returned & ~ex.exited & ~stale
+        # a __syncthreads() waits for its own block only: threads of other blocks heading for one may be
+        # what the loopers wait for (a grid barrier's spin waits for every block's leader)
+        elsewhere = waiting & ~looping
+        if elsewhere.any():
+            waiting = elsewhere
         # threads heading for a __syncthreads() go on when others wait, counted, at one: they complete it
-        if waiting.any() and (waits_at_barrier_zero(ex, ex.idx) or not _only_heads_for_syncthreads(df, e[0])):
+        if waiting.any() and (elsewhere.any() or waits_at_barrier_zero(ex, ex.idx)
+                              or not _only_heads_for_syncthreads(df, e[0])):
             e[2] = e[2] & ~waiting
             stack.append([e[0], e[1], waiting])
             return True

@@ -952,7 +952,7 @@ def _div(g, inst):
         raise Skip("div type")
     x, y = _srcs(g, inst, (t, t))
     if "approx" in inst.mods:
-        raise Skip("div.approx (a times the special function unit's reciprocal: emulator/mufu.py's tables; see _approx)")
+        raise Skip("div.approx (the special function unit's reciprocal, from mufu.py's tables: see _approx)")
     if "full" in inst.mods:
         if t != "f32" or set(inst.mods) - {t, "full", "ftz"}:
             raise Skip("div.full form")
@@ -991,7 +991,7 @@ def _sqrt(g, inst):
         if set(inst.mods) - {t, "approx", "ftz"}:
             raise Skip("approx form")
         if inst.opcode != "sqrt":
-            raise Skip(f"{inst.opcode}.approx (the special function unit's bits: emulator/mufu.py's tables; see _approx)")
+            raise Skip(f"{inst.opcode}.approx (the special function unit's bits, mufu.py's tables: see _approx)")
         if ftz:
             x = flush(g, x)
         r = b.fptrunc(b.call(sqrt, [b.fpext(x, F64)]), F32)

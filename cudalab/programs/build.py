@@ -354,7 +354,8 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cutil": "the GPU Computing SDK of CUDA 4 and older, which is gone: use your own error checks "
                            "(or cuda-samples' helper_cuda.h and checkCudaErrors)",
                   "cublasLt": "nvidia-cublas (cuBLASLt's header; cudalab computes its matmul): pip install 'cudalab[cublas]'",
-                  "cublasXt": "nvidia-cublas (cuBLASXt's header; cudalab computes its gemm): pip install 'cudalab[cublas]'",
+                  "cublasXt": "nvidia-cublas (cuBLASXt's header; cudalab computes its gemm): "
+                              "pip install 'cudalab[cublas]'",
                   "cublas": "nvidia-cublas (cuBLAS's headers; cudalab computes its routines): pip install 'cudalab[cublas]'",
                   "cufftXt": "cuFFT's multi-GPU and callback API (cufftXt), which cudalab does not emulate",
                   "cufft": "nvidia-cufft (cuFFT's headers; cudalab computes its transforms): pip install 'cudalab[cufft]'",
