@@ -191,6 +191,13 @@ def test_a_count_of_no_mismatches_is_not_a_failure():
     assert judge(0, "Mismatch at i==4\n", "", 120)[0] == "fail"
 
 
+def test_cudalabs_last_word_is_given_once_when_it_is_the_line_shown():
+    said = ("Dot product is : 0\ncudalab: the program was ended by SIGTERM, a signal to stop (from kill, a job's "
+            "time limit or the program itself), not a crash.\n")
+    assert judge(-15, said, "", 120) == ("fail", "exit code -15: cudalab: the program was ended by SIGTERM, a signal "
+                                                 "to stop (from kill, a job's time limit or the program itself), not a crash.")
+
+
 def test_a_program_cudalab_stopped_at_its_cpu_time_limit_is_over_the_limit_not_failing():
     said = ("cudalab: the program used up its CPU-time limit (ulimit -t, 120 s) and was stopped. It had made "
             "590,512 runtime calls, about 1,000 a second (cudaMemcpy/cudaMemcpyAsync 590,510, cudaMalloc(Host) 2)")
