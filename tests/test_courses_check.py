@@ -191,6 +191,23 @@ def test_a_count_of_no_mismatches_is_not_a_failure():
     assert judge(0, "Mismatch at i==4\n", "", 120)[0] == "fail"
 
 
+def test_cudalabs_last_word_is_given_once_when_it_is_the_line_shown():
+    said = ("Dot product is : 0\ncudalab: the program was ended by SIGTERM, a signal to stop (from kill, a job's "
+            "time limit or the program itself), not a crash.\n")
+    assert judge(-15, said, "", 120) == ("fail", "exit code -15: cudalab: the program was ended by SIGTERM, a signal "
+                                                 "to stop (from kill, a job's time limit or the program itself), not a crash.")
+
+
+def test_a_build_note_before_the_output_is_not_taken_for_what_stopped_the_program():
+    said = ("cudalab: note: the program calls cuBLAS (cublasCreate_v2) but its build does not link it: ...\n"
+            "cudalab: The kernel k was stopped by the watchdog early: it would run far beyond its limit of 120 s. "
+            "It had finished 4 of its 65,536 blocks (0.0061%) after 1.1 s: 185 million thread-instructions at 166 "
+            "million a second. The whole grid needs about 3.03 trillion thread-instructions: about 5.1 hours on "
+            "the emulator.\n")
+    assert judge(1, said, "", 120) == ("GPU-sized", "The kernel k was stopped by the watchdog early: it would run far "
+                                                    "beyond its limit of 120 s. (it needs about 5.1 hours on the emulator)")
+
+
 def test_a_program_cudalab_stopped_at_its_cpu_time_limit_is_over_the_limit_not_failing():
     said = ("cudalab: the program used up its CPU-time limit (ulimit -t, 120 s) and was stopped. It had made "
             "590,512 runtime calls, about 1,000 a second (cudaMemcpy/cudaMemcpyAsync 590,510, cudaMalloc(Host) 2)")

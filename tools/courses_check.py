@@ -494,8 +494,8 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         return "time", f"still running after {timeout:g} s of CPU time"
     bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
     if code != 0 or bad:
-        why = explanation(out)
-        return "fail", f"exit code {code}: {bad or first_error(out)}" + (f" ({why})" if why and why not in (bad or "") else "")
+        why, shown = explanation(out), bad or first_error(out)
+        return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
     # a success line the source prints; "Warning ..., timing results still correct" is not one
     says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source)
             if SUCCESS.search(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]

@@ -389,7 +389,8 @@ def explanation(out: str) -> str:
     still needed (``cudalab.programs.stopping``)."""
     out = short_names(out)
     # (its first message may follow the program's last words on their line: a progress line without \n)
-    why = next((m.group(1) for m in re.finditer(r"(?<![\w-])cudalab: (.*)", out)), "")
+    # (a build's "cudalab: note: ..." before the program's output is advice, not what stopped it)
+    why = next((m.group(1) for m in re.finditer(r"(?<![\w-])cudalab: (?!note: )(.*)", out)), "")
     first = re.match(r".*?\.(\s|$)", why)
     estimate = re.search(r"(about|between) [\d.,]+ \w+( and [\d.,]+ \w+)? on the emulator", why)
     launches = re.search(r"It had run [\d,]+ kernel launch(es)?( before it)?, [\d.]+ s of the emulator's CPU time in all"
