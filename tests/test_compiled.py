@@ -699,6 +699,17 @@ def test_an_out_of_bounds_write_in_a_gang_names_the_line_and_thread(tmp_path, mo
     assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 5" in got["compiled"][0]
 
 
+def test_a_big_module_gets_the_short_pipeline_and_the_same_bytes(tmp_path, monkeypatch):
+    """Past compiled.BIG_IR_BYTES of IR (thousands of unrolled instructions) a kernel is built with
+    a few passes and a quicker code generator (compiled._optimize); here every module counts as big."""
+    monkeypatch.setattr(compiled, "BIG_IR_BYTES", 0)
+    assert gangs_built(GANG_LOOPS, "axpy_sum", tmp_path, monkeypatch)
+    rng = np.random.default_rng(23)
+    x, y = rng.random(5000, np.float32), rng.random(5000, np.float32)
+    same_in_both_tiers(monkeypatch, GANG_LOOPS.replace("axpy_sum", "axpy_sum_big"), "axpy_sum_big", 4, 128,
+                       lambda: [np.float32(0.5), x, y.copy(), np.zeros(512, np.float32), np.int32(5000)])
+
+
 def test_check_mode_runs_each_region_both_ways(monkeypatch):
     """CUDALAB_TIER=check runs every region natively and in the interpreter and compares them."""
     from cudalab.emulator import regions

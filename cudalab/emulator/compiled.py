@@ -55,6 +55,9 @@ CHEAP_BUILD_SECONDS = 1.0       # a kernel that builds this fast builds on AUTO_
 BUILD_AFTER_SECONDS = 5.0
 REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
+# a kernel's IR of more bytes than this (a fully unrolled tiled product: 2,000 PTX lines, 7.7 MB)
+# gets a short pipeline instead (_optimize)
+BIG_IR_BYTES = 4 << 20
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -581,7 +584,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
                      [list(c) for c in cuts],
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
-                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(tried))
+                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried))
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -753,12 +756,12 @@ def _jit():
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
 
-        def machine():
+        def machine(opt=2):
             return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                                features=llvm.get_host_cpu_features().flatten(), opt=2)
+                                                features=llvm.get_host_cpu_features().flatten(), opt=opt)
         # an execution engine takes ownership of its target machine (and frees it with itself), so
-        # each engine gets its own; "tm" only optimizes and emits object code
-        _JIT.update(llvm=llvm, tm=machine(), machine=machine)
+        # each engine gets its own; "tm" only optimizes and emits object code ("tm_big": big modules)
+        _JIT.update(llvm=llvm, tm=machine(), tm_big=machine(1), machine=machine)
     return _JIT
 
 
@@ -866,17 +869,7 @@ def _build(program, df):
         groups, regions = plan(df, program.module, sink)
         if not groups and not regions:
             return None
-        mod = llvm.parse_assembly(str(sink))
-        mod.verify()
-        mod.triple = llvm.get_process_triple()
-        mod.data_layout = str(j["tm"].target_data)
-        tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
-        # a gang's lanes side by side become vector instructions (regiongen._gang); elsewhere the
-        # pass would only cost build time
-        tuning.slp_vectorization = any(r.gangs for r in regions)
-        pb = llvm.create_pass_builder(j["tm"], tuning)
-        pb.getModulePassManager().run(mod, pb)
-        obj = j["tm"].emit_object(mod)
+        obj = _optimize(j, str(sink), any(r.gangs for r in regions))
         _save(key, groups, regions, obj, symbol_tokens(df))
     if not groups and not regions:
         return None
@@ -900,6 +893,37 @@ def _build(program, df):
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused
+
+
+def _optimize(j, text, gangs):
+    """Object code of the module ``text``. For a kernel of thousands of unrolled PTX instructions
+    LLVM's -O1 pipeline takes a minute (a 32x32 tiled product unrolled 16 times, 2,000 PTX lines and
+    7.7 MB of IR: 42 s of passes, 20 s of code generation here): a module over ``BIG_IR_BYTES``
+    gets the passes that matter for this code (registers out of memory, instruction combining,
+    control flow, value numbering) and -O1 code generation instead, about 20 s in all, its
+    product's launch as fast within the noise. ``gangs``: LLVM's SLP vectorizer packs a gang's
+    lanes (regiongen._gang); elsewhere it would only cost build time."""
+    llvm = j["llvm"]
+    big = len(text) > BIG_IR_BYTES
+    tm = j["tm_big" if big else "tm"]
+    mod = llvm.parse_assembly(text)
+    mod.verify()
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+    tuning.slp_vectorization = gangs
+    pb = llvm.create_pass_builder(tm, tuning)
+    if big:
+        fpm = llvm.create_new_function_pass_manager()
+        for add in (fpm.add_sroa_pass, fpm.add_instruction_combine_pass, fpm.add_simplify_cfg_pass,
+                    fpm.add_new_gvn_pass, fpm.add_instruction_combine_pass, fpm.add_dead_code_elimination_pass):
+            add()
+        for fn in mod.functions:
+            if not fn.is_declaration:
+                fpm.run(fn, pb)
+    else:
+        pb.getModulePassManager().run(mod, pb)
+    return tm.emit_object(mod)
 
 
 def _save(key, groups, regions, obj, tokens):
