@@ -1,7 +1,7 @@
-"""A student's Thrust calls on the emulator: thrust::reduce, inclusive_scan and sort of n unsigned ints.
+"""A student's Thrust calls on the emulator: reduce, scans, sorts, copy_if and unique of n unsigned ints.
 
-    python bench/thrust.py                  # n = 10^6, each operation in its own `cudalab run`
-    python bench/thrust.py --n 100000 --only sort --markdown
+    python bench/thrust.py                  # n = 2^20, each operation in its own `cudalab run`
+    python bench/thrust.py --n 100000 --only sort,sort_by_key --markdown
 
 Thrust and CUB are where course programs meet big, warp-synchronous library kernels (CUB's
 decoupled look-back scan, its onesweep radix sort). The program (``thrust_ops.cu``) is built
@@ -24,7 +24,9 @@ from pathlib import Path
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 PROGRAM = HERE / "thrust_ops.cu"
-OPERATIONS = ("reduce", "scan", "sort")
+# the calls course and book programs make (thrust_ops.cu): CUB's reduce, decoupled look-back scan, onesweep
+# radix sort (keys, and keys with values as cuda-samples' radixSortThrust), select (copy_if) and unique
+OPERATIONS = ("reduce", "scan", "exclusive_scan", "sort", "sort_by_key", "copy_if", "unique")
 
 
 def cpu_run(command, env) -> tuple[float, float, str]:
@@ -40,7 +42,7 @@ def cpu_run(command, env) -> tuple[float, float, str]:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--n", type=int, default=1 << 20)
     p.add_argument("--only", default=",".join(OPERATIONS))
     p.add_argument("--cold", action="store_true", help="empty build and native-code caches (a first run)")
     p.add_argument("--markdown", action="store_true")
@@ -60,7 +62,7 @@ def main():
             print(f"| {name} | {cpu:.1f} | {wall:.1f} | {out.strip()[-80:]} |")
     else:
         for name, cpu, wall, out in rows:
-            print(f"{name:8s} {cpu:7.1f} s CPU {wall:7.1f} s wall  {out.strip()[-80:]}")
+            print(f"{name:14s} {cpu:7.1f} s CPU {wall:7.1f} s wall  {out.strip()[-80:]}")
     print(f"(n = {a.n:,}; load average {one:.1f} on {os.cpu_count()} CPUs{'; cold caches' if a.cold else ''})")
 
 

@@ -1093,13 +1093,14 @@ def stopped_lanes(monkeypatch):
 
 
 @pytest.mark.parametrize("n, lag, error", [(128, 0, None), (129, 1, "Invalid __shared__ write of size 4 bytes")])
-def test_a_failed_address_check_makes_that_access_check_each_lane(n, lag, error, monkeypatch, tmp_path):
+def test_a_failed_address_check_of_an_access_some_lanes_skip_runs_a_copy_checking_each_lane(n, lag, error, monkeypatch,
+                                                                                              tmp_path):
     """With n = 128 the grid's last thread skips ``x[i + 1]``, but the check of the whole block's
-    addresses counts it (x[n] is past the end), so in that block ``x[i + 1]`` checks each lane's
-    address: the block still runs natively, with the interpreter's bytes and counts, no error. The
-    store ``s[t + lag]`` starts the second phase of its segment (it conflicts with the load before
-    it); with lag 1 each block's thread 63 writes past the array: it stops at the store and the
-    interpreter names the line."""
+    addresses counts it (x[n] is past the end), so that block runs the phase's copy whose accesses
+    check each lane: natively still, with the interpreter's bytes and counts, no error. The store
+    ``s[t + lag]`` starts the second phase of its segment (it conflicts with the load before it);
+    with lag 1 each block's thread 63 writes past the array, and the threads waiting at the store
+    go on interpreted, where the error names the line."""
     from cudalab.emulator import regions
     from cudalab.emulator.engine import DeviceMemory, Program
     (s, e), = cut_spans(MIRRORED, "mirrored")

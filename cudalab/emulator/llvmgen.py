@@ -83,9 +83,8 @@ class _LazyCtx(dict):
 class GroupBuilder:
     """Emits one group function: the lane loop, register traffic, memory checks and bail-outs."""
 
-    # pc -> an i64 slot, nonzero where every lane's address of the access at pc was checked before the
-    # phase (regiongen._precheck): then it needs no check of its own; zero: each lane checks its own
-    prechecked: dict = {}
+    # pcs whose accesses need no check (regiongen: every lane's address was checked before the phase)
+    prechecked: frozenset = frozenset()
     _pc = None                                  # the instruction being emitted (regions set it)
 
     def __init__(self, module, name, func, d, symbols, find_fn, regs=None, check_only=False, remat=None):
@@ -417,26 +416,10 @@ class GroupBuilder:
         if size > 1:
             self.bail_if(self.b.icmp_unsigned("!=", self.b.and_(addr, ir.Constant(I64, size - 1)), ir.Constant(I64, 0)))
 
-    def _unless_prechecked(self, check):
-        """``check()`` (a lane's address check, which may bail out) where the whole block's check of
-        this access did not pass (``prechecked``): a block whose lanes skip an access with an address
-        outside memory (a null pointer only the last tile writes through) checks that access lane by
-        lane and still runs natively."""
-        flag = self.prechecked.get(self._pc)
-        if flag is None:
-            check()
-            return
-        b = self.b
-        per_lane, fine = self.fn.append_basic_block("per_lane_check"), self.fn.append_basic_block("prechecked")
-        b.cbranch(b.icmp_unsigned("!=", b.load(flag), ir.Constant(I64, 0)), fine, per_lane)
-        b.position_at_end(per_lane)
-        check()
-        b.branch(fine)
-        b.position_at_end(fine)
-
     def _global(self, addr, size):
         b = self.b
-        self._unless_prechecked(lambda: self._global_check(addr, size))
+        if self._pc not in self.prechecked:
+            self._global_check(addr, size)
         off = b.sub(addr, ir.Constant(I64, GLOBAL_BASE))
         return b.gep(b.inttoptr(self.ctx["mem"], I8.as_pointer()), [off])
 
@@ -462,10 +445,9 @@ class GroupBuilder:
 
     def _shared(self, addr, size):
         b = self.b
-        def check():
+        if self._pc not in self.prechecked:
             self.bail_if(b.not_(self.shared_fits(addr, size)))
             self._misaligned(addr, size)
-        self._unless_prechecked(check)
         blk, _ = self._parts()
         row = b.add(b.mul(blk, self.ctx["shared_stride"]), addr)
         return b.gep(b.inttoptr(self.ctx["shared"], I8.as_pointer()), [row])

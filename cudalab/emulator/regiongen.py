@@ -1070,16 +1070,39 @@ class CutRegionBuilder(RegionBuilder):
         b.store(ir.Constant(I64, 0), self.seg_most)
         single = resume is None or len(resume) == 1 and resume[0]["pc"] == pcs[0]
         accesses, part = rg.prechecks(self.code, pcs, self.d.param_offsets) if single else ([], [])
-        keys = {a: self._address_key(a) for a in accesses}
-        if accesses and not first_phase and all(keys[a] in self.checked_first for a in accesses):
+        skipped = rg.skipped(self.code, pcs, accesses)
+        if first_phase:     # key -> the pc from which lanes that skipped the access may come (inf: none)
+            self.checked_first = {}
+            for a in accesses:
+                key = self._address_key(a)
+                if key is not None:
+                    self.checked_first[key] = max(self.checked_first.get(key, -1), skipped.get(a, float("inf")))
+        if accesses and not first_phase and all(a < self.checked_first.get(self._address_key(a), a)
+                                                for a in accesses):
             # a tree reduction's store s[tid] after its loads: the first phase checked that address
-            self.prechecked = {a: self.checked_first[keys[a]] for a in accesses}
+            self.prechecked = frozenset(accesses)
+            self._phase_lanes(pcs, v, w, resume, run)
+            self.prechecked = frozenset()
         elif accesses:
-            self.prechecked = self._precheck(pcs, v, resume, run, accesses, part)
-        if first_phase:
-            self.checked_first = {keys[a]: self.prechecked[a] for a in accesses if keys[a] is not None}
-        self._phase_lanes(pcs, v, w, resume, run)
-        self.prechecked = {}
+            fast, slow, join = (self.fn.append_basic_block(f"s{pcs[0]}_{n}") for n in ("fast", "slow", "joined"))
+            b.cbranch(self._precheck(pcs, v, resume, run, accesses, part), fast, slow)
+            b.position_at_end(slow)
+            if skipped:
+                # lanes that skip an access may hold any address there (CUB's onesweep scatter writes
+                # through d_bins_out, a null pointer, in the last tile only; CUB's radix histogram
+                # clears the rows past the last): the phase runs with each lane checking its own
+                self._phase_lanes(pcs, v, w, resume, run)
+                b.branch(join)
+            elif self._precheck_failed(pcs, v, resume, run):
+                b.branch(join)
+            b.position_at_end(fast)
+            self.prechecked = frozenset(accesses)
+            self._phase_lanes(pcs, v, w, resume, run)
+            self.prechecked = frozenset()
+            b.branch(join)
+            b.position_at_end(join)
+        else:
+            self._phase_lanes(pcs, v, w, resume, run)
         if run and first_phase:           # the lanes that left at once: their instructions, as _lane_done counts them
             left, span = run[2], ir.Constant(I64, run[3])
             b.store(b.add(b.load(self.total), b.mul(left, span)), self.total)
@@ -1091,26 +1114,25 @@ class CutRegionBuilder(RegionBuilder):
     def _address_key(self, p):
         """What makes two accesses of a segment check alike: space, size and address operand, whose
         registers the segment does not write (inputs, or uniform values computed again). Every lane
-        that reaches a later phase was one of the first phase's lanes, with the same address of such
-        an access, so a later access with the same key takes the first phase's check (``_precheck``)."""
+        that reaches a later phase was one of the first phase's lanes, whose addresses of such an
+        access ``_precheck`` took (where they failed, the block stopped there, or checked each lane
+        in the phase's copy), so a later access with the same key that every lane reaching it
+        passed (``regions.skipped``) needs no check of its own."""
         space, op, size = lg.mem_access(self.code[p][2])
         if set(_regs(op)) & rg.defined(self.code, self.seg["first"], self.seg["end"]):
             return None
         return space, size, repr(op)
 
     def _precheck(self, pcs, v, resume, run, accesses, part):
-        """access pc -> an i64 slot, nonzero where every lane of the phase (those ``run`` keeps; in a
-        later phase, those waiting at its start) has that access's address inside memory and
-        aligned. A loop of its own computes the addresses with the instructions ``part``
-        (regions.prechecks) and keeps each access's lowest and highest address and the OR of its
-        alignment bits; then one search of the allocations covers a global access's range, one
-        comparison a shared one's. Where that holds the phase runs the access unchecked; where not,
-        each lane checks its own address there (llvmgen ``_unless_prechecked``), so a lane that
-        would fault stops at its own instruction, and a block whose lanes only skip an access with
-        an address outside (CUB's onesweep scatter writes ``d_bins_out``, a null pointer, in the
-        last tile only; a histogram's rows past the last) still runs natively. (Where such a
-        block went on interpreted from the phase's start, CUB's onesweep scatter and radix
-        histogram ran every block interpreted.)"""
+        """i1: every lane of the phase (those ``run`` keeps; in a later phase, those waiting at its
+        start) has the addresses of its ``accesses`` inside memory and aligned. A loop of its own
+        computes them with the instructions ``part`` (regions.prechecks) and keeps each access's
+        lowest and highest address and the OR of its alignment bits; then one search of the
+        allocations covers a global access's range, one comparison a shared one's. Where that
+        holds the phase runs those accesses unchecked (a loop LLVM can often vectorize); where not,
+        its lanes go on interpreted (``_precheck_failed``), so a lane that would fault still stops
+        at its own instruction, or, where some lanes skip an access (``regions.skipped``), they run
+        a copy of the phase whose accesses check each lane."""
         b, code, seg = self.b, self.code, self.seg
         first, zero = pcs[0], ir.Constant(I64, 0)
         ranges = {a: [self._local_var(f"{n}{a}") for n in ("lo", "hi", "bits")] for a in accesses}
@@ -1150,8 +1172,7 @@ class CutRegionBuilder(RegionBuilder):
             b.store(b.or_(b.load(bits), addr), bits)
         b.branch(nxt)
         b.position_at_end(after)
-        fine = b.icmp_signed("==", b.load(failed), zero)
-        flags = {}
+        ok = b.icmp_signed("==", b.load(failed), zero)
         for a, slots in ranges.items():
             space, _, size = lg.mem_access(code[a][2])
             lo, hi, bits = (b.load(x) for x in slots)
@@ -1161,10 +1182,36 @@ class CutRegionBuilder(RegionBuilder):
                 found = [self._local_var(f"found{a}_{n}") for n in ("lo", "hi")]
                 inside = b.call(self.find_fn, [lo, b.add(hi, ir.Constant(I64, size)), self.ctxp] + found)
             aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), zero)
-            ok = b.and_(fine, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
-            flags[a] = self._local_var(f"checked{a}")
-            b.store(b.zext(ok, I64), flags[a])
-        return flags
+            ok = b.and_(ok, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
+        return ok
+
+    def _precheck_failed(self, pcs, v, resume, run):
+        """Where a phase's addresses are not all inside memory and aligned (``_precheck``), its
+        lanes go on interpreted from the phase's first pc, so the interpreter reports the fault at
+        the very instruction (or runs what the whole-block check only suspected: a lane that skips
+        the access). The phase has one native version, the unchecked one: a checked copy of every
+        such phase doubled the code LLVM compiles for a path taken only by faulting blocks. In a
+        segment's first phase nothing of the segment has run yet, so the whole block stops at the
+        segment's start, as at a jump its threads disagree on (``_jump``); in a later phase each
+        lane waiting at its start stops there, as a lane that bails out does, and the block's
+        other lanes finish the segment and wait at its end. -> whether the phase goes on (a later
+        phase: the builder is left after the loop)."""
+        b, seg = self.b, self.seg
+        first = pcs[0]
+        if resume is None:
+            self._block_stops(seg["first"])
+            return False
+        self.next_lane, after = self._lanes(f"f{first}", *(run[:2] if run else ()))
+        here = self.fn.append_basic_block(f"f{first}_waits_here")
+        b.cbranch(b.icmp_signed("==", b.load(self._state(self.kk, 0)), ir.Constant(I64, v)), here, self.next_lane)
+        b.position_at_end(here)
+        b.store(ir.Constant(I64, 0), self.cnt)
+        for name in resume[0]["inputs"]:
+            b.store(self._load_reg(name), self.slot(name))
+        self._recompute(resume[0]["remat"], first)
+        b.branch(self._stop(first, 0, 0))
+        b.position_at_end(after)
+        return True
 
     def _phase_lanes(self, pcs, v, w, resume, run):
         """The loop of ``_phase`` over the chunk's lanes."""

@@ -104,16 +104,18 @@ loop. A phase's accesses whose addresses come from plain integer arithmetic on w
 starts with (thread and block indices, kernel parameters, registers from earlier segments:
 ``prechecks``) are therefore checked for the whole block first, in a loop of their own that
 keeps each access's lowest and highest address and alignment bits: one allocation search or one
-comparison then covers every lane, and the phase runs them unchecked. Where an access's range
-does not pass (a lane would fault, or a lane that skips the access has an address outside: CUB's
-onesweep scatter writes through ``d_bins_out``, a null pointer, in the last tile only), that
-access alone is checked lane by lane in that block (llvmgen ``_unless_prechecked``), so a lane
-that would fault stops at its own instruction and the error and bytes stay the interpreter's,
-while the block still runs natively. A later phase's access at an address the first phase
-checked (a tree reduction's store to ``s[tid]`` after its loads; registers the segment does not
-write) takes that check's answer: every lane that reaches it was among the first phase's, with
-the same address. Addresses that come from loaded values (a histogram's bin) stay checked per
-lane.
+comparison then covers every lane, and the phase runs them unchecked. Where one would fault, the
+phase's lanes go on interpreted from its first pc (regiongen ``_precheck_failed``; in a segment's
+first phase the whole block, from the segment's start), so errors and bytes stay the
+interpreter's, and the phase has one native version only. Where some lanes skip an access
+(``skipped``: a guard, a branch over it), their address there may lie anywhere (CUB's onesweep
+scatter writes through ``d_bins_out``, a null pointer, in the last tile only), so such a phase
+has a second native version, with each lane checking its own addresses, that a block whose check
+fails runs instead: a lane that would fault stops at its own instruction, the others go on
+natively. A later phase's access at an address the first phase checked for every lane (a tree
+reduction's store to ``s[tid]`` after its loads, both under ``if (tid < stride)``; registers the
+segment does not write) needs no check of its own: every lane that reaches it passed that access. Addresses that come
+from loaded values (a histogram's bin) stay checked per lane.
 
 **Gangs.** Lane after lane, a grid-stride loop costs each element its own address checks, and a
 sum's chain of float adds waits on itself at every element. A loop that is one basic block whose
@@ -500,6 +502,21 @@ def prechecks(code, pcs, param_offsets):
     return accesses, sorted(need)
 
 
+def skipped(code, pcs, accesses):
+    """access pc -> the pc from which lanes that skipped it may be about, for the accesses of a
+    phase that some of its lanes do not reach: a guarded one (from the access itself on), and one
+    a branch of the phase jumps over (from the nearest target of such a branch on: segments only
+    branch forward, so a lane that reaches a later pc short of it has passed the access)."""
+    from .engine import K_BRA
+    jumps = [(q, code[q][3]) for q in pcs if code[q][0] == K_BRA and code[q][3] is not None]
+    out = {}
+    for a in accesses:
+        over = [t for j, t in jumps if j < a < t]
+        if code[a][2].guard or over:
+            out[a] = a if code[a][2].guard else min(over)
+    return out
+
+
 class _Any:
     """Every register (``_same_for``'s ``regs`` where any register will do)."""
 
@@ -867,7 +884,7 @@ class Runner:
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
         ent[0] = r.end
-        whole = rows[:, 0] < 0          # blocks stopped as one (regiongen._jump)
+        whole = rows[:, 0] < 0          # blocks stopped as one (regiongen._jump, _precheck_failed)
         if whole.any():
             t = ex.batch.threads_per_block
             for p in np.unique(rows[whole, 1] >> 1).tolist():
