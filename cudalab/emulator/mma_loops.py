@@ -198,27 +198,30 @@ def decode_inputs(words, nregs, target, bits, shift, values, exponents, lowest, 
 @numba.njit(inline="always", cache=True)
 def product(av, bv, out, m, n, k, k0, k1, zero):
     """out (m x n) = A B over k0 <= kk < k1 for A (m x k) and B (k x n), flat arrays of ``zero``'s type
-    whose every partial sum is exact in it; m, n, k the caller's constants. Each row of D is summed
-    eight columns at a time in eight scalars, which LLVM packs into vector registers (a loop adding into
-    out as it goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64
-    products are not vectorized either). Inlined, not a closure of make(): numba's cache cannot key a
-    loop that calls another closure (it compiled again in every process)."""
-    for i in range(m):
+    whose every partial sum is exact in it; m, n, k the caller's constants (m even). Two rows of D are
+    summed eight columns at a time in sixteen scalars, which LLVM packs into two vector registers: two
+    independent chains of adds, where one row's chain waited on each add (a loop adding into out as it
+    goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64 products are
+    not vectorized either). Inlined, not a closure of make(): numba's cache cannot key a loop that calls
+    another closure (it compiled again in every process)."""
+    for i in range(0, m, 2):
         for j in range(0, n, 8):
             t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = zero
+            u0 = u1 = u2 = u3 = u4 = u5 = u6 = u7 = zero
             for kk in range(k0, k1):
-                x, r = av[i * k + kk], kk * n + j
-                t0 += x * bv[r]
-                t1 += x * bv[r + 1]
-                t2 += x * bv[r + 2]
-                t3 += x * bv[r + 3]
-                t4 += x * bv[r + 4]
-                t5 += x * bv[r + 5]
-                t6 += x * bv[r + 6]
-                t7 += x * bv[r + 7]
+                x, y, r = av[i * k + kk], av[i * k + k + kk], kk * n + j
+                b0, b1, b2, b3, b4, b5, b6, b7 = bv[r], bv[r + 1], bv[r + 2], bv[r + 3], bv[r + 4], bv[r + 5], \
+                    bv[r + 6], bv[r + 7]
+                t0, t1, t2, t3 = t0 + x * b0, t1 + x * b1, t2 + x * b2, t3 + x * b3
+                t4, t5, t6, t7 = t4 + x * b4, t5 + x * b5, t6 + x * b6, t7 + x * b7
+                u0, u1, u2, u3 = u0 + y * b0, u1 + y * b1, u2 + y * b2, u3 + y * b3
+                u4, u5, u6, u7 = u4 + y * b4, u5 + y * b5, u6 + y * b6, u7 + y * b7
             o = i * n + j
             out[o], out[o + 1], out[o + 2], out[o + 3] = t0, t1, t2, t3
             out[o + 4], out[o + 5], out[o + 6], out[o + 7] = t4, t5, t6, t7
+            o += n
+            out[o], out[o + 1], out[o + 2], out[o + 3] = u0, u1, u2, u3
+            out[o + 4], out[o + 5], out[o + 6], out[o + 7] = u4, u5, u6, u7
 
 
 @numba.njit(cache=True, nogil=True)
@@ -361,7 +364,8 @@ def make(m, n, k, block):
     # the sums are exact wherever they are used, so their order is free: reassociation lets LLVM vectorize
     exact_sums = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
     steps = (k + block - 1) // block
-    assert n % 8 == 0 and k <= 256, "product takes D's columns 8 at a time and sums exactly in float32"
+    assert m % 2 == 0 and n % 8 == 0 and k <= 256, "product takes D's rows 2 and columns 8 at a time and sums " \
+        "exactly in float32"
 
     @exact_sums
     def floats(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
