@@ -479,8 +479,10 @@ def test_a_bad_address_inside_a_program_is_reported_as_the_load_alone_reports_it
 def test_an_accumulator_chain_stopped_at_its_second_mma_hands_its_d_over(monkeypatch):
     """The two mmas of CHAIN's k-loop are one accumulator chain (the second's C is the first's D):
     inside the compiled loop the first D is not written to registers, the second reads it from the
-    loop. A warp whose second product is not proven exact (small integers in k < 16, random halves
-    after) stops there: the first D must reach its registers before the numpy path sums the second."""
+    loop, and the fragments, fresh registers that nothing after the k-loop reads, are decoded as they
+    are loaded and not written either. A warp whose second product is not proven exact (small
+    integers in k < 16, random halves after) stops there: the first D and the fragments must reach
+    their registers before the numpy path sums the second."""
     from cudalab.emulator import mma_native
     monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
     seen = []
@@ -488,7 +490,9 @@ def test_an_accumulator_chain_stopped_at_its_second_mma_hands_its_d_over(monkeyp
 
     def watched(self, warps, pos, ptrs, ops, *rest):
         run(self, warps, pos, ptrs, ops, *rest)
-        seen.append((ops[:, mma_native.CARRY].tolist(), pos.tolist()))
+        loads = ops[:, 0] == mma_native.LOAD
+        seen.append((np.where(loads, 0, ops[:, mma_native.CARRY]).tolist(),
+                     np.where(loads, ops[:, mma_native.QUIET], 0).tolist(), pos.tolist()))
     monkeypatch.setattr(mma_native.Form, "run", watched)
     a, b, c = _chain_inputs()
     late = (np.arange(8) % 4 == 3)[:, None, None]          # warps 3 and 7: integers, then random halves
@@ -501,6 +505,7 @@ def test_an_accumulator_chain_stopped_at_its_second_mma_hands_its_d_over(monkeyp
         want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
                             "f16", "f32", "f32", False).astype(np.float64)
     assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
-    carried, stops = seen[0]
+    carried, quiet, stops = seen[0]
     assert carried == [0, 0, 0, 0, 0, 1]              # load, load, mma, load, load, mma (carrying the first's D)
+    assert quiet == [1, 1, 0, 1, 1, 0]
     assert stops == [6, 2, 6, 5, 6, 2, 6, 5]

@@ -15,8 +15,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, KEEP, LD, LD_IMM,
-                          LOAD, NREGS, OFFSET, REGS, SLOT, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT, KEEP, LD,
+                          LD_IMM, LOAD, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, TABLE, WORD)
 
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
@@ -90,8 +90,9 @@ def word_at(ptrs, slot, lane, word):
 
 
 @numba.njit(cache=True, nogil=True)
-def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
-    """wmma.load of warp w from shared memory: lane l's element e lies at byte base + (major * ld +
+def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, write):
+    """wmma.load of warp w from shared memory into words[register, lane] and, if ``write``, into the
+    registers: lane l's element e lies at byte base + (major * ld +
     minor) * esize (the tables by l) of its block's row of shared memory (at byte block_base[lane]
     of the buffer at address ``shared``); register j holds elements j * per to j * per + per - 1,
     modulo the distinct elements (sm_70's repeated halves), which lie side by side in memory (mma_runs
@@ -121,10 +122,12 @@ def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
             at = (np.int64(major[tab, l, e]) * lanes[2, l] + np.int64(minor[tab, l, e])) * esize
             if at < 0 or lanes[1, l] + at > limit - word or (lanes[1, l] + at) & (word - 1):
                 return False
-            if word == 8:
-                poke64(out + 8 * l, peek64(lanes[0, l] + at))
-            else:
-                poke32(out + 4 * l, peek32(lanes[0, l] + at))
+            words[j, l] = peek64(lanes[0, l] + at) if word == 8 else np.uint64(peek32(lanes[0, l] + at))
+            if write:
+                if word == 8:
+                    poke64(out + 8 * l, words[j, l])
+                else:
+                    poke32(out + 4 * l, np.uint32(words[j, l]))
     return True
 
 
@@ -148,8 +151,21 @@ def unpack(ptrs, op, col, nregs, target, bits, w, raw):
 
 @numba.njit(inline="always", cache=True)
 def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponents, lowest, k, div, block, steps,
+                  vals, vals32, top, low, words):
+    """Warp w's A or B fragment from its registers (slots op[col:col + nregs]) into vals and vals32:
+    decode_inputs, the words staged in ``words``."""
+    for j in range(nregs):
+        slot = op[col + j]
+        for l in range(32):
+            words[j, l] = word_at(ptrs, slot, w * 32 + l, 4)
+    decode_inputs(words, nregs, target, bits, shift, values, exponents, lowest, k, div, block, steps, vals, vals32,
+                  top, low)
+
+
+@numba.njit(inline="always", cache=True)
+def decode_inputs(words, nregs, target, bits, shift, values, exponents, lowest, k, div, block, steps,
                   vals, vals32, top, low):
-    """Warp w's A or B fragment (f16/bf16/tf32 elements) into vals and vals32 (flat float64 and
+    """An A or B fragment's words (words[register, lane]; f16/bf16/tf32 elements) into vals and vals32 (flat float64 and
     float32 copies of the matrix: A (m x k, div = 1) or B (k x n, div = n)), with the largest exponent
     and the lowest set bit of each hardware step of ``block`` k's in top and low. Fragment element
     (lane l, element e) goes to vals[target[l, e]] (-1: a repeated element); values/exponents/lowest:
@@ -162,9 +178,8 @@ def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponent
     biggest, least = np.uint64(0), FAR
     top[:], low[:] = -FAR, FAR
     for j in range(nregs):
-        slot = op[col + j]
         for l in range(32):
-            word = word_at(ptrs, slot, w * 32 + l, 4)
+            word = words[j, l]
             for sub in range(per):
                 t = target[l, j * per + sub]
                 if t >= 0:
@@ -183,27 +198,30 @@ def gather_inputs(ptrs, op, col, nregs, target, w, bits, shift, values, exponent
 @numba.njit(inline="always", cache=True)
 def product(av, bv, out, m, n, k, k0, k1, zero):
     """out (m x n) = A B over k0 <= kk < k1 for A (m x k) and B (k x n), flat arrays of ``zero``'s type
-    whose every partial sum is exact in it; m, n, k the caller's constants. Each row of D is summed
-    eight columns at a time in eight scalars, which LLVM packs into vector registers (a loop adding into
-    out as it goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64
-    products are not vectorized either). Inlined, not a closure of make(): numba's cache cannot key a
-    loop that calls another closure (it compiled again in every process)."""
-    for i in range(m):
+    whose every partial sum is exact in it; m, n, k the caller's constants (m even). Two rows of D are
+    summed eight columns at a time in sixteen scalars, which LLVM packs into two vector registers: two
+    independent chains of adds, where one row's chain waited on each add (a loop adding into out as it
+    goes is not vectorized: out might alias the inputs; on this AVX-without-AVX2 CPU int64 products are
+    not vectorized either). Inlined, not a closure of make(): numba's cache cannot key a loop that calls
+    another closure (it compiled again in every process)."""
+    for i in range(0, m, 2):
         for j in range(0, n, 8):
             t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = zero
+            u0 = u1 = u2 = u3 = u4 = u5 = u6 = u7 = zero
             for kk in range(k0, k1):
-                x, r = av[i * k + kk], kk * n + j
-                t0 += x * bv[r]
-                t1 += x * bv[r + 1]
-                t2 += x * bv[r + 2]
-                t3 += x * bv[r + 3]
-                t4 += x * bv[r + 4]
-                t5 += x * bv[r + 5]
-                t6 += x * bv[r + 6]
-                t7 += x * bv[r + 7]
+                x, y, r = av[i * k + kk], av[i * k + k + kk], kk * n + j
+                b0, b1, b2, b3, b4, b5, b6, b7 = bv[r], bv[r + 1], bv[r + 2], bv[r + 3], bv[r + 4], bv[r + 5], \
+                    bv[r + 6], bv[r + 7]
+                t0, t1, t2, t3 = t0 + x * b0, t1 + x * b1, t2 + x * b2, t3 + x * b3
+                t4, t5, t6, t7 = t4 + x * b4, t5 + x * b5, t6 + x * b6, t7 + x * b7
+                u0, u1, u2, u3 = u0 + y * b0, u1 + y * b1, u2 + y * b2, u3 + y * b3
+                u4, u5, u6, u7 = u4 + y * b4, u5 + y * b5, u6 + y * b6, u7 + y * b7
             o = i * n + j
             out[o], out[o + 1], out[o + 2], out[o + 3] = t0, t1, t2, t3
             out[o + 4], out[o + 5], out[o + 6], out[o + 7] = t4, t5, t6, t7
+            o += n
+            out[o], out[o + 1], out[o + 2], out[o + 3] = u0, u1, u2, u3
+            out[o + 4], out[o + 5], out[o + 6], out[o + 7] = u4, u5, u6, u7
 
 
 @numba.njit(cache=True, nogil=True)
@@ -346,7 +364,8 @@ def make(m, n, k, block):
     # the sums are exact wherever they are used, so their order is free: reassociation lets LLVM vectorize
     exact_sums = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
     steps = (k + block - 1) // block
-    assert n % 8 == 0 and k <= 256, "product takes D's columns 8 at a time and sums exactly in float32"
+    assert m % 2 == 0 and n % 8 == 0 and k <= 256, "product takes D's rows 2 and columns 8 at a time and sums " \
+        "exactly in float32"
 
     @exact_sums
     def floats(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
@@ -360,7 +379,7 @@ def make(m, n, k, block):
         have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
         s, d = np.zeros(m * n), np.empty(m * n, np.float32)
         p32, p64 = np.empty(m * n, np.float32), np.empty(m * n)
-        lanes = np.empty((3, 32), np.int64)
+        lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         acc, live, dirty, wrote = chain_state(fragments[2], m * n)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
@@ -368,17 +387,27 @@ def make(m, n, k, block):
             while p < ops.shape[0]:
                 op = ops[p]
                 if op[0] == LOAD:
-                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words,
+                                     op[QUIET] == 0):
                         break
+                    f = op[FRAGMENT]            # an mma's A or B: decoded from the words it loaded
+                    if f >= 0 and op[OPERAND] == 0:
+                        decode_inputs(words, counts[0], atarget, bits, shift, values, exponents, lowest, k, 1, block,
+                                      steps, av[f], av32[f], ta[f], tla[f])
+                        have_a[f] = True
+                    elif f >= 0:
+                        decode_inputs(words, counts[1], btarget, bits, shift, values, exponents, lowest, k, n, block,
+                                      steps, bv[f], bv32[f], tb[f], tlb[f])
+                        have_b[f] = True
                 else:
                     a, b = op[FA], op[FB]
                     if not have_a[a]:
                         gather_inputs(ptrs, op, A, counts[0], atarget, w, bits, shift, values, exponents, lowest,
-                                      k, 1, block, steps, av[a], av32[a], ta[a], tla[a])
+                                      k, 1, block, steps, av[a], av32[a], ta[a], tla[a], words)
                         have_a[a] = True
                     if not have_b[b]:
                         gather_inputs(ptrs, op, B, counts[1], btarget, w, bits, shift, values, exponents, lowest,
-                                      k, n, block, steps, bv[b], bv32[b], tb[b], tlb[b])
+                                      k, n, block, steps, bv[b], bv32[b], tb[b], tlb[b], words)
                         have_b[b] = True
                     c = op[SLOT]
                     if not mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc,
@@ -387,11 +416,15 @@ def make(m, n, k, block):
                         break
                     live[c], dirty[c], wrote[c] = True, op[KEEP] == 1, p
                 p += 1
-            for c in range(acc.shape[0]):       # a stop: the chains' D into their registers for mma.py's path
-                if dirty[c]:
-                    for i in range(m * n):
-                        d[i] = acc[c, i]
-                    write_d(ptrs, ops[wrote[c]], w, dsrc, d.view(np.uint32), 4)
+            if p < ops.shape[0]:                # a stop: what mma.py's path and the rows after it read
+                for c in range(acc.shape[0]):   # into the registers: the chains' D
+                    if dirty[c]:
+                        for i in range(m * n):
+                            d[i] = acc[c, i]
+                        write_d(ptrs, ops[wrote[c]], w, dsrc, d.view(np.uint32), 4)
+                for r in range(p):              # and the fragments loaded without writing them
+                    if ops[r, 0] == LOAD and ops[r, QUIET] == 1:
+                        load_warp(w, ops[r], ptrs, major, minor, shared, block_base, limit, lanes, words, True)
             pos[wi] = p
 
     @jit
@@ -406,13 +439,13 @@ def make(m, n, k, block):
         registers = dsrc.size // 32
         d = np.empty(32 * registers)
         du = d.view(np.uint64)
-        lanes = np.empty((3, 32), np.int64)
+        lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
             while p < ops.shape[0]:
                 op = ops[p]
                 if op[0] == LOAD:
-                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
                     p += 1
                     continue
@@ -454,14 +487,14 @@ def make(m, n, k, block):
         have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
         ab = np.empty(m * n, np.float32)
         registers = dsrc.size // 32
-        lanes = np.empty((3, 32), np.int64)
+        lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
             have_a[:], have_b[:] = False, False
             while p < ops.shape[0]:
                 op = ops[p]
                 if op[0] == LOAD:
-                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes):
+                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
                     p += 1
                     continue

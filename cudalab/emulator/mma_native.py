@@ -65,11 +65,14 @@ def loader():
 # row stride LD (a register, or LD_IMM), its elements where table TABLE of major/minor says. An mma of an
 # accumulator chain (c = mma(a, b, c), mma_runs.chains) keeps its D in the chain's SLOT: CARRY, its C is
 # the slot's (the previous mma of the chain wrote it); KEEP, its D is not written to the registers (the
-# next mma of the chain reads it from the slot)
+# next mma of the chain reads it from the slot). A load whose registers are an mma's A or B fragment
+# (OPERAND 0 or 1) decodes them as fragment id FRAGMENT (-1: none); QUIET, its registers are not written
+# (nothing outside the program reads them)
 MMA, LOAD = 1, 0
 FA, FB, A, B, C, D = 1, 2, 3, 11, 19, 27
 NREGS, REGS, BASE, BASE_WORD, OFFSET, LD, LD_IMM = 1, 3, 11, 12, 13, 14, 15
 TABLE, DISTINCT, ESIZE, ELEMENT_BITS, WORD = 16, 17, 18, 19, 20
+FRAGMENT, OPERAND, QUIET = 21, 22, 23
 SLOT, CARRY, KEEP = 35, 36, 37
 COLUMNS = 38
 

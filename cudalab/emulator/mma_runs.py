@@ -22,8 +22,8 @@ import sys
 import numpy as np
 
 from . import mma_native
-from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, COLUMNS, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, KEEP, LD,
-                         LD_IMM, LOAD, MMA, NREGS, OFFSET, REGS, SLOT, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, COLUMNS, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT,
+                         KEEP, LD, LD_IMM, LOAD, MMA, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, TABLE, WORD)
 from .events import InstructionEvent
 
 _LANE = np.arange(32)
@@ -105,7 +105,7 @@ class Run:
             for x in names:
                 version[x] = next(writes)
             return [slot(x) for x in names]
-        ops, tables = [], []
+        ops, tables, loaded = [], [], []
         for _, fn, _, _ in self.program:
             what, _, info = fn.fusion
             row = np.zeros(COLUMNS, np.int64)
@@ -121,12 +121,13 @@ class Run:
                             (tuple(names), tuple(version.get(x, 0) for x in names)), len(ids))
                 row[D:D + len(info["d"])] = write(info["d"])
             else:
-                row[0] = LOAD
+                row[0], row[FRAGMENT] = LOAD, -1
                 row[BASE] = read([info["base"]])[0] if info["base"] else -1
                 row[LD] = read([info["ld"]])[0] if isinstance(info["ld"], str) else -1
                 row[LD_IMM] = 0 if isinstance(info["ld"], str) else info["ld"]
                 row[NREGS] = len(info["regs"])
                 row[REGS:REGS + len(info["regs"])] = write(info["regs"])
+                loaded.append((len(ops), tuple(info["regs"]), {x: version[x] for x in info["regs"]}))
                 row[BASE_WORD], row[OFFSET] = info["base_word"], info["offset"]
                 row[TABLE], row[DISTINCT] = len(tables), info["major"].shape[1]
                 row[ESIZE], row[ELEMENT_BITS], row[WORD] = info["esize"], info["bits"], info["word"]
@@ -134,6 +135,8 @@ class Run:
             ops.append(row)
         self.ops = np.array(ops)
         slots = chains(self.program, self.ops, mentions)
+        if form.kind == "floats":
+            _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
         self.words = {}
         for (_, fn, _, _) in self.program:
@@ -246,6 +249,31 @@ def chains(program, ops, mentions):
         for x in touched:
             last[x] = p
     return count
+
+
+def _decoded_at_load(program, ops, loaded, counts, fragment_ids, mentions):
+    """Mark the loads of ``ops`` whose registers an mma reads as its A or B fragment (columns FRAGMENT,
+    OPERAND): the loop decodes the fragment from the words the load reads, not from the registers again.
+    Where nothing outside the program names those registers, and in it this load alone writes them before
+    anything reads them, they are not written at all (QUIET): nvcc's unrolled k-loop gives each fragment
+    fresh registers. ``loaded``: (row, registers, their versions after the load) of each load."""
+    named = collections.Counter()
+    first = {}
+    for p, (_, fn, _, _) in enumerate(program):
+        what, _, info = fn.fusion
+        regs = {*info["regs"], *(x for x in (info["base"], info["ld"]) if isinstance(x, str))} if what == "load" \
+            else {*info["a"], *info["b"], *info["c"], *info["d"]}
+        named.update(regs)
+        for x in regs:
+            first.setdefault(x, p)
+    for row, regs, versions in loaded:
+        for use in (0, 1):
+            names = regs[:counts[use]]
+            fid = fragment_ids[use].get((names, tuple(versions[x] for x in names)))
+            if fid is not None:
+                ops[row, FRAGMENT], ops[row, OPERAND] = fid, use
+                break
+        ops[row, QUIET] = ops[row, FRAGMENT] >= 0 and all(mentions[x] == named[x] and first[x] == row for x in regs)
 
 
 def _addresses(arrays):
