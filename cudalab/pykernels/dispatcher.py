@@ -233,6 +233,8 @@ class Dispatcher(ResourceQueries):
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
+    warns_as_numba = True       # numba's performance warnings (NUMBA_WARNINGS); CuPy's Python kernels have none
+
     def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
                  debug=False):
         self.py_func = py_func
@@ -345,12 +347,12 @@ class Dispatcher(ResourceQueries):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         for what, dims in (("griddim", config[0]), ("blockdim", config[1])):
             _check_dims(what, dims)
-        if NUMBA_WARNINGS:
+        if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_low_occupancy(config[0])
         return functools.partial(self._launch, config)
 
     def _launch(self, config, *args):
-        if NUMBA_WARNINGS:
+        if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_host_arrays(args)
         try:
             return self.specialize(*args)[config](*map(_unwrapped, args))
