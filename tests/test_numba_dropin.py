@@ -231,6 +231,7 @@ def test_device_function_with_a_signature_compiles_without_a_gpu(cuda):
     a = np.arange(4, dtype=np.float32)
     double[1, 32](a)
     np.testing.assert_array_equal(a, [0, 2, 4, 6])
+    assert ".target sm_80" in mul.inspect_asm(mul.signatures[0])     # numba's own device function, no driver asked
 
 
 def test_inspect_types_and_llvm_show_numbas_typing(cuda):
