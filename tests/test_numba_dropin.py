@@ -652,6 +652,8 @@ def test_launches_warn_as_numbas_do_only_where_numba_stands_in(cuda):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         inc[128, 32](cuda.to_device(a))           # a device array, 128 blocks: nothing to say
+        inc[128, 32](cuda.mapped_array(4)[1:])    # mapped and managed memory: read where it is
+        inc[128, 32](cuda.managed_array(4))
         cudalab.numba.uninstall()
         cudalab.jit(inc.py_func)[1, 32](a)        # cudalab's own kernels launch small grids quietly
     np.testing.assert_array_equal(a, 2.0)

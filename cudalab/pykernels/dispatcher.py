@@ -480,9 +480,11 @@ def _warn_low_occupancy(griddim):
 
 
 def _warn_host_arrays(args):
-    """numba's warning when a launch copies a host array to the device and back (numba's auto_device)."""
+    """numba's warning when a launch copies a host array to the device and back (numba's auto_device;
+    not for mapped or managed memory, which a GPU reads where it is)."""
     from numba.cuda.core import config, errors
-    if any(isinstance(a, np.ndarray) for a in args) and config.CUDA_WARN_ON_IMPLICIT_COPY \
+    from .host import is_device_visible
+    if any(isinstance(a, np.ndarray) and not is_device_visible(a) for a in args) and config.CUDA_WARN_ON_IMPLICIT_COPY \
             and not config.DISABLE_PERFORMANCE_WARNINGS:
         import warnings
         warnings.warn(errors.NumbaPerformanceWarning(
