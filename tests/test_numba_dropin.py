@@ -676,3 +676,15 @@ def test_a_c_abi_function_that_returns_nothing_is_called(cuda):
     kernel[1, 32](r, x)
     np.testing.assert_array_equal(r, x * 2)
     assert "[retval0+0]" in "".join(kernel.inspect_asm().values())      # the word read after the call
+
+
+def test_debug_with_optimization_warns_as_numba_does(cuda):
+    from numba.cuda.core.errors import NumbaInvalidConfigWarning
+
+    def store(a):
+        a[0] = 1
+
+    with pytest.warns(NumbaInvalidConfigWarning, match="debug=True with opt=True is not supported by CUDA"):
+        checked = cuda.jit(debug=True)(store)
+    a = np.zeros(1)
+    checked[1, 1](cuda.to_device(a))          # it still builds, unoptimized, as a debug kernel

@@ -491,6 +491,23 @@ def _warn_host_arrays(args):
             "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=3)
 
 
+def _warn_option_clashes(options):
+    """numba's warnings for jit options that do not go together (numba.cuda.decorators.jit, its words;
+    cudalab builds a debug kernel unoptimized either way)."""
+    import warnings
+    from numba.cuda.core import config, errors
+    debug = config.CUDA_DEBUGINFO_DEFAULT if options.get("debug") is None else options["debug"]
+    opt = config.OPT != 0 if options.get("opt") is None else options["opt"]
+    if debug and opt:
+        warnings.warn(errors.NumbaInvalidConfigWarning(
+            "debug=True with opt=True is not supported by CUDA. This may result in a crash - set debug=False or "
+            "opt=False."), stacklevel=3)
+    if debug and options.get("lineinfo"):
+        warnings.warn(errors.NumbaInvalidConfigWarning(
+            "debug and lineinfo are mutually exclusive. Use debug to get full debug info (this disables some "
+            "optimizations), or lineinfo for line info only with code generation unaffected."), stacklevel=3)
+
+
 def _device_function(func_or_sig, **options):
     """numba's own device function (numba inlines it into the kernels that call it). Given a signature,
     numba compiles it at once, asking for the GPU's compute capability: the selected profile answers."""
@@ -560,6 +577,8 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
     link = (link,) if isinstance(link, str) else tuple(link or ())
+    if NUMBA_WARNINGS:
+        _warn_option_clashes(numba_options)
     if device:
         return _device_function(func_or_sig, fastmath=fastmath, link=link, **numba_options)
     if numba_options.get("shared_memory_carveout") is not None:      # numba's ValueError for a bad one
