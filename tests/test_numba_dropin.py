@@ -688,3 +688,23 @@ def test_debug_with_optimization_warns_as_numba_does(cuda):
         checked = cuda.jit(debug=True)(store)
     a = np.zeros(1)
     checked[1, 1](cuda.to_device(a))          # it still builds, unoptimized, as a debug kernel
+
+
+def test_opt_false_reaches_nvvm_for_kernels_and_device_functions(cuda):
+    def body(r, x):
+        r[0] = x[0] * x[1] + x[2]
+
+    @cuda.jit(device=True, opt=False)
+    def fma_like(a, b, c):
+        return a * b + c
+
+    unoptimized, optimized = cuda.jit(opt=False)(body), cuda.jit(body)
+    r, x = np.zeros(1), np.array([1.5, 2.0, 0.25])
+    for k in (unoptimized, optimized):
+        k[128, 1](r, x)
+        assert r[0] == 3.25
+    ptx = lambda k: "".join(k.inspect_asm().values())      # noqa: E731
+    assert "__local_depot" in ptx(unoptimized) and "__local_depot" not in ptx(optimized)
+    doubles = (cuda.float64,) * 3
+    fma_like.compile_device(doubles)
+    assert "fma.rn.f64" not in fma_like.inspect_asm(doubles)       # unoptimized: a mul and an add

@@ -236,8 +236,9 @@ class Dispatcher(ResourceQueries):
     warns_as_numba = True       # numba's performance warnings (NUMBA_WARNINGS); CuPy's Python kernels have none
 
     def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
-                 debug=False):
+                 debug=False, opt=None):
         self.py_func = py_func
+        self.opt = opt              # numba's opt= (None: numba's default, optimized)
         self._specialized = specialized
         self.launch_bounds = launch_bounds
         self.debug = bool(debug)
@@ -261,7 +262,7 @@ class Dispatcher(ResourceQueries):
         a helper written with plain ``@cuda.jit`` that returns a value is called as on a GPU."""
         if self._as_device is None:
             self._as_device = _device_function(self.py_func, fastmath=self.fastmath, link=self.link,
-                                               debug=self.debug)
+                                               debug=self.debug, opt=self.opt)
         return self._as_device._numba_type_
 
     def __repr__(self):
@@ -272,7 +273,7 @@ class Dispatcher(ResourceQueries):
         k = self._kernels.get(key)
         if k is None:
             module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
-                                           self.debug), name=self.name)
+                                           self.debug, self.opt), name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
@@ -513,7 +514,7 @@ def _device_function(func_or_sig, **options):
     numba compiles it at once, asking for the GPU's compute capability: the selected profile answers."""
     from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
     from .compiler import stand_in_device
-    options = {k: v for k, v in options.items() if v or k == "fastmath"}
+    options = {k: v for k, v in options.items() if v or k == "fastmath" or (k == "opt" and v is not None)}
     options["link"] = list(options.get("link", ()))
     if not options["link"]:
         del options["link"]
@@ -584,7 +585,8 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
     if numba_options.get("shared_memory_carveout") is not None:      # numba's ValueError for a bad one
         from numba.cuda.decorators import _validate_shared_memory_carveout
         _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
-    options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"))
+    options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"),
+                   opt=numba_options.get("opt"))
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath, link, **options)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
