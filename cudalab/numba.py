@@ -76,7 +76,7 @@ def _method_patches() -> list:
             # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
             (Driver, "get_version", host.driver_version),
             (Driver, "is_available", property(lambda driver: True)),
-            # numba's compiler (compile_ptx without cc, *_for_current_device) and its own dispatchers
+            # numba's compiler module (its *_for_current_device) and its own dispatchers
             # (device functions: compile_device, inspect_asm) ask the profile for the GPU
             (compiler, "get_current_device", host.get_current_device),
             (dispatcher, "get_current_device", host.get_current_device)]
