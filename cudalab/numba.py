@@ -63,9 +63,10 @@ def _replacements() -> dict:
 def _method_patches() -> list:
     """(class or module, name, replacement): numba's CUDA ufuncs broadcast their inputs by wrapping the
     memory in numba's own device array; over cudalab's memory they take cudalab's views. numba's
-    driver object answers its version and availability for the emulated driver. numba.cuda.compiler's
-    ``*_for_current_device`` compile for the selected profile, as numba.cuda's do."""
+    driver object answers its version and availability for the emulated driver. numba.cuda.compiler and
+    numba's dispatchers (device functions) compile for the selected profile, as numba.cuda's names do."""
     import numba.cuda.compiler as compiler
+    import numba.cuda.dispatcher as dispatcher
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
     from .pykernels import host
@@ -75,8 +76,10 @@ def _method_patches() -> list:
             # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
             (Driver, "get_version", host.driver_version),
             (Driver, "is_available", property(lambda driver: True)),
-            (compiler, "compile_ptx_for_current_device", host.compile_ptx_for_current_device),
-            (compiler, "compile_for_current_device", host.compile_for_current_device)]
+            # numba's compiler module (its *_for_current_device) and its own dispatchers
+            # (device functions: compile_device, inspect_asm) ask the profile for the GPU
+            (compiler, "get_current_device", host.get_current_device),
+            (dispatcher, "get_current_device", host.get_current_device)]
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):

@@ -231,6 +231,7 @@ def test_device_function_with_a_signature_compiles_without_a_gpu(cuda):
     a = np.arange(4, dtype=np.float32)
     double[1, 32](a)
     np.testing.assert_array_equal(a, [0, 2, 4, 6])
+    assert ".target sm_80" in mul.inspect_asm(mul.signatures[0])     # numba's own device function, no driver asked
 
 
 def test_inspect_types_and_llvm_show_numbas_typing(cuda):
@@ -651,6 +652,8 @@ def test_launches_warn_as_numbas_do_only_where_numba_stands_in(cuda):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         inc[128, 32](cuda.to_device(a))           # a device array, 128 blocks: nothing to say
+        inc[128, 32](cuda.mapped_array(4)[1:])    # mapped and managed memory: read where it is
+        inc[128, 32](cuda.managed_array(4))
         cudalab.numba.uninstall()
         cudalab.jit(inc.py_func)[1, 32](a)        # cudalab's own kernels launch small grids quietly
     np.testing.assert_array_equal(a, 2.0)
@@ -673,3 +676,35 @@ def test_a_c_abi_function_that_returns_nothing_is_called(cuda):
     kernel[1, 32](r, x)
     np.testing.assert_array_equal(r, x * 2)
     assert "[retval0+0]" in "".join(kernel.inspect_asm().values())      # the word read after the call
+
+
+def test_debug_with_optimization_warns_as_numba_does(cuda):
+    from numba.cuda.core.errors import NumbaInvalidConfigWarning
+
+    def store(a):
+        a[0] = 1
+
+    with pytest.warns(NumbaInvalidConfigWarning, match="debug=True with opt=True is not supported by CUDA"):
+        checked = cuda.jit(debug=True)(store)
+    a = np.zeros(1)
+    checked[1, 1](cuda.to_device(a))          # it still builds, unoptimized, as a debug kernel
+
+
+def test_opt_false_reaches_nvvm_for_kernels_and_device_functions(cuda):
+    def body(r, x):
+        r[0] = x[0] * x[1] + x[2]
+
+    @cuda.jit(device=True, opt=False)
+    def fma_like(a, b, c):
+        return a * b + c
+
+    unoptimized, optimized = cuda.jit(opt=False)(body), cuda.jit(body)
+    r, x = np.zeros(1), np.array([1.5, 2.0, 0.25])
+    for k in (unoptimized, optimized):
+        k[128, 1](r, x)
+        assert r[0] == 3.25
+    ptx = lambda k: "".join(k.inspect_asm().values())      # noqa: E731
+    assert "__local_depot" in ptx(unoptimized) and "__local_depot" not in ptx(optimized)
+    doubles = (cuda.float64,) * 3
+    fma_like.compile_device(doubles)
+    assert "fma.rn.f64" not in fma_like.inspect_asm(doubles)       # unoptimized: a mul and an add

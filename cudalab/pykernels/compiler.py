@@ -165,12 +165,13 @@ def _kept_compile_result(kept: dict):
 
 
 def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), launch_bounds=None,
-                   debug: bool = False) -> CompiledKernel:
+                   debug: bool = False, opt=None) -> CompiledKernel:
     """PTX for ``pyfunc`` specialized to numba types ``argtypes`` (a kernel, numba's ABI: array
     arguments flattened into meminfo, parent, nitems, itemsize, data, shape..., strides...).
     ``launch_bounds``: numba's (max threads per block[, min blocks per SM[, max blocks per cluster]]),
     PTX's ``.maxntid``/``.minnctapersm``/``.maxclusterrank``. ``debug``: numba's ``debug=True,
-    opt=False``, whose kernels record the first exception a thread raises (see CompiledKernel).
+    opt=False``, whose kernels record the first exception a thread raises (see CompiledKernel). ``opt``:
+    numba's (False: NVVM unoptimized, as numba builds it).
 
     Raises CompileError with numba's own message, shortened to what names the Python line."""
     numpy_compat()
@@ -182,7 +183,8 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
         linked[:] = link
         with _compiling_for(cc, linked), _kept_compile_result(kept):
             return compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=lineinfo, fastmath=fastmath,
-                               launch_bounds=launch_bounds, **(dict(debug=True, opt=False) if debug else {}))[0]
+                               launch_bounds=launch_bounds,
+                               **(dict(debug=True, opt=False) if debug else dict(opt=opt)))[0]
     try:
         try:
             ptx = build(lineinfo=True)

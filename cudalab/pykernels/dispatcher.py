@@ -233,9 +233,12 @@ class Dispatcher(ResourceQueries):
     (``@cudalab.jit("void(float32[:], float32[:])")``) those are compiled at once and launches must
     fit one of them, as in numba."""
 
+    warns_as_numba = True       # numba's performance warnings (NUMBA_WARNINGS); CuPy's Python kernels have none
+
     def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
-                 debug=False):
+                 debug=False, opt=None):
         self.py_func = py_func
+        self.opt = opt              # numba's opt= (None: numba's default, optimized)
         self._specialized = specialized
         self.launch_bounds = launch_bounds
         self.debug = bool(debug)
@@ -259,7 +262,7 @@ class Dispatcher(ResourceQueries):
         a helper written with plain ``@cuda.jit`` that returns a value is called as on a GPU."""
         if self._as_device is None:
             self._as_device = _device_function(self.py_func, fastmath=self.fastmath, link=self.link,
-                                               debug=self.debug)
+                                               debug=self.debug, opt=self.opt)
         return self._as_device._numba_type_
 
     def __repr__(self):
@@ -270,7 +273,7 @@ class Dispatcher(ResourceQueries):
         k = self._kernels.get(key)
         if k is None:
             module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
-                                           self.debug), name=self.name)
+                                           self.debug, self.opt), name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
 
@@ -345,12 +348,12 @@ class Dispatcher(ResourceQueries):
         Kernel.__getitem__(self, config)      # the same checks of the launch configuration
         for what, dims in (("griddim", config[0]), ("blockdim", config[1])):
             _check_dims(what, dims)
-        if NUMBA_WARNINGS:
+        if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_low_occupancy(config[0])
         return functools.partial(self._launch, config)
 
     def _launch(self, config, *args):
-        if NUMBA_WARNINGS:
+        if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_host_arrays(args)
         try:
             return self.specialize(*args)[config](*map(_unwrapped, args))
@@ -478,13 +481,32 @@ def _warn_low_occupancy(griddim):
 
 
 def _warn_host_arrays(args):
-    """numba's warning when a launch copies a host array to the device and back (numba's auto_device)."""
+    """numba's warning when a launch copies a host array to the device and back (numba's auto_device;
+    not for mapped or managed memory, which a GPU reads where it is)."""
     from numba.cuda.core import config, errors
-    if any(isinstance(a, np.ndarray) for a in args) and config.CUDA_WARN_ON_IMPLICIT_COPY \
+    from .host import is_device_visible
+    if any(isinstance(a, np.ndarray) and not is_device_visible(a) for a in args) and config.CUDA_WARN_ON_IMPLICIT_COPY \
             and not config.DISABLE_PERFORMANCE_WARNINGS:
         import warnings
         warnings.warn(errors.NumbaPerformanceWarning(
             "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=3)
+
+
+def _warn_option_clashes(options):
+    """numba's warnings for jit options that do not go together (numba.cuda.decorators.jit, its words;
+    cudalab builds a debug kernel unoptimized either way)."""
+    import warnings
+    from numba.cuda.core import config, errors
+    debug = config.CUDA_DEBUGINFO_DEFAULT if options.get("debug") is None else options["debug"]
+    opt = config.OPT != 0 if options.get("opt") is None else options["opt"]
+    if debug and opt:
+        warnings.warn(errors.NumbaInvalidConfigWarning(
+            "debug=True with opt=True is not supported by CUDA. This may result in a crash - set debug=False or "
+            "opt=False."), stacklevel=3)
+    if debug and options.get("lineinfo"):
+        warnings.warn(errors.NumbaInvalidConfigWarning(
+            "debug and lineinfo are mutually exclusive. Use debug to get full debug info (this disables some "
+            "optimizations), or lineinfo for line info only with code generation unaffected."), stacklevel=3)
 
 
 def _device_function(func_or_sig, **options):
@@ -492,7 +514,7 @@ def _device_function(func_or_sig, **options):
     numba compiles it at once, asking for the GPU's compute capability: the selected profile answers."""
     from numba.cuda.decorators import jit as numba_jit      # numba's own, even after cudalab.numba.install()
     from .compiler import stand_in_device
-    options = {k: v for k, v in options.items() if v or k == "fastmath"}
+    options = {k: v for k, v in options.items() if v or k == "fastmath" or (k == "opt" and v is not None)}
     options["link"] = list(options.get("link", ()))
     if not options["link"]:
         del options["link"]
@@ -556,12 +578,15 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
     link = (link,) if isinstance(link, str) else tuple(link or ())
+    if NUMBA_WARNINGS:
+        _warn_option_clashes(numba_options)
     if device:
         return _device_function(func_or_sig, fastmath=fastmath, link=link, **numba_options)
     if numba_options.get("shared_memory_carveout") is not None:      # numba's ValueError for a bad one
         from numba.cuda.decorators import _validate_shared_memory_carveout
         _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
-    options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"))
+    options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"),
+                   opt=numba_options.get("opt"))
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath, link, **options)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,18 +83,41 @@ def pinned_array_like(ary):
     return pinned_array(shape, dtype, strides, order)
 
 
+# the buffers of mapped and managed arrays: memory a kernel reads where it is, for numba (which does
+# not warn of a copy when one is launched with them)
+_DEVICE_VISIBLE: dict = {}          # id(buffer) -> weak reference to it (numpy arrays are not hashable)
+
+
+def _device_visible(a: np.ndarray) -> np.ndarray:
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    _DEVICE_VISIBLE[id(root)] = weakref.ref(root, lambda _, key=id(root): _DEVICE_VISIBLE.pop(key, None))
+    return a
+
+
+def is_device_visible(a) -> bool:
+    """A mapped or managed array, or a view of one."""
+    while isinstance(a, np.ndarray):
+        ref = _DEVICE_VISIBLE.get(id(a))
+        if ref is not None and ref() is a:
+            return True
+        a = a.base
+    return False
+
+
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
     """Host memory a kernel can use directly: a page-locked numpy array here (see the module docstring)."""
-    return pinned_array(shape, dtype, strides, order)
+    return _device_visible(pinned_array(shape, dtype, strides, order))
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return pinned_array_like(ary)
+    return _device_visible(pinned_array_like(ary))
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
     """Unified memory: a numpy array both sides use (see the module docstring)."""
-    return pinned_array(shape, dtype, strides, order)
+    return _device_visible(pinned_array(shape, dtype, strides, order))
 
 
 def pinned(*arrays):
