@@ -509,3 +509,33 @@ def test_an_accumulator_chain_stopped_at_its_second_mma_hands_its_d_over(monkeyp
     assert carried == [0, 0, 0, 0, 0, 1]              # load, load, mma, load, load, mma (carrying the first's D)
     assert quiet == [1, 1, 0, 1, 1, 0]
     assert stops == [6, 2, 6, 5, 6, 2, 6, 5]
+
+
+@pytest.mark.parametrize("skew, first_stops", [(0, [6, 2, 6, 2, 6, 2, 6, 2]), (-1, [0] * 8)])
+def test_a_program_takes_generic_addresses_of_shared_memory_and_leaves_others_to_the_load(monkeypatch, skew,
+                                                                                          first_stops):
+    """Where the compiler cannot tell a tile's pointer is shared memory (bf16TensorCoreGemm's), wmma.load
+    takes a generic address. The program reads it from shared memory when it points there (the even
+    warps run all six rows); pointing into global memory (skew -1 here), every warp stops at the first
+    load, whose own path reads global memory, and the bits are the same."""
+    from cudalab.emulator import mma_native
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
+    stops = []
+    run = mma_native.Form.run
+
+    def watched(self, warps, pos, ptrs, ops, *rest):
+        run(self, warps, pos, ptrs, ops, *rest)
+        stops.append((len(ops), pos.tolist()))
+    monkeypatch.setattr(mma_native.Form, "run", watched)
+    source = CHAIN.replace("const half *pa = sa[w], *pb = sb[w] + (t == 5 ? skew : 0);",
+                           "const half *pa = skew < 0 ? a + t * 512 : sa[w], *pb = skew < 0 ? b + t * 512 : sb[w];")
+    assert source != CHAIN
+    a, b, c = _chain_inputs()
+    d = np.zeros((8, 16, 16), np.float32)
+    cudalab.compile(source).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(skew))
+    want = c.astype(np.float64)
+    for s in (slice(0, 16), slice(16, 32)):
+        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
+                            "f16", "f32", "f32", False).astype(np.float64)
+    assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert stops[0] == (6, first_stops)

@@ -737,11 +737,15 @@ def _wmma(inst, d):
                 full[np.searchsorted((warps[:, None] * 32 + _LANE).ravel(), lanes)] = raw
             frag.write(ex, warps, full.reshape(warps.size, 32, ne))
         base = addr_op[1]
-        # mma_runs takes loads from shared memory whose registers each hold elements side by side in memory
+        # mma_runs takes loads from shared memory whose registers each hold elements side by side in memory;
+        # a generic address (bf16TensorCoreGemm's) with the shared window taken off its offset: one outside
+        # the window is then out of bounds, and the load's own path reads it wherever it points
+        generic = space == "generic" and base is not None and base[0] == "reg" and \
+            storage(d.func.regs[base[1]]).itemsize == 8
         per = max(1, 32 // frag.bits)
         side_by_side = distinct % per == 0 and (major_u.reshape(32, -1, per) == major_u[:, ::per, None]).all() and \
             (minor_u.reshape(32, -1, per) == minor_u[:, ::per, None] + np.arange(per, dtype=np.uint64)).all()
-        if space == "shared" and frag.names and side_by_side and (base is None or base[0] == "reg") and \
+        if (space == "shared" or generic) and frag.names and side_by_side and (base is None or base[0] == "reg") and \
                 (not stride_op or stride_op[0][0] in ("reg", "imm")) and not (stride_op and stride_op[0][0] == "reg"
                                                                             and stride_op[0][2]):
             ld = stride_op[0][1] if stride_op and stride_op[0][0] == "reg" else \
@@ -752,7 +756,8 @@ def _wmma(inst, d):
             if isinstance(ld, str):
                 words[ld] = storage(d.func.regs[ld]).itemsize
             run.fusion = ("load", None, {
-                "regs": frag.names, "base": base and base[1], "offset": (int(addr_op[2]) + 2 ** 63) % 2 ** 64 - 2 ** 63,
+                "regs": frag.names, "base": base and base[1],
+                "offset": (int(addr_op[2]) + 2 ** 63) % 2 ** 64 - 2 ** 63 - (SHARED_WINDOW if generic else 0),
                 "base_word": words.get(base and base[1], 8), "ld": ld, "major": major_u, "minor": minor_u,
                 "esize": esize, "bits": frag.bits, "word": np.dtype(frag.word).itemsize, "words": words})
         return run

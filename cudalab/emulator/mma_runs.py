@@ -240,8 +240,9 @@ def chains(program, ops, mentions):
             before = {last.get(x) for x in info["c"]}
             q = before.pop() if len(before) == 1 else None
             c = list(info["c"])
+            alone = all(mentions[x] == 2 for x in c) and not set(c) & {*info["a"], *info["b"], *info["d"]}
             if q is not None and ops[q, 0] == MMA and list(program[q][1].fusion[2]["d"]) == c and (
-                    c == list(info["d"]) or all(mentions[x] == 2 for x in c) and not set(c) & {*info["a"], *info["b"], *info["d"]}):
+                    c == list(info["d"]) or alone):
                 ops[p, SLOT], ops[p, CARRY], ops[q, KEEP] = ops[q, SLOT], 1, 1
             else:
                 ops[p, SLOT] = count
