@@ -67,6 +67,7 @@ def _method_patches() -> list:
     numba's dispatchers (device functions) compile for the selected profile, as numba.cuda's names do."""
     import numba.cuda.compiler as compiler
     import numba.cuda.dispatcher as dispatcher
+    from numba.cuda.codegen import CUDACodeLibrary
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
     from .pykernels import host
@@ -76,10 +77,11 @@ def _method_patches() -> list:
             # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
             (Driver, "get_version", host.driver_version),
             (Driver, "is_available", property(lambda driver: True)),
-            # numba's compiler module (its *_for_current_device) and its own dispatchers
+            # numba's compiler module (*_for_current_device, compile_ptx without cc) and its dispatchers
             # (device functions: compile_device, inspect_asm) ask the profile for the GPU
             (compiler, "get_current_device", host.get_current_device),
-            (dispatcher, "get_current_device", host.get_current_device)]
+            (dispatcher, "get_current_device", host.get_current_device),
+            (CUDACodeLibrary, "_ensure_cc", host.code_library_cc)]       # compile_ptx without cc
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):

@@ -418,8 +418,9 @@ def test_compile_ptx_without_cc_targets_the_selected_profile(cuda, profile, targ
         code, _ = cuda.compile(store_one, "void(float32[:])", device=True)
         assert f".target {target}" in ptx and f".target {target}" in code
         assert ".target sm_75" in cuda.compile_ptx(store_one, "void(float32[:])", cc=(7, 5))[0]
-        from numba.cuda.compiler import compile_ptx_for_current_device      # numba's tests import it so
+        from numba.cuda.compiler import compile_ptx, compile_ptx_for_current_device     # numba's tests do so
         assert f".target {target}" in compile_ptx_for_current_device(store_one, "void(float32[:])")[0]
+        assert f".target {target}" in compile_ptx(store_one, "void(float32[:])")[0]       # sm_90a on an H100
     finally:
         cudalab.set_device(previous)
 

@@ -174,6 +174,16 @@ def driver_version(driver=None) -> tuple:
     return (13, 0)
 
 
+def code_library_cc(library, cc):
+    """numba's ``CUDACodeLibrary._ensure_cc``: the architecture its PTX is built for when none is given
+    (``numba.cuda.compiler.compile_ptx`` without ``cc``), the selected profile's where numba asks the
+    driver's context; numba's own rule for the suffix (sm_90a and later)."""
+    if cc is not None:
+        return cc
+    major, minor = get_current_device().compute_capability
+    return major, minor, "a" if (major, minor) >= (9, 0) else ""
+
+
 # ---------------------------------------------------------------------- numba's CUDA ufuncs
 def ufunc_broadcast_device(mechanism, ary, shape):
     """numba's ``CUDAUFuncMechanism.broadcast_device`` for cudalab arrays (numba's own wraps the
