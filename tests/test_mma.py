@@ -435,6 +435,15 @@ def _chain_inputs():
     return a, b, (rng.integers(0, 9, (8, 16, 16)) * np.float32(12 / 11)).astype(np.float32)
 
 
+def _chain_product(a, b, c):
+    """CHAIN's D by the tensor core's rule (mma.multiply), its two k=16 steps one after the other."""
+    want = c.astype(np.float64)
+    for s in (slice(0, 16), slice(16, 32)):
+        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
+                            "f16", "f32", "f32", False).astype(np.float64)
+    return want.astype(np.float32)
+
+
 def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(monkeypatch):
     """nvcc unrolls a GEMM's k-loop into a straight line of wmma.load and wmma.mma, which the emulator
     runs warp by warp as one program in a compiled loop (emulator/mma_runs.py). Warps of small integers
@@ -452,11 +461,7 @@ def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(mon
     a, b, c = _chain_inputs()
     d = np.zeros((8, 16, 16), np.float32)
     cudalab.compile(CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
-    want = c.astype(np.float64)
-    for s in (slice(0, 16), slice(16, 32)):
-        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
-                            "f16", "f32", "f32", False).astype(np.float64)
-    assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))
     # load, load, mma, load, load, mma: the even warps ran all six rows, the odd ones stopped at the mma
     assert stops[0] == (6, [6, 2, 6, 2, 6, 2, 6, 2])
 
@@ -500,11 +505,7 @@ def test_an_accumulator_chain_stopped_at_its_second_mma_hands_its_d_over(monkeyp
     b[:, :, :16] = np.where(late, b[(np.arange(8) + 1) % 8, :, :16], b[:, :, :16])
     d = np.zeros((8, 16, 16), np.float32)
     cudalab.compile(CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
-    want = c.astype(np.float64)
-    for s in (slice(0, 16), slice(16, 32)):
-        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
-                            "f16", "f32", "f32", False).astype(np.float64)
-    assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))
     carried, quiet, stops = seen[0]
     assert carried == [0, 0, 0, 0, 0, 1]              # load, load, mma, load, load, mma (carrying the first's D)
     assert quiet == [1, 1, 0, 1, 1, 0]
@@ -533,9 +534,5 @@ def test_a_program_takes_generic_addresses_of_shared_memory_and_leaves_others_to
     a, b, c = _chain_inputs()
     d = np.zeros((8, 16, 16), np.float32)
     cudalab.compile(source).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(skew))
-    want = c.astype(np.float64)
-    for s in (slice(0, 16), slice(16, 32)):
-        want = mma.multiply(a[:, :, s].astype(np.float64), np.swapaxes(b[:, :, s], 1, 2).astype(np.float64), want,
-                            "f16", "f32", "f32", False).astype(np.float64)
-    assert np.array_equal(d.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))
     assert stops[0] == (6, first_stops)
