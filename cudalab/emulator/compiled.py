@@ -1113,13 +1113,14 @@ def _context(ex, symbols):
         return c[0]
     addrs = [ex.symbol_address(s) for s in symbols]
     b = ex.batch
-    same = (mem.data, bounds, ex.lane_block)
     shape = (ex.kparams, symbols, addrs, b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
              ex.shared_stride, ex.shared_size, ex.local_stride)
     last = ex.kernel.__dict__.get("_native_ctx_template")
-    if last is None or any(x is not y for x, y in zip(last[0], same)) or last[1] != shape:
-        last = ex.kernel._native_ctx_template = (same, shape) + _context_template(ex, symbols, addrs, bounds)
-    ctx, keep, shared, local = last[2:]
+    if (last is None or last[0] is not mem.data or last[1] is not bounds or last[2] is not ex.lane_block
+            or last[3] != shape):
+        last = ex.kernel._native_ctx_template = ((mem.data, bounds, ex.lane_block, shape)
+                                                 + _context_template(ex, symbols, addrs, bounds))
+    ctx, keep, shared, local = last[4:]
     ctx = ctx.copy()
     ctx[shared], ctx[local] = ex.shared.ctypes.data, ex.local.ctypes.data
     ex._native_ctx = (ctx, mem.data, bounds, keep)
