@@ -318,6 +318,37 @@ def test_use_after_free_is_reported(monkeypatch):
     assert got["compiled"] == got["interp"] and "use after free" in got["compiled"][0]
 
 
+SCALE_SHARED = r"""
+__global__ void scale(float* x, float k) {
+    __shared__ float tile[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = x[i];
+    __syncthreads();
+    x[i] = tile[(threadIdx.x + 1) % blockDim.x] * k;
+}
+"""
+
+
+def test_launches_again_see_new_arguments_memory_and_tier(monkeypatch):
+    """The native context is kept from launch to launch (compiled._context): a new pointer, a new
+    factor, a freed allocation and a change of CUDALAB_TIER between launches all take effect."""
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    m = cudalab.compile(SCALE_SHARED)
+    host = np.arange(1024, dtype=np.float32)
+    expect = {"a": host.copy(), "b": host.copy()}
+    arrays = {"a": cudalab.to_device(host), "b": cudalab.to_device(host)}
+    for name, k, tier in (("a", 2.0, "compiled"), ("b", 3.0, "compiled"), ("a", 1.5, "interp"), ("a", 0.5, "compiled")):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        assert compiled.mode() == tier
+        m.scale[4, 256](arrays[name], np.float32(k))
+        expect[name] = np.roll(expect[name].reshape(4, 256), -1, axis=1).reshape(-1) * np.float32(k)
+    for name in "ab":
+        assert np.array_equal(arrays[name].copy_to_host(), expect[name])
+    arrays["a"].free()
+    with pytest.raises(KernelError, match="use after free"):
+        m.scale[4, 256](arrays["a"], np.float32(1.0))
+
+
 def test_an_atomic_with_a_bad_address_runs_no_lane_twice(monkeypatch):
     """A compiled atomic never runs a lane twice. Lock step (the interpreter, a straight-line group)
     checks every lane's address before any lane adds; a region runs lane by lane, so the lanes

@@ -64,9 +64,25 @@ _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7
 
 def mode() -> str:
     """CUDALAB_TIER: ``interp``, ``compiled``, ``auto`` (default) or ``check`` (compiled, and every
-    group also run in the interpreter and compared: a debugging aid, slow)."""
-    m = os.environ.get("CUDALAB_TIER", "auto").strip().lower()
-    return m if m in ("interp", "compiled", "auto", "check") else "auto"
+    group also run in the interpreter and compared: a debugging aid, slow).
+
+    Read afresh at every call, so that a change a test or a user makes between launches takes effect
+    at the next one, but from os.environ's own dict: ``os.environ.get`` of a name that is not set
+    raises and catches a KeyError inside (1.3 us), and every launch asks several times (``pick``,
+    ``upgrade_later``, each native region's run), which was a tenth of a null launch's cost."""
+    raw = _ENVIRON_DATA.get(_TIER_KEY) if _ENVIRON_DATA is not None else os.environ.get("CUDALAB_TIER")
+    m = _MODES.get(raw)
+    if m is None:
+        text = (os.fsdecode(raw) if raw is not None else "auto").strip().lower()
+        m = _MODES[raw] = text if text in ("interp", "compiled", "auto", "check") else "auto"
+    return m
+
+
+# os.environ keeps its names and values in ``_data`` (encoded, as ``encodekey`` makes them); every
+# change through os.environ (monkeypatch.setenv, a notebook's %env) updates it
+_ENVIRON_DATA = getattr(os.environ, "_data", None) if hasattr(os.environ, "encodekey") else None
+_TIER_KEY = os.environ.encodekey("CUDALAB_TIER") if _ENVIRON_DATA is not None else None
+_MODES: dict = {}       # raw CUDALAB_TIER value -> mode
 
 
 def _regions_on() -> bool:
@@ -1083,17 +1099,43 @@ def _geometry_addresses(ex):
 
 
 def _context(ex, symbols):
-    """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed)."""
+    """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed).
+
+    A new array each batch (a group's runner keeps what it derived from the one it saw), copied from
+    the kernel's last one where everything but the batch's own shared and local memory is the same:
+    the same memory and allocations (the very arrays), parameters, symbol addresses, batch shape and
+    geometry. Filling it afresh (a 30-name dict, ten array addresses) was a third of a small
+    kernel's launch: a 2^10-element vector add's 87 of 240 us."""
     mem = ex.mem
     c = getattr(ex, "_native_ctx", None)
     bounds = mem.bounds()
     if c is not None and c[1] is mem.data and c[2] is bounds:
         return c[0]
+    addrs = [ex.symbol_address(s) for s in symbols]
+    b = ex.batch
+    shape = (ex.kparams, symbols, addrs, b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
+             ex.shared_stride, ex.shared_size, ex.local_stride)
+    last = ex.kernel.__dict__.get("_native_ctx_template")
+    if (last is None or last[0] is not mem.data or last[1] is not bounds or last[2] is not ex.lane_block
+            or last[3] != shape):
+        last = ex.kernel._native_ctx_template = ((mem.data, bounds, ex.lane_block, shape)
+                                                 + _context_template(ex, symbols, addrs, bounds))
+    ctx, keep, shared, local = last[4:]
+    ctx = ctx.copy()
+    ctx[shared], ctx[local] = ex.shared.ctypes.data, ex.local.ctypes.data
+    ex._native_ctx = (ctx, mem.data, bounds, keep)
+    return ctx
+
+
+def _context_template(ex, symbols, addrs, bounds):
+    """(ctx, arrays it points into, slot of shared, of local) of ``_context``, all but the batch's
+    shared and local memory."""
     from . import llvmgen as lg
+    mem = ex.mem
     ctx = np.zeros(len(lg.CTX), np.int64)
     keep = [mem.data, bounds]
     kp = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else np.zeros(8, np.uint8)
-    syms = np.array([ex.symbol_address(s) for s in symbols] or [0], np.uint64)
+    syms = np.array(addrs or [0], np.uint64)
     keep += [kp, syms]
     b = ex.batch
     gx, gy, _ = b.grid
@@ -1104,13 +1146,12 @@ def _context(ex, symbols):
         blk = b.first_block + np.arange(b.nblocks, dtype=np.int64)
         cta = [np.ascontiguousarray(v, np.uint32) for v in (blk % gx, (blk // gx) % gy, blk // (gx * gy))]
     keep += cta
-    vals = dict(mem=_address(mem.data), kparams=_address(kp), shared=_address(ex.shared),
-                shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=_address(ex.local),
+    vals = dict(mem=_address(mem.data), kparams=_address(kp), shared=0,
+                shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=0,
                 local_stride=ex.local_stride, starts=_address(bounds[0]), ends=_address(bounds[1]),
                 nbounds=bounds[0].size, lpb=ex.lanes_per_block, first_block=b.first_block,
                 bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
                 syms=_address(syms), cta_x=_address(cta[0]), cta_y=_address(cta[1]), cta_z=_address(cta[2]),
                 pad=0, nkparams=len(ex.kparams), **_geometry_addresses(ex))
     ctx[:] = [vals[name] - (1 << 64) if vals[name] >= 1 << 63 else vals[name] for name in lg.CTX]
-    ex._native_ctx = (ctx, mem.data, bounds, keep)
-    return ctx
+    return ctx, keep, lg.SLOT["shared"], lg.SLOT["local"]

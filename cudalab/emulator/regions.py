@@ -813,6 +813,7 @@ class Runner:
         self.entry = region.start if entry is None else entry
         self.entries = {region.start, *region.heads}
         self.table = np.zeros(max(len(region.regs), 1), np.uint64)
+        self.table_address = self.table.ctypes.data
         self.seen = [None] * len(region.regs)
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
         self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
@@ -853,16 +854,21 @@ class Runner:
         idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
         count = idx.size
         ctx = compiled._context(ex, r.symbols)
-        st = np.zeros(8, np.int64)
+        # st, rec, spill and state in one array: one allocation and one address to read (each read
+        # builds a ctypes object: microseconds, at every region run of a small launch)
+        ns = max(r.nspill, 1)
+        at_spill, at_state = 8 + 2 * count, 8 + 2 * count + count * ns
+        scratch = np.empty(at_state + (3 * count if r.turns or r.cuts else 3), np.int64)
+        st, rec, spill, state = scratch[:8], scratch[8:at_spill], scratch[at_spill:at_state], scratch[at_state:]
+        if r.turns or r.cuts:
+            state = state.reshape(count, 3)
+        st[:] = 0
         st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
         st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
-        rec = np.empty(2 * count, np.int64)
-        ns = max(r.nspill, 1)
-        spill = np.empty(count * ns, np.int64)
-        state = np.empty((count, 3) if r.turns or r.cuts else 3, np.int64)
-        args = (count, 0 if every else idx.ctypes.data, table.ctypes.data, ctx.ctypes.data, st.ctypes.data,
-                rec.ctypes.data, spill.ctypes.data, state.ctypes.data)
+        base = scratch.ctypes.data
+        args = (count, 0 if every else idx.ctypes.data, self.table_address, ctx.ctypes.data, base,
+                base + 8 * 8, base + 8 * at_spill, base + 8 * at_state)
         stats = ex.stats
         longest = 0
         while True:
