@@ -1253,7 +1253,9 @@ def launch_plan(program: Program, df: DecodedFunction, grid, block, dynamic_shar
     """The LaunchPlan of one launch shape, checked (cluster shape, local memory, a cooperative grid's
     size) and derived the first time, then kept with the decoded function."""
     plans = df.__dict__.setdefault("_plans", {})
-    key = (tuple(grid), tuple(block), int(dynamic_shared), None if cluster is None else tuple(cluster),
+    # a cluster is given as CUDA's dim3 or, from Python, as one number (cluster=16)
+    key = (tuple(grid), tuple(block), int(dynamic_shared),
+           None if cluster is None else tuple(cluster) if hasattr(cluster, "__iter__") else int(cluster),
            bool(non_portable_cluster))
     plan = plans.get(key)
     if plan is not None:
