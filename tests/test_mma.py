@@ -536,3 +536,42 @@ def test_a_program_takes_generic_addresses_of_shared_memory_and_leaves_others_to
     cudalab.compile(source).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(skew))
     assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))
     assert stops[0] == (6, first_stops)
+
+
+def test_building_the_compiled_loop_is_not_the_kernels_time(monkeypatch):
+    """numba compiles a tensor-core loop on its first call (about 10 s from a cold cache, more on a busy
+    machine), inside whatever launch first needs it. That is not the kernel's time: a launch of a few
+    hundred instructions must not meet the watchdog while the loop is built (here a first call that
+    spends 1.5 s of CPU, under a watchdog of 1 s)."""
+    import time
+    from cudalab.emulator import mma_native
+    from cudalab.runtime import device
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
+    real = mma_native.kernels
+
+    class SlowFirstCall:
+        def __init__(self, f):
+            self.f, self.signatures = f, []
+
+        def __call__(self, *args):
+            if not self.signatures:
+                end = time.thread_time() + 1.5
+                while time.thread_time() < end:
+                    pass
+                self.signatures.append("built")
+            return self.f(*args)
+    slow = {}
+    monkeypatch.setattr(mma_native, "kernels",
+                        lambda shape, block: slow.setdefault((shape, block), {
+                            kind: SlowFirstCall(f) for kind, f in real(shape, block).items()}))
+    monkeypatch.setattr(device, "WATCHDOG_SECONDS", 1.0)
+    monkeypatch.setenv("CUDALAB_TIER", "interp")        # the loop below interpreted, the clock looked at
+    a, b, c = _chain_inputs()
+    d = np.zeros((8, 16, 16), np.float32)
+    # after the k-loop, a thousand more instructions: the watchdog looks at the clock every 512
+    source = CHAIN.replace("wmma::store_matrix_sync(d + t * 256, acc, 16, wmma::mem_row_major);",
+                           "wmma::store_matrix_sync(d + t * 256, acc, 16, wmma::mem_row_major);\n"
+                           "  for (int i = 0; i < 2000; ++i) __syncwarp();")
+    cudalab.compile(source).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
+    assert slow, "the compiled loop was not used"
+    assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))

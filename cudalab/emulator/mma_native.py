@@ -14,8 +14,11 @@ only says sooner what the general rule says.
 from __future__ import annotations
 
 import functools
+import time
 
 import numpy as np
+
+from . import pace
 
 INTEGERS = {"s8": True, "u8": False, "s4": True, "u4": False}          # signed?
 _KERNELS = {}
@@ -131,8 +134,12 @@ class Form:
         """The compiled loop over a program (mma_loops.make): every warp from its row ``pos``, which
         it updates."""
         f = kernels(self.shape, self.block)[self.kind]
+        first = not f.signatures            # numba compiles it now (or reads its disk cache): ~10 s cold
+        t0 = time.thread_time() if first else 0.0
         f(warps, pos, ptrs, ops, major, minor, shared, _NO_BASE if block_base is None else block_base, limit,
           *self.targets, self.dsrc, self.counts, np.ones(3, np.int64) if fragments is None else fragments, *self.extra)
+        if first:                           # building the loop is not the kernel's time (nor is its one call)
+            pace.not_counted_by_running(time.thread_time() - t0)
 
     def __call__(self, warps, a, b, c):
         lanes = a[0].size

@@ -116,6 +116,17 @@ def stop_running() -> bool:
     return bool(RUNNING)
 
 
+def not_counted_by_running(seconds: float):
+    """``seconds`` of this thread's CPU went to building code on a launch's first use of it (numba
+    compiling a tensor-core loop for a new shape: ~10 s, more on a busy machine), not to the kernel:
+    no running launch's watchdog counts them (a fuzz program's one wmma, after other launches had
+    loaded the loops, was stopped at 10 s having run 512 instructions)."""
+    for pace in RUNNING:
+        pace.not_counted(seconds)
+        if pace.batch is not None:
+            pace.batch.deadline += seconds
+
+
 def time_is_up() -> bool:
     """Has a running launch's program run out of time (its time limit, or the CPU-time limit's
     signal: ``stop_running``)? A thread waiting for something else (the compiled tier's build) asks."""
