@@ -444,13 +444,11 @@ def _chain_product(a, b, c):
     return want.astype(np.float32)
 
 
-def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(monkeypatch):
-    """nvcc unrolls a GEMM's k-loop into a straight line of wmma.load and wmma.mma, which the emulator
-    runs warp by warp as one program in a compiled loop (emulator/mma_runs.py). Warps of small integers
-    are proven exact there; warps of random halves stop at their first mma, the numpy path sums them
-    term by term, and the program goes on; every warp gets the bits of the two mmas one after the other."""
+def _program_stops(monkeypatch):
+    """The compiled loops even for a few warps (COLD_WARPS 0), and a list that gets, for each run of a
+    program, (its rows, the row each warp stopped at)."""
     from cudalab.emulator import mma_native
-    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)        # the compiled loops even for these 8 warps
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
     stops = []
     run = mma_native.Form.run
 
@@ -458,6 +456,15 @@ def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(mon
         run(self, warps, pos, ptrs, ops, *rest)
         stops.append((len(ops), pos.tolist()))
     monkeypatch.setattr(mma_native.Form, "run", watched)
+    return stops
+
+
+def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(monkeypatch):
+    """nvcc unrolls a GEMM's k-loop into a straight line of wmma.load and wmma.mma, which the emulator
+    runs warp by warp as one program in a compiled loop (emulator/mma_runs.py). Warps of small integers
+    are proven exact there; warps of random halves stop at their first mma, the numpy path sums them
+    term by term, and the program goes on; every warp gets the bits of the two mmas one after the other."""
+    stops = _program_stops(monkeypatch)
     a, b, c = _chain_inputs()
     d = np.zeros((8, 16, 16), np.float32)
     cudalab.compile(CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
@@ -519,15 +526,7 @@ def test_a_program_takes_generic_addresses_of_shared_memory_and_leaves_others_to
     takes a generic address. The program reads it from shared memory when it points there (the even
     warps run all six rows); pointing into global memory (skew -1 here), every warp stops at the first
     load, whose own path reads global memory, and the bits are the same."""
-    from cudalab.emulator import mma_native
-    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
-    stops = []
-    run = mma_native.Form.run
-
-    def watched(self, warps, pos, ptrs, ops, *rest):
-        run(self, warps, pos, ptrs, ops, *rest)
-        stops.append((len(ops), pos.tolist()))
-    monkeypatch.setattr(mma_native.Form, "run", watched)
+    stops = _program_stops(monkeypatch)
     source = CHAIN.replace("const half *pa = sa[w], *pb = sb[w] + (t == 5 ? skew : 0);",
                            "const half *pa = skew < 0 ? a + t * 512 : sa[w], *pb = skew < 0 ? b + t * 512 : sb[w];")
     assert source != CHAIN
