@@ -59,7 +59,21 @@ def loader():
     global _loaded
     from . import mma_loops
     _loaded = True
-    return mma_loops.load_shared
+    return functools.partial(_call, mma_loops.load_shared)
+
+
+def _call(f, *args):
+    """Call one of mma_loops' numba functions. numba builds it for these argument types on the first
+    such call (or reads its disk cache): about 10 s from a cold cache, more on a busy machine, inside
+    whatever launch first needs it. That is not the kernel's time (nor is the one call that builds
+    it): no running launch's watchdog counts it."""
+    built = len(f.overloads)
+    t0 = time.thread_time()
+    try:
+        return f(*args)
+    finally:
+        if len(f.overloads) != built:
+            pace.not_counted_by_running(time.thread_time() - t0)
 
 
 # the columns of a program's row (mma_runs.Run builds them, mma_loops runs them): an mma reads its A, B
@@ -133,13 +147,9 @@ class Form:
             fragments=None):
         """The compiled loop over a program (mma_loops.make): every warp from its row ``pos``, which
         it updates."""
-        f = kernels(self.shape, self.block)[self.kind]
-        first = not f.signatures            # numba compiles it now (or reads its disk cache): ~10 s cold
-        t0 = time.thread_time() if first else 0.0
-        f(warps, pos, ptrs, ops, major, minor, shared, _NO_BASE if block_base is None else block_base, limit,
-          *self.targets, self.dsrc, self.counts, np.ones(3, np.int64) if fragments is None else fragments, *self.extra)
-        if first:                           # building the loop is not the kernel's time (nor is its one call)
-            pace.not_counted_by_running(time.thread_time() - t0)
+        _call(kernels(self.shape, self.block)[self.kind], warps, pos, ptrs, ops, major, minor, shared,
+              _NO_BASE if block_base is None else block_base, limit, *self.targets, self.dsrc, self.counts,
+              np.ones(3, np.int64) if fragments is None else fragments, *self.extra)
 
     def __call__(self, warps, a, b, c):
         lanes = a[0].size
