@@ -168,8 +168,8 @@ float both(float *a, cudaStream_t s, int programmatic) {
     cudaEvent_t start, end; float ms;
     cudaEventCreate(&start); cudaEventCreate(&end);
     cudaEventRecord(start, s);
-    produce<<<1, 32, 0, s>>>(a, 400);
-    cudaLaunchKernelEx(&config, consume, a, 400);
+    produce<<<1, 32, 0, s>>>(a, 100000);
+    cudaLaunchKernelEx(&config, consume, a, 100000);
     cudaEventRecord(end, s);
     cudaEventSynchronize(end);
     cudaEventElapsedTime(&ms, start, end);

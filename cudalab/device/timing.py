@@ -96,6 +96,7 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     waves = -(-blocks // (resident * p.sms))
     busiest = -(-blocks // p.sms)              # blocks on the busiest SM
     share = busiest / blocks                   # its share of the counted work
+    warps_per_sm = max(1, min(busiest, resident) * -(-threads // 32))
     clock = p.clock_mhz * 1e6
     inst = m["smsp__inst_executed.sum"]
     wavefronts = _sum(m, "l1tex__data_pipe_lsu_wavefronts_mem_shared")
@@ -117,7 +118,8 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     global_us *= m.get("cudalab__device_share", 1.0)       # mapped host memory's bytes go over the host link
     mapped = m.get("cudalab__mapped_load_bytes", 0.0) + m.get("cudalab__mapped_store_bytes", 0.0)
     parts = {
-        "issue": inst * share / ISSUE_PER_CLOCK / clock * 1e6,
+        # a warp scheduler issues for its own warps only: a block of one warp keeps one of the four busy
+        "issue": inst * share / min(ISSUE_PER_CLOCK, warps_per_sm) / clock * 1e6,
         "shared": wavefronts * share / WAVEFRONTS_PER_CLOCK / clock * 1e6,
         "global": global_us,
         "dispatch": busiest * BLOCK_DISPATCH_CLOCKS / clock * 1e6,
