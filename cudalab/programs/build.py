@@ -125,6 +125,27 @@ def shim_library() -> Path:
     return lib
 
 
+def _nvrtc_link(options: list) -> list:
+    """Link options for ``-lnvrtc``: NVIDIA's own NVRTC, from the nvidia-cuda-nvrtc wheel (the emulator's front
+    end too), found at run time by RUNPATH. The wheel ships only ``libnvrtc.so.13``, so a folder of the cache
+    holds the ``libnvrtc.so`` the linker looks for."""
+    if not any(o in ("-lnvrtc", "-lnvrtc_static") for o in options):
+        return []
+    found = sorted((cuda_home() / "lib").glob("libnvrtc.so.*"))
+    if not found:
+        raise CompileError("the program links NVRTC (-lnvrtc), which comes with the nvidia-cuda-nvrtc wheel: "
+                           "pip install nvidia-cuda-nvrtc")
+    folder = cache_dir() / "nvrtc-link"
+    folder.mkdir(parents=True, exist_ok=True)
+    link_name = folder / "libnvrtc.so"
+    if not link_name.exists() or link_name.resolve() != found[0].resolve():
+        tmp = folder / f"libnvrtc.so.{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(found[0])
+        tmp.replace(link_name)
+    return ["-L", str(folder), "-lnvrtc", "-Xlinker", f"-rpath={found[0].parent}", "-ldl"]
+
+
 def _driver_link(lib: Path) -> list:
     """Link options that let the program's dlopen("libcuda.so.1") find cudalab's (shim/libcuda.c) before a
     system driver, and let that library reach the shim's driver entry points in the program."""
@@ -491,8 +512,10 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         # curand.c, cufft.c, cusparse.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusolver ... for
         # every program of a folder: a program that calls none of it links without it, one that does
         # stops at its undefined names, which _link_error explains
+        # -lcuda: the driver API is the shim's too (shim/driver*.c); -lnvrtc is NVIDIA's NVRTC (_nvrtc_link)
         own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
-        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt, *_driver_link(lib),
+        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, *_nvrtc_link(cmd.link_options), str(lib),
+                       *devrt, *_driver_link(lib),
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)

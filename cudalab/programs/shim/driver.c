@@ -11,6 +11,7 @@
  * NAME is not emulated. cudaGetDriverEntryPoint(ByVersion) reads the same table.
  */
 #include <cuda.h>
+#include "driver_errors.inc"   /* generated from cuda.h: the driver's error names (cuGetErrorName) */
 
 /* CUresult and cudaError_t share their numbers, except the runtime's own codes for a bad function
  * or launch shape, which the driver calls an invalid handle or value */
@@ -20,10 +21,10 @@ static CUresult cu(cudaError_t e) {
     return (CUresult)e;
 }
 
-/* one GPU, one primary context: a context is a token, pushed and popped */
-static char primary_context;
-static __thread int contexts_pushed;
-#define PRIMARY ((CUcontext)(void *)&primary_context)
+/* one GPU, one primary context (the contexts a program creates: driver_modules.c) */
+struct CUctx_st { int alive; unsigned flags; };
+static struct CUctx_st primary_ctx = {1, 0};
+#define PRIMARY (&primary_ctx)
 
 CUresult CUDAAPI cuInit(unsigned int flags) { return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
 CUresult CUDAAPI cuDriverGetVersion(int *v) { return cu(cudaDriverGetVersion(v)); }
@@ -91,27 +92,6 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
     *active = 1;
     return CUDA_SUCCESS;
 }
-
-CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
-    if (ctx != PRIMARY) return CUDA_ERROR_INVALID_CONTEXT;
-    contexts_pushed++;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx) {
-    if (!contexts_pushed) return CUDA_ERROR_INVALID_CONTEXT;
-    contexts_pushed--;
-    if (ctx) *ctx = PRIMARY;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx) {
-    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-    *ctx = PRIMARY;      /* the runtime makes the primary context current on its first call */
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev) { return cuDeviceGet(dev, 0); }
 
 /* ------------------------------------------------------------------ streams and events */
 CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority) {
@@ -307,6 +287,10 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
     return cu(cudaLaunchKernelExC(&c, (const void *)f, params));
 }
 
+#include "driver_modules.c"   /* contexts, modules, cuLaunchKernel, cuMem*, NVRTC's cubins */
+#include "driver_memory.c"    /* arrays, texture objects, virtual memory management */
+#include "driver_fallbacks.inc"   /* generated: every other driver call answers CUDA_ERROR_NOT_SUPPORTED */
+
 /* ------------------------------------------------------------------ cuGetProcAddress */
 #define ENTRY(name) {#name, 0, (void *)name}                 /* #name: CCCL's spelling, before cuda.h's _v2 */
 static const struct { const char *name; int since; void *fn; } DRIVER[] = {
@@ -325,6 +309,24 @@ static const struct { const char *name; int since; void *fn; } DRIVER[] = {
     ENTRY(cuMemPoolSetAttribute), ENTRY(cuMemPoolGetAttribute), ENTRY(cuMemPoolSetAccess), ENTRY(cuMemPoolGetAccess),
     ENTRY(cuMemPoolTrimTo), ENTRY(cuDeviceGetDefaultMemPool), ENTRY(cuDeviceGetMemPool), ENTRY(cuMemGetDefaultMemPool),
     ENTRY(cuFuncLoad), ENTRY(cuFuncGetAttribute), ENTRY(cuFuncSetAttribute), ENTRY(cuLaunchKernelEx),
+    /* a driver-API program's (driver_modules.c, driver_memory.c) */
+    ENTRY(cuCtxCreate), ENTRY(cuCtxDestroy), ENTRY(cuCtxSetCurrent), ENTRY(cuCtxGetFlags), ENTRY(cuCtxGetApiVersion),
+    ENTRY(cuCtxSynchronize), ENTRY(cuCtxSetLimit), ENTRY(cuCtxGetLimit), ENTRY(cuCtxGetCacheConfig),
+    ENTRY(cuCtxSetCacheConfig), ENTRY(cuCtxGetStreamPriorityRange), ENTRY(cuDevicePrimaryCtxReset),
+    ENTRY(cuDevicePrimaryCtxSetFlags), ENTRY(cuDeviceComputeCapability), ENTRY(cuDeviceGetProperties),
+    ENTRY(cuMemAlloc), ENTRY(cuMemAllocPitch), ENTRY(cuMemGetInfo), ENTRY(cuMemHostAlloc),
+    ENTRY(cuMemHostGetDevicePointer), ENTRY(cuMemHostGetFlags), ENTRY(cuMemHostRegister), ENTRY(cuMemHostUnregister),
+    ENTRY(cuMemcpy), ENTRY(cuMemcpyHtoD), ENTRY(cuMemcpyDtoH), ENTRY(cuMemcpyDtoD), ENTRY(cuMemcpyHtoDAsync),
+    ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemcpyDtoDAsync), ENTRY(cuMemsetD8), ENTRY(cuMemsetD16), ENTRY(cuMemsetD32),
+    ENTRY(cuModuleLoad), ENTRY(cuModuleLoadData), ENTRY(cuModuleLoadDataEx), ENTRY(cuModuleLoadFatBinary),
+    ENTRY(cuModuleUnload), ENTRY(cuModuleGetFunction), ENTRY(cuModuleGetGlobal), ENTRY(cuModuleGetLoadingMode),
+    ENTRY(cuFuncGetModule), ENTRY(cuFuncSetCacheConfig), ENTRY(cuLaunchKernel), ENTRY(cuLaunchCooperativeKernel),
+    ENTRY(cuOccupancyMaxPotentialBlockSize), ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuGetErrorName),
+    ENTRY(cuArrayCreate), ENTRY(cuArray3DCreate), ENTRY(cuArrayDestroy), ENTRY(cuArrayGetDescriptor), ENTRY(cuMemcpy2D),
+    ENTRY(cuMemcpy2DUnaligned), ENTRY(cuMemcpy2DAsync), ENTRY(cuMemcpyHtoA), ENTRY(cuMemcpyAtoH),
+    ENTRY(cuTexObjectCreate), ENTRY(cuTexObjectDestroy), ENTRY(cuMemGetAllocationGranularity),
+    ENTRY(cuMemAddressReserve), ENTRY(cuMemAddressFree), ENTRY(cuMemCreate), ENTRY(cuMemRelease), ENTRY(cuMemMap),
+    ENTRY(cuMemUnmap), ENTRY(cuMemSetAccess), ENTRY(cuMemGetAccess),
 };
 
 /* the entry point of `name` for a program built against CUDA `version` (1000 * major + 10 * minor), or NULL */
