@@ -11,6 +11,10 @@
  * NAME is not emulated. cudaGetDriverEntryPoint(ByVersion) reads the same table.
  */
 #include <cuda.h>
+/* every driver function the shim defines is weak: a program that names its own (matrixMulDynlinkJIT's
+ * function pointers called cuInit, cuMemAlloc, ... filled from dlsym) keeps its own */
+#undef CUDAAPI
+#define CUDAAPI __attribute__((weak))
 #include "driver_errors.inc"   /* generated from cuda.h: the driver's error names (cuGetErrorName) */
 
 /* CUresult and cudaError_t share their numbers, except the runtime's own codes for a bad function

@@ -175,7 +175,7 @@ CUresult CUDAAPI cuTexObjectDestroy(CUtexObject tex) { return cu(cudaDestroyText
 /* ------------------------------------------------------------------ virtual memory management */
 #define GRANULE ((size_t)2 << 20)        /* an H100's minimum and recommended granularity: 2 MiB */
 
-typedef struct { CUdeviceptr base; size_t size; } Reserved;
+typedef struct { CUdeviceptr base; size_t size; void *allocation; } Reserved;
 typedef struct { size_t size; CUdeviceptr mapped_at; int live, released, mapped, accessible; } Physical;
 static Reserved reserved[256];
 static Physical physical[1024];
@@ -203,13 +203,15 @@ CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align
     (void)addr, (void)flags;             /* a hint the driver may ignore too */
     if (!ptr || !size || size % GRANULE || (alignment & (alignment - 1))) return CUDA_ERROR_INVALID_VALUE;
     if (nreserved == 256) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (alignment < GRANULE) alignment = GRANULE;
     void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, size);
+    cudaError_t e = cudaMalloc(&p, size + alignment);     /* the arena's allocations are 256-byte aligned */
     if (e) return cu(e);
+    CUdeviceptr base = ((CUdeviceptr)p + alignment - 1) / alignment * alignment;
     pthread_mutex_lock(&vmm_lock);
-    reserved[nreserved++] = (Reserved){(CUdeviceptr)p, size};
+    reserved[nreserved++] = (Reserved){base, size, p};
     pthread_mutex_unlock(&vmm_lock);
-    *ptr = (CUdeviceptr)p;
+    *ptr = base;
     return CUDA_SUCCESS;
 }
 
@@ -222,15 +224,16 @@ static Reserved *reservation(CUdeviceptr p, size_t size) {
 CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
     pthread_mutex_lock(&vmm_lock);
     int k = -1;
+    void *allocation = NULL;
     for (int i = 0; i < nreserved; i++)
-        if (reserved[i].base == ptr && reserved[i].size == size) k = i;
+        if (reserved[i].base == ptr && reserved[i].size == size) k = i, allocation = reserved[i].allocation;
     for (int i = 0; i < nphysical && k >= 0; i++)
         if (physical[i].live && physical[i].mapped && physical[i].mapped_at >= ptr && physical[i].mapped_at < ptr + size)
             k = -2;                      /* still mapped: unmap first */
     if (k >= 0) reserved[k] = reserved[--nreserved];
     pthread_mutex_unlock(&vmm_lock);
     if (k < 0) return CUDA_ERROR_INVALID_VALUE;
-    return cu(cudaFree(PTR(ptr)));
+    return cu(cudaFree(allocation));
 }
 
 CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
