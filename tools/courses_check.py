@@ -35,8 +35,8 @@ its output says it failed, and, where its source prints a success message ("Succ
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
-Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML, the
-driver API, graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
+Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML,
+graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
 taken when the course gives one. The helpers (running under a CPU limit, the
 first error line, cudalab's own explanation) are tools/samples_check.py's.
 """
@@ -81,11 +81,8 @@ NOT_EMULATED = [
     (r"cublasXt", "cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
-    # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
-    (r"-lcuda\b|\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"
-     r"\w*\s*\(|CUDA::cuda_driver",
-     "the CUDA driver API (cu* calls)"),
-    (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
+    (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")

@@ -67,7 +67,7 @@ QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "mem
           "graph_nodes", "graph_edges", "node_info", "node_add", "node_params", "node_set", "exec_node_set",
           "node_destroy", "node_find", "edges", "cond_create", "instantiate", "exec_update", "node_enable",
           "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
-          "surf_create", "surf_resource", "module_func", "module_global"}
+          "surf_create", "surf_resource", "module_func", "module_global", "address_range"}
 STEP_DONE, STEP_COPY, STEP_MEMSET = 0, 1, 2
 IDLE_SECONDS = 0.5      # a program busy this long (CPU time) without a request, work queued: the work runs
 NODE_KINDS = {v: k for k, v in TYPES.items()}

@@ -75,3 +75,12 @@ class ModuleRequests:
         prefix = f"@{_int(handle)}:"
         for key in [k for k in self.functions if k.startswith(prefix)]:
             del self.functions[key]
+
+    def op_address_range(self, ptr, blob=b""):
+        """cuMemGetAddressRange: the live allocation of device memory holding ``ptr`` (cudaMalloc's, a
+        module's or the program's __device__ variable)."""
+        a = self.program.memory.find(_int(ptr))
+        if a is None or a.freed or not a.address <= _int(ptr) < a.address + max(a.size, 1):
+            raise CudaError(f"{ptr} is not in any allocation of device memory (cuMemGetAddressRange).",
+                            "cudaErrorSymbolNotFound")
+        return a.address, a.size

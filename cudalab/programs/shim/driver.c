@@ -321,7 +321,7 @@ static const struct { const char *name; int since; void *fn; } DRIVER[] = {
     ENTRY(cuMemAlloc), ENTRY(cuMemAllocPitch), ENTRY(cuMemGetInfo), ENTRY(cuMemHostAlloc),
     ENTRY(cuMemHostGetDevicePointer), ENTRY(cuMemHostGetFlags), ENTRY(cuMemHostRegister), ENTRY(cuMemHostUnregister),
     ENTRY(cuMemcpy), ENTRY(cuMemcpyHtoD), ENTRY(cuMemcpyDtoH), ENTRY(cuMemcpyDtoD), ENTRY(cuMemcpyHtoDAsync),
-    ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemcpyDtoDAsync), ENTRY(cuMemsetD8), ENTRY(cuMemsetD16), ENTRY(cuMemsetD32),
+    ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemcpyDtoDAsync), ENTRY(cuMemsetD8), ENTRY(cuMemsetD16), ENTRY(cuMemsetD32), ENTRY(cuMemGetAddressRange),
     ENTRY(cuModuleLoad), ENTRY(cuModuleLoadData), ENTRY(cuModuleLoadDataEx), ENTRY(cuModuleLoadFatBinary),
     ENTRY(cuModuleUnload), ENTRY(cuModuleGetFunction), ENTRY(cuModuleGetGlobal), ENTRY(cuModuleGetLoadingMode),
     ENTRY(cuFuncGetModule), ENTRY(cuFuncSetCacheConfig), ENTRY(cuLaunchKernel), ENTRY(cuLaunchCooperativeKernel),

@@ -186,6 +186,14 @@ CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, C
     return driver_copy(PTR(dst), PTR(src), n, cudaMemcpyDeviceToDevice, s, 0);
 }
 
+CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+    int code = rpc("address_range %p", PTR(p));
+    if (code) return cu((cudaError_t)code);
+    if (base) *base = (CUdeviceptr)R[1];
+    if (size) *size = (size_t)R[2];
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n) { return cu(cudaMemset(PTR(dst), value, n)); }
 CUresult CUDAAPI cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t n) { return memset_pattern(dst, value, 2, n, 0); }
 CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t n) { return memset_pattern(dst, value, 4, n, 0); }
