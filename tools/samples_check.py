@@ -427,7 +427,7 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
     build_seconds = 0.0
     if s.steps:                                  # the module files and headers its CMake build makes beside it
         t0 = time.perf_counter()
-        failed = do_steps(s, env)
+        failed = do_steps(s, dict(env, CUDALAB_DEVICE=device))
         build_seconds = time.perf_counter() - t0
         if failed:
             return Result(s.name, s.folder, "fail", failed, 0.0, build_seconds, shown)

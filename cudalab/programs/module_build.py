@@ -9,6 +9,8 @@ Any other nvcc command (no -fatbin or -cubin) is only run.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -49,7 +51,9 @@ def _output(words: list) -> str | None:
 
 def run(words: list, cwd: str | None = None) -> int:
     """Run ``nvcc words`` in ``cwd``; for a -fatbin or -cubin output, keep its PTX. Returns nvcc's exit code."""
-    r = subprocess.run([nvcc(), *words], cwd=cwd)
+    # on a GPU (CUDALAB_DEVICE=gpu) the machine's own nvcc, whose machine code its driver runs
+    compiler = (os.environ.get("CUDALAB_DEVICE") == "gpu" and shutil.which("nvcc")) or nvcc()
+    r = subprocess.run([compiler, *words], cwd=cwd)
     if r.returncode or not any(w in MODULE_OUTPUTS for w in words):
         return r.returncode
     out = _output(words)

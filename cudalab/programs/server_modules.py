@@ -40,6 +40,12 @@ class ModuleRequests:
     def op_module_load(self, blob=b""):
         """The image's bytes come as the request's blob; answers the module's handle."""
         ptx = images.ptx_of(blob)
+        from ..device import current
+        major, minor = current().cc
+        cubin, complaint = images.assemble(ptx, f"sm_{major}{minor}")
+        if complaint:
+            raise CudaError(f"the module's PTX does not assemble for sm_{major}{minor} (a GPU's driver refuses it "
+                            f"too):\n{complaint}", "cudaErrorInvalidPtx")
         try:
             module = parse(ptx.replace(".attribute(.managed) ", ""))
         except Exception as e:          # the PTX parser's own complaint, worded for the student
@@ -47,6 +53,14 @@ class ModuleRequests:
         program = self.ctx.bind(Program(module, self.program.memory))
         handle = next(self._module_ids)
         self.modules[handle] = program
+        program.registers = {}
+        if cubin is not None:
+            from ..device.resources import cubin_resources
+            for e in module.entries:
+                try:
+                    program.registers[e.name] = cubin_resources(cubin, e.name, 1024).registers
+                except Exception:       # (a kernel ptxas left out of a relocatable cubin)
+                    pass
         return (handle,)
 
     def op_module_func(self, handle, name, blob=b""):
@@ -58,7 +72,8 @@ class ModuleRequests:
                             "cudaErrorSymbolNotFound")
         key = f"@{_int(handle)}:{name}"
         if key not in self.functions:
-            self.functions[key] = Function(program, name, name, [(p.size, p.align) for p in f.params], 32)
+            self.functions[key] = Function(program, name, name, [(p.size, p.align) for p in f.params],
+                                           getattr(program, "registers", {}).get(name, 32))
         return ()
 
     def op_module_global(self, handle, name, blob=b""):

@@ -20,8 +20,10 @@ static struct CUctx_st created_ctx[256];
 static int ncreated_ctx;
 static __thread CUcontext ctx_stack[64];
 static __thread int ctx_depth;
+static __thread int primary_unbound;   /* the thread popped or unset the primary context the runtime bound */
 
-static CUcontext current_ctx(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : PRIMARY; }
+/* the runtime binds the primary context to each thread at its first call: the bottom of the stack */
+static CUcontext current_ctx(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : primary_unbound ? NULL : PRIMARY; }
 static int ctx_alive(CUcontext c) { return c && c->alive; }
 
 CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev) {
@@ -57,26 +59,30 @@ CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
 }
 
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx) {
-    if (!ctx_depth) return CUDA_ERROR_INVALID_CONTEXT;
-    CUcontext top = ctx_stack[--ctx_depth];
+    CUcontext top = current_ctx();
+    if (!top) return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx_depth) ctx_depth--;
+    else primary_unbound = 1;
     if (ctx) *ctx = top;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
-    if (!ctx) {                        /* unbinds the thread's current context */
-        if (ctx_depth) ctx_depth--;
-        return CUDA_SUCCESS;
+    if (ctx && !ctx_alive(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx_depth) {
+        if (ctx) ctx_stack[ctx_depth - 1] = ctx;
+        else ctx_depth--;
+    } else if (ctx) {
+        ctx_stack[ctx_depth++] = ctx;
+    } else {
+        primary_unbound = 1;           /* unbinds the thread's current context */
     }
-    if (!ctx_alive(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-    if (ctx_depth) ctx_stack[ctx_depth - 1] = ctx;
-    else ctx_stack[ctx_depth++] = ctx;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx) {
     if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-    *ctx = current_ctx();
+    *ctx = current_ctx();              /* NULL: none bound */
     return CUDA_SUCCESS;
 }
 
