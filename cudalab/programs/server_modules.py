@@ -99,3 +99,15 @@ class ModuleRequests:
             raise CudaError(f"{ptr} is not in any allocation of device memory (cuMemGetAddressRange).",
                             "cudaErrorSymbolNotFound")
         return a.address, a.size
+
+    def op_link(self, count, blob=b""):
+        """cuLinkComplete: the PTX inputs (each ending in a NUL) joined into one module's PTX, as a program's
+        own .cu files are (ptx/link.py); answered as text."""
+        from ..ptx.link import PtxLinkError, link
+        inputs = [p.decode(errors="replace") for p in blob.split(b"\0") if p.strip()]
+        if len(inputs) != int(count):
+            raise CudaError("cuLinkComplete: a PTX input was empty.", "cudaErrorInvalidValue")
+        try:
+            return (), (inputs[0] if len(inputs) == 1 else link(inputs)).encode()
+        except PtxLinkError as e:
+            raise CudaError(f"cuLinkComplete could not join the PTX inputs: {e}", "cudaErrorInvalidPtx") from None

@@ -293,7 +293,17 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
 
 #include "driver_modules.c"   /* contexts, modules, cuLaunchKernel, cuMem*, NVRTC's cubins */
 #include "driver_memory.c"    /* arrays, texture objects, virtual memory management */
+#include "driver_legacy.c"    /* CUDA 3's launch API, cuCtxCreate_v2, the PTX linker (cuLink*) */
 #include "driver_fallbacks.inc"   /* generated: every other driver call answers CUDA_ERROR_NOT_SUPPORTED */
+#include "driver_symbols.inc"     /* generated: DRIVER_SYMBOLS, every one of them by its symbol */
+
+/* called by shim/libcuda.c when a program dlopens it: the function libcuda.so.1 exports as `symbol`
+ * (cuMemAlloc_v2, cuCtxCreate_v2, cuInit, ...), or NULL (build.py exports the program's cudalab_* names) */
+void *cudalab_driver_symbol(const char *symbol) {
+    for (size_t i = 0; i < sizeof DRIVER_SYMBOLS / sizeof *DRIVER_SYMBOLS; i++)
+        if (!strcmp(DRIVER_SYMBOLS[i].symbol, symbol)) return DRIVER_SYMBOLS[i].fn;
+    return NULL;
+}
 
 /* ------------------------------------------------------------------ cuGetProcAddress */
 #define ENTRY(name) {#name, 0, (void *)name}                 /* #name: CCCL's spelling, before cuda.h's _v2 */
@@ -330,7 +340,9 @@ static const struct { const char *name; int since; void *fn; } DRIVER[] = {
     ENTRY(cuMemcpy2DUnaligned), ENTRY(cuMemcpy2DAsync), ENTRY(cuMemcpyHtoA), ENTRY(cuMemcpyAtoH),
     ENTRY(cuTexObjectCreate), ENTRY(cuTexObjectDestroy), ENTRY(cuMemGetAllocationGranularity),
     ENTRY(cuMemAddressReserve), ENTRY(cuMemAddressFree), ENTRY(cuMemCreate), ENTRY(cuMemRelease), ENTRY(cuMemMap),
-    ENTRY(cuMemUnmap), ENTRY(cuMemSetAccess), ENTRY(cuMemGetAccess),
+    ENTRY(cuMemUnmap), ENTRY(cuMemSetAccess), ENTRY(cuMemGetAccess), ENTRY(cuMemGetAllocationPropertiesFromHandle),
+    ENTRY(cuMemRetainAllocationHandle), ENTRY(cuLinkCreate), ENTRY(cuLinkAddData), ENTRY(cuLinkAddFile),
+    ENTRY(cuLinkComplete), ENTRY(cuLinkDestroy),
 };
 
 /* the entry point of `name` for a program built against CUDA `version` (1000 * major + 10 * minor), or NULL */
@@ -359,6 +371,11 @@ CUresult cudalab_driver_entry_point(const char *name, void **fn, int version, cu
     *fn = driver_entry(name, version);
     if (status) *status = *fn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return *fn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI cuGetProcAddress(const char *name, void **fn, int version, cuuint64_t flags,
+                                  CUdriverProcAddressQueryResult *status) {
+    return cudalab_driver_entry_point(name, fn, version, flags, status);
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char *name, void **fn, unsigned int version,

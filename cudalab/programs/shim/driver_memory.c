@@ -176,7 +176,7 @@ CUresult CUDAAPI cuTexObjectDestroy(CUtexObject tex) { return cu(cudaDestroyText
 #define GRANULE ((size_t)2 << 20)        /* an H100's minimum and recommended granularity: 2 MiB */
 
 typedef struct { CUdeviceptr base; size_t size; void *allocation; } Reserved;
-typedef struct { size_t size; CUdeviceptr mapped_at; int live, released, mapped, accessible; } Physical;
+typedef struct { size_t size; CUdeviceptr mapped_at; int live, released, mapped, accessible; CUmemAllocationProp prop; } Physical;
 static Reserved reserved[256];
 static Physical physical[1024];
 static int nreserved, nphysical;
@@ -244,7 +244,7 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, 
     if (!size || size % GRANULE) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&vmm_lock);
     int k = nphysical < 1024 ? nphysical++ : -1;
-    if (k >= 0) physical[k] = (Physical){size, 0, 1, 0, 0, 0};
+    if (k >= 0) physical[k] = (Physical){size, 0, 1, 0, 0, 0, *prop};
     pthread_mutex_unlock(&vmm_lock);
     if (k < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     *handle = (CUmemGenericAllocationHandle)(k + 1);
@@ -334,6 +334,28 @@ CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags, const CUmemLocation *
         if (physical[i].live && physical[i].mapped && physical[i].mapped_at <= ptr &&
             ptr < physical[i].mapped_at + physical[i].size)
             found = 1, *flags = physical[i].accessible ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    pthread_mutex_unlock(&vmm_lock);
+    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h) {
+    if (!prop) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&vmm_lock);
+    Physical *p = physical_of(h);
+    if (p) *prop = p->prop;
+    pthread_mutex_unlock(&vmm_lock);
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* the handle of the physical allocation mapped at addr (each retain wants its cuMemRelease) */
+CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr) {
+    if (!handle) return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr a = (CUdeviceptr)addr;
+    int found = 0;
+    pthread_mutex_lock(&vmm_lock);
+    for (int i = 0; i < nphysical && !found; i++)
+        if (physical[i].live && physical[i].mapped && physical[i].mapped_at <= a && a < physical[i].mapped_at + physical[i].size)
+            found = 1, *handle = (CUmemGenericAllocationHandle)(i + 1);
     pthread_mutex_unlock(&vmm_lock);
     return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
