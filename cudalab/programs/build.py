@@ -310,6 +310,7 @@ def _fresh(manifest: Path) -> bool:
         return False
 
 
+_LEGACY_CALL = re.compile(r"\b(cudaThread\w+|cudaMemAdvise|cudaMemPrefetchAsync)\s*\(")
 _RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
 
 
@@ -321,7 +322,11 @@ def _sees_the_runtime(path: Path, cmd: NvccCommand) -> bool:
     opts = cmd.compile_options
     if path.suffix == ".cu" or any(a == "-x" and b == "cu" for a, b in zip(opts, opts[1:])):
         return True
-    return bool(_RUNTIME_INCLUDE.search(path.read_text(errors="replace")))
+    text = path.read_text(errors="replace")
+    # and only when it calls what legacy.h gives back: included first, the runtime's header changes what the
+    # file's own headers see (cuda-samples' helper_cuda.h declares its cudaError_t overload only then, and
+    # binomialOptions_nvrtc's driver-API checks then pick it and stop the build)
+    return bool(_RUNTIME_INCLUDE.search(text)) and bool(_LEGACY_CALL.search(text))
 
 
 def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
