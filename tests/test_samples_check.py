@@ -49,6 +49,17 @@ def test_a_sample_needing_a_library_cudalab_does_not_emulate_is_left_out_naming_
     assert sample(tmp_path, "needsMore", libraries).left_out == reason
 
 
+def test_a_library_found_by_find_library_counts_as_linked(tmp_path):
+    """jitLto links nvJitLink through find_library(NVJITLINK_LIB NAME nvJitLink) and ${NVJITLINK_LIB}."""
+    folder = tmp_path / "Samples" / "4_CUDA_Libraries" / "linksByPath"
+    folder.mkdir(parents=True)
+    (folder / "CMakeLists.txt").write_text(CMAKE.format(name="linksByPath", libraries="CUDA::nvrtc ${JIT_LIB}")
+                                           .replace("add_executable", "find_library(JIT_LIB NAME nvJitLink)\nadd_executable"))
+    (folder / "main.cu").write_text("int main() { return 0; }\n")
+    s = samples_check.read_sample(folder, "4_CUDA_Libraries", {})
+    assert s.left_out == "a CUDA library cudalab does not emulate (nvJitLink)"
+
+
 DRIVER_SAMPLE = """project(loadsItsModule LANGUAGES C CXX CUDA)
 find_package(CUDAToolkit REQUIRED)
 set(CMAKE_CUDA_ARCHITECTURES 75 80 90)

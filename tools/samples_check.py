@@ -17,9 +17,13 @@ and no line saying it failed.
 
 Samples that need what cudalab does not emulate are left out, with the reason: graphics
 (OpenGL, EGL, Vulkan), a second GPU, IPC, MPI, OpenMP, NvSci, or a CUDA library cudalab does not
-emulate (NVRTC, cuSOLVER, NPP, nvJPEG, ...). Those linking cuBLAS, cuFFT, cuRAND or cuSPARSE
-(computed by cudalab) or the driver API (whose calls the shim answers over the runtime) are run,
-and a call cudalab lacks fails with its name. Thrust is headers only, so it is not a reason.
+emulate (cuSOLVER, NPP, nvJPEG, nvJitLink, ...). Those linking cuBLAS, cuFFT, cuRAND or cuSPARSE
+(computed by cudalab), the driver API (whose calls the shim answers over the runtime) or NVRTC
+(NVIDIA's own, from its wheel) are run, and a call cudalab lacks fails with its name. Thrust is
+headers only, so it is not a reason. The steps of a sample's add_custom_command run in its folder
+before the build: the nvcc line that makes the module file a driver-API sample loads (as
+``cudalab nvcc``, which keeps the file's PTX for the emulator) and the copies of kernel sources and
+headers an NVRTC sample compiles at run time.
 ``--folders 1_Utilities,4_CUDA_Libraries,5_Domain_Specific`` runs the folders students reach next;
 ``--merge ... --section TITLE`` puts their results in docs/samples.md as a section of their own.
 """
@@ -224,6 +228,8 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
             env[words[3]] = " ".join(words[4:]).replace(words[1], words[2])
         elif cmd == "string" and words[:1] == ["FIND"] and len(words) >= 4:
             env[words[3]] = str(_value(words[1], env).find(words[2]))
+        elif cmd == "find_library" and len(words) >= 3 and words[1] in ("NAME", "NAMES"):
+            env[words[0]] = f"CUDA::{words[2]}"         # (jitLto's nvJitLink: a library like CMake's CUDA:: ones)
         elif cmd == "find_package" and words:
             packages.append(words[0])
         elif cmd == "include_directories":
@@ -346,7 +352,8 @@ def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
     if "NVSCI" in packages or re.search(r"#include\s*[<\"]nvsci", code):
         return "NvSci (NVIDIA's automotive buffer and sync interop)"
     names = {re.sub(r"_static$", "", l.split("::")[1]) for l in libraries if l.startswith("CUDA::")}
-    libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, n) for n in names - SERVED})
+    libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, LIBRARIES.get(n.lower(), n))
+                   for n in names - SERVED})
     if libs:
         return f"a CUDA library cudalab does not emulate ({', '.join(libs)})"
     if config.get("skip"):
