@@ -244,3 +244,42 @@ def test_a_program_that_dlsyms_the_driver_and_launches_the_cuda_3_way_runs():
                                      "block shape 0", "parameters 0 0 0", "launch 0, sync 0",
                                      "out[0] = 500, out[63] = 563", "CUDA 3.1's cuMemAlloc: 801"]
     assert "symbol of an older CUDA version" in r.stderr
+
+
+def test_cuLaunchKernelEx_takes_the_parameters_packed_in_extra():
+    """The launch configuration's attributes and one buffer of parameters, laid out as the kernel's."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cuda.h>
+__global__ void axpy(float a, const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a * x[i];
+}
+int main() {
+    const int n = 200;
+    float host[n], *x, *y;
+    for (int i = 0; i < n; i++) host[i] = i;
+    cudaMalloc(&x, sizeof host);
+    cudaMalloc(&y, sizeof host);
+    cudaMemcpy(x, host, sizeof host, cudaMemcpyHostToDevice);
+    cudaMemcpy(y, host, sizeof host, cudaMemcpyHostToDevice);
+    cudaFunction_t f;
+    cudaGetFuncBySymbol(&f, (const void *)axpy);
+    struct { float a; const float *x; float *y; int n; } packed = {10.0f, x, y, n};
+    size_t size = sizeof packed;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    CUlaunchAttribute priority = {};
+    priority.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    CUlaunchConfig config = {};
+    config.gridDimX = 2; config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = 128; config.blockDimY = config.blockDimZ = 1;
+    config.attrs = &priority; config.numAttrs = 1;
+    printf("launch %d\n", (int)cuLaunchKernelEx(&config, (CUfunction)f, nullptr, extra));
+    size = 4;
+    printf("too small a buffer %d\n", (int)cuLaunchKernelEx(&config, (CUfunction)f, nullptr, extra));
+    cudaMemcpy(host, y, sizeof host, cudaMemcpyDeviceToHost);
+    printf("y[199] = %g\n", host[199]);
+    return 0;
+}""", filename="launch_ex_extra.cu", options=["-lcuda"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["launch 0", "too small a buffer 1", "y[199] = 2189"]

@@ -269,13 +269,11 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int va
 _Static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute), "launch attributes differ");
 _Static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue), "launch attribute values differ");
 
+static CUresult driver_launch(CUfunction f, dim3 g, dim3 b, unsigned shmem, CUstream s, void **params, void **extra,
+                              const char *options);   /* driver_modules.c */
+
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
     if (!config) return CUDA_ERROR_INVALID_VALUE;
-    if (extra) {
-        say_once("cudalab: cuLaunchKernelEx with kernel arguments packed in 'extra' (CU_LAUNCH_PARAM_BUFFER_POINTER) "
-                 "is not emulated; pass them as kernelParams");
-        return CUDA_ERROR_NOT_SUPPORTED;
-    }
     cudaLaunchAttribute attrs[32];
     if (config->numAttrs > 32) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < config->numAttrs; i++) {       /* the same ids, the same value union */
@@ -288,6 +286,12 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
         .dynamicSmemBytes = config->sharedMemBytes, .stream = (cudaStream_t)config->hStream,
         .attrs = attrs, .numAttrs = config->numAttrs,
     };
+    if (extra) {                  /* the parameters packed in one buffer: sent as they are, with the attributes */
+        char opts[1024];
+        launch_options(&c, opts, sizeof opts);
+        return driver_launch(f, c.gridDim, c.blockDim, (unsigned)c.dynamicSmemBytes, config->hStream, params, extra,
+                             opts);
+    }
     return cu(cudaLaunchKernelExC(&c, (const void *)f, params));
 }
 
