@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import CudaError, KernelError, UnsupportedError
-from ..ptx import ir
+from ..ptx import carry, inline, ir
 from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
@@ -135,7 +135,12 @@ class Program:
     def function(self, name: str) -> DecodedFunction:
         df = self._decoded.get(name)
         if df is None:
-            df = self._decoded[name] = self._decode(self.module.functions[name])
+            f = self.module.functions[name]
+            if f.is_entry:
+                # device functions copied into the kernel, so that native code covers them (ptx/inline.py)
+                f = inline.calls_inlined(self.module, f)
+            # the carry flag as a register, which native code can hold (ptx/carry.py)
+            df = self._decoded[name] = self._decode(carry.carries_explicit(f))
         return df
 
     def _decode(self, f: ir.Function) -> DecodedFunction:
