@@ -1194,9 +1194,10 @@ def _stack_size(program: Program, df: DecodedFunction):
         f = program.module.functions.get(name)
         if f is None or f.extern:
             return 0
-        own = program.function(name).local_size
+        decoded = program.function(name)
+        own = decoded.local_size
         deepest = 0
-        for inst in f.insts:
+        for inst in decoded.func.insts:      # (a kernel's own calls: those ptx/inline.py left)
             if inst.opcode == "alloca":      # dynamic stack allocation (sm90.py): CUDA's 1 KiB default stack
                 recursive[0] = True
             if inst.opcode == "call":
