@@ -181,3 +181,47 @@ def test_double_sin_and_pow_kernels_run_natively_with_the_interpreter_s_bytes(mo
     assert got["compiled"].tobytes() == got["interp"].tobytes()
     assert np.allclose(got["compiled"][:-4], np.sin(xs[:-4]) + xs[:-4] ** 1.5, rtol=1e-14)
     assert interpreted_pcs(m, "wave_compiled") == []
+
+
+# a debug build reaches __shared__ arrays and a kernel's pointers through generic addresses
+DEBUG_REDUCTION = r"""
+extern "C" __global__ void block_sums(const float* x, float* total, int n) {
+    extern __shared__ float part[];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    part[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (t < half) part[t] += part[t + half];
+        __syncthreads();
+    }
+    if (t == 0) atomicAdd(total, part[0]);
+}
+extern "C" __global__ void past_the_tile(float* out) {
+    __shared__ float tile[32];
+    tile[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x + 1];
+}
+"""
+
+
+def test_a_debug_build_s_generic_accesses_get_their_space_and_run_natively(monkeypatch):
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    m = cudalab.compile(DEBUG_REDUCTION, options=["-G"])
+    generic = [i.text for i in m.ptx_module.functions["block_sums"].insts if i.opcode in ("ld", "st", "atom")
+               and not any(s in i.mods for s in ("shared", "global", "param", "local"))]
+    assert len(generic) >= 4          # nvcc -G: the tile, x[i] and the atomic all through generic addresses
+    left = [i.text for i in decoded(m, "block_sums").func.insts if i.opcode in ("ld", "st", "atom", "red")
+            and not any(s in i.mods for s in ("shared", "global", "param", "local"))]
+    assert left == []
+    x = np.arange(1000, dtype=np.float32) % 7
+    total = np.zeros(1, np.float32)
+    m.get_kernel("block_sums")[8, 128, 0, 512](x, total, np.int32(1000))
+    assert total[0] == x.sum()
+    assert interpreted_pcs(m, "block_sums") == []
+
+
+def test_a_debug_build_s_bad_shared_index_is_still_named_at_its_line():
+    m = cudalab.compile(DEBUG_REDUCTION, options=["-G"])
+    with pytest.raises(cudalab.KernelError, match=r"(?s)Invalid __shared__ read of size 4 bytes.*line 17 in kernel past_the_tile.*out of bounds"):
+        m.get_kernel("past_the_tile")[1, 32](np.zeros(32, np.float32))

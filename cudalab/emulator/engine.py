@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import CudaError, KernelError, UnsupportedError
-from ..ptx import carry, inline, ir
+from ..ptx import carry, inline, ir, spaces
 from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
@@ -140,7 +140,9 @@ class Program:
                 # device functions copied into the kernel, so that native code covers them (ptx/inline.py)
                 f = inline.calls_inlined(self.module, f)
             # the carry flag as a register, which native code can hold (ptx/carry.py)
-            df = self._decoded[name] = self._decode(carry.carries_explicit(f))
+            f = carry.carries_explicit(f)
+            # shared and global accesses that a -G build writes as generic ones, as NVVM infers them (ptx/spaces.py)
+            df = self._decoded[name] = self._decode(spaces.generic_accesses_explicit(f))
         return df
 
     def _decode(self, f: ir.Function) -> DecodedFunction:
