@@ -176,6 +176,14 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, "usage: prog N\n", 'printf("Warning: timing results still correct\\n");', 120)[0] == "pass"
 
 
+def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
+    # CSC's stencil demo: `// run the basic case once to get the "correct" results`, and it prints only rates
+    source = '// run once to get the "correct" results\n/* a "PASS" here too */\nprintf("%g updates/s\\n", r);'
+    assert judge(0, "4.6e+06 updates/s\n", source, 120)[0] == "pass"
+    assert judge(0, "4.6e+06 updates/s\n", source + '\nputs("Result correct");', 120)[0] == "fail"
+    assert judge(0, "done\n", 'printf("see http://x.org // \\"correct\\" later");', 120)[0] == "fail"
+
+
 def test_a_check_that_answers_false_is_a_failure():
     # NVIDIA's DLI exercises end with "All elements were doubled? TRUE" (or FALSE, before the fix)
     source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'

@@ -535,6 +535,10 @@ def fits_the_limit(out: str, timeout: float) -> bool:
     return bool(said) and max(float(n.replace(",", "")) * SECONDS[u] for n, u in said) < timeout
 
 
+# a C string literal, or a comment (skipped: matched only so that a quote inside one starts no literal)
+_LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
 def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
     if fits_the_limit(out, timeout):
@@ -550,8 +554,9 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
     # a success line the source prints; "Warning ..., timing results still correct" is not one
     # nor is "Sum is not correct.", the message of a failed check
-    says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source)
-            if _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
+    # (string literals only: a comment's quoted word, `// get the "correct" results`, is printed by nothing)
+    says = [m.group(0) for m in _LITERALS.finditer(source) if m.group(0).startswith('"')
+            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
