@@ -709,3 +709,19 @@ def test_opt_false_reaches_nvvm_for_kernels_and_device_functions(cuda):
     doubles = (cuda.float64,) * 3
     fma_like.compile_device(doubles)
     assert "fma.rn.f64" not in fma_like.inspect_asm(doubles)       # unoptimized: a mul and an add
+
+
+def test_python_m_cudalab_numba_says_nothing_of_its_own_when_cudalab_numba_is_set(tmp_path):
+    """With CUDALAB_NUMBA=1 cudalab imports cudalab.numba at start-up; ``python -m cudalab.numba``
+    then ran that module a second time as ``__main__``, and Python warned about it ('found in
+    sys.modules ... unpredictable behaviour') above every program's output."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "program.py").write_text("from numba import cuda\nprint(cuda.is_available())\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent), CUDALAB_NUMBA="1")
+    run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
+                         text=True, env=env, cwd=tmp_path)
+    assert run.stdout.split() == ["True"], run.stderr
+    assert "RuntimeWarning" not in run.stderr, run.stderr
