@@ -91,3 +91,14 @@ def test_a_kernel_too_large_for_a_cpu_is_gpu_sized_not_a_failure():
            "needs about 4.1 trillion thread-instructions: about 2.5 days on the emulator.\n")
     status, detail, _, _ = pycourses_check.judge("script", 1, out, 3.5, 150)
     assert status == "GPU-sized" and "about 2.5 days on the emulator" in detail
+
+
+def test_a_notebook_whose_first_failure_is_out_of_device_memory_is_gpu_sized():
+    out = ("@@pycourses cell 1 runs\n@@pycourses cell 2 runs\nCudaError: cudaErrorMemoryAllocation: out of device memory: "
+           "asked for 1,600,000,000 bytes, but the largest allocation that fits is now 1,094,965,760 bytes.\n"
+           "@@pycourses cell 2 failed: CudaError: cudaErrorMemoryAllocation: out of device memory: asked for ...\n"
+           "@@pycourses cell 3 runs\n@@pycourses cell 3 failed: NameError: name 'd_z' is not defined\n"
+           "@@pycourses cells 3\n")
+    status, detail, failing, cells = pycourses_check.judge("notebook", 0, out, 30.0, 150)
+    assert (status, failing, cells) == ("GPU-sized", 2, 3)      # cell 3 lacks what cell 2 could not make
+    assert detail.startswith("failing cells 2, 3; cell 2: CudaError: cudaErrorMemoryAllocation: out of device memory")

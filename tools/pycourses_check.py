@@ -143,14 +143,16 @@ def judge(kind: str, code: int, out: str, cpu: float, limit: float) -> tuple[str
         return "fail", f"stopped in {where}{last_exception(out)}", len(failed) + 1, cells
     if not failed:
         return "pass", "", 0, cells
-    sized = [n for n, why in failed if GPU_SIZED.search(_cell_output(out, n))]
-    if gpu_sized and len(sized) == len(failed):
-        return "GPU-sized", f"cells {', '.join(sized)}: " + _sentence_around(out, gpu_sized), len(failed), cells
-    detail = f"failing cells {', '.join(n for n, _ in failed)}; " + "; ".join(f"cell {n}: {why}" for n, why in failed[:4])
+    numbers = ", ".join(n for n, _ in failed)
+    first = GPU_SIZED.search(_cell_output(out, failed[0][0]))
+    if first:       # the later cells use what the GPU-sized one did not make: its consequences, not causes
+        return "GPU-sized", f"failing cells {numbers}; cell {failed[0][0]}: " + _sentence_around(out, first), len(failed), cells
+    detail = f"failing cells {numbers}; " + "; ".join(f"cell {n}: {why}" for n, why in failed[:4])
     return "fail", detail[:600], len(failed), cells
 
 
 def _cell_output(out: str, n: str) -> str:
+    """What cell ``n`` printed, its traceback included."""
     start = out.find(f"{CELL} {n} runs")
     end = out.find(f"{CELL} {int(n) + 1} runs", start)
     return out[start:end if end > 0 else len(out)]
