@@ -54,7 +54,10 @@ def numba_type(a, where: str):
         t = typeof(a)
     except ValueError:
         t = None
-    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record, types.EnumMember)):
+    # (a library's own object that it registered with numba's typeof as an array or a pointer, e.g.
+    # numba-examples' cuRAND states: its dispatcher extension hands the kernel the memory at the launch)
+    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record, types.EnumMember,
+                          types.Array, types.CPointer)):
         hint = " Make it a numpy array first: np.array(...)." if isinstance(a, (list, range)) else ""
         raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records, enum "
                           f"members and tuples of numbers, not {type(a).__name__}.{hint}", "cudaErrorInvalidValue")
