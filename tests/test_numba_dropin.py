@@ -783,3 +783,36 @@ def test_dispatcher_extensions_prepare_a_launchs_arguments(cuda):
     host = np.zeros(2, np.float32)
     no_copy_back[1, 2](host)
     assert host.tolist() == [0.0, 0.0]       # the extension made it cuda.In(host)
+
+
+def test_an_extension_may_pass_a_librarys_object_as_an_address(cuda):
+    """numba-examples' cuRAND example registers its state array with numba's typeof as a pointer type
+    and its extension hands the kernel ``(uint64, address)``: the launch packs what the extension says,
+    not the kernel's parameter type (cudalab refused the object as an argument)."""
+    from numba import types
+    from numba.core.extending import typeof_impl
+
+    class Tally:                                     # a library's counters, living on the device
+        def __init__(self, n):
+            self.counts = cuda.to_device(np.zeros(n, np.int32))
+
+    @typeof_impl.register(Tally)
+    def typeof_tally(val, c):
+        return types.CPointer(types.int32)
+
+    class AsAddress:
+        def prepare_args(self, ty, val, **kwargs):
+            if isinstance(val, Tally):
+                return types.uint64, val.counts.__cuda_array_interface__["data"][0]
+            return ty, val
+
+    @cuda.jit(extensions=[AsAddress()])
+    def count(tally, n):
+        i = cuda.grid(1)
+        if i < n:
+            tally[i] += 10 * i         # through the pointer: one counter per thread
+
+    tally = Tally(3)
+    count[1, 32](tally, 3)
+    count[1, 32](tally, 2)
+    assert tally.counts.copy_to_host().tolist() == [0, 20, 20]

@@ -202,6 +202,8 @@ class PyKernel(ResourceQueries, Kernel):
                                   f"({type(a).__name__}); the emulator cannot read it. Pass a numpy array or a "
                                   "cudalab device array (cudalab.numba.install() makes numba.cuda.to_device "
                                   "give those).", "cudaErrorInvalidValue")
+            if isinstance(a, arguments.Typed):
+                a, t = a.value, a.type
             arguments.flatten(a, t, pointer_of, values)
         return arguments.pack(self.name, self.func.params, values)
 
@@ -284,7 +286,8 @@ class Dispatcher(ResourceQueries):
         """The compiled kernel that runs these arguments (compiling it the first time)."""
         args = tuple(map(_unwrapped, args))
         self._check_count(args)
-        types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
+        types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}", registered=bool(self.extensions))
+                      for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
         k = self._best_signature(types)
@@ -465,8 +468,11 @@ def _prepared(extensions, ty, value, stream, retrieve):
     host array both ways; ``retrieve`` gets the copies back, which run after the launch."""
     from numba.cuda.args import ArgHint, In, Out
     from .host import device_array_like, to_device
+    typed = ty
     for extension in reversed(extensions):
         ty, value = extension.prepare_args(ty, value, stream=stream, retr=retrieve)
+    if ty != typed:                 # the extension says how to pass it
+        return arguments.Typed(ty, _unwrapped(value))
     if not isinstance(value, ArgHint):
         return _unwrapped(value)
     host = value.value
