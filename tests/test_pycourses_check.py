@@ -36,7 +36,7 @@ def course(root: Path) -> Path:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_markdown_cell("# Doubling"),
                       nbformat.v4.new_code_cell(KERNEL),
-                      nbformat.v4.new_code_cell("%timeit -n1 -r1 double[2, 128](a)"),   # a magic, as Jupyter runs it
+                      nbformat.v4.new_code_cell("%matplotlib inline\n%timeit -n1 -r1 double[2, 128](a)"),   # magics
                       nbformat.v4.new_code_cell("result = a.copy_to_host()\nprint(result[answer])"),
                       nbformat.v4.new_code_cell("print(result.sum())")]
     nbformat.write(notebook, root / "lesson" / "Doubling (exercise).ipynb")

@@ -79,6 +79,7 @@ nb = json.load(open(path, encoding="utf-8"))
 cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
 shell = InteractiveShell.instance()
 shell.run_line_magic("colors", "nocolor")     # tracebacks as plain text in the log
+shell.enable_gui = lambda gui=None: None      # %matplotlib inline: no GUI event loop to start, as in a kernel
 shell.user_ns["__file__"] = os.path.abspath(path)
 for n, cell in enumerate(cells, 1):
     source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
