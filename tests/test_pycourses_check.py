@@ -38,7 +38,10 @@ def course(root: Path) -> Path:
                       nbformat.v4.new_code_cell(KERNEL),
                       nbformat.v4.new_code_cell("%matplotlib inline\n%timeit -n1 -r1 double[2, 128](a)"),   # magics
                       nbformat.v4.new_code_cell("result = a.copy_to_host()\nprint(result[answer])"),
-                      nbformat.v4.new_code_cell("print(result.sum())")]
+                      nbformat.v4.new_code_cell("print(result.sum())"),
+                      # a cell's `!python` is the notebook's own Python (numba installed), as in its kernel
+                      nbformat.v4.new_code_cell("import sys\nran = !python -c 'import sys; print(sys.executable)'\n"
+                                                "assert ran[-1] == sys.executable, ran")]
     nbformat.write(notebook, root / "lesson" / "Doubling (exercise).ipynb")
     return root
 
@@ -61,7 +64,7 @@ def test_a_script_whose_kernel_is_right_passes(results):
 def test_a_notebook_runs_every_cell_and_names_the_one_that_failed(results):
     notebook = results["ours/Doubling_exercise"]      # the file's name, as a table can show it
     assert (notebook["status"], notebook["kind"]) == ("fail", "notebook")
-    assert (notebook["failing_cells"], notebook["cells"]) == (1, 4)      # cell 4 ran after cell 3 failed
+    assert (notebook["failing_cells"], notebook["cells"]) == (1, 5)      # cells 4-5 ran after cell 3 failed
     assert notebook["detail"] == "failing cells 3; cell 3: NameError: name 'answer' is not defined"
 
 

@@ -19,8 +19,8 @@ How each program runs, as its reader would run it:
   *Run All* with errors shown, so a failing cell is reported and the next one runs. It passes when
   every cell ends without an exception.
 
-``CUDALAB_NUMBA=1`` is set too, so the programs a notebook starts (``!python x.py``) also run on
-cudalab; matplotlib draws to no screen (``MPLBACKEND=Agg``). ``--simulator`` runs the same programs
+``CUDALAB_NUMBA=1`` is set too, and this Python's folder is first on ``PATH``, so the programs a
+notebook starts (``!python x.py``) also run on cudalab, as in a Jupyter kernel of this environment; matplotlib draws to no screen (``MPLBACKEND=Agg``). ``--simulator`` runs the same programs
 under numba's own CUDA simulator instead (``NUMBA_ENABLE_CUDASIM=1``, no cudalab), for comparison.
 
 Each program has a limit of CPU time (``--timeout``, the machine is shared so wall time says little)
@@ -145,9 +145,11 @@ def judge(kind: str, code: int, out: str, cpu: float, limit: float) -> tuple[str
     if not failed:
         return "pass", "", 0, cells
     numbers = ", ".join(n for n, _ in failed)
-    first = GPU_SIZED.search(_cell_output(out, failed[0][0]))
+    first_cell = _cell_output(out, failed[0][0])
+    first = GPU_SIZED.search(first_cell)
     if first:       # the later cells use what the GPU-sized one did not make: its consequences, not causes
-        return "GPU-sized", f"failing cells {numbers}; cell {failed[0][0]}: " + _sentence_around(out, first), len(failed), cells
+        return ("GPU-sized", f"failing cells {numbers}; cell {failed[0][0]}: " + _sentence_around(first_cell, first),
+                len(failed), cells)
     detail = f"failing cells {numbers}; " + "; ".join(f"cell {n}: {why}" for n, why in failed[:4])
     return "fail", detail[:600], len(failed), cells
 
@@ -171,6 +173,8 @@ def run_program(path: Path, checkout: Path, work: Path, name: str, limit: float,
     copy = work / path.relative_to(checkout)
     kind = "notebook" if path.suffix == ".ipynb" else "script"
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
+    # `!python x.py` in a cell runs this Python, as in a kernel of the environment the notebook uses
+    env["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), env.get("PATH", "")))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
