@@ -58,6 +58,16 @@ OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-lin
 # a kernel's IR of more bytes than this (a fully unrolled tiled product: 2,000 PTX lines, 7.7 MB)
 # gets a short pipeline instead (_optimize)
 BIG_IR_BYTES = 4 << 20
+# its passes, in order (llvmlite's add_NAME_pass). Not NewGVN, which this list held at first: on CUB's
+# onesweep sort kernel (3,229 PTX instructions, 9.7 MB of IR) it fails an assertion of LLVM's
+# ("Seem to have processed the same Value a lot") that aborts the whole process
+BIG_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "instruction_combine", "dead_code_elimination")
+# LLVM's loop unroller and loop vectorizer (on in its -O1 pipeline). Off: they found nothing to gain
+# in this code (a region's loops are its lanes' PTX loops, which nvcc unrolled already where it
+# pays, and lanes that branch each their own way), yet copied loops that code generation then
+# had to allocate registers for: CUB's radix histogram kernel built in 14.8 s of CPU, 4.9 s without
+# (IR 2.4 -> 4.2 MB after the passes with them, 2.4 MB without)
+LOOP_UNROLLING = False
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -915,10 +925,10 @@ def _optimize(j, text, gangs):
     """Object code of the module ``text``. For a kernel of thousands of unrolled PTX instructions
     LLVM's -O1 pipeline takes a minute (a 32x32 tiled product unrolled 16 times, 2,000 PTX lines and
     7.7 MB of IR: 42 s of passes, 20 s of code generation here): a module over ``BIG_IR_BYTES``
-    gets the passes that matter for this code (registers out of memory, instruction combining,
-    control flow, value numbering) and -O1 code generation instead, about 20 s in all, its
+    gets the passes that matter for this code (``BIG_PASSES``: registers out of memory, instruction
+    combining, control flow) and -O1 code generation instead, about 20 s in all, its
     product's launch as fast within the noise. ``gangs``: LLVM's SLP vectorizer packs a gang's
-    lanes (regiongen._gang); elsewhere it would only cost build time."""
+    lanes (regiongen._gang); elsewhere it would only cost build time. ``LOOP_UNROLLING``: see there."""
     llvm = j["llvm"]
     big = len(text) > BIG_IR_BYTES
     tm = j["tm_big" if big else "tm"]
@@ -928,12 +938,12 @@ def _optimize(j, text, gangs):
     mod.data_layout = str(tm.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.slp_vectorization = gangs
+    tuning.loop_unrolling = tuning.loop_vectorization = LOOP_UNROLLING
     pb = llvm.create_pass_builder(tm, tuning)
     if big:
         fpm = llvm.create_new_function_pass_manager()
-        for add in (fpm.add_sroa_pass, fpm.add_instruction_combine_pass, fpm.add_simplify_cfg_pass,
-                    fpm.add_new_gvn_pass, fpm.add_instruction_combine_pass, fpm.add_dead_code_elimination_pass):
-            add()
+        for name in BIG_PASSES:
+            getattr(fpm, f"add_{name}_pass")()
         for fn in mod.functions:
             if not fn.is_declaration:
                 fpm.run(fn, pb)
