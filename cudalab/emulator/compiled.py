@@ -407,16 +407,19 @@ class _Live:
 
     def __init__(self, bits: list, names: list):
         self.bits, self.names = bits, np.array(names, object)
+        self._sets = {}         # i -> the frozenset, made once: planning CUB's onesweep kernel asked 400,000 times
 
     def __len__(self):
         return len(self.bits)
 
     def __getitem__(self, i) -> frozenset:
-        x = self.bits[i]
-        if not x:
-            return frozenset()
-        on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8), bitorder="little")
-        return frozenset(self.names[np.flatnonzero(on)])
+        got = self._sets.get(i)
+        if got is None:
+            x = self.bits[i]
+            on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8),
+                               bitorder="little") if x else ()
+            got = self._sets[i] = frozenset(self.names[np.flatnonzero(on)]) if x else frozenset()
+        return got
 
 
 def _signature(inst, f, d):
@@ -525,6 +528,7 @@ def plan(df, module, sink):
     for s, e in spans:
         in_regions.update(range(s, e))
     remat = _rematerialized(df, extents, d, in_regions)
+    remat_pcs = [k for k in range(n) if df.code[k][2] in remat.values()]
     groups, symbols = [], []
     for pc, end, bails, atomic in extents:
         name = f"g{pc}"
@@ -541,7 +545,7 @@ def plan(df, module, sink):
         # only registers the native code stores can differ after a bail-out (the others stay in SSA)
         restore = sorted(gb.loaded & set(gb.stored)) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
-                            symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
+                            symbols, name, check, list(remat_pcs)))
     regions = []
     for s, e in spans:
         # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
@@ -929,6 +933,12 @@ def _optimize(j, text, gangs):
     combining, control flow) and -O1 code generation instead, about 20 s in all, its
     product's launch as fast within the noise. ``gangs``: LLVM's SLP vectorizer packs a gang's
     lanes (regiongen._gang); elsewhere it would only cost build time. ``LOOP_UNROLLING``: see there."""
+    mod, tm = _passes(j, text, gangs)
+    return tm.emit_object(mod)
+
+
+def _passes(j, text, gangs):
+    """The module ``text`` parsed and optimized (``_optimize``), and the target machine for its code."""
     llvm = j["llvm"]
     big = len(text) > BIG_IR_BYTES
     tm = j["tm_big" if big else "tm"]
@@ -949,7 +959,7 @@ def _optimize(j, text, gangs):
                 fpm.run(fn, pb)
     else:
         pb.getModulePassManager().run(mod, pb)
-    return tm.emit_object(mod)
+    return mod, tm
 
 
 def _save(key, groups, regions, obj, tokens):
