@@ -62,12 +62,13 @@ BIG_IR_BYTES = 4 << 20
 # onesweep sort kernel (3,229 PTX instructions, 9.7 MB of IR) it fails an assertion of LLVM's
 # ("Seem to have processed the same Value a lot") that aborts the whole process
 BIG_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "instruction_combine", "dead_code_elimination")
-# LLVM's loop unroller and loop vectorizer (on in its -O1 pipeline). Off: they found nothing to gain
-# in this code (a region's loops are its lanes' PTX loops, which nvcc unrolled already where it
-# pays, and lanes that branch each their own way), yet copied loops that code generation then
-# had to allocate registers for: CUB's radix histogram kernel built in 14.8 s of CPU, 4.9 s without
-# (IR 2.4 -> 4.2 MB after the passes with them, 2.4 MB without)
-LOOP_UNROLLING = False
+# a module of more IR than this is built without LLVM's loop unroller (on in its -O1 pipeline), which
+# copied its loops four times, code generation then compiling every copy: CUB's radix histogram
+# kernel (2.4 MB of IR, 4.2 MB after the passes with the unroller, 3.2 without) built in 14.8 s of
+# CPU, 9.0 s without. Smaller modules (a student's kernels, built in a second) keep it: a shared-
+# memory histogram ran 10% faster unrolled. The loop vectorizer stays on everywhere: without it the
+# 16x16 tiled matmul 256 took twice as long (its phases' loops over a block's threads)
+UNROLL_IR_BYTES = 1 << 20
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -932,7 +933,7 @@ def _optimize(j, text, gangs):
     gets the passes that matter for this code (``BIG_PASSES``: registers out of memory, instruction
     combining, control flow) and -O1 code generation instead, about 20 s in all, its
     product's launch as fast within the noise. ``gangs``: LLVM's SLP vectorizer packs a gang's
-    lanes (regiongen._gang); elsewhere it would only cost build time. ``LOOP_UNROLLING``: see there."""
+    lanes (regiongen._gang); elsewhere it would only cost build time. ``UNROLL_IR_BYTES``: see there."""
     mod, tm = _passes(j, text, gangs)
     return tm.emit_object(mod)
 
@@ -948,7 +949,7 @@ def _passes(j, text, gangs):
     mod.data_layout = str(tm.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.slp_vectorization = gangs
-    tuning.loop_unrolling = tuning.loop_vectorization = LOOP_UNROLLING
+    tuning.loop_unrolling = len(text) <= UNROLL_IR_BYTES
     pb = llvm.create_pass_builder(tm, tuning)
     if big:
         fpm = llvm.create_new_function_pass_manager()
