@@ -58,6 +58,17 @@ OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-lin
 # a kernel's IR of more bytes than this (a fully unrolled tiled product: 2,000 PTX lines, 7.7 MB)
 # gets a short pipeline instead (_optimize)
 BIG_IR_BYTES = 4 << 20
+# its passes, in order (llvmlite's add_NAME_pass). Not NewGVN, which this list held at first: on CUB's
+# onesweep sort kernel (3,229 PTX instructions, 9.7 MB of IR) it fails an assertion of LLVM's
+# ("Seem to have processed the same Value a lot") that aborts the whole process
+BIG_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "instruction_combine", "dead_code_elimination")
+# a module of more IR than this is built without LLVM's loop unroller (on in its -O1 pipeline), which
+# copied its loops four times, code generation then compiling every copy: CUB's radix histogram
+# kernel (2.4 MB of IR, 4.2 MB after the passes with the unroller, 3.2 without) built in 14.8 s of
+# CPU, 9.0 s without. Smaller modules (a student's kernels, built in a second) keep it: a shared-
+# memory histogram ran 10% faster unrolled. The loop vectorizer stays on everywhere: without it the
+# 16x16 tiled matmul 256 took twice as long (its phases' loops over a block's threads)
+UNROLL_IR_BYTES = 1 << 20
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -397,16 +408,19 @@ class _Live:
 
     def __init__(self, bits: list, names: list):
         self.bits, self.names = bits, np.array(names, object)
+        self._sets = {}         # i -> the frozenset, made once: planning CUB's onesweep kernel asked 400,000 times
 
     def __len__(self):
         return len(self.bits)
 
     def __getitem__(self, i) -> frozenset:
-        x = self.bits[i]
-        if not x:
-            return frozenset()
-        on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8), bitorder="little")
-        return frozenset(self.names[np.flatnonzero(on)])
+        got = self._sets.get(i)
+        if got is None:
+            x = self.bits[i]
+            on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8),
+                               bitorder="little") if x else ()
+            got = self._sets[i] = frozenset(self.names[np.flatnonzero(on)]) if x else frozenset()
+        return got
 
 
 def _signature(inst, f, d):
@@ -515,6 +529,7 @@ def plan(df, module, sink):
     for s, e in spans:
         in_regions.update(range(s, e))
     remat = _rematerialized(df, extents, d, in_regions)
+    remat_pcs = [k for k in range(n) if df.code[k][2] in remat.values()]
     groups, symbols = [], []
     for pc, end, bails, atomic in extents:
         name = f"g{pc}"
@@ -531,7 +546,7 @@ def plan(df, module, sink):
         # only registers the native code stores can differ after a bail-out (the others stay in SSA)
         restore = sorted(gb.loaded & set(gb.stored)) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
-                            symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
+                            symbols, name, check, list(remat_pcs)))
     regions = []
     for s, e in spans:
         # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
@@ -915,10 +930,16 @@ def _optimize(j, text, gangs):
     """Object code of the module ``text``. For a kernel of thousands of unrolled PTX instructions
     LLVM's -O1 pipeline takes a minute (a 32x32 tiled product unrolled 16 times, 2,000 PTX lines and
     7.7 MB of IR: 42 s of passes, 20 s of code generation here): a module over ``BIG_IR_BYTES``
-    gets the passes that matter for this code (registers out of memory, instruction combining,
-    control flow, value numbering) and -O1 code generation instead, about 20 s in all, its
+    gets the passes that matter for this code (``BIG_PASSES``: registers out of memory, instruction
+    combining, control flow) and -O1 code generation instead, about 20 s in all, its
     product's launch as fast within the noise. ``gangs``: LLVM's SLP vectorizer packs a gang's
-    lanes (regiongen._gang); elsewhere it would only cost build time."""
+    lanes (regiongen._gang); elsewhere it would only cost build time. ``UNROLL_IR_BYTES``: see there."""
+    mod, tm = _passes(j, text, gangs)
+    return tm.emit_object(mod)
+
+
+def _passes(j, text, gangs):
+    """The module ``text`` parsed and optimized (``_optimize``), and the target machine for its code."""
     llvm = j["llvm"]
     big = len(text) > BIG_IR_BYTES
     tm = j["tm_big" if big else "tm"]
@@ -928,18 +949,18 @@ def _optimize(j, text, gangs):
     mod.data_layout = str(tm.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.slp_vectorization = gangs
+    tuning.loop_unrolling = len(text) <= UNROLL_IR_BYTES
     pb = llvm.create_pass_builder(tm, tuning)
     if big:
         fpm = llvm.create_new_function_pass_manager()
-        for add in (fpm.add_sroa_pass, fpm.add_instruction_combine_pass, fpm.add_simplify_cfg_pass,
-                    fpm.add_new_gvn_pass, fpm.add_instruction_combine_pass, fpm.add_dead_code_elimination_pass):
-            add()
+        for name in BIG_PASSES:
+            getattr(fpm, f"add_{name}_pass")()
         for fn in mod.functions:
             if not fn.is_declaration:
                 fpm.run(fn, pb)
     else:
         pb.getModulePassManager().run(mod, pb)
-    return tm.emit_object(mod)
+    return mod, tm
 
 
 def _save(key, groups, regions, obj, tokens):

@@ -800,7 +800,8 @@ class CutRegionBuilder(RegionBuilder):
         points = [seg["first"] for seg in segs[1:]]
         points += [r["pc"] for seg in segs for ph in seg.get("phases", ())[1:] for r in ph["resume"]]
         out, room = [], BUFFER_BYTES // (1024 + 2 * BUFFER_PAD)      # (a block has at most 1024 threads)
-        for r in sorted(r for r in written - unstored if any(r in self.live_in[x] for x in points)):
+        crossing = frozenset().union(*(self.live_in[x] for x in set(points)))
+        for r in sorted((written - unstored) & crossing):
             size = self._st_ty(r).width // 8
             if size <= room:          # (the rest stay in their arrays: a CUB kernel names hundreds)
                 out.append(r)
