@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import itertools
 import sys
+import threading
 
 import numpy as np
 
@@ -134,7 +135,8 @@ class Run:
                 tables.append((info["major"], info["minor"]))
             ops.append(row)
         self.ops = np.array(ops)
-        slots = chains(self.program, self.ops, mentions)
+        self.slot_of = slots
+        chain_count = chains(self.program, self.ops, mentions)
         if form.kind == "floats":
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
@@ -142,12 +144,16 @@ class Run:
         for (_, fn, _, _) in self.program:
             for name, word in fn.fusion[2]["words"].items():
                 self.words[name] = word
+        self.unheld = _unheld(self.program, self.ops, self.names)
+        self.held = [x for x in self.names if x not in self.unheld]
+        self.held_slots = np.array([self.slot_of[x] for x in self.held], np.int64)
+        self.unheld_slots = np.array([self.slot_of[x] for x in self.unheld], np.int64)
         widest = max([t[0].shape[1] for t in tables], default=1)
         self.major = np.zeros((max(len(tables), 1), 32, widest), np.uint64)
         self.minor = np.zeros_like(self.major)
         for i, (major, minor) in enumerate(tables):
             self.major[i, :, :major.shape[1]], self.minor[i, :, :minor.shape[1]] = major, minor
-        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(slots, 1)], np.int64)
+        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(chain_count, 1)], np.int64)
 
     def __call__(self, ex):
         from .mma import active_warps
@@ -162,7 +168,11 @@ class Run:
             for _, fn, _, _ in self.program:
                 fn(ex)
             return
-        ptrs = _addresses(arrays)
+        ptrs = np.empty(len(self.names), np.int64)
+        ptrs[self.held_slots] = _addresses(arrays)
+        scratch = _scratch(len(self.unheld), ex.n)
+        if scratch is not None:
+            ptrs[self.unheld_slots] = scratch.__array_interface__["data"][0] + np.arange(len(self.unheld)) * (8 * ex.n)
         pos = np.zeros(warps.size, np.int64)
         todo = np.ascontiguousarray(warps, np.int64)
         at = np.arange(warps.size)
@@ -174,6 +184,9 @@ class Run:
             left = np.flatnonzero(pos < len(self.ops))
             if not left.size:
                 return
+            if scratch is not None:      # what the stopped warps handed over into registers held by nothing
+                self._hand_over(ex, scratch)
+                scratch = None
             # the first row some warps stopped at: its instruction's own path for them, then on from the next
             row = pos[left].min()
             at = left[pos[left] == row]
@@ -189,21 +202,31 @@ class Run:
         lane does (a copy where lanes outside the running warps, or reads before the write, need the old
         values)."""
         regs = ex.fr.regs
-        for name in self.names:
+        n, words, written = ex.n, self.words, self.written
+        for name in self.held:
             a = regs.get(name)
-            if not (a is None and name in self.written or isinstance(a, np.ndarray) and a.shape == (ex.n,)
-                    and a.dtype.itemsize == self.words[name] and a.flags.c_contiguous):
+            if not (a is None and name in written or isinstance(a, np.ndarray) and a.shape == (n,)
+                    and a.dtype.itemsize == words[name] and a.flags.c_contiguous):
                 return None
         every = ex.idx.size == ex.n
         alone = _references_of_one_entry()
         out = []
-        for name in self.names:
+        for name in self.held:
             a = regs.get(name)
             if name in self.written and (a is None or sys.getrefcount(a) > alone or a.dtype.kind != "u"):
                 dt = np.uint64 if self.words[name] == 8 else np.uint32
                 a = regs[name] = np.empty(ex.n, dt) if a is None or every and name in self.fresh else np.array(a, dt)
             out.append(a)
         return out
+
+    def _hand_over(self, ex, scratch):
+        """After a stop: the registers held by nothing (``unheld``) get arrays of their own, copies of
+        the scratch rows the compiled loop wrote the stopped warps' values to, so that the stopped
+        instruction's own path and the rows after it read them (the other warps' values there are
+        stale, and nothing reads them)."""
+        for i, name in enumerate(self.unheld):
+            row = scratch[i].view(np.uint64 if self.words[name] == 8 else np.uint32)[:ex.n]
+            ex.fr.regs[name] = row.copy()
 
     def _again(self, ex):
         """The register arrays after an instruction's own path wrote some: each kept if it is still an
@@ -275,6 +298,39 @@ def _decoded_at_load(program, ops, loaded, counts, fragment_ids, mentions):
                 ops[row, FRAGMENT], ops[row, OPERAND] = fid, use
                 break
         ops[row, QUIET] = ops[row, FRAGMENT] >= 0 and all(mentions[x] == named[x] and first[x] == row for x in regs)
+
+
+def _unheld(program, ops, names):
+    """The registers the compiled loop writes only when a warp stops in the program: every row writing
+    them keeps its values in the loop (a QUIET load's fragment, a KEEP mma's D), and nothing outside the
+    program names them (mma_runs.chains, _decoded_at_load). nvcc's unrolled k-loop has hundreds
+    (cudaTensorCoreGemm's 56-row program: 192 of the loads', 224 of the chains'); an array for each over
+    the batch, every call, was the larger part of the call (3.7 ms of Python and 47 MB of fresh pages
+    against 3 ms of compiled loop). They get rows of one scratch buffer instead (_scratch), copied
+    into arrays of their own only after a stop (Run._hand_over)."""
+    kept = collections.defaultdict(lambda: True)
+    for p, (_, fn, _, _) in enumerate(program):
+        what, _, info = fn.fusion
+        quiet = ops[p, QUIET] == 1 if what == "load" else ops[p, KEEP] == 1
+        for x in (info["regs"] if what == "load" else info["d"]):
+            kept[x] &= bool(quiet)
+    return [x for x in names if x in kept and kept[x]]
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(rows, n):
+    """A buffer of ``rows`` rows of ``n`` uint64 words for the registers held by nothing, one per thread
+    (programs run one after another there) reused by every program: written only where a warp stops, so
+    its pages are touched rarely. None where there are no such registers."""
+    if not rows:
+        return None
+    have = getattr(_SCRATCH, "buffer", None)
+    if have is None or have.shape[0] < rows or have.shape[1] != n:
+        have = _SCRATCH.buffer = np.empty((max(rows, have.shape[0] if have is not None and have.shape[1] == n
+                                               else 0), n), np.uint64)
+    return have
 
 
 def _addresses(arrays):
