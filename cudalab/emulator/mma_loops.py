@@ -15,8 +15,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT, KEEP, LD,
-                          LD_IMM, LOAD, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, DST, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT, KEEP,
+                          KIND, LANE, LD, LD_IMM, LOAD, MOVE, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, SRC, TABLE,
+                          TF32_RN, TF32_RNA, WORD)
 
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
@@ -129,6 +130,29 @@ def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words
                 else:
                     poke32(out + 4 * l, np.uint32(words[j, l]))
     return True
+
+
+@numba.njit(inline="always", cache=True)
+def lane_op(w, op, ptrs):
+    """A LANE row for warp w: register DST from register SRC (32-bit words), copied (MOVE) or rounded to
+    tf32 as mma.to_tf32 does (.rna to nearest, ties away; .rn ties to even; .rz cut; an infinity or NaN
+    just loses its low 13 bits)."""
+    dst, src, kind = ptrs[op[DST]] + 128 * w, ptrs[op[SRC]] + 128 * w, op[KIND]
+    for l in range(32):
+        u = peek32(src + 4 * l)
+        if kind != MOVE:
+            low, keep = u & np.uint32(0x1FFF), u & np.uint32(0xFFFFE000)
+            if kind == TF32_RNA:
+                up = low >= np.uint32(0x1000)
+            elif kind == TF32_RN:
+                up = low > np.uint32(0x1000) or low == np.uint32(0x1000) and (u & np.uint32(0x2000)) != 0
+            else:
+                up = False
+            if up and (u & np.uint32(0x7F800000)) != np.uint32(0x7F800000):
+                u = np.uint32(keep + np.uint32(0x2000))
+            else:
+                u = keep
+        poke32(dst + 4 * l, u)
 
 
 @numba.njit(inline="always", cache=True)
@@ -386,7 +410,9 @@ def make(m, n, k, block):
             have_a[:], have_b[:], live[:], dirty[:] = False, False, False, False
             while p < ops.shape[0]:
                 op = ops[p]
-                if op[0] == LOAD:
+                if op[0] == LANE:
+                    lane_op(w, op, ptrs)
+                elif op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words,
                                      op[QUIET] == 0):
                         break
@@ -444,6 +470,10 @@ def make(m, n, k, block):
             w, p = warps[wi], pos[wi]
             while p < ops.shape[0]:
                 op = ops[p]
+                if op[0] == LANE:
+                    lane_op(w, op, ptrs)
+                    p += 1
+                    continue
                 if op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
@@ -493,6 +523,10 @@ def make(m, n, k, block):
             have_a[:], have_b[:] = False, False
             while p < ops.shape[0]:
                 op = ops[p]
+                if op[0] == LANE:
+                    lane_op(w, op, ptrs)
+                    p += 1
+                    continue
                 if op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
