@@ -628,3 +628,33 @@ def test_a_tf32_k_loop_rounds_its_fragments_inside_the_program(monkeypatch):
     # ones at their first)
     assert stops[0][1] == [0] * 8
     assert rows in stops[1][1] and all(p < rows for p in stops[1][1][1::2])
+
+
+def test_dmma_with_exact_products_is_proven_whatever_c_holds():
+    """dmmaTensorCoreGemm multiplies small integers into a C scaled by beta / alpha (full 53-bit
+    significands): no partial sum is exact, but every product is, so each fma of the chain is C + (a b)
+    rounded once, a float64 add. The compiled loop answers such warps with the numpy fma chain's bits;
+    warps whose products need more than 53 bits (a 40-bit times a 20-bit significand) are left to it."""
+    from cudalab.emulator import mma_native
+    m, n, k = 8, 8, 4
+    warps = 16
+    rng = np.random.default_rng(3)
+    lay = {u: mma.wmma_layout(u, m, n, k, "f64") for u in "abc"}
+    dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
+    vals = {"a": rng.integers(-2, 3, (warps, m, k)).astype(np.float64),
+            "b": rng.integers(-2, 3, (warps, k, n)).astype(np.float64),
+            "c": rng.integers(0, 3, (warps, m, n)) * (1.2 / 1.1)}
+    wide = np.arange(warps) >= 12                     # the last four: products of 60 bits
+    vals["a"][wide] += 2.0 ** -40
+    vals["b"][wide] += 2.0 ** -20
+    rows, cols = lay["c"]
+    want = mma.raw_bits(mma.multiply(vals["a"], vals["b"], vals["c"], "f64", "f64", "f64", False))
+    want = want[:, rows, cols].reshape(warps, -1)
+    run = mma_native.plan({u: mma.matrix_places(*lay[u], dims[u]) for u in "abc"},
+                          {u: lay[u][0].shape[1] for u in "abc"}, (rows * n + cols).ravel(),
+                          (m, n, k), "f64", "f64", "f64", "f64", False, None)
+    regs = {u: tuple(np.ascontiguousarray(vals[u][:, lay[u][0], lay[u][1]].view(np.uint64)[:, :, j].reshape(-1))
+                     for j in range(lay[u][0].shape[1])) for u in "abc"}
+    d, ok = run(np.arange(warps), regs["a"], regs["b"], regs["c"])
+    assert ok.tolist() == (~wide).tolist()
+    assert (np.stack(d, axis=-1).reshape(warps, -1)[ok] == want[ok]).all()

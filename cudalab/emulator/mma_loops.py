@@ -456,9 +456,11 @@ def make(m, n, k, block):
     @jit
     def doubles(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
                 counts, fragments):
-        """DMMA where every partial sum of the fma chain is exact in float64 (all terms on one grid,
-        the sum of their magnitudes below 2**53 of its steps): then it is C + A B, summed here in the
-        chain's k order (so zeros keep the chain's signs)."""
+        """DMMA where every product of A and B is exact in float64 (their significands' widths add up
+        to at most 52 bits, nothing under- or overflows): then each fma of the chain, C + a b rounded once,
+        is the float64 sum C + (a b), and the chain is those sums in k order (zeros keep the chain's
+        signs), whatever C holds. dmmaTensorCoreGemm's C, scaled by beta / alpha, has full significands:
+        a rule that wanted the whole sum exact sent every warp to mma.py's numpy fma chain."""
         raw_a, raw_b, raw_c = np.zeros(m * k, np.uint64), np.zeros(k * n, np.uint64), np.zeros(m * n, np.uint64)
         av, la = np.empty(m * k), np.empty(m * k, np.int64)
         bv, lb = np.empty(k * n), np.empty(k * n, np.int64)
@@ -483,21 +485,27 @@ def make(m, n, k, block):
                 unpack(ptrs, op, B, counts[1], btarget, 64, w, raw_b)
                 unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
                 good = True
+                # the widest significand, the largest exponent and the lowest set bit of A's and B's elements
+                wa, ea, lowa, wb, eb, lowb = -FAR, -FAR, FAR, -FAR, -FAR, FAR
                 for i in range(m * k):
-                    av[i], _, la[i], fin = decode(raw_a[i], 11, 52)
+                    av[i], e, la[i], fin = decode(raw_a[i], 11, 52)
                     good &= fin
+                    if av[i] != 0.0:
+                        wa, ea, lowa = max(wa, e - la[i]), max(ea, e), min(lowa, la[i])
                 for i in range(k * n):
-                    bv[i], _, lb[i], fin = decode(raw_b[i], 11, 52)
+                    bv[i], e, lb[i], fin = decode(raw_b[i], 11, 52)
                     good &= fin
+                    if bv[i] != 0.0:
+                        wb, eb, lowb = max(wb, e - lb[i]), max(eb, e), min(lowb, lb[i])
+                good &= wa + wb <= 51 and lowa + lowb >= -1074 and ea + eb < 1022
                 for x in range(32 * registers):
                     i, j = dsrc[x] // n, dsrc[x] % n
-                    total, _, low, fin = decode(raw_c[dsrc[x]], 11, 52)
+                    total, _, _, fin = decode(raw_c[dsrc[x]], 11, 52)
                     bound = abs(total)
                     for kk in range(k):
                         total += av[i * k + kk] * bv[kk * n + j]
                         bound += abs(av[i * k + kk] * bv[kk * n + j])
-                        low = min(low, la[i * k + kk] + lb[kk * n + j])
-                    good &= fin and bound < 1e300 and (bound == 0.0 or math.frexp(bound)[1] + 1 - low <= 53)
+                    good &= fin and bound < 1e300
                     d[x] = total
                 if not good:
                     break
