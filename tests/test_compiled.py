@@ -919,6 +919,34 @@ def test_a_kernel_with_barriers_runs_block_by_block_with_the_same_bytes_and_coun
     assert np.array_equal(args[1], np.bincount(data, minlength=256))
 
 
+def test_a_region_with_cuts_has_a_version_for_1d_blocks_and_2d_blocks_run_the_general_one(tmp_path, monkeypatch):
+    """The histogram reads only threadIdx.x: its region with cuts gets a second native version in
+    which threadIdx.x is the lane loops' counter (regiongen.CutRegionBuilder.special), run where
+    blockDim.y and .z are 1. Blocks of 64 x 4 threads run the general version: there threadIdx.x
+    is the thread's offset modulo 64, and the 1-D version would zero and add all 256 bins."""
+    from cudalab.emulator import regions
+    calls = {"fn": 0, "fn_1d": 0}
+    real_init = regions.Runner.__init__
+
+    def counting(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        for name in calls:
+            f = getattr(self, name)
+            if f is not None:
+                setattr(self, name, lambda *a, f=f, name=name: (calls.__setitem__(name, calls[name] + 1), f(*a))[1])
+    monkeypatch.setattr(regions.Runner, "__init__", counting)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))       # built here, not loaded
+    source = HISTOGRAM.replace("histogram", "histogram_1d")   # (a kernel this process has not built)
+    data = np.random.default_rng(9).integers(0, 256, 5000).astype(np.uint8)
+    args = same_in_both_tiers(monkeypatch, source, "histogram_1d", 20, 256,
+                              lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
+    assert np.array_equal(args[1], np.bincount(data, minlength=256))
+    assert calls["fn_1d"] and not calls["fn"]
+    same_in_both_tiers(monkeypatch, source, "histogram_1d", 20, (64, 4),
+                       lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
+    assert calls["fn"]
+
+
 TRANSPOSE = r"""
 #define T 10
 __global__ void transpose(const float* in, float* out, int w, int h) {
