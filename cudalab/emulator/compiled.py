@@ -536,11 +536,30 @@ def plan(df, module, sink):
     for s, e in spans:
         # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
         inner = any(s2 < s < e2 for s2, e2 in spans)
-        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find,
-                         [[p, cuts[p]] for p in range(s, e) if p in cuts], gangs=not inner)
+        held = [[p, cuts[p]] for p in range(s, e) if p in cuts]
+        r = None
+        if not held and _blockwise(df, s, e):
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, _blockwise(df, s, e))
+        if r is None:       # (or thread by thread, where block by block is refused)
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, held, gangs=not inner)
         if r is not None:
             regions.append(r)
     return groups, regions
+
+
+def _blockwise(df, s, e):
+    """A kernel's region of straight code from its first instruction (if/else diamonds, no loops:
+    an elementwise ``if (i < n) c[i] = a[i] + b[i]``) runs block by block as a region with cuts does
+    (regiongen.CutRegionBuilder), its one cut the kernel's start ("start": every thread of the
+    block is there): its addresses are checked for the whole block at once (regions.prechecks),
+    and in 1-D blocks threadIdx.x is the lane loops' counter (_one_d_version), where thread by
+    thread (RegionBuilder) each access looks its allocation up and threadIdx is read from an array.
+    Loops stay with RegionBuilder (turns, gangs). -> its cuts, or [] to build it thread by thread."""
+    from .engine import K_BRA
+    code = df.code
+    if s != 0 or not df.func.is_entry or any(code[p][0] == K_BRA and code[p][3] <= p for p in range(s, e)):
+        return []
+    return [[s, "start"]]
 
 
 def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), gangs=True):

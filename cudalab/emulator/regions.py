@@ -166,7 +166,7 @@ class Region:
     turns: bool                 # lanes take turns in some loop (regiongen): per-lane state
     spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
     fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
-    cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
+    cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp" | "start"], ...]: "Cuts" above, compiled._blockwise
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
     heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
     remat_at: list = dataclasses.field(default_factory=list)  # [[pc, [pc, ...]], ...]: Runner._rematerialize
