@@ -928,9 +928,9 @@ class CutRegionBuilder(RegionBuilder):
         """``one_d``: this function runs only blocks of one dimension (regions.Runner picks it where
         blockDim.y and .z are 1), so threadIdx.x is the lane's offset in its block, computed from the
         loop counter, and .y and .z are 0. Read from the batch's array instead, threadIdx is a value
-        LLVM knows nothing about: an address computed from it (a shared-memory histogram's
-        ``local[tid]``, a load of ``x[blockIdx.x * blockDim.x + tid]``) is a gather or a scalar access
-        per lane; computed, it is the loop's induction variable, and the lane loops vectorize."""
+        LLVM knows nothing about (a load per lane and segment; an address computed from it, a
+        shared-memory histogram's ``local[tid]``, a stencil's ``s[t - 1]``, is an unknown one);
+        computed, it is the loop's induction variable, known to step by one."""
         if self.one_d and name == "tid":
             _, t = self._parts()
             return self.b.trunc(t, I32) if comp == "x" else ir.Constant(I32, 0)
