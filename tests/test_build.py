@@ -607,8 +607,7 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
 
 
 @pytest.mark.parametrize("call, message", [
-    # (the driver calls CCCL makes are answered: tests/test_programs_driver.py; loading modules is not)
-    ("CUmodule m; cuModuleLoad(&m, \"k.cubin\");", "the CUDA driver API \\(cuModuleLoad\\)"),
+    # (the driver API is answered, call by call: tests/test_programs_driver.py)
     ("cusolverDnHandle_t h; cusolverDnCreate(&h);", "cusolverDn.h comes with cuSOLVER, which cudalab does not emulate"),
 ])
 def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, message):

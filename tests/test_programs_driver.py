@@ -93,6 +93,19 @@ def test_a_driver_function_cudalab_does_not_provide_is_refused_by_name(ran):
     assert "the CUDA driver API's cuTensorMapEncodeTiled is not emulated" in r.stderr
 
 
+def test_a_driver_function_called_directly_that_cudalab_does_not_provide_returns_not_supported():
+    """Graphics interop is out of reach: the program links, and the call says so when it is made."""
+    r = run_program_source(r"""#include <cuda.h>
+#include <cstdio>
+int main() {
+    CUgraphicsResource r = 0;
+    printf("unregister: %d\n", (int)cuGraphicsUnregisterResource(r));
+}""")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "unregister: 801\n"                         # CUDA_ERROR_NOT_SUPPORTED
+    assert "cuGraphicsUnregisterResource is not emulated" in r.stderr
+
+
 def test_a_program_linked_with_the_driver_calls_the_functions_cudalab_answers():
     """libwb (the GPU Teaching Kit's lab library) calls cuInit before the runtime, linked -lcuda."""
     r = run_program_source(r"""

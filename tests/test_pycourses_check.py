@@ -40,8 +40,8 @@ def course(root: Path) -> Path:
                       nbformat.v4.new_code_cell("result = a.copy_to_host()\nprint(result[answer])"),
                       nbformat.v4.new_code_cell("print(result.sum())"),
                       # a cell's `!python` is the notebook's own Python (numba installed), as in its kernel
-                      nbformat.v4.new_code_cell("import sys\nran = !python -c 'import sys; print(sys.executable)'\n"
-                                                "assert ran[-1] == sys.executable, ran")]
+                      nbformat.v4.new_code_cell("import sys\nran = !python -c 'import sys; print(sys.prefix)'\n"
+                                                "assert ran[-1] == sys.prefix, ran")]    # (python or python3: one venv)
     nbformat.write(notebook, root / "lesson" / "Doubling (exercise).ipynb")
     return root
 

@@ -455,9 +455,9 @@ def _link_error(log: str) -> CompileError:
         lines.append("The program compiled, but it calls CUDA runtime functions the emulator does not provide. "
                      "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
     if driver:
-        lines.append(f"The program calls the CUDA driver API ({', '.join(driver[:4])}{', ...' if len(driver) > 4 else ''}), "
-                     "of which cudalab emulates only the calls CCCL's cuda::stream and cuda::launch make: "
-                     "use the runtime API (cudaMalloc, kernel<<<...>>>) or run on a real GPU (--device gpu).")
+        lines.append(f"The program calls driver API functions cudalab does not emulate ({', '.join(driver[:4])}"
+                     f"{', ...' if len(driver) > 4 else ''}): it runs contexts, modules, launches, memory, streams, "
+                     "events and textures, not graphics interop or IPC. Run it on a real GPU (--device gpu).")
     used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
         if name in used or what in libraries:
