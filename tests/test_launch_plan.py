@@ -150,3 +150,23 @@ def test_a_compiled_launch_of_several_batches_builds_its_native_context_once(mon
         assert np.array_equal(dc.copy_to_host(), a + b), f"launch {turn}"
     assert len(contexts) >= 6           # several batches a launch, each with its context
     assert built == []
+
+
+def test_a_python_launch_in_a_loop_is_checked_once_and_a_bad_shape_every_time(monkeypatch):
+    """kernel[grid, block](...) in a loop: CUDA's launch checks run for the first launch of a shape
+    only (Context.checked_shape), while a shape that fails them is refused at every launch."""
+    from cudalab.runtime.core.context import Context as Core
+    kernel = cudalab.compile(r"""
+    __global__ void inc(int* x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1; }""").get_kernel("inc")
+    x = cudalab.to_device(np.zeros(64, np.int32))
+    checks = []
+    real = Core.check_launch
+    monkeypatch.setattr(Core, "check_launch", lambda self, *args, **kw: checks.append(1) or real(self, *args, **kw))
+    for _ in range(5):
+        kernel[2, 32](x)
+    assert x.copy_to_host().tolist() == [5] * 64
+    assert len(checks) == 1
+    for _ in range(2):
+        with pytest.raises(CudaError, match="at most 1024 threads"):
+            kernel[1, 2048](x)
+    assert len(checks) == 3
