@@ -774,9 +774,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 # all of the entry's lanes leave (a whole batch, at the kernel's end): or its mask in,
                 # ~20x cheaper than scattering its list of lanes
                 lanes = ex.mask if all_t else ex.idx[pv]
-                if all_t:
+                if all_t and len(stack) > 1:     # (the last entry leaving: nothing reads returned again)
                     returned |= lanes
-                else:
+                elif not all_t:
                     returned[lanes] = True
                 if is_kernel or kind == K_EXIT:
                     if all_t:
