@@ -119,3 +119,54 @@ def test_a_loop_of_launches_gets_every_result_and_error_of_a_gpu():
     assert lines[0] == f"{300 * 32} 0 cudaErrorInvalidValue cudaSuccess"
     assert lines[1] == "cudaSuccess cudaErrorIllegalAddress cudaErrorIllegalAddress"
     assert len(r.launches) == 301          # the 50 after the first crash do not run, as on a GPU
+
+
+def test_a_compiled_launch_of_several_batches_builds_its_native_context_once(monkeypatch):
+    """A grid bigger than a native batch runs as a few batches (a small sample first, then whole
+    ones), each starting at its own block. Their native context (compiled._context) is kept per
+    batch shape, so a loop of such launches builds none again: keeping only the last one rebuilt
+    it at every batch of every launch."""
+    from cudalab.emulator import compiled
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    kernel = cudalab.compile(r"""
+    __global__ void add(const float* a, const float* b, float* c, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) c[i] = a[i] + b[i];
+    }""").get_kernel("add")
+    n = (1 << 19) + (1 << 17)           # more lanes than one native batch (compiled.WHOLE_KERNEL_LANES)
+    rng = np.random.default_rng(3)
+    a, b = rng.random(n, np.float32), rng.random(n, np.float32)
+    da, db, dc = cudalab.to_device(a), cudalab.to_device(b), cudalab.to_device(np.zeros(n, np.float32))
+    grid = (n + 255) // 256
+    kernel[grid, 256](da, db, dc, np.int32(n))          # compiles, builds each batch's context
+    built, contexts = [], []
+    real_template, real_context = compiled._context_template, compiled._context
+    monkeypatch.setattr(compiled, "_context_template", lambda *args: built.append(1) or real_template(*args))
+    monkeypatch.setattr(compiled, "_context", lambda *args: contexts.append(1) or real_context(*args))
+    for turn in range(3):
+        b = rng.random(n, np.float32)
+        db.copy_to_device(b)            # new values in the same allocation: the same parameters
+        kernel[grid, 256](da, db, dc, np.int32(n))
+        assert np.array_equal(dc.copy_to_host(), a + b), f"launch {turn}"
+    assert len(contexts) >= 6           # several batches a launch, each with its context
+    assert built == []
+
+
+def test_a_python_launch_in_a_loop_is_checked_once_and_a_bad_shape_every_time(monkeypatch):
+    """kernel[grid, block](...) in a loop: CUDA's launch checks run for the first launch of a shape
+    only (Context.checked_shape), while a shape that fails them is refused at every launch."""
+    from cudalab.runtime.core.context import Context as Core
+    kernel = cudalab.compile(r"""
+    __global__ void inc(int* x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1; }""").get_kernel("inc")
+    x = cudalab.to_device(np.zeros(64, np.int32))
+    checks = []
+    real = Core.check_launch
+    monkeypatch.setattr(Core, "check_launch", lambda self, *args, **kw: checks.append(1) or real(self, *args, **kw))
+    for _ in range(5):
+        kernel[2, 32](x)
+    assert x.copy_to_host().tolist() == [5] * 64
+    assert len(checks) == 1
+    for _ in range(2):
+        with pytest.raises(CudaError, match="at most 1024 threads"):
+            kernel[1, 2048](x)
+    assert len(checks) == 3

@@ -1164,6 +1164,9 @@ def _geometry_addresses(ex):
     return hit[2]
 
 
+MAX_CTX_TEMPLATES = 64     # batch shapes whose ctx template a kernel keeps (a launch's batches, a few launch shapes)
+
+
 def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed).
 
@@ -1179,13 +1182,17 @@ def _context(ex, symbols):
         return c[0]
     addrs = [ex.symbol_address(s) for s in symbols]
     b = ex.batch
-    shape = (ex.kparams, symbols, addrs, b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
+    shape = (ex.kparams, tuple(symbols), tuple(addrs), b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
              ex.shared_stride, ex.shared_size, ex.local_stride)
-    last = ex.kernel.__dict__.get("_native_ctx_template")
-    if (last is None or last[0] is not mem.data or last[1] is not bounds or last[2] is not ex.lane_block
-            or last[3] != shape):
-        last = ex.kernel._native_ctx_template = ((mem.data, bounds, ex.lane_block, shape)
-                                                 + _context_template(ex, symbols, addrs, bounds))
+    # one template per batch shape (a launch of several batches starts each at its own first block:
+    # keeping only the last one rebuilt it at every batch of every launch, 40 us each)
+    kept = ex.kernel.__dict__.setdefault("_native_ctx_templates", {})
+    last = kept.get(shape)
+    if last is None or last[0] is not mem.data or last[1] is not bounds or last[2] is not ex.lane_block:
+        if len(kept) >= MAX_CTX_TEMPLATES:
+            kept.clear()
+        last = kept[shape] = ((mem.data, bounds, ex.lane_block, shape)
+                              + _context_template(ex, symbols, addrs, bounds))
     ctx, keep, shared, local = last[4:]
     ctx = ctx.copy()
     ctx[shared], ctx[local] = ex.shared.ctypes.data, ex.local.ctypes.data

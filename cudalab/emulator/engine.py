@@ -635,15 +635,19 @@ def _lanes_of(mask, n):
     return every
 
 
-def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool, span=None):
-    """Run ``df`` with the lanes of ``frame_mask`` (``span``: (start, stop) pcs, only that stretch)."""
+def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kernel: bool, span=None,
+                 count: int | None = None):
+    """Run ``df`` with the lanes of ``frame_mask`` (``span``: (start, stop) pcs, only that stretch).
+    ``count``: the lanes set in ``frame_mask`` where the caller knows it (a kernel starting on the
+    batch's valid lanes: a count over the whole batch saved at each batch)."""
     code, reconv = df.code, df.reconv
     n_code = len(code)
     stack = [[0, n_code, frame_mask] if span is None else [span[0], span[1], frame_mask]]
     if is_kernel:
         ex.kernel_stack = stack
     returned = np.zeros(ex.n, bool)
-    frame_count = int(np.count_nonzero(frame_mask)) if span is None else -1    # (a stretch: lanes may wait outside)
+    frame_count = -1 if span is not None else count if count is not None else int(np.count_nonzero(frame_mask))
+    # (a stretch: lanes may wait outside it, so no count)
     stats = ex.stats
     observers = ex.observers
     check_every = 0
@@ -770,9 +774,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 # all of the entry's lanes leave (a whole batch, at the kernel's end): or its mask in,
                 # ~20x cheaper than scattering its list of lanes
                 lanes = ex.mask if all_t else ex.idx[pv]
-                if all_t:
+                if all_t and len(stack) > 1:     # (the last entry leaving: nothing reads returned again)
                     returned |= lanes
-                else:
+                elif not all_t:
                     returned[lanes] = True
                 if is_kernel or kind == K_EXIT:
                     if all_t:
@@ -1404,7 +1408,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         if run_df is df:
             ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
         try:
-            run_function(ex, run_df, ex.valid.copy(), is_kernel=True)
+            run_function(ex, run_df, ex.valid.copy(), is_kernel=True, count=ex.valid_idx.size)
             t1 = time.thread_time()
             if run_df is df:
                 spent = t1 - t0

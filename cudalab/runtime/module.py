@@ -286,8 +286,8 @@ class Kernel:
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
                               "cudaErrorInvalidValue")
         if dev.kind == "emu":           # the runtime core's checks, as for a program's launch
-            g, b = streams.context().check_launch(self._function_on(prog), grid, block, int(shared), self.cooperative,
-                                                  cluster=cluster)
+            g, b = streams.context().checked_shape(self._function_on(prog), grid, block, int(shared), self.cooperative,
+                                                   cluster=cluster)
         else:
             g, b = check_config(self.name, grid, block, int(shared), 0)
         observers = streams.before_launch(stream, dev, observers)

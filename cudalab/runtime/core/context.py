@@ -561,6 +561,26 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         check_clusters(fn.name, cluster, p)
         return grid, block
 
+    def checked_shape(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
+        """``check_launch`` for the Python API (``kernel[grid, block](...)``), which checks clusters in
+        the engine: a shape that passed is remembered in ``fn.checked`` as ``checked_launch`` does,
+        keyed by all the checks read, so a loop of launches checks it once (30 us a launch)."""
+        key = ("shape", grid, block, shared, cooperative, cluster, fn.max_dynamic_shared, fn.registers,
+               fn.attributes.get(14))
+        p = self.profile
+        try:
+            known = fn.checked.get(key)
+        except TypeError:               # a list for a shape: checked every time
+            known, key = None, None
+        if known is not None and known[0] is p and known[1] is fn.program:
+            return known[2]
+        checked = self.check_launch(fn, grid, block, shared, cooperative, cluster)
+        if key is not None:
+            if len(fn.checked) >= 64:
+                fn.checked.clear()
+            fn.checked[key] = (p, fn.program, checked)
+        return checked
+
     def checked_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
         """``check_launch`` and the engine's cluster checks (__cluster_dims__, whole clusters: the kernel
         runs later, but a GPU refuses a launch of the wrong shape at the call); returns the grid as
