@@ -296,3 +296,69 @@ int main() {
 }""", filename="launch_ex_extra.cu", options=["-lcuda"], timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["launch 0", "too small a buffer 1", "y[199] = 2189"]
+
+
+
+RUNTIME_COMPILED_BUG = r"""
+#include <cstdio>
+#include <cuda.h>
+#include <nvrtc.h>
+static const char *SRC = "extern \"C\" __global__ void write_past(int *x, int n) {\n"
+                         "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                         "    x[i] = i;   // no check against n\n"
+                         "}\n";
+int main() {
+    CUdevice dev; CUcontext ctx; CUmodule mod; CUfunction f;
+    cuInit(0); cuDeviceGet(&dev, 0); cuDevicePrimaryCtxRetain(&ctx, dev); cuCtxSetCurrent(ctx);
+    nvrtcProgram p;
+    nvrtcCreateProgram(&p, SRC, "write_past.cu", 0, nullptr, nullptr);
+    const char *opts[] = {"-lineinfo"};
+    nvrtcCompileProgram(p, 1, opts);
+    size_t n; nvrtcGetPTXSize(p, &n);
+    char *ptx = new char[n]; nvrtcGetPTX(p, ptx);
+    cuModuleLoadData(&mod, ptx);
+    cuModuleGetFunction(&f, mod, "write_past");
+    CUdeviceptr x; int count = 100;
+    cuMemAlloc(&x, count * sizeof(int));
+    void *args[] = {&x, &count};
+    CUresult r = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, nullptr, args, nullptr);
+    CUresult s = cuCtxSynchronize();
+    const char *name; cuGetErrorName(s, &name);
+    printf("launch %d, synchronize %s\n", (int)r, name);
+    return 0;
+}
+"""
+
+
+def test_a_kernel_compiled_at_run_time_is_checked_as_the_programs_own_are():
+    """NVRTC's kernel runs on the same path as built-in ones: memcheck names its source line (-lineinfo) and
+    the fault is the sticky CUDA_ERROR_ILLEGAL_ADDRESS at the next synchronization, as on a GPU."""
+    r = run_program_source(RUNTIME_COMPILED_BUG, filename="oob.cpp", options=["-lcuda", "-lnvrtc"], timeout=120)
+    assert r.stdout.splitlines() == ["launch 0, synchronize CUDA_ERROR_ILLEGAL_ADDRESS"]
+    assert "Invalid __global__ write of size 4 bytes" in r.stderr
+    assert "at line 3 in kernel write_past" in r.stderr and "by thread (100,0,0)" in r.stderr
+
+
+def test_pitched_memsets_of_8_16_and_32_bit_values_fill_each_row_and_leave_the_padding():
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cuda.h>
+int main() {
+    CUdeviceptr d;
+    size_t pitch;
+    cuInit(0);
+    cuMemAllocPitch(&d, &pitch, 12, 3, 4);         // 3 rows of 12 bytes, pitch >= 12
+    unsigned char row[1024];
+    cuMemsetD8(d, 0xee, pitch * 3);
+    int ok8 = cuMemsetD2D8(d, pitch, 0x11, 12, 3), ok16 = cuMemsetD2D16(d + pitch, pitch, 0x2233, 6, 1);
+    int ok32 = cuMemsetD2D32(d + 2 * pitch, pitch, 0x44556677, 3, 1);
+    printf("%d %d %d\n", ok8, ok16, ok32);
+    for (int y = 0; y < 3; y++) {
+        cuMemcpyDtoH(row, d + y * pitch, 13);
+        printf("%02x %02x %02x %02x .. %02x | %02x\n", row[0], row[1], row[2], row[3], row[11], row[12]);
+    }
+    return 0;
+}""", filename="memset2d.cu", options=["-lcuda"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["0 0 0", "11 11 11 11 .. 11 | ee", "33 22 33 22 .. 22 | ee",
+                                     "77 66 55 44 .. 44 | ee"]

@@ -204,6 +204,29 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n) { re
 CUresult CUDAAPI cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t n) { return memset_pattern(dst, value, 2, n, 0); }
 CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t n) { return memset_pattern(dst, value, 4, n, 0); }
 
+/* pitched memsets: rows of width elements, pitch bytes apart */
+CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr dst, size_t pitch, unsigned char value, size_t width, size_t height) {
+    return cu(cudaMemset2D(PTR(dst), pitch, value, width, height));
+}
+
+static CUresult memset_rows(CUdeviceptr dst, size_t pitch, unsigned int value, size_t element, size_t width,
+                            size_t height) {
+    if (height > 1 && pitch < width * element) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t y = 0; y < height; y++) {
+        CUresult r = memset_pattern(dst + y * pitch, value, element, width, 0);
+        if (r) return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr dst, size_t pitch, unsigned short value, size_t width, size_t height) {
+    return memset_rows(dst, pitch, value, 2, width, height);
+}
+
+CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width, size_t height) {
+    return memset_rows(dst, pitch, value, 4, width, height);
+}
+
 /* ------------------------------------------------------------------ NVRTC's cubins carry their PTX here */
 typedef struct { char *cubin; size_t size; char *ptx; } Cubin;
 static Cubin cubins[256];
