@@ -35,8 +35,8 @@ its output says it failed, and, where its source prints a success message ("Succ
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
-Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML, the
-driver API, graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
+Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML,
+graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
 taken when the course gives one. The helpers (running under a CPU limit, the
 first error line, cudalab's own explanation) are tools/samples_check.py's.
 """
@@ -81,13 +81,8 @@ NOT_EMULATED = [
     (r"cublasXt", "cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
-    # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
-    # (nor is -lcuda: a Makefile's CUDA_FLAGS = ... -lcudart -lcuda links cudalab's libcuda for programs
-    # that call only the runtime)
-    (r"\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"
-     r"\w*\s*\(",
-     "the CUDA driver API (cu* calls)"),
-    (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
+    (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
@@ -540,6 +535,10 @@ def fits_the_limit(out: str, timeout: float) -> bool:
     return bool(said) and max(float(n.replace(",", "")) * SECONDS[u] for n, u in said) < timeout
 
 
+# a C string literal, or a comment (skipped: matched only so that a quote inside one starts no literal)
+_LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
 def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
     if fits_the_limit(out, timeout):
@@ -555,8 +554,9 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
     # a success line the source prints; "Warning ..., timing results still correct" is not one
     # nor is "Sum is not correct.", the message of a failed check
-    says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source)
-            if _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
+    # (string literals only: a comment's quoted word, `// get the "correct" results`, is printed by nothing)
+    says = [m.group(0) for m in _LITERALS.finditer(source) if m.group(0).startswith('"')
+            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
