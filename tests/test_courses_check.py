@@ -160,6 +160,11 @@ def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
     ("#include <nvToolsExt.h>\n" + MAIN + PIECE, "NVTX's library"),                 # NVTX 2 links -lnvToolsExt
     ("#include <nvtx3/nvToolsExt.h>\n" + MAIN + PIECE, ""),                         # NVTX 3 is headers only
+    # cuBLASXt's gemm runs (shim/cublasXt.c); its other routines do not
+    ("#include <cublasXt.h>\nint g(cublasXtHandle_t h) { cublasXtCreate(&h); return cublasXtSgemm(h); }\n"
+     + MAIN + PIECE, ""),
+    ("#include <cublasXt.h>\nint g(cublasXtHandle_t h) { return cublasXtSsyrk(h); }\n" + MAIN + PIECE,
+     "cuBLASXt beyond its gemm"),
     ('#ifndef NO_MPI\n#include "mpi.h"\n#endif\n' + MAIN + PIECE, ""),     # built as its readme says, without
 ])
 def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):

@@ -78,7 +78,10 @@ NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
     # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2 and legacy), cuBLASLt,
     # cuSPARSE's generic API, cuRAND's host API and cuFFT run (programs/server_libraries.py); these do not:
-    (r"cublasXt", "cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
+    # (cuBLASXt's handle, device selection, block size, pinning and [SDCZ]gemm run: shim/cublasXt.c)
+    (r"\bcublasXt(?!Create|Destroy|DeviceSelect|[SG]etBlockDim|[SG]etPinningMemMode|GetNumBoards|MaxBoards|"
+     r"[SDCZ]gemm\b|Handle)\w+\s*\(", "cuBLASXt beyond its gemm"),
+    (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
