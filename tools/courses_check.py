@@ -68,7 +68,9 @@ COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot 
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
-GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator")
+# (a library call too large for the CPU, cuBLAS's 16384-cubed gemm, is refused as "(it is GPU-sized)")
+GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator|"
+                       r"\(it is GPU-sized\)")
 # a kernel of one block cannot be extrapolated from blocks done: the watchdog tells how far it got;
 # and an allocation beyond the emulated device's 4 GiB is told as such
 WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and was stopped by the watchdog|"
