@@ -381,7 +381,7 @@ def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkey
 
 
 @pytest.mark.parametrize("arch", ["-arch=sm_35", "-arch=sm_70", "-gencode=arch=compute_60,code=sm_60"])
-def test_a_course_written_for_an_older_gpu_builds_for_the_oldest_architecture_nvcc_has(tmp_path, monkeypatch, arch):
+def test_a_course_written_for_an_older_gpu_builds_for_the_emulated_gpu(tmp_path, monkeypatch, arch):
     # nvcc 13 builds sm_75 and newer; a Makefile from the Kepler or Volta years still runs
     write(tmp_path, {"old.cu": """\
         #include <cstdio>
@@ -396,6 +396,40 @@ def test_a_course_written_for_an_older_gpu_builds_for_the_oldest_architecture_nv
     monkeypatch.chdir(tmp_path)
     r = run_program("old.cu", options=[arch])
     assert (r.returncode, r.stdout) == (0, "2 62\n"), r.stderr
+
+
+def test_an_architecture_nvcc_no_longer_builds_gives_the_devices_registers_and_occupancy(tmp_path, monkeypatch):
+    # Sheffield's COM4521 labs build with -gencode arch=compute_35,code=compute_35: an H200 runs the PTX
+    # compiled for itself, and cudaOccupancyMaxPotentialBlockSize sizes the blocks from those registers.
+    # Built for nvcc's oldest sm_75 instead, the tiled matmul took 56 registers and 576-thread blocks
+    # where the device's own build takes 32 and 1024; the program's output must not depend on that
+    write(tmp_path, {"occ.cu": """\
+        #include <cstdio>
+        __global__ void tile(const float* a, const float* b, float* c, int n) {
+            extern __shared__ float s[];
+            float* as = s; float* bs = s + blockDim.x * blockDim.y;
+            int tx = threadIdx.x, ty = threadIdx.y, w = blockDim.x; float sum = 0;
+            for (int t = 0; t < n / w; t++) {
+                as[ty * w + tx] = a[(blockIdx.y * w + ty) * n + t * w + tx];
+                bs[ty * w + tx] = b[(t * w + ty) * n + blockIdx.x * w + tx];
+                __syncthreads();
+                for (int k = 0; k < w; k++) sum += as[ty * w + k] * bs[k * w + tx];
+                __syncthreads();
+            }
+            c[(blockIdx.y * w + ty) * n + blockIdx.x * w + tx] = sum;
+        }
+        int shared(int threads) { return 2 * threads * sizeof(float); }
+        int main() {
+            cudaFuncAttributes f; cudaFuncGetAttributes(&f, tile);
+            int grid, block; cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, tile, shared, 0);
+            printf("ptx %d, %d registers, blocks of %d\\n", f.ptxVersion, f.numRegs, block);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    native = run_program("occ.cu")
+    assert native.returncode == 0, native.stderr
+    for old in (["-gencode", "arch=compute_35,code=compute_35"], ["-arch=sm_50"]):
+        assert run_program("occ.cu", options=old).stdout == native.stdout
 
 
 def test_a_kernel_built_for_an_older_architecture_reports_it_as_its_ptx_version(tmp_path, monkeypatch):

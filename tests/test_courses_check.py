@@ -160,6 +160,11 @@ def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
     ("#include <nvToolsExt.h>\n" + MAIN + PIECE, "NVTX's library"),                 # NVTX 2 links -lnvToolsExt
     ("#include <nvtx3/nvToolsExt.h>\n" + MAIN + PIECE, ""),                         # NVTX 3 is headers only
+    # cuBLASXt's gemm runs (shim/cublasXt.c); its other routines do not
+    ("#include <cublasXt.h>\nint g(cublasXtHandle_t h) { cublasXtCreate(&h); return cublasXtSgemm(h); }\n"
+     + MAIN + PIECE, ""),
+    ("#include <cublasXt.h>\nint g(cublasXtHandle_t h) { return cublasXtSsyrk(h); }\n" + MAIN + PIECE,
+     "cuBLASXt beyond its gemm"),
     ('#ifndef NO_MPI\n#include "mpi.h"\n#endif\n' + MAIN + PIECE, ""),     # built as its readme says, without
 ])
 def test_what_a_program_uses_that_cudalab_does_not_emulate(tmp_path, code, left_out):
@@ -335,3 +340,12 @@ def test_a_notebook_in_another_folder_that_builds_the_program_by_its_path(tmp_pa
     assert p.options == ["-O3", "-std=c++17", "-o", "../../build/inc/inc-cuda"]
     # a file no line names is built the default way
     assert read_program(course / "src/inc/other.cu", course).how.startswith("default")
+
+
+def test_a_library_call_refused_as_too_large_for_the_cpu_is_gpu_sized():
+    # freeCodeCamp's cuBLASXt comparison multiplies 16384-square matrices: cudalab's cuBLAS refuses the
+    # product at once with its estimate, and the program stops at its own status check
+    said = ("cudalab: cublasSgemm: 1 product of 16384 x 16384 by 16384 x 16384 is 8,796 GFLOP, about 1,759 s of "
+            "this CPU, beyond the 120 s a kernel may run here, so cudalab does not compute it (it is GPU-sized) and "
+            "returns an error.\nCUBLAS error: 13, line 69\n")
+    assert judge(1, said, "", 120)[0] == "GPU-sized"

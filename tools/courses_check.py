@@ -68,7 +68,9 @@ COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot 
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
-GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator")
+# (a library call too large for the CPU, cuBLAS's 16384-cubed gemm, is refused as "(it is GPU-sized)")
+GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator|"
+                       r"\(it is GPU-sized\)")
 # a kernel of one block cannot be extrapolated from blocks done: the watchdog tells how far it got;
 # and an allocation beyond the emulated device's 4 GiB is told as such
 WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and was stopped by the watchdog|"
@@ -78,7 +80,10 @@ NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
     # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2 and legacy), cuBLASLt,
     # cuSPARSE's generic API, cuRAND's host API and cuFFT run (programs/server_libraries.py); these do not:
-    (r"cublasXt", "cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
+    # (cuBLASXt's handle, device selection, block size, pinning and [SDCZ]gemm run: shim/cublasXt.c)
+    (r"\bcublasXt(?!Create|Destroy|DeviceSelect|[SG]etBlockDim|[SG]etPinningMemMode|GetNumBoards|MaxBoards|"
+     r"[SDCZ]gemm\b|Handle)\w+\s*\(", "cuBLASXt beyond its gemm"),
+    (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)

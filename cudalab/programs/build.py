@@ -220,16 +220,20 @@ def emulator_arch(cmd: NvccCommand) -> str:
     its own compute capability when none was asked for (nvcc's ``-arch=native``), and the oldest one
     asked for when all are newer than the device (the emulator runs the PTX all the same). A course
     written for a Kepler or a Volta (``-arch=sm_35``, ``sm_70``) asks for what this nvcc no longer
-    builds; its program is built for the oldest architecture nvcc has, as a driver would JIT old PTX."""
+    builds: such architectures count as not asked for, so the program is built for the device, as
+    ``--device gpu`` builds it (``without_archs_before``) and as a driver JITs old PTX for the GPU at
+    hand. (Built for sm_75 on the A100 profile, COM4521's tiled matmul used 56 registers, not the 32
+    of sm_80, and cudaOccupancyMaxPotentialBlockSize chose 576 threads where an H200 chose 1024.)"""
     from ..device import current
     major, minor = current().cc
     device = major * 10 + minor
-    asked = sorted({a for a in cmd.archs}, key=lambda a: int(re.match(r"\d+", a).group()))
+    asked = sorted({a for a in cmd.archs if int(re.match(r"\d+", a).group()) >= oldest_arch()},
+                   key=lambda a: int(re.match(r"\d+", a).group()))
     if not asked:
-        return f"sm_{device}"
+        return f"sm_{max(device, oldest_arch())}"
     fitting = [a for a in asked if int(re.match(r"\d+", a).group()) <= device]
     chosen = fitting[-1] if fitting else asked[0]
-    return f"sm_{max(int(chosen), oldest_arch())}" if chosen.isdigit() else f"sm_{chosen}"
+    return f"sm_{chosen}"
 
 
 @lru_cache(maxsize=1)
