@@ -1093,13 +1093,17 @@ def _builtin(ex: Exec, inst, fname, rets, args):
             if not p:
                 continue
             a = ex.mem.allocs.get(int(p))
-            if a is None or a.freed or a.label != "device malloc":
-                what = ("was already freed" if a is not None and a.freed else
+            freed = a is not None and (a.freed or (ex.grid_state is not None and ex.grid_state.heap_freed(p)))
+            if a is None or freed or a.label != "device malloc":
+                what = ("was already freed" if freed else
                         "is not the start of an allocation made by malloc() in a kernel")
                 ex.stop(lane, "memcheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
                     f"free() at line {inst.line} in kernel {ex.kernel_name}, thread {t} of block {b}: the pointer "
                     f"0x{int(p):x} {what}. Free each malloc() pointer exactly once."), int(p))
-            ex.mem.free(int(p))
+            if ex.grid_state is not None:
+                ex.grid_state.free_heap(int(p))
+            else:
+                ex.mem.free(int(p))
         return
     raise UnsupportedError(f"the device function {fname} is not available in the emulator")
 
