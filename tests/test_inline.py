@@ -225,3 +225,24 @@ def test_a_debug_build_s_bad_shared_index_is_still_named_at_its_line():
     m = cudalab.compile(DEBUG_REDUCTION, options=["-G"])
     with pytest.raises(cudalab.KernelError, match=r"(?s)Invalid __shared__ read of size 4 bytes.*line 17 in kernel past_the_tile.*out of bounds"):
         m.get_kernel("past_the_tile")[1, 32](np.zeros(32, np.float32))
+
+
+# a shared array's generic address kept in global memory, read back and moved by a byte offset the
+# kernel is given: the parameter does not make that pointer a global one
+POINTER_IN_MEMORY = r"""
+extern "C" __global__ void through_table(int** table, unsigned long long byte_offset, int* out) {
+    __shared__ int s[32];
+    s[threadIdx.x] = 100 + threadIdx.x;
+    if (threadIdx.x == 0) table[0] = s;
+    __syncthreads();
+    int* p = (int*)((char*)table[0] + byte_offset);
+    out[threadIdx.x] = p[threadIdx.x % 8];
+}
+"""
+
+
+def test_a_pointer_read_from_memory_plus_a_parameter_keeps_its_generic_access():
+    m = cudalab.compile(POINTER_IN_MEMORY, options=["-G"])
+    out = np.zeros(32, np.int32)
+    m.get_kernel("through_table")[1, 32](np.zeros(1, np.uint64), np.uint64(8), out)
+    assert out.tolist() == [102 + t % 8 for t in range(32)]

@@ -14,7 +14,8 @@ or in a kernel a load of one of its own parameters or ``cvta.global`` (a global 
 give a kernel no other memory), or such a register plus or minus an integer, or a copy of one, keeps
 that space; a generic access through one becomes ``cvta.to.<space>`` into a register of its own and
 the same access in ``.<space>`` (the original's guard on both). That is NVVM's inference for the
-cases ``-G`` code has. An address that such arithmetic moves outside its window is reported as a bad
+cases ``-G`` code has; an offset that may come from memory does not count for a global pointer (it may
+be a pointer itself: a shared array's address kept in memory, plus a byte count the kernel is given). An address that such arithmetic moves outside its window is reported as a bad
 access of that space, where the generic access would have been reported for the window it reached.
 """
 from __future__ import annotations
@@ -33,7 +34,9 @@ def generic_accesses_explicit(f: Function) -> Function:
     known = {r: "shared" for r in _pointers(f, _is_shared_seed)}
     if f.is_entry:
         params = {p.name for p in f.params}
-        known.update({r: "global" for r in _pointers(f, lambda d: _is_global_seed(d, params)) if r not in known})
+        loaded = _from_memory(f)
+        known.update({r: "global" for r in _pointers(f, lambda d: _is_global_seed(d, params), loaded)
+                      if r not in known})
     if not known:
         return f
     insts, where, fresh = [], {}, 0
@@ -96,9 +99,11 @@ def _generic_through(inst, known) -> str | None:
     return mem[1][1]
 
 
-def _pointers(f: Function, seed) -> set:
+def _pointers(f: Function, seed, loaded=frozenset()) -> set:
     """64-bit registers every definition of which is a ``seed`` or an integer offset or copy of
-    such a register: they hold addresses of the seed's state space wherever they are defined."""
+    such a register: they hold addresses of the seed's state space wherever they are defined. An
+    offset in ``loaded`` does not count: it may be a pointer itself (a parameter plus a pointer read
+    from memory is not known to be global)."""
     defs: dict = {}
     for inst in f.insts:
         if inst.operands and inst.operands[0][0] == "reg" and inst.opcode not in ("st", "red", "bra", "call"):
@@ -116,7 +121,7 @@ def _pointers(f: Function, seed) -> set:
     while changed:              # ... then keep the registers all of whose definitions qualify
         changed = False
         for r in list(candidates):
-            if not all(seed(d) or _offset_or_copy(d, candidates) for d in defs[r]):
+            if not all(seed(d) or _offset_or_copy(d, candidates, loaded) for d in defs[r]):
                 candidates.discard(r)
                 changed = True
     return candidates
@@ -126,7 +131,7 @@ def _from(d, known) -> bool:
     return d.opcode in ("add", "sub", "mov") and any(o[0] == "reg" and o[1] in known for o in d.operands[1:])
 
 
-def _offset_or_copy(d, known) -> bool:
+def _offset_or_copy(d, known, loaded=frozenset()) -> bool:
     """Does ``d`` leave a pointer of the kind of ``known`` in its destination?"""
     op = d.opcode
     if op == "mov":
@@ -138,8 +143,48 @@ def _offset_or_copy(d, known) -> bool:
             return False
         a_in = a[0] == "reg" and a[1] in known
         b_in = b[0] == "reg" and b[1] in known
+        if any(o[0] == "reg" and o[1] in loaded for o in (a, b) if not (o[0] == "reg" and o[1] in known)):
+            return False
         return a_in != b_in if op == "add" else a_in and not b_in
     return False
+
+
+def _from_memory(f: Function) -> set:
+    """Registers whose value may come from memory (a load other than a parameter's, an atomic, a
+    shuffle), directly or through any arithmetic."""
+    out = set()
+    for inst in f.insts:
+        if inst.opcode in ("ld", "ldu", "atom", "shfl", "tex", "tld4", "suld") and "param" not in inst.mods:
+            out.update(r for r in _dest_regs(inst))
+    changed = True
+    while changed:
+        changed = False
+        for inst in f.insts:
+            if inst.opcode in ("st", "red", "bra", "call") or not inst.operands:
+                continue
+            if any(o[0] == "reg" and o[1] in out for o in _flat(inst.operands[1:])):
+                for r in _dest_regs(inst):
+                    if r not in out:
+                        out.add(r)
+                        changed = True
+    return out
+
+
+def _flat(ops):
+    for o in ops:
+        if o[0] in ("vec", "list"):
+            yield from _flat(o[1])
+        elif o[0] == "pair":
+            yield from _flat((o[1], o[2]))
+        elif o[0] == "mem" and o[1] is not None:
+            yield from _flat((o[1],))
+        else:
+            yield o
+
+
+def _dest_regs(inst):
+    first = inst.operands[0]
+    return [o[1] for o in _flat((first,)) if o[0] == "reg"]
 
 
 def _wide(d) -> bool:
