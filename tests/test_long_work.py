@@ -564,3 +564,26 @@ def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_th
     assert re.search(r"It had finished 0 of its 512 blocks .* The whole grid needs about [\d.]+ (million|billion) "
                      r"thread-instructions: about [\d.]+ s on the emulator", str(e.value))
     assert "To let it finish" in str(e.value) and "Does a loop there ever end?" not in str(e.value)
+
+
+def test_one_slow_batch_after_a_sample_that_fits_does_not_stop_the_launch():
+    # a DLI lesson transposes a 16384x16384 matrix into a freshly allocated 1 GiB array: the 4-block
+    # sample takes 1 ms, the first full batch of 504 blocks 1.7 s (the first touch of the new memory's
+    # pages), every later one 7 ms. Stopped on the slow batch alone, the launch was told 'about 2.2
+    # minutes on the emulator'; it takes 5 s. One batch against the batch before it is not enough.
+    pace = Pace("tile_transpose", blocks_total=262_144, timeout=60, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(504))
+    pace.batch_done(4, batch_seconds=0.001)         # the sample: fits easily
+    pace.batch_done(504, batch_seconds=1.7)         # alone, it says 15 minutes: not stopped yet
+    assert pace.clearly_too_long() is not None
+    pace.batch_done(504, batch_seconds=0.007)       # the pace it keeps
+    assert pace.clearly_too_long() is None
+    # a launch that really is too long is stopped one batch later: two batches agree
+    slow = Pace("matmul", blocks_total=262_144, timeout=60, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(slow.batches(504))
+    slow.batch_done(4, batch_seconds=0.001)
+    slow.batch_done(504, batch_seconds=1.7)
+    with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
+        slow.batch_done(504, batch_seconds=1.7)

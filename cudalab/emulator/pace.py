@@ -21,6 +21,7 @@ from .findings import Finding
 
 SAMPLE_SHARE = 32   # the first batch of a grid that needs several is this many times smaller
 CLEARLY = 2.0       # stop early only when the estimate is this many times the time there is
+ONE_TIME_COST = 5.0     # a batch this many times slower a block than the batch before paid a one-time cost
 
 WAYS = ("make the problem smaller (fewer blocks, or fewer loop iterations per thread), "
             "give it more time (cudalab.set_watchdog(seconds) in Python, %%cuda --timeout SECONDS in a notebook, "
@@ -159,6 +160,8 @@ class Pace:
         self.sample_of = None       # blocks per batch the sample is a share of (default: the batches')
         self.forecast = None        # the grid's thread-instructions from a batch's skeleton (forecast.py)
         self.forecast_partial = False
+        self.fitted = None          # after a batch: whether its estimate fitted the time there is
+        self.per_block = None       # after a batch: its CPU seconds a block
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
@@ -251,7 +254,16 @@ class Pace:
         if self.time_is_up():
             raise self.timed_out()
         too_long = self.clearly_too_long(speedup)
-        if too_long:
+        # One batch that contradicts the one before it is not enough to stop: a first full batch may pay
+        # once for what the next ones do not (the first touch of a fresh 1 GiB allocation's pages: a
+        # DLI transpose's 504 blocks took 1.7 s after a 4-block sample's 1 ms, then 7 ms a batch;
+        # stopped as 'about 2.2 minutes', the launch took 5.3 s). It stops at the next batch if that
+        # one agrees.
+        # (A batch far slower a block than the one before, which fitted, is that; a steady pace is not.)
+        per_block, self.per_block = self.per_block, batch_seconds / blocks
+        fitted_before, self.fitted = self.fitted, not self.clearly_too_long()
+        once = fitted_before and per_block is not None and self.per_block > ONE_TIME_COST * per_block
+        if too_long and not once:
             raise self.stopped_early(p, *too_long)
 
     def clearly_too_long(self, speedup: float = 1.0) -> tuple | None:
