@@ -58,6 +58,17 @@ OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-lin
 # a kernel's IR of more bytes than this (a fully unrolled tiled product: 2,000 PTX lines, 7.7 MB)
 # gets a short pipeline instead (_optimize)
 BIG_IR_BYTES = 4 << 20
+# its passes, in order (llvmlite's add_NAME_pass). Not NewGVN, which this list held at first: on CUB's
+# onesweep sort kernel (3,229 PTX instructions, 9.7 MB of IR) it fails an assertion of LLVM's
+# ("Seem to have processed the same Value a lot") that aborts the whole process
+BIG_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "instruction_combine", "dead_code_elimination")
+# a module of more IR than this is built without LLVM's loop unroller (on in its -O1 pipeline), which
+# copied its loops four times, code generation then compiling every copy: CUB's radix histogram
+# kernel (2.4 MB of IR, 4.2 MB after the passes with the unroller, 3.2 without) built in 14.8 s of
+# CPU, 9.0 s without. Smaller modules (a student's kernels, built in a second) keep it: a shared-
+# memory histogram ran 10% faster unrolled. The loop vectorizer stays on everywhere: without it the
+# 16x16 tiled matmul 256 took twice as long (its phases' loops over a block's threads)
+UNROLL_IR_BYTES = 1 << 20
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -397,16 +408,19 @@ class _Live:
 
     def __init__(self, bits: list, names: list):
         self.bits, self.names = bits, np.array(names, object)
+        self._sets = {}         # i -> the frozenset, made once: planning CUB's onesweep kernel asked 400,000 times
 
     def __len__(self):
         return len(self.bits)
 
     def __getitem__(self, i) -> frozenset:
-        x = self.bits[i]
-        if not x:
-            return frozenset()
-        on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8), bitorder="little")
-        return frozenset(self.names[np.flatnonzero(on)])
+        got = self._sets.get(i)
+        if got is None:
+            x = self.bits[i]
+            on = np.unpackbits(np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), np.uint8),
+                               bitorder="little") if x else ()
+            got = self._sets[i] = frozenset(self.names[np.flatnonzero(on)]) if x else frozenset()
+        return got
 
 
 def _signature(inst, f, d):
@@ -515,6 +529,7 @@ def plan(df, module, sink):
     for s, e in spans:
         in_regions.update(range(s, e))
     remat = _rematerialized(df, extents, d, in_regions)
+    remat_pcs = [k for k in range(n) if df.code[k][2] in remat.values()]
     groups, symbols = [], []
     for pc, end, bails, atomic in extents:
         name = f"g{pc}"
@@ -531,16 +546,35 @@ def plan(df, module, sink):
         # only registers the native code stores can differ after a bail-out (the others stay in SSA)
         restore = sorted(gb.loaded & set(gb.stored)) if bails and not atomic else []
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
-                            symbols, name, check, sorted(k for k in range(n) if df.code[k][2] in remat.values())))
+                            symbols, name, check, list(remat_pcs)))
     regions = []
     for s, e in spans:
         # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
         inner = any(s2 < s < e2 for s2, e2 in spans)
-        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find,
-                         [[p, cuts[p]] for p in range(s, e) if p in cuts], gangs=not inner)
+        held = [[p, cuts[p]] for p in range(s, e) if p in cuts]
+        r = None
+        if not held and _blockwise(df, s, e):
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, _blockwise(df, s, e))
+        if r is None:       # (or thread by thread, where block by block is refused)
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, held, gangs=not inner)
         if r is not None:
             regions.append(r)
     return groups, regions
+
+
+def _blockwise(df, s, e):
+    """A kernel's region of straight code from its first instruction (if/else diamonds, no loops:
+    an elementwise ``if (i < n) c[i] = a[i] + b[i]``) runs block by block as a region with cuts does
+    (regiongen.CutRegionBuilder), its one cut the kernel's start ("start": every thread of the
+    block is there): its addresses are checked for the whole block at once (regions.prechecks),
+    and in 1-D blocks threadIdx.x is the lane loops' counter (_one_d_version), where thread by
+    thread (RegionBuilder) each access looks its allocation up and threadIdx is read from an array.
+    Loops stay with RegionBuilder (turns, gangs). -> its cuts, or [] to build it thread by thread."""
+    from .engine import K_BRA
+    code = df.code
+    if s != 0 or not df.func.is_entry or any(code[p][0] == K_BRA and code[p][3] <= p for p in range(s, e)):
+        return []
+    return [[s, "start"]]
 
 
 def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), gangs=True):
@@ -573,11 +607,12 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
 
-    def attempt(target, gangs):
+    def attempt(target, gangs, one_d=False):
         scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
-            target, name, df.func, d, list(symbols) if scratch else symbols,
+            target, name + "_1d" if one_d else name, df.func, d, list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
+        rb.one_d = one_d
         if cuts:
             rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
         else:
@@ -594,13 +629,36 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     else:
         return None
     rb = attempt(sink, tried)
+    one_d = ""
+    if cuts and _one_d_version(code, s, e):
+        try:
+            same = attempt(ir.Module(name="scratch"), tried, one_d=True).regs == rb.regs
+        except Exception:   # noqa: BLE001  (no second version: the general one runs every block)
+            same = False
+        if same:
+            one_d = attempt(sink, tried, one_d=True).fn.name
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      # (a buffered register's array is written only where the block leaves native code)
                      sorted([p, c] for p, c in stops.items()), sorted((stored | set(getattr(rb, "buffered", ()))) - live_in[s]),
                      [list(c) for c in cuts],
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
-                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried))
+                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried),
+                     one_d)
+
+
+ONE_D_MOST = 300        # PTX instructions of a region with cuts that gets a second version for 1-D blocks
+
+
+def _one_d_version(code, s, e) -> bool:
+    """Does a region with cuts get a second native version for blocks of one dimension
+    (regiongen.CutRegionBuilder.special: threadIdx.x as the lane loops' counter, so they
+    vectorize)? Where it reads ``%tid.x`` and no other component of threadIdx (a kernel that reads
+    ``%tid.y`` is launched with 2-D blocks), and is small: the second version doubles the region's
+    build time, which for a CUB kernel's thousands of instructions is many seconds."""
+    tids = {o[2] for p in range(s, e) for o in code[p][2].operands
+            if isinstance(o, tuple) and len(o) > 2 and o[0] == "sreg" and o[1] == "tid"}
+    return e - s <= ONE_D_MOST and tids == {"x"}
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -898,14 +956,16 @@ def _build(program, df):
         check = _CFUNC(engine.get_function_address(g.check_name)) if g.check_name else None
         first = dataclasses.replace(df.code[g.start][2], guard=None)    # the group evaluates its guards
         code[g.start] = (K_FUSED, _Runner(g, fn, check, df.code), first, g.end)
+    fns = {r.name: (_RFUNC(engine.get_function_address(r.name)),
+                    _RFUNC(engine.get_function_address(r.one_d)) if r.one_d else None) for r in regions}
     for r in regions:
-        fn = _RFUNC(engine.get_function_address(r.name))
-        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df), df.code[r.start][2], r.end)
+        fn, fn_1d = fns[r.name]
+        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df, fn_1d=fn_1d), df.code[r.start][2], r.end)
     for r in regions:
-        fn = _RFUNC(engine.get_function_address(r.name))
+        fn, fn_1d = fns[r.name]
         for h in r.heads:
             if code[h][0] != K_REGION:
-                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h), df.code[h][2], r.end)
+                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d), df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused
@@ -915,10 +975,16 @@ def _optimize(j, text, gangs):
     """Object code of the module ``text``. For a kernel of thousands of unrolled PTX instructions
     LLVM's -O1 pipeline takes a minute (a 32x32 tiled product unrolled 16 times, 2,000 PTX lines and
     7.7 MB of IR: 42 s of passes, 20 s of code generation here): a module over ``BIG_IR_BYTES``
-    gets the passes that matter for this code (registers out of memory, instruction combining,
-    control flow, value numbering) and -O1 code generation instead, about 20 s in all, its
+    gets the passes that matter for this code (``BIG_PASSES``: registers out of memory, instruction
+    combining, control flow) and -O1 code generation instead, about 20 s in all, its
     product's launch as fast within the noise. ``gangs``: LLVM's SLP vectorizer packs a gang's
-    lanes (regiongen._gang); elsewhere it would only cost build time."""
+    lanes (regiongen._gang); elsewhere it would only cost build time. ``UNROLL_IR_BYTES``: see there."""
+    mod, tm = _passes(j, text, gangs)
+    return tm.emit_object(mod)
+
+
+def _passes(j, text, gangs):
+    """The module ``text`` parsed and optimized (``_optimize``), and the target machine for its code."""
     llvm = j["llvm"]
     big = len(text) > BIG_IR_BYTES
     tm = j["tm_big" if big else "tm"]
@@ -928,18 +994,18 @@ def _optimize(j, text, gangs):
     mod.data_layout = str(tm.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.slp_vectorization = gangs
+    tuning.loop_unrolling = len(text) <= UNROLL_IR_BYTES
     pb = llvm.create_pass_builder(tm, tuning)
     if big:
         fpm = llvm.create_new_function_pass_manager()
-        for add in (fpm.add_sroa_pass, fpm.add_instruction_combine_pass, fpm.add_simplify_cfg_pass,
-                    fpm.add_new_gvn_pass, fpm.add_instruction_combine_pass, fpm.add_dead_code_elimination_pass):
-            add()
+        for name in BIG_PASSES:
+            getattr(fpm, f"add_{name}_pass")()
         for fn in mod.functions:
             if not fn.is_declaration:
                 fpm.run(fn, pb)
     else:
         pb.getModulePassManager().run(mod, pb)
-    return tm.emit_object(mod)
+    return mod, tm
 
 
 def _save(key, groups, regions, obj, tokens):
