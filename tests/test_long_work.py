@@ -17,7 +17,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import cudalab
 from cudalab.emulator.engine import LANE_BUDGET
 from cudalab.emulator.compiled import NATIVE_GAIN
-from cudalab.emulator.pace import SAMPLE_SHARE, Pace, Progress
+from cudalab.emulator.pace import CLEARLY, SAMPLE_SHARE, Pace, Progress
 from cudalab.programs import run_program_source
 from cudalab.runtime import progress
 
@@ -587,3 +587,34 @@ def test_one_slow_batch_after_a_sample_that_fits_does_not_stop_the_launch():
     slow.batch_done(504, batch_seconds=1.7)
     with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
         slow.batch_done(504, batch_seconds=1.7)
+
+
+def _first_touch(megabytes: int):
+    """Write one float of every page of a fresh array: the OS maps each page on its first touch
+    (system time), as it does the emulator's fresh device memory when a kernel first writes it."""
+    fresh = np.zeros(megabytes << 18, np.float32)
+    fresh[::1024] = 1.0
+    return fresh
+
+
+def test_a_batch_that_first_touches_fresh_device_memory_is_not_the_kernels_pace():
+    # the system time the OS spends mapping a new array's pages, the first time a kernel writes them,
+    # is paid once: a DLI transpose into a fresh 1 GiB array spent it across its first batches, and
+    # the watchdog stopped the launch as 'about 4.9 minutes' of work that takes seconds
+    import resource
+    if not hasattr(resource, "RUSAGE_THREAD"):
+        pytest.skip("per-thread CPU usage is Linux's")
+    t0 = time.thread_time()
+    held = _first_touch(128)                         # (kept: freed, its pages would be reused, not fresh)
+    touch = time.thread_time() - t0                  # this machine's cost of 128 MB, nearly all system time
+    timeout = 5 * touch + 1
+    batches = int(4 * CLEARLY * timeout / touch) + 2   # at that cost a batch: clearly too long
+    pace = Pace("transpose", blocks_total=3 + 100 * batches, timeout=timeout, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    sample = pace.batches(100)
+    next(sample)                                     # the 3-block sample first touches 128 MB
+    t0 = time.thread_time()
+    _first_touch(128)
+    pace.batch_done(3, time.thread_time() - t0)      # not stopped: its pace is its user time
+    assert pace.clearly_too_long() is None
+    del held

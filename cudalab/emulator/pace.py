@@ -117,6 +117,13 @@ def stop_running() -> bool:
     return bool(RUNNING)
 
 
+def system_seconds() -> float:
+    """This thread's CPU time in the kernel of the OS so far (0 where Linux's per-thread usage is not
+    available)."""
+    who = getattr(resource, "RUSAGE_THREAD", None)
+    return resource.getrusage(who).ru_stime if who is not None else 0.0
+
+
 def not_counted_by_running(seconds: float):
     """``seconds`` of this thread's CPU went to building code on a launch's first use of it (numba
     compiling a tensor-core loop for a new shape: ~10 s, more on a busy machine), not to the kernel:
@@ -162,6 +169,7 @@ class Pace:
         self.forecast_partial = False
         self.fitted = None          # after a batch: whether its estimate fitted the time there is
         self.per_block = None       # after a batch: its CPU seconds a block
+        self.system_at_start = system_seconds()     # this thread's system CPU time when the batch began
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
@@ -171,9 +179,11 @@ class Pace:
         if self.blocks_total > per_batch:
             sample = whole(max(1, min(per_batch, self.sample_of or per_batch) // SAMPLE_SHARE))
             if sample < per_batch:
+                self.system_at_start = system_seconds()
                 yield 0, sample
                 first = sample
         for start in range(first, self.blocks_total, per_batch):
+            self.system_at_start = system_seconds()
             yield start, min(per_batch, self.blocks_total - start)
 
     def progress(self, now: float | None = None) -> Progress:
@@ -242,6 +252,10 @@ class Pace:
         left = self.blocks_total - self.blocks_done
         now = time.thread_time() if now is None else now
         spent = now - self.start
+        # the kernel's pace is its user time: system time in a batch is the OS mapping fresh device
+        # memory on its first touch (a 1 GiB array written the first time: about a second, spread
+        # over the first batches that write it), paid once, not by the batches after
+        batch_seconds = max(batch_seconds - (system_seconds() - self.system_at_start), 0.1 * batch_seconds)
         self.estimate = spent + left * batch_seconds / blocks
         # a small batch pays the same per-instruction overheads as a full one: it bounds a full
         # batch's time from below, and its time per block overstates a light kernel's several times
