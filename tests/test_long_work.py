@@ -564,3 +564,55 @@ def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_th
     assert re.search(r"It had finished 0 of its 512 blocks .* The whole grid needs about [\d.]+ (million|billion) "
                      r"thread-instructions: about [\d.]+ s on the emulator", str(e.value))
     assert "To let it finish" in str(e.value) and "Does a loop there ever end?" not in str(e.value)
+
+
+def test_one_slow_batch_after_a_sample_that_fits_does_not_stop_the_launch():
+    # a DLI lesson transposes a 16384x16384 matrix into a freshly allocated 1 GiB array: the 4-block
+    # sample takes 1 ms, the first full batch of 504 blocks 1.7 s (the first touch of the new memory's
+    # pages), every later one 7 ms. Stopped on the slow batch alone, the launch was told 'about 2.2
+    # minutes on the emulator'; it takes 5 s. One batch against the batch before it is not enough.
+    pace = Pace("tile_transpose", blocks_total=262_144, timeout=60, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(504))
+    pace.batch_done(4, batch_seconds=0.001)         # the sample: fits easily
+    pace.batch_done(504, batch_seconds=1.7)         # alone, it says 15 minutes: not stopped yet
+    assert pace.clearly_too_long() is not None
+    pace.batch_done(504, batch_seconds=0.007)       # the pace it keeps
+    assert pace.clearly_too_long() is None
+    # a launch that really is too long is stopped one batch later: two batches agree
+    slow = Pace("matmul", blocks_total=262_144, timeout=60, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(slow.batches(504))
+    slow.batch_done(4, batch_seconds=0.001)
+    slow.batch_done(504, batch_seconds=1.7)
+    with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
+        slow.batch_done(504, batch_seconds=1.7)
+
+
+def _first_touch(megabytes: int):
+    """Write one float of every page of a fresh array: the OS maps each page on its first touch
+    (system time), as it does the emulator's fresh device memory when a kernel first writes it."""
+    fresh = np.zeros(megabytes << 18, np.float32)
+    fresh[::1024] = 1.0
+    return fresh
+
+
+def test_a_batch_that_first_touches_fresh_device_memory_is_not_the_kernels_pace():
+    # the system time the OS spends mapping a new array's pages, the first time a kernel writes them,
+    # is paid once: a DLI transpose into a fresh 1 GiB array spent it across its first batches, and
+    # the watchdog stopped the launch as 'about 4.9 minutes' of work that takes seconds
+    import resource
+    if not hasattr(resource, "RUSAGE_THREAD"):
+        pytest.skip("per-thread CPU usage is Linux's")
+    pace = Pace("transpose", blocks_total=3 + 100 * 100, timeout=1e6, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(pace.batches(100))                          # the 3-block sample: it first touches 128 MB
+    t0 = time.thread_time()
+    fresh = _first_touch(128)
+    touch = time.thread_time() - t0                  # nearly all of it system time
+    # a limit that the 100 batches left would clearly outlast at the sample's whole pace (100 x touch is more
+    # than CLEARLY x 40 x touch) and easily fit at its user-time pace (a first touch is mostly the OS's work)
+    pace.timeout = 40 * touch
+    pace.batch_done(3, touch)                        # not stopped: its pace is its user time
+    assert pace.clearly_too_long() is None
+    del fresh

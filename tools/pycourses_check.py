@@ -20,8 +20,9 @@ How each program runs, as its reader would run it:
   every cell ends without an exception.
 
 ``CUDALAB_NUMBA=1`` is set too, and this Python's folder is first on ``PATH``, so the programs a
-notebook starts (``!python x.py``) also run on cudalab, as in a Jupyter kernel of this environment; matplotlib draws to no screen (``MPLBACKEND=Agg``). ``--simulator`` runs the same programs
-under numba's own CUDA simulator instead (``NUMBA_ENABLE_CUDASIM=1``, no cudalab), for comparison.
+notebook starts (``!python x.py``) also run on cudalab, as in a Jupyter kernel of this environment;
+matplotlib draws to no screen (``MPLBACKEND=Agg``). ``--simulator`` runs the same programs under numba's
+own CUDA simulator instead (``NUMBA_ENABLE_CUDASIM=1``, no cudalab), for comparison.
 
 Each program has a limit of CPU time (``--timeout``, the machine is shared so wall time says little)
 and reports the CPU seconds it and its children used. A kernel too large for a CPU must stop with the

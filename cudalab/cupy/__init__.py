@@ -12,9 +12,9 @@ memory. What CuPy itself computes (arithmetic, ``cp.sum``, ``cp.random``...) is 
 on the host over the array's values, and the result is stored in device memory: the answers are
 numpy's, and these operations are not emulated kernels; each one's row on the timeline (what events
 and ``cupyx.profiler.benchmark`` measure) is timed by a roofline of the device profile
-(cudalab/cupy/model.py), as are copies between host and CuPy arrays. ``RawKernel``, ``RawModule``, ``ElementwiseKernel`` and ``ReductionKernel``
-are CUDA C++ that cudalab compiles and emulates (cudalab/cupy/kernels.py); CuPy's libraries (cuFFT,
-cuBLAS handles) need the real CuPy on a GPU.
+(cudalab/cupy/model.py), as are copies between host and CuPy arrays. ``RawKernel``, ``RawModule``,
+``ElementwiseKernel`` and ``ReductionKernel`` are CUDA C++ that cudalab compiles and emulates
+(cudalab/cupy/kernels.py); CuPy's libraries (cuFFT, cuBLAS handles) need the real CuPy on a GPU.
 """
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from .findings import Finding
 
 SAMPLE_SHARE = 32   # the first batch of a grid that needs several is this many times smaller
 CLEARLY = 2.0       # stop early only when the estimate is this many times the time there is
+ONE_TIME_COST = 5.0     # a batch this many times slower a block than the batch before paid a one-time cost
 
 WAYS = ("make the problem smaller (fewer blocks, or fewer loop iterations per thread), "
             "give it more time (cudalab.set_watchdog(seconds) in Python, %%cuda --timeout SECONDS in a notebook, "
@@ -116,6 +117,13 @@ def stop_running() -> bool:
     return bool(RUNNING)
 
 
+def system_seconds() -> float:
+    """This thread's CPU time in the kernel of the OS so far (0 where Linux's per-thread usage is not
+    available)."""
+    who = getattr(resource, "RUSAGE_THREAD", None)
+    return resource.getrusage(who).ru_stime if who is not None else 0.0
+
+
 def not_counted_by_running(seconds: float):
     """``seconds`` of this thread's CPU went to building code on a launch's first use of it (numba
     compiling a tensor-core loop for a new shape: ~10 s, more on a busy machine), not to the kernel:
@@ -159,6 +167,9 @@ class Pace:
         self.sample_of = None       # blocks per batch the sample is a share of (default: the batches')
         self.forecast = None        # the grid's thread-instructions from a batch's skeleton (forecast.py)
         self.forecast_partial = False
+        self.fitted = None          # after a batch: whether its estimate fitted the time there is
+        self.per_block = None       # after a batch: its CPU seconds a block
+        self.system_at_start = system_seconds()     # this thread's system CPU time when the batch began
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
@@ -168,9 +179,11 @@ class Pace:
         if self.blocks_total > per_batch:
             sample = whole(max(1, min(per_batch, self.sample_of or per_batch) // SAMPLE_SHARE))
             if sample < per_batch:
+                self.system_at_start = system_seconds()
                 yield 0, sample
                 first = sample
         for start in range(first, self.blocks_total, per_batch):
+            self.system_at_start = system_seconds()
             yield start, min(per_batch, self.blocks_total - start)
 
     def progress(self, now: float | None = None) -> Progress:
@@ -239,6 +252,10 @@ class Pace:
         left = self.blocks_total - self.blocks_done
         now = time.thread_time() if now is None else now
         spent = now - self.start
+        # the kernel's pace is its user time: system time in a batch is the OS mapping fresh device
+        # memory on its first touch (a 1 GiB array written the first time: about a second, spread
+        # over the first batches that write it), paid once, not by the batches after
+        batch_seconds = max(batch_seconds - (system_seconds() - self.system_at_start), 0.1 * batch_seconds)
         self.estimate = spent + left * batch_seconds / blocks
         # a small batch pays the same per-instruction overheads as a full one: it bounds a full
         # batch's time from below, and its time per block overstates a light kernel's several times
@@ -251,7 +268,16 @@ class Pace:
         if self.time_is_up():
             raise self.timed_out()
         too_long = self.clearly_too_long(speedup)
-        if too_long:
+        # One batch that contradicts the one before it is not enough to stop: a first full batch may pay
+        # once for what the next ones do not (the first touch of a fresh 1 GiB allocation's pages: a
+        # DLI transpose's 504 blocks took 1.7 s after a 4-block sample's 1 ms, then 7 ms a batch;
+        # stopped as 'about 2.2 minutes', the launch took 5.3 s). It stops at the next batch if that
+        # one agrees.
+        # (A batch far slower a block than the one before, which fitted, is that; a steady pace is not.)
+        per_block, self.per_block = self.per_block, batch_seconds / blocks
+        fitted_before, self.fitted = self.fitted, not self.clearly_too_long()
+        once = fitted_before and per_block is not None and self.per_block > ONE_TIME_COST * per_block
+        if too_long and not once:
             raise self.stopped_early(p, *too_long)
 
     def clearly_too_long(self, speedup: float = 1.0) -> tuple | None:
