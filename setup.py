@@ -1,6 +1,6 @@
 """The one thing pyproject.toml cannot say: ``cudalab-numba.pth`` goes into site-packages itself, where
 Python runs its line at every start, so that CUDALAB_NUMBA=1 reaches a program that imports only numba
-(cudalab/numba.py). setuptools has no option for a file at the top of site-packages; as numba-cuda
+(cudalab/numba). setuptools has no option for a file at the top of site-packages; as numba-cuda
 does for its own ``.pth`` (its setup.py), a wheel gets it from build_py, and an editable install
 (``pip install -e .``, which writes no build_py output) from the strategy that writes its wheel."""
 from pathlib import Path

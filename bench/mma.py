@@ -1,6 +1,7 @@
 """The cost of one warp-level tensor-core instruction on the emulator, as the GEMM samples use it.
 
-    python bench/mma.py                 # f16 and s8 wmma m16n16k16, small integers and random halves
+    python bench/mma.py                 # f16 and s8 wmma m16n16k16, small integers and random halves, and
+                                        # an unrolled k-loop (one program: mma_runs.py) of f16 integers
 
 One launch of 108 blocks of 8 warps (cudaTensorCoreGemm's persistent grid: every warp of the batch
 runs each instruction together) loads its fragments, runs ``iters`` wmma::mma_sync and stores the
@@ -31,6 +32,53 @@ __global__ void k(const T* a, const T* b, ACC* c, int iters) {
 }'''
 WARPS = 108 * 8
 
+# a GEMM's unrolled k-loop as the samples have it: per k step, 2 A and 4 B fragments loaded from shared
+# memory and 8 mmas into 8 accumulators (mma_runs.py runs the STEPS steps as one program)
+PROGRAM = r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void k(const half* a, const half* b, float* c) {
+  __shared__ half sa[32 * 16 * STEPS], sb[64 * 16 * STEPS];       // A: 32 rows, B: 64 columns, by rows of k
+  for (int i = threadIdx.x; i < 32 * 16 * STEPS; i += blockDim.x) sa[i] = a[i];
+  for (int i = threadIdx.x; i < 64 * 16 * STEPS; i += blockDim.x) sb[i] = b[i];
+  __syncthreads();
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][4];
+  for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) wmma::fill_fragment(acc[i][j], 0);
+#pragma unroll
+  for (int s = 0; s < STEPS; s++) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa[2];
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb[4];
+    for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], sa + i * 16 * 16 * STEPS + s * 16, 16 * STEPS);
+    for (int j = 0; j < 4; j++) wmma::load_matrix_sync(fb[j], sb + j * 16 * 16 * STEPS + s * 16, 16 * STEPS);
+    for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+  }
+  int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++)
+    wmma::store_matrix_sync(c + (w * 8 + i * 4 + j) * 256, acc[i][j], 16, wmma::mem_row_major);
+}'''
+
+
+def per_program_mma(steps: int = 8) -> float:
+    """CPU us per warp-level mma (with its share of the loads) inside a program of ``steps`` unrolled k
+    steps (8 mmas each), small integers: a launch of ``steps`` less one of 1 step, over the mmas between."""
+    from cudalab.emulator import mma_native
+    mma_native.COLD_WARPS = 0           # the compiled loops from the first launch on (a GEMM's steady state)
+    rng = np.random.default_rng(1)
+    times = []
+    for n in (1, steps):
+        kern = cudalab.compile(PROGRAM.replace("STEPS", str(n))).get_kernel("k")
+        a = rng.integers(0, 3, 32 * 16 * n).astype(np.float16)
+        b = rng.integers(0, 3, 64 * 16 * n).astype(np.float16)
+        c = np.zeros(WARPS * 8 * 256, np.float32)
+        kern[108, 256](a, b, c)
+
+        def launch():
+            t0 = time.process_time()
+            kern[108, 256](a, b, c)
+            return time.process_time() - t0
+        times.append(min(launch() for _ in range(5)))
+    return (times[1] - times[0]) / ((steps - 1) * 8 * WARPS) * 1e6
+
 
 def per_mma(kind: str) -> tuple:
     """(CPU us per warp-level mma, CPU ms of a launch with one) for 'f16 integers', 'f16 random', 's8'."""
@@ -59,6 +107,7 @@ def main():
     for kind in ("f16 integers", "f16 random", "s8 integers"):
         us, ms = per_mma(kind)
         print(f"{kind:<28} {us:>20.1f} {ms:>22.0f}")
+    print(f"{'f16 k-loop program (8 steps)':<28} {per_program_mma():>20.1f}")
 
 
 if __name__ == "__main__":

@@ -314,6 +314,7 @@ _USAGE = """usage: cudalab {run,profile,compile} [cudalab options] [nvcc options
   cudalab run       build and run a program (or a kernel file's // cudalab: launch line) on the emulated GPU
   cudalab profile   the same, and print each launch's per-line profile (bank conflicts, sectors per request)
   cudalab compile   compile a kernel file; list its kernels (--ptx: print the PTX)
+  cudalab nvcc      run nvcc as given; a -fatbin/-cubin module file keeps its PTX for cuModuleLoad
 
 cudalab options:
   --device emu|gpu   where to run (default: $CUDALAB_DEVICE or emu)
@@ -376,8 +377,12 @@ def parse_args(argv) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["nvcc"]:        # a build step of a driver-API program's module file (programs/module_build.py)
+        from .programs import module_build
+        return module_build.run(argv[1:])
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        args = parse_args(argv)
         return args.func(args)
     except (CudaError, UsageError, OSError) as err:
         print(f"cudalab: {err}", file=sys.stderr)

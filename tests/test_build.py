@@ -216,6 +216,37 @@ def test_a_host_only_cpp_file_sees_no_cuda_header_it_does_not_include(tmp_path, 
     assert r.stdout == "10 cudaSuccess\n"
 
 
+ORDER_MATTERS = {
+    # as cuda-samples' helper_cuda.h: its check is the runtime's only if the runtime's headers came first
+    "check.h": """\
+        #ifdef __DRIVER_TYPES_H__
+        static int runtime_check(cudaError_t e) { return (int)e; }
+        #define CHECK(x) runtime_check(x)
+        #endif
+    """,
+    "main.cpp": """\
+        #include <cstdio>
+        #include "check.h"
+        #include <cuda.h>
+        #include <cuda_runtime.h>
+        #ifndef CHECK
+        static int driver_check(CUresult r) { return (int)r; }
+        #define CHECK(x) driver_check(x)
+        #endif
+        int main() { printf("%d\\n", CHECK(cuInit(0))); return 0; }
+    """,
+}
+
+
+def test_a_host_file_that_includes_the_runtime_late_sees_its_headers_in_its_own_order(tmp_path, monkeypatch):
+    """binomialOptions_nvrtc: legacy.h, given first, would include the runtime's header before check.h."""
+    write(tmp_path, ORDER_MATTERS)
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cpp"], options=["-lcuda"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0\n"
+
+
 def test_editing_a_header_rebuilds_the_files_that_include_it(tmp_path, monkeypatch):
     write(tmp_path, PROJECT)
     monkeypatch.chdir(tmp_path)

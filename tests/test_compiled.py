@@ -919,6 +919,83 @@ def test_a_kernel_with_barriers_runs_block_by_block_with_the_same_bytes_and_coun
     assert np.array_equal(args[1], np.bincount(data, minlength=256))
 
 
+def test_a_region_with_cuts_has_a_version_for_1d_blocks_and_2d_blocks_run_the_general_one(tmp_path, monkeypatch):
+    """The histogram reads only threadIdx.x: its region with cuts gets a second native version in
+    which threadIdx.x is the lane loops' counter (regiongen.CutRegionBuilder.special), run where
+    blockDim.y and .z are 1. Blocks of 64 x 4 threads run the general version: there threadIdx.x
+    is the thread's offset modulo 64, and the 1-D version would zero and add all 256 bins."""
+    from cudalab.emulator import regions
+    calls = {"fn": 0, "fn_1d": 0}
+    real_init = regions.Runner.__init__
+
+    def counting(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        for name in calls:
+            f = getattr(self, name)
+            if f is not None:
+                setattr(self, name, lambda *a, f=f, name=name: (calls.__setitem__(name, calls[name] + 1), f(*a))[1])
+    monkeypatch.setattr(regions.Runner, "__init__", counting)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))       # built here, not loaded
+    source = HISTOGRAM.replace("histogram", "histogram_1d")   # (a kernel this process has not built)
+    data = np.random.default_rng(9).integers(0, 256, 5000).astype(np.uint8)
+    args = same_in_both_tiers(monkeypatch, source, "histogram_1d", 20, 256,
+                              lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
+    assert np.array_equal(args[1], np.bincount(data, minlength=256))
+    assert calls["fn_1d"] and not calls["fn"]
+    same_in_both_tiers(monkeypatch, source, "histogram_1d", 20, (64, 4),
+                       lambda: [data, np.zeros(256, np.uint32), np.int32(5000)])
+    assert calls["fn"]
+
+
+SAXPY_IF = r"""
+__global__ void saxpy_if(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+    else if (i < n + 40) y[i] = -1.0f;
+}
+"""
+
+
+def built_regions(source, kernel, tmp_path, monkeypatch, block=128):
+    """The regions (regions.Region) built into the native code of ``kernel``, after a launch."""
+    from cudalab.emulator import regions
+    built = []
+    real_init = regions.Runner.__init__
+
+    def recording(self, region, *args, **kwargs):
+        built.append(region)
+        real_init(self, region, *args, **kwargs)
+    monkeypatch.setattr(regions.Runner, "__init__", recording)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))       # built here, not loaded
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    fresh = f"{kernel}_{tmp_path.name.replace('-', '_')}"     # (a kernel this process has not built)
+    m = cudalab.compile(source.replace(kernel, fresh))
+    m.get_kernel(fresh)[1, block](np.zeros(block, np.float32), np.zeros(block, np.float32), np.float32(1), np.int32(1))
+    return built
+
+
+def test_an_elementwise_kernel_runs_block_by_block_with_the_same_bytes_counts_and_errors(tmp_path, monkeypatch):
+    """Straight code from the kernel's start (compiled._blockwise) is a region whose one cut is the
+    start: its addresses are checked for a whole block at once. The last block's threads part at
+    ``i < n`` (and at ``i < n + 40``); blocks of 48 threads leave padding lanes in each second warp;
+    where y is too short, the first thread past its end is reported where the interpreter reports it."""
+    assert [r.cuts for r in built_regions(SAXPY_IF, "saxpy_if", tmp_path, monkeypatch)] == [[[0, "start"]]]
+    rng = np.random.default_rng(24)
+    x, y = rng.random(1000, np.float32), rng.random(1100, np.float32)
+    for block in (128, 48):
+        args = same_in_both_tiers(monkeypatch, SAXPY_IF, "saxpy_if", 9 if block == 128 else 24, block,
+                                  lambda: [x, y.copy(), np.float32(1.5), np.int32(1000)])
+        assert np.allclose(args[1][:1000], 1.5 * x + y[:1000], rtol=1e-6)      # (nvcc contracts it to an fma)
+        assert np.all(args[1][1000:1040] == -1) and np.array_equal(args[1][1040:], y[1040:])
+    m = cudalab.compile(SAXPY_IF)
+
+    def run():
+        m.saxpy_if[8, 128](cudalab.to_device(x), cudalab.to_device(y[:900]), np.float32(2), np.int32(1000))
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 4" in got["compiled"][0]
+
+
 TRANSPOSE = r"""
 #define T 10
 __global__ void transpose(const float* in, float* out, int w, int h) {

@@ -155,7 +155,7 @@ def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
 
 @pytest.mark.parametrize("code, left_out", [
     ("#include <cuda.h>\nCUdeviceptr p;\n" + MAIN + PIECE, ""),         # its types only: builds and runs
-    ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, "the CUDA driver API"),
+    ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, ""),  # the driver API runs too
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
     ("#include <nvToolsExt.h>\n" + MAIN + PIECE, "NVTX's library"),                 # NVTX 2 links -lnvToolsExt
@@ -174,6 +174,14 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, printed, source, 120)[0] == status
     # a warning alone is not a success line the program owes us
     assert judge(0, "usage: prog N\n", 'printf("Warning: timing results still correct\\n");', 120)[0] == "pass"
+
+
+def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
+    # CSC's stencil demo: `// run the basic case once to get the "correct" results`, and it prints only rates
+    source = '// run once to get the "correct" results\n/* a "PASS" here too */\nprintf("%g updates/s\\n", r);'
+    assert judge(0, "4.6e+06 updates/s\n", source, 120)[0] == "pass"
+    assert judge(0, "4.6e+06 updates/s\n", source + '\nputs("Result correct");', 120)[0] == "fail"
+    assert judge(0, "done\n", 'printf("see http://x.org // \\"correct\\" later");', 120)[0] == "fail"
 
 
 def test_a_check_that_answers_false_is_a_failure():
@@ -269,3 +277,61 @@ def test_the_gpu_build_gives_a_device_query_back_the_fields_cuda_13_removed(tmp_
     wrapper = Path(forced).read_text()
     assert "cudaDeviceGetAttribute(&p->deviceOverlap, cudaDevAttrGpuOverlap, device)" in wrapper
     assert "#define cudaGetDeviceProperties cudalab_legacy_props" in wrapper
+
+
+def test_a_program_that_prints_only_its_failure_message_passes_when_it_prints_nothing_of_it():
+    # Pawsey's vector add stays silent on success and says "Sum is not correct." when its check fails:
+    # that message is no success line the program owes us
+    source = 'if (bad) { fprintf(stderr, "Sum is not correct.\\n"); return 1; } printf("All good.\\n");'
+    assert judge(0, "All good.\n", source, 120)[0] == "pass"
+    # a source that does print a success line still owes it
+    assert judge(0, "All good.\n", source + ' puts("Result is correct");', 120)[0] == "fail"
+
+
+def test_an_exercise_with_an_expression_left_blank_is_left_out(tmp_path):
+    # "int row = ;  // TODO": the student writes the expression; nvcc stops at the blank as cudalab does
+    code = ("__global__ void t(float *a, float *b, int n) {\n    int row = ;\n    int col = ;  // TODO: complete here\n"
+            "    b[row] = a[col];\n}\n" + MAIN + PIECE)
+    write(tmp_path, {"transpose.cu": code, "solution.cu": code.replace("= ;", "= 0;")})
+    assert read_program(tmp_path / "transpose.cu", tmp_path).left_out.startswith(
+        "an exercise with blanks for the student ('int row = ;'")
+    # comparisons and compound assignments are not blanks, and the solution runs
+    assert read_program(tmp_path / "solution.cu", tmp_path).left_out == ""
+
+
+def test_a_program_linked_with_lcuda_that_calls_only_the_runtime_is_run(tmp_path):
+    # a Makefile's CUDA_FLAGS = -O2 -lcudart -lcuda: cudalab links its own libcuda, so nothing is missing
+    write(tmp_path, {"README.md": "nvcc -O2 -lcudart -lcuda vadd.cu -o vadd\n",
+                     "vadd.cu": "#include <cuda_runtime.h>\nint f() { return cudaDeviceSynchronize(); }\n" + MAIN + PIECE})
+    p = read_program(tmp_path / "vadd.cu", tmp_path)
+    assert (p.left_out, p.options) == ("", ["-O2", "-lcudart", "-lcuda", "-o", "vadd"])
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_makefile_that_asks_nvidia_smi_for_the_gpu_builds_the_cuda_programs(tmp_path):
+    # a tutorial's Makefile builds its CUDA examples only where nvidia-smi answers, for the compute
+    # capability it reports; the recorded make must see the GPU machine's build
+    course = write(tmp_path, {
+        "m1/Makefile": ("HAVE_GPU := $(shell nvidia-smi > /dev/null 2>&1 && echo 1 || echo 0)\n"
+                        "ARCH := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -dc '0-9')\n"
+                        "ifeq ($(HAVE_GPU),1)\nall: build/vadd\nelse\nall:\n\t@echo no GPU\nendif\n"
+                        "build/%: %.cu\n\tnvcc -O2 -arch=sm_$(ARCH) $< -o $@\n"),
+        "m1/vadd.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "m1/vadd.cu", course)
+    assert (p.how, p.sources, p.options) == ("m1/Makefile", ["vadd.cu"], ["-O2", "-arch=sm_90", "-o", "build/vadd"])
+
+
+def test_a_notebook_in_another_folder_that_builds_the_program_by_its_path(tmp_path):
+    # a workshop keeps its notebooks in material/ and its programs in src/: a cell runs
+    # !nvcc -O3 -o ../build/inc/inc-cuda ../src/inc/inc-cuda.cu; the program builds as that, from its folder
+    import json
+    cells = [{"cell_type": "code", "source": ["!nvcc -O3 -std=c++17 -o ../build/inc/inc-cuda ../src/inc/inc-cuda.cu\n"]},
+             {"cell_type": "code", "source": ["!../build/inc/inc-cuda\n"]}]
+    course = write(tmp_path, {"material/cuda.ipynb": json.dumps({"cells": cells}),
+                              "src/inc/inc-cuda.cu": MAIN + PIECE, "src/inc/other.cu": MAIN + PIECE})
+    p = read_program(course / "src/inc/inc-cuda.cu", course)
+    assert (p.how, p.folder, p.sources) == ("material/cuda.ipynb", "src/inc", ["inc-cuda.cu"])
+    assert p.options == ["-O3", "-std=c++17", "-o", "../../build/inc/inc-cuda"]
+    # a file no line names is built the default way
+    assert read_program(course / "src/inc/other.cu", course).how.startswith("default")

@@ -235,3 +235,51 @@ def test_a_cupyx_jit_kernel_is_numbas_dialect_launched_as_cupy_launches(cp):
         cp.testing.assert_array_equal(y, 2 * x)
         elementwise_copy[2, 64](y, x, cp.uint32(x.size))
     cp.testing.assert_array_equal(x, 2 * y)
+
+
+def _between_events(cp, work):
+    """Milliseconds between two events around ``work()`` on the current stream, as CuPy lessons time."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    work()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end)
+
+
+def test_cupys_own_operations_take_the_time_a_gpu_would(cuda, cp):
+    """A CuPy lesson times ``x_gpu @ y_gpu`` between two events against numpy's ``x @ y``; numpy computes
+    the stand-in's values, and the timeline gave the operation no time at all: 0.0 ms, a speed-up no GPU
+    gives. Each operation is now a row of the roofline model: a matrix product is arithmetic-bound
+    (twice the size, eight times the flops), an addition memory-bound (bytes at DRAM bandwidth)."""
+    from cudalab.cupy import model
+    from cudalab.device.timing import LAUNCH_OVERHEAD_US as launch
+    rng = np.random.default_rng(0)
+    small = [cp.array(rng.random((512, 512))) for _ in range(2)]
+    large = [cp.array(rng.random((1024, 1024))) for _ in range(2)]
+    product = _between_events(cp, lambda: small[0] @ small[1])
+    assert product > 0
+    bigger = _between_events(cp, lambda: large[0] @ large[1])
+    assert (bigger * 1e3 - launch) / (product * 1e3 - launch) == pytest.approx(8)
+    # at the A100's 9.7 FP64 TFLOP/s: 2 * 1024**3 flops, plus the launch
+    flops_per_us = model.peak_flops_per_us(np.float64)
+    assert bigger * 1e3 == pytest.approx(2 * 1024 ** 3 / flops_per_us + launch, rel=1e-6)
+    assert flops_per_us == pytest.approx(model.peak_flops_per_us(np.float32) / 2)      # the A100's FP64 is half its FP32
+    added = _between_events(cp, lambda: large[0] + large[1])          # reads two arrays, writes one
+    from cudalab.device import profiles
+    bandwidth = profiles.get("A100").memory_bandwidth_gbs * 1e3       # 1555 GB/s: bytes per microsecond
+    assert added * 1e3 == pytest.approx(3 * large[0].nbytes / bandwidth + launch, rel=1e-6)
+    assert 0 < _between_events(cp, lambda: cp.linalg.solve(large[0], large[1][:, 0])) < bigger   # 2n^3/3 < 2n^3
+
+
+def test_copies_between_host_and_cupy_arrays_are_on_the_timeline(cuda, cp):
+    import cudalab
+    host = np.ones((256, 1024), np.float32)
+    with cudalab.record_timeline() as recording:
+        x = cp.asarray(host)
+        (x * 2).sum()
+        back = x.get()
+    kinds = [(row["kind"], row["name"]) for row in recording.rows()]
+    assert kinds[0] == ("H2D", "H2D 1,048,576 B (CuPy)") and kinds[-1] == ("D2H", "D2H 1,048,576 B (CuPy)")
+    assert [name for kind, name in kinds if kind == "kernel"] == ["cupy mul", "cupy sum"]
+    assert (back == host).all()

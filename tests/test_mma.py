@@ -574,3 +574,87 @@ def test_building_the_compiled_loop_is_not_the_kernels_time(monkeypatch):
     cudalab.compile(source).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.int32(0))
     assert slow, "the compiled loop was not used"
     assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))
+
+
+TF32_CHAIN = r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void chain(const float* a, const float* b, const float* c, float* d) {
+  __shared__ float sa[2][512], sb[2][512];            // each warp's A (16 x 32) and B (32 x 16, by columns)
+  int w = threadIdx.x / 32, t = blockIdx.x * 2 + w;
+  for (int i = threadIdx.x % 32; i < 512; i += 32) { sa[w][i] = a[t * 512 + i]; sb[w][i] = b[t * 512 + i]; }
+  __syncwarp();
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+  wmma::load_matrix_sync(acc, c + t * 256, 16, wmma::mem_row_major);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {                        // as tf32TensorCoreGemm: each element rounded to tf32
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb;
+    wmma::load_matrix_sync(fa, sa[w] + 8 * k, 32);
+    for (int e = 0; e < fa.num_elements; e++) fa.x[e] = wmma::__float_to_tf32(fa.x[e]);
+    wmma::load_matrix_sync(fb, sb[w] + 8 * k, 32);
+    for (int e = 0; e < fb.num_elements; e++) fb.x[e] = wmma::__float_to_tf32(fb.x[e]);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(d + t * 256, acc, 16, wmma::mem_row_major);
+}'''
+
+
+def test_a_tf32_k_loop_rounds_its_fragments_inside_the_program(monkeypatch):
+    """tf32TensorCoreGemm rounds every loaded element with __float_to_tf32 (a cvt.rna.tf32.f32 between
+    movs) before its mma. Those movs and cvts are rows of the k-loop's program (LANE rows), so the loop
+    stays one program; the bits are the instructions' one by one: small integers plus 2**-11, whose
+    rounding to tf32 shows (ties away from zero), in the even warps, random floats (summed term by term
+    after their stop) in the odd ones."""
+    from cudalab.emulator import mma_native
+    rng = np.random.default_rng(5)
+    small = (np.arange(8) % 2 == 0)[:, None, None]
+    a, b = (np.where(small, rng.integers(-3, 4, (8, 16, 32)) * (1 + 2.0 ** -11), rng.standard_normal((8, 16, 32)))
+            .astype(np.float32) for _ in range(2))
+    c = (rng.integers(0, 9, (8, 16, 16)) * np.float32(12 / 11)).astype(np.float32)
+    k = cudalab.compile(TF32_CHAIN).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 16, 16), np.float32)
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+        got.append(d.view(np.uint32).copy())
+    assert np.array_equal(got[0], got[1])
+    rows = stops[0][0]
+    assert rows > 4 * 3 + 16, "the k-loop's loads, conversions and mmas are not one program"
+    # the program starts at the load of C from global memory, which every warp leaves to the load's own
+    # path; from there warps run to the end, or stop at an mma whose sums are not proven exact (the odd
+    # ones at their first)
+    assert stops[0][1] == [0] * 8
+    assert rows in stops[1][1] and all(p < rows for p in stops[1][1][1::2])
+
+
+def test_dmma_with_exact_products_is_proven_whatever_c_holds():
+    """dmmaTensorCoreGemm multiplies small integers into a C scaled by beta / alpha (full 53-bit
+    significands): no partial sum is exact, but every product is, so each fma of the chain is C + (a b)
+    rounded once, a float64 add. The compiled loop answers such warps with the numpy fma chain's bits;
+    warps whose products need more than 53 bits (a 40-bit times a 20-bit significand) are left to it."""
+    from cudalab.emulator import mma_native
+    m, n, k = 8, 8, 4
+    warps = 16
+    rng = np.random.default_rng(3)
+    lay = {u: mma.wmma_layout(u, m, n, k, "f64") for u in "abc"}
+    dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
+    vals = {"a": rng.integers(-2, 3, (warps, m, k)).astype(np.float64),
+            "b": rng.integers(-2, 3, (warps, k, n)).astype(np.float64),
+            "c": rng.integers(0, 3, (warps, m, n)) * (1.2 / 1.1)}
+    wide = np.arange(warps) >= 12                     # the last four: products of 60 bits
+    vals["a"][wide] += 2.0 ** -40
+    vals["b"][wide] += 2.0 ** -20
+    rows, cols = lay["c"]
+    want = mma.raw_bits(mma.multiply(vals["a"], vals["b"], vals["c"], "f64", "f64", "f64", False))
+    want = want[:, rows, cols].reshape(warps, -1)
+    run = mma_native.plan({u: mma.matrix_places(*lay[u], dims[u]) for u in "abc"},
+                          {u: lay[u][0].shape[1] for u in "abc"}, (rows * n + cols).ravel(),
+                          (m, n, k), "f64", "f64", "f64", "f64", False, None)
+    regs = {u: tuple(np.ascontiguousarray(vals[u][:, lay[u][0], lay[u][1]].view(np.uint64)[:, :, j].reshape(-1))
+                     for j in range(lay[u][0].shape[1])) for u in "abc"}
+    d, ok = run(np.arange(warps), regs["a"], regs["b"], regs["c"])
+    assert ok.tolist() == (~wide).tolist()
+    assert (np.stack(d, axis=-1).reshape(warps, -1)[ok] == want[ok]).all()

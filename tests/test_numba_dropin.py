@@ -709,3 +709,110 @@ def test_opt_false_reaches_nvvm_for_kernels_and_device_functions(cuda):
     doubles = (cuda.float64,) * 3
     fma_like.compile_device(doubles)
     assert "fma.rn.f64" not in fma_like.inspect_asm(doubles)       # unoptimized: a mul and an add
+
+
+def test_python_m_cudalab_numba_says_nothing_of_its_own_when_cudalab_numba_is_set(tmp_path):
+    """With CUDALAB_NUMBA=1 cudalab imports cudalab.numba at start-up; ``python -m cudalab.numba``
+    then ran that module a second time as ``__main__``, and Python warned about it ('found in
+    sys.modules ... unpredictable behaviour') above every program's output."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "program.py").write_text("from numba import cuda\nprint(cuda.is_available())\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent), CUDALAB_NUMBA="1")
+    run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
+                         text=True, env=env, cwd=tmp_path)
+    assert run.stdout.split() == ["True"], run.stderr
+    assert "RuntimeWarning" not in run.stderr, run.stderr
+
+
+def test_in_out_and_inout_copy_a_host_array_only_the_ways_they_say(cuda):
+    """numba's hints for a host array: ``cuda.In`` is copied to the device and not back (the kernel's
+    writes are lost, as on a GPU), ``cuda.Out`` is not copied in (the kernel finds zeros here) and is
+    copied back, ``cuda.InOut`` both ways, like a bare host array. cudalab copied all of them back."""
+    @cuda.jit
+    def bump(a):
+        a[0] += 3
+
+    given = {}
+    for hint in (cuda.In, cuda.Out, cuda.InOut, lambda a: a):
+        host = np.full(1, 10, np.int64)
+        bump[1, 1](hint(host))
+        given[getattr(hint, "__name__", "bare")] = int(host[0])
+    assert given == {"In": 10, "Out": 3, "InOut": 13, "<lambda>": 13}
+
+
+def test_dispatcher_extensions_prepare_a_launchs_arguments(cuda):
+    """numba's ``extensions``: objects whose ``prepare_args`` turn an argument into what the kernel gets
+    (numba-examples' cuRAND states, a library's own array type) and may add write-backs run after the
+    launch. Given as ``jit(extensions=[...])`` or appended to ``kernel.extensions``."""
+    from numba import float32
+    from numba.core.extending import typeof_impl
+
+    class Temperatures:                      # a library's object that holds its values on the device
+        def __init__(self, celsius):
+            self.device = cuda.to_device(np.asarray(celsius, np.float32))
+            self.read_back = None
+
+    @typeof_impl.register(Temperatures)      # numba types it as the array it stands for
+    def typeof_temperatures(val, c):
+        return float32[::1]
+
+    class PassTheDeviceArray:
+        def prepare_args(self, ty, val, stream=0, retr=None):
+            if isinstance(val, Temperatures):
+                retr.append(lambda: setattr(val, "read_back", val.device.copy_to_host()))
+                return ty, val.device
+            return ty, val
+
+    class CopyInOnly:
+        def prepare_args(self, ty, val, stream=0, retr=None):
+            return ty, cuda.In(val) if isinstance(val, np.ndarray) else val
+
+    def warm(t):
+        t[cuda.grid(1)] += 1
+
+    kernel = cuda.jit(extensions=[PassTheDeviceArray()])(warm)
+    t = Temperatures([20.0, 21.5])
+    kernel[1, 2](t.device)                   # typed as the device array it stands for
+    kernel[1, 2](t)
+    assert t.read_back.tolist() == [22.0, 23.5]
+    no_copy_back = cuda.jit(warm)
+    no_copy_back.extensions.append(CopyInOnly())
+    host = np.zeros(2, np.float32)
+    no_copy_back[1, 2](host)
+    assert host.tolist() == [0.0, 0.0]       # the extension made it cuda.In(host)
+
+
+def test_an_extension_may_pass_a_librarys_object_as_an_address(cuda):
+    """numba-examples' cuRAND example registers its state array with numba's typeof as a pointer type
+    and its extension hands the kernel ``(uint64, address)``: the launch packs what the extension says,
+    not the kernel's parameter type (cudalab refused the object as an argument)."""
+    from numba import types
+    from numba.core.extending import typeof_impl
+
+    class Tally:                                     # a library's counters, living on the device
+        def __init__(self, n):
+            self.counts = cuda.to_device(np.zeros(n, np.int32))
+
+    @typeof_impl.register(Tally)
+    def typeof_tally(val, c):
+        return types.CPointer(types.int32)
+
+    class AsAddress:
+        def prepare_args(self, ty, val, **kwargs):
+            if isinstance(val, Tally):
+                return types.uint64, val.counts.__cuda_array_interface__["data"][0]
+            return ty, val
+
+    @cuda.jit(extensions=[AsAddress()])
+    def count(tally, n):
+        i = cuda.grid(1)
+        if i < n:
+            tally[i] += 10 * i         # through the pointer: one counter per thread
+
+    tally = Tally(3)
+    count[1, 32](tally, 3)
+    count[1, 32](tally, 2)
+    assert tally.counts.copy_to_host().tolist() == [0, 20, 20]

@@ -147,3 +147,139 @@ int main() {
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["cuDeviceTotalMem 0: 1", "driver >= runtime: 1",
                                      "cuGetErrorString 0: invalid device ordinal", "unknown code 1: NULL"]
+
+
+OLD_STYLE = r"""
+// A program written for CUDA 3 and 4 that finds the driver at run time, as NVIDIA's matrixMulDynlinkJIT
+// does: its own function pointers carry the driver's names, filled by dlsym from libcuda.so.1; its kernel
+// is launched with the CUDA 3 launch API; a PTX module comes from the driver's linker.
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+// its own declarations of the driver's types, as cuda_drvapi_dynlink_cuda.h has them, not cuda.h's
+typedef int CUresult, CUdevice, CUjit_option;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUlinkState;
+typedef unsigned long long CUdeviceptr;
+enum CUjitInputType { CU_JIT_INPUT_PTX = 1 };
+
+#define POINTER(name, ...) typedef CUresult (*t_##name)(__VA_ARGS__); t_##name my_##name;
+POINTER(cuInit, unsigned)
+POINTER(cuDeviceGet, CUdevice *, int)
+POINTER(cuCtxCreate_v2, CUcontext *, unsigned, CUdevice)
+POINTER(cuMemAlloc_v2, CUdeviceptr *, size_t)
+POINTER(cuMemcpyDtoH_v2, void *, CUdeviceptr, size_t)
+POINTER(cuModuleLoadData, CUmodule *, const void *)
+POINTER(cuModuleGetFunction, CUfunction *, CUmodule, const char *)
+POINTER(cuFuncSetBlockShape, CUfunction, int, int, int)
+POINTER(cuParamSetv, CUfunction, int, void *, unsigned)
+POINTER(cuParamSeti, CUfunction, int, unsigned)
+POINTER(cuParamSetSize, CUfunction, unsigned)
+POINTER(cuLaunchGrid, CUfunction, int, int)
+POINTER(cuCtxSynchronize, void)
+POINTER(cuLinkCreate_v2, unsigned, CUjit_option *, void **, CUlinkState *)
+POINTER(cuLinkAddData_v2, CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned, CUjit_option *, void **)
+POINTER(cuLinkComplete, CUlinkState, void **, size_t *)
+POINTER(cuMemAlloc, unsigned *, unsigned)             // CUDA 3.1's, of 32-bit device pointers
+
+CUresult (*cuInit_)(unsigned);
+void *cuGetErrorString;        // a variable of the program's own named like a driver function
+
+static const char *PTX = ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry iota(.param .u64 out, .param .u32 base) {\n"
+    "  .reg .b32 %r<4>; .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out]; ld.param.u32 %r1, [base]; mov.u32 %r2, %tid.x;\n"
+    "  add.u32 %r3, %r1, %r2; cvta.to.global.u64 %rd2, %rd1; mul.wide.u32 %rd3, %r2, 4;\n"
+    "  add.s64 %rd2, %rd2, %rd3; st.global.u32 [%rd2], %r3; ret;\n}\n";
+
+#define FIND(name) my_##name = (t_##name)dlsym(lib, #name); if (!my_##name) { printf("no %s\n", #name); return 1; }
+
+int main() {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!lib) { printf("no driver: %s\n", dlerror()); return 1; }
+    FIND(cuInit) FIND(cuDeviceGet) FIND(cuCtxCreate_v2) FIND(cuMemAlloc_v2) FIND(cuMemcpyDtoH_v2) FIND(cuModuleLoadData)
+    FIND(cuModuleGetFunction) FIND(cuFuncSetBlockShape) FIND(cuParamSetv) FIND(cuParamSeti) FIND(cuParamSetSize)
+    FIND(cuLaunchGrid) FIND(cuCtxSynchronize) FIND(cuLinkCreate_v2) FIND(cuLinkAddData_v2) FIND(cuLinkComplete)
+    FIND(cuMemAlloc)
+    CUdevice dev;
+    CUcontext ctx;
+    CUresult init = my_cuInit(0), got = my_cuDeviceGet(&dev, 0);
+    printf("init %d, device %d, context %d\n", init, got, my_cuCtxCreate_v2(&ctx, 0, dev));
+
+    CUlinkState link;
+    void *image;
+    size_t size;
+    printf("link: %d", my_cuLinkCreate_v2(0, nullptr, nullptr, &link));
+    printf(" %d", my_cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)PTX, strlen(PTX) + 1, "iota.ptx", 0, nullptr, nullptr));
+    printf(" %d\n", my_cuLinkComplete(link, &image, &size));
+    CUmodule mod;
+    CUfunction iota;
+    CUresult loaded = my_cuModuleLoadData(&mod, image);
+    printf("module %d, function %d\n", loaded, my_cuModuleGetFunction(&iota, mod, "iota"));
+
+    CUdeviceptr out;
+    my_cuMemAlloc_v2(&out, 64 * sizeof(int));
+    printf("block shape %d\n", my_cuFuncSetBlockShape(iota, 64, 1, 1));
+    CUresult v = my_cuParamSetv(iota, 0, &out, sizeof out), i = my_cuParamSeti(iota, 8, 500);
+    printf("parameters %d %d %d\n", v, i, my_cuParamSetSize(iota, 12));
+    CUresult launched = my_cuLaunchGrid(iota, 1, 1);
+    printf("launch %d, sync %d\n", launched, my_cuCtxSynchronize());
+    int host[64];
+    my_cuMemcpyDtoH_v2(host, out, sizeof host);
+    printf("out[0] = %d, out[63] = %d\n", host[0], host[63]);
+    unsigned small;
+    printf("CUDA 3.1's cuMemAlloc: %d\n", my_cuMemAlloc(&small, 64));
+    return 0;
+}
+"""
+
+
+def test_a_program_that_dlsyms_the_driver_and_launches_the_cuda_3_way_runs():
+    """Every driver symbol the shim defines is exported by cudalab's libcuda.so.1 (older versions' symbols
+    too): the program's own cuGetErrorString variable does not get in the way, cuCtxCreate_v2 takes its
+    CUDA 3.2 arguments, cuLinkComplete's PTX loads, cuParamSet*/cuLaunchGrid launch, and the 32-bit
+    cuMemAlloc of CUDA 3.1 answers CUDA_ERROR_NOT_SUPPORTED (801) with a line saying why."""
+    r = run_program_source(OLD_STYLE, filename="old_style.cpp", options=["-lcuda", "-ldl"], timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["init 0, device 0, context 0", "link: 0 0 0", "module 0, function 0",
+                                     "block shape 0", "parameters 0 0 0", "launch 0, sync 0",
+                                     "out[0] = 500, out[63] = 563", "CUDA 3.1's cuMemAlloc: 801"]
+    assert "symbol of an older CUDA version" in r.stderr
+
+
+def test_cuLaunchKernelEx_takes_the_parameters_packed_in_extra():
+    """The launch configuration's attributes and one buffer of parameters, laid out as the kernel's."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cuda.h>
+__global__ void axpy(float a, const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a * x[i];
+}
+int main() {
+    const int n = 200;
+    float host[n], *x, *y;
+    for (int i = 0; i < n; i++) host[i] = i;
+    cudaMalloc(&x, sizeof host);
+    cudaMalloc(&y, sizeof host);
+    cudaMemcpy(x, host, sizeof host, cudaMemcpyHostToDevice);
+    cudaMemcpy(y, host, sizeof host, cudaMemcpyHostToDevice);
+    cudaFunction_t f;
+    cudaGetFuncBySymbol(&f, (const void *)axpy);
+    struct { float a; const float *x; float *y; int n; } packed = {10.0f, x, y, n};
+    size_t size = sizeof packed;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    CUlaunchAttribute priority = {};
+    priority.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    CUlaunchConfig config = {};
+    config.gridDimX = 2; config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = 128; config.blockDimY = config.blockDimZ = 1;
+    config.attrs = &priority; config.numAttrs = 1;
+    printf("launch %d\n", (int)cuLaunchKernelEx(&config, (CUfunction)f, nullptr, extra));
+    size = 4;
+    printf("too small a buffer %d\n", (int)cuLaunchKernelEx(&config, (CUfunction)f, nullptr, extra));
+    cudaMemcpy(host, y, sizeof host, cudaMemcpyDeviceToHost);
+    printf("y[199] = %g\n", host[199]);
+    return 0;
+}""", filename="launch_ex_extra.cu", options=["-lcuda"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["launch 0", "too small a buffer 1", "y[199] = 2189"]

@@ -1,4 +1,6 @@
 """The host API: compile, kernels by C++ name, device arrays, launch checks with CUDA's error names."""
+import signal
+
 import numpy as np
 import pytest
 
@@ -215,6 +217,9 @@ def test_an_interrupt_stops_a_running_kernel_cleanly():
     import threading
     m = cudalab.compile("__global__ void spin(int* x) { while (x[0] == 0) { } }")
     m.spin[1, 32](np.ones(1, np.int32))     # set up once (lazy imports, native code), so the stop lands in the loop
+    # Python's own Ctrl-C handler, as in a terminal or Jupyter's kernel: interrupt_main does nothing
+    # under a handler another library left in this test process (one CI run saw the watchdog instead)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, _thread.interrupt_main)     # what Jupyter's stop button does
     timer.start()
     try:
@@ -222,6 +227,7 @@ def test_an_interrupt_stops_a_running_kernel_cleanly():
             m.spin[1, 32](np.zeros(1, np.int32))
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, handler)
     out = np.zeros(4, np.int32)
     cudalab.compile("__global__ void k(int* o) { o[threadIdx.x] = 7; }").k[1, 4](out)
     assert out.tolist() == [7, 7, 7, 7]

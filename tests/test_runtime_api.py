@@ -3,8 +3,9 @@
 Each program in tests/runtime_api/ exercises one part of the runtime (every device attribute,
 limits, memory pools, graphs captured and built node by node, host callbacks, launch attributes,
 misuse) and prints each call's result. tests/runtime_api/h100/NAME.out is what the program printed
-on an H100 (driver 580, CUDA 13.0; recorded with tools/runtime_api_gpu.py; host_order.out and
-texture_bounds.out on an H200, the device call's card: what they check is no board's own); the
+on an H100 (driver 580, CUDA 13.0; recorded with tools/runtime_api_gpu.py; host_order.out,
+texture_bounds.out and the driver API's driver.out and nvrtc.out (libnvrtc 13.0) on an H200, the device
+call's card: what they check is no board's own); the
 emulator, set to the H100 profile, must
 print the same lines. Two things may differ and are normalized away:
 
@@ -26,7 +27,7 @@ import pytest
 
 import cudalab
 from cudalab.programs import run_program
-from cudalab.programs.compare import comparable
+from cudalab.programs.compare import comparable, link_options
 
 HERE = Path(__file__).resolve().parent / "runtime_api"
 RECORDED = HERE / "h100"
@@ -65,7 +66,8 @@ def h100():
 
 
 def emulate(name):
-    return run_program(HERE / f"{name}.cu", timeout=300, options=OPTIONS.get(name, ()))
+    return run_program(HERE / f"{name}.cu", timeout=300,
+                       options=[*OPTIONS.get(name, ()), *link_options(HERE / f"{name}.cu")])
 
 
 @pytest.mark.parametrize("name", [n for n in PROGRAMS if (RECORDED / f"{n}.out").exists()])

@@ -187,6 +187,31 @@ def test_device_side_cudaDeviceSynchronize_does_not_compile():
         cudalab.compile(src, options=RDC)
 
 
+# a parent that frees its child's buffer right after launching it (CDP1 code ported to CDP2 without its
+# cudaDeviceSynchronize): the child runs after the parent's grid, and on an H200 it still reads the
+# bytes, since the device heap stays mapped after a free (gpu-programming-101's recursive ray tracer)
+HANDOFF = r'''
+__global__ void child(const float* in, float* out) { *out = 2.0f * *in; }
+__global__ void parent(float* out, int free_twice) {
+  float* buf;
+  cudaMalloc((void**)&buf, sizeof(float));
+  *buf = 21.0f;
+  child<<<1, 1>>>(buf, out);
+  cudaFree(buf);                         // before the child has run
+  if (free_twice) out[1] = (float)cudaFree(buf);
+}'''
+
+
+def test_a_child_reads_the_buffer_its_parent_freed_after_launching_it():
+    k = cudalab.compile(HANDOFF, options=RDC).parent
+    out = np.zeros(2, np.float32)
+    k[1, 1](out, np.int32(0))
+    assert out[0] == 42.0
+    # the block is still freed only once: a second cudaFree answers cudaErrorInvalidValue (1)
+    k[1, 1](out, np.int32(1))
+    assert out.tolist() == [42.0, 1.0]
+
+
 def test_too_many_pending_launches_fail_with_their_error_code():
     src = r'''
 __global__ void tiny(int* ran) { atomicAdd(ran, 1); }

@@ -35,8 +35,8 @@ its output says it failed, and, where its source prints a success message ("Succ
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
-Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML, the
-driver API, graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
+Programs that need what cudalab does not emulate (cuBLASLt, cufftXt, cuSPARSE, cuDNN, MPI, NVML,
+graphics) are left out with the reason; a build line that avoids MPI (``-DNO_MPI``) is
 taken when the course gives one. The helpers (running under a CPU limit, the
 first error line, cudalab's own explanation) are tools/samples_check.py's.
 """
@@ -81,11 +81,8 @@ NOT_EMULATED = [
     (r"cublasXt", "cuBLASXt"), (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
-    # (<cuda.h> alone is no sign: courses include it for its types and call only the runtime)
-    (r"-lcuda\b|\bcu(Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Graph|Tex|Surf|Array|Link|Pointer|GetProcAddress)"
-     r"\w*\s*\(|CUDA::cuda_driver",
-     "the CUDA driver API (cu* calls)"),
-    (r"-lnvrtc|nvrtc\.h", "NVRTC"), (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
+    (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
@@ -125,6 +122,12 @@ def _stand_ins(folder: Path) -> Path:
                         'while [ $# -gt 0 ]; do case "$1" in -o) touch "$2" 2>/dev/null;; '
                         '-o?*) touch "${1#-o}" 2>/dev/null;; esac; shift; done\nexit 0\n')
         tool.chmod(0o755)
+    # a Makefile that asks nvidia-smi whether there is an NVIDIA GPU (and which compute capability) before
+    # it builds the CUDA programs at all, as the GPU machine it was written for answers
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text('#!/bin/sh\ncase "$*" in\n  *compute_cap*) echo 9.0;;\n  *--query-gpu=name*) echo "NVIDIA H100";;\n'
+                   '  *) echo "GPU 0: NVIDIA H100 (UUID: GPU-00000000-0000-0000-0000-000000000000)";;\nesac\nexit 0\n')
+    smi.chmod(0o755)
     return bin_dir
 
 
@@ -274,6 +277,47 @@ def from_notes(path: Path, checkout: Path, folders: list):
                            note.relative_to(checkout).as_posix())
 
 
+def from_notes_elsewhere(path: Path, checkout: Path):
+    """(nvcc words, where) for each line of a readme, build script or notebook anywhere in the checkout
+    that names this file by a path leading to it from the note's folder: a workshop whose notebooks in
+    ``material/`` build ``!nvcc -O3 -o ../build/x/prog ../src/x/prog.cu``. The words are given as seen
+    from the program's folder, where it runs."""
+    target = path.resolve()
+    for note in _notes(checkout.resolve()):
+        text = _note_text(note)
+        for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
+            try:
+                words = shlex.split(m.group(1), comments=True)
+            except ValueError:
+                continue
+            words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+            if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
+                continue
+            seen = []
+            for k, w in enumerate(words):
+                if w.startswith("-") or "$" in w:
+                    seen.append(w)
+                elif (note.parent / w).resolve() == target:
+                    seen.append(path.name)
+                elif (Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c") or words[k - 1:k] == ["-o"]) \
+                        and not os.path.isabs(w):
+                    seen.append(os.path.relpath(note.parent / w, path.parent))    # another source, the output
+                else:
+                    seen.append(w)
+            yield seen, note.relative_to(checkout.resolve()).as_posix()
+
+
+_NOTES = {}
+
+
+def _notes(checkout: Path) -> list:
+    """The readmes, build scripts and notebooks of a checkout (read once per checkout)."""
+    if checkout not in _NOTES:
+        _NOTES[checkout] = sorted(f for f in checkout.rglob("*") if ".git" not in f.parts and f.is_file()
+                                  and f.suffix.lower() in ("", ".md", ".txt", ".sh", ".rst", ".ipynb"))
+    return _NOTES[checkout]
+
+
 def _note_text(note: Path) -> str:
     """The text of a readme or build script, or of a notebook's cells (a course that builds each
     ``%%writefile``'d source with ``!nvcc ...`` in the cell after it); "" for anything else."""
@@ -362,6 +406,7 @@ def find_build(path: Path, checkout: Path) -> tuple:
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
     notes += list(from_notes(path, checkout, up))
+    notes = notes or list(from_notes_elsewhere(path, checkout))
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
@@ -374,20 +419,27 @@ def read_program(path: Path, checkout: Path) -> Program:
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
     code += " ".join(_local_headers(folder, code))     # a course's header may hold main() (ach.h)
-    # its own headers and a CMakeLists.txt (CUDA::cuda_driver) may name a library the build needs
+    # its own headers may call what the build needs (a header's cu* calls, its #include <mpi.h>)
     beside = " ".join(f.read_text(errors="replace") for f in sorted(path.parent.iterdir())
                       if f.suffix in (".h", ".cuh", ".hpp") or f.name == "CMakeLists.txt")
     if re.search(r"-D\s*\w*NO_?MPI\b", " ".join(words)):     # the course's build without MPI
         code = re.sub(r"#\s*include\s*[<\"]mpi\.h[>\"]", "", code)
     p.left_out = _not_emulated(" ".join(words) + " " + code + " " + beside)
-    code = _without_comments(code)
+    raw, code = code, _without_comments(code)
     if not p.left_out and not re.search(_MAIN, code):
         p.left_out = "no main(): a piece of a larger program"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
+    if not p.left_out and re.search(r"\bTODO\b", raw) and _EMPTY_ASSIGNMENT.search(code):
+        line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
+        p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and _blank(code):
         p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
+
+
+# "int row_in = ;  // TODO: complete here": an expression left out for the student, never C++
+_EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
 
 def _local_headers(folder: Path, code: str) -> list:
@@ -483,6 +535,10 @@ def fits_the_limit(out: str, timeout: float) -> bool:
     return bool(said) and max(float(n.replace(",", "")) * SECONDS[u] for n, u in said) < timeout
 
 
+# a C string literal, or a comment (skipped: matched only so that a quote inside one starts no literal)
+_LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
 def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     """(status, reason) of one run: pass, fail, GPU-sized (the watchdog's estimate) or time."""
     if fits_the_limit(out, timeout):
@@ -497,11 +553,18 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
     # a success line the source prints; "Warning ..., timing results still correct" is not one
-    says = [m.group(0) for m in re.finditer(r'"([^"\\]|\\.)*"', source)
-            if SUCCESS.search(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
+    # nor is "Sum is not correct.", the message of a failed check
+    # (string literals only: a comment's quoted word, `// get the "correct" results`, is printed by nothing)
+    says = [m.group(0) for m in _LITERALS.finditer(source) if m.group(0).startswith('"')
+            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
+
+
+def _affirms(text: str) -> bool:
+    """Whether ``text`` says that something succeeded: a success word not negated ("not correct")."""
+    return any(not re.search(r"\bnot\s+(be\s+)?$", text[:m.start()], re.I) for m in SUCCESS.finditer(text))
 
 
 # ---------------------------------------------------------------------------------------- a real GPU

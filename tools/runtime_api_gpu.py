@@ -21,12 +21,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "runtime_api"
+sys.path.insert(0, str(ROOT))
+from cudalab.programs.compare import link_options  # noqa: E402  (the "// link: -lcuda" line of a program)
 
 
 def run_on_gpu(src: Path, work: Path, timeout: float = 60) -> tuple:
     """(exit code, stdout, stderr) of ``src`` built with nvcc and run on the GPU."""
     exe = work / src.stem
-    r = subprocess.run(["nvcc", "-arch=native", "-o", str(exe), str(src)], capture_output=True, text=True)
+    r = subprocess.run(["nvcc", "-arch=native", "-o", str(exe), str(src), *link_options(src)], capture_output=True,
+                       text=True)
     if r.returncode:
         return None, "", r.stdout + r.stderr
     stdbuf = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
@@ -40,9 +43,10 @@ def run_on_gpu(src: Path, work: Path, timeout: float = 60) -> tuple:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--only", default="", help="comma-separated program names (driver,nvrtc): record just those")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    progs = sorted(PROGRAMS.glob("*.cu"))
+    progs = sorted(p for p in PROGRAMS.glob("*.cu") if not args.only or p.stem in args.only.split(","))
     work = Path(tempfile.mkdtemp(prefix="cudalab-rt-"))
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda p: run_on_gpu(p, work), progs))

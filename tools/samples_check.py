@@ -17,9 +17,13 @@ and no line saying it failed.
 
 Samples that need what cudalab does not emulate are left out, with the reason: graphics
 (OpenGL, EGL, Vulkan), a second GPU, IPC, MPI, OpenMP, NvSci, or a CUDA library cudalab does not
-emulate (NVRTC, cuSOLVER, NPP, nvJPEG, ...). Those linking cuBLAS, cuFFT, cuRAND or cuSPARSE
-(computed by cudalab) or the driver API (whose calls the shim answers over the runtime) are run,
-and a call cudalab lacks fails with its name. Thrust is headers only, so it is not a reason.
+emulate (cuSOLVER, NPP, nvJPEG, nvJitLink, ...). Those linking cuBLAS, cuFFT, cuRAND or cuSPARSE
+(computed by cudalab), the driver API (whose calls the shim answers over the runtime) or NVRTC
+(NVIDIA's own, from its wheel) are run, and a call cudalab lacks fails with its name. Thrust is
+headers only, so it is not a reason. The steps of a sample's add_custom_command run in its folder
+before the build: the nvcc line that makes the module file a driver-API sample loads (as
+``cudalab nvcc``, which keeps the file's PTX for the emulator) and the copies of kernel sources and
+headers an NVRTC sample compiles at run time.
 ``--folders 1_Utilities,4_CUDA_Libraries,5_Domain_Specific`` runs the folders students reach next;
 ``--merge ... --section TITLE`` puts their results in docs/samples.md as a section of their own.
 """
@@ -53,7 +57,7 @@ LIBRARIES = {"cublas": "cuBLAS", "cublasLt": "cuBLAS", "cufft": "cuFFT", "curand
              "nppc": "NPP", "nvrtc": "NVRTC"}
 # the libraries whose host API cudalab's shim answers (programs/shim/cublas.c, curand.c, cufft.c, cusparse.c,
 # driver.c): a sample linking only these (and the runtime) is run
-SERVED = {"cudart", "cudart_static", "cuda_driver", "cublas", "cublasLt", "cufft", "curand", "cusparse"}
+SERVED = {"cudart", "cudart_static", "cuda_driver", "cublas", "cublasLt", "cufft", "curand", "cusparse", "nvrtc"}
 
 
 @dataclass
@@ -67,6 +71,7 @@ class Sample:
     options: list = field(default_factory=list)
     args: list = field(default_factory=list)             # one list of arguments per run
     left_out: str = ""
+    steps: list = field(default_factory=list)            # add_custom_command's: ("nvcc"|"copy"|"copy_directory", words)
 
 
 # ---------------------------------------------------------------------------------------- CMake
@@ -161,11 +166,13 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
     text = (path / "CMakeLists.txt").read_text()
     s = Sample(path.name, folder, path)
     env = dict(_SYSTEM, CMAKE_CURRENT_SOURCE_DIR=str(path), CMAKE_CUDA_ARCHITECTURES="75 80 86 87 89 90 100 110 120",
-               CMAKE_CUDA_FLAGS="")
+               CMAKE_CUDA_FLAGS="", CMAKE_CURRENT_BINARY_DIR=str(path), CMAKE_CUDA_COMPILER="@NVCC@",
+               CMAKE_COMMAND="@CMAKE@")
     includes, options, libraries, packages = [], [], [], []
     defines, std, rdc, target = [], "", False, None
     stack = [True]                      # are we in a branch CMake takes?
     taken = [False]
+    loop = None                         # (variable, items, [list(APPEND) bodies]) of a foreach being read
     for cmd, body in _commands(text):
         words = _words(body.replace("(", " ( ").replace(")", " ) ")) if cmd in ("if", "elseif") else _words(body)
         if cmd == "if":
@@ -189,12 +196,40 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
             continue
         if cmd == "return":
             break
+        if cmd == "foreach" and words:          # foreach(arch ${CMAKE_CUDA_ARCHITECTURES}): list(APPEND ...) inside
+            loop = (words[0], " ".join(_value(w, env) for w in words[1:]).split(), [])
+            continue
+        if cmd == "endforeach" and loop:
+            var, items, appends = loop
+            for item in items:
+                env[var] = item
+                for name, values in appends:
+                    env[name] = " ".join([*env.get(name, "").split(), *(_value(v, env) for v in values)])
+            loop = None
+            continue
+        if cmd == "list" and words[:1] == ["APPEND"] and len(words) >= 3:
+            if loop:
+                loop[2].append((words[1], words[2:]))
+            else:
+                env[words[1]] = " ".join([*env.get(words[1], "").split(), *(_value(v, env) for v in words[2:])])
+            continue
+        if cmd == "list" and words[:1] == ["GET"] and len(words) == 4:
+            items = _value(words[1], env).split()
+            env[words[3]] = items[int(words[2])] if int(words[2]) < len(items) else ""
+            continue
+        if cmd == "add_custom_command":
+            s.steps += _custom_steps(words, env, path)
+            continue
         if cmd == "set" and words:
             env[words[0]] = " ".join(_value(w, env) for w in words[1:] if w not in ("CACHE", "STRING", "PARENT_SCOPE"))
+            if words[0] == "CMAKE_CUDA_ARCHITECTURES" and archs:      # --archs: module files built for those too
+                env[words[0]] = archs
         elif cmd == "string" and words[:1] == ["REPLACE"] and len(words) >= 5:
             env[words[3]] = " ".join(words[4:]).replace(words[1], words[2])
         elif cmd == "string" and words[:1] == ["FIND"] and len(words) >= 4:
             env[words[3]] = str(_value(words[1], env).find(words[2]))
+        elif cmd == "find_library" and len(words) >= 3 and words[1] in ("NAME", "NAMES"):
+            env[words[0]] = f"CUDA::{words[2]}"         # (jitLto's nvJitLink: a library like CMake's CUDA:: ones)
         elif cmd == "find_package" and words:
             packages.append(words[0])
         elif cmd == "include_directories":
@@ -228,6 +263,57 @@ def read_sample(path: Path, folder: str, test_args: dict, archs: str = "") -> Sa
     s.args = ([run.get("args", []) for run in config["runs"] if not run.get("skip")] if "runs" in config
               else [config.get("args", [])])
     return s
+
+
+def _custom_steps(words: list, env: dict, path: Path) -> list:
+    """What an add_custom_command runs, as steps a sample's folder can repeat: an nvcc command that builds
+    a module file the program loads (``-fatbin``: run as ``cudalab nvcc``, which keeps its PTX for the
+    emulator) and ``cmake -E copy_if_different``/``copy_directory`` of the kernel sources and headers
+    NVRTC compiles at run time. The build folder is the sample's own (it runs there), so paths in it
+    become relative; the toolkit's include folder is the one cudalab builds with."""
+    steps, command = [], []
+    for w in [*words, "COMMAND"]:
+        if w in ("COMMAND", "OUTPUT", "DEPENDS", "COMMENT", "TARGET", "POST_BUILD", "PRE_BUILD", "WORKING_DIRECTORY"):
+            if command:
+                steps.append(command)
+            command = [] if w == "COMMAND" else None
+            continue
+        if command is not None:
+            command += [v.replace(str(path) + "/", "").replace(str(path), ".") for v in _value(w, env).split()]
+    found = []
+    for c in steps:
+        if c[:1] == ["@NVCC@"]:
+            found.append(("nvcc", c[1:]))
+        elif c[:3] in (["@CMAKE@", "-E", "copy_if_different"], ["@CMAKE@", "-E", "copy"]):
+            found.append(("copy", c[3:]))
+        elif c[:3] == ["@CMAKE@", "-E", "copy_directory"]:
+            found.append(("copy_directory", c[3:]))
+    return found
+
+
+def do_steps(s: Sample, env: dict) -> str:
+    """Run a sample's custom build steps in its folder; "" or the first error."""
+    toolkit = ""
+    for kind, words in s.steps:
+        if any(w.startswith(_SYSTEM["CUDAToolkit_INCLUDE_DIRS"]) for w in words) and not toolkit:
+            toolkit = subprocess.run([sys.executable, "-c", "from cudalab.programs.build import cuda_home; "
+                                      "print(cuda_home() / 'include')"], env=env, capture_output=True,
+                                     text=True).stdout.strip()
+        words = [w.replace(_SYSTEM["CUDAToolkit_INCLUDE_DIRS"], toolkit) if toolkit else w for w in words]
+        if kind == "nvcc":
+            r = subprocess.run([sys.executable, "-m", "cudalab.cli", "nvcc", *words], cwd=s.path, env=env,
+                               capture_output=True, text=True)
+            if r.returncode:
+                return "build: " + first_error(r.stderr + r.stdout)
+        elif kind == "copy":
+            for src in words[:-1]:
+                dest = s.path / words[-1]
+                target = dest / Path(src).name if dest.is_dir() else dest
+                if (s.path / src).resolve() != target.resolve():
+                    shutil.copy(s.path / src, target)
+        else:
+            shutil.copytree(s.path / words[0], s.path / words[1], dirs_exist_ok=True)
+    return ""
 
 
 def _libraries(target: str) -> list:
@@ -266,7 +352,8 @@ def _left_out(s: Sample, text: str, packages, libraries, config) -> str:
     if "NVSCI" in packages or re.search(r"#include\s*[<\"]nvsci", code):
         return "NvSci (NVIDIA's automotive buffer and sync interop)"
     names = {re.sub(r"_static$", "", l.split("::")[1]) for l in libraries if l.startswith("CUDA::")}
-    libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, n) for n in names - SERVED})
+    libs = sorted({"NPP" if n.startswith("npp") else LIBRARIES.get(n, LIBRARIES.get(n.lower(), n))
+                   for n in names - SERVED})
     if libs:
         return f"a CUDA library cudalab does not emulate ({', '.join(libs)})"
     if config.get("skip"):
@@ -339,15 +426,23 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
     more_time = ["--timeout", f"{timeout * WALL_PER_CPU:g}"] if device == "emu" else []
     command = [sys.executable, "-m", "cudalab.cli", "run", "--device", device, *more_time, *s.options, *s.sources]
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*more_time, *s.options, *s.sources])
+    shown = "".join(f"cudalab nvcc {' '.join(map(shlex.quote, words))} && " for kind, words in s.steps
+                    if kind == "nvcc") + shown
     if s.left_out:
         return Result(s.name, s.folder, "left out", s.left_out, command=shown)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     build_seconds = 0.0
+    if s.steps:                                  # the module files and headers its CMake build makes beside it
+        t0 = time.perf_counter()
+        failed = do_steps(s, dict(env, CUDALAB_DEVICE=device))
+        build_seconds = time.perf_counter() - t0
+        if failed:
+            return Result(s.name, s.folder, "fail", failed, 0.0, build_seconds, shown)
     if device == "emu":                          # build first, so that the time limit is the program's
         t0 = time.perf_counter()
         b = subprocess.run([sys.executable, "-c", _BUILD, *s.options, *s.sources], cwd=s.path, env=env,
                            capture_output=True, text=True, timeout=1800)
-        build_seconds = time.perf_counter() - t0
+        build_seconds += time.perf_counter() - t0
         if b.returncode:
             return Result(s.name, s.folder, "fail", "build: " + first_error(b.stderr + b.stdout),
                           0.0, build_seconds, shown)

@@ -10,8 +10,9 @@ program runs its kernels on the emulator unchanged.
 ``__cuda_array_interface__`` hands it on); ``cupy.asarray`` of a numba array is a view of the same
 memory. What CuPy itself computes (arithmetic, ``cp.sum``, ``cp.random``...) is numpy's function run
 on the host over the array's values, and the result is stored in device memory: the answers are
-numpy's, but these operations are not emulated kernels (the profile and the timeline do not show
-them). ``RawKernel``, ``RawModule``, ``ElementwiseKernel`` and ``ReductionKernel``
+numpy's, and these operations are not emulated kernels; each one's row on the timeline (what events
+and ``cupyx.profiler.benchmark`` measure) is timed by a roofline of the device profile
+(cudalab/cupy/model.py), as are copies between host and CuPy arrays. ``RawKernel``, ``RawModule``, ``ElementwiseKernel`` and ``ReductionKernel``
 are CUDA C++ that cudalab compiles and emulates (cudalab/cupy/kernels.py); CuPy's libraries (cuFFT,
 cuBLAS handles) need the real CuPy on a GPU.
 """
@@ -26,6 +27,7 @@ import numpy as np
 from ..emulator.memory import GLOBAL_BASE
 from ..pykernels.devicearray import DeviceNDArray
 from ..runtime.arrays import DeviceArray
+from . import model
 
 
 class ndarray(DeviceNDArray):
@@ -46,10 +48,11 @@ class ndarray(DeviceNDArray):
         return ndarray(shape, dtype or self.dtype, memptr=self.device_ptr + offset, strides=strides,
                        base=self._base or self, device=self.device)
 
-    # ------------------------------------------------------------------ host <-> device, off the timeline
+    # ------------------------------------------------------------------ host <-> device: copies on the timeline
     def get(self, stream=None, order="C", out=None):
         """The values as a numpy array (a copy)."""
         values = _host(self)
+        model.copy(values.nbytes, "D2H")
         if out is not None:
             out[...] = values
             return out
@@ -58,6 +61,7 @@ class ndarray(DeviceNDArray):
     def set(self, arr, stream=None):
         """Overwrite the values with a host array's."""
         _store(self, arr)
+        model.copy(self.nbytes, "H2D")
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct "
@@ -65,7 +69,7 @@ class ndarray(DeviceNDArray):
 
     # numpy's functions given a device array answer with device arrays, as CuPy's do (np.linalg.svd(a))
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _on_host(getattr(ufunc, method), inputs, kwargs)
+        return _on_host(getattr(ufunc, method), inputs, kwargs, name=ufunc.__name__)
 
     def __array_function__(self, func, types, args, kwargs):
         return _on_host(func, args, kwargs)
@@ -143,7 +147,9 @@ class ndarray(DeviceNDArray):
             out = attr(*_host_args(args), **_host_args(kwargs))
             if in_place:
                 _store(self, values)
-            return _wrap(out)
+            result = _wrap(out)
+            model.charge(name, (self, *args), self if in_place else result)
+            return result
         method.__name__ = name
         return method
 
@@ -166,8 +172,11 @@ def _operator(name, inplace=False):
             return out
         if inplace:
             _store(self, out)
+            model.charge(name, (self, *others), self)
             return self
-        return _wrap(out)
+        result = _wrap(out)
+        model.charge(name, (self, *others), result)
+        return result
     apply.__name__ = name
     return apply
 
@@ -258,16 +267,33 @@ def asarray(a, dtype=None, order=None, *, blocking=False):
         v = from_cuda_array_interface(desc, owner=a)
         view = ndarray(v.shape, v.dtype, memptr=v.device_ptr, strides=v.strides, base=a, device=v.device)
         return view if dtype is None or np.dtype(dtype) == view.dtype else view.astype(dtype)
-    return _device(np.asarray(_host_args(a), dtype=dtype, order=order))
+    return _from_host(a, np.asarray(_host_args(a), dtype=dtype, order=order))
 
 
 def array(obj, dtype=None, copy=True, order="K", ndmin=0, **kwargs):
-    return _device(np.array(_host_args(obj), dtype=dtype, order=order, ndmin=ndmin))
+    return _from_host(obj, np.array(_host_args(obj), dtype=dtype, order=order, ndmin=ndmin))
+
+
+def _from_host(given, values) -> ndarray:
+    """A new device array of ``values``: a host-to-device copy on the timeline when they came from the
+    host, a copy on the device when ``given`` was a device array."""
+    out = _device(values)
+    if _device_arrays_in(given):
+        model.charge("copy", (given,), out)
+    else:
+        model.copy(out.nbytes, "H2D")
+    return out
+
+
+def _device_arrays_in(x) -> bool:
+    return bool(model._device_arrays(x, []))
 
 
 def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     """A host copy (numpy arrays and other values pass through, as in CuPy)."""
     values = _host(a) if isinstance(a, DeviceArray) else np.asarray(a, order=order)
+    if isinstance(a, DeviceArray):
+        model.copy(values.nbytes, "D2H")
     if out is not None:
         out[...] = values
         return out
@@ -352,7 +378,7 @@ def _numpy_name(namespace, name, where):
     return function
 
 
-def _on_host(function, args, kwargs):
+def _on_host(function, args, kwargs, name=None):
     """numpy's ``function`` over device arrays' values; the result in device memory (``out=`` arrays
     written back)."""
     out = kwargs.get("out")
@@ -362,12 +388,16 @@ def _on_host(function, args, kwargs):
         copies = tuple(_host(o) if isinstance(o, DeviceArray) else o for o in outs)
         kwargs = dict(kwargs, out=copies if isinstance(out, tuple) else copies[0])
     result = function(*_host_args(args), **{k: v if k == "out" else _host_args(v) for k, v in kwargs.items()})
+    name = name or getattr(function, "__name__", "function")
     if written:
         for device, values in zip(outs, copies):
             if isinstance(device, DeviceArray):
                 _store(device, values)
+        model.charge(name, (args, kwargs), out)
         return out
-    return _wrap(result)
+    result = _wrap(result)
+    model.charge(name, (args, kwargs), result)
+    return result
 
 
 class _NumpyModule:

@@ -5,7 +5,9 @@ The model is a roofline over four pipes, taken on the busiest SM, plus the launc
     time = launch_overhead + max(issue, shared, global, dispatch)
 
 * issue:    warp instructions / (4 schedulers x 1 instruction per clock). A divergent branch costs
-            both paths because the emulator counts every warp instruction executed.
+            both paths because the emulator counts every warp instruction executed. A scheduler
+            issues only for its own warps: an SM that holds fewer than 4 warps (a one-warp block)
+            keeps only that many schedulers busy.
 * shared:   shared-memory wavefronts / (1 wavefront per clock): a 32-way bank conflict costs 32.
 * global:   global (and local) memory sectors x 32 bytes / (DRAM bandwidth x 0.75), slowed further
             when too few warps are resident to hide memory latency (below 50% occupancy).

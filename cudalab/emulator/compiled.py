@@ -551,11 +551,30 @@ def plan(df, module, sink):
     for s, e in spans:
         # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
         inner = any(s2 < s < e2 for s2, e2 in spans)
-        r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find,
-                         [[p, cuts[p]] for p in range(s, e) if p in cuts], gangs=not inner)
+        held = [[p, cuts[p]] for p in range(s, e) if p in cuts]
+        r = None
+        if not held and _blockwise(df, s, e):
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, _blockwise(df, s, e))
+        if r is None:       # (or thread by thread, where block by block is refused)
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, held, gangs=not inner)
         if r is not None:
             regions.append(r)
     return groups, regions
+
+
+def _blockwise(df, s, e):
+    """A kernel's region of straight code from its first instruction (if/else diamonds, no loops:
+    an elementwise ``if (i < n) c[i] = a[i] + b[i]``) runs block by block as a region with cuts does
+    (regiongen.CutRegionBuilder), its one cut the kernel's start ("start": every thread of the
+    block is there): its addresses are checked for the whole block at once (regions.prechecks),
+    and in 1-D blocks threadIdx.x is the lane loops' counter (_one_d_version), where thread by
+    thread (RegionBuilder) each access looks its allocation up and threadIdx is read from an array.
+    Loops stay with RegionBuilder (turns, gangs). -> its cuts, or [] to build it thread by thread."""
+    from .engine import K_BRA
+    code = df.code
+    if s != 0 or not df.func.is_entry or any(code[p][0] == K_BRA and code[p][3] <= p for p in range(s, e)):
+        return []
+    return [[s, "start"]]
 
 
 def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), gangs=True):
@@ -588,11 +607,12 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
 
-    def attempt(target, gangs):
+    def attempt(target, gangs, one_d=False):
         scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
-            target, name, df.func, d, list(symbols) if scratch else symbols,
+            target, name + "_1d" if one_d else name, df.func, d, list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
+        rb.one_d = one_d
         if cuts:
             rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
         else:
@@ -609,13 +629,36 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     else:
         return None
     rb = attempt(sink, tried)
+    one_d = ""
+    if cuts and _one_d_version(code, s, e):
+        try:
+            same = attempt(ir.Module(name="scratch"), tried, one_d=True).regs == rb.regs
+        except Exception:   # noqa: BLE001  (no second version: the general one runs every block)
+            same = False
+        if same:
+            one_d = attempt(sink, tried, one_d=True).fn.name
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      # (a buffered register's array is written only where the block leaves native code)
                      sorted([p, c] for p, c in stops.items()), sorted((stored | set(getattr(rb, "buffered", ()))) - live_in[s]),
                      [list(c) for c in cuts],
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
-                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried))
+                     sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried),
+                     one_d)
+
+
+ONE_D_MOST = 300        # PTX instructions of a region with cuts that gets a second version for 1-D blocks
+
+
+def _one_d_version(code, s, e) -> bool:
+    """Does a region with cuts get a second native version for blocks of one dimension
+    (regiongen.CutRegionBuilder.special: threadIdx.x as the lane loops' counter, so they
+    vectorize)? Where it reads ``%tid.x`` and no other component of threadIdx (a kernel that reads
+    ``%tid.y`` is launched with 2-D blocks), and is small: the second version doubles the region's
+    build time, which for a CUB kernel's thousands of instructions is many seconds."""
+    tids = {o[2] for p in range(s, e) for o in code[p][2].operands
+            if isinstance(o, tuple) and len(o) > 2 and o[0] == "sreg" and o[1] == "tid"}
+    return e - s <= ONE_D_MOST and tids == {"x"}
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
@@ -913,14 +956,16 @@ def _build(program, df):
         check = _CFUNC(engine.get_function_address(g.check_name)) if g.check_name else None
         first = dataclasses.replace(df.code[g.start][2], guard=None)    # the group evaluates its guards
         code[g.start] = (K_FUSED, _Runner(g, fn, check, df.code), first, g.end)
+    fns = {r.name: (_RFUNC(engine.get_function_address(r.name)),
+                    _RFUNC(engine.get_function_address(r.one_d)) if r.one_d else None) for r in regions}
     for r in regions:
-        fn = _RFUNC(engine.get_function_address(r.name))
-        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df), df.code[r.start][2], r.end)
+        fn, fn_1d = fns[r.name]
+        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df, fn_1d=fn_1d), df.code[r.start][2], r.end)
     for r in regions:
-        fn = _RFUNC(engine.get_function_address(r.name))
+        fn, fn_1d = fns[r.name]
         for h in r.heads:
             if code[h][0] != K_REGION:
-                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h), df.code[h][2], r.end)
+                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d), df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     return fused

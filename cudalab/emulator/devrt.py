@@ -117,6 +117,7 @@ class GridState:
         self.checks = checks
         self.work: list = []
         self.buffers: dict = {}               # parameter buffer address -> _Buffer
+        self.freed_later: list = []           # device-heap blocks freed while this grid's launches waited
         if parent is None:
             self.pending = 0                  # launches queued and not yet started (whole tree)
             self.deadline = time.thread_time() + timeout
@@ -127,25 +128,52 @@ class GridState:
 
     # ---------------------------------------------------------------- running the queue
     def finish(self):
-        """Run what this grid queued: everything in launch order, then its tail launches."""
+        """Run what this grid queued: everything in launch order, then its tail launches; then free
+        the device-heap blocks it freed meanwhile (``free_heap``). (One frame per level of the launch
+        tree: 256 levels must fit Python's recursion limit.)"""
         if not self.work:
             return
-        # measured on an H100: a device-side cudaMemsetAsync in the NULL stream was not seen by a child
-        # grid and a cudaMemcpyAsync queued after it (tests/kernels sm90/cdp_device_memory_ops); memsets
-        # therefore run after the grid's other work
-        work = sorted(self.work, key=lambda w: (w.kind == "set", w.stream == STREAM_TAIL, w.order))
-        self.work = []
-        for w in work:
-            if w.kind == "launch":
-                self.root.pending -= 1
-                self._run_child(w)
-            elif w.kind == "copy":
-                dst, src, n = w.args
-                mem = self.program.memory
-                mem.data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = mem.data[src - GLOBAL_BASE:src - GLOBAL_BASE + n]
-            elif w.kind == "set":
-                dst, value, n = w.args
-                self.program.memory.data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = value & 0xFF
+        try:
+            # measured on an H100: a device-side cudaMemsetAsync in the NULL stream was not seen by a child
+            # grid and a cudaMemcpyAsync queued after it (tests/kernels sm90/cdp_device_memory_ops); memsets
+            # therefore run after the grid's other work
+            work = sorted(self.work, key=lambda w: (w.kind == "set", w.stream == STREAM_TAIL, w.order))
+            self.work = []
+            for w in work:
+                if w.kind == "launch":
+                    self.root.pending -= 1
+                    self._run_child(w)
+                elif w.kind == "copy":
+                    dst, src, n = w.args
+                    data = self.program.memory.data
+                    data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = data[src - GLOBAL_BASE:src - GLOBAL_BASE + n]
+                elif w.kind == "set":
+                    dst, value, n = w.args
+                    self.program.memory.data[dst - GLOBAL_BASE:dst - GLOBAL_BASE + n] = value & 0xFF
+        finally:
+            freed, self.freed_later = self.freed_later, []
+            for addr in freed:
+                self.program.memory.free(addr)
+
+    def free_heap(self, addr: int):
+        """Free a block of the device heap (device-side cudaFree or free()). A GPU's device heap stays
+        mapped after a free, so a grid this one launched and that has not run yet still reads the
+        block's bytes (a parent that frees its child's buffer right after the launch, as CDP1 code
+        ported without its cudaDeviceSynchronize does, works on an H200): while launches wait, the block
+        is freed once they have run. A second free is refused either way (``heap_freed``)."""
+        if self.work:
+            self.freed_later.append(int(addr))
+        else:
+            self.program.memory.free(int(addr))
+
+    def heap_freed(self, addr: int) -> bool:
+        """Whether ``addr`` was freed already and waits for the launches queued before its free."""
+        state = self
+        while state is not None:
+            if int(addr) in state.freed_later:
+                return True
+            state = state.parent
+        return False
 
     def _run_child(self, w: Work):
         from .engine import _launch as launch   # nested in a launch that handles a stop: no extra frame a level (256 levels)
@@ -431,10 +459,10 @@ def _free(ex, inst, rets, args):
         a = ex.mem.allocs.get(int(p))
         if p == 0:
             codes.append(SUCCESS)
-        elif a is None or a.freed or a.label != "device malloc":
+        elif a is None or a.freed or a.label != "device malloc" or _state(ex).heap_freed(p):
             codes.append(INVALID_VALUE)
         else:
-            ex.mem.free(int(p))
+            _state(ex).free_heap(int(p))
             codes.append(SUCCESS)
     _ret(ex, rets, sel, _set_error(ex, sel, np.array(codes, np.int32)))
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import CudaError, KernelError, UnsupportedError
-from ..ptx import ir
+from ..ptx import carry, inline, ir, spaces
 from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
@@ -135,7 +135,14 @@ class Program:
     def function(self, name: str) -> DecodedFunction:
         df = self._decoded.get(name)
         if df is None:
-            df = self._decoded[name] = self._decode(self.module.functions[name])
+            f = self.module.functions[name]
+            if f.is_entry:
+                # device functions copied into the kernel, so that native code covers them (ptx/inline.py)
+                f = inline.calls_inlined(self.module, f)
+            # the carry flag as a register, which native code can hold (ptx/carry.py)
+            f = carry.carries_explicit(f)
+            # shared and global accesses that a -G build writes as generic ones, as NVVM infers them (ptx/spaces.py)
+            df = self._decoded[name] = self._decode(spaces.generic_accesses_explicit(f))
         return df
 
     def _decode(self, f: ir.Function) -> DecodedFunction:
@@ -1086,13 +1093,17 @@ def _builtin(ex: Exec, inst, fname, rets, args):
             if not p:
                 continue
             a = ex.mem.allocs.get(int(p))
-            if a is None or a.freed or a.label != "device malloc":
-                what = ("was already freed" if a is not None and a.freed else
+            freed = a is not None and (a.freed or (ex.grid_state is not None and ex.grid_state.heap_freed(p)))
+            if a is None or freed or a.label != "device malloc":
+                what = ("was already freed" if freed else
                         "is not the start of an allocation made by malloc() in a kernel")
                 ex.stop(lane, "memcheck", "cudaErrorLaunchFailure", inst, lambda b, t: (
                     f"free() at line {inst.line} in kernel {ex.kernel_name}, thread {t} of block {b}: the pointer "
                     f"0x{int(p):x} {what}. Free each malloc() pointer exactly once."), int(p))
-            ex.mem.free(int(p))
+            if ex.grid_state is not None:
+                ex.grid_state.free_heap(int(p))
+            else:
+                ex.mem.free(int(p))
         return
     raise UnsupportedError(f"the device function {fname} is not available in the emulator")
 
@@ -1189,9 +1200,10 @@ def _stack_size(program: Program, df: DecodedFunction):
         f = program.module.functions.get(name)
         if f is None or f.extern:
             return 0
-        own = program.function(name).local_size
+        decoded = program.function(name)
+        own = decoded.local_size
         deepest = 0
-        for inst in f.insts:
+        for inst in decoded.func.insts:      # (a kernel's own calls: those ptx/inline.py left)
             if inst.opcode == "alloca":      # dynamic stack allocation (sm90.py): CUDA's 1 KiB default stack
                 recursive[0] = True
             if inst.opcode == "call":

@@ -15,8 +15,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT, KEEP, LD,
-                          LD_IMM, LOAD, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, DST, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT, KEEP,
+                          KIND, LANE, LD, LD_IMM, LOAD, MOVE, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, SRC, TABLE,
+                          TF32_RN, TF32_RNA, WORD)
 
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
@@ -129,6 +130,29 @@ def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words
                 else:
                     poke32(out + 4 * l, np.uint32(words[j, l]))
     return True
+
+
+@numba.njit(inline="always", cache=True)
+def lane_op(w, op, ptrs):
+    """A LANE row for warp w: register DST from register SRC (32-bit words), copied (MOVE) or rounded to
+    tf32 as mma.to_tf32 does (.rna to nearest, ties away; .rn ties to even; .rz cut; an infinity or NaN
+    just loses its low 13 bits)."""
+    dst, src, kind = ptrs[op[DST]] + 128 * w, ptrs[op[SRC]] + 128 * w, op[KIND]
+    for l in range(32):
+        u = peek32(src + 4 * l)
+        if kind != MOVE:
+            low, keep = u & np.uint32(0x1FFF), u & np.uint32(0xFFFFE000)
+            if kind == TF32_RNA:
+                up = low >= np.uint32(0x1000)
+            elif kind == TF32_RN:
+                up = low > np.uint32(0x1000) or low == np.uint32(0x1000) and (u & np.uint32(0x2000)) != 0
+            else:
+                up = False
+            if up and (u & np.uint32(0x7F800000)) != np.uint32(0x7F800000):
+                u = np.uint32(keep + np.uint32(0x2000))
+            else:
+                u = keep
+        poke32(dst + 4 * l, u)
 
 
 @numba.njit(inline="always", cache=True)
@@ -386,7 +410,9 @@ def make(m, n, k, block):
             have_a[:], have_b[:], live[:], dirty[:] = False, False, False, False
             while p < ops.shape[0]:
                 op = ops[p]
-                if op[0] == LOAD:
+                if op[0] == LANE:
+                    lane_op(w, op, ptrs)
+                elif op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words,
                                      op[QUIET] == 0):
                         break
@@ -430,9 +456,11 @@ def make(m, n, k, block):
     @jit
     def doubles(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
                 counts, fragments):
-        """DMMA where every partial sum of the fma chain is exact in float64 (all terms on one grid,
-        the sum of their magnitudes below 2**53 of its steps): then it is C + A B, summed here in the
-        chain's k order (so zeros keep the chain's signs)."""
+        """DMMA where every product of A and B is exact in float64 (their significands' widths add up
+        to at most 52 bits, nothing under- or overflows): then each fma of the chain, C + a b rounded once,
+        is the float64 sum C + (a b), and the chain is those sums in k order (zeros keep the chain's
+        signs), whatever C holds. dmmaTensorCoreGemm's C, scaled by beta / alpha, has full significands:
+        a rule that wanted the whole sum exact sent every warp to mma.py's numpy fma chain."""
         raw_a, raw_b, raw_c = np.zeros(m * k, np.uint64), np.zeros(k * n, np.uint64), np.zeros(m * n, np.uint64)
         av, la = np.empty(m * k), np.empty(m * k, np.int64)
         bv, lb = np.empty(k * n), np.empty(k * n, np.int64)
@@ -444,6 +472,10 @@ def make(m, n, k, block):
             w, p = warps[wi], pos[wi]
             while p < ops.shape[0]:
                 op = ops[p]
+                if op[0] == LANE:
+                    lane_op(w, op, ptrs)
+                    p += 1
+                    continue
                 if op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
@@ -453,21 +485,27 @@ def make(m, n, k, block):
                 unpack(ptrs, op, B, counts[1], btarget, 64, w, raw_b)
                 unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
                 good = True
+                # the widest significand, the largest exponent and the lowest set bit of A's and B's elements
+                wa, ea, lowa, wb, eb, lowb = -FAR, -FAR, FAR, -FAR, -FAR, FAR
                 for i in range(m * k):
-                    av[i], _, la[i], fin = decode(raw_a[i], 11, 52)
+                    av[i], e, la[i], fin = decode(raw_a[i], 11, 52)
                     good &= fin
+                    if av[i] != 0.0:
+                        wa, ea, lowa = max(wa, e - la[i]), max(ea, e), min(lowa, la[i])
                 for i in range(k * n):
-                    bv[i], _, lb[i], fin = decode(raw_b[i], 11, 52)
+                    bv[i], e, lb[i], fin = decode(raw_b[i], 11, 52)
                     good &= fin
+                    if bv[i] != 0.0:
+                        wb, eb, lowb = max(wb, e - lb[i]), max(eb, e), min(lowb, lb[i])
+                good &= wa + wb <= 51 and lowa + lowb >= -1074 and ea + eb < 1022
                 for x in range(32 * registers):
                     i, j = dsrc[x] // n, dsrc[x] % n
-                    total, _, low, fin = decode(raw_c[dsrc[x]], 11, 52)
+                    total, _, _, fin = decode(raw_c[dsrc[x]], 11, 52)
                     bound = abs(total)
                     for kk in range(k):
                         total += av[i * k + kk] * bv[kk * n + j]
                         bound += abs(av[i * k + kk] * bv[kk * n + j])
-                        low = min(low, la[i * k + kk] + lb[kk * n + j])
-                    good &= fin and bound < 1e300 and (bound == 0.0 or math.frexp(bound)[1] + 1 - low <= 53)
+                    good &= fin and bound < 1e300
                     d[x] = total
                 if not good:
                     break
@@ -493,6 +531,10 @@ def make(m, n, k, block):
             have_a[:], have_b[:] = False, False
             while p < ops.shape[0]:
                 op = ops[p]
+                if op[0] == LANE:
+                    lane_op(w, op, ptrs)
+                    p += 1
+                    continue
                 if op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break

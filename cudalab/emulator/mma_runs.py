@@ -7,6 +7,9 @@ fragments go through memory between one and the next. Here such a stretch (insid
 unguarded, its mmas all of one form) becomes one K_FUSED entry of the decoded code: mma_loops runs
 the whole program for one warp, then the next. That equals lock step because the instructions read
 no memory they write (loads read shared memory, mmas only registers), and registers are per lane.
+A 32-bit mov or a cvt to tf32 that reads or writes the program's registers (tf32TensorCoreGemm rounds
+each loaded element with __float_to_tf32 before its mma) is a row too (LANE), run lane by lane in
+its place, where it used to end the program (its k-loop ran as programs of 1 to 5 rows).
 
 Where a warp cannot go on (a load's address is bad, an mma's sums are not proven exact), it stops
 at that row; the instruction's own path then runs it for those warps (reporting the address, or
@@ -18,20 +21,22 @@ from __future__ import annotations
 import collections
 import itertools
 import sys
+import threading
 
 import numpy as np
 
 from . import mma_native
-from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, COLUMNS, D, DISTINCT, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT,
-                         KEEP, LD, LD_IMM, LOAD, MMA, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, TABLE, WORD)
+from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, COLUMNS, D, DISTINCT, DST, ELEMENT_BITS, ESIZE, FA, FB,
+                         FRAGMENT, KEEP, KIND, LANE, LD, LD_IMM, LOAD, MMA, MOVE, NREGS, OFFSET, OPERAND, QUIET, REGS,
+                         SLOT, SRC, TABLE, TF32_RN, TF32_RNA, TF32_RZ, WORD)
 from .events import InstructionEvent
 
 _LANE = np.arange(32)
 
 
 # integer arithmetic nvcc and NVRTC place between a GEMM's wmma instructions (the next tile's address)
-ARITHMETIC = frozenset({"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "mov", "cvt", "selp",
-                        "setp", "neg", "min", "max"})
+ARITHMETIC = frozenset({"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "mov", "cvt", "cvta",
+                        "selp", "setp", "neg", "min", "max"})
 
 
 def fuse(code, func):
@@ -51,7 +56,7 @@ def fuse(code, func):
         if getattr(code[pc][1], "fusion", None) is None:
             pc += 1
             continue
-        end, last, form, wrote, read = pc, pc, None, set(), set()
+        end, last, form, wrote, read, lanes = pc, pc, None, set(), set(), {}
         while end < len(code) and (end == pc or end not in labels):
             kind, fn, inst, _ = code[end]
             if kind != K_NORMAL or inst.guard is not None:
@@ -60,7 +65,13 @@ def fuse(code, func):
             if fusion is None:
                 dests = set(_regs(inst.operands[0])) if inst.operands else set()
                 touched = {x for o in inst.operands for x in _regs(o)}
-                if inst.opcode not in ARITHMETIC or touched & wrote or dests & read:
+                lane = (touched & wrote or dests & read) and lane_op(inst, func)
+                if lane:                # a row of the program, in its place: it reads or writes the program's registers
+                    lanes[end] = lane
+                    wrote.add(lane["dst"])
+                    read.add(lane["src"])
+                    last = end + 1
+                elif inst.opcode not in ARITHMETIC or touched & wrote or dests & read:
                     break
             elif fusion[0] == "mma" and form is not None and fusion[1] is not form:
                 break
@@ -70,13 +81,48 @@ def fuse(code, func):
                 read.update(fusion[2]["words"])
                 last = end + 1
             end += 1
-        program = [e for e in code[pc:last] if getattr(e[1], "fusion", None)]
+        entries = [(k, LaneOp(fn, lanes[i]) if i in lanes else fn, inst, aux)
+                   for i, (k, fn, inst, aux) in enumerate(code[pc:last], pc)]
+        program = [e for e in entries if getattr(e[1], "fusion", None)]
         if form is not None and len(program) >= 2:
-            out[pc] = (K_FUSED, Run(code[pc:last], form, mentions), code[pc][2], last)
+            out[pc] = (K_FUSED, Run(entries, form, mentions), code[pc][2], last)
             pc = last
         else:
             pc += 1
     return out
+
+
+_TF32 = {"rna": TF32_RNA, "rn": TF32_RN, "rz": TF32_RZ}
+
+
+def lane_op(inst, func):
+    """The LANE row's {"dst", "src", "kind", "words"} of a 32-bit register-to-register mov, or of a cvt of
+    a float32 register to tf32 (tf32TensorCoreGemm rounds each loaded element with __float_to_tf32:
+    inline asm of a mov, the cvt and a mov, then a mov into the mma's fragment), else None."""
+    from .dtypes import storage
+    ops = inst.operands
+    if len(ops) != 2 or any(o[0] != "reg" or o[2] for o in ops) or \
+            any(storage(func.regs[o[1]]).itemsize != 4 for o in ops if o[1] in func.regs) or \
+            not all(o[1] in func.regs for o in ops):
+        return None
+    mods = [x for x in inst.mods if x not in inst.types]
+    if inst.opcode == "mov" and tuple(inst.types) in (("b32",), ("u32",), ("s32",), ("f32",)) and not mods:
+        kind = MOVE
+    elif inst.opcode == "cvt" and tuple(inst.types) == ("tf32", "f32") and len(mods) == 1 and mods[0] in _TF32:
+        kind = _TF32[mods[0]]
+    else:
+        return None
+    return {"dst": ops[0][1], "src": ops[1][1], "kind": kind, "words": {ops[0][1]: 4, ops[1][1]: 4}}
+
+
+class LaneOp:
+    """A decoded mov or cvt that is a row of a program: runs as before one by one, and says so."""
+
+    def __init__(self, fn, info):
+        self.fn, self.fusion = fn, ("lane", None, info)
+
+    def __call__(self, ex):
+        return self.fn(ex)
 
 
 class Run:
@@ -109,7 +155,11 @@ class Run:
         for _, fn, _, _ in self.program:
             what, _, info = fn.fusion
             row = np.zeros(COLUMNS, np.int64)
-            if what == "mma":
+            if what == "lane":
+                row[0], row[KIND] = LANE, info["kind"]
+                row[SRC] = read([info["src"]])[0]
+                row[DST] = write([info["dst"]])[0]
+            elif what == "mma":
                 row[0] = MMA
                 for use, col, count in (("a", A, form.counts[0]), ("b", B, form.counts[1]),
                                         ("c", C, form.counts[2])):
@@ -134,7 +184,8 @@ class Run:
                 tables.append((info["major"], info["minor"]))
             ops.append(row)
         self.ops = np.array(ops)
-        slots = chains(self.program, self.ops, mentions)
+        self.slot_of = slots
+        chain_count = chains(self.program, self.ops, mentions)
         if form.kind == "floats":
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
@@ -142,12 +193,17 @@ class Run:
         for (_, fn, _, _) in self.program:
             for name, word in fn.fusion[2]["words"].items():
                 self.words[name] = word
+        self.unheld = _unheld(self.program, self.names, self.fresh, mentions)
+        self.held = [x for x in self.names if x not in self.unheld]
+        self.held_slots = np.array([self.slot_of[x] for x in self.held], np.int64)
+        self.unheld_slots = np.array([self.slot_of[x] for x in self.unheld], np.int64)
         widest = max([t[0].shape[1] for t in tables], default=1)
         self.major = np.zeros((max(len(tables), 1), 32, widest), np.uint64)
         self.minor = np.zeros_like(self.major)
         for i, (major, minor) in enumerate(tables):
             self.major[i, :, :major.shape[1]], self.minor[i, :, :minor.shape[1]] = major, minor
-        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(slots, 1)], np.int64)
+        self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(chain_count, 1)],
+                                  np.int64)
 
     def __call__(self, ex):
         from .mma import active_warps
@@ -162,7 +218,11 @@ class Run:
             for _, fn, _, _ in self.program:
                 fn(ex)
             return
-        ptrs = _addresses(arrays)
+        ptrs = np.empty(len(self.names), np.int64)
+        ptrs[self.held_slots] = _addresses(arrays)
+        scratch = _scratch(len(self.unheld), ex.n)
+        if scratch is not None:
+            ptrs[self.unheld_slots] = scratch.__array_interface__["data"][0] + np.arange(len(self.unheld)) * (8 * ex.n)
         pos = np.zeros(warps.size, np.int64)
         todo = np.ascontiguousarray(warps, np.int64)
         at = np.arange(warps.size)
@@ -174,6 +234,9 @@ class Run:
             left = np.flatnonzero(pos < len(self.ops))
             if not left.size:
                 return
+            if scratch is not None:      # what the stopped warps handed over into registers held by nothing
+                self._hand_over(ex, scratch)
+                scratch = None
             # the first row some warps stopped at: its instruction's own path for them, then on from the next
             row = pos[left].min()
             at = left[pos[left] == row]
@@ -189,21 +252,31 @@ class Run:
         lane does (a copy where lanes outside the running warps, or reads before the write, need the old
         values)."""
         regs = ex.fr.regs
-        for name in self.names:
+        n, words, written = ex.n, self.words, self.written
+        for name in self.held:
             a = regs.get(name)
-            if not (a is None and name in self.written or isinstance(a, np.ndarray) and a.shape == (ex.n,)
-                    and a.dtype.itemsize == self.words[name] and a.flags.c_contiguous):
+            if not (a is None and name in written or isinstance(a, np.ndarray) and a.shape == (n,)
+                    and a.dtype.itemsize == words[name] and a.flags.c_contiguous):
                 return None
         every = ex.idx.size == ex.n
         alone = _references_of_one_entry()
         out = []
-        for name in self.names:
+        for name in self.held:
             a = regs.get(name)
             if name in self.written and (a is None or sys.getrefcount(a) > alone or a.dtype.kind != "u"):
                 dt = np.uint64 if self.words[name] == 8 else np.uint32
                 a = regs[name] = np.empty(ex.n, dt) if a is None or every and name in self.fresh else np.array(a, dt)
             out.append(a)
         return out
+
+    def _hand_over(self, ex, scratch):
+        """After a stop: the registers held by nothing (``unheld``) get arrays of their own, copies of
+        the scratch rows the compiled loop wrote the stopped warps' values to, so that the stopped
+        instruction's own path and the rows after it read them (the other warps' values there are
+        stale, and nothing reads them)."""
+        for i, name in enumerate(self.unheld):
+            row = scratch[i].view(np.uint64 if self.words[name] == 8 else np.uint32)[:ex.n]
+            ex.fr.regs[name] = row.copy()
 
     def _again(self, ex):
         """The register arrays after an instruction's own path wrote some: each kept if it is still an
@@ -233,8 +306,8 @@ def chains(program, ops, mentions):
     last, count = {}, 0          # register -> the row that last read or wrote it
     for p, (_, fn, _, _) in enumerate(program):
         what, _, info = fn.fusion
-        if what == "load":
-            touched = [*info["regs"], *(x for x in (info["base"], info["ld"]) if isinstance(x, str))]
+        if what != "mma":
+            touched = _named(what, info)
         else:
             touched = [*info["a"], *info["b"], *info["c"], *info["d"]]
             before = {last.get(x) for x in info["c"]}
@@ -261,9 +334,7 @@ def _decoded_at_load(program, ops, loaded, counts, fragment_ids, mentions):
     named = collections.Counter()
     first = {}
     for p, (_, fn, _, _) in enumerate(program):
-        what, _, info = fn.fusion
-        regs = {*info["regs"], *(x for x in (info["base"], info["ld"]) if isinstance(x, str))} if what == "load" \
-            else {*info["a"], *info["b"], *info["c"], *info["d"]}
+        regs = set(_named(*fn.fusion[::2]))
         named.update(regs)
         for x in regs:
             first.setdefault(x, p)
@@ -275,6 +346,45 @@ def _decoded_at_load(program, ops, loaded, counts, fragment_ids, mentions):
                 ops[row, FRAGMENT], ops[row, OPERAND] = fid, use
                 break
         ops[row, QUIET] = ops[row, FRAGMENT] >= 0 and all(mentions[x] == named[x] and first[x] == row for x in regs)
+
+
+def _named(what, info):
+    """The registers a row of a program names."""
+    if what == "load":
+        return [*info["regs"], *(x for x in (info["base"], info["ld"]) if isinstance(x, str))]
+    if what == "lane":
+        return [info["dst"], info["src"]]
+    return [*info["a"], *info["b"], *info["c"], *info["d"]]
+
+
+def _unheld(program, names, fresh, mentions):
+    """The program's registers that nothing outside it names and that it writes before it reads them:
+    their values live only while a warp runs the program, so they need no array over the batch. nvcc's
+    unrolled k-loop has hundreds (cudaTensorCoreGemm's 56-row program: the loads' fragments, decoded
+    as loaded and never written, and the accumulator chains' D, kept in the loop); an array for each,
+    every call, was the larger part of the call (3.7 ms of Python and 47 MB of fresh pages against 3 ms
+    of compiled loop). They get rows of one scratch buffer instead (_scratch), which the loop writes
+    where it writes them at all (a LANE row's result, a stopped warp's kept values), copied into arrays
+    of their own only after a stop (Run._hand_over)."""
+    inside = collections.Counter(x for (_, fn, _, _) in program for x in set(_named(*fn.fusion[::2])))
+    return [x for x in names if x in fresh and inside[x] == mentions[x]]
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(rows, n):
+    """A buffer of ``rows`` rows of ``n`` uint64 words for the registers held by nothing, one per thread
+    (programs run one after another there) reused by every program: only the LANE rows' registers and a
+    stopped warp's kept values are written there, so most of its pages are never touched. None where
+    there are no such registers."""
+    if not rows:
+        return None
+    have = getattr(_SCRATCH, "buffer", None)
+    if have is None or have.shape[0] < rows or have.shape[1] != n:
+        have = _SCRATCH.buffer = np.empty((max(rows, have.shape[0] if have is not None and have.shape[1] == n
+                                               else 0), n), np.uint64)
+    return have
 
 
 def _addresses(arrays):

@@ -680,6 +680,7 @@ class CutRegionBuilder(RegionBuilder):
     live there for the interpreter: cold code the native function need not hold)."""
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
+    one_d = False               # the version for one-dimensional blocks (special)
 
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
@@ -923,6 +924,18 @@ class CutRegionBuilder(RegionBuilder):
                 t = b.sub(self.lane, b.mul(self.chunk_block, lpb))
             self._lane_parts = (self.chunk_block, t)
         return self._lane_parts
+
+    def special(self, name, comp):
+        """``one_d``: this function runs only blocks of one dimension (regions.Runner picks it where
+        blockDim.y and .z are 1), so threadIdx.x is the lane's offset in its block, computed from the
+        loop counter, and .y and .z are 0. Read from the batch's array instead, threadIdx is a value
+        LLVM knows nothing about (a load per lane and segment; an address computed from it, a
+        shared-memory histogram's ``local[tid]``, a stencil's ``s[t - 1]``, is an unknown one);
+        computed, it is the loop's induction variable, known to step by one."""
+        if self.one_d and name == "tid":
+            _, t = self._parts()
+            return self.b.trunc(t, I32) if comp == "x" else ir.Constant(I32, 0)
+        return super().special(name, comp)
 
     def _lanes(self, name, lo=None, hi=None):
         """A loop over the chunk's lanes (or those of [lo, hi)): positions the builder in its body

@@ -166,11 +166,12 @@ class Region:
     turns: bool                 # lanes take turns in some loop (regiongen): per-lane state
     spill_at: list              # [[pc, [[register, column], ...]], ...]: what a thread stopped at pc saves
     fresh: list = dataclasses.field(default_factory=list)   # registers stored before any read: no zeroing
-    cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp"], ...]: see "Cuts" above
+    cuts: list = dataclasses.field(default_factory=list)    # [[pc, "bar" | "warp" | "start"], ...]: "Cuts" above, compiled._blockwise
     bounds: list = dataclasses.field(default_factory=list)  # where segments start (skeleton): see "Loops around cuts"
     heads: list = dataclasses.field(default_factory=list)   # loop heads among them: second ways in (Runner.entry)
     remat_at: list = dataclasses.field(default_factory=list)  # [[pc, [pc, ...]], ...]: Runner._rematerialize
     gangs: list = dataclasses.field(default_factory=list)   # heads of the loops whose lanes go in gangs (gang_loops)
+    one_d: str = ""             # the function's version for 1-D blocks (compiled._one_d_version), or none
 
 
 # ------------------------------------------------------------------ finding regions
@@ -806,8 +807,9 @@ class Runner:
     stack entries (see the module docstring). ``orig`` is the code entry it replaced at ``start``:
     the engine runs that instead where the region may not run (``__call__`` returns -1)."""
 
-    def __init__(self, region, fn, orig, code, plain, entry=None):
+    def __init__(self, region, fn, orig, code, plain, entry=None, fn_1d=None):
         self.r, self.fn, self.orig, self.code, self.plain = region, fn, orig, code, plain
+        self.fn_1d = fn_1d          # the version for blocks of one dimension (blockDim.y and .z 1), if any
         # a region with cuts may also be entered at a loop head: the interpreter gets there after a
         # block stopped, or when a long batch moves to native code mid-way (compiled.upgrade_later)
         self.entry = region.start if entry is None else entry
@@ -871,8 +873,10 @@ class Runner:
                 base + 8 * 8, base + 8 * at_spill, base + 8 * at_state)
         stats = ex.stats
         longest = 0
+        block = ex.batch.block
+        fn = self.fn_1d if self.fn_1d is not None and block[1] == 1 and block[2] == 1 else self.fn
         while True:
-            status = self.fn(*args)
+            status = fn(*args)
             stats.thread_instructions += int(st[3])
             longest = max(longest, int(st[4]))
             work = ex.__dict__.get("region_work", 0) + int(st[3])

@@ -112,12 +112,16 @@ def shim_library() -> Path:
     if r.returncode:
         raise CompileError(f"building cudalab's CUDA runtime failed:\n{r.stderr}", r.stderr)
     subprocess.run(["ar", "rcs", str(tmp / lib.name), str(tmp / "cudart.o")], check=True)
-    # the driver a program may dlopen (CCCL's cuda::stream, cuda::launch): shim/libcuda.c, found by RUNPATH
-    r = subprocess.run([cc, "-O2", "-fPIC", "-shared", "-Wl,-soname,libcuda.so.1", "-I", str(cuda_home() / "include"),
-                        str(SHIM_DIR / "libcuda.c"), "-o", str(tmp / "libcuda.so.1")], capture_output=True, text=True)
+    # the driver a program may dlopen (CCCL's cuda::stream, cuda::launch; a program that dlsyms cu* functions):
+    # shim/libcuda.c and a trampoline for each driver symbol cudart.o defines, found by RUNPATH
+    exports = _driver_exports(tmp / "cudart.o", tmp)
+    r = subprocess.run([cc, "-O2", "-fPIC", "-shared", "-Wl,-soname,libcuda.so.1", "-I", str(tmp),
+                        "-I", str(cuda_home() / "include"), str(SHIM_DIR / "libcuda.c"), *exports,
+                        "-o", str(tmp / "libcuda.so.1")], capture_output=True, text=True)
     if r.returncode:
         raise CompileError(f"building cudalab's CUDA driver stand-in failed:\n{r.stderr}", r.stderr)
-    (tmp / "driver.list").write_text("{ cudalab_driver_entry_point; };\n")    # what programs export to it
+    # what programs export to it
+    (tmp / "driver.list").write_text("{ cudalab_driver_entry_point; cudalab_driver_symbol; };\n")
     try:
         tmp.rename(out)
     except OSError:                     # another process built it first
@@ -125,11 +129,70 @@ def shim_library() -> Path:
     return lib
 
 
+def _nvrtc_link(options: list) -> list:
+    """Link options for ``-lnvrtc``: NVIDIA's own NVRTC, from the nvidia-cuda-nvrtc wheel (the emulator's front
+    end too), found at run time by RUNPATH. The wheel ships only ``libnvrtc.so.13``, so a folder of the cache
+    holds the ``libnvrtc.so`` the linker looks for."""
+    if not any(o in ("-lnvrtc", "-lnvrtc_static") for o in options):
+        return []
+    found = sorted((cuda_home() / "lib").glob("libnvrtc.so.*"))
+    if not found:
+        raise CompileError("the program links NVRTC (-lnvrtc), which comes with the nvidia-cuda-nvrtc wheel: "
+                           "pip install nvidia-cuda-nvrtc")
+    folder = cache_dir() / "nvrtc-link"
+    folder.mkdir(parents=True, exist_ok=True)
+    link_name = folder / "libnvrtc.so"
+    if not link_name.exists() or link_name.resolve() != found[0].resolve():
+        tmp = folder / f"libnvrtc.so.{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(found[0])
+        tmp.replace(link_name)
+    return ["-L", str(folder), "-lnvrtc", "-Xlinker", f"-rpath={found[0].parent}", "-ldl"]
+
+
+def _driver_exports(shim_object: Path, folder: Path) -> list:
+    """libcuda_exports.inc (the symbols) and, on x86-64 and AArch64, libcuda_exports.S: one trampoline per
+    driver symbol the shim's object defines (nm), jumping through libcuda.c's cudalab_slots. Returns the
+    assembler file to build with libcuda.c (none elsewhere: such a driver then only answers cuGetProcAddress)."""
+    import platform
+    from .shimgen import SAME_ABI_OLD_NAMES
+    nm = shutil.which("nm")
+    r = subprocess.run([nm, "--defined-only", str(shim_object)], capture_output=True, text=True) if nm else None
+    defined = set(re.findall(r"^\w+ [TW] (cu[A-Z]\w*)$", r.stdout, re.M)) if r and not r.returncode else set()
+    # the older symbols of versioned functions (cuMemAlloc of cuMemAlloc_v2) are exported too, as NVIDIA's
+    # driver keeps them: a program that looks them all up and uses a few (matrixMulDynlinkJIT) finds them; those
+    # of the same arguments are the function (SAME_ABI_OLD_NAMES), the others answer CUDA_ERROR_NOT_SUPPORTED
+    older = {f"{m.group(1)}{'' if k == 1 else f'_v{k}'}" for s in defined if (m := re.match(r"(cu\w+)_v(\d)$", s))
+             for k in range(1, int(m.group(2)))}
+    symbols = sorted(defined | older | set(SAME_ABI_OLD_NAMES)) if defined else []
+    symbols = [s for s in symbols if not s.startswith("cuGetProcAddress")]      # libcuda.c's own
+    machine = platform.machine()
+    if machine not in ("x86_64", "aarch64"):
+        symbols = []
+    (folder / "libcuda_exports.inc").write_text(
+        "static const char *const EXPORTS[] = {" + "".join(f'"{s}", ' for s in symbols) + "NULL};\n")
+    if not symbols:
+        return []
+    lines = ["    .text"]
+    for k, sym in enumerate(symbols):
+        lines += [f"    .globl {sym}", f"    .type {sym}, @function", f"{sym}:"]
+        if machine == "x86_64":
+            lines.append(f"    jmp *cudalab_slots+{8 * k}(%rip)")
+        else:
+            lines += [f"    adrp x16, cudalab_slots+{8 * k}", f"    ldr x16, [x16, #:lo12:cudalab_slots+{8 * k}]",
+                      "    br x16"]
+    lines.append('    .section .note.GNU-stack,"",@progbits')
+    (folder / "libcuda_exports.S").write_text("\n".join(lines) + "\n")
+    return [str(folder / "libcuda_exports.S")]
+
+
 def _driver_link(lib: Path) -> list:
     """Link options that let the program's dlopen("libcuda.so.1") find cudalab's (shim/libcuda.c) before a
     system driver, and let that library reach the shim's driver entry points in the program."""
     # (--dynamic-list, not the newer --export-dynamic-symbol: binutils before 2.35 lack the latter)
-    return ["-Xlinker", f"-rpath={lib.parent}", "-Xlinker", f"--dynamic-list={lib.parent / 'driver.list'}"]
+    # (-u: a program that reaches the driver only through dlopen, calling nothing of the shim, links it all the same)
+    return ["-Xlinker", f"-rpath={lib.parent}", "-Xlinker", f"--dynamic-list={lib.parent / 'driver.list'}",
+            "-Xlinker", "--undefined=cudalab_driver_entry_point"]
 
 
 @dataclass
@@ -247,6 +310,7 @@ def _fresh(manifest: Path) -> bool:
         return False
 
 
+_LEGACY_CALL = re.compile(r"\b(cudaThread\w+|cudaMemAdvise|cudaMemPrefetchAsync)\s*\(")
 _RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
 
 
@@ -258,7 +322,11 @@ def _sees_the_runtime(path: Path, cmd: NvccCommand) -> bool:
     opts = cmd.compile_options
     if path.suffix == ".cu" or any(a == "-x" and b == "cu" for a, b in zip(opts, opts[1:])):
         return True
-    return bool(_RUNTIME_INCLUDE.search(path.read_text(errors="replace")))
+    text = path.read_text(errors="replace")
+    # and only when it calls what legacy.h gives back: included first, the runtime's header changes what the
+    # file's own headers see (cuda-samples' helper_cuda.h declares its cudaError_t overload only then, and
+    # binomialOptions_nvrtc's driver-API checks then pick it and stop the build)
+    return bool(_RUNTIME_INCLUDE.search(text)) and bool(_LEGACY_CALL.search(text))
 
 
 def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
@@ -470,7 +538,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             raise
     linked = [(cwd / f).resolve() for f in cmd.linked]
     key = _digest("program", *(u.key for u in units), *(_digest(f.read_bytes()) for f in linked),
-                  tuple(cmd.link_options), cmd.rdc, lib.parent.name, arch)
+                  tuple(cmd.link_options), cmd.rdc, lib.parent.name, arch, *_driver_link(lib))
     out = cache_dir() / "programs" / key
     exe = out / "program"
     if not exe.exists():
@@ -491,8 +559,10 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         # curand.c, cufft.c, cusparse.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusolver ... for
         # every program of a folder: a program that calls none of it links without it, one that does
         # stops at its undefined names, which _link_error explains
+        # -lcuda: the driver API is the shim's too (shim/driver*.c); -lnvrtc is NVIDIA's NVRTC (_nvrtc_link)
         own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
-        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, str(lib), *devrt, *_driver_link(lib),
+        r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, *_nvrtc_link(cmd.link_options), str(lib),
+                       *devrt, *_driver_link(lib),
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)

@@ -6,6 +6,8 @@ between GPUs (name, SM count, memory) on lines starting with ``device:``; both a
 from __future__ import annotations
 
 import difflib
+import re
+from pathlib import Path
 
 
 def comparable(stdout: str, keep_device: bool = False) -> str:
@@ -19,3 +21,11 @@ def diff(expected: str, actual: str, name: str = "program") -> str:
     return "".join(difflib.unified_diff(comparable(expected).splitlines(keepends=True),
                                         comparable(actual).splitlines(keepends=True),
                                         f"{name} (emulator)", f"{name} (GPU)"))
+
+
+def link_options(source: Path) -> list:
+    """The libraries a test program names on a first-lines comment ``// link: -lcuda -lnvrtc``: what its nvcc
+    command needs beyond the runtime, the same for the emulator and for a GPU."""
+    head = "".join(Path(source).read_text().splitlines(keepends=True)[:5])
+    m = re.search(r"^// link: (.*)$", head, re.M)
+    return m.group(1).split() if m else []

@@ -43,6 +43,7 @@ from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
 from ..runtime.core.graphs import TYPES
 from .server_libraries import LibraryRequests
+from .server_modules import ModuleRequests
 from .server_textures import TextureRequests, _int     # _int: the one parser of the shim's numbers
 
 ARENA_SIZE = DEVICE_MEMORY
@@ -66,7 +67,7 @@ QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "mem
           "graph_nodes", "graph_edges", "node_info", "node_add", "node_params", "node_set", "exec_node_set",
           "node_destroy", "node_find", "edges", "cond_create", "instantiate", "exec_update", "node_enable",
           "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
-          "surf_create", "surf_resource"}
+          "surf_create", "surf_resource", "module_func", "module_global", "address_range"}
 STEP_DONE, STEP_COPY, STEP_MEMSET = 0, 1, 2
 IDLE_SECONDS = 0.5      # a program busy this long (CPU time) without a request, work queued: the work runs
 NODE_KINDS = {v: k for k, v in TYPES.items()}
@@ -115,7 +116,7 @@ def demangle(names) -> dict:
     return result
 
 
-class Server(TextureRequests, LibraryRequests):
+class Server(TextureRequests, LibraryRequests, ModuleRequests):
     def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)

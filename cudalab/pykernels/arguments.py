@@ -35,8 +35,10 @@ def cuda_array_interface(a):
     return getattr(a, "__cuda_array_interface__", None)
 
 
-def numba_type(a, where: str):
-    """The numba type the kernel is compiled for when it gets ``a``."""
+def numba_type(a, where: str, registered: bool = False):
+    """The numba type the kernel is compiled for when it gets ``a``. ``registered``: the kernel has
+    dispatcher extensions, so a library's object of any type it registered with numba's typeof is
+    taken (its extension turns it into what the kernel gets at the launch)."""
     from numba import typeof, types
     from ..runtime.arrays import DeviceArray
     if isinstance(a, np.ndarray) and a.dtype.hasobject:      # numba: "non-precise type", at a wrong line
@@ -54,11 +56,24 @@ def numba_type(a, where: str):
         t = typeof(a)
     except ValueError:
         t = None
-    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record, types.EnumMember)):
+    # (a library's own object that it registered with numba's typeof as an array or a pointer, e.g.
+    # numba-examples' cuRAND states: its dispatcher extension hands the kernel the memory at the launch)
+    if registered and t is not None and t != types.pyobject:
+        return t
+    if not isinstance(t, (types.Number, types.Boolean, types.BaseTuple, types.Record, types.EnumMember,
+                          types.Array, types.CPointer)):
         hint = " Make it a numpy array first: np.array(...)." if isinstance(a, (list, range)) else ""
         raise LaunchError(f"{where}: a Python kernel takes numpy arrays, device arrays, numbers, records, enum "
                           f"members and tuples of numbers, not {type(a).__name__}.{hint}", "cudaErrorInvalidValue")
     return t
+
+
+class Typed:
+    """A launch argument with the numba type a dispatcher extension gave it (numba-examples' cuRAND
+    states become ``(uint64, address)``): packed as that type, not as the kernel's parameter type."""
+
+    def __init__(self, numba_type, value):
+        self.type, self.value = numba_type, value
 
 
 def flatten(a, t, pointer_of, out: list):

@@ -202,6 +202,8 @@ class PyKernel(ResourceQueries, Kernel):
                                   f"({type(a).__name__}); the emulator cannot read it. Pass a numpy array or a "
                                   "cudalab device array (cudalab.numba.install() makes numba.cuda.to_device "
                                   "give those).", "cudaErrorInvalidValue")
+            if isinstance(a, arguments.Typed):
+                a, t = a.value, a.type
             arguments.flatten(a, t, pointer_of, values)
         return arguments.pack(self.name, self.func.params, values)
 
@@ -236,8 +238,11 @@ class Dispatcher(ResourceQueries):
     warns_as_numba = True       # numba's performance warnings (NUMBA_WARNINGS); CuPy's Python kernels have none
 
     def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
-                 debug=False, opt=None):
+                 debug=False, opt=None, extensions=None):
         self.py_func = py_func
+        # numba's dispatcher extensions: objects whose prepare_args(ty, val, stream=, retr=) turn a launch's
+        # argument into what the kernel gets (a library's object into its device array), last one first
+        self.extensions = list(extensions or [])
         self.opt = opt              # numba's opt= (None: numba's default, optimized)
         self._specialized = specialized
         self.launch_bounds = launch_bounds
@@ -281,7 +286,8 @@ class Dispatcher(ResourceQueries):
         """The compiled kernel that runs these arguments (compiling it the first time)."""
         args = tuple(map(_unwrapped, args))
         self._check_count(args)
-        types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}") for k, a in enumerate(args))
+        types = tuple(arguments.numba_type(a, f"argument {k + 1} of {self.name}", registered=bool(self.extensions))
+                      for k, a in enumerate(args))
         if not self._signatures:
             return self._compile(types)
         k = self._best_signature(types)
@@ -355,8 +361,15 @@ class Dispatcher(ResourceQueries):
     def _launch(self, config, *args):
         if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_host_arrays(args)
+        retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
         try:
-            return self.specialize(*args)[config](*map(_unwrapped, args))
+            kernel = self.specialize(*args)
+            stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+            prepared = [_prepared(self.extensions, ty, a, stream, retrieve) for ty, a in zip(kernel.argtypes, args)]
+            record = kernel[config](*prepared)
+            for write_back in retrieve:
+                write_back()
+            return record
         except Exception as e:
             # the program's mistake (an argument, a typing error, a bad address, an exception a debug
             # kernel raised), told at its launch line: the frames of cudalab and numba in between say
@@ -448,10 +461,36 @@ def _check_dims(what: str, dims):
                                 "Python: write (n + 255) // 256 or math.ceil(n / 256).", "cudaErrorInvalidValue")
 
 
+def _prepared(extensions, ty, value, stream, retrieve):
+    """One launch argument as numba's dispatcher prepares it: the extensions first (the last one first),
+    then the copy a host array's hint asks for. ``cuda.In(a)`` is copied to the device and not back,
+    ``cuda.Out(a)`` not copied in (the kernel's writes are copied back), ``cuda.InOut(a)`` and a bare
+    host array both ways; ``retrieve`` gets the copies back, which run after the launch."""
+    from numba.cuda.args import ArgHint, In, Out
+    from .host import device_array_like, to_device
+    typed = ty
+    for extension in reversed(extensions):
+        ty, value = extension.prepare_args(ty, value, stream=stream, retr=retrieve)
+    if ty != typed:                 # the extension says how to pass it
+        return arguments.Typed(ty, _unwrapped(value))
+    if not isinstance(value, ArgHint):
+        return _unwrapped(value)
+    host = value.value
+    if not isinstance(host, np.ndarray) or host.ndim == 0:
+        return host             # (a scalar or a 0-d array: as the launch passes it, in and back)
+    if isinstance(value, Out) and not value.copy_input:         # (numba's InOut is an Out that copies in)
+        device = device_array_like(host, stream=stream)
+    else:
+        device = to_device(host, stream=stream)
+    if not isinstance(value, In):
+        retrieve.append(lambda: device.copy_to_host(host, stream=stream))
+    return device
+
+
 def _unwrapped(a):
-    """numba's ``cuda.In(a)``/``Out(a)``/``InOut(a)`` say which way a host array is copied; the
-    launch copies every host array in and back, which gives the same results. Another library's
-    array (``__cuda_array_interface__``) over the emulator's memory is launched as a view of it."""
+    """The value behind numba's ``cuda.In(a)``/``Out(a)``/``InOut(a)`` (for typing: ``_prepared`` makes
+    their copies at a launch). Another library's array (``__cuda_array_interface__``) over the
+    emulator's memory is launched as a view of it."""
     from numba.cuda.args import ArgHint
     from ..runtime.arrays import DeviceArray
     from .host import from_cuda_array_interface, in_emulator_memory
@@ -573,7 +612,7 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
     # options that change how numba builds or caches the code, not what it computes
     unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
                                     "boundscheck", "lto", "launch_bounds",
-                                    "shared_memory_carveout"}
+                                    "shared_memory_carveout", "extensions"}
     if unknown:
         raise UnsupportedError(f"cudalab.jit does not support the option{'s' * (len(unknown) > 1)} "
                                f"{', '.join(sorted(unknown))}; it takes device=, fastmath= and signatures.")
@@ -586,7 +625,7 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
         from numba.cuda.decorators import _validate_shared_memory_carveout
         _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
     options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"),
-                   opt=numba_options.get("opt"))
+                   opt=numba_options.get("opt"), extensions=numba_options.get("extensions"))
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath, link, **options)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)

@@ -1133,16 +1133,15 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
 cudaError_t cudaDeviceDisablePeerAccess(int peer) { (void)peer; return ret(cudaErrorInvalidDevice); }
 
 /* ------------------------------------------------------------------ launch attributes (cudaLaunchKernelEx) */
-cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
-    if (!config) return ret(cudaErrorInvalidValue);
-    if (!func) return ret(cudaErrorInvalidDeviceFunction);
-    char opts[1024] = "";
+/* A launch configuration's attributes as the launch request's "key=value" words (in opts, of size room) */
+static void launch_options(const cudaLaunchConfig_t *config, char *opts, size_t size) {
     size_t n = 0;
+    opts[0] = 0;
     for (unsigned i = 0; i < config->numAttrs && config->attrs; i++) {
         const cudaLaunchAttribute *a = &config->attrs[i];
         const cudaLaunchAttributeValue *v = &a->val;
         char *o = opts + n;
-        size_t room = sizeof opts - n;
+        size_t room = size - n;
         switch (a->id) {
         case cudaLaunchAttributeCooperative: snprintf(o, room, "cooperative=%d ", v->cooperative != 0); break;
         case cudaLaunchAttributeClusterDimension:
@@ -1159,6 +1158,13 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *fu
         }
         n += strlen(o);
     }
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+    if (!config) return ret(cudaErrorInvalidValue);
+    if (!func) return ret(cudaErrorInvalidDeviceFunction);
+    char opts[1024];
+    launch_options(config, opts, sizeof opts);
     return launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, config->stream, opts);
 }
 

@@ -11,6 +11,11 @@
  * NAME is not emulated. cudaGetDriverEntryPoint(ByVersion) reads the same table.
  */
 #include <cuda.h>
+/* every driver function the shim defines is weak: a program that names its own (matrixMulDynlinkJIT's
+ * function pointers called cuInit, cuMemAlloc, ... filled from dlsym) keeps its own */
+#undef CUDAAPI
+#define CUDAAPI __attribute__((weak))
+#include "driver_errors.inc"   /* generated from cuda.h: the driver's error names (cuGetErrorName) */
 
 /* CUresult and cudaError_t share their numbers, except the runtime's own codes for a bad function
  * or launch shape, which the driver calls an invalid handle or value */
@@ -20,10 +25,10 @@ static CUresult cu(cudaError_t e) {
     return (CUresult)e;
 }
 
-/* one GPU, one primary context: a context is a token, pushed and popped */
-static char primary_context;
-static __thread int contexts_pushed;
-#define PRIMARY ((CUcontext)(void *)&primary_context)
+/* one GPU, one primary context (the contexts a program creates: driver_modules.c) */
+struct CUctx_st { int alive; unsigned flags; };
+static struct CUctx_st primary_ctx = {1, 0};
+#define PRIMARY (&primary_ctx)
 
 CUresult CUDAAPI cuInit(unsigned int flags) { return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
 CUresult CUDAAPI cuDriverGetVersion(int *v) { return cu(cudaDriverGetVersion(v)); }
@@ -91,27 +96,6 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
     *active = 1;
     return CUDA_SUCCESS;
 }
-
-CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
-    if (ctx != PRIMARY) return CUDA_ERROR_INVALID_CONTEXT;
-    contexts_pushed++;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx) {
-    if (!contexts_pushed) return CUDA_ERROR_INVALID_CONTEXT;
-    contexts_pushed--;
-    if (ctx) *ctx = PRIMARY;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx) {
-    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-    *ctx = PRIMARY;      /* the runtime makes the primary context current on its first call */
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev) { return cuDeviceGet(dev, 0); }
 
 /* ------------------------------------------------------------------ streams and events */
 CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority) {
@@ -285,13 +269,11 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int va
 _Static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute), "launch attributes differ");
 _Static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue), "launch attribute values differ");
 
+static CUresult driver_launch(CUfunction f, dim3 g, dim3 b, unsigned shmem, CUstream s, void **params, void **extra,
+                              const char *options);   /* driver_modules.c */
+
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
     if (!config) return CUDA_ERROR_INVALID_VALUE;
-    if (extra) {
-        say_once("cudalab: cuLaunchKernelEx with kernel arguments packed in 'extra' (CU_LAUNCH_PARAM_BUFFER_POINTER) "
-                 "is not emulated; pass them as kernelParams");
-        return CUDA_ERROR_NOT_SUPPORTED;
-    }
     cudaLaunchAttribute attrs[32];
     if (config->numAttrs > 32) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < config->numAttrs; i++) {       /* the same ids, the same value union */
@@ -304,7 +286,27 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
         .dynamicSmemBytes = config->sharedMemBytes, .stream = (cudaStream_t)config->hStream,
         .attrs = attrs, .numAttrs = config->numAttrs,
     };
+    if (extra) {                  /* the parameters packed in one buffer: sent as they are, with the attributes */
+        char opts[1024];
+        launch_options(&c, opts, sizeof opts);
+        return driver_launch(f, c.gridDim, c.blockDim, (unsigned)c.dynamicSmemBytes, config->hStream, params, extra,
+                             opts);
+    }
     return cu(cudaLaunchKernelExC(&c, (const void *)f, params));
+}
+
+#include "driver_modules.c"   /* contexts, modules, cuLaunchKernel, cuMem*, NVRTC's cubins */
+#include "driver_memory.c"    /* arrays, texture objects, virtual memory management */
+#include "driver_legacy.c"    /* CUDA 3's launch API, cuCtxCreate_v2, the PTX linker (cuLink*) */
+#include "driver_fallbacks.inc"   /* generated: every other driver call answers CUDA_ERROR_NOT_SUPPORTED */
+#include "driver_symbols.inc"     /* generated: DRIVER_SYMBOLS, every one of them by its symbol */
+
+/* called by shim/libcuda.c when a program dlopens it: the function libcuda.so.1 exports as `symbol`
+ * (cuMemAlloc_v2, cuCtxCreate_v2, cuInit, ...), or NULL (build.py exports the program's cudalab_* names) */
+void *cudalab_driver_symbol(const char *symbol) {
+    for (size_t i = 0; i < sizeof DRIVER_SYMBOLS / sizeof *DRIVER_SYMBOLS; i++)
+        if (!strcmp(DRIVER_SYMBOLS[i].symbol, symbol)) return DRIVER_SYMBOLS[i].fn;
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ cuGetProcAddress */
@@ -325,6 +327,26 @@ static const struct { const char *name; int since; void *fn; } DRIVER[] = {
     ENTRY(cuMemPoolSetAttribute), ENTRY(cuMemPoolGetAttribute), ENTRY(cuMemPoolSetAccess), ENTRY(cuMemPoolGetAccess),
     ENTRY(cuMemPoolTrimTo), ENTRY(cuDeviceGetDefaultMemPool), ENTRY(cuDeviceGetMemPool), ENTRY(cuMemGetDefaultMemPool),
     ENTRY(cuFuncLoad), ENTRY(cuFuncGetAttribute), ENTRY(cuFuncSetAttribute), ENTRY(cuLaunchKernelEx),
+    /* a driver-API program's (driver_modules.c, driver_memory.c) */
+    ENTRY(cuCtxCreate), ENTRY(cuCtxDestroy), ENTRY(cuCtxSetCurrent), ENTRY(cuCtxGetFlags), ENTRY(cuCtxGetApiVersion),
+    ENTRY(cuCtxSynchronize), ENTRY(cuCtxSetLimit), ENTRY(cuCtxGetLimit), ENTRY(cuCtxGetCacheConfig),
+    ENTRY(cuCtxSetCacheConfig), ENTRY(cuCtxGetStreamPriorityRange), ENTRY(cuDevicePrimaryCtxReset),
+    ENTRY(cuDevicePrimaryCtxSetFlags), ENTRY(cuDeviceComputeCapability), ENTRY(cuDeviceGetProperties),
+    ENTRY(cuMemAlloc), ENTRY(cuMemAllocPitch), ENTRY(cuMemGetInfo), ENTRY(cuMemHostAlloc),
+    ENTRY(cuMemHostGetDevicePointer), ENTRY(cuMemHostGetFlags), ENTRY(cuMemHostRegister), ENTRY(cuMemHostUnregister),
+    ENTRY(cuMemcpy), ENTRY(cuMemcpyHtoD), ENTRY(cuMemcpyDtoH), ENTRY(cuMemcpyDtoD), ENTRY(cuMemcpyHtoDAsync),
+    ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemcpyDtoDAsync), ENTRY(cuMemsetD8), ENTRY(cuMemsetD16), ENTRY(cuMemsetD32), ENTRY(cuMemGetAddressRange),
+    ENTRY(cuModuleLoad), ENTRY(cuModuleLoadData), ENTRY(cuModuleLoadDataEx), ENTRY(cuModuleLoadFatBinary),
+    ENTRY(cuModuleUnload), ENTRY(cuModuleGetFunction), ENTRY(cuModuleGetGlobal), ENTRY(cuModuleGetLoadingMode),
+    ENTRY(cuFuncGetModule), ENTRY(cuFuncSetCacheConfig), ENTRY(cuLaunchKernel), ENTRY(cuLaunchCooperativeKernel),
+    ENTRY(cuOccupancyMaxPotentialBlockSize), ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuGetErrorName),
+    ENTRY(cuArrayCreate), ENTRY(cuArray3DCreate), ENTRY(cuArrayDestroy), ENTRY(cuArrayGetDescriptor), ENTRY(cuMemcpy2D),
+    ENTRY(cuMemcpy2DUnaligned), ENTRY(cuMemcpy2DAsync), ENTRY(cuMemcpyHtoA), ENTRY(cuMemcpyAtoH),
+    ENTRY(cuTexObjectCreate), ENTRY(cuTexObjectDestroy), ENTRY(cuMemGetAllocationGranularity),
+    ENTRY(cuMemAddressReserve), ENTRY(cuMemAddressFree), ENTRY(cuMemCreate), ENTRY(cuMemRelease), ENTRY(cuMemMap),
+    ENTRY(cuMemUnmap), ENTRY(cuMemSetAccess), ENTRY(cuMemGetAccess), ENTRY(cuMemGetAllocationPropertiesFromHandle),
+    ENTRY(cuMemRetainAllocationHandle), ENTRY(cuLinkCreate), ENTRY(cuLinkAddData), ENTRY(cuLinkAddFile),
+    ENTRY(cuLinkComplete), ENTRY(cuLinkDestroy),
 };
 
 /* the entry point of `name` for a program built against CUDA `version` (1000 * major + 10 * minor), or NULL */
@@ -353,6 +375,11 @@ CUresult cudalab_driver_entry_point(const char *name, void **fn, int version, cu
     *fn = driver_entry(name, version);
     if (status) *status = *fn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return *fn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI cuGetProcAddress(const char *name, void **fn, int version, cuuint64_t flags,
+                                  CUdriverProcAddressQueryResult *status) {
+    return cudalab_driver_entry_point(name, fn, version, flags, status);
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char *name, void **fn, unsigned int version,

@@ -15,3 +15,27 @@ CUresult CUDAAPI cuGetProcAddress(const char *name, void **fn, int version, cuui
                                   CUdriverProcAddressQueryResult *status) {
     return cudalab_driver_entry_point(name, fn, version, flags, status);
 }
+
+/* Every other driver function the shim defines, exported under its symbol (cuInit, cuMemAlloc_v2, ...) for a
+ * program that dlsyms them (matrixMulDynlinkJIT): libcuda_exports.S (build.py writes it from the shim's symbols)
+ * jumps through cudalab_slots, which this library fills from the program when it is loaded. */
+void *cudalab_driver_symbol(const char *symbol);
+#include "libcuda_exports.inc"     /* EXPORTS[]: the symbols, in the order of the slots */
+__attribute__((visibility("hidden"))) void *cudalab_slots[sizeof EXPORTS / sizeof *EXPORTS];
+
+#include <stdio.h>
+/* an older version of a function whose arguments changed since (cuMemAlloc's 32-bit device pointers) */
+static CUresult CUDAAPI not_in_program(void) {
+    static int said;
+    if (!said++)
+        fprintf(stderr, "cudalab: the program called a CUDA driver function by the symbol of an older CUDA version "
+                "(before its _v2), which cudalab does not emulate; it answers CUDA_ERROR_NOT_SUPPORTED\n");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+__attribute__((constructor)) static void fill_slots(void) {
+    for (size_t i = 0; EXPORTS[i]; i++) {      /* (EXPORTS ends with NULL) */
+        cudalab_slots[i] = cudalab_driver_symbol(EXPORTS[i]);
+        if (!cudalab_slots[i]) cudalab_slots[i] = (void *)not_in_program;
+    }
+}

@@ -50,9 +50,9 @@ SCRIPT_WATCHDOG_SECONDS = 600.0
 
 
 def _replacements() -> dict:
-    from . import pykernels
-    from .pykernels import host
-    from .pykernels.compiler import numpy_compat
+    from .. import pykernels
+    from ..pykernels import host
+    from ..pykernels.compiler import numpy_compat
     numpy_compat()
     out = {name: getattr(host, name) for name in _HOST_NAMES}
     out.update(jit=pykernels.jit, compile=host.compile_code, is_available=lambda: True,
@@ -70,7 +70,7 @@ def _method_patches() -> list:
     from numba.cuda.codegen import CUDACodeLibrary
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
-    from .pykernels import host
+    from ..pykernels import host
     return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
             (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
             (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
@@ -88,22 +88,22 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     """Make ``numba.cuda`` launch on cudalab (see the module docstring); calling it twice is harmless.
     ``watchdog``: seconds a kernel may run before the emulator stops it (None: leave it as it is)."""
     from numba import cuda
-    from .runtime import device
+    from ..runtime import device
     for name, new in _replacements().items():
         _SAVED.setdefault(name, getattr(cuda, name, None))
         setattr(cuda, name, new)
     for cls, name, new in _method_patches():
         _SAVED.setdefault((cls, name), cls.__dict__[name])
         setattr(cls, name, new)
-    from .pykernels import dispatcher          # numba's performance warnings, as numba shows them
+    from ..pykernels import dispatcher          # numba's performance warnings, as numba shows them
     _SAVED.setdefault((dispatcher, "NUMBA_WARNINGS"), dispatcher.NUMBA_WARNINGS)
     dispatcher.NUMBA_WARNINGS = True
     stand_ins = {}
     if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
-        from . import cupy
+        from .. import cupy
         stand_ins.update(cupy.modules())
     if "nvtx" not in sys.modules and importlib.util.find_spec("nvtx") is None:     # NVIDIA courses' annotations
-        from . import nvtx
+        from .. import nvtx
         stand_ins["nvtx"] = nvtx
     for name, module in stand_ins.items():
         _SAVED.setdefault(("modules", name), None)
@@ -163,7 +163,7 @@ def install_on_import():
 def uninstall():
     """Give ``numba.cuda`` its own functions back."""
     from numba import cuda
-    from .runtime import device
+    from ..runtime import device
     if "watchdog" in _SAVED:
         device.set_watchdog(_SAVED.pop("watchdog"))
     for name, old in _SAVED.items():
@@ -206,6 +206,3 @@ def main(argv=None):
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,107 @@
+"""tools/pycourses_check.py runs numba.cuda scripts and notebooks as their readers do, and writes the table.
+
+A course's notebook is run the way a student's *Run All* runs it: one cell after the other in one
+IPython shell, a failing cell reported and the next one run. The tool must tell a notebook that
+fails in one cell from one that passes, say which cell and why, and count what passed per set.
+"""
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import pycourses_check  # noqa: E402
+
+KERNEL = """import numpy as np
+from numba import cuda
+
+@cuda.jit
+def double(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] *= 2
+
+a = cuda.to_device(np.arange(256, dtype=np.float32))
+double[2, 128](a)
+"""
+
+
+def course(root: Path) -> Path:
+    """A small course of our own: a script that checks its kernel's result, and a notebook whose
+    third cell uses a name no cell defines (a student's exercise left blank)."""
+    (root / "lesson").mkdir(parents=True)
+    (root / "lesson" / "double.py").write_text(KERNEL + "assert (a.copy_to_host() == 2 * np.arange(256)).all()\n")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Doubling"),
+                      nbformat.v4.new_code_cell(KERNEL),
+                      nbformat.v4.new_code_cell("%matplotlib inline\n%timeit -n1 -r1 double[2, 128](a)"),   # magics
+                      nbformat.v4.new_code_cell("result = a.copy_to_host()\nprint(result[answer])"),
+                      nbformat.v4.new_code_cell("print(result.sum())"),
+                      # a cell's `!python` is the notebook's own Python (numba installed), as in its kernel
+                      nbformat.v4.new_code_cell("import sys\nran = !python -c 'import sys; print(sys.executable)'\n"
+                                                "assert ran[-1] == sys.executable, ran")]
+    nbformat.write(notebook, root / "lesson" / "Doubling (exercise).ipynb")
+    return root
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = course(tmp_path_factory.mktemp("checkout"))
+    out = tmp_path_factory.mktemp("results") / "results.json"
+    assert pycourses_check.main(["--checkout", str(root), "--set", "ours", "lesson/*.py", "lesson/*.ipynb",
+                                 "--json", str(out), "--timeout", "120"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_a_script_whose_kernel_is_right_passes(results):
+    script = results["ours/double"]
+    assert (script["status"], script["kind"]) == ("pass", "script")
+    assert script["cpu_seconds"] > 0            # the child's CPU time, compiling the kernel included
+
+
+def test_a_notebook_runs_every_cell_and_names_the_one_that_failed(results):
+    notebook = results["ours/Doubling_exercise"]      # the file's name, as a table can show it
+    assert (notebook["status"], notebook["kind"]) == ("fail", "notebook")
+    assert (notebook["failing_cells"], notebook["cells"]) == (1, 5)      # cells 4-5 ran after cell 3 failed
+    assert notebook["detail"] == "failing cells 3; cell 3: NameError: name 'answer' is not defined"
+
+
+def test_merge_writes_the_column_of_passes_per_set_and_the_table_of_programs(results, tmp_path):
+    doc = tmp_path / "programs.md"
+    doc.write_text("# Programs\n\n| set | programs | pass before |\n|---|---|---|\n| ours | 2 | 0 |\n| all | 2 | 0 |\n")
+    source = tmp_path / "r.json"
+    source.write_text(json.dumps(results))
+    reasons = tmp_path / "reasons.json"
+    reasons.write_text(json.dumps({"ours/Doubling_exercise": "the exercise is left to the student"}))
+    pycourses_check.main(["--merge", str(source), "--column", "pass, 7th pass", "--reasons", str(reasons),
+                          "--doc", str(doc)])
+    text = doc.read_text()
+    assert "| set | programs | pass before | pass, 7th pass |" in text
+    assert "| ours | 2 | 0 | 1 of 2 |" in text and "| all | 2 | 0 | 1 of 2 run |" in text
+    assert "| ours/Doubling_exercise | fail |" in text and "the exercise is left to the student |" in text
+    # merged again, the column and the table are rewritten in place, not added twice
+    pycourses_check.main(["--merge", str(source), "--column", "pass, 7th pass", "--doc", str(doc)])
+    again = doc.read_text()
+    assert again.count("pass, 7th pass |") == 1 and again.count("<!-- pycourses_check: pass, 7th pass -->") == 1
+    assert "NameError: name 'answer' is not defined" in again      # without --reasons: the run's own error
+
+
+def test_a_kernel_too_large_for_a_cpu_is_gpu_sized_not_a_failure():
+    out = ("numba_cuda_program.py:9: in <module>\ncudalab.errors.KernelError: The kernel spin was stopped early: "
+           "it would run far beyond the 150 s left. It had finished 2 of its 65,536 blocks after 3.1 s. The whole grid "
+           "needs about 4.1 trillion thread-instructions: about 2.5 days on the emulator.\n")
+    status, detail, _, _ = pycourses_check.judge("script", 1, out, 3.5, 150)
+    assert status == "GPU-sized" and "about 2.5 days on the emulator" in detail
+
+
+def test_a_notebook_whose_first_failure_is_out_of_device_memory_is_gpu_sized():
+    out = ("@@pycourses cell 1 runs\n@@pycourses cell 2 runs\nCudaError: cudaErrorMemoryAllocation: out of device memory: "
+           "asked for 1,600,000,000 bytes, but the largest allocation that fits is now 1,094,965,760 bytes.\n"
+           "@@pycourses cell 2 failed: CudaError: cudaErrorMemoryAllocation: out of device memory: asked for ...\n"
+           "@@pycourses cell 3 runs\n@@pycourses cell 3 failed: NameError: name 'd_z' is not defined\n"
+           "@@pycourses cells 3\n")
+    status, detail, failing, cells = pycourses_check.judge("notebook", 0, out, 30.0, 150)
+    assert (status, failing, cells) == ("GPU-sized", 2, 3)      # cell 3 lacks what cell 2 could not make
+    assert detail.startswith("failing cells 2, 3; cell 2: CudaError: cudaErrorMemoryAllocation: out of device memory")
