@@ -2,7 +2,7 @@
 
     python bench/cold_build.py                       # our own kernels: a CUB block sort, matmuls
     python bench/cold_build.py --only matmul_unrolled --markdown
-    python bench/cold_build.py --ptx thrust.ptx --kernel DeviceRadixSortOnesweepKernel   # build only
+    python bench/cold_build.py --ptx thrust.ptx --kernel DeviceRadixSortOnesweepKernel --index 1   # build only
 
 The native code is cached on disk (``compiled.cache_dir``), so only a first run builds it, but a
 first run is what a student meets: any program calling ``thrust::sort`` builds CUB's big kernels,
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -235,6 +236,12 @@ def ptx_kernel(path, kernel, index) -> dict:
     return build(program, program.function(names[index]))
 
 
+def _short(name) -> str:
+    """A mangled kernel's own name (CUB's ``DeviceRadixSortOnesweepKernel``), else its first 40 characters."""
+    found = re.findall(r"\d+(Device\w+?Kernel|\w+?Agent)", name)
+    return found[0] if found else name[:40]
+
+
 def _in_child(args) -> dict:
     """Run this file on one kernel in a new process with an empty cache; its row, or the reason it has none."""
     env = dict(os.environ, CUDALAB_CACHE=tempfile.mkdtemp(prefix="cudalab-cold-build-"),
@@ -251,6 +258,7 @@ def main(argv=None):
     p.add_argument("--only", help="comma-separated kernel names: " + ",".join(KERNELS))
     p.add_argument("--ptx", help="a PTX file whose kernels are built (and not launched)")
     p.add_argument("--kernel", default="", help="with --ptx: the kernels whose names hold this")
+    p.add_argument("--index", type=int, help="with --ptx: only the INDEX-th of those (from 0)")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -262,7 +270,7 @@ def main(argv=None):
         from cudalab.ptx import parse
         module = parse(Path(a.ptx).read_text())
         names = [n for n, f in module.functions.items() if f.is_entry and a.kernel in n]
-        jobs = [(n[:60], [a.ptx, a.kernel, str(k)]) for k, n in enumerate(names)]
+        jobs = [(f"{_short(n)} #{k}", [a.ptx, a.kernel, str(k)]) for k, n in enumerate(names) if a.index in (None, k)]
     else:
         jobs = [(n, [n]) for n in (a.only.split(",") if a.only else KERNELS)]
     head = ["kernel", "PTX insts", "IR MB", "plan s", "LLVM s", "build s", "launch s", "check"]
