@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernels  # noqa: E402  (bench/kernels.py: the kernels the benches share)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # a block of 128 threads sorts 1,024 keys with CUB's block-wide radix sort (load, sort, store through shared memory)
@@ -77,24 +80,7 @@ extern "C" __global__ void block_scan(const unsigned* in, unsigned* out) {
 """
 
 # the textbook tiled product (bench/kernels.py's matmul): what most course kernels cost to build
-TILED_MATMUL = r"""
-#define TILE 16
-extern "C" __global__ void matmul(const float* A, const float* B, float* C, int n) {
-    __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
-    float acc = 0.0f;
-    for (int t = 0; t < n / TILE; ++t) {
-        As[ty][tx] = A[row * n + t * TILE + tx];
-        Bs[ty][tx] = B[(t * TILE + ty) * n + col];
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
-        __syncthreads();
-    }
-    C[row * n + col] = acc;
-}
-"""
+TILED_MATMUL = kernels.TILED_MATMUL.replace("__global__", 'extern "C" __global__')
 
 # a 32x32 tile, each thread 16 outputs of a column, every loop unrolled: about 1,400 PTX instructions
 # (the shape of a book's register-tiled product)

@@ -563,41 +563,37 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
 
     def checked_shape(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
         """``check_launch`` for the Python API (``kernel[grid, block](...)``), which checks clusters in
-        the engine: a shape that passed is remembered in ``fn.checked`` as ``checked_launch`` does,
-        keyed by all the checks read, so a loop of launches checks it once (30 us a launch)."""
-        key = ("shape", grid, block, shared, cooperative, cluster, fn.max_dynamic_shared, fn.registers,
-               fn.attributes.get(14))
-        p = self.profile
-        try:
-            known = fn.checked.get(key)
-        except TypeError:               # a list for a shape: checked every time
-            known, key = None, None
-        if known is not None and known[0] is p and known[1] is fn.program:
-            return known[2]
-        checked = self.check_launch(fn, grid, block, shared, cooperative, cluster)
-        if key is not None:
-            if len(fn.checked) >= 64:
-                fn.checked.clear()
-            fn.checked[key] = (p, fn.program, checked)
-        return checked
+        the engine: a shape that passed is remembered (``_remembered``), so a loop of launches checks it
+        once (30 us a launch)."""
+        return self._remembered(fn, ("shape", grid, block, shared, cooperative, cluster),
+                                lambda: self.check_launch(fn, grid, block, shared, cooperative, cluster))
 
     def checked_launch(self, fn: Function, grid, block, shared: int, cooperative: bool = False, cluster=None):
         """``check_launch`` and the engine's cluster checks (__cluster_dims__, whole clusters: the kernel
         runs later, but a GPU refuses a launch of the wrong shape at the call); returns the grid as
-        (x, y, z). A shape that passed is remembered in ``fn.checked`` with all the checks read (the
-        device, the function's attributes), so a loop of launches checks it once."""
-        key = (grid, block, shared, cooperative, cluster, fn.max_dynamic_shared, fn.registers, fn.attributes.get(14))
+        (x, y, z). A shape that passed is remembered (``_remembered``)."""
+        def check():
+            from ...emulator.cluster import launch_shape
+            checked, _ = self.check_launch(fn, grid, block, shared, cooperative, cluster)
+            launch_shape(fn.program.function(fn.mangled).func, checked, None if cluster is None or
+                         tuple(cluster) == (1, 1, 1) else tuple(cluster), fn.name, bool(fn.attributes.get(14)))
+            return checked
+        return self._remembered(fn, (grid, block, shared, cooperative, cluster), check)
+
+    def _remembered(self, fn: Function, shape: tuple, check):
+        """``check()``'s answer for a launch shape that passed before, kept in ``fn.checked`` keyed by
+        the shape and everything else the checks read (the function's attributes; the device and the
+        program, compared on the way out), so a loop of launches checks once. A failing shape raises
+        every time; a shape given as lists (unhashable) is checked every time."""
+        key = (*shape, fn.max_dynamic_shared, fn.registers, fn.attributes.get(14))
         p = self.profile
         try:
             known = fn.checked.get(key)
-        except TypeError:               # a list for a shape: checked every time
+        except TypeError:
             known, key = None, None
         if known is not None and known[0] is p and known[1] is fn.program:
             return known[2]
-        from ...emulator.cluster import launch_shape
-        checked, _ = self.check_launch(fn, grid, block, shared, cooperative, cluster)
-        launch_shape(fn.program.function(fn.mangled).func, checked, None if cluster is None or
-                     tuple(cluster) == (1, 1, 1) else tuple(cluster), fn.name, bool(fn.attributes.get(14)))
+        checked = check()
         if key is not None:
             if len(fn.checked) >= 64:
                 fn.checked.clear()
