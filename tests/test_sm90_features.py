@@ -248,7 +248,7 @@ __global__ void dive(int* seen, int depth) {
 
 def test_a_fault_in_a_child_names_the_child_and_its_parent():
     src = r'''
-__global__ void child(int* p) { p[1 << 20] = 1; }
+__global__ void child(int* p) { p[1ll << 36] = 1; }     // far past any allocation (4 MB past could be another test's)
 __global__ void parent(int* p) { if (threadIdx.x == 1) child<<<1, 1>>>(p); }'''
     with pytest.raises(KernelError) as e:
         cudalab.compile(src, options=RDC).parent[1, 2](np.zeros(4, np.int32))
