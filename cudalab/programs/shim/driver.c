@@ -361,8 +361,8 @@ static void *driver_entry(const char *name, int version) {
         }
     if (!found) {
         char msg[300];
-        snprintf(msg, sizeof msg, "cudalab: the CUDA driver API's %s is not emulated (cudalab answers the runtime API "
-                 "and the driver calls of CCCL's cuda::stream, cuda::launch and memory pools)", name);
+        snprintf(msg, sizeof msg, "cudalab: the CUDA driver API's %s is not emulated (cudalab answers contexts, modules, "
+                 "launches, memory, streams, events and textures, not graphics interop or IPC)", name);
         say_once(msg);
     }
     return found;

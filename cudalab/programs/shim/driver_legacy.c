@@ -133,14 +133,9 @@ CUresult CUDAAPI cuLinkAddFile(CUlinkState state, CUjitInputType type, const cha
     (void)n, (void)options, (void)values;
     if (!path) return CUDA_ERROR_INVALID_VALUE;
     if (type == CU_JIT_INPUT_LIBRARY && strstr(path, "cudadevrt")) return CUDA_SUCCESS;
-    FILE *f = fopen(path, "rb");
-    if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *bytes = calloc(1, (size_t)size + 1);
-    size_t got = fread(bytes, 1, (size_t)size, f);
-    fclose(f);
+    size_t got;
+    char *bytes = read_whole_file(path, &got);
+    if (!bytes) return CUDA_ERROR_FILE_NOT_FOUND;
     CUresult r = link_add(state, type, bytes, got, path);
     free(bytes);
     return r;

@@ -324,23 +324,37 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned i
     return r;
 }
 
+/* A whole file, zero-terminated (a PTX image is text), in memory the caller frees; NULL if it cannot be
+ * read to its end. ``size`` gets its length. (cuModuleLoad, cuLinkAddFile) */
+static char *read_whole_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *bytes = n < 0 ? NULL : calloc(1, (size_t)n + 1);
+    size_t got = bytes ? fread(bytes, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (bytes && got != (size_t)n) {
+        free(bytes);
+        return NULL;
+    }
+    *size = got;
+    return bytes;
+}
+
 CUresult CUDAAPI cuModuleLoad(CUmodule *mod, const char *path) {
     if (!mod || !path) return CUDA_ERROR_INVALID_VALUE;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t n;
+    char *bytes = read_whole_file(path, &n);
+    if (!bytes) {
         char msg[600];
         snprintf(msg, sizeof msg, "cudalab: cuModuleLoad: no file %s (relative paths start in the folder the program "
                  "runs in)", path);
         say_once(msg);
         return CUDA_ERROR_FILE_NOT_FOUND;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *bytes = calloc(1, (size_t)n + 1);
-    size_t got = fread(bytes, 1, (size_t)n, f);
-    fclose(f);
-    CUresult r = got == (size_t)n ? load_image(mod, bytes) : CUDA_ERROR_FILE_NOT_FOUND;
+    CUresult r = load_image(mod, bytes);
     free(bytes);
     return r;
 }
