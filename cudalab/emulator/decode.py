@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ptx import ir
 from . import alu, mufu
 from .dtypes import dtype, flush_subnormal, is_float
 from .operands import reader, writer
@@ -906,16 +907,7 @@ _FUSIBLE = ("f32", "f64", "f16", "f16x2")
 
 
 def _regs(o):
-    if o[0] == "reg":
-        yield o[1]
-    elif o[0] in ("vec", "list"):
-        for x in o[1]:
-            yield from _regs(x)
-    elif o[0] == "pair":
-        yield from _regs(o[1])
-        yield from _regs(o[2])
-    elif o[0] == "mem" and o[1] is not None:
-        yield from _regs(o[1])
+    return (x[1] for x in ir.leaves((o,)) if x[0] == "reg")
 
 
 def _def_use(func):

@@ -190,14 +190,10 @@ class Program:
         if opc in ("trap", "brkpt"):
             return (K_TRAP, None, inst, None)
         if opc == "call":
-            rets, fname, args = [], None, []
-            for o in inst.operands:
-                if o[0] == "sym" and fname is None:
-                    fname = o[1]
-                elif o[0] == "list":
-                    (args if fname is not None else rets).extend(x[1] for x in o[1])
-                elif o[0] == "reg" and fname is None:
-                    fname = o            # an indirect call: the target is a function address per lane
+            target, rets, args = ir.call_parts(inst)
+            rets, args = [x[1] for x in rets], [x[1] for x in args]
+            # an indirect call's target is the register of a function address per lane
+            fname = target[1] if target[0] == "sym" else target
             if isinstance(fname, tuple):
                 return (K_CALL, None, inst, (fname, rets, args))
             known = fname in BUILTINS or fname in DEVICE_FUNCTIONS

@@ -26,7 +26,7 @@ import dataclasses
 import os
 import re
 
-from .ir import Function, Module
+from .ir import Function, Module, call_parts, leaves
 
 # a kernel grows to at most this many instructions by inlining (the compiled tier's build time grows
 # with it: about 10 ms an instruction), a copied body to at most BODY_MOST
@@ -65,19 +65,6 @@ def _param_access(inst, names) -> tuple | None:
     return mem[1][1], mem[2]
 
 
-def _syms(ops):
-    for o in ops:
-        if o[0] in ("vec", "list"):
-            yield from _syms(o[1])
-        elif o[0] == "mem":
-            if o[1] is not None:
-                yield from _syms((o[1],))
-        elif o[0] == "pair":
-            yield from _syms((o[1], o[2]))
-        elif o[0] == "sym":
-            yield o[1]
-
-
 def _renamed(op, regs, syms):
     kind = op[0]
     if kind == "reg":
@@ -91,19 +78,6 @@ def _renamed(op, regs, syms):
     if kind == "pair":
         return ("pair", _renamed(op[1], regs, syms), _renamed(op[2], regs, syms))
     return op
-
-
-def _call_parts(inst):
-    """(callee name or None for an indirect call, return names, argument operands) of a call."""
-    rets, fname, args = [], None, []
-    for o in inst.operands:
-        if o[0] == "sym" and fname is None:
-            fname = o[1]
-        elif o[0] == "list":
-            (args if fname is not None else rets).extend(o[1])
-        elif o[0] == "reg" and fname is None:
-            return None, [], []
-    return fname, rets, args
 
 
 class _Inliner:
@@ -164,7 +138,8 @@ class _Inliner:
         call = f.insts[k]
         if call.guard is not None:
             raise _NotInlined
-        fname, rets, args = _call_parts(call)
+        target, rets, args = call_parts(call)
+        fname = target[1] if target is not None and target[0] == "sym" else None     # (None: through a pointer)
         callee_ir = self.module.functions.get(fname) if fname else None
         if callee_ir is None or callee_ir.extern or callee_ir.is_entry or callee_ir.shared:
             raise _NotInlined
@@ -245,7 +220,7 @@ class _Inliner:
                 raise _NotInlined
             acc = _param_access(inst, passed)
             if acc is None:
-                if any(s in passed for s in _syms(inst.operands)):
+                if any(o[0] == "sym" and o[1] in passed for o in leaves(inst.operands)):
                     raise _NotInlined       # a parameter's address, or a param access of another shape
                 if inst.opcode == "ret":
                     out.append(dataclasses.replace(renamed(inst), opcode="bra",

@@ -115,3 +115,30 @@ class Module:
     @property
     def entries(self) -> list:
         return [f for f in self.functions.values() if f.is_entry]
+
+
+def leaves(ops):
+    """The operands inside ``ops``, nested ones included (a vector's elements, a memory operand's base,
+    both halves of a pair, a call's argument lists), in order: what a pass over registers or symbols walks."""
+    for o in ops:
+        if o[0] in ("vec", "list"):
+            yield from leaves(o[1])
+        elif o[0] == "pair":
+            yield from leaves((o[1], o[2]))
+        elif o[0] == "mem":
+            if o[1] is not None:
+                yield from leaves((o[1],))
+        else:
+            yield o
+
+
+def call_parts(inst: Instruction) -> tuple:
+    """(target, return operands, argument operands) of a ``call``: the target is ("sym", name), or
+    the ("reg", ...) holding a function address for a call through a pointer."""
+    rets, target, args = [], None, []
+    for o in inst.operands:
+        if target is None and o[0] in ("sym", "reg"):
+            target = o
+        elif o[0] == "list":
+            (args if target is not None else rets).extend(o[1])
+    return target, rets, args

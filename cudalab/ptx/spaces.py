@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .ir import Function
+from .ir import Function, leaves
 
 _ACCESS = ("ld", "st", "atom", "red")
 _SPACES = {"global", "shared", "local", "const", "param", "tex", "surf"}
@@ -162,7 +162,7 @@ def _from_memory(f: Function) -> set:
         for inst in f.insts:
             if inst.opcode in ("st", "red", "bra", "call") or not inst.operands:
                 continue
-            if any(o[0] == "reg" and o[1] in out for o in _flat(inst.operands[1:])):
+            if any(o[0] == "reg" and o[1] in out for o in leaves(inst.operands[1:])):
                 for r in _dest_regs(inst):
                     if r not in out:
                         out.add(r)
@@ -170,21 +170,9 @@ def _from_memory(f: Function) -> set:
     return out
 
 
-def _flat(ops):
-    for o in ops:
-        if o[0] in ("vec", "list"):
-            yield from _flat(o[1])
-        elif o[0] == "pair":
-            yield from _flat((o[1], o[2]))
-        elif o[0] == "mem" and o[1] is not None:
-            yield from _flat((o[1],))
-        else:
-            yield o
-
-
 def _dest_regs(inst):
     first = inst.operands[0]
-    return [o[1] for o in _flat((first,)) if o[0] == "reg"]
+    return [o[1] for o in leaves((first,)) if o[0] == "reg"]
 
 
 def _wide(d) -> bool:
