@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..ptx.ir import leaves
 from . import pace
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
@@ -553,8 +554,9 @@ def plan(df, module, sink):
         inner = any(s2 < s < e2 for s2, e2 in spans)
         held = [[p, cuts[p]] for p in range(s, e) if p in cuts]
         r = None
-        if not held and _blockwise(df, s, e):
-            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, _blockwise(df, s, e))
+        blockwise = [] if held else _blockwise(df, s, e)
+        if blockwise:
+            r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, blockwise)
         if r is None:       # (or thread by thread, where block by block is refused)
             r = _emit_region(df, d, s, e, live_in, live, symbols, sink, find, held, gangs=not inner)
         if r is not None:
@@ -873,15 +875,10 @@ def symbol_tokens(df) -> dict:
         out = {name: f"%param{offset}" for name, offset in df.param_offsets.items()}
         out.update((name, f"%label{pc}") for name, pc in df.func.labels.items())
 
-        def visit(o):
-            if o[0] == "sym" and o[1] not in out and o[1] not in _OWN_NAMES:
-                out[o[1]] = f"%symbol{len(out)}"
-            for x in (o[1] if o[0] in ("vec", "list") else o[1:] if o[0] in ("mem", "pair") else ()):
-                if isinstance(x, tuple):
-                    visit(x)
         for inst in df.func.insts:
-            for o in inst.operands:
-                visit(o)
+            for o in leaves(inst.operands):
+                if o[0] == "sym" and o[1] not in out and o[1] not in _OWN_NAMES:
+                    out[o[1]] = f"%symbol{len(out)}"
         df._symbol_tokens = out
     return df._symbol_tokens
 
@@ -1191,9 +1188,8 @@ def _context(ex, symbols):
     if last is None or last[0] is not mem.data or last[1] is not bounds or last[2] is not ex.lane_block:
         if len(kept) >= MAX_CTX_TEMPLATES:
             kept.clear()
-        last = kept[shape] = ((mem.data, bounds, ex.lane_block, shape)
-                              + _context_template(ex, symbols, addrs, bounds))
-    ctx, keep, shared, local = last[4:]
+        last = kept[shape] = (mem.data, bounds, ex.lane_block) + _context_template(ex, symbols, addrs, bounds)
+    ctx, keep, shared, local = last[3:]
     ctx = ctx.copy()
     ctx[shared], ctx[local] = ex.shared.ctypes.data, ex.local.ctypes.data
     ex._native_ctx = (ctx, mem.data, bounds, keep)
