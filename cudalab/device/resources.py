@@ -191,14 +191,21 @@ def _ptxas_cubin(ptx: str, sm: str):
     """The cubin from ptxas (Python kernels' PTX without nvJitLink), or None: the nvidia-cuda-nvcc wheel's,
     else a CUDA toolkit's (``CUDA_HOME``, ``PATH``, /usr/local/cuda), as on a GPU machine without the wheel,
     where nvJitLink's whole-program link refuses PTX that calls the device runtime (a grid sync)."""
+    return ptxas(ptx, sm)[0]
+
+
+def ptxas(ptx: str, sm: str) -> tuple:
+    """(cubin or None, ptxas's complaint) of ``ptx`` for ``sm``; (None, "") where no ptxas is installed.
+    A driver-API program's module goes through it as through a GPU driver's JIT, so a module the
+    driver would refuse is refused too (CUDA_ERROR_INVALID_PTX), with ptxas's words."""
     import os
     import subprocess
     import tempfile
     exe = _ptxas_path()
     if exe is None:
-        return None
+        return None, ""
     with tempfile.TemporaryDirectory() as d:
-        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        src, out = os.path.join(d, "module.ptx"), os.path.join(d, "module.cubin")
         with open(src, "w") as f:
             f.write(ptx)
         if not os.access(exe, os.X_OK):       # some installers drop the executable bit
@@ -206,14 +213,14 @@ def _ptxas_cubin(ptx: str, sm: str):
         # whole-program first, as a GPU's loader links a kernel: relocatable code (-c) leaves numba's
         # module-scope shared arrays to the linker, and the kernel's static shared memory reads 0;
         # PTX that calls functions defined elsewhere (linked files) assembles only relocatable
+        complaint = ""
         for flags in ([], ["-c"]):
             r = subprocess.run([exe, f"-arch={sm}", *flags, "-o", out, src], capture_output=True, text=True)
             if not r.returncode:
-                break
-        if r.returncode:
-            return None
-        with open(out, "rb") as f:
-            return f.read()
+                with open(out, "rb") as f:
+                    return f.read(), ""
+            complaint = complaint or (r.stderr or r.stdout).replace(src, "module.ptx").strip()
+        return None, complaint
 
 
 @lru_cache(maxsize=64)

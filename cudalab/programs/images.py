@@ -120,27 +120,3 @@ def ptx_of(image: bytes) -> str:
     raise CudaError(f"the module image is {what}; cudalab emulates PTX, not a GPU's machine code. Build it with "
                     "`cudalab nvcc` in place of nvcc (the same command; cudalab keeps the PTX it was built from), "
                     "or load PTX instead (nvcc -ptx, or nvrtcGetPTX after NVRTC).", "cudaErrorNoKernelImageForDevice")
-
-
-def assemble(ptx: str, sm: str) -> tuple:
-    """(cubin or None, ptxas's complaint) of ``ptx`` for ``sm``: what a GPU's driver does when it loads PTX
-    (its JIT), so a module it would refuse is refused here too (CUDA_ERROR_INVALID_PTX), and the kernels'
-    register counts are ptxas's. (None, "") where no ptxas is installed: the PTX is then only parsed."""
-    import os
-    import subprocess
-    import tempfile
-    from ..device.resources import _ptxas_path
-    exe = _ptxas_path()
-    if exe is None:
-        return None, ""
-    with tempfile.TemporaryDirectory() as d:
-        src, out = os.path.join(d, "module.ptx"), os.path.join(d, "module.cubin")
-        with open(src, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([exe, f"-arch={sm}", "-o", out, src], capture_output=True, text=True)
-        if r.returncode:
-            r2 = subprocess.run([exe, f"-arch={sm}", "-c", "-o", out, src], capture_output=True, text=True)
-            if r2.returncode:
-                return None, (r.stderr or r.stdout).replace(src, "module.ptx").strip()
-        with open(out, "rb") as f:
-            return f.read(), ""

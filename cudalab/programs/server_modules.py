@@ -41,8 +41,9 @@ class ModuleRequests:
         """The image's bytes come as the request's blob; answers the module's handle."""
         ptx = images.ptx_of(blob)
         from ..device import current
+        from ..device.resources import ptxas
         major, minor = current().cc
-        cubin, complaint = images.assemble(ptx, f"sm_{major}{minor}")
+        cubin, complaint = ptxas(ptx, f"sm_{major}{minor}")     # as a GPU driver's JIT does
         if complaint:
             raise CudaError(f"the module's PTX does not assemble for sm_{major}{minor} (a GPU's driver refuses it "
                             f"too):\n{complaint}", "cudaErrorInvalidPtx")
