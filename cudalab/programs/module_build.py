@@ -17,36 +17,7 @@ from pathlib import Path
 
 from . import images
 from .build import nvcc
-
-MODULE_OUTPUTS = ("-fatbin", "--fatbin", "-cubin", "--cubin")
-# options that name targets or outputs: the PTX run chooses its own
-_WITH_VALUE = ("-o", "--output-file", "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code",
-               "--gpu-code", "-odir", "--output-directory")
-
-
-def _ptx_words(words: list, arch: str) -> list:
-    out, skip = [], False
-    for w in words:
-        if skip:
-            skip = False
-            continue
-        name = w.split("=", 1)[0]
-        if name in _WITH_VALUE:
-            skip = "=" not in w
-            continue
-        if w in MODULE_OUTPUTS or w.startswith(("-gencode=", "--generate-code=")):
-            continue
-        out.append(w)
-    return [*out, "-ptx", f"-arch=compute_{arch}"]
-
-
-def _output(words: list) -> str | None:
-    for i, w in enumerate(words):
-        if w in ("-o", "--output-file") and i + 1 < len(words):
-            return words[i + 1]
-        if w.startswith(("-o=", "--output-file=")):
-            return w.split("=", 1)[1]
-    return None
+from .command import NvccUsageError, parse_nvcc
 
 
 def run(words: list, cwd: str | None = None) -> int:
@@ -54,21 +25,27 @@ def run(words: list, cwd: str | None = None) -> int:
     # on a GPU (CUDALAB_DEVICE=gpu) the machine's own nvcc, whose machine code its driver runs
     compiler = (os.environ.get("CUDALAB_DEVICE") == "gpu" and shutil.which("nvcc")) or nvcc()
     r = subprocess.run([compiler, *words], cwd=cwd)
-    if r.returncode or not any(w in MODULE_OUTPUTS for w in words):
+    if r.returncode:
         return r.returncode
-    out = _output(words)
-    if out is None:
+    try:
+        cmd = parse_nvcc(words)         # read as ``cudalab run`` reads a build (command.py)
+    except NvccUsageError:              # (not a build of sources: nothing to keep)
+        return 0
+    if cmd.mode not in ("-fatbin", "-cubin"):
+        return 0
+    if cmd.output is None:
         print("cudalab nvcc: give the module's file with -o, so that cudalab can keep its PTX", flush=True)
         return 1
     from ..device import current
     major, minor = current().cc
     with tempfile.TemporaryDirectory() as tmp:
         ptx = Path(tmp) / "module.ptx"
-        p = subprocess.run([nvcc(), *_ptx_words(words, f"{major}{minor}"), "-o", str(ptx)], cwd=cwd,
-                           capture_output=True, text=True)
+        # the same sources and compile options, for the emulated device's PTX (its own target and output)
+        words = [*cmd.compile_options, *(["-rdc=true"] if cmd.rdc else []), *cmd.sources,
+                 "-ptx", f"-arch=compute_{major}{minor}", "-o", str(ptx)]
+        p = subprocess.run([nvcc(), *words], cwd=cwd, capture_output=True, text=True)
         if p.returncode:
-            print(f"cudalab nvcc: the PTX of {out} for the emulator could not be built:\n{p.stderr}", flush=True)
+            print(f"cudalab nvcc: the PTX of {cmd.output} for the emulator could not be built:\n{p.stderr}", flush=True)
             return p.returncode
-        images.record((Path(cwd or ".") / out).read_bytes(), ptx.read_text())
+        images.record((Path(cwd or ".") / cmd.output).read_bytes(), ptx.read_text())
     return 0
-
