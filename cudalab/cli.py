@@ -274,11 +274,17 @@ def gpu_built_for(cmd: NvccCommand, emulated):
     return named[0] if named else profiles.ARCHS.get(f"sm_{asked[0]}", emulated)
 
 
-def cmd_run(args) -> int:
+def use_checks(args):
+    """``--check LIST``: the sanitizer checks for this run. memcheck named explicitly stops the program
+    at an out-of-bounds access a GPU runs (compute-sanitizer's memcheck); without it that is a warning."""
     checks = [c.strip() for c in args.check.split(",") if c.strip()]
     if checks:
         import cudalab
-        cudalab.check(*[c for c in checks if c not in ("memcheck", "synccheck")])
+        cudalab.check(*[c for c in checks if c != "synccheck"])
+
+
+def cmd_run(args) -> int:
+    use_checks(args)
     if args.profile:
         return cmd_profile(args)
     if is_program(args.nvcc):
@@ -294,6 +300,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_profile(args) -> int:
+    use_checks(args)
     if is_program(args.nvcc):
         return run_program_files(args, profile=True)
     from .analysis.report import profile
@@ -318,7 +325,9 @@ _USAGE = """usage: cudalab {run,profile,compile} [cudalab options] [nvcc options
 
 cudalab options:
   --device emu|gpu   where to run (default: $CUDALAB_DEVICE or emu)
-  --check LIST       sanitizer checks besides memcheck and synccheck: racecheck,initcheck
+  --check LIST       sanitizer checks: racecheck,initcheck (memcheck and synccheck always run);
+                     memcheck named here also stops at an out-of-bounds access a GPU runs (one element
+                     past an array's end), which is otherwise a warning
   --profile          (run) also print each launch's per-line profile
   --timeout SECONDS  stop the program, and the kernel it runs, after this long (a kernel file: its launch)
   --ptx              (compile) print the PTX

@@ -26,7 +26,7 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast
+from . import forecast, slack
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
@@ -277,6 +277,7 @@ class LaunchStats:
     batches: int = 0
     printed: list = field(default_factory=list)
     findings: list = field(default_factory=list)
+    warned: dict = field(default_factory=dict)            # memcheck warnings by site (slack.py)
     device_launches: list = field(default_factory=list)   # grids launched from the device (devrt.py), in run order
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
     global_bytes_per_instruction: float = 0.0             # of the kernel's hot code (ptx/mix.py), for the timeline
@@ -297,7 +298,9 @@ class Exec:
         self.n = batch.nblocks * batch.lanes_per_block
         self.kparams = kparams
         self.shared_size = shared_size
-        self.shared_stride = max(16, (shared_size + 15) // 16 * 16)
+        # each block's row holds its whole allocation unit: a read past the shared size but inside the
+        # unit runs on a GPU, and here reads the block's own padding (slack.py)
+        self.shared_stride = max(16, slack.shared_allocation(shared_size))
         self.shared = np.zeros(batch.nblocks * self.shared_stride if shared_size else 16, np.uint8)
         self.shared_layout = shared_layout
         self.local_stride = local_stride
@@ -474,6 +477,14 @@ class Exec:
         raise KernelError(msg, code, [Finding(kind, msg, self.kernel_name, inst.line, block, thread, address)])
 
     def fault(self, inst, space, kind, lanes, addrs, size, why, code="cudaErrorIllegalAddress"):
+        f = self.access_finding(inst, space, kind, lanes, addrs, size, why, code)
+        raise KernelError(f.message, code, [f])
+
+    def access_finding(self, inst, space, kind, lanes, addrs, size, why, code="cudaErrorIllegalAddress",
+                       counted=True):
+        """memcheck's report of a bad access by ``lanes`` (the first one named), as a Finding: the
+        error of ``fault``, or a warning (slack.py; ``counted=False``: the thread count is kept in
+        the details, not in the message, since later batches add to it)."""
         lane, addr = int(lanes[0]), int(addrs[0])
         block, thread = self.where(lane)
         op = {"ld": "read", "st": "write"}.get(kind, "atomic access")
@@ -484,7 +495,8 @@ class Exec:
             address = f"Address 0x{shown:x} is {why}"
         else:
             address = f"Address 0x{addr:x} {why}"
-        more = f" ({len(lanes)} threads of this batch made such accesses at this instruction)" if len(lanes) > 1 else ""
+        more = f" ({len(lanes)} threads of this batch made such accesses at this instruction)" \
+            if len(lanes) > 1 and counted else ""
         line = inst.place
         msg = (f"Invalid {sp} {op} of size {size} bytes\n"
                f"    at {line} in kernel {self.kernel_name}\n"
@@ -492,9 +504,8 @@ class Exec:
                f"    {address}{more}")
         if code == "cudaErrorMisalignedAddress":
             msg = msg.replace("Invalid", "Misaligned", 1)
-        f = Finding("memcheck", msg, self.kernel_name, inst.line, block, thread, addr,
-                    {"space": space, "access": op, "size": size, "threads": len(lanes)})
-        raise KernelError(msg, code, [f])
+        return Finding("memcheck", msg, self.kernel_name, inst.line, block, thread, addr,
+                       {"space": space, "access": op, "size": size, "threads": len(lanes)})
 
     def elsewhere(self, grid=False):
         """The threads of the blocks here (``grid``: of the grid) that have not exited and are not

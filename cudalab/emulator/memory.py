@@ -24,6 +24,12 @@ ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte
 DEVICE_MEMORY = 4 << 30               # the emulated GPU's memory (cudaDeviceProp.totalGlobalMem)
 
 
+def padded_size(size: int) -> int:
+    """The arena bytes an allocation of ``size`` takes: rounded up to ALIGN, then a red zone of ALIGN
+    bytes, so that a small overrun lands in memory no other allocation holds."""
+    return max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+
+
 @dataclass
 class Allocation:
     address: int
@@ -60,6 +66,7 @@ class DeviceMemory:
         self.top = 0                                 # bump pointer (offset)
         self._high_water = 0                         # bytes below this may hold old data
         self._bounds = None                          # (starts, ends) arrays of live allocations, see bounds()
+        self._padded = None                          # (bounds, (starts, padded ends)), see padded_bounds()
         self._views: dict = {}
         self._released: list[int] = []               # addresses to free at the next alloc
         self._fresh: set[int] = set()                # live allocations made since mark_all_written
@@ -81,7 +88,7 @@ class DeviceMemory:
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
-        padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+        padded = padded_size(size)
         off = self._first_fit(self._scratch, padded) if scratch else None
         if off is not None:
             self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
@@ -123,7 +130,7 @@ class DeviceMemory:
         del self._starts[k]
         del self._ends[k]
         self._bounds = None
-        padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+        padded = padded_size(a.size)
         (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
 
     def _bump(self, padded: int) -> int:
@@ -251,6 +258,17 @@ class DeviceMemory:
         if self._bounds is None:
             self._bounds = (np.array(self._starts, np.uint64), np.array(self._ends, np.uint64))
         return self._bounds
+
+    def padded_bounds(self):
+        """(starts, padded ends): the live allocations' first bytes and the ends of the padding that
+        follows each (``padded_size``), which no other allocation overlaps (emulator/slack.py)."""
+        bounds = self.bounds()
+        if self._padded is None or self._padded[0] is not bounds:
+            starts, ends = bounds
+            sizes = (ends - starts).astype(np.int64)
+            padded = np.maximum(ALIGN, (sizes + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+            self._padded = (bounds, (starts, starts + padded.astype(np.uint64)))
+        return self._padded[1]
 
     def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Per address: does [addr, addr+size) lie inside one live allocation?"""

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..analysis.sanitizer import observers_for
+from ..emulator import slack
 from ..emulator import graphcalls  # noqa: F401 - cudaGraphSetConditional in kernels
 from ..emulator.engine import Program
 from ..emulator.memory import DEVICE_MEMORY, GLOBAL_BASE, DeviceMemory
@@ -141,6 +142,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         self.ctx.after_launch = self._after_launch
         self.running = None                      # the graph launch in progress (a generator)
         self.printed: list = []                  # device printf text not yet sent to the program
+        self.warned: set = set()                 # memcheck warnings told the program (slack.py)
         self._seen = 0                           # launch records whose printf text was sent
         self.late = None                         # a CudaError of work run while the program was quiet
         self.calls = collections.Counter()      # the program's requests by name (a stopped benchmark's account)
@@ -382,9 +384,14 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
     def _fault_note(self, records) -> bytes:
         """The explanation of a fault a kernel of ``records`` hit (the watchdog, an illegal address),
         after the printf text; the shim tells it to the student at once, though CUDA reports the
-        error later. A stopped program hears it from run_program instead."""
+        error later. A stopped program hears it from run_program instead. Before it, memcheck's
+        warnings of those kernels not told yet (accesses a GPU runs, emulator/slack.py): the shim
+        writes them to the program's stderr, so `cudalab run` and %%cuda show them in order."""
+        notes = [slack.text(f) for rec in records for f in slack.new_warnings(rec.findings, self.warned)]
         error = next((rec.error for rec in records if getattr(rec, "error", None)), None)
-        return b"\0" + f"cudalab: {error}".encode() if error and not self.ctx.stopped else b""
+        if error and not self.ctx.stopped:
+            notes.append(f"cudalab: {error}")
+        return b"\0" + "\n".join(notes).encode() if notes else b""
 
     # ------------------------------------------------------------------ registration
     def op_func(self, host, name, blob=b""):

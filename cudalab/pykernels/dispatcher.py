@@ -214,6 +214,9 @@ class PyKernel(ResourceQueries, Kernel):
             findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
             raise KernelError(self._quoting_line(python_words(e.args[0])), e.code, findings) from None
 
+    def _worded(self, message: str) -> str:
+        return self._quoting_line(python_words(message))
+
     def _quoting_line(self, message: str) -> str:
         """'at line 7 in kernel add' followed by line 7 itself, as Python's tracebacks quote a line."""
         lines = self.module.compiled.source.splitlines()
