@@ -50,13 +50,16 @@ CORPUS_SAMPLE = [
 ]
 
 
-def both_tiers(run, monkeypatch):
-    """run() under each tier -> {tier: (error text or None, result)}."""
+def both_tiers(run, monkeypatch, memcheck=True):
+    """run() under each tier -> {tier: (error text or None, result)}; with memcheck asked for, as
+    compute-sanitizer runs it, so that one element past an array's end (which a GPU runs, and cudalab
+    only warns about by default) stops the kernel and both tiers must name the same line and thread."""
     out = {}
     for tier in ("interp", "compiled"):
         monkeypatch.setenv("CUDALAB_TIER", tier)
         try:
-            out[tier] = (None, run())
+            with cudalab.check(*(("memcheck",) if memcheck else ())):
+                out[tier] = (None, run())
         except KernelError as e:        # addresses differ between the runs (fresh allocations)
             out[tier] = (re.sub(r"0x[0-9a-f]+", "0x...", str(e)), None)
     return out
@@ -305,6 +308,24 @@ def test_out_of_bounds_is_reported_at_the_same_line_and_thread(monkeypatch):
     got = both_tiers(run, monkeypatch)
     assert got["compiled"] == got["interp"]
     assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 4" in got["compiled"][0]
+
+
+def test_a_read_just_past_the_end_warns_and_goes_on_alike_in_both_tiers(monkeypatch):
+    """Without memcheck asked for, the 28 threads past the arrays' end run on as on a GPU: native code
+    hands them to the interpreter, which warns once for the line, and both tiers write the same bytes."""
+    m = cudalab.compile(OOB)
+    warnings = {}
+
+    def run():
+        a, c = cudalab.to_device(np.arange(100, dtype=np.float32)), cudalab.to_device(np.zeros(100, np.float32))
+        rec = m.add[1, 128](a, c, np.int32(128))
+        warnings[os.environ["CUDALAB_TIER"]] = [(f.line, f.thread, f.details["access"], f.details["threads"])
+                                               for f in rec.findings]
+        return c.copy_to_host()
+    got = both_tiers(run, monkeypatch, memcheck=False)
+    assert got["compiled"][0] is None and got["interp"][0] is None
+    assert (got["compiled"][1] == got["interp"][1]).all() and (got["interp"][1] == np.arange(100) + 1).all()
+    assert warnings["compiled"] == warnings["interp"] == [(4, (100, 0, 0), "read", 28), (4, (100, 0, 0), "write", 28)]
 
 
 def test_use_after_free_is_reported(monkeypatch):
