@@ -58,8 +58,8 @@ def warn(ex, inst, space, kind, lanes, addrs, size, why=None):
     f.details["warning"] = True
     did = "the read gave whatever bytes are there" if kind == "ld" else "the write landed there"
     f.message += (f"\n    A GPU does not stop at this access ({_reason(space)}), so the kernel went on and {did}; "
-                  "compute-sanitizer's memcheck reports it as an error. Check the index (a bounds test "
-                  "such as `if (i < n)`); run with --check memcheck (cudalab.check(\"memcheck\")) to stop at it.")
+                  "compute-sanitizer's memcheck reports it as an error. Test the index against the array's "
+                  "size; run with --check memcheck (cudalab.check(\"memcheck\")) to stop here.")
     seen[site] = f
     ex.stats.findings.append(f)
 
