@@ -178,3 +178,30 @@ def test_a_whole_program_under_memcheck_stops_as_compute_sanitizer_does():
         r = run_program_source(PROGRAM, timeout=120)
     assert r.stdout.splitlines() == ["before", "sync: cudaErrorIllegalAddress"]
     assert "cudalab: Invalid __global__ read of size 4 bytes" in r.stderr and "warning" not in r.stderr
+
+
+KERNEL_FILE = r"""
+// cudalab: a = arange float32[100]
+// cudalab: c = zeros float32[100]
+// cudalab: launch one_past<<<1, 128>>>(a, c)
+__global__ void one_past(const float *a, float *c) {
+    int i = threadIdx.x;
+    if (i <= 100) c[i] = a[i];      // <= : one element too many
+}
+"""
+
+
+def test_cudalab_run_warns_and_with_check_memcheck_stops(tmp_path, capsys):
+    from cudalab.cli import main
+    f = tmp_path / "one_past.cu"
+    f.write_text(KERNEL_FILE)
+    assert main(["run", str(f)]) == 0
+    err = capsys.readouterr().err
+    assert "cudalab memcheck warning: Invalid __global__ read of size 4 bytes" in err and "line 7" in err
+    try:
+        code = main(["run", "--check", "memcheck", str(f)])
+    finally:
+        cudalab.check()
+    out = capsys.readouterr()
+    assert code != 0 and "Invalid __global__ read of size 4 bytes" in out.out + out.err
+    assert "warning" not in out.out + out.err
