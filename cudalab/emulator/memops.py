@@ -92,7 +92,7 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
         # as the batch is not necessarily every lane in order (fuzz seed 3357: a block read another's tile)
         base = ex.shared_base if sel is ex.idx and sel.size == ex.n else ex.shared_base[sel]
         off = base + addrs
-        if ex.observers:        # (the analyses see the accesses inside the shared memory only)
+        if ex.observers and (inside is None or inside.any()):   # (the analyses see the accesses inside it only)
             ev_sel, ev_addrs = (sel, addrs) if inside is None else (sel[inside], addrs[inside])
             ex.emit(MemoryEvent(inst, ev_sel, ex.batch, "shared", kind, size, ev_addrs))
         return [("shared", ex.shared, off, slice(None))]
@@ -150,7 +150,7 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
             ex.fault(inst, named, kind, sel[worst], addrs[worst], size, None)
         slack.warn(ex, inst, named, kind, sel[bad], addrs[bad], size)
         _align(ex, inst, space, kind, sel, addrs, size)
-        if ex.observers:        # (the analyses see the accesses inside allocations only)
+        if ex.observers and ok.any():       # (the analyses see the accesses inside allocations only)
             ex.emit(MemoryEvent(inst, sel[ok], ex.batch, space, kind, size, addrs[ok]))
         return [(space, mem, addrs - np.uint64(GLOBAL_BASE), pos)]
     _align(ex, inst, space, kind, sel, addrs, size)
