@@ -74,6 +74,20 @@ def test_memcheck_asked_for_stops_at_the_same_read(mod):
     assert "warning" not in str(e.value)
 
 
+def test_a_large_array_is_followed_by_the_rest_of_its_2_mib_page(mod, capsys):
+    """cudaMalloc gives an allocation above 1 MiB whole 2 MiB pages: 384 threads reading 3 KiB past
+    the end of a 3,000,000-byte array (a histogram of a course, with no bounds test) run on a GPU,
+    even though a small array allocated next was freed meanwhile."""
+    n = 750_000
+    a = cudalab.to_device(np.arange(n, dtype=np.int32))
+    small = cudalab.device_array(16, np.int32)
+    out = cudalab.device_array(n + 1024, np.int32)
+    small.free()
+    rec = mod.shifted[(n + 1024) // 256, 256](a, out, np.int32(n + 768), np.int32(0))
+    assert (out.copy_to_host()[:n] == np.arange(n)).all()
+    assert rec.findings[0].details["threads"] == 768 and "0 bytes after the end of a 3000000-byte" in rec.findings[0].message
+
+
 def test_a_read_far_past_every_allocation_still_faults(mod):
     a = cudalab.to_device(np.arange(64, dtype=np.int32))
     out = cudalab.device_array(64, np.int32)

@@ -24,10 +24,28 @@ ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte
 DEVICE_MEMORY = 4 << 30               # the emulated GPU's memory (cudaDeviceProp.totalGlobalMem)
 
 
-def padded_size(size: int) -> int:
-    """The arena bytes an allocation of ``size`` takes: rounded up to ALIGN, then a red zone of ALIGN
-    bytes, so that a small overrun lands in memory no other allocation holds."""
-    return max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+LARGE = 1 << 20                       # bigger allocations get whole 2 MiB pages, as cudaMalloc's do
+PAGE = 2 << 20
+
+
+def padded_size(size):
+    """The arena bytes an allocation of ``size`` takes (an int, or a numpy array of sizes): rounded up
+    to ALIGN, then a red zone of ALIGN bytes, so that a small overrun lands in memory no other
+    allocation holds; above LARGE, the size and its red zone rounded up to 2 MiB pages. An H200's
+    cudaMalloc did the same: 1,000-byte blocks 1,024 bytes apart, 3 MiB ones 4 MiB apart, and a read
+    up to 2 MiB past the end of a 2 MiB or 64 MiB allocation ran (emulator/slack.py)."""
+    small = np.maximum(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+    large = (size + ALIGN + PAGE - 1) // PAGE * PAGE
+    if isinstance(size, np.ndarray):
+        return np.where(size > LARGE, large, small)
+    return int(large if size > LARGE else small)
+
+
+def largest_fitting(hole: int) -> int:
+    """The largest allocation whose padded size fits in ``hole`` bytes (for the out-of-memory message)."""
+    small = min(hole - ALIGN, LARGE)
+    large = hole // PAGE * PAGE - ALIGN
+    return max(small, large if large > LARGE else 0, 0)
 
 
 @dataclass
@@ -73,7 +91,7 @@ class DeviceMemory:
 
     # ---------------------------------------------------------------- allocation
     def alloc(self, size: int, label: str = "", scratch: bool = False) -> int:
-        """Allocate ``size`` bytes, 256-byte aligned, followed by a 256-byte red zone.
+        """Allocate ``size`` bytes, 512-byte aligned, followed by its padding (``padded_size``).
 
         Like compute-sanitizer's allocator, freed memory is not handed out again while there is
         room elsewhere, and no two allocations touch: a small overrun lands in a red zone or a freed
@@ -99,10 +117,10 @@ class DeviceMemory:
                 off = self._first_fit(self._free, padded) if self.top + padded > self.limit else self._bump(padded)
             if off is None:
                 # the largest block that still fits: each one is followed by its red zone
-                fits = max([self.limit - self.top, *(s for _, s in self._free)]) - ALIGN
+                fits = largest_fitting(max([self.limit - self.top, *(s for _, s in self._free)]))
                 raise CudaError(
                     f"out of device memory: asked for {size:,} bytes, but the largest allocation that fits in "
-                    f"the emulated device's {self.limit:,} bytes is now {max(fits, 0):,} bytes. "
+                    f"the emulated device's {self.limit:,} bytes is now {fits:,} bytes. "
                     "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
         else:
             off = self._bump(padded)
@@ -265,8 +283,7 @@ class DeviceMemory:
         bounds = self.bounds()
         if self._padded is None or self._padded[0] is not bounds:
             starts, ends = bounds
-            sizes = (ends - starts).astype(np.int64)
-            padded = np.maximum(ALIGN, (sizes + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+            padded = padded_size((ends - starts).astype(np.int64))
             self._padded = (bounds, (starts, starts + padded.astype(np.uint64)))
         return self._padded[1]
 
