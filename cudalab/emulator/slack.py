@@ -12,9 +12,11 @@ Measured on an H200 (driver 580, ``tools/oob_probe.cu``; one access per process)
 
 - global: cudaMalloc(1000) is followed by mapped memory: reads 1 KiB to 64 MiB past its end, 4 KiB
   before its start, and writes 1 MiB past ran; two cudaMalloc(1000) in a row are 1,024 bytes apart
-  (512-byte rounding), 2 MiB allocations adjacent, a 64 MiB one faulted 2 MiB past its end. The
-  emulator's arena follows every allocation with its rounding to 512 bytes and a 512-byte red zone
-  (memory.py): an access that lies in that padding is one a GPU runs (``in_padding``). Farther, it
+  (512-byte rounding), 2 MiB allocations adjacent, 3 MiB ones 4 MiB apart; a read 2 MiB - 4 bytes
+  past a 2 MiB allocation ran and 2 MiB past it faulted, as 2 MiB past a 64 MiB one. The emulator's
+  arena follows every allocation with its rounding to 512 bytes and a 512-byte red zone, or above 1 MiB
+  with the rest of its last 2 MiB page (memory.padded_size): an access that lies in that padding is one
+  a GPU runs (``in_padding``). Farther, it
   lands in another allocation (silent on both) or in memory none holds or that was freed (a fault
   here, to keep use after free a fault).
 - shared: a block's shared memory (static and dynamic together) starts at offset 1,024 of its window
