@@ -138,6 +138,18 @@ def test_dynamic_shared_memory_is_rounded_up_the_same_way(mod):
         mod.dynamic_tile[1, 32, 0, 128](out, np.int32(1))      # 128 bytes fill the unit: 4 past it
 
 
+def test_a_constant_array_read_past_its_end_warns_as_global_memory_does(capsys):
+    m = cudalab.compile("""
+__constant__ int table[16];
+extern "C" __global__ void lookup(int *out) { out[threadIdx.x] = table[threadIdx.x]; }""")
+    m.get_global("table").copy_to_device(np.arange(16, dtype=np.int32))
+    out = np.full(20, -1, np.int32)
+    rec = m.lookup[1, 20](out)
+    assert (out[:16] == np.arange(16)).all() and (out[16:] == 0).all()
+    assert rec.findings[0].details["space"] == "const" and rec.findings[0].details["threads"] == 4
+    assert "Invalid __constant__ read of size 4 bytes" in capsys.readouterr().err
+
+
 def test_a_local_array_read_past_its_end_reads_zeros_within_the_threads_stack(mod):
     a = np.arange(32, dtype=np.int32)
     rec = mod.local_past[1, 32](a, np.int32(6))
