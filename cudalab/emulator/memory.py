@@ -34,11 +34,10 @@ def padded_size(size):
     allocation holds; above LARGE, the size and its red zone rounded up to 2 MiB pages. An H200's
     cudaMalloc did the same: 1,000-byte blocks 1,024 bytes apart, 3 MiB ones 4 MiB apart, and a read
     up to 2 MiB past the end of a 2 MiB or 64 MiB allocation ran (emulator/slack.py)."""
-    small = np.maximum(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
     large = (size + ALIGN + PAGE - 1) // PAGE * PAGE
     if isinstance(size, np.ndarray):
-        return np.where(size > LARGE, large, small)
-    return int(large if size > LARGE else small)
+        return np.where(size > LARGE, large, np.maximum(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN)
+    return large if size > LARGE else max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
 
 
 def largest_fitting(hole: int) -> int:
