@@ -2245,3 +2245,36 @@ def test_pointers_a_kernel_reads_under_a_branch_load_once_so_neighbouring_lanes_
     assert "masked.load" in one_d and "masked.store" in one_d
     assert "masked.gather" not in one_d and "masked.scatter" not in one_d
 
+
+def test_a_kernel_whose_native_pace_is_known_starts_without_a_sample_batch(monkeypatch, tmp_path):
+    """A grid of several native batches starts with a small sample batch (pace.py), whose estimate
+    can stop a launch that would clearly outlast the watchdog. Once the kernel's native code has run
+    a whole launch, its pace is known: a grid far within the watchdog at that pace skips the sample
+    (engine._pace_known) and runs as two batches, not three, with the same bytes; a grid that
+    would take a good share of the watchdog at that pace keeps its sample."""
+    from cudalab.emulator import engine
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    m = cudalab.compile(GUARDED_ADD)
+    n = 1 << 20
+    a, b = np.random.default_rng(3).random((2, n), np.float32)
+    batches = []
+    real = engine.BatchInfo.__init__
+
+    def counting(self, first, nb, *rest):
+        batches.append(nb)
+        real(self, first, nb, *rest)
+    monkeypatch.setattr(engine.BatchInfo, "__init__", counting)
+    outs = []
+    for _ in range(2):
+        batches.clear()
+        c = cudalab.to_device(np.zeros(n, np.float32))
+        m.guarded_add[n // 256, 256](a, b, c, np.int32(n))
+        outs.append((list(batches), c.copy_to_host()))
+    assert len(outs[0][0]) == 3 and outs[0][0][0] < outs[0][0][1]       # a sample, then two full batches
+    assert len(outs[1][0]) == 2 and sum(outs[1][0]) == n // 256
+    assert np.array_equal(outs[1][1], a + b) and np.array_equal(outs[0][1], outs[1][1])
+    monkeypatch.setattr(engine, "KNOWN_PACE_SHARE", 1e-9)
+    batches.clear()
+    m.guarded_add[n // 256, 256](a, b, cudalab.to_device(np.zeros(n, np.float32)), np.int32(n))
+    assert len(batches) == 3
