@@ -93,9 +93,15 @@ results for every thread (regiongen ``_once``). A segment that starts ``if (thre
 (``tid_guard``: any of <, <=, >, >= against an immediate or a block-uniform U, either way round)
 runs natively only for the run of threads that stay, in a 1-D block; the threads that go straight
 to the segment's end do nothing else there, so they are only counted (regiongen ``_narrowed``).
-A tree reduction's loop then costs the threads that work, not every thread at every turn. Both
-hold only for chunks that started at the region's start (the interpreter's threads entering at a
-loop head run thread by thread, as before).
+A tree reduction's loop then costs the threads that work, not every thread at every turn. A warp's
+first lane (``if ((threadIdx.x & 31) == 0)``, ``threadIdx.x % warpSize == 0``: every 2^k-th thread)
+is such a run too, stepped through 32 lanes at a time; where the guard follows other work in its
+segment (the last shuffle of a reduction), the segment is split at the guard
+(``compiled._guard_splits``). Both hold only for chunks that started at the region's start (the
+interpreter's threads entering at a loop head run thread by thread, as before). The version for 1-D
+blocks, which runs only such chunks (``Runner``), also reads a phase's block-uniform inputs once from
+the block's first thread (regiongen ``_block_values``), so ``s[tid + stride]`` is a neighbour of
+``s[tid + 1 + stride]`` to LLVM.
 
 **Addresses checked first.** Every global and shared access of native code is checked (inside
 an allocation, aligned) so that a lane that would fault stops at its own instruction; per lane
