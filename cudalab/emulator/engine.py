@@ -1357,6 +1357,8 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     # kernel, nor may a compile running in the background
     pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
     pace.sample_of = bpb                 # the first (sample) batch: the interpreter's size either way
+    pace.known_pace = _pace_known(df, native_bpb > bpb and not cooperative and not observers, nblocks_total * threads,
+                                  timeout)
     bpb = native_bpb if not cooperative else bpb
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
@@ -1394,6 +1396,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     # register arrays of the previous batch (not kept for observers): the first batch takes the last
     # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
     pool = None if observers else df.__dict__.pop("_pool", None)
+    native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
@@ -1408,6 +1411,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         stats.batches += 1
         t_pick = time.thread_time()
         run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+        native_only = native_only and run_df is not df
         t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
         pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
         # is this thread's CPU time, so background compiles are not counted either)
@@ -1442,6 +1446,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.batch_done(nb, t1 - t0, compiled.NATIVE_GAIN if native_soon else 1.0, now=t1)
         if native_soon and pace.clearly_too_long():
             compiled.wait_for_build(df)
+    if native_only and not observers and pace.blocks_done == pace.blocks_total:
+        df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
     if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
         df._pool = pool
         _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
@@ -1450,6 +1456,22 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
 
 
 _POOLED: list = []      # the decoded functions that keep a launch's register arrays, last launched last
+
+# a grid that the kernel's native code, at its last launch's pace (CPU seconds a thread), runs in
+# less than this share of the watchdog's time starts without a sample batch (pace.Pace.batches)
+KNOWN_PACE_SHARE = 0.05
+
+
+def _pace_known(df, native_whole: bool, threads: int, timeout: float) -> bool:
+    """Can this launch skip its sample batch? The sample (pace.py) exists to stop a launch that
+    would clearly outlast its time before a full batch has run; each batch also costs the Python
+    around native code (the batch's masks, context, register table: about 0.1 ms), a tenth of a
+    2^20-thread launch whose native code takes a millisecond. Where one native region runs the
+    whole kernel (``native_whole``: compiled.batch_lanes) and the kernel's last launch ran natively
+    at a pace that puts this grid far within the watchdog, the sample tells nothing new; the
+    watchdog still stops a launch that turns out slower (native code returns to it regularly)."""
+    known = df.__dict__.get("_native_pace") if native_whole else None
+    return known is not None and known * threads < KNOWN_PACE_SHARE * timeout
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:
