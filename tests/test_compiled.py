@@ -2299,3 +2299,38 @@ def test_a_kernel_whose_native_pace_is_known_starts_without_a_sample_batch(monke
     batches.clear()
     m.guarded_add[n // 256, 256](a, b, cudalab.to_device(np.zeros(n, np.float32)), np.int32(n))
     assert len(batches) == 3
+
+
+def test_a_build_that_finished_during_the_first_batch_is_counted_on_for_the_rest(tmp_path, monkeypatch):
+    """A small kernel's native code often builds inside the launch's first, small batch. That batch ran
+    interpreted, so its pace says nothing of the batches that follow: 100 million float atomicAdds
+    (CodeSamples' 08_Reductions, 1 s native) were stopped as needing 17 minutes. Here the first batch
+    is made slow on purpose and the build finishes before it ends: the launch must go on natively."""
+    from cudalab.emulator import engine
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))          # nothing built before
+    monkeypatch.setenv("CUDALAB_TIER", "auto")
+    monkeypatch.setattr(compiled, "_build_in_background", lambda program, df, st: setattr(st, "building", True))
+    interpreted = engine.run_function
+    batches = []
+
+    def first_batch_slow_and_built_meanwhile(ex, df, *args, **kwargs):
+        result = interpreted(ex, df, *args, **kwargs)
+        st = compiled._tier(df)
+        if not batches and st.building:
+            batches.append(df)
+            spin = time.thread_time() + 0.5
+            while time.thread_time() < spin:         # an interpreted batch 0.5 s long ...
+                pass
+            compiled._compile(ex.program, df, st)   # ... during which LLVM finished
+            st.building = False
+        return result
+    monkeypatch.setattr(engine, "run_function", first_batch_slow_and_built_meanwhile)
+    m = cudalab.compile("__global__ void inc(int* x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1; }")
+    cudalab.set_watchdog(1.0)         # at the first batch's pace, the grid needs several seconds
+    try:
+        x = cudalab.to_device(np.zeros(4096 * 256, np.int32))
+        m.inc[4096, 256](x)
+    finally:
+        cudalab.set_watchdog(10)
+    assert batches and compiled._tier(batches[0]).fused
+    assert np.all(x.copy_to_host() == 1)

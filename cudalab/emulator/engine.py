@@ -1442,7 +1442,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
         # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
         # long at the interpreter's pace, but not at native code's, waits for that code and its pace
-        native_soon = run_df is df and compiled.building(df)
+        native_soon = run_df is df and compiled.native_next(df)
         pace.batch_done(nb, t1 - t0, compiled.NATIVE_GAIN if native_soon else 1.0, now=t1)
         if native_soon and pace.clearly_too_long():
             compiled.wait_for_build(df)

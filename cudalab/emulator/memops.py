@@ -317,12 +317,18 @@ _ACCUMULATE = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bi
                "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
-def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
+def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True, checked_ufunc=False):
     """Apply an atomic to ``view[index]`` lane by lane in lane order; return each lane's old value.
 
     Lanes on distinct addresses go together; lanes on one address go one after another, either
     round by round (the k-th lane of every address at once) or, when few addresses are hot,
-    address by address with a ufunc accumulate, whichever takes fewer numpy steps."""
+    address by address with a ufunc accumulate, whichever takes fewer numpy steps.
+
+    ``checked_ufunc``: the accumulate is the instruction's semantics only while every value it
+    meets is a normal number or zero (float32 atomicAdd: the GPU flushes subnormals in global
+    memory and gives its own NaN), so each address's run of sums is checked and, if any is not,
+    that address goes lane by lane with ``fn``. A sum of 131,072 floats into one variable took
+    1.4 s round by round, one numpy step per lane."""
     n = index.size
     old = np.empty(n, view.dtype)
     vals = np.broadcast_to(np.asarray(vals, view.dtype), (n,))
@@ -333,7 +339,7 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
     maxc = int(counts.max()) if n else 0
     # a ufunc accumulate gives the same sequence of results as one lane after another, where the
     # plain numpy operation is the instruction's exact semantics (integers; float32/64 normal values)
-    acc = _ACCUMULATE.get(opname) if cmp is None and exact_ufunc else None
+    acc = _ACCUMULATE.get(opname) if cmp is None and (exact_ufunc or checked_ufunc) else None
     if acc is not None and view.dtype == np.float64 and np.isnan(vals).any():
         acc = None
     if acc is not None and view.dtype == np.float32:
@@ -345,6 +351,11 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
             lanes = order[s:s + c]
             seq = np.concatenate(([view[u]], vals[lanes])).astype(view.dtype)
             run = acc.accumulate(seq, dtype=view.dtype)
+            if checked_ufunc and not _plain_numbers(run):
+                for lane in lanes:                  # an overflow, a subnormal sum: as the GPU rounds it
+                    old[lane] = view[u]
+                    view[u] = fn(view[u:u + 1], vals[lane:lane + 1])[0]
+                continue
             old[lanes] = run[:-1]
             view[u] = run[-1]
         return old
@@ -359,6 +370,11 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
         else:
             view[at] = fn(o, vals[lanes])
     return old
+
+
+def _plain_numbers(a) -> bool:
+    """Are all of ``a`` finite and normal or zero (no subnormal, infinity or NaN)?"""
+    return bool(np.all(np.isfinite(a) & ((np.abs(a) >= np.finfo(a.dtype).tiny) | (a == 0))))
 
 
 @op("atom", "red")
@@ -395,7 +411,8 @@ def _atom(inst, d):
             if opname == "cas":
                 old = atomic_apply(view, index, part[1], None, "cas", cmp=part[0])
             else:
-                old = atomic_apply(view, index, part[0], fns.get(sp, fns["global"]), opname, exact_ufunc=exact)
+                old = atomic_apply(view, index, part[0], fns.get(sp, fns["global"]), opname, exact_ufunc=exact,
+                                   checked_ufunc=opname == "add" and t == "f32")
             out[pos] = old
         if w is not None:
             w(ex, sel, out)

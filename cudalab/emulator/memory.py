@@ -56,6 +56,7 @@ class Allocation:
     initialized: np.ndarray | None = None   # per-byte written flags (initcheck), when tracked
     written_all: bool = False               # every byte written (a whole host copy, or marked so)
     scratch: bool = False                   # the runtime's, for one launch (see DeviceMemory.alloc)
+    host: bool = False                      # page-locked host memory (cudaMallocHost), not the device's
 
     def mark_written(self, start: int, stop: int):
         """Record that bytes [start, stop) of this allocation hold data (initcheck)."""
@@ -72,8 +73,13 @@ class Allocation:
 class DeviceMemory:
     """The global memory of one emulated device."""
 
-    def __init__(self, limit: int = DEVICE_MEMORY, initial: int = 16 << 20):
-        self.limit = limit
+    def __init__(self, limit: int = DEVICE_MEMORY, initial: int = 16 << 20, host_room: int = 0):
+        self.limit = limit                           # the device's memory (totalGlobalMem)
+        # page-locked host memory lives in the arena too (a whole program maps it at the same
+        # addresses), beyond the device's: a bandwidth test's 1 GiB cudaMallocHost buffers take
+        # nothing from its 1 GiB cudaMalloc ones, as on a GPU
+        self.capacity = limit + host_room
+        self.device_bytes = 0                        # padded bytes of live device allocations
         self.data = np.zeros(initial, np.uint8)
         self.allocs: dict[int, Allocation] = {}     # address -> Allocation (live and freed)
         self._starts: list[int] = []                 # sorted addresses of live allocations
@@ -89,7 +95,7 @@ class DeviceMemory:
         self._fresh: set[int] = set()                # live allocations made since mark_all_written
 
     # ---------------------------------------------------------------- allocation
-    def alloc(self, size: int, label: str = "", scratch: bool = False) -> int:
+    def alloc(self, size: int, label: str = "", scratch: bool = False, host: bool = False) -> int:
         """Allocate ``size`` bytes, 512-byte aligned, followed by its padding (``padded_size``).
 
         Like compute-sanitizer's allocator, freed memory is not handed out again while there is
@@ -100,34 +106,39 @@ class DeviceMemory:
         argument), which the caller fills at once. It reuses a block that an earlier scratch
         allocation freed, so a launch repeated in a loop does not grow the arena (and copy it) on
         every call; only scratch blocks are reused that way, so a program's own freed arrays are
-        never handed out again early and their use after free is still reported."""
+        never handed out again early and their use after free is still reported.
+
+        ``host``: page-locked host memory, which counts against the arena's room for host memory
+        (``capacity``) but not against the device's ``limit``."""
         self._free_released()
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
         padded = padded_size(size)
+        if not host and self.device_bytes + padded > self.limit:
+            raise self._out_of_memory(size, largest_fitting(self.limit - self.device_bytes))
         off = self._first_fit(self._scratch, padded) if scratch else None
         if off is not None:
             self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
-        elif self.top + padded > self.limit:
+        elif self.top + padded > self.capacity:
             off = self._first_fit(self._free, padded)
             if off is None:
                 self._coalesce()
-                off = self._first_fit(self._free, padded) if self.top + padded > self.limit else self._bump(padded)
+                off = self._first_fit(self._free, padded) if self.top + padded > self.capacity else self._bump(padded)
             if off is None:
                 # the largest block that still fits: each one is followed by its red zone
-                fits = largest_fitting(max([self.limit - self.top, *(s for _, s in self._free)]))
-                raise CudaError(
-                    f"out of device memory: asked for {size:,} bytes, but the largest allocation that fits in "
-                    f"the emulated device's {self.limit:,} bytes is now {fits:,} bytes. "
-                    "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
+                fits = largest_fitting(max([self.capacity - self.top, *(s for _, s in self._free)]))
+                raise self._out_of_memory(
+                    size, fits if host else min(fits, largest_fitting(self.limit - self.device_bytes)))
         else:
             off = self._bump(padded)
         if off < self._high_water:
             self.data[off:off + padded] = 0
         self._high_water = max(self._high_water, off + padded)
         addr = GLOBAL_BASE + off
-        self.allocs[addr] = Allocation(addr, size, label, scratch=scratch)
+        self.allocs[addr] = Allocation(addr, size, label, scratch=scratch, host=host)
+        if not host:
+            self.device_bytes += padded
         self._fresh.add(addr)
         k = bisect.bisect_left(self._starts, addr)
         self._starts.insert(k, addr)
@@ -148,7 +159,15 @@ class DeviceMemory:
         del self._ends[k]
         self._bounds = None
         padded = padded_size(a.size)
+        if not a.host:
+            self.device_bytes -= padded
         (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
+
+    def _out_of_memory(self, size: int, fits: int) -> CudaError:
+        return CudaError(
+            f"out of device memory: asked for {size:,} bytes, but the largest allocation that fits in "
+            f"the emulated device's {self.limit:,} bytes is now {max(fits, 0):,} bytes. "
+            "Free arrays you no longer need, or use smaller sizes.", "cudaErrorMemoryAllocation")
 
     def _bump(self, padded: int) -> int:
         """The offset of ``padded`` bytes at the top of the arena."""

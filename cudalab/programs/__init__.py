@@ -100,6 +100,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         return _run_native(cmd, args, capture, timeout, cwd, build_dir)
     if device != "emu":
         raise CompileError(f"unknown device {device!r}: use 'emu' (the emulator) or 'gpu' (a real NVIDIA GPU).")
+    from .blas_threads import one_blas_thread
     from .heap import keep_freed_memory
     from .server import Server
     built = build(cmd, build_dir, line_offset)
@@ -113,6 +114,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         profile_source = (build_dir / device_files[0]).read_text() if len(device_files) == 1 else ""
     server = Server(built.ptx, built.registers, profile_source=profile_source if profile else None)
     keep_freed_memory()             # a launch in a loop reuses the last one's pages (programs/heap.py)
+    one_blas_thread()               # cuBLAS calls' numpy work does not spin up idle threads (blas_threads.py)
     parent, child = socket.socketpair()
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
     out = tempfile.TemporaryFile() if capture else None

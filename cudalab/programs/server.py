@@ -47,7 +47,8 @@ from .server_libraries import LibraryRequests
 from .server_modules import ModuleRequests
 from .server_textures import TextureRequests, _int     # _int: the one parser of the shim's numbers
 
-ARENA_SIZE = DEVICE_MEMORY
+HOST_ROOM = DEVICE_MEMORY          # page-locked host memory (cudaMallocHost) beside the device's
+ARENA_SIZE = DEVICE_MEMORY + HOST_ROOM
 SYNCHRONIZING = {"device_sync", "stream_sync", "event_sync", "host_func", "graph_launch"}
 # what a broken context (a sticky error) still answers on an H100: registration, properties and
 # attributes, pointer attributes, cudaGraphCreate, cudaGetLastError (it reports the error once, through
@@ -122,7 +123,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)
         self._map = mmap.mmap(self.fd, ARENA_SIZE)
-        memory = DeviceMemory(limit=ARENA_SIZE, initial=16)
+        memory = DeviceMemory(limit=DEVICE_MEMORY, initial=16, host_room=HOST_ROOM)
         memory.data = np.frombuffer(self._map, np.uint8)
         memory._views.clear()
         from ..device import current
