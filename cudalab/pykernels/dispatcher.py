@@ -356,17 +356,19 @@ class Dispatcher(ResourceQueries):
             _check_dims(what, dims)
         if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_low_occupancy(config[0])
-        return functools.partial(self._launch, config)
+        return LaunchConfiguration(self, config)
 
-    def _launch(self, config, *args):
+    def _launch(self, launch, *args):
         if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_host_arrays(args)
         retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
         try:
             kernel = self.specialize(*args)
-            stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
-            prepared = [_prepared(self.extensions, ty, a, stream, retrieve) for ty, a in zip(kernel.argtypes, args)]
-            record = kernel[config](*prepared)
+            prepared = [_prepared(self.extensions, ty, a, launch.stream, retrieve)
+                        for ty, a in zip(kernel.argtypes, args)]
+            for callback in launch.pre_launch_callbacks:
+                callback(kernel, launch)
+            record = kernel[launch.config](*prepared)
             for write_back in retrieve:
                 write_back()
             return record
@@ -444,10 +446,67 @@ class Dispatcher(ResourceQueries):
         args = tuple(map(_unwrapped, args))
         return self.specialize(*args).launch(grid, block, args, **options)
 
+    # pickling (numba pickles a kernel as its Python function, by value, and its options: the copy
+    # compiles again where it is loaded, e.g. in a multiprocessing worker)
+    def _reduce_states(self) -> dict:
+        return dict(py_func=self.py_func, signatures=[k.argtypes for k in self._signatures],
+                    fastmath=self.fastmath, link=self.link, specialized=self._specialized,
+                    launch_bounds=self.launch_bounds, debug=self.debug, opt=self.opt, extensions=self.extensions)
+
+    @classmethod
+    def _rebuild(cls, py_func, signatures, **options):
+        return cls(py_func, signatures, **options)
+
+    def __reduce__(self):
+        from numba.cuda import serialize
+        return serialize.custom_reduce(type(self), self._reduce_states())
+
     def __call__(self, *args, **kwargs):
         raise ConfigurationError(f"the launch configuration was not specified: a kernel is launched as "
                                  f"kernel[grid, block](args); write {self.name}[grid, block](...), "
                                  f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+class LaunchConfiguration:
+    """numba's configured launch, what ``kernel[grid, block, stream, shared]`` gives: called with the
+    arguments it launches. ``griddim``/``blockdim`` are 3-tuples, as numba has them;
+    ``pre_launch_callbacks`` run as ``callback(kernel, launch_config)`` just before the launch, with
+    the specialization that runs. It pickles with its kernel (not with callbacks: numba's PicklingError)."""
+
+    def __init__(self, dispatcher, config: tuple):
+        self.dispatcher = dispatcher
+        self.config = tuple(config)
+        self.griddim, self.blockdim = (_three(d) for d in self.config[:2])
+        self.stream = self.config[2] if len(self.config) > 2 else 0
+        self.sharedmem = self.config[3] if len(self.config) > 3 else 0
+        self.pre_launch_callbacks = []
+
+    def __call__(self, *args):
+        return self.dispatcher._launch(self, *args)
+
+    def __repr__(self):
+        return f"<launch of {self.dispatcher.name}: grid {self.griddim}, block {self.blockdim}>"
+
+    def __getstate__(self):
+        import pickle
+        if self.pre_launch_callbacks:
+            raise pickle.PicklingError("Cannot pickle configured launches with pre-launch callbacks")
+        state = dict(self.__dict__)
+        if state["stream"] not in (0, None):      # a stream lives in this process: numba keeps its handle
+            state["stream"] = int(getattr(state["stream"], "handle", state["stream"]))
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self.stream not in (0, None):
+            from .host import external_stream
+            self.stream = external_stream(self.stream)
+            self.config = self.config[:2] + (self.stream,) + self.config[3:]
+
+
+def _three(dims) -> tuple:
+    seq = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    return tuple(int(d) for d in seq) + (1,) * (3 - len(seq))
 
 
 def _check_dims(what: str, dims):
@@ -528,7 +587,7 @@ def _warn_host_arrays(args):
             and not config.DISABLE_PERFORMANCE_WARNINGS:
         import warnings
         warnings.warn(errors.NumbaPerformanceWarning(
-            "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=3)
+            "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=4)
 
 
 def _warn_option_clashes(options):
