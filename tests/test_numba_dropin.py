@@ -816,3 +816,48 @@ def test_an_extension_may_pass_a_librarys_object_as_an_address(cuda):
     count[1, 32](tally, 3)
     count[1, 32](tally, 2)
     assert tally.counts.copy_to_host().tolist() == [0, 20, 20]
+
+
+def test_a_record_of_a_device_array_stays_on_the_device(cuda):
+    # numba's DeviceRecord: d[i]["a"] = v writes the device's bytes (it was a host copy, and lost)
+    rec = np.dtype([("a", np.float64), ("n", np.int32), ("h", np.float32, (2,)),
+                    ("inner", [("i", np.int32), ("m", np.float32, (2, 2))])])
+    d = cuda.device_array(3, dtype=rec)
+    for i in range(3):
+        d[i]["a"] = (i + 1) / 2
+        d[i]["n"] = i + 1
+    d[0]["h"][1] = 7.0
+    d[0]["inner"]["i"] = 5
+    d[0]["inner"]["m"][1, 0] = 2.5
+    assert (d[1]["a"], d[2]["n"], d[0]["inner"]["i"], d[0]["inner"]["m"][1, 0]) == (1.0, 3, 5, 2.5)
+    host = d.copy_to_host()
+    np.testing.assert_array_equal(host["a"], [0.5, 1.0, 1.5])
+    np.testing.assert_array_equal(host["h"][0], [0.0, 7.0])
+
+    @cuda.jit
+    def scale(r):
+        r.n = r.n * 10
+
+    scale[1, 1](d[2])                          # a kernel given the record writes it in place
+    one = np.zeros(1, rec)[0]
+    one["n"] = 4
+    on_device = cuda.to_device(one)            # a record goes to the device as a record
+    scale[1, 1](on_device)
+    assert (d[2]["n"], on_device["n"]) == (30, 40)
+    with pytest.raises(KeyError, match="no field 'b'"):
+        on_device["b"]
+
+
+def test_device_array_shapes_reshapes_and_copies_as_numbas(cuda):
+    with pytest.raises(TypeError, match="shape must be an integer or tuple of integers.*n // 2"):
+        cuda.device_array(10 / 2)
+    with pytest.raises(TypeError):
+        cuda.device_array((2, 1.5))
+    assert cuda.device_array(np.array([2, 3]), dtype=np.int8).shape == (2, 3)
+    d = cuda.to_device(np.arange(10))
+    f = d.reshape(2, 5, order="F").copy_to_host()
+    np.testing.assert_array_equal(f, np.arange(10).reshape(2, 5, order="F"))
+    assert f.flags.f_contiguous                 # as numba gives it back: the device array's strides
+    np.testing.assert_array_equal(d.ravel(order="A").copy_to_host(), np.arange(10))
+    with pytest.raises(NotImplementedError):
+        d.reshape(2, 5).ravel(order="F")        # a copy would be needed (numba refuses too)

@@ -92,13 +92,15 @@ class DeviceNDArray(DeviceArray):
         return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-lo, strides=self.strides)
 
     def copy_to_host(self, ary=None, stream=0):
-        """A new host array (or ``ary`` filled) with this array's elements."""
+        """A new host array (or ``ary`` filled) with this array's elements. As numba's, a new one has
+        this array's strides over a copy of the bytes it spans (an F-ordered array comes back F-ordered);
+        one with negative strides (numba refuses those) comes back C-contiguous."""
         if self.is_c_contiguous():
             return super().copy_to_host(ary, stream)
         from ..runtime import streams
         lo, hi = self._extent()
         raw = self.device.read(self.device_ptr + lo, hi - lo)
-        out = np.ascontiguousarray(self._host_view(raw))
+        out = self._host_view(raw) if lo == 0 else np.ascontiguousarray(self._host_view(raw))
         streams.copied(hi - lo, "D2H", ary, stream)
         if ary is None:
             return out
@@ -129,6 +131,9 @@ class DeviceNDArray(DeviceArray):
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):
         view = self._index(index)
+        if view.shape == () and self.dtype.names is not None:
+            return DeviceRecord(self.dtype, device=self.device, ptr=view.device_ptr, base=self._base or self,
+                                stream=self.stream)     # a record stays on the device, as numba's
         if view.shape == ():
             return view.copy_to_host()[()]          # one element: a numpy scalar, as numba gives
         return view
@@ -189,9 +194,16 @@ class DeviceNDArray(DeviceArray):
         return self._view(tuple(shape), tuple(strides), offset)
 
     # ------------------------------------------------------------------ new views
+    def _order(self, order: str) -> str:
+        """numpy's 'A' (and 'K'): F for an array that is F-contiguous only, else C."""
+        if order in ("A", "K"):
+            return "F" if self.is_f_contiguous() and not self.is_c_contiguous() else "C"
+        return order
+
     def reshape(self, *newshape, order="C"):
         shape = newshape[0] if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)) else newshape
         shape = tuple(int(s) for s in shape)
+        order = self._order(order)
         if shape.count(-1) == 1:
             known = math.prod(s for s in shape if s != -1)
             shape = tuple(self.size // known if s == -1 and known else s for s in shape)
@@ -204,7 +216,7 @@ class DeviceNDArray(DeviceArray):
         raise NotImplementedError("reshaping a device array that is not contiguous in that order: copy it first "
                                   "(cuda.to_device(d.copy_to_host().reshape(...)))")
 
-    def ravel(self, order="C"):
+    def ravel(self, order="C", stream=0):
         return self.reshape(self.size, order=order)
 
     def transpose(self, axes=None):
@@ -272,6 +284,58 @@ class DeviceNDArray(DeviceArray):
 
     def __repr__(self):
         return f"<cudalab DeviceNDArray shape={self.shape} dtype={self.dtype} on {self.device.kind}>"
+
+
+class DeviceRecord(DeviceNDArray):
+    """numba's record on the device: ``cuda.to_device(record)``, or ``d[i]`` of a device array of
+    records. A kernel gets it as a record (by address, so it writes it in place); on the host,
+    ``r["x"]`` reads one field (a copy), ``r["x"] = v`` writes it, and a field that is an array or a
+    nested record is a view of its bytes on the device."""
+
+    def __init__(self, dtype, device=None, ptr=None, base=None, stream=0):
+        super().__init__((), dtype, device=device, ptr=ptr, strides=(), base=base, stream=stream)
+
+    @property
+    def _numba_type_(self):
+        from numba.cuda.np import numpy_support
+        return numpy_support.from_dtype(self.dtype)
+
+    def _field(self, name):
+        if name not in (self.dtype.names or ()):
+            raise KeyError(f"the record has no field {name!r}; its fields are {', '.join(self.dtype.names)}")
+        dtype, offset = self.dtype.fields[name][:2]
+        return dtype, self.device_ptr + offset
+
+    def __getitem__(self, name):
+        dtype, ptr = self._field(name)
+        owner = self._base or self
+        if dtype.subdtype is not None:              # an array field: a C-ordered view of its elements
+            base, shape = dtype.subdtype
+            return DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=owner, stream=self.stream)
+        if dtype.names is not None:
+            return DeviceRecord(dtype, device=self.device, ptr=ptr, base=owner, stream=self.stream)
+        return DeviceNDArray((), dtype, device=self.device, ptr=ptr, base=owner).copy_to_host()[()]
+
+    def __setitem__(self, name, value):
+        dtype, ptr = self._field(name)
+        shape = dtype.subdtype[1] if dtype.subdtype is not None else ()
+        base = dtype.subdtype[0] if dtype.subdtype is not None else dtype
+        target = DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=self._base or self)
+        if isinstance(value, DeviceArray):
+            value = value.copy_to_host()
+        target.copy_to_device(np.broadcast_to(np.asarray(value, dtype=base), shape))
+
+    def getitem(self, name, stream=0):
+        return self[name]
+
+    def setitem(self, name, value, stream=0):
+        self[name] = value
+
+    def __len__(self):
+        raise TypeError("len() of a device record")
+
+    def __repr__(self):
+        return f"<cudalab DeviceRecord dtype={self.dtype} on {self.device.kind}>"
 
 
 def broadcast_to(a, shape) -> DeviceNDArray:

@@ -358,28 +358,6 @@ class Dispatcher(ResourceQueries):
             _warn_low_occupancy(config[0])
         return LaunchConfiguration(self, config)
 
-    def _launch(self, launch, *args):
-        if NUMBA_WARNINGS and self.warns_as_numba:
-            _warn_host_arrays(args)
-        retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
-        try:
-            kernel = self.specialize(*args)
-            prepared = [_prepared(self.extensions, ty, a, launch.stream, retrieve)
-                        for ty, a in zip(kernel.argtypes, args)]
-            for callback in launch.pre_launch_callbacks:
-                callback(kernel, launch)
-            record = kernel[launch.config](*prepared)
-            for write_back in retrieve:
-                write_back()
-            return record
-        except Exception as e:
-            # the program's mistake (an argument, a typing error, a bad address, an exception a debug
-            # kernel raised), told at its launch line: the frames of cudalab and numba in between say
-            # nothing about the program
-            if isinstance(e, CudaError) or getattr(e, "raised_in_kernel", False):
-                raise e.with_traceback(None)
-            raise
-
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]
 
@@ -482,7 +460,28 @@ class LaunchConfiguration:
         self.pre_launch_callbacks = []
 
     def __call__(self, *args):
-        return self.dispatcher._launch(self, *args)
+        # the launch itself, in this frame: a program's traceback ends here, below its launch line
+        dispatcher = self.dispatcher
+        if NUMBA_WARNINGS and dispatcher.warns_as_numba:
+            _warn_host_arrays(args)
+        retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
+        try:
+            kernel = dispatcher.specialize(*args)
+            prepared = [_prepared(dispatcher.extensions, ty, a, self.stream, retrieve)
+                        for ty, a in zip(kernel.argtypes, args)]
+            for callback in self.pre_launch_callbacks:
+                callback(kernel, self)
+            record = kernel[self.config](*prepared)
+            for write_back in retrieve:
+                write_back()
+            return record
+        except Exception as e:
+            # the program's mistake (an argument, a typing error, a bad address, an exception a debug
+            # kernel raised), told at its launch line: the frames of cudalab and numba in between say
+            # nothing about the program
+            if isinstance(e, CudaError) or getattr(e, "raised_in_kernel", False):
+                raise e.with_traceback(None)
+            raise
 
     def __repr__(self):
         return f"<launch of {self.dispatcher.name}: grid {self.griddim}, block {self.blockdim}>"
@@ -587,7 +586,7 @@ def _warn_host_arrays(args):
             and not config.DISABLE_PERFORMANCE_WARNINGS:
         import warnings
         warnings.warn(errors.NumbaPerformanceWarning(
-            "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=4)
+            "Host array used in CUDA kernel will incur copy overhead to/from device."), stacklevel=3)
 
 
 def _warn_option_clashes(options):
