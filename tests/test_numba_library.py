@@ -111,3 +111,16 @@ def test_numbas_transpose_kernel_runs_on_the_emulator(cuda):
     np.testing.assert_array_equal(transpose(cuda.to_device(flags)).copy_to_host(), flags.T)
     with pytest.raises(ValueError, match="must have shape"):
         transpose(cuda.to_device(x), cuda.device_array((512, 1025)))
+
+
+def test_the_linked_ptx_of_a_half_precision_kernel_shows_the_f16_instruction(cuda):
+    from numba.cuda.types import f2
+
+    def add_halves(r, x, y):
+        r[0] = x + y                 # numba's fp16 operator is a function linked into the kernel
+    kernel = cuda.jit("void(f2[:], f2, f2)", lto=True)(add_halves)
+    ptx = kernel.inspect_lto_ptx((f2[:], f2, f2))
+    assert "add.f16" in ptx and ".entry" in ptx
+    r = cuda.device_array(1, np.float16)
+    kernel[1, 1](r, np.float16(1.5), np.float16(2.25))
+    assert r.copy_to_host()[0] == np.float16(3.75)

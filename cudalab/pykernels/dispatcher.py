@@ -387,6 +387,11 @@ class Dispatcher(ResourceQueries):
     def inspect_sass(self, signature=None):
         return self._each(lambda k: k.inspect_sass(), signature)
 
+    def inspect_lto_ptx(self, signature=None):
+        """numba's PTX after linking the kernel with the code it calls (``lto=True``: numba's fp16 and
+        bf16 operators, ``declare_device`` functions): cudalab's PTX is always the linked module."""
+        return self._each(lambda k: k.inspect_asm(), signature)
+
     def inspect_llvm(self, signature=None):
         """numba's LLVM IR of each specialization (numba compiles it again to show it)."""
         return self._each(lambda k: self._typed(k.argtypes).library.get_llvm_str(), signature)
