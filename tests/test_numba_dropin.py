@@ -861,3 +861,16 @@ def test_device_array_shapes_reshapes_and_copies_as_numbas(cuda):
     np.testing.assert_array_equal(d.ravel(order="A").copy_to_host(), np.arange(10))
     with pytest.raises(NotImplementedError):
         d.reshape(2, 5).ravel(order="F")        # a copy would be needed (numba refuses too)
+
+
+def test_viewing_a_device_array_as_another_dtype_follows_numbas_rules(cuda):
+    d = cuda.to_device(np.arange(32, dtype=np.int16).reshape(4, 8))
+    np.testing.assert_array_equal(d[:, ::2].view(np.uint16).copy_to_host(),
+                                  np.arange(32, dtype=np.int16).reshape(4, 8)[:, ::2].view(np.uint16))
+    with pytest.raises(ValueError, match="To change to a dtype of a different size, the last axis must be contiguous"):
+        d[:, ::2].view(np.int32)
+    with pytest.raises(ValueError, match="When changing to a larger dtype, its size must be a divisor"):
+        cuda.to_device(np.zeros((4, 3), np.int16)).view(np.int32)
+    with pytest.raises(ValueError, match="`copy=False` is not supported"):
+        np.array(d, copy=False)
+    np.testing.assert_array_equal(np.array(d, dtype=np.int32)[1], np.arange(8, 16))

@@ -241,12 +241,19 @@ class DeviceNDArray(DeviceArray):
         return self._view(tuple(self.shape[k] for k in keep), tuple(self.strides[k] for k in keep))
 
     def view(self, dtype):
+        """The same bytes as another dtype (numba's rules and words): one of the same size keeps the
+        strides; another size needs the last axis contiguous and a whole number of elements in it."""
         dtype = np.dtype(dtype)
+        if dtype.itemsize == self.dtype.itemsize:
+            return self._view(self.shape, self.strides, dtype=dtype)
         if self.ndim == 0 or self.strides[-1] != self.dtype.itemsize:
-            raise ValueError("a device array is viewed as another dtype only when its last axis is contiguous")
+            raise ValueError("To change to a dtype of a different size, the last axis must be contiguous "
+                             f"(this view steps {self.strides[-1] if self.ndim else 0} bytes along it: copy it "
+                             "to a new device array first).")
         last = self.shape[-1] * self.dtype.itemsize
         if last % dtype.itemsize:
-            raise ValueError(f"the last axis ({last} bytes) is not a multiple of {dtype}'s {dtype.itemsize} bytes")
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in bytes "
+                             "of the last axis of the array.")
         shape = self.shape[:-1] + (last // dtype.itemsize,)
         return self._view(shape, self.strides[:-1] + (dtype.itemsize,), dtype=dtype)
 
@@ -267,6 +274,12 @@ class DeviceNDArray(DeviceArray):
         v = self._view(self.shape, self.strides)
         v.stream = stream
         return v
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:       # numba's ValueError: the elements are in device memory
+            raise ValueError("`copy=False` is not supported. A copy is always created. (The elements live in "
+                             "device memory: np.array(d) and d.copy_to_host() copy them to the host.)")
+        return super().__array__(dtype, copy)
 
     # ------------------------------------------------------------------ what other code asks of an array
     @property
