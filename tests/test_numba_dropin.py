@@ -874,3 +874,19 @@ def test_viewing_a_device_array_as_another_dtype_follows_numbas_rules(cuda):
     with pytest.raises(ValueError, match="`copy=False` is not supported"):
         np.array(d, copy=False)
     np.testing.assert_array_equal(np.array(d, dtype=np.int32)[1], np.arange(8, 16))
+
+
+def test_a_copy_into_a_strided_view_is_refused_as_numba_refuses_it(cuda):
+    # a copy is one block of memory: numba refuses a strided destination or a differently laid-out
+    # source; assignment writes any view
+    d = cuda.to_device(np.arange(25).reshape(5, 5, order="F"))
+    with pytest.raises(ValueError, match="Array contains non-contiguous buffer.*assign to it instead"):
+        d[2].copy_to_device(np.full(5, 7))
+    d[2] = np.full(5, 7)
+    assert d.copy_to_host()[2].tolist() == [7] * 5
+    c = cuda.to_device(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"incompatible strides: \(32, 8\) vs. \(8, 24\)"):
+        c.copy_to_device(cuda.to_device(np.asfortranarray(np.ones((3, 4)))))
+    c.copy_to_device(cuda.to_device(np.ones((3, 4))))            # the same layout: one block
+    c[:, 1].copy_to_host()                                       # reading a strided view is fine
+    assert c.copy_to_host().sum() == 12

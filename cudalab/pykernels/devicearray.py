@@ -111,7 +111,27 @@ class DeviceNDArray(DeviceArray):
         return ary
 
     def copy_to_device(self, ary, stream=0):
-        """Copy a host array, or another device array, into this one (converted to its dtype)."""
+        """Copy a host array, or another device array, into this one, with numba's rules: a copy is one
+        block of memory, so this array must be contiguous (a strided view is written by assignment,
+        ``d[:, ::2] = values``), and a device array given must be contiguous and laid out as this one."""
+        if np.size(ary) == 0:
+            return self
+        if not _core_contiguous(self):
+            raise ValueError(CONTIGUOUS_BUFFER + f" (this device array is a strided view, strides {self.strides}: "
+                             "assign to it instead, d[...] = values)")
+        if isinstance(ary, DeviceArray):
+            source = as_numba_array(ary)
+            if not _core_contiguous(source):
+                raise ValueError(CONTIGUOUS_BUFFER)
+            if source.size and tuple(s for n, s in zip(source.shape, source.strides) if n != 1) != \
+                    tuple(s for n, s in zip(self.shape, self.strides) if n != 1):
+                raise ValueError(f"incompatible strides: {self.strides} vs. {source.strides} (a C-ordered and an "
+                                 "F-ordered array, or views of them: copy through the host, d.copy_to_host())")
+        return self._write(ary, stream)
+
+    def _write(self, ary, stream=0):
+        """Copy ``ary`` (host or device values, converted to this dtype) into this array's elements,
+        whatever its strides: the bytes between a view's elements stay as they are."""
         if isinstance(ary, DeviceArray):
             ary = ary.copy_to_host(stream=stream)
         if self.is_c_contiguous():
@@ -142,7 +162,7 @@ class DeviceNDArray(DeviceArray):
         view = self._index(index)
         if isinstance(value, DeviceArray):
             value = value.copy_to_host()
-        view.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
+        view._write(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
 
     def getitem(self, index, stream=0):
         return self[index]
@@ -336,7 +356,7 @@ class DeviceRecord(DeviceNDArray):
         target = DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=self._base or self)
         if isinstance(value, DeviceArray):
             value = value.copy_to_host()
-        target.copy_to_device(np.broadcast_to(np.asarray(value, dtype=base), shape))
+        target._write(np.broadcast_to(np.asarray(value, dtype=base), shape))
 
     def getitem(self, name, stream=0):
         return self[name]
@@ -360,6 +380,19 @@ def broadcast_to(a, shape) -> DeviceNDArray:
         raise ValueError(f"cannot broadcast a device array of shape {a.shape} to {tuple(shape)}")
     strides = (0,) * missing + tuple(0 if n != m else s for n, m, s in zip(a.shape, shape[missing:], a.strides))
     return a._view(tuple(shape), strides)
+
+
+# numba's words for a copy into or out of a strided view (numba.cuda.cudadrv.devicearray)
+CONTIGUOUS_BUFFER = ("Array contains non-contiguous buffer and cannot be transferred as a single memory region. "
+                     "Please ensure contiguous buffer with numpy .ascontiguousarray()")
+
+
+def _core_contiguous(a) -> bool:
+    """numba's test before a copy: contiguous once the broadcast axes (stride 0) are left out."""
+    keep = [(n, s) for n, s in zip(a.shape, a.strides) if s != 0]
+    shape, strides = tuple(n for n, _ in keep), tuple(s for _, s in keep)
+    item = a.dtype.itemsize
+    return _contiguous(shape, strides, c_strides(shape, item)) or _contiguous(shape, strides, f_strides(shape, item))
 
 
 def _contiguous(shape, strides, expected) -> bool:
