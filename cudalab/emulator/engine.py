@@ -814,8 +814,12 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             if kind == K_TRAP:
                 if any_t:
                     line = inst.place
+                    # brkpt (__brkpt(), Python's breakpoint() in a numba kernel) without a debugger attached
+                    # fails the launch as trap does (an H200: CUDA_ERROR_LAUNCH_FAILED)
+                    what = ("a breakpoint (brkpt: breakpoint() in Python, __brkpt() in C++) was reached, with no "
+                            "debugger attached," if inst.opcode == "brkpt" else "__trap() was called")
                     ex.stop((ex.idx if all_t else ex.idx[pv])[0], "trap", "cudaErrorLaunchFailure", inst,
-                            lambda b, t: (f"__trap() was called at {line} in kernel {ex.kernel_name} by thread {t} "
+                            lambda b, t: (f"{what} at {line} in kernel {ex.kernel_name} by thread {t} "
                                           f"in block {b}: the kernel stopped (on a GPU: 'unspecified launch failure')."))
                 pc += 1
                 continue
