@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, as_int64, distinct_pairs
+from .warps import WARP_SIZE, as_int64, distinct, distinct_pairs
 
 SECTOR_BYTES = 32
 
@@ -131,10 +131,10 @@ def sector_map(lanes, addresses, size: int, warp: int) -> SectorMap:
     address = as_int64(addresses)[mine]
     sectors, valid = _lane_sectors(address, size)
     valid = np.ones(sectors.shape, bool) if valid is None else valid
-    distinct = np.unique(sectors[valid])
+    touched = distinct(sectors[valid])
     return SectorMap(int(warp), lanes[mine] % WARP_SIZE, address,
-                     np.searchsorted(distinct, sectors[:, 0]), valid.sum(axis=1),
-                     (address % SECTOR_BYTES).astype(np.int64), distinct * SECTOR_BYTES)
+                     np.searchsorted(touched, sectors[:, 0]), valid.sum(axis=1),
+                     (address % SECTOR_BYTES).astype(np.int64), touched * SECTOR_BYTES)
 
 
 DRAM_SEGMENT_BYTES = 64
@@ -149,4 +149,4 @@ def dram_segments(lanes, addresses) -> int:
     addresses = np.asarray(addresses, np.uint64)
     seg = ((addresses - addresses.min()) >> np.uint64(6)).astype(np.int64)
     key = (np.asarray(lanes, np.int64) >> 5 << 40) | seg
-    return int(np.unique(key).size)
+    return len(distinct(key))

@@ -18,7 +18,7 @@ from ..emulator.events import Observer
 from .divergence import branch_outcome, lane_histogram, possible_lanes
 from .global_sectors import dram_segments, global_sectors, local_sectors, sector_map
 from .shared_banks import bank_map, shared_wavefronts
-from .warps import WARP_SIZE
+from .warps import WARP_SIZE, distinct
 
 SHARED_KINDS = ("ld", "st", "atom")
 GLOBAL_KINDS = ("ld", "st", "atom", "red")
@@ -106,6 +106,9 @@ class InstructionStats:
         return total
 
 
+FOOTPRINT_MERGE = 1 << 22      # sector ids kept per event before they are merged into one sorted array
+
+
 class MetricsObserver(Observer):
     """Attach to a launch; afterwards ``metrics``, ``per_line()``, ``per_instruction()`` and
     ``findings()`` say what Nsight Compute would, in numbers and in words.
@@ -122,6 +125,7 @@ class MetricsObserver(Observer):
         self.stats: dict[int, InstructionStats] = {}
         self._lanes = self._lanes_batch = self._counts = None
         self._footprint: list = []                # sector ids of global loads, per event
+        self._pending = 0                         # how many ids _footprint holds
 
     # ------------------------------------------------------------------ hooks (the hot path)
     def _lane_counts(self, lanes, batch):
@@ -173,7 +177,11 @@ class MetricsObserver(Observer):
                 r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
                 if ev.kind == "ld":          # stores merge in L2 before they reach DRAM: their sectors count
                     st.dram_segments += dram_segments(ev.lanes, ev.addresses)
-                    self._footprint.append(np.unique(ev.addresses >> np.uint64(5)))
+                    self._footprint.append(distinct(ev.addresses >> np.uint64(5)))
+                    self._pending += len(self._footprint[-1])
+                    if self._pending > FOOTPRINT_MERGE:      # a long launch: keep one array of the sectors so far
+                        self._footprint = [distinct(np.concatenate(self._footprint))]
+                        self._pending = len(self._footprint[0])
             else:
                 r = local_sectors(ev.lanes, ev.addresses, ev.size)
             cost, ideal = r.sectors, r.ideal_sectors
@@ -239,7 +247,7 @@ class MetricsObserver(Observer):
             if st.space == "global":
                 m["cudalab__dram_segments_global.sum"] += st.dram_segments
         if self._footprint:
-            m["cudalab__footprint_bytes"] = 32 * int(np.unique(np.concatenate(self._footprint)).size)
+            m["cudalab__footprint_bytes"] = 32 * len(distinct(np.concatenate(self._footprint)))
         if m["smsp__inst_executed.sum"]:
             m["smsp__thread_inst_executed_per_inst_executed.ratio"] = (
                 m["smsp__thread_inst_executed.sum"] / m["smsp__inst_executed.sum"])
