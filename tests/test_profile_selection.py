@@ -97,6 +97,12 @@ extern "C" __global__ void gather(const float* a, float* out, int n) {
     a, out = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
     once = profile(kernel, 2, 64, (a, out, np.int32(n))).metrics
     monkeypatch.setattr(metrics_module, "FOOTPRINT_MERGE", 100)
+    merges = []
+    merge = metrics_module.MetricsObserver._merge_footprint
+    monkeypatch.setattr(metrics_module.MetricsObserver, "_merge_footprint", lambda obs: merges.append(1) or merge(obs))
     merged = profile(kernel, 2, 64, (a, out, np.int32(n))).metrics
     assert merged["cudalab__footprint_bytes"] == once["cudalab__footprint_bytes"] == n * 4
     assert merged == once
+    # 128 loads (64 turns of the loop, two loads a turn): merged when what came since outgrows the merged array,
+    # a few times in all, not at every load once the array is past the threshold
+    assert 2 <= len(merges) <= 12, len(merges)

@@ -125,7 +125,7 @@ class MetricsObserver(Observer):
         self.stats: dict[int, InstructionStats] = {}
         self._lanes = self._lanes_batch = self._counts = None
         self._footprint: list = []                # sector ids of global loads, per event
-        self._pending = 0                         # how many ids _footprint holds
+        self._pending = 0                         # ids added to _footprint since its last merge
 
     # ------------------------------------------------------------------ hooks (the hot path)
     def _lane_counts(self, lanes, batch):
@@ -179,9 +179,10 @@ class MetricsObserver(Observer):
                     st.dram_segments += dram_segments(ev.lanes, ev.addresses)
                     self._footprint.append(distinct(ev.addresses >> np.uint64(5)))
                     self._pending += len(self._footprint[-1])
-                    if self._pending > FOOTPRINT_MERGE:      # a long launch: keep one array of the sectors so far
-                        self._footprint = [distinct(np.concatenate(self._footprint))]
-                        self._pending = len(self._footprint[0])
+                    # a long launch: the sectors so far become one sorted array whenever what came since
+                    # outgrows it (and FOOTPRINT_MERGE), so each id is merged a few times, not at every load
+                    if self._pending > max(FOOTPRINT_MERGE, 2 * len(self._footprint[0])):
+                        self._merge_footprint()
             else:
                 r = local_sectors(ev.lanes, ev.addresses, ev.size)
             cost, ideal = r.sectors, r.ideal_sectors
@@ -196,6 +197,10 @@ class MetricsObserver(Observer):
             st.max_ways = int(cost[worst]) / int(ideal[worst])
             mine = (ev.lanes >> 5) == r.warps[worst]
             st.worst = (ev.lanes[mine] % WARP_SIZE, ev.addresses[mine])
+
+    def _merge_footprint(self):
+        self._footprint = [distinct(np.concatenate(self._footprint))]
+        self._pending = 0
 
     def on_branch(self, ev):
         if len(ev.lanes) == 0:
