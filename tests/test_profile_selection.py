@@ -106,3 +106,36 @@ extern "C" __global__ void gather(const float* a, float* out, int n) {
     # 128 loads (64 turns of the loop, two loads a turn): merged when what came since outgrows the merged array,
     # a few times in all, not at every load once the array is past the threshold
     assert 2 <= len(merges) <= 12, len(merges)
+
+
+def _patterns():
+    rng = np.random.default_rng(7)
+    base = np.uint64(0x7F0000001000)
+    lanes = np.arange(256, dtype=np.int64)
+    some = np.flatnonzero(rng.random(256) < 0.6)                          # divergent: a few lanes of each warp
+    yield lanes, base + np.arange(256, dtype=np.uint64) * 4, 4           # coalesced floats
+    yield lanes, base + np.arange(256, dtype=np.uint64) * 128, 4         # one sector a lane
+    yield lanes, base + (np.arange(256, dtype=np.uint64) // 8) * 4, 4    # broadcasts of 8 lanes
+    yield some, base + some.astype(np.uint64) * 8, 8                      # doubles, some lanes
+    yield lanes, base + np.arange(256, dtype=np.uint64)[::-1] * 4, 4     # going down: the general path
+    yield lanes, base + np.arange(256, dtype=np.uint64) * 4 + 2, 4       # misaligned: the general path
+    yield lanes, base + np.arange(256, dtype=np.uint64) * 16, 16         # float4
+    yield lanes, base + ((np.arange(256, dtype=np.uint64) * 4) ^ np.uint64(512)), 4    # warps out of order
+
+
+@pytest.mark.parametrize("lanes, addresses, size", list(_patterns()))
+def test_counting_in_lane_order_agrees_with_the_general_count(lanes, addresses, size):
+    from cudalab.analysis.global_sectors import dram_segments, global_sectors, in_lane_order
+    quick = in_lane_order(lanes, addresses, size)
+    going_down_in_a_warp = ((np.diff(addresses.astype(np.int64)) < 0) & (np.diff(lanes >> 5) == 0)).any()
+    if quick is None:                            # the general count's cases
+        assert going_down_in_a_warp or (addresses % size != 0).any()
+        return
+    assert not going_down_in_a_warp
+    counted, segments, touched = quick
+    assert (touched is None) == (np.diff(addresses.astype(np.int64)) < 0).any()
+    general = global_sectors(lanes, addresses, size)
+    for field in ("warps", "sectors", "requested_bytes", "ideal_sectors"):
+        assert np.array_equal(getattr(counted, field), getattr(general, field)), field
+    assert segments == dram_segments(lanes, addresses)
+    assert touched is None or np.array_equal(touched, np.unique(addresses.astype(np.int64) >> 5))

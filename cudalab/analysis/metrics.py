@@ -16,9 +16,9 @@ import numpy as np
 
 from ..emulator.events import Observer
 from .divergence import branch_outcome, lane_histogram, possible_lanes
-from .global_sectors import dram_segments, global_sectors, local_sectors, sector_map
+from .global_sectors import dram_segments, global_sectors, in_lane_order, local_sectors, sector_map
 from .shared_banks import bank_map, shared_wavefronts
-from .warps import WARP_SIZE, distinct
+from .warps import WARP_SIZE, as_int64, distinct
 
 SHARED_KINDS = ("ld", "st", "atom")
 GLOBAL_KINDS = ("ld", "st", "atom", "red")
@@ -174,10 +174,16 @@ class MetricsObserver(Observer):
             st.ideal_wavefronts += int(ideal.sum())
         else:
             if ev.space == "global":
-                r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
+                quick = None if ev.kind in ("atom", "red") else in_lane_order(ev.lanes, ev.addresses, ev.size)
+                if quick is not None:
+                    r, segments, touched = quick
+                else:
+                    r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
                 if ev.kind == "ld":          # stores merge in L2 before they reach DRAM: their sectors count
-                    st.dram_segments += dram_segments(ev.lanes, ev.addresses)
-                    self._footprint.append(distinct(ev.addresses >> np.uint64(5)))
+                    if quick is None:
+                        segments, touched = dram_segments(ev.lanes, ev.addresses), None
+                    st.dram_segments += segments
+                    self._footprint.append(distinct(as_int64(ev.addresses) >> 5) if touched is None else touched)
                     self._pending += len(self._footprint[-1])
                     # a long launch: the sectors so far become one sorted array whenever what came since
                     # outgrows it (and FOOTPRINT_MERGE), so each id is merged a few times, not at every load
