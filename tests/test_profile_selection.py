@@ -139,3 +139,14 @@ def test_counting_in_lane_order_agrees_with_the_general_count(lanes, addresses, 
         assert np.array_equal(getattr(counted, field), getattr(general, field)), field
     assert segments == dram_segments(lanes, addresses)
     assert touched is None or np.array_equal(touched, np.unique(addresses.astype(np.int64) >> 5))
+
+
+def test_profiling_every_launch_of_a_long_program_says_how_to_pick_a_few(monkeypatch, capsys):
+    from cudalab.programs import server
+    monkeypatch.setattr(server, "PROFILE_HINT_SECONDS", 0.0)       # as if the first launch had taken long
+    run_program_source(ROUNDS, profile=True, timeout=120)
+    err = capsys.readouterr().err
+    assert err.count("cudalab profile: 1 launch profiled so far") == 1      # said once, at the first
+    assert "--kernel-name K, --launch-skip N and --launch-count N pick the launches to profile" in err
+    run_program_source(ROUNDS, profile=LaunchSelection(count=2), timeout=120)
+    assert "profiled so far" not in capsys.readouterr().err           # picked already: no advice

@@ -116,6 +116,10 @@ def demangle(names) -> dict:
     return result
 
 
+# profiling every launch of a program that has taken this much CPU so far: say how to pick a few
+PROFILE_HINT_SECONDS = 20.0
+
+
 class Server(TextureRequests, LibraryRequests, ModuleRequests):
     def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None,
                  profile_selection=None):
@@ -139,6 +143,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         self.session = Session(self.ctx.launches)
         self.profile_source = profile_source     # set: launches are profiled (cudalab run --profile)
         self.profile_selection = profile_selection   # which ones (a LaunchSelection; None: all)
+        self.profiled_seconds = 0.0              # CPU time of the profiled launches so far
         self.ctx.observers = self._observers
         self.ctx.after_launch = self._after_launch
         self.running = None                      # the graph launch in progress (a generator)
@@ -280,6 +285,16 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         if isinstance(observers[0], MetricsObserver):
             from ..analysis.report import fill_profile
             fill_profile(rec, observers[0], self.profile_source)
+            before, self.profiled_seconds = self.profiled_seconds, self.profiled_seconds + rec.cpu_time
+            if self.profile_selection is None and before <= PROFILE_HINT_SECONDS < self.profiled_seconds:
+                import sys
+                n = len(self.ctx.launches) + 1
+                sys.stderr.write(f"cudalab profile: {n} launch{'es' if n > 1 else ''} profiled so far, "
+                                 f"{self.profiled_seconds:.0f} s of CPU time: a profiled launch runs in the interpreter, "
+                                 "every instruction counted. As with Nsight Compute, --kernel-name K, --launch-skip N "
+                                 "and --launch-count N pick the launches to profile (ncu -k, -s, -c); the others then "
+                                 "run at full speed.\n")
+                sys.stderr.flush()
 
     def function(self, name: str, missing: str = "cudaErrorInvalidResourceHandle") -> Function:
         fn = self.functions.get(name)
