@@ -384,6 +384,9 @@ def parse_args(argv) -> argparse.Namespace:
         except ValueError:
             raise UsageError(f"--timeout {args.timeout}: expected seconds, as in --timeout 60") from None
     args.selection = _selection(args)
+    if args.selection is not None and not (command == "profile" or args.profile):
+        raise UsageError("--kernel-name, --launch-skip and --launch-count pick the launches to profile: use them "
+                         "with cudalab profile (or cudalab run --profile)")
     try:
         args.nvcc = parse_nvcc(nvcc_words)
     except NvccUsageError as err:

@@ -69,10 +69,12 @@ def test_cudalab_profile_takes_ncus_options(tmp_path, capfd, monkeypatch):
     assert "5 of 6 launches were not profiled (--kernel-name scale --launch-count 1)" in out
 
 
-def test_a_launch_count_must_be_a_number(tmp_path, capsys):
+def test_a_launch_count_must_be_a_number_and_go_with_a_profile(tmp_path, capsys):
     (tmp_path / "rounds.cu").write_text(ROUNDS)
     assert main(["profile", "--launch-count", "one", str(tmp_path / "rounds.cu")]) == 1
     assert "--launch-count one: expected a number of launches" in capsys.readouterr().err
+    assert main(["run", "--launch-count", "1", str(tmp_path / "rounds.cu")]) == 1
+    assert "use them with cudalab profile (or cudalab run --profile)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("values", [
