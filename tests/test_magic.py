@@ -155,6 +155,19 @@ int main() {
     assert "twice" in repr(report)
 
 
+def test_a_program_cell_profiles_the_launches_ncus_options_pick(ip):
+    ip.run_cell_magic("cuda", "--profile --kernel-name twice --launch-skip 2 --launch-count 1", """
+__global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+int main() {
+    int* d; cudaMalloc(&d, 32 * sizeof(int)); cudaMemset(d, 0, 32 * sizeof(int));
+    for (int r = 0; r < 4; r++) twice<<<1, 32>>>(d);
+    cudaDeviceSynchronize(); return 0;
+}
+""")
+    launches = ip.user_ns["program_result"].launches
+    assert ["profile" in rec.reports for rec in launches] == [False, False, True, False]
+
+
 def test_device_both_without_a_gpu_says_so(ip, capsys):
     from cudalab.gpu import backend
     if backend.available():

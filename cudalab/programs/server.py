@@ -118,8 +118,13 @@ def demangle(names) -> dict:
     return result
 
 
+# profiling every launch of a program that has taken this much CPU so far: say how to pick a few
+PROFILE_HINT_SECONDS = 20.0
+
+
 class Server(TextureRequests, LibraryRequests, ModuleRequests):
-    def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
+    def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None,
+                 profile_selection=None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)
         self._map = mmap.mmap(self.fd, ARENA_SIZE)
@@ -138,7 +143,9 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
                                       [(p.size, p.align) for p in self.module.functions[m].params],
                                       (registers or {}).get(m, 32)) for m in entries}
         self.session = Session(self.ctx.launches)
-        self.profile_source = profile_source     # set: every launch is profiled (cudalab run --profile)
+        self.profile_source = profile_source     # set: launches are profiled (cudalab run --profile)
+        self.profile_selection = profile_selection   # which ones (a LaunchSelection; None: all)
+        self.profiled_seconds = 0.0              # CPU time of the profiled launches so far
         self.ctx.observers = self._observers
         self.ctx.after_launch = self._after_launch
         self.running = None                      # the graph launch in progress (a generator)
@@ -264,17 +271,33 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         if self._stat is not None:
             os.close(self._stat)
 
-    def _observers(self, program):
+    def _observers(self, program, kernel: str = ""):
+        """The observers of a launch of ``kernel``: the profiler's (for a launch the selection picks) and the
+        sanitizer checks'. A launch with none runs in the compiled tier."""
         observers = list(observers_for(program))             # cudalab.check(...) / cudalab run --check
-        if self.profile_source is not None:
+        if self.profile_source is not None and (self.profile_selection is None or
+                                                self.profile_selection.wants(kernel)):
             from ..analysis.metrics import MetricsObserver
             observers.insert(0, MetricsObserver(source=self.profile_source))
         return observers
 
     def _after_launch(self, rec, observers):
-        if self.profile_source is not None:
+        if self.profile_source is None or not observers:
+            return
+        from ..analysis.metrics import MetricsObserver
+        if isinstance(observers[0], MetricsObserver):
             from ..analysis.report import fill_profile
             fill_profile(rec, observers[0], self.profile_source)
+            before, self.profiled_seconds = self.profiled_seconds, self.profiled_seconds + rec.cpu_time
+            if self.profile_selection is None and before <= PROFILE_HINT_SECONDS < self.profiled_seconds:
+                import sys
+                n = len(self.ctx.launches) + 1
+                sys.stderr.write(f"cudalab profile: {n} launch{'es' if n > 1 else ''} profiled so far, "
+                                 f"{self.profiled_seconds:.0f} s of CPU time: a profiled launch runs in the interpreter, "
+                                 "every instruction counted. As with Nsight Compute, --kernel-name K, --launch-skip N "
+                                 "and --launch-count N pick the launches to profile (ncu -k, -s, -c); the others then "
+                                 "run at full speed.\n")
+                sys.stderr.flush()
 
     def function(self, name: str, missing: str = "cudaErrorInvalidResourceHandle") -> Function:
         fn = self.functions.get(name)
