@@ -92,7 +92,7 @@ def test_a_read_far_past_every_allocation_still_faults(mod):
     a = cudalab.to_device(np.arange(64, dtype=np.int32))
     out = cudalab.device_array(64, np.int32)
     with pytest.raises(KernelError) as e:
-        mod.shifted[1, 64](a, out, np.int32(64), np.int32(1 << 26))     # 256 MiB on: no memory there
+        mod.shifted[1, 64](a, out, np.int32(64), np.int32(1 << 30))     # 4 GiB on: past the whole device
     assert e.value.code == "cudaErrorIllegalAddress" and "by thread (0,0,0)" in str(e.value)
 
 
