@@ -9,7 +9,8 @@
 //   oob_probe c OFFSET            a read OFFSET bytes into a 64-byte __constant__ array
 //
 // Prints "ok" (the access ran) or the error's name. Built with nvcc -arch=sm_90; run by
-// tools/oob_probe.sh, whose output on an H100 is summarized in emulator/slack.py.
+// tools/oob_probe.sh; its output on an H200 (driver 580) is tools/oob_probe_h200.txt, summarized in
+// emulator/slack.py.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

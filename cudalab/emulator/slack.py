@@ -8,7 +8,8 @@ same access. So cudalab, by default, says once per instruction what memcheck wou
 (``cudalab run --check memcheck``, ``cudalab.check("memcheck")``: ``strict``) it stops the kernel
 there, as compute-sanitizer does. Anything farther is a fault on both and stops the kernel.
 
-Measured on an H200 (driver 580, ``tools/oob_probe.cu``; one access per process):
+Measured on an H200 (driver 580, ``tools/oob_probe.cu``, output in ``tools/oob_probe_h200.txt``; one
+access per process):
 
 - global: cudaMalloc(1000) is followed by mapped memory: reads 1 KiB to 64 MiB past its end, 4 KiB
   before its start, and writes 1 MiB past ran; two cudaMalloc(1000) in a row are 1,024 bytes apart

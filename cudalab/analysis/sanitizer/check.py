@@ -45,7 +45,8 @@ class check:
 
     def __repr__(self):
         on = sorted(set(ALWAYS_ON) | _active)
-        return f"<cudalab checks on: {', '.join(on)}>"
+        words = [f"{c} (stops at accesses a GPU runs too)" if c == "memcheck" and c in _active else c for c in on]
+        return f"<cudalab checks on: {', '.join(words)}>"
 
 
 def _set(names):
