@@ -207,7 +207,8 @@ def _global_bytes(ex, inst, addrs, sel, nbytes, width, kind, align):
 
 
 def _gather(buf, off, nbytes, width):
-    """(lanes, width) bytes of ``buf`` from ``off``; bytes past each lane's ``nbytes`` are zero."""
+    """(lanes, width) bytes of ``buf`` from ``off``; bytes past each lane's ``nbytes`` are zero. A new
+    contiguous array (the bytes as they are now)."""
     nbytes = np.asarray(nbytes)
     if (nbytes == width).all() and width in (4, 8, 16) and not (off % width).any():
         # whole aligned copies (cp.async's usual): one read of width-byte words, not byte by byte
@@ -351,20 +352,28 @@ def _cp_async(inst, d):
     def run(ex):
         st = state(ex)
         sel = ex.idx
-        nbytes = np.full(sel.size, width, np.int64)
-        if src_size is not None:
-            nbytes = np.minimum(np.broadcast_to(np.asarray(src_size(ex, sel), np.int64), sel.shape), width)
-        elif ignore is not None:
-            nbytes = np.where(np.broadcast_to(ignore(ex, sel), sel.shape), 0, width)
         dst = shared_offsets(ex, inst, rd(ex, sel), sel, width, "st")
-        off = _global_bytes(ex, inst, rs(ex, sel), sel, nbytes, width, "ld", width)
-        data = _gather(ex.mem.data, off, nbytes, width)
-        seq = st.issued[sel].copy()
-        st.issued[sel] += 1
-        if width == CHUNK and not ex.observers and not (dst % CHUNK).any() and ex.shared.size % CHUNK == 0:
-            st.issue(Copies(sel, dst, seq, st.committed[sel], np.ascontiguousarray(data), st.inst_id(inst)))
+        if src_size is None and ignore is None:          # every byte from global memory (the usual copy)
+            src = np.broadcast_to(np.asarray(rs(ex, sel), np.uint64), sel.shape)
+            resolve(ex, inst, "global", src, sel, width, "ld")          # bounds, alignment, MemoryEvent
+            data = _gather(ex.mem.data, (src - np.uint64(GLOBAL_BASE)).astype(np.int64), width, width)
         else:
-            _add_rows(ex, st, inst, sel, dst, data, seq, st.committed[sel], -1)
+            if src_size is not None:
+                nbytes = np.minimum(np.broadcast_to(np.asarray(src_size(ex, sel), np.int64), sel.shape), width)
+            else:
+                nbytes = np.where(np.broadcast_to(ignore(ex, sel), sel.shape), 0, width)
+            off = _global_bytes(ex, inst, rs(ex, sel), sel, nbytes, width, "ld", width)
+            data = _gather(ex.mem.data, off, nbytes, width)
+        every = sel.size == ex.n              # (ex.idx is every lane in order then)
+        seq = st.issued.copy() if every else st.issued[sel]
+        st.issued[sel] += 1
+        group = st.committed.copy() if every else st.committed[sel]
+        # a shared row is 16-byte aligned (shared_offsets checked the offset, and a block's row of the
+        # buffer starts at a multiple of 16): whole rows that a wait can write at once
+        if width == CHUNK and not ex.observers:
+            st.issue(Copies(sel, dst, seq, group, data, st.inst_id(inst)))
+        else:
+            _add_rows(ex, st, inst, sel, dst, data, seq, group, -1)
     return run
 
 
