@@ -51,6 +51,7 @@ class AsyncState:
 
     def __init__(self, ex):
         n = ex.n
+        # both replaced, never changed in place (bumped), so that Copies hold them as they were at the issue
         self.issued = np.zeros(n, np.int64)       # cp.async issued so far by each lane (sequence numbers)
         self.committed = np.zeros(n, np.int64)    # cp.async.commit_group executed by each lane
         self._rows = np.zeros(0, ROW)             # writes to shared memory not landed yet, in issue order
@@ -135,6 +136,15 @@ def land_copies(ex, st, committed, keep, mine=None):
             left.append(c)
     st._issued = left
     return True
+
+
+def bumped(counts, ex):
+    """A copy of per-lane ``counts`` with the running lanes' one higher (AsyncState.issued/committed)."""
+    if ex.idx.size == ex.n:
+        return counts + 1
+    counts = counts.copy()
+    counts[ex.idx] += 1
+    return counts
 
 
 def state(ex) -> AsyncState:
@@ -319,7 +329,8 @@ def _cp(inst, d):
         return _cp_async_mbarrier_arrive(inst, d)
     if "commit_group" in mods:
         def run(ex):
-            state(ex).committed[ex.idx] += 1
+            st = state(ex)
+            st.committed = bumped(st.committed, ex)
         return run
     if "wait_group" in mods or "wait_all" in mods:
         return _cp_async_wait(inst, d)
@@ -364,10 +375,10 @@ def _cp_async(inst, d):
                 nbytes = np.where(np.broadcast_to(ignore(ex, sel), sel.shape), 0, width)
             off = _global_bytes(ex, inst, rs(ex, sel), sel, nbytes, width, "ld", width)
             data = _gather(ex.mem.data, off, nbytes, width)
-        every = sel.size == ex.n              # (ex.idx is every lane in order then)
-        seq = st.issued.copy() if every else st.issued[sel]
-        st.issued[sel] += 1
-        group = st.committed.copy() if every else st.committed[sel]
+        every = sel.size == ex.n              # (ex.idx is every lane in order then: the arrays as they are)
+        seq = st.issued if every else st.issued[sel]
+        group = st.committed if every else st.committed[sel]
+        st.issued = bumped(st.issued, ex)
         # a shared row is 16-byte aligned (shared_offsets checked the offset, and a block's row of the
         # buffer starts at a multiple of 16): whole rows that a wait can write at once
         if width == CHUNK and not ex.observers:
@@ -389,7 +400,7 @@ def _cp_async_wait(inst, d):
             return
         sel = ex.idx
         if every:
-            st.committed[sel] += 1
+            st.committed = bumped(st.committed, ex)
         mine = None
         if sel.size < ex.n:              # only the waiting threads' own copies
             mine = np.zeros(ex.n, bool)
