@@ -51,6 +51,7 @@ class AsyncState:
 
     def __init__(self, ex):
         n = ex.n
+        # both replaced, never changed in place (bumped), so that Copies hold them as they were at the issue
         self.issued = np.zeros(n, np.int64)       # cp.async issued so far by each lane (sequence numbers)
         self.committed = np.zeros(n, np.int64)    # cp.async.commit_group executed by each lane
         self._rows = np.zeros(0, ROW)             # writes to shared memory not landed yet, in issue order
@@ -137,6 +138,15 @@ def land_copies(ex, st, committed, keep, mine=None):
     return True
 
 
+def bumped(counts, ex):
+    """A copy of per-lane ``counts`` with the running lanes' one higher (AsyncState.issued/committed)."""
+    if ex.idx.size == ex.n:
+        return counts + 1
+    counts = counts.copy()
+    counts[ex.idx] += 1
+    return counts
+
+
 def state(ex) -> AsyncState:
     st = getattr(ex, "_async", None)
     if st is None:
@@ -207,7 +217,8 @@ def _global_bytes(ex, inst, addrs, sel, nbytes, width, kind, align):
 
 
 def _gather(buf, off, nbytes, width):
-    """(lanes, width) bytes of ``buf`` from ``off``; bytes past each lane's ``nbytes`` are zero."""
+    """(lanes, width) bytes of ``buf`` from ``off``; bytes past each lane's ``nbytes`` are zero. A new
+    contiguous array (the bytes as they are now)."""
     nbytes = np.asarray(nbytes)
     if (nbytes == width).all() and width in (4, 8, 16) and not (off % width).any():
         # whole aligned copies (cp.async's usual): one read of width-byte words, not byte by byte
@@ -318,7 +329,8 @@ def _cp(inst, d):
         return _cp_async_mbarrier_arrive(inst, d)
     if "commit_group" in mods:
         def run(ex):
-            state(ex).committed[ex.idx] += 1
+            st = state(ex)
+            st.committed = bumped(st.committed, ex)
         return run
     if "wait_group" in mods or "wait_all" in mods:
         return _cp_async_wait(inst, d)
@@ -351,20 +363,28 @@ def _cp_async(inst, d):
     def run(ex):
         st = state(ex)
         sel = ex.idx
-        nbytes = np.full(sel.size, width, np.int64)
-        if src_size is not None:
-            nbytes = np.minimum(np.broadcast_to(np.asarray(src_size(ex, sel), np.int64), sel.shape), width)
-        elif ignore is not None:
-            nbytes = np.where(np.broadcast_to(ignore(ex, sel), sel.shape), 0, width)
         dst = shared_offsets(ex, inst, rd(ex, sel), sel, width, "st")
-        off = _global_bytes(ex, inst, rs(ex, sel), sel, nbytes, width, "ld", width)
-        data = _gather(ex.mem.data, off, nbytes, width)
-        seq = st.issued[sel].copy()
-        st.issued[sel] += 1
-        if width == CHUNK and not ex.observers and not (dst % CHUNK).any() and ex.shared.size % CHUNK == 0:
-            st.issue(Copies(sel, dst, seq, st.committed[sel], np.ascontiguousarray(data), st.inst_id(inst)))
+        if src_size is None and ignore is None:          # every byte from global memory (the usual copy)
+            src = np.broadcast_to(np.asarray(rs(ex, sel), np.uint64), sel.shape)
+            resolve(ex, inst, "global", src, sel, width, "ld")          # bounds, alignment, MemoryEvent
+            data = _gather(ex.mem.data, (src - np.uint64(GLOBAL_BASE)).astype(np.int64), width, width)
         else:
-            _add_rows(ex, st, inst, sel, dst, data, seq, st.committed[sel], -1)
+            if src_size is not None:
+                nbytes = np.minimum(np.broadcast_to(np.asarray(src_size(ex, sel), np.int64), sel.shape), width)
+            else:
+                nbytes = np.where(np.broadcast_to(ignore(ex, sel), sel.shape), 0, width)
+            off = _global_bytes(ex, inst, rs(ex, sel), sel, nbytes, width, "ld", width)
+            data = _gather(ex.mem.data, off, nbytes, width)
+        every = sel.size == ex.n              # (ex.idx is every lane in order then: the arrays as they are)
+        seq = st.issued if every else st.issued[sel]
+        group = st.committed if every else st.committed[sel]
+        st.issued = bumped(st.issued, ex)
+        # a shared row is 16-byte aligned (shared_offsets checked the offset, and a block's row of the
+        # buffer starts at a multiple of 16): whole rows that a wait can write at once
+        if width == CHUNK and not ex.observers:
+            st.issue(Copies(sel, dst, seq, group, data, st.inst_id(inst)))
+        else:
+            _add_rows(ex, st, inst, sel, dst, data, seq, group, -1)
     return run
 
 
@@ -380,7 +400,7 @@ def _cp_async_wait(inst, d):
             return
         sel = ex.idx
         if every:
-            st.committed[sel] += 1
+            st.committed = bumped(st.committed, ex)
         mine = None
         if sel.size < ex.n:              # only the waiting threads' own copies
             mine = np.zeros(ex.n, bool)

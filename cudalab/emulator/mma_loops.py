@@ -81,6 +81,20 @@ peek64, poke64 = _memory(ir.IntType(64), types.uint64)
 peek_f32, _ = _memory(ir.FloatType(), types.float32)
 
 
+@intrinsic
+def cut_to_f32(typingctx, value):
+    """A float64 cut toward zero to float32 (its low 29 significand bits dropped, then converted:
+    exact), for values whose float32 is normal or zero; an exact zero gives +0, as the tensor core's."""
+    def codegen(context, builder, sig, args):
+        u = builder.bitcast(args[0], ir.IntType(64))
+        u = builder.and_(u, ir.Constant(ir.IntType(64), ~0x1FFFFFFF & (2 ** 64 - 1)))
+        zero = builder.icmp_unsigned("==", builder.shl(u, ir.Constant(ir.IntType(64), 1)),
+                                     ir.Constant(ir.IntType(64), 0))
+        u = builder.select(zero, ir.Constant(ir.IntType(64), 0), u)
+        return builder.fptrunc(builder.bitcast(u, ir.DoubleType()), ir.FloatType())
+    return types.float32(types.float64), codegen
+
+
 
 @numba.njit(inline="always", cache=True)
 def word_at(ptrs, slot, lane, word):
@@ -485,14 +499,11 @@ def mma_bounded(m, n, k, block, steps, fa, fb, acc, bounds, p32, p64):
         if lp >= -126 and lp + 24 <= 127 and (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2) < 2.0 ** (lp + 24):
             product(av32, bv32, p32, m, n, k, k0, k1, np.float32(0.0))
             for i in range(m * n):
-                p64[i] = p32[i]
+                acc[i] = cut_to_f32(np.float64(acc[i]) + np.float64(p32[i]))
         else:
             product(av, bv, p64, m, n, k, k0, k1, 0.0)
-        au = acc.view(np.uint32)
-        for i in range(m * n):              # cut toward zero to float32; an exact zero is +0
-            v = np.float64(acc[i]) + p64[i]
-            acc[i] = np.float32(v)
-            au[i] = au[i] - np.uint32(abs(np.float64(acc[i])) > abs(v)) if v != 0.0 else np.uint32(0)
+            for i in range(m * n):
+                acc[i] = cut_to_f32(np.float64(acc[i]) + p64[i])
     bounds[0], bounds[1] = biggest, least
     return True
 
