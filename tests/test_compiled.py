@@ -453,6 +453,36 @@ def test_waiting_for_a_build_ends_when_the_programs_time_runs_out(monkeypatch):
     assert compiled.building(slow)                      # LLVM goes on; the launch does not wait for it
 
 
+def test_a_big_kernel_launched_again_waits_for_its_build_instead_of_running_interpreted(monkeypatch):
+    """CUB's onesweep sort kernel builds for some 17 s of CPU once it has run 5 s interpreted; a
+    program that sorts in a loop (cuda-samples' radixSortThrust) then ran it interpreted beside
+    LLVM, several times the CPU of the native code it was waiting for. Once a big kernel has run
+    as long as its build was due, its next launch waits, asleep, for the build; a kernel that has
+    barely run (a notebook cell's first launches) still runs interpreted while LLVM works."""
+    from cudalab.emulator.engine import DeviceMemory, Program
+    monkeypatch.setenv("CUDALAB_TIER", "auto")
+    monkeypatch.setattr(compiled.pace, "RUNNING", [])       # no launch whose time is up
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 1000.0)      # a big kernel
+    m = cudalab.compile("__global__ void inc(int* x) { x[threadIdx.x] += 1; }")
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("inc").mangled)
+    native = types.SimpleNamespace(name="the native code")
+
+    def llvm_finishes(st):
+        time.sleep(0.3)
+        st.fused, st.building = native, False
+
+    st = compiled._tier(df)
+    st.building = True                                  # its build is under way
+    st.interp_seconds = 1.0                             # a few launches interpreted so far: not due yet
+    assert compiled.pick(prog, df, (), 32) is df        # runs interpreted, as before
+    st.interp_seconds = compiled.BUILD_AFTER_SECONDS    # as long as its build was due
+    threading.Thread(target=llvm_finishes, args=(st,)).start()
+    assert compiled.pick(prog, df, (), 32) is native    # waited for LLVM
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 0.01)
+    assert not compiled.hot(types.SimpleNamespace(code=[None] * 30), 100.0)   # a small kernel never waits
+
+
 def test_import_does_not_load_llvm():
     code = "import sys, cudalab; print('llvmlite' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -135,7 +135,22 @@ def pick(program, df, observers, lanes, cluster_size=1):
             _compile(program, df, st, raise_errors=m == "check")
         elif not st.building and worth_building(df, st.interp_seconds, lanes):
             _build_in_background(program, df, st)
+        if st.building and hot(df, st.interp_seconds):
+            wait_for_build(df)
     return st.fused or df
+
+
+def hot(df, interp_seconds: float) -> bool:
+    """Is a big kernel (over CHEAP_BUILD_SECONDS to build) whose build is under way one that has run
+    interpreted as long as the rule for building it asks (``worth_building``)? Then its next launch
+    waits, asleep, for the native code instead of running interpreted beside LLVM: a kernel launched
+    that often will be launched again, and interpreted it costs several times the CPU. cuda-samples'
+    radixSortThrust, from a cold cache, ran CUB's onesweep passes interpreted (about 1 s of CPU
+    each, native 0.2 s) while LLVM built that kernel, and the interpreter's Python took the GIL from
+    the build's planning. A small kernel, built after one big launch (``AUTO_LANES``), is not hot:
+    a notebook cell's next launch does not wait for LLVM."""
+    cost = build_seconds(df)
+    return cost > CHEAP_BUILD_SECONDS and interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
 
 
 def build_seconds(df) -> float:
