@@ -698,3 +698,20 @@ def test_the_same_files_build_and_run_on_a_real_gpu(tmp_path, monkeypatch):
     assert several.stdout == "./scaled: hello x[999] = 2997\n", several.stderr
     rdc = run_program(["main.cu", "helper.cu"], device="gpu", options=["-rdc=true"])
     assert rdc.stdout == "x[0] = 107, x[63] = 170, calls = 64\n", rdc.stderr
+
+
+def test_a_texture_reference_of_cuda_11_is_explained(tmp_path, monkeypatch):
+    # books and courses before CUDA 12 read through texture references, which CUDA 12 removed
+    write(tmp_path, {"texref.cu": """\
+        texture<float, 1, cudaReadModeElementType> tex;
+        __global__ void copy(float* out) { out[threadIdx.x] = tex1Dfetch(tex, threadIdx.x); }
+        int main() {
+            float *in, *out; cudaMalloc(&in, 128); cudaMalloc(&out, 128);
+            cudaBindTexture(0, tex, in, 128);
+            copy<<<1, 32>>>(out);
+            return cudaDeviceSynchronize();
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match="removed in CUDA 12.*cudaCreateTextureObject"):
+        run_program("texref.cu")

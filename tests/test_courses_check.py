@@ -118,6 +118,34 @@ def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_includ
     assert read_program(course / "3_sum/notes.cu", course).how.startswith("default")
 
 
+def test_a_cmake_target_one_folder_up_builds_its_src_file_from_that_folder(tmp_path):
+    # a tutorial whose every sample folder holds a CMakeLists.txt with add_executable(NAME src/main.cu)
+    # and whose top-level one sets the C++ standard: the program is built and run where cmake's
+    # target lives, its source named as the target names it
+    course = write(tmp_path, {
+        "CMakeLists.txt": "set(CMAKE_CUDA_STANDARD 17)\nproject(t LANGUAGES CUDA CXX)\nadd_subdirectory(09_Streams)\n",
+        "09_Streams/CMakeLists.txt": "add_executable(09_Streams\n\t../shared/include/utility.h\n\tsrc/main.cu\n)\n",
+        "09_Streams/src/main.cu": MAIN.replace("return helper()", "return 0"),
+    })
+    p = read_program(course / "09_Streams/src/main.cu", course)
+    assert (p.how, p.folder, p.sources) == ("09_Streams/CMakeLists.txt", "09_Streams", ["src/main.cu"])
+    assert p.options == ["-std=c++17", "-o", "09_Streams"]
+
+
+def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
+    # an HPC centre's makefile compiles with nvcc and links with Cray's C++ wrapper, CC
+    course = write(tmp_path, {
+        "miniapp/makefile": ("CXX=CC\nCUDA=nvcc\nmain: data.o main.o\n\t$(CXX) -O3 -fopenmp data.o main.o -o main -lcublas\n"
+                             "data.o: data.cu\n\t$(CUDA) -O3 -arch=sm_60 -c data.cu\n"
+                             "main.o: main.cu\n\t$(CUDA) -O3 -arch=sm_60 -c main.cu\n"),
+        "miniapp/data.cu": PIECE,
+        "miniapp/main.cu": "int helper();\n" + MAIN,
+    })
+    p = read_program(course / "miniapp/main.cu", course)
+    assert (p.how, p.sources) == ("miniapp/makefile", ["data.cu", "main.cu"])
+    assert "-lcublas" in p.options and "-fopenmp" in p.options
+
+
 def test_a_notebooks_nvcc_cell_builds_the_file_an_earlier_cell_wrote(tmp_path):
     # NVIDIA's accelerated-computing course: a cell %%writefile's Sources/NAME.cpp, the next one builds
     # it with "!nvcc ... # comment" or "!nvcc ... && /tmp/a.out"; main() lives in the lesson's header

@@ -90,7 +90,7 @@ NOT_EMULATED = [
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
 ]
-COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++")
+COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
 
 
 @dataclass
@@ -358,18 +358,24 @@ _CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
 
 
 def from_cmake(path: Path, checkout: Path):
-    """(nvcc words, where) from the ``add_executable(NAME ... FILE ...)`` of a CMakeLists.txt beside
-    the program, with the ``CMAKE_CUDA_FLAGS`` and ``include_directories`` that it and the
-    CMakeLists.txt above it (up to the checkout) set, as ``cmake`` would build it; else None."""
-    here = path.parent / "CMakeLists.txt"
-    if not here.exists():
-        return None
-    target = next((m for m in _CMAKE_TARGET.finditer(_without_cmake_comments(here.read_text(errors="replace")))
-                   if path.name in m.group(2).split()), None)
-    if not target:
+    """(nvcc words, where, folder) from the ``add_executable(NAME ... FILE ...)`` of a CMakeLists.txt beside
+    the program or one folder up (a sample's ``add_executable(09_Streams src/main.cu)``), with the
+    ``CMAKE_CUDA_FLAGS``, ``CMAKE_CUDA_STANDARD`` and ``include_directories`` that it and the
+    CMakeLists.txt above it (up to the checkout) set, as ``cmake`` would build it; the sources are
+    given from that CMakeLists.txt's folder, where the program then runs; else None."""
+    for home in [f for f in (path.parent, path.parent.parent) if checkout in (f, *f.parents)]:
+        here = home / "CMakeLists.txt"
+        if not here.exists():
+            continue
+        named = path.relative_to(home).as_posix()
+        target = next((m for m in _CMAKE_TARGET.finditer(_without_cmake_comments(here.read_text(errors="replace")))
+                       if named in [os.path.normpath(w) for w in m.group(2).split()]), None)
+        if target:
+            break
+    else:
         return None
     options = []
-    for folder in reversed([f for f in (path.parent, *path.parent.parents) if checkout in (f, *f.parents)]):
+    for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
         lists = folder / "CMakeLists.txt"
         if not lists.exists():
             continue
@@ -378,12 +384,13 @@ def from_cmake(path: Path, checkout: Path):
             options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
         options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
         options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
-                    for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1]]
+                    for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1] if a[:1].isdigit()
+                    or a.lower() == "native"]
         for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d, path.parent)}" for d in m.group(1).split()
+            options += [f"-I{os.path.relpath(folder / d, home)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     sources = [f for f in target.group(2).split() if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-    return [*options, "-o", target.group(1), *sources], here.relative_to(checkout).as_posix()
+    return [*options, "-o", target.group(1), *sources], here.relative_to(checkout).as_posix(), home
 
 
 def _without_cmake_comments(text: str) -> str:
@@ -404,7 +411,7 @@ def find_build(path: Path, checkout: Path) -> tuple:
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout)
     if cmake:
-        return *cmake, path.parent
+        return cmake
     notes = list(from_notes(path, checkout, [path.parent]))
     above = _makefile(up[0]) if up else None
     found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None

@@ -4,7 +4,9 @@ An access resolves each active lane's address to (buffer, element index): global
 addresses index the device arena, shared addresses the block's row of the batch's shared buffer,
 local addresses the thread's row of the local buffer, and generic addresses pick one of these by
 window. Bounds and alignment are checked for every lane before anything is read or written, so a
-bad access stops the kernel without touching memory (memcheck's behaviour).
+bad access stops the kernel without touching memory (memcheck's behaviour). An access a GPU runs
+(just past an allocation, inside a block's shared allocation unit: slack.py) is a warning instead,
+and reads and writes the padding there, unless memcheck was asked for.
 """
 from __future__ import annotations
 
@@ -75,28 +77,53 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
     if space in ("shared", "shared::cluster"):
         limit = ex.shared_size
         bad = addrs > np.uint64(limit - size) if limit >= size else np.ones(addrs.shape, bool)
+        inside = None
         if bad.any():
-            ex.fault(inst, "shared", kind, sel[bad], addrs[bad], size,
-                     f"is out of bounds of the block's {limit}-byte shared memory")
+            why = f"is out of bounds of the block's {limit}-byte shared memory"
+            unit = slack.shared_allocation(limit)
+            far = bad & (addrs + np.uint64(size) > np.uint64(unit))
+            if slack.strict or far.any():
+                worst = far if far.any() else bad
+                ex.fault(inst, "shared", kind, sel[worst], addrs[worst], size, why)
+            slack.warn(ex, inst, "shared", kind, sel[bad], addrs[bad], size,
+                       f"is {int(addrs[bad][0]) - limit} bytes after the end of the block's {limit}-byte shared "
+                       f"memory, inside its {unit}-byte allocation")
+            inside = ~bad
         _align(ex, inst, "shared", kind, sel, addrs, size)
         # each lane's own block: sel may repeat lanes (a wmma fragment's elements), so a sel as long
         # as the batch is not necessarily every lane in order (fuzz seed 3357: a block read another's tile)
         base = ex.shared_base if sel is ex.idx and sel.size == ex.n else ex.shared_base[sel]
         off = base + addrs
-        if ex.observers:
-            ex.emit(MemoryEvent(inst, sel, ex.batch, "shared", kind, size, addrs))
+        if ex.observers and (inside is None or inside.any()):   # (the analyses see the accesses inside it only)
+            ev_sel, ev_addrs = (sel, addrs) if inside is None else (sel[inside], addrs[inside])
+            ex.emit(MemoryEvent(inst, ev_sel, ex.batch, "shared", kind, size, ev_addrs))
         return [("shared", ex.shared, off, slice(None))]
     if space == "local":
         limit = ex.local_stride
         bad = addrs + np.uint64(size) > np.uint64(limit)
+        past = None
         if bad.any():
-            ex.fault(inst, "local", kind, sel[bad], addrs[bad], size,
-                     f"is past the thread's {limit}-byte local memory (stack overflow?)")
+            why = f"is past the thread's {limit}-byte local memory (stack overflow?)"
+            far = bad & (addrs + np.uint64(size) > np.uint64(max(limit, slack.LOCAL_STACK)))
+            if slack.strict or far.any():
+                worst = far if far.any() else bad
+                ex.fault(inst, "local", kind, sel[worst], addrs[worst], size, why)
+            slack.warn(ex, inst, "local", kind, sel[bad], addrs[bad], size,
+                       f"is {int(addrs[bad][0]) - limit} bytes after the end of the thread's {limit}-byte local "
+                       "memory (its local arrays), inside the stack a GPU gives each thread; here it reads "
+                       "zeros and a write is dropped")
+            past = np.flatnonzero(bad)
         _align(ex, inst, "local", kind, sel, addrs, size)
         off = sel.astype(np.uint64) * np.uint64(limit) + addrs
         if ex.observers:
             ex.emit(MemoryEvent(inst, sel, ex.batch, "local", kind, size, addrs))
-        return [("local", ex.local, off, slice(None))]
+        if past is None:
+            return [("local", ex.local, off, slice(None))]
+        # the threads past their frame read and write a scratch buffer of zeros (the emulator keeps
+        # only the frame)
+        within = np.flatnonzero(~bad)
+        return [("local", ex.local, off[within], within),
+                ("local", np.zeros(64, np.uint8), np.zeros(past.size, np.uint64), past)]
     if space == "param":
         return sm90.resolve_param(ex, inst, addrs, sel, size, kind)
     raise Unsupported(f"{kind}.{space}")
@@ -115,7 +142,19 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
     ok = ex.valid_global(addrs, size)
     if not ok.all():
         bad = ~ok
-        ex.fault(inst, "global" if space == "global" else space, kind, sel[bad], addrs[bad], size, None)
+        named = "global" if space == "global" else space
+        # past an allocation's end but in the padding that follows it: a GPU runs it (slack.py)
+        padding = np.zeros(addrs.shape, bool)
+        padding[bad] = slack.in_padding(mem, addrs[bad], size)
+        far = bad & ~padding
+        if slack.strict or far.any():
+            worst = far if far.any() else bad
+            ex.fault(inst, named, kind, sel[worst], addrs[worst], size, None)
+        slack.warn(ex, inst, named, kind, sel[bad], addrs[bad], size)
+        _align(ex, inst, space, kind, sel, addrs, size)
+        if ex.observers and ok.any():       # (the analyses see the accesses inside allocations only)
+            ex.emit(MemoryEvent(inst, sel[ok], ex.batch, space, kind, size, addrs[ok]))
+        return [(space, mem, addrs - np.uint64(GLOBAL_BASE), pos)]
     _align(ex, inst, space, kind, sel, addrs, size)
     if ex.observers:
         ex.emit(MemoryEvent(inst, sel, ex.batch, space, kind, size, addrs))
@@ -278,12 +317,18 @@ _ACCUMULATE = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bi
                "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
-def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
+def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True, checked_ufunc=False):
     """Apply an atomic to ``view[index]`` lane by lane in lane order; return each lane's old value.
 
     Lanes on distinct addresses go together; lanes on one address go one after another, either
     round by round (the k-th lane of every address at once) or, when few addresses are hot,
-    address by address with a ufunc accumulate, whichever takes fewer numpy steps."""
+    address by address with a ufunc accumulate, whichever takes fewer numpy steps.
+
+    ``checked_ufunc``: the accumulate is the instruction's semantics only while every value it
+    meets is a normal number or zero (float32 atomicAdd: the GPU flushes subnormals in global
+    memory and gives its own NaN), so each address's run of sums is checked and, if any is not,
+    that address goes lane by lane with ``fn``. A sum of 131,072 floats into one variable took
+    1.4 s round by round, one numpy step per lane."""
     n = index.size
     old = np.empty(n, view.dtype)
     vals = np.broadcast_to(np.asarray(vals, view.dtype), (n,))
@@ -294,7 +339,7 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
     maxc = int(counts.max()) if n else 0
     # a ufunc accumulate gives the same sequence of results as one lane after another, where the
     # plain numpy operation is the instruction's exact semantics (integers; float32/64 normal values)
-    acc = _ACCUMULATE.get(opname) if cmp is None and exact_ufunc else None
+    acc = _ACCUMULATE.get(opname) if cmp is None and (exact_ufunc or checked_ufunc) else None
     if acc is not None and view.dtype == np.float64 and np.isnan(vals).any():
         acc = None
     if acc is not None and view.dtype == np.float32:
@@ -306,6 +351,11 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
             lanes = order[s:s + c]
             seq = np.concatenate(([view[u]], vals[lanes])).astype(view.dtype)
             run = acc.accumulate(seq, dtype=view.dtype)
+            if checked_ufunc and not _plain_numbers(run):
+                for lane in lanes:                  # an overflow, a subnormal sum: as the GPU rounds it
+                    old[lane] = view[u]
+                    view[u] = fn(view[u:u + 1], vals[lane:lane + 1])[0]
+                continue
             old[lanes] = run[:-1]
             view[u] = run[-1]
         return old
@@ -320,6 +370,11 @@ def atomic_apply(view, index, vals, fn, opname, cmp=None, exact_ufunc=True):
         else:
             view[at] = fn(o, vals[lanes])
     return old
+
+
+def _plain_numbers(a) -> bool:
+    """Are all of ``a`` finite and normal or zero (no subnormal, infinity or NaN)?"""
+    return bool(np.all(np.isfinite(a) & ((np.abs(a) >= np.finfo(a.dtype).tiny) | (a == 0))))
 
 
 @op("atom", "red")
@@ -356,7 +411,8 @@ def _atom(inst, d):
             if opname == "cas":
                 old = atomic_apply(view, index, part[1], None, "cas", cmp=part[0])
             else:
-                old = atomic_apply(view, index, part[0], fns.get(sp, fns["global"]), opname, exact_ufunc=exact)
+                old = atomic_apply(view, index, part[0], fns.get(sp, fns["global"]), opname, exact_ufunc=exact,
+                                   checked_ufunc=opname == "add" and t == "f32")
             out[pos] = old
         if w is not None:
             w(ex, sel, out)
@@ -384,4 +440,4 @@ def _isspacep(inst, d):
     return run
 
 
-from . import cluster, sm90  # noqa: E402  (distributed shared memory; kernel parameters by address: they wrap decoders above)
+from . import cluster, slack, sm90  # noqa: E402  (distributed shared memory; kernel parameters by address: they wrap decoders above)

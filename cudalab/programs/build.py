@@ -368,6 +368,11 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
             message += ("\nhint: cudaDeviceSynchronize() in a kernel made it wait for the kernels it launched in CUDA 11 "
                         "and older; CUDA 12 removed it (on a GPU too): a parent grid cannot wait for its children. "
                         "Launch the work that needs their results into cudaStreamTailLaunch, or from the host.")
+        if _TEXTURE_REFERENCE.search(log):
+            message += ("\nhint: texture references (a file-scope texture<T, dim> bound with cudaBindTexture) were "
+                        "removed in CUDA 12, so nvcc refuses them on a GPU too. Use a texture object: describe the "
+                        "memory with cudaResourceDesc and cudaTextureDesc, make it with cudaCreateTextureObject, pass "
+                        "it to the kernel and read it with tex1Dfetch<T>(obj, i) or tex2D<T>(obj, x, y).")
         raise CompileError(message, log)
     ptx = sorted(keep.glob("*.ptx"))
     if ptx:
@@ -416,6 +421,8 @@ def _unit(key: str, folder: Path) -> Unit:
 
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
+# what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
+_TEXTURE_REFERENCE = re.compile(r'\btexture is not a template|identifier "cuda(Un)?BindTexture(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",

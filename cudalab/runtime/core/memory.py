@@ -64,7 +64,7 @@ class Memory:
     # ------------------------------------------------------------------ allocation
     def alloc(self, size: int, kind: str = "device", label: str | None = None, scratch: bool = False) -> int:
         try:
-            addr = self.arena.alloc(int(size), label=label or LABEL[kind], scratch=scratch)
+            addr = self.arena.alloc(int(size), label=label or LABEL[kind], scratch=scratch, host=kind == "host")
         except CudaError as e:
             raise CudaError(e.args[0], "cudaErrorMemoryAllocation") from None
         self.kinds[addr] = kind
@@ -98,7 +98,7 @@ class Memory:
         return self.kinds.get(a.address, "device")
 
     def in_arena(self, addr: int, n: int = 1) -> bool:
-        return GLOBAL_BASE <= addr and addr + n <= GLOBAL_BASE + self.arena.limit
+        return GLOBAL_BASE <= addr and addr + n <= GLOBAL_BASE + self.arena.capacity
 
     def check(self, addr: int, n: int, what: str):
         """``n`` bytes at ``addr`` must lie inside one live allocation (else CUDA says invalid argument)."""
@@ -113,7 +113,7 @@ class Memory:
 
     def info(self) -> tuple:
         """(free, total) bytes, as cudaMemGetInfo says."""
-        used = sum(a.size for a in self.arena.allocs.values() if not a.freed)
+        used = sum(a.size for a in self.arena.allocs.values() if not a.freed and not a.host)
         return self.arena.limit - used, self.arena.limit
 
     def pointer_type(self, addr: int) -> int:
