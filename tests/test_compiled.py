@@ -2364,3 +2364,40 @@ def test_a_build_that_finished_during_the_first_batch_is_counted_on_for_the_rest
         cudalab.set_watchdog(10)
     assert batches and compiled._tier(batches[0]).fused
     assert np.all(x.copy_to_host() == 1)
+
+
+TILED_PRODUCT = r"""
+#define TILE 16
+__global__ void product(const float* a, const float* b, float* c, int n) {
+    __shared__ float as[TILE][TILE], bs[TILE][TILE];
+    int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+    float sum = 0.0f;
+    for (int t = 0; t < n / TILE; ++t) {
+        as[threadIdx.y][threadIdx.x] = a[row * n + t * TILE + threadIdx.x];
+        bs[threadIdx.y][threadIdx.x] = b[(t * TILE + threadIdx.y) * n + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) sum += as[threadIdx.y][k] * bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    c[row * n + col] = sum;
+}
+"""
+
+
+def test_a_module_of_cub_sort_size_keeps_the_loop_vectorizer():
+    """CUB's onesweep sort kernel is 9.7 MB of IR. Over 4 MB it was built with the short pass list,
+    without -O1's loop vectorizer, and each pass of a 2^22-pair sort took 0.81 s of CPU instead of
+    0.33 s; cuda-samples' radixSortThrust launches it 400 times. A module that size now gets -O1
+    (compiled.BIG_IR_BYTES): here a tiled product's IR, padded with comment lines to 9 MB, still has
+    its lanes' loops vectorized as when it is small."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(TILED_PRODUCT)
+    prog = Program(m.ptx_module, DeviceMemory())
+    sink = ir.Module()
+    compiled.plan(prog.function(m.get_kernel("product").mangled), prog.module, sink)
+    small = str(sink)
+    big = small + ";\n" * (9 << 19)                     # 9 MB of IR text, as CUB's kernels
+    assert len(big) > 9 << 20
+    for text in (small, big):
+        assert "vector.body" in str(compiled._passes(compiled._jit(), text, gangs=False)[0])
