@@ -484,17 +484,17 @@ def test_a_big_kernel_launched_again_waits_for_its_build_instead_of_running_inte
     monkeypatch.setenv("CUDALAB_TIER", "auto")
     monkeypatch.setattr(compiled.pace, "RUNNING", [])       # no launch whose time is up
     monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 1000.0)      # a big kernel
-    m = cudalab.compile("__global__ void inc(int* x) { x[threadIdx.x] += 1; }")
+    m = cudalab.compile("__global__ void bump(int* x) { x[threadIdx.x] += 1; }")
     prog = Program(m.ptx_module, DeviceMemory())
-    df = prog.function(m.get_kernel("inc").mangled)
+    df = prog.function(m.get_kernel("bump").mangled)
     native = types.SimpleNamespace(name="the native code")
 
     def llvm_finishes(st):
         time.sleep(0.3)
         st.fused, st.building = native, False
 
-    st = compiled._tier(df)
-    st.building = True                                  # its build is under way
+    st = df._tier = compiled._Tier(building=True)       # its build is under way (decoded code is
+    #                                                     shared with other tests' modules of this source)
     st.interp_seconds = 1.0                             # a few launches interpreted so far: not due yet
     assert compiled.pick(prog, df, (), 32) is df        # runs interpreted, as before
     st.interp_seconds = compiled.BUILD_AFTER_SECONDS    # as long as its build was due
