@@ -474,6 +474,36 @@ def test_waiting_for_a_build_ends_when_the_programs_time_runs_out(monkeypatch):
     assert compiled.building(slow)                      # LLVM goes on; the launch does not wait for it
 
 
+def test_a_big_kernel_launched_again_waits_for_its_build_instead_of_running_interpreted(monkeypatch):
+    """CUB's onesweep sort kernel builds for some 17 s of CPU once it has run 5 s interpreted; a
+    program that sorts in a loop (cuda-samples' radixSortThrust) then ran it interpreted beside
+    LLVM, several times the CPU of the native code it was waiting for. Once a big kernel has run
+    as long as its build was due, its next launch waits, asleep, for the build; a kernel that has
+    barely run (a notebook cell's first launches) still runs interpreted while LLVM works."""
+    from cudalab.emulator.engine import DeviceMemory, Program
+    monkeypatch.setenv("CUDALAB_TIER", "auto")
+    monkeypatch.setattr(compiled.pace, "RUNNING", [])       # no launch whose time is up
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 1000.0)      # a big kernel
+    m = cudalab.compile("__global__ void bump(int* x) { x[threadIdx.x] += 1; }")
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("bump").mangled)
+    native = types.SimpleNamespace(name="the native code")
+
+    def llvm_finishes(st):
+        time.sleep(0.3)
+        st.fused, st.building = native, False
+
+    st = df._tier = compiled._Tier(building=True)       # its build is under way (decoded code is
+    #                                                     shared with other tests' modules of this source)
+    st.interp_seconds = 1.0                             # a few launches interpreted so far: not due yet
+    assert compiled.pick(prog, df, (), 32) is df        # runs interpreted, as before
+    st.interp_seconds = compiled.BUILD_AFTER_SECONDS    # as long as its build was due
+    threading.Thread(target=llvm_finishes, args=(st,)).start()
+    assert compiled.pick(prog, df, (), 32) is native    # waited for LLVM
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 0.01)
+    assert not compiled.hot(types.SimpleNamespace(code=[None] * 30), 100.0)   # a small kernel never waits
+
+
 def test_import_does_not_load_llvm():
     code = "import sys, cudalab; print('llvmlite' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -2334,3 +2364,40 @@ def test_a_build_that_finished_during_the_first_batch_is_counted_on_for_the_rest
         cudalab.set_watchdog(10)
     assert batches and compiled._tier(batches[0]).fused
     assert np.all(x.copy_to_host() == 1)
+
+
+TILED_PRODUCT = r"""
+#define TILE 16
+__global__ void product(const float* a, const float* b, float* c, int n) {
+    __shared__ float as[TILE][TILE], bs[TILE][TILE];
+    int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+    float sum = 0.0f;
+    for (int t = 0; t < n / TILE; ++t) {
+        as[threadIdx.y][threadIdx.x] = a[row * n + t * TILE + threadIdx.x];
+        bs[threadIdx.y][threadIdx.x] = b[(t * TILE + threadIdx.y) * n + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) sum += as[threadIdx.y][k] * bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    c[row * n + col] = sum;
+}
+"""
+
+
+def test_a_module_of_cub_sort_size_keeps_the_loop_vectorizer():
+    """CUB's onesweep sort kernel is 9.7 MB of IR. Over 4 MB it was built with the short pass list,
+    without -O1's loop vectorizer, and each pass of a 2^22-pair sort took 0.81 s of CPU instead of
+    0.33 s; cuda-samples' radixSortThrust launches it 400 times. A module that size now gets -O1
+    (compiled.BIG_IR_BYTES): here a tiled product's IR, padded with comment lines to 9 MB, still has
+    its lanes' loops vectorized as when it is small."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(TILED_PRODUCT)
+    prog = Program(m.ptx_module, DeviceMemory())
+    sink = ir.Module()
+    compiled.plan(prog.function(m.get_kernel("product").mangled), prog.module, sink)
+    small = str(sink)
+    big = small + ";\n" * (9 << 19)                     # 9 MB of IR text, as CUB's kernels
+    assert len(big) > 9 << 20
+    for text in (small, big):
+        assert "vector.body" in str(compiled._passes(compiled._jit(), text, gangs=False)[0])

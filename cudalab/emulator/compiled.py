@@ -56,9 +56,14 @@ CHEAP_BUILD_SECONDS = 1.0       # a kernel that builds this fast builds on AUTO_
 BUILD_AFTER_SECONDS = 5.0
 REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
-# a kernel's IR of more bytes than this (a fully unrolled tiled product: 2,000 PTX lines, 7.7 MB)
-# gets a short pipeline instead (_optimize)
-BIG_IR_BYTES = 4 << 20
+# a kernel's IR of more bytes than this gets a short pipeline instead (_optimize). It was 4 MB, which
+# put CUB's onesweep sort kernel (9.7 MB) and its select and unique kernels (5 to 8.5 MB) on the short
+# list: built in a third of -O1's time (about 18 s against 42 s, its first launch with the build, load
+# 13 on 2 cores), but each onesweep pass of a 2^22-pair sort then took 0.81 s instead of 0.33 (-O1's
+# loop vectorizer; the -O1 function passes without it, 0.73 s). A kernel that big is built only once it
+# has run 5 s interpreted (worth_building), so it is one a program launches again and again:
+# cuda-samples' radixSortThrust launches it 400 times
+BIG_IR_BYTES = 16 << 20
 # its passes, in order (llvmlite's add_NAME_pass). Not NewGVN, which this list held at first: on CUB's
 # onesweep sort kernel (3,229 PTX instructions, 9.7 MB of IR) it fails an assertion of LLVM's
 # ("Seem to have processed the same Value a lot") that aborts the whole process
@@ -119,7 +124,8 @@ class _Tier:
 def pick(program, df, observers, lanes, cluster_size=1):
     """The DecodedFunction to run: ``df`` itself (interpreted) or its fused copy.
 
-    ``auto`` never makes a launch wait for LLVM: a kernel worth compiling (``worth_building``: a
+    ``auto`` makes a launch wait for LLVM only where the kernel is big and has run interpreted long
+    enough already (``hot``): a kernel worth compiling (``worth_building``: a
     launch of AUTO_LANES lanes or AUTO_SECONDS of interpreter time, for a small kernel; interpreter
     time as long as its build, for a big one) compiles in a background thread while the
     interpreter goes on; later batches and launches pick the native code up when it is ready. Code
@@ -135,7 +141,21 @@ def pick(program, df, observers, lanes, cluster_size=1):
             _compile(program, df, st, raise_errors=m == "check")
         elif not st.building and worth_building(df, st.interp_seconds, lanes):
             _build_in_background(program, df, st)
+        if st.building and hot(df, st.interp_seconds):
+            wait_for_build(df)
     return st.fused or df
+
+
+def hot(df, interp_seconds: float) -> bool:
+    """Is a big kernel (over CHEAP_BUILD_SECONDS to build) whose build is under way one that has run
+    interpreted as long as the rule for building it asks (``worth_building``)? Then its next launch
+    waits, asleep, for the native code instead of running interpreted beside LLVM: a kernel launched
+    that often will be launched again, and interpreted it costs several times the CPU. cuda-samples'
+    radixSortThrust, from a cold cache, ran 23 of its 400 onesweep passes interpreted (0.53 s of CPU
+    each, native 0.21 s) while LLVM built that kernel; waiting, 10. A small kernel, built after one big launch (``AUTO_LANES``), is not hot:
+    a notebook cell's next launch does not wait for LLVM."""
+    cost = build_seconds(df)
+    return cost > CHEAP_BUILD_SECONDS and interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
 
 
 def build_seconds(df) -> float:
