@@ -2386,8 +2386,8 @@ __global__ void product(const float* a, const float* b, float* c, int n) {
 
 def test_a_module_of_cub_sort_size_keeps_the_loop_vectorizer():
     """CUB's onesweep sort kernel is 9.7 MB of IR. Over 4 MB it was built with the short pass list,
-    without -O1's loop vectorizer, and each pass of a 2^22-pair sort took 0.81 s of CPU instead of
-    0.33 s; cuda-samples' radixSortThrust launches it 400 times. A module that size now gets -O1
+    without -O1's loop vectorizer (or inliner), and each pass of a 2^22-pair sort took 0.81 s of CPU
+    instead of 0.33 s; cuda-samples' radixSortThrust launches it 400 times. A module that size now gets -O1
     (compiled.BIG_IR_BYTES): here a tiled product's IR, padded with comment lines to 9 MB, still has
     its lanes' loops vectorized as when it is small."""
     from llvmlite import ir

@@ -60,7 +60,7 @@ OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-lin
 # put CUB's onesweep sort kernel (9.7 MB) and its select and unique kernels (5 to 8.5 MB) on the short
 # list: built in a third of -O1's time (about 18 s against 42 s, its first launch with the build, load
 # 13 on 2 cores), but each onesweep pass of a 2^22-pair sort then took 0.81 s instead of 0.33 (-O1's
-# loop vectorizer; the -O1 function passes without it, 0.73 s). A kernel that big is built only once it
+# module pipeline: its loop vectorizer or its inliner; -O1's function passes alone, 0.73 s). A kernel that big is built only once it
 # has run 5 s interpreted (worth_building), so it is one a program launches again and again:
 # cuda-samples' radixSortThrust launches it 400 times
 BIG_IR_BYTES = 16 << 20
