@@ -31,7 +31,9 @@ __version__ = "0.1.0"
 def check(*names):
     """Turn on compute-sanitizer-like checks ("racecheck", "initcheck"; memcheck and synccheck always
     run): ``cudalab.check("racecheck")`` for the session, ``with cudalab.check("racecheck"):`` for a
-    block, ``cudalab.check()`` to turn them off. Findings print as warnings and go to ``rec.findings``."""
+    block, ``cudalab.check()`` to turn them off. Findings print as warnings and go to ``rec.findings``.
+    ``cudalab.check("memcheck")`` also stops a kernel at an out-of-bounds access that a GPU runs
+    (one element past an array's end), as compute-sanitizer does; without it that is a warning."""
     from .analysis.sanitizer import check as _check
     return _check(*names)
 

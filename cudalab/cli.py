@@ -30,7 +30,9 @@ kernel wrote. A file without a ``launch`` line is compiled and its kernels are l
 ``cudalab profile [nvcc options] FILES...`` runs the ``launch`` line (or the whole program) with
 profiling and prints, per source line, the instructions executed, active lanes, shared wavefronts
 and bank conflicts, global requests and sectors per request (Nsight Compute's metrics), with
-advice for the worst lines. ``cudalab run --check racecheck,initcheck ...`` adds sanitizer checks.
+advice for the worst lines. A program's launches are all profiled, each in the interpreter (the counts
+are exact); as with Nsight Compute, ``--kernel-name K``, ``--launch-skip N`` and ``--launch-count N``
+pick a few, and the rest run at full speed. ``cudalab run --check racecheck,initcheck ...`` adds sanitizer checks.
 ``cudalab compile [nvcc options] FILE.cu [--ptx]`` compiles and lists the kernels, or prints the PTX.
 """
 from __future__ import annotations
@@ -248,16 +250,27 @@ def run_program_files(args, profile: bool = False) -> int:
     profiles.set_device(gpu_built_for(args.nvcc, emulated))
     try:
         res = run_command(args.nvcc, args.program_args, device=device, capture=False, timeout=args.timeout,
-                          profile=profile)
+                          profile=(getattr(args, "selection", None) or True) if profile else False)
     finally:
         devices.set_watchdog(saved)
         profiles.set_device(emulated)
     sys.stderr.write(res.stderr)
     if profile:
-        for k, rec in enumerate(res.launches):
-            print(f"\n--- launch {k + 1} of {len(res.launches)} ---")
-            print(rec.reports.get("profile", rec))
+        print_profiles(res.launches, getattr(args, "selection", None))
     return res.returncode
+
+
+def print_profiles(launches, selection=None):
+    """Each profiled launch's report under a line that numbers it among the program's launches; then
+    how many were left out by the selection (they ran at full speed, unobserved)."""
+    for k, rec in enumerate(launches):
+        if selection is None or "profile" in rec.reports:
+            print(f"\n--- launch {k + 1} of {len(launches)} ---")
+            print(rec.reports.get("profile", rec))
+    left = sum("profile" not in rec.reports for rec in launches)
+    if selection is not None and left:
+        print(f"\n{left} of {len(launches)} launches were not profiled ({selection.describe()}): "
+              "they ran at full speed, without the profiler's counts.")
 
 
 def gpu_built_for(cmd: NvccCommand, emulated):
@@ -274,11 +287,17 @@ def gpu_built_for(cmd: NvccCommand, emulated):
     return named[0] if named else profiles.ARCHS.get(f"sm_{asked[0]}", emulated)
 
 
-def cmd_run(args) -> int:
+def use_checks(args):
+    """``--check LIST``: the sanitizer checks for this run. memcheck named explicitly stops the program
+    at an out-of-bounds access a GPU runs (compute-sanitizer's memcheck); without it that is a warning."""
     checks = [c.strip() for c in args.check.split(",") if c.strip()]
     if checks:
         import cudalab
-        cudalab.check(*[c for c in checks if c not in ("memcheck", "synccheck")])
+        cudalab.check(*[c for c in checks if c != "synccheck"])
+
+
+def cmd_run(args) -> int:
+    use_checks(args)
     if args.profile:
         return cmd_profile(args)
     if is_program(args.nvcc):
@@ -294,6 +313,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_profile(args) -> int:
+    use_checks(args)
     if is_program(args.nvcc):
         return run_program_files(args, profile=True)
     from .analysis.report import profile
@@ -318,15 +338,21 @@ _USAGE = """usage: cudalab {run,profile,compile} [cudalab options] [nvcc options
 
 cudalab options:
   --device emu|gpu   where to run (default: $CUDALAB_DEVICE or emu)
-  --check LIST       sanitizer checks besides memcheck and synccheck: racecheck,initcheck
+  --check LIST       sanitizer checks: racecheck,initcheck (memcheck and synccheck always run);
+                     memcheck named here also stops at an out-of-bounds access a GPU runs (one element
+                     past an array's end), which is otherwise a warning
   --profile          (run) also print each launch's per-line profile
+  --kernel-name K    (profile) profile only kernel K's launches (as ncu -k; regex:EXPR for a pattern)
+  --launch-skip N    (profile) pass over the first N launches that match, unprofiled (as ncu -s)
+  --launch-count N   (profile) profile at most N launches (as ncu -c); launches not profiled run at full speed
   --timeout SECONDS  stop the program, and the kernel it runs, after this long (a kernel file: its launch)
   --ptx              (compile) print the PTX
 nvcc options: -I DIR, -D NAME[=VAL], -U NAME, -std=c++17, -O N, -rdc=true, -dc, -arch=sm_80,
   -gencode ..., -lineinfo, -G, -Xcompiler OPT, --extended-lambda, --expt-relaxed-constexpr,
   --use_fast_math, -l LIB, -L DIR, -o NAME, -w, ... (as nvcc reads them)
 """
-_OWN = {"--device": True, "--check": True, "--timeout": True, "--profile": False, "--ptx": False}
+_OWN = {"--device": True, "--check": True, "--timeout": True, "--profile": False, "--ptx": False,
+        "--kernel-name": True, "--launch-skip": True, "--launch-count": True}
 
 
 def parse_args(argv) -> argparse.Namespace:
@@ -343,7 +369,8 @@ def parse_args(argv) -> argparse.Namespace:
     else:
         program_args = []
     args = argparse.Namespace(command=command, func=COMMANDS[command], device=None, check="", timeout=None,
-                              profile=False, ptx=False, program_args=program_args)
+                              profile=False, ptx=False, program_args=program_args, kernel_name=None,
+                              launch_skip=None, launch_count=None)
     nvcc_words = []
     words = iter(rest)
     for w in words:
@@ -355,7 +382,7 @@ def parse_args(argv) -> argparse.Namespace:
                 value = next(words, None)
                 if value is None:
                     raise UsageError(f"{name} needs a value")
-            setattr(args, name[2:], value if _OWN[name] else True)
+            setattr(args, name[2:].replace("-", "_"), value if _OWN[name] else True)
         else:
             nvcc_words.append(w)
     if args.device not in (None, "emu", "gpu"):
@@ -365,6 +392,10 @@ def parse_args(argv) -> argparse.Namespace:
             args.timeout = float(args.timeout)
         except ValueError:
             raise UsageError(f"--timeout {args.timeout}: expected seconds, as in --timeout 60") from None
+    args.selection = _selection(args)
+    if args.selection is not None and not (command == "profile" or args.profile):
+        raise UsageError("--kernel-name, --launch-skip and --launch-count pick the launches to profile: use them "
+                         "with cudalab profile (or cudalab run --profile)")
     try:
         args.nvcc = parse_nvcc(nvcc_words)
     except NvccUsageError as err:
@@ -374,6 +405,22 @@ def parse_args(argv) -> argparse.Namespace:
     if command == "compile" and is_program(args.nvcc):
         raise UsageError("cudalab compile reads one kernel file; a whole program is built and run with cudalab run")
     return args
+
+
+def _selection(args):
+    """ncu's --kernel-name/--launch-skip/--launch-count as a LaunchSelection (None: profile every launch)."""
+    if args.kernel_name is None and args.launch_skip is None and args.launch_count is None:
+        return None
+    numbers = {}
+    for option in ("launch_skip", "launch_count"):
+        text = getattr(args, option)
+        if text is not None:
+            if not text.isdigit():
+                raise UsageError(f"--{option.replace('_', '-')} {text}: expected a number of launches, "
+                                 f"as in --{option.replace('_', '-')} 1")
+            numbers[option] = int(text)
+    from .analysis.selection import LaunchSelection
+    return LaunchSelection(args.kernel_name, numbers.get("launch_skip", 0), numbers.get("launch_count"))
 
 
 def main(argv=None) -> int:

@@ -73,13 +73,16 @@ BOUNDS_HINT = ("The grid has more threads than elements: the last blocks' extra 
 
 
 def _launch(kernel, grid, block, args, checks=("racecheck",), observers=(), bounds_hint=BOUNDS_HINT):
-    """Launch under the given sanitizer checks; a kernel error or a race becomes a _Fail with a hint."""
+    """Launch under the given sanitizer checks; a kernel error or a race becomes a _Fail with a hint.
+
+    memcheck is asked for explicitly, as compute-sanitizer runs it: an exercise's kernel that reads one
+    element past the end fails its check, although a GPU (and cudalab's plain launch) would run it on."""
     from . import check as sanitize
     if not hasattr(kernel, "launch"):
         raise _Fail(f"expected a kernel (the name a %%cuda cell defines), got {type(kernel).__name__}.",
                     "Run the %%cuda cell first, then pass its kernel: check(..., kernel=MyKernel).")
     err = io.StringIO()
-    with contextlib.redirect_stderr(err), sanitize(*checks):
+    with contextlib.redirect_stderr(err), sanitize("memcheck", *checks):
         try:
             rec = kernel.launch(grid, block, args, observers=observers)
         except KernelError as e:

@@ -455,3 +455,48 @@ def test_whole_16_byte_copies_land_in_issue_order():
     out = np.zeros(256, np.int32)
     cudalab.compile(WHOLE_ROWS).twice[1, 64](a, b, out)
     assert (out.reshape(64, 4) == b.reshape(64, 4)[::-1]).all()
+
+
+STAGES = r"""
+#include <cuda_pipeline.h>
+__global__ void stages(const int4* in, int4* out, int4* early) {
+  __shared__ int4 s[3][64];
+  int t = threadIdx.x;
+  for (int k = 0; k < 3; ++k) s[k][t] = make_int4(-1, -1, -1, -1);
+  __syncthreads();
+  for (int k = 0; k < 3; ++k) {                                  // three groups in flight
+    __pipeline_memcpy_async(&s[k][t], &in[64 * k + t], sizeof(int4));
+    __pipeline_commit();
+  }
+  __pipeline_wait_prior(2);                                      // the first group only
+  early[t] = s[1][t];                                            // still in flight: the old bytes
+  if (t < 32) __pipeline_wait_prior(0);                          // the first warp's own copies land
+  __syncwarp();
+  out[t] = s[2][t];
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  out[64 + t] = s[2][63 - t];
+  out[128 + t] = s[0][63 - t];
+}
+"""
+
+
+def test_16_byte_copies_kept_as_issued_land_group_by_group_and_thread_by_thread(monkeypatch):
+    """A GEMM's tile copies (16 aligned bytes a lane, no observers) stay as they were issued until a
+    wait lands them (asyncops.Copies): a wait lands only the complete groups, and of those only the
+    waiting threads' own rows; the rest land at a later wait, each in its place."""
+    from cudalab.emulator import asyncops
+    answered = []
+    land = asyncops.land_copies
+
+    def counted(*args):
+        answered.append(land(*args))
+        return answered[-1]
+    monkeypatch.setattr(asyncops, "land_copies", counted)
+    x = np.arange(3 * 64 * 4, dtype=np.int32).reshape(3, 64, 4)
+    out, early = np.zeros((3, 64, 4), np.int32), np.zeros((64, 4), np.int32)
+    cudalab.compile(STAGES).stages[1, 64](x, out, early)
+    assert (early == -1).all()
+    assert (out[0, :32] == x[2, :32]).all() and (out[0, 32:] == -1).all()
+    assert (out[1] == x[2, ::-1]).all() and (out[2] == x[0, ::-1]).all()
+    assert answered and all(answered)

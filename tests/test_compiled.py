@@ -50,13 +50,16 @@ CORPUS_SAMPLE = [
 ]
 
 
-def both_tiers(run, monkeypatch):
-    """run() under each tier -> {tier: (error text or None, result)}."""
+def both_tiers(run, monkeypatch, memcheck=True):
+    """run() under each tier -> {tier: (error text or None, result)}; with memcheck asked for, as
+    compute-sanitizer runs it, so that one element past an array's end (which a GPU runs, and cudalab
+    only warns about by default) stops the kernel and both tiers must name the same line and thread."""
     out = {}
     for tier in ("interp", "compiled"):
         monkeypatch.setenv("CUDALAB_TIER", tier)
         try:
-            out[tier] = (None, run())
+            with cudalab.check(*(("memcheck",) if memcheck else ())):
+                out[tier] = (None, run())
         except KernelError as e:        # addresses differ between the runs (fresh allocations)
             out[tier] = (re.sub(r"0x[0-9a-f]+", "0x...", str(e)), None)
     return out
@@ -305,6 +308,24 @@ def test_out_of_bounds_is_reported_at_the_same_line_and_thread(monkeypatch):
     got = both_tiers(run, monkeypatch)
     assert got["compiled"] == got["interp"]
     assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 4" in got["compiled"][0]
+
+
+def test_a_read_just_past_the_end_warns_and_goes_on_alike_in_both_tiers(monkeypatch):
+    """Without memcheck asked for, the 28 threads past the arrays' end run on as on a GPU: native code
+    hands them to the interpreter, which warns once for the line, and both tiers write the same bytes."""
+    m = cudalab.compile(OOB)
+    warnings = {}
+
+    def run():
+        a, c = cudalab.to_device(np.arange(100, dtype=np.float32)), cudalab.to_device(np.zeros(100, np.float32))
+        rec = m.add[1, 128](a, c, np.int32(128))
+        warnings[os.environ["CUDALAB_TIER"]] = [(f.line, f.thread, f.details["access"], f.details["threads"])
+                                               for f in rec.findings]
+        return c.copy_to_host()
+    got = both_tiers(run, monkeypatch, memcheck=False)
+    assert got["compiled"][0] is None and got["interp"][0] is None
+    assert (got["compiled"][1] == got["interp"][1]).all() and (got["interp"][1] == np.arange(100) + 1).all()
+    assert warnings["compiled"] == warnings["interp"] == [(4, (100, 0, 0), "read", 28), (4, (100, 0, 0), "write", 28)]
 
 
 def test_use_after_free_is_reported(monkeypatch):
@@ -2165,6 +2186,119 @@ def test_a_big_module_keeps_each_lane_loop_as_written(monkeypatch):
     optimized = str(compiled._passes(compiled._jit(), generated, gangs=False)[0])
     assert "llvm.loop.unroll" not in optimized
     assert 0 < optimized.count(" = mul ") <= generated.count(" = mul ")
+
+
+LANE_ZERO_STORE = r"""
+__global__ void warp_totals(const int* x, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? x[i] : 0;
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffff, v, offset);
+    int t = threadIdx.x;
+    if (GUARD) out[i / STEP] = v + (t & 3);
+}
+"""
+
+
+@pytest.mark.parametrize("guard, step, block, n", [
+    ("(threadIdx.x & 31) == 0", 32, 256, 2048), ("!(threadIdx.x & 31)", 32, 96, 500), ("(t & 7) == 0", 8, 64, 640),
+    ("t % warpSize == 0", 32, (32, 2), 1024), ("t % 32 == 0", 32, 256, 2047), ("t % 16 == 0", 16, 128, 1000)])
+def test_a_warp_first_lane_guard_after_shuffles_runs_only_those_lanes_with_the_same_bytes_and_counts(
+        guard, step, block, n, monkeypatch, tmp_path):
+    """``if ((threadIdx.x & 31) == 0) out[w] = v`` after a shuffle reduction: the guard starts a
+    segment of its own (compiled._guard_splits), whose native loop steps through every 32nd lane
+    only (regions.tid_guard's lane mask; regiongen._narrowed), the others counted at once. Masks and
+    remainders (``% warpSize`` is a ``rem`` by PTX's WARP_SZ), blocks of 8, 4 and 3 warps, a 2-D block
+    (where every lane runs the segment) and grids whose last warp reads past n give the
+    interpreter's bytes and instruction counts, with no lane handed to the interpreter."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program
+    source = LANE_ZERO_STORE.replace("GUARD", guard).replace("STEP", str(step))
+    m = cudalab.compile(source)
+    df = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("warp_totals").mangled)
+    (s, e), = cut_spans(source, "warp_totals")
+    live_in = compiled.liveness(df)[0]
+    cut_pcs = [p for p in regions.cuts(df, {}) if s <= p < e]
+    bounds = regions.skeleton(df.code, s, e, cut_pcs)[0]
+    uniform = regions.block_uniform(df, s, e, bounds)
+    split = compiled._guard_splits(df, s, e, bounds, uniform, live_in)
+    guards = [regions.tid_guard(df, a, z, uniform, live_in) for a, z in regions.segments(s, e, split)]
+    assert [g["step"] for g in guards if g] == [step]
+    threads = block if isinstance(block, int) else block[0] * block[1]
+    blocks = (n + threads - 1) // threads
+    x = np.random.default_rng(7).integers(-1000, 1000, blocks * threads).astype(np.int32)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    stops = stopped_lanes(monkeypatch)
+
+    def run():
+        out = cudalab.to_device(np.full(blocks * threads // step, -1, np.int32))
+        rec = m.warp_totals[blocks, block](cudalab.to_device(x[:n]), out, np.int32(n))
+        return out.copy_to_host().tobytes(), rec.thread_instructions
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    assert stops and not any(stops)
+
+
+GUARDED_ADD = r"""
+__global__ void guarded_add(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+
+def test_pointers_a_kernel_reads_under_a_branch_load_once_so_neighbouring_lanes_access_one_vector():
+    """``if (i < n) c[i] = a[i] + b[i]``: PTX loads the parameters a, b and c under the branch.
+    Loaded there, each lane's load was conditional, LLVM could not hoist it out of the lane loop,
+    and the three accesses became gathers and a scatter of unrelated pointers; loaded once in the
+    entry block (llvmgen._param_value), they are masked vector loads and stores of neighbouring
+    elements."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(GUARDED_ADD)
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("guarded_add").mangled)
+    sink = ir.Module(name="guarded_add")
+    groups, regions = compiled.plan(df, prog.module, sink)
+    assert regions and regions[0].one_d
+    mod, _ = compiled._passes(compiled._jit(), str(sink), False)
+    one_d = str(mod.get_function(regions[0].one_d))
+    assert "masked.load" in one_d and "masked.store" in one_d
+    assert "masked.gather" not in one_d and "masked.scatter" not in one_d
+
+
+def test_a_kernel_whose_native_pace_is_known_starts_without_a_sample_batch(monkeypatch, tmp_path):
+    """A grid of several native batches starts with a small sample batch (pace.py), whose estimate
+    can stop a launch that would clearly outlast the watchdog. Once the kernel's native code has run
+    a whole launch, its pace is known: a grid far within the watchdog at that pace skips the sample
+    (engine._pace_known) and runs as two batches, not three, with the same bytes; a grid that
+    would take a good share of the watchdog at that pace keeps its sample."""
+    from cudalab.emulator import engine
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    m = cudalab.compile(GUARDED_ADD)
+    n = 1 << 20
+    a, b = np.random.default_rng(3).random((2, n), np.float32)
+    batches = []
+    real = engine.BatchInfo.__init__
+
+    def counting(self, first, nb, *rest):
+        batches.append(nb)
+        real(self, first, nb, *rest)
+    monkeypatch.setattr(engine.BatchInfo, "__init__", counting)
+    outs = []
+    for _ in range(2):
+        batches.clear()
+        c = cudalab.to_device(np.zeros(n, np.float32))
+        m.guarded_add[n // 256, 256](a, b, c, np.int32(n))
+        outs.append((list(batches), c.copy_to_host()))
+    assert len(outs[0][0]) == 3 and outs[0][0][0] < outs[0][0][1]       # a sample, then two full batches
+    assert len(outs[1][0]) == 2 and sum(outs[1][0]) == n // 256
+    assert np.array_equal(outs[1][1], a + b) and np.array_equal(outs[0][1], outs[1][1])
+    monkeypatch.setattr(engine, "KNOWN_PACE_SHARE", 1e-9)
+    batches.clear()
+    m.guarded_add[n // 256, 256](a, b, cudalab.to_device(np.zeros(n, np.float32)), np.int32(n))
+    assert len(batches) == 3
 
 
 def test_a_build_that_finished_during_the_first_batch_is_counted_on_for_the_rest(tmp_path, monkeypatch):

@@ -155,6 +155,19 @@ int main() {
     assert "twice" in repr(report)
 
 
+def test_a_program_cell_profiles_the_launches_ncus_options_pick(ip):
+    ip.run_cell_magic("cuda", "--profile --kernel-name twice --launch-skip 2 --launch-count 1", """
+__global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+int main() {
+    int* d; cudaMalloc(&d, 32 * sizeof(int)); cudaMemset(d, 0, 32 * sizeof(int));
+    for (int r = 0; r < 4; r++) twice<<<1, 32>>>(d);
+    cudaDeviceSynchronize(); return 0;
+}
+""")
+    launches = ip.user_ns["program_result"].launches
+    assert ["profile" in rec.reports for rec in launches] == [False, False, True, False]
+
+
 def test_device_both_without_a_gpu_says_so(ip, capsys):
     from cudalab.gpu import backend
     if backend.available():
@@ -165,11 +178,26 @@ def test_device_both_without_a_gpu_says_so(ip, capsys):
 
 def test_a_failing_launch_in_a_cell_shows_the_message_not_a_traceback(ip, capsys):
     ip.run_cell("import numpy as np, cudalab\n"
-                "m = cudalab.compile('__global__ void k(int* a) { a[threadIdx.x + 100] = 1; }')\n"
+                "m = cudalab.compile('__global__ void k(int* a) { a[threadIdx.x + 1000000] = 1; }')\n"
                 "m.k[1, 4](np.zeros(4, np.int32))")
     err = capsys.readouterr().err
     assert "Invalid __global__ write of size 4 bytes" in err and "by thread (0,0,0)" in err
     assert "Traceback" not in err and "engine.py" not in err
+
+
+def test_a_write_just_past_the_end_in_a_cell_warns_and_the_cell_goes_on(ip, capsys):
+    """One element past the array's end: a GPU runs it, so the cell goes on, and memcheck's finding is
+    shown as a warning (no traceback)."""
+    ip.run_cell("import numpy as np, cudalab\n"
+                "m = cudalab.compile('__global__ void k(int* a) { a[threadIdx.x + 1] = 1; }')\n"
+                "a = np.zeros(4, np.int32)\n"
+                "m.k[1, 4](a)\n"
+                "print('after', a.tolist())")
+    out = capsys.readouterr()
+    assert "after [0, 1, 1, 1]" in out.out
+    assert "cudalab memcheck warning: Invalid __global__ write of size 4 bytes" in out.err
+    assert "by thread (3,0,0)" in out.err and "0 bytes after the end of a 16-byte allocation" in out.err
+    assert "Traceback" not in out.err
 
 
 def test_the_device_profile_decides_what_compiles():

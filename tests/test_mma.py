@@ -658,3 +658,58 @@ def test_dmma_with_exact_products_is_proven_whatever_c_holds():
     d, ok = run(np.arange(warps), regs["a"], regs["b"], regs["c"])
     assert ok.tolist() == (~wide).tolist()
     assert (np.stack(d, axis=-1).reshape(warps, -1)[ok] == want[ok]).all()
+
+
+BF16_CHAIN = r'''
+#include <mma.h>
+#include <cuda_bf16.h>
+using namespace nvcuda;
+__global__ void chain(const float* a, const float* b, const float* c, float* d) {
+  __shared__ __nv_bfloat16 sa[2][16 * 96], sb[2][16 * 96];   // each warp's A (16 x 96) and B (96 x 16, by columns)
+  int w = threadIdx.x / 32, t = blockIdx.x * 2 + w;
+  for (int i = threadIdx.x % 32; i < 16 * 96; i += 32) {
+    sa[w][i] = __float2bfloat16(a[t * 16 * 96 + i]);
+    sb[w][i] = __float2bfloat16(b[t * 16 * 96 + i]);
+  }
+  __syncwarp();
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::load_matrix_sync(acc, c + t * 256, 16, wmma::mem_row_major);
+  for (int e = 0; e < acc.num_elements; e++) acc.x[e] *= 1.2f;          // as bf16TensorCoreGemm's beta
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+    wmma::load_matrix_sync(fa, sa[w] + 16 * k, 96);
+    wmma::load_matrix_sync(fb, sb[w] + 16 * k, 96);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(d + t * 256, acc, 16, wmma::mem_row_major);
+}'''
+
+
+def test_a_long_bf16_chain_proven_from_bounds_has_every_instructions_bits(monkeypatch):
+    """An accumulator chain of bf16TensorCoreGemm's kind: C scaled by beta (full float32 significands),
+    small integers in A and B, so each mma's D is its exact sum cut toward zero. Along a chain the
+    compiled loop proves each mma from bounds it carries (mma_loops.mma_bounded: |D| and D's lowest set
+    bit), not from D's elements; where those bounds are too coarse (warps 1 and 5: C zero and one element
+    1024 in every slab of A and B, so the bound on |D| outgrows what D holds) the elements' own test answers,
+    without a stop; random floats (warps 3 and 7) stop at their first mma for the numpy path. Every warp
+    gets the bits of the six mmas one after the other."""
+    from cudalab.emulator import mma_native
+    rng = np.random.default_rng(7)
+    kind = np.arange(8) % 4                           # 0, 2: small integers; 1: with 1024s; 3: random
+    a, b = (np.where((kind == 3)[:, None, None], rng.standard_normal((8, 16, 96)),
+                     rng.integers(0, 3, (8, 16, 96))).astype(np.float32) for _ in range(2))
+    a[kind == 1, 3, ::16] = b[kind == 1, 5, ::16] = 1024
+    c = np.where((kind == 1)[:, None, None], 0, rng.integers(0, 3, (8, 16, 16))).astype(np.float32)
+    k = cudalab.compile(BF16_CHAIN).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 16, 16), np.float32)
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+        got.append(d.view(np.uint32).copy())
+    assert np.array_equal(got[0], got[1])
+    rows, pos = stops[0]
+    assert rows >= 18 and [p == rows for p in pos] == [True, True, True, False] * 2

@@ -816,3 +816,77 @@ def test_an_extension_may_pass_a_librarys_object_as_an_address(cuda):
     count[1, 32](tally, 3)
     count[1, 32](tally, 2)
     assert tally.counts.copy_to_host().tolist() == [0, 20, 20]
+
+
+def test_a_record_of_a_device_array_stays_on_the_device(cuda):
+    # numba's DeviceRecord: d[i]["a"] = v writes the device's bytes (it was a host copy, and lost)
+    rec = np.dtype([("a", np.float64), ("n", np.int32), ("h", np.float32, (2,)),
+                    ("inner", [("i", np.int32), ("m", np.float32, (2, 2))])])
+    d = cuda.device_array(3, dtype=rec)
+    for i in range(3):
+        d[i]["a"] = (i + 1) / 2
+        d[i]["n"] = i + 1
+    d[0]["h"][1] = 7.0
+    d[0]["inner"]["i"] = 5
+    d[0]["inner"]["m"][1, 0] = 2.5
+    assert (d[1]["a"], d[2]["n"], d[0]["inner"]["i"], d[0]["inner"]["m"][1, 0]) == (1.0, 3, 5, 2.5)
+    host = d.copy_to_host()
+    np.testing.assert_array_equal(host["a"], [0.5, 1.0, 1.5])
+    np.testing.assert_array_equal(host["h"][0], [0.0, 7.0])
+
+    @cuda.jit
+    def scale(r):
+        r.n = r.n * 10
+
+    scale[1, 1](d[2])                          # a kernel given the record writes it in place
+    one = np.zeros(1, rec)[0]
+    one["n"] = 4
+    on_device = cuda.to_device(one)            # a record goes to the device as a record
+    scale[1, 1](on_device)
+    assert (d[2]["n"], on_device["n"]) == (30, 40)
+    with pytest.raises(KeyError, match="no field 'b'"):
+        on_device["b"]
+
+
+def test_device_array_shapes_reshapes_and_copies_as_numbas(cuda):
+    with pytest.raises(TypeError, match="shape must be an integer or tuple of integers.*n // 2"):
+        cuda.device_array(10 / 2)
+    with pytest.raises(TypeError):
+        cuda.device_array((2, 1.5))
+    assert cuda.device_array(np.array([2, 3]), dtype=np.int8).shape == (2, 3)
+    d = cuda.to_device(np.arange(10))
+    f = d.reshape(2, 5, order="F").copy_to_host()
+    np.testing.assert_array_equal(f, np.arange(10).reshape(2, 5, order="F"))
+    assert f.flags.f_contiguous                 # as numba gives it back: the device array's strides
+    np.testing.assert_array_equal(d.ravel(order="A").copy_to_host(), np.arange(10))
+    with pytest.raises(NotImplementedError):
+        d.reshape(2, 5).ravel(order="F")        # a copy would be needed (numba refuses too)
+
+
+def test_viewing_a_device_array_as_another_dtype_follows_numbas_rules(cuda):
+    d = cuda.to_device(np.arange(32, dtype=np.int16).reshape(4, 8))
+    np.testing.assert_array_equal(d[:, ::2].view(np.uint16).copy_to_host(),
+                                  np.arange(32, dtype=np.int16).reshape(4, 8)[:, ::2].view(np.uint16))
+    with pytest.raises(ValueError, match="To change to a dtype of a different size, the last axis must be contiguous"):
+        d[:, ::2].view(np.int32)
+    with pytest.raises(ValueError, match="When changing to a larger dtype, its size must be a divisor"):
+        cuda.to_device(np.zeros((4, 3), np.int16)).view(np.int32)
+    with pytest.raises(ValueError, match="`copy=False` is not supported"):
+        np.array(d, copy=False)
+    np.testing.assert_array_equal(np.array(d, dtype=np.int32)[1], np.arange(8, 16))
+
+
+def test_a_copy_into_a_strided_view_is_refused_as_numba_refuses_it(cuda):
+    # a copy is one block of memory: numba refuses a strided destination or a differently laid-out
+    # source; assignment writes any view
+    d = cuda.to_device(np.arange(25).reshape(5, 5, order="F"))
+    with pytest.raises(ValueError, match="Array contains non-contiguous buffer.*assign to it instead"):
+        d[2].copy_to_device(np.full(5, 7))
+    d[2] = np.full(5, 7)
+    assert d.copy_to_host()[2].tolist() == [7] * 5
+    c = cuda.to_device(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"incompatible strides: \(32, 8\) vs. \(8, 24\)"):
+        c.copy_to_device(cuda.to_device(np.asfortranarray(np.ones((3, 4)))))
+    c.copy_to_device(cuda.to_device(np.ones((3, 4))))            # the same layout: one block
+    c[:, 1].copy_to_host()                                       # reading a strided view is fine
+    assert c.copy_to_host().sum() == 12

@@ -176,3 +176,20 @@ def test_a_common_typing_error_ends_with_what_to_write_instead(cuda, body, hint)
     exec(f"def kernel(a, n):\n    {body}\n", ns)
     with pytest.raises(CompileError, match=hint):
         cuda.jit(ns["kernel"])[1, 1](np.zeros(1, np.float32), 4)
+
+
+def test_a_breakpoint_without_a_debugger_fails_the_launch_and_says_so(cuda):
+    # numba compiles breakpoint() to PTX brkpt; an H200 with no debugger attached ends the launch
+    # with CUDA_ERROR_LAUNCH_FAILED (numba-cuda's own debugging example, measured)
+    @cuda.jit(debug=True, opt=False)
+    def pause(out):
+        i = cuda.grid(1)
+        out[i] = i
+        breakpoint()
+        out[i] = -1
+
+    out = cuda.device_array(8, np.int64)
+    with pytest.raises(KernelError, match=r"cudaErrorLaunchFailure: a breakpoint \(brkpt: breakpoint\(\) in Python, "
+                                          r"__brkpt\(\) in C\+\+\) was reached, with no debugger attached, at line "
+                                          r"\d+ in kernel pause:  breakpoint\(\)"):
+        pause[1, 8](out)

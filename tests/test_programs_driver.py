@@ -8,6 +8,8 @@ provide must be refused by name.
 """
 import pytest
 
+import cudalab
+
 from cudalab.programs import run_program_source
 
 PROGRAM = r"""
@@ -333,7 +335,8 @@ int main() {
 def test_a_kernel_compiled_at_run_time_is_checked_as_the_programs_own_are():
     """NVRTC's kernel runs on the same path as built-in ones: memcheck names its source line (-lineinfo) and
     the fault is the sticky CUDA_ERROR_ILLEGAL_ADDRESS at the next synchronization, as on a GPU."""
-    r = run_program_source(RUNTIME_COMPILED_BUG, filename="oob.cpp", options=["-lcuda", "-lnvrtc"], timeout=120)
+    with cudalab.check("memcheck"):         # (one element past the end: a GPU runs it, memcheck stops it)
+        r = run_program_source(RUNTIME_COMPILED_BUG, filename="oob.cpp", options=["-lcuda", "-lnvrtc"], timeout=120)
     assert r.stdout.splitlines() == ["launch 0, synchronize CUDA_ERROR_ILLEGAL_ADDRESS"]
     assert "Invalid __global__ write of size 4 bytes" in r.stderr
     assert "at line 3 in kernel write_past" in r.stderr and "by thread (100,0,0)" in r.stderr

@@ -89,6 +89,16 @@ def test_merge_writes_the_column_of_passes_per_set_and_the_table_of_programs(res
     assert "NameError: name 'answer' is not defined" in again      # without --reasons: the run's own error
 
 
+def test_merge_adds_a_row_for_a_set_the_table_lacks(results, tmp_path):
+    doc = tmp_path / "programs.md"
+    doc.write_text("| set | programs | pass before |\n|---|---|---|\n| older | 3 | 1 |\n| all | 3 | 1 |\n")
+    source = tmp_path / "r.json"
+    source.write_text(json.dumps(results))
+    pycourses_check.main(["--merge", str(source), "--column", "8th pass", "--doc", str(doc)])
+    text = doc.read_text()
+    assert "| older | 3 | 1 | - |\n| ours | 2 | - | 1 of 2 |\n| all | 5 | 1 | 1 of 2 run |" in text
+
+
 def test_a_kernel_too_large_for_a_cpu_is_gpu_sized_not_a_failure():
     out = ("numba_cuda_program.py:9: in <module>\ncudalab.errors.KernelError: The kernel spin was stopped early: "
            "it would run far beyond the 150 s left. It had finished 2 of its 65,536 blocks after 3.1 s. The whole grid "

@@ -152,7 +152,7 @@ def test_bad_index_names_the_python_line():
 
     line = off_by_one.py_func.__code__.co_firstlineno + 3
     with pytest.raises(KernelError, match=rf"(?s)Invalid __global__ write.*at line {line} in kernel off_by_one"
-                                          r".*thread \(63,0,0\)"):
+                                          r".*thread \(63,0,0\)"), cudalab.check("memcheck"):
         off_by_one[1, 64](np.zeros(64, np.float32))
 
 

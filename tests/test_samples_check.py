@@ -115,3 +115,24 @@ def test_a_section_for_further_folders_replaces_its_older_self(tmp_path):
     assert "| deviceQuery | 1_Utilities | pass | 1.1 | pass | 2.2 |" in text
     assert "| boxFilterNPP | 4_CUDA_Libraries | a CUDA library cudalab does not emulate (NPP) |" in text
     assert "**1 of 1 pass on the emulator, 1 of 1 on the GPU; 1 left out.**" in text
+
+
+def test_a_data_folder_copied_into_the_build_folder_is_already_there(tmp_path):
+    """The tool builds a sample in its own folder, so CMake's `copy_directory data -> build/data` (the
+    image-processing samples' inputs) copies a folder onto itself: nothing to do, not an error."""
+    folder = tmp_path / "Samples" / "5_Domain_Specific" / "readsItsData"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "frame.nv12").write_bytes(b"\x10" * 16)
+    (folder / "CMakeLists.txt").write_text("""project(readsItsData LANGUAGES C CXX CUDA)
+find_package(CUDAToolkit REQUIRED)
+add_executable(readsItsData main.cu)
+add_custom_command(TARGET readsItsData POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E copy_directory
+    ${CMAKE_CURRENT_SOURCE_DIR}/data
+    ${CMAKE_CURRENT_BINARY_DIR}/data)
+""")
+    (folder / "main.cu").write_text("int main() { return 0; }\n")
+    s = samples_check.read_sample(folder, "5_Domain_Specific", {})
+    assert s.steps == [("copy_directory", ["data", "data"])]
+    assert samples_check.do_steps(s, {}) == ""
+    assert (folder / "data" / "frame.nv12").read_bytes() == b"\x10" * 16

@@ -231,12 +231,15 @@ def _cell(text: str) -> str:
 
 
 def _set_column(text: str, column: str, counts: dict) -> str:
-    """Add (or refill) ``column`` of the first table whose header starts with ``| set |``."""
+    """Add (or refill) ``column`` of the first table whose header starts with ``| set |``. A set the
+    table lacks gets a row above ``all`` (its number of programs, '-' in the other columns), and the
+    ``all`` row's number of programs counts it."""
     lines = text.split("\n")
     start = next((i for i, line in enumerate(lines) if line.startswith("| set |")), None)
     if start is None:
         return text
     header = [c.strip() for c in lines[start].strip("|").split("|")]
+    _add_set_rows(lines, start, len(header), counts)
     new = column not in header
     at = len(header) if new else header.index(column)
     i = start
@@ -257,6 +260,23 @@ def _set_column(text: str, column: str, counts: dict) -> str:
         lines[i] = "| " + " | ".join(cells) + " |"
         i += 1
     return "\n".join(lines)
+
+
+def _add_set_rows(lines: list, start: int, width: int, counts: dict):
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    rows = {lines[i].strip().strip("|").split("|")[0].strip(): i for i in range(start + 2, end)}
+    added = [s for s in counts if s not in rows]
+    if not added or "all" not in rows:
+        return
+    programs = {s: int(counts[s].split(" of ")[1]) for s in added}
+    all_cells = [c.strip() for c in lines[rows["all"]].strip().strip("|").split("|")]
+    if len(all_cells) > 1 and all_cells[1].isdigit():
+        all_cells[1] = str(int(all_cells[1]) + sum(programs.values()))
+        lines[rows["all"]] = "| " + " | ".join(all_cells) + " |"
+    lines[rows["all"]:rows["all"]] = ["| " + " | ".join([s, str(programs[s])] + ["-"] * (width - 2)) + " |"
+                                      for s in added]
 
 
 def _total(counts: dict) -> str:

@@ -311,7 +311,9 @@ def do_steps(s: Sample, env: dict) -> str:
                 target = dest / Path(src).name if dest.is_dir() else dest
                 if (s.path / src).resolve() != target.resolve():
                     shutil.copy(s.path / src, target)
-        else:
+        elif (s.path / words[0]).resolve() != (s.path / words[1]).resolve():
+            # (the build folder is the sample's own, so CMake's copy of its data/ folder into the build
+            # folder is a copy onto itself: nothing to do; NV12toBGRandResize)
             shutil.copytree(s.path / words[0], s.path / words[1], dirs_exist_ok=True)
     return ""
 

@@ -336,7 +336,7 @@ def cudalab_findings(case: SanCase) -> list:
                 d.free()
             args.append(d)
     mod = cudalab.compile(case.source)
-    extra = (case.tool,) if case.tool in ("racecheck", "initcheck") else ()
+    extra = (case.tool,) if case.tool in ("racecheck", "initcheck", "memcheck") else ()
     with cudalab.check(*extra):
         try:
             rec = mod.k[case.grid, case.block, 0, case.shared](*args)
@@ -414,8 +414,9 @@ def report_main(results_path, doc="docs/sanitizer_comparison.md"):
 _DOC = """# cudalab's checks against compute-sanitizer
 
 Each buggy (or correct) kernel below ran once on an NVIDIA H100 under `compute-sanitizer --tool <tool>`
-(CUDA 13.0, `nvcc -lineinfo`) and once on cudalab's emulator with `cudalab.check(<tool>)` (memcheck and
-synccheck always run there). Findings are compared by kind and source line; for races, by the two
+(CUDA 13.0, `nvcc -lineinfo`) and once on cudalab's emulator with `cudalab.check(<tool>)` (synccheck
+always runs there, and so does memcheck, which without `cudalab.check("memcheck")` only warns about an
+access a GPU runs, such as one element past an array's end). Findings are compared by kind and source line; for races, by the two
 accesses (Read/Write and line), in either order; compute-sanitizer's warnings (same-warp races) are shown in
 the note column, since cudalab's racecheck looks at races between warps only. The GPU's logs are in
 `tools/sanitizer_gpu_results.json`; regenerate with `python tools/sanitizer_gpu.py gpu OUTDIR` on a GPU

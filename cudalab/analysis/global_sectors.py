@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .warps import WARP_SIZE, as_int64, distinct_pairs
+from .warps import WARP_SIZE, as_int64, distinct, distinct_pairs
 
 SECTOR_BYTES = 32
 
@@ -63,6 +63,38 @@ def global_sectors(lanes, addresses, size: int, atomic: bool = False) -> GlobalS
         r.sectors = _atomic_sectors(lanes, as_int64(addresses))[r.warps]
         r.ideal_sectors = np.minimum(r.ideal_sectors, r.sectors)
     return r
+
+
+def in_lane_order(lanes, addresses, size: int):
+    """The usual global load or store, counted in one pass: naturally aligned, at most 32 bytes, and each
+    warp's addresses never going down from lane to lane (coalesced, strided, a broadcast). Returns
+    (``global_sectors``'s answer, ``dram_segments``'s, the distinct sectors in order or None when the
+    warps' addresses go down from one warp to the next), or None for other accesses, which take the
+    general functions. The profiler asks this of every global access; the general functions ask
+    numpy for the same warp numbers and orderings three times over."""
+    a = as_int64(addresses)
+    if len(a) == 0 or size & (size - 1) or size > SECTOR_BYTES or (a & (size - 1)).any():
+        return None
+    warp = np.asarray(lanes, np.int64) >> 5
+    sec = a >> 5
+    next_warp = warp[1:] != warp[:-1]
+    down = sec[1:] < sec[:-1]
+    if (down & ~next_warp).any():
+        return None
+    new = np.empty(len(a), bool)                 # a lane whose sector is not its left neighbour's
+    new[0] = True
+    np.not_equal(sec[1:], sec[:-1], out=new[1:])
+    touched = None if down.any() else sec[new]
+    new[1:] |= next_warp
+    active = np.bincount(warp)
+    warps = np.flatnonzero(active)
+    per_warp = np.bincount(warp[new], minlength=len(active))[warps]
+    requested = active[warps] * size
+    counted = GlobalSectors(warps, per_warp, requested, np.minimum(per_warp, -(-requested // SECTOR_BYTES)))
+    seg = (a - a.min()) >> 6                     # as dram_segments: 64-byte pieces from the lowest address
+    np.not_equal(seg[1:], seg[:-1], out=new[1:])
+    new[1:] |= next_warp
+    return counted, int(np.count_nonzero(new)), touched
 
 
 def _atomic_sectors(lanes, addresses):
@@ -131,10 +163,10 @@ def sector_map(lanes, addresses, size: int, warp: int) -> SectorMap:
     address = as_int64(addresses)[mine]
     sectors, valid = _lane_sectors(address, size)
     valid = np.ones(sectors.shape, bool) if valid is None else valid
-    distinct = np.unique(sectors[valid])
+    touched = distinct(sectors[valid])
     return SectorMap(int(warp), lanes[mine] % WARP_SIZE, address,
-                     np.searchsorted(distinct, sectors[:, 0]), valid.sum(axis=1),
-                     (address % SECTOR_BYTES).astype(np.int64), distinct * SECTOR_BYTES)
+                     np.searchsorted(touched, sectors[:, 0]), valid.sum(axis=1),
+                     (address % SECTOR_BYTES).astype(np.int64), touched * SECTOR_BYTES)
 
 
 DRAM_SEGMENT_BYTES = 64
@@ -149,4 +181,4 @@ def dram_segments(lanes, addresses) -> int:
     addresses = np.asarray(addresses, np.uint64)
     seg = ((addresses - addresses.min()) >> np.uint64(6)).astype(np.int64)
     key = (np.asarray(lanes, np.int64) >> 5 << 40) | seg
-    return int(np.unique(key).size)
+    return len(distinct(key))

@@ -16,9 +16,9 @@ import numpy as np
 
 from ..emulator.events import Observer
 from .divergence import branch_outcome, lane_histogram, possible_lanes
-from .global_sectors import dram_segments, global_sectors, local_sectors, sector_map
+from .global_sectors import dram_segments, global_sectors, in_lane_order, local_sectors, sector_map
 from .shared_banks import bank_map, shared_wavefronts
-from .warps import WARP_SIZE
+from .warps import WARP_SIZE, as_int64, distinct
 
 SHARED_KINDS = ("ld", "st", "atom")
 GLOBAL_KINDS = ("ld", "st", "atom", "red")
@@ -106,6 +106,9 @@ class InstructionStats:
         return total
 
 
+FOOTPRINT_MERGE = 1 << 22      # sector ids kept per event before they are merged into one sorted array
+
+
 class MetricsObserver(Observer):
     """Attach to a launch; afterwards ``metrics``, ``per_line()``, ``per_instruction()`` and
     ``findings()`` say what Nsight Compute would, in numbers and in words.
@@ -122,6 +125,7 @@ class MetricsObserver(Observer):
         self.stats: dict[int, InstructionStats] = {}
         self._lanes = self._lanes_batch = self._counts = None
         self._footprint: list = []                # sector ids of global loads, per event
+        self._pending = 0                         # ids added to _footprint since its last merge
 
     # ------------------------------------------------------------------ hooks (the hot path)
     def _lane_counts(self, lanes, batch):
@@ -170,10 +174,21 @@ class MetricsObserver(Observer):
             st.ideal_wavefronts += int(ideal.sum())
         else:
             if ev.space == "global":
-                r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
+                quick = None if ev.kind in ("atom", "red") else in_lane_order(ev.lanes, ev.addresses, ev.size)
+                if quick is not None:
+                    r, segments, touched = quick
+                else:
+                    r = global_sectors(ev.lanes, ev.addresses, ev.size, atomic=ev.kind in ("atom", "red"))
                 if ev.kind == "ld":          # stores merge in L2 before they reach DRAM: their sectors count
-                    st.dram_segments += dram_segments(ev.lanes, ev.addresses)
-                    self._footprint.append(np.unique(ev.addresses >> np.uint64(5)))
+                    if quick is None:
+                        segments, touched = dram_segments(ev.lanes, ev.addresses), None
+                    st.dram_segments += segments
+                    self._footprint.append(distinct(as_int64(ev.addresses) >> 5) if touched is None else touched)
+                    self._pending += len(self._footprint[-1])
+                    # a long launch: the sectors so far become one sorted array whenever what came since
+                    # outgrows it (and FOOTPRINT_MERGE), so each id is merged a few times, not at every load
+                    if self._pending > max(FOOTPRINT_MERGE, 2 * len(self._footprint[0])):
+                        self._merge_footprint()
             else:
                 r = local_sectors(ev.lanes, ev.addresses, ev.size)
             cost, ideal = r.sectors, r.ideal_sectors
@@ -188,6 +203,10 @@ class MetricsObserver(Observer):
             st.max_ways = int(cost[worst]) / int(ideal[worst])
             mine = (ev.lanes >> 5) == r.warps[worst]
             st.worst = (ev.lanes[mine] % WARP_SIZE, ev.addresses[mine])
+
+    def _merge_footprint(self):
+        self._footprint = [distinct(np.concatenate(self._footprint))]
+        self._pending = 0
 
     def on_branch(self, ev):
         if len(ev.lanes) == 0:
@@ -239,7 +258,7 @@ class MetricsObserver(Observer):
             if st.space == "global":
                 m["cudalab__dram_segments_global.sum"] += st.dram_segments
         if self._footprint:
-            m["cudalab__footprint_bytes"] = 32 * int(np.unique(np.concatenate(self._footprint)).size)
+            m["cudalab__footprint_bytes"] = 32 * len(distinct(np.concatenate(self._footprint)))
         if m["smsp__inst_executed.sum"]:
             m["smsp__thread_inst_executed_per_inst_executed.ratio"] = (
                 m["smsp__thread_inst_executed.sum"] / m["smsp__inst_executed.sum"])

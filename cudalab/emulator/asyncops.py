@@ -69,7 +69,8 @@ class AsyncState:
         joined here, when a wait or a barrier reads them, not once per issue (a 4-stage pipeline
         would copy every row in flight at each of its issues)."""
         if self._issued:
-            self._rows = np.concatenate([self._rows, *self._issued])
+            self._rows = np.concatenate([self._rows, *(x.rows() if isinstance(x, Copies) else x
+                                                       for x in self._issued)])
             self._issued = []
         return self._rows
 
@@ -86,6 +87,54 @@ class AsyncState:
                 return k
         self.insts.append(inst)
         return len(self.insts) - 1
+
+
+class Copies:
+    """One cp.async of a batch without observers, kept as it was issued (the lanes, their shared
+    offsets, group numbers, sequence numbers and 16-byte rows of data) rather than as ROW records: a
+    GEMM's k-loop issues and waits for thousands of them, and filling ROW's nine fields a lane, then
+    joining and filtering the records, cost bf16TensorCoreGemm's tile copies more than moving the
+    bytes. A wait lands them straight from here (``land_copies``); anything else that reads
+    ``AsyncState.rows`` (an mbarrier, a partial wait's leftovers after a read) gets them as records."""
+    __slots__ = ("lanes", "dst", "seq", "group", "data", "inst")
+
+    def __init__(self, lanes, dst, seq, group, data, inst):
+        self.lanes, self.dst, self.seq, self.group, self.data, self.inst = lanes, dst, seq, group, data, inst
+
+    def rows(self):
+        rows = np.zeros(self.lanes.size, ROW)
+        rows["lane"], rows["dst"], rows["seq"], rows["group"] = self.lanes, self.dst, self.seq, self.group
+        rows["slot"], rows["size"], rows["inst"], rows["red"] = -1, CHUNK, self.inst, 0
+        rows["data"] = self.data
+        return rows
+
+    def part(self, keep):
+        return Copies(self.lanes[keep], self.dst[keep], self.seq[keep], self.group[keep], self.data[keep],
+                      self.inst)
+
+
+def land_copies(ex, st, committed, keep, mine=None):
+    """cp.async.wait_group ``keep`` where everything in flight is Copies: each lands, in issue order,
+    the rows of its lanes whose group is complete (``mine``: of the waiting lanes only), and keeps the
+    rest. True where it did; False (nothing changed) where the rows are records, for _land."""
+    if st._rows.size or not all(isinstance(x, Copies) for x in st._issued):
+        return False
+    whole = np.dtype((np.void, CHUNK))
+    shared = ex.shared.view(whole)
+    left = []
+    for c in st._issued:
+        take = c.group < committed[c.lanes] - keep
+        if mine is not None:
+            take &= mine[c.lanes]
+        if take.all():
+            shared[c.dst // CHUNK] = c.data.view(whole)[:, 0]
+        elif take.any():
+            shared[c.dst[take] // CHUNK] = c.data[take].view(whole)[:, 0]
+            left.append(c.part(~take))
+        else:
+            left.append(c)
+    st._issued = left
+    return True
 
 
 def state(ex) -> AsyncState:
@@ -312,7 +361,10 @@ def _cp_async(inst, d):
         data = _gather(ex.mem.data, off, nbytes, width)
         seq = st.issued[sel].copy()
         st.issued[sel] += 1
-        _add_rows(ex, st, inst, sel, dst, data, seq, st.committed[sel], -1)
+        if width == CHUNK and not ex.observers and not (dst % CHUNK).any() and ex.shared.size % CHUNK == 0:
+            st.issue(Copies(sel, dst, seq, st.committed[sel], np.ascontiguousarray(data), st.inst_id(inst)))
+        else:
+            _add_rows(ex, st, inst, sel, dst, data, seq, st.committed[sel], -1)
     return run
 
 
@@ -329,14 +381,18 @@ def _cp_async_wait(inst, d):
         sel = ex.idx
         if every:
             st.committed[sel] += 1
+        mine = None
+        if sel.size < ex.n:              # only the waiting threads' own copies
+            mine = np.zeros(ex.n, bool)
+            mine[sel] = True
+        if land_copies(ex, st, st.committed, keep, mine):
+            return
         r = st.rows
         if not r.size:
             return
         lane = r["lane"]
         take = (r["seq"] >= 0) & (r["group"] < st.committed[lane] - keep)
-        if sel.size < ex.n:              # only the waiting threads' own copies
-            mine = np.zeros(ex.n, bool)
-            mine[sel] = True
+        if mine is not None:
             take &= mine[lane]
         if take.any():
             _land(ex, st, take)

@@ -696,6 +696,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
             del inside[r]
     block_uniform = rg.block_uniform(df, s, e, bounds)
     bounds = _uniform_tails(code, s, e, bounds, jumps, block_uniform)
+    bounds = _guard_splits(df, s, e, bounds, block_uniform, live_in)
     sources = {rg.cross_source(code, c) for c in cut_pcs} - {None}
     kept = set(outputs) | sources                 # uniform registers that still go through the arrays
 
@@ -752,6 +753,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         seg = dict(first=a, end=z, inputs=sorted((live_in[a] & here) - set(remat)), defined=defined, remat=remat,
                    outputs=sorted(live_in[z] & defined - unstored), phases=phases, unstored=sorted(unstored),
                    pos=pos, narrow=rg.tid_guard(df, a, z, block_uniform, live_in),
+                   same=sorted((live_in[a] & here) & block_uniform - set(remat)),
                    uniform=len(parts) == 1 and all(_computes_uniform(code[p], block_uniform, p == a) for p in range(a, z)))
         if seg["narrow"] and seg["narrow"]["U"][0] == "reg" and seg["narrow"]["U"][1] not in seg["inputs"]:
             seg["narrow"] = None        # (U is read from the first thread's array: only one the segment loads)
@@ -782,6 +784,30 @@ def _uniform_tails(code, s, e, bounds, jumps, uniform):
         if u < z and not any(code[p][0] == K_BRA and code[p][3] is not None and p < u < code[p][3]
                              for p in range(a, u)):
             out.add(u)
+    return sorted(out)
+
+
+def _guard_splits(df, s, e, bounds, uniform, live_in):
+    """``bounds`` plus the pc where a thread-index guard that sends threads to the segment's end
+    begins inside a segment (regions.tid_guard: ``v += __shfl_down_sync(..., v, 1); if ((threadIdx.x
+    & 31) == 0) out[w] = v``; ``s[tid] = x; if (tid < 32) ...``): split off, the guarded part is a
+    segment of its own that starts with the guard, which runs natively for the threads that stay
+    only (CutRegionBuilder._narrowed), where before every thread of the block went through it
+    and tested it. Only where no branch of the segment passes the split (every thread reaches the
+    guard, as before); the registers live across it wait in the block's buffers as at any bound."""
+    from . import regions as rg
+    from .engine import K_BRA
+    code = df.code
+    out = set(bounds)
+    for a, z in rg.segments(s, e, bounds):
+        for u in range(a + 1, z - 2):
+            if code[u][2].opcode not in ("setp", "and", "rem") or code[u][2].guard:
+                continue
+            if any(code[p][0] == K_BRA and code[p][3] is not None and p < u < code[p][3] for p in range(a, u)):
+                break           # (a branch passes it: so does every later pc's split)
+            if rg.tid_guard(df, u, z, uniform, live_in) is not None:
+                out.add(u)
+                break
     return sorted(out)
 
 
@@ -1213,7 +1239,12 @@ def _context_template(ex, symbols, addrs, bounds):
     mem = ex.mem
     ctx = np.zeros(len(lg.CTX), np.int64)
     keep = [mem.data, bounds]
-    kp = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else np.zeros(8, np.uint8)
+    # (native code loads every parameter in its entry block, llvmgen._param_value: room for all the
+    # kernel declares, zeros past bytes a launch did not send)
+    end = max([off + p.size for p in ex.kernel.func.params if (off := ex.kernel.param_offsets.get(p.name)) is not None]
+              + [len(ex.kparams), 8])
+    kp = np.zeros(end, np.uint8)
+    kp[:len(ex.kparams)] = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else ()
     syms = np.array(addrs or [0], np.uint64)
     keep += [kp, syms]
     b = ex.batch

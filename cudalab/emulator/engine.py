@@ -26,7 +26,7 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast
+from . import forecast, slack
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
@@ -277,6 +277,7 @@ class LaunchStats:
     batches: int = 0
     printed: list = field(default_factory=list)
     findings: list = field(default_factory=list)
+    warned: dict = field(default_factory=dict)            # memcheck warnings by site (slack.py)
     device_launches: list = field(default_factory=list)   # grids launched from the device (devrt.py), in run order
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
     global_bytes_per_instruction: float = 0.0             # of the kernel's hot code (ptx/mix.py), for the timeline
@@ -297,7 +298,9 @@ class Exec:
         self.n = batch.nblocks * batch.lanes_per_block
         self.kparams = kparams
         self.shared_size = shared_size
-        self.shared_stride = max(16, (shared_size + 15) // 16 * 16)
+        # each block's row holds its whole allocation unit: a read past the shared size but inside the
+        # unit runs on a GPU, and here reads the block's own padding (slack.py)
+        self.shared_stride = max(16, slack.shared_allocation(shared_size))
         self.shared = np.zeros(batch.nblocks * self.shared_stride if shared_size else 16, np.uint8)
         self.shared_layout = shared_layout
         self.local_stride = local_stride
@@ -474,6 +477,14 @@ class Exec:
         raise KernelError(msg, code, [Finding(kind, msg, self.kernel_name, inst.line, block, thread, address)])
 
     def fault(self, inst, space, kind, lanes, addrs, size, why, code="cudaErrorIllegalAddress"):
+        f = self.access_finding(inst, space, kind, lanes, addrs, size, why, code)
+        raise KernelError(f.message, code, [f])
+
+    def access_finding(self, inst, space, kind, lanes, addrs, size, why, code="cudaErrorIllegalAddress",
+                       counted=True):
+        """memcheck's report of a bad access by ``lanes`` (the first one named), as a Finding: the
+        error of ``fault``, or a warning (slack.py; ``counted=False``: the thread count is kept in
+        the details, not in the message, since later batches add to it)."""
         lane, addr = int(lanes[0]), int(addrs[0])
         block, thread = self.where(lane)
         op = {"ld": "read", "st": "write"}.get(kind, "atomic access")
@@ -484,7 +495,8 @@ class Exec:
             address = f"Address 0x{shown:x} is {why}"
         else:
             address = f"Address 0x{addr:x} {why}"
-        more = f" ({len(lanes)} threads of this batch made such accesses at this instruction)" if len(lanes) > 1 else ""
+        more = f" ({len(lanes)} threads of this batch made such accesses at this instruction)" \
+            if len(lanes) > 1 and counted else ""
         line = inst.place
         msg = (f"Invalid {sp} {op} of size {size} bytes\n"
                f"    at {line} in kernel {self.kernel_name}\n"
@@ -492,9 +504,8 @@ class Exec:
                f"    {address}{more}")
         if code == "cudaErrorMisalignedAddress":
             msg = msg.replace("Invalid", "Misaligned", 1)
-        f = Finding("memcheck", msg, self.kernel_name, inst.line, block, thread, addr,
-                    {"space": space, "access": op, "size": size, "threads": len(lanes)})
-        raise KernelError(msg, code, [f])
+        return Finding("memcheck", msg, self.kernel_name, inst.line, block, thread, addr,
+                       {"space": space, "access": op, "size": size, "threads": len(lanes)})
 
     def elsewhere(self, grid=False):
         """The threads of the blocks here (``grid``: of the grid) that have not exited and are not
@@ -803,8 +814,12 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             if kind == K_TRAP:
                 if any_t:
                     line = inst.place
+                    # brkpt (__brkpt(), Python's breakpoint() in a numba kernel) without a debugger attached
+                    # fails the launch as trap does (an H200: CUDA_ERROR_LAUNCH_FAILED)
+                    what = ("a breakpoint (brkpt: breakpoint() in Python, __brkpt() in C++) was reached, with no "
+                            "debugger attached," if inst.opcode == "brkpt" else "__trap() was called")
                     ex.stop((ex.idx if all_t else ex.idx[pv])[0], "trap", "cudaErrorLaunchFailure", inst,
-                            lambda b, t: (f"__trap() was called at {line} in kernel {ex.kernel_name} by thread {t} "
+                            lambda b, t: (f"{what} at {line} in kernel {ex.kernel_name} by thread {t} "
                                           f"in block {b}: the kernel stopped (on a GPU: 'unspecified launch failure')."))
                 pc += 1
                 continue
@@ -1346,6 +1361,8 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     # kernel, nor may a compile running in the background
     pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
     pace.sample_of = bpb                 # the first (sample) batch: the interpreter's size either way
+    pace.known_pace = _pace_known(df, native_bpb > bpb and not cooperative and not observers, nblocks_total * threads,
+                                  timeout)
     bpb = native_bpb if not cooperative else bpb
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
@@ -1383,6 +1400,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     # register arrays of the previous batch (not kept for observers): the first batch takes the last
     # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
     pool = None if observers else df.__dict__.pop("_pool", None)
+    native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
@@ -1397,6 +1415,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         stats.batches += 1
         t_pick = time.thread_time()
         run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+        native_only = native_only and run_df is not df
         t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
         pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
         # is this thread's CPU time, so background compiles are not counted either)
@@ -1431,6 +1450,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.batch_done(nb, t1 - t0, compiled.NATIVE_GAIN if native_soon else 1.0, now=t1)
         if native_soon and pace.clearly_too_long():
             compiled.wait_for_build(df)
+    if native_only and not observers and pace.blocks_done == pace.blocks_total:
+        df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
     if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
         df._pool = pool
         _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
@@ -1439,6 +1460,22 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
 
 
 _POOLED: list = []      # the decoded functions that keep a launch's register arrays, last launched last
+
+# a grid that the kernel's native code, at its last launch's pace (CPU seconds a thread), runs in
+# less than this share of the watchdog's time starts without a sample batch (pace.Pace.batches)
+KNOWN_PACE_SHARE = 0.05
+
+
+def _pace_known(df, native_whole: bool, threads: int, timeout: float) -> bool:
+    """Can this launch skip its sample batch? The sample (pace.py) exists to stop a launch that
+    would clearly outlast its time before a full batch has run; each batch also costs the Python
+    around native code (the batch's masks, context, register table: about 0.1 ms), a tenth of a
+    2^20-thread launch whose native code takes a millisecond. Where one native region runs the
+    whole kernel (``native_whole``: compiled.batch_lanes) and the kernel's last launch ran natively
+    at a pace that puts this grid far within the watchdog, the sample tells nothing new; the
+    watchdog still stops a launch that turns out slower (native code returns to it regularly)."""
+    known = df.__dict__.get("_native_pace") if native_whole else None
+    return known is not None and known * threads < KNOWN_PACE_SHARE * timeout
 
 
 def _internal_error(e: Exception, kernel_name: str) -> str:

@@ -290,12 +290,21 @@ class GroupBuilder:
         self.set_reg(name, self.to_storage(v, t, name))
 
     def symbol(self, name):
+        """A symbol's address, loaded once in the entry block (as kernel parameters are,
+        ``_param_value``): read where an instruction names it, under a branch, the load stayed in the
+        lane loop (a tree reduction's ``s[tid] = sum`` read the shared array's address per lane).
+        The table holds every symbol of the list (compiled._context), so the load cannot fault."""
         if name not in self.symbols:
             self.symbols.append(name)
         k = self.symbols.index(name)
-        b = self.b
-        table = b.inttoptr(self.ctx["syms"], I64.as_pointer())
-        return self._invariant(b.load(b.gep(table, [ir.Constant(I32, k)])))
+        cache = self.__dict__.setdefault("_symbol_values", {})
+        v = cache.get(k)
+        if v is None:
+            table = self.ctx["syms"]            # (an entry-block load itself: asked before moving there)
+            b = self.b
+            with b.goto_block(self.entry):
+                v = cache[k] = self._invariant(b.load(b.gep(b.inttoptr(table, I64.as_pointer()), [ir.Constant(I32, k)])))
+        return v
 
     def _at(self, field, ty, k):
         """Element ``k`` of the ctx array ``field`` (see CTX)."""
@@ -1717,9 +1726,8 @@ def _ld(g, inst):
         if not (base and base[0] == "sym" and g.func.is_entry and base[1] in g.d.param_offsets):
             raise Skip("ld.param form")
         koff = g.d.param_offsets[base[1]] + src[2]
-        kp = g.b.inttoptr(g.ctx["kparams"], I8.as_pointer())
         for k, o in enumerate(dsts):
-            g.write(o, t, g.load(kp, t, koff + k * esize, invariant=True))
+            g.write(o, t, _param_value(g, t, koff + k * esize))
         return
     if space not in ("global", "const", "shared", "local", "generic"):
         raise Skip(f"ld.{space}")
@@ -1727,6 +1735,25 @@ def _ld(g, inst):
     vals = [g.load(p, t, k * esize) for k in range(len(dsts))]
     for o, v in zip(dsts, vals):
         g.write(o, t, v)
+
+
+def _param_value(g, t, offset):
+    """A kernel parameter's value, loaded once in the function's entry block (and shared by every
+    read of the same bytes). Read where the PTX reads it, often under a branch (``if (i < n)
+    c[i] = ...`` loads ``c`` there), the load was conditional, so LLVM could not hoist it out of
+    the lane loop: it became a masked gather of one address per lane, and every address made from
+    it a vector of unrelated pointers (gathers and scatters where consecutive lanes touch
+    consecutive elements). The launch's parameter bytes always hold every parameter of the
+    kernel (runtime/launch.marshal lays them out from the same PTX), so the load cannot fault."""
+    cache = g.__dict__.setdefault("_param_values", {})
+    key = (offset, t)
+    v = cache.get(key)
+    if v is None:
+        base = g.ctx["kparams"]             # (an entry-block load itself: asked before moving there)
+        b = g.b
+        with b.goto_block(g.entry):
+            v = cache[key] = g.load(b.inttoptr(base, I8.as_pointer()), t, offset, invariant=True)
+    return v
 
 
 def _ld_param_by_address(g, src, dsts, t, esize):

@@ -4,7 +4,9 @@ An access resolves each active lane's address to (buffer, element index): global
 addresses index the device arena, shared addresses the block's row of the batch's shared buffer,
 local addresses the thread's row of the local buffer, and generic addresses pick one of these by
 window. Bounds and alignment are checked for every lane before anything is read or written, so a
-bad access stops the kernel without touching memory (memcheck's behaviour).
+bad access stops the kernel without touching memory (memcheck's behaviour). An access a GPU runs
+(just past an allocation, inside a block's shared allocation unit: slack.py) is a warning instead,
+and reads and writes the padding there, unless memcheck was asked for.
 """
 from __future__ import annotations
 
@@ -75,28 +77,53 @@ def resolve(ex, inst, space, addrs, sel, size, kind):
     if space in ("shared", "shared::cluster"):
         limit = ex.shared_size
         bad = addrs > np.uint64(limit - size) if limit >= size else np.ones(addrs.shape, bool)
+        inside = None
         if bad.any():
-            ex.fault(inst, "shared", kind, sel[bad], addrs[bad], size,
-                     f"is out of bounds of the block's {limit}-byte shared memory")
+            why = f"is out of bounds of the block's {limit}-byte shared memory"
+            unit = slack.shared_allocation(limit)
+            far = bad & (addrs + np.uint64(size) > np.uint64(unit))
+            if slack.strict or far.any():
+                worst = far if far.any() else bad
+                ex.fault(inst, "shared", kind, sel[worst], addrs[worst], size, why)
+            slack.warn(ex, inst, "shared", kind, sel[bad], addrs[bad], size,
+                       f"is {int(addrs[bad][0]) - limit} bytes after the end of the block's {limit}-byte shared "
+                       f"memory, inside its {unit}-byte allocation")
+            inside = ~bad
         _align(ex, inst, "shared", kind, sel, addrs, size)
         # each lane's own block: sel may repeat lanes (a wmma fragment's elements), so a sel as long
         # as the batch is not necessarily every lane in order (fuzz seed 3357: a block read another's tile)
         base = ex.shared_base if sel is ex.idx and sel.size == ex.n else ex.shared_base[sel]
         off = base + addrs
-        if ex.observers:
-            ex.emit(MemoryEvent(inst, sel, ex.batch, "shared", kind, size, addrs))
+        if ex.observers and (inside is None or inside.any()):   # (the analyses see the accesses inside it only)
+            ev_sel, ev_addrs = (sel, addrs) if inside is None else (sel[inside], addrs[inside])
+            ex.emit(MemoryEvent(inst, ev_sel, ex.batch, "shared", kind, size, ev_addrs))
         return [("shared", ex.shared, off, slice(None))]
     if space == "local":
         limit = ex.local_stride
         bad = addrs + np.uint64(size) > np.uint64(limit)
+        past = None
         if bad.any():
-            ex.fault(inst, "local", kind, sel[bad], addrs[bad], size,
-                     f"is past the thread's {limit}-byte local memory (stack overflow?)")
+            why = f"is past the thread's {limit}-byte local memory (stack overflow?)"
+            far = bad & (addrs + np.uint64(size) > np.uint64(max(limit, slack.LOCAL_STACK)))
+            if slack.strict or far.any():
+                worst = far if far.any() else bad
+                ex.fault(inst, "local", kind, sel[worst], addrs[worst], size, why)
+            slack.warn(ex, inst, "local", kind, sel[bad], addrs[bad], size,
+                       f"is {int(addrs[bad][0]) - limit} bytes after the end of the thread's {limit}-byte local "
+                       "memory (its local arrays), inside the stack a GPU gives each thread; here it reads "
+                       "zeros and a write is dropped")
+            past = np.flatnonzero(bad)
         _align(ex, inst, "local", kind, sel, addrs, size)
         off = sel.astype(np.uint64) * np.uint64(limit) + addrs
         if ex.observers:
             ex.emit(MemoryEvent(inst, sel, ex.batch, "local", kind, size, addrs))
-        return [("local", ex.local, off, slice(None))]
+        if past is None:
+            return [("local", ex.local, off, slice(None))]
+        # the threads past their frame read and write a scratch buffer of zeros (the emulator keeps
+        # only the frame)
+        within = np.flatnonzero(~bad)
+        return [("local", ex.local, off[within], within),
+                ("local", np.zeros(64, np.uint8), np.zeros(past.size, np.uint64), past)]
     if space == "param":
         return sm90.resolve_param(ex, inst, addrs, sel, size, kind)
     raise Unsupported(f"{kind}.{space}")
@@ -115,7 +142,19 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
     ok = ex.valid_global(addrs, size)
     if not ok.all():
         bad = ~ok
-        ex.fault(inst, "global" if space == "global" else space, kind, sel[bad], addrs[bad], size, None)
+        named = "global" if space == "global" else space
+        # past an allocation's end but in the padding that follows it: a GPU runs it (slack.py)
+        padding = np.zeros(addrs.shape, bool)
+        padding[bad] = slack.in_padding(mem, addrs[bad], size)
+        far = bad & ~padding
+        if slack.strict or far.any():
+            worst = far if far.any() else bad
+            ex.fault(inst, named, kind, sel[worst], addrs[worst], size, None)
+        slack.warn(ex, inst, named, kind, sel[bad], addrs[bad], size)
+        _align(ex, inst, space, kind, sel, addrs, size)
+        if ex.observers and ok.any():       # (the analyses see the accesses inside allocations only)
+            ex.emit(MemoryEvent(inst, sel[ok], ex.batch, space, kind, size, addrs[ok]))
+        return [(space, mem, addrs - np.uint64(GLOBAL_BASE), pos)]
     _align(ex, inst, space, kind, sel, addrs, size)
     if ex.observers:
         ex.emit(MemoryEvent(inst, sel, ex.batch, space, kind, size, addrs))
@@ -401,4 +440,4 @@ def _isspacep(inst, d):
     return run
 
 
-from . import cluster, sm90  # noqa: E402  (distributed shared memory; kernel parameters by address: they wrap decoders above)
+from . import cluster, slack, sm90  # noqa: E402  (distributed shared memory; kernel parameters by address: they wrap decoders above)

@@ -24,6 +24,29 @@ ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte
 DEVICE_MEMORY = 4 << 30               # the emulated GPU's memory (cudaDeviceProp.totalGlobalMem)
 
 
+LARGE = 1 << 20                       # bigger allocations get whole 2 MiB pages, as cudaMalloc's do
+PAGE = 2 << 20
+
+
+def padded_size(size):
+    """The arena bytes an allocation of ``size`` takes (an int, or a numpy array of sizes): rounded up
+    to ALIGN, then a red zone of ALIGN bytes, so that a small overrun lands in memory no other
+    allocation holds; above LARGE, the size and its red zone rounded up to 2 MiB pages. An H200's
+    cudaMalloc did the same: 1,000-byte blocks 1,024 bytes apart, 3 MiB ones 4 MiB apart, and a read
+    up to 2 MiB past the end of a 2 MiB or 64 MiB allocation ran (emulator/slack.py)."""
+    large = (size + ALIGN + PAGE - 1) // PAGE * PAGE
+    if isinstance(size, np.ndarray):
+        return np.where(size > LARGE, large, np.maximum(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN)
+    return large if size > LARGE else max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+
+
+def largest_fitting(hole: int) -> int:
+    """The largest allocation whose padded size fits in ``hole`` bytes (for the out-of-memory message)."""
+    small = min(hole - ALIGN, LARGE)
+    large = hole // PAGE * PAGE - ALIGN
+    return max(small, large if large > LARGE else 0, 0)
+
+
 @dataclass
 class Allocation:
     address: int
@@ -66,13 +89,14 @@ class DeviceMemory:
         self.top = 0                                 # bump pointer (offset)
         self._high_water = 0                         # bytes below this may hold old data
         self._bounds = None                          # (starts, ends) arrays of live allocations, see bounds()
+        self._padded = None                          # (bounds, (starts, padded ends)), see padded_bounds()
         self._views: dict = {}
         self._released: list[int] = []               # addresses to free at the next alloc
         self._fresh: set[int] = set()                # live allocations made since mark_all_written
 
     # ---------------------------------------------------------------- allocation
     def alloc(self, size: int, label: str = "", scratch: bool = False, host: bool = False) -> int:
-        """Allocate ``size`` bytes, 256-byte aligned, followed by a 256-byte red zone.
+        """Allocate ``size`` bytes, 512-byte aligned, followed by its padding (``padded_size``).
 
         Like compute-sanitizer's allocator, freed memory is not handed out again while there is
         room elsewhere, and no two allocations touch: a small overrun lands in a red zone or a freed
@@ -90,9 +114,9 @@ class DeviceMemory:
         size = int(size)
         if size < 0:
             raise CudaError(f"cannot allocate a negative number of bytes ({size}).", "cudaErrorInvalidValue")
-        padded = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+        padded = padded_size(size)
         if not host and self.device_bytes + padded > self.limit:
-            raise self._out_of_memory(size, self.limit - self.device_bytes - ALIGN)
+            raise self._out_of_memory(size, largest_fitting(self.limit - self.device_bytes))
         off = self._first_fit(self._scratch, padded) if scratch else None
         if off is not None:
             self.data[off + size:off + padded] = 0          # the rest the caller's copy overwrites
@@ -103,8 +127,9 @@ class DeviceMemory:
                 off = self._first_fit(self._free, padded) if self.top + padded > self.capacity else self._bump(padded)
             if off is None:
                 # the largest block that still fits: each one is followed by its red zone
-                fits = max([self.capacity - self.top, *(s for _, s in self._free)]) - ALIGN
-                raise self._out_of_memory(size, fits if host else min(fits, self.limit - self.device_bytes - ALIGN))
+                fits = largest_fitting(max([self.capacity - self.top, *(s for _, s in self._free)]))
+                raise self._out_of_memory(
+                    size, fits if host else min(fits, largest_fitting(self.limit - self.device_bytes)))
         else:
             off = self._bump(padded)
         if off < self._high_water:
@@ -133,7 +158,7 @@ class DeviceMemory:
         del self._starts[k]
         del self._ends[k]
         self._bounds = None
-        padded = max(ALIGN, (a.size + ALIGN - 1) // ALIGN * ALIGN) + ALIGN
+        padded = padded_size(a.size)
         if not a.host:
             self.device_bytes -= padded
         (self._scratch if a.scratch else self._free).append((a.address - GLOBAL_BASE, padded))
@@ -269,6 +294,16 @@ class DeviceMemory:
         if self._bounds is None:
             self._bounds = (np.array(self._starts, np.uint64), np.array(self._ends, np.uint64))
         return self._bounds
+
+    def padded_bounds(self):
+        """(starts, padded ends): the live allocations' first bytes and the ends of the padding that
+        follows each (``padded_size``), which no other allocation overlaps (emulator/slack.py)."""
+        bounds = self.bounds()
+        if self._padded is None or self._padded[0] is not bounds:
+            starts, ends = bounds
+            padded = padded_size((ends - starts).astype(np.int64))
+            self._padded = (bounds, (starts, starts + padded.astype(np.uint64)))
+        return self._padded[1]
 
     def valid(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Per address: does [addr, addr+size) lie inside one live allocation?"""

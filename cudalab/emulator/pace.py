@@ -165,6 +165,7 @@ class Pace:
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
         self.sample_of = None       # blocks per batch the sample is a share of (default: the batches')
+        self.known_pace = False     # the kernel's pace is known (engine.KNOWN_PACE_SHARE): no sample batch
         self.forecast = None        # the grid's thread-instructions from a batch's skeleton (forecast.py)
         self.forecast_partial = False
         self.fitted = None          # after a batch: whether its estimate fitted the time there is
@@ -176,7 +177,7 @@ class Pace:
         ``per_batch // SAMPLE_SHARE`` blocks (``whole`` rounds it to blocks that must run together)."""
         first = 0
         self.per_batch = per_batch
-        if self.blocks_total > per_batch:
+        if self.blocks_total > per_batch and not self.known_pace:
             sample = whole(max(1, min(per_batch, self.sample_of or per_batch) // SAMPLE_SHARE))
             if sample < per_batch:
                 self.system_at_start = system_seconds()

@@ -937,9 +937,10 @@ class CutRegionBuilder(RegionBuilder):
             return self.b.trunc(t, I32) if comp == "x" else ir.Constant(I32, 0)
         return super().special(name, comp)
 
-    def _lanes(self, name, lo=None, hi=None):
-        """A loop over the chunk's lanes (or those of [lo, hi)): positions the builder in its body
-        (``self.lane`` set) and returns (next-lane block, after-the-loop block)."""
+    def _lanes(self, name, lo=None, hi=None, step=None):
+        """A loop over the chunk's lanes (or those of [lo, hi), every ``step``-th one: a run of
+        ``_narrowed``): positions the builder in its body (``self.lane`` set) and returns
+        (next-lane block, after-the-loop block)."""
         b = self.b
         b.store(b.load(self.c) if lo is None else lo, self.k)
         head = self.fn.append_basic_block(f"{name}_lane")
@@ -950,7 +951,7 @@ class CutRegionBuilder(RegionBuilder):
         b.cbranch(b.icmp_signed("<", kk, b.load(self.c1) if hi is None else hi), pick, after)
         nxt = self.fn.append_basic_block(f"{name}_next")
         b.position_at_end(nxt)
-        b.store(b.add(b.load(self.k), ir.Constant(I64, 1)), self.k)
+        b.store(b.add(b.load(self.k), ir.Constant(I64, 1) if step is None else step), self.k)
         b.branch(head)
         self._lane_of(kk, pick, f"{name}_")
         self._lane_parts, self.cur = None, {}
@@ -1038,9 +1039,10 @@ class CutRegionBuilder(RegionBuilder):
             b.position_at_end(after)
 
     def _narrowed(self, guard):
-        """(lo, hi, left, span) for a segment that starts with a thread-index guard
+        """(lo, hi, left, span, step) for a segment that starts with a thread-index guard
         (regions.tid_guard): the lanes [lo, hi) of the chunk that stay (a prefix, a suffix or one
-        thread), and ``left`` lanes that leave for the segment's end after ``span`` instructions,
+        thread; or every ``step``-th lane of the chunk, a lane-mask guard), and ``left`` lanes that
+        leave for the segment's end after ``span`` instructions,
         which is all a leaving lane does there (no register it writes lives on; later phases find
         no lane of theirs among them).
         Only in a 1-D block (thread index = lane offset) of a chunk that began at the region's
@@ -1063,6 +1065,11 @@ class CutRegionBuilder(RegionBuilder):
         one = ir.Constant(I64, 1)
         on = b.and_(b.and_(b.icmp_signed("==", self.ctx["by"], one), b.icmp_signed("==", self.ctx["bz"], one)),
                     b.icmp_signed("<", self.entry_pc, zero))
+        if guard.get("step", 1) > 1:            # threads t with t % step == 0: every step-th lane
+            step = ir.Constant(I64, guard["step"])
+            stays = b.sdiv(b.add(n, ir.Constant(I64, guard["step"] - 1)), step)
+            one_step = ir.Constant(I64, 1)
+            return c, c1, b.select(on, b.sub(n, stays), zero), guard["span"], b.select(on, step, one_step)
         if guard["single"]:                     # thread U alone: [U, U + 1) within the block
             m1 = b.add(bound, one)
             m1 = b.select(b.icmp_signed("<", m1, zero), zero, m1)
@@ -1072,7 +1079,7 @@ class CutRegionBuilder(RegionBuilder):
             lo, hi, left = c, b.add(c, m), b.sub(n, m)
         else:
             lo, hi, left = b.add(c, m), c1, m
-        return b.select(on, lo, c), b.select(on, hi, c1), b.select(on, left, zero), guard["span"]
+        return b.select(on, lo, c), b.select(on, hi, c1), b.select(on, left, zero), guard["span"], one
 
     def _phase(self, pcs, v, w, resume, run=None, first_phase=False):
         """The pcs ``pcs`` of a segment (lock step's positions [v, w)) for every lane of the chunk
@@ -1125,6 +1132,24 @@ class CutRegionBuilder(RegionBuilder):
                              span, m), self.seg_most)
         b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
 
+    def _block_values(self, seg):
+        """name -> its value, for the segment's inputs that hold one value for the whole block
+        (regions.block_uniform: a tree reduction's ``stride``), read once from the block's first
+        thread before a phase's loop over the lanes, where each lane loaded its own copy (a value
+        LLVM could not tell was the same for all of them, so ``s[tid + stride]`` was no
+        neighbour of ``s[tid + 1 + stride]``). Only in the version for 1-D blocks, which runs only
+        chunks that start at the region's start or go on where a native call of theirs left
+        off (regions.Runner): there every thread of the block computed them alike, natively."""
+        if not self.one_d or not seg.get("same"):
+            return {}
+        b = self.b
+        first = b.mul(self.chunk_block, self.ctx["lpb"])
+        out = {}
+        for name in seg["same"]:
+            self.loaded.add(name)
+            out[name] = b.load(b.gep(self._reg_ptr(name), [first]))
+        return out
+
     def _address_key(self, p):
         """What makes two accesses of a segment check alike: space, size and address operand, whose
         registers the segment does not write (inputs, or uniform values computed again). Every lane
@@ -1156,7 +1181,8 @@ class CutRegionBuilder(RegionBuilder):
             b.store(zero, hi)
             b.store(zero, bits)
         b.store(zero, failed)
-        nxt, after = self._lanes(f"k{first}", *(run[:2] if run else ()))
+        same = self._block_values(seg) if resume is None else {}
+        nxt, after = self._lanes(f"k{first}", *(run[:2] + run[4:] if run else ()))
         if resume is None:
             inputs, remat = seg["inputs"], seg["remat"]
         else:
@@ -1169,7 +1195,7 @@ class CutRegionBuilder(RegionBuilder):
             b.store(ir.Constant(I64, 1), failed)
             b.branch(nxt)
         for name in inputs:
-            b.store(self._load_reg(name), self.slot(name))
+            b.store(same[name] if name in same else self._load_reg(name), self.slot(name))
         self._recompute(remat, first)
         for p in sorted(set(part) | set(accesses)):
             self._pc, self._block_end, self._bail = p, p, fail
@@ -1215,7 +1241,7 @@ class CutRegionBuilder(RegionBuilder):
         if resume is None:
             self._block_stops(seg["first"])
             return False
-        self.next_lane, after = self._lanes(f"f{first}", *(run[:2] if run else ()))
+        self.next_lane, after = self._lanes(f"f{first}", *(run[:2] + run[4:] if run else ()))
         here = self.fn.append_basic_block(f"f{first}_waits_here")
         b.cbranch(b.icmp_signed("==", b.load(self._state(self.kk, 0)), ir.Constant(I64, v)), here, self.next_lane)
         b.position_at_end(here)
@@ -1233,7 +1259,8 @@ class CutRegionBuilder(RegionBuilder):
         first = pcs[0]
         self.phase_pcs = set(pcs)
         self.phase_defined = set().union(*(rg.defined(code, p, p + 1) for p in pcs))
-        self.next_lane, after = self._lanes(f"s{first}", *(run[:2] if run else ()))
+        same = self._block_values(seg) if resume is None else {}
+        self.next_lane, after = self._lanes(f"s{first}", *(run[:2] + run[4:] if run else ()))
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
             here = self.fn.append_basic_block(f"s{first}_waits_here")
@@ -1248,7 +1275,7 @@ class CutRegionBuilder(RegionBuilder):
         self.parks = {}
         if resume is None:
             for name in seg["inputs"]:
-                b.store(self._load_reg(name), self.slot(name))
+                b.store(same[name] if name in same else self._load_reg(name), self.slot(name))
             self._recompute(seg["remat"], first)
             b.branch(self.blocks[first])
         else:

@@ -93,9 +93,15 @@ results for every thread (regiongen ``_once``). A segment that starts ``if (thre
 (``tid_guard``: any of <, <=, >, >= against an immediate or a block-uniform U, either way round)
 runs natively only for the run of threads that stay, in a 1-D block; the threads that go straight
 to the segment's end do nothing else there, so they are only counted (regiongen ``_narrowed``).
-A tree reduction's loop then costs the threads that work, not every thread at every turn. Both
-hold only for chunks that started at the region's start (the interpreter's threads entering at a
-loop head run thread by thread, as before).
+A tree reduction's loop then costs the threads that work, not every thread at every turn. A warp's
+first lane (``if ((threadIdx.x & 31) == 0)``, ``threadIdx.x % warpSize == 0``: every 2^k-th thread)
+is such a run too, stepped through 32 lanes at a time; where the guard follows other work in its
+segment (the last shuffle of a reduction), the segment is split at the guard
+(``compiled._guard_splits``). Both hold only for chunks that started at the region's start (the
+interpreter's threads entering at a loop head run thread by thread, as before). The version for 1-D
+blocks, which runs only such chunks (``Runner``), also reads a phase's block-uniform inputs once from
+the block's first thread (regiongen ``_block_values``), so ``s[tid + stride]`` is a neighbour of
+``s[tid + 1 + stride]`` to LLVM.
 
 **Addresses checked first.** Every global and shared access of native code is checked (inside
 an allocation, aligned) so that a lane that would fault stops at its own instruction; per lane
@@ -675,12 +681,21 @@ def tid_guard(df, a, z, uniform, live_in):
     reduction's ``if (tid < stride)``), so in a 1-D block only they need running (regiongen's
     ``_narrowed``), or the one thread ``U`` (``if (tid == 0)`` after a reduction). -> dict(setp=pc,
     span=instructions a leaving thread runs, U=operand, signed, prefix, plus=1 if the run ends
-    after U else 0, single: only thread U stays), or None."""
+    after U else 0, single: only thread U stays, step: 1), or None.
+
+    Also ``and %m, %tid, 2^k - 1`` (or ``rem %m, %tid, 2^k``, ``rem %m, %tid, WARP_SZ``); ``setp.eq/ne
+    %p, %m, 0; @%p bra z``: the threads that stay are every 2^k-th one (``step``; ``if ((threadIdx.x &
+    31) == 0) out[w] = v``, ``if (threadIdx.x % warpSize == 0)``, a warp's first lane after a shuffle
+    reduction), the lanes the native loop steps through."""
     from .dtypes import storage
     from .engine import K_BRA, K_NORMAL
     f, code = df.func, df.code
     p = a + 1 if code[a][2].opcode in ("bar", "barrier") else a
-    if p + 1 >= z or code[p][0] != K_NORMAL or code[p + 1][0] != K_BRA:
+    if p + 1 >= z or code[p][0] != K_NORMAL:
+        return None
+    if code[p][2].opcode in ("and", "rem"):
+        return _lane_mask_guard(df, a, p, z, live_in)
+    if code[p + 1][0] != K_BRA:
         return None
     inst, bra = code[p][2], code[p + 1][2]
     ops = inst.operands
@@ -709,12 +724,57 @@ def tid_guard(df, a, z, uniform, live_in):
     if cmp in ("eq", "ne"):         # only thread U stays where t != U sends a thread away, else none is a run
         if (cmp == "ne") == bool(bra.guard[1]):
             return None
-        return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=False, plus=0, single=True)
+        return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=False, plus=0, single=True,
+                    step=1)
     # (t cmp U) is what sends a thread away, or with @!%p its negation; stay = not leave
     below = cmp in ("lt", "le")                 # the predicate holds for the low thread indices
     stays_low = below == bool(bra.guard[1])
     return dict(setp=p, span=p + 2 - a, U=list(u), signed=inst.type == "s32", prefix=stays_low,
-                plus=int(cmp in ("le", "gt")), single=False)
+                plus=int(cmp in ("le", "gt")), single=False, step=1)
+
+
+def _is_tid_x(defs, o):
+    """Is operand ``o`` a register whose one definition is ``mov %r, %tid.x``?"""
+    ds = defs.get(o[1], []) if o[0] == "reg" and not o[2] else []
+    return len(ds) == 1 and ds[0].opcode == "mov" and not ds[0].guard and ds[0].operands[1] == ("sreg", "tid", "x")
+
+
+def _lane_mask_guard(df, a, p, z, live_in):
+    """tid_guard's ``and %m, %tid, 2^k - 1`` or ``rem %m, %tid, 2^k`` (a thread index is never
+    negative: its remainder is its low bits); ``setp.eq/ne %p, %m, 0; @%p bra z`` at ``p``, where
+    the threads that stay for the rest of the segment are those with ``%m == 0``."""
+    from .engine import K_BRA, K_NORMAL
+    code = df.code
+    if p + 2 >= z or code[p + 1][0] != K_NORMAL or code[p + 2][0] != K_BRA:
+        return None
+    land, inst, bra = code[p][2], code[p + 1][2], code[p + 2][2]
+    lo, ops = land.operands, inst.operands
+    if (land.guard or land.type not in ("b32", "u32", "s32") or len(lo) != 3 or lo[0][0] != "reg"
+            or lo[0][1] in live_in[z]):
+        return None
+    defs = _definitions(df.func)
+    if land.opcode == "and":
+        mask = next((o[1] for o in lo[1:] if o[0] == "imm" and o[2] == "int"), None)
+        tid = next((o for o in lo[1:] if o[0] == "reg"), None)
+    else:                       # rem %m, %tid, d: d an immediate or a register holding WARP_SZ
+        tid, d = lo[1], lo[2]
+        ds = defs.get(d[1], []) if d[0] == "reg" and not d[2] else []
+        if len(ds) == 1 and ds[0].opcode == "mov" and not ds[0].guard and ds[0].operands[1][:2] == ("sym", "WARP_SZ"):
+            mask = 31
+        else:
+            mask = d[1] - 1 if d[0] == "imm" and d[2] == "int" and isinstance(d[1], int) else None
+    if mask is None or tid is None or not _is_tid_x(defs, tid) or not 0 < mask < 1 << 16 or mask & (mask + 1):
+        return None
+    cmp = next((m for m in inst.mods if m in ("eq", "ne")), None)
+    if (inst.opcode != "setp" or inst.guard or cmp is None or inst.type not in ("s32", "u32", "b32") or len(ops) != 3
+            or ops[0][0] != "reg" or ops[1] != lo[0] or ops[2][0] != "imm" or ops[2][1] != 0
+            or bra.opcode != "bra" or code[p + 2][3] != z or not bra.guard or bra.guard[0] != ops[0][1]
+            or ops[0][1] in live_in[z]):
+        return None
+    if (cmp == "ne") == bool(bra.guard[1]):     # the threads with %m == 0 must be the ones that stay
+        return None
+    return dict(setp=p + 1, span=p + 3 - a, U=["imm", 0, "int"], signed=False, prefix=False, plus=0, single=False,
+                step=mask + 1)
 
 
 def spins(code, head, back):
@@ -874,7 +934,10 @@ class Runner:
         stats = ex.stats
         longest = 0
         block = ex.batch.block
-        fn = self.fn_1d if self.fn_1d is not None and block[1] == 1 and block[2] == 1 else self.fn
+        # (the 1-D version reads block-uniform values from a block's first thread: only for chunks
+        # that start where the region does, CutRegionBuilder._block_values)
+        fn = self.fn_1d if (self.fn_1d is not None and block[1] == 1 and block[2] == 1
+                            and self.entry == r.start) else self.fn
         while True:
             status = fn(*args)
             stats.thread_instructions += int(st[3])

@@ -36,6 +36,13 @@ class CudaMagics(Magics):
               help="where kernels run: emulated GPU, real GPU, or both (compared)")
     @argument("--profile", action="store_true",
               help="profile every launch of the cell's kernels and show the per-line report")
+    @argument("--kernel-name", metavar="K",
+              help="with --profile, a program cell: profile only kernel K's launches (as ncu -k; regex:EXPR)")
+    @argument("--launch-skip", type=int, default=0, metavar="N",
+              help="with --profile, a program cell: pass over the first N launches that match (as ncu -s)")
+    @argument("--launch-count", type=int, metavar="N",
+              help="with --profile, a program cell: profile at most N launches (as ncu -c); the others run at "
+                   "full speed")
     @argument("--timeout", type=float, metavar="SECONDS",
               help="stop a whole program (int main), and a kernel it is running, after this long; in a "
                    "cell of kernels: how long each launch of them may run (the watchdog, 10 s by default)")
@@ -208,7 +215,11 @@ class CudaMagics(Magics):
         from ..programs import run_program_source
         options = [f"-D{d}" for d in args.define] + ([f"-arch={args.arch}"] if args.arch else []) + extra.all_options()
         try:
-            res = run_program_source(cell, device=args.device or "emu", options=options, profile=bool(args.profile),
+            profile = bool(args.profile)
+            if profile and (args.kernel_name or args.launch_skip or args.launch_count is not None):
+                from ..analysis.selection import LaunchSelection
+                profile = LaunchSelection(args.kernel_name, args.launch_skip, args.launch_count)
+            res = run_program_source(cell, device=args.device or "emu", options=options, profile=profile,
                                      filename=PROGRAM_CELL, timeout=args.timeout, folder=self.folder(), sources=self.saved_sources())
         except CudaError as err:
             print(str(err), file=sys.stderr)

@@ -69,8 +69,9 @@ def _method_patches() -> list:
     import numba.cuda.dispatcher as dispatcher
     from numba.cuda.codegen import CUDACodeLibrary
     from numba.cuda.cudadrv.driver import Driver
+    from numba.cuda.kernels import transpose
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
-    from ..pykernels import host
+    from ..pykernels import host, kernels
     return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
             (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
             (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
@@ -81,7 +82,9 @@ def _method_patches() -> list:
             # (device functions: compile_device, inspect_asm) ask the profile for the GPU
             (compiler, "get_current_device", host.get_current_device),
             (dispatcher, "get_current_device", host.get_current_device),
-            (CUDACodeLibrary, "_ensure_cc", host.code_library_cc)]       # compile_ptx without cc
+            (CUDACodeLibrary, "_ensure_cc", host.code_library_cc),       # compile_ptx without cc
+            # numba's ready-made transpose asks numba's driver for the GPU and allocates numba's arrays
+            (transpose, "transpose", kernels.transpose)]
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):

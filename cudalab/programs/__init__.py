@@ -76,7 +76,9 @@ def run_program_source(source: str, args=(), device: str = "emu", filename: str 
 
     ``capture=False`` lets the program write straight to this process's stdout/stderr (the CLI);
     ``timeout`` (seconds) stops a program that runs too long; ``profile=True`` profiles every launch
-    (each LaunchRecord in ``launches`` gets ``reports["profile"]``, as cudalab.profile gives).
+    (each LaunchRecord in ``launches`` gets ``reports["profile"]``, as cudalab.profile gives), or the
+    ones a ``cudalab.analysis.selection.LaunchSelection`` picks (ncu's --kernel-name, --launch-skip,
+    --launch-count); the others run at full speed.
     ``folder``: where the source is written as ``filename`` and built (a notebook's folder of saved
     cells, whose headers it may include); ``sources``: more files there to build and link with it."""
     name = Path(filename).name if filename.endswith(".cu") else "program.cu"
@@ -112,7 +114,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         # with several, a line number could be any of them, so lines are shown without their text
         device_files = [s for s in cmd.sources if s.endswith(".cu")]
         profile_source = (build_dir / device_files[0]).read_text() if len(device_files) == 1 else ""
-    server = Server(built.ptx, built.registers, profile_source=profile_source if profile else None)
+    server = Server(built.ptx, built.registers, profile_source=profile_source if profile else None,
+                    profile_selection=None if isinstance(profile, bool) else profile)
     keep_freed_memory()             # a launch in a loop reuses the last one's pages (programs/heap.py)
     one_blas_thread()               # cuBLAS calls' numpy work does not spin up idle threads (blas_threads.py)
     parent, child = socket.socketpair()

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..analysis.sanitizer import observers_for
+from ..emulator import slack
 from ..emulator import graphcalls  # noqa: F401 - cudaGraphSetConditional in kernels
 from ..emulator.engine import Program
 from ..emulator.memory import DEVICE_MEMORY, GLOBAL_BASE, DeviceMemory
@@ -117,8 +118,13 @@ def demangle(names) -> dict:
     return result
 
 
+# profiling every launch of a program that has taken this much CPU so far: say how to pick a few
+PROFILE_HINT_SECONDS = 20.0
+
+
 class Server(TextureRequests, LibraryRequests, ModuleRequests):
-    def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None):
+    def __init__(self, ptx: str, registers: dict | None = None, profile_source: str | None = None,
+                 profile_selection=None):
         self.fd = os.memfd_create("cudalab-device-memory")
         os.ftruncate(self.fd, ARENA_SIZE)
         self._map = mmap.mmap(self.fd, ARENA_SIZE)
@@ -137,11 +143,14 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
                                       [(p.size, p.align) for p in self.module.functions[m].params],
                                       (registers or {}).get(m, 32)) for m in entries}
         self.session = Session(self.ctx.launches)
-        self.profile_source = profile_source     # set: every launch is profiled (cudalab run --profile)
+        self.profile_source = profile_source     # set: launches are profiled (cudalab run --profile)
+        self.profile_selection = profile_selection   # which ones (a LaunchSelection; None: all)
+        self.profiled_seconds = 0.0              # CPU time of the profiled launches so far
         self.ctx.observers = self._observers
         self.ctx.after_launch = self._after_launch
         self.running = None                      # the graph launch in progress (a generator)
         self.printed: list = []                  # device printf text not yet sent to the program
+        self.warned: set = set()                 # memcheck warnings told the program (slack.py)
         self._seen = 0                           # launch records whose printf text was sent
         self.late = None                         # a CudaError of work run while the program was quiet
         self.calls = collections.Counter()      # the program's requests by name (a stopped benchmark's account)
@@ -262,17 +271,33 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         if self._stat is not None:
             os.close(self._stat)
 
-    def _observers(self, program):
+    def _observers(self, program, kernel: str = ""):
+        """The observers of a launch of ``kernel``: the profiler's (for a launch the selection picks) and the
+        sanitizer checks'. A launch with none runs in the compiled tier."""
         observers = list(observers_for(program))             # cudalab.check(...) / cudalab run --check
-        if self.profile_source is not None:
+        if self.profile_source is not None and (self.profile_selection is None or
+                                                self.profile_selection.wants(kernel)):
             from ..analysis.metrics import MetricsObserver
             observers.insert(0, MetricsObserver(source=self.profile_source))
         return observers
 
     def _after_launch(self, rec, observers):
-        if self.profile_source is not None:
+        if self.profile_source is None or not observers:
+            return
+        from ..analysis.metrics import MetricsObserver
+        if isinstance(observers[0], MetricsObserver):
             from ..analysis.report import fill_profile
             fill_profile(rec, observers[0], self.profile_source)
+            before, self.profiled_seconds = self.profiled_seconds, self.profiled_seconds + rec.cpu_time
+            if self.profile_selection is None and before <= PROFILE_HINT_SECONDS < self.profiled_seconds:
+                import sys
+                n = len(self.ctx.launches) + 1
+                sys.stderr.write(f"cudalab profile: {n} launch{'es' if n > 1 else ''} profiled so far, "
+                                 f"{self.profiled_seconds:.0f} s of CPU time: a profiled launch runs in the interpreter, "
+                                 "every instruction counted. As with Nsight Compute, --kernel-name K, --launch-skip N "
+                                 "and --launch-count N pick the launches to profile (ncu -k, -s, -c); the others then "
+                                 "run at full speed.\n")
+                sys.stderr.flush()
 
     def function(self, name: str, missing: str = "cudaErrorInvalidResourceHandle") -> Function:
         fn = self.functions.get(name)
@@ -383,9 +408,14 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
     def _fault_note(self, records) -> bytes:
         """The explanation of a fault a kernel of ``records`` hit (the watchdog, an illegal address),
         after the printf text; the shim tells it to the student at once, though CUDA reports the
-        error later. A stopped program hears it from run_program instead."""
+        error later. A stopped program hears it from run_program instead. Before it, memcheck's
+        warnings of those kernels not told yet (accesses a GPU runs, emulator/slack.py): the shim
+        writes them to the program's stderr, so `cudalab run` and %%cuda show them in order."""
+        notes = [slack.text(f) for rec in records for f in slack.new_warnings(rec.findings, self.warned)]
         error = next((rec.error for rec in records if getattr(rec, "error", None)), None)
-        return b"\0" + f"cudalab: {error}".encode() if error and not self.ctx.stopped else b""
+        if error and not self.ctx.stopped:
+            notes.append(f"cudalab: {error}")
+        return b"\0" + "\n".join(notes).encode() if notes else b""
 
     # ------------------------------------------------------------------ registration
     def op_func(self, host, name, blob=b""):

@@ -44,6 +44,9 @@ def numba_type(a, where: str, registered: bool = False):
     if isinstance(a, np.ndarray) and a.dtype.hasobject:      # numba: "non-precise type", at a wrong line
         raise LaunchError(f"{where} is a numpy array of Python objects (dtype={a.dtype}); a kernel reads "
                           "numbers and records. Convert it first, e.g. a.astype(np.float64).", "cudaErrorInvalidValue")
+    from .devicearray import DeviceRecord
+    if isinstance(a, DeviceRecord):         # numba's record on the device: a record, passed by address
+        return a._numba_type_
     if isinstance(a, (np.ndarray, DeviceArray)):
         # a host array keeps its order (C, or Fortran's); a device array's view (d[:, ::2], d.T) its layout.
         # A 0-d array is an array too, as in numba (a result holder the kernel writes with r[()] = ...)

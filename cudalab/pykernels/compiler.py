@@ -18,6 +18,7 @@ import os
 import re
 import textwrap
 import threading
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -181,7 +182,13 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
 
     def build(lineinfo: bool) -> str:
         linked[:] = link
-        with _compiling_for(cc, linked), _kept_compile_result(kept):
+        with _compiling_for(cc, linked), _kept_compile_result(kept), warnings.catch_warnings():
+            if not debug:
+                # the line info is cudalab's own choice (its messages quote Python lines), not the
+                # program's: numba's warning that a generated function (a CUDA @vectorize's kernel)
+                # has no source to point at would appear where a GPU build, without line info, says nothing
+                from numba.cuda.core.errors import NumbaDebugInfoWarning
+                warnings.simplefilter("ignore", NumbaDebugInfoWarning)
             return compile_ptx(pyfunc, argtypes, cc=cc, lineinfo=lineinfo, fastmath=fastmath,
                                launch_bounds=launch_bounds,
                                **(dict(debug=True, opt=False) if debug else dict(opt=opt)))[0]

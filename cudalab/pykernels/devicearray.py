@@ -92,13 +92,15 @@ class DeviceNDArray(DeviceArray):
         return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-lo, strides=self.strides)
 
     def copy_to_host(self, ary=None, stream=0):
-        """A new host array (or ``ary`` filled) with this array's elements."""
+        """A new host array (or ``ary`` filled) with this array's elements. As numba's, a new one has
+        this array's strides over a copy of the bytes it spans (an F-ordered array comes back F-ordered);
+        one with negative strides (numba refuses those) comes back C-contiguous."""
         if self.is_c_contiguous():
             return super().copy_to_host(ary, stream)
         from ..runtime import streams
         lo, hi = self._extent()
         raw = self.device.read(self.device_ptr + lo, hi - lo)
-        out = np.ascontiguousarray(self._host_view(raw))
+        out = self._host_view(raw) if lo == 0 else np.ascontiguousarray(self._host_view(raw))
         streams.copied(hi - lo, "D2H", ary, stream)
         if ary is None:
             return out
@@ -109,7 +111,27 @@ class DeviceNDArray(DeviceArray):
         return ary
 
     def copy_to_device(self, ary, stream=0):
-        """Copy a host array, or another device array, into this one (converted to its dtype)."""
+        """Copy a host array, or another device array, into this one, with numba's rules: a copy is one
+        block of memory, so this array must be contiguous (a strided view is written by assignment,
+        ``d[:, ::2] = values``), and a device array given must be contiguous and laid out as this one."""
+        if np.size(ary) == 0:
+            return self
+        if not _core_contiguous(self):
+            raise ValueError(CONTIGUOUS_BUFFER + f" (this device array is a strided view, strides {self.strides}: "
+                             "assign to it instead, d[...] = values)")
+        if isinstance(ary, DeviceArray):
+            source = as_numba_array(ary)
+            if not _core_contiguous(source):
+                raise ValueError(CONTIGUOUS_BUFFER)
+            if source.size and tuple(s for n, s in zip(source.shape, source.strides) if n != 1) != \
+                    tuple(s for n, s in zip(self.shape, self.strides) if n != 1):
+                raise ValueError(f"incompatible strides: {self.strides} vs. {source.strides} (a C-ordered and an "
+                                 "F-ordered array, or views of them: copy through the host, d.copy_to_host())")
+        return self._write(ary, stream)
+
+    def _write(self, ary, stream=0):
+        """Copy ``ary`` (host or device values, converted to this dtype) into this array's elements,
+        whatever its strides: the bytes between a view's elements stay as they are."""
         if isinstance(ary, DeviceArray):
             ary = ary.copy_to_host(stream=stream)
         if self.is_c_contiguous():
@@ -129,6 +151,9 @@ class DeviceNDArray(DeviceArray):
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):
         view = self._index(index)
+        if view.shape == () and self.dtype.names is not None:
+            return DeviceRecord(self.dtype, device=self.device, ptr=view.device_ptr, base=self._base or self,
+                                stream=self.stream)     # a record stays on the device, as numba's
         if view.shape == ():
             return view.copy_to_host()[()]          # one element: a numpy scalar, as numba gives
         return view
@@ -137,7 +162,7 @@ class DeviceNDArray(DeviceArray):
         view = self._index(index)
         if isinstance(value, DeviceArray):
             value = value.copy_to_host()
-        view.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
+        view._write(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
 
     def getitem(self, index, stream=0):
         return self[index]
@@ -189,9 +214,16 @@ class DeviceNDArray(DeviceArray):
         return self._view(tuple(shape), tuple(strides), offset)
 
     # ------------------------------------------------------------------ new views
+    def _order(self, order: str) -> str:
+        """numpy's 'A' (and 'K'): F for an array that is F-contiguous only, else C."""
+        if order in ("A", "K"):
+            return "F" if self.is_f_contiguous() and not self.is_c_contiguous() else "C"
+        return order
+
     def reshape(self, *newshape, order="C"):
         shape = newshape[0] if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)) else newshape
         shape = tuple(int(s) for s in shape)
+        order = self._order(order)
         if shape.count(-1) == 1:
             known = math.prod(s for s in shape if s != -1)
             shape = tuple(self.size // known if s == -1 and known else s for s in shape)
@@ -204,7 +236,7 @@ class DeviceNDArray(DeviceArray):
         raise NotImplementedError("reshaping a device array that is not contiguous in that order: copy it first "
                                   "(cuda.to_device(d.copy_to_host().reshape(...)))")
 
-    def ravel(self, order="C"):
+    def ravel(self, order="C", stream=0):
         return self.reshape(self.size, order=order)
 
     def transpose(self, axes=None):
@@ -229,12 +261,19 @@ class DeviceNDArray(DeviceArray):
         return self._view(tuple(self.shape[k] for k in keep), tuple(self.strides[k] for k in keep))
 
     def view(self, dtype):
+        """The same bytes as another dtype (numba's rules and words): one of the same size keeps the
+        strides; another size needs the last axis contiguous and a whole number of elements in it."""
         dtype = np.dtype(dtype)
+        if dtype.itemsize == self.dtype.itemsize:
+            return self._view(self.shape, self.strides, dtype=dtype)
         if self.ndim == 0 or self.strides[-1] != self.dtype.itemsize:
-            raise ValueError("a device array is viewed as another dtype only when its last axis is contiguous")
+            raise ValueError("To change to a dtype of a different size, the last axis must be contiguous "
+                             f"(this view steps {self.strides[-1] if self.ndim else 0} bytes along it: copy it "
+                             "to a new device array first).")
         last = self.shape[-1] * self.dtype.itemsize
         if last % dtype.itemsize:
-            raise ValueError(f"the last axis ({last} bytes) is not a multiple of {dtype}'s {dtype.itemsize} bytes")
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in bytes "
+                             "of the last axis of the array.")
         shape = self.shape[:-1] + (last // dtype.itemsize,)
         return self._view(shape, self.strides[:-1] + (dtype.itemsize,), dtype=dtype)
 
@@ -256,6 +295,12 @@ class DeviceNDArray(DeviceArray):
         v.stream = stream
         return v
 
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:       # numba's ValueError: the elements are in device memory
+            raise ValueError("`copy=False` is not supported. A copy is always created. (The elements live in "
+                             "device memory: np.array(d) and d.copy_to_host() copy them to the host.)")
+        return super().__array__(dtype, copy)
+
     # ------------------------------------------------------------------ what other code asks of an array
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -274,6 +319,58 @@ class DeviceNDArray(DeviceArray):
         return f"<cudalab DeviceNDArray shape={self.shape} dtype={self.dtype} on {self.device.kind}>"
 
 
+class DeviceRecord(DeviceNDArray):
+    """numba's record on the device: ``cuda.to_device(record)``, or ``d[i]`` of a device array of
+    records. A kernel gets it as a record (by address, so it writes it in place); on the host,
+    ``r["x"]`` reads one field (a copy), ``r["x"] = v`` writes it, and a field that is an array or a
+    nested record is a view of its bytes on the device."""
+
+    def __init__(self, dtype, device=None, ptr=None, base=None, stream=0):
+        super().__init__((), dtype, device=device, ptr=ptr, strides=(), base=base, stream=stream)
+
+    @property
+    def _numba_type_(self):
+        from numba.cuda.np import numpy_support
+        return numpy_support.from_dtype(self.dtype)
+
+    def _field(self, name):
+        if name not in (self.dtype.names or ()):
+            raise KeyError(f"the record has no field {name!r}; its fields are {', '.join(self.dtype.names)}")
+        dtype, offset = self.dtype.fields[name][:2]
+        return dtype, self.device_ptr + offset
+
+    def __getitem__(self, name):
+        dtype, ptr = self._field(name)
+        owner = self._base or self
+        if dtype.subdtype is not None:              # an array field: a C-ordered view of its elements
+            base, shape = dtype.subdtype
+            return DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=owner, stream=self.stream)
+        if dtype.names is not None:
+            return DeviceRecord(dtype, device=self.device, ptr=ptr, base=owner, stream=self.stream)
+        return DeviceNDArray((), dtype, device=self.device, ptr=ptr, base=owner).copy_to_host()[()]
+
+    def __setitem__(self, name, value):
+        dtype, ptr = self._field(name)
+        shape = dtype.subdtype[1] if dtype.subdtype is not None else ()
+        base = dtype.subdtype[0] if dtype.subdtype is not None else dtype
+        target = DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=self._base or self)
+        if isinstance(value, DeviceArray):
+            value = value.copy_to_host()
+        target._write(np.broadcast_to(np.asarray(value, dtype=base), shape))
+
+    def getitem(self, name, stream=0):
+        return self[name]
+
+    def setitem(self, name, value, stream=0):
+        self[name] = value
+
+    def __len__(self):
+        raise TypeError("len() of a device record")
+
+    def __repr__(self):
+        return f"<cudalab DeviceRecord dtype={self.dtype} on {self.device.kind}>"
+
+
 def broadcast_to(a, shape) -> DeviceNDArray:
     """A view of device array ``a`` with numpy's broadcasting to ``shape``: a new or a length-1 axis
     has stride 0 (what numba's CUDA ufuncs do to their inputs before they launch)."""
@@ -283,6 +380,19 @@ def broadcast_to(a, shape) -> DeviceNDArray:
         raise ValueError(f"cannot broadcast a device array of shape {a.shape} to {tuple(shape)}")
     strides = (0,) * missing + tuple(0 if n != m else s for n, m, s in zip(a.shape, shape[missing:], a.strides))
     return a._view(tuple(shape), strides)
+
+
+# numba's words for a copy into or out of a strided view (numba.cuda.cudadrv.devicearray)
+CONTIGUOUS_BUFFER = ("Array contains non-contiguous buffer and cannot be transferred as a single memory region. "
+                     "Please ensure contiguous buffer with numpy .ascontiguousarray()")
+
+
+def _core_contiguous(a) -> bool:
+    """numba's test before a copy: contiguous once the broadcast axes (stride 0) are left out."""
+    keep = [(n, s) for n, s in zip(a.shape, a.strides) if s != 0]
+    shape, strides = tuple(n for n, _ in keep), tuple(s for _, s in keep)
+    item = a.dtype.itemsize
+    return _contiguous(shape, strides, c_strides(shape, item)) or _contiguous(shape, strides, f_strides(shape, item))
 
 
 def _contiguous(shape, strides, expected) -> bool:

@@ -214,6 +214,9 @@ class PyKernel(ResourceQueries, Kernel):
             findings = [dataclasses.replace(f, message=python_words(f.message)) for f in e.findings]
             raise KernelError(self._quoting_line(python_words(e.args[0])), e.code, findings) from None
 
+    def _worded(self, message: str) -> str:
+        return self._quoting_line(python_words(message))
+
     def _quoting_line(self, message: str) -> str:
         """'at line 7 in kernel add' followed by line 7 itself, as Python's tracebacks quote a line."""
         lines = self.module.compiled.source.splitlines()
@@ -356,27 +359,7 @@ class Dispatcher(ResourceQueries):
             _check_dims(what, dims)
         if NUMBA_WARNINGS and self.warns_as_numba:
             _warn_low_occupancy(config[0])
-        return functools.partial(self._launch, config)
-
-    def _launch(self, config, *args):
-        if NUMBA_WARNINGS and self.warns_as_numba:
-            _warn_host_arrays(args)
-        retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
-        try:
-            kernel = self.specialize(*args)
-            stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
-            prepared = [_prepared(self.extensions, ty, a, stream, retrieve) for ty, a in zip(kernel.argtypes, args)]
-            record = kernel[config](*prepared)
-            for write_back in retrieve:
-                write_back()
-            return record
-        except Exception as e:
-            # the program's mistake (an argument, a typing error, a bad address, an exception a debug
-            # kernel raised), told at its launch line: the frames of cudalab and numba in between say
-            # nothing about the program
-            if isinstance(e, CudaError) or getattr(e, "raised_in_kernel", False):
-                raise e.with_traceback(None)
-            raise
+        return LaunchConfiguration(self, config)
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]
@@ -406,6 +389,11 @@ class Dispatcher(ResourceQueries):
 
     def inspect_sass(self, signature=None):
         return self._each(lambda k: k.inspect_sass(), signature)
+
+    def inspect_lto_ptx(self, signature=None):
+        """numba's PTX after linking the kernel with the code it calls (``lto=True``: numba's fp16 and
+        bf16 operators, ``declare_device`` functions): cudalab's PTX is always the linked module."""
+        return self._each(lambda k: k.inspect_asm(), signature)
 
     def inspect_llvm(self, signature=None):
         """numba's LLVM IR of each specialization (numba compiles it again to show it)."""
@@ -444,10 +432,88 @@ class Dispatcher(ResourceQueries):
         args = tuple(map(_unwrapped, args))
         return self.specialize(*args).launch(grid, block, args, **options)
 
+    # pickling (numba pickles a kernel as its Python function, by value, and its options: the copy
+    # compiles again where it is loaded, e.g. in a multiprocessing worker)
+    def _reduce_states(self) -> dict:
+        return dict(py_func=self.py_func, signatures=[k.argtypes for k in self._signatures],
+                    fastmath=self.fastmath, link=self.link, specialized=self._specialized,
+                    launch_bounds=self.launch_bounds, debug=self.debug, opt=self.opt, extensions=self.extensions)
+
+    @classmethod
+    def _rebuild(cls, py_func, signatures, **options):
+        return cls(py_func, signatures, **options)
+
+    def __reduce__(self):
+        from numba.cuda import serialize
+        return serialize.custom_reduce(type(self), self._reduce_states())
+
     def __call__(self, *args, **kwargs):
         raise ConfigurationError(f"the launch configuration was not specified: a kernel is launched as "
                                  f"kernel[grid, block](args); write {self.name}[grid, block](...), "
                                  f"e.g. {self.name}[(n + 255) // 256, 256](...).", "cudaErrorInvalidConfiguration")
+
+
+class LaunchConfiguration:
+    """numba's configured launch, what ``kernel[grid, block, stream, shared]`` gives: called with the
+    arguments it launches. ``griddim``/``blockdim`` are 3-tuples, as numba has them;
+    ``pre_launch_callbacks`` run as ``callback(kernel, launch_config)`` just before the launch, with
+    the specialization that runs. It pickles with its kernel (not with callbacks: numba's PicklingError)."""
+
+    def __init__(self, dispatcher, config: tuple):
+        self.dispatcher = dispatcher
+        self.config = tuple(config)
+        self.griddim, self.blockdim = (_three(d) for d in self.config[:2])
+        self.stream = self.config[2] if len(self.config) > 2 else 0
+        self.sharedmem = self.config[3] if len(self.config) > 3 else 0
+        self.pre_launch_callbacks = []
+
+    def __call__(self, *args):
+        # the launch itself, in this frame: a program's traceback ends here, below its launch line
+        dispatcher = self.dispatcher
+        if NUMBA_WARNINGS and dispatcher.warns_as_numba:
+            _warn_host_arrays(args)
+        retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
+        try:
+            kernel = dispatcher.specialize(*args)
+            prepared = [_prepared(dispatcher.extensions, ty, a, self.stream, retrieve)
+                        for ty, a in zip(kernel.argtypes, args)]
+            for callback in self.pre_launch_callbacks:
+                callback(kernel, self)
+            record = kernel[self.config](*prepared)
+            for write_back in retrieve:
+                write_back()
+            return record
+        except Exception as e:
+            # the program's mistake (an argument, a typing error, a bad address, an exception a debug
+            # kernel raised), told at its launch line: the frames of cudalab and numba in between say
+            # nothing about the program
+            if isinstance(e, CudaError) or getattr(e, "raised_in_kernel", False):
+                raise e.with_traceback(None)
+            raise
+
+    def __repr__(self):
+        return f"<launch of {self.dispatcher.name}: grid {self.griddim}, block {self.blockdim}>"
+
+    def __getstate__(self):
+        import pickle
+        if self.pre_launch_callbacks:
+            raise pickle.PicklingError("Cannot pickle configured launches with pre-launch callbacks")
+        state = dict(self.__dict__)
+        if state["stream"] not in (0, None):      # a stream lives in this process: numba keeps its handle
+            state["stream"] = int(getattr(state["stream"], "handle", state["stream"]))
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self.stream not in (0, None):
+            from .host import external_stream
+            self.stream = external_stream(self.stream)
+            self.config = self.config[:2] + (self.stream,) + self.config[3:]
+
+
+def _three(dims) -> tuple:
+    seq = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    return tuple(int(d) for d in seq) + (1,) * (3 - len(seq))
 
 
 def _check_dims(what: str, dims):

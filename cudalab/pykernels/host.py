@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import weakref
 from dataclasses import dataclass
 
@@ -19,11 +20,17 @@ import numpy as np
 from ..errors import CudaError
 from ..runtime import streams
 from ..runtime.arrays import DeviceArray
-from .devicearray import DeviceNDArray, as_numba_array, broadcast_to, c_strides, f_strides
+from .devicearray import DeviceNDArray, DeviceRecord, as_numba_array, broadcast_to, c_strides, f_strides
 
 
 def _strides_for(shape, dtype, strides, order):
-    shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    dims = list(shape) if isinstance(shape, (tuple, list, np.ndarray)) and np.ndim(shape) == 1 else [shape]
+    if not all(isinstance(n, (numbers.Integral, np.integer)) or (isinstance(n, np.ndarray) and n.ndim == 0
+                                                                 and n.dtype.kind in "iu") for n in dims):
+        # numba's TypeError: a GPU program that sizes an array by n / 2 stops here too
+        raise TypeError(f"shape must be an integer or tuple of integers, not {shape!r}: n / 2 is a float in "
+                        "Python 3; write n // 2, or int(...).")
+    shape = tuple(int(s) for s in dims)
     if strides is not None:
         return shape, tuple(strides)
     itemsize = np.dtype(dtype).itemsize
@@ -65,7 +72,10 @@ def to_device(obj, stream=0, copy=True, to=None):
     if a.dtype.kind in "OUS" or (a.dtype.kind == "V" and a.dtype.fields is None):
         raise CudaError(f"only arrays of numbers or records can go to the device; this one holds {a.dtype}. "
                         "Make it with a numeric dtype, e.g. np.float32.", "cudaErrorInvalidValue")
-    d = device_array(a.shape, a.dtype, order="F" if a.ndim > 1 and np.isfortran(a) else "C", stream=stream)
+    if isinstance(obj, np.void):        # a record (np.record too): numba's DeviceRecord, a record to kernels
+        d = DeviceRecord(a.dtype, stream=stream)
+    else:
+        d = device_array(a.shape, a.dtype, order="F" if a.ndim > 1 and np.isfortran(a) else "C", stream=stream)
     if copy:
         d.copy_to_device(a, stream=stream)
     return d

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import CompileError, CudaError, KernelError, LaunchError
 from ..frontend.nvrtc import compile_to_ptx
 from ..errors import UnsupportedError
+from ..emulator import slack
 from ..ptx import PtxSyntaxError, parse
 from . import device as devices
 from . import streams
@@ -354,6 +355,12 @@ class Kernel:
         if stats.printed:
             sys.stdout.write("".join(stats.printed))
             sys.stdout.flush()
+        # out-of-bounds accesses a GPU runs: told once per line of the program (emulator/slack.py)
+        slack.say(stats.findings, prog.__dict__.setdefault("_warned", set()), self._worded)
+
+    def _worded(self, message: str) -> str:
+        """A memcheck message as this kernel's language says it (C++ here; pykernels: Python)."""
+        return message
 
     def _run_gpu(self, dev, gmod, g, b, shared, args, copies, rec, cluster=None, kparams=None):
         if kparams is not None and any(isinstance(a, (np.void, bytes, bytearray)) and len(bytes(a)) > 8 for a in args):

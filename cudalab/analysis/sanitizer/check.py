@@ -6,14 +6,17 @@
     cudalab.check()                                  # back to the default checks
 
 memcheck (bad addresses, alignment) and synccheck (__syncthreads() in divergent code) always run in
-the emulator and stop the kernel, as compute-sanitizer's do; racecheck and initcheck are opt-in
-because they follow every access. Their findings do not stop the kernel: they go into
-``LaunchRecord.findings`` and are printed as warnings.
+the emulator and stop the kernel where a GPU would fault. An out-of-bounds access a GPU runs (just
+past an array's end, inside a block's shared allocation unit: emulator/slack.py) is a warning and the
+kernel goes on, as on a GPU; ``check("memcheck")`` makes it stop there too, as compute-sanitizer's
+memcheck does. racecheck and initcheck are opt-in because they follow every access. Their findings
+do not stop the kernel: they go into ``LaunchRecord.findings`` and are printed as warnings.
 """
 from __future__ import annotations
 
 import sys
 
+from ...emulator import slack
 from ...errors import CudaError
 from .initcheck import InitcheckObserver, mark_all_written
 from .racecheck import RacecheckObserver
@@ -32,19 +35,24 @@ class check:
             raise CudaError(f"unknown check {unknown[0]!r}: cudalab.check takes any of {', '.join(CHECKS)}.",
                             "cudaErrorInvalidValue")
         self.previous = set(_active)
-        _active.clear()
-        _active.update(names)
+        _set(names)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _active.clear()
-        _active.update(self.previous)
+        _set(self.previous)
 
     def __repr__(self):
         on = sorted(set(ALWAYS_ON) | _active)
         return f"<cudalab checks on: {', '.join(on)}>"
+
+
+def _set(names):
+    """The checks asked for; memcheck named among them stops at every access memcheck reports."""
+    _active.clear()
+    _active.update(names)
+    slack.strict = "memcheck" in _active
 
 
 def active() -> set:

@@ -140,7 +140,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.sticky_news = ""           # why, said with the first call that answers it (once)
         self.fault = None               # a kernel's error the program has not synchronized with yet
         self.launches: list = []        # LaunchRecord of every kernel run
-        self.observers = lambda program: []          # adapter hook: observers for a launch
+        self.observers = lambda program, kernel: []  # adapter hook: observers for a launch of kernel
         self.after_launch = lambda rec, observers: None
         self.host_memory = None         # adapter hook: the program's memory (read, write), for queued copies
         self.call_host = None           # adapter hook: call_host(fn, data) runs a host function on a thread
@@ -625,7 +625,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         engine, runtime_device = _engine_and_device()
         rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)))
         rec.error = None
-        observers = list(self.observers(fn.program))
+        observers = list(self.observers(fn.program, fn.name))
         fn.program.graph_conditionals = self.conditional_values
         extra = {"cluster": tuple(cluster)} if cluster is not None and tuple(cluster) != (1, 1, 1) else {}
         extra["non_portable_cluster"] = bool(fn.attributes.get(14))   # cudaFuncAttributeNonPortableClusterSizeAllowed

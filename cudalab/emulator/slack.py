@@ -1,0 +1,120 @@
+"""Out-of-bounds accesses a GPU does not fault on: warned about, then run on (as on a GPU).
+
+A GPU checks an address against what is *mapped*, not against the allocation the program meant:
+a read one element past the end of a cudaMalloc'd array, or past a block's shared array but inside
+its allocation unit, runs on and gives the bytes there. compute-sanitizer's memcheck reports the
+same access. So cudalab, by default, says once per instruction what memcheck would report (a
+``Finding`` with ``details["warning"]``) and goes on; with memcheck asked for explicitly
+(``cudalab run --check memcheck``, ``cudalab.check("memcheck")``: ``strict``) it stops the kernel
+there, as compute-sanitizer does. Anything farther is a fault on both and stops the kernel.
+
+Measured on an H200 (driver 580, ``tools/oob_probe.cu``; one access per process):
+
+- global: cudaMalloc(1000) is followed by mapped memory: reads 1 KiB to 64 MiB past its end, 4 KiB
+  before its start, and writes 1 MiB past ran; two cudaMalloc(1000) in a row are 1,024 bytes apart
+  (512-byte rounding), 2 MiB allocations adjacent, 3 MiB ones 4 MiB apart; a read 2 MiB - 4 bytes
+  past a 2 MiB allocation ran and 2 MiB past it faulted, as 2 MiB past a 64 MiB one. The emulator's
+  arena follows every allocation with its rounding to 512 bytes and a 512-byte red zone, or above 1 MiB
+  with the rest of its last 2 MiB page (memory.padded_size): an access that lies in that padding is one
+  a GPU runs (``in_padding``). Farther, it
+  lands in another allocation (silent on both) or in memory none holds or that was freed (a fault
+  here, to keep use after free a fault).
+- shared: a block's shared memory (static and dynamic together) starts at offset 1,024 of its window
+  and is allocated in ``SHARED_UNIT``-byte units: with 100 bytes declared, reads at 100..124 ran and
+  at 128 faulted; with 1,296, up to 1,404 ran and 1,408 faulted (``%total_smem_size`` said 128 and
+  1,408); 4,096 bytes faulted at 4,096.
+- local: reads 32 bytes to 16 MiB past a 32-byte local array ran (the thread's local window is
+  large). The emulator keeps only the thread's frame; past it, up to ``LOCAL_STACK`` bytes (CUDA's
+  default per-thread stack) reads give zeros and writes are dropped, with the warning; farther is
+  the stack-overflow fault as before.
+- constant: reads up to 1 MiB past a __constant__ array ran. Constant variables live in the arena,
+  so the global rule applies (their padding).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+SHARED_UNIT = 128       # a block's shared memory is allocated in units of this many bytes (H200, above)
+LOCAL_STACK = 1024      # cudaLimitStackSize's default: local bytes per thread a GPU always provides
+
+strict = False          # memcheck asked for explicitly: such accesses stop the kernel (analysis/sanitizer/check.py)
+
+
+def shared_allocation(shared_size: int) -> int:
+    """The bytes a block's shared memory really occupies: its size rounded up to the unit."""
+    return (shared_size + SHARED_UNIT - 1) // SHARED_UNIT * SHARED_UNIT
+
+
+def warn(ex, inst, space, kind, lanes, addrs, size, why=None):
+    """Record that ``lanes`` made an access memcheck reports and a GPU runs: one Finding per
+    instruction and launch (the threads of later batches are counted into it)."""
+    site = (id(inst), kind, space)
+    seen = ex.stats.warned
+    f = seen.get(site)
+    if f is not None:
+        f.details["threads"] += len(lanes)
+        return
+    f = ex.access_finding(inst, space, kind, lanes, addrs, size, why, counted=False)
+    f.details["warning"] = True
+    did = "the read gave whatever bytes are there" if kind == "ld" else "the write landed there"
+    f.message += (f"\n    A GPU does not stop at this access ({_reason(space)}), so the kernel went on and {did}; "
+                  "compute-sanitizer's memcheck reports it as an error. Test the index against the array's "
+                  "size; run with --check memcheck (cudalab.check(\"memcheck\")) to stop here.")
+    seen[site] = f
+    ex.stats.findings.append(f)
+
+
+def _reason(space):
+    return {"shared": f"a block's shared memory is allocated in {SHARED_UNIT}-byte units",
+            "local": "the thread's stack holds the address",
+            }.get(space, "allocations are rounded up and the memory after one is mapped")
+
+
+def is_warning(f) -> bool:
+    return bool(f.details.get("warning"))
+
+
+def new_warnings(findings, said: set) -> list:
+    """The warnings of ``findings`` not said yet (``said``: the sites already told, kept by the
+    caller per program), so a kernel launched in a loop warns once."""
+    out = []
+    for f in findings:
+        if not is_warning(f):
+            continue
+        key = (f.kernel, f.line, f.details.get("space"), f.details.get("access"))
+        if key in said:
+            continue
+        said.add(key)
+        out.append(f)
+    return out
+
+
+def text(f, worded=None) -> str:
+    """A warning as a student reads it."""
+    n = f.details.get("threads", 1)
+    more = f" ({n} threads)" if n > 1 else ""
+    msg = worded(f.message) if worded else f.message
+    return f"cudalab memcheck warning{more}: {msg}"
+
+
+def say(findings, said: set, worded=None, out=None):
+    """Print the warnings of ``findings`` not said yet to stderr (the Python API's launches)."""
+    fresh = new_warnings(findings, said)
+    if fresh:
+        out = out or sys.stderr
+        for f in fresh:
+            out.write(text(f, worded) + "\n")
+        out.flush()
+
+
+def in_padding(mem, addrs, size) -> np.ndarray:
+    """Per address: does [addr, addr + size) lie in the padding that follows a live allocation
+    (its rounding to 512 bytes and the red zone: memory no live allocation holds)?"""
+    starts, pads = mem.padded_bounds()
+    if not starts.size:
+        return np.zeros(addrs.shape, bool)
+    k = np.searchsorted(starts, addrs, side="right") - 1
+    kk = np.maximum(k, 0)
+    return (k >= 0) & (addrs + np.uint64(size) <= pads[kk])
