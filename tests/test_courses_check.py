@@ -232,6 +232,13 @@ def test_a_count_of_no_mismatches_is_not_a_failure():
     assert judge(0, "Mismatch at i==4\n", "", 120)[0] == "fail"
 
 
+def test_a_count_of_errors_after_failed_is_a_failure_without_a_success_line_to_miss():
+    # CSCS's exercises print "passed with 0 errors" or "failed with 65536 errors"; a GPU run is judged
+    # without asking for the success line, so the count itself must tell
+    assert judge(0, "failed with 65536 errors\n", "", 120)[0] == "fail"
+    assert judge(0, "passed with 0 errors\n", "", 120)[0] == "pass"
+
+
 def test_cudalabs_last_word_is_given_once_when_it_is_the_line_shown():
     said = ("Dot product is : 0\ncudalab: the program was ended by SIGTERM, a signal to stop (from kill, a job's "
             "time limit or the program itself), not a crash.\n")

@@ -64,7 +64,7 @@ from samples_check import (ROOT, WALL_PER_CPU, _BUILD, explanation, failed_line,
 TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
 COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)|\bErrors? (in|at)\b|"
-                            r"\bFound [1-9]\d* errors|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
+                            r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
