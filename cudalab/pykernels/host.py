@@ -59,6 +59,36 @@ def device_array_like(ary, stream=0):
     return device_array(shape, dtype, strides=strides, order=order, stream=stream)
 
 
+# numba.cuda.cudadrv.devicearray's module functions, which numba's own code and tests (and older
+# programs) call to make device arrays: cudalab's arrays in numba's memory's place
+def from_array_like(ary, stream=0, gpu_data=None):
+    """An uninitialized device array of ``ary``'s shape and dtype (and layout, C or F)."""
+    _only_cudalab_memory(gpu_data)
+    return device_array_like(ary, stream=stream)
+
+
+def from_record_like(rec, stream=0, gpu_data=None):
+    """An uninitialized device record of ``rec``'s dtype."""
+    _only_cudalab_memory(gpu_data)
+    return DeviceRecord(np.dtype(rec.dtype), stream=stream)
+
+
+def auto_device(obj, stream=0, copy=True, user_explicit=False):
+    """(device array, whether it is new): a device array as it is, anything else copied to the device."""
+    if is_cuda_array(obj):
+        return obj, False
+    if isinstance(obj, np.ndarray) and not (obj.flags.c_contiguous or obj.flags.f_contiguous):
+        from .devicearray import CONTIGUOUS_BUFFER       # numba copies one block of memory
+        raise ValueError(CONTIGUOUS_BUFFER)
+    return to_device(obj, stream=stream, copy=copy), True
+
+
+def _only_cudalab_memory(gpu_data):
+    if gpu_data is not None:
+        raise CudaError("gpu_data=: numba's own device memory objects need a real GPU; leave it out and cudalab "
+                        "allocates the array.", "cudaErrorNotSupported")
+
+
 def to_device(obj, stream=0, copy=True, to=None):
     """Copy a host array (or anything numpy takes: a list, a structured scalar) to a new device array,
     or into ``to``. A device array given is returned as it is, as numba does."""
