@@ -890,3 +890,21 @@ def test_a_copy_into_a_strided_view_is_refused_as_numba_refuses_it(cuda):
     c.copy_to_device(cuda.to_device(np.ones((3, 4))))            # the same layout: one block
     c[:, 1].copy_to_host()                                       # reading a strided view is fine
     assert c.copy_to_host().sum() == 12
+
+
+def test_to_device_of_a_host_view_with_gaps_is_refused_as_numba_refuses_it(cuda):
+    a = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(ValueError, match=r"non-contiguous buffer.*np.ascontiguousarray"):
+        cuda.to_device(a[:, 0])                  # a column of a C-ordered matrix: one block it is not
+    np.testing.assert_array_equal(cuda.to_device(np.ascontiguousarray(a[:, 0])).copy_to_host(), [0.0, 4.0, 8.0])
+    assert cuda.to_device(a[1]).shape == (4,)    # a row is one block
+    assert cuda.to_device(np.broadcast_to(np.float32(2), (5,))).copy_to_host().tolist() == [2.0] * 5
+
+    @cuda.jit
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+    column = a[:, 1]
+    double[1, 32](cuda.InOut(column))            # numba's argument hints gather a view's values
+    np.testing.assert_array_equal(a[:, 1], [2.0, 10.0, 18.0])

@@ -124,3 +124,19 @@ def test_the_linked_ptx_of_a_half_precision_kernel_shows_the_f16_instruction(cud
     r = cuda.device_array(1, np.float16)
     kernel[1, 1](r, np.float16(1.5), np.float16(2.25))
     assert r.copy_to_host()[0] == np.float16(3.75)
+
+
+def test_numbas_device_array_module_functions_make_cudalab_arrays(cuda):
+    # numba's own code, its tests and older programs allocate through numba.cuda.cudadrv.devicearray
+    from numba.cuda.cudadrv import devicearray
+    out = devicearray.from_array_like(np.zeros((3, 4), order="F"))
+    assert out.shape == (3, 4) and out.is_f_contiguous()
+    rec = np.zeros(1, np.dtype([("x", np.float32), ("n", np.int32)]))[0]
+    on_device = devicearray.from_record_like(rec)
+    on_device["n"] = 7
+    assert on_device["n"] == 7
+    d, new = devicearray.auto_device(np.arange(4.0))
+    assert new and d.copy_to_host().tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert devicearray.auto_device(d) == (d, False)
+    with pytest.raises(ValueError, match="non-contiguous buffer"):
+        devicearray.auto_device(np.arange(10.0)[::2])

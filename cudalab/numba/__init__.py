@@ -68,6 +68,7 @@ def _method_patches() -> list:
     import numba.cuda.compiler as compiler
     import numba.cuda.dispatcher as dispatcher
     from numba.cuda.codegen import CUDACodeLibrary
+    from numba.cuda.cudadrv import devicearray
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.kernels import transpose
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
@@ -84,7 +85,11 @@ def _method_patches() -> list:
             (dispatcher, "get_current_device", host.get_current_device),
             (CUDACodeLibrary, "_ensure_cc", host.code_library_cc),       # compile_ptx without cc
             # numba's ready-made transpose asks numba's driver for the GPU and allocates numba's arrays
-            (transpose, "transpose", kernels.transpose)]
+            (transpose, "transpose", kernels.transpose),
+            # numba's device-array module functions allocate through numba's driver
+            (devicearray, "from_array_like", host.from_array_like),
+            (devicearray, "from_record_like", host.from_record_like),
+            (devicearray, "auto_device", host.auto_device)]
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):

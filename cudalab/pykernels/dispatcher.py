@@ -547,7 +547,7 @@ def _prepared(extensions, ty, value, stream, retrieve):
     if isinstance(value, Out) and not value.copy_input:         # (numba's InOut is an Out that copies in)
         device = device_array_like(host, stream=stream)
     else:
-        device = to_device(host, stream=stream)
+        device = to_device(np.ascontiguousarray(host), stream=stream)      # (a view's values, gathered)
     if not isinstance(value, In):
         retrieve.append(lambda: device.copy_to_host(host, stream=stream))
     return device

@@ -20,7 +20,8 @@ import numpy as np
 from ..errors import CudaError
 from ..runtime import streams
 from ..runtime.arrays import DeviceArray
-from .devicearray import DeviceNDArray, DeviceRecord, as_numba_array, broadcast_to, c_strides, f_strides
+from .devicearray import (CONTIGUOUS_BUFFER, DeviceNDArray, DeviceRecord, _core_contiguous, as_numba_array, broadcast_to,
+                          c_strides, f_strides)
 
 
 def _strides_for(shape, dtype, strides, order):
@@ -59,9 +60,37 @@ def device_array_like(ary, stream=0):
     return device_array(shape, dtype, strides=strides, order=order, stream=stream)
 
 
+# numba.cuda.cudadrv.devicearray's module functions, which numba's own code and tests (and older
+# programs) call to make device arrays: cudalab's arrays in numba's memory's place
+def from_array_like(ary, stream=0, gpu_data=None):
+    """An uninitialized device array of ``ary``'s shape and dtype (and layout, C or F)."""
+    _only_cudalab_memory(gpu_data)
+    return device_array_like(ary, stream=stream)
+
+
+def from_record_like(rec, stream=0, gpu_data=None):
+    """An uninitialized device record of ``rec``'s dtype."""
+    _only_cudalab_memory(gpu_data)
+    return DeviceRecord(np.dtype(rec.dtype), stream=stream)
+
+
+def auto_device(obj, stream=0, copy=True, user_explicit=False):
+    """(device array, whether it is new): a device array as it is, anything else copied to the device."""
+    if is_cuda_array(obj):
+        return obj, False
+    return to_device(obj, stream=stream, copy=copy), True
+
+
+def _only_cudalab_memory(gpu_data):
+    if gpu_data is not None:
+        raise CudaError("gpu_data=: numba's own device memory objects need a real GPU; leave it out and cudalab "
+                        "allocates the array.", "cudaErrorNotSupported")
+
+
 def to_device(obj, stream=0, copy=True, to=None):
     """Copy a host array (or anything numpy takes: a list, a structured scalar) to a new device array,
-    or into ``to``. A device array given is returned as it is, as numba does."""
+    or into ``to``. A device array given is returned as it is, as numba does. As numba's, the copy is
+    one block of memory: a host view with gaps (``a[:, 0]``, ``a[::2]``) is numba's ValueError."""
     if to is not None:
         if copy:
             as_numba_array(to).copy_to_device(obj, stream=stream)
@@ -72,6 +101,9 @@ def to_device(obj, stream=0, copy=True, to=None):
     if a.dtype.kind in "OUS" or (a.dtype.kind == "V" and a.dtype.fields is None):
         raise CudaError(f"only arrays of numbers or records can go to the device; this one holds {a.dtype}. "
                         "Make it with a numeric dtype, e.g. np.float32.", "cudaErrorInvalidValue")
+    if a.ndim and not _core_contiguous(a):
+        raise ValueError(CONTIGUOUS_BUFFER + f" (this host array is a view with gaps, strides {a.strides}: "
+                         "pass np.ascontiguousarray(...) of it)")
     if isinstance(obj, np.void):        # a record (np.record too): numba's DeviceRecord, a record to kernels
         d = DeviceRecord(a.dtype, stream=stream)
     else:
