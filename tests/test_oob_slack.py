@@ -233,3 +233,80 @@ def test_cudalab_run_warns_and_with_check_memcheck_stops(tmp_path, capsys):
     out = capsys.readouterr()
     assert code != 0 and "Invalid __global__ read of size 4 bytes" in out.out + out.err
     assert "warning" not in out.out + out.err
+
+
+# ---------------------------------------------------------------- farther: the pool a GPU maps
+# An H200 ran reads 1 KiB to 64 MiB past a 1,000-byte cudaMalloc and 4 KiB before it, and a write
+# 1 MiB past it: small allocations come from a large mapped pool (tools/oob_probe_h200.txt).
+
+def test_a_read_far_past_a_small_array_warns_as_the_gpu_runs_it(mod):
+    """A course's matrix sum launched with far too many threads reads 256 KiB past a 16 KiB array."""
+    a = cudalab.to_device(np.arange(4096, dtype=np.int32))
+    out = cudalab.device_array(64, np.int32)
+    rec = mod.shifted[1, 64](a, out, np.int32(64), np.int32(64 * 1024))
+    assert rec.findings[0].details["warning"] and rec.findings[0].details["threads"] == 64
+    with cudalab.check("memcheck"), pytest.raises(KernelError, match="Invalid __global__ read"):
+        mod.shifted[1, 64](a, out, np.int32(64), np.int32(64 * 1024))
+
+
+def test_an_overrun_into_a_freed_neighbour_warns_but_its_old_pointer_faults(mod):
+    """A scan without an index test writes 1.5 KiB past its array, through the padding into a block
+    freed before: the threads of that access run off a live array, so it is an overrun, as on a
+    GPU. The same freed block read through its old pointer alone stays a use after free."""
+    a = cudalab.to_device(np.arange(64, dtype=np.int32))           # 256 bytes, padded to 1,024
+    gone = cudalab.to_device(np.full(512, 9, np.int32))
+    out = cudalab.device_array(512, np.int32)
+    shift = (gone.device_ptr - a.device_ptr) // 4
+    gone.free()
+    rec = mod.shifted[1, 512](a, out, np.int32(512), np.int32(0))  # threads 256..511 read the freed block
+    got = out.copy_to_host()
+    assert (got[:64] == np.arange(64)).all() and (got[64:256] == 0).all()
+    assert rec.findings[0].details["warning"] and rec.findings[0].details["threads"] == 448
+    with pytest.raises(KernelError, match="already freed"):
+        mod.shifted[1, 64](a, out, np.int32(64), np.int32(shift))
+
+
+def test_past_a_large_arrays_last_page_and_a_null_pointer_still_fault(mod):
+    out = cudalab.device_array(64, np.int32)
+    big = cudalab.to_device(np.zeros(750_000, np.int32))           # 3,000,000 bytes: pages up to 4 MiB
+    with pytest.raises(KernelError, match=r"by thread \(0,0,0\)"):
+        mod.shifted[1, 64](big, out, np.int32(64), np.int32(1 << 20))   # 4 MiB from its start
+    with pytest.raises(KernelError, match="null pointer"):
+        mod.shifted[1, 64](np.uint64(0), out, np.int32(64), np.int32(0))
+
+
+POOL_PROGRAM = r"""#include <cstdio>
+__global__ void peek(const int *a, long long k, int *out) { out[threadIdx.x] = a[k + threadIdx.x]; }
+__global__ void poke(int *a, long long k) { a[k] = 42; }
+int main() {
+    int *a, *out, got[2];
+    cudaMalloc(&a, 4000); cudaMalloc(&out, 8);
+    cudaMemset(a, 1, 4000);
+    long long far[] = {-2, 1 << 18, 15 << 20};          // 8 bytes before; 1 MiB and 60 MiB past
+    for (int j = 0; j < 3; j++) {
+        poke<<<1, 1>>>(a, far[j] + 1);
+        peek<<<1, 2>>>(a, far[j], out);
+        cudaMemcpy(got, out, 8, cudaMemcpyDeviceToHost);
+        printf("%lld: %d %d %s\n", far[j], got[0], got[1], cudaGetErrorName(cudaGetLastError()));
+    }
+    peek<<<1, 2>>>(a, 1LL << 30, out);                   // 4 GiB past: no allocation is near
+    printf("4 GiB: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    return 0;
+}
+"""
+
+
+def test_a_program_reads_around_its_first_allocation_and_faults_far_from_it():
+    """8 bytes before the first cudaMalloc and far past it are mapped on a GPU: reads there give the
+    bytes there, writes land there (1 MiB and 60 MiB past: read back), except outside the emulator's
+    arena (before its first byte: zeros, the write dropped); 4 GiB past faults."""
+    r = run_program_source(POOL_PROGRAM, timeout=120)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "-2: 0 0 cudaSuccess"                 # before the arena: the poke at a[-1] is dropped
+    assert lines[1] == f"{1 << 18}: 0 42 cudaSuccess"
+    assert lines[2] == f"{15 << 20}: 0 42 cudaSuccess"      # (a program's arena spans its whole device)
+    assert lines[3] == "4 GiB: cudaErrorIllegalAddress"
+    assert r.stderr.count("cudalab memcheck warning") == 2 and "Invalid __global__ write" in r.stderr
+    with cudalab.check("memcheck"):
+        r = run_program_source(POOL_PROGRAM, timeout=120)
+    assert "Invalid __global__ write of size 4 bytes" in r.stderr and "warning" not in r.stderr

@@ -414,7 +414,7 @@ int main() {
 
 def test_a_fault_in_a_graphs_kernel_is_explained_as_a_launchs_is():
     r = run_source(r"""
-__global__ void past_the_end(int *x) { x[threadIdx.x + 1000000] = 1; }
+__global__ void past_the_end(int *x) { x[threadIdx.x + (1 << 30)] = 1; }   // 4 GiB on: no allocation near
 int main() {
     int *x; cudaMalloc(&x, 32 * sizeof(int));
     cudaStream_t s; cudaGraph_t g; cudaGraphExec_t e;

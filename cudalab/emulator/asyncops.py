@@ -220,6 +220,14 @@ def _gather(buf, off, nbytes, width):
     """(lanes, width) bytes of ``buf`` from ``off``; bytes past each lane's ``nbytes`` are zero. A new
     contiguous array (the bytes as they are now)."""
     nbytes = np.asarray(nbytes)
+    if off.size and (off.min() < 0 or off.max() > buf.size - width):
+        # a lane outside the arena (a read a GPU runs before or far past the allocations: slack.py)
+        # gets zeros
+        outside = (off < 0) | (off > buf.size - width)
+        data = np.zeros((off.size, width), np.uint8)
+        inside = ~outside
+        data[inside] = _gather(buf, off[inside], np.broadcast_to(nbytes, off.shape)[inside], width)
+        return data
     if (nbytes == width).all() and width in (4, 8, 16) and not (off % width).any():
         # whole aligned copies (cp.async's usual): one read of width-byte words, not byte by byte
         word = np.dtype((np.void, width))

@@ -143,10 +143,11 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
     if not ok.all():
         bad = ~ok
         named = "global" if space == "global" else space
-        # past an allocation's end but in the padding that follows it: a GPU runs it (slack.py)
-        padding = np.zeros(addrs.shape, bool)
-        padding[bad] = slack.in_padding(mem, addrs[bad], size)
-        far = bad & ~padding
+        # in no live allocation but in memory a GPU has mapped there (an allocation's padding, the
+        # pool around small ones): a GPU runs it (slack.py)
+        runs = np.zeros(addrs.shape, bool)
+        runs[bad] = slack.mapped(mem, addrs[bad], size, addrs[ok])
+        far = bad & ~runs
         if slack.strict or far.any():
             worst = far if far.any() else bad
             ex.fault(inst, named, kind, sel[worst], addrs[worst], size, None)
@@ -154,7 +155,19 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
         _align(ex, inst, space, kind, sel, addrs, size)
         if ex.observers and ok.any():       # (the analyses see the accesses inside allocations only)
             ex.emit(MemoryEvent(inst, sel[ok], ex.batch, space, kind, size, addrs[ok]))
-        return [(space, mem, addrs - np.uint64(GLOBAL_BASE), pos)]
+        off = addrs - np.uint64(GLOBAL_BASE)
+        # the arena holds the allocations' bytes only: farther (before the first allocation, past
+        # the arena's end) reads give zeros and writes are dropped
+        outside = off > np.uint64(max(mem.data.size - size, 0))
+        if kind != "ld":        # a stray write past the allocations: zeroed before an allocation there
+            landed = bad & ~outside
+            if landed.any():
+                mem._high_water = max(mem._high_water, int(off[landed].max()) + size)
+        if not outside.any():
+            return [(space, mem, off, pos)]
+        within, past = np.flatnonzero(~outside), np.flatnonzero(outside)
+        return [(space, mem, off[within], within),
+                (space, np.zeros(64, np.uint8), np.zeros(past.size, np.uint64), past)]
     _align(ex, inst, space, kind, sel, addrs, size)
     if ex.observers:
         ex.emit(MemoryEvent(inst, sel, ex.batch, space, kind, size, addrs))

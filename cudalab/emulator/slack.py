@@ -17,9 +17,22 @@ access per process):
   past a 2 MiB allocation ran and 2 MiB past it faulted, as 2 MiB past a 64 MiB one. The emulator's
   arena follows every allocation with its rounding to 512 bytes and a 512-byte red zone, or above 1 MiB
   with the rest of its last 2 MiB page (memory.padded_size): an access that lies in that padding is one
-  a GPU runs (``in_padding``). Farther, it
-  lands in another allocation (silent on both) or in memory none holds or that was freed (a fault
-  here, to keep use after free a fault).
+  a GPU runs (``in_padding``). Farther, it lands in another allocation (silent on both), or in memory
+  no live allocation holds, which ``mapped`` sorts as the probe does: within ``POOL_AFTER`` (64 MiB)
+  past a small allocation (at most 1 MiB) or ``POOL_BEFORE`` (4 KiB) before one, it is the pool that
+  allocation came from, which a GPU maps whole: a warning, and the kernel goes on. A big allocation
+  has its own pages: past its last one (its padding) is a fault, as on the H200; so is an address no
+  allocation is near (null, 4 GiB past). Such a read gives the arena's bytes there, zeros outside
+  the arena (before its first allocation, past its end); a write lands in the arena, and is dropped
+  outside it (the arena never grows for it).
+- freed memory: on a GPU a small freed block stays in the mapped pool, so even a use after free runs
+  there; compute-sanitizer reports it, and it is nearly always a bug the student wants stopped at, so
+  cudalab keeps it a fault: an access that touches a block the program freed (cudaFree) is a use
+  after free, unless the same access has other lanes inside the live allocation just below the
+  block or in its padding: then it is an overrun running off that allocation into its freed
+  neighbour (the Handbook's testScan), which a GPU runs, and a warning. (A use after free through
+  the old pointer has no lane in a live allocation.) Blocks the runtime freed itself (the device
+  copies of a launch's numpy arguments) are pool memory: the program never held their pointers.
 - shared: a block's shared memory (static and dynamic together) starts at offset 1,024 of its window
   and is allocated in ``SHARED_UNIT``-byte units: with 100 bytes declared, reads at 100..124 ran and
   at 128 faulted; with 1,296, up to 1,404 ran and 1,408 faulted (``%total_smem_size`` said 128 and
@@ -37,8 +50,12 @@ import sys
 
 import numpy as np
 
+from .memory import GLOBAL_BASE, LARGE
+
 SHARED_UNIT = 128       # a block's shared memory is allocated in units of this many bytes (H200, above)
 LOCAL_STACK = 1024      # cudaLimitStackSize's default: local bytes per thread a GPU always provides
+POOL_AFTER = 64 << 20   # mapped memory past a small allocation (reads 64 MiB past a 1,000-byte one ran)
+POOL_BEFORE = 4 << 10   # and before it (a read 4 KiB before one ran)
 
 strict = False          # memcheck asked for explicitly: such accesses stop the kernel (analysis/sanitizer/check.py)
 
@@ -70,7 +87,7 @@ def warn(ex, inst, space, kind, lanes, addrs, size, why=None):
 def _reason(space):
     return {"shared": f"a block's shared memory is allocated in {SHARED_UNIT}-byte units",
             "local": "the thread's stack holds the address",
-            }.get(space, "allocations are rounded up and the memory after one is mapped")
+            }.get(space, "allocations are rounded up, and small ones come from a larger pool that is all mapped")
 
 
 def is_warning(f) -> bool:
@@ -119,3 +136,50 @@ def in_padding(mem, addrs, size) -> np.ndarray:
     k = np.searchsorted(starts, addrs, side="right") - 1
     kk = np.maximum(k, 0)
     return (k >= 0) & (addrs + np.uint64(size) <= pads[kk])
+
+
+def mapped(mem, addrs, size, live) -> np.ndarray:
+    """Per address (each in no live allocation): memory a GPU would have mapped there, so that it
+    runs the access (the module's docstring: the pool around small allocations, a big one's last
+    page). ``live``: the addresses of the same access that are inside live allocations (an overrun
+    into a freed block counts only when it runs off one of those)."""
+    starts, pads = mem.padded_bounds()
+    n = starts.size
+    if not n:
+        return np.zeros(addrs.shape, bool)
+    ends = mem.bounds()[1]
+    small = (ends - starts) <= np.uint64(LARGE)
+    end = addrs + np.uint64(size)
+    k = np.searchsorted(starts, addrs, side="right") - 1
+    kk = np.maximum(k, 0)
+    below = k >= 0
+    padding = below & (end <= pads[kk])
+    # the pool a small allocation comes from: POOL_AFTER bytes past it, POOL_BEFORE before it
+    after = below & small[kk] & (end <= pads[kk] + np.uint64(POOL_AFTER))
+    kn = np.minimum(k + 1, n - 1)
+    before = (k + 1 < n) & small[kn] & (addrs + np.uint64(POOL_BEFORE) >= starts[kn])
+    freed = _in_freed(mem, addrs, end)
+    overrun = np.zeros(addrs.shape, bool)
+    if freed.any():
+        # into a freed block from the live allocation just below it: other lanes of the same access
+        # are inside that allocation or its padding (a native tier hands over only the lanes outside
+        # every allocation, so the padding's lanes are the ones seen here)
+        anchors = np.concatenate([live, addrs[padding]])
+        if anchors.size:
+            ran_off = np.searchsorted(starts, anchors, side="right") - 1
+            overrun = freed & below & np.isin(k, ran_off)
+    return padding | overrun | ((after | before) & ~freed)
+
+
+def _in_freed(mem, addrs, end) -> np.ndarray:
+    """Per access [addr, end): does it touch a block the program freed (cudaFree) that no
+    allocation holds again? (The runtime's own freed scratch blocks are pool memory: the program
+    never held their pointers.)"""
+    holes = sorted(mem._free)
+    if not holes:
+        return np.zeros(addrs.shape, bool)
+    lo = np.array([o for o, _ in holes], np.uint64) + np.uint64(GLOBAL_BASE)
+    hi = lo + np.array([s for _, s in holes], np.uint64)
+    k = np.searchsorted(lo, end, side="left") - 1      # the last hole that starts before the access ends
+    kk = np.maximum(k, 0)
+    return (k >= 0) & (addrs < hi[kk])
