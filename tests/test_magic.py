@@ -178,7 +178,7 @@ def test_device_both_without_a_gpu_says_so(ip, capsys):
 
 def test_a_failing_launch_in_a_cell_shows_the_message_not_a_traceback(ip, capsys):
     ip.run_cell("import numpy as np, cudalab\n"
-                "m = cudalab.compile('__global__ void k(int* a) { a[threadIdx.x + 1000000] = 1; }')\n"
+                "m = cudalab.compile('__global__ void k(int* a) { a[threadIdx.x + (1 << 28)] = 1; }')\n"
                 "m.k[1, 4](np.zeros(4, np.int32))")
     err = capsys.readouterr().err
     assert "Invalid __global__ write of size 4 bytes" in err and "by thread (0,0,0)" in err

@@ -192,7 +192,7 @@ int main() {
 
 def test_after_a_kernel_fault_later_kernels_do_not_run():
     r = run(r"""#include <cstdio>
-__global__ void poke(int *p) { p[1 << 24] = 1; }
+__global__ void poke(int *p) { p[1 << 28] = 1; }     // 1 GiB past: no allocation near
 __global__ void follow(int *p) { p[threadIdx.x * (1 << 22)] = 2; }
 int main() {
     int *d;
@@ -212,7 +212,7 @@ def test_a_copy_after_a_faulting_kernel_returns_the_fault_and_copies_nothing():
     # cudaMemcpy waits for the kernel before it, so it is where a program first hears of the kernel's fault
     # (llm.c's validate_result checks only its cudaMemcpy); the bytes stay as they were, as on a GPU
     r = run(r"""#include <cstdio>
-__global__ void poke(int *p) { p[0] = 7; p[1 << 24] = 1; }
+__global__ void poke(int *p) { p[0] = 7; p[1 << 28] = 1; }
 int main() {
     int *d, h[2] = {5, 5};
     cudaMalloc(&d, sizeof h);

@@ -152,7 +152,7 @@ def mapped(mem, addrs, size, live) -> np.ndarray:
     end = addrs + np.uint64(size)
     k = np.searchsorted(starts, addrs, side="right") - 1
     kk = np.maximum(k, 0)
-    below = k >= 0
+    below = (k >= 0) & (end > addrs)        # (an address at the top of the 64-bit space wraps: no)
     padding = below & (end <= pads[kk])
     # the pool a small allocation comes from: POOL_AFTER bytes past it, POOL_BEFORE before it
     after = below & small[kk] & (end <= pads[kk] + np.uint64(POOL_AFTER))
