@@ -66,8 +66,8 @@ def test_an_undefined_name_in_a_kernel_names_its_line(cuda):
 
 def test_a_script_s_traceback_starts_at_the_script(tmp_path):
     (tmp_path / "program.py").write_text(
-        "import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef k(a):\n    a[cuda.grid(1) * 4096] = 1\n\n"
-        "k[2, 32](np.zeros(48))\n")         # far past the end: a fault on a GPU too
+        "import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef k(a):\n    a[cuda.grid(1) << 27] = 1\n\n"
+        "k[2, 32](np.zeros(48))\n")         # 1 GiB apart: far from any allocation, a fault on a GPU too
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
     run = subprocess.run([sys.executable, "-m", "cudalab.numba", str(tmp_path / "program.py")], capture_output=True,
                          text=True, env=env)
@@ -76,7 +76,7 @@ def test_a_script_s_traceback_starts_at_the_script(tmp_path):
     lines = lines[lines.index("Traceback (most recent call last):"):]     # after numba's performance warnings
     assert lines[:3] == ["Traceback (most recent call last):",
                          f'  File "{tmp_path / "program.py"}", line 8, in <module>', "    k[2, 32](np.zeros(48))"]
-    assert "runpy" not in run.stderr and "at line 6 in kernel k:  a[cuda.grid(1) * 4096] = 1" in run.stderr
+    assert "runpy" not in run.stderr and "at line 6 in kernel k:  a[cuda.grid(1) << 27] = 1" in run.stderr
 
 
 def test_a_python_list_argument_is_refused_with_the_fix(cuda):
