@@ -310,3 +310,63 @@ def test_a_program_reads_around_its_first_allocation_and_faults_far_from_it():
     with cudalab.check("memcheck"):
         r = run_program_source(POOL_PROGRAM, timeout=120)
     assert "Invalid __global__ write of size 4 bytes" in r.stderr and "warning" not in r.stderr
+
+
+
+ASYNC_SRC = r"""
+#include <cuda_pipeline.h>
+extern "C" __global__ void shifted_copy(const int *in, int *out, long long shift) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    __pipeline_memcpy_async(&s[t], &in[t + shift], sizeof(int));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[t] = s[t];
+}
+"""
+
+
+@pytest.mark.parametrize("copy", ["load", "async copy"])
+def test_a_read_past_the_arenas_end_gives_zeros(mod, copy):
+    """The emulator's arena holds the allocations' bytes only: a read a GPU runs farther on (the pool
+    past a small allocation) gives zeros there, by a load or by an asynchronous copy alike."""
+    from cudalab.emulator.memory import GLOBAL_BASE
+    from cudalab.runtime import device
+    mem = device.current().memory
+    out = cudalab.device_array(64, np.int32)
+    a = cudalab.to_device(np.arange(64, dtype=np.int32))            # the arena's last allocation
+    past = mem.data.size - (a.device_ptr - GLOBAL_BASE) + 4096        # bytes from a to past the arena's end
+    if past > 60 << 20:
+        pytest.skip("the arena has grown beyond a small allocation's pool here")
+    k = cudalab.compile(ASYNC_SRC).shifted_copy if copy == "async copy" else mod.shifted
+    args = (a, out, np.int64(past // 4)) if copy == "async copy" else (a, out, np.int32(64), np.int32(past // 4))
+    rec = k[1, 64](*args)
+    assert (out.copy_to_host() == 0).all() and rec.findings[0].details["warning"]
+
+
+ASYNC_PROGRAM = r"""#include <cstdio>
+#include <cuda_pipeline.h>
+__global__ void shifted_copy(const int *in, int *out) {
+    __shared__ int s[8];
+    int t = threadIdx.x;
+    __pipeline_memcpy_async(&s[t], &in[t - 2], sizeof(int));     // threads 0, 1: before the array
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[t] = s[t];
+}
+int main() {
+    int *in, *out, h[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    cudaMalloc(&in, sizeof h); cudaMalloc(&out, sizeof h);
+    cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice);
+    shifted_copy<<<1, 8>>>(in, out);
+    cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+    for (int j = 0; j < 8; j++) printf("%d ", h[j]);
+    printf("%s\n", cudaGetErrorName(cudaGetLastError()));
+}
+"""
+
+
+def test_an_async_copy_from_before_the_first_allocation_gives_zeros():
+    r = run_program_source(ASYNC_PROGRAM, timeout=120)
+    assert r.stdout.strip() == "0 0 1 2 3 4 5 6 cudaSuccess"
+    assert "cudalab memcheck warning (2 threads): Invalid __global__ read of size 4 bytes" in r.stderr
