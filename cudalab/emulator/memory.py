@@ -24,6 +24,7 @@ ALIGN = 512                           # cudaMalloc on an H100 hands out 512-byte
 DEVICE_MEMORY = 4 << 30               # the emulated GPU's memory (cudaDeviceProp.totalGlobalMem)
 
 
+NEAR = 64 << 20                       # an address this close to an allocation is named by it (slack.POOL_AFTER)
 LARGE = 1 << 20                       # bigger allocations get whole 2 MiB pages, as cudaMalloc's do
 PAGE = 2 << 20
 
@@ -274,7 +275,7 @@ class DeviceMemory:
             dist = addr - (a.address + a.size) if addr >= a.address else a.address - addr
             if best is None or dist < best[0]:
                 best = (dist, a)
-        if best is None or best[0] > (1 << 20):
+        if best is None or best[0] > NEAR:
             return "not in any allocation (is the pointer set?)"
         dist, a = best
         if addr >= a.address + a.size:

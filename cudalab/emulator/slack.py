@@ -142,7 +142,7 @@ def mapped(mem, addrs, size, live) -> np.ndarray:
     """Per address (each in no live allocation): memory a GPU would have mapped there, so that it
     runs the access (the module's docstring: the pool around small allocations, a big one's last
     page). ``live``: the addresses of the same access that are inside live allocations (an overrun
-    into a freed block counts only when it runs off one of those)."""
+    into a freed block counts only when it runs off one of those or off the padding after one)."""
     starts, pads = mem.padded_bounds()
     n = starts.size
     if not n:
