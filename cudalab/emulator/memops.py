@@ -5,8 +5,8 @@ addresses index the device arena, shared addresses the block's row of the batch'
 local addresses the thread's row of the local buffer, and generic addresses pick one of these by
 window. Bounds and alignment are checked for every lane before anything is read or written, so a
 bad access stops the kernel without touching memory (memcheck's behaviour). An access a GPU runs
-(just past an allocation, inside a block's shared allocation unit: slack.py) is a warning instead,
-and reads and writes the padding there, unless memcheck was asked for.
+(past an allocation into memory a GPU maps, inside a block's shared allocation unit: slack.py) is a
+warning instead, and reads and writes the bytes there, unless memcheck was asked for.
 """
 from __future__ import annotations
 
