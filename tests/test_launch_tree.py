@@ -51,3 +51,20 @@ def test_a_small_launch_tree_runs_to_the_end(small_watchdog):
     grids = np.zeros(1, np.int32)
     cudalab.compile(FANOUT.replace("depth < 3", "depth < 2"), options=RDC).fan[1, 4](grids, np.int32(0))
     assert grids[0] == 1 + 4 + 16
+
+
+def test_the_progress_bar_of_a_launch_tree_counts_grids(monkeypatch):
+    from cudalab.runtime import progress
+    seen = []
+    monkeypatch.setattr(progress.Bar, "__call__", lambda bar, p: seen.append(p))
+    cudalab.set_watchdog(2)           # the tree is judged, and reported, after a tenth of it
+    try:
+        grids = np.zeros(1, np.int32)
+        cudalab.compile(FANOUT, options=RDC).fan[1, 20](grids, np.int32(0))
+    finally:
+        cudalab.set_watchdog(10)
+    assert grids[0] == 1 + 20 + 20 ** 2 + 20 ** 3           # it fitted, and ran to the end
+    trees = [p for p in seen if p.unit == "grids"]
+    assert trees, "no progress report counted grids"
+    assert all(p.blocks_total == grids[0] for p in trees)   # the forecast of the whole tree, from its branching
+    assert all(0 < p.blocks_done < p.blocks_total for p in trees)
