@@ -208,8 +208,11 @@ class GridState:
         except KernelError as e:
             note = (f"\n(The grid of {name} was launched from the device by {w.launcher} of kernel "
                     f"{self.kernel_name}, at nesting depth {self.depth + 1}.)")
-            if e.code == "cudaErrorLaunchTimeout" and not getattr(e, "tree", False):
-                # the child's own clock stopped it: the watchdog's (or time limit's) error is the tree's
+            time_up = time.thread_time() > root.deadline or (root.pace is not None and
+                                                             root.pace.wall_deadline < time.monotonic())
+            if e.code == "cudaErrorLaunchTimeout" and time_up and not getattr(e, "tree", False):
+                # the tree's time ran out while the child ran: the watchdog's (or time limit's) error is the tree's
+                # (a child grid stopped early for its own size keeps its own message)
                 err = root.tree.timed_out(self.stats, root.timeout, root.deadline,
                                           f"while {name} ran (nesting depth {self.depth + 1})")
                 err.args = (f"{err.args[0]}\n(Where that grid was: {e.args[0]})",) + err.args[1:]
