@@ -459,6 +459,22 @@ def _program_stops(monkeypatch):
     return stops
 
 
+def _one_by_one_then_as_one_program(monkeypatch, source, a, b, c):
+    """Runs the kernel ``chain`` of ``source`` on eight warps' tiles twice, mma by mma and then with its
+    k-loop as one program; both must give the same bits. Returns the program's stops (_program_stops)."""
+    from cudalab.emulator import mma_native
+    k = cudalab.compile(source).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 16, 16), np.float32)
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+        got.append(d.view(np.uint32).copy())
+    assert np.array_equal(got[0], got[1])
+    return stops
+
+
 def test_an_unrolled_k_loop_runs_as_one_program_with_every_instructions_bits(monkeypatch):
     """nvcc unrolls a GEMM's k-loop into a straight line of wmma.load and wmma.mma, which the emulator
     runs warp by warp as one program in a compiled loop (emulator/mma_runs.py). Warps of small integers
@@ -606,21 +622,12 @@ def test_a_tf32_k_loop_rounds_its_fragments_inside_the_program(monkeypatch):
     stays one program; the bits are the instructions' one by one: small integers plus 2**-11, whose
     rounding to tf32 shows (ties away from zero), in the even warps, random floats (summed term by term
     after their stop) in the odd ones."""
-    from cudalab.emulator import mma_native
     rng = np.random.default_rng(5)
     small = (np.arange(8) % 2 == 0)[:, None, None]
     a, b = (np.where(small, rng.integers(-3, 4, (8, 16, 32)) * (1 + 2.0 ** -11), rng.standard_normal((8, 16, 32)))
             .astype(np.float32) for _ in range(2))
     c = (rng.integers(0, 9, (8, 16, 16)) * np.float32(12 / 11)).astype(np.float32)
-    k = cudalab.compile(TF32_CHAIN).get_kernel("chain")
-    got = []
-    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
-        monkeypatch.setattr(mma_native, "worth_loading", worth)
-        stops = _program_stops(monkeypatch) if got else []
-        d = np.zeros((8, 16, 16), np.float32)
-        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
-        got.append(d.view(np.uint32).copy())
-    assert np.array_equal(got[0], got[1])
+    stops = _one_by_one_then_as_one_program(monkeypatch, TF32_CHAIN, a, b, c)
     rows = stops[0][0]
     assert rows > 4 * 3 + 16, "the k-loop's loads, conversions and mmas are not one program"
     # the program starts at the load of C from global memory, which every warp leaves to the load's own
@@ -695,21 +702,12 @@ def test_a_long_bf16_chain_proven_from_bounds_has_every_instructions_bits(monkey
     1024 in every slab of A and B, so the bound on |D| outgrows what D holds) the elements' own test answers,
     without a stop; random floats (warps 3 and 7) stop at their first mma for the numpy path. Every warp
     gets the bits of the six mmas one after the other."""
-    from cudalab.emulator import mma_native
     rng = np.random.default_rng(7)
     kind = np.arange(8) % 4                           # 0, 2: small integers; 1: with 1024s; 3: random
     a, b = (np.where((kind == 3)[:, None, None], rng.standard_normal((8, 16, 96)),
                      rng.integers(0, 3, (8, 16, 96))).astype(np.float32) for _ in range(2))
     a[kind == 1, 3, ::16] = b[kind == 1, 5, ::16] = 1024
     c = np.where((kind == 1)[:, None, None], 0, rng.integers(0, 3, (8, 16, 16))).astype(np.float32)
-    k = cudalab.compile(BF16_CHAIN).get_kernel("chain")
-    got = []
-    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
-        monkeypatch.setattr(mma_native, "worth_loading", worth)
-        stops = _program_stops(monkeypatch) if got else []
-        d = np.zeros((8, 16, 16), np.float32)
-        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
-        got.append(d.view(np.uint32).copy())
-    assert np.array_equal(got[0], got[1])
+    stops = _one_by_one_then_as_one_program(monkeypatch, BF16_CHAIN, a, b, c)
     rows, pos = stops[0]
     assert rows >= 18 and [p == rows for p in pos] == [True, True, True, False] * 2

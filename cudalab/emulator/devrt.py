@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelError
+from .launchtree import TimeUp, Tree
 from .memory import GLOBAL_BASE
 
 # The Programming Guide names 24 levels, but an H100 (CDP2, driver 580) ran 256 nested grids without an
@@ -109,7 +110,8 @@ class _Buffer:
 class GridState:
     """The device-side work one grid has queued, and where the grid sits in the launch tree."""
 
-    def __init__(self, program, stats, parent, kernel_name, timeout, observers, checks, wall_deadline=float("inf")):
+    def __init__(self, program, stats, parent, kernel_name, timeout, observers, checks, wall_deadline=float("inf"),
+                 pace=None):
         self.program, self.stats, self.parent = program, stats, parent
         self.kernel_name = kernel_name
         self.depth = parent.depth + 1 if parent is not None else 0
@@ -125,12 +127,18 @@ class GridState:
             self.wall_deadline = wall_deadline      # a whole program's time limit (time.monotonic())
             self.streams: set = set()
             self.events: set = set()
+            self.pace = pace                    # the host launch's clock (pace.py)
+            self.tree = None                    # its launch tree's progress and forecast, once it launches
 
     # ---------------------------------------------------------------- running the queue
     def finish(self):
         """Run what this grid queued: everything in launch order, then its tail launches; then free
         the device-heap blocks it freed meanwhile (``free_heap``). (One frame per level of the launch
         tree: 256 levels must fit Python's recursion limit.)"""
+        if self.parent is None and self.work:
+            self.tree = Tree(self.kernel_name, self.pace)
+        if self.root.tree is not None:
+            self.root.tree.grid_ran(self.depth, sum(w.kind == "launch" for w in self.work))
         if not self.work:
             return
         try:
@@ -178,14 +186,16 @@ class GridState:
     def _run_child(self, w: Work):
         from .engine import _launch as launch   # nested in a launch that handles a stop: no extra frame a level (256 levels)
         name = readable(w.func)
-        left = self.root.deadline - time.thread_time()
-        if left <= 0:            # the watchdog covers the whole tree of grids, not each grid alone
-            msg = (f"The kernel {self.root.kernel_name} and the grids it launched from the device ran for more than "
-                   f"{self.root.timeout:g} s and were stopped by the watchdog before {name} (launched by "
-                   f"{w.launcher} of {self.kernel_name}, nesting depth {self.depth + 1}) could start. Does the "
-                   "recursion ever stop? (Raise the limit with cudalab.set_watchdog(seconds) if it is just slow.)")
-            from .findings import Finding
-            raise KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, name)])
+        root = self.root
+        left = root.deadline - time.thread_time()
+        where = (f"before {name} (launched by {w.launcher} of {self.kernel_name}, nesting depth {self.depth + 1}) "
+                 "could start")
+        try:
+            if left <= 0:            # the watchdog covers the whole tree of grids, not each grid alone
+                raise TimeUp()
+            root.tree.child_starts(self.stats, root.timeout, root.wall_deadline)   # progress; a tree far too big stops
+        except TimeUp:
+            raise root.tree.timed_out(self.stats, root.timeout, root.deadline, where) from None
         started = self.stats.instructions
         entry = dict(kernel=name, grid=w.grid, block=w.block, shared=w.shared, depth=self.depth + 1,
                      parent=self.kernel_name, instructions=0,
@@ -198,7 +208,16 @@ class GridState:
         except KernelError as e:
             note = (f"\n(The grid of {name} was launched from the device by {w.launcher} of kernel "
                     f"{self.kernel_name}, at nesting depth {self.depth + 1}.)")
-            if note not in str(e.args[0]):
+            time_up = time.thread_time() > root.deadline or (root.pace is not None and
+                                                             root.pace.wall_deadline < time.monotonic())
+            if e.code == "cudaErrorLaunchTimeout" and time_up and not getattr(e, "tree", False):
+                # the tree's time ran out while the child ran: the watchdog's (or time limit's) error is the tree's
+                # (a child grid stopped early for its own size keeps its own message)
+                err = root.tree.timed_out(self.stats, root.timeout, root.deadline,
+                                          f"while {name} ran (nesting depth {self.depth + 1})")
+                err.args = (f"{err.args[0]}\n(Where that grid was: {e.args[0]})",) + err.args[1:]
+                raise err from None
+            if note not in str(e.args[0]) and not getattr(e, "tree", False):
                 e.args = (e.args[0] + note,) + e.args[1:]
             raise
         entry["instructions"] = self.stats.instructions - started     # its own and its descendants'

@@ -1370,7 +1370,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
-                                         wall_deadline)
+                                         wall_deadline, pace)
             _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
                          checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace, shape, grid_state)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)

@@ -49,6 +49,7 @@ class Progress:
     # thread-instructions of the finished batches alone (None: all of them): a launch stopped midway
     # through a batch has run part of it too, which the finished blocks must not be charged with
     finished_thread_instructions: int | None = None
+    unit: str = "blocks"          # "grids": a launch tree's progress (launchtree.py), blocks_* counting grids
 
     @property
     def rate(self) -> float:

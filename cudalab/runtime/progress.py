@@ -56,9 +56,11 @@ class Bar:
                 return
             from tqdm.auto import tqdm
             # delay: drawn first by the refresh below, already showing the blocks done
-            self.bar = tqdm(total=p.blocks_total, desc=self.kernel, unit=" blocks", smoothing=0, file=sys.stderr,
+            self.bar = tqdm(total=p.blocks_total, desc=self.kernel, unit=f" {p.unit}", smoothing=0, file=sys.stderr,
                             dynamic_ncols=True, delay=1e-9)
             self.bar.start_t -= time.monotonic() - self.t0     # the rate and ETA count from the launch's start
+        if self.bar.total != p.blocks_total:      # a launch tree's forecast of its grids changes as it grows
+            self.bar.total = p.blocks_total
         self.bar.set_postfix_str(f"{_short(p.rate)} thread-instructions/s", refresh=False)
         self.bar.n = p.blocks_done       # with no update() calls, tqdm's rate is blocks done / time since start
         if p.blocks_done < p.blocks_total:
