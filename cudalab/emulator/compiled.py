@@ -482,12 +482,20 @@ def dec_contraction(inst, d):
 
 
 def _compilable(df, d):
-    """pc -> can bail out, for every instruction the generator takes (one trial per signature)."""
+    """pc -> can bail out, for every instruction the generator takes (one trial per signature). Not the
+    instructions inside a fused run of wmma instructions (mma_runs: a K_FUSED entry whose aux is its end):
+    the run executes them as its own interpreted rows and jumps past their entries, so a group there
+    would never run, yet _rematerialized would count its reads as compiled and leave a kernel
+    parameter's register unstored for the run's address arithmetic to read (a null pointer)."""
     from llvmlite import ir
     from . import llvmgen as lg
     from .decode import DECODERS, _nop
-    from .engine import K_NORMAL
+    from .engine import K_FUSED, K_NORMAL
     f = df.func
+    in_runs = set()
+    for pc, (kind, _, _, end) in enumerate(df.code):
+        if kind == K_FUSED:
+            in_runs.update(range(pc + 1, end))
     scratch = ir.Module(name="scratch")
     scratch_find = lg.find_function(scratch)
     info = {}                                   # pc -> can bail out (present: compilable)
@@ -495,7 +503,7 @@ def _compilable(df, d):
     tried = {}                                  # instruction signature -> can bail out, None: not compilable
     for pc in range(len(df.code)):
         kind, _, inst, _ = df.code[pc]
-        if kind != K_NORMAL or inst.opcode not in lg.GENERATORS:
+        if kind != K_NORMAL or inst.opcode not in lg.GENERATORS or pc in in_runs:
             continue
         if inst.opcode in ("membar", "fence") and DECODERS.get(inst.opcode) is not _nop:
             continue
