@@ -162,7 +162,7 @@ def _global(ex, inst, addrs, sel, size, kind, space, pos):
         if kind != "ld":        # a stray write past the allocations: zeroed before an allocation there
             landed = bad & ~outside
             if landed.any():
-                mem._high_water = max(mem._high_water, int(off[landed].max()) + size)
+                mem.stray_write(int(off[landed].max()) + size)
         if not outside.any():
             return [(space, mem, off, pos)]
         within, past = np.flatnonzero(~outside), np.flatnonzero(outside)

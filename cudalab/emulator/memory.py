@@ -282,6 +282,17 @@ class DeviceMemory:
             return f"{dist} bytes after the end of a {a.size}-byte allocation at 0x{a.address:x}"
         return f"{dist} bytes before a {a.size}-byte allocation at 0x{a.address:x}"
 
+    def freed_holes(self) -> list[tuple[int, int]]:
+        """(offset, size) of the blocks the program freed that no allocation holds again, sorted
+        (the runtime's own scratch blocks are not among them): emulator/slack.py tells a use after
+        free from an overrun with them."""
+        return sorted(self._free)
+
+    def stray_write(self, end: int):
+        """A kernel wrote arena bytes below offset ``end`` outside every allocation (a write a GPU
+        runs: slack.py): an allocation made there later must be zeroed, as fresh memory is."""
+        self._high_water = max(self._high_water, end)
+
     def bounds(self):
         """(starts, ends): sorted uint64 arrays of the live allocations' first and past-last bytes
         (the compiled tier searches them too).

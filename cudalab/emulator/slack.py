@@ -175,7 +175,7 @@ def _in_freed(mem, addrs, end) -> np.ndarray:
     """Per access [addr, end): does it touch a block the program freed (cudaFree) that no
     allocation holds again? (The runtime's own freed scratch blocks are pool memory: the program
     never held their pointers.)"""
-    holes = sorted(mem._free)
+    holes = mem.freed_holes()
     if not holes:
         return np.zeros(addrs.shape, bool)
     lo = np.array([o for o, _ in holes], np.uint64) + np.uint64(GLOBAL_BASE)
