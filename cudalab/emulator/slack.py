@@ -17,7 +17,7 @@ access per process):
   past a 2 MiB allocation ran and 2 MiB past it faulted, as 2 MiB past a 64 MiB one. The emulator's
   arena follows every allocation with its rounding to 512 bytes and a 512-byte red zone, or above 1 MiB
   with the rest of its last 2 MiB page (memory.padded_size): an access that lies in that padding is one
-  a GPU runs (``in_padding``). Farther, it lands in another allocation (silent on both), or in memory
+  a GPU runs (``mapped``, its first case). Farther, it lands in another allocation (silent on both), or in memory
   no live allocation holds, which ``mapped`` sorts as the probe does: within ``POOL_AFTER`` (64 MiB)
   past a small allocation (at most 1 MiB) or ``POOL_BEFORE`` (4 KiB) before one, it is the pool that
   allocation came from, which a GPU maps whole: a warning, and the kernel goes on. A big allocation
@@ -125,17 +125,6 @@ def say(findings, said: set, worded=None, out=None):
         for f in fresh:
             out.write(text(f, worded) + "\n")
         out.flush()
-
-
-def in_padding(mem, addrs, size) -> np.ndarray:
-    """Per address: does [addr, addr + size) lie in the padding that follows a live allocation
-    (its rounding to 512 bytes and the red zone: memory no live allocation holds)?"""
-    starts, pads = mem.padded_bounds()
-    if not starts.size:
-        return np.zeros(addrs.shape, bool)
-    k = np.searchsorted(starts, addrs, side="right") - 1
-    kk = np.maximum(k, 0)
-    return (k >= 0) & (addrs + np.uint64(size) <= pads[kk])
 
 
 def mapped(mem, addrs, size, live) -> np.ndarray:
