@@ -57,7 +57,9 @@ def test_the_progress_bar_of_a_launch_tree_counts_grids(monkeypatch):
     from cudalab.runtime import progress
     seen = []
     monkeypatch.setattr(progress.Bar, "__call__", lambda bar, p: seen.append(p))
-    cudalab.set_watchdog(2)           # the tree is judged, and reported, after a tenth of it
+    from cudalab.emulator import launchtree
+    monkeypatch.setattr(launchtree, "SETTLE", 0.05)   # judge and report the tree after 50 ms, not 0.5 s
+    cudalab.set_watchdog(120)         # its 8,421 grids take 0.7 s here, 5 s on a slow, busy machine
     try:
         grids = np.zeros(1, np.int32)
         cudalab.compile(FANOUT, options=RDC).fan[1, 20](grids, np.int32(0))
