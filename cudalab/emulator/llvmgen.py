@@ -1801,6 +1801,8 @@ def _atom(g, inst):
     opname = next(m for m in inst.mods if m in _ATOM_OPS)
     if space not in ("global", "shared"):
         raise Skip(f"atom.{space}")
+    if any(o[0] == "vec" for o in inst.operands):
+        raise Skip("vector atomic")
     k = kind_of(t)
     if k[0] == "f" and not (opname == "add" and t == "f32"):
         raise Skip("float atomic")
