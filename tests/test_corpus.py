@@ -163,8 +163,6 @@ KNOWN_GAPS = {
     "ftz_flag_denormals": "(double)(x * 1.0f) under -ftz=true: the GPU gives 0x7fffffffe0000000 for every NaN",
     "prec_div_and_sqrt_flags_off": "div.full.f32 and sqrt.approx.f32 are modelled as correctly rounded: the GPU's "
                                    "are 1 ulp off in 95 of 1024",
-    "half2_bfloat162_packing_and_no_contraction": "__hmul2(a, b) + c on bfloat162: 84 of 256 results 1 ulp off "
-                                                  "(contraction of bf16x2 mul and add)",
 }
 
 

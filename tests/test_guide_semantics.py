@@ -22,3 +22,35 @@ def test_float2_and_float4_atomic_add_are_elementwise_atomics():
     assert quad.tolist() == [64.0, x.sum(), -x.sum(), x.sum()]
     firsts = old.reshape(64, 2)[:, 0]           # every thread saw a distinct running sum of its slot
     assert sorted(firsts[0::2].tolist()) == sorted(np.concatenate(([0], np.cumsum(x[0::2])[:-1])).tolist())
+
+
+def _bf16_round(x):
+    """float64 -> nearest bfloat16 (8 significant bits, ties to even), for normal values."""
+    m, e = np.frexp(x)
+    return np.ldexp(np.rint(m * 256) / 256, e)
+
+
+def _bf16_bits(x):
+    return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def test_bfloat162_multiply_then_add_is_one_fma_on_sm90():
+    """On sm_90 __hmul2 and + on __nv_bfloat162 are mul.bf16x2 and add.bf16x2, which ptxas fuses into
+    one fma as it fuses float ones: rounded once. The _rn forms forbid that and round twice."""
+    src = r'''
+    #include <cuda_bf16.h>
+    __global__ void muladd(const __nv_bfloat162* a, const __nv_bfloat162* b, const __nv_bfloat162* c,
+                           __nv_bfloat162* fused, __nv_bfloat162* twice) {
+      int i = threadIdx.x;
+      fused[i] = __hmul2(a[i], b[i]) + c[i];
+      twice[i] = __hadd2_rn(__hmul2_rn(a[i], b[i]), c[i]);
+    }'''
+    rng = np.random.default_rng(3)
+    a, b, c = (_bf16_round(rng.uniform(1, 2, 256)) for _ in range(3))
+    fused, twice = np.zeros(256, np.uint16), np.zeros(256, np.uint16)
+    k = cudalab.compile(src, options=["-arch=compute_90"]).get_kernel("muladd")
+    k[1, 128](_bf16_bits(a), _bf16_bits(b), _bf16_bits(c), fused, twice)
+    once, two_roundings = _bf16_bits(_bf16_round(a * b + c)), _bf16_bits(_bf16_round(_bf16_round(a * b) + c))
+    assert (once != two_roundings).sum() > 20
+    assert fused.tolist() == once.tolist()
+    assert twice.tolist() == two_roundings.tolist()

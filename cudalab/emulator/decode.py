@@ -903,7 +903,7 @@ def _video(inst, d):
 
 _NO_DEST = {"st", "red", "bar", "barrier", "bra", "brx", "call", "nanosleep", "sust", "prefetch",
             "prefetchu", "discard", "applypriority", "cp", "stmatrix", "wmma", "tensormap"}
-_FUSIBLE = ("f32", "f64", "f16", "f16x2")
+_FUSIBLE = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")    # bf16: sm_90 mul/add.bf16(x2), H200-measured
 
 
 def _regs(o):
@@ -980,8 +980,9 @@ def _contracted(inst, d):
         dt = dtype(t)
         fused = _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt), op="fma")
     else:
-        fused = _arith(inst, lambda a, b, c: a * b + c)
-    neg = (lambda x: x ^ np.uint32(0x80008000)) if t == "f16x2" else np.negative
+        fused = _arith(inst, lambda a, b, c: a * b + c, op="fma")
+    neg = {"f16x2": lambda x: x ^ np.uint32(0x80008000), "bf16x2": lambda x: x ^ np.uint32(0x80008000),
+           "bf16": lambda x: np.asarray(x, np.uint16) ^ np.uint16(0x8000)}.get(t, np.negative)
     negate_c = inst.opcode == "sub" and k == 1          # x*y - c
     negate_a = inst.opcode == "sub" and k == 2          # c - x*y
 

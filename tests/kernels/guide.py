@@ -442,4 +442,4 @@ __global__ void pack(const float* a, const float* b, __half2* h, __nv_bfloat162*
   back[4 * i + 0] = f.x; back[4 * i + 1] = f.y; back[4 * i + 2] = g.x; back[4 * i + 3] = g.y;
 }''', "pack", 2, 128, lambda r: [f32_mix(r, 256), (r.standard_normal(256) * 3).astype(np.float32),
                                  np.zeros((5, 256, 2), np.float16), np.zeros((4, 256, 2), np.uint16),
-                                 np.zeros(4 * 256, np.float32), np.int32(256)])
+                                 np.zeros(4 * 256, np.float32), np.int32(256)], arch="compute_90")
