@@ -160,7 +160,6 @@ KNOWN_GAPS = {
     "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
     "libcudacxx_complex_arithmetic": "recorded with CuPy's own libcu++ headers, not the CCCL that cudalab compiles "
                                      "with: other code on the two sides",
-    "ftz_flag_denormals": "(double)(x * 1.0f) under -ftz=true: the GPU gives 0x7fffffffe0000000 for every NaN",
     "prec_div_and_sqrt_flags_off": "div.full.f32 and sqrt.approx.f32 are modelled as correctly rounded: the GPU's "
                                    "are 1 ulp off in 95 of 1024",
 }

@@ -54,3 +54,17 @@ def test_bfloat162_multiply_then_add_is_one_fma_on_sm90():
     assert (once != two_roundings).sum() > 20
     assert fused.tolist() == once.tolist()
     assert twice.tolist() == two_roundings.tolist()
+
+
+def test_ftz_widening_gives_float32s_canonical_nan():
+    """Under -ftz=true, (double)x is cvt.ftz.f64.f32: the GPU widens float32's canonical NaN
+    (0x7fffffff) whatever NaN came in; without the flag the payload and sign survive."""
+    src = r'''
+    __global__ void widen(const float* x, double* out) { out[threadIdx.x] = (double)x[threadIdx.x]; }'''
+    x = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FC12345, 0x3F800000, 0x00000001], np.uint32).view(np.float32)
+    flushed, kept = np.zeros(6, np.float64), np.zeros(6, np.float64)
+    cudalab.compile(src, options=["-ftz=true"]).get_kernel("widen")[1, 6](x, flushed)
+    cudalab.compile(src).get_kernel("widen")[1, 6](x, kept)
+    assert [hex(v) for v in flushed.view(np.uint64)] == ["0x7fffffffe0000000"] * 4 + ["0x3ff0000000000000", "0x0"]
+    assert [hex(v) for v in kept.view(np.uint64)[:4]] == ["0x7ff8000000000000", "0xfff8000000000000",
+                                                         "0x7ff8000020000000", "0x7ff82468a0000000"]
