@@ -150,18 +150,23 @@ KNOWN_GAPS = {
                              "up to 2 ulp in 145 of 4608 results",
     "f32_norms_pi_and_remquo": "atanhf's log1p goes through lg2.approx.f32 (not tabled, as f32_special_functions): "
                                "18 results 1 ulp off",
-    "f64_special_functions": "j0/j1/y0/y1/jn/yn, erfcinv and normcdfinv start Newton steps from rcp.approx.ftz.f64 and "
-                             "rsqrt.approx.f64 (MUFU.RCP64H/RSQ64H), which the emulator computes exactly rounded",
-    "f64_norms_remainders_and_neighbours": "norm3d, rnorm3d and rhypot start from rsqrt.approx.ftz.f64 and "
-                                           "rcp.approx.ftz.f64 (MUFU.RSQ64H/RCP64H), exactly rounded here",
+    "f64_special_functions": "NaN payloads only: j0/j1/y0/y1 of a NaN give the unit's 0x7fffffff00000000 on the GPU "
+                             "(the emulator passes the input NaN on), cyl_bessel_i0(-NaN) keeps the sign there; the "
+                             "4,571 other values are bit-exact",
+    "f64_norms_remainders_and_neighbours": "NaN payloads only: norm3d/rnorm3d/rhypot(-1, -NaN) keep the NaN's sign "
+                                           "on the GPU (6 of 4096 values)",
     "fast_math_flag": "-use_fast_math's logf/log2f/log10f/powf are lg2.approx.ftz.f32 and sqrtf is sqrt.approx.f32: "
                       "MUFU.LG2 and MUFU.SQRT are not tabled yet (ex2, rcp, rsqrt and division are bit-exact)",
     "fast_math_flag_trig": "-use_fast_math's sinf/cosf/tanf are sin/cos.approx.ftz.f32: MUFU.SIN/COS not tabled yet",
     "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
-    "libcudacxx_complex_arithmetic": "recorded with CuPy's own libcu++ headers, not the CCCL that cudalab compiles "
-                                     "with: other code on the two sides",
-    "prec_div_and_sqrt_flags_off": "div.full.f32 and sqrt.approx.f32 are modelled as correctly rounded: the GPU's "
-                                   "are 1 ulp off in 95 of 1024",
+    "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
+                                     "values 1 ulp off (the GPU's CCCL headers are /usr/local/cuda's, cudalab's the "
+                                     "nvidia-cuda-cccl wheel's: possibly other code); all products, quotients and "
+                                     "exp are bit-exact",
+    "prec_div_and_sqrt_flags_off": "sqrtf under -prec-sqrt=false is sqrt.approx.f32 (MUFU.SQRT, not tabled yet): "
+                                   "24 of 256 1 ulp off; div.full, rcp and rsqrt are bit-exact",
+    "ptx_sqrt_approx_f32": "sqrt.approx.f32 is MUFU.SQRT, not tabled yet: 648 of 4096 results 1 ulp from the "
+                           "exactly rounded square root the emulator gives",
 }
 
 

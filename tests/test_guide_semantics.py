@@ -68,3 +68,47 @@ def test_ftz_widening_gives_float32s_canonical_nan():
     assert [hex(v) for v in flushed.view(np.uint64)] == ["0x7fffffffe0000000"] * 4 + ["0x3ff0000000000000", "0x0"]
     assert [hex(v) for v in kept.view(np.uint64)[:4]] == ["0x7ff8000000000000", "0xfff8000000000000",
                                                          "0x7ff8000020000000", "0x7ff82468a0000000"]
+
+
+def _asm_f64(instruction, x):
+    src = f'''
+    __global__ void one(const double* x, double* out) {{
+      double r;
+      asm("{instruction} %0, %1;" : "=d"(r) : "d"(x[threadIdx.x]));
+      out[threadIdx.x] = r;
+    }}'''
+    out = np.zeros(len(x), np.float64)
+    cudalab.compile(src).get_kernel("one")[1, len(x)](x, out)
+    return [hex(v) for v in out.view(np.uint64)]
+
+
+def test_float64_reciprocal_approximations_keep_only_the_high_word():
+    """rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 are MUFU.RCP64H/RSQ64H: the unit answers in the
+    high word only (the float32 table cut to 20 fraction bits), so 1/1.5 is 0.66666650772..., not
+    2/3; rsqrt.approx.f64 without .ftz is that answer refined once by ptxas. Bits from an H200."""
+    x = np.array([1.5, 2.5, -2.5, 0.0, np.inf, np.nan])
+    assert _asm_f64("rcp.approx.ftz.f64", x) == ["0x3fe5555500000000", "0x3fd9999900000000", "0xbfd9999900000000",
+                                                 "0x7ff0000000000000", "0x0", "0x7fffffff00000000"]
+    assert _asm_f64("rsqrt.approx.ftz.f64", x) == ["0x3fea20bd00000000", "0x3fe43d1300000000", "0x7fffffff00000000",
+                                                   "0x7ff0000000000000", "0x0", "0x7fffffff00000000"]
+    assert _asm_f64("rsqrt.approx.f64", x) == ["0x3fea20bd700c2c3e", "0x3fe43d136248490f", "0xfff8000000000000",
+                                               "0x7ff0000000000000", "0x0", "0x7ff8000000000000"]
+
+
+def test_div_full_is_a_times_the_units_reciprocal():
+    """-prec-div=false makes x / y div.full.f32: x times MUFU.RCP's 1/y (1 ulp from x / y rounded in
+    57 of 256 recorded quotients), with both scaled by 1/4 when |y| >= 2^126 so 1/y stays normal."""
+    src = r'''
+    __global__ void quotient(const float* a, const float* b, float* out) {
+      int i = threadIdx.x;
+      out[i] = a[i] / b[i];
+    }'''
+    from cudalab.emulator import mufu
+    a = np.array([86.16949462890625 * 3.0, 1.0, 7.0, -7.1886029e+17, 3.0], np.float32)
+    b = np.array([3.0, 3.0, 10.0, 3.4028235e+38, 2.0 ** 127], np.float32)
+    out = np.zeros(5, np.float32)
+    cudalab.compile(src, options=["-prec-div=false"]).get_kernel("quotient")[1, 5](a, b, out)
+    quarter = np.abs(b) >= 2.0 ** 126
+    s = np.where(quarter, np.float32(0.25), np.float32(1))
+    assert out.tolist() == ((a * s) * mufu.rcp_ftz(b * s)).tolist()
+    assert out[3] != 0 and out[4] != 0          # no flush to zero at the top of the range

@@ -430,14 +430,22 @@ def _div(inst, d):
                     return np.where(sub, q * np.float32(2.0 ** 24), q).astype(np.float32)
             return simple(inst, d, _float(inst, approx))
         if "full" in inst.mods:
-            def f(a, b):
-                # div.full.f32: within 2 ulp (PTX ISA div); the GPU's exact sequence is not modelled
-                a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-                with np.errstate(all="ignore"):
-                    return (a64 / b64).astype(np.float32)
-            return simple(inst, d, _float(inst, f))
+            return simple(inst, d, _float(inst, _div_full_f32))
         return simple(inst, d, _arith(inst, lambda a, b: a / b, op="div"))
     return simple(inst, d, alu.idiv)
+
+
+def _div_full_f32(a, b):
+    """div.full.f32 (-prec-div=false, within 2 ulp by the PTX ISA) as the GPU computes it: a times the
+    special function unit's 1/b, with both scaled by 1/4 where |b| >= 2^126 (whose reciprocal would
+    be subnormal) and by 2^24 where b is subnormal. All 256 quotients of tests/kernels/guide.py's
+    prec_div_and_sqrt_flags_off, 57 of them 1 ulp from a / b rounded, are an H200's bits."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    with np.errstate(all="ignore"):
+        big = np.abs(b) >= np.float32(2.0 ** 126)
+        sub = (b != 0) & (np.abs(b) < np.finfo(np.float32).tiny)
+        s = np.where(big, np.float32(0.25), np.where(sub, np.float32(2.0 ** 24), np.float32(1)))
+        return (a * s) * mufu.rcp_ftz(b * s)
 
 
 @op("rem")
@@ -663,6 +671,10 @@ def _sqrt(inst, d):
 def _rsqrt(inst, d):
     if inst.type == "f32":
         return simple(inst, d, mufu.rsqrt_ftz if "ftz" in inst.mods else mufu.rsqrt)
+    if inst.type == "f64" and "approx" in inst.mods:     # MUFU.RSQ64H (and ptxas's refinement without .ftz)
+        if "ftz" in inst.mods:
+            return simple(inst, d, mufu.rsqrt_f64_ftz)
+        return simple(inst, d, lambda x: mufu.rsqrt_f64(x, lambda a, b, c: alu.fma(a, b, c, np.dtype(np.float64))))
     return _unary_float(inst, d, lambda x: 1.0 / np.sqrt(x))
 
 
@@ -687,6 +699,8 @@ def _rcp(inst, d):
     if "approx" in inst.mods:
         if inst.type == "f32":
             return _mufu(inst, d, mufu.rcp_ftz, lambda x: 1.0 / x)
+        if inst.type == "f64":                          # rcp.approx.ftz.f64: MUFU.RCP64H, the high word only
+            return simple(inst, d, mufu.rcp_f64_ftz)
         return _unary_float(inst, d, lambda x: 1.0 / x)
     return simple(inst, d, _float(inst, alu.rcp_rn, op="rcp"))
 

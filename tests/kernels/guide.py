@@ -344,7 +344,8 @@ __global__ void cplx(const float* re, const float* im, float* out, double* dout,
   dout[6 * i + 2] = e.real(); dout[6 * i + 3] = e.imag();
   dout[6 * i + 4] = l.real(); dout[6 * i + 5] = l.imag();
 }''', "cplx", 2, 128, lambda r: [f32_mix(r, 256), (r.standard_normal(256) * 100).astype(np.float32),
-                                 np.zeros(12 * 256, np.float32), np.zeros(6 * 256, np.float64), np.int32(256)])
+                                 np.zeros(12 * 256, np.float32), np.zeros(6 * 256, np.float64), np.int32(256)],
+     options=("-std=c++17",))      # recorded through cudalab's compile on the GPU: the same CCCL headers
 
 case("device_malloc_free_per_thread_lists", r'''
 struct Node { int value; Node* next; };
@@ -443,3 +444,54 @@ __global__ void pack(const float* a, const float* b, __half2* h, __nv_bfloat162*
 }''', "pack", 2, 128, lambda r: [f32_mix(r, 256), (r.standard_normal(256) * 3).astype(np.float32),
                                  np.zeros((5, 256, 2), np.float16), np.zeros((4, 256, 2), np.uint16),
                                  np.zeros(4 * 256, np.float32), np.int32(256)], arch="compute_90")
+
+
+def divisors_f32(r, n):
+    """Divisors around the edges div.full scales at (2^126, the subnormals) and random ones."""
+    edges = np.concatenate([np.float32(2.0 ** 126) * np.array([1, 1.5, 3.99, 0.999999], np.float32),
+                            [-np.float32(2.0 ** 127) * np.float32(1.7)], np.array([1e-45, 3e-39, 1.17e-38, -5e-40], np.float32),
+                            F32_EDGES])
+    return np.concatenate([edges, f32_mix(r, n - edges.size)]).astype(np.float32)
+
+
+case("ptx_div_full_f32_scaling_edges", r'''
+__global__ void divfull(const float* a, const float* b, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float q, qf;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a[i]), "f"(b[i]));
+  asm("div.full.ftz.f32 %0, %1, %2;" : "=f"(qf) : "f"(a[i]), "f"(b[i]));
+  out[i] = q;
+  out[n + i] = qf;
+}''', "divfull", 4, 256, lambda r: [f32_mix(r, 1024), divisors_f32(r, 1024), np.zeros(2048, np.float32), np.int32(1024)])
+
+
+def f64_spread(r, n):
+    """float64s with every exponent class: edges, mantissas of [1, 2) scaled widely, subnormals."""
+    scaled = (1 + r.random(n // 2)) * np.exp2(r.integers(-1070, 1020, n // 2).astype(np.float64))
+    return np.concatenate([F64_EDGES, scaled, f64_mix(r, n - n // 2 - F64_EDGES.size)])[:n]
+
+
+case("ptx_rcp_rsqrt_approx_f64", r'''
+__global__ void approx64(const double* x, double* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double r, s, sf;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x[i]));
+  asm("rsqrt.approx.f64 %0, %1;" : "=d"(s) : "d"(x[i]));
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(sf) : "d"(x[i]));
+  out[i] = r;
+  out[n + i] = s;
+  out[2 * n + i] = sf;
+}''', "approx64", 8, 256, lambda r: [f64_spread(r, 2048), np.zeros(3 * 2048, np.float64), np.int32(2048)])
+
+case("ptx_sqrt_approx_f32", r'''
+__global__ void sqrt_approx(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s, sf;
+  asm("sqrt.approx.f32 %0, %1;" : "=f"(s) : "f"(x[i]));
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(sf) : "f"(x[i]));
+  out[i] = s;
+  out[n + i] = sf;
+}''', "sqrt_approx", 8, 256, lambda r: [np.abs(f32_mix(r, 2048)), np.zeros(4096, np.float32), np.int32(2048)])
