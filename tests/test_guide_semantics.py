@@ -112,3 +112,46 @@ def test_div_full_is_a_times_the_units_reciprocal():
     s = np.where(quarter, np.float32(0.25), np.float32(1))
     assert out.tolist() == ((a * s) * mufu.rcp_ftz(b * s)).tolist()
     assert out[3] != 0 and out[4] != 0          # no flush to zero at the top of the range
+
+
+def test_bfloat16_rounding_to_integers_stays_bfloat16_on_sm90():
+    """On sm_90 hfloor/hceil/htrunc/hrint of __nv_bfloat16 are cvt.rmi/rpi/rzi/rni.bf16.bf16: the
+    integral value comes back as bfloat16 bits (1.0 is 0x3f80), with -0.0 and NaN kept as such."""
+    src = r'''
+    #include <cuda_bf16.h>
+    __global__ void round_all(const __nv_bfloat16* x, __nv_bfloat16* out, int n) {
+      int i = threadIdx.x;
+      out[i] = hfloor(x[i]); out[n + i] = hceil(x[i]); out[2 * n + i] = htrunc(x[i]); out[3 * n + i] = hrint(x[i]);
+    }'''
+    values = np.array([1.5, -1.5, 2.5, -0.5, 0.25, -0.0, 100.5, -3.0], np.float32)
+    bits = (values.view(np.uint32) >> 16).astype(np.uint16)          # all exact in bfloat16
+    out = np.zeros(4 * len(bits), np.uint16)
+    cudalab.compile(src, options=["-arch=compute_90"]).get_kernel("round_all")[1, len(bits)](bits, out, np.int32(len(bits)))
+    back = (out.astype(np.uint32) << 16).view(np.float32).reshape(4, -1)
+    for row, fn in zip(back, (np.floor, np.ceil, np.trunc, np.rint)):
+        assert row.view(np.uint32).tolist() == fn(values).view(np.uint32).tolist()
+
+
+def test_a_subtractions_carry_flag_means_no_borrow():
+    """After sub.cc, CC.CF is the adder's carry (1 when nothing was borrowed): addc d, 0, 0 reads it.
+    NVVM's unsigned __int128 division tests its remainder's sign that way; read as the borrow, the
+    quotient of (2^127 + r) / (2^64 + s) came out one too big."""
+    src = r'''
+    __global__ void flags(const unsigned* a, const unsigned* b, unsigned* carry, unsigned long long* q,
+                          const unsigned long long* x) {
+      int i = threadIdx.x;
+      unsigned c, d;
+      asm("sub.cc.u32 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=r"(d), "=r"(c) : "r"(a[i]), "r"(b[i]));
+      carry[i] = c;
+      unsigned __int128 num = ((unsigned __int128)x[0] << 64) | x[1], den = ((unsigned __int128)x[2] << 64) | x[3];
+      unsigned __int128 quotient = num / den;
+      q[0] = (unsigned long long)(quotient >> 64); q[1] = (unsigned long long)quotient;
+    }'''
+    a = np.array([5, 5, 0, 0xFFFFFFFF], np.uint32)
+    b = np.array([3, 7, 0, 0], np.uint32)
+    carry, q = np.zeros(4, np.uint32), np.zeros(2, np.uint64)
+    x = np.array([2 ** 63, 0x38AC1FEC541BAA45, 1, 0x772B934E130A88FA], np.uint64)
+    cudalab.compile(src, options=["--device-int128"]).get_kernel("flags")[1, 4](a, b, carry, q, x)
+    assert carry.tolist() == [1, 0, 1, 1]
+    num, den = (2 ** 127 << 0) | 0x38AC1FEC541BAA45, (1 << 64) | 0x772B934E130A88FA
+    assert (int(q[0]) << 64) | int(q[1]) == num // den

@@ -586,6 +586,8 @@ def _float_to_float(a, dst, rnd, sat, ftz):
     if rnd in ("rni", "rzi", "rmi", "rpi"):          # round to an integral value, same type
         with np.errstate(invalid="ignore"):
             r = _ROUND_INT[rnd](a).astype(sdt)
+        if dst == "bf16":                            # cvt.rmi.bf16.bf16 (hfloor, h2floor on sm_90): back to bf16 bits
+            return f32_to_bf16(r, "rn")
     elif dst == "bf16":
         if sdt == np.float64:                        # to float32 by rounding to odd, then once to bf16
             r = f32_to_bf16(to_odd_f32(a) if rnd in (None, "rn") else

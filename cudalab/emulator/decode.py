@@ -324,10 +324,12 @@ def _carry_chain(inst, d, first, second, sub, use_in):
         ua = np.asarray(first(ex, sel)).astype(np.uint64) & np.uint64(mask)
         ub = np.asarray(second(ex, sel)).astype(np.uint64) & np.uint64(mask)
         cin = ex.carry_in(sel) if use_in else np.uint64(0)
+        if sub:     # CC.CF of a subtraction is the carry of a + ~b + CF: no borrow (ptx/carry.py)
+            cin = (np.uint64(1) - np.asarray(cin).astype(np.uint64)) if use_in else np.uint64(0)
         if bits == 64:
             if sub:
                 r = ua - ub - cin
-                cout = (ua < ub) | ((ua == ub) & (cin != 0))
+                cout = ~((ua < ub) | ((ua == ub) & (cin != 0)))
             else:
                 s1 = ua + ub
                 r = s1 + cin
@@ -335,7 +337,7 @@ def _carry_chain(inst, d, first, second, sub, use_in):
         else:
             if sub:
                 full = ua.astype(np.int64) - ub.astype(np.int64) - np.asarray(cin).astype(np.int64)
-                cout = full < 0
+                cout = full >= 0
                 r = (full & mask).astype(np.uint64)
             else:
                 full = ua + ub + cin

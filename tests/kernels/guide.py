@@ -495,3 +495,176 @@ __global__ void sqrt_approx(const float* x, float* out, int n) {
   out[i] = s;
   out[n + i] = sf;
 }''', "sqrt_approx", 8, 256, lambda r: [np.abs(f32_mix(r, 2048)), np.zeros(4096, np.float32), np.int32(2048)])
+
+case("fp8_e8m0_scales_and_vector_conversions", r'''
+#include <cuda_fp8.h>
+#include <cuda_bf16.h>
+__global__ void scales(const float* f, const double* d, unsigned char* e8, unsigned short* bf, unsigned* packed, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = f[i];
+  e8[0 * n + i] = __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cudaRoundPosInf);
+  e8[1 * n + i] = __nv_cvt_float_to_e8m0(x, __NV_NOSAT, cudaRoundZero);
+  e8[2 * n + i] = __nv_cvt_double_to_e8m0(d[i], __NV_SATFINITE, cudaRoundPosInf);
+  __nv_bfloat16_raw b = __nv_cvt_e8m0_to_bf16raw((__nv_fp8_storage_t)(i & 255));
+  bf[i] = b.x;
+  float4 q = make_float4(x, -x, x * 0.5f, (float)i);
+  __nv_fp8x4_e4m3 a4(q);
+  __nv_fp8x4_e5m2 b4(q);
+  packed[3 * i + 0] = a4.__x;
+  packed[3 * i + 1] = b4.__x;
+  packed[3 * i + 2] = __nv_cvt_float2_to_fp8x2(make_float2(x, x * 3.0f), __NV_NOSAT, __NV_E5M2)
+                    | (unsigned)__nv_cvt_float2_to_fp8x2(make_float2(x, x * 3.0f), __NV_SATFINITE, __NV_E4M3) << 16;
+}''', "scales", 2, 128, lambda r: [f32_mix(r, 256), f64_mix(r, 256), np.zeros(3 * 256, np.uint8), np.zeros(256, np.uint16),
+                                   np.zeros(3 * 256, np.uint32), np.int32(256)], arch="compute_90")
+
+case("shared_memory_atomics_every_type", r'''
+#include <cuda_fp16.h>
+__global__ void shared_atomics(const int* v, double* dsum, float* fsum, __half2* hsum, unsigned short* counts,
+                               unsigned long long* ext, long long* sext, unsigned* wrap) {
+  __shared__ double d; __shared__ float f; __shared__ __half2 h; __shared__ unsigned short c[4];
+  __shared__ unsigned long long u[2]; __shared__ long long s[2]; __shared__ unsigned w;
+  int t = threadIdx.x, x = v[blockIdx.x * blockDim.x + t];
+  if (t == 0) { d = 0; f = 0; h = __floats2half2_rn(0.f, 0.f); u[0] = ~0ull; u[1] = 0; s[0] = 1ll << 62; s[1] = -(1ll << 62); w = 0; }
+  if (t < 4) c[t] = 0;
+  __syncthreads();
+  atomicAdd(&d, (double)x * 0.25);
+  atomicAdd(&f, (float)(x & 255));
+  atomicAdd(&h, __floats2half2_rn((float)(x & 7), -(float)(x & 3)));
+  unsigned short* mine = &c[t & 3];
+  unsigned short old = *mine, seen;
+  do { seen = old; old = atomicCAS(mine, seen, (unsigned short)(seen + (x & 15))); } while (old != seen);
+  atomicMin(&u[0], (unsigned long long)(unsigned)x * 3ull);
+  atomicMax(&u[1], (unsigned long long)(unsigned)x << 20);
+  atomicMin(&s[0], (long long)x * -5);
+  atomicMax(&s[1], (long long)x * 7);
+  atomicInc(&w, 37u);
+  __syncthreads();
+  if (t == 0) {
+    int b = blockIdx.x;
+    dsum[b] = d; fsum[b] = f; hsum[b] = h; ext[2 * b] = u[0]; ext[2 * b + 1] = u[1];
+    sext[2 * b] = s[0]; sext[2 * b + 1] = s[1]; wrap[b] = w;
+  }
+  if (t < 4) counts[4 * blockIdx.x + t] = c[t];
+}''', "shared_atomics", 3, 96, lambda r: [i32_mix(r, 288), np.zeros(3), np.zeros(3, np.float32), np.zeros(6, np.float16),
+                                          np.zeros(12, np.uint16), np.zeros(6, np.uint64), np.zeros(6, np.int64),
+                                          np.zeros(3, np.uint32)])
+
+case("libcudacxx_block_scope_atomics_in_shared", r'''
+#include <cuda/atomic>
+__global__ void scoped(const int* v, int* out, float* fout) {
+  __shared__ int lo, hi, ticket, owner, wins;
+  __shared__ float total;
+  int t = threadIdx.x, x = v[blockIdx.x * blockDim.x + t];
+  if (t == 0) { lo = 1 << 30; hi = -(1 << 30); ticket = 0; owner = -1; total = 0.0f; wins = 0; }
+  __syncthreads();
+  cuda::atomic_ref<int, cuda::thread_scope_block> a_lo(lo), a_hi(hi), a_ticket(ticket), a_owner(owner);
+  cuda::atomic_ref<float, cuda::thread_scope_block> a_total(total);
+  a_lo.fetch_min(x);
+  a_hi.fetch_max(x);
+  int my = a_ticket.fetch_add(1, cuda::std::memory_order_acq_rel);
+  int expected = -1;
+  bool won = a_owner.compare_exchange_strong(expected, x & 0x7fffffff);
+  a_total.fetch_add((float)(x & 1023));
+  cuda::atomic_ref<int, cuda::thread_scope_block>(wins).fetch_add(won ? 1 : 0);
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = wins + 10 * (my < (int)blockDim.x);   // one winner, whichever thread it was
+  if (t == 0) {
+    out[gridDim.x * blockDim.x + 4 * blockIdx.x + 0] = a_lo.load();
+    out[gridDim.x * blockDim.x + 4 * blockIdx.x + 1] = a_hi.load();
+    out[gridDim.x * blockDim.x + 4 * blockIdx.x + 2] = a_ticket.exchange(0) + (my >= 0);
+    out[gridDim.x * blockDim.x + 4 * blockIdx.x + 3] = a_owner.load() >= 0;
+    fout[blockIdx.x] = a_total.load();
+  }
+}''', "scoped", 2, 64, lambda r: [i32_mix(r, 128), np.zeros(128 + 8, np.int32), np.zeros(2, np.float32)],
+     options=("-std=c++17",))      # recorded through cudalab's compile on the GPU: the same CCCL headers
+
+case("warp_reductions_signed_unsigned_and_match_all", r'''
+__global__ void warp_more(const int* v, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+  int x = v[i];
+  unsigned u = (unsigned)x;
+  int pred;
+  unsigned all = __match_all_sync(0xffffffffu, x & 0xF000, &pred);
+  unsigned half = 0x0000ffffu;
+  int r[10] = {__reduce_min_sync(0xffffffffu, x), (int)__reduce_min_sync(0xffffffffu, u), __reduce_max_sync(0xffffffffu, x),
+               (int)__reduce_max_sync(0xffffffffu, u), (int)__reduce_and_sync(0xffffffffu, u), (int)__reduce_or_sync(0xffffffffu, u),
+               (int)__reduce_xor_sync(0xffffffffu, u), (int)all, pred,
+               lane < 16 ? (int)__reduce_add_sync(half, u) : 0};
+  for (int k = 0; k < 10; ++k) out[10 * i + k] = r[k];
+}''', "warp_more", 2, 64, lambda r: [np.concatenate([i32_mix(r, 64), np.full(32, 0x1234, np.int32),
+                                                    np.where(np.arange(32) < 31, 0x5000, 0x6000).astype(np.int32)]),
+                                    np.zeros(10 * 128, np.int32)], arch="compute_90")
+
+case("cg_small_tiles_and_tile_votes", r'''
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void small_tiles(const unsigned* v, unsigned* out) {
+  cg::thread_block block = cg::this_thread_block();
+  auto t4 = cg::tiled_partition<4>(block);
+  auto t2 = cg::tiled_partition<2>(block);
+  auto t16 = cg::tiled_partition<16>(block);
+  int i = blockIdx.x * block.size() + block.thread_rank();
+  unsigned x = v[i];
+  out[8 * i + 0] = cg::reduce(t4, x, cg::bit_and<unsigned>());
+  out[8 * i + 1] = cg::reduce(t4, x, cg::less<unsigned>());
+  out[8 * i + 2] = cg::reduce(t2, x, cg::plus<unsigned>());
+  out[8 * i + 3] = t16.match_any(x & 3);
+  out[8 * i + 4] = t16.ballot(x & 1) | (t16.any(x > 0x80000000u) << 20) | (t16.all(x != 7u) << 21);
+  out[8 * i + 5] = t16.meta_group_rank() + 100 * t16.meta_group_size() + 10000 * t4.thread_rank();
+  out[8 * i + 6] = t16.shfl_up(x, 5);
+  int same;
+  out[8 * i + 7] = t16.match_all(x >> 28, same) + 2 * same;
+}''', "small_tiles", 2, (8, 8), lambda r: [r.integers(0, 2 ** 32, 128, dtype=np.uint64).astype(np.uint32),
+                                                 np.zeros(8 * 128, np.uint32)], arch="compute_90")
+
+case("half2_approx_math_sm90", r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__global__ void h2approx(const __half2* a, const __nv_bfloat162* b, __half2* out, __nv_bfloat162* bout, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half2 x = a[i];
+  __nv_bfloat162 y = b[i];
+  __half2 r[8] = {h2exp2(x), h2exp10(x), h2log2(__habs2(x)), h2log10(__habs2(x)), h2rsqrt(__habs2(x)),
+                  h2rint(x), h2trunc(x), h2ceil(x)};
+  for (int k = 0; k < 8; ++k) out[k * n + i] = r[k];
+  __nv_bfloat162 s[6] = {h2exp2(y), h2log2(__habs2(y)), h2rsqrt(__habs2(y)), h2sqrt(__habs2(y)), h2rcp(y), h2floor(y)};
+  for (int k = 0; k < 6; ++k) bout[k * n + i] = s[k];
+}''', "h2approx", 2, 128, lambda r: [halves(r, 512), bf16s(r, 512), np.zeros((8, 512), np.float16), np.zeros((6, 512), np.uint16),
+                                     np.int32(256)], arch="compute_90")
+
+case("half_and_bfloat16_under_ftz_flag", r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__global__ void hftz(const __half* a, const __half* b, const unsigned short* c, const unsigned short* d,
+                     __half* out, unsigned short* bout, float* widened, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half x = a[i], y = b[i];
+  __nv_bfloat16 p = __ushort_as_bfloat16(c[i]), q = __ushort_as_bfloat16(d[i]);
+  __half r[5] = {__hadd(x, y), __hmul(x, y), __hfma(x, y, x), __hsub(x, y), __float2half(__half2float(x) * 0.5f)};
+  for (int k = 0; k < 5; ++k) out[k * n + i] = r[k];
+  __nv_bfloat16 s[3] = {__hadd(p, q), __hmul(p, q), __hfma(p, q, p)};
+  for (int k = 0; k < 3; ++k) bout[k * n + i] = __bfloat16_as_ushort(s[k]);
+  widened[2 * i] = __half2float(x);
+  widened[2 * i + 1] = __bfloat162float(p);
+}''', "hftz", 2, 128, lambda r: [halves(r, 256), halves(r, 256)[::-1].copy(), bf16s(r, 256), bf16s(r, 256)[::-1].copy(),
+                                 np.zeros((5, 256), np.float16), np.zeros((3, 256), np.uint16), np.zeros(512, np.float32),
+                                 np.int32(256)], options=("-ftz=true",), arch="compute_90")
+
+case("int128_arithmetic", r'''
+__global__ void wide128(const unsigned long long* a, const unsigned long long* b, unsigned long long* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned __int128 x = ((unsigned __int128)a[2 * i] << 64) | a[2 * i + 1];
+  unsigned __int128 y = ((unsigned __int128)b[2 * i] << 64) | b[2 * i + 1];
+  __int128 sx = (__int128)x, sy = (__int128)y;
+  unsigned __int128 r[6] = {x * y, y ? x / y : 0, y ? x % y : 0, x >> (a[i] & 127), x << (b[i] & 127),
+                            (unsigned __int128)(sy != 0 && !(sy == -1 && sx == ((__int128)1 << 127)) ? sx / sy : 0)};
+  for (int k = 0; k < 6; ++k) { out[12 * i + 2 * k] = (unsigned long long)(r[k] >> 64); out[12 * i + 2 * k + 1] = (unsigned long long)r[k]; }
+}''', "wide128", 2, 64, lambda r: [r.integers(0, 2 ** 64, 256, dtype=np.uint64),
+                                  np.concatenate([r.integers(0, 2 ** 64, 128, dtype=np.uint64),
+                                                  r.integers(0, 2 ** 20, 128, dtype=np.uint64)]),
+                                  np.zeros(12 * 128, np.uint64), np.int32(128)], options=("--device-int128",))
