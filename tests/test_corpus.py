@@ -160,13 +160,14 @@ KNOWN_GAPS = {
     "fast_math_flag_trig": "-use_fast_math's sinf/cosf/tanf are sin/cos.approx.ftz.f32: MUFU.SIN/COS not tabled yet",
     "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
-                                     "values 1 ulp off (the GPU's CCCL headers are /usr/local/cuda's, cudalab's the "
-                                     "nvidia-cuda-cccl wheel's: possibly other code); all products, quotients and "
-                                     "exp are bit-exact",
+                                     "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
+                                     "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "
+                                     "quotients and exp are bit-exact",
     "prec_div_and_sqrt_flags_off": "sqrtf under -prec-sqrt=false is sqrt.approx.f32 (MUFU.SQRT, not tabled yet): "
-                                   "24 of 256 1 ulp off; and 1/sqrtf's rsqrt.approx.f32 bits differed between four "
-                                   "H200 recordings of this kernel (one matched the H100's table, the others 14 or 53 "
-                                   "values 1-2 ulp from it); div.full and rcp are bit-exact",
+                                   "24 of 256 1 ulp off; and 1/sqrtf's rsqrt.approx.f32 (same PTX) gave other bits on "
+                                   "the H200 by compile path and process: CuPy and cudalab's GPU backend disagreed in "
+                                   "27 of 256 in one process, one recording matched the H100's table, others 14 or 53 "
+                                   "values 1-2 ulp from it; div.full and rcp are bit-exact",
     "ptx_sqrt_approx_f32": "sqrt.approx.f32 is MUFU.SQRT, not tabled yet: 648 of 4096 results 1 ulp from the "
                            "exactly rounded square root the emulator gives",
 }
