@@ -155,3 +155,31 @@ def test_a_subtractions_carry_flag_means_no_borrow():
     assert carry.tolist() == [1, 0, 1, 1]
     num, den = (2 ** 127 << 0) | 0x38AC1FEC541BAA45, (1 << 64) | 0x772B934E130A88FA
     assert (int(q[0]) << 64) | int(q[1]) == num // den
+
+
+def test_device_malloc_returns_null_once_the_heap_is_used_up():
+    """In-kernel malloc() draws on a heap of cudaLimitMallocHeapSize bytes (8 MiB by default): past it,
+    malloc returns NULL, which is why the Programming Guide checks the pointer and raises the limit
+    with cudaDeviceSetLimit before the launch."""
+    src = r'''
+    __global__ void grab(unsigned long long* out) {
+      char* big = (char*)malloc(16u << 20);
+      char* four = (char*)malloc(4u << 20);
+      char* five = (char*)malloc(5u << 20);
+      out[0] = big != nullptr; out[1] = four != nullptr; out[2] = five != nullptr;
+      free(four);
+      char* again = (char*)malloc(5u << 20);
+      out[3] = again != nullptr;
+      free(again); free(big); free(five);
+    }'''
+    kernel = cudalab.compile(src).get_kernel("grab")
+    out = np.zeros(4, np.uint64)
+    kernel[1, 1](out)
+    assert out.tolist() == [0, 1, 0, 1]                 # 16 MiB > 8; 4 + 5 MiB > 8; 5 after freeing 4
+    before = cudalab.device_limit("MallocHeapSize")
+    try:
+        cudalab.set_device_limit("MallocHeapSize", 64 << 20)
+        kernel[1, 1](out)
+        assert out.tolist() == [1, 1, 1, 1]
+    finally:
+        cudalab.set_device_limit("MallocHeapSize", before)

@@ -668,3 +668,18 @@ __global__ void wide128(const unsigned long long* a, const unsigned long long* b
                                   np.concatenate([r.integers(0, 2 ** 64, 128, dtype=np.uint64),
                                                   r.integers(0, 2 ** 20, 128, dtype=np.uint64)]),
                                   np.zeros(12 * 128, np.uint64), np.int32(128)], options=("--device-int128",))
+
+case("device_malloc_heap_exhaustion", r'''
+__global__ void heap(unsigned long long* out) {
+  if (threadIdx.x != 0) return;
+  char* big = (char*)malloc(16u << 20);           // past the default 8 MiB heap
+  char* four = (char*)malloc(4u << 20);
+  char* five = (char*)malloc(5u << 20);           // 4 + 5 MiB: past it too
+  out[0] = big != nullptr; out[1] = four != nullptr; out[2] = five != nullptr;
+  free(four);
+  char* again = (char*)malloc(5u << 20);
+  out[3] = again != nullptr;
+  if (again) { again[0] = 1; again[(5u << 20) - 1] = 2; out[4] = again[0] + again[(5u << 20) - 1]; }
+  out[5] = malloc(0) == nullptr;
+  free(again); free(big); free(five);
+}''', "heap", 1, 32, lambda r: [np.zeros(6, np.uint64)])
