@@ -467,16 +467,18 @@ DEFAULT_HEAP = 8 << 20             # cudaLimitMallocHeapSize's default (runtime/
 HEAP_LABEL = "device malloc"
 
 
-def heap_alloc(ex, sizes) -> np.ndarray:
-    """Blocks of the device heap for malloc() and a kernel's cudaMalloc, one per size; 0 (NULL) for a
-    size of 0 and where the block would take the heap's live bytes past cudaLimitMallocHeapSize (8 MiB
-    unless the host raised it with cudaDeviceSetLimit before the launch), as a GPU answers a heap that
-    is used up: malloc(16 << 20) in a kernel is NULL until the host asks for a bigger heap."""
+def heap_alloc(ex, sizes, zero_is_null=True) -> np.ndarray:
+    """Blocks of the device heap for malloc() and a kernel's cudaMalloc, one per size; 0 (NULL) where
+    the block would take the heap's live bytes past cudaLimitMallocHeapSize (8 MiB unless the host
+    raised it with cudaDeviceSetLimit before the launch), as a GPU answers a heap that is used up:
+    malloc(16 << 20) in a kernel is NULL until the host asks for a bigger heap (an H200, in
+    tests/kernels/guide.py). A size of 0 gives NULL with ``zero_is_null``; malloc(0) gives a pointer
+    on the H200, so malloc passes False."""
     limit = int(ex.program.device_limits.get(2, DEFAULT_HEAP))
     live = sum(a.size for a in ex.mem.allocs.values() if a.label == HEAP_LABEL and not a.freed)
     out = []
     for s in (int(x) for x in sizes):
-        if s == 0 or live + s > limit:
+        if s == 0 and zero_is_null or live + s > limit:
             out.append(0)
             continue
         out.append(ex.mem.alloc(s, label=HEAP_LABEL))
