@@ -1099,7 +1099,7 @@ def _builtin(ex: Exec, inst, fname, rets, args):
         raise KernelError(msg, "cudaErrorAssert", [Finding("assert", msg, ex.kernel_name, ln, block, thread)])
     if fname == "malloc":
         sizes = _param_u64(ex, args[0], sel)
-        ptrs = np.array([ex.mem.alloc(int(s), label="device malloc") if s else 0 for s in sizes.tolist()], np.uint64)
+        ptrs = devrt.heap_alloc(ex, sizes.tolist(), zero_is_null=False)
         buf = ex.fr.param_buffer(rets[0])
         buf[sel, 0:8] = ptrs.view(np.uint8).reshape(-1, 8)
         return
