@@ -308,7 +308,7 @@ class Exec:
         geo = _geometry(batch.nblocks, self.lanes_per_block, batch.threads_per_block, batch.block, self.shared_stride)
         self.lane_block, self.thread_linear, self.shared_base, valid, self._tid, self.valid_idx = geo
         self.valid = valid
-        self.exited = ~valid
+        self._exited = None      # ~valid, made at first use (exited): a batch that native code runs whole never asks
         self.observers = list(observers)
         self.stats = stats
         self.deadline = deadline
@@ -328,6 +328,20 @@ class Exec:
         self.sync_version = 0
         self.parked = None
         self.must_proceed = False
+
+    @property
+    def exited(self):
+        """Lanes that have exited (and the padding lanes that never ran): made when first asked for,
+        since a batch that one native region runs from start to end never is (a 2^19-lane batch's
+        inversion and its pages, tens of microseconds)."""
+        e = self._exited
+        if e is None:
+            e = self._exited = ~self.valid
+        return e
+
+    @exited.setter
+    def exited(self, value):
+        self._exited = value
 
     # ---------------------------------------------------------------- helpers for instructions
     def emit(self, ev):
@@ -652,7 +666,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     stack = [[0, n_code, frame_mask] if span is None else [span[0], span[1], frame_mask]]
     if is_kernel:
         ex.kernel_stack = stack
-    returned = np.zeros(ex.n, bool)
+    # lanes that returned from this frame: made at the first return that leaves other lanes running
+    # (most frames end with one return of all their lanes; a batch's zeros and their pages cost tens of us)
+    returned = None
     frame_count = -1 if span is not None else count if count is not None else int(np.count_nonzero(frame_mask))
     # (a stretch: lanes may wait outside it, so no count)
     stats = ex.stats
@@ -668,7 +684,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
         if pc == rpc or pc >= n_code:
             stack.pop()
             continue
-        if returned.any():
+        if returned is not None and returned.any():
             mask = mask & ~returned
         idx = frame_idx if mask is frame_mask and frame_idx is not None else _lanes_of(mask, ex.n)
         if idx.size == 0:
@@ -735,6 +751,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 pc = aux
                 continue
             if kind == K_WAIT:
+                if returned is None:
+                    returned = np.zeros(ex.n, bool)
                 if _wait(ex, fn, all_t, any_t, None if g is None else pv, stack, ent, pc, returned):
                     break
                 pc += 1
@@ -742,6 +760,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             if kind == K_BRA:
                 if aux <= pc and any_t:
                     backedges += 1
+                    if returned is None and backedges >= SPIN_LIMIT:
+                        returned = np.zeros(ex.n, bool)
                     if backedges >= SPIN_LIMIT and _let_waiting_threads_run(stack, ex, returned):
                         # independent thread scheduling: threads parked at a reconvergence point go on
                         # while these keep looping (a spin lock waits for a holder that has left the loop)
@@ -781,11 +801,16 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 # all of the entry's lanes leave (a whole batch, at the kernel's end): or its mask in,
                 # ~20x cheaper than scattering its list of lanes
                 lanes = ex.mask if all_t else ex.idx[pv]
-                if all_t and len(stack) > 1:     # (the last entry leaving: nothing reads returned again)
+                last = all_t and len(stack) == 1
+                if not last and returned is None:
+                    returned = np.zeros(ex.n, bool)
+                if all_t and not last:     # (the last entry leaving: nothing reads returned again)
                     returned |= lanes
                 elif not all_t:
                     returned[lanes] = True
-                if is_kernel or kind == K_EXIT:
+                if last and is_kernel and kind == K_RET and ex._exited is None:
+                    pass            # the kernel's end: nothing asks which lanes exited (and none has before)
+                elif is_kernel or kind == K_EXIT:
                     if all_t:
                         ex.exited |= lanes
                     else:
@@ -807,6 +832,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 # lanes may have exited inside the callee (exit, trap)
                 pc += 1
                 if ex.exited[ex.idx].any():
+                    if returned is None:
+                        returned = np.zeros(ex.n, bool)
                     returned |= ex.exited
                     ent[0], ent[2] = pc, ex.mask & ~returned
                     break
@@ -1423,7 +1450,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         if run_df is df:
             ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
         try:
-            run_function(ex, run_df, ex.valid.copy(), is_kernel=True, count=ex.valid_idx.size)
+            # (the batch shape's valid lanes themselves: read-only, and the stack makes new masks)
+            run_function(ex, run_df, ex.valid, is_kernel=True, count=ex.valid_idx.size)
             t1 = time.thread_time()
             if run_df is df:
                 spent = t1 - t0
