@@ -236,3 +236,17 @@ def test_a_batch_that_native_code_runs_whole_makes_no_lane_masks(monkeypatch):
     batches.clear()
     kernel[(n + 255) // 256, 256](cudalab.to_device(x), np.int32(n))
     assert batches and all(ex._exited is None for ex in batches)
+
+
+def test_a_small_batch_shape_takes_plain_arrays_and_a_big_one_huge_pages():
+    """A batch shape's lane arrays (engine._geometry) come from one buffer of 2 MiB pages only where
+    they are big (a 2^20-thread batch: a few page faults instead of thousands). A 256-block batch
+    needs 2.4 MB of them: padded out to 6 MiB of huge pages, which Linux may first have to make by
+    compacting memory, its first launch took up to ten times as long as with plain arrays."""
+    from cudalab.emulator import engine
+    small = engine._build_geometry(256, 256, 256, (256, 1, 1), 0)
+    assert all(a.base is None or a.base.nbytes == a.nbytes for a in small[:4])     # each its own
+    big = engine._build_geometry(4096, 256, 256, (256, 1, 1), 0)
+    base = big[0].base
+    assert base is not None and base.nbytes >= engine.SLAB_BYTES and big[1].base is base
+    assert small[3].all() and small[5].tolist() == list(range(256 * 256))

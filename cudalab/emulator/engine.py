@@ -617,6 +617,7 @@ def _build_geometry(nblocks, lpb, threads, block, shared_stride):
 
 
 _HUGE_PAGE = 2 << 20
+SLAB_BYTES = 8 << 20       # lane arrays of a batch shape from one huge-page buffer from this size (_lane_slab)
 
 
 def _lane_slab(sizes):
@@ -625,12 +626,16 @@ def _lane_slab(sizes):
     For a big batch the buffer is at least 4 MiB, which numpy asks Linux to back with 2 MiB pages
     (transparent huge pages), and the arrays start at a 2 MiB boundary in it: filling them takes a
     few page faults instead of one per 4 KiB page. (A 2^20-thread launch's first batch took 2,600
-    faults here, 10 ms on a virtual machine; it is the first big launch of a shape that pays.)"""
+    faults here, 10 ms on a virtual machine; it is the first big launch of a shape that pays.)
+    Below ``SLAB_BYTES`` the arrays are plain ones: a 2 MiB page can cost Linux a compaction of memory
+    first (transparent huge pages' ``defrag=madvise``), and a 256-block batch (2.4 MB of these arrays)
+    padded out to 6 MiB of huge pages took 0.7 to 11 ms to fill on the shared dev machine, its plain
+    arrays 1.1 to 1.4 ms; compare.py times such launches one at a time, each a new shape."""
     offsets, total = [], 0
     for size in sizes:
         offsets.append(total)
         total += (size + 63) // 64 * 64
-    if total < (1 << 20):
+    if total < SLAB_BYTES:
         return [np.empty(size, np.uint8) for size in sizes]
     buf = np.empty(max(total, 4 << 20) + _HUGE_PAGE, np.uint8)
     start = -buf.ctypes.data % _HUGE_PAGE
