@@ -47,8 +47,12 @@ LANE_BYTES = 64                 # per-lane state besides registers and local mem
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
-KEEP_REGISTERS = 4 << 20       # bytes of a launch's register arrays kept for the kernel's next launch,
-KEEP_POOLS = 4                 # by the kernels launched last (at most this many)
+# bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
+# kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
+# tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
+# at 4 MB it made afresh at every launch, 330 page faults (about a millisecond of system time) a launch
+KEEP_REGISTERS = 16 << 20
+KEEP_POOLS = 4
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
@@ -224,6 +228,21 @@ class _DecodeContext:
 
 # ------------------------------------------------------------------ execution state
 
+SPARE = "\0memory"     # key of a register pool (Regs.pool) that holds the batch's (shared, local) memory
+
+
+def _zeroed(buf, n: int) -> np.ndarray:
+    """``n`` zero bytes: a finished batch's buffer, refilled, where it is big enough, else new ones.
+    Refilling touches pages the process has; a fresh np.zeros of megabytes maps new ones, which fault
+    in at their first touch and go back at the end: a 2^20-thread tree reduction's two batches of 2 MB
+    of shared memory took 412 page faults and about a millisecond of system time a launch."""
+    if buf is not None and buf.size >= n:
+        buf = buf[:n]
+        buf.fill(0)
+        return buf
+    return np.zeros(n, np.uint8)
+
+
 class Regs(dict):
     """Registers of one frame: created on first use as zeros of their storage type."""
 
@@ -288,7 +307,8 @@ class Exec:
 
     def __init__(self, program: Program, kernel: DecodedFunction, batch: BatchInfo, kparams: bytes,
                  shared_size: int, shared_layout: dict, local_stride: int, observers, stats, deadline,
-                 kernel_name: str, checks=()):
+                 kernel_name: str, checks=(), spare=None):
+        """``spare``: a finished batch's (shared, local) memory to zero and reuse (``_zeroed``)."""
         self.program = program
         self.mem = program.memory
         self.kernel = kernel
@@ -301,10 +321,10 @@ class Exec:
         # each block's row holds its whole allocation unit: a read past the shared size but inside the
         # unit runs on a GPU, and here reads the block's own padding (slack.py)
         self.shared_stride = max(16, slack.shared_allocation(shared_size))
-        self.shared = np.zeros(batch.nblocks * self.shared_stride if shared_size else 16, np.uint8)
+        self.shared = _zeroed(spare and spare[0], batch.nblocks * self.shared_stride if shared_size else 16)
         self.shared_layout = shared_layout
         self.local_stride = local_stride
-        self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
+        self.local = _zeroed(spare and spare[1], self.n * local_stride if local_stride else 16)
         geo = _geometry(batch.nblocks, self.lanes_per_block, batch.threads_per_block, batch.block, self.shared_stride)
         self.lane_block, self.thread_linear, self.shared_base, valid, self._tid, self.valid_idx = geo
         self.valid = valid
@@ -1432,13 +1452,16 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     # register arrays of the previous batch (not kept for observers): the first batch takes the last
     # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
     pool = None if observers else df.__dict__.pop("_pool", None)
+    # and its shared and local memory, zeroed again (_zeroed)
+    spare = pool.pop(SPARE, None) if pool else None
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)
         ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
-                  pace.deadline, kernel_name, checks)
+                  pace.deadline, kernel_name, checks, spare)
+        spare = None
         ex.fr = Frame(df, ex.n, 0, pool)
         ex.grid_workspace = workspace
         ex.wall_deadline = pace.wall_deadline
@@ -1463,6 +1486,8 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
                                    spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
             pool = None if observers else dict(ex.fr.regs)
+            if pool is not None:
+                spare = (ex.shared, ex.local)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
@@ -1485,7 +1510,10 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             compiled.wait_for_build(df)
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
         df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
-    if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
+    kept = sum(a.nbytes for a in pool.values()) if pool else 0
+    if pool and kept <= KEEP_REGISTERS:
+        if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
+            pool[SPARE] = spare
         df._pool = pool
         _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
         while len(_POOLED) > KEEP_POOLS:
