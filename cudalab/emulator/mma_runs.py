@@ -209,6 +209,7 @@ class Run:
         from .mma import active_warps
         if ex.observers or not mma_native.worth_loading(ex.idx.size // 32 * len(self.program)):
             self.one_by_one(ex)
+            self._drop_unheld(ex)
             return
         for fn in self.before:
             fn(ex)
@@ -217,6 +218,7 @@ class Run:
         if arrays is None:
             for _, fn, _, _ in self.program:
                 fn(ex)
+            self._drop_unheld(ex)
             return
         ptrs = np.empty(len(self.names), np.int64)
         ptrs[self.held_slots] = _addresses(arrays)
@@ -233,6 +235,8 @@ class Run:
             pos[at] = sub
             left = np.flatnonzero(pos < len(self.ops))
             if not left.size:
+                if scratch is None:         # (a stop handed the unheld registers arrays of their own)
+                    self._drop_unheld(ex)
                 return
             if scratch is not None:      # what the stopped warps handed over into registers held by nothing
                 self._hand_over(ex, scratch)
@@ -277,6 +281,15 @@ class Run:
         for i, name in enumerate(self.unheld):
             row = scratch[i].view(np.uint64 if self.words[name] == 8 else np.uint32)[:ex.n]
             ex.fr.regs[name] = row.copy()
+
+    def _drop_unheld(self, ex):
+        """Forget the arrays that the instructions' own paths (one by one, or after a stop) gave the
+        registers held by nothing: nothing outside the program names them and it writes them before
+        reading them, so they are dead once it ends. Kept, every program's would pile up in the batch,
+        which engine.register_bytes sizes without them."""
+        regs = ex.fr.regs
+        for name in self.unheld:
+            regs.pop(name, None)
 
     def _again(self, ex):
         """The register arrays after an instruction's own path wrote some: each kept if it is still an
@@ -368,6 +381,18 @@ def _unheld(program, names, fresh, mentions):
     of their own only after a stop (Run._hand_over)."""
     inside = collections.Counter(x for (_, fn, _, _) in program for x in set(_named(*fn.fusion[::2])))
     return [x for x in names if x in fresh and inside[x] == mentions[x]]
+
+
+def unheld_bytes(code, regs) -> int:
+    """Bytes a lane saves where the programs in ``code`` (K_FUSED Runs) hold no arrays for their unheld
+    registers (engine.register_bytes sizes a batch by what is left): all of them, less the largest
+    program's, which the scratch buffer holds instead at most (a uint64 row a register, of which the loop
+    writes a 32-bit register's first half: LANE rows and a stop's hand-over; the rest is never touched)
+    and which a stop's hand-over (or a run one by one) gives arrays until the program ends."""
+    from .dtypes import storage
+    runs = [fn for _, fn, _, _ in code if isinstance(fn, Run)]
+    sizes = [sum(storage(regs[x]).itemsize for x in r.unheld if x in regs) for r in runs]
+    return sum(sizes) - max(sizes, default=0)
 
 
 _SCRATCH = threading.local()
