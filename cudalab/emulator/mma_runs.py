@@ -130,7 +130,7 @@ class Run:
 
     def __init__(self, entries, form, mentions):
         self.entries, self.form = entries, form
-        self.program = [e for e in entries if getattr(e[1], "fusion", None)]
+        self.program, self.joined = _joined_lanes([e for e in entries if getattr(e[1], "fusion", None)], mentions)
         self.before = [e[1] for e in entries if not getattr(e[1], "fusion", None)]      # run first
         self.names, slots = [], {}
 
@@ -288,7 +288,7 @@ class Run:
         reading them, so they are dead once it ends. Kept, every program's would pile up in the batch,
         which engine.register_bytes sizes without them."""
         regs = ex.fr.regs
-        for name in self.unheld:
+        for name in (*self.unheld, *self.joined):
             regs.pop(name, None)
 
     def _again(self, ex):
@@ -307,6 +307,54 @@ class Run:
             if i and ex.observers:
                 ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
             fn(ex)
+
+
+def _joined_lanes(program, mentions):
+    """``program`` with each chain of LANE rows joined into one row, and the registers the chain passed
+    its value through: tf32TensorCoreGemm's __float_to_tf32 is four rows an element (mov.b32 %f, %r of
+    the load; the inline asm's cvt.rna.tf32.f32 and mov; mov.b32 %r, %f for the mma), run lane by lane
+    for every warp, a dozen rows an mma, which cost the compiled loop more than the mma's sums. A row
+    absorbs the one before it in the chain where that row alone writes the register it reads, nothing
+    else reads it, no instruction outside the two names it, the chain's source is not written in
+    between, and at most one of the two rounds (a mov copies). The joined registers are never written:
+    nothing could read them."""
+    writers, readers = collections.defaultdict(list), collections.defaultdict(list)
+    for p, (_, fn, _, _) in enumerate(program):
+        what, _, info = fn.fusion
+        if what == "lane":
+            written, read = [info["dst"]], [info["src"]]
+        elif what == "load":
+            written, read = info["regs"], [x for x in (info["base"], info["ld"]) if isinstance(x, str)]
+        else:
+            written, read = info["d"], [*info["a"], *info["b"], *info["c"]]
+        for x in written:
+            writers[x].append(p)
+        for x in read:
+            readers[x].append(p)
+    lanes = {p: dict(fn.fusion[2]) for p, (_, fn, _, _) in enumerate(program) if fn.fusion[0] == "lane"}
+    dropped, joined = set(), []
+    for p in sorted(lanes):
+        info = lanes[p]
+        x = info["src"]
+        q = writers[x][0] if len(writers[x]) == 1 else None
+        if q is None or q not in lanes or readers[x] != [p] or mentions[x] != 2 or q in dropped:
+            continue
+        first = lanes[q]
+        start = first.get("start", q)           # the chain's first row, which read its source
+        if first["kind"] != MOVE and info["kind"] != MOVE or \
+                any(start < r < p for r in writers[first["src"]]) or first["src"] == info["dst"]:
+            continue
+        kind = info["kind"] if first["kind"] == MOVE else first["kind"]
+        lanes[p] = {"dst": info["dst"], "src": first["src"], "kind": kind, "start": start,
+                    "words": {info["dst"]: 4, first["src"]: 4}}
+        dropped.add(q)
+        joined.append(x)
+    out = []
+    for p, (k, fn, inst, aux) in enumerate(program):
+        if p in dropped:
+            continue
+        out.append((k, LaneOp(fn.fn, lanes[p]), inst, aux) if p in lanes else (k, fn, inst, aux))
+    return out, joined
 
 
 def chains(program, ops, mentions):
@@ -391,7 +439,7 @@ def unheld_bytes(code, regs) -> int:
     and which a stop's hand-over (or a run one by one) gives arrays until the program ends."""
     from .dtypes import storage
     runs = [fn for _, fn, _, _ in code if isinstance(fn, Run)]
-    sizes = [sum(storage(regs[x]).itemsize for x in r.unheld if x in regs) for r in runs]
+    sizes = [sum(storage(regs[x]).itemsize for x in (*r.unheld, *r.joined) if x in regs) for r in runs]
     return sum(sizes) - max(sizes, default=0)
 
 
