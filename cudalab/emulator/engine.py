@@ -1289,10 +1289,15 @@ def _stack_size(program: Program, df: DecodedFunction):
 
 def register_bytes(df) -> int:
     """Bytes per lane of the kernel's registers, all in use (each is made on first use, so a batch
-    may hold them all by its end)."""
+    may hold them all by its end), less those that live only inside a tensor-core program: they get
+    no array over the batch (mma_runs.Run.unheld; their scratch rows count instead). An unrolled
+    GEMM's k-loop names thousands of them (tf32TensorCoreGemm 45 of its 53 kB a lane), and counting
+    them made its batches 19 blocks where 52 fit: every instruction's Python, once per batch, paid
+    again for each third of that."""
     n = df.__dict__.get("_register_bytes")
     if n is None:
-        n = df._register_bytes = sum(storage(t).itemsize for t in df.func.regs.values())
+        n = df._register_bytes = sum(storage(t).itemsize for t in df.func.regs.values()) - \
+            mma_runs.unheld_bytes(df.code, df.func.regs)
     return n
 
 
