@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ptx.ir import leaves
-from . import pace
+from . import pace, slack
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
@@ -1239,7 +1239,8 @@ def _context(ex, symbols):
     mem = ex.mem
     c = getattr(ex, "_native_ctx", None)
     bounds = mem.bounds()
-    if c is not None and c[1] is mem.data and c[2] is bounds:
+    limit = slack.shared_limit(ex)
+    if c is not None and c[1] is mem.data and c[2] is bounds and c[4] == limit:
         return c[0]
     addrs = [ex.symbol_address(s) for s in symbols]
     b = ex.batch
@@ -1256,7 +1257,10 @@ def _context(ex, symbols):
     ctx, keep, shared, local = last[3:]
     ctx = ctx.copy()
     ctx[shared], ctx[local] = ex.shared.ctypes.data, ex.local.ctypes.data
-    ex._native_ctx = (ctx, mem.data, bounds, keep)
+    if limit != ex.shared_size:
+        from . import llvmgen as lg
+        ctx[lg.SLOT["shared_size"]] = limit
+    ex._native_ctx = (ctx, mem.data, bounds, keep, limit)
     return ctx
 
 
