@@ -82,7 +82,9 @@ def shared_limit(ex) -> int:
 
 def warn(ex, inst, space, kind, lanes, addrs, size, why=None):
     """Record that ``lanes`` made an access memcheck reports and a GPU runs: one Finding per
-    instruction and launch (the threads of later batches are counted into it)."""
+    instruction and launch (the threads of later batches are counted into it, those the interpreter
+    runs: a shared access inside the unit that native code takes after the first warning,
+    ``shared_limit``, is not counted)."""
     site = (id(inst), kind, space)
     seen = ex.stats.warned
     f = seen.get(site)
