@@ -320,6 +320,7 @@ def test_a_typing_error_is_still_numbas_typing_error(cuda):
     with pytest.raises(TypingError, match="RequireLiteralValue") as caught:
         cuda.jit("void(int32)")(grid_of_a_variable)
     assert isinstance(caught.value, CompileError)
+    assert "RequireLiteralValue" in caught.value.msg         # numba's own words, where numba keeps them
 
 
 def test_transpose_is_a_new_array_as_in_numba(cuda):
@@ -908,3 +909,98 @@ def test_to_device_of_a_host_view_with_gaps_is_refused_as_numba_refuses_it(cuda)
     column = a[:, 1]
     double[1, 32](cuda.InOut(column))            # numba's argument hints gather a view's values
     np.testing.assert_array_equal(a[:, 1], [2.0, 10.0, 18.0])
+
+
+def test_a_launch_returns_none_as_numbas_does_and_last_launch_keeps_the_record(cuda):
+    import pickle
+
+    import cudalab
+
+    @cuda.jit
+    def bump(a):
+        a[0] += 1
+
+    a = np.zeros(1)
+    assert bump[1, 1](a) is None                 # numba.cuda's launch returns nothing
+    assert bump.forall(1)(a) is None
+    assert cudalab.last_launch().kernel == "bump"  # what cudalab ran is still at hand
+    again = pickle.loads(pickle.dumps(bump))     # a rebuilt kernel launches as numba's too
+    assert again[1, 1](a) is None and a[0] == 3
+
+    @cudalab.jit                                 # cudalab's own jit: the lessons read the record
+    def bump_too(a):
+        a[0] += 1
+    assert bump_too[1, 1](a).grid == (1, 1, 1)
+
+
+def test_numbas_device_runtime_lets_a_kernel_make_arrays(cuda, monkeypatch):
+    from numba.cuda import config
+    monkeypatch.setattr(config, "CUDA_ENABLE_NRT", True, raising=False)   # NUMBA_CUDA_ENABLE_NRT=1
+
+    @cuda.jit
+    def sums(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            scratch = np.zeros(4, dtype=np.float64)   # numba's NRT allocates it on the device
+            for k in range(4):
+                scratch[k] = i * k
+            out[i] = scratch.sum()
+
+    out = np.zeros(6)
+    sums[1, 6](out)
+    np.testing.assert_array_equal(out, [6.0 * i for i in range(6)])
+
+
+def test_a_strided_int32_parameter_reads_the_int64_arrays_a_python_list_gives(cuda):
+    from cudalab.errors import LaunchError
+
+    @cuda.jit("void(float32[:, :], int32[:, :])")    # as a course's Sobel filter declares its stencil
+    def weigh(out, stencil):
+        i, j = cuda.grid(2)
+        if i < out.shape[0] and j < out.shape[1]:
+            out[i, j] = stencil[i, j] * 0.5
+
+    stencil = cuda.to_device([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]])     # int64, numba's strides in bytes
+    out = cuda.device_array((3, 3), np.float32)
+    weigh[1, (3, 3)](out, stencil)
+    np.testing.assert_array_equal(out.copy_to_host(), np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]) * 0.5)
+
+    @cuda.jit("void(int32[::1])")                    # a contiguous parameter indexes by its own size
+    def first(a):
+        a[0] = 1
+    with pytest.raises(LaunchError, match="No matching definition"):
+        first[1, 1](np.zeros(3, np.int64))
+
+
+def test_cache_true_keeps_the_compiled_kernel_in_pycache_for_the_next_run(cuda, tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+
+    from cudalab.pykernels import dispatcher
+    program = tmp_path / "doubling.py"
+    program.write_text("from numba import cuda\n\n"
+                       "@cuda.jit(cache=True)\n"
+                       "def double(x):\n"
+                       "    i = cuda.grid(1)\n"
+                       "    if i < x.size:\n"
+                       "        x[i] *= 2\n")
+
+    def load():                          # a fresh import, as a second run of the program has
+        spec = importlib.util.spec_from_file_location("doubling", program)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    x = np.arange(4.0)
+    load().double[1, 4](x)
+    kept = sorted(p.suffix for p in (tmp_path / "__pycache__").iterdir() if p.name.startswith("doubling.double"))
+    assert kept == [".nbc", ".nbi"]      # numba's index and one data file, where numba writes them
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(dispatcher, "compile_kernel", no_compiling)
+    load().double[1, 4](x)               # the second run loads the PTX
+    np.testing.assert_array_equal(x, [0.0, 4.0, 8.0, 12.0])
+    with pytest.raises(AssertionError, match="compiled again"):
+        load().double[1, 4](x.astype(np.float32))      # another signature compiles (and is kept)
+    sys.modules.pop("doubling", None)

@@ -55,6 +55,7 @@ class _RawKernel:
             from ..pykernels import jit as cudalab_jit
             self._kernel = cudalab_jit(_as_numba(self.func))
             self._kernel.warns_as_numba = False         # CuPy says nothing of small grids
+            self._kernel.returns_record = False         # CuPy's launch returns None
         return self._kernel
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):

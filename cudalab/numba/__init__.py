@@ -50,12 +50,11 @@ SCRIPT_WATCHDOG_SECONDS = 600.0
 
 
 def _replacements() -> dict:
-    from .. import pykernels
-    from ..pykernels import host
+    from ..pykernels import dispatcher, host
     from ..pykernels.compiler import numpy_compat
     numpy_compat()
     out = {name: getattr(host, name) for name in _HOST_NAMES}
-    out.update(jit=pykernels.jit, compile=host.compile_code, is_available=lambda: True,
+    out.update(jit=dispatcher.numba_jit, compile=host.compile_code, is_available=lambda: True,
                legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
     return out
 
