@@ -1004,3 +1004,27 @@ def test_cache_true_keeps_the_compiled_kernel_in_pycache_for_the_next_run(cuda, 
     with pytest.raises(AssertionError, match="compiled again"):
         load().double[1, 4](x.astype(np.float32))      # another signature compiles (and is kept)
     sys.modules.pop("doubling", None)
+
+
+def test_numbas_nrt_statistics_count_a_kernels_allocations(cuda, monkeypatch):
+    from numba.cuda import config
+    from numba.cuda.memory_management import rtsys
+    monkeypatch.setattr(config, "CUDA_ENABLE_NRT", True, raising=False)     # NUMBA_CUDA_ENABLE_NRT=1
+    monkeypatch.setattr(config, "CUDA_NRT_STATS", True, raising=False)      # NUMBA_CUDA_NRT_STATS=1
+
+    @cuda.jit
+    def first_of_a_range(out):
+        out[0] = np.arange(10)[3]            # one array, made and freed on the device
+
+    rtsys.initialize()
+    assert rtsys.memsys_stats_enabled()
+    before = rtsys.get_allocation_stats()
+    out = np.zeros(1, np.int64)
+    first_of_a_range[1, 1](out)
+    after = rtsys.get_allocation_stats()
+    assert out[0] == 3
+    assert [a - b for a, b in zip(after, before)] == [1, 1, 1, 1]     # alloc, free, mi_alloc, mi_free
+    rtsys.memsys_disable_stats()
+    assert not rtsys.memsys_stats_enabled()
+    with pytest.raises(RuntimeError, match="NRT stats are disabled"):
+        rtsys.get_allocation_stats()

@@ -71,7 +71,7 @@ def _method_patches() -> list:
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.kernels import transpose
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
-    from ..pykernels import host, kernels
+    from ..pykernels import host, kernels, nrt     # nrt: numba's device runtime's statistics on cudalab
     return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
             (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
             (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
@@ -88,7 +88,7 @@ def _method_patches() -> list:
             # numba's device-array module functions allocate through numba's driver
             (devicearray, "from_array_like", host.from_array_like),
             (devicearray, "from_record_like", host.from_record_like),
-            (devicearray, "auto_device", host.auto_device)]
+            (devicearray, "auto_device", host.auto_device)] + nrt.patches()
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):
@@ -183,6 +183,8 @@ def uninstall():
         else:
             setattr(owner, name, old)
     _SAVED.clear()
+    from numba.cuda.memory_management.nrt import rtsys
+    rtsys.close()           # its statistics' module and structure were cudalab's
 
 
 def installed() -> bool:

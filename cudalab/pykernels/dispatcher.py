@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import CudaError, KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
-from . import arguments
+from . import arguments, nrt
 from .compiler import compile_kernel, target_cc
 
 
@@ -502,6 +502,7 @@ class LaunchConfiguration:
                         for ty, a in zip(kernel.argtypes, args)]
             for callback in self.pre_launch_callbacks:
                 callback(kernel, self)
+            nrt.before_launch(kernel)
             record = kernel[self.config](*prepared)
             for write_back in retrieve:
                 write_back()
