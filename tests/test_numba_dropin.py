@@ -1028,3 +1028,11 @@ def test_numbas_nrt_statistics_count_a_kernels_allocations(cuda, monkeypatch):
     assert not rtsys.memsys_stats_enabled()
     with pytest.raises(RuntimeError, match="NRT stats are disabled"):
         rtsys.get_allocation_stats()
+
+
+def test_numbas_driver_helpers_take_cudalabs_device_arrays(cuda):
+    from numba.cuda.cudadrv.driver import device_ctypes_pointer, device_pointer, is_device_memory
+    d = cuda.to_device(np.arange(8, dtype=np.float32))
+    assert is_device_memory(d) and not is_device_memory(np.zeros(2))
+    assert device_pointer(d) == d.device_ptr == device_ctypes_pointer(d).value     # the emulator's address
+    assert device_pointer(d[2:]) == d.device_ptr + 8                                 # a view's own address
