@@ -978,12 +978,12 @@ def test_cache_true_keeps_the_compiled_kernel_in_pycache_for_the_next_run(cuda, 
 
     from cudalab.pykernels import dispatcher
     program = tmp_path / "doubling.py"
-    program.write_text("from numba import cuda\n\n"
+    program.write_text("from numba import cuda\n\nFACTOR = 2\n\n"
                        "@cuda.jit(cache=True)\n"
                        "def double(x):\n"
                        "    i = cuda.grid(1)\n"
                        "    if i < x.size:\n"
-                       "        x[i] *= 2\n")
+                       "        x[i] *= FACTOR\n")
 
     def load():                          # a fresh import, as a second run of the program has
         spec = importlib.util.spec_from_file_location("doubling", program)
@@ -999,10 +999,20 @@ def test_cache_true_keeps_the_compiled_kernel_in_pycache_for_the_next_run(cuda, 
     def no_compiling(*args, **kwargs):
         raise AssertionError("compiled again")
     monkeypatch.setattr(dispatcher, "compile_kernel", no_compiling)
-    load().double[1, 4](x)               # the second run loads the PTX
+    second = load()
+    second.double[1, 4](x)               # the second run loads the PTX
     np.testing.assert_array_equal(x, [0.0, 4.0, 8.0, 12.0])
+    stats = second.double.stats          # numba's counts: one compile answered by the cache
+    assert (sum(stats.cache_hits.values()), sum(stats.cache_misses.values())) == (1, 0)
+    assert stats.cache_path == str(tmp_path / "__pycache__")
     with pytest.raises(AssertionError, match="compiled again"):
         load().double[1, 4](x.astype(np.float32))      # another signature compiles (and is kept)
+    monkeypatch.undo()
+    second.FACTOR = 3                    # a global the cache key does not see: recompile() replaces the PTX
+    second.double.recompile()
+    x = np.ones(4)
+    load().double[1, 4](x)
+    np.testing.assert_array_equal(x, [3.0] * 4)
     sys.modules.pop("doubling", None)
 
 

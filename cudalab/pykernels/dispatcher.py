@@ -9,6 +9,7 @@ the PTX, there being no C++ to recompile).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import inspect
@@ -246,6 +247,7 @@ class Dispatcher(ResourceQueries):
         # numba's cache=True: compiled PTX kept in __pycache__ between runs (pykernels/caching.py)
         self.cache = bool(cache)
         self._cache = None
+        self._cache_hits, self._cache_misses = collections.Counter(), collections.Counter()    # numba's stats
         if self.cache:
             from .caching import cache_for
             self._cache = cache_for(py_func)
@@ -299,12 +301,34 @@ class Dispatcher(ResourceQueries):
         that links foreign code is not kept (the file may change while the Python does not)."""
         magic = ("cudalab", cc, self.fastmath, self.launch_bounds, self.debug, self.opt)
         compiled = self._cache.load(argtypes, magic) if self._cache is not None and not self.link else None
+        (self._cache_misses if compiled is None else self._cache_hits)[argtypes] += 1
         if compiled is None:
             compiled = compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
                                       self.debug, self.opt)
             if self._cache is not None and not self.link and "linked" not in compiled.options:
                 self._cache.save(argtypes, magic, compiled)
         return compiled
+
+    @property
+    def stats(self):
+        """numba's compile statistics: the cache's folder (None without ``cache=True``) and, per argument
+        types, how many compiles the cache answered and how many it did not."""
+        from numba.cuda.dispatcher import _CompileStats
+        return _CompileStats(cache_path=self._cache.cache_path if self._cache is not None else None,
+                             cache_hits=self._cache_hits, cache_misses=self._cache_misses)
+
+    def recompile(self):
+        """numba's ``kernel.recompile()``: compile every signature afresh (after the globals it reads
+        changed), replacing what the cache keeps."""
+        compiled = list(self._kernels)
+        explicit = [k.argtypes for k in self._signatures]
+        self._kernels.clear()
+        if self._cache is not None:
+            self._cache.flush()
+        self._signatures = [self._compile(t) for t in explicit]
+        for argtypes, cc in compiled:
+            if cc == target_cc():
+                self._compile(argtypes)
 
     def specialize(self, *args) -> PyKernel:
         """The compiled kernel that runs these arguments (compiling it the first time)."""
