@@ -1046,3 +1046,14 @@ def test_numbas_driver_helpers_take_cudalabs_device_arrays(cuda):
     assert is_device_memory(d) and not is_device_memory(np.zeros(2))
     assert device_pointer(d) == d.device_ptr == device_ctypes_pointer(d).value     # the emulator's address
     assert device_pointer(d[2:]) == d.device_ptr + 8                                 # a view's own address
+
+
+def test_an_event_never_recorded_has_happened_as_cuda_says(cuda):
+    # cudaEventQuery/cudaEventSynchronize/cudaStreamWaitEvent of an event that was never recorded
+    # succeed at once; only a time between events needs both recorded
+    idle = cuda.event()
+    assert idle.query() is True
+    idle.synchronize()
+    idle.wait(cuda.stream())
+    with pytest.raises(Exception, match="never recorded"):
+        cuda.event_elapsed_time(idle, idle)
