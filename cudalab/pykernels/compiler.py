@@ -148,12 +148,12 @@ def _compile_cu(source: str, name: str) -> str:
     from numba.cuda import config
     from ..frontend.nvrtc import compile_to_ptx
     numba_headers = os.path.join(os.path.dirname(numba.cuda.__file__), "include", "13")
-    if name == "nrt.cu":        # numba's device runtime (a CUSource) includes memsys.cuh from its folder
-        from numba.cuda.memory_management.nrt import get_include
-        numba_headers = [numba_headers, get_include()]
     extra = [d for d in str(getattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or "").split(":") if d]
     here = [os.path.dirname(os.path.abspath(name))] if os.path.isfile(name) else []
-    dirs = [*here, *([numba_headers] if isinstance(numba_headers, str) else numba_headers), *extra]
+    if name == "nrt.cu":        # numba's device runtime (a CUSource) includes memsys.cuh from its folder
+        from numba.cuda.memory_management.nrt import get_include
+        here = [get_include()]
+    dirs = [*here, numba_headers, *extra]
     return compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=os.path.basename(name)).ptx
 
 

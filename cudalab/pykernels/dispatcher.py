@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import CudaError, KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
 from . import arguments, nrt
-from .compiler import compile_kernel, target_cc
+from .compiler import compile_kernel, nrt_enabled, target_cc
 
 
 def python_words(text: str) -> str:
@@ -299,7 +299,7 @@ class Dispatcher(ResourceQueries):
     def _compiled(self, argtypes: tuple, cc: tuple):
         """compile_kernel's result, from the kernel's cache when it has one (``cache=True``); a kernel
         that links foreign code is not kept (the file may change while the Python does not)."""
-        magic = ("cudalab", cc, self.fastmath, self.launch_bounds, self.debug, self.opt)
+        magic = ("cudalab", cc, self.fastmath, self.launch_bounds, self.debug, self.opt, nrt_enabled())
         compiled = self._cache.load(argtypes, magic) if self._cache is not None and not self.link else None
         (self._cache_misses if compiled is None else self._cache_hits)[argtypes] += 1
         if compiled is None:
