@@ -13,6 +13,7 @@ the kernel compiles, as numba's does.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 from numba.cuda.core.caching import Cache, CacheImpl
 
@@ -61,8 +62,9 @@ class KernelCache(Cache):
     def save(self, argtypes: tuple, magic: tuple, compiled: CompiledKernel):
         try:
             self.save_overload(argtypes, _Saved(compiled, _Target(magic)))
-        except OSError:         # numba too compiles on when its cache folder cannot be written
-            pass
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass                # a folder that cannot be written, an exception argument that does not
+            #                     pickle: the kernel ran compiled, and the next run compiles again
 
     def _save_overload(self, sig, data):
         if not self._enabled:
