@@ -1057,3 +1057,19 @@ def test_an_event_never_recorded_has_happened_as_cuda_says(cuda):
     idle.wait(cuda.stream())
     with pytest.raises(Exception, match="never recorded"):
         cuda.event_elapsed_time(idle, idle)
+
+
+def test_a_child_forked_after_cuda_started_is_refused_as_numbas_driver_refuses_it(cuda):
+    import concurrent.futures
+    import multiprocessing
+    import os
+
+    from numba.cuda.cudadrv.error import CudaDriverError
+    if os.name != "posix":
+        pytest.skip("fork is a Unix call")
+    cuda.to_device(np.arange(3))                 # the parent starts CUDA
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        child = pool.submit(cuda.to_device, np.arange(3))
+        with pytest.raises(CudaDriverError, match="CUDA initialized before forking.*'spawn'"):
+            child.result()
+    assert cuda.to_device(np.arange(3)).copy_to_host().sum() == 3        # the parent goes on

@@ -53,7 +53,7 @@ def _replacements() -> dict:
     from ..pykernels import dispatcher, host
     from ..pykernels.compiler import numpy_compat
     numpy_compat()
-    out = {name: getattr(host, name) for name in _HOST_NAMES}
+    out = {name: host.fork_checked(getattr(host, name), name) for name in _HOST_NAMES}
     out.update(jit=dispatcher.numba_jit, compile=host.compile_code, is_available=lambda: True,
                legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
     return out

@@ -518,6 +518,8 @@ class LaunchConfiguration:
         # the launch itself, in this frame: a program's traceback ends here, below its launch line
         dispatcher = self.dispatcher
         if NUMBA_WARNINGS and dispatcher.warns_as_numba:
+            from .host import check_fork
+            check_fork()            # numba's driver refuses a child forked after CUDA started
             _warn_host_arrays(args)
         retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
         try:
