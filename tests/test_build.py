@@ -510,6 +510,51 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
 
 
+def test_graphs_built_with_cuda_12s_edge_calls_still_build_and_run(tmp_path, monkeypatch):
+    # CUDA 13 gave every call that lists a graph's edges a cudaGraphEdgeData argument; programs written
+    # for CUDA 10 to 12 (NCI's graph exercises) pass the nodes and a count only
+    write(tmp_path, {"graph.cu": """\
+        #include <cstdio>
+        __global__ void square(float *x) { x[threadIdx.x] *= x[threadIdx.x]; }
+        int main() {
+            float *d, h[32];
+            for (int i = 0; i < 32; i++) h[i] = i;
+            cudaMalloc(&d, sizeof h);
+            cudaGraph_t graph; cudaGraphCreate(&graph, 0);
+            cudaGraphNode_t up, kernel, down;
+            cudaGraphAddMemcpyNode1D(&up, graph, NULL, 0, d, h, sizeof h, cudaMemcpyHostToDevice);
+            cudaKernelNodeParams k = {};
+            void *args[] = {&d};
+            k.func = (void *)square; k.gridDim = dim3(1); k.blockDim = dim3(32); k.kernelParams = args;
+            cudaGraphAddKernelNode(&kernel, graph, NULL, 0, &k);
+            cudaGraphAddMemcpyNode1D(&down, graph, NULL, 0, h, d, sizeof h, cudaMemcpyDeviceToHost);
+            cudaError_t e1 = cudaGraphAddDependencies(graph, &up, &kernel, 1);
+            cudaError_t e2 = cudaGraphAddDependencies(graph, &kernel, &down, 1);
+            size_t edges = 0, before = 0;
+            cudaGraphGetEdges(graph, NULL, NULL, &edges);
+            cudaGraphNodeGetDependencies(down, NULL, &before);
+            cudaGraphExec_t exec;
+            cudaGraphInstantiate(&exec, graph, NULL, NULL, 0);
+            cudaGraphLaunch(exec, 0);
+            cudaStreamSynchronize(0);
+            // a capture asked about as CUDA 12 asked: no edge data
+            cudaStream_t s; cudaStreamCreate(&s);
+            cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+            square<<<1, 32, 0, s>>>(d);
+            cudaStreamCaptureStatus status; const cudaGraphNode_t *last; size_t nlast = 0;
+            cudaError_t e3 = cudaStreamGetCaptureInfo(s, &status, NULL, NULL, &last, &nlast);
+            cudaGraphNode_t keep = last[0];
+            cudaError_t e4 = cudaStreamUpdateCaptureDependencies(s, &keep, nlast, cudaStreamSetCaptureDependencies);
+            cudaGraph_t captured; cudaStreamEndCapture(s, &captured);
+            printf("%d %d %d %d %zu %zu %d %zu %g\\n", e1, e2, e3, e4, edges, before,
+                   status == cudaStreamCaptureStatusActive, nlast, h[3]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("graph.cu", options=["-o", "graph"])
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 1 1 1 9\n"), r.stderr
+
+
 def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):
     # gpu-mode's lecture 2 Makefile builds with -I/usr/local/cuda/include: the toolkit that builds.
     # cudalab's nvcc is the wheel's, and another version's headers there would be taken first

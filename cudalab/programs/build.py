@@ -314,7 +314,9 @@ def _fresh(manifest: Path) -> bool:
         return False
 
 
-_LEGACY_CALL = re.compile(r"\b(cudaThread\w+|cudaMemAdvise|cudaMemPrefetchAsync)\s*\(")
+_LEGACY_CALL = re.compile(r"\b(cudaThread\w+|cudaMemAdvise|cudaMemPrefetchAsync|cudaGraph(Add|Remove)Dependencies|"
+                          r"cudaGraphGetEdges|cudaGraphNodeGetDepende\w+|cudaGraphAddNode|cudaStreamGetCaptureInfo\w*|"
+                          r"cudaStreamUpdateCaptureDependencies)\s*\(")
 _RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
 
 
