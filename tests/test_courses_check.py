@@ -384,3 +384,17 @@ def test_a_library_call_refused_as_too_large_for_the_cpu_is_gpu_sized():
             "this CPU, beyond the 120 s a kernel may run here, so cudalab does not compute it (it is GPU-sized) and "
             "returns an error.\nCUBLAS error: 13, line 69\n")
     assert judge(1, said, "", 120)[0] == "GPU-sized"
+
+
+def test_a_success_line_under_an_ifdef_the_build_leaves_out_is_not_owed():
+    # CSCS's 2011 matmul exercises print PASSED only when built with -DCOMPARE_RESULTS, which their
+    # compilation line does not give
+    from courses_check import built_text
+    source = ('printf("%f\\n", c[0]);\n#ifdef COMPARE_RESULTS\nputs(ok ? "PASSED" : "FAILED");\n#else\n'
+              'puts("no check");\n#endif\n#if 0\nputs("correct");\n#endif\n')
+    assert judge(0, "0.33\nno check\n", built_text(source, ["-o", "matmul"]), 120)[0] == "fail"   # "correct" under #if 0 counts
+    source = source.replace("#if 0\nputs(\"correct\");\n#endif\n", "")
+    assert judge(0, "0.33\nno check\n", built_text(source, ["-o", "matmul"]), 120)[0] == "pass"
+    assert judge(0, "0.33\n", built_text(source, ["-DCOMPARE_RESULTS"]), 120)[0] == "fail"
+    assert judge(0, "0.33\n", built_text(source, ["-D", "COMPARE_RESULTS=1"]), 120)[0] == "fail"
+    assert judge(0, "0.33\nPASSED\n", built_text("#define COMPARE_RESULTS\n" + source, []), 120)[0] == "pass"
