@@ -35,6 +35,7 @@ SHIM_DIR = Path(__file__).parent / "shim"
 SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
            "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lcusparse", "-lcusparse_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
+LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
 
 
 def cache_dir() -> Path:
@@ -358,6 +359,11 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         r = compile_with(cpp17(options))
+    if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
+        # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
+        # does not build, what nvcc said of the references themselves is the message, with the hint below
+        with_references = compile_with([*options, "-include", str(LEGACY_TEXTURES)])
+        r = with_references if not with_references.returncode else r
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -424,7 +430,8 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
-_TEXTURE_REFERENCE = re.compile(r'\btexture is not a template|identifier "cuda(Un)?BindTexture(2D|ToArray)?" is undefined')
+_TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
+                                r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
