@@ -36,22 +36,48 @@ def patched_driver_types(text: str) -> str | None:
             + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
 
 
+_CUDA_H_END = "#endif /* __cuda_cuda_h__ */"
+# CUDA 12 and older declared cuCtxCreate(&context, flags, device); CUDA 13's cuda.h maps the name to
+# cuCtxCreate_v4, which takes a CUctxCreateParams* before the flags. Every driver-API program of those
+# years (a course's JIT example, a book's module loader) makes its context with the three-argument call.
+_OLD_DRIVER_CALLS = """
+#if defined(__cplusplus) && !defined(__CUDA_API_VERSION_INTERNAL)
+/* cudalab: cuCtxCreate as CUDA 3.2 to 12 declared it, for programs written then (no creation parameters) */
+static inline CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev) {
+    return cuCtxCreate(pctx, (CUctxCreateParams *)0, flags, dev);
+}
+#endif
+"""
+
+
+def patched_cuda_h(text: str) -> str | None:
+    """cuda.h with the three-argument cuCtxCreate back (a C++ overload), or None when it needs none
+    (CUDA 12's, whose cuCtxCreate is that one) or its end is not where this expects it."""
+    if "cuCtxCreate_v4" not in text or _CUDA_H_END not in text or "cudalab:" in text:
+        return None
+    at = text.rindex(_CUDA_H_END)
+    return text[:at] + _OLD_DRIVER_CALLS + text[at:]
+
+
 def legacy_include(include: Path, cache: Path) -> Path | None:
     """The include folder described above, made once in ``cache``; None when the toolkit's
     cudaDeviceProp needs nothing back."""
     patched = patched_driver_types((include / "driver_types.h").read_text())
     if patched is None:
         return None
-    folder = cache / f"include-{hashlib.sha256((str(include) + patched).encode()).hexdigest()[:20]}"
+    cuda_h = patched_cuda_h((include / "cuda.h").read_text()) if (include / "cuda.h").exists() else None
+    folder = cache / f"include-{hashlib.sha256((str(include) + patched + (cuda_h or '')).encode()).hexdigest()[:20]}"
     if folder.exists():
         return folder
     tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     for entry in include.iterdir():
-        if entry.name != "driver_types.h":
+        if entry.name != "driver_types.h" and not (entry.name == "cuda.h" and cuda_h):
             (tmp / entry.name).symlink_to(entry)
     (tmp / "driver_types.h").write_text(patched)
+    if cuda_h:
+        (tmp / "cuda.h").write_text(cuda_h)
     try:
         tmp.rename(folder)
     except OSError:                     # another process made it first
