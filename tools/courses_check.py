@@ -616,7 +616,7 @@ def _affirms(text: str) -> bool:
 _GPU_RUN = """
 # Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
 # tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
-import json, os, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 here = os.path.dirname(os.path.abspath(__file__))
@@ -636,8 +636,8 @@ def legacy_props_options():
 
 LEGACY_PROPS = legacy_props_options()
 
-def build(p):
-    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *LEGACY_PROPS,
+def build(p, extra=()):
+    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
                        capture_output=True, text=True)
     return b.returncode, (b.stdout + b.stderr)[-3000:]
@@ -653,8 +653,12 @@ def run(p):
 def save():                                                # as it goes: a run cut short keeps its results
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
+REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
+
 def build_and_run(p):
     code, log = build(p)
+    if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
+        code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 results = {}
@@ -693,11 +697,12 @@ static inline cudaError_t cudalab_legacy_props(struct cudaDeviceProp *p, int dev
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
-    calls and cudaDeviceProp fields) and records exit code and output in gpu.json, for --gpu."""
+    calls and cudaDeviceProp fields, CUDA 11's texture references) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props
-    from cudalab.programs.build import LEGACY, cpp17
+    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(LEGACY, dest / "legacy.h")
+    shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
     listed = []
