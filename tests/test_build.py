@@ -555,6 +555,24 @@ def test_graphs_built_with_cuda_12s_edge_calls_still_build_and_run(tmp_path, mon
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 1 1 1 9\n"), r.stderr
 
 
+def test_pointer_attributes_answer_to_cuda_10s_memory_type_too(tmp_path, monkeypatch):
+    # unified-addressing lessons before CUDA 11 ask attributes.memoryType, which CUDA 11 renamed type
+    write(tmp_path, {"uva.cu": """\
+        #include <cstdio>
+        int main() {
+            float *device, *pinned;
+            cudaMalloc(&device, 64); cudaMallocHost(&pinned, 64);
+            cudaPointerAttributes a, b;
+            cudaPointerGetAttributes(&a, device); cudaPointerGetAttributes(&b, pinned);
+            printf("%d %d %d\\n", a.memoryType == cudaMemoryTypeDevice, b.memoryType == cudaMemoryTypeHost,
+                   a.memoryType == a.type);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("uva.cu")
+    assert (r.returncode, r.stdout) == (0, "1 1 1\n"), r.stderr
+
+
 def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):
     # gpu-mode's lecture 2 Makefile builds with -I/usr/local/cuda/include: the toolkit that builds.
     # cudalab's nvcc is the wheel's, and another version's headers there would be taken first

@@ -1,6 +1,7 @@
 """CUDA 12's cudaDeviceProp for programs written before CUDA 13: an include folder that is the
 toolkit's own except for ``driver_types.h``, whose cudaDeviceProp has the eight fields CUDA 13
-removed (``clockRate``, ``memoryClockRate``, ``deviceOverlap``, ...) back.
+removed (``clockRate``, ``memoryClockRate``, ``deviceOverlap``, ...) back, and whose cudaPointerAttributes
+answers to CUDA 10's ``memoryType`` as well as ``type``.
 
 CUDA 13 moved them to device attributes, but a decade of device queries prints ``prop.clockRate``
 and CUDA by Example tests ``prop.deviceOverlap`` before it uses streams. The fields take eight of
@@ -24,6 +25,16 @@ REMOVED = ("clockRate", "deviceOverlap", "kernelExecTimeoutEnabled", "computeMod
 _STRUCT = re.compile(r"struct __device_builtin__ cudaDeviceProp\s*\{(.*?)\bint\s+reserved\[(\d+)\];", re.S)
 
 
+_POINTER_TYPE = re.compile(r"(struct __device_builtin__ cudaPointerAttributes\s*\{.*?)enum cudaMemoryType type;", re.S)
+
+
+def _memory_type_back(text: str) -> str:
+    """cudaPointerAttributes with CUDA 10's ``memoryType`` beside ``type``, which replaced it in CUDA 11: the
+    same field under both names (an anonymous union), so a UVA lesson's ``attributes.memoryType`` reads it."""
+    return _POINTER_TYPE.sub(r"\1union { enum cudaMemoryType type; enum cudaMemoryType memoryType; };  "
+                             r"/* cudalab: CUDA 10's name too */", text, count=1)
+
+
 def patched_driver_types(text: str) -> str | None:
     """driver_types.h with the removed fields in cudaDeviceProp's reserved space, or None when its
     struct has them already (CUDA 12) or has no room for them."""
@@ -31,9 +42,9 @@ def patched_driver_types(text: str) -> str | None:
     if not m or int(m.group(2)) < len(REMOVED) or any(re.search(rf"\b{f}\s*;", m.group(1)) for f in REMOVED):
         return None
     fields = "".join(f"int {f}; " for f in REMOVED)
-    return (text[:m.start()] + "#define CUDALAB_LEGACY_DEVICE_PROP 1  /* cudalab: CUDA 12's fields below */\n"
-            + text[m.start():m.end(1)] + fields
-            + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
+    return _memory_type_back(text[:m.start()] + "#define CUDALAB_LEGACY_DEVICE_PROP 1  /* cudalab: CUDA 12's fields below */\n"
+                             + text[m.start():m.end(1)] + fields
+                             + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
 
 
 _CUDA_H_END = "#endif /* __cuda_cuda_h__ */"
