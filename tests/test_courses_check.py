@@ -398,3 +398,14 @@ def test_a_success_line_under_an_ifdef_the_build_leaves_out_is_not_owed():
     assert judge(0, "0.33\n", built_text(source, ["-DCOMPARE_RESULTS"]), 120)[0] == "fail"
     assert judge(0, "0.33\n", built_text(source, ["-D", "COMPARE_RESULTS=1"]), 120)[0] == "fail"
     assert judge(0, "0.33\nPASSED\n", built_text("#define COMPARE_RESULTS\n" + source, []), 120)[0] == "pass"
+
+
+def test_an_exercise_whose_arguments_are_a_question_in_a_comment_is_left_out(tmp_path):
+    # Trieste's copies of NVIDIA's labs: "cudaMemcpy( /* FIXME */ );" and "int temp[/* WHAT SIZE? */];"
+    write(tmp_path, {"copy.cu": "int main() {\n    cudaMemcpy( /* FIXME */ );\n}\n",
+                     "stencil.cu": "__global__ void s() { __shared__ int temp[/* WHAT SIZE? */]; }\nint main() {}\n",
+                     "fine.cu": "int main() {\n    cudaMemcpy(d, h, n /* bytes */, cudaMemcpyHostToDevice);\n}\n"})
+    assert read_program(tmp_path / "copy.cu", tmp_path).left_out == (
+        "an exercise with blanks for the student ('cudaMemcpy( /* FIXME */ );'; nvcc does not build it either)")
+    assert "WHAT SIZE?" in read_program(tmp_path / "stencil.cu", tmp_path).left_out
+    assert read_program(tmp_path / "fine.cu", tmp_path).left_out == ""

@@ -442,6 +442,9 @@ def read_program(path: Path, checkout: Path) -> Program:
         p.left_out = "no main(): a piece of a larger program"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
+    if not p.left_out and _COMMENT_BLANK.search(raw):
+        line = _COMMENT_BLANK.search(raw).group(0).strip()
+        p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and re.search(r"\bTODO\b", raw) and _EMPTY_ASSIGNMENT.search(code):
         line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
@@ -450,6 +453,9 @@ def read_program(path: Path, checkout: Path) -> Program:
     return p
 
 
+# "cudaMemcpy( /* FIXME */ );", "__shared__ int temp[/* WHAT SIZE? */];": arguments or a size that are only a
+# question for the student (the University of Trieste's copy of NVIDIA's VectorAdd and 1D stencil labs)
+_COMMENT_BLANK = re.compile(r"[^\n(\[]*[(\[]\s*/\*[^*\n]*(?:\bFIXME\b|\bTODO\b|\?)[^*\n]*\*/\s*[)\]][^\n]*")
 # "int row_in = ;  // TODO: complete here": an expression left out for the student, never C++
 _EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
