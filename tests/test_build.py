@@ -573,6 +573,27 @@ def test_pointer_attributes_answer_to_cuda_10s_memory_type_too(tmp_path, monkeyp
     assert (r.returncode, r.stdout) == (0, "1 1 1\n"), r.stderr
 
 
+def test_nvtx_2_with_its_library_builds_over_nvtx_3s_headers(tmp_path, monkeypatch):
+    # hackathon labs mark ranges with NVTX 2 (<nvToolsExt.h>, -lnvToolsExt), which CUDA 13 no longer ships
+    write(tmp_path, {"ranges.cu": """\
+        #include <cstdio>
+        #include <nvToolsExt.h>
+        __global__ void inc(int *x) { x[threadIdx.x] += 1; }
+        int main() {
+            int *x; cudaMallocManaged(&x, 32 * sizeof(int));
+            for (int i = 0; i < 32; i++) x[i] = i;
+            int depth = nvtxRangePushA("step");
+            nvtxMarkA("launch");
+            inc<<<1, 32>>>(x); cudaDeviceSynchronize();
+            nvtxRangePop();
+            printf("%d %d\\n", depth >= -2, x[31]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("ranges.cu", options=["-DUSE_NVTX", "-lnvToolsExt", "-o", "ranges"])
+    assert (r.returncode, r.stdout) == (0, "1 32\n"), r.stderr
+
+
 def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):
     # gpu-mode's lecture 2 Makefile builds with -I/usr/local/cuda/include: the toolkit that builds.
     # cudalab's nvcc is the wheel's, and another version's headers there would be taken first

@@ -88,7 +88,8 @@ NOT_EMULATED = [
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
-    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
+    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
+    # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
 

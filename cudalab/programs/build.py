@@ -580,7 +580,10 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         # every program of a folder: a program that calls none of it links without it, one that does
         # stops at its undefined names, which _link_error explains
         # -lcuda: the driver API is the shim's too (shim/driver*.c); -lnvrtc is NVIDIA's NVRTC (_nvrtc_link)
-        own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
+        # -lnvToolsExt: NVTX 2's library, which CUDA 13 no longer ships; its calls are NVTX 3's headers now
+        # (legacy_props.NVTX2_HEADERS), which need no library
+        own = [o for o in cmd.link_options if o not in SHIMMED and o != "-lnvToolsExt"
+               and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, *_nvrtc_link(cmd.link_options), str(lib),
                        *devrt, *_driver_link(lib),
                        "-o", str(work / "program")], cwd)

@@ -70,6 +70,16 @@ def patched_cuda_h(text: str) -> str | None:
     return text[:at] + _OLD_DRIVER_CALLS + text[at:]
 
 
+# NVTX 2's headers, which toolkits up to CUDA 12 shipped beside libnvToolsExt (nvcc ... -lnvToolsExt): NVTX 3,
+# in nvtx3/, is the same API in headers alone (its calls do nothing unless a profiler is attached)
+NVTX2_HEADERS = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvToolsExtOpenCL.h", "nvToolsExtSync.h")
+
+
+def _nvtx2_header(name: str) -> str:
+    return (f"/* cudalab: NVTX 2's {name}, which CUDA 13 no longer ships: NVTX 3's, the same calls in headers alone */\n"
+            f"#include \"nvtx3/{name}\"\n")
+
+
 def legacy_include(include: Path, cache: Path) -> Path | None:
     """The include folder described above, made once in ``cache``; None when the toolkit's
     cudaDeviceProp needs nothing back."""
@@ -77,7 +87,8 @@ def legacy_include(include: Path, cache: Path) -> Path | None:
     if patched is None:
         return None
     cuda_h = patched_cuda_h((include / "cuda.h").read_text()) if (include / "cuda.h").exists() else None
-    folder = cache / f"include-{hashlib.sha256((str(include) + patched + (cuda_h or '')).encode()).hexdigest()[:20]}"
+    nvtx = "".join(_nvtx2_header(n) for n in NVTX2_HEADERS)
+    folder = cache / f"include-{hashlib.sha256((str(include) + patched + (cuda_h or '') + nvtx).encode()).hexdigest()[:20]}"
     if folder.exists():
         return folder
     tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
@@ -89,6 +100,9 @@ def legacy_include(include: Path, cache: Path) -> Path | None:
     (tmp / "driver_types.h").write_text(patched)
     if cuda_h:
         (tmp / "cuda.h").write_text(cuda_h)
+    for name in NVTX2_HEADERS:
+        if not (tmp / name).exists() and (include / "nvtx3" / name).exists():
+            (tmp / name).write_text(_nvtx2_header(name))
     try:
         tmp.rename(folder)
     except OSError:                     # another process made it first
