@@ -409,3 +409,17 @@ def test_an_exercise_whose_arguments_are_a_question_in_a_comment_is_left_out(tmp
         "an exercise with blanks for the student ('cudaMemcpy( /* FIXME */ );'; nvcc does not build it either)")
     assert "WHAT SIZE?" in read_program(tmp_path / "stencil.cu", tmp_path).left_out
     assert read_program(tmp_path / "fine.cu", tmp_path).left_out == ""
+
+
+def test_a_cmake_include_folder_named_by_its_variable_and_separable_compilation_are_read(tmp_path):
+    # a workshop's solutions: include_directories(${CMAKE_CURRENT_SOURCE_DIR}) at the top for a shared
+    # header, CMAKE_CUDA_SEPARABLE_COMPILATION ON, each exercise an add_executable of its folder
+    course = write(tmp_path, {
+        "CMakeLists.txt": ("project(w LANGUAGES CUDA CXX)\nset(CMAKE_CUDA_SEPARABLE_COMPILATION ON)\n"
+                           "include_directories(${CMAKE_CURRENT_SOURCE_DIR})\nadd_subdirectory(0a_vec_add)\n"),
+        "wrapper.hpp": "int helper() { return 0; }\n",
+        "0a_vec_add/CMakeLists.txt": "add_executable(0a_vec_add main.cu)\n",
+        "0a_vec_add/main.cu": '#include "wrapper.hpp"\n' + MAIN,
+    })
+    p = read_program(course / "0a_vec_add/main.cu", course)
+    assert p.options == ["-rdc=true", "-I..", "-o", "0a_vec_add"]

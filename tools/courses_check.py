@@ -376,11 +376,17 @@ def from_cmake(path: Path, checkout: Path):
     else:
         return None
     options = []
-    for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
+    folders = [f for f in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)])
+               if (f / "CMakeLists.txt").exists()]
+    for folder in folders:
         lists = folder / "CMakeLists.txt"
-        if not lists.exists():
-            continue
+        # the folder variables an include path is written with ("include_directories(${CMAKE_CURRENT_SOURCE_DIR})")
         text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for name, value in (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
+                            ("CMAKE_SOURCE_DIR", folders[0]), ("PROJECT_SOURCE_DIR", folders[0])):
+            text = text.replace("${%s}" % name, str(value))
+        if re.search(r"\bset\s*\(\s*CMAKE_CUDA_SEPARABLE_COMPILATION\s+(ON|TRUE|1)\b", text, re.I):
+            options.append("-rdc=true")
         for m in _CMAKE_FLAGS.finditer(text):
             options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
         options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
@@ -388,7 +394,7 @@ def from_cmake(path: Path, checkout: Path):
                     for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
         for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d, home)}" for d in m.group(1).split()
+            options += [f"-I{os.path.relpath(folder / d.strip(chr(34)), home)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     sources = [f for f in target.group(2).split() if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
     return [*options, "-o", target.group(1), *sources], here.relative_to(checkout).as_posix(), home
