@@ -423,3 +423,17 @@ def test_a_cmake_include_folder_named_by_its_variable_and_separable_compilation_
     })
     p = read_program(course / "0a_vec_add/main.cu", course)
     assert p.options == ["-rdc=true", "-I..", "-o", "0a_vec_add"]
+
+
+def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_name(tmp_path):
+    # the GPU Bootcamp's multi-GPU lab: cuda/Makefile builds jacobi_memcpy.cu with -fopenmp and NVTX;
+    # cuda/solutions/jacobi_memcpy.cu is the same program completed, built the same way where it lies
+    course = write(tmp_path, {
+        "cuda/Makefile": ("NVCC_FLAGS = -Xcompiler -fopenmp -DUSE_NVTX -lnvToolsExt -std=c++14\n"
+                          "jacobi_memcpy: jacobi_memcpy.cu\n\tnvcc $(NVCC_FLAGS) jacobi_memcpy.cu -o jacobi_memcpy\n"),
+        "cuda/jacobi_memcpy.cu": MAIN + PIECE,
+        "cuda/solutions/jacobi_memcpy.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "cuda/solutions/jacobi_memcpy.cu", course)
+    assert (p.how, p.folder, p.sources) == ("cuda/Makefile", "cuda/solutions", ["jacobi_memcpy.cu"])
+    assert "-fopenmp" in p.options and "-lnvToolsExt" in p.options

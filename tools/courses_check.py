@@ -21,7 +21,8 @@ Each program is built as its course says, in this order:
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
-   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line); the other files
+   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line, and ``solutions/NAME.cu``
+   the Makefile above that builds ``NAME.cu``, in the solutions folder); the other files
    that line names are found as the reader finds them, beside the program or from the readme's folder;
 4. else the options ``--options GLOB=WORDS`` gives (a course that builds in a helper script), else
    ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
@@ -408,6 +409,9 @@ def _makefile(folder: Path) -> Path | None:
     return next((folder / m for m in ("Makefile", "makefile", "GNUmakefile") if (folder / m).exists()), None)
 
 
+_SOLUTIONS = re.compile(r"solutions?|answers?", re.I)
+
+
 def find_build(path: Path, checkout: Path) -> tuple:
     """(words, where, folder): how a reader builds ``path`` and the folder the build runs in,
     looking beside it first, then one folder up (module docstring), else the default."""
@@ -424,6 +428,12 @@ def find_build(path: Path, checkout: Path) -> tuple:
     found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
+    if above and not notes and _SOLUTIONS.fullmatch(path.parent.name):
+        # a lab's solutions/ folder beside the exercise files, which the Makefile above builds under the
+        # same names (the GPU Bootcamp's cuda/solutions/jacobi_memcpy.cu): the exercise's build, run here
+        found = from_make(make_commands(up[0]), path.name)
+        if found:
+            return found, above.relative_to(checkout).as_posix(), path.parent
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
