@@ -430,10 +430,16 @@ def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_na
     # cuda/solutions/jacobi_memcpy.cu is the same program completed, built the same way where it lies
     course = write(tmp_path, {
         "cuda/Makefile": ("NVCC_FLAGS = -Xcompiler -fopenmp -DUSE_NVTX -lnvToolsExt -std=c++14\n"
-                          "jacobi_memcpy: jacobi_memcpy.cu\n\tnvcc $(NVCC_FLAGS) jacobi_memcpy.cu -o jacobi_memcpy\n"),
+                          "jacobi_memcpy: jacobi_memcpy.cu\n\tnvcc $(NVCC_FLAGS) jacobi_memcpy.cu -o jacobi_memcpy\n"
+                          "jacobi_streams: jacobi_streams.cu\n\tnvcc $(NVCC_FLAGS) jacobi_streams.cu -o jacobi_streams\n"),
         "cuda/jacobi_memcpy.cu": MAIN + PIECE,
+        "cuda/jacobi_streams.cu": MAIN + PIECE,
         "cuda/solutions/jacobi_memcpy.cu": MAIN + PIECE,
+        "cuda/solutions/jacobi_streams.cu": MAIN + PIECE,
     })
     p = read_program(course / "cuda/solutions/jacobi_memcpy.cu", course)
     assert (p.how, p.folder, p.sources) == ("cuda/Makefile", "cuda/solutions", ["jacobi_memcpy.cu"])
     assert "-fopenmp" in p.options and "-lnvToolsExt" in p.options
+    # the second program, which only `make jacobi_streams` builds (the first target is jacobi_memcpy)
+    p = read_program(course / "cuda/solutions/jacobi_streams.cu", course)
+    assert (p.how, p.sources) == ("cuda/Makefile", ["jacobi_streams.cu"]) and "-fopenmp" in p.options

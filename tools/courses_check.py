@@ -142,8 +142,9 @@ def _stand_ins(folder: Path) -> Path:
 _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
-def make_commands(folder: Path) -> list:
-    """The compiler command lines ``make -B`` runs in ``folder`` (each a list of words), from a copy."""
+def make_commands(folder: Path, target: str | None = None) -> list:
+    """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
+    words), from a copy."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         shutil.copytree(folder, copy, symlinks=True)
@@ -158,7 +159,8 @@ def make_commands(folder: Path) -> list:
         makefile = _makefile(folder)
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
-        subprocess.run(["make", "-B", "-k", *homes, *fixed], cwd=copy, env=env, capture_output=True, timeout=120)
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, *([target] if target else [])], cwd=copy, env=env,
+                       capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
@@ -167,6 +169,14 @@ def make_commands(folder: Path) -> list:
 
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
 _COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
+
+
+def from_makefile(folder: Path, source: str) -> list | None:
+    """``from_make`` of ``make -B`` in ``folder``, else of ``make -B NAME`` for ``source``'s NAME: a lab's
+    Makefile whose first target builds only its first program (the GPU Bootcamp's jacobi_memcpy before
+    jacobi_streams, which `make jacobi_streams` builds)."""
+    return (from_make(make_commands(folder), source)
+            or from_make(make_commands(folder, Path(source).stem), source))
 
 
 def from_make(commands: list, source: str) -> list | None:
@@ -417,7 +427,7 @@ def find_build(path: Path, checkout: Path) -> tuple:
     looking beside it first, then one folder up (module docstring), else the default."""
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
-    found = from_make(make_commands(path.parent), path.name) if here else None
+    found = from_makefile(path.parent, path.name) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout)
@@ -425,13 +435,13 @@ def find_build(path: Path, checkout: Path) -> tuple:
         return cmake
     notes = list(from_notes(path, checkout, [path.parent]))
     above = _makefile(up[0]) if up else None
-    found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None
+    found = from_makefile(up[0], path.relative_to(up[0]).as_posix()) if above and not notes else None
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
     if above and not notes and _SOLUTIONS.fullmatch(path.parent.name):
         # a lab's solutions/ folder beside the exercise files, which the Makefile above builds under the
         # same names (the GPU Bootcamp's cuda/solutions/jacobi_memcpy.cu): the exercise's build, run here
-        found = from_make(make_commands(up[0]), path.name)
+        found = from_makefile(up[0], path.name)
         if found:
             return found, above.relative_to(checkout).as_posix(), path.parent
     notes += list(from_notes(path, checkout, up))
