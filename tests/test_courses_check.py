@@ -5,6 +5,7 @@ A book's repository keeps its code in ``chapter-10/code/`` and says how to build
 A reader runs those lines; so must the tool, or it builds the program without its second file and
 reports a link error that is not cudalab's.
 """
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -130,6 +131,65 @@ def test_a_cmake_target_one_folder_up_builds_its_src_file_from_that_folder(tmp_p
     p = read_program(course / "09_Streams/src/main.cu", course)
     assert (p.how, p.folder, p.sources) == ("09_Streams/CMakeLists.txt", "09_Streams", ["src/main.cu"])
     assert p.options == ["-std=c++17", "-o", "09_Streams"]
+
+
+def test_cmake_flags_with_escaped_quotes_over_several_lines_are_read_as_cmake_reads_them(tmp_path):
+    # a Chinese video course's top CMakeLists.txt appends -gencode pairs over continued lines, each
+    # code list in escaped quotes; CMake hands nvcc one word per -gencode, quotes and all
+    course = write(tmp_path, {
+        "CMakeLists.txt": ('set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}  -Xcompiler -Wall")\n'
+                           'set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}  \\\n'
+                           '        -gencode=arch=compute_80,code=\\\\\\"sm_80,compute_80\\\\\\" \\\n        ")\n'
+                           "add_executable(1_hello\n    1_hello.cu\n)\n"),
+        "1_hello.cu": MAIN.replace("return helper()", "return 0"),
+    })
+    assert '\\\\\\"sm_80' in (course / "CMakeLists.txt").read_text()      # as the course writes it
+    p = read_program(course / "1_hello.cu", course)
+    assert p.options == ["-Xcompiler", "-Wall", '-gencode=arch=compute_80,code="sm_80,compute_80"', "-o", "1_hello"]
+
+
+def test_a_cmake_target_over_a_globbed_source_list_builds_every_file_cmake_finds(tmp_path):
+    # a student's notes: each lesson's CMakeLists.txt globs src/ for its .cpp and .cu files into a
+    # variable, names the header folder through another, and builds one executable from them;
+    # main() lives in src/main.cpp, the kernels in the .cu files beside it
+    course = write(tmp_path, {
+        "1.4 Matmul/CMakeLists.txt": ("set(CMAKE_CUDA_STANDARD 14)\n"
+                                      "file(GLOB_RECURSE SRCS ${PROJECT_SOURCE_DIR}/src/*.cpp ${PROJECT_SOURCE_DIR}/src/*.cu)\n"
+                                      'set(INC "${PROJECT_SOURCE_DIR}/inc")\n'
+                                      "add_executable(matmul ${SRCS})\n"
+                                      "target_include_directories(matmul PRIVATE ${INC})\n"
+                                      "target_include_directories(matmul PRIVATE ${CUDA_INCLUDE_DIRS})\n"),
+        "1.4 Matmul/inc/utils.hpp": "int helper();\n",
+        "1.4 Matmul/src/main.cpp": '#include "utils.hpp"\n' + MAIN,
+        "1.4 Matmul/src/matmul.cu": PIECE,
+        "1.4 Matmul/src/timer.cpp": "int timer() { return 0; }\n",
+    })
+    p = read_program(course / "1.4 Matmul/src/main.cpp", course)
+    assert (p.how, p.folder) == ("1.4 Matmul/CMakeLists.txt", "1.4 Matmul")
+    assert p.sources == ["src/main.cpp", "src/matmul.cu", "src/timer.cpp"]     # in cmake's (sorted) order
+    assert p.options == ["-std=c++14", "-Iinc", "-o", "matmul"]
+
+
+def test_a_cmake_target_with_separable_compilation_is_built_with_rdc(tmp_path):
+    # dynamic parallelism needs relocatable device code, which CMake asks for with a target property
+    course = write(tmp_path, {
+        "CMakeLists.txt": ("add_executable(child main.cu)\n"
+                           "set_target_properties(child PROPERTIES CUDA_SEPARABLE_COMPILATION ON)\n"),
+        "main.cu": MAIN.replace("return helper()", "return 0"),
+    })
+    assert read_program(course / "main.cu", course).options == ["-rdc=true", "-o", "child"]
+
+
+def test_a_notebook_line_that_takes_the_architecture_from_python_variables_builds_for_the_gpu_at_hand(tmp_path):
+    # a Vietnamese course's notebook reads the GPU's compute capability into `major` and `minor`
+    # with numba, then builds with "!nvcc -arch=sm_{major}{minor} ...", which IPython expands
+    cells = [{"cell_type": "code", "source": ["major, minor = cuda.get_current_device().compute_capability"]},
+             {"cell_type": "code", "source": ["!nvcc -arch=sm_{major}{minor} HW1_P1.cu -o HW1_P1"]}]
+    course = write(tmp_path, {"HW1/HW1.ipynb": json.dumps({"cells": cells}),
+                              "HW1/HW1_P1.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "HW1/HW1_P1.cu", course)
+    assert p.how == "HW1/HW1.ipynb"
+    assert p.options == ["-arch=native", "-o", "HW1_P1"]
 
 
 def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):

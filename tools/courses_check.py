@@ -276,10 +276,18 @@ def from_notes(path: Path, checkout: Path, folders: list):
                     words = shlex.split(m.group(1), comments=True)    # "!nvcc x.cu -o a.out # compile"
                 except ValueError:
                     continue
-                words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+                words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
+                                                     len(words))])
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
+
+
+def _ipython_expanded(words: list) -> list:
+    """A notebook's ``!nvcc -arch=sm_{major}{minor} x.cu``: IPython puts the Python variables in
+    braces into the shell line, and a course sets them from the GPU it runs on (numba's
+    ``compute_capability``), so the line builds for the GPU at hand, as ``-arch=native`` does."""
+    return ["-arch=native" if re.match(r"--?(arch|gpu-architecture)\b", w) and "{" in w else w for w in words]
 
 
 def from_notes_elsewhere(path: Path, checkout: Path):
@@ -295,7 +303,7 @@ def from_notes_elsewhere(path: Path, checkout: Path):
                 words = shlex.split(m.group(1), comments=True)
             except ValueError:
                 continue
-            words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+            words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))])
             if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
                 continue
             seen = []
@@ -351,7 +359,8 @@ def _as_read(word: str, here: Path, note_folder: Path) -> str:
 
 
 _CMAKE_TARGET = re.compile(r"\b(?:cuda_)?add_executable\s*\(\s*(\S+)\s+([^)]*)\)", re.I)
-_CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"([^\"]*)\"", re.I)
+# a quoted CMake argument may hold escaped quotes and continue over lines: "${X} \\<newline> -gencode=...code=\\\"sm_70\\\""
+_CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"((?:[^\"\\]|\\[\s\S])*)\"", re.I)
 _CMAKE_ARCHS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES\s+\"?([\w;-]+)", re.I)
 _CMAKE_STANDARD = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_STANDARD\s+\"?(\d+)", re.I)
 _CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
@@ -368,12 +377,16 @@ def from_cmake(path: Path, checkout: Path):
         if not here.exists():
             continue
         named = path.relative_to(home).as_posix()
-        target = next((m for m in _CMAKE_TARGET.finditer(_without_cmake_comments(here.read_text(errors="replace")))
-                       if named in [os.path.normpath(w) for w in m.group(2).split()]), None)
+        own = _without_cmake_comments(here.read_text(errors="replace"))
+        variables = _cmake_variables(own, home)
+        target = next(((m.group(1), words) for m in _CMAKE_TARGET.finditer(own)
+                       for words in [_cmake_expanded(m.group(2), variables)]
+                       if named in [os.path.normpath(w) for w in words]), None)
         if target:
             break
     else:
         return None
+    name, words = target
     options = []
     for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
         lists = folder / "CMakeLists.txt"
@@ -381,7 +394,7 @@ def from_cmake(path: Path, checkout: Path):
             continue
         text = _without_cmake_comments(lists.read_text(errors="replace"))
         for m in _CMAKE_FLAGS.finditer(text):
-            options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
+            options += [w for w in shlex.split(_cmake_unquoted(m.group(1))) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
         options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
         options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
                     for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1] if a[:1].isdigit()
@@ -389,8 +402,51 @@ def from_cmake(path: Path, checkout: Path):
         for m in _CMAKE_INCLUDES.finditer(text):
             options += [f"-I{os.path.relpath(folder / d, home)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
-    sources = [f for f in target.group(2).split() if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-    return [*options, "-o", target.group(1), *sources], here.relative_to(checkout).as_posix(), home
+    for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
+        options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
+                    if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
+    if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
+        options.append("-rdc=true")
+    sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+def _cmake_variables(text: str, home: Path) -> dict:
+    """The source lists a CMakeLists.txt names before its targets: ``file(GLOB[_RECURSE] SRCS src/*.cu
+    src/*.cpp)`` (the files there now, relative to its folder, as cmake finds them when it configures)
+    and ``set(INC "${PROJECT_SOURCE_DIR}/inc")``; a student's notes build each lesson so."""
+    variables = {v: ["."] for v in ("PROJECT_SOURCE_DIR", "CMAKE_CURRENT_SOURCE_DIR", "CMAKE_SOURCE_DIR",
+                                    "CMAKE_CURRENT_LIST_DIR")}
+    for m in re.finditer(r"\b(file\s*\(\s*GLOB(?:_RECURSE)?|set\s*\()\s*(\w+)\s+([^)]*)\)", text, re.I):
+        words = [w for w in _cmake_expanded(m.group(3), variables)
+                 if w.upper() not in ("CONFIGURE_DEPENDS", "CACHE", "PATH", "STRING", "INTERNAL", "FORCE")]
+        if m.group(1).lower().startswith("file"):
+            recursive = "RECURSE" in m.group(1).upper()
+            words = sorted(os.path.relpath(f, home) for w in words
+                           for f in glob.glob(str(home / w.replace("*", "**/*", 1) if recursive else home / w),
+                                              recursive=recursive) if Path(f).is_file())
+        variables[m.group(2)] = list(dict.fromkeys(words))
+    return variables
+
+
+def _cmake_expanded(argument: str, variables: dict) -> list:
+    """The words of a CMake argument list with ``${VAR}`` replaced by the variable's words (a list
+    variable becomes several words; an unknown one stays as written)."""
+    words = []
+    for word in shlex.split(_cmake_unquoted(argument).replace("\n", " "), posix=True) if argument.strip() else []:
+        m = re.fullmatch(r"\$\{(\w+)\}(/.*)?", word)
+        if m and m.group(1) in variables:
+            words += [os.path.normpath(v + (m.group(2) or "")) for v in variables[m.group(1)]]
+        else:
+            words.append(word)
+    return words
+
+
+def _cmake_unquoted(argument: str) -> str:
+    r"""The text of a quoted CMake argument as CMake reads it (a backslash before a newline continues
+    the line, one before another character stands for that character), as the generated build then
+    hands it to a shell: ``code=\\\"sm_70\\\"`` in CMakeLists.txt reaches the shell as ``code=\"sm_70\"``."""
+    return re.sub(r"\\([\s\S])", lambda m: " " if m.group(1) == "\n" else m.group(1), argument)
 
 
 def _without_cmake_comments(text: str) -> str:
