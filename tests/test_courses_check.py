@@ -206,6 +206,22 @@ def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
     assert "-lcublas" in p.options and "-fopenmp" in p.options
 
 
+def test_a_c_standard_that_gcc_compiles_the_host_file_with_goes_to_the_host_compiler(tmp_path):
+    # a Russian course's multi-GPU examples (2011): main() in a C99 file compiled by gcc, the kernels
+    # by nvcc, linked by gcc; nvcc refuses -std=c99 as its own option, so it must reach gcc
+    course = write(tmp_path, {
+        "serial_cuda/makefile": ("all: serial_cuda.o pattern2d.o\n\tgcc serial_cuda.o pattern2d.o -o serial_cuda -lcudart -lm\n"
+                                 "serial_cuda.o: serial_cuda.c\n\tgcc -g -O3 -std=c99 -c $< -o $@\n"
+                                 "pattern2d.o: pattern2d.cu\n\tnvcc -g -O3 -c $< -o $@\n"),
+        "serial_cuda/serial_cuda.c": "int helper();\n" + MAIN,
+        "serial_cuda/pattern2d.cu": PIECE,
+    })
+    p = read_program(course / "serial_cuda/serial_cuda.c", course)
+    assert p.sources == ["serial_cuda.c", "pattern2d.cu"]
+    assert "-std=c99" not in [w for k, w in enumerate(p.options) if p.options[k - 1:k] != ["-Xcompiler"]]
+    assert p.options[p.options.index("-std=c99") - 1] == "-Xcompiler"
+
+
 def test_a_notebooks_nvcc_cell_builds_the_file_an_earlier_cell_wrote(tmp_path):
     # NVIDIA's accelerated-computing course: a cell %%writefile's Sources/NAME.cpp, the next one builds
     # it with "!nvcc ... # comment" or "!nvcc ... && /tmp/a.out"; main() lives in the lesson's header
@@ -290,6 +306,15 @@ def test_a_count_of_no_mismatches_is_not_a_failure():
     assert judge(0, "no mismatches\n", "", 120)[0] == "pass"
     assert judge(0, "3 mismatches\n", "", 120)[0] == "fail"
     assert judge(0, "Mismatch at i==4\n", "", 120)[0] == "fail"
+
+
+def test_a_tiny_mean_error_that_a_program_reports_is_not_a_failure():
+    # a Vietnamese course's demos print the mean difference between the device's and the host's
+    # float results; the GPU's fused multiply-adds make it about 1e-6 there too
+    assert judge(0, "Error between device result and host result: 0.000001\n", "", 120)[0] == "pass"
+    assert judge(0, "Error: 2.5e-07\n", "", 120)[0] == "pass"
+    assert judge(0, "Error between device result and host result: 0.031250\n", "", 120)[0] == "fail"
+    assert judge(0, "Error: 1.5e-02\n", "", 120)[0] == "fail"
 
 
 def test_a_count_of_errors_after_failed_is_a_failure_without_a_success_line_to_miss():
