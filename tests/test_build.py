@@ -510,6 +510,36 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
 
 
+CONTEXT_OF_BEFORE_CUDA_13 = """\
+    /* a driver-API host file as courses wrote them from CUDA 3.2 to 12: cuCtxCreate(&ctx, flags, dev) */
+    #include <stdio.h>
+    #include <cuda.h>
+    int main(void) {
+        CUdevice dev; CUcontext ctx; CUdeviceptr d; unsigned int back[4];
+        cuInit(0);
+        cuDeviceGet(&dev, 0);
+        CUresult made = cuCtxCreate(&ctx, CU_CTX_SCHED_AUTO, dev);
+        cuMemAlloc(&d, sizeof back);
+        cuMemsetD32(d, 7u, 4);
+        cuMemcpyDtoH(back, d, sizeof back);
+        cuMemFree(d);
+        printf("%d %u %u %d\\n", (int)made, back[0], back[3], (int)cuCtxDestroy(ctx));
+        return 0;
+    }
+"""
+
+
+@pytest.mark.parametrize("name", ["ctx.c", "ctx.cpp"])
+def test_a_driver_program_that_creates_its_context_as_cuda_12_did_still_builds(tmp_path, monkeypatch, name):
+    # CUDA 13's cuda.h made cuCtxCreate the four-argument cuCtxCreate_v4; the three-argument call of
+    # every older driver program (a 2011 course's multi-GPU examples, in C and C++) goes to
+    # cuCtxCreate_v2, which every driver still has
+    write(tmp_path, {name: CONTEXT_OF_BEFORE_CUDA_13})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(name, options=["-o", "ctx", "-lcuda"])
+    assert (r.returncode, r.stdout) == (0, "0 7 7 0\n"), r.stderr
+
+
 def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):
     # gpu-mode's lecture 2 Makefile builds with -I/usr/local/cuda/include: the toolkit that builds.
     # cudalab's nvcc is the wheel's, and another version's headers there would be taken first

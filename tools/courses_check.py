@@ -240,7 +240,9 @@ def _as_nvcc(tool: str, args: list) -> list:
             words += [w, args[k]]
             k += 1
         elif re.fullmatch(r"-std=(c|gnu|iso9899:)\w*", w) and "++" not in w:
-            words += ["-Xcompiler", w]      # gcc's -std=c99 for a C file: nvcc knows only C++ standards
+            pass    # gcc's -std=c99 for one C file: nvcc knows only C++ standards, and given to every file of
+            #         the one command line it would hide POSIX from another (CLOCK_REALTIME); gcc's default
+            #         dialect builds C99 code
         elif not w.startswith("-") or re.match(r"-[IDULlco]|-std=|-O", w) or w in _COMPILE_ONLY:
             words.append(w)
         else:

@@ -10,6 +10,13 @@ attributes. The folder holds a link to each entry of the toolkit's include folde
 copy of driver_types.h. Given first with ``-I``, it is where nvcc finds ``cuda_runtime.h``, and
 the quoted includes of the headers found there resolve inside it, so every header sees the
 patched struct. Programs built for a real GPU keep NVIDIA's headers and runtime.
+
+The folder's ``cuda.h`` is patched too, for the driver API's most common call: CUDA 13 made
+``cuCtxCreate`` the four-argument ``cuCtxCreate_v4`` (create parameters first), so every driver
+program written before it (``cuCtxCreate(&ctx, 0, dev)``: NVIDIA's old samples, a 2011 course's
+multi-GPU examples) stops at a compile error. The three-argument form is still in every driver as
+``cuCtxCreate_v2`` (and in cudalab's, ``shim/driver_legacy.c``); the patched header declares it and
+sends a three-argument call there: by an overload in C++, by counting the arguments in C.
 """
 from __future__ import annotations
 
@@ -36,22 +43,52 @@ def patched_driver_types(text: str) -> str | None:
             + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
 
 
+_CTX_CREATE_MACRO = "#define cuCtxCreate                         cuCtxCreate_v4\n"
+_CTX_CREATE_DECL = ("CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, "
+                    "unsigned int flags, CUdevice dev);\n")
+
+
+def patched_cuda_h(text: str) -> str | None:
+    """cuda.h with the three-argument cuCtxCreate of CUDA 3.2 to 12 back (module docstring), or None
+    when the header does not name cuCtxCreate_v4 as CUDA 13's does. cudalab's own runtime, which
+    lists ``cuCtxCreate`` by name for cuGetProcAddress, defines CUDALAB_RUNTIME_SHIM and keeps the
+    plain macro."""
+    if text.count(_CTX_CREATE_MACRO) != 1 or text.count(_CTX_CREATE_DECL) != 1:
+        return None
+    macro = ("#if defined(__cplusplus) || defined(CUDALAB_RUNTIME_SHIM)\n" + _CTX_CREATE_MACRO +
+             "#else  /* cudalab: C programs written before CUDA 13 call cuCtxCreate(&ctx, flags, dev) */\n"
+             "#define __cudalab_ctx_create(a, b, c, d, name, ...) name\n"
+             "#define cuCtxCreate(...) __cudalab_ctx_create(__VA_ARGS__, cuCtxCreate_v4, cuCtxCreate_v2, 0)(__VA_ARGS__)\n"
+             "#endif\n")
+    declaration = (_CTX_CREATE_DECL +
+                   "/* cudalab: cuCtxCreate as CUDA 3.2 to 12 declared it, still in every driver */\n"
+                   "CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);\n"
+                   "#if defined(__cplusplus)\n"
+                   "extern \"C++\" inline CUresult cuCtxCreate_v4(CUcontext *pctx, unsigned int flags, CUdevice dev)\n"
+                   "{ return cuCtxCreate_v2(pctx, flags, dev); }\n"
+                   "#endif\n")
+    return text.replace(_CTX_CREATE_MACRO, macro).replace(_CTX_CREATE_DECL, declaration)
+
+
 def legacy_include(include: Path, cache: Path) -> Path | None:
     """The include folder described above, made once in ``cache``; None when the toolkit's
     cudaDeviceProp needs nothing back."""
     patched = patched_driver_types((include / "driver_types.h").read_text())
     if patched is None:
         return None
-    folder = cache / f"include-{hashlib.sha256((str(include) + patched).encode()).hexdigest()[:20]}"
+    cuda_h = patched_cuda_h((include / "cuda.h").read_text()) if (include / "cuda.h").exists() else None
+    folder = cache / f"include-{hashlib.sha256((str(include) + patched + (cuda_h or '')).encode()).hexdigest()[:20]}"
     if folder.exists():
         return folder
     tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    own = {"driver_types.h": patched, **({"cuda.h": cuda_h} if cuda_h else {})}
     for entry in include.iterdir():
-        if entry.name != "driver_types.h":
+        if entry.name not in own:
             (tmp / entry.name).symlink_to(entry)
-    (tmp / "driver_types.h").write_text(patched)
+    for name, text in own.items():
+        (tmp / name).write_text(text)
     try:
         tmp.rename(folder)
     except OSError:                     # another process made it first
