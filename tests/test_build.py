@@ -510,6 +510,28 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
 
 
+def test_assert_in_a_kernel_builds_without_including_cassert_as_with_cuda_12(tmp_path, monkeypatch):
+    # a softmax of a Chinese video course checks its shape with assert() in the kernel and includes only
+    # <cuda_runtime.h>; CUDA 13's headers no longer give the device side <assert.h>
+    write(tmp_path, {"softmax.cu": """\
+        #include <cstdio>
+        #include "cuda_runtime.h"
+        __global__ void rows(int cols, int *seen) { assert(cols <= 32); seen[threadIdx.x] = cols; }
+        int main() {
+            int *seen; cudaMallocManaged(&seen, 32 * sizeof(int));
+            rows<<<1, 32>>>(32, seen);
+            cudaError_t fine = cudaDeviceSynchronize();
+            rows<<<1, 32>>>(33, seen);
+            cudaError_t broken = cudaDeviceSynchronize();
+            printf("%s %d %s\\n", cudaGetErrorName(fine), seen[31], cudaGetErrorName(broken));
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("softmax.cu", options=["-o", "softmax"])
+    assert r.stdout == "cudaSuccess 32 cudaErrorAssert\n", r.stderr
+    assert "Assertion `cols <= 32` failed" in r.stderr
+
+
 CONTEXT_OF_BEFORE_CUDA_13 = """\
     /* a driver-API host file as courses wrote them from CUDA 3.2 to 12: cuCtxCreate(&ctx, flags, dev) */
     #include <stdio.h>
