@@ -284,6 +284,9 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, printed, source, 120)[0] == status
     # a warning alone is not a success line the program owes us
     assert judge(0, "usage: prog N\n", 'printf("Warning: timing results still correct\\n");', 120)[0] == "pass"
+    # nor is a Vietnamese homework's complaint about its reference image
+    source = 'printf("The shape of the correct output image is invalid\\n");'
+    assert judge(0, "Error: 0.000703\n", source, 120)[0] == "pass"
 
 
 def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():

@@ -628,10 +628,12 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
     # a success line the source prints; "Warning ..., timing results still correct" is not one
-    # nor is "Sum is not correct.", the message of a failed check
+    # nor is "Sum is not correct.", the message of a failed check, nor "The shape of the correct output
+    # image is invalid" (an error message about the reference image)
     # (string literals only: a comment's quoted word, `// get the "correct" results`, is printed by nothing)
     says = [m.group(0) for m in _LITERALS.finditer(source) if m.group(0).startswith('"')
-            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
+            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b|\binvalid\b|\bwrong\b|\bfail",
+                                                       m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
