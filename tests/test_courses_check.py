@@ -180,6 +180,45 @@ def test_a_cmake_target_with_separable_compilation_is_built_with_rdc(tmp_path):
     assert read_program(course / "main.cu", course).options == ["-rdc=true", "-o", "child"]
 
 
+def test_an_umbrella_cmake_function_that_makes_each_examples_target_is_expanded_for_the_example(tmp_path):
+    # a Russian university course: one CMakeLists.txt at the top, a function per kind of example, each
+    # call naming the example's folder; dynamic parallelism's function asks for separable compilation,
+    # cuBLAS's links the library, the tensor-core one sets its own architectures
+    course = write(tmp_path, {
+        "CUDA/CMakeLists.txt": (
+            "set(CMAKE_CUDA_ARCHITECTURES 60 61 70)\nset(CMAKE_CUDA_STANDARD 14)\n"
+            "function(add_cdp_example subdir)\n"
+            "    set(example_dir ${CMAKE_CURRENT_SOURCE_DIR}/${subdir})\n"
+            '    string(REPLACE "/" "_" target "cuda_${subdir}")\n'
+            "    add_executable(${target} ${example_dir}/main.cu)\n"
+            "    set_target_properties(${target} PROPERTIES OUTPUT_NAME main\n"
+            "        RUNTIME_OUTPUT_DIRECTORY ${example_dir} CUDA_SEPARABLE_COMPILATION ON)\n"
+            "endfunction()\n"
+            "function(add_cublas_example target subdir source)\n"
+            "    add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/${subdir}/${source})\n"
+            "    target_link_libraries(${target} PRIVATE CUDA::cublas)\n"
+            "endfunction()\n"
+            "function(add_wmma_example subdir)\n"
+            "    add_executable(wmma ${CMAKE_CURRENT_SOURCE_DIR}/${subdir}/main.cu)\n"
+            '    set_target_properties(wmma PROPERTIES OUTPUT_NAME main CUDA_ARCHITECTURES "70;75;80")\n'
+            "endfunction()\n"
+            "add_cdp_example(16-dynamic-parallelism/00-child-launch)\n"
+            "add_cublas_example(CublasVectorAdd 06-cublas 01-vector-add.cu)\n"
+            "add_wmma_example(15-tensor-cores/00-wmma)\n"),
+        "CUDA/16-dynamic-parallelism/00-child-launch/main.cu": MAIN.replace("return helper()", "return 0"),
+        "CUDA/06-cublas/01-vector-add.cu": MAIN.replace("return helper()", "return 0"),
+        "CUDA/15-tensor-cores/00-wmma/main.cu": MAIN.replace("return helper()", "return 0"),
+    })
+    cdp = read_program(course / "CUDA/16-dynamic-parallelism/00-child-launch/main.cu", course)
+    assert (cdp.how, cdp.folder, cdp.sources) == ("CUDA/CMakeLists.txt", "CUDA/16-dynamic-parallelism/00-child-launch",
+                                                  ["main.cu"])
+    assert cdp.options == ["-std=c++14", "-arch=sm_60", "-rdc=true", "-o", "main"]
+    blas = read_program(course / "CUDA/06-cublas/01-vector-add.cu", course)
+    assert blas.options == ["-std=c++14", "-arch=sm_60", "-lcublas", "-o", "CublasVectorAdd"]
+    wmma = read_program(course / "CUDA/15-tensor-cores/00-wmma/main.cu", course)
+    assert wmma.options == ["-std=c++14", "-arch=sm_70", "-o", "main"]
+
+
 def test_a_notebook_line_that_takes_the_architecture_from_python_variables_builds_for_the_gpu_at_hand(tmp_path):
     # a Vietnamese course's notebook reads the GPU's compute capability into `major` and `minor`
     # with numba, then builds with "!nvcc -arch=sm_{major}{minor} ...", which IPython expands

@@ -394,6 +394,20 @@ def from_cmake(path: Path, checkout: Path):
     else:
         return None
     name, words = target
+    options = _cmake_options(home, checkout, home)
+    for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
+        options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
+                    if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
+    if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
+        options.append("-rdc=true")
+    sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
+    """The ``CMAKE_CUDA_FLAGS``, ``CMAKE_CUDA_STANDARD``, ``CMAKE_CUDA_ARCHITECTURES`` and
+    ``include_directories`` that the CMakeLists.txt of ``home`` and those above it set, include folders
+    given from ``where``, the folder the build runs in."""
     options = []
     for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
         lists = folder / "CMakeLists.txt"
@@ -404,18 +418,12 @@ def from_cmake(path: Path, checkout: Path):
             options += [w for w in shlex.split(_cmake_unquoted(m.group(1))) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
         options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
         options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
-                    for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1] if a[:1].isdigit()
+                    for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
         for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d, home)}" for d in m.group(1).split()
+            options += [f"-I{os.path.relpath(folder / d, where)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
-    for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
-        options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
-                    if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
-    if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
-        options.append("-rdc=true")
-    sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-    return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+    return options
 
 
 def _cmake_variables(text: str, home: Path) -> dict:
@@ -442,11 +450,58 @@ def _cmake_expanded(argument: str, variables: dict) -> list:
     words = []
     for word in shlex.split(_cmake_unquoted(argument).replace("\n", " "), posix=True) if argument.strip() else []:
         m = re.fullmatch(r"\$\{(\w+)\}(/.*)?", word)
-        if m and m.group(1) in variables:
+        if m and m.group(1) in variables and len(variables[m.group(1)]) != 1:
             words += [os.path.normpath(v + (m.group(2) or "")) for v in variables[m.group(1)]]
-        else:
-            words.append(word)
+        else:       # "${CMAKE_CURRENT_SOURCE_DIR}/${subdir}": each one-word variable in its place
+            done = re.sub(r"\$\{(\w+)\}", lambda v: variables[v.group(1)][0] if len(variables.get(v.group(1), ())) == 1
+                          else v.group(0), word)
+            words.append(os.path.normpath(done) if done != word and "/" in done else done)
     return words
+
+
+_CMAKE_FUNCTION = re.compile(r"\bfunction\s*\(\s*(\w+)([^)]*)\)(.*?)\bendfunction\s*\([^)]*\)", re.I | re.S)
+_CMAKE_LIBRARY = re.compile(r"\bCUDA::(cublas|cublasLt|curand|cufft|cusparse|cusolver|nvToolsExt|cuda_driver)\b")
+
+
+def from_cmake_function(path: Path, checkout: Path):
+    """(nvcc words, where, folder) from an umbrella CMakeLists.txt above the program whose own
+    ``function(add_cuda_example subdir)`` makes each example's target (a Russian course's layout):
+    the call whose arguments make the function's add_executable name this file, with what the
+    function's body sets (``CUDA_SEPARABLE_COMPILATION ON``: -rdc=true; ``CUDA::cublas``: -lcublas;
+    ``OUTPUT_NAME``) and the file's flags; the program builds and runs in its own folder."""
+    for folder in [f for f in path.parents if checkout in (f, *f.parents)]:
+        lists = folder / "CMakeLists.txt"
+        if not lists.exists():
+            continue
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for fn in _CMAKE_FUNCTION.finditer(text):
+            params, body = fn.group(2).split(), fn.group(3)
+            for call in re.finditer(r"(?<![\w$])" + re.escape(fn.group(1)) + r"\s*\(([^)]*)\)", text):
+                variables = _cmake_variables("", folder)
+                variables.update({p: [a] for p, a in zip(params, _cmake_expanded(call.group(1), {}))})
+                sources, target = [], path.stem
+                for st in re.finditer(r"\b(set|add_executable)\s*\(\s*(\S+)\s*([^)]*)\)", body, re.I):
+                    words = _cmake_expanded(st.group(3), variables)
+                    if st.group(1).lower() == "set":
+                        variables[st.group(2)] = words
+                    else:
+                        sources = [w for w in words if Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+                        named = _cmake_expanded(st.group(2), variables)[0]
+                        target = named if "$" not in named else target
+                if not any((folder / w).resolve() == path.resolve() for w in sources):
+                    continue
+                options = _cmake_options(folder, checkout, path.parent)
+                archs = re.search(r"\bCUDA_ARCHITECTURES\s+\"?(\d+)", body)     # the target's own: WMMA's sm_70+
+                if archs:
+                    options = [w for w in options if not w.startswith("-arch=")] + [f"-arch=sm_{archs.group(1)}"]
+                if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", body, re.I):
+                    options.append("-rdc=true")
+                options += [f"-l{'cuda' if lib == 'cuda_driver' else lib}" for lib in _CMAKE_LIBRARY.findall(body)]
+                named = re.search(r"\bOUTPUT_NAME\s+(\S+)", body)
+                output = _cmake_expanded(named.group(1), variables)[0] if named else target
+                here = [os.path.relpath(folder / w, path.parent) for w in sources]
+                return [*options, "-o", output, *here], lists.relative_to(checkout).as_posix(), path.parent
+    return None
 
 
 def _cmake_unquoted(argument: str) -> str:
@@ -472,7 +527,7 @@ def find_build(path: Path, checkout: Path) -> tuple:
     found = from_make(make_commands(path.parent), path.name) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
-    cmake = from_cmake(path, checkout)
+    cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
     notes = list(from_notes(path, checkout, [path.parent]))
