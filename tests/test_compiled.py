@@ -1842,9 +1842,10 @@ __global__ void approx_f64(const double* x, double* o) {
 """
 
 
-def test_float64_reciprocal_approximations_give_the_same_bits_natively(monkeypatch):
+def test_float64_reciprocal_approximations_give_the_same_bits_in_both_tiers(monkeypatch):
     """rcp.approx.f64 and rsqrt.approx.f64 over zeros, infinities, subnormals (no flush on float64),
-    negative inputs (NaN: the interpreter decides) and random doubles."""
+    negative inputs and random doubles. They are the special function unit's high-word answers from
+    mufu.py's tables (an H200's bits), which stay interpreted like ex2/rcp/rsqrt.approx.f32."""
     m = cudalab.compile(APPROX_F64)
     rng = np.random.default_rng(10)
     n = 64
@@ -1862,7 +1863,8 @@ def test_float64_reciprocal_approximations_give_the_same_bits_natively(monkeypat
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     o = np.frombuffer(got["interp"][1][n * 16:], np.float64).reshape(n, 2)
     assert o[2].tolist() == [1.0, 1.0] and o[7, 0] == np.inf           # 1/1; 1/(smallest subnormal) overflows
-    assert_native(m, "approx_f64", ("rcp", "rsqrt"))
+    insts, inside = native_pcs(m, "approx_f64")
+    assert not [pc for pc, inst in enumerate(insts) if inst.opcode in ("rcp", "rsqrt") and pc in inside]
 
 
 DIRECTED = r"""

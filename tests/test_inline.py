@@ -30,6 +30,14 @@ def interpreted_pcs(module, kernel):
     return [inst.text for pc, inst in enumerate(fused.func.insts) if pc not in inside and inst.opcode != "ret"]
 
 
+def only_table_lookups_and_branches(texts):
+    """Nothing interpreted but the special function unit's float64 approximations (rcp/rsqrt.approx.f64,
+    looked up in mufu.py's tables, which stay interpreted like the float32 ones) and the branches
+    around them: all the arithmetic, the carry chains included, is native."""
+    return all(t.split()[0] in ("bra", "bra.uni", "rcp.approx.ftz.f64", "rsqrt.approx.f64", "rsqrt.approx.ftz.f64")
+               for t in texts)
+
+
 # a debug build keeps each __device__ function, and tan() itself, as a call
 DEBUG_LOOP = r"""
 __device__ double damped(double v, int k) { return v * 0.5 + tan(0.001 * k); }
@@ -63,7 +71,7 @@ def test_a_debug_build_s_device_functions_are_copied_into_the_kernel_and_run_nat
     assert not any(i.opcode == "call" for i in decoded(after, "walk_inlined").func.insts)
     assert out1.tobytes() == out0.tobytes() and pts1.tobytes() == pts0.tobytes()
     assert pts1[3].tolist() == [14.0, 12.0]
-    assert interpreted_pcs(after, "walk_inlined") == []
+    assert only_table_lookups_and_branches(interpreted_pcs(after, "walk_inlined"))
 
 
 RECURSIVE = r"""
@@ -180,7 +188,7 @@ def test_double_sin_and_pow_kernels_run_natively_with_the_interpreter_s_bytes(mo
         got[tier] = y
     assert got["compiled"].tobytes() == got["interp"].tobytes()
     assert np.allclose(got["compiled"][:-4], np.sin(xs[:-4]) + xs[:-4] ** 1.5, rtol=1e-14)
-    assert interpreted_pcs(m, "wave_compiled") == []
+    assert only_table_lookups_and_branches(interpreted_pcs(m, "wave_compiled"))
 
 
 # a debug build reaches __shared__ arrays and a kernel's pointers through generic addresses

@@ -171,3 +171,109 @@ def test_a_python_launch_in_a_loop_is_checked_once_and_a_bad_shape_every_time(mo
         with pytest.raises(CudaError, match="at most 1024 threads"):
             kernel[1, 2048](x)
     assert len(checks) == 3
+
+
+def test_a_compiled_launch_on_freshly_copied_arguments_reuses_its_native_context(monkeypatch):
+    """A benchmark or a student's loop often copies its inputs to the device before every launch:
+    new allocations, so new pointers in the parameters and new allocation bounds. Those are
+    written into a copy of the kernel's context template at each batch (compiled._context); the
+    template itself is built again only where the arena moved (its address is in the template)."""
+    from cudalab.emulator import compiled
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    kernel = cudalab.compile(r"""
+    __global__ void scale(const float* a, float* c, float k, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) c[i] = k * a[i];
+    }""").get_kernel("scale")
+    n = 1 << 14
+    rng = np.random.default_rng(4)
+    a = rng.random(n, np.float32)
+    for _ in range(2):      # compiles (from a cold cache the first launch may still be interpreted)
+        kernel[n // 256, 256](cudalab.to_device(a), cudalab.to_device(np.zeros(n, np.float32)), np.float32(2), np.int32(n))
+    arenas = []             # the arena each template was built for
+    real_template = compiled._context_template
+    monkeypatch.setattr(compiled, "_context_template",
+                        lambda ex, *args: arenas.append(ex.mem.data) or real_template(ex, *args))
+    for turn in range(4):
+        a = rng.random(n, np.float32)
+        da, dc = cudalab.to_device(a), cudalab.to_device(np.zeros(n, np.float32))
+        kernel[n // 256, 256](da, dc, np.float32(3), np.int32(n))
+        assert np.array_equal(dc.copy_to_host(), np.float32(3) * a), f"launch {turn}"
+    assert all(x is not y for k, x in enumerate(arenas) for y in arenas[k + 1:]), \
+        "a template was built again for the same arena"
+
+
+def test_a_batch_that_native_code_runs_whole_makes_no_lane_masks(monkeypatch):
+    """Which lanes exited or returned is the interpreter's question. A batch that one native region
+    runs from the kernel's start to its end never asks it, so the batch makes no such masks (at 2^19
+    lanes each was an inversion or zeroing, with its fresh pages, of tens of microseconds), while an
+    interpreted launch whose threads return early still ends them right."""
+    from cudalab.emulator import engine
+    source = r"""
+    __global__ void clamp(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        if (x[i] > 1.0f) x[i] = 1.0f;
+    }"""
+    batches = []
+    real_init = engine.Exec.__init__
+
+    def noted(self, *args, **kw):
+        real_init(self, *args, **kw)
+        batches.append(self)
+    monkeypatch.setattr(engine.Exec, "__init__", noted)
+    n = 5000
+    for tier in ("compiled", "compiled", "interp"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        kernel = cudalab.compile(source).get_kernel("clamp")
+        x = np.linspace(0, 2, n, dtype=np.float32)
+        d = cudalab.to_device(x)
+        batches.clear()
+        kernel[(n + 255) // 256, 256](d, np.int32(n))
+        assert np.array_equal(d.copy_to_host(), np.minimum(x, 1)), tier
+    # the last compiled launch (the first may still have been interpreted from a cold cache)
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    batches.clear()
+    kernel[(n + 255) // 256, 256](cudalab.to_device(x), np.int32(n))
+    assert batches and all(ex._exited is None for ex in batches)
+
+
+def test_a_small_batch_shape_takes_plain_arrays_and_a_big_one_huge_pages():
+    """A batch shape's lane arrays (engine._geometry) come from one buffer of 2 MiB pages only where
+    they are big (a 2^20-thread batch: a few page faults instead of thousands). A 256-block batch
+    needs 2.4 MB of them: padded out to 6 MiB of huge pages, which Linux may first have to make by
+    compacting memory, its first launch took up to ten times as long as with plain arrays."""
+    from cudalab.emulator import engine
+    small = engine._build_geometry(256, 256, 256, (256, 1, 1), 0)
+    assert all(a.base is None or a.base.nbytes == a.nbytes for a in small[:4])     # each its own
+    big = engine._build_geometry(4096, 256, 256, (256, 1, 1), 0)
+    base = big[0].base
+    assert base is not None and base.nbytes >= engine.SLAB_BYTES and big[1].base is base
+    assert small[3].all() and small[5].tolist() == list(range(256 * 256))
+
+
+def test_a_kernel_launched_again_refills_its_last_shared_memory_with_zeros(monkeypatch):
+    """A kernel launched in a loop takes its last launch's register arrays and shared memory back
+    (engine._run_batches' pool), zeroed, instead of mapping fresh pages, which fault in one by one at
+    their first touch (a 2^20-thread tree reduction: 330 faults, a millisecond of system time a
+    launch). Every launch still starts from zeroed shared memory, as the emulator's always has."""
+    from cudalab.emulator import engine
+    kernel = cudalab.compile(r"""
+    __global__ void count(int* out) {
+        __shared__ int s[256];
+        s[threadIdx.x] += 1;                       // reads shared memory nobody wrote
+        __syncthreads();
+        out[blockIdx.x * blockDim.x + threadIdx.x] = s[255 - threadIdx.x];
+    }""").get_kernel("count")
+    batches = []
+    real_init = engine.Exec.__init__
+
+    def noted(self, *args, **kw):
+        real_init(self, *args, **kw)
+        batches.append(self.shared.ctypes.data)
+    monkeypatch.setattr(engine.Exec, "__init__", noted)
+    out = cudalab.to_device(np.zeros(64 * 256, np.int32))
+    for turn in range(3):
+        kernel[64, 256](out)
+        assert (out.copy_to_host() == 1).all(), f"launch {turn}"
+    assert len(set(batches[1:])) == 1       # the same memory again (the first launch may have made two)

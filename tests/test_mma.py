@@ -621,7 +621,10 @@ def test_a_tf32_k_loop_rounds_its_fragments_inside_the_program(monkeypatch):
     movs) before its mma. Those movs and cvts are rows of the k-loop's program (LANE rows), so the loop
     stays one program; the bits are the instructions' one by one: small integers plus 2**-11, whose
     rounding to tf32 shows (ties away from zero), in the even warps, random floats (summed term by term
-    after their stop) in the odd ones."""
+    after their stop) in the odd ones. An element's four instructions (mov, the inline asm's cvt and mov,
+    the mov into the mma's fragment) are one row, run lane by lane: as four, they cost the loop more
+    than the mmas did. A warp that stops at an mma reads its fragment from the registers the joined
+    rows write."""
     rng = np.random.default_rng(5)
     small = (np.arange(8) % 2 == 0)[:, None, None]
     a, b = (np.where(small, rng.integers(-3, 4, (8, 16, 32)) * (1 + 2.0 ** -11), rng.standard_normal((8, 16, 32)))
@@ -630,6 +633,7 @@ def test_a_tf32_k_loop_rounds_its_fragments_inside_the_program(monkeypatch):
     stops = _one_by_one_then_as_one_program(monkeypatch, TF32_CHAIN, a, b, c)
     rows = stops[0][0]
     assert rows > 4 * 3 + 16, "the k-loop's loads, conversions and mmas are not one program"
+    assert rows == 1 + 4 * (2 + 8 + 1), "the load of C, then per k step: 2 loads, 8 elements' roundings, the mma"
     # the program starts at the load of C from global memory, which every warp leaves to the load's own
     # path; from there warps run to the end, or stop at an mma whose sums are not proven exact (the odd
     # ones at their first)

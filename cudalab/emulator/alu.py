@@ -586,6 +586,8 @@ def _float_to_float(a, dst, rnd, sat, ftz):
     if rnd in ("rni", "rzi", "rmi", "rpi"):          # round to an integral value, same type
         with np.errstate(invalid="ignore"):
             r = _ROUND_INT[rnd](a).astype(sdt)
+        if dst == "bf16":                            # cvt.rmi.bf16.bf16 (hfloor, h2floor on sm_90): back to bf16 bits
+            return f32_to_bf16(r, "rn")
     elif dst == "bf16":
         if sdt == np.float64:                        # to float32 by rounding to odd, then once to bf16
             r = f32_to_bf16(to_odd_f32(a) if rnd in (None, "rn") else
@@ -604,7 +606,21 @@ def _float_to_float(a, dst, rnd, sat, ftz):
         r = flush_subnormal(r)
     if sdt == np.float64 and r.dtype != np.float64 and not sat:     # .sat made a NaN +0 (PTX ISA cvt)
         return narrowed_nan(a, r, "f32" if r.dtype == np.float32 else "f16")
+    if ftz and sdt == np.float32 and r.dtype == np.float64:
+        return _ftz_widened_nan(a, r)
     return gpu_nan(r)
+
+
+FTZ_WIDENED_NAN = np.uint64(0x7FFFFFFFE0000000)
+
+
+def _ftz_widened_nan(a, r):
+    """cvt.ftz.f64.f32 of any NaN: float32's canonical NaN 0x7fffffff widened, whatever the payload
+    and sign (an H200 under -ftz=true, tests/kernels/guide.py); without .ftz the payload is kept."""
+    nan = np.isnan(a)
+    if not np.any(nan):
+        return r
+    return np.where(nan, FTZ_WIDENED_NAN.view(np.float64), r)
 
 
 def to_odd_f32(a):

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ptx.ir import leaves
-from . import pace
+from . import pace, slack
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
@@ -1232,49 +1232,74 @@ def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed).
 
     A new array each batch (a group's runner keeps what it derived from the one it saw), copied from
-    the kernel's last one where everything but the batch's own shared and local memory is the same:
-    the same memory and allocations (the very arrays), parameters, symbol addresses, batch shape and
-    geometry. Filling it afresh (a 30-name dict, ten array addresses) was a third of a small
-    kernel's launch: a 2^10-element vector add's 87 of 240 us."""
+    a template of the kernel's for this batch shape: the same memory (the very array), symbol
+    addresses, batch shape and geometry. Filling it afresh (a 30-name dict, ten array addresses) was
+    a third of a small kernel's launch: a 2^10-element vector add's 87 of 240 us. What a launch
+    changes without changing its shape is written into the copy: the batch's own shared and local
+    memory, the parameter bytes and the allocation bounds (a launch on arguments just copied to the
+    device has new pointers and new bounds: with those in the template's key, every such launch
+    built its templates afresh, 100 to 150 us of a 2^20-thread launch)."""
     mem = ex.mem
     c = getattr(ex, "_native_ctx", None)
     bounds = mem.bounds()
-    if c is not None and c[1] is mem.data and c[2] is bounds:
+    limit = slack.shared_limit(ex)
+    if c is not None and c[1] is mem.data and c[2] is bounds and c[4] == limit:
         return c[0]
     addrs = [ex.symbol_address(s) for s in symbols]
     b = ex.batch
-    shape = (ex.kparams, tuple(symbols), tuple(addrs), b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
+    shape = (tuple(symbols), tuple(addrs), b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
              ex.shared_stride, ex.shared_size, ex.local_stride)
     # one template per batch shape (a launch of several batches starts each at its own first block:
     # keeping only the last one rebuilt it at every batch of every launch, 40 us each)
     kept = ex.kernel.__dict__.setdefault("_native_ctx_templates", {})
     last = kept.get(shape)
-    if last is None or last[0] is not mem.data or last[1] is not bounds or last[2] is not ex.lane_block:
+    if last is None or last[0] is not mem.data or last[1] is not ex.lane_block:
         if len(kept) >= MAX_CTX_TEMPLATES:
             kept.clear()
-        last = kept[shape] = (mem.data, bounds, ex.lane_block) + _context_template(ex, symbols, addrs, bounds)
-    ctx, keep, shared, local = last[3:]
+        last = kept[shape] = (mem.data, ex.lane_block) + _context_template(ex, symbols, addrs)
+    ctx, keep = last[2:]
+    kp = _kparam_array(ex)
     ctx = ctx.copy()
-    ctx[shared], ctx[local] = ex.shared.ctypes.data, ex.local.ctypes.data
-    ex._native_ctx = (ctx, mem.data, bounds, keep)
+    at = _CTX_SLOTS
+    ctx[at[0]], ctx[at[1]] = ex.shared.ctypes.data, ex.local.ctypes.data
+    ctx[at[2]], ctx[at[3]] = _address(kp), len(ex.kparams)
+    ctx[at[4]], ctx[at[5]], ctx[at[6]] = _address(bounds[0]), _address(bounds[1]), bounds[0].size
+    if limit != ex.shared_size:
+        from . import llvmgen as lg
+        ctx[lg.SLOT["shared_size"]] = limit
+    ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp)
     return ctx
 
 
-def _context_template(ex, symbols, addrs, bounds):
-    """(ctx, arrays it points into, slot of shared, of local) of ``_context``, all but the batch's
-    shared and local memory."""
-    from . import llvmgen as lg
-    mem = ex.mem
-    ctx = np.zeros(len(lg.CTX), np.int64)
-    keep = [mem.data, bounds]
-    # (native code loads every parameter in its entry block, llvmgen._param_value: room for all the
-    # kernel declares, zeros past bytes a launch did not send)
+_CTX_SLOTS = ()       # (shared, local, kparams, nkparams, starts, ends, nbounds): llvmgen.SLOT's, set at first use
+
+
+def _kparam_array(ex):
+    """The launch's parameter bytes as the native code reads them: room for every parameter the
+    kernel declares (native code loads each in its entry block, llvmgen._param_value), zeros past
+    the bytes a launch did not send. The kernel keeps its last launch's (its batches share it)."""
+    last = ex.kernel.__dict__.get("_native_kparams")
+    if last is not None and last[0] == ex.kparams:
+        return last[1]
     end = max([off + p.size for p in ex.kernel.func.params if (off := ex.kernel.param_offsets.get(p.name)) is not None]
               + [len(ex.kparams), 8])
     kp = np.zeros(end, np.uint8)
     kp[:len(ex.kparams)] = np.frombuffer(ex.kparams, np.uint8) if ex.kparams else ()
+    ex.kernel._native_kparams = (ex.kparams, kp)
+    return kp
+
+
+def _context_template(ex, symbols, addrs):
+    """(ctx, arrays it points into) of ``_context``, all but what ``_context`` writes itself."""
+    global _CTX_SLOTS
+    from . import llvmgen as lg
+    if not _CTX_SLOTS:
+        _CTX_SLOTS = tuple(lg.SLOT[n] for n in ("shared", "local", "kparams", "nkparams", "starts", "ends", "nbounds"))
+    mem = ex.mem
+    ctx = np.zeros(len(lg.CTX), np.int64)
+    keep = [mem.data]
     syms = np.array(addrs or [0], np.uint64)
-    keep += [kp, syms]
+    keep += [syms]
     b = ex.batch
     gx, gy, _ = b.grid
     if gy == 1 and b.grid[2] == 1:          # (one row of blocks: blockIdx.x is the block number)
@@ -1284,12 +1309,12 @@ def _context_template(ex, symbols, addrs, bounds):
         blk = b.first_block + np.arange(b.nblocks, dtype=np.int64)
         cta = [np.ascontiguousarray(v, np.uint32) for v in (blk % gx, (blk // gx) % gy, blk // (gx * gy))]
     keep += cta
-    vals = dict(mem=_address(mem.data), kparams=_address(kp), shared=0,
+    vals = dict(mem=_address(mem.data), kparams=0, shared=0,
                 shared_stride=ex.shared_stride, shared_size=ex.shared_size, local=0,
-                local_stride=ex.local_stride, starts=_address(bounds[0]), ends=_address(bounds[1]),
-                nbounds=bounds[0].size, lpb=ex.lanes_per_block, first_block=b.first_block,
+                local_stride=ex.local_stride, starts=0, ends=0,
+                nbounds=0, lpb=ex.lanes_per_block, first_block=b.first_block,
                 bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
                 syms=_address(syms), cta_x=_address(cta[0]), cta_y=_address(cta[1]), cta_z=_address(cta[2]),
-                pad=0, nkparams=len(ex.kparams), **_geometry_addresses(ex))
+                pad=0, nkparams=0, **_geometry_addresses(ex))
     ctx[:] = [vals[name] - (1 << 64) if vals[name] >= 1 << 63 else vals[name] for name in lg.CTX]
-    return ctx, keep, lg.SLOT["shared"], lg.SLOT["local"]
+    return ctx, keep

@@ -324,10 +324,12 @@ def _carry_chain(inst, d, first, second, sub, use_in):
         ua = np.asarray(first(ex, sel)).astype(np.uint64) & np.uint64(mask)
         ub = np.asarray(second(ex, sel)).astype(np.uint64) & np.uint64(mask)
         cin = ex.carry_in(sel) if use_in else np.uint64(0)
+        if sub:     # CC.CF of a subtraction is the carry of a + ~b + CF: no borrow (ptx/carry.py)
+            cin = (np.uint64(1) - np.asarray(cin).astype(np.uint64)) if use_in else np.uint64(0)
         if bits == 64:
             if sub:
                 r = ua - ub - cin
-                cout = (ua < ub) | ((ua == ub) & (cin != 0))
+                cout = ~((ua < ub) | ((ua == ub) & (cin != 0)))
             else:
                 s1 = ua + ub
                 r = s1 + cin
@@ -335,7 +337,7 @@ def _carry_chain(inst, d, first, second, sub, use_in):
         else:
             if sub:
                 full = ua.astype(np.int64) - ub.astype(np.int64) - np.asarray(cin).astype(np.int64)
-                cout = full < 0
+                cout = full >= 0
                 r = (full & mask).astype(np.uint64)
             else:
                 full = ua + ub + cin
@@ -430,14 +432,22 @@ def _div(inst, d):
                     return np.where(sub, q * np.float32(2.0 ** 24), q).astype(np.float32)
             return simple(inst, d, _float(inst, approx))
         if "full" in inst.mods:
-            def f(a, b):
-                # div.full.f32: within 2 ulp (PTX ISA div); the GPU's exact sequence is not modelled
-                a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-                with np.errstate(all="ignore"):
-                    return (a64 / b64).astype(np.float32)
-            return simple(inst, d, _float(inst, f))
+            return simple(inst, d, _float(inst, _div_full_f32))
         return simple(inst, d, _arith(inst, lambda a, b: a / b, op="div"))
     return simple(inst, d, alu.idiv)
+
+
+def _div_full_f32(a, b):
+    """div.full.f32 (-prec-div=false, within 2 ulp by the PTX ISA) as the GPU computes it: a times the
+    special function unit's 1/b, with both scaled by 1/4 where |b| >= 2^126 (whose reciprocal would
+    be subnormal) and by 2^24 where b is subnormal. All 256 quotients of tests/kernels/guide.py's
+    prec_div_and_sqrt_flags_off, 57 of them 1 ulp from a / b rounded, are an H200's bits."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    with np.errstate(all="ignore"):
+        big = np.abs(b) >= np.float32(2.0 ** 126)
+        sub = (b != 0) & (np.abs(b) < np.finfo(np.float32).tiny)
+        s = np.where(big, np.float32(0.25), np.where(sub, np.float32(2.0 ** 24), np.float32(1)))
+        return (a * s) * mufu.rcp_ftz(b * s)
 
 
 @op("rem")
@@ -663,6 +673,10 @@ def _sqrt(inst, d):
 def _rsqrt(inst, d):
     if inst.type == "f32":
         return simple(inst, d, mufu.rsqrt_ftz if "ftz" in inst.mods else mufu.rsqrt)
+    if inst.type == "f64" and "approx" in inst.mods:     # MUFU.RSQ64H (and ptxas's refinement without .ftz)
+        if "ftz" in inst.mods:
+            return simple(inst, d, mufu.rsqrt_f64_ftz)
+        return simple(inst, d, lambda x: mufu.rsqrt_f64(x, lambda a, b, c: alu.fma(a, b, c, np.dtype(np.float64))))
     return _unary_float(inst, d, lambda x: 1.0 / np.sqrt(x))
 
 
@@ -687,6 +701,8 @@ def _rcp(inst, d):
     if "approx" in inst.mods:
         if inst.type == "f32":
             return _mufu(inst, d, mufu.rcp_ftz, lambda x: 1.0 / x)
+        if inst.type == "f64":                          # rcp.approx.ftz.f64: MUFU.RCP64H, the high word only
+            return simple(inst, d, mufu.rcp_f64_ftz)
         return _unary_float(inst, d, lambda x: 1.0 / x)
     return simple(inst, d, _float(inst, alu.rcp_rn, op="rcp"))
 
@@ -903,7 +919,7 @@ def _video(inst, d):
 
 _NO_DEST = {"st", "red", "bar", "barrier", "bra", "brx", "call", "nanosleep", "sust", "prefetch",
             "prefetchu", "discard", "applypriority", "cp", "stmatrix", "wmma", "tensormap"}
-_FUSIBLE = ("f32", "f64", "f16", "f16x2")
+_FUSIBLE = ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2")    # bf16: sm_90 mul/add.bf16(x2), H200-measured
 
 
 def _regs(o):
@@ -980,8 +996,9 @@ def _contracted(inst, d):
         dt = dtype(t)
         fused = _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt), op="fma")
     else:
-        fused = _arith(inst, lambda a, b, c: a * b + c)
-    neg = (lambda x: x ^ np.uint32(0x80008000)) if t == "f16x2" else np.negative
+        fused = _arith(inst, lambda a, b, c: a * b + c, op="fma")
+    neg = {"f16x2": lambda x: x ^ np.uint32(0x80008000), "bf16x2": lambda x: x ^ np.uint32(0x80008000),
+           "bf16": lambda x: np.asarray(x, np.uint16) ^ np.uint16(0x8000)}.get(t, np.negative)
     negate_c = inst.opcode == "sub" and k == 1          # x*y - c
     negate_a = inst.opcode == "sub" and k == 2          # c - x*y
 

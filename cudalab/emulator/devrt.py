@@ -463,12 +463,36 @@ def _device_limit(ex, inst, rets, args):
     _ret(ex, rets, sel, SUCCESS)
 
 
+DEFAULT_HEAP = 8 << 20             # cudaLimitMallocHeapSize's default (runtime/core/properties.py)
+HEAP_LABEL = "device malloc"
+
+
+def heap_alloc(ex, sizes, zero_is_null=True) -> np.ndarray:
+    """Blocks of the device heap for malloc() and a kernel's cudaMalloc, one per size; 0 (NULL) where
+    the block would take the heap's live bytes past cudaLimitMallocHeapSize (8 MiB unless the host
+    raised it with cudaDeviceSetLimit before the launch), as a GPU answers a heap that is used up:
+    malloc(16 << 20) in a kernel is NULL until the host asks for a bigger heap (an H200, in
+    tests/kernels/guide.py). A size of 0 gives NULL with ``zero_is_null``; malloc(0) gives a pointer
+    on the H200, so malloc passes False."""
+    limit = int(ex.program.device_limits.get(2, DEFAULT_HEAP))
+    live = sum(a.size for a in ex.mem.allocs.values() if a.label == HEAP_LABEL and not a.freed)
+    out = []
+    for s in (int(x) for x in sizes):
+        if s == 0 and zero_is_null or live + s > limit:
+            out.append(0)
+            continue
+        out.append(ex.mem.alloc(s, label=HEAP_LABEL))
+        live += s
+    return np.array(out, np.uint64)
+
+
 def _malloc(ex, inst, rets, args):
     sel = ex.idx
     ptrs, sizes = _arg(ex, args[0], sel), _arg(ex, args[1], sel)
-    got = np.array([ex.mem.alloc(int(s), label="device malloc") if s else 0 for s in sizes.tolist()], np.uint64)
+    got = heap_alloc(ex, sizes.tolist())
     _store(ex, inst, ptrs, sel, got, np.uint64)
-    _ret(ex, rets, sel, SUCCESS)
+    codes = np.where((got == 0) & (np.asarray(sizes) != 0), MEMORY_ALLOCATION, SUCCESS).astype(np.int32)
+    _ret(ex, rets, sel, _set_error(ex, sel, codes))
 
 
 def _free(ex, inst, rets, args):

@@ -47,8 +47,13 @@ LANE_BYTES = 64                 # per-lane state besides registers and local mem
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
-KEEP_REGISTERS = 4 << 20       # bytes of a launch's register arrays kept for the kernel's next launch,
-KEEP_POOLS = 4                 # by the kernels launched last (at most this many)
+SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
+# bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
+# kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
+# tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
+# at 4 MB it made afresh at every launch, 330 page faults (about a millisecond of system time) a launch
+KEEP_REGISTERS = 16 << 20
+KEEP_POOLS = 4
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
@@ -78,6 +83,7 @@ class DecodedFunction:
     heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
     reaches_syncthreads: dict = field(default_factory=dict)     # pc -> reaches_syncthreads (cache)
     ends_without_barrier: dict = field(default_factory=dict)    # pc -> ends_without_barrier (cache)
+    takes_a_lock: dict = field(default_factory=dict)            # backward branch pc -> _takes_a_lock (cache)
 
     @functools.cached_property
     def ends(self) -> frozenset:
@@ -224,6 +230,21 @@ class _DecodeContext:
 
 # ------------------------------------------------------------------ execution state
 
+SPARE = "\0memory"     # key of a register pool (Regs.pool) that holds the batch's (shared, local) memory
+
+
+def _zeroed(buf, n: int) -> np.ndarray:
+    """``n`` zero bytes: a finished batch's buffer, refilled, where it is big enough, else new ones.
+    Refilling touches pages the process has; a fresh np.zeros of megabytes maps new ones, which fault
+    in at their first touch and go back at the end: a 2^20-thread tree reduction's two batches of 2 MB
+    of shared memory took 412 page faults and about a millisecond of system time a launch."""
+    if buf is not None and buf.size >= n:
+        buf = buf[:n]
+        buf.fill(0)
+        return buf
+    return np.zeros(n, np.uint8)
+
+
 class Regs(dict):
     """Registers of one frame: created on first use as zeros of their storage type."""
 
@@ -288,7 +309,8 @@ class Exec:
 
     def __init__(self, program: Program, kernel: DecodedFunction, batch: BatchInfo, kparams: bytes,
                  shared_size: int, shared_layout: dict, local_stride: int, observers, stats, deadline,
-                 kernel_name: str, checks=()):
+                 kernel_name: str, checks=(), spare=None):
+        """``spare``: a finished batch's (shared, local) memory to zero and reuse (``_zeroed``)."""
         self.program = program
         self.mem = program.memory
         self.kernel = kernel
@@ -301,14 +323,14 @@ class Exec:
         # each block's row holds its whole allocation unit: a read past the shared size but inside the
         # unit runs on a GPU, and here reads the block's own padding (slack.py)
         self.shared_stride = max(16, slack.shared_allocation(shared_size))
-        self.shared = np.zeros(batch.nblocks * self.shared_stride if shared_size else 16, np.uint8)
+        self.shared = _zeroed(spare and spare[0], batch.nblocks * self.shared_stride if shared_size else 16)
         self.shared_layout = shared_layout
         self.local_stride = local_stride
-        self.local = np.zeros(self.n * local_stride if local_stride else 16, np.uint8)
+        self.local = _zeroed(spare and spare[1], self.n * local_stride if local_stride else 16)
         geo = _geometry(batch.nblocks, self.lanes_per_block, batch.threads_per_block, batch.block, self.shared_stride)
         self.lane_block, self.thread_linear, self.shared_base, valid, self._tid, self.valid_idx = geo
         self.valid = valid
-        self.exited = ~valid
+        self._exited = None      # ~valid, made at first use (exited): a batch that native code runs whole never asks
         self.observers = list(observers)
         self.stats = stats
         self.deadline = deadline
@@ -328,6 +350,20 @@ class Exec:
         self.sync_version = 0
         self.parked = None
         self.must_proceed = False
+
+    @property
+    def exited(self):
+        """Lanes that have exited (and the padding lanes that never ran): made when first asked for,
+        since a batch that one native region runs from start to end never is (a 2^19-lane batch's
+        inversion and its pages, tens of microseconds)."""
+        e = self._exited
+        if e is None:
+            e = self._exited = ~self.valid
+        return e
+
+    @exited.setter
+    def exited(self, value):
+        self._exited = value
 
     # ---------------------------------------------------------------- helpers for instructions
     def emit(self, ev):
@@ -603,6 +639,7 @@ def _build_geometry(nblocks, lpb, threads, block, shared_stride):
 
 
 _HUGE_PAGE = 2 << 20
+SLAB_BYTES = 8 << 20       # lane arrays of a batch shape from one huge-page buffer from this size (_lane_slab)
 
 
 def _lane_slab(sizes):
@@ -611,12 +648,16 @@ def _lane_slab(sizes):
     For a big batch the buffer is at least 4 MiB, which numpy asks Linux to back with 2 MiB pages
     (transparent huge pages), and the arrays start at a 2 MiB boundary in it: filling them takes a
     few page faults instead of one per 4 KiB page. (A 2^20-thread launch's first batch took 2,600
-    faults here, 10 ms on a virtual machine; it is the first big launch of a shape that pays.)"""
+    faults here, 10 ms on a virtual machine; it is the first big launch of a shape that pays.)
+    Below ``SLAB_BYTES`` the arrays are plain ones: a 2 MiB page can cost Linux a compaction of memory
+    first (transparent huge pages' ``defrag=madvise``), and a 256-block batch (2.4 MB of these arrays)
+    padded out to 6 MiB of huge pages took 0.7 to 11 ms to fill on the shared dev machine, its plain
+    arrays 1.1 to 1.4 ms; compare.py times such launches one at a time, each a new shape."""
     offsets, total = [], 0
     for size in sizes:
         offsets.append(total)
         total += (size + 63) // 64 * 64
-    if total < (1 << 20):
+    if total < SLAB_BYTES:
         return [np.empty(size, np.uint8) for size in sizes]
     buf = np.empty(max(total, 4 << 20) + _HUGE_PAGE, np.uint8)
     start = -buf.ctypes.data % _HUGE_PAGE
@@ -652,7 +693,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     stack = [[0, n_code, frame_mask] if span is None else [span[0], span[1], frame_mask]]
     if is_kernel:
         ex.kernel_stack = stack
-    returned = np.zeros(ex.n, bool)
+    # lanes that returned from this frame: made at the first return that leaves other lanes running
+    # (most frames end with one return of all their lanes; a batch's zeros and their pages cost tens of us)
+    returned = None
     frame_count = -1 if span is not None else count if count is not None else int(np.count_nonzero(frame_mask))
     # (a stretch: lanes may wait outside it, so no count)
     stats = ex.stats
@@ -668,7 +711,7 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
         if pc == rpc or pc >= n_code:
             stack.pop()
             continue
-        if returned.any():
+        if returned is not None and returned.any():
             mask = mask & ~returned
         idx = frame_idx if mask is frame_mask and frame_idx is not None else _lanes_of(mask, ex.n)
         if idx.size == 0:
@@ -735,6 +778,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 pc = aux
                 continue
             if kind == K_WAIT:
+                if returned is None:
+                    returned = np.zeros(ex.n, bool)
                 if _wait(ex, fn, all_t, any_t, None if g is None else pv, stack, ent, pc, returned):
                     break
                 pc += 1
@@ -742,7 +787,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             if kind == K_BRA:
                 if aux <= pc and any_t:
                     backedges += 1
-                    if backedges >= SPIN_LIMIT and _let_waiting_threads_run(stack, ex, returned):
+                    if returned is None and backedges >= SPIN_LOCK_LIMIT:
+                        returned = np.zeros(ex.n, bool)
+                    if backedges >= SPIN_LOCK_LIMIT and (backedges >= SPIN_LIMIT or _takes_a_lock(df, aux, pc)) \
+                            and _let_waiting_threads_run(stack, ex, returned):
                         # independent thread scheduling: threads parked at a reconvergence point go on
                         # while these keep looping (a spin lock waits for a holder that has left the loop)
                         ent[0], ent[2] = pc, ex.mask
@@ -781,11 +829,16 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 # all of the entry's lanes leave (a whole batch, at the kernel's end): or its mask in,
                 # ~20x cheaper than scattering its list of lanes
                 lanes = ex.mask if all_t else ex.idx[pv]
-                if all_t and len(stack) > 1:     # (the last entry leaving: nothing reads returned again)
+                last = all_t and len(stack) == 1
+                if not last and returned is None:
+                    returned = np.zeros(ex.n, bool)
+                if all_t and not last:     # (the last entry leaving: nothing reads returned again)
                     returned |= lanes
                 elif not all_t:
                     returned[lanes] = True
-                if is_kernel or kind == K_EXIT:
+                if last and is_kernel and kind == K_RET and ex._exited is None:
+                    pass            # the kernel's end: nothing asks which lanes exited (and none has before)
+                elif is_kernel or kind == K_EXIT:
                     if all_t:
                         ex.exited |= lanes
                     else:
@@ -807,6 +860,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 # lanes may have exited inside the callee (exit, trap)
                 pc += 1
                 if ex.exited[ex.idx].any():
+                    if returned is None:
+                        returned = np.zeros(ex.n, bool)
                     returned |= ex.exited
                     ent[0], ent[2] = pc, ex.mask & ~returned
                     break
@@ -891,6 +946,24 @@ def _let_waiting_threads_run(stack, ex, returned):
             return True
         above |= e[2]
     return False
+
+
+def _takes_a_lock(df, head, pc):
+    """Is the loop from ``head`` to its backward branch at ``pc`` one that tries to take a lock
+    (an atomicCAS or atomicExch in its body: ``while (atomicCAS(lock, 0, 1)) ;``)? Its lanes have
+    gone round ``SPIN_LOCK_LIMIT`` times with none leaving (a lane leaving diverges, which starts
+    the count again), so the holder, parked where it left the loop, is let run ahead after those few
+    turns rather than ``SPIN_LIMIT``: a block leader's lock taken once per block in a grid-stride
+    loop (the CUDA Handbook's spinlockReduction, 16,384 acquisitions) paid 512 interpreted turns
+    of every waiting leader per hand-over, 3.4 ms, where a GPU's holder runs on at once. A
+    compare-and-swap update loop (a float atomicMax) loses a lane every turn, so it never waits
+    that long and keeps lock step's order."""
+    known = df.takes_a_lock.get(pc)
+    if known is None:
+        known = df.takes_a_lock[pc] = any(
+            inst.opcode == "atom" and ("cas" in inst.mods or "exch" in inst.mods)
+            for _, _, inst, _ in df.code[head:pc + 1])
+    return known
 
 
 _NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "stmatrix", "multimem", "shfl",
@@ -1099,7 +1172,7 @@ def _builtin(ex: Exec, inst, fname, rets, args):
         raise KernelError(msg, "cudaErrorAssert", [Finding("assert", msg, ex.kernel_name, ln, block, thread)])
     if fname == "malloc":
         sizes = _param_u64(ex, args[0], sel)
-        ptrs = np.array([ex.mem.alloc(int(s), label="device malloc") if s else 0 for s in sizes.tolist()], np.uint64)
+        ptrs = devrt.heap_alloc(ex, sizes.tolist(), zero_is_null=False)
         buf = ex.fr.param_buffer(rets[0])
         buf[sel, 0:8] = ptrs.view(np.uint8).reshape(-1, 8)
         return
@@ -1237,10 +1310,15 @@ def _stack_size(program: Program, df: DecodedFunction):
 
 def register_bytes(df) -> int:
     """Bytes per lane of the kernel's registers, all in use (each is made on first use, so a batch
-    may hold them all by its end)."""
+    may hold them all by its end), less those that live only inside a tensor-core program: they get
+    no array over the batch (mma_runs.Run.unheld; their scratch rows count instead). An unrolled
+    GEMM's k-loop names thousands of them (tf32TensorCoreGemm 45 of its 53 kB a lane), and counting
+    them made its batches 19 blocks where 52 fit: every instruction's Python, once per batch, paid
+    again for each third of that."""
     n = df.__dict__.get("_register_bytes")
     if n is None:
-        n = df._register_bytes = sum(storage(t).itemsize for t in df.func.regs.values())
+        n = df._register_bytes = sum(storage(t).itemsize for t in df.func.regs.values()) - \
+            mma_runs.unheld_bytes(df.code, df.func.regs)
     return n
 
 
@@ -1400,13 +1478,16 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     # register arrays of the previous batch (not kept for observers): the first batch takes the last
     # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
     pool = None if observers else df.__dict__.pop("_pool", None)
+    # and its shared and local memory, zeroed again (_zeroed)
+    spare = pool.pop(SPARE, None) if pool else None
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     for first, nb in pace.batches(bpb, whole_clusters):
         batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
         for o in observers:
             o.on_batch_start(batch)
         ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
-                  pace.deadline, kernel_name, checks)
+                  pace.deadline, kernel_name, checks, spare)
+        spare = None
         ex.fr = Frame(df, ex.n, 0, pool)
         ex.grid_workspace = workspace
         ex.wall_deadline = pace.wall_deadline
@@ -1423,13 +1504,16 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         if run_df is df:
             ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
         try:
-            run_function(ex, run_df, ex.valid.copy(), is_kernel=True, count=ex.valid_idx.size)
+            # (the batch shape's valid lanes themselves: read-only, and the stack makes new masks)
+            run_function(ex, run_df, ex.valid, is_kernel=True, count=ex.valid_idx.size)
             t1 = time.thread_time()
             if run_df is df:
                 spent = t1 - t0
                 compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
                                    spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
             pool = None if observers else dict(ex.fr.regs)
+            if pool is not None:
+                spare = (ex.shared, ex.local)
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
@@ -1452,7 +1536,10 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             compiled.wait_for_build(df)
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
         df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
-    if pool and sum(a.nbytes for a in pool.values()) <= KEEP_REGISTERS:
+    kept = sum(a.nbytes for a in pool.values()) if pool else 0
+    if pool and kept <= KEEP_REGISTERS:
+        if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
+            pool[SPARE] = spare
         df._pool = pool
         _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
         while len(_POOLED) > KEEP_POOLS:

@@ -945,15 +945,7 @@ def _div(g, inst):
     if "approx" in inst.mods:
         raise Skip("div.approx (the special function unit's reciprocal, from mufu.py's tables: see _approx)")
     if "full" in inst.mods:
-        if t != "f32" or set(inst.mods) - {t, "full", "ftz"}:
-            raise Skip("div.full form")
-        if "ftz" in inst.mods:
-            x, y = flush(g, x), flush(g, y)
-        r = b.fptrunc(b.fdiv(b.fpext(x, F64), b.fpext(y, F64)), F32)
-        if "ftz" in inst.mods:
-            r = flush(g, r)
-        g.write(inst.operands[0], t, canon_nan(g, r))
-        return
+        raise Skip("div.full (a times the special function unit's 1/b, mufu.py's table: decode._div_full_f32)")
     mode = _directed_mode(inst)
     if mode is None:
         _plain_float(inst)
@@ -1624,13 +1616,7 @@ def _approx_f64(g, inst):
     step, and ignores .ftz on float64; a NaN result bails out (its payload rules). Other forms as ``_sqrt``."""
     if inst.type != "f64" or inst.opcode == "sqrt" or "approx" not in inst.mods:
         return _SQRT_PLAIN(g, inst)
-    if set(inst.mods) - {"f64", "approx", "ftz"}:
-        raise Skip("approx form")
-    b = g.b
-    x = g.read(inst.operands[1], "f64")
-    if inst.opcode == "rsqrt":
-        x = b.call(intrinsic(g, "llvm.sqrt", F64, 1), [x])
-    g.write(inst.operands[0], "f64", canon_nan(g, b.fdiv(ir.Constant(F64, 1.0), x)))
+    raise Skip("rcp/rsqrt.approx.f64 (the unit's high-word answer from mufu.py's tables: decode._rcp, _rsqrt)")
 
 
 
@@ -1801,6 +1787,8 @@ def _atom(g, inst):
     opname = next(m for m in inst.mods if m in _ATOM_OPS)
     if space not in ("global", "shared"):
         raise Skip(f"atom.{space}")
+    if any(o[0] == "vec" for o in inst.operands):
+        raise Skip("vector atomic")
     k = kind_of(t)
     if k[0] == "f" and not (opname == "add" and t == "f32"):
         raise Skip("float atomic")

@@ -402,6 +402,8 @@ def _atom(inst, d):
     fns = {} if opname == "cas" else {sp: _atomic_fn(opname, dt, t, sp) for sp in ("global", "shared", "local")}
     exact = t in ("u32", "s32", "u64", "s64", "b32", "b64", "f64") and not (opname in ("inc", "dec", "exch"))
     ops = inst.operands
+    if any(o[0] == "vec" for o in ops):
+        return _vector_atom(inst, d, space, t, dt, opname, fns, exact)
     if inst.opcode == "atom":
         w = writer(ops[0], t, d.func)
         addr_op, rest = ops[1], ops[2:]
@@ -429,6 +431,37 @@ def _atom(inst, d):
             out[pos] = old
         if w is not None:
             w(ex, sel, out)
+    return run
+
+
+def _vector_atom(inst, d, space, t, dt, opname, fns, exact):
+    """``atom/red.global.add.v2.f32 {d0, d1}, [a], {b0, b1}`` (sm_90: float2/float4 atomicAdd): one
+    atomic per element on consecutive words, as the PTX ISA defines it (each element is atomic on its
+    own, not the vector as a whole). The accesses are checked as the vector's whole width once."""
+    ops = inst.operands
+    dst, addr_op, src = (ops[0], ops[1], ops[2]) if inst.opcode == "atom" else (None, ops[0], ops[1])
+    elements = src[1]
+    ws = [writer(o, t, d.func) for o in dst[1]] if dst is not None else None
+    rs = [reader(o, t, d.func, d) for o in elements]
+    ar = address_reader(addr_op, d.func, d)
+    size, n = dt.itemsize, len(elements)
+    fn = fns.get(space if space in fns else "global")
+
+    def run(ex):
+        sel = ex.idx
+        addrs = ar(ex, sel)
+        vals = [np.asarray(r(ex, sel)) for r in rs]
+        out = [np.empty(sel.size, dt) for _ in range(n)]
+        for sp, buf, off, pos in resolve(ex, inst, space, addrs, sel, size * n, inst.opcode):
+            view = buf.view(dt)
+            index = _index(off, np.dtype(dt))
+            for k in range(n):
+                part = vals[k] if vals[k].ndim == 0 or isinstance(pos, slice) else vals[k][pos]
+                out[k][pos] = atomic_apply(view, index + k, part, fns.get(sp, fn), opname, exact_ufunc=exact,
+                                           checked_ufunc=opname == "add" and t == "f32")
+        if ws is not None:
+            for k in range(n):
+                ws[k](ex, sel, out[k])
     return run
 
 

@@ -130,7 +130,7 @@ class Run:
 
     def __init__(self, entries, form, mentions):
         self.entries, self.form = entries, form
-        self.program = [e for e in entries if getattr(e[1], "fusion", None)]
+        self.program, self.joined = _joined_lanes([e for e in entries if getattr(e[1], "fusion", None)], mentions)
         self.before = [e[1] for e in entries if not getattr(e[1], "fusion", None)]      # run first
         self.names, slots = [], {}
 
@@ -209,6 +209,7 @@ class Run:
         from .mma import active_warps
         if ex.observers or not mma_native.worth_loading(ex.idx.size // 32 * len(self.program)):
             self.one_by_one(ex)
+            self._drop_unheld(ex)
             return
         for fn in self.before:
             fn(ex)
@@ -217,6 +218,7 @@ class Run:
         if arrays is None:
             for _, fn, _, _ in self.program:
                 fn(ex)
+            self._drop_unheld(ex)
             return
         ptrs = np.empty(len(self.names), np.int64)
         ptrs[self.held_slots] = _addresses(arrays)
@@ -233,6 +235,8 @@ class Run:
             pos[at] = sub
             left = np.flatnonzero(pos < len(self.ops))
             if not left.size:
+                if scratch is None:         # (a stop handed the unheld registers arrays of their own)
+                    self._drop_unheld(ex)
                 return
             if scratch is not None:      # what the stopped warps handed over into registers held by nothing
                 self._hand_over(ex, scratch)
@@ -278,6 +282,15 @@ class Run:
             row = scratch[i].view(np.uint64 if self.words[name] == 8 else np.uint32)[:ex.n]
             ex.fr.regs[name] = row.copy()
 
+    def _drop_unheld(self, ex):
+        """Forget the arrays that the instructions' own paths (one by one, or after a stop) gave the
+        registers held by nothing: nothing outside the program names them and it writes them before
+        reading them, so they are dead once it ends. Kept, every program's would pile up in the batch,
+        which engine.register_bytes sizes without them."""
+        regs = ex.fr.regs
+        for name in (*self.unheld, *self.joined):
+            regs.pop(name, None)
+
     def _again(self, ex):
         """The register arrays after an instruction's own path wrote some: each kept if it is still an
         array of the batch of its word, else replaced by one."""
@@ -294,6 +307,54 @@ class Run:
             if i and ex.observers:
                 ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
             fn(ex)
+
+
+def _joined_lanes(program, mentions):
+    """``program`` with each chain of LANE rows joined into one row, and the registers the chain passed
+    its value through: tf32TensorCoreGemm's __float_to_tf32 is four rows an element (mov.b32 %f, %r of
+    the load; the inline asm's cvt.rna.tf32.f32 and mov; mov.b32 %r, %f for the mma), run lane by lane
+    for every warp, a dozen rows an mma, which cost the compiled loop more than the mma's sums. A row
+    absorbs the one before it in the chain where that row alone writes the register it reads, nothing
+    else reads it, no instruction outside the two names it, the chain's source is not written in
+    between, and at most one of the two rounds (a mov copies). The joined registers are never written:
+    nothing could read them."""
+    writers, readers = collections.defaultdict(list), collections.defaultdict(list)
+    for p, (_, fn, _, _) in enumerate(program):
+        what, _, info = fn.fusion
+        if what == "lane":
+            written, read = [info["dst"]], [info["src"]]
+        elif what == "load":
+            written, read = info["regs"], [x for x in (info["base"], info["ld"]) if isinstance(x, str)]
+        else:
+            written, read = info["d"], [*info["a"], *info["b"], *info["c"]]
+        for x in written:
+            writers[x].append(p)
+        for x in read:
+            readers[x].append(p)
+    lanes = {p: dict(fn.fusion[2]) for p, (_, fn, _, _) in enumerate(program) if fn.fusion[0] == "lane"}
+    dropped, joined = set(), []
+    for p in sorted(lanes):
+        info = lanes[p]
+        x = info["src"]
+        q = writers[x][0] if len(writers[x]) == 1 else None
+        if q is None or q not in lanes or readers[x] != [p] or mentions[x] != 2 or q in dropped:
+            continue
+        first = lanes[q]
+        start = first.get("start", q)           # the chain's first row, which read its source
+        if first["kind"] != MOVE and info["kind"] != MOVE or \
+                any(start < r < p for r in writers[first["src"]]) or first["src"] == info["dst"]:
+            continue
+        kind = info["kind"] if first["kind"] == MOVE else first["kind"]
+        lanes[p] = {"dst": info["dst"], "src": first["src"], "kind": kind, "start": start,
+                    "words": {info["dst"]: 4, first["src"]: 4}}
+        dropped.add(q)
+        joined.append(x)
+    out = []
+    for p, (k, fn, inst, aux) in enumerate(program):
+        if p in dropped:
+            continue
+        out.append((k, LaneOp(fn.fn, lanes[p]), inst, aux) if p in lanes else (k, fn, inst, aux))
+    return out, joined
 
 
 def chains(program, ops, mentions):
@@ -368,6 +429,18 @@ def _unheld(program, names, fresh, mentions):
     of their own only after a stop (Run._hand_over)."""
     inside = collections.Counter(x for (_, fn, _, _) in program for x in set(_named(*fn.fusion[::2])))
     return [x for x in names if x in fresh and inside[x] == mentions[x]]
+
+
+def unheld_bytes(code, regs) -> int:
+    """Bytes a lane saves where the programs in ``code`` (K_FUSED Runs) hold no arrays for their unheld
+    registers (engine.register_bytes sizes a batch by what is left): all of them, less the largest
+    program's, which the scratch buffer holds instead at most (a uint64 row a register, of which the loop
+    writes a 32-bit register's first half: LANE rows and a stop's hand-over; the rest is never touched)
+    and which a stop's hand-over (or a run one by one) gives arrays until the program ends."""
+    from .dtypes import storage
+    runs = [fn for _, fn, _, _ in code if isinstance(fn, Run)]
+    sizes = [sum(storage(regs[x]).itemsize for x in (*r.unheld, *r.joined) if x in regs) for r in runs]
+    return sum(sizes) - max(sizes, default=0)
 
 
 _SCRATCH = threading.local()

@@ -93,3 +93,83 @@ def rsqrt(a):
     subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
     into, out = (np.where(subnormal, np.float32(2.0 ** k), np.float32(1)) for k in (24, 12))
     return rsqrt_ftz(a * into) * out
+
+
+# ------------------------------------------------------------------ float64: MUFU.RCP64H and MUFU.RSQ64H
+F64_UNIT_NAN = np.uint64(0x7FFFFFFF00000000)      # the unit's NaN: 0x7fffffff in the high word
+
+
+def _high_word_result(x, name):
+    """Bits of the unit's float64 approximation of 1/x ('rcp') or 1/sqrt(x) ('rsqrt') for normal x.
+
+    The unit reads only the high word of x (sign, exponent, 20 fraction bits) and writes only the high
+    word of the result: the float32 table's answer for that fraction (its 3 lowest bits zero), cut to
+    20 fraction bits. 4,096 inputs of tests/kernels/guide.py's ptx_rcp_rsqrt_approx_f64 (an H200) agree."""
+    xb = np.asarray(x, np.float64).view(np.uint64)
+    e = ((xb >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    j = ((xb >> np.uint64(32)) & np.uint64(0xFFFFF)).astype(np.int64) << 3
+    u = e - 1023
+    if name == "rsqrt":
+        j, scale = j | ((u & 1) << 23), -(u >> 1)
+    else:
+        scale = -u
+    t = table(name)[j].astype(np.int64)
+    dexp = ((t >> 23) & 255) - 127 + 1023 + scale
+    hi = (np.clip(dexp, 0, 2047) << 20) | ((t & _FRACTION) >> 3)
+    hi = np.where(dexp <= 0, 0, np.where(dexp >= 2047, 0x7FF00000, hi))
+    return hi.astype(np.uint64) << np.uint64(32), e
+
+
+def rcp_f64_ftz(x):
+    """rcp.approx.ftz.f64 as an H200 gives it: the high word of the result only (see _high_word_result);
+    zero and subnormal inputs give infinity, infinities zero (signed), any NaN 0x7fffffff00000000."""
+    x = np.asarray(x, np.float64)
+    xb = x.view(np.uint64)
+    sign = xb & np.uint64(1 << 63)
+    bits, e = _high_word_result(x, "rcp")
+    bits = np.where(e == 0, np.uint64(0x7FF0000000000000), np.where(e == 2047, np.uint64(0), bits)) | sign
+    return np.where(_high_word_nan(xb), F64_UNIT_NAN, bits).view(np.float64)
+
+
+def rsqrt_f64_ftz(x):
+    """rsqrt.approx.ftz.f64: the high word only; +-0 and subnormals give +-infinity, +infinity +0, and a
+    negative number or NaN 0x7fffffff00000000."""
+    x = np.asarray(x, np.float64)
+    xb = x.view(np.uint64)
+    bits, e = _high_word_result(x, "rsqrt")
+    bits = np.where(e == 0, np.uint64(0x7FF0000000000000) | (xb & np.uint64(1 << 63)),
+                    np.where(e == 2047, np.uint64(0), bits))
+    invalid = _high_word_nan(xb) | ((xb >> np.uint64(63) == 1) & (e != 0))
+    return np.where(invalid, F64_UNIT_NAN, bits).view(np.float64)
+
+
+def _high_word_nan(xb):
+    """A NaN as the unit sees it, in the high word: 0x7ff0000000000001 reads as infinity."""
+    return (xb & np.uint64(0x7FFFFFFF00000000)) > np.uint64(0x7FF0000000000000)
+
+
+def rsqrt_f64(x, fma):
+    """rsqrt.approx.f64 (no .ftz; libdevice's rsqrt() and the double math that takes square roots):
+    ptxas refines the unit's high-word answer y with one step, 1 - x*y*y taken with an fma and a
+    cubic correction, y + y*e*(1/2 + 3/8 e). Positive subnormals are first scaled by 2^K_SUB. The
+    results and special values (+-0: +-infinity, +infinity: 0, negative: the default NaN, NaN: itself
+    quieted) are an H200's for 4,096 inputs (tests/kernels/guide.py, ptx_rcp_rsqrt_approx_f64)."""
+    x = np.asarray(x, np.float64)
+    xb = x.view(np.uint64)
+    tiny = np.finfo(np.float64).tiny
+    sub = (x > 0) & (x < tiny)
+    with np.errstate(all="ignore"):
+        xs = np.where(sub, x * 2.0 ** K_SUB, x)
+        y = rsqrt_f64_ftz(xs)
+        e = fma(-xs, y * y, np.float64(1.0))
+        r = fma(fma(np.float64(0.375), e, np.float64(0.5)) * e, y, y)
+        r = np.where(sub, r * 2.0 ** (K_SUB // 2), r)
+    bits = r.view(np.uint64)
+    bits = np.where(x == 0, np.uint64(0x7FF0000000000000) | (xb & np.uint64(1 << 63)), bits)
+    bits = np.where(x == np.inf, np.uint64(0), bits)
+    bits = np.where((x < 0) & (x != 0), np.uint64(0xFFF8000000000000), bits)
+    bits = np.where(np.isnan(x), xb | np.uint64(1 << 51), bits)
+    return bits.view(np.float64)
+
+
+K_SUB = 54

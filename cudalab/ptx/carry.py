@@ -8,6 +8,12 @@ puts these chains in code courses use all the time: CUDA's double-precision ``si
 ``tan`` and ``pow`` reduce large arguments with a 192-bit product (``__internal_trig_reduction_slowpathd``),
 so a kernel that calls ``sin(x)`` on doubles ran its whole loop interpreted.
 
+A subtraction's CC.CF is the carry of a + ~b + CF, as the hardware's adder has it: 1 when nothing was
+borrowed, so ``sub.cc`` then ``addc d, 0, 0`` gives 1 for a non-negative difference, and ``subc`` takes
+1 - CF as its borrow. Chains of sub.cc/subc alone read the same either way; NVVM's own 128-bit
+division mixes them (``subc.cc`` ... ``addc.u32 %r, 0, 0`` to test the remainder's sign), and with the
+flag taken as the borrow, ``x / y`` of unsigned __int128 came out one too big.
+
 Here each carry instruction becomes a few ordinary ones (widened add or subtract, the carry taken from
 the high half, or, for 64-bit words, from a comparison), with the flag in a register of its own
 (``%cc$flag``, 0 or 1) that later carry instructions read. The same guard is put on every instruction
@@ -85,11 +91,15 @@ def _expanded(inst):
         emit("sub" if sub else "add", ("u64",), S, A, B)
         if use_in:
             emit("cvt", ("u64", "u32"), C, _reg(FLAG))
+            if sub:                                   # the borrow in is the flag's complement
+                emit("xor", ("b64",), C, C, _imm(1))
             emit("sub" if sub else "add", ("u64",), S, S, C)
         emit("cvt", ("u32", "u64"), dst, S)
         if set_out:
             emit("shr", ("u64",), S, S, _imm(63 if sub else 32))
             emit("cvt", ("u32", "u64"), _reg(FLAG), S)
+            if sub:                                   # the flag is the carry: no borrow
+                emit("xor", ("b32",), _reg(FLAG), _reg(FLAG), _imm(1))
         return out
     # 64-bit words: the carry (borrow) out of a + b (a - b) is s < b (a < b); with a carry in, either step's
     S, T, C, P, Q = _reg("%cc$s"), _reg("%cc$t"), _reg("%cc$c"), _reg("%cc$p"), _reg("%cc$q")
@@ -102,13 +112,14 @@ def _expanded(inst):
     if use_in:
         emit("cvt", ("u64", "u32"), C, _reg(FLAG))
         if sub:
+            emit("xor", ("b64",), C, C, _imm(1))      # the borrow in is the flag's complement
             emit("setp", ("lt", "u64"), Q, S, C)
             emit("sub", ("u64",), S, S, C)
         else:
             emit("add", ("u64",), S, S, C)
             emit("setp", ("lt", "u64"), Q, S, C)
         emit("or", ("pred",), P, P, Q)
-    if set_out:
-        emit("selp", ("u32",), _reg(FLAG), _imm(1), _imm(0), P)
+    if set_out:                                       # a subtraction's flag is the carry: no borrow
+        emit("selp", ("u32",), _reg(FLAG), _imm(0 if sub else 1), _imm(1 if sub else 0), P)
     emit("mov", ("u64",), dst, S)
     return out
