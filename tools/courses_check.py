@@ -21,7 +21,8 @@ Each program is built as its course says, in this order:
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
-   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line); the other files
+   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line, and ``solutions/NAME.cu``
+   the Makefile above that builds ``NAME.cu``, in the solutions folder); the other files
    that line names are found as the reader finds them, beside the program or from the readme's folder;
 4. else the options ``--options GLOB=WORDS`` gives (a course that builds in a helper script), else
    ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
@@ -63,7 +64,10 @@ from samples_check import (ROOT, WALL_PER_CPU, _BUILD, explanation, failed_line,
 
 TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
-COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)|\bErrors? (in|at)\b|"
+# ("Error between device result and host result: 0.000001", a mean difference under 1e-3, reports
+# float rounding, as a GPU's contracted fma gives it; it is no failure, nor is "Error not occured")
+COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)"
+                            r"(?![^\n]*[=:]\s*(0\.000\d*|\d(\.\d*)?e-0*([4-9]|[1-9]\d))\s*$)|\bErrors? (in|at)\b|"
                             r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
@@ -88,7 +92,8 @@ NOT_EMULATED = [
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
-    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
+    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
+    # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
 
@@ -140,8 +145,9 @@ def _stand_ins(folder: Path) -> Path:
 _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
-def make_commands(folder: Path) -> list:
-    """The compiler command lines ``make -B`` runs in ``folder`` (each a list of words), from a copy."""
+def make_commands(folder: Path, target: str | None = None) -> list:
+    """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
+    words), from a copy."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         shutil.copytree(folder, copy, symlinks=True)
@@ -156,7 +162,8 @@ def make_commands(folder: Path) -> list:
         makefile = _makefile(folder)
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
-        subprocess.run(["make", "-B", "-k", *homes, *fixed], cwd=copy, env=env, capture_output=True, timeout=120)
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, *([target] if target else [])], cwd=copy, env=env,
+                       capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
@@ -165,6 +172,14 @@ def make_commands(folder: Path) -> list:
 
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
 _COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
+
+
+def from_makefile(folder: Path, source: str) -> list | None:
+    """``from_make`` of ``make -B`` in ``folder``, else of ``make -B NAME`` for ``source``'s NAME: a lab's
+    Makefile whose first target builds only its first program (the GPU Bootcamp's jacobi_memcpy before
+    jacobi_streams, which `make jacobi_streams` builds)."""
+    return (from_make(make_commands(folder), source)
+            or from_make(make_commands(folder, Path(source).stem), source))
 
 
 def from_make(commands: list, source: str) -> list | None:
@@ -236,6 +251,10 @@ def _as_nvcc(tool: str, args: list) -> list:
         if w in ("-o", "-I", "-D", "-x", "-l", "-L") and k < len(args):
             words += [w, args[k]]
             k += 1
+        elif re.fullmatch(r"-std=(c|gnu|iso9899:)\w*", w) and "++" not in w:
+            pass    # gcc's -std=c99 for one C file: nvcc knows only C++ standards, and given to every file of
+            #         the one command line it would hide POSIX from another (CLOCK_REALTIME); gcc's default
+            #         dialect builds C99 code
         elif not w.startswith("-") or re.match(r"-[IDULlco]|-std=|-O", w) or w in _COMPILE_ONLY:
             words.append(w)
         else:
@@ -276,10 +295,18 @@ def from_notes(path: Path, checkout: Path, folders: list):
                     words = shlex.split(m.group(1), comments=True)    # "!nvcc x.cu -o a.out # compile"
                 except ValueError:
                     continue
-                words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+                words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
+                                                     len(words))])
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
+
+
+def _ipython_expanded(words: list) -> list:
+    """A notebook's ``!nvcc -arch=sm_{major}{minor} x.cu``: IPython puts the Python variables in
+    braces into the shell line, and a course sets them from the GPU it runs on (numba's
+    ``compute_capability``), so the line builds for the GPU at hand, as ``-arch=native`` does."""
+    return ["-arch=native" if re.match(r"--?(arch|gpu-architecture)\b", w) and "{" in w else w for w in words]
 
 
 def from_notes_elsewhere(path: Path, checkout: Path):
@@ -295,7 +322,7 @@ def from_notes_elsewhere(path: Path, checkout: Path):
                 words = shlex.split(m.group(1), comments=True)
             except ValueError:
                 continue
-            words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+            words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))])
             if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
                 continue
             seen = []
@@ -351,7 +378,8 @@ def _as_read(word: str, here: Path, note_folder: Path) -> str:
 
 
 _CMAKE_TARGET = re.compile(r"\b(?:cuda_)?add_executable\s*\(\s*(\S+)\s+([^)]*)\)", re.I)
-_CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"([^\"]*)\"", re.I)
+# a quoted CMake argument may hold escaped quotes and continue over lines: "${X} \\<newline> -gencode=...code=\\\"sm_70\\\""
+_CMAKE_FLAGS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_FLAGS\s+\"((?:[^\"\\]|\\[\s\S])*)\"", re.I)
 _CMAKE_ARCHS = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES\s+\"?([\w;-]+)", re.I)
 _CMAKE_STANDARD = re.compile(r"\bset\s*\(\s*CMAKE_CUDA_STANDARD\s+\"?(\d+)", re.I)
 _CMAKE_INCLUDES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.I)
@@ -368,29 +396,137 @@ def from_cmake(path: Path, checkout: Path):
         if not here.exists():
             continue
         named = path.relative_to(home).as_posix()
-        target = next((m for m in _CMAKE_TARGET.finditer(_without_cmake_comments(here.read_text(errors="replace")))
-                       if named in [os.path.normpath(w) for w in m.group(2).split()]), None)
+        own = _without_cmake_comments(here.read_text(errors="replace"))
+        variables = _cmake_variables(own, home)
+        target = next(((m.group(1), words) for m in _CMAKE_TARGET.finditer(own)
+                       for words in [_cmake_expanded(m.group(2), variables)]
+                       if named in [os.path.normpath(w) for w in words]), None)
         if target:
             break
     else:
         return None
+    name, words = target
+    options = _cmake_options(home, checkout, home)
+    for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
+        options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
+                    if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
+    if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
+        options.append("-rdc=true")
+    sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
+    """The ``CMAKE_CUDA_FLAGS``, ``CMAKE_CUDA_STANDARD``, ``CMAKE_CUDA_ARCHITECTURES`` and
+    ``include_directories`` that the CMakeLists.txt of ``home`` and those above it set, include folders
+    given from ``where``, the folder the build runs in."""
     options = []
-    for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
+    folders = [f for f in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)])
+               if (f / "CMakeLists.txt").exists()]
+    for folder in folders:
+        lists = folder / "CMakeLists.txt"
+        # the folder variables an include path is written with ("include_directories(${CMAKE_CURRENT_SOURCE_DIR})")
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for name, value in (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
+                            ("CMAKE_SOURCE_DIR", folders[0]), ("PROJECT_SOURCE_DIR", folders[0])):
+            text = text.replace("${%s}" % name, str(value))
+        if re.search(r"\bset\s*\(\s*CMAKE_CUDA_SEPARABLE_COMPILATION\s+(ON|TRUE|1)\b", text, re.I):
+            options.append("-rdc=true")
+        for m in _CMAKE_FLAGS.finditer(text):
+            options += [w for w in shlex.split(_cmake_unquoted(m.group(1))) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
+        options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
+        options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
+                    for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
+                    or a.lower() == "native"]
+        for m in _CMAKE_INCLUDES.finditer(text):
+            options += [f"-I{os.path.relpath(folder / d.strip(chr(34)), where)}" for d in m.group(1).split()
+                        if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
+    return options
+
+
+def _cmake_variables(text: str, home: Path) -> dict:
+    """The source lists a CMakeLists.txt names before its targets: ``file(GLOB[_RECURSE] SRCS src/*.cu
+    src/*.cpp)`` (the files there now, relative to its folder, as cmake finds them when it configures)
+    and ``set(INC "${PROJECT_SOURCE_DIR}/inc")``; a student's notes build each lesson so."""
+    variables = {v: ["."] for v in ("PROJECT_SOURCE_DIR", "CMAKE_CURRENT_SOURCE_DIR", "CMAKE_SOURCE_DIR",
+                                    "CMAKE_CURRENT_LIST_DIR")}
+    for m in re.finditer(r"\b(file\s*\(\s*GLOB(?:_RECURSE)?|set\s*\()\s*(\w+)\s+([^)]*)\)", text, re.I):
+        words = [w for w in _cmake_expanded(m.group(3), variables)
+                 if w.upper() not in ("CONFIGURE_DEPENDS", "CACHE", "PATH", "STRING", "INTERNAL", "FORCE")]
+        if m.group(1).lower().startswith("file"):
+            recursive = "RECURSE" in m.group(1).upper()
+            words = sorted(os.path.relpath(f, home) for w in words
+                           for f in glob.glob(str(home / w.replace("*", "**/*", 1) if recursive else home / w),
+                                              recursive=recursive) if Path(f).is_file())
+        variables[m.group(2)] = list(dict.fromkeys(words))
+    return variables
+
+
+def _cmake_expanded(argument: str, variables: dict) -> list:
+    """The words of a CMake argument list with ``${VAR}`` replaced by the variable's words (a list
+    variable becomes several words; an unknown one stays as written)."""
+    words = []
+    for word in shlex.split(_cmake_unquoted(argument).replace("\n", " "), posix=True) if argument.strip() else []:
+        m = re.fullmatch(r"\$\{(\w+)\}(/.*)?", word)
+        if m and m.group(1) in variables and len(variables[m.group(1)]) != 1:
+            words += [os.path.normpath(v + (m.group(2) or "")) for v in variables[m.group(1)]]
+        else:       # "${CMAKE_CURRENT_SOURCE_DIR}/${subdir}": each one-word variable in its place
+            done = re.sub(r"\$\{(\w+)\}", lambda v: variables[v.group(1)][0] if len(variables.get(v.group(1), ())) == 1
+                          else v.group(0), word)
+            words.append(os.path.normpath(done) if done != word and "/" in done else done)
+    return words
+
+
+_CMAKE_FUNCTION = re.compile(r"\bfunction\s*\(\s*(\w+)([^)]*)\)(.*?)\bendfunction\s*\([^)]*\)", re.I | re.S)
+_CMAKE_LIBRARY = re.compile(r"\bCUDA::(cublas|cublasLt|curand|cufft|cusparse|cusolver|nvToolsExt|cuda_driver)\b")
+
+
+def from_cmake_function(path: Path, checkout: Path):
+    """(nvcc words, where, folder) from an umbrella CMakeLists.txt above the program whose own
+    ``function(add_cuda_example subdir)`` makes each example's target (a Russian course's layout):
+    the call whose arguments make the function's add_executable name this file, with what the
+    function's body sets (``CUDA_SEPARABLE_COMPILATION ON``: -rdc=true; ``CUDA::cublas``: -lcublas;
+    ``OUTPUT_NAME``) and the file's flags; the program builds and runs in its own folder."""
+    for folder in [f for f in path.parents if checkout in (f, *f.parents)]:
         lists = folder / "CMakeLists.txt"
         if not lists.exists():
             continue
         text = _without_cmake_comments(lists.read_text(errors="replace"))
-        for m in _CMAKE_FLAGS.finditer(text):
-            options += [w for w in shlex.split(m.group(1)) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
-        options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
-        options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
-                    for m in _CMAKE_ARCHS.finditer(text) for a in m.group(1).split(";")[:1] if a[:1].isdigit()
-                    or a.lower() == "native"]
-        for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d, home)}" for d in m.group(1).split()
-                        if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
-    sources = [f for f in target.group(2).split() if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-    return [*options, "-o", target.group(1), *sources], here.relative_to(checkout).as_posix(), home
+        for fn in _CMAKE_FUNCTION.finditer(text):
+            params, body = fn.group(2).split(), fn.group(3)
+            for call in re.finditer(r"(?<![\w$])" + re.escape(fn.group(1)) + r"\s*\(([^)]*)\)", text):
+                variables = _cmake_variables("", folder)
+                variables.update({p: [a] for p, a in zip(params, _cmake_expanded(call.group(1), {}))})
+                sources, target = [], path.stem
+                for st in re.finditer(r"\b(set|add_executable)\s*\(\s*(\S+)\s*([^)]*)\)", body, re.I):
+                    words = _cmake_expanded(st.group(3), variables)
+                    if st.group(1).lower() == "set":
+                        variables[st.group(2)] = words
+                    else:
+                        sources = [w for w in words if Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+                        named = _cmake_expanded(st.group(2), variables)[0]
+                        target = named if "$" not in named else target
+                if not any((folder / w).resolve() == path.resolve() for w in sources):
+                    continue
+                options = _cmake_options(folder, checkout, path.parent)
+                archs = re.search(r"\bCUDA_ARCHITECTURES\s+\"?(\d+)", body)     # the target's own: WMMA's sm_70+
+                if archs:
+                    options = [w for w in options if not w.startswith("-arch=")] + [f"-arch=sm_{archs.group(1)}"]
+                if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", body, re.I):
+                    options.append("-rdc=true")
+                options += [f"-l{'cuda' if lib == 'cuda_driver' else lib}" for lib in _CMAKE_LIBRARY.findall(body)]
+                named = re.search(r"\bOUTPUT_NAME\s+(\S+)", body)
+                output = _cmake_expanded(named.group(1), variables)[0] if named else target
+                here = [os.path.relpath(folder / w, path.parent) for w in sources]
+                return [*options, "-o", output, *here], lists.relative_to(checkout).as_posix(), path.parent
+    return None
+
+
+def _cmake_unquoted(argument: str) -> str:
+    r"""The text of a quoted CMake argument as CMake reads it (a backslash before a newline continues
+    the line, one before another character stands for that character), as the generated build then
+    hands it to a shell: ``code=\\\"sm_70\\\"`` in CMakeLists.txt reaches the shell as ``code=\"sm_70\"``."""
+    return re.sub(r"\\([\s\S])", lambda m: " " if m.group(1) == "\n" else m.group(1), argument)
 
 
 def _without_cmake_comments(text: str) -> str:
@@ -401,22 +537,31 @@ def _makefile(folder: Path) -> Path | None:
     return next((folder / m for m in ("Makefile", "makefile", "GNUmakefile") if (folder / m).exists()), None)
 
 
+_SOLUTIONS = re.compile(r"solutions?|answers?", re.I)
+
+
 def find_build(path: Path, checkout: Path) -> tuple:
     """(words, where, folder): how a reader builds ``path`` and the folder the build runs in,
     looking beside it first, then one folder up (module docstring), else the default."""
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
-    found = from_make(make_commands(path.parent), path.name) if here else None
+    found = from_makefile(path.parent, path.name) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
-    cmake = from_cmake(path, checkout)
+    cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
     notes = list(from_notes(path, checkout, [path.parent]))
     above = _makefile(up[0]) if up else None
-    found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None
+    found = from_makefile(up[0], path.relative_to(up[0]).as_posix()) if above and not notes else None
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
+    if above and not notes and _SOLUTIONS.fullmatch(path.parent.name):
+        # a lab's solutions/ folder beside the exercise files, which the Makefile above builds under the
+        # same names (the GPU Bootcamp's cuda/solutions/jacobi_memcpy.cu): the exercise's build, run here
+        found = from_makefile(up[0], path.name)
+        if found:
+            return found, above.relative_to(checkout).as_posix(), path.parent
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
@@ -442,6 +587,9 @@ def read_program(path: Path, checkout: Path) -> Program:
         p.left_out = "no main(): a piece of a larger program"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
+    if not p.left_out and _COMMENT_BLANK.search(raw):
+        line = _COMMENT_BLANK.search(raw).group(0).strip()
+        p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and re.search(r"\bTODO\b", raw) and _EMPTY_ASSIGNMENT.search(code):
         line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
@@ -450,6 +598,9 @@ def read_program(path: Path, checkout: Path) -> Program:
     return p
 
 
+# "cudaMemcpy( /* FIXME */ );", "__shared__ int temp[/* WHAT SIZE? */];": arguments or a size that are only a
+# question for the student (the University of Trieste's copy of NVIDIA's VectorAdd and 1D stencil labs)
+_COMMENT_BLANK = re.compile(r"[^\n(\[]*[(\[]\s*/\*[^*\n]*(?:\bFIXME\b|\bTODO\b|\?)[^*\n]*\*/\s*[)\]][^\n]*")
 # "int row_in = ;  // TODO: complete here": an expression left out for the student, never C++
 _EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
@@ -525,7 +676,8 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
-    status, detail = judge(code, out, (checkout / p.name).read_text(errors="replace"), timeout)
+    status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
+                           timeout)
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
 
 
@@ -547,6 +699,38 @@ def fits_the_limit(out: str, timeout: float) -> bool:
     return bool(said) and max(float(n.replace(",", "")) * SECONDS[u] for n, u in said) < timeout
 
 
+_CONDITIONAL = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b\s*(\w*)", re.M)
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+
+
+def built_text(source: str, options) -> str:
+    """``source`` without the lines that ``#ifdef NAME`` (``#ifndef NAME``) leaves out of the build, where
+    neither the build's ``-D`` options nor the file itself define NAME. A success message under
+    ``#ifdef COMPARE_RESULTS`` is printed only by builds that ask for the comparison (CSCS's 2011
+    matmul exercises), so a run of the author's build owes none. Both branches of any other ``#if`` count."""
+    words = list(options)
+    defined = {w[2:].split("=")[0] for w in words if w.startswith("-D") and len(w) > 2}
+    defined |= {b.split("=")[0] for a, b in zip(words, words[1:]) if a == "-D"}
+    defined |= set(_DEFINE.findall(source))
+    kept, stack = [], []            # whether each open block's current branch is built (None: not known)
+    for line in source.splitlines(keepends=True):
+        m = _CONDITIONAL.match(line)
+        if m:
+            word, name = m.groups()
+            if word in ("ifdef", "ifndef"):
+                stack.append((name in defined) == (word == "ifdef"))
+            elif word == "if":
+                stack.append(None)
+            elif word in ("else", "elif") and stack and stack[-1] is not None:
+                stack[-1] = None if word == "elif" else not stack[-1]
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        if False not in stack:
+            kept.append(line)
+    return "".join(kept)
+
+
 # a C string literal, or a comment (skipped: matched only so that a quote inside one starts no literal)
 _LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
 
@@ -565,10 +749,12 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
     # a success line the source prints; "Warning ..., timing results still correct" is not one
-    # nor is "Sum is not correct.", the message of a failed check
+    # nor is "Sum is not correct.", the message of a failed check, nor "The shape of the correct output
+    # image is invalid" (an error message about the reference image)
     # (string literals only: a comment's quoted word, `// get the "correct" results`, is printed by nothing)
     says = [m.group(0) for m in _LITERALS.finditer(source) if m.group(0).startswith('"')
-            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b", m.group(0), re.I)]
+            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b|\binvalid\b|\bwrong\b|\bfail",
+                                                       m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
@@ -583,7 +769,7 @@ def _affirms(text: str) -> bool:
 _GPU_RUN = """
 # Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
 # tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
-import json, os, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 here = os.path.dirname(os.path.abspath(__file__))
@@ -603,8 +789,8 @@ def legacy_props_options():
 
 LEGACY_PROPS = legacy_props_options()
 
-def build(p):
-    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *LEGACY_PROPS,
+def build(p, extra=()):
+    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
                        capture_output=True, text=True)
     return b.returncode, (b.stdout + b.stderr)[-3000:]
@@ -620,8 +806,12 @@ def run(p):
 def save():                                                # as it goes: a run cut short keeps its results
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
+REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
+
 def build_and_run(p):
     code, log = build(p)
+    if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
+        code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 results = {}
@@ -660,11 +850,12 @@ static inline cudaError_t cudalab_legacy_props(struct cudaDeviceProp *p, int dev
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
-    calls and cudaDeviceProp fields) and records exit code and output in gpu.json, for --gpu."""
+    calls and cudaDeviceProp fields, CUDA 11's texture references) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props
-    from cudalab.programs.build import LEGACY, cpp17
+    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(LEGACY, dest / "legacy.h")
+    shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
     listed = []
