@@ -31,12 +31,40 @@ struct textureReference {
     cudaTextureObject_t cudalab_object;              /* 0 while unbound */
 };
 
+/* The channel format CUDA 11's texture<T> constructor stored (cudaCreateChannelDesc<T>()), at compile
+ * time: courses pass it on, `cudaMallocArray(&a, &tex.channelDesc, n)`, and a zero format made the array
+ * (and with it every fetch) fail */
+template <class T> constexpr struct cudaChannelFormatDesc cudalab_channel_of() {
+    return {0, 0, 0, 0, cudaChannelFormatKindNone};
+}
+#define CUDALAB_CHANNEL(T, bits, n, kind)                                                               \
+    template <> constexpr struct cudaChannelFormatDesc cudalab_channel_of<T>() {                        \
+        return {bits, n > 1 ? bits : 0, n > 2 ? bits : 0, n > 3 ? bits : 0, kind};                     \
+    }
+#define CUDALAB_CHANNELS(S, V, bits, kind) \
+    CUDALAB_CHANNEL(S, bits, 1, kind) CUDALAB_CHANNEL(V##1, bits, 1, kind) CUDALAB_CHANNEL(V##2, bits, 2, kind) \
+    CUDALAB_CHANNEL(V##4, bits, 4, kind)
+#if defined(_CHAR_UNSIGNED) || defined(__CHAR_UNSIGNED__)
+CUDALAB_CHANNEL(char, 8, 1, cudaChannelFormatKindUnsigned)
+#else
+CUDALAB_CHANNEL(char, 8, 1, cudaChannelFormatKindSigned)
+#endif
+CUDALAB_CHANNELS(signed char, char, 8, cudaChannelFormatKindSigned)
+CUDALAB_CHANNELS(unsigned char, uchar, 8, cudaChannelFormatKindUnsigned)
+CUDALAB_CHANNELS(short, short, 16, cudaChannelFormatKindSigned)
+CUDALAB_CHANNELS(unsigned short, ushort, 16, cudaChannelFormatKindUnsigned)
+CUDALAB_CHANNELS(int, int, 32, cudaChannelFormatKindSigned)
+CUDALAB_CHANNELS(unsigned int, uint, 32, cudaChannelFormatKindUnsigned)
+CUDALAB_CHANNELS(float, float, 32, cudaChannelFormatKindFloat)
+#undef CUDALAB_CHANNELS
+#undef CUDALAB_CHANNEL
+
 template <class T, int dim = cudaTextureType1D, enum cudaTextureReadMode mode = cudaReadModeElementType>
 struct cudalab_texture : textureReference {
     /* constant initialization, which a __managed__ variable needs: point sampling, clamped, unnormalized */
     constexpr cudalab_texture()
         : textureReference{0, cudaFilterModePoint, {cudaAddressModeClamp, cudaAddressModeClamp, cudaAddressModeClamp},
-                           {0, 0, 0, 0, cudaChannelFormatKindNone}, 0, 0, cudaFilterModePoint, 0.f, 0.f, 0.f, 0,
+                           cudalab_channel_of<T>(), 0, 0, cudaFilterModePoint, 0.f, 0.f, 0.f, 0,
                            mode, 0} {}
 };
 
