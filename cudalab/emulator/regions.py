@@ -24,7 +24,9 @@ on lock step anyway, or where order shows in the result bits, regions stay conse
   read: tickets, CAS, exchange; float adds, whose rounding depends on the order) is allowed only
   once per region, outside any loop, with no other atomic: then each thread runs it at most once and
   the threads reach it in lane order, as in lock step (regions with cuts: a phase of its own).
-- *Global and local memory*: free (local memory is per thread; global races are the program's),
+- *Global and local memory*: free (local memory is per thread; global races are the program's, but a
+  plain store to an address every thread shares, which the kernel also loads, ends a region:
+  ``shared_updates``, so a race lesson's lost updates show as on a GPU),
   except ``volatile`` global accesses, which follow the shared-memory rule: Professional CUDA C
   Programming's ``reduceUnrollWarps8`` runs the warp-synchronous idiom on ``volatile int*`` global memory.
 - *Spinning*: a loop that reads memory another thread may be writing (volatile, relaxed or acquire
@@ -257,6 +259,8 @@ def find(df, info, live_out, cuts=None):
         # turns by the billion in no time (LLVM sums them), so the interpreter keeps the count honest
         eligible[pc] = (kind == K_BRA and inst.opcode == "bra" and aux != pc) or \
             (kind == K_NORMAL and pc in info and inst.opcode not in _COLLECTIVE) or bool(cuts and pc in cuts)
+    for pc in shared_updates(df):
+        eligible[pc] = False
     branches = [(pc, c[3]) for pc, c in enumerate(code) if c[0] == K_BRA]
     if not branches and not cuts:
         return []
@@ -287,6 +291,40 @@ def find(df, info, live_out, cuts=None):
     if not cuts:
         out += _loop_entries(code, out, leaders, srcs, tgts, cut_pcs, live_out)
     return out
+
+
+def shared_updates(df):
+    """The pcs of plain global stores to an address every thread of a block shares (a register computed
+    before the kernel's first branch from kernel parameters, block indices and immediates) that the
+    kernel also loads: ``*counter = *counter + 1`` without an atomic, a race lesson's unsafe kernel. A
+    region runs each thread from the load to the store before the next thread starts, so no update was
+    lost (Professional CUDA C Programming's atomic-ordering: 6,400,064 where an H200 printed 100,001);
+    in lock step, as on a GPU, every thread of a warp loads before any stores. Such a store is left to
+    the interpreter, so a region ends before it."""
+    from .llvmgen import mem_access
+    known = df.__dict__.get("_shared_updates")
+    if known is not None:
+        return known
+    f, code = df.func, df.code
+    defs = _definitions(f)
+    same = {}
+    for inst in f.insts[:_entry_end(f)]:
+        if (_arithmetic(inst, lambda o: _same_for(o, same, _BLOCK_SREGS, df.param_offsets), df.param_offsets)
+                and len(defs[inst.operands[0][1]]) == 1):
+            same[inst.operands[0][1]] = inst
+
+    def shared_address(inst):
+        if "volatile" in inst.mods or _space(inst) not in ("global", "generic"):
+            return None
+        op = mem_access(inst)[1]
+        base = op[1] if op[0] == "mem" else None
+        return op if base and base[0] == "reg" and base[1] in same else None
+
+    loads = {a for _, _, inst, _ in code if inst.opcode == "ld" and (a := shared_address(inst)) is not None}
+    known = df.__dict__["_shared_updates"] = frozenset(
+        pc for pc, (_, _, inst, _) in enumerate(code)
+        if inst.opcode == "st" and loads and shared_address(inst) in loads)
+    return known
 
 
 def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None, apart=()):
