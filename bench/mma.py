@@ -57,18 +57,33 @@ __global__ void k(const half* a, const half* b, float* c) {
     wmma::store_matrix_sync(c + (w * 8 + i * 4 + j) * 256, acc[i][j], 16, wmma::mem_row_major);
 }'''
 
+# the same k-loop as tf32TensorCoreGemm has it: m16n16k8 fragments of floats, each element rounded with
+# __float_to_tf32 between its load and its mma (mov, cvt.rna.tf32.f32, mov, mov: one LANE row of the program)
+TF32_PROGRAM = (PROGRAM.replace("const half*", "const float*").replace("__shared__ half", "__shared__ float")
+                .replace("16, 16, 16, half", "16, 16, 8, wmma::precision::tf32")
+                .replace("16, 16, 16, float", "16, 16, 8, float").replace("* 16 * STEPS", "* 8 * STEPS")
+                .replace("s * 16, 16 * STEPS", "s * 8, 8 * STEPS")
+                .replace("for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) wmma::mma_sync",
+                         "for (int i = 0; i < 2; i++) for (int t = 0; t < fa[i].num_elements; t++)\n"
+                         "      fa[i].x[t] = wmma::__float_to_tf32(fa[i].x[t]);\n"
+                         "    for (int j = 0; j < 4; j++) for (int t = 0; t < fb[j].num_elements; t++)\n"
+                         "      fb[j].x[t] = wmma::__float_to_tf32(fb[j].x[t]);\n"
+                         "    for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) wmma::mma_sync"))
 
-def per_program_mma(steps: int = 8) -> float:
+
+def per_program_mma(steps: int = 8, tf32: bool = False) -> float:
     """CPU us per warp-level mma (with its share of the loads) inside a program of ``steps`` unrolled k
-    steps (8 mmas each), small integers: a launch of ``steps`` less one of 1 step, over the mmas between."""
+    steps (8 mmas each), small integers: a launch of ``steps`` less one of 1 step, over the mmas between.
+    ``tf32``: TF32_PROGRAM's (floats rounded to tf32; half the k of a step)."""
     from cudalab.emulator import mma_native
     mma_native.COLD_WARPS = 0           # the compiled loops from the first launch on (a GEMM's steady state)
     rng = np.random.default_rng(1)
     times = []
+    k = 8 if tf32 else 16
     for n in (1, steps):
-        kern = cudalab.compile(PROGRAM.replace("STEPS", str(n))).get_kernel("k")
-        a = rng.integers(0, 3, 32 * 16 * n).astype(np.float16)
-        b = rng.integers(0, 3, 64 * 16 * n).astype(np.float16)
+        kern = cudalab.compile((TF32_PROGRAM if tf32 else PROGRAM).replace("STEPS", str(n))).get_kernel("k")
+        a = rng.integers(0, 3, 32 * k * n).astype(np.float32 if tf32 else np.float16)
+        b = rng.integers(0, 3, 64 * k * n).astype(np.float32 if tf32 else np.float16)
         c = np.zeros(WARPS * 8 * 256, np.float32)
         kern[108, 256](a, b, c)
 
@@ -108,6 +123,7 @@ def main():
         us, ms = per_mma(kind)
         print(f"{kind:<28} {us:>20.1f} {ms:>22.0f}")
     print(f"{'f16 k-loop program (8 steps)':<28} {per_program_mma():>20.1f}")
+    print(f"{'tf32 k-loop program (8 steps)':<28} {per_program_mma(tf32=True):>20.1f}")
 
 
 if __name__ == "__main__":

@@ -365,6 +365,8 @@ def _cp_async(inst, d):
         o = extra[0]
         if o[0] == "reg" and d.func.regs.get(o[1]) == "pred":
             ignore = reader(o, "pred", d.func, d)
+        elif o[0] == "imm" and isinstance(o[1], int) and o[1] >= width:
+            pass                # every byte from global memory: cuda::memcpy_async writes "16, 16"
         else:
             src_size = reader(o, "u32", d.func, d)
 

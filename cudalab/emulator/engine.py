@@ -1311,10 +1311,11 @@ def _stack_size(program: Program, df: DecodedFunction):
 def register_bytes(df) -> int:
     """Bytes per lane of the kernel's registers, all in use (each is made on first use, so a batch
     may hold them all by its end), less those that live only inside a tensor-core program: they get
-    no array over the batch (mma_runs.Run.unheld; their scratch rows count instead). An unrolled
-    GEMM's k-loop names thousands of them (tf32TensorCoreGemm 45 of its 53 kB a lane), and counting
-    them made its batches 19 blocks where 52 fit: every instruction's Python, once per batch, paid
-    again for each third of that."""
+    no array over the batch (mma_runs.Run.unheld and .joined; the largest program's count, for the
+    scratch rows and a stop's hand-over). An unrolled GEMM's k-loops name thousands of them
+    (tf32TensorCoreGemm's async-copy kernel: 13.2 of its 52.6 kB a lane are left), and counting them
+    made its batches 19 blocks where 77 fit: every interpreted instruction, cp.async and program call
+    paid its Python once per batch, four times as often."""
     n = df.__dict__.get("_register_bytes")
     if n is None:
         n = df._register_bytes = sum(storage(t).itemsize for t in df.func.regs.values()) - \
