@@ -31,13 +31,34 @@ struct textureReference {
     cudaTextureObject_t cudalab_object;              /* 0 while unbound */
 };
 
+/* the channel format of a texel type, as cudaCreateChannelDesc<T>() gives it, but known at compile time: a
+ * reference's constructor set channelDesc from it, and programs pass &tex.channelDesc to cudaMallocArray */
+template <class T> struct cudalab_channel {
+    static constexpr struct cudaChannelFormatDesc get() { return {0, 0, 0, 0, cudaChannelFormatKindNone}; }
+};
+#define CUDALAB_CHANNEL(T, bits, n, kind)                                                                     \
+    template <> struct cudalab_channel<T> {                                                                   \
+        static constexpr struct cudaChannelFormatDesc get() {                                                 \
+            return {bits, n > 1 ? bits : 0, n > 2 ? bits : 0, n > 3 ? bits : 0, cudaChannelFormatKind##kind}; \
+        }                                                                                                     \
+    };
+#define CUDALAB_CHANNELS(B, V, bits, kind) CUDALAB_CHANNEL(B, bits, 1, kind) CUDALAB_CHANNEL(V##1, bits, 1, kind) \
+    CUDALAB_CHANNEL(V##2, bits, 2, kind) CUDALAB_CHANNEL(V##4, bits, 4, kind)
+CUDALAB_CHANNEL(signed char, 8, 1, Signed)
+CUDALAB_CHANNELS(char, char, 8, Signed) CUDALAB_CHANNELS(unsigned char, uchar, 8, Unsigned)
+CUDALAB_CHANNELS(short, short, 16, Signed) CUDALAB_CHANNELS(unsigned short, ushort, 16, Unsigned)
+CUDALAB_CHANNELS(int, int, 32, Signed) CUDALAB_CHANNELS(unsigned int, uint, 32, Unsigned)
+CUDALAB_CHANNELS(float, float, 32, Float)
+#undef CUDALAB_CHANNELS
+#undef CUDALAB_CHANNEL
+
 template <class T, int dim = cudaTextureType1D, enum cudaTextureReadMode mode = cudaReadModeElementType>
 struct cudalab_texture : textureReference {
-    /* constant initialization, which a __managed__ variable needs: point sampling, clamped, unnormalized */
+    /* constant initialization, which a __managed__ variable needs: point sampling, clamped, unnormalized,
+     * the channel format of T */
     constexpr cudalab_texture()
         : textureReference{0, cudaFilterModePoint, {cudaAddressModeClamp, cudaAddressModeClamp, cudaAddressModeClamp},
-                           {0, 0, 0, 0, cudaChannelFormatKindNone}, 0, 0, cudaFilterModePoint, 0.f, 0.f, 0.f, 0,
-                           mode, 0} {}
+                           cudalab_channel<T>::get(), 0, 0, cudaFilterModePoint, 0.f, 0.f, 0.f, 0, mode, 0} {}
 };
 
 struct surfaceReference {
