@@ -592,6 +592,56 @@ def test_nvtx_2_with_its_library_builds_over_nvtx_3s_headers(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     r = run_program("ranges.cu", options=["-DUSE_NVTX", "-lnvToolsExt", "-o", "ranges"])
     assert (r.returncode, r.stdout) == (0, "1 32\n"), r.stderr
+def test_assert_in_a_kernel_builds_without_including_cassert_as_with_cuda_12(tmp_path, monkeypatch):
+    # a softmax of a Chinese video course checks its shape with assert() in the kernel and includes only
+    # <cuda_runtime.h>; CUDA 13's headers no longer give the device side <assert.h>
+    write(tmp_path, {"softmax.cu": """\
+        #include <cstdio>
+        #include "cuda_runtime.h"
+        __global__ void rows(int cols, int *seen) { assert(cols <= 32); seen[threadIdx.x] = cols; }
+        int main() {
+            int *seen; cudaMallocManaged(&seen, 32 * sizeof(int));
+            rows<<<1, 32>>>(32, seen);
+            cudaError_t fine = cudaDeviceSynchronize();
+            rows<<<1, 32>>>(33, seen);
+            cudaError_t broken = cudaDeviceSynchronize();
+            printf("%s %d %s\\n", cudaGetErrorName(fine), seen[31], cudaGetErrorName(broken));
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("softmax.cu", options=["-o", "softmax"])
+    assert r.stdout == "cudaSuccess 32 cudaErrorAssert\n", r.stderr
+    assert "Assertion `cols <= 32` failed" in r.stderr
+
+
+CONTEXT_OF_BEFORE_CUDA_13 = """\
+    /* a driver-API host file as courses wrote them from CUDA 3.2 to 12: cuCtxCreate(&ctx, flags, dev) */
+    #include <stdio.h>
+    #include <cuda.h>
+    int main(void) {
+        CUdevice dev; CUcontext ctx; CUdeviceptr d; unsigned int back[4];
+        cuInit(0);
+        cuDeviceGet(&dev, 0);
+        CUresult made = cuCtxCreate(&ctx, CU_CTX_SCHED_AUTO, dev);
+        cuMemAlloc(&d, sizeof back);
+        cuMemsetD32(d, 7u, 4);
+        cuMemcpyDtoH(back, d, sizeof back);
+        cuMemFree(d);
+        printf("%d %u %u %d\\n", (int)made, back[0], back[3], (int)cuCtxDestroy(ctx));
+        return 0;
+    }
+"""
+
+
+@pytest.mark.parametrize("name", ["ctx.c", "ctx.cpp"])
+def test_a_driver_program_that_creates_its_context_as_cuda_12_did_still_builds(tmp_path, monkeypatch, name):
+    # CUDA 13's cuda.h made cuCtxCreate the four-argument cuCtxCreate_v4; the three-argument call of
+    # every older driver program (a 2011 course's multi-GPU examples, in C and C++) goes to
+    # cuCtxCreate_v2, which every driver still has
+    write(tmp_path, {name: CONTEXT_OF_BEFORE_CUDA_13})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(name, options=["-o", "ctx", "-lcuda"])
+    assert (r.returncode, r.stdout) == (0, "0 7 7 0\n"), r.stderr
 
 
 def test_a_makefiles_include_path_to_another_cuda_toolkit_is_left_to_nvcc(tmp_path, monkeypatch):

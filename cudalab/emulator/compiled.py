@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ptx.ir import leaves
-from . import pace
+from . import pace, slack
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
@@ -1242,7 +1242,8 @@ def _context(ex, symbols):
     mem = ex.mem
     c = getattr(ex, "_native_ctx", None)
     bounds = mem.bounds()
-    if c is not None and c[1] is mem.data and c[2] is bounds:
+    limit = slack.shared_limit(ex)
+    if c is not None and c[1] is mem.data and c[2] is bounds and c[4] == limit:
         return c[0]
     addrs = [ex.symbol_address(s) for s in symbols]
     b = ex.batch
@@ -1263,7 +1264,10 @@ def _context(ex, symbols):
     ctx[at[0]], ctx[at[1]] = ex.shared.ctypes.data, ex.local.ctypes.data
     ctx[at[2]], ctx[at[3]] = _address(kp), len(ex.kparams)
     ctx[at[4]], ctx[at[5]], ctx[at[6]] = _address(bounds[0]), _address(bounds[1]), bounds[0].size
-    ex._native_ctx = (ctx, mem.data, bounds, keep, kp)
+    if limit != ex.shared_size:
+        from . import llvmgen as lg
+        ctx[lg.SLOT["shared_size"]] = limit
+    ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp)
     return ctx
 
 

@@ -47,6 +47,7 @@ LANE_BYTES = 64                 # per-lane state besides registers and local mem
 MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one batch
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
+SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
 # bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
 # kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
 # tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
@@ -82,6 +83,7 @@ class DecodedFunction:
     heads_for_syncthreads: dict = field(default_factory=dict)   # pc -> _only_heads_for_syncthreads (cache)
     reaches_syncthreads: dict = field(default_factory=dict)     # pc -> reaches_syncthreads (cache)
     ends_without_barrier: dict = field(default_factory=dict)    # pc -> ends_without_barrier (cache)
+    takes_a_lock: dict = field(default_factory=dict)            # backward branch pc -> _takes_a_lock (cache)
 
     @functools.cached_property
     def ends(self) -> frozenset:
@@ -785,9 +787,10 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             if kind == K_BRA:
                 if aux <= pc and any_t:
                     backedges += 1
-                    if returned is None and backedges >= SPIN_LIMIT:
+                    if returned is None and backedges >= SPIN_LOCK_LIMIT:
                         returned = np.zeros(ex.n, bool)
-                    if backedges >= SPIN_LIMIT and _let_waiting_threads_run(stack, ex, returned):
+                    if backedges >= SPIN_LOCK_LIMIT and (backedges >= SPIN_LIMIT or _takes_a_lock(df, aux, pc)) \
+                            and _let_waiting_threads_run(stack, ex, returned):
                         # independent thread scheduling: threads parked at a reconvergence point go on
                         # while these keep looping (a spin lock waits for a holder that has left the loop)
                         ent[0], ent[2] = pc, ex.mask
@@ -943,6 +946,24 @@ def _let_waiting_threads_run(stack, ex, returned):
             return True
         above |= e[2]
     return False
+
+
+def _takes_a_lock(df, head, pc):
+    """Is the loop from ``head`` to its backward branch at ``pc`` one that tries to take a lock
+    (an atomicCAS or atomicExch in its body: ``while (atomicCAS(lock, 0, 1)) ;``)? Its lanes have
+    gone round ``SPIN_LOCK_LIMIT`` times with none leaving (a lane leaving diverges, which starts
+    the count again), so the holder, parked where it left the loop, is let run ahead after those few
+    turns rather than ``SPIN_LIMIT``: a block leader's lock taken once per block in a grid-stride
+    loop (the CUDA Handbook's spinlockReduction, 16,384 acquisitions) paid 512 interpreted turns
+    of every waiting leader per hand-over, 3.4 ms, where a GPU's holder runs on at once. A
+    compare-and-swap update loop (a float atomicMax) loses a lane every turn, so it never waits
+    that long and keeps lock step's order."""
+    known = df.takes_a_lock.get(pc)
+    if known is None:
+        known = df.takes_a_lock[pc] = any(
+            inst.opcode == "atom" and ("cas" in inst.mods or "exch" in inst.mods)
+            for _, _, inst, _ in df.code[head:pc + 1])
+    return known
 
 
 _NO_RUNNING_AHEAD = ("st", "atom", "red", "cp", "mbarrier", "sust", "sured", "stmatrix", "multimem", "shfl",

@@ -65,9 +65,26 @@ def shared_allocation(shared_size: int) -> int:
     return (shared_size + SHARED_UNIT - 1) // SHARED_UNIT * SHARED_UNIT
 
 
+def shared_limit(ex) -> int:
+    """The shared bytes native code lets a block touch unchecked: its declared size, or, once this
+    launch has warned of a read or write past it (inside the allocation unit, which the interpreter
+    found), the whole unit. Native code hands every access past the limit to the interpreter, which
+    warns and goes on; a kernel whose every block reads a little past its tile (a 3x3 stencil's
+    halo off by one row) then ran interpreted block after block, 16 times slower than native. After
+    the first warning the lesson is told; the rest of the launch runs at native pace, reading and
+    writing the unit's bytes as the interpreter would. Under ``strict`` (memcheck asked for) such an
+    access stops the kernel, so the limit stays the declared size."""
+    size = ex.shared_size
+    if strict or not ex.stats.warned or not any(site[2] == "shared" for site in ex.stats.warned):
+        return size
+    return shared_allocation(size)
+
+
 def warn(ex, inst, space, kind, lanes, addrs, size, why=None):
     """Record that ``lanes`` made an access memcheck reports and a GPU runs: one Finding per
-    instruction and launch (the threads of later batches are counted into it)."""
+    instruction and launch (the threads of later batches are counted into it, those the interpreter
+    runs: a shared access inside the unit that native code takes after the first warning,
+    ``shared_limit``, is not counted)."""
     site = (id(inst), kind, space)
     seen = ex.stats.warned
     f = seen.get(site)

@@ -106,7 +106,7 @@ def shim_library() -> Path:
     if cc is None:
         raise CompileError("no C compiler found: cudalab builds its CUDA runtime with the system's cc/gcc "
                            "(on Debian/Ubuntu: apt install build-essential).")
-    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-Wall", "-I", str(tmp), *_legacy_props_options(),
+    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-Wall", "-DCUDALAB_RUNTIME_SHIM", "-I", str(tmp), *_legacy_props_options(),
            "-I", str(cuda_home() / "include"),
            "-c", str(SHIM_DIR / "cudart.c"), "-o", str(tmp / "cudart.o")]
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -11,6 +11,13 @@ attributes. The folder holds a link to each entry of the toolkit's include folde
 copy of driver_types.h. Given first with ``-I``, it is where nvcc finds ``cuda_runtime.h``, and
 the quoted includes of the headers found there resolve inside it, so every header sees the
 patched struct. Programs built for a real GPU keep NVIDIA's headers and runtime.
+
+The folder's ``cuda.h`` is patched too, for the driver API's most common call: CUDA 13 made
+``cuCtxCreate`` the four-argument ``cuCtxCreate_v4`` (create parameters first), so every driver
+program written before it (``cuCtxCreate(&ctx, 0, dev)``: NVIDIA's old samples, a 2011 course's
+multi-GPU examples) stops at a compile error. The three-argument form is still in every driver as
+``cuCtxCreate_v2`` (and in cudalab's, ``shim/driver_legacy.c``); the patched header declares it and
+sends a three-argument call there: by an overload in C++, by counting the arguments in C.
 """
 from __future__ import annotations
 
@@ -47,29 +54,6 @@ def patched_driver_types(text: str) -> str | None:
                              + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
 
 
-_CUDA_H_END = "#endif /* __cuda_cuda_h__ */"
-# CUDA 12 and older declared cuCtxCreate(&context, flags, device); CUDA 13's cuda.h maps the name to
-# cuCtxCreate_v4, which takes a CUctxCreateParams* before the flags. Every driver-API program of those
-# years (a course's JIT example, a book's module loader) makes its context with the three-argument call.
-_OLD_DRIVER_CALLS = """
-#if defined(__cplusplus) && !defined(__CUDA_API_VERSION_INTERNAL)
-/* cudalab: cuCtxCreate as CUDA 3.2 to 12 declared it, for programs written then (no creation parameters) */
-static inline CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev) {
-    return cuCtxCreate(pctx, (CUctxCreateParams *)0, flags, dev);
-}
-#endif
-"""
-
-
-def patched_cuda_h(text: str) -> str | None:
-    """cuda.h with the three-argument cuCtxCreate back (a C++ overload), or None when it needs none
-    (CUDA 12's, whose cuCtxCreate is that one) or its end is not where this expects it."""
-    if "cuCtxCreate_v4" not in text or _CUDA_H_END not in text or "cudalab:" in text:
-        return None
-    at = text.rindex(_CUDA_H_END)
-    return text[:at] + _OLD_DRIVER_CALLS + text[at:]
-
-
 # NVTX 2's headers, which toolkits up to CUDA 12 shipped beside libnvToolsExt (nvcc ... -lnvToolsExt): NVTX 3,
 # in nvtx3/, is the same API in headers alone (its calls do nothing unless a profiler is attached)
 NVTX2_HEADERS = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvToolsExtOpenCL.h", "nvToolsExtSync.h")
@@ -78,6 +62,33 @@ NVTX2_HEADERS = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvTo
 def _nvtx2_header(name: str) -> str:
     return (f"/* cudalab: NVTX 2's {name}, which CUDA 13 no longer ships: NVTX 3's, the same calls in headers alone */\n"
             f"#include \"nvtx3/{name}\"\n")
+
+
+_CTX_CREATE_MACRO = "#define cuCtxCreate                         cuCtxCreate_v4\n"
+_CTX_CREATE_DECL = ("CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, "
+                    "unsigned int flags, CUdevice dev);\n")
+
+
+def patched_cuda_h(text: str) -> str | None:
+    """cuda.h with the three-argument cuCtxCreate of CUDA 3.2 to 12 back (module docstring), or None
+    when the header does not name cuCtxCreate_v4 as CUDA 13's does. cudalab's own runtime, which
+    lists ``cuCtxCreate`` by name for cuGetProcAddress, defines CUDALAB_RUNTIME_SHIM and keeps the
+    plain macro."""
+    if text.count(_CTX_CREATE_MACRO) != 1 or text.count(_CTX_CREATE_DECL) != 1:
+        return None
+    macro = ("#if defined(__cplusplus) || defined(CUDALAB_RUNTIME_SHIM)\n" + _CTX_CREATE_MACRO +
+             "#else  /* cudalab: C programs written before CUDA 13 call cuCtxCreate(&ctx, flags, dev) */\n"
+             "#define __cudalab_ctx_create(a, b, c, d, name, ...) name\n"
+             "#define cuCtxCreate(...) __cudalab_ctx_create(__VA_ARGS__, cuCtxCreate_v4, cuCtxCreate_v2, 0)(__VA_ARGS__)\n"
+             "#endif\n")
+    declaration = (_CTX_CREATE_DECL +
+                   "/* cudalab: cuCtxCreate as CUDA 3.2 to 12 declared it, still in every driver */\n"
+                   "CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);\n"
+                   "#if defined(__cplusplus)\n"
+                   "extern \"C++\" inline CUresult cuCtxCreate_v4(CUcontext *pctx, unsigned int flags, CUdevice dev)\n"
+                   "{ return cuCtxCreate_v2(pctx, flags, dev); }\n"
+                   "#endif\n")
+    return text.replace(_CTX_CREATE_MACRO, macro).replace(_CTX_CREATE_DECL, declaration)
 
 
 def legacy_include(include: Path, cache: Path) -> Path | None:
@@ -94,12 +105,12 @@ def legacy_include(include: Path, cache: Path) -> Path | None:
     tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    own = {"driver_types.h": patched, **({"cuda.h": cuda_h} if cuda_h else {})}
     for entry in include.iterdir():
-        if entry.name != "driver_types.h" and not (entry.name == "cuda.h" and cuda_h):
+        if entry.name not in own:
             (tmp / entry.name).symlink_to(entry)
-    (tmp / "driver_types.h").write_text(patched)
-    if cuda_h:
-        (tmp / "cuda.h").write_text(cuda_h)
+    for name, text in own.items():
+        (tmp / name).write_text(text)
     for name in NVTX2_HEADERS:
         if not (tmp / name).exists() and (include / "nvtx3" / name).exists():
             (tmp / name).write_text(_nvtx2_header(name))

@@ -156,7 +156,30 @@ static char last_launch[512];               /* the text of the last request, if 
 static int last_launch_thread = -1;
 static unsigned long long last_launch_at;  /* ``requests`` when it was sent */
 
+/* A process the program forks shares its socket to the emulator and its device memory's mapping
+ * with the program, but not the emulator's idea of whose request is whose: its requests would be
+ * answered to the parent, and its exit would end the parent's session. cudalab emulates the GPU
+ * of the process it started; a forked child's runtime calls are refused by name instead (on a GPU
+ * each process gets a context of its own, which is what MSU's process_fork_cuda demonstrates). */
+static pid_t program_pid;       /* the process cudalab started: set before main, at registration */
+
+static int forked_child(void) {
+    if (!program_pid) program_pid = getpid();
+    return getpid() != program_pid;
+}
+
+static int refuse_in_child(void) {
+    say_once("cudalab: this process was started by the program with fork() and calls the CUDA runtime; "
+             "cudalab emulates the GPU of the program's own process only, so the calls of a forked process "
+             "answer cudaErrorNotSupported (on a GPU each process gets a context of its own). Run the "
+             "process's work in the program itself, or on a GPU.");
+    if (!RB) RB = calloc(1, 1);
+    RB[0] = 0, RBN = 0, NR = 1, R[0] = cudaErrorNotSupported;
+    return cudaErrorNotSupported;
+}
+
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
+    if (forked_child()) return refuse_in_child();
     if (in_host_function && !replaying) {   /* an H200 answered cudaErrorNotPermitted (tests/runtime_api/host_order.cu) */
         if (!RB) RB = calloc(1, 1);
         RB[0] = 0, RBN = 0, NR = 1, R[0] = cudaErrorNotPermitted;
@@ -307,7 +330,11 @@ static void flush_printf(void) {
     pthread_mutex_unlock(&pending_lock);
 }
 
-static void at_exit(void) { flush_printf(); host_clock_note(); }
+static void at_exit(void) {
+    if (forked_child()) return;     /* the parent's kernels' text and clock, not the child's to tell */
+    flush_printf();
+    host_clock_note();
+}
 
 static int synced(int code) {
     flush_printf();
@@ -325,6 +352,7 @@ static int nvars;
 
 void **__cudaRegisterFatBinary(void *fatCubin) {
     static int hooked;
+    if (!program_pid) program_pid = getpid();
     if (!hooked) atexit(at_exit), hooked = 1;
     return (void **)fatCubin;
 }

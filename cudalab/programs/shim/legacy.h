@@ -9,6 +9,15 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+/* assert() in a kernel without #include <cassert>: CUDA 12's headers brought <assert.h> into the
+ * device side of every .cu file, CUDA 13's bring it into the host side only (its device pass stops at
+ * 'identifier "assert" is undefined'), and two Chinese tutorials' softmax and tiled matmul rely on it.
+ * nvcc puts the runtime's headers before the program's first line, so NDEBUG set by the program did
+ * not reach this include then either. */
+#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include <assert.h>
+#endif
+
 /* __shfl, __shfl_up, __shfl_down, __shfl_xor: the warp shuffles of CUDA 5 to 8, which CUDA 9 replaced
  * with the _sync forms and CUDA 13 declares only for compute capabilities below 7.0 (older than
  * nvcc 13 builds for). They exchanged values among the warp's active threads, which is what the
