@@ -860,7 +860,8 @@ def test_texture_and_surface_references_of_cuda_11_run_over_texture_objects(tmp_
             cudaError_t e2 = cudaBindTexture(0, twice, d);                       // the C++ form, the rest of it
             cudaError_t e3 = cudaBindTexture(0, bytes, db, 4);
             cudaArray_t pixels, board;
-            cudaMallocArray(&pixels, &f, 2, 2); cudaMallocArray(&board, &f, 2, 2, cudaArraySurfaceLoadStore);
+            cudaMallocArray(&pixels, &image.channelDesc, 2, 2);   // a reference knows its texel's format
+            cudaMallocArray(&board, &f, 2, 2, cudaArraySurfaceLoadStore);
             cudaMemcpy2DToArray(pixels, 0, 0, h, 2 * sizeof(float), 2 * sizeof(float), 2, cudaMemcpyHostToDevice);
             image.filterMode = cudaFilterModeLinear;
             cudaError_t e4 = cudaBindTextureToArray(image, pixels);
