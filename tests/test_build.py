@@ -510,6 +510,88 @@ def test_runtime_calls_cuda_13_removed_still_build_as_cuda_12_declared_them(tmp_
     assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 33 16777216 0 0\n"), r.stderr
 
 
+def test_graphs_built_with_cuda_12s_edge_calls_still_build_and_run(tmp_path, monkeypatch):
+    # CUDA 13 gave every call that lists a graph's edges a cudaGraphEdgeData argument; programs written
+    # for CUDA 10 to 12 (NCI's graph exercises) pass the nodes and a count only
+    write(tmp_path, {"graph.cu": """\
+        #include <cstdio>
+        __global__ void square(float *x) { x[threadIdx.x] *= x[threadIdx.x]; }
+        int main() {
+            float *d, h[32];
+            for (int i = 0; i < 32; i++) h[i] = i;
+            cudaMalloc(&d, sizeof h);
+            cudaGraph_t graph; cudaGraphCreate(&graph, 0);
+            cudaGraphNode_t up, kernel, down;
+            cudaGraphAddMemcpyNode1D(&up, graph, NULL, 0, d, h, sizeof h, cudaMemcpyHostToDevice);
+            cudaKernelNodeParams k = {};
+            void *args[] = {&d};
+            k.func = (void *)square; k.gridDim = dim3(1); k.blockDim = dim3(32); k.kernelParams = args;
+            cudaGraphAddKernelNode(&kernel, graph, NULL, 0, &k);
+            cudaGraphAddMemcpyNode1D(&down, graph, NULL, 0, h, d, sizeof h, cudaMemcpyDeviceToHost);
+            cudaError_t e1 = cudaGraphAddDependencies(graph, &up, &kernel, 1);
+            cudaError_t e2 = cudaGraphAddDependencies(graph, &kernel, &down, 1);
+            size_t edges = 0, before = 0;
+            cudaGraphGetEdges(graph, NULL, NULL, &edges);
+            cudaGraphNodeGetDependencies(down, NULL, &before);
+            cudaGraphExec_t exec;
+            cudaGraphInstantiate(&exec, graph, NULL, NULL, 0);
+            cudaGraphLaunch(exec, 0);
+            cudaStreamSynchronize(0);
+            // a capture asked about as CUDA 12 asked: no edge data
+            cudaStream_t s; cudaStreamCreate(&s);
+            cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+            square<<<1, 32, 0, s>>>(d);
+            cudaStreamCaptureStatus status; const cudaGraphNode_t *last; size_t nlast = 0;
+            cudaError_t e3 = cudaStreamGetCaptureInfo(s, &status, NULL, NULL, &last, &nlast);
+            cudaGraphNode_t keep = last[0];
+            cudaError_t e4 = cudaStreamUpdateCaptureDependencies(s, &keep, nlast, cudaStreamSetCaptureDependencies);
+            cudaGraph_t captured; cudaStreamEndCapture(s, &captured);
+            printf("%d %d %d %d %zu %zu %d %zu %g\\n", e1, e2, e3, e4, edges, before,
+                   status == cudaStreamCaptureStatusActive, nlast, h[3]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("graph.cu", options=["-o", "graph"])
+    assert (r.returncode, r.stdout) == (0, "0 0 0 0 2 1 1 1 9\n"), r.stderr
+
+
+def test_pointer_attributes_answer_to_cuda_10s_memory_type_too(tmp_path, monkeypatch):
+    # unified-addressing lessons before CUDA 11 ask attributes.memoryType, which CUDA 11 renamed type
+    write(tmp_path, {"uva.cu": """\
+        #include <cstdio>
+        int main() {
+            float *device, *pinned;
+            cudaMalloc(&device, 64); cudaMallocHost(&pinned, 64);
+            cudaPointerAttributes a, b;
+            cudaPointerGetAttributes(&a, device); cudaPointerGetAttributes(&b, pinned);
+            printf("%d %d %d\\n", a.memoryType == cudaMemoryTypeDevice, b.memoryType == cudaMemoryTypeHost,
+                   a.memoryType == a.type);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("uva.cu")
+    assert (r.returncode, r.stdout) == (0, "1 1 1\n"), r.stderr
+
+
+def test_nvtx_2_with_its_library_builds_over_nvtx_3s_headers(tmp_path, monkeypatch):
+    # hackathon labs mark ranges with NVTX 2 (<nvToolsExt.h>, -lnvToolsExt), which CUDA 13 no longer ships
+    write(tmp_path, {"ranges.cu": """\
+        #include <cstdio>
+        #include <nvToolsExt.h>
+        __global__ void inc(int *x) { x[threadIdx.x] += 1; }
+        int main() {
+            int *x; cudaMallocManaged(&x, 32 * sizeof(int));
+            for (int i = 0; i < 32; i++) x[i] = i;
+            int depth = nvtxRangePushA("step");
+            nvtxMarkA("launch");
+            inc<<<1, 32>>>(x); cudaDeviceSynchronize();
+            nvtxRangePop();
+            printf("%d %d\\n", depth >= -2, x[31]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("ranges.cu", options=["-DUSE_NVTX", "-lnvToolsExt", "-o", "ranges"])
+    assert (r.returncode, r.stdout) == (0, "1 32\n"), r.stderr
 def test_assert_in_a_kernel_builds_without_including_cassert_as_with_cuda_12(tmp_path, monkeypatch):
     # a softmax of a Chinese video course checks its shape with assert() in the kernel and includes only
     # <cuda_runtime.h>; CUDA 13's headers no longer give the device side <assert.h>
@@ -752,18 +834,67 @@ def test_the_same_files_build_and_run_on_a_real_gpu(tmp_path, monkeypatch):
     assert rdc.stdout == "x[0] = 107, x[63] = 170, calls = 64\n", rdc.stderr
 
 
-def test_a_texture_reference_of_cuda_11_is_explained(tmp_path, monkeypatch):
-    # books and courses before CUDA 12 read through texture references, which CUDA 12 removed
+def test_texture_and_surface_references_of_cuda_11_run_over_texture_objects(tmp_path, monkeypatch):
+    # courses before CUDA 12 (CSCS's 2011 texture and surface exercises) declare file-scope references,
+    # set them up from the host, bind them and fetch through them; CUDA 12 removed all of it
     write(tmp_path, {"texref.cu": """\
-        texture<float, 1, cudaReadModeElementType> tex;
-        __global__ void copy(float* out) { out[threadIdx.x] = tex1Dfetch(tex, threadIdx.x); }
+        #include <cstdio>
+        texture<float, 1, cudaReadModeElementType> plain;
+        texture<float> twice;
+        texture<unsigned char, 1, cudaReadModeNormalizedFloat> bytes;
+        texture<float, 2> image;
+        surface<void, 2> canvas;
+        __global__ void fetch(float *out) {
+            int i = threadIdx.x;
+            out[i] = tex1Dfetch(plain, i) + tex1Dfetch(twice, i) + 10 * tex1Dfetch(bytes, i);
+            out[4 + i] = tex2D(image, 0.5f + 0.25f * i, 0.5f);        // linear filtering along row 0
+            surf2Dwrite(float(100 + i), canvas, (i % 2) * sizeof(float), i / 2);
+        }
         int main() {
-            float *in, *out; cudaMalloc(&in, 128); cudaMalloc(&out, 128);
-            cudaBindTexture(0, tex, in, 128);
-            copy<<<1, 32>>>(out);
-            return cudaDeviceSynchronize();
+            float h[4] = {0, 1, 2, 3}, *d, *out, got[8], drawn[4];
+            unsigned char b[4] = {0, 255, 51, 102}, *db;
+            cudaMalloc(&d, sizeof h); cudaMalloc(&db, 4); cudaMalloc(&out, sizeof got);
+            cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice); cudaMemcpy(db, b, 4, cudaMemcpyHostToDevice);
+            cudaChannelFormatDesc f = cudaCreateChannelDesc<float>();
+            cudaError_t e1 = cudaBindTexture(0, &plain, d, &f, sizeof h);      // the C form
+            cudaError_t e2 = cudaBindTexture(0, twice, d);                       // the C++ form, the rest of it
+            cudaError_t e3 = cudaBindTexture(0, bytes, db, 4);
+            cudaArray_t pixels, board;
+            cudaMallocArray(&pixels, &f, 2, 2); cudaMallocArray(&board, &f, 2, 2, cudaArraySurfaceLoadStore);
+            cudaMemcpy2DToArray(pixels, 0, 0, h, 2 * sizeof(float), 2 * sizeof(float), 2, cudaMemcpyHostToDevice);
+            image.filterMode = cudaFilterModeLinear;
+            cudaError_t e4 = cudaBindTextureToArray(image, pixels);
+            cudaError_t e5 = cudaBindSurfaceToArray(canvas, board);
+            fetch<<<1, 4>>>(out);
+            cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost);
+            cudaMemcpy2DFromArray(drawn, 2 * sizeof(float), board, 0, 0, 2 * sizeof(float), 2, cudaMemcpyDeviceToHost);
+            cudaError_t e6 = cudaUnbindTexture(plain);
+            printf("%d %d %d %d %d %d\\n", e1, e2, e3, e4, e5, e6);
+            for (int i = 0; i < 8; i++) printf("%g ", got[i]);
+            printf("| %g %g %g %g\\n", drawn[0], drawn[1], drawn[2], drawn[3]);
         }
     """})
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(CompileError, match="removed in CUDA 12.*cudaCreateTextureObject"):
+    r = run_program("texref.cu")
+    assert r.returncode == 0, r.stderr
+    codes, values = r.stdout.splitlines()
+    assert codes == "0 0 0 0 0 0"
+    fetched, drawn = values.split(" | ")
+    got = [float(v) for v in fetched.split()]
+    # tex1Dfetch twice plus 10 x the normalized byte (0, 1, 0.2, 0.4); the 2D fetch's filter weights
+    # are 8-bit fractions, as on a GPU: 0, 0.25, 0.5 and 0.75 of the way from texel 0 to texel 1
+    assert got[:4] == pytest.approx([0, 12, 6, 10], abs=1e-5)
+    assert got[4:] == [0, 0.25, 0.5, 0.75]
+    assert drawn == "100 101 102 103"
+
+
+def test_a_texture_reference_in_a_file_that_does_not_build_for_another_reason_gets_the_hint(tmp_path, monkeypatch):
+    # nvcc's complaint about the reference comes first, with the hint, and the real error beside it
+    write(tmp_path, {"texref.cu": """\
+        texture<float, 1, cudaReadModeElementType> tex;
+        __global__ void copy(float* out) { out[threadIdx.x] = tex1Dfetch(tex, threadIdx.x) + offset; }
+        int main() { return 0; }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match="(?s)texture is not a template.*offset.*removed in CUDA 12"):
         run_program("texref.cu")

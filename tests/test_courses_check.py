@@ -302,7 +302,7 @@ def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
     ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, ""),  # the driver API runs too
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
-    ("#include <nvToolsExt.h>\n" + MAIN + PIECE, "NVTX's library"),                 # NVTX 2 links -lnvToolsExt
+    ("#include <nvToolsExt.h>\n" + MAIN + PIECE, ""),                               # NVTX 2 builds over NVTX 3
     ("#include <nvtx3/nvToolsExt.h>\n" + MAIN + PIECE, ""),                         # NVTX 3 is headers only
     # cuBLASXt's gemm runs (shim/cublasXt.c); its other routines do not
     ("#include <cublasXt.h>\nint g(cublasXtHandle_t h) { cublasXtCreate(&h); return cublasXtSgemm(h); }\n"
@@ -514,3 +514,62 @@ def test_a_library_call_refused_as_too_large_for_the_cpu_is_gpu_sized():
             "this CPU, beyond the 120 s a kernel may run here, so cudalab does not compute it (it is GPU-sized) and "
             "returns an error.\nCUBLAS error: 13, line 69\n")
     assert judge(1, said, "", 120)[0] == "GPU-sized"
+
+
+def test_a_success_line_under_an_ifdef_the_build_leaves_out_is_not_owed():
+    # CSCS's 2011 matmul exercises print PASSED only when built with -DCOMPARE_RESULTS, which their
+    # compilation line does not give
+    from courses_check import built_text
+    source = ('printf("%f\\n", c[0]);\n#ifdef COMPARE_RESULTS\nputs(ok ? "PASSED" : "FAILED");\n#else\n'
+              'puts("no check");\n#endif\n#if 0\nputs("correct");\n#endif\n')
+    assert judge(0, "0.33\nno check\n", built_text(source, ["-o", "matmul"]), 120)[0] == "fail"   # "correct" under #if 0 counts
+    source = source.replace("#if 0\nputs(\"correct\");\n#endif\n", "")
+    assert judge(0, "0.33\nno check\n", built_text(source, ["-o", "matmul"]), 120)[0] == "pass"
+    assert judge(0, "0.33\n", built_text(source, ["-DCOMPARE_RESULTS"]), 120)[0] == "fail"
+    assert judge(0, "0.33\n", built_text(source, ["-D", "COMPARE_RESULTS=1"]), 120)[0] == "fail"
+    assert judge(0, "0.33\nPASSED\n", built_text("#define COMPARE_RESULTS\n" + source, []), 120)[0] == "pass"
+
+
+def test_an_exercise_whose_arguments_are_a_question_in_a_comment_is_left_out(tmp_path):
+    # Trieste's copies of NVIDIA's labs: "cudaMemcpy( /* FIXME */ );" and "int temp[/* WHAT SIZE? */];"
+    write(tmp_path, {"copy.cu": "int main() {\n    cudaMemcpy( /* FIXME */ );\n}\n",
+                     "stencil.cu": "__global__ void s() { __shared__ int temp[/* WHAT SIZE? */]; }\nint main() {}\n",
+                     "fine.cu": "int main() {\n    cudaMemcpy(d, h, n /* bytes */, cudaMemcpyHostToDevice);\n}\n"})
+    assert read_program(tmp_path / "copy.cu", tmp_path).left_out == (
+        "an exercise with blanks for the student ('cudaMemcpy( /* FIXME */ );'; nvcc does not build it either)")
+    assert "WHAT SIZE?" in read_program(tmp_path / "stencil.cu", tmp_path).left_out
+    assert read_program(tmp_path / "fine.cu", tmp_path).left_out == ""
+
+
+def test_a_cmake_include_folder_named_by_its_variable_and_separable_compilation_are_read(tmp_path):
+    # a workshop's solutions: include_directories(${CMAKE_CURRENT_SOURCE_DIR}) at the top for a shared
+    # header, CMAKE_CUDA_SEPARABLE_COMPILATION ON, each exercise an add_executable of its folder
+    course = write(tmp_path, {
+        "CMakeLists.txt": ("project(w LANGUAGES CUDA CXX)\nset(CMAKE_CUDA_SEPARABLE_COMPILATION ON)\n"
+                           "include_directories(${CMAKE_CURRENT_SOURCE_DIR})\nadd_subdirectory(0a_vec_add)\n"),
+        "wrapper.hpp": "int helper() { return 0; }\n",
+        "0a_vec_add/CMakeLists.txt": "add_executable(0a_vec_add main.cu)\n",
+        "0a_vec_add/main.cu": '#include "wrapper.hpp"\n' + MAIN,
+    })
+    p = read_program(course / "0a_vec_add/main.cu", course)
+    assert p.options == ["-rdc=true", "-I..", "-o", "0a_vec_add"]
+
+
+def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_name(tmp_path):
+    # the GPU Bootcamp's multi-GPU lab: cuda/Makefile builds jacobi_memcpy.cu with -fopenmp and NVTX;
+    # cuda/solutions/jacobi_memcpy.cu is the same program completed, built the same way where it lies
+    course = write(tmp_path, {
+        "cuda/Makefile": ("NVCC_FLAGS = -Xcompiler -fopenmp -DUSE_NVTX -lnvToolsExt -std=c++14\n"
+                          "jacobi_memcpy: jacobi_memcpy.cu\n\tnvcc $(NVCC_FLAGS) jacobi_memcpy.cu -o jacobi_memcpy\n"
+                          "jacobi_streams: jacobi_streams.cu\n\tnvcc $(NVCC_FLAGS) jacobi_streams.cu -o jacobi_streams\n"),
+        "cuda/jacobi_memcpy.cu": MAIN + PIECE,
+        "cuda/jacobi_streams.cu": MAIN + PIECE,
+        "cuda/solutions/jacobi_memcpy.cu": MAIN + PIECE,
+        "cuda/solutions/jacobi_streams.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "cuda/solutions/jacobi_memcpy.cu", course)
+    assert (p.how, p.folder, p.sources) == ("cuda/Makefile", "cuda/solutions", ["jacobi_memcpy.cu"])
+    assert "-fopenmp" in p.options and "-lnvToolsExt" in p.options
+    # the second program, which only `make jacobi_streams` builds (the first target is jacobi_memcpy)
+    p = read_program(course / "cuda/solutions/jacobi_streams.cu", course)
+    assert (p.how, p.sources) == ("cuda/Makefile", ["jacobi_streams.cu"]) and "-fopenmp" in p.options

@@ -283,3 +283,19 @@ def test_copies_between_host_and_cupy_arrays_are_on_the_timeline(cuda, cp):
     assert kinds[0] == ("H2D", "H2D 1,048,576 B (CuPy)") and kinds[-1] == ("D2H", "D2H 1,048,576 B (CuPy)")
     assert [name for kind, name in kinds if kind == "kernel"] == ["cupy mul", "cupy sum"]
     assert (back == host).all()
+
+
+def test_a_cupyx_jit_kernel_shows_the_code_it_compiled(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def fill(y, v):
+        y[jit.threadIdx.x] = v
+
+    with pytest.raises(RuntimeError, match="compilation is deferred until the first function call"):
+        fill.cached_code                        # CuPy compiles at the first launch
+    y = cp.zeros(32, dtype=cp.float32)
+    fill((1,), (32,), (y, cp.float32(3)))
+    code = fill.cached_code                     # numba's PTX here, where CuPy shows its CUDA C++
+    assert code.startswith("// cudalab compiles cupyx.jit kernels with numba-cuda") and ".entry" in code
+    assert len(fill.cached_codes) == 1 and (y == 3).all()

@@ -320,6 +320,7 @@ def test_a_typing_error_is_still_numbas_typing_error(cuda):
     with pytest.raises(TypingError, match="RequireLiteralValue") as caught:
         cuda.jit("void(int32)")(grid_of_a_variable)
     assert isinstance(caught.value, CompileError)
+    assert "RequireLiteralValue" in caught.value.msg         # numba's own words, where numba keeps them
 
 
 def test_transpose_is_a_new_array_as_in_numba(cuda):
@@ -908,3 +909,167 @@ def test_to_device_of_a_host_view_with_gaps_is_refused_as_numba_refuses_it(cuda)
     column = a[:, 1]
     double[1, 32](cuda.InOut(column))            # numba's argument hints gather a view's values
     np.testing.assert_array_equal(a[:, 1], [2.0, 10.0, 18.0])
+
+
+def test_a_launch_returns_none_as_numbas_does_and_last_launch_keeps_the_record(cuda):
+    import pickle
+
+    import cudalab
+
+    @cuda.jit
+    def bump(a):
+        a[0] += 1
+
+    a = np.zeros(1)
+    assert bump[1, 1](a) is None                 # numba.cuda's launch returns nothing
+    assert bump.forall(1)(a) is None
+    assert cudalab.last_launch().kernel == "bump"  # what cudalab ran is still at hand
+    again = pickle.loads(pickle.dumps(bump))     # a rebuilt kernel launches as numba's too
+    assert again[1, 1](a) is None and a[0] == 3
+
+    @cudalab.jit                                 # cudalab's own jit: the lessons read the record
+    def bump_too(a):
+        a[0] += 1
+    assert bump_too[1, 1](a).grid == (1, 1, 1)
+
+
+def test_numbas_device_runtime_lets_a_kernel_make_arrays(cuda, monkeypatch):
+    from numba.cuda import config
+    monkeypatch.setattr(config, "CUDA_ENABLE_NRT", True, raising=False)   # NUMBA_CUDA_ENABLE_NRT=1
+
+    @cuda.jit
+    def sums(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            scratch = np.zeros(4, dtype=np.float64)   # numba's NRT allocates it on the device
+            for k in range(4):
+                scratch[k] = i * k
+            out[i] = scratch.sum()
+
+    out = np.zeros(6)
+    sums[1, 6](out)
+    np.testing.assert_array_equal(out, [6.0 * i for i in range(6)])
+
+
+def test_a_strided_int32_parameter_reads_the_int64_arrays_a_python_list_gives(cuda):
+    from cudalab.errors import LaunchError
+
+    @cuda.jit("void(float32[:, :], int32[:, :])")    # as a course's Sobel filter declares its stencil
+    def weigh(out, stencil):
+        i, j = cuda.grid(2)
+        if i < out.shape[0] and j < out.shape[1]:
+            out[i, j] = stencil[i, j] * 0.5
+
+    stencil = cuda.to_device([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]])     # int64, numba's strides in bytes
+    out = cuda.device_array((3, 3), np.float32)
+    weigh[1, (3, 3)](out, stencil)
+    np.testing.assert_array_equal(out.copy_to_host(), np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]) * 0.5)
+
+    @cuda.jit("void(int32[::1])")                    # a contiguous parameter indexes by its own size
+    def first(a):
+        a[0] = 1
+    with pytest.raises(LaunchError, match="No matching definition"):
+        first[1, 1](np.zeros(3, np.int64))
+
+
+def test_cache_true_keeps_the_compiled_kernel_in_pycache_for_the_next_run(cuda, tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+
+    from cudalab.pykernels import dispatcher
+    program = tmp_path / "doubling.py"
+    program.write_text("from numba import cuda\n\nFACTOR = 2\n\n"
+                       "@cuda.jit(cache=True)\n"
+                       "def double(x):\n"
+                       "    i = cuda.grid(1)\n"
+                       "    if i < x.size:\n"
+                       "        x[i] *= FACTOR\n")
+
+    def load():                          # a fresh import, as a second run of the program has
+        spec = importlib.util.spec_from_file_location("doubling", program)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    x = np.arange(4.0)
+    load().double[1, 4](x)
+    kept = sorted(p.suffix for p in (tmp_path / "__pycache__").iterdir() if p.name.startswith("doubling.double"))
+    assert kept == [".nbc", ".nbi"]      # numba's index and one data file, where numba writes them
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(dispatcher, "compile_kernel", no_compiling)
+    second = load()
+    second.double[1, 4](x)               # the second run loads the PTX
+    np.testing.assert_array_equal(x, [0.0, 4.0, 8.0, 12.0])
+    stats = second.double.stats          # numba's counts: one compile answered by the cache
+    assert (sum(stats.cache_hits.values()), sum(stats.cache_misses.values())) == (1, 0)
+    assert stats.cache_path == str(tmp_path / "__pycache__")
+    with pytest.raises(AssertionError, match="compiled again"):
+        load().double[1, 4](x.astype(np.float32))      # another signature compiles (and is kept)
+    monkeypatch.undo()
+    second.FACTOR = 3                    # a global the cache key does not see: recompile() replaces the PTX
+    second.double.recompile()
+    x = np.ones(4)
+    load().double[1, 4](x)
+    np.testing.assert_array_equal(x, [3.0] * 4)
+    sys.modules.pop("doubling", None)
+
+
+def test_numbas_nrt_statistics_count_a_kernels_allocations(cuda, monkeypatch):
+    from numba.cuda import config
+    from numba.cuda.memory_management import rtsys
+    monkeypatch.setattr(config, "CUDA_ENABLE_NRT", True, raising=False)     # NUMBA_CUDA_ENABLE_NRT=1
+    monkeypatch.setattr(config, "CUDA_NRT_STATS", True, raising=False)      # NUMBA_CUDA_NRT_STATS=1
+
+    @cuda.jit
+    def first_of_a_range(out):
+        out[0] = np.arange(10)[3]            # one array, made and freed on the device
+
+    rtsys.initialize()
+    assert rtsys.memsys_stats_enabled()
+    before = rtsys.get_allocation_stats()
+    out = np.zeros(1, np.int64)
+    first_of_a_range[1, 1](out)
+    after = rtsys.get_allocation_stats()
+    assert out[0] == 3
+    assert [a - b for a, b in zip(after, before)] == [1, 1, 1, 1]     # alloc, free, mi_alloc, mi_free
+    rtsys.memsys_disable_stats()
+    assert not rtsys.memsys_stats_enabled()
+    with pytest.raises(RuntimeError, match="NRT stats are disabled"):
+        rtsys.get_allocation_stats()
+
+
+def test_numbas_driver_helpers_take_cudalabs_device_arrays(cuda):
+    from numba.cuda.cudadrv.driver import device_ctypes_pointer, device_pointer, is_device_memory
+    d = cuda.to_device(np.arange(8, dtype=np.float32))
+    assert is_device_memory(d) and not is_device_memory(np.zeros(2))
+    assert device_pointer(d) == d.device_ptr == device_ctypes_pointer(d).value     # the emulator's address
+    assert device_pointer(d[2:]) == d.device_ptr + 8                                 # a view's own address
+
+
+def test_an_event_never_recorded_has_happened_as_cuda_says(cuda):
+    # cudaEventQuery/cudaEventSynchronize/cudaStreamWaitEvent of an event that was never recorded
+    # succeed at once; only a time between events needs both recorded
+    idle = cuda.event()
+    assert idle.query() is True
+    idle.synchronize()
+    idle.wait(cuda.stream())
+    with pytest.raises(Exception, match="never recorded"):
+        cuda.event_elapsed_time(idle, idle)
+
+
+def test_a_child_forked_after_cuda_started_is_refused_as_numbas_driver_refuses_it(cuda):
+    import concurrent.futures
+    import multiprocessing
+    import os
+
+    from numba.cuda.cudadrv.error import CudaDriverError
+    if os.name != "posix":
+        pytest.skip("fork is a Unix call")
+    cuda.to_device(np.arange(3))                 # the parent starts CUDA
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        child = pool.submit(cuda.to_device, np.arange(3))
+        with pytest.raises(CudaDriverError, match="CUDA initialized before forking.*'spawn'"):
+            child.result()
+    assert cuda.to_device(np.arange(3)).copy_to_host().sum() == 3        # the parent goes on

@@ -365,3 +365,31 @@ int main() {
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["0 0 0", "11 11 11 11 .. 11 | ee", "33 22 33 22 .. 22 | ee",
                                      "77 66 55 44 .. 44 | ee"]
+
+
+def test_a_context_made_with_cuda_12s_three_argument_cuCtxCreate_builds_and_loads_a_module(tmp_path):
+    """CSCS's 2013 driver-API example: cuCtxCreate(&ctx, flags, device), which CUDA 13 renamed to
+    cuCtxCreate_v4 with a parameters struct, then a module from PTX text and a launch through it."""
+    r = run_program_source(r"""
+#include <cstdio>
+#include <cuda.h>
+static const char *ptx =
+    ".version 7.0\n.target sm_50\n.address_size 64\n"
+    ".visible .entry seven(.param .u64 out) {\n .reg .b64 %rd<2>; .reg .b32 %r<2>;\n"
+    " ld.param.u64 %rd1, [out]; cvta.to.global.u64 %rd1, %rd1; mov.u32 %r1, 7; st.global.u32 [%rd1], %r1; ret;\n}\n";
+int main() {
+    CUdevice device; CUcontext context; CUmodule module; CUfunction seven; CUdeviceptr out;
+    cuInit(0);
+    cuDeviceGet(&device, 0);
+    CUresult made = cuCtxCreate(&context, 0, device);
+    cuModuleLoadData(&module, ptx);
+    cuModuleGetFunction(&seven, module, "seven");
+    cuMemAlloc(&out, sizeof(int));
+    void *args[] = {&out};
+    cuLaunchKernel(seven, 1, 1, 1, 1, 1, 1, 0, 0, args, 0);
+    int got = 0;
+    cuMemcpyDtoH(&got, out, sizeof got);
+    printf("%d %d %d\n", (int)made, got, (int)cuCtxDestroy(context));
+    return 0;
+}""", filename="context.cpp", options=["-lcuda"], timeout=120)
+    assert (r.returncode, r.stdout) == (0, "0 7 0\n"), r.stderr

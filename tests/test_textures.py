@@ -357,3 +357,32 @@ def test_level_of_detail_from_gradients_follows_the_h100():
         assert np.abs(diff).max() <= 2, name
         exact[name] = int((diff == 0).sum())
     assert exact["grad_length"] == 1024 and exact["grad_angle"] >= 1012 and exact["grad_pairs"] >= 3670, exact
+
+
+def test_a_fetch_through_texture_object_0_reads_zeros_with_a_warning(tmp_path):
+    # CSCS's 2011 stencil binds a 3 x 3 float texture with a 12-byte pitch: the create is refused, the
+    # handle stays 0, and on an H200 its tex2D fetches read 0 and the kernel went on ("result: 0..0")
+    from cudalab.programs import run_program_source
+    r = run_program_source(r"""
+#include <cstdio>
+__global__ void weigh(cudaTextureObject_t t, float *out) {
+    out[threadIdx.x] = 1.0f + tex2D<float>(t, threadIdx.x + 0.5f, 0.5f);
+}
+int main() {
+    float *d, *out, h[3];
+    cudaMalloc(&d, 9 * sizeof(float)); cudaMalloc(&out, sizeof h);
+    cudaResourceDesc res = {};
+    res.resType = cudaResourceTypePitch2D;
+    res.res.pitch2D.devPtr = d; res.res.pitch2D.desc = cudaCreateChannelDesc<float>();
+    res.res.pitch2D.width = 3; res.res.pitch2D.height = 3; res.res.pitch2D.pitchInBytes = 12;
+    cudaTextureDesc desc = {};
+    cudaTextureObject_t t = 0;
+    cudaError_t made = cudaCreateTextureObject(&t, &res, &desc, NULL);
+    weigh<<<1, 3>>>(t, out);
+    cudaError_t ran = cudaDeviceSynchronize();
+    cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %llu %d %g %g %g\n", made, (unsigned long long)t, ran, h[0], h[1], h[2]);
+}""", filename="null_texture.cu", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1 0 0 1 1 1\n"                      # cudaErrorInvalidValue, then zeros read
+    assert "texture object 0" in r.stderr and "A GPU reads zeros" in r.stderr

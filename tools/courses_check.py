@@ -21,7 +21,8 @@ Each program is built as its course says, in this order:
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
-   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line); the other files
+   ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line, and ``solutions/NAME.cu``
+   the Makefile above that builds ``NAME.cu``, in the solutions folder); the other files
    that line names are found as the reader finds them, beside the program or from the readme's folder;
 4. else the options ``--options GLOB=WORDS`` gives (a course that builds in a helper script), else
    ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
@@ -91,7 +92,8 @@ NOT_EMULATED = [
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
-    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"), (r"-lnvToolsExt|[<\"]nvToolsExt\.h", "NVTX's library"),   # (NVTX 3, <nvtx3/...>, is headers only)
+    (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
+    # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
 
@@ -143,8 +145,9 @@ def _stand_ins(folder: Path) -> Path:
 _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
-def make_commands(folder: Path) -> list:
-    """The compiler command lines ``make -B`` runs in ``folder`` (each a list of words), from a copy."""
+def make_commands(folder: Path, target: str | None = None) -> list:
+    """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
+    words), from a copy."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         shutil.copytree(folder, copy, symlinks=True)
@@ -159,7 +162,8 @@ def make_commands(folder: Path) -> list:
         makefile = _makefile(folder)
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
-        subprocess.run(["make", "-B", "-k", *homes, *fixed], cwd=copy, env=env, capture_output=True, timeout=120)
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, *([target] if target else [])], cwd=copy, env=env,
+                       capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
@@ -168,6 +172,14 @@ def make_commands(folder: Path) -> list:
 
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
 _COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
+
+
+def from_makefile(folder: Path, source: str) -> list | None:
+    """``from_make`` of ``make -B`` in ``folder``, else of ``make -B NAME`` for ``source``'s NAME: a lab's
+    Makefile whose first target builds only its first program (the GPU Bootcamp's jacobi_memcpy before
+    jacobi_streams, which `make jacobi_streams` builds)."""
+    return (from_make(make_commands(folder), source)
+            or from_make(make_commands(folder, Path(source).stem), source))
 
 
 def from_make(commands: list, source: str) -> list | None:
@@ -409,11 +421,17 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
     ``include_directories`` that the CMakeLists.txt of ``home`` and those above it set, include folders
     given from ``where``, the folder the build runs in."""
     options = []
-    for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
+    folders = [f for f in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)])
+               if (f / "CMakeLists.txt").exists()]
+    for folder in folders:
         lists = folder / "CMakeLists.txt"
-        if not lists.exists():
-            continue
+        # the folder variables an include path is written with ("include_directories(${CMAKE_CURRENT_SOURCE_DIR})")
         text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for name, value in (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
+                            ("CMAKE_SOURCE_DIR", folders[0]), ("PROJECT_SOURCE_DIR", folders[0])):
+            text = text.replace("${%s}" % name, str(value))
+        if re.search(r"\bset\s*\(\s*CMAKE_CUDA_SEPARABLE_COMPILATION\s+(ON|TRUE|1)\b", text, re.I):
+            options.append("-rdc=true")
         for m in _CMAKE_FLAGS.finditer(text):
             options += [w for w in shlex.split(_cmake_unquoted(m.group(1))) if "${" not in w]    # "${CMAKE_CUDA_FLAGS} --extended-lambda"
         options += [f"-std=c++{m.group(1)}" for m in _CMAKE_STANDARD.finditer(text)]
@@ -421,7 +439,7 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
                     for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
         for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d, where)}" for d in m.group(1).split()
+            options += [f"-I{os.path.relpath(folder / d.strip(chr(34)), where)}" for d in m.group(1).split()
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     return options
 
@@ -519,12 +537,15 @@ def _makefile(folder: Path) -> Path | None:
     return next((folder / m for m in ("Makefile", "makefile", "GNUmakefile") if (folder / m).exists()), None)
 
 
+_SOLUTIONS = re.compile(r"solutions?|answers?", re.I)
+
+
 def find_build(path: Path, checkout: Path) -> tuple:
     """(words, where, folder): how a reader builds ``path`` and the folder the build runs in,
     looking beside it first, then one folder up (module docstring), else the default."""
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
-    found = from_make(make_commands(path.parent), path.name) if here else None
+    found = from_makefile(path.parent, path.name) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
@@ -532,9 +553,15 @@ def find_build(path: Path, checkout: Path) -> tuple:
         return cmake
     notes = list(from_notes(path, checkout, [path.parent]))
     above = _makefile(up[0]) if up else None
-    found = from_make(make_commands(up[0]), path.relative_to(up[0]).as_posix()) if above and not notes else None
+    found = from_makefile(up[0], path.relative_to(up[0]).as_posix()) if above and not notes else None
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
+    if above and not notes and _SOLUTIONS.fullmatch(path.parent.name):
+        # a lab's solutions/ folder beside the exercise files, which the Makefile above builds under the
+        # same names (the GPU Bootcamp's cuda/solutions/jacobi_memcpy.cu): the exercise's build, run here
+        found = from_makefile(up[0], path.name)
+        if found:
+            return found, above.relative_to(checkout).as_posix(), path.parent
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
@@ -560,6 +587,9 @@ def read_program(path: Path, checkout: Path) -> Program:
         p.left_out = "no main(): a piece of a larger program"
     if not p.left_out and re.search(r"\bFIXME\b", code):
         p.left_out = "an exercise with FIXME blanks for the student (nvcc does not build it either)"
+    if not p.left_out and _COMMENT_BLANK.search(raw):
+        line = _COMMENT_BLANK.search(raw).group(0).strip()
+        p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and re.search(r"\bTODO\b", raw) and _EMPTY_ASSIGNMENT.search(code):
         line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
@@ -568,6 +598,9 @@ def read_program(path: Path, checkout: Path) -> Program:
     return p
 
 
+# "cudaMemcpy( /* FIXME */ );", "__shared__ int temp[/* WHAT SIZE? */];": arguments or a size that are only a
+# question for the student (the University of Trieste's copy of NVIDIA's VectorAdd and 1D stencil labs)
+_COMMENT_BLANK = re.compile(r"[^\n(\[]*[(\[]\s*/\*[^*\n]*(?:\bFIXME\b|\bTODO\b|\?)[^*\n]*\*/\s*[)\]][^\n]*")
 # "int row_in = ;  // TODO: complete here": an expression left out for the student, never C++
 _EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
@@ -643,7 +676,8 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
-    status, detail = judge(code, out, (checkout / p.name).read_text(errors="replace"), timeout)
+    status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
+                           timeout)
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
 
 
@@ -663,6 +697,38 @@ def fits_the_limit(out: str, timeout: float) -> bool:
         return False
     said = ESTIMATE.findall(out)
     return bool(said) and max(float(n.replace(",", "")) * SECONDS[u] for n, u in said) < timeout
+
+
+_CONDITIONAL = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b\s*(\w*)", re.M)
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+
+
+def built_text(source: str, options) -> str:
+    """``source`` without the lines that ``#ifdef NAME`` (``#ifndef NAME``) leaves out of the build, where
+    neither the build's ``-D`` options nor the file itself define NAME. A success message under
+    ``#ifdef COMPARE_RESULTS`` is printed only by builds that ask for the comparison (CSCS's 2011
+    matmul exercises), so a run of the author's build owes none. Both branches of any other ``#if`` count."""
+    words = list(options)
+    defined = {w[2:].split("=")[0] for w in words if w.startswith("-D") and len(w) > 2}
+    defined |= {b.split("=")[0] for a, b in zip(words, words[1:]) if a == "-D"}
+    defined |= set(_DEFINE.findall(source))
+    kept, stack = [], []            # whether each open block's current branch is built (None: not known)
+    for line in source.splitlines(keepends=True):
+        m = _CONDITIONAL.match(line)
+        if m:
+            word, name = m.groups()
+            if word in ("ifdef", "ifndef"):
+                stack.append((name in defined) == (word == "ifdef"))
+            elif word == "if":
+                stack.append(None)
+            elif word in ("else", "elif") and stack and stack[-1] is not None:
+                stack[-1] = None if word == "elif" else not stack[-1]
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        if False not in stack:
+            kept.append(line)
+    return "".join(kept)
 
 
 # a C string literal, or a comment (skipped: matched only so that a quote inside one starts no literal)
@@ -703,7 +769,7 @@ def _affirms(text: str) -> bool:
 _GPU_RUN = """
 # Build each program with NVIDIA's nvcc for this GPU and run it; write $OUT/gpu.json (written by
 # tools/courses_check.py --stage-gpu; run as: python3 run_gpu.py)
-import json, os, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 here = os.path.dirname(os.path.abspath(__file__))
@@ -723,8 +789,8 @@ def legacy_props_options():
 
 LEGACY_PROPS = legacy_props_options()
 
-def build(p):
-    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *LEGACY_PROPS,
+def build(p, extra=()):
+    b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
                        capture_output=True, text=True)
     return b.returncode, (b.stdout + b.stderr)[-3000:]
@@ -740,8 +806,12 @@ def run(p):
 def save():                                                # as it goes: a run cut short keeps its results
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
+REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
+
 def build_and_run(p):
     code, log = build(p)
+    if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
+        code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 results = {}
@@ -780,11 +850,12 @@ static inline cudaError_t cudalab_legacy_props(struct cudaDeviceProp *p, int dev
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
-    calls and cudaDeviceProp fields) and records exit code and output in gpu.json, for --gpu."""
+    calls and cudaDeviceProp fields, CUDA 11's texture references) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props
-    from cudalab.programs.build import LEGACY, cpp17
+    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(LEGACY, dest / "legacy.h")
+    shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
     listed = []

@@ -55,6 +55,7 @@ class _RawKernel:
             from ..pykernels import jit as cudalab_jit
             self._kernel = cudalab_jit(_as_numba(self.func))
             self._kernel.warns_as_numba = False         # CuPy says nothing of small grids
+            self._kernel.returns_record = False         # CuPy's launch returns None
         return self._kernel
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
@@ -63,6 +64,30 @@ class _RawKernel:
 
     def __getitem__(self, config):
         return self.kernel[config]
+
+    # CuPy keeps the CUDA C++ it generated for each argument types; cudalab compiles the same Python
+    # through numba, so what it keeps is numba's PTX, headed by a line that says so
+    @property
+    def cached_codes(self) -> dict:
+        """CuPy's ``cached_codes``: the code compiled for each argument types (here: numba's PTX)."""
+        kernels = self._kernel._kernels if self._kernel is not None else {}
+        return {argtypes: _PTX_NOTE + k.module.ptx for (argtypes, _), k in kernels.items()}
+
+    @property
+    def cached_code(self) -> str:
+        """CuPy's ``cached_code``: the code of the one compiled specialization (here: numba's PTX)."""
+        codes = self.cached_codes
+        if not codes:
+            raise RuntimeError("No codes are cached because compilation is deferred until the first "
+                               "function call.")
+        if len(codes) > 1:
+            raise RuntimeError("The kernel has been compiled for several argument types: use "
+                               "cached_codes, a dict from argument types to code.")
+        return next(iter(codes.values()))
+
+
+_PTX_NOTE = ("// cudalab compiles cupyx.jit kernels with numba-cuda: this is the PTX it made (CuPy shows the\n"
+             "// CUDA C++ it generates from the same Python)\n")
 
 
 def rawkernel(*, mode="cuda", device=False):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import slack
+
 KINDS = ("signed", "unsigned", "float")          # cudaChannelFormatKind 0, 1, 2
 
 
@@ -177,8 +179,9 @@ def _address_operand(inst, mem, d, ctype, layered=False):
                                               for k, c in enumerate(coords)]
 
 
-def _per_object(ex, sel, handles, table, what, inst):
-    """Lanes grouped by the object their handle names: [(positions in sel, object)]."""
+def _per_object(ex, sel, handles, table, what, inst, null_reads_zero=False):
+    """Lanes grouped by the object their handle names: [(positions in sel, object)]. With
+    ``null_reads_zero`` (texture fetches), handle 0 is a group with object None, whose texels are zeros."""
     handles = np.broadcast_to(np.asarray(handles, np.uint64), sel.shape)
     groups = []
     first = handles[:1]
@@ -186,7 +189,9 @@ def _per_object(ex, sel, handles, table, what, inst):
     for h in unique:
         pos = np.arange(handles.size) if len(unique) == 1 else np.flatnonzero(handles == h)
         obj = table.get(int(h))
-        if obj is None:
+        if obj is None and int(h) == 0 and null_reads_zero and not slack.strict:
+            _warn_null_texture(ex, inst, sel[pos])
+        elif obj is None:
             lane = sel[pos[0]]
             ex.stop(lane, "memcheck", "cudaErrorIllegalAddress", inst, lambda b, t: (
                 f"{inst.opcode} at {_where(ex, inst)} in kernel {ex.kernel_name} by thread {t} in block {b}: "
@@ -194,6 +199,26 @@ def _per_object(ex, sel, handles, table, what, inst):
                 f"cudaCreate{what.capitalize()}Object?)."))
         groups.append((pos, obj))
     return groups
+
+
+def _warn_null_texture(ex, inst, lanes):
+    """A fetch through texture object 0, the handle a failed cudaCreateTextureObject leaves (CSCS's 2011
+    stencil bound a 3 x 3 texture with a 12-byte pitch, which the create refuses): an H200 read zeros
+    and went on, so the kernel does too, with memcheck's report as a warning (an error with --check
+    memcheck), once per instruction and launch."""
+    site = (id(inst), "tex", "null")
+    f = ex.stats.warned.get(site)
+    if f is not None:
+        f.details["threads"] += len(lanes)
+        return
+    f = ex.access_finding(inst, "texture", "ld", lanes, np.zeros(1, np.int64), 4,
+                          "is texture object 0, which no cudaCreateTextureObject made (a create that failed "
+                          "leaves the handle 0)", counted=False)
+    f.details["warning"] = True
+    f.message += ("\n    A GPU reads zeros through texture object 0, so the kernel went on with 0 for these texels. "
+                  "Check the error code of cudaCreateTextureObject (or of the cudaBindTexture call that made it).")
+    ex.stats.warned[site] = f
+    ex.stats.findings.append(f)
 
 
 def _where(ex, inst) -> str:
@@ -983,14 +1008,16 @@ def _tex(inst, d):
         lod = None if lod_r is None else np.broadcast_to(np.asarray(lod_r(ex, sel), np.float32), lanes.shape)
         grads = None if grad_r is None else [[np.broadcast_to(np.asarray(r(ex, sel)), lanes.shape) for r in g]
                                              for g in grad_r]
-        groups = _per_object(ex, lanes, handles, objects(ex.mem).textures, "texture", inst)
-        if len(groups) == 1:             # one texture for every lane (the usual case): no lanes to pick out
+        groups = _per_object(ex, lanes, handles, objects(ex.mem).textures, "texture", inst, null_reads_zero=True)
+        if len(groups) == 1 and groups[0][1] is not None:   # one texture for every lane (the usual case)
             tex = groups[0][1]
             words = _reading(ex, inst, lanes, tex, lambda: sample(ex.mem.data, tex, geom, coords, lod, grads,
                                                                   integer))
         else:
             words = np.zeros((lanes.size, 4), np.uint32)
         for pos, tex in groups if len(groups) > 1 else ():
+            if tex is None:             # texture object 0: zeros
+                continue
             words[pos] = _reading(ex, inst, lanes[pos], tex, lambda: sample(
                 ex.mem.data, tex, geom, [c[pos] for c in coords], None if lod is None else lod[pos],
                 None if grads is None else [[g[pos] for g in gg] for gg in grads], integer))
@@ -1017,7 +1044,9 @@ def _tld4(inst, d):
         handles = rh(ex, sel)
         coords = [np.broadcast_to(np.asarray(r(ex, sel)), sel.shape) for r in rc]
         words = np.zeros((sel.size, 4), np.uint32)
-        for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst):
+        for pos, tex in _per_object(ex, sel, handles, objects(ex.mem).textures, "texture", inst, null_reads_zero=True):
+            if tex is None:             # texture object 0: zeros
+                continue
             words[pos] = _reading(ex, inst, sel[pos], tex,
                                   lambda: gather(ex.mem.data, tex, geom, [c[pos] for c in coords], comp))
         _write_words(ws, ex, sel, words)

@@ -50,12 +50,11 @@ SCRIPT_WATCHDOG_SECONDS = 600.0
 
 
 def _replacements() -> dict:
-    from .. import pykernels
-    from ..pykernels import host
+    from ..pykernels import dispatcher, host
     from ..pykernels.compiler import numpy_compat
     numpy_compat()
-    out = {name: getattr(host, name) for name in _HOST_NAMES}
-    out.update(jit=pykernels.jit, compile=host.compile_code, is_available=lambda: True,
+    out = {name: host.fork_checked(getattr(host, name), name) for name in _HOST_NAMES}
+    out.update(jit=dispatcher.numba_jit, compile=host.compile_code, is_available=lambda: True,
                legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
     return out
 
@@ -72,7 +71,7 @@ def _method_patches() -> list:
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.kernels import transpose
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
-    from ..pykernels import host, kernels
+    from ..pykernels import host, kernels, nrt     # nrt: numba's device runtime's statistics on cudalab
     return [(CUDAUFuncMechanism, "broadcast_device", host.ufunc_broadcast_device),
             (CUDAGeneralizedUFunc, "_broadcast_scalar_input", host.gufunc_broadcast_scalar_input),
             (CUDAGeneralizedUFunc, "_broadcast_add_axis", host.gufunc_broadcast_add_axis),
@@ -89,7 +88,7 @@ def _method_patches() -> list:
             # numba's device-array module functions allocate through numba's driver
             (devicearray, "from_array_like", host.from_array_like),
             (devicearray, "from_record_like", host.from_record_like),
-            (devicearray, "auto_device", host.auto_device)]
+            (devicearray, "auto_device", host.auto_device)] + nrt.patches()
 
 
 def install(watchdog: float | None = WATCHDOG_SECONDS):
@@ -184,6 +183,8 @@ def uninstall():
         else:
             setattr(owner, name, old)
     _SAVED.clear()
+    from numba.cuda.memory_management.nrt import rtsys
+    rtsys.close()           # its statistics' module and structure were cudalab's
 
 
 def installed() -> bool:

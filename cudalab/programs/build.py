@@ -35,6 +35,7 @@ SHIM_DIR = Path(__file__).parent / "shim"
 SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
            "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lcusparse", "-lcusparse_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
+LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
 
 
 def cache_dir() -> Path:
@@ -314,7 +315,9 @@ def _fresh(manifest: Path) -> bool:
         return False
 
 
-_LEGACY_CALL = re.compile(r"\b(cudaThread\w+|cudaMemAdvise|cudaMemPrefetchAsync)\s*\(")
+_LEGACY_CALL = re.compile(r"\b(cudaThread\w+|cudaMemAdvise|cudaMemPrefetchAsync|cudaGraph(Add|Remove)Dependencies|"
+                          r"cudaGraphGetEdges|cudaGraphNodeGetDepende\w+|cudaGraphAddNode|cudaStreamGetCaptureInfo\w*|"
+                          r"cudaStreamUpdateCaptureDependencies)\s*\(")
 _RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
 
 
@@ -356,6 +359,11 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         r = compile_with(cpp17(options))
+    if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
+        # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
+        # does not build, what nvcc said of the references themselves is the message, with the hint below
+        with_references = compile_with([*options, "-include", str(LEGACY_TEXTURES)])
+        r = with_references if not with_references.returncode else r
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -422,7 +430,8 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
-_TEXTURE_REFERENCE = re.compile(r'\btexture is not a template|identifier "cuda(Un)?BindTexture(2D|ToArray)?" is undefined')
+_TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
+                                r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
@@ -571,7 +580,10 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         # every program of a folder: a program that calls none of it links without it, one that does
         # stops at its undefined names, which _link_error explains
         # -lcuda: the driver API is the shim's too (shim/driver*.c); -lnvrtc is NVIDIA's NVRTC (_nvrtc_link)
-        own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
+        # -lnvToolsExt: NVTX 2's library, which CUDA 13 no longer ships; its calls are NVTX 3's headers now
+        # (legacy_props.NVTX2_HEADERS), which need no library
+        own = [o for o in cmd.link_options if o not in SHIMMED and o != "-lnvToolsExt"
+               and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, *_nvrtc_link(cmd.link_options), str(lib),
                        *devrt, *_driver_link(lib),
                        "-o", str(work / "program")], cwd)

@@ -1,6 +1,7 @@
 """CUDA 12's cudaDeviceProp for programs written before CUDA 13: an include folder that is the
 toolkit's own except for ``driver_types.h``, whose cudaDeviceProp has the eight fields CUDA 13
-removed (``clockRate``, ``memoryClockRate``, ``deviceOverlap``, ...) back.
+removed (``clockRate``, ``memoryClockRate``, ``deviceOverlap``, ...) back, and whose cudaPointerAttributes
+answers to CUDA 10's ``memoryType`` as well as ``type``.
 
 CUDA 13 moved them to device attributes, but a decade of device queries prints ``prop.clockRate``
 and CUDA by Example tests ``prop.deviceOverlap`` before it uses streams. The fields take eight of
@@ -31,6 +32,16 @@ REMOVED = ("clockRate", "deviceOverlap", "kernelExecTimeoutEnabled", "computeMod
 _STRUCT = re.compile(r"struct __device_builtin__ cudaDeviceProp\s*\{(.*?)\bint\s+reserved\[(\d+)\];", re.S)
 
 
+_POINTER_TYPE = re.compile(r"(struct __device_builtin__ cudaPointerAttributes\s*\{.*?)enum cudaMemoryType type;", re.S)
+
+
+def _memory_type_back(text: str) -> str:
+    """cudaPointerAttributes with CUDA 10's ``memoryType`` beside ``type``, which replaced it in CUDA 11: the
+    same field under both names (an anonymous union), so a UVA lesson's ``attributes.memoryType`` reads it."""
+    return _POINTER_TYPE.sub(r"\1union { enum cudaMemoryType type; enum cudaMemoryType memoryType; };  "
+                             r"/* cudalab: CUDA 10's name too */", text, count=1)
+
+
 def patched_driver_types(text: str) -> str | None:
     """driver_types.h with the removed fields in cudaDeviceProp's reserved space, or None when its
     struct has them already (CUDA 12) or has no room for them."""
@@ -38,9 +49,19 @@ def patched_driver_types(text: str) -> str | None:
     if not m or int(m.group(2)) < len(REMOVED) or any(re.search(rf"\b{f}\s*;", m.group(1)) for f in REMOVED):
         return None
     fields = "".join(f"int {f}; " for f in REMOVED)
-    return (text[:m.start()] + "#define CUDALAB_LEGACY_DEVICE_PROP 1  /* cudalab: CUDA 12's fields below */\n"
-            + text[m.start():m.end(1)] + fields
-            + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
+    return _memory_type_back(text[:m.start()] + "#define CUDALAB_LEGACY_DEVICE_PROP 1  /* cudalab: CUDA 12's fields below */\n"
+                             + text[m.start():m.end(1)] + fields
+                             + f"int reserved[{int(m.group(2)) - len(REMOVED)}];" + text[m.end():])
+
+
+# NVTX 2's headers, which toolkits up to CUDA 12 shipped beside libnvToolsExt (nvcc ... -lnvToolsExt): NVTX 3,
+# in nvtx3/, is the same API in headers alone (its calls do nothing unless a profiler is attached)
+NVTX2_HEADERS = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvToolsExtOpenCL.h", "nvToolsExtSync.h")
+
+
+def _nvtx2_header(name: str) -> str:
+    return (f"/* cudalab: NVTX 2's {name}, which CUDA 13 no longer ships: NVTX 3's, the same calls in headers alone */\n"
+            f"#include \"nvtx3/{name}\"\n")
 
 
 _CTX_CREATE_MACRO = "#define cuCtxCreate                         cuCtxCreate_v4\n"
@@ -77,7 +98,8 @@ def legacy_include(include: Path, cache: Path) -> Path | None:
     if patched is None:
         return None
     cuda_h = patched_cuda_h((include / "cuda.h").read_text()) if (include / "cuda.h").exists() else None
-    folder = cache / f"include-{hashlib.sha256((str(include) + patched + (cuda_h or '')).encode()).hexdigest()[:20]}"
+    nvtx = "".join(_nvtx2_header(n) for n in NVTX2_HEADERS)
+    folder = cache / f"include-{hashlib.sha256((str(include) + patched + (cuda_h or '') + nvtx).encode()).hexdigest()[:20]}"
     if folder.exists():
         return folder
     tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
@@ -89,6 +111,9 @@ def legacy_include(include: Path, cache: Path) -> Path | None:
             (tmp / entry.name).symlink_to(entry)
     for name, text in own.items():
         (tmp / name).write_text(text)
+    for name in NVTX2_HEADERS:
+        if not (tmp / name).exists() and (include / "nvtx3" / name).exists():
+            (tmp / name).write_text(_nvtx2_header(name))
     try:
         tmp.rename(folder)
     except OSError:                     # another process made it first

@@ -91,11 +91,25 @@ def stand_in_device():
 
 def _numba_helpers(ptx: str) -> list:
     """numba's own CUDA C++ helpers the kernel calls, which numba's dispatcher links when it sees their
-    names in the PTX: ``reshape_funcs.cu`` for ``a.reshape(...)`` inside a kernel."""
+    names in the PTX: ``reshape_funcs.cu`` for ``a.reshape(...)`` inside a kernel, and numba's device
+    runtime ``nrt.cu`` (reference counts, ``malloc``/``free``) for a kernel that makes arrays, with
+    ``NUMBA_CUDA_ENABLE_NRT=1`` (numba's ``_Kernel.maybe_link_nrt``, by the same test)."""
     import numba.cuda.dispatcher as dispatcher
+    out = []
     if any(fn in ptx for fn in dispatcher.reshape_funcs):
-        return [os.path.join(os.path.dirname(dispatcher.__file__), "reshape_funcs.cu")]
-    return []
+        out.append(os.path.join(os.path.dirname(dispatcher.__file__), "reshape_funcs.cu"))
+    if nrt_enabled() and re.search(r"\.extern\s+\.func\s+(?:\s*\(.+\)\s*)?(" +
+                                   "|".join(dispatcher._Kernel.NRT_functions) + r")\s*\(", ptx):
+        from numba.cuda.memory_management.nrt import NRT_LIBRARY
+        out.append(NRT_LIBRARY)
+    return out
+
+
+def nrt_enabled() -> bool:
+    """numba's switch for its device runtime (``NUMBA_CUDA_ENABLE_NRT=1``, or ``config.CUDA_ENABLE_NRT``
+    set by a program or a test), read when a kernel compiles, as numba's target context reads it."""
+    from numba.cuda import config
+    return bool(getattr(config, "CUDA_ENABLE_NRT", False))
 
 
 def _linked_ptx(files) -> list:
@@ -136,6 +150,9 @@ def _compile_cu(source: str, name: str) -> str:
     numba_headers = os.path.join(os.path.dirname(numba.cuda.__file__), "include", "13")
     extra = [d for d in str(getattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or "").split(":") if d]
     here = [os.path.dirname(os.path.abspath(name))] if os.path.isfile(name) else []
+    if name == "nrt.cu":        # numba's device runtime (a CUSource) includes memsys.cuh from its folder
+        from numba.cuda.memory_management.nrt import get_include
+        here = [get_include()]
     dirs = [*here, numba_headers, *extra]
     return compile_to_ptx(source, ("-rdc=true", *(f"-I{d}" for d in dirs)), filename=os.path.basename(name)).ptx
 
@@ -210,6 +227,7 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
             raise
         err = CompileError(short_message(pyfunc, argtypes, e), log=str(e))
         err.__class__ = _as_numba_error(type(e))
+        err.msg = getattr(e, "msg", str(e))       # numba's errors keep their own words there
         raise err from None
     linked += _numba_helpers(ptx)
     if linked:
@@ -218,7 +236,8 @@ def compile_kernel(pyfunc, argtypes: tuple, fastmath: bool = False, link=(), lau
     filename = _ptx_file(ptx) or pyfunc.__code__.co_filename
     # NVVM makes the name absolute: '<ipython-input-1-...>' (IPython's cells) becomes '/cwd/<ipython-...>'
     source = python_source(filename) or python_source(pyfunc.__code__.co_filename)
-    return CompiledKernel(source=source, ptx=ptx, options=(f"cc={cc[0]}{cc[1]}",), log="",
+    options = (f"cc={cc[0]}{cc[1]}",) + (("linked",) if linked else ())     # linked: foreign code in the PTX
+    return CompiledKernel(source=source, ptx=ptx, options=options, log="",
                           exceptions=dict(kept["cres"].call_helper.exceptions) if debug else None,
                           lowered={pyfunc.__name__: _entry_name(ptx)}, filename=filename)
 

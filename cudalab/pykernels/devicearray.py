@@ -39,6 +39,10 @@ class DeviceNDArray(DeviceArray):
     """A device array as numba.cuda has it: a shape, byte ``strides`` and a pointer that may lie
     inside another array (a view keeps that array alive)."""
 
+    # numba's mark of device memory: its driver's helpers (is_device_memory, device_pointer,
+    # device_ctypes_pointer), which lessons use to build a launch's arguments by hand, take the array
+    __cuda_memory__ = True
+
     def __init__(self, shape, dtype, device=None, ptr=None, strides=None, base=None, stream=0):
         super().__init__(shape, dtype, device=device, ptr=ptr)
         self.strides = tuple(int(s) for s in strides) if strides is not None else \

@@ -9,6 +9,7 @@ the PTX, there being no C++ to recompile).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import inspect
@@ -20,8 +21,8 @@ import numpy as np
 
 from ..errors import CudaError, KernelError, LaunchError, UnsupportedError
 from ..runtime.module import Kernel, Module
-from . import arguments
-from .compiler import compile_kernel, target_cc
+from . import arguments, nrt
+from .compiler import compile_kernel, nrt_enabled, target_cc
 
 
 def python_words(text: str) -> str:
@@ -241,8 +242,19 @@ class Dispatcher(ResourceQueries):
     warns_as_numba = True       # numba's performance warnings (NUMBA_WARNINGS); CuPy's Python kernels have none
 
     def __init__(self, py_func, signatures=(), fastmath=False, link=(), specialized=False, launch_bounds=None,
-                 debug=False, opt=None, extensions=None):
+                 debug=False, opt=None, extensions=None, returns_record=True, cache=False):
         self.py_func = py_func
+        # numba's cache=True: compiled PTX kept in __pycache__ between runs (pykernels/caching.py)
+        self.cache = bool(cache)
+        self._cache = None
+        self._cache_hits, self._cache_misses = collections.Counter(), collections.Counter()    # numba's stats
+        if self.cache:
+            from .caching import cache_for
+            self._cache = cache_for(py_func)
+        # what a launch returns: cudalab's LaunchRecord (``@cudalab.jit``, whose lessons read it), or
+        # None, as numba.cuda's launch does (numba.cuda.jit under install(): a program compares results,
+        # a notebook cell ending in a launch shows nothing); cudalab.last_launch() has the record then too
+        self.returns_record = bool(returns_record)
         # numba's dispatcher extensions: objects whose prepare_args(ty, val, stream=, retr=) turn a launch's
         # argument into what the kernel gets (a library's object into its device array), last one first
         self.extensions = list(extensions or [])
@@ -280,10 +292,43 @@ class Dispatcher(ResourceQueries):
         key = (argtypes, target_cc())
         k = self._kernels.get(key)
         if k is None:
-            module = Module(compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
-                                           self.debug, self.opt), name=self.name)
+            module = Module(self._compiled(argtypes, key[1]), name=self.name)
             k = self._kernels[key] = PyKernel(module, self.name, argtypes, self)
         return k
+
+    def _compiled(self, argtypes: tuple, cc: tuple):
+        """compile_kernel's result, from the kernel's cache when it has one (``cache=True``); a kernel
+        that links foreign code is not kept (the file may change while the Python does not)."""
+        magic = ("cudalab", cc, self.fastmath, self.launch_bounds, self.debug, self.opt, nrt_enabled())
+        compiled = self._cache.load(argtypes, magic) if self._cache is not None and not self.link else None
+        (self._cache_misses if compiled is None else self._cache_hits)[argtypes] += 1
+        if compiled is None:
+            compiled = compile_kernel(self.py_func, argtypes, self.fastmath, self.link, self.launch_bounds,
+                                      self.debug, self.opt)
+            if self._cache is not None and not self.link and "linked" not in compiled.options:
+                self._cache.save(argtypes, magic, compiled)
+        return compiled
+
+    @property
+    def stats(self):
+        """numba's compile statistics: the cache's folder (None without ``cache=True``) and, per argument
+        types, how many compiles the cache answered and how many it did not."""
+        from numba.cuda.dispatcher import _CompileStats
+        return _CompileStats(cache_path=self._cache.cache_path if self._cache is not None else None,
+                             cache_hits=self._cache_hits, cache_misses=self._cache_misses)
+
+    def recompile(self):
+        """numba's ``kernel.recompile()``: compile every signature afresh (after the globals it reads
+        changed), replacing what the cache keeps."""
+        compiled = list(self._kernels)
+        explicit = [k.argtypes for k in self._signatures]
+        self._kernels.clear()
+        if self._cache is not None:
+            self._cache.flush()
+        self._signatures = [self._compile(t) for t in explicit]
+        for argtypes, cc in compiled:
+            if cc == target_cc():
+                self._compile(argtypes)
 
     def specialize(self, *args) -> PyKernel:
         """The compiled kernel that runs these arguments (compiling it the first time)."""
@@ -297,9 +342,10 @@ class Dispatcher(ResourceQueries):
         if k is not None:
             return k
         # numba launches a kernel of one signature with whatever it is given (numba's `specialized`
-        # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit. numba launches an
-        # array of another rank or element size too (measured: float64 through uint32[:] on an H100),
-        # and the kernel reads wrong values: cudalab refuses those below, naming the signature.
+        # dispatcher): an int32 array runs a uint32[:] kernel, read bit for bit, and wider integers a
+        # strided integer parameter (their low bytes). numba launches an array of another rank or element
+        # size too (measured: float64 through uint32[:] on an H100), and the kernel reads wrong values:
+        # cudalab refuses those below, naming the signature.
         if len(self._signatures) == 1 and all(map(_reads_as, self._signatures[0].argtypes, types)):
             return self._signatures[0]
         have = "; ".join(f"({', '.join(map(str, k.argtypes))})" for k in self._signatures)
@@ -437,7 +483,8 @@ class Dispatcher(ResourceQueries):
     def _reduce_states(self) -> dict:
         return dict(py_func=self.py_func, signatures=[k.argtypes for k in self._signatures],
                     fastmath=self.fastmath, link=self.link, specialized=self._specialized,
-                    launch_bounds=self.launch_bounds, debug=self.debug, opt=self.opt, extensions=self.extensions)
+                    launch_bounds=self.launch_bounds, debug=self.debug, opt=self.opt, extensions=self.extensions,
+                    returns_record=self.returns_record, cache=self.cache)
 
     @classmethod
     def _rebuild(cls, py_func, signatures, **options):
@@ -471,6 +518,8 @@ class LaunchConfiguration:
         # the launch itself, in this frame: a program's traceback ends here, below its launch line
         dispatcher = self.dispatcher
         if NUMBA_WARNINGS and dispatcher.warns_as_numba:
+            from .host import check_fork
+            check_fork()            # numba's driver refuses a child forked after CUDA started
             _warn_host_arrays(args)
         retrieve = []        # numba's write-backs, run after the launch: Out/InOut copies, the extensions' own
         try:
@@ -479,10 +528,11 @@ class LaunchConfiguration:
                         for ty, a in zip(kernel.argtypes, args)]
             for callback in self.pre_launch_callbacks:
                 callback(kernel, self)
+            nrt.before_launch(kernel)
             record = kernel[self.config](*prepared)
             for write_back in retrieve:
                 write_back()
-            return record
+            return record if dispatcher.returns_record else None
         except Exception as e:
             # the program's mistake (an argument, a typing error, a bad address, an exception a debug
             # kernel raised), told at its launch line: the frames of cudalab and numba in between say
@@ -644,12 +694,20 @@ def _argtypes_of(sig) -> tuple:
 
 def _reads_as(declared, given) -> bool:
     """An argument the kernel reads bit for bit as the declared type: an array of the same rank and
-    element size (a contiguous 1-D array is C and F alike), or what ``_accepts``."""
+    element size (a contiguous 1-D array is C and F alike), or what ``_accepts``. numba passes an
+    array's own strides in bytes, and a strided (layout 'A') kernel follows them: given wider integers
+    (``cuda.to_device`` of a Python list is int64) where it declares ``int32[:, :]``, each element's
+    low bytes are read, the same values while they fit, as on a GPU."""
     from numba import types
     if isinstance(declared, types.Array) and isinstance(given, types.Array):
-        return (declared.ndim == given.ndim and (declared.layout in ("A", given.layout) or given.ndim == 1
-                                                 and given.layout in "CF")
-                and getattr(declared.dtype, "bitwidth", 0) == getattr(given.dtype, "bitwidth", -1))
+        if declared.ndim != given.ndim:
+            return False
+        mine, theirs = getattr(declared.dtype, "bitwidth", 0), getattr(given.dtype, "bitwidth", -1)
+        if declared.layout == "A" and isinstance(declared.dtype, types.Integer) and \
+                isinstance(given.dtype, types.Integer) and theirs > mine:
+            return True
+        return ((declared.layout in ("A", given.layout) or given.ndim == 1 and given.layout in "CF")
+                and mine == theirs)
     return _accepts(declared, given)
 
 
@@ -668,13 +726,14 @@ def _accepts(declared, given) -> bool:
     return declared == given
 
 
-def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options):
+def jit(func_or_sig=None, device=False, fastmath=False, link=(), *, returns_record=True, **numba_options):
     """numba.cuda.jit for cudalab: ``@jit``, ``@jit(fastmath=True)``, ``@jit("void(float32[:])")``,
     ``@jit(device=True)``.
 
     A device function stays numba's own (numba inlines it into the kernels that call it); a kernel
     becomes a Dispatcher. numba.cuda.jit's other options (``cache``, ``lineinfo``, ``debug``, ``opt``)
-    change nothing here: line info is always on, and compiled kernels are kept for the session."""
+    change nothing here: line info is always on, and compiled kernels are kept for the session.
+    ``returns_record``: a launch returns its LaunchRecord (False: None, as numba.cuda's does)."""
     # options that change how numba builds or caches the code, not what it computes
     unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
                                     "boundscheck", "lto", "launch_bounds",
@@ -691,10 +750,17 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), **numba_options
         from numba.cuda.decorators import _validate_shared_memory_carveout
         _validate_shared_memory_carveout(numba_options["shared_memory_carveout"])
     options = dict(launch_bounds=numba_options.get("launch_bounds"), debug=numba_options.get("debug"),
-                   opt=numba_options.get("opt"), extensions=numba_options.get("extensions"))
+                   opt=numba_options.get("opt"), extensions=numba_options.get("extensions"),
+                   returns_record=returns_record, cache=bool(numba_options.get("cache")))
     if callable(func_or_sig):
         return Dispatcher(func_or_sig, (), fastmath, link, **options)
     # numba's rule: a list is several signatures; a tuple is one (its argument types)
     sigs = () if func_or_sig is None else (func_or_sig if isinstance(func_or_sig, list) else (func_or_sig,))
     one = func_or_sig is not None and not isinstance(func_or_sig, list)
     return lambda f: Dispatcher(f, sigs, fastmath, link, specialized=one, **options)
+
+
+def numba_jit(func_or_sig=None, device=False, **options):
+    """numba.cuda.jit as install() puts it on ``numba.cuda``: cudalab's jit, whose launches return None,
+    as numba.cuda's do (``cudalab.last_launch()`` has the record)."""
+    return jit(func_or_sig, device=device, returns_record=False, **options)

@@ -10,7 +10,9 @@ what the kernel wrote once the launch (or ``cuda.synchronize()``) returns, as nu
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import os
 import numbers
 import weakref
 from dataclasses import dataclass
@@ -303,6 +305,39 @@ def event(timing=True):
 def event_elapsed_time(evtstart, evtend) -> float:
     """Milliseconds between two recorded events, on the modeled timeline."""
     return evtstart.elapsed_time(evtend)
+
+
+# ---------------------------------------------------------------------- fork detection
+# numba's driver remembers the process that started CUDA and refuses a forked child its calls (the
+# child's copy of the parent's CUDA state is not usable on a GPU); cudalab's emulated device would work
+# in the child, where the program would fail on a GPU: install() checks numba's host functions and
+# launches the same way
+_CUDA_PID = None
+
+
+def check_fork():
+    """numba's CudaDriverError in a process forked after this one first used the GPU through numba."""
+    global _CUDA_PID
+    pid = os.getpid()
+    if _CUDA_PID is None:
+        _CUDA_PID = pid
+    elif pid != _CUDA_PID:
+        from numba.cuda.cudadrv.error import CudaDriverError
+        raise CudaDriverError(f"CUDA initialized before forking: process {pid} was forked from process {_CUDA_PID} "
+                              "after it used the GPU. Start worker processes with multiprocessing's 'spawn' "
+                              "context (multiprocessing.get_context('spawn')), or fork before the first CUDA call.")
+
+
+def fork_checked(f, name: str):
+    """``f`` (one of numba's host functions as cudalab answers it) after check_fork(), named as
+    ``numba.cuda.<name>`` (what it stands for there), so that it pickles by that name, as numba's does
+    (``executor.submit(cuda.to_device, a)``)."""
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        check_fork()
+        return f(*args, **kwargs)
+    checked.__module__, checked.__qualname__ = "numba.cuda", name
+    return checked
 
 
 # ---------------------------------------------------------------------- the device

@@ -268,29 +268,24 @@ class Event:
         return self
 
     def wait(self, stream=0):
-        """cudaStreamWaitEvent: later work in ``stream`` starts after this event."""
-        self._recorded("wait for it")
+        """cudaStreamWaitEvent: later work in ``stream`` starts after this event (one never recorded
+        has nothing to wait for, as in CUDA)."""
         context().stream_wait_event(_core_stream(stream), self._core)
 
     def synchronize(self):
-        """cudaEventSynchronize: the host waits until the event has happened."""
-        self._recorded("wait for it")
+        """cudaEventSynchronize: the host waits until the event has happened (at once for one never
+        recorded, as in CUDA)."""
         context().event_synchronize(self._core)
         _gpu_synchronize()
 
     def query(self) -> bool:
-        """cudaEventQuery: True when the event has happened at this point of the host's time."""
-        self._recorded("query it")
+        """cudaEventQuery: True when the event has happened at this point of the host's time (CUDA
+        answers cudaSuccess for an event never recorded: True)."""
         return context().event_query(self._core)
 
     def elapsed_time(self, end: "Event") -> float:
         """cudaEventElapsedTime: milliseconds from this event to ``end`` on the modeled timeline."""
         return context().elapsed_time(self._core, end._core)
-
-    def _recorded(self, what):
-        if self._core.time is None:
-            raise CudaError(f"this event was never recorded, so there is nothing to {what}: call "
-                            "event.record(stream) first.", "cudaErrorInvalidResourceHandle")
 
     def __repr__(self):
         when = f" at {self.time:.1f} us" if self.time is not None else " (not recorded)"

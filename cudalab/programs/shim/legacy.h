@@ -71,6 +71,96 @@ static inline cudaError_t cudaMemAdvise_v2(const void *ptr, size_t count, cudaMe
                                            cudaMemLocation location) {
     return cudaMemAdvise(ptr, count, advice, location);
 }
+
+/* The graph calls that take a list of edges, as CUDA 10 to 12 declared them: without the per-edge
+ * cudaGraphEdgeData that CUDA 12.3 added in _v2 forms and CUDA 13 made the only form. Course programs
+ * that build a graph by hand (nodes, then cudaGraphAddDependencies(graph, &a, &b, 1)) and the
+ * stream-capture helpers were written against these. Plain edges carry no data, so each call forwards
+ * with none; the _v2 (and cudaStreamGetCaptureInfo's _v3) names of CUDA 12.3 are CUDA 13's calls. */
+static inline cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                                   const cudaGraphNode_t *to, size_t numDependencies) {
+    return cudaGraphAddDependencies(graph, from, to, (const cudaGraphEdgeData *)0, numDependencies);
+}
+static inline cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                                      const cudaGraphNode_t *to, size_t numDependencies) {
+    return cudaGraphRemoveDependencies(graph, from, to, (const cudaGraphEdgeData *)0, numDependencies);
+}
+static inline cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
+                                            size_t *numEdges) {
+    return cudaGraphGetEdges(graph, from, to, (cudaGraphEdgeData *)0, numEdges);
+}
+static inline cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                                       size_t *pNumDependencies) {
+    return cudaGraphNodeGetDependencies(node, pDependencies, (cudaGraphEdgeData *)0, pNumDependencies);
+}
+static inline cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
+                                                         size_t *pNumDependentNodes) {
+    return cudaGraphNodeGetDependentNodes(node, pDependentNodes, (cudaGraphEdgeData *)0, pNumDependentNodes);
+}
+static inline cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                           const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                           struct cudaGraphNodeParams *nodeParams) {
+    return cudaGraphAddNode(pGraphNode, graph, pDependencies, (const cudaGraphEdgeData *)0, numDependencies,
+                            nodeParams);
+}
+static inline cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                                   unsigned long long *id, cudaGraph_t *graph,
+                                                   const cudaGraphNode_t **dependencies, size_t *numDependencies) {
+    return cudaStreamGetCaptureInfo(stream, status, id, graph, dependencies, (const cudaGraphEdgeData **)0,
+                                    numDependencies);
+}
+static inline cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                                      unsigned long long *id = 0, cudaGraph_t *graph = 0,
+                                                      const cudaGraphNode_t **dependencies = 0,
+                                                      size_t *numDependencies = 0) {
+    return cudaStreamGetCaptureInfo(stream, status, id, graph, dependencies, (const cudaGraphEdgeData **)0,
+                                    numDependencies);
+}
+static inline cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies,
+                                                              size_t numDependencies, unsigned int flags = 0) {
+    return cudaStreamUpdateCaptureDependencies(stream, dependencies, (const cudaGraphEdgeData *)0,
+                                               numDependencies, flags);
+}
+/* CUDA 12.3's names for the forms with edge data */
+static inline cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                                      const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData,
+                                                      size_t numDependencies) {
+    return cudaGraphAddDependencies(graph, from, to, edgeData, numDependencies);
+}
+static inline cudaError_t cudaGraphRemoveDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                                         const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData,
+                                                         size_t numDependencies) {
+    return cudaGraphRemoveDependencies(graph, from, to, edgeData, numDependencies);
+}
+static inline cudaError_t cudaGraphGetEdges_v2(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
+                                               cudaGraphEdgeData *edgeData, size_t *numEdges) {
+    return cudaGraphGetEdges(graph, from, to, edgeData, numEdges);
+}
+static inline cudaError_t cudaGraphNodeGetDependencies_v2(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                                          cudaGraphEdgeData *edgeData, size_t *pNumDependencies) {
+    return cudaGraphNodeGetDependencies(node, pDependencies, edgeData, pNumDependencies);
+}
+static inline cudaError_t cudaGraphNodeGetDependentNodes_v2(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
+                                                            cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes) {
+    return cudaGraphNodeGetDependentNodes(node, pDependentNodes, edgeData, pNumDependentNodes);
+}
+static inline cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *edgeData,
+                                              size_t numDependencies, struct cudaGraphNodeParams *nodeParams) {
+    return cudaGraphAddNode(pGraphNode, graph, pDependencies, edgeData, numDependencies, nodeParams);
+}
+static inline cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                                      unsigned long long *id = 0, cudaGraph_t *graph = 0,
+                                                      const cudaGraphNode_t **dependencies = 0,
+                                                      const cudaGraphEdgeData **edgeData = 0,
+                                                      size_t *numDependencies = 0) {
+    return cudaStreamGetCaptureInfo(stream, status, id, graph, dependencies, edgeData, numDependencies);
+}
+static inline cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t *dependencies,
+                                                                 const cudaGraphEdgeData *dependencyData,
+                                                                 size_t numDependencies, unsigned int flags = 0) {
+    return cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags);
+}
 #endif
 #endif
 
