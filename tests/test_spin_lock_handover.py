@@ -62,3 +62,40 @@ def test_a_compare_and_swap_update_loop_still_finds_the_maximum():
     best = cudalab.to_device(np.full(1, -np.inf, np.float32))
     mod.float_max[BLOCKS, 64](best, cudalab.to_device(values))
     assert best.copy_to_host()[0] == values.max()
+
+
+CHAINED = r"""
+__device__ int ticket = 0, published = 0;
+
+// a single-pass (chained) sum as a Vietnamese course's radix sort has it: each block takes the next
+// index, sums its part, waits until the block before it has published, adds its running total
+extern "C" __global__ void chained_sums(const int *in, int *running, int per_block)
+{
+    __shared__ int bid, part;
+    if (threadIdx.x == 0) { bid = atomicAdd(&ticket, 1); part = 0; }
+    __syncthreads();
+    atomicAdd(&part, in[bid * per_block + threadIdx.x]);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int before = 0;
+        if (bid > 0) {
+            while (atomicAdd(&published, 0) < bid) {}      // wait for the block before
+            before = running[bid - 1];
+        }
+        running[bid] = before + part;
+        __threadfence();
+        atomicAdd(&published, 1);
+    }
+}
+"""
+
+
+def test_blocks_that_wait_for_the_block_before_them_are_handed_over_quickly():
+    mod = cudalab.compile(CHAINED)
+    per_block = 64
+    values = np.arange(BLOCKS * per_block, dtype=np.int32) % 7
+    running = cudalab.to_device(np.zeros(BLOCKS, np.int32))
+    rec = mod.chained_sums[BLOCKS, per_block](cudalab.to_device(values), running, np.int32(per_block))
+    assert (running.copy_to_host() == np.cumsum(values.reshape(BLOCKS, per_block).sum(axis=1))).all()
+    # 63 hand-overs: at 512 turns of the waiting leaders each this was 192,608 instructions (3,608 now)
+    assert rec.instructions < 20_000, rec.instructions
