@@ -304,19 +304,39 @@ class Pace:
                f"{p.describe()} {p.describe_estimate()} To run it anyway: {WAYS}")
         return self.error(msg, p)
 
-    def timed_out(self, where: str = "", line=None) -> KernelError:
-        """The watchdog's error: how far the kernel got, where its threads were, what to do."""
+    def timed_out(self, where: str = "", line=None, waiting: str = "", getting_on: bool | None = None) -> KernelError:
+        """The watchdog's error: how far the kernel got, where its threads were, what to do.
+        ``waiting``: what its threads were waiting on (a lock, a flag: engine.waiting_on), and
+        ``getting_on`` whether that wait let threads through (slow) or not (stuck)."""
         p = self.progress()
         limit = (f"ran for more than {self.timeout:g} s and was stopped by the watchdog"
                  if time.thread_time() > self.deadline else "was stopped when the program's time limit ran out")
         msg = f"The kernel {self.kernel} {limit}. {p.describe()} {p.describe_estimate()}".rstrip()
-        if where and self.forecast is None:
+        if p.estimated_seconds is None and not p.blocks_done:
+            msg += " " + self.cannot_tell()
+        if waiting:
+            msg += " " + waiting
+        if getting_on:
+            msg += (f" {where}" if where else "") + f" It is slow, not stuck. To let it finish: {WAYS}"
+        elif where and self.forecast is None:
             msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"
         elif where:                          # its loops do end: the estimate counted them
             msg += f" {where} To let it finish: {WAYS}"
         else:
             msg += f" To let it finish: {WAYS}"
         return self.error(msg, p, line)
+
+    def cannot_tell(self) -> str:
+        """Why a launch stopped before any block ended has no estimate: the blocks of a batch run
+        together, in lock step, so none ends before the others, and the skeleton (forecast.py) could
+        not count what its loops still had ahead (they wait on memory the kernel itself writes)."""
+        together = ("its one block had not ended" if self.blocks_total == 1 else
+                    f"{'both' if self.blocks_total == 2 else f'all {self.blocks_total:,}'} of its blocks run together, as one batch, so none ends before the others"
+                    if self.per_batch >= self.blocks_total else
+                    f"the {min(self.per_batch, self.blocks_total):,} blocks of its first batch run together, "
+                    "so none ends before the others")
+        return (f"How long the whole grid would take cannot be told: {together}, and the work its threads "
+                "still had ahead could not be counted from its loops.")
 
     def error(self, msg: str, p: Progress, line=None) -> KernelError:
         err = KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, self.kernel, line,
