@@ -991,8 +991,8 @@ def _waits_for_another_thread(body) -> bool:
 
 
 def _adds_nothing(inst) -> bool:
-    """An atomic that only reads: atomicAdd(p, 0), atomicOr(p, 0), atomicMax(p, INT_MIN)-style reads
-    are written as an add or or of the literal 0 (an ``atomicCAS(p, x, x)`` read takes a lock above)."""
+    """An atomic that only reads: atomicAdd(p, 0), atomicOr(p, 0) and atomicXor(p, 0), an add, or or
+    xor of the literal 0, change nothing (an ``atomicCAS(p, x, x)`` read counts as taking a lock above)."""
     last = inst.operands[-1] if len(inst.operands) >= 3 else None
     return any(m in inst.mods for m in ("add", "or", "xor")) and isinstance(last, tuple) and len(last) >= 2 \
         and last[0] == "imm" and last[1] == 0
