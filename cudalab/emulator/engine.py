@@ -35,7 +35,7 @@ from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .barriers import is_named as is_named_barrier
 from .barriers import waits_at_barrier_zero
-from .pace import RUNNING, Pace
+from .pace import CLEARLY, RUNNING, Pace
 from .printf import ArgReader, format_call
 
 cluster_mod = cluster
@@ -1551,12 +1551,15 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
         except Watchdog:
+            waiting = waiting_on(ex)
             if pace.estimate is None:       # no block has finished: count the batch's work another way
+                # (threads taking turns at a lock: its loops counted once a turn, the least the work can be)
                 pace.forecast_batch(nb, lambda seconds: forecast.thread_instructions(
-                    program, df, batch, kparams, total_shared, layout, local_stride, kernel_name, seconds, shape))
+                    program, df, batch, kparams, total_shared, layout, local_stride, kernel_name, seconds, shape,
+                    free_locks=bool(waiting[1])), CLEARLY if waiting[1] else 1.0)
                 if pace.estimate is None or pace.forecast_partial:     # or by the threads that have ended
                     pace.forecast_threads(_threads_finished(ex, df.code), pace.blocks_total * threads)
-            raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line, *waiting_on(ex)) from None
+            raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line, *waiting) from None
         except CudaError:
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error

@@ -199,11 +199,12 @@ class Pace:
         (forecast.py): a tenth of the watchdog, within 0.25 s to 2 s (and 4 times that of wall time)."""
         return min(2.0, max(0.25, 0.1 * self.timeout))
 
-    def forecast_batch(self, blocks: int, count):
+    def forecast_batch(self, blocks: int, count, least: float = 1.0):
         """Before any block has finished: ``count(seconds)`` gives (thread-instructions, whole) of the
         running batch of ``blocks`` blocks, or None; the grid's estimate is that, scaled to the grid,
         at the rate the launch has run so far (a lower bound if not ``whole``). Counting is not the
-        kernel's time."""
+        kernel's time. ``least``: a lower bound (a partial count) must be this many times the work
+        done to be told (a count that leaves out the waits at a lock: barely above it says nothing)."""
         spent = time.thread_time() - self.start
         rate = self.stats.thread_instructions / spent if spent > 0 else 0.0
         t0 = time.thread_time()
@@ -212,7 +213,7 @@ class Pace:
         self.not_counted(time.thread_time() - t0)
         if not got or not got[0] or rate <= 0:
             return
-        if not got[1] and got[0] * self.blocks_total / blocks <= self.stats.thread_instructions:
+        if not got[1] and got[0] * self.blocks_total / blocks <= least * self.stats.thread_instructions:
             return          # a partial count below the work already done says nothing (a kernel spinning)
         self.forecast = round(got[0] * self.blocks_total / blocks)
         self.forecast_partial = not got[1]
