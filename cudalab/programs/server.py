@@ -207,8 +207,9 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
     def _answer(self, msg: bytes, nested: bool = False, answered: bool = True) -> bytes:
         """The frames that answer one request: a "P" frame of what the kernels it ran printed, if any,
         then the reply. ``nested``: a request a graph's host node sends while the graph runs (a
-        library call captured into it), answered in that work's place. Not ``answered``: a launch the
-        shim sent without waiting, the same as the one before it, which succeeded; should it fail now
+        library call captured into it), answered in that work's place. Not ``answered``: a launch or
+        event record the shim sent without waiting, the same text as one that succeeded with nothing
+        but launches, event records and asynchronous copies since (cudart.c, rpc_blob); should it fail now
         (an error of work that ran meanwhile), the program hears it at its next request, as it hears
         an asynchronous error, and the printf text waits for that request's answer."""
         ctx = self.ctx
