@@ -323,10 +323,11 @@ int main() {
 """
 
 
-def test_a_streams_loop_sends_its_repeated_launches_and_records_without_waiting(monkeypatch):
+def test_a_streams_loop_sends_its_repeated_launches_copies_and_records_without_waiting(monkeypatch):
     """A streams-and-overlap exercise queues copy, kernel, copy and an event record on each of 4 streams
-    in turn. A launch or an event record whose request text succeeded before goes unanswered while only
-    launches, records and asynchronous copies came between: a round trip to the emulator fewer each,
+    in turn. A launch, an event record or an asynchronous copy in emulated memory whose request text
+    succeeded before goes unanswered while only launches, records and asynchronous copies came between
+    (the emulator then moves the copy's bytes in its turn): a round trip to the emulator fewer each,
     with every result, a destroyed stream's or event's error at its own call and a fault's at the
     synchronization as on a GPU (y = 2x + y with x = 1, 50 times over, is 100)."""
     from cudalab.programs import run_program_source
@@ -343,5 +344,7 @@ def test_a_streams_loop_sends_its_repeated_launches_and_records_without_waiting(
     assert r.stdout.splitlines() == ["100 100 0 cudaSuccess",
                                      "cudaErrorInvalidResourceHandle cudaErrorInvalidResourceHandle",
                                      "cudaErrorIllegalAddress"]
-    # the first round's 4 launches and 4 records are answered; the next 49 rounds' go without waiting
+    # the first round's launches, records and copies are answered; the next 49 rounds' go without waiting
     assert unanswered.count(b"launch") >= 49 * 4 and unanswered.count(b"event_record") == 49 * 4
+    # (the very first copy was asked before the kernel's parameters were, a request that forgets them)
+    assert unanswered.count(b"copy") == 49 * 8 - 1      # and the emulator moved their bytes

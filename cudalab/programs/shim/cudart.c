@@ -144,20 +144,21 @@ static void host_clock_note(void);
  * its own socket, ``host_fd``, "?" first: the emulator waits there for the node to end. */
 static __thread int in_host_function, replaying, host_fd = -1;
 
-/* A launch or event record whose request text is one that succeeded before (a loop that times a
- * kernel, 10^4 launches; a streams exercise that queues copy, kernel, copy on each of 4 streams in
- * turn) is sent without waiting for its answer, while nothing has been asked since that could change
- * what its checks read: only launches, event records, asynchronous copies and cudaGetLastError came
- * between, each of which succeeded. Any other request (a free, a stream's or event's destruction, a
- * capture, a synchronization) or any error forgets them all. The request starts with "!"; whatever goes
- * wrong meanwhile on the emulator's side (work it ran while the program was busy) is the answer to the
- * program's next answered request instead, as an asynchronous error is on a GPU. ``launch`` and
- * ``cudaEventRecord`` set ``may_go_unanswered`` for their request, an asynchronous copy
- * ``keeps_known``; the decision is taken under the wire lock, where no other thread's request can come
- * between. The parameters travel after the text: a launch of the same kernel and shape on other
- * arguments goes unanswered too (its checks do not read them). */
+/* A launch, event record or asynchronous copy within the arena whose request text is one that
+ * succeeded before (a loop that times a kernel, 10^4 launches; a streams exercise that queues copy,
+ * kernel, copy on each of 4 streams in turn) is sent without waiting for its answer, while nothing
+ * has been asked since that could change what its checks read: only launches, event records,
+ * asynchronous copies and cudaGetLastError came between, each of which succeeded. Any other request
+ * (a free, a stream's or event's destruction, a capture, a synchronization) or any error forgets them
+ * all. The request starts with "!"; whatever goes wrong meanwhile on the emulator's side (work it ran
+ * while the program was busy) is the answer to the program's next answered request instead, as an
+ * asynchronous error is on a GPU. ``launch``, ``cudaEventRecord`` and ``copy`` set
+ * ``may_go_unanswered`` for their request, any asynchronous copy ``keeps_known``; the decision is
+ * taken under the wire lock, where no other thread's request can come between. A launch's parameters
+ * travel after the text: the same kernel and shape on other arguments goes unanswered too (its checks
+ * do not read them). */
 static __thread int may_go_unanswered, keeps_known;
-#define KNOWN_GOOD 16
+#define KNOWN_GOOD 64
 static char known_good[KNOWN_GOOD][512];   /* texts of requests that succeeded (a ring) */
 static int known_thread[KNOWN_GOOD];        /* whose: thread_no * 2 + per_thread_call */
 static int nknown, known_next;
@@ -238,7 +239,7 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     if (unanswered) {
         pthread_mutex_unlock(&wire);
         last_reply_ns = thread_cpu_ns();
-        NR = 1, R[0] = cudaSuccess, RBN = 0;
+        NR = 2, R[0] = cudaSuccess, R[1] = 1, RBN = 0;     /* (a copy: the emulator takes it) */
         if (RB) RB[0] = 0;
         return cudaSuccess;
     }
@@ -255,7 +256,7 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     if (launch && ok)     /* it succeeded: the same again goes unanswered */
         remember_good(head, who);
     else if (!ok || nested || !(keeps_known || !strcmp(head, "last_error")))
-        nknown = 0;       /* anything else may change what a launch's checks read */
+        nknown = known_next = 0;     /* anything else may change what a launch's checks read */
     if (!nested) pthread_mutex_unlock(&wire);
     if (head != small) free(head);
     last_reply_ns = thread_cpu_ns();
@@ -591,8 +592,11 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStre
     if (!n) return cudaSuccess;
     /* a NULL side is the emulator's to refuse: a broken context answers its own error first, as on a GPU */
     keeps_known = !sync;    /* an asynchronous copy leaves launches that succeeded as they were */
+    /* one within the arena (device, managed, cudaMallocHost memory) the emulator can take: the same
+     * again goes unanswered, and the emulator moves its bytes in their turn (server.Server.op_copy) */
+    may_go_unanswered = !sync && in_arena(dst, n) && in_arena(src, n);
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
-    keeps_known = 0;
+    keeps_known = may_go_unanswered = 0;
     if (code) return ret(sync ? synced(code) : code);
     if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
     memmove(dst, src, n);
