@@ -30,7 +30,8 @@ from pathlib import Path
 HERE = Path(__file__).parent
 PROGRAM = HERE / "launch_cost.cu"
 KINDS = {"null": "null kernel <<<1, 1>>>", "vadd": "vector add, 2^10 elements", "memcpy": "cudaMemcpyAsync, 4 KiB",
-         "event": "cudaEventRecord", "graph": "cudaGraphLaunch, one null kernel"}
+         "event": "cudaEventRecord", "graph": "cudaGraphLaunch, one null kernel",
+         "streams": "4 streams: copy in, axpy 256, copy out"}
 
 
 def cpu_seconds() -> tuple[float, float]:

@@ -277,3 +277,74 @@ def test_a_kernel_launched_again_refills_its_last_shared_memory_with_zeros(monke
         kernel[64, 256](out)
         assert (out.copy_to_host() == 1).all(), f"launch {turn}"
     assert len(set(batches[1:])) == 1       # the same memory again (the first launch may have made two)
+
+
+STREAMS_PROGRAM = r"""
+#include <cstdio>
+__global__ void axpy(float a, const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+__global__ void crash(int *p) { *p = 1; }
+int main() {
+    const int n = 64;
+    cudaStream_t s[4];
+    cudaEvent_t done[4];
+    float *in, *out, *x, *y;
+    cudaMallocHost(&in, 4 * n * sizeof(float));
+    cudaMallocHost(&out, 4 * n * sizeof(float));
+    cudaMalloc(&x, 4 * n * sizeof(float));
+    cudaMalloc(&y, 4 * n * sizeof(float));
+    cudaMemset(y, 0, 4 * n * sizeof(float));
+    for (int i = 0; i < 4 * n; i++) in[i] = 1.0f;
+    for (int k = 0; k < 4; k++) cudaStreamCreate(&s[k]), cudaEventCreate(&done[k]);
+    int failed = 0;
+    for (int round = 0; round < 50; round++)      // copy in, kernel, copy out, record: on 4 streams in turn
+        for (int k = 0; k < 4; k++) {
+            float *xk = x + k * n, *yk = y + k * n;
+            failed += cudaMemcpyAsync(xk, in + k * n, n * sizeof(float), cudaMemcpyHostToDevice, s[k]) != cudaSuccess;
+            axpy<<<1, n, 0, s[k]>>>(2.0f, xk, yk, n);
+            failed += cudaGetLastError() != cudaSuccess;
+            failed += cudaMemcpyAsync(out + k * n, yk, n * sizeof(float), cudaMemcpyDeviceToHost, s[k]) != cudaSuccess;
+            failed += cudaEventRecord(done[k], s[k]) != cudaSuccess;
+        }
+    cudaError_t synced = cudaDeviceSynchronize();
+    printf("%g %g %d %s\n", out[0], out[4 * n - 1], failed, cudaGetErrorName(synced));
+    cudaStreamDestroy(s[3]);                      // the launch and the record on it are refused at their call
+    axpy<<<1, n, 0, s[3]>>>(2.0f, x, y, n);
+    cudaError_t launched = cudaGetLastError();
+    cudaEventDestroy(done[2]);
+    cudaError_t recorded = cudaEventRecord(done[2], s[2]);
+    printf("%s %s\n", cudaGetErrorName(launched), cudaGetErrorName(recorded));
+    crash<<<1, 1, 0, s[0]>>>(nullptr);            // a fault: asynchronous, told by the synchronization
+    for (int i = 0; i < 20; i++) axpy<<<1, n, 0, s[1]>>>(2.0f, x + n, y + n, n);
+    printf("%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+}
+"""
+
+
+def test_a_streams_loop_sends_its_repeated_launches_copies_and_records_without_waiting(monkeypatch):
+    """A streams-and-overlap exercise queues copy, kernel, copy and an event record on each of 4 streams
+    in turn. A launch, an event record or an asynchronous copy in emulated memory whose request text
+    succeeded before goes unanswered while only launches, records and asynchronous copies came between
+    (the emulator then moves the copy's bytes in its turn): a round trip to the emulator fewer each,
+    with every result, a destroyed stream's or event's error at its own call and a fault's at the
+    synchronization as on a GPU (y = 2x + y with x = 1, 50 times over, is 100)."""
+    from cudalab.programs import run_program_source
+    from cudalab.programs.server import Server
+    unanswered = []
+    real = Server._answer
+
+    def answer(self, msg, nested=False, answered=True):
+        if not answered:
+            unanswered.append(msg.split()[0])
+        return real(self, msg, nested, answered)
+    monkeypatch.setattr(Server, "_answer", answer)
+    r = run_program_source(STREAMS_PROGRAM, timeout=120)
+    assert r.stdout.splitlines() == ["100 100 0 cudaSuccess",
+                                     "cudaErrorInvalidResourceHandle cudaErrorInvalidResourceHandle",
+                                     "cudaErrorIllegalAddress"]
+    # the first round's launches, records and copies are answered; the next 49 rounds' go without waiting
+    assert unanswered.count(b"launch") >= 49 * 4 and unanswered.count(b"event_record") == 49 * 4
+    # (the very first copy was asked before the kernel's parameters were, a request that forgets them)
+    assert unanswered.count(b"copy") == 49 * 8 - 1      # and the emulator moved their bytes

@@ -153,6 +153,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         self.warned: set = set()                 # memcheck warnings told the program (slack.py)
         self._seen = 0                           # launch records whose printf text was sent
         self.late = None                         # a CudaError of work run while the program was quiet
+        self.answered = True                     # does the program wait for the request being answered?
         self.calls = collections.Counter()      # the program's requests by name (a stopped benchmark's account)
         self.serving_since = None                # when serve() began
         self.pid = None                          # the program's process, once it runs
@@ -207,8 +208,10 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
     def _answer(self, msg: bytes, nested: bool = False, answered: bool = True) -> bytes:
         """The frames that answer one request: a "P" frame of what the kernels it ran printed, if any,
         then the reply. ``nested``: a request a graph's host node sends while the graph runs (a
-        library call captured into it), answered in that work's place. Not ``answered``: a launch the
-        shim sent without waiting, the same as the one before it, which succeeded; should it fail now
+        library call captured into it), answered in that work's place. Not ``answered``: a launch, event
+        record or asynchronous copy within the arena the shim sent without waiting, the same text as one
+        that succeeded with nothing but launches, event records and asynchronous copies since (cudart.c,
+        rpc_blob); should it fail now
         (an error of work that ran meanwhile), the program hears it at its next request, as it hears
         an asynchronous error, and the printf text waits for that request's answer."""
         ctx = self.ctx
@@ -225,6 +228,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         if ctx.fault and (op in SYNCHRONIZING or args[-1:] == ["1"] and op in ("copy", "copy2d", "memset")):
             ctx.sticky, ctx.fault = ctx.fault, None   # a kernel's fault shows at a synchronization
         self.calls[op] += 1
+        self.answered = answered
         handler, failure = getattr(self, "op_" + op, None), None
         try:
             if handler is None:
@@ -467,7 +471,10 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         return (self.ctx.memory.pointer_type(_int(ptr)),)
 
     def op_copy(self, dst, src, n, kind, stream, sync, blob=b""):
-        return (int(self.ctx.copy(_int(dst), _int(src), int(n), int(kind), _int(stream), sync == "1")),)
+        # sent unanswered (an asynchronous copy within the arena, the same as one that succeeded): the
+        # shim does not move its bytes, so the core takes it even with nothing before it in its stream
+        return (int(self.ctx.copy(_int(dst), _int(src), int(n), int(kind), _int(stream), sync == "1",
+                                  take=not self.answered)),)
 
     def op_copy2d(self, dst, dpitch, src, spitch, width, height, kind, stream, sync, blob=b""):
         dst, src, dpitch, spitch, width, height = (_int(x) for x in (dst, src, dpitch, spitch, width, height))

@@ -144,17 +144,38 @@ static void host_clock_note(void);
  * its own socket, ``host_fd``, "?" first: the emulator waits there for the node to end. */
 static __thread int in_host_function, replaying, host_fd = -1;
 
-/* A launch the same as the last request, which was that launch and succeeded (a loop that times
- * a kernel, 10^4 launches), is sent without waiting for its answer: its checks passed for that shape
- * and nothing has been asked since, so it is queued as that one was. The request starts with "!";
- * whatever went wrong meanwhile on the emulator's side (work it ran while the program was busy)
- * is the answer to the program's next request instead, as an asynchronous error is on a GPU.
- * ``launch`` sets ``may_go_unanswered`` for its request; the decision is taken under the wire lock,
- * where no other thread's request can come between. */
-static __thread int may_go_unanswered;
-static char last_launch[512];               /* the text of the last request, if a launch that succeeded */
-static int last_launch_thread = -1;
-static unsigned long long last_launch_at;  /* ``requests`` when it was sent */
+/* A launch, event record or asynchronous copy within the arena whose request text is one that
+ * succeeded before (a loop that times a kernel, 10^4 launches; a streams exercise that queues copy,
+ * kernel, copy on each of 4 streams in turn) is sent without waiting for its answer, while nothing
+ * has been asked since that could change what its checks read: only launches, event records,
+ * asynchronous copies and cudaGetLastError came between, each of which succeeded. Any other request
+ * (a free, a stream's or event's destruction, a capture, a synchronization) or any error forgets them
+ * all. The request starts with "!"; whatever goes wrong meanwhile on the emulator's side (work it ran
+ * while the program was busy) is the answer to the program's next answered request instead, as an
+ * asynchronous error is on a GPU. ``launch``, ``cudaEventRecord`` and ``copy`` set
+ * ``may_go_unanswered`` for their request, any asynchronous copy ``keeps_known``; the decision is
+ * taken under the wire lock, where no other thread's request can come between. A launch's parameters
+ * travel after the text: the same kernel and shape on other arguments goes unanswered too (its checks
+ * do not read them). */
+static __thread int may_go_unanswered, keeps_known;
+#define KNOWN_GOOD 64
+static char known_good[KNOWN_GOOD][512];   /* texts of requests that succeeded (a ring) */
+static int known_thread[KNOWN_GOOD];        /* whose: thread_no * 2 + per_thread_call */
+static int nknown, known_next;
+
+static int is_known_good(const char *head, int who) {
+    for (int i = 0; i < nknown; i++)
+        if (known_thread[i] == who && !strcmp(known_good[i], head)) return 1;
+    return 0;
+}
+
+static void remember_good(const char *head, int who) {
+    if (is_known_good(head, who)) return;
+    strcpy(known_good[known_next], head);
+    known_thread[known_next] = who;
+    known_next = (known_next + 1) % KNOWN_GOOD;
+    if (nknown < KNOWN_GOOD) nknown++;
+}
 
 /* A process the program forks shares its socket to the emulator and its device memory's mapping
  * with the program, but not the emulator's idea of whose request is whose: its requests would be
@@ -208,19 +229,17 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
         connect_emulator();
         fd = sock;
     }
-    int launch = may_go_unanswered && !nested && head == small;
-    int unanswered = launch && last_launch_at == requests && last_launch_thread == thread_no * 2 + per_thread_call &&
-                     !strcmp(head, last_launch);
+    int launch = may_go_unanswered && !nested && head == small, who = thread_no * 2 + per_thread_call;
+    int unanswered = launch && is_known_good(head, who);
     uint32_t len = (uint32_t)(unanswered + nested + t + h + 1 + bloblen);
     requests++;
     struct iovec iov[] = {{&len, 4}, {"!", (size_t)unanswered}, {"?", (size_t)nested}, {tag, (size_t)t},
                           {head, (size_t)h + 1}, {(void *)blob, bloblen}};
     send_iov(fd, iov, 6);
     if (unanswered) {
-        last_launch_at = requests;
         pthread_mutex_unlock(&wire);
         last_reply_ns = thread_cpu_ns();
-        NR = 1, R[0] = cudaSuccess, RBN = 0;
+        NR = 2, R[0] = cudaSuccess, R[1] = 1, RBN = 0;     /* (a copy: the emulator takes it) */
         if (RB) RB[0] = 0;
         return cudaSuccess;
     }
@@ -233,13 +252,11 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
         if (len < 2 || RB[0] != 'P' || RB[1]) break;
         kernels_ran(RB + 2, len - 2);
     }
-    int ok = len >= 2 && RB[0] == '0' && RB[1] == 0;
-    if (launch && ok) {   /* it succeeded: the same again goes unanswered */
-        memcpy(last_launch, head, (size_t)h + 1);
-        last_launch_thread = thread_no * 2 + per_thread_call, last_launch_at = requests;
-    } else if (ok && last_launch_at == requests - 1 && !strcmp(head, "last_error")) {
-        last_launch_at = requests;      /* kernel<<<...>>>(); cudaGetLastError(); in a loop: the next launch too */
-    }
+    int ok = len >= 2 && RB[0] == '0' && (RB[1] == 0 || RB[1] == ' ');    /* cudaSuccess, numbers or none */
+    if (launch && ok)     /* it succeeded: the same again goes unanswered */
+        remember_good(head, who);
+    else if (!ok || nested || !(keeps_known || !strcmp(head, "last_error")))
+        nknown = known_next = 0;     /* anything else may change what a launch's checks read */
     if (!nested) pthread_mutex_unlock(&wire);
     if (head != small) free(head);
     last_reply_ns = thread_cpu_ns();
@@ -574,7 +591,12 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void
 static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStream_t s, int sync) {
     if (!n) return cudaSuccess;
     /* a NULL side is the emulator's to refuse: a broken context answers its own error first, as on a GPU */
+    keeps_known = !sync;    /* an asynchronous copy leaves launches that succeeded as they were */
+    /* one within the arena (device, managed, cudaMallocHost memory) the emulator can take: the same
+     * again goes unanswered, and the emulator moves its bytes in their turn (server.Server.op_copy) */
+    may_go_unanswered = !sync && in_arena(dst, n) && in_arena(src, n);
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
+    keeps_known = may_go_unanswered = 0;
     if (code) return ret(sync ? synced(code) : code);
     if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
     memmove(dst, src, n);
@@ -864,7 +886,12 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
 
 cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventDestroy(cudaEvent_t e) { return ret(rpc("event_destroy %p", (void *)e)); }
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return ret(rpc("event_record %p %p", (void *)e, (void *)s)); }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+    may_go_unanswered = 1;      /* the same record again, once one succeeded: see rpc_blob */
+    int code = rpc("event_record %p %p", (void *)e, (void *)s);
+    may_go_unanswered = 0;
+    return ret(code);
+}
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags) { (void)flags; return cudaEventRecord(e, s); }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) { return ret(synced(rpc("event_sync %p", (void *)e))); }
 cudaError_t cudaEventQuery(cudaEvent_t e) { return ret(rpc("event_query %p", (void *)e)); }

@@ -425,10 +425,12 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.memory.free(addr, kinds=("device", "managed", "pool"), call="cudaFree")
 
     def copy(self, dst: int, src: int, nbytes: int, kind: int, stream=0, sync: bool = True, rows: int = 1,
-             dpitch: int = 0, spitch: int = 0, call: str = "cudaMemcpy") -> bool:
+             dpitch: int = 0, spitch: int = 0, call: str = "cudaMemcpy", take: bool = False) -> bool:
         """Check a copy and put it on the timeline. True when the caller must not move the bytes: a
         capture took the copy, or it is an asynchronous copy between memory in the arena (device,
-        managed, cudaMallocHost) queued behind work in its stream: it moves its bytes when it runs."""
+        managed, cudaMallocHost) queued behind work in its stream: it moves its bytes when it runs.
+        ``take``: such a copy is queued even behind nothing (it runs at once), for a caller that moves
+        no bytes (a program's request sent without waiting for its answer)."""
         s = self.stream(stream)
         direction = self.memory.check_copy(dst, src, nbytes, kind, call, rows, dpitch, spitch)
         if s.handle == 0:
@@ -444,7 +446,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         # (cudaHostRegister) through the adapter's view of the program's memory
         sides = [self.memory.arena if self.memory.in_arena(a, span) else self.host_memory
                  if self.host_memory is not None and self.pinned_host.holds(a, a + span) else None for a in (dst, src)]
-        if not sync and None not in sides and self.follows(s):
+        if not sync and None not in sides and (take or self.follows(s)):
             to, of = sides
 
             def move():
