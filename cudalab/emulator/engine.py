@@ -35,7 +35,7 @@ from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
 from .barriers import is_named as is_named_barrier
 from .barriers import waits_at_barrier_zero
-from .pace import RUNNING, Pace
+from .pace import CLEARLY, RUNNING, Pace
 from .printf import ArgReader, format_call
 
 cluster_mod = cluster
@@ -344,6 +344,10 @@ class Exec:
         self.depth = 0
         self.clock0 = time.perf_counter_ns()
         self.pc_of = {}
+        # loops that wait on another thread (a lock, a flag): (id of function, head, branch pc) -> [function,
+        # turns past SPIN_LOCK_LIMIT, times a waiting thread was let run ahead]; the watchdog's message tells
+        # whether such a wait was getting on (waiting_on)
+        self.spins = {}
         self.grid_workspace = 0
         # waiting instructions (K_WAIT): a barrier change bumps sync_version; parked[lane] is the
         # version a lane saw when it last had to wait (-1: not waiting); see _let_waiting_threads_run
@@ -789,12 +793,17 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                     backedges += 1
                     if returned is None and backedges >= SPIN_LOCK_LIMIT:
                         returned = np.zeros(ex.n, bool)
-                    if backedges >= SPIN_LOCK_LIMIT and (backedges >= SPIN_LIMIT or _takes_a_lock(df, aux, pc)) \
-                            and _let_waiting_threads_run(stack, ex, returned):
-                        # independent thread scheduling: threads parked at a reconvergence point go on
-                        # while these keep looping (a spin lock waits for a holder that has left the loop)
-                        ent[0], ent[2] = pc, ex.mask
-                        break
+                    if backedges >= SPIN_LOCK_LIMIT and (backedges >= SPIN_LIMIT or _takes_a_lock(df, aux, pc)):
+                        spin = ex.spins.get((id(df), aux, pc))
+                        if spin is None:
+                            spin = ex.spins[(id(df), aux, pc)] = [df, 0, 0]
+                        spin[1] += 1
+                        if _let_waiting_threads_run(stack, ex, returned):
+                            # independent thread scheduling: threads parked at a reconvergence point go on
+                            # while these keep looping (a spin lock waits for a holder that has left the loop)
+                            spin[2] += 1
+                            ent[0], ent[2] = pc, ex.mask
+                            break
                 if observers and g is not None:
                     ex.emit(BranchEvent(inst, ex.idx, ex.batch, taken=np.broadcast_to(pv, ex.idx.shape).copy()
                                         if g is not None else np.ones(ex.idx.size, bool)))
@@ -1542,12 +1551,15 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
         except Watchdog:
+            waiting = waiting_on(ex)
             if pace.estimate is None:       # no block has finished: count the batch's work another way
+                # (threads taking turns at a lock: its loops counted once a turn, the least the work can be)
                 pace.forecast_batch(nb, lambda seconds: forecast.thread_instructions(
-                    program, df, batch, kparams, total_shared, layout, local_stride, kernel_name, seconds, shape))
+                    program, df, batch, kparams, total_shared, layout, local_stride, kernel_name, seconds, shape,
+                    free_locks=bool(waiting[1])), CLEARLY if waiting[1] else 1.0)
                 if pace.estimate is None or pace.forecast_partial:     # or by the threads that have ended
                     pace.forecast_threads(_threads_finished(ex, df.code), pace.blocks_total * threads)
-            raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line) from None
+            raise pace.timed_out(_still_running(ex), ex.pc_of["inst"].line, *waiting) from None
         except CudaError:
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
@@ -1632,3 +1644,30 @@ def _still_running(ex):
                ) if ex.pc_of.get("endless") else ""
     return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
             f"({block[0]},{block[1]},{block[2]}) at {line}.{endless}")
+
+
+def waiting_on(ex) -> tuple:
+    """(what the batch's threads were waiting on, whether that wait was getting on) for the watchdog's
+    message; ("", None) when no thread waited on another. A batch whose blocks all run together in
+    lock step ends no block before the watchdog (CUDA by Example's hashtable_gpu: every thread takes
+    a bucket's lock in turn, one lane at a time, 26 million keys), so no block's pace can be scaled
+    to the grid; what the student can still be told is whether its threads were taking turns (slow)
+    or waiting for something that never came (stuck)."""
+    locks = [(df, head, pc, tries, handed) for (_, head, pc), (df, tries, handed) in ex.spins.items()
+             if _takes_a_lock(df, head, pc)]
+    if not locks:
+        return "", None
+    df, head, pc, tries, handed = max(locks, key=lambda spin: (spin[4], spin[3]))
+    body = [inst for _, _, inst, _ in df.code[head:pc + 1]]
+    taking = next((inst for inst in body if inst.opcode == "atom" and ("cas" in inst.mods or "exch" in inst.mods)),
+                  None)
+    place = (taking or body[-1]).place
+    what = (f"take a lock in a loop at {place} (an atomic{'CAS' if 'cas' in taking.mods else 'Exch'})"
+            if taking is not None else f"wait in a loop at {place} for a value another thread writes")
+    if handed:
+        return (f"Its threads {what}, one thread at a time: the wait ended for a thread {handed:,} times, so the "
+                "kernel was getting on, slowly (the emulator runs each thread's turn of that loop by itself, "
+                "where a GPU runs them at once)."), True
+    why = ("is the lock ever given back (atomicExch(lock, 0)) by the thread that holds it?" if taking is not None
+           else "does any thread set it?")
+    return f"Its threads {what}, and in {tries:,} turns of that loop no thread got through: {why}", False

@@ -53,15 +53,15 @@ def _scratch_store(inst):
     return inst.opcode in ("st", "atom", "red") and _space(inst) in ("shared", "local")
 
 
-def control_slice(code, control_kinds):
+def control_slice(code, control_kinds, free=frozenset()):
     """The pcs of the instructions the predicates of the branches, exits and traps (``control_kinds``)
     depend on, over-approximated (every writer of a register counts); None when one of them would
-    act outside the batch."""
+    act outside the batch. The branches at the pcs of ``free`` are left out (lock_loops)."""
     defs = {}
     for pc, entry in enumerate(code):
         for r in _writes(entry[2]):
             defs.setdefault(r, []).append(pc)
-    todo = [e[2].guard[0] for e in code if e[0] in control_kinds and e[2].guard]
+    todo = [e[2].guard[0] for pc, e in enumerate(code) if e[0] in control_kinds and e[2].guard and pc not in free]
     todo += [r for e in code if e[2].opcode == "brx" for r in _reads(e[2])]
     seen, keep, stores_in = set(), set(), False
     while todo:
@@ -89,17 +89,36 @@ def _noop(ex):
     pass
 
 
-def skeleton(df):
+def lock_loops(df) -> frozenset:
+    """The backward branches of the loops that take a lock (``while (atomicCAS(lock, 0, 1) != 0) ;``:
+    the branch's predicate comes from an atomicCAS or atomicExch in the loop)."""
+    from .engine import K_BRA
+    found = set()
+    for pc, (kind, _, inst, head) in enumerate(df.code):
+        if kind == K_BRA and head is not None and head <= pc and inst.guard:
+            body = [e[2] for e in df.code[head:pc]]
+            taken = {r for i in body if i.opcode == "atom" and ("cas" in i.mods or "exch" in i.mods)
+                     for r in _writes(i)}
+            if any(inst.guard[0] in _writes(i) and taken & set(_reads(i)) for i in body):
+                found.add(pc)
+    return frozenset(found)
+
+
+def skeleton(df, free_locks=False):
     """The kernel with every instruction its control flow does not need made a no-op (kept on the
-    decoded function); None when its control flow needs work outside the batch."""
-    if "_skeleton" in df.__dict__:
-        return df.__dict__["_skeleton"]
+    decoded function); None when its control flow needs work outside the batch. ``free_locks``: each
+    loop that takes a lock goes round once, as if the lock were always free (a lower bound on the
+    work: the waits are left out)."""
+    key = "_skeleton_free" if free_locks else "_skeleton"
+    if key in df.__dict__:
+        return df.__dict__[key]
     from .engine import K_BRA, K_EXIT, K_FUSED, K_NORMAL, K_RET, K_TRAP, DecodedFunction
     control = (K_BRA, K_RET, K_EXIT, K_TRAP)
-    keep = control_slice(df.code, control)
+    free = lock_loops(df) if free_locks else frozenset()
+    keep = control_slice(df.code, control, free)
     sk = None
     if keep is not None:
-        idle = [e[0] not in control and pc not in keep for pc, e in enumerate(df.code)]
+        idle = [(e[0] not in control or pc in free) and pc not in keep for pc, e in enumerate(df.code)]
         # a stretch of no-ops is one step (counted as its instructions, as a compiled group is), up to
         # the next place another path joins: a branch target or a reconvergence point
         joins = {e[3] for e in df.code if e[0] == K_BRA} | set(df.reconv.values())
@@ -118,19 +137,19 @@ def skeleton(df):
                 code[pc] = (K_FUSED, _noop, code[pc][2], end)
             pc = end
         sk = DecodedFunction(df.func, code, df.reconv, df.param_offsets, df.param_sizes, df.depots, df.local_size)
-    df.__dict__["_skeleton"] = sk
+    df.__dict__[key] = sk
     return sk
 
 
 def thread_instructions(program, df, batch, kparams, shared_size, layout, local_stride, kernel_name,
-                        seconds, cluster=None):
+                        seconds, cluster=None, free_locks=False):
     """(thread-instructions, whole) of the batch ``batch`` of kernel ``df``, counted by running its
     skeleton for at most ``seconds`` of CPU time on the first warp of every block (the other warps
     are taken to do as much); ``whole`` is False when the time ran out first: the count so far is
-    then a lower bound. None when the skeleton cannot tell."""
+    then a lower bound, as it is with ``free_locks`` (skeleton). None when the skeleton cannot tell."""
     from .engine import Exec, Frame, LaunchStats, Watchdog, run_function
     import numpy as np
-    sk = skeleton(df)
+    sk = skeleton(df, free_locks)
     if sk is None:
         return None
     stats = LaunchStats()
@@ -147,4 +166,4 @@ def thread_instructions(program, df, batch, kparams, shared_size, layout, local_
         return round(stats.thread_instructions * scale), False
     except Exception:          # noqa: BLE001  (a fault, a stop: no estimate, as before)
         return None
-    return round(stats.thread_instructions * scale), True
+    return round(stats.thread_instructions * scale), not free_locks

@@ -199,11 +199,12 @@ class Pace:
         (forecast.py): a tenth of the watchdog, within 0.25 s to 2 s (and 4 times that of wall time)."""
         return min(2.0, max(0.25, 0.1 * self.timeout))
 
-    def forecast_batch(self, blocks: int, count):
+    def forecast_batch(self, blocks: int, count, least: float = 1.0):
         """Before any block has finished: ``count(seconds)`` gives (thread-instructions, whole) of the
         running batch of ``blocks`` blocks, or None; the grid's estimate is that, scaled to the grid,
         at the rate the launch has run so far (a lower bound if not ``whole``). Counting is not the
-        kernel's time."""
+        kernel's time. ``least``: a lower bound (a partial count) must be this many times the work
+        done to be told (a count that leaves out the waits at a lock: barely above it says nothing)."""
         spent = time.thread_time() - self.start
         rate = self.stats.thread_instructions / spent if spent > 0 else 0.0
         t0 = time.thread_time()
@@ -212,7 +213,7 @@ class Pace:
         self.not_counted(time.thread_time() - t0)
         if not got or not got[0] or rate <= 0:
             return
-        if not got[1] and got[0] * self.blocks_total / blocks <= self.stats.thread_instructions:
+        if not got[1] and got[0] * self.blocks_total / blocks <= least * self.stats.thread_instructions:
             return          # a partial count below the work already done says nothing (a kernel spinning)
         self.forecast = round(got[0] * self.blocks_total / blocks)
         self.forecast_partial = not got[1]
@@ -304,19 +305,39 @@ class Pace:
                f"{p.describe()} {p.describe_estimate()} To run it anyway: {WAYS}")
         return self.error(msg, p)
 
-    def timed_out(self, where: str = "", line=None) -> KernelError:
-        """The watchdog's error: how far the kernel got, where its threads were, what to do."""
+    def timed_out(self, where: str = "", line=None, waiting: str = "", getting_on: bool | None = None) -> KernelError:
+        """The watchdog's error: how far the kernel got, where its threads were, what to do.
+        ``waiting``: what its threads were waiting on (a lock, a flag: engine.waiting_on), and
+        ``getting_on`` whether that wait let threads through (slow) or not (stuck)."""
         p = self.progress()
         limit = (f"ran for more than {self.timeout:g} s and was stopped by the watchdog"
                  if time.thread_time() > self.deadline else "was stopped when the program's time limit ran out")
         msg = f"The kernel {self.kernel} {limit}. {p.describe()} {p.describe_estimate()}".rstrip()
-        if where and self.forecast is None:
+        if p.estimated_seconds is None and not p.blocks_done:
+            msg += " " + self.cannot_tell()
+        if waiting:
+            msg += " " + waiting
+        if getting_on:
+            msg += (f" {where}" if where else "") + f" It is slow, not stuck. To let it finish: {WAYS}"
+        elif where and self.forecast is None:
             msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"
         elif where:                          # its loops do end: the estimate counted them
             msg += f" {where} To let it finish: {WAYS}"
         else:
             msg += f" To let it finish: {WAYS}"
         return self.error(msg, p, line)
+
+    def cannot_tell(self) -> str:
+        """Why a launch stopped before any block ended has no estimate: the blocks of a batch run
+        together, in lock step, so none ends before the others, and the skeleton (forecast.py) could
+        not count what its loops still had ahead (they wait on memory the kernel itself writes)."""
+        together = ("its one block had not ended" if self.blocks_total == 1 else
+                    f"{'both' if self.blocks_total == 2 else f'all {self.blocks_total:,}'} of its blocks run together, as one batch, so none ends before the others"
+                    if self.per_batch >= self.blocks_total else
+                    f"the {min(self.per_batch, self.blocks_total):,} blocks of its first batch run together, "
+                    "so none ends before the others")
+        return (f"How long the whole grid would take cannot be told: {together}, and the work its threads "
+                "still had ahead could not be counted from its loops.")
 
     def error(self, msg: str, p: Progress, line=None) -> KernelError:
         err = KernelError(msg, "cudaErrorLaunchTimeout", [Finding("watchdog", msg, self.kernel, line,

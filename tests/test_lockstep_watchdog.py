@@ -1,0 +1,93 @@
+"""The watchdog's message for a grid that runs as one batch in lock step.
+
+Such a batch ends no block before the watchdog stops it (every thread of a hash table's insert takes
+a bucket's lock in turn, lane by lane, inside a grid-stride loop), so no block's pace can be scaled
+to the grid, and its loops wait on memory the kernel writes, so they cannot be counted ahead. The
+message then says plainly that it cannot tell how long the grid would take, with what it does know:
+the work done, its rate, and what the threads were waiting on, taking turns (slow) or stuck; or,
+where the work without the waits at the locks is well above what has run, that as a lower bound.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import cudalab
+
+HASH_INSERT = r"""
+__global__ void insert(const unsigned *keys, int n, int *heads, int *next, int *locks, int buckets)
+{
+    for (int tid = blockIdx.x * blockDim.x + threadIdx.x; tid < n; tid += blockDim.x * gridDim.x) {
+        int b = keys[tid] % buckets;
+        for (int i = 0; i < 32; i++) {
+            if (threadIdx.x % 32 == i) {                       // one lane of the warp at a time
+                while (atomicCAS(&locks[b], 0, 1) != 0) ;      // take the bucket's lock
+                next[tid] = heads[b];
+                heads[b] = tid;
+                __threadfence();
+                atomicExch(&locks[b], 0);                      // give it back
+            }
+        }
+    }
+}
+"""
+
+LOCK_NEVER_GIVEN_BACK = "__global__ void take(int *lock, int *out) {\n" \
+                        "  while (atomicCAS(lock, 0, 1) != 0) { }\n" \
+                        "  out[threadIdx.x] = 1; }"
+
+
+@pytest.fixture(autouse=True)
+def short_watchdog():
+    cudalab.set_watchdog(0.5)
+    yield
+    cudalab.set_watchdog(10)
+
+
+def insert_keys(n, buckets):
+    keys = np.random.default_rng(1).integers(0, 1 << 30, n).astype(np.uint32)
+    insert = cudalab.compile(HASH_INSERT).get_kernel("insert")
+    with pytest.raises(cudalab.KernelError) as e:
+        insert[8, 256](keys, np.int32(n), np.full(buckets, -1, np.int32), np.zeros(n, np.int32),
+                       np.zeros(buckets, np.int32), np.int32(buckets))
+    return e.value.progress, str(e.value)
+
+
+def assert_slow_not_stuck(message):
+    assert "It had finished 0 of its 8 blocks" in message and "thread-instructions at" in message
+    handed = re.search(r"take a lock in a loop at line 8 \(an atomicCAS\), one thread at a time: the wait ended "
+                       r"for a thread ([\d,]+) times", message)
+    assert handed and int(handed[1].replace(",", "")) > 0
+    assert "It is slow, not stuck. To let it finish: make the problem smaller" in message
+    assert "Does a loop there ever end?" not in message
+
+
+def test_a_lock_step_batch_with_many_keys_gets_the_least_it_needs():
+    """Its skeleton (emulator/forecast.py) goes round each lock loop once, as if every lock were
+    free: the waits left out, the count is a lower bound, told when well above the work done."""
+    p, message = insert_keys(1 << 22, 1024)      # 4 million keys: 2^20 took 2.7 s of CPU here when let run
+    assert p.blocks_done == 0 and p.forecast_partial
+    assert p.estimated_thread_instructions > 2 * p.thread_instructions
+    assert re.search(r"The whole grid needs more than [\d.]+ (million|billion) thread-instructions: more than", message)
+    assert_slow_not_stuck(message)
+
+
+def test_a_lock_step_batch_whose_time_goes_to_waiting_at_one_lock_cannot_tell():
+    """Every key in one bucket: the waits are the work, and the skeleton's count without them is
+    below what the threads have already run, so the message says plainly that it cannot tell."""
+    p, message = insert_keys(1 << 16, 1)
+    assert p.blocks_done == 0 and p.estimated_seconds is None and p.thread_instructions > 0
+    assert "How long the whole grid would take cannot be told: all 8 of its blocks run together, as one batch" \
+        in message
+    assert_slow_not_stuck(message)
+
+
+def test_a_lock_no_thread_gives_back_is_called_stuck():
+    take = cudalab.compile(LOCK_NEVER_GIVEN_BACK).get_kernel("take")
+    with pytest.raises(cudalab.KernelError) as e:
+        take[2, 32](np.ones(1, np.int32), np.zeros(64, np.int32))    # the host holds the lock
+    message = str(e.value)
+    assert "cannot be told: both of its blocks run together" in message
+    assert re.search(r"take a lock in a loop at line 2 \(an atomicCAS\), and in [\d,]+ turns of that loop no thread "
+                     r"got through: is the lock ever given back", message)
+    assert "Does a loop there ever end?" in message and "slow, not stuck" not in message
