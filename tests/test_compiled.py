@@ -189,9 +189,9 @@ __global__ void approx(float* out, const float* x, int n) {
 """
 
 
-def test_sin_cos_lg2_approximations_run_natively_with_the_interpreters_bits(monkeypatch):
-    """sin, cos and lg2.approx.f32 compile (curand_normal's Box-Muller: MonteCarloMultiGPU's path loop);
-    ex2, rcp, rsqrt and div.approx, whose bits come from the H100's tables (emulator/mufu.py), stay
+def test_sin_cos_approximations_run_natively_with_the_interpreters_bits(monkeypatch):
+    """sin and cos.approx.f32 compile (curand_normal's Box-Muller: MonteCarloMultiGPU's path loop);
+    ex2, rcp, rsqrt, lg2 and div.approx, whose bits come from the GPU's tables (emulator/mufu.py), stay
     interpreted between native groups. Both tiers give the same bits over random bit patterns and the
     edges: zeros, subnormals, infinities, NaN, |x| around 128, results that turn subnormal."""
     from cudalab.emulator import mufu
@@ -212,6 +212,7 @@ def test_sin_cos_lg2_approximations_run_natively_with_the_interpreters_bits(monk
     out = np.frombuffer(got["compiled"][1], np.float32).reshape(11, n)
     assert out[0].tobytes() == mufu.ex2_ftz(x).tobytes()
     assert out[5].tobytes() == mufu.rcp_ftz(x).tobytes() and out[7].tobytes() == mufu.rsqrt_ftz(x).tobytes()
+    assert out[4].tobytes() == mufu.lg2(x).tobytes()
     from cudalab.emulator.engine import K_FUSED
     from cudalab.runtime import device
     fused = compiled._tier(m.program(device.current()).function(m.approx.mangled)).fused
@@ -219,10 +220,10 @@ def test_sin_cos_lg2_approximations_run_natively_with_the_interpreters_bits(monk
     for pc, (kind, _, _, end) in enumerate(fused.code):
         if kind == K_FUSED:
             inside.update(range(pc, end))
-    native = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("sin", "cos", "lg2")]
-    tables = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("ex2", "rcp", "rsqrt", "div")]
-    assert len(native) == 3 and set(native) <= inside
-    assert len(tables) == 8 and not set(tables) & inside
+    native = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("sin", "cos")]
+    tables = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("ex2", "rcp", "rsqrt", "div", "lg2")]
+    assert len(native) == 2 and set(native) <= inside
+    assert len(tables) == 9 and not set(tables) & inside
 
 
 def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):

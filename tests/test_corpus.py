@@ -145,31 +145,17 @@ KNOWN_GAPS = {
     "grad_scan_level_of_detail": "as tex2d_grad_linear_mipmaps: the isotropic and one-axis gradients are exact, 61 of "
                                  "the 1024 random pairs are 1/256 or 2/256 off",
     # tests/kernels/guide.py (recorded on an H200, compute capability 9.0 like the H100)
-    "f32_special_functions": "erfinvf, erfcinvf and normcdfinvf take a logarithm with lg2.approx.f32, which the "
-                             "emulator computes exactly rounded: the GPU's MUFU.LG2 is not tabled yet (mufu.py), "
-                             "up to 2 ulp in 145 of 4608 results",
-    "f32_norms_pi_and_remquo": "atanhf's log1p goes through lg2.approx.f32 (not tabled, as f32_special_functions): "
-                               "18 results 1 ulp off",
     "f64_special_functions": "NaN payloads only: j0/j1/y0/y1 of a NaN give the unit's 0x7fffffff00000000 on the GPU "
                              "(the emulator passes the input NaN on), cyl_bessel_i0(-NaN) keeps the sign there; the "
                              "4,571 other values are bit-exact",
     "f64_norms_remainders_and_neighbours": "NaN payloads only: norm3d/rnorm3d/rhypot(-1, -NaN) keep the NaN's sign "
                                            "on the GPU (6 of 4096 values)",
-    "fast_math_flag": "-use_fast_math's logf/log2f/log10f/powf are lg2.approx.ftz.f32 and sqrtf is sqrt.approx.f32: "
-                      "MUFU.LG2 and MUFU.SQRT are not tabled yet (ex2, rcp, rsqrt and division are bit-exact)",
     "fast_math_flag_trig": "-use_fast_math's sinf/cosf/tanf are sin/cos.approx.ftz.f32: MUFU.SIN/COS not tabled yet",
     "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
                                      "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
                                      "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "
                                      "quotients and exp are bit-exact",
-    "prec_div_and_sqrt_flags_off": "sqrtf under -prec-sqrt=false is sqrt.approx.f32 (MUFU.SQRT, not tabled yet): "
-                                   "24 of 256 1 ulp off; and 1/sqrtf's rsqrt.approx.f32 (same PTX) gave other bits on "
-                                   "the H200 by compile path and process: CuPy and cudalab's GPU backend disagreed in "
-                                   "27 of 256 in one process, one recording matched the H100's table, others 14 or 53 "
-                                   "values 1-2 ulp from it; div.full and rcp are bit-exact",
-    "ptx_sqrt_approx_f32": "sqrt.approx.f32 is MUFU.SQRT, not tabled yet: 648 of 4096 results 1 ulp from the "
-                           "exactly rounded square root the emulator gives",
 }
 
 

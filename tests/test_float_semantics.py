@@ -164,9 +164,10 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
 
 
 # ---------------------------------------------------------------- special function unit (MUFU)
-# ex2/rcp/rsqrt.approx.f32 run on the H100's special function unit, which is not correctly rounded:
-# libdevice's expf, tanhf, rsqrtf, __fdividef... inherit its bits. Expected values: the H100's, from
-# tools/mufu_probe.cu and the corpus (tests/kernels/recorded); the comment gives the nearest float.
+# ex2/rcp/rsqrt/sqrt/lg2.approx.f32 run on the H100's special function unit, which is not correctly
+# rounded: libdevice's expf, tanhf, rsqrtf, __fdividef, -use_fast_math's sqrtf and logf... inherit its
+# bits. Expected values: the GPU's, from tools/mufu_probe.cu, tools/mufu_sqrt_lg2_probe.cu (an H200)
+# and the corpus (tests/kernels/recorded); the comment gives the nearest float.
 
 @pytest.mark.parametrize("instruction, x, want", [
     ("ex2.approx.ftz.f32 %0, %1;", 0x3FAD31E4, 0x40237E36),   # 2^1.353085: nearest 0x40237e35
@@ -179,6 +180,15 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
     ("rcp.approx.ftz.f32 %0, %1;", 0x3F96A541, 0x3F59846A),   # 1/1.176918: nearest 0x3f59846b
     ("rcp.approx.ftz.f32 %0, %1;", 0x80400000, 0xFF800000),   # 1/-subnormal: flushed input, -inf
     ("rsqrt.approx.f32 %0, %1;", 0x00000001, 0x64B504F2),     # 1/sqrt(2^-149): nearest 0x64b504f3
+    ("sqrt.approx.ftz.f32 %0, %1;", 0x2CF18745, 0x362FD413),  # sqrt(6.86465e-12): nearest 0x362fd414
+    ("sqrt.approx.ftz.f32 %0, %1;", 0x00400000, 0x00000000),  # sqrt(2^-127): the subnormal is flushed
+    ("sqrt.approx.f32 %0, %1;", 0x00400000, 0x1FB504F3),      # without .ftz, scaled by 2^24 first: 2^-63.5
+    ("lg2.approx.ftz.f32 %0, %1;", 0x00800000, 0xC2FBFFFF),   # log2(2^-126) is -126; the unit: -125.99999
+    ("lg2.approx.ftz.f32 %0, %1;", 0x3F000000, 0xBF7FFFFE),   # log2(0.5) is -1; the unit: -0.99999988
+    ("lg2.approx.ftz.f32 %0, %1;", 0x3F7FFFFF, 0xB24B4000),   # log2(1 - 2^-24): nearest 0xb3b8aa3c, 7x bigger
+    ("lg2.approx.ftz.f32 %0, %1;", 0x3F8152E4, 0x3C733442),   # log2(1.0103421): nearest 0x3c7333d4
+    ("lg2.approx.ftz.f32 %0, %1;", 0x00400000, 0xFF800000),   # a flushed subnormal: log2(0) = -inf
+    ("lg2.approx.f32 %0, %1;", 0x00400000, 0xC2FDFFFF),       # log2(2^-127) as log2(2^-103) - 24: -126.99999
 ])
 def test_special_function_unit_gives_the_h100s_bits_not_the_nearest_float(instruction, x, want):
     assert bits(ptx(instruction, np.float32, f32(x))) == [hex(want)]

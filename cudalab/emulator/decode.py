@@ -666,6 +666,8 @@ def _unary_float(inst, d, f64fn, approx=True):
 def _sqrt(inst, d):
     if inst.type == "f64" or _rnd(inst):
         return simple(inst, d, _float(inst, np.sqrt, op="sqrt"))
+    if inst.type == "f32":                              # sqrt.approx: MUFU.SQRT, measured (emulator/mufu.py)
+        return simple(inst, d, mufu.sqrt_ftz if "ftz" in inst.mods else mufu.sqrt)
     return _unary_float(inst, d, np.sqrt)
 
 
@@ -711,6 +713,8 @@ def _rcp(inst, d):
 def _approx(inst, d):
     if inst.opcode == "ex2" and inst.type == "f32":
         return _mufu(inst, d, mufu.ex2_ftz, np.exp2)
+    if inst.opcode == "lg2" and inst.type == "f32":     # MUFU.LG2, subnormals too (emulator/mufu.py)
+        return simple(inst, d, mufu.lg2_ftz if "ftz" in inst.mods else mufu.lg2)
     f = {"sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh}[inst.opcode]
     return _unary_float(inst, d, f)
 

@@ -962,41 +962,31 @@ def _rem(g, inst):
 
 @gen("sqrt", "rsqrt", "rcp")
 def _sqrt(g, inst):
-    """The float32 approximations as decode._unary_float computes them: in float64, rounded once."""
+    """sqrt.rn and rcp.rn.f32, correctly rounded. The .approx forms (sqrt too) stay interpreted: the
+    special function unit's bits come from mufu.py's tables (see _approx)."""
     t = inst.type
     b = g.b
     if t != "f32":
         raise Skip("sqrt type")
-    x = g.read(inst.operands[1], t)
-    ftz = "ftz" in inst.mods
-    sqrt = intrinsic(g, "llvm.sqrt", F64, 1)
     if "approx" in inst.mods:
-        if set(inst.mods) - {t, "approx", "ftz"}:
-            raise Skip("approx form")
-        if inst.opcode != "sqrt":
-            raise Skip(f"{inst.opcode}.approx (the special function unit's bits, mufu.py's tables: see _approx)")
-        if ftz:
-            x = flush(g, x)
-        r = b.fptrunc(b.call(sqrt, [b.fpext(x, F64)]), F32)
-        if ftz:
-            r = flush(g, r)
-    else:
-        _plain_float(inst)
-        if inst.opcode == "rsqrt":
-            raise Skip("rsqrt.rn")
-        r = b.call(intrinsic(g, "llvm.sqrt", F32, 1), [x]) if inst.opcode == "sqrt" \
-            else b.fdiv(ir.Constant(F32, 1.0), x)
+        raise Skip(f"{inst.opcode}.approx (the special function unit's bits, mufu.py's tables: see _approx)")
+    x = g.read(inst.operands[1], t)
+    _plain_float(inst)
+    if inst.opcode == "rsqrt":
+        raise Skip("rsqrt.rn")
+    r = b.call(intrinsic(g, "llvm.sqrt", F32, 1), [x]) if inst.opcode == "sqrt" \
+        else b.fdiv(ir.Constant(F32, 1.0), x)
     g.write(inst.operands[0], t, canon_nan(g, r))
 
 
 @gen("sin", "cos", "lg2")
 def _approx(g, inst):
-    """decode._approx: sin, cos and lg2.approx.f32, the exact function rounded once from float64, as
-    sqrt.approx (libm's here, numpy's there: they could differ in a float64 last place, which changes
-    the float32 result only where it straddles a rounding boundary). curand_normal's Box-Muller: without
-    them NVIDIA's MonteCarloMultiGPU ran its path loop outside native code.
+    """decode._approx: sin and cos.approx.f32, the exact function rounded once from float64 (libm's
+    here, numpy's there: they could differ in a float64 last place, which changes the float32 result
+    only where it straddles a rounding boundary). curand_normal's Box-Muller: without them NVIDIA's
+    MonteCarloMultiGPU ran its path loop outside native code.
 
-    ex2, rcp, rsqrt and div.approx.f32 stay interpreted: their H100 bits come from 32 and 64 MiB tables
+    ex2, rcp, rsqrt, sqrt, lg2 and div.approx.f32 stay interpreted: their H100 bits come from 32 and 64 MiB tables
     (emulator/mufu.py), and a lane-by-lane lookup misses the cache each time where numpy's gather over
     the batch overlaps the misses. Measured here with them compiled (the tables read through symbols):
     BlackScholesGPU over 4,000,000 options took 5.6 to 6.3 s of CPU a launch, against 2.8 to 3.1 s with
@@ -1004,12 +994,14 @@ def _approx(g, inst):
     t = inst.type
     if t != "f32" or set(inst.mods) - {t, "approx", "ftz"}:
         raise Skip(f"{inst.opcode} form")
+    if inst.opcode == "lg2":
+        raise Skip("lg2.approx (the special function unit's bits, mufu.py's tables)")
     b = g.b
     x = g.read(inst.operands[1], t)
     ftz = "ftz" in inst.mods
     if ftz:
         x = flush(g, x)
-    fn = intrinsic(g, {"sin": "llvm.sin", "cos": "llvm.cos", "lg2": "llvm.log2"}[inst.opcode], F64, 1)
+    fn = intrinsic(g, {"sin": "llvm.sin", "cos": "llvm.cos"}[inst.opcode], F64, 1)
     r = b.fptrunc(b.call(fn, [b.fpext(x, F64)]), F32)
     if ftz:
         r = flush(g, r)

@@ -1,4 +1,4 @@
-"""ex2, rcp and rsqrt.approx.f32 with the H100's own bits: its special function unit (SASS MUFU.EX2,
+"""ex2, rcp, rsqrt, sqrt and lg2.approx.f32 with the H100's own bits: its special function unit (SASS MUFU.EX2,
 MUFU.RCP, MUFU.RSQ) is not correctly rounded, and libdevice's expf, tanhf, rsqrtf, __fdividef... pass
 its error on, an ulp or two, to results a student compares with the GPU's.
 
@@ -11,6 +11,9 @@ and rcp.approx.ftz.f32 give the H100's bits for all 2^32 inputs (NaNs apart, che
   Half of the results for inputs in [-20, 20] differ from 2^x rounded to nearest, by up to 2 ulp.
 - rcp: 1/mantissa from the table, the exponent negated; 13 in 100 differ from 1/x rounded.
 - rsqrt: 1/sqrt of the mantissa (times 2 for an odd exponent), the exponent halved; 22 in 100 differ.
+- sqrt and lg2 (tools/mufu_sqrt_lg2_probe.cu, on an H200: the same sm_90 unit): sqrt as rsqrt, from
+  [1, 4); lg2 from [1, 2) and [0.5, 1), the other binades by a rule (lg2_ftz). Both, with and without
+  .ftz, match the GPU for all 2^32 inputs, NaNs apart.
 Results below the normal floats are flushed to zero (.ftz).
 """
 from __future__ import annotations
@@ -25,8 +28,9 @@ _FRACTION = 0x7FFFFF
 
 @lru_cache(maxsize=None)
 def table(name: str) -> np.ndarray:
-    """The H100's result bits for the floats 1 + j*2^-23 in order, from j = 0: 2^23 of them for 'ex2'
-    and 'rcp', 2^24 (up to 4) for 'rsqrt'. Stored as the first and the differences (small)."""
+    """The H100's result bits for the floats 1 + j*2^-23 in order, from j = 0: 2^23 of them for 'ex2',
+    'rcp' and 'lg2', 2^24 (up to 4) for 'rsqrt' and 'sqrt'; 'lg2half' is lg2 of (1 + j*2^-23) / 2.
+    Stored as the first and the differences (int8; int32 for lg2, whose bits jump near 1)."""
     with np.load(Path(__file__).with_name("mufu_h100.npz")) as z:
         first, delta = z[f"{name}_first"], z[f"{name}_delta"]
     steps = np.empty(len(delta) + 1, np.uint32)
@@ -93,6 +97,66 @@ def rsqrt(a):
     subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
     into, out = (np.where(subnormal, np.float32(2.0 ** k), np.float32(1)) for k in (24, 12))
     return rsqrt_ftz(a * into) * out
+
+
+def sqrt_ftz(a):
+    """sqrt.approx.ftz.f32 (MUFU.SQRT) as an H100 gives it: like rsqrt, the [1, 4) table scaled by an
+    even power of two; +-0 and subnormals give +-0, +infinity itself, anything negative NaN. 22 in 100
+    of the positive normals differ from sqrtf rounded to nearest, by one ulp."""
+    a = np.asarray(a, np.float32)
+    bits = a.view(np.uint32).astype(np.int64)
+    e = (bits >> 23) & 255
+    u = e - 127
+    out = _scaled(table("sqrt")[(bits & _FRACTION) | ((u & 1) << 23)], u >> 1)   # table: sqrt(m), m in [1, 4)
+    out = np.where(e == 0, bits & 0x80000000, np.where(e == 255, 0x7F800000, out))
+    out = np.where(np.isnan(a) | ((bits >> 31 == 1) & (e != 0)), 0x7FFFFFFF, out)
+    return out.astype(np.uint32).view(np.float32).reshape(a.shape)
+
+
+def sqrt(a):
+    """sqrt.approx.f32 without .ftz: ptxas scales a subnormal by 2^24 into the unit's range and the
+    result by 2^-12 (its SASS: FMUL, MUFU.SQRT, FMUL); the rest as sqrt_ftz."""
+    return _subnormals_scaled(a, sqrt_ftz, lambda r: r * np.float32(2.0 ** -12))
+
+
+def _subnormals_scaled(a, ftz, undo):
+    a = np.asarray(a, np.float32)
+    subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
+    with np.errstate(all="ignore"):
+        r = ftz(np.where(subnormal, a * np.float32(2.0 ** 24), a))
+        return np.where(subnormal, undo(r), r).astype(np.float32)
+
+
+def lg2_ftz(a):
+    """lg2.approx.ftz.f32 (MUFU.LG2) as an H100 gives it. For a = 2^u m (m in [1, 2)) the unit adds u
+    to its log2 of m (the table of [1, 2)) in fixed point and truncates: u + L rounded toward zero for
+    u > 0, and for u < -1 the magnitude |u| - L rounded toward zero and one ulp lower still where it
+    is exact (the one's complement of a two's complement, as for ex2: lg2 of 2^-126 is -125.99999).
+    [0.5, 1) is a table of its own: there the result is below 1 and shows the fixed point's lost bits.
+    Checked on an H200 against all 2^32 inputs (NaNs apart). +-0 and subnormals: -infinity; +infinity
+    itself; anything negative NaN."""
+    a = np.asarray(a, np.float32)
+    bits = a.view(np.uint32).astype(np.int64)
+    e, j = (bits >> 23) & 255, bits & _FRACTION
+    u = e - 127
+    l = table("lg2")[j].view(np.float32)
+    l64 = l.astype(np.float64)
+    with np.errstate(all="ignore"):
+        up = (u.astype(np.float32) + l).astype(np.float32)               # rounded to nearest, then
+        up_rz = up.view(np.uint32) - (up.astype(np.float64) - u > l64)   # one ulp down where it rounded up
+        mag = ((-u).astype(np.float32) - l).astype(np.float32)
+        mag_rz = mag.view(np.uint32) - (-u - mag.astype(np.float64) <= l64)   # down also where exact
+    out = np.where(u > 0, up_rz, np.where(u == 0, table("lg2")[j], mag_rz | np.uint32(0x80000000)))
+    out = np.where(u == -1, table("lg2half")[j], out)                    # table: lg2 of (1 + j 2^-23) / 2
+    out = np.where(e == 0, 0xFF800000, np.where(e == 255, 0x7F800000, out))
+    out = np.where(np.isnan(a) | ((bits >> 31 == 1) & (e != 0)), 0x7FFFFFFF, out)
+    return out.astype(np.uint32).view(np.float32).reshape(a.shape)
+
+
+def lg2(a):
+    """lg2.approx.f32 without .ftz: ptxas scales a subnormal by 2^24 and adds -24 to the unit's answer
+    (FMUL, MUFU.LG2, FADD), rounded to nearest; the rest as lg2_ftz."""
+    return _subnormals_scaled(a, lg2_ftz, lambda r: r + np.float32(-24))
 
 
 # ------------------------------------------------------------------ float64: MUFU.RCP64H and MUFU.RSQ64H
