@@ -328,6 +328,11 @@ def test_a_benchmark_timed_once_per_size_stopped_midway_says_what_its_current_si
     # one earlier size is no pattern to go by, nor a loop whose length changes with the size
     assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 10))) == ""
     assert rest_of_run(launches(("scan", 1, 100), ("scan", 2, 50), ("scan", 4, 10))) == ""
+    # nor loops of one launch followed by a loop of more launches an iteration than runs() can see as one
+    # (NCI's axpy_overlapped: one stream for small sizes, then 16 to 306, each launch at its own offset)
+    many = launches(("axpy", 1, 100), ("axpy", 2, 100), *[("axpy", 100 + j, 1) for _ in range(10) for j in range(16)],
+                    ("axpy", 999, 1))
+    assert rest_of_run(many) == ""
 
 
 def test_a_program_over_its_cpu_time_limit_is_stopped_by_cudalab_with_how_far_its_kernel_got():

@@ -171,15 +171,20 @@ def runs(launches) -> list:
 def rest_of_run(launches, running: bool = False) -> str:
     """When the runs before the last one (the last two of its iteration length that repeat at all:
     UnifiedMemoryPerf warms up with two single launches before each loop of 20) had the same number
-    of iterations, the last run, stopped short of it, probably has as many: how many
-    it had left and, at its finished launches' pace, how long they need (``running``: the last
-    record is a launch stopped midway). Else ""."""
+    of iterations, the last run, stopped short of it, probably has as many (unless more than ``PERIODS``
+    runs came between: NCI's axpy_overlapped, one launch an iteration at first, then 306 that
+    ``runs`` cannot see as one iteration, was told "about 0 s"): how many it had left and, at its
+    finished launches' pace, how long they need (``running``: the last record is a launch stopped
+    midway). Else ""."""
     cut = runs(launches)
     if len(cut) < 3:
         return ""
     first, period, iterations = cut[-1]
     same = [n for _, p, n in cut[:-1] if p == period and n > 1]     # (not the launches between loops)
     if len(same) < 2 or same[-1] != same[-2] or same[-1] <= iterations or same[-1] < 3:
+        return ""
+    last_loop = max(k for k, (_, p, n) in enumerate(cut[:-1]) if p == period and n > 1)
+    if len(cut) - 1 - last_loop > PERIODS:      # many single launches since (a loop of more than PERIODS): no pattern
         return ""
     done = launches[first:len(launches) - running]
     seconds = sum(_seconds(r) for r in done)
