@@ -791,13 +791,13 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             if kind == K_BRA:
                 if aux <= pc and any_t:
                     backedges += 1
-                    if returned is None and backedges >= SPIN_LOCK_LIMIT:
-                        returned = np.zeros(ex.n, bool)
                     if backedges >= SPIN_LOCK_LIMIT and (backedges >= SPIN_LIMIT or _takes_a_lock(df, aux, pc)):
                         spin = ex.spins.get((id(df), aux, pc))
                         if spin is None:
                             spin = ex.spins[(id(df), aux, pc)] = [df, 0, 0]
                         spin[1] += 1
+                        if returned is None:
+                            returned = np.zeros(ex.n, bool)
                         if _let_waiting_threads_run(stack, ex, returned):
                             # independent thread scheduling: threads parked at a reconvergence point go on
                             # while these keep looping (a spin lock waits for a holder that has left the loop)
@@ -970,10 +970,13 @@ def _takes_a_lock(df, head, pc):
     known = df.takes_a_lock.get(pc)
     if known is None:
         body = [inst for _, _, inst, _ in df.code[head:pc + 1]]
-        known = df.takes_a_lock[pc] = any(
-            inst.opcode == "atom" and ("cas" in inst.mods or "exch" in inst.mods) for inst in body) \
-            or _waits_for_another_thread(body)
+        known = df.takes_a_lock[pc] = any(map(_takes_lock, body)) or _waits_for_another_thread(body)
     return known
+
+
+def _takes_lock(inst) -> bool:
+    """An atomicCAS or atomicExch: how a thread takes (or gives back) a lock."""
+    return inst.opcode == "atom" and ("cas" in inst.mods or "exch" in inst.mods)
 
 
 def _waits_for_another_thread(body) -> bool:
@@ -1659,8 +1662,7 @@ def waiting_on(ex) -> tuple:
         return "", None
     df, head, pc, tries, handed = max(locks, key=lambda spin: (spin[4], spin[3]))
     body = [inst for _, _, inst, _ in df.code[head:pc + 1]]
-    taking = next((inst for inst in body if inst.opcode == "atom" and ("cas" in inst.mods or "exch" in inst.mods)),
-                  None)
+    taking = next(filter(_takes_lock, body), None)
     place = (taking or body[-1]).place
     what = (f"take a lock in a loop at {place} (an atomic{'CAS' if 'cas' in taking.mods else 'Exch'})"
             if taking is not None else f"wait in a loop at {place} for a value another thread writes")
