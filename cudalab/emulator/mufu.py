@@ -93,10 +93,7 @@ def rsqrt_ftz(a):
 def rsqrt(a):
     """rsqrt.approx.f32 without .ftz: a subnormal input is scaled by 2^24 into the normals and the
     result by 2^12 (the H100's rsqrtf of 2^-149 .. 2^-126 in the corpus); the rest as rsqrt_ftz."""
-    a = np.asarray(a, np.float32)
-    subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
-    into, out = (np.where(subnormal, np.float32(2.0 ** k), np.float32(1)) for k in (24, 12))
-    return rsqrt_ftz(a * into) * out
+    return _subnormals_scaled(a, rsqrt_ftz, lambda r: r * np.float32(2.0 ** 12))
 
 
 def sqrt_ftz(a):
