@@ -189,23 +189,25 @@ static int forked_child(void) {
     return getpid() != program_pid;
 }
 
+/* The answer to a request the shim refuses itself, without asking the emulator: ``code``, no results */
+static int refused(int code) {
+    if (!RB) RB = calloc(1, 1);
+    RB[0] = 0, RBN = 0, NR = 1, R[0] = code;
+    return code;
+}
+
 static int refuse_in_child(void) {
     say_once("cudalab: this process was started by the program with fork() and calls the CUDA runtime; "
              "cudalab emulates the GPU of the program's own process only, so the calls of a forked process "
              "answer cudaErrorNotSupported (on a GPU each process gets a context of its own). Run the "
              "process's work in the program itself, or on a GPU.");
-    if (!RB) RB = calloc(1, 1);
-    RB[0] = 0, RBN = 0, NR = 1, R[0] = cudaErrorNotSupported;
-    return cudaErrorNotSupported;
+    return refused(cudaErrorNotSupported);
 }
 
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     if (forked_child()) return refuse_in_child();
-    if (in_host_function && !replaying) {   /* an H200 answered cudaErrorNotPermitted (tests/runtime_api/host_order.cu) */
-        if (!RB) RB = calloc(1, 1);
-        RB[0] = 0, RBN = 0, NR = 1, R[0] = cudaErrorNotPermitted;
-        return cudaErrorNotPermitted;
-    }
+    if (in_host_function && !replaying)     /* an H200 answered cudaErrorNotPermitted (tests/runtime_api/host_order.cu) */
+        return refused(cudaErrorNotPermitted);
     char small[512], *head = small;     /* small: little stack below main's first frame */
     va_list ap, again;
     va_start(ap, fmt);
