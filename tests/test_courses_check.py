@@ -541,6 +541,24 @@ def test_an_exercise_whose_arguments_are_a_question_in_a_comment_is_left_out(tmp
     assert read_program(tmp_path / "fine.cu", tmp_path).left_out == ""
 
 
+def test_a_cmake_program_linked_to_a_library_target_of_a_subfolder_is_built_with_its_sources(tmp_path):
+    # a course project (UPenn CIS 565's stream compaction): the kernels are add_library(scan ...) in
+    # scan/CMakeLists.txt, the test program is add_executable(${CMAKE_PROJECT_NAME} src/main.cpp) linked
+    # to it; cmake builds all of them into one program named after the project
+    course = write(tmp_path, {
+        "CMakeLists.txt": ("project(scan_test LANGUAGES CUDA CXX)\nadd_subdirectory(scan)\ninclude_directories(.)\n"
+                           "add_executable(${CMAKE_PROJECT_NAME} src/main.cpp)\n"
+                           "target_link_libraries(${CMAKE_PROJECT_NAME} scan CUDA::cublas)\n"),
+        "scan/CMakeLists.txt": 'set(sources\n  "naive.cu"\n  "cpu.cu"\n)\nadd_library(scan ${sources} naive.h)\n',
+        "scan/naive.cu": PIECE, "scan/cpu.cu": "int cpu() { return 0; }\n", "scan/naive.h": "",
+        "src/main.cpp": MAIN,
+    })
+    p = read_program(course / "src/main.cpp", course)
+    assert (p.how, p.folder) == ("CMakeLists.txt", ".")
+    assert p.sources == ["src/main.cpp", "scan/naive.cu", "scan/cpu.cu"]
+    assert p.options == ["-I.", "-lcublas", "-o", "scan_test"]
+
+
 def test_a_cmake_include_folder_named_by_its_variable_and_separable_compilation_are_read(tmp_path):
     # a workshop's solutions: include_directories(${CMAKE_CURRENT_SOURCE_DIR}) at the top for a shared
     # header, CMAKE_CUDA_SEPARABLE_COMPILATION ON, each exercise an add_executable of its folder

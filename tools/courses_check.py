@@ -413,7 +413,47 @@ def from_cmake(path: Path, checkout: Path):
     if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
         options.append("-rdc=true")
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    for library in _linked(own, name, variables):
+        if library.startswith("-l"):
+            options.append(library)
+        else:
+            sources += [f for f in _library_sources(home, library) if f not in sources]
+    name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+def _linked(text: str, target: str, variables: dict) -> list:
+    """What ``target_link_libraries(TARGET ...)`` links: the names of other targets, and ``-lcublas`` for
+    CUDA's own libraries (``CUDA::cublas``)."""
+    linked = []
+    for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(target) + r"\s+([^)]*)\)", text, re.I):
+        for word in _cmake_expanded(m.group(1), variables):
+            cuda = _CMAKE_LIBRARY.fullmatch(word)
+            if cuda:
+                linked.append(f"-l{'cuda' if cuda.group(1) == 'cuda_driver' else cuda.group(1)}")
+            elif word.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE") and "$" not in word and "::" not in word:
+                linked.append(word)
+    return linked
+
+
+def _library_sources(home: Path, library: str) -> list:
+    """The sources of ``add_library(LIBRARY ...)`` in the CMakeLists.txt of ``home`` or of a folder it
+    adds (``add_subdirectory(stream_compaction)``), given from ``home``: a course's project that builds
+    its kernels as a library and links the test program to it (UPenn CIS 565's projects), which is
+    one nvcc build of all the files."""
+    lists = home / "CMakeLists.txt"
+    text = _without_cmake_comments(lists.read_text(errors="replace")) if lists.exists() else ""
+    variables = _cmake_variables(text, home)
+    for m in re.finditer(r"\b(?:cuda_)?add_library\s*\(\s*(\S+)\s+([^)]*)\)", text, re.I):
+        if _cmake_expanded(m.group(1), variables)[0] == library:
+            return [w for w in _cmake_expanded(m.group(2), variables) if Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    for m in re.finditer(r"\badd_subdirectory\s*\(\s*([^)\s]+)", text, re.I):
+        folder = home / m.group(1).strip('"')
+        if folder.is_dir() and folder != home:
+            found = _library_sources(folder, library)
+            if found:
+                return [os.path.relpath(folder / f, home) for f in found]
+    return []
 
 
 def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
@@ -450,6 +490,9 @@ def _cmake_variables(text: str, home: Path) -> dict:
     and ``set(INC "${PROJECT_SOURCE_DIR}/inc")``; a student's notes build each lesson so."""
     variables = {v: ["."] for v in ("PROJECT_SOURCE_DIR", "CMAKE_CURRENT_SOURCE_DIR", "CMAKE_SOURCE_DIR",
                                     "CMAKE_CURRENT_LIST_DIR")}
+    project = re.search(r"\bproject\s*\(\s*([\w.-]+)", text, re.I)
+    if project:      # add_executable(${CMAKE_PROJECT_NAME} ...)
+        variables["PROJECT_NAME"] = variables["CMAKE_PROJECT_NAME"] = [project.group(1)]
     for m in re.finditer(r"\b(file\s*\(\s*GLOB(?:_RECURSE)?|set\s*\()\s*(\w+)\s+([^)]*)\)", text, re.I):
         words = [w for w in _cmake_expanded(m.group(3), variables)
                  if w.upper() not in ("CONFIGURE_DEPENDS", "CACHE", "PATH", "STRING", "INTERNAL", "FORCE")]
