@@ -82,6 +82,21 @@ def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_makefile_linked_from_the_folder_above_is_read_as_make_reads_it(tmp_path):
+    # a workshop with one Makefile at the top, each exercise folder holding `Makefile -> ../Makefile`
+    # and its own main.cu: make in the folder follows the link, so the tool must too
+    course = write(tmp_path, {
+        "Makefile": "a.out: main.cu\n\tnvcc $< -o $@ -arch=sm_30 -I ../common\n",
+        "common/helpers.h": "",
+        "02-vector-addition/main.cu": MAIN + PIECE,
+    })
+    (course / "02-vector-addition/Makefile").symlink_to("../Makefile")
+    p = read_program(course / "02-vector-addition/main.cu", course)
+    assert (p.how, p.sources) == ("02-vector-addition/Makefile", ["main.cu"])
+    assert p.options == ["-o", "a.out", "-arch=sm_30", "-I", "../common"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_a_makefile_that_names_its_compilers_by_full_path_is_still_read(tmp_path):
     # CUDA for Engineers' Makefiles say NVCC = /usr/local/cuda/bin/nvcc, which a machine without
     # that toolkit lacks, and Caltech's CS 179 links with CC = /usr/bin/g++: the recorded make must

@@ -151,6 +151,7 @@ def make_commands(folder: Path, target: str | None = None) -> list:
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         shutil.copytree(folder, copy, symlinks=True)
+        _resolve_outside_links(folder, copy)
         home = Path(tmp) / "cuda"
         bin_dir = _stand_ins(home)
         log = Path(tmp) / "commands.log"
@@ -168,6 +169,17 @@ def make_commands(folder: Path, target: str | None = None) -> list:
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
             for c in commands]
+
+
+def _resolve_outside_links(folder: Path, copy: Path):
+    """Replace the copy's links to files outside ``folder`` by those files: a workshop whose every
+    exercise folder holds ``Makefile -> ../Makefile`` (one Makefile for all, building ``main.cu``),
+    which the copy of one folder would leave dangling."""
+    for link in [f for f in copy.rglob("*") if f.is_symlink()]:
+        original = folder / link.relative_to(copy)
+        if not link.exists() and original.is_file():
+            link.unlink()
+            shutil.copyfile(original, link)
 
 
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
