@@ -573,3 +573,54 @@ def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_na
     # the second program, which only `make jacobi_streams` builds (the first target is jacobi_memcpy)
     p = read_program(course / "cuda/solutions/jacobi_streams.cu", course)
     assert (p.how, p.sources) == ("cuda/Makefile", ["jacobi_streams.cu"]) and "-fopenmp" in p.options
+
+
+def test_a_makefile_that_builds_a_helper_from_the_folder_beside_it_gives_both_files(tmp_path):
+    # a book's chapter folders share ../common/pgm.cpp: each Makefile compiles it to pgm.o and links
+    # it with the chapter's program; make finds the prerequisite only where the folder has its neighbours
+    book = write(tmp_path, {
+        "ch6/common/pgm.cpp": PIECE,
+        "ch6/histogram/Makefile": ("histogram: histogram.cu pgm.o\n\tnvcc -arch=sm_20 histogram.cu pgm.o -o histogram\n"
+                                   "pgm.o: ../common/pgm.cpp\n\tg++ -c ../common/pgm.cpp -o ./pgm.o\n"),
+        "ch6/histogram/histogram.cu": MAIN,
+    })
+    p = read_program(book / "ch6/histogram/histogram.cu", book)
+    assert (p.how, p.sources, p.options) == ("ch6/histogram/Makefile", ["histogram.cu", "../common/pgm.cpp"],
+                                             ["-arch=sm_20", "-o", "histogram"])
+
+
+def test_a_makefile_that_puts_the_cuda_folder_first_on_its_path_is_still_recorded(tmp_path):
+    # "export PATH := /usr/local/cuda/bin:$(PATH)" in a Korean course's Makefiles: the nvcc found first
+    # must be the tool's stand-in, not whatever that folder holds
+    toolkit = tmp_path / "toolkit/bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text("#!/bin/sh\nexit 1\n")
+    (toolkit / "nvcc").chmod(0o755)
+    course = write(tmp_path / "course", {
+        "chapter03/Makefile": f"export PATH := {toolkit}:$(PATH)\nall: mat_mul\nmat_mul: mat_mul.cu\n"
+                              "\tnvcc -O2 -o mat_mul mat_mul.cu\n",
+        "chapter03/mat_mul.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "chapter03/mat_mul.cu", course)
+    assert (p.how, p.options) == ("chapter03/Makefile", ["-O2", "-o", "mat_mul"])
+
+
+def test_the_build_line_in_the_programs_own_header_comment_is_taken(tmp_path):
+    # a book's listings say in their header how to build them; dynamic parallelism needs its -rdc=true
+    course = write(tmp_path, {
+        "ch6/quicksort.cu": ("/*\n Author : someone\n To build use  : nvcc quicksort.cu -arch=compute_35 -code=sm_35 "
+                             "-rdc=true -o quicksort\n */\n" + MAIN + PIECE),
+        "ch6/hello.cu": "// nvcc hello.cu -o hello -arch=sm_20\n" + MAIN + PIECE,
+        "ch6/other.cu": "// this file is not built with nvcc other_file.cu\n" + MAIN + PIECE,
+    })
+    p = read_program(course / "ch6/quicksort.cu", course)
+    assert (p.how, p.sources) == ("quicksort.cu's own comment", ["quicksort.cu"])
+    assert p.options == ["-arch=compute_35", "-code=sm_35", "-rdc=true", "-o", "quicksort"]
+    assert read_program(course / "ch6/hello.cu", course).options == ["-o", "hello", "-arch=sm_20"]
+    assert read_program(course / "ch6/other.cu", course).how.startswith("default")
+
+
+def test_a_program_drawn_with_qt_is_left_out_with_the_reason(tmp_path):
+    course = write(tmp_path, {"m/main.cpp": "#include <QImage>\n" + MAIN, "m/kernel.cu": PIECE,
+                              "m/README.md": "nvcc -rdc=true main.cpp kernel.cu -lQt5Gui -lQt5Core -o mandel\n"})
+    assert read_program(course / "m/kernel.cu", course).left_out.startswith("uses Qt")
