@@ -328,6 +328,13 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, "Error: 0.000703\n", source, 120)[0] == "pass"
 
 
+def test_a_note_on_what_is_passed_to_a_kernel_is_no_success_line():
+    # a book's edge detector prints "Everything is passed into the kernel" for one of its kernel choices
+    source = 'printf("BWKernel:  Everything is passed into the kernel\\n"); printf("done\\n");'
+    assert judge(0, "done\n", source, 120)[0] == "pass"
+    assert judge(0, "done\n", 'printf("All tests passed\\n");', 120)[0] == "fail"
+
+
 def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
     # CSC's stencil demo: `// run the basic case once to get the "correct" results`, and it prints only rates
     source = '// run once to get the "correct" results\n/* a "PASS" here too */\nprintf("%g updates/s\\n", r);'
