@@ -631,3 +631,18 @@ def test_a_program_drawn_with_qt_is_left_out_with_the_reason(tmp_path):
     course = write(tmp_path, {"m/main.cpp": "#include <QImage>\n" + MAIN, "m/kernel.cu": PIECE,
                               "m/README.md": "nvcc -rdc=true main.cpp kernel.cu -lQt5Gui -lQt5Core -o mandel\n"})
     assert read_program(course / "m/kernel.cu", course).left_out.startswith("uses Qt")
+
+
+def test_a_cmake_targets_compile_options_and_libraries_reach_the_build(tmp_path):
+    # a Chinese university lab times its GEMM against cuBLAS and an OpenMP loop: without the target's
+    # -Xcompiler=-fopenmp and -lcublas it stops at its link (undefined omp_set_num_threads)
+    lab = write(tmp_path, {
+        "lab10/CMakeLists.txt": ("project(lab10)\nenable_language(CUDA)\nfile(GLOB_RECURSE SOURCES \"src/*.cu\")\n"
+                                 "find_package(OpenMP REQUIRED)\nadd_executable(test ${SOURCES})\n"
+                                 "target_compile_options(test PUBLIC\n    -O3  # nvcc\n    -Xcompiler=-fopenmp\n)\n"
+                                 "target_link_libraries(test\n    -lcublas\n    OpenMP::OpenMP_CXX\n    CUDA::curand\n)\n"),
+        "lab10/src/main.cu": MAIN, "lab10/src/gemm.cu": PIECE,
+    })
+    p = read_program(lab / "lab10/src/main.cu", lab)
+    assert p.options == ["-O3", "-Xcompiler=-fopenmp", "-lcublas", "-lcurand", "-o", "test"]
+    assert p.sources == ["src/gemm.cu", "src/main.cu"]

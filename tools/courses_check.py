@@ -463,8 +463,32 @@ def from_cmake(path: Path, checkout: Path):
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
     if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
         options.append("-rdc=true")
+    options += _target_flags(own, name)
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+_SCOPES = ("PUBLIC", "PRIVATE", "INTERFACE", "BEFORE")
+
+
+def _target_flags(text: str, name: str) -> list:
+    """The nvcc words of a target's ``target_compile_options`` (``-O3``, ``-Xcompiler=-fopenmp``) and
+    ``target_link_libraries`` (``-lcublas``, ``CUDA::cublas``, ``OpenMP::OpenMP_CXX``): a lab that
+    times its GEMM against cuBLAS and an OpenMP loop links both, or fails at its link."""
+    words = []
+    for m in re.finditer(r"\btarget_compile_options\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
+        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")]
+    for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
+        for w in shlex.split(m.group(1)):
+            if w.startswith("-l"):
+                words.append(w)
+            elif _CMAKE_LIBRARY.fullmatch(w):
+                words.append(f"-l{'cuda' if w == 'CUDA::cuda_driver' else w.split('::')[1]}")
+            elif w.startswith("OpenMP::") and "-Xcompiler=-fopenmp" not in words:
+                words += ["-Xcompiler=-fopenmp"]
+            elif re.fullmatch(r"(CUDA::)?(cudart|cudart_static)", w) or w.upper() in _SCOPES:
+                continue
+    return words
 
 
 def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
