@@ -600,9 +600,7 @@ class Exec:
         """synccheck's report of a barrier a warp reached split, as a warning: the kernel goes on
         (once per instruction and launch; ``slack.strict_sync``, synccheck asked for, stops it)."""
         site = (id(inst), "sync", "barrier")
-        found = self.stats.warned.get(site)
-        if found is not None:
-            found.details["threads"] += int(apart.sum())
+        if site in self.stats.warned:
             return
         block, thread = self.where(int(np.flatnonzero(apart)[0]))
         block, thread = _xyz(block), _xyz(thread)
@@ -614,7 +612,7 @@ class Exec:
                "could hang. Let every thread of the block reach the same __syncthreads(); run with --check synccheck "
                "(cudalab.check(\"synccheck\")) to stop here.")
         f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread, None,
-                    {"warning": True, "threads": int(apart.sum()), "space": "barrier", "access": "sync"})
+                    {"warning": True, "space": "barrier", "access": "sync"})
         self.stats.warned[site] = f
         self.stats.findings.append(f)
 
