@@ -343,6 +343,13 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, "Error: 0.000703\n", source, 120)[0] == "pass"
 
 
+def test_a_note_on_what_is_passed_to_a_kernel_is_no_success_line():
+    # a book's edge detector prints "Everything is passed into the kernel" for one of its kernel choices
+    source = 'printf("BWKernel:  Everything is passed into the kernel\\n"); printf("done\\n");'
+    assert judge(0, "done\n", source, 120)[0] == "pass"
+    assert judge(0, "done\n", 'printf("All tests passed\\n");', 120)[0] == "fail"
+
+
 def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
     # CSC's stencil demo: `// run the basic case once to get the "correct" results`, and it prints only rates
     source = '// run once to get the "correct" results\n/* a "PASS" here too */\nprintf("%g updates/s\\n", r);'
@@ -606,3 +613,69 @@ def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_na
     # the second program, which only `make jacobi_streams` builds (the first target is jacobi_memcpy)
     p = read_program(course / "cuda/solutions/jacobi_streams.cu", course)
     assert (p.how, p.sources) == ("cuda/Makefile", ["jacobi_streams.cu"]) and "-fopenmp" in p.options
+
+
+def test_a_makefile_that_builds_a_helper_from_the_folder_beside_it_gives_both_files(tmp_path):
+    # a book's chapter folders share ../common/pgm.cpp: each Makefile compiles it to pgm.o and links
+    # it with the chapter's program; make finds the prerequisite only where the folder has its neighbours
+    book = write(tmp_path, {
+        "ch6/common/pgm.cpp": PIECE,
+        "ch6/histogram/Makefile": ("histogram: histogram.cu pgm.o\n\tnvcc -arch=sm_20 histogram.cu pgm.o -o histogram\n"
+                                   "pgm.o: ../common/pgm.cpp\n\tg++ -c ../common/pgm.cpp -o ./pgm.o\n"),
+        "ch6/histogram/histogram.cu": MAIN,
+    })
+    p = read_program(book / "ch6/histogram/histogram.cu", book)
+    assert (p.how, p.sources, p.options) == ("ch6/histogram/Makefile", ["histogram.cu", "../common/pgm.cpp"],
+                                             ["-arch=sm_20", "-o", "histogram"])
+
+
+def test_a_makefile_that_puts_the_cuda_folder_first_on_its_path_is_still_recorded(tmp_path):
+    # "export PATH := /usr/local/cuda/bin:$(PATH)" in a Korean course's Makefiles: the nvcc found first
+    # must be the tool's stand-in, not whatever that folder holds
+    toolkit = tmp_path / "toolkit/bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text("#!/bin/sh\nexit 1\n")
+    (toolkit / "nvcc").chmod(0o755)
+    course = write(tmp_path / "course", {
+        "chapter03/Makefile": f"export PATH := {toolkit}:$(PATH)\nall: mat_mul\nmat_mul: mat_mul.cu\n"
+                              "\tnvcc -O2 -o mat_mul mat_mul.cu\n",
+        "chapter03/mat_mul.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "chapter03/mat_mul.cu", course)
+    assert (p.how, p.options) == ("chapter03/Makefile", ["-O2", "-o", "mat_mul"])
+
+
+def test_the_build_line_in_the_programs_own_header_comment_is_taken(tmp_path):
+    # a book's listings say in their header how to build them; dynamic parallelism needs its -rdc=true
+    course = write(tmp_path, {
+        "ch6/quicksort.cu": ("/*\n Author : someone\n To build use  : nvcc quicksort.cu -arch=compute_35 -code=sm_35 "
+                             "-rdc=true -o quicksort\n */\n" + MAIN + PIECE),
+        "ch6/hello.cu": "// nvcc hello.cu -o hello -arch=sm_20\n" + MAIN + PIECE,
+        "ch6/other.cu": "// this file is not built with nvcc other_file.cu\n" + MAIN + PIECE,
+    })
+    p = read_program(course / "ch6/quicksort.cu", course)
+    assert (p.how, p.sources) == ("quicksort.cu's own comment", ["quicksort.cu"])
+    assert p.options == ["-arch=compute_35", "-code=sm_35", "-rdc=true", "-o", "quicksort"]
+    assert read_program(course / "ch6/hello.cu", course).options == ["-o", "hello", "-arch=sm_20"]
+    assert read_program(course / "ch6/other.cu", course).how.startswith("default")
+
+
+def test_a_program_drawn_with_qt_is_left_out_with_the_reason(tmp_path):
+    course = write(tmp_path, {"m/main.cpp": "#include <QImage>\n" + MAIN, "m/kernel.cu": PIECE,
+                              "m/README.md": "nvcc -rdc=true main.cpp kernel.cu -lQt5Gui -lQt5Core -o mandel\n"})
+    assert read_program(course / "m/kernel.cu", course).left_out.startswith("uses Qt")
+
+
+def test_a_cmake_targets_compile_options_and_libraries_reach_the_build(tmp_path):
+    # a Chinese university lab times its GEMM against cuBLAS and an OpenMP loop: without the target's
+    # -Xcompiler=-fopenmp and -lcublas it stops at its link (undefined omp_set_num_threads)
+    lab = write(tmp_path, {
+        "lab10/CMakeLists.txt": ("project(lab10)\nenable_language(CUDA)\nfile(GLOB_RECURSE SOURCES \"src/*.cu\")\n"
+                                 "find_package(OpenMP REQUIRED)\nadd_executable(test ${SOURCES})\n"
+                                 "target_compile_options(test PUBLIC\n    -O3  # nvcc\n    -Xcompiler=-fopenmp\n)\n"
+                                 "target_link_libraries(test\n    -lcublas\n    OpenMP::OpenMP_CXX\n    CUDA::curand\n)\n"),
+        "lab10/src/main.cu": MAIN, "lab10/src/gemm.cu": PIECE,
+    })
+    p = read_program(lab / "lab10/src/main.cu", lab)
+    assert p.options == ["-O3", "-Xcompiler=-fopenmp", "-lcublas", "-lcurand", "-o", "test"]
+    assert p.sources == ["src/gemm.cu", "src/main.cu"]

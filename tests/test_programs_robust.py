@@ -290,6 +290,25 @@ def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
     assert "4-byte allocation was freed already" in r.stderr and "passed to a kernel by value" in r.stderr
 
 
+def test_freeing_pinned_host_memory_with_cudafree_names_the_call_that_frees_it():
+    # a book's stream example frees its cudaMallocHost buffers with cudaFree: CUDA refuses, the
+    # memory stays, and the message says which call would free it
+    r = run_program_source("""
+        #include <cstdio>
+        int main() {
+            int *h, *d;
+            cudaMallocHost(&h, 4096);
+            cudaMalloc(&d, 4096);
+            printf("%d %d\\n", (int)cudaFree(h), (int)cudaFreeHost(d));
+            h[0] = 1;                     // still allocated
+            printf("%d %d\\n", (int)cudaFreeHost(h), (int)cudaFree(d));
+        }
+    """)
+    assert r.stdout == "1 1\n0 0\n", r.stderr
+    assert "4,096-byte allocation was made by cudaMallocHost, and cudaFreeHost frees it, not cudaFree" in r.stderr
+    assert "made by cudaMalloc, and cudaFree frees it, not cudaFreeHost" in r.stderr
+
+
 # a kernel that faults at line 4 of its file, in a file of its own
 FAR_AWAY = """\
 // kernels, apart from main

@@ -71,7 +71,9 @@ COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot 
                             r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
-SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
+# ("Everything is passed into the kernel", a book's note on its arguments, says nothing of a result)
+SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bcorrect\b|"
+                     r"\bPASS(ED)?\b(?!\s+(?:in|into|to|as|by|through|from|on|over|along)\b)", re.I)
 # (a library call too large for the CPU, cuBLAS's 16384-cubed gemm, is refused as "(it is GPU-sized)")
 GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator|"
                        r"\(it is GPU-sized\)")
@@ -92,6 +94,7 @@ NOT_EMULATED = [
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    (r"-lQt\w*|[<\"]Q(Image|Application|Widget|Color|Painter)[>\"]|[<\"]Qt\w+/", "Qt (a GUI library, not installed here)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
@@ -145,11 +148,15 @@ def _stand_ins(folder: Path) -> Path:
 _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
-def make_commands(folder: Path, target: str | None = None) -> list:
+def make_commands(folder: Path, target: str | None = None, within: Path | None = None) -> list:
     """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
-    words), from a copy."""
+    words), from a copy. Where ``folder`` lies below ``within`` (the checkout), the copy has its
+    neighbours beside it: a book's chapter Makefile builds ``pgm.o`` from ``../common/pgm.cpp``, and
+    make builds nothing that needs a prerequisite it cannot find."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
+        if within is not None and folder.resolve() != within.resolve() and within.resolve() in folder.resolve().parents:
+            copy = _beside_its_neighbours(folder, Path(tmp))
         shutil.copytree(folder, copy, symlinks=True)
         _resolve_outside_links(folder, copy)
         home = Path(tmp) / "cuda"
@@ -163,8 +170,10 @@ def make_commands(folder: Path, target: str | None = None) -> list:
         makefile = _makefile(folder)
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
-        subprocess.run(["make", "-B", "-k", *homes, *fixed, *([target] if target else [])], cwd=copy, env=env,
-                       capture_output=True, timeout=120)
+        # PATH on make's command line: a Makefile's "export PATH := /usr/local/cuda/bin:$(PATH)" would put
+        # the real nvcc before the stand-ins; make takes a command line's value over the Makefile's
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, f"PATH={env['PATH']}", *([target] if target else [])],
+                       cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
@@ -182,28 +191,46 @@ def _resolve_outside_links(folder: Path, copy: Path):
             shutil.copyfile(original, link)
 
 
+def _beside_its_neighbours(folder: Path, tmp: Path) -> Path:
+    """Where to copy ``folder`` in ``tmp`` so that ``../x`` finds its parent's other entries: a
+    tree of folders whose files are links to the checkout's (the stand-ins only name them; an output
+    they touch lands in the tree's own folders)."""
+    parent = tmp / "up" / folder.parent.name
+    for entry in folder.parent.iterdir():
+        if entry.name in (folder.name, ".git"):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry.resolve(), parent / entry.name, symlinks=True, copy_function=os.symlink,
+                            ignore=shutil.ignore_patterns(".git"))
+        else:
+            parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(entry.resolve(), parent / entry.name)
+    return parent / folder.name
+
+
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
 _COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
 
 
-def from_makefile(folder: Path, source: str) -> list | None:
+def from_makefile(folder: Path, source: str, within: Path | None = None) -> list | None:
     """``from_make`` of ``make -B`` in ``folder``, else of ``make -B NAME`` for ``source``'s NAME: a lab's
     Makefile whose first target builds only its first program (the GPU Bootcamp's jacobi_memcpy before
     jacobi_streams, which `make jacobi_streams` builds)."""
-    return (from_make(make_commands(folder), source)
-            or from_make(make_commands(folder, Path(source).stem), source))
+    return (from_make(make_commands(folder, within=within), source)
+            or from_make(make_commands(folder, Path(source).stem, within=within), source))
 
 
 def from_make(commands: list, source: str) -> list | None:
     """The ``cudalab run`` words (options, then sources) of the program that ``commands`` (a recorded
     ``make -B``) link from ``source`` or its object file, or None."""
     commands = [(tool, _as_nvcc(tool, args)) for tool, *args in commands if not set(args) & set(_NOT_A_BUILD)]
-    compiled = {_output(args) or Path(_sources(args)[0]).with_suffix(".o").name: args
+    # (by normalised path: "g++ -c ../common/pgm.cpp -o ./pgm.o" is the link's "pgm.o")
+    compiled = {os.path.normpath(_output(args) or Path(_sources(args)[0]).with_suffix(".o").name): args
                 for tool, args in commands if set(args) & set(_COMPILE_ONLY) and _sources(args)}
     for tool, args in commands:
         if set(args) & set(_COMPILE_ONLY):
             continue
-        units = [compiled.get(f, [f]) if f.endswith(".o") else [f] for f in _files(args)]
+        units = [compiled.get(os.path.normpath(f), [f]) if f.endswith(".o") else [f] for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
         if not any(_same_source(s, source) for s in sources):
             continue
@@ -312,6 +339,30 @@ def from_notes(path: Path, checkout: Path, folders: list):
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
+
+
+# a comment's "To build use  : nvcc quicksort.cu -arch=compute_35 -rdc=true -o quicksort" or "// nvcc -o x x.cu"
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_COMMENT_NVCC = re.compile(r"(?:^|[\s:>$])nvcc\s+([^\n]*?)\s*(?:\*/)?\s*$", re.M)
+
+
+def from_own_comment(path: Path):
+    """(nvcc words, where) for the build line the program's author wrote in its own comments (a
+    book's header block: "To build use : nvcc x.cu -arch=compute_35 -code=sm_35 -rdc=true -o x"),
+    if it names the file: the author's word on its options (-rdc=true for dynamic parallelism)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return
+    for comment in _COMMENTS.finditer(text):
+        for m in _COMMENT_NVCC.finditer(comment.group(0)):
+            try:
+                words = shlex.split(m.group(1).rstrip("*/ "))
+            except ValueError:
+                continue
+            words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+            if any(Path(w).name == path.name for w in words):
+                yield ([path.name if Path(w).name == path.name else w for w in words], f"{path.name}'s own comment")
 
 
 def _ipython_expanded(words: list) -> list:
@@ -424,6 +475,7 @@ def from_cmake(path: Path, checkout: Path):
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
     if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
         options.append("-rdc=true")
+    options += _target_flags(own, name)
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
     for library in _linked(own, name, variables):
         if library.startswith("-l"):
@@ -466,6 +518,23 @@ def _library_sources(home: Path, library: str) -> list:
             if found:
                 return [os.path.relpath(folder / f, home) for f in found]
     return []
+
+
+_SCOPES = ("PUBLIC", "PRIVATE", "INTERFACE", "BEFORE")
+
+
+def _target_flags(text: str, name: str) -> list:
+    """The nvcc words of a target's ``target_compile_options`` (``-O3``, ``-Xcompiler=-fopenmp``) and
+    ``target_link_libraries``' ``OpenMP::OpenMP_CXX`` (its ``-lcublas`` and ``CUDA::cublas`` come from
+    ``_linked``): a lab that times its GEMM against cuBLAS and an OpenMP loop links both, or fails at its link."""
+    words = []
+    for m in re.finditer(r"\btarget_compile_options\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
+        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")]
+    for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
+        for w in shlex.split(m.group(1)):      # (-lX and CUDA::X come from _linked)
+            if w.startswith("OpenMP::") and "-Xcompiler=-fopenmp" not in words:
+                words += ["-Xcompiler=-fopenmp"]
+    return words
 
 
 def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
@@ -600,21 +669,21 @@ def find_build(path: Path, checkout: Path) -> tuple:
     looking beside it first, then one folder up (module docstring), else the default."""
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
-    found = from_makefile(path.parent, path.name) if here else None
+    found = from_makefile(path.parent, path.name, checkout) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
-    notes = list(from_notes(path, checkout, [path.parent]))
+    notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent])]
     above = _makefile(up[0]) if up else None
-    found = from_makefile(up[0], path.relative_to(up[0]).as_posix()) if above and not notes else None
+    found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
     if above and not notes and _SOLUTIONS.fullmatch(path.parent.name):
         # a lab's solutions/ folder beside the exercise files, which the Makefile above builds under the
         # same names (the GPU Bootcamp's cuda/solutions/jacobi_memcpy.cu): the exercise's build, run here
-        found = from_makefile(up[0], path.name)
+        found = from_makefile(up[0], path.name, checkout)
         if found:
             return found, above.relative_to(checkout).as_posix(), path.parent
     notes += list(from_notes(path, checkout, up))

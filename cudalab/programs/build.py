@@ -359,6 +359,11 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         r = compile_with(cpp17(options))
+    if r.returncode and _THRUST_NOT_INCLUDED.search(r.stdout + r.stderr):
+        # Thrust's headers up to CUDA 12 brought in thrust::pair and thrust::tuple with every container
+        # and algorithm; CUDA 13's (CCCL 3) no longer do, and a book's unique_by_key_copy result stops
+        again = compile_with([*options, *THRUST_PAIR_AND_TUPLE])
+        r = again if not again.returncode else r
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -413,6 +418,11 @@ def _without_other_toolkits(options: list, cwd: Path) -> list:
 
 # CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14
 _OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
+
+
+# a name Thrust's headers declared for every program up to CUDA 12, which a CUDA 13 program must include itself
+_THRUST_NOT_INCLUDED = re.compile(r'namespace "thrust" has no member "(pair|make_pair|tuple|make_tuple|tie|get)"')
+THRUST_PAIR_AND_TUPLE = ["-include", "thrust/pair.h", "-include", "thrust/tuple.h"]
 
 
 def cpp17(options: list) -> list:
