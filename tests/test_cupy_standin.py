@@ -299,3 +299,21 @@ def test_a_cupyx_jit_kernel_shows_the_code_it_compiled(cp):
     code = fill.cached_code                     # numba's PTX here, where CuPy shows its CUDA C++
     assert code.startswith("// cudalab compiles cupyx.jit kernels with numba-cuda") and ".entry" in code
     assert len(fill.cached_codes) == 1 and (y == 3).all()
+
+
+def test_a_raw_kernel_takes_a_one_element_numpy_array_by_value_as_cupy_does(cp):
+    # a struct parameter is given as a one-element structured array (a float2 here), a number as a
+    # one-element array; both are copied into the parameter buffer, as CuPy passes them
+    shift = cp.RawKernel(r'''
+    extern "C" __global__ void shift(const float2* points, float2 by, int scale, float2* out) {
+        int i = threadIdx.x;
+        out[i] = make_float2(points[i].x + scale * by.x, points[i].y + scale * by.y);
+    }''', "shift")
+    float2 = np.dtype({"names": ["x", "y"], "formats": [np.float32] * 2})
+    points = cp.arange(8, dtype=cp.float32).reshape(4, 2)
+    out = cp.zeros_like(points)
+    by = np.array([0.5, -1.0], np.float32).view(float2)
+    shift((1,), (4,), (points, by, np.array([2], np.int32), out))
+    np.testing.assert_array_equal(out.get(), points.get() + [1.0, -2.0])
+    with pytest.raises(TypeError, match=r"numpy.ndarray of shape \(4, 2\).*cupy.ndarray"):
+        shift((1,), (4,), (points.get(), by, 2, out))

@@ -58,7 +58,20 @@ class RawKernel:
         return self._kernel
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None, enable_cooperative_groups=False):
-        _launch(self.kernel, grid, block, args, shared_mem, stream)
+        _launch(self.kernel, grid, block, [_by_value(a) for a in args], shared_mem, stream)
+
+
+def _by_value(a):
+    """A raw kernel's argument as CuPy passes it: a numpy array of one element goes by value, its bytes
+    (a struct such as ``rhs.view(double3)`` for a ``double3`` parameter, or a number); a larger one is
+    CuPy's TypeError, since the kernel would want device memory (a cupy array) there."""
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.size == 1:
+        return a.reshape(())[()]
+    raise TypeError(f"You are trying to pass a numpy.ndarray of shape {a.shape} as a kernel parameter. Only "
+                    "numpy.ndarrays of size one can be passed by value. If you meant to pass a pointer to "
+                    "__global__ memory, you need to pass a cupy.ndarray instead (cupy.asarray(a)).")
 
 
 _PARAM = re.compile(r"^\s*(raw\s+)?(\w+)\s+(\w+)\s*$")
