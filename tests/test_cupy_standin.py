@@ -317,3 +317,27 @@ def test_a_raw_kernel_takes_a_one_element_numpy_array_by_value_as_cupy_does(cp):
     np.testing.assert_array_equal(out.get(), points.get() + [1.0, -2.0])
     with pytest.raises(TypeError, match=r"numpy.ndarray of shape \(4, 2\).*cupy.ndarray"):
         shift((1,), (4,), (points.get(), by, 2, out))
+
+
+def test_a_cupyx_jit_kernel_uses_cupys_shared_memory_and_atomics(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def block_sums(x, total, largest, n):
+        tid = jit.threadIdx.x
+        tile = jit.shared_memory(cp.float32, 64)        # CuPy's order: dtype, then size
+        i = jit.blockIdx.x * jit.blockDim.x + tid
+        tile[tid] = x[i] if i < n else cp.float32(0)
+        jit.syncthreads()
+        if tid == 0:
+            s = cp.float32(0)
+            for k in range(jit.blockDim.x):
+                s += tile[k]
+            jit.atomic_add(total, 0, s)
+            jit.atomic_max(largest, 0, s)
+
+    x = cp.arange(200, dtype=cp.float32)
+    total, largest = cp.zeros(1, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
+    block_sums((4,), (64,), (x, total, largest, cp.int32(200)))
+    assert total.get()[0] == 19900.0
+    assert largest.get()[0] == sum(range(128, 192))      # the third block's 64 elements sum the most

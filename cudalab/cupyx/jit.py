@@ -5,7 +5,8 @@ with the ``jit`` module read as numba.cuda, and launch as CuPy launches them:
 
 What numba.cuda names the same way (threadIdx, blockIdx, blockDim, gridDim, grid, gridsize,
 syncthreads, syncwarp, laneid, warpsize, the shfl_*_sync family) works; CuPy's own spellings that
-numba lacks (``jit.shared_memory``, ``jit.atomic_add``) are reported by numba as unknown attributes.
+numba lacks (``jit.shared_memory``, ``jit.atomic_add`` and the other atomics) are numba's calls
+through jit_spellings.py.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 import types
 
 from numba import cuda as _cuda
+
+from .jit_spellings import NAMES as _CUPY_NAMES, respell as _respell, shared_memory, atomic_cas  # noqa: F401
 
 threadIdx, blockIdx, blockDim, gridDim = _cuda.threadIdx, _cuda.blockIdx, _cuda.blockDim, _cuda.gridDim
 grid, gridsize, laneid, warpsize = _cuda.grid, _cuda.gridsize, _cuda.laneid, _cuda.warpsize
@@ -36,7 +39,7 @@ def _as_numba(func):
         return func
     names = {k: _cuda if v is this else v for k, v in func.__globals__.items()}
     cells = tuple(types.CellType(_cuda) if is_this(c) else c for c in closure) or None
-    new = types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, cells)
+    new = types.FunctionType(_respell(func.__code__, names), names, func.__name__, func.__defaults__, cells)
     new.__module__, new.__qualname__, new.__doc__ = func.__module__, func.__qualname__, func.__doc__
     return new
 

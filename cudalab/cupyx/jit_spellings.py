@@ -1,0 +1,98 @@
+"""CuPy's own spellings in cupyx.jit kernels, made numba.cuda calls.
+
+cupyx.jit writes ``jit.shared_memory(cupy.float32, 1024)`` where numba writes
+``cuda.shared.array(1024, float32)``, and ``jit.atomic_add(y, 0, v)`` where numba writes
+``cuda.atomic.add(y, 0, v)``. cudalab compiles cupyx.jit kernels with numba-cuda, reading the ``jit``
+module as numba.cuda (jit.py); numba types a module's attributes by the module itself, so these
+names cannot live on a module of cudalab's. Instead each is a function numba-cuda knows
+(``overload(..., inline="always")``: every call its own shared array, as in CuPy's generated C++),
+kept on numba.cuda under a private name, and a kernel's code object reads ``jit.shared_memory`` as
+that name (``respell``).
+"""
+from __future__ import annotations
+
+from numba import cuda
+from numba.core import errors, types
+from numba.core.extending import intrinsic, overload
+from numba.cuda.cudadrv import nvvm
+from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
+
+PREFIX = "_cupyx_jit_"
+# CuPy's atomic_* and the numba.cuda.atomic function each one is
+ATOMICS = {"add": "add", "sub": "sub", "exch": "exch", "min": "min", "max": "max", "inc": "inc",
+           "dec": "dec", "and": "and_", "or": "or_", "xor": "xor"}
+NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS)]
+
+
+def respell(code, names):
+    """``code`` with each CuPy-only attribute name it reads (and ``names``, the function's globals,
+    does not define) renamed to numba.cuda's private name for it; nested code objects too."""
+    renamed = tuple(PREFIX + n if n in NAMES and n not in names else n for n in code.co_names)
+    consts = tuple(respell(c, names) if hasattr(c, "co_names") else c for c in code.co_consts)
+    if renamed == code.co_names and consts == code.co_consts:
+        return code
+    return code.replace(co_names=renamed, co_consts=consts)
+
+
+def _literal_size(size):
+    if size is None or isinstance(size, (types.NoneType, types.Omitted)):
+        return 0                        # CuPy's dynamic shared memory: numba's array of size 0
+    if isinstance(size, types.IntegerLiteral):
+        return size.literal_value
+    raise errors.TypingError("jit.shared_memory(dtype, size): the size must be a constant (a number or a global "
+                             f"constant) known when the kernel compiles, not a {size}.")
+
+
+def _element_type(dtype):
+    if isinstance(dtype, (types.NumberClass, types.DType)):
+        return getattr(dtype, "instance_type", None) or dtype.dtype
+    raise errors.TypingError(f"jit.shared_memory(dtype, size): the dtype must be a numpy type such as "
+                             f"cupy.float32, not {dtype}.")
+
+
+@intrinsic(prefer_literal=True)
+def shared_memory(typingctx, dtype, size, alignment=None):
+    """CuPy's ``jit.shared_memory(dtype, size, alignment=None)``: a block's shared array of ``size``
+    elements (None: dynamic), the array numba's ``cuda.shared.array(size, dtype)`` makes. An intrinsic:
+    numba makes it where the call is (a device function may not return a shared array made in it)."""
+    n, element = _literal_size(size), _element_type(dtype)
+    align = alignment.literal_value if isinstance(alignment, types.IntegerLiteral) else None
+    given = (dtype, size, types.none if alignment is None else alignment)
+
+    def codegen(context, builder, signature, args):
+        return _generic_array(context, builder, shape=(n,), dtype=element,
+                              symbol_name=_get_unique_smem_id("_cudapy_smem"), addrspace=nvvm.ADDRSPACE_SHARED,
+                              can_dynsized=True, alignment=align)
+    return types.Array(element, 1, "C")(*given), codegen
+
+
+def atomic_cas(array, index, compare, value):
+    """CuPy's ``jit.atomic_cas``: numba's ``cuda.atomic.cas``."""
+    raise NotImplementedError("jit.atomic_cas works inside a cupyx.jit kernel only")
+
+
+@overload(atomic_cas, target="cuda", inline="always")
+def _atomic_cas(array, index, compare, value):
+    def cas(array, index, compare, value):
+        return cuda.atomic.cas(array, index, compare, value)
+    return cas
+
+
+def _atomic(cupy_name, numba_name):
+    """CuPy's ``jit.atomic_<op>(array, index, value)``: numba's ``cuda.atomic.<op>``, which returns the
+    old value as CuPy's does."""
+    scope = {}
+    exec(f"def stub(array, index, value):\n    raise NotImplementedError('jit.atomic_{cupy_name} works inside a "
+         f"cupyx.jit kernel only')\n"
+         f"def impl(array, index, value):\n    return cuda.atomic.{numba_name}(array, index, value)\n",
+         {"cuda": cuda}, scope)
+    stub, impl = scope["stub"], scope["impl"]
+    stub.__name__ = stub.__qualname__ = f"atomic_{cupy_name}"
+    overload(stub, target="cuda", inline="always")(lambda array, index, value: impl)
+    return stub
+
+
+for _cupy, _numba in ATOMICS.items():
+    setattr(cuda, f"{PREFIX}atomic_{_cupy}", _atomic(_cupy, _numba))
+setattr(cuda, PREFIX + "shared_memory", shared_memory)
+setattr(cuda, PREFIX + "atomic_cas", atomic_cas)
