@@ -341,3 +341,25 @@ def test_a_cupyx_jit_kernel_uses_cupys_shared_memory_and_atomics(cp):
     block_sums((4,), (64,), (x, total, largest, cp.int32(200)))
     assert total.get()[0] == 19900.0
     assert largest.get()[0] == sum(range(128, 192))      # the third block's 64 elements sum the most
+
+
+def test_cupys_stream_module_and_memory_pools_answer(cp):
+    # CuPy's own examples spell the classes cupy.cuda.stream.Stream and .Event, set a pool as the
+    # allocator and stage copies through pinned memory from cupy.cuda.alloc_pinned_memory
+    pool = cp.cuda.MemoryPool()
+    cp.cuda.set_allocator(pool.malloc)
+    cp.cuda.set_pinned_memory_allocator(cp.cuda.PinnedMemoryPool().malloc)
+    x = cp.arange(1 << 18, dtype=cp.float32)
+    assert pool.used_bytes() >= x.nbytes and pool.total_bytes() == pool.used_bytes()
+    pool.free_all_blocks()
+
+    mem = cp.cuda.alloc_pinned_memory(x.nbytes)
+    staged = np.frombuffer(mem, np.float32, x.size)
+    pageable = np.empty(x.size, np.float32)
+    stream = cp.cuda.stream.Stream()
+    with stream:
+        pinned_ms = _between_events(cp, lambda: x.get(out=staged))
+        pageable_ms = _between_events(cp, lambda: x.get(out=pageable))
+    assert (staged == np.arange(1 << 18)).all() and (pageable == staged).all()
+    assert 0 < pinned_ms < pageable_ms            # page-locked memory copies at the faster rate
+    assert isinstance(cp.cuda.stream.get_current_stream(), cp.cuda.Stream)

@@ -52,7 +52,7 @@ class ndarray(DeviceNDArray):
     def get(self, stream=None, order="C", out=None):
         """The values as a numpy array (a copy)."""
         values = _host(self)
-        model.copy(values.nbytes, "D2H")
+        model.copy(values.nbytes, "D2H", host=out)
         if out is not None:
             out[...] = values
             return out
@@ -61,7 +61,7 @@ class ndarray(DeviceNDArray):
     def set(self, arr, stream=None):
         """Overwrite the values with a host array's."""
         _store(self, arr)
-        model.copy(self.nbytes, "H2D")
+        model.copy(self.nbytes, "H2D", host=arr, blocking=False)
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct "
@@ -322,33 +322,12 @@ def fuse(*args, **kwargs):
 
 
 def get_default_memory_pool():
-    return _POOL
+    """CuPy's default device memory pool (cupy.cuda.MemoryPool: cudalab's live allocations)."""
+    return cuda.default_pool
 
 
-get_default_pinned_memory_pool = get_default_memory_pool
-
-
-class _MemoryPool:
-    """CuPy's memory pool: cudalab frees an array's memory when the array goes, so there is no pool."""
-
-    def used_bytes(self):
-        from ..runtime import device
-        memory = device.current().memory
-        return sum(a.size for a in memory.allocs.values() if not a.freed)
-
-    total_bytes = used_bytes
-
-    def free_all_blocks(self, stream=None):
-        pass
-
-    def n_free_blocks(self):
-        return 0
-
-    def set_limit(self, size=None, fraction=None):
-        pass
-
-
-_POOL = _MemoryPool()
+def get_default_pinned_memory_pool():
+    return cuda.default_pinned_pool
 
 
 def __getattr__(name):
@@ -430,5 +409,6 @@ def modules() -> dict:
     profiler = importlib.import_module("cudalab.cupyx.profiler")
     jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
-            "cupy.cuda.runtime": cuda.runtime, "cupy.random": random, "cupy.testing": testing,
+            "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
+            "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}
