@@ -363,3 +363,19 @@ def test_cupys_stream_module_and_memory_pools_answer(cp):
     assert (staged == np.arange(1 << 18)).all() and (pageable == staged).all()
     assert 0 < pinned_ms < pageable_ms            # page-locked memory copies at the faster rate
     assert isinstance(cp.cuda.stream.get_current_stream(), cp.cuda.Stream)
+
+
+def test_fortran_ordered_arrays_keep_their_layout_in_device_memory(cp):
+    # a raw kernel reads the bytes: CuPy's MAGMA-style sgemm example hands cp.asfortranarray(A) to a
+    # kernel that indexes A[row + col * lda], and read a C-ordered copy as the transpose before
+    first_column_then_second = cp.RawKernel(r'''
+    extern "C" __global__ void flat(const float* a, float* out) { out[threadIdx.x] = a[threadIdx.x]; }''', "flat")
+    a = cp.arange(6, dtype=cp.float32).reshape(2, 3)
+    f = cp.asfortranarray(a)
+    assert f.flags.f_contiguous and not f.flags.c_contiguous and f.strides == (4, 8)
+    out = cp.zeros(6, dtype=cp.float32)
+    first_column_then_second((1,), (6,), (f, out))
+    assert out.get().tolist() == [0, 3, 1, 4, 2, 5]
+    assert (f.get() == a.get()).all()                           # the same values, laid out by column
+    assert cp.empty_like(f).strides == (4, 8) and cp.zeros_like(f).strides == (4, 8)
+    assert cp.empty_like(f, order="C").strides == (12, 4) and cp.asarray(a).strides == (12, 4)

@@ -79,7 +79,7 @@ class ndarray(DeviceNDArray):
         try:
             return self._index(index)
         except Exception:       # noqa: BLE001  (a mask or an index array: numpy picks the elements)
-            return _device(_host(self)[_host_args(index)])
+            return _device(_host(self)[_host_args(index)], order="C")
 
     def __setitem__(self, index, value):
         try:
@@ -104,7 +104,7 @@ class ndarray(DeviceNDArray):
         try:
             return super().reshape(*shape, order=order)
         except NotImplementedError:        # a view that is not contiguous: a copy, as numpy and CuPy make
-            return _device(_host(self).reshape(*shape, order=order))
+            return _device(_host(self).reshape(*shape, order=order), order="C")
 
     @property
     def flags(self):
@@ -227,10 +227,20 @@ def _store(a, values):
     a.device.write(a.device_ptr + lo, raw)
 
 
-def _device(values) -> ndarray:
-    """A new device array holding a host array's values."""
-    values = np.array(values, order="C")        # (ascontiguousarray would make a scalar 1-d)
-    out = ndarray(values.shape, values.dtype)
+def _fortran(values) -> bool:
+    """Whether a host array is laid out in Fortran order (and not also in C order: a vector is both)."""
+    return isinstance(values, np.ndarray) and values.ndim > 1 and values.flags.f_contiguous \
+        and not values.flags.c_contiguous
+
+
+def _device(values, order="K") -> ndarray:
+    """A new device array holding a host array's values, in its layout (order 'K'; 'C' for code that
+    needs C order): numpy's Fortran-ordered answer (``cp.asfortranarray(a)``, ``cp.zeros_like`` of an
+    F-ordered array) stays Fortran-ordered in device memory, as CuPy's does; a raw kernel reads the
+    bytes, so the layout is part of the answer."""
+    order = "F" if order == "K" and _fortran(values) else "C"
+    values = np.array(values, order=order)        # (ascontiguousarray would make a scalar 1-d)
+    out = ndarray(values.shape, values.dtype, order=order)
     _store(out, values)
     return out
 
@@ -306,7 +316,11 @@ def empty(shape, dtype=float, order="C"):
 
 
 def empty_like(a, dtype=None, order="K", subok=None, shape=None):
-    return ndarray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
+    """A new device array shaped like ``a``; order 'K' and 'A' keep a Fortran-ordered ``a``'s layout."""
+    keep = order in ("K", "A") and shape is None and not getattr(a, "is_c_contiguous", lambda: True)() \
+        and getattr(a, "is_f_contiguous", lambda: False)()
+    return ndarray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype,
+                   order="F" if order == "F" or keep else "C")
 
 
 def get_array_module(*args):

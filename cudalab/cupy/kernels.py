@@ -133,9 +133,9 @@ class ElementwiseKernel:
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         for k, ((raw, _, _), a) in enumerate(zip(self.inputs, ins)):      # numpy's broadcasting, made real
             if isinstance(a, DeviceArray) and not raw and (a.shape != shape or not a.is_c_contiguous()):
-                ins[k] = _device(np.broadcast_to(_host(a), shape))
+                ins[k] = _device(np.broadcast_to(_host(a), shape), order="C")
             elif isinstance(a, np.ndarray):
-                ins[k] = _device(np.broadcast_to(a, shape) if not raw else a)
+                ins[k] = _device(np.broadcast_to(a, shape) if not raw else a, order="C")
         if not outs:
             outs = [ndarray(shape, _dtype(t, types)) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
@@ -208,7 +208,7 @@ class ReductionKernel:
         for k, a in enumerate(ins):
             if isinstance(a, (DeviceArray, np.ndarray)):
                 values = np.broadcast_to(_host(a) if isinstance(a, DeviceArray) else a, shape)
-                ins[k] = _device(np.transpose(values, order))
+                ins[k] = _device(np.transpose(values, order), order="C")
         out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else tuple(shape[k] for k in kept)
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         if not outs:
