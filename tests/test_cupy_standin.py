@@ -379,3 +379,26 @@ def test_fortran_ordered_arrays_keep_their_layout_in_device_memory(cp):
     assert (f.get() == a.get()).all()                           # the same values, laid out by column
     assert cp.empty_like(f).strides == (4, 8) and cp.zeros_like(f).strides == (4, 8)
     assert cp.empty_like(f, order="C").strides == (12, 4) and cp.asarray(a).strides == (12, 4)
+
+
+def test_kernels_compute_with_cupys_complex_type(cp):
+    # CuPy's user guide: a raw kernel includes <cupy/complex.cuh> and writes complex<float>; elementwise
+    # and reduction kernels over complex arrays use the same type without including anything
+    axpy = cp.RawKernel(r'''
+    #include <cupy/complex.cuh>
+    extern "C" __global__ void axpy(const complex<float>* x, const complex<float>* y, complex<float>* out, float a) {
+        int i = blockDim.x * blockIdx.x + threadIdx.x;
+        out[i] = a * x[i] + y[i] + 0.5 * conj(x[i]);      // float and double scalars with complex<float>
+    }''', "axpy")
+    x = cp.asarray((np.arange(8) + 1j * np.arange(8)[::-1]).astype(np.complex64))
+    y = cp.asarray(np.full(8, 1j, np.complex64))
+    out = cp.zeros(8, dtype=cp.complex64)
+    axpy((1,), (8,), (x, y, out, cp.float32(2.0)))
+    xs = x.get()
+    np.testing.assert_allclose(out.get(), 2 * xs + 1j + 0.5 * np.conj(xs), rtol=1e-6)
+
+    rotate = cp.ElementwiseKernel("T z, float64 angle", "T w", "w = z * exp(T(0, angle))", "rotate")
+    w = rotate(cp.asarray(np.array([1 + 0j, 1j])), np.pi / 2)
+    np.testing.assert_allclose(w.get(), [1j, -1], atol=1e-15)
+    total = cp.ReductionKernel("T z", "T s", "z", "a + b", "s = a", "0", "complex_sum")
+    assert complex(total(x).get()) == complex(xs.sum())

@@ -8,6 +8,7 @@ bound from the arguments' dtypes), ``raw`` for an array the body indexes itself 
 """
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -18,7 +19,15 @@ from ..runtime.arrays import DeviceArray
 # numpy's type names as CUDA C++ spells them (CuPy's own mapping)
 C_TYPES = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char", "int16": "short",
            "uint16": "unsigned short", "int32": "int", "uint32": "unsigned int", "int64": "long long",
-           "uint64": "unsigned long long", "float32": "float", "float64": "double"}
+           "uint64": "unsigned long long", "float32": "float", "float64": "double",
+           "complex64": "complex<float>", "complex128": "complex<double>"}
+# CuPy's headers a kernel may include (<cupy/complex.cuh>), in cudalab's own versions
+INCLUDE = os.path.join(os.path.dirname(__file__), "include")
+
+
+def _complex_header(c_types) -> str:
+    """The include line for kernels CuPy writes with complex values (CuPy always has its header there)."""
+    return "#include <cupy/complex.cuh>\n" if any("complex" in t for t in c_types) else ""
 
 
 def _launch(kernel, grid, block, args, shared_mem, stream):
@@ -37,7 +46,8 @@ class RawModule:
         if code is None:
             with open(path) as f:
                 code = f.read()
-        self.module = compile_cuda(code, options=tuple(options), name_expressions=tuple(name_expressions or ()))
+        self.module = compile_cuda(code, options=(*options, f"-I{INCLUDE}"),
+                                   name_expressions=tuple(name_expressions or ()))
 
     def get_function(self, name) -> "RawKernel":
         return RawKernel(None, name, _kernel=self.module.get_kernel(name))
@@ -166,7 +176,7 @@ class ElementwiseKernel:
                 params.append(f"{c[t]}* _p_{name}")
                 loads.append(f"{c[t]}* {name} = _p_{name};" if raw else f"{c[t]} &{name} = _p_{name}[i];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
-            source = (f"{typedefs}{self.preamble}\n"
+            source = (f"{_complex_header(c.values())}{typedefs}{self.preamble}\n"
                       "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _n) {{\n'
                       "    _Index _ind = {_n};\n"
@@ -242,10 +252,13 @@ class ReductionKernel:
                 stores.append(f"{c[t]} &{name} = _p_{name}[_j];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
             # CuPy's own macros: the expressions' a and b are their parameters, whatever the inputs are named
-            source = (f"{typedefs}typedef {reduce_type} type_reduce;\n{self.preamble}\n"
+            source = (f"{_complex_header([*c.values(), reduce_type])}{typedefs}typedef {reduce_type} type_reduce;\n"
+                      f"{self.preamble}\n"
                       f"#define REDUCE(a, b) ({self.reduce_expr})\n#define POST_MAP(a) ({self.post_map_expr})\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _m, long long _n_out) {{\n'
-                      f"    __shared__ type_reduce _shared[{self.THREADS}];\n"
+                      # raw bytes: a __shared__ array of a type with a constructor (complex) is not allowed
+                      f"    __shared__ __align__(16) unsigned char _shared_bytes[{self.THREADS} * sizeof(type_reduce)];\n"
+                      "    type_reduce* _shared = (type_reduce*)_shared_bytes;\n"
                       "    for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {\n"
                       f"        type_reduce _acc = (type_reduce)({self.identity});\n"
                       "        for (long long _k = threadIdx.x; _k < _m; _k += blockDim.x) {\n"
