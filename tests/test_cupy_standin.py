@@ -402,3 +402,40 @@ def test_kernels_compute_with_cupys_complex_type(cp):
     np.testing.assert_allclose(w.get(), [1j, -1], atol=1e-15)
     total = cp.ReductionKernel("T z", "T s", "z", "a + b", "s = a", "0", "complex_sum")
     assert complex(total(x).get()) == complex(xs.sum())
+
+
+def test_a_raw_kernel_answers_cupys_attribute_names_and_memory_pointers_wrap_addresses(cp):
+    tiled = cp.RawModule(code=r'''
+    extern "C" __global__ void tiled(const float* x, float* y) {
+        __shared__ float tile[64];
+        tile[threadIdx.x] = x[threadIdx.x];
+        y[threadIdx.x] = tile[63 - threadIdx.x];
+    }''')
+    tiled.compile()                                  # CuPy compiles here; cudalab already has
+    k = tiled.get_function("tiled")
+    assert k.shared_size_bytes == 256 and k.attributes["shared_size_bytes"] == 256
+    assert k.max_threads_per_block == 1024 and k.attributes["preferred_shared_memory_carveout"] == -1
+    k.max_dynamic_shared_size_bytes = 50000          # opting in, as cudaFuncSetAttribute
+    assert k.max_dynamic_shared_size_bytes == 50000
+    with pytest.raises(Exception, match="at most"):
+        k.max_dynamic_shared_size_bytes = 10 ** 7
+
+    x = cp.arange(64, dtype=cp.float32)
+    assert x.data.mem.size == x.nbytes and int(x.data) == x.data.ptr
+    # a view through CuPy's memory classes: the second half of x, by address
+    half = cp.ndarray((32,), cp.float32, memptr=cp.cuda.MemoryPointer(
+        cp.cuda.UnownedMemory(x.data.ptr, x.nbytes, owner=x), offset=32 * 4))
+    assert half.get().tolist() == list(range(32, 64))
+    version, handle = cp.cuda.Stream().__cuda_stream__()
+    assert version == 0 and handle != 0
+
+
+def test_the_gpu_timeit_magic_times_a_statement_with_benchmark(cp, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    assert shell.run_cell("%load_ext cupyx.profiler").success
+    shell.user_ns["cp"] = cp
+    assert shell.run_cell("%gpu_timeit -n 4 -w 1 cp.arange(1000).sum()").success
+    assert shell.run_cell("%%gpu_timeit -n 2 -w 0\nx = cp.ones((64, 64))\ny = x @ x.T\n").success
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("run")]
+    assert len(lines) == 2 and all("GPU-0:" in line for line in lines)

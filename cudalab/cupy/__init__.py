@@ -113,8 +113,9 @@ class ndarray(DeviceNDArray):
 
     @property
     def data(self):
-        """CuPy's MemoryPointer: ``a.data.ptr`` is the device address."""
-        return types.SimpleNamespace(ptr=self.device_ptr, mem=self)
+        """CuPy's MemoryPointer: ``a.data.ptr`` is the device address, ``a.data.mem`` the memory (its
+        ``size`` in bytes; it keeps this array alive)."""
+        return cuda.MemoryPointer(cuda.UnownedMemory(self.device_ptr, self.nbytes, owner=self), 0)
 
     def __len__(self):
         return super().__len__()

@@ -47,6 +47,10 @@ class Stream(host.Stream):
     def done(self) -> bool:
         return self.query()
 
+    def __cuda_stream__(self):
+        """The CUDA stream protocol (version, handle) that libraries read to share a stream."""
+        return (0, self.ptr)
+
 
 def get_current_stream(device_id=None) -> Stream:
     return Stream._current[-1] if Stream._current else Stream.null
@@ -200,6 +204,28 @@ class PinnedMemoryPool:
         return 0
 
 
+class UnownedMemory:
+    """CuPy's memory that another library owns: ``ptr`` and ``size`` bytes, kept alive by ``owner``."""
+
+    def __init__(self, ptr, size, owner, device_id=None):
+        self.ptr, self.size, self.owner = int(ptr), int(size), owner
+        self.device_id = 0 if device_id is None else int(device_id)
+
+
+class MemoryPointer:
+    """CuPy's pointer into a memory chunk (``a.data``): ``ptr`` is the device address, ``mem`` the chunk."""
+
+    def __init__(self, mem, offset):
+        self.mem, self.ptr = mem, int(mem.ptr) + int(offset)
+        self.device_id = getattr(mem, "device_id", 0)
+
+    def __int__(self):
+        return self.ptr
+
+    def __add__(self, offset):
+        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + int(offset))
+
+
 def alloc(size):
     """CuPy's ``cupy.cuda.alloc``: a MemoryPointer to ``size`` bytes of device memory."""
     from . import ndarray
@@ -233,6 +259,7 @@ stream = _module("cupy.cuda.stream", "CuPy's streams and events, cudalab's (the 
                  Stream=Stream, Event=Event, get_current_stream=get_current_stream,
                  get_elapsed_time=get_elapsed_time)
 memory = _module("cupy.cuda.memory", "CuPy's memory pools over cudalab's memory.", MemoryPool=MemoryPool,
+                 MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory,
                  PinnedMemoryPool=PinnedMemoryPool, alloc=alloc, set_allocator=set_allocator,
                  get_allocator=get_allocator)
 pinned_memory = _module("cupy.cuda.pinned_memory", "CuPy's page-locked host memory, cudalab's.",

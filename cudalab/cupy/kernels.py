@@ -52,6 +52,9 @@ class RawModule:
     def get_function(self, name) -> "RawKernel":
         return RawKernel(None, name, _kernel=self.module.get_kernel(name))
 
+    def compile(self, log_stream=None):
+        """CuPy compiles a module on first use, or here; cudalab compiled it when it was made."""
+
 
 class RawKernel:
     """One ``__global__`` function of CUDA C++ source, launched as CuPy does:
@@ -69,6 +72,36 @@ class RawKernel:
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None, enable_cooperative_groups=False):
         _launch(self.kernel, grid, block, [_by_value(a) for a in args], shared_mem, stream)
+
+    def compile(self, log_stream=None):
+        """CuPy's ahead-of-first-launch compile: the kernel is compiled now."""
+        self.kernel
+
+    @property
+    def attributes(self) -> dict:
+        """CuPy's kernel attributes (cudaFuncGetAttributes, in CuPy's names), the emulated device's answers."""
+        from ..runtime import device as devices, streams
+        k = self.kernel
+        core = streams.context().func_attributes(k._function_on(k.module.program(devices.get("emu"))))
+        return {"binary_version": core["binaryVersion"], "cache_mode_ca": 0,
+                **{name: core[key] for name, key in _ATTRIBUTES.items()}}
+
+    def _set(self, name, value):
+        """cudaFuncSetAttribute, as CuPy's settable attributes do."""
+        self.kernel.set_attribute(_SETTABLE[name], value)
+
+
+# CuPy's names of cudaFuncAttributes and the runtime's; the two a program may set, and their numbers
+_ATTRIBUTES = {"const_size_bytes": "constSizeBytes", "local_size_bytes": "localSizeBytes",
+               "max_dynamic_shared_size_bytes": "maxDynamicSharedSizeBytes",
+               "max_threads_per_block": "maxThreadsPerBlock", "num_regs": "numRegs",
+               "preferred_shared_memory_carveout": "preferredShmemCarveout", "ptx_version": "ptxVersion",
+               "shared_size_bytes": "sharedSizeBytes"}
+_SETTABLE = {"max_dynamic_shared_size_bytes": "MaxDynamicSharedMemorySize",
+             "preferred_shared_memory_carveout": "PreferredSharedMemoryCarveout"}
+for _name in (*_ATTRIBUTES, "binary_version", "cache_mode_ca"):
+    setattr(RawKernel, _name, property(lambda self, n=_name: self.attributes[n],
+                                       (lambda self, value, n=_name: self._set(n, value)) if _name in _SETTABLE else None))
 
 
 def _by_value(a):
