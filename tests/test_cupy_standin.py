@@ -329,7 +329,7 @@ def test_a_cupyx_jit_kernel_uses_cupys_shared_memory_and_atomics(cp):
         i = jit.blockIdx.x * jit.blockDim.x + tid
         tile[tid] = x[i] if i < n else cp.float32(0)
         jit.syncthreads()
-        if tid == 0:
+        if tid == 0 and jit.laneid() == 0:             # CuPy calls laneid; numba reads it
             s = cp.float32(0)
             for k in range(jit.blockDim.x):
                 s += tile[k]
@@ -379,6 +379,9 @@ def test_fortran_ordered_arrays_keep_their_layout_in_device_memory(cp):
     assert (f.get() == a.get()).all()                           # the same values, laid out by column
     assert cp.empty_like(f).strides == (4, 8) and cp.zeros_like(f).strides == (4, 8)
     assert cp.empty_like(f, order="C").strides == (12, 4) and cp.asarray(a).strides == (12, 4)
+    # a view of a view (the transpose of a reshaped array) keeps the first array as its base
+    first_column_then_second((1,), (6,), (cp.arange(6, dtype=cp.float32).reshape(2, 3).T, out))
+    assert out.get().tolist() == [0, 1, 2, 3, 4, 5]            # the kernel gets the data pointer, as CuPy's
 
 
 def test_kernels_compute_with_cupys_complex_type(cp):

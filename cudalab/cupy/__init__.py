@@ -46,7 +46,7 @@ class ndarray(DeviceNDArray):
 
     def _view(self, shape, strides, offset=0, dtype=None) -> "ndarray":
         return ndarray(shape, dtype or self.dtype, memptr=self.device_ptr + offset, strides=strides,
-                       base=self._base or self, device=self.device)
+                       base=self._base if self._base is not None else self, device=self.device)
 
     # ------------------------------------------------------------------ host <-> device: copies on the timeline
     def get(self, stream=None, order="C", out=None):

@@ -1,8 +1,8 @@
 """CuPy's own spellings in cupyx.jit kernels, made numba.cuda calls.
 
 cupyx.jit writes ``jit.shared_memory(cupy.float32, 1024)`` where numba writes
-``cuda.shared.array(1024, float32)``, and ``jit.atomic_add(y, 0, v)`` where numba writes
-``cuda.atomic.add(y, 0, v)``. cudalab compiles cupyx.jit kernels with numba-cuda, reading the ``jit``
+``cuda.shared.array(1024, float32)``, ``jit.atomic_add(y, 0, v)`` where numba writes
+``cuda.atomic.add(y, 0, v)``, and calls ``jit.laneid()`` where numba reads ``cuda.laneid``. cudalab compiles cupyx.jit kernels with numba-cuda, reading the ``jit``
 module as numba.cuda (jit.py); numba types a module's attributes by the module itself, so these
 names cannot live on a module of cudalab's. Instead each is a function numba-cuda knows
 (``overload(..., inline="always")``: every call its own shared array, as in CuPy's generated C++),
@@ -21,7 +21,7 @@ PREFIX = "_cupyx_jit_"
 # CuPy's atomic_* and the numba.cuda.atomic function each one is
 ATOMICS = {"add": "add", "sub": "sub", "exch": "exch", "min": "min", "max": "max", "inc": "inc",
            "dec": "dec", "and": "and_", "or": "or_", "xor": "xor"}
-NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS)]
+NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS), "laneid"]
 
 
 def respell(code, names):
@@ -78,6 +78,18 @@ def _atomic_cas(array, index, compare, value):
     return cas
 
 
+def laneid():
+    """CuPy's ``jit.laneid()``, a call where numba reads the attribute ``cuda.laneid``."""
+    raise NotImplementedError("jit.laneid works inside a cupyx.jit kernel only")
+
+
+@overload(laneid, target="cuda", inline="always")
+def _laneid():
+    def lane():
+        return cuda.laneid
+    return lane
+
+
 def _atomic(cupy_name, numba_name):
     """CuPy's ``jit.atomic_<op>(array, index, value)``: numba's ``cuda.atomic.<op>``, which returns the
     old value as CuPy's does."""
@@ -96,3 +108,4 @@ for _cupy, _numba in ATOMICS.items():
     setattr(cuda, f"{PREFIX}atomic_{_cupy}", _atomic(_cupy, _numba))
 setattr(cuda, PREFIX + "shared_memory", shared_memory)
 setattr(cuda, PREFIX + "atomic_cas", atomic_cas)
+setattr(cuda, PREFIX + "laneid", laneid)
