@@ -442,3 +442,20 @@ def test_the_gpu_timeit_magic_times_a_statement_with_benchmark(cp, capsys):
     assert shell.run_cell("%%gpu_timeit -n 2 -w 0\nx = cp.ones((64, 64))\ny = x @ x.T\n").success
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("run")]
     assert len(lines) == 2 and all("GPU-0:" in line for line in lines)
+
+
+def test_a_cupyx_jit_kernel_calls_cupys_math_functions(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def polar(x, y, radius, angle, n):
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            radius[i] = cp.sqrt(x[i] * x[i] + y[i] * y[i])
+            angle[i] = cp.arctan2(y[i], x[i]) * cp.float32(180 / cp.pi)
+
+    x, y = cp.asarray(np.array([3, 0, -1], np.float32)), cp.asarray(np.array([4, 2, 0], np.float32))
+    radius, angle = cp.zeros(3, dtype=cp.float32), cp.zeros(3, dtype=cp.float32)
+    polar((1,), (32,), (x, y, radius, angle, cp.int32(3)))
+    np.testing.assert_allclose(radius.get(), [5, 2, 1])
+    np.testing.assert_allclose(angle.get(), [53.130102, 90, 180], rtol=1e-6)

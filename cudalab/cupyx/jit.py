@@ -16,6 +16,7 @@ import types
 from numba import cuda as _cuda
 
 from .jit_spellings import NAMES as _CUPY_NAMES, respell as _respell, shared_memory, atomic_cas  # noqa: F401
+from .jit_spellings import kernel_cupy as _kernel_cupy
 
 threadIdx, blockIdx, blockDim, gridDim = _cuda.threadIdx, _cuda.blockIdx, _cuda.blockDim, _cuda.gridDim
 grid, gridsize, laneid, warpsize = _cuda.grid, _cuda.gridsize, _cuda.laneid, _cuda.warpsize
@@ -26,19 +27,27 @@ shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (_cuda.shfl_sync, _cuda
 
 def _as_numba(func):
     """``func`` with every global or closure variable that is this module (``from cupyx import jit``)
-    read as numba.cuda."""
+    read as numba.cuda, and every one that is the cupy stand-in read as a kernel reads it (dtypes and
+    math functions: ``cupy.sqrt(x[i])``)."""
     this = sys.modules[__name__]
+    cupy = sys.modules.get("cudalab.cupy")
+    swap = {id(this): _cuda, id(cupy): _kernel_cupy()} if cupy is not None else {id(this): _cuda}
 
-    def is_this(cell):
+    def swapped(v):
+        return swap.get(id(v), v) if isinstance(v, types.ModuleType) else v
+
+    def cell_value(cell):
         try:
-            return cell.cell_contents is this
+            return cell.cell_contents
         except ValueError:          # a variable not yet assigned
-            return False
+            return None
     closure = func.__closure__ or ()
-    if not any(v is this for v in func.__globals__.values()) and not any(map(is_this, closure)):
+    if not any(swapped(v) is not v for v in func.__globals__.values()) and \
+            not any(swapped(cell_value(c)) is not cell_value(c) for c in closure):
         return func
-    names = {k: _cuda if v is this else v for k, v in func.__globals__.items()}
-    cells = tuple(types.CellType(_cuda) if is_this(c) else c for c in closure) or None
+    names = {k: swapped(v) for k, v in func.__globals__.items()}
+    cells = tuple(types.CellType(swapped(cell_value(c))) if swapped(cell_value(c)) is not cell_value(c) else c
+                  for c in closure) or None
     new = types.FunctionType(_respell(func.__code__, names), names, func.__name__, func.__defaults__, cells)
     new.__module__, new.__qualname__, new.__doc__ = func.__module__, func.__qualname__, func.__doc__
     return new

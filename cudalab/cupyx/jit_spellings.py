@@ -11,6 +11,11 @@ that name (``respell``).
 """
 from __future__ import annotations
 
+import builtins
+import math
+import types as pytypes
+
+import numpy as np
 from numba import cuda
 from numba.core import errors, types
 from numba.core.extending import intrinsic, overload
@@ -109,3 +114,33 @@ for _cupy, _numba in ATOMICS.items():
 setattr(cuda, PREFIX + "shared_memory", shared_memory)
 setattr(cuda, PREFIX + "atomic_cas", atomic_cas)
 setattr(cuda, PREFIX + "laneid", laneid)
+
+
+# ------------------------------------------------------------------ ``cupy`` as a kernel reads it
+_DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+           "float32", "float64", "complex64", "complex128", "intp", "uintp")
+# CuPy's (numpy's) function names in a kernel and the math or builtin function numba compiles for each
+_FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "exp2": lambda x: 2.0 ** x, "log": math.log,
+              "log10": math.log10, "log2": math.log2, "log1p": math.log1p, "expm1": math.expm1,
+              "sin": math.sin, "cos": math.cos, "tan": math.tan, "arcsin": math.asin, "arccos": math.acos,
+              "arctan": math.atan, "arctan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
+              "tanh": math.tanh, "arcsinh": math.asinh, "arccosh": math.acosh, "arctanh": math.atanh,
+              "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc, "fabs": math.fabs,
+              "hypot": math.hypot, "fmod": math.fmod, "copysign": math.copysign, "isnan": math.isnan,
+              "isinf": math.isinf, "isfinite": math.isfinite, "erf": math.erf, "erfc": math.erfc,
+              "power": math.pow, "degrees": math.degrees, "radians": math.radians, "abs": builtins.abs,
+              "absolute": builtins.abs, "minimum": builtins.min, "maximum": builtins.max}
+del _FUNCTIONS["exp2"]          # not a math function: numba would have to compile a lambda
+
+
+def kernel_cupy():
+    """The ``cupy`` a cupyx.jit kernel reads: its dtypes (``cupy.float32(0)``), constants and math
+    functions (``cupy.sqrt(x[i])``) as numba compiles them. numba types a module's attributes by their
+    values, so a plain module of math functions serves where CuPy's host functions could not."""
+    m = pytypes.ModuleType("cupy", "cupy as a cupyx.jit kernel reads it (cudalab)")
+    for name in _DTYPES:
+        setattr(m, name, getattr(np, name))
+    m.pi, m.e, m.inf, m.nan = math.pi, math.e, math.inf, math.nan
+    for name, function in _FUNCTIONS.items():
+        setattr(m, name, function)
+    return m
