@@ -459,3 +459,20 @@ def test_a_cupyx_jit_kernel_calls_cupys_math_functions(cp):
     polar((1,), (32,), (x, y, radius, angle, cp.int32(3)))
     np.testing.assert_allclose(radius.get(), [5, 2, 1])
     np.testing.assert_allclose(angle.get(), [53.130102, 90, 180], rtol=1e-6)
+
+
+def test_pinned_constructors_profiler_and_config_answer(cp, capsys):
+    import cupyx
+    from cudalab.runtime import streams
+    staged = cupyx.zeros_pinned((4, 3), dtype=np.float32)
+    assert staged.shape == (4, 3) and not staged.any() and streams.is_pinned(staged)
+    like = cupyx.empty_like_pinned(np.asfortranarray(np.ones((2, 5))))
+    assert like.flags.f_contiguous and streams.is_pinned(like)
+    x = cp.arange(12, dtype=cp.float32).reshape(4, 3)
+    x.get(out=staged)
+    assert staged[3, 2] == 11
+    assert cp.cuda.is_available()
+    cp.cuda.profiler.start()            # cudaProfilerStart/Stop: nothing to switch on in cudalab
+    cp.cuda.profiler.stop()
+    cp.show_config()
+    assert "CuPy Version" in capsys.readouterr().out

@@ -336,6 +336,16 @@ def fuse(*args, **kwargs):
     return lambda f: f
 
 
+def show_config(*, _full=False):
+    """CuPy's configuration report, as the stand-in answers it."""
+    from ..runtime import device
+    print(f"CuPy Version          : {__version__} (cudalab's stand-in: arrays in emulated device memory)\n"
+          f"NumPy Version         : {np.__version__}\n"
+          f"CUDA Runtime Version  : {cuda.runtime.runtimeGetVersion()}\n"
+          f"Device 0 Name         : {cuda.runtime.getDeviceProperties(0)['name'].decode()}\n"
+          f"Device 0 Compute Capability : {cuda.Device(0).compute_capability}")
+
+
 def get_default_memory_pool():
     """CuPy's default device memory pool (cupy.cuda.MemoryPool: cudalab's live allocations)."""
     return cuda.default_pool
@@ -425,5 +435,5 @@ def modules() -> dict:
     jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
             "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
-            "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.random": random, "cupy.testing": testing,
+            "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}

@@ -145,6 +145,16 @@ runtime = _module("cupy.cuda.runtime", "The CUDA runtime calls CuPy programs mak
                   runtimeGetVersion=lambda: 12080, driverGetVersion=lambda: 12080,
                   CUDARuntimeError=RuntimeError)
 
+# cudaProfilerStart/Stop: what a profiler records between them; cudalab's timeline records everything
+profiler = _module("cupy.cuda.profiler", "cudaProfilerStart/Stop (cudalab's timeline records every call).",
+                   start=lambda: None, stop=lambda: None, initialize=lambda *args, **kwargs: None)
+
+
+def is_available() -> bool:
+    """CuPy's check for a usable GPU: the emulated one is."""
+    return True
+
+
 # NVTX ranges name spans of a profiler's timeline; cudalab's timeline has no named ranges, so they mark nothing
 nvtx = _module("cupy.cuda.nvtx", "NVTX markers (they mark nothing on cudalab's timeline).",
                RangePush=lambda message, id_color=-1, argb_color=None: None, RangePop=lambda: None,
