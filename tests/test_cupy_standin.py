@@ -476,3 +476,18 @@ def test_pinned_constructors_profiler_and_config_answer(cp, capsys):
     cp.cuda.profiler.stop()
     cp.show_config()
     assert "CuPy Version" in capsys.readouterr().out
+
+
+def test_cupys_temporaries_reuse_device_memory_instead_of_growing_the_arena(cp):
+    # every CuPy operation makes a result array; in a loop they come and go, and CuPy's pool hands
+    # the same blocks out again. The emulator keeps a program's freed cudaMalloc memory aside (for
+    # memcheck), which made a k-means loop over 16 MB arrays grow the arena to the device's 4 GiB
+    from cudalab.runtime import device
+    x = cp.ones(1 << 21)                                       # 16 MiB of float64
+    memory = device.current().memory
+    start = memory.top
+    for _ in range(40):
+        y = x * 2 + 1                                          # two 16 MiB results a turn
+        doubled = cp.ElementwiseKernel("float64 a", "float64 b", "b = a * 2", "twice")(y)
+    assert float(doubled[0].get()) == 6.0
+    assert memory.top - start < 200 << 20                      # not 40 x 48 MiB

@@ -36,10 +36,15 @@ class ndarray(DeviceNDArray):
 
     __array_priority__ = 100        # numpy's operators defer to this class's reflected ones
 
-    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, base=None, device=None):
-        # memptr: CuPy's MemoryPointer (``a.data``) or a device address
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, base=None, device=None,
+                 _filled=False):
+        # memptr: CuPy's MemoryPointer (``a.data``) or a device address. _filled: the caller writes every
+        # byte at once (a result CuPy computed), so the memory may be a block an earlier such result
+        # freed, as CuPy's pool hands blocks out again: a program's stream of temporaries then stays in
+        # the same few blocks instead of growing the emulator's arena (quarantined, like freed cudaMalloc
+        # memory, for memcheck) to the device's size
         super().__init__(shape, dtype, device=device, ptr=getattr(memptr, "ptr", memptr), strides=strides,
-                         base=base if base is not None else getattr(memptr, "mem", None))
+                         base=base if base is not None else getattr(memptr, "mem", None), scratch=_filled)
         if strides is None and order == "F":
             from ..pykernels.devicearray import f_strides
             self.strides = f_strides(self.shape, self.dtype.itemsize)
@@ -241,7 +246,7 @@ def _device(values, order="K") -> ndarray:
     bytes, so the layout is part of the answer."""
     order = "F" if order == "K" and _fortran(values) else "C"
     values = np.array(values, order=order)        # (ascontiguousarray would make a scalar 1-d)
-    out = ndarray(values.shape, values.dtype, order=order)
+    out = ndarray(values.shape, values.dtype, order=order, _filled=True)
     _store(out, values)
     return out
 

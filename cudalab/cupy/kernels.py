@@ -180,7 +180,7 @@ class ElementwiseKernel:
             elif isinstance(a, np.ndarray):
                 ins[k] = _device(np.broadcast_to(a, shape) if not raw else a, order="C")
         if not outs:
-            outs = [ndarray(shape, _dtype(t, types)) for _, t, _ in self.outputs]
+            outs = [ndarray(shape, _dtype(t, types), _filled=True) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
         kernel = self._kernel(kinds, tuple(sorted(types.items())), ins)
         n = int(np.prod(shape))
@@ -255,7 +255,7 @@ class ReductionKernel:
         out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else tuple(shape[k] for k in kept)
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         if not outs:
-            outs = [ndarray(out_shape, _dtype(t, types)) for _, t, _ in self.outputs]
+            outs = [ndarray(out_shape, _dtype(t, types), _filled=True) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
         kernel = self._kernel(kinds, tuple(sorted(types.items())))
         n_out = int(np.prod(out_shape))

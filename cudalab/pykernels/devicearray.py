@@ -43,8 +43,8 @@ class DeviceNDArray(DeviceArray):
     # device_ctypes_pointer), which lessons use to build a launch's arguments by hand, take the array
     __cuda_memory__ = True
 
-    def __init__(self, shape, dtype, device=None, ptr=None, strides=None, base=None, stream=0):
-        super().__init__(shape, dtype, device=device, ptr=ptr)
+    def __init__(self, shape, dtype, device=None, ptr=None, strides=None, base=None, stream=0, scratch=False):
+        super().__init__(shape, dtype, device=device, ptr=ptr, scratch=scratch)
         self.strides = tuple(int(s) for s in strides) if strides is not None else \
             c_strides(self.shape, self.dtype.itemsize)
         self._base = base
