@@ -327,11 +327,13 @@ def test_a_cupyx_jit_kernel_uses_cupys_shared_memory_and_atomics(cp):
         tid = jit.threadIdx.x
         tile = jit.shared_memory(cp.float32, 64)        # CuPy's order: dtype, then size
         i = jit.blockIdx.x * jit.blockDim.x + tid
+        for _ in range(1):                              # Python's range
+            jit.syncthreads()
         tile[tid] = x[i] if i < n else cp.float32(0)
         jit.syncthreads()
         if tid == 0 and jit.laneid() == 0:             # CuPy calls laneid; numba reads it
             s = cp.float32(0)
-            for k in range(jit.blockDim.x):
+            for k in jit.range(jit.blockDim.x):         # CuPy's range beside Python's (above)
                 s += tile[k]
             jit.atomic_add(total, 0, s)
             jit.atomic_max(largest, 0, s)

@@ -2,12 +2,13 @@
 
 cupyx.jit writes ``jit.shared_memory(cupy.float32, 1024)`` where numba writes
 ``cuda.shared.array(1024, float32)``, ``jit.atomic_add(y, 0, v)`` where numba writes
-``cuda.atomic.add(y, 0, v)``, and calls ``jit.laneid()`` where numba reads ``cuda.laneid``. cudalab compiles cupyx.jit kernels with numba-cuda, reading the ``jit``
-module as numba.cuda (jit.py); numba types a module's attributes by the module itself, so these
-names cannot live on a module of cudalab's. Instead each is a function numba-cuda knows
-(``overload(..., inline="always")``: every call its own shared array, as in CuPy's generated C++),
-kept on numba.cuda under a private name, and a kernel's code object reads ``jit.shared_memory`` as
-that name (``respell``).
+``cuda.atomic.add(y, 0, v)``, calls ``jit.laneid()`` where numba reads ``cuda.laneid``, and loops over
+``jit.range(n)`` where numba uses Python's ``range``. cudalab compiles cupyx.jit kernels with
+numba-cuda, reading the ``jit`` module as numba.cuda (jit.py); numba types a module's attributes by
+the module itself, so these names cannot live on a module of cudalab's. Instead each is something
+numba-cuda compiles (an intrinsic for the shared array, made where it is called as in CuPy's generated
+C++; ``overload(..., inline="always")`` for the others), kept on numba.cuda under a private name, and
+a kernel's code object reads ``jit.shared_memory`` as that name (``respell``).
 """
 from __future__ import annotations
 
@@ -26,13 +27,21 @@ PREFIX = "_cupyx_jit_"
 # CuPy's atomic_* and the numba.cuda.atomic function each one is
 ATOMICS = {"add": "add", "sub": "sub", "exch": "exch", "min": "min", "max": "max", "inc": "inc",
            "dec": "dec", "and": "and_", "or": "or_", "xor": "xor"}
-NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS), "laneid"]
+NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS), "laneid", "range"]
 
 
 def respell(code, names):
-    """``code`` with each CuPy-only attribute name it reads (and ``names``, the function's globals,
-    does not define) renamed to numba.cuda's private name for it; nested code objects too."""
-    renamed = tuple(PREFIX + n if n in NAMES and n not in names else n for n in code.co_names)
+    """``code`` with each CuPy-only attribute name it reads renamed to numba.cuda's private name for
+    it, nested code objects too. A code object keeps one table of names for attributes and globals
+    alike, so a global or builtin of the same name (Python's ``range`` beside ``jit.range``) is renamed
+    too: ``names``, the globals the function will run with, gets the private name for it as well."""
+    import builtins as _builtins
+    renamed = tuple(PREFIX + n if n in NAMES else n for n in code.co_names)
+    for n in set(code.co_names) & set(NAMES):
+        if n in names:
+            names[PREFIX + n] = names[n]
+        elif hasattr(_builtins, n):
+            names[PREFIX + n] = getattr(_builtins, n)
     consts = tuple(respell(c, names) if hasattr(c, "co_names") else c for c in code.co_consts)
     if renamed == code.co_names and consts == code.co_consts:
         return code
@@ -114,6 +123,7 @@ for _cupy, _numba in ATOMICS.items():
 setattr(cuda, PREFIX + "shared_memory", shared_memory)
 setattr(cuda, PREFIX + "atomic_cas", atomic_cas)
 setattr(cuda, PREFIX + "laneid", laneid)
+setattr(cuda, PREFIX + "range", range)          # CuPy's jit.range: a loop, Python's range in numba
 
 
 # ------------------------------------------------------------------ ``cupy`` as a kernel reads it
