@@ -394,7 +394,7 @@ def test_kernels_compute_with_cupys_complex_type(cp):
     extern "C" __global__ void axpy(const complex<float>* x, const complex<float>* y, complex<float>* out, float a) {
         int i = blockDim.x * blockIdx.x + threadIdx.x;
         out[i] = a * x[i] + y[i] + 0.5 * conj(x[i]);      // float and double scalars with complex<float>
-    }''', "axpy")
+    }''', "axpy", options=("-std=c++11",))             # CuPy's header allows C++11; cudalab's needs 17
     x = cp.asarray((np.arange(8) + 1j * np.arange(8)[::-1]).astype(np.complex64))
     y = cp.asarray(np.full(8, 1j, np.complex64))
     out = cp.zeros(8, dtype=cp.complex64)

@@ -25,6 +25,17 @@ C_TYPES = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char", "int
 INCLUDE = os.path.join(os.path.dirname(__file__), "include")
 
 
+_OLD_STANDARD = re.compile(r"^--?std=c\+\+(03|11|14)$")
+
+
+def _standard(code: str, options) -> tuple:
+    """The options, with C++17 for a kernel that includes <cupy/complex.cuh> but asks for C++11 or 14:
+    CuPy's own header compiles there, cudalab's is libcu++'s complex, which needs C++17."""
+    if "cupy/complex.cuh" not in code:
+        return tuple(options)
+    return tuple("-std=c++17" if _OLD_STANDARD.match(str(o)) else o for o in options)
+
+
 def _complex_header(c_types) -> str:
     """The include line for kernels CuPy writes with complex values (CuPy always has its header there)."""
     return "#include <cupy/complex.cuh>\n" if any("complex" in t for t in c_types) else ""
@@ -46,7 +57,7 @@ class RawModule:
         if code is None:
             with open(path) as f:
                 code = f.read()
-        self.module = compile_cuda(code, options=(*options, f"-I{INCLUDE}"),
+        self.module = compile_cuda(code, options=(*_standard(code, options), f"-I{INCLUDE}"),
                                    name_expressions=tuple(name_expressions or ()))
 
     def get_function(self, name) -> "RawKernel":
