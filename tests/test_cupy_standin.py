@@ -402,7 +402,8 @@ def test_kernels_compute_with_cupys_complex_type(cp):
     xs = x.get()
     np.testing.assert_allclose(out.get(), 2 * xs + 1j + 0.5 * np.conj(xs), rtol=1e-6)
 
-    rotate = cp.ElementwiseKernel("T z, float64 angle", "T w", "w = z * exp(T(0, angle))", "rotate")
+    rotate = cp.ElementwiseKernel("T z, float64 angle", "T w", "w = z * turn(angle)", "rotate",
+                                  preamble="__device__ complex<double> turn(double a) { return exp(complex<double>(0, a)); }")
     w = rotate(cp.asarray(np.array([1 + 0j, 1j])), np.pi / 2)
     np.testing.assert_allclose(w.get(), [1j, -1], atol=1e-15)
     total = cp.ReductionKernel("T z", "T s", "z", "a + b", "s = a", "0", "complex_sum")

@@ -36,9 +36,11 @@ def _standard(code: str, options) -> tuple:
     return tuple("-std=c++17" if _OLD_STANDARD.match(str(o)) else o for o in options)
 
 
-def _complex_header(c_types) -> str:
-    """The include line for kernels CuPy writes with complex values (CuPy always has its header there)."""
-    return "#include <cupy/complex.cuh>\n" if any("complex" in t for t in c_types) else ""
+def _complex_header(c_types, *code) -> str:
+    """The include line for kernels CuPy writes with complex values, by type or in the user's code
+    (a preamble's ``complex<float>``): CuPy's elementwise kernels always have its header."""
+    wanted = any("complex" in t for t in c_types) or any("complex<" in (c or "") for c in code)
+    return "#include <cupy/complex.cuh>\n" if wanted else ""
 
 
 def _launch(kernel, grid, block, args, shared_mem, stream):
@@ -220,7 +222,8 @@ class ElementwiseKernel:
                 params.append(f"{c[t]}* _p_{name}")
                 loads.append(f"{c[t]}* {name} = _p_{name};" if raw else f"{c[t]} &{name} = _p_{name}[i];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
-            source = (f"{_complex_header(c.values())}{typedefs}{self.preamble}\n"
+            source = (f"{_complex_header(c.values(), self.preamble, self.operation, self.loop_prep, self.after_loop)}"
+                      f"{typedefs}{self.preamble}\n"
                       "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _n) {{\n'
                       "    _Index _ind = {_n};\n"
@@ -296,7 +299,10 @@ class ReductionKernel:
                 stores.append(f"{c[t]} &{name} = _p_{name}[_j];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
             # CuPy's own macros: the expressions' a and b are their parameters, whatever the inputs are named
-            source = (f"{_complex_header([*c.values(), reduce_type])}{typedefs}typedef {reduce_type} type_reduce;\n"
+            header = _complex_header([*c.values(), reduce_type], self.preamble, self.map_expr, self.reduce_expr,
+                                     self.post_map_expr)
+            source = (f"{header}"
+                      f"{typedefs}typedef {reduce_type} type_reduce;\n"
                       f"{self.preamble}\n"
                       f"#define REDUCE(a, b) ({self.reduce_expr})\n#define POST_MAP(a) ({self.post_map_expr})\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _m, long long _n_out) {{\n'
