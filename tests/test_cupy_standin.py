@@ -401,6 +401,12 @@ def test_kernels_compute_with_cupys_complex_type(cp):
     axpy((1,), (8,), (x, y, out, cp.float32(2.0)))
     xs = x.get()
     np.testing.assert_allclose(out.get(), 2 * xs + 1j + 0.5 * np.conj(xs), rtol=1e-6)
+    turn = cp.RawKernel(r'''
+    #include <cupy/complex.cuh>
+    extern "C" __global__ void turn(complex<double>* z, complex<double> by) { z[threadIdx.x] *= by; }''', "turn")
+    z = cp.asarray(np.array([1, 2j]))
+    turn((1,), (2,), (z, 1j))                           # a Python complex, as CuPy passes it
+    assert z.get().tolist() == [1j, -2]
 
     rotate = cp.ElementwiseKernel("T z, float64 angle", "T w", "w = z * turn(angle)", "rotate",
                                   preamble="__device__ complex<double> turn(double a) { return exp(complex<double>(0, a)); }")

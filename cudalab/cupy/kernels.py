@@ -121,6 +121,8 @@ def _by_value(a):
     """A raw kernel's argument as CuPy passes it: a numpy array of one element goes by value, its bytes
     (a struct such as ``rhs.view(double3)`` for a ``double3`` parameter, or a number); a larger one is
     CuPy's TypeError, since the kernel would want device memory (a cupy array) there."""
+    if isinstance(a, complex):
+        return np.complex128(a)     # CuPy's scalar for a Python complex (a complex<double> parameter)
     if not isinstance(a, np.ndarray):
         return a
     if a.size == 1:
