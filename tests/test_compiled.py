@@ -6,6 +6,7 @@ come back with the same bytes (errors: the same message). The corpus sample belo
 planned groups of every case: tools/compiled_sample.py), so the suite stays short; ldu and red, which nvcc rarely emits,
 have their own kernel.
 """
+import dataclasses
 import os
 import re
 import subprocess
@@ -2404,3 +2405,79 @@ def test_a_module_of_cub_sort_size_keeps_the_loop_vectorizer():
     assert len(big) > 9 << 20
     for text in (small, big):
         assert "vector.body" in str(compiled._passes(compiled._jit(), text, gangs=False)[0])
+
+
+OFFSET_ROWS = r"""
+__global__ void offset_rows(const float* x, float* out, unsigned a, unsigned b, int c) {
+    __shared__ float s[64];
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = x[(long long)(int)(i + a) - (long long)(int)(i + b) + (int)i + c];
+    __syncthreads();
+    out[2 * i + 1] = s[63 - threadIdx.x];
+}
+"""
+
+
+def test_which_addresses_are_affine_in_the_thread_index():
+    """regions.affine: the slope in bytes per thread of each access the whole-block check takes,
+    where it is a constant: the x read steps by 4, ``s[threadIdx.x]`` by 4, the mirrored
+    ``s[63 - threadIdx.x]`` by -4 and ``out[2 * i + 1]`` by 8. Values widened to 64 bits on the way
+    (``(long long)(int)(i + a)``, each a line in threadIdx.x modulo 2^32) are checked at run time:
+    neither may wrap between the first and the last thread."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(OFFSET_ROWS)
+    df = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("offset_rows").mangled)
+    (s, e), = cut_spans(OFFSET_ROWS, "offset_rows")
+    code = df.code
+    accesses, part = regions.prechecks(code, [p for p in range(s, e) if code[p][2].opcode != "bar"], df.param_offsets)
+    slopes, widened = regions.affine([code[p][2] for p in part], accesses, code, set())
+    assert {code[p][2].text.split()[0]: k for p, k in slopes.items()} == {
+        "ld.global.f32": 4, "st.shared.f32": 4, "ld.shared.f32": -4, "st.global.f32": 8}
+    assert len(widened) >= 2
+    shl = dataclasses.replace(code[s][2], opcode="shl", mods=("b32",), guard=None,
+                              operands=(("reg", "%r9", False), ("sreg", "tid", "x"), ("imm", 3, "int")))
+    by_reg = dataclasses.replace(shl, opcode="mul", mods=("lo", "s32"),
+                                 operands=(("reg", "%r9", False), ("sreg", "tid", "x"), ("reg", "%r1", False)))
+    masked = dataclasses.replace(shl, opcode="and", operands=(("reg", "%r9", False), ("sreg", "tid", "x"), ("imm", 7, "int")))
+    assert regions.affine([shl], [], code, set()) == ({}, {})
+    assert regions.affine([by_reg], [], code, {"%r1"}) is None          # threadIdx.x times a runtime value
+    assert regions.affine([masked], [], code, set()) is None            # not a line
+
+
+@pytest.mark.parametrize("a, b, c, thread", [(0, 0, 0, None), (2**31 - 40, 2**31 - 20, 20, 20)])
+def test_affine_addresses_are_checked_at_the_first_and_last_thread_unless_they_wrap(a, b, c, thread, monkeypatch,
+                                                                                    tmp_path):
+    """In a 1-D block the whole-block check of an address that is a line in threadIdx.x takes the
+    first and the last thread's (regiongen._closed_form) instead of every thread's. With a and b
+    near INT_MAX, ``(int)(i + b)`` wraps at thread 20 and ``(int)(i + a)`` at thread 40: threads 0
+    and 63 of block 0 read x[0] and x[63], while threads 20 to 39 read 2^32 elements further on.
+    The wrap check of the widened values sends the block to the check loop and the interpreter,
+    where memcheck names line 5 and thread 20, as the interpreter alone does."""
+    from cudalab.emulator import regions
+    real, lines = regions.affine, []
+
+    def recording(*args):
+        got = real(*args)
+        lines.append(got is not None)
+        return got
+    monkeypatch.setattr(regions, "affine", recording)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    name = f"offset_rows_{a}"                  # (a kernel this process has not built)
+    m = cudalab.compile(OFFSET_ROWS.replace("offset_rows", name))
+    x = np.random.default_rng(16).random(256, np.float32)
+
+    def run():
+        out = cudalab.to_device(np.zeros(512, np.float32))
+        rec = m.get_kernel(name)[4, 64](x, out, np.uint32(a), np.uint32(b), np.int32(c))
+        return out.copy_to_host().tobytes(), rec.thread_instructions
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert any(lines)
+    if thread is None:
+        want = np.zeros(512, np.float32)
+        want[1::2] = x.reshape(4, 64)[:, ::-1].ravel()
+        assert got["compiled"][1][0] == want.tobytes()
+    else:
+        assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 5" in got["compiled"][0]
+        assert f"thread ({thread},0,0) in block (0,0,0)" in got["compiled"][0]
