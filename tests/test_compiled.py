@@ -6,6 +6,7 @@ come back with the same bytes (errors: the same message). The corpus sample belo
 planned groups of every case: tools/compiled_sample.py), so the suite stays short; ldu and red, which nvcc rarely emits,
 have their own kernel.
 """
+import contextlib
 import dataclasses
 import os
 import re
@@ -2481,3 +2482,37 @@ def test_affine_addresses_are_checked_at_the_first_and_last_thread_unless_they_w
     else:
         assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 5" in got["compiled"][0]
         assert f"thread ({thread},0,0) in block (0,0,0)" in got["compiled"][0]
+
+
+def test_a_region_keeps_its_scratch_array_for_the_next_call_unless_lanes_stopped(monkeypatch, tmp_path):
+    """Each native region call gets an int64 array for its counters and for the rows of lanes that
+    stop (tens of megabytes of address space for a batch of 2^19 lanes, which only stopped lanes
+    touch). A call where no lane stopped leaves it to the next one (regions.Runner._scratch); a call
+    where lanes stopped (here the fifth block, whose x[i] runs past the end with n too big) lets it
+    go, not to hold the pages their rows were written to. The bytes are the interpreter's either way."""
+    import gc
+    from cudalab.emulator import regions
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    source = WARP_SUMS.replace("warp_sums", "warp_sums_kept")       # (a kernel this process has not built)
+    m = cudalab.compile(source)
+    x = np.random.default_rng(17).integers(-1000, 1000, 1024).astype(np.int32)
+
+    def whole_kernel():
+        runner, = [o for o in gc.get_objects() if isinstance(o, regions.Runner) and o.entry == 0
+                   and "warp_sums_kept" in o.plain.func.name]
+        return runner
+
+    def launch(n):
+        out = np.zeros(2560, np.int32)
+        m.warp_sums_kept[5, 256](x, out, np.int32(n))
+        return out
+    want = {n: launch(n) for n in (1024, 1088)}     # the interpreter's (x[1024..1087]: in x's padding)
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    assert np.array_equal(launch(1024), want[1024])
+    kept = whole_kernel().spare
+    assert len(kept) == 1
+    first = kept[0]
+    assert np.array_equal(launch(1024), want[1024])
+    assert len(kept) == 1 and kept[0] is first
+    assert np.array_equal(launch(1088), want[1088])
+    assert not kept

@@ -1025,6 +1025,7 @@ class Runner:
         self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
         self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
         self.remat_at = {int(p): [int(q) for q in qs] for p, qs in region.remat_at}
+        self.spare = []             # a call's scratch array for the next (_scratch)
 
     def __call__(self, ex, stack, ent, rpc):
         """Run the active lanes through the region. Returns the exit pc (every lane is there), None
@@ -1056,7 +1057,7 @@ class Runner:
                 arr = regs.take(name, zeroed=False) if every and name in r.fresh else regs[name.lstrip("@")]
             if arr is not seen[k]:
                 seen[k] = arr
-                table[k] = arr.ctypes.data
+                table[k] = compiled._address(arr)
         idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
         count = idx.size
         ctx = compiled._context(ex, r.symbols)
@@ -1064,7 +1065,7 @@ class Runner:
         # builds a ctypes object: microseconds, at every region run of a small launch)
         ns = max(r.nspill, 1)
         at_spill, at_state = 8 + 2 * count, 8 + 2 * count + count * ns
-        scratch = np.empty(at_state + (3 * count if r.turns or r.cuts else 3), np.int64)
+        scratch = self._scratch(at_state + (3 * count if r.turns or r.cuts else 3))
         st, rec, spill, state = scratch[:8], scratch[8:at_spill], scratch[at_spill:at_state], scratch[at_state:]
         if r.turns or r.cuts:
             state = state.reshape(count, 3)
@@ -1072,8 +1073,8 @@ class Runner:
         st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
         st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
-        base = scratch.ctypes.data
-        args = (count, 0 if every else idx.ctypes.data, self.table_address, ctx.ctypes.data, base,
+        base = compiled._address(scratch)
+        args = (count, 0 if every else compiled._address(idx), self.table_address, compiled._address(ctx), base,
                 base + 8 * 8, base + 8 * at_spill, base + 8 * at_state)
         stats = ex.stats
         longest = 0
@@ -1098,6 +1099,10 @@ class Runner:
         stats.instructions += longest
         nrec = int(st[5])
         if not nrec:
+            if not r.turns:
+                # (nothing stopped: no spill row or lane state was written, so the array is still a
+                # few touched pages; one whose rows were written goes, not to hold their memory)
+                self.spare.append(scratch.base)
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
         ent[0] = r.end
@@ -1151,6 +1156,17 @@ class Runner:
                 arr[at] = v != 0 if arr.dtype == np.bool_ else v.astype(np.uint64).astype(arr.dtype)
         stack += waits
         return None
+
+    def _scratch(self, size):
+        """An uninitialized int64 array of ``size`` for a native call's counters, records, spill
+        rows and lane states (nothing of it is read before native code writes it): the last call's
+        where it is big enough. For a batch of 2^19 lanes the spill rows alone are tens of megabytes
+        of address space that only stopped lanes touch, and mapping and unmapping them again at every
+        batch cost 10 to 100 us (a 2^20-thread launch runs two such batches)."""
+        spare = self.spare.pop() if self.spare else None        # (a list: another thread takes its own)
+        if spare is None or spare.size < size:
+            spare = np.empty(size, np.int64)
+        return spare[:size]
 
     def _rematerialize(self, ex, pc, lanes):
         """The uniform values live at ``pc`` that native code computes again in each segment
