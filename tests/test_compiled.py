@@ -2302,6 +2302,25 @@ def test_pointers_a_kernel_reads_under_a_branch_load_once_so_neighbouring_lanes_
     assert "masked.gather" not in one_d and "masked.scatter" not in one_d
 
 
+def test_a_guarded_load_counts_its_lanes_instructions_in_32_bits():
+    """``int v = i < n ? x[i] : 0`` before a shuffle reduction, in 1-D blocks: the lanes'
+    instruction counts differ with the guard, so the segment's lane loop sums them and keeps their
+    maximum (the launch's thread-instruction count and longest path). In 64 bits a vector held 8
+    lanes' counts; a lane's count in a phase is at most the phase's length, so they are kept in 32
+    bits, 16 lanes a vector, and added to the call's 64-bit totals after the loop (regiongen
+    ``_phase_lanes``). The counts stay the interpreter's (the shuffle tests compare them)."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(LANE_ZERO_STORE.replace("GUARD", "(t & 31) == 0").replace("STEP", "32"))
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("warp_totals").mangled)
+    sink = ir.Module(name="warp_totals")
+    groups, regions = compiled.plan(df, prog.module, sink)
+    mod, _ = compiled._passes(compiled._jit(), str(sink), False)
+    one_d = "".join(str(mod.get_function(r.one_d)) for r in regions if r.one_d)
+    assert re.search(r"reduce\.add\.v(8|16)i32", one_d) and not re.search(r"reduce\.(add|smax)\.v\d+i64", one_d)
+
+
 def test_a_kernel_whose_native_pace_is_known_starts_without_a_sample_batch(monkeypatch, tmp_path):
     """A grid of several native batches starts with a small sample batch (pace.py), whose estimate
     can stop a launch that would clearly outlast the watchdog. Once the kernel's native code has run

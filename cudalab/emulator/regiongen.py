@@ -1336,6 +1336,13 @@ class CutRegionBuilder(RegionBuilder):
         self.phase_pcs = set(pcs)
         self.phase_defined = set().union(*(rg.defined(code, p, p + 1) for p in pcs))
         same = self._block_values(seg) if resume is None else {}
+        # the lanes' instruction counts summed and maxed in 32 bits, added to the call's 64-bit ones
+        # after the loop: a lane's count in a phase is at most the phase's length (segments branch
+        # only forward), and a vector of them holds 16 lanes where 64-bit counts held 8 (a guarded
+        # load's lane loop spent a third of its instructions on the counts)
+        counts = self.phase_counts = tuple(self._local_var32(f"s{first}_{n}") for n in ("total", "most"))
+        for x in counts:
+            b.store(ir.Constant(I32, 0), x)
         self.next_lane, after = self._lanes(f"s{first}", *(run[:2] + run[4:] if run else ()))
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
@@ -1385,7 +1392,16 @@ class CutRegionBuilder(RegionBuilder):
                 self.emit(inst)
             else:
                 b.branch(self._edge(end - 1, end))
+        self.phase_counts = None
         b.position_at_end(after)
+        b.store(b.add(b.load(self.total), b.zext(b.load(counts[0]), I64)), self.total)
+        most, m = b.zext(b.load(counts[1]), I64), b.load(self.seg_most)
+        b.store(b.select(b.icmp_signed(">", most, m), most, m), self.seg_most)
+
+    def _local_var32(self, name):
+        with self.b.goto_block(self.entry):
+            self.b.position_before(self.entry.terminator)
+            return self.b.alloca(I32, name=name)
 
     def _park(self, t):
         """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that
@@ -1423,6 +1439,13 @@ class CutRegionBuilder(RegionBuilder):
 
     def _lane_done(self, b):
         c = b.load(self.cnt)
+        if self.__dict__.get("phase_counts"):       # (in _phase_lanes' loop: see there)
+            total, most = self.phase_counts
+            c = b.trunc(c, I32)
+            b.store(b.add(b.load(total), c), total)
+            m = b.load(most)
+            b.store(b.select(b.icmp_unsigned(">", c, m), c, m), most)
+            return
         b.store(b.add(b.load(self.total), c), self.total)
         m = b.load(self.seg_most)
         b.store(b.select(b.icmp_signed(">", c, m), c, m), self.seg_most)
