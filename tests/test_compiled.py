@@ -6,6 +6,8 @@ come back with the same bytes (errors: the same message). The corpus sample belo
 planned groups of every case: tools/compiled_sample.py), so the suite stays short; ldu and red, which nvcc rarely emits,
 have their own kernel.
 """
+import contextlib
+import dataclasses
 import os
 import re
 import subprocess
@@ -2300,6 +2302,25 @@ def test_pointers_a_kernel_reads_under_a_branch_load_once_so_neighbouring_lanes_
     assert "masked.gather" not in one_d and "masked.scatter" not in one_d
 
 
+def test_a_guarded_load_counts_its_lanes_instructions_in_32_bits():
+    """``int v = i < n ? x[i] : 0`` before a shuffle reduction, in 1-D blocks: the lanes'
+    instruction counts differ with the guard, so the segment's lane loop sums them and keeps their
+    maximum (the launch's thread-instruction count and longest path). In 64 bits a vector held 8
+    lanes' counts; a lane's count in a phase is at most the phase's length, so they are kept in 32
+    bits, 16 lanes a vector, and added to the call's 64-bit totals after the loop (regiongen
+    ``_phase_lanes``). The counts stay the interpreter's (the shuffle tests compare them)."""
+    from llvmlite import ir
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(LANE_ZERO_STORE.replace("GUARD", "(t & 31) == 0").replace("STEP", "32"))
+    prog = Program(m.ptx_module, DeviceMemory())
+    df = prog.function(m.get_kernel("warp_totals").mangled)
+    sink = ir.Module(name="warp_totals")
+    groups, regions = compiled.plan(df, prog.module, sink)
+    mod, _ = compiled._passes(compiled._jit(), str(sink), False)
+    one_d = "".join(str(mod.get_function(r.one_d)) for r in regions if r.one_d)
+    assert re.search(r"reduce\.add\.v(8|16)i32", one_d) and not re.search(r"reduce\.(add|smax)\.v\d+i64", one_d)
+
+
 def test_a_kernel_whose_native_pace_is_known_starts_without_a_sample_batch(monkeypatch, tmp_path):
     """A grid of several native batches starts with a small sample batch (pace.py), whose estimate
     can stop a launch that would clearly outlast the watchdog. Once the kernel's native code has run
@@ -2404,3 +2425,113 @@ def test_a_module_of_cub_sort_size_keeps_the_loop_vectorizer():
     assert len(big) > 9 << 20
     for text in (small, big):
         assert "vector.body" in str(compiled._passes(compiled._jit(), text, gangs=False)[0])
+
+
+OFFSET_ROWS = r"""
+__global__ void offset_rows(const float* x, float* out, unsigned a, unsigned b, int c) {
+    __shared__ float s[64];
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = x[(long long)(int)(i + a) - (long long)(int)(i + b) + (int)i + c];
+    __syncthreads();
+    out[2 * i + 1] = s[63 - threadIdx.x];
+}
+"""
+
+
+def test_which_addresses_are_affine_in_the_thread_index():
+    """regions.affine: the slope in bytes per thread of each access the whole-block check takes,
+    where it is a constant: the x read steps by 4, ``s[threadIdx.x]`` by 4, the mirrored
+    ``s[63 - threadIdx.x]`` by -4 and ``out[2 * i + 1]`` by 8. Values widened to 64 bits on the way
+    (``(long long)(int)(i + a)``, each a line in threadIdx.x modulo 2^32) are checked at run time:
+    neither may wrap between the first and the last thread."""
+    from cudalab.emulator import regions
+    from cudalab.emulator.engine import DeviceMemory, Program
+    m = cudalab.compile(OFFSET_ROWS)
+    df = Program(m.ptx_module, DeviceMemory()).function(m.get_kernel("offset_rows").mangled)
+    (s, e), = cut_spans(OFFSET_ROWS, "offset_rows")
+    code = df.code
+    accesses, part = regions.prechecks(code, [p for p in range(s, e) if code[p][2].opcode != "bar"], df.param_offsets)
+    slopes, widened = regions.affine([code[p][2] for p in part], accesses, code, set())
+    assert {code[p][2].text.split()[0]: k for p, k in slopes.items()} == {
+        "ld.global.f32": 4, "st.shared.f32": 4, "ld.shared.f32": -4, "st.global.f32": 8}
+    assert len(widened) >= 2
+    shl = dataclasses.replace(code[s][2], opcode="shl", mods=("b32",), guard=None,
+                              operands=(("reg", "%r9", False), ("sreg", "tid", "x"), ("imm", 3, "int")))
+    by_reg = dataclasses.replace(shl, opcode="mul", mods=("lo", "s32"),
+                                 operands=(("reg", "%r9", False), ("sreg", "tid", "x"), ("reg", "%r1", False)))
+    masked = dataclasses.replace(shl, opcode="and", operands=(("reg", "%r9", False), ("sreg", "tid", "x"), ("imm", 7, "int")))
+    assert regions.affine([shl], [], code, set()) == ({}, {})
+    assert regions.affine([by_reg], [], code, {"%r1"}) is None          # threadIdx.x times a runtime value
+    assert regions.affine([masked], [], code, set()) is None            # not a line
+
+
+@pytest.mark.parametrize("a, b, c, thread", [(0, 0, 0, None), (2**31 - 40, 2**31 - 20, 20, 20)])
+def test_affine_addresses_are_checked_at_the_first_and_last_thread_unless_they_wrap(a, b, c, thread, monkeypatch,
+                                                                                    tmp_path):
+    """In a 1-D block the whole-block check of an address that is a line in threadIdx.x takes the
+    first and the last thread's (regiongen._closed_form) instead of every thread's. With a and b
+    near INT_MAX, ``(int)(i + b)`` wraps at thread 20 and ``(int)(i + a)`` at thread 40: threads 0
+    and 63 of block 0 read x[0] and x[63], while threads 20 to 39 read 2^32 elements further on.
+    The wrap check of the widened values sends the block to the check loop and the interpreter,
+    where memcheck names line 5 and thread 20, as the interpreter alone does."""
+    from cudalab.emulator import regions
+    real, lines = regions.affine, []
+
+    def recording(*args):
+        got = real(*args)
+        lines.append(got is not None)
+        return got
+    monkeypatch.setattr(regions, "affine", recording)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    name = f"offset_rows_{a}"                  # (a kernel this process has not built)
+    m = cudalab.compile(OFFSET_ROWS.replace("offset_rows", name))
+    x = np.random.default_rng(16).random(256, np.float32)
+
+    def run():
+        out = cudalab.to_device(np.zeros(512, np.float32))
+        rec = m.get_kernel(name)[4, 64](x, out, np.uint32(a), np.uint32(b), np.int32(c))
+        return out.copy_to_host().tobytes(), rec.thread_instructions
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"]
+    assert any(lines)
+    if thread is None:
+        want = np.zeros(512, np.float32)
+        want[1::2] = x.reshape(4, 64)[:, ::-1].ravel()
+        assert got["compiled"][1][0] == want.tobytes()
+    else:
+        assert "Invalid __global__ read of size 4 bytes" in got["compiled"][0] and "line 5" in got["compiled"][0]
+        assert f"thread ({thread},0,0) in block (0,0,0)" in got["compiled"][0]
+
+
+def test_a_region_keeps_its_scratch_array_for_the_next_call_unless_lanes_stopped(monkeypatch, tmp_path):
+    """Each native region call gets an int64 array for its counters and for the rows of lanes that
+    stop (tens of megabytes of address space for a batch of 2^19 lanes, which only stopped lanes
+    touch). A call where no lane stopped leaves it to the next one (regions.Runner._scratch); a call
+    where lanes stopped (here the fifth block, whose x[i] runs past the end with n too big) lets it
+    go, not to hold the pages their rows were written to. The bytes are the interpreter's either way."""
+    import gc
+    from cudalab.emulator import regions
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
+    source = WARP_SUMS.replace("warp_sums", "warp_sums_kept")       # (a kernel this process has not built)
+    m = cudalab.compile(source)
+    x = np.random.default_rng(17).integers(-1000, 1000, 1024).astype(np.int32)
+
+    def whole_kernel():
+        runner, = [o for o in gc.get_objects() if isinstance(o, regions.Runner) and o.entry == 0
+                   and "warp_sums_kept" in o.plain.func.name]
+        return runner
+
+    def launch(n):
+        out = np.zeros(2560, np.int32)
+        m.warp_sums_kept[5, 256](x, out, np.int32(n))
+        return out
+    want = {n: launch(n) for n in (1024, 1088)}     # the interpreter's (x[1024..1087]: in x's padding)
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    assert np.array_equal(launch(1024), want[1024])
+    kept = whole_kernel().spare
+    assert len(kept) == 1
+    first = kept[0]
+    assert np.array_equal(launch(1024), want[1024])
+    assert len(kept) == 1 and kept[0] is first
+    assert np.array_equal(launch(1088), want[1088])
+    assert not kept

@@ -1205,7 +1205,13 @@ class _Runner:
 
 
 def _address(a):
-    return a.__array_interface__["data"][0]
+    """The address of a numpy array's first byte. A ctypes char over its buffer costs a quarter of
+    ``.ctypes.data`` or ``__array_interface__`` (0.2 against 0.8 us), and a launch asks for about
+    twenty (registers, context, scratch); read-only and empty arrays have no such buffer."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):
+        return a.__array_interface__["data"][0]
 
 
 _GEO_ADDRESSES: dict = {}
@@ -1261,7 +1267,7 @@ def _context(ex, symbols):
     kp = _kparam_array(ex)
     ctx = ctx.copy()
     at = _CTX_SLOTS
-    ctx[at[0]], ctx[at[1]] = ex.shared.ctypes.data, ex.local.ctypes.data
+    ctx[at[0]], ctx[at[1]] = _address(ex.shared), _address(ex.local)
     ctx[at[2]], ctx[at[3]] = _address(kp), len(ex.kparams)
     ctx[at[4]], ctx[at[5]], ctx[at[6]] = _address(bounds[0]), _address(bounds[1]), bounds[0].size
     if limit != ex.shared_size:

@@ -1182,6 +1182,7 @@ class CutRegionBuilder(RegionBuilder):
             b.store(zero, bits)
         b.store(zero, failed)
         same = self._block_values(seg) if resume is None else {}
+        closed = self._closed_form(first, run, accesses, part, same, ranges) if resume is None and self.one_d else None
         nxt, after = self._lanes(f"k{first}", *(run[:2] + run[4:] if run else ()))
         if resume is None:
             inputs, remat = seg["inputs"], seg["remat"]
@@ -1211,6 +1212,9 @@ class CutRegionBuilder(RegionBuilder):
             b.store(b.select(b.icmp_unsigned(">", addr, was), addr, was), hi)
             b.store(b.or_(b.load(bits), addr), bits)
         b.branch(nxt)
+        if closed is not None:
+            b.position_at_end(closed)
+            b.branch(after)
         b.position_at_end(after)
         ok = b.icmp_signed("==", b.load(failed), zero)
         for a, slots in ranges.items():
@@ -1224,6 +1228,78 @@ class CutRegionBuilder(RegionBuilder):
             aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), zero)
             ok = b.and_(ok, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
         return ok
+
+    def _closed_form(self, first, run, accesses, part, same, ranges):
+        """The whole-block check of ``_precheck`` without its loop over the threads, where every
+        address is affine in threadIdx.x (regions.affine: ``x[blockIdx.x * blockDim.x + threadIdx.x]``):
+        the address instructions run for the first and the last thread of the phase only, whose
+        addresses are then the lowest and the highest, and the first one's address OR the step
+        between threads' addresses holds every thread's alignment bits. Where a widened value or an
+        address wraps around between them (checked here), or an instruction would bail out, the
+        loop runs instead. Emitted in the current block; leaves the builder where the loop is to
+        start and returns the block, still open, that the ranges reach (the caller ends it with a
+        branch past the loop), or None where an address is not affine (nothing emitted)."""
+        b, code, seg = self.b, self.code, self.seg
+        remat = seg["remat"]
+        defs = [self.remat_defs[name] for name in remat]
+        pcs = [first] * len(defs) + sorted(part)
+        insts = defs + [code[p][2] for p in sorted(part)]
+        got = rg.affine(insts, accesses, code, set(same))
+        if got is None:
+            return None
+        slopes, widen = got
+        one, zero = ir.Constant(I64, 1), ir.Constant(I64, 0)
+        c = b.load(self.c)
+        lo, hi, step = (run[0], run[1], run[4]) if run else (c, b.load(self.c1), one)
+        n = b.sdiv(b.add(b.sub(hi, lo), b.sub(step, one)), step)          # the lanes the loop would visit
+        t0 = b.sub(lo, c)
+        dt = b.mul(b.sub(n, one), step)
+        ends, loop, closed = (self.fn.append_basic_block(f"k{first}_{x}") for x in ("ends", "lanewise", "closed"))
+        b.cbranch(b.icmp_signed(">", n, zero), ends, closed)
+        b.position_at_end(ends)
+        feeds = {x for name in remat for o in self.remat_defs[name].operands[1:] for x in _regs(o)} - set(remat)
+
+        def at(t, tag):
+            """(widened values, addresses) of the thread ``t`` of the block."""
+            self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), t, name=f"k{first}_{tag}")
+            self.body, self._lane_parts, self.cur = b.block, None, {}
+            for name in seg["inputs"]:
+                b.store(same[name] if name in same else self._load_reg(name), self.slot(name))
+            for x in sorted(feeds):
+                b.store(self._load_reg(x), self.slot(x))
+                self.cur.pop(x, None)
+            wide = []
+            for pc, inst in zip(pcs, insts):
+                self._pc, self._block_end, self._bail = pc, pc, loop
+                for j, t_src, slope in widen.get(id(inst), ()):
+                    v = self.read(inst.operands[j], t_src)
+                    wide.append((b.sext(v, I64) if t_src[0] == "s" else b.zext(v, I64), slope))
+                self.emit(inst)
+            return wide, [self.address(lg.mem_access(code[a][2])[1]) for a in accesses]
+        wide0, addr0 = at(t0, "first")
+        wide1, addr1 = at(b.add(t0, dt), "last")
+        ok = ir.Constant(I1, 1)
+        for (v0, k), (v1, _) in zip(wide0, wide1):
+            ok = b.and_(ok, b.icmp_signed("==", v1, b.add(v0, b.mul(dt, ir.Constant(I64, k)))))
+        i128 = ir.IntType(128)
+        for a, a0, a1 in zip(accesses, addr0, addr1):
+            span = b.sext(b.mul(dt, ir.Constant(I64, slopes[a])), i128)
+            ok = b.and_(ok, b.icmp_unsigned("==", b.zext(a1, i128), b.add(b.zext(a0, i128), span)))
+        stores = self.fn.append_basic_block(f"k{first}_ranges")
+        b.cbranch(ok, stores, loop)
+        b.position_at_end(stores)
+        several = b.icmp_signed(">", n, one)
+        for a, a0, a1 in zip(accesses, addr0, addr1):
+            k = slopes[a]
+            low, high = ranges[a][:2]
+            b.store(a0 if k >= 0 else a1, low)
+            b.store(a1 if k >= 0 else a0, high)
+            between = b.select(several, b.mul(step, ir.Constant(I64, abs(k))), zero)
+            b.store(b.or_(a0, between), ranges[a][2])
+        b.branch(closed)
+        self._bail = None
+        b.position_at_end(loop)
+        return closed
 
     def _precheck_failed(self, pcs, v, resume, run):
         """Where a phase's addresses are not all inside memory and aligned (``_precheck``), its
@@ -1260,6 +1336,13 @@ class CutRegionBuilder(RegionBuilder):
         self.phase_pcs = set(pcs)
         self.phase_defined = set().union(*(rg.defined(code, p, p + 1) for p in pcs))
         same = self._block_values(seg) if resume is None else {}
+        # the lanes' instruction counts summed and maxed in 32 bits, added to the call's 64-bit ones
+        # after the loop: a lane's count in a phase is at most the phase's length (segments branch
+        # only forward), and a vector of them holds 16 lanes where 64-bit counts held 8 (a guarded
+        # load's lane loop spent a third of its instructions on the counts)
+        counts = self.phase_counts = tuple(self._local_var32(f"s{first}_{n}") for n in ("total", "most"))
+        for x in counts:
+            b.store(ir.Constant(I32, 0), x)
         self.next_lane, after = self._lanes(f"s{first}", *(run[:2] + run[4:] if run else ()))
         if resume is not None:
             at = b.load(self._state(self.kk, 0))
@@ -1309,7 +1392,16 @@ class CutRegionBuilder(RegionBuilder):
                 self.emit(inst)
             else:
                 b.branch(self._edge(end - 1, end))
+        self.phase_counts = None
         b.position_at_end(after)
+        b.store(b.add(b.load(self.total), b.zext(b.load(counts[0]), I64)), self.total)
+        most, m = b.zext(b.load(counts[1]), I64), b.load(self.seg_most)
+        b.store(b.select(b.icmp_signed(">", most, m), most, m), self.seg_most)
+
+    def _local_var32(self, name):
+        with self.b.goto_block(self.entry):
+            self.b.position_before(self.entry.terminator)
+            return self.b.alloca(I32, name=name)
 
     def _park(self, t):
         """The block where a lane leaves the phase for ``t``: its registers live at ``t`` (that
@@ -1347,6 +1439,13 @@ class CutRegionBuilder(RegionBuilder):
 
     def _lane_done(self, b):
         c = b.load(self.cnt)
+        if self.__dict__.get("phase_counts"):       # (in _phase_lanes' loop: see there)
+            total, most = self.phase_counts
+            c = b.trunc(c, I32)
+            b.store(b.add(b.load(total), c), total)
+            m = b.load(most)
+            b.store(b.select(b.icmp_unsigned(">", c, m), c, m), most)
+            return
         b.store(b.add(b.load(self.total), c), self.total)
         m = b.load(self.seg_most)
         b.store(b.select(b.icmp_signed(">", c, m), c, m), self.seg_most)

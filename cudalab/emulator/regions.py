@@ -547,6 +547,112 @@ def prechecks(code, pcs, param_offsets):
     return accesses, sorted(need)
 
 
+_SLOPE_MOST = 1 << 31      # |bytes per thread| an address may step by for closed-form checks (affine)
+
+
+def _width(t):
+    return int(t[1:]) if t and t[:1] in ("u", "s", "b") and t[1:].isdigit() else None
+
+
+def affine(insts, accesses, code, uniform):
+    """The closed form of a phase's address check in a 1-D block (regiongen ``_precheck``): where
+    each address the check would take lane by lane is an affine function of threadIdx.x (``x[i]``
+    with ``i = blockIdx.x * blockDim.x + threadIdx.x``), its lowest and highest are the first and the
+    last thread's, so two evaluations replace the loop over the block's threads.
+
+    Integer arithmetic is exact modulo 2^width, so through add, sub, mul.lo and shl by constants
+    (and mad, cvta, narrowing cvt) a register's bits follow ``A + k * tid`` modulo 2^width, ``k`` a
+    constant (the slope). Where a value is widened (mul.wide, a widening cvt or cvta, and the address
+    itself: 64 bits, or a 32-bit one zero-extended) the widened value is linear only if the line does
+    not cross a wrap-around between the first and the last thread: ``widened(last) ==
+    widened(first) + k * (last - first)``, which the generated code checks at run time (any
+    representative of ``k`` modulo 2^width makes the test sound: a line from one in-range value to
+    another stays in range). ``insts``: the instructions that compute the addresses, in order (the
+    uniform values computed again, then the slice); ``uniform``: input registers every thread of the
+    block holds alike. -> ({access pc: slope}, {id(instruction): [(operand index, signed, slope)]}:
+    the widenings to check), or None where some address is not affine in threadIdx.x."""
+    from .llvmgen import mem_access
+    slope = {}
+    widen = {}
+
+    def of(o):
+        k = o[0]
+        if k == "imm" or k == "sym":
+            return 0
+        if k == "sreg":
+            if o[1] == "tid":
+                return 1 if o[2] == "x" else 0
+            return 0 if o[1] in ("ntid", "ctaid", "nctaid") else None
+        if k == "reg" and not o[2]:
+            return slope[o[1]] if o[1] in slope else (0 if o[1] in uniform else None)
+        return None
+
+    def imm(o):
+        if o[0] != "imm" or not isinstance(o[1], int):
+            return None
+        return o[1]
+
+    for inst in insts:
+        ops, op, mods = inst.operands, inst.opcode, inst.mods
+        if inst.guard or not ops or ops[0][0] != "reg" or len(_regs_of(ops[0])) != 1:
+            return None
+        srcs = [of(o) for o in ops[1:]]
+        if op == "ld":
+            k = 0 if "param" in mods else None
+        elif None in srcs:
+            k = None
+        elif not any(srcs):
+            k = 0                       # uniform arithmetic stays uniform
+        elif op == "mov" or op == "cvta":
+            k = srcs[0]
+            if op == "cvta" and "to" not in mods and _width(inst.type) == 32:
+                widen.setdefault(id(inst), []).append((1, "u32", k))
+        elif op in ("add", "sub") and not {"cc", "sat"} & set(mods) and _width(inst.type):
+            k = srcs[0] + srcs[1] if op == "add" else srcs[0] - srcs[1]
+        elif op in ("mul", "mad") and ("lo" in mods or "wide" in mods) and _width(inst.type):
+            a, c = srcs[0], srcs[1]
+            if a and c:
+                return None
+            k = 0
+            if a or c:
+                factor = imm(ops[2]) if a else imm(ops[1])
+                if factor is None:
+                    return None             # (threadIdx.x times a runtime value: a slope not known here)
+                k = (a or c) * factor
+                if "wide" in mods:
+                    widen.setdefault(id(inst), []).append((1 if a else 2, inst.type, a or c))
+            if op == "mad":
+                k += srcs[2]
+        elif op == "shl" and imm(ops[2]) is not None and 0 <= imm(ops[2]) < (_width(inst.type) or 0) and not srcs[1]:
+            k = srcs[0] << imm(ops[2])
+        elif op == "cvt":
+            widths = [m for m in mods if _width(m)]
+            if len(widths) != 2 or len(mods) != 2:
+                return None
+            k = srcs[0]
+            if _width(widths[0]) > _width(widths[1]):
+                widen.setdefault(id(inst), []).append((1, widths[1], k))
+        else:
+            k = None
+        if k is None or abs(k) >= _SLOPE_MOST:
+            return None
+        slope[ops[0][1]] = k
+    out = {}
+    for a in accesses:
+        op = mem_access(code[a][2])[1]
+        base = op[1] if op[0] == "mem" else ("other",)
+        k = 0 if base is None or base[0] == "sym" else (of(base) if base[0] == "reg" else None)
+        if k is None:
+            return None
+        out[a] = k
+    return out, widen
+
+
+def _regs_of(o):
+    from .decode import _regs
+    return list(_regs(o))
+
+
 def skipped(code, pcs, accesses):
     """access pc -> the pc from which lanes that skipped it may be about, for the accesses of a
     phase that some of its lanes do not reach: a guarded one (from the access itself on), and one
@@ -919,6 +1025,7 @@ class Runner:
         self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
         self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
         self.remat_at = {int(p): [int(q) for q in qs] for p, qs in region.remat_at}
+        self.spare = []             # a call's scratch array for the next (_scratch)
 
     def __call__(self, ex, stack, ent, rpc):
         """Run the active lanes through the region. Returns the exit pc (every lane is there), None
@@ -950,7 +1057,7 @@ class Runner:
                 arr = regs.take(name, zeroed=False) if every and name in r.fresh else regs[name.lstrip("@")]
             if arr is not seen[k]:
                 seen[k] = arr
-                table[k] = arr.ctypes.data
+                table[k] = compiled._address(arr)
         idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
         count = idx.size
         ctx = compiled._context(ex, r.symbols)
@@ -958,7 +1065,7 @@ class Runner:
         # builds a ctypes object: microseconds, at every region run of a small launch)
         ns = max(r.nspill, 1)
         at_spill, at_state = 8 + 2 * count, 8 + 2 * count + count * ns
-        scratch = np.empty(at_state + (3 * count if r.turns or r.cuts else 3), np.int64)
+        scratch = self._scratch(at_state + (3 * count if r.turns or r.cuts else 3))
         st, rec, spill, state = scratch[:8], scratch[8:at_spill], scratch[at_spill:at_state], scratch[at_state:]
         if r.turns or r.cuts:
             state = state.reshape(count, 3)
@@ -966,8 +1073,8 @@ class Runner:
         st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
         st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
-        base = scratch.ctypes.data
-        args = (count, 0 if every else idx.ctypes.data, self.table_address, ctx.ctypes.data, base,
+        base = compiled._address(scratch)
+        args = (count, 0 if every else compiled._address(idx), self.table_address, compiled._address(ctx), base,
                 base + 8 * 8, base + 8 * at_spill, base + 8 * at_state)
         stats = ex.stats
         longest = 0
@@ -992,6 +1099,10 @@ class Runner:
         stats.instructions += longest
         nrec = int(st[5])
         if not nrec:
+            if not r.turns:
+                # (nothing stopped: no spill row or lane state was written, so the array is still a
+                # few touched pages; one whose rows were written goes, not to hold their memory)
+                self.spare.append(scratch.base)
             return r.end
         rows = rec[:2 * nrec].reshape(nrec, 2)
         ent[0] = r.end
@@ -1045,6 +1156,17 @@ class Runner:
                 arr[at] = v != 0 if arr.dtype == np.bool_ else v.astype(np.uint64).astype(arr.dtype)
         stack += waits
         return None
+
+    def _scratch(self, size):
+        """An uninitialized int64 array of ``size`` for a native call's counters, records, spill
+        rows and lane states (nothing of it is read before native code writes it): the last call's
+        where it is big enough. For a batch of 2^19 lanes the spill rows alone are tens of megabytes
+        of address space that only stopped lanes touch, and mapping and unmapping them again at every
+        batch cost 10 to 100 us (a 2^20-thread launch runs two such batches)."""
+        spare = self.spare.pop() if self.spare else None        # (a list: another thread takes its own)
+        if spare is None or spare.size < size:
+            spare = np.empty(size, np.int64)
+        return spare[:size]
 
     def _rematerialize(self, ex, pc, lanes):
         """The uniform values live at ``pc`` that native code computes again in each segment
