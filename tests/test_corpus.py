@@ -150,7 +150,6 @@ KNOWN_GAPS = {
                              "4,571 other values are bit-exact",
     "f64_norms_remainders_and_neighbours": "NaN payloads only: norm3d/rnorm3d/rhypot(-1, -NaN) keep the NaN's sign "
                                            "on the GPU (6 of 4096 values)",
-    "fast_math_flag_trig": "-use_fast_math's sinf/cosf/tanf are sin/cos.approx.ftz.f32: MUFU.SIN/COS not tabled yet",
     "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
                                      "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "

@@ -164,10 +164,11 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
 
 
 # ---------------------------------------------------------------- special function unit (MUFU)
-# ex2/rcp/rsqrt/sqrt/lg2.approx.f32 run on the H100's special function unit, which is not correctly
-# rounded: libdevice's expf, tanhf, rsqrtf, __fdividef, -use_fast_math's sqrtf and logf... inherit its
-# bits. Expected values: the GPU's, from tools/mufu_probe.cu, tools/mufu_sqrt_lg2_probe.cu (an H200)
-# and the corpus (tests/kernels/recorded); the comment gives the nearest float.
+# ex2/rcp/rsqrt/sqrt/lg2/sin/cos.approx.f32 run on the H100's special function unit, which is not
+# correctly rounded: libdevice's expf, tanhf, rsqrtf, __fdividef, -use_fast_math's sqrtf, logf, sinf...
+# inherit its bits. Expected values: the GPU's, from tools/mufu_probe.cu, tools/mufu_sqrt_lg2_probe.cu
+# (an H200), tools/mufu_sin_cos_probe.cu (an H100) and the corpus (tests/kernels/recorded); the comment
+# gives the nearest float.
 
 @pytest.mark.parametrize("instruction, x, want", [
     ("ex2.approx.ftz.f32 %0, %1;", 0x3FAD31E4, 0x40237E36),   # 2^1.353085: nearest 0x40237e35
@@ -189,6 +190,16 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
     ("lg2.approx.ftz.f32 %0, %1;", 0x3F8152E4, 0x3C733442),   # log2(1.0103421): nearest 0x3c7333d4
     ("lg2.approx.ftz.f32 %0, %1;", 0x00400000, 0xFF800000),   # a flushed subnormal: log2(0) = -inf
     ("lg2.approx.f32 %0, %1;", 0x00400000, 0xC2FDFFFF),       # log2(2^-127) as log2(2^-103) - 24: -126.99999
+    ("sin.approx.ftz.f32 %0, %1;", 0x3F800000, 0x3F576AA3),   # sin(1): nearest 0x3f576aa4
+    ("sin.approx.ftz.f32 %0, %1;", 0xBF800000, 0xBF576AA3),   # sin(-1): the same bits, negated
+    ("sin.approx.f32 %0, %1;", 0x40C00000, 0xBE8F0F93),       # sin(6): nearest 0xbe8f0f8c, 7 ulp away
+    ("sin.approx.f32 %0, %1;", 0x34800000, 0x34491200),       # sin(2^-22): the unit counts 2^-25 turns, one
+    ("sin.approx.f32 %0, %1;", 0x34000000, 0x00000000),       # sin(2^-23): less than one step, 0
+    ("sin.approx.f32 %0, %1;", 0x80400000, 0x80000000),       # a subnormal, with or without .ftz: -0
+    ("sin.approx.f32 %0, %1;", 0x4E800000, 0x00000000),       # sin(2^30): whole turns only once divided
+    ("cos.approx.ftz.f32 %0, %1;", 0x3F800000, 0x3F0A5141),   # cos(1): nearest 0x3f0a5140
+    ("cos.approx.f32 %0, %1;", 0x3FC00000, 0x3D90DE97),       # cos(1.5): nearest 0x3d90deaa, 19 ulp away
+    ("cos.approx.f32 %0, %1;", 0x4E800000, 0x3F800000),       # cos(2^30): 1 (sinf says -0.617)
 ])
 def test_special_function_unit_gives_the_h100s_bits_not_the_nearest_float(instruction, x, want):
     assert bits(ptx(instruction, np.float32, f32(x))) == [hex(want)]

@@ -715,6 +715,8 @@ def _approx(inst, d):
         return _mufu(inst, d, mufu.ex2_ftz, np.exp2)
     if inst.opcode == "lg2" and inst.type == "f32":     # MUFU.LG2, subnormals too (emulator/mufu.py)
         return simple(inst, d, mufu.lg2_ftz if "ftz" in inst.mods else mufu.lg2)
+    if inst.opcode in ("sin", "cos") and inst.type == "f32":   # FMUL.RZ by 1/(2 pi), MUFU.SIN/COS; .ftz
+        return simple(inst, d, mufu.sin if inst.opcode == "sin" else mufu.cos)   # or not, the same SASS
     f = {"sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh}[inst.opcode]
     return _unary_float(inst, d, f)
 
