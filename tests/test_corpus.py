@@ -144,7 +144,7 @@ KNOWN_GAPS = {
                                  "or 2/256 off, which the linear mipmap blend shows (243 of 16384 elements)",
     "grad_scan_level_of_detail": "as tex2d_grad_linear_mipmaps: the isotropic and one-axis gradients are exact, 61 of "
                                  "the 1024 random pairs are 1/256 or 2/256 off",
-    # tests/kernels/guide.py (recorded on an H200, compute capability 9.0 like the H100)
+    # tests/kernels/guide.py (recorded on an H100; an H200 gave the same bits)
     "f64_special_functions": "NaN payloads only: j0/j1/y0/y1 of a NaN give the unit's 0x7fffffff00000000 on the GPU "
                              "(the emulator passes the input NaN on), cyl_bessel_i0(-NaN) keeps the sign there; the "
                              "4,571 other values are bit-exact",
