@@ -132,9 +132,6 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
 KNOWN_GAPS = {
-    "float_to_bfloat16_all_modes": "__double2bfloat16(NaN) is a software sequence ending in cvt.rn.bf16.f32 of "
-                                   "0x7fc00000; ptxas replaces the whole sequence by a native conversion that "
-                                   "gives 0x7fc0, where the same cvt alone gives 0x7fff",
     "tex3d_linear_random": "1 of 4096 trilinear lookups differs, by 1 ulp (lookup 133: the exact sum is 0.9 ulp from "
                            "the GPU's): the weights (z slices split first) fit all others; the per-slice adder "
                            "does not round quite as modelled",
@@ -150,7 +147,6 @@ KNOWN_GAPS = {
                              "4,571 other values are bit-exact",
     "f64_norms_remainders_and_neighbours": "NaN payloads only: norm3d/rnorm3d/rhypot(-1, -NaN) keep the NaN's sign "
                                            "on the GPU (6 of 4096 values)",
-    "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
                                      "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
                                      "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "
