@@ -142,11 +142,11 @@ KNOWN_GAPS = {
     "grad_scan_level_of_detail": "as tex2d_grad_linear_mipmaps: the isotropic and one-axis gradients are exact, 61 of "
                                  "the 1024 random pairs are 1/256 or 2/256 off",
     # tests/kernels/guide.py (recorded on an H100; an H200 gave the same bits)
-    "f64_special_functions": "NaN payloads only: j0/j1/y0/y1 of a NaN give the unit's 0x7fffffff00000000 on the GPU "
-                             "(the emulator passes the input NaN on), cyl_bessel_i0(-NaN) keeps the sign there; the "
-                             "4,571 other values are bit-exact",
-    "f64_norms_remainders_and_neighbours": "NaN payloads only: norm3d/rnorm3d/rhypot(-1, -NaN) keep the NaN's sign "
-                                           "on the GPU (6 of 4096 values)",
+    "f64_special_functions": "NaN payloads only (16 of 4608 values): j0/j1/y0/y1 of a NaN give the unit's "
+                             "0x7fffffff00000000 on the GPU, the emulator the input NaN. Both meet in one mul.f64 "
+                             "(polynomial * (rsqrt.approx(x) * c)): the emulator passes the NaN of the operand the "
+                             "PTX computes later (decode.later_operand), the rsqrt; ptxas evidently computes it "
+                             "earlier than the polynomial, as its SASS order is its own",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
                                      "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
                                      "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "

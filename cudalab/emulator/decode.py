@@ -480,7 +480,9 @@ def _sign_op(t, bits):
 @op("abs")
 def _abs(inst, d):
     t = inst.type
-    if t in ("f16", "f32", "f64"):       # a NaN comes out canonical (f32/f16) or quieted (f64)
+    if t == "f64":                       # a NaN keeps its sign (quieted), as for neg.f64 (see _neg)
+        return simple(inst, d, _gpu_nan(lambda a: np.where(np.isnan(a), a, np.abs(a))))
+    if t in ("f16", "f32"):              # a NaN comes out canonical
         return simple(inst, d, _gpu_nan(_ftz(inst, np.abs)))
     if t in ("f16x2", "bf16x2", "bf16"):
         f = _sign_op(t, 0x8000 if t == "bf16" else 0x80008000)
