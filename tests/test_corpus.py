@@ -145,8 +145,9 @@ KNOWN_GAPS = {
     "f64_special_functions": "NaN payloads only (16 of 4608 values): j0/j1/y0/y1 of a NaN give the unit's "
                              "0x7fffffff00000000 on the GPU, the emulator the input NaN. Both meet in one mul.f64 "
                              "(polynomial * (rsqrt.approx(x) * c)): the emulator passes the NaN of the operand the "
-                             "PTX computes later (decode.later_operand), the rsqrt; ptxas evidently computes it "
-                             "earlier than the polynomial, as its SASS order is its own",
+                             "PTX computes later (decode.later_operand), the rsqrt; ptxas's SASS order is its own. "
+                             "Ordering by dataflow depth instead gives these 16 but not an H100's answer for a "
+                             "polynomial of rcp.approx(x) times x * 3 (test_float_semantics)",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
                                      "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
                                      "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "

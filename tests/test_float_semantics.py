@@ -223,3 +223,24 @@ def test_f64_fma_of_zeros_and_specials_at_once_gives_the_exact_path_bits(mode):
     want = np.where(nan_in, np.where(np.isnan(a), a, np.where(np.isnan(b), b, c)), want)
     same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
     assert same.all(), list(zip(a[~same], b[~same], c[~same]))
+
+
+def test_two_nan_doubles_multiplied_give_the_one_the_ptx_computes_later():
+    """Of two NaN factors a DMUL passes its second SASS operand's, and ptxas orders the operands
+    itself. A polynomial of the unit's 1/x (its NaN is 0x7fffffff00000000) times x * 3 (x's NaN,
+    quieted), written in that order: an H100 gives x's NaN (its SASS: DMUL R6(poly), R8(x*3), the
+    x * 3 computed early, next to the MUFU), as the PTX's order says, not the deeper polynomial's."""
+    src = r'''
+    __global__ void deep(const double* y, double* out) {
+      double x = y[threadIdx.x], u;
+      asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(u) : "d"(x));
+      double p = u;
+      for (int k = 0; k < 8; ++k) p = fma(p, u, 0.25 * k + 1.0);
+      double s = x * 3.0;
+      out[threadIdx.x] = p * s;
+    }'''
+    x = f64(0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001)
+    out = np.zeros(3)
+    cudalab.compile(src).get_kernel("deep")[1, 3](x, out)
+    # 0x7ff0000000000001's high word reads as infinity to the unit: 1/x is 0, only x * 3 is NaN
+    assert [hex(v) for v in out.view(np.uint64)] == ["0x7ff8000000000000", "0xfff8000000000000", "0x7ff8000000000001"]
