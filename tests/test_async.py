@@ -556,3 +556,49 @@ def test_16_byte_copies_kept_as_issued_land_group_by_group_and_thread_by_thread(
     assert (out[0, :32] == x[2, :32]).all() and (out[0, 32:] == -1).all()
     assert (out[1] == x[2, ::-1]).all() and (out[2] == x[0, ::-1]).all()
     assert answered and all(answered)
+
+
+TILES = r"""
+#include <cuda_pipeline.h>
+__global__ void tiles(const int4* in, int4* out, long long shift) {
+  __shared__ int4 s[2][64];
+  int t = threadIdx.x, b = blockIdx.x;
+  for (int k = 0; k < 2; ++k) {                                           // two groups a block
+    __pipeline_memcpy_async(&s[k][t], &in[(2 * b + k) * 64 + t + shift], sizeof(int4));   // line 7
+    __pipeline_commit();
+  }
+  __pipeline_wait_prior(1);
+  int4 a = s[0][t];
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  int4 c = s[1][63 - t];
+  out[b * 64 + t] = make_int4(a.x + c.x, a.y + c.y, a.z + c.z, a.w + c.w);
+}
+"""
+
+
+def test_copies_in_bounds_are_checked_in_one_look_and_faults_still_name_their_line(monkeypatch):
+    """A pipeline's tile copies (every thread of the batch committing together) are checked by the
+    lowest and highest address of the batch, not thread by thread, and their groups are counted once
+    for the whole batch; a copy that reads outside every allocation still stops at its line."""
+    from cudalab.emulator import asyncops
+    calls, uniform = [], []
+    for name in ("shared_offsets", "resolve"):
+        real = getattr(asyncops, name)
+        monkeypatch.setattr(asyncops, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    land = asyncops.land_copies
+
+    def watched(ex, st, *rest):
+        uniform.append(st._committed is None)
+        return land(ex, st, *rest)
+    monkeypatch.setattr(asyncops, "land_copies", watched)
+    blocks = 40
+    x = np.arange(blocks * 2 * 64 * 4, dtype=np.int32).reshape(blocks, 2, 64, 4)
+    out = np.zeros((blocks, 64, 4), np.int32)
+    k = cudalab.compile(TILES).tiles
+    k[blocks, 64](x, out, np.int64(0))
+    assert (out == x[:, 0] + x[:, 1, ::-1]).all()
+    assert calls == [] and uniform and all(uniform)
+    with pytest.raises(KernelError, match="read of size 16 bytes\n    at line 7"):
+        k[blocks, 64](x, out, np.int64(1 << 30))
+    assert "shared_offsets" in calls
