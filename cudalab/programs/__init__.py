@@ -119,7 +119,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     keep_freed_memory()             # a launch in a loop reuses the last one's pages (programs/heap.py)
     one_blas_thread()               # cuBLAS calls' numpy work does not spin up idle threads (blas_threads.py)
     parent, child = socket.socketpair()
-    env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
+    env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()),
+               CUDALAB_PROGRAM_DIR=str(built.executable.parent))    # (a forked process's emulator builds on it)
     out = tempfile.TemporaryFile() if capture else None
     err = tempfile.TemporaryFile() if capture else None
     before = _children_cpu()
