@@ -573,3 +573,16 @@ def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_na
     # the second program, which only `make jacobi_streams` builds (the first target is jacobi_memcpy)
     p = read_program(course / "cuda/solutions/jacobi_streams.cu", course)
     assert (p.how, p.sources) == ("cuda/Makefile", ["jacobi_streams.cu"]) and "-fopenmp" in p.options
+
+
+def test_a_readme_that_builds_a_cuda_library_first_builds_it_before_the_program_that_links_it(tmp_path):
+    # Princeton's GPU primer: the library from one nvcc line, the program that links it from the next
+    course = write(tmp_path, {
+        "lib/README.md": ("First the library:\n\n    $ nvcc -Xcompiler -fPIC -o libgreet.so -shared greet.cu\n\n"
+                          "then the program:\n\n    $ nvcc -I. -o app app.cu -L. -lgreet\n"),
+        "lib/greet.cu": PIECE,
+        "lib/app.cu": MAIN,
+    })
+    p = read_program(course / "lib/app.cu", course)
+    assert p.options == ["-I.", "-o", "app", "-L.", "-lgreet"]
+    assert p.libraries == [["-Xcompiler", "-fPIC", "-o", "libgreet.so", "-shared", "greet.cu"]]

@@ -109,6 +109,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
 
 
 @dataclass
@@ -569,9 +570,30 @@ def find_build(path: Path, checkout: Path) -> tuple:
     return words, how, path.parent
 
 
+def library_builds(words: list, folder: Path, checkout: Path) -> list:
+    """The ``nvcc -shared`` lines (words) of the readmes and build scripts in ``folder`` that build a
+    library the program's words link (``-lcumessage``: ``nvcc -Xcompiler -fPIC -o libcumessage.so -shared
+    cumessage.cu``, Princeton's GPU primer's step before its ``nvcc myapp.cu -L. -lcumessage``)."""
+    wanted = {f"lib{w[2:]}.so" for w in words if w.startswith("-l") and len(w) > 2}
+    wanted |= {Path(w).name for w in words if w.endswith(".so")}
+    found = []
+    for note in sorted(folder.iterdir()) if wanted else []:
+        text = _note_text(note)
+        for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
+            try:
+                line = shlex.split(m.group(1), comments=True)
+            except ValueError:
+                continue
+            line = line[:next((i for i, w in enumerate(line) if w in _SHELL_SEPARATORS), len(line))]
+            if "-shared" in line and Path(_output(line) or "").name in wanted and line not in found:
+                found.append(line)
+    return found
+
+
 def read_program(path: Path, checkout: Path) -> Program:
     words, how, folder = find_build(path, checkout)
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
+    p.libraries = library_builds(words, folder, checkout)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
@@ -665,6 +687,13 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     where = work / p.folder
+    for words in p.libraries:       # the CUDA libraries it links, built first as its readme says (nvcc -shared)
+        lib = subprocess.run([sys.executable, "-m", "cudalab.cli", "run", *words], cwd=where, env=env,
+                             capture_output=True, text=True, timeout=1800)
+        if lib.returncode:
+            log = lib.stderr + lib.stdout
+            return Result(p.name, "fail", f"build of {_output(words)}: " + first_error(log)[:300], command=shown,
+                          how=p.how)
     build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=where, env=env,
                            capture_output=True, text=True, timeout=1800)
     if build.returncode:
@@ -790,6 +819,10 @@ def legacy_props_options():
 LEGACY_PROPS = legacy_props_options()
 
 def build(p, extra=()):
+    for words in p.get("libraries", []):                   # the CUDA libraries it links (nvcc -shared), first
+        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True)
+        if b.returncode:
+            return b.returncode, (b.stdout + b.stderr)[-3000:]
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
                        capture_output=True, text=True)
@@ -797,8 +830,10 @@ def build(p, extra=()):
 
 def run(p):
     try:
-        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
-                           timeout=10, stdin=subprocess.DEVNULL)
+        folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
+        env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
+                           timeout=10, stdin=subprocess.DEVNULL, env=env)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
@@ -872,7 +907,8 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
             elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
-                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments})
+                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
+                       "libraries": p.libraries})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
