@@ -147,35 +147,70 @@ static __thread int in_host_function, replaying, host_fd = -1;
 
 /* A launch, event record or asynchronous copy within the arena whose request text is one that
  * succeeded before (a loop that times a kernel, 10^4 launches; a streams exercise that queues copy,
- * kernel, copy on each of 4 streams in turn) is sent without waiting for its answer, while nothing
- * has been asked since that could change what its checks read: only launches, event records,
- * asynchronous copies and cudaGetLastError came between, each of which succeeded. Any other request
- * (a free, a stream's or event's destruction, a capture, a synchronization) or any error forgets them
- * all. The request starts with "!"; whatever goes wrong meanwhile on the emulator's side (work it ran
- * while the program was busy) is the answer to the program's next answered request instead, as an
- * asynchronous error is on a GPU. ``launch``, ``cudaEventRecord`` and ``copy`` set
- * ``may_go_unanswered`` for their request, any asynchronous copy ``keeps_known``; the decision is
- * taken under the wire lock, where no other thread's request can come between. A launch's parameters
- * travel after the text: the same kernel and shape on other arguments goes unanswered too (its checks
- * do not read them). */
+ * kernel, copy on each of 306 streams in turn, a thousand times over) is sent without waiting for its
+ * answer, while nothing has been asked since that could change what its checks read: only launches,
+ * event records, asynchronous copies, synchronizations, queries and allocations came between
+ * (``keeps_known``), each of which succeeded. Any other request (a free, a stream's or event's
+ * destruction, a capture) or any error forgets them all. The request starts with "!"; whatever goes
+ * wrong meanwhile on the emulator's side (work it ran while the program was busy) is the answer to the
+ * program's next answered request instead, as an asynchronous error is on a GPU. ``launch``,
+ * ``cudaEventRecord`` and ``copy`` set ``may_go_unanswered`` for their request, any asynchronous copy
+ * ``keeps_known``; the decision is taken under the wire lock, where no other thread's request can come
+ * between. A launch's parameters travel after the text: the same kernel and shape on other arguments
+ * goes unanswered too (its checks do not read them). The texts are kept in a hash table of
+ * ``KNOWN_SLOTS`` (NCI's axpy_overlapped sends 1,224 different ones per timing, which a ring of 64
+ * never held), emptied when three quarters full. */
 static __thread int may_go_unanswered, keeps_known;
-#define KNOWN_GOOD 64
-static char known_good[KNOWN_GOOD][512];   /* texts of requests that succeeded (a ring) */
-static int known_thread[KNOWN_GOOD];        /* whose: thread_no * 2 + per_thread_call */
-static int nknown, known_next;
+#define KNOWN_SLOTS 8192                    /* a power of two */
+typedef struct { unsigned long long hash; int who; char *text; } Known;
+static Known known[KNOWN_SLOTS];
+static int known_used[KNOWN_SLOTS], nknown;    /* the slots in use */
+
+/* whose: thread_no * 2 + per_thread_call; the hash is never 0 (an empty slot) */
+static unsigned long long known_hash(const char *head, int who) {
+    unsigned long long h = 1469598103934665603ULL ^ (unsigned long long)who;
+    for (const unsigned char *c = (const unsigned char *)head; *c; c++) h = (h ^ *c) * 1099511628211ULL;
+    return h | 1;
+}
+
+static int known_slot(const char *head, int who, unsigned long long h) {
+    int i = (int)(h & (KNOWN_SLOTS - 1));
+    while (known[i].hash && !(known[i].hash == h && known[i].who == who && !strcmp(known[i].text, head)))
+        i = (i + 1) & (KNOWN_SLOTS - 1);
+    return i;
+}
 
 static int is_known_good(const char *head, int who) {
-    for (int i = 0; i < nknown; i++)
-        if (known_thread[i] == who && !strcmp(known_good[i], head)) return 1;
-    return 0;
+    return nknown && known[known_slot(head, who, known_hash(head, who))].hash;
+}
+
+static void forget_known(void) {
+    for (int k = 0; k < nknown; k++) {
+        Known *e = &known[known_used[k]];
+        free(e->text);
+        e->text = 0, e->hash = 0;
+    }
+    nknown = 0;
 }
 
 static void remember_good(const char *head, int who) {
-    if (is_known_good(head, who)) return;
-    strcpy(known_good[known_next], head);
-    known_thread[known_next] = who;
-    known_next = (known_next + 1) % KNOWN_GOOD;
-    if (nknown < KNOWN_GOOD) nknown++;
+    if (nknown >= KNOWN_SLOTS / 4 * 3) forget_known();
+    unsigned long long h = known_hash(head, who);
+    int i = known_slot(head, who, h);
+    if (known[i].hash) return;
+    known[i] = (Known){h, who, strdup(head)};
+    known_used[nknown++] = i;
+}
+
+/* Requests that, answered with success, leave every check a known request passed as it was: they wait,
+ * ask, or add (an allocation, a stream, an event) */
+static int keeps_known_requests(const char *head) {
+    static const char *const names[] = {"last_error", "device_sync", "stream_sync", "event_sync", "stream_query",
+                                        "event_query", "elapsed", "malloc", "stream_create", "event_create", 0};
+    size_t n = strcspn(head, " ");
+    for (int k = 0; names[k]; k++)
+        if (strlen(names[k]) == n && !strncmp(head, names[k], n)) return 1;
+    return 0;
 }
 
 /* A process the program forks shares its socket to the emulator and its device memory's mapping
@@ -272,8 +307,8 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     int ok = len >= 2 && RB[0] == '0' && (RB[1] == 0 || RB[1] == ' ');    /* cudaSuccess, numbers or none */
     if (launch && ok)     /* it succeeded: the same again goes unanswered */
         remember_good(head, who);
-    else if (!ok || nested || !(keeps_known || !strcmp(head, "last_error")))
-        nknown = known_next = 0;     /* anything else may change what a launch's checks read */
+    else if (!ok || nested || !(keeps_known || keeps_known_requests(head)))
+        forget_known();     /* anything else may change what a launch's checks read */
     if (!nested) pthread_mutex_unlock(&wire);
     if (head != small) free(head);
     last_reply_ns = thread_cpu_ns();
@@ -508,7 +543,7 @@ static void start_own_emulator(void) {
     sock = -1, arena = 0;
     set_fd_env("CUDALAB_FD", sv[0]), set_fd_env("CUDALAB_ARENA_FD", fds[0]), set_fd_env("CUDALAB_HOST_FD", fds[1]);
     context_lost = cuda_used;
-    nknown = known_next = 0;
+    forget_known();
     npending = 0;                             /* the parent's kernels' printf text is the parent's to print */
     program_pid = getpid();
     for (int i = 0; i < nfuncs; i++) rpc("func %p %s", funcs[i].host, funcs[i].name);

@@ -451,7 +451,10 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
 
             def move():
                 for r in range(rows):
-                    to.write(dst + r * (dpitch or nbytes), of.read(src + r * (spitch or nbytes), nbytes))
+                    if to is of and to is self.memory.arena:
+                        to.copy_within(dst + r * (dpitch or nbytes), src + r * (spitch or nbytes), nbytes)
+                    else:
+                        to.write(dst + r * (dpitch or nbytes), of.read(src + r * (spitch or nbytes), nbytes))
                 self.transfer(nbytes * rows, direction, s, True, False)
             self.enqueue(s, move)
             return True
