@@ -43,6 +43,7 @@ from ..ptx import parse
 from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
 from ..runtime.core.graphs import TYPES
+from .collector import FrozenWhileServing
 from .server_libraries import LibraryRequests
 from .server_modules import ModuleRequests
 from .server_textures import TextureRequests, _int     # _int: the one parser of the shim's numbers
@@ -186,8 +187,12 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
         self.serving_since = time.monotonic()
         self._host_end.close()          # the program has its copy
+        self.ctx.host_memory = ProgramMemory.open(self.pid)
+        with FrozenWhileServing() as frozen:        # (the cycle collector's walks: collector.py)
+            return self._serve(sock, frozen)
+
+    def _serve(self, sock: socket.socket, frozen):
         ctx = self.ctx
-        ctx.host_memory = ProgramMemory.open(self.pid)
         inbox = Inbox(sock)
         while True:
             deadline = ctx.deadline
@@ -205,6 +210,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
             msg = inbox.request()
             if msg is None:
                 return self._exited()
+            frozen.answered()
             if msg[:1] == b"!":             # a launch the program goes on from without an answer (the shim's rpc)
                 self._answer(msg[1:], answered=False)
                 continue
