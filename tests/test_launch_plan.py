@@ -412,3 +412,24 @@ def test_a_loop_over_hundreds_of_streams_timed_with_synchronizations_goes_unansw
     # copies of 3,600 answered; before, every launch and copy was)
     assert unanswered.count(b"launch") >= 4 * 300 - 10
     assert unanswered.count(b"copy") >= 4 * 900 - 10
+
+
+def test_a_kernel_launched_on_each_chunk_in_turn_reads_its_pointers_kinds_once_per_chunk(ctx_and_scale, monkeypatch):
+    """A streams exercise launches one kernel on chunk after chunk of an array, round after round: which
+    of its pointer arguments are mapped host memory (the timeline's zero-copy traffic) is worked out
+    once per argument list while no allocation changes, not at every launch."""
+    ctx, fn = ctx_and_scale
+    n, chunks = 256, 8
+    x = ctx.malloc(4 * n * chunks, "device")
+    ctx.memory.arena.write(x, np.ones(n * chunks, np.float32))
+    worked_out = []
+    real = Context._mapped_traffic
+    monkeypatch.setattr(Context, "_mapped_traffic", lambda self, f, args: worked_out.append(args) or real(self, f, args))
+    for _ in range(3):
+        for c in range(chunks):
+            launch(ctx, fn, x + 4 * n * c, n, 2, (1, 1, 1), (256, 1, 1), 1024)
+    assert len(worked_out) == chunks
+    np.testing.assert_array_equal(ctx.memory.arena.read(x, 4 * n * chunks).view(np.float32), 8)
+    ctx.malloc(64, "device")                    # a new allocation: asked again
+    launch(ctx, fn, x, n, 2, (1, 1, 1), (256, 1, 1), 1024)
+    assert len(worked_out) == chunks + 1
