@@ -586,3 +586,16 @@ def test_a_readme_that_builds_a_cuda_library_first_builds_it_before_the_program_
     p = read_program(course / "lib/app.cu", course)
     assert p.options == ["-I.", "-o", "app", "-L.", "-lgreet"]
     assert p.libraries == [["-Xcompiler", "-fPIC", "-o", "libgreet.so", "-shared", "greet.cu"]]
+
+
+def test_a_cmake_target_that_links_curses_is_built_with_ncurses(tmp_path):
+    # a student workshop's game of life: find_package(Curses) and target_link_libraries(... Curses::Curses)
+    course = write(tmp_path, {
+        "life/CMakeLists.txt": ("find_package(Curses REQUIRED)\nadd_executable(life main.cu kernel.cu)\n"
+                                "target_link_libraries(life PRIVATE Curses::Curses m CUDA::cublas stb::stb)\n"),
+        "life/main.cu": MAIN,
+        "life/kernel.cu": PIECE,
+    })
+    p = read_program(course / "life/main.cu", course)
+    assert p.options == ["-lncurses", "-lm", "-lcublas", "-o", "life"]
+    assert p.sources == ["main.cu", "kernel.cu"]

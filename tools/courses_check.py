@@ -413,8 +413,34 @@ def from_cmake(path: Path, checkout: Path):
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
     if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
         options.append("-rdc=true")
+    for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
+        options += cmake_linked(_cmake_expanded(m.group(1), {}))
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+# what CMake's imported targets and find_package variables link, as nvcc options (a student workshop's
+# game of life links Curses::Curses)
+_CMAKE_IMPORTED = {"Curses::Curses": ["-lncurses"], "${CURSES_LIBRARIES}": ["-lncurses"],
+                   "${CURSES_LIBRARY}": ["-lncurses"], "Threads::Threads": ["-Xcompiler", "-pthread"],
+                   "OpenMP::OpenMP_CXX": ["-Xcompiler", "-fopenmp"], "OpenMP::OpenMP_C": ["-Xcompiler", "-fopenmp"],
+                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"]}
+
+
+def cmake_linked(items: list) -> list:
+    """nvcc's link options for a ``target_link_libraries`` list: CMake's imported targets it knows
+    (``Curses::Curses``: -lncurses, ``CUDA::cublas``: -lcublas), plain library names (``m``: -lm); the
+    visibility keywords and targets it does not know (a conan package's ``stb::stb``) add nothing."""
+    options = []
+    for item in items:
+        if item in _CMAKE_IMPORTED:
+            options += _CMAKE_IMPORTED[item]
+        elif m := _CMAKE_LIBRARY.fullmatch(item):
+            options.append(f"-l{m.group(1)}")
+        elif re.fullmatch(r"[A-Za-z_][\w+.-]*", item) and item.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE",
+                                                                               "DEBUG", "OPTIMIZED", "GENERAL"):
+            options.append(f"-l{item}")
+    return options
 
 
 def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
