@@ -94,3 +94,30 @@ int main() {
                         "cudaErrorInitializationError, cudaErrorInitializationError\n"
                         "parent: cudaSuccess 9 49\n"), r.stdout + r.stderr
     assert "fork()" in r.stderr and "does not survive" in r.stderr
+
+
+def test_a_forked_childs_emulator_runs_the_checks_the_program_runs_with():
+    # cudalab run --check memcheck: a write one element past an array's end, which a GPU runs, stops the
+    # child's kernel as it stops the parent's
+    import cudalab
+    with cudalab.check("memcheck"):
+        r = run(r"""#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+__global__ void one_past(int *x) { x[threadIdx.x + 1] = 1; }
+int main() {
+    pid_t child = fork();
+    int *d;
+    cudaMalloc(&d, 64 * sizeof(int));
+    one_past<<<1, 64>>>(d);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (child == 0) {
+        printf("child: %s\n", cudaGetErrorName(e));
+        return 0;
+    }
+    waitpid(child, nullptr, 0);
+    printf("parent: %s\n", cudaGetErrorName(e));
+    return 0;
+}
+""")
+    assert r.stdout == "child: cudaErrorIllegalAddress\nparent: cudaErrorIllegalAddress\n", r.stdout + r.stderr

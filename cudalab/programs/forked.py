@@ -5,7 +5,7 @@ shmem_mmap_cuda forks a worker that computes on the GPU while the parent compute
 child cannot share its parent's emulator: one socket cannot tell whose request is whose, and its device
 memory is the parent's. So the shim (``cudart.c``, ``start_own_emulator``) starts this module over a
 socket of the child's own: a second server for the same build (``CUDALAB_PROGRAM_DIR``), on the same
-device profile, with an arena of its own, whose descriptor and the driver thread's socket go back to the
+device profile, watchdog and sanitizer checks, with an arena of its own, whose descriptor and the driver thread's socket go back to the
 child with the first message; the child maps that arena at the device addresses the parent's had.
 It serves until the child exits.
 """
@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 
-def serve_forked(fd: int, pid: int, folder: Path, profile: str | None = None, watchdog: float | None = None):
-    from .. import device as profiles
+def serve_forked(fd: int, pid: int, folder: Path, profile: str | None = None, watchdog: float | None = None,
+                 checks=()):
+    from .. import check, device as profiles
     from ..runtime import device as devices
     from .blas_threads import one_blas_thread
     from .build import _registers
@@ -28,6 +29,8 @@ def serve_forked(fd: int, pid: int, folder: Path, profile: str | None = None, wa
         profiles.set_device(profile)
     if watchdog:
         devices.set_watchdog(watchdog)
+    if checks:
+        check(*checks)          # the parent's (cudalab run --check racecheck)
     sock = socket.socket(fileno=fd)
     server = Server((folder / "program.ptx").read_text(), _registers((folder / "build.log").read_text()))
     keep_freed_memory()
@@ -45,7 +48,7 @@ def main(argv=None):
     fd, pid = (int(a) for a in (argv or sys.argv[1:]))
     watchdog = os.environ.get("CUDALAB_WATCHDOG")
     serve_forked(fd, pid, Path(os.environ["CUDALAB_PROGRAM_DIR"]), os.environ.get("CUDALAB_DEVICE_PROFILE"),
-                 float(watchdog) if watchdog else None)
+                 float(watchdog) if watchdog else None, [c for c in os.environ.get("CUDALAB_CHECKS", "").split(",") if c])
 
 
 if __name__ == "__main__":

@@ -166,12 +166,13 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
         """The program's environment: its connection, and how a process it forks starts an emulator of
-        its own (programs/forked.py: this Python, this package, this device profile and watchdog)."""
+        its own (programs/forked.py: this Python, this package, this device profile, watchdog and checks)."""
         import sys
+        from ..analysis.sanitizer.check import _active as asked     # (memcheck and synccheck always run)
         from ..device import current
         from ..runtime import device as devices
         return {"CUDALAB_ARENA_FD": str(self.fd), "CUDALAB_ARENA_BASE": hex(GLOBAL_BASE),
-                "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno()),
+                "CUDALAB_CHECKS": ",".join(sorted(asked)), "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno()),
                 "CUDALAB_PYTHON": sys.executable, "CUDALAB_DEVICE_PROFILE": current().name,
                 "CUDALAB_WATCHDOG": str(devices.WATCHDOG_SECONDS),
                 "CUDALAB_PACKAGE_ROOT": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
