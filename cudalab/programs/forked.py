@@ -5,8 +5,9 @@ shmem_mmap_cuda forks a worker that computes on the GPU while the parent compute
 child cannot share its parent's emulator: one socket cannot tell whose request is whose, and its device
 memory is the parent's. So the shim (``cudart.c``, ``start_own_emulator``) starts this module over a
 socket of the child's own: a second server for the same build (``CUDALAB_PROGRAM_DIR``), on the same
-device profile, watchdog and sanitizer checks, with an arena of its own, whose descriptor and the driver thread's socket go back to the
-child with the first message; the child maps that arena at the device addresses the parent's had.
+device profile, watchdog and sanitizer checks, with an arena of its own, whose descriptor and the driver
+thread's socket go back to the child with the first message; the child maps that arena at the device
+addresses the parent's had.
 It serves until the child exits.
 """
 from __future__ import annotations
@@ -47,8 +48,9 @@ def serve_forked(fd: int, pid: int, folder: Path, profile: str | None = None, wa
 def main(argv=None):
     fd, pid = (int(a) for a in (argv or sys.argv[1:]))
     watchdog = os.environ.get("CUDALAB_WATCHDOG")
+    checks = [c for c in os.environ.get("CUDALAB_CHECKS", "").split(",") if c]
     serve_forked(fd, pid, Path(os.environ["CUDALAB_PROGRAM_DIR"]), os.environ.get("CUDALAB_DEVICE_PROFILE"),
-                 float(watchdog) if watchdog else None, [c for c in os.environ.get("CUDALAB_CHECKS", "").split(",") if c])
+                 float(watchdog) if watchdog else None, checks)
 
 
 if __name__ == "__main__":

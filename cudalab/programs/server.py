@@ -172,9 +172,9 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         from ..device import current
         from ..runtime import device as devices
         return {"CUDALAB_ARENA_FD": str(self.fd), "CUDALAB_ARENA_BASE": hex(GLOBAL_BASE),
-                "CUDALAB_CHECKS": ",".join(sorted(asked)), "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno()),
+                "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno()),
                 "CUDALAB_PYTHON": sys.executable, "CUDALAB_DEVICE_PROFILE": current().name,
-                "CUDALAB_WATCHDOG": str(devices.WATCHDOG_SECONDS),
+                "CUDALAB_WATCHDOG": str(devices.WATCHDOG_SECONDS), "CUDALAB_CHECKS": ",".join(sorted(asked)),
                 "CUDALAB_PACKAGE_ROOT": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
 
     def fds(self) -> tuple:
