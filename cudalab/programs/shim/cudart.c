@@ -223,6 +223,7 @@ static int keeps_known_requests(const char *head) {
 static pid_t program_pid;       /* the process this emulator serves: set before main, at registration */
 static int cuda_used;           /* a request other than registration's was made (the context exists) */
 static int context_lost;        /* forked after its parent used CUDA: only device queries answer */
+static pid_t forked_from;       /* the process this one was forked from, once it has an emulator of its own */
 
 static int forked_child(void) {
     if (!program_pid) program_pid = getpid();
@@ -402,7 +403,7 @@ static void flush_printf(void) {
 static void at_exit(void) {
     if (forked_child()) return;     /* the parent's kernels' text and clock, not the child's to tell */
     flush_printf();
-    host_clock_note();
+    if (!forked_from) host_clock_note();     /* (a forked process's readings began in its parent's) */
 }
 
 static int synced(int code) {
@@ -543,6 +544,7 @@ static void start_own_emulator(void) {
     sock = -1, arena = 0;
     set_fd_env("CUDALAB_FD", sv[0]), set_fd_env("CUDALAB_ARENA_FD", fds[0]), set_fd_env("CUDALAB_HOST_FD", fds[1]);
     context_lost = cuda_used;
+    forked_from = program_pid;
     forget_known();
     npending = 0;                             /* the parent's kernels' printf text is the parent's to print */
     program_pid = getpid();
