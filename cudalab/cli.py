@@ -227,8 +227,8 @@ def cmd_compile(args) -> int:
 
 
 def is_program(cmd: NvccCommand) -> bool:
-    """Several files, or one with ``int main``: a whole program for nvcc (else a kernel file)."""
-    if len(cmd.sources) != 1 or cmd.linked or not cmd.sources[0].endswith(".cu"):
+    """Several files, or one with ``int main``, or a library (-shared): nvcc's build (else a kernel file)."""
+    if cmd.shared or len(cmd.sources) != 1 or cmd.linked or not cmd.sources[0].endswith(".cu"):
         return True
     from .programs import has_main
     with open(cmd.sources[0]) as f:

@@ -677,5 +677,31 @@ def test_a_cmake_targets_compile_options_and_libraries_reach_the_build(tmp_path)
         "lab10/src/main.cu": MAIN, "lab10/src/gemm.cu": PIECE,
     })
     p = read_program(lab / "lab10/src/main.cu", lab)
-    assert p.options == ["-O3", "-Xcompiler=-fopenmp", "-lcublas", "-lcurand", "-o", "test"]
+    assert p.options == ["-O3", "-Xcompiler=-fopenmp", "-lcublas", "-Xcompiler", "-fopenmp", "-lcurand", "-o", "test"]
     assert p.sources == ["src/gemm.cu", "src/main.cu"]
+
+
+def test_a_readme_that_builds_a_cuda_library_first_builds_it_before_the_program_that_links_it(tmp_path):
+    # Princeton's GPU primer: the library from one nvcc line, the program that links it from the next
+    course = write(tmp_path, {
+        "lib/README.md": ("First the library:\n\n    $ nvcc -Xcompiler -fPIC -o libgreet.so -shared greet.cu\n\n"
+                          "then the program:\n\n    $ nvcc -I. -o app app.cu -L. -lgreet\n"),
+        "lib/greet.cu": PIECE,
+        "lib/app.cu": MAIN,
+    })
+    p = read_program(course / "lib/app.cu", course)
+    assert p.options == ["-I.", "-o", "app", "-L.", "-lgreet"]
+    assert p.libraries == [["-Xcompiler", "-fPIC", "-o", "libgreet.so", "-shared", "greet.cu"]]
+
+
+def test_a_cmake_target_that_links_curses_is_built_with_ncurses(tmp_path):
+    # a student workshop's game of life: find_package(Curses) and target_link_libraries(... Curses::Curses)
+    course = write(tmp_path, {
+        "life/CMakeLists.txt": ("find_package(Curses REQUIRED)\nadd_executable(life main.cu kernel.cu)\n"
+                                "target_link_libraries(life PRIVATE Curses::Curses m CUDA::cublas stb::stb)\n"),
+        "life/main.cu": MAIN,
+        "life/kernel.cu": PIECE,
+    })
+    p = read_program(course / "life/main.cu", course)
+    assert p.options == ["-lncurses", "-lm", "-lcublas", "-o", "life"]
+    assert p.sources == ["main.cu", "kernel.cu"]

@@ -345,30 +345,3 @@ def test_an_error_in_a_kernel_of_another_file_names_that_file_and_line(tmp_path,
     assert f"at {where} in kernel far_away" in r.stderr, r.stderr
 
 
-def test_a_process_the_program_forks_is_told_it_has_no_gpu_and_the_program_runs_on():
-    # a Russian course's multi-process demo forks before its first CUDA call, and both processes use
-    # the GPU; cudalab emulates the program's own process: the child's calls are refused by name,
-    # and the parent's kernel and its exit are not disturbed by the child's
-    r = run(r"""#include <cstdio>
-#include <sys/wait.h>
-#include <unistd.h>
-__global__ void square(int *x) { x[threadIdx.x] *= x[threadIdx.x]; }
-int main() {
-    pid_t child = fork();
-    int *d = nullptr, h[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    cudaError_t e = cudaMalloc(&d, sizeof h);
-    if (child == 0) {
-        printf("child: %s\n", cudaGetErrorName(e));
-        return 0;
-    }
-    waitpid(child, nullptr, 0);
-    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
-    square<<<1, 8>>>(d);
-    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-    printf("parent: %s %d %d\n", cudaGetErrorName(e), h[3], h[7]);
-    return 0;
-}
-""")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "child: cudaErrorNotSupported\nparent: cudaSuccess 9 49\n"
-    assert "fork()" in r.stderr and "a context of its own" in r.stderr

@@ -112,6 +112,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
 
 
 @dataclass
@@ -477,26 +478,22 @@ def from_cmake(path: Path, checkout: Path):
         options.append("-rdc=true")
     options += _target_flags(own, name)
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-    for library in _linked(own, name, variables):
-        if library.startswith("-l"):
-            options.append(library)
-        else:
-            sources += [f for f in _library_sources(home, library) if f not in sources]
+    for word in _linked(own, name, variables):
+        library = _library_sources(home, word) if re.fullmatch(r"[\w.+-]+", word) and not word.startswith("-") else []
+        if library:                      # a library target of the project's own: its sources join the build
+            sources += [f for f in library if f not in sources]
+        else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
+            options += cmake_linked([word])
     name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
 
 
 def _linked(text: str, target: str, variables: dict) -> list:
-    """What ``target_link_libraries(TARGET ...)`` links: the names of other targets, and ``-lcublas`` for
-    CUDA's own libraries (``CUDA::cublas``)."""
+    """The words of ``target_link_libraries(TARGET ...)`` less its visibility keywords: the names of the
+    project's own library targets (whose sources join the build) and what ``cmake_linked`` links."""
     linked = []
     for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(target) + r"\s+([^)]*)\)", text, re.I):
-        for word in _cmake_expanded(m.group(1), variables):
-            cuda = _CMAKE_LIBRARY.fullmatch(word)
-            if cuda:
-                linked.append(f"-l{'cuda' if cuda.group(1) == 'cuda_driver' else cuda.group(1)}")
-            elif word.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE") and "$" not in word and "::" not in word:
-                linked.append(word)
+        linked += [w for w in _cmake_expanded(m.group(1), variables) if w.upper() not in _SCOPES]
     return linked
 
 
@@ -524,17 +521,40 @@ _SCOPES = ("PUBLIC", "PRIVATE", "INTERFACE", "BEFORE")
 
 
 def _target_flags(text: str, name: str) -> list:
-    """The nvcc words of a target's ``target_compile_options`` (``-O3``, ``-Xcompiler=-fopenmp``) and
-    ``target_link_libraries``' ``OpenMP::OpenMP_CXX`` (its ``-lcublas`` and ``CUDA::cublas`` come from
-    ``_linked``): a lab that times its GEMM against cuBLAS and an OpenMP loop links both, or fails at its link."""
+    """The nvcc words of a target's ``target_compile_options`` (``-O3``, ``-Xcompiler=-fopenmp``); its
+    ``target_link_libraries`` come from ``_linked`` and ``cmake_linked``: a lab that times its GEMM against
+    cuBLAS and an OpenMP loop links both, or fails at its link."""
     words = []
     for m in re.finditer(r"\btarget_compile_options\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
         words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")]
-    for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
-        for w in shlex.split(m.group(1)):      # (-lX and CUDA::X come from _linked)
-            if w.startswith("OpenMP::") and "-Xcompiler=-fopenmp" not in words:
-                words += ["-Xcompiler=-fopenmp"]
     return words
+
+
+# what CMake's imported targets and find_package variables link, as nvcc options (a student workshop's
+# game of life links Curses::Curses)
+_CMAKE_IMPORTED = {"Curses::Curses": ["-lncurses"], "${CURSES_LIBRARIES}": ["-lncurses"],
+                   "${CURSES_LIBRARY}": ["-lncurses"], "Threads::Threads": ["-Xcompiler", "-pthread"],
+                   "OpenMP::OpenMP_CXX": ["-Xcompiler", "-fopenmp"], "OpenMP::OpenMP_C": ["-Xcompiler", "-fopenmp"],
+                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"]}
+
+
+def cmake_linked(items: list) -> list:
+    """nvcc's link options for a ``target_link_libraries`` list: CMake's imported targets it knows
+    (``Curses::Curses``: -lncurses, ``CUDA::cublas``: -lcublas), plain library names (``m``: -lm) and
+    ``-lX`` as written; the visibility keywords and targets it does not know (a conan package's
+    ``stb::stb``) add nothing."""
+    options = []
+    for item in items:
+        if item in _CMAKE_IMPORTED:
+            options += _CMAKE_IMPORTED[item]
+        elif m := _CMAKE_LIBRARY.fullmatch(item):
+            options.append(f"-l{m.group(1)}")
+        elif re.fullmatch(r"-[lL]\S+", item):
+            options.append(item)
+        elif re.fullmatch(r"[A-Za-z_][\w+.-]*", item) and item.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE",
+                                                                               "DEBUG", "OPTIMIZED", "GENERAL"):
+            options.append(f"-l{item}")
+    return options
 
 
 def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
@@ -693,9 +713,30 @@ def find_build(path: Path, checkout: Path) -> tuple:
     return words, how, path.parent
 
 
+def library_builds(words: list, folder: Path, checkout: Path) -> list:
+    """The ``nvcc -shared`` lines (words) of the readmes and build scripts in ``folder`` that build a
+    library the program's words link (``-lcumessage``: ``nvcc -Xcompiler -fPIC -o libcumessage.so -shared
+    cumessage.cu``, Princeton's GPU primer's step before its ``nvcc myapp.cu -L. -lcumessage``)."""
+    wanted = {f"lib{w[2:]}.so" for w in words if w.startswith("-l") and len(w) > 2}
+    wanted |= {Path(w).name for w in words if w.endswith(".so")}
+    found = []
+    for note in sorted(folder.iterdir()) if wanted else []:
+        text = _note_text(note)
+        for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
+            try:
+                line = shlex.split(m.group(1), comments=True)
+            except ValueError:
+                continue
+            line = line[:next((i for i, w in enumerate(line) if w in _SHELL_SEPARATORS), len(line))]
+            if "-shared" in line and Path(_output(line) or "").name in wanted and line not in found:
+                found.append(line)
+    return found
+
+
 def read_program(path: Path, checkout: Path) -> Program:
     words, how, folder = find_build(path, checkout)
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
+    p.libraries = library_builds(words, folder, checkout)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
@@ -789,6 +830,13 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     where = work / p.folder
+    for words in p.libraries:       # the CUDA libraries it links, built first as its readme says (nvcc -shared)
+        lib = subprocess.run([sys.executable, "-m", "cudalab.cli", "run", *words], cwd=where, env=env,
+                             capture_output=True, text=True, timeout=1800)
+        if lib.returncode:
+            log = lib.stderr + lib.stdout
+            return Result(p.name, "fail", f"build of {_output(words)}: " + first_error(log)[:300], command=shown,
+                          how=p.how)
     build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=where, env=env,
                            capture_output=True, text=True, timeout=1800)
     if build.returncode:
@@ -914,6 +962,10 @@ def legacy_props_options():
 LEGACY_PROPS = legacy_props_options()
 
 def build(p, extra=()):
+    for words in p.get("libraries", []):                   # the CUDA libraries it links (nvcc -shared), first
+        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True)
+        if b.returncode:
+            return b.returncode, (b.stdout + b.stderr)[-3000:]
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
                        capture_output=True, text=True)
@@ -921,8 +973,10 @@ def build(p, extra=()):
 
 def run(p):
     try:
-        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
-                           timeout=10, stdin=subprocess.DEVNULL)
+        folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
+        env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
+                           timeout=10, stdin=subprocess.DEVNULL, env=env)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
@@ -996,7 +1050,8 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
             elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
-                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments})
+                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
+                       "libraries": p.libraries})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
