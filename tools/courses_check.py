@@ -16,8 +16,9 @@ Each program is built as its course says, in this order:
    the C/C++ compilers that record their command lines; the link that takes the program's source
    (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
    ``-x cu``);
-2. an ``nvcc ...`` line naming the file in a readme, build script or notebook (``!nvcc ...``) of its
-   folder, up to a shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``);
+2. an ``nvcc ...`` line naming the file in its own comments (a book's header: "To build use : nvcc x.cu
+   -rdc=true -o x"), else in a readme, build script or notebook (``!nvcc ...``) of its folder, up to a
+   shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``);
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
