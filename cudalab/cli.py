@@ -227,8 +227,8 @@ def cmd_compile(args) -> int:
 
 
 def is_program(cmd: NvccCommand) -> bool:
-    """Several files, or one with ``int main``: a whole program for nvcc (else a kernel file)."""
-    if len(cmd.sources) != 1 or cmd.linked or not cmd.sources[0].endswith(".cu"):
+    """Several files, or one with ``int main``, or a library (-shared): nvcc's build (else a kernel file)."""
+    if cmd.shared or len(cmd.sources) != 1 or cmd.linked or not cmd.sources[0].endswith(".cu"):
         return True
     from .programs import has_main
     with open(cmd.sources[0]) as f:
@@ -289,11 +289,13 @@ def gpu_built_for(cmd: NvccCommand, emulated):
 
 def use_checks(args):
     """``--check LIST``: the sanitizer checks for this run. memcheck named explicitly stops the program
-    at an out-of-bounds access a GPU runs (compute-sanitizer's memcheck); without it that is a warning."""
+    at an out-of-bounds access a GPU runs (compute-sanitizer's memcheck), and synccheck at a
+    ``__syncthreads()`` some threads of a warp reach while the others run on to the end or to another
+    one (a GPU runs it); without them those are warnings."""
     checks = [c.strip() for c in args.check.split(",") if c.strip()]
     if checks:
         import cudalab
-        cudalab.check(*[c for c in checks if c != "synccheck"])
+        cudalab.check(*checks)
 
 
 def cmd_run(args) -> int:
@@ -340,7 +342,8 @@ cudalab options:
   --device emu|gpu   where to run (default: $CUDALAB_DEVICE or emu)
   --check LIST       sanitizer checks: racecheck,initcheck (memcheck and synccheck always run);
                      memcheck named here also stops at an out-of-bounds access a GPU runs (one element
-                     past an array's end), which is otherwise a warning
+                     past an array's end), which is otherwise a warning; synccheck, at a __syncthreads()
+                     a warp reaches split while its other threads run on (also a warning otherwise)
   --profile          (run) also print each launch's per-line profile
   --kernel-name K    (profile) profile only kernel K's launches (as ncu -k; regex:EXPR for a pattern)
   --launch-skip N    (profile) pass over the first N launches that match, unprofiled (as ncu -s)

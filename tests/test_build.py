@@ -700,6 +700,27 @@ def test_functors_derived_from_thrusts_unary_and_binary_function_still_build(tmp
     assert (r.returncode, r.stdout) == (0, "9 25 49 81\n"), r.stderr
 
 
+def test_a_thrust_program_that_names_pair_without_its_header_builds_as_with_cuda_12(tmp_path, monkeypatch):
+    # a 2014 book keeps unique_by_key_copy's result in a thrust::pair and includes only the algorithms'
+    # headers: CUDA 12's Thrust brought pair in with them, CUDA 13's does not
+    write(tmp_path, {"ends.cu": """\
+        #include <cstdio>
+        #include <thrust/host_vector.h>
+        #include <thrust/unique.h>
+        int main() {
+            int k[6] = {1, 1, 2, 2, 2, 3}; char v[6] = {'a', 'b', 'c', 'd', 'e', 'f'};
+            thrust::host_vector<int> keys(k, k + 6), out_k(6);
+            thrust::host_vector<char> vals(v, v + 6), out_v(6);
+            thrust::pair<thrust::host_vector<int>::iterator, thrust::host_vector<char>::iterator> ends =
+                thrust::unique_by_key_copy(keys.begin(), keys.end(), vals.begin(), out_k.begin(), out_v.begin());
+            printf("%d %c%c%c\\n", (int)(ends.first - out_k.begin()), out_v[0], out_v[1], out_v[2]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("ends.cu")
+    assert (r.returncode, r.stdout) == (0, "3 acf\n"), r.stderr
+
+
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
     # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
     write(tmp_path, {"helpers.cuh": """\

@@ -191,11 +191,11 @@ __global__ void approx(float* out, const float* x, int n) {
 """
 
 
-def test_sin_cos_approximations_run_natively_with_the_interpreters_bits(monkeypatch):
-    """sin and cos.approx.f32 compile (curand_normal's Box-Muller: MonteCarloMultiGPU's path loop);
-    ex2, rcp, rsqrt, lg2 and div.approx, whose bits come from the GPU's tables (emulator/mufu.py), stay
-    interpreted between native groups. Both tiers give the same bits over random bit patterns and the
-    edges: zeros, subnormals, infinities, NaN, |x| around 128, results that turn subnormal."""
+def test_approximations_stay_interpreted_between_native_groups_with_the_units_bits(monkeypatch):
+    """ex2, sin, cos, rcp, rsqrt, lg2 and div.approx, whose bits come from the GPU's tables
+    (emulator/mufu.py), stay interpreted between native groups. Both tiers give the same bits over
+    random bit patterns and the edges: zeros, subnormals, infinities, NaN, |x| around 128, results
+    that turn subnormal."""
     from cudalab.emulator import mufu
     rng = np.random.default_rng(7)
     edges = np.float32([0.0, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 127.99, 128.0, -128.0, -126.5,
@@ -215,6 +215,7 @@ def test_sin_cos_approximations_run_natively_with_the_interpreters_bits(monkeypa
     assert out[0].tobytes() == mufu.ex2_ftz(x).tobytes()
     assert out[5].tobytes() == mufu.rcp_ftz(x).tobytes() and out[7].tobytes() == mufu.rsqrt_ftz(x).tobytes()
     assert out[4].tobytes() == mufu.lg2(x).tobytes()
+    assert out[2].tobytes() == mufu.sin(x).tobytes() and out[3].tobytes() == mufu.cos(x).tobytes()
     from cudalab.emulator.engine import K_FUSED
     from cudalab.runtime import device
     fused = compiled._tier(m.program(device.current()).function(m.approx.mangled)).fused
@@ -222,10 +223,10 @@ def test_sin_cos_approximations_run_natively_with_the_interpreters_bits(monkeypa
     for pc, (kind, _, _, end) in enumerate(fused.code):
         if kind == K_FUSED:
             inside.update(range(pc, end))
-    native = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("sin", "cos")]
-    tables = [pc for pc, inst in enumerate(fused.func.insts) if inst.opcode in ("ex2", "rcp", "rsqrt", "div", "lg2")]
-    assert len(native) == 2 and set(native) <= inside
-    assert len(tables) == 9 and not set(tables) & inside
+    tables = [pc for pc, inst in enumerate(fused.func.insts)
+              if inst.opcode in ("ex2", "sin", "cos", "rcp", "rsqrt", "div", "lg2")]
+    assert len(tables) == 11 and not set(tables) & inside
+    assert inside
 
 
 def test_fuzz_programs_give_the_same_bytes_in_both_tiers(monkeypatch):

@@ -132,9 +132,6 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
 KNOWN_GAPS = {
-    "float_to_bfloat16_all_modes": "__double2bfloat16(NaN) is a software sequence ending in cvt.rn.bf16.f32 of "
-                                   "0x7fc00000; ptxas replaces the whole sequence by a native conversion that "
-                                   "gives 0x7fc0, where the same cvt alone gives 0x7fff",
     "tex3d_linear_random": "1 of 4096 trilinear lookups differs, by 1 ulp (lookup 133: the exact sum is 0.9 ulp from "
                            "the GPU's): the weights (z slices split first) fit all others; the per-slice adder "
                            "does not round quite as modelled",
@@ -144,14 +141,13 @@ KNOWN_GAPS = {
                                  "or 2/256 off, which the linear mipmap blend shows (243 of 16384 elements)",
     "grad_scan_level_of_detail": "as tex2d_grad_linear_mipmaps: the isotropic and one-axis gradients are exact, 61 of "
                                  "the 1024 random pairs are 1/256 or 2/256 off",
-    # tests/kernels/guide.py (recorded on an H200, compute capability 9.0 like the H100)
-    "f64_special_functions": "NaN payloads only: j0/j1/y0/y1 of a NaN give the unit's 0x7fffffff00000000 on the GPU "
-                             "(the emulator passes the input NaN on), cyl_bessel_i0(-NaN) keeps the sign there; the "
-                             "4,571 other values are bit-exact",
-    "f64_norms_remainders_and_neighbours": "NaN payloads only: norm3d/rnorm3d/rhypot(-1, -NaN) keep the NaN's sign "
-                                           "on the GPU (6 of 4096 values)",
-    "fast_math_flag_trig": "-use_fast_math's sinf/cosf/tanf are sin/cos.approx.ftz.f32: MUFU.SIN/COS not tabled yet",
-    "bfloat16_math_and_conversions": "__double2bfloat16(NaN): the ptxas rewrite of float_to_bfloat16_all_modes",
+    # tests/kernels/guide.py (recorded on an H100; an H200 gave the same bits)
+    "f64_special_functions": "NaN payloads only (16 of 4608 values): j0/j1/y0/y1 of a NaN give the unit's "
+                             "0x7fffffff00000000 on the GPU, the emulator the input NaN. Both meet in one mul.f64 "
+                             "(polynomial * (rsqrt.approx(x) * c)): the emulator passes the NaN of the operand the "
+                             "PTX computes later (decode.later_operand), the rsqrt; ptxas's SASS order is its own. "
+                             "Ordering by dataflow depth instead gives these 16 but not an H100's answer for a "
+                             "polynomial of rcp.approx(x) times x * 3 (test_float_semantics)",
     "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
                                      "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
                                      "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "

@@ -82,6 +82,21 @@ def test_a_makefile_one_folder_up_builds_and_runs_the_program_in_its_own_folder(
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_makefile_linked_from_the_folder_above_is_read_as_make_reads_it(tmp_path):
+    # a workshop with one Makefile at the top, each exercise folder holding `Makefile -> ../Makefile`
+    # and its own main.cu: make in the folder follows the link, so the tool must too
+    course = write(tmp_path, {
+        "Makefile": "a.out: main.cu\n\tnvcc $< -o $@ -arch=sm_30 -I ../common\n",
+        "common/helpers.h": "",
+        "02-vector-addition/main.cu": MAIN + PIECE,
+    })
+    (course / "02-vector-addition/Makefile").symlink_to("../Makefile")
+    p = read_program(course / "02-vector-addition/main.cu", course)
+    assert (p.how, p.sources) == ("02-vector-addition/Makefile", ["main.cu"])
+    assert p.options == ["-o", "a.out", "-arch=sm_30", "-I", "../common"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_a_makefile_that_names_its_compilers_by_full_path_is_still_read(tmp_path):
     # CUDA for Engineers' Makefiles say NVCC = /usr/local/cuda/bin/nvcc, which a machine without
     # that toolkit lacks, and Caltech's CS 179 links with CC = /usr/bin/g++: the recorded make must
@@ -328,6 +343,13 @@ def test_a_program_passes_with_its_success_line_and_not_with_a_warning_that_says
     assert judge(0, "Error: 0.000703\n", source, 120)[0] == "pass"
 
 
+def test_a_note_on_what_is_passed_to_a_kernel_is_no_success_line():
+    # a book's edge detector prints "Everything is passed into the kernel" for one of its kernel choices
+    source = 'printf("BWKernel:  Everything is passed into the kernel\\n"); printf("done\\n");'
+    assert judge(0, "done\n", source, 120)[0] == "pass"
+    assert judge(0, "done\n", 'printf("All tests passed\\n");', 120)[0] == "fail"
+
+
 def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
     # CSC's stencil demo: `// run the basic case once to get the "correct" results`, and it prints only rates
     source = '// run once to get the "correct" results\n/* a "PASS" here too */\nprintf("%g updates/s\\n", r);'
@@ -541,6 +563,24 @@ def test_an_exercise_whose_arguments_are_a_question_in_a_comment_is_left_out(tmp
     assert read_program(tmp_path / "fine.cu", tmp_path).left_out == ""
 
 
+def test_a_cmake_program_linked_to_a_library_target_of_a_subfolder_is_built_with_its_sources(tmp_path):
+    # a course project (UPenn CIS 565's stream compaction): the kernels are add_library(scan ...) in
+    # scan/CMakeLists.txt, the test program is add_executable(${CMAKE_PROJECT_NAME} src/main.cpp) linked
+    # to it; cmake builds all of them into one program named after the project
+    course = write(tmp_path, {
+        "CMakeLists.txt": ("project(scan_test LANGUAGES CUDA CXX)\nadd_subdirectory(scan)\ninclude_directories(.)\n"
+                           "add_executable(${CMAKE_PROJECT_NAME} src/main.cpp)\n"
+                           "target_link_libraries(${CMAKE_PROJECT_NAME} scan CUDA::cublas)\n"),
+        "scan/CMakeLists.txt": 'set(sources\n  "naive.cu"\n  "cpu.cu"\n)\nadd_library(scan ${sources} naive.h)\n',
+        "scan/naive.cu": PIECE, "scan/cpu.cu": "int cpu() { return 0; }\n", "scan/naive.h": "",
+        "src/main.cpp": MAIN,
+    })
+    p = read_program(course / "src/main.cpp", course)
+    assert (p.how, p.folder) == ("CMakeLists.txt", ".")
+    assert p.sources == ["src/main.cpp", "scan/naive.cu", "scan/cpu.cu"]
+    assert p.options == ["-I.", "-lcublas", "-o", "scan_test"]
+
+
 def test_a_cmake_include_folder_named_by_its_variable_and_separable_compilation_are_read(tmp_path):
     # a workshop's solutions: include_directories(${CMAKE_CURRENT_SOURCE_DIR}) at the top for a shared
     # header, CMAKE_CUDA_SEPARABLE_COMPILATION ON, each exercise an add_executable of its folder
@@ -573,3 +613,95 @@ def test_a_solution_is_built_as_the_makefile_above_builds_the_exercise_of_its_na
     # the second program, which only `make jacobi_streams` builds (the first target is jacobi_memcpy)
     p = read_program(course / "cuda/solutions/jacobi_streams.cu", course)
     assert (p.how, p.sources) == ("cuda/Makefile", ["jacobi_streams.cu"]) and "-fopenmp" in p.options
+
+
+def test_a_makefile_that_builds_a_helper_from_the_folder_beside_it_gives_both_files(tmp_path):
+    # a book's chapter folders share ../common/pgm.cpp: each Makefile compiles it to pgm.o and links
+    # it with the chapter's program; make finds the prerequisite only where the folder has its neighbours
+    book = write(tmp_path, {
+        "ch6/common/pgm.cpp": PIECE,
+        "ch6/histogram/Makefile": ("histogram: histogram.cu pgm.o\n\tnvcc -arch=sm_20 histogram.cu pgm.o -o histogram\n"
+                                   "pgm.o: ../common/pgm.cpp\n\tg++ -c ../common/pgm.cpp -o ./pgm.o\n"),
+        "ch6/histogram/histogram.cu": MAIN,
+    })
+    p = read_program(book / "ch6/histogram/histogram.cu", book)
+    assert (p.how, p.sources, p.options) == ("ch6/histogram/Makefile", ["histogram.cu", "../common/pgm.cpp"],
+                                             ["-arch=sm_20", "-o", "histogram"])
+
+
+def test_a_makefile_that_puts_the_cuda_folder_first_on_its_path_is_still_recorded(tmp_path):
+    # "export PATH := /usr/local/cuda/bin:$(PATH)" in a Korean course's Makefiles: the nvcc found first
+    # must be the tool's stand-in, not whatever that folder holds
+    toolkit = tmp_path / "toolkit/bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text("#!/bin/sh\nexit 1\n")
+    (toolkit / "nvcc").chmod(0o755)
+    course = write(tmp_path / "course", {
+        "chapter03/Makefile": f"export PATH := {toolkit}:$(PATH)\nall: mat_mul\nmat_mul: mat_mul.cu\n"
+                              "\tnvcc -O2 -o mat_mul mat_mul.cu\n",
+        "chapter03/mat_mul.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "chapter03/mat_mul.cu", course)
+    assert (p.how, p.options) == ("chapter03/Makefile", ["-O2", "-o", "mat_mul"])
+
+
+def test_the_build_line_in_the_programs_own_header_comment_is_taken(tmp_path):
+    # a book's listings say in their header how to build them; dynamic parallelism needs its -rdc=true
+    course = write(tmp_path, {
+        "ch6/quicksort.cu": ("/*\n Author : someone\n To build use  : nvcc quicksort.cu -arch=compute_35 -code=sm_35 "
+                             "-rdc=true -o quicksort\n */\n" + MAIN + PIECE),
+        "ch6/hello.cu": "// nvcc hello.cu -o hello -arch=sm_20\n" + MAIN + PIECE,
+        "ch6/other.cu": "// this file is not built with nvcc other_file.cu\n" + MAIN + PIECE,
+    })
+    p = read_program(course / "ch6/quicksort.cu", course)
+    assert (p.how, p.sources) == ("quicksort.cu's own comment", ["quicksort.cu"])
+    assert p.options == ["-arch=compute_35", "-code=sm_35", "-rdc=true", "-o", "quicksort"]
+    assert read_program(course / "ch6/hello.cu", course).options == ["-o", "hello", "-arch=sm_20"]
+    assert read_program(course / "ch6/other.cu", course).how.startswith("default")
+
+
+def test_a_program_drawn_with_qt_is_left_out_with_the_reason(tmp_path):
+    course = write(tmp_path, {"m/main.cpp": "#include <QImage>\n" + MAIN, "m/kernel.cu": PIECE,
+                              "m/README.md": "nvcc -rdc=true main.cpp kernel.cu -lQt5Gui -lQt5Core -o mandel\n"})
+    assert read_program(course / "m/kernel.cu", course).left_out.startswith("uses Qt")
+
+
+def test_a_cmake_targets_compile_options_and_libraries_reach_the_build(tmp_path):
+    # a Chinese university lab times its GEMM against cuBLAS and an OpenMP loop: without the target's
+    # -Xcompiler=-fopenmp and -lcublas it stops at its link (undefined omp_set_num_threads)
+    lab = write(tmp_path, {
+        "lab10/CMakeLists.txt": ("project(lab10)\nenable_language(CUDA)\nfile(GLOB_RECURSE SOURCES \"src/*.cu\")\n"
+                                 "find_package(OpenMP REQUIRED)\nadd_executable(test ${SOURCES})\n"
+                                 "target_compile_options(test PUBLIC\n    -O3  # nvcc\n    -Xcompiler=-fopenmp\n)\n"
+                                 "target_link_libraries(test\n    -lcublas\n    OpenMP::OpenMP_CXX\n    CUDA::curand\n)\n"),
+        "lab10/src/main.cu": MAIN, "lab10/src/gemm.cu": PIECE,
+    })
+    p = read_program(lab / "lab10/src/main.cu", lab)
+    assert p.options == ["-O3", "-Xcompiler=-fopenmp", "-lcublas", "-Xcompiler", "-fopenmp", "-lcurand", "-o", "test"]
+    assert p.sources == ["src/gemm.cu", "src/main.cu"]
+
+
+def test_a_readme_that_builds_a_cuda_library_first_builds_it_before_the_program_that_links_it(tmp_path):
+    # Princeton's GPU primer: the library from one nvcc line, the program that links it from the next
+    course = write(tmp_path, {
+        "lib/README.md": ("First the library:\n\n    $ nvcc -Xcompiler -fPIC -o libgreet.so -shared greet.cu\n\n"
+                          "then the program:\n\n    $ nvcc -I. -o app app.cu -L. -lgreet\n"),
+        "lib/greet.cu": PIECE,
+        "lib/app.cu": MAIN,
+    })
+    p = read_program(course / "lib/app.cu", course)
+    assert p.options == ["-I.", "-o", "app", "-L.", "-lgreet"]
+    assert p.libraries == [["-Xcompiler", "-fPIC", "-o", "libgreet.so", "-shared", "greet.cu"]]
+
+
+def test_a_cmake_target_that_links_curses_is_built_with_ncurses(tmp_path):
+    # a student workshop's game of life: find_package(Curses) and target_link_libraries(... Curses::Curses)
+    course = write(tmp_path, {
+        "life/CMakeLists.txt": ("find_package(Curses REQUIRED)\nadd_executable(life main.cu kernel.cu)\n"
+                                "target_link_libraries(life PRIVATE Curses::Curses m CUDA::cublas stb::stb)\n"),
+        "life/main.cu": MAIN,
+        "life/kernel.cu": PIECE,
+    })
+    p = read_program(course / "life/main.cu", course)
+    assert p.options == ["-lncurses", "-lm", "-lcublas", "-o", "life"]
+    assert p.sources == ["main.cu", "kernel.cu"]

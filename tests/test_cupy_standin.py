@@ -299,3 +299,204 @@ def test_a_cupyx_jit_kernel_shows_the_code_it_compiled(cp):
     code = fill.cached_code                     # numba's PTX here, where CuPy shows its CUDA C++
     assert code.startswith("// cudalab compiles cupyx.jit kernels with numba-cuda") and ".entry" in code
     assert len(fill.cached_codes) == 1 and (y == 3).all()
+
+
+def test_a_raw_kernel_takes_a_one_element_numpy_array_by_value_as_cupy_does(cp):
+    # a struct parameter is given as a one-element structured array (a float2 here), a number as a
+    # one-element array; both are copied into the parameter buffer, as CuPy passes them
+    shift = cp.RawKernel(r'''
+    extern "C" __global__ void shift(const float2* points, float2 by, int scale, float2* out) {
+        int i = threadIdx.x;
+        out[i] = make_float2(points[i].x + scale * by.x, points[i].y + scale * by.y);
+    }''', "shift")
+    float2 = np.dtype({"names": ["x", "y"], "formats": [np.float32] * 2})
+    points = cp.arange(8, dtype=cp.float32).reshape(4, 2)
+    out = cp.zeros_like(points)
+    by = np.array([0.5, -1.0], np.float32).view(float2)
+    shift((1,), (4,), (points, by, np.array([2], np.int32), out))
+    np.testing.assert_array_equal(out.get(), points.get() + [1.0, -2.0])
+    with pytest.raises(TypeError, match=r"numpy.ndarray of shape \(4, 2\).*cupy.ndarray"):
+        shift((1,), (4,), (points.get(), by, 2, out))
+
+
+def test_a_cupyx_jit_kernel_uses_cupys_shared_memory_and_atomics(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def block_sums(x, total, largest, n):
+        tid = jit.threadIdx.x
+        tile = jit.shared_memory(cp.float32, 64)        # CuPy's order: dtype, then size
+        i = jit.blockIdx.x * jit.blockDim.x + tid
+        for _ in range(1):                              # Python's range
+            jit.syncthreads()
+        tile[tid] = x[i] if i < n else cp.float32(0)
+        jit.syncthreads()
+        if tid == 0 and jit.laneid() == 0:             # CuPy calls laneid; numba reads it
+            s = cp.float32(0)
+            for k in jit.range(jit.blockDim.x):         # CuPy's range beside Python's (above)
+                s += tile[k]
+            jit.atomic_add(total, 0, s)
+            jit.atomic_max(largest, 0, s)
+
+    x = cp.arange(200, dtype=cp.float32)
+    total, largest = cp.zeros(1, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
+    block_sums((4,), (64,), (x, total, largest, cp.int32(200)))
+    assert total.get()[0] == 19900.0
+    assert largest.get()[0] == sum(range(128, 192))      # the third block's 64 elements sum the most
+
+
+def test_cupys_stream_module_and_memory_pools_answer(cp):
+    # CuPy's own examples spell the classes cupy.cuda.stream.Stream and .Event, set a pool as the
+    # allocator and stage copies through pinned memory from cupy.cuda.alloc_pinned_memory
+    pool = cp.cuda.MemoryPool()
+    cp.cuda.set_allocator(pool.malloc)
+    cp.cuda.set_pinned_memory_allocator(cp.cuda.PinnedMemoryPool().malloc)
+    x = cp.arange(1 << 18, dtype=cp.float32)
+    assert pool.used_bytes() >= x.nbytes and pool.total_bytes() == pool.used_bytes()
+    pool.free_all_blocks()
+
+    mem = cp.cuda.alloc_pinned_memory(x.nbytes)
+    staged = np.frombuffer(mem, np.float32, x.size)
+    pageable = np.empty(x.size, np.float32)
+    stream = cp.cuda.stream.Stream()
+    with stream:
+        pinned_ms = _between_events(cp, lambda: x.get(out=staged))
+        pageable_ms = _between_events(cp, lambda: x.get(out=pageable))
+    assert (staged == np.arange(1 << 18)).all() and (pageable == staged).all()
+    assert 0 < pinned_ms < pageable_ms            # page-locked memory copies at the faster rate
+    assert isinstance(cp.cuda.stream.get_current_stream(), cp.cuda.Stream)
+
+
+def test_fortran_ordered_arrays_keep_their_layout_in_device_memory(cp):
+    # a raw kernel reads the bytes: CuPy's MAGMA-style sgemm example hands cp.asfortranarray(A) to a
+    # kernel that indexes A[row + col * lda], and read a C-ordered copy as the transpose before
+    first_column_then_second = cp.RawKernel(r'''
+    extern "C" __global__ void flat(const float* a, float* out) { out[threadIdx.x] = a[threadIdx.x]; }''', "flat")
+    a = cp.arange(6, dtype=cp.float32).reshape(2, 3)
+    f = cp.asfortranarray(a)
+    assert f.flags.f_contiguous and not f.flags.c_contiguous and f.strides == (4, 8)
+    out = cp.zeros(6, dtype=cp.float32)
+    first_column_then_second((1,), (6,), (f, out))
+    assert out.get().tolist() == [0, 3, 1, 4, 2, 5]
+    assert (f.get() == a.get()).all()                           # the same values, laid out by column
+    assert cp.empty_like(f).strides == (4, 8) and cp.zeros_like(f).strides == (4, 8)
+    assert cp.empty_like(f, order="C").strides == (12, 4) and cp.asarray(a).strides == (12, 4)
+    # a view of a view (the transpose of a reshaped array) keeps the first array as its base
+    first_column_then_second((1,), (6,), (cp.arange(6, dtype=cp.float32).reshape(2, 3).T, out))
+    assert out.get().tolist() == [0, 1, 2, 3, 4, 5]            # the kernel gets the data pointer, as CuPy's
+
+
+def test_kernels_compute_with_cupys_complex_type(cp):
+    # CuPy's user guide: a raw kernel includes <cupy/complex.cuh> and writes complex<float>; elementwise
+    # and reduction kernels over complex arrays use the same type without including anything
+    axpy = cp.RawKernel(r'''
+    #include <cupy/complex.cuh>
+    extern "C" __global__ void axpy(const complex<float>* x, const complex<float>* y, complex<float>* out, float a) {
+        int i = blockDim.x * blockIdx.x + threadIdx.x;
+        out[i] = a * x[i] + y[i] + 0.5 * conj(x[i]);      // float and double scalars with complex<float>
+    }''', "axpy", options=("-std=c++11",))             # CuPy's header allows C++11; cudalab's needs 17
+    x = cp.asarray((np.arange(8) + 1j * np.arange(8)[::-1]).astype(np.complex64))
+    y = cp.asarray(np.full(8, 1j, np.complex64))
+    out = cp.zeros(8, dtype=cp.complex64)
+    axpy((1,), (8,), (x, y, out, cp.float32(2.0)))
+    xs = x.get()
+    np.testing.assert_allclose(out.get(), 2 * xs + 1j + 0.5 * np.conj(xs), rtol=1e-6)
+    turn = cp.RawKernel(r'''
+    #include <cupy/complex.cuh>
+    extern "C" __global__ void turn(complex<double>* z, complex<double> by) { z[threadIdx.x] *= by; }''', "turn")
+    z = cp.asarray(np.array([1, 2j]))
+    turn((1,), (2,), (z, 1j))                           # a Python complex, as CuPy passes it
+    assert z.get().tolist() == [1j, -2]
+
+    rotate = cp.ElementwiseKernel("T z, float64 angle", "T w", "w = z * turn(angle)", "rotate",
+                                  preamble="__device__ complex<double> turn(double a) { return exp(complex<double>(0, a)); }")
+    w = rotate(cp.asarray(np.array([1 + 0j, 1j])), np.pi / 2)
+    np.testing.assert_allclose(w.get(), [1j, -1], atol=1e-15)
+    total = cp.ReductionKernel("T z", "T s", "z", "a + b", "s = a", "0", "complex_sum")
+    assert complex(total(x).get()) == complex(xs.sum())
+
+
+def test_a_raw_kernel_answers_cupys_attribute_names_and_memory_pointers_wrap_addresses(cp):
+    tiled = cp.RawModule(code=r'''
+    extern "C" __global__ void tiled(const float* x, float* y) {
+        __shared__ float tile[64];
+        tile[threadIdx.x] = x[threadIdx.x];
+        y[threadIdx.x] = tile[63 - threadIdx.x];
+    }''')
+    tiled.compile()                                  # CuPy compiles here; cudalab already has
+    k = tiled.get_function("tiled")
+    assert k.shared_size_bytes == 256 and k.attributes["shared_size_bytes"] == 256
+    assert k.max_threads_per_block == 1024 and k.attributes["preferred_shared_memory_carveout"] == -1
+    k.max_dynamic_shared_size_bytes = 50000          # opting in, as cudaFuncSetAttribute
+    assert k.max_dynamic_shared_size_bytes == 50000
+    with pytest.raises(Exception, match="at most"):
+        k.max_dynamic_shared_size_bytes = 10 ** 7
+
+    x = cp.arange(64, dtype=cp.float32)
+    assert x.data.mem.size == x.nbytes and int(x.data) == x.data.ptr
+    # a view through CuPy's memory classes: the second half of x, by address
+    half = cp.ndarray((32,), cp.float32, memptr=cp.cuda.MemoryPointer(
+        cp.cuda.UnownedMemory(x.data.ptr, x.nbytes, owner=x), offset=32 * 4))
+    assert half.get().tolist() == list(range(32, 64))
+    version, handle = cp.cuda.Stream().__cuda_stream__()
+    assert version == 0 and handle != 0
+
+
+def test_the_gpu_timeit_magic_times_a_statement_with_benchmark(cp, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    assert shell.run_cell("%load_ext cupyx.profiler").success
+    shell.user_ns["cp"] = cp
+    assert shell.run_cell("%gpu_timeit -n 4 -w 1 cp.arange(1000).sum()").success
+    assert shell.run_cell("%%gpu_timeit -n 2 -w 0\nx = cp.ones((64, 64))\ny = x @ x.T\n").success
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("run")]
+    assert len(lines) == 2 and all("GPU-0:" in line for line in lines)
+
+
+def test_a_cupyx_jit_kernel_calls_cupys_math_functions(cp):
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def polar(x, y, radius, angle, n):
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            radius[i] = cp.sqrt(x[i] * x[i] + y[i] * y[i])
+            angle[i] = cp.arctan2(y[i], x[i]) * cp.float32(180 / cp.pi)
+
+    x, y = cp.asarray(np.array([3, 0, -1], np.float32)), cp.asarray(np.array([4, 2, 0], np.float32))
+    radius, angle = cp.zeros(3, dtype=cp.float32), cp.zeros(3, dtype=cp.float32)
+    polar((1,), (32,), (x, y, radius, angle, cp.int32(3)))
+    np.testing.assert_allclose(radius.get(), [5, 2, 1])
+    np.testing.assert_allclose(angle.get(), [53.130102, 90, 180], rtol=1e-6)
+
+
+def test_pinned_constructors_profiler_and_config_answer(cp, capsys):
+    import cupyx
+    from cudalab.runtime import streams
+    staged = cupyx.zeros_pinned((4, 3), dtype=np.float32)
+    assert staged.shape == (4, 3) and not staged.any() and streams.is_pinned(staged)
+    like = cupyx.empty_like_pinned(np.asfortranarray(np.ones((2, 5))))
+    assert like.flags.f_contiguous and streams.is_pinned(like)
+    x = cp.arange(12, dtype=cp.float32).reshape(4, 3)
+    x.get(out=staged)
+    assert staged[3, 2] == 11
+    assert cp.cuda.is_available()
+    cp.cuda.profiler.start()            # cudaProfilerStart/Stop: nothing to switch on in cudalab
+    cp.cuda.profiler.stop()
+    cp.show_config()
+    assert "CuPy Version" in capsys.readouterr().out
+
+
+def test_cupys_temporaries_reuse_device_memory_instead_of_growing_the_arena(cp):
+    # every CuPy operation makes a result array; in a loop they come and go, and CuPy's pool hands
+    # the same blocks out again. The emulator keeps a program's freed cudaMalloc memory aside (for
+    # memcheck), which made a k-means loop over 16 MB arrays grow the arena to the device's 4 GiB
+    from cudalab.runtime import device
+    x = cp.ones(1 << 21)                                       # 16 MiB of float64
+    memory = device.current().memory
+    start = memory.top
+    for _ in range(40):
+        y = x * 2 + 1                                          # two 16 MiB results a turn
+        doubled = cp.ElementwiseKernel("float64 a", "float64 b", "b = a * 2", "twice")(y)
+    assert float(doubled[0].get()) == 6.0
+    assert memory.top - start < 200 << 20                      # not 40 x 48 MiB

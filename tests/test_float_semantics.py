@@ -164,10 +164,11 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
 
 
 # ---------------------------------------------------------------- special function unit (MUFU)
-# ex2/rcp/rsqrt/sqrt/lg2.approx.f32 run on the H100's special function unit, which is not correctly
-# rounded: libdevice's expf, tanhf, rsqrtf, __fdividef, -use_fast_math's sqrtf and logf... inherit its
-# bits. Expected values: the GPU's, from tools/mufu_probe.cu, tools/mufu_sqrt_lg2_probe.cu (an H200)
-# and the corpus (tests/kernels/recorded); the comment gives the nearest float.
+# ex2/rcp/rsqrt/sqrt/lg2/sin/cos.approx.f32 run on the H100's special function unit, which is not
+# correctly rounded: libdevice's expf, tanhf, rsqrtf, __fdividef, -use_fast_math's sqrtf, logf, sinf...
+# inherit its bits. Expected values: the GPU's, from tools/mufu_probe.cu, tools/mufu_sqrt_lg2_probe.cu
+# (an H200), tools/mufu_sin_cos_probe.cu (an H100) and the corpus (tests/kernels/recorded); the comment
+# gives the nearest float.
 
 @pytest.mark.parametrize("instruction, x, want", [
     ("ex2.approx.ftz.f32 %0, %1;", 0x3FAD31E4, 0x40237E36),   # 2^1.353085: nearest 0x40237e35
@@ -189,6 +190,16 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
     ("lg2.approx.ftz.f32 %0, %1;", 0x3F8152E4, 0x3C733442),   # log2(1.0103421): nearest 0x3c7333d4
     ("lg2.approx.ftz.f32 %0, %1;", 0x00400000, 0xFF800000),   # a flushed subnormal: log2(0) = -inf
     ("lg2.approx.f32 %0, %1;", 0x00400000, 0xC2FDFFFF),       # log2(2^-127) as log2(2^-103) - 24: -126.99999
+    ("sin.approx.ftz.f32 %0, %1;", 0x3F800000, 0x3F576AA3),   # sin(1): nearest 0x3f576aa4
+    ("sin.approx.ftz.f32 %0, %1;", 0xBF800000, 0xBF576AA3),   # sin(-1): the same bits, negated
+    ("sin.approx.f32 %0, %1;", 0x40C00000, 0xBE8F0F93),       # sin(6): nearest 0xbe8f0f8c, 7 ulp away
+    ("sin.approx.f32 %0, %1;", 0x34800000, 0x34491200),       # sin(2^-22): the unit counts 2^-25 turns, one
+    ("sin.approx.f32 %0, %1;", 0x34000000, 0x00000000),       # sin(2^-23): less than one step, 0
+    ("sin.approx.f32 %0, %1;", 0x80400000, 0x80000000),       # a subnormal, with or without .ftz: -0
+    ("sin.approx.f32 %0, %1;", 0x4E800000, 0x00000000),       # sin(2^30): whole turns only once divided
+    ("cos.approx.ftz.f32 %0, %1;", 0x3F800000, 0x3F0A5141),   # cos(1): nearest 0x3f0a5140
+    ("cos.approx.f32 %0, %1;", 0x3FC00000, 0x3D90DE97),       # cos(1.5): nearest 0x3d90deaa, 19 ulp away
+    ("cos.approx.f32 %0, %1;", 0x4E800000, 0x3F800000),       # cos(2^30): 1 (sinf says -0.617)
 ])
 def test_special_function_unit_gives_the_h100s_bits_not_the_nearest_float(instruction, x, want):
     assert bits(ptx(instruction, np.float32, f32(x))) == [hex(want)]
@@ -212,3 +223,24 @@ def test_f64_fma_of_zeros_and_specials_at_once_gives_the_exact_path_bits(mode):
     want = np.where(nan_in, np.where(np.isnan(a), a, np.where(np.isnan(b), b, c)), want)
     same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
     assert same.all(), list(zip(a[~same], b[~same], c[~same]))
+
+
+def test_two_nan_doubles_multiplied_give_the_one_the_ptx_computes_later():
+    """Of two NaN factors a DMUL passes its second SASS operand's, and ptxas orders the operands
+    itself. A polynomial of the unit's 1/x (its NaN is 0x7fffffff00000000) times x * 3 (x's NaN,
+    quieted), written in that order: an H100 gives x's NaN (its SASS: DMUL R6(poly), R8(x*3), the
+    x * 3 computed early, next to the MUFU), as the PTX's order says, not the deeper polynomial's."""
+    src = r'''
+    __global__ void deep(const double* y, double* out) {
+      double x = y[threadIdx.x], u;
+      asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(u) : "d"(x));
+      double p = u;
+      for (int k = 0; k < 8; ++k) p = fma(p, u, 0.25 * k + 1.0);
+      double s = x * 3.0;
+      out[threadIdx.x] = p * s;
+    }'''
+    x = f64(0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001)
+    out = np.zeros(3)
+    cudalab.compile(src).get_kernel("deep")[1, 3](x, out)
+    # 0x7ff0000000000001's high word reads as infinity to the unit: 1/x is 0, only x * 3 is NaN
+    assert [hex(v) for v in out.view(np.uint64)] == ["0x7ff8000000000000", "0xfff8000000000000", "0x7ff8000000000001"]

@@ -183,3 +183,39 @@ def test_device_malloc_returns_null_once_the_heap_is_used_up():
         assert out.tolist() == [1, 1, 1, 1]
     finally:
         cudalab.set_device_limit("MallocHeapSize", before)
+
+
+def test_double_to_bfloat16_keeps_a_nans_sign_and_top_payload_on_sm90():
+    """On sm_90 __double2bfloat16 is one instruction, cvt.rn.bf16.f64: a NaN keeps its sign and the
+    top 7 bits of its payload, quieted (an H100 gave these bits). For older targets cuda_bf16.h builds
+    it from double -> float -> bfloat16, and that last cvt.rn.bf16.f32 gives 0x7fff for any NaN."""
+    src = r'''
+    #include <cuda_bf16.h>
+    __global__ void narrow(const double* d, __nv_bfloat16* out) {
+      out[threadIdx.x] = __double2bfloat16(d[threadIdx.x]);
+    }'''
+    d = np.array([0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001, 0x7FF4000000000000,
+                  0x7FFFFFFFFFFFFFFF, 0x3FF0100000000001, 0x47EFFFFFE0000000], np.uint64).view(np.float64)
+    out = np.zeros(d.size, np.uint16)
+    cudalab.compile(src, options=["-arch=compute_90"]).get_kernel("narrow")[1, d.size](d, out)
+    assert [hex(v) for v in out] == ["0x7fc0", "0xffc0", "0x7fc0", "0x7fe0", "0x7fff",
+                                     "0x3f81", "0x7f80"]      # 1 + 2^-8 + tiny rounds up; overflow: inf
+    cudalab.compile(src).get_kernel("narrow")[1, d.size](d, out)
+    assert [hex(v) for v in out[:5]] == ["0x7fff"] * 5
+
+
+def test_fabs_of_a_nan_double_keeps_its_sign_through_the_math_library():
+    """ptxas folds abs.f64 (fabs) into the next instruction as an operand modifier, and a NaN passes
+    through a modifier unchanged, as through neg's: norm3d, rhypot and cyl_bessel_i0 of -NaN, which
+    take |y| first, give -NaN on an H100 and an H200 (tests/kernels/guide.py), not +NaN."""
+    src = r'''
+    __global__ void norms(const double* y, double* out) {
+      double v = y[threadIdx.x];
+      out[3 * threadIdx.x] = norm3d(-1.0, v, 1.5);
+      out[3 * threadIdx.x + 1] = rhypot(-1.0, v);
+      out[3 * threadIdx.x + 2] = cyl_bessel_i0(v);
+    }'''
+    y = np.array([0xFFF8000000000000, 0x7FF8000012345678], np.uint64).view(np.float64)
+    out = np.zeros(6)
+    cudalab.compile(src).get_kernel("norms")[1, 2](y, out)
+    assert [hex(v) for v in out.view(np.uint64)] == ["0xfff8000000000000"] * 3 + ["0x7ff8000012345678"] * 3

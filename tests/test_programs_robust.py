@@ -290,6 +290,25 @@ def test_freeing_an_allocation_twice_says_so_and_fails_as_on_a_gpu():
     assert "4-byte allocation was freed already" in r.stderr and "passed to a kernel by value" in r.stderr
 
 
+def test_freeing_pinned_host_memory_with_cudafree_names_the_call_that_frees_it():
+    # a book's stream example frees its cudaMallocHost buffers with cudaFree: CUDA refuses, the
+    # memory stays, and the message says which call would free it
+    r = run_program_source("""
+        #include <cstdio>
+        int main() {
+            int *h, *d;
+            cudaMallocHost(&h, 4096);
+            cudaMalloc(&d, 4096);
+            printf("%d %d\\n", (int)cudaFree(h), (int)cudaFreeHost(d));
+            h[0] = 1;                     // still allocated
+            printf("%d %d\\n", (int)cudaFreeHost(h), (int)cudaFree(d));
+        }
+    """)
+    assert r.stdout == "1 1\n0 0\n", r.stderr
+    assert "4,096-byte allocation was made by cudaMallocHost, and cudaFreeHost frees it, not cudaFree" in r.stderr
+    assert "made by cudaMalloc, and cudaFree frees it, not cudaFreeHost" in r.stderr
+
+
 # a kernel that faults at line 4 of its file, in a file of its own
 FAR_AWAY = """\
 // kernels, apart from main
@@ -326,30 +345,3 @@ def test_an_error_in_a_kernel_of_another_file_names_that_file_and_line(tmp_path,
     assert f"at {where} in kernel far_away" in r.stderr, r.stderr
 
 
-def test_a_process_the_program_forks_is_told_it_has_no_gpu_and_the_program_runs_on():
-    # a Russian course's multi-process demo forks before its first CUDA call, and both processes use
-    # the GPU; cudalab emulates the program's own process: the child's calls are refused by name,
-    # and the parent's kernel and its exit are not disturbed by the child's
-    r = run(r"""#include <cstdio>
-#include <sys/wait.h>
-#include <unistd.h>
-__global__ void square(int *x) { x[threadIdx.x] *= x[threadIdx.x]; }
-int main() {
-    pid_t child = fork();
-    int *d = nullptr, h[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    cudaError_t e = cudaMalloc(&d, sizeof h);
-    if (child == 0) {
-        printf("child: %s\n", cudaGetErrorName(e));
-        return 0;
-    }
-    waitpid(child, nullptr, 0);
-    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
-    square<<<1, 8>>>(d);
-    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-    printf("parent: %s %d %d\n", cudaGetErrorName(e), h[3], h[7]);
-    return 0;
-}
-""")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "child: cudaErrorNotSupported\nparent: cudaSuccess 9 49\n"
-    assert "fork()" in r.stderr and "a context of its own" in r.stderr

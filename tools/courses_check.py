@@ -71,7 +71,9 @@ COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot 
                             r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
-SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bPASS(ED)?\b|\bcorrect\b|\bpassed\b", re.I)
+# ("Everything is passed into the kernel", a book's note on its arguments, says nothing of a result)
+SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bcorrect\b|"
+                     r"\bPASS(ED)?\b(?!\s+(?:in|into|to|as|by|through|from|on|over|along)\b)", re.I)
 # (a library call too large for the CPU, cuBLAS's 16384-cubed gemm, is refused as "(it is GPU-sized)")
 GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator|"
                        r"\(it is GPU-sized\)")
@@ -92,6 +94,7 @@ NOT_EMULATED = [
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
+    (r"-lQt\w*|[<\"]Q(Image|Application|Widget|Color|Painter)[>\"]|[<\"]Qt\w+/", "Qt (a GUI library, not installed here)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
@@ -109,6 +112,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
 
 
 @dataclass
@@ -145,12 +149,17 @@ def _stand_ins(folder: Path) -> Path:
 _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
-def make_commands(folder: Path, target: str | None = None) -> list:
+def make_commands(folder: Path, target: str | None = None, within: Path | None = None) -> list:
     """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
-    words), from a copy."""
+    words), from a copy. Where ``folder`` lies below ``within`` (the checkout), the copy has its
+    neighbours beside it: a book's chapter Makefile builds ``pgm.o`` from ``../common/pgm.cpp``, and
+    make builds nothing that needs a prerequisite it cannot find."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
+        if within is not None and folder.resolve() != within.resolve() and within.resolve() in folder.resolve().parents:
+            copy = _beside_its_neighbours(folder, Path(tmp))
         shutil.copytree(folder, copy, symlinks=True)
+        _resolve_outside_links(folder, copy)
         home = Path(tmp) / "cuda"
         bin_dir = _stand_ins(home)
         log = Path(tmp) / "commands.log"
@@ -162,36 +171,67 @@ def make_commands(folder: Path, target: str | None = None) -> list:
         makefile = _makefile(folder)
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
-        subprocess.run(["make", "-B", "-k", *homes, *fixed, *([target] if target else [])], cwd=copy, env=env,
-                       capture_output=True, timeout=120)
+        # PATH on make's command line: a Makefile's "export PATH := /usr/local/cuda/bin:$(PATH)" would put
+        # the real nvcc before the stand-ins; make takes a command line's value over the Makefile's
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, f"PATH={env['PATH']}", *([target] if target else [])],
+                       cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
             for c in commands]
 
 
+def _resolve_outside_links(folder: Path, copy: Path):
+    """Replace the copy's links to files outside ``folder`` by those files: a workshop whose every
+    exercise folder holds ``Makefile -> ../Makefile`` (one Makefile for all, building ``main.cu``),
+    which the copy of one folder would leave dangling."""
+    for link in [f for f in copy.rglob("*") if f.is_symlink()]:
+        original = folder / link.relative_to(copy)
+        if not link.exists() and original.is_file():
+            link.unlink()
+            shutil.copyfile(original, link)
+
+
+def _beside_its_neighbours(folder: Path, tmp: Path) -> Path:
+    """Where to copy ``folder`` in ``tmp`` so that ``../x`` finds its parent's other entries: a
+    tree of folders whose files are links to the checkout's (the stand-ins only name them; an output
+    they touch lands in the tree's own folders)."""
+    parent = tmp / "up" / folder.parent.name
+    for entry in folder.parent.iterdir():
+        if entry.name in (folder.name, ".git"):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry.resolve(), parent / entry.name, symlinks=True, copy_function=os.symlink,
+                            ignore=shutil.ignore_patterns(".git"))
+        else:
+            parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(entry.resolve(), parent / entry.name)
+    return parent / folder.name
+
+
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
 _COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
 
 
-def from_makefile(folder: Path, source: str) -> list | None:
+def from_makefile(folder: Path, source: str, within: Path | None = None) -> list | None:
     """``from_make`` of ``make -B`` in ``folder``, else of ``make -B NAME`` for ``source``'s NAME: a lab's
     Makefile whose first target builds only its first program (the GPU Bootcamp's jacobi_memcpy before
     jacobi_streams, which `make jacobi_streams` builds)."""
-    return (from_make(make_commands(folder), source)
-            or from_make(make_commands(folder, Path(source).stem), source))
+    return (from_make(make_commands(folder, within=within), source)
+            or from_make(make_commands(folder, Path(source).stem, within=within), source))
 
 
 def from_make(commands: list, source: str) -> list | None:
     """The ``cudalab run`` words (options, then sources) of the program that ``commands`` (a recorded
     ``make -B``) link from ``source`` or its object file, or None."""
     commands = [(tool, _as_nvcc(tool, args)) for tool, *args in commands if not set(args) & set(_NOT_A_BUILD)]
-    compiled = {_output(args) or Path(_sources(args)[0]).with_suffix(".o").name: args
+    # (by normalised path: "g++ -c ../common/pgm.cpp -o ./pgm.o" is the link's "pgm.o")
+    compiled = {os.path.normpath(_output(args) or Path(_sources(args)[0]).with_suffix(".o").name): args
                 for tool, args in commands if set(args) & set(_COMPILE_ONLY) and _sources(args)}
     for tool, args in commands:
         if set(args) & set(_COMPILE_ONLY):
             continue
-        units = [compiled.get(f, [f]) if f.endswith(".o") else [f] for f in _files(args)]
+        units = [compiled.get(os.path.normpath(f), [f]) if f.endswith(".o") else [f] for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
         if not any(_same_source(s, source) for s in sources):
             continue
@@ -300,6 +340,30 @@ def from_notes(path: Path, checkout: Path, folders: list):
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
+
+
+# a comment's "To build use  : nvcc quicksort.cu -arch=compute_35 -rdc=true -o quicksort" or "// nvcc -o x x.cu"
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_COMMENT_NVCC = re.compile(r"(?:^|[\s:>$])nvcc\s+([^\n]*?)\s*(?:\*/)?\s*$", re.M)
+
+
+def from_own_comment(path: Path):
+    """(nvcc words, where) for the build line the program's author wrote in its own comments (a
+    book's header block: "To build use : nvcc x.cu -arch=compute_35 -code=sm_35 -rdc=true -o x"),
+    if it names the file: the author's word on its options (-rdc=true for dynamic parallelism)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return
+    for comment in _COMMENTS.finditer(text):
+        for m in _COMMENT_NVCC.finditer(comment.group(0)):
+            try:
+                words = shlex.split(m.group(1).rstrip("*/ "))
+            except ValueError:
+                continue
+            words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+            if any(Path(w).name == path.name for w in words):
+                yield ([path.name if Path(w).name == path.name else w for w in words], f"{path.name}'s own comment")
 
 
 def _ipython_expanded(words: list) -> list:
@@ -412,8 +476,85 @@ def from_cmake(path: Path, checkout: Path):
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
     if re.search(r"\bCUDA_SEPARABLE_COMPILATION\s+ON\b", own, re.I):
         options.append("-rdc=true")
+    options += _target_flags(own, name)
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    for word in _linked(own, name, variables):
+        library = _library_sources(home, word) if re.fullmatch(r"[\w.+-]+", word) and not word.startswith("-") else []
+        if library:                      # a library target of the project's own: its sources join the build
+            sources += [f for f in library if f not in sources]
+        else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
+            options += cmake_linked([word])
+    name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+def _linked(text: str, target: str, variables: dict) -> list:
+    """The words of ``target_link_libraries(TARGET ...)`` less its visibility keywords: the names of the
+    project's own library targets (whose sources join the build) and what ``cmake_linked`` links."""
+    linked = []
+    for m in re.finditer(r"\btarget_link_libraries\s*\(\s*" + re.escape(target) + r"\s+([^)]*)\)", text, re.I):
+        linked += [w for w in _cmake_expanded(m.group(1), variables) if w.upper() not in _SCOPES]
+    return linked
+
+
+def _library_sources(home: Path, library: str) -> list:
+    """The sources of ``add_library(LIBRARY ...)`` in the CMakeLists.txt of ``home`` or of a folder it
+    adds (``add_subdirectory(stream_compaction)``), given from ``home``: a course's project that builds
+    its kernels as a library and links the test program to it (UPenn CIS 565's projects), which is
+    one nvcc build of all the files."""
+    lists = home / "CMakeLists.txt"
+    text = _without_cmake_comments(lists.read_text(errors="replace")) if lists.exists() else ""
+    variables = _cmake_variables(text, home)
+    for m in re.finditer(r"\b(?:cuda_)?add_library\s*\(\s*(\S+)\s+([^)]*)\)", text, re.I):
+        if _cmake_expanded(m.group(1), variables)[0] == library:
+            return [w for w in _cmake_expanded(m.group(2), variables) if Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    for m in re.finditer(r"\badd_subdirectory\s*\(\s*([^)\s]+)", text, re.I):
+        folder = home / m.group(1).strip('"')
+        if folder.is_dir() and folder != home:
+            found = _library_sources(folder, library)
+            if found:
+                return [os.path.relpath(folder / f, home) for f in found]
+    return []
+
+
+_SCOPES = ("PUBLIC", "PRIVATE", "INTERFACE", "BEFORE")
+
+
+def _target_flags(text: str, name: str) -> list:
+    """The nvcc words of a target's ``target_compile_options`` (``-O3``, ``-Xcompiler=-fopenmp``); its
+    ``target_link_libraries`` come from ``_linked`` and ``cmake_linked``: a lab that times its GEMM against
+    cuBLAS and an OpenMP loop links both, or fails at its link."""
+    words = []
+    for m in re.finditer(r"\btarget_compile_options\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
+        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")]
+    return words
+
+
+# what CMake's imported targets and find_package variables link, as nvcc options (a student workshop's
+# game of life links Curses::Curses)
+_CMAKE_IMPORTED = {"Curses::Curses": ["-lncurses"], "${CURSES_LIBRARIES}": ["-lncurses"],
+                   "${CURSES_LIBRARY}": ["-lncurses"], "Threads::Threads": ["-Xcompiler", "-pthread"],
+                   "OpenMP::OpenMP_CXX": ["-Xcompiler", "-fopenmp"], "OpenMP::OpenMP_C": ["-Xcompiler", "-fopenmp"],
+                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"]}
+
+
+def cmake_linked(items: list) -> list:
+    """nvcc's link options for a ``target_link_libraries`` list: CMake's imported targets it knows
+    (``Curses::Curses``: -lncurses, ``CUDA::cublas``: -lcublas), plain library names (``m``: -lm) and
+    ``-lX`` as written; the visibility keywords and targets it does not know (a conan package's
+    ``stb::stb``) add nothing."""
+    options = []
+    for item in items:
+        if item in _CMAKE_IMPORTED:
+            options += _CMAKE_IMPORTED[item]
+        elif m := _CMAKE_LIBRARY.fullmatch(item):
+            options.append(f"-l{m.group(1)}")
+        elif re.fullmatch(r"-[lL]\S+", item):
+            options.append(item)
+        elif re.fullmatch(r"[A-Za-z_][\w+.-]*", item) and item.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE",
+                                                                               "DEBUG", "OPTIMIZED", "GENERAL"):
+            options.append(f"-l{item}")
+    return options
 
 
 def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
@@ -450,6 +591,9 @@ def _cmake_variables(text: str, home: Path) -> dict:
     and ``set(INC "${PROJECT_SOURCE_DIR}/inc")``; a student's notes build each lesson so."""
     variables = {v: ["."] for v in ("PROJECT_SOURCE_DIR", "CMAKE_CURRENT_SOURCE_DIR", "CMAKE_SOURCE_DIR",
                                     "CMAKE_CURRENT_LIST_DIR")}
+    project = re.search(r"\bproject\s*\(\s*([\w.-]+)", text, re.I)
+    if project:      # add_executable(${CMAKE_PROJECT_NAME} ...)
+        variables["PROJECT_NAME"] = variables["CMAKE_PROJECT_NAME"] = [project.group(1)]
     for m in re.finditer(r"\b(file\s*\(\s*GLOB(?:_RECURSE)?|set\s*\()\s*(\w+)\s+([^)]*)\)", text, re.I):
         words = [w for w in _cmake_expanded(m.group(3), variables)
                  if w.upper() not in ("CONFIGURE_DEPENDS", "CACHE", "PATH", "STRING", "INTERNAL", "FORCE")]
@@ -545,21 +689,21 @@ def find_build(path: Path, checkout: Path) -> tuple:
     looking beside it first, then one folder up (module docstring), else the default."""
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
-    found = from_makefile(path.parent, path.name) if here else None
+    found = from_makefile(path.parent, path.name, checkout) if here else None
     if found:
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
-    notes = list(from_notes(path, checkout, [path.parent]))
+    notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent])]
     above = _makefile(up[0]) if up else None
-    found = from_makefile(up[0], path.relative_to(up[0]).as_posix()) if above and not notes else None
+    found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
     if found:
         return found, above.relative_to(checkout).as_posix(), up[0]
     if above and not notes and _SOLUTIONS.fullmatch(path.parent.name):
         # a lab's solutions/ folder beside the exercise files, which the Makefile above builds under the
         # same names (the GPU Bootcamp's cuda/solutions/jacobi_memcpy.cu): the exercise's build, run here
-        found = from_makefile(up[0], path.name)
+        found = from_makefile(up[0], path.name, checkout)
         if found:
             return found, above.relative_to(checkout).as_posix(), path.parent
     notes += list(from_notes(path, checkout, up))
@@ -569,9 +713,30 @@ def find_build(path: Path, checkout: Path) -> tuple:
     return words, how, path.parent
 
 
+def library_builds(words: list, folder: Path, checkout: Path) -> list:
+    """The ``nvcc -shared`` lines (words) of the readmes and build scripts in ``folder`` that build a
+    library the program's words link (``-lcumessage``: ``nvcc -Xcompiler -fPIC -o libcumessage.so -shared
+    cumessage.cu``, Princeton's GPU primer's step before its ``nvcc myapp.cu -L. -lcumessage``)."""
+    wanted = {f"lib{w[2:]}.so" for w in words if w.startswith("-l") and len(w) > 2}
+    wanted |= {Path(w).name for w in words if w.endswith(".so")}
+    found = []
+    for note in sorted(folder.iterdir()) if wanted else []:
+        text = _note_text(note)
+        for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
+            try:
+                line = shlex.split(m.group(1), comments=True)
+            except ValueError:
+                continue
+            line = line[:next((i for i, w in enumerate(line) if w in _SHELL_SEPARATORS), len(line))]
+            if "-shared" in line and Path(_output(line) or "").name in wanted and line not in found:
+                found.append(line)
+    return found
+
+
 def read_program(path: Path, checkout: Path) -> Program:
     words, how, folder = find_build(path, checkout)
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
+    p.libraries = library_builds(words, folder, checkout)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
@@ -665,6 +830,13 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     where = work / p.folder
+    for words in p.libraries:       # the CUDA libraries it links, built first as its readme says (nvcc -shared)
+        lib = subprocess.run([sys.executable, "-m", "cudalab.cli", "run", *words], cwd=where, env=env,
+                             capture_output=True, text=True, timeout=1800)
+        if lib.returncode:
+            log = lib.stderr + lib.stdout
+            return Result(p.name, "fail", f"build of {_output(words)}: " + first_error(log)[:300], command=shown,
+                          how=p.how)
     build = subprocess.run([sys.executable, "-c", _BUILD, *p.options, *p.sources], cwd=where, env=env,
                            capture_output=True, text=True, timeout=1800)
     if build.returncode:
@@ -790,6 +962,10 @@ def legacy_props_options():
 LEGACY_PROPS = legacy_props_options()
 
 def build(p, extra=()):
+    for words in p.get("libraries", []):                   # the CUDA libraries it links (nvcc -shared), first
+        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True)
+        if b.returncode:
+            return b.returncode, (b.stdout + b.stderr)[-3000:]
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
                        capture_output=True, text=True)
@@ -797,8 +973,10 @@ def build(p, extra=()):
 
 def run(p):
     try:
-        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
-                           timeout=10, stdin=subprocess.DEVNULL)
+        folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
+        env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
+                           timeout=10, stdin=subprocess.DEVNULL, env=env)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
@@ -872,7 +1050,8 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
             elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
-                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments})
+                       "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
+                       "libraries": p.libraries})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 

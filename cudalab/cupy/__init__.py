@@ -36,23 +36,28 @@ class ndarray(DeviceNDArray):
 
     __array_priority__ = 100        # numpy's operators defer to this class's reflected ones
 
-    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, base=None, device=None):
-        # memptr: CuPy's MemoryPointer (``a.data``) or a device address
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C", *, base=None, device=None,
+                 _filled=False):
+        # memptr: CuPy's MemoryPointer (``a.data``) or a device address. _filled: the caller writes every
+        # byte at once (a result CuPy computed), so the memory may be a block an earlier such result
+        # freed, as CuPy's pool hands blocks out again: a program's stream of temporaries then stays in
+        # the same few blocks instead of growing the emulator's arena (quarantined, like freed cudaMalloc
+        # memory, for memcheck) to the device's size
         super().__init__(shape, dtype, device=device, ptr=getattr(memptr, "ptr", memptr), strides=strides,
-                         base=base if base is not None else getattr(memptr, "mem", None))
+                         base=base if base is not None else getattr(memptr, "mem", None), scratch=_filled)
         if strides is None and order == "F":
             from ..pykernels.devicearray import f_strides
             self.strides = f_strides(self.shape, self.dtype.itemsize)
 
     def _view(self, shape, strides, offset=0, dtype=None) -> "ndarray":
         return ndarray(shape, dtype or self.dtype, memptr=self.device_ptr + offset, strides=strides,
-                       base=self._base or self, device=self.device)
+                       base=self._base if self._base is not None else self, device=self.device)
 
     # ------------------------------------------------------------------ host <-> device: copies on the timeline
     def get(self, stream=None, order="C", out=None):
         """The values as a numpy array (a copy)."""
         values = _host(self)
-        model.copy(values.nbytes, "D2H")
+        model.copy(values.nbytes, "D2H", host=out)
         if out is not None:
             out[...] = values
             return out
@@ -61,7 +66,7 @@ class ndarray(DeviceNDArray):
     def set(self, arr, stream=None):
         """Overwrite the values with a host array's."""
         _store(self, arr)
-        model.copy(self.nbytes, "H2D")
+        model.copy(self.nbytes, "H2D", host=arr, blocking=False)
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct "
@@ -79,7 +84,7 @@ class ndarray(DeviceNDArray):
         try:
             return self._index(index)
         except Exception:       # noqa: BLE001  (a mask or an index array: numpy picks the elements)
-            return _device(_host(self)[_host_args(index)])
+            return _device(_host(self)[_host_args(index)], order="C")
 
     def __setitem__(self, index, value):
         try:
@@ -104,7 +109,7 @@ class ndarray(DeviceNDArray):
         try:
             return super().reshape(*shape, order=order)
         except NotImplementedError:        # a view that is not contiguous: a copy, as numpy and CuPy make
-            return _device(_host(self).reshape(*shape, order=order))
+            return _device(_host(self).reshape(*shape, order=order), order="C")
 
     @property
     def flags(self):
@@ -113,8 +118,9 @@ class ndarray(DeviceNDArray):
 
     @property
     def data(self):
-        """CuPy's MemoryPointer: ``a.data.ptr`` is the device address."""
-        return types.SimpleNamespace(ptr=self.device_ptr, mem=self)
+        """CuPy's MemoryPointer: ``a.data.ptr`` is the device address, ``a.data.mem`` the memory (its
+        ``size`` in bytes; it keeps this array alive)."""
+        return cuda.MemoryPointer(cuda.UnownedMemory(self.device_ptr, self.nbytes, owner=self), 0)
 
     def __len__(self):
         return super().__len__()
@@ -227,10 +233,20 @@ def _store(a, values):
     a.device.write(a.device_ptr + lo, raw)
 
 
-def _device(values) -> ndarray:
-    """A new device array holding a host array's values."""
-    values = np.array(values, order="C")        # (ascontiguousarray would make a scalar 1-d)
-    out = ndarray(values.shape, values.dtype)
+def _fortran(values) -> bool:
+    """Whether a host array is laid out in Fortran order (and not also in C order: a vector is both)."""
+    return isinstance(values, np.ndarray) and values.ndim > 1 and values.flags.f_contiguous \
+        and not values.flags.c_contiguous
+
+
+def _device(values, order="K") -> ndarray:
+    """A new device array holding a host array's values, in its layout (order 'K'; 'C' for code that
+    needs C order): numpy's Fortran-ordered answer (``cp.asfortranarray(a)``, ``cp.zeros_like`` of an
+    F-ordered array) stays Fortran-ordered in device memory, as CuPy's does; a raw kernel reads the
+    bytes, so the layout is part of the answer."""
+    order = "F" if order == "K" and _fortran(values) else "C"
+    values = np.array(values, order=order)        # (ascontiguousarray would make a scalar 1-d)
+    out = ndarray(values.shape, values.dtype, order=order, _filled=True)
     _store(out, values)
     return out
 
@@ -306,7 +322,11 @@ def empty(shape, dtype=float, order="C"):
 
 
 def empty_like(a, dtype=None, order="K", subok=None, shape=None):
-    return ndarray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
+    """A new device array shaped like ``a``; order 'K' and 'A' keep a Fortran-ordered ``a``'s layout."""
+    keep = order in ("K", "A") and shape is None and not getattr(a, "is_c_contiguous", lambda: True)() \
+        and getattr(a, "is_f_contiguous", lambda: False)()
+    return ndarray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype,
+                   order="F" if order == "F" or keep else "C")
 
 
 def get_array_module(*args):
@@ -321,34 +341,23 @@ def fuse(*args, **kwargs):
     return lambda f: f
 
 
+def show_config(*, _full=False):
+    """CuPy's configuration report, as the stand-in answers it."""
+    from ..runtime import device
+    print(f"CuPy Version          : {__version__} (cudalab's stand-in: arrays in emulated device memory)\n"
+          f"NumPy Version         : {np.__version__}\n"
+          f"CUDA Runtime Version  : {cuda.runtime.runtimeGetVersion()}\n"
+          f"Device 0 Name         : {cuda.runtime.getDeviceProperties(0)['name'].decode()}\n"
+          f"Device 0 Compute Capability : {cuda.Device(0).compute_capability}")
+
+
 def get_default_memory_pool():
-    return _POOL
+    """CuPy's default device memory pool (cupy.cuda.MemoryPool: cudalab's live allocations)."""
+    return cuda.default_pool
 
 
-get_default_pinned_memory_pool = get_default_memory_pool
-
-
-class _MemoryPool:
-    """CuPy's memory pool: cudalab frees an array's memory when the array goes, so there is no pool."""
-
-    def used_bytes(self):
-        from ..runtime import device
-        memory = device.current().memory
-        return sum(a.size for a in memory.allocs.values() if not a.freed)
-
-    total_bytes = used_bytes
-
-    def free_all_blocks(self, stream=None):
-        pass
-
-    def n_free_blocks(self):
-        return 0
-
-    def set_limit(self, size=None, fraction=None):
-        pass
-
-
-_POOL = _MemoryPool()
+def get_default_pinned_memory_pool():
+    return cuda.default_pinned_pool
 
 
 def __getattr__(name):
@@ -430,5 +439,6 @@ def modules() -> dict:
     profiler = importlib.import_module("cudalab.cupyx.profiler")
     jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
-            "cupy.cuda.runtime": cuda.runtime, "cupy.random": random, "cupy.testing": testing,
+            "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
+            "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}

@@ -1,5 +1,6 @@
 """cupy.cuda on cudalab: streams, events and the device are cudalab's (the modeled timeline);
-``runtime`` and ``nvtx`` have the few calls course programs make."""
+``runtime`` and ``nvtx`` have the few calls course programs make; the memory pools answer for
+cudalab's allocations, which are freed when their array goes (there is no pool to keep blocks)."""
 from __future__ import annotations
 
 import types
@@ -45,6 +46,10 @@ class Stream(host.Stream):
     @property
     def done(self) -> bool:
         return self.query()
+
+    def __cuda_stream__(self):
+        """The CUDA stream protocol (version, handle) that libraries read to share a stream."""
+        return (0, self.ptr)
 
 
 def get_current_stream(device_id=None) -> Stream:
@@ -140,10 +145,136 @@ runtime = _module("cupy.cuda.runtime", "The CUDA runtime calls CuPy programs mak
                   runtimeGetVersion=lambda: 12080, driverGetVersion=lambda: 12080,
                   CUDARuntimeError=RuntimeError)
 
+# cudaProfilerStart/Stop: what a profiler records between them; cudalab's timeline records everything
+profiler = _module("cupy.cuda.profiler", "cudaProfilerStart/Stop (cudalab's timeline records every call).",
+                   start=lambda: None, stop=lambda: None, initialize=lambda *args, **kwargs: None)
+
+
+def is_available() -> bool:
+    """CuPy's check for a usable GPU: the emulated one is."""
+    return True
+
+
 # NVTX ranges name spans of a profiler's timeline; cudalab's timeline has no named ranges, so they mark nothing
 nvtx = _module("cupy.cuda.nvtx", "NVTX markers (they mark nothing on cudalab's timeline).",
                RangePush=lambda message, id_color=-1, argb_color=None: None, RangePop=lambda: None,
                Mark=lambda message, id_color=-1, argb_color=None: None)
+
+
+# ------------------------------------------------------------------ memory: CuPy's pools over cudalab's memory
+class MemoryPool:
+    """CuPy's device memory pool. cudalab frees an array's memory when the array goes, so the pool
+    holds no free blocks: ``used_bytes`` and ``total_bytes`` are the live device allocations,
+    ``free_all_blocks`` has nothing to give back, and ``malloc`` allocates directly."""
+
+    def __init__(self, allocator=None):
+        self.limit = 0
+
+    def malloc(self, size):
+        """A MemoryPointer to ``size`` fresh bytes of device memory (``.ptr``, ``.mem``)."""
+        return alloc(size)
+
+    def used_bytes(self):
+        from ..runtime import device
+        memory = device.current().memory
+        return sum(a.size for a in memory.allocs.values() if not a.freed)
+
+    total_bytes = used_bytes
+
+    def free_bytes(self):
+        return 0
+
+    def free_all_blocks(self, stream=None):
+        pass
+
+    def n_free_blocks(self):
+        return 0
+
+    def set_limit(self, size=None, fraction=None):
+        self.limit = int(size or 0)
+
+    def get_limit(self):
+        return self.limit
+
+
+class PinnedMemoryPool:
+    """CuPy's pool of page-locked host memory: ``malloc`` gives a pinned buffer (numpy.frombuffer reads
+    it), freed when nothing refers to it, so no blocks wait in the pool."""
+
+    def __init__(self, allocator=None):
+        pass
+
+    def malloc(self, size):
+        return alloc_pinned_memory(size)
+
+    def free_all_blocks(self):
+        pass
+
+    def n_free_blocks(self):
+        return 0
+
+
+class UnownedMemory:
+    """CuPy's memory that another library owns: ``ptr`` and ``size`` bytes, kept alive by ``owner``."""
+
+    def __init__(self, ptr, size, owner, device_id=None):
+        self.ptr, self.size, self.owner = int(ptr), int(size), owner
+        self.device_id = 0 if device_id is None else int(device_id)
+
+
+class MemoryPointer:
+    """CuPy's pointer into a memory chunk (``a.data``): ``ptr`` is the device address, ``mem`` the chunk."""
+
+    def __init__(self, mem, offset):
+        self.mem, self.ptr = mem, int(mem.ptr) + int(offset)
+        self.device_id = getattr(mem, "device_id", 0)
+
+    def __int__(self):
+        return self.ptr
+
+    def __add__(self, offset):
+        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + int(offset))
+
+
+def alloc(size):
+    """CuPy's ``cupy.cuda.alloc``: a MemoryPointer to ``size`` bytes of device memory."""
+    from . import ndarray
+    return ndarray((max(int(size), 1),), np.uint8).data
+
+
+def alloc_pinned_memory(size):
+    """CuPy's ``cupy.cuda.alloc_pinned_memory``: ``size`` bytes of page-locked host memory, a buffer
+    numpy reads (``numpy.frombuffer(mem, dtype, count)``); copies from and to it are pinned ones."""
+    return streams.pinned_array(max(int(size), 1), np.uint8)
+
+
+def set_allocator(allocator=None):
+    """CuPy's ``set_allocator``: accepted; cudalab allocates device memory itself, so ``allocator``
+    (a pool's ``malloc``, RMM's) is never called."""
+
+
+def set_pinned_memory_allocator(allocator=None):
+    """CuPy's ``set_pinned_memory_allocator``: accepted; pinned memory comes from cudalab (see
+    ``alloc_pinned_memory``), so ``allocator`` is never called."""
+
+
+def get_allocator():
+    return MemoryPool().malloc
+
+
+default_pool, default_pinned_pool = MemoryPool(), PinnedMemoryPool()
+
+# cupy.cuda.stream: CuPy's module of the stream and event classes above
+stream = _module("cupy.cuda.stream", "CuPy's streams and events, cudalab's (the modeled timeline).",
+                 Stream=Stream, Event=Event, get_current_stream=get_current_stream,
+                 get_elapsed_time=get_elapsed_time)
+memory = _module("cupy.cuda.memory", "CuPy's memory pools over cudalab's memory.", MemoryPool=MemoryPool,
+                 MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory,
+                 PinnedMemoryPool=PinnedMemoryPool, alloc=alloc, set_allocator=set_allocator,
+                 get_allocator=get_allocator)
+pinned_memory = _module("cupy.cuda.pinned_memory", "CuPy's page-locked host memory, cudalab's.",
+                        PinnedMemoryPool=PinnedMemoryPool, alloc_pinned_memory=alloc_pinned_memory,
+                        set_pinned_memory_allocator=set_pinned_memory_allocator)
 
 
 class _NullStream:

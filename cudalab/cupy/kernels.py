@@ -8,6 +8,7 @@ bound from the arguments' dtypes), ``raw`` for an array the body indexes itself 
 """
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -18,7 +19,28 @@ from ..runtime.arrays import DeviceArray
 # numpy's type names as CUDA C++ spells them (CuPy's own mapping)
 C_TYPES = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char", "int16": "short",
            "uint16": "unsigned short", "int32": "int", "uint32": "unsigned int", "int64": "long long",
-           "uint64": "unsigned long long", "float32": "float", "float64": "double"}
+           "uint64": "unsigned long long", "float32": "float", "float64": "double",
+           "complex64": "complex<float>", "complex128": "complex<double>"}
+# CuPy's headers a kernel may include (<cupy/complex.cuh>), in cudalab's own versions
+INCLUDE = os.path.join(os.path.dirname(__file__), "include")
+
+
+_OLD_STANDARD = re.compile(r"^--?std=c\+\+(03|11|14)$")
+
+
+def _standard(code: str, options) -> tuple:
+    """The options, with C++17 for a kernel that includes <cupy/complex.cuh> but asks for C++11 or 14:
+    CuPy's own header compiles there, cudalab's is libcu++'s complex, which needs C++17."""
+    if "cupy/complex.cuh" not in code:
+        return tuple(options)
+    return tuple("-std=c++17" if _OLD_STANDARD.match(str(o)) else o for o in options)
+
+
+def _complex_header(c_types, *code) -> str:
+    """The include line for kernels CuPy writes with complex values, by type or in the user's code
+    (a preamble's ``complex<float>``): CuPy's elementwise kernels always have its header."""
+    wanted = any("complex" in t for t in c_types) or any("complex<" in (c or "") for c in code)
+    return "#include <cupy/complex.cuh>\n" if wanted else ""
 
 
 def _launch(kernel, grid, block, args, shared_mem, stream):
@@ -37,10 +59,14 @@ class RawModule:
         if code is None:
             with open(path) as f:
                 code = f.read()
-        self.module = compile_cuda(code, options=tuple(options), name_expressions=tuple(name_expressions or ()))
+        self.module = compile_cuda(code, options=(*_standard(code, options), f"-I{INCLUDE}"),
+                                   name_expressions=tuple(name_expressions or ()))
 
     def get_function(self, name) -> "RawKernel":
         return RawKernel(None, name, _kernel=self.module.get_kernel(name))
+
+    def compile(self, log_stream=None):
+        """CuPy compiles a module on first use, or here; cudalab compiled it when it was made."""
 
 
 class RawKernel:
@@ -58,7 +84,52 @@ class RawKernel:
         return self._kernel
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None, enable_cooperative_groups=False):
-        _launch(self.kernel, grid, block, args, shared_mem, stream)
+        _launch(self.kernel, grid, block, [_by_value(a) for a in args], shared_mem, stream)
+
+    def compile(self, log_stream=None):
+        """CuPy's ahead-of-first-launch compile: the kernel is compiled now."""
+        self.kernel
+
+    @property
+    def attributes(self) -> dict:
+        """CuPy's kernel attributes (cudaFuncGetAttributes, in CuPy's names), the emulated device's answers."""
+        from ..runtime import device as devices, streams
+        k = self.kernel
+        core = streams.context().func_attributes(k._function_on(k.module.program(devices.get("emu"))))
+        return {"binary_version": core["binaryVersion"], "cache_mode_ca": 0,
+                **{name: core[key] for name, key in _ATTRIBUTES.items()}}
+
+    def _set(self, name, value):
+        """cudaFuncSetAttribute, as CuPy's settable attributes do."""
+        self.kernel.set_attribute(_SETTABLE[name], value)
+
+
+# CuPy's names of cudaFuncAttributes and the runtime's; the two a program may set, and their numbers
+_ATTRIBUTES = {"const_size_bytes": "constSizeBytes", "local_size_bytes": "localSizeBytes",
+               "max_dynamic_shared_size_bytes": "maxDynamicSharedSizeBytes",
+               "max_threads_per_block": "maxThreadsPerBlock", "num_regs": "numRegs",
+               "preferred_shared_memory_carveout": "preferredShmemCarveout", "ptx_version": "ptxVersion",
+               "shared_size_bytes": "sharedSizeBytes"}
+_SETTABLE = {"max_dynamic_shared_size_bytes": "MaxDynamicSharedMemorySize",
+             "preferred_shared_memory_carveout": "PreferredSharedMemoryCarveout"}
+for _name in (*_ATTRIBUTES, "binary_version", "cache_mode_ca"):
+    setattr(RawKernel, _name, property(lambda self, n=_name: self.attributes[n],
+                                       (lambda self, value, n=_name: self._set(n, value)) if _name in _SETTABLE else None))
+
+
+def _by_value(a):
+    """A raw kernel's argument as CuPy passes it: a numpy array of one element goes by value, its bytes
+    (a struct such as ``rhs.view(double3)`` for a ``double3`` parameter, or a number); a larger one is
+    CuPy's TypeError, since the kernel would want device memory (a cupy array) there."""
+    if isinstance(a, complex):
+        return np.complex128(a)     # CuPy's scalar for a Python complex (a complex<double> parameter)
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.size == 1:
+        return a.reshape(())[()]
+    raise TypeError(f"You are trying to pass a numpy.ndarray of shape {a.shape} as a kernel parameter. Only "
+                    "numpy.ndarrays of size one can be passed by value. If you meant to pass a pointer to "
+                    "__global__ memory, you need to pass a cupy.ndarray instead (cupy.asarray(a)).")
 
 
 _PARAM = re.compile(r"^\s*(raw\s+)?(\w+)\s+(\w+)\s*$")
@@ -120,11 +191,11 @@ class ElementwiseKernel:
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         for k, ((raw, _, _), a) in enumerate(zip(self.inputs, ins)):      # numpy's broadcasting, made real
             if isinstance(a, DeviceArray) and not raw and (a.shape != shape or not a.is_c_contiguous()):
-                ins[k] = _device(np.broadcast_to(_host(a), shape))
+                ins[k] = _device(np.broadcast_to(_host(a), shape), order="C")
             elif isinstance(a, np.ndarray):
-                ins[k] = _device(np.broadcast_to(a, shape) if not raw else a)
+                ins[k] = _device(np.broadcast_to(a, shape) if not raw else a, order="C")
         if not outs:
-            outs = [ndarray(shape, _dtype(t, types)) for _, t, _ in self.outputs]
+            outs = [ndarray(shape, _dtype(t, types), _filled=True) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
         kernel = self._kernel(kinds, tuple(sorted(types.items())), ins)
         n = int(np.prod(shape))
@@ -153,7 +224,8 @@ class ElementwiseKernel:
                 params.append(f"{c[t]}* _p_{name}")
                 loads.append(f"{c[t]}* {name} = _p_{name};" if raw else f"{c[t]} &{name} = _p_{name}[i];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
-            source = (f"{typedefs}{self.preamble}\n"
+            source = (f"{_complex_header(c.values(), self.preamble, self.operation, self.loop_prep, self.after_loop)}"
+                      f"{typedefs}{self.preamble}\n"
                       "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _n) {{\n'
                       "    _Index _ind = {_n};\n"
@@ -195,11 +267,11 @@ class ReductionKernel:
         for k, a in enumerate(ins):
             if isinstance(a, (DeviceArray, np.ndarray)):
                 values = np.broadcast_to(_host(a) if isinstance(a, DeviceArray) else a, shape)
-                ins[k] = _device(np.transpose(values, order))
+                ins[k] = _device(np.transpose(values, order), order="C")
         out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else tuple(shape[k] for k in kept)
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         if not outs:
-            outs = [ndarray(out_shape, _dtype(t, types)) for _, t, _ in self.outputs]
+            outs = [ndarray(out_shape, _dtype(t, types), _filled=True) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
         kernel = self._kernel(kinds, tuple(sorted(types.items())))
         n_out = int(np.prod(out_shape))
@@ -229,10 +301,16 @@ class ReductionKernel:
                 stores.append(f"{c[t]} &{name} = _p_{name}[_j];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
             # CuPy's own macros: the expressions' a and b are their parameters, whatever the inputs are named
-            source = (f"{typedefs}typedef {reduce_type} type_reduce;\n{self.preamble}\n"
+            header = _complex_header([*c.values(), reduce_type], self.preamble, self.map_expr, self.reduce_expr,
+                                     self.post_map_expr)
+            source = (f"{header}"
+                      f"{typedefs}typedef {reduce_type} type_reduce;\n"
+                      f"{self.preamble}\n"
                       f"#define REDUCE(a, b) ({self.reduce_expr})\n#define POST_MAP(a) ({self.post_map_expr})\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _m, long long _n_out) {{\n'
-                      f"    __shared__ type_reduce _shared[{self.THREADS}];\n"
+                      # raw bytes: a __shared__ array of a type with a constructor (complex) is not allowed
+                      f"    __shared__ __align__(16) unsigned char _shared_bytes[{self.THREADS} * sizeof(type_reduce)];\n"
+                      "    type_reduce* _shared = (type_reduce*)_shared_bytes;\n"
                       "    for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {\n"
                       f"        type_reduce _acc = (type_reduce)({self.identity});\n"
                       "        for (long long _k = threadIdx.x; _k < _m; _k += blockDim.x) {\n"

@@ -121,11 +121,14 @@ def charge(name: str, args, result):
     return row
 
 
-def copy(nbytes: int, direction: str):
-    """A copy between a host array and a CuPy array (``cp.asarray(host)``, ``.get()``): CuPy's copies from
-    pageable memory, which the host waits for."""
+def copy(nbytes: int, direction: str, host=None, blocking=True):
+    """A copy between a host array and a CuPy array (``cp.asarray(host)``, ``.get()``, ``.set()``) on the
+    current stream. From or to pageable memory the host waits for it; ``host`` in page-locked memory
+    (``cupy.cuda.alloc_pinned_memory``, a pinned array) goes at the pinned rate, and a copy that need not
+    block (``a.set(pinned)``) lets the host go on, as CuPy's asynchronous copies do."""
     if nbytes:
         from ..runtime import streams
         from .cuda import get_current_stream
-        streams.context().transfer(int(nbytes), direction, streams._core_stream(get_current_stream()), pinned=False,
-                                   sync=True, name=f"{direction} {int(nbytes):,} B (CuPy)")
+        pinned = host is not None and streams.is_pinned(host)
+        streams.context().transfer(int(nbytes), direction, streams._core_stream(get_current_stream()), pinned=pinned,
+                                   sync=blocking or not pinned, name=f"{direction} {int(nbytes):,} B (CuPy)")

@@ -1,3 +1,31 @@
-"""cupyx, with the parts course programs use next to numba.cuda: ``cupyx.profiler`` and ``cupyx.jit``
-(see cudalab.cupy)."""
+"""cupyx, with the parts course programs use next to numba.cuda: ``cupyx.profiler``, ``cupyx.jit`` and
+the pinned-array constructors (see cudalab.cupy)."""
+import numpy as _np
+
 from . import jit, profiler  # noqa: F401
+
+
+def empty_pinned(shape, dtype=float, order="C"):
+    """A numpy array in page-locked host memory (CuPy's staging buffer for fast, asynchronous copies)."""
+    from ..runtime import streams
+    n = int(_np.prod(shape, dtype=_np.int64)) if _np.ndim(shape) else int(shape)
+    flat = streams.pinned_array(max(n, 1), dtype)[:n]
+    return flat.reshape(shape, order=order)
+
+
+def zeros_pinned(shape, dtype=float, order="C"):
+    """``empty_pinned`` filled with zeros."""
+    a = empty_pinned(shape, dtype, order)
+    a[...] = 0
+    return a
+
+
+def empty_like_pinned(a, dtype=None, order="K", subok=None, shape=None):
+    order = "F" if order in ("K", "A") and _np.isfortran(a) else ("C" if order in ("K", "A") else order)
+    return empty_pinned(a.shape if shape is None else shape, a.dtype if dtype is None else dtype, order)
+
+
+def zeros_like_pinned(a, dtype=None, order="K", subok=None, shape=None):
+    out = empty_like_pinned(a, dtype, order, subok, shape)
+    out[...] = 0
+    return out

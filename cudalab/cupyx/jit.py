@@ -5,7 +5,8 @@ with the ``jit`` module read as numba.cuda, and launch as CuPy launches them:
 
 What numba.cuda names the same way (threadIdx, blockIdx, blockDim, gridDim, grid, gridsize,
 syncthreads, syncwarp, laneid, warpsize, the shfl_*_sync family) works; CuPy's own spellings that
-numba lacks (``jit.shared_memory``, ``jit.atomic_add``) are reported by numba as unknown attributes.
+numba lacks (``jit.shared_memory``, ``jit.atomic_add`` and the other atomics) are numba's calls
+through jit_spellings.py.
 """
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import sys
 import types
 
 from numba import cuda as _cuda
+
+from .jit_spellings import NAMES as _CUPY_NAMES, respell as _respell, shared_memory, atomic_cas  # noqa: F401
+from .jit_spellings import kernel_cupy as _kernel_cupy
 
 threadIdx, blockIdx, blockDim, gridDim = _cuda.threadIdx, _cuda.blockIdx, _cuda.blockDim, _cuda.gridDim
 grid, gridsize, laneid, warpsize = _cuda.grid, _cuda.gridsize, _cuda.laneid, _cuda.warpsize
@@ -23,20 +27,28 @@ shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (_cuda.shfl_sync, _cuda
 
 def _as_numba(func):
     """``func`` with every global or closure variable that is this module (``from cupyx import jit``)
-    read as numba.cuda."""
+    read as numba.cuda, and every one that is the cupy stand-in read as a kernel reads it (dtypes and
+    math functions: ``cupy.sqrt(x[i])``)."""
     this = sys.modules[__name__]
+    cupy = sys.modules.get("cudalab.cupy")
+    swap = {id(this): _cuda, id(cupy): _kernel_cupy()} if cupy is not None else {id(this): _cuda}
 
-    def is_this(cell):
+    def swapped(v):
+        return swap.get(id(v), v) if isinstance(v, types.ModuleType) else v
+
+    def cell_value(cell):
         try:
-            return cell.cell_contents is this
+            return cell.cell_contents
         except ValueError:          # a variable not yet assigned
-            return False
+            return None
     closure = func.__closure__ or ()
-    if not any(v is this for v in func.__globals__.values()) and not any(map(is_this, closure)):
+    if not any(swapped(v) is not v for v in func.__globals__.values()) and \
+            not any(swapped(cell_value(c)) is not cell_value(c) for c in closure):
         return func
-    names = {k: _cuda if v is this else v for k, v in func.__globals__.items()}
-    cells = tuple(types.CellType(_cuda) if is_this(c) else c for c in closure) or None
-    new = types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, cells)
+    names = {k: swapped(v) for k, v in func.__globals__.items()}
+    cells = tuple(types.CellType(swapped(cell_value(c))) if swapped(cell_value(c)) is not cell_value(c) else c
+                  for c in closure) or None
+    new = types.FunctionType(_respell(func.__code__, names), names, func.__name__, func.__defaults__, cells)
     new.__module__, new.__qualname__, new.__doc__ = func.__module__, func.__qualname__, func.__doc__
     return new
 

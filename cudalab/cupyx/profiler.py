@@ -60,3 +60,41 @@ def time_range(message=None, color_id=None, argb_color=None, sync=False):
     yield
 
 
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext cupyx.profiler``: the ``%gpu_timeit`` line and ``%%gpu_timeit`` cell magic, which
+    times a statement with ``benchmark`` (options ``-n``/``--n-repeat``, ``-w``/``--n-warmup``,
+    ``--max-duration``, with benchmark's defaults) and prints its result line."""
+    import argparse
+    import inspect
+    import shlex
+    import textwrap
+
+    defaults = {k: p.default for k, p in inspect.signature(benchmark).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    parser = argparse.ArgumentParser(prog="%gpu_timeit", add_help=False)
+    parser.add_argument("-n", "--n-repeat", type=int, default=defaults["n_repeat"])
+    parser.add_argument("-w", "--n-warmup", type=int, default=defaults["n_warmup"])
+    parser.add_argument("--max-duration", type=float, default=defaults["max_duration"])
+
+    def gpu_timeit(line, cell=None, local_ns=None):
+        words = shlex.split(line)
+        options = []                    # the options come first; the rest of a line is the statement
+        while words and words[0].startswith("-"):
+            options.append(words.pop(0))
+            if options[-1] in ("-n", "--n-repeat", "-w", "--n-warmup", "--max-duration") and words:
+                options.append(words.pop(0))
+        opts = parser.parse_args(options)
+        namespace = ipython.user_ns
+        if cell is None:
+            code = compile(line[line.index(words[0]):] if words else "None", "<gpu_timeit>", "eval")
+            run = lambda: eval(code, namespace, local_ns)          # noqa: E731
+        else:
+            code = compile(textwrap.dedent(cell), "<gpu_timeit>", "exec")
+            run = lambda: exec(code, namespace, local_ns)          # noqa: E731
+        print(benchmark(run, n_repeat=opts.n_repeat, n_warmup=opts.n_warmup, max_duration=opts.max_duration,
+                        name="run"))
+
+    from IPython.core.magic import needs_local_scope
+    ipython.register_magic_function(needs_local_scope(gpu_timeit), "line_cell", "gpu_timeit")

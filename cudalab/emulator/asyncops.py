@@ -50,10 +50,14 @@ class AsyncState:
     """The async copies of one batch still in flight, and each lane's cp.async bookkeeping."""
 
     def __init__(self, ex):
-        n = ex.n
-        # both replaced, never changed in place (bumped), so that Copies hold them as they were at the issue
-        self.issued = np.zeros(n, np.int64)       # cp.async issued so far by each lane (sequence numbers)
-        self.committed = np.zeros(n, np.int64)    # cp.async.commit_group executed by each lane
+        self.n = ex.n
+        # a row's "seq": the batch's cp.async executions before its own. Only one lane's rows and
+        # cp.async.mbarrier.arrive are ever compared, and this count orders them as the lane's own would
+        self.issues = 0
+        # cp.async.commit_group executed by each lane: None while every lane of the batch has run the
+        # same `_all` of them (a pipeline's commits, run by the whole batch: no array to copy or read)
+        self._committed = None
+        self._all = 0
         self._rows = np.zeros(0, ROW)             # writes to shared memory not landed yet, in issue order
         self._issued: list = []                   # rows issued since, joined on the next read (see rows)
         self.trig_lane = np.zeros(0, np.int64)    # cp.async.mbarrier.arrive: the arrive-on each lane owes,
@@ -81,6 +85,29 @@ class AsyncState:
 
     def issue(self, rows):
         self._issued.append(rows)
+
+    @property
+    def committed(self):
+        """Per-lane commit counts (replaced, never changed in place, so that rows keep theirs)."""
+        if self._committed is None:
+            self._committed = np.full(self.n, self._all, np.int64)
+        return self._committed
+
+    @committed.setter
+    def committed(self, value):
+        self._committed = value
+
+    def commit(self, ex):
+        """cp.async.commit_group by the running lanes."""
+        if self._committed is None and ex.idx.size == ex.n:
+            self._all += 1
+        else:
+            self.committed = bumped(self.committed, ex)
+
+    def groups(self, sel):
+        """The group number of a copy lanes ``sel`` issue now: one number while every lane has
+        committed as often."""
+        return np.int64(self._all) if self._committed is None else self._committed.take(sel)
 
     def inst_id(self, inst):
         for k, i in enumerate(self.insts):
@@ -110,8 +137,8 @@ class Copies:
         return rows
 
     def part(self, keep):
-        return Copies(self.lanes[keep], self.dst[keep], self.seq[keep], self.group[keep], self.data[keep],
-                      self.inst)
+        group = self.group if np.ndim(self.group) == 0 else self.group[keep]
+        return Copies(self.lanes[keep], self.dst[keep], self.seq, group, self.data[keep], self.inst)
 
 
 def land_copies(ex, st, committed, keep, mine=None):
@@ -123,11 +150,18 @@ def land_copies(ex, st, committed, keep, mine=None):
     whole = np.dtype((np.void, CHUNK))
     shared = ex.shared.view(whole)
     left = []
+    uniform = st._committed is None
     for c in st._issued:
-        take = c.group < committed[c.lanes] - keep
-        if mine is not None:
-            take &= mine[c.lanes]
-        if take.all():
+        if uniform and np.ndim(c.group) == 0:       # whole groups of the batch: all of them, or none
+            if c.group >= st._all - keep:
+                left.append(c)
+                continue
+            take = True if mine is None else mine.take(c.lanes)
+        else:
+            take = c.group < committed.take(c.lanes) - keep
+            if mine is not None:
+                take &= mine.take(c.lanes)
+        if take is True or take.all():
             shared[c.dst // CHUNK] = c.data.view(whole)[:, 0]
         elif take.any():
             shared[c.dst[take] // CHUNK] = c.data[take].view(whole)[:, 0]
@@ -214,6 +248,30 @@ def _global_bytes(ex, inst, addrs, sel, nbytes, width, kind, align):
     if ex.observers and live.any():
         ex.emit(MemoryEvent(inst, sel[live], ex.batch, "global", kind, int(width), addrs[live]))
     return (addrs - np.uint64(GLOBAL_BASE)).astype(np.int64)
+
+
+def _in_bounds(ex, dst, src, sel, width):
+    """(shared offsets, data) of a cp.async of ``width`` bytes from global ``src`` to shared ``dst``
+    (lanes ``sel``, no observers) whose every lane is aligned, inside the block's shared memory and
+    inside one live allocation: one look at the lowest and highest address and at the OR of all of
+    them, instead of a test per lane and per rule. None for anything else: the checked path then
+    words the fault, or warns of memory a GPU reads."""
+    if ex.observers or np.ndim(dst) == 0 or np.ndim(src) == 0 or not sel.size:
+        return None
+    limit = ex.shared_size
+    if limit < width or int(dst.max()) > limit - width \
+            or int(np.bitwise_or.reduce(dst) | np.bitwise_or.reduce(src)) & (width - 1):
+        return None
+    lo, hi = int(src.min()), int(src.max())
+    starts, ends = ex.mem.bounds()
+    k = int(np.searchsorted(starts, np.uint64(lo), side="right")) - 1
+    buf = ex.mem.data
+    if k < 0 or hi + width > int(ends[k]) or hi - GLOBAL_BASE + width > buf.size - buf.size % width:
+        return None
+    word = np.dtype((np.void, width))
+    off = (src - np.uint64(GLOBAL_BASE)) // np.uint64(width)
+    data = buf[:buf.size - buf.size % width].view(word).take(off.view(np.int64)).view(np.uint8).reshape(-1, width)
+    return (ex.shared_base.take(sel) + dst).view(np.int64), data
 
 
 def _gather(buf, off, nbytes, width):
@@ -337,8 +395,7 @@ def _cp(inst, d):
         return _cp_async_mbarrier_arrive(inst, d)
     if "commit_group" in mods:
         def run(ex):
-            st = state(ex)
-            st.committed = bumped(st.committed, ex)
+            state(ex).commit(ex)
         return run
     if "wait_group" in mods or "wait_all" in mods:
         return _cp_async_wait(inst, d)
@@ -373,22 +430,26 @@ def _cp_async(inst, d):
     def run(ex):
         st = state(ex)
         sel = ex.idx
-        dst = shared_offsets(ex, inst, rd(ex, sel), sel, width, "st")
-        if src_size is None and ignore is None:          # every byte from global memory (the usual copy)
+        d = rd(ex, sel)
+        whole = src_size is None and ignore is None      # every byte from global memory (the usual copy)
+        quick = _in_bounds(ex, d, rs(ex, sel), sel, width) if whole else None
+        if quick is not None:
+            dst, data = quick
+        elif whole:
+            dst = shared_offsets(ex, inst, d, sel, width, "st")
             src = np.broadcast_to(np.asarray(rs(ex, sel), np.uint64), sel.shape)
             resolve(ex, inst, "global", src, sel, width, "ld")          # bounds, alignment, MemoryEvent
             data = _gather(ex.mem.data, (src - np.uint64(GLOBAL_BASE)).astype(np.int64), width, width)
         else:
+            dst = shared_offsets(ex, inst, d, sel, width, "st")
             if src_size is not None:
                 nbytes = np.minimum(np.broadcast_to(np.asarray(src_size(ex, sel), np.int64), sel.shape), width)
             else:
                 nbytes = np.where(np.broadcast_to(ignore(ex, sel), sel.shape), 0, width)
             off = _global_bytes(ex, inst, rs(ex, sel), sel, nbytes, width, "ld", width)
             data = _gather(ex.mem.data, off, nbytes, width)
-        every = sel.size == ex.n              # (ex.idx is every lane in order then: the arrays as they are)
-        seq = st.issued if every else st.issued[sel]
-        group = st.committed if every else st.committed[sel]
-        st.issued = bumped(st.issued, ex)
+        seq, group = np.int64(st.issues), st.groups(sel)
+        st.issues += 1
         # a shared row is 16-byte aligned (shared_offsets checked the offset, and a block's row of the
         # buffer starts at a multiple of 16): whole rows that a wait can write at once
         if width == CHUNK and not ex.observers:
@@ -410,12 +471,12 @@ def _cp_async_wait(inst, d):
             return
         sel = ex.idx
         if every:
-            st.committed = bumped(st.committed, ex)
+            st.commit(ex)
         mine = None
         if sel.size < ex.n:              # only the waiting threads' own copies
             mine = np.zeros(ex.n, bool)
             mine[sel] = True
-        if land_copies(ex, st, st.committed, keep, mine):
+        if land_copies(ex, st, None if st._committed is None else st.committed, keep, mine):
             return
         r = st.rows
         if not r.size:
@@ -447,7 +508,7 @@ def _cp_async_mbarrier_arrive(inst, d):
             _store(ex, uniq, w + add)               # pending count: bits 0-19
         st.trig_lane = np.concatenate([st.trig_lane, sel])
         st.trig_slot = np.concatenate([st.trig_slot, slots])
-        st.trig_seq = np.concatenate([st.trig_seq, st.issued[sel]])
+        st.trig_seq = np.concatenate([st.trig_seq, np.full(sel.size, st.issues, np.int64)])
         _changed(ex)
     return run
 

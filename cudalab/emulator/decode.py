@@ -480,7 +480,9 @@ def _sign_op(t, bits):
 @op("abs")
 def _abs(inst, d):
     t = inst.type
-    if t in ("f16", "f32", "f64"):       # a NaN comes out canonical (f32/f16) or quieted (f64)
+    if t == "f64":                       # a NaN keeps its sign (quieted), as for neg.f64 (see _neg)
+        return simple(inst, d, _gpu_nan(lambda a: np.where(np.isnan(a), a, np.abs(a))))
+    if t in ("f16", "f32"):              # a NaN comes out canonical
         return simple(inst, d, _gpu_nan(_ftz(inst, np.abs)))
     if t in ("f16x2", "bf16x2", "bf16"):
         f = _sign_op(t, 0x8000 if t == "bf16" else 0x80008000)
@@ -715,6 +717,8 @@ def _approx(inst, d):
         return _mufu(inst, d, mufu.ex2_ftz, np.exp2)
     if inst.opcode == "lg2" and inst.type == "f32":     # MUFU.LG2, subnormals too (emulator/mufu.py)
         return simple(inst, d, mufu.lg2_ftz if "ftz" in inst.mods else mufu.lg2)
+    if inst.opcode in ("sin", "cos") and inst.type == "f32":   # FMUL.RZ by 1/(2 pi), MUFU.SIN/COS; .ftz
+        return simple(inst, d, mufu.sin if inst.opcode == "sin" else mufu.cos)   # or not, the same SASS
     f = {"sin": np.sin, "cos": np.cos, "lg2": np.log2, "ex2": np.exp2, "tanh": np.tanh}[inst.opcode]
     return _unary_float(inst, d, f)
 

@@ -575,6 +575,47 @@ class Exec:
             waiting &= here[self.lane_block]
         return waiting
 
+    def _run_on_past(self, lanes) -> np.ndarray:
+        """Of ``lanes`` (threads away from this barrier), those a GPU since Volta lets the barrier
+        complete without: where each waits (its topmost stack entry), every path ends the kernel
+        without a barrier, or reaches a ``__syncthreads()`` writing nothing on the way. Such a GPU counts
+        the threads at a barrier one by one, and threads of the same warp run on apart, to their end or
+        to the next ``__syncthreads()``, which counts them (measured on an H200: a tree reduction whose
+        loop a warp's threads leave one by one, and ``if (t < 16) __syncthreads(); __syncthreads();``)."""
+        free = np.zeros(self.n, bool)
+        stack = self.kernel_stack
+        idx = np.flatnonzero(lanes)
+        if self.depth or not stack or not idx.size:
+            return free
+        held = np.array([m for _, _, m in stack])[:, idx]
+        top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
+        somewhere = held.any(axis=0)
+        for k in np.unique(top[somewhere]).tolist():
+            pc = stack[k][0]
+            if ends_without_barrier(self.kernel, pc) or _only_heads_for_syncthreads(self.kernel, pc):
+                free[idx[(top == k) & somewhere]] = True
+        return free
+
+    def _warn_split_barrier(self, inst, apart):
+        """synccheck's report of a barrier a warp reached split, as a warning: the kernel goes on
+        (once per instruction and launch; ``slack.strict_sync``, synccheck asked for, stops it)."""
+        site = (id(inst), "sync", "barrier")
+        if site in self.stats.warned:
+            return
+        block, thread = self.where(int(np.flatnonzero(apart)[0]))
+        block, thread = _xyz(block), _xyz(thread)
+        line = f"line {inst.line}" if inst.line else "a barrier"
+        msg = (f"__syncthreads() at {line} in kernel {self.kernel_name} was reached by only some threads of a warp "
+               f"in block {block}; thread {thread} took another path, to the kernel's end or to another "
+               "__syncthreads(). A GPU since Volta counts the threads at a barrier one by one and lets the others "
+               "run on, so the kernel went on; compute-sanitizer's synccheck reports it as an error, and older GPUs "
+               "could hang. Let every thread of the block reach the same __syncthreads(); run with --check synccheck "
+               "(cudalab.check(\"synccheck\")) to stop here.")
+        f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread, None,
+                    {"warning": True, "space": "barrier", "access": "sync"})
+        self.stats.warned[site] = f
+        self.stats.findings.append(f)
+
     def check_barrier(self, inst, warp=False, grid=False):
         """synccheck for __syncthreads() (``grid=True``: for a grid-wide barrier, cudaCGSynchronize)."""
         if warp:
@@ -582,6 +623,9 @@ class Exec:
         bad = self.__dict__.pop("apart", None)          # found already (barriers.when_split)
         if bad is None or grid:
             bad = self.elsewhere(grid)
+        if bad.any() and not grid and not slack.strict_sync and not (bad & ~self._run_on_past(bad)).any():
+            self._warn_split_barrier(inst, bad)
+            return
         if bad.any():
             lane = int(np.flatnonzero(bad)[0])
             block, thread = self.where(lane)
@@ -1511,6 +1555,15 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                  checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace=0, shape=None,
                  grid_state=None):
     whole_clusters = lambda n: cluster_mod.batch_blocks(n, grid, shape, lpb, kernel_name)  # noqa: E731
+    if not observers and does_nothing(df):
+        # every thread runs one ret: counted as the batches would count it, without building them (an
+        # empty kernel launched over a 2^30-thread grid 1000 times: 126 ms a launch in 8,192 batches)
+        sizes = [nb for _, nb in pace.batches(bpb, whole_clusters)]
+        stats.batches += len(sizes)
+        stats.instructions += len(sizes)
+        stats.thread_instructions += pace.blocks_total * threads
+        pace.batch_done(pace.blocks_total, 0.0)
+        return
     # register arrays of the previous batch (not kept for observers): the first batch takes the last
     # launch's, if it was small (KEEP_REGISTERS), so a kernel launched in a loop allocates no registers
     pool = None if observers else df.__dict__.pop("_pool", None)
@@ -1586,6 +1639,12 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
 
 
 _POOLED: list = []      # the decoded functions that keep a launch's register arrays, last launched last
+
+
+def does_nothing(df: DecodedFunction) -> bool:
+    """Is the kernel's whole body one unguarded ``ret`` (``__global__ void k() {}``, or a body whose
+    results nothing stores, which the compiler removed): no thread can do anything a program sees."""
+    return len(df.code) == 1 and df.code[0][0] in (K_RET, K_EXIT) and df.code[0][2].guard is None
 
 # a grid that the kernel's native code, at its last launch's pace (CPU seconds a thread), runs in
 # less than this share of the watchdog's time starts without a sample batch (pace.Pace.batches)

@@ -981,31 +981,15 @@ def _sqrt(g, inst):
 
 @gen("sin", "cos", "lg2")
 def _approx(g, inst):
-    """decode._approx: sin and cos.approx.f32, the exact function rounded once from float64 (libm's
-    here, numpy's there: they could differ in a float64 last place, which changes the float32 result
-    only where it straddles a rounding boundary). curand_normal's Box-Muller: without them NVIDIA's
-    MonteCarloMultiGPU ran its path loop outside native code.
-
-    ex2, rcp, rsqrt, sqrt, lg2 and div.approx.f32 stay interpreted: their H100 bits come from 32 and 64 MiB tables
-    (emulator/mufu.py), and a lane-by-lane lookup misses the cache each time where numpy's gather over
-    the batch overlaps the misses. Measured here with them compiled (the tables read through symbols):
-    BlackScholesGPU over 4,000,000 options took 5.6 to 6.3 s of CPU a launch, against 2.8 to 3.1 s with
-    them interpreted."""
-    t = inst.type
-    if t != "f32" or set(inst.mods) - {t, "approx", "ftz"}:
-        raise Skip(f"{inst.opcode} form")
-    if inst.opcode == "lg2":
-        raise Skip("lg2.approx (the special function unit's bits, mufu.py's tables)")
-    b = g.b
-    x = g.read(inst.operands[1], t)
-    ftz = "ftz" in inst.mods
-    if ftz:
-        x = flush(g, x)
-    fn = intrinsic(g, {"sin": "llvm.sin", "cos": "llvm.cos"}[inst.opcode], F64, 1)
-    r = b.fptrunc(b.call(fn, [b.fpext(x, F64)]), F32)
-    if ftz:
-        r = flush(g, r)
-    g.write(inst.operands[0], t, canon_nan(g, r))
+    """sin, cos and lg2.approx.f32 stay interpreted (decode._approx), as ex2, rcp, rsqrt, sqrt and
+    div.approx.f32 do: their H100 bits come from 32 and 64 MiB tables (emulator/mufu.py; sin and cos
+    from a quarter turn's), and a lane-by-lane lookup misses the cache each time where numpy's gather
+    over the batch overlaps the misses. Measured here with the others compiled (the tables read through
+    symbols): BlackScholesGPU over 4,000,000 options took 5.6 to 6.3 s of CPU a launch, against 2.8 to
+    3.1 s with them interpreted. (sin and cos were compiled as the exact function rounded, up to 2^-22
+    from the GPU's; curand_normal's Box-Muller now leaves native code there, for the GPU's bits. A
+    Box-Muller loop of 8 __sincosf over 16,384 threads went from 0.02 to 0.03 s of CPU a launch.)"""
+    raise Skip(f"{inst.opcode}.approx (the special function unit's bits, mufu.py's tables)")
 
 
 @gen("and", "or", "xor")

@@ -348,6 +348,17 @@ class DeviceMemory:
         self._check_host(addr, nbytes)
         return self.data[off:off + nbytes].copy()
 
+    def copy_within(self, dst: int, src: int, nbytes: int):
+        """``write(dst, read(src, nbytes))`` as one move of the bytes, not two: a queued copy between two
+        places of the arena (device and cudaMallocHost memory), 128 KiB three times per launch in a streams
+        exercise."""
+        self._check_host(src, nbytes)
+        self._check_host(dst, nbytes)
+        d, s = int(dst) - GLOBAL_BASE, int(src) - GLOBAL_BASE
+        self.data[d:d + nbytes] = self.data[s:s + nbytes]      # (numpy copies through a buffer if they overlap)
+        a = self.find(dst)
+        a.mark_written(int(dst) - a.address, int(dst) - a.address + nbytes)
+
     def read_into(self, addr: int, out: np.ndarray):
         """``read`` into an existing uint8 array (its size is the byte count)."""
         off = int(addr) - GLOBAL_BASE

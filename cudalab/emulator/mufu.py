@@ -1,4 +1,4 @@
-"""ex2, rcp, rsqrt, sqrt and lg2.approx.f32 with the H100's own bits: its special function unit (SASS MUFU.EX2,
+"""ex2, rcp, rsqrt, sqrt, lg2, sin and cos.approx.f32 with the H100's own bits: its special function unit (SASS MUFU.EX2,
 MUFU.RCP, MUFU.RSQ) is not correctly rounded, and libdevice's expf, tanhf, rsqrtf, __fdividef... pass
 its error on, an ulp or two, to results a student compares with the GPU's.
 
@@ -14,6 +14,10 @@ and rcp.approx.ftz.f32 give the H100's bits for all 2^32 inputs (NaNs apart, che
 - sqrt and lg2 (tools/mufu_sqrt_lg2_probe.cu, on an H200: the same sm_90 unit): sqrt as rsqrt, from
   [1, 4); lg2 from [1, 2) and [0.5, 1), the other binades by a rule (lg2_ftz). Both, with and without
   .ftz, match the GPU for all 2^32 inputs, NaNs apart.
+- sin and cos (tools/mufu_sin_cos_probe.cu, on an H100): ptxas multiplies by 1/(2 pi) rounding toward
+  zero (FMUL.RZ) and the unit takes that many turns as a 25-bit fixed-point fraction, truncated: one
+  quarter turn's table (2^23 results), mirrored and negated for the other quarters, and the sign of
+  the input applied to sin. .ftz changes nothing (the same SASS). All 2^32 inputs match, NaNs too.
 Results below the normal floats are flushed to zero (.ftz).
 """
 from __future__ import annotations
@@ -29,8 +33,9 @@ _FRACTION = 0x7FFFFF
 @lru_cache(maxsize=None)
 def table(name: str) -> np.ndarray:
     """The H100's result bits for the floats 1 + j*2^-23 in order, from j = 0: 2^23 of them for 'ex2',
-    'rcp' and 'lg2', 2^24 (up to 4) for 'rsqrt' and 'sqrt'; 'lg2half' is lg2 of (1 + j*2^-23) / 2.
-    Stored as the first and the differences (int8; int32 for lg2, whose bits jump near 1)."""
+    'rcp' and 'lg2', 2^24 (up to 4) for 'rsqrt' and 'sqrt'; 'lg2half' is lg2 of (1 + j*2^-23) / 2;
+    'sin' is the unit's sine of j*2^-25 turns, a quarter turn (2^23 of them).
+    Stored as the first and the differences (int8; int32 for lg2 and sin, whose bits jump near 1 and 0)."""
     with np.load(Path(__file__).with_name("mufu_h100.npz")) as z:
         first, delta = z[f"{name}_first"], z[f"{name}_delta"]
     steps = np.empty(len(delta) + 1, np.uint32)
@@ -154,6 +159,62 @@ def lg2(a):
     """lg2.approx.f32 without .ftz: ptxas scales a subnormal by 2^24 and adds -24 to the unit's answer
     (FMUL, MUFU.LG2, FADD), rounded to nearest; the rest as lg2_ftz."""
     return _subnormals_scaled(a, lg2_ftz, lambda r: r + np.float32(-24))
+
+
+# ------------------------------------------------------------------ sin, cos: FMUL.RZ, MUFU.SIN/COS
+INV_2PI = np.float32(0.15915493667125701904)      # ptxas's constant for the FMUL.RZ (0x3e22f983)
+_QUARTER = 1 << 23                                 # a quarter turn in the unit's fixed point (2^-25 a step)
+
+
+def _turns(a):
+    """What MUFU.SIN/COS see of float32 ``a``: |a| * 1/(2 pi) rounded toward zero to a float32 (the
+    FMUL.RZ ptxas puts before them), then as a fixed-point fraction of a turn with 25 bits, truncated
+    (the whole turns dropped). Returns it as an integer in [0, 2^25) and whether ``a`` was negative."""
+    a = np.asarray(a, np.float32)
+    with np.errstate(invalid="ignore"):                               # NaN and infinity: see _unit_nan
+        p = np.abs(a.astype(np.float64)) * np.float64(INV_2PI)      # exact: 24 + 24 bits
+        t = p.astype(np.float32)
+        t = np.where(t.astype(np.float64) > p, np.nextafter(t, np.float32(0)), t)   # toward zero
+    bits = t.view(np.uint32).astype(np.int64)
+    e = (bits >> 23) & 255
+    mant = (bits & _FRACTION) | (1 << 23)
+    shift = e - 150 + 25                                              # |t| 2^25 = mant 2^shift
+    r = np.where(shift >= 0, mant << np.clip(shift, 0, 40), mant >> np.clip(-shift, 0, 63))
+    r = np.where(e == 0, 0, r) & (4 * _QUARTER - 1)                   # subnormal t: below 2^-25
+    return r, a.view(np.uint32) >> 31 == 1
+
+
+def _sine_of_turns(r):
+    """The unit's sine of r * 2^-25 turns: quarters 1 and 3 read the table backwards from its last
+    entry (the one's complement of the index, so sin(1/2 - 2^-25 - s) = sin(s) exactly), quarters 2
+    and 3 negate (giving -0.0 at half a turn)."""
+    quarter, j = r >> 23, r & (_QUARTER - 1)
+    out = table("sin")[np.where(quarter & 1, _QUARTER - 1 - j, j)]
+    return out ^ np.where(quarter >= 2, np.uint32(0x80000000), np.uint32(0))
+
+
+def sin(a):
+    """sin.approx.f32 and sin.approx.ftz.f32 (SASS FMUL.RZ, MUFU.SIN) as an H100 gives them, bit for bit
+    for all 2^32 inputs, NaNs included (NaN and the infinities give 0x7fffffff). The input is cut to
+    2^-25 turns (1.9e-7 radians), so near zero the result is up to that far from sin(a): below one
+    step it is 0, and the smallest nonzero one is sin(2 pi 2^-25). Odd: sin(-a) is -sin(a), bit for bit."""
+    r, negative = _turns(a)
+    out = _sine_of_turns(r) ^ np.where(negative, np.uint32(0x80000000), np.uint32(0))
+    return _unit_nan(a, out)
+
+
+def cos(a):
+    """cos.approx.f32 and cos.approx.ftz.f32 (FMUL.RZ, MUFU.COS): the sine a quarter turn on, from the
+    same table; even in a. cos(0) is 1, and cos of the float32 pi/2 is 0 (cosf gives -4.37e-8): the
+    unit's coarse steps hide the float's distance from a quarter turn, as sin of the float32 pi is 0."""
+    r, _ = _turns(a)
+    return _unit_nan(a, _sine_of_turns((r + _QUARTER) & (4 * _QUARTER - 1)))
+
+
+def _unit_nan(a, out):
+    a = np.asarray(a, np.float32)
+    out = np.where(np.isfinite(a), out, np.uint32(0x7FFFFFFF))
+    return out.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
 # ------------------------------------------------------------------ float64: MUFU.RCP64H and MUFU.RSQ64H

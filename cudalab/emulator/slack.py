@@ -58,6 +58,7 @@ POOL_AFTER = 64 << 20   # mapped memory past a small allocation (reads 64 MiB pa
 POOL_BEFORE = 4 << 10   # and before it (a read 4 KiB before one ran)
 
 strict = False          # memcheck asked for explicitly: such accesses stop the kernel (analysis/sanitizer/check.py)
+strict_sync = False     # synccheck asked for explicitly: a barrier a warp reaches split stops the kernel (engine.py)
 
 
 def shared_allocation(shared_size: int) -> int:
@@ -131,7 +132,7 @@ def text(f, worded=None) -> str:
     n = f.details.get("threads", 1)
     more = f" ({n} threads)" if n > 1 else ""
     msg = worded(f.message) if worded else f.message
-    return f"cudalab memcheck warning{more}: {msg}"
+    return f"cudalab {f.kind} warning{more}: {msg}"
 
 
 def say(findings, said: set, worded=None, out=None):

@@ -98,6 +98,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     run it in ``cwd``; the program's argv[0] is the name nvcc gives it (``./a.out`` or ``-o``'s)."""
     cwd = Path(cwd or os.getcwd())
     build_dir = Path(build_dir or cwd)
+    if cmd.shared:
+        return _build_library(cmd, device, build_dir)
     if device == "gpu":
         return _run_native(cmd, args, capture, timeout, cwd, build_dir)
     if device != "emu":
@@ -119,7 +121,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     keep_freed_memory()             # a launch in a loop reuses the last one's pages (programs/heap.py)
     one_blas_thread()               # cuBLAS calls' numpy work does not spin up idle threads (blas_threads.py)
     parent, child = socket.socketpair()
-    env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()))
+    env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()),
+               CUDALAB_PROGRAM_DIR=str(built.executable.parent))    # (a forked process's emulator builds on it)
     out = tempfile.TemporaryFile() if capture else None
     err = tempfile.TemporaryFile() if capture else None
     before = _children_cpu()
@@ -147,6 +150,21 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     finally:
         parent.close()
         server.close()
+
+
+def _build_library(cmd: NvccCommand, device: str, build_dir: Path) -> ProgramResult:
+    """``nvcc -shared ... -o libX.so``: a library, nothing to run. For the emulator, built against cudalab's
+    runtime (``build.build_library``); for a GPU, by NVIDIA's nvcc as written."""
+    from .build import build_library
+    if device == "gpu":
+        r = subprocess.run([shutil.which("nvcc") or nvcc(), *cmd.all_options(), *cmd.sources, *cmd.linked,
+                            *(["-o", cmd.output] if cmd.output else [])], capture_output=True, text=True, cwd=build_dir)
+        if r.returncode:
+            raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
+        return ProgramResult(r.stdout, r.stderr, 0, device="gpu")
+    out = build_library(cmd, build_dir)
+    return ProgramResult("", f"cudalab: built the shared library {out.name} for the emulator (nvcc -shared: a "
+                         "library, nothing to run); programs that link it run its kernels.\n", 0)
 
 
 def _fixed_layout():

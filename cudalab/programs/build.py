@@ -21,13 +21,13 @@ import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import shimgen
+from . import images, shimgen
 from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
 
@@ -359,6 +359,11 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         r = compile_with(cpp17(options))
+    if r.returncode and _THRUST_NOT_INCLUDED.search(r.stdout + r.stderr):
+        # Thrust's headers up to CUDA 12 brought in thrust::pair and thrust::tuple with every container
+        # and algorithm; CUDA 13's (CCCL 3) no longer do, and a book's unique_by_key_copy result stops
+        again = compile_with([*options, *THRUST_PAIR_AND_TUPLE])
+        r = again if not again.returncode else r
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -413,6 +418,11 @@ def _without_other_toolkits(options: list, cwd: Path) -> list:
 
 # CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14
 _OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
+
+
+# a name Thrust's headers declared for every program up to CUDA 12, which a CUDA 13 program must include itself
+_THRUST_NOT_INCLUDED = re.compile(r'namespace "thrust" has no member "(pair|make_pair|tuple|make_tuple|tie|get)"')
+THRUST_PAIR_AND_TUPLE = ["-include", "thrust/pair.h", "-include", "thrust/tuple.h"]
 
 
 def cpp17(options: list) -> list:
@@ -547,18 +557,12 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         raise CompileError("no source files: give the program's .cu (and .cpp/.c) files")
     lib = shim_library()
     arch = emulator_arch(cmd)
-    workers = min(len(cmd.sources), max(1, min(4, os.cpu_count() or 1)))
-    with ThreadPoolExecutor(workers) as pool:
-        jobs = [pool.submit(compile_unit, s, cmd, arch, cwd) for s in cmd.sources]
-        try:
-            units = [j.result() for j in jobs]
-        except CompileError as e:
-            if line_offset:
-                e.args = (_student_log(str(e), None, Path(cmd.sources[0]).name, line_offset), *e.args[1:])
-            raise
+    units = _compile_units(cmd, arch, cwd, line_offset)
+    libraries = cuda_libraries(cmd, cwd)
     linked = [(cwd / f).resolve() for f in cmd.linked]
     key = _digest("program", *(u.key for u in units), *(_digest(f.read_bytes()) for f in linked),
-                  tuple(cmd.link_options), cmd.rdc, lib.parent.name, arch, *_driver_link(lib))
+                  *(_digest(f.read_bytes()) for f in libraries), tuple(cmd.link_options), cmd.rdc,
+                  lib.parent.name, arch, *_driver_link(lib))
     out = cache_dir() / "programs" / key
     exe = out / "program"
     if not exe.exists():
@@ -584,14 +588,17 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         # (legacy_props.NVTX2_HEADERS), which need no library
         own = [o for o in cmd.link_options if o not in SHIMMED and o != "-lnvToolsExt"
                and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
+        # a CUDA library cudalab built (-shared) is found at run time where the link found it, without LD_LIBRARY_PATH
+        rpaths = [f"-Xlinker=-rpath={d}" for d in dict.fromkeys(str(f.parent) for f in libraries)]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, *_nvrtc_link(cmd.link_options), str(lib),
-                       *devrt, *_driver_link(lib),
+                       *devrt, *_driver_link(lib), *rpaths,
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)
             raise _link_error(r.stdout + r.stderr)
         try:
-            ptx = link([_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx])
+            ptx = link([_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx]
+                       + [images.recorded(f.read_bytes()) for f in libraries])
         except PtxLinkError as e:
             raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
         (work / "program.ptx").write_text(ptx)
@@ -605,6 +612,70 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
     notes = out / "notes.txt"
     return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log,
                         notes.read_text() if notes.exists() else "")
+
+
+def _compile_units(cmd: NvccCommand, arch: str, cwd: Path, line_offset: int = 0) -> list:
+    """Every source file of ``cmd`` compiled (a few at a time), in order."""
+    workers = min(len(cmd.sources), max(1, min(4, os.cpu_count() or 1)))
+    with ThreadPoolExecutor(workers) as pool:
+        jobs = [pool.submit(compile_unit, s, cmd, arch, cwd) for s in cmd.sources]
+        try:
+            return [j.result() for j in jobs]
+        except CompileError as e:
+            if line_offset:
+                e.args = (_student_log(str(e), None, Path(cmd.sources[0]).name, line_offset), *e.args[1:])
+            raise
+
+
+def build_library(cmd: NvccCommand, cwd=None) -> Path:
+    """``nvcc -shared -Xcompiler -fPIC -o libcumessage.so cumessage.cu``, for the emulator: the library nvcc
+    would make, its runtime calls and kernel registrations left to the program's runtime (cudalab's shim,
+    which every program links) instead of a copy of NVIDIA's runtime inside it, and its kernels' PTX kept
+    under the library's SHA-256 (``images.record``). A program that links it (``-L. -lcumessage``, or the
+    .so named) joins that PTX to its own (``cuda_libraries``), so the library's kernels register and run
+    as the program's (Princeton's GPU primer builds its hello-world library so). Returns the library."""
+    cwd = Path(cwd or os.getcwd()).resolve()
+    if not cmd.sources:
+        raise CompileError("-shared: no source files to build the library from: give its .cu (and .cpp/.c) files")
+    if "-fPIC" not in cmd.compile_options:      # a shared library's objects are position-independent
+        cmd = replace(cmd, compile_options=[*cmd.compile_options, "-Xcompiler", "-fPIC"])
+    arch = emulator_arch(cmd)
+    units = _compile_units(cmd, arch, cwd)
+    out = cwd / (cmd.output or "a.out")
+    own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
+    r = _nvcc_run(["-shared", f"-arch={arch}", "-cudart", "none", *(str(u.obj) for u in units),
+                   *cmd.linked, *own, "-o", str(out)], cwd)
+    if r.returncode:
+        raise _link_error(r.stdout + r.stderr)
+    ptx = [_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx]
+    if ptx:
+        try:
+            images.record(out.read_bytes(), link(ptx))
+        except PtxLinkError as e:
+            raise CompileError(f"cudalab could not join the library's PTX modules: {e}") from None
+    return out
+
+
+def cuda_libraries(cmd: NvccCommand, cwd: Path) -> list:
+    """The shared libraries a program's link names (``-L. -lcumessage``, or ``libcumessage.so`` itself) that
+    hold CUDA code built by cudalab (``build_library``: their PTX is recorded). One that holds kernels of
+    NVIDIA's nvcc instead would register them with a runtime of its own: CompileError saying how to build it."""
+    folders = [cwd / o[2:] for o in cmd.link_options if o.startswith("-L")]
+    found = [(cwd / f).resolve() for f in cmd.linked if re.search(r"\.so(\.\d+)*$", f)]
+    for o in cmd.link_options:
+        if o.startswith("-l") and o not in SHIMMED and o[2:] not in _BY_PREFIX:
+            found += [p.resolve() for d in folders if (p := d / f"lib{o[2:]}.so").is_file()][:1]
+    libraries = []
+    for f in dict.fromkeys(found):
+        data = f.read_bytes()
+        if images.recorded(data) is not None:
+            libraries.append(f)
+        elif b".nv_fatbin" in data:
+            raise CompileError(f"{f.name} holds CUDA kernels built by NVIDIA's nvcc with its own CUDA runtime, which "
+                               "cudalab's emulator cannot register. Build the library for cudalab with the same "
+                               f"command through cudalab: `cudalab run -shared ... -o {f.name} FILES.cu` (or "
+                               "`cudalab nvcc -shared ...`).")
+    return libraries
 
 
 def source_folder(source: str, filename: str) -> Path:

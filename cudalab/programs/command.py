@@ -68,12 +68,14 @@ class NvccCommand:
     output: str | None = None                             # -o
     cudart: str | None = None                             # -cudart static|shared|none as written
     mode: str | None = None                               # -c, -E, -ptx ... (not a whole build)
+    shared: bool = False                                  # -shared: a shared library, not a program
 
     def all_options(self) -> list:
         """The options as one nvcc command that builds everything (for the real GPU's nvcc)."""
         rdc = ["-rdc=true"] if self.rdc else []
         cudart = [f"-cudart={self.cudart}"] if self.cudart else []
-        return [*self.compile_options, *rdc, *self.arch_options, *cudart, *self.link_options]
+        shared = ["-shared"] if self.shared else []
+        return [*self.compile_options, *rdc, *self.arch_options, *cudart, *shared, *self.link_options]
 
     def without_archs_before(self, oldest: int) -> "NvccCommand":
         """This command less its -arch/-code/-gencode options that name only architectures older than
@@ -118,6 +120,8 @@ def parse_nvcc(argv) -> NvccCommand:
             cmd.mode = _MODES[w]
         elif w in _DEVICE_C:
             cmd.rdc = True
+        elif w in ("-shared", "--shared"):
+            cmd.shared = True
         elif w not in _LOOK_ALIKE and (a := next((p for p in _ATTACHED if w.startswith(p) and len(w) > 2), None)):
             _take(cmd, a, w[len(a):])
         elif name not in _CUDALAB_OWNS:

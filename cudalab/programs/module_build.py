@@ -5,7 +5,8 @@ often of GPU machine code only (``-gencode=arch=compute_90,code=sm_90``), which 
 This runs the wheel's nvcc with the command exactly as given, so the file is the one nvcc makes, and
 then once more for the PTX of the same source for the emulated device (``-ptx``); that PTX is kept in
 cudalab's cache under the file's SHA-256 (``images.record``), where the program's cuModuleLoad finds it.
-Any other nvcc command (no -fatbin or -cubin) is only run.
+A ``-shared`` library is built for the emulator instead (``build.build_library``: against cudalab's
+runtime, its kernels' PTX kept for the programs that link it). Any other nvcc command is only run.
 """
 from __future__ import annotations
 
@@ -23,7 +24,21 @@ from .command import NvccUsageError, parse_nvcc
 def run(words: list, cwd: str | None = None) -> int:
     """Run ``nvcc words`` in ``cwd``; for a -fatbin or -cubin output, keep its PTX. Returns nvcc's exit code."""
     # on a GPU (CUDALAB_DEVICE=gpu) the machine's own nvcc, whose machine code its driver runs
-    compiler = (os.environ.get("CUDALAB_DEVICE") == "gpu" and shutil.which("nvcc")) or nvcc()
+    on_gpu = os.environ.get("CUDALAB_DEVICE") == "gpu"
+    compiler = (on_gpu and shutil.which("nvcc")) or nvcc()
+    try:
+        shared = parse_nvcc(words).shared
+    except NvccUsageError:
+        shared = False
+    if shared and not on_gpu:       # a CUDA library for the emulator's programs (build.build_library)
+        from ..errors import CompileError
+        from .build import build_library
+        try:
+            build_library(parse_nvcc(words), cwd)
+        except CompileError as e:
+            print(f"cudalab nvcc: {e}", flush=True)
+            return 1
+        return 0
     r = subprocess.run([compiler, *words], cwd=cwd)
     if r.returncode:
         return r.returncode

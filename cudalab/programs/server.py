@@ -43,6 +43,7 @@ from ..ptx import parse
 from ..runtime.core import Context, Function
 from ..runtime.core.errors import code_of
 from ..runtime.core.graphs import TYPES
+from .collector import FrozenWhileServing
 from .server_libraries import LibraryRequests
 from .server_modules import ModuleRequests
 from .server_textures import TextureRequests, _int     # _int: the one parser of the shim's numbers
@@ -164,8 +165,17 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
 
     # ------------------------------------------------------------------ plumbing
     def env(self) -> dict:
+        """The program's environment: its connection, and how a process it forks starts an emulator of
+        its own (programs/forked.py: this Python, this package, this device profile, watchdog and checks)."""
+        import sys
+        from ..analysis.sanitizer.check import _active as asked     # (memcheck and synccheck always run)
+        from ..device import current
+        from ..runtime import device as devices
         return {"CUDALAB_ARENA_FD": str(self.fd), "CUDALAB_ARENA_BASE": hex(GLOBAL_BASE),
-                "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno())}
+                "CUDALAB_ARENA_SIZE": str(ARENA_SIZE), "CUDALAB_HOST_FD": str(self._host_end.fileno()),
+                "CUDALAB_PYTHON": sys.executable, "CUDALAB_DEVICE_PROFILE": current().name,
+                "CUDALAB_WATCHDOG": str(devices.WATCHDOG_SECONDS), "CUDALAB_CHECKS": ",".join(sorted(asked)),
+                "CUDALAB_PACKAGE_ROOT": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
 
     def fds(self) -> tuple:
         """The descriptors the program inherits (the arena, the driver thread's socket)."""
@@ -178,8 +188,12 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         self.ctx.deadline, self.ctx.time_limit = deadline, time_limit
         self.serving_since = time.monotonic()
         self._host_end.close()          # the program has its copy
+        self.ctx.host_memory = ProgramMemory.open(self.pid)
+        with FrozenWhileServing() as frozen:        # (the cycle collector's walks: collector.py)
+            return self._serve(sock, frozen)
+
+    def _serve(self, sock: socket.socket, frozen):
         ctx = self.ctx
-        ctx.host_memory = ProgramMemory.open(self.pid)
         inbox = Inbox(sock)
         while True:
             deadline = ctx.deadline
@@ -197,6 +211,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
             msg = inbox.request()
             if msg is None:
                 return self._exited()
+            frozen.answered()
             if msg[:1] == b"!":             # a launch the program goes on from without an answer (the shim's rpc)
                 self._answer(msg[1:], answered=False)
                 continue

@@ -43,8 +43,8 @@ class DeviceNDArray(DeviceArray):
     # device_ctypes_pointer), which lessons use to build a launch's arguments by hand, take the array
     __cuda_memory__ = True
 
-    def __init__(self, shape, dtype, device=None, ptr=None, strides=None, base=None, stream=0):
-        super().__init__(shape, dtype, device=device, ptr=ptr)
+    def __init__(self, shape, dtype, device=None, ptr=None, strides=None, base=None, stream=0, scratch=False):
+        super().__init__(shape, dtype, device=device, ptr=ptr, scratch=scratch)
         self.strides = tuple(int(s) for s in strides) if strides is not None else \
             c_strides(self.shape, self.dtype.itemsize)
         self._base = base
@@ -87,7 +87,7 @@ class DeviceNDArray(DeviceArray):
 
     def _view(self, shape, strides, offset=0, dtype=None) -> "DeviceNDArray":
         return DeviceNDArray(shape, dtype or self.dtype, device=self.device, ptr=self.device_ptr + offset,
-                             strides=strides, base=self._base or self, stream=self.stream)
+                             strides=strides, base=self._base if self._base is not None else self, stream=self.stream)
 
     # ------------------------------------------------------------------ copies
     def _host_view(self, raw: np.ndarray) -> np.ndarray:
@@ -156,7 +156,7 @@ class DeviceNDArray(DeviceArray):
     def __getitem__(self, index):
         view = self._index(index)
         if view.shape == () and self.dtype.names is not None:
-            return DeviceRecord(self.dtype, device=self.device, ptr=view.device_ptr, base=self._base or self,
+            return DeviceRecord(self.dtype, device=self.device, ptr=view.device_ptr, base=self._base if self._base is not None else self,
                                 stream=self.stream)     # a record stays on the device, as numba's
         if view.shape == ():
             return view.copy_to_host()[()]          # one element: a numpy scalar, as numba gives
@@ -345,7 +345,7 @@ class DeviceRecord(DeviceNDArray):
 
     def __getitem__(self, name):
         dtype, ptr = self._field(name)
-        owner = self._base or self
+        owner = self._base if self._base is not None else self
         if dtype.subdtype is not None:              # an array field: a C-ordered view of its elements
             base, shape = dtype.subdtype
             return DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=owner, stream=self.stream)
@@ -357,7 +357,7 @@ class DeviceRecord(DeviceNDArray):
         dtype, ptr = self._field(name)
         shape = dtype.subdtype[1] if dtype.subdtype is not None else ()
         base = dtype.subdtype[0] if dtype.subdtype is not None else dtype
-        target = DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=self._base or self)
+        target = DeviceNDArray(shape, base, device=self.device, ptr=ptr, base=self._base if self._base is not None else self)
         if isinstance(value, DeviceArray):
             value = value.copy_to_host()
         target._write(np.broadcast_to(np.asarray(value, dtype=base), shape))

@@ -187,7 +187,7 @@ __global__ void bmath(const __nv_bfloat16* a, const __nv_bfloat16* b, const floa
   ints[2 * n + i] = __heq(x, y) | __hltu(x, y) << 1 | __hgt(x, y) << 2 | __hisnan(x) << 3 | __hisinf(y) << 4;
 }''', "bmath", 2, 128, lambda r: [bf16s(r, 256), bf16s(r, 256)[::-1].copy(), f32_mix(r, 256), f64_mix(r, 256),
                                   np.zeros((16, 256), np.uint16),
-                                  np.concatenate([i32_mix(r, 256), np.zeros(512, np.int32)]), np.int32(256)])
+                                  np.concatenate([i32_mix(r, 256), np.zeros(512, np.int32)]), np.int32(256)], arch="compute_90")
 
 case("half_integer_conversions_every_mode", r'''
 #include <cuda_fp16.h>

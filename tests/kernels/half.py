@@ -75,7 +75,7 @@ __global__ void f2b(const float* x, const double* d, __nv_bfloat16* out, int n) 
 }''', "f2b", 2, 256, lambda r: [np.concatenate([f32_mix(r, 256), (bf16s(r, 128).astype(np.uint32) << 16 | 0x8000).view(np.float32),
                                                 (r.integers(0, 2 ** 32, 128, dtype=np.uint64).astype(np.uint32) | 0x7FFF).view(np.float32)]),
                                 np.concatenate([F64_EDGES, r.standard_normal(476) * np.exp2(r.integers(-140, 130, 476))]),
-                                np.zeros((5, 512), np.uint16), np.int32(512)])
+                                np.zeros((5, 512), np.uint16), np.int32(512)], arch="compute_90")
 
 case("half_arithmetic_ieee", r'''
 #include <cuda_fp16.h>

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,43 +147,83 @@ static __thread int in_host_function, replaying, host_fd = -1;
 
 /* A launch, event record or asynchronous copy within the arena whose request text is one that
  * succeeded before (a loop that times a kernel, 10^4 launches; a streams exercise that queues copy,
- * kernel, copy on each of 4 streams in turn) is sent without waiting for its answer, while nothing
- * has been asked since that could change what its checks read: only launches, event records,
- * asynchronous copies and cudaGetLastError came between, each of which succeeded. Any other request
- * (a free, a stream's or event's destruction, a capture, a synchronization) or any error forgets them
- * all. The request starts with "!"; whatever goes wrong meanwhile on the emulator's side (work it ran
- * while the program was busy) is the answer to the program's next answered request instead, as an
- * asynchronous error is on a GPU. ``launch``, ``cudaEventRecord`` and ``copy`` set
- * ``may_go_unanswered`` for their request, any asynchronous copy ``keeps_known``; the decision is
- * taken under the wire lock, where no other thread's request can come between. A launch's parameters
- * travel after the text: the same kernel and shape on other arguments goes unanswered too (its checks
- * do not read them). */
+ * kernel, copy on each of 306 streams in turn, a thousand times over) is sent without waiting for its
+ * answer, while nothing has been asked since that could change what its checks read: only launches,
+ * event records, asynchronous copies, synchronizations, queries and allocations came between
+ * (``keeps_known``), each of which succeeded. Any other request (a free, a stream's or event's
+ * destruction, a capture) or any error forgets them all. The request starts with "!"; whatever goes
+ * wrong meanwhile on the emulator's side (work it ran while the program was busy) is the answer to the
+ * program's next answered request instead, as an asynchronous error is on a GPU. ``launch``,
+ * ``cudaEventRecord`` and ``copy`` set ``may_go_unanswered`` for their request, any asynchronous copy
+ * ``keeps_known``; the decision is taken under the wire lock, where no other thread's request can come
+ * between. A launch's parameters travel after the text: the same kernel and shape on other arguments
+ * goes unanswered too (its checks do not read them). The texts are kept in a hash table of
+ * ``KNOWN_SLOTS`` (NCI's axpy_overlapped sends 1,224 different ones per timing, which a ring of 64
+ * never held), emptied when three quarters full. */
 static __thread int may_go_unanswered, keeps_known;
-#define KNOWN_GOOD 64
-static char known_good[KNOWN_GOOD][512];   /* texts of requests that succeeded (a ring) */
-static int known_thread[KNOWN_GOOD];        /* whose: thread_no * 2 + per_thread_call */
-static int nknown, known_next;
+#define KNOWN_SLOTS 8192                    /* a power of two */
+typedef struct { unsigned long long hash; int who; char *text; } Known;
+static Known known[KNOWN_SLOTS];
+static int known_used[KNOWN_SLOTS], nknown;    /* the slots in use */
+
+/* whose: thread_no * 2 + per_thread_call; the hash is never 0 (an empty slot) */
+static unsigned long long known_hash(const char *head, int who) {
+    unsigned long long h = 1469598103934665603ULL ^ (unsigned long long)who;
+    for (const unsigned char *c = (const unsigned char *)head; *c; c++) h = (h ^ *c) * 1099511628211ULL;
+    return h | 1;
+}
+
+static int known_slot(const char *head, int who, unsigned long long h) {
+    int i = (int)(h & (KNOWN_SLOTS - 1));
+    while (known[i].hash && !(known[i].hash == h && known[i].who == who && !strcmp(known[i].text, head)))
+        i = (i + 1) & (KNOWN_SLOTS - 1);
+    return i;
+}
 
 static int is_known_good(const char *head, int who) {
-    for (int i = 0; i < nknown; i++)
-        if (known_thread[i] == who && !strcmp(known_good[i], head)) return 1;
-    return 0;
+    return nknown && known[known_slot(head, who, known_hash(head, who))].hash;
+}
+
+static void forget_known(void) {
+    for (int k = 0; k < nknown; k++) {
+        Known *e = &known[known_used[k]];
+        free(e->text);
+        e->text = 0, e->hash = 0;
+    }
+    nknown = 0;
 }
 
 static void remember_good(const char *head, int who) {
-    if (is_known_good(head, who)) return;
-    strcpy(known_good[known_next], head);
-    known_thread[known_next] = who;
-    known_next = (known_next + 1) % KNOWN_GOOD;
-    if (nknown < KNOWN_GOOD) nknown++;
+    if (nknown >= KNOWN_SLOTS / 4 * 3) forget_known();
+    unsigned long long h = known_hash(head, who);
+    int i = known_slot(head, who, h);
+    if (known[i].hash) return;
+    known[i] = (Known){h, who, strdup(head)};
+    known_used[nknown++] = i;
+}
+
+/* Requests that, answered with success, leave every check a known request passed as it was: they wait,
+ * ask, or add (an allocation, a stream, an event) */
+static int keeps_known_requests(const char *head) {
+    static const char *const names[] = {"last_error", "device_sync", "stream_sync", "event_sync", "stream_query",
+                                        "event_query", "elapsed", "malloc", "stream_create", "event_create", 0};
+    size_t n = strcspn(head, " ");
+    for (int k = 0; names[k]; k++)
+        if (strlen(names[k]) == n && !strncmp(head, names[k], n)) return 1;
+    return 0;
 }
 
 /* A process the program forks shares its socket to the emulator and its device memory's mapping
- * with the program, but not the emulator's idea of whose request is whose: its requests would be
- * answered to the parent, and its exit would end the parent's session. cudalab emulates the GPU
- * of the process it started; a forked child's runtime calls are refused by name instead (on a GPU
- * each process gets a context of its own, which is what MSU's process_fork_cuda demonstrates). */
-static pid_t program_pid;       /* the process cudalab started: set before main, at registration */
+ * with the program, but not the emulator's idea of whose request is whose. On a GPU a process forked
+ * before its parent's first CUDA call uses CUDA as any process does, and one forked after it gets
+ * cudaErrorInitializationError from every call that needs a context (device queries still answer: an
+ * H200, tests/test_programs_fork.py). So a forked child's first request starts an emulator of its own
+ * (``start_own_emulator``: a second server over its own socket and arena, mapped where the parent's
+ * was), and a child of a parent that had used CUDA is refused as on a GPU. */
+static pid_t program_pid;       /* the process this emulator serves: set before main, at registration */
+static int cuda_used;           /* a request other than registration's was made (the context exists) */
+static int context_lost;        /* forked after its parent used CUDA: only device queries answer */
+static pid_t forked_from;       /* the process this one was forked from, once it has an emulator of its own */
 
 static int forked_child(void) {
     if (!program_pid) program_pid = getpid();
@@ -196,16 +237,26 @@ static int refused(int code) {
     return code;
 }
 
-static int refuse_in_child(void) {
-    say_once("cudalab: this process was started by the program with fork() and calls the CUDA runtime; "
-             "cudalab emulates the GPU of the program's own process only, so the calls of a forked process "
-             "answer cudaErrorNotSupported (on a GPU each process gets a context of its own). Run the "
-             "process's work in the program itself, or on a GPU.");
-    return refused(cudaErrorNotSupported);
+static int is_registration(const char *fmt) { return !strncmp(fmt, "func ", 5) || !strncmp(fmt, "var ", 4); }
+static int is_device_query(const char *fmt) { return !strcmp(fmt, "props") || !strncmp(fmt, "attr ", 5); }
+
+static int refuse_after_fork(void) {
+    say_once("cudalab: this process was started with fork() after its parent had used the CUDA runtime, so its "
+             "CUDA calls answer cudaErrorInitializationError, as on a GPU (device queries still answer): a CUDA "
+             "context does not survive fork(). Fork before the parent's first CUDA call, or let the parent do "
+             "the GPU work.");
+    return refused(cudaErrorInitializationError);
 }
 
+static void start_own_emulator(void);
+
 static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
-    if (forked_child()) return refuse_in_child();
+    if (forked_child()) {
+        if (cuda_used && !is_device_query(fmt)) return refuse_after_fork();
+        start_own_emulator();
+    }
+    if (context_lost && !is_device_query(fmt)) return refuse_after_fork();
+    if (!cuda_used && !is_registration(fmt)) cuda_used = 1;
     if (in_host_function && !replaying)     /* an H200 answered cudaErrorNotPermitted (tests/runtime_api/host_order.cu) */
         return refused(cudaErrorNotPermitted);
     char small[512], *head = small;     /* small: little stack below main's first frame */
@@ -257,8 +308,8 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     int ok = len >= 2 && RB[0] == '0' && (RB[1] == 0 || RB[1] == ' ');    /* cudaSuccess, numbers or none */
     if (launch && ok)     /* it succeeded: the same again goes unanswered */
         remember_good(head, who);
-    else if (!ok || nested || !(keeps_known || !strcmp(head, "last_error")))
-        nknown = known_next = 0;     /* anything else may change what a launch's checks read */
+    else if (!ok || nested || !(keeps_known || keeps_known_requests(head)))
+        forget_known();     /* anything else may change what a launch's checks read */
     if (!nested) pthread_mutex_unlock(&wire);
     if (head != small) free(head);
     last_reply_ns = thread_cpu_ns();
@@ -352,7 +403,7 @@ static void flush_printf(void) {
 static void at_exit(void) {
     if (forked_child()) return;     /* the parent's kernels' text and clock, not the child's to tell */
     flush_printf();
-    host_clock_note();
+    if (!forked_from) host_clock_note();     /* (a forked process's readings began in its parent's) */
 }
 
 static int synced(int code) {
@@ -365,7 +416,7 @@ typedef struct { const void *host; char *name; int n; int size[64], align[64]; }
 static Func funcs[1024];
 static int nfuncs;
 
-typedef struct { const void *host; unsigned long long dev; size_t size; } Var;
+typedef struct { const void *host; unsigned long long dev; size_t size; char *name; int managed; } Var;
 static Var vars[1024];
 static int nvars;
 
@@ -395,6 +446,7 @@ static void register_var(const void *host, const char *name, size_t size, int ma
     if (nvars == 1024) die("too many __device__ variables in one program (the limit is 1024).");
     if (rpc("var %p %s %zu %d", host, name, size, managed) == 0) {
         vars[nvars].host = host, vars[nvars].dev = R[1], vars[nvars].size = size;
+        vars[nvars].name = strdup(name), vars[nvars].managed = managed;
         nvars++;
     }
 }
@@ -423,6 +475,84 @@ static Var *find_var(const void *host) {
     for (int i = 0; i < nvars; i++)
         if (vars[i].host == host) return &vars[i];
     return 0;
+}
+
+/* ------------------------------------------------------------------ a forked process's own emulator */
+/* The emulator of a forked process: cudalab's server started again (programs/forked.py) from the
+ * program's build, over a socket of the child's own. Started through a process that exits at once, so
+ * the program's wait() never meets it; it ends when the child closes its socket (exits). It sends back
+ * its arena's and its driver socket's descriptors; the child maps that arena where the parent's was
+ * (the same device addresses: the same module, registered again in the same order). */
+static int recv_fds(int fd, int *fds, int n) {
+    char byte, space[CMSG_SPACE(4 * sizeof(int))];
+    struct iovec io = {&byte, 1};
+    struct msghdr m = {0};
+    m.msg_iov = &io, m.msg_iovlen = 1, m.msg_control = space, m.msg_controllen = sizeof space;
+    if (recvmsg(fd, &m, 0) != 1) return 0;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(n * sizeof(int))) return 0;
+    memcpy(fds, CMSG_DATA(c), n * sizeof(int));
+    return 1;
+}
+
+static void set_fd_env(const char *name, int fd) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", fd);
+    setenv(name, v, 1);
+}
+
+static void close_env_fd(const char *name) {
+    const char *v = getenv(name);
+    if (v) close(atoi(v));
+}
+
+static void start_own_emulator(void) {
+    const char *python = getenv("CUDALAB_PYTHON");
+    pthread_mutex_init(&wire, 0);             /* another thread of the parent may have held them at fork() */
+    pthread_mutex_init(&pending_lock, 0);
+    if (!python || !getenv("CUDALAB_PROGRAM_DIR"))
+        die("this process was started with fork() and calls the CUDA runtime, but the program's emulator did not "
+            "say how to start another one (a shim and server of different versions?).");
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) die("could not make a socket for the forked process's emulator.");
+    pid_t me = getpid(), between = fork();
+    if (between == 0) {
+        if (fork() == 0) {      /* the emulator: none of the parent's connection, its own session */
+            char fd[16], pid[16], path[4096];
+            setsid();
+            close_env_fd("CUDALAB_FD"), close_env_fd("CUDALAB_ARENA_FD"), close_env_fd("CUDALAB_HOST_FD");
+            snprintf(fd, sizeof fd, "%d", dup(sv[1]));     /* (dup: not closed on exec) */
+            snprintf(pid, sizeof pid, "%d", (int)me);
+            const char *root = getenv("CUDALAB_PACKAGE_ROOT"), *old = getenv("PYTHONPATH");
+            snprintf(path, sizeof path, "%s%s%s", root ? root : "", old && *old ? ":" : "", old ? old : "");
+            setenv("PYTHONPATH", path, 1);
+            execl(python, python, "-m", "cudalab.programs.forked", fd, pid, (char *)0);
+            _exit(127);
+        }
+        _exit(0);
+    }
+    if (between > 0) waitpid(between, 0, 0);
+    close(sv[1]);
+    int fds[2];
+    if (between < 0 || !recv_fds(sv[0], fds, 2))
+        die("could not start an emulator for a process the program started with fork() (see the message above, "
+            "if any).");
+    /* the parent's connection and memory are the parent's: leave them, take this process's own */
+    if (sock >= 0) close(sock);
+    close_env_fd("CUDALAB_ARENA_FD"), close_env_fd("CUDALAB_HOST_FD");
+    if (arena) munmap(arena, arena_size);
+    sock = -1, arena = 0;
+    set_fd_env("CUDALAB_FD", sv[0]), set_fd_env("CUDALAB_ARENA_FD", fds[0]), set_fd_env("CUDALAB_HOST_FD", fds[1]);
+    context_lost = cuda_used;
+    forked_from = program_pid;
+    forget_known();
+    npending = 0;                             /* the parent's kernels' printf text is the parent's to print */
+    program_pid = getpid();
+    for (int i = 0; i < nfuncs; i++) rpc("func %p %s", funcs[i].host, funcs[i].name);
+    for (int i = 0; i < nvars; i++)
+        if (rpc("var %p %s %zu %d", vars[i].host, vars[i].name, vars[i].size, vars[i].managed) || R[1] != vars[i].dev)
+            die("the forked process's emulator placed the program's __device__ variables elsewhere than the parent's; "
+                "please report this with the program.");
 }
 
 /* ------------------------------------------------------------------ launches */

@@ -16,6 +16,8 @@ from ...errors import CudaError
 
 LABEL = {"device": "cudaMalloc", "managed": "cudaMallocManaged", "host": "cudaMallocHost",
          "pool": "cudaMallocAsync", "graph": "a graph memory node"}
+# the call that frees each kind of allocation, for a program that called another one
+FREED_BY = {"device": "cudaFree", "managed": "cudaFree", "host": "cudaFreeHost", "pool": "cudaFreeAsync (or cudaFree)"}
 KINDS = ("H2H", "H2D", "D2H", "D2D", "default")     # cudaMemcpyKind 0..4
 MEMORY_TYPE = {"host": 1, "device": 2, "managed": 3, "pool": 2, "graph": 2}   # cudaMemoryType
 
@@ -79,6 +81,12 @@ class Memory:
                             "free fails (cudaErrorInvalidValue). A C++ object whose destructor frees its memory is "
                             "freed twice when it is copied, as when it is passed to a kernel by value.",
                             "cudaErrorInvalidValue")
+        if have is not None and have not in kinds and have in FREED_BY and not self.arena.allocs[addr].freed:
+            # a live allocation of another kind: the program called the other free (cudaFree of a
+            # cudaMallocHost buffer, a mix-up the name cudaFreeHost invites)
+            raise CudaError(f"{call}(0x{addr:x}): this {self.arena.allocs[addr].size:,}-byte allocation was made by "
+                            f"{LABEL[have]}, and {FREED_BY[have]} frees it, not {call} (cudaErrorInvalidValue; "
+                            "the memory stays allocated).", "cudaErrorInvalidValue")
         if have not in kinds or self.arena.allocs[addr].freed:
             want = " or ".join(LABEL[k] for k in kinds)
             raise CudaError(f"{call}(0x{addr:x}): that is not the start of a live {want} allocation "
