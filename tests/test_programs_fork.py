@@ -121,3 +121,29 @@ int main() {
 }
 """)
     assert r.stdout == "child: cudaErrorIllegalAddress\nparent: cudaErrorIllegalAddress\n", r.stdout + r.stderr
+
+
+def test_a_forked_childs_host_functions_run_on_its_own_driver_thread():
+    # the child's cudaLaunchHostFunc is its emulator's to call back, and the parent's still runs its own
+    r = run(r"""#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+static void CUDART_CB note(void *who) { printf("host function of the %s\n", (const char *)who); fflush(stdout); }
+int main() {
+    pid_t child = fork();
+    if (child == 0) {                       // its first CUDA call starts the driver thread
+        cudaLaunchHostFunc(0, note, (void *)"child");
+        printf("child: %s\n", cudaGetErrorName(cudaStreamSynchronize(0)));
+        return 0;
+    }
+    waitpid(child, nullptr, 0);
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaLaunchHostFunc(s, note, (void *)"parent");
+    printf("parent: %s\n", cudaGetErrorName(cudaStreamSynchronize(s)));
+    return 0;
+}
+""")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("host function of the child\nchild: cudaSuccess\n"
+                        "host function of the parent\nparent: cudaSuccess\n"), r.stdout + r.stderr
