@@ -716,3 +716,32 @@ int main() {
     assert r.stderr.count("curandGenerateLongLong is not part of cudalab's cuRAND") == 1
     assert "cufftEstimate3d is not part of cudalab's cuFFT" in r.stderr
     assert "cudalab run --device gpu" in r.stderr
+
+
+@pytest.mark.parametrize("gpu, half_speedup, double_slowdown", [("A100", 16, 1), ("RTX 3090", 2, 64), ("T4", 8, 32)])
+def test_a_half_precision_product_is_timed_at_the_tensor_cores_rate(gpu, half_speedup, double_slowdown):
+    """A course benchmark times cublasHgemm against cublasSgemm (cuda-course's cuBLASLt compare printed
+    one time for FP32 and FP16): the timeline counts a half product at the GPU's FP16 tensor rate and a
+    double one at its FP64 rate, each a multiple of its FP32 lanes' peak, from the data sheet."""
+    from cudalab.device import profiles
+    from cudalab.emulator.memory import DeviceMemory
+    from cudalab.runtime.core import Context
+    from cudalab.runtime.libraries import blas
+    from cudalab.device.timing import LAUNCH_OVERHEAD_US
+    ctx = Context(DeviceMemory(), profile=profiles.get(gpu))
+    n = 2048                    # large enough that the arithmetic, not the bytes, sets each product's time
+    times = {}
+    for letter, dtype in (("S", np.float32), ("H", np.float16), ("D", np.float64)):
+        a, b, c = (ctx.malloc(n * n * np.dtype(dtype).itemsize, "device") for _ in range(3))
+        ctx.memory.arena.write(a, np.ones(n * n, dtype))
+        ctx.memory.arena.write(b, np.full(n * n, 2, dtype))
+        one, zero = np.array(1, dtype).tobytes(), np.array(0, dtype).tobytes()
+        blas.run(ctx, f"cublas{letter}gemm_v2", 0, {"transa": 0, "transb": 0, "m": n, "n": n, "k": n,
+                                                      "alpha": ("host", one), "A": a, "lda": n, "B": b, "ldb": n,
+                                                      "beta": ("host", zero), "C": c, "ldc": n}, device_scalars=False)
+        assert ctx.memory.arena.read(c, np.dtype(dtype).itemsize).view(dtype)[0] == 2 * n
+        row = ctx.timeline.rows()[-1]
+        assert row["name"] == f"cublas{letter}gemm"
+        times[letter] = row["end"] - row["start"] - LAUNCH_OVERHEAD_US
+    assert times["S"] / times["H"] == pytest.approx(half_speedup, rel=0.05)
+    assert times["D"] / times["S"] == pytest.approx(double_slowdown, rel=0.05)

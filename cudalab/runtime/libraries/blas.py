@@ -23,7 +23,8 @@ import re
 import numpy as np
 
 from . import precision
-from .operands import DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, on_timeline
+from .operands import (DATA_TYPES, LibraryError, Operands, affordable, bf16_bits, bf16_load, gemm_precision,
+                       on_timeline)
 
 SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 1, 7, 13, 15
 
@@ -272,8 +273,9 @@ def _product(c: Call, ta, tb, a, b, compute):
     return _apply(ta, a.astype(accumulate)) @ _apply(tb, b.astype(accumulate))
 
 
-def _batched_gemm(c: Call, batches, load=None, store_type=None, compute=None, scalar_type=None):
-    """C_i = alpha op(A_i) op(B_i) + beta C_i for each batch's (A, B, C) addresses."""
+def _batched_gemm(c: Call, batches, load=None, store_type=None, compute=None, scalar_type=None, inputs=None):
+    """C_i = alpha op(A_i) op(B_i) + beta C_i for each batch's (A, B, C) addresses; ``inputs``: A's and
+    B's type where it is not C's (cublasGemmEx), which sets the rate the timeline counts the products at."""
     ta, tb, m, n, k, a_shape, b_shape = _gemm_shapes(c)
     if m == 0 or n == 0:
         return
@@ -289,7 +291,9 @@ def _batched_gemm(c: Call, batches, load=None, store_type=None, compute=None, sc
         alpha, beta = c.scalar("alpha", scalar_type), c.scalar("beta", scalar_type)
         value = alpha * product if beta == 0 else alpha * product + beta * out.astype(product.dtype)
         (store_type or c.memory.store)(out, value)
-    c.timeline(2 * m * n * k * count, (m * k + k * n + 2 * m * n) * c.data.itemsize * count)
+    tf32 = precision.uses_tf32(c.args.get("computeType", precision.COMPUTE_32F), c.math_mode, c.tf32_off)
+    on_timeline(c.ctx, c.stream, shown_name(c.routine), 2 * m * n * k * count,
+                (m * k + k * n + 2 * m * n) * c.data.itemsize * count, gemm_precision(inputs or c.data, tf32))
 
 
 def gemm(c: Call):
@@ -359,7 +363,8 @@ def _ex(c: Call, batches):
         c.memory.store(out, value)
 
     c.data = np.dtype(np.uint16) if types["C"] == "bfloat16" else np.dtype(types["C"])
-    _batched_gemm(c, batches, load, store, compute, scalar)
+    _batched_gemm(c, batches, load, store, compute, scalar,
+                  np.dtype(np.uint16) if types["A"] == "bfloat16" else np.dtype(types["A"]))
 
 
 def GemmEx(c: Call):

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import operands, precision
 from .blas import COMPUTE_TYPES, EXECUTION_FAILED, INVALID_VALUE, NOT_SUPPORTED, SUCCESS  # noqa: F401 (the server's)
-from .operands import DATA_TYPES, LibraryError, affordable, on_timeline, storage
+from .operands import DATA_TYPES, LibraryError, affordable, gemm_precision, on_timeline, storage
 
 ORDER_COL, ORDER_ROW = 0, 1
 RELU, BIAS, GELU, AUX, BGRAD, DGELU, BGRADA, BGRADB = 2, 4, 32, 128, 16, 64, 256, 512
@@ -192,7 +192,8 @@ def Matmul(c: Call):
             value = gelu(value)
         store_d(value)
     size = storage(c["D.type"]).itemsize
-    on_timeline(c.ctx, c.stream, c.routine, 2 * m * n * k * batches, (m * k + k * n + 2 * m * n) * size * batches)
+    on_timeline(c.ctx, c.stream, c.routine, 2 * m * n * k * batches, (m * k + k * n + 2 * m * n) * size * batches,
+                gemm_precision(storage(c["A.type"]), tf32))
 
 
 ROUTINES = {"cublasLtMatmul": Matmul, "cublasLtMatmulAlgoGetHeuristic": MatmulAlgoGetHeuristic}
