@@ -705,3 +705,18 @@ def test_a_cmake_target_that_links_curses_is_built_with_ncurses(tmp_path):
     p = read_program(course / "life/main.cu", course)
     assert p.options == ["-lncurses", "-lm", "-lcublas", "-o", "life"]
     assert p.sources == ["main.cu", "kernel.cu"]
+
+
+def test_the_programs_a_notebook_writes_with_writefile_are_run_from_its_cells(tmp_path):
+    # a Colab workshop keeps each program as a %%writefile cell and builds it with !nvcc in the next
+    import json
+    from courses_check import with_notebook_files
+    cells = [{"cell_type": "code", "source": ["%%writefile vecAdd.cu\n", MAIN, PIECE]},
+             {"cell_type": "code", "source": ["!nvcc -O2 -o vecAdd vecAdd.cu\n"]},
+             {"cell_type": "code", "source": ["!./vecAdd\n"]}]
+    course = write(tmp_path / "course", {"lab1/05_vectorAdd.ipynb": json.dumps({"cells": cells})})
+    copy = with_notebook_files(course, tmp_path / "work")
+    assert (copy / "lab1/05_vectorAdd/vecAdd.cu").read_text() == MAIN + PIECE
+    p = read_program(copy / "lab1/05_vectorAdd/vecAdd.cu", copy)
+    assert (p.how, p.options) == ("lab1/05_vectorAdd/05_vectorAdd.ipynb", ["-O2", "-o", "vecAdd"])
+    assert not (course / "lab1/05_vectorAdd").exists()          # the checkout stays as it was

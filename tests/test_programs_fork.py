@@ -121,3 +121,61 @@ int main() {
 }
 """)
     assert r.stdout == "child: cudaErrorIllegalAddress\nparent: cudaErrorIllegalAddress\n", r.stdout + r.stderr
+
+
+def test_a_forked_childs_host_functions_run_on_its_own_driver_thread():
+    # the child's cudaLaunchHostFunc is its emulator's to call back, and the parent's still runs its own
+    r = run(r"""#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+static void CUDART_CB note(void *who) { printf("host function of the %s\n", (const char *)who); fflush(stdout); }
+int main() {
+    pid_t child = fork();
+    if (child == 0) {                       // its first CUDA call starts the driver thread
+        cudaLaunchHostFunc(0, note, (void *)"child");
+        printf("child: %s\n", cudaGetErrorName(cudaStreamSynchronize(0)));
+        return 0;
+    }
+    waitpid(child, nullptr, 0);
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaLaunchHostFunc(s, note, (void *)"parent");
+    printf("parent: %s\n", cudaGetErrorName(cudaStreamSynchronize(s)));
+    return 0;
+}
+""")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("host function of the child\nchild: cudaSuccess\n"
+                        "host function of the parent\nparent: cudaSuccess\n"), r.stdout + r.stderr
+
+
+def test_a_forked_child_that_outlives_its_programs_time_limit_is_ended_with_it():
+    # the parent returns at once; its child runs on past the program's time limit, as an orphan would
+    import subprocess
+    import time
+    from pathlib import Path
+    r = run_program_source(r"""#include <cstdio>
+#include <unistd.h>
+__global__ void spin(volatile int *flag) { while (*flag == 0) {} }
+int main() {
+    pid_t child = fork();
+    if (child == 0) {
+        int *flag;
+        cudaMalloc(&flag, sizeof(int));
+        cudaMemset(flag, 0, sizeof(int));
+        spin<<<1, 1>>>(flag);               // never ends
+        printf("child: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        return 0;
+    }
+    printf("%d\n", (int)child);
+    return 0;
+}
+""", timeout=8)
+    assert r.returncode == 0, r.stderr
+    child = r.stdout.split()[0]
+    time.sleep(12)          # past the limit: the child's emulator has stopped, and the child with it
+    servers = subprocess.run(["pgrep", "-f", f"cudalab.programs.forked [0-9]+ {child}$"], capture_output=True,
+                             text=True).stdout.split()
+    assert not servers
+    state = Path(f"/proc/{child}/stat")
+    assert not state.exists() or state.read_text().split(") ")[1][0] == "Z"     # gone (or waiting to be reaped)

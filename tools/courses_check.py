@@ -16,8 +16,9 @@ Each program is built as its course says, in this order:
    the C/C++ compilers that record their command lines; the link that takes the program's source
    (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
    ``-x cu``);
-2. an ``nvcc ...`` line naming the file in a readme, build script or notebook (``!nvcc ...``) of its
-   folder, up to a shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``);
+2. an ``nvcc ...`` line naming the file in its own comments (a book's header: "To build use : nvcc x.cu
+   -rdc=true -o x"), else in a readme, build script or notebook (``!nvcc ...``) of its folder, up to a
+   shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``);
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
@@ -364,6 +365,31 @@ def from_own_comment(path: Path):
             words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
             if any(Path(w).name == path.name for w in words):
                 yield ([path.name if Path(w).name == path.name else w for w in words], f"{path.name}'s own comment")
+
+
+_WRITEFILE = re.compile(r"\s*%%(?:writefile|file)\s+(?:-a\s+)?(\S+)[ \t]*\n")
+
+
+def with_notebook_files(checkout: Path, tmp: Path) -> Path:
+    """A copy of ``checkout`` (in ``tmp``) in which every notebook's ``%%writefile NAME`` cells are
+    files in a folder named after the notebook, with the notebook beside them for its ``!nvcc``
+    lines: a Colab course keeps its programs only as cells (a Korean workshop's 18)."""
+    copy = tmp / checkout.name
+    shutil.copytree(checkout, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    for nb in sorted(copy.rglob("*.ipynb")):
+        try:
+            cells = json.loads(nb.read_text(errors="replace")).get("cells", [])
+        except (ValueError, AttributeError):
+            continue
+        folder = nb.parent / nb.stem
+        for cell in cells:
+            text = "".join(cell.get("source", "")) if isinstance(cell, dict) else ""
+            m = _WRITEFILE.match(text)
+            if m and "/" not in m.group(1) and Path(m.group(1)).suffix in (".cu", ".cuh", ".h", ".hpp", ".cpp", ".c"):
+                folder.mkdir(exist_ok=True)
+                (folder / m.group(1)).write_text(text[m.end():])
+                shutil.copy(nb, folder / nb.name)
+    return copy
 
 
 def _ipython_expanded(words: list) -> list:
@@ -1127,6 +1153,9 @@ def main(argv=None) -> int:
     p.add_argument("--options", action="append", default=[], metavar="GLOB=WORDS",
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
+    p.add_argument("--notebooks", action="store_true", help="run the programs a course's notebooks write with "
+                   "%%%%writefile, each in a folder named after its notebook (a copy of the checkout; the globs "
+                   "then name NOTEBOOK/FILE.cu)")
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
@@ -1147,6 +1176,8 @@ def main(argv=None) -> int:
     if not a.checkout:
         p.error("give --checkout (or --merge)")
     checkout = a.checkout.resolve()
+    if a.notebooks:
+        checkout = with_notebook_files(checkout, Path(tempfile.mkdtemp(prefix="courses-notebooks-")))
     paths = [Path(f) for pattern in a.programs for f in sorted(glob.glob(str(checkout / pattern))) if Path(f).is_file()]
     results = json.loads(a.json.read_text()) if a.json.exists() else {}
     if a.logs:

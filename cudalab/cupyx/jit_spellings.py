@@ -130,7 +130,7 @@ setattr(cuda, PREFIX + "range", range)          # CuPy's jit.range: a loop, Pyth
 _DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
            "float32", "float64", "complex64", "complex128", "intp", "uintp")
 # CuPy's (numpy's) function names in a kernel and the math or builtin function numba compiles for each
-_FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "exp2": lambda x: 2.0 ** x, "log": math.log,
+_FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log,
               "log10": math.log10, "log2": math.log2, "log1p": math.log1p, "expm1": math.expm1,
               "sin": math.sin, "cos": math.cos, "tan": math.tan, "arcsin": math.asin, "arccos": math.acos,
               "arctan": math.atan, "arctan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
@@ -140,7 +140,6 @@ _FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "exp2": lambda x: 2.0 ** x, "l
               "isinf": math.isinf, "isfinite": math.isfinite, "erf": math.erf, "erfc": math.erfc,
               "power": math.pow, "degrees": math.degrees, "radians": math.radians, "abs": builtins.abs,
               "absolute": builtins.abs, "minimum": builtins.min, "maximum": builtins.max}
-del _FUNCTIONS["exp2"]          # not a math function: numba would have to compile a lambda
 
 
 def kernel_cupy():

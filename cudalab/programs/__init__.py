@@ -121,8 +121,11 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     keep_freed_memory()             # a launch in a loop reuses the last one's pages (programs/heap.py)
     one_blas_thread()               # cuBLAS calls' numpy work does not spin up idle threads (blas_threads.py)
     parent, child = socket.socketpair()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    # (a process the program forks gets an emulator of its own from the build, with the same time limit)
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()),
-               CUDALAB_PROGRAM_DIR=str(built.executable.parent))    # (a forked process's emulator builds on it)
+               CUDALAB_PROGRAM_DIR=str(built.executable.parent),
+               **({"CUDALAB_DEADLINE": repr(deadline)} if deadline is not None else {}))
     out = tempfile.TemporaryFile() if capture else None
     err = tempfile.TemporaryFile() if capture else None
     before = _children_cpu()
@@ -136,7 +139,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         try:
             server.pid = proc.pid       # its CPU time tells a busy program from a descheduled one
             with cpu_limit_stops(server.ctx):
-                server.serve(parent, None if timeout is None else time.monotonic() + timeout, timeout)
+                server.serve(parent, deadline, timeout)
                 proc.wait(timeout=None if timeout is None and server.ctx.cpu_limit is None else 10)
         except (socket.timeout, subprocess.TimeoutExpired):
             proc.kill()

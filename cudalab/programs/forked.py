@@ -15,11 +15,15 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 
 
 def serve_forked(fd: int, pid: int, folder: Path, profile: str | None = None, watchdog: float | None = None,
-                 checks=()):
+                 checks=(), deadline: float | None = None):
+    """Serve the forked process ``pid`` over descriptor ``fd`` until it exits, or until ``deadline``
+    (time.monotonic(), the whole program's time limit) passes: then its next call finds the emulator gone
+    and it ends, as the program it came from was ended."""
     from .. import check, device as profiles
     from ..runtime import device as devices
     from .blas_threads import one_blas_thread
@@ -39,7 +43,9 @@ def serve_forked(fd: int, pid: int, folder: Path, profile: str | None = None, wa
     try:
         socket.send_fds(sock, [b"+"], [server.fd, server._host_end.fileno()])
         server.pid = pid
-        server.serve(sock)
+        server.serve(sock, deadline, None if deadline is None else max(deadline - time.monotonic(), 0.0))
+    except socket.timeout:
+        pass
     finally:
         sock.close()
         server.close()
@@ -49,8 +55,9 @@ def main(argv=None):
     fd, pid = (int(a) for a in (argv or sys.argv[1:]))
     watchdog = os.environ.get("CUDALAB_WATCHDOG")
     checks = [c for c in os.environ.get("CUDALAB_CHECKS", "").split(",") if c]
+    deadline = os.environ.get("CUDALAB_DEADLINE")
     serve_forked(fd, pid, Path(os.environ["CUDALAB_PROGRAM_DIR"]), os.environ.get("CUDALAB_DEVICE_PROFILE"),
-                 float(watchdog) if watchdog else None, checks)
+                 float(watchdog) if watchdog else None, checks, float(deadline) if deadline else None)
 
 
 if __name__ == "__main__":

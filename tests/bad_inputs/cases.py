@@ -175,7 +175,8 @@ CASES = [
          ("__trap() was called at line 1", "thread (5,0,0)"), code="cudaErrorLaunchFailure"),
     Case("endless loop", "__global__ void k(int *a) { while (a[0] == 0) { a[1]++; } }", "k[1, 32](ia)", KernelError,
          ("stopped by the watchdog", "line 1", "cudalab.set_watchdog"), code="cudaErrorLaunchTimeout"),
-    Case("a huge grid of short blocks", ADD, "k[1 << 20, 1024](a, a, c, 64)", KernelError, ("stopped by the watchdog",),
+    # (2^20 blocks of 1024 threads now finish in about the watchdog's 1 s: four times as many stay beyond it)
+    Case("a huge grid of short blocks", ADD, "k[(1 << 20, 4), 1024](a, a, c, 64)", KernelError, ("stopped by the watchdog",),
          code="cudaErrorLaunchTimeout", slow=True),
     # (a warp split there runs on a GPU since Volta, and so here with a warning; synccheck asked for stops)
     Case("__syncthreads() in an if", "__global__ void k(int *a) { if (threadIdx.x < 16) { __syncthreads(); } a[threadIdx.x] = 1; }",

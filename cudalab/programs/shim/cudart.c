@@ -962,6 +962,10 @@ static void *driver_thread(void *arg) {
 }
 
 static void start_driver(void) {
+    if (forked_child()) {           /* its own emulator's socket, never the parent's */
+        if (cuda_used) return;      /* (its host functions are refused: no context survived fork()) */
+        start_own_emulator();
+    }
     const char *fd = getenv("CUDALAB_HOST_FD");
     pthread_t t;
     pthread_attr_t attr;
