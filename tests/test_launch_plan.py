@@ -323,14 +323,9 @@ int main() {
 """
 
 
-def test_a_streams_loop_sends_its_repeated_launches_copies_and_records_without_waiting(monkeypatch):
-    """A streams-and-overlap exercise queues copy, kernel, copy and an event record on each of 4 streams
-    in turn. A launch, an event record or an asynchronous copy in emulated memory whose request text
-    succeeded before goes unanswered while only launches, records and asynchronous copies came between
-    (the emulator then moves the copy's bytes in its turn): a round trip to the emulator fewer each,
-    with every result, a destroyed stream's or event's error at its own call and a fault's at the
-    synchronization as on a GPU (y = 2x + y with x = 1, 50 times over, is 100)."""
-    from cudalab.programs import run_program_source
+def requests_sent_unanswered(monkeypatch) -> list:
+    """The first word of each request the program's shim sent without waiting for an answer, as the
+    server reads them (a list that fills while the program runs)."""
     from cudalab.programs.server import Server
     unanswered = []
     real = Server._answer
@@ -340,6 +335,18 @@ def test_a_streams_loop_sends_its_repeated_launches_copies_and_records_without_w
             unanswered.append(msg.split()[0])
         return real(self, msg, nested, answered)
     monkeypatch.setattr(Server, "_answer", answer)
+    return unanswered
+
+
+def test_a_streams_loop_sends_its_repeated_launches_copies_and_records_without_waiting(monkeypatch):
+    """A streams-and-overlap exercise queues copy, kernel, copy and an event record on each of 4 streams
+    in turn. A launch, an event record or an asynchronous copy in emulated memory whose request text
+    succeeded before goes unanswered while only launches, records and asynchronous copies came between
+    (the emulator then moves the copy's bytes in its turn): a round trip to the emulator fewer each,
+    with every result, a destroyed stream's or event's error at its own call and a fault's at the
+    synchronization as on a GPU (y = 2x + y with x = 1, 50 times over, is 100)."""
+    from cudalab.programs import run_program_source
+    unanswered = requests_sent_unanswered(monkeypatch)
     r = run_program_source(STREAMS_PROGRAM, timeout=120)
     assert r.stdout.splitlines() == ["100 100 0 cudaSuccess",
                                      "cudaErrorInvalidResourceHandle cudaErrorInvalidResourceHandle",
@@ -397,15 +404,7 @@ def test_a_loop_over_hundreds_of_streams_timed_with_synchronizations_goes_unansw
     are kept across synchronizations, queries and allocations that succeed, so every round after the
     first goes without waiting (y = 2x + y with x = 1, five times over, is 10)."""
     from cudalab.programs import run_program_source
-    from cudalab.programs.server import Server
-    unanswered = []
-    real = Server._answer
-
-    def answer(self, msg, nested=False, answered=True):
-        if not answered:
-            unanswered.append(msg.split()[0])
-        return real(self, msg, nested, answered)
-    monkeypatch.setattr(Server, "_answer", answer)
+    unanswered = requests_sent_unanswered(monkeypatch)
     r = run_program_source(MANY_STREAMS_PROGRAM, timeout=120)
     assert r.stdout == "10 10 cudaSuccess\n", r.stdout + r.stderr
     # (a few more may be answered, by when the shim reads the emulator's replies: runs here left 0 to 3
