@@ -641,6 +641,37 @@ def test_a_tf32_k_loop_rounds_its_fragments_inside_the_program(monkeypatch):
     assert rows in stops[1][1] and all(p < rows for p in stops[1][1][1::2])
 
 
+def test_a_tf32_k_loops_roundings_are_done_by_its_loads(monkeypatch):
+    """The __float_to_tf32 of each loaded element (a LANE row) is folded into its wmma.load: the load
+    rounds the words it read (ROUND) and decodes the mma's fragment from them, and the LANE rows are
+    skipped, so neither the loaded registers nor the rounded ones are written (nothing else reads them).
+    Warps 3 and 7 stop at their third mma (row 33: small integers before, random floats after): the skipped
+    rows and quiet loads before the stop must reach their registers for the mma's own path, and those
+    after it run as written. The bits are the instructions' one by one."""
+    from cudalab.emulator import mma_native
+    seen = []
+    run = mma_native.Form.run
+
+    def watched(self, warps, pos, ptrs, ops, *rest):
+        seen.append(ops.copy())
+        run(self, warps, pos, ptrs, ops, *rest)
+    monkeypatch.setattr(mma_native.Form, "run", watched)
+    rng = np.random.default_rng(8)
+    a, b = (rng.integers(-3, 4, (8, 16, 32)) * np.float32(1 + 2.0 ** -11) for _ in range(2))
+    late = (np.arange(8) % 4 == 3)[:, None, None]
+    a[:, :, 16:], b[:, :, 16:] = (np.where(late, rng.standard_normal((8, 16, 16)), x[:, :, 16:]) for x in (a, b))
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    c = (rng.integers(0, 9, (8, 16, 16)) * np.float32(12 / 11)).astype(np.float32)
+    stops = _one_by_one_then_as_one_program(monkeypatch, TF32_CHAIN, a, b, c)
+    assert stops[0][1] == [0] * 8
+    assert [p for p in stops[1][1][3::4]] == [33, 33] and min(stops[1][1][0:3] + stops[1][1][4:7]) > 33
+    ops = max(seen, key=len)
+    loads = np.flatnonzero((ops[:, 0] == mma_native.LOAD) & (ops[:, mma_native.ROUND] > 0))
+    lanes = np.flatnonzero(ops[:, 0] == mma_native.LANE)
+    assert len(loads) == 8 and (ops[loads, mma_native.ROUND] == mma_native.TF32_RNA + 1).all()
+    assert (ops[loads, mma_native.QUIET] == 1).all() and (ops[lanes, mma_native.LFRAGMENT] >= 0).all()
+
+
 def test_dmma_with_exact_products_is_proven_whatever_c_holds():
     """dmmaTensorCoreGemm multiplies small integers into a C scaled by beta / alpha (full 53-bit
     significands): no partial sum is exact, but every product is, so each fma of the chain is C + (a b)

@@ -16,8 +16,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, DST, ELEMENT_BITS, ESIZE, FA, FB, FRAGMENT, KEEP,
-                          KIND, LANE, LD, LD_IMM, LOAD, MOVE, NREGS, OFFSET, OPERAND, QUIET, REGS, SLOT, SRC, TABLE,
-                          TF32_RN, TF32_RNA, WORD)
+                          KIND, LANE, LD, LD_IMM, LFRAGMENT, LOAD, LOPERAND, MOVE, NREGS, OFFSET, OPERAND, QUIET, REGS,
+                          ROUND, SLOT, SRC, TABLE, TF32_RN, TF32_RNA, WORD)
 
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
@@ -149,24 +149,28 @@ def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words
 @numba.njit(inline="always", cache=True)
 def lane_op(w, op, ptrs):
     """A LANE row for warp w: register DST from register SRC (32-bit words), copied (MOVE) or rounded to
-    tf32 as mma.to_tf32 does (.rna to nearest, ties away; .rn ties to even; .rz cut; an infinity or NaN
-    just loses its low 13 bits)."""
+    tf32 (to_tf32)."""
     dst, src, kind = ptrs[op[DST]] + 128 * w, ptrs[op[SRC]] + 128 * w, op[KIND]
     for l in range(32):
-        u = peek32(src + 4 * l)
-        if kind != MOVE:
-            low, keep = u & np.uint32(0x1FFF), u & np.uint32(0xFFFFE000)
-            if kind == TF32_RNA:
-                up = low >= np.uint32(0x1000)
-            elif kind == TF32_RN:
-                up = low > np.uint32(0x1000) or low == np.uint32(0x1000) and (u & np.uint32(0x2000)) != 0
-            else:
-                up = False
-            if up and (u & np.uint32(0x7F800000)) != np.uint32(0x7F800000):
-                u = np.uint32(keep + np.uint32(0x2000))
-            else:
-                u = keep
-        poke32(dst + 4 * l, u)
+        poke32(dst + 4 * l, to_tf32(peek32(src + 4 * l), kind))
+
+
+@numba.njit(inline="always", cache=True)
+def to_tf32(u, kind):
+    """A float32's bits (uint32) rounded to tf32 as mma.to_tf32 does (.rna to nearest, ties away; .rn ties
+    to even; .rz cut; an infinity or NaN just loses its low 13 bits), or kept (MOVE)."""
+    if kind == MOVE:
+        return u
+    low, keep = u & np.uint32(0x1FFF), u & np.uint32(0xFFFFE000)
+    if kind == TF32_RNA:
+        up = low >= np.uint32(0x1000)
+    elif kind == TF32_RN:
+        up = low > np.uint32(0x1000) or low == np.uint32(0x1000) and (u & np.uint32(0x2000)) != 0
+    else:
+        up = False
+    if up and (u & np.uint32(0x7F800000)) != np.uint32(0x7F800000):
+        return np.uint32(keep + np.uint32(0x2000))
+    return keep
 
 
 @numba.njit(inline="always", cache=True)
@@ -569,11 +573,17 @@ def make(m, n, k, block):
             while p < ops.shape[0]:
                 op = ops[p]
                 if op[0] == LANE:
-                    lane_op(w, op, ptrs)
+                    f = op[LFRAGMENT]           # (its rounding done at the load, where this warp ran it)
+                    if f < 0 or not (have_b[f] if op[LOPERAND] else have_a[f]):
+                        lane_op(w, op, ptrs)
                 elif op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words,
                                      op[QUIET] == 0):
                         break
+                    if op[ROUND] > 0:           # __float_to_tf32 between this load and its mma
+                        for j in range(op[NREGS]):
+                            for l in range(32):
+                                words[j, l] = np.uint64(to_tf32(np.uint32(words[j, l]), op[ROUND] - 1))
                     f = op[FRAGMENT]            # an mma's A or B: decoded from the words it loaded
                     if f >= 0 and op[OPERAND] == 0:
                         decode_inputs(words, counts[0], atarget, bits, shift, values, exponents, lowest, k, 1, block,
@@ -621,9 +631,11 @@ def make(m, n, k, block):
                         for i in range(m * n):
                             d[i] = acc[c, i]
                         write_d(ptrs, ops[wrote[c]], w, dsrc, d.view(np.uint32), 4)
-                for r in range(p):              # and the fragments loaded without writing them
-                    if ops[r, 0] == LOAD and ops[r, QUIET] == 1:
+                for r in range(p):              # and the fragments loaded without writing them, and the
+                    if ops[r, 0] == LOAD and ops[r, QUIET] == 1:        # roundings done at their loads
                         load_warp(w, ops[r], ptrs, major, minor, shared, block_base, limit, lanes, words, True)
+                    elif ops[r, 0] == LANE and ops[r, LFRAGMENT] >= 0:
+                        lane_op(w, ops[r], ptrs)
             pos[wi] = p
 
     @jit

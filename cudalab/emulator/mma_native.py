@@ -84,18 +84,20 @@ def _call(f, *args):
 # the slot's (the previous mma of the chain wrote it); KEEP, its D is not written to the registers (the
 # next mma of the chain reads it from the slot). A load whose registers are an mma's A or B fragment
 # (OPERAND 0 or 1) decodes them as fragment id FRAGMENT (-1: none); QUIET, its registers are not written
-# (nothing outside the program reads them)
+# (nothing outside the program reads them); ROUND (a LANE row's KIND + 1, 0: none), the fragment's words are
+# rounded so before they are decoded (mma_runs._rounded_at_load: tf32's __float_to_tf32 folded into the load)
 MMA, LOAD, LANE = 1, 0, 2
 FA, FB, A, B, C, D = 1, 2, 3, 11, 19, 27
 NREGS, REGS, BASE, BASE_WORD, OFFSET, LD, LD_IMM = 1, 3, 11, 12, 13, 14, 15
 TABLE, DISTINCT, ESIZE, ELEMENT_BITS, WORD = 16, 17, 18, 19, 20
-FRAGMENT, OPERAND, QUIET = 21, 22, 23
+FRAGMENT, OPERAND, QUIET, ROUND = 21, 22, 23, 24
 SLOT, CARRY, KEEP = 35, 36, 37
 COLUMNS = 38
 # a LANE row (mma_runs.lane_op: a 32-bit mov, or a cvt to tf32, between a GEMM's loads and its mmas, as
 # tf32TensorCoreGemm's __float_to_tf32 puts there) writes register DST from register SRC, lane by lane, as
-# its KIND says
-KIND, DST, SRC = 1, 3, 4
+# its KIND says; one whose rounding a load did (ROUND) names that fragment (LFRAGMENT, -1: none, and LOPERAND)
+# and is skipped where the warp has it decoded (its register is then read by nothing)
+KIND, DST, SRC, LFRAGMENT, LOPERAND = 1, 3, 4, 5, 6
 MOVE, TF32_RNA, TF32_RN, TF32_RZ = 0, 1, 2, 3
 
 _FORMS = {}

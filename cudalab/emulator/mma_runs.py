@@ -27,8 +27,8 @@ import numpy as np
 
 from . import mma_native
 from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, COLUMNS, D, DISTINCT, DST, ELEMENT_BITS, ESIZE, FA, FB,
-                         FRAGMENT, KEEP, KIND, LANE, LD, LD_IMM, LOAD, MMA, MOVE, NREGS, OFFSET, OPERAND, QUIET, REGS,
-                         SLOT, SRC, TABLE, TF32_RN, TF32_RNA, TF32_RZ, WORD)
+                         FRAGMENT, KEEP, KIND, LANE, LD, LD_IMM, LFRAGMENT, LOAD, LOPERAND, MMA, MOVE, NREGS, OFFSET,
+                         OPERAND, QUIET, REGS, ROUND, SLOT, SRC, TABLE, TF32_RN, TF32_RNA, TF32_RZ, WORD)
 from .events import InstructionEvent
 
 _LANE = np.arange(32)
@@ -156,7 +156,7 @@ class Run:
             what, _, info = fn.fusion
             row = np.zeros(COLUMNS, np.int64)
             if what == "lane":
-                row[0], row[KIND] = LANE, info["kind"]
+                row[0], row[KIND], row[LFRAGMENT] = LANE, info["kind"], -1
                 row[SRC] = read([info["src"]])[0]
                 row[DST] = write([info["dst"]])[0]
             elif what == "mma":
@@ -188,6 +188,7 @@ class Run:
         chain_count = chains(self.program, self.ops, mentions)
         if form.kind == "floats":
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
+            _rounded_at_load(self.program, self.ops, form.counts, mentions)
         self.written = written
         self.words = {}
         for (_, fn, _, _) in self.program:
@@ -407,6 +408,62 @@ def _decoded_at_load(program, ops, loaded, counts, fragment_ids, mentions):
                 ops[row, FRAGMENT], ops[row, OPERAND] = fid, use
                 break
         ops[row, QUIET] = ops[row, FRAGMENT] >= 0 and all(mentions[x] == named[x] and first[x] == row for x in regs)
+
+
+def _rounded_at_load(program, ops, counts, mentions):
+    """Fold LANE rows between a load and its mma into the load (columns ROUND, LFRAGMENT, LOPERAND):
+    tf32TensorCoreGemm rounds each loaded element with __float_to_tf32 (a LANE row an element, after
+    _joined_lanes), then the mma reads the rounded registers, which the loop gathered and decoded
+    again for every mma. Where an mma's A or B fragment is, register j, the one LANE row that writes it,
+    all of one kind, from register j of one load (its last writer there), and nothing but mmas reading
+    that fragment reads those registers (nothing outside the program names them), the load decodes the
+    fragment from its words rounded so, and the LANE rows are skipped where the warp ran that load (a
+    stop writes them: mma_loops). The load's own registers are not written either (QUIET) where only
+    those LANE rows read them."""
+    writer, writers, readers, lw = {}, collections.defaultdict(list), collections.defaultdict(list), {}
+    named = collections.Counter()
+    seen = {}           # (row of the mma, use) -> (load, lane rows), the fragments that fold
+    for p, (_, fn, _, _) in enumerate(program):
+        what, _, info = fn.fusion
+        named.update(set(_named(what, info)))
+        if what == "mma":
+            for use in (0, 1):
+                names = info["a" if use == 0 else "b"][:counts[use]]
+                rows = [writer.get(x) for x in names]
+                if all(q is not None and ops[q, 0] == LANE for q in rows) and len({ops[q, KIND] for q in rows}) == 1:
+                    srcs = [program[q][1].fusion[2]["src"] for q in rows]
+                    loads = {lw.get(q, {}).get(x) for q, x in zip(rows, srcs)}
+                    load = loads.pop() if len(loads) == 1 else None
+                    if load is not None and ops[load, 0] == LOAD and \
+                            list(program[load][1].fusion[2]["regs"][:counts[use]]) == srcs:
+                        seen[p, use] = (load, rows)
+        if what == "lane":
+            written, read = [info["dst"]], [info["src"]]
+            lw.setdefault(p, {})[info["src"]] = writer.get(info["src"])
+        elif what == "load":
+            written, read = info["regs"], [x for x in (info["base"], info["ld"]) if isinstance(x, str)]
+        else:
+            written, read = info["d"], [*info["a"], *info["b"], *info["c"]]
+        for x in read:
+            readers[x].append(p)
+        for x in written:
+            writer[x] = p
+            writers[x].append(p)
+    for (p, use), (load, rows) in seen.items():
+        f = ops[p, FA if use == 0 else FB]
+        col = FA if use == 0 else FB
+        dsts = [program[q][1].fusion[2]["dst"] for q in rows]
+        if ops[load, FRAGMENT] >= 0 and (ops[load, FRAGMENT], ops[load, OPERAND]) != (f, use):
+            continue
+        if not all(writers[x] == [q] and mentions[x] == named[x] and
+                   all(ops[r, 0] == MMA and ops[r, col] == f and x in program[r][1].fusion[2]["ab"[use]][:counts[use]]
+                       and x not in program[r][1].fusion[2]["c"] for r in readers[x]) for x, q in zip(dsts, rows)):
+            continue
+        ops[load, FRAGMENT], ops[load, OPERAND], ops[load, ROUND] = f, use, ops[rows[0], KIND] + 1
+        ops[rows, LFRAGMENT], ops[rows, LOPERAND] = f, use
+        regs = program[load][1].fusion[2]["regs"]
+        ops[load, QUIET] = all(mentions[x] == named[x] and writers[x] == [load] and set(readers[x]) <= set(rows)
+                               for x in regs)
 
 
 def _named(what, info):
