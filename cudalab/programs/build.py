@@ -578,16 +578,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                 raise CompileError(_student_log(r.stdout + r.stderr) or "the device link failed", r.stdout + r.stderr)
             objects.append(str(work / "dlink.o"))
         devrt = ["-lcudadevrt"] if cmd.rdc else []       # registers the device runtime's module, as nvcc links it
-        # -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (lib) stands in for, and so
-        # do -lcublas, -lcurand, -lcufft and -lcusparse: the shim answers their host APIs (shim/cublas.c,
-        # curand.c, cufft.c, cusparse.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusolver ... for
-        # every program of a folder: a program that calls none of it links without it, one that does
-        # stops at its undefined names, which _link_error explains
-        # -lcuda: the driver API is the shim's too (shim/driver*.c); -lnvrtc is NVIDIA's NVRTC (_nvrtc_link)
-        # -lnvToolsExt: NVTX 2's library, which CUDA 13 no longer ships; its calls are NVTX 3's headers now
-        # (legacy_props.NVTX2_HEADERS), which need no library
-        own = [o for o in cmd.link_options if o not in SHIMMED and o != "-lnvToolsExt"
-               and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
+        own = own_link_options(cmd)
         # a CUDA library cudalab built (-shared) is found at run time where the link found it, without LD_LIBRARY_PATH
         rpaths = [f"-Xlinker=-rpath={d}" for d in dict.fromkeys(str(f.parent) for f in libraries)]
         r = _nvcc_run([f"-arch={arch}", "-cudart", "none", *objects, *own, *_nvrtc_link(cmd.link_options), str(lib),
@@ -612,6 +603,19 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
     notes = out / "notes.txt"
     return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log,
                         notes.read_text() if notes.exists() else "")
+
+
+def own_link_options(cmd: NvccCommand) -> list:
+    """The link options of ``cmd`` left to the linker, less the libraries cudalab stands in for.
+    -lcudart in a Makefile names NVIDIA's runtime, which cudalab's own (the shim) stands in for, and so
+    do -lcublas, -lcurand, -lcufft and -lcusparse: the shim answers their host APIs (shim/cublas.c,
+    curand.c, cufft.c, cusparse.c). A library it does not emulate may be linked by a Makefile's LIB := -lcusolver ...
+    for every program of a folder: a program that calls none of it links without it, one that does stops at its
+    undefined names, which _link_error explains. -lcuda: the driver API is the shim's too (shim/driver*.c);
+    -lnvrtc is NVIDIA's NVRTC (_nvrtc_link). -lnvToolsExt: NVTX 2's library, which CUDA 13 no longer ships; its
+    calls are NVTX 3's headers now (legacy_props.NVTX2_HEADERS), which need no library."""
+    return [o for o in cmd.link_options if o not in SHIMMED and o != "-lnvToolsExt"
+            and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
 
 
 def _compile_units(cmd: NvccCommand, arch: str, cwd: Path, line_offset: int = 0) -> list:
@@ -642,7 +646,7 @@ def build_library(cmd: NvccCommand, cwd=None) -> Path:
     arch = emulator_arch(cmd)
     units = _compile_units(cmd, arch, cwd)
     out = cwd / (cmd.output or "a.out")
-    own = [o for o in cmd.link_options if o not in SHIMMED and not (o.startswith("-l") and o[2:] in _BY_PREFIX)]
+    own = own_link_options(cmd)
     r = _nvcc_run(["-shared", f"-arch={arch}", "-cudart", "none", *(str(u.obj) for u in units),
                    *cmd.linked, *own, "-o", str(out)], cwd)
     if r.returncode:
@@ -662,8 +666,8 @@ def cuda_libraries(cmd: NvccCommand, cwd: Path) -> list:
     NVIDIA's nvcc instead would register them with a runtime of its own: CompileError saying how to build it."""
     folders = [cwd / o[2:] for o in cmd.link_options if o.startswith("-L")]
     found = [(cwd / f).resolve() for f in cmd.linked if re.search(r"\.so(\.\d+)*$", f)]
-    for o in cmd.link_options:
-        if o.startswith("-l") and o not in SHIMMED and o[2:] not in _BY_PREFIX:
+    for o in own_link_options(cmd):
+        if o.startswith("-l"):
             found += [p.resolve() for d in folders if (p := d / f"lib{o[2:]}.so").is_file()][:1]
     libraries = []
     for f in dict.fromkeys(found):
