@@ -87,7 +87,7 @@ def peak_flops_per_us(dtype) -> float:
     from ..runtime import streams
     from ..runtime.core.properties import GPU_EXTRA
     p = streams.context().profile.sized()
-    fp32 = p.sms * p.fp32_per_sm_per_clock * 2 * p.clock_mhz       # flops per microsecond
+    fp32 = p.fp32_flops() / 1e6       # flops per microsecond
     if np.dtype(dtype).itemsize >= 8 and np.dtype(dtype).kind in "fc":
         ratio = GPU_EXTRA.get(p.name, GPU_EXTRA[SIZED_LIKE])[2]
         return fp32 / ratio

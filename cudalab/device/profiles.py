@@ -97,6 +97,12 @@ class Profile:
         copy engines and bandwidths stand in for the ones it lacks (SIZED_LIKE)."""
         return self if self.sms else get(SIZED_LIKE)
 
+    def fp32_flops(self) -> float:
+        """Peak FP32 arithmetic of this profile sized (``sized``), flops a second (an FMA is two): what a
+        library call's or a CuPy operation's time is measured against."""
+        p = self.sized()
+        return (p.sms or 1) * (p.fp32_per_sm_per_clock or 64) * 2 * (p.clock_mhz or 1000) * 1e6
+
     def has(self, feature: str) -> bool:
         """Whether this device has a feature of FEATURES (or a PTX instruction of PTX_FEATURES)."""
         feature = PTX_FEATURES.get(feature, feature)

@@ -172,7 +172,7 @@ def on_timeline(ctx, stream: int, name: str, flops: float, nbytes: float, precis
     if s.handle == 0:
         ctx.legacy_stream_used(name)
     p = ctx.profile.sized()
-    peak = (p.sms or 1) * (p.fp32_per_sm_per_clock or 64) * 2 * (p.clock_mhz or 1000) * 1e6 * math_rate(p, precision)
+    peak = p.fp32_flops() * math_rate(p, precision)
     bandwidth = (p.memory_bandwidth_gbs or 1000) * 1e9 * DRAM_EFFICIENCY
     us = LAUNCH_OVERHEAD_US + max(flops / peak, nbytes / bandwidth) * 1e6
     row = ctx.timeline.kernel(name, us, stream=s.handle)
