@@ -350,6 +350,12 @@ def test_a_note_on_what_is_passed_to_a_kernel_is_no_success_line():
     assert judge(0, "done\n", 'printf("All tests passed\\n");', 120)[0] == "fail"
 
 
+def test_a_usage_line_that_says_options_can_be_passed_is_no_success_line():
+    # a heat-equation homework's usage text: "-g -s -b ... Both options can be passed"
+    source = 'printf("\\n\\nBoth options can be passed\\n"); printf("L2Err %g\\n", e);'
+    assert judge(0, "L2Err 4.4e-08\n", source, 120)[0] == "pass"
+
+
 def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
     # CSC's stencil demo: `// run the basic case once to get the "correct" results`, and it prints only rates
     source = '// run once to get the "correct" results\n/* a "PASS" here too */\nprintf("%g updates/s\\n", r);'
