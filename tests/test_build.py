@@ -723,7 +723,7 @@ def test_a_thrust_program_that_names_pair_without_its_header_builds_as_with_cuda
 
 def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_builds_as_with_cuda_12(
         tmp_path, monkeypatch):
-    # a workshop's for_each over a counting_iterator and a homework's remove_copy_if, each including only
+    # a workshop's for_each over a counting_iterator and a homework's remove_copy_if and distance, each including only
     # the container's and one algorithm's header: Thrust up to CUDA 12 brought the rest in with them
     write(tmp_path, {"odds.cu": """\
         #include <cstdio>
@@ -735,7 +735,7 @@ def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_
             thrust::device_vector<int> v(6), odd(6);
             square f = {thrust::raw_pointer_cast(v.data())};
             thrust::for_each(thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(6), f);
-            int n = thrust::remove_copy_if(v.begin(), v.end(), odd.begin(), even()) - odd.begin();
+            int n = thrust::distance(odd.begin(), thrust::remove_copy_if(v.begin(), v.end(), odd.begin(), even()));
             printf("%d: %d %d %d\\n", n, (int)odd[0], (int)odd[1], (int)odd[2]);
         }
     """})

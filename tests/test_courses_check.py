@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import author_arguments, judge, read_program, read_programs  # noqa: E402
+from courses_check import author_arguments, gpu_options, judge, read_program, read_programs  # noqa: E402
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -752,3 +752,10 @@ def test_a_run_line_that_the_shell_expands_or_redirects_gives_no_arguments(tmp_p
     p = read_program(course / "lab/sweep.cu", course)
     assert p.how == "lab/run.sh"
     assert author_arguments(p, course) == []
+
+
+def test_the_gpu_build_drops_every_spelling_of_the_programs_own_architecture():
+    # a lecture's Makefile: --gpu-architecture=compute_75 --gpu-code=sm_75, which nvcc refuses beside -arch=native
+    words = ["-O3", "-Icuda_helper", "--gpu-architecture=compute_75", "--gpu-code=sm_75", "-o", "transpose",
+             "-gencode", "arch=compute_60,code=sm_60", "-arch", "sm_20", "-lineinfo"]
+    assert gpu_options(words) == ["-O3", "-Icuda_helper", "-lineinfo"]

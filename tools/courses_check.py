@@ -1070,9 +1070,13 @@ def save():                                                # as it goes: a run c
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
 REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
+THRUST = re.compile(r'namespace "thrust" has no member')
+THRUST_HEADERS = json.load(open(os.path.join(here, "thrust_headers.json")))
 
 def build_and_run(p):
     code, log = build(p)
+    if code and THRUST.search(log):                        # what CUDA 12's Thrust included, as cudalab builds it
+        code, log = build(p, THRUST_HEADERS)
     if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
         code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
@@ -1110,13 +1114,32 @@ static inline cudaError_t cudalab_legacy_props(struct cudaDeviceProp *p, int dev
 """
 
 
+_ARCHITECTURE = ("-arch", "-gencode", "--generate-code", "-code", "--gpu-architecture", "--gpu-code")
+
+
+def gpu_options(options: list) -> list:
+    """A program's options for the GPU build: its own architectures (``-arch sm_60``, ``-gencode ...``,
+    ``--gpu-architecture=compute_75 --gpu-code=sm_75``) and ``-o`` give way to ``-arch=native``, which
+    nvcc refuses beside a ``--gpu-code``."""
+    kept, skip = [], False
+    for w in options:
+        if skip:
+            skip = False
+        elif w in ("-o", *_ARCHITECTURE):
+            skip = True
+        elif not any(w.startswith(a + "=") for a in _ARCHITECTURE):
+            kept.append(w)
+    return kept
+
+
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
-    calls and cudaDeviceProp fields, CUDA 11's texture references) and records exit code and output in gpu.json, for --gpu."""
+    calls and cudaDeviceProp fields, CUDA 11's texture references, the Thrust headers CUDA 12 included) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props
-    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, cpp17
+    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED, cpp17
     dest.mkdir(parents=True, exist_ok=True)
+    (dest / "thrust_headers.json").write_text(json.dumps(THRUST_AS_CUDA_12_INCLUDED))
     shutil.copy(LEGACY, dest / "legacy.h")
     shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
@@ -1126,15 +1149,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
                     ignore=shutil.ignore_patterns(".git"))
     for p in programs:
         folder = f"{checkout.name}/{p.folder}"
-        options, skip = [], False
-        for w in p.options:                       # its own architectures and -o give way to -arch=native
-            if skip:
-                skip = False
-            elif w in ("-o", "-arch", "-gencode", "--generate-code", "-code"):
-                skip = True
-            elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
-                options.append(w)
-        listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
+        listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
                        "libraries": p.libraries})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))

@@ -425,10 +425,10 @@ _OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
 # a name Thrust's headers declared for every program up to CUDA 12, which a CUDA 13 program must include itself
 _THRUST_NOT_INCLUDED = re.compile(r'namespace "thrust" has no member "\w+"')
 # the headers of Thrust's pairs and tuples, algorithms, function objects, fancy iterators and memory
-# (not its allocators, resources and execution policies, which programs of that time did include)
+# (not its allocators and memory resources, which programs of that time did include)
 _THRUST_HEADERS = (
-    "pair tuple functional memory device_ptr adjacent_difference binary_search copy count equal extrema fill "
-    "find for_each gather generate inner_product logical merge mismatch partition reduce remove replace reverse "
+    "pair tuple functional memory device_ptr distance advance swap execution_policy host_vector device_vector "
+    "adjacent_difference binary_search copy count equal extrema fill find for_each gather generate inner_product logical merge mismatch partition reduce remove replace reverse "
     "scan scatter sequence set_operations sort tabulate transform transform_reduce transform_scan uninitialized_copy "
     "uninitialized_fill unique random iterator/counting_iterator iterator/constant_iterator iterator/discard_iterator "
     "iterator/permutation_iterator iterator/reverse_iterator iterator/transform_iterator iterator/zip_iterator").split()
