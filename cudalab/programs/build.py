@@ -358,7 +358,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
-        r = compile_with(cpp17(options))
+        options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
+        r = compile_with(options)
     if r.returncode and _THRUST_NOT_INCLUDED.search(r.stdout + r.stderr):
         # Thrust's headers up to CUDA 12 brought in thrust::pair and thrust::tuple with every container
         # and algorithm, and most algorithms and fancy iterators with each other; CUDA 13's (CCCL 3) no
