@@ -113,6 +113,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    stdin: str = ""                                 # the file its author feeds it (--stdin: ./x < image.pgm)
     libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
 
 
@@ -852,6 +853,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     and write files where it runs; the checkout stays as it was)."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
+    shown += f" < {shlex.quote(p.stdin)}" if p.stdin else ""
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -869,7 +871,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         log = build.stderr + build.stdout
         why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
         return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after]
+    command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
     code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
@@ -877,6 +879,12 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
                            timeout)
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
+
+
+def with_input(command: list, stdin: str) -> list:
+    """``command`` reading ``stdin`` (a file of the program's folder) as its standard input, as a course's
+    ``./cuda-edge-detect < BWstop-sign.pgm`` runs; without one, the command as it is (its input is empty)."""
+    return ["bash", "-c", 'exec "$@" < "$0"', stdin, *command] if stdin else command
 
 
 # a kernel stopped by the program's own limit rather than the watchdog (runtime.core's time_limit_message,
@@ -1001,8 +1009,9 @@ def run(p):
     try:
         folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
         env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        given = open(os.path.join(folder, p["input"]), "rb") if p.get("input") else subprocess.DEVNULL
         r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
-                           timeout=10, stdin=subprocess.DEVNULL, env=env)
+                           errors="replace", timeout=10, stdin=given, env=env)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
@@ -1077,7 +1086,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
                 options.append(w)
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries})
+                       "libraries": p.libraries, "input": p.stdin})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -1150,6 +1159,8 @@ def main(argv=None) -> int:
     p.add_argument("--logs", type=Path, help="write each program's output to LOGS/NAME.txt")
     p.add_argument("--args", action="append", default=[], metavar="GLOB=WORDS",
                    help="run the programs matching GLOB with these arguments (those their author gives)")
+    p.add_argument("--stdin", action="append", default=[], metavar="GLOB=FILE",
+                   help="run the programs matching GLOB with FILE (in their folder) as standard input")
     p.add_argument("--options", action="append", default=[], metavar="GLOB=WORDS",
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
@@ -1188,6 +1199,8 @@ def main(argv=None) -> int:
     programs = read_programs(paths, checkout)
     for prog in programs:
         prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), [])
+        prog.stdin = next((file for glob_, _, file in (g.partition("=") for g in a.stdin)
+                           if fnmatch.fnmatch(prog.name, glob_)), "")
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
         if given is not None and prog.how.startswith("default"):
             prog.options, prog.how = [*given, *prog.options], "given (--options)"
