@@ -722,6 +722,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
+    studio = from_vcxproj(path)
+    if studio:
+        return studio
     notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent])]
     above = _makefile(up[0]) if up else None
     found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
@@ -738,6 +741,48 @@ def find_build(path: Path, checkout: Path) -> tuple:
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+# a Visual Studio CUDA project's settings, as nvcc options: (element, how its text becomes options)
+_VCXPROJ_LIBRARIES = {"cublas", "cublasLt", "curand", "cufft", "cusparse", "nvrtc", "cuda"}
+
+
+def from_vcxproj(path: Path):
+    """(words, how, folder) for ``path`` from the Visual Studio project beside it (a Windows student's
+    lab: ``cuda-lab6.vcxproj``), else None. The project lists the files it builds (``<CudaCompile
+    Include=...>``, ``<ClCompile Include=...>``) and its nvcc settings: relocatable device code
+    (``<GenerateRelocatableDeviceCode>``, which a kernel launching kernels needs), extra options
+    (``<AdditionalOptions>``: ``--extended-lambda``) and CUDA libraries (``cublas.lib``). A project whose
+    files are each a program of their own, all but one excluded from the build, builds ``path`` with the
+    files that have no ``main``."""
+    import xml.etree.ElementTree as ET
+    for project in sorted(path.parent.glob("*.vcxproj")):
+        try:
+            root = ET.parse(project).getroot()
+        except ET.ParseError:
+            continue
+        items = [(e.tag.rsplit("}", 1)[-1], e) for e in root.iter() if e.get("Include")]
+        files = [(e.get("Include").replace("\\", "/"), e) for tag, e in items if tag in ("CudaCompile", "ClCompile")]
+        if path.name not in (name for name, _ in files):
+            continue
+        def text(tag):
+            return [e.text or "" for e in root.iter() if e.tag.rsplit("}", 1)[-1] == tag]
+        def excluded(e):
+            return any((c.text or "").strip().lower() == "true" for c in e
+                       if c.tag.rsplit("}", 1)[-1] == "ExcludedFromBuild")
+        others = [name for name, e in files if name != path.name and not excluded(e)
+                  and (path.parent / name).is_file()
+                  and not re.search(r"\bmain\s*\(", _without_comments((path.parent / name).read_text(errors="replace")))]
+        options = ["-rdc=true"] if any(t.strip().lower() == "true" for t in text("GenerateRelocatableDeviceCode")) else []
+        for extra in text("AdditionalOptions")[:1]:
+            options += [w for w in extra.replace("%(AdditionalOptions)", "").split() if w.startswith("-")]
+        for deps in text("AdditionalDependencies"):
+            for lib in deps.split(";"):
+                name = lib.strip().removesuffix(".lib")
+                if name in _VCXPROJ_LIBRARIES and f"-l{name}" not in options:
+                    options.append(f"-l{name}")
+        return [*options, path.name, *others, "-o", path.stem], project.name, path.parent
+    return None
 
 
 def library_builds(words: list, folder: Path, checkout: Path) -> list:
