@@ -1,0 +1,56 @@
+"""pycuda.compiler on cudalab: ``SourceModule`` compiles CUDA C++ with cudalab's NVRTC.
+
+As PyCUDA does, the source is put inside ``extern "C" { ... }`` (its kernels keep their C names, so
+``get_function("mult_ker")`` finds them) unless ``no_extern_c=True``; ``options`` are nvcc's, of which
+the ones that choose code (``-use_fast_math``, ``-D``, ``-I``, ``-std``, ``-G``, ``-lineinfo``) are
+kept and the ones about nvcc's own files and targets (``--keep``, ``-arch``, ``-code``, ``-Xptxas``)
+mean nothing to an emulated device.
+"""
+from __future__ import annotations
+
+from . import driver
+
+# nvcc options that choose what a kernel computes, as NVRTC spells them
+_SPELLINGS = {"-use_fast_math": "--use_fast_math", "--use_fast_math": "--use_fast_math", "-G": "-G",
+              "-lineinfo": "-lineinfo", "--ftz=true": "--ftz=true", "--ftz=false": "--ftz=false",
+              "--prec-div=false": "--prec-div=false", "--prec-sqrt=false": "--prec-sqrt=false",
+              "-rdc=true": "-rdc=true", "--relocatable-device-code=true": "-rdc=true"}
+
+
+def _options(options, include_dirs, arch) -> list:
+    out = []
+    for option in options or ():
+        o = str(option)
+        if o in _SPELLINGS:
+            out.append(_SPELLINGS[o])
+        elif o.startswith(("-D", "-I", "-std=", "--std=", "-U")):
+            out.append(o)
+    out += [f"-I{d}" for d in include_dirs or ()]
+    return out
+
+
+class SourceModule(driver.Module):
+    """CUDA C++ compiled now; ``get_function(name)`` gives a launchable ``Function``."""
+
+    def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,
+                 cache_dir=None, include_dirs=()):
+        from ..runtime.module import compile as compile_cuda
+        if not no_extern_c:
+            source = 'extern "C" {\n' + source + '\n}\n'
+        self.source = source
+        super().__init__(compile_cuda(source, options=tuple(_options(options, include_dirs, arch))))
+
+
+class DynamicSourceModule(SourceModule):
+    """A module whose kernels launch kernels (dynamic parallelism): built with ``-rdc=true``."""
+
+    def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,
+                 cache_dir=None, include_dirs=(), cuda_libdir=None):
+        super().__init__(source, nvcc, [*(options or ()), "-rdc=true"], keep, no_extern_c, arch, code, cache_dir,
+                         include_dirs)
+
+
+def compile(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,  # noqa: A001
+            cache_dir=None, include_dirs=(), target="cubin"):
+    """PyCUDA returns a cubin's bytes; cudalab's emulated device runs PTX, which this returns."""
+    return SourceModule(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)._module.ptx.encode()

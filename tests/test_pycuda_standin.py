@@ -1,0 +1,126 @@
+"""Programs written for PyCUDA (a book's listings, PyCUDA's own examples) run unchanged after
+cudalab.numba.install(), which puts cudalab's PyCUDA stand-in in PyCUDA's place: SourceModule's
+kernels and the generated ones (elementwise, reduction, scan) are compiled and emulated, GPUArrays
+live in emulated device memory, and arguments go as PyCUDA packs them."""
+import numpy as np
+import pytest
+
+import cudalab.numba
+
+SCALE = """
+__global__ void scale(float *values, float factor, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) values[i] *= factor;
+}
+"""
+
+
+@pytest.fixture
+def pycuda():
+    cudalab.numba.install()
+    import pycuda
+    import pycuda.autoinit  # noqa: F401  (what every PyCUDA program imports first)
+    yield pycuda
+    cudalab.numba.uninstall()
+
+
+def test_a_source_module_kernel_scales_a_gpuarray(pycuda):
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    scale = SourceModule(SCALE).get_function("scale")      # extern "C": found by its C name
+    a = gpuarray.to_gpu(np.arange(6, dtype=np.float32))
+    scale(a, np.float32(2.5), np.int32(6), block=(32, 1, 1), grid=(1, 1))
+    assert a.get().tolist() == [0.0, 2.5, 5.0, 7.5, 10.0, 12.5]
+    twice = a * 2                                            # PyCUDA's own operators answer GPUArrays
+    assert type(twice).__name__ == "GPUArray" and twice.get()[1] == 5.0
+    assert float(pycuda.gpuarray.sum(a).get()) == 37.5
+
+
+def test_a_python_int_argument_is_pycudas_type_error_and_prepare_takes_it(pycuda):
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    scale = SourceModule(SCALE).get_function("scale")
+    a = gpuarray.to_gpu(np.ones(4, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"invalid type on parameter #2 \(0-based\).*np.int32\(4\)"):
+        scale(a, np.float32(3), 4, block=(4, 1, 1))
+    scale.prepare("Pfi")                                     # the types given once: plain numbers are fine
+    scale.prepared_call((1, 1), (4, 1, 1), a.gpudata, 3, 4)
+    assert a.get().tolist() == [3.0] * 4
+
+
+def test_in_out_and_inout_copy_host_arrays_as_pycuda_does(pycuda):
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    copy = SourceModule("""
+    __global__ void copy_plus_one(const float *src, float *dst) { dst[threadIdx.x] = src[threadIdx.x] + 1.0f; }
+    """).get_function("copy_plus_one")
+    src, dst = np.arange(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
+    copy(drv.In(src), drv.Out(dst), block=(8, 1, 1))
+    assert dst.tolist() == [float(v) + 1 for v in range(8)]
+    both = np.full(8, 5, dtype=np.float32)
+    copy(drv.InOut(both), drv.InOut(both), block=(8, 1, 1))
+    assert both.tolist() == [6.0] * 8
+
+
+def test_mem_alloc_and_memcpy_move_bytes_to_and_from_a_kernel(pycuda):
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    scale = SourceModule(SCALE).get_function("scale")
+    values = np.arange(5, dtype=np.float32)
+    memory = drv.mem_alloc(values.nbytes)
+    drv.memcpy_htod(memory, values)
+    scale(memory, np.float32(-1), np.int32(5), block=(8, 1, 1))
+    back = np.empty_like(values)
+    drv.memcpy_dtoh(back, memory)
+    assert back.tolist() == [0.0, -1.0, -2.0, -3.0, -4.0]
+
+
+def test_generated_kernels_run_the_programs_c_expressions(pycuda):
+    from pycuda import gpuarray
+    from pycuda.elementwise import ElementwiseKernel
+    from pycuda.reduction import ReductionKernel
+    from pycuda.scan import ExclusiveScanKernel, InclusiveScanKernel
+    x = gpuarray.to_gpu(np.arange(1, 1001, dtype=np.float32))
+    halve = ElementwiseKernel("float *x, float *y, float c", "y[i] = c * x[i]", "halve")
+    y = gpuarray.empty_like(x)
+    halve(x, y, 0.5)
+    assert y.get()[-1] == 500.0
+    dot = ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+                          arguments="float *x, float *y")
+    assert float(dot(x, y).get()) == pytest.approx(float(np.dot(x.get(), y.get())), rel=1e-6)
+    counts = gpuarray.to_gpu(np.arange(1, 1001, dtype=np.int32))
+    assert InclusiveScanKernel(np.int32, "a+b")(counts).get().tolist() == np.cumsum(np.arange(1, 1001)).tolist()
+    peaks = gpuarray.to_gpu(np.array([1, 5, 2, 7, 3, 0], dtype=np.int32))
+    assert InclusiveScanKernel(np.int32, "a > b ? a : b")(peaks).get().tolist() == [1, 5, 5, 7, 7, 7]
+    before = gpuarray.to_gpu(np.arange(1, 6, dtype=np.int32))
+    assert ExclusiveScanKernel(np.int32, "a+b", 0)(before).get().tolist() == [0, 1, 3, 6, 10]
+
+
+def test_events_and_time_kernel_time_a_launch_on_the_timeline(pycuda):
+    import pycuda.driver as drv
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    scale = SourceModule(SCALE).get_function("scale")
+    a = gpuarray.to_gpu(np.ones(1 << 16, dtype=np.float32))
+    start, end, stream = drv.Event(), drv.Event(), drv.Stream()
+    start.record(stream)
+    scale(a, np.float32(2), np.int32(a.size), block=(256, 1, 1), grid=(a.size // 256, 1), stream=stream)
+    end.record(stream)
+    end.synchronize()
+    assert end.time_since(start) > 0
+    seconds = scale(a, np.float32(2), np.int32(a.size), block=(256, 1, 1), grid=(a.size // 256, 1), time_kernel=True)
+    assert 0 < seconds < 0.01
+    assert a.get()[0] == 4.0
+
+
+def test_the_device_answers_in_pycudas_names(pycuda):
+    import pycuda.driver as drv
+    drv.init()
+    device = drv.Device(0)
+    attributes = {str(k): v for k, v in device.get_attributes().items()}      # a book's deviceQuery
+    assert attributes["WARP_SIZE"] == 32
+    assert attributes["MULTIPROCESSOR_COUNT"] == device.MULTIPROCESSOR_COUNT > 0
+    assert drv.Device.count() == 1 and len(device.compute_capability()) == 2
+    context = device.make_context()
+    context.pop()
