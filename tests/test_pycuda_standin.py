@@ -124,3 +124,25 @@ def test_the_device_answers_in_pycudas_names(pycuda):
     assert drv.Device.count() == 1 and len(device.compute_capability()) == 2
     context = device.make_context()
     context.pop()
+
+
+def test_an_elementwise_kernel_over_pycuda_complex_values(pycuda):
+    from pycuda import gpuarray
+    from pycuda.elementwise import ElementwiseKernel
+    # a book's Mandelbrot kernel declares pycuda::complex<float> arguments: PyCUDA's header is included
+    square_plus = ElementwiseKernel("pycuda::complex<float> *z, float *size",
+                                    "pycuda::complex<float> w = z[i] * z[i] + z[i]; size[i] = abs(w);",
+                                    "square_plus")
+    z = gpuarray.to_gpu(np.array([1 + 1j, 2j, -1], dtype=np.complex64))
+    size = gpuarray.empty(3, np.float32)
+    square_plus(z, size)
+    expected = np.abs(z.get() * z.get() + z.get())
+    assert np.allclose(size.get(), expected, rtol=1e-6)
+
+
+def test_copies_between_gpuarrays_and_device_to_device_memcpy(pycuda):
+    from pycuda import gpuarray
+    a = gpuarray.to_gpu(np.arange(4, dtype=np.int32))
+    b = a.copy()                     # a device-to-device copy: the new array is independent
+    a.fill(7)
+    assert b.get().tolist() == [0, 1, 2, 3] and a.get().tolist() == [7] * 4

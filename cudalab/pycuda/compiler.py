@@ -8,7 +8,15 @@ mean nothing to an emulated device.
 """
 from __future__ import annotations
 
+import os
+import re
+
 from . import driver
+
+# PyCUDA's own headers (<pycuda-complex.hpp>) in cudalab's versions, and the CuPy stand-in's they build on
+INCLUDE = os.path.join(os.path.dirname(__file__), "include")
+CUPY_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "cupy", "include")
+_OLD_STANDARD = re.compile(r"^--?std=c\+\+(03|11|14)$")
 
 # nvcc options that choose what a kernel computes, as NVRTC spells them
 _SPELLINGS = {"-use_fast_math": "--use_fast_math", "--use_fast_math": "--use_fast_math", "-G": "-G",
@@ -26,7 +34,14 @@ def _options(options, include_dirs, arch) -> list:
         elif o.startswith(("-D", "-I", "-std=", "--std=", "-U")):
             out.append(o)
     out += [f"-I{d}" for d in include_dirs or ()]
-    return out
+    return out + [f"-I{INCLUDE}", f"-I{CUPY_INCLUDE}"]
+
+
+def _standard(source, options) -> list:
+    """C++17 for a module that includes <pycuda-complex.hpp>: cudalab's is libcu++'s complex, which needs it."""
+    if "pycuda-complex.hpp" not in source:
+        return options
+    return [o for o in options if not _OLD_STANDARD.match(o) and not o.startswith(("-std=", "--std="))] + ["-std=c++17"]
 
 
 class SourceModule(driver.Module):
@@ -38,7 +53,7 @@ class SourceModule(driver.Module):
         if not no_extern_c:
             source = 'extern "C" {\n' + source + '\n}\n'
         self.source = source
-        super().__init__(compile_cuda(source, options=tuple(_options(options, include_dirs, arch))))
+        super().__init__(compile_cuda(source, options=tuple(_standard(source, _options(options, include_dirs, arch)))))
 
 
 class DynamicSourceModule(SourceModule):

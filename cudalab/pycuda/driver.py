@@ -307,7 +307,8 @@ def memcpy_dtoh_async(dest, src, stream=None):
 def memcpy_dtod(dest, src, size, stream=None):
     _device().write(_address(dest), bytes(_device().read(_address(src), int(size))))
     if size:
-        streams.context().transfer(int(size), "D2D", streams._core_stream(stream or 0), name=f"D2D {int(size):,} B (PyCUDA)")
+        streams.context().transfer(int(size), "D2D", streams._core_stream(stream or 0), pinned=False,
+                                   sync=False, name=f"D2D {int(size):,} B (PyCUDA)")
 
 
 memcpy_dtod_async = memcpy_dtod

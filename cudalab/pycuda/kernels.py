@@ -64,6 +64,11 @@ class ScalarArg(VectorArg):
         return f"{_c_type(self.dtype)} {self.name}"
 
 
+def _complex_header(*code) -> str:
+    """PyCUDA's generated kernels include <pycuda-complex.hpp>; here only those that name complex values."""
+    return "#include <pycuda-complex.hpp>\n" if any("complex" in str(c) for c in code) else ""
+
+
 def _launch_args(kind, args, pointers):
     out = []
     for k, (a, pointer) in enumerate(zip(args, pointers)):
@@ -88,8 +93,8 @@ class ElementwiseKernel:
                  after_loop=""):
         self.arguments = _arguments(arguments)
         self.name = name
-        source = (f"{preamble}\n"
-                  f"__global__ void {name}({', '.join(d for d, _ in self.arguments)}, unsigned long long n)\n{{\n"
+        source = (f"{_complex_header(arguments, preamble, operation)}{preamble}\n"
+                  f"extern \"C\" __global__ void {name}({', '.join(d for d, _ in self.arguments)}, unsigned long long n)\n{{\n"
                   "    unsigned tid = threadIdx.x;\n"
                   "    unsigned total_threads = gridDim.x * blockDim.x;\n"
                   "    unsigned cta_start = blockDim.x * blockIdx.x;\n"
@@ -99,7 +104,7 @@ class ElementwiseKernel:
                   f"        {operation};\n"
                   "    }\n"
                   f"    {after_loop};\n}}\n")
-        self.function = compiler.SourceModule(source, options=options).get_function(name)
+        self.function = compiler.SourceModule(source, options=options, no_extern_c=True).get_function(name)
 
     def __call__(self, *args, range=None, slice=None, stream=None, **kwargs):    # noqa: A002  (PyCUDA's names)
         pointers = [p for _, p in self.arguments]
@@ -130,7 +135,7 @@ class ReductionKernel:
         map_expr = map_expr or "in[i]"
 
         def stage(kernel, params, mapped):
-            return (f"__global__ void {kernel}({params}{', ' if params else ''}{out_t} *_partial, unsigned long long n)\n{{\n"
+            return (f"extern \"C\" __global__ void {kernel}({params}{', ' if params else ''}{out_t} *_partial, unsigned long long n)\n{{\n"
                     f"    __shared__ {out_t} _fold[{THREADS}];\n"
                     f"    {out_t} _acc = ({out_t})({neutral});\n"
                     "    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
@@ -148,10 +153,10 @@ class ReductionKernel:
                     "        __syncthreads();\n"
                     "    }\n"
                     "    if (threadIdx.x == 0) _partial[blockIdx.x] = _fold[0];\n}\n")
-        source = (f"{preamble}\n"
+        source = (f"{_complex_header(arguments, preamble, map_expr, out_t)}{preamble}\n"
                   + stage(f"{name}_stage1", ", ".join(d for d, _ in self.arguments), map_expr)
                   + stage(f"{name}_stage2", f"const {out_t} *_in", "_in[i]"))
-        module = compiler.SourceModule(source, options=options)
+        module = compiler.SourceModule(source, options=options, no_extern_c=True)
         self.stage1, self.stage2 = module.get_function(f"{name}_stage1"), module.get_function(f"{name}_stage2")
 
     def __call__(self, *args, stream=None, out=None, range=None, slice=None, **kwargs):   # noqa: A002
@@ -179,8 +184,8 @@ class _ScanKernel:
             raise ValueError("an exclusive scan needs its neutral element (neutral=...)")
         name = f"{name_prefix}_{'exclusive' if self.exclusive else 'inclusive'}"
         combine = f"{{ {t} a = (A), b = (B); R = ({scan_expr}); }}"
-        source = (f"{preamble}\n#define _SCAN(R, A, B) {combine}\n"
-                  f"__global__ void {name}(const {t} *in, {t} *out, unsigned long long n)\n{{\n"
+        source = (f"{_complex_header(t, preamble)}{preamble}\n#define _SCAN(R, A, B) {combine}\n"
+                  f"extern \"C\" __global__ void {name}(const {t} *in, {t} *out, unsigned long long n)\n{{\n"
                   f"    __shared__ {t} _total[{THREADS}];\n"
                   "    __shared__ bool _has[" f"{THREADS}];\n"
                   "    unsigned long long chunk = (n + blockDim.x - 1) / blockDim.x;\n"
@@ -210,7 +215,7 @@ class _ScanKernel:
                   "    if (before >= 0)\n"
                   "        for (unsigned long long j = lo; j < hi; ++j) { _SCAN(out[j], _total[before], out[j]); }\n"
                   "}\n")
-        self.function = compiler.SourceModule(source, options=options).get_function(name)
+        self.function = compiler.SourceModule(source, options=options, no_extern_c=True).get_function(name)
 
     def __call__(self, input_ary, output_ary=None, allocator=None, queue=None, stream=None):
         output_ary = input_ary if output_ary is None else output_ary
