@@ -146,3 +146,27 @@ def test_copies_between_gpuarrays_and_device_to_device_memcpy(pycuda):
     b = a.copy()                     # a device-to-device copy: the new array is independent
     a.fill(7)
     assert b.get().tolist() == [0, 1, 2, 3] and a.get().tolist() == [7] * 4
+
+
+def test_device_work_without_a_context_is_pycudas_logic_error():
+    """A program that forgets ``import pycuda.autoinit`` (or a thread that makes no context of its
+    own) fails on a GPU at its first allocation; so it does here, saying what to write."""
+    import threading
+    cudalab.numba.install()
+    try:
+        import pycuda.driver as drv
+        from pycuda import gpuarray
+        while drv.Context.get_current() is not None:    # earlier tests imported pycuda.autoinit
+            drv.Context.pop()
+        with pytest.raises(drv.LogicError, match="no currently active context.*import pycuda.autoinit"):
+            gpuarray.to_gpu(np.zeros(4))
+        context = drv.Device(0).make_context()
+        assert gpuarray.to_gpu(np.ones(2)).get().tolist() == [1.0, 1.0]
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(drv.Context.get_current()))
+        worker.start()
+        worker.join()
+        assert seen == [None]                  # contexts are current per thread, as in PyCUDA
+        context.pop()
+    finally:
+        cudalab.numba.uninstall()

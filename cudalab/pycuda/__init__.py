@@ -142,16 +142,14 @@ def modules() -> dict:
     compiler = importlib.import_module(f"{__name__}.compiler")
     gpuarray = importlib.import_module(f"{__name__}.gpuarray")
     kernels = importlib.import_module(f"{__name__}.kernels")
-    device = driver.Device(0)
-    autoinit = _module("pycuda.autoinit", "The context on the emulated device.", device=device,
-                       context=device.make_context())
     elementwise = _module("pycuda.elementwise", kernels.__doc__, ElementwiseKernel=kernels.ElementwiseKernel,
                           VectorArg=kernels.VectorArg, ScalarArg=kernels.ScalarArg)
     reduction = _module("pycuda.reduction", kernels.__doc__, ReductionKernel=kernels.ReductionKernel)
     scan = _module("pycuda.scan", kernels.__doc__, InclusiveScanKernel=kernels.InclusiveScanKernel,
                    ExclusiveScanKernel=kernels.ExclusiveScanKernel)
     package = sys.modules[__name__]
-    found = {"pycuda": package, "pycuda.autoinit": autoinit, "pycuda.driver": driver, "pycuda.compiler": compiler,
+    # pycuda.autoinit is a module of this package (autoinit.py), run when a program imports it
+    found = {"pycuda": package, "pycuda.driver": driver, "pycuda.compiler": compiler,
              "pycuda.gpuarray": gpuarray, "pycuda.elementwise": elementwise, "pycuda.reduction": reduction,
              "pycuda.scan": scan, "pycuda.cumath": _cumath(), "pycuda.curandom": _curandom(),
              "pycuda.tools": _tools(driver)}

@@ -50,6 +50,7 @@ class SourceModule(driver.Module):
     def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,
                  cache_dir=None, include_dirs=()):
         from ..runtime.module import compile as compile_cuda
+        driver._need_context("cuModuleLoadDataEx")
         if not no_extern_c:
             source = 'extern "C" {\n' + source + '\n}\n'
         self.source = source

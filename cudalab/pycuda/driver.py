@@ -11,6 +11,7 @@ gives the types instead).
 from __future__ import annotations
 
 import struct
+import threading
 
 import numpy as np
 
@@ -139,7 +140,7 @@ class Device:
 
     def make_context(self, flags=0) -> "Context":
         context = Context(self)
-        Context._stack.append(context)
+        context.push()
         return context
 
     def retain_primary_context(self) -> "Context":
@@ -156,17 +157,26 @@ class Device:
 
 
 class Context:
-    """A context on the emulated device. There is one device and one memory, so contexts only keep
-    PyCUDA's stack of current contexts (``push``/``pop``)."""
+    """A context on the emulated device. There is one device and one memory, so a context only marks
+    that the calling thread may use the device: PyCUDA keeps a stack of current contexts per thread
+    (``make_context`` and ``push`` put one on it, ``pop`` takes it off, ``import pycuda.autoinit`` makes
+    the main thread's), and memory, modules and launches without one are its LogicError, as on a GPU."""
 
-    _stack: list = []
+    _threads = threading.local()
 
     def __init__(self, device=None):
         self.device = device or Device(0)
 
+    @classmethod
+    def _stack(cls) -> list:
+        if not hasattr(cls._threads, "stack"):
+            cls._threads.stack = []
+        return cls._threads.stack
+
     @staticmethod
     def synchronize():
         """Wait for all the device's work (cuCtxSynchronize)."""
+        _need_context("cuCtxSynchronize")
         host.synchronize()
 
     @staticmethod
@@ -175,19 +185,23 @@ class Context:
 
     @classmethod
     def get_current(cls):
-        return cls._stack[-1] if cls._stack else None
+        stack = cls._stack()
+        return stack[-1] if stack else None
 
     @classmethod
     def pop(cls):
-        if cls._stack:
-            cls._stack.pop()
+        stack = cls._stack()
+        if not stack:
+            raise LogicError("cuCtxPopCurrent failed: invalid device context - no context is current in this thread")
+        stack.pop()
 
     def push(self):
-        Context._stack.append(self)
+        Context._stack().append(self)
 
     def detach(self):
-        if self in Context._stack:
-            Context._stack.remove(self)
+        stack = Context._stack()
+        if self in stack:
+            stack.remove(self)
 
     @staticmethod
     def set_cache_config(config):
@@ -210,8 +224,18 @@ class event_flags:                  # noqa: N801
     DEFAULT, BLOCKING_SYNC, DISABLE_TIMING, INTERPROCESS = 0, 1, 2, 4
 
 
+def _need_context(call: str):
+    """PyCUDA's error for device work in a thread with no current context (a program that forgot
+    ``import pycuda.autoinit``), worded as PyCUDA's with what to write."""
+    if Context.get_current() is None:
+        raise LogicError(f"{call} failed: invalid device context - no currently active context? (PyCUDA needs one "
+                         "in each thread that uses the GPU: import pycuda.autoinit, or ctx = "
+                         "pycuda.driver.Device(0).make_context() ... ctx.pop())")
+
+
 def mem_get_info() -> tuple:
     """(free, total) bytes of the emulated device."""
+    _need_context("cuMemGetInfo")
     info = host.current_context().get_memory_info()
     return int(info.free), int(info.total)
 
@@ -221,6 +245,7 @@ class DeviceAllocation:
     """Device memory from ``mem_alloc``: ``int(a)`` is its address (kernels take it as a pointer)."""
 
     def __init__(self, nbytes):
+        _need_context("cuMemAlloc")
         self._memory = DeviceArray((max(int(nbytes), 1),), np.uint8)
         self.size = int(nbytes)
 
@@ -479,6 +504,7 @@ class Function:
                             stream, shared, time_kernel)
 
     def _launch(self, grid, block, args, stream, shared, time_kernel=False):
+        _need_context("cuLaunchKernel")
         start = end = None
         if time_kernel:
             start, end = Event().record(stream), Event()
@@ -569,6 +595,7 @@ class Module:
     """A compiled module: ``get_function(name)``, ``get_global(name)`` -> (address, bytes)."""
 
     def __init__(self, module):
+        _need_context("cuModuleLoadDataEx")
         self._module = module
 
     def get_function(self, name) -> Function:
@@ -596,4 +623,5 @@ def module_from_file(path) -> Module:
     if ".entry" in text and ".version" in text:
         raise UnsupportedError(f"module_from_file({path!r}): this is PTX, which cudalab's PyCUDA stand-in does not "
                                "load; give it the CUDA C++ source (SourceModule) instead")
+    _need_context("cuModuleLoad")
     return Module(compile_cuda(text))

@@ -40,6 +40,7 @@ class GPUArray(_cupy.ndarray):
     """PyCUDA's device array: ``GPUArray(shape, dtype)``; ``gpudata``, ``get()``, ``set()``, operators."""
 
     def __init__(self, shape, dtype=np.float64, allocator=None, base=None, gpudata=None, strides=None, order="C"):
+        driver._need_context("cuMemAlloc")
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
         ptr = None if gpudata is None else driver._address(gpudata)
         super().__init__(shape, dtype, memptr=ptr, strides=strides, order=order,
