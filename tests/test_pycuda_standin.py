@@ -170,3 +170,24 @@ def test_device_work_without_a_context_is_pycudas_logic_error():
         context.pop()
     finally:
         cudalab.numba.uninstall()
+
+
+def test_a_numba_kernel_doubles_a_gpuarray_under_the_primary_context():
+    """PyCUDA's own example of sharing memory with numba: autoprimaryctx, then a numba kernel given
+    a GPUArray (through __cuda_array_interface__)."""
+    cudalab.numba.install()
+    try:
+        from numba import cuda
+        import pycuda.autoprimaryctx  # noqa: F401
+        from pycuda import gpuarray
+
+        @cuda.jit
+        def double(x):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] *= 2
+        a = gpuarray.to_gpu(np.arange(4, dtype=np.float32))
+        double[1, 32](a)
+        assert a.get().tolist() == [0.0, 2.0, 4.0, 6.0]
+    finally:
+        cudalab.numba.uninstall()

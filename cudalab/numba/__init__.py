@@ -114,7 +114,8 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     if "pycuda" not in sys.modules and not _findable("pycuda"):     # PyCUDA programs (cudalab/pycuda)
         from .. import pycuda
         stand_ins.update(pycuda.modules())
-        _SAVED.setdefault(("modules", "pycuda.autoinit"), None)     # imported (and run) by the program
+        for name in ("pycuda.autoinit", "pycuda.autoprimaryctx"):          # imported (and run) by the program
+            _SAVED.setdefault(("modules", name), None)
     if "nvtx" not in sys.modules and importlib.util.find_spec("nvtx") is None:     # NVIDIA courses' annotations
         from .. import nvtx
         stand_ins["nvtx"] = nvtx
