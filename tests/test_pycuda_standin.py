@@ -123,6 +123,9 @@ def test_the_device_answers_in_pycudas_names(pycuda):
     assert attributes["MULTIPROCESSOR_COUNT"] == device.MULTIPROCESSOR_COUNT > 0
     assert drv.Device.count() == 1 and len(device.compute_capability()) == 2
     context = device.make_context()
+    context.set_limit(drv.limit.MALLOC_HEAP_SIZE, 32 << 20)     # the device heap in-kernel malloc takes from
+    assert drv.Context.get_limit(drv.limit.MALLOC_HEAP_SIZE) == 32 << 20
+    context.set_limit(drv.limit.MALLOC_HEAP_SIZE, 8 << 20)
     context.pop()
 
 

@@ -208,12 +208,23 @@ class Context:
         pass
 
     @staticmethod
-    def get_limit(limit):
-        return 0
+    def get_limit(limit) -> int:
+        """cuCtxGetLimit (``limit.MALLOC_HEAP_SIZE``...): the emulated device's value."""
+        return int(streams.device_limit(int(limit)))
 
     @staticmethod
     def set_limit(limit, value):
-        pass
+        """cuCtxSetLimit: kernels launched later see it (the device heap, printf's buffer, nesting depth)."""
+        streams.set_device_limit(int(limit), int(value))
+
+
+class limit:                        # noqa: N801  (PyCUDA's name; CUlimit's numbers are cudaLimit's)
+    STACK_SIZE = _Named(0, "STACK_SIZE")
+    PRINTF_FIFO_SIZE = _Named(1, "PRINTF_FIFO_SIZE")
+    MALLOC_HEAP_SIZE = _Named(2, "MALLOC_HEAP_SIZE")
+    DEV_RUNTIME_SYNC_DEPTH = _Named(3, "DEV_RUNTIME_SYNC_DEPTH")
+    DEV_RUNTIME_PENDING_LAUNCH_COUNT = _Named(4, "DEV_RUNTIME_PENDING_LAUNCH_COUNT")
+    MAX_L2_FETCH_GRANULARITY = _Named(5, "MAX_L2_FETCH_GRANULARITY")
 
 
 class func_cache:                   # noqa: N801
