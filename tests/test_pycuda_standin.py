@@ -32,6 +32,8 @@ def test_a_source_module_kernel_scales_a_gpuarray(pycuda):
     a = gpuarray.to_gpu(np.arange(6, dtype=np.float32))
     scale(a, np.float32(2.5), np.int32(6), block=(32, 1, 1), grid=(1, 1))
     assert a.get().tolist() == [0.0, 2.5, 5.0, 7.5, 10.0, 12.5]
+    scale(a.gpudata, np.float32(2), np.int32(6), block=(32, 1, 1))      # its address: a pointer too
+    assert a.get().tolist() == [0.0, 5.0, 10.0, 15.0, 20.0, 25.0]
     twice = a * 2                                            # PyCUDA's own operators answer GPUArrays
     assert type(twice).__name__ == "GPUArray" and twice.get()[1] == 5.0
     assert float(pycuda.gpuarray.sum(a).get()) == 37.5

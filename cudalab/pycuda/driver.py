@@ -282,6 +282,19 @@ class DeviceAllocation:
         return f"<DeviceAllocation of {self.size} bytes at 0x{int(self):x}>"
 
 
+class DevicePointer(int):
+    """A GPUArray's ``gpudata``: its device address (a kernel takes it as a pointer), which keeps the
+    array alive while it is held."""
+
+    def __new__(cls, value, owner):
+        self = super().__new__(cls, value)
+        self.owner = owner
+        return self
+
+    def free(self):
+        pass
+
+
 def mem_alloc(nbytes) -> DeviceAllocation:
     return DeviceAllocation(nbytes)
 
@@ -476,7 +489,7 @@ def _arg(k, a):
         return a
     if isinstance(a, DeviceArray):
         return a
-    if isinstance(a, DeviceAllocation):
+    if isinstance(a, (DeviceAllocation, DevicePointer)):
         return np.uint64(int(a))
     if isinstance(a, ArgumentHandler):
         return a.get_device_alloc()

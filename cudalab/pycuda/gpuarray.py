@@ -15,18 +15,6 @@ from ..runtime.arrays import DeviceArray
 from . import driver
 
 
-class _Address(int):
-    """``a.gpudata``: the array's device address, which keeps the array alive while it is held."""
-
-    def __new__(cls, value, owner):
-        self = super().__new__(cls, value)
-        self.owner = owner
-        return self
-
-    def free(self):
-        pass
-
-
 def _as_gpu(x):
     """A CuPy stand-in result seen as a GPUArray (the same memory; tuples element by element)."""
     if isinstance(x, _cupy.ndarray) and not isinstance(x, GPUArray):
@@ -48,7 +36,7 @@ class GPUArray(_cupy.ndarray):
 
     @property
     def gpudata(self):
-        return _Address(self.device_ptr, self)
+        return driver.DevicePointer(self.device_ptr, self)
 
     @property
     def ptr(self) -> int:
