@@ -35,8 +35,8 @@ def test_a_source_module_kernel_scales_a_gpuarray(pycuda):
     scale(a.gpudata, np.float32(2), np.int32(6), block=(32, 1, 1))      # its address: a pointer too
     assert a.get().tolist() == [0.0, 5.0, 10.0, 15.0, 20.0, 25.0]
     twice = a * 2                                            # PyCUDA's own operators answer GPUArrays
-    assert type(twice).__name__ == "GPUArray" and twice.get()[1] == 5.0
-    assert float(pycuda.gpuarray.sum(a).get()) == 37.5
+    assert type(twice).__name__ == "GPUArray" and twice.get()[1] == 10.0
+    assert float(pycuda.gpuarray.sum(a).get()) == 75.0
 
 
 def test_a_python_int_argument_is_pycudas_type_error_and_prepare_takes_it(pycuda):
