@@ -196,3 +196,18 @@ def test_a_numba_kernel_doubles_a_gpuarray_under_the_primary_context():
         assert a.get().tolist() == [0.0, 2.0, 4.0, 6.0]
     finally:
         cudalab.numba.uninstall()
+
+
+def test_pycudas_complex_header_compiles_inside_the_extern_c_wrapper(pycuda):
+    """SourceModule wraps a program's source, its #include lines too, in extern "C" { }: PyCUDA's
+    header declares C++ linkage itself, and so does cudalab's."""
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    module = SourceModule("""
+    #include <pycuda-complex.hpp>
+    typedef pycuda::complex<double> cplx;
+    __global__ void modulus_of_square(double *out) { cplx z(1, 2); out[0] = abs(z * z); }
+    """)
+    out = np.zeros(1)
+    module.get_function("modulus_of_square")(drv.Out(out), block=(1, 1, 1))
+    assert out[0] == pytest.approx(5.0)

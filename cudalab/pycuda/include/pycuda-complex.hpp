@@ -1,7 +1,9 @@
 // PyCUDA's complex header as cudalab's PyCUDA stand-in gives it: pycuda::complex<T> is libcu++'s
 // cuda::std::complex<T> (the CuPy stand-in's <cupy/complex.cuh>, with its mixed-type arithmetic), and
-// pycuda::abs, exp, ... are libcu++'s functions of it.
+// pycuda::abs, exp, ... are libcu++'s functions of it. C++ linkage, as PyCUDA's own header has it:
+// SourceModule puts a program's source, includes too, inside extern "C" { }.
 #pragma once
+extern "C++" {
 #include <cupy/complex.cuh>
 
 namespace pycuda {
@@ -25,3 +27,4 @@ using cuda::std::sqrt;
 using cuda::std::tan;
 using cuda::std::tanh;
 }  // namespace pycuda
+}  // extern "C++"
