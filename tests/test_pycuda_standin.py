@@ -211,3 +211,27 @@ def test_pycudas_complex_header_compiles_inside_the_extern_c_wrapper(pycuda):
     out = np.zeros(1)
     module.get_function("modulus_of_square")(drv.Out(out), block=(1, 1, 1))
     assert out[0] == pytest.approx(5.0)
+
+
+def test_a_cu_file_that_is_also_a_c_program_loads_as_nvcc_builds_it(pycuda):
+    """A course's .cu file serves nvcc (a main that times the kernel with <chrono>) and PyCUDA
+    (SourceModule of the same file): nvcc compiles the host code and PyCUDA keeps the kernels."""
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    source = """
+    #include <stdio.h>
+    #include <chrono>
+    extern "C" __global__ void add_one(float *x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] += 1.0f;
+    }
+    int main() {
+        auto start = std::chrono::high_resolution_clock::now();
+        printf("host code, which PyCUDA never runs\\n");
+        return (int)(std::chrono::high_resolution_clock::now() - start).count() < 0;
+    }
+    """
+    add_one = SourceModule(source, no_extern_c=True).get_function("add_one")
+    x = np.zeros(5, dtype=np.float32)
+    add_one(drv.InOut(x), np.int32(5), block=(32, 1, 1))
+    assert x.tolist() == [1.0] * 5

@@ -5,11 +5,19 @@ As PyCUDA does, the source is put inside ``extern "C" { ... }`` (its kernels kee
 the ones that choose code (``-use_fast_math``, ``-D``, ``-I``, ``-std``, ``-G``, ``-lineinfo``) are
 kept and the ones about nvcc's own files and targets (``--keep``, ``-arch``, ``-code``, ``-Xptxas``)
 mean nothing to an emulated device.
+
+PyCUDA builds with nvcc, which compiles a file's host code too and keeps only the kernels: a course's
+``.cu`` file that is also a C program (a ``main`` timing the kernel with ``<chrono>``) loads in PyCUDA.
+cudalab's NVRTC refuses host code, so such a module is built with the toolkit wheel's nvcc (``-ptx``)
+instead, as PyCUDA itself would build it.
 """
 from __future__ import annotations
 
 import os
 import re
+import subprocess
+import tempfile
+from pathlib import Path
 
 from . import driver
 
@@ -54,7 +62,38 @@ class SourceModule(driver.Module):
         if not no_extern_c:
             source = 'extern "C" {\n' + source + '\n}\n'
         self.source = source
-        super().__init__(compile_cuda(source, options=tuple(_standard(source, _options(options, include_dirs, arch)))))
+        options = tuple(_standard(source, _options(options, include_dirs, arch)))
+        from ..errors import CompileError
+        try:
+            module = compile_cuda(source, options=options)
+        except CompileError as e:
+            if not _HOST_CODE.search(e.log or str(e)):
+                raise
+            module = _nvcc_module(source, options, e)
+        super().__init__(module)
+
+
+# NVRTC's words for host code, which nvcc compiles and PyCUDA's build then leaves out
+_HOST_CODE = re.compile(r"host (functions|variables) are not allowed in JIT mode|cannot open source file")
+
+
+def _nvcc_module(source, options, nvrtc_error):
+    """The module as nvcc builds it (host code compiled and dropped): its PTX for the emulated device."""
+    from ..device import current
+    from ..frontend.nvrtc import CompiledSource
+    from ..programs.build import nvcc
+    from ..runtime.module import Module as CudaModule
+    major, minor = current().cc
+    with tempfile.TemporaryDirectory() as folder:
+        source_file, ptx_file = Path(folder) / "kernel.cu", Path(folder) / "kernel.ptx"
+        source_file.write_text(source)
+        done = subprocess.run([nvcc(), "-ptx", f"-arch=compute_{major}{minor}", "-lineinfo", *options,
+                               str(source_file), "-o", str(ptx_file)], capture_output=True, text=True)
+        if done.returncode:
+            raise nvrtc_error           # nvcc refuses it too: NVRTC's message, with the program's lines
+        ptx = ptx_file.read_text()
+    return CudaModule(CompiledSource(source=source, ptx=ptx, options=tuple(options), log=done.stderr,
+                                     filename="kernel.cu"))
 
 
 class DynamicSourceModule(SourceModule):
