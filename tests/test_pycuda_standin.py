@@ -235,3 +235,17 @@ def test_a_cu_file_that_is_also_a_c_program_loads_as_nvcc_builds_it(pycuda):
     x = np.zeros(5, dtype=np.float32)
     add_one(drv.InOut(x), np.int32(5), block=(32, 1, 1))
     assert x.tolist() == [1.0] * 5
+
+
+def test_glibcs_short_unsigned_names_compile_as_under_nvcc(pycuda):
+    """PyCUDA builds with nvcc, whose host headers declare glibc's uint, ushort and ulong in every .cu
+    file on Linux: PyCUDA's tiled matrix product writes ``const uint tx = threadIdx.x;`` with no
+    include. A module that declares them itself still compiles."""
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    mix = SourceModule("__global__ void mix(unsigned *out) { const uint t = threadIdx.x; ushort two = 2; "
+                       "ulong three = 3; out[t] = t * two + three; }").get_function("mix")
+    out = np.zeros(4, dtype=np.uint32)
+    mix(drv.Out(out), block=(4, 1, 1))
+    assert out.tolist() == [3, 5, 7, 9]
+    SourceModule("typedef unsigned int uint;\n__global__ void own(uint *o) { o[0] = 1; }").get_function("own")

@@ -378,14 +378,3 @@ def test_a_negative_int_reaches_an_extern_c_kernels_int_parameter():
     with pytest.raises(LaunchError, match="does not fit"):
         mod.get_kernel("keep")[1, 1](1 << 40, out)
 
-
-def test_glibcs_short_unsigned_names_compile_as_under_nvcc():
-    """nvcc's host headers declare glibc's uint, ushort and ulong in every .cu file on Linux, so code
-    written for nvcc (PyCUDA's tiled matrix product: ``const uint tx = threadIdx.x;``) uses them
-    without an include; a program that declares them itself still compiles."""
-    mod = cudalab.compile("__global__ void mix(unsigned *out) { const uint t = threadIdx.x; ushort two = 2; "
-                          "ulong three = 3; out[t] = t * two + three; }")
-    out = cudalab.device_array((4,), np.uint32)
-    mod.get_kernel("mix")[1, 4](out)
-    assert out.copy_to_host().tolist() == [3, 5, 7, 9]
-    assert cudalab.compile("typedef unsigned int uint;\n__global__ void own(uint *o) { o[0] = 1; }").kernels == ["own"]

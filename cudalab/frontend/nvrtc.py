@@ -128,9 +128,7 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
     if hit is not None:
         return hit
     from .libnvrtc import compile_program
-    # glibc's uint/ushort/ulong, which nvcc's host headers declare in every .cu file (include/cudalab_host_types.h)
-    res = compile_program(source, filename, opts + [f"-I{d}" for d in include_dirs()]
-                          + ["--pre-include=cudalab_host_types.h"], names)
+    res = compile_program(source, filename, opts + [f"-I{d}" for d in include_dirs()], names)
     if not res.ok:
         nice = format_diagnostics(res.log, source, filename, line_offset)
         raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=res.log)

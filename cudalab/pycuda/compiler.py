@@ -42,7 +42,8 @@ def _options(options, include_dirs, arch) -> list:
         elif o.startswith(("-D", "-I", "-std=", "--std=", "-U")):
             out.append(o)
     out += [f"-I{d}" for d in include_dirs or ()]
-    return out + [f"-I{INCLUDE}", f"-I{CUPY_INCLUDE}"]
+    # glibc's uint/ushort/ulong, which nvcc's host headers declare in every .cu file (include/cudalab_host_types.h)
+    return out + [f"-I{INCLUDE}", f"-I{CUPY_INCLUDE}", "--pre-include=cudalab_host_types.h"]
 
 
 def _standard(source, options) -> list:
@@ -87,6 +88,7 @@ def _nvcc_module(source, options, nvrtc_error):
     with tempfile.TemporaryDirectory() as folder:
         source_file, ptx_file = Path(folder) / "kernel.cu", Path(folder) / "kernel.ptx"
         source_file.write_text(source)
+        options = [o for o in options if not o.startswith("--pre-include=")]     # (nvcc's host headers have them)
         done = subprocess.run([nvcc(), "-ptx", f"-arch=compute_{major}{minor}", "-lineinfo", *options,
                                str(source_file), "-o", str(ptx_file)], capture_output=True, text=True)
         if done.returncode:
