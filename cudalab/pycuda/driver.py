@@ -20,6 +20,24 @@ from ..runtime import streams
 from ..runtime.arrays import DeviceArray
 
 
+# The emulator is not safe for threads (a launch in one thread while another grows the device memory
+# loses the launch's writes): PyCUDA programs start threads that each make a context, allocate, launch
+# and copy (the book's multi-kernel_multi-thread), so the device work of PyCUDA's calls goes one at a
+# time. Results are the same as a GPU's; threads gain no speed, as there is one CPU emulator.
+_DEVICE = threading.RLock()
+
+
+def one_at_a_time(function):
+    """``function`` with the device to itself (see _DEVICE)."""
+    import functools
+
+    @functools.wraps(function)
+    def locked(*args, **kwargs):
+        with _DEVICE:
+            return function(*args, **kwargs)
+    return locked
+
+
 class Error(Exception):
     """PyCUDA's base error."""
 
@@ -295,6 +313,7 @@ class DevicePointer(int):
         pass
 
 
+@one_at_a_time
 def mem_alloc(nbytes) -> DeviceAllocation:
     return DeviceAllocation(nbytes)
 
@@ -330,6 +349,7 @@ def _timeline_copy(nbytes, direction, stream=None, host_array=None, blocking=Tru
                                    sync=blocking or not pinned, name=f"{direction} {int(nbytes):,} B (PyCUDA)")
 
 
+@one_at_a_time
 def memcpy_htod(dest, src, stream=None, _blocking=True):
     """Copy a host array (or any buffer) to device address ``dest``."""
     data = memoryview(np.ascontiguousarray(src)).cast("B") if isinstance(src, np.ndarray) else memoryview(src).cast("B")
@@ -337,6 +357,7 @@ def memcpy_htod(dest, src, stream=None, _blocking=True):
     _timeline_copy(len(data), "H2D", stream, src if isinstance(src, np.ndarray) else None, _blocking)
 
 
+@one_at_a_time
 def memcpy_dtoh(dest, src, stream=None, _blocking=True):
     """Copy device memory at ``src`` into the host array ``dest`` (its size in bytes)."""
     view = np.asarray(dest)
@@ -353,6 +374,7 @@ def memcpy_dtoh_async(dest, src, stream=None):
     memcpy_dtoh(dest, src, stream, _blocking=False)
 
 
+@one_at_a_time
 def memcpy_dtod(dest, src, size, stream=None):
     _device().write(_address(dest), bytes(_device().read(_address(src), int(size))))
     if size:
@@ -363,14 +385,17 @@ def memcpy_dtod(dest, src, size, stream=None):
 memcpy_dtod_async = memcpy_dtod
 
 
+@one_at_a_time
 def memset_d8(dest, value, count):
     _device().write(_address(dest), bytes([int(value) & 0xFF]) * int(count))
 
 
+@one_at_a_time
 def memset_d32(dest, value, count):
     _device().write(_address(dest), struct.pack("<I", int(value) & 0xFFFFFFFF) * int(count))
 
 
+@one_at_a_time
 def to_device(ary) -> DeviceAllocation:
     """A new allocation holding a copy of the host array."""
     alloc = mem_alloc(ary.nbytes)
@@ -378,6 +403,7 @@ def to_device(ary) -> DeviceAllocation:
     return alloc
 
 
+@one_at_a_time
 def from_device(devptr, shape, dtype, order="C"):
     out = np.empty(shape, dtype, order=order)
     memcpy_dtoh(out, devptr)
@@ -527,6 +553,7 @@ class Function:
         return self._launch(_shape(grid, "grid"), _shape(block, "block"), [_arg(k, a) for k, a in enumerate(args)],
                             stream, shared, time_kernel)
 
+    @one_at_a_time
     def _launch(self, grid, block, args, stream, shared, time_kernel=False):
         _need_context("cuLaunchKernel")
         start = end = None

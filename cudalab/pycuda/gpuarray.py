@@ -27,6 +27,7 @@ def _as_gpu(x):
 class GPUArray(_cupy.ndarray):
     """PyCUDA's device array: ``GPUArray(shape, dtype)``; ``gpudata``, ``get()``, ``set()``, operators."""
 
+    @driver.one_at_a_time
     def __init__(self, shape, dtype=np.float64, allocator=None, base=None, gpudata=None, strides=None, order="C"):
         driver._need_context("cuMemAlloc")
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
@@ -46,6 +47,7 @@ class GPUArray(_cupy.ndarray):
     def mem_size(self) -> int:
         return int(self.size)
 
+    @driver.one_at_a_time
     def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
         """The values as a numpy array (into ``ary`` if given)."""
         values = _cupy._host(self)
@@ -58,6 +60,7 @@ class GPUArray(_cupy.ndarray):
     def get_async(self, stream=None, ary=None):
         return self.get(ary=ary, async_=True, stream=stream)
 
+    @driver.one_at_a_time
     def set(self, ary, async_=False, stream=None, **kwargs):
         ary = np.asarray(ary)
         if ary.size != self.size:
@@ -68,10 +71,12 @@ class GPUArray(_cupy.ndarray):
     def set_async(self, ary, stream=None):
         self.set(ary, async_=True, stream=stream)
 
+    @driver.one_at_a_time
     def fill(self, value, stream=None):
         _cupy._store(self, value)
         return self
 
+    @driver.one_at_a_time
     def copy(self):
         out = empty_like(self)
         driver.memcpy_dtod(out.gpudata, self.gpudata, self.nbytes)
@@ -87,6 +92,7 @@ class GPUArray(_cupy.ndarray):
 
 
 def _returning_gpuarrays(method):
+    @driver.one_at_a_time
     def wrapped(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
         if callable(out) and not isinstance(out, DeviceArray):        # a numpy method (__getattr__'s answer)
@@ -110,6 +116,7 @@ GPUArray.__module__ = "pycuda.gpuarray"
 
 def _numpy(function):
     """numpy's ``function`` over GPUArrays' values, the answer a GPUArray."""
+    @driver.one_at_a_time
     def run(*args, **kwargs):
         kwargs.pop("stream", None)
         kwargs.pop("allocator", None)
