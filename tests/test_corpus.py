@@ -148,10 +148,6 @@ KNOWN_GAPS = {
                              "PTX computes later (decode.later_operand), the rsqrt; ptxas's SASS order is its own. "
                              "Ordering by dataflow depth instead gives these 16 but not an H100's answer for a "
                              "polynomial of rcp.approx(x) times x * 3 (test_float_semantics)",
-    "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
-                                     "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
-                                     "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "
-                                     "quotients and exp are bit-exact",
 }
 
 
