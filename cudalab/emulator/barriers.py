@@ -270,25 +270,30 @@ def _arrive(ex, st, inst, text, lanes, blk, bid, count, pred, aligned, wait):
     here = np.bincount(warps, minlength=ex.n // 32)
     need = np.bincount(np.flatnonzero(live) >> 5, minlength=ex.n // 32)
     short = np.unique(warps[here[warps] < need[warps]])
-    rejoining = 0
+    rejoining = None
     if short.size:
         rejoining = _split_warp(ex, st, inst, text, lanes, short, aligned, count is not None, pred is not None)
     g = st.gen[blk, bid]
     first = st.warp_gen[warps, bid] != g
+    cells = st.arrived.size                     # (block, barrier) pairs, counted with bincount (no sort)
     if first.any():
-        key = np.unique(np.stack([warps[first], bid[first], blk[first]]), axis=1)
-        st.warp_gen[key[0], key[1]] = st.gen[key[2], key[1]]
+        wkey = np.flatnonzero(np.bincount(warps[first] * NBARRIERS + bid[first], minlength=(ex.n >> 5) * NBARRIERS))
+        w, b_ = wkey // NBARRIERS, wkey % NBARRIERS
+        blocks = (w << 5) // ex.lanes_per_block
+        st.warp_gen[w, b_] = st.gen[blocks, b_]
         gone = np.bincount(np.flatnonzero(ex.exited) >> 5, minlength=ex.n // 32)
-        np.add.at(st.arrived, (key[2], key[1]), gone[key[0]])
-    np.add.at(st.arrived, (blk, bid), 1)
-    if rejoining:           # lanes waiting to rejoin these: the warp arrives whole (a predicated barrier)
-        st.arrived[blk[0], bid[0]] += rejoining
+        st.arrived += np.bincount(blocks * NBARRIERS + b_, gone[w], minlength=cells).astype(np.int64).reshape(st.arrived.shape)
+    key = blk * NBARRIERS + bid
+    st.arrived += np.bincount(key, minlength=cells).reshape(st.arrived.shape)
+    if rejoining is not None:   # lanes waiting to rejoin these: the warp arrives whole (a predicated barrier)
+        r = np.flatnonzero(rejoining)
+        st.arrived += np.bincount(ex.lane_block[r] * NBARRIERS + int(bid[0]), minlength=cells).reshape(st.arrived.shape)
     if count is not None:
         st.expected[blk, bid] = count
     if pred is not None:
-        np.add.at(st.popc, (blk, bid), pred.astype(np.int64))
-        np.logical_and.at(st.every, (blk, bid), pred)
-        np.logical_or.at(st.some, (blk, bid), pred)
+        st.popc += np.bincount(key, pred.astype(np.int64), minlength=cells).astype(np.int64).reshape(st.popc.shape)
+        st.every &= np.bincount(key, ~pred, minlength=cells).reshape(st.every.shape) == 0
+        st.some |= np.bincount(key, pred, minlength=cells).reshape(st.some.shape) > 0
     if wait:
         st.wait_gen[lanes] = g
         st.wait_id[lanes] = bid
@@ -347,8 +352,8 @@ def _split_warp(ex, st, inst, text, lanes, short, aligned, counted, red):
         here[lanes] = True
         if not _others_run_first(ex, inst, waiting, here):
             _split_finding(ex, inst, text, int(np.flatnonzero(waiting)[0]), "")
-            return int(waiting.sum())
-    return 0
+            return waiting
+    return None
 
 
 def _predicated_pair(ex, pc, other_pc) -> bool:
@@ -397,7 +402,8 @@ def _split_finding(ex, inst, text, other, where):
 def _complete(ex, st, inst, blk, bid, counted):
     """End the generation of every touched barrier that has all its threads: its waiting lanes are
     released (with bar.red's result latched for them) and the barrier starts over."""
-    b, i = np.unique(np.stack([blk, bid]), axis=1)
+    touched = np.flatnonzero(np.bincount(blk * NBARRIERS + bid, minlength=st.arrived.size))
+    b, i = touched // NBARRIERS, touched % NBARRIERS
     if counted:
         want = st.expected[b, i]
     else:   # all the block's threads: every thread that has not exited waits at it (at whichever
@@ -415,10 +421,15 @@ def _complete(ex, st, inst, blk, bid, counted):
     if not full.any():
         return
     b, i = b[full], i[full]
-    for bb, ii in zip(b.tolist(), i.tolist()):
-        waiting = (ex.lane_block == bb) & (st.wait_id == ii) & (st.wait_gen == st.gen[bb, ii])
+    done = np.zeros(st.arrived.shape, bool)
+    done[b, i] = True
+    lb = ex.lane_block
+    waiting = (st.wait_gen >= 0) & done[lb, st.wait_id] & (st.wait_gen == st.gen[lb, st.wait_id])
+    w = np.flatnonzero(waiting)
+    if w.size:
         # popc in the low 32 bits, and/or in bits 32/33: one latch serves the three reductions
-        st.result[waiting] = int(st.popc[bb, ii]) | (int(st.every[bb, ii]) << 32) | (int(st.some[bb, ii]) << 33)
+        wb, wi = lb[w], st.wait_id[w]
+        st.result[w] = st.popc[wb, wi] | (st.every[wb, wi].astype(np.int64) << 32) | (st.some[wb, wi].astype(np.int64) << 33)
     st.gen[b, i] += 1
     st.arrived[b, i] = 0
     st.popc[b, i] = 0
