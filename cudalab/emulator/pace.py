@@ -113,8 +113,9 @@ def stop_running() -> bool:
     time limit passes, and says how far it got. False when no launch was running."""
     for pace in RUNNING:
         pace.wall_deadline = float("-inf")
-        if pace.batch is not None:
-            pace.batch.wall_deadline = float("-inf")
+        for ex in [pace.batch, *pace.in_flight]:
+            if ex is not None:
+                ex.wall_deadline = float("-inf")
     return bool(RUNNING)
 
 
@@ -132,8 +133,8 @@ def not_counted_by_running(seconds: float):
     loaded the loops, was stopped at 10 s having run 512 instructions)."""
     for pace in RUNNING:
         pace.not_counted(seconds)
-        if pace.batch is not None:
-            pace.batch.deadline += seconds
+        for ex in {id(x): x for x in (pace.batch, *pace.in_flight) if x is not None}.values():
+            ex.deadline += seconds
 
 
 def time_is_up() -> bool:
@@ -161,6 +162,7 @@ class Pace:
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
         self.batch = None                               # the running batch's executor (its own deadlines)
+        self.in_flight = []         # the executors of batches running on other threads (engine, parallel.py)
         self.finished_instructions = None               # thread-instructions when the latest batch finished
         self.blocks_done = 0
         self.per_batch = blocks_total
