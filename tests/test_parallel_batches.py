@@ -216,6 +216,11 @@ def test_kernels_whose_blocks_can_see_each_other_run_one_batch_after_another():
                              '{ if (blockIdx.x) while (flag[0] == 0) {} else flag[0] = 1; }', "f")
     assert "membar" in why('extern "C" __global__ void m(float *y) '
                            '{ y[blockIdx.x] = 1; __threadfence(); }', "m")
+    # atomics on a block's own shared memory are the block's business: a per-block histogram runs beside others
+    assert why('extern "C" __global__ void sh(const int *x, int *bins) { __shared__ int s[16]; '
+               'if (threadIdx.x < 16) s[threadIdx.x] = 0; __syncthreads(); '
+               'atomicAdd(&s[x[blockIdx.x * blockDim.x + threadIdx.x] & 15], 1); __syncthreads(); '
+               'if (threadIdx.x < 16) bins[blockIdx.x * 16 + threadIdx.x] = s[threadIdx.x]; }', "sh") == ""
     # a race lesson: every block adds to one counter without an atomic
     assert "same address in every block" in why('extern "C" __global__ void r(int *count) '
                                                 '{ *count = *count + 1; }', "r")

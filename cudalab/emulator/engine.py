@@ -1572,7 +1572,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     spare = pool.pop(SPARE, None) if pool else None
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     # batches that may run on several threads at once (parallel.py): their own stats, added in block order
-    window = _window(df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
+    window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
     flight = []                 # batches running on worker threads, oldest first
     try:
         for first, nb in pace.batches(bpb, whole_clusters):
@@ -1698,14 +1698,14 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     return pool, spare
 
 
-def _window(df, observers, checks, shape, bpb, lpb, local_stride, total_shared) -> int:
+def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared) -> int:
     """How many of a launch's batches may be under way at once (1: one after another, as on one core):
     the worker threads (parallel.workers) and one more, queued, where the kernel's blocks cannot see
     each other's work (parallel.independent) and nothing watches them (observers, checks), within
     parallel.IN_FLIGHT_BYTES of batch memory."""
     threads = parallel.workers()
     if threads < 2 or observers or checks or slack.strict or slack.strict_sync or compiled.mode() == "check" \
-            or (shape is not None and shape.size > 1) or parallel.independent(df):
+            or (shape is not None and shape.size > 1) or parallel.independent(df, program):
         return 1
     per_batch = bpb * (lpb * (local_stride + register_bytes(df) + LANE_BYTES) + max(total_shared, 16))
     return max(1, min(threads + 1, parallel.IN_FLIGHT_BYTES // max(per_batch, 1)))

@@ -45,8 +45,11 @@ MIN_SECONDS = 0.02              # a launch whose rest takes less (at its first b
 # special registers that differ between blocks: an address made from one is a block's own
 BLOCK_SREGS = {"ctaid", "clusterid", "cluster_ctaid", "cluster_ctarank"}
 # instructions through which blocks see each other's work, or whose order shows
-ORDERED = {"atom", "red", "sured", "call", "membar", "fence", "griddepcontrol", "multimem", "vprintf"}
-ORDERED_MODS = {"volatile", "acquire", "release", "relaxed", "mmio", "reduce"}
+ORDERED = {"sured", "call", "griddepcontrol", "multimem"}
+ATOMIC = {"atom", "red"}                                 # ordered unless on a block's shared memory
+FENCES = {"membar", "fence"}                            # ordered unless within the block (.cta) or a proxy fence
+SCOPED = {"acquire", "release", "relaxed"}              # ordered at .gpu or .sys scope (or none given)
+ORDERED_MODS = {"volatile", "mmio", "reduce"}
 SPACES = ("global", "shared", "local", "param", "const")
 
 
@@ -66,12 +69,15 @@ def workers() -> int:
     return max(1, min(cores, MAX_DEFAULT))
 
 
-def independent(df) -> str:
+def independent(df, program=None) -> str:
     """Why the order of ``df``'s blocks could show in its results ('' where it cannot): kept with the
-    decoded function (every launch asks)."""
+    decoded function (every launch asks). ``program`` names the module's shared variables."""
     why = df.__dict__.get("_order_shows")
     if why is None:
-        why = df._order_shows = _order_shows(df.func)
+        shared = {v.name for v in df.func.shared}
+        if program is not None:
+            shared |= {n for n, v in program.module.variables.items() if v.space == "shared"}
+        why = df._order_shows = _order_shows(df.func, shared)
     return why
 
 
@@ -82,15 +88,19 @@ def _space(inst) -> str:
     return "generic"
 
 
-def _order_shows(f) -> str:
-    insts = f.insts
-    for inst in insts:
-        if inst.opcode in ORDERED or ORDERED_MODS.intersection(inst.mods):
-            return f"`{inst.text or inst.opcode}` ({inst.place})"
-        if any(o[0] == "sreg" and o[1].startswith("envreg") for o in leaves(inst.operands)):
-            return "grid sync"
-    # registers whose value depends on the block index (flow-insensitive: any definition from one)
-    from_block = set()
+def _ordered(inst) -> bool:
+    mods = set(inst.mods)
+    if inst.opcode in ORDERED or ORDERED_MODS & mods:
+        return True
+    if inst.opcode in FENCES:
+        return "cta" not in mods and not any(m.startswith("proxy") for m in mods)
+    return bool(SCOPED & mods) and not ({"cta"} & mods and not {"gpu", "sys", "cluster"} & mods)
+
+
+def _reaching(insts, seeds) -> set:
+    """Registers some definition of which reads a register of the set or an operand ``seeds`` says yes
+    to (flow-insensitive: one such definition is enough)."""
+    found = set()
     changed = True
     while changed:
         changed = False
@@ -99,12 +109,39 @@ def _order_shows(f) -> str:
             if not ops or ops[0][0] not in ("reg", "vec", "pair"):
                 continue
             dests = [o[1] for o in leaves(ops[:1]) if o[0] == "reg"]
-            if all(d in from_block for d in dests):
+            if all(d in found for d in dests):
                 continue
-            if any(o[0] == "sreg" and o[1] in BLOCK_SREGS or o[0] == "reg" and o[1] in from_block
-                   for o in leaves(ops[1:])):
-                from_block.update(dests)
+            if seeds(inst) or any(o[0] == "reg" and o[1] in found for o in leaves(ops[1:])):
+                found.update(dests)
                 changed = True
+    return found
+
+
+def _order_shows(f, shared_symbols) -> str:
+    insts = f.insts
+    atomics = []
+    for inst in insts:
+        if inst.opcode in ATOMIC and _space(inst) != "shared":
+            atomics.append(inst)
+        elif _ordered(inst):
+            return f"`{inst.text or inst.opcode}` ({inst.place})"
+        if any(o[0] == "sreg" and o[1].startswith("envreg") for o in leaves(inst.operands)):
+            return "grid sync"
+    # registers whose value depends on the block index
+    from_block = _reaching(insts, lambda i: any(o[0] == "sreg" and o[1] in BLOCK_SREGS for o in leaves(i.operands[1:])))
+    # generic pointers into shared memory (wmma.store of a tile to shared memory through a generic address),
+    # and registers that may hold any other pointer: a parameter's, a global variable's, one loaded from memory
+    to_shared = _reaching(insts, lambda i: i.opcode == "cvta" and "to" not in i.mods and "shared" in i.mods
+                          or any(o[0] == "sym" and o[1] in shared_symbols for o in leaves(i.operands[1:])))
+    elsewhere = _reaching(insts, lambda i: i.opcode == "ld" or i.opcode == "cvta" and "shared" not in i.mods
+                          or any(o[0] == "sym" and o[1] not in shared_symbols for o in leaves(i.operands[1:])))
+    def into_shared(inst, regs):
+        return _space(inst) == "generic" and regs and regs <= to_shared and not regs & elsewhere
+
+    for inst in atomics:            # (an atomic on shared memory through a generic address is the block's own)
+        mem = [o for o in inst.operands if o[0] == "mem"]
+        if not mem or not into_shared(inst, {o[1] for o in leaves(mem[:1]) if o[0] == "reg"}):
+            return f"`{inst.text or inst.opcode}` ({inst.place})"
     for inst in insts:
         writes = inst.opcode in ("st", "sust", "stmatrix") or inst.opcode == "wmma" and "store" in inst.mods \
             or inst.opcode == "cp"
@@ -112,9 +149,12 @@ def _order_shows(f) -> str:
             continue
         if _space(inst) in ("shared", "local"):
             continue
-        base = inst.operands[0][1]
-        if base is None or not any(o[0] == "reg" and o[1] in from_block for o in leaves((base,))):
-            return f"a store to the same address in every block, `{inst.text or inst.opcode}` ({inst.place})"
+        regs = {o[1] for o in leaves(inst.operands[:1]) if o[0] == "reg"}
+        if regs & from_block:
+            continue
+        if into_shared(inst, regs):
+            continue
+        return f"a store to the same address in every block, `{inst.text or inst.opcode}` ({inst.place})"
     return ""
 
 
