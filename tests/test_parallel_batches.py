@@ -142,7 +142,7 @@ def test_of_two_faulting_blocks_the_earlier_one_is_reported_as_on_one_thread(mon
         finding = e.value.findings[0]
         assert (finding.block, finding.thread) == ((41, 0, 0), (5, 0, 0))
     assert messages[0] == messages[1]
-    assert beside and max(beside) >= 48          # the batch of block 50 did run on a worker thread
+    assert any(f <= 41 < f + 4 for f in beside)     # block 41's batch ran on a worker thread (block 50's may have)
     ok = cudalab.device_array(blocks * BLOCK, np.float32)                 # and the next launch works
     launch(monkeypatch, 2, "compiled", k, blocks, BLOCK, x, ok, np.int32(blocks), np.int32(blocks))
     assert np.array_equal(ok.copy_to_host(), 2 * x.copy_to_host())
@@ -193,7 +193,7 @@ def test_the_watchdog_stops_a_block_that_spins_on_a_worker_thread(monkeypatch, b
         launch(monkeypatch, 2, "compiled", k, blocks, BLOCK, flags, out)
     assert e.value.code == "cudaErrorLaunchTimeout"
     assert "block (50,0,0)" in str(e.value)
-    assert beside and max(beside) >= 48
+    assert any(f <= 50 < f + 4 for f in beside)     # block 50's batch spun on a worker thread
     cudalab.set_watchdog(10)
     flags = cudalab.to_device(np.ones(2, np.int32))                      # the next launch works
     launch(monkeypatch, 2, "compiled", k, blocks, BLOCK, flags, out)

@@ -1573,6 +1573,12 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     # batches that may run on several threads at once (parallel.py): their own stats, added in block order
     window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
+    if window > 1 and pace.blocks_total > bpb:
+        # as many batches as a multiple of the threads: a 2^20-thread matmul's two native batches of 2^19
+        # lanes each go to a thread of their own, five batches on two threads would leave one alone
+        threads_n = window - 1
+        batches = -(-pace.blocks_total // bpb)
+        bpb = -(-pace.blocks_total // (-(-batches // threads_n) * threads_n))
     flight = []                 # batches running on worker threads, oldest first
     try:
         for first, nb in pace.batches(bpb, whole_clusters):
@@ -1712,12 +1718,14 @@ def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total
 
 
 def _beside(df, run_df, pace, now) -> bool:
-    """Should this batch run on a worker thread? Only once a full batch has shown that the grid fits
+    """Should this batch run on a worker thread? Only once the batches so far show that the grid fits
     its time (the sample batch and the first full one decide whether the launch stops early, pace.py:
-    batches run beside them would be work thrown away, and late), not where the rest of the launch is
+    batches run beside them would be work thrown away): at the first full batch's pace, or at the
+    sample's per block, which overstates it (``Pace.surely_fits``); not where the rest of the launch is
     short (a thread's start-up is not worth it), and only where most of the work leaves the GIL:
     native code, or the tensor-core loops."""
-    if not pace.blocks_done or pace.estimate is None or pace.at_least is not None or not pace.fitted \
+    if not pace.blocks_done or pace.estimate is None or not (pace.at_least is None and pace.fitted or
+                                                             pace.surely_fits()) \
             or pace.estimate - (now - pace.start) < parallel.MIN_SECONDS:
         return False
     return run_df is not df or _has_mma_runs(df)

@@ -302,6 +302,16 @@ class Pace:
             return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
 
+    def surely_fits(self) -> bool:
+        """Does the grid fit its time even at the latest batch's pace per block (which overstates a light
+        kernel's after the small sample), with the time spent so far? Then no batch will stop it early,
+        and the batches after it may run together on several threads (parallel.py)."""
+        if self.estimate is None:
+            return False
+        spent = time.thread_time() - self.start
+        return (self.estimate <= self.timeout and self.estimate - spent <= self.wall_deadline - time.monotonic()
+                and self.estimate - spent <= cpu_time_left())
+
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
         msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "
                f"{p.describe()} {p.describe_estimate()} To run it anyway: {WAYS}")
