@@ -93,6 +93,30 @@ def test_a_host_compiler_this_machine_lacks_is_left_to_nvccs_default(tmp_path, m
     assert r.returncode == 0, r.stderr
     assert r.stdout == "0.5 1.5\n"
 
+
+def test_device_lambdas_build_without_their_flag_and_the_student_is_told_what_nvcc_needs(tmp_path, monkeypatch):
+    # a seminar's program: a kernel template applied to a __device__ lambda, built as plain "nvcc -o twice twice.cu"
+    write(tmp_path, {"twice.cu": """\
+        #include <cstdio>
+        template <typename F> __global__ void apply(int *x, F f) { x[threadIdx.x] = f(threadIdx.x); }
+        int main() {
+            int *x, h[4];
+            cudaMalloc(&x, sizeof h);
+            apply<<<1, 4>>>(x, [] __device__ (int i) { return 2 * i + 1; });
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[0], h[3]);
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["twice.cu"], options=["-o", "twice"], capture=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1 7\n"
+    assert "twice.cu has __device__ lambdas" in r.stderr and "Add --extended-lambda" in r.stderr
+    again = run_program(["twice.cu"], options=["-o", "twice"], capture=True)     # built before: still said
+    assert "Add --extended-lambda" in again.stderr
+    flagged = run_program(["twice.cu"], options=["--extended-lambda", "-o", "twice"], capture=True)
+    assert flagged.stdout == "1 7\n" and "--extended-lambda" not in flagged.stderr
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0
