@@ -767,6 +767,29 @@ def test_a_thrust_program_that_names_pair_without_its_header_builds_as_with_cuda
     assert (r.returncode, r.stdout) == (0, "3 acf\n"), r.stderr
 
 
+def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_builds_as_with_cuda_12(
+        tmp_path, monkeypatch):
+    # a workshop's for_each over a counting_iterator and a homework's remove_copy_if and distance, each including only
+    # the container's and one algorithm's header: Thrust up to CUDA 12 brought the rest in with them
+    write(tmp_path, {"odds.cu": """\
+        #include <cstdio>
+        #include <thrust/device_vector.h>
+        #include <thrust/for_each.h>
+        struct square { int* out; __device__ void operator()(int i) { out[i] = i * i; } };
+        struct even { __host__ __device__ bool operator()(int x) { return x % 2 == 0; } };
+        int main() {
+            thrust::device_vector<int> v(6), odd(6);
+            square f = {thrust::raw_pointer_cast(v.data())};
+            thrust::for_each(thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(6), f);
+            int n = thrust::distance(odd.begin(), thrust::remove_copy_if(v.begin(), v.end(), odd.begin(), even()));
+            printf("%d: %d %d %d\\n", n, (int)odd[0], (int)odd[1], (int)odd[2]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("odds.cu")
+    assert (r.returncode, r.stdout) == (0, "3: 1 9 25\n"), r.stderr
+
+
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
     # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
     write(tmp_path, {"helpers.cuh": """\
