@@ -989,3 +989,25 @@ def test_a_texture_reference_in_a_file_that_does_not_build_for_another_reason_ge
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match="(?s)texture is not a template.*offset.*removed in CUDA 12"):
         run_program("texref.cu")
+
+
+def test_a_source_saved_in_a_korean_windows_encoding_runs_and_profiles(tmp_path, monkeypatch, capfd):
+    # a Korean course's file saved by Visual Studio: its comments are CP949 bytes, which are no UTF-8
+    comment = "// 벡터 합 예제 (vector sum)\n".encode("cp949")
+    body = textwrap.dedent("""\
+        #include <cstdio>
+        __global__ void add(int *c) { c[threadIdx.x] = threadIdx.x + 1; }
+        int main() {
+            int *c, h[3];
+            cudaMalloc(&c, sizeof h);
+            add<<<1, 3>>>(c);
+            cudaMemcpy(h, c, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d %d\\n", h[0], h[1], h[2]);
+        }
+        """).encode()
+    (tmp_path / "vector_add.cu").write_bytes(comment + body)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "vector_add.cu"]) == 0
+    assert capfd.readouterr().out == "1 2 3\n"
+    assert main(["profile", "vector_add.cu"]) == 0
+    assert "__global__ void add(int *c)" in capfd.readouterr().out      # its lines quoted
