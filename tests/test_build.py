@@ -71,6 +71,28 @@ def test_a_word_nvcc_would_not_understand_is_named():
         parse_nvcc(["a.cu", "-I"])
 
 
+
+def test_a_host_compiler_this_machine_lacks_is_left_to_nvccs_default(tmp_path, monkeypatch):
+    # a 2019 course's Makefile: nvcc -ccbin g++-4.9 sincos.cu (the lab's compiler, long gone here)
+    cmd = parse_nvcc("-ccbin g++-4.9-from-the-lab -O2 -o sincos sincos.cu".split())
+    assert cmd.compile_options == ["-O2"] and cmd.link_options == []
+    assert parse_nvcc("-ccbin g++ a.cu".split()).compile_options == ["-ccbin", "g++"]   # one it has stays
+    write(tmp_path, {"sincos.cu": """\
+        #include <cstdio>
+        __global__ void half(float *x) { x[threadIdx.x] = 0.5f * threadIdx.x; }
+        int main() {
+            float *x, h[4];
+            cudaMalloc(&x, sizeof h);
+            half<<<1, 4>>>(x);
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%g %g\\n", h[1], h[3]);
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["sincos.cu"], options=["-ccbin", "g++-4.9-from-the-lab", "-o", "sincos"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0.5 1.5\n"
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0
@@ -719,6 +741,29 @@ def test_a_thrust_program_that_names_pair_without_its_header_builds_as_with_cuda
     monkeypatch.chdir(tmp_path)
     r = run_program("ends.cu")
     assert (r.returncode, r.stdout) == (0, "3 acf\n"), r.stderr
+
+
+def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_builds_as_with_cuda_12(
+        tmp_path, monkeypatch):
+    # a workshop's for_each over a counting_iterator and a homework's remove_copy_if and distance, each including only
+    # the container's and one algorithm's header: Thrust up to CUDA 12 brought the rest in with them
+    write(tmp_path, {"odds.cu": """\
+        #include <cstdio>
+        #include <thrust/device_vector.h>
+        #include <thrust/for_each.h>
+        struct square { int* out; __device__ void operator()(int i) { out[i] = i * i; } };
+        struct even { __host__ __device__ bool operator()(int x) { return x % 2 == 0; } };
+        int main() {
+            thrust::device_vector<int> v(6), odd(6);
+            square f = {thrust::raw_pointer_cast(v.data())};
+            thrust::for_each(thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(6), f);
+            int n = thrust::distance(odd.begin(), thrust::remove_copy_if(v.begin(), v.end(), odd.begin(), even()));
+            printf("%d: %d %d %d\\n", n, (int)odd[0], (int)odd[1], (int)odd[2]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("odds.cu")
+    assert (r.returncode, r.stdout) == (0, "3: 1 9 25\n"), r.stderr
 
 
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import judge, read_program, read_programs  # noqa: E402
+from courses_check import author_arguments, gpu_options, judge, read_program, read_programs  # noqa: E402
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -348,6 +348,12 @@ def test_a_note_on_what_is_passed_to_a_kernel_is_no_success_line():
     source = 'printf("BWKernel:  Everything is passed into the kernel\\n"); printf("done\\n");'
     assert judge(0, "done\n", source, 120)[0] == "pass"
     assert judge(0, "done\n", 'printf("All tests passed\\n");', 120)[0] == "fail"
+
+
+def test_a_usage_line_that_says_options_can_be_passed_is_no_success_line():
+    # a heat-equation homework's usage text: "-g -s -b ... Both options can be passed"
+    source = 'printf("\\n\\nBoth options can be passed\\n"); printf("L2Err %g\\n", e);'
+    assert judge(0, "L2Err 4.4e-08\n", source, 120)[0] == "pass"
 
 
 def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
@@ -720,3 +726,66 @@ def test_the_programs_a_notebook_writes_with_writefile_are_run_from_its_cells(tm
     p = read_program(copy / "lab1/05_vectorAdd/vecAdd.cu", copy)
     assert (p.how, p.options) == ("lab1/05_vectorAdd/05_vectorAdd.ipynb", ["-O2", "-o", "vecAdd"])
     assert not (course / "lab1/05_vectorAdd").exists()          # the checkout stays as it was
+
+
+def test_a_job_script_below_the_program_builds_it_with_its_second_file_and_gives_its_arguments(tmp_path):
+    # an HPC course's homework: "make task1" runs "sbatch ./scripts/task1.sh" from the homework's folder,
+    # and the job compiles there, then runs the program at the sizes the assignment asks for
+    course = write(tmp_path, {
+        "HW06/Makefile": "task1:\n\tsbatch ./scripts/task1.sh\n",
+        "HW06/scripts/task1.sh": "#!/usr/bin/env bash\n#SBATCH --gres=gpu:1\nmodule load cuda\n"
+                                 "nvcc ./task1.cu matmul.cu -O3 -std=c++17 -o task1\n./task1 1024 64\nrm task1\n",
+        "HW06/scripts/task1_sweep.slurm": "nvcc task1.cu matmul.cu -o task1\nfor n in 32 64; do ./task1 $n 64; done\n",
+        "HW06/task1.cu": MAIN,
+        "HW06/matmul.cu": PIECE,
+    })
+    p = read_program(course / "HW06/task1.cu", course)
+    assert (p.sources, p.how) == (["task1.cu", "matmul.cu"], "HW06/scripts/task1.sh")
+    assert author_arguments(p, course) == ["1024", "64"]
+
+
+def test_a_run_line_that_the_shell_expands_or_redirects_gives_no_arguments(tmp_path):
+    course = write(tmp_path, {
+        "lab/run.sh": "nvcc sweep.cu -o sweep\n./sweep $N >> out/sweep.txt\n",
+        "lab/sweep.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(course / "lab/sweep.cu", course)
+    assert p.how == "lab/run.sh"
+    assert author_arguments(p, course) == []
+
+
+def test_the_gpu_build_drops_every_spelling_of_the_programs_own_architecture():
+    # a lecture's Makefile: --gpu-architecture=compute_75 --gpu-code=sm_75, which nvcc refuses beside -arch=native
+    words = ["-O3", "-Icuda_helper", "--gpu-architecture=compute_75", "--gpu-code=sm_75", "-o", "transpose",
+             "-gencode", "arch=compute_60,code=sm_60", "-arch", "sm_20", "-lineinfo"]
+    assert gpu_options(words) == ["-O3", "-Icuda_helper", "-lineinfo"]
+
+
+VCXPROJ = """<?xml version="1.0" encoding="utf-8"?>
+<Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
+  <ItemDefinitionGroup Condition="'$(Configuration)|$(Platform)'=='Debug|x64'">
+    <Link><AdditionalDependencies>cublas.lib;cudart_static.lib;kernel32.lib;%(AdditionalDependencies)</AdditionalDependencies></Link>
+    <CudaCompile>
+      <GenerateRelocatableDeviceCode>true</GenerateRelocatableDeviceCode>
+      <AdditionalOptions>--extended-lambda %(AdditionalOptions)</AdditionalOptions>
+    </CudaCompile>
+  </ItemDefinitionGroup>
+  <ItemGroup>
+    <CudaCompile Include="quicksort.cu" />
+    <CudaCompile Include="partition.cu" />
+    <CudaCompile Include="old_attempt.cu">
+      <ExcludedFromBuild Condition="'$(Configuration)|$(Platform)'=='Debug|x64'">true</ExcludedFromBuild>
+    </CudaCompile>
+  </ItemGroup>
+</Project>
+"""
+
+
+def test_a_visual_studio_projects_files_and_nvcc_settings_build_the_program(tmp_path):
+    # a Windows student's lab: kernels launching kernels need the project's relocatable device code
+    lab = write(tmp_path, {"lab6/cuda-lab6.vcxproj": VCXPROJ, "lab6/quicksort.cu": MAIN,
+                           "lab6/partition.cu": PIECE, "lab6/old_attempt.cu": PIECE})
+    p = read_program(lab / "lab6/quicksort.cu", lab)
+    assert p.sources == ["quicksort.cu", "partition.cu"]          # the excluded file stays out
+    assert p.options == ["-rdc=true", "--extended-lambda", "-lcublas", "-o", "quicksort"]
+    assert (p.folder, p.how) == ("lab6", "cuda-lab6.vcxproj")

@@ -56,6 +56,19 @@ def test_h100_profile_equals_what_the_h100_driver_reported():
         dev["registers_per_sm"], dev["registers_per_block"], dev["max_blocks_per_sm"], dev["max_threads_per_sm"])
     # DRAM bandwidth: memory clock x 2 (double data rate) x bus width
     assert abs(dev["memory_clock_khz"] * 1e3 * 2 * dev["memory_bus_bits"] / 8 / 1e9 - p.memory_bandwidth_gbs) < 5
+    assert (p.memory_clock_khz, p.memory_bus_bits) == (dev["memory_clock_khz"], dev["memory_bus_bits"])
+
+
+def test_library_products_run_at_their_precisions_rate():
+    """A GEMM's rate is a multiple of the FP32 peak by the precision it computes in; the A100's data
+    sheet gives 312 TFLOPS FP16 tensor against 19.5 FP32, and a DGEMM on its tensor cores runs at the
+    FP32 rate, although its CUDA cores do FP64 at half the FP32 rate (the attribute a program reads)."""
+    a100 = profiles.get("A100")
+    assert a100.math_rate("half") == 16 and a100.math_rate("single") == 1
+    assert a100.math_rate("double") == 1 and a100.fp64_ratio == 2
+    assert profiles.get("T4").math_rate("double") == 1 / 32
+    # a bare compute capability is sized like SIZED_LIKE, its rates too
+    assert profiles.get("sm_86").math_rate("half") == profiles.get(profiles.SIZED_LIKE).math_rate("half")
 
 
 @pytest.mark.parametrize("arch, has_redux, has_bf16, has_clusters", [

@@ -380,3 +380,18 @@ def test_an_interrupt_before_the_first_block_runs_is_a_kernel_error_too(monkeypa
     out = np.zeros(4, np.int32)
     m.k[1, 4](out)
     assert out.tolist() == [7, 7, 7, 7]
+
+
+def test_a_negative_int_reaches_an_extern_c_kernels_int_parameter():
+    """An ``extern "C"`` kernel (PyCUDA's SourceModule, CuPy's RawKernel) has no C++ types in its name,
+    only PTX's, and NVVM declares an ``int`` parameter ``.u32``: a negative value such as -1 (a parent
+    id of 'none') must arrive as C passes it, while a value too large for 32 bits is still refused."""
+    mod = cudalab.compile('extern "C" __global__ void keep(int value, long long *out) { out[0] = value; }')
+    out = cudalab.device_array((1,), np.int64)
+    mod.get_kernel("keep")[1, 1](np.int32(-1), out)
+    assert out.copy_to_host()[0] == -1
+    mod.get_kernel("keep")[1, 1](-7, out)
+    assert out.copy_to_host()[0] == -7
+    with pytest.raises(LaunchError, match="does not fit"):
+        mod.get_kernel("keep")[1, 1](1 << 40, out)
+

@@ -18,7 +18,8 @@ Each program is built as its course says, in this order:
    ``-x cu``);
 2. an ``nvcc ...`` line naming the file in its own comments (a book's header: "To build use : nvcc x.cu
    -rdc=true -o x"), else in a readme, build script or notebook (``!nvcc ...``) of its folder, up to a
-   shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``);
+   shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``), or in a cluster's job script one folder
+   down (``scripts/task1.sh``, which ``sbatch`` runs from the program's folder);
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
    (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
@@ -29,8 +30,8 @@ Each program is built as its course says, in this order:
    ``nvcc -o NAME NAME.cu``, as the first exercises of most courses say.
 
 The program runs in its folder of a copy of the checkout (programs write files where they run, and
-include ``../shared/x.h``), with no arguments unless ``--args`` gives those its author runs it with
-(a book's table of sizes, a readme's ``./NAME 10000``), as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+include ``../shared/x.h``), with the arguments ``--args`` gives (a book's table of sizes), else those of the line that runs it in
+the readme or job script its build came from (``./task1 1024 64``), else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
@@ -73,8 +74,9 @@ COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot 
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
 # ("Everything is passed into the kernel", a book's note on its arguments, says nothing of a result)
+# ("Both options can be passed", a usage line's passive, is no verdict either)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bcorrect\b|"
-                     r"\bPASS(ED)?\b(?!\s+(?:in|into|to|as|by|through|from|on|over|along)\b)", re.I)
+                     r"(?<!\bbe )(?<!\bbeen )\bPASS(ED)?\b(?!\s+(?:in|into|to|as|by|through|from|on|over|along)\b)", re.I)
 # (a library call too large for the CPU, cuBLAS's 16384-cubed gemm, is refused as "(it is GPU-sized)")
 GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator|"
                        r"\(it is GPU-sized\)")
@@ -113,6 +115,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    stdin: str = ""                                 # the file its author feeds it (--stdin: ./x < image.pgm)
     libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
 
 
@@ -343,6 +346,63 @@ def from_notes(path: Path, checkout: Path, folders: list):
                            note.relative_to(checkout).as_posix())
 
 
+# a cluster's job script (SLURM, PBS) that builds and runs the program: sbatch submits it from the program's
+# folder, so its "nvcc task1.cu matmul.cu -o task1" names the sources from there, wherever the script lies
+_JOB_SCRIPTS = (".sh", ".slurm", ".sbatch", ".pbs", ".job", ".batch")
+
+
+def from_job_scripts(path: Path, checkout: Path):
+    """(nvcc words, where) for each nvcc line that names this file in a job script one folder below
+    the program's (a course's ``HW06/scripts/task1.sh``, which ``make task1`` submits with ``sbatch
+    ./scripts/task1.sh`` from ``HW06``): the words as read from the program's folder, where the job runs."""
+    names = {path.name}
+    for sub in sorted(d for d in path.parent.iterdir() if d.is_dir() and d.name != ".git"):
+        for script in sorted(f for f in sub.iterdir() if f.is_file() and f.suffix.lower() in _JOB_SCRIPTS):
+            for words in _nvcc_lines(_note_text(script)):
+                if any(os.path.normpath(w) in names for w in words):     # "nvcc ./task1.cu": the same file
+                    yield [path.name if os.path.normpath(w) in names else w for w in words], \
+                        script.relative_to(checkout).as_posix()
+
+
+def _nvcc_lines(text: str) -> list:
+    """The words of each nvcc line of a readme or script, up to a shell's ``&&``."""
+    lines = []
+    for m in [*_NVCC_LINE.finditer(text), *_NVCC_INLINE.finditer(text)]:
+        try:
+            words = shlex.split(m.group(1), comments=True)
+        except ValueError:
+            continue
+        lines.append(_ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
+                                                   len(words))]))
+    return lines
+
+
+# "./task1 1024 64" in the script or readme the build came from: the sizes its author runs it with
+_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?(?:srun\s+(?:-\S+\s+)*)?\./(\S+)[ \t]*([^\n]*)$", re.M)
+
+
+def author_arguments(p: "Program", checkout: Path) -> list:
+    """The arguments of the first line of the note that gave ``p``'s build (a readme, a job script) that
+    runs the program it builds (``./task1 1024 64``, or ``srun ./task1 1024 64``), where they are plain
+    words: none that a shell expands (``$N``), redirects or pipes."""
+    note = checkout / p.how
+    if not note.is_file() or note.name.lower() in ("makefile", "gnumakefile") or p.how.startswith(("default", "given")):
+        return []
+    output = Path(_output(p.options) or Path(p.name).stem).name
+    for m in _RUN_LINE.finditer(_note_text(note)):
+        if m.group(1) != output:
+            continue
+        try:
+            words = shlex.split(m.group(2), comments=True)
+        except ValueError:
+            return []
+        words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+        if any(re.search(r"[$`<>|*?]", w) for w in words):
+            return []
+        return words
+    return []
+
+
 # a comment's "To build use  : nvcc quicksort.cu -arch=compute_35 -rdc=true -o quicksort" or "// nvcc -o x x.cu"
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _COMMENT_NVCC = re.compile(r"(?:^|[\s:>$])nvcc\s+([^\n]*?)\s*(?:\*/)?\s*$", re.M)
@@ -436,7 +496,7 @@ def _notes(checkout: Path) -> list:
     """The readmes, build scripts and notebooks of a checkout (read once per checkout)."""
     if checkout not in _NOTES:
         _NOTES[checkout] = sorted(f for f in checkout.rglob("*") if ".git" not in f.parts and f.is_file()
-                                  and f.suffix.lower() in ("", ".md", ".txt", ".sh", ".rst", ".ipynb"))
+                                  and f.suffix.lower() in ("", ".md", ".txt", ".rst", ".ipynb", *_JOB_SCRIPTS))
     return _NOTES[checkout]
 
 
@@ -451,7 +511,7 @@ def _note_text(note: Path) -> str:
         except (ValueError, AttributeError):
             return ""
         return "\n".join("".join(c.get("source", "")) for c in cells if isinstance(c, dict))
-    if note.suffix.lower() not in ("", ".md", ".txt", ".sh", ".rst") or note.stat().st_size > 200_000:
+    if note.suffix.lower() not in ("", ".md", ".txt", ".rst", *_JOB_SCRIPTS) or note.stat().st_size > 200_000:
         return ""
     return note.read_text(errors="replace")
 
@@ -721,7 +781,10 @@ def find_build(path: Path, checkout: Path) -> tuple:
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
-    notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent])]
+    studio = from_vcxproj(path)
+    if studio:
+        return studio
+    notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent]), *from_job_scripts(path, checkout)]
     above = _makefile(up[0]) if up else None
     found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
     if found:
@@ -737,6 +800,48 @@ def find_build(path: Path, checkout: Path) -> tuple:
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+# a Visual Studio CUDA project's settings, as nvcc options: (element, how its text becomes options)
+_VCXPROJ_LIBRARIES = {"cublas", "cublasLt", "curand", "cufft", "cusparse", "nvrtc", "cuda"}
+
+
+def from_vcxproj(path: Path):
+    """(words, how, folder) for ``path`` from the Visual Studio project beside it (a Windows student's
+    lab: ``cuda-lab6.vcxproj``), else None. The project lists the files it builds (``<CudaCompile
+    Include=...>``, ``<ClCompile Include=...>``) and its nvcc settings: relocatable device code
+    (``<GenerateRelocatableDeviceCode>``, which a kernel launching kernels needs), extra options
+    (``<AdditionalOptions>``: ``--extended-lambda``) and CUDA libraries (``cublas.lib``). A project whose
+    files are each a program of their own, all but one excluded from the build, builds ``path`` with the
+    files that have no ``main``."""
+    import xml.etree.ElementTree as ET
+    for project in sorted(path.parent.glob("*.vcxproj")):
+        try:
+            root = ET.parse(project).getroot()
+        except ET.ParseError:
+            continue
+        items = [(e.tag.rsplit("}", 1)[-1], e) for e in root.iter() if e.get("Include")]
+        files = [(e.get("Include").replace("\\", "/"), e) for tag, e in items if tag in ("CudaCompile", "ClCompile")]
+        if path.name not in (name for name, _ in files):
+            continue
+        def text(tag):
+            return [e.text or "" for e in root.iter() if e.tag.rsplit("}", 1)[-1] == tag]
+        def excluded(e):
+            return any((c.text or "").strip().lower() == "true" for c in e
+                       if c.tag.rsplit("}", 1)[-1] == "ExcludedFromBuild")
+        others = [name for name, e in files if name != path.name and not excluded(e)
+                  and (path.parent / name).is_file()
+                  and not re.search(r"\bmain\s*\(", _without_comments((path.parent / name).read_text(errors="replace")))]
+        options = ["-rdc=true"] if any(t.strip().lower() == "true" for t in text("GenerateRelocatableDeviceCode")) else []
+        for extra in text("AdditionalOptions")[:1]:
+            options += [w for w in extra.replace("%(AdditionalOptions)", "").split() if w.startswith("-")]
+        for deps in text("AdditionalDependencies"):
+            for lib in deps.split(";"):
+                name = lib.strip().removesuffix(".lib")
+                if name in _VCXPROJ_LIBRARIES and f"-l{name}" not in options:
+                    options.append(f"-l{name}")
+        return [*options, path.name, *others, "-o", path.stem], project.name, path.parent
+    return None
 
 
 def library_builds(words: list, folder: Path, checkout: Path) -> list:
@@ -852,6 +957,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     and write files where it runs; the checkout stays as it was)."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
+    shown += f" < {shlex.quote(p.stdin)}" if p.stdin else ""
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -869,7 +975,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         log = build.stderr + build.stdout
         why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
         return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after]
+    command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
     code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
@@ -877,6 +983,12 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
                            timeout)
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
+
+
+def with_input(command: list, stdin: str) -> list:
+    """``command`` reading ``stdin`` (a file of the program's folder) as its standard input, as a course's
+    ``./cuda-edge-detect < BWstop-sign.pgm`` runs; without one, the command as it is (its input is empty)."""
+    return ["bash", "-c", 'exec "$@" < "$0"', stdin, *command] if stdin else command
 
 
 # a kernel stopped by the program's own limit rather than the watchdog (runtime.core's time_limit_message,
@@ -1001,8 +1113,9 @@ def run(p):
     try:
         folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
         env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        given = open(os.path.join(folder, p["input"]), "rb") if p.get("input") else subprocess.DEVNULL
         r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
-                           timeout=10, stdin=subprocess.DEVNULL, env=env)
+                           errors="replace", timeout=10, stdin=given, env=env)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
@@ -1011,9 +1124,13 @@ def save():                                                # as it goes: a run c
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
 REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
+THRUST = re.compile(r'namespace "thrust" has no member')
+THRUST_HEADERS = json.load(open(os.path.join(here, "thrust_headers.json")))
 
 def build_and_run(p):
     code, log = build(p)
+    if code and THRUST.search(log):                        # what CUDA 12's Thrust included, as cudalab builds it
+        code, log = build(p, THRUST_HEADERS)
     if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
         code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
@@ -1051,13 +1168,32 @@ static inline cudaError_t cudalab_legacy_props(struct cudaDeviceProp *p, int dev
 """
 
 
+_ARCHITECTURE = ("-arch", "-gencode", "--generate-code", "-code", "--gpu-architecture", "--gpu-code")
+
+
+def gpu_options(options: list) -> list:
+    """A program's options for the GPU build: its own architectures (``-arch sm_60``, ``-gencode ...``,
+    ``--gpu-architecture=compute_75 --gpu-code=sm_75``) and ``-o`` give way to ``-arch=native``, which
+    nvcc refuses beside a ``--gpu-code``."""
+    kept, skip = [], False
+    for w in options:
+        if skip:
+            skip = False
+        elif w in ("-o", *_ARCHITECTURE):
+            skip = True
+        elif not any(w.startswith(a + "=") for a in _ARCHITECTURE):
+            kept.append(w)
+    return kept
+
+
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
-    calls and cudaDeviceProp fields, CUDA 11's texture references) and records exit code and output in gpu.json, for --gpu."""
+    calls and cudaDeviceProp fields, CUDA 11's texture references, the Thrust headers CUDA 12 included) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props
-    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, cpp17
+    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED, cpp17
     dest.mkdir(parents=True, exist_ok=True)
+    (dest / "thrust_headers.json").write_text(json.dumps(THRUST_AS_CUDA_12_INCLUDED))
     shutil.copy(LEGACY, dest / "legacy.h")
     shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
@@ -1067,17 +1203,9 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
                     ignore=shutil.ignore_patterns(".git"))
     for p in programs:
         folder = f"{checkout.name}/{p.folder}"
-        options, skip = [], False
-        for w in p.options:                       # its own architectures and -o give way to -arch=native
-            if skip:
-                skip = False
-            elif w in ("-o", "-arch", "-gencode", "--generate-code", "-code"):
-                skip = True
-            elif not re.match(r"(-arch|-gencode|--generate-code|-code|--gpu-architecture)=", w):
-                options.append(w)
-        listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(options),
+        listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries})
+                       "libraries": p.libraries, "input": p.stdin})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -1150,6 +1278,8 @@ def main(argv=None) -> int:
     p.add_argument("--logs", type=Path, help="write each program's output to LOGS/NAME.txt")
     p.add_argument("--args", action="append", default=[], metavar="GLOB=WORDS",
                    help="run the programs matching GLOB with these arguments (those their author gives)")
+    p.add_argument("--stdin", action="append", default=[], metavar="GLOB=FILE",
+                   help="run the programs matching GLOB with FILE (in their folder) as standard input")
     p.add_argument("--options", action="append", default=[], metavar="GLOB=WORDS",
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
@@ -1187,7 +1317,11 @@ def main(argv=None) -> int:
 
     programs = read_programs(paths, checkout)
     for prog in programs:
-        prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), [])
+        prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), None)
+        if prog.arguments is None:
+            prog.arguments = author_arguments(prog, checkout)
+        prog.stdin = next((file for glob_, _, file in (g.partition("=") for g in a.stdin)
+                           if fnmatch.fnmatch(prog.name, glob_)), "")
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
         if given is not None and prog.how.startswith("default"):
             prog.options, prog.how = [*given, *prog.options], "given (--options)"

@@ -83,13 +83,12 @@ def _device_arrays(x, found):
 
 def peak_flops_per_us(dtype) -> float:
     """The selected profile's peak arithmetic rate for ``dtype``, flops per microsecond (an FMA is two)."""
-    from ..device.profiles import SIZED_LIKE
     from ..runtime import streams
-    from ..runtime.core.properties import GPU_EXTRA
+    from ..runtime.core.properties import gpu_figures
     p = streams.context().profile.sized()
     fp32 = p.fp32_flops() / 1e6       # flops per microsecond
     if np.dtype(dtype).itemsize >= 8 and np.dtype(dtype).kind in "fc":
-        ratio = GPU_EXTRA.get(p.name, GPU_EXTRA[SIZED_LIKE])[2]
+        ratio = gpu_figures(p)[2]
         return fp32 / ratio
     return fp32
 

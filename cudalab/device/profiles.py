@@ -81,6 +81,13 @@ class Profile:
     copy_engines: int | None = None            # deviceQuery's asyncEngineCount
     host_link_gbs: float | None = None         # PCIe (or NVLink-C2C) bandwidth for pinned copies, GB/s
     fp32_per_sm_per_clock: int | None = None   # FP32 lanes per SM (FMA = 2 flops)
+    memory_bus_bits: int | None = None         # cudaDevAttrGlobalMemoryBusWidth
+    memory_clock_khz: int | None = None        # cudaDevAttrMemoryClockRate
+    fp64_ratio: int | None = None              # cudaDevAttrSingleToDoublePrecisionPerfRatio (CUDA cores)
+    persisting_l2_max: int | None = None       # cudaDevAttrMaxPersistingL2CacheSize, bytes
+    # a product's arithmetic rate as a multiple of fp32_flops, by the precision a library computes in
+    # ("half", "tf32", "double"; "single" is 1): see _MATH_RATES
+    math_rates: tuple = ()
     notes: str = ""
     features: frozenset = field(default=frozenset())
 
@@ -102,6 +109,11 @@ class Profile:
         library call's or a CuPy operation's time is measured against."""
         p = self.sized()
         return (p.sms or 1) * (p.fp32_per_sm_per_clock or 64) * 2 * (p.clock_mhz or 1000) * 1e6
+
+    def math_rate(self, precision: str) -> float:
+        """The arithmetic rate of a library's product computed in ``precision`` ("half", "tf32",
+        "double", "single") as a multiple of ``fp32_flops``: 1 for FP32 and for a profile without rates."""
+        return dict(self.sized().math_rates).get(precision, 1.0)
 
     def has(self, feature: str) -> bool:
         """Whether this device has a feature of FEATURES (or a PTX instruction of PTX_FEATURES)."""
@@ -198,12 +210,48 @@ _GPUS = {
     "H100 PCIe": ((9, 0), "H100 PCIe 80GB", 114, 1755, 80, 2000, 50, 3, 50, 128),
 }
 
+# Named GPUs' memory and rates, as cudaDeviceProp reports them: memory bus width (bits), memory clock
+# (kHz), cudaDevAttrSingleToDoublePrecisionPerfRatio (FP32 : FP64 on the CUDA cores), max persisting
+# L2 bytes. The H100 row was read from an H100 SXM; the others are data-sheet values.
+_MEMORY = {
+    "H100": (5120, 2_619_000, 2, 32_768_000),
+    "H100 PCIe": (5120, 1_593_000, 2, 32_768_000),
+    "A100": (5120, 1_215_000, 2, 31_457_280),
+    "V100": (4096, 877_000, 2, 0),
+    "T4": (256, 5_001_000, 32, 0),
+    "RTX 3090": (384, 9_751_000, 64, 4_718_592),
+    "RTX 4090": (384, 10_501_000, 64, 56_623_104),
+    "L4": (192, 6_251_000, 64, 37_748_736),
+}
+
+# A library product's arithmetic rate as a multiple of the GPU's FP32 peak (its FP32 lanes), by the
+# precision it computes in: "half" (FP16 or BF16 inputs on the tensor cores, FP32 sums), "tf32" (FP32
+# inputs rounded to TF32 on the tensor cores, sm_80 on) and "double" (FP64: the tensor cores' DMMA on
+# A100 and H100, half rate on V100, 1/32 or 1/64 on the others). Dense data-sheet figures, e.g. the
+# A100: 19.5 TFLOPS FP32, 312 FP16 tensor, 156 TF32, 19.5 FP64 tensor; the H100 SXM: 67, 989, 494, 67;
+# GeForce cards sum FP16 products in FP32 at half their FP16 tensor rate (RTX 3090: 35.6 and 71).
+# "double" here differs from _MEMORY's FP64 ratio by design: a DGEMM runs on the tensor cores of an
+# A100 or H100, an element-wise FP64 operation on their CUDA cores.
+_MATH_RATES = {
+    "T4": {"half": 8, "tf32": 1, "double": 1 / 32},
+    "V100": {"half": 8, "tf32": 1, "double": 1 / 2},
+    "A100": {"half": 16, "tf32": 8, "double": 1},
+    "RTX 3090": {"half": 2, "tf32": 1, "double": 1 / 64},
+    "RTX 4090": {"half": 2, "tf32": 1, "double": 1 / 64},
+    "L4": {"half": 4, "tf32": 2, "double": 1 / 64},
+    "H100": {"half": 14.8, "tf32": 7.4, "double": 1},
+    "H100 PCIe": {"half": 14.8, "tf32": 7.4, "double": 1},
+}
+
 
 def _gpu_profile(name, spec) -> Profile:
     cc, full, sms, mhz, gib, bw, l2, engines, link, lanes = spec
+    bus, mem_clock, fp64_ratio, persisting = _MEMORY[name]
     return replace(ARCHS[f"sm_{cc[0]}{cc[1]}"], name=name, gpu=full, sms=sms, clock_mhz=mhz,
                    memory_bytes=gib * 2**30, memory_bandwidth_gbs=float(bw), l2_bytes=l2 * 2**20,
-                   copy_engines=engines, host_link_gbs=float(link), fp32_per_sm_per_clock=lanes)
+                   copy_engines=engines, host_link_gbs=float(link), fp32_per_sm_per_clock=lanes,
+                   memory_bus_bits=bus, memory_clock_khz=mem_clock, fp64_ratio=fp64_ratio,
+                   persisting_l2_max=persisting, math_rates=tuple(_MATH_RATES[name].items()))
 
 
 GPUS = {name: _gpu_profile(name, spec) for name, spec in _GPUS.items()}

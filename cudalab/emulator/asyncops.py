@@ -87,6 +87,11 @@ class AsyncState:
         self._issued.append(rows)
 
     @property
+    def uniform(self):
+        """True while every lane of the batch has committed as often (one count, ``_all``, for all)."""
+        return self._committed is None
+
+    @property
     def committed(self):
         """Per-lane commit counts (replaced, never changed in place, so that rows keep theirs)."""
         if self._committed is None:
@@ -150,7 +155,7 @@ def land_copies(ex, st, committed, keep, mine=None):
     whole = np.dtype((np.void, CHUNK))
     shared = ex.shared.view(whole)
     left = []
-    uniform = st._committed is None
+    uniform = st.uniform
     for c in st._issued:
         if uniform and np.ndim(c.group) == 0:       # whole groups of the batch: all of them, or none
             if c.group >= st._all - keep:
@@ -476,7 +481,7 @@ def _cp_async_wait(inst, d):
         if sel.size < ex.n:              # only the waiting threads' own copies
             mine = np.zeros(ex.n, bool)
             mine[sel] = True
-        if land_copies(ex, st, None if st._committed is None else st.committed, keep, mine):
+        if land_copies(ex, st, None if st.uniform else st.committed, keep, mine):
             return
         r = st.rows
         if not r.size:

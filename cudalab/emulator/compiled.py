@@ -1125,19 +1125,22 @@ class _Runner:
         from .llvmgen import SLOT
         _PAD = SLOT["pad"]
         self.g, self.fn, self.check, self.code = group, fn, check, code
-        self.table = np.zeros(max(len(group.regs), 1), np.uint64)
-        self.seen = [None] * len(group.regs)       # the arrays whose addresses are in the table
-        # addresses asked of numpy once, not on every call (``.ctypes.data`` costs microseconds, and a
-        # loop calls a group once per iteration): the table's; the batch context's and the tier's
-        # mode, per batch; the lane list's, per list
-        self.table_ptr = self.table.ctypes.data
-        self._ctx = self._ctx_ptr = self._idx = self._idx_ptr = None
-        self._checking = False
+        self._threads = threading.local()       # the table and addresses of each thread's batches
+
+    def _mine(self):
+        """The calling thread's address table and the addresses it has asked of numpy: batches of one
+        launch may run on several threads at once (parallel.py), each with its own registers, so one
+        table shared by them would hand a thread's native code another batch's arrays."""
+        me = getattr(self._threads, "state", None)
+        if me is None:
+            me = self._threads.state = _RunnerState(len(self.g.regs))
+        return me
 
     def __call__(self, ex):
         g = self.g
         regs = ex.fr.regs
-        table, seen = self.table, self.seen
+        me = self._mine()
+        table, seen = me.table, me.seen
         idx = ex.idx if ex.idx.dtype == np.int64 else ex.idx.astype(np.int64)
         every = ex.ridx is None            # every lane, padding included (see llvmgen.CTX)
         copies, fresh = [], []
@@ -1158,20 +1161,20 @@ class _Runner:
                 seen[k] = arr
                 table[k] = arr.ctypes.data
         ctx = _context(ex, g.symbols)
-        if ctx is not self._ctx:
-            self._ctx, self._ctx_ptr, self._checking = ctx, ctx.ctypes.data, mode() == "check"
+        if ctx is not me.ctx:
+            me.ctx, me.ctx_ptr, me.checking = ctx, ctx.ctypes.data, mode() == "check"
         if every:
             count, lanes = ex.n, 0
             ctx[_PAD] = ex.n != idx.size
         else:
-            if idx is not self._idx:
-                self._idx, self._idx_ptr = idx, idx.ctypes.data
-            count, lanes = idx.size, self._idx_ptr
+            if idx is not me.idx:
+                me.idx, me.idx_ptr = idx, idx.ctypes.data
+            count, lanes = idx.size, me.idx_ptr
             ctx[_PAD] = 0
-        args = (count, lanes, self.table_ptr, self._ctx_ptr)
+        args = (count, lanes, me.table_ptr, me.ctx_ptr)
         if self.check is not None and self.check(*args):
             return self._interpret(ex)
-        if self._checking:
+        if me.checking:
             return self._check(ex, args)
         saved = [(name, regs[name].copy()) for name in g.restore]
         if self.fn(*args):
@@ -1228,6 +1231,20 @@ class _Runner:
                 fn(ex)
             elif pv.any():
                 ex.run_on(ex.idx[pv], fn, ex)
+
+
+class _RunnerState:
+    """What a group's runner keeps between calls on one thread: the table of its registers' addresses
+    (``seen``: the arrays they are of) and, asked of numpy once rather than on every call
+    (``.ctypes.data`` costs microseconds, and a loop calls a group once per iteration), the table's
+    address, the batch context's and the tier's mode (per batch), the lane list's (per list)."""
+
+    def __init__(self, nregs):
+        self.table = np.zeros(max(nregs, 1), np.uint64)
+        self.seen = [None] * nregs
+        self.table_ptr = self.table.ctypes.data
+        self.ctx = self.ctx_ptr = self.idx = self.idx_ptr = None
+        self.checking = False
 
 
 def _address(a):

@@ -26,14 +26,15 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast, slack
+from . import forecast, parallel, slack
+from . import pace as pace_mod
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
 from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
-from .barriers import is_named as is_named_barrier
+from .barriers import is_named as is_named_barrier, rejoins
 from .barriers import waits_at_barrier_zero
 from .pace import CLEARLY, RUNNING, Pace
 from .printf import ArgReader, format_call
@@ -561,14 +562,14 @@ class Exec:
             # a kernel whose threads end apart holds an entry per group of them at its end (eigenvalues'
             # bisection: over a hundred), checked at every barrier: one pass over their masks
             ends, past = self.kernel.ends, len(self.kernel.code)
-            ending = [m for pc, _, m in self.kernel_stack if pc in ends or pc >= past]
-            if ending:
-                waiting &= ~np.logical_or.reduce(ending)
-            tails = [m for pc, _, m in self.kernel_stack if ends_without_barrier(self.kernel, pc)]
-            if tails:       # whole warps only: threads of a warp at the barrier wait for them to reconverge
+            ending = _topmost(self.kernel_stack, lambda pc: pc in ends or pc >= past)
+            if ending is not None:
+                waiting &= ~ending
+            tails = _topmost(self.kernel_stack, lambda pc: ends_without_barrier(self.kernel, pc))
+            if tails is not None:   # whole warps only: threads of a warp at the barrier wait for them to reconverge
                 at_barrier = np.zeros((len(waiting) >> 5) + 1, bool)
                 at_barrier[self.idx >> 5] = True
-                waiting &= ~(np.logical_or.reduce(tails) & ~at_barrier[np.arange(len(waiting)) >> 5])
+                waiting &= ~(tails & ~at_barrier[np.arange(len(waiting)) >> 5])
         if waiting.any() and not grid:
             here = np.zeros(int(self.lane_block[-1]) + 1, bool)      # the blocks of the lanes at this instruction
             here[self.lane_block[self.idx]] = True
@@ -578,10 +579,12 @@ class Exec:
     def _run_on_past(self, lanes) -> np.ndarray:
         """Of ``lanes`` (threads away from this barrier), those a GPU since Volta lets the barrier
         complete without: where each waits (its topmost stack entry), every path ends the kernel
-        without a barrier, or reaches a ``__syncthreads()`` writing nothing on the way. Such a GPU counts
-        the threads at a barrier one by one, and threads of the same warp run on apart, to their end or
-        to the next ``__syncthreads()``, which counts them (measured on an H200: a tree reduction whose
-        loop a warp's threads leave one by one, and ``if (t < 16) __syncthreads(); __syncthreads();``)."""
+        without a barrier, or reaches a ``__syncthreads()`` writing nothing on the way (measured on an
+        H200: a tree reduction whose loop a warp's threads leave one by one, and ``if (t < 16)
+        __syncthreads(); __syncthreads();``); or, for threads of the warps here, they wait to rejoin the
+        threads here after the barrier, whatever they do then: ptxas predicates such a branch and the
+        warp arrives whole, its skipping threads storing after the barrier (an H100 ran
+        tests/kernels/split_barrier.py's half_warp_waits_while_others_write so)."""
         free = np.zeros(self.n, bool)
         stack = self.kernel_stack
         idx = np.flatnonzero(lanes)
@@ -590,10 +593,17 @@ class Exec:
         held = np.array([m for _, _, m in stack])[:, idx]
         top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
         somewhere = held.any(axis=0)
+        warps = np.zeros((self.n >> 5) + 1, bool)
+        warps[self.idx >> 5] = True
         for k in np.unique(top[somewhere]).tolist():
-            pc = stack[k][0]
+            pc, _, m = stack[k]
+            mine = (top == k) & somewhere
             if ends_without_barrier(self.kernel, pc) or _only_heads_for_syncthreads(self.kernel, pc):
-                free[idx[(top == k) & somewhere]] = True
+                free[idx[mine]] = True
+            elif (m & self.mask).any() or rejoins(self.kernel, stack[k]):
+                # waiting to rejoin the threads here (an H100 predicates such a branch: the warp arrives
+                # whole at the barrier, tests/kernels/split_barrier.py)
+                free[idx[mine & warps[idx >> 5]]] = True
         return free
 
     def _warn_split_barrier(self, inst, apart):
@@ -606,8 +616,8 @@ class Exec:
         block, thread = _xyz(block), _xyz(thread)
         line = f"line {inst.line}" if inst.line else "a barrier"
         msg = (f"__syncthreads() at {line} in kernel {self.kernel_name} was reached by only some threads of a warp "
-               f"in block {block}; thread {thread} took another path, to the kernel's end or to another "
-               "__syncthreads(). A GPU since Volta counts the threads at a barrier one by one and lets the others "
+               f"in block {block}; thread {thread} took another path and rejoins the others after it (or goes to the "
+               "kernel's end or to another __syncthreads()). A GPU since Volta counts the threads at a barrier one by one and lets the others "
                "run on, so the kernel went on; compute-sanitizer's synccheck reports it as an error, and older GPUs "
                "could hang. Let every thread of the block reach the same __syncthreads(); run with --check synccheck "
                "(cudalab.check(\"synccheck\")) to stop here.")
@@ -639,6 +649,26 @@ class Exec:
                    f"Move the {what} out of the if/loop so that every thread of {of} reaches it.")
             f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
             raise KernelError(msg, "cudaErrorLaunchFailure", [f])
+
+
+def _topmost(stack, where):
+    """The lanes whose topmost stack entry (where each thread is now; the entries below it are where it
+    rejoins others) is at a pc for which ``where(pc)`` holds, or None if no entry is. A path still to
+    run above the entry at the kernel's end is not the end (the other side of an if/else)."""
+    marks = [where(pc) for pc, _, _ in stack]
+    if not any(marks):
+        return None
+    low = marks.index(True)
+    if low == len(stack) - 1 or not any(not m for m in marks[low + 1:]):
+        return np.logical_or.reduce([m for (_, _, m), k in zip(stack, marks) if k])
+    above = np.zeros_like(stack[-1][2])
+    found = np.zeros_like(above)
+    for k in range(len(stack) - 1, low - 1, -1):
+        m = stack[k][2]
+        if marks[k]:
+            found |= m & ~above
+        above |= m
+    return found
 
 
 _GEOMETRY: dict = {}
@@ -1570,44 +1600,109 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     # and its shared and local memory, zeroed again (_zeroed)
     spare = pool.pop(SPARE, None) if pool else None
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
-    for first, nb in pace.batches(bpb, whole_clusters):
-        batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
-        for o in observers:
-            o.on_batch_start(batch)
-        ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
-                  pace.deadline, kernel_name, checks, spare)
-        spare = None
-        ex.fr = Frame(df, ex.n, 0, pool)
-        ex.grid_workspace = workspace
-        ex.wall_deadline = pace.wall_deadline
-        pace.batch = ex
-        ex.cluster, ex.grid_state = shape, grid_state
-        stats.batches += 1
-        t_pick = time.thread_time()
-        run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
-        native_only = native_only and run_df is not df
-        t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
-        pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
-        # is this thread's CPU time, so background compiles are not counted either)
-        ex.deadline = pace.deadline
-        if run_df is df:
-            ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
-        try:
-            # (the batch shape's valid lanes themselves: read-only, and the stack makes new masks)
-            run_function(ex, run_df, ex.valid, is_kernel=True, count=ex.valid_idx.size)
-            t1 = time.thread_time()
+    # batches that may run on several threads at once (parallel.py): their own stats, added in block order
+    window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
+    if window > 1 and pace.blocks_total > bpb:
+        # as many batches as a multiple of the threads: a 2^20-thread matmul's two native batches of 2^19
+        # lanes each go to a thread of their own, five batches on two threads would leave one alone
+        threads_n = window - 1
+        batches = -(-pace.blocks_total // bpb)
+        bpb = -(-pace.blocks_total // (-(-batches // threads_n) * threads_n))
+    flight = []                 # batches running on worker threads, oldest first
+    try:
+        for first, nb in pace.batches(bpb, whole_clusters):
+            batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
+            for o in observers:
+                o.on_batch_start(batch)
+            ex = Exec(program, df, batch, kparams, total_shared, layout, local_stride, observers, stats,
+                      pace.deadline, kernel_name, checks, spare)
+            spare = None
+            ex.fr = Frame(df, ex.n, 0, pool)
+            pool = None
+            ex.grid_workspace = workspace
+            ex.wall_deadline = pace.wall_deadline
+            pace.batch = ex
+            ex.cluster, ex.grid_state = shape, grid_state
+            stats.batches += 1
+            t_pick = time.thread_time()
+            run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+            native_only = native_only and run_df is not df
+            t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
+            pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
+            # is this thread's CPU time, so background compiles are not counted either)
+            ex.deadline = pace.deadline
+            b = parallel.Batch(ex, run_df, batch, nb)
+            if window > 1 and _beside(df, run_df, pace, t0):
+                # on a worker thread, with its own stats and its own clock against the time left
+                b.budget = pace.deadline - t0
+                ex.stats = parallel.own_stats(stats, LaunchStats)
+                pace.in_flight.append(ex)
+                parallel.submit(b, _run_batch, window - 1)
+                flight.append(b)
+                while len(flight) >= window:
+                    pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
+                                              kparams, total_shared, layout, local_stride, shape, threads)
+                    flight.pop(0)
+                continue
+            while flight:               # (in block order: the batches before it end first)
+                pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
+                                          kparams, total_shared, layout, local_stride, shape, threads)
+                flight.pop(0)
             if run_df is df:
-                spent = t1 - t0
-                compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
-                                   spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
-            pool = None if observers else dict(ex.fr.regs)
-            if pool is not None:
-                spare = (ex.shared, ex.local)
+                ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
+            parallel.run(b, _run_batch)
+            pool, spare = _batch_done(b, (), df, program, observers, stats, pace, kernel_name, kparams, total_shared,
+                                      layout, local_stride, shape, threads)
+        while flight:
+            pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
+                                      kparams, total_shared, layout, local_stride, shape, threads)
+            flight.pop(0)
+    finally:
+        parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
+        pace.in_flight.clear()
+    if native_only and not observers and pace.blocks_done == pace.blocks_total:
+        df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
+    kept = sum(a.nbytes for a in pool.values()) if pool else 0
+    if pool and kept <= KEEP_REGISTERS:
+        if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
+            pool[SPARE] = spare
+        df._pool = pool
+        _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
+        while len(_POOLED) > KEEP_POOLS:
+            _POOLED.pop(0).__dict__.pop("_pool", None)
+
+
+def _run_batch(b):
+    """Run one batch's kernel from its start (on this thread or a worker's: parallel.run)."""
+    ex = b.ex
+    # (the batch shape's valid lanes themselves: read-only, and the stack makes new masks)
+    run_function(ex, b.run_df, ex.valid, is_kernel=True, count=ex.valid_idx.size)
+
+
+def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kparams, total_shared, layout,
+                local_stride, shape, threads):
+    """After a batch (the oldest still running, waited for): its error, raised as one batch after another
+    would (the ``later`` batches stopped first), or its counts, its pace and its progress. Returns the
+    (register pool, shared and local memory) the next batch may take over."""
+    b.done.wait()
+    ex, nb, run_df = b.ex, b.nb, b.run_df
+    beside = ex.stats is not stats
+    if beside:                      # a worker's batch: its counts and CPU time join the launch's
+        pace.in_flight.remove(ex)
+        parallel.merge(stats, ex.stats)
+        ex.stats = stats
+        pace.not_counted(-b.seconds)
+    e = b.error
+    if e is not None:
+        parallel.stop(later)
+        try:
+            raise e
         except Unsupported as e:
             raise UnsupportedError(f"The emulator cannot run kernel {kernel_name}: {e} is not supported yet. "
                                    "Try simpler code, or run on a real GPU.") from None
         except Watchdog:
             waiting = waiting_on(ex)
+            batch = b.info
             if pace.estimate is None:       # no block has finished: count the batch's work another way
                 # (threads taking turns at a lock: its loops counted once a turn, the least the work can be)
                 pace.forecast_batch(nb, lambda seconds: forecast.thread_instructions(
@@ -1620,22 +1715,53 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             raise
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
-        # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
-        # long at the interpreter's pace, but not at native code's, waits for that code and its pace
-        native_soon = run_df is df and compiled.native_next(df)
-        pace.batch_done(nb, t1 - t0, compiled.NATIVE_GAIN if native_soon else 1.0, now=t1)
-        if native_soon and pace.clearly_too_long():
-            compiled.wait_for_build(df)
-    if native_only and not observers and pace.blocks_done == pace.blocks_total:
-        df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
-    kept = sum(a.nbytes for a in pool.values()) if pool else 0
-    if pool and kept <= KEEP_REGISTERS:
-        if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
-            pool[SPARE] = spare
-        df._pool = pool
-        _POOLED[:] = [d for d in _POOLED if d is not df] + [df]
-        while len(_POOLED) > KEEP_POOLS:
-            _POOLED.pop(0).__dict__.pop("_pool", None)
+    spent = b.seconds
+    if run_df is df:
+        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
+                           spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
+    pool = None if observers else dict(ex.fr.regs)
+    spare = (ex.shared, ex.local) if pool is not None else None
+    # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
+    # long at the interpreter's pace, but not at native code's, waits for that code and its pace
+    native_soon = run_df is df and compiled.native_next(df)
+    if beside:                      # (its system time is its own: pace.batch_done leaves this thread's out)
+        pace.system_at_start = pace_mod.system_seconds()
+        spent = b.user
+    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0)
+    if native_soon and pace.clearly_too_long():
+        compiled.wait_for_build(df)
+    return pool, spare
+
+
+def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared) -> int:
+    """How many of a launch's batches may be under way at once (1: one after another, as on one core):
+    the worker threads (parallel.workers) and one more, queued, where the kernel's blocks cannot see
+    each other's work (parallel.independent) and nothing watches them (observers, checks), within
+    parallel.IN_FLIGHT_BYTES of batch memory."""
+    threads = parallel.workers()
+    if threads < 2 or observers or checks or slack.strict or slack.strict_sync or compiled.mode() == "check" \
+            or (shape is not None and shape.size > 1) or parallel.independent(df, program):
+        return 1
+    per_batch = bpb * (lpb * (local_stride + register_bytes(df) + LANE_BYTES) + max(total_shared, 16))
+    return max(1, min(threads + 1, parallel.IN_FLIGHT_BYTES // max(per_batch, 1)))
+
+
+def _beside(df, run_df, pace, now) -> bool:
+    """Should this batch run on a worker thread? Only once the batches so far show that the grid fits
+    its time (the sample batch and the first full one decide whether the launch stops early, pace.py:
+    batches run beside them would be work thrown away): at the first full batch's pace, or at the
+    sample's per block, which overstates it (``Pace.surely_fits``); not where the rest of the launch is
+    short (a thread's start-up is not worth it), and only where most of the work leaves the GIL:
+    native code, or the tensor-core loops."""
+    if not pace.blocks_done or pace.estimate is None or not (pace.at_least is None and pace.fitted or
+                                                             pace.surely_fits()) \
+            or pace.estimate - (now - pace.start) < parallel.MIN_SECONDS:
+        return False
+    return run_df is not df or _has_mma_runs(df)
+
+
+def _has_mma_runs(df) -> bool:
+    return _kept(df, "_mma_runs", lambda: any(c[0] == K_FUSED and isinstance(c[1], mma_runs.Run) for c in df.code))
 
 
 _POOLED: list = []      # the decoded functions that keep a launch's register arrays, last launched last

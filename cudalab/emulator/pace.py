@@ -113,8 +113,9 @@ def stop_running() -> bool:
     time limit passes, and says how far it got. False when no launch was running."""
     for pace in RUNNING:
         pace.wall_deadline = float("-inf")
-        if pace.batch is not None:
-            pace.batch.wall_deadline = float("-inf")
+        for ex in [pace.batch, *pace.in_flight]:
+            if ex is not None:
+                ex.wall_deadline = float("-inf")
     return bool(RUNNING)
 
 
@@ -132,8 +133,8 @@ def not_counted_by_running(seconds: float):
     loaded the loops, was stopped at 10 s having run 512 instructions)."""
     for pace in RUNNING:
         pace.not_counted(seconds)
-        if pace.batch is not None:
-            pace.batch.deadline += seconds
+        for ex in {id(x): x for x in (pace.batch, *pace.in_flight) if x is not None}.values():
+            ex.deadline += seconds
 
 
 def time_is_up() -> bool:
@@ -161,6 +162,7 @@ class Pace:
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
         self.batch = None                               # the running batch's executor (its own deadlines)
+        self.in_flight = []         # the executors of batches running on other threads (engine, parallel.py)
         self.finished_instructions = None               # thread-instructions when the latest batch finished
         self.blocks_done = 0
         self.per_batch = blocks_total
@@ -299,6 +301,16 @@ class Pace:
         if least - spent > CLEARLY * cpu_left:
             return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
+
+    def surely_fits(self) -> bool:
+        """Does the grid fit its time even at the latest batch's pace per block (which overstates a light
+        kernel's after the small sample), with the time spent so far? Then no batch will stop it early,
+        and the batches after it may run together on several threads (parallel.py)."""
+        if self.estimate is None:
+            return False
+        spent = time.thread_time() - self.start
+        return (self.estimate <= self.timeout and self.estimate - spent <= self.wall_deadline - time.monotonic()
+                and self.estimate - spent <= cpu_time_left())
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
         msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "

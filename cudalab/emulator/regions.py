@@ -148,6 +148,7 @@ what lock step counts when the threads do not diverge.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 import numpy as np
@@ -1018,9 +1019,9 @@ class Runner:
         # block stopped, or when a long batch moves to native code mid-way (compiled.upgrade_later)
         self.entry = region.start if entry is None else entry
         self.entries = {region.start, *region.heads}
-        self.table = np.zeros(max(len(region.regs), 1), np.uint64)
-        self.table_address = self.table.ctypes.data
-        self.seen = [None] * len(region.regs)
+        # each thread's (table of the registers' addresses, its address, the arrays they are of): batches
+        # of one launch may run on several threads at once (parallel.py), each with its own registers
+        self._threads = threading.local()
         self.spill_at = {int(p): [(name, int(c)) for name, c in cols] for p, cols in region.spill_at}
         self.cut_pcs = np.array(region.bounds, np.int64)      # where a stopped thread's block waits
         self.warp_ops = any(kind == "warp" for _, kind in region.cuts)
@@ -1047,7 +1048,11 @@ class Runner:
         from . import compiled
         r = self.r
         regs = ex.fr.regs
-        table, seen = self.table, self.seen
+        mine = getattr(self._threads, "table", None)
+        if mine is None:
+            table = np.zeros(max(len(r.regs), 1), np.uint64)
+            mine = self._threads.table = (table, table.ctypes.data, [None] * len(r.regs))
+        table, table_address, seen = mine
         every = ex.idx.size == ex.n
         for k, name in enumerate(r.regs):
             arr = regs.get(name.lstrip("@"))          # (@name: a shuffle's source, read across lanes)
@@ -1074,7 +1079,7 @@ class Runner:
         st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
         base = compiled._address(scratch)
-        args = (count, 0 if every else compiled._address(idx), self.table_address, compiled._address(ctx), base,
+        args = (count, 0 if every else compiled._address(idx), table_address, compiled._address(ctx), base,
                 base + 8 * 8, base + 8 * at_spill, base + 8 * at_state)
         stats = ex.stats
         longest = 0

@@ -361,8 +361,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r = compile_with(cpp17(options))
     if r.returncode and _THRUST_NOT_INCLUDED.search(r.stdout + r.stderr):
         # Thrust's headers up to CUDA 12 brought in thrust::pair and thrust::tuple with every container
-        # and algorithm; CUDA 13's (CCCL 3) no longer do, and a book's unique_by_key_copy result stops
-        again = compile_with([*options, *THRUST_PAIR_AND_TUPLE])
+        # and algorithm, and most algorithms and fancy iterators with each other; CUDA 13's (CCCL 3) no
+        # longer do, and a book's unique_by_key_copy result, a workshop's counting_iterator and a
+        # homework's remove_copy_if stop there
+        again = compile_with([*options, *THRUST_AS_CUDA_12_INCLUDED])
         r = again if not again.returncode else r
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
@@ -421,8 +423,16 @@ _OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
 
 
 # a name Thrust's headers declared for every program up to CUDA 12, which a CUDA 13 program must include itself
-_THRUST_NOT_INCLUDED = re.compile(r'namespace "thrust" has no member "(pair|make_pair|tuple|make_tuple|tie|get)"')
-THRUST_PAIR_AND_TUPLE = ["-include", "thrust/pair.h", "-include", "thrust/tuple.h"]
+_THRUST_NOT_INCLUDED = re.compile(r'namespace "thrust" has no member "\w+"')
+# the headers of Thrust's pairs and tuples, algorithms, function objects, fancy iterators and memory
+# (not its allocators and memory resources, which programs of that time did include)
+_THRUST_HEADERS = (
+    "pair tuple functional memory device_ptr distance advance swap execution_policy host_vector device_vector "
+    "adjacent_difference binary_search copy count equal extrema fill find for_each gather generate inner_product logical merge mismatch partition reduce remove replace reverse "
+    "scan scatter sequence set_operations sort tabulate transform transform_reduce transform_scan uninitialized_copy "
+    "uninitialized_fill unique random iterator/counting_iterator iterator/constant_iterator iterator/discard_iterator "
+    "iterator/permutation_iterator iterator/reverse_iterator iterator/transform_iterator iterator/zip_iterator").split()
+THRUST_AS_CUDA_12_INCLUDED = [w for h in _THRUST_HEADERS for w in ("-include", f"thrust/{h}.h")]
 
 
 def cpp17(options: list) -> list:

@@ -12,19 +12,6 @@ from __future__ import annotations
 
 KB = 1024
 
-# Per named GPU: memory bus width (bits), memory clock (kHz), cudaDevAttrSingleToDoublePrecisionPerfRatio,
-# max persisting L2 bytes. The H100 row was read from an H100 SXM; the others are data-sheet values.
-GPU_EXTRA = {
-    "H100": (5120, 2_619_000, 2, 32_768_000),
-    "H100 PCIe": (5120, 1_593_000, 2, 32_768_000),
-    "A100": (5120, 1_215_000, 2, 31_457_280),
-    "V100": (4096, 877_000, 2, 0),
-    "T4": (256, 5_001_000, 32, 0),
-    "RTX 3090": (384, 9_751_000, 64, 4_718_592),
-    "RTX 4090": (384, 10_501_000, 64, 56_623_104),
-    "L4": (192, 6_251_000, 64, 37_748_736),
-}
-
 # Texture and surface limits (cudaDeviceProp field -> value), the same on every GPU since sm_70; the
 # runtime's array and texture checks use them too (runtime/textures.py).
 TEXTURE_ALIGNMENT, TEXTURE_PITCH_ALIGNMENT = 512, 32
@@ -41,12 +28,21 @@ TEXTURES = {
 }
 
 
+def gpu_figures(sized) -> tuple:
+    """(bus bits, memory clock kHz, FP32:FP64 ratio, max persisting L2 bytes) of a sized profile; a
+    profile made without them (a student's own) reads SIZED_LIKE's."""
+    from ...device.profiles import SIZED_LIKE, get
+    if sized.memory_bus_bits is None:
+        sized = get(SIZED_LIKE)
+    return sized.memory_bus_bits, sized.memory_clock_khz, sized.fp64_ratio, sized.persisting_l2_max
+
+
 def device_properties(profile, total_global_mem: int) -> dict:
     """Every cudaDeviceProp field (arrays as tuples) for a cudalab.device profile."""
     from ...device.profiles import SIZED_LIKE
     p = profile
     sized = p.sized()
-    bus, mem_clock, fp64_ratio, persisting = GPU_EXTRA.get(sized.name, GPU_EXTRA[SIZED_LIKE])
+    bus, mem_clock, fp64_ratio, persisting = gpu_figures(sized)
     name = f"cudalab emulated {p.gpu} ({p.arch})" if p.sms else \
         f"cudalab emulated {p.arch} (sized like an {SIZED_LIKE})"
     l2 = sized.l2_bytes

@@ -127,31 +127,8 @@ class Call:
         self.memory.store(view, bf16_bits(values) if DATA_TYPES[code] == "bfloat16" else values)
 
 
-# A product's arithmetic rate as a multiple of the GPU's FP32 peak (its FP32 lanes), by the precision
-# the library computes in: "half" (FP16 or BF16 inputs on the tensor cores, FP32 sums), "tf32" (FP32
-# inputs rounded to TF32 on the tensor cores, sm_80 on) and "double" (FP64: the tensor cores' DMMA on
-# A100 and H100, half rate on V100, 1/32 or 1/64 on the others). Dense data-sheet figures, e.g. the
-# A100: 19.5 TFLOPS FP32, 312 FP16 tensor, 156 TF32, 19.5 FP64 tensor; the H100 SXM: 67, 989, 494, 67;
-# GeForce cards sum FP16 products in FP32 at half their FP16 tensor rate (RTX 3090: 35.6 and 71).
-MATH_RATES = {
-    "T4": {"half": 8, "tf32": 1, "double": 1 / 32},
-    "V100": {"half": 8, "tf32": 1, "double": 1 / 2},
-    "A100": {"half": 16, "tf32": 8, "double": 1},
-    "RTX 3090": {"half": 2, "tf32": 1, "double": 1 / 64},
-    "RTX 4090": {"half": 2, "tf32": 1, "double": 1 / 64},
-    "L4": {"half": 4, "tf32": 2, "double": 1 / 64},
-    "H100": {"half": 14.8, "tf32": 7.4, "double": 1},
-    "H100 PCIe": {"half": 14.8, "tf32": 7.4, "double": 1},
-}
-
-
-def math_rate(profile, precision: str) -> float:
-    """``MATH_RATES``' multiple for a sized profile, 1 for FP32 (and for a GPU not in the table)."""
-    return MATH_RATES.get(profile.name, {}).get(precision, 1.0)
-
-
 def gemm_precision(inputs, tf32: bool = False) -> str:
-    """The ``MATH_RATES`` key of a product whose A and B are ``inputs`` (a numpy dtype or a
+    """The precision (``Profile.math_rate``'s key) of a product whose A and B are ``inputs`` (a numpy dtype or a
     cudaDataType's storage dtype): a program that times cublasHgemm against cublasSgemm, or a
     cuBLASLt FP16 matmul against an FP32 one, sees the tensor cores' speed-up a GPU shows."""
     kind = np.dtype(inputs)
@@ -164,7 +141,7 @@ def gemm_precision(inputs, tf32: bool = False) -> str:
 
 def on_timeline(ctx, stream: int, name: str, flops: float, nbytes: float, precision: str = "single"):
     """The call's row on the stream's timeline, named as the library routine ("cublasSgemm"), timed
-    as the slower of its arithmetic at the device's peak for ``precision`` (``math_rate``) and its
+    as the slower of its arithmetic at the device's peak for ``precision`` (``Profile.math_rate``) and its
     bytes at DRAM bandwidth: the library's own kernels are not emulated, so this is an estimate of a
     well-tuned one."""
     from ...device.timing import DRAM_EFFICIENCY, LAUNCH_OVERHEAD_US
@@ -172,7 +149,7 @@ def on_timeline(ctx, stream: int, name: str, flops: float, nbytes: float, precis
     if s.handle == 0:
         ctx.legacy_stream_used(name)
     p = ctx.profile.sized()
-    peak = p.fp32_flops() * math_rate(p, precision)
+    peak = p.fp32_flops() * p.math_rate(precision)
     bandwidth = (p.memory_bandwidth_gbs or 1000) * 1e9 * DRAM_EFFICIENCY
     us = LAUNCH_OVERHEAD_US + max(flops / peak, nbytes / bandwidth) * 1e6
     row = ctx.timeline.kernel(name, us, stream=s.handle)

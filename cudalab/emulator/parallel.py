@@ -1,0 +1,257 @@
+"""Batches of one launch on several cores at once, where the order they run in cannot show.
+
+The engine runs a grid batch after batch (engine._run_batches). Blocks do not wait for each other
+between grid syncs, and native code (compiled.py's groups and regions.py's regions, called through
+ctypes) and the tensor-core loops (numba, nogil) release the GIL: a tiled matmul 1024 spends 99% of
+its CPU time there. So two batches can run on two cores at once and a big launch takes about half the
+wall time, where a core is free (course machines and mybinder have two or more).
+
+The bytes must stay those of one batch after the other. They do wherever no block can see another's
+work while the grid runs, and the emulator runs batches together only where that holds
+(``independent``): no atomics or reductions into memory (a float sum's rounding depends on the order,
+an integer atomic's returned old values do too), no volatile, acquire or relaxed accesses and no fences
+(blocks talking to each other: a flag, a lock, a last-block-done count), no calls (printf's order,
+in-kernel malloc, launches from the device, recursion), no grid sync (a cooperative launch is one batch
+anyway), and every store to global memory at an address that depends on the block index (a race
+lesson's ``*counter += 1`` by every block stays in order). Launches with observers (profile, racecheck,
+memcheck's and synccheck's checks, widgets) and the compiled tier's check mode run in order too.
+
+What a batch changes is its own (its Exec: registers, shared and local memory, SIMT stack, async-copy
+and barrier state; compiled.py and regions.py keep their address tables per thread); what it counts
+goes to a LaunchStats of its own, added to the launch's in block order (``merge``), so the instruction
+counts, warnings and the first fault are those of one batch after the other: a fault in a late block is
+reported only once every earlier batch has ended without one, and a later batch still running is
+stopped. The watchdog counts every thread's CPU time: each batch's own clock against what the launch
+had left when it started, and the launch's clock charged with each batch's time when it is added.
+
+``workers()``: ``CUDALAB_THREADS`` (1: one batch at a time, as before), else the cores this process
+may run on (``os.sched_getaffinity``), at most ``MAX_DEFAULT``.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from ..ptx.ir import leaves
+
+ENV = "CUDALAB_THREADS"
+MAX_DEFAULT = 4                 # threads without CUDALAB_THREADS (each batch in flight holds its own memory)
+IN_FLIGHT_BYTES = 1 << 30       # batches in flight hold at most about this much memory (registers, shared, local)
+MIN_SECONDS = 0.02              # a launch whose rest takes less (at its first batch's pace) stays on one thread
+
+# special registers that differ between blocks: an address made from one is a block's own
+BLOCK_SREGS = {"ctaid", "clusterid", "cluster_ctaid", "cluster_ctarank"}
+# instructions through which blocks see each other's work, or whose order shows
+ORDERED = {"sured", "call", "griddepcontrol", "multimem"}
+ATOMIC = {"atom", "red"}                                 # ordered unless on a block's shared memory
+FENCES = {"membar", "fence"}                            # ordered unless within the block (.cta) or a proxy fence
+SCOPED = {"acquire", "release", "relaxed"}              # ordered at .gpu or .sys scope (or none given)
+ORDERED_MODS = {"volatile", "mmio", "reduce"}
+SPACES = ("global", "shared", "local", "param", "const")
+
+
+def workers() -> int:
+    """Threads a launch's batches may run on: ``CUDALAB_THREADS`` if set (1 = one batch at a time),
+    else the cores this process may use, at most MAX_DEFAULT."""
+    asked = os.environ.get(ENV, "").strip()
+    if asked:
+        try:
+            return max(1, min(int(asked), 64))
+        except ValueError:
+            return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT))
+
+
+def independent(df, program=None) -> str:
+    """Why the order of ``df``'s blocks could show in its results ('' where it cannot): kept with the
+    decoded function (every launch asks). ``program`` names the module's shared variables."""
+    why = df.__dict__.get("_order_shows")
+    if why is None:
+        shared = {v.name for v in df.func.shared}
+        if program is not None:
+            shared |= {n for n, v in program.module.variables.items() if v.space == "shared"}
+        why = df._order_shows = _order_shows(df.func, shared)
+    return why
+
+
+def _space(inst) -> str:
+    for m in inst.mods:
+        if m in SPACES or m.startswith("shared"):
+            return "shared" if m.startswith("shared") else m
+    return "generic"
+
+
+def _ordered(inst) -> bool:
+    mods = set(inst.mods)
+    if inst.opcode in ORDERED or ORDERED_MODS & mods:
+        return True
+    if inst.opcode in FENCES:
+        return "cta" not in mods and not any(m.startswith("proxy") for m in mods)
+    return bool(SCOPED & mods) and not ({"cta"} & mods and not {"gpu", "sys", "cluster"} & mods)
+
+
+def _reaching(insts, seeds) -> set:
+    """Registers some definition of which reads a register of the set or an operand ``seeds`` says yes
+    to (flow-insensitive: one such definition is enough)."""
+    found = set()
+    changed = True
+    while changed:
+        changed = False
+        for inst in insts:
+            ops = inst.operands
+            if not ops or ops[0][0] not in ("reg", "vec", "pair"):
+                continue
+            dests = [o[1] for o in leaves(ops[:1]) if o[0] == "reg"]
+            if all(d in found for d in dests):
+                continue
+            if seeds(inst) or any(o[0] == "reg" and o[1] in found for o in leaves(ops[1:])):
+                found.update(dests)
+                changed = True
+    return found
+
+
+def _order_shows(f, shared_symbols) -> str:
+    insts = f.insts
+    atomics = []
+    for inst in insts:
+        if inst.opcode in ATOMIC and _space(inst) != "shared":
+            atomics.append(inst)
+        elif _ordered(inst):
+            return f"`{inst.text or inst.opcode}` ({inst.place})"
+        if any(o[0] == "sreg" and o[1].startswith("envreg") for o in leaves(inst.operands)):
+            return "grid sync"
+    # registers whose value depends on the block index
+    from_block = _reaching(insts, lambda i: any(o[0] == "sreg" and o[1] in BLOCK_SREGS for o in leaves(i.operands[1:])))
+    # generic pointers into shared memory (wmma.store of a tile to shared memory through a generic address),
+    # and registers that may hold any other pointer: a parameter's, a global variable's, one loaded from memory
+    to_shared = _reaching(insts, lambda i: i.opcode == "cvta" and "to" not in i.mods and "shared" in i.mods
+                          or any(o[0] == "sym" and o[1] in shared_symbols for o in leaves(i.operands[1:])))
+    elsewhere = _reaching(insts, lambda i: i.opcode == "ld" or i.opcode == "cvta" and "shared" not in i.mods
+                          or any(o[0] == "sym" and o[1] not in shared_symbols for o in leaves(i.operands[1:])))
+    def into_shared(inst, regs):
+        return _space(inst) == "generic" and regs and regs <= to_shared and not regs & elsewhere
+
+    for inst in atomics:            # (an atomic on shared memory through a generic address is the block's own)
+        mem = [o for o in inst.operands if o[0] == "mem"]
+        if not mem or not into_shared(inst, {o[1] for o in leaves(mem[:1]) if o[0] == "reg"}):
+            return f"`{inst.text or inst.opcode}` ({inst.place})"
+    for inst in insts:
+        writes = inst.opcode in ("st", "sust", "stmatrix") or inst.opcode == "wmma" and "store" in inst.mods \
+            or inst.opcode == "cp"
+        if not writes or not inst.operands or inst.operands[0][0] != "mem":
+            continue
+        if _space(inst) in ("shared", "local"):
+            continue
+        regs = {o[1] for o in leaves(inst.operands[:1]) if o[0] == "reg"}
+        if regs & from_block:
+            continue
+        if into_shared(inst, regs):
+            continue
+        return f"a store to the same address in every block, `{inst.text or inst.opcode}` ({inst.place})"
+    return ""
+
+
+class Batch:
+    """One batch of a launch and what running it left: its error, its CPU seconds."""
+
+    __slots__ = ("ex", "run_df", "info", "nb", "budget", "error", "seconds", "user", "done", "stopped")
+
+    def __init__(self, ex, run_df, info, nb, budget=None):
+        self.ex, self.run_df, self.info, self.nb, self.budget = ex, run_df, info, nb, budget
+        self.error = None
+        self.seconds = self.user = 0.0
+        self.done = threading.Event()
+        self.stopped = False
+
+
+def run(batch: Batch, body):
+    """Run ``body(batch)`` on this thread, keeping its error and its CPU seconds (user and all)."""
+    from .pace import system_seconds
+    if batch.budget is not None:            # the launch's watchdog time left, on this thread's clock
+        batch.ex.deadline = time.thread_time() + batch.budget
+    sys0 = system_seconds()
+    t0 = time.thread_time()
+    try:
+        body(batch)
+    except BaseException as e:      # noqa: BLE001  (handed to the launch's thread, in block order)
+        batch.error = e
+    finally:
+        batch.seconds = time.thread_time() - t0
+        batch.user = max(batch.seconds - (system_seconds() - sys0), 0.1 * batch.seconds)
+        batch.done.set()
+
+
+_POOL = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def submit(batch: Batch, body, threads: int):
+    """Run ``batch`` on one of ``threads`` worker threads."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE != threads:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL = ThreadPoolExecutor(threads, thread_name_prefix="cudalab-batch")
+            _POOL_SIZE = threads
+        _POOL.submit(run, batch, body)
+
+
+def stop(batches):
+    """Stop the batches still running (an earlier one faulted, or the launch was interrupted) and wait
+    for them: none may write memory once the launch has returned."""
+    for b in batches:
+        b.stopped = True
+        b.ex.wall_deadline = float("-inf")
+    for b in batches:
+        b.done.wait()
+
+
+def own_stats(stats, make):
+    """A batch's own LaunchStats (``make()``), knowing the launch's warnings so far: a warning a batch
+    repeats adds its threads to the launch's, as one batch after another does (``merge``), and a launch
+    that has warned of a shared access past a block's size lets native code take such accesses
+    (slack.shared_limit)."""
+    own = make()
+    for site, f in stats.warned.items():
+        seen = copy.copy(f)
+        seen.details = dict(f.details)
+        if "threads" in seen.details:
+            seen.details["threads"] = 0
+        own.warned[site] = seen
+    return own
+
+
+def merge(stats, own):
+    """Add a batch's own LaunchStats to the launch's, as if it had counted there after the batches
+    before it."""
+    stats.instructions += own.instructions
+    stats.thread_instructions += own.thread_instructions
+    stats.warp_instructions += own.warp_instructions
+    new = {id(f) for f in own.findings}
+    for site, f in own.warned.items():
+        if id(f) in new:
+            continue
+        have = stats.warned.get(site)
+        if have is not None and "threads" in f.details and "threads" in have.details:
+            have.details["threads"] += f.details["threads"]
+    site_of = {id(f): site for site, f in own.warned.items()}
+    for f in own.findings:
+        site = site_of.get(id(f))
+        if site is None:
+            stats.findings.append(f)
+            continue
+        have = stats.warned.get(site)
+        if have is None:
+            stats.warned[site] = f
+            stats.findings.append(f)
+        elif "threads" in f.details and "threads" in have.details:
+            have.details["threads"] += f.details["threads"]
