@@ -814,9 +814,8 @@ extern "C" __global__ void smooth9(const float* in, float* out, int n) {
 def test_a_module_with_a_huge_basic_block_gets_the_fast_code_generator(tmp_path, monkeypatch):
     """LLVM's code generation at opt=1 or 2 takes time that grows with a module's largest basic block
     (eScience's fully unrolled 17x17 convolution, a block of 23,807 instructions: 50 to 83 s; at opt=0,
-    1.7 s). Past compiled.FAST_CODEGEN_BLOCK instructions the module gets the short pass list and is
-    emitted at opt=0, and its kernel gives the same bytes as the interpreter; here every block counts
-    as huge."""
+    1.7 s). Past compiled.FAST_CODEGEN_BLOCK instructions the module is emitted at opt=0, and its
+    kernel gives the same bytes as the interpreter; here every block counts as huge."""
     two = "define void @f(i32 %x) {\nentry:\n  %a = add i32 %x, 2\n  br label %next\nnext:\n  ret void\n}\n"
     assert compiled.largest_block(two) == 2                  # (the entry block: an add and a branch)
     j, real, machines = compiled._jit(), compiled._passes, []

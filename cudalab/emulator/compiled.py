@@ -76,15 +76,15 @@ BIG_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "instruction_combin
 # 16x16 tiled matmul 256 took twice as long (its phases' loops over a block's threads)
 UNROLL_IR_BYTES = 1 << 20
 # a module with a basic block of more instructions than this (in the IR the tier writes, before the
-# passes: largest_block) gets the short pass list (BIG_PASSES) and LLVM's fast code generator (the
-# target machine at opt=0: fast instruction selection and register allocation). The time of -O1/-O2
-# code generation grows with the size of a module's largest block, not with the module's (the greedy
-# register allocator and CodeGenPrepare walk a block's live values again and again): eScience's tiled
-# 17x17 convolution, every loop unrolled (a block of 23,807 instructions; 11,085 after the passes),
-# took 83 s of code generation at opt=2 and 1.7 s at opt=0, and its -O1 passes 11 to 21 s against 2.6
-# for the short list. A 32x32 tiled product unrolled 16 times (10,070; 5,032 after: 11.5 s at opt=2)
-# and CUB's onesweep sort kernel (3,122; 1,518 after, though 180,000 instructions in all) stay below
-# it and are built as before
+# passes: largest_block) gets LLVM's fast code generator (the target machine at opt=0: fast instruction
+# selection and register allocation) after its usual passes. The time of -O1/-O2 code generation grows
+# with the size of a module's largest block, not with the module's (the greedy register allocator and
+# CodeGenPrepare walk a block's live values again and again): eScience's tiled 17x17 convolution, every
+# loop unrolled (a block of 23,807 instructions; 11,085 after the passes), took 83 s of code generation
+# at opt=2 and 1.7 s at opt=0. The passes stay -O1's: on the short list (BIG_PASSES) its build took 17 s
+# less and its launch 3.3 times as long (bench/README.md, codegen10). A 32x32 tiled product unrolled 16
+# times (10,070; 5,032 after: 11.5 s at opt=2) and CUB's onesweep sort kernel (3,122; 1,518 after,
+# though 180,000 instructions in all) stay below it and are built as before
 FAST_CODEGEN_BLOCK = 16000
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
@@ -1072,9 +1072,8 @@ def largest_block(text: str) -> int:
 def _passes(j, text, gangs):
     """The module ``text`` parsed and optimized (``_optimize``), and the target machine for its code."""
     llvm = j["llvm"]
-    huge = largest_block(text) > FAST_CODEGEN_BLOCK
-    big = len(text) > BIG_IR_BYTES or huge
-    tm = j["tm_fast" if huge else "tm_big" if big else "tm"]
+    big = len(text) > BIG_IR_BYTES
+    tm = j["tm_big" if big else "tm"]
     mod = llvm.parse_assembly(text)
     mod.verify()
     mod.triple = llvm.get_process_triple()
@@ -1092,7 +1091,8 @@ def _passes(j, text, gangs):
                 fpm.run(fn, pb)
     else:
         pb.getModulePassManager().run(mod, pb)
-    return mod, tm
+    # (the passes plan for the usual target machine; only the code comes from the fast one)
+    return mod, j["tm_fast"] if largest_block(text) > FAST_CODEGEN_BLOCK else tm
 
 
 def _save(key, groups, regions, obj, tokens):
