@@ -81,9 +81,9 @@ UNROLL_IR_BYTES = 1 << 20
 # with the size of a module's largest block, not with the module's (the greedy register allocator and
 # CodeGenPrepare walk a block's live values again and again): eScience's tiled 17x17 convolution, every
 # loop unrolled (a block of 23,807 instructions; 11,085 after the passes), took 83 s of code generation
-# at opt=2 and 1.7 s at opt=0. The passes stay -O1's: on the short list (BIG_PASSES) its build took 17 s
-# less and its launch 3.3 times as long (bench/README.md, codegen10). A 32x32 tiled product unrolled 16
-# times (10,070; 5,032 after: 11.5 s at opt=2) and CUB's onesweep sort kernel (3,122; 1,518 after,
+# at opt=2 and 1.7 s at opt=0 (its launches then 1.6 times as long: 0.39 -> 0.64 s). The passes stay
+# -O1's: on the short list (BIG_PASSES) its build took 17 s less and its launch 3.3 times as long
+# (bench/README.md, codegen10). A 32x32 tiled product unrolled 16 times (10,070; 5,032 after: 11.5 s at opt=2) and CUB's onesweep sort kernel (3,122; 1,518 after,
 # though 180,000 instructions in all) stay below it and are built as before
 FAST_CODEGEN_BLOCK = 16000
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
