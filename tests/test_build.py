@@ -71,6 +71,28 @@ def test_a_word_nvcc_would_not_understand_is_named():
         parse_nvcc(["a.cu", "-I"])
 
 
+
+def test_a_host_compiler_this_machine_lacks_is_left_to_nvccs_default(tmp_path, monkeypatch):
+    # a 2019 course's Makefile: nvcc -ccbin g++-4.9 sincos.cu (the lab's compiler, long gone here)
+    cmd = parse_nvcc("-ccbin g++-4.9-from-the-lab -O2 -o sincos sincos.cu".split())
+    assert cmd.compile_options == ["-O2"] and cmd.link_options == []
+    assert parse_nvcc("-ccbin g++ a.cu".split()).compile_options == ["-ccbin", "g++"]   # one it has stays
+    write(tmp_path, {"sincos.cu": """\
+        #include <cstdio>
+        __global__ void half(float *x) { x[threadIdx.x] = 0.5f * threadIdx.x; }
+        int main() {
+            float *x, h[4];
+            cudaMalloc(&x, sizeof h);
+            half<<<1, 4>>>(x);
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%g %g\\n", h[1], h[3]);
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["sincos.cu"], options=["-ccbin", "g++-4.9-from-the-lab", "-o", "sincos"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0.5 1.5\n"
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0

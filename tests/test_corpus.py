@@ -147,11 +147,9 @@ KNOWN_GAPS = {
                              "(polynomial * (rsqrt.approx(x) * c)): the emulator passes the NaN of the operand the "
                              "PTX computes later (decode.later_operand), the rsqrt; ptxas's SASS order is its own. "
                              "Ordering by dataflow depth instead gives these 16 but not an H100's answer for a "
-                             "polynomial of rcp.approx(x) times x * 3 (test_float_semantics)",
-    "libcudacxx_complex_arithmetic": "cuda::std::sqrt and log of complex: 130 of 3072 float and 73 of 1536 double "
-                                     "values 1 ulp off. Other code: the recording machine compiled with NVRTC 13.0 "
-                                     "and CCCL 3.0.1 (PTX 9.0), cudalab here with CCCL 3.2.0 (PTX 9.5); products, "
-                                     "quotients and exp are bit-exact",
+                             "polynomial of rcp.approx(x) times x * 3 (test_float_semantics). The polynomial's NaN "
+                             "is rcp.approx.ftz.f64's (the argument reduction's 1/x); ordering sources by where "
+                             "their neg/abs/mov inputs were computed (ptxas folds those) leaves these 16 as they are",
 }
 
 

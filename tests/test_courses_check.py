@@ -759,3 +759,33 @@ def test_the_gpu_build_drops_every_spelling_of_the_programs_own_architecture():
     words = ["-O3", "-Icuda_helper", "--gpu-architecture=compute_75", "--gpu-code=sm_75", "-o", "transpose",
              "-gencode", "arch=compute_60,code=sm_60", "-arch", "sm_20", "-lineinfo"]
     assert gpu_options(words) == ["-O3", "-Icuda_helper", "-lineinfo"]
+
+
+VCXPROJ = """<?xml version="1.0" encoding="utf-8"?>
+<Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
+  <ItemDefinitionGroup Condition="'$(Configuration)|$(Platform)'=='Debug|x64'">
+    <Link><AdditionalDependencies>cublas.lib;cudart_static.lib;kernel32.lib;%(AdditionalDependencies)</AdditionalDependencies></Link>
+    <CudaCompile>
+      <GenerateRelocatableDeviceCode>true</GenerateRelocatableDeviceCode>
+      <AdditionalOptions>--extended-lambda %(AdditionalOptions)</AdditionalOptions>
+    </CudaCompile>
+  </ItemDefinitionGroup>
+  <ItemGroup>
+    <CudaCompile Include="quicksort.cu" />
+    <CudaCompile Include="partition.cu" />
+    <CudaCompile Include="old_attempt.cu">
+      <ExcludedFromBuild Condition="'$(Configuration)|$(Platform)'=='Debug|x64'">true</ExcludedFromBuild>
+    </CudaCompile>
+  </ItemGroup>
+</Project>
+"""
+
+
+def test_a_visual_studio_projects_files_and_nvcc_settings_build_the_program(tmp_path):
+    # a Windows student's lab: kernels launching kernels need the project's relocatable device code
+    lab = write(tmp_path, {"lab6/cuda-lab6.vcxproj": VCXPROJ, "lab6/quicksort.cu": MAIN,
+                           "lab6/partition.cu": PIECE, "lab6/old_attempt.cu": PIECE})
+    p = read_program(lab / "lab6/quicksort.cu", lab)
+    assert p.sources == ["quicksort.cu", "partition.cu"]          # the excluded file stays out
+    assert p.options == ["-rdc=true", "--extended-lambda", "-lcublas", "-o", "quicksort"]
+    assert (p.folder, p.how) == ("lab6", "cuda-lab6.vcxproj")

@@ -163,6 +163,18 @@ def test_a_single_use_product_is_fused_into_the_add_like_ptxas_does():
     assert bits(out) == ["0xbad87400", "0x400006ef", "0x400006f0"]
 
 
+def test_a_fused_subtraction_passes_a_nan_with_its_sign():
+    # x*y - z becomes fma(x, y, -z): the minus is an operand modifier of the H100's DFMA, which passes a
+    # NaN unchanged (libcu++'s complex division computes b*c - a*d so: its NaN quotients kept their sign
+    # on an H100, tests/kernels' libcudacxx_complex_arithmetic)
+    nan = f64(0x7FF8000012345678, 0xFFF8000000000001, 0x7FF0000000000001)
+    one = np.ones(3)
+    got = ptx("{ .reg .f64 p; mul.f64 p, %1, %2; sub.f64 %0, p, %3; }", np.float64, one, one, nan)
+    assert bits(got) == ["0x7ff8000012345678", "0xfff8000000000001", "0x7ff8000000000001"]
+    got = ptx("{ .reg .f64 p; mul.f64 p, %1, %2; sub.f64 %0, %3, p; }", np.float64, nan, one, one)
+    assert bits(got) == ["0x7ff8000012345678", "0xfff8000000000001", "0x7ff8000000000001"]
+
+
 # ---------------------------------------------------------------- special function unit (MUFU)
 # ex2/rcp/rsqrt/sqrt/lg2/sin/cos.approx.f32 run on the H100's special function unit, which is not
 # correctly rounded: libdevice's expf, tanhf, rsqrtf, __fdividef, -use_fast_math's sqrtf, logf, sinf...

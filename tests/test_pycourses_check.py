@@ -116,3 +116,19 @@ def test_a_notebook_whose_first_failure_is_out_of_device_memory_is_gpu_sized():
     status, detail, failing, cells = pycourses_check.judge("notebook", 0, out, 30.0, 150)
     assert (status, failing, cells) == ("GPU-sized", 2, 3)      # cell 3 lacks what cell 2 could not make
     assert detail.startswith("failing cells 2, 3; cell 2: CudaError: cudaErrorMemoryAllocation: out of device memory")
+
+
+def test_a_colab_notebooks_pip_install_is_not_run_and_the_pycuda_stand_in_answers(tmp_path):
+    """A Colab notebook starts with ``!pip install pycuda``: the runner installs nothing (the
+    environment is what the table judges) and says so; PyCUDA's names are cudalab's stand-in."""
+    (tmp_path / "colab").mkdir()
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("!pip install pycuda"),
+                      nbformat.v4.new_code_cell("import numpy as np\nimport pycuda.autoinit\nfrom pycuda import gpuarray\n"
+                                                "assert (2 * gpuarray.to_gpu(np.arange(3))).get().tolist() == [0, 2, 4]")]
+    nbformat.write(notebook, tmp_path / "colab" / "sum.ipynb")
+    out, logs = tmp_path / "results.json", tmp_path / "logs"
+    assert pycourses_check.main(["--checkout", str(tmp_path / "colab"), "--set", "colab", "*.ipynb",
+                                 "--json", str(out), "--logs", str(logs), "--timeout", "120"]) == 0
+    assert json.loads(out.read_text())["colab/sum"]["status"] == "pass"
+    assert "not run (the runner installs nothing): !pip install pycuda" in (logs / "colab__sum.txt").read_text()

@@ -335,6 +335,23 @@ def test_memory_freed_in_pieces_makes_room_for_one_larger_array():
     assert memory.alloc((2 << 20) - 512) == middle1
 
 
+def test_device_memory_grows_in_place_without_copying_its_bytes():
+    # a CuPy program of 10 million options grows the arena to 2 GiB: it grows inside address space
+    # reserved once, so the bytes already there stay where they are (nothing copied), the arena's
+    # size still doubles as before, and what lies past it is still zeros
+    from cudalab.emulator.memory import GLOBAL_BASE, DeviceMemory
+    memory = DeviceMemory(limit=1 << 30)
+    first = memory.alloc(1000)
+    memory.write(first, np.arange(250, dtype=np.int32))
+    base, size = memory.data.ctypes.data, memory.data.size
+    big = memory.alloc(100 << 20)
+    assert memory.data.size == 128 << 20 == 8 * size            # doubled three times
+    assert memory.data.ctypes.data == base                      # grown where it was: nothing moved
+    assert (memory.read(first, 1000).view(np.int32) == np.arange(250)).all()
+    off = big - GLOBAL_BASE
+    assert not memory.data[off:off + (100 << 20)].any()          # fresh memory reads as zeros
+
+
 def test_out_of_memory_names_the_largest_allocation_that_still_fits():
     # each block is followed by a 512-byte red zone: a request for all that is left does not fit,
     # and the message says what would, not "asked for N bytes, but N are left"
@@ -363,3 +380,18 @@ def test_an_interrupt_before_the_first_block_runs_is_a_kernel_error_too(monkeypa
     out = np.zeros(4, np.int32)
     m.k[1, 4](out)
     assert out.tolist() == [7, 7, 7, 7]
+
+
+def test_a_negative_int_reaches_an_extern_c_kernels_int_parameter():
+    """An ``extern "C"`` kernel (PyCUDA's SourceModule, CuPy's RawKernel) has no C++ types in its name,
+    only PTX's, and NVVM declares an ``int`` parameter ``.u32``: a negative value such as -1 (a parent
+    id of 'none') must arrive as C passes it, while a value too large for 32 bits is still refused."""
+    mod = cudalab.compile('extern "C" __global__ void keep(int value, long long *out) { out[0] = value; }')
+    out = cudalab.device_array((1,), np.int64)
+    mod.get_kernel("keep")[1, 1](np.int32(-1), out)
+    assert out.copy_to_host()[0] == -1
+    mod.get_kernel("keep")[1, 1](-7, out)
+    assert out.copy_to_host()[0] == -7
+    with pytest.raises(LaunchError, match="does not fit"):
+        mod.get_kernel("keep")[1, 1](1 << 40, out)
+

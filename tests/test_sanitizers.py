@@ -204,12 +204,13 @@ def sanitizer_comparison():
 
 
 # where cudalab differs from compute-sanitizer, on purpose or not (docs/sanitizer_comparison.md says why)
-DIFFERS = {"local array index out of range", "reading atomics before the barrier"}
+DIFFERS = {"local array index out of range", "reading atomics before the barrier",
+           "split barrier: count_split", "split barrier: own_tails"}       # the H100 hangs: nothing reported
 
 
 def test_same_findings_as_compute_sanitizer(capsys):
     rows = sanitizer_comparison()
-    assert len(rows) == 27
+    assert len(rows) == 37
     for case, gpu, _, ours in rows:
         if case.name in DIFFERS:
             assert gpu != ours, case.name

@@ -115,6 +115,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    stdin: str = ""                                 # the file its author feeds it (--stdin: ./x < image.pgm)
     libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
 
 
@@ -780,6 +781,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
+    studio = from_vcxproj(path)
+    if studio:
+        return studio
     notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent]), *from_job_scripts(path, checkout)]
     above = _makefile(up[0]) if up else None
     found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
@@ -796,6 +800,48 @@ def find_build(path: Path, checkout: Path) -> tuple:
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+# a Visual Studio CUDA project's settings, as nvcc options: (element, how its text becomes options)
+_VCXPROJ_LIBRARIES = {"cublas", "cublasLt", "curand", "cufft", "cusparse", "nvrtc", "cuda"}
+
+
+def from_vcxproj(path: Path):
+    """(words, how, folder) for ``path`` from the Visual Studio project beside it (a Windows student's
+    lab: ``cuda-lab6.vcxproj``), else None. The project lists the files it builds (``<CudaCompile
+    Include=...>``, ``<ClCompile Include=...>``) and its nvcc settings: relocatable device code
+    (``<GenerateRelocatableDeviceCode>``, which a kernel launching kernels needs), extra options
+    (``<AdditionalOptions>``: ``--extended-lambda``) and CUDA libraries (``cublas.lib``). A project whose
+    files are each a program of their own, all but one excluded from the build, builds ``path`` with the
+    files that have no ``main``."""
+    import xml.etree.ElementTree as ET
+    for project in sorted(path.parent.glob("*.vcxproj")):
+        try:
+            root = ET.parse(project).getroot()
+        except ET.ParseError:
+            continue
+        items = [(e.tag.rsplit("}", 1)[-1], e) for e in root.iter() if e.get("Include")]
+        files = [(e.get("Include").replace("\\", "/"), e) for tag, e in items if tag in ("CudaCompile", "ClCompile")]
+        if path.name not in (name for name, _ in files):
+            continue
+        def text(tag):
+            return [e.text or "" for e in root.iter() if e.tag.rsplit("}", 1)[-1] == tag]
+        def excluded(e):
+            return any((c.text or "").strip().lower() == "true" for c in e
+                       if c.tag.rsplit("}", 1)[-1] == "ExcludedFromBuild")
+        others = [name for name, e in files if name != path.name and not excluded(e)
+                  and (path.parent / name).is_file()
+                  and not re.search(r"\bmain\s*\(", _without_comments((path.parent / name).read_text(errors="replace")))]
+        options = ["-rdc=true"] if any(t.strip().lower() == "true" for t in text("GenerateRelocatableDeviceCode")) else []
+        for extra in text("AdditionalOptions")[:1]:
+            options += [w for w in extra.replace("%(AdditionalOptions)", "").split() if w.startswith("-")]
+        for deps in text("AdditionalDependencies"):
+            for lib in deps.split(";"):
+                name = lib.strip().removesuffix(".lib")
+                if name in _VCXPROJ_LIBRARIES and f"-l{name}" not in options:
+                    options.append(f"-l{name}")
+        return [*options, path.name, *others, "-o", path.stem], project.name, path.parent
+    return None
 
 
 def library_builds(words: list, folder: Path, checkout: Path) -> list:
@@ -911,6 +957,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     and write files where it runs; the checkout stays as it was)."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
+    shown += f" < {shlex.quote(p.stdin)}" if p.stdin else ""
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -928,7 +975,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         log = build.stderr + build.stdout
         why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
         return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-    command = [sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after]
+    command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
     code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
@@ -936,6 +983,12 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
                            timeout)
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
+
+
+def with_input(command: list, stdin: str) -> list:
+    """``command`` reading ``stdin`` (a file of the program's folder) as its standard input, as a course's
+    ``./cuda-edge-detect < BWstop-sign.pgm`` runs; without one, the command as it is (its input is empty)."""
+    return ["bash", "-c", 'exec "$@" < "$0"', stdin, *command] if stdin else command
 
 
 # a kernel stopped by the program's own limit rather than the watchdog (runtime.core's time_limit_message,
@@ -1060,8 +1113,9 @@ def run(p):
     try:
         folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
         env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        given = open(os.path.join(folder, p["input"]), "rb") if p.get("input") else subprocess.DEVNULL
         r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
-                           timeout=10, stdin=subprocess.DEVNULL, env=env)
+                           errors="replace", timeout=10, stdin=given, env=env)
         return {"code": r.returncode, "out": (r.stdout + r.stderr)[-3000:]}
     except subprocess.TimeoutExpired:
         return {"code": "timeout", "out": ""}
@@ -1151,7 +1205,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
         folder = f"{checkout.name}/{p.folder}"
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries})
+                       "libraries": p.libraries, "input": p.stdin})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -1224,6 +1278,8 @@ def main(argv=None) -> int:
     p.add_argument("--logs", type=Path, help="write each program's output to LOGS/NAME.txt")
     p.add_argument("--args", action="append", default=[], metavar="GLOB=WORDS",
                    help="run the programs matching GLOB with these arguments (those their author gives)")
+    p.add_argument("--stdin", action="append", default=[], metavar="GLOB=FILE",
+                   help="run the programs matching GLOB with FILE (in their folder) as standard input")
     p.add_argument("--options", action="append", default=[], metavar="GLOB=WORDS",
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
@@ -1264,6 +1320,8 @@ def main(argv=None) -> int:
         prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), None)
         if prog.arguments is None:
             prog.arguments = author_arguments(prog, checkout)
+        prog.stdin = next((file for glob_, _, file in (g.partition("=") for g in a.stdin)
+                           if fnmatch.fnmatch(prog.name, glob_)), "")
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
         if given is not None and prog.how.startswith("default"):
             prog.options, prog.how = [*given, *prog.options], "given (--options)"

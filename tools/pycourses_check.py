@@ -17,7 +17,9 @@ How each program runs, as its reader would run it:
 - a notebook (``.ipynb``) runs cell by cell in one IPython shell (magics, ``!commands`` and
   ``%%timeit -o`` as in Jupyter), after ``cudalab.numba.install()``, in its folder of the copy: Jupyter's
   *Run All* with errors shown, so a failing cell is reported and the next one runs. It passes when
-  every cell ends without an exception.
+  every cell ends without an exception. A cell's ``!pip install ...`` (``conda``, ``apt-get``, ``%pip``:
+  Colab notebooks install PyCUDA first) is not run and prints that it was not: the environment is what
+  is being judged, and a stand-in (cudalab's PyCUDA, CuPy) is already in place.
 
 ``CUDALAB_NUMBA=1`` is set too, and this Python's folder is first on ``PATH``, so the programs a
 notebook starts (``!python x.py``) also run on cudalab, as in a Jupyter kernel of this environment;
@@ -82,6 +84,19 @@ shell = InteractiveShell.instance()
 shell.run_line_magic("colors", "nocolor")     # tracebacks as plain text in the log
 shell.enable_gui = lambda gui=None: None      # %matplotlib inline: no GUI event loop to start, as in a kernel
 shell.user_ns["__file__"] = os.path.abspath(path)
+import re as _re
+_INSTALL = _re.compile(r"\s*(sudo\s+)?(python3?\s+-m\s+)?(pip3?|conda|mamba|apt(-get)?)\s+install\b")
+_system = shell.system
+def _no_installs(cmd):      # a Colab notebook's `!pip install pycuda`: the environment is what is being judged
+    if _INSTALL.match(cmd):
+        print(f"@@pycourses not run (the runner installs nothing): !{cmd.strip()}", flush=True)
+        return None
+    return _system(cmd)
+shell.system = shell.system_piped = _no_installs
+for _magic in ("pip", "conda", "mamba"):
+    shell.register_magic_function(
+        lambda line, _m=_magic: print(f"@@pycourses not run (the runner installs nothing): %{_m} {line}", flush=True),
+        "line", _magic)
 for n, cell in enumerate(cells, 1):
     source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
     print(f"@@pycourses cell {n} runs", flush=True)

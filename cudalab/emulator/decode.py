@@ -1005,8 +1005,11 @@ def _contracted(inst, d):
         fused = _arith(inst, lambda a, b, c: alu.fma(a, b, c, dt), op="fma")
     else:
         fused = _arith(inst, lambda a, b, c: a * b + c, op="fma")
+    # the negation is an operand modifier of the FMA, which passes a NaN unchanged: a float64 NaN keeps
+    # its sign (x*y - NaN on an H100 is the NaN, as for neg.f64; float32 NaNs come out canonical anyway)
     neg = {"f16x2": lambda x: x ^ np.uint32(0x80008000), "bf16x2": lambda x: x ^ np.uint32(0x80008000),
-           "bf16": lambda x: np.asarray(x, np.uint16) ^ np.uint16(0x8000)}.get(t, np.negative)
+           "bf16": lambda x: np.asarray(x, np.uint16) ^ np.uint16(0x8000),
+           "f64": lambda x: np.where(np.isnan(x), x, np.negative(x))}.get(t, np.negative)
     negate_c = inst.opcode == "sub" and k == 1          # x*y - c
     negate_a = inst.opcode == "sub" and k == 2          # c - x*y
 

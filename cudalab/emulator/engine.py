@@ -34,7 +34,7 @@ from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
-from .barriers import is_named as is_named_barrier
+from .barriers import is_named as is_named_barrier, rejoins
 from .barriers import waits_at_barrier_zero
 from .pace import CLEARLY, RUNNING, Pace
 from .printf import ArgReader, format_call
@@ -562,14 +562,14 @@ class Exec:
             # a kernel whose threads end apart holds an entry per group of them at its end (eigenvalues'
             # bisection: over a hundred), checked at every barrier: one pass over their masks
             ends, past = self.kernel.ends, len(self.kernel.code)
-            ending = [m for pc, _, m in self.kernel_stack if pc in ends or pc >= past]
-            if ending:
-                waiting &= ~np.logical_or.reduce(ending)
-            tails = [m for pc, _, m in self.kernel_stack if ends_without_barrier(self.kernel, pc)]
-            if tails:       # whole warps only: threads of a warp at the barrier wait for them to reconverge
+            ending = _topmost(self.kernel_stack, lambda pc: pc in ends or pc >= past)
+            if ending is not None:
+                waiting &= ~ending
+            tails = _topmost(self.kernel_stack, lambda pc: ends_without_barrier(self.kernel, pc))
+            if tails is not None:   # whole warps only: threads of a warp at the barrier wait for them to reconverge
                 at_barrier = np.zeros((len(waiting) >> 5) + 1, bool)
                 at_barrier[self.idx >> 5] = True
-                waiting &= ~(np.logical_or.reduce(tails) & ~at_barrier[np.arange(len(waiting)) >> 5])
+                waiting &= ~(tails & ~at_barrier[np.arange(len(waiting)) >> 5])
         if waiting.any() and not grid:
             here = np.zeros(int(self.lane_block[-1]) + 1, bool)      # the blocks of the lanes at this instruction
             here[self.lane_block[self.idx]] = True
@@ -579,10 +579,12 @@ class Exec:
     def _run_on_past(self, lanes) -> np.ndarray:
         """Of ``lanes`` (threads away from this barrier), those a GPU since Volta lets the barrier
         complete without: where each waits (its topmost stack entry), every path ends the kernel
-        without a barrier, or reaches a ``__syncthreads()`` writing nothing on the way. Such a GPU counts
-        the threads at a barrier one by one, and threads of the same warp run on apart, to their end or
-        to the next ``__syncthreads()``, which counts them (measured on an H200: a tree reduction whose
-        loop a warp's threads leave one by one, and ``if (t < 16) __syncthreads(); __syncthreads();``)."""
+        without a barrier, or reaches a ``__syncthreads()`` writing nothing on the way (measured on an
+        H200: a tree reduction whose loop a warp's threads leave one by one, and ``if (t < 16)
+        __syncthreads(); __syncthreads();``); or, for threads of the warps here, they wait to rejoin the
+        threads here after the barrier, whatever they do then: ptxas predicates such a branch and the
+        warp arrives whole, its skipping threads storing after the barrier (an H100 ran
+        tests/kernels/split_barrier.py's half_warp_waits_while_others_write so)."""
         free = np.zeros(self.n, bool)
         stack = self.kernel_stack
         idx = np.flatnonzero(lanes)
@@ -591,10 +593,17 @@ class Exec:
         held = np.array([m for _, _, m in stack])[:, idx]
         top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
         somewhere = held.any(axis=0)
+        warps = np.zeros((self.n >> 5) + 1, bool)
+        warps[self.idx >> 5] = True
         for k in np.unique(top[somewhere]).tolist():
-            pc = stack[k][0]
+            pc, _, m = stack[k]
+            mine = (top == k) & somewhere
             if ends_without_barrier(self.kernel, pc) or _only_heads_for_syncthreads(self.kernel, pc):
-                free[idx[(top == k) & somewhere]] = True
+                free[idx[mine]] = True
+            elif (m & self.mask).any() or rejoins(self.kernel, stack[k]):
+                # waiting to rejoin the threads here (an H100 predicates such a branch: the warp arrives
+                # whole at the barrier, tests/kernels/split_barrier.py)
+                free[idx[mine & warps[idx >> 5]]] = True
         return free
 
     def _warn_split_barrier(self, inst, apart):
@@ -607,8 +616,8 @@ class Exec:
         block, thread = _xyz(block), _xyz(thread)
         line = f"line {inst.line}" if inst.line else "a barrier"
         msg = (f"__syncthreads() at {line} in kernel {self.kernel_name} was reached by only some threads of a warp "
-               f"in block {block}; thread {thread} took another path, to the kernel's end or to another "
-               "__syncthreads(). A GPU since Volta counts the threads at a barrier one by one and lets the others "
+               f"in block {block}; thread {thread} took another path and rejoins the others after it (or goes to the "
+               "kernel's end or to another __syncthreads()). A GPU since Volta counts the threads at a barrier one by one and lets the others "
                "run on, so the kernel went on; compute-sanitizer's synccheck reports it as an error, and older GPUs "
                "could hang. Let every thread of the block reach the same __syncthreads(); run with --check synccheck "
                "(cudalab.check(\"synccheck\")) to stop here.")
@@ -640,6 +649,26 @@ class Exec:
                    f"Move the {what} out of the if/loop so that every thread of {of} reaches it.")
             f = Finding("synccheck", msg, self.kernel_name, inst.line, block, thread)
             raise KernelError(msg, "cudaErrorLaunchFailure", [f])
+
+
+def _topmost(stack, where):
+    """The lanes whose topmost stack entry (where each thread is now; the entries below it are where it
+    rejoins others) is at a pc for which ``where(pc)`` holds, or None if no entry is. A path still to
+    run above the entry at the kernel's end is not the end (the other side of an if/else)."""
+    marks = [where(pc) for pc, _, _ in stack]
+    if not any(marks):
+        return None
+    low = marks.index(True)
+    if low == len(stack) - 1 or not any(not m for m in marks[low + 1:]):
+        return np.logical_or.reduce([m for (_, _, m), k in zip(stack, marks) if k])
+    above = np.zeros_like(stack[-1][2])
+    found = np.zeros_like(above)
+    for k in range(len(stack) - 1, low - 1, -1):
+        m = stack[k][2]
+        if marks[k]:
+            found |= m & ~above
+        above |= m
+    return found
 
 
 _GEOMETRY: dict = {}

@@ -14,6 +14,8 @@ pinned, mapped and managed host arrays, streams and events, ``synchronize``, ``d
 name before install() keeps numba's. Launches warn as numba's do (a grid under 128 blocks, a host array
 copied in and out). ``uninstall()`` puts numba's own back. CuPy, unless a program
 imported it already, is cudalab's stand-in (cudalab/cupy): its arrays live in the emulator's memory;
+PyCUDA, where it is not installed, is cudalab's stand-in too (cudalab/pycuda: SourceModule and the
+generated kernels emulated, GPUArray the CuPy stand-in's array);
 the ``nvtx`` package's annotations, where it is not installed, mark nothing (cudalab/nvtx.py).
 
 The environment variable reaches a program that never imports cudalab through ``cudalab-numba.pth``,
@@ -109,6 +111,11 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
     if "cupy" not in sys.modules:       # CuPy's arrays must live in the emulator's memory too (cudalab/cupy)
         from .. import cupy
         stand_ins.update(cupy.modules())
+    if "pycuda" not in sys.modules and not _findable("pycuda"):     # PyCUDA programs (cudalab/pycuda)
+        from .. import pycuda
+        stand_ins.update(pycuda.modules())
+        for name in ("pycuda.autoinit", "pycuda.autoprimaryctx"):          # imported (and run) by the program
+            _SAVED.setdefault(("modules", name), None)
     if "nvtx" not in sys.modules and importlib.util.find_spec("nvtx") is None:     # NVIDIA courses' annotations
         from .. import nvtx
         stand_ins["nvtx"] = nvtx
@@ -120,6 +127,16 @@ def install(watchdog: float | None = WATCHDOG_SECONDS):
         device.set_watchdog(max(watchdog, device.WATCHDOG_SECONDS))
 
 
+def _findable(name) -> bool:
+    """Whether a top-level package is installed (asked of the import system's finders but ours, which
+    would run install() again)."""
+    for finder in sys.meta_path:
+        if not isinstance(finder, _InstallAfterImport) and hasattr(finder, "find_spec") \
+                and finder.find_spec(name, None) is not None:
+            return True
+    return False
+
+
 class _InstallAfterImport:
     """A meta path finder that finds nothing itself: when ``numba.cuda`` is about to load, it lets the
     other finders find it (numba-cuda's redirector among them) and runs install() once the module has
@@ -127,7 +144,7 @@ class _InstallAfterImport:
     program that imports CuPy first gets install() at once, and with it cudalab's CuPy stand-in."""
 
     def find_spec(self, name, path=None, target=None):
-        if name in ("cupy", "cupyx"):
+        if name in ("cupy", "cupyx", "pycuda"):
             install()
             return importlib.util.spec_from_loader(name, _Loaded(sys.modules[name])) if name in sys.modules else None
         if name != "numba.cuda":

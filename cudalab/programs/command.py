@@ -9,6 +9,7 @@ the rest, which goes to nvcc unchanged. Options take their value attached (``-I.
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -48,6 +49,15 @@ _DEVICE_C = ("-dc", "--device-c", "-dw", "--device-w")
 _CUDALAB_OWNS = ("-keep", "--keep", "-keep-dir", "-MD", "-MMD", "--generate-dependencies-with-compile",
                  "--generate-nonsystem-dependencies-with-compile", "-MF", "-MT", "-odir",
                  "-res-usage", "--resource-usage", "-run", "--run")
+
+
+def host_compiler_here(name: str) -> bool:
+    """Whether ``-ccbin NAME`` names a host compiler this machine has (on the PATH, or a file or folder).
+    A course's Makefile names the compiler its lab had (``-ccbin g++-4.9``, ``-ccbin icpc``); nvcc
+    given one that is not installed stops with "Failed to preprocess host compiler properties",
+    which says nothing of the cause. Without it nvcc takes the default host compiler, as a student
+    who deletes the word from the Makefile does."""
+    return bool(shutil.which(name)) or Path(name).exists()
 
 
 class NvccUsageError(ValueError):
@@ -166,8 +176,9 @@ def _take(cmd: NvccCommand, option: str, value: str):
         cmd.compile_options += [option, value]
         cmd.link_options += [option, value]             # -fopenmp, -pthread matter when linking too
     elif option == "-ccbin":
-        cmd.compile_options += [option, value]
-        cmd.link_options += [option, value]
+        if host_compiler_here(value):
+            cmd.compile_options += [option, value]
+            cmd.link_options += [option, value]
     elif option in ("-I", "-D", "-U", "-O"):
         cmd.compile_options.append(option + value)
     elif option in _CUDALAB_OWNS:

@@ -185,6 +185,10 @@ def _scalar_bytes(where, p, ct, a):
             a = int(a)
         info = np.iinfo(target)
         v = int(a)
+        if ct is None and target.kind == "u" and v < 0 and v >= np.iinfo(f"i{target.itemsize}").min:
+            # no C++ type (an extern "C" kernel, PTX): NVVM declares C's int parameters .u32 too, so a
+            # negative value goes as its two's complement, as C passes it
+            return np.array(v, f"i{target.itemsize}").tobytes()
         if not info.min <= v <= info.max:
             raise LaunchError(f"{where} is {ct.name if ct else target.name}: the value {v:,} does not fit "
                               f"(allowed {info.min:,} .. {info.max:,}).", "cudaErrorInvalidValue")

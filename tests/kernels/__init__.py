@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 GROUPS = ("integer", "floating", "conversions", "half", "memory", "atomics", "sync_warp", "control",
-          "gpu_behaviour", "textures", "sm90", "async_copy", "mma", "fuzz_found", "guide")
+          "gpu_behaviour", "textures", "sm90", "async_copy", "mma", "fuzz_found", "guide", "split_barrier")
 
 
 class Corpus(list):

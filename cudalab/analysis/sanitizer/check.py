@@ -9,9 +9,9 @@ memcheck (bad addresses, alignment) and synccheck (__syncthreads() in divergent 
 the emulator and stop the kernel where a GPU would fault. An out-of-bounds access a GPU runs (just
 past an array's end, inside a block's shared allocation unit: emulator/slack.py) is a warning and the
 kernel goes on, as on a GPU; ``check("memcheck")`` makes it stop there too, as compute-sanitizer's
-memcheck does. So with a ``__syncthreads()`` that some threads of a warp reach while the others run on
-to the kernel's end or to another ``__syncthreads()``: a GPU since Volta runs it, the emulator warns
-and goes on, and ``check("synccheck")`` stops there. racecheck and initcheck are opt-in because they follow every access. Their findings
+memcheck does. So with a ``__syncthreads()`` that some threads of a warp reach while the others skip
+it (to rejoin them after it, or to another ``__syncthreads()``): a GPU since Volta runs it, the emulator
+warns and goes on, and ``check("synccheck")`` stops there, where compute-sanitizer's synccheck reports it. racecheck and initcheck are opt-in because they follow every access. Their findings
 do not stop the kernel: they go into ``LaunchRecord.findings`` and are printed as warnings.
 """
 from __future__ import annotations

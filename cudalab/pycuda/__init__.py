@@ -1,0 +1,159 @@
+"""A small PyCUDA for programs written for it, run on cudalab's emulator.
+
+Courses and books that teach CUDA from Python (*Hands-On GPU Programming with Python and CUDA*,
+PyCUDA's own examples, workshops' notebooks) write their kernels in CUDA C++ and launch them with
+PyCUDA: ``SourceModule`` compiles them, ``gpuarray.to_gpu`` moves data, ``ElementwiseKernel`` and
+``ReductionKernel`` generate kernels around a line of C. ``python -m cudalab.numba program.py`` (and
+``CUDALAB_NUMBA=1``, or ``cudalab.numba.install()`` in a notebook) puts this package in PyCUDA's place
+when PyCUDA is not installed, so such a program runs unchanged: its kernels, the generated ones too,
+are compiled by cudalab and emulated; ``GPUArray`` is the CuPy stand-in's array (cudalab/cupy), so
+what PyCUDA computes itself (``a * 2``, ``gpuarray.sum``) is numpy's answer over device memory.
+
+Modules: ``pycuda.autoinit`` (the context), ``driver``, ``compiler``, ``gpuarray``, ``elementwise``,
+``reduction``, ``scan``, ``cumath`` (numpy's functions), ``curandom`` (numpy's generator: the same
+distributions, not cuRAND's sequence), ``tools``. Not provided: OpenGL interop (``pycuda.gl``), texture
+references (removed in CUDA 12), ``pycuda.sparse`` and ``pycuda.characterize``.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+import numpy as np
+
+VERSION = (2025, 1, 2)
+VERSION_STATUS = ""
+VERSION_TEXT = "2025.1.2+cudalab"
+
+
+def _module(name, doc, **names) -> types.ModuleType:
+    m = types.ModuleType(name, doc)
+    m.__dict__.update(names)
+    return m
+
+
+def _cumath():
+    from .gpuarray import _numpy
+    names = {}
+    for f in ("fabs sqrt exp exp10 log log10 sin cos tan arcsin arccos arctan sinh cosh tanh floor ceil "
+              "fmod frexp ldexp modf").split():
+        numpy_name = {"fabs": "fabs", "exp10": None}.get(f, f)
+        if f == "exp10":
+            names[f] = _numpy(lambda a, **k: np.power(10, a, **k))
+        else:
+            names[f] = _numpy(getattr(np, numpy_name))
+    names.update(asin=names["arcsin"], acos=names["arccos"], atan=names["arctan"])
+    return _module("pycuda.cumath", "numpy's functions over GPUArrays (cudalab's PyCUDA stand-in).", **names)
+
+
+def _curandom():
+    from .gpuarray import GPUArray, to_gpu
+    generator = np.random.default_rng()
+
+    def rand(shape, dtype=np.float32, stream=None):
+        """Uniform numbers in [0, 1): numpy's generator, not cuRAND's sequence."""
+        return to_gpu(generator.random(shape).astype(dtype))
+
+    class RandomNumberGenerator:
+        def __init__(self, seed_getter=None, offset=0):
+            self.rng = np.random.default_rng(None if seed_getter is None else 1234)
+
+        def fill_uniform(self, data, stream=None):
+            data.set(self.rng.random(data.shape).astype(data.dtype))
+
+        def fill_normal(self, data, stream=None):
+            data.set(self.rng.standard_normal(data.shape).astype(data.dtype))
+
+        def gen_uniform(self, shape, dtype, stream=None):
+            out = GPUArray(shape, dtype)
+            self.fill_uniform(out)
+            return out
+
+        def gen_normal(self, shape, dtype, stream=None):
+            out = GPUArray(shape, dtype)
+            self.fill_normal(out)
+            return out
+
+    return _module("pycuda.curandom", "Random GPUArrays from numpy's generator (cudalab's PyCUDA stand-in).",
+                   rand=rand, RandomNumberGenerator=RandomNumberGenerator, XORWOWRandomNumberGenerator=RandomNumberGenerator,
+                   MRG32k3aRandomNumberGenerator=RandomNumberGenerator, seed_getter_uniform=lambda n: None,
+                   seed_getter_unique=lambda n: None)
+
+
+def _tools(driver):
+    from ..cupy.kernels import C_TYPES
+
+    class DeviceData:
+        """What PyCUDA's launch-shape helpers read of the device."""
+
+        def __init__(self, dev=None):
+            d = driver.Device(0)
+            self.max_threads = d.get_attribute(driver.device_attribute.MAX_THREADS_PER_BLOCK)
+            self.warp_size = d.get_attribute(driver.device_attribute.WARP_SIZE)
+            self.thread_blocks_per_mp = 16
+            self.warps_per_mp = d.get_attribute(driver.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR) // 32
+            self.registers = d.get_attribute(driver.device_attribute.MAX_REGISTERS_PER_BLOCK)
+            self.shared_memory = d.get_attribute(driver.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK)
+            self.smem_granularity = 16
+            self.smem_alloc_granularity = 128
+
+        def align(self, nbytes, word_size=4):
+            return (nbytes + self.smem_granularity * word_size - 1) // (self.smem_granularity * word_size) * \
+                self.smem_granularity * word_size
+
+    def dtype_to_ctype(dtype, with_fp_tex_hack=False):
+        return C_TYPES[np.dtype(dtype).name]
+
+    def make_default_context(ctx_maker=None):
+        return driver.Device(0).make_context()
+
+    def context_dependent_memoize(f):
+        import functools
+        return functools.lru_cache(maxsize=None)(f)
+
+    class DeviceMemoryPool:
+        def allocate(self, nbytes):
+            return driver.mem_alloc(nbytes)
+
+        def free_held(self):
+            pass
+
+        def stop_holding(self):
+            pass
+
+        held_blocks = active_blocks = 0
+
+    class PageLockedMemoryPool:
+        def allocate(self, shape, dtype, order="C"):
+            return driver.pagelocked_empty(shape, dtype, order)
+
+    return _module("pycuda.tools", "PyCUDA's helpers (cudalab's PyCUDA stand-in).", DeviceData=DeviceData,
+                   dtype_to_ctype=dtype_to_ctype, make_default_context=make_default_context,
+                   clear_context_caches=lambda: None, context_dependent_memoize=context_dependent_memoize,
+                   DeviceMemoryPool=DeviceMemoryPool, PageLockedMemoryPool=PageLockedMemoryPool,
+                   VectorArg=importlib.import_module(f"{__name__}.kernels").VectorArg,
+                   ScalarArg=importlib.import_module(f"{__name__}.kernels").ScalarArg)
+
+
+def modules() -> dict:
+    """The names under which Python finds this stand-in once cudalab.numba.install() puts it in place."""
+    driver = importlib.import_module(f"{__name__}.driver")
+    compiler = importlib.import_module(f"{__name__}.compiler")
+    gpuarray = importlib.import_module(f"{__name__}.gpuarray")
+    kernels = importlib.import_module(f"{__name__}.kernels")
+    elementwise = _module("pycuda.elementwise", kernels.__doc__, ElementwiseKernel=kernels.ElementwiseKernel,
+                          VectorArg=kernels.VectorArg, ScalarArg=kernels.ScalarArg)
+    reduction = _module("pycuda.reduction", kernels.__doc__, ReductionKernel=kernels.ReductionKernel)
+    scan = _module("pycuda.scan", kernels.__doc__, InclusiveScanKernel=kernels.InclusiveScanKernel,
+                   ExclusiveScanKernel=kernels.ExclusiveScanKernel)
+    package = sys.modules[__name__]
+    # pycuda.autoinit is a module of this package (autoinit.py), run when a program imports it
+    found = {"pycuda": package, "pycuda.driver": driver, "pycuda.compiler": compiler,
+             "pycuda.gpuarray": gpuarray, "pycuda.elementwise": elementwise, "pycuda.reduction": reduction,
+             "pycuda.scan": scan, "pycuda.cumath": _cumath(), "pycuda.curandom": _curandom(),
+             "pycuda.tools": _tools(driver)}
+    for name, module in found.items():          # ``import pycuda.driver as drv``, ``from pycuda import gpuarray``
+        if name != "pycuda":
+            setattr(package, name.split(".", 1)[1], module)
+    return found

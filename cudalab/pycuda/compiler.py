@@ -1,0 +1,113 @@
+"""pycuda.compiler on cudalab: ``SourceModule`` compiles CUDA C++ with cudalab's NVRTC.
+
+As PyCUDA does, the source is put inside ``extern "C" { ... }`` (its kernels keep their C names, so
+``get_function("mult_ker")`` finds them) unless ``no_extern_c=True``; ``options`` are nvcc's, of which
+the ones that choose code (``-use_fast_math``, ``-D``, ``-I``, ``-std``, ``-G``, ``-lineinfo``) are
+kept and the ones about nvcc's own files and targets (``--keep``, ``-arch``, ``-code``, ``-Xptxas``)
+mean nothing to an emulated device.
+
+PyCUDA builds with nvcc, which compiles a file's host code too and keeps only the kernels: a course's
+``.cu`` file that is also a C program (a ``main`` timing the kernel with ``<chrono>``) loads in PyCUDA.
+cudalab's NVRTC refuses host code, so such a module is built with the toolkit wheel's nvcc (``-ptx``)
+instead, as PyCUDA itself would build it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import driver
+
+# PyCUDA's own headers (<pycuda-complex.hpp>) in cudalab's versions, and the CuPy stand-in's they build on
+INCLUDE = os.path.join(os.path.dirname(__file__), "include")
+CUPY_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "cupy", "include")
+_OLD_STANDARD = re.compile(r"^--?std=c\+\+(03|11|14)$")
+
+# nvcc options that choose what a kernel computes, as NVRTC spells them
+_SPELLINGS = {"-use_fast_math": "--use_fast_math", "--use_fast_math": "--use_fast_math", "-G": "-G",
+              "-lineinfo": "-lineinfo", "--ftz=true": "--ftz=true", "--ftz=false": "--ftz=false",
+              "--prec-div=false": "--prec-div=false", "--prec-sqrt=false": "--prec-sqrt=false",
+              "-rdc=true": "-rdc=true", "--relocatable-device-code=true": "-rdc=true"}
+
+
+def _options(options, include_dirs, arch) -> list:
+    out = []
+    for option in options or ():
+        o = str(option)
+        if o in _SPELLINGS:
+            out.append(_SPELLINGS[o])
+        elif o.startswith(("-D", "-I", "-std=", "--std=", "-U")):
+            out.append(o)
+    out += [f"-I{d}" for d in include_dirs or ()]
+    # glibc's uint/ushort/ulong, which nvcc's host headers declare in every .cu file (include/cudalab_host_types.h)
+    return out + [f"-I{INCLUDE}", f"-I{CUPY_INCLUDE}", "--pre-include=cudalab_host_types.h"]
+
+
+def _standard(source, options) -> list:
+    """C++17 for a module that includes <pycuda-complex.hpp>: cudalab's is libcu++'s complex, which needs it."""
+    if "pycuda-complex.hpp" not in source:
+        return options
+    return [o for o in options if not _OLD_STANDARD.match(o) and not o.startswith(("-std=", "--std="))] + ["-std=c++17"]
+
+
+class SourceModule(driver.Module):
+    """CUDA C++ compiled now; ``get_function(name)`` gives a launchable ``Function``."""
+
+    def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,
+                 cache_dir=None, include_dirs=()):
+        from ..runtime.module import compile as compile_cuda
+        driver._need_context("cuModuleLoadDataEx")
+        if not no_extern_c:
+            source = 'extern "C" {\n' + source + '\n}\n'
+        self.source = source
+        options = tuple(_standard(source, _options(options, include_dirs, arch)))
+        from ..errors import CompileError
+        try:
+            module = compile_cuda(source, options=options)
+        except CompileError as e:
+            if not _HOST_CODE.search(e.log or str(e)):
+                raise
+            module = _nvcc_module(source, options, e)
+        super().__init__(module)
+
+
+# NVRTC's words for host code, which nvcc compiles and PyCUDA's build then leaves out
+_HOST_CODE = re.compile(r"host (functions|variables) are not allowed in JIT mode|cannot open source file")
+
+
+def _nvcc_module(source, options, nvrtc_error):
+    """The module as nvcc builds it (host code compiled and dropped): its PTX for the emulated device."""
+    from ..device import current
+    from ..frontend.nvrtc import CompiledSource
+    from ..programs.build import nvcc
+    from ..runtime.module import Module as CudaModule
+    major, minor = current().cc
+    with tempfile.TemporaryDirectory() as folder:
+        source_file, ptx_file = Path(folder) / "kernel.cu", Path(folder) / "kernel.ptx"
+        source_file.write_text(source)
+        options = [o for o in options if not o.startswith("--pre-include=")]     # (nvcc's host headers have them)
+        done = subprocess.run([nvcc(), "-ptx", f"-arch=compute_{major}{minor}", "-lineinfo", *options,
+                               str(source_file), "-o", str(ptx_file)], capture_output=True, text=True)
+        if done.returncode:
+            raise nvrtc_error           # nvcc refuses it too: NVRTC's message, with the program's lines
+        ptx = ptx_file.read_text()
+    return CudaModule(CompiledSource(source=source, ptx=ptx, options=tuple(options), log=done.stderr,
+                                     filename="kernel.cu"))
+
+
+class DynamicSourceModule(SourceModule):
+    """A module whose kernels launch kernels (dynamic parallelism): built with ``-rdc=true``."""
+
+    def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,
+                 cache_dir=None, include_dirs=(), cuda_libdir=None):
+        super().__init__(source, nvcc, [*(options or ()), "-rdc=true"], keep, no_extern_c, arch, code, cache_dir,
+                         include_dirs)
+
+
+def compile(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None, code=None,  # noqa: A001
+            cache_dir=None, include_dirs=(), target="cubin"):
+    """PyCUDA returns a cubin's bytes; cudalab's emulated device runs PTX, which this returns."""
+    return SourceModule(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)._module.ptx.encode()

@@ -1,0 +1,678 @@
+"""pycuda.driver on cudalab: the device, contexts, memory, copies, streams, events and kernel launches.
+
+The device is the selected device profile (``cudalab.set_device``), a context is a name for the one
+emulated device, ``mem_alloc`` takes emulated device memory, and a ``Function`` launches a kernel of a
+``SourceModule`` on the emulator. Arguments go as PyCUDA packs them: numpy scalars by value (their own
+type), device memory (``DeviceAllocation``, a ``GPUArray``, anything with ``gpudata`` or
+``__cuda_array_interface__``) and ``In``/``Out``/``InOut`` host arrays as pointers, any other numpy
+array or record by its bytes. A plain Python number is PyCUDA's TypeError, as on a GPU (``prepare``
+gives the types instead).
+"""
+from __future__ import annotations
+
+import struct
+import threading
+
+import numpy as np
+
+from ..pykernels import host
+from ..runtime import streams
+from ..runtime.arrays import DeviceArray
+
+
+# The emulator is not safe for threads (a launch in one thread while another grows the device memory
+# loses the launch's writes): PyCUDA programs start threads that each make a context, allocate, launch
+# and copy (the book's multi-kernel_multi-thread), so the device work of PyCUDA's calls goes one at a
+# time. Results are the same as a GPU's; threads gain no speed, as there is one CPU emulator.
+_DEVICE = threading.RLock()
+
+
+def one_at_a_time(function):
+    """``function`` with the device to itself (see _DEVICE)."""
+    import functools
+
+    @functools.wraps(function)
+    def locked(*args, **kwargs):
+        with _DEVICE:
+            return function(*args, **kwargs)
+    return locked
+
+
+class Error(Exception):
+    """PyCUDA's base error."""
+
+
+class LogicError(Error):
+    pass
+
+
+class LaunchError(Error):
+    pass
+
+
+class CompileError(Error):
+    pass
+
+
+class MemoryError(Error):           # noqa: A001  (PyCUDA's name)
+    pass
+
+
+class RuntimeError(Error):          # noqa: A001  (PyCUDA's name)
+    pass
+
+
+def init(flags=0):
+    """cuInit: nothing to start (the emulated device is always there)."""
+
+
+def get_version():
+    return (13, 0, 0)
+
+
+def get_driver_version():
+    return 13000
+
+
+# ---------------------------------------------------------------------- the device and its attributes
+class _Named(int):
+    """An enum value that prints as its name (``str(device_attribute.WARP_SIZE)`` is 'WARP_SIZE', as
+    PyCUDA's do; Python's IntEnum prints the number)."""
+
+    def __new__(cls, value, name):
+        self = super().__new__(cls, value)
+        self.name = name
+        return self
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+
+def _driver_names() -> dict:
+    """CUdevice_attribute numbers -> the driver's names without CU_DEVICE_ATTRIBUTE_ (PyCUDA's names).
+    The runtime's cudaDevAttr numbers are the same; where cuda-bindings is missing the runtime's
+    camel-case names are written in capitals."""
+    try:
+        from cuda.bindings import driver
+        prefix = "CU_DEVICE_ATTRIBUTE_"
+        return {int(getattr(driver.CUdevice_attribute, n)): n[len(prefix):]
+                for n in dir(driver.CUdevice_attribute) if n.startswith(prefix)}
+    except Exception:       # noqa: BLE001
+        import re
+        from ..runtime.core.properties import ATTRIBUTE_NAMES
+        return {number: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper() for name, number in ATTRIBUTE_NAMES.items()}
+
+
+class device_attribute:                     # noqa: N801  (PyCUDA's name)
+    """PyCUDA's device attributes: ``device_attribute.MULTIPROCESSOR_COUNT`` and so on."""
+
+
+for _number, _name in _driver_names().items():
+    setattr(device_attribute, _name, _Named(_number, _name))
+
+
+class Device:
+    """The emulated device (the selected profile): there is one, device 0."""
+
+    def __init__(self, number=0):
+        if int(number) != 0:
+            raise LogicError(f"cuDeviceGet failed: invalid device ordinal ({number}): cudalab emulates one device, 0")
+        self.number = 0
+
+    @staticmethod
+    def count() -> int:
+        return 1
+
+    def name(self) -> str:
+        return host.get_current_device().name
+
+    def compute_capability(self) -> tuple:
+        return tuple(host.get_current_device().compute_capability)
+
+    def total_memory(self) -> int:
+        return int(host.current_context().get_memory_info().total)
+
+    def pci_bus_id(self) -> str:
+        return "0000:00:00.0"
+
+    def get_attributes(self) -> dict:
+        """Every attribute the profile defines, keyed by PyCUDA's ``device_attribute`` values."""
+        values = streams.context().attributes
+        return {getattr(device_attribute, name): values[number] for number, name in _driver_names().items()
+                if number in values}
+
+    def get_attribute(self, attribute) -> int:
+        values = streams.context().attributes
+        if int(attribute) not in values:
+            raise LogicError(f"cuDeviceGetAttribute failed: invalid value (attribute {attribute} is not defined "
+                             "by the emulated device's profile)")
+        return values[int(attribute)]
+
+    def __getattr__(self, name):
+        attribute = getattr(device_attribute, name, None)      # dev.MAX_THREADS_PER_BLOCK
+        if attribute is None:
+            raise AttributeError(f"pycuda.driver.Device has no attribute {name!r}")
+        return self.get_attribute(attribute)
+
+    def make_context(self, flags=0) -> "Context":
+        context = Context(self)
+        context.push()
+        return context
+
+    def retain_primary_context(self) -> "Context":
+        return Context(self)
+
+    def __eq__(self, other):
+        return isinstance(other, Device)
+
+    def __hash__(self):
+        return 0
+
+    def __repr__(self):
+        return f"<pycuda.driver.Device {self.name()!r} (cudalab's emulated device 0)>"
+
+
+class Context:
+    """A context on the emulated device. There is one device and one memory, so a context only marks
+    that the calling thread may use the device: PyCUDA keeps a stack of current contexts per thread
+    (``make_context`` and ``push`` put one on it, ``pop`` takes it off, ``import pycuda.autoinit`` makes
+    the main thread's), and memory, modules and launches without one are its LogicError, as on a GPU."""
+
+    _threads = threading.local()
+
+    def __init__(self, device=None):
+        self.device = device or Device(0)
+
+    @classmethod
+    def _stack(cls) -> list:
+        if not hasattr(cls._threads, "stack"):
+            cls._threads.stack = []
+        return cls._threads.stack
+
+    @staticmethod
+    def synchronize():
+        """Wait for all the device's work (cuCtxSynchronize)."""
+        _need_context("cuCtxSynchronize")
+        host.synchronize()
+
+    @staticmethod
+    def get_device() -> Device:
+        return Device(0)
+
+    @classmethod
+    def get_current(cls):
+        stack = cls._stack()
+        return stack[-1] if stack else None
+
+    @classmethod
+    def pop(cls):
+        stack = cls._stack()
+        if not stack:
+            raise LogicError("cuCtxPopCurrent failed: invalid device context - no context is current in this thread")
+        stack.pop()
+
+    def push(self):
+        Context._stack().append(self)
+
+    def detach(self):
+        stack = Context._stack()
+        if self in stack:
+            stack.remove(self)
+
+    @staticmethod
+    def set_cache_config(config):
+        pass
+
+    @staticmethod
+    def get_limit(limit) -> int:
+        """cuCtxGetLimit (``limit.MALLOC_HEAP_SIZE``...): the emulated device's value."""
+        return int(streams.device_limit(int(limit)))
+
+    @staticmethod
+    def set_limit(limit, value):
+        """cuCtxSetLimit: kernels launched later see it (the device heap, printf's buffer, nesting depth)."""
+        streams.set_device_limit(int(limit), int(value))
+
+
+class limit:                        # noqa: N801  (PyCUDA's name; CUlimit's numbers are cudaLimit's)
+    STACK_SIZE = _Named(0, "STACK_SIZE")
+    PRINTF_FIFO_SIZE = _Named(1, "PRINTF_FIFO_SIZE")
+    MALLOC_HEAP_SIZE = _Named(2, "MALLOC_HEAP_SIZE")
+    DEV_RUNTIME_SYNC_DEPTH = _Named(3, "DEV_RUNTIME_SYNC_DEPTH")
+    DEV_RUNTIME_PENDING_LAUNCH_COUNT = _Named(4, "DEV_RUNTIME_PENDING_LAUNCH_COUNT")
+    MAX_L2_FETCH_GRANULARITY = _Named(5, "MAX_L2_FETCH_GRANULARITY")
+
+
+class func_cache:                   # noqa: N801
+    PREFER_NONE, PREFER_SHARED, PREFER_L1, PREFER_EQUAL = range(4)
+
+
+class event_flags:                  # noqa: N801
+    DEFAULT, BLOCKING_SYNC, DISABLE_TIMING, INTERPROCESS = 0, 1, 2, 4
+
+
+def _need_context(call: str):
+    """PyCUDA's error for device work in a thread with no current context (a program that forgot
+    ``import pycuda.autoinit``), worded as PyCUDA's with what to write."""
+    if Context.get_current() is None:
+        raise LogicError(f"{call} failed: invalid device context - no currently active context? (PyCUDA needs one "
+                         "in each thread that uses the GPU: import pycuda.autoinit, or ctx = "
+                         "pycuda.driver.Device(0).make_context() ... ctx.pop())")
+
+
+def mem_get_info() -> tuple:
+    """(free, total) bytes of the emulated device."""
+    _need_context("cuMemGetInfo")
+    info = host.current_context().get_memory_info()
+    return int(info.free), int(info.total)
+
+
+# ---------------------------------------------------------------------- memory
+class DeviceAllocation:
+    """Device memory from ``mem_alloc``: ``int(a)`` is its address (kernels take it as a pointer)."""
+
+    def __init__(self, nbytes):
+        _need_context("cuMemAlloc")
+        self._memory = DeviceArray((max(int(nbytes), 1),), np.uint8)
+        self.size = int(nbytes)
+
+    def __int__(self):
+        return int(self._memory.device_ptr)
+
+    __index__ = __int__
+
+    def __add__(self, offset):
+        return int(self) + int(offset)
+
+    __radd__ = __add__
+
+    def free(self):
+        if self._memory is not None:
+            self._memory.free()
+            self._memory = None
+
+    def as_buffer(self, size, offset=0):
+        return bytes(_device().read(int(self) + offset, size))
+
+    def __repr__(self):
+        return f"<DeviceAllocation of {self.size} bytes at 0x{int(self):x}>"
+
+
+class DevicePointer(int):
+    """A GPUArray's ``gpudata``: its device address (a kernel takes it as a pointer), which keeps the
+    array alive while it is held."""
+
+    def __new__(cls, value, owner):
+        self = super().__new__(cls, value)
+        self.owner = owner
+        return self
+
+    def free(self):
+        pass
+
+
+@one_at_a_time
+def mem_alloc(nbytes) -> DeviceAllocation:
+    return DeviceAllocation(nbytes)
+
+
+def mem_alloc_like(ary) -> DeviceAllocation:
+    return DeviceAllocation(ary.nbytes)
+
+
+def mem_alloc_pitch(width, height, access_size):
+    pitch = (int(width) + 511) // 512 * 512
+    return DeviceAllocation(pitch * int(height)), pitch
+
+
+def _device():
+    from ..runtime import device
+    return device.current()
+
+
+def _address(x) -> int:
+    """A device address from what PyCUDA takes for one: an int, a DeviceAllocation, a GPUArray."""
+    if isinstance(x, DeviceArray):
+        return int(x.device_ptr)
+    if hasattr(x, "gpudata"):
+        return int(x.gpudata)
+    return int(x)
+
+
+def _timeline_copy(nbytes, direction, stream=None, host_array=None, blocking=True):
+    """The copy's row on the stream (pageable host memory: the host waits; page-locked: it may not)."""
+    if nbytes:
+        pinned = host_array is not None and streams.is_pinned(host_array)
+        streams.context().transfer(int(nbytes), direction, streams._core_stream(stream or 0), pinned=pinned,
+                                   sync=blocking or not pinned, name=f"{direction} {int(nbytes):,} B (PyCUDA)")
+
+
+@one_at_a_time
+def memcpy_htod(dest, src, stream=None, _blocking=True):
+    """Copy a host array (or any buffer) to device address ``dest``."""
+    data = memoryview(np.ascontiguousarray(src)).cast("B") if isinstance(src, np.ndarray) else memoryview(src).cast("B")
+    _device().write(_address(dest), bytes(data))
+    _timeline_copy(len(data), "H2D", stream, src if isinstance(src, np.ndarray) else None, _blocking)
+
+
+@one_at_a_time
+def memcpy_dtoh(dest, src, stream=None, _blocking=True):
+    """Copy device memory at ``src`` into the host array ``dest`` (its size in bytes)."""
+    view = np.asarray(dest)
+    raw = _device().read(_address(src), view.nbytes)
+    view.reshape(-1).view(np.uint8)[:] = np.frombuffer(bytes(raw), np.uint8)
+    _timeline_copy(view.nbytes, "D2H", stream, view, _blocking)
+
+
+def memcpy_htod_async(dest, src, stream=None):
+    memcpy_htod(dest, src, stream, _blocking=False)
+
+
+def memcpy_dtoh_async(dest, src, stream=None):
+    memcpy_dtoh(dest, src, stream, _blocking=False)
+
+
+@one_at_a_time
+def memcpy_dtod(dest, src, size, stream=None):
+    _device().write(_address(dest), bytes(_device().read(_address(src), int(size))))
+    if size:
+        streams.context().transfer(int(size), "D2D", streams._core_stream(stream or 0), pinned=False,
+                                   sync=False, name=f"D2D {int(size):,} B (PyCUDA)")
+
+
+memcpy_dtod_async = memcpy_dtod
+
+
+@one_at_a_time
+def memset_d8(dest, value, count):
+    _device().write(_address(dest), bytes([int(value) & 0xFF]) * int(count))
+
+
+@one_at_a_time
+def memset_d32(dest, value, count):
+    _device().write(_address(dest), struct.pack("<I", int(value) & 0xFFFFFFFF) * int(count))
+
+
+@one_at_a_time
+def to_device(ary) -> DeviceAllocation:
+    """A new allocation holding a copy of the host array."""
+    alloc = mem_alloc(ary.nbytes)
+    memcpy_htod(alloc, ary)
+    return alloc
+
+
+@one_at_a_time
+def from_device(devptr, shape, dtype, order="C"):
+    out = np.empty(shape, dtype, order=order)
+    memcpy_dtoh(out, devptr)
+    return out
+
+
+def from_device_like(devptr, other):
+    return from_device(devptr, other.shape, other.dtype)
+
+
+def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
+    """Page-locked host memory (numba's pinned array): its copies go at the pinned rate, asynchronously."""
+    return host.pinned_array(shape, dtype, order=order)
+
+
+def pagelocked_zeros(shape, dtype, order="C", mem_flags=0):
+    out = pagelocked_empty(shape, dtype, order)
+    out[...] = 0
+    return out
+
+
+def pagelocked_empty_like(ary, mem_flags=0):
+    return pagelocked_empty(ary.shape, ary.dtype)
+
+
+def pagelocked_zeros_like(ary, mem_flags=0):
+    return pagelocked_zeros(ary.shape, ary.dtype)
+
+
+def register_host_memory(ary, flags=0):
+    return ary
+
+
+class host_alloc_flags:             # noqa: N801
+    PORTABLE, DEVICEMAP, WRITECOMBINED = 1, 2, 4
+
+
+class mem_attach_flags:             # noqa: N801
+    GLOBAL, HOST, SINGLE = 1, 2, 4
+
+
+# ---------------------------------------------------------------------- arguments a launch copies
+class ArgumentHandler:
+    """A host array a launch copies to the device and (``Out``, ``InOut``) back."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def get_device_alloc(self):
+        return self.array
+
+
+class In(ArgumentHandler):
+    """Copied to the device before the launch, not back."""
+
+    def get_device_alloc(self):
+        view = self.array.view()
+        view.flags.writeable = False            # the launch copies a read-only array in only
+        return view
+
+
+class Out(ArgumentHandler):
+    """Copied back to the host after the launch."""
+
+
+class InOut(ArgumentHandler):
+    """Copied in before the launch and back after it."""
+
+
+# ---------------------------------------------------------------------- streams and events
+class Stream(host.Stream):
+    """A CUDA stream on cudalab's timeline."""
+
+    def __init__(self, flags=0):
+        super().__init__()
+
+    def is_done(self) -> bool:
+        return self.query()
+
+    def wait_for_event(self, event):
+        event.wait(self)
+
+
+class Event(streams.Event):
+    """A CUDA event: ``record(stream)``, ``synchronize()``, ``time_since(earlier)`` in milliseconds."""
+
+    def __init__(self, flags=0):
+        super().__init__(timing=not (int(flags) & event_flags.DISABLE_TIMING))
+
+    def record(self, stream=None):
+        super().record(stream or 0)
+        return self
+
+    def synchronize(self):
+        super().synchronize()
+        return self
+
+    def time_since(self, earlier) -> float:
+        return earlier.elapsed_time(self)
+
+    def time_till(self, later) -> float:
+        return self.elapsed_time(later)
+
+
+# ---------------------------------------------------------------------- modules and functions
+def _arg(k, a):
+    """A launch argument as PyCUDA packs it (see the module docstring)."""
+    if isinstance(a, (np.number, np.bool_)):
+        return a
+    if isinstance(a, DeviceArray):
+        return a
+    if isinstance(a, (DeviceAllocation, DevicePointer)):
+        return np.uint64(int(a))
+    if isinstance(a, ArgumentHandler):
+        return a.get_device_alloc()
+    if isinstance(a, np.void):
+        return bytes(memoryview(np.ascontiguousarray(a)).cast("B")) if a.dtype.itemsize else a
+    if isinstance(a, np.ndarray):
+        return bytes(np.ascontiguousarray(a).view(np.uint8))       # by value: its bytes, as PyCUDA passes it
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:
+        return np.uint64(cai["data"][0])
+    if hasattr(a, "gpudata"):
+        return np.uint64(int(a.gpudata))
+    raise TypeError(f"invalid type on parameter #{k} (0-based): PyCUDA passes numpy scalars, device memory "
+                    f"and In/Out/InOut arrays, not {type(a).__name__} {a!r}; write np.int32({a!r}) or "
+                    "np.float32(...) as the kernel's parameter type is (or give the types with prepare())")
+
+
+def _shape(dims, what):
+    dims = tuple(int(d) for d in dims) if isinstance(dims, (tuple, list)) else (int(dims),)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{what} must have 1 to 3 dimensions, got {dims}")
+    return dims
+
+
+class Function:
+    """A kernel of a module: ``f(*args, block=(x, y, z), grid=(x, y), stream=None, shared=0)``."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+        self._formats = None
+
+    def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared=0, texrefs=(), time_kernel=False):
+        if block is None:
+            raise ValueError("must specify block size")
+        return self._launch(_shape(grid, "grid"), _shape(block, "block"), [_arg(k, a) for k, a in enumerate(args)],
+                            stream, shared, time_kernel)
+
+    @one_at_a_time
+    def _launch(self, grid, block, args, stream, shared, time_kernel=False):
+        _need_context("cuLaunchKernel")
+        start = end = None
+        if time_kernel:
+            start, end = Event().record(stream), Event()
+        self._kernel[grid, block, stream or 0, int(shared)](*args)
+        if time_kernel:
+            end.record(stream).synchronize()
+            return end.time_since(start) / 1000.0        # seconds, as PyCUDA's time_kernel gives them
+        return None
+
+    # prepared calls: the argument types given once, as struct format characters ("PPii")
+    def prepare(self, arg_types, block=None, shared=None, texrefs=()):
+        if isinstance(arg_types, str):
+            self._formats = list(arg_types)
+        else:
+            self._formats = [np.dtype(t).char if not isinstance(t, str) else t for t in arg_types]
+        self._prepared_block = block
+        return self
+
+    def _prepared_args(self, args):
+        if self._formats is None:
+            raise LogicError("call prepare(arg_types) before prepared_call")
+        out = []
+        for k, (fmt, a) in enumerate(zip(self._formats, args)):
+            if fmt == "P":
+                out.append(a if isinstance(a, DeviceArray) else np.uint64(_address(a)))
+            elif isinstance(a, (DeviceArray, DeviceAllocation)):
+                out.append(_arg(k, a))
+            else:
+                out.append(np.array(a, dtype=np.dtype(fmt))[()])
+        return out
+
+    def prepared_call(self, grid, block, *args, shared_size=0):
+        self._launch(_shape(grid, "grid"), _shape(block, "block"), self._prepared_args(args), None, shared_size)
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        self._launch(_shape(grid, "grid"), _shape(block, "block"), self._prepared_args(args), stream, shared_size)
+
+    def prepared_timed_call(self, grid, block, *args, shared_size=0):
+        seconds = self._launch(_shape(grid, "grid"), _shape(block, "block"), self._prepared_args(args), None,
+                               shared_size, time_kernel=True)
+        return lambda: seconds
+
+    def set_block_shape(self, x, y=1, z=1):
+        self._prepared_block = (x, y, z)
+
+    def set_cache_config(self, config):
+        pass
+
+    def set_shared_size(self, nbytes):
+        pass
+
+    def get_attribute(self, attribute):
+        return getattr(self, str(attribute).lower())
+
+    @property
+    def num_regs(self):
+        return int(self._resource("registers"))
+
+    @property
+    def shared_size_bytes(self):
+        return int(self._resource("shared"))
+
+    @property
+    def local_size_bytes(self):
+        return int(self._resource("local"))
+
+    @property
+    def const_size_bytes(self):
+        return 0
+
+    @property
+    def max_threads_per_block(self):
+        return int(streams.device_attribute("MaxThreadsPerBlock"))
+
+    def _resource(self, what):
+        return getattr(self._kernel.resources, {"shared": "static_shared"}.get(what, what))
+
+
+class function_attribute:           # noqa: N801
+    MAX_THREADS_PER_BLOCK = _Named(0, "MAX_THREADS_PER_BLOCK")
+    SHARED_SIZE_BYTES = _Named(1, "SHARED_SIZE_BYTES")
+    CONST_SIZE_BYTES = _Named(2, "CONST_SIZE_BYTES")
+    LOCAL_SIZE_BYTES = _Named(3, "LOCAL_SIZE_BYTES")
+    NUM_REGS = _Named(4, "NUM_REGS")
+
+
+class Module:
+    """A compiled module: ``get_function(name)``, ``get_global(name)`` -> (address, bytes)."""
+
+    def __init__(self, module):
+        _need_context("cuModuleLoadDataEx")
+        self._module = module
+
+    def get_function(self, name) -> Function:
+        return Function(self._module.get_kernel(name))
+
+    def get_global(self, name) -> tuple:
+        array = self._module.get_global(name)
+        return np.uint64(array.device_ptr), int(array.nbytes)
+
+    def get_texref(self, name):
+        from ..errors import UnsupportedError
+        raise UnsupportedError(f"get_texref({name!r}): texture references were removed in CUDA 12 and cudalab does "
+                               "not emulate them; use a texture object (cudaTextureObject_t) or read the array directly")
+
+    def get_surfref(self, name):
+        return self.get_texref(name)
+
+
+def module_from_file(path) -> Module:
+    """A module from a file of CUDA C++ source (PyCUDA loads cubins and PTX; cudalab compiles source)."""
+    from ..errors import UnsupportedError
+    from ..runtime.module import compile as compile_cuda
+    with open(path) as f:
+        text = f.read()
+    if ".entry" in text and ".version" in text:
+        raise UnsupportedError(f"module_from_file({path!r}): this is PTX, which cudalab's PyCUDA stand-in does not "
+                               "load; give it the CUDA C++ source (SourceModule) instead")
+    _need_context("cuModuleLoad")
+    return Module(compile_cuda(text))

@@ -1,0 +1,223 @@
+"""pycuda.gpuarray on cudalab: ``GPUArray``, an array in emulated device memory with numpy's operators.
+
+A GPUArray is a CuPy stand-in array (cudalab/cupy) under PyCUDA's names: what PyCUDA computes with
+its own kernels (``a * 2``, ``gpuarray.sum``, ``a.astype``) is numpy's answer computed on the host over
+the device memory and timed on the timeline by the stand-in's roofline, while the program's own
+kernels (``SourceModule``, ``ElementwiseKernel``, ``ReductionKernel``) are emulated. ``a.gpudata`` is
+the address a kernel takes (``int(a.gpudata)``), ``a.get()`` copies to the host.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cupy as _cupy
+from ..runtime.arrays import DeviceArray
+from . import driver
+
+
+def _as_gpu(x):
+    """A CuPy stand-in result seen as a GPUArray (the same memory; tuples element by element)."""
+    if isinstance(x, _cupy.ndarray) and not isinstance(x, GPUArray):
+        x.__class__ = GPUArray
+    elif isinstance(x, tuple):
+        return tuple(_as_gpu(v) for v in x)
+    return x
+
+
+class GPUArray(_cupy.ndarray):
+    """PyCUDA's device array: ``GPUArray(shape, dtype)``; ``gpudata``, ``get()``, ``set()``, operators."""
+
+    @driver.one_at_a_time
+    def __init__(self, shape, dtype=np.float64, allocator=None, base=None, gpudata=None, strides=None, order="C"):
+        driver._need_context("cuMemAlloc")
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        ptr = None if gpudata is None else driver._address(gpudata)
+        super().__init__(shape, dtype, memptr=ptr, strides=strides, order=order,
+                         base=base if base is not None else (gpudata if gpudata is not None else None))
+
+    @property
+    def gpudata(self):
+        return driver.DevicePointer(self.device_ptr, self)
+
+    @property
+    def ptr(self) -> int:
+        return int(self.device_ptr)
+
+    @property
+    def mem_size(self) -> int:
+        return int(self.size)
+
+    @driver.one_at_a_time
+    def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
+        """The values as a numpy array (into ``ary`` if given)."""
+        values = _cupy._host(self)
+        driver._timeline_copy(values.nbytes, "D2H", stream, ary, blocking=not async_)
+        if ary is not None:
+            ary[...] = values
+            return ary
+        return values
+
+    def get_async(self, stream=None, ary=None):
+        return self.get(ary=ary, async_=True, stream=stream)
+
+    @driver.one_at_a_time
+    def set(self, ary, async_=False, stream=None, **kwargs):
+        ary = np.asarray(ary)
+        if ary.size != self.size:
+            raise ValueError(f"ary and self must be the same size: {ary.size} values for an array of {self.size}")
+        _cupy._store(self, ary.reshape(self.shape))
+        driver._timeline_copy(self.nbytes, "H2D", stream, ary, blocking=not async_)
+
+    def set_async(self, ary, stream=None):
+        self.set(ary, async_=True, stream=stream)
+
+    @driver.one_at_a_time
+    def fill(self, value, stream=None):
+        _cupy._store(self, value)
+        return self
+
+    @driver.one_at_a_time
+    def copy(self):
+        out = empty_like(self)
+        driver.memcpy_dtod(out.gpudata, self.gpudata, self.nbytes)
+        return out
+
+    def bind_to_texref(self, *args, **kwargs):
+        driver.Module(None).get_texref("texref")
+
+    bind_to_texref_ext = bind_to_texref
+
+    def _view(self, shape, strides, offset=0, dtype=None):
+        return _as_gpu(super()._view(shape, strides, offset, dtype))
+
+
+def _returning_gpuarrays(method):
+    @driver.one_at_a_time
+    def wrapped(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        if callable(out) and not isinstance(out, DeviceArray):        # a numpy method (__getattr__'s answer)
+            return lambda *a, **k: _as_gpu(out(*a, **k))
+        return _as_gpu(out)
+    wrapped.__name__ = method.__name__
+    return wrapped
+
+
+for _name, _method in list(vars(_cupy.ndarray).items()):
+    if callable(_method) and _name not in ("__init__", "__array__", "__array_ufunc__", "__array_function__",
+                                           "_view", "get", "set", "__repr__", "__str__", "__format__", "__len__",
+                                           "__iter__", "__hash__") and not isinstance(_method, (property, type)):
+        setattr(GPUArray, _name, _returning_gpuarrays(_method))
+for _name in ("__array_ufunc__", "__array_function__"):
+    setattr(GPUArray, _name, _returning_gpuarrays(getattr(_cupy.ndarray, _name)))
+GPUArray.__hash__ = None
+GPUArray.T = property(lambda self: self.transpose())
+GPUArray.__module__ = "pycuda.gpuarray"
+
+
+def _numpy(function):
+    """numpy's ``function`` over GPUArrays' values, the answer a GPUArray."""
+    @driver.one_at_a_time
+    def run(*args, **kwargs):
+        kwargs.pop("stream", None)
+        kwargs.pop("allocator", None)
+        return _as_gpu(_cupy._on_host(function, args, kwargs))
+    run.__name__ = getattr(function, "__name__", "function")
+    return run
+
+
+def to_gpu(ary, allocator=None) -> GPUArray:
+    """A new device array holding a copy of the host array."""
+    ary = np.asarray(ary)
+    out = GPUArray(ary.shape, ary.dtype, order="F" if _cupy._fortran(ary) else "C")
+    out.set(ary)
+    return out
+
+
+def to_gpu_async(ary, allocator=None, stream=None) -> GPUArray:
+    ary = np.asarray(ary)
+    out = GPUArray(ary.shape, ary.dtype)
+    out.set(ary, async_=True, stream=stream)
+    return out
+
+
+def empty(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
+    return GPUArray(shape, dtype, order=order)
+
+
+def zeros(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
+    return GPUArray(shape, dtype, order=order).fill(0)       # (the emulator's fresh memory is zeros already)
+
+
+def ones(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
+    return GPUArray(shape, dtype, order=order).fill(1)
+
+
+def empty_like(other, dtype=None, order="K") -> GPUArray:
+    return GPUArray(other.shape, other.dtype if dtype is None else dtype)
+
+
+def zeros_like(other, dtype=None, order="K") -> GPUArray:
+    return empty_like(other, dtype).fill(0)
+
+
+def ones_like(other, dtype=None, order="K") -> GPUArray:
+    return empty_like(other, dtype).fill(1)
+
+
+def arange(*args, dtype=None, **kwargs) -> GPUArray:
+    return to_gpu(np.arange(*args, dtype=dtype))
+
+
+def is_gpuarray(x) -> bool:
+    return isinstance(x, DeviceArray)
+
+
+def splay(n, dev=None):
+    """PyCUDA's launch shape for ``n`` elements: (grid, block)."""
+    block = 256
+    return (max(1, min(-(-int(n) // block), 65535)), 1), (block, 1, 1)
+
+
+def if_positive(criterion, then_, else_, out=None, stream=None):
+    return _as_gpu(_cupy._on_host(np.where, (_cupy._values(criterion) > 0, then_, else_), {}))
+
+
+sum = _numpy(np.sum)                   # noqa: A001  (PyCUDA's names)
+max = _numpy(np.max)                   # noqa: A001
+min = _numpy(np.min)                   # noqa: A001
+dot = _numpy(np.dot)
+vdot = _numpy(np.vdot)
+maximum = _numpy(np.maximum)
+minimum = _numpy(np.minimum)
+concatenate = _numpy(np.concatenate)
+stack = _numpy(np.stack)
+hstack = _numpy(np.hstack)
+take = _numpy(np.take)
+reshape = _numpy(np.reshape)
+transpose = _numpy(np.transpose)
+
+
+def subset_sum(subset, a, dtype=None, stream=None):
+    return _as_gpu(_cupy._on_host(np.sum, (_cupy._values(a)[_cupy._values(subset)],), {"dtype": dtype}))
+
+
+def subset_max(subset, a, stream=None):
+    return _as_gpu(_cupy._on_host(np.max, (_cupy._values(a)[_cupy._values(subset)],), {}))
+
+
+def subset_min(subset, a, stream=None):
+    return _as_gpu(_cupy._on_host(np.min, (_cupy._values(a)[_cupy._values(subset)],), {}))
+
+
+class vec:                                  # noqa: N801  (PyCUDA's name)
+    """CUDA's vector types as numpy records (fields x, y, z, w), with ``make_float3(x, y, z)``..."""
+
+
+for _base, _np in (("char", np.int8), ("uchar", np.uint8), ("short", np.int16), ("ushort", np.uint16),
+                   ("int", np.int32), ("uint", np.uint32), ("long", np.int64), ("ulong", np.uint64),
+                   ("float", np.float32), ("double", np.float64)):
+    for _n in (1, 2, 3, 4):
+        _fields = "xyzw"[:_n]
+        _dtype = np.dtype([(f, _np) for f in _fields], align=True)
+        setattr(vec, f"{_base}{_n}", _dtype)
+        setattr(vec, f"make_{_base}{_n}", staticmethod((lambda dt: lambda *v: np.array(tuple(v), dtype=dt))(_dtype)))
