@@ -8,12 +8,16 @@ wall time, where a core is free (course machines and mybinder have two or more).
 
 The bytes must stay those of one batch after the other. They do wherever no block can see another's
 work while the grid runs, and the emulator runs batches together only where that holds
-(``independent``): no atomics or reductions into memory (a float sum's rounding depends on the order,
-an integer atomic's returned old values do too), no volatile, acquire or relaxed accesses and no fences
-(blocks talking to each other: a flag, a lock, a last-block-done count), no calls (printf's order,
+(``independent``): no atomics or reductions but on the block's own shared memory (a float sum's
+rounding depends on the order, an integer atomic's returned old values do too), no volatile accesses,
+no acquire, release or relaxed ones and no fences beyond the block (blocks talking to each other: a
+flag, a lock, a last-block-done count; ``.cta`` scope and proxy fences are the block's own), no calls (printf's order,
 in-kernel malloc, launches from the device, recursion), no grid sync (a cooperative launch is one batch
-anyway), and every store to global memory at an address that depends on the block index (a race
-lesson's ``*counter += 1`` by every block stays in order). Launches with observers (profile, racecheck,
+anyway), and every store to global memory at an address that some definition derives from the block
+index (a race lesson's ``*counter += 1`` by every block stays in order; a data race between blocks at
+block-derived addresses, ``y[blockIdx.x / 2] = ...``, is undefined on a GPU and may end differently).
+Interpreted batches hold the GIL for their Python, so only batches of native code or of the tensor-core
+loops run beside others (engine._beside). Launches with observers (profile, racecheck,
 memcheck's and synccheck's checks, widgets) and the compiled tier's check mode run in order too.
 
 What a batch changes is its own (its Exec: registers, shared and local memory, SIMT stack, async-copy
@@ -161,14 +165,13 @@ def _order_shows(f, shared_symbols) -> str:
 class Batch:
     """One batch of a launch and what running it left: its error, its CPU seconds."""
 
-    __slots__ = ("ex", "run_df", "info", "nb", "budget", "error", "seconds", "user", "done", "stopped")
+    __slots__ = ("ex", "run_df", "info", "nb", "budget", "error", "seconds", "user", "done")
 
     def __init__(self, ex, run_df, info, nb, budget=None):
         self.ex, self.run_df, self.info, self.nb, self.budget = ex, run_df, info, nb, budget
         self.error = None
         self.seconds = self.user = 0.0
         self.done = threading.Event()
-        self.stopped = False
 
 
 def run(batch: Batch, body):
@@ -209,7 +212,6 @@ def stop(batches):
     """Stop the batches still running (an earlier one faulted, or the launch was interrupted) and wait
     for them: none may write memory once the launch has returned."""
     for b in batches:
-        b.stopped = True
         b.ex.wall_deadline = float("-inf")
     for b in batches:
         b.done.wait()
