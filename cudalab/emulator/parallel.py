@@ -192,19 +192,20 @@ def run(batch: Batch, body):
 
 
 _POOL = None
-_POOL_SIZE = 0
+_POOL_OF = (0, 0)           # (process id, threads) the pool was made for
 _POOL_LOCK = threading.Lock()
 
 
 def submit(batch: Batch, body, threads: int):
-    """Run ``batch`` on one of ``threads`` worker threads."""
-    global _POOL, _POOL_SIZE
+    """Run ``batch`` on one of ``threads`` worker threads. A process forked after a launch (multiprocessing)
+    has none of its parent's threads: it makes a pool of its own (the parent's would queue work forever)."""
+    global _POOL, _POOL_OF
     with _POOL_LOCK:
-        if _POOL is None or _POOL_SIZE != threads:
-            if _POOL is not None:
+        if _POOL is None or _POOL_OF != (os.getpid(), threads):
+            if _POOL is not None and _POOL_OF[0] == os.getpid():
                 _POOL.shutdown(wait=False)
             _POOL = ThreadPoolExecutor(threads, thread_name_prefix="cudalab-batch")
-            _POOL_SIZE = threads
+            _POOL_OF = (os.getpid(), threads)
         _POOL.submit(run, batch, body)
 
 
