@@ -1605,7 +1605,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     if window > 1 and pace.blocks_total > bpb:
         # as many batches as a multiple of the threads: a 2^20-thread matmul's two native batches of 2^19
         # lanes each go to a thread of their own, five batches on two threads would leave one alone
-        threads_n = window - 1
+        threads_n = min(parallel.workers(), window)
         batches = -(-pace.blocks_total // bpb)
         bpb = -(-pace.blocks_total // (-(-batches // threads_n) * threads_n))
     flight = []                 # batches running on worker threads, oldest first
@@ -1637,7 +1637,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 b.budget = pace.deadline - t0
                 ex.stats = parallel.own_stats(stats, LaunchStats)
                 pace.in_flight.append(ex)
-                parallel.submit(b, _run_batch, window - 1)
+                parallel.submit(b, _run_batch, min(parallel.workers(), window))
                 flight.append(b)
                 while len(flight) >= window:
                     pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
@@ -1737,7 +1737,7 @@ def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total
     """How many of a launch's batches may be under way at once (1: one after another, as on one core):
     the worker threads (parallel.workers) and one more, queued, where the kernel's blocks cannot see
     each other's work (parallel.independent) and nothing watches them (observers, checks), within
-    parallel.IN_FLIGHT_BYTES of batch memory."""
+    parallel.IN_FLIGHT_BYTES of batch memory (batches of 256 MiB: two at a time, none queued)."""
     threads = parallel.workers()
     if threads < 2 or observers or checks or slack.strict or slack.strict_sync or compiled.mode() == "check" \
             or (shape is not None and shape.size > 1) or parallel.independent(df, program):

@@ -43,7 +43,7 @@ from ..ptx.ir import leaves
 
 ENV = "CUDALAB_THREADS"
 MAX_DEFAULT = 4                 # threads without CUDALAB_THREADS (each batch in flight holds its own memory)
-IN_FLIGHT_BYTES = 1 << 30       # batches in flight hold at most about this much memory (registers, shared, local)
+IN_FLIGHT_BYTES = 512 << 20     # batches in flight hold at most this much memory (registers, shared, local)
 MIN_SECONDS = 0.02              # a launch whose rest takes less (at its first batch's pace) stays on one thread
 
 # special registers that differ between blocks: an address made from one is a block's own
