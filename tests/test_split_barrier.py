@@ -68,3 +68,54 @@ def test_threads_that_leave_a_loop_write_before_the_others_pass_its_barrier():
         rec = cudalab.compile(src).get_kernel("leavers_write")[1, 64](x, out)
     assert rec.findings == []
     assert out[3] == x[4] + 3 * (10 * x[5] + 4)      # lane 4 left after one turn and wrote 10 * acc + 4
+
+
+HANGS_ON_THE_H100 = {"if_else_barriers_with_their_own_tails", "syncthreads_count_at_two_places_in_a_warp",
+                     "named_barrier_half_warps_barrier_sync"}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - HANGS_ON_THE_H100))
+def test_a_split_warp_counts_the_same_instructions_in_either_tier(name, monkeypatch):
+    # a thread's executed instructions (ncu's smsp__thread_inst_executed) do not depend on which tier ran
+    # it or in which order the halves of its warp ran: the compiled tier hands such a block to the interpreter
+    case = CASES[name]
+    counts = {}
+    for tier in ("interp", "compiled"):
+        monkeypatch.setenv("CUDALAB_TIER", tier)
+        kernel = cudalab.compile(case["src"]).get_kernel(case["kernel"])
+        counts[tier] = kernel.launch(case["grid"], case["block"], tuple(case["make"]())).thread_instructions
+    assert counts["compiled"] == counts["interp"]
+
+
+UNEVEN_TURNS = r"""
+__global__ void uneven(int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    for (int k = 0; k < t % 3; ++k) {     // threads of one warp leave the loop after 0, 1 or 2 turns
+        __syncthreads();
+        s[t] += s[63 - t];
+    }
+    out[t] = s[t];
+}
+"""
+
+
+@pytest.mark.parametrize("tier", ["interp", "compiled"])
+def test_a_thread_waiting_at_a_barrier_executes_it_once_a_turn(tier, monkeypatch):
+    # the threads still looping wait at the barrier while those that left the loop run to their end; the
+    # emulator tries the barrier again for them, but a GPU's thread issues it once and waits: the barrier
+    # (line 7) counts as many thread-instructions as the loop's store (line 8), one per thread per turn
+    from cudalab.analysis.metrics import MetricsObserver
+    monkeypatch.setenv("CUDALAB_TIER", tier)
+    kernel = cudalab.compile(UNEVEN_TURNS).get_kernel("uneven")
+    obs = MetricsObserver()
+    kernel.launch(1, 64, (np.zeros(64, np.int32),), observers=[obs])
+    per_line = {}
+    for st in obs.stats.values():
+        if st.inst.opcode in ("bar", "st"):
+            per_line[st.inst.line] = st.thread_insts
+    assert per_line[7] == per_line[8] == sum(t % 3 for t in range(64))
+    plain = kernel[1, 64](np.zeros(64, np.int32))
+    with_observer = sum(st.thread_insts for st in obs.stats.values())
+    assert plain.thread_instructions == with_observer

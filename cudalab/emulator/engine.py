@@ -818,6 +818,12 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 check_every += aux - pc - 1
             stats.instructions += 1
             stats.thread_instructions += ex.idx.size
+            if kind == K_WAIT and ex.parked is not None:
+                # lanes parked here try the instruction again: a GPU's thread issues it once and waits
+                # (smsp__thread_inst_executed counts it once), whichever path the emulator runs first
+                again = ex.parked[ex.idx] >= 0
+                if again.any():
+                    stats.thread_instructions -= int(np.count_nonzero(again))
             check_every += 1
             if check_every >= 512:
                 check_every = 0
@@ -843,7 +849,9 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
             else:
                 all_t = any_t = True
             if observers:
-                ex.emit(InstructionEvent(inst, ex.idx, ex.batch))
+                lanes = ex.idx if kind != K_WAIT or ex.parked is None else ex.idx[ex.parked[ex.idx] < 0]
+                if lanes.size:      # (lanes trying a wait again were seen the first time)
+                    ex.emit(InstructionEvent(inst, lanes, ex.batch))
             if kind == K_NORMAL:
                 if all_t:
                     fn(ex)
