@@ -255,8 +255,8 @@ def test_threads_that_each_make_a_context_launch_and_copy_get_their_own_answers(
     """The book's multi-kernel_multi-thread: ten threads, each with its own context, module, array of
     a million floats (the emulated memory grows as they go), a launch of one block that loops over it
     and a copy back, all at the same time. Without the stand-in's lock a launch in one thread lost its
-    writes while another grew the memory or launched (the book's assertion failed in 2 runs of 4, this
-    test in 1 of 3: a race, so it fails only sometimes without the lock)."""
+    writes while another grew the memory (the book's assertion failed in 2 runs of 4, this test in 1 of
+    3, while growing moved the memory: a race, so it failed only sometimes)."""
     import threading
     import pycuda.driver as drv
     from pycuda import gpuarray

@@ -20,10 +20,11 @@ from ..runtime import streams
 from ..runtime.arrays import DeviceArray
 
 
-# The emulator is not safe for threads (a launch in one thread while another grows the device memory
-# loses the launch's writes): PyCUDA programs start threads that each make a context, allocate, launch
-# and copy (the book's multi-kernel_multi-thread), so the device work of PyCUDA's calls goes one at a
-# time. Results are the same as a GPU's; threads gain no speed, as there is one CPU emulator.
+# The emulator is not written for threads (a launch in one thread while another grew the device memory,
+# when growing moved it, lost the launch's writes): PyCUDA programs start threads that each make a
+# context, allocate, launch and copy (the book's multi-kernel_multi-thread), so the device work of
+# PyCUDA's calls goes one at a time. Results are the same as a GPU's; threads gain no speed, as there
+# is one CPU emulator.
 _DEVICE = threading.RLock()
 
 
