@@ -236,3 +236,37 @@ def test_the_thread_count_comes_from_cudalab_threads_or_the_cores_this_process_m
     assert parallel.workers() == 2
     monkeypatch.setenv("CUDALAB_THREADS", "two")
     assert parallel.workers() == 1
+
+
+def test_a_process_forked_after_a_launch_runs_its_batches_on_threads_of_its_own(monkeypatch, beside):
+    import os
+    n = 64
+    monkeypatch.setattr(engine, "LANE_BUDGET", 4 * 256)
+    monkeypatch.setattr(compiled, "WHOLE_KERNEL_LANES", 4 * 256)
+    k = cudalab.compile(TILED).get_kernel("tiled")
+    a = cudalab.to_device(np.eye(n, dtype=np.float32))
+    b = cudalab.to_device(np.arange(n * n, dtype=np.float32).reshape(n, n))
+    c = cudalab.device_array((n, n), np.float32)
+    launch(monkeypatch, 2, "compiled", k, (n // 16, n // 16), (16, 16), a, b, c, np.int32(n))
+    assert beside                             # the parent's pool has threads now
+    pid = os.fork()
+    if pid == 0:                              # the child: the same launch, on a pool of its own
+        try:
+            c2 = cudalab.device_array((n, n), np.float32)
+            launch(monkeypatch, 2, "compiled", k, (n // 16, n // 16), (16, 16), a, b, c2, np.int32(n))
+            os._exit(0 if np.array_equal(c2.copy_to_host(), b.copy_to_host()) else 1)
+        except BaseException:           # noqa: BLE001
+            os._exit(2)
+    waited = 0
+    import time
+    while waited < 120:                     # (a child stuck on its parent's pool would never end)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.2)
+        waited += 0.2
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked process's launch never ended")
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -1605,7 +1605,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     if window > 1 and pace.blocks_total > bpb:
         # as many batches as a multiple of the threads: a 2^20-thread matmul's two native batches of 2^19
         # lanes each go to a thread of their own, five batches on two threads would leave one alone
-        threads_n = window - 1
+        threads_n = min(parallel.workers(), window)
         batches = -(-pace.blocks_total // bpb)
         bpb = -(-pace.blocks_total // (-(-batches // threads_n) * threads_n))
     flight = []                 # batches running on worker threads, oldest first
@@ -1632,12 +1632,12 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             # is this thread's CPU time, so background compiles are not counted either)
             ex.deadline = pace.deadline
             b = parallel.Batch(ex, run_df, batch, nb)
-            if window > 1 and _beside(df, run_df, pace, t0):
+            if window > 1 and _beside(df, run_df, pace, t0, threads):
                 # on a worker thread, with its own stats and its own clock against the time left
                 b.budget = pace.deadline - t0
                 ex.stats = parallel.own_stats(stats, LaunchStats)
                 pace.in_flight.append(ex)
-                parallel.submit(b, _run_batch, window - 1)
+                parallel.submit(b, _run_batch, min(parallel.workers(), window))
                 flight.append(b)
                 while len(flight) >= window:
                     pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
@@ -1737,7 +1737,7 @@ def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total
     """How many of a launch's batches may be under way at once (1: one after another, as on one core):
     the worker threads (parallel.workers) and one more, queued, where the kernel's blocks cannot see
     each other's work (parallel.independent) and nothing watches them (observers, checks), within
-    parallel.IN_FLIGHT_BYTES of batch memory."""
+    parallel.IN_FLIGHT_BYTES of batch memory (batches of 256 MiB: two at a time, none queued)."""
     threads = parallel.workers()
     if threads < 2 or observers or checks or slack.strict or slack.strict_sync or compiled.mode() == "check" \
             or (shape is not None and shape.size > 1) or parallel.independent(df, program):
@@ -1746,15 +1746,20 @@ def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total
     return max(1, min(threads + 1, parallel.IN_FLIGHT_BYTES // max(per_batch, 1)))
 
 
-def _beside(df, run_df, pace, now) -> bool:
+def _beside(df, run_df, pace, now, threads) -> bool:
     """Should this batch run on a worker thread? Only once the batches so far show that the grid fits
     its time (the sample batch and the first full one decide whether the launch stops early, pace.py:
     batches run beside them would be work thrown away): at the first full batch's pace, or at the
-    sample's per block, which overstates it (``Pace.surely_fits``); not where the rest of the launch is
+    sample's per block, which overstates it (``Pace.surely_fits``), or from the start where the kernel's
+    last native launch showed it (``Pace.known_pace``: no sample batch); not where the rest of the launch is
     short (a thread's start-up is not worth it), and only where most of the work leaves the GIL:
     native code, or the tensor-core loops."""
-    if not pace.blocks_done or pace.estimate is None or not (pace.at_least is None and pace.fitted or
-                                                             pace.surely_fits()) \
+    if pace.known_pace and not pace.blocks_done:
+        # no sample: the kernel's last native launch puts this grid far within its time (_pace_known)
+        if df.__dict__.get("_native_pace", 0.0) * pace.blocks_total * threads < parallel.MIN_SECONDS:
+            return False
+    elif not pace.blocks_done or pace.estimate is None or not (pace.at_least is None and pace.fitted or
+                                                               pace.surely_fits()) \
             or pace.estimate - (now - pace.start) < parallel.MIN_SECONDS:
         return False
     return run_df is not df or _has_mma_runs(df)

@@ -8,12 +8,16 @@ wall time, where a core is free (course machines and mybinder have two or more).
 
 The bytes must stay those of one batch after the other. They do wherever no block can see another's
 work while the grid runs, and the emulator runs batches together only where that holds
-(``independent``): no atomics or reductions into memory (a float sum's rounding depends on the order,
-an integer atomic's returned old values do too), no volatile, acquire or relaxed accesses and no fences
-(blocks talking to each other: a flag, a lock, a last-block-done count), no calls (printf's order,
+(``independent``): no atomics or reductions but on the block's own shared memory (a float sum's
+rounding depends on the order, an integer atomic's returned old values do too), no volatile accesses,
+no acquire, release or relaxed ones and no fences beyond the block (blocks talking to each other: a
+flag, a lock, a last-block-done count; ``.cta`` scope and proxy fences are the block's own), no calls (printf's order,
 in-kernel malloc, launches from the device, recursion), no grid sync (a cooperative launch is one batch
-anyway), and every store to global memory at an address that depends on the block index (a race
-lesson's ``*counter += 1`` by every block stays in order). Launches with observers (profile, racecheck,
+anyway), and every store to global memory at an address that some definition derives from the block
+index (a race lesson's ``*counter += 1`` by every block stays in order; a data race between blocks at
+block-derived addresses, ``y[blockIdx.x / 2] = ...``, is undefined on a GPU and may end differently).
+Interpreted batches hold the GIL for their Python, so only batches of native code or of the tensor-core
+loops run beside others (engine._beside). Launches with observers (profile, racecheck,
 memcheck's and synccheck's checks, widgets) and the compiled tier's check mode run in order too.
 
 What a batch changes is its own (its Exec: registers, shared and local memory, SIMT stack, async-copy
@@ -39,7 +43,7 @@ from ..ptx.ir import leaves
 
 ENV = "CUDALAB_THREADS"
 MAX_DEFAULT = 4                 # threads without CUDALAB_THREADS (each batch in flight holds its own memory)
-IN_FLIGHT_BYTES = 1 << 30       # batches in flight hold at most about this much memory (registers, shared, local)
+IN_FLIGHT_BYTES = 512 << 20     # batches in flight hold at most this much memory (registers, shared, local)
 MIN_SECONDS = 0.02              # a launch whose rest takes less (at its first batch's pace) stays on one thread
 
 # special registers that differ between blocks: an address made from one is a block's own
@@ -161,14 +165,13 @@ def _order_shows(f, shared_symbols) -> str:
 class Batch:
     """One batch of a launch and what running it left: its error, its CPU seconds."""
 
-    __slots__ = ("ex", "run_df", "info", "nb", "budget", "error", "seconds", "user", "done", "stopped")
+    __slots__ = ("ex", "run_df", "info", "nb", "budget", "error", "seconds", "user", "done")
 
     def __init__(self, ex, run_df, info, nb, budget=None):
         self.ex, self.run_df, self.info, self.nb, self.budget = ex, run_df, info, nb, budget
         self.error = None
         self.seconds = self.user = 0.0
         self.done = threading.Event()
-        self.stopped = False
 
 
 def run(batch: Batch, body):
@@ -189,19 +192,20 @@ def run(batch: Batch, body):
 
 
 _POOL = None
-_POOL_SIZE = 0
+_POOL_OF = (0, 0)           # (process id, threads) the pool was made for
 _POOL_LOCK = threading.Lock()
 
 
 def submit(batch: Batch, body, threads: int):
-    """Run ``batch`` on one of ``threads`` worker threads."""
-    global _POOL, _POOL_SIZE
+    """Run ``batch`` on one of ``threads`` worker threads. A process forked after a launch (multiprocessing)
+    has none of its parent's threads: it makes a pool of its own (the parent's would queue work forever)."""
+    global _POOL, _POOL_OF
     with _POOL_LOCK:
-        if _POOL is None or _POOL_SIZE != threads:
-            if _POOL is not None:
+        if _POOL is None or _POOL_OF != (os.getpid(), threads):
+            if _POOL is not None and _POOL_OF[0] == os.getpid():
                 _POOL.shutdown(wait=False)
             _POOL = ThreadPoolExecutor(threads, thread_name_prefix="cudalab-batch")
-            _POOL_SIZE = threads
+            _POOL_OF = (os.getpid(), threads)
         _POOL.submit(run, batch, body)
 
 
@@ -209,7 +213,6 @@ def stop(batches):
     """Stop the batches still running (an earlier one faulted, or the launch was interrupted) and wait
     for them: none may write memory once the launch has returned."""
     for b in batches:
-        b.stopped = True
         b.ex.wall_deadline = float("-inf")
     for b in batches:
         b.done.wait()
