@@ -227,6 +227,7 @@ def test_kernels_whose_blocks_can_see_each_other_run_one_batch_after_another():
 
 
 def test_the_thread_count_comes_from_cudalab_threads_or_the_cores_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(parallel, "cpu_quota", lambda: None)
     monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     monkeypatch.delenv("CUDALAB_THREADS", raising=False)
     assert parallel.workers() == 3
@@ -236,6 +237,20 @@ def test_the_thread_count_comes_from_cudalab_threads_or_the_cores_this_process_m
     assert parallel.workers() == 2
     monkeypatch.setenv("CUDALAB_THREADS", "two")
     assert parallel.workers() == 1
+
+
+def test_a_container_limited_to_one_cpu_runs_one_batch_at_a_time(monkeypatch, tmp_path):
+    # mybinder and `docker run --cpus` limit the CPU time (a cgroup quota), not the cores a process sees
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    monkeypatch.delenv("CUDALAB_THREADS", raising=False)
+    limit = tmp_path / "cpu.max"
+    monkeypatch.setattr(parallel, "CGROUP_V2", str(limit))
+    limit.write_text("100000 100000\n")               # one CPU
+    assert parallel.workers() == 1
+    limit.write_text("250000 100000\n")               # two and a half
+    assert parallel.workers() == 2
+    limit.write_text("max 100000\n")                  # no limit: the cores, at most MAX_DEFAULT
+    assert parallel.workers() == parallel.MAX_DEFAULT
 
 
 def test_a_process_forked_after_a_launch_runs_its_batches_on_threads_of_its_own(monkeypatch, beside):

@@ -57,9 +57,33 @@ ORDERED_MODS = {"volatile", "mmio", "reduce"}
 SPACES = ("global", "shared", "local", "param", "const")
 
 
+# A container's CPU limit (a CFS quota): cgroup v2's "quota period" line, cgroup v1's two files. mybinder
+# and Docker's --cpus limit a process this way while sched_getaffinity still names every core of the host.
+CGROUP_V2 = "/sys/fs/cgroup/cpu.max"
+CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+
+
+def cpu_quota() -> int | None:
+    """Whole CPUs the container's quota allows (at least 1), or None where there is no quota."""
+    try:
+        with open(CGROUP_V2) as f:
+            quota, _, period = f.read().strip().partition(" ")
+    except OSError:
+        try:
+            quota, period = (open(name).read().strip() for name in CGROUP_V1)
+        except OSError:
+            return None
+    try:
+        quota, period = int(quota), int(period or 100000)
+    except ValueError:          # "max": no limit
+        return None
+    return max(1, quota // period) if quota > 0 and period > 0 else None
+
+
 def workers() -> int:
     """Threads a launch's batches may run on: ``CUDALAB_THREADS`` if set (1 = one batch at a time),
-    else the cores this process may use, at most MAX_DEFAULT."""
+    else the cores this process may use (its affinity, within the container's CPU quota), at most
+    MAX_DEFAULT: on a one-CPU container a second thread would only hold a second batch's memory."""
     asked = os.environ.get(ENV, "").strip()
     if asked:
         try:
@@ -70,7 +94,7 @@ def workers() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_DEFAULT))
+    return max(1, min(cores, cpu_quota() or cores, MAX_DEFAULT))
 
 
 def independent(df, program=None) -> str:

@@ -20,10 +20,11 @@ from ..runtime import streams
 from ..runtime.arrays import DeviceArray
 
 
-# The emulator is not safe for threads (a launch in one thread while another grows the device memory
-# loses the launch's writes): PyCUDA programs start threads that each make a context, allocate, launch
-# and copy (the book's multi-kernel_multi-thread), so the device work of PyCUDA's calls goes one at a
-# time. Results are the same as a GPU's; threads gain no speed, as there is one CPU emulator.
+# The emulator is not written for threads (a launch in one thread while another grew the device memory,
+# when growing moved it, lost the launch's writes): PyCUDA programs start threads that each make a
+# context, allocate, launch and copy (the book's multi-kernel_multi-thread), so the device work of
+# PyCUDA's calls goes one at a time. Results are the same as a GPU's; threads gain no speed, as there
+# is one CPU emulator.
 _DEVICE = threading.RLock()
 
 
@@ -414,23 +415,56 @@ def from_device_like(devptr, other):
     return from_device(devptr, other.shape, other.dtype)
 
 
+class HostAllocation:
+    """The bytes under a mapped page-locked array (``ary.base``): ``get_device_pointer()`` is the address
+    kernels use for the same bytes (zero-copy memory)."""
+
+    def get_device_pointer(self) -> int:
+        return int(self._memory.device_ptr)
+
+
+@one_at_a_time
+def _mapped(shape, dtype, order):
+    """Host memory kernels read and write where it is (cuMemHostAlloc with DEVICEMAP): bytes of the
+    emulated device's memory that numpy sees directly, possible because the Python API's arena never
+    moves (it grows inside address space reserved once)."""
+    import ctypes
+    _need_context("cuMemHostAlloc")
+    memory = getattr(_device(), "memory", None)
+    nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
+    if memory is None or getattr(memory, "_reserved", None) is None:
+        raise LogicError("cuMemHostAlloc(DEVICEMAP) failed: mapped host memory needs the emulated device's memory "
+                         "reserved in one piece, which this machine's memory settings did not allow")
+    block = DeviceArray((nbytes,), np.uint8)
+    from ..emulator.memory import GLOBAL_BASE
+    address = memory.data.ctypes.data + block.device_ptr - GLOBAL_BASE
+    # a buffer over those bytes that numpy keeps as the array's base (a ctypes array, with PyCUDA's method)
+    owner_type = type("HostAllocation", (ctypes.c_uint8 * nbytes, HostAllocation), {})
+    owner = owner_type.from_address(address)
+    owner._memory = block
+    return np.ndarray(shape, dtype, buffer=owner, order=order)
+
+
 def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
-    """Page-locked host memory (numba's pinned array): its copies go at the pinned rate, asynchronously."""
+    """Page-locked host memory (numba's pinned array): its copies go at the pinned rate, asynchronously.
+    With ``host_alloc_flags.DEVICEMAP`` it is mapped: kernels use it through ``ary.base.get_device_pointer()``."""
+    if int(mem_flags) & host_alloc_flags.DEVICEMAP:
+        return _mapped(shape, dtype, order)
     return host.pinned_array(shape, dtype, order=order)
 
 
 def pagelocked_zeros(shape, dtype, order="C", mem_flags=0):
-    out = pagelocked_empty(shape, dtype, order)
+    out = pagelocked_empty(shape, dtype, order, mem_flags)
     out[...] = 0
     return out
 
 
 def pagelocked_empty_like(ary, mem_flags=0):
-    return pagelocked_empty(ary.shape, ary.dtype)
+    return pagelocked_empty(ary.shape, ary.dtype, mem_flags=mem_flags)
 
 
 def pagelocked_zeros_like(ary, mem_flags=0):
-    return pagelocked_zeros(ary.shape, ary.dtype)
+    return pagelocked_zeros(ary.shape, ary.dtype, mem_flags=mem_flags)
 
 
 def register_host_memory(ary, flags=0):
