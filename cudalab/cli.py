@@ -212,8 +212,7 @@ def kernel_file_options(cmd: NvccCommand, path: str) -> list:
 def _compile(args):
     import cudalab
     path = args.nvcc.sources[0]
-    with open(path) as f:
-        source = f.read()
+    source = source_text(path)
     return source, cudalab.compile(source, kernel_file_options(args.nvcc, path), name=path)
 
 
@@ -231,8 +230,15 @@ def is_program(cmd: NvccCommand) -> bool:
     if cmd.shared or len(cmd.sources) != 1 or cmd.linked or not cmd.sources[0].endswith(".cu"):
         return True
     from .programs import has_main
-    with open(cmd.sources[0]) as f:
-        return has_main(f.read())
+    return has_main(source_text(cmd.sources[0]))
+
+
+def source_text(path) -> str:
+    """A source file's text as nvcc reads it, whatever its encoding: a Korean or Chinese course's files saved
+    on Windows have comments in CP949 or GBK, which nvcc passes over but Python's UTF-8 refuses (such a
+    byte shows as U+FFFD here)."""
+    with open(path, errors="replace") as f:
+        return f.read()
 
 
 def run_program_files(args, profile: bool = False) -> int:

@@ -93,6 +93,30 @@ def test_a_host_compiler_this_machine_lacks_is_left_to_nvccs_default(tmp_path, m
     assert r.returncode == 0, r.stderr
     assert r.stdout == "0.5 1.5\n"
 
+
+def test_device_lambdas_build_without_their_flag_and_the_student_is_told_what_nvcc_needs(tmp_path, monkeypatch):
+    # a seminar's program: a kernel template applied to a __device__ lambda, built as plain "nvcc -o twice twice.cu"
+    write(tmp_path, {"twice.cu": """\
+        #include <cstdio>
+        template <typename F> __global__ void apply(int *x, F f) { x[threadIdx.x] = f(threadIdx.x); }
+        int main() {
+            int *x, h[4];
+            cudaMalloc(&x, sizeof h);
+            apply<<<1, 4>>>(x, [] __device__ (int i) { return 2 * i + 1; });
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[0], h[3]);
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["twice.cu"], options=["-o", "twice"], capture=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1 7\n"
+    assert "twice.cu has __device__ lambdas" in r.stderr and "Add --extended-lambda" in r.stderr
+    again = run_program(["twice.cu"], options=["-o", "twice"], capture=True)     # built before: still said
+    assert "Add --extended-lambda" in again.stderr
+    flagged = run_program(["twice.cu"], options=["--extended-lambda", "-o", "twice"], capture=True)
+    assert flagged.stdout == "1 7\n" and "--extended-lambda" not in flagged.stderr
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0
@@ -762,7 +786,8 @@ def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_
         }
     """})
     monkeypatch.chdir(tmp_path)
-    r = run_program("odds.cu")
+    # built with the workshop's -std=c++11, which CUDA 13's Thrust refuses first: C++17, then the headers
+    r = run_program(["odds.cu"], options=["-std=c++11"])
     assert (r.returncode, r.stdout) == (0, "3: 1 9 25\n"), r.stderr
 
 
@@ -965,3 +990,25 @@ def test_a_texture_reference_in_a_file_that_does_not_build_for_another_reason_ge
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match="(?s)texture is not a template.*offset.*removed in CUDA 12"):
         run_program("texref.cu")
+
+
+def test_a_source_saved_in_a_korean_windows_encoding_runs_and_profiles(tmp_path, monkeypatch, capfd):
+    # a Korean course's file saved by Visual Studio: its comments are CP949 bytes, which are no UTF-8
+    comment = "// 벡터 합 예제 (vector sum)\n".encode("cp949")
+    body = textwrap.dedent("""\
+        #include <cstdio>
+        __global__ void add(int *c) { c[threadIdx.x] = threadIdx.x + 1; }
+        int main() {
+            int *c, h[3];
+            cudaMalloc(&c, sizeof h);
+            add<<<1, 3>>>(c);
+            cudaMemcpy(h, c, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d %d\\n", h[0], h[1], h[2]);
+        }
+        """).encode()
+    (tmp_path / "vector_add.cu").write_bytes(comment + body)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "vector_add.cu"]) == 0
+    assert capfd.readouterr().out == "1 2 3\n"
+    assert main(["profile", "vector_add.cu"]) == 0
+    assert "__global__ void add(int *c)" in capfd.readouterr().out      # its lines quoted

@@ -796,6 +796,43 @@ def test_a_big_module_gets_the_short_pipeline_and_the_same_bytes(tmp_path, monke
                        lambda: [np.float32(0.5), x, y.copy(), np.zeros(512, np.float32), np.int32(5000)])
 
 
+SMOOTH_UNROLLED = r"""
+extern "C" __global__ void smooth9(const float* in, float* out, int n) {
+    __shared__ float tile[128 + 8];
+    int i = blockIdx.x * 128 + threadIdx.x;
+    tile[threadIdx.x] = in[i];
+    if (threadIdx.x < 8) tile[128 + threadIdx.x] = in[i + 128];
+    __syncthreads();
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 9; ++k) acc = fmaf(tile[threadIdx.x + k], 0.25f + 0.125f * k, acc);
+    if (i < n) out[i] = acc;
+}
+"""
+
+
+def test_a_module_with_a_huge_basic_block_gets_the_fast_code_generator(tmp_path, monkeypatch):
+    """LLVM's code generation at opt=1 or 2 takes time that grows with a module's largest basic block
+    (eScience's fully unrolled 17x17 convolution, a block of 23,807 instructions: 50 to 83 s; at opt=0,
+    1.7 s). Past compiled.FAST_CODEGEN_BLOCK instructions the module is emitted at opt=0, and its
+    kernel gives the same bytes as the interpreter; here every block counts as huge."""
+    two = "define void @f(i32 %x) {\nentry:\n  %a = add i32 %x, 2\n  br label %next\nnext:\n  ret void\n}\n"
+    assert compiled.largest_block(two) == 2                  # (the entry block: an add and a branch)
+    j, real, machines = compiled._jit(), compiled._passes, []
+
+    def passes(*args):                  # notes the target machine each module's code comes from
+        mod, tm = real(*args)
+        machines.append(tm)
+        return mod, tm
+    monkeypatch.setattr(compiled, "_passes", passes)
+    monkeypatch.setattr(compiled, "FAST_CODEGEN_BLOCK", 0)
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))       # built here, not loaded
+    x = np.random.default_rng(5).random(1024 + 8, np.float32)
+    same_in_both_tiers(monkeypatch, SMOOTH_UNROLLED.replace("smooth9", "smooth9_fast"), "smooth9_fast", 8, 128,
+                       lambda: [x, np.zeros(1024, np.float32), np.int32(1024)])
+    assert machines and all(tm is j["tm_fast"] for tm in machines)        # the fast code generator's
+
+
 def test_check_mode_runs_each_region_both_ways(monkeypatch):
     """CUDALAB_TIER=check runs every region natively and in the interpreter and compares them."""
     from cudalab.emulator import regions

@@ -761,6 +761,21 @@ def test_the_gpu_build_drops_every_spelling_of_the_programs_own_architecture():
     assert gpu_options(words) == ["-O3", "-Icuda_helper", "-lineinfo"]
 
 
+def test_a_makefiles_run_target_gives_the_arguments_its_author_runs_the_program_with(tmp_path):
+    # an HPC centre's multi-GPU exercise: "make run" runs the Jacobi solver on 2 GPUs; another folder's run target
+    # submits the program to the batch system with no arguments
+    course = write(tmp_path, {
+        "jacobi/Makefile": "NVCC = nvcc\nJACOBI_CUDA = jacobi_cuda\n$(JACOBI_CUDA): main.cu\n\t$(NVCC) main.cu -o $@\n"
+                           "run: $(JACOBI_CUDA)\n\t./$(JACOBI_CUDA) 2\n",
+        "jacobi/main.cu": "int main() { return 0; }\n",
+        "scale/Makefile": "scale: scale.cu\n\tnvcc -o scale scale.cu\nrun: scale\n\tbsub -I -R \"rusage[ngpus_shared=1]\" ./scale\n",
+        "scale/scale.cu": "int main() { return 0; }\n",
+    })
+    jacobi, scale = read_program(course / "jacobi/main.cu", course), read_program(course / "scale/scale.cu", course)
+    assert (jacobi.how, author_arguments(jacobi, course)) == ("jacobi/Makefile", ["2"])
+    assert (scale.how, author_arguments(scale, course)) == ("scale/Makefile", [])
+
+
 VCXPROJ = """<?xml version="1.0" encoding="utf-8"?>
 <Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
   <ItemDefinitionGroup Condition="'$(Configuration)|$(Platform)'=='Debug|x64'">

@@ -746,3 +746,85 @@ def test_a_long_bf16_chain_proven_from_bounds_has_every_instructions_bits(monkey
     stops = _one_by_one_then_as_one_program(monkeypatch, BF16_CHAIN, a, b, c)
     rows, pos = stops[0]
     assert rows >= 18 and [p == rows for p in pos] == [True, True, True, False] * 2
+
+
+def test_a_tf32_chain_whose_sums_are_float32s_adds_in_float32_and_gives_plus_zero(monkeypatch):
+    """Where C, every product and every partial sum of an mma are multiples of one power of two below
+    2**24 of it (the samples' small integers), each hardware step's cut keeps the exact sum: the
+    compiled loop then sums D = C + A B in float32 straight into the chain's values, over both tf32
+    steps at once (mma_loops.mma_bounded). Warp 0's row 3 is -0 in C and A, so every term is -0: float32
+    gives -0 + -0 = -0, the tensor core +0. Warp 1's C is near 2**25, so its sums are not float32s and
+    each step cuts them toward zero (the float64 path); warp 2 rounds to tf32 as it loads; warp 3's
+    random floats stop at the first mma for the numpy path. The bits are the instructions' one by one."""
+    from cudalab.emulator import mma_native
+    rng = np.random.default_rng(12)
+    kind = np.arange(8) % 4
+    a, b = (rng.integers(0, 3, (8, 16, 32)).astype(np.float32) for _ in range(2))
+    c = rng.integers(0, 9, (8, 16, 16)).astype(np.float32)
+    a[kind == 0, 3], c[kind == 0, 3] = -0.0, -0.0
+    c[kind == 1] = 2.0 ** 25 + 4 * rng.integers(0, 9, (2, 16, 16))
+    a[kind == 2] *= np.float32(1 + 2.0 ** -11)
+    a[kind == 3], b[kind == 3] = rng.standard_normal((2, 16, 32)), rng.standard_normal((2, 16, 32))
+    stops = _one_by_one_then_as_one_program(monkeypatch, TF32_CHAIN, a, b, c)
+    rows, pos = stops[1]
+    assert [p == rows for p in pos] == [True, True, True, False] * 2
+    d = np.ones((8, 16, 16), np.float32)
+    monkeypatch.setattr(mma_native, "worth_loading", lambda warps: True)
+    cudalab.compile(TF32_CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+    assert (d[kind == 0, 3].view(np.uint32) == 0).all(), "an exact zero is +0"
+    exact = c[kind == 1].astype(np.float64) + a[kind == 1].astype(np.float64) @ np.swapaxes(b[kind == 1], 1, 2)
+    assert (d[kind == 1] != exact).any() and (d[kind == 1] <= exact).all(), "above 2**25 the cut shows"
+
+
+DMMA_CHAIN = r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void chain(const double* a, const double* b, const double* c, double* d) {
+  __shared__ double sa[2][8 * 16], sb[2][16 * 16];      // each warp's A (8 x 16) and B (16 x 16, by columns)
+  int w = threadIdx.x / 32, t = blockIdx.x * 2 + w;
+  for (int i = threadIdx.x % 32; i < 8 * 16; i += 32) sa[w][i] = a[t * 8 * 16 + i];
+  for (int i = threadIdx.x % 32; i < 16 * 16; i += 32) sb[w][i] = b[t * 16 * 16 + i];
+  __syncwarp();
+  wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc[2];
+  for (int j = 0; j < 2; j++) wmma::load_matrix_sync(acc[j], c + t * 128 + 8 * j, 16, wmma::mem_row_major);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {                   // as dmmaTensorCoreGemm: each A fragment read by two mmas
+    wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::col_major> fb[2];
+    wmma::load_matrix_sync(fa, sa[w] + 4 * k, 16);
+    for (int j = 0; j < 2; j++) {
+      wmma::load_matrix_sync(fb[j], sb[w] + 8 * 16 * j + 4 * k, 16);
+      wmma::mma_sync(acc[j], fa, fb[j], acc[j]);
+    }
+  }
+  for (int j = 0; j < 2; j++) wmma::store_matrix_sync(d + t * 128 + 8 * j, acc[j], 16, wmma::mem_row_major);
+}'''
+
+
+def test_a_dmma_k_loop_decodes_each_fragment_once_and_keeps_its_chains(monkeypatch):
+    """dmmaTensorCoreGemm's unrolled k-loop as one program (f64 m8n8k4): each A fragment is read by two
+    mmas and decoded once, and each accumulator's D stays in the compiled loop as the next mma's C. Small
+    integers into a C of full significands (warps 0 and 2) run to the end; warps 1 and 5 get products
+    too wide for float64 from the third k step on, so they stop there with both chains' D not yet in their
+    registers, which the stop writes before the numpy fma chain takes that mma; random doubles (warps 3
+    and 7) stop at their first mma. Every warp gets the bits of the instructions one by one."""
+    from cudalab.emulator import mma_native
+    rng = np.random.default_rng(13)
+    kind = np.arange(8) % 4
+    a, b = rng.integers(-2, 3, (8, 8, 16)).astype(np.float64), rng.integers(-2, 3, (8, 16, 16)).astype(np.float64)
+    c = rng.integers(0, 3, (8, 8, 16)) * (1.2 / 1.1)
+    a[kind == 1, :, 8:] += 2.0 ** -40
+    b[kind == 1, :, 8:] += 2.0 ** -20
+    a[kind == 3], b[kind == 3] = rng.standard_normal((2, 8, 16)), rng.standard_normal((2, 16, 16))
+    k = cudalab.compile(DMMA_CHAIN).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 8, 16))
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+        got.append(d.view(np.uint64).copy())
+    assert np.array_equal(got[0], got[1])
+    rows, pos = [s for s in stops if len(s[1]) == 8][-1]        # (the loads of C from global memory stop every warp)
+    assert [p == rows for p in pos] == [True, False, True, False] * 2
+    assert pos[3] < pos[1] < rows

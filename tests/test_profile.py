@@ -106,3 +106,24 @@ def test_profile_needs_the_emulator(monkeypatch):
     monkeypatch.setattr(device.current(), "kind", "gpu")
     with pytest.raises(cudalab.UnsupportedError, match="cudalab.use\\('emu'\\)"):
         profile(None, 1, 32)
+
+
+def test_a_line_of_several_alike_accesses_is_advised_once():
+    # one source line, three strided stores (a struct's fields, an inlined curand_init's state): the
+    # student reads the advice once, not once per instruction
+    src = """
+    struct State { float a, b, c; };
+    extern "C" __global__ void fill(State *s) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        s[i].a = 1.0f; s[i].b = 2.0f; s[i].c = 3.0f;
+    }
+    """
+    kernel = cudalab.compile(src).get_kernel("fill")
+    states = cudalab.device_array((256 * 3,), np.float32)
+    rec = profile(kernel, 1, 256, (states,))
+    text = rec.reports["profile"].text()
+    worst = text.split("Worst lines, worst first:")[1]
+    flagged = [l for l in worst.splitlines() if l.startswith("! line")]
+    assert len(flagged) == 1
+    assert flagged[0].count("uncoalesced global store") == 1
+    assert worst.count("uncoalesced global store:") == 1

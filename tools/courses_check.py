@@ -31,7 +31,8 @@ Each program is built as its course says, in this order:
 
 The program runs in its folder of a copy of the checkout (programs write files where they run, and
 include ``../shared/x.h``), with the arguments ``--args`` gives (a book's table of sizes), else those of the line that runs it in
-the readme or job script its build came from (``./task1 1024 64``), else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+the readme or job script its build came from (``./task1 1024 64``) or in its Makefile's ``run`` target,
+else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
@@ -386,20 +387,47 @@ def author_arguments(p: "Program", checkout: Path) -> list:
     runs the program it builds (``./task1 1024 64``, or ``srun ./task1 1024 64``), where they are plain
     words: none that a shell expands (``$N``), redirects or pipes."""
     note = checkout / p.how
-    if not note.is_file() or note.name.lower() in ("makefile", "gnumakefile") or p.how.startswith(("default", "given")):
+    if not note.is_file() or p.how.startswith(("default", "given")):
         return []
     output = Path(_output(p.options) or Path(p.name).stem).name
+    if note.name.lower() in ("makefile", "gnumakefile"):
+        return _make_run_arguments(note.read_text(errors="replace"), output)
     for m in _RUN_LINE.finditer(_note_text(note)):
         if m.group(1) != output:
             continue
-        try:
-            words = shlex.split(m.group(2), comments=True)
-        except ValueError:
-            return []
-        words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
-        if any(re.search(r"[$`<>|*?]", w) for w in words):
-            return []
-        return words
+        return _plain(m.group(2))
+    return []
+
+
+def _plain(text: str) -> list:
+    """The words of a command line's arguments up to a shell's ``&&``, or [] if a shell would change them."""
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:
+        return []
+    words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+    return [] if any(re.search(r"[$`<>|*?]", w) for w in words) else words
+
+
+_MAKE_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)\s*[:?]?=\s*(.*?)\s*$", re.M)
+_MAKE_RUN_RULE = re.compile(r"^run\s*:[^\n]*\n((?:\t[^\n]*\n?)+)", re.M)
+
+
+def _make_run_arguments(makefile: str, output: str) -> list:
+    """The arguments a Makefile's ``run`` target gives the program (JSC's ``run: $(JACOBI_CUDA) 2`` with
+    ``JACOBI_CUDA = jacobi_cuda``; a batch system's ``bsub ... ./scale_vector_um``, none): its variables
+    expanded as make would, for simple assignments."""
+    rule = _MAKE_RUN_RULE.search(makefile)
+    if not rule:
+        return []
+    variables = dict(_MAKE_ASSIGNMENT.findall(makefile))
+    for line in rule.group(1).splitlines():
+        for _ in range(5):                   # variables made of variables
+            line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
+        words = line.split()
+        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")), None)
+        if at is not None:
+            return _plain(" ".join(words[at + 1:]))
     return []
 
 

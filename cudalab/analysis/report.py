@@ -82,7 +82,11 @@ def line_summaries(advice: list[str], source: str) -> dict:
         if m:
             line = int(m.group(1))
             code = lines[line - 1] if line <= len(lines) else ""
-            out[line] = "; ".join(filter(None, [out.get(line), _summary(m.group(2), code, source)]))
+            said = out.get(line, "")
+            new = _summary(m.group(2), code, source)
+            # one line often holds several accesses of one kind (an inlined curand_init's five state stores):
+            # the sentence once, not once per instruction
+            out[line] = said if new in said.split("; ") else "; ".join(filter(None, [said, new]))
     return out
 
 
@@ -151,7 +155,9 @@ class ProfileReport:
         for text in self.advice:
             m = re.match(r"line (\d+): (.*)", text, re.S)
             n = int(m.group(1)) if m else None
-            out.setdefault(n, []).append(m.group(2) if m else text)
+            texts = out.setdefault(n, [])
+            if (m.group(2) if m else text) not in texts:
+                texts.append(m.group(2) if m else text)
         return [(n, summaries.get(n, ""), texts) for n, texts in out.items()]
 
     def headline(self):

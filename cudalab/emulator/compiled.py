@@ -75,6 +75,17 @@ BIG_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "instruction_combin
 # memory histogram ran 10% faster unrolled. The loop vectorizer stays on everywhere: without it the
 # 16x16 tiled matmul 256 took twice as long (its phases' loops over a block's threads)
 UNROLL_IR_BYTES = 1 << 20
+# a module with a basic block of more instructions than this (in the IR the tier writes, before the
+# passes: largest_block) gets LLVM's fast code generator (the target machine at opt=0: fast instruction
+# selection and register allocation) after its usual passes. The time of -O1/-O2 code generation grows
+# with the size of a module's largest block, not with the module's (the greedy register allocator and
+# CodeGenPrepare walk a block's live values again and again): eScience's tiled 17x17 convolution, every
+# loop unrolled (a block of 23,807 instructions; 11,085 after the passes), took 83 s of code generation
+# at opt=2 and 1.7 s at opt=0 (its launches then 1.6 times as long: 0.39 -> 0.64 s). The passes stay
+# -O1's: on the short list (BIG_PASSES) its build took 17 s less and its launch 3.3 times as long
+# (bench/README.md, codegen10). A 32x32 tiled product unrolled 16 times (10,070; 5,032 after: 11.5 s at opt=2) and CUB's onesweep sort kernel (3,122; 1,518 after,
+# though 180,000 instructions in all) stay below it and are built as before
+FAST_CODEGEN_BLOCK = 16000
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -900,8 +911,9 @@ def _jit():
             return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                                 features=llvm.get_host_cpu_features().flatten(), opt=opt)
         # an execution engine takes ownership of its target machine (and frees it with itself), so
-        # each engine gets its own; "tm" only optimizes and emits object code ("tm_big": big modules)
-        _JIT.update(llvm=llvm, tm=machine(), tm_big=machine(1), machine=machine)
+        # each engine gets its own; "tm" only optimizes and emits object code ("tm_big": big modules,
+        # "tm_fast": modules with a huge basic block, FAST_CODEGEN_BLOCK)
+        _JIT.update(llvm=llvm, tm=machine(), tm_big=machine(1), tm_fast=machine(0), machine=machine)
     return _JIT
 
 
@@ -1044,6 +1056,19 @@ def _optimize(j, text, gangs):
     return tm.emit_object(mod)
 
 
+def largest_block(text: str) -> int:
+    """The instructions of the largest basic block of the LLVM IR ``text``: what predicts the time of
+    LLVM's code generation (``FAST_CODEGEN_BLOCK``). An instruction is an indented line; labels,
+    function headers and closing braces start at the margin (20 ms for 6 MB of IR)."""
+    best = run = 0
+    for line in text.split("\n"):
+        if line.startswith("  "):
+            run += 1
+        else:
+            best, run = max(best, run), 0
+    return max(best, run)
+
+
 def _passes(j, text, gangs):
     """The module ``text`` parsed and optimized (``_optimize``), and the target machine for its code."""
     llvm = j["llvm"]
@@ -1066,7 +1091,8 @@ def _passes(j, text, gangs):
                 fpm.run(fn, pb)
     else:
         pb.getModulePassManager().run(mod, pb)
-    return mod, tm
+    # (the passes plan for the usual target machine; only the code comes from the fast one)
+    return mod, j["tm_fast"] if largest_block(text) > FAST_CODEGEN_BLOCK else tm
 
 
 def _save(key, groups, regions, obj, tokens):

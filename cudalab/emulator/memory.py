@@ -245,8 +245,10 @@ class DeviceMemory:
         cap = self.data.size
         while cap < nbytes:
             cap *= 2
-        if self._reserved is not None and nbytes <= self._reserved.size:
-            self.data = self._reserved[:min(cap, self._reserved.size)]
+        reserved = self._reserved
+        # (only while the arena is that reservation's: a whole program's server maps its memfd instead)
+        if reserved is not None and nbytes <= reserved.size and self.data.ctypes.data == reserved.ctypes.data:
+            self.data = reserved[:min(cap, reserved.size)]
         else:                           # no address space to reserve (strict overcommit): copy
             new = np.zeros(cap, np.uint8)
             new[:self.data.size] = self.data

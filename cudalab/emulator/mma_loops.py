@@ -248,7 +248,7 @@ def product(av, bv, out, m, n, k, k0, k1, zero):
     another closure (it compiled again in every process). Where m and n are multiples of 8 (every
     tensor-core shape but a few), product8's eight rows at a time."""
     if m % 8 == 0 and n % 8 == 0:
-        product8(av, bv, out, m, n, k, k0, k1, zero)
+        product8(av, bv, out, m, n, k, k0, k1, zero, False)
         return
     for i in range(0, m, 2):
         for j in range(0, n, 8):
@@ -271,21 +271,48 @@ def product(av, bv, out, m, n, k, k0, k1, zero):
 
 
 @numba.njit(inline="always", cache=True)
-def product8(av, bv, out, m, n, k, k0, k1, zero):
+def product8(av, bv, out, m, n, k, k0, k1, zero, into):
     """product for m and n multiples of 8: eight rows of D eight columns at a time, in 64 scalars
     (eight vector registers, eight independent chains of adds where product's two rows had two: an
     add's latency no longer sets the pace). A 16x16x16 product in float32: 0.58 -> 0.31 us of CPU
-    (0.62 -> 0.35 in float64), measured alone in a loop."""
+    (0.62 -> 0.35 in float64), measured alone in a loop. ``into``: out += A B, the scalars starting
+    from out's elements (mma_bounded's sums that are float32s all the way)."""
     for i in range(0, m, 8):
         for j in range(0, n, 8):
-            t00 = t01 = t02 = t03 = t04 = t05 = t06 = t07 = zero
-            t10 = t11 = t12 = t13 = t14 = t15 = t16 = t17 = zero
-            t20 = t21 = t22 = t23 = t24 = t25 = t26 = t27 = zero
-            t30 = t31 = t32 = t33 = t34 = t35 = t36 = t37 = zero
-            t40 = t41 = t42 = t43 = t44 = t45 = t46 = t47 = zero
-            t50 = t51 = t52 = t53 = t54 = t55 = t56 = t57 = zero
-            t60 = t61 = t62 = t63 = t64 = t65 = t66 = t67 = zero
-            t70 = t71 = t72 = t73 = t74 = t75 = t76 = t77 = zero
+            if into:
+                o = i * n + j
+                t00, t01, t02, t03, t04, t05, t06, t07 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t10, t11, t12, t13, t14, t15, t16, t17 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t20, t21, t22, t23, t24, t25, t26, t27 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t30, t31, t32, t33, t34, t35, t36, t37 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t40, t41, t42, t43, t44, t45, t46, t47 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t50, t51, t52, t53, t54, t55, t56, t57 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t60, t61, t62, t63, t64, t65, t66, t67 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+                o += n
+                t70, t71, t72, t73, t74, t75, t76, t77 = out[o], out[o + 1], out[o + 2], out[o + 3], \
+                    out[o + 4], out[o + 5], out[o + 6], out[o + 7]
+            else:
+                t00 = t01 = t02 = t03 = t04 = t05 = t06 = t07 = zero
+                t10 = t11 = t12 = t13 = t14 = t15 = t16 = t17 = zero
+                t20 = t21 = t22 = t23 = t24 = t25 = t26 = t27 = zero
+                t30 = t31 = t32 = t33 = t34 = t35 = t36 = t37 = zero
+                t40 = t41 = t42 = t43 = t44 = t45 = t46 = t47 = zero
+                t50 = t51 = t52 = t53 = t54 = t55 = t56 = t57 = zero
+                t60 = t61 = t62 = t63 = t64 = t65 = t66 = t67 = zero
+                t70 = t71 = t72 = t73 = t74 = t75 = t76 = t77 = zero
             for kk in range(k0, k1):
                 r = kk * n + j
                 b0, b1, b2, b3, b4, b5, b6, b7 = bv[r], bv[r + 1], bv[r + 2], bv[r + 3], bv[r + 4], bv[r + 5], \
@@ -497,6 +524,18 @@ def mma_bounded(m, n, k, block, steps, fa, fb, acc, bounds, p32, p64):
         # a normal float32
         if least < -126 or biggest >= 2.0 ** 127 or biggest >= 2.0 ** (least + 52):
             return False
+    if m % 8 == 0 and n % 8 == 0 and biggest < 2.0 ** (least + 24):
+        # C, every product and every partial sum, in any order and over all the steps, are multiples of
+        # 2**least below 2**(least + 24): float32s (normal, least >= -126). Each step's cut then keeps its
+        # exact sum, so D is C + A B summed in float32 straight into acc, with no float64 pass and no cut
+        # per step (the samples' small integers: a tf32 mma's two steps were two products and two cuts).
+        # An exact zero is +0, as the tensor core's (-0 + -0 gives -0 in float32)
+        product8(av32, bv32, acc, m, n, k, 0, k, np.float32(0.0), True)
+        for i in range(m * n):
+            if acc[i] == 0.0:
+                acc[i] = 0.0
+        bounds[0], bounds[1] = biggest, least
+        return True
     for q in range(steps):
         k0, k1 = q * block, min(k, q * block + block)
         lp = tla[q] + tlb[q]
@@ -532,6 +571,22 @@ def chain_state(slots, size):
     current D (live), whether its registers still lack it (dirty) and the row that wrote it."""
     return (np.zeros((slots, size), np.float32), np.zeros(slots, np.bool_), np.zeros(slots, np.bool_),
             np.zeros(slots, np.int64))
+
+
+@numba.njit(inline="always", cache=True)
+def decode_doubles(raw, size, vals, stats):
+    """An f64 fragment's elements (raw bits by matrix element) into vals, and into stats the widest
+    significand (exponent less lowest set bit), the largest exponent and the lowest set bit of its
+    nonzero elements, and 1 where every element is finite (else 0)."""
+    widest, top, low, finite = -FAR, -FAR, FAR, 1
+    for i in range(size):
+        v, e, lo, fin = decode(raw[i], 11, 52)
+        vals[i] = v
+        if not fin:
+            finite = 0
+        if v != 0.0:
+            widest, top, low = max(widest, e - lo), max(top, e), min(low, lo)
+    stats[0], stats[1], stats[2], stats[3] = widest, top, low, finite
 
 
 def make(m, n, k, block):
@@ -645,16 +700,22 @@ def make(m, n, k, block):
         to at most 52 bits, nothing under- or overflows): then each fma of the chain, C + a b rounded once,
         is the float64 sum C + (a b), and the chain is those sums in k order (zeros keep the chain's
         signs), whatever C holds. dmmaTensorCoreGemm's C, scaled by beta / alpha, has full significands:
-        a rule that wanted the whole sum exact sent every warp to mma.py's numpy fma chain."""
+        a rule that wanted the whole sum exact sent every warp to mma.py's numpy fma chain. As in floats,
+        an A or B fragment is decoded once (its fragment id: the sample's k-loop reads each A in four
+        mmas, each B in two) and an accumulator chain keeps its D in the loop (the next mma's C), written
+        to its registers where the chain ends or the warp stops."""
         raw_a, raw_b, raw_c = np.zeros(m * k, np.uint64), np.zeros(k * n, np.uint64), np.zeros(m * n, np.uint64)
-        av, la = np.empty(m * k), np.empty(m * k, np.int64)
-        bv, lb = np.empty(k * n), np.empty(k * n, np.int64)
-        registers = dsrc.size // 32
-        d = np.empty(32 * registers)
-        du = d.view(np.uint64)
+        av, bv = np.empty((fragments[0], m * k)), np.empty((fragments[1], k * n))
+        sa, sb = np.empty((fragments[0], 4), np.int64), np.empty((fragments[1], 4), np.int64)
+        have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
+        acc = np.zeros((fragments[2], m * n))
+        live, dirty, wrote = np.zeros(fragments[2], np.bool_), np.zeros(fragments[2], np.bool_), \
+            np.zeros(fragments[2], np.int64)
+        d = np.empty(m * n)
         lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
+            have_a[:], have_b[:], live[:], dirty[:] = False, False, False, False
             while p < ops.shape[0]:
                 op = ops[p]
                 if op[0] == LANE:
@@ -666,38 +727,47 @@ def make(m, n, k, block):
                         break
                     p += 1
                     continue
-                unpack(ptrs, op, A, counts[0], atarget, 64, w, raw_a)
-                unpack(ptrs, op, B, counts[1], btarget, 64, w, raw_b)
-                unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
+                a, b, c = op[FA], op[FB], op[SLOT]
+                if not have_a[a]:
+                    unpack(ptrs, op, A, counts[0], atarget, 64, w, raw_a)
+                    decode_doubles(raw_a, m * k, av[a], sa[a])
+                    have_a[a] = True
+                if not have_b[b]:
+                    unpack(ptrs, op, B, counts[1], btarget, 64, w, raw_b)
+                    decode_doubles(raw_b, k * n, bv[b], sb[b])
+                    have_b[b] = True
+                # every element finite; the widest significands, the largest exponents and the lowest set bits
+                if not (sa[a, 3] == 1 and sb[b, 3] == 1 and sa[a, 0] + sb[b, 0] <= 51 and
+                        sa[a, 2] + sb[b, 2] >= -1074 and sa[a, 1] + sb[b, 1] < 1022):
+                    break
+                carried = op[CARRY] == 1 and live[c]
+                if not carried:
+                    unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
                 good = True
-                # the widest significand, the largest exponent and the lowest set bit of A's and B's elements
-                wa, ea, lowa, wb, eb, lowb = -FAR, -FAR, FAR, -FAR, -FAR, FAR
-                for i in range(m * k):
-                    av[i], e, la[i], fin = decode(raw_a[i], 11, 52)
-                    good &= fin
-                    if av[i] != 0.0:
-                        wa, ea, lowa = max(wa, e - la[i]), max(ea, e), min(lowa, la[i])
-                for i in range(k * n):
-                    bv[i], e, lb[i], fin = decode(raw_b[i], 11, 52)
-                    good &= fin
-                    if bv[i] != 0.0:
-                        wb, eb, lowb = max(wb, e - lb[i]), max(eb, e), min(lowb, lb[i])
-                good &= wa + wb <= 51 and lowa + lowb >= -1074 and ea + eb < 1022
-                for x in range(32 * registers):
-                    i, j = dsrc[x] // n, dsrc[x] % n
-                    total, _, _, fin = decode(raw_c[dsrc[x]], 11, 52)
+                for e in range(m * n):
+                    i, j = e // n, e % n
+                    if carried:
+                        total, fin = acc[c, e], True
+                    else:
+                        total, _, _, fin = decode(raw_c[e], 11, 52)
                     bound = abs(total)
                     for kk in range(k):
-                        total += av[i * k + kk] * bv[kk * n + j]
-                        bound += abs(av[i * k + kk] * bv[kk * n + j])
+                        total += av[a, i * k + kk] * bv[b, kk * n + j]
+                        bound += abs(av[a, i * k + kk] * bv[b, kk * n + j])
                     good &= fin and bound < 1e300
-                    d[x] = total
+                    d[e] = total
                 if not good:
                     break
-                for r in range(registers):
-                    for l in range(32):
-                        poke64(ptrs[op[D + r]] + 8 * (w * 32 + l), du[l * registers + r])
+                for e in range(m * n):
+                    acc[c, e] = d[e]
+                if op[KEEP] == 0:
+                    write_d(ptrs, op, w, dsrc, d.view(np.uint64), 8)
+                live[c], dirty[c], wrote[c] = True, op[KEEP] == 1, p
                 p += 1
+            if p < ops.shape[0]:                # a stop: the chains' D not written yet, into their registers
+                for c in range(acc.shape[0]):
+                    if dirty[c]:
+                        write_d(ptrs, ops[wrote[c]], w, dsrc, acc[c].view(np.uint64), 8)
             pos[wi] = p
 
     @jit

@@ -115,7 +115,7 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         # the per-line profile quotes the one .cu file whose lines the kernels' .loc entries name;
         # with several, a line number could be any of them, so lines are shown without their text
         device_files = [s for s in cmd.sources if s.endswith(".cu")]
-        profile_source = (build_dir / device_files[0]).read_text() if len(device_files) == 1 else ""
+        profile_source = (build_dir / device_files[0]).read_text(errors="replace") if len(device_files) == 1 else ""
     server = Server(built.ptx, built.registers, profile_source=profile_source if profile else None,
                     profile_selection=None if isinstance(profile, bool) else profile)
     keep_freed_memory()             # a launch in a loop reuses the last one's pages (programs/heap.py)

@@ -358,7 +358,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
-        r = compile_with(cpp17(options))
+        options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
+        r = compile_with(options)
     if r.returncode and _THRUST_NOT_INCLUDED.search(r.stdout + r.stderr):
         # Thrust's headers up to CUDA 12 brought in thrust::pair and thrust::tuple with every container
         # and algorithm, and most algorithms and fancy iterators with each other; CUDA 13's (CCCL 3) no
@@ -366,6 +367,13 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         # homework's remove_copy_if stop there
         again = compile_with([*options, *THRUST_AS_CUDA_12_INCLUDED])
         r = again if not again.returncode else r
+    if r.returncode and _EXTENDED_LAMBDA.search(r.stdout + r.stderr):
+        # a __device__ lambda (thrust::transform(..., [] __device__ (float x) {...})) from a course whose build
+        # line is lost or never had the flag: built with it, and the student told what nvcc needs
+        again = compile_with([*options, "--extended-lambda"])
+        if not again.returncode:
+            r = again
+            r.stdout = extended_lambda_note(path) + r.stdout
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -433,6 +441,26 @@ _THRUST_HEADERS = (
     "uninitialized_fill unique random iterator/counting_iterator iterator/constant_iterator iterator/discard_iterator "
     "iterator/permutation_iterator iterator/reverse_iterator iterator/transform_iterator iterator/zip_iterator").split()
 THRUST_AS_CUDA_12_INCLUDED = [w for h in _THRUST_HEADERS for w in ("-include", f"thrust/{h}.h")]
+
+
+# nvcc's refusal of a __device__ or __host__ __device__ lambda without --extended-lambda, and a program's own
+# #error asking for it ("please compile with --expt-extended-lambda")
+_EXTENDED_LAMBDA = re.compile(r"annotation on lambda requires --extended-lambda|#error[^\n]*--?(expt-)?extended-lambda")
+
+
+def extended_lambda_note(source: Path) -> str:
+    """What the student should know when cudalab built ``source`` with ``--extended-lambda`` that its
+    command lacks: nvcc (on a GPU's machine too) stops at its ``__device__`` lambdas without it. Kept in
+    the unit's log, so a cached build says it again (``lambda_notes``)."""
+    return (f"cudalab: note: {source.name} has __device__ lambdas, which nvcc compiles only with --extended-lambda; "
+            f"cudalab added it, but nvcc without it stops at \"annotation on lambda requires --extended-lambda\". "
+            f"Add --extended-lambda to the nvcc command (in a notebook: %%cuda --compiler-args=\"--extended-lambda\").\n")
+
+
+def lambda_notes(units: list) -> str:
+    """The extended-lambda notes of the units a program was linked from, once each."""
+    return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
+                                 if line.startswith("cudalab: note:") and "--extended-lambda" in line))
 
 
 def cpp17(options: list) -> list:
@@ -604,7 +632,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
             raise CompileError(f"cudalab could not join the program's PTX modules: {e}") from None
         (work / "program.ptx").write_text(ptx)
         (work / "build.log").write_text("\n".join(u.log for u in units))
-        (work / "notes.txt").write_text(unlinked_libraries(objects, cmd))
+        (work / "notes.txt").write_text(lambda_notes(units) + unlinked_libraries(objects, cmd))
         try:
             work.rename(out)
         except OSError:                 # another process built it first
