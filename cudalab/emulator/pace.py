@@ -113,7 +113,7 @@ def stop_running() -> bool:
     time limit passes, and says how far it got. False when no launch was running."""
     for pace in RUNNING:
         pace.wall_deadline = float("-inf")
-        for ex in [pace.batch, *pace.in_flight]:
+        for ex in [pace.batch, *getattr(pace, "in_flight", ())]:
             if ex is not None:
                 ex.wall_deadline = float("-inf")
     return bool(RUNNING)
@@ -133,7 +133,7 @@ def not_counted_by_running(seconds: float):
     loaded the loops, was stopped at 10 s having run 512 instructions)."""
     for pace in RUNNING:
         pace.not_counted(seconds)
-        for ex in {id(x): x for x in (pace.batch, *pace.in_flight) if x is not None}.values():
+        for ex in {id(x): x for x in (pace.batch, *getattr(pace, "in_flight", ())) if x is not None}.values():
             ex.deadline += seconds
 
 
