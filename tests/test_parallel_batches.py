@@ -110,7 +110,9 @@ def test_tensor_core_tiles_give_the_same_bytes_on_one_thread_and_on_two(monkeypa
     out = []
     for threads in (1, 2):
         c = cudalab.device_array(blocks * 4 * 256, np.float32)
-        launch(monkeypatch, threads, "auto", k, blocks, BLOCK, a, b, c)
+        # the compiled tier builds the kernel's native code before the launch (the auto tier runs it
+        # interpreted, on one thread, until a build of its own ends: a fresh cache's first launches)
+        launch(monkeypatch, threads, "compiled", k, blocks, BLOCK, a, b, c)
         out.append(c.copy_to_host())
     assert np.array_equal(out[0].view(np.uint32), out[1].view(np.uint32))
     assert beside                             # (the tensor-core loops leave the GIL too)
