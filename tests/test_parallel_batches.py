@@ -247,12 +247,16 @@ def test_a_container_limited_to_one_cpu_runs_one_batch_at_a_time(monkeypatch, tm
     monkeypatch.delenv("CUDALAB_THREADS", raising=False)
     limit = tmp_path / "cpu.max"
     monkeypatch.setattr(parallel, "CGROUP_V2", str(limit))
+    parallel.cpu_quota.cache_clear()
     limit.write_text("100000 100000\n")               # one CPU
     assert parallel.workers() == 1
+    parallel.cpu_quota.cache_clear()
     limit.write_text("250000 100000\n")               # two and a half
     assert parallel.workers() == 2
+    parallel.cpu_quota.cache_clear()
     limit.write_text("max 100000\n")                  # no limit: the cores, at most MAX_DEFAULT
     assert parallel.workers() == parallel.MAX_DEFAULT
+    parallel.cpu_quota.cache_clear()
 
 
 def test_a_process_forked_after_a_launch_runs_its_batches_on_threads_of_its_own(monkeypatch, beside):

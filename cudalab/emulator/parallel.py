@@ -34,6 +34,7 @@ may run on (``os.sched_getaffinity``), at most ``MAX_DEFAULT``.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import threading
 import time
@@ -63,14 +64,20 @@ CGROUP_V2 = "/sys/fs/cgroup/cpu.max"
 CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
 
 
+def _read(name: str) -> str:
+    with open(name) as f:
+        return f.read().strip()
+
+
+@functools.lru_cache(maxsize=None)
 def cpu_quota() -> int | None:
-    """Whole CPUs the container's quota allows (at least 1), or None where there is no quota."""
+    """Whole CPUs the container's quota allows (at least 1), or None where there is no quota. Read
+    once a process (every launch asks ``workers``)."""
     try:
-        with open(CGROUP_V2) as f:
-            quota, _, period = f.read().strip().partition(" ")
+        quota, _, period = _read(CGROUP_V2).partition(" ")
     except OSError:
         try:
-            quota, period = (open(name).read().strip() for name in CGROUP_V1)
+            quota, period = (_read(name) for name in CGROUP_V1)
         except OSError:
             return None
     try:
