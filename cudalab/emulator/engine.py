@@ -1617,6 +1617,10 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         batches = -(-pace.blocks_total // bpb)
         bpb = -(-pace.blocks_total // (-(-batches // threads_n) * threads_n))
     flight = []                 # batches running on worker threads, oldest first
+    # a batch's end (waited for, oldest first): done(batch, the later ones still running) -> (pool, spare)
+    done = functools.partial(_batch_done, df=df, program=program, observers=observers, stats=stats, pace=pace,
+                             kernel_name=kernel_name, kparams=kparams, total_shared=total_shared, layout=layout,
+                             local_stride=local_stride, shape=shape, threads=threads)
     try:
         for first, nb in pace.batches(bpb, whole_clusters):
             batch = BatchInfo(first, nb, tuple(grid), tuple(block), threads, lpb)
@@ -1648,22 +1652,18 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 parallel.submit(b, _run_batch, min(parallel.workers(), window))
                 flight.append(b)
                 while len(flight) >= window:
-                    pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
-                                              kparams, total_shared, layout, local_stride, shape, threads)
+                    pool, spare = done(flight[0], flight[1:])
                     flight.pop(0)
                 continue
             while flight:               # (in block order: the batches before it end first)
-                pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
-                                          kparams, total_shared, layout, local_stride, shape, threads)
+                pool, spare = done(flight[0], flight[1:])
                 flight.pop(0)
             if run_df is df:
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
             parallel.run(b, _run_batch)
-            pool, spare = _batch_done(b, (), df, program, observers, stats, pace, kernel_name, kparams, total_shared,
-                                      layout, local_stride, shape, threads)
+            pool, spare = done(b, ())
         while flight:
-            pool, spare = _batch_done(flight[0], flight[1:], df, program, observers, stats, pace, kernel_name,
-                                      kparams, total_shared, layout, local_stride, shape, threads)
+            pool, spare = done(flight[0], flight[1:])
             flight.pop(0)
     finally:
         parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
