@@ -154,9 +154,8 @@ def _others_run_first(ex, inst, apart, here=None) -> bool:
     others = np.flatnonzero(apart & np.repeat(warps, 32))
     if not others.size:
         return False
-    held = np.array([m for _, _, m in stack])[:, others]
-    top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
-    for k in np.unique(top[held.any(axis=0)]).tolist():
+    top, somewhere = topmost(stack, others)
+    for k in np.unique(top[somewhere]).tolist():
         pc, rpc, mask = stack[k]
         if (mask & here).any():
             if not _loops_back(ex.kernel, inst.index, pc):
@@ -164,6 +163,14 @@ def _others_run_first(ex, inst, apart, here=None) -> bool:
         elif not _walk(ex.kernel, pc, rpc, "meets"):
             return False            # their path rejoins these threads before it meets a barrier or ends
     return True
+
+
+def topmost(stack, lanes):
+    """For each of ``lanes``, the index of its topmost entry in the SIMT stack ``stack`` (where the thread
+    is now: the entries below it are where it rejoins others), and whether any entry holds it at all:
+    found for all lanes at once, as a stack may hold a hundred entries."""
+    held = np.array([m for _, _, m in stack])[:, lanes]
+    return len(stack) - 1 - np.argmax(held[::-1], axis=0), held.any(axis=0)
 
 
 def rejoins(df, entry) -> bool:
@@ -255,9 +262,8 @@ def _whole_warps_apart(ex, apart) -> bool:
     stack = ex.kernel_stack
     if not stack:
         return True
-    held = np.array([m for _, _, m in stack])[:, np.flatnonzero(apart)]
-    top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
-    return all(reaches_syncthreads(ex.kernel, stack[k][0]) for k in np.unique(top[held.any(axis=0)]).tolist())
+    top, somewhere = topmost(stack, np.flatnonzero(apart))
+    return all(reaches_syncthreads(ex.kernel, stack[k][0]) for k in np.unique(top[somewhere]).tolist())
 
 
 def _arrive(ex, st, inst, text, lanes, blk, bid, count, pred, aligned, wait):

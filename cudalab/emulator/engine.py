@@ -34,7 +34,7 @@ from .dtypes import storage
 from .events import BatchInfo, InstructionEvent, BranchEvent
 from .findings import Finding
 from .memory import FUNC_BASE, GLOBAL_BASE, LOCAL_WINDOW, DeviceMemory
-from .barriers import is_named as is_named_barrier, rejoins
+from .barriers import is_named as is_named_barrier, rejoins, topmost
 from .barriers import waits_at_barrier_zero
 from .pace import CLEARLY, RUNNING, Pace
 from .printf import ArgReader, format_call
@@ -590,9 +590,7 @@ class Exec:
         idx = np.flatnonzero(lanes)
         if self.depth or not stack or not idx.size:
             return free
-        held = np.array([m for _, _, m in stack])[:, idx]
-        top = len(stack) - 1 - np.argmax(held[::-1], axis=0)
-        somewhere = held.any(axis=0)
+        top, somewhere = topmost(stack, idx)
         warps = np.zeros((self.n >> 5) + 1, bool)
         warps[self.idx >> 5] = True
         for k in np.unique(top[somewhere]).tolist():
