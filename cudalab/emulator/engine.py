@@ -1096,12 +1096,13 @@ def _only_heads_for_syncthreads(df, pc):
     return known
 
 
-def _every_path(code, pc, limit, verdict, past_end):
-    """Does every path from ``pc`` end well? ``verdict(kind, inst)`` judges each instruction on the
-    way: True ends the path well, False the whole walk badly, None goes on (a branch is then
+def every_path(code, pc, verdict, past_end, limit=None):
+    """Does every path from ``pc`` end well? ``verdict(pc, kind, inst)`` judges each instruction on
+    the way: True ends the path well, False the whole walk badly, None goes on (a branch is then
     followed, both ways where guarded); a path that runs past the code ends as ``past_end``, and a
-    walk of more than ``limit`` instructions badly. A path that joins one already followed (or
-    loops) is done."""
+    walk of more than ``limit`` instructions (when given) badly. A path that joins one already
+    followed (or loops) is done. The one control-flow walker: the barrier checks here and
+    barriers.py's split-warp questions are all verdicts over it."""
     todo, seen = [pc], set()
     while todo:
         pc = todo.pop()
@@ -1110,11 +1111,11 @@ def _every_path(code, pc, limit, verdict, past_end):
                 if not past_end:
                     return False
                 break
-            if len(seen) > limit:
+            if limit is not None and len(seen) > limit:
                 return False
             seen.add(pc)
             kind, _, inst, aux = code[pc]
-            judged = verdict(kind, inst)
+            judged = verdict(pc, kind, inst)
             if judged is not None:
                 if not judged:
                     return False
@@ -1131,7 +1132,7 @@ def _every_path(code, pc, limit, verdict, past_end):
 def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
     """Does every path from ``pc`` meet a ``__syncthreads()`` (``quiet``: doing nothing another
     thread could see on the way; else anything but ending the kernel)?"""
-    def verdict(kind, inst):
+    def verdict(_pc, kind, inst):
         if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
                 and not is_named_barrier(inst):
             return True
@@ -1140,7 +1141,7 @@ def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
         if kind in (K_RET, K_EXIT, K_TRAP) or quiet and (kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD):
             return False
         return None
-    return _every_path(code, pc, limit, verdict, past_end=False)
+    return every_path(code, pc, verdict, past_end=False, limit=limit)
 
 
 def reaches_syncthreads(df, pc, limit=4096) -> bool:
@@ -1162,13 +1163,13 @@ def ends_without_barrier(df, pc, limit=4096) -> bool:
 
 
 def _ends_without_barrier(code, pc, limit):
-    def verdict(kind, inst):
+    def verdict(_pc, kind, inst):
         if kind == K_CALL or inst.opcode in ("bar", "barrier") and "warp" not in inst.mods:
             return False
         if kind in (K_RET, K_EXIT, K_TRAP) and inst.guard is None:
             return True
         return None
-    return _every_path(code, pc, limit, verdict, past_end=True)
+    return every_path(code, pc, verdict, past_end=True, limit=limit)
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
