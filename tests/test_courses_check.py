@@ -886,3 +886,10 @@ def test_an_sdk_project_makefile_without_the_sdks_rules_builds_the_files_it_name
     p = read_program(course / "labs/lab2-sol/vector_reduction.cu", course)
     assert p.how == "labs/lab2-sol/Makefile"
     assert p.options == ["-o", "vector_reduction"] and p.sources == ["vector_reduction.cu", "vector_reduction_gold.cpp"]
+
+
+def test_the_text_of_cuda_success_printed_after_a_launch_is_not_a_failure():
+    # a lab prints cudaGetErrorString(cudaGetLastError()) after its kernel: "error: no error" on a good run
+    assert judge(0, " -- Waiting for Kernel to complete\n\nerror: no error\n -- Kernel complete\nTest PASSED\n",
+                 'printf("Test %s\\n", "PASSED");', 120)[0] == "pass"
+    assert judge(0, "error: invalid configuration argument\nTest PASSED\n", "", 120)[0] == "fail"
