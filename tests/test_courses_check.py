@@ -893,3 +893,14 @@ def test_the_text_of_cuda_success_printed_after_a_launch_is_not_a_failure():
     assert judge(0, " -- Waiting for Kernel to complete\n\nerror: no error\n -- Kernel complete\nTest PASSED\n",
                  'printf("Test %s\\n", "PASSED");', 120)[0] == "pass"
     assert judge(0, "error: invalid configuration argument\nTest PASSED\n", "", 120)[0] == "fail"
+
+
+def test_a_readme_beside_a_makefile_that_only_builds_gives_the_example_run_not_the_usage(tmp_path):
+    # a student's project: the Makefile builds, README.txt shows the usage and then an example
+    course = write(tmp_path, {
+        "p7/Makefile": "blur_filter: blur_filter.cu\n\tnvcc -o blur_filter blur_filter.cu\n",
+        "p7/README.txt": "To run the code:\n\t$ ./blur_filter {size}\n\nFor example:\n\t$ ./blur_filter 4096\n",
+        "p7/blur_filter.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(course / "p7/blur_filter.cu", course)
+    assert (p.how, author_arguments(p, course)) == ("p7/Makefile", ["4096"])

@@ -449,7 +449,9 @@ def author_arguments(p: "Program", checkout: Path) -> list:
     if not note.is_file() or p.how.startswith("given"):
         return []
     if note.name.lower() in ("makefile", "gnumakefile"):
-        return _make_run_arguments(note.read_text(errors="replace"), output)
+        # (a Makefile that only builds: the readme beside it says how the program runs, "$ ./blur_filter 4096")
+        return (_make_run_arguments(note.read_text(errors="replace"), output)
+                or _readme_run_arguments(checkout / p.name, checkout, output))
     for m in _RUN_LINE.finditer(_note_text(note)):
         if m.group(1) != output:
             continue
@@ -457,7 +459,7 @@ def author_arguments(p: "Program", checkout: Path) -> list:
     return []
 
 
-def _readme_run_arguments(path: Path, checkout: Path) -> list:
+def _readme_run_arguments(path: Path, checkout: Path, output: str = "") -> list:
     """For a program built as nvcc's default (its readme names no build line of its own), the arguments of
     the line in a readme beside it or one or two folders up that runs a program of its name, with or
     without a suffix: KTH's lab text builds only the first exercise (``nvcc lab01_ex1.cu -o
@@ -468,10 +470,15 @@ def _readme_run_arguments(path: Path, checkout: Path) -> list:
             if not (note.is_file() and re.match(r"readme|notes|instructions", note.name, re.I)):
                 continue
             for m in _RUN_LINE.finditer(_note_text(note)):
-                if Path(m.group(1)).name.split(".")[0] == path.stem:
-                    return _plain(m.group(2))
+                if Path(m.group(1)).name.split(".")[0] not in (path.stem, output):
+                    continue
+                if any(_PLACEHOLDER.fullmatch(w) for w in m.group(2).split()):
+                    continue                        # "./blur_filter {size}": the usage, the example follows
+                return _plain(m.group(2))
     return []
 
+
+_PLACEHOLDER = re.compile(r"\{[^}]*\}|<[^>]*>|\[[^\]]*\]")
 
 def _plain(text: str) -> list:
     """The words of a command line's arguments up to a shell's ``&&``, or [] if a shell would change them."""
@@ -1279,6 +1286,12 @@ def build_and_run(p):
         code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
+# the courses' own host libraries (the SDK's libcutil), made once each before the builds that link them
+HOME = str(Path(shutil.which("nvcc")).resolve().parent.parent)
+for folder in dict.fromkeys(f for p in programs for f in p.get("host_libraries", [])):
+    subprocess.run(["make", *[v + "=" + HOME for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT",
+                    "CUDA_INSTALL_PATH", "CUDA_TOOLKIT_ROOT_DIR")]], cwd=os.path.join(here, folder), capture_output=True)
+
 results = {}
 with ThreadPoolExecutor(os.cpu_count()) as pool:          # each program runs once built: a run cut short
     jobs = {pool.submit(build_and_run, p): p["name"] for p in programs}    # keeps what finished
@@ -1349,7 +1362,8 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
         folder = f"{checkout.name}/{p.folder}"
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries, "input": p.stdin})
+                       "libraries": p.libraries, "input": p.stdin,
+                       "host_libraries": [f"{checkout.name}/{f}" for f in p.host_libraries]})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
