@@ -119,9 +119,9 @@ def test_device_lambdas_build_without_their_flag_and_the_student_is_told_what_nv
 
 
 def test_a_visual_studio_void_main_builds_as_msvc_builds_it_and_the_student_is_told(tmp_path, monkeypatch):
-    # a textbook written in Visual Studio: void main, a timer header beside the file, a kernel that goes wrong
+    # a textbook written in Visual Studio: a byte-order mark, void main, a timer header beside the file
     write(tmp_path, {"lab/timer.h": "#define REPEAT 3\n", "lab/add.cu": """\
-        #include <cstdio>
+        \ufeff#include <cstdio>
         #include "timer.h"
         __global__ void add(int *x) { x[threadIdx.x] += REPEAT * threadIdx.x; }
         void main(void)

@@ -25,8 +25,10 @@ def declares_void_main(text: str) -> bool:
 
 def int_main_copy(path: Path, folder: Path) -> Path:
     """Write ``path`` to ``folder`` with ``void main(`` as ``int main(``, every other character in its place;
-    a ``#line`` directive names the original file, so nvcc's messages and the PTX's line table do too."""
-    text = path.read_text(errors="surrogateescape")
+    a ``#line`` directive names the original file, so nvcc's messages and the PTX's line table do too. Visual
+    Studio saves files with a byte-order mark, which nvcc passes over at the start of a file but not after
+    the directive: it is left out."""
+    text = path.read_text(errors="surrogateescape").removeprefix("\ufeff")   # a BOM leads only the file, not a line
     copy = folder / path.name
     folder.mkdir(parents=True, exist_ok=True)
     quoted = str(path).replace("\\", "\\\\").replace('"', '\\"')
