@@ -146,6 +146,34 @@ def test_a_visual_studio_void_main_builds_as_msvc_builds_it_and_the_student_is_t
     with pytest.raises(CompileError, match=r"add\.cu\(11\).*undeclared"):
         run_program(["add.cu"], capture=True)
 
+def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_student_is_told(tmp_path, monkeypatch):
+    # a Visual Studio project: main.cpp includes "kernelCall.h" for KernelCall.h, which includes "config.H"
+    write(tmp_path, {
+        "KernelCall.h": '#pragma once\n#include "config.H"\nvoid launch(int *h);\n',
+        "Config.h": "#define SCALE 5\n",
+        "main.cpp": '#include <cstdio>\n#include "kernelCall.h"\n'
+                    'int main() { int h[4]; launch(h); printf("%d\\n", h[3]); return 0; }\n',
+        "DeviceCode.cu": """\
+            #include "KernelCall.h"
+            __global__ void scale(int *p) { p[threadIdx.x] = SCALE * threadIdx.x; }
+            void launch(int *h) {
+                int *d;
+                cudaMalloc(&d, 4 * sizeof(int));
+                scale<<<1, 4>>>(d);
+                cudaMemcpy(h, d, 4 * sizeof(int), cudaMemcpyDeviceToHost);
+            }
+            """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cpp", "DeviceCode.cu"], options=["-o", "app"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "15\n"), r.stderr
+    assert 'includes "kernelCall.h", but the file is KernelCall.h' in r.stderr
+    assert 'includes "config.H", but the file is Config.h' in r.stderr
+    # a header that exists in no case at all is still nvcc's missing file
+    (tmp_path / "main.cpp").write_text('#include "nowhere.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError, match="nowhere.h"):
+        run_program(["main.cpp"], capture=True)
+
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0

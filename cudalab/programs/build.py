@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, shimgen, void_main
+from . import images, include_case, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
 from .legacy_props import legacy_include
 
@@ -366,6 +366,15 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         options = [f"-I{path.parent}", *options]
         unit_source = str(void_main.int_main_copy(path, out.with_name(out.name + ".int_main")))
         r, built_as_int_main = compile_with(options), True
+    case_notes, headers = "", out.with_name(out.name + ".headers")
+    while r.returncode and (found := include_case.found_in_another_case(r.stdout + r.stderr, cwd, headers)):
+        # a header included in another case than its file's, as Windows finds it: through a folder of links under
+        # the program's spelling, searched after the includer's own folder and before the program's -I folders
+        include_case.link(*found, headers)
+        if not case_notes:
+            options = [f"-I{headers}", *options]
+        case_notes += include_case.note(*found)
+        r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
         r = compile_with(options)
@@ -390,6 +399,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r = with_references if not with_references.returncode else r
     if built_as_int_main and not r.returncode:
         r.stdout = void_main.note(path) + r.stdout
+    if case_notes and not r.returncode:
+        r.stdout = case_notes + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -472,7 +483,7 @@ def lambda_notes(units: list) -> str:
     """The extended-lambda notes of the units a program was linked from, once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
                                  if line.startswith("cudalab: note:")
-                                 and ("--extended-lambda" in line or "void main()" in line)))
+                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line)))
 
 
 def cpp17(options: list) -> list:
