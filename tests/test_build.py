@@ -147,12 +147,13 @@ def test_a_visual_studio_void_main_builds_as_msvc_builds_it_and_the_student_is_t
         run_program(["add.cu"], capture=True)
 
 def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_student_is_told(tmp_path, monkeypatch):
-    # a Visual Studio project: main.cpp includes "kernelCall.h" for KernelCall.h, which includes "config.H"
+    # a Visual Studio project: main.cpp includes "kernelCall.h" for KernelCall.h, which includes "config.H", and
+    # declares void main, which g++ meets only once the headers are found
     write(tmp_path, {
         "KernelCall.h": '#pragma once\n#include "config.H"\nvoid launch(int *h);\n',
         "Config.h": "#define SCALE 5\n",
         "main.cpp": '#include <cstdio>\n#include "kernelCall.h"\n'
-                    'int main() { int h[4]; launch(h); printf("%d\\n", h[3]); return 0; }\n',
+                    'void main() { int h[4]; launch(h); printf("%d\\n", h[3]); }\n',
         "DeviceCode.cu": """\
             #include "KernelCall.h"
             __global__ void scale(int *p) { p[threadIdx.x] = SCALE * threadIdx.x; }
@@ -167,7 +168,7 @@ def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_s
     r = run_program(["main.cpp", "DeviceCode.cu"], options=["-o", "app"], capture=True)
     assert (r.returncode, r.stdout) == (0, "15\n"), r.stderr
     assert 'includes "kernelCall.h", but the file is KernelCall.h' in r.stderr
-    assert 'includes "config.H", but the file is Config.h' in r.stderr
+    assert 'includes "config.H", but the file is Config.h' in r.stderr and "main.cpp declares void main()" in r.stderr
     # a header that exists in no case at all is still nvcc's missing file
     (tmp_path / "main.cpp").write_text('#include "nowhere.h"\nint main() { return 0; }\n')
     with pytest.raises(CompileError, match="nowhere.h"):

@@ -359,21 +359,28 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
                           str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), unit_source], cwd)
 
     r = compile_with(options)
-    if r.returncode and void_main.REFUSED.search(r.stdout + r.stderr):
-        # a Visual Studio program's void main(): built (here and in the tries below) from a copy that says int
-        # main, as MSVC builds it; the original's folder comes first on the include path, so the "header.h"
-        # beside it are found as before (the copy stays beside the cache entry, which its digest keeps fresh)
-        options = [f"-I{path.parent}", *options]
-        unit_source = str(void_main.int_main_copy(path, out.with_name(out.name + ".int_main")))
-        r, built_as_int_main = compile_with(options), True
     case_notes, headers = "", out.with_name(out.name + ".headers")
-    while r.returncode and (found := include_case.found_in_another_case(r.stdout + r.stderr, cwd, headers)):
-        # a header included in another case than its file's, as Windows finds it: through a folder of links under
-        # the program's spelling, searched after the includer's own folder and before the program's -I folders
-        include_case.link(*found, headers)
-        if not case_notes:
-            options = [f"-I{headers}", *options]
-        case_notes += include_case.note(*found)
+    while r.returncode:
+        # Windows' habits, each met only once the one before it is passed (a header's name stops the
+        # preprocessor before g++ sees main), so they are tried in turn until neither is left
+        log = r.stdout + r.stderr
+        if not built_as_int_main and void_main.REFUSED.search(log):
+            # a Visual Studio program's void main(): built (here and in the tries below) from a copy that says
+            # int main, as MSVC builds it; the original's folder comes first on the include path, so the
+            # "header.h" beside it are found as before (the copy stays beside the cache entry, which its digest
+            # keeps fresh)
+            options = [f"-I{path.parent}", *options]
+            unit_source = str(void_main.int_main_copy(path, out.with_name(out.name + ".int_main")))
+            built_as_int_main = True
+        elif found := include_case.found_in_another_case(log, cwd, headers):
+            # a header included in another case than its file's, as Windows finds it: through a folder of
+            # links under the program's spelling, searched after the includer's own folder
+            include_case.link(*found, headers)
+            if not case_notes:
+                options = [f"-I{headers}", *options]
+            case_notes += include_case.note(*found)
+        else:
+            break
         r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
