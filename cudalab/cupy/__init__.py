@@ -439,6 +439,6 @@ def modules() -> dict:
     profiler = importlib.import_module("cudalab.cupyx.profiler")
     jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
-            "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
+            "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.texture": cuda.texture, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
             "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}

@@ -123,6 +123,8 @@ def _by_value(a):
     CuPy's TypeError, since the kernel would want device memory (a cupy array) there."""
     if isinstance(a, complex):
         return np.complex128(a)     # CuPy's scalar for a Python complex (a complex<double> parameter)
+    if hasattr(a, "_cupy_kernel_argument"):
+        return a._cupy_kernel_argument()        # a texture or surface object: its handle
     if not isinstance(a, np.ndarray):
         return a
     if a.size == 1:
