@@ -11,8 +11,9 @@ what PyCUDA computes itself (``a * 2``, ``gpuarray.sum``) is numpy's answer over
 
 Modules: ``pycuda.autoinit`` (the context), ``driver``, ``compiler``, ``gpuarray``, ``elementwise``,
 ``reduction``, ``scan``, ``cumath`` (numpy's functions), ``curandom`` (numpy's generator: the same
-distributions, not cuRAND's sequence), ``tools``. Not provided: OpenGL interop (``pycuda.gl``), texture
-references (removed in CUDA 12), ``pycuda.sparse`` and ``pycuda.characterize``.
+distributions, not cuRAND's sequence), ``tools``. ``driver.module_from_file``/``module_from_buffer`` load
+PTX (a cubin is machine code for a real GPU: refused, saying so). Not provided: OpenGL interop
+(``pycuda.gl``), texture references (removed in CUDA 12), ``pycuda.sparse`` and ``pycuda.characterize``.
 """
 from __future__ import annotations
 
