@@ -88,3 +88,13 @@ def test_gpuarray_where_any_all_reverse_and_mul_add(drv):
     assert x.reverse().get().tolist() == [4, 3, 2, 1, 0]
     assert x.mul_add(2, x, 10).get().tolist() == [0, 12, 24, 36, 48]
     assert gpuarray.logical_and(x > 0, x < 3).get().tolist() == [False, True, True, False, False]
+
+
+def test_a_lessons_missing_semicolon_is_pycudas_compile_error(drv):
+    """Lessons show SourceModule catching a typo: ``except drv.CompileError`` must catch it."""
+    from pycuda.compiler import SourceModule
+    from cudalab.errors import CompileError
+    with pytest.raises(drv.CompileError) as info:
+        SourceModule("__global__ void doublify(float *a) { int i = threadIdx.x  // no semicolon\n a[i] *= 2; }")
+    assert isinstance(info.value, CompileError)
+    assert 'expected a ";"' in str(info.value) and 'expected a ";"' in info.value.stderr

@@ -15,6 +15,8 @@ import threading
 
 import numpy as np
 
+from .. import errors as _errors
+
 from ..pykernels import host
 from ..runtime import streams
 from ..runtime.arrays import DeviceArray
@@ -51,8 +53,14 @@ class LaunchError(Error):
     pass
 
 
-class CompileError(Error):
-    pass
+class CompileError(Error, _errors.CompileError):
+    """PyCUDA's compile error (``pycuda.driver.CompileError``, also cudalab's CompileError): the
+    compiler's words with the program's lines in the message, ``stderr`` the compiler's log, as PyCUDA
+    keeps it (``msg``, ``stdout``, ``command_line`` too)."""
+
+    def __init__(self, msg, command_line="nvrtc", stdout=None, stderr=None):
+        _errors.CompileError.__init__(self, msg, log=stderr or "")
+        self.msg, self.command_line, self.stdout, self.stderr = msg, command_line, stdout, stderr
 
 
 class MemoryError(Error):           # noqa: A001  (PyCUDA's name)
