@@ -98,3 +98,15 @@ def test_a_lessons_missing_semicolon_is_pycudas_compile_error(drv):
         SourceModule("__global__ void doublify(float *a) { int i = threadIdx.x  // no semicolon\n a[i] *= 2; }")
     assert isinstance(info.value, CompileError)
     assert 'expected a ";"' in str(info.value) and 'expected a ";"' in info.value.stderr
+
+
+def test_the_register_and_shared_memory_limits_by_pycudas_names(drv):
+    """The driver gives these numbers two names each (the older SHARED_MEMORY_PER_BLOCK); PyCUDA's
+    MAX_ names, which device-query lessons and pycuda.tools.DeviceData read, answer, as the old ones do."""
+    import pycuda.tools
+    device = drv.Device(0)
+    limit = device.get_attribute(drv.device_attribute.MAX_REGISTERS_PER_BLOCK)
+    assert limit == device.get_attribute(drv.device_attribute.REGISTERS_PER_BLOCK) == 65536
+    shared = drv.device_attribute.SHARED_MEMORY_PER_BLOCK
+    assert str(shared) == "MAX_SHARED_MEMORY_PER_BLOCK" and device.get_attribute(shared) == 48 * 1024
+    assert pycuda.tools.DeviceData().registers == limit

@@ -99,27 +99,34 @@ class _Named(int):
     __repr__ = __str__
 
 
-def _driver_names() -> dict:
-    """CUdevice_attribute numbers -> the driver's names without CU_DEVICE_ATTRIBUTE_ (PyCUDA's names).
-    The runtime's cudaDevAttr numbers are the same; where cuda-bindings is missing the runtime's
-    camel-case names are written in capitals."""
+def _driver_names(aliases: bool = False):
+    """CUdevice_attribute numbers -> the driver's names without CU_DEVICE_ATTRIBUTE_ (PyCUDA's names):
+    each number's own name (``MAX_SHARED_MEMORY_PER_BLOCK`` for 8), or with ``aliases`` a list of
+    (number, name) with the older names too (``SHARED_MEMORY_PER_BLOCK``). The runtime's cudaDevAttr
+    numbers are the same; where cuda-bindings is missing the runtime's camel-case names are written
+    in capitals."""
     try:
         from cuda.bindings import driver
         prefix = "CU_DEVICE_ATTRIBUTE_"
-        return {int(getattr(driver.CUdevice_attribute, n)): n[len(prefix):]
-                for n in dir(driver.CUdevice_attribute) if n.startswith(prefix)}
+        pairs = [(int(getattr(driver.CUdevice_attribute, n)), n[len(prefix):])
+                 for n in dir(driver.CUdevice_attribute) if n.startswith(prefix)]
+        if aliases:
+            return pairs
+        return {number: driver.CUdevice_attribute(number).name[len(prefix):] for number, _ in pairs}
     except Exception:       # noqa: BLE001
         import re
         from ..runtime.core.properties import ATTRIBUTE_NAMES
-        return {number: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper() for name, number in ATTRIBUTE_NAMES.items()}
+        names = {number: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper() for name, number in ATTRIBUTE_NAMES.items()}
+        return list(names.items()) if aliases else names
 
 
 class device_attribute:                     # noqa: N801  (PyCUDA's name)
     """PyCUDA's device attributes: ``device_attribute.MULTIPROCESSOR_COUNT`` and so on."""
 
 
-for _number, _name in _driver_names().items():
-    setattr(device_attribute, _name, _Named(_number, _name))
+_OWN_NAMES = _driver_names()
+for _number, _name in _driver_names(aliases=True):      # an older name is the same attribute, named as its number's own
+    setattr(device_attribute, _name, _Named(_number, _OWN_NAMES[_number]))
 
 
 class Device:
