@@ -80,3 +80,12 @@ def test_device_attributes_by_number_agree_with_the_device(cp):
     assert props["maxThreadsPerBlock"] == rt.deviceGetAttribute(rt.cudaDevAttrMaxThreadsPerBlock, 0)
     with pytest.raises(rt.CUDARuntimeError):
         rt.deviceGetAttribute(100000, 0)
+
+
+def test_a_blank_kernel_name_is_cupys_value_error_when_the_kernel_is_made(cp):
+    """An exercise that leaves ElementwiseKernel's four strings blank fails where it makes the
+    kernel, in CuPy's words (the H200's CuPy 14: 'Invalid kernel name: ""')."""
+    with pytest.raises(ValueError, match='Invalid kernel name: ""'):
+        cp.ElementwiseKernel('', '', '', '')
+    with pytest.raises(ValueError, match='Invalid kernel name: "my kernel"'):
+        cp.ReductionKernel('T x', 'T y', 'x', 'a + b', 'y = a', '0', 'my kernel')
