@@ -97,6 +97,7 @@ def test_a_lessons_missing_semicolon_is_pycudas_compile_error(drv):
     with pytest.raises(drv.CompileError) as info:
         SourceModule("__global__ void doublify(float *a) { int i = threadIdx.x  // no semicolon\n a[i] *= 2; }")
     assert isinstance(info.value, CompileError)
+    assert f"{type(info.value).__module__}.{type(info.value).__name__}" == "pycuda.driver.CompileError"
     assert 'expected a ";"' in str(info.value) and 'expected a ";"' in info.value.stderr
 
 

@@ -71,6 +71,10 @@ class RuntimeError(Error):          # noqa: A001  (PyCUDA's name)
     pass
 
 
+for _error in (Error, LogicError, LaunchError, CompileError, MemoryError, RuntimeError):
+    _error.__module__ = "pycuda.driver"     # a traceback names them as PyCUDA's lessons show them
+
+
 def init(flags=0):
     """cuInit: nothing to start (the emulated device is always there)."""
 
