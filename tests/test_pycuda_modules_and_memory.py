@@ -111,3 +111,10 @@ def test_the_register_and_shared_memory_limits_by_pycudas_names(drv):
     shared = drv.device_attribute.SHARED_MEMORY_PER_BLOCK
     assert str(shared) == "MAX_SHARED_MEMORY_PER_BLOCK" and device.get_attribute(shared) == 48 * 1024
     assert pycuda.tools.DeviceData().registers == limit
+
+
+def test_characterize_measures_sizes_with_the_device_compiler(drv):
+    from pycuda import characterize
+    assert characterize.platform_bits() == 64 and characterize.has_double_support() and characterize.has_stack()
+    assert characterize.sizeof("double") == 8
+    assert characterize.sizeof("struct pair", "struct pair { int a; double b; };") == 16   # aligned as C++ lays it out
