@@ -158,3 +158,37 @@ def test_a_distance_of_zero_leaves_the_state_alone():
 
 def test_inlining_keeps_the_call_the_emulator_answers():
     assert xorwow_jump.NAME in inline.NATIVE_CALLS
+
+
+def test_mrg32k3a_matrix_power_is_exact_modular_arithmetic():
+    # cuRAND multiplies modulo m in doubles split so that nothing rounds; 64-bit integers give the same words
+    from cudalab.emulator import mrg_jump
+    rng = np.random.default_rng(3)
+    table = rng.integers(0, 2 ** 32, (mrg_jump.ENTRIES, 3, 3), dtype=np.uint64)
+    n = rng.integers(0, 2 ** 63, 40, dtype=np.uint64)
+    m = 4294944443                                            # MRG32K3A_MOD2
+    got = mrg_jump.power(table, n, m)
+    for lane, distance in enumerate(n.tolist()):
+        want = [[int(i == j) for j in range(3)] for i in range(3)]
+        for bit in range(64):
+            if distance >> bit & 1:
+                a = table[bit].tolist()
+                want = [[sum(a[r][k] * want[k][c] for k in range(3)) % m for c in range(3)] for r in range(3)]
+        assert got[lane].tolist() == [x for row in want for x in row]
+
+
+def test_an_mrg32k3a_setup_kernel_runs_natively_and_gives_the_loops_words():
+    source = r'''
+#include <curand_kernel.h>
+extern "C" __global__ void setup(curandStateMRG32k3a_t *states) {
+    int id = blockIdx.x * blockDim.x + threadIdx.x;
+    curand_init(2026, 1000 * id, 99, &states[id]);
+}'''
+    words, counts = [], []
+    for options in ((), ("-DCUDALAB_CURAND_LOOPS",)):
+        states = cudalab.device_array((64 * 64,), np.uint8)
+        rec = cudalab.compile(source, options).get_kernel("setup")[1, 64](states)
+        words.append(states.copy_to_host())
+        counts.append(rec.instructions)
+    np.testing.assert_array_equal(words[0], words[1])
+    assert counts[0] * 5 < counts[1]

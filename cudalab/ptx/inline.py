@@ -32,9 +32,9 @@ from .ir import Function, Module, call_parts, leaves
 # with it: about 10 ms an instruction), a copied body to at most BODY_MOST
 TOTAL_MOST = 6000
 BODY_MOST = 1500
-# functions whose body the emulator never runs: it answers their calls natively (emulator/xorwow_jump.py,
-# the skip-ahead of cudalab's curand_kernel.h front), so their calls stay calls
-NATIVE_CALLS = frozenset({"cudalab_xorwow_jump"})
+# functions whose body the emulator never runs: it answers their calls natively (emulator/xorwow_jump.py and
+# mrg_jump.py, the skip-aheads of cudalab's curand_kernel.h front), so their calls stay calls
+NATIVE_CALLS = frozenset({"cudalab_xorwow_jump", "cudalab_mrg_power"})
 
 
 class _NotInlined(Exception):

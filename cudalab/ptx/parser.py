@@ -356,8 +356,8 @@ def _declare_regs(f: Function, stmt: str, scope: dict, nested: bool):
 
 
 def _in_front(f) -> bool:
-    """Whether ``f`` is the skip-ahead function of cudalab's curand_kernel.h front (frontend/curand)."""
-    return f is not None and "cudalab_xorwow_jump" in f.name
+    """Whether ``f`` is a skip-ahead function of cudalab's curand_kernel.h front (frontend/curand)."""
+    return f is not None and f.name in ("cudalab_xorwow_jump", "cudalab_mrg_power")
 
 
 def parse(text: str) -> Module:

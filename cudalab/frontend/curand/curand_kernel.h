@@ -25,7 +25,43 @@ template <typename T, int N>
 static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsigned long long x,
                                                                             curandStateXORWOW *state);
 
+/* MRG32k3a jumps with curand_MRGmatPow3x3(table, out, modulus, n): the product of the table's matrices
+ * for the set bits of n. The macro sends NVIDIA's calls to cudalab_mrg_pow3x3 below, and makes NVIDIA's own
+ * definition an overload of it whose last parameter (a pointer to a function returning the tag) no call
+ * of NVIDIA's matches. */
+struct cudalab_mrg_tag {};
+static __forceinline__ __device__ __host__ void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
+                                                                   double m, unsigned long long pow,
+                                                                   cudalab_mrg_tag);
+#define curand_MRGmatPow3x3(in, o, m, pow) cudalab_mrg_pow3x3(in, o, m, pow, cudalab_mrg_tag())
+
 #include_next <curand_kernel.h>
+
+struct cudalab_mrg_matrix { unsigned int e[9]; };
+
+/* table[i] (3x3, row by row) for each set bit i of n, multiplied on the left in turn, modulo m: NVIDIA's
+ * code (what a GPU runs); the emulator answers the call natively (emulator/mrg_jump.py). */
+extern "C" __device__ __noinline__ inline cudalab_mrg_matrix
+cudalab_mrg_power(const unsigned int *table, unsigned long long n, double m)
+{
+    cudalab_mrg_matrix r;
+    cudalab_mrg_pow3x3((unsigned int (*)[3][3])table, (unsigned int (*)[3])r.e, m, n, (cudalab_mrg_tag (*)())0);
+    return r;
+}
+
+static __forceinline__ __device__ __host__ void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
+                                                                   double m, unsigned long long pow,
+                                                                   cudalab_mrg_tag)
+{
+#ifdef __CUDA_ARCH__
+    cudalab_mrg_matrix r = cudalab_mrg_power(&in[0][0][0], pow, m);
+    for (int i = 0; i < 9; i++) {
+        o[i / 3][i % 3] = r.e[i];
+    }
+#else
+    cudalab_mrg_pow3x3(in, o, m, pow, (cudalab_mrg_tag (*)())0);
+#endif
+}
 
 struct cudalab_xorwow_words { unsigned int v[5]; };
 
