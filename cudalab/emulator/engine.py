@@ -26,7 +26,7 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast, parallel, slack
+from . import forecast, mrg_jump, parallel, slack, xorwow_jump
 from . import pace as pace_mod
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
@@ -58,8 +58,10 @@ KEEP_POOLS = 4
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
-# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional)
-DEVICE_FUNCTIONS: dict = dict(devrt.HANDLERS)
+# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional; xorwow_jump.py: cuRAND's
+# XORWOW skip-ahead, and mrg_jump.py: MRG32k3a's, functions of cudalab's curand_kernel.h front run natively
+# although the PTX defines them)
+DEVICE_FUNCTIONS: dict = {**devrt.HANDLERS, **xorwow_jump.HANDLERS, **mrg_jump.HANDLERS}
 
 
 class Watchdog(Exception):

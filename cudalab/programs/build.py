@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
+from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
 from . import images, include_case, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
@@ -343,8 +344,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
     legacy = ["-include", str(LEGACY)] if _sees_the_runtime(path, cmd) else []
-    options = [*_without_other_toolkits(cmd.compile_options, cwd), *([] if debug else ["-lineinfo"]),
-               f"-arch={arch}", *legacy, *_legacy_props_options()]
+    # cudalab's front for curand_kernel.h first (frontend/curand: XORWOW's skip-ahead run natively)
+    options = ["-I", CURAND_FRONT, *_without_other_toolkits(cmd.compile_options, cwd),
+               *([] if debug else ["-lineinfo"]), f"-arch={arch}", *legacy, *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
