@@ -1733,6 +1733,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     if run_df is df:
         compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
                            spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
+    else:                           # quick native code that keeps running gets its better code (compiled.py)
+        compiled.note_native(df, run_df, spent, spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
     pool = None if observers else dict(ex.fr.regs)
     spare = (ex.shared, ex.local) if pool is not None else None
     # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
