@@ -689,8 +689,10 @@ def own_link_options(cmd: NvccCommand) -> list:
 
 
 def _compile_units(cmd: NvccCommand, arch: str, cwd: Path, line_offset: int = 0) -> list:
-    """Every source file of ``cmd`` compiled (a few at a time), in order."""
-    workers = min(len(cmd.sources), max(1, min(4, os.cpu_count() or 1)))
+    """Every source file of ``cmd`` compiled (a few at a time, at most one an allowed core: a container's
+    CPU quota, mybinder's 2 CPUs on a 64-core host, as the emulator's batches count them), in order."""
+    from ..emulator.parallel import cores
+    workers = min(len(cmd.sources), max(1, min(4, cores())))
     with ThreadPoolExecutor(workers) as pool:
         jobs = [pool.submit(compile_unit, s, cmd, arch, cwd) for s in cmd.sources]
         try:
