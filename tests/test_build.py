@@ -791,6 +791,39 @@ def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_
     assert (r.returncode, r.stdout) == (0, "3: 1 9 25\n"), r.stderr
 
 
+def test_an_mdspan_passed_where_int_extents_are_taken_builds_as_with_cuda_12(tmp_path, monkeypatch):
+    # NVIDIA's CUDA C++ tutorial makes its view with cuda::std::mdspan(ptr, height, width), which deduces size_t
+    # extents, and hands it to a function of dextents<int, 2>: CUDA 12's libcu++ converted it in C++17,
+    # CUDA 13's nvcc stops at "no suitable user-defined conversion"
+    write(tmp_path, {"heat.cu": """\
+        #include <cstdio>
+        #include <cuda/std/mdspan>
+        using grid = cuda::std::mdspan<const float, cuda::std::dextents<int, 2>>;
+        __host__ __device__ float around(int row, int col, grid t) {
+            return t(row - 1, col) + t(row + 1, col) + t(row, col - 1) + t(row, col + 1) - 4 * t(row, col);
+        }
+        __global__ void step(grid t, float *out) { out[threadIdx.x] = around(1, 1 + threadIdx.x, t); }
+        int main() {
+            const int rows = 3, cols = 5;
+            float *in, *out;
+            cudaMallocManaged(&in, rows * cols * sizeof(float));
+            cudaMallocManaged(&out, 3 * sizeof(float));
+            for (int i = 0; i < rows * cols; i++) in[i] = i * i;
+            cuda::std::mdspan view(static_cast<const float *>(in), rows, cols);
+            step<<<1, 3>>>(view, out);
+            cudaDeviceSynchronize();
+            printf("%g %g %g %g\\n", out[0], out[1], out[2], around(1, 2, view));
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["heat.cu"], options=["-o", "heat"], capture=True)
+    # a cell's four neighbours less four times itself, over i * i: 2 + 2 * cols^2 = 52 everywhere
+    assert (r.returncode, r.stdout) == (0, "52 52 52 52\n"), r.stderr
+    assert "heat.cu converts a cuda::std::mdspan" in r.stderr and "dextents<int, 2>> m(ptr, rows, cols)" in r.stderr
+    again = run_program(["heat.cu"], options=["-o", "heat"], capture=True)      # built before: still said
+    assert "converts a cuda::std::mdspan" in again.stderr
+
+
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
     # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
     write(tmp_path, {"helpers.cuh": """\

@@ -29,6 +29,7 @@ from ..errors import CompileError
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
 from . import images, shimgen
 from .command import NvccCommand, parse_nvcc
+from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
@@ -374,6 +375,16 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not again.returncode:
             r = again
             r.stdout = extended_lambda_note(path) + r.stdout
+    if r.returncode and MDSPAN_CONVERSION.search(r.stdout + r.stderr):
+        # an mdspan of size_t extents passed where one of int extents is taken: implicit in CUDA 12's C++17
+        # libcu++, explicit in CUDA 13's (cccl_compat.py); NVIDIA's CUDA C++ tutorial does it in ten lessons
+        # (with --extended-lambda too when the unit also lacked it: that retry above failed here)
+        lambdas = _EXTENDED_LAMBDA.search(r.stdout + r.stderr) is not None
+        folder = implicit_mdspan_include(cuda_home() / "include" / "cccl", cache_dir())
+        again = compile_with([f"-I{folder}", *options, *(["--extended-lambda"] if lambdas else [])]) if folder else r
+        if not again.returncode:
+            r = again
+            r.stdout = mdspan_note(path) + (extended_lambda_note(path) if lambdas else "") + r.stdout
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -458,9 +469,10 @@ def extended_lambda_note(source: Path) -> str:
 
 
 def lambda_notes(units: list) -> str:
-    """The extended-lambda notes of the units a program was linked from, once each."""
+    """The extended-lambda and mdspan notes of the units a program was linked from, once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
-                                 if line.startswith("cudalab: note:") and "--extended-lambda" in line))
+                                 if line.startswith("cudalab: note:")
+                                 and ("--extended-lambda" in line or "cuda::std::mdspan" in line)))
 
 
 def cpp17(options: list) -> list:
