@@ -898,6 +898,36 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
     assert (r.returncode, r.stdout) == (0, "496 496 4 120 1.5\n"), r.stderr
 
 
+def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeypatch):
+    # __any, __all and __ballot without _sync, as a 2015 sample and a course's warp reduction call them: ptxas
+    # refuses their PTX for compute 7.0 and up; here each votes among the warp's active threads, as they did
+    write(tmp_path, {"votes.cu": """\
+        #include <cstdio>
+        __global__ void votes(unsigned* out)
+        {
+            int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+            unsigned third = __ballot(lane % 3 == 0);
+            int some = __any(threadIdx.x == 40), every = __all(threadIdx.x < 40);
+            if (lane == 0) { out[4 * warp] = third; out[4 * warp + 1] = some; out[4 * warp + 2] = every; }
+            if (lane >= 16) {                 // half the warp: only its threads vote
+                unsigned upper = __ballot(1);
+                if (lane == 16) out[4 * warp + 3] = upper;
+            }
+        }
+        int main() {
+            unsigned* out;
+            cudaMallocManaged(&out, 8 * sizeof(unsigned));
+            votes<<<1, 64>>>(out);
+            cudaDeviceSynchronize();
+            for (int i = 0; i < 8; i++) printf("%x ", out[i]);
+            printf("\\n");
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("votes.cu", options=["-arch=sm_35"])
+    assert (r.returncode, r.stdout) == (0, "49249249 0 1 ffff0000 49249249 1 0 ffff0000 \n"), r.stderr
+
+
 @pytest.mark.parametrize("call, message", [
     # (the driver API is answered, call by call: tests/test_programs_driver.py)
     ("cusolverDnHandle_t h; cusolverDnCreate(&h);", "cusolverDn.h comes with cuSOLVER, which cudalab does not emulate"),
