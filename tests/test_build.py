@@ -901,11 +901,13 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
 def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeypatch):
     # __any, __all and __ballot without _sync, as a 2015 sample and a course's warp reduction call them: ptxas
     # refuses their PTX for compute 7.0 and up; here each votes among the warp's active threads, as they did
+    # (libcu++'s headers, which name a struct __any and a template __all of their own, build beside them)
     write(tmp_path, {"votes.cu": """\
         #include <cstdio>
+        #include <cuda/std/functional>
         __global__ void votes(unsigned* out)
         {
-            int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+            int lane = cuda::std::modulus<int>()(threadIdx.x, 32), warp = threadIdx.x / 32;
             unsigned third = __ballot(lane % 3 == 0);
             int some = __any(threadIdx.x == 40), every = __all(threadIdx.x < 40);
             if (lane == 0) { out[4 * warp] = third; out[4 * warp + 1] = some; out[4 * warp + 2] = every; }

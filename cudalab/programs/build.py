@@ -37,6 +37,7 @@ SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcubl
            "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lcusparse", "-lcusparse_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
+LEGACY_VOTES = SHIM_DIR / "legacy_votes.h"          # the warp votes before CUDA 9, given on demand
 
 
 def cache_dir() -> Path:
@@ -385,6 +386,11 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not again.returncode:
             r = again
             r.stdout = mdspan_note(path) + (extended_lambda_note(path) if lambdas else "") + r.stdout
+    if r.returncode and _VOTE_WITHOUT_SYNC.search(r.stdout + r.stderr):
+        # __any, __all and __ballot of CUDA 8 and older, whose PTX ptxas refuses for compute 7.0 and up
+        # (shim/legacy_votes.h): built again with them voting among the active threads
+        again = compile_with([*options, "-include", str(LEGACY_VOTES)])
+        r = again if not again.returncode else r
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -490,6 +496,7 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
+_VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")

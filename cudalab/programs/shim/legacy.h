@@ -21,11 +21,7 @@
 /* __shfl, __shfl_up, __shfl_down, __shfl_xor: the warp shuffles of CUDA 5 to 8, which CUDA 9 replaced
  * with the _sync forms and CUDA 13 declares only for compute capabilities below 7.0 (older than
  * nvcc 13 builds for). They exchanged values among the warp's active threads, which is what the
- * _sync form does with __activemask() as its mask. The votes of that time, __any, __all and __ballot,
- * are still declared, but their PTX (vote without .sync) is refused by ptxas for compute 7.0 and up,
- * which a program could only avoid by building for compute_60: NVIDIA's Longstaff-Schwartz sample and
- * cs344's warp reduction stop there. Each is the _sync vote over the active threads, as a macro, since
- * the toolkit's own declarations of the names come before this header. */
+ * _sync form does with __activemask() as its mask (the votes of that time: legacy_votes.h). */
 #if defined(__cplusplus) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
 template <typename T> __device__ inline T __shfl(T var, int src_lane, int width = warpSize)
 { return __shfl_sync(__activemask(), var, src_lane, width); }
@@ -35,9 +31,6 @@ template <typename T> __device__ inline T __shfl_down(T var, unsigned int delta,
 { return __shfl_down_sync(__activemask(), var, delta, width); }
 template <typename T> __device__ inline T __shfl_xor(T var, int lane_mask, int width = warpSize)
 { return __shfl_xor_sync(__activemask(), var, lane_mask, width); }
-#define __any(predicate) __any_sync(__activemask(), (predicate))
-#define __all(predicate) __all_sync(__activemask(), (predicate))
-#define __ballot(predicate) __ballot_sync(__activemask(), (predicate))
 #endif
 
 /* cudaThreadSynchronize and cudaThreadExit: the context calls of CUDA 3, removed in CUDA 13 */
