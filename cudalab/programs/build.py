@@ -30,6 +30,7 @@ from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
 from . import images, include_case, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
+from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
@@ -37,6 +38,7 @@ SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcubl
            "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lcusparse", "-lcusparse_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
+LEGACY_VOTES = SHIM_DIR / "legacy_votes.h"          # the warp votes before CUDA 9, given on demand
 
 
 def cache_dir() -> Path:
@@ -401,6 +403,21 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not again.returncode:
             r = again
             r.stdout = extended_lambda_note(path) + r.stdout
+    if r.returncode and MDSPAN_CONVERSION.search(r.stdout + r.stderr):
+        # an mdspan of size_t extents passed where one of int extents is taken: implicit in CUDA 12's C++17
+        # libcu++, explicit in CUDA 13's (cccl_compat.py); NVIDIA's CUDA C++ tutorial does it in ten lessons
+        # (with --extended-lambda too when the unit also lacked it: that retry above failed here)
+        lambdas = _EXTENDED_LAMBDA.search(r.stdout + r.stderr) is not None
+        folder = implicit_mdspan_include(cuda_home() / "include" / "cccl", cache_dir())
+        again = compile_with([f"-I{folder}", *options, *(["--extended-lambda"] if lambdas else [])]) if folder else r
+        if not again.returncode:
+            r = again
+            r.stdout = mdspan_note(path) + (extended_lambda_note(path) if lambdas else "") + r.stdout
+    if r.returncode and _VOTE_WITHOUT_SYNC.search(r.stdout + r.stderr):
+        # __any, __all and __ballot of CUDA 8 and older, whose PTX ptxas refuses for compute 7.0 and up
+        # (shim/legacy_votes.h): built again with them voting among the active threads
+        again = compile_with([*options, "-include", str(LEGACY_VOTES)])
+        r = again if not again.returncode else r
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -489,10 +506,11 @@ def extended_lambda_note(source: Path) -> str:
 
 
 def lambda_notes(units: list) -> str:
-    """The extended-lambda notes of the units a program was linked from, once each."""
+    """The extended-lambda and mdspan notes of the units a program was linked from, once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
                                  if line.startswith("cudalab: note:")
-                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line)))
+                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
+                                      or "cuda::std::mdspan" in line)))
 
 
 def cpp17(options: list) -> list:
@@ -510,6 +528,7 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
+_VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
