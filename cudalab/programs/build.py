@@ -506,7 +506,8 @@ def extended_lambda_note(source: Path) -> str:
 
 
 def lambda_notes(units: list) -> str:
-    """The extended-lambda and mdspan notes of the units a program was linked from, once each."""
+    """The notes of the units a program was linked from (extended lambdas, void main, file names in
+    another case, mdspan), once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
                                  if line.startswith("cudalab: note:")
                                  and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
