@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import author_arguments, gpu_options, judge, read_program, read_programs  # noqa: E402
+from courses_check import (author_arguments, gpu_options, judge, project_companions, read_program,  # noqa: E402
+                           read_programs)
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -915,3 +916,26 @@ def test_a_program_that_prints_without_end_is_judged_from_the_first_and_last_of_
     code, out, _ = samples_check.run_limited([sys.executable, str(script)], tmp_path, None, None, 60)
     assert code == 0 and out.startswith("Period 4 ioc: 0.9\n") and out.endswith("the end\n")
     assert "bytes of output left out" in out and len(out) < 2 * samples_check.OUTPUT_KEPT + 200
+
+
+def test_a_visual_studio_folders_timer_source_is_built_with_the_program_as_its_project_lists_it(tmp_path):
+    # a textbook's chapter folder: the program with void main, its timer's header and source beside it, and
+    # a lecture folder that finds the same timer in a shared Common folder through the course's include path
+    book = write(tmp_path, {
+        "Chap3/vecAdd/vecAdd.cu": '#include "timer.h"\nvoid main(void) { tick(); }\n',
+        "Chap3/vecAdd/timer.h": "void tick();\n",
+        "Chap3/vecAdd/timer.cpp": "void tick() {}\n",
+        "Lecture3/VectorSum/VectorSum.cu": '#include "timer.h"\n#include "helper.h"\nint main() { tick(); }\n',
+        "Common/timer.h": "void tick();\n",
+        "Common/timer.cpp": "void tick() {}\n",
+    })
+    chapter = read_program(book / "Chap3/vecAdd/vecAdd.cu", book)
+    assert chapter.left_out == ""                  # void main is a program, as Visual Studio builds it
+    assert project_companions(chapter, book) == ["timer.cpp"]
+    lecture = read_program(book / "Lecture3/VectorSum/VectorSum.cu", book)
+    lecture.options = ["-I../../Common", *lecture.options]
+    assert project_companions(lecture, book) == ["../../Common/timer.cpp"]    # helper.h has no source: none
+    # a program whose build line comes from its course names its files itself: nothing is added
+    made = write(tmp_path / "made", {"x/Makefile": "all:\n\tnvcc -o x x.cu\n", "x/x.cu": '#include "timer.h"\nint main() { tick(); }\n',
+                                     "x/timer.h": "void tick();\n", "x/timer.cpp": "void tick() {}\n"})
+    assert project_companions(read_program(made / "x/x.cu", made), made) == []

@@ -1070,7 +1070,33 @@ def _blank(code: str) -> str:
     return ""
 
 
-_MAIN = r"\bint\s+main\s*\("
+_MAIN = r"\b(int|void)\s+main\s*\("      # void: Visual Studio's (cudalab builds it as MSVC does)
+
+
+def project_companions(p: "Program", checkout: Path) -> list:
+    """The sources a Visual Studio project compiles beside a program with no build line of its own: for each
+    header it includes with quotes (``"DS_timer.h"``, found beside it or on its ``-I`` folders), the ``.cpp``,
+    ``.cu`` or ``.c`` of the same name beside that header, which the project lists with it (a Korean
+    textbook's folders each hold ``DS_timer.h`` and ``DS_timer.cpp``; ``nvcc NAME.cu`` alone stops at the
+    link, as it would on the author's machine with no project)."""
+    if not p.how.startswith(("default", "given")):
+        return []
+    folder = checkout / p.folder
+    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
+    places = [folder, *(folder / o[2:] for o in p.options if o.startswith("-I") and len(o) > 2)]
+    found = []
+    for name in dict.fromkeys(re.findall(r'#\s*include\s*"([^"]+)\.(?:h|hpp|cuh)"', code)):
+        for place in places:
+            if not (place / f"{name}.h").is_file() and not (place / f"{name}.hpp").is_file() \
+                    and not (place / f"{name}.cuh").is_file():
+                continue
+            for ext in (".cpp", ".cu", ".c"):
+                companion = place / f"{name}{ext}"
+                if companion.is_file() and not re.search(_MAIN, _without_comments(companion.read_text(errors="replace"))):
+                    found.append(os.path.relpath(companion, folder))
+                    break
+            break
+    return [f for f in found if f not in p.sources]
 
 
 def read_programs(paths: list, checkout: Path) -> list:
@@ -1483,6 +1509,8 @@ def main(argv=None) -> int:
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
         if given is not None and prog.how.startswith("default"):
             prog.options, prog.how = [*given, *prog.options], "given (--options)"
+        if not prog.left_out:
+            prog.sources += project_companions(prog, checkout)
     if a.stage_gpu:
         chosen = [prog for prog in programs if not prog.left_out]
         stage_gpu(chosen, checkout, a.stage_gpu)
