@@ -849,6 +849,39 @@ def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_
     assert (r.returncode, r.stdout) == (0, "3: 1 9 25\n"), r.stderr
 
 
+def test_an_mdspan_passed_where_int_extents_are_taken_builds_as_with_cuda_12(tmp_path, monkeypatch):
+    # NVIDIA's CUDA C++ tutorial makes its view with cuda::std::mdspan(ptr, height, width), which deduces size_t
+    # extents, and hands it to a function of dextents<int, 2>: CUDA 12's libcu++ converted it in C++17,
+    # CUDA 13's nvcc stops at "no suitable user-defined conversion"
+    write(tmp_path, {"heat.cu": """\
+        #include <cstdio>
+        #include <cuda/std/mdspan>
+        using grid = cuda::std::mdspan<const float, cuda::std::dextents<int, 2>>;
+        __host__ __device__ float around(int row, int col, grid t) {
+            return t(row - 1, col) + t(row + 1, col) + t(row, col - 1) + t(row, col + 1) - 4 * t(row, col);
+        }
+        __global__ void step(grid t, float *out) { out[threadIdx.x] = around(1, 1 + threadIdx.x, t); }
+        int main() {
+            const int rows = 3, cols = 5;
+            float *in, *out;
+            cudaMallocManaged(&in, rows * cols * sizeof(float));
+            cudaMallocManaged(&out, 3 * sizeof(float));
+            for (int i = 0; i < rows * cols; i++) in[i] = i * i;
+            cuda::std::mdspan view(static_cast<const float *>(in), rows, cols);
+            step<<<1, 3>>>(view, out);
+            cudaDeviceSynchronize();
+            printf("%g %g %g %g\\n", out[0], out[1], out[2], around(1, 2, view));
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["heat.cu"], options=["-o", "heat"], capture=True)
+    # a cell's four neighbours less four times itself, over i * i: 2 + 2 * cols^2 = 52 everywhere
+    assert (r.returncode, r.stdout) == (0, "52 52 52 52\n"), r.stderr
+    assert "heat.cu converts a cuda::std::mdspan" in r.stderr and "dextents<int, 2>> m(ptr, rows, cols)" in r.stderr
+    again = run_program(["heat.cu"], options=["-o", "heat"], capture=True)      # built before: still said
+    assert "converts a cuda::std::mdspan" in again.stderr
+
+
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
     # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
     write(tmp_path, {"helpers.cuh": """\
@@ -921,6 +954,38 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
     monkeypatch.chdir(tmp_path)
     r = run_program("shuffles.cu", options=["-arch=sm_30"])
     assert (r.returncode, r.stdout) == (0, "496 496 4 120 1.5\n"), r.stderr
+
+
+def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeypatch):
+    # __any, __all and __ballot without _sync, as a 2015 sample and a course's warp reduction call them: ptxas
+    # refuses their PTX for compute 7.0 and up; here each votes among the warp's active threads, as they did
+    # (libcu++'s headers, which name a struct __any and a template __all of their own, build beside them)
+    write(tmp_path, {"votes.cu": """\
+        #include <cstdio>
+        #include <cuda/std/functional>
+        __global__ void votes(unsigned* out)
+        {
+            int lane = cuda::std::modulus<int>()(threadIdx.x, 32), warp = threadIdx.x / 32;
+            unsigned third = __ballot(lane % 3 == 0);
+            int some = __any(threadIdx.x == 40), every = __all(threadIdx.x < 40);
+            if (lane == 0) { out[4 * warp] = third; out[4 * warp + 1] = some; out[4 * warp + 2] = every; }
+            if (lane >= 16) {                 // half the warp: only its threads vote
+                unsigned upper = __ballot(1);
+                if (lane == 16) out[4 * warp + 3] = upper;
+            }
+        }
+        int main() {
+            unsigned* out;
+            cudaMallocManaged(&out, 8 * sizeof(unsigned));
+            votes<<<1, 64>>>(out);
+            cudaDeviceSynchronize();
+            for (int i = 0; i < 8; i++) printf("%x ", out[i]);
+            printf("\\n");
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("votes.cu", options=["-arch=sm_35"])
+    assert (r.returncode, r.stdout) == (0, "49249249 0 1 ffff0000 49249249 1 0 ffff0000 \n"), r.stderr
 
 
 @pytest.mark.parametrize("call, message", [
