@@ -16,13 +16,18 @@
 #elif !defined(CUDALAB_CURAND_KERNEL_H)
 #define CUDALAB_CURAND_KERNEL_H
 
+/* NVIDIA's default, which a program may have set otherwise (host and device): these functions take the same */
+#if !defined(QUALIFIERS)
+#define QUALIFIERS static __forceinline__ __device__
+#endif
+
 struct curandStateXORWOW;
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_inplace(const unsigned long long x,
+QUALIFIERS void _skipahead_inplace(const unsigned long long x,
                                                                    curandStateXORWOW *state);
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsigned long long x,
+QUALIFIERS void _skipahead_sequence_inplace(unsigned long long x,
                                                                             curandStateXORWOW *state);
 
 /* MRG32k3a jumps with curand_MRGmatPow3x3(table, out, modulus, n): the product of the table's matrices
@@ -30,7 +35,7 @@ static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsi
  * definition an overload of it whose last parameter (a pointer to a function returning the tag) no call
  * of NVIDIA's matches. */
 struct cudalab_mrg_tag {};
-static __forceinline__ __device__ __host__ void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
+QUALIFIERS void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
                                                                    double m, unsigned long long pow,
                                                                    cudalab_mrg_tag);
 #define curand_MRGmatPow3x3(in, o, m, pow) cudalab_mrg_pow3x3(in, o, m, pow, cudalab_mrg_tag())
@@ -49,7 +54,7 @@ cudalab_mrg_power(const unsigned int *table, unsigned long long n, double m)
     return r;
 }
 
-static __forceinline__ __device__ __host__ void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
+QUALIFIERS void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
                                                                    double m, unsigned long long pow,
                                                                    cudalab_mrg_tag)
 {
@@ -83,7 +88,7 @@ cudalab_xorwow_jump(unsigned int v0, unsigned int v1, unsigned int v2, unsigned 
 }
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void cudalab_xorwow_skip(unsigned long long n, T *state,
+QUALIFIERS void cudalab_xorwow_skip(unsigned long long n, T *state,
                                                                     unsigned int numbers)
 {
 #ifdef __CUDA_ARCH__
@@ -103,7 +108,7 @@ static __forceinline__ __device__ __host__ void cudalab_xorwow_skip(unsigned lon
 }
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_inplace(const unsigned long long x,
+QUALIFIERS void _skipahead_inplace(const unsigned long long x,
                                                                    curandStateXORWOW *state)
 {
     cudalab_xorwow_skip<curandStateXORWOW, N>(x, state, 1);
@@ -111,7 +116,7 @@ static __forceinline__ __device__ __host__ void _skipahead_inplace(const unsigne
 }
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsigned long long x,
+QUALIFIERS void _skipahead_sequence_inplace(unsigned long long x,
                                                                             curandStateXORWOW *state)
 {
     cudalab_xorwow_skip<curandStateXORWOW, N>(x, state, 0);   /* d moves by a multiple of 2^32: unchanged */
