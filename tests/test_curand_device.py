@@ -230,3 +230,13 @@ def test_a_whole_program_builds_with_the_front_and_its_host_path_agrees(host_too
     assert all(int(w) for w in lines[0].split()) and len(lines[0].split()) == 3
     if host_too:
         assert lines[1] == lines[0]
+
+
+def test_a_host_compilers_cpp_file_that_includes_the_header_builds(tmp_path, monkeypatch):
+    # nvcc hands a .cpp file to g++ with the same -I folders, the front's included: no CUDA keywords there
+    from cudalab.programs import run_program
+    (tmp_path / "sizes.cpp").write_text('#include <curand_kernel.h>\n#include <cstdio>\n'
+                                        'int main() { printf("%d\\n", (int)sizeof(curandState)); return 0; }\n')
+    monkeypatch.chdir(tmp_path)
+    r = run_program("sizes.cpp")
+    assert (r.returncode, r.stdout) == (0, "48\n"), r.stderr
