@@ -71,23 +71,35 @@ TF32_PROGRAM = (PROGRAM.replace("const half*", "const float*").replace("__shared
                          "    for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) wmma::mma_sync"))
 
 
-def per_program_mma(steps: int = 8, tf32: bool = False) -> float:
+# the samples' C: read from memory and scaled by beta / alpha (1.2f / 1.1f), a float32 with a full significand,
+# so each hardware step's sum is cut (mma_loops.mma_bounded's cut path, not its float32 sums)
+BETA_C = ("wmma::fill_fragment(acc[i][j], 0);",
+          "{ wmma::load_matrix_sync(acc[i][j], c + ((blockIdx.x * blockDim.x + threadIdx.x) / 32 * 8 + i * 4 + j) * 256,"
+          " 16, wmma::mem_row_major);\n"
+          "    for (int t = 0; t < acc[i][j].num_elements; t++) acc[i][j].x[t] *= 1.2f / 1.1f; }")
+
+
+def per_program_mma(steps: int = 8, tf32: bool = False, beta: bool = False) -> float:
     """CPU us per warp-level mma (with its share of the loads) inside a program of ``steps`` unrolled k
     steps (8 mmas each), small integers: a launch of ``steps`` less one of 1 step, over the mmas between.
-    ``tf32``: TF32_PROGRAM's (floats rounded to tf32; half the k of a step)."""
+    ``tf32``: TF32_PROGRAM's (floats rounded to tf32; half the k of a step). ``beta``: C as the samples
+    have it (BETA_C: small integers scaled by 1.2f / 1.1f), not zero."""
     from cudalab.emulator import mma_native
     mma_native.COLD_WARPS = 0           # the compiled loops from the first launch on (a GEMM's steady state)
     rng = np.random.default_rng(1)
     times = []
     k = 8 if tf32 else 16
     for n in (1, steps):
-        kern = cudalab.compile((TF32_PROGRAM if tf32 else PROGRAM).replace("STEPS", str(n))).get_kernel("k")
+        source = (TF32_PROGRAM if tf32 else PROGRAM).replace("STEPS", str(n))
+        kern = cudalab.compile(source.replace(*BETA_C) if beta else source).get_kernel("k")
         a = rng.integers(0, 3, 32 * k * n).astype(np.float32 if tf32 else np.float16)
         b = rng.integers(0, 3, 64 * k * n).astype(np.float32 if tf32 else np.float16)
-        c = np.zeros(WARPS * 8 * 256, np.float32)
+        c0 = rng.integers(0, 3, WARPS * 8 * 256).astype(np.float32)
+        c = c0.copy()
         kern[108, 256](a, b, c)
 
         def launch():
+            c[:] = c0
             t0 = time.process_time()
             kern[108, 256](a, b, c)
             return time.process_time() - t0
@@ -122,8 +134,10 @@ def main():
     for kind in ("f16 integers", "f16 random", "s8 integers"):
         us, ms = per_mma(kind)
         print(f"{kind:<28} {us:>20.1f} {ms:>22.0f}")
-    print(f"{'f16 k-loop program (8 steps)':<28} {per_program_mma():>20.1f}")
-    print(f"{'tf32 k-loop program (8 steps)':<28} {per_program_mma(tf32=True):>20.1f}")
+    print(f"{'f16 k-loop program (8 steps)':<28} {per_program_mma():>20.2f}")
+    print(f"{'tf32 k-loop program (8 steps)':<28} {per_program_mma(tf32=True):>20.2f}")
+    print(f"{'f16 k-loop, C scaled by beta':<28} {per_program_mma(beta=True):>20.2f}")
+    print(f"{'tf32 k-loop, C scaled by beta':<28} {per_program_mma(tf32=True, beta=True):>20.2f}")
 
 
 if __name__ == "__main__":

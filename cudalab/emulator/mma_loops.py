@@ -493,6 +493,38 @@ def c_bounds(s, size):
     return biggest, least, finite
 
 
+@intrinsic
+def exponent_of(typingctx, value):
+    """The exponent of a positive normal float64 (math.frexp's less one), from its bits: frexp is a call
+    into libm, and mma_bounded asks it at every hardware step."""
+    def codegen(context, builder, sig, args):
+        u = builder.bitcast(args[0], ir.IntType(64))
+        e = builder.and_(builder.lshr(u, ir.Constant(ir.IntType(64), 52)), ir.Constant(ir.IntType(64), 0x7FF))
+        return builder.sub(e, ir.Constant(ir.IntType(64), 1023))
+    return types.int64(types.float64), codegen
+
+
+@numba.njit(inline="always", cache=True)
+def pow2(e):
+    """2**e for an integral e (an int or a float), from the table: 0 below 2**-1074, and 2**999 above it
+    (the bounds it is compared with are below 2**128, so no comparison changes)."""
+    return _POW2[min(max(np.int64(e), -_OFFSET), 999) + _OFFSET]
+
+
+@numba.njit(cache=True, nogil=True)
+def cut_steps64(av, bv, acc, p64, m, n, k, block, steps):
+    """mma_bounded's steps where some step's products are not summed exactly in float32: each step's
+    A B in float64 (exact: every term on one grid), added to acc and cut toward zero to float32.
+    Called, not inlined: a float64 product beside the float32 one in mma_bounded made LLVM's code for
+    the float32 steps slower (tf32's two steps 0.60 -> 0.36 us without it, measured alone); the
+    samples' small integers never come here."""
+    for q in range(steps):
+        k0, k1 = q * block, min(k, q * block + block)
+        product(av, bv, p64, m, n, k, k0, k1, 0.0)
+        for i in range(m * n):
+            acc[i] = cut_to_f32(np.float64(acc[i]) + p64[i])
+
+
 @numba.njit(inline="always", cache=True)
 def mma_bounded(m, n, k, block, steps, fa, fb, acc, bounds, p32, p64):
     """One warp's D = A B + C where C (``acc``, float32 values) is known only by bounds: bounds[0] is at
@@ -507,24 +539,28 @@ def mma_bounded(m, n, k, block, steps, fa, fb, acc, bounds, p32, p64):
     av, av32, ta, tla = fa
     bv, bv32, tb, tlb = fb
     biggest, least = bounds[0], bounds[1]
+    narrow = True                           # every step's A B summed exactly in float32
     for q in range(steps):                  # every step proven before acc changes
         k0, k1 = q * block, min(k, q * block + block)
         if not (ta[q] < NOT_FINITE and tb[q] < NOT_FINITE):
             return False
         # C's exponent for the alignment: at least 2**-126, a zero C's 2**-133 (mma.EMIN_C, ZERO_C)
-        ec = max(math.frexp(biggest)[1] - 1, -126) if biggest > 0.0 else -133
+        ec = max(exponent_of(biggest), -126) if biggest > 0.0 else -133
         top, lp = max(ec, ta[q] + tb[q]), tla[q] + tlb[q]
         if lp < top - 25:                                   # a product below the window
             return False
         if ta[q] + tb[q] > -1000 and least < ta[q] + tb[q] - 25:     # a C off the products' grid
             return False
         least = min(least, lp)
-        biggest += (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2)
+        grows = (k1 - k0) * pow2(ta[q] + tb[q] + 2)
+        biggest += grows
         # every term, partial sum and D on the grid 2**least: C + A B exact in float64, every nonzero D
         # a normal float32
-        if least < -126 or biggest >= 2.0 ** 127 or biggest >= 2.0 ** (least + 52):
+        if least < -126 or biggest >= 2.0 ** 127 or biggest >= pow2(least + 52):
             return False
-    if m % 8 == 0 and n % 8 == 0 and biggest < 2.0 ** (least + 24):
+        # the step's products on the grid of their lowest set bit, their sizes below 2**24 of its steps
+        narrow &= lp >= -126 and lp + 24 <= 127 and grows < pow2(lp + 24)
+    if m % 8 == 0 and n % 8 == 0 and biggest < pow2(least + 24):
         # C, every product and every partial sum, in any order and over all the steps, are multiples of
         # 2**least below 2**(least + 24): float32s (normal, least >= -126). Each step's cut then keeps its
         # exact sum, so D is C + A B summed in float32 straight into acc, with no float64 pass and no cut
@@ -536,17 +572,14 @@ def mma_bounded(m, n, k, block, steps, fa, fb, acc, bounds, p32, p64):
                 acc[i] = 0.0
         bounds[0], bounds[1] = biggest, least
         return True
-    for q in range(steps):
-        k0, k1 = q * block, min(k, q * block + block)
-        lp = tla[q] + tlb[q]
-        if lp >= -126 and lp + 24 <= 127 and (k1 - k0) * 2.0 ** (ta[q] + tb[q] + 2) < 2.0 ** (lp + 24):
+    if narrow:      # (the samples' C, scaled by beta / alpha: a float32 sum per step, then its cut)
+        for q in range(steps):
+            k0, k1 = q * block, min(k, q * block + block)
             product(av32, bv32, p32, m, n, k, k0, k1, np.float32(0.0))
             for i in range(m * n):
                 acc[i] = cut_to_f32(np.float64(acc[i]) + np.float64(p32[i]))
-        else:
-            product(av, bv, p64, m, n, k, k0, k1, 0.0)
-            for i in range(m * n):
-                acc[i] = cut_to_f32(np.float64(acc[i]) + p64[i])
+    else:
+        cut_steps64(av, bv, acc, p64, m, n, k, block, steps)
     bounds[0], bounds[1] = biggest, least
     return True
 
