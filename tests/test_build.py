@@ -117,6 +117,64 @@ def test_device_lambdas_build_without_their_flag_and_the_student_is_told_what_nv
     flagged = run_program(["twice.cu"], options=["--extended-lambda", "-o", "twice"], capture=True)
     assert flagged.stdout == "1 7\n" and "--extended-lambda" not in flagged.stderr
 
+
+def test_a_visual_studio_void_main_builds_as_msvc_builds_it_and_the_student_is_told(tmp_path, monkeypatch):
+    # a textbook written in Visual Studio: a byte-order mark, void main, a timer header beside the file
+    write(tmp_path, {"lab/timer.h": "#define REPEAT 3\n", "lab/add.cu": """\
+        \ufeff#include <cstdio>
+        #include "timer.h"
+        __global__ void add(int *x) { x[threadIdx.x] += REPEAT * threadIdx.x; }
+        void main(void)
+        {
+            int *x, h[8] = {0};
+            cudaMalloc(&x, sizeof h);
+            cudaMemcpy(x, h, sizeof h, cudaMemcpyHostToDevice);
+            add<<<1, 8>>>(x);
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[1], h[7]);
+        }
+        """})
+    monkeypatch.chdir(tmp_path / "lab")
+    assert main(["run", "-o", "add", "add.cu"]) == 0          # a whole program, not a file of kernels
+    r = run_program(["add.cu"], options=["-o", "add"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "3 21\n"), r.stderr
+    assert "add.cu declares void main()" in r.stderr and "Write int main()" in r.stderr
+    assert "declares void main()" in run_program(["add.cu"], capture=True).stderr     # built before: still said
+    # the kernel's lines are the student's own: a bad line is named as it is in add.cu
+    (tmp_path / "lab" / "add.cu").write_text((tmp_path / "lab" / "add.cu").read_text()
+                                             .replace("printf(", "undeclared = 1; printf("))
+    with pytest.raises(CompileError, match=r"add\.cu\(11\).*undeclared"):
+        run_program(["add.cu"], capture=True)
+
+def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_student_is_told(tmp_path, monkeypatch):
+    # a Visual Studio project: main.cpp includes "kernelCall.h" for KernelCall.h, which includes "config.H", and
+    # declares void main, which g++ meets only once the headers are found
+    write(tmp_path, {
+        "KernelCall.h": '#pragma once\n#include "config.H"\nvoid launch(int *h);\n',
+        "Config.h": "#define SCALE 5\n",
+        "main.cpp": '#include <cstdio>\n#include "kernelCall.h"\n'
+                    'void main() { int h[4]; launch(h); printf("%d\\n", h[3]); }\n',
+        "DeviceCode.cu": """\
+            #include "KernelCall.h"
+            __global__ void scale(int *p) { p[threadIdx.x] = SCALE * threadIdx.x; }
+            void launch(int *h) {
+                int *d;
+                cudaMalloc(&d, 4 * sizeof(int));
+                scale<<<1, 4>>>(d);
+                cudaMemcpy(h, d, 4 * sizeof(int), cudaMemcpyDeviceToHost);
+            }
+            """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cpp", "DeviceCode.cu"], options=["-o", "app"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "15\n"), r.stderr
+    assert 'includes "kernelCall.h", but the file is KernelCall.h' in r.stderr
+    assert 'includes "config.H", but the file is Config.h' in r.stderr and "main.cpp declares void main()" in r.stderr
+    # a header that exists in no case at all is still nvcc's missing file
+    (tmp_path / "main.cpp").write_text('#include "nowhere.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError, match="nowhere.h"):
+        run_program(["main.cpp"], capture=True)
+
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0
@@ -791,6 +849,39 @@ def test_a_thrust_program_that_names_iterators_and_algorithms_it_never_included_
     assert (r.returncode, r.stdout) == (0, "3: 1 9 25\n"), r.stderr
 
 
+def test_an_mdspan_passed_where_int_extents_are_taken_builds_as_with_cuda_12(tmp_path, monkeypatch):
+    # NVIDIA's CUDA C++ tutorial makes its view with cuda::std::mdspan(ptr, height, width), which deduces size_t
+    # extents, and hands it to a function of dextents<int, 2>: CUDA 12's libcu++ converted it in C++17,
+    # CUDA 13's nvcc stops at "no suitable user-defined conversion"
+    write(tmp_path, {"heat.cu": """\
+        #include <cstdio>
+        #include <cuda/std/mdspan>
+        using grid = cuda::std::mdspan<const float, cuda::std::dextents<int, 2>>;
+        __host__ __device__ float around(int row, int col, grid t) {
+            return t(row - 1, col) + t(row + 1, col) + t(row, col - 1) + t(row, col + 1) - 4 * t(row, col);
+        }
+        __global__ void step(grid t, float *out) { out[threadIdx.x] = around(1, 1 + threadIdx.x, t); }
+        int main() {
+            const int rows = 3, cols = 5;
+            float *in, *out;
+            cudaMallocManaged(&in, rows * cols * sizeof(float));
+            cudaMallocManaged(&out, 3 * sizeof(float));
+            for (int i = 0; i < rows * cols; i++) in[i] = i * i;
+            cuda::std::mdspan view(static_cast<const float *>(in), rows, cols);
+            step<<<1, 3>>>(view, out);
+            cudaDeviceSynchronize();
+            printf("%g %g %g %g\\n", out[0], out[1], out[2], around(1, 2, view));
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["heat.cu"], options=["-o", "heat"], capture=True)
+    # a cell's four neighbours less four times itself, over i * i: 2 + 2 * cols^2 = 52 everywhere
+    assert (r.returncode, r.stdout) == (0, "52 52 52 52\n"), r.stderr
+    assert "heat.cu converts a cuda::std::mdspan" in r.stderr and "dextents<int, 2>> m(ptr, rows, cols)" in r.stderr
+    again = run_program(["heat.cu"], options=["-o", "heat"], capture=True)      # built before: still said
+    assert "converts a cuda::std::mdspan" in again.stderr
+
+
 def test_errors_name_the_programs_line_when_a_header_with_device_code_comes_first(tmp_path, monkeypatch):
     # nvcc numbers files by their first device code: here helpers.cuh is its file 1, main.cu file 2
     write(tmp_path, {"helpers.cuh": """\
@@ -863,6 +954,38 @@ def test_the_warp_shuffles_before_cuda_9_exchange_among_the_active_threads(tmp_p
     monkeypatch.chdir(tmp_path)
     r = run_program("shuffles.cu", options=["-arch=sm_30"])
     assert (r.returncode, r.stdout) == (0, "496 496 4 120 1.5\n"), r.stderr
+
+
+def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeypatch):
+    # __any, __all and __ballot without _sync, as a 2015 sample and a course's warp reduction call them: ptxas
+    # refuses their PTX for compute 7.0 and up; here each votes among the warp's active threads, as they did
+    # (libcu++'s headers, which name a struct __any and a template __all of their own, build beside them)
+    write(tmp_path, {"votes.cu": """\
+        #include <cstdio>
+        #include <cuda/std/functional>
+        __global__ void votes(unsigned* out)
+        {
+            int lane = cuda::std::modulus<int>()(threadIdx.x, 32), warp = threadIdx.x / 32;
+            unsigned third = __ballot(lane % 3 == 0);
+            int some = __any(threadIdx.x == 40), every = __all(threadIdx.x < 40);
+            if (lane == 0) { out[4 * warp] = third; out[4 * warp + 1] = some; out[4 * warp + 2] = every; }
+            if (lane >= 16) {                 // half the warp: only its threads vote
+                unsigned upper = __ballot(1);
+                if (lane == 16) out[4 * warp + 3] = upper;
+            }
+        }
+        int main() {
+            unsigned* out;
+            cudaMallocManaged(&out, 8 * sizeof(unsigned));
+            votes<<<1, 64>>>(out);
+            cudaDeviceSynchronize();
+            for (int i = 0; i < 8; i++) printf("%x ", out[i]);
+            printf("\\n");
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("votes.cu", options=["-arch=sm_35"])
+    assert (r.returncode, r.stdout) == (0, "49249249 0 1 ffff0000 49249249 1 0 ffff0000 \n"), r.stderr
 
 
 @pytest.mark.parametrize("call, message", [

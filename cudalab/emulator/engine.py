@@ -26,7 +26,7 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast, parallel, slack
+from . import forecast, mrg_jump, parallel, slack, xorwow_jump
 from . import pace as pace_mod
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
@@ -58,8 +58,10 @@ KEEP_POOLS = 4
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
-# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional)
-DEVICE_FUNCTIONS: dict = dict(devrt.HANDLERS)
+# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional; xorwow_jump.py: cuRAND's
+# XORWOW skip-ahead, and mrg_jump.py: MRG32k3a's, functions of cudalab's curand_kernel.h front run natively
+# although the PTX defines them)
+DEVICE_FUNCTIONS: dict = {**devrt.HANDLERS, **xorwow_jump.HANDLERS, **mrg_jump.HANDLERS}
 
 
 class Watchdog(Exception):
@@ -1101,12 +1103,13 @@ def _only_heads_for_syncthreads(df, pc):
     return known
 
 
-def _every_path(code, pc, limit, verdict, past_end):
-    """Does every path from ``pc`` end well? ``verdict(kind, inst)`` judges each instruction on the
-    way: True ends the path well, False the whole walk badly, None goes on (a branch is then
+def every_path(code, pc, verdict, past_end, limit=None):
+    """Does every path from ``pc`` end well? ``verdict(pc, kind, inst)`` judges each instruction on
+    the way: True ends the path well, False the whole walk badly, None goes on (a branch is then
     followed, both ways where guarded); a path that runs past the code ends as ``past_end``, and a
-    walk of more than ``limit`` instructions badly. A path that joins one already followed (or
-    loops) is done."""
+    walk of more than ``limit`` instructions (when given) badly. A path that joins one already
+    followed (or loops) is done. The one control-flow walker: the barrier checks here and
+    barriers.py's split-warp questions are all verdicts over it."""
     todo, seen = [pc], set()
     while todo:
         pc = todo.pop()
@@ -1115,11 +1118,11 @@ def _every_path(code, pc, limit, verdict, past_end):
                 if not past_end:
                     return False
                 break
-            if len(seen) > limit:
+            if limit is not None and len(seen) > limit:
                 return False
             seen.add(pc)
             kind, _, inst, aux = code[pc]
-            judged = verdict(kind, inst)
+            judged = verdict(pc, kind, inst)
             if judged is not None:
                 if not judged:
                     return False
@@ -1136,7 +1139,7 @@ def _every_path(code, pc, limit, verdict, past_end):
 def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
     """Does every path from ``pc`` meet a ``__syncthreads()`` (``quiet``: doing nothing another
     thread could see on the way; else anything but ending the kernel)?"""
-    def verdict(kind, inst):
+    def verdict(_pc, kind, inst):
         if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
                 and not is_named_barrier(inst):
             return True
@@ -1145,7 +1148,7 @@ def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
         if kind in (K_RET, K_EXIT, K_TRAP) or quiet and (kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD):
             return False
         return None
-    return _every_path(code, pc, limit, verdict, past_end=False)
+    return every_path(code, pc, verdict, past_end=False, limit=limit)
 
 
 def reaches_syncthreads(df, pc, limit=4096) -> bool:
@@ -1167,13 +1170,13 @@ def ends_without_barrier(df, pc, limit=4096) -> bool:
 
 
 def _ends_without_barrier(code, pc, limit):
-    def verdict(kind, inst):
+    def verdict(_pc, kind, inst):
         if kind == K_CALL or inst.opcode in ("bar", "barrier") and "warp" not in inst.mods:
             return False
         if kind in (K_RET, K_EXIT, K_TRAP) and inst.guard is None:
             return True
         return None
-    return _every_path(code, pc, limit, verdict, past_end=True)
+    return every_path(code, pc, verdict, past_end=True, limit=limit)
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):

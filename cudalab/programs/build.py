@@ -26,9 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
+from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, shimgen
+from . import images, include_case, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
+from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
 
 SHIM_DIR = Path(__file__).parent / "shim"
@@ -36,6 +38,7 @@ SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcubl
            "-lcurand", "-lcurand_static", "-lcufft", "-lcufft_static", "-lcusparse", "-lcusparse_static", "-lculibos")
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
+LEGACY_VOTES = SHIM_DIR / "legacy_votes.h"          # the warp votes before CUDA 9, given on demand
 
 
 def cache_dir() -> Path:
@@ -343,8 +346,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
     legacy = ["-include", str(LEGACY)] if _sees_the_runtime(path, cmd) else []
-    options = [*_without_other_toolkits(cmd.compile_options, cwd), *([] if debug else ["-lineinfo"]),
-               f"-arch={arch}", *legacy, *_legacy_props_options()]
+    # cudalab's front for curand_kernel.h first (frontend/curand: XORWOW's skip-ahead run natively)
+    options = ["-I", CURAND_FRONT, *_without_other_toolkits(cmd.compile_options, cwd),
+               *([] if debug else ["-lineinfo"]), f"-arch={arch}", *legacy, *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
@@ -352,11 +356,36 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
     keep = work / "keep"
     keep.mkdir(parents=True, exist_ok=True)
+    unit_source, built_as_int_main = source, False
+
     def compile_with(options):
         return _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir",
-                          str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
+                          str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), unit_source], cwd)
 
     r = compile_with(options)
+    case_notes, headers = "", out.with_name(out.name + ".headers")
+    while r.returncode:
+        # Windows' habits, each met only once the one before it is passed (a header's name stops the
+        # preprocessor before g++ sees main), so they are tried in turn until neither is left
+        log = r.stdout + r.stderr
+        if not built_as_int_main and void_main.REFUSED.search(log):
+            # a Visual Studio program's void main(): built (here and in the tries below) from a copy that says
+            # int main, as MSVC builds it; the original's folder comes first on the include path, so the
+            # "header.h" beside it are found as before (the copy stays beside the cache entry, which its digest
+            # keeps fresh)
+            options = [f"-I{path.parent}", *options]
+            unit_source = str(void_main.int_main_copy(path, out.with_name(out.name + ".int_main")))
+            built_as_int_main = True
+        elif found := include_case.found_in_another_case(log, cwd, headers):
+            # a header included in another case than its file's, as Windows finds it: through a folder of
+            # links under the program's spelling, searched after the includer's own folder
+            include_case.link(*found, headers)
+            if not case_notes:
+                options = [f"-I{headers}", *options]
+            case_notes += include_case.note(*found)
+        else:
+            break
+        r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
         r = compile_with(options)
@@ -374,11 +403,30 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not again.returncode:
             r = again
             r.stdout = extended_lambda_note(path) + r.stdout
+    if r.returncode and MDSPAN_CONVERSION.search(r.stdout + r.stderr):
+        # an mdspan of size_t extents passed where one of int extents is taken: implicit in CUDA 12's C++17
+        # libcu++, explicit in CUDA 13's (cccl_compat.py); NVIDIA's CUDA C++ tutorial does it in ten lessons
+        # (with --extended-lambda too when the unit also lacked it: that retry above failed here)
+        lambdas = _EXTENDED_LAMBDA.search(r.stdout + r.stderr) is not None
+        folder = implicit_mdspan_include(cuda_home() / "include" / "cccl", cache_dir())
+        again = compile_with([f"-I{folder}", *options, *(["--extended-lambda"] if lambdas else [])]) if folder else r
+        if not again.returncode:
+            r = again
+            r.stdout = mdspan_note(path) + (extended_lambda_note(path) if lambdas else "") + r.stdout
+    if r.returncode and _VOTE_WITHOUT_SYNC.search(r.stdout + r.stderr):
+        # __any, __all and __ballot of CUDA 8 and older, whose PTX ptxas refuses for compute 7.0 and up
+        # (shim/legacy_votes.h): built again with them voting among the active threads
+        again = compile_with([*options, "-include", str(LEGACY_VOTES)])
+        r = again if not again.returncode else r
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
         with_references = compile_with([*options, "-include", str(LEGACY_TEXTURES)])
         r = with_references if not with_references.returncode else r
+    if built_as_int_main and not r.returncode:
+        r.stdout = void_main.note(path) + r.stdout
+    if case_notes and not r.returncode:
+        r.stdout = case_notes + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -458,9 +506,12 @@ def extended_lambda_note(source: Path) -> str:
 
 
 def lambda_notes(units: list) -> str:
-    """The extended-lambda notes of the units a program was linked from, once each."""
+    """The notes of the units a program was linked from (extended lambdas, void main, file names in
+    another case, mdspan), once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
-                                 if line.startswith("cudalab: note:") and "--extended-lambda" in line))
+                                 if line.startswith("cudalab: note:")
+                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
+                                      or "cuda::std::mdspan" in line)))
 
 
 def cpp17(options: list) -> list:
@@ -478,6 +529,7 @@ def _unit(key: str, folder: Path) -> Unit:
 
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
+_VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")

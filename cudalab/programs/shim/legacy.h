@@ -21,7 +21,7 @@
 /* __shfl, __shfl_up, __shfl_down, __shfl_xor: the warp shuffles of CUDA 5 to 8, which CUDA 9 replaced
  * with the _sync forms and CUDA 13 declares only for compute capabilities below 7.0 (older than
  * nvcc 13 builds for). They exchanged values among the warp's active threads, which is what the
- * _sync form does with __activemask() as its mask (__any, __all and __ballot are still there). */
+ * _sync form does with __activemask() as its mask (the votes of that time: legacy_votes.h). */
 #if defined(__cplusplus) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
 template <typename T> __device__ inline T __shfl(T var, int src_lane, int width = warpSize)
 { return __shfl_sync(__activemask(), var, src_lane, width); }
