@@ -8,7 +8,7 @@ The native code is cached on disk (``compiled.cache_dir``), so only a first run 
 first run is what a student meets: any program calling ``thrust::sort`` builds CUB's big kernels,
 and every change to the tier's sources empties the cache. For each kernel, from an empty cache
 (``CUDALAB_CACHE`` in a new temporary folder): the Python that plans and writes its LLVM IR
-(``compiled.plan``), LLVM's optimizer and code generation (``compiled._optimize``), the whole build,
+(``compiled.plan``), LLVM's optimizer and code generation (``compiled._machine_code``), the whole build,
 then its launch with the native code loaded (best of 3, ``CUDALAB_TIER=compiled``), checked against
 numpy. ``--ptx``: kernels of a PTX file (``nvcc -ptx``), built only, each in its own process (one
 that LLVM aborts is a row, not the end). Times are CPU seconds of this process.
@@ -146,12 +146,13 @@ KERNELS = {
 
 
 class _Timers:
-    """CPU seconds spent in ``compiled.plan`` and ``compiled._optimize`` (wrapped while a build runs)."""
+    """CPU seconds spent in ``compiled.plan`` and ``compiled._machine_code`` (LLVM's passes and code
+    generation; wrapped while a build runs)."""
 
     def __init__(self):
         from cudalab.emulator import compiled
         self.compiled, self.plan, self.llvm, self.ir_bytes = compiled, 0.0, 0.0, 0
-        self.real = compiled.plan, compiled._optimize
+        self.real = compiled.plan, compiled._machine_code
 
     def __enter__(self):
         plan, optimize = self.real
@@ -170,11 +171,11 @@ class _Timers:
                 return optimize(j, text, *a, **k)
             finally:
                 self.llvm += time.process_time() - t
-        self.compiled.plan, self.compiled._optimize = timed_plan, timed_optimize
+        self.compiled.plan, self.compiled._machine_code = timed_plan, timed_optimize
         return self
 
     def __exit__(self, *exc):
-        self.compiled.plan, self.compiled._optimize = self.real
+        self.compiled.plan, self.compiled._machine_code = self.real
 
 
 def build(program, df) -> dict:

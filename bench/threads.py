@@ -1,9 +1,12 @@
 """Wall and CPU seconds of a launch on 1, 2 and 4 threads (CUDALAB_THREADS), side by side.
 
-    python bench/threads.py [N]        # bench/kernels.py's 16x16 tiled matmul, N x N, compiled tier (default 1024)
+    python bench/threads.py [N] [REPEAT]   # bench/kernels.py's 16x16 tiled matmul, N x N, compiled tier
+                                           # (default 1024), best of REPEAT launches (default 3)
 
-Each thread count runs in a process of its own (a warm-up launch that builds the native code, then the
-best of 3 launches); the output's hash shows the bytes are the same. The gain needs free cores: run it
+Each thread count runs in a process of its own (a warm-up launch at 256 x 256 that builds the native code,
+then the best of REPEAT launches); the output's hash shows the bytes are the same. A launch the watchdog
+stops (a 2048 x 2048 product, 34 billion thread-instructions) is a row too: its time and the seconds the
+watchdog's message tells. The gain needs free cores: run it
 on a quiet machine and give the load average with the figures (bench/README.md, "Batches on two cores").
 """
 import hashlib
@@ -21,19 +24,30 @@ from kernels import TILED_MATMUL  # noqa: E402
 THREADS = (1, 2, 4)
 
 
-def one_count(n: int):
-    """The best of 3 launches in this process, at the CUDALAB_THREADS it was started with."""
+def one_count(n: int, repeat: int = 3):
+    """The best of ``repeat`` launches in this process, at the CUDALAB_THREADS it was started with."""
     import cudalab
     kernel = cudalab.compile(TILED_MATMUL).get_kernel("matmul")
     rng = np.random.default_rng(1)
-    a, b = (cudalab.to_device(rng.random((n, n), dtype=np.float32)) for _ in range(2))
-    c = cudalab.device_array((n, n), np.float32)
+
+    def operands(n):
+        a, b = (cudalab.to_device(rng.random((n, n), dtype=np.float32)) for _ in range(2))
+        return a, b, cudalab.device_array((n, n), np.float32)
+    warm = min(n, 256)
+    kernel[(warm // 16, warm // 16), (16, 16)](*operands(warm), np.int32(warm))     # builds the native code
+    a, b, c = operands(n)
     grid, block = (n // 16, n // 16), (16, 16)
-    kernel[grid, block](a, b, c, np.int32(n))               # builds the native code
     best = None
-    for _ in range(3):
+    for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
-        kernel[grid, block](a, b, c, np.int32(n))
+        try:
+            kernel[grid, block](a, b, c, np.int32(n))
+        except cudalab.KernelError as e:
+            took = (time.perf_counter() - w0, time.process_time() - c0)
+            told = e.progress.seconds if getattr(e, "progress", None) else float("nan")
+            print(f"threads={os.environ['CUDALAB_THREADS']} wall={took[0]:.3f}s cpu={took[1]:.3f}s "
+                  f"stopped: {e.code}, the message tells {told:.1f} s")
+            return
         took = (time.perf_counter() - w0, time.process_time() - c0)
         best = min(best or took, took)
     digest = hashlib.sha1(c.copy_to_host().tobytes()).hexdigest()[:12]
@@ -42,11 +56,12 @@ def one_count(n: int):
 
 def main(argv):
     if argv[:1] == ["--child"]:
-        return one_count(int(argv[1]))
+        return one_count(int(argv[1]), int(argv[2]))
     n = int(argv[0]) if argv else 1024
-    for t in THREADS:
+    repeat = int(argv[1]) if len(argv) > 1 else 3
+    for t in [int(x) for x in os.environ.get("THREADS", "").split(",") if x] or THREADS:
         env = dict(os.environ, CUDALAB_THREADS=str(t), CUDALAB_TIER="compiled")
-        subprocess.run([sys.executable, __file__, "--child", str(n)], env=env, check=False)
+        subprocess.run([sys.executable, __file__, "--child", str(n), str(repeat)], env=env, check=False)
 
 
 if __name__ == "__main__":

@@ -117,6 +117,64 @@ def test_device_lambdas_build_without_their_flag_and_the_student_is_told_what_nv
     flagged = run_program(["twice.cu"], options=["--extended-lambda", "-o", "twice"], capture=True)
     assert flagged.stdout == "1 7\n" and "--extended-lambda" not in flagged.stderr
 
+
+def test_a_visual_studio_void_main_builds_as_msvc_builds_it_and_the_student_is_told(tmp_path, monkeypatch):
+    # a textbook written in Visual Studio: a byte-order mark, void main, a timer header beside the file
+    write(tmp_path, {"lab/timer.h": "#define REPEAT 3\n", "lab/add.cu": """\
+        \ufeff#include <cstdio>
+        #include "timer.h"
+        __global__ void add(int *x) { x[threadIdx.x] += REPEAT * threadIdx.x; }
+        void main(void)
+        {
+            int *x, h[8] = {0};
+            cudaMalloc(&x, sizeof h);
+            cudaMemcpy(x, h, sizeof h, cudaMemcpyHostToDevice);
+            add<<<1, 8>>>(x);
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[1], h[7]);
+        }
+        """})
+    monkeypatch.chdir(tmp_path / "lab")
+    assert main(["run", "-o", "add", "add.cu"]) == 0          # a whole program, not a file of kernels
+    r = run_program(["add.cu"], options=["-o", "add"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "3 21\n"), r.stderr
+    assert "add.cu declares void main()" in r.stderr and "Write int main()" in r.stderr
+    assert "declares void main()" in run_program(["add.cu"], capture=True).stderr     # built before: still said
+    # the kernel's lines are the student's own: a bad line is named as it is in add.cu
+    (tmp_path / "lab" / "add.cu").write_text((tmp_path / "lab" / "add.cu").read_text()
+                                             .replace("printf(", "undeclared = 1; printf("))
+    with pytest.raises(CompileError, match=r"add\.cu\(11\).*undeclared"):
+        run_program(["add.cu"], capture=True)
+
+def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_student_is_told(tmp_path, monkeypatch):
+    # a Visual Studio project: main.cpp includes "kernelCall.h" for KernelCall.h, which includes "config.H", and
+    # declares void main, which g++ meets only once the headers are found
+    write(tmp_path, {
+        "KernelCall.h": '#pragma once\n#include "config.H"\nvoid launch(int *h);\n',
+        "Config.h": "#define SCALE 5\n",
+        "main.cpp": '#include <cstdio>\n#include "kernelCall.h"\n'
+                    'void main() { int h[4]; launch(h); printf("%d\\n", h[3]); }\n',
+        "DeviceCode.cu": """\
+            #include "KernelCall.h"
+            __global__ void scale(int *p) { p[threadIdx.x] = SCALE * threadIdx.x; }
+            void launch(int *h) {
+                int *d;
+                cudaMalloc(&d, 4 * sizeof(int));
+                scale<<<1, 4>>>(d);
+                cudaMemcpy(h, d, 4 * sizeof(int), cudaMemcpyDeviceToHost);
+            }
+            """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cpp", "DeviceCode.cu"], options=["-o", "app"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "15\n"), r.stderr
+    assert 'includes "kernelCall.h", but the file is KernelCall.h' in r.stderr
+    assert 'includes "config.H", but the file is Config.h' in r.stderr and "main.cpp declares void main()" in r.stderr
+    # a header that exists in no case at all is still nvcc's missing file
+    (tmp_path / "main.cpp").write_text('#include "nowhere.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError, match="nowhere.h"):
+        run_program(["main.cpp"], capture=True)
+
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import author_arguments, gpu_options, judge, read_program, read_programs  # noqa: E402
+from courses_check import (author_arguments, gpu_options, judge, project_companions, read_program,  # noqa: E402
+                           read_programs)
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -804,3 +805,126 @@ def test_a_visual_studio_projects_files_and_nvcc_settings_build_the_program(tmp_
     assert p.sources == ["quicksort.cu", "partition.cu"]          # the excluded file stays out
     assert p.options == ["-rdc=true", "--extended-lambda", "-lcublas", "-o", "quicksort"]
     assert (p.folder, p.how) == ("lab6", "cuda-lab6.vcxproj")
+
+
+def test_a_makefile_that_runs_its_gpu_version_in_a_target_of_its_own_gives_those_arguments(tmp_path):
+    # a locality lab with a CPU and a GPU build: `make run_gpu` runs the GPU program at the lab's sizes
+    course = write(tmp_path, {
+        "mmm/Makefile": "EXEC_GPU=mmm-gpu\nSRC_GPU=main-gpu.cu\ndefault: compile_gpu run_gpu\n"
+                        "compile_gpu: $(EXEC_GPU)\n$(EXEC_GPU): $(SRC_GPU)\n\tnvcc -O3 -o $(EXEC_GPU) $(SRC_GPU)\n"
+                        "run_gpu: $(EXEC_GPU)\n\t./$(EXEC_GPU) 2048 4096 2048\n",
+        "mmm/main-gpu.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(course / "mmm/main-gpu.cu", course)
+    assert (p.how, author_arguments(p, course)) == ("mmm/Makefile", ["2048", "4096", "2048"])
+
+
+def test_a_readme_that_runs_a_program_it_never_builds_gives_its_arguments_to_the_default_build(tmp_path):
+    # a lab text that shows how to build the first exercise only, then runs the second on the cluster
+    course = write(tmp_path, {
+        "lab_1/README.md": "Build it:\n\n    nvcc -arch=sm_30 ex1.cu -o ex1.out\n\nThen, for exercise 2:\n\n"
+                           "    srun -n 1 ./ex2.out 2.0\n",
+        "lab_1/C/ex1.cu": "int main() { return 0; }\n",
+        "lab_1/C/ex2.cu": "int main(int argc, char **argv) { return argc == 2 ? 0 : 1; }\n",
+    })
+    p = read_program(course / "lab_1/C/ex2.cu", course)
+    assert p.how.startswith("default") and author_arguments(p, course) == ["2.0"]
+
+
+def test_a_lab_makefile_that_includes_the_sdks_rules_two_folders_up_is_read(tmp_path):
+    # an NVIDIA SDK-style course tree: labs/src/lab1/Makefile names its files and includes
+    # ../../common/common.mk, which holds the compile and link rules
+    course = write(tmp_path, {
+        "labs/common/common.mk": "OBJS := $(CUFILES:%.cu=%.o) $(CCFILES:%.cpp=%.o)\n"
+                                 "$(EXECUTABLE): $(OBJS)\n\tg++ -o $@ $(OBJS) -lcudart\n"
+                                 "%.o: %.cu\n\tnvcc -I../../common/inc -c $< -o $@\n"
+                                 "%.o: %.cpp\n\tg++ -I../../common/inc -c $< -o $@\n",
+        "labs/common/inc/util.h": "",
+        "labs/src/lab1/Makefile": "EXECUTABLE := lab1\nCUFILES := matrixmul.cu\nCCFILES := matrixmul_gold.cpp\n"
+                                  "include ../../common/common.mk\n",
+        "labs/src/lab1/matrixmul.cu": MAIN,
+        "labs/src/lab1/matrixmul_gold.cpp": PIECE,
+    })
+    p = read_program(course / "labs/src/lab1/matrixmul.cu", course)
+    assert p.how == "labs/src/lab1/Makefile"
+    assert sorted(p.sources) == ["matrixmul.cu", "matrixmul_gold.cpp"] and "-I../../common/inc" in p.options
+
+
+def test_a_launch_shape_left_as_a_question_for_the_student_is_left_out(tmp_path):
+    # a lecture's fill-in copy of its transpose: "gDim.x = ;//?" is for the student to answer
+    code = "int main() {\n    dim3 gDim;\n    gDim.x = ;//?\n    gDim.y = ;//?\n    return 0;\n}\n"
+    write(tmp_path, {"transposeFillin.cu": code})
+    assert read_program(tmp_path / "transposeFillin.cu", tmp_path).left_out.startswith(
+        "an exercise with blanks for the student ('gDim.x = ;'")
+
+
+def test_a_library_that_the_courses_own_makefile_archives_is_built_before_the_lab_that_links_it(tmp_path):
+    # an SDK-style course: each lab links -L../../lib -lcutil, the archive that common/Makefile makes from the
+    # helper sources the course ships (its top Makefile makes it too, with everything else, by make -C common)
+    course = write(tmp_path, {
+        "labs/Makefile": "all:\n\t$(MAKE) -C common\n",
+        "labs/common/Makefile": "../lib/libcutil.a: src/cutil.o\n\tmkdir -p ../lib\n\tar rucv ../lib/libcutil.a src/cutil.o\n"
+                                "src/cutil.o: src/cutil.cpp\n\tg++ -c src/cutil.cpp -o src/cutil.o\n",
+        "labs/common/src/cutil.cpp": PIECE,
+        "labs/src/lab1/Makefile": "lab1: main.cu\n\tnvcc -o lab1 main.cu -L../../lib -lcutil -lcudart -lm\n",
+        "labs/src/lab1/main.cu": MAIN,
+    })
+    p = read_program(course / "labs/src/lab1/main.cu", course)
+    assert p.host_libraries == ["labs/common"]
+    assert "-lcutil" in p.options and p.sources == ["main.cu"]
+
+
+def test_an_sdk_project_makefile_without_the_sdks_rules_builds_the_files_it_names(tmp_path):
+    # a lab copied out of the GPU Computing SDK's tree: its Makefile names the program and its files, and
+    # includes ../../common/common.mk, which the course does not ship, so make cannot run it
+    course = write(tmp_path, {
+        "labs/lab2-sol/Makefile": "EXECUTABLE\t:= vector_reduction \nCUFILES\t\t:= vector_reduction.cu\n"
+                                  "CCFILES\t\t:= \\\n\tvector_reduction_gold.cpp\n\ninclude ../../common/common.mk\n",
+        "labs/lab2-sol/vector_reduction.cu": MAIN,
+        "labs/lab2-sol/vector_reduction_gold.cpp": PIECE,
+        "labs/lab2-sol/vector_reduction_kernel.cu": "__global__ void k() {}\n",
+    })
+    p = read_program(course / "labs/lab2-sol/vector_reduction.cu", course)
+    assert p.how == "labs/lab2-sol/Makefile"
+    assert p.options == ["-o", "vector_reduction"] and p.sources == ["vector_reduction.cu", "vector_reduction_gold.cpp"]
+
+
+def test_the_text_of_cuda_success_printed_after_a_launch_is_not_a_failure():
+    # a lab prints cudaGetErrorString(cudaGetLastError()) after its kernel: "error: no error" on a good run
+    assert judge(0, " -- Waiting for Kernel to complete\n\nerror: no error\n -- Kernel complete\nTest PASSED\n",
+                 'printf("Test %s\\n", "PASSED");', 120)[0] == "pass"
+    assert judge(0, "error: invalid configuration argument\nTest PASSED\n", "", 120)[0] == "fail"
+
+
+def test_a_readme_beside_a_makefile_that_only_builds_gives_the_example_run_not_the_usage(tmp_path):
+    # a student's project: the Makefile builds, README.txt shows the usage and then an example
+    course = write(tmp_path, {
+        "p7/Makefile": "blur_filter: blur_filter.cu\n\tnvcc -o blur_filter blur_filter.cu\n",
+        "p7/README.txt": "To run the code:\n\t$ ./blur_filter {size}\n\nFor example:\n\t$ ./blur_filter 4096\n",
+        "p7/blur_filter.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(course / "p7/blur_filter.cu", course)
+    assert (p.how, author_arguments(p, course)) == ("p7/Makefile", ["4096"])
+
+
+def test_a_visual_studio_folders_timer_source_is_built_with_the_program_as_its_project_lists_it(tmp_path):
+    # a textbook's chapter folder: the program with void main, its timer's header and source beside it, and
+    # a lecture folder that finds the same timer in a shared Common folder through the course's include path
+    book = write(tmp_path, {
+        "Chap3/vecAdd/vecAdd.cu": '#include "timer.h"\nvoid main(void) { tick(); }\n',
+        "Chap3/vecAdd/timer.h": "void tick();\n",
+        "Chap3/vecAdd/timer.cpp": "void tick() {}\n",
+        "Lecture3/VectorSum/VectorSum.cu": '#include "timer.h"\n#include "helper.h"\nint main() { tick(); }\n',
+        "Common/timer.h": "void tick();\n",
+        "Common/timer.cpp": "void tick() {}\n",
+    })
+    chapter = read_program(book / "Chap3/vecAdd/vecAdd.cu", book)
+    assert chapter.left_out == ""                  # void main is a program, as Visual Studio builds it
+    assert project_companions(chapter, book) == ["timer.cpp"]
+    lecture = read_program(book / "Lecture3/VectorSum/VectorSum.cu", book)
+    lecture.options = ["-I../../Common", *lecture.options]
+    assert project_companions(lecture, book) == ["../../Common/timer.cpp"]    # helper.h has no source: none
+    # a program whose build line comes from its course names its files itself: nothing is added
+    made = write(tmp_path / "made", {"x/Makefile": "all:\n\tnvcc -o x x.cu\n", "x/x.cu": '#include "timer.h"\nint main() { tick(); }\n',
+                                     "x/timer.h": "void tick();\n", "x/timer.cpp": "void tick() {}\n"})
+    assert project_companions(read_program(made / "x/x.cu", made), made) == []

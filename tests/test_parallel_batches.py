@@ -291,3 +291,52 @@ def test_a_process_forked_after_a_launch_runs_its_batches_on_threads_of_its_own(
         os.waitpid(pid, 0)
         pytest.fail("the forked process's launch never ended")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_counter_added_to_launch_stats_is_merged_from_a_worker_batch_without_more_code():
+    import dataclasses
+    from cudalab.emulator.engine import LaunchStats
+
+    @dataclasses.dataclass
+    class WithMore(LaunchStats):            # a counter and a log someone adds to LaunchStats later
+        shuffles: int = 0
+        notes: list = dataclasses.field(default_factory=list)
+
+    launch_stats = WithMore(thread_instructions=100, shuffles=3, notes=["block 0"], global_bytes_per_instruction=1.5)
+    batch = parallel.own_stats(launch_stats, WithMore)
+    batch.thread_instructions, batch.shuffles, batch.notes = 40, 2, ["block 4"]
+    parallel.merge(launch_stats, batch)
+    assert (launch_stats.thread_instructions, launch_stats.shuffles) == (140, 5)
+    assert launch_stats.notes == ["block 0", "block 4"]             # in block order
+    assert launch_stats.global_bytes_per_instruction == 1.5          # the launch's own, not a batch's
+
+
+def test_nvcc_compiles_as_many_sources_at_once_as_the_cpu_quota_allows(monkeypatch, tmp_path):
+    # a container of one CPU on a 16-core host (mybinder, docker --cpus 1): one nvcc at a time
+    import importlib
+    build = importlib.import_module("cudalab.programs.build")     # (the package's ``build`` is a function)
+    from cudalab.programs.command import NvccCommand
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    monkeypatch.setattr(parallel, "cpu_quota", lambda: 1)
+    running, most = [0], [0]
+    import threading
+    import time as clock
+    lock = threading.Lock()
+
+    def compile_unit(source, cmd, arch, cwd):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        clock.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return source
+
+    monkeypatch.setattr(build, "compile_unit", compile_unit)
+    cmd = NvccCommand(sources=["a.cu", "b.cu", "c.cu"])
+    assert build._compile_units(cmd, "sm_90", tmp_path) == ["a.cu", "b.cu", "c.cu"]
+    assert most[0] == 1
+    monkeypatch.setattr(parallel, "cpu_quota", lambda: 3)
+    most[0] = 0
+    build._compile_units(cmd, "sm_90", tmp_path)
+    assert most[0] == 3

@@ -132,3 +132,20 @@ def test_a_colab_notebooks_pip_install_is_not_run_and_the_pycuda_stand_in_answer
                                  "--json", str(out), "--logs", str(logs), "--timeout", "120"]) == 0
     assert json.loads(out.read_text())["colab/sum"]["status"] == "pass"
     assert "not run (the runner installs nothing): !pip install pycuda" in (logs / "colab__sum.txt").read_text()
+
+
+def test_a_failure_is_sorted_into_missing_packages_and_exercise_blanks(tmp_path):
+    """A lesson that imports a package not installed here and leaves a line for the student
+    (``blocks = # TODO``) fails on a GPU too: the results say so before a person reads the log."""
+    (tmp_path / "lesson").mkdir()
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import a_package_nobody_installed"),
+                      nbformat.v4.new_code_cell("threads = 128\nblocks = # TODO: enough blocks for n\n"),
+                      nbformat.v4.new_code_cell("print(1 +)")]           # a typo, not a blank
+    nbformat.write(notebook, tmp_path / "lesson" / "exercise.ipynb")
+    out = tmp_path / "results.json"
+    pycourses_check.main(["--checkout", str(tmp_path / "lesson"), "--set", "blanks", "*.ipynb",
+                          "--json", str(out), "--timeout", "120"])
+    result = json.loads(out.read_text())["blanks/exercise"]
+    assert result["status"] == "fail" and result["failing_cells"] == 3
+    assert result["cause"] == "package: a_package_nobody_installed; exercise blanks: cell 2"

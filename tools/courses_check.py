@@ -69,11 +69,12 @@ TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
 # ("Error between device result and host result: 0.000001", a mean difference under 1e-3, reports
 # float rounding, as a GPU's contracted fma gives it; it is no failure, nor is "Error not occured")
-COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)"
+COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)(?!\s*:\s*no error\s*$)"
                             r"(?![^\n]*[=:]\s*(0\.000\d*|\d(\.\d*)?e-0*([4-9]|[1-9]\d))\s*$)|\bErrors? (in|at)\b|"
                             r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
                             re.I | re.M)
+# ("error: no error", a lab's check that prints cudaGetErrorString(cudaSuccess) after every launch, is no failure)
 # ("Everything is passed into the kernel", a book's note on its arguments, says nothing of a result)
 # ("Both options can be passed", a usage line's passive, is no verdict either)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bcorrect\b|"
@@ -103,6 +104,7 @@ NOT_EMULATED = [
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
+ARCHIVERS = ("ar",)         # recorded too: which static library a Makefile makes (the SDK's libcutil.a)
 
 
 @dataclass
@@ -118,6 +120,7 @@ class Program:
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
     stdin: str = ""                                 # the file its author feeds it (--stdin: ./x < image.pgm)
     libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
+    host_libraries: list = field(default_factory=list)  # folders whose Makefile builds a host library it links
 
 
 @dataclass
@@ -135,6 +138,11 @@ def _stand_ins(folder: Path) -> Path:
     """Compilers that log their command line and make the file -o names, for a recorded ``make -B``."""
     bin_dir = folder / "bin"
     bin_dir.mkdir(parents=True)
+    for name in ARCHIVERS:     # "ar rucv ../lib/libcutil.a x.o": the archive by its full path (make -C common)
+        tool = bin_dir / name
+        tool.write_text('#!/bin/sh\n{ basename "$0"; printf "%s\\n" "$1"; case "$2" in /*) echo "$2";; '
+                        '*) echo "$PWD/$2";; esac; echo "--end--"; } >> "$COURSES_LOG"\nexit 0\n')
+        tool.chmod(0o755)
     for name in COMPILERS:
         tool = bin_dir / name
         tool.write_text('#!/bin/sh\n{ basename "$0"; printf "%s\\n" "$@"; echo "--end--"; } >> "$COURSES_LOG"\n'
@@ -154,6 +162,17 @@ def _stand_ins(folder: Path) -> Path:
 _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+|gcc|c\+\+|cc|clang|clang\+\+)\s*$", re.M)
 
 
+_CUDA_HOME_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH", "CUDA_TOOLKIT_ROOT_DIR")
+
+
+def _cuda_home() -> Path:
+    """The toolkit cudalab builds with (its headers: the SDK's cutil.cpp includes builtin_types.h)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from cudalab.programs.build import cuda_home
+    return cuda_home()
+
+
 def make_commands(folder: Path, target: str | None = None, within: Path | None = None) -> list:
     """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
     words), from a copy. Where ``folder`` lies below ``within`` (the checkout), the copy has its
@@ -162,7 +181,7 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         if within is not None and folder.resolve() != within.resolve() and within.resolve() in folder.resolve().parents:
-            copy = _beside_its_neighbours(folder, Path(tmp))
+            copy = _beside_its_neighbours(folder, Path(tmp), within)
         shutil.copytree(folder, copy, symlinks=True)
         _resolve_outside_links(folder, copy)
         home = Path(tmp) / "cuda"
@@ -170,8 +189,7 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
         log = Path(tmp) / "commands.log"
         log.touch()
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
-        homes = [f"{v}={home}" for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH",
-                                         "CUDA_TOOLKIT_ROOT_DIR")]
+        homes = [f"{v}={home}" for v in _CUDA_HOME_VARIABLES]
         # a Makefile that names a compiler by its full path gets the stand-in all the same
         makefile = _makefile(folder)
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
@@ -181,6 +199,9 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
         subprocess.run(["make", "-B", "-k", *homes, *fixed, f"PATH={env['PATH']}", *([target] if target else [])],
                        cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
+        for c in commands:          # an archive's path as a path of the checkout
+            if c[0] in ARCHIVERS and len(c) > 2:
+                c[2] = os.path.normpath(folder / os.path.relpath(c[2], copy))
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
             for c in commands]
@@ -197,21 +218,31 @@ def _resolve_outside_links(folder: Path, copy: Path):
             shutil.copyfile(original, link)
 
 
-def _beside_its_neighbours(folder: Path, tmp: Path) -> Path:
-    """Where to copy ``folder`` in ``tmp`` so that ``../x`` finds its parent's other entries: a
-    tree of folders whose files are links to the checkout's (the stand-ins only name them; an output
-    they touch lands in the tree's own folders)."""
-    parent = tmp / "up" / folder.parent.name
-    for entry in folder.parent.iterdir():
-        if entry.name in (folder.name, ".git"):
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry.resolve(), parent / entry.name, symlinks=True, copy_function=os.symlink,
-                            ignore=shutil.ignore_patterns(".git"))
-        else:
-            parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(entry.resolve(), parent / entry.name)
-    return parent / folder.name
+def _beside_its_neighbours(folder: Path, tmp: Path, within: Path | None = None) -> Path:
+    """Where to copy ``folder`` in ``tmp`` so that ``../x`` finds its parent's other entries, and
+    ``../../x`` its grandparent's, up to three folders up inside ``within`` (the checkout): a tree of
+    folders whose files are links to the checkout's (the stand-ins only name them; an output they touch
+    lands in the tree's own folders). An SDK-style lab's Makefile says ``include ../../common/common.mk``."""
+    folder = folder.resolve()
+    top = folder.parent
+    for above in list(folder.parents)[1:3]:         # three folders up at most: ../../../shared/inc
+        if within is not None and (above == within.resolve() or within.resolve() in above.parents):
+            top = above
+    path = [top, *reversed([a for a in folder.parents if top in a.parents])]    # top .. folder's parent
+    here = tmp / "up" / top.name
+    for k, ancestor in enumerate(path):
+        step = path[k + 1].name if k + 1 < len(path) else folder.name       # the way down, copied below
+        here.mkdir(parents=True, exist_ok=True)
+        for entry in ancestor.iterdir():
+            if entry.name in (step, ".git"):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry.resolve(), here / entry.name, symlinks=True, copy_function=os.symlink,
+                                ignore=shutil.ignore_patterns(".git"))
+            else:
+                os.symlink(entry.resolve(), here / entry.name)
+        here = here / step
+    return here
 
 
 _NOT_A_BUILD = ("-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin", "-dlink", "--device-link", "--generate-dependencies")
@@ -221,15 +252,39 @@ _COMPILE_ONLY = ("-c", "-dc", "--compile", "--device-c")
 def from_makefile(folder: Path, source: str, within: Path | None = None) -> list | None:
     """``from_make`` of ``make -B`` in ``folder``, else of ``make -B NAME`` for ``source``'s NAME: a lab's
     Makefile whose first target builds only its first program (the GPU Bootcamp's jacobi_memcpy before
-    jacobi_streams, which `make jacobi_streams` builds)."""
+    jacobi_streams, which `make jacobi_streams` builds); else its SDK project variables."""
     return (from_make(make_commands(folder, within=within), source)
-            or from_make(make_commands(folder, Path(source).stem, within=within), source))
+            or from_make(make_commands(folder, Path(source).stem, within=within), source)
+            or from_sdk_project(folder, source))
+
+
+_SDK_VARIABLE = re.compile(r"^\s*(EXECUTABLE|CUFILES|CCFILES|CFILES)\s*[:+]?=\s*((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def from_sdk_project(folder: Path, source: str) -> list | None:
+    """The build an NVIDIA GPU Computing SDK project Makefile (``EXECUTABLE := lab1``, ``CUFILES :=
+    matrixmul.cu``, ``CCFILES := matrixmul_gold.cpp``, ``include ../../common/common.mk``) describes when
+    make cannot run it: a lab copied out of the SDK's tree without the SDK's common.mk, whose rules
+    compile those files into that program (with ``-I`` the SDK's common/inc where the course has it)."""
+    makefile = _makefile(folder)
+    text = makefile.read_text(errors="replace") if makefile else ""
+    found = {}
+    for name, value in _SDK_VARIABLE.findall(text):
+        found.setdefault(name, []).extend(value.replace("\\\n", " ").split("#")[0].split())
+    cu = found.get("CUFILES", [])
+    if not any(_same_source(f, source) for f in cu) or not re.search(r"^\s*-?include\s+\S*common\.mk", text, re.M):
+        return None
+    included = re.search(r"^\s*-?include\s+(\S*)common\.mk", text, re.M).group(1)
+    common = [f"-I{included}inc"] if (folder / included / "inc").is_dir() else []
+    name = (found.get("EXECUTABLE") or [Path(source).stem])[0]
+    return ["-o", name, *common, *cu, *found.get("CCFILES", []), *found.get("CFILES", [])]
 
 
 def from_make(commands: list, source: str) -> list | None:
     """The ``cudalab run`` words (options, then sources) of the program that ``commands`` (a recorded
     ``make -B``) link from ``source`` or its object file, or None."""
-    commands = [(tool, _as_nvcc(tool, args)) for tool, *args in commands if not set(args) & set(_NOT_A_BUILD)]
+    commands = [(tool, _as_nvcc(tool, args)) for tool, *args in commands
+                if tool not in ARCHIVERS and not set(args) & set(_NOT_A_BUILD)]
     # (by normalised path: "g++ -c ../common/pgm.cpp -o ./pgm.o" is the link's "pgm.o")
     compiled = {os.path.normpath(_output(args) or Path(_sources(args)[0]).with_suffix(".o").name): args
                 for tool, args in commands if set(args) & set(_COMPILE_ONLY) and _sources(args)}
@@ -379,7 +434,8 @@ def _nvcc_lines(text: str) -> list:
 
 
 # "./task1 1024 64" in the script or readme the build came from: the sizes its author runs it with
-_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?(?:srun\s+(?:-\S+\s+)*)?\./(\S+)[ \t]*([^\n]*)$", re.M)
+# ("srun -n 1 ./x 2.0": a batch system's launcher and its options, a count among them)
+_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?(?:srun\s+(?:-\S+(?:\s+\d+\b)?\s+)*)?\./(\S+)[ \t]*([^\n]*)$", re.M)
 
 
 def author_arguments(p: "Program", checkout: Path) -> list:
@@ -387,17 +443,42 @@ def author_arguments(p: "Program", checkout: Path) -> list:
     runs the program it builds (``./task1 1024 64``, or ``srun ./task1 1024 64``), where they are plain
     words: none that a shell expands (``$N``), redirects or pipes."""
     note = checkout / p.how
-    if not note.is_file() or p.how.startswith(("default", "given")):
-        return []
     output = Path(_output(p.options) or Path(p.name).stem).name
+    if p.how.startswith("default"):
+        return _readme_run_arguments(checkout / p.name, checkout)
+    if not note.is_file() or p.how.startswith("given"):
+        return []
     if note.name.lower() in ("makefile", "gnumakefile"):
-        return _make_run_arguments(note.read_text(errors="replace"), output)
+        # (a Makefile that only builds: the readme beside it says how the program runs, "$ ./blur_filter 4096")
+        return (_make_run_arguments(note.read_text(errors="replace"), output)
+                or _readme_run_arguments(checkout / p.name, checkout, output))
     for m in _RUN_LINE.finditer(_note_text(note)):
         if m.group(1) != output:
             continue
         return _plain(m.group(2))
     return []
 
+
+def _readme_run_arguments(path: Path, checkout: Path, output: str = "") -> list:
+    """For a program built as nvcc's default (its readme names no build line of its own), the arguments of
+    the line in a readme beside it or one or two folders up that runs a program of its name, with or
+    without a suffix: KTH's lab text builds only the first exercise (``nvcc lab01_ex1.cu -o
+    lab01_ex1.out``) and then runs the second with ``srun -n 1 ./lab01_ex2.out 2.0``."""
+    folders = [f for f in list(path.parents)[:3] if checkout in (f, *f.parents)]
+    for folder in folders:
+        for note in sorted(folder.iterdir()):
+            if not (note.is_file() and re.match(r"readme|notes|instructions", note.name, re.I)):
+                continue
+            for m in _RUN_LINE.finditer(_note_text(note)):
+                if Path(m.group(1)).name.split(".")[0] not in (path.stem, output):
+                    continue
+                if any(_PLACEHOLDER.fullmatch(w) for w in m.group(2).split()):
+                    continue                        # "./blur_filter {size}": the usage, the example follows
+                return _plain(m.group(2))
+    return []
+
+
+_PLACEHOLDER = re.compile(r"\{[^}]*\}|<[^>]*>|\[[^\]]*\]")
 
 def _plain(text: str) -> list:
     """The words of a command line's arguments up to a shell's ``&&``, or [] if a shell would change them."""
@@ -410,24 +491,26 @@ def _plain(text: str) -> list:
 
 
 _MAKE_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)\s*[:?]?=\s*(.*?)\s*$", re.M)
-_MAKE_RUN_RULE = re.compile(r"^run\s*:[^\n]*\n((?:\t[^\n]*\n?)+)", re.M)
+_MAKE_RULE = re.compile(r"^([\w.-]+)\s*:(?!=)[^\n]*\n((?:\t[^\n]*\n?)+)", re.M)
 
 
 def _make_run_arguments(makefile: str, output: str) -> list:
     """The arguments a Makefile's ``run`` target gives the program (JSC's ``run: $(JACOBI_CUDA) 2`` with
-    ``JACOBI_CUDA = jacobi_cuda``; a batch system's ``bsub ... ./scale_vector_um``, none): its variables
-    expanded as make would, for simple assignments."""
-    rule = _MAKE_RUN_RULE.search(makefile)
-    if not rule:
-        return []
+    ``JACOBI_CUDA = jacobi_cuda``; a batch system's ``bsub ... ./scale_vector_um``, none), else the first
+    other target whose recipe runs it (a lab with a CPU and a GPU version: ``run_gpu: ./$(EXEC_GPU) 2048
+    4096 2048``): its variables expanded as make would, for simple assignments."""
     variables = dict(_MAKE_ASSIGNMENT.findall(makefile))
-    for line in rule.group(1).splitlines():
-        for _ in range(5):                   # variables made of variables
-            line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
-        words = line.split()
-        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")), None)
-        if at is not None:
-            return _plain(" ".join(words[at + 1:]))
+    rules = sorted(_MAKE_RULE.findall(makefile), key=lambda rule: rule[0] != "run")     # `run` first
+    for _target, recipe in rules:
+        for line in recipe.splitlines():
+            for _ in range(5):                   # variables made of variables
+                line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
+            words = line.split()
+            # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
+            at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
+                       and (w.startswith("./") or _target == "run") and words[k - 1:k] != ["-o"]), None)
+            if at is not None:
+                return _plain(" ".join(words[at + 1:]))
     return []
 
 
@@ -892,10 +975,45 @@ def library_builds(words: list, folder: Path, checkout: Path) -> list:
     return found
 
 
+# what the toolkit, the system and cudalab give a link: never a course's own library
+_SYSTEM_LIBRARIES = re.compile(r"cuda(rt|devrt)?(_static)?|cublas\w*|curand|cufft\w*|cusparse|cusolver|nvrtc|nvToolsExt|"
+                               r"nvidia-ml|m|c|dl|rt|pthread|stdc\+\+|gomp|omp|z|png|jpeg|tiff|GL\w*|glut|X\w+|ncurses")
+_ARCHIVES = {}
+
+
+def host_library_makefiles(words: list, folder: Path, checkout: Path) -> list:
+    """The folders (of the checkout) whose Makefile makes a library the program's link names and its
+    ``-L`` folders do not hold yet: an SDK-style course links ``-L../../lib -lcutil_x86_64``, which
+    ``labs/common``'s Makefile archives (``ar rucv ../lib/libcutil_x86_64.a ...``) from the sources it
+    ships, as a student's ``make`` at the top builds it first. Found by recording each Makefile's
+    ``make -B``; run_program builds them for real before the program."""
+    wanted = {w[2:] for w in words if w.startswith("-l") and not _SYSTEM_LIBRARIES.fullmatch(w[2:])}
+    dirs = {(folder / w[2:]).resolve() for w in words if w.startswith("-L") and len(w) > 2}
+    dirs |= {(folder / b).resolve() for a, b in zip(words, words[1:]) if a == "-L"}
+    missing = {n for n in wanted if not any((d / f"lib{n}{x}").exists() for d in dirs for x in (".a", ".so"))}
+    makers = {}
+    for makefile in sorted(checkout.rglob("[Mm]akefile"))[:60] if missing else []:
+        if ".git" in makefile.parts or makefile.parent.resolve() == folder.resolve():
+            continue
+        if makefile not in _ARCHIVES:       # ar OPERATION ARCHIVE (its full path) OBJECTS...
+            _ARCHIVES[makefile] = [Path(args[1]).resolve() for tool, *args in
+                                   make_commands(makefile.parent, within=checkout) if tool in ARCHIVERS and len(args) > 1]
+        for archive in _ARCHIVES[makefile]:
+            name = re.fullmatch(r"lib(.+)\.a", archive.name)
+            if name and name.group(1) in missing and archive.parent in dirs:
+                makers.setdefault(name.group(1), []).append((makefile.parent, archive))
+    # the Makefile of the library's own folder (nearest to the archive), not the top one whose `make -C common`
+    # makes it with the rest
+    chosen = [max(makes, key=lambda m: (len(Path(os.path.commonpath([m[0].resolve(), m[1]])).parts), len(m[0].parts)))[0]
+              for makes in makers.values()]
+    return list(dict.fromkeys(f.relative_to(checkout).as_posix() for f in chosen))
+
+
 def read_program(path: Path, checkout: Path) -> Program:
     words, how, folder = find_build(path, checkout)
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.libraries = library_builds(words, folder, checkout)
+    p.host_libraries = host_library_makefiles(words, folder, checkout)
     p.sources = _sources(words)
     p.options = [w for w in words if w not in p.sources]
     code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
@@ -914,7 +1032,7 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and _COMMENT_BLANK.search(raw):
         line = _COMMENT_BLANK.search(raw).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
-    if not p.left_out and re.search(r"\bTODO\b", raw) and _EMPTY_ASSIGNMENT.search(code):
+    if not p.left_out and (re.search(r"\bTODO\b", raw) or _QUESTION_BLANK.search(raw)) and _EMPTY_ASSIGNMENT.search(code):
         line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and _blank(code):
@@ -925,7 +1043,8 @@ def read_program(path: Path, checkout: Path) -> Program:
 # "cudaMemcpy( /* FIXME */ );", "__shared__ int temp[/* WHAT SIZE? */];": arguments or a size that are only a
 # question for the student (the University of Trieste's copy of NVIDIA's VectorAdd and 1D stencil labs)
 _COMMENT_BLANK = re.compile(r"[^\n(\[]*[(\[]\s*/\*[^*\n]*(?:\bFIXME\b|\bTODO\b|\?)[^*\n]*\*/\s*[)\]][^\n]*")
-# "int row_in = ;  // TODO: complete here": an expression left out for the student, never C++
+# "int row_in = ;  // TODO: complete here", "gDim.x = ;//?": an expression left out for the student, never C++
+_QUESTION_BLANK = re.compile(r"[^=!<>]=[ \t]*;[ \t]*//[^\n]*\?")
 _EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
 
@@ -951,7 +1070,33 @@ def _blank(code: str) -> str:
     return ""
 
 
-_MAIN = r"\bint\s+main\s*\("
+_MAIN = r"\b(int|void)\s+main\s*\("      # void: Visual Studio's (cudalab builds it as MSVC does)
+
+
+def project_companions(p: "Program", checkout: Path) -> list:
+    """The sources a Visual Studio project compiles beside a program with no build line of its own: for each
+    header it includes with quotes (``"DS_timer.h"``, found beside it or on its ``-I`` folders), the ``.cpp``,
+    ``.cu`` or ``.c`` of the same name beside that header, which the project lists with it (a Korean
+    textbook's folders each hold ``DS_timer.h`` and ``DS_timer.cpp``; ``nvcc NAME.cu`` alone stops at the
+    link, as it would on the author's machine with no project)."""
+    if not p.how.startswith(("default", "given")):
+        return []
+    folder = checkout / p.folder
+    code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
+    places = [folder, *(folder / o[2:] for o in p.options if o.startswith("-I") and len(o) > 2)]
+    found = []
+    for name in dict.fromkeys(re.findall(r'#\s*include\s*"([^"]+)\.(?:h|hpp|cuh)"', code)):
+        for place in places:
+            if not (place / f"{name}.h").is_file() and not (place / f"{name}.hpp").is_file() \
+                    and not (place / f"{name}.cuh").is_file():
+                continue
+            for ext in (".cpp", ".cu", ".c"):
+                companion = place / f"{name}{ext}"
+                if companion.is_file() and not re.search(_MAIN, _without_comments(companion.read_text(errors="replace"))):
+                    found.append(os.path.relpath(companion, folder))
+                    break
+            break
+    return [f for f in found if f not in p.sources]
 
 
 def read_programs(paths: list, checkout: Path) -> list:
@@ -990,6 +1135,10 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     where = work / p.folder
+    for library in p.host_libraries:    # the course's own host libraries (the SDK's libcutil), made as make makes them
+        home = f"{_cuda_home()}"
+        subprocess.run(["make", *[f"{v}={home}" for v in _CUDA_HOME_VARIABLES]], cwd=work / library,
+                       capture_output=True, timeout=600)
     for words in p.libraries:       # the CUDA libraries it links, built first as its readme says (nvcc -shared)
         lib = subprocess.run([sys.executable, "-m", "cudalab.cli", "run", *words], cwd=where, env=env,
                              capture_output=True, text=True, timeout=1800)
@@ -1163,6 +1312,12 @@ def build_and_run(p):
         code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
+# the courses' own host libraries (the SDK's libcutil), made once each before the builds that link them
+HOME = str(Path(shutil.which("nvcc")).resolve().parent.parent)
+for folder in dict.fromkeys(f for p in programs for f in p.get("host_libraries", [])):
+    subprocess.run(["make", *[v + "=" + HOME for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT",
+                    "CUDA_INSTALL_PATH", "CUDA_TOOLKIT_ROOT_DIR")]], cwd=os.path.join(here, folder), capture_output=True)
+
 results = {}
 with ThreadPoolExecutor(os.cpu_count()) as pool:          # each program runs once built: a run cut short
     jobs = {pool.submit(build_and_run, p): p["name"] for p in programs}    # keeps what finished
@@ -1233,7 +1388,8 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
         folder = f"{checkout.name}/{p.folder}"
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries, "input": p.stdin})
+                       "libraries": p.libraries, "input": p.stdin,
+                       "host_libraries": [f"{checkout.name}/{f}" for f in p.host_libraries]})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
 
@@ -1353,6 +1509,8 @@ def main(argv=None) -> int:
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
         if given is not None and prog.how.startswith("default"):
             prog.options, prog.how = [*given, *prog.options], "given (--options)"
+        if not prog.left_out:
+            prog.sources += project_companions(prog, checkout)
     if a.stage_gpu:
         chosen = [prog for prog in programs if not prog.left_out]
         stage_gpu(chosen, checkout, a.stage_gpu)

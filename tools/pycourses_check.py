@@ -34,6 +34,10 @@ needs what cudalab cannot give (a package that is not installed, a real driver) 
 ``--leave-out GLOB=REASON``. ``--stub MODULE`` puts a do-nothing module in place of a display helper
 that is not installed (a drawing library a puzzle set imports only to draw).
 
+A failure is sorted at first sight (``cause`` in the results, first in the table's *why*): the
+packages that are not installed (``package: scipy``) and the cells an exercise leaves blank for the
+student (a SyntaxError in a cell with ``x = # TODO``, ``...`` or ``___``), which a GPU fails on too.
+
 ``--merge`` reads one or more result files and writes the column ``--column`` of the table of sets in
 docs/python_programs.md (programs passing in each set) and, between the markers
 ``<!-- pycourses_check: COLUMN -->`` and ``<!-- /pycourses_check -->``, a table of every program run:
@@ -86,6 +90,7 @@ shell.enable_gui = lambda gui=None: None      # %matplotlib inline: no GUI event
 shell.user_ns["__file__"] = os.path.abspath(path)
 import re as _re
 _INSTALL = _re.compile(r"\s*(sudo\s+)?(python3?\s+-m\s+)?(pip3?|conda|mamba|apt(-get)?)\s+install\b")
+_BLANK = _re.compile(r"(=|return|\()\s*#|#\s*(TODO|FIXME|your code|fill in)|\.\.\.\s*$|_{3,}", _re.I | _re.M)
 _system = shell.system
 def _no_installs(cmd):      # a Colab notebook's `!pip install pycuda`: the environment is what is being judged
     if _INSTALL.match(cmd):
@@ -105,6 +110,8 @@ for n, cell in enumerate(cells, 1):
     if not result.success:
         err = result.error_in_exec or result.error_before_exec
         words = str(err).strip().splitlines()
+        if isinstance(err, SyntaxError) and _BLANK.search(source):     # a line the student is to finish
+            print(f"@@pycourses cell {n} blank", flush=True)
         print(f"@@pycourses cell {n} failed: {type(err).__name__}: {words[0][:300] if words else ''}", flush=True)
 print(f"@@pycourses cells {len(cells)}", flush=True)
 '''
@@ -119,6 +126,27 @@ class Result:
     kind: str = "script"        # script or notebook
     failing_cells: int = 0
     cells: int = 0
+    cause: str = ""             # a first sorting of a failure: packages not installed, exercise blanks
+
+
+PACKAGE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+
+
+def cause(status: str, out: str) -> str:
+    """What a failure is at first sight, for the table: the packages that are not installed here
+    (``package: scipy``) and the cells an exercise leaves for the student to finish (a SyntaxError in a
+    cell with ``x = # TODO``, ``...`` or ``___``: ``exercise blanks: cells 3, 5``). A person's
+    ``--reasons`` still says why; this only sorts what a GPU would fail on too from what it would not."""
+    if status != "fail":
+        return ""
+    parts = []
+    packages = sorted({m.split(".")[0] for m in PACKAGE.findall(out)} - {"cudalab"})
+    if packages:
+        parts.append("package: " + ", ".join(packages))
+    blanks = re.findall(rf"^{CELL} (\d+) blank$", out, re.M)
+    if blanks:
+        parts.append("exercise blanks: cell" + ("s " if len(blanks) > 1 else " ") + ", ".join(blanks))
+    return "; ".join(parts)
 
 
 def program_name(path: Path, checkout: Path, names: str) -> str:
@@ -213,7 +241,7 @@ def run_program(path: Path, checkout: Path, work: Path, name: str, limit: float,
     if logs:
         (logs / (name.replace("/", "__") + ".txt")).write_text(out)
     status, detail, failing, cells = judge(kind, code, out, cpu, limit)
-    return Result(name, status, detail, round(cpu, 1), kind, failing, cells)
+    return Result(name, status, detail, round(cpu, 1), kind, failing, cells, cause(status, out))
 
 
 # ---------------------------------------------------------------------------------------- the table
@@ -231,7 +259,7 @@ def merge(results: dict, column: str, reasons: dict, doc: Path = DOC) -> str:
              "", "| program | result | CPU s | why |", "|---|---|---:|---|"]
     for name in sorted(results):
         r = results[name]
-        why = reasons.get(name) or r["detail"]
+        why = reasons.get(name) or "; ".join(w for w in (r.get("cause", ""), r["detail"]) if w)
         lines.append(f"| {name} | {r['status']} | {r['cpu_seconds']:.1f} | {_cell(why)} |")
     lines.append("<!-- /pycourses_check -->")
     block = "\n".join(lines)
@@ -352,7 +380,8 @@ def main(argv=None) -> int:
                 r = run_program(path, checkout, work, name, a.timeout, a.simulator, args, a.stub, a.logs)
             results[name] = asdict(r)
             a.json.write_text(json.dumps(results, indent=1))    # as it goes: a stopped run keeps its results
-            print(f"{name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {r.detail[:150]}", flush=True)
+            print(f"{name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {(r.cause + '; ') if r.cause else ''}{r.detail[:150]}",
+                  flush=True)
     finally:
         shutil.rmtree(work.parent, ignore_errors=True)
     return 0

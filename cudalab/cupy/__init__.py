@@ -205,7 +205,10 @@ def _host(a) -> np.ndarray:
     if a.size == 0:
         return np.empty(a.shape, a.dtype)
     lo, hi = a._extent()
-    return np.array(a._host_view(a.device.read(a.device_ptr + lo, hi - lo)))
+    view = a._host_view(a.device.read(a.device_ptr + lo, hi - lo))
+    # the bytes read are this call's own copy: a view of them over the whole of it needs no second copy
+    # (a 2 GB array's second copy was a third of cp.ones's cost); a strided view is packed
+    return view if hi - lo == view.nbytes else np.array(view)
 
 
 def _values(a) -> np.ndarray:
@@ -228,9 +231,22 @@ def _store(a, values):
     if a.size == 0:
         return
     lo, hi = a._extent()
+    if hi - lo == a.nbytes and _dense(a):         # every byte is an element: write them, no read first
+        laid_out = np.array(values, order="F" if _fortran_strides(a) else "C", copy=None)
+        a.device.write(a.device_ptr + lo, laid_out.ravel(order="K"))   # (memory order: no copy)
+        return
     raw = a.device.read(a.device_ptr + lo, hi - lo)      # the bytes between a view's elements stay
     a._host_view(raw)[...] = values
     a.device.write(a.device_ptr + lo, raw)
+
+
+def _dense(a) -> bool:
+    """Whether device array ``a`` is laid out C- or Fortran-contiguously (no gaps, no repeats)."""
+    return a.is_c_contiguous() or a.is_f_contiguous()
+
+
+def _fortran_strides(a) -> bool:
+    return a.ndim > 1 and not a.is_c_contiguous() and a.is_f_contiguous()
 
 
 def _fortran(values) -> bool:
@@ -245,7 +261,8 @@ def _device(values, order="K") -> ndarray:
     F-ordered array) stays Fortran-ordered in device memory, as CuPy's does; a raw kernel reads the
     bytes, so the layout is part of the answer."""
     order = "F" if order == "K" and _fortran(values) else "C"
-    values = np.array(values, order=order)        # (ascontiguousarray would make a scalar 1-d)
+    values = np.array(values, order=order, copy=None)   # (a copy only if not laid out so; ascontiguousarray
+                                                        # would make a scalar 1-d)
     out = ndarray(values.shape, values.dtype, order=order, _filled=True)
     _store(out, values)
     return out
@@ -439,6 +456,6 @@ def modules() -> dict:
     profiler = importlib.import_module("cudalab.cupyx.profiler")
     jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
-            "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
+            "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.texture": cuda.texture, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
             "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}

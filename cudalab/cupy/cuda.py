@@ -1,5 +1,6 @@
 """cupy.cuda on cudalab: streams, events and the device are cudalab's (the modeled timeline);
-``runtime`` and ``nvtx`` have the few calls course programs make; the memory pools answer for
+``runtime`` is CuPy's runtime API by address (runtime_api.py), ``texture`` its texture objects
+(texture.py), ``nvtx`` marks nothing; the memory pools answer for
 cudalab's allocations, which are freed when their array goes (there is no pool to keep blocks)."""
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from ..pykernels import host
 from ..runtime import streams
+from . import runtime_api, texture as _texture
 
 
 class Stream(host.Stream):
@@ -69,6 +71,11 @@ class Event(streams.Event):
     def done(self) -> bool:
         return self.query()
 
+    @property
+    def ptr(self) -> int:
+        """The cudaEvent_t (what ``cupy.cuda.runtime``'s event calls take)."""
+        return self._core.handle
+
 
 def get_elapsed_time(start_event, end_event) -> float:
     """Milliseconds between two recorded events."""
@@ -115,35 +122,23 @@ class Device:
         return f"<CUDA Device {self.id}>"
 
 
-def _get_device_properties(device=0) -> dict:
-    """cudaGetDeviceProperties, with the keys programs read (``name`` is bytes, as in CuPy)."""
-    d = host.get_current_device()
-    major, minor = d.compute_capability
-    return {"name": d.name.encode(), "major": major, "minor": minor, "multiProcessorCount": d.MULTIPROCESSOR_COUNT,
-            "maxThreadsPerBlock": d.MAX_THREADS_PER_BLOCK, "warpSize": d.WARP_SIZE,
-            "sharedMemPerBlock": d.MAX_SHARED_MEMORY_PER_BLOCK, "totalGlobalMem": host.current_context().get_memory_info().total,
-            "clockRate": d.CLOCK_RATE, "memoryClockRate": d.MEMORY_CLOCK_RATE, "memoryBusWidth": d.GLOBAL_MEMORY_BUS_WIDTH,
-            "l2CacheSize": d.L2_CACHE_SIZE, "maxThreadsPerMultiProcessor": d.MAX_THREADS_PER_MULTI_PROCESSOR}
-
-
-def _memset(ptr, value, size):
-    """cudaMemset: ``size`` bytes at device address ``ptr`` set to ``value``."""
-    from ..runtime import device
-    device.current().write(int(ptr), np.full(int(size), value, np.uint8))
-
-
 def _module(name, doc, **names):
     m = types.ModuleType(name, doc)
     m.__dict__.update(names)
     return m
 
 
-runtime = _module("cupy.cuda.runtime", "The CUDA runtime calls CuPy programs make, answered by cudalab.",
-                  getDeviceCount=lambda: 1, getDevice=lambda: 0, setDevice=lambda device: None,
-                  deviceSynchronize=host.synchronize, getDeviceProperties=_get_device_properties,
-                  memGetInfo=lambda: tuple(host.current_context().get_memory_info()), memset=_memset,
-                  runtimeGetVersion=lambda: 12080, driverGetVersion=lambda: 12080,
-                  CUDARuntimeError=RuntimeError)
+# cupy.cuda.runtime: CuPy's wrappers of the CUDA runtime API, by address (runtime_api.py)
+runtime = _module("cupy.cuda.runtime", runtime_api.__doc__,
+                  **{k: v for k, v in vars(runtime_api).items() if not k.startswith("_")
+                     and (isinstance(v, int) or getattr(v, "__module__", "") == runtime_api.__name__)})
+
+# cupy.cuda.texture: CuPy's descriptors over cudalab's CUDA arrays and texture objects (texture.py)
+texture = _module("cupy.cuda.texture", _texture.__doc__, ChannelFormatDescriptor=_texture.ChannelFormatDescriptor,
+                  CUDAarray=_texture.CUDAarray, ResourceDescriptor=_texture.ResourceDescriptor,
+                  TextureDescriptor=_texture.TextureDescriptor, TextureObject=_texture.TextureObject,
+                  SurfaceObject=_texture.SurfaceObject)
+runtime.__dict__.update(_texture.CONSTANTS)
 
 # cudaProfilerStart/Stop: what a profiler records between them; cudalab's timeline records everything
 profiler = _module("cupy.cuda.profiler", "cudaProfilerStart/Stop (cudalab's timeline records every call).",

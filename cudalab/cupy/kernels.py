@@ -123,6 +123,8 @@ def _by_value(a):
     CuPy's TypeError, since the kernel would want device memory (a cupy array) there."""
     if isinstance(a, complex):
         return np.complex128(a)     # CuPy's scalar for a Python complex (a complex<double> parameter)
+    if hasattr(a, "_cupy_kernel_argument"):
+        return a._cupy_kernel_argument()        # a texture or surface object: its handle
     if not isinstance(a, np.ndarray):
         return a
     if a.size == 1:
@@ -167,12 +169,20 @@ def _bind(kernel, params, args) -> dict:
     return types
 
 
+def _check_name(name):
+    """CuPy names the kernel it writes after ``name``, so it must be a C identifier (an exercise's
+    blank ``''`` is CuPy's ValueError at once, as on a GPU)."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f'Invalid kernel name: "{name}"')
+
+
 class ElementwiseKernel:
     """CuPy's elementwise kernel: ``operation`` runs once per element ``i`` with each parameter bound to
     its element (``z = x * y``); called as ``kernel(x, y)`` or ``kernel(x, y, z)``; returns the output."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
                  no_return=False, return_tuple=False, loop_prep="", after_loop="", options=()):
+        _check_name(name)
         self.inputs, self.outputs = _params(in_params), _params(out_params)
         self.operation, self.name, self.preamble = operation, name, preamble
         self.loop_prep, self.after_loop, self.options = loop_prep, after_loop, tuple(options)
@@ -249,6 +259,7 @@ class ReductionKernel:
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",
                  reduce_type=None, reduce_dims=True, preamble="", options=()):
+        _check_name(name)
         self.inputs, self.outputs = _params(in_params), _params(out_params)
         self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
         self.identity, self.name, self.reduce_type = identity, name, reduce_type

@@ -194,8 +194,8 @@ def _walk(df, start, stop, how, target=None) -> bool:
     known = cache.get(key)
     if known is not None:
         return known
-    from .engine import K_BRA, K_CALL, K_EXIT, K_RET, K_TRAP
-    code, todo, seen = df.code, [start], set()
+    from .engine import K_BRA, K_CALL, K_EXIT, K_RET, K_TRAP, every_path
+    code, seen = df.code, set()
     if how == "joins":      # straight on (through unconditional branches only) to ``stop``?
         at = start
         while at < len(code) and at != stop and at not in seen:
@@ -206,35 +206,25 @@ def _walk(df, start, stop, how, target=None) -> bool:
             at = aux
         cache[key] = known = at == stop or (at >= len(code) and stop >= len(code))
         return known
-    known = how == "meets"
-    while todo:
-        at = todo.pop()
-        while at not in seen:
-            if at == stop or at >= len(code):
-                if how == "meets" and at == stop:
-                    known = False
-                break
-            if how == "loops" and at == target:
-                known = True
-                break
-            seen.add(at)
-            kind, _, i, aux = code[at]
-            if how == "meets" and (kind == K_CALL or i.opcode in ("bar", "barrier") and "warp" not in i.mods):
-                break               # a barrier (or a call, which may hold one)
-            if kind in (K_RET, K_EXIT, K_TRAP) and i.guard is None:
-                break
-            if kind == K_BRA:
-                if i.guard is not None:
-                    todo.append(at + 1)
-                at = aux
-                continue
-            at += 1
-        if how == "meets" and not known or how == "loops" and known:
-            break
+    ends = (K_RET, K_EXIT, K_TRAP)
+    if how == "meets":
+        def verdict(pc, kind, i):
+            if pc == stop:
+                return False        # it gets to ``stop`` without meeting one
+            if kind == K_CALL or i.opcode in ("bar", "barrier") and "warp" not in i.mods:
+                return True         # a barrier (or a call, which may hold one)
+            return True if kind in ends and i.guard is None else None
+        known = every_path(code, start, verdict, past_end=stop != len(code))
+    else:                   # "loops": not every path keeps away from ``target``
+        def verdict(pc, kind, i):
+            if pc == stop:
+                return True
+            if pc == target:
+                return False
+            return True if kind in ends and i.guard is None else None
+        known = not every_path(code, start, verdict, past_end=True)
     cache[key] = known
     return known
-
-
 
 
 def waits_at_barrier_zero(ex, lanes) -> bool:

@@ -24,7 +24,9 @@ Used only when nothing observes the launch (observers need per-instruction event
 chosen by ``CUDALAB_TIER`` (see ``mode`` and ``pick``): by default a kernel compiles in the
 background once a launch is big or the kernel has spent ``AUTO_SECONDS`` in the interpreter, so no
 launch waits for LLVM. Native code and the group list are cached on disk by the kernel's
-``fingerprint``.
+``fingerprint``. A big module's first machine code comes from LLVM's fast code generator
+(``QUICK_IR_BYTES``); a kernel that keeps running gets the better code later, from a child process
+(``better_code.py``, ``note_native``).
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -86,6 +90,20 @@ UNROLL_IR_BYTES = 1 << 20
 # (bench/README.md, codegen10). A 32x32 tiled product unrolled 16 times (10,070; 5,032 after: 11.5 s at opt=2) and CUB's onesweep sort kernel (3,122; 1,518 after,
 # though 180,000 instructions in all) stay below it and are built as before
 FAST_CODEGEN_BLOCK = 16000
+# A module of more IR than this gets its first machine code from the fast code generator (opt=0) after
+# the usual passes, and the usual code (opt=2, or BIG_IR_BYTES' opt=1) only once the kernel has run
+# natively about as long as that build is expected to take (note_native: a JIT's usual rule), in a child
+# process (better_code.py) from the passes' output kept as bitcode; later batches and launches pick it
+# up (pick). Code generation at opt=2 costs about 1.7 s a MB of IR (more with a huge block, below), so
+# a smaller module is built once, as before: opt=0 code runs slower (the 16x16 tiled matmul's, 225 KB:
+# its launches 2.4 times as long, 0.044 against 0.018 s at 256, for 0.34 s less of build), and a kernel
+# launched a few times would lose more than its first launch saves (bench/README.md, "Quick code first").
+QUICK_IR_BYTES = 1 << 20
+# the better code's build, as a multiple of the quick one's code generation (measured: the 16x16 tiled
+# matmul 0.39 / 0.05 s, the 32x32 one unrolled 16 times 11.5 / 0.9 s; eScience's convolution, a block
+# over FAST_CODEGEN_BLOCK, 83 / 1.7 s)
+BETTER_COST = 12.0
+BETTER_COST_HUGE_BLOCK = 50.0
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -130,6 +148,8 @@ class _Tier:
     fused: object = None            # DecodedFunction with K_FUSED entries, False: nothing to compile
     building: bool = False          # a background compile is under way
     looked_on_disk: bool = False    # the disk cache was searched (once: a benchmark launches a null kernel 10^5 times)
+    native_seconds: float = 0.0     # CPU time the kernel has run in its quick native code (note_native)
+    better: object = None           # the child process building its better code (better_code.py), once started
 
 
 def pick(program, df, observers, lanes, cluster_size=1):
@@ -147,6 +167,8 @@ def pick(program, df, observers, lanes, cluster_size=1):
     if m == "interp":
         return df
     st = _tier(df)
+    if st.better and st.better.poll() is not None:
+        _take_better(program, df, st)
     if st.fused is None:
         if m != "auto" or not st.building and _on_disk_once(df, st):
             _compile(program, df, st, raise_errors=m == "check")
@@ -329,6 +351,96 @@ def note_time(df, seconds, program=None, later: float = 0.0):
     if (program is not None and later > 0 and st.fused is None and not st.building and mode() == "auto"
             and worth_building(df, st.interp_seconds + later)):
         _build_in_background(program, df, st)
+
+
+def note_native(df, run_df, seconds: float, later: float = 0.0):
+    """CPU seconds a batch ran ``run_df``, the kernel's native code; ``later``: what the launch's remaining
+    batches will take at its pace. Quick code (``QUICK_IR_BYTES``) that has run, or will have by the
+    launch's end, as long as its better code would take to build gets that build started, in a child
+    process (better_code.py): a kernel launched once or briefly never pays for it."""
+    better = run_df.__dict__.get("_better")
+    if better is None:          # (the usual code: a dictionary look-up is all a launch pays)
+        return
+    st = _tier(df)
+    if st.better is not None or st.fused is not run_df:
+        return
+    st.native_seconds += seconds
+    if st.native_seconds + later < better["seconds"]:
+        return
+    folder = cache_dir()
+    try:
+        st.better = subprocess.Popen([sys.executable, str(Path(__file__).with_name("better_code.py")),
+                                      str(folder / f"{better['key']}.bc"), str(folder / f"{better['key']}.better.o"),
+                                      str(better["opt"])], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+    except OSError:
+        run_df._better = None
+        return
+    st.better.pid_of_parent = os.getpid()
+    _CHILDREN.append(st.better)
+
+
+_CHILDREN: list = []        # better_code.py processes of this process (ended at exit: end_children)
+
+
+def _take_better(program, df, st):
+    """The child building the better code has ended: load that code into the kernel (the next batch runs
+    it) and keep it on disk in place of the quick code; where the child failed, the quick code stays.
+    Not while another kernel's build holds LLVM (``_BUILD_LOCK``): a later batch asks again."""
+    child = st.better
+    if getattr(child, "pid_of_parent", None) != os.getpid():
+        st.better = False       # a forked process: the child is its parent's (False: none again for this kernel)
+        return
+    if not _BUILD_LOCK.acquire(blocking=False):
+        return
+    try:
+        _load_better(program, df, st, child)
+    finally:
+        _BUILD_LOCK.release()
+
+
+def _load_better(program, df, st, child):
+    st.better = False
+    _CHILDREN.remove(child)
+    key = (getattr(st.fused, "_better", None) or {}).get("key")
+    if child.returncode != 0 or key is None:
+        return
+    folder = cache_dir()
+    try:
+        meta = json.loads((folder / f"{key}.json").read_text())
+        meta.pop("better", None)
+        tmp = folder / f"{key}.json.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(meta))
+        os.replace(folder / f"{key}.better.o", folder / f"{key}.o")
+        tmp.replace(folder / f"{key}.json")
+        (folder / f"{key}.bc").unlink(missing_ok=True)
+    except (OSError, ValueError):
+        return
+    try:
+        fused = _build(program, df)
+    except Exception:           # noqa: BLE001  (LLVM refused the object: the quick code goes on)
+        return
+    if fused:
+        st.fused = fused
+
+
+def end_children():
+    """At exit: a better build still under way is ended (its result would only have served later
+    launches), its half-written file removed."""
+    for child in list(_CHILDREN):
+        if getattr(child, "pid_of_parent", None) == os.getpid() and child.poll() is None:
+            child.kill()
+            child.wait()
+    for tmp in cache_dir().glob("*.better.o.*.tmp") if _CHILDREN else ():
+        try:
+            pid = int(tmp.name.split(".")[-2])
+            if any(c.pid == pid for c in _CHILDREN):
+                tmp.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            pass
+
+
+atexit.register(end_children)
 
 
 def _tier(df):
@@ -976,7 +1088,7 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py")
+        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
@@ -1008,6 +1120,9 @@ def _build(program, df):
                   for g in meta["groups"]]
         regions = [rg.Region(**dict(r, symbols=symbols)) for r in meta["regions"]]
         obj = obj_path.read_bytes()
+        better = meta.get("better")
+        if better and not (cache_dir() / f"{key}.bc").exists():
+            better = None
     except (OSError, ValueError, TypeError, KeyError):
         groups, obj = None, None
     if groups is None:
@@ -1016,8 +1131,8 @@ def _build(program, df):
         groups, regions = plan(df, program.module, sink)
         if not groups and not regions:
             return None
-        obj = _optimize(j, str(sink), any(r.gangs for r in regions))
-        _save(key, groups, regions, obj, symbol_tokens(df))
+        obj, bitcode, better = _machine_code(j, str(sink), any(r.gangs for r in regions))
+        _save(key, groups, regions, obj, symbol_tokens(df), better, bitcode)
     if not groups and not regions:
         return None
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
@@ -1041,7 +1156,25 @@ def _build(program, df):
                 code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d), df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
+    fused._better = dict(better, key=key) if better else None      # quick code: how to get the better (note_native)
     return fused
+
+
+def _machine_code(j, text, gangs):
+    """(object code, bitcode, better) of the module ``text``: its usual code (``_optimize``; bitcode and
+    better None), or for a module over ``QUICK_IR_BYTES`` the fast code generator's, with the optimized
+    module as bitcode and what its better code needs: the level (``opt``) and the CPU seconds its build
+    is expected to take (``seconds``)."""
+    mod, tm = _passes(j, text, gangs)
+    if len(text) <= QUICK_IR_BYTES:
+        return tm.emit_object(mod), None, None
+    huge = tm is j["tm_fast"]
+    opt = 1 if len(text) > BIG_IR_BYTES else 2
+    bitcode = mod.as_bitcode()          # (before code generation, which changes the module)
+    t0 = time.thread_time()
+    obj = j["tm_fast"].emit_object(mod)
+    took = time.thread_time() - t0
+    return obj, bitcode, dict(opt=opt, seconds=took * (BETTER_COST_HUGE_BLOCK if huge else BETTER_COST))
 
 
 def _optimize(j, text, gangs):
@@ -1095,10 +1228,11 @@ def _passes(j, text, gangs):
     return mod, j["tm_fast"] if largest_block(text) > FAST_CODEGEN_BLOCK else tm
 
 
-def _save(key, groups, regions, obj, tokens):
+def _save(key, groups, regions, obj, tokens, better=None, bitcode=None):
     """Object code and group list into the cache (written whole, then renamed: concurrent
-    processes never read half a file), symbols as their tokens (``symbol_tokens``). A read-only
-    home only loses the cache."""
+    processes never read half a file), symbols as their tokens (``symbol_tokens``); quick code keeps
+    its module's bitcode beside it and ``better`` in the list (``_machine_code``), so that a later
+    process that runs it long enough builds the better code too. A read-only home only loses the cache."""
     try:
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
@@ -1106,7 +1240,10 @@ def _save(key, groups, regions, obj, tokens):
         meta = dict(symbols=[tokens.get(name, name) for name in symbols],
                     groups=[dict(dataclasses.asdict(g), writes=sorted(g.writes), outputs=sorted(g.outputs), symbols=[])
                             for g in groups], regions=[dict(dataclasses.asdict(r), symbols=[]) for r in regions])
-        for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):
+        if better:
+            meta["better"] = better
+        files = ((".bc", bitcode),) if bitcode is not None else ()
+        for suffix, data in (*files, (".o", obj), (".json", json.dumps(meta).encode())):
             tmp = folder / f"{key}{suffix}.{os.getpid()}.tmp"
             tmp.write_bytes(data)
             tmp.replace(folder / f"{key}{suffix}")

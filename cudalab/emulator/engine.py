@@ -26,7 +26,7 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast, parallel, slack
+from . import forecast, mrg_jump, parallel, slack, xorwow_jump
 from . import pace as pace_mod
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
@@ -58,8 +58,10 @@ KEEP_POOLS = 4
 MAX_LOCAL = 512 * 1024          # bytes of local memory a thread may use (CUDA C++ Guide, "Local Memory")
 BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # extern device functions other modules implement: name -> handler(ex, inst, rets, args) (devrt.py:
-# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional)
-DEVICE_FUNCTIONS: dict = dict(devrt.HANDLERS)
+# the device runtime of dynamic parallelism; graphcalls.py: cudaGraphSetConditional; xorwow_jump.py: cuRAND's
+# XORWOW skip-ahead, and mrg_jump.py: MRG32k3a's, functions of cudalab's curand_kernel.h front run natively
+# although the PTX defines them)
+DEVICE_FUNCTIONS: dict = {**devrt.HANDLERS, **xorwow_jump.HANDLERS, **mrg_jump.HANDLERS}
 
 
 class Watchdog(Exception):
@@ -293,16 +295,21 @@ class Frame:
 class LaunchStats:
     """What one launch did, for the LaunchRecord."""
 
+    # A batch run on a worker thread counts into a LaunchStats of its own, added to the launch's in block
+    # order (parallel.merge) field by field: numbers add, lists are extended, dicts updated; a field whose
+    # metadata says merge="launch" is the launch's own (a batch's is left out), "warnings" parallel.merge's
+    # rule for repeated warnings. A new counter needs nothing more.
     instructions: int = 0            # instructions executed by the batch engine (PTX, batch-level)
     thread_instructions: int = 0     # summed over active threads
     warp_instructions: int = 0       # summed over warps with at least one active thread
     batches: int = 0
     printed: list = field(default_factory=list)
-    findings: list = field(default_factory=list)
-    warned: dict = field(default_factory=dict)            # memcheck warnings by site (slack.py)
+    findings: list = field(default_factory=list, metadata={"merge": "warnings"})
+    warned: dict = field(default_factory=dict, metadata={"merge": "warnings"})   # memcheck warnings by site (slack.py)
     device_launches: list = field(default_factory=list)   # grids launched from the device (devrt.py), in run order
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
-    global_bytes_per_instruction: float = 0.0             # of the kernel's hot code (ptx/mix.py), for the timeline
+    # of the kernel's hot code (ptx/mix.py), for the timeline
+    global_bytes_per_instruction: float = field(default=0.0, metadata={"merge": "launch"})
 
 
 class Exec:
@@ -1096,12 +1103,13 @@ def _only_heads_for_syncthreads(df, pc):
     return known
 
 
-def _every_path(code, pc, limit, verdict, past_end):
-    """Does every path from ``pc`` end well? ``verdict(kind, inst)`` judges each instruction on the
-    way: True ends the path well, False the whole walk badly, None goes on (a branch is then
+def every_path(code, pc, verdict, past_end, limit=None):
+    """Does every path from ``pc`` end well? ``verdict(pc, kind, inst)`` judges each instruction on
+    the way: True ends the path well, False the whole walk badly, None goes on (a branch is then
     followed, both ways where guarded); a path that runs past the code ends as ``past_end``, and a
-    walk of more than ``limit`` instructions badly. A path that joins one already followed (or
-    loops) is done."""
+    walk of more than ``limit`` instructions (when given) badly. A path that joins one already
+    followed (or loops) is done. The one control-flow walker: the barrier checks here and
+    barriers.py's split-warp questions are all verdicts over it."""
     todo, seen = [pc], set()
     while todo:
         pc = todo.pop()
@@ -1110,11 +1118,11 @@ def _every_path(code, pc, limit, verdict, past_end):
                 if not past_end:
                     return False
                 break
-            if len(seen) > limit:
+            if limit is not None and len(seen) > limit:
                 return False
             seen.add(pc)
             kind, _, inst, aux = code[pc]
-            judged = verdict(kind, inst)
+            judged = verdict(pc, kind, inst)
             if judged is not None:
                 if not judged:
                     return False
@@ -1131,7 +1139,7 @@ def _every_path(code, pc, limit, verdict, past_end):
 def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
     """Does every path from ``pc`` meet a ``__syncthreads()`` (``quiet``: doing nothing another
     thread could see on the way; else anything but ending the kernel)?"""
-    def verdict(kind, inst):
+    def verdict(_pc, kind, inst):
         if inst.opcode in ("bar", "barrier") and not ({"warp", "arrive"} & set(inst.mods)) \
                 and not is_named_barrier(inst):
             return True
@@ -1140,7 +1148,7 @@ def _paths_end_at_syncthreads(code, pc, limit=256, quiet=True):
         if kind in (K_RET, K_EXIT, K_TRAP) or quiet and (kind != K_NORMAL or inst.opcode in _NO_RUNNING_AHEAD):
             return False
         return None
-    return _every_path(code, pc, limit, verdict, past_end=False)
+    return every_path(code, pc, verdict, past_end=False, limit=limit)
 
 
 def reaches_syncthreads(df, pc, limit=4096) -> bool:
@@ -1162,13 +1170,13 @@ def ends_without_barrier(df, pc, limit=4096) -> bool:
 
 
 def _ends_without_barrier(code, pc, limit):
-    def verdict(kind, inst):
+    def verdict(_pc, kind, inst):
         if kind == K_CALL or inst.opcode in ("bar", "barrier") and "warp" not in inst.mods:
             return False
         if kind in (K_RET, K_EXIT, K_TRAP) and inst.guard is None:
             return True
         return None
-    return _every_path(code, pc, limit, verdict, past_end=True)
+    return every_path(code, pc, verdict, past_end=True, limit=limit)
 
 
 def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
@@ -1614,6 +1622,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         threads_n = min(parallel.workers(), window)
         batches = -(-pace.blocks_total // bpb)
         bpb = -(-pace.blocks_total // (-(-batches // threads_n) * threads_n))
+        # the launch is timed by its busiest thread (pace.py), and its estimates share the rest out
+        pace.cores = parallel.cores()
+        pace.ways = min(threads_n, pace.cores)
     flight = []                 # batches running on worker threads, oldest first
     # a batch's end (waited for, oldest first): done(batch, the later ones still running) -> (pool, spare)
     done = functools.partial(_batch_done, df=df, program=program, observers=observers, stats=stats, pace=pace,
@@ -1643,8 +1654,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             ex.deadline = pace.deadline
             b = parallel.Batch(ex, run_df, batch, nb)
             if window > 1 and _beside(df, run_df, pace, t0, threads):
-                # on a worker thread, with its own stats and its own clock against the time left
-                b.budget = pace.deadline - t0
+                # on a worker thread, with its own stats and its own clock against the time its worker has left
+                b.budget = functools.partial(pace.worker_left, t0 - pace.start)
+                b.clock = pace.workers
                 ex.stats = parallel.own_stats(stats, LaunchStats)
                 pace.in_flight.append(ex)
                 parallel.submit(b, _run_batch, min(parallel.workers(), window))
@@ -1667,7 +1679,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
         pace.in_flight.clear()
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
-        df._native_pace = (time.thread_time() - pace.start) / (pace.blocks_total * threads)
+        df._native_pace = pace.cpu_seconds() / (pace.blocks_total * threads)
     kept = sum(a.nbytes for a in pool.values()) if pool else 0
     if pool and kept <= KEEP_REGISTERS:
         if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
@@ -1693,11 +1705,10 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     b.done.wait()
     ex, nb, run_df = b.ex, b.nb, b.run_df
     beside = ex.stats is not stats
-    if beside:                      # a worker's batch: its counts and CPU time join the launch's
+    if beside:                      # a worker's batch: its counts join the launch's (its time did: parallel.run)
         pace.in_flight.remove(ex)
         parallel.merge(stats, ex.stats)
         ex.stats = stats
-        pace.not_counted(-b.seconds)
     e = b.error
     if e is not None:
         parallel.stop(later)
@@ -1725,6 +1736,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     if run_df is df:
         compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
                            spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
+    else:                           # quick native code that keeps running gets its better code (compiled.py)
+        compiled.note_native(df, run_df, spent, spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
     pool = None if observers else dict(ex.fr.regs)
     spare = (ex.shared, ex.local) if pool is not None else None
     # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
@@ -1733,7 +1746,9 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     if beside:                      # (its system time is its own: pace.batch_done leaves this thread's out)
         pace.system_at_start = pace_mod.system_seconds()
         spent = b.user
-    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0)
+    # native batches of a launch on several threads: the rest of the grid is shared out over them
+    ways = pace.ways if run_df is not df or native_soon or _has_mma_runs(df) else 1
+    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0, ways=ways)
     if native_soon and pace.clearly_too_long():
         compiled.wait_for_build(df)
     return pool, spare
@@ -1766,7 +1781,7 @@ def _beside(df, run_df, pace, now, threads) -> bool:
             return False
     elif not pace.blocks_done or pace.estimate is None or not (pace.at_least is None and pace.fitted or
                                                                pace.surely_fits()) \
-            or pace.estimate - (now - pace.start) < parallel.MIN_SECONDS:
+            or pace.estimate - pace.spent(now) < parallel.MIN_SECONDS:
         return False
     return run_df is not df or _has_mma_runs(df)
 

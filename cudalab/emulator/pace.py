@@ -8,7 +8,14 @@ that would clearly outlast its time is stopped at once, with the estimate and wh
 every batch the same numbers (``Progress``, plain data) go to the caller's progress hook, which
 draws the progress bar (``cudalab/runtime/progress.py``); the watchdog's message tells them too.
 Time is CPU time, as the watchdog's: on a busy shared machine a good kernel is not blamed for the
-wait. Blocks are independent between grid syncs, so a smaller first batch changes no result.
+wait. A launch whose batches run on several threads at once (parallel.py) is timed by its busiest
+thread: the launching thread's own CPU time plus the most any worker thread spent on its batches (or
+the workers' sum shared out over the cores the process may use, where that is more: four threads on two
+cores take twice as long as on four). That is about the wall time the launch takes on free cores, so
+a launch that four threads finish in 4 s is not stopped at 10 s for the 16 s its threads spent in all,
+and the estimates ("about N s on the emulator") are of the same time: the rest of the grid at the
+latest batch's pace, shared out over the threads that will run it. Blocks are independent between grid
+syncs, so a smaller first batch changes no result.
 """
 from __future__ import annotations
 
@@ -157,8 +164,12 @@ class Pace:
 
     def __init__(self, kernel: str, blocks_total: int, timeout: float, wall_deadline: float, stats, report=None):
         self.kernel, self.blocks_total, self.timeout, self.stats = kernel, blocks_total, timeout, stats
-        self.start = time.thread_time()
-        self.deadline = self.start + timeout          # the watchdog, in CPU seconds
+        self.start = time.thread_time()                 # this thread's CPU clock (moved by not_counted)
+        # CPU seconds each worker thread has spent on this launch's batches (thread id -> seconds; each
+        # worker adds its own, parallel.run), and the cores they share (parallel.cores): beside_seconds
+        self.workers = {}
+        self.cores = 1
+        self.ways = 1               # threads the grid's remaining native batches run on (estimates share them out)
         self.wall_deadline = wall_deadline              # a whole program's time limit (time.monotonic())
         self.report = report                            # progress hook: called with a Progress after each batch
         self.batch = None                               # the running batch's executor (its own deadlines)
@@ -174,6 +185,35 @@ class Pace:
         self.fitted = None          # after a batch: whether its estimate fitted the time there is
         self.per_block = None       # after a batch: its CPU seconds a block
         self.system_at_start = system_seconds()     # this thread's system CPU time when the batch began
+
+    @property
+    def deadline(self) -> float:
+        """The watchdog on this thread's CPU clock: what the launch has left once its workers' time is
+        counted (``spent``)."""
+        return self.start + self.timeout - self.beside_seconds()
+
+    def beside_seconds(self) -> float:
+        """What the launch's batches on worker threads add to its time: the busiest worker's CPU seconds,
+        or all of theirs shared out over the cores, where that is more (threads outnumbering cores)."""
+        spent = list(self.workers.values())         # (a worker may add itself meanwhile)
+        return max(max(spent), sum(spent) / max(self.cores, 1)) if spent else 0.0
+
+    def spent(self, now: float | None = None) -> float:
+        """The launch's time so far, as the watchdog counts it: this thread's CPU seconds (``now``: its
+        clock, if just read) and its workers' (``beside_seconds``)."""
+        return (time.thread_time() if now is None else now) - self.start + self.beside_seconds()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds of every thread of the launch (what it cost the machine, not how long it took)."""
+        return time.thread_time() - self.start + sum(list(self.workers.values()))
+
+    def worker_left(self, own: float) -> float:
+        """On a worker thread, as its batch starts: the CPU seconds that batch may run before the launch's
+        time (``own``: the launching thread's seconds when it sent the batch) reaches the watchdog."""
+        import threading
+        mine = self.workers.get(threading.get_ident(), 0.0)
+        all_of_them = sum(list(self.workers.values()))
+        return min(self.timeout - own - mine, max(self.cores, 1) * (self.timeout - own) - all_of_them)
 
     def batches(self, per_batch: int, whole=lambda n: n):
         """(first block, blocks) of each batch; when the grid needs several, the first is a sample of
@@ -193,7 +233,7 @@ class Pace:
     def progress(self, now: float | None = None) -> Progress:
         """How far the launch has got (``now``: this thread's CPU clock, if just read)."""
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
-                        (time.thread_time() if now is None else now) - self.start, self.estimate, self.at_least,
+                        self.spent(now), self.estimate, self.at_least,
                         self.forecast, self.forecast_partial, self.finished_instructions)
 
     def forecast_seconds(self) -> float:
@@ -207,7 +247,7 @@ class Pace:
         at the rate the launch has run so far (a lower bound if not ``whole``). Counting is not the
         kernel's time. ``least``: a lower bound (a partial count) must be this many times the work
         done to be told (a count that leaves out the waits at a lock: barely above it says nothing)."""
-        spent = time.thread_time() - self.start
+        spent = self.spent()
         rate = self.stats.thread_instructions / spent if spent > 0 else 0.0
         t0 = time.thread_time()
         # a program whose time is up waits on the count: then it counts only briefly
@@ -228,7 +268,7 @@ class Pace:
         one after another (a region, regions.py), not in step as the interpreter does, so a block of
         long loops can stop at the watchdog with many of its threads done: the grid needs the work
         so far at that share (a little less: the threads still running did part of theirs)."""
-        spent = time.thread_time() - self.start
+        spent = self.spent()
         done = self.stats.thread_instructions
         if not finished or self.blocks_done or spent <= 0 or not done:
             return
@@ -240,31 +280,35 @@ class Pace:
     def not_counted(self, seconds: float):
         """Time spent on something other than the kernel (compiling it to native code): the watchdog
         and the estimate leave it out."""
-        self.deadline += seconds
         self.start += seconds
 
     def time_is_up(self) -> bool:
-        return time.thread_time() > self.deadline or time.monotonic() > self.wall_deadline
+        return self.spent() > self.timeout or time.monotonic() > self.wall_deadline
 
-    def batch_done(self, blocks: int, batch_seconds: float, speedup: float = 1.0, now: float | None = None):
+    def batch_done(self, blocks: int, batch_seconds: float, speedup: float = 1.0, now: float | None = None,
+                   ways: int = 1):
         """``blocks`` more blocks are done, their batch took ``batch_seconds`` of CPU time: update the
         estimate, tell the hook, and stop the launch now if it would clearly outlast its time even
         ``speedup`` times faster (the batch ran interpreted while native code for it is being built).
         ``now``: this thread's CPU clock when the batch ended (reading it is a system call, and a
-        program launching a small kernel 10^4 times reads it at every batch)."""
+        program launching a small kernel 10^4 times reads it at every batch). ``ways``: the threads the
+        rest of the grid will run on at once (``self.ways`` for native batches, parallel.py): the estimate
+        is of the launch's time, which they share."""
         self.blocks_done += blocks
         self.finished_instructions = self.stats.thread_instructions
         left = self.blocks_total - self.blocks_done
         now = time.thread_time() if now is None else now
-        spent = now - self.start
+        spent = self.spent(now)
         # the kernel's pace is its user time: system time in a batch is the OS mapping fresh device
         # memory on its first touch (a 1 GiB array written the first time: about a second, spread
         # over the first batches that write it), paid once, not by the batches after
         batch_seconds = max(batch_seconds - (system_seconds() - self.system_at_start), 0.1 * batch_seconds)
-        self.estimate = spent + left * batch_seconds / blocks
+        ways = max(1, ways)
+        self.estimate = spent + left * batch_seconds / blocks / ways
         # a small batch pays the same per-instruction overheads as a full one: it bounds a full
         # batch's time from below, and its time per block overstates a light kernel's several times
-        self.at_least = spent + -(-left // self.per_batch) * batch_seconds if blocks < self.per_batch else None
+        rounds = -(-(-(-left // self.per_batch)) // ways)      # batches left, ``ways`` at a time
+        self.at_least = spent + rounds * batch_seconds if blocks < self.per_batch else None
         p = self.progress(now)
         if self.report is not None:
             self.report(p)
@@ -290,7 +334,7 @@ class Pace:
         time there is, else None."""
         if self.estimate is None:
             return None
-        spent = time.thread_time() - self.start
+        spent = self.spent()
         least = (self.estimate if self.at_least is None else self.at_least) / speedup
         if least > CLEARLY * self.timeout:
             return "by the watchdog", f"its limit of {self.timeout:g} s"
@@ -308,7 +352,7 @@ class Pace:
         and the batches after it may run together on several threads (parallel.py)."""
         if self.estimate is None:
             return False
-        spent = time.thread_time() - self.start
+        spent = self.spent()
         return (self.estimate <= self.timeout and self.estimate - spent <= self.wall_deadline - time.monotonic()
                 and self.estimate - spent <= cpu_time_left())
 
@@ -323,7 +367,7 @@ class Pace:
         ``getting_on`` whether that wait let threads through (slow) or not (stuck)."""
         p = self.progress()
         limit = (f"ran for more than {self.timeout:g} s and was stopped by the watchdog"
-                 if time.thread_time() > self.deadline else "was stopped when the program's time limit ran out")
+                 if self.spent() > self.timeout or time.monotonic() <= self.wall_deadline else "was stopped when the program's time limit ran out")
         msg = f"The kernel {self.kernel} {limit}. {p.describe()} {p.describe_estimate()}".rstrip()
         if p.estimated_seconds is None and not p.blocks_done:
             msg += " " + self.cannot_tell()

@@ -25,8 +25,13 @@ and barrier state; compiled.py and regions.py keep their address tables per thre
 goes to a LaunchStats of its own, added to the launch's in block order (``merge``), so the instruction
 counts, warnings and the first fault are those of one batch after the other: a fault in a late block is
 reported only once every earlier batch has ended without one, and a later batch still running is
-stopped. The watchdog counts every thread's CPU time: each batch's own clock against what the launch
-had left when it started, and the launch's clock charged with each batch's time when it is added.
+stopped. The watchdog times a launch by its busiest thread (pace.py: ``Pace.spent``): the launching
+thread's CPU seconds plus the most one worker spent on the launch's batches (or all the workers' shared
+out over ``cores()``, where threads outnumber cores). Not their sum: a tiled matmul 2048 that four
+threads finish in 4 s was stopped at 10 s for its 16 s of CPU in all. Not wall time either: on a
+loaded laptop or a shared 2-core server a good kernel is not blamed for waiting for a core, while a
+spinning kernel spends CPU time and is stopped. Each worker adds its own seconds (``run``), and a batch
+runs against what its worker has left (``Pace.worker_left``), so a spinning batch stops on its own.
 
 ``workers()``: ``CUDALAB_THREADS`` (1: one batch at a time, as before), else the cores this process
 may run on (``os.sched_getaffinity``), at most ``MAX_DEFAULT``.
@@ -34,6 +39,7 @@ may run on (``os.sched_getaffinity``), at most ``MAX_DEFAULT``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import os
 import threading
@@ -87,6 +93,15 @@ def cpu_quota() -> int | None:
     return max(1, quota // period) if quota > 0 and period > 0 else None
 
 
+def cores() -> int:
+    """The cores this process may run on at once: its affinity, within the container's CPU quota."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, cpu_quota() or n))
+
+
 def workers() -> int:
     """Threads a launch's batches may run on: ``CUDALAB_THREADS`` if set (1 = one batch at a time),
     else the cores this process may use (its affinity, within the container's CPU quota), at most
@@ -97,11 +112,7 @@ def workers() -> int:
             return max(1, min(int(asked), 64))
         except ValueError:
             return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, cpu_quota() or cores, MAX_DEFAULT))
+    return min(cores(), MAX_DEFAULT)
 
 
 def independent(df, program=None) -> str:
@@ -194,12 +205,14 @@ def _order_shows(f, shared_symbols) -> str:
 
 
 class Batch:
-    """One batch of a launch and what running it left: its error, its CPU seconds."""
+    """One batch of a launch and what running it left: its error, its CPU seconds. On a worker thread,
+    ``budget()`` gives the CPU seconds it may run (``Pace.worker_left``) and ``clock`` is the launch's
+    seconds per worker thread (``Pace.workers``), which the batch adds its own to."""
 
-    __slots__ = ("ex", "run_df", "info", "nb", "budget", "error", "seconds", "user", "done")
+    __slots__ = ("ex", "run_df", "info", "nb", "budget", "clock", "error", "seconds", "user", "done")
 
-    def __init__(self, ex, run_df, info, nb, budget=None):
-        self.ex, self.run_df, self.info, self.nb, self.budget = ex, run_df, info, nb, budget
+    def __init__(self, ex, run_df, info, nb, budget=None, clock=None):
+        self.ex, self.run_df, self.info, self.nb, self.budget, self.clock = ex, run_df, info, nb, budget, clock
         self.error = None
         self.seconds = self.user = 0.0
         self.done = threading.Event()
@@ -209,7 +222,7 @@ def run(batch: Batch, body):
     """Run ``body(batch)`` on this thread, keeping its error and its CPU seconds (user and all)."""
     from .pace import system_seconds
     if batch.budget is not None:            # the launch's watchdog time left, on this thread's clock
-        batch.ex.deadline = time.thread_time() + batch.budget
+        batch.ex.deadline = time.thread_time() + batch.budget()
     sys0 = system_seconds()
     t0 = time.thread_time()
     try:
@@ -218,6 +231,9 @@ def run(batch: Batch, body):
         batch.error = e
     finally:
         batch.seconds = time.thread_time() - t0
+        if batch.clock is not None:         # (only this thread writes its own entry)
+            me = threading.get_ident()
+            batch.clock[me] = batch.clock.get(me, 0.0) + batch.seconds
         batch.user = max(batch.seconds - (system_seconds() - sys0), 0.1 * batch.seconds)
         batch.done.set()
 
@@ -266,10 +282,25 @@ def own_stats(stats, make):
 
 def merge(stats, own):
     """Add a batch's own LaunchStats to the launch's, as if it had counted there after the batches
-    before it."""
-    stats.instructions += own.instructions
-    stats.thread_instructions += own.thread_instructions
-    stats.warp_instructions += own.warp_instructions
+    before it: every field by its kind (numbers add, lists extend, dicts update), as the field's
+    ``merge`` metadata says otherwise (engine.LaunchStats), so a counter added there merges too."""
+    for f in dataclasses.fields(stats):
+        how = f.metadata.get("merge")
+        if how in ("launch", "warnings"):
+            continue
+        mine, theirs = getattr(stats, f.name), getattr(own, f.name)
+        if isinstance(mine, list):
+            mine.extend(theirs)
+        elif isinstance(mine, dict):
+            mine.update(theirs)
+        else:
+            setattr(stats, f.name, mine + theirs)
+    _merge_warnings(stats, own)
+
+
+def _merge_warnings(stats, own):
+    """The findings of a batch's own LaunchStats after the launch's: a warning the launch has given
+    already (by site, ``warned``) adds its threads to the launch's rather than appearing twice."""
     new = {id(f) for f in own.findings}
     for site, f in own.warned.items():
         if id(f) in new:

@@ -30,10 +30,16 @@ class CompiledSource:
     filename: str = "cell.cu"
 
 
+# cudalab's front for cuRAND's curand_kernel.h (which it includes from the folders after it): searched
+# first, by NVRTC here and by nvcc in the emulator's program builds (programs/build.py)
+CURAND_FRONT = os.path.join(os.path.dirname(__file__), "curand")
+
+
 @lru_cache(maxsize=1)
 def include_dirs() -> tuple:
-    """Header folders shipped in the nvidia-cuda-runtime and nvidia-cuda-cccl wheels."""
-    dirs = []
+    """Header folders shipped in the nvidia-cuda-runtime and nvidia-cuda-cccl wheels, after cudalab's
+    front for curand_kernel.h (XORWOW's skip-ahead as one call the emulator runs natively)."""
+    dirs = [CURAND_FRONT]
     try:
         import nvidia
         for base in nvidia.__path__:

@@ -32,7 +32,7 @@ from .build import build, build_program, cache_dir, nvcc, oldest_arch, source_fo
 from .command import NvccCommand, parse_nvcc
 from .stopping import cpu_limit_stops, stopped_message
 
-_MAIN = re.compile(r"\bint\s+main\s*\(")
+_MAIN = re.compile(r"\b(int|void)\s+main\s*\(")     # void: a Visual Studio program (programs/void_main.py)
 ADDR_NO_RANDOMIZE = 0x0040000
 
 
@@ -56,7 +56,7 @@ class ProgramResult:
 
 
 def has_main(source: str) -> bool:
-    """Is this source a whole program (it defines ``int main(``)?"""
+    """Is this source a whole program (it defines ``int main(``, or ``void main(`` as Visual Studio allows)?"""
     return bool(_MAIN.search(re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)))
 
 
@@ -148,7 +148,8 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
                                       time.monotonic() - (server.serving_since or time.monotonic()))
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
-        stderr = (built.notes if capture else "") + stderr + (stopped or _crash_note(code, _children_cpu() - before))
+        stderr = (built.notes if capture else "") + stderr + (stopped or _crash_note(
+            code, _children_cpu() - before, _reads_missing_arguments(cmd, args, build_dir)))
         return ProgramResult(stdout, stderr, code, server.session.launches)
     finally:
         parent.close()
@@ -190,7 +191,25 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _crash_note(code: int, cpu: float | None = None) -> str:
+# "atoi(argv[1])", "argv[2]": a command-line argument read by position
+_ARGV_READ = re.compile(r"\bargv\s*\[\s*([1-9])\s*\]")
+
+
+def _reads_missing_arguments(cmd: NvccCommand, args, build_dir: Path) -> int:
+    """The highest ``argv[N]`` the program's sources read when it was given fewer than N arguments, else
+    0: a course's ``int n = atoi(argv[1]);`` with no check of argc crashes on a NULL pointer when run bare
+    (Stanford CME 213's reduction samples), on a GPU's machine too."""
+    read = 0
+    for source in cmd.sources:
+        try:
+            text = (build_dir / source).read_text(errors="replace")
+        except OSError:
+            continue
+        read = max([read, *(int(n) for n in _ARGV_READ.findall(text))])
+    return read if read > len(args) else 0
+
+
+def _crash_note(code: int, cpu: float | None = None, missing_argument: int = 0) -> str:
     if code is None or code >= 0:
         return ""
     name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
@@ -206,6 +225,10 @@ def _crash_note(code: int, cpu: float | None = None) -> str:
         return f"cudalab: the program was ended by {name}, a signal to stop ({_STOP_SIGNALS[name]}), not a crash.\n"
     hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
             "a missing allocation)." if name == "SIGSEGV" else "")
+    if name == "SIGSEGV" and missing_argument:
+        hint += (f" Here, perhaps argv[{missing_argument}]: the program reads it, but was given "
+                 f"{'no arguments' if missing_argument == 1 else 'fewer'}, so it is NULL; give them after the "
+                 "sources and `--` (cudalab run prog.cu -- 1024).")
     return f"cudalab: the program crashed ({name}).{hint}\n"
 
 
@@ -233,7 +256,8 @@ def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: 
         except subprocess.TimeoutExpired as e:
             return ProgramResult(_text(e.stdout), _text(e.stderr) + "the program was stopped (timeout)\n", -9,
                                  device="gpu")
-        return ProgramResult(p.stdout or "", (p.stderr or "") + _crash_note(p.returncode), p.returncode, device="gpu")
+        return ProgramResult(p.stdout or "", (p.stderr or "") + _crash_note(
+            p.returncode, None, _reads_missing_arguments(cmd, args, build_dir)), p.returncode, device="gpu")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

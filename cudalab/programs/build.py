@@ -26,8 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import CompileError
+from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, shimgen
+from . import images, include_case, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -345,8 +346,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         raise CompileError(f"{source}: no such file (looked in {cwd})")
     debug = "-G" in cmd.compile_options
     legacy = ["-include", str(LEGACY)] if _sees_the_runtime(path, cmd) else []
-    options = [*_without_other_toolkits(cmd.compile_options, cwd), *([] if debug else ["-lineinfo"]),
-               f"-arch={arch}", *legacy, *_legacy_props_options()]
+    # cudalab's front for curand_kernel.h first (frontend/curand: XORWOW's skip-ahead run natively)
+    options = ["-I", CURAND_FRONT, *_without_other_toolkits(cmd.compile_options, cwd),
+               *([] if debug else ["-lineinfo"]), f"-arch={arch}", *legacy, *_legacy_props_options()]
     key = _digest("unit", path, cwd, tuple(options), cmd.rdc, cuda_home())
     out = cache_dir() / "units" / key
     if _fresh(out / "headers.json"):
@@ -354,11 +356,36 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     work = out.with_name(out.name + f".tmp{os.getpid()}.{id(cmd)}")
     keep = work / "keep"
     keep.mkdir(parents=True, exist_ok=True)
+    unit_source, built_as_int_main = source, False
+
     def compile_with(options):
         return _nvcc_run(["-dc" if cmd.rdc else "-c", *options, "--resource-usage", "--keep", "--keep-dir",
-                          str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), source], cwd)
+                          str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), unit_source], cwd)
 
     r = compile_with(options)
+    case_notes, headers = "", out.with_name(out.name + ".headers")
+    while r.returncode:
+        # Windows' habits, each met only once the one before it is passed (a header's name stops the
+        # preprocessor before g++ sees main), so they are tried in turn until neither is left
+        log = r.stdout + r.stderr
+        if not built_as_int_main and void_main.REFUSED.search(log):
+            # a Visual Studio program's void main(): built (here and in the tries below) from a copy that says
+            # int main, as MSVC builds it; the original's folder comes first on the include path, so the
+            # "header.h" beside it are found as before (the copy stays beside the cache entry, which its digest
+            # keeps fresh)
+            options = [f"-I{path.parent}", *options]
+            unit_source = str(void_main.int_main_copy(path, out.with_name(out.name + ".int_main")))
+            built_as_int_main = True
+        elif found := include_case.found_in_another_case(log, cwd, headers):
+            # a header included in another case than its file's, as Windows finds it: through a folder of
+            # links under the program's spelling, searched after the includer's own folder
+            include_case.link(*found, headers)
+            if not case_notes:
+                options = [f"-I{headers}", *options]
+            case_notes += include_case.note(*found)
+        else:
+            break
+        r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
         r = compile_with(options)
@@ -396,6 +423,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         # does not build, what nvcc said of the references themselves is the message, with the hint below
         with_references = compile_with([*options, "-include", str(LEGACY_TEXTURES)])
         r = with_references if not with_references.returncode else r
+    if built_as_int_main and not r.returncode:
+        r.stdout = void_main.note(path) + r.stdout
+    if case_notes and not r.returncode:
+        r.stdout = case_notes + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -475,10 +506,12 @@ def extended_lambda_note(source: Path) -> str:
 
 
 def lambda_notes(units: list) -> str:
-    """The extended-lambda and mdspan notes of the units a program was linked from, once each."""
+    """The notes of the units a program was linked from (extended lambdas, void main, file names in
+    another case, mdspan), once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
                                  if line.startswith("cudalab: note:")
-                                 and ("--extended-lambda" in line or "cuda::std::mdspan" in line)))
+                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
+                                      or "cuda::std::mdspan" in line)))
 
 
 def cpp17(options: list) -> list:
@@ -676,8 +709,10 @@ def own_link_options(cmd: NvccCommand) -> list:
 
 
 def _compile_units(cmd: NvccCommand, arch: str, cwd: Path, line_offset: int = 0) -> list:
-    """Every source file of ``cmd`` compiled (a few at a time), in order."""
-    workers = min(len(cmd.sources), max(1, min(4, os.cpu_count() or 1)))
+    """Every source file of ``cmd`` compiled (a few at a time, at most one an allowed core: a container's
+    CPU quota, mybinder's 2 CPUs on a 64-core host, as the emulator's batches count them), in order."""
+    from ..emulator.parallel import cores
+    workers = min(len(cmd.sources), max(1, min(4, cores())))
     with ThreadPoolExecutor(workers) as pool:
         jobs = [pool.submit(compile_unit, s, cmd, arch, cwd) for s in cmd.sources]
         try:

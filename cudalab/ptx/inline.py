@@ -32,6 +32,9 @@ from .ir import Function, Module, call_parts, leaves
 # with it: about 10 ms an instruction), a copied body to at most BODY_MOST
 TOTAL_MOST = 6000
 BODY_MOST = 1500
+# functions whose body the emulator never runs: it answers their calls natively (emulator/xorwow_jump.py and
+# mrg_jump.py, the skip-aheads of cudalab's curand_kernel.h front), so their calls stay calls
+NATIVE_CALLS = frozenset({"cudalab_xorwow_jump", "cudalab_mrg_power"})
 
 
 class _NotInlined(Exception):
@@ -141,7 +144,7 @@ class _Inliner:
         target, rets, args = call_parts(call)
         fname = target[1] if target is not None and target[0] == "sym" else None     # (None: through a pointer)
         callee_ir = self.module.functions.get(fname) if fname else None
-        if callee_ir is None or callee_ir.extern or callee_ir.is_entry or callee_ir.shared:
+        if callee_ir is None or callee_ir.extern or callee_ir.is_entry or callee_ir.shared or fname in NATIVE_CALLS:
             raise _NotInlined
         if any(a[0] != "sym" for a in args) or any(r[0] != "sym" for r in rets):
             raise _NotInlined

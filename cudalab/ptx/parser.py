@@ -355,6 +355,11 @@ def _declare_regs(f: Function, stmt: str, scope: dict, nested: bool):
             declare(item.strip())
 
 
+def _in_front(f) -> bool:
+    """Whether ``f`` is a skip-ahead function of cudalab's curand_kernel.h front (frontend/curand)."""
+    return f is not None and f.name in ("cudalab_xorwow_jump", "cudalab_mrg_power")
+
+
 def parse(text: str) -> Module:
     """Parse a PTX module. Raises PtxSyntaxError with the PTX line on anything unknown."""
     mod = Module()
@@ -363,6 +368,10 @@ def parse(text: str) -> Module:
     scopes: list = []
     line = file = elsewhere = None
     inlined: dict = {}            # .loc (file, line, column) -> the cell line it was inlined into
+    # the source NVRTC or nvcc compiled is file 1, the first file the code names, unless the module opens
+    # with the skip-ahead of cudalab's curand_kernel.h front (a called function, so compilers emit it
+    # first, and its header and NVIDIA's take numbers 1 and 2): then it is the first file named after it
+    main: int | None = 1
     for kind, stmt, ptx_line in _statements(text):
         try:
             if kind == "file":
@@ -376,15 +385,17 @@ def parse(text: str) -> Module:
                 col = int(parts[3].rstrip(",")) if len(parts) > 3 and parts[3].rstrip(",").isdigit() else 0
                 m = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", stmt)
                 here = (file, ln, col)
-                if file != 1 and m:
+                if main is None and not _in_front(cur):
+                    main = file
+                if file != main and m:
                     # code from a header (texture fetch, cuda_fp16.h, cuda::memcpy_async ...) inlined into the
                     # cell: name the cell's line that called it (file 1 is the source NVRTC compiled),
                     # following chains of inlined calls through the .loc lines seen before
                     at = tuple(int(g) for g in m.groups())
-                    file, ln = (1, at[1]) if at[0] == 1 else inlined.get(at, (file, ln))
+                    file, ln = (main, at[1]) if at[0] == main else inlined.get(at, (file, ln))
                 inlined[here] = (file, ln)
-                line = ln if ln > 0 and file == 1 else None
-                elsewhere = (file, ln) if ln > 0 and file != 1 else None      # named below
+                line = ln if ln > 0 and file == main else None
+                elsewhere = (file, ln) if ln > 0 and file != main else None      # named below
                 continue
             if kind == "open":
                 depth += 1
@@ -415,6 +426,8 @@ def parse(text: str) -> Module:
                     mod.address_size = int(stmt.split()[1])
                 elif re.match(r"^(\.(visible|weak|extern)\s+)*\.(entry|func)\b", stmt):
                     f = _parse_header(stmt)
+                    if _in_front(f) and not f.extern and all(g.extern for g in mod.functions.values()):
+                        main = None
                     mod.functions[f.name] = f
                     if not f.extern:
                         cur = f

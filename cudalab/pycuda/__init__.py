@@ -11,8 +11,9 @@ what PyCUDA computes itself (``a * 2``, ``gpuarray.sum``) is numpy's answer over
 
 Modules: ``pycuda.autoinit`` (the context), ``driver``, ``compiler``, ``gpuarray``, ``elementwise``,
 ``reduction``, ``scan``, ``cumath`` (numpy's functions), ``curandom`` (numpy's generator: the same
-distributions, not cuRAND's sequence), ``tools``. Not provided: OpenGL interop (``pycuda.gl``), texture
-references (removed in CUDA 12), ``pycuda.sparse`` and ``pycuda.characterize``.
+distributions, not cuRAND's sequence), ``tools``, ``characterize``. ``driver.module_from_file``/``module_from_buffer`` load
+PTX (a cubin is machine code for a real GPU: refused, saying so). Not provided: OpenGL interop
+(``pycuda.gl``), texture references (removed in CUDA 12) and ``pycuda.sparse``.
 """
 from __future__ import annotations
 
@@ -136,6 +137,35 @@ def _tools(driver):
                    ScalarArg=importlib.import_module(f"{__name__}.kernels").ScalarArg)
 
 
+def _characterize(driver):
+    """pycuda.characterize: what the device and the compiler make of types, asked of the emulated device."""
+    import functools
+    import sys as _sys
+
+    def platform_bits():
+        return 64 if _sys.maxsize > 2 ** 32 else 32
+
+    def has_stack():
+        return driver.Context.get_device().compute_capability() >= (2, 0)
+
+    def has_double_support():
+        return driver.Context.get_device().compute_capability() >= (1, 3)
+
+    @functools.lru_cache(maxsize=None)
+    def sizeof(type_name, preamble=""):
+        """The device compiler's ``sizeof(type_name)`` (after ``preamble``), measured by a one-thread kernel."""
+        from .compiler import SourceModule
+        from .gpuarray import empty
+        kernel = SourceModule(f"{preamble}\nextern \"C\" __global__ void size_of(size_t *out) "
+                              f"{{ *out = sizeof({type_name}); }}", no_extern_c=True).get_function("size_of")
+        out = empty((), np.uintp)
+        kernel(out, block=(1, 1, 1), grid=(1, 1))
+        return int(out.get())
+
+    return _module("pycuda.characterize", _characterize.__doc__, platform_bits=platform_bits, has_stack=has_stack,
+                   has_double_support=has_double_support, sizeof=sizeof)
+
+
 def modules() -> dict:
     """The names under which Python finds this stand-in once cudalab.numba.install() puts it in place."""
     driver = importlib.import_module(f"{__name__}.driver")
@@ -152,7 +182,7 @@ def modules() -> dict:
     found = {"pycuda": package, "pycuda.driver": driver, "pycuda.compiler": compiler,
              "pycuda.gpuarray": gpuarray, "pycuda.elementwise": elementwise, "pycuda.reduction": reduction,
              "pycuda.scan": scan, "pycuda.cumath": _cumath(), "pycuda.curandom": _curandom(),
-             "pycuda.tools": _tools(driver)}
+             "pycuda.tools": _tools(driver), "pycuda.characterize": _characterize(driver)}
     for name, module in found.items():          # ``import pycuda.driver as drv``, ``from pycuda import gpuarray``
         if name != "pycuda":
             setattr(package, name.split(".", 1)[1], module)

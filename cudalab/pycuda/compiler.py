@@ -66,11 +66,14 @@ class SourceModule(driver.Module):
         options = tuple(_standard(source, _options(options, include_dirs, arch)))
         from ..errors import CompileError
         try:
-            module = compile_cuda(source, options=options)
-        except CompileError as e:
-            if not _HOST_CODE.search(e.log or str(e)):
-                raise
-            module = _nvcc_module(source, options, e)
+            try:
+                module = compile_cuda(source, options=options)
+            except CompileError as e:
+                if not _HOST_CODE.search(e.log or str(e)):
+                    raise
+                module = _nvcc_module(source, options, e)
+        except CompileError as e:           # as PyCUDA raises it: ``except drv.CompileError`` catches it
+            raise driver.CompileError(e.args[0], stderr=e.log) from None
         super().__init__(module)
 
 

@@ -15,6 +15,8 @@ import threading
 
 import numpy as np
 
+from .. import errors as _errors
+
 from ..pykernels import host
 from ..runtime import streams
 from ..runtime.arrays import DeviceArray
@@ -51,8 +53,14 @@ class LaunchError(Error):
     pass
 
 
-class CompileError(Error):
-    pass
+class CompileError(Error, _errors.CompileError):
+    """PyCUDA's compile error (``pycuda.driver.CompileError``, also cudalab's CompileError): the
+    compiler's words with the program's lines in the message, ``stderr`` the compiler's log, as PyCUDA
+    keeps it (``msg``, ``stdout``, ``command_line`` too)."""
+
+    def __init__(self, msg, command_line="nvrtc", stdout=None, stderr=None):
+        _errors.CompileError.__init__(self, msg, log=stderr or "")
+        self.msg, self.command_line, self.stdout, self.stderr = msg, command_line, stdout, stderr
 
 
 class MemoryError(Error):           # noqa: A001  (PyCUDA's name)
@@ -61,6 +69,10 @@ class MemoryError(Error):           # noqa: A001  (PyCUDA's name)
 
 class RuntimeError(Error):          # noqa: A001  (PyCUDA's name)
     pass
+
+
+for _error in (Error, LogicError, LaunchError, CompileError, MemoryError, RuntimeError):
+    _error.__module__ = "pycuda.driver"     # a traceback names them as PyCUDA's lessons show them
 
 
 def init(flags=0):
@@ -91,27 +103,34 @@ class _Named(int):
     __repr__ = __str__
 
 
-def _driver_names() -> dict:
-    """CUdevice_attribute numbers -> the driver's names without CU_DEVICE_ATTRIBUTE_ (PyCUDA's names).
-    The runtime's cudaDevAttr numbers are the same; where cuda-bindings is missing the runtime's
-    camel-case names are written in capitals."""
+def _driver_names(aliases: bool = False):
+    """CUdevice_attribute numbers -> the driver's names without CU_DEVICE_ATTRIBUTE_ (PyCUDA's names):
+    each number's own name (``MAX_SHARED_MEMORY_PER_BLOCK`` for 8), or with ``aliases`` a list of
+    (number, name) with the older names too (``SHARED_MEMORY_PER_BLOCK``). The runtime's cudaDevAttr
+    numbers are the same; where cuda-bindings is missing the runtime's camel-case names are written
+    in capitals."""
     try:
         from cuda.bindings import driver
         prefix = "CU_DEVICE_ATTRIBUTE_"
-        return {int(getattr(driver.CUdevice_attribute, n)): n[len(prefix):]
-                for n in dir(driver.CUdevice_attribute) if n.startswith(prefix)}
+        pairs = [(int(getattr(driver.CUdevice_attribute, n)), n[len(prefix):])
+                 for n in dir(driver.CUdevice_attribute) if n.startswith(prefix)]
+        if aliases:
+            return pairs
+        return {number: driver.CUdevice_attribute(number).name[len(prefix):] for number, _ in pairs}
     except Exception:       # noqa: BLE001
         import re
         from ..runtime.core.properties import ATTRIBUTE_NAMES
-        return {number: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper() for name, number in ATTRIBUTE_NAMES.items()}
+        names = {number: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper() for name, number in ATTRIBUTE_NAMES.items()}
+        return list(names.items()) if aliases else names
 
 
 class device_attribute:                     # noqa: N801  (PyCUDA's name)
     """PyCUDA's device attributes: ``device_attribute.MULTIPROCESSOR_COUNT`` and so on."""
 
 
-for _number, _name in _driver_names().items():
-    setattr(device_attribute, _name, _Named(_number, _name))
+_OWN_NAMES = _driver_names()
+for _number, _name in _driver_names(aliases=True):      # an older name is the same attribute, named as its number's own
+    setattr(device_attribute, _name, _Named(_number, _OWN_NAMES[_number]))
 
 
 class Device:
@@ -222,9 +241,26 @@ class Context:
         if self in stack:
             stack.remove(self)
 
+    _cache_config = 0
+    _shared_config = 0
+
     @staticmethod
     def set_cache_config(config):
-        pass
+        """cuCtxSetCacheConfig: kept and answered back; the emulator's L1 and shared memory do not change."""
+        Context._cache_config = int(config)
+
+    @staticmethod
+    def get_cache_config() -> int:
+        return Context._cache_config
+
+    @staticmethod
+    def set_shared_config(config):
+        """cuCtxSetSharedMemConfig (bank size): kept and answered back, as on GPUs since Volta, where it does nothing."""
+        Context._shared_config = int(config)
+
+    @staticmethod
+    def get_shared_config() -> int:
+        return Context._shared_config
 
     @staticmethod
     def get_limit(limit) -> int:
@@ -235,6 +271,15 @@ class Context:
     def set_limit(limit, value):
         """cuCtxSetLimit: kernels launched later see it (the device heap, printf's buffer, nesting depth)."""
         streams.set_device_limit(int(limit), int(value))
+
+
+class ctx_flags:                    # noqa: N801  (PyCUDA's name: make_context's flags, CUctx_flags)
+    SCHED_AUTO, SCHED_SPIN, SCHED_YIELD, SCHED_BLOCKING_SYNC, SCHED_MASK = 0, 1, 2, 4, 7
+    MAP_HOST, LMEM_RESIZE_TO_MAX, FLAGS_MASK = 8, 16, 31
+
+
+class shared_config:                # noqa: N801
+    DEFAULT_BANK_SIZE, FOUR_BYTE_BANK_SIZE, EIGHT_BYTE_BANK_SIZE = 0, 1, 2
 
 
 class limit:                        # noqa: N801  (PyCUDA's name; CUlimit's numbers are cudaLimit's)
@@ -386,6 +431,64 @@ def memcpy_dtod(dest, src, size, stream=None):
 memcpy_dtod_async = memcpy_dtod
 
 
+class Memcpy2D:
+    """cuMemcpy2D: ``height`` rows of ``width_in_bytes`` bytes between a host array and device memory
+    (pitched memory from ``mem_alloc_pitch``): each side set with ``set_src_host``/``set_src_device``
+    (``set_dst_...``), its ``*_pitch`` in bytes and its ``*_x_in_bytes``/``*_y`` offset."""
+
+    def __init__(self):
+        self.src_x_in_bytes = self.src_y = self.dst_x_in_bytes = self.dst_y = 0
+        self.src_pitch = self.dst_pitch = self.width_in_bytes = self.height = 0
+        self._src = self._dst = None
+
+    def set_src_host(self, ary):
+        self._src = ("H", ary)
+
+    def set_src_device(self, ptr):
+        self._src = ("D", _address(ptr))
+
+    def set_dst_host(self, ary):
+        self._dst = ("H", ary)
+
+    def set_dst_device(self, ptr):
+        self._dst = ("D", _address(ptr))
+
+    def set_src_array(self, ary):
+        from ..errors import UnsupportedError
+        raise UnsupportedError("Memcpy2D.set_src_array: CUDA arrays come with texture references, which CUDA 12 "
+                               "removed and cudalab does not emulate; copy from device memory or a host array")
+
+    set_dst_array = set_src_array
+
+    @one_at_a_time
+    def __call__(self, aligned=False, stream=None):
+        if self._src is None or self._dst is None:
+            raise LogicError("cuMemcpy2D failed: set the source and the destination first (set_src_host or "
+                             "set_src_device, set_dst_host or set_dst_device)")
+        width, rows = int(self.width_in_bytes), int(self.height)
+        for pitch, what in ((self.src_pitch, "src_pitch"), (self.dst_pitch, "dst_pitch")):
+            if pitch and pitch < width:
+                raise LogicError(f"cuMemcpy2D failed: invalid argument - {what} ({pitch}) is smaller than "
+                                 f"width_in_bytes ({width})")
+        src_pitch, dst_pitch = int(self.src_pitch or width), int(self.dst_pitch or width)
+        (skind, src), (dkind, dst) = self._src, self._dst
+        src_start = int(self.src_y) * src_pitch + int(self.src_x_in_bytes)
+        dst_start = int(self.dst_y) * dst_pitch + int(self.dst_x_in_bytes)
+        src_bytes = np.asarray(src).reshape(-1).view(np.uint8) if skind == "H" else None
+        dst_bytes = np.asarray(dst).reshape(-1).view(np.uint8) if dkind == "H" else None
+        for r in range(rows):
+            at = src_start + r * src_pitch
+            row = src_bytes[at:at + width] if skind == "H" else _device().read(src + at, width)
+            at = dst_start + r * dst_pitch
+            if dkind == "H":
+                dst_bytes[at:at + width] = np.frombuffer(bytes(row), np.uint8)
+            else:
+                _device().write(dst + at, bytes(row))
+        host = src if skind == "H" else dst if dkind == "H" else None
+        _timeline_copy(width * rows, f"{skind}2{dkind}", stream, host if isinstance(host, np.ndarray) else None,
+                       blocking=stream is None)
+
+
 @one_at_a_time
 def memset_d8(dest, value, count):
     _device().write(_address(dest), bytes([int(value) & 0xFF]) * int(count))
@@ -423,23 +526,34 @@ class HostAllocation:
         return int(self._memory.device_ptr)
 
 
+class ManagedAllocation(HostAllocation):
+    """The bytes under a managed array (``managed_empty``): the host reads and writes them where they
+    are, and a kernel given the array itself gets their device address, as PyCUDA passes it."""
+
+    def __int__(self):
+        return self.get_device_pointer()
+
+    def attach(self, mem_flags, stream=None):
+        """cuStreamAttachMemAsync: one memory on the emulator, so nothing moves."""
+
+
 @one_at_a_time
-def _mapped(shape, dtype, order):
+def _mapped(shape, dtype, order, kind=HostAllocation, call="cuMemHostAlloc"):
     """Host memory kernels read and write where it is (cuMemHostAlloc with DEVICEMAP): bytes of the
     emulated device's memory that numpy sees directly, possible because the Python API's arena never
     moves (it grows inside address space reserved once)."""
     import ctypes
-    _need_context("cuMemHostAlloc")
+    _need_context(call)
     memory = getattr(_device(), "memory", None)
     nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
     if memory is None or getattr(memory, "_reserved", None) is None:
-        raise LogicError("cuMemHostAlloc(DEVICEMAP) failed: mapped host memory needs the emulated device's memory "
-                         "reserved in one piece, which this machine's memory settings did not allow")
+        raise LogicError(f"{call} failed: memory that the host and kernels share needs the emulated device's "
+                         "memory reserved in one piece, which this machine's memory settings did not allow")
     block = DeviceArray((nbytes,), np.uint8)
     from ..emulator.memory import GLOBAL_BASE
     address = memory.data.ctypes.data + block.device_ptr - GLOBAL_BASE
     # a buffer over those bytes that numpy keeps as the array's base (a ctypes array, with PyCUDA's method)
-    owner_type = type("HostAllocation", (ctypes.c_uint8 * nbytes, HostAllocation), {})
+    owner_type = type(kind.__name__, (ctypes.c_uint8 * nbytes, kind), {})
     owner = owner_type.from_address(address)
     owner._memory = block
     return np.ndarray(shape, dtype, buffer=owner, order=order)
@@ -465,6 +579,52 @@ def pagelocked_empty_like(ary, mem_flags=0):
 
 def pagelocked_zeros_like(ary, mem_flags=0):
     return pagelocked_zeros(ary.shape, ary.dtype, mem_flags=mem_flags)
+
+
+def managed_empty(shape, dtype, order="C", mem_flags=0):
+    """Managed (unified) memory, cuMemAllocManaged: a numpy array the host uses directly and kernels
+    take as it is (its ``base`` is a ManagedAllocation; ``Context.synchronize()`` before the host reads
+    what a kernel wrote, as on a GPU)."""
+    return _mapped(shape, dtype, order, ManagedAllocation, "cuMemAllocManaged")
+
+
+def managed_zeros(shape, dtype, order="C", mem_flags=0):
+    out = managed_empty(shape, dtype, order, mem_flags)
+    out[...] = 0
+    return out
+
+
+def managed_empty_like(ary, mem_flags=0):
+    return managed_empty(ary.shape, ary.dtype, "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C",
+                         mem_flags)
+
+
+def managed_zeros_like(ary, mem_flags=0):
+    out = managed_empty_like(ary, mem_flags)
+    out[...] = 0
+    return out
+
+
+def aligned_empty(shape, dtype, order="C", alignment=4096):
+    """Host memory aligned to ``alignment`` bytes (for register_host_memory), a plain numpy array."""
+    nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
+    raw = np.empty(nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes].view(dtype).reshape(shape, order=order)
+
+
+def aligned_zeros(shape, dtype, order="C", alignment=4096):
+    out = aligned_empty(shape, dtype, order, alignment)
+    out[...] = 0
+    return out
+
+
+def aligned_empty_like(ary, alignment=4096):
+    return aligned_empty(ary.shape, ary.dtype, alignment=alignment)
+
+
+def aligned_zeros_like(ary, alignment=4096):
+    return aligned_zeros(ary.shape, ary.dtype, alignment=alignment)
 
 
 def register_host_memory(ary, flags=0):
@@ -555,6 +715,8 @@ def _arg(k, a):
         return a.get_device_alloc()
     if isinstance(a, np.void):
         return bytes(memoryview(np.ascontiguousarray(a)).cast("B")) if a.dtype.itemsize else a
+    if isinstance(a, np.ndarray) and isinstance(a.base, ManagedAllocation):
+        return np.uint64(int(a.base))                               # managed memory: its address
     if isinstance(a, np.ndarray):
         return bytes(np.ascontiguousarray(a).view(np.uint8))       # by value: its bytes, as PyCUDA passes it
     cai = getattr(a, "__cuda_array_interface__", None)
@@ -699,14 +861,54 @@ class Module:
         return self.get_texref(name)
 
 
-def module_from_file(path) -> Module:
-    """A module from a file of CUDA C++ source (PyCUDA loads cubins and PTX; cudalab compiles source)."""
+def _ptx_module(ptx: str, name: str) -> Module:
+    """A module from PTX text (what ``nvcc -ptx`` writes and ``pycuda.compiler.compile`` returns here)."""
+    from ..frontend.nvrtc import CompiledSource
+    from ..runtime.module import Module as CudaModule
+    return Module(CudaModule(CompiledSource(source="", ptx=ptx, options=(), log="", filename=name)))
+
+
+def _machine_code(what: str):
     from ..errors import UnsupportedError
+    return UnsupportedError(f"{what} is machine code for a real GPU (a cubin or fatbin), which the emulated device "
+                            "cannot run: build PTX instead (nvcc -ptx kernel.cu, or pycuda.compiler.compile(source)) "
+                            "and load that, or give the CUDA C++ to SourceModule")
+
+
+def _is_ptx(text: str) -> bool:
+    return ".version" in text and ".target" in text
+
+
+def module_from_buffer(buffer, options=(), message_handler=None) -> Module:
+    """cuModuleLoadDataEx: a module from PTX bytes or text (``pycuda.compiler.compile``'s answer, a
+    ``.ptx`` file's contents). ``options`` (jit_option pairs) change nothing on the emulator."""
+    data = buffer.encode() if isinstance(buffer, str) else bytes(buffer)
+    if data[:4] == b"\x7fELF" or data[:4] == b"\x50\xed\x55\xba":          # an ELF cubin, a fatbin
+        raise _machine_code("module_from_buffer's buffer")
+    text = data.rstrip(b"\0").decode("utf-8", errors="replace")
+    if not _is_ptx(text):
+        raise LogicError("cuModuleLoadDataEx failed: the buffer is not PTX (no .version and .target lines); "
+                         "give module_from_buffer the PTX that nvcc -ptx or pycuda.compiler.compile made")
+    _need_context("cuModuleLoadDataEx")
+    return _ptx_module(text, "buffer.ptx")
+
+
+def module_from_file(path) -> Module:
+    """cuModuleLoad: a module from a ``.ptx`` file (``nvcc -ptx kernel.cu``), or, as cudalab's own
+    convenience, from a file of CUDA C++ source; a cubin or fatbin is refused (the emulator runs PTX)."""
     from ..runtime.module import compile as compile_cuda
-    with open(path) as f:
-        text = f.read()
-    if ".entry" in text and ".version" in text:
-        raise UnsupportedError(f"module_from_file({path!r}): this is PTX, which cudalab's PyCUDA stand-in does not "
-                               "load; give it the CUDA C++ source (SourceModule) instead")
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] in (b"\x7fELF", b"\x50\xed\x55\xba"):
+        raise _machine_code(f"module_from_file({str(path)!r})")
+    text = data.decode("utf-8", errors="replace")
     _need_context("cuModuleLoad")
+    if _is_ptx(text):
+        return _ptx_module(text, str(path))
     return Module(compile_cuda(text))
+
+
+class jit_option:                   # noqa: N801  (PyCUDA's name: CUjit_option, for module_from_buffer's options)
+    MAX_REGISTERS, THREADS_PER_BLOCK, WALL_TIME, INFO_LOG_BUFFER = 0, 1, 2, 3
+    INFO_LOG_BUFFER_SIZE_BYTES, ERROR_LOG_BUFFER, ERROR_LOG_BUFFER_SIZE_BYTES = 4, 5, 6
+    OPTIMIZATION_LEVEL, TARGET_FROM_CUCONTEXT, TARGET, FALLBACK_STRATEGY = 7, 8, 9, 10

@@ -82,6 +82,14 @@ class GPUArray(_cupy.ndarray):
         driver.memcpy_dtod(out.gpudata, self.gpudata, self.nbytes)
         return out
 
+    def reverse(self, stream=None):
+        """A new array with the values in reverse order (1D, as PyCUDA's)."""
+        return _as_gpu(_cupy._on_host(np.flip, (self,), {}))
+
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
+        """``selffac * self + otherfac * other`` as a new array."""
+        return selffac * self + otherfac * other
+
     def bind_to_texref(self, *args, **kwargs):
         driver.Module(None).get_texref("texref")
 
@@ -195,6 +203,20 @@ hstack = _numpy(np.hstack)
 take = _numpy(np.take)
 reshape = _numpy(np.reshape)
 transpose = _numpy(np.transpose)
+
+
+where = _numpy(np.where)
+logical_and = _numpy(np.logical_and)
+logical_or = _numpy(np.logical_or)
+logical_not = _numpy(np.logical_not)
+any = _numpy(np.any)                   # noqa: A001
+all = _numpy(np.all)                   # noqa: A001
+
+
+def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
+    """The dot product of ``a`` and ``b`` over the indices in ``subset``."""
+    pick = _cupy._values(subset)
+    return _as_gpu(_cupy._on_host(np.dot, (_cupy._values(a)[pick], _cupy._values(b)[pick]), {}))
 
 
 def subset_sum(subset, a, dtype=None, stream=None):

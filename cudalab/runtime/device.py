@@ -135,7 +135,8 @@ def reset():
 
 
 def set_watchdog(seconds: float):
-    """Stop emulated kernels that run longer than ``seconds`` of CPU time (default 10); a launch whose
+    """Stop emulated kernels that run longer than ``seconds`` of CPU time (default 10; a launch whose
+    batches run on several threads, its busiest thread's: emulator/pace.py); a launch whose
     first blocks show it would clearly take longer is stopped at once, with the estimate."""
     global WATCHDOG_SECONDS
     try:
