@@ -10,6 +10,7 @@ one-block warm-up that compiles the kernel and loads the jump's tables and loop)
 - *setup, cuRAND's loops*: the same kernel built with ``-DCUDALAB_CURAND_LOOPS`` (NVIDIA's header as it
   is, as before the front), on the compiled tier (the grid's last ``--loop-threads`` threads) and the
   interpreter (the last quarter of those), scaled to the grid (marked ~);
+- *setup of MRG32k3a*: the same for curandStateMRG32k3a_t (emulator/mrg_jump.py);
 - *draw*: each thread draws ``--draws`` uniform floats from its state and sums them (pi by darts).
 The first 4096 states are checked against the host API's XORWOW (libraries/rand.py, recorded on an H200).
 """
@@ -24,6 +25,10 @@ import numpy as np
 SOURCE = r"""
 #include <curand_kernel.h>
 extern "C" __global__ void setup(curandState *states, unsigned long long seed, int first, int n) {
+    int id = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (id < n) curand_init(seed, id, 0, &states[id - first]);
+}
+extern "C" __global__ void setup_mrg(curandStateMRG32k3a_t *states, unsigned long long seed, int first, int n) {
     int id = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (id < n) curand_init(seed, id, 0, &states[id - first]);
 }
@@ -87,6 +92,11 @@ def main(argv=None):
         assert (few.copy_to_host().view(np.uint32).reshape(m, 12) == words[n - m:]).all(), "the loops disagree"
         rows.append((f"setup: cuRAND's loops, {tier} tier", f"~{t_loops * n / m:.1f} (timed {t_loops:.3f} on {m})"))
     os.environ["CUDALAB_TIER"] = "compiled"
+    mrg = mod.get_kernel("setup_mrg")
+    mrg_states = cudalab.device_array((n * 64,), np.uint8)
+    mrg[1, block](mrg_states, seed, np.int32(0), np.int32(block))
+    t_mrg, _ = cpu(lambda: mrg[(n + block - 1) // block, block](mrg_states, seed, np.int32(0), np.int32(n)))
+    rows.append(("setup: curand_init of MRG32k3a, native matrix powers", f"{t_mrg:.2f}"))
     rows.append((f"draw: {args.draws} pairs of curand_uniform a thread (pi = {pi:.5f})", f"{t_draw:.2f}"))
     if args.markdown:
         print(f"| kernel ({n:,} threads) | CPU s |\n|---|---|")

@@ -175,6 +175,28 @@ def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_s
         run_program(["main.cpp"], capture=True)
 
 
+def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_is_told(tmp_path, monkeypatch):
+    # a Windows lab's host file: ceil and memcpy with only <cstdio> and <iostream> (MSVC's bring in the rest)
+    write(tmp_path, {"grid.cpp": """\
+        #include <cstdio>
+        #include <iostream>
+        int main() {
+            char label[8];
+            memcpy(label, "blocks", 7);
+            printf("%s %d\\n", label, (int)ceil(1000 / 256.0));
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["grid.cpp"], options=["-o", "grid"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "blocks 4\n"), r.stderr
+    assert "memcpy without #include <cstring>" in r.stderr and "ceil without #include <cmath>" in r.stderr
+    # a name no standard header declares is still g++'s error
+    (tmp_path / "grid.cpp").write_text("int main() { return not_declared_anywhere(); }\n")
+    with pytest.raises(CompileError, match="not_declared_anywhere"):
+        run_program(["grid.cpp"], capture=True)
+
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0

@@ -133,3 +133,24 @@ def test_a_better_build_still_running_when_the_program_ends_is_ended_with_it(qui
         compiled._CHILDREN.remove(child)
         if child.poll() is None:
             child.kill()
+
+
+def test_better_code_built_after_the_kernels_last_launch_is_kept_on_disk_at_exit(quick_first, monkeypatch):
+    import json
+    monkeypatch.setattr(compiled, "BETTER_COST", 0.0)
+    n = 32
+    _, _, a, b, c = matmul(n)
+    mod = fresh("1.0004f")
+    mod.get_kernel("tiled")[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))   # its last launch
+    df = decoded(mod)
+    child = df._tier.better
+    assert child                                # the better build was due, and started
+    child.wait(120)
+    key = compiled.fingerprint(df)
+    try:
+        compiled.end_children()                 # the program ends: the finished build is kept
+    finally:
+        compiled._CHILDREN.remove(child)
+        df._tier.better = False
+    assert "better" not in json.loads((quick_first / f"{key}.json").read_text())
+    assert not (quick_first / f"{key}.bc").exists()

@@ -907,6 +907,17 @@ def test_a_readme_beside_a_makefile_that_only_builds_gives_the_example_run_not_t
     assert (p.how, author_arguments(p, course)) == ("p7/Makefile", ["4096"])
 
 
+def test_a_program_that_prints_without_end_is_judged_from_the_first_and_last_of_its_output(tmp_path):
+    # a homework starter whose loop never ends prints a line a turn until the limit ends it: gigabytes the
+    # tool must not hold in memory to find its verdict
+    import samples_check
+    script = tmp_path / "chatty.py"
+    script.write_text("import sys\nsys.stdout.write('Period 4 ioc: 0.9\\n' * 300000)\nprint('the end')\n")
+    code, out, _ = samples_check.run_limited([sys.executable, str(script)], tmp_path, None, None, 60)
+    assert code == 0 and out.startswith("Period 4 ioc: 0.9\n") and out.endswith("the end\n")
+    assert "bytes of output left out" in out and len(out) < 2 * samples_check.OUTPUT_KEPT + 200
+
+
 def test_a_visual_studio_folders_timer_source_is_built_with_the_program_as_its_project_lists_it(tmp_path):
     # a textbook's chapter folder: the program with void main, its timer's header and source beside it, and
     # a lecture folder that finds the same timer in a shared Common folder through the course's include path

@@ -89,3 +89,10 @@ def test_a_blank_kernel_name_is_cupys_value_error_when_the_kernel_is_made(cp):
         cp.ElementwiseKernel('', '', '', '')
     with pytest.raises(ValueError, match='Invalid kernel name: "my kernel"'):
         cp.ReductionKernel('T x', 'T y', 'x', 'a + b', 'y = a', '0', 'my kernel')
+
+
+def test_cupys_runtime_error_imports_from_where_cupy_defines_it(cp):
+    from cupy_backends.cuda.api.runtime import CUDARuntimeError
+    assert CUDARuntimeError is cp.cuda.runtime.CUDARuntimeError
+    with pytest.raises(CUDARuntimeError):
+        cp.cuda.runtime.free(12345)              # not an address malloc gave

@@ -192,3 +192,51 @@ extern "C" __global__ void setup(curandStateMRG32k3a_t *states) {
         counts.append(rec.instructions)
     np.testing.assert_array_equal(words[0], words[1])
     assert counts[0] * 5 < counts[1]
+
+
+PROGRAM = r'''
+#include <cstdio>
+#HOST_TOO
+#include <curand_kernel.h>
+__global__ void setup(curandState *x, curandStateMRG32k3a_t *m, int n) {
+    int id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id < n) { curand_init(77, id, 5, &x[id]); curand_init(77, id, 5, &m[id]); }
+}
+int main() {
+    const int n = 64;
+    curandState *x; curandStateMRG32k3a_t *m;
+    cudaMallocManaged(&x, n * sizeof(*x)); cudaMallocManaged(&m, n * sizeof(*m));
+    setup<<<1, n>>>(x, m, n);
+    cudaDeviceSynchronize();
+    printf("%u %u %u\n", x[n - 1].v[0], x[n - 1].d, m[n - 1].s2[2]);
+#ifdef HOST_TOO
+    curandState hx; curandStateMRG32k3a_t hm;               // cuRAND's host path: the _host tables
+    curand_init(77, n - 1, 5, &hx); curand_init(77, n - 1, 5, &hm);
+    printf("%u %u %u\n", hx.v[0], hx.d, hm.s2[2]);
+#endif
+    return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("host_too", [False, True])
+def test_a_whole_program_builds_with_the_front_and_its_host_path_agrees(host_too):
+    # NVIDIA's header is device-only unless a program defines QUALIFIERS as __host__ __device__ itself
+    from cudalab.programs import run_program_source
+    line = "#define HOST_TOO\n#define QUALIFIERS static __forceinline__ __host__ __device__" if host_too else ""
+    r = run_program_source(PROGRAM.replace("#HOST_TOO", line))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert all(int(w) for w in lines[0].split()) and len(lines[0].split()) == 3
+    if host_too:
+        assert lines[1] == lines[0]
+
+
+def test_a_host_compilers_cpp_file_that_includes_the_header_builds(tmp_path, monkeypatch):
+    # nvcc hands a .cpp file to g++ with the same -I folders, the front's included: no CUDA keywords there
+    from cudalab.programs import run_program
+    (tmp_path / "sizes.cpp").write_text('#include <curand_kernel.h>\n#include <cstdio>\n'
+                                        'int main() { printf("%d\\n", (int)sizeof(curandState)); return 0; }\n')
+    monkeypatch.chdir(tmp_path)
+    r = run_program("sizes.cpp")
+    assert (r.returncode, r.stdout) == (0, "48\n"), r.stderr

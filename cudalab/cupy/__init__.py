@@ -458,4 +458,17 @@ def modules() -> dict:
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
             "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.texture": cuda.texture, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
             "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler, "cupy.random": random, "cupy.testing": testing,
-            "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit}
+            "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit, **_backends()}
+
+
+def _backends() -> dict:
+    """``cupy_backends.cuda.api.runtime``, where CuPy defines CUDARuntimeError (programs import it from
+    there to catch it): the same module as ``cupy.cuda.runtime``, under CuPy's package names."""
+    names = ("cupy_backends", "cupy_backends.cuda", "cupy_backends.cuda.api")
+    found = {name: types.ModuleType(name, "CuPy's backend package (cudalab's CuPy stand-in).") for name in names}
+    found["cupy_backends.cuda.api.runtime"] = cuda.runtime
+    for name, module in found.items():
+        if "." in name:
+            parent, child = name.rsplit(".", 1)
+            setattr(found[parent], child, module)
+    return found

@@ -376,7 +376,7 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
     except OSError:
         run_df._better = None
         return
-    st.better.pid_of_parent = os.getpid()
+    st.better.pid_of_parent, st.better.key = os.getpid(), better["key"]
     _CHILDREN.append(st.better)
 
 
@@ -402,9 +402,18 @@ def _take_better(program, df, st):
 def _load_better(program, df, st, child):
     st.better = False
     _CHILDREN.remove(child)
-    key = (getattr(st.fused, "_better", None) or {}).get("key")
-    if child.returncode != 0 or key is None:
+    if child.returncode != 0 or not _promote(child.key):
         return
+    try:
+        fused = _build(program, df)
+    except Exception:           # noqa: BLE001  (LLVM refused the object: the quick code goes on)
+        return
+    if fused:
+        st.fused = fused
+
+
+def _promote(key) -> bool:
+    """The better code a child built for ``key`` takes the quick code's place in the disk cache."""
     folder = cache_dir()
     try:
         meta = json.loads((folder / f"{key}.json").read_text())
@@ -415,22 +424,22 @@ def _load_better(program, df, st, child):
         tmp.replace(folder / f"{key}.json")
         (folder / f"{key}.bc").unlink(missing_ok=True)
     except (OSError, ValueError):
-        return
-    try:
-        fused = _build(program, df)
-    except Exception:           # noqa: BLE001  (LLVM refused the object: the quick code goes on)
-        return
-    if fused:
-        st.fused = fused
+        return False
+    return True
 
 
 def end_children():
     """At exit: a better build still under way is ended (its result would only have served later
-    launches), its half-written file removed."""
+    launches), its half-written file removed; one that has finished since the kernel's last launch
+    leaves its code in the disk cache for the next process."""
     for child in list(_CHILDREN):
-        if getattr(child, "pid_of_parent", None) == os.getpid() and child.poll() is None:
+        if getattr(child, "pid_of_parent", None) != os.getpid():
+            continue
+        if child.poll() is None:
             child.kill()
             child.wait()
+        elif child.returncode == 0:
+            _promote(child.key)
     for tmp in cache_dir().glob("*.better.o.*.tmp") if _CHILDREN else ():
         try:
             pid = int(tmp.name.split(".")[-2])

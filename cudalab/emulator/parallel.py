@@ -30,7 +30,8 @@ thread's CPU seconds plus the most one worker spent on the launch's batches (or 
 out over ``cores()``, where threads outnumber cores). Not their sum: a tiled matmul 2048 that four
 threads finish in 4 s was stopped at 10 s for its 16 s of CPU in all. Not wall time either: on a
 loaded laptop or a shared 2-core server a good kernel is not blamed for waiting for a core, while a
-spinning kernel spends CPU time and is stopped. Each worker adds its own seconds (``run``), and a batch
+spinning kernel spends CPU time and is stopped, and so does one waiting on the host (it spins on a flag
+in mapped memory; a whole program's wall-clock limit, ``wall_deadline``, covers the rest). Each worker adds its own seconds (``run``), and a batch
 runs against what its worker has left (``Pace.worker_left``), so a spinning batch stops on its own.
 
 ``workers()``: ``CUDALAB_THREADS`` (1: one batch at a time, as before), else the cores this process

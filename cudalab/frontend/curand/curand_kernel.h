@@ -16,13 +16,20 @@
 #elif !defined(CUDALAB_CURAND_KERNEL_H)
 #define CUDALAB_CURAND_KERNEL_H
 
+#include <curand.h>   /* (NVIDIA's header includes it first too) the CUDA keywords, also for a host compiler's .cpp */
+
+/* NVIDIA's default, which a program may have set otherwise (host and device): these functions take the same */
+#if !defined(QUALIFIERS)
+#define QUALIFIERS static __forceinline__ __device__
+#endif
+
 struct curandStateXORWOW;
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_inplace(const unsigned long long x,
+QUALIFIERS void _skipahead_inplace(const unsigned long long x,
                                                                    curandStateXORWOW *state);
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsigned long long x,
+QUALIFIERS void _skipahead_sequence_inplace(unsigned long long x,
                                                                             curandStateXORWOW *state);
 
 /* MRG32k3a jumps with curand_MRGmatPow3x3(table, out, modulus, n): the product of the table's matrices
@@ -30,7 +37,7 @@ static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsi
  * definition an overload of it whose last parameter (a pointer to a function returning the tag) no call
  * of NVIDIA's matches. */
 struct cudalab_mrg_tag {};
-static __forceinline__ __device__ __host__ void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
+QUALIFIERS void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
                                                                    double m, unsigned long long pow,
                                                                    cudalab_mrg_tag);
 #define curand_MRGmatPow3x3(in, o, m, pow) cudalab_mrg_pow3x3(in, o, m, pow, cudalab_mrg_tag())
@@ -41,6 +48,7 @@ struct cudalab_mrg_matrix { unsigned int e[9]; };
 
 /* table[i] (3x3, row by row) for each set bit i of n, multiplied on the left in turn, modulo m: NVIDIA's
  * code (what a GPU runs); the emulator answers the call natively (emulator/mrg_jump.py). */
+#ifdef __CUDACC__     /* (a host compiler's .cpp has no device code: only the host branches below) */
 extern "C" __device__ __noinline__ inline cudalab_mrg_matrix
 cudalab_mrg_power(const unsigned int *table, unsigned long long n, double m)
 {
@@ -48,8 +56,9 @@ cudalab_mrg_power(const unsigned int *table, unsigned long long n, double m)
     cudalab_mrg_pow3x3((unsigned int (*)[3][3])table, (unsigned int (*)[3])r.e, m, n, (cudalab_mrg_tag (*)())0);
     return r;
 }
+#endif
 
-static __forceinline__ __device__ __host__ void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
+QUALIFIERS void cudalab_mrg_pow3x3(unsigned int in[][3][3], unsigned int o[][3],
                                                                    double m, unsigned long long pow,
                                                                    cudalab_mrg_tag)
 {
@@ -68,6 +77,7 @@ struct cudalab_xorwow_words { unsigned int v[5]; };
 /* The state's five words after skipping n subsequences of 2^67 numbers (numbers == 0) or n numbers
  * (numbers == 1): the matrix of base-4 digit i applied as many times as the digit says. Being called, it
  * comes first in the PTX, so this header is the PTX's file 1 (ptx/parser.py looks past it for the program's). */
+#ifdef __CUDACC__     /* (a host compiler's .cpp has no device code: only the host branches below) */
 extern "C" __device__ __noinline__ inline cudalab_xorwow_words
 cudalab_xorwow_jump(unsigned int v0, unsigned int v1, unsigned int v2, unsigned int v3, unsigned int v4,
                     unsigned long long n, unsigned int numbers)
@@ -81,9 +91,10 @@ cudalab_xorwow_jump(unsigned int v0, unsigned int v1, unsigned int v2, unsigned 
     }
     return s;
 }
+#endif
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void cudalab_xorwow_skip(unsigned long long n, T *state,
+QUALIFIERS void cudalab_xorwow_skip(unsigned long long n, T *state,
                                                                     unsigned int numbers)
 {
 #ifdef __CUDA_ARCH__
@@ -103,7 +114,7 @@ static __forceinline__ __device__ __host__ void cudalab_xorwow_skip(unsigned lon
 }
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_inplace(const unsigned long long x,
+QUALIFIERS void _skipahead_inplace(const unsigned long long x,
                                                                    curandStateXORWOW *state)
 {
     cudalab_xorwow_skip<curandStateXORWOW, N>(x, state, 1);
@@ -111,7 +122,7 @@ static __forceinline__ __device__ __host__ void _skipahead_inplace(const unsigne
 }
 
 template <typename T, int N>
-static __forceinline__ __device__ __host__ void _skipahead_sequence_inplace(unsigned long long x,
+QUALIFIERS void _skipahead_sequence_inplace(unsigned long long x,
                                                                             curandStateXORWOW *state)
 {
     cudalab_xorwow_skip<curandStateXORWOW, N>(x, state, 0);   /* d moves by a multiple of 2^32: unchanged */
