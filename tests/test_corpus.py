@@ -153,6 +153,15 @@ KNOWN_GAPS = {
 }
 
 
+# Kernels whose result is the SM's schedule, not the ISA's: recorded on an H100, which the emulator
+# follows (test_emulator_matches_recorded_gpu); another GPU may schedule the warps otherwise.
+SCHEDULE_DEPENDENT = {
+    "named_barrier_half_warps_bar_sync": "warp 3 reads warp 0's slots after `bar.sync 1, 64`, which half-warps "
+                                         "of other warps can complete before warp 0 has written: the H100 ran "
+                                         "warp 0 first, an H200 (2026-11-27) warp 3 (its 32 reads gave -1)",
+}
+
+
 def _params(cases):
     return [pytest.param(c, id=f"{c['group']}/{c['name']}",
                          marks=[pytest.mark.xfail(reason=KNOWN_GAPS[c["name"]], strict=False)]
@@ -183,6 +192,8 @@ def test_emulator_matches_live_gpu(case):
     pytest.importorskip("cupy")
     if case["name"] in DROPPED:
         pytest.skip(f"the GPU refuses it (seen when recording): {DROPPED[case['name']][:200]}")
+    if case["name"] in SCHEDULE_DEPENDENT:
+        pytest.skip(f"the result is the GPU's warp schedule: {SCHEDULE_DEPENDENT[case['name']]}")
     inputs = case["make"]()
     on_gpu = [a.copy() if isinstance(a, np.ndarray) else replace(a) if isinstance(a, TexArg) else a for a in inputs]
     on_emu = [a.copy() if isinstance(a, np.ndarray) else replace(a) if isinstance(a, TexArg) else a for a in inputs]
