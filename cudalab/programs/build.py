@@ -32,6 +32,7 @@ from . import images, include_case, msvc_headers, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
+from .publish import publish
 
 SHIM_DIR = Path(__file__).parent / "shim"
 SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcublasLt", "-lcublasLt_static",
@@ -126,10 +127,7 @@ def shim_library() -> Path:
         raise CompileError(f"building cudalab's CUDA driver stand-in failed:\n{r.stderr}", r.stderr)
     # what programs export to it
     (tmp / "driver.list").write_text("{ cudalab_driver_entry_point; cudalab_driver_symbol; };\n")
-    try:
-        tmp.rename(out)
-    except OSError:                     # another process built it first
-        shutil.rmtree(tmp, ignore_errors=True)
+    publish(tmp, out)
     return lib
 
 
@@ -690,10 +688,7 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
         (work / "program.ptx").write_text(ptx)
         (work / "build.log").write_text("\n".join(u.log for u in units))
         (work / "notes.txt").write_text(lambda_notes(units) + unlinked_libraries(objects, cmd))
-        try:
-            work.rename(out)
-        except OSError:                 # another process built it first
-            shutil.rmtree(work, ignore_errors=True)
+        publish(work, out)
     log = (out / "build.log").read_text()
     notes = out / "notes.txt"
     return BuiltProgram(exe, (out / "program.ptx").read_text(), _registers(log), log,

@@ -20,6 +20,8 @@ import re
 import shutil
 from pathlib import Path
 
+from .publish import publish
+
 HEADER = Path("cuda") / "std" / "__mdspan" / "mdspan.h"
 # nvcc's error for a call or an initialization that needs the conversion (the target named directly or by a
 # typedef, `to "grid" (aka "...mdspan<...")`)
@@ -53,10 +55,7 @@ def implicit_mdspan_include(cccl: Path, cache: Path) -> Path | None:
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / HEADER).parent.mkdir(parents=True)
     (tmp / HEADER).write_text(patched)
-    try:
-        tmp.rename(folder)
-    except OSError:                     # another process made it first
-        shutil.rmtree(tmp, ignore_errors=True)
+    publish(tmp, folder)
     return folder
 
 

@@ -27,6 +27,8 @@ import re
 import shutil
 from pathlib import Path
 
+from .publish import publish
+
 REMOVED = ("clockRate", "deviceOverlap", "kernelExecTimeoutEnabled", "computeMode", "maxTexture1DLinear",
            "memoryClockRate", "singleToDoublePrecisionPerfRatio", "cooperativeMultiDeviceLaunch")
 _STRUCT = re.compile(r"struct __device_builtin__ cudaDeviceProp\s*\{(.*?)\bint\s+reserved\[(\d+)\];", re.S)
@@ -114,8 +116,5 @@ def legacy_include(include: Path, cache: Path) -> Path | None:
     for name in NVTX2_HEADERS:
         if not (tmp / name).exists() and (include / "nvtx3" / name).exists():
             (tmp / name).write_text(_nvtx2_header(name))
-    try:
-        tmp.rename(folder)
-    except OSError:                     # another process made it first
-        shutil.rmtree(tmp, ignore_errors=True)
+    publish(tmp, folder)
     return folder
