@@ -96,7 +96,7 @@ extern "C" __global__ void setup(curandState *states, unsigned long long seed) {
     rec = kernel[16, 256](states, np.uint64(1234))
     assert rec.instructions * 32 / 4096 < 100        # warp-level instructions, as threads: was about 21,000
     words = states.copy_to_host().view(np.uint32).reshape(4096, 12)
-    from cudalab.runtime.libraries import rand       # the host API's XORWOW: the same jumps, in numpy
+    from cudalab.runtime.libraries import rand       # the host API's XORWOW (its jumps are the native path's)
     v, d = rand.xorwow_states(1234, 4096)
     np.testing.assert_array_equal(words[:, 1:6], v)
     assert (words[:, 0] == d).all()

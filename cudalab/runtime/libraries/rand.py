@@ -21,9 +21,7 @@ not cuRAND's sequence; quasi-random generators (Sobol) are not provided.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
@@ -43,40 +41,15 @@ DTYPES = {"bits": np.uint32, "uniform": np.float32, "uniform_double": np.float64
           "normal_double": np.float64, "lognormal": np.float32, "lognormal_double": np.float64, "poisson": np.uint32}
 
 
-@lru_cache(maxsize=1)
-def _xorwow_jumps() -> np.ndarray:
-    """cuRAND's precalc_xorwow_matrix[0..8]: jump by 4^i subsequences, 160 rows of 5 words (GF(2));
-    the first six reach the 4096 threads' subsequences."""
-    from ...programs.build import cuda_home
-    text = (cuda_home() / "include" / "curand_precalc.h").read_text()
-    start = text.index("precalc_xorwow_matrix[PRECALC_NUM_MATRICES][PRECALC_MATRIX_SIZE] = {")
-    numbers = re.findall(r"(\d+)UL", text[start:text.index("};", start)])
-    return np.array(numbers[:8 * 800], np.uint64).astype(np.uint32).reshape(8, 160, 5)
-
-
-def _matvec(states: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """GF(2) product of each 160-bit state (5 words, bit j of word i is row 32 i + j) with ``matrix``."""
-    bits = ((states[:, :, None] >> np.arange(32, dtype=np.uint32)) & 1).reshape(len(states), 160).astype(bool)
-    out = np.zeros_like(states)
-    for row in range(160):
-        out[bits[:, row]] ^= matrix[row]
-    return out
-
-
 def xorwow_states(seed: int, threads: int = XORWOW_THREADS):
-    """(v, d) of curand_init(seed, t, 0) for t < threads (curand_kernel.h's salted seeding)."""
+    """(v, d) of curand_init(seed, t, 0) for t < threads: curand_kernel.h's salted seeding, then the
+    skip-ahead by t subsequences that device code's curand_init gets too (emulator/xorwow_jump.py)."""
+    from ...emulator import xorwow_jump
     s0, s1 = (seed ^ 0xAAD26B49) & MASK, ((seed >> 32) ^ 0xF7DCEFDD) & MASK
     t0, t1 = (1099087573 * s0) & MASK, (2591861531 * s1) & MASK
     v = np.tile(np.array([(123456789 + t0) & MASK, 362436069 ^ t0, (521288629 + t1) & MASK, 88675123 ^ t1,
                           (5783321 + t0) & MASK], np.uint32), (threads, 1))
-    jumps, t, level = _xorwow_jumps(), np.arange(threads, dtype=np.int64), 0
-    while (t >> (2 * level)).any():                  # base-4 digits of the subsequence, as skipahead_sequence
-        digit = (t >> (2 * level)) & 3
-        for k in range(3):
-            chosen = digit > k
-            if chosen.any():
-                v[chosen] = _matvec(v[chosen], jumps[level])
-        level += 1
+    v = xorwow_jump.jump(v, np.arange(threads, dtype=np.uint64), 0)
     return v, np.full(threads, (6615241 + t1 + t0) & MASK, np.uint32)
 
 
