@@ -13,5 +13,16 @@ def skip_gpu_tests_without_a_gpu(items):
             item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU"))
 
 
+@pytest.fixture
+def cp():
+    """CuPy as a lesson imports it: cudalab's stand-in, put in place for the test and taken away after
+    (a test file may give ``cp`` a set-up of its own)."""
+    import cudalab.numba
+    cudalab.numba.install()
+    import cupy
+    yield cupy
+    cudalab.numba.uninstall()
+
+
 def pytest_collection_modifyitems(config, items):
     skip_gpu_tests_without_a_gpu(items)

@@ -4,16 +4,6 @@ by handle, device attributes, and CuPy's CUDARuntimeError (CUDA's number and nam
 import numpy as np
 import pytest
 
-import cudalab.numba
-
-
-@pytest.fixture
-def cp():
-    cudalab.numba.install()
-    import cupy
-    yield cupy
-    cudalab.numba.uninstall()
-
 
 def test_malloc_memcpy_and_a_raw_kernel_on_the_address(cp):
     rt = cp.cuda.runtime

@@ -2,23 +2,13 @@
 byte for byte in its own layout without reading it first (a 2 GB ``cp.ones`` in a lesson cost three
 passes over 2 GB before), while a strided view keeps the bytes between its elements."""
 import numpy as np
-import pytest
 
-import cudalab.numba
 
 READ_BYTES = r'''
 extern "C" __global__ void read_bytes(const float *x, float *out, int n) {
     int i = threadIdx.x;
     if (i < n) out[i] = x[i];
 }'''
-
-
-@pytest.fixture
-def cp():
-    cudalab.numba.install()
-    import cupy
-    yield cupy
-    cudalab.numba.uninstall()
 
 
 def _count_reads(monkeypatch, array):

@@ -4,21 +4,12 @@ kernel writes, linear memory read with tex1Dfetch, and CUDA's error for a format
 import numpy as np
 import pytest
 
-import cudalab.numba
 
 SAMPLE = r'''
 extern "C" __global__ void sample(cudaTextureObject_t t, float *out, int w, int h, float dx) {
     int x = threadIdx.x, y = threadIdx.y;
     if (x < w && y < h) out[y * w + x] = tex2D<float>(t, x + 0.5f + dx, y + 0.5f);
 }'''
-
-
-@pytest.fixture
-def cp():
-    cudalab.numba.install()
-    import cupy
-    yield cupy
-    cudalab.numba.uninstall()
 
 
 def _texture_over(cp, image, filter_mode):
