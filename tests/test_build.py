@@ -1125,6 +1125,58 @@ def test_texture_and_surface_references_of_cuda_11_run_over_texture_objects(tmp_
     assert drawn == "100 101 102 103"
 
 
+def test_a_surface_reference_of_doubles_moves_eight_bytes_a_texel_as_cuda_11_did(tmp_path, monkeypatch):
+    # a heat-propagation homework (TCD's MSc HPC) keeps its grid of doubles in a surface<void, 2>:
+    # CUDA 11's reference functions took any type by its size, the object functions that replace them
+    # take no double (nor a struct of 16 bytes), so nvcc refused the file
+    write(tmp_path, {"heat.cu": """\
+        #include <cstdio>
+        struct pair { double lo, hi; };
+        surface<void, 2> grid;
+        surface<void, 1> pairs;
+        __global__ void step(int w) {
+            int x = threadIdx.x, y = threadIdx.y;
+            double here;
+            surf2Dread(&here, grid, x * sizeof(double), y);
+            double left = surf2Dread<double>(grid, ((x + w - 1) % w) * sizeof(double), y);
+            __syncthreads();
+            surf2Dwrite(here + 0.5 * left, grid, x * sizeof(double), y);
+            pair p = {here, -left};
+            if (y == 0) surf1Dwrite(p, pairs, x * sizeof(pair));
+        }
+        int main() {
+            const int w = 4, h = 2;
+            double a[w * h], b[w * h];
+            pair got[w];
+            for (int i = 0; i < w * h; i++) a[i] = 1.0 / 3 + i;
+            cudaChannelFormatDesc d = cudaCreateChannelDesc(32, 32, 0, 0, cudaChannelFormatKindSigned);
+            cudaChannelFormatDesc q = cudaCreateChannelDesc(32, 32, 32, 32, cudaChannelFormatKindSigned);
+            cudaArray_t cells, row;
+            cudaMallocArray(&cells, &d, w, h, cudaArraySurfaceLoadStore);
+            cudaMallocArray(&row, &q, w, 0, cudaArraySurfaceLoadStore);
+            cudaMemcpy2DToArray(cells, 0, 0, a, w * sizeof(double), w * sizeof(double), h, cudaMemcpyHostToDevice);
+            cudaBindSurfaceToArray(grid, cells);
+            cudaBindSurfaceToArray(pairs, row);
+            step<<<1, dim3(w, h)>>>(w);
+            cudaMemcpy2DFromArray(b, w * sizeof(double), cells, 0, 0, w * sizeof(double), h, cudaMemcpyDeviceToHost);
+            cudaMemcpyFromArray(got, row, 0, 0, sizeof got, cudaMemcpyDeviceToHost);
+            printf("%s\\n", cudaGetErrorString(cudaGetLastError()));
+            for (int i = 0; i < w * h; i++) printf("%.17g ", b[i]);
+            printf("| %.17g %.17g\\n", got[1].lo, got[1].hi);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("heat.cu")
+    assert r.returncode == 0, r.stderr
+    status, values = r.stdout.splitlines()
+    assert status == "no error"
+    cells, pair = values.split(" | ")
+    a = [1 / 3 + i for i in range(8)]
+    expected = [a[i] + 0.5 * a[(i // 4) * 4 + (i % 4 + 3) % 4] for i in range(8)]
+    assert [float(v) for v in cells.split()] == expected        # every bit of each double
+    assert [float(v) for v in pair.split()] == [a[1], -a[0]]
+
+
 def test_a_texture_reference_in_a_file_that_does_not_build_for_another_reason_gets_the_hint(tmp_path, monkeypatch):
     # nvcc's complaint about the reference comes first, with the hint, and the real error beside it
     write(tmp_path, {"texref.cu": """\

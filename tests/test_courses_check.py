@@ -116,6 +116,21 @@ def test_a_makefile_that_names_its_compilers_by_full_path_is_still_read(tmp_path
     assert (p.how, p.sources) == ("lab2/Makefile", ["t.cc", "t_cuda.cu"])
 
 
+def test_a_makefile_that_finds_nvcc_through_its_own_cuda_folder_variable_is_still_read(tmp_path):
+    # NTUA's lab says CUDA_PREFIX = /usr/local/cuda and GPU_CC ?= $(CUDA_PREFIX)/bin/nvcc: on a machine
+    # without that folder every nvcc line failed, and only the C files' lines were seen
+    lab = write(tmp_path, {
+        "cuda/Makefile": ("CUDA_PREFIX = /usr/local/cuda\nGPU_CC ?= $(CUDA_PREFIX)/bin/nvcc\n"
+                          "dmm: dmm.o main.o\n\t$(GPU_CC) -o $@ $^ -lm\n"
+                          "main.o: main.cu\n\t$(GPU_CC) -c -DEPS=1e-4 -o $@ $<\n%.o: %.c\n\t$(CC) -c -o $@ $<\n"),
+        "cuda/main.cu": "int helper();\n" + MAIN,
+        "cuda/dmm.c": PIECE,
+    })
+    p = read_program(lab / "cuda/main.cu", lab)
+    assert (p.how, p.sources) == ("cuda/Makefile", ["dmm.c", "main.cu"])
+    assert "-DEPS=1e-4" in p.options
+
+
 def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_include_folder(tmp_path):
     # a course whose top CMakeLists.txt sets the nvcc flags and the shared include folder, and each
     # lesson folder adds one executable (CUDA_Freshman's layout)

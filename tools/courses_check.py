@@ -163,6 +163,10 @@ _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+
 
 
 _CUDA_HOME_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH", "CUDA_TOOLKIT_ROOT_DIR")
+# any other variable that holds a CUDA toolkit's folder by its path (NTUA's CUDA_PREFIX = /usr/local/cuda,
+# then GPU_CC ?= $(CUDA_PREFIX)/bin/nvcc; a cluster's CUDA = /usr/local/apps/cuda/cuda-10.1): the stand-in
+# folder, whose bin/ holds the recording nvcc, else every nvcc line fails and only the C files are seen
+_CUDA_FOLDER_VARIABLE = re.compile(r"^\s*(?:export\s+)?(\w+)\s*[:?]?=\s*/\S*/cuda(?:-[\d.]+)?/?\s*$", re.M)
 
 
 def _cuda_home() -> Path:
@@ -189,9 +193,10 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
         log = Path(tmp) / "commands.log"
         log.touch()
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
-        homes = [f"{v}={home}" for v in _CUDA_HOME_VARIABLES]
         # a Makefile that names a compiler by its full path gets the stand-in all the same
         makefile = _makefile(folder)
+        named = _CUDA_FOLDER_VARIABLE.findall(makefile.read_text(errors="replace") if makefile else "")
+        homes = [f"{v}={home}" for v in dict.fromkeys([*_CUDA_HOME_VARIABLES, *named])]
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
         # PATH on make's command line: a Makefile's "export PATH := /usr/local/cuda/bin:$(PATH)" would put
