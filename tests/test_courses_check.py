@@ -380,6 +380,18 @@ def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
     assert judge(0, "done\n", 'printf("see http://x.org // \\"correct\\" later");', 120)[0] == "fail"
 
 
+def test_a_matrix_named_correct_in_a_debugging_dump_is_no_success_line():
+    # CSU's (and NYU's) matmult lab prints its reference matrix as printMatrix(correct, "correct") when
+    # verbose, and says nothing when the check passes: silence is its pass
+    source = ('if (verbose) { printMatrix(correct, "correct"); printMatrix(M, "result"); }\n'
+              'if (errCnt > 0) printf("TEST FAILED: %d errors\\n", errCnt);')
+    assert judge(0, "Time: 0.7 (sec)\n", source, 120)[0] == "pass"
+    assert judge(0, "TEST FAILED: 3 errors\n", source, 120)[0] == "fail"
+    verdict = 'printf("result %s\\n", ok ? "correct" : "wrong");'
+    assert judge(0, "result wrong\n", verdict, 120)[0] == "fail"
+    assert judge(0, "done\n", 'printf("%s\\n", "correct");', 120)[0] == "fail"
+
+
 def test_a_check_that_answers_false_is_a_failure():
     # NVIDIA's DLI exercises end with "All elements were doubled? TRUE" (or FALSE, before the fix)
     source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'
