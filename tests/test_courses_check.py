@@ -131,6 +131,25 @@ def test_a_makefile_that_finds_nvcc_through_its_own_cuda_folder_variable_is_stil
     assert "-DEPS=1e-4" in p.options
 
 
+def test_a_readme_that_makes_in_a_build_folder_of_its_own_builds_the_source_folders_program(tmp_path):
+    # UCSD CSE 260's GEMM assignment: sources in src/ and the student's kernel in src_todo_T4/, built by
+    # "make -C build_T4 `cat src_todo_T4/OPTIONS.txt`" from the top (its Makefile names ../src/...)
+    course = write(tmp_path, {
+        "README": "To build:\nmake -C build_T4 `cat src_todo_T4/OPTIONS.txt`\nTo run:\n./mmpy -n 256\n",
+        "src_todo_T4/OPTIONS.txt": "bx=32 by=8\n",
+        "build_T4/Makefile": ("NVCCFLAGS = -O3 -DBLOCKDIM_X=$(bx) -DBLOCKDIM_Y=$(by)\nall:\n"
+                              "\tnvcc $(NVCCFLAGS) -c ../src/mmpy.cu -o ../src/mmpy.o\n"
+                              "\tnvcc $(NVCCFLAGS) -c ../src_todo_T4/setGrid.cu -o ../src_todo_T4/setGrid.o\n"
+                              "\tnvcc -o ../mmpy ../src/mmpy.o ../src_todo_T4/setGrid.o -lcublas\n"),
+        "src/mmpy.cu": "int helper();\n" + MAIN,
+        "src_todo_T4/setGrid.cu": PIECE,
+    })
+    p = read_program(course / "src/mmpy.cu", course)
+    assert (p.how, p.folder) == ("README", "build_T4")
+    assert p.sources == ["../src/mmpy.cu", "../src_todo_T4/setGrid.cu"]
+    assert "-DBLOCKDIM_X=32" in p.options and "-DBLOCKDIM_Y=8" in p.options
+
+
 def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_include_folder(tmp_path):
     # a course whose top CMakeLists.txt sets the nvcc flags and the shared include folder, and each
     # lesson folder adds one executable (CUDA_Freshman's layout)

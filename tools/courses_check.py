@@ -177,11 +177,12 @@ def _cuda_home() -> Path:
     return cuda_home()
 
 
-def make_commands(folder: Path, target: str | None = None, within: Path | None = None) -> list:
+def make_commands(folder: Path, target: str | None = None, within: Path | None = None, variables=()) -> list:
     """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
     words), from a copy. Where ``folder`` lies below ``within`` (the checkout), the copy has its
     neighbours beside it: a book's chapter Makefile builds ``pgm.o`` from ``../common/pgm.cpp``, and
-    make builds nothing that needs a prerequisite it cannot find."""
+    make builds nothing that needs a prerequisite it cannot find. ``variables`` (``bx=16``) go on make's
+    command line, as a readme's ``make -C build bx=16`` puts them."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         if within is not None and folder.resolve() != within.resolve() and within.resolve() in folder.resolve().parents:
@@ -201,7 +202,8 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
         # PATH on make's command line: a Makefile's "export PATH := /usr/local/cuda/bin:$(PATH)" would put
         # the real nvcc before the stand-ins; make takes a command line's value over the Makefile's
-        subprocess.run(["make", "-B", "-k", *homes, *fixed, f"PATH={env['PATH']}", *([target] if target else [])],
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, *variables, f"PATH={env['PATH']}",
+                        *([target] if target else [])],
                        cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
         for c in commands:          # an archive's path as a path of the checkout
@@ -900,6 +902,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     studio = from_vcxproj(path)
     if studio:
         return studio
+    elsewhere = None if up and _makefile(up[0]) else from_make_c_notes(path, checkout)
+    if elsewhere:
+        return elsewhere
     notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent]), *from_job_scripts(path, checkout)]
     above = _makefile(up[0]) if up else None
     found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
@@ -916,6 +921,45 @@ def find_build(path: Path, checkout: Path) -> tuple:
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+# "make -C build_T4 `cat src_todo_T4/OPTIONS.txt`": a readme that builds in a folder of its own, the
+# sources in another (UCSD CSE 260's GEMM assignment: build_K80/, build_T4/, src/); the backquoted cat of
+# a file gives that file's words, as the shell does
+_MAKE_C_LINE = re.compile(r"^\s*(?:[$>!]\s*)?make\s+(?:[^\n]*\s)?-C\s*(\S+)([^\n]*)$", re.M)
+_CAT = re.compile(r"`\s*cat\s+(\S+?)\s*`|\$\(\s*cat\s+(\S+?)\s*\)")
+
+
+def from_make_c_notes(path: Path, checkout: Path):
+    """(words, how, folder) for ``path`` from a readme line ``make -C DIR [VAR=VALUE ...]`` (in the
+    program's folder, the one above, or the checkout's top) whose Makefile in DIR links it; the build and
+    the run are in DIR, the sources named from there (``../src/mmpy.cu``). None where no such line is."""
+    folders = list(dict.fromkeys([path.parent, path.parent.parent, checkout]))
+    for folder in folders:
+        if checkout not in (folder, *folder.parents) or not folder.is_dir():
+            continue
+        for note in sorted(f for f in folder.iterdir() if f.is_file()):
+            text = _note_text(note)
+            for m in _MAKE_C_LINE.finditer(text):
+                build = (folder / m.group(1)).resolve()
+                if not build.is_dir() or not _makefile(build):
+                    continue
+                rest = _CAT.sub(lambda c: _cat_words(folder / (c.group(1) or c.group(2))), m.group(2))
+                try:
+                    words = shlex.split(rest, comments=True)
+                except ValueError:
+                    continue
+                words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+                variables = [w for w in words if re.fullmatch(r"\w+=\S*", w)]
+                relative = os.path.relpath(path, build)
+                found = from_make(make_commands(build, within=checkout, variables=variables), relative)
+                if found:
+                    return found, note.relative_to(checkout).as_posix(), build
+    return None
+
+
+def _cat_words(file: Path) -> str:
+    return file.read_text(errors="replace").replace("\n", " ") if file.is_file() else ""
 
 
 # a Visual Studio CUDA project's settings, as nvcc options: (element, how its text becomes options)
