@@ -807,6 +807,12 @@ def test_the_gpu_build_drops_every_spelling_of_the_programs_own_architecture():
              "-gencode", "arch=compute_60,code=sm_60", "-arch", "sm_20", "-lineinfo"]
     assert gpu_options(words) == ["-O3", "-Icuda_helper", "-lineinfo"]
 
+def test_the_gpu_build_drops_a_host_compiler_folder_no_machine_here_has():
+    # CSU's CS475 Makefiles build with --compiler-bindir /usr/local/gcc-6.4.0/bin, their lab's own gcc
+    words = ["-O3", "--compiler-bindir", "/usr/local/gcc-6.4.0/bin", "-std=c++11", "-ccbin=/opt/none/g++", "x.cu"]
+    assert gpu_options(words) == ["-O3", "-std=c++11", "x.cu"]
+    assert gpu_options(["-ccbin", "g++", "x.cu"]) == ["-ccbin", "g++", "x.cu"]
+
 
 def test_a_makefiles_run_target_gives_the_arguments_its_author_runs_the_program_with(tmp_path):
     # an HPC centre's multi-GPU exercise: "make run" runs the Jacobi solver on 2 GPUs; another folder's run target

@@ -1424,16 +1424,26 @@ _ARCHITECTURE = ("-arch", "-gencode", "--generate-code", "-code", "--gpu-archite
 def gpu_options(options: list) -> list:
     """A program's options for the GPU build: its own architectures (``-arch sm_60``, ``-gencode ...``,
     ``--gpu-architecture=compute_75 --gpu-code=sm_75``) and ``-o`` give way to ``-arch=native``, which
-    nvcc refuses beside a ``--gpu-code``."""
+    nvcc refuses beside a ``--gpu-code``; a host compiler that no machine here has (CSU's Makefile says
+    ``--compiler-bindir /usr/local/gcc-6.4.0/bin``) gives way to nvcc's default, as cudalab's build does
+    (``command.host_compiler_here``), else nvcc stops at "Failed to preprocess host compiler properties"."""
+    from cudalab.programs.command import host_compiler_here
     kept, skip = [], False
-    for w in options:
+    for k, w in enumerate(options):
         if skip:
             skip = False
         elif w in ("-o", *_ARCHITECTURE):
             skip = True
+        elif w in _HOST_COMPILER and not host_compiler_here(options[k + 1] if k + 1 < len(options) else ""):
+            skip = True
+        elif any(w.startswith(c + "=") and not host_compiler_here(w.split("=", 1)[1]) for c in _HOST_COMPILER):
+            continue
         elif not any(w.startswith(a + "=") for a in _ARCHITECTURE):
             kept.append(w)
     return kept
+
+
+_HOST_COMPILER = ("-ccbin", "--compiler-bindir")
 
 
 def stage_gpu(programs: list, checkout: Path, dest: Path):
