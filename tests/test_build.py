@@ -1177,6 +1177,17 @@ def test_a_surface_reference_of_doubles_moves_eight_bytes_a_texel_as_cuda_11_did
     assert [float(v) for v in pair.split()] == [a[1], -a[0]]
 
 
+def test_the_texture_reference_header_can_be_given_to_a_c_file_of_the_same_program(tmp_path):
+    # courses_check's GPU build gives it to every file of the nvcc line, and TCD's heat homework links
+    # main.c and propagate.c with its surface-reference .cu: <climits> stopped gcc at the C files
+    import subprocess
+    from cudalab.programs.build import LEGACY_TEXTURES
+    (tmp_path / "main.c").write_text("#include <stdio.h>\nint main(void) { return printf(\"%d\\n\", 6 * 7) < 0; }\n")
+    r = subprocess.run(["gcc", f"-I{cuda_home() / 'include'}", "-include", str(LEGACY_TEXTURES), "-c", "main.c"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_texture_reference_in_a_file_that_does_not_build_for_another_reason_gets_the_hint(tmp_path, monkeypatch):
     # nvcc's complaint about the reference comes first, with the hint, and the real error beside it
     write(tmp_path, {"texref.cu": """\

@@ -10,7 +10,8 @@
  * fetch reads through that object: the same texture unit that texture objects use.
  */
 #pragma once
-#include <climits>
+#include <limits.h>        /* (C headers: a build that gives this header to every unit gives it to gcc's C files too) */
+#include <string.h>
 #include <cuda_runtime_api.h>
 #include <texture_indirect_functions.h>
 #include <surface_indirect_functions.h>
