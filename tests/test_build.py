@@ -175,6 +175,42 @@ def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_s
         run_program(["main.cpp"], capture=True)
 
 
+def test_headers_old_toolkits_had_are_given_back_and_the_student_is_told(tmp_path, monkeypatch):
+    # Stanford CS193G's tutorials bundle NVIDIA's cuPrintf.cu, which includes <sm_11_atomic_functions.h>
+    # in its device pass; a 2010 lab includes the double intrinsics' header too. CUDA 13 has neither
+    write(tmp_path, {"count.cu": """\
+        #include <cstdio>
+        #if __CUDA_ARCH__ > 100
+        #include <sm_11_atomic_functions.h>
+        #endif
+        #include <sm_13_double_functions.h>
+        __global__ void count(int *n, long long *bits) {
+            atomicAdd(n, 1);
+            if (threadIdx.x == 0) *bits = __double_as_longlong(1.0);
+        }
+        int main() {
+            int *n, got; long long *bits, b;
+            cudaMalloc(&n, sizeof(int)); cudaMalloc(&bits, sizeof(long long));
+            cudaMemset(n, 0, sizeof(int));
+            count<<<3, 64>>>(n, bits);
+            cudaMemcpy(&got, n, sizeof got, cudaMemcpyDeviceToHost);
+            cudaMemcpy(&b, bits, sizeof b, cudaMemcpyDeviceToHost);
+            printf("%d %llx\\n", got, b);
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["count.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "192 3ff0000000000000\n"), r.stderr
+    assert "<sm_11_atomic_functions.h>, <sm_13_double_functions.h>" in r.stderr or (
+        "sm_11_atomic_functions.h" in r.stderr and "sm_13_double_functions.h" in r.stderr), r.stderr
+    assert "CUDA 13 no longer has" in r.stderr
+    # a header no toolkit ever had is still the preprocessor's error
+    (tmp_path / "count.cu").write_text("#include <sm_99_nowhere.h>\nint main() { return 0; }\n")
+    with pytest.raises(CompileError, match="sm_99_nowhere"):
+        run_program(["count.cu"], capture=True)
+
+
 def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_is_told(tmp_path, monkeypatch):
     # a Windows lab's host file: ceil and memcpy with only <cstdio> and <iostream> (MSVC's bring in the rest)
     write(tmp_path, {"grid.cpp": """\

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, shimgen, void_main
+from . import images, include_case, msvc_headers, removed_headers, shimgen, void_main
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -361,7 +361,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
                           str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), unit_source], cwd)
 
     r = compile_with(options)
-    case_notes, headers, included = "", out.with_name(out.name + ".headers"), {}
+    case_notes, headers, included, removed = "", out.with_name(out.name + ".headers"), {}, []
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -384,6 +384,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not included and (included := msvc_headers.headers_for(log)):
             # a standard header Visual Studio's own headers bring in (ceil with only <iostream>)
             options = [*msvc_headers.options(included), *options]
+        elif not removed and (removed := removed_headers.named(log)):
+            # a header old toolkits had (sm_11_atomic_functions.h, which NVIDIA's cuPrintf.cu includes)
+            options = [*options, *removed_headers.options()]
         else:
             break
         r = compile_with(options)
@@ -430,6 +433,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = case_notes + r.stdout
     if included and not r.returncode:
         r.stdout = msvc_headers.note(source, included) + r.stdout
+    if removed and not r.returncode:
+        deps = work / "deps.d"
+        named = removed_headers.used(deps.read_text(errors="replace")) if deps.exists() else []
+        r.stdout = removed_headers.note(source, named or removed) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -510,11 +517,10 @@ def extended_lambda_note(source: Path) -> str:
 
 def lambda_notes(units: list) -> str:
     """The notes of the units a program was linked from (extended lambdas, void main, file names in
-    another case, headers Visual Studio's bring in, mdspan), once each."""
+    another case, headers Visual Studio's bring in, mdspan, headers old toolkits had), once each: every
+    ``cudalab: note:`` line a unit's build put in its log."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
-                                 if line.startswith("cudalab: note:")
-                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
-                                      or "cuda::std::mdspan" in line or "Visual Studio's headers" in line)))
+                                 if line.startswith("cudalab: note:")))
 
 
 def cpp17(options: list) -> list:
