@@ -211,6 +211,39 @@ def test_headers_old_toolkits_had_are_given_back_and_the_student_is_told(tmp_pat
         run_program(["count.cu"], capture=True)
 
 
+def test_a_string_literal_glued_to_a_macro_parameter_builds_as_the_c03_it_was_written_in(tmp_path, monkeypatch):
+    # the Illinois/Parboil labs' support.h: FATAL(msg, ...) prints "[%s:%d] "msg"\n"; C++11 reads "..."msg as
+    # one literal with the suffix msg, so nvcc 13 (and g++) stop at every FATAL, on a GPU too
+    write(tmp_path, {"support.h": """\
+        #include <cstdio>
+        #include <cstdlib>
+        #define FATAL(msg, ...) do { fprintf(stderr, "[%s:%d] "msg"\\n", __FILE__, __LINE__, ##__VA_ARGS__); \\
+                                     exit(-1); } while (0)
+        """, "main.cu": """\
+        #include "support.h"
+        __global__ void fill(int *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 2 * i; }
+        int main(int argc, char **argv) {
+            int n = argc > 1 ? atoi(argv[1]) : 8, *x, h[8];
+            if (n > 8) FATAL("at most 8 elements, asked for %d", n);
+            if (cudaMalloc((void **)&x, n * sizeof(int)) != cudaSuccess) FATAL("Unable to allocate device memory");
+            fill<<<1, 8>>>(x, n);
+            cudaMemcpy(h, x, n * sizeof(int), cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[1], h[n - 1]);
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "2 14\n"), r.stderr
+    assert "built the file as C++03" in r.stderr and "space between the literal" in r.stderr
+    r = run_program(["main.cu"], ["9"], capture=True)                  # the macro's parameter was replaced
+    assert r.returncode == 255 and "[main.cu:5] at most 8 elements, asked for 9" in r.stderr
+    # a unit that C++03 cannot build either keeps nvcc's own message
+    (tmp_path / "main.cu").write_text('#include "support.h"\nint main() { auto n = 1; FATAL("bad"); }\n')
+    with pytest.raises(CompileError, match="literal operator"):
+        run_program(["main.cu"], options=["-std=c++11"], capture=True)
+
+
 def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_is_told(tmp_path, monkeypatch):
     # a Windows lab's host file: ceil and memcpy with only <cstdio> and <iostream> (MSVC's bring in the rest)
     write(tmp_path, {"grid.cpp": """\
