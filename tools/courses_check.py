@@ -1371,12 +1371,23 @@ REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cud
 THRUST = re.compile(r'namespace "thrust" has no member')
 THRUST_HEADERS = json.load(open(os.path.join(here, "thrust_headers.json")))
 
+# headers old toolkits had, and a string literal glued to a macro parameter (C++03's), as cudalab builds them
+REMOVED = re.compile(r'fatal error: ([\\w.]+\\.h): No such file')
+STRING_MACRO = re.compile(r'user-defined literal operator not found|unable to find string literal operator')
+
 def build_and_run(p):
+    extra = []
     code, log = build(p)
+    if code and any(os.path.exists(os.path.join(here, "removed", h)) for h in REMOVED.findall(log)):
+        extra = ["-I", os.path.join(here, "removed")]
+        code, log = build(p, extra)
+    if code and STRING_MACRO.search(log):
+        p = dict(p, options=["-std=c++03", *[o for o in p["options"] if not re.match(r"-?-std=", o)]])
+        code, log = build(p, extra)
     if code and THRUST.search(log):                        # what CUDA 12's Thrust included, as cudalab builds it
-        code, log = build(p, THRUST_HEADERS)
+        code, log = build(p, extra + THRUST_HEADERS)
     if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
-        code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
+        code, log = build(p, extra + ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 # the courses' own host libraries (the SDK's libcutil), made once each before the builds that link them
@@ -1450,12 +1461,13 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
     calls and cudaDeviceProp fields, CUDA 11's texture references, the Thrust headers CUDA 12 included) and records exit code and output in gpu.json, for --gpu."""
-    from cudalab.programs import legacy_props
+    from cudalab.programs import legacy_props, removed_headers
     from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "thrust_headers.json").write_text(json.dumps(THRUST_AS_CUDA_12_INCLUDED))
     shutil.copy(LEGACY, dest / "legacy.h")
     shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
+    shutil.copytree(removed_headers.FOLDER, dest / "removed", dirs_exist_ok=True)
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
     listed = []
