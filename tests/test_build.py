@@ -211,6 +211,30 @@ def test_headers_old_toolkits_had_are_given_back_and_the_student_is_told(tmp_pat
         run_program(["count.cu"], capture=True)
 
 
+def test_thrusts_pinned_allocator_of_cuda_12_is_given_back(tmp_path, monkeypatch):
+    # a course's group-by project keeps its host buffers in page-locked memory through Thrust's experimental
+    # pinned_allocator, whose header CUDA 13's Thrust no longer has
+    write(tmp_path, {"pinned.cu": """\
+        #include <cstdio>
+        #include <thrust/host_vector.h>
+        #include <thrust/device_vector.h>
+        #include <thrust/reduce.h>
+        #include <thrust/system/cuda/experimental/pinned_allocator.h>
+        int main() {
+            thrust::host_vector<float, thrust::system::cuda::experimental::pinned_allocator<float>> h(1000, 0.5f);
+            thrust::device_vector<float> d = h;
+            cudaPointerAttributes a;
+            cudaPointerGetAttributes(&a, thrust::raw_pointer_cast(h.data()));
+            printf("%g %d\\n", thrust::reduce(d.begin(), d.end()), a.type == cudaMemoryTypeHost);
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["pinned.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "500 1\n"), r.stderr
+    assert "<thrust/system/cuda/experimental/pinned_allocator.h>" in r.stderr
+
+
 def test_a_string_literal_glued_to_a_macro_parameter_builds_as_the_c03_it_was_written_in(tmp_path, monkeypatch):
     # the Illinois/Parboil labs' support.h: FATAL(msg, ...) prints "[%s:%d] "msg"\n"; C++11 reads "..."msg as
     # one literal with the suffix msg, so nvcc 13 (and g++) stop at every FATAL, on a GPU too

@@ -5,7 +5,8 @@ Courses of the CUDA 2 to 4 era include ``<sm_11_atomic_functions.h>`` for atomic
 many of them: Stanford's CS193G tutorials) includes the first. What they declared every CUDA unit now
 gets from ``device_atomic_functions.h`` and ``device_double_functions.h``; the texture-reference
 headers (``cuda_texture_types.h``, ``texture_fetch_functions.h``, the surface ones) went with the
-references, which cudalab builds over objects (``shim/legacy_textures.h``). nvcc 13 stops at the
+references, which cudalab builds over objects (``shim/legacy_textures.h``), and CUDA 13's Thrust dropped
+``thrust/system/cuda/experimental/pinned_allocator.h`` (now ``universal_host_pinned_allocator``). nvcc 13 stops at the
 ``#include`` ("No such file or directory"), on a GPU too; cudalab builds such a unit again with
 ``shim/removed/`` on its include path, whose stand-ins include today's header, and says so.
 """
@@ -16,21 +17,21 @@ from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent / "shim" / "removed"
 # (what nvcc's preprocessor says: g++'s "fatal error: X: No such file", cudafe's "cannot open source file")
-_MISSING = re.compile(r"fatal error: ([\w.]+\.h): No such file|cannot open source file \"([\w.]+\.h)\"")
+_MISSING = re.compile(r"fatal error: ([\w./]+\.h): No such file|cannot open source file \"([\w./]+\.h)\"")
 
 
 def named(log: str) -> list:
     """The removed headers ``log`` says nvcc did not find."""
     names = [m.group(1) or m.group(2) for m in _MISSING.finditer(log)]
-    return [n for n in dict.fromkeys(names) if (FOLDER / n).is_file()]
+    return [n for n in dict.fromkeys(names) if ".." not in n.split("/") and (FOLDER / n).is_file()]
 
 
 def used(dependencies: str) -> list:
     """The stand-ins a unit's dependency file (nvcc -MD) lists: every one it included, where the
     preprocessor's error named only the first it missed."""
     folder = str(FOLDER)
-    return [Path(w).name for w in dict.fromkeys(dependencies.replace("\\\n", " ").split())
-            if w.startswith(folder)] if folder in dependencies else []
+    return [Path(w).relative_to(FOLDER).as_posix() for w in dict.fromkeys(dependencies.replace("\\\n", " ").split())
+            if w.startswith(folder + "/")] if folder in dependencies else []
 
 
 def options() -> list:
