@@ -411,6 +411,14 @@ def test_a_matrix_named_correct_in_a_debugging_dump_is_no_success_line():
     assert judge(0, "done\n", 'printf("%s\\n", "correct");', 120)[0] == "fail"
 
 
+def test_outputs_that_did_not_match_are_a_failure():
+    # Stanford CS193G's assignment skeletons print this and exit 0 while the student's kernels are empty
+    out = "gpu shift cypher took 0.0 ms\nOutput of CUDA version and normal version didn't match! \n"
+    assert judge(0, out, 'printf("done\\n");', 120)[0] == "fail"
+    assert judge(0, "Results do not match at 3\n", "", 120)[0] == "fail"
+    assert judge(0, "All 1024 results match\n", "", 120)[0] == "pass"
+
+
 def test_a_check_that_answers_false_is_a_failure():
     # NVIDIA's DLI exercises end with "All elements were doubled? TRUE" (or FALSE, before the fix)
     source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'

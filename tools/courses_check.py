@@ -69,7 +69,7 @@ TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
 # ("Error between device result and host result: 0.000001", a mean difference under 1e-3, reports
 # float rounding, as a GPU's contracted fma gives it; it is no failure, nor is "Error not occured")
-COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)(?!\s*:\s*no error\s*$)"
+COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\b(?:did|do|does)(?:n't| not) match\b|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)(?!\s*:\s*no error\s*$)"
                             r"(?![^\n]*[=:]\s*(0\.000\d*|\d(\.\d*)?e-0*([4-9]|[1-9]\d))\s*$)|\bErrors? (in|at)\b|"
                             r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
