@@ -1201,7 +1201,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         log = build.stderr + build.stdout
         why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
         return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
-    for folder in ignored_output_folders(p, checkout):
+    for folder in missing_output_folders(p, checkout):
         (where / folder).mkdir(parents=True, exist_ok=True)
     command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
     code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
@@ -1217,23 +1217,18 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
 _OUTPUT_PATH = re.compile(r'"(?:\./)?([\w-]+)/[^"/]*"')
 
 
-def ignored_output_folders(p: "Program", checkout: Path) -> list:
-    """The folders ``p``'s sources name as the start of a file's path that its run folder lacks and a
-    ``.gitignore`` of the checkout lists (``output/``): the author's working copy had them, git kept them out,
-    and a student makes them (Caltech CS 179's n-body project stops at 'Cannot find output directory, please
-    make it ("mkdir output")'). Folders the repository never ignored stay the program's own business."""
+def missing_output_folders(p: "Program", checkout: Path) -> list:
+    """The folders ``p``'s sources name as the start of a file's path that its run folder lacks: git keeps
+    no empty folder, so an ``output/`` the author made for the program's files is not in any clone, and a
+    student makes it (Caltech CS 179's n-body project stops at 'Cannot find output directory, please make
+    it ("mkdir output")'). An input file under such a folder is still missing, and the program says so."""
     home = checkout / p.folder
-    ignored = set()
-    for f in [checkout / ".gitignore", *(a / ".gitignore" for a in [home, *home.parents] if checkout in a.parents)]:
-        if f.is_file():
-            ignored |= {line.strip().strip("/") for line in f.read_text(errors="replace").splitlines()
-                        if line.strip() and not line.startswith(("#", "!")) and "*" not in line}
     names = []
     for source in p.sources:
         path = home / source
         if path.is_file():
             names += _OUTPUT_PATH.findall(_without_comments(path.read_text(errors="replace")))
-    return [n for n in dict.fromkeys(names) if n in ignored and not (home / n).exists()]
+    return [n for n in dict.fromkeys(names) if not (home / n).exists()]
 
 
 def with_input(command: list, stdin: str) -> list:
