@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, shimgen, void_main
+from . import images, include_case, msvc_headers, shimgen, void_main, vs_includes
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -362,6 +362,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     case_notes, headers, included = "", out.with_name(out.name + ".headers"), {}
+    project_folders = None
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -384,6 +385,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not included and (included := msvc_headers.headers_for(log)):
             # a standard header Visual Studio's own headers bring in (ceil with only <iostream>)
             options = [*msvc_headers.options(included), *options]
+        elif not project_folders and (project_folders := vs_includes.folders_for(log, cwd)):
+            # a header in a folder the Visual Studio project beside the includer lists (../../Common)
+            options = [*options, *vs_includes.options(project_folders[1])]
         else:
             break
         r = compile_with(options)
@@ -430,6 +434,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = case_notes + r.stdout
     if included and not r.returncode:
         r.stdout = msvc_headers.note(source, included) + r.stdout
+    if project_folders and not r.returncode:
+        r.stdout = vs_includes.note(*project_folders, cwd) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -510,11 +516,12 @@ def extended_lambda_note(source: Path) -> str:
 
 def lambda_notes(units: list) -> str:
     """The notes of the units a program was linked from (extended lambdas, void main, file names in
-    another case, headers Visual Studio's bring in, mdspan), once each."""
+    another case, headers Visual Studio's bring in, a Visual Studio project's include folders, mdspan), once each."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
                                  if line.startswith("cudalab: note:")
                                  and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
-                                      or "cuda::std::mdspan" in line or "Visual Studio's headers" in line)))
+                                      or "cuda::std::mdspan" in line or "Visual Studio's headers" in line
+                                      or "Visual Studio project" in line)))
 
 
 def cpp17(options: list) -> list:
