@@ -190,11 +190,50 @@ def if_positive(criterion, then_, else_, out=None, stream=None):
     return _as_gpu(_cupy._on_host(np.where, (_cupy._values(criterion) > 0, then_, else_), {}))
 
 
-sum = _numpy(np.sum)                   # noqa: A001  (PyCUDA's names)
-max = _numpy(np.max)                   # noqa: A001
-min = _numpy(np.min)                   # noqa: A001
-dot = _numpy(np.dot)
-vdot = _numpy(np.vdot)
+# PyCUDA's reductions (pycuda.reduction's kernels) read every element of their arrays in memory
+# order, whatever the shape, and answer a 0-d GPUArray: ``dot`` of two matrices is the sum of their
+# elementwise products, not numpy's matrix product, and ``sum``'s second parameter is the dtype
+# (numpy's is the axis), which is also the sum's type (int32 elements add up to an int32).
+
+@driver.one_at_a_time
+def _reduce(name, function, arrays, dtype):
+    values = [_cupy._values(a).ravel(order="K") for a in arrays]
+    if len(values) == 2 and values[0].size != values[1].size:
+        raise ValueError(f"gpuarray.{name}: the arrays have {values[0].size} and {values[1].size} elements; "
+                         f"PyCUDA's {name} pairs them element by element, so they need as many")
+    return _as_gpu(_cupy._on_host(function, tuple(values), {} if dtype is None else {"dtype": dtype},
+                                  name=name))
+
+
+def _flat_sum(a, dtype):
+    return np.asarray(np.sum(a, dtype=a.dtype if dtype is None else dtype))
+
+
+def _flat_dot(a, b, dtype):
+    return np.asarray(np.sum(a.astype(dtype) * b.astype(dtype), dtype=dtype))
+
+
+def sum(a, dtype=None, stream=None, allocator=None):      # noqa: A001  (PyCUDA's names)
+    """The sum of every element of ``a``, of ``dtype`` (``a``'s own by default), as a 0-d GPUArray."""
+    return _reduce("sum", lambda v, dtype=None: _flat_sum(v, dtype), (a,), dtype)
+
+
+def dot(a, b, dtype=None, stream=None, allocator=None):
+    """PyCUDA's dot: the sum of ``a[i] * b[i]`` over every element (not numpy's matrix product)."""
+    if dtype is None:
+        dtype = np.result_type(a.dtype, b.dtype)
+    return _reduce("dot", lambda x, y, dtype=None: _flat_dot(x, y, dtype), (a, b), dtype)
+
+
+def max(a, stream=None, allocator=None):                  # noqa: A001
+    return _reduce("max", lambda v: np.asarray(np.max(v)), (a,), None)
+
+
+def min(a, stream=None, allocator=None):                  # noqa: A001
+    return _reduce("min", lambda v: np.asarray(np.min(v)), (a,), None)
+
+
+vdot = _numpy(np.vdot)                 # (not PyCUDA's: kept for programs written against older stand-ins)
 maximum = _numpy(np.maximum)
 minimum = _numpy(np.minimum)
 concatenate = _numpy(np.concatenate)
@@ -213,22 +252,26 @@ any = _numpy(np.any)                   # noqa: A001
 all = _numpy(np.all)                   # noqa: A001
 
 
+def _subset(subset, a):
+    return _cupy._values(a).ravel(order="K")[_cupy._values(subset)]
+
+
 def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
-    """The dot product of ``a`` and ``b`` over the indices in ``subset``."""
-    pick = _cupy._values(subset)
-    return _as_gpu(_cupy._on_host(np.dot, (_cupy._values(a)[pick], _cupy._values(b)[pick]), {}))
+    """The dot product of ``a`` and ``b`` over the (flat) indices in ``subset``."""
+    dtype = a.dtype if dtype is None else dtype          # PyCUDA's get_subset_dot_kernel's default
+    return _as_gpu(_cupy._on_host(_flat_dot, (_subset(subset, a), _subset(subset, b), dtype), {}, name="dot"))
 
 
-def subset_sum(subset, a, dtype=None, stream=None):
-    return _as_gpu(_cupy._on_host(np.sum, (_cupy._values(a)[_cupy._values(subset)],), {"dtype": dtype}))
+def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
+    return _as_gpu(_cupy._on_host(_flat_sum, (_subset(subset, a), dtype), {}, name="sum"))
 
 
 def subset_max(subset, a, stream=None):
-    return _as_gpu(_cupy._on_host(np.max, (_cupy._values(a)[_cupy._values(subset)],), {}))
+    return _as_gpu(_cupy._on_host(lambda v: np.asarray(np.max(v)), (_subset(subset, a),), {}, name="max"))
 
 
 def subset_min(subset, a, stream=None):
-    return _as_gpu(_cupy._on_host(np.min, (_cupy._values(a)[_cupy._values(subset)],), {}))
+    return _as_gpu(_cupy._on_host(lambda v: np.asarray(np.min(v)), (_subset(subset, a),), {}, name="min"))
 
 
 class vec:                                  # noqa: N801  (PyCUDA's name)

@@ -15,6 +15,7 @@ own designs, shaped as PyCUDA's documentation describes them:
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -104,7 +105,13 @@ class ElementwiseKernel:
                   f"        {operation};\n"
                   "    }\n"
                   f"    {after_loop};\n}}\n")
-        self.function = compiler.SourceModule(source, options=options, no_extern_c=True).get_function(name)
+        self._source, self._options = source, options
+
+    @functools.cached_property
+    def function(self):
+        """The kernel, compiled at its first call as PyCUDA's ElementwiseKernel is (making one needs no
+        context; calling one does, and a compile error surfaces there)."""
+        return compiler.SourceModule(self._source, options=self._options, no_extern_c=True).get_function(self.name)
 
     def __call__(self, *args, range=None, slice=None, stream=None, **kwargs):    # noqa: A002  (PyCUDA's names)
         pointers = [p for _, p in self.arguments]
