@@ -70,11 +70,11 @@ class RawModule:
 
     def get_global(self, name):
         """CuPy's pointer to a ``__constant__`` or ``__device__`` variable (its C++ name): a MemoryPointer
-        whose ``mem.size`` is the variable's bytes; ``cupy.ndarray(shape, dtype, memptr=ptr)`` views it,
-        so ``a[:] = value`` sets the variable for the module's kernels."""
+        (its ``mem.size`` is 0, as CuPy leaves it: the driver does not say); ``cupy.ndarray(shape, dtype,
+        memptr=ptr)`` views it, so ``a[:] = value`` sets the variable for the module's kernels."""
         from . import cuda
         variable = self.module.get_global(name)
-        return cuda.MemoryPointer(cuda.UnownedMemory(variable.device_ptr, variable.nbytes, owner=self), 0)
+        return cuda.MemoryPointer(cuda.UnownedMemory(variable.device_ptr, 0, owner=self), 0)
 
 
 class RawKernel:
