@@ -105,9 +105,12 @@ def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_wat
     monkeypatch.setattr(pace_mod, "cpu_time_left", lambda: 30.0)
     pace = Pace("gemm", blocks_total=1000, timeout=720, wall_deadline=float("inf"),
                 stats=SimpleNamespace(thread_instructions=1000))
-    next(pace.batches(100))
+    batches = pace.batches(100)
+    assert next(batches) == (0, 3)
+    pace.batch_done(3, batch_seconds=10)              # the sample batch: 10 more batches of at least 10 s,
+    assert next(batches) == (3, 3)                    # which the next 3 blocks, a second sample, must confirm
     with pytest.raises(cudalab.KernelError) as e:
-        pace.batch_done(3, batch_seconds=10)          # the sample batch: 10 more batches of at least 10 s
+        pace.batch_done(3, batch_seconds=10)
     assert "was stopped early: it would run far beyond the 30 s left of the CPU-time limit (ulimit -t)" in str(e.value)
     assert e.value.progress.estimated_seconds > 150
 
@@ -624,3 +627,42 @@ def test_a_batch_that_first_touches_fresh_device_memory_is_not_the_kernels_pace(
     pace.batch_done(3, touch)                        # not stopped: its pace is its user time
     assert pace.clearly_too_long() is None
     del fresh
+
+
+FIRST_THREADS_WORK = """
+__global__ void add(const float *x, const float *y, float *z, int turns)
+{
+    const int n = blockDim.x * blockIdx.x + threadIdx.x;
+    if (n < 1024)                       // the first 8 blocks of 128 threads work; the rest return at once
+        for (int i = 0; i < turns; ++i)
+            z[n] = x[n] + y[n];
+}
+"""
+
+
+def test_a_grid_whose_first_blocks_do_all_the_work_is_not_stopped_on_its_sample(monkeypatch):
+    # CudaSteps' stream.cu launches `add` over 781,250 blocks of which only the first 8 loop: its
+    # sample batch (the grid's first blocks) held all 8, and the watchdog, taking every later block
+    # to be as long, said "10.6 trillion thread-instructions: between 93 minutes and 2.1 days" of a
+    # launch of about a billion. A second sample of the next blocks, far lighter, lets it run.
+    monkeypatch.setenv("CUDALAB_TIER", "interp")         # the sample at the interpreter's pace, as on a cold cache
+    blocks, turns = 78_125, 3000
+    mod = cudalab.compile(FIRST_THREADS_WORK)
+    x, y = (cudalab.to_device(np.full(blocks * 128, v, np.float32)) for v in (1.25, 2.5))
+    z = cudalab.device_array(blocks * 128, np.float32)
+    cudalab.set_watchdog(3)
+    mod.add[blocks, 128](x, y, z, np.int32(turns))           # was: stopped by the watchdog early
+    out = z.copy_to_host()
+    assert np.all(out[:1024] == 3.75) and not out[1024:].any()
+    # the first sample alone would have stopped it: 8 long blocks in 32, taken as the pace of 78,125
+    pace = Pace("add", blocks_total=blocks, timeout=3, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=8 * 128 * turns * 6))
+    batches = pace.batches(LANE_BUDGET // 128)
+    sample = next(batches)[1]
+    pace.batch_done(sample, batch_seconds=0.2)
+    assert pace.clearly_too_long() is not None                # 77 batches of at least 0.2 s
+    assert next(batches) == (sample, sample)                  # so the next blocks are a second sample
+    pace.stats.thread_instructions += sample * 128 * 6
+    pace.batch_done(sample, batch_seconds=0.0001)             # far lighter: no stop, and the estimate is theirs
+    assert pace.clearly_too_long() is None and pace.estimate < 3
+    assert next(batches) == (2 * sample, LANE_BUDGET // 128)  # then full batches

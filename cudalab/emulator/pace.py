@@ -184,6 +184,8 @@ class Pace:
         self.forecast_partial = False
         self.fitted = None          # after a batch: whether its estimate fitted the time there is
         self.per_block = None       # after a batch: its CPU seconds a block
+        # the sample alone said "stop": the next blocks run as a second sample first (second_opinion)
+        self.second_sample = False
         self.system_at_start = system_seconds()     # this thread's system CPU time when the batch began
 
     @property
@@ -226,6 +228,10 @@ class Pace:
                 self.system_at_start = system_seconds()
                 yield 0, sample
                 first = sample
+                if self.second_sample and first < self.blocks_total:     # (batch_done asked for it)
+                    self.system_at_start = system_seconds()
+                    yield first, min(sample, self.blocks_total - first)
+                    first += min(sample, self.blocks_total - first)
         for start in range(first, self.blocks_total, per_batch):
             self.system_at_start = system_seconds()
             yield start, min(per_batch, self.blocks_total - start)
@@ -326,8 +332,26 @@ class Pace:
         per_block, self.per_block = self.per_block, batch_seconds / blocks
         fitted_before, self.fitted = self.fitted, not self.clearly_too_long()
         once = fitted_before and per_block is not None and self.per_block > ONE_TIME_COST * per_block
-        if too_long and not once:
+        if too_long and not once and not self.second_opinion(blocks, batch_seconds):
             raise self.stopped_early(p, *too_long)
+
+    def second_opinion(self, blocks: int, batch_seconds: float) -> bool:
+        """Should a stop that the sample batch alone decided wait for a second sample (the next blocks,
+        as many)? The sample's blocks stand for the whole grid, but they are the grid's *first* blocks,
+        and a kernel whose work is in its first threads (``if (n < 1024)`` over 781,250 blocks of 128:
+        CudaSteps' stream.cu, 8 blocks of 100,000 turns) made every later block look as long: "10.6
+        trillion thread-instructions, between 93 minutes and 2.1 days" for a launch of about a billion.
+        A second sample whose blocks agree confirms the stop; blocks far lighter let the launch go on,
+        estimated at their pace. Only where the second sample fits well within the time left (a
+        sample that took most of it stops the launch at once, as before)."""
+        if self.second_sample or blocks >= self.per_batch or self.blocks_done != blocks:
+            return False
+        spent = self.spent()
+        left = min(self.timeout - spent, self.wall_deadline - time.monotonic(), cpu_time_left())
+        if batch_seconds > left / 2:
+            return False
+        self.second_sample = True
+        return True
 
     def clearly_too_long(self, speedup: float = 1.0) -> tuple | None:
         """(by whom, which limit) when the estimate, ``speedup`` times faster, clearly outlasts the
