@@ -666,3 +666,33 @@ def test_a_grid_whose_first_blocks_do_all_the_work_is_not_stopped_on_its_sample(
     pace.batch_done(sample, batch_seconds=0.0001)             # far lighter: no stop, and the estimate is theirs
     assert pace.clearly_too_long() is None and pace.estimate < 3
     assert next(batches) == (2 * sample, LANE_BUDGET // 128)  # then full batches
+
+
+def jacobi_launches(naive: int, optimized: int):
+    """A Jacobi solver's launches, as Drexel's ECEC 413 lab makes them: one kernel an iteration until the
+    answer converges, first the naive kernel, then the optimized one over the same system."""
+    from cudalab.runtime.record import LaunchRecord
+    return [LaunchRecord(kernel, (1, 1, 1), (1024, 1, 1), 0, "emu", cpu_time=0.004, arguments=6)
+            for kernel, n in (("jacobi_naive", naive), ("jacobi_optimized", optimized)) for _ in range(n)]
+
+
+def test_a_program_stopped_inside_a_long_loop_of_launches_says_what_an_iteration_costs_and_what_the_rest_needs():
+    from cudalab.programs.stopping import in_a_loop, time_spent
+    # the second solver's loop, stopped after 4,000 of the first's 16,494 iterations: no two earlier loops of
+    # one length to go by (rest_of_run), but the loop before it ran to its end over another kernel
+    said = time_spent(jacobi_launches(16_494, 4_001), running=True)
+    assert "It was in a loop, the same launch over and over: 4,000 iterations of jacobi_optimized so far, " \
+           "4 ms an iteration here (16.0 s)." in said
+    assert "If it makes as many as the loop before it (16,494 iterations of jacobi_naive), the rest of this " \
+           "one needs about 50 s at this pace." in said          # 12,494 iterations x 4 ms
+    assert "every 10,000 more need about 40 s here" in said
+    assert said.count("It was in a loop") == 1                  # said once
+    # a transpose timed 100 times (Oslo's locality course), 1.3 s a launch, stopped in its first loop:
+    # nothing before it to compare, so the cost of an iteration and of the next hundred
+    from cudalab.runtime.record import LaunchRecord
+    timed = [LaunchRecord("naiveTranspose", (32768, 1, 1), (256, 1, 1), 0, "emu", cpu_time=1.3, arguments=4)] * 88
+    said = in_a_loop(timed, running=True)
+    assert "87 iterations of naiveTranspose so far, 1.3 s an iteration here" in said
+    assert "If it makes as many" not in said and "every 100 more need about 2.2 minutes here" in said
+    # a few launches are no loop to speak of
+    assert in_a_loop(timed[:5]) == ""
