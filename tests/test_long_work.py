@@ -286,6 +286,9 @@ int main() {
     assert message, stopped.stderr
     assert message.group(1) == message.group(3) and int(message.group(1).replace(",", "")) > 10
     assert float(message.group(2).replace(",", "")) > 5          # launches a second
+    # and what the loop it was in costs: the rest is the loop's length times that
+    assert re.search(r"It was in a loop, the same launch over and over: [\d,]+ iterations of add so far, [\d.]+ ms an "
+                     r"iteration here .* every [\d,]+ more need about", stopped.stderr), stopped.stderr
 
 
 def test_a_benchmark_of_runtime_calls_stopped_by_its_time_limit_says_how_many_it_made():
@@ -696,3 +699,8 @@ def test_a_program_stopped_inside_a_long_loop_of_launches_says_what_an_iteration
     assert "If it makes as many" not in said and "every 100 more need about 2.2 minutes here" in said
     # a few launches are no loop to speak of
     assert in_a_loop(timed[:5]) == ""
+    # ping-pong buffers (x and x_new swapped each time) make an iteration of two launches of one kernel
+    from cudalab.programs.stopping import in_a_loop as loop
+    from cudalab.runtime.record import LaunchRecord as Rec
+    pingpong = [Rec("jacobi", (1, 1, 1), (1024, 1, 1), 0, "emu", cpu_time=0.004, arguments=k % 2) for k in range(50)]
+    assert "25 iterations of 2 launches of jacobi so far, 8 ms an iteration" in loop(pingpong)

@@ -218,7 +218,9 @@ def in_a_loop(launches, running: bool = False) -> str:
     if iterations < LOOP_AT_LEAST or seconds <= 0:
         return ""
     each = seconds / iterations
-    kind = f"{launches[first].kernel}" if period == 1 else f"{period} launches ({launches[first].kernel}, ...)"
+    names = list(dict.fromkeys(r.kernel for r in launches[first:first + period]))
+    kind = (names[0] if period == 1 else f"{period} launches of {names[0]}" if len(names) == 1   # (ping-pong buffers)
+            else f"{period} launches ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})")
     text = (f" It was in a loop, the same launch{'es' if period > 1 else ''} over and over: {iterations:,} iterations of "
             f"{kind} so far, {_each(each)} an iteration here ({seconds:.1f} s).")
     before = [(i, n) for i, p, n in cut[:-1] if p == period and n > iterations]
