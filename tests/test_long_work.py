@@ -704,3 +704,5 @@ def test_a_program_stopped_inside_a_long_loop_of_launches_says_what_an_iteration
     from cudalab.runtime.record import LaunchRecord as Rec
     pingpong = [Rec("jacobi", (1, 1, 1), (1024, 1, 1), 0, "emu", cpu_time=0.004, arguments=k % 2) for k in range(50)]
     assert "25 iterations of 2 launches of jacobi so far, 8 ms an iteration" in loop(pingpong)
+    # stopped between the two launches of an iteration: the odd one out belongs to the loop
+    assert "25 iterations of 2 launches of jacobi so far" in loop(pingpong + pingpong[:2], running=True)

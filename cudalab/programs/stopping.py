@@ -208,12 +208,18 @@ def in_a_loop(launches, running: bool = False) -> str:
     program makes (a count in its source, a convergence test). Where an earlier loop of the same
     launches per iteration ran to its end (the same solver over a second kernel), "if it makes as many
     as that one" gives the time left. Else ""."""
-    cut = runs(launches)
-    if not cut:
+    finished = launches[:len(launches) - running]
+    cut = runs(finished)
+    k = len(cut) - 1
+    # launches after the last whole iteration, fewer than an iteration (ping-pong buffers' first launch of
+    # the next), are a run of their own to ``runs``: they belong to the loop before them
+    while k > 0 and cut[k][2] == 1 and len(finished) - cut[k][0] < cut[k - 1][1]:
+        k -= 1
+    if k < 0:
         return ""
-    first, period, _ = cut[-1]
-    done = launches[first:len(launches) - running]
-    iterations = len(done) // period
+    first, period, iterations = cut[k]
+    done = finished[first:first + period * iterations]
+    cut = cut[:k + 1]
     seconds = sum(_seconds(r) for r in done)
     if iterations < LOOP_AT_LEAST or seconds <= 0:
         return ""
