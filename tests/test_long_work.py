@@ -668,6 +668,8 @@ def test_a_grid_whose_first_blocks_do_all_the_work_is_not_stopped_on_its_sample(
     pace.stats.thread_instructions += sample * 128 * 6
     pace.batch_done(sample, batch_seconds=0.0001)             # far lighter: no stop, and the estimate is theirs
     assert pace.clearly_too_long() is None and pace.estimate < 3
+    # so is the count: the 8 long blocks' work once, and the rest at the light blocks' 6 instructions a thread
+    assert pace.progress().estimated_thread_instructions == 8 * 128 * turns * 6 + (blocks - sample) * 128 * 6
     assert next(batches) == (2 * sample, LANE_BUDGET // 128)  # then full batches
 
 

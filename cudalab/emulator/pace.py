@@ -57,6 +57,9 @@ class Progress:
     # through a batch has run part of it too, which the finished blocks must not be charged with
     finished_thread_instructions: int | None = None
     unit: str = "blocks"          # "grids": a launch tree's progress (launchtree.py), blocks_* counting grids
+    # the finished blocks' work and the rest at the latest batch's work a block (as estimated_seconds is at
+    # its pace): a grid whose first blocks do all the work is not charged with it block after block
+    expected_thread_instructions: int | None = None
 
     @property
     def rate(self) -> float:
@@ -68,6 +71,8 @@ class Progress:
         """The whole grid's thread-instructions, if every block does as much as those done so far."""
         if not self.blocks_done:
             return self.forecast_thread_instructions
+        if self.expected_thread_instructions is not None:
+            return self.expected_thread_instructions
         finished = self.thread_instructions if self.finished_thread_instructions is None \
             else self.finished_thread_instructions
         return round(finished * self.blocks_total / self.blocks_done)
@@ -175,6 +180,7 @@ class Pace:
         self.batch = None                               # the running batch's executor (its own deadlines)
         self.in_flight = []         # the executors of batches running on other threads (engine, parallel.py)
         self.finished_instructions = None               # thread-instructions when the latest batch finished
+        self.expected = None        # the grid's thread-instructions at the latest batch's work a block
         self.blocks_done = 0
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
@@ -240,7 +246,8 @@ class Pace:
         """How far the launch has got (``now``: this thread's CPU clock, if just read)."""
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
                         self.spent(now), self.estimate, self.at_least,
-                        self.forecast, self.forecast_partial, self.finished_instructions)
+                        self.forecast, self.forecast_partial, self.finished_instructions,
+                        expected_thread_instructions=None if self.forecast is not None else self.expected)
 
     def forecast_seconds(self) -> float:
         """The CPU seconds the skeleton of a batch may take to count its work
@@ -301,8 +308,10 @@ class Pace:
         rest of the grid will run on at once (``self.ways`` for native batches, parallel.py): the estimate
         is of the launch's time, which they share."""
         self.blocks_done += blocks
+        before = self.finished_instructions or 0
         self.finished_instructions = self.stats.thread_instructions
         left = self.blocks_total - self.blocks_done
+        self.expected = self.finished_instructions + round(left * (self.finished_instructions - before) / blocks)
         now = time.thread_time() if now is None else now
         spent = self.spent(now)
         # the kernel's pace is its user time: system time in a batch is the OS mapping fresh device
