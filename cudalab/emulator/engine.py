@@ -1669,7 +1669,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 pool, spare = done(flight[0], flight[1:])
                 flight.pop(0)
             if run_df is df:
-                ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
+                ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
             parallel.run(b, _run_batch)
             pool, spare = done(b, ())
             if window <= parallel.workers() and run_df is not df and pace.blocks_done < pace.blocks_total:
@@ -1740,8 +1740,9 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
     spent = b.seconds
     if run_df is df:
-        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
-                           spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
+        later = spent * (pace.blocks_total - pace.blocks_done - nb) / nb
+        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program, later,
+                           pace.spent() + later >= compiled.DEBUG_LAUNCH_SHARE * pace.timeout)
     else:                           # quick native code that keeps running gets its better code (compiled.py)
         compiled.note_native(df, run_df, spent, spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
     pool = None if observers else dict(ex.fr.regs)
