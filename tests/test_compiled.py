@@ -490,6 +490,16 @@ def test_a_debug_builds_kernel_is_built_only_once_it_has_run_as_long_as_its_buil
     x = cudalab.to_device(np.ones(32 * 128, np.float32))
     cudalab.compile(source.replace("0.5f", "0.125f"), ("-G",)).halve[32, 128](x)
     assert started == [False, True]
+    # a launch's first, sample batch carries the interpreter's one-time costs: what it tells of the rest
+    # does not start a debug kernel's build (the inner_product's reduce: 17 s told, 0.6 s run)
+    started.clear()
+    monkeypatch.setattr(compiled, "DEBUG_LAUNCH_SHARE", 0.9)
+    monkeypatch.setattr(compiled.pace, "cpu_time_left", lambda: float("inf"))
+    reduce = types.SimpleNamespace(code=[None] * 3, _tier=compiled._Tier(debug=True))     # 3 s to build
+    compiled.note_time(reduce, 0.3, program=object(), later=17.0, sample=True)
+    assert started == []
+    compiled.note_time(reduce, 0.6, program=object(), later=3.0)        # a full batch's pace: 3.9 s in all
+    assert started == [True]
 
 
 def test_waiting_for_a_build_ends_when_the_programs_time_runs_out(monkeypatch):

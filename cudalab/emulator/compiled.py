@@ -381,13 +381,18 @@ def wait_for_build(df, seconds: float = 120.0):
         time.sleep(0.02)
 
 
-def note_time(df, seconds, program=None, later: float = 0.0, too_long: bool = False):
+def note_time(df, seconds, program=None, later: float = 0.0, too_long: bool = False, sample: bool = False):
     """Interpreter time of a batch, for the auto mode's rule (worth_building); ``later``: what the
     launch's remaining batches will take interpreted at this batch's pace; ``too_long``: whether the
     launch would then outlast DEBUG_LAUNCH_SHARE of its watchdog. A launch that will run long enough in
-    all builds now, in the background, as a big one did before (``program``)."""
+    all builds now, in the background, as a big one did before (``program``). Not on a launch's first,
+    ``sample`` batch for a -G build's kernel, unless ``too_long``: the interpreter's one-time costs are in
+    its pace (a Thrust inner_product's reduce over 2^18 floats: 0.27 s for its sample, 17 s told for the
+    rest, which took 0.6; over 2^20 floats the build was started so)."""
     st = _tier(df)
     st.interp_seconds += seconds
+    if sample and st.debug and not too_long:
+        return
     if (program is not None and later > 0 and st.fused is None and not st.building and mode() == "auto"
             and worth_building(df, st.interp_seconds + later, too_long=too_long)):
         _build_in_background(program, df, st)

@@ -1549,7 +1549,8 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     shape, layout, total_shared, threads, lpb = plan.shape, plan.layout, plan.total_shared, plan.threads, plan.lpb
     nblocks_total, local_stride, cooperative = plan.blocks, plan.local_stride, plan.cooperative
     bpb = native_bpb = plan.interpreter_bpb
-    if nblocks_total * lpb > LANE_BUDGET:       # (a grid within one interpreter batch is one batch either way)
+    # (a grid within one interpreter batch is one batch either way, unless it runs quick code: compiled.py)
+    if nblocks_total * lpb > min(LANE_BUDGET, compiled.QUICK_BATCH_LANES):
         native_bpb = plan.blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb,
                                                                 shape.size), grid, kernel_name)
     workspace = 0
@@ -1742,7 +1743,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     if run_df is df:
         later = spent * (pace.blocks_total - pace.blocks_done - nb) / nb
         compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program, later,
-                           pace.spent() + later >= compiled.DEBUG_LAUNCH_SHARE * pace.timeout)
+                           pace.spent() + later >= compiled.DEBUG_LAUNCH_SHARE * pace.timeout,
+                           sample=pace.blocks_done == 0 and nb < pace.per_batch)
     else:                           # quick native code that keeps running gets its better code (compiled.py)
         compiled.note_native(df, run_df, spent, spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
     pool = None if observers else dict(ex.fr.regs)
