@@ -12,6 +12,8 @@
 #pragma once
 #include <climits>
 #include <cuda_runtime_api.h>
+#include <channel_descriptor.h>     /* cudaCreateChannelDesc<T>(): nvcc's forced cuda_runtime.h brings it to a .cu
+                                       file, but a program's .cpp files, built with the same -include, get none */
 #include <texture_indirect_functions.h>
 #include <surface_indirect_functions.h>
 
