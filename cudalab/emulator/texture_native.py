@@ -1,0 +1,437 @@
+"""Texture lookups in native code: ``tex`` for the compiled tier (compiled.py's groups, regions).
+
+Kernels that read their data through textures (tex1Dfetch, tex2D, tex3D; CUDA 11's texture references
+read through the same objects) ran every lookup in the interpreter, and a lookup inside a loop kept the
+whole loop there: a tex2D matrix product took three times as long as its shared-memory version. This is
+texture.py's arithmetic (measured on an H100/H200) for one lane at a time, for the lookups course programs
+make: integer coordinates (tex1Dfetch), point filtering in 1D, 2D and 3D, and linear filtering of float32
+textures in 1D and 2D, under every address mode, with normalized coordinates and normalized reads of 8-
+and 16-bit texels.
+
+What a handle names is a row of a table the runner fills per batch (``table``, through the ctx slot
+``textures``). A texture native code does not take (mipmaps, layered and cubemap arrays, sRGB, half
+texels, linear filtering of integer texels or in 3D, memory that is no longer a live allocation),
+handle 0, and a texel past the allocation of the memory bound to a texture all *bail out* (llvmgen): the
+interpreter runs the lookup, with its warning or memcheck's report where there is one.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from . import texture as tx
+from .llvmgen import F32, F64, I1, I8, I32, I64, Skip, gen
+from .memory import GLOBAL_BASE
+
+FIELDS = ("kind", "base", "width", "height", "depth", "pitch", "slice_pitch", "cb", "channels", "texel",
+          "signed", "flags", "modes", "limit", "top", "b0", "b1", "b2", "b3")
+AT = {name: k for k, name in enumerate(FIELDS)}
+STRIDE = len(FIELDS)
+NATIVE = 1                                    # kind: a texture native code reads
+NORMALIZED_COORDS, LINEAR, NORMALIZED_READ = 1, 2, 4
+MODES = {"clamp": 0, "border": 1, "wrap": 2, "mirror": 3}
+MOST_HANDLES = 1 << 16                        # rows of the table; a larger handle bails out
+NO_LIMIT = 1 << 62
+
+
+# ------------------------------------------------------------------ the table (host side)
+def _row(mem, tex) -> list | None:
+    """The table row of a texture object, or None where the interpreter must read it."""
+    if len(tex.levels) != 1:
+        return None
+    img, smp = tex.levels[0], tex.sampler
+    fmt = img.fmt
+    if (img.layered or img.cubemap or smp.srgb or fmt.channel_bytes not in (1, 2, 4)
+            or fmt.kind == "float" and fmt.channel_bytes != 4 or any(b not in (0, fmt.bits[0]) for b in fmt.bits)
+            or any(m not in MODES for m in smp.address)):
+        return None
+    linear = smp.filter == "linear"
+    if linear and fmt.kind != "float":
+        return None
+    if img.kind != "array":              # texture._reading's test: memcheck's report is the interpreter's
+        a = mem.find(img.address)
+        if (a is None or a.freed or not a.address <= img.address
+                or a.address + a.size < img.address + (img.readable or img.nbytes)):
+            return None
+    normalized_read = smp.read == "normalized" and fmt.kind != "float" and fmt.channel_bytes in (1, 2)
+    flags = NORMALIZED_COORDS * smp.normalized | LINEAR * linear | NORMALIZED_READ * normalized_read
+    base = img.address - GLOBAL_BASE
+    limit = base + img.readable - fmt.texel_bytes if img.readable else NO_LIMIT
+    modes = sum(MODES[m] << (4 * d) for d, m in enumerate(smp.address))
+    border = [int(w) for w in tx.border_colour(smp, fmt)]
+    top = int(np.iinfo(fmt.channel_dtype).max) if normalized_read else 1
+    return [NATIVE, base, img.width, img.height, img.depth, img.pitch, img.slice_pitch, fmt.channel_bytes,
+            fmt.channels, fmt.texel_bytes, int(fmt.kind == "signed"), flags, modes, limit, top, *border]
+
+
+def table(mem):
+    """The int64 table (a row of FIELDS per handle) of ``mem``'s texture objects, or None when it has
+    none; made again when objects or allocations change (the bounds arrays are new after any)."""
+    objs = tx._OBJECTS.get(mem)
+    if objs is None or not objs.textures:
+        return None
+    bounds = mem.bounds()
+    key = (objs.next_handle, len(objs.textures), len(objs.surfaces))
+    kept = objs.__dict__.get("_native_table")
+    if kept is not None and kept[0] == key and kept[1] is bounds:
+        return kept[2]
+    rows = min(objs.next_handle, MOST_HANDLES)
+    t = np.zeros((rows, STRIDE), np.int64)
+    for h, tex in objs.textures.items():
+        if h < rows and (r := _row(mem, tex)) is not None:
+            t[h] = r
+    objs._native_table = (key, bounds, t)
+    return t
+
+
+# ------------------------------------------------------------------ helpers in the module
+def _get(module, name, fnty):
+    try:
+        return module.get_global(name), False
+    except KeyError:
+        fn = ir.Function(module, fnty, name)
+        fn.linkage = "internal"
+        return fn, True
+
+
+def _float_intrinsic(module, name, ty):
+    """One operand's float intrinsic, declared once (as llvmgen.intrinsic names them)."""
+    full = f"{name}.{'f32' if ty == F32 else 'f64'}"
+    try:
+        return module.get_global(full)
+    except KeyError:
+        return ir.Function(module, ir.FunctionType(ty, [ty]), full)
+
+
+def _field(b, row, name):
+    return b.load(b.gep(row, [ir.Constant(I32, AT[name])]))
+
+
+def texel_function(module):
+    """``texel(mem, row, off) -> <4 x i32>``: the result words of the texel at arena offset ``off``
+    (texture._words of _as_float of _read_channels: floats and integers as stored, sign- or
+    zero-extended; 8/16-bit ones read as normalized floats divided in float64, at least -1)."""
+    fn, new = _get(module, "cudalab_texel", ir.FunctionType(ir.VectorType(I32, 4), [I8.as_pointer(), I64.as_pointer(),
+                                                                                     I64]))
+    if not new:
+        return fn
+    mem, row, off = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    cb, ch, signed = _field(b, row, "cb"), _field(b, row, "channels"), _field(b, row, "signed")
+    norm = b.icmp_unsigned("!=", b.and_(_field(b, row, "flags"), ir.Constant(I64, NORMALIZED_READ)), ir.Constant(I64, 0))
+    top = b.sitofp(_field(b, row, "top"), F64)
+    is_signed = b.icmp_unsigned("!=", signed, ir.Constant(I64, 0))
+    vec = ir.Constant(ir.VectorType(I32, 4), None)
+    vec = b.insert_element(vec, ir.Constant(I32, 0), ir.Constant(I32, 0))
+    for c in range(4):
+        have = b.icmp_signed(">", ch, ir.Constant(I64, c))
+        read, after = fn.append_basic_block(f"c{c}"), fn.append_basic_block(f"c{c}_done")
+        start = b.block
+        b.cbranch(have, read, after)
+        b.position_at_end(read)
+        p = b.gep(mem, [b.add(off, b.mul(cb, ir.Constant(I64, c)))])
+        loads = []
+        one, two, four, joined = (fn.append_basic_block(f"c{c}_{k}") for k in ("1", "2", "4", "j"))
+        sw = b.switch(cb, four)
+        sw.add_case(ir.Constant(I64, 1), one)
+        sw.add_case(ir.Constant(I64, 2), two)
+        for bb, ty in ((one, ir.IntType(8)), (two, ir.IntType(16)), (four, I32)):
+            b.position_at_end(bb)
+            v = b.load(b.bitcast(p, ty.as_pointer()), align=1)
+            loads.append((b.select(is_signed, b.sext(v, I64), b.zext(v, I64)), bb))
+            b.branch(joined)
+        b.position_at_end(joined)
+        ext = b.phi(I64)
+        for v, bb in loads:
+            ext.add_incoming(v, bb)
+        f = b.fdiv(b.sitofp(ext, F64), top)
+        f = b.select(b.fcmp_ordered("<", f, ir.Constant(F64, -1.0)), ir.Constant(F64, -1.0), f)
+        word = b.select(norm, b.bitcast(b.fptrunc(f, F32), I32), b.trunc(ext, I32))
+        got = b.block
+        b.branch(after)
+        b.position_at_end(after)
+        w = b.phi(I32)
+        w.add_incoming(word, got)
+        w.add_incoming(ir.Constant(I32, 0), start)
+        vec = b.insert_element(vec, w, ir.Constant(I32, c))
+    b.ret(vec)
+    return fn
+
+
+def filter_function(module):
+    """``filter(v0..v3, w0..w3) -> i32``: texture.weighted_sum of four float32 texels (bits) with
+    their 1.8 weights, for one channel: each texel with a weight cut toward zero to 28 bits below
+    the largest one's leading bit (subnormals as signed zeros), the exact sum rounded once to float32
+    with ties away from zero (a subnormal result flushed), -0.0 only where every texel with a weight
+    is -0.0, infinities and the canonical NaN as IEEE arithmetic gives them."""
+    fn, new = _get(module, "cudalab_tex_filter", ir.FunctionType(I32, [I32] * 4 + [I64] * 4))
+    if not new:
+        return fn
+    vs, ws = fn.args[:4], fn.args[4:]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    c32 = lambda v: ir.Constant(I32, v)      # noqa: E731
+    c64 = lambda v: ir.Constant(I64, v)      # noqa: E731
+    false, true = ir.Constant(I1, 0), ir.Constant(I1, 1)
+    taps = []
+    top, any_nz = c64(-10000), false
+    for v, w in zip(vs, ws):
+        expo = b.and_(b.lshr(v, c32(23)), c32(255))
+        mant = b.and_(v, c32(0x7FFFFF))
+        sign = b.icmp_unsigned("!=", b.lshr(v, c32(31)), c32(0))
+        live = b.icmp_signed(">", w, c64(0))
+        finite = b.icmp_unsigned("!=", expo, c32(255))
+        nz = b.and_(b.and_(live, finite), b.icmp_unsigned("!=", expo, c32(0)))
+        e = b.sub(b.zext(expo, I64), c64(126))                   # frexp's exponent
+        top = b.select(b.and_(nz, b.icmp_signed(">", e, top)), e, top)
+        any_nz = b.or_(any_nz, nz)
+        taps.append((v, w, expo, mant, sign, live, finite, nz, e))
+    total = c64(0)
+    negzero, pos, neg, nan, any_live = true, false, false, false, false
+    for v, w, expo, mant, sign, live, finite, nz, e in taps:
+        m = b.zext(b.or_(mant, c32(0x800000)), I64)
+        s = b.sub(b.sub(top, e), c64(4))                           # >= -4: e <= top
+        up = b.shl(m, b.select(b.icmp_signed("<", s, c64(0)), b.sub(c64(0), s), c64(0)))
+        down = b.select(b.icmp_signed(">=", s, c64(64)), c64(0), b.lshr(m, b.select(b.icmp_signed(">", s, c64(0)), s, c64(0))))
+        mag = b.select(b.icmp_signed("<", s, c64(0)), up, down)
+        q = b.select(nz, b.select(sign, b.sub(c64(0), mag), mag), c64(0))
+        total = b.add(total, b.mul(q, w))
+        negzero = b.and_(negzero, b.or_(b.not_(live), b.and_(b.not_(nz), sign)))
+        any_live = b.or_(any_live, live)
+        odd = b.and_(live, b.not_(finite))
+        inf = b.and_(odd, b.icmp_unsigned("==", mant, c32(0)))
+        pos = b.or_(pos, b.and_(inf, b.not_(sign)))
+        neg = b.or_(neg, b.and_(inf, sign))
+        nan = b.or_(nan, b.and_(odd, b.icmp_unsigned("!=", mant, c32(0))))
+    # texture._round_away(total, top - 28 - 8, 24)
+    negative = b.icmp_signed("<", total, c64(0))
+    mag = b.select(negative, b.sub(c64(0), total), total)
+    try:
+        ctlz = fn.module.get_global("llvm.ctlz.i64")
+    except KeyError:
+        ctlz = ir.Function(fn.module, ir.FunctionType(I64, [I64, I1]), "llvm.ctlz.i64")
+    bits = b.sub(c64(64), b.call(ctlz, [mag, false]))
+    shift = b.select(b.icmp_signed(">", bits, c64(24)), b.sub(bits, c64(24)), c64(0))
+    kept = b.lshr(mag, shift)
+    rem = b.and_(mag, b.sub(b.shl(c64(1), shift), c64(1)))
+    half = b.shl(c64(1), b.select(b.icmp_signed(">", shift, c64(0)), b.sub(shift, c64(1)), c64(0)))
+    kept = b.add(kept, b.zext(b.and_(b.icmp_signed(">", shift, c64(0)), b.icmp_unsigned(">=", rem, half)), I64))
+    exp2 = b.add(shift, b.sub(b.select(any_nz, top, c64(0)), c64(36)))
+    scale = b.bitcast(b.shl(b.add(exp2, c64(1023)), c64(52)), F64)
+    r = b.fptrunc(b.fmul(b.uitofp(kept, F64), scale), F32)
+    tiny = b.fcmp_ordered("<", b.call(_float_intrinsic(fn.module, "llvm.fabs", F32), [r]), ir.Constant(F32, 2.0 ** -126))
+    r = b.select(b.or_(tiny, b.icmp_unsigned("==", mag, c64(0))), ir.Constant(F32, 0.0), r)
+    out = b.bitcast(b.select(negative, b.fneg(r), r), I32)
+    zero = b.icmp_unsigned("==", total, c64(0))
+    out = b.select(b.and_(zero, b.and_(negzero, any_live)), c32(0x80000000), out)
+    out = b.select(pos, c32(0x7F800000), b.select(neg, c32(0xFF800000), out))
+    out = b.select(b.or_(nan, b.and_(pos, neg)), c32(0x7FFFFFFF), out)
+    b.ret(out)
+    return fn
+
+
+# ------------------------------------------------------------------ tex
+def _operands(inst):
+    """(handle operand, coordinate operands) of ``[handle, {c0, ...}]``, as texture._address_operand."""
+    mem = inst.operands[1]
+    if mem[0] != "mem" or mem[1] is None or mem[1][0] != "vec" or len(mem[1][1]) != 2:
+        raise Skip("tex operand")
+    handle, coords = mem[1][1]
+    if handle[0] != "reg":
+        raise Skip("tex of a texture reference")
+    return handle, (coords[1] if coords[0] == "vec" else (coords,))
+
+
+def _fixed(g, x, n, normalized):
+    """texture._texel_fixed: float32 -> int64 fixed point with 21 fractional bits."""
+    b = g.b
+    x = b.fpext(x, F64)
+    fabs = _float_intrinsic(g.fn.module, "llvm.fabs", F64)
+    x = b.select(b.fcmp_ordered(">=", b.call(fabs, [x]), ir.Constant(F64, 2.0 ** -126)), x, ir.Constant(F64, 0.0))
+    lim = ir.Constant(F64, 2.0 ** 36)
+    x = b.select(b.fcmp_ordered(">", x, lim), lim, b.select(b.fcmp_ordered("<", x, b.fneg(lim)), b.fneg(lim), x))
+    floor = _float_intrinsic(g.fn.module, "llvm.floor", F64)
+    t = b.fptosi(b.call(floor, [b.fmul(x, ir.Constant(F64, float(1 << tx.COORD_BITS)))]), I64)
+    return b.select(normalized, b.mul(t, n), t)
+
+
+def _clamp(b, v, lo, hi):
+    v = b.select(b.icmp_signed("<", v, lo), lo, v)
+    return b.select(b.icmp_signed(">", v, hi), hi, v)
+
+
+def _address(g, i, n, mode, normalized):
+    """texture._address: (texel index, outside for border) under the dimension's mode code."""
+    b = g.b
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    clamped = _clamp(b, i, zero, b.sub(n, one))
+    r = b.srem(i, n)
+    wrapped = b.select(b.icmp_signed("<", r, zero), b.add(r, n), r)
+    n2 = b.add(n, n)
+    m = b.srem(i, n2)
+    m = b.select(b.icmp_signed("<", m, zero), b.add(m, n2), m)
+    mirrored = b.select(b.icmp_signed("<", m, n), m, b.sub(b.sub(n2, one), m))
+    is_wrap = b.and_(normalized, b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["wrap"])))
+    is_mirror = b.and_(normalized, b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["mirror"])))
+    idx = b.select(is_wrap, wrapped, b.select(is_mirror, mirrored, clamped))
+    border = b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["border"]))
+    outside = b.and_(border, b.or_(b.icmp_signed("<", i, zero), b.icmp_signed(">=", i, n)))
+    return idx, outside
+
+
+class _Texture:
+    """One lane's view of its texture's row: fields, the texel reader and the bail-outs."""
+
+    def __init__(self, g, handle):
+        b = self.b = g.b
+        self.g = g
+        table = b.inttoptr(g.ctx["textures"], I64.as_pointer())
+        g.bail_if(b.icmp_unsigned(">=", handle, g.ctx["ntextures"]))
+        self.row = b.gep(table, [b.mul(handle, ir.Constant(I64, STRIDE))])
+        g.bail_if(b.icmp_unsigned("!=", self.field("kind"), ir.Constant(I64, NATIVE)))
+        flags = self.field("flags")
+        self.normalized = self.flag(flags, NORMALIZED_COORDS)
+        self.linear = self.flag(flags, LINEAR)
+        self.mem = b.inttoptr(g.ctx["mem"], I8.as_pointer())
+
+    def field(self, name):
+        return self.g._invariant(_field(self.b, self.row, name))
+
+    def flag(self, flags, bit):
+        return self.b.icmp_unsigned("!=", self.b.and_(flags, ir.Constant(I64, bit)), ir.Constant(I64, 0))
+
+    def mode(self, d):
+        return self.b.and_(self.b.lshr(self.field("modes"), ir.Constant(I64, 4 * d)), ir.Constant(I64, 15))
+
+    def words(self, idx, outside=None):
+        """The 4 result words of the texel at indices ``idx`` (x, y, z as given), the border colour's
+        where ``outside``; bails out past the bound memory's allocation (texture._within)."""
+        b = self.b
+        off = self.field("base")
+        for i, name in zip(idx, ("texel", "pitch", "slice_pitch")):
+            off = b.add(off, b.mul(i, self.field(name)))
+        self.g.bail_if(b.icmp_signed(">", off, self.field("limit")))
+        vec = b.call(texel_function(self.g.fn.module), [self.mem, self.row, off])
+        words = [b.extract_element(vec, ir.Constant(I32, c)) for c in range(4)]
+        if outside is not None:
+            words = [b.select(outside, b.trunc(self.field(f"b{c}"), I32), w) for c, w in enumerate(words)]
+        return words
+
+
+def _sizes(t, dims):
+    """Each dimension's size as the filter takes it (texture._taps: a height of 0 counts as 1)."""
+    b = t.b
+    h = t.field("height")
+    return [t.field("width"), b.select(b.icmp_signed("<", h, ir.Constant(I64, 1)), ir.Constant(I64, 1), h),
+            t.field("depth")][:dims]
+
+
+def _integer_fetch(g, t, coords):
+    """texture._fetch_integer: texel indices, clamped; zeros outside the image."""
+    b = g.b
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    inside = ir.Constant(I1, 1)
+    idx = []
+    for d, c in enumerate(coords):
+        v = b.sext(c, I64)
+        n = t.field(("width", "height", "depth")[d])
+        fits = b.select(b.icmp_signed(">", n, zero), b.icmp_signed("<", v, n), b.icmp_signed("==", v, zero))
+        inside = b.and_(inside, b.and_(b.icmp_signed(">=", v, zero), fits))
+        top = b.sub(n, one)
+        idx.append(_clamp(b, v, zero, b.select(b.icmp_signed("<", top, zero), zero, top)))
+    return [b.select(inside, w, ir.Constant(I32, 0)) for w in t.words(idx)]
+
+
+def _point(g, t, coords, sizes):
+    """A point-filtered lookup: the texel each coordinate's fixed point falls in."""
+    b = g.b
+    idx, outside = [], ir.Constant(I1, 0)
+    for d, (x, n) in enumerate(zip(coords, sizes)):
+        i = b.ashr(_fixed(g, x, n, t.normalized), ir.Constant(I64, tx.COORD_BITS))
+        i, out = _address(g, i, n, t.mode(d), t.normalized)
+        idx.append(i)
+        outside = b.or_(outside, out)
+    return t.words(idx, outside)
+
+
+def _linear(g, t, coords, sizes):
+    """A linear lookup of a float32 texture in 1D or 2D (texture._footprint, tap_weights, _filter)."""
+    b = g.b
+    one = 1 << tx.COORD_BITS
+    taps = []
+    for d, (x, n) in enumerate(zip(coords, sizes)):
+        tt = _fixed(g, x, n, t.normalized)
+        mode = t.mode(d)
+        edge = b.or_(b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["clamp"])),
+                     b.and_(b.not_(t.normalized), b.icmp_unsigned(">=", mode, ir.Constant(I64, MODES["wrap"]))))
+        tt = b.select(edge, _clamp(b, tt, ir.Constant(I64, one // 2), b.sub(b.mul(n, ir.Constant(I64, one)),
+                                                                               ir.Constant(I64, one // 2))), tt)
+        q = b.ashr(b.add(tt, ir.Constant(I64, -(one // 2) + (1 << (tx.COORD_BITS - tx.FRACTION_BITS - 1)))),
+                   ir.Constant(I64, tx.COORD_BITS - tx.FRACTION_BITS))
+        i0 = b.ashr(q, ir.Constant(I64, tx.FRACTION_BITS))
+        a = b.and_(q, ir.Constant(I64, (1 << tx.FRACTION_BITS) - 1))
+        taps.append(([_address(g, i, n, mode, t.normalized) for i in (i0, b.add(i0, ir.Constant(I64, 1)))], a))
+    (xs, a), (ys, c) = taps
+    full = ir.Constant(I64, 1 << tx.FRACTION_BITS)
+    w11 = b.ashr(b.add(b.mul(a, c), ir.Constant(I64, 1 << (tx.FRACTION_BITS - 1))), ir.Constant(I64, tx.FRACTION_BITS))
+    weights = [b.add(b.sub(b.sub(full, a), c), w11), b.sub(c, w11), b.sub(a, w11), w11]
+    words = [t.words([xi, yi], b.or_(xo, yo)) for xi, xo in xs for yi, yo in ys]      # np.ndindex order
+    filt = filter_function(g.fn.module)
+    ch = t.field("channels")
+    return [b.select(b.icmp_signed(">", ch, ir.Constant(I64, c)),
+                     b.call(filt, [w[c] for w in words] + weights), ir.Constant(I32, 0)) for c in range(4)]
+
+
+@gen("tex")
+def _tex(g, inst):
+    """tex.{1d,2d,3d}.v4.{f32,s32,u32}.{f32,s32} d, [handle, {coords}] (no level, gradients or
+    residency predicate: those stay interpreted)."""
+    geom = next((m for m in inst.mods if m in tx.GEOMETRIES or m in ("2dms", "a2dms")), None)
+    if geom not in ("1d", "2d", "3d") or "level" in inst.mods or "grad" in inst.mods or len(inst.operands) != 2:
+        raise Skip(f"tex form {inst.text}")
+    if "v4" not in inst.mods or inst.types[0] not in ("f32", "s32", "u32") or inst.types[-1] not in ("f32", "s32"):
+        raise Skip(f"tex types {inst.types}")
+    dst = inst.operands[0]
+    if dst[0] != "vec" or len(dst[1]) != 4:
+        raise Skip("tex destination")
+    handle, coords = _operands(inst)
+    dims = tx.GEOMETRIES[geom][1]
+    if len(coords) < dims:
+        raise Skip("tex coordinates")
+    integer = inst.types[-1] == "s32"
+    b = g.b
+    h = g.read(handle, "u64")
+    values = [g.read(c, "s32" if integer else "f32") for c in coords[:dims]]
+    t = _Texture(g, h)
+    if integer:
+        words = _integer_fetch(g, t, values)
+    else:
+        sizes = _sizes(t, dims)
+        for n in sizes:
+            g.bail_if(b.icmp_signed("<=", n, ir.Constant(I64, 0)))
+        if dims == 3:
+            g.bail_if(t.linear)                      # trilinear weights: the interpreter's
+            words = _point(g, t, values, sizes)
+        else:
+            point_bb, linear_bb = g.fn.append_basic_block("tex_point"), g.fn.append_basic_block("tex_linear")
+            join = g.fn.append_basic_block("tex_join")
+            b.cbranch(t.linear, linear_bb, point_bb)
+            b.position_at_end(point_bb)
+            pw = _point(g, t, values, sizes)
+            point_end = b.block
+            b.branch(join)
+            b.position_at_end(linear_bb)
+            if dims == 1:
+                values.append(ir.Constant(F32, 0.0))
+                sizes = _sizes(t, 2)
+            lw = _linear(g, t, values, sizes)
+            linear_end = b.block
+            b.branch(join)
+            b.position_at_end(join)
+            words = []
+            for p, q in zip(pw, lw):
+                phi = b.phi(I32)
+                phi.add_incoming(p, point_end)
+                phi.add_incoming(q, linear_end)
+                words.append(phi)
+    for o, w in zip(dst[1], words):
+        g.write(o, "b32", w)
