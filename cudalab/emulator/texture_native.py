@@ -104,7 +104,11 @@ def _float_intrinsic(module, name, ty):
 
 
 def _field(b, row, name):
-    return b.load(b.gep(row, [ir.Constant(I32, AT[name])]))
+    """A field of a texture's row: the table never changes while native code runs, so the load is
+    marked invariant and LLVM may hoist it out of the lane loop, past the kernel's stores."""
+    load = b.load(b.gep(row, [ir.Constant(I32, AT[name])]))
+    load.set_metadata("invariant.load", b.module.add_metadata([]))
+    return load
 
 
 def texel_function(module):
@@ -115,6 +119,7 @@ def texel_function(module):
                                                                                      I64]))
     if not new:
         return fn
+    fn.attributes.add("alwaysinline")
     mem, row, off = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     cb, ch, signed = _field(b, row, "cb"), _field(b, row, "channels"), _field(b, row, "signed")
@@ -144,10 +149,19 @@ def texel_function(module):
         ext = b.phi(I64)
         for v, bb in loads:
             ext.add_incoming(v, bb)
+        plain = b.trunc(ext, I32)
+        as_is = b.block
+        scale, got = fn.append_basic_block(f"c{c}_norm"), fn.append_basic_block(f"c{c}_got")
+        b.cbranch(norm, scale, got)
+        b.position_at_end(scale)                     # (a division: only for normalized reads)
         f = b.fdiv(b.sitofp(ext, F64), top)
         f = b.select(b.fcmp_ordered("<", f, ir.Constant(F64, -1.0)), ir.Constant(F64, -1.0), f)
-        word = b.select(norm, b.bitcast(b.fptrunc(f, F32), I32), b.trunc(ext, I32))
-        got = b.block
+        scaled = b.bitcast(b.fptrunc(f, F32), I32)
+        b.branch(got)
+        b.position_at_end(got)
+        word = b.phi(I32)
+        word.add_incoming(plain, as_is)
+        word.add_incoming(scaled, scale)
         b.branch(after)
         b.position_at_end(after)
         w = b.phi(I32)
@@ -260,19 +274,29 @@ def _clamp(b, v, lo, hi):
 
 
 def _address(g, i, n, mode, normalized):
-    """texture._address: (texel index, outside for border) under the dimension's mode code."""
+    """texture._address: (texel index, outside for border) under the dimension's mode code. Wrap
+    and mirror (with normalized coordinates) divide, so they get a branch of their own."""
     b = g.b
     zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
     clamped = _clamp(b, i, zero, b.sub(n, one))
+    is_wrap = b.and_(normalized, b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["wrap"])))
+    is_mirror = b.and_(normalized, b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["mirror"])))
+    start = b.block
+    periodic, join = g.fn.append_basic_block("tex_periodic"), g.fn.append_basic_block("tex_addressed")
+    b.cbranch(b.or_(is_wrap, is_mirror), periodic, join)
+    b.position_at_end(periodic)
     r = b.srem(i, n)
     wrapped = b.select(b.icmp_signed("<", r, zero), b.add(r, n), r)
     n2 = b.add(n, n)
     m = b.srem(i, n2)
     m = b.select(b.icmp_signed("<", m, zero), b.add(m, n2), m)
     mirrored = b.select(b.icmp_signed("<", m, n), m, b.sub(b.sub(n2, one), m))
-    is_wrap = b.and_(normalized, b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["wrap"])))
-    is_mirror = b.and_(normalized, b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["mirror"])))
-    idx = b.select(is_wrap, wrapped, b.select(is_mirror, mirrored, clamped))
+    chosen = b.select(is_wrap, wrapped, mirrored)
+    b.branch(join)
+    b.position_at_end(join)
+    idx = b.phi(I64)
+    idx.add_incoming(clamped, start)
+    idx.add_incoming(chosen, periodic)
     border = b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["border"]))
     outside = b.and_(border, b.or_(b.icmp_signed("<", i, zero), b.icmp_signed(">=", i, n)))
     return idx, outside
@@ -294,7 +318,7 @@ class _Texture:
         self.mem = b.inttoptr(g.ctx["mem"], I8.as_pointer())
 
     def field(self, name):
-        return self.g._invariant(_field(self.b, self.row, name))
+        return _field(self.b, self.row, name)
 
     def flag(self, flags, bit):
         return self.b.icmp_unsigned("!=", self.b.and_(flags, ir.Constant(I64, bit)), ir.Constant(I64, 0))
