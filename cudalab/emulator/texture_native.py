@@ -305,17 +305,21 @@ def _address(g, i, n, mode, normalized):
 class _Texture:
     """One lane's view of its texture's row: fields, the texel reader and the bail-outs."""
 
-    def __init__(self, g, handle):
-        b = self.b = g.b
-        self.g = g
-        table = b.inttoptr(g.ctx["textures"], I64.as_pointer())
-        g.bail_if(b.icmp_unsigned(">=", handle, g.ctx["ntextures"]))
-        self.row = b.gep(table, [b.mul(handle, ir.Constant(I64, STRIDE))])
-        g.bail_if(b.icmp_unsigned("!=", self.field("kind"), ir.Constant(I64, NATIVE)))
+    def __init__(self, g, row, mem):
+        self.g, self.b, self.row, self.mem = g, g.b, row, mem
         flags = self.field("flags")
         self.normalized = self.flag(flags, NORMALIZED_COORDS)
         self.linear = self.flag(flags, LINEAR)
-        self.mem = b.inttoptr(g.ctx["mem"], I8.as_pointer())
+
+    @classmethod
+    def of_handle(cls, g, handle):
+        """The texture a handle names; a handle outside the table or a row native code does not take bails out."""
+        b = g.b
+        table = b.inttoptr(g.ctx["textures"], I64.as_pointer())
+        g.bail_if(b.icmp_unsigned(">=", handle, g.ctx["ntextures"]))
+        row = b.gep(table, [b.mul(handle, ir.Constant(I64, STRIDE))])
+        g.bail_if(b.icmp_unsigned("!=", _field(b, row, "kind"), ir.Constant(I64, NATIVE)))
+        return cls(g, row, b.inttoptr(g.ctx["mem"], I8.as_pointer()))
 
     def field(self, name):
         return _field(self.b, self.row, name)
@@ -333,7 +337,10 @@ class _Texture:
         off = self.field("base")
         for i, name in zip(idx, ("texel", "pitch", "slice_pitch")):
             off = b.add(off, b.mul(i, self.field(name)))
-        self.g.bail_if(b.icmp_signed(">", off, self.field("limit")))
+        past = b.icmp_signed(">", off, self.field("limit"))
+        self.g.bail_if(past)
+        if isinstance(self.g, _Outlined):       # no branch there: read the first texel instead
+            off = b.select(past, self.field("base"), off)
         vec = b.call(texel_function(self.g.fn.module), [self.mem, self.row, off])
         words = [b.extract_element(vec, ir.Constant(I32, c)) for c in range(4)]
         if outside is not None:
@@ -405,6 +412,40 @@ def _linear(g, t, coords, sizes):
                      b.call(filt, [w[c] for w in words] + weights), ir.Constant(I32, 0)) for c in range(4)]
 
 
+class _Outlined:
+    """What _linear needs of a group builder, inside a function of its own (``linear_function``):
+    there a bail-out is a flag the caller tests."""
+
+    def __init__(self, fn, b):
+        self.fn, self.b = fn, b
+        self.bad = ir.Constant(I1, 0)
+
+    def bail_if(self, cond):
+        self.bad = self.b.or_(self.bad, cond)
+
+
+RESULT = ir.LiteralStructType([ir.VectorType(I32, 4), I1])
+
+
+def linear_function(module):
+    """``linear(mem, row, x, y) -> {words, bail}``: a linear lookup in 1D or 2D (``_linear``), one
+    function per module rather than a copy at every tex (a kernel of two tex2D had 0.96 MB of IR)."""
+    fn, new = _get(module, "cudalab_tex_linear", ir.FunctionType(RESULT, [I8.as_pointer(), I64.as_pointer(), F32, F32]))
+    if not new:
+        return fn
+    mem, row, x, y = fn.args
+    g = _Outlined(fn, ir.IRBuilder(fn.append_basic_block("entry")))
+    t = _Texture(g, row, mem)
+    words = _linear(g, t, [x, y], _sizes(t, 2))
+    b = g.b
+    vec = ir.Constant(ir.VectorType(I32, 4), None)
+    for c, w in enumerate(words):
+        vec = b.insert_element(vec, w, ir.Constant(I32, c))
+    out = b.insert_value(ir.Constant(RESULT, None), vec, 0)
+    b.ret(b.insert_value(out, g.bad, 1))
+    return fn
+
+
 @gen("tex")
 def _tex(g, inst):
     """tex.{1d,2d,3d}.v4.{f32,s32,u32}.{f32,s32} d, [handle, {coords}] (no level, gradients or
@@ -425,7 +466,7 @@ def _tex(g, inst):
     b = g.b
     h = g.read(handle, "u64")
     values = [g.read(c, "s32" if integer else "f32") for c in coords[:dims]]
-    t = _Texture(g, h)
+    t = _Texture.of_handle(g, h)
     if integer:
         words = _integer_fetch(g, t, values)
     else:
@@ -444,10 +485,10 @@ def _tex(g, inst):
             point_end = b.block
             b.branch(join)
             b.position_at_end(linear_bb)
-            if dims == 1:
-                values.append(ir.Constant(F32, 0.0))
-                sizes = _sizes(t, 2)
-            lw = _linear(g, t, values, sizes)
+            got = b.call(linear_function(g.fn.module), [t.mem, t.row, values[0],
+                                                       values[1] if dims == 2 else ir.Constant(F32, 0.0)])
+            g.bail_if(b.extract_value(got, 1))
+            lw = [b.extract_element(b.extract_value(got, 0), ir.Constant(I32, c)) for c in range(4)]
             linear_end = b.block
             b.branch(join)
             b.position_at_end(join)
