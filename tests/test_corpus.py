@@ -132,10 +132,6 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
 KNOWN_GAPS = {
-    "tex3d_linear_random": "1 of 4096 trilinear lookups differs, by 1 ulp (lookup 133: the exact sum is 0.9 ulp from "
-                           "the GPU's): the weights (z slices split first) fit all others; the per-slice adder "
-                           "does not round quite as modelled",
-    "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (1 of 4096 differs, by 1 ulp)",
     "tex2d_grad_linear_mipmaps": "the level of detail from two gradients is modelled as the H100's for one gradient "
                                  "and for 90% of random pairs (texture._lod_from_gradients); the others are 1/256 "
                                  "or 2/256 off, which the linear mipmap blend shows (243 of 16384 elements)",
