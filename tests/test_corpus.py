@@ -136,7 +136,12 @@ KNOWN_GAPS = {
                                  "and for 90% of random pairs (texture._lod_from_gradients); the others are 1/256 "
                                  "or 2/256 off, which the linear mipmap blend shows (243 of 16384 elements)",
     "grad_scan_level_of_detail": "as tex2d_grad_linear_mipmaps: the isotropic and one-axis gradients are exact, 61 of "
-                                 "the 1024 random pairs are 1/256 or 2/256 off",
+                                 "the 1024 random pairs are 1/256 or 2/256 off, 59 of them where the sum/difference "
+                                 "term is the longest. Searched (2026-11-27, against this recording): gradients and "
+                                 "their sum and difference cut to 10 significant bits, octagon grains of 10-20 bits "
+                                 "cut or rounded, its 11/32 as 0.328-0.352, the 11/16 product and the length cut to "
+                                 "8-14 bits: the best leaves 19 of 1024 wrong, so the unit's rule is not one of "
+                                 "these; a probe of single-gradient pairs at fixed angles would be next",
     # tests/kernels/guide.py (recorded on an H100; an H200 gave the same bits)
     "f64_special_functions": "NaN payloads only (16 of 4608 values): j0/j1/y0/y1 of a NaN give the unit's "
                              "0x7fffffff00000000 on the GPU, the emulator the input NaN. Both meet in one mul.f64 "
