@@ -34,6 +34,12 @@ def interpreted_lookups(monkeypatch):
         count[0] += len(coords[0])
         return sample(data, tex, geom, coords, *a, **k)
     monkeypatch.setattr(texture, "sample", counted)
+    offsets = texture.surface_offsets            # (the interpreter's suld and sust)
+
+    def surface_counted(ex, inst, s, geom, coords, *a, **k):
+        count[0] += len(coords[0])
+        return offsets(ex, inst, s, geom, coords, *a, **k)
+    monkeypatch.setattr(texture, "surface_offsets", surface_counted)
     return count
 
 
@@ -66,6 +72,14 @@ __global__ void sampled(cudaTextureObject_t t, const float2 *p, float4 *out, int
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex2D<float4>(t, p[i].x, p[i].y);
 }
+__global__ void doubled(cudaSurfaceObject_t in, cudaSurfaceObject_t out, int h) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    float v = surf2Dread<float>(in, x * 4, y, cudaBoundaryModeClamp);    // past the right edge: the last texel
+    if (y < h) surf2Dwrite(2 * v + x, out, x * 4, y, cudaBoundaryModeZero);   // past it: dropped
+}
+__global__ void peek(cudaSurfaceObject_t s, const int *x, float *out) {
+    out[threadIdx.x] = surf2Dread<float>(s, x[threadIdx.x], 0);           // .trap: outside stops the kernel
+}
 """
 
 
@@ -96,7 +110,10 @@ def _launch_all(seed=0):
         out = np.zeros((512, 4), np.float32)
         mod.get_kernel("sampled")[4, 128](t, q, out, np.int32(512))
         outs.append(out)
-    return [c, fetched] + outs
+    src = cudalab.cuda_array(rng.standard_normal((5, 37)).astype(np.float32), surface=True)
+    dst = cudalab.cuda_array(np.zeros((5, 37), np.float32), surface=True)
+    mod.get_kernel("doubled")[(2, 5), 32](cudalab.surface(src), cudalab.surface(dst), np.int32(5))
+    return [c, fetched] + outs + [dst.copy_to_host()]
 
 
 def test_native_lookups_give_the_interpreters_bytes(compiled, interpreted_lookups, monkeypatch):
@@ -122,3 +139,14 @@ def test_a_texel_past_the_bound_allocation_is_still_memchecks_to_report(compiled
         sampled[1, 16](tex, p, out, np.int32(16))
     assert e.value.findings[0].kind == "memcheck"
     assert "Invalid texture read of size 4 bytes" in str(e.value)
+
+
+def test_a_surface_read_outside_the_array_still_stops_the_kernel(compiled, interpreted_lookups):
+    arr = cudalab.cuda_array(np.arange(8, dtype=np.float32).reshape(1, 8), surface=True)
+    peek = cudalab.compile(PRODUCT).get_kernel("peek")
+    out = np.zeros(8, np.float32)
+    peek[1, 8](cudalab.surface(arr), 4 * np.arange(8, dtype=np.int32), out)
+    assert out.tolist() == list(range(8)) and interpreted_lookups[0] == 0
+    with pytest.raises(cudalab.KernelError) as e:
+        peek[1, 8](cudalab.surface(arr), 4 * np.arange(1, 9, dtype=np.int32), out)
+    assert e.value.code == "cudaErrorIllegalAddress" and "x is in bytes" in str(e.value)

@@ -483,8 +483,8 @@ def _access(inst):
     """(classes, writes) of a memory instruction: classes of memory it may touch across lanes."""
     from .memops import _space
     op = inst.opcode
-    if op == "tex":                    # texels are device memory (texture_native)
-        return ("global",), False
+    if op in ("tex", "suld", "sust"):   # texels are device memory (texture_native)
+        return ("global",), op == "sust"
     if op in ("ld", "ldu", "st", "atom", "red"):
         sp = _space(inst)
         if sp in _READ_ONLY or sp == "local":
@@ -496,7 +496,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom", "shfl", "vote", "activemask", "redux", "tex"}
+                 "atom", "shfl", "vote", "activemask", "redux", "tex", "suld"}
 
 
 def _regs(o):

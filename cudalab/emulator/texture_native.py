@@ -28,6 +28,7 @@ FIELDS = ("kind", "base", "width", "height", "depth", "pitch", "slice_pitch", "c
 AT = {name: k for k, name in enumerate(FIELDS)}
 STRIDE = len(FIELDS)
 NATIVE = 1                                    # kind: a texture native code reads
+SURFACE = 2                                   # kind: a surface object
 NORMALIZED_COORDS, LINEAR, NORMALIZED_READ = 1, 2, 4
 MODES = {"clamp": 0, "border": 1, "wrap": 2, "mirror": 3}
 MOST_HANDLES = 1 << 16                        # rows of the table; a larger handle bails out
@@ -64,11 +65,21 @@ def _row(mem, tex) -> list | None:
             fmt.channels, fmt.texel_bytes, int(fmt.kind == "signed"), flags, modes, limit, top, *border]
 
 
+def _surface_row(surf) -> list:
+    img = surf.image
+    row = [0] * STRIDE
+    for name, v in (("kind", SURFACE), ("base", img.address - GLOBAL_BASE), ("width", img.width),
+                    ("height", img.rows), ("depth", img.slices), ("pitch", img.pitch),
+                    ("slice_pitch", img.slice_pitch), ("texel", img.fmt.texel_bytes)):
+        row[AT[name]] = v
+    return row
+
+
 def table(mem):
     """The int64 table (a row of FIELDS per handle) of ``mem``'s texture objects, or None when it has
     none; made again when objects or allocations change (the bounds arrays are new after any)."""
     objs = tx._OBJECTS.get(mem)
-    if objs is None or not objs.textures:
+    if objs is None or not (objs.textures or objs.surfaces):
         return None
     bounds = mem.bounds()
     key = (objs.next_handle, len(objs.textures), len(objs.surfaces))
@@ -80,6 +91,9 @@ def table(mem):
     for h, tex in objs.textures.items():
         if h < rows and (r := _row(mem, tex)) is not None:
             t[h] = r
+    for h, surf in objs.surfaces.items():
+        if h < rows:
+            t[h] = _surface_row(surf)
     objs._native_table = (key, bounds, t)
     return t
 
@@ -500,3 +514,89 @@ def _tex(g, inst):
                 words.append(phi)
     for o, w in zip(dst[1], words):
         g.write(o, "b32", w)
+
+
+# ------------------------------------------------------------------ suld.b, sust.b
+SURFACE_TYPES = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
+
+
+def _surface_access(g, inst, mem_op):
+    """(lane reads or writes memory, i8* to the bytes, access bytes) of a raw surface access
+    (texture.surface_offsets): a misaligned x, an out-of-bounds .trap access, a handle that names no
+    surface and any other form bail out, for the interpreter's report; .clamp moves to the nearest
+    texel; .zero touches nothing (a load reads zeros)."""
+    if "p" in inst.mods:
+        raise Skip(f"{inst.opcode}.p")
+    geom = next((m for m in inst.mods if m in tx.SURFACE_GEOMETRIES), None)
+    if geom is None or inst.type not in SURFACE_TYPES:
+        raise Skip(f"{inst.opcode} form")
+    mode = next((m for m in inst.mods if m in ("trap", "clamp", "zero")), "trap")
+    vec = next((int(m[1]) for m in inst.mods if m in ("v2", "v4")), 1)
+    size = SURFACE_TYPES[inst.type] * vec
+    if mem_op[0] != "mem" or mem_op[1] is None or mem_op[1][0] != "vec" or len(mem_op[1][1]) != 2:
+        raise Skip("surface operand")
+    handle, coords = mem_op[1][1]
+    if handle[0] != "reg":
+        raise Skip("surface reference")
+    coords = coords[1] if coords[0] == "vec" else (coords,)
+    has_layer, dims = tx.SURFACE_GEOMETRIES[geom]
+    if len(coords) < has_layer + dims:
+        raise Skip("surface coordinates")
+    b = g.b
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    h = g.read(handle, "u64")
+    c = [b.sext(g.read(o, "s32"), I64) for o in coords[:has_layer + dims]]
+    table = b.inttoptr(g.ctx["textures"], I64.as_pointer())
+    g.bail_if(b.icmp_unsigned(">=", h, g.ctx["ntextures"]))
+    row = b.gep(table, [b.mul(h, ir.Constant(I64, STRIDE))])
+    g.bail_if(b.icmp_unsigned("!=", _field(b, row, "kind"), ir.Constant(I64, SURFACE)))
+    x = c[has_layer]
+    y = c[has_layer + 1] if dims > 1 else zero
+    z = c[has_layer + 2] if dims > 2 else (c[0] if has_layer else zero)
+    g.bail_if(b.icmp_unsigned("!=", b.and_(x, ir.Constant(I64, size - 1)), zero))     # misaligned: any mode
+    size_c = ir.Constant(I64, size)
+    limits = (b.add(b.sub(b.mul(_field(b, row, "width"), _field(b, row, "texel")), size_c), one),
+              _field(b, row, "height"), _field(b, row, "depth"))
+    inside = ir.Constant(I1, 1)
+    for v, top in zip((x, y, z), limits):
+        inside = b.and_(inside, b.and_(b.icmp_signed(">=", v, zero), b.icmp_signed("<", v, top)))
+    if mode == "trap":
+        g.bail_if(b.not_(inside))
+    elif mode == "clamp":
+        x, y, z = (_clamp(b, v, zero, b.sub(top, one)) for v, top in zip((x, y, z), limits))
+        inside = ir.Constant(I1, 1)
+    off = b.add(_field(b, row, "base"), b.add(b.add(b.mul(z, _field(b, row, "slice_pitch")),
+                                                     b.mul(y, _field(b, row, "pitch"))), x))
+    off = b.select(inside, off, _field(b, row, "base"))       # (.zero outside: nothing is touched there)
+    return inside, b.gep(b.inttoptr(g.ctx["mem"], I8.as_pointer()), [off]), vec
+
+
+@gen("suld")
+def _suld(g, inst):
+    """suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.b{8,16,32,64}.{trap,clamp,zero} d, [surf, {x bytes, ...}]."""
+    inside, p, vec = _surface_access(g, inst, inst.operands[1])
+    dst = inst.operands[0]
+    regs = dst[1] if dst[0] == "vec" else (dst,)
+    if len(regs) != vec:
+        raise Skip("suld destination")
+    b, t = g.b, inst.type
+    esize = SURFACE_TYPES[t]
+    for k, o in enumerate(regs):
+        v = g.load(p, t, k * esize)
+        g.write(o, t, b.select(inside, v, ir.Constant(v.type, 0)))
+
+
+@gen("sust")
+def _sust(g, inst):
+    """sust.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.b{8,16,32,64}.{trap,clamp,zero} [surf, {x bytes, ...}], values."""
+    src = inst.operands[1]
+    regs = src[1] if src[0] == "vec" else (src,)
+    t = inst.type
+    vals = [g.read(o, t) for o in regs]
+    inside, p, vec = _surface_access(g, inst, inst.operands[0])
+    if len(vals) != vec:
+        raise Skip("sust values")
+    esize = SURFACE_TYPES[t]
+    with g.b.if_then(inside):
+        for k, v in enumerate(vals):
+            g.store(p, t, v, k * esize)
