@@ -2,7 +2,8 @@
 
 A kernel that reads through tex1Dfetch or tex2D ran every lookup in the interpreter, and a lookup in a
 loop kept the whole loop there: a tex2D matrix product took three times as long as its shared-memory
-version. Native code now does the texture unit's arithmetic itself for the common lookups. It must give
+version. Native code now does the texture unit's arithmetic itself for the common lookups (and raw
+surface loads and stores). It must give
 the bytes an H100 gave (the recorded texture corpus, tests/kernels/textures.py, run with the compiled
 tier forced), leave to the interpreter what it does not take, and still let memcheck report a texel
 read past the memory a texture is bound to.
@@ -109,6 +110,14 @@ def _launch_all(seed=0):
         q = p / np.float32([13, 9]) if view.get("normalized") else p
         out = np.zeros((512, 4), np.float32)
         mod.get_kernel("sampled")[4, 128](t, q, out, np.int32(512))
+        outs.append(out)
+    for dtype in (np.uint8, np.int8, np.uint16, np.int16):      # 8/16-bit texels read as normalized floats
+        info = np.iinfo(dtype)
+        texels = rng.integers(info.min, info.max + 1, (9, 13, 4)).astype(dtype)
+        t = cudalab.texture(cudalab.cuda_array(texels, channels=4), filter="linear", read="normalized",
+                            address="border", border=(0.5, -2.0, 1.0, 0.25))
+        out = np.zeros((512, 4), np.float32)
+        mod.get_kernel("sampled")[4, 128](t, p, out, np.int32(512))
         outs.append(out)
     src = cudalab.cuda_array(rng.standard_normal((5, 37)).astype(np.float32), surface=True)
     dst = cudalab.cuda_array(np.zeros((5, 37), np.float32), surface=True)

@@ -1099,7 +1099,8 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py")
+        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
+                   "texture.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]

@@ -24,7 +24,7 @@ from .llvmgen import F32, F64, I1, I8, I32, I64, Skip, gen
 from .memory import GLOBAL_BASE
 
 FIELDS = ("kind", "base", "width", "height", "depth", "pitch", "slice_pitch", "cb", "channels", "texel",
-          "signed", "flags", "modes", "limit", "top", "b0", "b1", "b2", "b3")
+          "signed", "flags", "modes", "limit", "top", "b0", "b1", "b2", "b3", "r0", "r1", "r2", "r3")
 AT = {name: k for k, name in enumerate(FIELDS)}
 STRIDE = len(FIELDS)
 NATIVE = 1                                    # kind: a texture native code reads
@@ -47,22 +47,25 @@ def _row(mem, tex) -> list | None:
             or any(m not in MODES for m in smp.address)):
         return None
     linear = smp.filter == "linear"
-    if linear and fmt.kind != "float":
+    normalized_read = smp.read == "normalized" and fmt.kind != "float" and fmt.channel_bytes in (1, 2)
+    if linear and fmt.kind != "float" and not normalized_read:     # (the interpreter's Unsupported)
         return None
     if img.kind != "array":              # texture._reading's test: memcheck's report is the interpreter's
         a = mem.find(img.address)
         if (a is None or a.freed or not a.address <= img.address
                 or a.address + a.size < img.address + (img.readable or img.nbytes)):
             return None
-    normalized_read = smp.read == "normalized" and fmt.kind != "float" and fmt.channel_bytes in (1, 2)
     flags = NORMALIZED_COORDS * smp.normalized | LINEAR * linear | NORMALIZED_READ * normalized_read
     base = img.address - GLOBAL_BASE
     limit = base + img.readable - fmt.texel_bytes if img.readable else NO_LIMIT
     modes = sum(MODES[m] << (4 * d) for d, m in enumerate(smp.address))
-    border = [int(w) for w in tx.border_colour(smp, fmt)]
+    colour = tx.border_colour(smp, fmt)
     top = int(np.iinfo(fmt.channel_dtype).max) if normalized_read else 1
+    # the border texel as the fixed-point filter takes it back (texture._fixed_point_sum, _snorm8_sum)
+    raw = np.rint(colour.view(np.float32).astype(np.float64) * top).astype(np.int64) if normalized_read else [0] * 4
     return [NATIVE, base, img.width, img.height, img.depth, img.pitch, img.slice_pitch, fmt.channel_bytes,
-            fmt.channels, fmt.texel_bytes, int(fmt.kind == "signed"), flags, modes, limit, top, *border]
+            fmt.channels, fmt.texel_bytes, int(fmt.kind == "signed"), flags, modes, limit, top,
+            *[int(w) for w in colour], *[int(r) for r in raw]]
 
 
 def _surface_row(surf) -> list:
@@ -130,14 +133,15 @@ def texel_function(module):
     (texture._words of _as_float of _read_channels: floats and integers as stored, sign- or
     zero-extended; 8/16-bit ones read as normalized floats divided in float64, at least -1)."""
     fn, new = _get(module, "cudalab_texel", ir.FunctionType(ir.VectorType(I32, 4), [I8.as_pointer(), I64.as_pointer(),
-                                                                                     I64]))
+                                                                                     I64, I1]))
     if not new:
         return fn
     fn.attributes.add("alwaysinline")
-    mem, row, off = fn.args
+    mem, row, off, scaled = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     cb, ch, signed = _field(b, row, "cb"), _field(b, row, "channels"), _field(b, row, "signed")
-    norm = b.icmp_unsigned("!=", b.and_(_field(b, row, "flags"), ir.Constant(I64, NORMALIZED_READ)), ir.Constant(I64, 0))
+    norm = b.and_(scaled, b.icmp_unsigned("!=", b.and_(_field(b, row, "flags"), ir.Constant(I64, NORMALIZED_READ)),
+                                          ir.Constant(I64, 0)))
     top = b.sitofp(_field(b, row, "top"), F64)
     is_signed = b.icmp_unsigned("!=", signed, ir.Constant(I64, 0))
     vec = ir.Constant(ir.VectorType(I32, 4), None)
@@ -257,6 +261,35 @@ def filter_function(module):
     return fn
 
 
+def fixed_function(module):
+    """``fixed(t0..t3, w0..w3, channel bytes, signed) -> i32``: the filter of 8/16-bit texels read as
+    normalized floats (t: the stored integers): texture._fixed_point_sum (unsigned 8 and 16 bits,
+    signed 16: each as a 16-bit normalized integer, an 8-bit one times 257, the 1.8-weighted sum
+    rounded to an integer, ties up, divided by 65535 or 32767 in float64, at least -1) and
+    texture._snorm8_sum (signed 8 bits: S = sum(w t), Q = S + (S + 16 (S >> 12) + 64) >> 7, Q / 32767)."""
+    fn, new = _get(module, "cudalab_tex_fixed", ir.FunctionType(I32, [I32] * 4 + [I64] * 6))
+    if not new:
+        return fn
+    ts, ws, (cb, signed) = fn.args[:4], fn.args[4:8], fn.args[8:]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    c64 = lambda v: ir.Constant(I64, v)      # noqa: E731
+    is_signed = b.icmp_unsigned("!=", signed, c64(0))
+    byte = b.icmp_unsigned("==", cb, c64(1))
+    s = c64(0)
+    for t, w in zip(ts, ws):
+        v = b.select(is_signed, b.sext(t, I64), b.zext(t, I64))
+        s = b.add(s, b.mul(v, w))
+    unsigned_q = b.ashr(b.add(b.mul(s, b.select(byte, c64(257), c64(1))), c64(1 << (tx.FRACTION_BITS - 1))),
+                        c64(tx.FRACTION_BITS))
+    snorm8_q = b.add(s, b.ashr(b.add(b.add(s, b.shl(b.ashr(s, c64(12)), c64(4))), c64(64)), c64(7)))
+    q = b.select(b.and_(is_signed, byte), snorm8_q, unsigned_q)
+    top = b.select(is_signed, ir.Constant(F64, 32767.0), ir.Constant(F64, 65535.0))
+    f = b.fdiv(b.sitofp(q, F64), top)
+    f = b.select(b.fcmp_ordered("<", f, ir.Constant(F64, -1.0)), ir.Constant(F64, -1.0), f)
+    b.ret(b.bitcast(b.fptrunc(f, F32), I32))
+    return fn
+
+
 # ------------------------------------------------------------------ tex
 def _operands(inst):
     """(handle operand, coordinate operands) of ``[handle, {c0, ...}]``, as texture._address_operand."""
@@ -344,7 +377,7 @@ class _Texture:
     def mode(self, d):
         return self.b.and_(self.b.lshr(self.field("modes"), ir.Constant(I64, 4 * d)), ir.Constant(I64, 15))
 
-    def words(self, idx, outside=None):
+    def words(self, idx, outside=None, raw=False):
         """The 4 result words of the texel at indices ``idx`` (x, y, z as given), the border colour's
         where ``outside``; bails out past the bound memory's allocation (texture._within)."""
         b = self.b
@@ -355,10 +388,11 @@ class _Texture:
         self.g.bail_if(past)
         if isinstance(self.g, _Outlined):       # no branch there: read the first texel instead
             off = b.select(past, self.field("base"), off)
-        vec = b.call(texel_function(self.g.fn.module), [self.mem, self.row, off])
+        vec = b.call(texel_function(self.g.fn.module), [self.mem, self.row, off, ir.Constant(I1, not raw)])
         words = [b.extract_element(vec, ir.Constant(I32, c)) for c in range(4)]
         if outside is not None:
-            words = [b.select(outside, b.trunc(self.field(f"b{c}"), I32), w) for c, w in enumerate(words)]
+            border = "r" if raw else "b"
+            words = [b.select(outside, b.trunc(self.field(f"{border}{c}"), I32), w) for c, w in enumerate(words)]
         return words
 
 
@@ -419,11 +453,34 @@ def _linear(g, t, coords, sizes):
     full = ir.Constant(I64, 1 << tx.FRACTION_BITS)
     w11 = b.ashr(b.add(b.mul(a, c), ir.Constant(I64, 1 << (tx.FRACTION_BITS - 1))), ir.Constant(I64, tx.FRACTION_BITS))
     weights = [b.add(b.sub(b.sub(full, a), c), w11), b.sub(c, w11), b.sub(a, w11), w11]
-    words = [t.words([xi, yi], b.or_(xo, yo)) for xi, xo in xs for yi, yo in ys]      # np.ndindex order
-    filt = filter_function(g.fn.module)
     ch = t.field("channels")
-    return [b.select(b.icmp_signed(">", ch, ir.Constant(I64, c)),
-                     b.call(filt, [w[c] for w in words] + weights), ir.Constant(I32, 0)) for c in range(4)]
+    norm = t.flag(t.field("flags"), NORMALIZED_READ)
+    start = b.block
+    fixed_bb, float_bb, join = (g.fn.append_basic_block(n) for n in ("tex_fixed", "tex_float", "tex_filtered"))
+    b.cbranch(norm, fixed_bb, float_bb)
+    out = []
+    bad = getattr(g, "bad", None)           # (_Outlined: each branch's bail-out flag joins below)
+    for bb, raw, filt in ((fixed_bb, True, fixed_function(g.fn.module)), (float_bb, False, filter_function(g.fn.module))):
+        b.position_at_end(bb)
+        if bad is not None:
+            g.bad = bad
+        words = [t.words([xi, yi], b.or_(xo, yo), raw) for xi, xo in xs for yi, yo in ys]      # np.ndindex order
+        extra = [t.field("cb"), t.field("signed")] if raw else []
+        got = [b.select(b.icmp_signed(">", ch, ir.Constant(I64, c)),
+                        b.call(filt, [w[c] for w in words] + weights + extra), ir.Constant(I32, 0)) for c in range(4)]
+        out.append((got + [getattr(g, "bad", None)], b.block))
+        b.branch(join)
+    del start
+    b.position_at_end(join)
+    result = []
+    for c in range(4 if bad is None else 5):
+        phi = b.phi(I32 if c < 4 else I1)
+        for got, bb in out:
+            phi.add_incoming(got[c], bb)
+        result.append(phi)
+    if bad is not None:
+        g.bad = result.pop()
+    return result
 
 
 class _Outlined:
