@@ -24,13 +24,16 @@ from .llvmgen import F32, F64, I1, I8, I32, I64, Skip, gen
 from .memory import GLOBAL_BASE
 
 FIELDS = ("kind", "base", "width", "height", "depth", "pitch", "slice_pitch", "cb", "channels", "texel",
-          "signed", "flags", "modes", "limit", "top", "b0", "b1", "b2", "b3", "r0", "r1", "r2", "r3")
+          "signed", "flags", "modes", "limit", "top", "b0", "b1", "b2", "b3", "r0", "r1", "r2", "r3",
+          "live", "qw", "qh", "qd")
 AT = {name: k for k, name in enumerate(FIELDS)}
 STRIDE = len(FIELDS)
 NATIVE = 1                                    # kind: a texture native code reads
 SURFACE = 2                                   # kind: a surface object
 NORMALIZED_COORDS, LINEAR, NORMALIZED_READ = 1, 2, 4
 MODES = {"clamp": 0, "border": 1, "wrap": 2, "mirror": 3}
+TEXTURE_LIVE, SURFACE_LIVE = 1, 2             # live: what the handle names (txq and suq answer from q*)
+QUERIES = ("width", "height", "depth")
 MOST_HANDLES = 1 << 16                        # rows of the table; a larger handle bails out
 NO_LIMIT = 1 << 62
 
@@ -92,11 +95,16 @@ def table(mem):
     rows = min(objs.next_handle, MOST_HANDLES)
     t = np.zeros((rows, STRIDE), np.int64)
     for h, tex in objs.textures.items():
-        if h < rows and (r := _row(mem, tex)) is not None:
-            t[h] = r
+        if h < rows:
+            if (r := _row(mem, tex)) is not None:
+                t[h, :len(r)] = r
+            t[h, AT["live"]] = TEXTURE_LIVE
+            t[h, AT["qw"]:AT["qd"] + 1] = [tx.texture_query(tex, q) for q in QUERIES]
     for h, surf in objs.surfaces.items():
         if h < rows:
             t[h] = _surface_row(surf)
+            t[h, AT["live"]] = SURFACE_LIVE
+            t[h, AT["qw"]:AT["qd"] + 1] = [tx.surface_query(surf, q) for q in QUERIES]
     objs._native_table = (key, bounds, t)
     return t
 
@@ -657,3 +665,22 @@ def _sust(g, inst):
     with g.b.if_then(inside):
         for k, v in enumerate(vals):
             g.store(p, t, v, k * esize)
+
+
+# ------------------------------------------------------------------ txq, suq
+@gen("txq", "suq")
+def _query(g, inst):
+    """txq.{width,height,depth}.b32 / suq.{width,height,depth}.b32 d, [handle]: the answer texture.texture_query
+    and surface_query give, from the table (a handle that names no live object bails out)."""
+    what = next((m for m in inst.mods if m not in ("b32",)), None)
+    mem = inst.operands[1]
+    if what not in QUERIES or len(inst.operands) != 2 or mem[0] != "mem" or mem[1] is None or mem[1][0] != "reg":
+        raise Skip(f"{inst.opcode} form")
+    b = g.b
+    h = g.read(mem[1], "u64")
+    table = b.inttoptr(g.ctx["textures"], I64.as_pointer())
+    g.bail_if(b.icmp_unsigned(">=", h, g.ctx["ntextures"]))
+    row = b.gep(table, [b.mul(h, ir.Constant(I64, STRIDE))])
+    live = TEXTURE_LIVE if inst.opcode == "txq" else SURFACE_LIVE
+    g.bail_if(b.icmp_unsigned("!=", _field(b, row, "live"), ir.Constant(I64, live)))
+    g.write(inst.operands[0], "b32", b.trunc(_field(b, row, "q" + what[0]), I32))
