@@ -73,6 +73,10 @@ __global__ void sampled(cudaTextureObject_t t, const float2 *p, float4 *out, int
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex2D<float4>(t, p[i].x, p[i].y);
 }
+__global__ void layered(cudaTextureObject_t t, const float2 *p, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2DLayered<float>(t, p[i].x, p[i].y, i % 5 - 1);   // layer -1: the last one
+}
 __global__ void doubled(cudaSurfaceObject_t in, cudaSurfaceObject_t out, int h) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
     float v = surf2Dread<float>(in, x * 4, y, cudaBoundaryModeClamp);    // past the right edge: the last texel
@@ -118,6 +122,11 @@ def _launch_all(seed=0):
                             address="border", border=(0.5, -2.0, 1.0, 0.25))
         out = np.zeros((512, 4), np.float32)
         mod.get_kernel("sampled")[4, 128](t, p, out, np.int32(512))
+        outs.append(out)
+    stack = cudalab.cuda_array(rng.standard_normal((3, 9, 13)).astype(np.float32), layered=True)
+    for filt in ("point", "linear"):
+        out = np.zeros(512, np.float32)
+        mod.get_kernel("layered")[4, 128](cudalab.texture(stack, filter=filt), p, out, np.int32(512))
         outs.append(out)
     src = cudalab.cuda_array(rng.standard_normal((5, 37)).astype(np.float32), surface=True)
     dst = cudalab.cuda_array(np.zeros((5, 37), np.float32), surface=True)

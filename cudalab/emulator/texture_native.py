@@ -30,7 +30,7 @@ AT = {name: k for k, name in enumerate(FIELDS)}
 STRIDE = len(FIELDS)
 NATIVE = 1                                    # kind: a texture native code reads
 SURFACE = 2                                   # kind: a surface object
-NORMALIZED_COORDS, LINEAR, NORMALIZED_READ = 1, 2, 4
+NORMALIZED_COORDS, LINEAR, NORMALIZED_READ, LAYERED = 1, 2, 4, 8
 MODES = {"clamp": 0, "border": 1, "wrap": 2, "mirror": 3}
 TEXTURE_LIVE, SURFACE_LIVE = 1, 2             # live: what the handle names (txq and suq answer from q*)
 QUERIES = ("width", "height", "depth")
@@ -45,7 +45,7 @@ def _row(mem, tex) -> list | None:
         return None
     img, smp = tex.levels[0], tex.sampler
     fmt = img.fmt
-    if (img.layered or img.cubemap or smp.srgb or fmt.channel_bytes not in (1, 2, 4)
+    if (img.cubemap or smp.srgb or fmt.channel_bytes not in (1, 2, 4)
             or fmt.kind == "float" and fmt.channel_bytes != 4 or any(b not in (0, fmt.bits[0]) for b in fmt.bits)
             or any(m not in MODES for m in smp.address)):
         return None
@@ -58,7 +58,8 @@ def _row(mem, tex) -> list | None:
         if (a is None or a.freed or not a.address <= img.address
                 or a.address + a.size < img.address + (img.readable or img.nbytes)):
             return None
-    flags = NORMALIZED_COORDS * smp.normalized | LINEAR * linear | NORMALIZED_READ * normalized_read
+    flags = (NORMALIZED_COORDS * smp.normalized | LINEAR * linear | NORMALIZED_READ * normalized_read
+             | LAYERED * img.layered)
     base = img.address - GLOBAL_BASE
     limit = base + img.readable - fmt.texel_bytes if img.readable else NO_LIMIT
     modes = sum(MODES[m] << (4 * d) for d, m in enumerate(smp.address))
@@ -362,6 +363,7 @@ class _Texture:
 
     def __init__(self, g, row, mem):
         self.g, self.b, self.row, self.mem = g, g.b, row, mem
+        self.slice = None                   # a layered lookup's layer (texture._layer), where there is one
         flags = self.field("flags")
         self.normalized = self.flag(flags, NORMALIZED_COORDS)
         self.linear = self.flag(flags, LINEAR)
@@ -392,6 +394,8 @@ class _Texture:
         off = self.field("base")
         for i, name in zip(idx, ("texel", "pitch", "slice_pitch")):
             off = b.add(off, b.mul(i, self.field(name)))
+        if self.slice is not None:
+            off = b.add(off, b.mul(self.slice, self.field("slice_pitch")))
         past = b.icmp_signed(">", off, self.field("limit"))
         self.g.bail_if(past)
         if isinstance(self.g, _Outlined):       # no branch there: read the first texel instead
@@ -509,12 +513,14 @@ RESULT = ir.LiteralStructType([ir.VectorType(I32, 4), I1])
 def linear_function(module):
     """``linear(mem, row, x, y) -> {words, bail}``: a linear lookup in 1D or 2D (``_linear``), one
     function per module rather than a copy at every tex (a kernel of two tex2D had 0.96 MB of IR)."""
-    fn, new = _get(module, "cudalab_tex_linear", ir.FunctionType(RESULT, [I8.as_pointer(), I64.as_pointer(), F32, F32]))
+    fn, new = _get(module, "cudalab_tex_linear", ir.FunctionType(RESULT, [I8.as_pointer(), I64.as_pointer(), F32, F32,
+                                                                         I64]))
     if not new:
         return fn
-    mem, row, x, y = fn.args
+    mem, row, x, y, layer = fn.args
     g = _Outlined(fn, ir.IRBuilder(fn.append_basic_block("entry")))
     t = _Texture(g, row, mem)
+    t.slice = layer
     words = _linear(g, t, [x, y], _sizes(t, 2))
     b = g.b
     vec = ir.Constant(ir.VectorType(I32, 4), None)
@@ -527,10 +533,10 @@ def linear_function(module):
 
 @gen("tex")
 def _tex(g, inst):
-    """tex.{1d,2d,3d}.v4.{f32,s32,u32}.{f32,s32} d, [handle, {coords}] (no level, gradients or
-    residency predicate: those stay interpreted)."""
+    """tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} d, [handle, {layer, coords}] (no level,
+    gradients or residency predicate: those stay interpreted)."""
     geom = next((m for m in inst.mods if m in tx.GEOMETRIES or m in ("2dms", "a2dms")), None)
-    if geom not in ("1d", "2d", "3d") or "level" in inst.mods or "grad" in inst.mods or len(inst.operands) != 2:
+    if geom not in ("1d", "2d", "3d", "a1d", "a2d") or "level" in inst.mods or "grad" in inst.mods or len(inst.operands) != 2:
         raise Skip(f"tex form {inst.text}")
     if "v4" not in inst.mods or inst.types[0] not in ("f32", "s32", "u32") or inst.types[-1] not in ("f32", "s32"):
         raise Skip(f"tex types {inst.types}")
@@ -538,14 +544,20 @@ def _tex(g, inst):
     if dst[0] != "vec" or len(dst[1]) != 4:
         raise Skip("tex destination")
     handle, coords = _operands(inst)
-    dims = tx.GEOMETRIES[geom][1]
-    if len(coords) < dims:
+    has_layer, dims = tx.GEOMETRIES[geom]
+    if len(coords) < has_layer + dims:
         raise Skip("tex coordinates")
     integer = inst.types[-1] == "s32"
     b = g.b
     h = g.read(handle, "u64")
-    values = [g.read(c, "s32" if integer else "f32") for c in coords[:dims]]
+    layer = g.read(coords[0], "s32") if has_layer else None
+    values = [g.read(c, "s32" if integer else "f32") for c in coords[has_layer:has_layer + dims]]
     t = _Texture.of_handle(g, h)
+    g.bail_if(b.icmp_unsigned("!=", t.flag(t.field("flags"), LAYERED), ir.Constant(I1, has_layer)))
+    if has_layer:          # texture._layer: unsigned, clamped to the last layer
+        last = b.sub(t.field("depth"), ir.Constant(I64, 1))
+        z = b.zext(layer, I64)
+        t.slice = b.select(b.icmp_unsigned("<", z, last), z, last)
     if integer:
         words = _integer_fetch(g, t, values)
     else:
@@ -565,7 +577,8 @@ def _tex(g, inst):
             b.branch(join)
             b.position_at_end(linear_bb)
             got = b.call(linear_function(g.fn.module), [t.mem, t.row, values[0],
-                                                       values[1] if dims == 2 else ir.Constant(F32, 0.0)])
+                                                       values[1] if dims == 2 else ir.Constant(F32, 0.0),
+                                                       t.slice if has_layer else ir.Constant(I64, 0)])
             g.bail_if(b.extract_value(got, 1))
             lw = [b.extract_element(b.extract_value(got, 0), ir.Constant(I32, c)) for c in range(4)]
             linear_end = b.block
