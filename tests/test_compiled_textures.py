@@ -77,6 +77,10 @@ __global__ void layered(cudaTextureObject_t t, const float2 *p, float *out, int 
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex2DLayered<float>(t, p[i].x, p[i].y, i % 5 - 1);   // layer -1: the last one
 }
+__global__ void volume(cudaTextureObject_t t, const float4 *p, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex3D<float>(t, p[i].x, p[i].y, p[i].z);
+}
 __global__ void doubled(cudaSurfaceObject_t in, cudaSurfaceObject_t out, int h) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
     float v = surf2Dread<float>(in, x * 4, y, cudaBoundaryModeClamp);    // past the right edge: the last texel
@@ -127,6 +131,13 @@ def _launch_all(seed=0):
     for filt in ("point", "linear"):
         out = np.zeros(512, np.float32)
         mod.get_kernel("layered")[4, 128](cudalab.texture(stack, filter=filt), p, out, np.int32(512))
+        outs.append(out)
+    q = rng.uniform(-2, 9, (512, 4)).astype(np.float32)
+    for texels, read in (((rng.standard_normal((5, 6, 7)) * np.exp2(rng.integers(-12, 13, (5, 6, 7)))).astype(np.float32),
+                          "element"), (rng.integers(0, 256, (5, 6, 7)).astype(np.uint8), "normalized")):
+        out = np.zeros(512, np.float32)       # trilinear: the two z slices' sums as texture._slices_sum adds them
+        t = cudalab.texture(cudalab.cuda_array(texels), filter="linear", read=read, address=("clamp", "border", "clamp"))
+        mod.get_kernel("volume")[4, 128](t, q, out, np.int32(512))
         outs.append(out)
     src = cudalab.cuda_array(rng.standard_normal((5, 37)).astype(np.float32), surface=True)
     dst = cudalab.cuda_array(np.zeros((5, 37), np.float32), surface=True)

@@ -16,6 +16,8 @@ interpreter runs the lookup, with its warning or memcheck's report where there i
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from llvmlite import ir
 
@@ -199,22 +201,26 @@ def texel_function(module):
     return fn
 
 
-def filter_function(module):
-    """``filter(v0..v3, w0..w3) -> i32``: texture.weighted_sum of four float32 texels (bits) with
-    their 1.8 weights, for one channel: each texel with a weight cut toward zero to 28 bits below
-    the largest one's leading bit (subnormals as signed zeros), the exact sum rounded once to float32
-    with ties away from zero (a subnormal result flushed), -0.0 only where every texel with a weight
-    is -0.0, infinities and the canonical NaN as IEEE arithmetic gives them."""
-    fn, new = _get(module, "cudalab_tex_filter", ir.FunctionType(I32, [I32] * 4 + [I64] * 4))
+SLICES = ((0, 2, 4, 6), (1, 3, 5, 7))          # a 3D footprint's z slices, in np.ndindex order
+
+
+def filter_function(module, taps=4):
+    """``filter(v0.., w0..) -> i32``: texture.weighted_sum of four (or eight: 3D, in two z slices)
+    float32 texels (bits) with their 1.8 weights, for one channel: each texel with a weight cut
+    toward zero to 28 bits below the largest one's leading bit (of its slice: _slices_sum adds the
+    slices), subnormals as signed zeros, the exact sum rounded once to float32 with ties away from
+    zero (a subnormal result flushed), -0.0 only where every texel with a weight is -0.0,
+    infinities and the canonical NaN as IEEE arithmetic gives them."""
+    fn, new = _get(module, f"cudalab_tex_filter{taps}", ir.FunctionType(I32, [I32] * taps + [I64] * taps))
     if not new:
         return fn
-    vs, ws = fn.args[:4], fn.args[4:]
+    vs, ws = fn.args[:taps], fn.args[taps:]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     c32 = lambda v: ir.Constant(I32, v)      # noqa: E731
     c64 = lambda v: ir.Constant(I64, v)      # noqa: E731
     false, true = ir.Constant(I1, 0), ir.Constant(I1, 1)
+    groups = SLICES if taps == 8 else (tuple(range(taps)),)
     taps = []
-    top, any_nz = c64(-10000), false
     for v, w in zip(vs, ws):
         expo = b.and_(b.lshr(v, c32(23)), c32(255))
         mant = b.and_(v, c32(0x7FFFFF))
@@ -223,19 +229,43 @@ def filter_function(module):
         finite = b.icmp_unsigned("!=", expo, c32(255))
         nz = b.and_(b.and_(live, finite), b.icmp_unsigned("!=", expo, c32(0)))
         e = b.sub(b.zext(expo, I64), c64(126))                   # frexp's exponent
-        top = b.select(b.and_(nz, b.icmp_signed(">", e, top)), e, top)
-        any_nz = b.or_(any_nz, nz)
         taps.append((v, w, expo, mant, sign, live, finite, nz, e))
-    total = c64(0)
+    parts = []                     # per group: (sum of the cut texels times weights, its top, any texel)
+    for grp in groups:
+        top, any_nz = c64(-10000), false
+        for k in grp:
+            nz, e = taps[k][7], taps[k][8]
+            top = b.select(b.and_(nz, b.icmp_signed(">", e, top)), e, top)
+            any_nz = b.or_(any_nz, nz)
+        part = c64(0)
+        for k in grp:
+            v, w, expo, mant, sign, live, finite, nz, e = taps[k]
+            m = b.zext(b.or_(mant, c32(0x800000)), I64)
+            s = b.sub(b.sub(top, e), c64(4))                           # >= -4: e <= top
+            up = b.shl(m, b.select(b.icmp_signed("<", s, c64(0)), b.sub(c64(0), s), c64(0)))
+            down = b.select(b.icmp_signed(">=", s, c64(64)), c64(0),
+                            b.lshr(m, b.select(b.icmp_signed(">", s, c64(0)), s, c64(0))))
+            mag = b.select(b.icmp_signed("<", s, c64(0)), up, down)
+            q = b.select(nz, b.select(sign, b.sub(c64(0), mag), mag), c64(0))
+            part = b.add(part, b.mul(q, w))
+        parts.append((part, top, any_nz))
+    if len(parts) == 1:
+        total, top, any_nz = parts[0]
+        base = b.sub(b.select(any_nz, top, c64(0)), c64(36))        # the sum is total * 2**base
+    else:                          # texture._slices_sum: each slice floored to one bit below the larger one
+        exps = [b.sub(top, c64(28)) for _, top, _ in parts]
+        big = b.sub(b.select(b.icmp_signed(">", exps[0], exps[1]), exps[0], exps[1]), c64(1))
+        total = c64(0)
+        for (part, _, _), e in zip(parts, exps):
+            sh = b.sub(big, e)
+            sh = b.select(b.icmp_signed(">", sh, c64(63)), c64(63), sh)
+            down = b.ashr(part, b.select(b.icmp_signed(">", sh, c64(0)), sh, c64(0)))
+            up = b.shl(part, b.select(b.icmp_signed("<", sh, c64(0)), b.sub(c64(0), sh), c64(0)))
+            total = b.add(total, b.select(b.icmp_signed(">=", sh, c64(0)), down, up))
+        any_nz = b.or_(parts[0][2], parts[1][2])
+        base = b.select(any_nz, b.sub(big, c64(8)), c64(0))
     negzero, pos, neg, nan, any_live = true, false, false, false, false
     for v, w, expo, mant, sign, live, finite, nz, e in taps:
-        m = b.zext(b.or_(mant, c32(0x800000)), I64)
-        s = b.sub(b.sub(top, e), c64(4))                           # >= -4: e <= top
-        up = b.shl(m, b.select(b.icmp_signed("<", s, c64(0)), b.sub(c64(0), s), c64(0)))
-        down = b.select(b.icmp_signed(">=", s, c64(64)), c64(0), b.lshr(m, b.select(b.icmp_signed(">", s, c64(0)), s, c64(0))))
-        mag = b.select(b.icmp_signed("<", s, c64(0)), up, down)
-        q = b.select(nz, b.select(sign, b.sub(c64(0), mag), mag), c64(0))
-        total = b.add(total, b.mul(q, w))
         negzero = b.and_(negzero, b.or_(b.not_(live), b.and_(b.not_(nz), sign)))
         any_live = b.or_(any_live, live)
         odd = b.and_(live, b.not_(finite))
@@ -256,7 +286,7 @@ def filter_function(module):
     rem = b.and_(mag, b.sub(b.shl(c64(1), shift), c64(1)))
     half = b.shl(c64(1), b.select(b.icmp_signed(">", shift, c64(0)), b.sub(shift, c64(1)), c64(0)))
     kept = b.add(kept, b.zext(b.and_(b.icmp_signed(">", shift, c64(0)), b.icmp_unsigned(">=", rem, half)), I64))
-    exp2 = b.add(shift, b.sub(b.select(any_nz, top, c64(0)), c64(36)))
+    exp2 = b.add(shift, base)
     scale = b.bitcast(b.shl(b.add(exp2, c64(1023)), c64(52)), F64)
     r = b.fptrunc(b.fmul(b.uitofp(kept, F64), scale), F32)
     tiny = b.fcmp_ordered("<", b.call(_float_intrinsic(fn.module, "llvm.fabs", F32), [r]), ir.Constant(F32, 2.0 ** -126))
@@ -270,16 +300,16 @@ def filter_function(module):
     return fn
 
 
-def fixed_function(module):
+def fixed_function(module, taps=4):
     """``fixed(t0..t3, w0..w3, channel bytes, signed) -> i32``: the filter of 8/16-bit texels read as
     normalized floats (t: the stored integers): texture._fixed_point_sum (unsigned 8 and 16 bits,
     signed 16: each as a 16-bit normalized integer, an 8-bit one times 257, the 1.8-weighted sum
     rounded to an integer, ties up, divided by 65535 or 32767 in float64, at least -1) and
     texture._snorm8_sum (signed 8 bits: S = sum(w t), Q = S + (S + 16 (S >> 12) + 64) >> 7, Q / 32767)."""
-    fn, new = _get(module, "cudalab_tex_fixed", ir.FunctionType(I32, [I32] * 4 + [I64] * 6))
+    fn, new = _get(module, f"cudalab_tex_fixed{taps}", ir.FunctionType(I32, [I32] * taps + [I64] * (taps + 2)))
     if not new:
         return fn
-    ts, ws, (cb, signed) = fn.args[:4], fn.args[4:8], fn.args[8:]
+    ts, ws, (cb, signed) = fn.args[:taps], fn.args[taps:2 * taps], fn.args[2 * taps:]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     c64 = lambda v: ir.Constant(I64, v)      # noqa: E731
     is_signed = b.icmp_unsigned("!=", signed, c64(0))
@@ -444,8 +474,42 @@ def _point(g, t, coords, sizes):
     return t.words(idx, outside)
 
 
+def _any(b, flags):
+    out = flags[0]
+    for f in flags[1:]:
+        out = b.or_(out, f)
+    return out
+
+
+def _weights(b, fractions):
+    """texture.tap_weights of a 2D or 3D footprint (np.ndindex order) from each dimension's 8-bit
+    fraction: 2D, the corner weight rounded (ties up) and the rest by row and column; 3D, each z
+    slice's weight split between x (the x1 share rounded), then each of those between the y rows."""
+    one = ir.Constant(I64, 1 << tx.FRACTION_BITS)
+
+    def share(v, f):                  # (v * f + 128) >> 8
+        return b.ashr(b.add(b.mul(v, f), ir.Constant(I64, 1 << (tx.FRACTION_BITS - 1))),
+                      ir.Constant(I64, tx.FRACTION_BITS))
+    if len(fractions) == 2:
+        a, c = fractions
+        w11 = share(a, c)
+        return [b.add(b.sub(b.sub(one, a), c), w11), b.sub(c, w11), b.sub(a, w11), w11]
+    a, c, z = fractions
+    w = {}
+    for k, wz in ((0, b.sub(one, z)), (1, z)):
+        x1 = share(a, wz)
+        for x, wxz in ((0, b.sub(wz, x1)), (1, x1)):
+            if x:
+                y1 = share(wxz, c)
+                w[(x, 0, k)], w[(x, 1, k)] = b.sub(wxz, y1), y1
+            else:
+                y0 = share(wxz, b.sub(one, c))
+                w[(x, 0, k)], w[(x, 1, k)] = y0, b.sub(wxz, y0)
+    return [w[key] for key in sorted(w)]
+
+
 def _linear(g, t, coords, sizes):
-    """A linear lookup of a float32 texture in 1D or 2D (texture._footprint, tap_weights, _filter)."""
+    """A linear lookup in 1D (as 2D), 2D or 3D (texture._footprint, tap_weights, _filter)."""
     b = g.b
     one = 1 << tx.COORD_BITS
     taps = []
@@ -461,10 +525,8 @@ def _linear(g, t, coords, sizes):
         i0 = b.ashr(q, ir.Constant(I64, tx.FRACTION_BITS))
         a = b.and_(q, ir.Constant(I64, (1 << tx.FRACTION_BITS) - 1))
         taps.append(([_address(g, i, n, mode, t.normalized) for i in (i0, b.add(i0, ir.Constant(I64, 1)))], a))
-    (xs, a), (ys, c) = taps
-    full = ir.Constant(I64, 1 << tx.FRACTION_BITS)
-    w11 = b.ashr(b.add(b.mul(a, c), ir.Constant(I64, 1 << (tx.FRACTION_BITS - 1))), ir.Constant(I64, tx.FRACTION_BITS))
-    weights = [b.add(b.sub(b.sub(full, a), c), w11), b.sub(c, w11), b.sub(a, w11), w11]
+    weights = _weights(b, [a for _, a in taps])
+    sides = [side for side, _ in taps]
     ch = t.field("channels")
     norm = t.flag(t.field("flags"), NORMALIZED_READ)
     start = b.block
@@ -472,11 +534,14 @@ def _linear(g, t, coords, sizes):
     b.cbranch(norm, fixed_bb, float_bb)
     out = []
     bad = getattr(g, "bad", None)           # (_Outlined: each branch's bail-out flag joins below)
-    for bb, raw, filt in ((fixed_bb, True, fixed_function(g.fn.module)), (float_bb, False, filter_function(g.fn.module))):
+    n = len(weights)
+    for bb, raw, filt in ((fixed_bb, True, fixed_function(g.fn.module, n)),
+                          (float_bb, False, filter_function(g.fn.module, n))):
         b.position_at_end(bb)
         if bad is not None:
             g.bad = bad
-        words = [t.words([xi, yi], b.or_(xo, yo), raw) for xi, xo in xs for yi, yo in ys]      # np.ndindex order
+        words = [t.words([i for i, _ in tap], _any(b, [o for _, o in tap]), raw)
+                 for tap in itertools.product(*sides)]                       # np.ndindex order
         extra = [t.field("cb"), t.field("signed")] if raw else []
         got = [b.select(b.icmp_signed(">", ch, ir.Constant(I64, c)),
                         b.call(filt, [w[c] for w in words] + weights + extra), ir.Constant(I32, 0)) for c in range(4)]
@@ -531,6 +596,25 @@ def linear_function(module):
     return fn
 
 
+def linear3_function(module):
+    """``linear3(mem, row, x, y, z) -> {words, bail}``: a trilinear lookup (``_linear`` in 3D)."""
+    fn, new = _get(module, "cudalab_tex_linear3", ir.FunctionType(RESULT, [I8.as_pointer(), I64.as_pointer(), F32, F32,
+                                                                          F32]))
+    if not new:
+        return fn
+    mem, row, x, y, z = fn.args
+    g = _Outlined(fn, ir.IRBuilder(fn.append_basic_block("entry")))
+    t = _Texture(g, row, mem)
+    words = _linear(g, t, [x, y, z], _sizes(t, 3))
+    b = g.b
+    vec = ir.Constant(ir.VectorType(I32, 4), None)
+    for c, w in enumerate(words):
+        vec = b.insert_element(vec, w, ir.Constant(I32, c))
+    out = b.insert_value(ir.Constant(RESULT, None), vec, 0)
+    b.ret(b.insert_value(out, g.bad, 1))
+    return fn
+
+
 @gen("tex")
 def _tex(g, inst):
     """tex.{1d,2d,3d,a1d,a2d}.v4.{f32,s32,u32}.{f32,s32} d, [handle, {layer, coords}] (no level,
@@ -564,32 +648,31 @@ def _tex(g, inst):
         sizes = _sizes(t, dims)
         for n in sizes:
             g.bail_if(b.icmp_signed("<=", n, ir.Constant(I64, 0)))
+        point_bb, linear_bb = g.fn.append_basic_block("tex_point"), g.fn.append_basic_block("tex_linear")
+        join = g.fn.append_basic_block("tex_join")
+        b.cbranch(t.linear, linear_bb, point_bb)
+        b.position_at_end(point_bb)
+        pw = _point(g, t, values, sizes)
+        point_end = b.block
+        b.branch(join)
+        b.position_at_end(linear_bb)
         if dims == 3:
-            g.bail_if(t.linear)                      # trilinear weights: the interpreter's
-            words = _point(g, t, values, sizes)
+            got = b.call(linear3_function(g.fn.module), [t.mem, t.row, *values])
         else:
-            point_bb, linear_bb = g.fn.append_basic_block("tex_point"), g.fn.append_basic_block("tex_linear")
-            join = g.fn.append_basic_block("tex_join")
-            b.cbranch(t.linear, linear_bb, point_bb)
-            b.position_at_end(point_bb)
-            pw = _point(g, t, values, sizes)
-            point_end = b.block
-            b.branch(join)
-            b.position_at_end(linear_bb)
             got = b.call(linear_function(g.fn.module), [t.mem, t.row, values[0],
                                                        values[1] if dims == 2 else ir.Constant(F32, 0.0),
                                                        t.slice if has_layer else ir.Constant(I64, 0)])
-            g.bail_if(b.extract_value(got, 1))
-            lw = [b.extract_element(b.extract_value(got, 0), ir.Constant(I32, c)) for c in range(4)]
-            linear_end = b.block
-            b.branch(join)
-            b.position_at_end(join)
-            words = []
-            for p, q in zip(pw, lw):
-                phi = b.phi(I32)
-                phi.add_incoming(p, point_end)
-                phi.add_incoming(q, linear_end)
-                words.append(phi)
+        g.bail_if(b.extract_value(got, 1))
+        lw = [b.extract_element(b.extract_value(got, 0), ir.Constant(I32, c)) for c in range(4)]
+        linear_end = b.block
+        b.branch(join)
+        b.position_at_end(join)
+        words = []
+        for p, q in zip(pw, lw):
+            phi = b.phi(I32)
+            phi.add_incoming(p, point_end)
+            phi.add_incoming(q, linear_end)
+            words.append(phi)
     for o, w in zip(dst[1], words):
         g.write(o, "b32", w)
 
