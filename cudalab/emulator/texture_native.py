@@ -1,18 +1,19 @@
-"""Texture lookups in native code: ``tex`` for the compiled tier (compiled.py's groups, regions).
+"""Texture and surface accesses in native code: tex, suld.b, sust.b, txq and suq for the compiled tier
+(compiled.py's groups, regions).
 
 Kernels that read their data through textures (tex1Dfetch, tex2D, tex3D; CUDA 11's texture references
 read through the same objects) ran every lookup in the interpreter, and a lookup inside a loop kept the
 whole loop there: a tex2D matrix product took three times as long as its shared-memory version. This is
 texture.py's arithmetic (measured on an H100/H200) for one lane at a time, for the lookups course programs
-make: integer coordinates (tex1Dfetch), point filtering in 1D, 2D and 3D, and linear filtering of float32
-textures in 1D and 2D, under every address mode, with normalized coordinates and normalized reads of 8-
-and 16-bit texels.
+make: integer coordinates (tex1Dfetch), point and linear filtering in 1D, 2D and 3D and of layered
+textures, under every address mode, with normalized coordinates and normalized reads of 8- and 16-bit
+texels; and raw surface loads and stores.
 
-What a handle names is a row of a table the runner fills per batch (``table``, through the ctx slot
-``textures``). A texture native code does not take (mipmaps, layered and cubemap arrays, sRGB, half
-texels, linear filtering of integer texels or in 3D, memory that is no longer a live allocation),
-handle 0, and a texel past the allocation of the memory bound to a texture all *bail out* (llvmgen): the
-interpreter runs the lookup, with its warning or memcheck's report where there is one.
+What a handle names is a row of a table the runner fills per batch (``table``, through the ctx slots
+``textures``/``ntextures``). A texture native code does not take (mipmaps, cubemaps, sRGB, half texels,
+memory that is no longer a live allocation), handle 0, a texel past the allocation of the memory bound
+to a texture, a misaligned or (.trap) out-of-bounds surface access all *bail out* (llvmgen): the
+interpreter runs the instruction, with its warning or memcheck's report where there is one.
 """
 from __future__ import annotations
 
