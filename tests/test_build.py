@@ -290,6 +290,46 @@ def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_i
         run_program(["grid.cpp"], capture=True)
 
 
+VS_PROJECT = """<?xml version="1.0" encoding="utf-8"?>
+<Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
+  <PropertyGroup><IncludePath>C:/dev/somelib/include;{folders};$(IncludePath)</IncludePath></PropertyGroup>
+  <ItemDefinitionGroup><CudaCompile><Include>./;%(Include)</Include></CudaCompile></ItemDefinitionGroup>
+  <ItemGroup><CudaCompile Include="scale.cu" /></ItemGroup>
+</Project>
+"""
+
+
+def test_headers_in_the_include_folders_of_a_visual_studio_project_are_found_and_the_student_is_told(tmp_path,
+                                                                                                      monkeypatch):
+    # a Windows course: every lab's project lists the course's shared folder (and a library on the author's C:
+    # drive), and the labs say only #include "check.h"; the shared header includes one from a second folder
+    write(tmp_path, {"Shared/check.h": '#pragma once\n#include "sizes.h"\n#define CHECK(x) x\n',
+                     "Config/sizes.h": "#define N 6\n",
+                     "lab2/scale.cu": """\
+        #include <cstdio>
+        #include "check.h"
+        __global__ void scale(int *p) { p[threadIdx.x] = 7 * threadIdx.x; }
+        int main() {
+            int *d, h[N];
+            CHECK(cudaMalloc(&d, sizeof h));
+            scale<<<1, N>>>(d);
+            cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d\\n", h[N - 1]);
+            return 0;
+        }
+        """})
+    (tmp_path / "lab2" / "lab2.vcxproj").write_text(VS_PROJECT.format(folders="../Shared;$(ProjectDir)..\\Config"))
+    monkeypatch.chdir(tmp_path / "lab2")
+    r = run_program(["scale.cu"], options=["-o", "scale"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "35\n"), r.stderr
+    assert "Visual Studio project lab2.vcxproj" in r.stderr and "nvcc -I../Shared -I../Config" in r.stderr
+    # a project whose folders do not hold the header leaves nvcc's missing file as it was
+    (tmp_path / "lab2" / "lab2.vcxproj").write_text(VS_PROJECT.format(folders="../Config"))
+    (tmp_path / "lab2" / "scale.cu").write_text('#include "check.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError, match="check.h"):
+        run_program(["scale.cu"], capture=True)
+
+
 # ------------------------------------------------------------------ PTX-level linking
 A_PTX = """
 .version 8.0

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, removed_headers, shimgen, void_main
+from . import images, include_case, msvc_headers, removed_headers, shimgen, void_main, vs_includes
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -362,6 +362,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     case_notes, headers, included, removed = "", out.with_name(out.name + ".headers"), {}, []
+    project_folders = None
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -387,6 +388,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not removed and (removed := removed_headers.named(log)):
             # a header old toolkits had (sm_11_atomic_functions.h, which NVIDIA's cuPrintf.cu includes)
             options = [*options, *removed_headers.options()]
+        elif not project_folders and (project_folders := vs_includes.folders_for(log, cwd)):
+            # a header in a folder the Visual Studio project beside the includer lists (../../Common)
+            options = [*options, *vs_includes.options(project_folders[1])]
         else:
             break
         r = compile_with(options)
@@ -447,6 +451,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         deps = work / "deps.d"
         named = removed_headers.used(deps.read_text(errors="replace")) if deps.exists() else []
         r.stdout = removed_headers.note(source, named or removed) + r.stdout
+    if project_folders and not r.returncode:
+        r.stdout = vs_includes.note(*project_folders, cwd) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -545,8 +551,8 @@ def extended_lambda_note(source: Path) -> str:
 
 def lambda_notes(units: list) -> str:
     """The notes of the units a program was linked from (extended lambdas, void main, file names in
-    another case, headers Visual Studio's bring in, mdspan, headers old toolkits had), once each: every
-    ``cudalab: note:`` line a unit's build put in its log."""
+    another case, headers Visual Studio's bring in, mdspan, headers old toolkits had, a Visual Studio project's
+    include folders), once each: every ``cudalab: note:`` line a unit's build put in its log."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
                                  if line.startswith("cudalab: note:")))
 

@@ -13,6 +13,8 @@
 #include <limits.h>        /* (C headers: a build that gives this header to every unit gives it to gcc's C files too) */
 #include <string.h>
 #include <cuda_runtime_api.h>
+#include <channel_descriptor.h>     /* cudaCreateChannelDesc<T>(): nvcc's forced cuda_runtime.h brings it to a .cu
+                                       file, but a program's .cpp files, built with the same -include, get none */
 #include <texture_indirect_functions.h>
 #include <surface_indirect_functions.h>
 
