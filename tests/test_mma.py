@@ -828,3 +828,62 @@ def test_a_dmma_k_loop_decodes_each_fragment_once_and_keeps_its_chains(monkeypat
     rows, pos = [s for s in stops if len(s[1]) == 8][-1]        # (the loads of C from global memory stop every warp)
     assert [p == rows for p in pos] == [True, False, True, False] * 2
     assert pos[3] < pos[1] < rows
+
+
+STRIDED_CHAIN = CHAIN.replace(
+    "__shared__ half sa[2][512], sb[2][512];             // each warp's A (16 x 32) and B (32 x 16, by columns)",
+    "__shared__ half sa[2][16 * 48], sb[2][16 * 48];     // each warp's A and B, rows (columns) ld apart")\
+    .replace("for (int i = threadIdx.x % 32; i < 512; i += 32) { sa[w][i] = a[t * 512 + i]; sb[w][i] = b[t * 512 + i]; }",
+             "int ld = t % 3 == 1 ? 48 : 32;                      // (a different row stride in some warps)\n"
+             "  for (int i = threadIdx.x % 32; i < 512; i += 32) {\n"
+             "    sa[w][i / 32 * ld + i % 32] = a[t * 512 + i]; sb[w][i / 32 * ld + i % 32] = b[t * 512 + i]; }")\
+    .replace("wmma::load_matrix_sync(fa, pa + 16 * k, 32);", "wmma::load_matrix_sync(fa, pa + 16 * k, ld);")\
+    .replace("wmma::load_matrix_sync(fb, pb + 16 * k, 32);", "wmma::load_matrix_sync(fb, pb + 16 * k, ld);")\
+    .replace(", int skew", "").replace(" + (t == 5 ? skew : 0)", "")
+
+
+def test_tiles_of_another_row_stride_in_some_warps_are_read_where_they_lie(monkeypatch):
+    """A k-loop's load whose fragment only its mma reads is read straight into the matrix the mma
+    multiplies (mma_loops.load_planned): element by element from the warp's tile, at offsets worked out
+    from the load's tables and its row stride once, then reused while the stride stays. Here warps 1, 4
+    and 7 keep their tiles 48 elements a row apart, the others 32: each warp's offsets must be its own,
+    and the bits those of the instructions one by one."""
+    assert STRIDED_CHAIN.count(", ld);") == 2 and "16 * 48" in STRIDED_CHAIN and "skew" not in STRIDED_CHAIN
+    a, b, c = _chain_inputs()
+    stops = _one_by_one_then_as_one_program(monkeypatch, STRIDED_CHAIN, a, b, c)
+    assert stops[0][1][::2] == [6] * 4, "the warps of small integers ran the whole program"
+    d = np.zeros((8, 16, 16), np.float32)
+    cudalab.compile(STRIDED_CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+    assert np.array_equal(d.view(np.uint32), _chain_product(a, b, c).view(np.uint32))
+
+
+LONE_MMA = r'''
+#include <mma.h>
+using namespace nvcuda;
+__global__ void lone(const half* a, const half* b, float* c, int iters) {
+  int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::load_matrix_sync(fa, a + w * 256, 16);
+  wmma::load_matrix_sync(fb, b + w * 256, 16);
+  wmma::fill_fragment(fc, 0);
+  for (int i = 0; i < iters; ++i) wmma::mma_sync(fc, fa, fb, fc);     // (not unrolled: each mma alone)
+  wmma::store_matrix_sync(c + w * 256, fc, 16, wmma::mem_row_major);
+}'''
+
+
+def test_an_mma_alone_and_a_k_loop_program_share_one_compiled_loop(monkeypatch):
+    """numba compiles a loop once for each signature it is called with, and an array's signature says
+    whether it may be written: an mma alone (no loads) once passed a writable stand-in for the batch's
+    block bases, which are read-only, and so built the whole loop a second time (25 s of CPU in a
+    one-thread run of bf16TensorCoreGemm's 2048^3 copy). Both paths now call one compiled loop."""
+    from cudalab.emulator import mma_native
+    monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
+    a, b, c = _chain_inputs()
+    cudalab.compile(CHAIN).get_kernel("chain")[4, 64](a.ravel(), b.ravel(), c.ravel(),
+                                                       np.zeros(8 * 256, np.float32), np.int32(0))
+    x = np.random.default_rng(3).integers(-2, 3, 8 * 256).astype(np.float16)
+    cudalab.compile(LONE_MMA).get_kernel("lone")[4, 64](x, x, np.zeros(8 * 256, np.float32), np.int32(3))
+    floats = mma_native.kernels((16, 16, 16), 16)["floats"]
+    assert len(floats.signatures) == 1, floats.signatures

@@ -550,6 +550,8 @@ def _access(inst):
     """(classes, writes) of a memory instruction: classes of memory it may touch across lanes."""
     from .memops import _space
     op = inst.opcode
+    if op in ("tex", "suld", "sust"):   # texels are device memory (texture_native)
+        return ("global",), op == "sust"
     if op in ("ld", "ldu", "st", "atom", "red"):
         sp = _space(inst)
         if sp in _READ_ONLY or sp == "local":
@@ -561,7 +563,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom", "shfl", "vote", "activemask", "redux"}
+                 "atom", "shfl", "vote", "activemask", "redux", "tex", "suld"}
 
 
 def _regs(o):
@@ -1164,7 +1166,8 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py")
+        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
+                   "texture.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
@@ -1529,11 +1532,22 @@ def _context(ex, symbols):
     if limit != ex.shared_size:
         from . import llvmgen as lg
         ctx[lg.SLOT["shared_size"]] = limit
-    ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp)
+    textures = _texture_table(mem, ctx)
+    ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp, textures)
     return ctx
 
 
 _CTX_SLOTS = ()       # (shared, local, kparams, nkparams, starts, ends, nbounds): llvmgen.SLOT's, set at first use
+
+
+def _texture_table(mem, ctx):
+    """Point ctx at the texture objects' table (texture_native: tex in native code), if ``mem`` has any."""
+    from . import texture_native
+    t = texture_native.table(mem)
+    if t is not None:
+        from . import llvmgen as lg
+        ctx[lg.SLOT["textures"]], ctx[lg.SLOT["ntextures"]] = _address(t), len(t)
+    return t
 
 
 def _kparam_array(ex):
@@ -1577,6 +1591,6 @@ def _context_template(ex, symbols, addrs):
                 nbounds=0, lpb=ex.lanes_per_block, first_block=b.first_block,
                 bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
                 syms=_address(syms), cta_x=_address(cta[0]), cta_y=_address(cta[1]), cta_z=_address(cta[2]),
-                pad=0, nkparams=0, **_geometry_addresses(ex))
+                pad=0, nkparams=0, textures=0, ntextures=0, **_geometry_addresses(ex))
     ctx[:] = [vals[name] - (1 << 64) if vals[name] >= 1 << 63 else vals[name] for name in lg.CTX]
     return ctx, keep

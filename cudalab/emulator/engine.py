@@ -62,6 +62,10 @@ BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # XORWOW skip-ahead, and mrg_jump.py: MRG32k3a's, functions of cudalab's curand_kernel.h front run natively
 # although the PTX defines them)
 DEVICE_FUNCTIONS: dict = {**devrt.HANDLERS, **xorwow_jump.HANDLERS, **mrg_jump.HANDLERS}
+# the curand front's skip-aheads, answered natively only as the front defines them: where the compiler
+# dropped parameters it proved constant (curand_init(seed, 0, 0, ...): n is 0), the call runs the PTX
+# function it left, which is that specialized body
+NATIVE_ARITY = {xorwow_jump.NAME: 7, mrg_jump.NAME: 3}
 
 
 class Watchdog(Exception):
@@ -1203,7 +1207,7 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         for r in rets:
             ex.fr.params[r] = results[r]
         return
-    if fname in DEVICE_FUNCTIONS:
+    if fname in DEVICE_FUNCTIONS and len(args) == NATIVE_ARITY.get(fname, len(args)):
         return DEVICE_FUNCTIONS[fname](ex, inst, rets, args)
     if fname in BUILTINS:
         return _builtin(ex, inst, fname, rets, args)

@@ -706,7 +706,8 @@ def _wmma(inst, d):
             base = base - np.uint64(SHARED_WINDOW)
         ld = np.broadcast_to(np.asarray(rs(ex, sel)).astype(np.uint64, copy=False), lanes.shape)
         regs = tuple(np.empty(ex.n, frag.word) for _ in frag.writers)
-        if not mma_native.loader()(lanes, np.ascontiguousarray(base), np.ascontiguousarray(ld), ex.shared_base,
+        if not mma_native.loader()(lanes, mma_native.read_only(np.ascontiguousarray(base)),
+                                   mma_native.read_only(np.ascontiguousarray(ld)), mma_native.read_only(ex.shared_base),
                                    major_u, minor_u, np.uint64(ex.shared_size), np.uint64(esize.bit_length() - 1),
                                    ex.shared.view(edt), frag.bits, regs):
             return None

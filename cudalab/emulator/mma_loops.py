@@ -6,7 +6,10 @@ of one form, for every warp of the batch, warp by warp: a warp's fragments stay 
 its loads to its mmas, and an A or B fragment that several mmas read is decoded once (its *fragment
 id*, one per register tuple and the load that wrote it). One instruction alone is a program of one row.
 Registers are reached through their arrays' addresses (``ptrs``, one a register; numpy arrays over
-the batch's lanes), so a program of a hundred instructions needs no copies of its registers."""
+the batch's lanes), so a program of a hundred instructions needs no copies of its registers. A load
+whose fragment only an mma reads, from one tile every lane of the warp points at (a GEMM's), is read
+straight into the matrix the mma multiplies, element by element from where the tables put it
+(plan_loads, load_planned), not word by word into lanes and registers and then decoded from those."""
 import math
 
 import numba
@@ -143,6 +146,97 @@ def load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words
                     poke64(out + 8 * l, words[j, l])
                 else:
                     poke32(out + 4 * l, np.uint32(words[j, l]))
+    return True
+
+
+@numba.njit(inline="always", cache=True)
+def plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k):
+    """Where each matrix element of a load's fragment lies, for the loads of ``ops`` that an mma decodes
+    (FRAGMENT) and that write no registers (QUIET): plan[i, 0, t] and plan[i, 1, t] (its element's major
+    and minor index: (major * ld + minor) * esize bytes from the lane's base) and plan[i, 2, t] (its place
+    in its word, in elements) of matrix element t, for the i-th such load (index[row]; -1: none). From the
+    loads' tables and the fragments' targets, as load_warp and decode_inputs place them one by one."""
+    rows = ops.shape[0]
+    index = np.full(rows, -1, np.int64)
+    count = 0
+    for p in range(rows):
+        op = ops[p]
+        if op[0] == LOAD and op[FRAGMENT] >= 0 and op[QUIET] == 1 and op[ESIZE] * 8 == op[ELEMENT_BITS] and \
+                (op[ELEMENT_BITS] == 16 or op[ELEMENT_BITS] == 32):
+            index[p] = count
+            count += 1
+    plan = np.zeros((max(count, 1), 3, max(m * k, k * n)), np.int64)
+    for p in range(rows):
+        i = index[p]
+        if i < 0:
+            continue
+        op = ops[p]
+        use, bits, tab, distinct = op[OPERAND], op[ELEMENT_BITS], op[TABLE], op[DISTINCT]
+        per = max(1, 32 // bits)
+        for j in range(counts[use]):
+            e = (j * per) % distinct
+            for l in range(32):
+                for sub in range(per):
+                    t = atarget[l, j * per + sub] if use == 0 else btarget[l, j * per + sub]
+                    if t >= 0:
+                        plan[i, 0, t], plan[i, 1, t], plan[i, 2, t] = np.int64(major[tab, l, e]), \
+                            np.int64(minor[tab, l, e]) + sub, sub
+    return index, plan
+
+
+@numba.njit(inline="always", cache=True)
+def load_planned(w, op, ptrs, shared, block_base, limit, plan, offs, known, size, shift, values, exponents, lowest,
+                 k, div, block, steps, vals, vals32, top, low):
+    """A QUIET load that an mma decodes (plan_loads' row ``plan``), read straight into the fragment's
+    matrix (vals, vals32, top, low: as decode_inputs), where every lane of warp w reads from one base
+    with one row stride (a GEMM's tile): element t at byte offs[t] of it, recomputed where the stride is
+    not known[0]'s. False (nothing decoded) where the lanes differ or a word would be out of bounds or
+    misaligned: load_warp then reads lane by lane (and reports the address)."""
+    esize, word, bits, rnd = op[ESIZE], op[WORD], op[ELEMENT_BITS], op[ROUND]
+    base_slot, ld_slot, offset = op[BASE], op[LD], op[OFFSET]
+    b0, ld0, a0 = np.int64(0), np.int64(0), np.int64(0)
+    for l in range(32):
+        lane = w * 32 + l
+        base = offset
+        if base_slot >= 0:
+            base += np.int64(word_at(ptrs, base_slot, lane, op[BASE_WORD]))
+            if op[BASE_WORD] == 4:
+                base &= 0xFFFFFFFF
+        ld = np.int64(word_at(ptrs, ld_slot, lane, 4) & np.uint64(0xFFFFFFFF)) if ld_slot >= 0 else op[LD_IMM]
+        a = base + np.int64(shared) + np.int64(block_base[lane])
+        if l == 0:
+            b0, ld0, a0 = base, ld, a
+        elif base != b0 or ld != ld0 or a != a0:
+            return False
+    if known[0] != ld0 or known[3] == 0:
+        hi, bits_or = np.int64(0), np.int64(0)
+        for t in range(size):
+            at = (plan[0, t] * ld0 + plan[1, t]) * esize
+            offs[t] = at
+            start = at - plan[2, t] * esize         # its word's
+            hi, bits_or = max(hi, start), bits_or | start
+        known[0], known[1], known[2], known[3] = ld0, hi, bits_or, 1
+    if b0 < 0 or b0 + known[1] > limit - word or (b0 | known[2]) & (word - 1):
+        return False
+    magnitude = (np.uint64(1) << np.uint64(bits - 1 - shift)) - np.uint64(1)
+    biggest, least = np.uint64(0), FAR
+    top[:], low[:] = -FAR, FAR
+    for t in range(size):
+        if bits == 16:
+            u = np.uint64(peek16(a0 + offs[t])) >> np.uint64(shift)
+        elif rnd > 0:           # (tf32's __float_to_tf32, folded into the load: mma_runs._rounded_at_load)
+            u = np.uint64(to_tf32(peek32(a0 + offs[t]), rnd - 1)) >> np.uint64(shift)
+        else:
+            u = np.uint64(peek32(a0 + offs[t])) >> np.uint64(shift)
+        vals[t] = values[u]
+        vals32[t] = values[u]
+        if steps == 1:
+            biggest, least = max(biggest, u & magnitude), min(least, lowest[u])
+        else:
+            q = ((t // div) % k) // block
+            top[q], low[q] = max(top[q], exponents[u]), min(low[q], lowest[u])
+    if steps == 1:
+        top[0], low[0] = exponents[biggest], least
     return True
 
 
@@ -655,6 +749,8 @@ def make(m, n, k, block):
         lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         acc, live, dirty, wrote = chain_state(fragments[2], m * n)
         known, bounds = np.zeros(fragments[2], np.bool_), np.zeros((fragments[2], 2))
+        index, plan = plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k)
+        offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 4), np.int64)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
             have_a[:], have_b[:], live[:], dirty[:], known[:] = False, False, False, False, False
@@ -664,6 +760,18 @@ def make(m, n, k, block):
                     f = op[LFRAGMENT]           # (its rounding done at the load, where this warp ran it)
                     if f < 0 or not (have_b[f] if op[LOPERAND] else have_a[f]):
                         lane_op(w, op, ptrs)
+                elif op[0] == LOAD and index[p] >= 0 and load_planned(
+                        w, op, ptrs, shared, block_base, limit, plan[index[p]], offs[index[p]], known_ld[index[p]],
+                        m * k if op[OPERAND] == 0 else k * n, shift, values, exponents, lowest, k,
+                        1 if op[OPERAND] == 0 else n, block, steps,
+                        av[op[FRAGMENT]] if op[OPERAND] == 0 else bv[op[FRAGMENT]],
+                        av32[op[FRAGMENT]] if op[OPERAND] == 0 else bv32[op[FRAGMENT]],
+                        ta[op[FRAGMENT]] if op[OPERAND] == 0 else tb[op[FRAGMENT]],
+                        tla[op[FRAGMENT]] if op[OPERAND] == 0 else tlb[op[FRAGMENT]]):
+                    if op[OPERAND] == 0:        # (read straight into the fragment: plan_loads)
+                        have_a[op[FRAGMENT]] = True
+                    else:
+                        have_b[op[FRAGMENT]] = True
                 elif op[0] == LOAD:
                     if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words,
                                      op[QUIET] == 0):
