@@ -175,6 +175,99 @@ def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_s
         run_program(["main.cpp"], capture=True)
 
 
+def test_headers_old_toolkits_had_are_given_back_and_the_student_is_told(tmp_path, monkeypatch):
+    # Stanford CS193G's tutorials bundle NVIDIA's cuPrintf.cu, which includes <sm_11_atomic_functions.h>
+    # in its device pass; a 2010 lab includes the double intrinsics' header too. CUDA 13 has neither
+    write(tmp_path, {"count.cu": """\
+        #include <cstdio>
+        #if __CUDA_ARCH__ > 100
+        #include <sm_11_atomic_functions.h>
+        #endif
+        #include <sm_13_double_functions.h>
+        __global__ void count(int *n, long long *bits) {
+            atomicAdd(n, 1);
+            if (threadIdx.x == 0) *bits = __double_as_longlong(1.0);
+        }
+        int main() {
+            int *n, got; long long *bits, b;
+            cudaMalloc(&n, sizeof(int)); cudaMalloc(&bits, sizeof(long long));
+            cudaMemset(n, 0, sizeof(int));
+            count<<<3, 64>>>(n, bits);
+            cudaMemcpy(&got, n, sizeof got, cudaMemcpyDeviceToHost);
+            cudaMemcpy(&b, bits, sizeof b, cudaMemcpyDeviceToHost);
+            printf("%d %llx\\n", got, b);
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["count.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "192 3ff0000000000000\n"), r.stderr
+    assert "<sm_11_atomic_functions.h>, <sm_13_double_functions.h>" in r.stderr or (
+        "sm_11_atomic_functions.h" in r.stderr and "sm_13_double_functions.h" in r.stderr), r.stderr
+    assert "CUDA 13 no longer has" in r.stderr
+    # a header no toolkit ever had is still the preprocessor's error
+    (tmp_path / "count.cu").write_text("#include <sm_99_nowhere.h>\nint main() { return 0; }\n")
+    with pytest.raises(CompileError, match="sm_99_nowhere"):
+        run_program(["count.cu"], capture=True)
+
+
+def test_thrusts_pinned_allocator_of_cuda_12_is_given_back(tmp_path, monkeypatch):
+    # a course's group-by project keeps its host buffers in page-locked memory through Thrust's experimental
+    # pinned_allocator, whose header CUDA 13's Thrust no longer has
+    write(tmp_path, {"pinned.cu": """\
+        #include <cstdio>
+        #include <thrust/host_vector.h>
+        #include <thrust/device_vector.h>
+        #include <thrust/reduce.h>
+        #include <thrust/system/cuda/experimental/pinned_allocator.h>
+        int main() {
+            thrust::host_vector<float, thrust::system::cuda::experimental::pinned_allocator<float>> h(1000, 0.5f);
+            thrust::device_vector<float> d = h;
+            cudaPointerAttributes a;
+            cudaPointerGetAttributes(&a, thrust::raw_pointer_cast(h.data()));
+            printf("%g %d\\n", thrust::reduce(d.begin(), d.end()), a.type == cudaMemoryTypeHost);
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["pinned.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "500 1\n"), r.stderr
+    assert "<thrust/system/cuda/experimental/pinned_allocator.h>" in r.stderr
+
+
+def test_a_string_literal_glued_to_a_macro_parameter_builds_as_the_c03_it_was_written_in(tmp_path, monkeypatch):
+    # the Illinois/Parboil labs' support.h: FATAL(msg, ...) prints "[%s:%d] "msg"\n"; C++11 reads "..."msg as
+    # one literal with the suffix msg, so nvcc 13 (and g++) stop at every FATAL, on a GPU too
+    write(tmp_path, {"support.h": """\
+        #include <cstdio>
+        #include <cstdlib>
+        #define FATAL(msg, ...) do { fprintf(stderr, "[%s:%d] "msg"\\n", __FILE__, __LINE__, ##__VA_ARGS__); \\
+                                     exit(-1); } while (0)
+        """, "main.cu": """\
+        #include "support.h"
+        __global__ void fill(int *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 2 * i; }
+        int main(int argc, char **argv) {
+            int n = argc > 1 ? atoi(argv[1]) : 8, *x, h[8];
+            if (n > 8) FATAL("at most 8 elements, asked for %d", n);
+            if (cudaMalloc((void **)&x, n * sizeof(int)) != cudaSuccess) FATAL("Unable to allocate device memory");
+            fill<<<1, 8>>>(x, n);
+            cudaMemcpy(h, x, n * sizeof(int), cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[1], h[n - 1]);
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "2 14\n"), r.stderr
+    assert "built the file as C++03" in r.stderr and "space between the literal" in r.stderr
+    r = run_program(["main.cu"], ["9"], capture=True)                  # the macro's parameter was replaced
+    assert r.returncode == 255 and "[main.cu:5] at most 8 elements, asked for 9" in r.stderr
+    # a unit that C++03 cannot build either keeps nvcc's own message
+    (tmp_path / "main.cu").write_text('#include "support.h"\nint main() { auto n = 1; FATAL("bad"); }\n')
+    with pytest.raises(CompileError, match="literal operator"):
+        run_program(["main.cu"], options=["-std=c++11"], capture=True)
+
+
 def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_is_told(tmp_path, monkeypatch):
     # a Windows lab's host file: ceil and memcpy with only <cstdio> and <iostream> (MSVC's bring in the rest)
     write(tmp_path, {"grid.cpp": """\
@@ -195,6 +288,46 @@ def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_i
     (tmp_path / "grid.cpp").write_text("int main() { return not_declared_anywhere(); }\n")
     with pytest.raises(CompileError, match="not_declared_anywhere"):
         run_program(["grid.cpp"], capture=True)
+
+
+VS_PROJECT = """<?xml version="1.0" encoding="utf-8"?>
+<Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
+  <PropertyGroup><IncludePath>C:/dev/somelib/include;{folders};$(IncludePath)</IncludePath></PropertyGroup>
+  <ItemDefinitionGroup><CudaCompile><Include>./;%(Include)</Include></CudaCompile></ItemDefinitionGroup>
+  <ItemGroup><CudaCompile Include="scale.cu" /></ItemGroup>
+</Project>
+"""
+
+
+def test_headers_in_the_include_folders_of_a_visual_studio_project_are_found_and_the_student_is_told(tmp_path,
+                                                                                                      monkeypatch):
+    # a Windows course: every lab's project lists the course's shared folder (and a library on the author's C:
+    # drive), and the labs say only #include "check.h"; the shared header includes one from a second folder
+    write(tmp_path, {"Shared/check.h": '#pragma once\n#include "sizes.h"\n#define CHECK(x) x\n',
+                     "Config/sizes.h": "#define N 6\n",
+                     "lab2/scale.cu": """\
+        #include <cstdio>
+        #include "check.h"
+        __global__ void scale(int *p) { p[threadIdx.x] = 7 * threadIdx.x; }
+        int main() {
+            int *d, h[N];
+            CHECK(cudaMalloc(&d, sizeof h));
+            scale<<<1, N>>>(d);
+            cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d\\n", h[N - 1]);
+            return 0;
+        }
+        """})
+    (tmp_path / "lab2" / "lab2.vcxproj").write_text(VS_PROJECT.format(folders="../Shared;$(ProjectDir)..\\Config"))
+    monkeypatch.chdir(tmp_path / "lab2")
+    r = run_program(["scale.cu"], options=["-o", "scale"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "35\n"), r.stderr
+    assert "Visual Studio project lab2.vcxproj" in r.stderr and "nvcc -I../Shared -I../Config" in r.stderr
+    # a project whose folders do not hold the header leaves nvcc's missing file as it was
+    (tmp_path / "lab2" / "lab2.vcxproj").write_text(VS_PROJECT.format(folders="../Config"))
+    (tmp_path / "lab2" / "scale.cu").write_text('#include "check.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError, match="check.h"):
+        run_program(["scale.cu"], capture=True)
 
 
 # ------------------------------------------------------------------ PTX-level linking
@@ -1123,6 +1256,69 @@ def test_texture_and_surface_references_of_cuda_11_run_over_texture_objects(tmp_
     assert got[:4] == pytest.approx([0, 12, 6, 10], abs=1e-5)
     assert got[4:] == [0, 0.25, 0.5, 0.75]
     assert drawn == "100 101 102 103"
+
+
+def test_a_surface_reference_of_doubles_moves_eight_bytes_a_texel_as_cuda_11_did(tmp_path, monkeypatch):
+    # a heat-propagation homework (TCD's MSc HPC) keeps its grid of doubles in a surface<void, 2>:
+    # CUDA 11's reference functions took any type by its size, the object functions that replace them
+    # take no double (nor a struct of 16 bytes), so nvcc refused the file
+    write(tmp_path, {"heat.cu": """\
+        #include <cstdio>
+        struct pair { double lo, hi; };
+        surface<void, 2> grid;
+        surface<void, 1> pairs;
+        __global__ void step(int w) {
+            int x = threadIdx.x, y = threadIdx.y;
+            double here;
+            surf2Dread(&here, grid, x * sizeof(double), y);
+            double left = surf2Dread<double>(grid, ((x + w - 1) % w) * sizeof(double), y);
+            __syncthreads();
+            surf2Dwrite(here + 0.5 * left, grid, x * sizeof(double), y);
+            pair p = {here, -left};
+            if (y == 0) surf1Dwrite(p, pairs, x * sizeof(pair));
+        }
+        int main() {
+            const int w = 4, h = 2;
+            double a[w * h], b[w * h];
+            pair got[w];
+            for (int i = 0; i < w * h; i++) a[i] = 1.0 / 3 + i;
+            cudaChannelFormatDesc d = cudaCreateChannelDesc(32, 32, 0, 0, cudaChannelFormatKindSigned);
+            cudaChannelFormatDesc q = cudaCreateChannelDesc(32, 32, 32, 32, cudaChannelFormatKindSigned);
+            cudaArray_t cells, row;
+            cudaMallocArray(&cells, &d, w, h, cudaArraySurfaceLoadStore);
+            cudaMallocArray(&row, &q, w, 0, cudaArraySurfaceLoadStore);
+            cudaMemcpy2DToArray(cells, 0, 0, a, w * sizeof(double), w * sizeof(double), h, cudaMemcpyHostToDevice);
+            cudaBindSurfaceToArray(grid, cells);
+            cudaBindSurfaceToArray(pairs, row);
+            step<<<1, dim3(w, h)>>>(w);
+            cudaMemcpy2DFromArray(b, w * sizeof(double), cells, 0, 0, w * sizeof(double), h, cudaMemcpyDeviceToHost);
+            cudaMemcpyFromArray(got, row, 0, 0, sizeof got, cudaMemcpyDeviceToHost);
+            printf("%s\\n", cudaGetErrorString(cudaGetLastError()));
+            for (int i = 0; i < w * h; i++) printf("%.17g ", b[i]);
+            printf("| %.17g %.17g\\n", got[1].lo, got[1].hi);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("heat.cu")
+    assert r.returncode == 0, r.stderr
+    status, values = r.stdout.splitlines()
+    assert status == "no error"
+    cells, pair = values.split(" | ")
+    a = [1 / 3 + i for i in range(8)]
+    expected = [a[i] + 0.5 * a[(i // 4) * 4 + (i % 4 + 3) % 4] for i in range(8)]
+    assert [float(v) for v in cells.split()] == expected        # every bit of each double
+    assert [float(v) for v in pair.split()] == [a[1], -a[0]]
+
+
+def test_the_texture_reference_header_can_be_given_to_a_c_file_of_the_same_program(tmp_path):
+    # courses_check's GPU build gives it to every file of the nvcc line, and TCD's heat homework links
+    # main.c and propagate.c with its surface-reference .cu: <climits> stopped gcc at the C files
+    import subprocess
+    from cudalab.programs.build import LEGACY_TEXTURES
+    (tmp_path / "main.c").write_text("#include <stdio.h>\nint main(void) { return printf(\"%d\\n\", 6 * 7) < 0; }\n")
+    r = subprocess.run(["gcc", f"-I{cuda_home() / 'include'}", "-include", str(LEGACY_TEXTURES), "-c", "main.c"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_a_texture_reference_in_a_file_that_does_not_build_for_another_reason_gets_the_hint(tmp_path, monkeypatch):

@@ -464,6 +464,44 @@ def test_a_kernel_slow_to_build_waits_until_it_has_run_as_long_interpreted(monke
     assert started == [big]
 
 
+def test_a_debug_builds_kernel_is_built_only_once_it_has_run_as_long_as_its_build(monkeypatch):
+    """A -G build's kernels are thousands of PTX instructions (the reduce of a Thrust inner_product:
+    10,766). Built after BUILD_AFTER_SECONDS interpreted as others are, that one started 39.5 s of LLVM
+    after its one launch's 6.5 s, and the program waited for it at exit. So a kernel of a debug module
+    builds only once it has run as long as its build, or where its launch would not finish within the
+    watchdog interpreted; the same kernel built without -G builds as before."""
+    from cudalab.emulator import engine
+    started = []
+    monkeypatch.setattr(compiled, "_build_in_background",       # (and a build that found nothing to compile)
+                        lambda program, df, st: (started.append(st.debug), setattr(st, "fused", False)))
+    monkeypatch.setattr(compiled, "BUILD_SECONDS_PER_INSTRUCTION", 1.0)          # builds far longer than
+    monkeypatch.setattr(compiled, "DEBUG_BUILD_SECONDS_PER_INSTRUCTION", 1.0)    # the launch runs
+    monkeypatch.setattr(compiled, "BUILD_AFTER_SECONDS", 0.0)    # (any interpreted time is "long" for others)
+    monkeypatch.setattr(engine, "LANE_BUDGET", 4 * 128)           # batches of 4 blocks: a launch's rest is known
+    monkeypatch.setenv("CUDALAB_TIER", "auto")
+    source = "__global__ void halve(float* x) { int i = blockIdx.x * blockDim.x + threadIdx.x; x[i] = x[i] * 0.5f; }"
+    for flags, note in ((("-G",), "debug"), ((), "optimized")):
+        x = cudalab.to_device(np.ones(32 * 128, np.float32))
+        cudalab.compile(source.replace("0.5f", "0.25f" if flags else "0.5f"), flags).halve[32, 128](x)
+        assert (x.copy_to_host() == (0.25 if flags else 0.5)).all()
+    assert started == [False]                   # only the optimized build's kernel: the debug one stays interpreted
+    # a debug kernel whose launch would outlast the watchdog interpreted is built all the same
+    monkeypatch.setattr(compiled, "DEBUG_LAUNCH_SHARE", 0.0)
+    x = cudalab.to_device(np.ones(32 * 128, np.float32))
+    cudalab.compile(source.replace("0.5f", "0.125f"), ("-G",)).halve[32, 128](x)
+    assert started == [False, True]
+    # a launch's first, sample batch carries the interpreter's one-time costs: what it tells of the rest
+    # does not start a debug kernel's build (the inner_product's reduce: 17 s told, 0.6 s run)
+    started.clear()
+    monkeypatch.setattr(compiled, "DEBUG_LAUNCH_SHARE", 0.9)
+    monkeypatch.setattr(compiled.pace, "cpu_time_left", lambda: float("inf"))
+    reduce = types.SimpleNamespace(code=[None] * 3, _tier=compiled._Tier(debug=True))     # 3 s to build
+    compiled.note_time(reduce, 0.3, program=object(), later=17.0, sample=True)
+    assert started == []
+    compiled.note_time(reduce, 0.6, program=object(), later=3.0)        # a full batch's pace: 3.9 s in all
+    assert started == [True]
+
+
 def test_waiting_for_a_build_ends_when_the_programs_time_runs_out(monkeypatch):
     """NVIDIA's dxtc waited, in its first batch, for LLVM's build of its 3,300-instruction kernel
     when ulimit -t's soft limit came: the wait must end there (the launch then stops and says why),

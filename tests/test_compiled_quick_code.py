@@ -71,7 +71,7 @@ def test_a_kernel_that_keeps_running_moves_from_quick_code_to_better_code_with_t
     quick_bytes = c.copy_to_host().tobytes()
     df = decoded(mod)
     st = df._tier
-    assert st.fused._better is not None and st.fused._better["opt"] == 2      # quick code ran first
+    assert st.fused._better is not None and st.fused._better["opt"] == compiled.BETTER_OPT   # quick code ran first
     assert (quick_first / f"{compiled.fingerprint(df)}.bc").exists()         # its module, kept for the better build
     wait_for_better(df)
     c2 = cudalab.device_array((n, n), np.float32)
@@ -154,3 +154,44 @@ def test_better_code_built_after_the_kernels_last_launch_is_kept_on_disk_at_exit
         df._tier.better = False
     assert "better" not in json.loads((quick_first / f"{key}.json").read_text())
     assert not (quick_first / f"{key}.bc").exists()
+
+
+WALK = r"""
+extern "C" __global__ void walk(float *out, int steps)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = i * 1e-3f;
+    for (int s = 0; s < steps; ++s)
+        x = x * 0.999f + 1e-3f;
+    out[i] = x;
+}
+"""
+
+
+def test_a_long_launch_waits_for_its_better_code_rather_than_run_every_batch_at_the_quick_pace(quick_first, monkeypatch):
+    # a batch cannot change code while it runs: once the better build is under way, a launch whose rest
+    # at the quick pace is longer than the build waits for it (asleep), so its next batch runs the better code
+    from cudalab.emulator import engine
+    monkeypatch.setattr(compiled, "BETTER_COST", 0.0)       # the better build is due after the first batch
+    monkeypatch.setattr(compiled, "QUICK_BATCH_LANES", 4 * 128)   # batches of 4 blocks while quick code runs
+    monkeypatch.setattr(engine, "LANE_BUDGET", 4 * 128)
+    cudalab.set_watchdog(60)
+    ran = []                                                # per batch: quick code (True) or better (False)
+    note = compiled.note_native
+    # (the rest told as a launch 100 times as long: on a loaded machine the child's start-up alone may
+    # outlast this one's rest, and a launch waits no longer than its rest would take at the quick pace)
+    monkeypatch.setattr(compiled, "note_native", lambda df, run_df, seconds, later: (
+        ran.append(run_df.__dict__.get("_better") is not None), note(df, run_df, seconds, 100 * later)))
+    mod = cudalab.compile(WALK.replace("0.999f", "0.9991f"))      # (a module no other test launched)
+    k = mod.get_kernel("walk")
+    out = cudalab.device_array(32 * 128, np.float32)
+    try:
+        k[32, 128](out, np.int32(50_000))
+    finally:
+        cudalab.set_watchdog(10)
+    assert ran[0] and not ran[1]            # the first batch ran quick code, the next one the better code
+    assert not any(ran[1:])
+    x = (np.arange(32 * 128) * np.float32(1e-3)).astype(np.float32)     # what the threads compute, near enough
+    for _ in range(50_000):
+        x = x * np.float32(0.9991) + np.float32(1e-3)
+    assert np.allclose(out.copy_to_host(), x, rtol=1e-4)     # (the GPU contracts x * a + b into one fma)

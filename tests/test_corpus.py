@@ -132,15 +132,24 @@ def assert_same_as_gpu(case, k, got, want, first=8):
 # Where the GPU's answer comes from a ptxas rewrite the emulator cannot see in the PTX. Each entry
 # says why; the test still runs (strict=False), so a fix shows up as XPASS.
 KNOWN_GAPS = {
-    "tex3d_linear_random": "1 of 4096 trilinear lookups differs, by 1 ulp (lookup 133: the exact sum is 0.9 ulp from "
-                           "the GPU's): the weights (z slices split first) fit all others; the per-slice adder "
-                           "does not round quite as modelled",
-    "tex3d_linear_border_normalized": "as tex3d_linear_random, with border texels (1 of 4096 differs, by 1 ulp)",
+    "tex3d_linear_wide_exponents": "1 of 8192 trilinear lookups is 2 ulp off (5843: the slices' partials 36.45 and -37.21 "
+                                   "nearly cancel; the GPU's total is one unit of 2**(E - 1) below the model's). "
+                                   "texture._slices_sum fits the rest (an exact sum of the partials: 4 wrong); "
+                                   "per-texel floor or round, 26-32 alignment bits per slice, the cut at E - 0..3 "
+                                   "floored or truncated all fit fewer (recorded on an H100, 2026-11-27)",
+    "tex2d_lod_linear_wide_exponents": "4 of 4096 linear mipmap blends 1 ulp off: the two levels' partials add as the "
+                                       "3D slices' do (_slices_sum: an exact sum gives 5 wrong, cuts at E - 0..3 "
+                                       "3 to 9); the same unknown rest as tex3d_linear_wide_exponents",
     "tex2d_grad_linear_mipmaps": "the level of detail from two gradients is modelled as the H100's for one gradient "
                                  "and for 90% of random pairs (texture._lod_from_gradients); the others are 1/256 "
                                  "or 2/256 off, which the linear mipmap blend shows (243 of 16384 elements)",
     "grad_scan_level_of_detail": "as tex2d_grad_linear_mipmaps: the isotropic and one-axis gradients are exact, 61 of "
-                                 "the 1024 random pairs are 1/256 or 2/256 off",
+                                 "the 1024 random pairs are 1/256 or 2/256 off, 59 of them where the sum/difference "
+                                 "term is the longest. Searched (2026-11-27, against this recording): gradients and "
+                                 "their sum and difference cut to 10 significant bits, octagon grains of 10-20 bits "
+                                 "cut or rounded, its 11/32 as 0.328-0.352, the 11/16 product and the length cut to "
+                                 "8-14 bits: the best leaves 19 of 1024 wrong, so the unit's rule is not one of "
+                                 "these; a probe of single-gradient pairs at fixed angles would be next",
     # tests/kernels/guide.py (recorded on an H100; an H200 gave the same bits)
     "f64_special_functions": "NaN payloads only (16 of 4608 values): j0/j1/y0/y1 of a NaN give the unit's "
                              "0x7fffffff00000000 on the GPU, the emulator the input NaN. Both meet in one mul.f64 "

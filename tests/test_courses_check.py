@@ -116,6 +116,40 @@ def test_a_makefile_that_names_its_compilers_by_full_path_is_still_read(tmp_path
     assert (p.how, p.sources) == ("lab2/Makefile", ["t.cc", "t_cuda.cu"])
 
 
+def test_a_makefile_that_finds_nvcc_through_its_own_cuda_folder_variable_is_still_read(tmp_path):
+    # NTUA's lab says CUDA_PREFIX = /usr/local/cuda and GPU_CC ?= $(CUDA_PREFIX)/bin/nvcc: on a machine
+    # without that folder every nvcc line failed, and only the C files' lines were seen
+    lab = write(tmp_path, {
+        "cuda/Makefile": ("CUDA_PREFIX = /usr/local/cuda\nGPU_CC ?= $(CUDA_PREFIX)/bin/nvcc\n"
+                          "dmm: dmm.o main.o\n\t$(GPU_CC) -o $@ $^ -lm\n"
+                          "main.o: main.cu\n\t$(GPU_CC) -c -DEPS=1e-4 -o $@ $<\n%.o: %.c\n\t$(CC) -c -o $@ $<\n"),
+        "cuda/main.cu": "int helper();\n" + MAIN,
+        "cuda/dmm.c": PIECE,
+    })
+    p = read_program(lab / "cuda/main.cu", lab)
+    assert (p.how, p.sources) == ("cuda/Makefile", ["dmm.c", "main.cu"])
+    assert "-DEPS=1e-4" in p.options
+
+
+def test_a_readme_that_makes_in_a_build_folder_of_its_own_builds_the_source_folders_program(tmp_path):
+    # UCSD CSE 260's GEMM assignment: sources in src/ and the student's kernel in src_todo_T4/, built by
+    # "make -C build_T4 `cat src_todo_T4/OPTIONS.txt`" from the top (its Makefile names ../src/...)
+    course = write(tmp_path, {
+        "README": "To build:\nmake -C build_T4 `cat src_todo_T4/OPTIONS.txt`\nTo run:\n./mmpy -n 256\n",
+        "src_todo_T4/OPTIONS.txt": "bx=32 by=8\n",
+        "build_T4/Makefile": ("NVCCFLAGS = -O3 -DBLOCKDIM_X=$(bx) -DBLOCKDIM_Y=$(by)\nall:\n"
+                              "\tnvcc $(NVCCFLAGS) -c ../src/mmpy.cu -o ../src/mmpy.o\n"
+                              "\tnvcc $(NVCCFLAGS) -c ../src_todo_T4/setGrid.cu -o ../src_todo_T4/setGrid.o\n"
+                              "\tnvcc -o ../mmpy ../src/mmpy.o ../src_todo_T4/setGrid.o -lcublas\n"),
+        "src/mmpy.cu": "int helper();\n" + MAIN,
+        "src_todo_T4/setGrid.cu": PIECE,
+    })
+    p = read_program(course / "src/mmpy.cu", course)
+    assert (p.how, p.folder) == ("README", "build_T4")
+    assert p.sources == ["../src/mmpy.cu", "../src_todo_T4/setGrid.cu"]
+    assert "-DBLOCKDIM_X=32" in p.options and "-DBLOCKDIM_Y=8" in p.options
+
+
 def test_a_cmake_project_builds_each_program_with_the_top_level_flags_and_include_folder(tmp_path):
     # a course whose top CMakeLists.txt sets the nvcc flags and the shared include folder, and each
     # lesson folder adds one executable (CUDA_Freshman's layout)
@@ -363,6 +397,26 @@ def test_a_quoted_word_in_a_comment_is_no_success_line_the_program_owes():
     assert judge(0, "4.6e+06 updates/s\n", source, 120)[0] == "pass"
     assert judge(0, "4.6e+06 updates/s\n", source + '\nputs("Result correct");', 120)[0] == "fail"
     assert judge(0, "done\n", 'printf("see http://x.org // \\"correct\\" later");', 120)[0] == "fail"
+
+
+def test_a_matrix_named_correct_in_a_debugging_dump_is_no_success_line():
+    # CSU's (and NYU's) matmult lab prints its reference matrix as printMatrix(correct, "correct") when
+    # verbose, and says nothing when the check passes: silence is its pass
+    source = ('if (verbose) { printMatrix(correct, "correct"); printMatrix(M, "result"); }\n'
+              'if (errCnt > 0) printf("TEST FAILED: %d errors\\n", errCnt);')
+    assert judge(0, "Time: 0.7 (sec)\n", source, 120)[0] == "pass"
+    assert judge(0, "TEST FAILED: 3 errors\n", source, 120)[0] == "fail"
+    verdict = 'printf("result %s\\n", ok ? "correct" : "wrong");'
+    assert judge(0, "result wrong\n", verdict, 120)[0] == "fail"
+    assert judge(0, "done\n", 'printf("%s\\n", "correct");', 120)[0] == "fail"
+
+
+def test_outputs_that_did_not_match_are_a_failure():
+    # Stanford CS193G's assignment skeletons print this and exit 0 while the student's kernels are empty
+    out = "gpu shift cypher took 0.0 ms\nOutput of CUDA version and normal version didn't match! \n"
+    assert judge(0, out, 'printf("done\\n");', 120)[0] == "fail"
+    assert judge(0, "Results do not match at 3\n", "", 120)[0] == "fail"
+    assert judge(0, "All 1024 results match\n", "", 120)[0] == "pass"
 
 
 def test_a_check_that_answers_false_is_a_failure():
@@ -760,6 +814,12 @@ def test_the_gpu_build_drops_every_spelling_of_the_programs_own_architecture():
     words = ["-O3", "-Icuda_helper", "--gpu-architecture=compute_75", "--gpu-code=sm_75", "-o", "transpose",
              "-gencode", "arch=compute_60,code=sm_60", "-arch", "sm_20", "-lineinfo"]
     assert gpu_options(words) == ["-O3", "-Icuda_helper", "-lineinfo"]
+
+def test_the_gpu_build_drops_a_host_compiler_folder_no_machine_here_has():
+    # CSU's CS475 Makefiles build with --compiler-bindir /usr/local/gcc-6.4.0/bin, their lab's own gcc
+    words = ["-O3", "--compiler-bindir", "/usr/local/gcc-6.4.0/bin", "-std=c++11", "-ccbin=/opt/none/g++", "x.cu"]
+    assert gpu_options(words) == ["-O3", "-std=c++11", "x.cu"]
+    assert gpu_options(["-ccbin", "g++", "x.cu"]) == ["-ccbin", "g++", "x.cu"]
 
 
 def test_a_makefiles_run_target_gives_the_arguments_its_author_runs_the_program_with(tmp_path):

@@ -105,9 +105,12 @@ def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_wat
     monkeypatch.setattr(pace_mod, "cpu_time_left", lambda: 30.0)
     pace = Pace("gemm", blocks_total=1000, timeout=720, wall_deadline=float("inf"),
                 stats=SimpleNamespace(thread_instructions=1000))
-    next(pace.batches(100))
+    batches = pace.batches(100)
+    assert next(batches) == (0, 3)
+    pace.batch_done(3, batch_seconds=10)              # the sample batch: 10 more batches of at least 10 s,
+    assert next(batches) == (3, 3)                    # which the next 3 blocks, a second sample, must confirm
     with pytest.raises(cudalab.KernelError) as e:
-        pace.batch_done(3, batch_seconds=10)          # the sample batch: 10 more batches of at least 10 s
+        pace.batch_done(3, batch_seconds=10)
     assert "was stopped early: it would run far beyond the 30 s left of the CPU-time limit (ulimit -t)" in str(e.value)
     assert e.value.progress.estimated_seconds > 150
 
@@ -283,6 +286,9 @@ int main() {
     assert message, stopped.stderr
     assert message.group(1) == message.group(3) and int(message.group(1).replace(",", "")) > 10
     assert float(message.group(2).replace(",", "")) > 5          # launches a second
+    # and what the loop it was in costs: the rest is the loop's length times that
+    assert re.search(r"It was in a loop, the same launch over and over: [\d,]+ iterations of add so far, [\d.]+ ms an "
+                     r"iteration here .* every [\d,]+ more need about", stopped.stderr), stopped.stderr
 
 
 def test_a_benchmark_of_runtime_calls_stopped_by_its_time_limit_says_how_many_it_made():
@@ -624,3 +630,81 @@ def test_a_batch_that_first_touches_fresh_device_memory_is_not_the_kernels_pace(
     pace.batch_done(3, touch)                        # not stopped: its pace is its user time
     assert pace.clearly_too_long() is None
     del fresh
+
+
+FIRST_THREADS_WORK = """
+__global__ void add(const float *x, const float *y, float *z, int turns)
+{
+    const int n = blockDim.x * blockIdx.x + threadIdx.x;
+    if (n < 1024)                       // the first 8 blocks of 128 threads work; the rest return at once
+        for (int i = 0; i < turns; ++i)
+            z[n] = x[n] + y[n];
+}
+"""
+
+
+def test_a_grid_whose_first_blocks_do_all_the_work_is_not_stopped_on_its_sample(monkeypatch):
+    # CudaSteps' stream.cu launches `add` over 781,250 blocks of which only the first 8 loop: its
+    # sample batch (the grid's first blocks) held all 8, and the watchdog, taking every later block
+    # to be as long, said "10.6 trillion thread-instructions: between 93 minutes and 2.1 days" of a
+    # launch of about a billion. A second sample of the next blocks, far lighter, lets it run.
+    monkeypatch.setenv("CUDALAB_TIER", "interp")         # the sample at the interpreter's pace, as on a cold cache
+    blocks, turns = 78_125, 3000
+    mod = cudalab.compile(FIRST_THREADS_WORK)
+    x, y = (cudalab.to_device(np.full(blocks * 128, v, np.float32)) for v in (1.25, 2.5))
+    z = cudalab.device_array(blocks * 128, np.float32)
+    cudalab.set_watchdog(3)
+    mod.add[blocks, 128](x, y, z, np.int32(turns))           # was: stopped by the watchdog early
+    out = z.copy_to_host()
+    assert np.all(out[:1024] == 3.75) and not out[1024:].any()
+    # the first sample alone would have stopped it: 8 long blocks in 32, taken as the pace of 78,125
+    pace = Pace("add", blocks_total=blocks, timeout=3, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=8 * 128 * turns * 6))
+    batches = pace.batches(LANE_BUDGET // 128)
+    sample = next(batches)[1]
+    pace.batch_done(sample, batch_seconds=0.2)
+    assert pace.clearly_too_long() is not None                # 77 batches of at least 0.2 s
+    assert next(batches) == (sample, sample)                  # so the next blocks are a second sample
+    pace.stats.thread_instructions += sample * 128 * 6
+    pace.batch_done(sample, batch_seconds=0.0001)             # far lighter: no stop, and the estimate is theirs
+    assert pace.clearly_too_long() is None and pace.estimate < 3
+    # so is the count: the 8 long blocks' work once, and the rest at the light blocks' 6 instructions a thread
+    assert pace.progress().estimated_thread_instructions == 8 * 128 * turns * 6 + (blocks - sample) * 128 * 6
+    assert next(batches) == (2 * sample, LANE_BUDGET // 128)  # then full batches
+
+
+def jacobi_launches(naive: int, optimized: int):
+    """A Jacobi solver's launches, as Drexel's ECEC 413 lab makes them: one kernel an iteration until the
+    answer converges, first the naive kernel, then the optimized one over the same system."""
+    from cudalab.runtime.record import LaunchRecord
+    return [LaunchRecord(kernel, (1, 1, 1), (1024, 1, 1), 0, "emu", cpu_time=0.004, arguments=6)
+            for kernel, n in (("jacobi_naive", naive), ("jacobi_optimized", optimized)) for _ in range(n)]
+
+
+def test_a_program_stopped_inside_a_long_loop_of_launches_says_what_an_iteration_costs_and_what_the_rest_needs():
+    from cudalab.programs.stopping import in_a_loop, time_spent
+    # the second solver's loop, stopped after 4,000 of the first's 16,494 iterations: no two earlier loops of
+    # one length to go by (rest_of_run), but the loop before it ran to its end over another kernel
+    said = time_spent(jacobi_launches(16_494, 4_001), running=True)
+    assert "It was in a loop, the same launch over and over: 4,000 iterations of jacobi_optimized so far, " \
+           "4 ms an iteration here (16.0 s)." in said
+    assert "If it makes as many as the loop before it (16,494 iterations of jacobi_naive), the rest of this " \
+           "one needs about 50 s at this pace." in said          # 12,494 iterations x 4 ms
+    assert "every 10,000 more need about 40 s here" in said
+    assert said.count("It was in a loop") == 1                  # said once
+    # a transpose timed 100 times (Oslo's locality course), 1.3 s a launch, stopped in its first loop:
+    # nothing before it to compare, so the cost of an iteration and of the next hundred
+    from cudalab.runtime.record import LaunchRecord
+    timed = [LaunchRecord("naiveTranspose", (32768, 1, 1), (256, 1, 1), 0, "emu", cpu_time=1.3, arguments=4)] * 88
+    said = in_a_loop(timed, running=True)
+    assert "87 iterations of naiveTranspose so far, 1.3 s an iteration here" in said
+    assert "If it makes as many" not in said and "every 100 more need about 2.2 minutes here" in said
+    # a few launches are no loop to speak of
+    assert in_a_loop(timed[:5]) == ""
+    # ping-pong buffers (x and x_new swapped each time) make an iteration of two launches of one kernel
+    from cudalab.programs.stopping import in_a_loop as loop
+    from cudalab.runtime.record import LaunchRecord as Rec
+    pingpong = [Rec("jacobi", (1, 1, 1), (1024, 1, 1), 0, "emu", cpu_time=0.004, arguments=k % 2) for k in range(50)]
+    assert "25 iterations of 2 launches of jacobi so far, 8 ms an iteration" in loop(pingpong)
+    # stopped between the two launches of an iteration: the odd one out belongs to the loop
+    assert "25 iterations of 2 launches of jacobi so far" in loop(pingpong + pingpong[:2], running=True)

@@ -83,6 +83,34 @@ def test_a_tiled_matmul_gives_the_same_bytes_on_one_thread_and_on_two(tier, monk
         assert not beside
 
 
+def test_native_batches_are_counted_by_the_registers_they_hold_so_four_threads_run_four(monkeypatch):
+    # the tiled matmul names about a hundred registers (523 bytes a lane) but its native batches make
+    # arrays of a few (62 bytes): counted as all of them, the memory for batches in flight
+    # (IN_FLIGHT_BYTES) let two run at once, and four threads ran a 2048 product on two (bench/README.md)
+    n = 128                                   # 64 blocks of 256 threads: 16 batches of 4 blocks
+    monkeypatch.setattr(engine, "LANE_BUDGET", 4 * 256)
+    monkeypatch.setattr(compiled, "WHOLE_KERNEL_LANES", 4 * 256)
+    mod = cudalab.compile(TILED)
+    k = mod.get_kernel("tiled")
+    rng = np.random.default_rng(1)
+    a, b = (cudalab.to_device(rng.random((n, n), np.float32)) for _ in range(2))
+    threads_asked = []
+    submit = parallel.submit
+    monkeypatch.setattr(parallel, "submit", lambda b, body, t: (threads_asked.append(t), submit(b, body, t)))
+    out = []
+    for threads in (1, 4):
+        c = cudalab.device_array((n, n), np.float32)
+        if threads == 4:        # room for two batches in flight if every register had its array
+            df = mod.ptx_module._decoded[mod._mangled("tiled")]
+            all_registers = 4 * (256 * (engine.register_bytes(df) + engine.LANE_BYTES) + 2 * 16 * 16 * 4)
+            monkeypatch.setattr(parallel, "IN_FLIGHT_BYTES", int(2.5 * all_registers))
+        launch(monkeypatch, threads, "compiled", k, (n // 16, n // 16), (16, 16), a, b, c, np.int32(n))
+        out.append(c.copy_to_host())
+    assert df._native_register_bytes < engine.register_bytes(df) / 4
+    assert max(threads_asked) == 4
+    assert np.array_equal(out[0].view(np.uint32), out[1].view(np.uint32))
+
+
 WMMA = r"""
 #include <mma.h>
 using namespace nvcuda;

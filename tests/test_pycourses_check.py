@@ -149,3 +149,16 @@ def test_a_failure_is_sorted_into_missing_packages_and_exercise_blanks(tmp_path)
     result = json.loads(out.read_text())["blanks/exercise"]
     assert result["status"] == "fail" and result["failing_cells"] == 3
     assert result["cause"] == "package: a_package_nobody_installed; exercise blanks: cell 2"
+
+
+def test_a_part_of_cupy_or_pycuda_that_is_missing_is_the_stand_ins_not_a_package():
+    """A course's ``import cupyx.scipy.linalg`` runs wherever CuPy is installed: when it fails here the
+    table must not send the reader to install a package, but say what cudalab's stand-in lacks."""
+    out = ("ModuleNotFoundError: No module named 'cupyx.scipy'\n"
+           "ImportError: cannot import name 'get_linear_combination_kernel' from 'pycuda.elementwise' "
+           "(unknown location)\nModuleNotFoundError: No module named 'skcuda'\n")
+    assert pycourses_check.cause("fail", out) == (
+        "package: skcuda; stand-in lacks: cupyx.scipy, pycuda.elementwise.get_linear_combination_kernel")
+    python2 = "    print 'GPU time', t\nSyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)?"
+    assert pycourses_check.cause("fail", python2) == "Python 2"
+    assert pycourses_check.cause("pass", out) == ""

@@ -11,6 +11,7 @@ import pytest
 
 import cudalab
 from cudalab.errors import CudaError, KernelError
+from cudalab.emulator import texture
 
 FETCH_2D = r'''
 __global__ void fetch(cudaTextureObject_t t, const float2* p, float4* out, int n) {
@@ -386,3 +387,17 @@ int main() {
     assert r.returncode == 0, r.stderr
     assert r.stdout == "1 0 0 1 1 1\n"                      # cudaErrorInvalidValue, then zeros read
     assert "texture object 0" in r.stderr and "A GPU reads zeros" in r.stderr
+
+
+def test_a_trilinear_lookup_adds_its_two_slices_with_one_bit_below_the_larger():
+    """An H100's 3D linear filter sums each z slice's four texels exactly (aligned to that slice's largest
+    texel) and floors the other slice's partial to one bit below the larger one's before the final
+    rounding. Lookup 133 of tests/kernels/textures.py's tex3d_linear_random, as the GPU answered it: the
+    exact sum of the two partials, rounded, is 1 ulp nearer zero."""
+    texels = np.float32([5.12586199e-02, -3.38273716e+00, -2.05068703e+01, 2.70527154e-01,
+                         -2.30983365e-03, 2.18091104e-02, -2.07362585e-02, 1.31254904e-02])
+    weights = np.array([5, 11, 0, 1, 71, 150, 6, 12])          # 1.8 fixed point, the z slices interleaved
+    got = texture.weighted_sum(texels[None], weights[None], 8, 24, [[0, 2, 4, 6], [1, 3, 5, 7]])
+    exact = np.float32((texels.astype(np.float64) * weights).sum() / 256)
+    assert got[0] == np.float32(-0.13102670013904572)          # the H100's answer
+    assert got[0] != exact

@@ -69,7 +69,7 @@ TIMEOUT = 120
 # what course programs print when their check fails, besides what NVIDIA's samples print
 # ("Error between device result and host result: 0.000001", a mean difference under 1e-3, reports
 # float rounding, as a GPU's contracted fma gives it; it is no failure, nor is "Error not occured")
-COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)(?!\s*:\s*no error\s*$)"
+COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\b(?:did|do|does)(?:n't| not) match\b|\bincorrect\b|\bnot correct\b|^Error\b(?!s?( sum| count)?\s*(=|:|is)?\s*0(\.0*)?\s*$)(?! not occ?urr?ed)(?!\s*:\s*no error\s*$)"
                             r"(?![^\n]*[=:]\s*(0\.000\d*|\d(\.\d*)?e-0*([4-9]|[1-9]\d))\s*$)|\bErrors? (in|at)\b|"
                             r"\bFound [1-9]\d* errors|\bfailed with [1-9]\d* errors?\b|\*\*\* .* failed|\bCuda failure\b|\bCudaError\b|cuda error:|"
                             r"\?\s*FALSE\s*$",   # NVIDIA DLI's "All elements were doubled? FALSE"
@@ -163,6 +163,10 @@ _FULL_PATH_COMPILER = re.compile(r"^\s*(NVCC|CC|CXX)\s*[:?]?=\s*/\S*/(nvcc|g\+\+
 
 
 _CUDA_HOME_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH", "CUDA_TOOLKIT_ROOT_DIR")
+# any other variable that holds a CUDA toolkit's folder by its path (NTUA's CUDA_PREFIX = /usr/local/cuda,
+# then GPU_CC ?= $(CUDA_PREFIX)/bin/nvcc; a cluster's CUDA = /usr/local/apps/cuda/cuda-10.1): the stand-in
+# folder, whose bin/ holds the recording nvcc, else every nvcc line fails and only the C files are seen
+_CUDA_FOLDER_VARIABLE = re.compile(r"^\s*(?:export\s+)?(\w+)\s*[:?]?=\s*/\S*/cuda(?:-[\d.]+)?/?\s*$", re.M)
 
 
 def _cuda_home() -> Path:
@@ -173,11 +177,12 @@ def _cuda_home() -> Path:
     return cuda_home()
 
 
-def make_commands(folder: Path, target: str | None = None, within: Path | None = None) -> list:
+def make_commands(folder: Path, target: str | None = None, within: Path | None = None, variables=()) -> list:
     """The compiler command lines ``make -B`` (``make -B target``) runs in ``folder`` (each a list of
     words), from a copy. Where ``folder`` lies below ``within`` (the checkout), the copy has its
     neighbours beside it: a book's chapter Makefile builds ``pgm.o`` from ``../common/pgm.cpp``, and
-    make builds nothing that needs a prerequisite it cannot find."""
+    make builds nothing that needs a prerequisite it cannot find. ``variables`` (``bx=16``) go on make's
+    command line, as a readme's ``make -C build bx=16`` puts them."""
     with tempfile.TemporaryDirectory(prefix="courses-make-") as tmp:
         copy = Path(tmp) / "src"
         if within is not None and folder.resolve() != within.resolve() and within.resolve() in folder.resolve().parents:
@@ -189,14 +194,16 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
         log = Path(tmp) / "commands.log"
         log.touch()
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
-        homes = [f"{v}={home}" for v in _CUDA_HOME_VARIABLES]
         # a Makefile that names a compiler by its full path gets the stand-in all the same
         makefile = _makefile(folder)
+        named = _CUDA_FOLDER_VARIABLE.findall(makefile.read_text(errors="replace") if makefile else "")
+        homes = [f"{v}={home}" for v in dict.fromkeys([*_CUDA_HOME_VARIABLES, *named])]
         fixed = [f"{var}={bin_dir / tool}" for var, tool in
                  _FULL_PATH_COMPILER.findall(makefile.read_text(errors="replace") if makefile else "")]
         # PATH on make's command line: a Makefile's "export PATH := /usr/local/cuda/bin:$(PATH)" would put
         # the real nvcc before the stand-ins; make takes a command line's value over the Makefile's
-        subprocess.run(["make", "-B", "-k", *homes, *fixed, f"PATH={env['PATH']}", *([target] if target else [])],
+        subprocess.run(["make", "-B", "-k", *homes, *fixed, *variables, f"PATH={env['PATH']}",
+                        *([target] if target else [])],
                        cwd=copy, env=env, capture_output=True, timeout=120)
         commands = [block.strip("\n").split("\n") for block in log.read_text().split("--end--\n") if block.strip()]
         for c in commands:          # an archive's path as a path of the checkout
@@ -895,6 +902,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     studio = from_vcxproj(path)
     if studio:
         return studio
+    elsewhere = None if up and _makefile(up[0]) else from_make_c_notes(path, checkout)
+    if elsewhere:
+        return elsewhere
     notes = [*from_own_comment(path), *from_notes(path, checkout, [path.parent]), *from_job_scripts(path, checkout)]
     above = _makefile(up[0]) if up else None
     found = from_makefile(up[0], path.relative_to(up[0]).as_posix(), checkout) if above and not notes else None
@@ -911,6 +921,45 @@ def find_build(path: Path, checkout: Path) -> tuple:
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+# "make -C build_T4 `cat src_todo_T4/OPTIONS.txt`": a readme that builds in a folder of its own, the
+# sources in another (UCSD CSE 260's GEMM assignment: build_K80/, build_T4/, src/); the backquoted cat of
+# a file gives that file's words, as the shell does
+_MAKE_C_LINE = re.compile(r"^\s*(?:[$>!]\s*)?make\s+(?:[^\n]*\s)?-C\s*(\S+)([^\n]*)$", re.M)
+_CAT = re.compile(r"`\s*cat\s+(\S+?)\s*`|\$\(\s*cat\s+(\S+?)\s*\)")
+
+
+def from_make_c_notes(path: Path, checkout: Path):
+    """(words, how, folder) for ``path`` from a readme line ``make -C DIR [VAR=VALUE ...]`` (in the
+    program's folder, the one above, or the checkout's top) whose Makefile in DIR links it; the build and
+    the run are in DIR, the sources named from there (``../src/mmpy.cu``). None where no such line is."""
+    folders = list(dict.fromkeys([path.parent, path.parent.parent, checkout]))
+    for folder in folders:
+        if checkout not in (folder, *folder.parents) or not folder.is_dir():
+            continue
+        for note in sorted(f for f in folder.iterdir() if f.is_file()):
+            text = _note_text(note)
+            for m in _MAKE_C_LINE.finditer(text):
+                build = (folder / m.group(1)).resolve()
+                if not build.is_dir() or not _makefile(build):
+                    continue
+                rest = _CAT.sub(lambda c: _cat_words(folder / (c.group(1) or c.group(2))), m.group(2))
+                try:
+                    words = shlex.split(rest, comments=True)
+                except ValueError:
+                    continue
+                words = words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))]
+                variables = [w for w in words if re.fullmatch(r"\w+=\S*", w)]
+                relative = os.path.relpath(path, build)
+                found = from_make(make_commands(build, within=checkout, variables=variables), relative)
+                if found:
+                    return found, note.relative_to(checkout).as_posix(), build
+    return None
+
+
+def _cat_words(file: Path) -> str:
+    return file.read_text(errors="replace").replace("\n", " ") if file.is_file() else ""
 
 
 # a Visual Studio CUDA project's settings, as nvcc options: (element, how its text becomes options)
@@ -1240,11 +1289,29 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     # image is invalid" (an error message about the reference image)
     # (string literals only: a comment's quoted word, `// get the "correct" results`, is printed by nothing)
     says = [m.group(0) for m in _LITERALS.finditer(source) if m.group(0).startswith('"')
-            and _affirms(m.group(0)) and not re.search(r"\bwarn|\berror|\busage\b|\binvalid\b|\bwrong\b|\bfail",
+            and _affirms(m.group(0)) and not _a_label(source, m)
+            and not re.search(r"\bwarn|\berror|\busage\b|\binvalid\b|\bwrong\b|\bfail",
                                                        m.group(0), re.I)]
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
+
+
+# a call that prints its string arguments (a verdict passed to it is printed)
+_PRINTING_CALL = re.compile(r"\b(?:printf|fprintf|sprintf|snprintf|puts|fputs|print|println|wbLog)\s*\([^;]*$")
+# the call a literal is a later argument of: `printMatrix(correct, "correct")`
+_CALL_ARGUMENT = re.compile(r"\b\w+\s*\([^;()]*,\s*$")
+
+
+def _a_label(source: str, m: re.Match) -> bool:
+    """Whether the literal ``m`` is one lowercase word handed to a function that does not print it as a
+    sentence: a matrix's name for a debugging dump (CSU's and NYU's matmult labs call
+    ``printMatrix(correct, "correct")`` under ``if (verbose)`` and print nothing when the check passes),
+    which is no success line the program owes; ``ok ? "correct" : "wrong"`` in a printf still is."""
+    if not re.fullmatch(r'"[a-z_]+"', m.group(0)):
+        return False
+    before = source[max(0, m.start() - 200):m.start()].rsplit("\n", 1)[-1]
+    return bool(_CALL_ARGUMENT.search(before)) and not _PRINTING_CALL.search(before)
 
 
 def _affirms(text: str) -> bool:
@@ -1304,12 +1371,23 @@ REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cud
 THRUST = re.compile(r'namespace "thrust" has no member')
 THRUST_HEADERS = json.load(open(os.path.join(here, "thrust_headers.json")))
 
+# headers old toolkits had, and a string literal glued to a macro parameter (C++03's), as cudalab builds them
+REMOVED = re.compile(r'fatal error: ([\\w./]+\\.h): No such file')
+STRING_MACRO = re.compile(r'user-defined literal operator not found|unable to find string literal operator')
+
 def build_and_run(p):
+    extra = []
     code, log = build(p)
+    if code and any(".." not in h and os.path.exists(os.path.join(here, "removed", h)) for h in REMOVED.findall(log)):
+        extra = ["-I", os.path.join(here, "removed")]
+        code, log = build(p, extra)
+    if code and STRING_MACRO.search(log):
+        p = dict(p, options=["-std=c++03", *[o for o in p["options"] if not re.match(r"-?-std=", o)]])
+        code, log = build(p, extra)
     if code and THRUST.search(log):                        # what CUDA 12's Thrust included, as cudalab builds it
-        code, log = build(p, THRUST_HEADERS)
+        code, log = build(p, extra + THRUST_HEADERS)
     if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
-        code, log = build(p, ["-include", os.path.join(here, "legacy_textures.h")])
+        code, log = build(p, extra + ["-include", os.path.join(here, "legacy_textures.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 # the courses' own host libraries (the SDK's libcutil), made once each before the builds that link them
@@ -1357,28 +1435,39 @@ _ARCHITECTURE = ("-arch", "-gencode", "--generate-code", "-code", "--gpu-archite
 def gpu_options(options: list) -> list:
     """A program's options for the GPU build: its own architectures (``-arch sm_60``, ``-gencode ...``,
     ``--gpu-architecture=compute_75 --gpu-code=sm_75``) and ``-o`` give way to ``-arch=native``, which
-    nvcc refuses beside a ``--gpu-code``."""
+    nvcc refuses beside a ``--gpu-code``; a host compiler that no machine here has (CSU's Makefile says
+    ``--compiler-bindir /usr/local/gcc-6.4.0/bin``) gives way to nvcc's default, as cudalab's build does
+    (``command.host_compiler_here``), else nvcc stops at "Failed to preprocess host compiler properties"."""
+    from cudalab.programs.command import host_compiler_here
     kept, skip = [], False
-    for w in options:
+    for k, w in enumerate(options):
         if skip:
             skip = False
         elif w in ("-o", *_ARCHITECTURE):
             skip = True
+        elif w in _HOST_COMPILER and not host_compiler_here(options[k + 1] if k + 1 < len(options) else ""):
+            skip = True
+        elif any(w.startswith(c + "=") and not host_compiler_here(w.split("=", 1)[1]) for c in _HOST_COMPILER):
+            continue
         elif not any(w.startswith(a + "=") for a in _ARCHITECTURE):
             kept.append(w)
     return kept
+
+
+_HOST_COMPILER = ("-ccbin", "--compiler-bindir")
 
 
 def stage_gpu(programs: list, checkout: Path, dest: Path):
     """Copy the checkout under ``dest`` with run_gpu.py, which builds each program with NVIDIA's
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
     calls and cudaDeviceProp fields, CUDA 11's texture references, the Thrust headers CUDA 12 included) and records exit code and output in gpu.json, for --gpu."""
-    from cudalab.programs import legacy_props
+    from cudalab.programs import legacy_props, removed_headers
     from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED, cpp17
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "thrust_headers.json").write_text(json.dumps(THRUST_AS_CUDA_12_INCLUDED))
     shutil.copy(LEGACY, dest / "legacy.h")
     shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
+    shutil.copytree(removed_headers.FOLDER, dest / "removed", dirs_exist_ok=True)
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
     listed = []

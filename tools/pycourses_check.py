@@ -35,8 +35,10 @@ needs what cudalab cannot give (a package that is not installed, a real driver) 
 that is not installed (a drawing library a puzzle set imports only to draw).
 
 A failure is sorted at first sight (``cause`` in the results, first in the table's *why*): the
-packages that are not installed (``package: scipy``) and the cells an exercise leaves blank for the
-student (a SyntaxError in a cell with ``x = # TODO``, ``...`` or ``___``), which a GPU fails on too.
+packages that are not installed (``package: scipy``), the cells an exercise leaves blank for the
+student (a SyntaxError in a cell with ``x = # TODO``, ``...`` or ``___``) and Python 2 code, which a
+GPU fails on too; and what the CuPy and PyCUDA stand-ins lack (``stand-in lacks: cupyx.scipy``), which
+a GPU with the real package has.
 
 ``--merge`` reads one or more result files and writes the column ``--column`` of the table of sets in
 docs/python_programs.md (programs passing in each set) and, between the markers
@@ -130,19 +132,33 @@ class Result:
 
 
 PACKAGE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+MISSING_NAME = re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'")
+# the packages cudalab stands in for: a part of one that is missing is the stand-in's gap, not a package
+STAND_INS = ("cupy", "cupyx", "pycuda")
+PYTHON_2 = re.compile(r"SyntaxError: Missing parentheses in call to '(?:print|exec)'")
 
 
 def cause(status: str, out: str) -> str:
     """What a failure is at first sight, for the table: the packages that are not installed here
-    (``package: scipy``) and the cells an exercise leaves for the student to finish (a SyntaxError in a
-    cell with ``x = # TODO``, ``...`` or ``___``: ``exercise blanks: cells 3, 5``). A person's
-    ``--reasons`` still says why; this only sorts what a GPU would fail on too from what it would not."""
+    (``package: scipy``), the cells an exercise leaves for the student to finish (a SyntaxError in a
+    cell with ``x = # TODO``, ``...`` or ``___``: ``exercise blanks: cells 3, 5``) and Python 2 code
+    (``print x``), which a GPU fails on too; and what cudalab's CuPy and PyCUDA stand-ins lack
+    (``stand-in lacks: cupyx.scipy``), which a GPU with the real package has. A person's ``--reasons``
+    still says why; this only sorts a failure before anyone reads the log."""
     if status != "fail":
         return ""
     parts = []
-    packages = sorted({m.split(".")[0] for m in PACKAGE.findall(out)} - {"cudalab"})
+    missing = set(PACKAGE.findall(out))
+    packages = sorted({m.split(".")[0] for m in missing if m.split(".")[0] not in STAND_INS} - {"cudalab"})
     if packages:
         parts.append("package: " + ", ".join(packages))
+    lacking = sorted({m for m in missing if m.split(".")[0] in STAND_INS}
+                     | {f"{where}.{name}" for name, where in MISSING_NAME.findall(out)
+                        if where.split(".")[0] in STAND_INS})
+    if lacking:
+        parts.append("stand-in lacks: " + ", ".join(lacking))
+    if PYTHON_2.search(out):
+        parts.append("Python 2")
     blanks = re.findall(rf"^{CELL} (\d+) blank$", out, re.M)
     if blanks:
         parts.append("exercise blanks: cell" + ("s " if len(blanks) > 1 else " ") + ", ".join(blanks))

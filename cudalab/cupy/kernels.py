@@ -68,6 +68,14 @@ class RawModule:
     def compile(self, log_stream=None):
         """CuPy compiles a module on first use, or here; cudalab compiled it when it was made."""
 
+    def get_global(self, name):
+        """CuPy's pointer to a ``__constant__`` or ``__device__`` variable (its C++ name): a MemoryPointer
+        (its ``mem.size`` is 0, as CuPy leaves it: the driver does not say); ``cupy.ndarray(shape, dtype,
+        memptr=ptr)`` views it, so ``a[:] = value`` sets the variable for the module's kernels."""
+        from . import cuda
+        variable = self.module.get_global(name)
+        return cuda.MemoryPointer(cuda.UnownedMemory(variable.device_ptr, 0, owner=self), 0)
+
 
 class RawKernel:
     """One ``__global__`` function of CUDA C++ source, launched as CuPy does:
@@ -84,7 +92,9 @@ class RawKernel:
         return self._kernel
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None, enable_cooperative_groups=False):
-        _launch(self.kernel, grid, block, [_by_value(a) for a in args], shared_mem, stream)
+        kernel = self.kernel
+        _launch(kernel, grid, block, [_by_value(a) for a in _arguments(self.name, args, len(kernel.func.params))],
+                shared_mem, stream)
 
     def compile(self, log_stream=None):
         """CuPy's ahead-of-first-launch compile: the kernel is compiled now."""
@@ -115,6 +125,34 @@ _SETTABLE = {"max_dynamic_shared_size_bytes": "MaxDynamicSharedMemorySize",
 for _name in (*_ATTRIBUTES, "binary_version", "cache_mode_ca"):
     setattr(RawKernel, _name, property(lambda self, n=_name: self.attributes[n],
                                        (lambda self, value, n=_name: self._set(n, value)) if _name in _SETTABLE else None))
+
+
+class ExtraArgumentsWarning(UserWarning):
+    """A raw kernel was given more arguments than it has parameters (the launch reads the first ones)."""
+
+
+def _arguments(name, args, nparams) -> list:
+    """The arguments of a raw kernel's launch as CuPy passes them: CuPy iterates ``args`` and hands
+    cuLaunchKernel a pointer to each; the driver reads as many as the kernel has parameters and
+    ignores the rest. So ``args=(x_gpu)`` -- the array itself, not the tuple ``(x_gpu,)`` -- runs on
+    a GPU: its first element's address is the array's. It runs so here, with a warning that says
+    what was meant; fewer arguments than parameters stay an error (a GPU would read garbage)."""
+    from . import ndarray
+    if isinstance(args, ndarray):                # CuPy iterates its first axis: views, not copies
+        items = [args._view(args.shape[1:], args.strides[1:], offset=k * args.strides[0])
+                 for k in range(min(len(args), nparams))]
+        given, hint = len(args), (f" args=(x) is the array x itself, whose elements CuPy passes one "
+                                  f"by one; a tuple of one is written args=(x,).")
+    else:
+        items = list(args)
+        given, hint = len(items), ""
+    if given > nparams:
+        import warnings
+        warnings.warn(f"{name} has {nparams} parameter{'s' * (nparams != 1)} but was given {given} arguments: "
+                      f"the launch reads the first {nparams}, as CUDA's does.{hint}", ExtraArgumentsWarning,
+                      stacklevel=3)
+        items = items[:nparams]
+    return items
 
 
 def _by_value(a):

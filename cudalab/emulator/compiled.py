@@ -58,6 +58,16 @@ CHEAP_BUILD_SECONDS = 1.0       # a kernel that builds this fast builds on AUTO_
 # ... and one that has run this long interpreted builds whatever its size: a launch must go native
 # well before the watchdog's default 10 s (the build's time is not the watchdog's)
 BUILD_AFTER_SECONDS = 5.0
+# A -G (debug) build's kernels: nvcc leaves every variable in its own register or local slot and every
+# __device__ function a call, so a kernel is thousands of PTX instructions (CUB's reduce of a Thrust
+# inner_product: 10,766, its LLVM build 39.5 s of CPU, 3.7 ms an instruction: the rate for them). Such a
+# kernel is built only once its interpreted time, with what its launch has left, reaches that build's
+# estimate, or when its launch would not finish within the watchdog interpreted (DEBUG_LAUNCH_SHARE of
+# it): not after BUILD_AFTER_SECONDS. That inner_product over 2^20 floats ran its reduce 6.5 s interpreted,
+# started the build then, and the program waited at exit for LLVM (wait_for_builds): 49 s of CPU, 10 of
+# them with CUDALAB_TIER=interp
+DEBUG_BUILD_SECONDS_PER_INSTRUCTION = 0.004
+DEBUG_LAUNCH_SHARE = 0.9
 REMAT_MOST = 4                  # uniform values a region with cuts computes again rather than loads (_segments)
 OPT_LEVEL = 1                   # LLVM -O1: as fast as -O2 on these straight-line loops, compiles faster
 # a kernel's IR of more bytes than this gets a short pipeline instead (_optimize). It was 4 MB, which
@@ -104,6 +114,15 @@ QUICK_IR_BYTES = 1 << 20
 # over FAST_CODEGEN_BLOCK, 83 / 1.7 s)
 BETTER_COST = 12.0
 BETTER_COST_HUGE_BLOCK = 50.0
+# the better code's level: opt=1, not 2. Measured on three big modules (bench/build_levels.py; CPU s, each
+# level's code generation from the same optimized module): opt=1's code ran as fast as opt=2's or faster
+# (cuRAND's loops 0.0174 against 0.0218 s a launch of 1024 threads, the unrolled 32x32 matmul 512 0.107
+# against 0.257, CUB's block sort 0.082 against 0.092) for the same build (2.7 / 2.4 s, 9.6 / 9.5, 1.19 / 1.21)
+BETTER_OPT = 1
+# lanes per batch while a kernel runs quick code (batch_lanes): a launch's first, sample batch then tells
+# its pace, which starts the better build (note_native), and the next batch may wait for it (_wait_for_better)
+# where a whole-kernel batch of WHOLE_KERNEL_LANES would run to its end at the quick pace
+QUICK_BATCH_LANES = 1 << 14
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _RFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, *[ctypes.c_void_p] * 7)     # regiongen's signature
 
@@ -148,8 +167,11 @@ class _Tier:
     fused: object = None            # DecodedFunction with K_FUSED entries, False: nothing to compile
     building: bool = False          # a background compile is under way
     looked_on_disk: bool = False    # the disk cache was searched (once: a benchmark launches a null kernel 10^5 times)
+    debug: object = None            # the kernel is of a -G build (its module's .target says debug; None: not asked yet)
     native_seconds: float = 0.0     # CPU time the kernel has run in its quick native code (note_native)
     better: object = None           # the child process building its better code (better_code.py), once started
+    quick_rest: float = 0.0         # what the launch had left after its last quick batch, at that batch's pace
+    better_since: float = 0.0       # when the better build started (time.monotonic)
 
 
 def pick(program, df, observers, lanes, cluster_size=1):
@@ -167,6 +189,11 @@ def pick(program, df, observers, lanes, cluster_size=1):
     if m == "interp":
         return df
     st = _tier(df)
+    if st.debug is None:
+        st.debug = "debug" in (getattr(program.module, "target", "") or "")
+    if st.better and st.better.poll() is None:
+        # the launch's rest at the quick code's pace: after its last batch, or at the kernel's last native pace
+        _wait_for_better(st, st.quick_rest or df.__dict__.get("_native_pace", 0.0) * lanes)
     if st.better and st.better.poll() is not None:
         _take_better(program, df, st)
     if st.fused is None:
@@ -188,15 +215,17 @@ def hot(df, interp_seconds: float) -> bool:
     each, native 0.21 s) while LLVM built that kernel; waiting, 10. A small kernel, built after one big launch (``AUTO_LANES``), is not hot:
     a notebook cell's next launch does not wait for LLVM."""
     cost = build_seconds(df)
-    return cost > CHEAP_BUILD_SECONDS and interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
+    debug = df.__dict__.get("_tier") is not None and df._tier.debug
+    return cost > CHEAP_BUILD_SECONDS and interp_seconds >= (cost if debug else min(cost, BUILD_AFTER_SECONDS))
 
 
 def build_seconds(df) -> float:
     """About how long LLVM takes to build ``df``'s native code (CPU seconds)."""
-    return len(df.code) * BUILD_SECONDS_PER_INSTRUCTION
+    debug = df.__dict__.get("_tier") is not None and bool(df._tier.debug)
+    return len(df.code) * (DEBUG_BUILD_SECONDS_PER_INSTRUCTION if debug else BUILD_SECONDS_PER_INSTRUCTION)
 
 
-def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
+def worth_building(df, interp_seconds: float, lanes: int = 0, too_long: bool = False) -> bool:
     """Should auto mode build the native code of a kernel that has run (and will run, as far as a
     launch's first batches tell) ``interp_seconds`` interpreted? As soon as it is big or has run
     AUTO_SECONDS, if it builds in a second or so; a big one only once its interpreted time has
@@ -205,12 +234,16 @@ def worth_building(df, interp_seconds: float, lanes: int = 0) -> bool:
     5 s interpreted while LLVM spent 15 to 40 s on them in the background (and the interpreter
     waited for its share of the CPU and the GIL). Never a build that would outlast the CPU time a
     limit (``ulimit -t``) leaves the program: cuda-samples' radixSortThrust spent 70 of its 120 s
-    on a build of CUB's kernels that the limit ended before it could run."""
+    on a build of CUB's kernels that the limit ended before it could run. A -G build's kernel: only once
+    it has run as long as its build, or ``too_long`` (its launch would not finish within the watchdog
+    interpreted): DEBUG_BUILD_SECONDS_PER_INSTRUCTION."""
     if _mostly_tensor_core(df):
         return False
     cost = build_seconds(df)
     if cost <= CHEAP_BUILD_SECONDS:
         due = lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
+    elif df.__dict__.get("_tier") is not None and df._tier.debug:
+        due = interp_seconds >= cost or too_long
     else:
         due = interp_seconds >= min(cost, BUILD_AFTER_SECONDS)
     return due and cost <= pace.cpu_time_left()        # the limit asked only once a build is due
@@ -241,7 +274,7 @@ def _build_in_background(program, df, st):
                      name=f"cudalab compile {df.func.name}").start()
 
 
-def upgrade_later(program, df, observers, cluster_size=1):
+def upgrade_later(program, df, observers, cluster_size=1, limit: float = 10.0):
     """For a batch the interpreter runs (``pick`` gave ``df``): what the interpreter asks, with this
     thread's CPU clock, while the batch runs; it returns the native code once it is ready, else None.
 
@@ -250,7 +283,9 @@ def upgrade_later(program, df, observers, cluster_size=1):
     batch alone has run AUTO_SECONDS the kernel is compiled in the background, and the interpreter
     carries on in the native code from the instruction it is at (the fused code has the same
     instruction numbering; entries inside a group are the interpreter's own, and a loop inside a
-    region is a region of its own too: regions._loop_entries)."""
+    region is a region of its own too: regions._loop_entries). ``limit``: the launch's watchdog; a -G
+    build's kernel builds here once the batch has run DEBUG_LAUNCH_SHARE of it (a Thrust inner_product's
+    reduce, one batch of 6.5 s interpreted, built for 39.5 s after its fifth)."""
     if observers or cluster_size > 1 or not df.func.is_entry or mode() != "auto":
         return None
     st = _tier(df)
@@ -261,7 +296,8 @@ def upgrade_later(program, df, observers, cluster_size=1):
     def ask(now: float):
         if st.fused:
             return st.fused
-        if st.fused is None and not st.building and worth_building(df, st.interp_seconds + now - start):
+        if st.fused is None and not st.building and worth_building(
+                df, st.interp_seconds + now - start, too_long=now - start >= DEBUG_LAUNCH_SHARE * limit):
             _build_in_background(program, df, st)
             # wait asleep (no watchdog time): the interpreter would hold the GIL against the build's
             # Python half, and a batch this long gains more from native code than it loses waiting
@@ -280,6 +316,9 @@ def batch_lanes(program, df, observers, lanes, cluster_size=1):
     from .engine import BATCH_BYTES, K_REGION, LANE_BUDGET
     run = pick(program, df, observers, lanes, cluster_size)
     code = run.code
+    if run is not df and run.__dict__.get("_better"):
+        # quick code, its better code not in yet: a batch cannot change code while it runs (_wait_for_better)
+        return QUICK_BATCH_LANES
     if run is df or code[0][0] != K_REGION or any(c[2].opcode not in ("ret", "exit") for c in code[code[0][3]:]):
         return LANE_BUDGET
     return max(LANE_BUDGET, min(WHOLE_KERNEL_LANES, BATCH_BYTES // (8 * max(len(df.func.regs), 1))))
@@ -342,14 +381,20 @@ def wait_for_build(df, seconds: float = 120.0):
         time.sleep(0.02)
 
 
-def note_time(df, seconds, program=None, later: float = 0.0):
+def note_time(df, seconds, program=None, later: float = 0.0, too_long: bool = False, sample: bool = False):
     """Interpreter time of a batch, for the auto mode's rule (worth_building); ``later``: what the
-    launch's remaining batches will take interpreted at this batch's pace. A launch that will run
-    long enough in all builds now, in the background, as a big one did before (``program``)."""
+    launch's remaining batches will take interpreted at this batch's pace; ``too_long``: whether the
+    launch would then outlast DEBUG_LAUNCH_SHARE of its watchdog. A launch that will run long enough in
+    all builds now, in the background, as a big one did before (``program``). Not on a launch's first,
+    ``sample`` batch for a -G build's kernel, unless ``too_long``: the interpreter's one-time costs are in
+    its pace (a Thrust inner_product's reduce over 2^18 floats: 0.27 s for its sample, 17 s told for the
+    rest, which took 0.6; over 2^20 floats the build was started so)."""
     st = _tier(df)
     st.interp_seconds += seconds
+    if sample and st.debug and not too_long:
+        return
     if (program is not None and later > 0 and st.fused is None and not st.building and mode() == "auto"
-            and worth_building(df, st.interp_seconds + later)):
+            and worth_building(df, st.interp_seconds + later, too_long=too_long)):
         _build_in_background(program, df, st)
 
 
@@ -362,7 +407,10 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
     if better is None:          # (the usual code: a dictionary look-up is all a launch pays)
         return
     st = _tier(df)
-    if st.better is not None or st.fused is not run_df:
+    if st.fused is not run_df:
+        return
+    st.quick_rest = later           # (a next batch may wait for the better build: _wait_for_better)
+    if st.better is not None:
         return
     st.native_seconds += seconds
     if st.native_seconds + later < better["seconds"]:
@@ -377,7 +425,26 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
         run_df._better = None
         return
     st.better.pid_of_parent, st.better.key = os.getpid(), better["key"]
+    st.better_since, st.better.seconds = time.monotonic(), better["seconds"]
     _CHILDREN.append(st.better)
+
+
+def _wait_for_better(st, rest: float):
+    """Before a batch of a launch whose rest, at the quick code's pace, is longer than the better build has
+    left to run (its expected CPU seconds less the wall time since it started): wait for that build,
+    asleep (no watchdog time), at most as long as that rest. A batch cannot change code while it runs, and
+    quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a 2^20-thread curand_init
+    built with cuRAND's loops ran its 2^19-lane batches at opt=0's pace, 100 s each, while opt=1's code,
+    2.4 s of build, would have run one in 9."""
+    child = st.better
+    if getattr(child, "pid_of_parent", None) != os.getpid():
+        return
+    left = max(child.seconds - (time.monotonic() - st.better_since), 0.0)
+    if rest <= left:
+        return
+    end = time.monotonic() + rest
+    while child.poll() is None and time.monotonic() < end and not pace.time_is_up():
+        time.sleep(0.02)
 
 
 _CHILDREN: list = []        # better_code.py processes of this process (ended at exit: end_children)
@@ -483,6 +550,8 @@ def _access(inst):
     """(classes, writes) of a memory instruction: classes of memory it may touch across lanes."""
     from .memops import _space
     op = inst.opcode
+    if op in ("tex", "suld", "sust"):   # texels are device memory (texture_native)
+        return ("global",), op == "sust"
     if op in ("ld", "ldu", "st", "atom", "red"):
         sp = _space(inst)
         if sp in _READ_ONLY or sp == "local":
@@ -494,7 +563,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom", "shfl", "vote", "activemask", "redux"}
+                 "atom", "shfl", "vote", "activemask", "redux", "tex", "suld"}
 
 
 def _regs(o):
@@ -1097,7 +1166,8 @@ _VERSION: list = []
 def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
-        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py")
+        sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
+                   "texture.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
@@ -1178,7 +1248,7 @@ def _machine_code(j, text, gangs):
     if len(text) <= QUICK_IR_BYTES:
         return tm.emit_object(mod), None, None
     huge = tm is j["tm_fast"]
-    opt = 1 if len(text) > BIG_IR_BYTES else 2
+    opt = BETTER_OPT
     bitcode = mod.as_bitcode()          # (before code generation, which changes the module)
     t0 = time.thread_time()
     obj = j["tm_fast"].emit_object(mod)
@@ -1462,11 +1532,22 @@ def _context(ex, symbols):
     if limit != ex.shared_size:
         from . import llvmgen as lg
         ctx[lg.SLOT["shared_size"]] = limit
-    ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp)
+    textures = _texture_table(mem, ctx)
+    ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp, textures)
     return ctx
 
 
 _CTX_SLOTS = ()       # (shared, local, kparams, nkparams, starts, ends, nbounds): llvmgen.SLOT's, set at first use
+
+
+def _texture_table(mem, ctx):
+    """Point ctx at the texture objects' table (texture_native: tex in native code), if ``mem`` has any."""
+    from . import texture_native
+    t = texture_native.table(mem)
+    if t is not None:
+        from . import llvmgen as lg
+        ctx[lg.SLOT["textures"]], ctx[lg.SLOT["ntextures"]] = _address(t), len(t)
+    return t
 
 
 def _kparam_array(ex):
@@ -1510,6 +1591,6 @@ def _context_template(ex, symbols, addrs):
                 nbounds=0, lpb=ex.lanes_per_block, first_block=b.first_block,
                 bx=b.block[0], by=b.block[1], bz=b.block[2], gx=b.grid[0], gy=b.grid[1], gz=b.grid[2],
                 syms=_address(syms), cta_x=_address(cta[0]), cta_y=_address(cta[1]), cta_z=_address(cta[2]),
-                pad=0, nkparams=0, **_geometry_addresses(ex))
+                pad=0, nkparams=0, textures=0, ntextures=0, **_geometry_addresses(ex))
     ctx[:] = [vals[name] - (1 << 64) if vals[name] >= 1 << 63 else vals[name] for name in lg.CTX]
     return ctx, keep

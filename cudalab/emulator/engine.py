@@ -62,6 +62,10 @@ BUILTINS = {"vprintf", "__assertfail", "malloc", "free", "__nv_trap"}
 # XORWOW skip-ahead, and mrg_jump.py: MRG32k3a's, functions of cudalab's curand_kernel.h front run natively
 # although the PTX defines them)
 DEVICE_FUNCTIONS: dict = {**devrt.HANDLERS, **xorwow_jump.HANDLERS, **mrg_jump.HANDLERS}
+# the curand front's skip-aheads, answered natively only as the front defines them: where the compiler
+# dropped parameters it proved constant (curand_init(seed, 0, 0, ...): n is 0), the call runs the PTX
+# function it left, which is that specialized body
+NATIVE_ARITY = {xorwow_jump.NAME: 7, mrg_jump.NAME: 3}
 
 
 class Watchdog(Exception):
@@ -1203,7 +1207,7 @@ def do_call(ex: Exec, caller: DecodedFunction, inst, aux):
         for r in rets:
             ex.fr.params[r] = results[r]
         return
-    if fname in DEVICE_FUNCTIONS:
+    if fname in DEVICE_FUNCTIONS and len(args) == NATIVE_ARITY.get(fname, len(args)):
         return DEVICE_FUNCTIONS[fname](ex, inst, rets, args)
     if fname in BUILTINS:
         return _builtin(ex, inst, fname, rets, args)
@@ -1549,7 +1553,8 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     shape, layout, total_shared, threads, lpb = plan.shape, plan.layout, plan.total_shared, plan.threads, plan.lpb
     nblocks_total, local_stride, cooperative = plan.blocks, plan.local_stride, plan.cooperative
     bpb = native_bpb = plan.interpreter_bpb
-    if nblocks_total * lpb > LANE_BUDGET:       # (a grid within one interpreter batch is one batch either way)
+    # (a grid within one interpreter batch is one batch either way, unless it runs quick code: compiled.py)
+    if nblocks_total * lpb > min(LANE_BUDGET, compiled.QUICK_BATCH_LANES):
         native_bpb = plan.blocks_per_batch(compiled.batch_lanes(program, df, observers, nblocks_total * lpb,
                                                                 shape.size), grid, kernel_name)
     workspace = 0
@@ -1669,9 +1674,15 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 pool, spare = done(flight[0], flight[1:])
                 flight.pop(0)
             if run_df is df:
-                ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1)
+                ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
             parallel.run(b, _run_batch)
             pool, spare = done(b, ())
+            if window <= parallel.workers() and run_df is not df and pace.blocks_done < pace.blocks_total:
+                # a native batch shows what one holds (_window): more of the rest may run at once
+                wider = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
+                if wider > window:
+                    window, pace.cores = wider, parallel.cores()
+                    pace.ways = min(parallel.workers(), window, pace.cores)
         while flight:
             pool, spare = done(flight[0], flight[1:])
             flight.pop(0)
@@ -1734,12 +1745,17 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
     spent = b.seconds
     if run_df is df:
-        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program,
-                           spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
+        later = spent * (pace.blocks_total - pace.blocks_done - nb) / nb
+        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program, later,
+                           pace.spent() + later >= compiled.DEBUG_LAUNCH_SHARE * pace.timeout,
+                           sample=pace.blocks_done == 0 and nb < pace.per_batch)
     else:                           # quick native code that keeps running gets its better code (compiled.py)
         compiled.note_native(df, run_df, spent, spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
     pool = None if observers else dict(ex.fr.regs)
     spare = (ex.shared, ex.local) if pool is not None else None
+    if pool is not None and run_df is not df:       # what a native batch really held (_window)
+        held = sum(a.nbytes for a in pool.values()) // max(ex.n, 1)
+        df._native_register_bytes = max(df.__dict__.get("_native_register_bytes", 0), held)
     # on a cold cache the first batches run interpreted while LLVM builds the kernel: a grid too
     # long at the interpreter's pace, but not at native code's, waits for that code and its pace
     native_soon = run_df is df and compiled.native_next(df)
@@ -1758,12 +1774,19 @@ def _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total
     """How many of a launch's batches may be under way at once (1: one after another, as on one core):
     the worker threads (parallel.workers) and one more, queued, where the kernel's blocks cannot see
     each other's work (parallel.independent) and nothing watches them (observers, checks), within
-    parallel.IN_FLIGHT_BYTES of batch memory (batches of 256 MiB: two at a time, none queued)."""
+    parallel.IN_FLIGHT_BYTES of batch memory (batches of 256 MiB: two at a time, none queued). A batch's
+    registers are counted as its kernel's native batches have held them (``_native_register_bytes``, the
+    most any held: an array is made at a register's first use, and native code keeps most of its
+    registers to itself), else all of them (``register_bytes``): the 16x16 tiled matmul's native batches
+    held 62 of its 523 bytes a lane, and counting 523 let a 2048 product (batches of 2^18 lanes, about
+    170 MB so counted) have two batches in flight, so four threads ran it on two (7.65 s of wall time,
+    as two threads' 7.46)."""
     threads = parallel.workers()
     if threads < 2 or observers or checks or slack.strict or slack.strict_sync or compiled.mode() == "check" \
             or (shape is not None and shape.size > 1) or parallel.independent(df, program):
         return 1
-    per_batch = bpb * (lpb * (local_stride + register_bytes(df) + LANE_BYTES) + max(total_shared, 16))
+    registers = min(register_bytes(df), df.__dict__.get("_native_register_bytes", register_bytes(df)))
+    per_batch = bpb * (lpb * (local_stride + registers + LANE_BYTES) + max(total_shared, 16))
     return max(1, min(threads + 1, parallel.IN_FLIGHT_BYTES // max(per_batch, 1)))
 
 

@@ -30,12 +30,14 @@ INT = {8: I8, 16: I16, 32: I32, 64: I64}
 # ctx: one int64 array the runner fills per batch (compiled.Runner): field -> slot
 CTX = ("mem", "kparams", "shared", "shared_stride", "shared_size", "local", "local_stride", "starts", "ends",
        "nbounds", "lpb", "first_block", "bx", "by", "bz", "gx", "gy", "gz", "syms",
-       "lane_block", "thread", "tid_x", "tid_y", "tid_z", "cta_x", "cta_y", "cta_z", "valid", "pad", "nkparams")
+       "lane_block", "thread", "tid_x", "tid_y", "tid_z", "cta_x", "cta_y", "cta_z", "valid", "pad", "nkparams",
+       "textures", "ntextures")
 # lane_block (int64 per lane), thread (int64 per lane), tid_* (uint32 per lane): the batch geometry
 # the interpreter has already (engine._geometry); cta_* (uint32 per block of the batch): blockIdx.
 # pad: the loop runs over every lane of the batch, padding lanes of partial warps included, as the
 # interpreter's register instructions do when no lane is masked off (``ex.ridx is None``); then
 # instructions on ``ex.idx`` (memory, shuffles) skip lanes that are not ``valid``.
+# textures, ntextures: the texture objects' table (texture_native.table) and its rows (0: none)
 SLOT = {name: k for k, name in enumerate(CTX)}
 
 
@@ -540,7 +542,7 @@ def _on_active_lanes(inst):
     if inst.opcode in ("ld", "ldu"):
         base = inst.operands[1][1] if inst.operands[1][0] == "mem" else None
         return _space(inst) != "param" or bool(base and base[0] == "reg")    # through its address: sm90
-    return inst.opcode in ("st", "atom", "red", "shfl")
+    return inst.opcode in ("st", "atom", "red", "shfl", "suld", "sust", "txq", "suq")
 
 
 # ------------------------------------------------------------------ float helpers
@@ -2008,3 +2010,6 @@ def find_function(module):
     bh.store(e, hi_p)
     bh.ret(ir.Constant(I1, 1))
     return fn
+
+
+from . import texture_native  # noqa: E402,F401  (registers tex: it builds on the helpers above)

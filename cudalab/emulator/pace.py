@@ -57,6 +57,9 @@ class Progress:
     # through a batch has run part of it too, which the finished blocks must not be charged with
     finished_thread_instructions: int | None = None
     unit: str = "blocks"          # "grids": a launch tree's progress (launchtree.py), blocks_* counting grids
+    # the finished blocks' work and the rest at the latest batch's work a block (as estimated_seconds is at
+    # its pace): a grid whose first blocks do all the work is not charged with it block after block
+    expected_thread_instructions: int | None = None
 
     @property
     def rate(self) -> float:
@@ -68,6 +71,8 @@ class Progress:
         """The whole grid's thread-instructions, if every block does as much as those done so far."""
         if not self.blocks_done:
             return self.forecast_thread_instructions
+        if self.expected_thread_instructions is not None:
+            return self.expected_thread_instructions
         finished = self.thread_instructions if self.finished_thread_instructions is None \
             else self.finished_thread_instructions
         return round(finished * self.blocks_total / self.blocks_done)
@@ -175,6 +180,7 @@ class Pace:
         self.batch = None                               # the running batch's executor (its own deadlines)
         self.in_flight = []         # the executors of batches running on other threads (engine, parallel.py)
         self.finished_instructions = None               # thread-instructions when the latest batch finished
+        self.expected = None        # the grid's thread-instructions at the latest batch's work a block
         self.blocks_done = 0
         self.per_batch = blocks_total
         self.estimate = self.at_least = None
@@ -184,6 +190,8 @@ class Pace:
         self.forecast_partial = False
         self.fitted = None          # after a batch: whether its estimate fitted the time there is
         self.per_block = None       # after a batch: its CPU seconds a block
+        # the sample alone said "stop": the next blocks run as a second sample first (second_opinion)
+        self.second_sample = False
         self.system_at_start = system_seconds()     # this thread's system CPU time when the batch began
 
     @property
@@ -226,6 +234,10 @@ class Pace:
                 self.system_at_start = system_seconds()
                 yield 0, sample
                 first = sample
+                if self.second_sample and first < self.blocks_total:     # (batch_done asked for it)
+                    self.system_at_start = system_seconds()
+                    yield first, min(sample, self.blocks_total - first)
+                    first += min(sample, self.blocks_total - first)
         for start in range(first, self.blocks_total, per_batch):
             self.system_at_start = system_seconds()
             yield start, min(per_batch, self.blocks_total - start)
@@ -234,7 +246,8 @@ class Pace:
         """How far the launch has got (``now``: this thread's CPU clock, if just read)."""
         return Progress(self.kernel, self.blocks_done, self.blocks_total, self.stats.thread_instructions,
                         self.spent(now), self.estimate, self.at_least,
-                        self.forecast, self.forecast_partial, self.finished_instructions)
+                        self.forecast, self.forecast_partial, self.finished_instructions,
+                        expected_thread_instructions=None if self.forecast is not None else self.expected)
 
     def forecast_seconds(self) -> float:
         """The CPU seconds the skeleton of a batch may take to count its work
@@ -295,8 +308,10 @@ class Pace:
         rest of the grid will run on at once (``self.ways`` for native batches, parallel.py): the estimate
         is of the launch's time, which they share."""
         self.blocks_done += blocks
+        before = self.finished_instructions or 0
         self.finished_instructions = self.stats.thread_instructions
         left = self.blocks_total - self.blocks_done
+        self.expected = self.finished_instructions + round(left * (self.finished_instructions - before) / blocks)
         now = time.thread_time() if now is None else now
         spent = self.spent(now)
         # the kernel's pace is its user time: system time in a batch is the OS mapping fresh device
@@ -326,8 +341,26 @@ class Pace:
         per_block, self.per_block = self.per_block, batch_seconds / blocks
         fitted_before, self.fitted = self.fitted, not self.clearly_too_long()
         once = fitted_before and per_block is not None and self.per_block > ONE_TIME_COST * per_block
-        if too_long and not once:
+        if too_long and not once and not self.second_opinion(blocks, batch_seconds):
             raise self.stopped_early(p, *too_long)
+
+    def second_opinion(self, blocks: int, batch_seconds: float) -> bool:
+        """Should a stop that the sample batch alone decided wait for a second sample (the next blocks,
+        as many)? The sample's blocks stand for the whole grid, but they are the grid's *first* blocks,
+        and a kernel whose work is in its first threads (``if (n < 1024)`` over 781,250 blocks of 128:
+        CudaSteps' stream.cu, 8 blocks of 100,000 turns) made every later block look as long: "10.6
+        trillion thread-instructions, between 93 minutes and 2.1 days" for a launch of about a billion.
+        A second sample whose blocks agree confirms the stop; blocks far lighter let the launch go on,
+        estimated at their pace. Only where the second sample fits well within the time left (a
+        sample that took most of it stops the launch at once, as before)."""
+        if self.second_sample or blocks >= self.per_batch or self.blocks_done != blocks:
+            return False
+        spent = self.spent()
+        left = min(self.timeout - spent, self.wall_deadline - time.monotonic(), cpu_time_left())
+        if batch_seconds > left / 2:
+            return False
+        self.second_sample = True
+        return True
 
     def clearly_too_long(self, speedup: float = 1.0) -> tuple | None:
         """(by whom, which limit) when the estimate, ``speedup`` times faster, clearly outlasts the

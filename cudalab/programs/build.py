@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, shimgen, void_main
+from . import images, include_case, msvc_headers, removed_headers, shimgen, void_main, vs_includes
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -361,7 +361,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
                           str(keep), "-MD", "-MF", str(work / "deps.d"), "-o", str(work / "unit.o"), unit_source], cwd)
 
     r = compile_with(options)
-    case_notes, headers, included = "", out.with_name(out.name + ".headers"), {}
+    case_notes, headers, included, removed = "", out.with_name(out.name + ".headers"), {}, []
+    project_folders = None
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -384,12 +385,26 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not included and (included := msvc_headers.headers_for(log)):
             # a standard header Visual Studio's own headers bring in (ceil with only <iostream>)
             options = [*msvc_headers.options(included), *options]
+        elif not removed and (removed := removed_headers.named(log)):
+            # a header old toolkits had (sm_11_atomic_functions.h, which NVIDIA's cuPrintf.cu includes)
+            options = [*options, *removed_headers.options()]
+        elif not project_folders and (project_folders := vs_includes.folders_for(log, cwd)):
+            # a header in a folder the Visual Studio project beside the includer lists (../../Common)
+            options = [*options, *vs_includes.options(project_folders[1])]
         else:
             break
         r = compile_with(options)
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
         r = compile_with(options)
+    string_macro = False
+    if r.returncode and _STRING_MACRO.search(r.stdout + r.stderr):
+        # "[%s:%d] "msg: a macro's parameter right after a string literal, which C++11 made one token (a
+        # literal with the suffix msg), so the parameter is never replaced (Parboil's and the Illinois labs'
+        # FATAL macro); built as C++03, the dialect nvcc compiled such labs in, if the rest of the unit allows
+        again = compile_with(cpp03(options))
+        if not again.returncode:
+            r, options, string_macro = again, cpp03(options), True
     if r.returncode and _THRUST_NOT_INCLUDED.search(r.stdout + r.stderr):
         # Thrust's headers up to CUDA 12 brought in thrust::pair and thrust::tuple with every container
         # and algorithm, and most algorithms and fancy iterators with each other; CUDA 13's (CCCL 3) no
@@ -430,6 +445,14 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = case_notes + r.stdout
     if included and not r.returncode:
         r.stdout = msvc_headers.note(source, included) + r.stdout
+    if string_macro and not r.returncode:
+        r.stdout = string_macro_note(path) + r.stdout
+    if removed and not r.returncode:
+        deps = work / "deps.d"
+        named = removed_headers.used(deps.read_text(errors="replace")) if deps.exists() else []
+        r.stdout = removed_headers.note(source, named or removed) + r.stdout
+    if project_folders and not r.returncode:
+        r.stdout = vs_includes.note(*project_folders, cwd) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -479,6 +502,24 @@ def _without_other_toolkits(options: list, cwd: Path) -> list:
 
 # CUDA 13's headers (Thrust, CUB, libcu++, cooperative groups) stop a unit built for C++11 or C++14
 _OLD_DIALECT = re.compile(r"requires at least C\+\+ ?17")
+# a string literal glued to a macro's parameter, read as a C++11 user-defined literal: cudafe's and g++'s words
+_STRING_MACRO = re.compile(r"user-defined literal operator not found|unable to find string literal operator")
+
+
+def cpp03(options: list) -> list:
+    """``options`` with C++03 in place of any -std (nvcc's and the host compiler's)."""
+    kept = [o for k, o in enumerate(options) if not re.match(r"^(-std|--std)=", o)
+            and not (o in ("-std", "--std") or options[k - 1:k] in (["-std"], ["--std"]))]
+    return ["-std=c++03", *kept]
+
+
+def string_macro_note(source: Path) -> str:
+    """What the student reads when cudalab built ``source`` as C++03 for a string literal glued to a macro
+    parameter (kept in the unit's log, so a cached build says it again)."""
+    return (f"cudalab: note: {source.name} puts a macro's parameter right after a string literal (\"...\"msg), which "
+            f"C++11 and later read as one literal with a suffix, so the parameter is never replaced and nvcc stops at "
+            f"\"user-defined literal operator not found\" (on a GPU too); cudalab built the file as C++03, the dialect "
+            f"it was written in. Put a space between the literal and the name to build it with today's nvcc.\n")
 
 
 # a name Thrust's headers declared for every program up to CUDA 12, which a CUDA 13 program must include itself
@@ -510,11 +551,10 @@ def extended_lambda_note(source: Path) -> str:
 
 def lambda_notes(units: list) -> str:
     """The notes of the units a program was linked from (extended lambdas, void main, file names in
-    another case, headers Visual Studio's bring in, mdspan), once each."""
+    another case, headers Visual Studio's bring in, mdspan, headers old toolkits had, a Visual Studio project's
+    include folders), once each: every ``cudalab: note:`` line a unit's build put in its log."""
     return "".join(dict.fromkeys(line + "\n" for u in units for line in u.log.splitlines()
-                                 if line.startswith("cudalab: note:")
-                                 and ("--extended-lambda" in line or "void main()" in line or "Windows finds" in line
-                                      or "cuda::std::mdspan" in line or "Visual Studio's headers" in line)))
+                                 if line.startswith("cudalab: note:")))
 
 
 def cpp17(options: list) -> list:

@@ -27,6 +27,7 @@ import time
 from ..emulator import pace
 
 PERIODS = 8         # the most launches one iteration of a repeated loop may make (scan's large arrays: 3)
+LOOP_AT_LEAST = 10  # iterations of one loop of launches, at the stop, that make the program's time a loop's
 
 
 class CpuLimitRanOut(socket.timeout):
@@ -131,7 +132,7 @@ def time_spent(launches, running: bool = False) -> str:
     rate = f" ({per_second:,.0f} a second)" if per_second >= 10 else f" ({per_second:.2g} a second)"
     rate = rate if total > 0 and len(done) > 1 else ""
     return (f" It had run {launched}{' before it' if running else ''}, {total:.1f} s of the emulator's CPU time in all{rate}: "
-            f"{parts}{', ...' if len(by_kernel) > 3 else ''}.{rest_of_run(launches, running)}")
+            f"{parts}{', ...' if len(by_kernel) > 3 else ''}.{rest_of_run(launches, running) or in_a_loop(launches, running)}")
 
 
 def _seconds(rec) -> float:
@@ -197,3 +198,46 @@ def rest_of_run(launches, running: bool = False) -> str:
             f"over and over (as a loop timed once per problem size makes them); the run it was in had finished {len(done) // period} of "
             f"them: the rest of that run alone needs about {left * per_launch:.0f} s at its pace so far "
             f"({_each(per_launch * period)} an iteration), and what comes after it is not known.")
+
+
+def in_a_loop(launches, running: bool = False) -> str:
+    """A program stopped inside a long loop of the same launches (a Jacobi solver's 16,494 iterations
+    to convergence, a transpose timed 100 times) whose length nothing before it tells (``rest_of_run``
+    needs two earlier loops of one length): how many iterations it had run, what one costs here, and
+    so what the rest needs, the one thing the emulator cannot know being how many iterations the
+    program makes (a count in its source, a convergence test). Where an earlier loop of the same
+    launches per iteration ran to its end (the same solver over a second kernel), "if it makes as many
+    as that one" gives the time left. Else ""."""
+    finished = launches[:len(launches) - running]
+    cut = runs(finished)
+    k = len(cut) - 1
+    # launches after the last whole iteration, fewer than an iteration (ping-pong buffers' first launch of
+    # the next), are a run of their own to ``runs``: they belong to the loop before them
+    while k > 0 and cut[k][2] == 1 and len(finished) - cut[k][0] < cut[k - 1][1]:
+        k -= 1
+    if k < 0:
+        return ""
+    first, period, iterations = cut[k]
+    done = finished[first:first + period * iterations]
+    cut = cut[:k + 1]
+    seconds = sum(_seconds(r) for r in done)
+    if iterations < LOOP_AT_LEAST or seconds <= 0:
+        return ""
+    each = seconds / iterations
+    names = list(dict.fromkeys(r.kernel for r in launches[first:first + period]))
+    kind = (names[0] if period == 1 else f"{period} launches of {names[0]}" if len(names) == 1   # (ping-pong buffers)
+            else f"{period} launches ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})")
+    text = (f" It was in a loop, the same launch{'es' if period > 1 else ''} over and over: {iterations:,} iterations of "
+            f"{kind} so far, {_each(each)} an iteration here ({seconds:.1f} s).")
+    before = [(i, n) for i, p, n in cut[:-1] if p == period and n > iterations]
+    if before:
+        i, n = before[-1]
+        if launches[i].kernel != launches[first].kernel:
+            text += (f" If it makes as many as the loop before it ({n:,} iterations of {launches[i].kernel}), "
+                     f"the rest of this one needs about {pace.duration((n - iterations) * each)} at this pace.")
+    scale = 10
+    while scale * each < 30 and scale < 10 ** 7:
+        scale *= 10
+    return (text + f" How many iterations it makes is the program's own (a count in its source, a test for "
+            f"convergence): every {scale:,} more need about {pace.duration(scale * each)} here, where a GPU takes "
+            f"microseconds an iteration; fewer iterations or a smaller problem fit.")

@@ -35,15 +35,30 @@ def _module(name, doc, **names) -> types.ModuleType:
 
 
 def _cumath():
+    from ..runtime.arrays import DeviceArray
     from .gpuarray import _numpy
+
+    def unary(function):
+        """PyCUDA's ``cumath.f(array, stream_or_out=None, out=None, stream=None)``: the second
+        positional argument is a Stream or the array to write into."""
+        run = _numpy(function)
+
+        def f(array, stream_or_out=None, **kwargs):
+            out = kwargs.pop("out", None)
+            if isinstance(stream_or_out, DeviceArray):
+                out = stream_or_out
+            return run(array) if out is None else run(array, out=out)
+        f.__name__ = run.__name__
+        return f
+
     names = {}
-    for f in ("fabs sqrt exp exp10 log log10 sin cos tan arcsin arccos arctan sinh cosh tanh floor ceil "
-              "fmod frexp ldexp modf").split():
-        numpy_name = {"fabs": "fabs", "exp10": None}.get(f, f)
-        if f == "exp10":
-            names[f] = _numpy(lambda a, **k: np.power(10, a, **k))
-        else:
-            names[f] = _numpy(getattr(np, numpy_name))
+    for f in "fabs sqrt exp exp10 log log10 sin cos tan arcsin arccos arctan sinh cosh tanh floor ceil".split():
+        names[f] = unary((lambda a, **k: np.power(10, a, **k)) if f == "exp10" else getattr(np, f))
+    names["fmod"] = _numpy(np.fmod)
+    names["modf"] = _numpy(np.modf)
+    names["frexp"] = _numpy(np.frexp)
+    # PyCUDA's kernel calls C's ldexp(x, e) with e converted to int, as C converts a float argument
+    names["ldexp"] = _numpy(lambda x, e, **k: np.ldexp(x, np.trunc(e).astype(np.int32), **k))
     names.update(asin=names["arcsin"], acos=names["arccos"], atan=names["arctan"])
     return _module("pycuda.cumath", "numpy's functions over GPUArrays (cudalab's PyCUDA stand-in).", **names)
 
@@ -129,9 +144,34 @@ def _tools(driver):
         def allocate(self, shape, dtype, order="C"):
             return driver.pagelocked_empty(shape, dtype, order)
 
+    def init_cuda_context_fixture():
+        """PyCUDA's pytest fixture body (``yield from init_cuda_context_fixture()``): a context for the
+        test, popped after it, as the test suites of PyCUDA and the packages built on it use it."""
+        driver.init()
+        context = make_default_context()
+        try:
+            yield
+        finally:
+            context.pop()
+
+    def mark_cuda_test(test):
+        """PyCUDA's older decorator for a test that needs a context: one made for the call, popped after."""
+        import functools
+
+        @functools.wraps(test)
+        def with_context(*args, **kwargs):
+            driver.init()
+            context = make_default_context()
+            try:
+                return test(*args, **kwargs)
+            finally:
+                context.pop()
+        return with_context
+
     return _module("pycuda.tools", "PyCUDA's helpers (cudalab's PyCUDA stand-in).", DeviceData=DeviceData,
                    dtype_to_ctype=dtype_to_ctype, make_default_context=make_default_context,
                    clear_context_caches=lambda: None, context_dependent_memoize=context_dependent_memoize,
+                   init_cuda_context_fixture=init_cuda_context_fixture, mark_cuda_test=mark_cuda_test,
                    DeviceMemoryPool=DeviceMemoryPool, PageLockedMemoryPool=PageLockedMemoryPool,
                    VectorArg=importlib.import_module(f"{__name__}.kernels").VectorArg,
                    ScalarArg=importlib.import_module(f"{__name__}.kernels").ScalarArg)

@@ -53,6 +53,11 @@ def _standard(source, options) -> list:
     return [o for o in options if not _OLD_STANDARD.match(o) and not o.startswith(("-std=", "--std="))] + ["-std=c++17"]
 
 
+# PyCUDA's default nvcc options (from $PYCUDA_DEFAULT_NVCC_FLAGS): what SourceModule compiles with when
+# it is given no ``options`` (a program may change the list), read as ``options`` is
+DEFAULT_NVCC_FLAGS = [f for f in os.environ.get("PYCUDA_DEFAULT_NVCC_FLAGS", "").split() if f]
+
+
 class SourceModule(driver.Module):
     """CUDA C++ compiled now; ``get_function(name)`` gives a launchable ``Function``."""
 
@@ -63,7 +68,8 @@ class SourceModule(driver.Module):
         if not no_extern_c:
             source = 'extern "C" {\n' + source + '\n}\n'
         self.source = source
-        options = tuple(_standard(source, _options(options, include_dirs, arch)))
+        options = tuple(_standard(source, _options(DEFAULT_NVCC_FLAGS if options is None else options,
+                                                   include_dirs, arch)))
         from ..errors import CompileError
         try:
             try:

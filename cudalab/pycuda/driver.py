@@ -378,12 +378,32 @@ def _device():
     return device.current()
 
 
+class PointerHolderBase:
+    """PyCUDA's base for an object that holds device memory of its own (another library's buffer): a
+    subclass defines ``get_pointer()``, and kernels, copies and GPUArrays take the object as that address."""
+
+    def get_pointer(self) -> int:
+        raise NotImplementedError("a PointerHolderBase subclass defines get_pointer(), the device address it holds")
+
+    def __int__(self):
+        return int(self.get_pointer())
+
+    def __index__(self):
+        return int(self.get_pointer())
+
+    def as_buffer(self, size, offset=0):
+        raise NotImplementedError("as_buffer: cudalab's emulated memory is not a host buffer")
+
+
 def _address(x) -> int:
-    """A device address from what PyCUDA takes for one: an int, a DeviceAllocation, a GPUArray."""
+    """A device address from what PyCUDA takes for one: an int, a DeviceAllocation, a GPUArray, a
+    PointerHolderBase."""
     if isinstance(x, DeviceArray):
         return int(x.device_ptr)
     if hasattr(x, "gpudata"):
         return int(x.gpudata)
+    if isinstance(x, PointerHolderBase):
+        return int(x.get_pointer())
     return int(x)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cupy as _cupy
+from ..pykernels.devicearray import DeviceNDArray
 from ..runtime.arrays import DeviceArray
 from . import driver
 
@@ -30,7 +31,8 @@ class GPUArray(_cupy.ndarray):
     @driver.one_at_a_time
     def __init__(self, shape, dtype=np.float64, allocator=None, base=None, gpudata=None, strides=None, order="C"):
         driver._need_context("cuMemAlloc")
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        shape = np.asarray(shape)           # (a number, a sequence or a numpy array of them, as PyCUDA takes)
+        shape = (int(shape),) if shape.ndim == 0 else tuple(int(n) for n in shape)
         ptr = None if gpudata is None else driver._address(gpudata)
         super().__init__(shape, dtype, memptr=ptr, strides=strides, order=order,
                          base=base if base is not None else (gpudata if gpudata is not None else None))
@@ -38,6 +40,11 @@ class GPUArray(_cupy.ndarray):
     @property
     def gpudata(self):
         return driver.DevicePointer(self.device_ptr, self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The interface with the strides always given, as PyCUDA gives them (None is C order to readers)."""
+        return dict(super().__cuda_array_interface__, strides=tuple(self.strides))
 
     @property
     def ptr(self) -> int:
@@ -78,6 +85,10 @@ class GPUArray(_cupy.ndarray):
 
     @driver.one_at_a_time
     def copy(self):
+        """A new array with the same values and layout (a Fortran-ordered array's copy is one too: the
+        bytes are copied as they lie)."""
+        if not (self.flags.c_contiguous or self.flags.f_contiguous):
+            return _as_gpu(_cupy._device(_cupy._host(self), order="C"))
         out = empty_like(self)
         driver.memcpy_dtod(out.gpudata, self.gpudata, self.nbytes)
         return out
@@ -86,9 +97,13 @@ class GPUArray(_cupy.ndarray):
         """A new array with the values in reverse order (1D, as PyCUDA's)."""
         return _as_gpu(_cupy._on_host(np.flip, (self,), {}))
 
-    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
-        """``selffac * self + otherfac * other`` as a new array."""
-        return selffac * self + otherfac * other
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None):
+        """``selffac * self + otherfac * other``: a new array, or written into ``out``."""
+        result = selffac * self + otherfac * other
+        if out is None:
+            return result
+        _cupy._store(out, _cupy._values(result))
+        return out
 
     def bind_to_texref(self, *args, **kwargs):
         driver.Module(None).get_texref("texref")
@@ -118,6 +133,41 @@ for _name, _method in list(vars(_cupy.ndarray).items()):
 for _name in ("__array_ufunc__", "__array_function__"):
     setattr(GPUArray, _name, _returning_gpuarrays(getattr(_cupy.ndarray, _name)))
 GPUArray.__hash__ = None
+
+
+def _transpose(self, axes=None):
+    """PyCUDA's ``transpose(axes=None)``: a view with the axes reordered (reversed by default)."""
+    return _as_gpu(_cupy.ndarray.transpose(self, *(() if axes is None else (tuple(axes),))))
+
+
+def _view(self, dtype=None):
+    """PyCUDA's ``view(dtype=None)``: the same bytes, as this dtype or another."""
+    return _as_gpu(DeviceNDArray.view(self, self.dtype if dtype is None else dtype))
+
+
+def _reshape(self, *shape, order="C"):
+    """PyCUDA's reshape: a view of the same bytes in the new shape, laid out in ``order`` ('C' or 'F');
+    unlike numpy's, the bytes are never rearranged (a C-ordered array reshaped with order='F' reads them
+    column by column), and an array that is not contiguous is refused."""
+    if not (self.flags.c_contiguous or self.flags.f_contiguous):
+        raise RuntimeError("only contiguous arrays may be used as arguments to this operation")
+    shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list, np.ndarray)) else shape
+    shape = tuple(int(n) for n in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(np.prod([n for n in shape if n != -1]))
+        shape = tuple(self.size // known if n == -1 else n for n in shape)
+    if int(np.prod(shape)) != self.size:
+        raise ValueError("total size of new array must be unchanged")
+    from ..pykernels.devicearray import c_strides, f_strides
+    strides = (f_strides if order == "F" else c_strides)(shape, self.dtype.itemsize)
+    return self._view(shape, strides)
+
+
+GPUArray.transpose = driver.one_at_a_time(_transpose)
+GPUArray.view = driver.one_at_a_time(_view)
+GPUArray.reshape = driver.one_at_a_time(_reshape)
 GPUArray.T = property(lambda self: self.transpose())
 GPUArray.__module__ = "pycuda.gpuarray"
 
@@ -160,16 +210,24 @@ def ones(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
     return GPUArray(shape, dtype, order=order).fill(1)
 
 
+def _like_order(other, order):
+    """PyCUDA's ``order`` for the ``_like`` functions: 'K' and 'A' keep a Fortran-ordered array's layout,
+    anything not contiguous becomes C-ordered."""
+    if order in ("K", "A"):
+        return "F" if other.flags.f_contiguous and not other.flags.c_contiguous else "C"
+    return order
+
+
 def empty_like(other, dtype=None, order="K") -> GPUArray:
-    return GPUArray(other.shape, other.dtype if dtype is None else dtype)
+    return GPUArray(other.shape, other.dtype if dtype is None else dtype, order=_like_order(other, order))
 
 
 def zeros_like(other, dtype=None, order="K") -> GPUArray:
-    return empty_like(other, dtype).fill(0)
+    return empty_like(other, dtype, order).fill(0)
 
 
 def ones_like(other, dtype=None, order="K") -> GPUArray:
-    return empty_like(other, dtype).fill(1)
+    return empty_like(other, dtype, order).fill(1)
 
 
 def arange(*args, dtype=None, **kwargs) -> GPUArray:
@@ -190,11 +248,60 @@ def if_positive(criterion, then_, else_, out=None, stream=None):
     return _as_gpu(_cupy._on_host(np.where, (_cupy._values(criterion) > 0, then_, else_), {}))
 
 
-sum = _numpy(np.sum)                   # noqa: A001  (PyCUDA's names)
-max = _numpy(np.max)                   # noqa: A001
-min = _numpy(np.min)                   # noqa: A001
-dot = _numpy(np.dot)
-vdot = _numpy(np.vdot)
+# PyCUDA's reductions (pycuda.reduction's kernels) read every element of their arrays in memory
+# order, whatever the shape, and answer a 0-d GPUArray: ``dot`` of two matrices is the sum of their
+# elementwise products, not numpy's matrix product, and ``sum``'s second parameter is the dtype
+# (numpy's is the axis), which is also the sum's type (int32 elements add up to an int32).
+
+def _allocated(result, allocator):
+    """The 0-d answer in memory from the program's ``allocator`` (a DeviceMemoryPool's ``allocate``), as
+    PyCUDA's reduction kernels allocate their result."""
+    if allocator is None:
+        return result
+    out = GPUArray(result.shape, result.dtype, gpudata=allocator(result.nbytes))
+    _cupy._store(out, _cupy._values(result))
+    return out
+
+
+@driver.one_at_a_time
+def _reduce(name, function, arrays, dtype, allocator=None):
+    values = [_cupy._values(a).ravel(order="K") for a in arrays]
+    if len(values) == 2 and values[0].size != values[1].size:
+        raise ValueError(f"gpuarray.{name}: the arrays have {values[0].size} and {values[1].size} elements; "
+                         f"PyCUDA's {name} pairs them element by element, so they need as many")
+    return _allocated(_as_gpu(_cupy._on_host(function, tuple(values), {} if dtype is None else {"dtype": dtype},
+                                             name=name)), allocator)
+
+
+def _flat_sum(a, dtype):
+    return np.asarray(np.sum(a, dtype=a.dtype if dtype is None else dtype))
+
+
+def _flat_dot(a, b, dtype):
+    return np.asarray(np.sum(a.astype(dtype) * b.astype(dtype), dtype=dtype))
+
+
+def sum(a, dtype=None, stream=None, allocator=None):      # noqa: A001  (PyCUDA's names)
+    """The sum of every element of ``a``, of ``dtype`` (``a``'s own by default), as a 0-d GPUArray."""
+    return _reduce("sum", lambda v, dtype=None: _flat_sum(v, dtype), (a,), dtype, allocator)
+
+
+def dot(a, b, dtype=None, stream=None, allocator=None):
+    """PyCUDA's dot: the sum of ``a[i] * b[i]`` over every element (not numpy's matrix product)."""
+    if dtype is None:
+        dtype = np.result_type(a.dtype, b.dtype)
+    return _reduce("dot", lambda x, y, dtype=None: _flat_dot(x, y, dtype), (a, b), dtype, allocator)
+
+
+def max(a, stream=None, allocator=None):                  # noqa: A001
+    return _reduce("max", lambda v: np.asarray(np.max(v)), (a,), None, allocator)
+
+
+def min(a, stream=None, allocator=None):                  # noqa: A001
+    return _reduce("min", lambda v: np.asarray(np.min(v)), (a,), None, allocator)
+
+
+vdot = _numpy(np.vdot)                 # (not PyCUDA's: kept for programs written against older stand-ins)
 maximum = _numpy(np.maximum)
 minimum = _numpy(np.minimum)
 concatenate = _numpy(np.concatenate)
@@ -213,22 +320,27 @@ any = _numpy(np.any)                   # noqa: A001
 all = _numpy(np.all)                   # noqa: A001
 
 
+def _subset(subset, a):
+    return _cupy._values(a).ravel(order="K")[_cupy._values(subset)]
+
+
 def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
-    """The dot product of ``a`` and ``b`` over the indices in ``subset``."""
-    pick = _cupy._values(subset)
-    return _as_gpu(_cupy._on_host(np.dot, (_cupy._values(a)[pick], _cupy._values(b)[pick]), {}))
+    """The dot product of ``a`` and ``b`` over the (flat) indices in ``subset``."""
+    dtype = a.dtype if dtype is None else dtype          # PyCUDA's get_subset_dot_kernel's default
+    return _allocated(_as_gpu(_cupy._on_host(_flat_dot, (_subset(subset, a), _subset(subset, b), dtype), {},
+                                             name="dot")), allocator)
 
 
-def subset_sum(subset, a, dtype=None, stream=None):
-    return _as_gpu(_cupy._on_host(np.sum, (_cupy._values(a)[_cupy._values(subset)],), {"dtype": dtype}))
+def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
+    return _allocated(_as_gpu(_cupy._on_host(_flat_sum, (_subset(subset, a), dtype), {}, name="sum")), allocator)
 
 
 def subset_max(subset, a, stream=None):
-    return _as_gpu(_cupy._on_host(np.max, (_cupy._values(a)[_cupy._values(subset)],), {}))
+    return _as_gpu(_cupy._on_host(lambda v: np.asarray(np.max(v)), (_subset(subset, a),), {}, name="max"))
 
 
 def subset_min(subset, a, stream=None):
-    return _as_gpu(_cupy._on_host(np.min, (_cupy._values(a)[_cupy._values(subset)],), {}))
+    return _as_gpu(_cupy._on_host(lambda v: np.asarray(np.min(v)), (_subset(subset, a),), {}, name="min"))
 
 
 class vec:                                  # noqa: N801  (PyCUDA's name)

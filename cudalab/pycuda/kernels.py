@@ -15,6 +15,7 @@ own designs, shaped as PyCUDA's documentation describes them:
 """
 from __future__ import annotations
 
+import builtins
 import re
 
 import numpy as np
@@ -87,37 +88,78 @@ def _size(args, pointers, kind):
 
 
 class ElementwiseKernel:
-    """``operation`` (C statements over ``i``) for every ``i < n``; called with the arguments in order."""
+    """``operation`` (C statements over ``i``) for every ``i < n``; called with the arguments in order.
+    With ``range=`` or ``slice=`` (a Python slice of the first array's indices, steps and negative steps
+    too) the kernel's second form runs ``i`` over that range only, as PyCUDA's does."""
 
     def __init__(self, arguments, operation, name="kernel", keep=False, options=None, preamble="", loop_prep="",
                  after_loop=""):
         self.arguments = _arguments(arguments)
         self.name = name
-        source = (f"{_complex_header(arguments, preamble, operation)}{preamble}\n"
-                  f"extern \"C\" __global__ void {name}({', '.join(d for d, _ in self.arguments)}, unsigned long long n)\n{{\n"
-                  "    unsigned tid = threadIdx.x;\n"
-                  "    unsigned total_threads = gridDim.x * blockDim.x;\n"
-                  "    unsigned cta_start = blockDim.x * blockIdx.x;\n"
-                  "    unsigned long long i;\n"
-                  f"    {loop_prep};\n"
-                  "    for (i = cta_start + tid; i < n; i += total_threads) {\n"
-                  f"        {operation};\n"
-                  "    }\n"
-                  f"    {after_loop};\n}}\n")
-        self.function = compiler.SourceModule(source, options=options, no_extern_c=True).get_function(name)
+        self._parts = (f"{_complex_header(arguments, preamble, operation)}{preamble}\n", operation, loop_prep,
+                       after_loop)
+        self._options = options
+
+    def _source(self, ranged: bool) -> str:
+        head, operation, loop_prep, after_loop = self._parts
+        params = ", ".join(d for d, _ in self.arguments)
+        if not ranged:
+            params += ", unsigned long long n"
+            loop = ("    for (i = cta_start + tid; i < n; i += total_threads) {\n"
+                    f"        {operation};\n"
+                    "    }\n")
+        else:
+            params += ", long start, long stop, long step"
+            body = f"        {operation};\n"
+            loop = ("    if (step < 0) {\n"
+                    "        for (i = start + (long)(cta_start + tid) * step; i > stop; i += (long)total_threads * step) {\n"
+                    f"    {body}        }}\n"
+                    "    } else {\n"
+                    "        for (i = start + (long)(cta_start + tid) * step; i < stop; i += (long)total_threads * step) {\n"
+                    f"    {body}        }}\n"
+                    "    }\n")
+        return (f"{head}extern \"C\" __global__ void {self.name}({params})\n{{\n"
+                "    unsigned tid = threadIdx.x;\n"
+                "    unsigned total_threads = gridDim.x * blockDim.x;\n"
+                "    unsigned cta_start = blockDim.x * blockIdx.x;\n"
+                f"    {'long' if ranged else 'unsigned long long'} i;\n"
+                f"    {loop_prep};\n"
+                f"{loop}"
+                f"    {after_loop};\n}}\n")
+
+    def _function(self, ranged: bool):
+        """The kernel, compiled at its first call as PyCUDA's ElementwiseKernel is (making one needs no
+        context; calling one does, and a compile error surfaces there); the ranged form at its own first."""
+        kept = self.__dict__.setdefault("_functions", {})
+        if ranged not in kept:
+            kept[ranged] = compiler.SourceModule(self._source(ranged), options=self._options,
+                                                 no_extern_c=True).get_function(self.name)
+        return kept[ranged]
+
+    @property
+    def function(self):
+        return self._function(False)
 
     def __call__(self, *args, range=None, slice=None, stream=None, **kwargs):    # noqa: A002  (PyCUDA's names)
         pointers = [p for _, p in self.arguments]
         if len(args) != len(pointers):
             raise TypeError(f"{self.name} takes {len(pointers)} arguments ({', '.join(d for d, _ in self.arguments)}), "
                             f"not {len(args)}")
+        if range is not None and slice is not None:
+            raise TypeError("may not specify both range and slice keyword arguments")
         n = _size(args, pointers, self.name)
+        launch_args = _launch_args(self.name, args, pointers)
         if slice is not None:
-            n = slice.indices(n)[1]
-        elif range is not None:
-            n = range.stop
-        grid = max(1, min(-(-n // THREADS), 65535))
-        self.function._launch((grid,), (THREADS,), [*_launch_args(self.name, args, pointers), np.uint64(n)], stream, 0)
+            range = builtins.slice(*slice.indices(n))
+        if range is None:
+            grid = max(1, min(-(-n // THREADS), 65535))
+            self.function._launch((grid,), (THREADS,), [*launch_args, np.uint64(n)], stream, 0)
+            return
+        step = 1 if range.step is None else int(range.step)
+        count = max(0, len(builtins.range(int(range.start), int(range.stop), step)))
+        grid = max(1, min(-(-count // THREADS), 65535))
+        self._function(True)._launch((grid,), (THREADS,), [*launch_args, np.int64(range.start), np.int64(range.stop),
+                                                          np.int64(step)], stream, 0)
 
 
 class ReductionKernel:

@@ -489,6 +489,18 @@ tex3d_case("tex3d_linear_onehot_weights", onehot((3, 3, 3), (1, 1, 1)), lambda r
 tex3d_case("tex3d_linear_border_normalized", lambda r: texel_values(r, (3, 3, 4)), lambda r: xyz(r, 4096, -0.3, 1.3),
            dict(filter="linear", normalized=True, address=("border", "clamp", "wrap"), border=(3.0, 0, 0, 0)))
 
+
+
+def wide_values(r, shape):
+    """float32 texels whose magnitudes differ by up to 2**24: where a filter's alignment of the texels
+    to the largest one (texture.weighted_sum, _slices_sum) cuts the small ones."""
+    return (r.standard_normal(shape) * np.exp2(r.integers(-12, 13, shape))).astype(np.float32)
+
+
+# the two z slices' partial sums added as the unit adds them (texture._slices_sum), on fresh values
+tex3d_case("tex3d_linear_wide_exponents", lambda r: wide_values(r, (5, 6, 7)), lambda r: xyz(r, 8192, -1, 8),
+           dict(filter="linear"))
+
 CUBE = (np.arange(6 * 4 * 4, dtype=np.float32) + 1).reshape(6, 4, 4)
 
 
@@ -554,6 +566,9 @@ lod_case("tex2d_lod_linear_mipmaps", dict(normalized=True, filter="linear", mipm
 lod_case("tex2d_lod_bias_and_clamp", dict(normalized=True, filter="linear", mipmap_filter="linear", lod_bias=0.75,
                                           min_lod=1.0, max_lod=2.5))
 lod_case("tex2d_lod_default_clamp_zero", dict(normalized=True, mipmap_filter="linear", max_lod=0.0))
+# the two levels' partial sums of a linear mipmap blend, the same adder as 3D's slices (_slices_sum)
+lod_case("tex2d_lod_linear_wide_exponents", dict(normalized=True, filter="linear", mipmap_filter="linear", max_lod=4.0),
+         levels=[wide_values(np.random.default_rng(16 + k), (16 >> k, 16 >> k)) for k in range(5)])
 tex2d_case("tex2d_mipmapped_without_lod", mip_levels(16), lambda r: r.random((1024, 2)).astype(np.float32),
            dict(normalized=True, filter="linear", mipmap_filter="linear", lod_bias=1.25, max_lod=4.0), kind="mipmap")
 

@@ -10,8 +10,11 @@
  * fetch reads through that object: the same texture unit that texture objects use.
  */
 #pragma once
-#include <climits>
+#include <limits.h>        /* (C headers: a build that gives this header to every unit gives it to gcc's C files too) */
+#include <string.h>
 #include <cuda_runtime_api.h>
+#include <channel_descriptor.h>     /* cudaCreateChannelDesc<T>(): nvcc's forced cuda_runtime.h brings it to a .cu
+                                       file, but a program's .cpp files, built with the same -include, get none */
 #include <texture_indirect_functions.h>
 #include <surface_indirect_functions.h>
 
@@ -275,37 +278,60 @@ static __device__ inline CUDALAB_TEXEL tex2DLod(const cudalab_texture<T, dim, mo
 { return tex2DLod<CUDALAB_TEXEL>(t.cudalab_object, x, y, level); }
 #undef CUDALAB_TEXEL
 
-/* surface reads and writes through the bound object (x in bytes, as with surface objects) */
+/* surface reads and writes through the bound object (x in bytes, as with surface objects). A reference's
+ * functions took any type and moved sizeof(T) bytes (CUDA 11's surface_functions.h dispatched on the size:
+ * a course's heat solver keeps doubles in a surface); the object's functions take only the types of
+ * __nv_isurf_trait (no double, no struct), so each access goes through the unsigned word of T's size, the
+ * same bytes (a surface stores raw bytes: sust.b) */
+template <int bytes> struct cudalab_surface_word;
+template <> struct cudalab_surface_word<1> { typedef unsigned char type; };
+template <> struct cudalab_surface_word<2> { typedef unsigned short type; };
+template <> struct cudalab_surface_word<4> { typedef unsigned int type; };
+template <> struct cudalab_surface_word<8> { typedef unsigned long long type; };
+template <> struct cudalab_surface_word<16> { typedef ulonglong2 type; };
+#define CUDALAB_WORD typename cudalab_surface_word<sizeof(T)>::type
+template <class T>
+static __device__ inline CUDALAB_WORD cudalab_as_word(const T &value)
+{ CUDALAB_WORD w; memcpy(&w, &value, sizeof(T)); return w; }
+template <class T, class W>
+static __device__ inline T cudalab_from_word(const W &w)
+{ T value; memcpy(&value, &w, sizeof(T)); return value; }
+
 template <class T, class S, int dim>
 static __device__ inline void surf1Dwrite(T value, const cudalab_surface<S, dim> &s, int x,
                                           enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ surf1Dwrite<T>(value, s.cudalab_object, x, mode); }
+{ surf1Dwrite<CUDALAB_WORD>(cudalab_as_word(value), s.cudalab_object, x, mode); }
 template <class T, class S, int dim>
 static __device__ inline void surf2Dwrite(T value, const cudalab_surface<S, dim> &s, int x, int y,
                                           enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ surf2Dwrite<T>(value, s.cudalab_object, x, y, mode); }
+{ surf2Dwrite<CUDALAB_WORD>(cudalab_as_word(value), s.cudalab_object, x, y, mode); }
 template <class T, class S, int dim>
 static __device__ inline void surf3Dwrite(T value, const cudalab_surface<S, dim> &s, int x, int y, int z,
                                           enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ surf3Dwrite<T>(value, s.cudalab_object, x, y, z, mode); }
-template <class T, class S, int dim>
-static __device__ inline void surf1Dread(T *value, const cudalab_surface<S, dim> &s, int x,
-                                         enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ *value = surf1Dread<T>(s.cudalab_object, x, mode); }
-template <class T, class S, int dim>
-static __device__ inline void surf2Dread(T *value, const cudalab_surface<S, dim> &s, int x, int y,
-                                         enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ *value = surf2Dread<T>(s.cudalab_object, x, y, mode); }
-template <class T, class S, int dim>
-static __device__ inline void surf3Dread(T *value, const cudalab_surface<S, dim> &s, int x, int y, int z,
-                                         enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ *value = surf3Dread<T>(s.cudalab_object, x, y, z, mode); }
+{ surf3Dwrite<CUDALAB_WORD>(cudalab_as_word(value), s.cudalab_object, x, y, z, mode); }
 template <class T, class S, int dim>
 static __device__ inline T surf1Dread(const cudalab_surface<S, dim> &s, int x,
                                       enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ return surf1Dread<T>(s.cudalab_object, x, mode); }
+{ return cudalab_from_word<T>(surf1Dread<CUDALAB_WORD>(s.cudalab_object, x, mode)); }
 template <class T, class S, int dim>
 static __device__ inline T surf2Dread(const cudalab_surface<S, dim> &s, int x, int y,
                                       enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
-{ return surf2Dread<T>(s.cudalab_object, x, y, mode); }
+{ return cudalab_from_word<T>(surf2Dread<CUDALAB_WORD>(s.cudalab_object, x, y, mode)); }
+template <class T, class S, int dim>
+static __device__ inline T surf3Dread(const cudalab_surface<S, dim> &s, int x, int y, int z,
+                                      enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ return cudalab_from_word<T>(surf3Dread<CUDALAB_WORD>(s.cudalab_object, x, y, z, mode)); }
+template <class T, class S, int dim>
+static __device__ inline void surf1Dread(T *value, const cudalab_surface<S, dim> &s, int x,
+                                         enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ *value = surf1Dread<T>(s, x, mode); }
+template <class T, class S, int dim>
+static __device__ inline void surf2Dread(T *value, const cudalab_surface<S, dim> &s, int x, int y,
+                                         enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ *value = surf2Dread<T>(s, x, y, mode); }
+template <class T, class S, int dim>
+static __device__ inline void surf3Dread(T *value, const cudalab_surface<S, dim> &s, int x, int y, int z,
+                                         enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ *value = surf3Dread<T>(s, x, y, z, mode); }
+#undef CUDALAB_WORD
 #endif
