@@ -127,6 +127,13 @@ def _launch_all(seed=0):
         out = np.zeros((512, 4), np.float32)
         mod.get_kernel("sampled")[4, 128](t, p, out, np.int32(512))
         outs.append(out)
+    image[1, 1] = [1e-40, -1e-40, np.nan, 2.0]                  # subnormals and a NaN, read at texel centres
+    centres = (rng.integers(-2, 15, (512, 2)) + 0.5).astype(np.float32)
+    for address in ("border", "clamp"):
+        t = cudalab.texture(cudalab.cuda_array(image, channels=4), filter="linear", address=address, border=(5, 6, 7, 8))
+        out = np.zeros((512, 4), np.float32)
+        mod.get_kernel("sampled")[4, 128](t, centres, out, np.int32(512))
+        outs.append(out)
     stack = cudalab.cuda_array(rng.standard_normal((3, 9, 13)).astype(np.float32), layered=True)
     for filt in ("point", "linear"):
         out = np.zeros(512, np.float32)
