@@ -1,4 +1,4 @@
-"""Texture and surface accesses in native code: tex, suld.b, sust.b, txq and suq for the compiled tier
+"""Texture and surface accesses in native code: tex, tld4, suld.b, sust.b, txq and suq for the compiled tier
 (compiled.py's groups, regions).
 
 Kernels that read their data through textures (tex1Dfetch, tex2D, tex3D; CUDA 11's texture references
@@ -509,8 +509,9 @@ def _weights(b, fractions):
     return [w[key] for key in sorted(w)]
 
 
-def _linear_taps(g, t, coords, sizes):
-    """texture._footprint of a linear lookup: per dimension ((index, outside) of its two taps, fraction)."""
+def _linear_taps(g, t, coords, sizes, gather=False):
+    """texture._footprint of a linear lookup (``gather``: tld4's, whose coordinate is not clamped to
+    the edge texels' centres): per dimension ((index, outside) of its two taps, fraction)."""
     b = g.b
     one = 1 << tx.COORD_BITS
     taps = []
@@ -519,6 +520,8 @@ def _linear_taps(g, t, coords, sizes):
         mode = t.mode(d)
         edge = b.or_(b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["clamp"])),
                      b.and_(b.not_(t.normalized), b.icmp_unsigned(">=", mode, ir.Constant(I64, MODES["wrap"]))))
+        if gather:
+            edge = ir.Constant(I1, 0)
         tt = b.select(edge, _clamp(b, tt, ir.Constant(I64, one // 2), b.sub(b.mul(n, ir.Constant(I64, one)),
                                                                                ir.Constant(I64, one // 2))), tt)
         q = b.ashr(b.add(tt, ir.Constant(I64, -(one // 2) + (1 << (tx.COORD_BITS - tx.FRACTION_BITS - 1)))),
@@ -832,3 +835,37 @@ def _query(g, inst):
     live = TEXTURE_LIVE if inst.opcode == "txq" else SURFACE_LIVE
     g.bail_if(b.icmp_unsigned("!=", _field(b, row, "live"), ir.Constant(I64, live)))
     g.write(inst.operands[0], "b32", b.trunc(_field(b, row, "q" + what[0]), I32))
+
+
+# ------------------------------------------------------------------ tld4
+@gen("tld4")
+def _tld4(g, inst):
+    """tld4.{r,g,b,a}.{2d,a2d}.v4.{f32,s32,u32}.f32 d, [handle, {layer, x, y}]: component ``comp`` of the
+    four texels of the linear footprint, in texture.GATHER_ORDER (texture.gather)."""
+    geom = next((m for m in inst.mods if m in tx.GEOMETRIES), None)
+    comp = next((m for m in inst.mods if m in ("r", "g", "b", "a")), None)
+    dst = inst.operands[0]
+    if geom not in ("2d", "a2d") or comp is None or len(inst.operands) != 2 or dst[0] != "vec" or len(dst[1]) != 4:
+        raise Skip(f"tld4 form {inst.text}")
+    handle, coords = _operands(inst)
+    has_layer = geom == "a2d"
+    if len(coords) < has_layer + 2:
+        raise Skip("tld4 coordinates")
+    b = g.b
+    h = g.read(handle, "u64")
+    layer = g.read(coords[0], "s32") if has_layer else None
+    values = [g.read(c, "f32") for c in coords[has_layer:has_layer + 2]]
+    t = _Texture.of_handle(g, h)
+    g.bail_if(b.icmp_unsigned("!=", t.flag(t.field("flags"), LAYERED), ir.Constant(I1, has_layer)))
+    if has_layer:
+        last = b.sub(t.field("depth"), ir.Constant(I64, 1))
+        z = b.zext(layer, I64)
+        t.slice = b.select(b.icmp_unsigned("<", z, last), z, last)
+    sizes = [t.field("width"), t.field("height")]          # (gather takes the height as it is)
+    for n in sizes:
+        g.bail_if(b.icmp_signed("<=", n, ir.Constant(I64, 0)))
+    (xs, _), (ys, _) = _linear_taps(g, t, values, sizes, gather=True)
+    k = "rgba".index(comp)
+    for o, (tx_, ty_) in zip(dst[1], tx.GATHER_ORDER):
+        (xi, xo), (yi, yo) = xs[tx_], ys[ty_]
+        g.write(o, "b32", t.words([xi, yi], b.or_(xo, yo))[k])
