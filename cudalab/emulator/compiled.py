@@ -550,7 +550,7 @@ def _access(inst):
     """(classes, writes) of a memory instruction: classes of memory it may touch across lanes."""
     from .memops import _space
     op = inst.opcode
-    if op in ("tex", "suld", "sust"):   # texels are device memory (texture_native)
+    if op in ("tex", "tld4", "suld", "sust"):   # texels are device memory (texture_native)
         return ("global",), op == "sust"
     if op in ("ld", "ldu", "st", "atom", "red"):
         sp = _space(inst)
@@ -563,7 +563,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom", "shfl", "vote", "activemask", "redux", "tex", "suld"}
+                 "atom", "shfl", "vote", "activemask", "redux", "tex", "tld4", "suld"}
 
 
 def _regs(o):
