@@ -687,6 +687,12 @@ def test_a_grid_whose_first_blocks_do_all_the_work_is_not_stopped_on_its_sample(
     # so is the count: the 8 long blocks' work once, and the rest at the light blocks' 6 instructions a thread
     assert pace.progress().estimated_thread_instructions == 8 * 128 * turns * 6 + (blocks - sample) * 128 * 6
     assert next(batches) == (2 * sample, LANE_BUDGET // 128)  # then full batches
+    # a sample that took most of the time there is stops the launch at once: a second would not fit
+    slow = Pace("add", blocks_total=blocks, timeout=3, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(slow.batches(LANE_BUDGET // 128))
+    with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
+        slow.batch_done(sample, batch_seconds=2.0)
 
 
 def jacobi_launches(naive: int, optimized: int):

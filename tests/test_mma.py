@@ -887,3 +887,40 @@ def test_an_mma_alone_and_a_k_loop_program_share_one_compiled_loop(monkeypatch):
     cudalab.compile(LONE_MMA).get_kernel("lone")[4, 64](x, x, np.zeros(8 * 256, np.float32), np.int32(3))
     floats = mma_native.kernels((16, 16, 16), 16)["floats"]
     assert len(floats.signatures) == 1, floats.signatures
+
+
+def test_a_dmma_k_loops_tiles_are_read_into_the_loop_and_written_at_a_stop(monkeypatch):
+    """dmmaTensorCoreGemm's k-loop loads each A and B fragment from a tile of shared memory that every
+    lane of the warp points at, and only the k-loop's mmas read it: the program reads the tile straight
+    into the matrix the mma multiplies (mma_loops.tile_at) and writes no registers (QUIET). Warps 1 and 5
+    stop at their third k step (products too wide for float64): the fragments loaded before the stop
+    must then reach their registers for the numpy fma chain, and every warp has the instructions' bits."""
+    from cudalab.emulator import mma_native
+    seen = []
+    run = mma_native.Form.run
+
+    def watched(self, warps, pos, ptrs, ops, *rest):
+        seen.append(ops.copy())
+        run(self, warps, pos, ptrs, ops, *rest)
+    monkeypatch.setattr(mma_native.Form, "run", watched)
+    rng = np.random.default_rng(17)
+    a, b = rng.integers(-2, 3, (8, 8, 16)).astype(np.float64), rng.integers(-2, 3, (8, 16, 16)).astype(np.float64)
+    c = rng.integers(0, 3, (8, 8, 16)) * (1.2 / 1.1)
+    late = np.arange(8) % 4 == 1
+    a[late, :, 8:] += 2.0 ** -40
+    b[late, :, 8:] += 2.0 ** -20
+    k = cudalab.compile(DMMA_CHAIN).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 8, 16))
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel())
+        got.append(d.view(np.uint64).copy())
+    assert np.array_equal(got[0], got[1])
+    rows, pos = [s for s in stops if len(s[1]) == 8][-1]
+    assert [p == rows for p in pos] == [True, False, True, True] * 2
+    ops = max(seen, key=len)
+    loads = np.flatnonzero((ops[:, 0] == mma_native.LOAD) & (ops[:, mma_native.FRAGMENT] >= 0))
+    assert len(loads) == 4 * 3, "each k step's A and two B fragments"
+    assert (ops[loads, mma_native.QUIET] == 1).all()

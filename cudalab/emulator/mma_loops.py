@@ -162,7 +162,7 @@ def plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k):
     for p in range(rows):
         op = ops[p]
         if op[0] == LOAD and op[FRAGMENT] >= 0 and op[QUIET] == 1 and op[ESIZE] * 8 == op[ELEMENT_BITS] and \
-                (op[ELEMENT_BITS] == 16 or op[ELEMENT_BITS] == 32):
+                (op[ELEMENT_BITS] == 16 or op[ELEMENT_BITS] == 32 or op[ELEMENT_BITS] == 64):
             index[p] = count
             count += 1
     plan = np.zeros((max(count, 1), 3, max(m * k, k * n)), np.int64)
@@ -185,14 +185,12 @@ def plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k):
 
 
 @numba.njit(inline="always", cache=True)
-def load_planned(w, op, ptrs, shared, block_base, limit, plan, offs, known, size, shift, values, exponents, lowest,
-                 k, div, block, steps, vals, vals32, top, low):
-    """A QUIET load that an mma decodes (plan_loads' row ``plan``), read straight into the fragment's
-    matrix (vals, vals32, top, low: as decode_inputs), where every lane of warp w reads from one base
-    with one row stride (a GEMM's tile): element t at byte offs[t] of it, recomputed where the stride is
-    not known[0]'s. False (nothing decoded) where the lanes differ or a word would be out of bounds or
-    misaligned: load_warp then reads lane by lane (and reports the address)."""
-    esize, word, bits, rnd = op[ESIZE], op[WORD], op[ELEMENT_BITS], op[ROUND]
+def tile_at(w, op, ptrs, shared, block_base, limit, plan, offs, known, size):
+    """The address of the tile a load (plan_loads' row ``plan``) reads for warp w, where every lane reads
+    from one base with one row stride (a GEMM's tile): matrix element t then lies at byte offs[t] of it,
+    recomputed where the stride is not known[0]'s. -1 where the lanes differ or a word would be out of
+    bounds or misaligned: load_warp then reads lane by lane (and reports the address)."""
+    esize, word = op[ESIZE], op[WORD]
     base_slot, ld_slot, offset = op[BASE], op[LD], op[OFFSET]
     b0, ld0, a0 = np.int64(0), np.int64(0), np.int64(0)
     for l in range(32):
@@ -207,7 +205,7 @@ def load_planned(w, op, ptrs, shared, block_base, limit, plan, offs, known, size
         if l == 0:
             b0, ld0, a0 = base, ld, a
         elif base != b0 or ld != ld0 or a != a0:
-            return False
+            return np.int64(-1)
     if known[0] != ld0 or known[3] == 0:
         hi, bits_or = np.int64(0), np.int64(0)
         for t in range(size):
@@ -217,6 +215,19 @@ def load_planned(w, op, ptrs, shared, block_base, limit, plan, offs, known, size
             hi, bits_or = max(hi, start), bits_or | start
         known[0], known[1], known[2], known[3] = ld0, hi, bits_or, 1
     if b0 < 0 or b0 + known[1] > limit - word or (b0 | known[2]) & (word - 1):
+        return np.int64(-1)
+    return a0
+
+
+@numba.njit(inline="always", cache=True)
+def load_planned(w, op, ptrs, shared, block_base, limit, plan, offs, known, size, shift, values, exponents, lowest,
+                 k, div, block, steps, vals, vals32, top, low):
+    """A QUIET load that an mma decodes (plan_loads' row ``plan``), read straight into the fragment's
+    matrix (vals, vals32, top, low: as decode_inputs) from its tile (tile_at). False (nothing decoded)
+    where tile_at finds no tile: load_warp then reads lane by lane."""
+    bits, rnd = op[ELEMENT_BITS], op[ROUND]
+    a0 = tile_at(w, op, ptrs, shared, block_base, limit, plan, offs, known, size)
+    if a0 < 0:
         return False
     magnitude = (np.uint64(1) << np.uint64(bits - 1 - shift)) - np.uint64(1)
     biggest, least = np.uint64(0), FAR
@@ -854,6 +865,8 @@ def make(m, n, k, block):
             np.zeros(fragments[2], np.int64)
         d = np.empty(m * n)
         lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
+        index, plan = plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k)
+        offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 4), np.int64)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
             have_a[:], have_b[:], live[:], dirty[:] = False, False, False, False
@@ -864,7 +877,20 @@ def make(m, n, k, block):
                     p += 1
                     continue
                 if op[0] == LOAD:
-                    if not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
+                    f = op[FRAGMENT]            # an mma's A or B, from one tile: decoded as read (tile_at)
+                    at = tile_at(w, op, ptrs, shared, block_base, limit, plan[index[p]], offs[index[p]],
+                                 known_ld[index[p]], m * k if op[OPERAND] == 0 else k * n) if index[p] >= 0 else -1
+                    if at >= 0 and op[OPERAND] == 0:
+                        for t in range(m * k):
+                            raw_a[t] = peek64(at + offs[index[p], t])
+                        decode_doubles(raw_a, m * k, av[f], sa[f])
+                        have_a[f] = True
+                    elif at >= 0:
+                        for t in range(k * n):
+                            raw_b[t] = peek64(at + offs[index[p], t])
+                        decode_doubles(raw_b, k * n, bv[f], sb[f])
+                        have_b[f] = True
+                    elif not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
                     p += 1
                     continue
@@ -905,10 +931,13 @@ def make(m, n, k, block):
                     write_d(ptrs, op, w, dsrc, d.view(np.uint64), 8)
                 live[c], dirty[c], wrote[c] = True, op[KEEP] == 1, p
                 p += 1
-            if p < ops.shape[0]:                # a stop: the chains' D not written yet, into their registers
-                for c in range(acc.shape[0]):
+            if p < ops.shape[0]:                # a stop: the chains' D not written yet, into their registers,
+                for c in range(acc.shape[0]):   # and the fragments loaded without writing them
                     if dirty[c]:
                         write_d(ptrs, ops[wrote[c]], w, dsrc, acc[c].view(np.uint64), 8)
+                for r in range(p):
+                    if ops[r, 0] == LOAD and ops[r, QUIET] == 1:
+                        load_warp(w, ops[r], ptrs, major, minor, shared, block_base, limit, lanes, words, True)
             pos[wi] = p
 
     @jit

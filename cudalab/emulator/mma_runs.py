@@ -189,6 +189,9 @@ class Run:
         if form.kind == "floats":
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
             _rounded_at_load(self.program, self.ops, form.counts, mentions)
+        elif form.kind == "doubles" and not (self.ops[:, 0] == LANE).any():
+            # (dmmaTensorCoreGemm's k-loop: each fragment read from its tile into the loop, not its registers)
+            _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
         self.words = {}
         for (_, fn, _, _) in self.program:
