@@ -41,6 +41,12 @@ def interpreted_lookups(monkeypatch):
         count[0] += len(coords[0])
         return offsets(ex, inst, s, geom, coords, *a, **k)
     monkeypatch.setattr(texture, "surface_offsets", surface_counted)
+    gather = texture.gather                      # (the interpreter's tld4)
+
+    def gather_counted(data, tex, geom, coords, comp):
+        count[0] += len(coords[0])
+        return gather(data, tex, geom, coords, comp)
+    monkeypatch.setattr(texture, "gather", gather_counted)
     return count
 
 
@@ -80,6 +86,10 @@ __global__ void layered(cudaTextureObject_t t, const float2 *p, float *out, int 
 __global__ void volume(cudaTextureObject_t t, const float4 *p, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex3D<float>(t, p[i].x, p[i].y, p[i].z);
+}
+__global__ void gathered(cudaTextureObject_t t, const float2 *p, float4 *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2Dgather<float4>(t, p[i].x, p[i].y, 2);      // tld4.b: the four texels' z
 }
 __global__ void doubled(cudaSurfaceObject_t in, cudaSurfaceObject_t out, int h) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
@@ -126,6 +136,19 @@ def _launch_all(seed=0):
                             address="border", border=(0.5, -2.0, 1.0, 0.25))
         out = np.zeros((512, 4), np.float32)
         mod.get_kernel("sampled")[4, 128](t, p, out, np.int32(512))
+        outs.append(out)
+    for address in ("border", "wrap"):
+        t = cudalab.texture(cudalab.cuda_array(image, channels=4, gather=True), filter="point", address=address,
+                            normalized=address == "wrap", border=(5, 6, 7, 8))
+        out = np.zeros((512, 4), np.float32)
+        mod.get_kernel("gathered")[4, 128](t, p / np.float32([13, 9]) if address == "wrap" else p, out, np.int32(512))
+        outs.append(out)
+    image[1, 1] = [1e-40, -1e-40, np.nan, 2.0]                  # subnormals and a NaN, read at texel centres
+    centres = (rng.integers(-2, 15, (512, 2)) + 0.5).astype(np.float32)
+    for address in ("border", "clamp"):
+        t = cudalab.texture(cudalab.cuda_array(image, channels=4), filter="linear", address=address, border=(5, 6, 7, 8))
+        out = np.zeros((512, 4), np.float32)
+        mod.get_kernel("sampled")[4, 128](t, centres, out, np.int32(512))
         outs.append(out)
     stack = cudalab.cuda_array(rng.standard_normal((3, 9, 13)).astype(np.float32), layered=True)
     for filt in ("point", "linear"):

@@ -419,6 +419,20 @@ def test_outputs_that_did_not_match_are_a_failure():
     assert judge(0, "All 1024 results match\n", "", 120)[0] == "pass"
 
 
+def test_an_output_folder_git_could_not_keep_is_made_before_the_run(tmp_path):
+    # Caltech CS 179's n-body project writes ./output/data_N.dat; git keeps no empty folder, so no clone has it
+    from courses_check import missing_output_folders
+    course = write(tmp_path, {
+        "sim.cc": 'int main() { char f[64]; sprintf(f, "./output/data_%d.dat", 1); FILE *o = fopen(f, "w"); }\n',
+        "plot.cc": 'int main() { fopen("inputs/a.txt", "r"); /* "build/x" */ }\n',
+        "inputs/a.txt": "1 2 3\n",
+    })
+    p = read_program(course / "sim.cc", course)
+    assert missing_output_folders(p, course) == ["output"]
+    p = read_program(course / "plot.cc", course)
+    assert missing_output_folders(p, course) == []      # inputs/ is there; a comment's path is no path
+
+
 def test_a_check_that_answers_false_is_a_failure():
     # NVIDIA's DLI exercises end with "All elements were doubled? TRUE" (or FALSE, before the fix)
     source = 'printf("All elements were doubled? %s\\n", areDoubled ? "TRUE" : "FALSE");'

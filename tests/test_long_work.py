@@ -556,6 +556,22 @@ def test_a_kernel_stopped_between_instructions_names_its_line_and_no_made_up_thr
     assert told.endswith("so the kernel was stopped, and then the program. It was stopped at line 7.")
 
 
+def test_an_endless_loop_stopped_by_the_programs_cpu_limit_still_says_it_can_never_end():
+    """A lecture's kernel steps the outer index in its inner loop (`for (i = 0; i < n; it++)`), which nvcc
+    compiles as a branch to itself. Under a CPU-time limit (ulimit -t, the courses' runs) the program's
+    message is the limit's, and it kept only the line: the reason the loop cannot end is kept too."""
+    from cudalab.emulator.engine import _still_running
+    from cudalab.runtime.core.context import Context
+    ex = SimpleNamespace(pc_of={"inst": SimpleNamespace(place="line 138"), "mask": np.ones(128, bool), "endless": True},
+                         where=lambda lane: ((0, 0, 0), (lane, 0, 0)))
+    detail = _still_running(ex)
+    ctx = SimpleNamespace(limit_words=lambda: "CPU-time limit (ulimit -t, 120 s)")
+    told = Context.time_limit_message(ctx, "kernel6", f"The kernel kernel6 ran too long. {detail}")
+    assert "128 threads were still running, e.g. thread (0,0,0) of block (0,0,0) at line 138." in told
+    assert told.endswith("otherwise the compiler reads it once, before the loop.")
+    assert "for (i = 0; i < n; it++)" in told and told.count("branches to itself") == 1
+
+
 def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_the_threads_that_ended(monkeypatch):
     """One batch of 512 blocks whose every thread loops long (Cheng's sumMatrixOnGPU-1D-grid-1D-block):
     no block ends before the watchdog, and the skeleton's count of the batch runs out of its time.
@@ -671,6 +687,12 @@ def test_a_grid_whose_first_blocks_do_all_the_work_is_not_stopped_on_its_sample(
     # so is the count: the 8 long blocks' work once, and the rest at the light blocks' 6 instructions a thread
     assert pace.progress().estimated_thread_instructions == 8 * 128 * turns * 6 + (blocks - sample) * 128 * 6
     assert next(batches) == (2 * sample, LANE_BUDGET // 128)  # then full batches
+    # a sample that took most of the time there is stops the launch at once: a second would not fit
+    slow = Pace("add", blocks_total=blocks, timeout=3, wall_deadline=float("inf"),
+                stats=SimpleNamespace(thread_instructions=1000))
+    next(slow.batches(LANE_BUDGET // 128))
+    with pytest.raises(cudalab.KernelError, match="stopped by the watchdog early"):
+        slow.batch_done(sample, batch_seconds=2.0)
 
 
 def jacobi_launches(naive: int, optimized: int):

@@ -1201,6 +1201,8 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
         log = build.stderr + build.stdout
         why = next((l.strip() for l in log.splitlines() if re.search(r"\berror\b|does not|fatal", l)), None)
         return Result(p.name, "fail", "build: " + (why or first_error(log))[:300], command=shown, how=p.how)
+    for folder in missing_output_folders(p, checkout):
+        (where / folder).mkdir(parents=True, exist_ok=True)
     command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
     code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
@@ -1209,6 +1211,24 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
                            timeout)
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
+
+
+# a path a program's source writes under: sprintf(name, "./output/data_%d.dat", ...), fopen("results/x.csv", "w")
+_OUTPUT_PATH = re.compile(r'"(?:\./)?([\w-]+)/[^"/]*"')
+
+
+def missing_output_folders(p: "Program", checkout: Path) -> list:
+    """The folders ``p``'s sources name as the start of a file's path that its run folder lacks: git keeps
+    no empty folder, so an ``output/`` the author made for the program's files is not in any clone, and a
+    student makes it (Caltech CS 179's n-body project stops at 'Cannot find output directory, please make
+    it ("mkdir output")'). An input file under such a folder is still missing, and the program says so."""
+    home = checkout / p.folder
+    names = []
+    for source in p.sources:
+        path = home / source
+        if path.is_file():
+            names += _OUTPUT_PATH.findall(_without_comments(path.read_text(errors="replace")))
+    return [n for n in dict.fromkeys(names) if not (home / n).exists()]
 
 
 def with_input(command: list, stdin: str) -> list:

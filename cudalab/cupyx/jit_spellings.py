@@ -19,7 +19,7 @@ import types as pytypes
 import numpy as np
 from numba import cuda
 from numba.core import errors, types
-from numba.core.extending import intrinsic, overload
+from numba.core.extending import intrinsic, models, overload, overload_method
 from numba.cuda.cudadrv import nvvm
 from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
 
@@ -27,7 +27,8 @@ PREFIX = "_cupyx_jit_"
 # CuPy's atomic_* and the numba.cuda.atomic function each one is
 ATOMICS = {"add": "add", "sub": "sub", "exch": "exch", "min": "min", "max": "max", "inc": "inc",
            "dec": "dec", "and": "and_", "or": "or_", "xor": "xor"}
-NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS), "laneid", "range"]
+NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS), "laneid", "range",
+         "this_thread_block"]
 
 
 def respell(code, names):
@@ -116,6 +117,63 @@ def _atomic(cupy_name, numba_name):
     stub.__name__ = stub.__qualname__ = f"atomic_{cupy_name}"
     overload(stub, target="cuda", inline="always")(lambda array, index, value: impl)
     return stub
+
+
+# ------------------------------------------------------------------ ``jit.cg.this_thread_block()``
+class ThreadBlockType(types.Type):
+    """CuPy's thread-block group (``jit.cg.this_thread_block()``): its threads are the block's, so it
+    carries no data; its methods are the block's barrier and geometry."""
+
+    def __init__(self):
+        super().__init__(name="ThreadBlock")
+
+
+THREAD_BLOCK = ThreadBlockType()
+models.register_default(ThreadBlockType)(models.OpaqueModel)
+
+
+@intrinsic
+def _thread_block(typingctx):
+    def codegen(context, builder, signature, args):
+        return context.get_constant_null(signature.return_type)
+    return THREAD_BLOCK(), codegen
+
+
+def this_thread_block():
+    """CuPy's ``jit.cg.this_thread_block()``: the calling thread's block as a group (numba has grid
+    groups only): ``sync()`` is ``__syncthreads()``, ``thread_rank()`` the thread's number in the block,
+    ``size()``/``num_threads()`` the block's thread count."""
+    raise NotImplementedError("jit.cg.this_thread_block works inside a cupyx.jit kernel only")
+
+
+@overload(this_thread_block, target="cuda", inline="always")
+def _this_thread_block():
+    return lambda: _thread_block()
+
+
+@overload_method(ThreadBlockType, "sync", target="cuda")
+def _block_sync(block):
+    def sync(block):
+        cuda.syncthreads()
+    return sync
+
+
+@overload_method(ThreadBlockType, "thread_rank", target="cuda")
+def _block_thread_rank(block):
+    def rank(block):
+        return (cuda.threadIdx.z * cuda.blockDim.y + cuda.threadIdx.y) * cuda.blockDim.x + cuda.threadIdx.x
+    return rank
+
+
+def _block_size(block):
+    def size(block):
+        return cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    return size
+
+
+overload_method(ThreadBlockType, "size", target="cuda")(_block_size)
+overload_method(ThreadBlockType, "num_threads", target="cuda")(_block_size)
+setattr(cuda.cg, PREFIX + "this_thread_block", this_thread_block)
 
 
 for _cupy, _numba in ATOMICS.items():

@@ -433,9 +433,9 @@ def _wait_for_better(st, rest: float):
     """Before a batch of a launch whose rest, at the quick code's pace, is longer than the better build has
     left to run (its expected CPU seconds less the wall time since it started): wait for that build,
     asleep (no watchdog time), at most as long as that rest. A batch cannot change code while it runs, and
-    quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a 2^20-thread curand_init
-    built with cuRAND's loops ran its 2^19-lane batches at opt=0's pace, 100 s each, while opt=1's code,
-    2.4 s of build, would have run one in 9."""
+    quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a 65,536-thread curand_init
+    with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at 10 s; in batches of
+    QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s."""
     child = st.better
     if getattr(child, "pid_of_parent", None) != os.getpid():
         return
@@ -550,7 +550,7 @@ def _access(inst):
     """(classes, writes) of a memory instruction: classes of memory it may touch across lanes."""
     from .memops import _space
     op = inst.opcode
-    if op in ("tex", "suld", "sust"):   # texels are device memory (texture_native)
+    if op in ("tex", "tld4", "suld", "sust"):   # texels are device memory (texture_native)
         return ("global",), op == "sust"
     if op in ("ld", "ldu", "st", "atom", "red"):
         sp = _space(inst)
@@ -563,7 +563,7 @@ def _access(inst):
 
 _WRITES_FIRST = {"mov", "cvta", "add", "sub", "mul", "mad", "fma", "div", "rem", "sqrt", "rsqrt", "rcp", "and",
                  "or", "xor", "not", "shl", "shr", "neg", "abs", "min", "max", "setp", "selp", "cvt", "ld", "ldu",
-                 "atom", "shfl", "vote", "activemask", "redux", "tex", "suld"}
+                 "atom", "shfl", "vote", "activemask", "redux", "tex", "tld4", "suld"}
 
 
 def _regs(o):

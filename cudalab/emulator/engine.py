@@ -1866,6 +1866,14 @@ def _threads_finished(ex, code) -> int:
     return int(np.count_nonzero(done))
 
 
+# what the watchdog adds where the threads it stopped sit on a branch to itself (nvcc's code for a loop whose
+# test nothing in it changes: `for (i = 0; i < n; it++)`, or a wait on a value read once before the loop)
+ENDLESS_LOOP = (" The compiled code there branches to itself: a loop that can never end, since nothing in it "
+                "changes (a loop that steps another variable than the one its test reads: for (i = 0; i < n; it++)). "
+                "A loop that waits for a value another thread or the host writes must read it each time, "
+                "through a volatile pointer or an atomic; otherwise the compiler reads it once, before the loop.")
+
+
 def _still_running(ex):
     """Where the watchdog found the kernel's threads, for its message."""
     inst = ex.pc_of["inst"]
@@ -1875,10 +1883,7 @@ def _still_running(ex):
     if not lanes.size:          # stopped between instructions (native code's return): no thread to name
         return f"It was stopped at {line}."
     block, thread = ex.where(int(lanes[0]))
-    endless = (" The compiled code there branches to itself: a loop that can never end, since nothing in it "
-               "changes. A loop that waits for a value another thread or the host writes must read it each time, "
-               "through a volatile pointer or an atomic; otherwise the compiler reads it once, before the loop."
-               ) if ex.pc_of.get("endless") else ""
+    endless = ENDLESS_LOOP if ex.pc_of.get("endless") else ""
     return (f"{lanes.size} threads were still running, e.g. thread ({thread[0]},{thread[1]},{thread[2]}) of block "
             f"({block[0]},{block[1]},{block[2]}) at {line}.{endless}")
 

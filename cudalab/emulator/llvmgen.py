@@ -542,7 +542,7 @@ def _on_active_lanes(inst):
     if inst.opcode in ("ld", "ldu"):
         base = inst.operands[1][1] if inst.operands[1][0] == "mem" else None
         return _space(inst) != "param" or bool(base and base[0] == "reg")    # through its address: sm90
-    return inst.opcode in ("st", "atom", "red", "shfl", "suld", "sust", "txq", "suq")
+    return inst.opcode in ("st", "atom", "red", "shfl", "suld", "sust", "txq", "suq", "tld4")
 
 
 # ------------------------------------------------------------------ float helpers

@@ -1,4 +1,4 @@
-"""Texture and surface accesses in native code: tex, suld.b, sust.b, txq and suq for the compiled tier
+"""Texture and surface accesses in native code: tex, tld4, suld.b, sust.b, txq and suq for the compiled tier
 (compiled.py's groups, regions).
 
 Kernels that read their data through textures (tex1Dfetch, tex2D, tex3D; CUDA 11's texture references
@@ -509,8 +509,9 @@ def _weights(b, fractions):
     return [w[key] for key in sorted(w)]
 
 
-def _linear(g, t, coords, sizes):
-    """A linear lookup in 1D (as 2D), 2D or 3D (texture._footprint, tap_weights, _filter)."""
+def _linear_taps(g, t, coords, sizes, gather=False):
+    """texture._footprint of a linear lookup (``gather``: tld4's, whose coordinate is not clamped to
+    the edge texels' centres): per dimension ((index, outside) of its two taps, fraction)."""
     b = g.b
     one = 1 << tx.COORD_BITS
     taps = []
@@ -519,6 +520,8 @@ def _linear(g, t, coords, sizes):
         mode = t.mode(d)
         edge = b.or_(b.icmp_unsigned("==", mode, ir.Constant(I64, MODES["clamp"])),
                      b.and_(b.not_(t.normalized), b.icmp_unsigned(">=", mode, ir.Constant(I64, MODES["wrap"]))))
+        if gather:
+            edge = ir.Constant(I1, 0)
         tt = b.select(edge, _clamp(b, tt, ir.Constant(I64, one // 2), b.sub(b.mul(n, ir.Constant(I64, one)),
                                                                                ir.Constant(I64, one // 2))), tt)
         q = b.ashr(b.add(tt, ir.Constant(I64, -(one // 2) + (1 << (tx.COORD_BITS - tx.FRACTION_BITS - 1)))),
@@ -526,15 +529,56 @@ def _linear(g, t, coords, sizes):
         i0 = b.ashr(q, ir.Constant(I64, tx.FRACTION_BITS))
         a = b.and_(q, ir.Constant(I64, (1 << tx.FRACTION_BITS) - 1))
         taps.append(([_address(g, i, n, mode, t.normalized) for i in (i0, b.add(i0, ir.Constant(I64, 1)))], a))
+    return taps
+
+
+def _at_centre(g, t, taps):
+    """i1: every fraction is 0 (a texel's centre: convolutionTexture's x + 0.5), the texture float and
+    bound without a limit, so that the first tap alone is the lookup (texture._one_texel); a
+    neighbour past an allocation's end is the interpreter's to report."""
+    b = g.b
+    zero = ir.Constant(I64, 0)
+    off = _any(b, [b.icmp_unsigned("!=", a, zero) for _, a in taps])
+    plain = b.and_(b.not_(t.flag(t.field("flags"), NORMALIZED_READ)),
+                   b.icmp_signed("==", t.field("limit"), ir.Constant(I64, NO_LIMIT)))
+    return b.and_(b.not_(off), plain)
+
+
+def _one_texel(g, t, taps):
+    """The first tap's words as a lookup of weight 1 gives them: a subnormal as a zero of its sign, a
+    NaN as the canonical one."""
+    b = g.b
+    first = [side[0] for side, _ in taps]
+    c32 = lambda v: ir.Constant(I32, v)      # noqa: E731
+    got = []
+    for w in t.words([i for i, _ in first], _any(b, [o for _, o in first])):
+        expo = b.and_(b.lshr(w, c32(23)), c32(255))
+        nan = b.and_(b.icmp_unsigned("==", expo, c32(255)), b.icmp_unsigned("!=", b.and_(w, c32(0x7FFFFF)), c32(0)))
+        w = b.select(b.icmp_unsigned("==", expo, c32(0)), b.and_(w, c32(0x80000000)), w)
+        got.append(b.select(nan, c32(0x7FFFFFFF), w))
+    return got
+
+
+def _linear(g, t, coords, sizes):
+    """A linear lookup in 1D (as 2D), 2D or 3D (texture._footprint, tap_weights, _filter)."""
+    b = g.b
+    taps = _linear_taps(g, t, coords, sizes)
     weights = _weights(b, [a for _, a in taps])
     sides = [side for side, _ in taps]
     ch = t.field("channels")
     norm = t.flag(t.field("flags"), NORMALIZED_READ)
-    start = b.block
-    fixed_bb, float_bb, join = (g.fn.append_basic_block(n) for n in ("tex_fixed", "tex_float", "tex_filtered"))
+    centre = _at_centre(g, t, taps)
+    centre_bb, pick_bb, fixed_bb, float_bb, join = (g.fn.append_basic_block(n) for n in (
+        "tex_centre", "tex_pick", "tex_fixed", "tex_float", "tex_filtered"))
+    b.cbranch(centre, centre_bb, pick_bb)
+    b.position_at_end(pick_bb)
     b.cbranch(norm, fixed_bb, float_bb)
     out = []
     bad = getattr(g, "bad", None)           # (_Outlined: each branch's bail-out flag joins below)
+    b.position_at_end(centre_bb)
+    got = _one_texel(g, t, taps)
+    out.append((got + [getattr(g, "bad", None)], b.block))
+    b.branch(join)
     n = len(weights)
     for bb, raw, filt in ((fixed_bb, True, fixed_function(g.fn.module, n)),
                           (float_bb, False, filter_function(g.fn.module, n))):
@@ -548,7 +592,6 @@ def _linear(g, t, coords, sizes):
                         b.call(filt, [w[c] for w in words] + weights + extra), ir.Constant(I32, 0)) for c in range(4)]
         out.append((got + [getattr(g, "bad", None)], b.block))
         b.branch(join)
-    del start
     b.position_at_end(join)
     result = []
     for c in range(4 if bad is None else 5):
@@ -657,6 +700,16 @@ def _tex(g, inst):
         point_end = b.block
         b.branch(join)
         b.position_at_end(linear_bb)
+        # a texel's centre inline (the one texel, as a point lookup costs); any other lookup calls the filter
+        coords2 = values + ([ir.Constant(F32, 0.0)] if dims == 1 else [])
+        taps = _linear_taps(g, t, coords2, _sizes(t, len(coords2)))
+        centre_bb, filter_bb = g.fn.append_basic_block("tex_centre"), g.fn.append_basic_block("tex_filter")
+        b.cbranch(_at_centre(g, t, taps), centre_bb, filter_bb)
+        b.position_at_end(centre_bb)
+        cw = _one_texel(g, t, taps)
+        centre_end = b.block
+        b.branch(join)
+        b.position_at_end(filter_bb)
         if dims == 3:
             got = b.call(linear3_function(g.fn.module), [t.mem, t.row, *values])
         else:
@@ -669,9 +722,10 @@ def _tex(g, inst):
         b.branch(join)
         b.position_at_end(join)
         words = []
-        for p, q in zip(pw, lw):
+        for p, c, q in zip(pw, cw, lw):
             phi = b.phi(I32)
             phi.add_incoming(p, point_end)
+            phi.add_incoming(c, centre_end)
             phi.add_incoming(q, linear_end)
             words.append(phi)
     for o, w in zip(dst[1], words):
@@ -781,3 +835,37 @@ def _query(g, inst):
     live = TEXTURE_LIVE if inst.opcode == "txq" else SURFACE_LIVE
     g.bail_if(b.icmp_unsigned("!=", _field(b, row, "live"), ir.Constant(I64, live)))
     g.write(inst.operands[0], "b32", b.trunc(_field(b, row, "q" + what[0]), I32))
+
+
+# ------------------------------------------------------------------ tld4
+@gen("tld4")
+def _tld4(g, inst):
+    """tld4.{r,g,b,a}.{2d,a2d}.v4.{f32,s32,u32}.f32 d, [handle, {layer, x, y}]: component ``comp`` of the
+    four texels of the linear footprint, in texture.GATHER_ORDER (texture.gather)."""
+    geom = next((m for m in inst.mods if m in tx.GEOMETRIES), None)
+    comp = next((m for m in inst.mods if m in ("r", "g", "b", "a")), None)
+    dst = inst.operands[0]
+    if geom not in ("2d", "a2d") or comp is None or len(inst.operands) != 2 or dst[0] != "vec" or len(dst[1]) != 4:
+        raise Skip(f"tld4 form {inst.text}")
+    handle, coords = _operands(inst)
+    has_layer = geom == "a2d"
+    if len(coords) < has_layer + 2:
+        raise Skip("tld4 coordinates")
+    b = g.b
+    h = g.read(handle, "u64")
+    layer = g.read(coords[0], "s32") if has_layer else None
+    values = [g.read(c, "f32") for c in coords[has_layer:has_layer + 2]]
+    t = _Texture.of_handle(g, h)
+    g.bail_if(b.icmp_unsigned("!=", t.flag(t.field("flags"), LAYERED), ir.Constant(I1, has_layer)))
+    if has_layer:
+        last = b.sub(t.field("depth"), ir.Constant(I64, 1))
+        z = b.zext(layer, I64)
+        t.slice = b.select(b.icmp_unsigned("<", z, last), z, last)
+    sizes = [t.field("width"), t.field("height")]          # (gather takes the height as it is)
+    for n in sizes:
+        g.bail_if(b.icmp_signed("<=", n, ir.Constant(I64, 0)))
+    (xs, _), (ys, _) = _linear_taps(g, t, values, sizes, gather=True)
+    k = "rgba".index(comp)
+    for o, (tx_, ty_) in zip(dst[1], tx.GATHER_ORDER):
+        (xi, xo), (yi, yo) = xs[tx_], ys[ty_]
+        g.write(o, "b32", t.words([xi, yi], b.or_(xo, yo))[k])

@@ -732,6 +732,9 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         where = re.search(r"(?:\d+ threads were still running, e\.g\. .*?|It was stopped) at (?:line \d+(?: of \S+)?|an unknown line)\.",
                           detail)
         where = f" {where.group(0)}" if where else ""
+        from ...emulator.engine import ENDLESS_LOOP
+        if ENDLESS_LOOP in detail:          # a loop that can never end says so under a CPU limit too
+            where += ENDLESS_LOOP
         how_far = f" {progress.describe()} {progress.describe_estimate()}".rstrip() if progress is not None else ""
         return (f"The program's {self.limit_words()} ran out while kernel {kernel} was running, so "
                 f"the kernel was stopped, and then the program.{how_far}{where}")
