@@ -619,6 +619,16 @@ class _Outlined:
 RESULT = ir.LiteralStructType([ir.VectorType(I32, 4), I1])
 
 
+def _return_words(g, words):
+    """Return an outlined lookup's four result words and its bail-out flag as one ``RESULT``."""
+    b = g.b
+    vec = ir.Constant(ir.VectorType(I32, 4), None)
+    for c, w in enumerate(words):
+        vec = b.insert_element(vec, w, ir.Constant(I32, c))
+    out = b.insert_value(ir.Constant(RESULT, None), vec, 0)
+    b.ret(b.insert_value(out, g.bad, 1))
+
+
 def linear_function(module):
     """``linear(mem, row, x, y) -> {words, bail}``: a linear lookup in 1D or 2D (``_linear``), one
     function per module rather than a copy at every tex (a kernel of two tex2D had 0.96 MB of IR)."""
@@ -631,12 +641,7 @@ def linear_function(module):
     t = _Texture(g, row, mem)
     t.slice = layer
     words = _linear(g, t, [x, y], _sizes(t, 2))
-    b = g.b
-    vec = ir.Constant(ir.VectorType(I32, 4), None)
-    for c, w in enumerate(words):
-        vec = b.insert_element(vec, w, ir.Constant(I32, c))
-    out = b.insert_value(ir.Constant(RESULT, None), vec, 0)
-    b.ret(b.insert_value(out, g.bad, 1))
+    _return_words(g, words)
     return fn
 
 
@@ -650,12 +655,7 @@ def linear3_function(module):
     g = _Outlined(fn, ir.IRBuilder(fn.append_basic_block("entry")))
     t = _Texture(g, row, mem)
     words = _linear(g, t, [x, y, z], _sizes(t, 3))
-    b = g.b
-    vec = ir.Constant(ir.VectorType(I32, 4), None)
-    for c, w in enumerate(words):
-        vec = b.insert_element(vec, w, ir.Constant(I32, c))
-    out = b.insert_value(ir.Constant(RESULT, None), vec, 0)
-    b.ret(b.insert_value(out, g.bad, 1))
+    _return_words(g, words)
     return fn
 
 
