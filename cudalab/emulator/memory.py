@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 import ctypes
 import mmap
+import platform
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -428,12 +430,19 @@ def _madvise(address: int, length: int, advice: int) -> int:
     return -1 if libc is None else libc.madvise(ctypes.c_void_p(address), ctypes.c_size_t(length), advice)
 
 
+# Python's mmap module names MAP_NORESERVE only from 3.13; before, Linux's value on the usual machines.
+# Without it the reservation is charged against the commit limit in full, and a process holding a
+# few of them (a test worker that ran many programs) can no longer fork: its children fail with ENOMEM
+MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform.startswith("linux") and platform.machine() in (
+    "x86_64", "i686", "i386", "aarch64", "arm64", "armv7l", "riscv64", "s390x") else 0)
+
+
 def reserve(nbytes: int):
     """``nbytes`` of zeroed memory as a numpy array that costs pages only where written: a private
     anonymous mapping without swap reserved for it (MAP_NORESERVE), as a whole program's arena is a
     memfd mapped at its full size (programs/server.py). None where the system refuses it (a strict
     overcommit policy, a 32-bit address space); the arena then grows by copying."""
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE
     try:
         return np.frombuffer(mmap.mmap(-1, nbytes, flags=flags), np.uint8)
     except (OSError, ValueError, OverflowError):
