@@ -215,14 +215,18 @@ def hot(df, interp_seconds: float) -> bool:
     each, native 0.21 s) while LLVM built that kernel; waiting, 10. A small kernel, built after one big launch (``AUTO_LANES``), is not hot:
     a notebook cell's next launch does not wait for LLVM."""
     cost = build_seconds(df)
-    debug = df.__dict__.get("_tier") is not None and df._tier.debug
-    return cost > CHEAP_BUILD_SECONDS and interp_seconds >= (cost if debug else min(cost, BUILD_AFTER_SECONDS))
+    return cost > CHEAP_BUILD_SECONDS and interp_seconds >= (cost if _debug(df) else min(cost, BUILD_AFTER_SECONDS))
 
 
 def build_seconds(df) -> float:
     """About how long LLVM takes to build ``df``'s native code (CPU seconds)."""
-    debug = df.__dict__.get("_tier") is not None and bool(df._tier.debug)
-    return len(df.code) * (DEBUG_BUILD_SECONDS_PER_INSTRUCTION if debug else BUILD_SECONDS_PER_INSTRUCTION)
+    return len(df.code) * (DEBUG_BUILD_SECONDS_PER_INSTRUCTION if _debug(df) else BUILD_SECONDS_PER_INSTRUCTION)
+
+
+def _debug(df) -> bool:
+    """Whether ``df``'s kernel is known to be of a -G build (``pick`` reads its module's .target once)."""
+    st = df.__dict__.get("_tier")
+    return st is not None and bool(st.debug)
 
 
 def worth_building(df, interp_seconds: float, lanes: int = 0, too_long: bool = False) -> bool:
@@ -242,7 +246,7 @@ def worth_building(df, interp_seconds: float, lanes: int = 0, too_long: bool = F
     cost = build_seconds(df)
     if cost <= CHEAP_BUILD_SECONDS:
         due = lanes >= AUTO_LANES or interp_seconds >= AUTO_SECONDS
-    elif df.__dict__.get("_tier") is not None and df._tier.debug:
+    elif _debug(df):
         due = interp_seconds >= cost or too_long
     else:
         due = interp_seconds >= min(cost, BUILD_AFTER_SECONDS)

@@ -1744,13 +1744,14 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
         except Exception as e:          # a bug in the emulator: the program hears of it as a CUDA error
             raise UnsupportedError(_internal_error(e, kernel_name)) from e
     spent = b.seconds
+    # the launch's rest at this batch's pace, CPU s (``later`` is the batches queued behind this one)
+    rest = spent * (pace.blocks_total - pace.blocks_done - nb) / nb
     if run_df is df:
-        later = spent * (pace.blocks_total - pace.blocks_done - nb) / nb
-        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program, later,
-                           pace.spent() + later >= compiled.DEBUG_LAUNCH_SHARE * pace.timeout,
+        compiled.note_time(df, spent, None if observers or shape and shape.size > 1 else program, rest,
+                           pace.spent() + rest >= compiled.DEBUG_LAUNCH_SHARE * pace.timeout,
                            sample=pace.blocks_done == 0 and nb < pace.per_batch)
     else:                           # quick native code that keeps running gets its better code (compiled.py)
-        compiled.note_native(df, run_df, spent, spent * (pace.blocks_total - pace.blocks_done - nb) / nb)
+        compiled.note_native(df, run_df, spent, rest)
     pool = None if observers else dict(ex.fr.regs)
     spare = (ex.shared, ex.local) if pool is not None else None
     if pool is not None and run_df is not df:       # what a native batch really held (_window)
