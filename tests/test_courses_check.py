@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import (author_arguments, gpu_options, judge, project_companions, read_program,  # noqa: E402
-                           read_programs)
+from courses_check import (author_arguments, author_run, gpu_options, judge, project_companions,  # noqa: E402
+                           read_program, read_programs)
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -1013,3 +1013,49 @@ def test_a_visual_studio_folders_timer_source_is_built_with_the_program_as_its_p
     made = write(tmp_path / "made", {"x/Makefile": "all:\n\tnvcc -o x x.cu\n", "x/x.cu": '#include "timer.h"\nint main() { tick(); }\n',
                                      "x/timer.h": "void tick();\n", "x/timer.cpp": "void tick() {}\n"})
     assert project_companions(read_program(made / "x/x.cu", made), made) == []
+
+
+def test_a_build_comment_with_no_space_after_the_slashes_is_the_authors_build(tmp_path):
+    # "//nvcc -rdc=true x.cu -o x -lcudadevrt" heads a dynamic-parallelism listing: without -rdc=true nvcc
+    # refuses its device-side launch, so the comment is the build, however it is spaced
+    book = write(tmp_path, {
+        "ch3/nested.cu": "//nvcc -rdc=true nested.cu -o nested -lcudadevrt\nint main() { return 0; }\n",
+        "ch3/block.cu": "/*nvcc -O2 block.cu -o block*/\nint main() { return 0; }\n",
+    })
+    nested = read_program(book / "ch3/nested.cu", book)
+    assert (nested.how, nested.options) == ("nested.cu's own comment", ["-rdc=true", "-o", "nested", "-lcudadevrt"])
+    block = read_program(book / "ch3/block.cu", book)
+    assert (block.how, block.options) == ("block.cu's own comment", ["-O2", "-o", "block"])
+
+
+def test_build_and_run_lines_in_backticks_are_read_as_a_reader_types_them(tmp_path):
+    # a lab sheet in Markdown quotes its commands: "Compile with `nvcc -O3 saxpy.cu -o saxpy` and run
+    # `./saxpy 1048576`"; a source's comment may quote its build the same way
+    course = write(tmp_path, {
+        "lab2/README.md": "Compile with `nvcc -O3 saxpy.cu -o saxpy` and run `./saxpy 1048576`.\n",
+        "lab2/saxpy.cu": "int main() { return 0; }\n",
+        "lab3/stencil.cu": "// Build: `nvcc -arch=sm_70 -o stencil stencil.cu`, then run it.\nint main() { return 0; }\n",
+    })
+    saxpy = read_program(course / "lab2/saxpy.cu", course)
+    assert (saxpy.how, saxpy.options, author_arguments(saxpy, course)) == ("lab2/README.md", ["-O3", "-o", "saxpy"],
+                                                                         ["1048576"])
+    stencil = read_program(course / "lab3/stencil.cu", course)
+    assert (stencil.how, stencil.options) == ("stencil.cu's own comment", ["-arch=sm_70", "-o", "stencil"])
+
+
+def test_a_kernel_chosen_by_the_environment_runs_as_the_authors_job_script_first_runs_it(tmp_path):
+    # NTUA's matrix-multiply lab: the Makefile only builds dmm_main; the program reads GPU_KERNEL with getenv,
+    # and a PBS script kept in results/ loops over kernels and sizes: its first turn is the author's run
+    course = write(tmp_path, {
+        "cuda/Makefile": "dmm_main: dmm_main.cu\n\tnvcc -O3 -o dmm_main dmm_main.cu\n",
+        "cuda/dmm_main.cu": 'int main() { return getenv("GPU_KERNEL") == 0; }\n',
+        "results/perf/dmm.sh": "#!/bin/bash\n#PBS -l nodes=1:cuda\ngpu_kernels=\"1 2\"\nsizes=\"256 512\"\n"
+                               "gpu_prog=\"./dmm_main\"\nfor i in $gpu_kernels; do\n  for m in $sizes; do\n"
+                               "    GPU_KERNEL=$i $gpu_prog $m $m $m\n  done\ndone\n",
+    })
+    p = read_program(course / "cuda/dmm_main.cu", course)
+    assert p.how == "cuda/Makefile"
+    assert author_run(p, course) == (["256", "256", "256"], {"GPU_KERNEL": "1"})
+    # a readme's run line sets the variable the same way
+    write(course, {"cuda/README.md": "Run the tiled kernel:\n\n    $ GPU_KERNEL=2 ./dmm_main 1024 1024 1024\n"})
+    assert author_run(p, course) == (["1024", "1024", "1024"], {"GPU_KERNEL": "2"})

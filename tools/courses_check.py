@@ -31,8 +31,10 @@ Each program is built as its course says, in this order:
 
 The program runs in its folder of a copy of the checkout (programs write files where they run, and
 include ``../shared/x.h``), with the arguments ``--args`` gives (a book's table of sizes), else those of the line that runs it in
-the readme or job script its build came from (``./task1 1024 64``) or in its Makefile's ``run`` target,
-else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+the readme or job script its build came from (``./task1 1024 64``, or `` `./task1 1024 64` `` quoted in a readme's
+text) or in its Makefile's ``run`` target, else the first turn of a job script anywhere in the checkout that
+runs it (``GPU_KERNEL=$i $prog $m $n $k`` in a loop: the variables such a line sets are the program's
+environment), else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
@@ -118,6 +120,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    environment: dict = field(default_factory=dict)  # the variables its author's run line sets (GPU_KERNEL=0 ./x)
     stdin: str = ""                                 # the file its author feeds it (--stdin: ./x < image.pgm)
     libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
     host_libraries: list = field(default_factory=list)  # folders whose Makefile builds a host library it links
@@ -441,34 +444,105 @@ def _nvcc_lines(text: str) -> list:
 
 
 # "./task1 1024 64" in the script or readme the build came from: the sizes its author runs it with
-# ("srun -n 1 ./x 2.0": a batch system's launcher and its options, a count among them)
-_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?(?:srun\s+(?:-\S+(?:\s+\d+\b)?\s+)*)?\./(\S+)[ \t]*([^\n]*)$", re.M)
+# ("srun -n 1 ./x 2.0": a batch system's launcher and its options, a count among them; "GPU_KERNEL=0
+# ./dmm_main 256 256 256": the shell's assignments before it, the program's environment)
+_ASSIGNMENTS = r"(?P<env>(?:[A-Za-z_]\w*=[^\s`]*\s+)*)"
+_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?" + _ASSIGNMENTS +
+                       r"(?:srun\s+(?:-\S+(?:\s+\d+\b)?\s+)*)?\./(?P<prog>\S+)[ \t]*(?P<args>[^\n]*)$", re.M)
+# "Run it with `./x 64`": a readme's run line in backticks, as its build line may be
+_RUN_INLINE = re.compile(r"`+[ \t]*(?:\$\s*)?" + _ASSIGNMENTS + r"\./(?P<prog>[^\s`]+)[ \t]*(?P<args>[^`\n]*?)\s*`+")
+
+
+def _run_lines(text: str) -> list:
+    """(program, argument text, environment) for each line of a note that runs a program, in the note's
+    order: a line of its own or a readme's backquoted command."""
+    found = sorted([*_RUN_LINE.finditer(text), *_RUN_INLINE.finditer(text)], key=lambda m: m.start())
+    return [(m.group("prog"), m.group("args"), _environment(m.group("env"))) for m in found]
+
+
+def _environment(assignments: str) -> dict:
+    """The variables a command line's leading ``NAME=VALUE`` words set for the program, those whose value
+    a shell would not change (a ``$i`` left unexpanded is no value)."""
+    env = {}
+    for word in assignments.split():
+        name, _, value = word.partition("=")
+        value = value.strip("\"'")
+        if not re.search(r"[$`*?]", value):
+            env[name] = value
+    return env
+
+
+_SHELL_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;]*)\s*$", re.M)
+_SHELL_FOR = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)", re.M)
+
+
+def _shell_expanded(text: str) -> str:
+    """A job script as its first run executes it: its simple assignments (``gpu_prog="./dmm_main"``) and
+    each ``for i in 0 1 2`` loop's first value (after the assignments: ``for m in $problem_sizes``) put in
+    for ``$name`` and ``${name}``, so ``GPU_KERNEL=$i $gpu_prog $m $n $k`` in NTUA's benchmark loops reads
+    ``GPU_KERNEL=0 ./dmm_main 256 256 256``. Variables it does not set stay as written."""
+    values = {}
+
+    def expand(words: str) -> str:
+        return re.sub(r"\$(?:\{(\w+)\}|(\w+))",
+                      lambda m: values.get(m.group(1) or m.group(2), m.group(0)), words)
+    for name, value in _SHELL_ASSIGNMENT.findall(text):
+        values.setdefault(name, expand(value.strip("\"'")))
+    for name, listed in _SHELL_FOR.findall(text):
+        words = expand(listed).split()
+        if words:
+            values.setdefault(name, words[0].strip("\"'"))
+    return expand(text)
+
+
+def job_script_run(output: str, checkout: Path) -> tuple:
+    """(arguments, environment) of the first line of a job script anywhere in the checkout that runs
+    ``output`` (as its first loop turn runs it: ``_shell_expanded``), where its build named no run of its
+    own: NTUA's lab keeps its PBS benchmark scripts in ``results/``, apart from the program's folder."""
+    for script in sorted(checkout.rglob("*")):
+        if script.suffix.lower() not in _JOB_SCRIPTS or ".git" in script.parts or not script.is_file():
+            continue
+        for prog, args, env in _run_lines(_shell_expanded(_note_text(script))):
+            if Path(prog).name == output:
+                words = _plain(args)
+                if words or not args.strip():
+                    return words, env
+    return [], {}
 
 
 def author_arguments(p: "Program", checkout: Path) -> list:
     """The arguments of the first line of the note that gave ``p``'s build (a readme, a job script) that
     runs the program it builds (``./task1 1024 64``, or ``srun ./task1 1024 64``), where they are plain
     words: none that a shell expands (``$N``), redirects or pipes."""
+    return author_run(p, checkout)[0]
+
+
+def author_run(p: "Program", checkout: Path) -> tuple:
+    """(arguments, environment) its author runs ``p`` with: ``author_arguments``'s line, with the variables
+    it sets before the program (``GPU_KERNEL=0 ./dmm_main 256 256 256``: the kernel the program reads with
+    getenv), else, where neither its Makefile nor a readme runs it, a job script's line (``job_script_run``)."""
     note = checkout / p.how
     output = Path(_output(p.options) or Path(p.name).stem).name
     if p.how.startswith("default"):
-        return _readme_run_arguments(checkout / p.name, checkout)
+        found = _readme_run(checkout / p.name, checkout)
+        return found if found != ([], {}) else job_script_run(output, checkout)
     if not note.is_file() or p.how.startswith("given"):
-        return []
+        return [], {}
     if note.name.lower() in ("makefile", "gnumakefile"):
         # (a Makefile that only builds: the readme beside it says how the program runs, "$ ./blur_filter 4096")
-        return (_make_run_arguments(note.read_text(errors="replace"), output)
-                or _readme_run_arguments(checkout / p.name, checkout, output))
-    for m in _RUN_LINE.finditer(_note_text(note)):
-        if m.group(1) != output:
+        words = _make_run_arguments(note.read_text(errors="replace"), output)
+        found = (words, {}) if words else _readme_run(checkout / p.name, checkout, output)
+        return found if found != ([], {}) else job_script_run(output, checkout)
+    for prog, args, env in _run_lines(_note_text(note)):
+        if prog != output:
             continue
-        return _plain(m.group(2))
-    return []
+        return _plain(args), env
+    return [], {}
 
 
-def _readme_run_arguments(path: Path, checkout: Path, output: str = "") -> list:
-    """For a program built as nvcc's default (its readme names no build line of its own), the arguments of
-    the line in a readme beside it or one or two folders up that runs a program of its name, with or
+def _readme_run(path: Path, checkout: Path, output: str = "") -> tuple:
+    """For a program built as nvcc's default (its readme names no build line of its own), the arguments (and
+    environment) of the line in a readme beside it or one or two folders up that runs a program of its name, with or
     without a suffix: KTH's lab text builds only the first exercise (``nvcc lab01_ex1.cu -o
     lab01_ex1.out``) and then runs the second with ``srun -n 1 ./lab01_ex2.out 2.0``."""
     folders = [f for f in list(path.parents)[:3] if checkout in (f, *f.parents)]
@@ -476,13 +550,13 @@ def _readme_run_arguments(path: Path, checkout: Path, output: str = "") -> list:
         for note in sorted(folder.iterdir()):
             if not (note.is_file() and re.match(r"readme|notes|instructions", note.name, re.I)):
                 continue
-            for m in _RUN_LINE.finditer(_note_text(note)):
-                if Path(m.group(1)).name.split(".")[0] not in (path.stem, output):
+            for prog, args, env in _run_lines(_note_text(note)):
+                if Path(prog).name.split(".")[0] not in (path.stem, output):
                     continue
-                if any(_PLACEHOLDER.fullmatch(w) for w in m.group(2).split()):
+                if any(_PLACEHOLDER.fullmatch(w) for w in args.split()):
                     continue                        # "./blur_filter {size}": the usage, the example follows
-                return _plain(m.group(2))
-    return []
+                return _plain(args), env
+    return [], {}
 
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}|<[^>]*>|\[[^\]]*\]")
@@ -523,7 +597,8 @@ def _make_run_arguments(makefile: str, output: str) -> list:
 
 # a comment's "To build use  : nvcc quicksort.cu -arch=compute_35 -rdc=true -o quicksort" or "// nvcc -o x x.cu"
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_COMMENT_NVCC = re.compile(r"(?:^|[\s:>$])nvcc\s+([^\n]*?)\s*(?:\*/)?\s*$", re.M)
+# ("//nvcc -rdc=true x.cu -o x", with no space after the slashes; "// Build: `nvcc -o x x.cu`", in backticks)
+_COMMENT_NVCC = re.compile(r"(?:^|[\s:>$/*`])nvcc\s+([^\n`]*?)\s*(?:`|(?:\*/)?\s*$)", re.M)
 
 
 def from_own_comment(path: Path):
@@ -1179,6 +1254,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     and write files where it runs; the checkout stays as it was)."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
+    shown = "".join(f"{k}={shlex.quote(v)} " for k, v in p.environment.items()) + shown
     shown += f" < {shlex.quote(p.stdin)}" if p.stdin else ""
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
@@ -1204,7 +1280,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     for folder in missing_output_folders(p, checkout):
         (where / folder).mkdir(parents=True, exist_ok=True)
     command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
-    code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
+    code, out, used = run_limited(command, where, {**env, **p.environment}, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
@@ -1377,6 +1453,7 @@ def run(p):
     try:
         folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
         env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        env.update(p.get("environment", {}))                # (its author's GPU_KERNEL=0 ./x)
         given = open(os.path.join(folder, p["input"]), "rb") if p.get("input") else subprocess.DEVNULL
         r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
                            errors="replace", timeout=10, stdin=given, env=env)
@@ -1497,7 +1574,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
         folder = f"{checkout.name}/{p.folder}"
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries, "input": p.stdin,
+                       "environment": p.environment, "libraries": p.libraries, "input": p.stdin,
                        "host_libraries": [f"{checkout.name}/{f}" for f in p.host_libraries]})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
@@ -1612,7 +1689,7 @@ def main(argv=None) -> int:
     for prog in programs:
         prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), None)
         if prog.arguments is None:
-            prog.arguments = author_arguments(prog, checkout)
+            prog.arguments, prog.environment = author_run(prog, checkout)
         prog.stdin = next((file for glob_, _, file in (g.partition("=") for g in a.stdin)
                            if fnmatch.fnmatch(prog.name, glob_)), "")
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
@@ -1631,7 +1708,8 @@ def main(argv=None) -> int:
     for prog in programs:
         prefix = checkout.name + "/"
         if a.dry_run:
-            print(f"{prog.name}: {prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
+            print(f"{prog.name}: {''.join(f'{k}={v} ' for k, v in prog.environment.items())}"
+                  f"{prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
                   f"{' -- ' + shlex.join(prog.arguments) if prog.arguments else ''}"
                   f"  [{prog.how}]")
             continue
