@@ -1059,3 +1059,15 @@ def test_a_kernel_chosen_by_the_environment_runs_as_the_authors_job_script_first
     # a readme's run line sets the variable the same way
     write(course, {"cuda/README.md": "Run the tiled kernel:\n\n    $ GPU_KERNEL=2 ./dmm_main 1024 1024 1024\n"})
     assert author_run(p, course) == (["1024", "1024", "1024"], {"GPU_KERNEL": "2"})
+
+
+def test_a_build_script_that_loops_over_sizes_builds_the_program_as_its_first_turn_does(tmp_path):
+    # a Warsaw lab's timing script rebuilds the program for each length: "nvcc -DLEN=$i -o task2 task2.cu"
+    # in "for i in 32 64 96 ...": the first turn's -DLEN=32, never the literal "$i"
+    course = write(tmp_path, {
+        "lab5/conduct3.sh": "#!/bin/bash\nfor i in 32 64 96 ; do\n    nvcc -DLEN=$i -o task2 task2.cu\n"
+                            "    { time ./task2; } 2>>result\ndone\n",
+        "lab5/task2.cu": "int main() { return LEN == 32 ? 0 : 1; }\n",
+    })
+    p = read_program(course / "lab5/task2.cu", course)
+    assert (p.how, p.options) == ("lab5/conduct3.sh", ["-DLEN=32", "-o", "task2"])

@@ -706,7 +706,9 @@ def _note_text(note: Path) -> str:
         return "\n".join("".join(c.get("source", "")) for c in cells if isinstance(c, dict))
     if note.suffix.lower() not in ("", ".md", ".txt", ".rst", *_JOB_SCRIPTS) or note.stat().st_size > 200_000:
         return ""
-    return note.read_text(errors="replace")
+    text = note.read_text(errors="replace")
+    # a script's loop over sizes ("for i in 32 64 ...; do nvcc -DLEN=$i -o task2 task2.cu"): its first turn
+    return _shell_expanded(text) if note.suffix.lower() in _JOB_SCRIPTS else text
 
 
 def _as_read(word: str, here: Path, note_folder: Path) -> str:
