@@ -756,6 +756,19 @@ def test_a_cmake_targets_compile_options_and_libraries_reach_the_build(tmp_path)
     assert p.sources == ["src/gemm.cu", "src/main.cu"]
 
 
+def test_a_cmake_variable_of_generator_expressions_is_not_given_to_nvcc_as_written(tmp_path):
+    # Luxembourg's GEMM project keeps its flags in "set(compile_options $<$<CONFIG:Release>: -O3 >)": CMake
+    # evaluates that per configuration; the literal "${compile_options}" would stop nvcc before it starts
+    lab = write(tmp_path, {
+        "gemm/CMakeLists.txt": ("project(GEMM LANGUAGES CUDA CXX)\nset(compile_options\n  $<$<CONFIG:Release>:\n"
+                                "    -O3\n  >\n)\nadd_executable(gpu_gemm src/gemm.cu)\n"
+                                "target_compile_options(gpu_gemm PRIVATE ${compile_options} -lineinfo)\n"),
+        "gemm/src/gemm.cu": MAIN,
+    })
+    p = read_program(lab / "gemm/src/gemm.cu", lab)
+    assert p.options == ["-lineinfo", "-o", "gpu_gemm"]
+
+
 def test_a_readme_that_builds_a_cuda_library_first_builds_it_before_the_program_that_links_it(tmp_path):
     # Princeton's GPU primer: the library from one nvcc line, the program that links it from the next
     course = write(tmp_path, {

@@ -807,7 +807,10 @@ def _target_flags(text: str, name: str) -> list:
     cuBLAS and an OpenMP loop links both, or fails at its link."""
     words = []
     for m in re.finditer(r"\btarget_compile_options\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
-        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")]
+        # (a variable of generator expressions, "set(compile_options $<$<CONFIG:Release>: -O3 >)", is CMake's
+        # to evaluate: left out, as an unexpanded "${compile_options}" given to nvcc stops the build)
+        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")
+                  and "${" not in w]
     return words
 
 
