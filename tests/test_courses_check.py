@@ -1084,3 +1084,23 @@ def test_a_build_script_that_loops_over_sizes_builds_the_program_as_its_first_tu
     })
     p = read_program(course / "lab5/task2.cu", course)
     assert (p.how, p.options) == ("lab5/conduct3.sh", ["-DLEN=32", "-o", "task2"])
+
+
+def test_an_allocation_beyond_the_emulated_device_is_gpu_sized_even_mid_line():
+    # a benchmark table prints each size before it allocates: "1000000000" and no newline, then asks
+    # for 4 GB twice; cudalab's message lands on the same line, and the program stops at its next check
+    out = ("sz\t1\t2\n100000000\t6.947\t4.118\n1000000000cudalab: out of device memory: asked for 4,000,000,000 "
+           "bytes, but the largest allocation that fits in the emulated device's 4,294,967,296 bytes is now "
+           "294,964,736 bytes.\n\"cudaGetLastError()\" at 70 in driver.cu\n\treturned 2\n-> out of memory\n")
+    status, _ = judge(1, out, 'int main() { printf("sz"); }', 120)
+    assert status == "GPU-sized"
+
+
+def test_a_lab_that_fills_root_histograms_is_left_out_with_the_reason(tmp_path):
+    # a particle-physics CUDA course (2012) draws its results with CERN's ROOT: its headers and -lCore -lHist
+    # are not on this machine, and a build error would read as cudalab's
+    course = write(tmp_path, {
+        "lab7/Makefile": "lab7a: lab7a.cu\n\tnvcc -arch=sm_20 -I$(ROOTSYS)/include lab7a.cu -lCore -lHist -o lab7a\n",
+        "lab7/lab7a.cu": '#include "TROOT.h"\n#include "TH1F.h"\nint main() { return 0; }\n',
+    })
+    assert read_program(course / "lab7/lab7a.cu", course).left_out.startswith("uses ROOT")
