@@ -1104,3 +1104,18 @@ def test_a_lab_that_fills_root_histograms_is_left_out_with_the_reason(tmp_path):
         "lab7/lab7a.cu": '#include "TROOT.h"\n#include "TH1F.h"\nint main() { return 0; }\n',
     })
     assert read_program(course / "lab7/lab7a.cu", course).left_out.startswith("uses ROOT")
+
+
+def test_a_program_with_no_run_line_runs_with_the_example_its_usage_message_gives(tmp_path):
+    # Luxembourg's demos take three sizes and print "example: ./grid_min 1000000000 256 256" without them;
+    # nothing else in the course says how they run
+    course = write(tmp_path, {
+        "demo/grid_min.cu": ('int main(int argc, char** argv) {\n  if (argc != 4) {\n'
+                             '    std::cout << "usage: " << argv[0] << " <vector size> <threads> <blocks>" << std::endl;\n'
+                             '    std::cout << "example: " << argv[0] << " 1000000000 256 256" << std::endl;\n'
+                             '    return 1;\n  }\n}\n'),
+        "demo/scan.cu": ('int main(int argc, char** argv) {\n  if (argc < 2) { printf("Example: %s 1024\\n", argv[0]); '
+                         'return 1; }\n}\n'),
+    })
+    assert author_run(read_program(course / "demo/grid_min.cu", course), course) == (["1000000000", "256", "256"], {})
+    assert author_run(read_program(course / "demo/scan.cu", course), course) == (["1024"], {})

@@ -530,7 +530,8 @@ def author_run(p: "Program", checkout: Path) -> tuple:
     output = Path(_output(p.options) or Path(p.name).stem).name
     if p.how.startswith("default"):
         found = _readme_run(checkout / p.name, checkout)
-        return found if found != ([], {}) else job_script_run(output, checkout)
+        found = found if found != ([], {}) else job_script_run(output, checkout)
+        return found if found != ([], {}) else (usage_example(checkout / p.name), {})
     if not note.is_file() or p.how.startswith("given"):
         return [], {}
     if note.name.lower() in ("makefile", "gnumakefile"):
@@ -543,6 +544,23 @@ def author_run(p: "Program", checkout: Path) -> tuple:
             continue
         return _plain(args), env
     return [], {}
+
+
+# the example a program's own usage message gives: 'std::cout << "example: " << argv[0] << " 1000000000 512"',
+# 'printf("Example: %s 1024 16\\n", argv[0])'
+_USAGE_EXAMPLE = re.compile(r'"\s*(?:e\.g\.|for )?example:?\s*(?:"\s*<<\s*argv\[0\]\s*<<\s*"|%s|\./\w+)'
+                            r'\s+([^"\\%]*?)\s*(?:\\n)?"', re.I)
+
+
+def usage_example(path: Path) -> list:
+    """The arguments of the example run a program's usage message shows (Luxembourg's demos print
+    "example: ./grid_min 1000000000 256 256" when run without their three sizes): its author's sizes, where
+    no note says how the program runs."""
+    try:
+        m = _USAGE_EXAMPLE.search(_without_comments(path.read_text(errors="replace")))
+    except OSError:
+        return []
+    return _plain(m.group(1)) if m else []
 
 
 def _readme_run(path: Path, checkout: Path, output: str = "") -> tuple:
