@@ -1119,3 +1119,21 @@ def test_a_program_with_no_run_line_runs_with_the_example_its_usage_message_give
     })
     assert author_run(read_program(course / "demo/grid_min.cu", course), course) == (["1000000000", "256", "256"], {})
     assert author_run(read_program(course / "demo/scan.cu", course), course) == (["1024"], {})
+
+
+def test_a_script_that_gives_the_sizes_a_programs_error_lines_demand_wins_over_a_bare_makefile(tmp_path):
+    # Warsaw's lab 4: the Makefile builds task2_1.cu with no -D at all, which stops at "#error THREADS is not
+    # defined"; the timing script beside it builds it as its author ran it
+    course = write(tmp_path, {
+        "lab4/Makefile": "task2_1: task2_1.cu\n\tnvcc -o task2_1 task2_1.cu\n",
+        "lab4/conduct2.sh": "for i in 100 1000; do\n    nvcc -DLEN=$i -DBLOCKS=2 -DTHREADS=10 -o task2_1 task2_1.cu\n"
+                            "    ./task2_1\ndone\n",
+        "lab4/task2_1.cu": "#ifndef THREADS\n#error THREADS is not defined\n#endif\n#ifndef BLOCKS\n#error BLOCKS is not"
+                           " defined\n#endif\nint main() { return 0; }\n",
+        "lab4/task1_1.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(course / "lab4/task2_1.cu", course)
+    assert (p.how, p.options) == ("lab4/conduct2.sh", ["-DLEN=100", "-DBLOCKS=2", "-DTHREADS=10", "-o", "task2_1"])
+    # a program that needs nothing from the script keeps its Makefile's build
+    write(course, {"lab4/Makefile": "task1_1: task1_1.cu\n\tnvcc -o task1_1 task1_1.cu\n"})
+    assert read_program(course / "lab4/task1_1.cu", course).how == "lab4/Makefile"

@@ -989,6 +989,20 @@ def _makefile(folder: Path) -> Path | None:
 
 
 _SOLUTIONS = re.compile(r"solutions?|answers?", re.I)
+# "#ifndef THREADS\n#error THREADS is not defined": a macro the build must give
+_REQUIRED_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*error\b", re.M)
+
+
+def _defines_what_it_needs(words: list, path: Path) -> bool:
+    """Whether nvcc ``words`` define every macro ``path`` stops without (its ``#ifndef X / #error``)."""
+    try:
+        needed = _REQUIRED_MACRO.findall(path.read_text(errors="replace"))
+    except OSError:
+        return True
+    given = {re.match(r"-D\s*(\w+)", w).group(1) for w in words if re.match(r"-D\s*\w+", w)}
+    given |= {b for a, b in zip(words, words[1:]) if a == "-D"}
+    return all(n in given for n in needed)
+
 
 
 def find_build(path: Path, checkout: Path) -> tuple:
@@ -997,7 +1011,15 @@ def find_build(path: Path, checkout: Path) -> tuple:
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
     found = from_makefile(path.parent, path.name, checkout) if here else None
+    if found and _defines_what_it_needs(found, path):
+        return found, here.relative_to(checkout).as_posix(), path.parent
     if found:
+        # a Makefile that builds the file without the -D sizes its #error lines demand, beside a script that
+        # gives them (Warsaw's lab 4: "nvcc -DLEN=$i -DBLOCKS=2 -DTHREADS=10 -o task2_1 task2_1.cu" in a loop)
+        script = next((n for n in [*from_notes(path, checkout, [path.parent]), *from_job_scripts(path, checkout)]
+                       if _defines_what_it_needs(n[0], path)), None)
+        if script:
+            return script[0], script[1], path.parent
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
