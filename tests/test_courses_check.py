@@ -1134,6 +1134,9 @@ def test_a_script_that_gives_the_sizes_a_programs_error_lines_demand_wins_over_a
     })
     p = read_program(course / "lab4/task2_1.cu", course)
     assert (p.how, p.options) == ("lab4/conduct2.sh", ["-DLEN=100", "-DBLOCKS=2", "-DTHREADS=10", "-o", "task2_1"])
-    # a program that needs nothing from the script keeps its Makefile's build
-    write(course, {"lab4/Makefile": "task1_1: task1_1.cu\n\tnvcc -o task1_1 task1_1.cu\n"})
+    # a program that needs nothing from the script keeps its Makefile's build, and so does one that
+    # defines the macro itself above the check (lab 5's "#define LEN 8192", then "#ifndef LEN / #error")
+    write(course, {"lab4/Makefile": "task1_1: task1_1.cu\n\tnvcc -o task1_1 task1_1.cu\n",
+                   "lab4/conduct1.sh": "for i in 32 64; do nvcc -DLEN=$i -o task1_1 task1_1.cu; done\n",
+                   "lab4/task1_1.cu": "#define LEN 8192\n#ifndef LEN\n#error LEN is not defined\n#endif\nint main() {}\n"})
     assert read_program(course / "lab4/task1_1.cu", course).how == "lab4/Makefile"

@@ -996,9 +996,11 @@ _REQUIRED_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*error\b", re.M)
 def _defines_what_it_needs(words: list, path: Path) -> bool:
     """Whether nvcc ``words`` define every macro ``path`` stops without (its ``#ifndef X / #error``)."""
     try:
-        needed = _REQUIRED_MACRO.findall(path.read_text(errors="replace"))
+        code = path.read_text(errors="replace")
     except OSError:
         return True
+    # (a file that #defines the macro itself, "#define LEN 8192" above its "#ifndef LEN", needs nothing)
+    needed = set(_REQUIRED_MACRO.findall(code)) - set(_DEFINE.findall(code))
     given = {re.match(r"-D\s*(\w+)", w).group(1) for w in words if re.match(r"-D\s*\w+", w)}
     given |= {b for a, b in zip(words, words[1:]) if a == "-D"}
     return all(n in given for n in needed)
