@@ -1140,3 +1140,20 @@ def test_a_script_that_gives_the_sizes_a_programs_error_lines_demand_wins_over_a
                    "lab4/conduct1.sh": "for i in 32 64; do nvcc -DLEN=$i -o task1_1 task1_1.cu; done\n",
                    "lab4/task1_1.cu": "#define LEN 8192\n#ifndef LEN\n#error LEN is not defined\n#endif\nint main() {}\n"})
     assert read_program(course / "lab4/task1_1.cu", course).how == "lab4/Makefile"
+
+
+def test_a_library_the_top_cmakelists_adds_beside_the_programs_joins_their_build(tmp_path):
+    # a 2010 workshop's layout: the top CMakeLists.txt adds cutil/ and src/; src/matrixMul's target links
+    # "cutil", the project's own library, whose sources cmake would build first: one nvcc build of all of them
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(workshop)\nadd_subdirectory(cutil)\nadd_subdirectory(src)\n",
+        "cutil/CMakeLists.txt": "ADD_LIBRARY (cutil\n  src/cutil.cpp\n  src/stopwatch.cpp\n)\n",
+        "cutil/src/cutil.cpp": PIECE, "cutil/src/stopwatch.cpp": "int stopwatch() { return 0; }\n",
+        "src/CMakeLists.txt": "add_subdirectory(matrixMul)\n",
+        "src/matrixMul/CMakeLists.txt": ("CUDA_ADD_EXECUTABLE (matrixMul\n  matrixMul.cu\n)\n"
+                                         "TARGET_LINK_LIBRARIES (matrixMul\n  cutil\n  ${CUDA_CUBLAS_LIBRARIES}\n)\n"),
+        "src/matrixMul/matrixMul.cu": MAIN,
+    })
+    p = read_program(course / "src/matrixMul/matrixMul.cu", course)
+    assert p.sources == ["matrixMul.cu", "../../cutil/src/cutil.cpp", "../../cutil/src/stopwatch.cpp"]
+    assert "-lcutil" not in p.options

@@ -784,6 +784,13 @@ def from_cmake(path: Path, checkout: Path):
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
     for word in _linked(own, name, variables):
         library = _library_sources(home, word) if re.fullmatch(r"[\w.+-]+", word) and not word.startswith("-") else []
+        # (a library the project's top CMakeLists.txt adds beside the programs: a 2010 workshop's
+        # add_subdirectory(cutil) and add_subdirectory(src), whose matrixMul links cutil and shrutil)
+        for top in ([] if library or word.startswith("-") or "::" in word else
+                    [f for f in home.parents if checkout in (f, *f.parents) and (f / "CMakeLists.txt").exists()]):
+            library = [os.path.relpath(top / f, home) for f in _library_sources(top, word)]
+            if library:
+                break
         if library:                      # a library target of the project's own: its sources join the build
             sources += [f for f in library if f not in sources]
         else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
