@@ -1156,4 +1156,25 @@ def test_a_library_the_top_cmakelists_adds_beside_the_programs_joins_their_build
     })
     p = read_program(course / "src/matrixMul/matrixMul.cu", course)
     assert p.sources == ["matrixMul.cu", "../../cutil/src/cutil.cpp", "../../cutil/src/stopwatch.cpp"]
-    assert "-lcutil" not in p.options
+    assert "-lcutil" not in p.options and "-lcublas" in p.options      # (FindCUDA's ${CUDA_CUBLAS_LIBRARIES})
+
+
+def test_a_static_librarys_drawing_and_duplicate_objects_stay_out_of_a_program_that_needs_neither(tmp_path):
+    # the same workshop's shrutil library holds rendercheckGL.cpp (its header includes <GL/glew.h>) and a second
+    # cmd_arg_reader.cpp; a static library gives the linker only the members a program needs, cutil's first
+    course = write(tmp_path, {
+        "CMakeLists.txt": "add_subdirectory(cutil)\nadd_subdirectory(shrutil)\nadd_subdirectory(src)\n",
+        "cutil/CMakeLists.txt": "ADD_LIBRARY (cutil src/cutil.cpp src/cmd_arg_reader.cpp)\n",
+        "cutil/src/cutil.cpp": PIECE, "cutil/src/cmd_arg_reader.cpp": "int reader() { return 0; }\n",
+        "shrutil/CMakeLists.txt": "ADD_LIBRARY (shrutil src/shrUtils.cpp src/rendercheckGL.cpp src/cmd_arg_reader.cpp)\n",
+        "shrutil/src/shrUtils.cpp": "int shr() { return 0; }\n",
+        "shrutil/src/rendercheckGL.cpp": '#include "rendercheckGL.h"\nint check() { return 0; }\n',
+        "shrutil/inc/rendercheckGL.h": "#include <GL/glew.h>\n",
+        "shrutil/src/cmd_arg_reader.cpp": "int reader() { return 0; }\n",
+        "src/quadFloat/CMakeLists.txt": "CUDA_ADD_EXECUTABLE (quadFloat quadFloat.cu)\n"
+                                        "TARGET_LINK_LIBRARIES (quadFloat cutil shrutil)\n",
+        "src/quadFloat/quadFloat.cu": MAIN,
+    })
+    p = read_program(course / "src/quadFloat/quadFloat.cu", course)
+    assert p.sources == ["quadFloat.cu", "../../cutil/src/cutil.cpp", "../../cutil/src/cmd_arg_reader.cpp",
+                         "../../shrutil/src/shrUtils.cpp"]

@@ -792,11 +792,38 @@ def from_cmake(path: Path, checkout: Path):
             if library:
                 break
         if library:                      # a library target of the project's own: its sources join the build
-            sources += [f for f in library if f not in sources]
+            drawn = _draws(home, [*sources, *library]) if not _draws(home, sources) else set()
+            # (an object of the same name in a library linked earlier answers its symbols first, as the linker
+            # takes a static library's members: cutil's and shrutil's cmd_arg_reader.cpp)
+            taken = {Path(f).name for f in sources}
+            sources += [f for f in library if f not in sources and f not in drawn and Path(f).name not in taken]
         else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
             options += cmake_linked([word])
     name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+_GRAPHICS = re.compile(r"[<\"](?:GL|GLUT|EGL)/")
+
+
+def _draws(home: Path, files: list) -> set:
+    """Those of ``files`` (from ``home``) that include OpenGL's headers, themselves or through a header of
+    their own library (a 2011 workshop's shrutil: rendercheckGL.cpp includes rendercheckGL.h, which includes
+    <GL/glew.h>). A program that draws nothing never pulls such an object out of the static library cmake
+    makes, so its build leaves those files out; one that draws keeps them, and is left out as graphics."""
+    drawn = set()
+    for name in files:
+        path = home / name
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        own = [h for inc in re.findall(r'#\s*include\s*"([^"]+)"', text)
+               for h in (path.parent / inc, path.parent.parent / "inc" / inc, path.parent.parent / "include" / inc)
+               if h.is_file()]
+        if _GRAPHICS.search(text) or any(_GRAPHICS.search(h.read_text(errors="replace")) for h in own):
+            drawn.add(name)
+    return drawn
 
 
 def _linked(text: str, target: str, variables: dict) -> list:
@@ -849,7 +876,12 @@ def _target_flags(text: str, name: str) -> list:
 _CMAKE_IMPORTED = {"Curses::Curses": ["-lncurses"], "${CURSES_LIBRARIES}": ["-lncurses"],
                    "${CURSES_LIBRARY}": ["-lncurses"], "Threads::Threads": ["-Xcompiler", "-pthread"],
                    "OpenMP::OpenMP_CXX": ["-Xcompiler", "-fopenmp"], "OpenMP::OpenMP_C": ["-Xcompiler", "-fopenmp"],
-                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"]}
+                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"],
+                   # the old FindCUDA module's variables (a 2011 workshop's ${CUDA_CUBLAS_LIBRARIES})
+                   "${CUDA_CUBLAS_LIBRARIES}": ["-lcublas"], "${CUDA_cublas_LIBRARY}": ["-lcublas"],
+                   "${CUDA_CUFFT_LIBRARIES}": ["-lcufft"], "${CUDA_cufft_LIBRARY}": ["-lcufft"],
+                   "${CUDA_curand_LIBRARY}": ["-lcurand"], "${CUDA_cusparse_LIBRARY}": ["-lcusparse"],
+                   "${CUDA_LIBRARIES}": [], "${CUDA_CUDART_LIBRARY}": [], "${CUDA_CUDA_LIBRARY}": ["-lcuda"]}
 
 
 def cmake_linked(items: list) -> list:
