@@ -15,7 +15,8 @@ Each program is built as its course says, in this order:
 1. a Makefile in its folder: ``make -B`` runs in a copy of the folder with stand-ins for nvcc and
    the C/C++ compilers that record their command lines; the link that takes the program's source
    (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
-   ``-x cu``);
+   ``-x cu``), unless the file's ``#ifndef X / #error`` lines demand a ``-D`` the Makefile does not give and a
+   script beside it does (a timing script's ``nvcc -DLEN=$i -DTHREADS=10 ...``, its loop's first turn);
 2. an ``nvcc ...`` line naming the file in its own comments (a book's header: "To build use : nvcc x.cu
    -rdc=true -o x"), else in a readme, build script or notebook (``!nvcc ...``) of its folder, up to a
    shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``), or in a cluster's job script one folder
@@ -34,7 +35,8 @@ include ``../shared/x.h``), with the arguments ``--args`` gives (a book's table 
 the readme or job script its build came from (``./task1 1024 64``, or `` `./task1 1024 64` `` quoted in a readme's
 text) or in its Makefile's ``run`` target, else the first turn of a job script anywhere in the checkout that
 runs it (``GPU_KERNEL=$i $prog $m $n $k`` in a loop: the variables such a line sets are the program's
-environment), else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+environment), else the example its own usage message shows ("example: ./grid_min 1000000000 256 256"), else
+none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
