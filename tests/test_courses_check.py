@@ -1178,3 +1178,16 @@ def test_a_static_librarys_drawing_and_duplicate_objects_stay_out_of_a_program_t
     p = read_program(course / "src/quadFloat/quadFloat.cu", course)
     assert p.sources == ["quadFloat.cu", "../../cutil/src/cutil.cpp", "../../cutil/src/cmd_arg_reader.cpp",
                          "../../shrutil/src/shrUtils.cpp"]
+
+
+def test_an_exercise_whose_calls_are_left_open_over_blank_lines_is_left_out_as_a_blank(tmp_path):
+    # UCL's CUDA week: "// HANDSON 1.1 Allocate the memory for the array on the device" over "myCudaCheck(" and
+    # ");" with empty lines between, which nvcc refuses; its solution fills them in
+    course = write(tmp_path, {
+        "intro/intro.cu": ("#define myCudaCheck(x) (x)\nint main() {\n  float* d;\n  // HANDSON 1.1 Allocate the memory\n"
+                           "  myCudaCheck(\n\n             );\n  return 0;\n}\n"),
+        "intro/solution/intro.cu": ("#define myCudaCheck(x) (x)\nvoid sync();\nint main() {\n  float* d;\n"
+                                    "  myCudaCheck(cudaMalloc(&d, 4));\n  sync();\n  return 0;\n}\n"),
+    })
+    assert read_program(course / "intro/intro.cu", course).left_out.startswith("an exercise with blanks")
+    assert read_program(course / "intro/solution/intro.cu", course).left_out == ""

@@ -1252,6 +1252,9 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and (re.search(r"\bTODO\b", raw) or _QUESTION_BLANK.search(raw)) and _EMPTY_ASSIGNMENT.search(code):
         line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
+    if not p.left_out and _EMPTY_CALL.search(code):
+        line = " ".join(_EMPTY_CALL.search(code).group(0).split())
+        p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and _blank(code):
         p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
@@ -1262,6 +1265,9 @@ def read_program(path: Path, checkout: Path) -> Program:
 _COMMENT_BLANK = re.compile(r"[^\n(\[]*[(\[]\s*/\*[^*\n]*(?:\bFIXME\b|\bTODO\b|\?)[^*\n]*\*/\s*[)\]][^\n]*")
 # "int row_in = ;  // TODO: complete here", "gDim.x = ;//?": an expression left out for the student, never C++
 _QUESTION_BLANK = re.compile(r"[^=!<>]=[ \t]*;[ \t]*//[^\n]*\?")
+# "myCudaCheck(\n\n   );" under "// HANDSON 1.1 Allocate the memory": a call whose lines the student fills in
+# (an empty call on one line, "f();", is C++; one spread over blank lines is a gap left open)
+_EMPTY_CALL = re.compile(r"\b\w+[ \t]*\([ \t]*\n\s*\)[ \t]*;")
 _EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
 
