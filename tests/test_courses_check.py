@@ -1191,3 +1191,15 @@ def test_an_exercise_whose_calls_are_left_open_over_blank_lines_is_left_out_as_a
     })
     assert read_program(course / "intro/intro.cu", course).left_out.startswith("an exercise with blanks")
     assert read_program(course / "intro/solution/intro.cu", course).left_out == ""
+
+
+def test_a_build_that_hands_nvcc_a_header_reports_cudalabs_one_line_not_a_traceback(tmp_path):
+    # Warsaw's lab 6 Makefile passes "reduce.h limit.h" to nvcc with its sources: nvcc and cudalab both refuse,
+    # and the table's reason is that sentence, where it was the last line of a Python traceback
+    import subprocess
+    from samples_check import _BUILD
+    write(tmp_path, {"reduce.h": "int reduce();\n", "main.cu": MAIN})
+    r = subprocess.run([sys.executable, "-c", _BUILD, "reduce.h", "-o", "task1", "main.cu"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip().startswith("don't know what to do with 'reduce.h'")
