@@ -1072,6 +1072,10 @@ def test_a_kernel_chosen_by_the_environment_runs_as_the_authors_job_script_first
     # a readme's run line sets the variable the same way
     write(course, {"cuda/README.md": "Run the tiled kernel:\n\n    $ GPU_KERNEL=2 ./dmm_main 1024 1024 1024\n"})
     assert author_run(p, course) == (["1024", "1024", "1024"], {"GPU_KERNEL": "2"})
+    # nvcc's default name says nothing of which program a script runs: "./a.out 64" elsewhere is no one's run
+    write(course, {"other/Makefile": "all: sum.cu\n\tnvcc -o a.out sum.cu\n", "other/sum.cu": MAIN,
+                   "results/other.sh": "for n in 64 128; do ./a.out $n; done\n"})
+    assert author_run(read_program(course / "other/sum.cu", course), course) == ([], {})
 
 
 def test_a_build_script_that_loops_over_sizes_builds_the_program_as_its_first_turn_does(tmp_path):

@@ -506,6 +506,8 @@ def job_script_run(output: str, checkout: Path) -> tuple:
     """(arguments, environment) of the first line of a job script anywhere in the checkout that runs
     ``output`` (as its first loop turn runs it: ``_shell_expanded``), where its build named no run of its
     own: NTUA's lab keeps its PBS benchmark scripts in ``results/``, apart from the program's folder."""
+    if output in ("a.out", "a.exe"):          # (nvcc's default name says nothing of which program a script runs)
+        return [], {}
     for script in sorted(checkout.rglob("*")):
         if script.suffix.lower() not in _JOB_SCRIPTS or ".git" in script.parts or not script.is_file():
             continue
