@@ -162,7 +162,7 @@ def _build_library(cmd: NvccCommand, device: str, build_dir: Path) -> ProgramRes
     from .build import build_library
     if device == "gpu":
         r = subprocess.run([shutil.which("nvcc") or nvcc(), *cmd.all_options(), *cmd.sources, *cmd.linked,
-                            *(["-o", cmd.output] if cmd.output else [])], capture_output=True, text=True, cwd=build_dir)
+                            *(["-o", cmd.output] if cmd.output else [])], capture_output=True, text=True, errors="replace", cwd=build_dir)
         if r.returncode:
             raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
         return ProgramResult(r.stdout, r.stderr, 0, device="gpu")
@@ -247,12 +247,12 @@ def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: 
         arch = [] if cmd.arch_options else ["-arch=native"]
         lineinfo = [] if "-G" in cmd.compile_options else ["-lineinfo"]
         r = subprocess.run([compiler, *arch, *lineinfo, *cmd.all_options(), *cmd.sources, *cmd.linked,
-                            "-o", str(work / "program")], capture_output=True, text=True, cwd=build_dir)
+                            "-o", str(work / "program")], capture_output=True, text=True, errors="replace", cwd=build_dir)
         if r.returncode:
             raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
         try:
             p = subprocess.run([cmd.executable_name(), *map(str, args)], executable=str(work / "program"),
-                               capture_output=capture, text=True, timeout=timeout, cwd=cwd)
+                               capture_output=capture, text=True, errors="replace", timeout=timeout, cwd=cwd)
         except subprocess.TimeoutExpired as e:
             return ProgramResult(_text(e.stdout), _text(e.stderr) + "the program was stopped (timeout)\n", -9,
                                  device="gpu")
