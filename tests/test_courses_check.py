@@ -281,6 +281,26 @@ def test_a_notebook_line_that_takes_the_architecture_from_python_variables_build
     assert p.options == ["-arch=native", "-o", "HW1_P1"]
 
 
+def test_a_bash_cell_that_sets_the_architecture_in_a_shell_variable_builds_with_its_value(tmp_path):
+    # a Polish course's %%bash cells: "CUDA_SUFF=70 # or 35 for older GPUs", then an nvcc line that
+    # names it twice; the shell expands both before nvcc runs, so the tool must too
+    cells = [{"cell_type": "code", "source": ["%%bash\n", "CUDA_SUFF=70 # or CUDA_SUFF=35 for older GPUs\n",
+                                              "nvcc -gencode arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} "
+                                              "./vector_add.cu -o vector_add\n", "./vector_add\n"]}]
+    course = write(tmp_path, {"20_vector_add/20_vector_add.ipynb": json.dumps({"cells": cells}),
+                              "20_vector_add/vector_add.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "20_vector_add/vector_add.cu", course)
+    assert p.how == "20_vector_add/20_vector_add.ipynb"
+    assert p.options == ["-gencode", "arch=compute_70,code=sm_70", "-o", "vector_add"]
+
+
+def test_a_shell_variable_the_note_never_sets_is_left_as_written(tmp_path):
+    course = write(tmp_path, {"lab/README.md": "Build: `nvcc -arch=$ARCH lab.cu -o lab`\n",
+                              "lab/lab.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "lab/lab.cu", course)
+    assert p.options[0] == "-arch=$ARCH"
+
+
 def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
     # an HPC centre's makefile compiles with nvcc and links with Cray's C++ wrapper, CC
     course = write(tmp_path, {
