@@ -566,6 +566,24 @@ def test_the_gpu_build_gives_a_device_query_back_the_fields_cuda_13_removed(tmp_
     assert "#define cudaGetDeviceProperties cudalab_legacy_props" in wrapper
 
 
+def test_the_gpu_runner_records_an_nvcc_message_that_quotes_a_gbk_line(tmp_path):
+    # a Chinese Visual Studio course's sources are GBK, and the GPU machine's nvcc quotes the line it
+    # stops at: run_gpu.py must record that message as the program's build failure, not stop reading it
+    import subprocess
+    from courses_check import stage_gpu
+    course = write(tmp_path / "course", {"lesson.cu": "int main() { return 0; }\n"})
+    stage_gpu([read_program(course / "lesson.cu", course)], course, tmp_path / "stage")
+    toolkit = tmp_path / "cuda" / "bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text("#!/bin/sh\nprintf 'lesson.cu(3): error: \\272\\313\\320\\304\\n' >&2\nexit 2\n")
+    (toolkit / "nvcc").chmod(0o755)
+    r = subprocess.run([sys.executable, str(tmp_path / "stage" / "run_gpu.py")], capture_output=True, text=True,
+                       env={"PATH": f"{toolkit}:/usr/bin:/bin", "OUT": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    recorded = json.loads((tmp_path / "gpu.json").read_text())["course/lesson.cu"]
+    assert recorded["code"] == "build" and "lesson.cu(3): error:" in recorded["out"]
+
+
 def test_a_program_that_prints_only_its_failure_message_passes_when_it_prints_nothing_of_it():
     # Pawsey's vector add stays silent on success and says "Sum is not correct." when its check fails:
     # that message is no success line the program owes us

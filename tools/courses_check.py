@@ -1383,12 +1383,13 @@ LEGACY_PROPS = legacy_props_options()
 
 def build(p, extra=()):
     for words in p.get("libraries", []):                   # the CUDA libraries it links (nvcc -shared), first
-        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True)
+        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
+                           errors="replace")
         if b.returncode:
             return b.returncode, (b.stdout + b.stderr)[-3000:]
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="replace")   # a GBK source: gcc quotes its lines
     return b.returncode, (b.stdout + b.stderr)[-3000:]
 
 def run(p):
