@@ -223,13 +223,25 @@ def _crash_note(code: int, cpu: float | None = None, missing_argument: int = 0) 
                 "computation say, is longer than the limit. Give it more time or make the problem smaller.\n")
     if name in _STOP_SIGNALS:
         return f"cudalab: the program was ended by {name}, a signal to stop ({_STOP_SIGNALS[name]}), not a crash.\n"
-    hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
-            "a missing allocation)." if name == "SIGSEGV" else "")
+    hint = _SIGNAL_HINTS.get(name, "")
     if name == "SIGSEGV" and missing_argument:
         hint += (f" Here, perhaps argv[{missing_argument}]: the program reads it, but was given "
                  f"{'no arguments' if missing_argument == 1 else 'fewer'}, so it is NULL; give them after the "
                  "sources and `--` (cudalab run prog.cu -- 1024).")
     return f"cudalab: the program crashed ({name}).{hint}\n"
+
+
+# what a crash by each signal usually means in a course's host code
+_SIGNAL_HINTS = {
+    "SIGSEGV": " A segmentation fault in host code usually means a bad host pointer (an array too small, "
+               "a missing allocation).",
+    # x86 raises SIGFPE for integers only (a float divided by zero is inf): a Spanish course's loop
+    # over block sizes starts at 0, and (n + block - 1) / block ends the program before any launch
+    "SIGFPE": " SIGFPE in host code is an integer division (or remainder) by zero, not a floating-point "
+              "error: a block size or count of 0, say, in (n + block - 1) / block.",
+    "SIGABRT": " The program aborted itself: an assert() that failed or the C++ library giving up (an "
+               "uncaught exception, a bad free); its own message is above.",
+}
 
 
 # signals that end a program from outside (or by its own raise): where they come from, for the student
