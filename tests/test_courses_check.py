@@ -301,6 +301,22 @@ def test_a_shell_variable_the_note_never_sets_is_left_as_written(tmp_path):
     assert p.options[0] == "-arch=$ARCH"
 
 
+def test_executables_a_cmake_foreach_loop_adds_are_built_as_the_loop_says(tmp_path):
+    # a Spanish-language Jetson project: one loop over a set() list adds every matrix product, each
+    # separately compiled; the one that calls cuBLAS links it after the loop
+    lists = ("set(EXECUTABLES\n    gemm_cublas\n    00_mat_mul\n)\n"
+             "foreach(EXE IN LISTS EXECUTABLES)\n    add_executable(${EXE} ${EXE}.cu)\n"
+             "    set_target_properties(${EXE} PROPERTIES\n        CUDA_SEPARABLE_COMPILATION ON\n    )\nendforeach()\n"
+             "target_link_libraries(gemm_cublas PRIVATE CUDA::cublas CUDA::cudart)\n")
+    source = MAIN.replace("return helper()", "return 0")
+    course = write(tmp_path, {"04_matmul/CMakeLists.txt": lists, "04_matmul/00_mat_mul.cu": source,
+                              "04_matmul/gemm_cublas.cu": source})
+    p = read_program(course / "04_matmul/00_mat_mul.cu", course)
+    assert (p.how, p.sources, p.options) == ("04_matmul/CMakeLists.txt", ["00_mat_mul.cu"], ["-rdc=true", "-o", "00_mat_mul"])
+    p = read_program(course / "04_matmul/gemm_cublas.cu", course)
+    assert "-lcublas" in p.options and p.options[-2:] == ["-o", "gemm_cublas"]
+
+
 def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
     # an HPC centre's makefile compiles with nvcc and links with Cray's C++ wrapper, CC
     course = write(tmp_path, {

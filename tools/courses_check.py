@@ -684,6 +684,7 @@ def from_cmake(path: Path, checkout: Path):
         named = path.relative_to(home).as_posix()
         own = _without_cmake_comments(here.read_text(errors="replace"))
         variables = _cmake_variables(own, home)
+        own = _cmake_unrolled(own, variables)
         target = next(((m.group(1), words) for m in _CMAKE_TARGET.finditer(own)
                        for words in [_cmake_expanded(m.group(2), variables)]
                        if named in [os.path.normpath(w) for w in words]), None)
@@ -708,6 +709,25 @@ def from_cmake(path: Path, checkout: Path):
             options += cmake_linked([word])
     name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+_CMAKE_FOREACH = re.compile(r"\bforeach\s*\(\s*(\w+)\s+([^)]*)\)(.*?)\bendforeach\s*\([^)]*\)", re.I | re.S)
+
+
+def _cmake_unrolled(text: str, variables: dict) -> str:
+    """``text`` with each ``foreach(EXE IN LISTS EXECUTABLES) ... endforeach()`` (or ``IN ITEMS a b``, or
+    plain ``foreach(EXE a b)``) written out once per value, ``${EXE}`` replaced: a Spanish-language
+    project's matrix products are ten ``add_executable(${EXE} ${EXE}.cu)`` made by one loop over a
+    ``set()`` list, with the loop's ``CUDA_SEPARABLE_COMPILATION ON`` for each."""
+    def written_out(m):
+        name, items, body = m.group(1), m.group(2).split(), m.group(3)
+        if [w.upper() for w in items[:2]] == ["IN", "LISTS"]:
+            values = [v for listed in items[2:] for v in variables.get(listed, [])]
+        else:
+            values = _cmake_expanded(" ".join(items[2:] if [w.upper() for w in items[:2]] == ["IN", "ITEMS"]
+                                              else items), variables)
+        return "\n".join(re.sub(r"\$\{" + name + r"\}", lambda _: value, body) for value in values)
+    return _CMAKE_FOREACH.sub(written_out, text)
 
 
 def _linked(text: str, target: str, variables: dict) -> list:
