@@ -281,6 +281,42 @@ def test_a_notebook_line_that_takes_the_architecture_from_python_variables_build
     assert p.options == ["-arch=native", "-o", "HW1_P1"]
 
 
+def test_a_bash_cell_that_sets_the_architecture_in_a_shell_variable_builds_with_its_value(tmp_path):
+    # a Polish course's %%bash cells: "CUDA_SUFF=70 # or 35 for older GPUs", then an nvcc line that
+    # names it twice; the shell expands both before nvcc runs, so the tool must too
+    cells = [{"cell_type": "code", "source": ["%%bash\n", "CUDA_SUFF=70 # or CUDA_SUFF=35 for older GPUs\n",
+                                              "nvcc -gencode arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} "
+                                              "./vector_add.cu -o vector_add\n", "./vector_add\n"]}]
+    course = write(tmp_path, {"20_vector_add/20_vector_add.ipynb": json.dumps({"cells": cells}),
+                              "20_vector_add/vector_add.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "20_vector_add/vector_add.cu", course)
+    assert p.how == "20_vector_add/20_vector_add.ipynb"
+    assert p.options == ["-gencode", "arch=compute_70,code=sm_70", "-o", "vector_add"]
+
+
+def test_a_shell_variable_the_note_never_sets_is_left_as_written(tmp_path):
+    course = write(tmp_path, {"lab/README.md": "Build: `nvcc -arch=$ARCH lab.cu -o lab`\n",
+                              "lab/lab.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "lab/lab.cu", course)
+    assert p.options[0] == "-arch=$ARCH"
+
+
+def test_executables_a_cmake_foreach_loop_adds_are_built_as_the_loop_says(tmp_path):
+    # a Spanish-language Jetson project: one loop over a set() list adds every matrix product, each
+    # separately compiled; the one that calls cuBLAS links it after the loop
+    lists = ("set(EXECUTABLES\n    gemm_cublas\n    00_mat_mul\n)\n"
+             "foreach(EXE IN LISTS EXECUTABLES)\n    add_executable(${EXE} ${EXE}.cu)\n"
+             "    set_target_properties(${EXE} PROPERTIES\n        CUDA_SEPARABLE_COMPILATION ON\n    )\nendforeach()\n"
+             "target_link_libraries(gemm_cublas PRIVATE CUDA::cublas CUDA::cudart)\n")
+    source = MAIN.replace("return helper()", "return 0")
+    course = write(tmp_path, {"04_matmul/CMakeLists.txt": lists, "04_matmul/00_mat_mul.cu": source,
+                              "04_matmul/gemm_cublas.cu": source})
+    p = read_program(course / "04_matmul/00_mat_mul.cu", course)
+    assert (p.how, p.sources, p.options) == ("04_matmul/CMakeLists.txt", ["00_mat_mul.cu"], ["-rdc=true", "-o", "00_mat_mul"])
+    p = read_program(course / "04_matmul/gemm_cublas.cu", course)
+    assert "-lcublas" in p.options and p.options[-2:] == ["-o", "gemm_cublas"]
+
+
 def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
     # an HPC centre's makefile compiles with nvcc and links with Cray's C++ wrapper, CC
     course = write(tmp_path, {
@@ -544,6 +580,24 @@ def test_the_gpu_build_gives_a_device_query_back_the_fields_cuda_13_removed(tmp_
     wrapper = Path(forced).read_text()
     assert "cudaDeviceGetAttribute(&p->deviceOverlap, cudaDevAttrGpuOverlap, device)" in wrapper
     assert "#define cudaGetDeviceProperties cudalab_legacy_props" in wrapper
+
+
+def test_the_gpu_runner_records_an_nvcc_message_that_quotes_a_gbk_line(tmp_path):
+    # a Chinese Visual Studio course's sources are GBK, and the GPU machine's nvcc quotes the line it
+    # stops at: run_gpu.py must record that message as the program's build failure, not stop reading it
+    import subprocess
+    from courses_check import stage_gpu
+    course = write(tmp_path / "course", {"lesson.cu": "int main() { return 0; }\n"})
+    stage_gpu([read_program(course / "lesson.cu", course)], course, tmp_path / "stage")
+    toolkit = tmp_path / "cuda" / "bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text("#!/bin/sh\nprintf 'lesson.cu(3): error: \\272\\313\\320\\304\\n' >&2\nexit 2\n")
+    (toolkit / "nvcc").chmod(0o755)
+    r = subprocess.run([sys.executable, str(tmp_path / "stage" / "run_gpu.py")], capture_output=True, text=True,
+                       env={"PATH": f"{toolkit}:/usr/bin:/bin", "OUT": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    recorded = json.loads((tmp_path / "gpu.json").read_text())["course/lesson.cu"]
+    assert recorded["code"] == "build" and "lesson.cu(3): error:" in recorded["out"]
 
 
 def test_a_program_that_prints_only_its_failure_message_passes_when_it_prints_nothing_of_it():

@@ -414,6 +414,7 @@ def from_notes(path: Path, checkout: Path, folders: list):
                     continue
                 words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
                                                      len(words))])
+                words = _shell_expanded(words, text[:m.start()])
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
@@ -445,8 +446,9 @@ def _nvcc_lines(text: str) -> list:
             words = shlex.split(m.group(1), comments=True)
         except ValueError:
             continue
-        lines.append(_ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
-                                                   len(words))]))
+        lines.append(_shell_expanded(_ipython_expanded(words[:next((i for i, w in enumerate(words)
+                                                                    if w in _SHELL_SEPARATORS), len(words))]),
+                                     text[:m.start()]))
     return lines
 
 
@@ -679,6 +681,21 @@ def _ipython_expanded(words: list) -> list:
     return ["-arch=native" if re.match(r"--?(arch|gpu-architecture)\b", w) and "{" in w else w for w in words]
 
 
+_SHELL_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=([^\s;&|#]*)", re.M)
+
+
+def _shell_expanded(words: list, before: str) -> list:
+    """An nvcc line's ``$NAME`` and ``${NAME}`` given the value the same note set before it: a Polish
+    course's ``%%bash`` cells say ``CUDA_SUFF=70`` and then ``nvcc -gencode
+    arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} x.cu``, which the shell expands and nvcc never sees
+    unexpanded. Names the note does not set stay as written."""
+    values = dict(_SHELL_ASSIGNMENT.findall(before))
+    if not values:
+        return words
+    return [re.sub(r"\$(?:\{(\w+)\}|(\w+))", lambda v: values.get(v.group(1) or v.group(2), v.group(0)), w)
+            for w in words]
+
+
 def from_notes_elsewhere(path: Path, checkout: Path):
     """(nvcc words, where) for each line of a readme, build script or notebook anywhere in the checkout
     that names this file by a path leading to it from the note's folder: a workshop whose notebooks in
@@ -693,6 +710,7 @@ def from_notes_elsewhere(path: Path, checkout: Path):
             except ValueError:
                 continue
             words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))])
+            words = _shell_expanded(words, text[:m.start()])
             if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
                 continue
             seen = []
@@ -770,6 +788,7 @@ def from_cmake(path: Path, checkout: Path):
         named = path.relative_to(home).as_posix()
         own = _without_cmake_comments(here.read_text(errors="replace"))
         variables = _cmake_variables(own, home)
+        own = _cmake_unrolled(own, variables)
         target = next(((m.group(1), words) for m in _CMAKE_TARGET.finditer(own)
                        for words in [_cmake_expanded(m.group(2), variables)]
                        if named in [os.path.normpath(w) for w in words]), None)
@@ -828,6 +847,25 @@ def _draws(home: Path, files: list) -> set:
         if _GRAPHICS.search(text) or any(_GRAPHICS.search(h.read_text(errors="replace")) for h in own):
             drawn.add(name)
     return drawn
+
+
+_CMAKE_FOREACH = re.compile(r"\bforeach\s*\(\s*(\w+)\s+([^)]*)\)(.*?)\bendforeach\s*\([^)]*\)", re.I | re.S)
+
+
+def _cmake_unrolled(text: str, variables: dict) -> str:
+    """``text`` with each ``foreach(EXE IN LISTS EXECUTABLES) ... endforeach()`` (or ``IN ITEMS a b``, or
+    plain ``foreach(EXE a b)``) written out once per value, ``${EXE}`` replaced: a Spanish-language
+    project's matrix products are ten ``add_executable(${EXE} ${EXE}.cu)`` made by one loop over a
+    ``set()`` list, with the loop's ``CUDA_SEPARABLE_COMPILATION ON`` for each."""
+    def written_out(m):
+        name, items, body = m.group(1), m.group(2).split(), m.group(3)
+        if [w.upper() for w in items[:2]] == ["IN", "LISTS"]:
+            values = [v for listed in items[2:] for v in variables.get(listed, [])]
+        else:
+            values = _cmake_expanded(" ".join(items[2:] if [w.upper() for w in items[:2]] == ["IN", "ITEMS"]
+                                              else items), variables)
+        return "\n".join(re.sub(r"\$\{" + name + r"\}", lambda _: value, body) for value in values)
+    return _CMAKE_FOREACH.sub(written_out, text)
 
 
 def _linked(text: str, target: str, variables: dict) -> list:
@@ -1542,12 +1580,13 @@ LEGACY_PROPS = legacy_props_options()
 
 def build(p, extra=()):
     for words in p.get("libraries", []):                   # the CUDA libraries it links (nvcc -shared), first
-        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True)
+        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
+                           errors="replace")
         if b.returncode:
             return b.returncode, (b.stdout + b.stderr)[-3000:]
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="replace")   # a GBK source: gcc quotes its lines
     return b.returncode, (b.stdout + b.stderr)[-3000:]
 
 def run(p):

@@ -289,7 +289,9 @@ def _student_log(log: str, workdir: Path | None = None, shown: str = "", line_of
 
 
 def _nvcc_run(args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([nvcc(), *args], capture_output=True, text=True, cwd=cwd)
+    """nvcc's messages, as text whatever the source's encoding: a warning quotes the source line, and a
+    course written on a Chinese or Russian Windows (GBK, CP1251 comments and strings) is not UTF-8."""
+    return subprocess.run([nvcc(), *args], capture_output=True, text=True, errors="replace", cwd=cwd)
 
 
 def _own_headers(deps_file: Path, cwd: Path) -> dict:

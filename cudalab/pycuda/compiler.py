@@ -99,7 +99,7 @@ def _nvcc_module(source, options, nvrtc_error):
         source_file.write_text(source)
         options = [o for o in options if not o.startswith("--pre-include=")]     # (nvcc's host headers have them)
         done = subprocess.run([nvcc(), "-ptx", f"-arch=compute_{major}{minor}", "-lineinfo", *options,
-                               str(source_file), "-o", str(ptx_file)], capture_output=True, text=True)
+                               str(source_file), "-o", str(ptx_file)], capture_output=True, text=True, errors="replace")
         if done.returncode:
             raise nvrtc_error           # nvcc refuses it too: NVRTC's message, with the program's lines
         ptx = ptx_file.read_text()
