@@ -73,12 +73,29 @@ def _name_expressions(source: str, extra=()) -> list:
     attr = r"(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\([^)]*\)\s*)*"
     for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+" + attr + r"void\s+" + attr +
                          r"([A-Za-z_]\w*)\s*\(", source):
-        if not m.group(1):
+        if not m.group(1) and not _inside_a_function(source, m.start()) and m.group(2) not in names:
             names.append(m.group(2))
     for e in extra:
         if e not in names:
             names.append(e)
     return names
+
+
+_NAMESPACE_BLOCK = re.compile(r'(extern\s*"C(\+\+)?"|namespace(\s+[\w:]+)?)\s*$')
+
+
+def _inside_a_function(source: str, at: int) -> bool:
+    """True where ``at`` lies inside a function's body (a ``{`` block not opened by ``extern "C"`` or a
+    namespace): a kernel declared there (``extern __global__ void inner();`` in the kernel that launches
+    it, an -rdc=true module's way to name a kernel of another file) is not visible where NVRTC reads name
+    expressions, which is an error; its definition, in the other file, is that module's kernel."""
+    blocks = []
+    for m in re.finditer(r"[{}]", source[:at]):
+        if m.group() == "{":
+            blocks.append(bool(_NAMESPACE_BLOCK.search(source[max(0, m.start() - 80):m.start()])))
+        elif blocks:
+            blocks.pop()
+    return not all(blocks)
 
 
 def format_diagnostics(log: str, source: str, filename: str, line_offset: int = 0) -> str:

@@ -165,6 +165,43 @@ def _reshape(self, *shape, order="C"):
     return self._view(shape, strides)
 
 
+def _contiguous_order(self, what) -> str:
+    if not (self.flags.c_contiguous or self.flags.f_contiguous):
+        raise RuntimeError(f"{what}: only contiguous arrays may be used as arguments to this operation")
+    return "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+
+
+def _part(function, what):
+    """PyCUDA's ``real``/``imag`` of a complex array: a new array of the matching real type, laid out in
+    the same order (PyCUDA's kernel writes a copy; numpy's attribute is a strided view of every other
+    float, which is neither C- nor Fortran-contiguous). A real array's ``real`` is itself, its ``imag``
+    new zeros, as PyCUDA answers."""
+    def part(self):
+        if not np.issubdtype(self.dtype, np.complexfloating):
+            return self if what == "real" else zeros_like(self)
+        order = _contiguous_order(self, what)
+        out = GPUArray(self.shape, np.finfo(self.dtype).dtype, order=order)
+        _cupy._store(out, function(_cupy._values(self)))
+        return out
+    return property(driver.one_at_a_time(part))
+
+
+def _conj(self, out=None):
+    """PyCUDA's ``conj(out=None)``: the complex conjugate in a new array of the same layout, or written
+    into ``out`` (converted to its type) and ``out`` returned; a real array is its own conjugate."""
+    if not np.issubdtype(self.dtype, np.complexfloating):
+        return self
+    order = _contiguous_order(self, "conj")
+    result = GPUArray(self.shape, self.dtype, order=order) if out is None else out
+    if result.size != self.size:
+        raise ValueError(f"conj: out has {result.size} elements, the array {self.size}")
+    _cupy._store(result, np.conj(_cupy._values(self)).astype(result.dtype).reshape(result.shape))
+    return result
+
+
+GPUArray.real = _part(np.real, "real")
+GPUArray.imag = _part(np.imag, "imag")
+GPUArray.conj = GPUArray.conjugate = driver.one_at_a_time(_conj)
 GPUArray.transpose = driver.one_at_a_time(_transpose)
 GPUArray.view = driver.one_at_a_time(_view)
 GPUArray.reshape = driver.one_at_a_time(_reshape)
