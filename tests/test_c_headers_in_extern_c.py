@@ -52,3 +52,14 @@ def test_a_pycuda_source_module_that_includes_cstdint():
         assert list(values.get()) == [0, 2, 4, 6, 8]
     finally:
         cudalab.numba.uninstall()
+
+
+def test_a_texture_reference_is_explained_as_removed_in_cuda_12():
+    """Books written for CUDA 10 declare ``texture<int, 1, cudaReadModeElementType> tex;`` (a texture
+    reference): nvcc 12 and 13 refuse it as NVRTC does, with 'texture is not a template', which does not
+    say why; the message says it and names the texture object that replaced it."""
+    source = ("texture<int, 1, cudaReadModeElementType> table;\n"
+              "__global__ void lookup(int *out) { out[threadIdx.x] = tex1Dfetch(table, threadIdx.x); }\n")
+    with pytest.raises(cudalab.CompileError, match=r"(?s)texture is not a template.*CUDA 12 removed.*"
+                                                   r"cudaCreateTextureObject"):
+        cudalab.compile(source)

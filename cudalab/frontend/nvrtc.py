@@ -121,6 +121,19 @@ def format_diagnostics(log: str, source: str, filename: str, line_offset: int = 
     return "\n".join(out)
 
 
+# What an error means where NVRTC's words do not say it: code written for an older CUDA
+_REMOVED = re.compile(r"\b(texture|surface) is not a template")
+
+
+def _why(log: str) -> str:
+    m = _REMOVED.search(log)
+    if not m:
+        return ""
+    return (f"\n(`{m.group(1)}<...>` declares a {m.group(1)} reference, which CUDA 12 removed: nvcc refuses it on a "
+            f"GPU too. Read the array through a {m.group(1)} object instead (cudaCreate{m.group(1).title()}Object; "
+            f"cudalab emulates those), or read the array directly.)")
+
+
 _CACHE: dict = {}
 
 
@@ -153,7 +166,7 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
     from .libnvrtc import compile_program
     res = compile_program(source, filename, opts + [f"-I{d}" for d in include_dirs()], names)
     if not res.ok:
-        nice = format_diagnostics(res.log, source, filename, line_offset)
+        nice = format_diagnostics(res.log, source, filename, line_offset) + _why(res.log)
         raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=res.log)
     ptx, log, lowered = res.ptx, res.log, res.lowered
     out = CompiledSource(source=source, ptx=ptx, options=tuple(opts), log=log, lowered=lowered,
