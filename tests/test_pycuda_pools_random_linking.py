@@ -146,3 +146,18 @@ def test_a_linked_module_launches_a_kernel_defined_in_another_source(pycuda, cap
     rows = gpuarray.zeros((3, 4), np.float32)
     module.get_function("fill_rows")(rows, np.int32(4), grid=(3, 1), block=(1, 1, 1))
     assert np.array_equal(rows.get(), np.tile(np.arange(4) + 0.5, (3, 1)))
+
+
+def test_gpuarrays_made_with_a_pools_allocator_reuse_its_blocks(pycuda):
+    import gc
+    from pycuda import gpuarray
+    from pycuda.tools import DeviceMemoryPool
+    pool = DeviceMemoryPool()
+    a = gpuarray.to_gpu(np.arange(1000, dtype=np.float32), allocator=pool.allocate)
+    assert pool.active_blocks == 1 and a.get()[999] == 999
+    address = a.ptr
+    del a
+    gc.collect()
+    assert (pool.active_blocks, pool.held_blocks) == (0, 1)         # the array's block went back to the pool
+    b = gpuarray.zeros(1000, np.float32, allocator=pool.allocate)  # the same size: the held block again
+    assert b.ptr == address and not b.get().any()

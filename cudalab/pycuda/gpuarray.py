@@ -33,6 +33,8 @@ class GPUArray(_cupy.ndarray):
         driver._need_context("cuMemAlloc")
         shape = np.asarray(shape)           # (a number, a sequence or a numpy array of them, as PyCUDA takes)
         shape = (int(shape),) if shape.ndim == 0 else tuple(int(n) for n in shape)
+        if gpudata is None and allocator is not None:     # a DeviceMemoryPool's allocate: its block, held by the array
+            gpudata = allocator(int(np.prod(shape)) * np.dtype(dtype).itemsize or 1)
         ptr = None if gpudata is None else driver._address(gpudata)
         super().__init__(shape, dtype, memptr=ptr, strides=strides, order=order,
                          base=base if base is not None else (gpudata if gpudata is not None else None))
@@ -221,30 +223,30 @@ def _numpy(function):
 
 
 def to_gpu(ary, allocator=None) -> GPUArray:
-    """A new device array holding a copy of the host array."""
+    """A new device array holding a copy of the host array (in memory from ``allocator`` if given)."""
     ary = np.asarray(ary)
-    out = GPUArray(ary.shape, ary.dtype, order="F" if _cupy._fortran(ary) else "C")
+    out = GPUArray(ary.shape, ary.dtype, allocator=allocator, order="F" if _cupy._fortran(ary) else "C")
     out.set(ary)
     return out
 
 
 def to_gpu_async(ary, allocator=None, stream=None) -> GPUArray:
     ary = np.asarray(ary)
-    out = GPUArray(ary.shape, ary.dtype)
+    out = GPUArray(ary.shape, ary.dtype, allocator=allocator)
     out.set(ary, async_=True, stream=stream)
     return out
 
 
 def empty(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return GPUArray(shape, dtype, order=order)
+    return GPUArray(shape, dtype, allocator=allocator, order=order)
 
 
 def zeros(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return GPUArray(shape, dtype, order=order).fill(0)       # (the emulator's fresh memory is zeros already)
+    return GPUArray(shape, dtype, allocator=allocator, order=order).fill(0)       # (the emulator's fresh memory is zeros already)
 
 
 def ones(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return GPUArray(shape, dtype, order=order).fill(1)
+    return GPUArray(shape, dtype, allocator=allocator, order=order).fill(1)
 
 
 def _like_order(other, order):
