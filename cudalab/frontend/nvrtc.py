@@ -81,6 +81,7 @@ def _name_expressions(source: str, extra=()) -> list:
     return names
 
 
+_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _NAMESPACE_BLOCK = re.compile(r'(extern\s*"C(\+\+)?"|namespace(\s+[\w:]+)?)\s*$')
 
 
@@ -90,9 +91,10 @@ def _inside_a_function(source: str, at: int) -> bool:
     it, an -rdc=true module's way to name a kernel of another file) is not visible where NVRTC reads name
     expressions, which is an error; its definition, in the other file, is that module's kernel."""
     blocks = []
-    for m in re.finditer(r"[{}]", source[:at]):
+    code = _COMMENT_OR_LITERAL.sub(lambda m: " " * len(m.group()), source[:at])   # braces in them don't count
+    for m in re.finditer(r"[{}]", code):
         if m.group() == "{":
-            blocks.append(bool(_NAMESPACE_BLOCK.search(source[max(0, m.start() - 80):m.start()])))
+            blocks.append(bool(_NAMESPACE_BLOCK.search(code[max(0, m.start() - 80):m.start()])))
         elif blocks:
             blocks.pop()
     return not all(blocks)
