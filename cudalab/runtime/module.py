@@ -83,8 +83,9 @@ class Module:
 
     @property
     def kernels(self) -> list:
-        """C++ names of the module's kernels (template instances as compiled, e.g. 'scale<3>')."""
-        entries = {f.name for f in self.ptx_module.entries}
+        """C++ names of the module's kernels (template instances as compiled, e.g. 'scale<3>'); a kernel
+        only declared here (``.extern .entry``: an -rdc=true module launching another file's) is not one."""
+        entries = {f.name for f in self.ptx_module.entries if not f.extern}
         names = [n for n, m in self.compiled.lowered.items() if m in entries]
         lowered = set(self.compiled.lowered.values())
         names += [e for e in sorted(entries) if e not in lowered]
