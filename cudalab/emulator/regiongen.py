@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from . import llvmgen as lg
 from . import regions as rg
+from . import warpvec
 from .decode import _regs
 from .engine import K_BRA
 from .llvmgen import I1, I8, I32, I64, GENERATORS, GroupBuilder, Skip
@@ -681,6 +682,7 @@ class CutRegionBuilder(RegionBuilder):
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
     one_d = False               # the version for one-dimensional blocks (special)
+    warp_vectors = True         # runs of shuffle segments as 32-wide vectors (warpvec.py)
 
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
@@ -746,9 +748,16 @@ class CutRegionBuilder(RegionBuilder):
             self._copy(self.live_in[pc], to_arrays=False)
             b.branch(self.seg_blocks[pc])
         self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
+        runs = warpvec.plan(self, segs) if self.warp_vectors else {}
+        in_runs = {seg["first"] for run in runs.values() for seg in run[1:]}
         for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
-            if "jump" in seg:
+            if seg["first"] in in_runs:
+                b.unreachable()         # (a warp run's later segments: its first one runs them all)
+            elif seg["first"] in runs:
+                warpvec.emit(self, runs[seg["first"]])
+                b.branch(self._next(runs[seg["first"]][-1]["end"]))
+            elif "jump" in seg:
                 self._jump(seg)
             else:
                 seg["guard_at_end"] = after and "jump" in after and after["guard"]
