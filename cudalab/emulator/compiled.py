@@ -852,12 +852,15 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
 
+    warps = [True]          # (warpvec: runs of shuffle segments as vectors, unless they fail to build)
+
     def attempt(target, gangs, one_d=False):
         scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
             target, name + "_1d" if one_d else name, df.func, d, list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
         rb.one_d = one_d
+        rb.warp_vectors = warps[0]
         if cuts:
             rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
         else:
@@ -865,7 +868,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
         return rb
     # tried in a scratch module first (the generator may still refuse something there, and a
     # half-built function would spoil the module); with gangs, then without (a gang's body may bail out)
-    for tried in ([gangs, {}] if gangs else [{}]):
+    for tried, warps[0] in [(g, w) for g in ([gangs, {}] if gangs else [{}]) for w in ((True, False) if cuts else (True,))]:
         try:
             attempt(ir.Module(name="scratch"), tried)
         except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
@@ -1123,7 +1126,9 @@ def fingerprint(df) -> str:
     if "_fingerprint" not in df.__dict__:
         f = df.func
         tokens = symbol_tokens(df)
-        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little"))
+        from .warpvec import enabled as warp_vectors
+        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little")
+                           + warp_vectors().to_bytes(1, "little"))
         h.update(repr((f.is_entry, sorted(f.regs.items()), sorted(df.param_offsets.values()),
                        sorted(f.labels.values()))).encode())
         for i in f.insts:
@@ -1171,7 +1176,7 @@ def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
         sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
-                   "texture.py")
+                   "texture.py", "warpvec.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]

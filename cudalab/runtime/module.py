@@ -282,7 +282,7 @@ class Kernel:
         cudaLaunchKernelEx's cudaLaunchAttributeClusterDimension does; compute capability 9.0):
         ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
-        release_dropped()                # arrays the garbage collector dropped are freed before the kernel runs
+        release_dropped(keep_pages=True)     # arrays the program dropped are freed before the kernel runs
         prog = self.module.program(dev)
         if not isinstance(shared, (int, np.integer)) or isinstance(shared, bool):
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",
