@@ -854,13 +854,16 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
 
     warps = [True]          # (warpvec: runs of shuffle segments as vectors, unless they fail to build)
 
-    def attempt(target, gangs, one_d=False):
+    def attempt(target, gangs, one_d=False, two_d=False):
         scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
-            target, name + "_1d" if one_d else name, df.func, d, list(symbols) if scratch else symbols,
+            target, name + ("_1d" if one_d else "_2d" if two_d else ""), df.func, d,
+            list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
-        rb.one_d = one_d
+        rb.one_d, rb.two_d = one_d, two_d
         rb.warp_vectors = warps[0]
+        if two_d:       # (the general version's table order: the Runner passes both one table)
+            rb.regs, rb.reg_slot = list(regs_of_general), {r: k for k, r in enumerate(regs_of_general)}
         if cuts:
             rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
         else:
@@ -877,6 +880,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     else:
         return None
     rb = attempt(sink, tried)
+    regs_of_general = tuple(rb.regs)
     one_d = ""
     if cuts and _one_d_version(code, s, e):
         try:
@@ -885,6 +889,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
             same = False
         if same:
             one_d = attempt(sink, tried, one_d=True).fn.name
+    two_d = _rows_version(code, s, e, cuts, rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}, rb.regs, lambda: attempt(ir.Module(name="scratch"), tried, two_d=True),
+                          lambda: attempt(sink, tried, two_d=True))
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      # (a buffered register's array is written only where the block leaves native code)
                      sorted([p, c] for p, c in stops.items()), sorted((stored | set(getattr(rb, "buffered", ()))) - live_in[s]),
@@ -892,10 +898,29 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
                      sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried),
-                     one_d)
+                     one_d, two_d)
 
 
 ONE_D_MOST = 300        # PTX instructions of a region with cuts that gets a second version for 1-D blocks
+
+
+def _rows_version(code, s, e, cuts, uniform, regs, scratch, build) -> str:
+    """The name of the region's version for blocks of rows (regiongen.CutRegionBuilder._rows:
+    threadIdx.x the inner lane loop's counter, threadIdx.y the outer one's), or "": built for a
+    region with cuts that reads ``%tid.y`` and not ``%tid.z`` (a 2-D tile's ``As[ty][tx]``), of at
+    most ``ONE_D_MOST`` instructions, where the version names the same registers as the general
+    one (the Runner passes both the same table)."""
+    insts = [code[p][2] for p in range(s, e)] + list(uniform.values())     # (and what segments compute again)
+    tids = {o[2] for inst in insts for o in inst.operands
+            if isinstance(o, tuple) and len(o) > 2 and o[0] == "sreg" and o[1] == "tid"}
+    if not cuts or e - s > ONE_D_MOST or "y" not in tids or "z" in tids:
+        return ""
+    try:
+        if scratch().regs != regs:
+            return ""
+    except Exception:   # noqa: BLE001  (no such version: the general one runs every block)
+        return ""
+    return build().fn.name
 
 
 def _one_d_version(code, s, e) -> bool:
@@ -918,7 +943,10 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     bounds, jumps = rg.skeleton(code, s, e, cut_pcs)
     uniform = rg.uniform_defs(df, df.param_offsets, s, e)
     in_loops = {q for p in jumps if code[p][3] <= p for q in range(code[p][3], p + 1)}
-    inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e and inst.index not in in_loops}
+    # (and those defined before the region, on every path to it: rg.uniform_defs; computed again,
+    # threadIdx among their sources makes an address one LLVM can follow in the 1-D and rows versions)
+    inside = {r: inst.index for r, inst in uniform.items()
+              if s <= inst.index < e and inst.index not in in_loops or inst.index < s}
     # a value is computed again from the values it is computed from that are computed again too, or
     # else from their arrays (CutRegionBuilder._recompute): those must be ones the region never
     # writes, since a register written inside it holds its array's value only where it is live
@@ -951,6 +979,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     # (one load); the values it is computed from may still be computed again
     long = {r for r in inside if len(closure([r], e)) > REMAT_MOST}
     kept |= long
+    before = {r for r, pc in inside.items() if pc < s}      # (their arrays hold them: nothing to save)
     unstored = set(inside) - kept
     segs, stops, stored, remat_at = [], {}, set(), {}
     for a, z in rg.segments(s, e, bounds):
@@ -958,7 +987,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         # address check; at its end: a thread stopped in it), the uniform values live there that
         # no array holds are computed by the interpreter for it (regions.Runner._rematerialize)
         for pc in (a, z) if z != e else (a,):
-            live = sorted(set(closure(live_in[pc] & set(inside), pc)) & live_in[pc] - kept)
+            live = sorted(set(closure(live_in[pc] & set(inside), pc)) & live_in[pc] - kept - before)
             if live:
                 remat_at[pc] = [inside[r] for r in closure(live, pc)]
                 stored |= set(live)
@@ -996,7 +1025,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         segs.append(seg)
         stored |= set(seg["outputs"])
         for p in range(a, z):
-            live = sorted(live_in[p] & (defined | all_remat))
+            live = sorted(live_in[p] & (defined | all_remat - before))
             if live:
                 stops[p] = live
     return segs, stops, stored, bounds, remat_at
@@ -1233,15 +1262,18 @@ def _build(program, df):
         first = dataclasses.replace(df.code[g.start][2], guard=None)    # the group evaluates its guards
         code[g.start] = (K_FUSED, _Runner(g, fn, check, df.code), first, g.end)
     fns = {r.name: (_RFUNC(engine.get_function_address(r.name)),
-                    _RFUNC(engine.get_function_address(r.one_d)) if r.one_d else None) for r in regions}
+                    _RFUNC(engine.get_function_address(r.one_d)) if r.one_d else None,
+                    _RFUNC(engine.get_function_address(r.two_d)) if r.two_d else None) for r in regions}
     for r in regions:
-        fn, fn_1d = fns[r.name]
-        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df, fn_1d=fn_1d), df.code[r.start][2], r.end)
+        fn, fn_1d, fn_2d = fns[r.name]
+        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df, fn_1d=fn_1d, fn_2d=fn_2d),
+                         df.code[r.start][2], r.end)
     for r in regions:
-        fn, fn_1d = fns[r.name]
+        fn, fn_1d, fn_2d = fns[r.name]
         for h in r.heads:
             if code[h][0] != K_REGION:
-                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d), df.code[h][2], r.end)
+                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d, fn_2d=fn_2d),
+                           df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     fused._better = dict(better, key=key) if better else None      # quick code: how to get the better (note_native)
