@@ -23,7 +23,8 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
 
 Simplifications: kernels run one at a time on the SMs, programmatic dependents aside (real GPUs
 run kernels of different streams side by side when neither fills the device); each engine takes
-work in issue order; a kernel launch and an event cost the host nothing (a whole program's own host
+work in issue order; a kernel launch and an event cost the host nothing (the host sees an event done a few
+microseconds after its time stamp, ``record_event``) (a whole program's own host
 code between two calls moves the host's clock by its CPU time, which the shim measures); a copy costs a fixed
 latency plus bytes over the host link's bandwidth, a device-to-device copy or memset bytes over
 half the DRAM bandwidth (each byte is read and written). Times are microseconds.
