@@ -188,7 +188,9 @@ class Timeline:
         that stream had already waited for (behind another stream's kernel it was seen at once)."""
         t = self._ready(stream)
         self._events[name] = t
-        seen = max(t, self.host_time + EVENT_SEEN_US)
+        # on an idle stream the record happens as it is issued, and is seen EVENT_SEEN_US later; behind work
+        # still to come, when that work ends (a GPU's launch and the kernel itself take longer than that)
+        seen = self.host_time + EVENT_SEEN_US if t <= self.host_time else t
         if any(row is not None and row["kind"] in ("H2D", "D2H") and row["end"] >= t for row in self._waited(stream)):
             seen = max(seen, t + EVENT_SEEN_US)
         row = {"stream": stream, "engine": "events", "kind": "event", "name": name, "start": t, "end": t, "seen": seen}
