@@ -23,9 +23,9 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
 
 Simplifications: kernels run one at a time on the SMs, programmatic dependents aside (real GPUs
 run kernels of different streams side by side when neither fills the device); each engine takes
-work in issue order; a kernel launch and an event cost the host nothing (the host sees an event done a few
-microseconds after its time stamp, ``record_event``) (a whole program's own host
-code between two calls moves the host's clock by its CPU time, which the shim measures); a copy costs a fixed
+work in issue order; a kernel launch and an event cost the host nothing (a whole program's own host
+code between two calls moves the host's clock by its CPU time, which the shim measures), though the host
+sees an event done a few microseconds after its time stamp (``record_event``); a copy costs a fixed
 latency plus bytes over the host link's bandwidth, a device-to-device copy or memset bytes over
 half the DRAM bandwidth (each byte is read and written). Times are microseconds.
 
@@ -62,7 +62,7 @@ class Timeline:
         self._non_blocking: set = set()      # streams created with cudaStreamNonBlocking
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
-        self._seen: dict = {}                # stream -> when the host can see its last event record happened
+        self._seen: dict = {}                # stream -> when the host can see its event records so far happened
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
         """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
