@@ -191,19 +191,24 @@ class Timeline:
         # on an idle stream the record happens as it is issued, and is seen EVENT_SEEN_US later; behind work
         # still to come, when that work ends (a GPU's launch and the kernel itself take longer than that)
         seen = self.host_time + EVENT_SEEN_US if t <= self.host_time else t
-        if any(row is not None and row["kind"] in ("H2D", "D2H") and row["end"] >= t for row in self._waited(stream)):
+        waited = self._waited(stream)
+        if any(row is not None and row["kind"] in ("H2D", "D2H") and row["end"] >= t
+               for row in map(self._last.get, waited)):
             seen = max(seen, t + EVENT_SEEN_US)
+        # records complete in their stream's order (and after those of the streams it waits for): a stop
+        # seen means its start is seen too
+        seen = max(seen, *(self._seen.get(s, 0.0) for s in (stream, *waited)))
         row = {"stream": stream, "engine": "events", "kind": "event", "name": name, "start": t, "end": t, "seen": seen}
         self._seen[stream] = max(self._seen.get(stream, 0.0), seen)     # synchronizing its stream waits for it
         self._rows.append(row)
         return row
 
     def _waited(self, stream) -> list:
-        """The last work of the *other* streams that work issued to ``stream`` now waits for: the legacy
+        """The *other* streams whose work so far work issued to ``stream`` now waits for: the legacy
         stream's implicit synchronization (stream 0 and the blocking streams wait for each other)."""
         if stream == 0:
-            return [self._last.get(s) for s in self._stream_end if s != 0 and s not in self._non_blocking]
-        return [] if stream in self._non_blocking else [self._last.get(0)]
+            return [s for s in {*self._stream_end, *self._seen} if s != 0 and s not in self._non_blocking]
+        return [] if stream in self._non_blocking else [0]
 
     def wait_event(self, name: str, stream):
         """cudaStreamWaitEvent: later work in ``stream`` starts after the event."""
