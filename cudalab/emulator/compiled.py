@@ -435,20 +435,48 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
 
 def _wait_for_better(st, rest: float):
     """Before a batch of a launch whose rest, at the quick code's pace, is longer than the better build has
-    left to run (its expected CPU seconds less the wall time since it started): wait for that build,
-    asleep (no watchdog time), at most as long as that rest. A batch cannot change code while it runs, and
-    quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a 65,536-thread curand_init
-    with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at 10 s; in batches of
-    QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s."""
+    left to run: wait for that build, asleep (no watchdog time), while waiting still pays. A batch cannot
+    change code while it runs, and quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a
+    65,536-thread curand_init with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at
+    10 s; in batches of QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s.
+
+    Both sides are CPU seconds: the build's expected cost less the CPU time the child has had
+    (``_child_cpu_seconds``), against the rest, which the quick code would need of the same cores. The
+    wait ends when the child ends, or once the child has had ``rest`` CPU seconds during it (the quick code
+    would have finished in that time), or on the launch's time limit. On a busy machine both get a share
+    of a core, so wall time judged the build unfairly: the wait used to compare the rest with the wall time
+    since the build started and waited at most the rest in wall seconds, so at quick15's load of 19 to 24
+    the batch gave up before the build was done and ran the slow quick code."""
     child = st.better
     if getattr(child, "pid_of_parent", None) != os.getpid():
         return
-    left = max(child.seconds - (time.monotonic() - st.better_since), 0.0)
-    if rest <= left:
+    had = _child_cpu_seconds(child, st)
+    if rest <= child.seconds - had:
         return
-    end = time.monotonic() + rest
-    while child.poll() is None and time.monotonic() < end and not pace.time_is_up():
+    start, wall_end = had, time.monotonic() + WAIT_WALL_FACTOR * rest
+    while child.poll() is None and not pace.time_is_up():
         time.sleep(0.02)
+        if _child_cpu_seconds(child, st) - start >= rest or time.monotonic() >= wall_end:
+            break
+
+
+# at most this many times the launch's rest in wall seconds, whatever the child's CPU time says (a child that
+# gets no CPU at all, stopped or starved, is not waited for forever)
+WAIT_WALL_FACTOR = 20.0
+
+
+def _child_cpu_seconds(child, st) -> float:
+    """The CPU seconds (user and system) the better build's child has used so far, from /proc/PID/stat;
+    where that cannot be read (not Linux), the wall time since it started."""
+    try:
+        with open(f"/proc/{child.pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - st.better_since
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 _CHILDREN: list = []        # better_code.py processes of this process (ended at exit: end_children)
