@@ -481,11 +481,11 @@ def _environment(assignments: str) -> dict:
     return env
 
 
-_SHELL_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;]*)\s*$", re.M)
-_SHELL_FOR = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)", re.M)
+_SCRIPT_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;]*)\s*$", re.M)
+_SCRIPT_FOR = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)", re.M)
 
 
-def _shell_expanded(text: str) -> str:
+def _script_expanded(text: str) -> str:
     """A job script as its first run executes it: its simple assignments (``gpu_prog="./dmm_main"``) and
     each ``for i in 0 1 2`` loop's first value (after the assignments: ``for m in $problem_sizes``) put in
     for ``$name`` and ``${name}``, so ``GPU_KERNEL=$i $gpu_prog $m $n $k`` in NTUA's benchmark loops reads
@@ -495,9 +495,9 @@ def _shell_expanded(text: str) -> str:
     def expand(words: str) -> str:
         return re.sub(r"\$(?:\{(\w+)\}|(\w+))",
                       lambda m: values.get(m.group(1) or m.group(2), m.group(0)), words)
-    for name, value in _SHELL_ASSIGNMENT.findall(text):
+    for name, value in _SCRIPT_ASSIGNMENT.findall(text):
         values.setdefault(name, expand(value.strip("\"'")))
-    for name, listed in _SHELL_FOR.findall(text):
+    for name, listed in _SCRIPT_FOR.findall(text):
         words = expand(listed).split()
         if words:
             values.setdefault(name, words[0].strip("\"'"))
@@ -506,14 +506,14 @@ def _shell_expanded(text: str) -> str:
 
 def job_script_run(output: str, checkout: Path) -> tuple:
     """(arguments, environment) of the first line of a job script anywhere in the checkout that runs
-    ``output`` (as its first loop turn runs it: ``_shell_expanded``), where its build named no run of its
+    ``output`` (as its first loop turn runs it: ``_script_expanded``), where its build named no run of its
     own: NTUA's lab keeps its PBS benchmark scripts in ``results/``, apart from the program's folder."""
     if output in ("a.out", "a.exe"):          # (nvcc's default name says nothing of which program a script runs)
         return [], {}
     for script in sorted(checkout.rglob("*")):
         if script.suffix.lower() not in _JOB_SCRIPTS or ".git" in script.parts or not script.is_file():
             continue
-        for prog, args, env in _run_lines(_shell_expanded(_note_text(script))):
+        for prog, args, env in _run_lines(_script_expanded(_note_text(script))):
             if Path(prog).name == output:
                 words = _plain(args)
                 if words or not args.strip():
@@ -753,7 +753,7 @@ def _note_text(note: Path) -> str:
         return ""
     text = note.read_text(errors="replace")
     # a script's loop over sizes ("for i in 32 64 ...; do nvcc -DLEN=$i -o task2 task2.cu"): its first turn
-    return _shell_expanded(text) if note.suffix.lower() in _JOB_SCRIPTS else text
+    return _script_expanded(text) if note.suffix.lower() in _JOB_SCRIPTS else text
 
 
 def _as_read(word: str, here: Path, note_folder: Path) -> str:
