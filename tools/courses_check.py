@@ -414,7 +414,7 @@ def from_notes(path: Path, checkout: Path, folders: list):
                     continue
                 words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
                                                      len(words))])
-                words = _shell_expanded(words, text[:m.start()])
+                words = _with_note_variables(words, text[:m.start()])
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
@@ -446,9 +446,9 @@ def _nvcc_lines(text: str) -> list:
             words = shlex.split(m.group(1), comments=True)
         except ValueError:
             continue
-        lines.append(_shell_expanded(_ipython_expanded(words[:next((i for i, w in enumerate(words)
-                                                                    if w in _SHELL_SEPARATORS), len(words))]),
-                                     text[:m.start()]))
+        lines.append(_with_note_variables(_ipython_expanded(words[:next((i for i, w in enumerate(words)
+                                                                        if w in _SHELL_SEPARATORS), len(words))]),
+                                          text[:m.start()]))
     return lines
 
 
@@ -681,15 +681,15 @@ def _ipython_expanded(words: list) -> list:
     return ["-arch=native" if re.match(r"--?(arch|gpu-architecture)\b", w) and "{" in w else w for w in words]
 
 
-_SHELL_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=([^\s;&|#]*)", re.M)
+_NOTE_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=([^\s;&|#]*)", re.M)
 
 
-def _shell_expanded(words: list, before: str) -> list:
+def _with_note_variables(words: list, before: str) -> list:
     """An nvcc line's ``$NAME`` and ``${NAME}`` given the value the same note set before it: a Polish
     course's ``%%bash`` cells say ``CUDA_SUFF=70`` and then ``nvcc -gencode
     arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} x.cu``, which the shell expands and nvcc never sees
     unexpanded. Names the note does not set stay as written."""
-    values = dict(_SHELL_ASSIGNMENT.findall(before))
+    values = dict(_NOTE_ASSIGNMENT.findall(before))
     if not values:
         return words
     return [re.sub(r"\$(?:\{(\w+)\}|(\w+))", lambda v: values.get(v.group(1) or v.group(2), v.group(0)), w)
@@ -710,7 +710,7 @@ def from_notes_elsewhere(path: Path, checkout: Path):
             except ValueError:
                 continue
             words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))])
-            words = _shell_expanded(words, text[:m.start()])
+            words = _with_note_variables(words, text[:m.start()])
             if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
                 continue
             seen = []
