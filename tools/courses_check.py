@@ -201,6 +201,7 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
         _resolve_outside_links(folder, copy)
         home = Path(tmp) / "cuda"
         bin_dir = _stand_ins(home)
+        _recipes_with_stand_ins(_makefile(copy), bin_dir)
         log = Path(tmp) / "commands.log"
         log.touch()
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
@@ -222,6 +223,26 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
             for c in commands]
+
+
+# a compiler named by its full path in a rule's command, not through a variable (a Warsaw lab's
+# "\t/usr/local/cuda/bin/nvcc --compiler-options -fno-strict-aliasing -DUNIX -O2 -o $@ -c $<")
+_RECIPE_COMPILER = re.compile(r"(?<=[\t ])/(?:[\w.+-]+/)+(nvcc|g\+\+|gcc|c\+\+|clang\+\+|clang)(?=\s)")
+
+
+def _recipes_with_stand_ins(makefile: Path | None, bin_dir: Path):
+    """The copied Makefile's rules calling the stand-in for each compiler they name by a full path: the
+    toolkit is not at /usr/local/cuda here, so make failed there and the tool fell back to a default
+    build without the rule's options. Only recipe lines (a tab first) change; variables are given on
+    make's command line instead."""
+    if makefile is None:
+        return
+    text = makefile.read_text(errors="replace")
+    lines = [_RECIPE_COMPILER.sub(lambda m: str(bin_dir / m.group(1)), line) if line.startswith("\t") else line
+             for line in text.split("\n")]
+    if "\n".join(lines) != text:
+        makefile.unlink()               # (a link into the checkout: write the copy's own file)
+        makefile.write_text("\n".join(lines))
 
 
 def _resolve_outside_links(folder: Path, copy: Path):
