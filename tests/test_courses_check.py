@@ -317,6 +317,20 @@ def test_executables_a_cmake_foreach_loop_adds_are_built_as_the_loop_says(tmp_pa
     assert "-lcublas" in p.options and p.options[-2:] == ["-o", "gemm_cublas"]
 
 
+def test_a_rule_that_calls_nvcc_by_its_full_path_is_read_with_its_options(tmp_path):
+    # a Warsaw lab's Makefile names the toolkit's nvcc in the rule itself and links with g++; no toolkit
+    # lives at /usr/local/cuda here, so make used to fail and the lab was built without -O2 -DUNIX
+    course = write(tmp_path, {
+        "lab1/Makefile": ("all: stencil\n\nstencil: stencil.o\n\tg++ -fPIC -o $@ $< -L /usr/local/cuda/lib64 -lcudart\n\n"
+                          "stencil.o: stencil.cu\n\t/usr/local/cuda/bin/nvcc --compiler-options -fno-strict-aliasing \\\n"
+                          "          -DUNIX -O2 -o $@ -c $<\n"),
+        "lab1/stencil.cu": MAIN.replace("return helper()", "return 0"),
+    })
+    p = read_program(course / "lab1/stencil.cu", course)
+    assert (p.how, p.sources) == ("lab1/Makefile", ["stencil.cu"])
+    assert "-DUNIX" in p.options and "-O2" in p.options and p.options[p.options.index("-o") + 1] == "stencil"
+
+
 def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
     # an HPC centre's makefile compiles with nvcc and links with Cray's C++ wrapper, CC
     course = write(tmp_path, {

@@ -201,6 +201,7 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
         _resolve_outside_links(folder, copy)
         home = Path(tmp) / "cuda"
         bin_dir = _stand_ins(home)
+        _recipes_with_stand_ins(_makefile(copy), bin_dir)
         log = Path(tmp) / "commands.log"
         log.touch()
         env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", COURSES_LOG=str(log))
@@ -222,6 +223,26 @@ def make_commands(folder: Path, target: str | None = None, within: Path | None =
     # the stand-in CUDA folder's include paths mean the toolkit's, which cudalab gives every build
     return [[w for k, w in enumerate(c) if str(home) not in w and not (w == "-I" and str(home) in c[k + 1:k + 2][0:1])]
             for c in commands]
+
+
+# a compiler named by its full path in a rule's command, not through a variable (a Warsaw lab's
+# "\t/usr/local/cuda/bin/nvcc --compiler-options -fno-strict-aliasing -DUNIX -O2 -o $@ -c $<")
+_RECIPE_COMPILER = re.compile(r"(?<=[\t ])/(?:[\w.+-]+/)+(nvcc|g\+\+|gcc|c\+\+|clang\+\+|clang)(?=\s)")
+
+
+def _recipes_with_stand_ins(makefile: Path | None, bin_dir: Path):
+    """The copied Makefile's rules calling the stand-in for each compiler they name by a full path: the
+    toolkit is not at /usr/local/cuda here, so make failed there and the tool fell back to a default
+    build without the rule's options. Only recipe lines (a tab first) change; variables are given on
+    make's command line instead."""
+    if makefile is None:
+        return
+    text = makefile.read_text(errors="replace")
+    lines = [_RECIPE_COMPILER.sub(lambda m: str(bin_dir / m.group(1)), line) if line.startswith("\t") else line
+             for line in text.split("\n")]
+    if "\n".join(lines) != text:
+        makefile.unlink()               # (a link into the checkout: write the copy's own file)
+        makefile.write_text("\n".join(lines))
 
 
 def _resolve_outside_links(folder: Path, copy: Path):
@@ -414,7 +435,7 @@ def from_notes(path: Path, checkout: Path, folders: list):
                     continue
                 words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
                                                      len(words))])
-                words = _shell_expanded(words, text[:m.start()])
+                words = _with_note_variables(words, text[:m.start()])
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
@@ -446,9 +467,9 @@ def _nvcc_lines(text: str) -> list:
             words = shlex.split(m.group(1), comments=True)
         except ValueError:
             continue
-        lines.append(_shell_expanded(_ipython_expanded(words[:next((i for i, w in enumerate(words)
-                                                                    if w in _SHELL_SEPARATORS), len(words))]),
-                                     text[:m.start()]))
+        lines.append(_with_note_variables(_ipython_expanded(words[:next((i for i, w in enumerate(words)
+                                                                        if w in _SHELL_SEPARATORS), len(words))]),
+                                          text[:m.start()]))
     return lines
 
 
@@ -681,15 +702,15 @@ def _ipython_expanded(words: list) -> list:
     return ["-arch=native" if re.match(r"--?(arch|gpu-architecture)\b", w) and "{" in w else w for w in words]
 
 
-_SHELL_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=([^\s;&|#]*)", re.M)
+_NOTE_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=([^\s;&|#]*)", re.M)
 
 
-def _shell_expanded(words: list, before: str) -> list:
+def _with_note_variables(words: list, before: str) -> list:
     """An nvcc line's ``$NAME`` and ``${NAME}`` given the value the same note set before it: a Polish
     course's ``%%bash`` cells say ``CUDA_SUFF=70`` and then ``nvcc -gencode
     arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} x.cu``, which the shell expands and nvcc never sees
     unexpanded. Names the note does not set stay as written."""
-    values = dict(_SHELL_ASSIGNMENT.findall(before))
+    values = dict(_NOTE_ASSIGNMENT.findall(before))
     if not values:
         return words
     return [re.sub(r"\$(?:\{(\w+)\}|(\w+))", lambda v: values.get(v.group(1) or v.group(2), v.group(0)), w)
@@ -710,7 +731,7 @@ def from_notes_elsewhere(path: Path, checkout: Path):
             except ValueError:
                 continue
             words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))])
-            words = _shell_expanded(words, text[:m.start()])
+            words = _with_note_variables(words, text[:m.start()])
             if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
                 continue
             seen = []
