@@ -186,3 +186,30 @@ def test_the_lane_map_is_the_isa_s_for_each_mode():
     assert idx[3] == (6, True) and idx[20] == (22, True)
     bfly = warpvec.lane_map("bfly", 18, (16 << 8) | 31)        # the ISA checks the upper bound only
     assert bfly[1] == (1, False) and bfly[16] == (2, True)
+
+
+LOOPED = r"""
+__global__ void looped(const float* x, float* out, int rounds) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int r = 0; r < rounds; ++r) {              // a loop around the ladder: its head is a jump's target
+        float v = x[i] * (r + 1);
+        #pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_xor_sync(0xffffffff, v, o);
+        acc += v;
+    }
+    int step = rounds % 7 + 1;                       // not known when the kernel is built: no run
+    acc += __shfl_down_sync(0xffffffff, acc, step);
+    out[i] = acc;
+}
+"""
+
+
+def test_a_ladder_inside_a_loop_and_a_shuffle_by_a_runtime_offset_give_the_same_bytes(tmp_path, monkeypatch):
+    x = np.random.default_rng(17).standard_normal(512).astype(np.float32)
+    runs = runs_built(LOOPED, "looped", tmp_path, monkeypatch, 2, 256, [x, np.zeros(512, np.float32), np.int32(3)])
+    assert runs and all(len(r) >= 2 for r in runs)
+    for rounds in (0, 1, 5):
+        same_in_both_tiers(monkeypatch, LOOPED, "looped", 2, 256,
+                           lambda: [x, np.zeros(512, np.float32), np.int32(rounds)])

@@ -639,8 +639,8 @@ def affine(insts, accesses, code, uniform, axes="x"):
                 if factor is None:
                     return None             # (threadIdx.x times a runtime value: a slope not known here)
                 k = scale(srcs[0] if a else srcs[1], factor)
-                if "wide" in mods:
-                    widen.setdefault(id(inst), []).append((1 if a else 2, inst.type, k))
+                if "wide" in mods:      # (the widened operand's slope, not the product's)
+                    widen.setdefault(id(inst), []).append((1 if a else 2, inst.type, srcs[0] if a else srcs[1]))
             if op == "mad":
                 k = add(k, srcs[2])
         elif op == "shl" and imm(ops[2]) is not None and 0 <= imm(ops[2]) < (_width(inst.type) or 0) and not any(srcs[1]):
