@@ -29,7 +29,7 @@ import numpy as np
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from kernels import BENCHES, Bench  # noqa: E402
+from kernels import BENCHES, TILED_MATMUL, Bench  # noqa: E402
 
 GRID_STRIDE = r"""
 __global__ void saxpy(const float* x, float* y, int n) {
