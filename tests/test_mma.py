@@ -924,3 +924,41 @@ def test_a_dmma_k_loops_tiles_are_read_into_the_loop_and_written_at_a_stop(monke
     loads = np.flatnonzero((ops[:, 0] == mma_native.LOAD) & (ops[:, mma_native.FRAGMENT] >= 0))
     assert len(loads) == 4 * 3, "each k step's A and two B fragments"
     assert (ops[loads, mma_native.QUIET] == 1).all()
+
+
+def test_float32_products_as_vectors_add_each_row_of_a_times_b():
+    """mma_loops.vproduct, the float32 A B of the compiled loops, keeps each row of D in one LLVM vector
+    and adds a splat of A's element times B's row for each k: for small integers (every partial sum
+    exact) it must give numpy's product, over part of k too (a hardware step), and added into D."""
+    import numba
+    from cudalab.emulator import mma_loops
+
+    @numba.njit
+    def step(av, bv, out, k0, k1):
+        mma_loops.vproduct(av, bv, out, 16, 16, 16, k0, k1, False)
+
+    @numba.njit
+    def into(av, bv, out):
+        mma_loops.vproduct(av, bv, out, 32, 8, 16, 0, 16, True)
+
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-3, 4, (16, 16)).astype(np.float32) for _ in range(2))
+    out = np.full(256, 7, np.float32)
+    step(a.ravel(), b.ravel(), out, 4, 12)
+    assert np.array_equal(out.reshape(16, 16), a[:, 4:12] @ b[4:12])
+    a, b, d = rng.integers(-3, 4, (32, 16)), rng.integers(-3, 4, (16, 8)), rng.integers(-9, 9, (32, 8))
+    out = d.astype(np.float32).ravel()
+    into(a.astype(np.float32).ravel(), b.astype(np.float32).ravel(), out)
+    assert np.array_equal(out.reshape(32, 8), d + a @ b)
+
+
+def test_c_bounds_reads_the_largest_magnitude_and_lowest_set_bit_from_the_bits():
+    """mma_loops.c_bounds, without branches or tables: the largest magnitude, the exponent of the lowest
+    set bit over C's nonzero elements (a zero bounds nothing), and whether every element is finite."""
+    import numba
+    from cudalab.emulator import mma_loops
+    bounds = numba.njit(lambda s: mma_loops.c_bounds(s, s.size))
+    c = np.array([0.0, -0.0, 3.0, -40.5, 1.5 * 2.0 ** -140, 2.0 ** 100, 0.75], np.float32).astype(np.float64)
+    assert bounds(c) == (2.0 ** 100, -141, True)        # 1.5 * 2**-140: bits 2**-140 and 2**-141
+    assert bounds(np.zeros(8)) == (0.0, mma_loops.FAR, True)
+    assert bounds(np.array([1.0, np.inf]))[2] is False and bounds(np.array([np.nan, 2.0]))[2] is False

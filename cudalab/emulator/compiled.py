@@ -435,20 +435,48 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
 
 def _wait_for_better(st, rest: float):
     """Before a batch of a launch whose rest, at the quick code's pace, is longer than the better build has
-    left to run (its expected CPU seconds less the wall time since it started): wait for that build,
-    asleep (no watchdog time), at most as long as that rest. A batch cannot change code while it runs, and
-    quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a 65,536-thread curand_init
-    with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at 10 s; in batches of
-    QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s."""
+    left to run: wait for that build, asleep (no watchdog time), while waiting still pays. A batch cannot
+    change code while it runs, and quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a
+    65,536-thread curand_init with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at
+    10 s; in batches of QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s.
+
+    Both sides are CPU seconds: the build's expected cost less the CPU time the child has had
+    (``_child_cpu_seconds``), against the rest, which the quick code would need of the same cores. The
+    wait ends when the child ends, or once the child has had ``rest`` CPU seconds during it (the quick code
+    would have finished in that time), or on the launch's time limit. On a busy machine both get a share
+    of a core, so wall time judged the build unfairly: the wait used to compare the rest with the wall time
+    since the build started and waited at most the rest in wall seconds, so at quick15's load of 19 to 24
+    the batch gave up before the build was done and ran the slow quick code."""
     child = st.better
     if getattr(child, "pid_of_parent", None) != os.getpid():
         return
-    left = max(child.seconds - (time.monotonic() - st.better_since), 0.0)
-    if rest <= left:
+    had = _child_cpu_seconds(child, st)
+    if rest <= child.seconds - had:
         return
-    end = time.monotonic() + rest
-    while child.poll() is None and time.monotonic() < end and not pace.time_is_up():
+    start, wall_end = had, time.monotonic() + WAIT_WALL_FACTOR * rest
+    while child.poll() is None and not pace.time_is_up():
         time.sleep(0.02)
+        if _child_cpu_seconds(child, st) - start >= rest or time.monotonic() >= wall_end:
+            break
+
+
+# at most this many times the launch's rest in wall seconds, whatever the child's CPU time says (a child that
+# gets no CPU at all, stopped or starved, is not waited for forever)
+WAIT_WALL_FACTOR = 20.0
+
+
+def _child_cpu_seconds(child, st) -> float:
+    """The CPU seconds (user and system) the better build's child has used so far, from /proc/PID/stat;
+    where that cannot be read (not Linux), the wall time since it started."""
+    try:
+        with open(f"/proc/{child.pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - st.better_since
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 _CHILDREN: list = []        # better_code.py processes of this process (ended at exit: end_children)
@@ -852,6 +880,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
 
+    warps = [True]          # (warpvec: runs of shuffle segments as vectors, unless they fail to build)
+
     def attempt(target, gangs, one_d=False, two_d=False):
         scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
@@ -859,6 +889,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
             list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
         rb.one_d, rb.two_d = one_d, two_d
+        rb.warp_vectors = warps[0]
         if two_d:       # (the general version's table order: the Runner passes both one table)
             rb.regs, rb.reg_slot = list(regs_of_general), {r: k for k, r in enumerate(regs_of_general)}
         if cuts:
@@ -868,7 +899,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
         return rb
     # tried in a scratch module first (the generator may still refuse something there, and a
     # half-built function would spoil the module); with gangs, then without (a gang's body may bail out)
-    for tried in ([gangs, {}] if gangs else [{}]):
+    for tried, warps[0] in [(g, w) for g in ([gangs, {}] if gangs else [{}]) for w in ((True, False) if cuts else (True,))]:
         try:
             attempt(ir.Module(name="scratch"), tried)
         except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
@@ -1152,7 +1183,9 @@ def fingerprint(df) -> str:
     if "_fingerprint" not in df.__dict__:
         f = df.func
         tokens = symbol_tokens(df)
-        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little"))
+        from .warpvec import enabled as warp_vectors
+        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little")
+                           + warp_vectors().to_bytes(1, "little"))
         h.update(repr((f.is_entry, sorted(f.regs.items()), sorted(df.param_offsets.values()),
                        sorted(f.labels.values()))).encode())
         for i in f.insts:
@@ -1200,7 +1233,7 @@ def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
         sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
-                   "texture.py")
+                   "texture.py", "warpvec.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]

@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from . import llvmgen as lg
 from . import regions as rg
+from . import warpvec
 from .decode import _regs
 from .engine import K_BRA
 from .llvmgen import I1, I8, I32, I64, GENERATORS, GroupBuilder, Skip
@@ -681,6 +682,7 @@ class CutRegionBuilder(RegionBuilder):
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
     one_d = False               # the version for one-dimensional blocks (special)
+    warp_vectors = True         # runs of shuffle segments as 32-wide vectors (warpvec.py)
     two_d = False               # the version for blocks of rows (blockDim.z 1: _rows)
     tid_xy = None               # (threadIdx.x, threadIdx.y) of the lane, in the version for rows
     tid_xy64 = None             # the same, 64 bits wide (the lane loops' own counters)
@@ -749,9 +751,16 @@ class CutRegionBuilder(RegionBuilder):
             self._copy(self.live_in[pc], to_arrays=False)
             b.branch(self.seg_blocks[pc])
         self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
+        runs = warpvec.plan(self, segs) if self.warp_vectors else {}
+        in_runs = {seg["first"] for run in runs.values() for seg in run[1:]}
         for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
-            if "jump" in seg:
+            if seg["first"] in in_runs:
+                b.unreachable()         # (a warp run's later segments: its first one runs them all)
+            elif seg["first"] in runs:
+                warpvec.emit(self, runs[seg["first"]])
+                b.branch(self._next(runs[seg["first"]][-1]["end"]))
+            elif "jump" in seg:
                 self._jump(seg)
             else:
                 seg["guard_at_end"] = after and "jump" in after and after["guard"]
@@ -1321,11 +1330,32 @@ class CutRegionBuilder(RegionBuilder):
             if space == "shared":
                 inside = self.shared_fits(hi, size)
             else:
-                found = [self._local_var(f"found{a}_{n}") for n in ("lo", "hi")]
-                inside = b.call(self.find_fn, [lo, b.add(hi, ir.Constant(I64, size)), self.ctxp] + found)
+                inside = self._inside_allocation(a, lo, b.add(hi, ir.Constant(I64, size)))
             aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), zero)
             ok = b.and_(ok, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
         return ok
+
+    def _inside_allocation(self, a, lo, end):
+        """Is [lo, end) inside one live allocation? The allocation access ``a`` found last in this call
+        answers first (its bounds kept from the search); only a range outside it is searched for. Every
+        block of a grid reads its part of the same arrays, and the search (a dozen unpredictable
+        branches over the sorted bounds) ran for each block and checked access: a 2^20-thread
+        kernel's 4,096 blocks of 256 threads spent more on it than on their shuffles."""
+        b = self.b
+        found = [self._local_var(f"found{a}_{n}", ir.Constant(I64, v)) for n, v in (("lo", 1), ("hi", 0))]
+        known = b.and_(b.icmp_unsigned(">=", lo, b.load(found[0])), b.icmp_unsigned("<=", end, b.load(found[1])))
+        before = b.block
+        search, joined = self.fn.append_basic_block(f"find{a}"), self.fn.append_basic_block(f"found{a}")
+        b.cbranch(known, joined, search)
+        b.position_at_end(search)
+        hit = b.call(self.find_fn, [lo, end, self.ctxp] + found)
+        searched = b.block
+        b.branch(joined)
+        b.position_at_end(joined)
+        inside = b.phi(I1)
+        inside.add_incoming(ir.Constant(I1, 1), before)
+        inside.add_incoming(hit, searched)
+        return inside
 
     def _closed_form(self, first, run, accesses, part, same, ranges):
         """The whole-block check of ``_precheck`` without its loop over the threads, where every
