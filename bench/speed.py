@@ -238,7 +238,8 @@ def main(argv=None):
             print("  ".join(x.ljust(w) for x, w in zip(ln, widths)))
     cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     one, five, _ = os.getloadavg()
-    print(f"\nC: {' and '.join(' '.join(c) for c in CCS)} ({cc}), one core. Machine: {os.cpu_count()} CPUs, load average {one:.1f} "
+    print(f"\nC: {' and '.join(' '.join(c) for c in CCS)} ({cc}), one core. "
+          f"Machine: {os.cpu_count()} CPUs, load average {one:.1f} "
           f"(1 min), {five:.1f} (5 min).")
     return 1 if any(r.error for r in rows) else 0
 

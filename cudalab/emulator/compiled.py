@@ -917,7 +917,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
             same = False
         if same:
             one_d = attempt(sink, tried, one_d=True).fn.name
-    two_d = _rows_version(code, s, e, cuts, rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}, rb.regs, lambda: attempt(ir.Module(name="scratch"), tried, two_d=True),
+    two_d = _rows_version(code, s, e, cuts, rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}, rb.regs,
+                          lambda: attempt(ir.Module(name="scratch"), tried, two_d=True),
                           lambda: attempt(sink, tried, two_d=True))
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      # (a buffered register's array is written only where the block leaves native code)

@@ -1101,7 +1101,8 @@ class CutRegionBuilder(RegionBuilder):
         n = b.sub(b.load(self.c1), b.load(self.c))
         self.lane = b.mul(self.chunk_block, self.ctx["lpb"], name="first_lane")
         self.body, self._lane_parts, self.cur = b.block, None, {}
-        self.tid_xy, self.tid_xy64 = (ir.Constant(I32, 0), ir.Constant(I32, 0)), (ir.Constant(I64, 0), ir.Constant(I64, 0))
+        self.tid_xy = (ir.Constant(I32, 0), ir.Constant(I32, 0))
+        self.tid_xy64 = (ir.Constant(I64, 0), ir.Constant(I64, 0))
         for name in seg["inputs"]:
             b.store(self._load_reg(name), self.slot(name))
         self._recompute(seg["remat"], a)

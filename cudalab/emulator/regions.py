@@ -643,7 +643,8 @@ def affine(insts, accesses, code, uniform, axes="x"):
                     widen.setdefault(id(inst), []).append((1 if a else 2, inst.type, srcs[0] if a else srcs[1]))
             if op == "mad":
                 k = add(k, srcs[2])
-        elif op == "shl" and imm(ops[2]) is not None and 0 <= imm(ops[2]) < (_width(inst.type) or 0) and not any(srcs[1]):
+        elif (op == "shl" and imm(ops[2]) is not None and 0 <= imm(ops[2]) < (_width(inst.type) or 0)
+              and not any(srcs[1])):
             k = scale(srcs[0], 1 << imm(ops[2]))
         elif op == "cvt":
             widths = [m for m in mods if _width(m)]
