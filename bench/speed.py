@@ -7,7 +7,8 @@
 For each kernel: the interpreter (``CUDALAB_TIER=interp``, one launch), the compiled tier
 (``CUDALAB_TIER=compiled``, best of 3 launches after a warm-up launch that compiles it; that launch
 is its own column), and the C
-version in ``bench/c/kernels.c`` built with ``cc -O2`` (best of 3 runs after a warm-up). Inputs live
+version in ``bench/c/kernels.c`` built with ``cc -O2`` and with ``cc -O3 -march=native`` (``CCS``; best of
+3 runs after a warm-up each; the GFMA/s column is the compiled tier's, for the tiled products). Inputs live
 on the device before the timed launch, so copies are not timed. Results are checked against numpy.
 Times are CPU seconds of the process (the C program's too), so that a shared, busy machine does
 not inflate them; the load average is printed with the table.
@@ -102,13 +103,22 @@ BENCHES = dict(BENCHES, grid_sum=Bench(
     "grid_sum", "grid_sum", GRID_SUM, (2**24,), (256,), lambda n: (GRID_SUM_BLOCKS,),
     lambda n, rng: [rng.random(n, np.float32), np.zeros(GRID_SUM_BLOCKS * 256, np.float32), np.int32(n)],
     _grid_sum_check))
+# the tiled product in 32 x 32 blocks (globalToShmemAsyncCopy's arithmetic at its size, 1280):
+# 1,024 threads a block in 32 rows, each row a vector of 32 lanes in the compiled tier's rows version
+BENCHES = dict(BENCHES, matmul32=Bench(
+    "matmul32", "matmul", TILED_MATMUL.replace("#define TILE 16", "#define TILE 32"), (1280,), (32, 32),
+    lambda n: (n // 32, n // 32),
+    lambda n, rng: [rng.random((n, n), np.float32), rng.random((n, n), np.float32),
+                    np.zeros((n, n), np.float32), np.int32(n)],
+    lambda size, args, blocks: BENCHES["matmul"].check(size, args, blocks * 2)))
+FMAS = {"matmul": lambda n: n ** 3, "matmul32": lambda n: n ** 3}      # for the GFMA/s column
 GRID_STRIDE_KERNELS = {"grid_stride", "grid_sum"}     # a block's share of the work does not shrink with the grid
 
 # (kernel, size): the issue's list (issue 16)
 CASES = [("vector_add", 2**20), ("matmul", 256), ("matmul", 1024), ("collatz", 2**14), ("histogram", 2**24),
          ("warp_shuffle", 2**20), ("grid_stride", 2**22), ("grid_sum", 2**24), ("reduction", 2**20),
-         ("block_relax", 20000)]
-CC = ["cc", "-O2"]
+         ("block_relax", 20000), ("matmul32", 1280)]
+CCS = [["cc", "-O2"], ["cc", "-O3", "-march=native"]]     # each a column: the compiler's plain and best
 
 
 @dataclass
@@ -119,13 +129,13 @@ class Row:
     interp_note: str = ""
     compiled: float | None = None
     compile_s: float | None = None
-    c: float | None = None
+    c: list | None = None         # seconds per C build of CCS
     error: str = ""
 
 
-def build_c(folder):
-    exe = Path(folder) / "kernels"
-    subprocess.run(CC + ["-o", str(exe), str(HERE / "c" / "kernels.c")], check=True)
+def build_c(folder, cc, k=0):
+    exe = Path(folder) / f"kernels{k}"
+    subprocess.run(cc + ["-o", str(exe), str(HERE / "c" / "kernels.c")], check=True)
     return exe
 
 
@@ -191,26 +201,31 @@ def main(argv=None):
     cases = [c for c in CASES if only is None or c[0] in only]
     folder = tempfile.mkdtemp()
     try:
-        exe = build_c(folder)
+        exes = [build_c(folder, cc, k) for k, cc in enumerate(CCS)]
         rows = []
         for name, size in cases:
             try:
                 row = emulate(name, size, a.interp_budget)
             except Exception as e:          # noqa: BLE001  (a failing kernel is a row, not the end)
                 row = Row(name, size, error=f"{type(e).__name__}: {e}")
-            row.c = run_c(exe, name, size)
+            row.c = [run_c(exe, name, size) for exe in exes]
             rows.append(row)
             print(f"  {name} {size}: done", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    head = ["kernel", "size", "interp s", "compiled s", "C s", "compiled / C", "interp / compiled", "compile s", "check"]
+    flags = [" ".join(cc[1:]) for cc in CCS]
+    head = (["kernel", "size", "interp s", "compiled s", "GFMA/s"] + [f"C {f} s" for f in flags]
+            + [f"compiled / C {f}" for f in flags] + ["interp / compiled", "compile s", "check"])
     lines = []
     for r in rows:
+        fma = FMAS.get(r.name)
+        cs = r.c or [None] * len(CCS)
         lines.append([r.name, str(r.size), fmt(r.interp) + (" " + r.interp_note if r.interp_note else ""),
-                      fmt(r.compiled), f"{r.c:.4f}" if r.c is not None else "-",
-                      f"{r.compiled / r.c:.1f}x" if r.compiled and r.c else "-",
-                      f"{r.interp / r.compiled:.1f}x" if r.compiled and r.interp else "-",
-                      fmt(r.compile_s), r.error or "ok"])
+                      fmt(r.compiled), f"{fma(r.size) / r.compiled / 1e9:.2f}" if fma and r.compiled else "-"]
+                     + [f"{c:.4f}" if c is not None else "-" for c in cs]
+                     + [f"{r.compiled / c:.1f}x" if r.compiled and c else "-" for c in cs]
+                     + [f"{r.interp / r.compiled:.1f}x" if r.compiled and r.interp else "-",
+                        fmt(r.compile_s), r.error or "ok"])
     if a.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -223,7 +238,7 @@ def main(argv=None):
             print("  ".join(x.ljust(w) for x, w in zip(ln, widths)))
     cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     one, five, _ = os.getloadavg()
-    print(f"\nC: {' '.join(CC)} ({cc}), one core. Machine: {os.cpu_count()} CPUs, load average {one:.1f} "
+    print(f"\nC: {' and '.join(' '.join(c) for c in CCS)} ({cc}), one core. Machine: {os.cpu_count()} CPUs, load average {one:.1f} "
           f"(1 min), {five:.1f} (5 min).")
     return 1 if any(r.error for r in rows) else 0
 

@@ -1143,6 +1143,39 @@ def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeyp
     assert (r.returncode, r.stdout) == (0, "49249249 0 1 ffff0000 49249249 1 0 ffff0000 \n"), r.stderr
 
 
+def test_the_plain_named_device_functions_of_cuda_11_and_older_are_their_intrinsics(tmp_path, monkeypatch):
+    # the CUDA 2 SDK's quad-float Mandelbrot indexes its output with mul24(iy, tileSizeX); CUDA 12 dropped the
+    # plain names of the intrinsics, so nvcc 13 stops at 'identifier "mul24" is undefined'. Each is built as
+    # the intrinsic it stood for: 24-bit products, high words, bit casts, clamping and directed conversions
+    write(tmp_path, {"old.cu": """\
+        #include <cstdio>
+        __global__ void old(int* i, unsigned* u, float* f)
+        {
+            i[0] = mul24(-3, 1000);             u[0] = umul24(0x1000001u, 3u);   // a's low 24 bits: 1
+            i[1] = mulhi(0x40000000, 8);        u[1] = mulhi(0xffffffffu, 2u);
+            i[2] = float_as_int(1.0f);          f[0] = int_as_float(0x40490fdb);
+            f[1] = saturate(1.5f);              f[2] = saturate(-2.0f);
+            i[3] = float2int(2.7f);             i[4] = float2int(-2.7f, cudaRoundMinInf);
+            i[5] = float2int(2.5f, cudaRoundNearest);
+            f[3] = int2float(16777217);         f[4] = int2float(16777217, cudaRoundPosInf);
+            u[2] = float2uint(3.9f);            f[5] = uint2float(4294967295u, cudaRoundZero);
+        }
+        int main() {
+            int* i; unsigned* u; float* f;
+            cudaMallocManaged(&i, 6 * sizeof(int)); cudaMallocManaged(&u, 3 * sizeof(unsigned));
+            cudaMallocManaged(&f, 6 * sizeof(float));
+            old<<<1, 1>>>(i, u, f);
+            cudaDeviceSynchronize();
+            printf("%d %d %x %d %d %d | %u %u %u | %g %g %g %.0f %.0f %.0f\\n", i[0], i[1], i[2], i[3], i[4], i[5],
+                   u[0], u[1], u[2], f[0], f[1], f[2], f[3], f[4], f[5]);
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("old.cu")
+    assert (r.returncode, r.stdout) == (
+        0, "-3000 2 3f800000 2 -3 2 | 3 1 3 | 3.14159 1 0 16777216 16777218 4294967040\n"), r.stderr
+
+
 @pytest.mark.parametrize("call, message", [
     # (the driver API is answered, call by call: tests/test_programs_driver.py)
     ("cusolverDnHandle_t h; cusolverDnCreate(&h);", "cusolverDn.h comes with cuSOLVER, which cudalab does not emulate"),

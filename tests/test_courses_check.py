@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from courses_check import (author_arguments, gpu_options, judge, project_companions, read_program,  # noqa: E402
-                           read_programs)
+from courses_check import (author_arguments, author_run, gpu_options, judge, project_companions,  # noqa: E402
+                           read_program, read_programs)
 
 MAIN = "int main() { return helper(); }\n"
 PIECE = "int helper() { return 0; }\n"
@@ -279,6 +279,42 @@ def test_a_notebook_line_that_takes_the_architecture_from_python_variables_build
     p = read_program(course / "HW1/HW1_P1.cu", course)
     assert p.how == "HW1/HW1.ipynb"
     assert p.options == ["-arch=native", "-o", "HW1_P1"]
+
+
+def test_a_bash_cell_that_sets_the_architecture_in_a_shell_variable_builds_with_its_value(tmp_path):
+    # a Polish course's %%bash cells: "CUDA_SUFF=70 # or 35 for older GPUs", then an nvcc line that
+    # names it twice; the shell expands both before nvcc runs, so the tool must too
+    cells = [{"cell_type": "code", "source": ["%%bash\n", "CUDA_SUFF=70 # or CUDA_SUFF=35 for older GPUs\n",
+                                              "nvcc -gencode arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} "
+                                              "./vector_add.cu -o vector_add\n", "./vector_add\n"]}]
+    course = write(tmp_path, {"20_vector_add/20_vector_add.ipynb": json.dumps({"cells": cells}),
+                              "20_vector_add/vector_add.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "20_vector_add/vector_add.cu", course)
+    assert p.how == "20_vector_add/20_vector_add.ipynb"
+    assert p.options == ["-gencode", "arch=compute_70,code=sm_70", "-o", "vector_add"]
+
+
+def test_a_shell_variable_the_note_never_sets_is_left_as_written(tmp_path):
+    course = write(tmp_path, {"lab/README.md": "Build: `nvcc -arch=$ARCH lab.cu -o lab`\n",
+                              "lab/lab.cu": MAIN.replace("return helper()", "return 0")})
+    p = read_program(course / "lab/lab.cu", course)
+    assert p.options[0] == "-arch=$ARCH"
+
+
+def test_executables_a_cmake_foreach_loop_adds_are_built_as_the_loop_says(tmp_path):
+    # a Spanish-language Jetson project: one loop over a set() list adds every matrix product, each
+    # separately compiled; the one that calls cuBLAS links it after the loop
+    lists = ("set(EXECUTABLES\n    gemm_cublas\n    00_mat_mul\n)\n"
+             "foreach(EXE IN LISTS EXECUTABLES)\n    add_executable(${EXE} ${EXE}.cu)\n"
+             "    set_target_properties(${EXE} PROPERTIES\n        CUDA_SEPARABLE_COMPILATION ON\n    )\nendforeach()\n"
+             "target_link_libraries(gemm_cublas PRIVATE CUDA::cublas CUDA::cudart)\n")
+    source = MAIN.replace("return helper()", "return 0")
+    course = write(tmp_path, {"04_matmul/CMakeLists.txt": lists, "04_matmul/00_mat_mul.cu": source,
+                              "04_matmul/gemm_cublas.cu": source})
+    p = read_program(course / "04_matmul/00_mat_mul.cu", course)
+    assert (p.how, p.sources, p.options) == ("04_matmul/CMakeLists.txt", ["00_mat_mul.cu"], ["-rdc=true", "-o", "00_mat_mul"])
+    p = read_program(course / "04_matmul/gemm_cublas.cu", course)
+    assert "-lcublas" in p.options and p.options[-2:] == ["-o", "gemm_cublas"]
 
 
 def test_a_makefile_that_links_with_the_cray_wrapper_is_read(tmp_path):
@@ -546,6 +582,24 @@ def test_the_gpu_build_gives_a_device_query_back_the_fields_cuda_13_removed(tmp_
     assert "#define cudaGetDeviceProperties cudalab_legacy_props" in wrapper
 
 
+def test_the_gpu_runner_records_an_nvcc_message_that_quotes_a_gbk_line(tmp_path):
+    # a Chinese Visual Studio course's sources are GBK, and the GPU machine's nvcc quotes the line it
+    # stops at: run_gpu.py must record that message as the program's build failure, not stop reading it
+    import subprocess
+    from courses_check import stage_gpu
+    course = write(tmp_path / "course", {"lesson.cu": "int main() { return 0; }\n"})
+    stage_gpu([read_program(course / "lesson.cu", course)], course, tmp_path / "stage")
+    toolkit = tmp_path / "cuda" / "bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text("#!/bin/sh\nprintf 'lesson.cu(3): error: \\272\\313\\320\\304\\n' >&2\nexit 2\n")
+    (toolkit / "nvcc").chmod(0o755)
+    r = subprocess.run([sys.executable, str(tmp_path / "stage" / "run_gpu.py")], capture_output=True, text=True,
+                       env={"PATH": f"{toolkit}:/usr/bin:/bin", "OUT": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    recorded = json.loads((tmp_path / "gpu.json").read_text())["course/lesson.cu"]
+    assert recorded["code"] == "build" and "lesson.cu(3): error:" in recorded["out"]
+
+
 def test_a_program_that_prints_only_its_failure_message_passes_when_it_prints_nothing_of_it():
     # Pawsey's vector add stays silent on success and says "Sum is not correct." when its check fails:
     # that message is no success line the program owes us
@@ -754,6 +808,19 @@ def test_a_cmake_targets_compile_options_and_libraries_reach_the_build(tmp_path)
     p = read_program(lab / "lab10/src/main.cu", lab)
     assert p.options == ["-O3", "-Xcompiler=-fopenmp", "-lcublas", "-Xcompiler", "-fopenmp", "-lcurand", "-o", "test"]
     assert p.sources == ["src/gemm.cu", "src/main.cu"]
+
+
+def test_a_cmake_variable_of_generator_expressions_is_not_given_to_nvcc_as_written(tmp_path):
+    # Luxembourg's GEMM project keeps its flags in "set(compile_options $<$<CONFIG:Release>: -O3 >)": CMake
+    # evaluates that per configuration; the literal "${compile_options}" would stop nvcc before it starts
+    lab = write(tmp_path, {
+        "gemm/CMakeLists.txt": ("project(GEMM LANGUAGES CUDA CXX)\nset(compile_options\n  $<$<CONFIG:Release>:\n"
+                                "    -O3\n  >\n)\nadd_executable(gpu_gemm src/gemm.cu)\n"
+                                "target_compile_options(gpu_gemm PRIVATE ${compile_options} -lineinfo)\n"),
+        "gemm/src/gemm.cu": MAIN,
+    })
+    p = read_program(lab / "gemm/src/gemm.cu", lab)
+    assert p.options == ["-lineinfo", "-o", "gpu_gemm"]
 
 
 def test_a_readme_that_builds_a_cuda_library_first_builds_it_before_the_program_that_links_it(tmp_path):
@@ -1013,3 +1080,184 @@ def test_a_visual_studio_folders_timer_source_is_built_with_the_program_as_its_p
     made = write(tmp_path / "made", {"x/Makefile": "all:\n\tnvcc -o x x.cu\n", "x/x.cu": '#include "timer.h"\nint main() { tick(); }\n',
                                      "x/timer.h": "void tick();\n", "x/timer.cpp": "void tick() {}\n"})
     assert project_companions(read_program(made / "x/x.cu", made), made) == []
+
+
+def test_a_build_comment_with_no_space_after_the_slashes_is_the_authors_build(tmp_path):
+    # "//nvcc -rdc=true x.cu -o x -lcudadevrt" heads a dynamic-parallelism listing: without -rdc=true nvcc
+    # refuses its device-side launch, so the comment is the build, however it is spaced
+    book = write(tmp_path, {
+        "ch3/nested.cu": "//nvcc -rdc=true nested.cu -o nested -lcudadevrt\nint main() { return 0; }\n",
+        "ch3/block.cu": "/*nvcc -O2 block.cu -o block*/\nint main() { return 0; }\n",
+    })
+    nested = read_program(book / "ch3/nested.cu", book)
+    assert (nested.how, nested.options) == ("nested.cu's own comment", ["-rdc=true", "-o", "nested", "-lcudadevrt"])
+    block = read_program(book / "ch3/block.cu", book)
+    assert (block.how, block.options) == ("block.cu's own comment", ["-O2", "-o", "block"])
+
+
+def test_build_and_run_lines_in_backticks_are_read_as_a_reader_types_them(tmp_path):
+    # a lab sheet in Markdown quotes its commands: "Compile with `nvcc -O3 saxpy.cu -o saxpy` and run
+    # `./saxpy 1048576`"; a source's comment may quote its build the same way
+    course = write(tmp_path, {
+        "lab2/README.md": "Compile with `nvcc -O3 saxpy.cu -o saxpy` and run `./saxpy 1048576`.\n",
+        "lab2/saxpy.cu": "int main() { return 0; }\n",
+        "lab3/stencil.cu": "// Build: `nvcc -arch=sm_70 -o stencil stencil.cu`, then run it.\nint main() { return 0; }\n",
+    })
+    saxpy = read_program(course / "lab2/saxpy.cu", course)
+    assert (saxpy.how, saxpy.options, author_arguments(saxpy, course)) == ("lab2/README.md", ["-O3", "-o", "saxpy"],
+                                                                         ["1048576"])
+    stencil = read_program(course / "lab3/stencil.cu", course)
+    assert (stencil.how, stencil.options) == ("stencil.cu's own comment", ["-arch=sm_70", "-o", "stencil"])
+
+
+def test_a_kernel_chosen_by_the_environment_runs_as_the_authors_job_script_first_runs_it(tmp_path):
+    # NTUA's matrix-multiply lab: the Makefile only builds dmm_main; the program reads GPU_KERNEL with getenv,
+    # and a PBS script kept in results/ loops over kernels and sizes: its first turn is the author's run
+    course = write(tmp_path, {
+        "cuda/Makefile": "dmm_main: dmm_main.cu\n\tnvcc -O3 -o dmm_main dmm_main.cu\n",
+        "cuda/dmm_main.cu": 'int main() { return getenv("GPU_KERNEL") == 0; }\n',
+        "results/perf/dmm.sh": "#!/bin/bash\n#PBS -l nodes=1:cuda\ngpu_kernels=\"1 2\"\nsizes=\"256 512\"\n"
+                               "gpu_prog=\"./dmm_main\"\nfor i in $gpu_kernels; do\n  for m in $sizes; do\n"
+                               "    GPU_KERNEL=$i $gpu_prog $m $m $m\n  done\ndone\n",
+    })
+    p = read_program(course / "cuda/dmm_main.cu", course)
+    assert p.how == "cuda/Makefile"
+    assert author_run(p, course) == (["256", "256", "256"], {"GPU_KERNEL": "1"})
+    # a readme's run line sets the variable the same way
+    write(course, {"cuda/README.md": "Run the tiled kernel:\n\n    $ GPU_KERNEL=2 ./dmm_main 1024 1024 1024\n"})
+    assert author_run(p, course) == (["1024", "1024", "1024"], {"GPU_KERNEL": "2"})
+    # nvcc's default name says nothing of which program a script runs: "./a.out 64" elsewhere is no one's run
+    write(course, {"other/Makefile": "all: sum.cu\n\tnvcc -o a.out sum.cu\n", "other/sum.cu": MAIN,
+                   "results/other.sh": "for n in 64 128; do ./a.out $n; done\n"})
+    assert author_run(read_program(course / "other/sum.cu", course), course) == ([], {})
+
+
+def test_a_build_script_that_loops_over_sizes_builds_the_program_as_its_first_turn_does(tmp_path):
+    # a Warsaw lab's timing script rebuilds the program for each length: "nvcc -DLEN=$i -o task2 task2.cu"
+    # in "for i in 32 64 96 ...": the first turn's -DLEN=32, never the literal "$i"
+    course = write(tmp_path, {
+        "lab5/conduct3.sh": "#!/bin/bash\nfor i in 32 64 96 ; do\n    nvcc -DLEN=$i -o task2 task2.cu\n"
+                            "    { time ./task2; } 2>>result\ndone\n",
+        "lab5/task2.cu": "int main() { return LEN == 32 ? 0 : 1; }\n",
+    })
+    p = read_program(course / "lab5/task2.cu", course)
+    assert (p.how, p.options) == ("lab5/conduct3.sh", ["-DLEN=32", "-o", "task2"])
+
+
+def test_an_allocation_beyond_the_emulated_device_is_gpu_sized_even_mid_line():
+    # a benchmark table prints each size before it allocates: "1000000000" and no newline, then asks
+    # for 4 GB twice; cudalab's message lands on the same line, and the program stops at its next check
+    out = ("sz\t1\t2\n100000000\t6.947\t4.118\n1000000000cudalab: out of device memory: asked for 4,000,000,000 "
+           "bytes, but the largest allocation that fits in the emulated device's 4,294,967,296 bytes is now "
+           "294,964,736 bytes.\n\"cudaGetLastError()\" at 70 in driver.cu\n\treturned 2\n-> out of memory\n")
+    status, _ = judge(1, out, 'int main() { printf("sz"); }', 120)
+    assert status == "GPU-sized"
+
+
+def test_a_lab_that_fills_root_histograms_is_left_out_with_the_reason(tmp_path):
+    # a particle-physics CUDA course (2012) draws its results with CERN's ROOT: its headers and -lCore -lHist
+    # are not on this machine, and a build error would read as cudalab's
+    course = write(tmp_path, {
+        "lab7/Makefile": "lab7a: lab7a.cu\n\tnvcc -arch=sm_20 -I$(ROOTSYS)/include lab7a.cu -lCore -lHist -o lab7a\n",
+        "lab7/lab7a.cu": '#include "TROOT.h"\n#include "TH1F.h"\nint main() { return 0; }\n',
+    })
+    assert read_program(course / "lab7/lab7a.cu", course).left_out.startswith("uses ROOT")
+
+
+def test_a_program_with_no_run_line_runs_with_the_example_its_usage_message_gives(tmp_path):
+    # Luxembourg's demos take three sizes and print "example: ./grid_min 1000000000 256 256" without them;
+    # nothing else in the course says how they run
+    course = write(tmp_path, {
+        "demo/grid_min.cu": ('int main(int argc, char** argv) {\n  if (argc != 4) {\n'
+                             '    std::cout << "usage: " << argv[0] << " <vector size> <threads> <blocks>" << std::endl;\n'
+                             '    std::cout << "example: " << argv[0] << " 1000000000 256 256" << std::endl;\n'
+                             '    return 1;\n  }\n}\n'),
+        "demo/scan.cu": ('int main(int argc, char** argv) {\n  if (argc < 2) { printf("Example: %s 1024\\n", argv[0]); '
+                         'return 1; }\n}\n'),
+    })
+    assert author_run(read_program(course / "demo/grid_min.cu", course), course) == (["1000000000", "256", "256"], {})
+    assert author_run(read_program(course / "demo/scan.cu", course), course) == (["1024"], {})
+
+
+def test_a_script_that_gives_the_sizes_a_programs_error_lines_demand_wins_over_a_bare_makefile(tmp_path):
+    # Warsaw's lab 4: the Makefile builds task2_1.cu with no -D at all, which stops at "#error THREADS is not
+    # defined"; the timing script beside it builds it as its author ran it
+    course = write(tmp_path, {
+        "lab4/Makefile": "task2_1: task2_1.cu\n\tnvcc -o task2_1 task2_1.cu\n",
+        "lab4/conduct2.sh": "for i in 100 1000; do\n    nvcc -DLEN=$i -DBLOCKS=2 -DTHREADS=10 -o task2_1 task2_1.cu\n"
+                            "    ./task2_1\ndone\n",
+        "lab4/task2_1.cu": "#ifndef THREADS\n#error THREADS is not defined\n#endif\n#ifndef BLOCKS\n#error BLOCKS is not"
+                           " defined\n#endif\nint main() { return 0; }\n",
+        "lab4/task1_1.cu": "int main() { return 0; }\n",
+    })
+    p = read_program(course / "lab4/task2_1.cu", course)
+    assert (p.how, p.options) == ("lab4/conduct2.sh", ["-DLEN=100", "-DBLOCKS=2", "-DTHREADS=10", "-o", "task2_1"])
+    # a program that needs nothing from the script keeps its Makefile's build, and so does one that
+    # defines the macro itself above the check (lab 5's "#define LEN 8192", then "#ifndef LEN / #error")
+    write(course, {"lab4/Makefile": "task1_1: task1_1.cu\n\tnvcc -o task1_1 task1_1.cu\n",
+                   "lab4/conduct1.sh": "for i in 32 64; do nvcc -DLEN=$i -o task1_1 task1_1.cu; done\n",
+                   "lab4/task1_1.cu": "#define LEN 8192\n#ifndef LEN\n#error LEN is not defined\n#endif\nint main() {}\n"})
+    assert read_program(course / "lab4/task1_1.cu", course).how == "lab4/Makefile"
+
+
+def test_a_library_the_top_cmakelists_adds_beside_the_programs_joins_their_build(tmp_path):
+    # a 2010 workshop's layout: the top CMakeLists.txt adds cutil/ and src/; src/matrixMul's target links
+    # "cutil", the project's own library, whose sources cmake would build first: one nvcc build of all of them
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(workshop)\nadd_subdirectory(cutil)\nadd_subdirectory(src)\n",
+        "cutil/CMakeLists.txt": "ADD_LIBRARY (cutil\n  src/cutil.cpp\n  src/stopwatch.cpp\n)\n",
+        "cutil/src/cutil.cpp": PIECE, "cutil/src/stopwatch.cpp": "int stopwatch() { return 0; }\n",
+        "src/CMakeLists.txt": "add_subdirectory(matrixMul)\n",
+        "src/matrixMul/CMakeLists.txt": ("CUDA_ADD_EXECUTABLE (matrixMul\n  matrixMul.cu\n)\n"
+                                         "TARGET_LINK_LIBRARIES (matrixMul\n  cutil\n  ${CUDA_CUBLAS_LIBRARIES}\n)\n"),
+        "src/matrixMul/matrixMul.cu": MAIN,
+    })
+    p = read_program(course / "src/matrixMul/matrixMul.cu", course)
+    assert p.sources == ["matrixMul.cu", "../../cutil/src/cutil.cpp", "../../cutil/src/stopwatch.cpp"]
+    assert "-lcutil" not in p.options and "-lcublas" in p.options      # (FindCUDA's ${CUDA_CUBLAS_LIBRARIES})
+
+
+def test_a_static_librarys_drawing_and_duplicate_objects_stay_out_of_a_program_that_needs_neither(tmp_path):
+    # the same workshop's shrutil library holds rendercheckGL.cpp (its header includes <GL/glew.h>) and a second
+    # cmd_arg_reader.cpp; a static library gives the linker only the members a program needs, cutil's first
+    course = write(tmp_path, {
+        "CMakeLists.txt": "add_subdirectory(cutil)\nadd_subdirectory(shrutil)\nadd_subdirectory(src)\n",
+        "cutil/CMakeLists.txt": "ADD_LIBRARY (cutil src/cutil.cpp src/cmd_arg_reader.cpp)\n",
+        "cutil/src/cutil.cpp": PIECE, "cutil/src/cmd_arg_reader.cpp": "int reader() { return 0; }\n",
+        "shrutil/CMakeLists.txt": "ADD_LIBRARY (shrutil src/shrUtils.cpp src/rendercheckGL.cpp src/cmd_arg_reader.cpp)\n",
+        "shrutil/src/shrUtils.cpp": "int shr() { return 0; }\n",
+        "shrutil/src/rendercheckGL.cpp": '#include "rendercheckGL.h"\nint check() { return 0; }\n',
+        "shrutil/inc/rendercheckGL.h": "#include <GL/glew.h>\n",
+        "shrutil/src/cmd_arg_reader.cpp": "int reader() { return 0; }\n",
+        "src/quadFloat/CMakeLists.txt": "CUDA_ADD_EXECUTABLE (quadFloat quadFloat.cu)\n"
+                                        "TARGET_LINK_LIBRARIES (quadFloat cutil shrutil)\n",
+        "src/quadFloat/quadFloat.cu": MAIN,
+    })
+    p = read_program(course / "src/quadFloat/quadFloat.cu", course)
+    assert p.sources == ["quadFloat.cu", "../../cutil/src/cutil.cpp", "../../cutil/src/cmd_arg_reader.cpp",
+                         "../../shrutil/src/shrUtils.cpp"]
+
+
+def test_an_exercise_whose_calls_are_left_open_over_blank_lines_is_left_out_as_a_blank(tmp_path):
+    # UCL's CUDA week: "// HANDSON 1.1 Allocate the memory for the array on the device" over "myCudaCheck(" and
+    # ");" with empty lines between, which nvcc refuses; its solution fills them in
+    course = write(tmp_path, {
+        "intro/intro.cu": ("#define myCudaCheck(x) (x)\nint main() {\n  float* d;\n  // HANDSON 1.1 Allocate the memory\n"
+                           "  myCudaCheck(\n\n             );\n  return 0;\n}\n"),
+        "intro/solution/intro.cu": ("#define myCudaCheck(x) (x)\nvoid sync();\nint main() {\n  float* d;\n"
+                                    "  myCudaCheck(cudaMalloc(&d, 4));\n  sync();\n  return 0;\n}\n"),
+    })
+    assert read_program(course / "intro/intro.cu", course).left_out.startswith("an exercise with blanks")
+    assert read_program(course / "intro/solution/intro.cu", course).left_out == ""
+
+
+def test_a_build_that_hands_nvcc_a_header_reports_cudalabs_one_line_not_a_traceback(tmp_path):
+    # Warsaw's lab 6 Makefile passes "reduce.h limit.h" to nvcc with its sources: nvcc and cudalab both refuse,
+    # and the table's reason is that sentence, where it was the last line of a Python traceback
+    import subprocess
+    from samples_check import _BUILD
+    write(tmp_path, {"reduce.h": "int reduce();\n", "main.cu": MAIN})
+    r = subprocess.run([sys.executable, "-c", _BUILD, "reduce.h", "-o", "task1", "main.cu"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip().startswith("don't know what to do with 'reduce.h'")

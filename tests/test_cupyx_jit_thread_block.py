@@ -38,3 +38,25 @@ def test_thread_rank_counts_x_fastest_in_a_2d_block(cp):
     out = cp.zeros((3, 4), dtype=cp.int32)
     ranks((1,), (4, 3), (out,))
     assert out.get().ravel().tolist() == list(range(12))
+
+
+def test_the_groups_indices_and_shape_are_the_blocks_and_the_threads(cp):
+    """``group_index()``, ``thread_index()`` and ``dim_threads()`` (CUDA's thread_block methods, which
+    CuPy answers as dim3 values) are blockIdx, threadIdx and blockDim."""
+    from cupyx import jit
+
+    @jit.rawkernel()
+    def where(out):
+        block = jit.cg.this_thread_block()
+        g, t, d = block.group_index(), block.thread_index(), block.dim_threads()
+        i = (g.y * 2 + g.x) * 6 + t.y * d.x + t.x
+        out[i, 0] = g.x
+        out[i, 1] = g.y
+        out[i, 2] = t.x
+        out[i, 3] = t.y
+        out[i, 4] = d.x * 10 + d.y
+
+    out = cp.zeros((24, 5), dtype=cp.int32)
+    where((2, 2), (3, 2), (out,))
+    rows = out.get().tolist()
+    assert rows[0] == [0, 0, 0, 0, 32] and rows[7] == [1, 0, 1, 0, 32] and rows[23] == [1, 1, 2, 1, 32]

@@ -1073,3 +1073,16 @@ def test_a_child_forked_after_cuda_started_is_refused_as_numbas_driver_refuses_i
         with pytest.raises(CudaDriverError, match="CUDA initialized before forking.*'spawn'"):
             child.result()
     assert cuda.to_device(np.arange(3)).copy_to_host().sum() == 3        # the parent goes on
+
+
+def test_cuda_gpus_is_numbas_device_list():
+    """Programs count and pick devices with ``len(cuda.gpus)``, ``cuda.gpus[0]`` and ``cuda.gpus.current``;
+    the drop-in's fork check had wrapped the list in a function, which has no length, items or current."""
+    cudalab.numba.install()
+    try:
+        from numba import cuda
+        assert len(cuda.gpus) == 1 and [d.id for d in cuda.gpus] == [0]
+        with cuda.gpus[0]:
+            assert cuda.gpus.current.id == 0
+    finally:
+        cudalab.numba.uninstall()

@@ -194,3 +194,15 @@ def test_a_breakpoint_without_a_debugger_fails_the_launch_and_says_so(cuda):
                                           r"__brkpt\(\) in C\+\+\) was reached, with no debugger attached, at line "
                                           r"\d+ in kernel pause:  breakpoint\(\)"):
         pause[1, 8](out)
+
+
+def test_numbapros_argtypes_keyword_is_numbas_deprecation_error(cuda):
+    """Lessons written for NumbaPro declare ``cuda.jit(argtypes=[f8, f8], restype=u4, device=True)``;
+    numba refuses the keywords with its DeprecationError (the signature is the first argument now),
+    and so does the drop-in, rather than calling them options cudalab lacks."""
+    from numba import float64, uint32
+    from numba.core.errors import DeprecationError
+    with pytest.raises(DeprecationError, match=r"Deprecated keyword argument `argtypes`.*cuda\.jit\('u4\(f8, f8\)'\)"):
+        cuda.jit(argtypes=[float64, float64], restype=uint32, device=True)(lambda x, y: 0)
+    with pytest.raises(DeprecationError, match="`restype`"):
+        cuda.jit(restype=uint32)(lambda x: 0)

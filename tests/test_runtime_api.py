@@ -4,7 +4,7 @@ Each program in tests/runtime_api/ exercises one part of the runtime (every devi
 limits, memory pools, graphs captured and built node by node, host callbacks, launch attributes,
 misuse) and prints each call's result. tests/runtime_api/h100/NAME.out is what the program printed
 on an H100 (driver 580, CUDA 13.0; recorded with tools/runtime_api_gpu.py; host_order.out,
-texture_bounds.out and the driver API's driver.out and nvrtc.out (libnvrtc 13.0) on an H200, the device
+texture_bounds.out, events.out and the driver API's driver.out and nvrtc.out (libnvrtc 13.0) on an H200, the device
 call's card: what they check is no board's own); the
 emulator, set to the H100 profile, must
 print the same lines. Two things may differ and are normalized away:

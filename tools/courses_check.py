@@ -15,7 +15,8 @@ Each program is built as its course says, in this order:
 1. a Makefile in its folder: ``make -B`` runs in a copy of the folder with stand-ins for nvcc and
    the C/C++ compilers that record their command lines; the link that takes the program's source
    (or its object file) gives the sources and options (``-arch``, ``-I``, ``-D``, ``-std``, ``-rdc``,
-   ``-x cu``);
+   ``-x cu``), unless the file's ``#ifndef X / #error`` lines demand a ``-D`` the Makefile does not give and a
+   script beside it does (a timing script's ``nvcc -DLEN=$i -DTHREADS=10 ...``, its loop's first turn);
 2. an ``nvcc ...`` line naming the file in its own comments (a book's header: "To build use : nvcc x.cu
    -rdc=true -o x"), else in a readme, build script or notebook (``!nvcc ...``) of its folder, up to a
    shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``), or in a cluster's job script one folder
@@ -31,8 +32,11 @@ Each program is built as its course says, in this order:
 
 The program runs in its folder of a copy of the checkout (programs write files where they run, and
 include ``../shared/x.h``), with the arguments ``--args`` gives (a book's table of sizes), else those of the line that runs it in
-the readme or job script its build came from (``./task1 1024 64``) or in its Makefile's ``run`` target,
-else none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
+the readme or job script its build came from (``./task1 1024 64``, or `` `./task1 1024 64` `` quoted in a readme's
+text) or in its Makefile's ``run`` target, else the first turn of a job script anywhere in the checkout that
+runs it (``GPU_KERNEL=$i $prog $m $n $k`` in a loop: the variables such a line sets are the program's
+environment), else the example its own usage message shows ("example: ./grid_min 1000000000 256 256"), else
+none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
 its output says it failed, and, where its source prints a success message ("Success!", "PASS",
 "correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
@@ -85,7 +89,9 @@ GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ a
 # a kernel of one block cannot be extrapolated from blocks done: the watchdog tells how far it got;
 # and an allocation beyond the emulated device's 4 GiB is told as such
 WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and was stopped by the watchdog|"
-                      r"^cudalab: out of device memory: asked for", re.M)
+                      r"(?:^|(?<=\S))cudalab: out of device memory: asked for", re.M)
+# (the allocation's message may end a line the program left open: Utah's table prints "1000000000" and
+# then calls cudaMalloc for 4 GB twice, so the message follows the size on the same line)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
 NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
@@ -101,6 +107,9 @@ NOT_EMULATED = [
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"-lQt\w*|[<\"]Q(Image|Application|Widget|Color|Painter)[>\"]|[<\"]Qt\w+/", "Qt (a GUI library, not installed here)"),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
+    # (a particle-physics course's labs fill ROOT histograms: TROOT.h, TH1F.h, -lCore -lHist)
+    (r"[<\"]T(?:ROOT|System|H[123][CSIFD]|Canvas|File|Tree|Application|Random\d?|F1|Graph|Minuit)\.h[>\"]|-lCore\b.*-lHist\b",
+     "ROOT (CERN's data-analysis framework, not installed here)"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
@@ -118,6 +127,7 @@ class Program:
     how: str = ""                 # where the build came from: Makefile, a readme, the default
     left_out: str = ""
     arguments: list = field(default_factory=list)   # what its author runs it with (--args)
+    environment: dict = field(default_factory=dict)  # the variables its author's run line sets (GPU_KERNEL=0 ./x)
     stdin: str = ""                                 # the file its author feeds it (--stdin: ./x < image.pgm)
     libraries: list = field(default_factory=list)   # nvcc -shared lines that build the CUDA libraries it links
     host_libraries: list = field(default_factory=list)  # folders whose Makefile builds a host library it links
@@ -404,6 +414,7 @@ def from_notes(path: Path, checkout: Path, folders: list):
                     continue
                 words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
                                                      len(words))])
+                words = _shell_expanded(words, text[:m.start()])
                 if any(Path(w).name in names for w in words):
                     yield ([path.name if Path(w).name in names else _as_read(w, path.parent, folder) for w in words],
                            note.relative_to(checkout).as_posix())
@@ -435,40 +446,132 @@ def _nvcc_lines(text: str) -> list:
             words = shlex.split(m.group(1), comments=True)
         except ValueError:
             continue
-        lines.append(_ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS),
-                                                   len(words))]))
+        lines.append(_shell_expanded(_ipython_expanded(words[:next((i for i, w in enumerate(words)
+                                                                    if w in _SHELL_SEPARATORS), len(words))]),
+                                     text[:m.start()]))
     return lines
 
 
 # "./task1 1024 64" in the script or readme the build came from: the sizes its author runs it with
-# ("srun -n 1 ./x 2.0": a batch system's launcher and its options, a count among them)
-_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?(?:srun\s+(?:-\S+(?:\s+\d+\b)?\s+)*)?\./(\S+)[ \t]*([^\n]*)$", re.M)
+# ("srun -n 1 ./x 2.0": a batch system's launcher and its options, a count among them; "GPU_KERNEL=0
+# ./dmm_main 256 256 256": the shell's assignments before it, the program's environment)
+_ASSIGNMENTS = r"(?P<env>(?:[A-Za-z_]\w*=[^\s`]*\s+)*)"
+_RUN_LINE = re.compile(r"^\s*(?:[$>!]\s*)?" + _ASSIGNMENTS +
+                       r"(?:srun\s+(?:-\S+(?:\s+\d+\b)?\s+)*)?\./(?P<prog>\S+)[ \t]*(?P<args>[^\n]*)$", re.M)
+# "Run it with `./x 64`": a readme's run line in backticks, as its build line may be
+_RUN_INLINE = re.compile(r"`+[ \t]*(?:\$\s*)?" + _ASSIGNMENTS + r"\./(?P<prog>[^\s`]+)[ \t]*(?P<args>[^`\n]*?)\s*`+")
+
+
+def _run_lines(text: str) -> list:
+    """(program, argument text, environment) for each line of a note that runs a program, in the note's
+    order: a line of its own or a readme's backquoted command."""
+    found = sorted([*_RUN_LINE.finditer(text), *_RUN_INLINE.finditer(text)], key=lambda m: m.start())
+    return [(m.group("prog"), m.group("args"), _environment(m.group("env"))) for m in found]
+
+
+def _environment(assignments: str) -> dict:
+    """The variables a command line's leading ``NAME=VALUE`` words set for the program, those whose value
+    a shell would not change (a ``$i`` left unexpanded is no value)."""
+    env = {}
+    for word in assignments.split():
+        name, _, value = word.partition("=")
+        value = value.strip("\"'")
+        if not re.search(r"[$`*?]", value):
+            env[name] = value
+    return env
+
+
+_SHELL_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;]*)\s*$", re.M)
+_SHELL_FOR = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)", re.M)
+
+
+def _shell_expanded(text: str) -> str:
+    """A job script as its first run executes it: its simple assignments (``gpu_prog="./dmm_main"``) and
+    each ``for i in 0 1 2`` loop's first value (after the assignments: ``for m in $problem_sizes``) put in
+    for ``$name`` and ``${name}``, so ``GPU_KERNEL=$i $gpu_prog $m $n $k`` in NTUA's benchmark loops reads
+    ``GPU_KERNEL=0 ./dmm_main 256 256 256``. Variables it does not set stay as written."""
+    values = {}
+
+    def expand(words: str) -> str:
+        return re.sub(r"\$(?:\{(\w+)\}|(\w+))",
+                      lambda m: values.get(m.group(1) or m.group(2), m.group(0)), words)
+    for name, value in _SHELL_ASSIGNMENT.findall(text):
+        values.setdefault(name, expand(value.strip("\"'")))
+    for name, listed in _SHELL_FOR.findall(text):
+        words = expand(listed).split()
+        if words:
+            values.setdefault(name, words[0].strip("\"'"))
+    return expand(text)
+
+
+def job_script_run(output: str, checkout: Path) -> tuple:
+    """(arguments, environment) of the first line of a job script anywhere in the checkout that runs
+    ``output`` (as its first loop turn runs it: ``_shell_expanded``), where its build named no run of its
+    own: NTUA's lab keeps its PBS benchmark scripts in ``results/``, apart from the program's folder."""
+    if output in ("a.out", "a.exe"):          # (nvcc's default name says nothing of which program a script runs)
+        return [], {}
+    for script in sorted(checkout.rglob("*")):
+        if script.suffix.lower() not in _JOB_SCRIPTS or ".git" in script.parts or not script.is_file():
+            continue
+        for prog, args, env in _run_lines(_shell_expanded(_note_text(script))):
+            if Path(prog).name == output:
+                words = _plain(args)
+                if words or not args.strip():
+                    return words, env
+    return [], {}
 
 
 def author_arguments(p: "Program", checkout: Path) -> list:
     """The arguments of the first line of the note that gave ``p``'s build (a readme, a job script) that
     runs the program it builds (``./task1 1024 64``, or ``srun ./task1 1024 64``), where they are plain
     words: none that a shell expands (``$N``), redirects or pipes."""
+    return author_run(p, checkout)[0]
+
+
+def author_run(p: "Program", checkout: Path) -> tuple:
+    """(arguments, environment) its author runs ``p`` with: ``author_arguments``'s line, with the variables
+    it sets before the program (``GPU_KERNEL=0 ./dmm_main 256 256 256``: the kernel the program reads with
+    getenv), else, where neither its Makefile nor a readme runs it, a job script's line (``job_script_run``)."""
     note = checkout / p.how
     output = Path(_output(p.options) or Path(p.name).stem).name
     if p.how.startswith("default"):
-        return _readme_run_arguments(checkout / p.name, checkout)
+        found = _readme_run(checkout / p.name, checkout)
+        found = found if found != ([], {}) else job_script_run(output, checkout)
+        return found if found != ([], {}) else (usage_example(checkout / p.name), {})
     if not note.is_file() or p.how.startswith("given"):
-        return []
+        return [], {}
     if note.name.lower() in ("makefile", "gnumakefile"):
         # (a Makefile that only builds: the readme beside it says how the program runs, "$ ./blur_filter 4096")
-        return (_make_run_arguments(note.read_text(errors="replace"), output)
-                or _readme_run_arguments(checkout / p.name, checkout, output))
-    for m in _RUN_LINE.finditer(_note_text(note)):
-        if m.group(1) != output:
+        words = _make_run_arguments(note.read_text(errors="replace"), output)
+        found = (words, {}) if words else _readme_run(checkout / p.name, checkout, output)
+        return found if found != ([], {}) else job_script_run(output, checkout)
+    for prog, args, env in _run_lines(_note_text(note)):
+        if prog != output:
             continue
-        return _plain(m.group(2))
-    return []
+        return _plain(args), env
+    return [], {}
 
 
-def _readme_run_arguments(path: Path, checkout: Path, output: str = "") -> list:
-    """For a program built as nvcc's default (its readme names no build line of its own), the arguments of
-    the line in a readme beside it or one or two folders up that runs a program of its name, with or
+# the example a program's own usage message gives: 'std::cout << "example: " << argv[0] << " 1000000000 512"',
+# 'printf("Example: %s 1024 16\\n", argv[0])'
+_USAGE_EXAMPLE = re.compile(r'"\s*(?:e\.g\.|for )?example:?\s*(?:"\s*<<\s*argv\[0\]\s*<<\s*"|%s|\./\w+)'
+                            r'\s+([^"\\%]*?)\s*(?:\\n)?"', re.I)
+
+
+def usage_example(path: Path) -> list:
+    """The arguments of the example run a program's usage message shows (Luxembourg's demos print
+    "example: ./grid_min 1000000000 256 256" when run without their three sizes): its author's sizes, where
+    no note says how the program runs."""
+    try:
+        m = _USAGE_EXAMPLE.search(_without_comments(path.read_text(errors="replace")))
+    except OSError:
+        return []
+    return _plain(m.group(1)) if m else []
+
+
+def _readme_run(path: Path, checkout: Path, output: str = "") -> tuple:
+    """For a program built as nvcc's default (its readme names no build line of its own), the arguments (and
+    environment) of the line in a readme beside it or one or two folders up that runs a program of its name, with or
     without a suffix: KTH's lab text builds only the first exercise (``nvcc lab01_ex1.cu -o
     lab01_ex1.out``) and then runs the second with ``srun -n 1 ./lab01_ex2.out 2.0``."""
     folders = [f for f in list(path.parents)[:3] if checkout in (f, *f.parents)]
@@ -476,13 +579,13 @@ def _readme_run_arguments(path: Path, checkout: Path, output: str = "") -> list:
         for note in sorted(folder.iterdir()):
             if not (note.is_file() and re.match(r"readme|notes|instructions", note.name, re.I)):
                 continue
-            for m in _RUN_LINE.finditer(_note_text(note)):
-                if Path(m.group(1)).name.split(".")[0] not in (path.stem, output):
+            for prog, args, env in _run_lines(_note_text(note)):
+                if Path(prog).name.split(".")[0] not in (path.stem, output):
                     continue
-                if any(_PLACEHOLDER.fullmatch(w) for w in m.group(2).split()):
+                if any(_PLACEHOLDER.fullmatch(w) for w in args.split()):
                     continue                        # "./blur_filter {size}": the usage, the example follows
-                return _plain(m.group(2))
-    return []
+                return _plain(args), env
+    return [], {}
 
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}|<[^>]*>|\[[^\]]*\]")
@@ -523,7 +626,8 @@ def _make_run_arguments(makefile: str, output: str) -> list:
 
 # a comment's "To build use  : nvcc quicksort.cu -arch=compute_35 -rdc=true -o quicksort" or "// nvcc -o x x.cu"
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_COMMENT_NVCC = re.compile(r"(?:^|[\s:>$])nvcc\s+([^\n]*?)\s*(?:\*/)?\s*$", re.M)
+# ("//nvcc -rdc=true x.cu -o x", with no space after the slashes; "// Build: `nvcc -o x x.cu`", in backticks)
+_COMMENT_NVCC = re.compile(r"(?:^|[\s:>$/*`])nvcc\s+([^\n`]*?)\s*(?:`|(?:\*/)?\s*$)", re.M)
 
 
 def from_own_comment(path: Path):
@@ -577,6 +681,21 @@ def _ipython_expanded(words: list) -> list:
     return ["-arch=native" if re.match(r"--?(arch|gpu-architecture)\b", w) and "{" in w else w for w in words]
 
 
+_SHELL_ASSIGNMENT = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=([^\s;&|#]*)", re.M)
+
+
+def _shell_expanded(words: list, before: str) -> list:
+    """An nvcc line's ``$NAME`` and ``${NAME}`` given the value the same note set before it: a Polish
+    course's ``%%bash`` cells say ``CUDA_SUFF=70`` and then ``nvcc -gencode
+    arch=compute_${CUDA_SUFF},code=sm_${CUDA_SUFF} x.cu``, which the shell expands and nvcc never sees
+    unexpanded. Names the note does not set stay as written."""
+    values = dict(_SHELL_ASSIGNMENT.findall(before))
+    if not values:
+        return words
+    return [re.sub(r"\$(?:\{(\w+)\}|(\w+))", lambda v: values.get(v.group(1) or v.group(2), v.group(0)), w)
+            for w in words]
+
+
 def from_notes_elsewhere(path: Path, checkout: Path):
     """(nvcc words, where) for each line of a readme, build script or notebook anywhere in the checkout
     that names this file by a path leading to it from the note's folder: a workshop whose notebooks in
@@ -591,6 +710,7 @@ def from_notes_elsewhere(path: Path, checkout: Path):
             except ValueError:
                 continue
             words = _ipython_expanded(words[:next((i for i, w in enumerate(words) if w in _SHELL_SEPARATORS), len(words))])
+            words = _shell_expanded(words, text[:m.start()])
             if not any(not w.startswith("-") and (note.parent / w).resolve() == target for w in words):
                 continue
             seen = []
@@ -631,7 +751,9 @@ def _note_text(note: Path) -> str:
         return "\n".join("".join(c.get("source", "")) for c in cells if isinstance(c, dict))
     if note.suffix.lower() not in ("", ".md", ".txt", ".rst", *_JOB_SCRIPTS) or note.stat().st_size > 200_000:
         return ""
-    return note.read_text(errors="replace")
+    text = note.read_text(errors="replace")
+    # a script's loop over sizes ("for i in 32 64 ...; do nvcc -DLEN=$i -o task2 task2.cu"): its first turn
+    return _shell_expanded(text) if note.suffix.lower() in _JOB_SCRIPTS else text
 
 
 def _as_read(word: str, here: Path, note_folder: Path) -> str:
@@ -666,6 +788,7 @@ def from_cmake(path: Path, checkout: Path):
         named = path.relative_to(home).as_posix()
         own = _without_cmake_comments(here.read_text(errors="replace"))
         variables = _cmake_variables(own, home)
+        own = _cmake_unrolled(own, variables)
         target = next(((m.group(1), words) for m in _CMAKE_TARGET.finditer(own)
                        for words in [_cmake_expanded(m.group(2), variables)]
                        if named in [os.path.normpath(w) for w in words]), None)
@@ -684,12 +807,65 @@ def from_cmake(path: Path, checkout: Path):
     sources = [f for f in words if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
     for word in _linked(own, name, variables):
         library = _library_sources(home, word) if re.fullmatch(r"[\w.+-]+", word) and not word.startswith("-") else []
+        # (a library the project's top CMakeLists.txt adds beside the programs: a 2010 workshop's
+        # add_subdirectory(cutil) and add_subdirectory(src), whose matrixMul links cutil and shrutil)
+        for top in ([] if library or word.startswith("-") or "::" in word else
+                    [f for f in home.parents if checkout in (f, *f.parents) and (f / "CMakeLists.txt").exists()]):
+            library = [os.path.relpath(top / f, home) for f in _library_sources(top, word)]
+            if library:
+                break
         if library:                      # a library target of the project's own: its sources join the build
-            sources += [f for f in library if f not in sources]
+            drawn = _draws(home, [*sources, *library]) if not _draws(home, sources) else set()
+            # (an object of the same name in a library linked earlier answers its symbols first, as the linker
+            # takes a static library's members: cutil's and shrutil's cmd_arg_reader.cpp)
+            taken = {Path(f).name for f in sources}
+            sources += [f for f in library if f not in sources and f not in drawn and Path(f).name not in taken]
         else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
             options += cmake_linked([word])
     name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+_GRAPHICS = re.compile(r"[<\"](?:GL|GLUT|EGL)/")
+
+
+def _draws(home: Path, files: list) -> set:
+    """Those of ``files`` (from ``home``) that include OpenGL's headers, themselves or through a header of
+    their own library (a 2011 workshop's shrutil: rendercheckGL.cpp includes rendercheckGL.h, which includes
+    <GL/glew.h>). A program that draws nothing never pulls such an object out of the static library cmake
+    makes, so its build leaves those files out; one that draws keeps them, and is left out as graphics."""
+    drawn = set()
+    for name in files:
+        path = home / name
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        own = [h for inc in re.findall(r'#\s*include\s*"([^"]+)"', text)
+               for h in (path.parent / inc, path.parent.parent / "inc" / inc, path.parent.parent / "include" / inc)
+               if h.is_file()]
+        if _GRAPHICS.search(text) or any(_GRAPHICS.search(h.read_text(errors="replace")) for h in own):
+            drawn.add(name)
+    return drawn
+
+
+_CMAKE_FOREACH = re.compile(r"\bforeach\s*\(\s*(\w+)\s+([^)]*)\)(.*?)\bendforeach\s*\([^)]*\)", re.I | re.S)
+
+
+def _cmake_unrolled(text: str, variables: dict) -> str:
+    """``text`` with each ``foreach(EXE IN LISTS EXECUTABLES) ... endforeach()`` (or ``IN ITEMS a b``, or
+    plain ``foreach(EXE a b)``) written out once per value, ``${EXE}`` replaced: a Spanish-language
+    project's matrix products are ten ``add_executable(${EXE} ${EXE}.cu)`` made by one loop over a
+    ``set()`` list, with the loop's ``CUDA_SEPARABLE_COMPILATION ON`` for each."""
+    def written_out(m):
+        name, items, body = m.group(1), m.group(2).split(), m.group(3)
+        if [w.upper() for w in items[:2]] == ["IN", "LISTS"]:
+            values = [v for listed in items[2:] for v in variables.get(listed, [])]
+        else:
+            values = _cmake_expanded(" ".join(items[2:] if [w.upper() for w in items[:2]] == ["IN", "ITEMS"]
+                                              else items), variables)
+        return "\n".join(re.sub(r"\$\{" + name + r"\}", lambda _: value, body) for value in values)
+    return _CMAKE_FOREACH.sub(written_out, text)
 
 
 def _linked(text: str, target: str, variables: dict) -> list:
@@ -730,7 +906,10 @@ def _target_flags(text: str, name: str) -> list:
     cuBLAS and an OpenMP loop links both, or fails at its link."""
     words = []
     for m in re.finditer(r"\btarget_compile_options\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", text, re.I):
-        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")]
+        # (a variable of generator expressions, "set(compile_options $<$<CONFIG:Release>: -O3 >)", is CMake's
+        # to evaluate: left out, as an unexpanded "${compile_options}" given to nvcc stops the build)
+        words += [w for w in shlex.split(m.group(1)) if w.upper() not in _SCOPES and not w.startswith("$<")
+                  and "${" not in w]
     return words
 
 
@@ -739,7 +918,12 @@ def _target_flags(text: str, name: str) -> list:
 _CMAKE_IMPORTED = {"Curses::Curses": ["-lncurses"], "${CURSES_LIBRARIES}": ["-lncurses"],
                    "${CURSES_LIBRARY}": ["-lncurses"], "Threads::Threads": ["-Xcompiler", "-pthread"],
                    "OpenMP::OpenMP_CXX": ["-Xcompiler", "-fopenmp"], "OpenMP::OpenMP_C": ["-Xcompiler", "-fopenmp"],
-                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"]}
+                   "CUDA::cudart": [], "CUDA::cudart_static": [], "CUDA::cuda_driver": ["-lcuda"],
+                   # the old FindCUDA module's variables (a 2011 workshop's ${CUDA_CUBLAS_LIBRARIES})
+                   "${CUDA_CUBLAS_LIBRARIES}": ["-lcublas"], "${CUDA_cublas_LIBRARY}": ["-lcublas"],
+                   "${CUDA_CUFFT_LIBRARIES}": ["-lcufft"], "${CUDA_cufft_LIBRARY}": ["-lcufft"],
+                   "${CUDA_curand_LIBRARY}": ["-lcurand"], "${CUDA_cusparse_LIBRARY}": ["-lcusparse"],
+                   "${CUDA_LIBRARIES}": [], "${CUDA_CUDART_LIBRARY}": [], "${CUDA_CUDA_LIBRARY}": ["-lcuda"]}
 
 
 def cmake_linked(items: list) -> list:
@@ -886,6 +1070,22 @@ def _makefile(folder: Path) -> Path | None:
 
 
 _SOLUTIONS = re.compile(r"solutions?|answers?", re.I)
+# "#ifndef THREADS\n#error THREADS is not defined": a macro the build must give
+_REQUIRED_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*error\b", re.M)
+
+
+def _defines_what_it_needs(words: list, path: Path) -> bool:
+    """Whether nvcc ``words`` define every macro ``path`` stops without (its ``#ifndef X / #error``)."""
+    try:
+        code = path.read_text(errors="replace")
+    except OSError:
+        return True
+    # (a file that #defines the macro itself, "#define LEN 8192" above its "#ifndef LEN", needs nothing)
+    needed = set(_REQUIRED_MACRO.findall(code)) - set(_DEFINE.findall(code))
+    given = {re.match(r"-D\s*(\w+)", w).group(1) for w in words if re.match(r"-D\s*\w+", w)}
+    given |= {b for a, b in zip(words, words[1:]) if a == "-D"}
+    return all(n in given for n in needed)
+
 
 
 def find_build(path: Path, checkout: Path) -> tuple:
@@ -894,7 +1094,15 @@ def find_build(path: Path, checkout: Path) -> tuple:
     up = [f for f in list(path.parents)[1:3] if checkout in (f, *f.parents)]     # one and two folders up
     here = _makefile(path.parent)
     found = from_makefile(path.parent, path.name, checkout) if here else None
+    if found and _defines_what_it_needs(found, path):
+        return found, here.relative_to(checkout).as_posix(), path.parent
     if found:
+        # a Makefile that builds the file without the -D sizes its #error lines demand, beside a script that
+        # gives them (Warsaw's lab 4: "nvcc -DLEN=$i -DBLOCKS=2 -DTHREADS=10 -o task2_1 task2_1.cu" in a loop)
+        script = next((n for n in [*from_notes(path, checkout, [path.parent]), *from_job_scripts(path, checkout)]
+                       if _defines_what_it_needs(n[0], path)), None)
+        if script:
+            return script[0], script[1], path.parent
         return found, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
@@ -1084,6 +1292,9 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and (re.search(r"\bTODO\b", raw) or _QUESTION_BLANK.search(raw)) and _EMPTY_ASSIGNMENT.search(code):
         line = _EMPTY_ASSIGNMENT.search(code).group(0).strip()
         p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
+    if not p.left_out and _EMPTY_CALL.search(code):
+        line = " ".join(_EMPTY_CALL.search(code).group(0).split())
+        p.left_out = f"an exercise with blanks for the student ('{line}'; nvcc does not build it either)"
     if not p.left_out and _blank(code):
         p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
@@ -1094,6 +1305,9 @@ def read_program(path: Path, checkout: Path) -> Program:
 _COMMENT_BLANK = re.compile(r"[^\n(\[]*[(\[]\s*/\*[^*\n]*(?:\bFIXME\b|\bTODO\b|\?)[^*\n]*\*/\s*[)\]][^\n]*")
 # "int row_in = ;  // TODO: complete here", "gDim.x = ;//?": an expression left out for the student, never C++
 _QUESTION_BLANK = re.compile(r"[^=!<>]=[ \t]*;[ \t]*//[^\n]*\?")
+# "myCudaCheck(\n\n   );" under "// HANDSON 1.1 Allocate the memory": a call whose lines the student fills in
+# (an empty call on one line, "f();", is C++; one spread over blank lines is a gap left open)
+_EMPTY_CALL = re.compile(r"\b\w+[ \t]*\([ \t]*\n\s*\)[ \t]*;")
 _EMPTY_ASSIGNMENT = re.compile(r"^[^\n\"]*[^=!<>+\-*/%&|^\n\"]=[ \t]*;[^\n]*", re.M)
 
 
@@ -1179,6 +1393,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     and write files where it runs; the checkout stays as it was)."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
+    shown = "".join(f"{k}={shlex.quote(v)} " for k, v in p.environment.items()) + shown
     shown += f" < {shlex.quote(p.stdin)}" if p.stdin else ""
     if p.left_out:
         return Result(p.name, "left out", p.left_out, command=shown, how=p.how)
@@ -1204,7 +1419,7 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
     for folder in missing_output_folders(p, checkout):
         (where / folder).mkdir(parents=True, exist_ok=True)
     command = with_input([sys.executable, "-m", "cudalab.cli", "run", *p.options, *p.sources, *after], p.stdin)
-    code, out, used = run_limited(command, where, env, timeout, timeout * WALL_PER_CPU)
+    code, out, used = run_limited(command, where, {**env, **p.environment}, timeout, timeout * WALL_PER_CPU)
     if logs is not None:
         (logs / (p.name.replace("/", "__") + ".txt")).write_text(
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
@@ -1365,18 +1580,20 @@ LEGACY_PROPS = legacy_props_options()
 
 def build(p, extra=()):
     for words in p.get("libraries", []):                   # the CUDA libraries it links (nvcc -shared), first
-        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True)
+        b = subprocess.run(["nvcc", *words], cwd=os.path.join(here, p["dir"]), capture_output=True, text=True,
+                           errors="replace")
         if b.returncode:
             return b.returncode, (b.stdout + b.stderr)[-3000:]
     b = subprocess.run(["nvcc", "-arch=native", "-include", os.path.join(here, "legacy.h"), *extra, *LEGACY_PROPS,
                         *p["options"], *p["sources"], "-o", p["output"]], cwd=os.path.join(here, p["dir"]),
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="replace")   # a GBK source: gcc quotes its lines
     return b.returncode, (b.stdout + b.stderr)[-3000:]
 
 def run(p):
     try:
         folder = os.path.join(here, p["dir"])          # (its libraries found there, as its readme's LD_LIBRARY_PATH=.)
         env = dict(os.environ, LD_LIBRARY_PATH=folder + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+        env.update(p.get("environment", {}))                # (its author's GPU_KERNEL=0 ./x)
         given = open(os.path.join(folder, p["input"]), "rb") if p.get("input") else subprocess.DEVNULL
         r = subprocess.run(["./" + p["output"], *p["arguments"]], cwd=folder, capture_output=True, text=True,
                            errors="replace", timeout=10, stdin=given, env=env)
@@ -1387,6 +1604,7 @@ def run(p):
 def save():                                                # as it goes: a run cut short keeps its results
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
+OLD_NAMES = re.compile(r'identifier "(?:u?mul24|mulhi|mul64hi|float_as_u?int|u?int_as_float|saturate|float2u?int|u?int2float)" is undefined')
 REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
 THRUST = re.compile(r'namespace "thrust" has no member')
 THRUST_HEADERS = json.load(open(os.path.join(here, "thrust_headers.json")))
@@ -1408,6 +1626,8 @@ def build_and_run(p):
         code, log = build(p, extra + THRUST_HEADERS)
     if code and REFERENCES.search(log):                    # CUDA 11's texture references, as cudalab builds them
         code, log = build(p, extra + ["-include", os.path.join(here, "legacy_textures.h")])
+    if code and OLD_NAMES.search(log):                     # CUDA 11's mul24, saturate, ..., as cudalab builds them
+        code, log = build(p, extra + ["-include", os.path.join(here, "legacy_device_functions.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 # the courses' own host libraries (the SDK's libcutil), made once each before the builds that link them
@@ -1482,11 +1702,13 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
     calls and cudaDeviceProp fields, CUDA 11's texture references, the Thrust headers CUDA 12 included) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props, removed_headers
-    from cudalab.programs.build import LEGACY, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED, cpp17
+    from cudalab.programs.build import (LEGACY, LEGACY_DEVICE_FUNCTIONS, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED,
+                                        cpp17)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "thrust_headers.json").write_text(json.dumps(THRUST_AS_CUDA_12_INCLUDED))
     shutil.copy(LEGACY, dest / "legacy.h")
     shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
+    shutil.copy(LEGACY_DEVICE_FUNCTIONS, dest / "legacy_device_functions.h")
     shutil.copytree(removed_headers.FOLDER, dest / "removed", dirs_exist_ok=True)
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)
@@ -1497,7 +1719,7 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
         folder = f"{checkout.name}/{p.folder}"
         listed.append({"name": checkout.name + "/" + p.name, "dir": folder, "options": cpp17(gpu_options(p.options)),
                        "sources": p.sources, "output": Path(p.name).stem + ".gpu", "arguments": p.arguments,
-                       "libraries": p.libraries, "input": p.stdin,
+                       "environment": p.environment, "libraries": p.libraries, "input": p.stdin,
                        "host_libraries": [f"{checkout.name}/{f}" for f in p.host_libraries]})
     (dest / "programs.json").write_text(json.dumps(listed, indent=1))
     (dest / "run_gpu.py").write_text(_GPU_RUN)
@@ -1612,7 +1834,7 @@ def main(argv=None) -> int:
     for prog in programs:
         prog.arguments = next((words for glob_, words in arguments if fnmatch.fnmatch(prog.name, glob_)), None)
         if prog.arguments is None:
-            prog.arguments = author_arguments(prog, checkout)
+            prog.arguments, prog.environment = author_run(prog, checkout)
         prog.stdin = next((file for glob_, _, file in (g.partition("=") for g in a.stdin)
                            if fnmatch.fnmatch(prog.name, glob_)), "")
         given = next((words for glob_, words in options if fnmatch.fnmatch(prog.name, glob_)), None)
@@ -1631,7 +1853,8 @@ def main(argv=None) -> int:
     for prog in programs:
         prefix = checkout.name + "/"
         if a.dry_run:
-            print(f"{prog.name}: {prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
+            print(f"{prog.name}: {''.join(f'{k}={v} ' for k, v in prog.environment.items())}"
+                  f"{prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
                   f"{' -- ' + shlex.join(prog.arguments) if prog.arguments else ''}"
                   f"  [{prog.how}]")
             continue

@@ -571,10 +571,11 @@ def _head_and_tail(out) -> str:
 _BUILD = """
 import sys
 from cudalab.programs import build, parse_nvcc
+from cudalab.programs.command import NvccUsageError
 from cudalab.errors import CudaError
 try:
     build(parse_nvcc(sys.argv[1:]))
-except CudaError as e:
+except (CudaError, NvccUsageError) as e:       # (a Makefile that hands nvcc its headers: the one line cudalab run says)
     sys.exit(str(e))
 """
 

@@ -97,12 +97,12 @@ static void grid_sum(void) {      /* each of 288 x 256 threads' sum of every (28
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s vector_add|matmul|histogram|warp_shuffle|collatz|grid_stride|grid_sum|reduction|block_relax SIZE\n", argv[0]);
+        fprintf(stderr, "usage: %s vector_add|matmul|matmul32|histogram|warp_shuffle|collatz|grid_stride|grid_sum|reduction|block_relax SIZE\n", argv[0]);
         return 2;
     }
     const char *name = argv[1];
     n_ = atol(argv[2]);
-    long elems = strcmp(name, "matmul") == 0 ? n_ * n_ : strcmp(name, "block_relax") == 0 ? 128 : n_;
+    long elems = strcmp(name, "matmul") == 0 || strcmp(name, "matmul32") == 0 ? n_ * n_ : strcmp(name, "block_relax") == 0 ? 128 : n_;
     a_f = malloc(elems * sizeof(float));
     b_f = malloc(elems * sizeof(float));
     c_f = calloc(elems, sizeof(float));
@@ -120,6 +120,7 @@ int main(int argc, char **argv) {
         start[i] = (unsigned int)(i + 1);
     }
     void (*fn)(void) = strcmp(name, "vector_add") == 0 ? vector_add : strcmp(name, "matmul") == 0 ? matmul
+        : strcmp(name, "matmul32") == 0 ? matmul
         : strcmp(name, "histogram") == 0 ? histogram : strcmp(name, "warp_shuffle") == 0 ? warp_reduce
         : strcmp(name, "collatz") == 0 ? collatz : strcmp(name, "grid_stride") == 0 ? grid_stride
         : strcmp(name, "grid_sum") == 0 ? grid_sum

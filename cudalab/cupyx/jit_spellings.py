@@ -142,7 +142,8 @@ def _thread_block(typingctx):
 def this_thread_block():
     """CuPy's ``jit.cg.this_thread_block()``: the calling thread's block as a group (numba has grid
     groups only): ``sync()`` is ``__syncthreads()``, ``thread_rank()`` the thread's number in the block,
-    ``size()``/``num_threads()`` the block's thread count."""
+    ``size()``/``num_threads()`` the block's thread count, ``group_index()``, ``thread_index()`` and
+    ``dim_threads()`` the block's and the thread's indices and the block's shape (``.x``, ``.y``, ``.z``)."""
     raise NotImplementedError("jit.cg.this_thread_block works inside a cupyx.jit kernel only")
 
 
@@ -169,6 +170,24 @@ def _block_size(block):
     def size(block):
         return cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
     return size
+
+
+@overload_method(ThreadBlockType, "group_index", target="cuda")
+def _block_group_index(block):
+    """The block's index in the grid (CUDA's ``thread_block::group_index()``, ``blockIdx``)."""
+    return lambda block: cuda.blockIdx
+
+
+@overload_method(ThreadBlockType, "thread_index", target="cuda")
+def _block_thread_index(block):
+    """The thread's index in the block (``thread_block::thread_index()``, ``threadIdx``)."""
+    return lambda block: cuda.threadIdx
+
+
+@overload_method(ThreadBlockType, "dim_threads", target="cuda")
+def _block_dim_threads(block):
+    """The block's shape in threads (``thread_block::dim_threads()``, ``blockDim``)."""
+    return lambda block: cuda.blockDim
 
 
 overload_method(ThreadBlockType, "size", target="cuda")(_block_size)

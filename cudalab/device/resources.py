@@ -215,7 +215,7 @@ def ptxas(ptx: str, sm: str) -> tuple:
         # PTX that calls functions defined elsewhere (linked files) assembles only relocatable
         complaint = ""
         for flags in ([], ["-c"]):
-            r = subprocess.run([exe, f"-arch={sm}", *flags, "-o", out, src], capture_output=True, text=True)
+            r = subprocess.run([exe, f"-arch={sm}", *flags, "-o", out, src], capture_output=True, text=True, errors="replace")
             if not r.returncode:
                 with open(out, "rb") as f:
                     return f.read(), ""

@@ -24,7 +24,8 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
 Simplifications: kernels run one at a time on the SMs, programmatic dependents aside (real GPUs
 run kernels of different streams side by side when neither fills the device); each engine takes
 work in issue order; a kernel launch and an event cost the host nothing (a whole program's own host
-code between two calls moves the host's clock by its CPU time, which the shim measures); a copy costs a fixed
+code between two calls moves the host's clock by its CPU time, which the shim measures), though the host
+sees an event done a few microseconds after its time stamp (``record_event``); a copy costs a fixed
 latency plus bytes over the host link's bandwidth, a device-to-device copy or memset bytes over
 half the DRAM bandwidth (each byte is read and written). Times are microseconds.
 
@@ -41,6 +42,7 @@ COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
 HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
+EVENT_SEEN_US = 4.0           # how long after its moment the host can see that an event happened (H200: 3 to 5 us)
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
                 "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
                 "host function": "#DD8452"}
@@ -60,6 +62,7 @@ class Timeline:
         self._non_blocking: set = set()      # streams created with cudaStreamNonBlocking
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
+        self._seen: dict = {}                # stream -> when the host can see its event records so far happened
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
         """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
@@ -177,12 +180,35 @@ class Timeline:
         return self._add(stream, "host function", name, HOST_FUNCTION_US + us)
 
     def record_event(self, name: str, stream=0):
-        """cudaEventRecord: the event completes when the stream's earlier work has."""
+        """cudaEventRecord: the event completes when the stream's earlier work has (``start``, its time
+        stamp). The host sees it a little later (``seen``: what cudaEventQuery and cudaEventElapsedTime
+        go by), as an H200 showed (tools/event_gpu_probe.cu, tests/test_event_timing.py): a record on an
+        idle stream answered cudaErrorNotReady for about 3 us after the call, and one on the legacy
+        stream behind another stream's copy for 3 to 5 us after the copy, which cudaStreamSynchronize of
+        that stream had already waited for (behind another stream's kernel it was seen at once)."""
         t = self._ready(stream)
         self._events[name] = t
-        row = {"stream": stream, "engine": "events", "kind": "event", "name": name, "start": t, "end": t}
+        # on an idle stream the record happens as it is issued, and is seen EVENT_SEEN_US later; behind work
+        # still to come, when that work ends (a GPU's launch and the kernel itself take longer than that)
+        seen = self.host_time + EVENT_SEEN_US if t <= self.host_time else t
+        waited = self._waited(stream)
+        if any(row is not None and row["kind"] in ("H2D", "D2H") and row["end"] >= t
+               for row in map(self._last.get, waited)):
+            seen = max(seen, t + EVENT_SEEN_US)
+        # records complete in their stream's order (and after those of the streams it waits for): a stop
+        # seen means its start is seen too
+        seen = max(seen, *(self._seen.get(s, 0.0) for s in (stream, *waited)))
+        row = {"stream": stream, "engine": "events", "kind": "event", "name": name, "start": t, "end": t, "seen": seen}
+        self._seen[stream] = max(self._seen.get(stream, 0.0), seen)     # synchronizing its stream waits for it
         self._rows.append(row)
         return row
+
+    def _waited(self, stream) -> list:
+        """The *other* streams whose work so far work issued to ``stream`` now waits for: the legacy
+        stream's implicit synchronization (stream 0 and the blocking streams wait for each other)."""
+        if stream == 0:
+            return [s for s in {*self._stream_end, *self._seen} if s != 0 and s not in self._non_blocking]
+        return [] if stream in self._non_blocking else [0]
 
     def wait_event(self, name: str, stream):
         """cudaStreamWaitEvent: later work in ``stream`` starts after the event."""
@@ -215,9 +241,11 @@ class Timeline:
         """cudaDeviceSynchronize (``stream=None``) or cudaStreamSynchronize(stream): the host waits.
         Waiting for the legacy stream (0) waits for every blocking stream too."""
         if stream is None:
-            done = max(self._stream_end.values(), default=0.0)
+            done = max([*self._stream_end.values(), *self._seen.values()], default=0.0)
+        elif stream == 0:
+            done = max([self._ready(0), *(t for s, t in self._seen.items() if s not in self._non_blocking)])
         else:
-            done = self._ready(stream) if stream == 0 else self._stream_end.get(stream, 0.0)
+            done = max(self._stream_end.get(stream, 0.0), self._seen.get(stream, 0.0))
         name = "cudaDeviceSynchronize" if stream is None else f"cudaStreamSynchronize({stream})"
         row = {"stream": "host", "engine": "host", "kind": "sync", "name": name,
                "start": self.host_time, "end": max(self.host_time, done)}

@@ -435,20 +435,48 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
 
 def _wait_for_better(st, rest: float):
     """Before a batch of a launch whose rest, at the quick code's pace, is longer than the better build has
-    left to run (its expected CPU seconds less the wall time since it started): wait for that build,
-    asleep (no watchdog time), at most as long as that rest. A batch cannot change code while it runs, and
-    quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a 65,536-thread curand_init
-    with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at 10 s; in batches of
-    QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s."""
+    left to run: wait for that build, asleep (no watchdog time), while waiting still pays. A batch cannot
+    change code while it runs, and quick code runs 1.7 to 11 times as long (bench/README.md, quick15): a
+    65,536-thread curand_init with cuRAND's loops, one batch at opt=0's pace, was stopped by the watchdog at
+    10 s; in batches of QUICK_BATCH_LANES that wait, its later launches ran opt=1's code in 0.8 s.
+
+    Both sides are CPU seconds: the build's expected cost less the CPU time the child has had
+    (``_child_cpu_seconds``), against the rest, which the quick code would need of the same cores. The
+    wait ends when the child ends, or once the child has had ``rest`` CPU seconds during it (the quick code
+    would have finished in that time), or on the launch's time limit. On a busy machine both get a share
+    of a core, so wall time judged the build unfairly: the wait used to compare the rest with the wall time
+    since the build started and waited at most the rest in wall seconds, so at quick15's load of 19 to 24
+    the batch gave up before the build was done and ran the slow quick code."""
     child = st.better
     if getattr(child, "pid_of_parent", None) != os.getpid():
         return
-    left = max(child.seconds - (time.monotonic() - st.better_since), 0.0)
-    if rest <= left:
+    had = _child_cpu_seconds(child, st)
+    if rest <= child.seconds - had:
         return
-    end = time.monotonic() + rest
-    while child.poll() is None and time.monotonic() < end and not pace.time_is_up():
+    start, wall_end = had, time.monotonic() + WAIT_WALL_FACTOR * rest
+    while child.poll() is None and not pace.time_is_up():
         time.sleep(0.02)
+        if _child_cpu_seconds(child, st) - start >= rest or time.monotonic() >= wall_end:
+            break
+
+
+# at most this many times the launch's rest in wall seconds, whatever the child's CPU time says (a child that
+# gets no CPU at all, stopped or starved, is not waited for forever)
+WAIT_WALL_FACTOR = 20.0
+
+
+def _child_cpu_seconds(child, st) -> float:
+    """The CPU seconds (user and system) the better build's child has used so far, from /proc/PID/stat;
+    where that cannot be read (not Linux), the wall time since it started."""
+    try:
+        with open(f"/proc/{child.pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - st.better_since
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 _CHILDREN: list = []        # better_code.py processes of this process (ended at exit: end_children)
@@ -852,12 +880,18 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     gangs = rg.gang_loops(code, s, e, turns, df.param_offsets) if gangs else {}
     name = f"r{s}"
 
-    def attempt(target, gangs, one_d=False):
+    warps = [True]          # (warpvec: runs of shuffle segments as vectors, unless they fail to build)
+
+    def attempt(target, gangs, one_d=False, two_d=False):
         scratch = target is not sink
         rb = (CutRegionBuilder if cuts else RegionBuilder)(
-            target, name + "_1d" if one_d else name, df.func, d, list(symbols) if scratch else symbols,
+            target, name + ("_1d" if one_d else "_2d" if two_d else ""), df.func, d,
+            list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
-        rb.one_d = one_d
+        rb.one_d, rb.two_d = one_d, two_d
+        rb.warp_vectors = warps[0]
+        if two_d:       # (the general version's table order: the Runner passes both one table)
+            rb.regs, rb.reg_slot = list(regs_of_general), {r: k for k, r in enumerate(regs_of_general)}
         if cuts:
             rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
         else:
@@ -865,7 +899,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
         return rb
     # tried in a scratch module first (the generator may still refuse something there, and a
     # half-built function would spoil the module); with gangs, then without (a gang's body may bail out)
-    for tried in ([gangs, {}] if gangs else [{}]):
+    for tried, warps[0] in [(g, w) for g in ([gangs, {}] if gangs else [{}]) for w in ((True, False) if cuts else (True,))]:
         try:
             attempt(ir.Module(name="scratch"), tried)
         except Exception:   # noqa: BLE001  (lg.Skip: the lanes run this stretch interpreted)
@@ -874,6 +908,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     else:
         return None
     rb = attempt(sink, tried)
+    regs_of_general = tuple(rb.regs)
     one_d = ""
     if cuts and _one_d_version(code, s, e):
         try:
@@ -882,6 +917,8 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
             same = False
         if same:
             one_d = attempt(sink, tried, one_d=True).fn.name
+    two_d = _rows_version(code, s, e, cuts, rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}, rb.regs, lambda: attempt(ir.Module(name="scratch"), tried, two_d=True),
+                          lambda: attempt(sink, tried, two_d=True))
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
                      # (a buffered register's array is written only where the block leaves native code)
                      sorted([p, c] for p, c in stops.items()), sorted((stored | set(getattr(rb, "buffered", ()))) - live_in[s]),
@@ -889,10 +926,29 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
                      sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried),
-                     one_d)
+                     one_d, two_d)
 
 
 ONE_D_MOST = 300        # PTX instructions of a region with cuts that gets a second version for 1-D blocks
+
+
+def _rows_version(code, s, e, cuts, uniform, regs, scratch, build) -> str:
+    """The name of the region's version for blocks of rows (regiongen.CutRegionBuilder._rows:
+    threadIdx.x the inner lane loop's counter, threadIdx.y the outer one's), or "": built for a
+    region with cuts that reads ``%tid.y`` and not ``%tid.z`` (a 2-D tile's ``As[ty][tx]``), of at
+    most ``ONE_D_MOST`` instructions, where the version names the same registers as the general
+    one (the Runner passes both the same table)."""
+    insts = [code[p][2] for p in range(s, e)] + list(uniform.values())     # (and what segments compute again)
+    tids = {o[2] for inst in insts for o in inst.operands
+            if isinstance(o, tuple) and len(o) > 2 and o[0] == "sreg" and o[1] == "tid"}
+    if not cuts or e - s > ONE_D_MOST or "y" not in tids or "z" in tids:
+        return ""
+    try:
+        if scratch().regs != regs:
+            return ""
+    except Exception:   # noqa: BLE001  (no such version: the general one runs every block)
+        return ""
+    return build().fn.name
 
 
 def _one_d_version(code, s, e) -> bool:
@@ -915,7 +971,10 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     bounds, jumps = rg.skeleton(code, s, e, cut_pcs)
     uniform = rg.uniform_defs(df, df.param_offsets, s, e)
     in_loops = {q for p in jumps if code[p][3] <= p for q in range(code[p][3], p + 1)}
-    inside = {r: inst.index for r, inst in uniform.items() if s <= inst.index < e and inst.index not in in_loops}
+    # (and those defined before the region, on every path to it: rg.uniform_defs; computed again,
+    # threadIdx among their sources makes an address one LLVM can follow in the 1-D and rows versions)
+    inside = {r: inst.index for r, inst in uniform.items()
+              if s <= inst.index < e and inst.index not in in_loops or inst.index < s}
     # a value is computed again from the values it is computed from that are computed again too, or
     # else from their arrays (CutRegionBuilder._recompute): those must be ones the region never
     # writes, since a register written inside it holds its array's value only where it is live
@@ -948,6 +1007,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     # (one load); the values it is computed from may still be computed again
     long = {r for r in inside if len(closure([r], e)) > REMAT_MOST}
     kept |= long
+    before = {r for r, pc in inside.items() if pc < s}      # (their arrays hold them: nothing to save)
     unstored = set(inside) - kept
     segs, stops, stored, remat_at = [], {}, set(), {}
     for a, z in rg.segments(s, e, bounds):
@@ -955,7 +1015,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         # address check; at its end: a thread stopped in it), the uniform values live there that
         # no array holds are computed by the interpreter for it (regions.Runner._rematerialize)
         for pc in (a, z) if z != e else (a,):
-            live = sorted(set(closure(live_in[pc] & set(inside), pc)) & live_in[pc] - kept)
+            live = sorted(set(closure(live_in[pc] & set(inside), pc)) & live_in[pc] - kept - before)
             if live:
                 remat_at[pc] = [inside[r] for r in closure(live, pc)]
                 stored |= set(live)
@@ -993,7 +1053,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
         segs.append(seg)
         stored |= set(seg["outputs"])
         for p in range(a, z):
-            live = sorted(live_in[p] & (defined | all_remat))
+            live = sorted(live_in[p] & (defined | all_remat - before))
             if live:
                 stops[p] = live
     return segs, stops, stored, bounds, remat_at
@@ -1123,7 +1183,9 @@ def fingerprint(df) -> str:
     if "_fingerprint" not in df.__dict__:
         f = df.func
         tokens = symbol_tokens(df)
-        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little"))
+        from .warpvec import enabled as warp_vectors
+        h = hashlib.sha256(_tier_version().encode() + _regions_on().to_bytes(1, "little")
+                           + warp_vectors().to_bytes(1, "little"))
         h.update(repr((f.is_entry, sorted(f.regs.items()), sorted(df.param_offsets.values()),
                        sorted(f.labels.values()))).encode())
         for i in f.insts:
@@ -1171,7 +1233,7 @@ def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
         sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
-                   "texture.py")
+                   "texture.py", "warpvec.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
@@ -1228,15 +1290,18 @@ def _build(program, df):
         first = dataclasses.replace(df.code[g.start][2], guard=None)    # the group evaluates its guards
         code[g.start] = (K_FUSED, _Runner(g, fn, check, df.code), first, g.end)
     fns = {r.name: (_RFUNC(engine.get_function_address(r.name)),
-                    _RFUNC(engine.get_function_address(r.one_d)) if r.one_d else None) for r in regions}
+                    _RFUNC(engine.get_function_address(r.one_d)) if r.one_d else None,
+                    _RFUNC(engine.get_function_address(r.two_d)) if r.two_d else None) for r in regions}
     for r in regions:
-        fn, fn_1d = fns[r.name]
-        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df, fn_1d=fn_1d), df.code[r.start][2], r.end)
+        fn, fn_1d, fn_2d = fns[r.name]
+        code[r.start] = (K_REGION, rg.Runner(r, fn, code[r.start], df.code, df, fn_1d=fn_1d, fn_2d=fn_2d),
+                         df.code[r.start][2], r.end)
     for r in regions:
-        fn, fn_1d = fns[r.name]
+        fn, fn_1d, fn_2d = fns[r.name]
         for h in r.heads:
             if code[h][0] != K_REGION:
-                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d), df.code[h][2], r.end)
+                code[h] = (K_REGION, rg.Runner(r, fn, code[h], df.code, df, entry=h, fn_1d=fn_1d, fn_2d=fn_2d),
+                           df.code[h][2], r.end)
     fused = dataclasses.replace(df, code=code)
     fused._engine = engine
     fused._better = dict(better, key=key) if better else None      # quick code: how to get the better (note_native)

@@ -1574,6 +1574,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     for o in observers:
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     RUNNING.append(pace)
+    grid_state = None
     with np.errstate(all="ignore"):
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
@@ -1595,9 +1596,20 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
             RUNNING.remove(pace)
             if workspace:
                 program.memory.free(workspace)
+            _unlink(pace, grid_state)
     for o in observers:
         o.on_launch_end(stats)
     return stats
+
+
+def _unlink(pace, grid_state):
+    """Break the launch's reference cycles (the last batch's Exec -> its grid state -> the launch's Pace
+    -> that Exec; a root grid state's ``root`` is itself), so its objects go when the launch returns
+    instead of waiting for the garbage collector: a collection every few dozen launches that freed
+    them all took 0.25 to 0.5 ms, 20 to 30 us a launch of a small kernel."""
+    pace.batch = None
+    if grid_state is not None and grid_state.root is grid_state:
+        grid_state.root = None
 
 
 def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
@@ -1713,7 +1725,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
     """After a batch (the oldest still running, waited for): its error, raised as one batch after another
     would (the ``later`` batches stopped first), or its counts, its pace and its progress. Returns the
     (register pool, shared and local memory) the next batch may take over."""
-    b.done.wait()
+    if b.done is not None:          # (a batch run on this thread is done: it ran before this call)
+        b.done.wait()
     ex, nb, run_df = b.ex, b.nb, b.run_df
     beside = ex.stats is not stats
     if beside:                      # a worker's batch: its counts join the launch's (its time did: parallel.run)

@@ -94,20 +94,49 @@ def cpu_quota() -> int | None:
     return max(1, quota // period) if quota > 0 and period > 0 else None
 
 
+AFFINITY_FRESH = 1.0            # seconds a reading of the process's affinity is taken as still true
+_AFFINITY = [0, float("-inf"), None]     # (cores, time.monotonic() when read, the function that read it)
+
+
+def _affinity() -> int:
+    """The cores of this process's affinity, read again after ``AFFINITY_FRESH`` seconds: a launch asks
+    four to six times (``workers``, ``cores``), and each reading is a system call (1.3 us, of a small
+    launch's 150)."""
+    get = getattr(os, "sched_getaffinity", None)
+    now = time.monotonic()
+    if get is not None and _AFFINITY[2] is get and now - _AFFINITY[1] < AFFINITY_FRESH:
+        return _AFFINITY[0]
+    try:
+        n = len(get(0)) if get is not None else os.cpu_count() or 1
+    except OSError:
+        n = os.cpu_count() or 1
+    _AFFINITY[:] = [n, now, get]
+    return n
+
+
 def cores() -> int:
     """The cores this process may run on at once: its affinity, within the container's CPU quota."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
+    n = _affinity()
     return max(1, min(n, cpu_quota() or n))
+
+
+# os.environ's own dict, as compiled.mode reads CUDALAB_TIER: ``os.environ.get`` of a name that is not
+# set raises and catches a KeyError inside (2 us a call, and ``workers`` is asked several times a launch)
+_ENVIRON_DATA = getattr(os.environ, "_data", None) if hasattr(os.environ, "encodekey") else None
+
+
+def _asked() -> str:
+    if _ENVIRON_DATA is None:
+        return os.environ.get(ENV, "")
+    raw = _ENVIRON_DATA.get(os.environ.encodekey(ENV))
+    return "" if raw is None else os.environ.decodevalue(raw)
 
 
 def workers() -> int:
     """Threads a launch's batches may run on: ``CUDALAB_THREADS`` if set (1 = one batch at a time),
     else the cores this process may use (its affinity, within the container's CPU quota), at most
     MAX_DEFAULT: on a one-CPU container a second thread would only hold a second batch's memory."""
-    asked = os.environ.get(ENV, "").strip()
+    asked = _asked().strip()
     if asked:
         try:
             return max(1, min(int(asked), 64))
@@ -216,7 +245,7 @@ class Batch:
         self.ex, self.run_df, self.info, self.nb, self.budget, self.clock = ex, run_df, info, nb, budget, clock
         self.error = None
         self.seconds = self.user = 0.0
-        self.done = threading.Event()
+        self.done = None        # an Event, made where the batch goes to a worker thread (``submit``)
 
 
 def run(batch: Batch, body):
@@ -236,7 +265,8 @@ def run(batch: Batch, body):
             me = threading.get_ident()
             batch.clock[me] = batch.clock.get(me, 0.0) + batch.seconds
         batch.user = max(batch.seconds - (system_seconds() - sys0), 0.1 * batch.seconds)
-        batch.done.set()
+        if batch.done is not None:
+            batch.done.set()
 
 
 _POOL = None
@@ -254,6 +284,7 @@ def submit(batch: Batch, body, threads: int):
                 _POOL.shutdown(wait=False)
             _POOL = ThreadPoolExecutor(threads, thread_name_prefix="cudalab-batch")
             _POOL_OF = (os.getpid(), threads)
+        batch.done = threading.Event()
         _POOL.submit(run, batch, body)
 
 

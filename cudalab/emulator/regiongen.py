@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from . import llvmgen as lg
 from . import regions as rg
+from . import warpvec
 from .decode import _regs
 from .engine import K_BRA
 from .llvmgen import I1, I8, I32, I64, GENERATORS, GroupBuilder, Skip
@@ -681,6 +682,10 @@ class CutRegionBuilder(RegionBuilder):
 
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
     one_d = False               # the version for one-dimensional blocks (special)
+    warp_vectors = True         # runs of shuffle segments as 32-wide vectors (warpvec.py)
+    two_d = False               # the version for blocks of rows (blockDim.z 1: _rows)
+    tid_xy = None               # (threadIdx.x, threadIdx.y) of the lane, in the version for rows
+    tid_xy64 = None             # the same, 64 bits wide (the lane loops' own counters)
 
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
@@ -746,9 +751,16 @@ class CutRegionBuilder(RegionBuilder):
             self._copy(self.live_in[pc], to_arrays=False)
             b.branch(self.seg_blocks[pc])
         self.counted = set()        # jumps whose guards the segment before counts as its lanes finish
+        runs = warpvec.plan(self, segs) if self.warp_vectors else {}
+        in_runs = {seg["first"] for run in runs.values() for seg in run[1:]}
         for seg, after in zip(segs, segs[1:] + [None]):
             b.position_at_end(self.seg_blocks[seg["first"]])
-            if "jump" in seg:
+            if seg["first"] in in_runs:
+                b.unreachable()         # (a warp run's later segments: its first one runs them all)
+            elif seg["first"] in runs:
+                warpvec.emit(self, runs[seg["first"]])
+                b.branch(self._next(runs[seg["first"]][-1]["end"]))
+            elif "jump" in seg:
                 self._jump(seg)
             else:
                 seg["guard_at_end"] = after and "jump" in after and after["guard"]
@@ -802,12 +814,33 @@ class CutRegionBuilder(RegionBuilder):
         points += [r["pc"] for seg in segs for ph in seg.get("phases", ())[1:] for r in ph["resume"]]
         out, room = [], BUFFER_BYTES // (1024 + 2 * BUFFER_PAD)      # (a block has at most 1024 threads)
         crossing = frozenset().union(*(self.live_in[x] for x in set(points)))
+        if self.two_d:
+            # and, in the version for rows, those live after the region: a phase that stores them to
+            # their arrays (pointers LLVM knows nothing of) made its vectorizer test each against
+            # every memory access, before each row (globalToShmemAsyncCopy's tile: 1,400 lines of
+            # tests for 16 threads); a buffer on the stack is known apart from all of them
+            crossing |= self.live_in[self.region_end]
         for r in sorted((written - unstored) & crossing):
             size = self._st_ty(r).width // 8
             if size <= room:          # (the rest stay in their arrays: a CUB kernel names hundreds)
                 out.append(r)
                 room -= size
         return out
+
+    def address(self, op):
+        """In the version for rows, an access whose phase checked the block's corners
+        (``_closed_rows``): the first thread's address plus the slopes times threadIdx, in 64 bits,
+        which the check proved is every thread's own. Computed from the registers in 32 bits, a
+        shared address is zero-extended after the add, and LLVM's loop vectorizer then tests each
+        for a wrap-around before every row of threads (in a 16-thread row, the test took more time
+        than the product)."""
+        corners = self.__dict__.get("from_corners")
+        if corners and self._pc in corners and self.tid_xy is not None:
+            b = self.b
+            at, kx, ky = corners[self._pc]
+            x, y = self.tid_xy64
+            return b.add(b.load(at), b.add(b.mul(x, ir.Constant(I64, kx)), b.mul(y, ir.Constant(I64, ky))))
+        return super().address(op)
 
     def _reg_ptr(self, name, key=None):
         buf = self.__dict__.get("buffers", {}).get(name)
@@ -935,12 +968,19 @@ class CutRegionBuilder(RegionBuilder):
         if self.one_d and name == "tid":
             _, t = self._parts()
             return self.b.trunc(t, I32) if comp == "x" else ir.Constant(I32, 0)
+        if self.two_d and name == "tid":
+            if self.tid_xy is None:
+                raise Skip("threadIdx outside a loop over a block's rows")
+            return dict(zip("xy", self.tid_xy)).get(comp, ir.Constant(I32, 0))
         return super().special(name, comp)
 
     def _lanes(self, name, lo=None, hi=None, step=None):
         """A loop over the chunk's lanes (or those of [lo, hi), every ``step``-th one: a run of
         ``_narrowed``): positions the builder in its body (``self.lane`` set) and returns
         (next-lane block, after-the-loop block)."""
+        if self.two_d and lo is None and hi is None and step is None:
+            return self._rows(name)
+        self.tid_xy = None
         b = self.b
         b.store(b.load(self.c) if lo is None else lo, self.k)
         head = self.fn.append_basic_block(f"{name}_lane")
@@ -955,6 +995,52 @@ class CutRegionBuilder(RegionBuilder):
         b.branch(head)
         self._lane_of(kk, pick, f"{name}_")
         self._lane_parts, self.cur = None, {}
+        return nxt, after
+
+    def _rows(self, name):
+        """``_lanes`` in the version for blocks of rows (blockDim.z 1; regions.Runner picks it): a
+        loop over the block's rows (threadIdx.y) around a loop over a row's threads, whose counter
+        gives threadIdx.x, so that, as in the 1-D version (``special``), an address made of
+        threadIdx is one LLVM can follow: a tiled product's ``Bs[k][tx]`` is a vector load of a
+        row's threads, ``As[ty][k]`` one load for all of them, where threadIdx read from the
+        batch's arrays made both a gather. The lanes run in the same order as one loop's (a row's
+        threads are consecutive lanes). Leaves the builder in the inner loop's body; returns
+        (next-lane block, after-both-loops block)."""
+        b = self.b
+        if self.__dict__.get("row") is None:
+            self.row = self._local_var("row")
+        zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+        bx = self.ctx["bx"]
+        b.store(zero, self.row)
+        rows = self.fn.append_basic_block(f"{name}_row")
+        b.branch(rows)
+        b.position_at_end(rows)
+        c, c1 = b.load(self.c), b.load(self.c1)
+        r = b.load(self.row)
+        start = b.add(c, b.mul(r, bx), name=f"{name}_row_start")
+        row_in, after = self.fn.append_basic_block(f"{name}_row_in"), self.fn.append_basic_block(f"{name}_done")
+        b.cbranch(b.icmp_signed("<", start, c1), row_in, after)
+        b.position_at_end(row_in)
+        end = b.add(start, bx)
+        end = b.select(b.icmp_signed("<", end, c1), end, c1)
+        b.store(start, self.k)
+        head = self.fn.append_basic_block(f"{name}_lane")
+        b.branch(head)
+        b.position_at_end(head)
+        kk = self.kk = b.load(self.k)
+        pick, row_next = self.fn.append_basic_block(f"{name}_pick"), self.fn.append_basic_block(f"{name}_row_next")
+        b.cbranch(b.icmp_signed("<", kk, end), pick, row_next)
+        b.position_at_end(row_next)
+        b.store(b.add(r, one), self.row)
+        b.branch(rows)
+        nxt = self.fn.append_basic_block(f"{name}_next")
+        b.position_at_end(nxt)
+        b.store(b.add(b.load(self.k), one), self.k)
+        b.branch(head)
+        self._lane_of(kk, pick, f"{name}_")
+        self._lane_parts, self.cur = None, {}
+        self.tid_xy64 = (b.sub(kk, start), r)
+        self.tid_xy = tuple(b.trunc(v, I32) for v in self.tid_xy64)
         return nxt, after
 
     def _recompute(self, names, pc):
@@ -991,7 +1077,8 @@ class CutRegionBuilder(RegionBuilder):
         self.spill_cols = {n: col for n, col in self.spill_cols_all.items() if n in seg["defined"] or n in remat}
         self.npos = len(seg["pos"])
         ends = [ph["first"] for ph in seg["phases"][1:]] + [self.npos]
-        run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g else None
+        # (the version for rows runs blocks of several rows, where _narrowed keeps every lane)
+        run = self._narrowed(seg["narrow"]) if seg.get("narrow") and not g and not self.two_d else None
         for k, (ph, w) in enumerate(zip(seg["phases"], ends)):
             self._phase(ph["pcs"], ph["first"], w, ph["resume"] if k else None, run, k == 0)
         go = self.fn.append_basic_block(f"s{a}_through")
@@ -1014,6 +1101,7 @@ class CutRegionBuilder(RegionBuilder):
         n = b.sub(b.load(self.c1), b.load(self.c))
         self.lane = b.mul(self.chunk_block, self.ctx["lpb"], name="first_lane")
         self.body, self._lane_parts, self.cur = b.block, None, {}
+        self.tid_xy, self.tid_xy64 = (ir.Constant(I32, 0), ir.Constant(I32, 0)), (ir.Constant(I64, 0), ir.Constant(I64, 0))
         for name in seg["inputs"]:
             b.store(self._load_reg(name), self.slot(name))
         self._recompute(seg["remat"], a)
@@ -1118,8 +1206,9 @@ class CutRegionBuilder(RegionBuilder):
                 b.branch(join)
             b.position_at_end(fast)
             self.prechecked = frozenset(accesses)
+            self.from_corners = self.__dict__.pop("corner_addresses", None)
             self._phase_lanes(pcs, v, w, resume, run)
-            self.prechecked = frozenset()
+            self.prechecked, self.from_corners = frozenset(), None
             b.branch(join)
             b.position_at_end(join)
         else:
@@ -1140,7 +1229,7 @@ class CutRegionBuilder(RegionBuilder):
         neighbour of ``s[tid + 1 + stride]``). Only in the version for 1-D blocks, which runs only
         chunks that start at the region's start or go on where a native call of theirs left
         off (regions.Runner): there every thread of the block computed them alike, natively."""
-        if not self.one_d or not seg.get("same"):
+        if not (self.one_d or self.two_d) or not seg.get("same"):
             return {}
         b = self.b
         first = b.mul(self.chunk_block, self.ctx["lpb"])
@@ -1182,7 +1271,19 @@ class CutRegionBuilder(RegionBuilder):
             b.store(zero, bits)
         b.store(zero, failed)
         same = self._block_values(seg) if resume is None else {}
-        closed = self._closed_form(first, run, accesses, part, same, ranges) if resume is None and self.one_d else None
+        closed = None
+        if resume is None and self.one_d:
+            closed = self._closed_form(first, run, accesses, part, same, ranges)
+        elif resume is None and self.two_d and run is None:
+            closed = self._closed_rows(first, accesses, part, same, ranges)
+            if closed is not None:
+                # no loop over the threads behind it: where the corners do not hold (a wrap-around,
+                # a block not whole rows), the check fails (the phase's slow way), so the phase may
+                # compute its addresses from the corners (``address``)
+                b.store(ir.Constant(I64, 1), failed)
+                b.branch(closed)
+                b.position_at_end(closed)
+                return self._ranges_ok(accesses, ranges, failed)
         nxt, after = self._lanes(f"k{first}", *(run[:2] + run[4:] if run else ()))
         if resume is None:
             inputs, remat = seg["inputs"], seg["remat"]
@@ -1216,6 +1317,12 @@ class CutRegionBuilder(RegionBuilder):
             b.position_at_end(closed)
             b.branch(after)
         b.position_at_end(after)
+        return self._ranges_ok(accesses, ranges, failed)
+
+    def _ranges_ok(self, accesses, ranges, failed):
+        """i1: no address instruction bailed out and each access's range lies inside its memory,
+        aligned (``_precheck``)."""
+        b, code, zero = self.b, self.code, ir.Constant(I64, 0)
         ok = b.icmp_signed("==", b.load(failed), zero)
         for a, slots in ranges.items():
             space, _, size = lg.mem_access(code[a][2])
@@ -1223,11 +1330,32 @@ class CutRegionBuilder(RegionBuilder):
             if space == "shared":
                 inside = self.shared_fits(hi, size)
             else:
-                found = [self._local_var(f"found{a}_{n}") for n in ("lo", "hi")]
-                inside = b.call(self.find_fn, [lo, b.add(hi, ir.Constant(I64, size)), self.ctxp] + found)
+                inside = self._inside_allocation(a, lo, b.add(hi, ir.Constant(I64, size)))
             aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), zero)
             ok = b.and_(ok, b.or_(b.icmp_unsigned(">", lo, hi), b.and_(inside, aligned)))
         return ok
+
+    def _inside_allocation(self, a, lo, end):
+        """Is [lo, end) inside one live allocation? The allocation access ``a`` found last in this call
+        answers first (its bounds kept from the search); only a range outside it is searched for. Every
+        block of a grid reads its part of the same arrays, and the search (a dozen unpredictable
+        branches over the sorted bounds) ran for each block and checked access: a 2^20-thread
+        kernel's 4,096 blocks of 256 threads spent more on it than on their shuffles."""
+        b = self.b
+        found = [self._local_var(f"found{a}_{n}", ir.Constant(I64, v)) for n, v in (("lo", 1), ("hi", 0))]
+        known = b.and_(b.icmp_unsigned(">=", lo, b.load(found[0])), b.icmp_unsigned("<=", end, b.load(found[1])))
+        before = b.block
+        search, joined = self.fn.append_basic_block(f"find{a}"), self.fn.append_basic_block(f"found{a}")
+        b.cbranch(known, joined, search)
+        b.position_at_end(search)
+        hit = b.call(self.find_fn, [lo, end, self.ctxp] + found)
+        searched = b.block
+        b.branch(joined)
+        b.position_at_end(joined)
+        inside = b.phi(I1)
+        inside.add_incoming(ir.Constant(I1, 1), before)
+        inside.add_incoming(hit, searched)
+        return inside
 
     def _closed_form(self, first, run, accesses, part, same, ranges):
         """The whole-block check of ``_precheck`` without its loop over the threads, where every
@@ -1296,6 +1424,104 @@ class CutRegionBuilder(RegionBuilder):
             b.store(a1 if k >= 0 else a0, high)
             between = b.select(several, b.mul(step, ir.Constant(I64, abs(k))), zero)
             b.store(b.or_(a0, between), ranges[a][2])
+        b.branch(closed)
+        self._bail = None
+        b.position_at_end(loop)
+        return closed
+
+    def _closed_rows(self, first, accesses, part, same, ranges):
+        """``_closed_form`` in the version for blocks of rows (``_rows``), where addresses are affine
+        in threadIdx.x and threadIdx.y (regions.affine, axes "xy": a tile's ``As[ty][tx]``): the
+        address instructions run for the four corner threads of the block's rectangle of threads,
+        whose addresses hold the lowest and the highest (an affine function's extremes on a
+        rectangle are at its corners), and the first thread's address OR the two steps holds every
+        thread's alignment bits. A widened value or an address is checked to be exact at the three
+        other corners (value at the first plus the slopes times the distance): an affine function
+        between in-range values at a rectangle's corners stays in range inside it, so then no
+        thread's wraps. Where that fails, a block is not whole rows, or an instruction would bail
+        out, the loop runs instead (in the precheck loop of the phase, 24% of a 16x16 tiled
+        product's time: 32 addresses' lowest, highest and bits per thread). Same contract as
+        ``_closed_form``."""
+        b, code, seg = self.b, self.code, self.seg
+        remat = seg["remat"]
+        defs = [self.remat_defs[name] for name in remat]
+        pcs = [first] * len(defs) + sorted(part)
+        insts = defs + [code[p][2] for p in sorted(part)]
+        got = rg.affine(insts, accesses, code, set(same), axes="xy")
+        if got is None:
+            return None
+        slopes, widen = got
+        self.corner_addresses = {}
+        one, zero = ir.Constant(I64, 1), ir.Constant(I64, 0)
+        c, c1 = b.load(self.c), b.load(self.c1)
+        n, bx = b.sub(c1, c), self.ctx["bx"]
+        rows = b.sdiv(n, bx)
+        dx, dy = b.sub(bx, one), b.sub(rows, one)
+        ends, loop, closed = (self.fn.append_basic_block(f"k{first}_{x}") for x in ("corners", "lanewise", "closed"))
+        whole = b.and_(b.icmp_signed(">", n, zero), b.icmp_signed("==", b.mul(rows, bx), n))
+        b.cbranch(whole, ends, loop)
+        b.position_at_end(ends)
+        feeds = {x for name in remat for o in self.remat_defs[name].operands[1:] for x in _regs(o)} - set(remat)
+
+        def at(x, y, tag):
+            """(widened values, addresses) of the block's thread (x, y)."""
+            t = b.add(b.mul(y, bx), x)
+            self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), t, name=f"k{first}_{tag}")
+            self.body, self._lane_parts, self.cur = b.block, None, {}
+            self.tid_xy64 = (x, y)
+            self.tid_xy = (b.trunc(x, I32), b.trunc(y, I32))
+            for name in seg["inputs"]:
+                b.store(same[name] if name in same else self._load_reg(name), self.slot(name))
+            for x_ in sorted(feeds):
+                b.store(self._load_reg(x_), self.slot(x_))
+                self.cur.pop(x_, None)
+            wide = []
+            for pc, inst in zip(pcs, insts):
+                self._pc, self._block_end, self._bail = pc, pc, loop
+                for j, t_src, k in widen.get(id(inst), ()):
+                    v = self.read(inst.operands[j], t_src)
+                    wide.append((b.sext(v, I64) if t_src[0] == "s" else b.zext(v, I64), k))
+                self.emit(inst)
+            return wide, [self.address(lg.mem_access(code[a][2])[1]) for a in accesses]
+        corners = [at(zero, zero, "first"), at(dx, zero, "row_end"), at(zero, dy, "column_end"), at(dx, dy, "last")]
+        self.tid_xy = None
+
+        def step(k, fx, fy, ty):
+            """k's slopes times the corner's distance from the first thread, as ``ty``."""
+            v = ir.Constant(ty, 0)
+            for f, kk in ((fx, k[0]), (fy, k[1])):
+                if f:
+                    v = b.add(v, b.mul(b.sext(f, ty) if ty != I64 else f, ir.Constant(ty, kk)))
+            return v
+        ok = ir.Constant(I1, 1)
+        far = [(dx, None), (None, dy), (dx, dy)]
+        for m, (v0, k) in enumerate(corners[0][0]):
+            for (fx, fy), corner in zip(far, corners[1:]):
+                ok = b.and_(ok, b.icmp_signed("==", corner[0][m][0], b.add(v0, step(k, fx, fy, I64))))
+        i128 = ir.IntType(128)
+        for m, a in enumerate(accesses):
+            a0 = corners[0][1][m]
+            for (fx, fy), corner in zip(far, corners[1:]):
+                want = b.add(b.zext(a0, i128), step(slopes[a], fx, fy, i128))
+                ok = b.and_(ok, b.icmp_unsigned("==", b.zext(corner[1][m], i128), want))
+        stores = self.fn.append_basic_block(f"k{first}_ranges")
+        b.cbranch(ok, stores, loop)
+        b.position_at_end(stores)
+        for m, a in enumerate(accesses):
+            addrs = [corner[1][m] for corner in corners]
+            low, high = addrs[0], addrs[0]
+            for x in addrs[1:]:
+                low = b.select(b.icmp_unsigned("<", x, low), x, low)
+                high = b.select(b.icmp_unsigned(">", x, high), x, high)
+            kx, ky = slopes[a]
+            bits = b.or_(addrs[0], b.select(b.icmp_signed(">", dx, zero), ir.Constant(I64, abs(kx)), zero))
+            bits = b.or_(bits, b.select(b.icmp_signed(">", dy, zero), ir.Constant(I64, abs(ky)), zero))
+            b.store(low, ranges[a][0])
+            b.store(high, ranges[a][1])
+            b.store(bits, ranges[a][2])
+            first_address = self._local_var(f"k{first}_at{a}")
+            b.store(addrs[0], first_address)
+            self.corner_addresses[a] = (first_address, kx, ky)
         b.branch(closed)
         self._bail = None
         b.position_at_end(loop)

@@ -153,7 +153,9 @@ import time
 
 import numpy as np
 
-BUDGET = 1 << 22                # thread-instructions per native call before it returns for the watchdog
+# thread-instructions per native call before it returns for the watchdog: 2^24 is 4 to 20 ms of the fastest regions
+# (a 2^20-thread shuffle reduction's batch returned five times at 2^22, 687 -> 621 us a launch, best of 10)
+BUDGET = 1 << 24
 CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two looks at the clock
 
 # instructions that meet other threads: never inside a region
@@ -181,6 +183,7 @@ class Region:
     remat_at: list = dataclasses.field(default_factory=list)  # [[pc, [pc, ...]], ...]: Runner._rematerialize
     gangs: list = dataclasses.field(default_factory=list)   # heads of the loops whose lanes go in gangs (gang_loops)
     one_d: str = ""             # the function's version for 1-D blocks (compiled._one_d_version), or none
+    two_d: str = ""             # its version for blocks of rows (compiled._rows_version), or none
 
 
 # ------------------------------------------------------------------ finding regions
@@ -333,7 +336,13 @@ def _grow(code, s, b, cands, srcs, tgts, cut_pcs, cuts, live_out, reconv=None, a
     ``apart``: predicates that test the thread index (``_thread_index_tests``)."""
     # no end past a branch from inside to before s, or past where a branch from before s lands
     hi = min([b] + srcs[(srcs >= s) & (tgts < s)].tolist() + tgts[(srcs < s) & (tgts > s)].tolist())
-    for e in reversed([x for x in cands if s < x <= hi]):
+    ends = [x for x in cands if s < x <= hi]
+    if cuts and s < hi and hi not in ends:
+        # (the branch back to a loop's head that holds what regions cannot, cp.async's waits in
+        # globalToShmemAsyncCopy: the stretch from the loop's barrier to it, a tiled product's
+        # tile, is a region of its own, run block by block)
+        ends.append(hi)
+    for e in reversed(ends):
         inside = (srcs >= s) & (srcs < e)
         held = cut_pcs[(cut_pcs >= s) & (cut_pcs < e)]
         if not (held.size if cuts else inside.any()):
@@ -555,7 +564,7 @@ def _width(t):
     return int(t[1:]) if t and t[:1] in ("u", "s", "b") and t[1:].isdigit() else None
 
 
-def affine(insts, accesses, code, uniform):
+def affine(insts, accesses, code, uniform, axes="x"):
     """The closed form of a phase's address check in a 1-D block (regiongen ``_precheck``): where
     each address the check would take lane by lane is an affine function of threadIdx.x (``x[i]``
     with ``i = blockIdx.x * blockDim.x + threadIdx.x``), its lowest and highest are the first and the
@@ -571,22 +580,32 @@ def affine(insts, accesses, code, uniform):
     another stays in range). ``insts``: the instructions that compute the addresses, in order (the
     uniform values computed again, then the slice); ``uniform``: input registers every thread of the
     block holds alike. -> ({access pc: slope}, {id(instruction): [(operand index, signed, slope)]}:
-    the widenings to check), or None where some address is not affine in threadIdx.x."""
+    the widenings to check), or None where some address is not affine in threadIdx.x.
+    ``axes="xy"``: the version for blocks of rows (``_closed_form`` of regiongen's ``_rows``), where
+    threadIdx.y varies too: each slope is a pair (per threadIdx.x, per threadIdx.y), the lowest and
+    highest address at corners of the block's rectangle of threads."""
     from .llvmgen import mem_access
     slope = {}
     widen = {}
+    none = (0,) * len(axes)
 
     def of(o):
         k = o[0]
         if k == "imm" or k == "sym":
-            return 0
+            return none
         if k == "sreg":
             if o[1] == "tid":
-                return 1 if o[2] == "x" else 0
-            return 0 if o[1] in ("ntid", "ctaid", "nctaid") else None
+                return tuple(int(o[2] == a) for a in axes)
+            return none if o[1] in ("ntid", "ctaid", "nctaid") else None
         if k == "reg" and not o[2]:
-            return slope[o[1]] if o[1] in slope else (0 if o[1] in uniform else None)
+            return slope[o[1]] if o[1] in slope else (none if o[1] in uniform else None)
         return None
+
+    def add(a, c, sign=1):
+        return tuple(x + sign * y for x, y in zip(a, c))
+
+    def scale(a, f):
+        return tuple(x * f for x in a)
 
     def imm(o):
         if o[0] != "imm" or not isinstance(o[1], int):
@@ -599,33 +618,33 @@ def affine(insts, accesses, code, uniform):
             return None
         srcs = [of(o) for o in ops[1:]]
         if op == "ld":
-            k = 0 if "param" in mods else None
+            k = none if "param" in mods else None
         elif None in srcs:
             k = None
-        elif not any(srcs):
-            k = 0                       # uniform arithmetic stays uniform
+        elif not any(any(x) for x in srcs):
+            k = none                    # uniform arithmetic stays uniform
         elif op == "mov" or op == "cvta":
             k = srcs[0]
             if op == "cvta" and "to" not in mods and _width(inst.type) == 32:
                 widen.setdefault(id(inst), []).append((1, "u32", k))
         elif op in ("add", "sub") and not {"cc", "sat"} & set(mods) and _width(inst.type):
-            k = srcs[0] + srcs[1] if op == "add" else srcs[0] - srcs[1]
+            k = add(srcs[0], srcs[1], 1 if op == "add" else -1)
         elif op in ("mul", "mad") and ("lo" in mods or "wide" in mods) and _width(inst.type):
-            a, c = srcs[0], srcs[1]
+            a, c = any(srcs[0]), any(srcs[1])
             if a and c:
                 return None
-            k = 0
+            k = none
             if a or c:
                 factor = imm(ops[2]) if a else imm(ops[1])
                 if factor is None:
                     return None             # (threadIdx.x times a runtime value: a slope not known here)
-                k = (a or c) * factor
+                k = scale(srcs[0] if a else srcs[1], factor)
                 if "wide" in mods:
-                    widen.setdefault(id(inst), []).append((1 if a else 2, inst.type, a or c))
+                    widen.setdefault(id(inst), []).append((1 if a else 2, inst.type, k))
             if op == "mad":
-                k += srcs[2]
-        elif op == "shl" and imm(ops[2]) is not None and 0 <= imm(ops[2]) < (_width(inst.type) or 0) and not srcs[1]:
-            k = srcs[0] << imm(ops[2])
+                k = add(k, srcs[2])
+        elif op == "shl" and imm(ops[2]) is not None and 0 <= imm(ops[2]) < (_width(inst.type) or 0) and not any(srcs[1]):
+            k = scale(srcs[0], 1 << imm(ops[2]))
         elif op == "cvt":
             widths = [m for m in mods if _width(m)]
             if len(widths) != 2 or len(mods) != 2:
@@ -635,17 +654,19 @@ def affine(insts, accesses, code, uniform):
                 widen.setdefault(id(inst), []).append((1, widths[1], k))
         else:
             k = None
-        if k is None or abs(k) >= _SLOPE_MOST:
+        if k is None or max(abs(x) for x in k) >= _SLOPE_MOST:
             return None
         slope[ops[0][1]] = k
     out = {}
     for a in accesses:
         op = mem_access(code[a][2])[1]
         base = op[1] if op[0] == "mem" else ("other",)
-        k = 0 if base is None or base[0] == "sym" else (of(base) if base[0] == "reg" else None)
+        k = none if base is None or base[0] == "sym" else (of(base) if base[0] == "reg" else None)
         if k is None:
             return None
         out[a] = k
+    if len(axes) == 1:
+        return {a: k[0] for a, k in out.items()}, {i: [(j, t, k[0]) for j, t, k in w] for i, w in widen.items()}
     return out, widen
 
 
@@ -775,13 +796,100 @@ def uniform_defs(df, param_offsets, s, e):
     for p in range(s, e):
         if code[p][0] == K_BRA and code[p][3] is not None:
             skipped.update(range(p + 1, code[p][3]))
-    top = [p for p in range(first_jump)] + [p for p in range(max(s, first_jump), e) if p not in skipped]
+    guarded = _read_where_passed(code, s, e) if skipped else set()
+    passed = {p for p, _ in guarded}
+    before = sorted(_dominators(code, s) - set(range(first_jump))) if s > first_jump else []
+    top = [p for p in range(first_jump)] + before + [p for p in range(max(s, first_jump), e)
+                                                     if p not in skipped or p in passed]
     defs = _definitions(f)
     out = {}
     for inst in (f.insts[p] for p in top):
         if (_arithmetic(inst, lambda o: _same_for(o, out, _UNIFORM_SREGS, param_offsets), param_offsets)
-                and len(defs[inst.operands[0][1]]) == 1):
+                and len(defs[inst.operands[0][1]]) == 1
+                and (inst.index not in skipped or (inst.index, inst.operands[0][1]) in guarded)):
             out[inst.operands[0][1]] = inst
+    return out
+
+
+def _dominators(code, s):
+    """The pcs every path from the kernel's start to ``s`` passes (``s`` excluded): a register defined
+    once there, before a region that reads it, holds what its definition computed wherever the
+    region runs (globalToShmemAsyncCopy's ``threadIdx.y``, read after ``if (wA > 0)``, in the
+    region of its tile loop's product, which starts at the loop's barrier)."""
+    from .engine import K_BRA
+    n = len(code)
+    leaders = {0, s}
+    for p, c in enumerate(code):
+        if c[0] == K_BRA and c[3] is not None:
+            leaders |= {c[3], p + 1}
+        elif c[2].opcode in ("ret", "exit", "trap"):
+            leaders.add(p + 1)
+    starts = sorted(x for x in leaders if x < n)
+    ends = starts[1:] + [n]
+    block_of = {a: k for k, a in enumerate(starts)}
+    succ = []
+    for a, z in zip(starts, ends):
+        last = code[z - 1]
+        nxt = []
+        if last[0] == K_BRA and last[3] is not None:
+            nxt.append(block_of[last[3]])
+            if last[2].guard is not None:
+                nxt.append(block_of.get(z))
+        elif last[2].opcode not in ("ret", "exit", "trap"):
+            nxt.append(block_of.get(z))
+        succ.append([x for x in nxt if x is not None])
+    preds = [[] for _ in starts]
+    for k, nx in enumerate(succ):
+        for x in nx:
+            preds[x].append(k)
+    every = set(range(len(starts)))
+    dom = [every] * len(starts)
+    dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for k in range(1, len(starts)):
+            new = set.intersection(*(dom[q] for q in preds[k])) | {k} if preds[k] else {k}
+            if new != dom[k]:
+                dom[k], changed = new, True
+    target = block_of[s]
+    return {p for k in dom[target] if k != target for p in range(starts[k], ends[k])} | set(range(starts[target], s))
+
+
+def _read_where_passed(code, s, e):
+    """(pc, register) for definitions inside [s, e) that a forward branch jumps over but that every
+    thread reading the register has passed: a tiled product's shared-memory row addresses
+    (``As + 64 * threadIdx.y``), computed after ``if (n < TILE) goto end`` and read only in the
+    tile loop before ``end``. For each branch p -> t with p < d < t, every read of the register
+    lies in (d, t), and no branch from t or later lands in (d, t) (a loop back past the skipped
+    code): a thread that reads it came through d. Recomputing the value then gives what the
+    thread computed; without this such values went through their arrays, loaded per lane, and an
+    address made of them was one LLVM could not see as a neighbour's (a gather per load)."""
+    from .decode import _regs
+    from .engine import K_BRA
+    branches = [(p, code[p][3]) for p in range(s, e) if code[p][0] == K_BRA and code[p][3] is not None]
+    reads = {}
+    for p in range(len(code)):
+        inst = code[p][2]
+        ops = inst.operands or ()
+        writes = bool(ops) and inst.opcode not in _NO_DEST
+        for o in (ops[1:] if writes else ops):
+            for r in _regs(o):
+                reads.setdefault(r, []).append(p)
+        if inst.guard:
+            reads.setdefault(inst.guard[0], []).append(p)
+    out = set()
+    for d in range(s, e):
+        inst = code[d][2]
+        if inst.opcode in _NO_DEST or not inst.operands or inst.operands[0][0] != "reg":
+            continue
+        r = inst.operands[0][1]
+        over = [t for p, t in branches if p < d < t]
+        if not over:
+            continue
+        t = min(over)
+        if all(d < q < t for q in reads.get(r, ())) and not any(b >= t and d < g < t for b, g in branches):
+            out.add((d, r))
     return out
 
 
@@ -806,13 +914,23 @@ def block_uniform(df, s, e, bounds):
                 skipped.update(range(p + 1, code[p][3]))
     defs = _definitions(f)
     out = set(defs)
+    branches = [(p, code[p][3], code[p][2].guard) for p in range(len(code))
+                if code[p][0] == K_BRA and code[p][3] is not None]
+    apart = set()
 
     def ok(inst):
         p = inst.index
-        return (p < first_jump or s <= p < e and p not in skipped) and _arithmetic(
+        return (p < first_jump or s <= p < e and p not in skipped or not s <= p < e and p not in apart) and _arithmetic(
             inst, lambda o: _same_for(o, out, _BLOCK_SREGS, df.param_offsets), df.param_offsets,
             _UNIFORM_OPS | {"setp"})
     while True:
+        # outside the region, where no branch on a predicate that may differ between the block's
+        # threads jumps over the pc or loops around it, the block's threads pass it alike:
+        # globalToShmemAsyncCopy's pipeline stage ``i``, counted in the loop around the region
+        apart = set()
+        for p, t, guard in branches:
+            if guard is not None and guard[0] not in out:
+                apart.update(range(p + 1, t) if t > p else range(t, p + 1))
         bad = {r for r in out if not all(ok(i) for i in defs[r])}
         if not bad:
             return out
@@ -1012,9 +1130,10 @@ class Runner:
     stack entries (see the module docstring). ``orig`` is the code entry it replaced at ``start``:
     the engine runs that instead where the region may not run (``__call__`` returns -1)."""
 
-    def __init__(self, region, fn, orig, code, plain, entry=None, fn_1d=None):
+    def __init__(self, region, fn, orig, code, plain, entry=None, fn_1d=None, fn_2d=None):
         self.r, self.fn, self.orig, self.code, self.plain = region, fn, orig, code, plain
         self.fn_1d = fn_1d          # the version for blocks of one dimension (blockDim.y and .z 1), if any
+        self.fn_2d = fn_2d          # the version for blocks of rows (blockDim.z 1), if any
         # a region with cuts may also be entered at a loop head: the interpreter gets there after a
         # block stopped, or when a long batch moves to native code mid-way (compiled.upgrade_later)
         self.entry = region.start if entry is None else entry
@@ -1086,8 +1205,12 @@ class Runner:
         block = ex.batch.block
         # (the 1-D version reads block-uniform values from a block's first thread: only for chunks
         # that start where the region does, CutRegionBuilder._block_values)
-        fn = self.fn_1d if (self.fn_1d is not None and block[1] == 1 and block[2] == 1
-                            and self.entry == r.start) else self.fn
+        fn = self.fn
+        if self.entry == r.start and block[2] == 1:
+            if self.fn_1d is not None and block[1] == 1:
+                fn = self.fn_1d
+            elif self.fn_2d is not None:
+                fn = self.fn_2d
         while True:
             status = fn(*args)
             stats.thread_instructions += int(st[3])

@@ -73,12 +73,31 @@ def _name_expressions(source: str, extra=()) -> list:
     attr = r"(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\([^)]*\)\s*)*"
     for m in re.finditer(r"(template\s*<[^;{]*?>\s*)?__global__\s+" + attr + r"void\s+" + attr +
                          r"([A-Za-z_]\w*)\s*\(", source):
-        if not m.group(1):
+        if not m.group(1) and not _inside_a_function(source, m.start()) and m.group(2) not in names:
             names.append(m.group(2))
     for e in extra:
         if e not in names:
             names.append(e)
     return names
+
+
+_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_NAMESPACE_BLOCK = re.compile(r'(extern\s*"C(\+\+)?"|namespace(\s+[\w:]+)?)\s*$')
+
+
+def _inside_a_function(source: str, at: int) -> bool:
+    """True where ``at`` lies inside a function's body (a ``{`` block not opened by ``extern "C"`` or a
+    namespace): a kernel declared there (``extern __global__ void inner();`` in the kernel that launches
+    it, an -rdc=true module's way to name a kernel of another file) is not visible where NVRTC reads name
+    expressions, which is an error; its definition, in the other file, is that module's kernel."""
+    blocks = []
+    code = _COMMENT_OR_LITERAL.sub(lambda m: " " * len(m.group()), source[:at])   # braces in them don't count
+    for m in re.finditer(r"[{}]", code):
+        if m.group() == "{":
+            blocks.append(bool(_NAMESPACE_BLOCK.search(code[max(0, m.start() - 80):m.start()])))
+        elif blocks:
+            blocks.pop()
+    return not all(blocks)
 
 
 def format_diagnostics(log: str, source: str, filename: str, line_offset: int = 0) -> str:
@@ -102,6 +121,19 @@ def format_diagnostics(log: str, source: str, filename: str, line_offset: int = 
             continue
         out.append(raw)
     return "\n".join(out)
+
+
+# What an error means where NVRTC's words do not say it: code written for an older CUDA
+_REMOVED = re.compile(r"\b(texture|surface) is not a template")
+
+
+def _why(log: str) -> str:
+    m = _REMOVED.search(log)
+    if not m:
+        return ""
+    return (f"\n(`{m.group(1)}<...>` declares a {m.group(1)} reference, which CUDA 12 removed: nvcc refuses it on a "
+            f"GPU too. Read the array through a {m.group(1)} object instead (cudaCreate{m.group(1).title()}Object; "
+            f"cudalab emulates those), or read the array directly.)")
 
 
 _CACHE: dict = {}
@@ -136,7 +168,7 @@ def compile_to_ptx(source: str, options=(), name_expressions=(), filename: str =
     from .libnvrtc import compile_program
     res = compile_program(source, filename, opts + [f"-I{d}" for d in include_dirs()], names)
     if not res.ok:
-        nice = format_diagnostics(res.log, source, filename, line_offset)
+        nice = format_diagnostics(res.log, source, filename, line_offset) + _why(res.log)
         raise CompileError(f"Your CUDA C++ did not compile:\n{nice}", log=res.log)
     ptx, log, lowered = res.ptx, res.log, res.lowered
     out = CompiledSource(source=source, ptx=ptx, options=tuple(opts), log=log, lowered=lowered,

@@ -27,6 +27,7 @@ compile, after ``@cuda.jit`` has already made numba's own dispatcher.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import runpy
 import sys
@@ -55,7 +56,10 @@ def _replacements() -> dict:
     from ..pykernels import dispatcher, host
     from ..pykernels.compiler import numpy_compat
     numpy_compat()
-    out = {name: host.fork_checked(getattr(host, name), name) for name in _HOST_NAMES}
+    # functions are wrapped; ``gpus`` is numba's device list (``len(cuda.gpus)``, ``cuda.gpus[0]``,
+    # ``cuda.gpus.current``), an object that a wrapper function would hide
+    out = {name: host.fork_checked(getattr(host, name), name) if inspect.isfunction(getattr(host, name))
+           else getattr(host, name) for name in _HOST_NAMES}
     out.update(jit=dispatcher.numba_jit, compile=host.compile_code, is_available=lambda: True,
                legacy_default_stream=host.default_stream, per_thread_default_stream=host.default_stream)
     return out

@@ -162,7 +162,7 @@ def _build_library(cmd: NvccCommand, device: str, build_dir: Path) -> ProgramRes
     from .build import build_library
     if device == "gpu":
         r = subprocess.run([shutil.which("nvcc") or nvcc(), *cmd.all_options(), *cmd.sources, *cmd.linked,
-                            *(["-o", cmd.output] if cmd.output else [])], capture_output=True, text=True, cwd=build_dir)
+                            *(["-o", cmd.output] if cmd.output else [])], capture_output=True, text=True, errors="replace", cwd=build_dir)
         if r.returncode:
             raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
         return ProgramResult(r.stdout, r.stderr, 0, device="gpu")
@@ -223,13 +223,25 @@ def _crash_note(code: int, cpu: float | None = None, missing_argument: int = 0) 
                 "computation say, is longer than the limit. Give it more time or make the problem smaller.\n")
     if name in _STOP_SIGNALS:
         return f"cudalab: the program was ended by {name}, a signal to stop ({_STOP_SIGNALS[name]}), not a crash.\n"
-    hint = (" A segmentation fault in host code usually means a bad host pointer (an array too small, "
-            "a missing allocation)." if name == "SIGSEGV" else "")
+    hint = _SIGNAL_HINTS.get(name, "")
     if name == "SIGSEGV" and missing_argument:
         hint += (f" Here, perhaps argv[{missing_argument}]: the program reads it, but was given "
                  f"{'no arguments' if missing_argument == 1 else 'fewer'}, so it is NULL; give them after the "
                  "sources and `--` (cudalab run prog.cu -- 1024).")
     return f"cudalab: the program crashed ({name}).{hint}\n"
+
+
+# what a crash by each signal usually means in a course's host code
+_SIGNAL_HINTS = {
+    "SIGSEGV": " A segmentation fault in host code usually means a bad host pointer (an array too small, "
+               "a missing allocation).",
+    # x86 raises SIGFPE for integers only (a float divided by zero is inf): a Spanish course's loop
+    # over block sizes starts at 0, and (n + block - 1) / block ends the program before any launch
+    "SIGFPE": " SIGFPE in host code is an integer division (or remainder) by zero, not a floating-point "
+              "error: a block size or count of 0, say, in (n + block - 1) / block.",
+    "SIGABRT": " The program aborted itself: an assert() that failed or the C++ library giving up (an "
+               "uncaught exception, a bad free); its own message is above.",
+}
 
 
 # signals that end a program from outside (or by its own raise): where they come from, for the student
@@ -247,12 +259,12 @@ def _run_native(cmd: NvccCommand, args, capture, timeout, cwd: Path, build_dir: 
         arch = [] if cmd.arch_options else ["-arch=native"]
         lineinfo = [] if "-G" in cmd.compile_options else ["-lineinfo"]
         r = subprocess.run([compiler, *arch, *lineinfo, *cmd.all_options(), *cmd.sources, *cmd.linked,
-                            "-o", str(work / "program")], capture_output=True, text=True, cwd=build_dir)
+                            "-o", str(work / "program")], capture_output=True, text=True, errors="replace", cwd=build_dir)
         if r.returncode:
             raise CompileError((r.stdout + r.stderr).strip(), r.stdout + r.stderr)
         try:
             p = subprocess.run([cmd.executable_name(), *map(str, args)], executable=str(work / "program"),
-                               capture_output=capture, text=True, timeout=timeout, cwd=cwd)
+                               capture_output=capture, text=True, errors="replace", timeout=timeout, cwd=cwd)
         except subprocess.TimeoutExpired as e:
             return ProgramResult(_text(e.stdout), _text(e.stderr) + "the program was stopped (timeout)\n", -9,
                                  device="gpu")

@@ -40,6 +40,7 @@ SHIMMED = ("-lcudart", "-lcudart_static", "-lcublas", "-lcublas_static", "-lcubl
 LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for programs written for CUDA 12 and older
 LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
 LEGACY_VOTES = SHIM_DIR / "legacy_votes.h"          # the warp votes before CUDA 9, given on demand
+LEGACY_DEVICE_FUNCTIONS = SHIM_DIR / "legacy_device_functions.h"   # CUDA 11's mul24, saturate, ..., on demand
 
 
 def cache_dir() -> Path:
@@ -288,7 +289,9 @@ def _student_log(log: str, workdir: Path | None = None, shown: str = "", line_of
 
 
 def _nvcc_run(args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([nvcc(), *args], capture_output=True, text=True, cwd=cwd)
+    """nvcc's messages, as text whatever the source's encoding: a warning quotes the source line, and a
+    course written on a Chinese or Russian Windows (GBK, CP1251 comments and strings) is not UTF-8."""
+    return subprocess.run([nvcc(), *args], capture_output=True, text=True, errors="replace", cwd=cwd)
 
 
 def _own_headers(deps_file: Path, cwd: Path) -> dict:
@@ -434,6 +437,12 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         # (shim/legacy_votes.h): built again with them voting among the active threads
         again = compile_with([*options, "-include", str(LEGACY_VOTES)])
         r = again if not again.returncode else r
+    if r.returncode and LEGACY_DEVICE_FUNCTION.search(r.stdout + r.stderr):
+        # mul24, umul24, mulhi, float_as_int, saturate, float2int, ... of CUDA 11 and older, which CUDA 12 dropped
+        # (shim/legacy_device_functions.h): built again with each name the intrinsic it stood for
+        again = compile_with([*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)])
+        if not again.returncode:
+            r, options = again, [*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)]
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -573,6 +582,9 @@ def _unit(key: str, folder: Path) -> Unit:
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
 _VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
+# the plain names CUDA 11's device_functions.hpp gave its intrinsics, as nvcc 13 reports their use
+LEGACY_DEVICE_FUNCTION = re.compile(r'identifier "(?:u?mul24|mulhi|mul64hi|float_as_u?int|u?int_as_float|saturate|'
+                                    r'float2u?int|u?int2float)" is undefined')
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")

@@ -58,7 +58,7 @@ def run(words: list, cwd: str | None = None) -> int:
         # the same sources and compile options, for the emulated device's PTX (its own target and output)
         words = [*cmd.compile_options, *(["-rdc=true"] if cmd.rdc else []), *cmd.sources,
                  "-ptx", f"-arch=compute_{major}{minor}", "-o", str(ptx)]
-        p = subprocess.run([nvcc(), *words], cwd=cwd, capture_output=True, text=True)
+        p = subprocess.run([nvcc(), *words], cwd=cwd, capture_output=True, text=True, errors="replace")
         if p.returncode:
             print(f"cudalab nvcc: the PTX of {cmd.output} for the emulator could not be built:\n{p.stderr}", flush=True)
             return p.returncode

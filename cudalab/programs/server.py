@@ -568,7 +568,7 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
 
     def op_elapsed(self, start, end, blob=b""):
         ms = self.ctx.elapsed_time(self.ctx.event(_int(start)), self.ctx.event(_int(end)))
-        return (max(0, round(ms * 1e6)),)          # nanoseconds: the shim divides
+        return (round(ms * 1e6),)          # nanoseconds, negative where end came first: the shim divides
 
     # ------------------------------------------------------------------ device
     def op_device_sync(self, blob=b""):

@@ -63,40 +63,6 @@ def _cumath():
     return _module("pycuda.cumath", "numpy's functions over GPUArrays (cudalab's PyCUDA stand-in).", **names)
 
 
-def _curandom():
-    from .gpuarray import GPUArray, to_gpu
-    generator = np.random.default_rng()
-
-    def rand(shape, dtype=np.float32, stream=None):
-        """Uniform numbers in [0, 1): numpy's generator, not cuRAND's sequence."""
-        return to_gpu(generator.random(shape).astype(dtype))
-
-    class RandomNumberGenerator:
-        def __init__(self, seed_getter=None, offset=0):
-            self.rng = np.random.default_rng(None if seed_getter is None else 1234)
-
-        def fill_uniform(self, data, stream=None):
-            data.set(self.rng.random(data.shape).astype(data.dtype))
-
-        def fill_normal(self, data, stream=None):
-            data.set(self.rng.standard_normal(data.shape).astype(data.dtype))
-
-        def gen_uniform(self, shape, dtype, stream=None):
-            out = GPUArray(shape, dtype)
-            self.fill_uniform(out)
-            return out
-
-        def gen_normal(self, shape, dtype, stream=None):
-            out = GPUArray(shape, dtype)
-            self.fill_normal(out)
-            return out
-
-    return _module("pycuda.curandom", "Random GPUArrays from numpy's generator (cudalab's PyCUDA stand-in).",
-                   rand=rand, RandomNumberGenerator=RandomNumberGenerator, XORWOWRandomNumberGenerator=RandomNumberGenerator,
-                   MRG32k3aRandomNumberGenerator=RandomNumberGenerator, seed_getter_uniform=lambda n: None,
-                   seed_getter_unique=lambda n: None)
-
-
 def _tools(driver):
     from ..cupy.kernels import C_TYPES
 
@@ -118,8 +84,11 @@ def _tools(driver):
             return (nbytes + self.smem_granularity * word_size - 1) // (self.smem_granularity * word_size) * \
                 self.smem_granularity * word_size
 
+    kernels = importlib.import_module(f"{__name__}.kernels")
+    mempool = importlib.import_module(f"{__name__}.mempool")
+
     def dtype_to_ctype(dtype, with_fp_tex_hack=False):
-        return C_TYPES[np.dtype(dtype).name]
+        return kernels.c_type(dtype)
 
     def make_default_context(ctx_maker=None):
         return driver.Device(0).make_context()
@@ -127,22 +96,6 @@ def _tools(driver):
     def context_dependent_memoize(f):
         import functools
         return functools.lru_cache(maxsize=None)(f)
-
-    class DeviceMemoryPool:
-        def allocate(self, nbytes):
-            return driver.mem_alloc(nbytes)
-
-        def free_held(self):
-            pass
-
-        def stop_holding(self):
-            pass
-
-        held_blocks = active_blocks = 0
-
-    class PageLockedMemoryPool:
-        def allocate(self, shape, dtype, order="C"):
-            return driver.pagelocked_empty(shape, dtype, order)
 
     def init_cuda_context_fixture():
         """PyCUDA's pytest fixture body (``yield from init_cuda_context_fixture()``): a context for the
@@ -172,9 +125,10 @@ def _tools(driver):
                    dtype_to_ctype=dtype_to_ctype, make_default_context=make_default_context,
                    clear_context_caches=lambda: None, context_dependent_memoize=context_dependent_memoize,
                    init_cuda_context_fixture=init_cuda_context_fixture, mark_cuda_test=mark_cuda_test,
-                   DeviceMemoryPool=DeviceMemoryPool, PageLockedMemoryPool=PageLockedMemoryPool,
-                   VectorArg=importlib.import_module(f"{__name__}.kernels").VectorArg,
-                   ScalarArg=importlib.import_module(f"{__name__}.kernels").ScalarArg)
+                   DeviceMemoryPool=mempool.DeviceMemoryPool, PageLockedMemoryPool=mempool.PageLockedMemoryPool,
+                   bitlog2=mempool.bitlog2, register_dtype=kernels.register_dtype,
+                   get_or_register_dtype=kernels.get_or_register_dtype,
+                   VectorArg=kernels.VectorArg, ScalarArg=kernels.ScalarArg)
 
 
 def _characterize(driver):
@@ -221,7 +175,8 @@ def modules() -> dict:
     # pycuda.autoinit is a module of this package (autoinit.py), run when a program imports it
     found = {"pycuda": package, "pycuda.driver": driver, "pycuda.compiler": compiler,
              "pycuda.gpuarray": gpuarray, "pycuda.elementwise": elementwise, "pycuda.reduction": reduction,
-             "pycuda.scan": scan, "pycuda.cumath": _cumath(), "pycuda.curandom": _curandom(),
+             "pycuda.scan": scan, "pycuda.cumath": _cumath(),
+             "pycuda.curandom": importlib.import_module(f"{__name__}.curandom"),
              "pycuda.tools": _tools(driver), "pycuda.characterize": _characterize(driver)}
     for name, module in found.items():          # ``import pycuda.driver as drv``, ``from pycuda import gpuarray``
         if name != "pycuda":

@@ -99,12 +99,57 @@ def _nvcc_module(source, options, nvrtc_error):
         source_file.write_text(source)
         options = [o for o in options if not o.startswith("--pre-include=")]     # (nvcc's host headers have them)
         done = subprocess.run([nvcc(), "-ptx", f"-arch=compute_{major}{minor}", "-lineinfo", *options,
-                               str(source_file), "-o", str(ptx_file)], capture_output=True, text=True)
+                               str(source_file), "-o", str(ptx_file)], capture_output=True, text=True, errors="replace")
         if done.returncode:
             raise nvrtc_error           # nvcc refuses it too: NVRTC's message, with the program's lines
         ptx = ptx_file.read_text()
     return CudaModule(CompiledSource(source=source, ptx=ptx, options=tuple(options), log=done.stderr,
                                      filename="kernel.cu"))
+
+
+class DynamicModule(driver.Module):
+    """PyCUDA's module of several sources (and PTX) linked together: ``add_source`` compiles each to
+    relocatable PTX, ``add_stdlib("cudadevrt")`` names the device runtime (the emulator's own), ``link()``
+    joins them (``driver.Linker``); then ``get_function`` as on a SourceModule. A kernel in one source
+    may launch a kernel or call a device function defined in another."""
+
+    def __init__(self, nvcc="nvcc", link_options=None, keep=False, no_extern_c=False, arch=None, code=None,
+                 cache_dir=None, include_dirs=None, message_handler=None, log_verbose=False, cuda_libdir=None):
+        self.linker = driver.Linker(message_handler, link_options, log_verbose)
+        self.no_extern_c, self.include_dirs = no_extern_c, list(include_dirs or ())
+        self.module = None
+
+    def add_source(self, source, nvcc_options=None, name="kernel.ptx"):
+        ptx = compile(source, options=nvcc_options, no_extern_c=self.no_extern_c, include_dirs=self.include_dirs)
+        self.linker.add_data(ptx, driver.jit_input_type.PTX, name)
+        return self
+
+    def add_data(self, data, input_type, name="unknown"):
+        self.linker.add_data(data, input_type, name)
+        return self
+
+    def add_file(self, filename, input_type):
+        self.linker.add_file(filename, input_type)
+        return self
+
+    def add_stdlib(self, libname):
+        if libname != "cudadevrt":
+            from ..errors import UnsupportedError
+            raise UnsupportedError(f"add_stdlib({libname!r}): the CUDA library lib{libname}.a is machine code; "
+                                   "cudalab links only the device runtime (cudadevrt), which its emulator provides")
+        self.linker.add_file(f"lib{libname}.a", driver.jit_input_type.LIBRARY)
+        return self
+
+    def link(self):
+        self.module = self.linker.link_module()
+        self.linker = None
+        driver.Module.__init__(self, self.module._module)
+        return self
+
+    def get_function(self, name):
+        if self.module is None:
+            raise driver.LogicError(f"get_function({name!r}): the module is not linked yet; call link() first")
+        return super().get_function(name)
 
 
 class DynamicSourceModule(SourceModule):

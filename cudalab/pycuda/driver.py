@@ -10,6 +10,7 @@ gives the types instead).
 """
 from __future__ import annotations
 
+import re
 import struct
 import threading
 
@@ -63,8 +64,15 @@ class CompileError(Error, _errors.CompileError):
         self.msg, self.command_line, self.stdout, self.stderr = msg, command_line, stdout, stderr
 
 
-class MemoryError(Error):           # noqa: A001  (PyCUDA's name)
-    pass
+class MemoryError(Error, _errors.CudaError):     # noqa: A001  (PyCUDA's name)
+    """PyCUDA's out-of-memory error (``cuMemAlloc failed: out of memory``), also cudalab's CudaError with
+    CUDA's code, so a program that catches either catches it (a memory pool frees what it holds and
+    tries again on it)."""
+
+    code = "cudaErrorMemoryAllocation"
+
+    def __str__(self):
+        return self.args[0]
 
 
 class RuntimeError(Error):          # noqa: A001  (PyCUDA's name)
@@ -321,7 +329,12 @@ class DeviceAllocation:
 
     def __init__(self, nbytes):
         _need_context("cuMemAlloc")
-        self._memory = DeviceArray((max(int(nbytes), 1),), np.uint8)
+        try:
+            self._memory = DeviceArray((max(int(nbytes), 1),), np.uint8)
+        except _errors.CudaError as e:
+            if e.code != "cudaErrorMemoryAllocation":
+                raise
+            raise MemoryError(f"cuMemAlloc failed: out of memory ({e.args[0]})") from None
         self.size = int(nbytes)
 
     def __int__(self):
@@ -897,6 +910,53 @@ def _machine_code(what: str):
 
 def _is_ptx(text: str) -> bool:
     return ".version" in text and ".target" in text
+
+
+class jit_input_type:               # noqa: N801  (PyCUDA's name: CUjitInputType)
+    CUBIN = _Named(0, "CUBIN")
+    PTX = _Named(1, "PTX")
+    FATBINARY = _Named(2, "FATBINARY")
+    OBJECT = _Named(3, "OBJECT")
+    LIBRARY = _Named(4, "LIBRARY")
+
+
+# The device runtime's library, which kernels that launch kernels link (``-lcudadevrt``): the emulator
+# answers its calls itself, so linking it adds nothing
+_DEVICE_RUNTIME = re.compile(r"(^|[\\/])(lib)?cudadevrt(_static)?\.(a|lib)$")
+
+
+class Linker:
+    """cuLink*: PTX of several modules (each built with ``-rdc=true``) linked into one, whose kernels may
+    call each other's device functions and launch each other's kernels, as nvlink joins them
+    (cudalab/ptx/link.py). Cubins, objects and fatbins are machine code the emulator cannot run."""
+
+    def __init__(self, message_handler=None, options=None, log_verbose=False):
+        _need_context("cuLinkCreate")
+        self._ptx: list = []
+        self.message_handler = message_handler
+
+    def add_data(self, data, input_type, name="unknown"):
+        if int(input_type) != jit_input_type.PTX:
+            raise _machine_code(f"Linker.add_data({name!r}) of input type {int(input_type)}")
+        text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray)) else str(data)
+        if not _is_ptx(text.rstrip("\0")):
+            raise LogicError(f"cuLinkAddData failed: {name!r} is not PTX (no .version and .target lines)")
+        self._ptx.append(text.rstrip("\0"))
+        return self
+
+    def add_file(self, filename, input_type):
+        if int(input_type) == jit_input_type.LIBRARY and _DEVICE_RUNTIME.search(str(filename)):
+            return self
+        if int(input_type) != jit_input_type.PTX:
+            raise _machine_code(f"Linker.add_file({str(filename)!r})")
+        with open(filename, "rb") as f:
+            return self.add_data(f.read(), input_type, str(filename))
+
+    def link_module(self) -> Module:
+        from ..ptx.link import link
+        if not self._ptx:
+            raise LogicError("cuLinkComplete failed: nothing to link (add PTX with add_data or add_file first)")
+        return _ptx_module(link(self._ptx), "linked.ptx")
 
 
 def module_from_buffer(buffer, options=(), message_handler=None) -> Module:

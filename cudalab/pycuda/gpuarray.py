@@ -33,6 +33,8 @@ class GPUArray(_cupy.ndarray):
         driver._need_context("cuMemAlloc")
         shape = np.asarray(shape)           # (a number, a sequence or a numpy array of them, as PyCUDA takes)
         shape = (int(shape),) if shape.ndim == 0 else tuple(int(n) for n in shape)
+        if gpudata is None and allocator is not None:     # a DeviceMemoryPool's allocate: its block, held by the array
+            gpudata = allocator(int(np.prod(shape)) * np.dtype(dtype).itemsize or 1)
         ptr = None if gpudata is None else driver._address(gpudata)
         super().__init__(shape, dtype, memptr=ptr, strides=strides, order=order,
                          base=base if base is not None else (gpudata if gpudata is not None else None))
@@ -165,6 +167,43 @@ def _reshape(self, *shape, order="C"):
     return self._view(shape, strides)
 
 
+def _contiguous_order(self, what) -> str:
+    if not (self.flags.c_contiguous or self.flags.f_contiguous):
+        raise RuntimeError(f"{what}: only contiguous arrays may be used as arguments to this operation")
+    return "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+
+
+def _part(function, what):
+    """PyCUDA's ``real``/``imag`` of a complex array: a new array of the matching real type, laid out in
+    the same order (PyCUDA's kernel writes a copy; numpy's attribute is a strided view of every other
+    float, which is neither C- nor Fortran-contiguous). A real array's ``real`` is itself, its ``imag``
+    new zeros, as PyCUDA answers."""
+    def part(self):
+        if not np.issubdtype(self.dtype, np.complexfloating):
+            return self if what == "real" else zeros_like(self)
+        order = _contiguous_order(self, what)
+        out = GPUArray(self.shape, np.finfo(self.dtype).dtype, order=order)
+        _cupy._store(out, function(_cupy._values(self)))
+        return out
+    return property(driver.one_at_a_time(part))
+
+
+def _conj(self, out=None):
+    """PyCUDA's ``conj(out=None)``: the complex conjugate in a new array of the same layout, or written
+    into ``out`` (converted to its type) and ``out`` returned; a real array is its own conjugate."""
+    if not np.issubdtype(self.dtype, np.complexfloating):
+        return self
+    order = _contiguous_order(self, "conj")
+    result = GPUArray(self.shape, self.dtype, order=order) if out is None else out
+    if result.size != self.size:
+        raise ValueError(f"conj: out has {result.size} elements, the array {self.size}")
+    _cupy._store(result, np.conj(_cupy._values(self)).astype(result.dtype).reshape(result.shape))
+    return result
+
+
+GPUArray.real = _part(np.real, "real")
+GPUArray.imag = _part(np.imag, "imag")
+GPUArray.conj = GPUArray.conjugate = driver.one_at_a_time(_conj)
 GPUArray.transpose = driver.one_at_a_time(_transpose)
 GPUArray.view = driver.one_at_a_time(_view)
 GPUArray.reshape = driver.one_at_a_time(_reshape)
@@ -184,30 +223,30 @@ def _numpy(function):
 
 
 def to_gpu(ary, allocator=None) -> GPUArray:
-    """A new device array holding a copy of the host array."""
+    """A new device array holding a copy of the host array (in memory from ``allocator`` if given)."""
     ary = np.asarray(ary)
-    out = GPUArray(ary.shape, ary.dtype, order="F" if _cupy._fortran(ary) else "C")
+    out = GPUArray(ary.shape, ary.dtype, allocator=allocator, order="F" if _cupy._fortran(ary) else "C")
     out.set(ary)
     return out
 
 
 def to_gpu_async(ary, allocator=None, stream=None) -> GPUArray:
     ary = np.asarray(ary)
-    out = GPUArray(ary.shape, ary.dtype)
+    out = GPUArray(ary.shape, ary.dtype, allocator=allocator)
     out.set(ary, async_=True, stream=stream)
     return out
 
 
 def empty(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return GPUArray(shape, dtype, order=order)
+    return GPUArray(shape, dtype, allocator=allocator, order=order)
 
 
 def zeros(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return GPUArray(shape, dtype, order=order).fill(0)       # (the emulator's fresh memory is zeros already)
+    return GPUArray(shape, dtype, allocator=allocator, order=order).fill(0)       # (the emulator's fresh memory is zeros already)
 
 
 def ones(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return GPUArray(shape, dtype, order=order).fill(1)
+    return GPUArray(shape, dtype, allocator=allocator, order=order).fill(1)
 
 
 def _like_order(other, order):

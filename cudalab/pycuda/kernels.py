@@ -28,11 +28,51 @@ THREADS = 256
 _DECL = re.compile(r"^\s*(?P<type>.*?)\s*(?P<star>\*?)\s*(?P<name>\w+)\s*$")
 
 
-def _c_type(dtype) -> str:
-    name = np.dtype(dtype).name
-    if name not in C_TYPES:
-        raise TypeError(f"cudalab's PyCUDA stand-in writes kernels for {', '.join(C_TYPES)}, not {name}")
-    return C_TYPES[name]
+# The C names of the program's own types (``pycuda.tools.register_dtype``): a numpy record dtype that a
+# ReductionKernel folds, named as the struct its preamble defines. dtype -> C names, the first one used.
+_REGISTERED: dict = {}
+
+
+def get_or_register_dtype(c_names, dtype=None):
+    """PyCUDA's ``get_or_register_dtype``: with a dtype, make ``c_names`` (a name or a list) its C
+    names, for the kernels written for it; without, the dtype registered under that name."""
+    names = [c_names] if isinstance(c_names, str) else list(c_names)
+    if dtype is None:
+        for t, known in _REGISTERED.items():
+            if names[0] in known:
+                return t
+        raise KeyError(f"no dtype is registered as {names[0]!r}: register it first with "
+                       f"pycuda.tools.get_or_register_dtype({names[0]!r}, dtype)")
+    dtype = np.dtype(dtype)
+    known = _REGISTERED.setdefault(dtype, [])
+    known.extend(n for n in names if n not in known)
+    return dtype
+
+
+def register_dtype(dtype, c_names, alias_ok=False):
+    """PyCUDA's older ``register_dtype(dtype, name)``: a dtype named once, unless ``alias_ok``."""
+    dtype = np.dtype(dtype)
+    names = [c_names] if isinstance(c_names, str) else list(c_names)
+    known = _REGISTERED.get(dtype)
+    if known and not alias_ok and names[0] not in known:
+        raise RuntimeError(f"dtype {dtype!r} is already registered as {known[0]!r}; it cannot also be "
+                           f"{names[0]!r} (pass alias_ok=True to give it a second name)")
+    get_or_register_dtype(names, dtype)
+
+
+def c_type(dtype) -> str:
+    """The C type PyCUDA's generated kernels declare for ``dtype``: a registered name, else the built-in one."""
+    dtype = np.dtype(dtype)
+    if _REGISTERED.get(dtype):
+        return _REGISTERED[dtype][0]
+    if dtype.name not in C_TYPES:
+        raise TypeError(f"cudalab's PyCUDA stand-in writes kernels for {', '.join(C_TYPES)}, not {dtype}: "
+                        "a record type the program's preamble defines as a struct is named with "
+                        "pycuda.tools.register_dtype(dtype, 'struct_name')")
+    return C_TYPES[dtype.name]
+
+
+_c_type = c_type
 
 
 def _arguments(arguments) -> list:

@@ -734,6 +734,12 @@ def jit(func_or_sig=None, device=False, fastmath=False, link=(), *, returns_reco
     becomes a Dispatcher. numba.cuda.jit's other options (``cache``, ``lineinfo``, ``debug``, ``opt``)
     change nothing here: line info is always on, and compiled kernels are kept for the session.
     ``returns_record``: a launch returns its LaunchRecord (False: None, as numba.cuda's does)."""
+    for old_name in ("argtypes", "restype", "bind"):       # NumbaPro's spellings, which numba refuses so
+        if numba_options.get(old_name) is not None:
+            from numba.core.errors import DeprecationError
+            raise DeprecationError(f"Deprecated keyword argument `{old_name}`. Signatures should be passed as the "
+                                   "first positional argument. (NumbaPro's cuda.jit(argtypes=[f8, f8], restype=u4) "
+                                   "is written cuda.jit('u4(f8, f8)') in numba.)")
     # options that change how numba builds or caches the code, not what it computes
     unknown = set(numba_options) - {"cache", "lineinfo", "debug", "opt", "inline", "forceinline", "max_registers",
                                     "boundscheck", "lto", "launch_bounds",

@@ -18,15 +18,23 @@ from . import streams
 _DROPPED: list = []
 
 
-def release_dropped():
+def release_dropped(keep_pages=False):
     """Free the memory of device arrays that were garbage-collected (called before allocations and
-    launches)."""
+    launches). ``keep_pages``: before a launch, the freed blocks keep their pages until the next
+    allocation (memory.DeviceMemory.give_back_held): freed all the same, so a stale pointer to one is
+    a use after free, but the launch does not spend its time handing pages to the system."""
     while _DROPPED:
         device, ptr = _DROPPED.pop()
+        arena = getattr(device, "memory", None) if keep_pages else None
         try:
+            if arena is not None:
+                arena.hold_pages = True
             device.free(ptr)
         except Exception:           # noqa: BLE001  (the device was reset meanwhile: nothing to free)
             pass
+        finally:
+            if arena is not None:
+                arena.hold_pages = False
 
 
 @functools.lru_cache(maxsize=64)

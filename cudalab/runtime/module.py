@@ -83,8 +83,9 @@ class Module:
 
     @property
     def kernels(self) -> list:
-        """C++ names of the module's kernels (template instances as compiled, e.g. 'scale<3>')."""
-        entries = {f.name for f in self.ptx_module.entries}
+        """C++ names of the module's kernels (template instances as compiled, e.g. 'scale<3>'); a kernel
+        only declared here (``.extern .entry``: an -rdc=true module launching another file's) is not one."""
+        entries = {f.name for f in self.ptx_module.entries if not f.extern}
         names = [n for n, m in self.compiled.lowered.items() if m in entries]
         lowered = set(self.compiled.lowered.values())
         names += [e for e in sorted(entries) if e not in lowered]
@@ -281,7 +282,7 @@ class Kernel:
         cudaLaunchKernelEx's cudaLaunchAttributeClusterDimension does; compute capability 9.0):
         ``grid`` still counts blocks and must be a multiple of the cluster in each dimension."""
         dev = device or devices.current()
-        release_dropped()                # arrays the garbage collector dropped are freed before the kernel runs
+        release_dropped(keep_pages=True)     # arrays the program dropped are freed before the kernel runs
         prog = self.module.program(dev)
         if not isinstance(shared, (int, np.integer)) or isinstance(shared, bool):
             raise LaunchError(f"{self.name}: the dynamic shared memory size must be a number of bytes, not {shared!r}.",

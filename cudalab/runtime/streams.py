@@ -16,7 +16,8 @@ from pinned memory on a stream returns at once. Durations:
   ``with cudalab.record_timeline():`` every emulated launch carries a MetricsObserver, so the
   estimate includes memory traffic; outside, a launch without metrics is timed from its
   instruction count alone (issue and block dispatch, no memory), which is quicker to run;
-* events and launches cost the host nothing.
+* events and launches cost the host nothing; the host sees an event done 4 us after it happened at the
+  earliest (``Timeline.record_event``'s ``seen``, as an H200 did): ``query()`` right after ``record()`` is False.
 
 On a real GPU (``cudalab.use("gpu")``) everything runs on the default stream and synchronously;
 kernel rows carry the kernel time the GPU measured, copies are still modeled, so an event's

@@ -324,7 +324,10 @@ static int rpc_blob(const void *blob, size_t bloblen, const char *fmt, ...) {
     }
     memmove(RB, RB + (len > hl ? hl + 1 : hl), RBN);
     RB[RBN] = 0;
-    if (NR && R[0] && RBN > 1 && !RB[0]) say_once(RB + 1);   /* why the call failed, for the student */
+    if (NR && R[0] && RBN > 1 && !RB[0]) {   /* why the call failed, for the student */
+        say_once(RB + 1);
+        shim_worked();     /* (writing it is the shim's time, not the program's host code) */
+    }
     return NR ? (int)R[0] : (int)cudaErrorUnknown;
 }
 #define rpc(...) rpc_blob(0, 0, __VA_ARGS__)
@@ -1035,7 +1038,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) { return ret(rpc("event_query %p", (vo
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
     if (!ms) return ret(cudaErrorInvalidValue);
     int code = rpc("elapsed %p %p", (void *)start, (void *)end);
-    if (!code) *ms = (float)((double)R[1] / 1e6);   /* the emulator answers in nanoseconds */
+    if (!code) *ms = (float)((double)(long long)R[1] / 1e6);   /* the emulator answers in (signed) nanoseconds */
     return ret(code);
 }
 

@@ -511,9 +511,174 @@ cusparseStatus_t cusparseCsrGet(cusparseSpMatDescr_t d, int64_t *rows, int64_t *
     return CUSPARSE_STATUS_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ prune: dense or CSR -> CSR, small entries dropped
+ * cusparse[HSD]prune{Dense2csr,Csr2csr}[ByPercentage]: the size query answers PRUNE_BUFFER bytes (what cuSPARSE
+ * 12.6 asked on an H200 for the probe's sizes; cudalab needs none), the Nnz step writes C's row offsets and its
+ * nonzero count, the last step C's columns and values, each one request "prune" that sparse.py's Prune computes.
+ * The threshold (a host or device value, by the pointer mode) has the data's type; the percentage is a float. */
+#define PRUNE_BUFFER 512
+#define PRUNE_MAGIC 0x70726e69u    /* "prni": a live pruneInfo_t */
+struct pruneInfo { unsigned magic; };
+
+cusparseStatus_t cusparseCreatePruneInfo(pruneInfo_t *info) {
+    if (!info) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct pruneInfo *p = calloc(1, sizeof *p);
+    if (!p) return CUSPARSE_STATUS_ALLOC_FAILED;
+    p->magic = PRUNE_MAGIC;
+    *info = p;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+cusparseStatus_t cusparseDestroyPruneInfo(pruneInfo_t info) {
+    if (info && info->magic == PRUNE_MAGIC) info->magic = 0;     /* kept, as a destroyed handle is */
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+struct prune_args {
+    const char *name;
+    int fill;                      /* 0: the Nnz step (C's row offsets and count), 1: C's columns and values */
+    int type, m, n;                /* type: cudaDataType of the values (CUDA_R_16F, _32F, _64F) */
+    const void *A; int lda;        /* dense A (column-major), or ... */
+    int csr, nnzA; cusparseMatDescr_t descrA; const void *valA; const int *rowA, *colA;    /* ... a CSR A */
+    const void *threshold; int by_percentage; float percentage; pruneInfo_t info;
+    cusparseMatDescr_t descrC; void *valC; int *rowC, *colC, *nnz; void *buffer;
+};
+
+static void send_mat_descr(struct request *q, const char *name, cusparseMatDescr_t d) {
+    request_add(q, " %s=%d %s.type=%d %s.base=%d", name, d != NULL, name, d ? (int)d->type : 0, name, d ? (int)d->base : 0);
+}
+
+static cusparseStatus_t prune(cusparseHandle_t h, struct prune_args a) {
+    if (!h) return CUSPARSE_STATUS_NOT_INITIALIZED;      /* (cuSPARSE 12.6's answer to a NULL handle here) */
+    if (!LIVE(h)) return BAD_HANDLE;
+    int device = h->pointer_mode == CUSPARSE_POINTER_MODE_DEVICE;
+    struct request q;
+    request_begin(&q, "sparse", a.name, h->stream, device);
+    request_add(&q, " fill=%d csr=%d type=%d m=%d n=%d", a.fill, a.csr, a.type, a.m, a.n);
+    if (a.csr) {
+        request_int(&q, "nnzA", a.nnzA), send_mat_descr(&q, "descrA", a.descrA);
+        request_ptr(&q, "valA", a.valA), request_ptr(&q, "rowA", a.rowA), request_ptr(&q, "colA", a.colA);
+    } else {
+        request_ptr(&q, "A", a.A), request_int(&q, "lda", a.lda);
+    }
+    if (a.by_percentage) {
+        unsigned bits;
+        memcpy(&bits, &a.percentage, sizeof bits);
+        request_int(&q, "percentageBits", bits);
+        request_int(&q, "info", a.info && a.info->magic == PRUNE_MAGIC);
+    } else {
+        request_scalar(&q, "threshold", a.threshold, a.type == CUDA_R_64F ? 8 : a.type == CUDA_R_16F ? 2 : 4);
+    }
+    send_mat_descr(&q, "descrC", a.descrC);
+    request_ptr(&q, "valC", a.valC), request_ptr(&q, "rowC", a.rowC), request_ptr(&q, "colC", a.colC);
+    request_ptr(&q, "nnz", device ? (void *)a.nnz : NULL), request_int(&q, "nnzGiven", a.nnz != NULL);
+    request_ptr(&q, "buffer", a.buffer);
+    cusparseStatus_t s = sparse_send(&q, h);
+    if (!s && !device && a.nnz && RBN >= sizeof(int)) memcpy(a.nnz, RB, sizeof(int));
+    return s;
+}
+
+static cusparseStatus_t prune_buffer_size(cusparseHandle_t h, size_t *size) {
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (!size) return CUSPARSE_STATUS_INVALID_VALUE;     /* (a NULL here crashed cuSPARSE 12.6) */
+    *size = PRUNE_BUFFER;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+#define PRUNE_FUNCTIONS(T, TYPE, N0, N1, N2, N3, N4, N5, N6, N7, N8, N9, N10, N11)                                                                                     \
+    cusparseStatus_t N0(cusparseHandle_t h, int m, int n, const T *A, int lda,     \
+        const T *threshold, const cusparseMatDescr_t descrC, const T *valC, const int *rowC, const int *colC,           \
+        size_t *size)                                                                                                  \
+    { (void)m, (void)n, (void)A, (void)lda, (void)threshold, (void)descrC, (void)valC, (void)rowC, (void)colC;          \
+      return prune_buffer_size(h, size); }                                                                             \
+    cusparseStatus_t N1(cusparseHandle_t h, int m, int n, const T *A, int lda,               \
+        const T *threshold, const cusparseMatDescr_t descrC, int *rowC, int *nnz, void *buffer)                        \
+    { return prune(h, (struct prune_args){.name = #N1, .type = TYPE,     \
+                   .m = m, .n = n, .A = A, .lda = lda, .threshold = threshold, .descrC = descrC, .rowC = rowC,          \
+                   .nnz = nnz, .buffer = buffer}); }                                                                    \
+    cusparseStatus_t N2(cusparseHandle_t h, int m, int n, const T *A, int lda,                  \
+        const T *threshold, const cusparseMatDescr_t descrC, T *valC, const int *rowC, int *colC, void *buffer)         \
+    { return prune(h, (struct prune_args){.name = #N2, .fill = 1, .type = TYPE,       \
+                   .m = m, .n = n, .A = A, .lda = lda, .threshold = threshold, .descrC = descrC, .valC = valC,          \
+                   .rowC = (int *)rowC, .colC = colC, .buffer = buffer}); }                                             \
+    cusparseStatus_t N3(cusparseHandle_t h, int m, int n, int nnzA,              \
+        const cusparseMatDescr_t descrA, const T *valA, const int *rowA, const int *colA, const T *threshold,          \
+        const cusparseMatDescr_t descrC, const T *valC, const int *rowC, const int *colC, size_t *size)               \
+    { (void)m, (void)n, (void)nnzA, (void)descrA, (void)valA, (void)rowA, (void)colA, (void)threshold, (void)descrC,  \
+      (void)valC, (void)rowC, (void)colC; return prune_buffer_size(h, size); }                                         \
+    cusparseStatus_t N4(cusparseHandle_t h, int m, int n, int nnzA,                          \
+        const cusparseMatDescr_t descrA, const T *valA, const int *rowA, const int *colA, const T *threshold,          \
+        const cusparseMatDescr_t descrC, int *rowC, int *nnz, void *buffer)                                            \
+    { return prune(h, (struct prune_args){.name = #N4, .type = TYPE,       \
+                   .m = m, .n = n, .csr = 1, .nnzA = nnzA, .descrA = descrA, .valA = valA, .rowA = rowA, .colA = colA,  \
+                   .threshold = threshold, .descrC = descrC, .rowC = rowC, .nnz = nnz, .buffer = buffer}); }          \
+    cusparseStatus_t N5(cusparseHandle_t h, int m, int n, int nnzA,                             \
+        const cusparseMatDescr_t descrA, const T *valA, const int *rowA, const int *colA, const T *threshold,          \
+        const cusparseMatDescr_t descrC, T *valC, const int *rowC, int *colC, void *buffer)                            \
+    { return prune(h, (struct prune_args){.name = #N5, .fill = 1, .type = TYPE,         \
+                   .m = m, .n = n, .csr = 1, .nnzA = nnzA, .descrA = descrA, .valA = valA, .rowA = rowA, .colA = colA,  \
+                   .threshold = threshold, .descrC = descrC, .valC = valC, .rowC = (int *)rowC, .colC = colC,          \
+                   .buffer = buffer}); }                                                                                \
+    cusparseStatus_t N6(cusparseHandle_t h, int m, int n,          \
+        const T *A, int lda, float percentage, const cusparseMatDescr_t descrC, const T *valC, const int *rowC,         \
+        const int *colC, pruneInfo_t info, size_t *size)                                                               \
+    { (void)m, (void)n, (void)A, (void)lda, (void)percentage, (void)descrC, (void)valC, (void)rowC, (void)colC,         \
+      (void)info; return prune_buffer_size(h, size); }                                                                 \
+    cusparseStatus_t N7(cusparseHandle_t h, int m, int n, const T *A, int lda,   \
+        float percentage, const cusparseMatDescr_t descrC, int *rowC, int *nnz, pruneInfo_t info, void *buffer)       \
+    { return prune(h, (struct prune_args){.name = #N7,       \
+                   .type = TYPE, .m = m, .n = n, .A = A, .lda = lda, .by_percentage = 1, .percentage = percentage,     \
+                   .info = info, .descrC = descrC, .rowC = rowC, .nnz = nnz, .buffer = buffer}); }                     \
+    cusparseStatus_t N8(cusparseHandle_t h, int m, int n, const T *A, int lda,      \
+        float percentage, const cusparseMatDescr_t descrC, T *valC, const int *rowC, int *colC, pruneInfo_t info,      \
+        void *buffer)                                                                                                   \
+    { return prune(h, (struct prune_args){.name = #N8, .fill = 1,         \
+                   .type = TYPE, .m = m, .n = n, .A = A, .lda = lda, .by_percentage = 1, .percentage = percentage,     \
+                   .info = info, .descrC = descrC, .valC = valC, .rowC = (int *)rowC, .colC = colC, .buffer = buffer}); } \
+    cusparseStatus_t N9(cusparseHandle_t h, int m, int n, int nnzA,  \
+        const cusparseMatDescr_t descrA, const T *valA, const int *rowA, const int *colA, float percentage,           \
+        const cusparseMatDescr_t descrC, const T *valC, const int *rowC, const int *colC, pruneInfo_t info,           \
+        size_t *size)                                                                                                  \
+    { (void)m, (void)n, (void)nnzA, (void)descrA, (void)valA, (void)rowA, (void)colA, (void)percentage, (void)descrC, \
+      (void)valC, (void)rowC, (void)colC, (void)info; return prune_buffer_size(h, size); }                              \
+    cusparseStatus_t N10(cusparseHandle_t h, int m, int n, int nnzA,              \
+        const cusparseMatDescr_t descrA, const T *valA, const int *rowA, const int *colA, float percentage,           \
+        const cusparseMatDescr_t descrC, int *rowC, int *nnz, pruneInfo_t info, void *buffer)                         \
+    { return prune(h, (struct prune_args){.name = #N10,         \
+                   .type = TYPE, .m = m, .n = n, .csr = 1, .nnzA = nnzA, .descrA = descrA, .valA = valA, .rowA = rowA, \
+                   .colA = colA, .by_percentage = 1, .percentage = percentage, .info = info, .descrC = descrC,          \
+                   .rowC = rowC, .nnz = nnz, .buffer = buffer}); }                                                      \
+    cusparseStatus_t N11(cusparseHandle_t h, int m, int n, int nnzA,                 \
+        const cusparseMatDescr_t descrA, const T *valA, const int *rowA, const int *colA, float percentage,           \
+        const cusparseMatDescr_t descrC, T *valC, const int *rowC, int *colC, pruneInfo_t info, void *buffer)         \
+    { return prune(h, (struct prune_args){.name = #N11, .fill = 1,           \
+                   .type = TYPE, .m = m, .n = n, .csr = 1, .nnzA = nnzA, .descrA = descrA, .valA = valA, .rowA = rowA, \
+                   .colA = colA, .by_percentage = 1, .percentage = percentage, .info = info, .descrC = descrC,          \
+                   .valC = valC, .rowC = (int *)rowC, .colC = colC, .buffer = buffer}); }
+PRUNE_FUNCTIONS(__half, CUDA_R_16F,
+                cusparseHpruneDense2csr_bufferSizeExt, cusparseHpruneDense2csrNnz,
+                cusparseHpruneDense2csr, cusparseHpruneCsr2csr_bufferSizeExt,
+                cusparseHpruneCsr2csrNnz, cusparseHpruneCsr2csr,
+                cusparseHpruneDense2csrByPercentage_bufferSizeExt, cusparseHpruneDense2csrNnzByPercentage,
+                cusparseHpruneDense2csrByPercentage, cusparseHpruneCsr2csrByPercentage_bufferSizeExt,
+                cusparseHpruneCsr2csrNnzByPercentage, cusparseHpruneCsr2csrByPercentage)
+PRUNE_FUNCTIONS(float, CUDA_R_32F,
+                cusparseSpruneDense2csr_bufferSizeExt, cusparseSpruneDense2csrNnz,
+                cusparseSpruneDense2csr, cusparseSpruneCsr2csr_bufferSizeExt,
+                cusparseSpruneCsr2csrNnz, cusparseSpruneCsr2csr,
+                cusparseSpruneDense2csrByPercentage_bufferSizeExt, cusparseSpruneDense2csrNnzByPercentage,
+                cusparseSpruneDense2csrByPercentage, cusparseSpruneCsr2csrByPercentage_bufferSizeExt,
+                cusparseSpruneCsr2csrNnzByPercentage, cusparseSpruneCsr2csrByPercentage)
+PRUNE_FUNCTIONS(double, CUDA_R_64F,
+                cusparseDpruneDense2csr_bufferSizeExt, cusparseDpruneDense2csrNnz,
+                cusparseDpruneDense2csr, cusparseDpruneCsr2csr_bufferSizeExt,
+                cusparseDpruneCsr2csrNnz, cusparseDpruneCsr2csr,
+                cusparseDpruneDense2csrByPercentage_bufferSizeExt, cusparseDpruneDense2csrNnzByPercentage,
+                cusparseDpruneDense2csrByPercentage, cusparseDpruneCsr2csrByPercentage_bufferSizeExt,
+                cusparseDpruneCsr2csrNnzByPercentage, cusparseDpruneCsr2csrByPercentage)
+
 static cusparseStatus_t sparse_not_supported(const char *name) {
     say_library_lacks(name, "is not part of cudalab's cuSPARSE (the generic API's SpMV and SpMM on CSR, CSC and COO, "
-                      "dense <-> sparse, and the conversions Xcoo2csr and Csr2cscEx2)", "CUSPARSE_STATUS_NOT_SUPPORTED");
+                      "dense <-> sparse, the conversions Xcoo2csr and Csr2cscEx2, and the prune routines)", "CUSPARSE_STATUS_NOT_SUPPORTED");
     return CUSPARSE_STATUS_NOT_SUPPORTED;
 }
 

@@ -33,7 +33,7 @@ from ...emulator.memory import DEVICE_MEMORY
 from ..progress import Bar
 from ..record import LaunchRecord
 from .errors import CODE, STICKY
-from .graphs import GraphAPI
+from .graphs import INVALIDATED, GraphAPI
 from .textures import TextureAPI
 from .memory import Memory, PinnedHost
 from .pools import GraphMemory, MemPool
@@ -67,9 +67,11 @@ class Event:
     handle: int
     flags: int = 0
     time: float | None = None           # us on ``timeline`` when it happens
+    seen: float | None = None           # us on ``timeline`` from when the host sees it happened (timeline.record_event)
     timeline: object = None
     captured: tuple | None = None       # (Capture, dependencies) when last recorded in a capture
     work: object = None                 # queues.Work of its latest record (pending until its stream gets there)
+    gone: bool = False                  # made before a cudaDeviceReset, which destroyed it
 
     @property
     def name(self) -> str:
@@ -131,6 +133,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         self.per_thread_streams: dict = {}      # host thread -> its per-thread default stream
         self.caller = (0, False)        # (host thread, stream 0 means its per-thread stream): set per call
         self.events: dict = {}
+        self.before_reset: set = set()  # handles of events that a cudaDeviceReset destroyed
         self.default_pool = MemPool(self.new_handle())
         self.pools = {self.default_pool.handle: self.default_pool}
         self.current_pool = self.default_pool
@@ -292,6 +295,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         return done
 
     def stream_wait_event(self, s: Stream, ev: Event, flags: int = 0):
+        self.live_event(ev)
         if flags not in (0, 1):
             raise CudaError(f"cudaStreamWaitEvent: flags must be 0 (or cudaEventWaitExternal), not {flags}.",
                             "cudaErrorInvalidValue")
@@ -328,7 +332,12 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         raise CudaError(f"{attr} is not a stream attribute.", "cudaErrorInvalidValue")
 
     def event(self, handle) -> Event:
+        """The event a handle names. One made before a cudaDeviceReset is an Event still (``gone``): an
+        H200 answered cudaErrorContextIsDestroyed to every call about it but cudaEventRecord, which
+        answered cudaErrorDeviceUninitialized (``live_event``)."""
         ev = self.events.get(int(handle or 0))
+        if ev is None and int(handle or 0) in self.before_reset:
+            return Event(int(handle), gone=True)
         if ev is None:
             raise CudaError(f"0x{int(handle or 0):x} is not an event this program created (or it was destroyed).",
                             "cudaErrorInvalidResourceHandle")
@@ -346,9 +355,18 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         return ev
 
     def event_destroy(self, ev: Event):
+        self.live_event(ev)
         self.events.pop(ev.handle, None)
 
+    @staticmethod
+    def live_event(ev: Event, code: str = "cudaErrorContextIsDestroyed"):
+        """Refuse an event that a cudaDeviceReset destroyed (``event``)."""
+        if ev.gone:
+            raise CudaError(f"{ev.name} was created before cudaDeviceReset, which destroyed it with everything else "
+                            "of the context: create it again.", code)
+
     def event_record(self, ev: Event, s: Stream):
+        self.live_event(ev, "cudaErrorDeviceUninitialized")
         if s.capture is not None:
             c = s.capture
             if c.status != 1:
@@ -362,43 +380,79 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
 
         def record():
             tl = self.timeline
-            ev.time, ev.timeline = tl.record_event(ev.name, s.handle)["start"], tl
+            row = tl.record_event(ev.name, s.handle)
+            ev.time, ev.seen, ev.timeline = row["start"], row["seen"], tl
         ev.work = self.enqueue(s, record)
 
+    def not_captured(self, ev: Event, call: str):
+        """An event last recorded into a stream capture is a node of the graph, not a moment. While that
+        capture goes on, an H200 answered cudaEventQuery about it with cudaErrorCapturedEvent and the
+        capture was invalidated (cudaStreamEndCapture: cudaErrorStreamCaptureInvalidated); once the capture
+        was invalid or over, cudaEventQuery, cudaEventSynchronize and cudaEventElapsedTime answered
+        cudaErrorInvalidValue (tests/runtime_api/events.cu)."""
+        if ev.captured is None:
+            return
+        c = ev.captured[0]
+        if c.status != INVALIDATED and c in self.active_captures():
+            self.invalidate(c, "cudaErrorCapturedEvent",
+                            f"{call}: {ev.name} was last recorded into the stream capture going on, so it marks a "
+                            "node of the graph, not a moment the host can wait for or time; the capture is now "
+                            "invalid.")
+        raise CudaError(f"{call}: {ev.name} was last recorded into a stream capture, so it marks a node of a graph, "
+                        "not a moment the host can wait for or time: record it outside the capture.",
+                        "cudaErrorInvalidValue")
+
     def event_synchronize(self, ev: Event):
+        self.live_event(ev)
+        self.not_captured(ev, "cudaEventSynchronize")
         self.finish([ev.work])
         if ev.time is not None and ev.timeline is self.timeline:
-            self.timeline.wait_until(ev.time)
+            self.timeline.wait_until(ev.seen)
         self.synchronized()
 
     def event_query(self, ev: Event) -> bool:
+        self.live_event(ev)
+        self.not_captured(ev, "cudaEventQuery")
         if self.still_running([ev.work], ev):
             self.timeline.host_time += POLL_US
             return False
-        if ev.time is None or ev.timeline is not self.timeline or ev.time <= self.timeline.host_time:
+        if ev.time is None or ev.timeline is not self.timeline or ev.seen <= self.timeline.host_time:
             return True
         self.timeline.host_time += POLL_US
         return False
 
     def elapsed_time(self, start: Event, end: Event) -> float:
-        """cudaEventElapsedTime in milliseconds on the modeled timeline."""
-        for e, who in ((start, "start"), (end, "end")):
+        """cudaEventElapsedTime in milliseconds on the modeled timeline. The checks go in the H200's order
+        (tests/test_event_timing.py): an event without timing, then one recorded into a capture, then one
+        never recorded, then one not yet seen done (either event: a start behind work still running is
+        cudaErrorNotReady too). The time may be negative, when ``end`` happened first."""
+        pair = ((start, "start"), (end, "end"))
+        for e, who in pair:
+            self.live_event(e)
+        for e, who in pair:
             if not e.timing:
                 raise CudaError(f"the {who} event was created with cudaEventDisableTiming (timing=False in "
                                 "Python), so it keeps no time.", "cudaErrorInvalidResourceHandle")
+        for e, who in pair:
+            self.not_captured(e, "cudaEventElapsedTime")
+        for e, who in pair:
+            if e.time is None and e.work is None:
+                raise CudaError(f"the {who} event was never recorded (cudaEventRecord), so there is no time to "
+                                "measure.", "cudaErrorInvalidResourceHandle")
+        for e, who in pair:
             if e.work is not None and not e.work.done:
                 raise CudaError(f"the {who} event has not happened yet: its stream has not got there. Call "
                                 f"cudaEventSynchronize({who}) before cudaEventElapsedTime.", "cudaErrorNotReady")
-            if e.time is None:
-                raise CudaError(f"the {who} event was never recorded (cudaEventRecord), so there is no time to "
-                                "measure.", "cudaErrorInvalidResourceHandle")
         if start.timeline is not end.timeline:
             raise CudaError("the two events were recorded on different timelines (a timeline was reset or a "
                             "record_timeline() block ended in between): record both again.",
                             "cudaErrorInvalidResourceHandle")
-        if end.time > end.timeline.host_time:
-            raise CudaError("the end event has not happened yet: the host has not waited for it. Call "
-                            "cudaEventSynchronize(end) before cudaEventElapsedTime.", "cudaErrorNotReady")
+        for e, who in pair:
+            if e.seen > e.timeline.host_time:
+                raise CudaError(f"the {who} event has not happened yet, as far as the host can tell: the GPU "
+                                "finishes recording an event a few microseconds after the work before it, and "
+                                "synchronizing another stream does not wait for that. Call "
+                                f"cudaEventSynchronize({who}) before cudaEventElapsedTime.", "cudaErrorNotReady")
         return (end.time - start.time) / 1e3
 
     def device_synchronize(self):
@@ -942,7 +996,9 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
             self.observers, self.after_launch
         launches, deadline, limit, host_memory = self.launches, self.deadline, (self.time_limit, self.cpu_limit), \
             self.host_memory
+        handles, gone = self._handles, self.before_reset | set(self.events)
         self.__init__(None, profile, None)
+        self._handles, self.before_reset = handles, gone       # (an old handle never names a new event)
         if arena is not None:
             self.memory = Memory(arena, self.pinned_host)
             self.memory.kinds = {a: "managed" for a in keep}

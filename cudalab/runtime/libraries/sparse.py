@@ -16,6 +16,7 @@ wrong one reads outside them on a GPU); cudalab does, and names the first bad en
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from . import operands
 from .operands import DATA_TYPES, LibraryError, affordable, on_timeline, storage
 
-SUCCESS, INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED = 0, 3, 6, 10
+SUCCESS, INVALID_VALUE, EXECUTION_FAILED, INTERNAL_ERROR, NOT_SUPPORTED = 0, 3, 6, 7, 10
 CSR, CSC, COO = 1, 2, 3
 INDEX_TYPES = {1: np.uint16, 2: np.int32, 3: np.int64}        # cusparseIndexType_t
 ORDER_COL, ORDER_ROW = 1, 2
@@ -51,6 +52,7 @@ class Call(operands.Call):
 
     def refuse(self, why: str, status=INVALID_VALUE):
         answer = {INVALID_VALUE: "CUSPARSE_STATUS_INVALID_VALUE", NOT_SUPPORTED: "CUSPARSE_STATUS_NOT_SUPPORTED",
+                  INTERNAL_ERROR: "CUSPARSE_STATUS_INTERNAL_ERROR",
                   EXECUTION_FAILED: "CUSPARSE_STATUS_EXECUTION_FAILED"}[status]
         raise LibraryError(f"{self.routine}: {why}, so cuSPARSE returns {answer} and does nothing.", status)
 
@@ -290,6 +292,90 @@ def DenseToSparse_convert(c: Call):
     c.timeline(dense.size, dense.nbytes + rows.size * 12)
 
 
+PRUNE_TYPES = {2: np.float16, 0: np.float32, 1: np.float64}       # cudaDataType of [HSD]prune's values
+
+
+def _prune_source(c: Call, dtype):
+    """(rows, cols, values) of A's candidate entries in CSR order: every entry of a dense A (column-major,
+    leading dimension lda; zeros too, which the percentage counts), or a CSR A's stored entries."""
+    m, n = c["m"], c["n"]
+    if not c["csr"]:
+        lda = c["lda"]
+        if lda < max(1, m):
+            c.refuse(f"lda = {lda} is less than m = {m}: the dense matrix's columns would overlap")
+        if m == 0 or n == 0:
+            return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, dtype),)
+        dense = c.memory.view("A", c["A"], dtype, (m, n), (1, lda), lda * (n - 1) + m)
+        rows, cols = np.divmod(np.arange(m * n), n)
+        return rows, cols, np.asarray(dense).reshape(-1)
+    nnz_a = c["nnzA"]
+    if nnz_a < 0:
+        c.refuse(f"nnzA = {nnz_a} is negative")
+    base = c["descrA.base"]
+    off = _offsets(c, "csrRowPtrA", c["rowA"], m, 2, base, nnz_a)
+    cols = c.indices("csrColIndA", c["colA"], nnz_a, 2) - base
+    _check_indices(c, "csrColIndA", cols, n)
+    return np.repeat(np.arange(m), np.diff(off)), cols, c.memory.array("csrValA", c["valA"], nnz_a, dtype)
+
+
+def _prune_threshold(c: Call, dtype, values):
+    """The threshold: the one given, or, by percentage p, the entry at position ceil(count * p / 100) - 1
+    (clamped to the entries) of A's absolute values in rising order, as cuSPARSE's documentation says and
+    an H200 did (tools/prune_gpu_probe.cu): p = 50 of 20 entries keeps the ones above the 10th smallest."""
+    if "threshold" in c.args:
+        return dtype(c.scalar("threshold", dtype))
+    if not c["info"]:
+        c.refuse("info is not a live pruneInfo_t (make one with cusparseCreatePruneInfo)")
+    p = np.array([c["percentageBits"]], np.uint32).view(np.float32)[0]
+    if not 0 <= p <= 100:
+        c.refuse(f"percentage = {p:g} is outside 0 to 100")
+    if values.size == 0:
+        return dtype(0)
+    pos = int(np.ceil(np.float32(values.size) * (p / np.float32(100)))) - 1
+    return np.sort(np.abs(values))[min(max(pos, 0), values.size - 1)]
+
+
+def Prune(c: Call):
+    """cusparse[HSD]prune{Dense2csr,Csr2csr}[ByPercentage] (the Nnz step and the one that fills C): C keeps
+    A's entries whose absolute value is above the threshold (strictly: one equal to it goes), in A's
+    order, with descrC's index base. A negative threshold is taken as it is (every entry of a dense A
+    stays, zeros too); cuSPARSE 12.6 then wrote 32 entries a row whatever n was.
+
+    Misuse as cuSPARSE 12.6 answered it on an H200 (tests/libraries/prune_h200.txt): a negative size, lda < m,
+    a percentage outside 0..100 or a NULL buffer is INVALID_VALUE, a NULL csrRowPtrC INTERNAL_ERROR; the
+    matrix type is not looked at, a NULL nnzTotalDevHostPtr is let be, and an empty matrix writes nothing.
+    Where cuSPARSE crashed (a NULL threshold, descriptor or pruneInfo_t), cudalab refuses with a message."""
+    dtype = PRUNE_TYPES[c["type"]]
+    m, n = c["m"], c["n"]
+    if m < 0 or n < 0:
+        c.refuse(f"m = {m} and n = {n} must not be negative")
+    if not c["descrC"]:
+        c.refuse("descrC is NULL (make one with cusparseCreateMatDescr)")
+    if c["csr"] and not c["descrA"]:
+        c.refuse("descrA is NULL (make one with cusparseCreateMatDescr)")
+    if not c["buffer"]:
+        c.refuse("pBuffer is NULL: allocate the bytes the _bufferSizeExt call asked for and pass them")
+    if not c["rowC"]:
+        c.refuse("csrRowPtrC is NULL: it needs m + 1 ints of device memory", INTERNAL_ERROR)
+    if m == 0 or n == 0:
+        return np.zeros(0, np.uint8).tobytes()       # nothing written, not even the count
+    rows, cols, values = _prune_source(c, dtype)
+    threshold = _prune_threshold(c, dtype, values)
+    keep = np.abs(values) > threshold
+    rows, cols, values = rows[keep], cols[keep], values[keep]
+    base = c["descrC.base"]
+    if not c["fill"]:
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))]) + base
+        c.memory.store(c.memory.array("csrRowPtrC", c["rowC"], m + 1, np.int32), offsets)
+        if c.device_scalars and c["nnzGiven"]:
+            c.memory.store(c.memory.array("nnzTotalDevHostPtr", c["nnz"], 1, np.int32), rows.size)
+        c.timeline(values.size, values.nbytes + 4 * (m + 1))
+        return np.int32(rows.size).tobytes()
+    c.memory.store(c.memory.array("csrColIndC", c["colC"], rows.size, np.int32), cols + base)
+    c.memory.store(c.memory.array("csrValC", c["valC"], rows.size, dtype), values)
+    c.timeline(keep.size, keep.size * np.dtype(dtype).itemsize + rows.size * (4 + np.dtype(dtype).itemsize))
+
+
 ROUTINES = {"cusparseSpMV": SpMV, "cusparseSpMM": SpMM, "cusparseXcoo2csr": Xcoo2csr,
             "cusparseCsr2cscEx2": Csr2cscEx2, "cusparseSparseToDense": SparseToDense,
             "cusparseDenseToSparse_analysis": DenseToSparse_analysis,
@@ -299,7 +385,7 @@ ROUTINES = {"cusparseSpMV": SpMV, "cusparseSpMM": SpMM, "cusparseXcoo2csr": Xcoo
 def run(ctx, name: str, stream: int, args: dict, device_scalars: bool) -> bytes:
     """Run the cuSPARSE routine ``name`` (see the module docstring); returns what comes back to the
     host (DenseToSparse_analysis's nnz, as 8 bytes)."""
-    fn = ROUTINES.get(name)
+    fn = ROUTINES.get(name) or (Prune if re.fullmatch(r"cusparse[HSD]prune\w+", name) else None)
     if fn is None:
         raise LibraryError(f"{name} is not one of the cuSPARSE routines cudalab implements.", NOT_SUPPORTED)
     return fn(Call(ctx, name, stream, args, device_scalars)) or b""

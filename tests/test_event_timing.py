@@ -1,0 +1,115 @@
+"""When the host can see that an event happened: the rule an H200 showed, in whole programs and in Python.
+
+tools/event_gpu_probe.cu asked an H200 (driver 580, CUDA 13.0) in 192 ways, ten times each: start and stop
+recorded on the legacy or the per-thread default stream around 2 ms of work on a blocking or non-blocking
+stream that ends with a kernel or a device-to-host copy; the host synchronizes the work's stream, the
+events' stream, the device or nothing, spins 0, 50 or 1000 us, then asks cudaEventElapsedTime or
+cudaEventQuery. What it answered:
+
+* After cudaStreamSynchronize of a **blocking** stream whose work ends with a **copy**, the stop recorded on
+  the **legacy** stream behind it was not ready at once: cudaErrorNotReady 20 times in 20 (ElapsedTime or
+  Query first), and 17 in 20 in a second probe of 1 ms of work; after a spin of 5 us ready 19 in 20, of
+  50 us 40 in 40. The book's simpleMultiGPUEvents (docs/books.md, "Seen, not changed (books10)") is this case.
+* Work ending with a **kernel**, the same synchronization: ready at once, 20 times in 20.
+* A record on an **idle** stream asked right after cudaEventRecord: not ready 18 times in 20 with no
+  spin, 39 in 40 after 1 or 2 us; ready after 5 us, 20 in 20.
+* Synchronizing the events' own stream or the device: ready, always (every case, 10 times each).
+
+So cudalab's timeline gives each record the moment the host sees it (``seen``): 4 us after the call that
+issued it, and 4 us after the end of a copy on another stream that the legacy stream waited for
+(``device.timeline.EVENT_SEEN_US``); synchronizing the event's stream or the device waits for it,
+synchronizing another stream does not. A whole program's own host code counts from 20 us of CPU time
+(the shim's HOST_GAP_US), so a spin of 5 to 19 us still sees "not ready" here.
+"""
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.errors import CudaError
+from cudalab.programs import run_program_source
+
+N = 1 << 21         # 8 MB of floats: a copy of hundreds of microseconds
+
+PROGRAM = r"""
+#include <cstdio>
+__global__ void scale(float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= 2.0f;
+}
+int main(int argc, char **argv) {
+    const int n = 1 << 21;
+    bool blocking = argv[1][0] == 'b', copy_last = argv[2][0] == 'c';
+    float *d, *h;
+    cudaMalloc(&d, n * sizeof(float));
+    cudaMallocHost(&h, n * sizeof(float));
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, blocking ? cudaStreamDefault : cudaStreamNonBlocking);
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start), cudaEventCreate(&stop);
+    cudaEventRecord(start, 0);
+    cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, s);
+    scale<<<n / 256, 256, 0, s>>>(d, n);
+    if (copy_last) cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, s);
+    cudaEventRecord(stop, 0);
+    cudaStreamSynchronize(s);
+    float ms = -1;
+    cudaError_t elapsed = cudaEventElapsedTime(&ms, start, stop), query = cudaEventQuery(stop);
+    cudaEventSynchronize(stop);
+    cudaError_t after = cudaEventElapsedTime(&ms, start, stop);
+    printf("%s %s %s %g\n", cudaGetErrorName(elapsed), cudaGetErrorName(query), cudaGetErrorName(after), ms);
+}
+"""
+
+
+@pytest.mark.parametrize("stream, last, answer, waited", [
+    ("blocking", "copy", "cudaErrorNotReady cudaErrorNotReady cudaSuccess", True),
+    ("blocking", "kernel", "cudaSuccess cudaSuccess cudaSuccess", True),
+    ("nonblocking", "copy", "cudaSuccess cudaSuccess cudaSuccess", False),
+])
+def test_a_stop_on_the_legacy_stream_after_another_streams_copy_is_not_seen_at_once(stream, last, answer, waited):
+    """The book's pattern: synchronizing the work's stream does not wait for the legacy stream's record
+    behind its copy. On a non-blocking stream the stop did not wait for the work at all (the time between
+    the events is the host's, under 0.2 ms; an 8 MB copy alone takes longer)."""
+    r = run_program_source(PROGRAM, args=[stream, last], timeout=120)
+    assert r.returncode == 0, r.stderr
+    *codes, ms = r.stdout.split()
+    assert " ".join(codes) == answer
+    assert (float(ms) > 0.2) == waited
+    if answer.startswith("cudaErrorNotReady"):
+        assert "synchronizing another stream does not wait for that" in r.stderr
+
+
+def test_python_events_follow_the_same_rule():
+    """The Python API's events are the same runtime's: a copy on a blocking stream, a stop on the legacy
+    stream, the work's stream synchronized."""
+    scale = cudalab.compile(r"""
+extern "C" __global__ void scale(float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= 2.0f;
+}""").get_kernel("scale")
+    host = cudalab.pinned_array(N, np.float32)
+    host[:] = 1
+    with cudalab.record_timeline("H100"):
+        s = cudalab.stream()
+        start, stop = cudalab.event(), cudalab.event()
+        start.record(0)
+        d = cudalab.to_device(host, stream=s)
+        scale[N // 256, 256, s](d, np.int32(N))
+        d.copy_to_host(host, stream=s)
+        stop.record(0)
+        s.synchronize()
+        with pytest.raises(CudaError) as e:
+            start.elapsed_time(stop)
+        assert e.value.code == "cudaErrorNotReady"
+        assert not stop.query()
+        stop.synchronize()
+        assert stop.query()
+        # two copies of 8 MB over the H100's host link, and the kernel
+        assert start.elapsed_time(stop) > 0.2
+        # a record on an idle stream is seen 4 us after it is issued; synchronizing it waits for that
+        idle = cudalab.event()
+        idle.record(s)
+        assert not idle.query()
+        idle.synchronize()
+        assert idle.query()
+    np.testing.assert_array_equal(host, 2)
