@@ -99,6 +99,31 @@ def cut_to_f32(typingctx, value):
 
 
 
+@intrinsic
+def unmanaged(typingctx, a):
+    """``a`` with no reference count (its meminfo and parent null), for a loop's hot arrays: numba counts
+    references to an array at every view of it (``ops[p]``, a fragment's row) and every array passed to an
+    inlined helper, each an atomic add to the array's count, and those were a fifth of the CPU of the bf16
+    sample's copy (NRT_incref/decref, 0.26 us a warp-level mma). A null meminfo makes them no-ops. The array
+    itself must stay alive while the view is used: the caller's arguments are; a loop's own arrays are held
+    by a tuple that ``keep_alive`` names after the loop."""
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ary.meminfo = ir.Constant(ary.meminfo.type, None)
+        ary.parent = ir.Constant(ary.parent.type, None)
+        return ary._getvalue()
+    return a(a), codegen
+
+
+@intrinsic
+def keep_alive(typingctx, held):
+    """Nothing: a use of ``held`` (a tuple of arrays) where it is written, so that numba keeps them until
+    there (it frees an array after its last use)."""
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+    return types.void(held), codegen
+
+
 @numba.njit(inline="always", cache=True)
 def word_at(ptrs, slot, lane, word):
     """Lane ``lane``'s value of register ``slot`` (a word of ``word`` bytes) as uint64."""
@@ -806,6 +831,21 @@ def make(m, n, k, block):
         known, bounds = np.zeros(fragments[2], np.bool_), np.zeros((fragments[2], 2))
         index, plan = plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k)
         offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 4), np.int64)
+        held = (av, av32, bv, bv32, ta, tla, tb, tlb, have_a, have_b, s, d, p32, p64, lanes, words, acc, live, dirty,
+                wrote, known, bounds, index, plan, offs, known_ld)
+        av, av32, bv, bv32 = unmanaged(av), unmanaged(av32), unmanaged(bv), unmanaged(bv32)
+        ta, tla, tb, tlb = unmanaged(ta), unmanaged(tla), unmanaged(tb), unmanaged(tlb)
+        have_a, have_b, s, d, p32, p64 = unmanaged(have_a), unmanaged(have_b), unmanaged(s), unmanaged(d), \
+            unmanaged(p32), unmanaged(p64)
+        lanes, words, acc, live, dirty, wrote = unmanaged(lanes), unmanaged(words), unmanaged(acc), unmanaged(live), \
+            unmanaged(dirty), unmanaged(wrote)
+        known, bounds, index, plan, offs, known_ld = unmanaged(known), unmanaged(bounds), unmanaged(index), \
+            unmanaged(plan), unmanaged(offs), unmanaged(known_ld)
+        warps, pos, ptrs, ops, major, minor, block_base = unmanaged(warps), unmanaged(pos), unmanaged(ptrs), \
+            unmanaged(ops), unmanaged(major), unmanaged(minor), unmanaged(block_base)
+        atarget, btarget, ctarget, dsrc, counts = unmanaged(atarget), unmanaged(btarget), unmanaged(ctarget), \
+            unmanaged(dsrc), unmanaged(counts)
+        values, exponents, lowest = unmanaged(values), unmanaged(exponents), unmanaged(lowest)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
             have_a[:], have_b[:], live[:], dirty[:], known[:] = False, False, False, False, False
@@ -888,6 +928,7 @@ def make(m, n, k, block):
                     elif ops[r, 0] == LANE and ops[r, LFRAGMENT] >= 0:
                         lane_op(w, ops[r], ptrs)
             pos[wi] = p
+        keep_alive(held)
 
     @jit
     def doubles(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
@@ -911,6 +952,17 @@ def make(m, n, k, block):
         lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         index, plan = plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k)
         offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 4), np.int64)
+        held = (raw_a, raw_b, raw_c, av, bv, sa, sb, have_a, have_b, acc, live, dirty, wrote, d, lanes, words, index,
+                plan, offs, known_ld)          # (their views and their arguments' uncounted: floats' unmanaged)
+        raw_a, raw_b, raw_c, av, bv = unmanaged(raw_a), unmanaged(raw_b), unmanaged(raw_c), unmanaged(av), unmanaged(bv)
+        sa, sb, have_a, have_b, acc = unmanaged(sa), unmanaged(sb), unmanaged(have_a), unmanaged(have_b), unmanaged(acc)
+        live, dirty, wrote, d, lanes = unmanaged(live), unmanaged(dirty), unmanaged(wrote), unmanaged(d), unmanaged(lanes)
+        words, index, plan, offs, known_ld = unmanaged(words), unmanaged(index), unmanaged(plan), unmanaged(offs), \
+            unmanaged(known_ld)
+        warps, pos, ptrs, ops, major, minor, block_base = unmanaged(warps), unmanaged(pos), unmanaged(ptrs), \
+            unmanaged(ops), unmanaged(major), unmanaged(minor), unmanaged(block_base)
+        atarget, btarget, ctarget, dsrc, counts = unmanaged(atarget), unmanaged(btarget), unmanaged(ctarget), \
+            unmanaged(dsrc), unmanaged(counts)
         for wi in range(warps.size):
             w, p = warps[wi], pos[wi]
             have_a[:], have_b[:], live[:], dirty[:] = False, False, False, False
@@ -983,6 +1035,7 @@ def make(m, n, k, block):
                     if ops[r, 0] == LOAD and ops[r, QUIET] == 1:
                         load_warp(w, ops[r], ptrs, major, minor, shared, block_base, limit, lanes, words, True)
             pos[wi] = p
+        keep_alive(held)
 
     @jit
     def integers(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
