@@ -4,7 +4,7 @@ tools/event_gpu_probe.cu asked an H200 (driver 580, CUDA 13.0) in 192 ways, ten 
 recorded on the legacy or the per-thread default stream around 2 ms of work on a blocking or non-blocking
 stream that ends with a kernel or a device-to-host copy; the host synchronizes the work's stream, the
 events' stream, the device or nothing, spins 0, 50 or 1000 us, then asks cudaEventElapsedTime or
-cudaEventQuery. What it answered:
+cudaEventQuery. What it answered (its output: tools/event_gpu_probe_h200.txt):
 
 * After cudaStreamSynchronize of a **blocking** stream whose work ends with a **copy**, the stop recorded on
   the **legacy** stream behind it was not ready at once: cudaErrorNotReady 20 times in 20 (ElapsedTime or
