@@ -27,6 +27,28 @@ def _warp_bits(flags):
 
 # ------------------------------------------------------------------ shfl.sync (PTX ISA 9.7.8.6)
 
+def shfl_source(mode, lane, b, c):
+    """(source lane, in range) of ``shfl.sync.mode`` for lanes ``lane`` (int64 arrays) with lane operand
+    ``b`` and clamp operand ``c``: the PTX ISA's rule, an out-of-range lane reading its own value. One
+    rule for the interpreter and the native warp vectors (warpvec.lane_map), so they cannot drift."""
+    b = b & 31
+    cval, segmask = c & 31, (c >> 8) & 31
+    max_lane = (lane & segmask) | (cval & ~segmask)
+    if mode == "up":
+        j = lane - b
+        ok = j >= max_lane
+    elif mode == "down":
+        j = lane + b
+        ok = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ b
+        ok = j <= max_lane
+    else:
+        j = (lane & segmask) | (b & ~segmask)
+        ok = j <= max_lane
+    return np.where(ok, j, lane), ok
+
+
 @op("shfl")
 def _shfl(inst, d):
     mode = next(m for m in inst.mods if m in ("up", "down", "bfly", "idx"))
@@ -40,24 +62,8 @@ def _shfl(inst, d):
     def run(ex):
         sel = ex.idx
         lane = (sel & 31).astype(np.int64)
-        b = np.asarray(rb(ex, sel)).astype(np.int64) & 31
-        c = np.asarray(rc(ex, sel)).astype(np.int64)
-        cval, segmask = c & 31, (c >> 8) & 31
-        max_lane = (lane & segmask) | (cval & ~segmask)
-        min_lane = lane & segmask
-        if mode == "up":
-            j = lane - b
-            ok = j >= max_lane
-        elif mode == "down":
-            j = lane + b
-            ok = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= max_lane
-        else:
-            j = min_lane | (b & ~segmask)
-            ok = j <= max_lane
-        j = np.where(ok, j, lane)
+        j, ok = shfl_source(mode, lane, np.asarray(rb(ex, sel)).astype(np.int64),
+                            np.asarray(rc(ex, sel)).astype(np.int64))
         a = _full(ex, ra, np.uint32)
         src = sel - lane + j
         wd(ex, sel, a[src])

@@ -33,6 +33,7 @@ from . import decode as dec
 from .engine import K_NORMAL
 from .llvmgen import F32, I1, I8, I32, I64, INT, Skip, kind_of
 from .operands import imm_value
+from .warp import shfl_source
 
 WARP = 32
 _INT_OPS = {"add", "sub", "and", "or", "xor", "not", "mov", "shl", "shr"}
@@ -45,25 +46,9 @@ def enabled() -> bool:
 
 def lane_map(mode, b, c):
     """(source lane, in range) for each of a warp's 32 lanes of ``shfl.sync.mode`` with lane operand
-    ``b`` and clamp ``c``, as warp.py computes them (an out-of-range lane reads its own value)."""
-    b, cval, seg = b & 31, c & 31, (c >> 8) & 31
-    out = []
-    for lane in range(WARP):
-        max_lane = (lane & seg) | (cval & ~seg)
-        if mode == "up":
-            j = lane - b
-            ok = j >= max_lane
-        elif mode == "down":
-            j = lane + b
-            ok = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= max_lane
-        else:
-            j = (lane & seg) | (b & ~seg)
-            ok = j <= max_lane
-        out.append((j if ok else lane, bool(ok)))
-    return out
+    ``b`` and clamp ``c`` (constants), by the interpreter's rule (warp.shfl_source)."""
+    j, ok = shfl_source(mode, np.arange(WARP, dtype=np.int64), int(b), int(c))
+    return [(int(x), bool(y)) for x, y in zip(j, ok)]
 
 
 class _Plan:
