@@ -1358,6 +1358,28 @@ class CutRegionBuilder(RegionBuilder):
         inside.add_incoming(hit, searched)
         return inside
 
+    def _thread_addresses(self, t, name, same, feeds, pcs, insts, widen, accesses, loop):
+        """(widened values, addresses) of the block's thread ``t`` (a lane offset): the segment's inputs
+        and the values ``feeds`` stored for it, then ``insts`` emitted as that one thread runs them, the
+        widened operands (regions.affine's ``widen``: (operand, type, slope)) read on the way. Any
+        bail-out goes to ``loop``. Shared by the closed forms of 1-D blocks and of blocks of rows."""
+        b, code, seg = self.b, self.code, self.seg
+        self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), t, name=name)
+        self.body, self._lane_parts, self.cur = b.block, None, {}
+        for reg in seg["inputs"]:
+            b.store(same[reg] if reg in same else self._load_reg(reg), self.slot(reg))
+        for x in sorted(feeds):
+            b.store(self._load_reg(x), self.slot(x))
+            self.cur.pop(x, None)
+        wide = []
+        for pc, inst in zip(pcs, insts):
+            self._pc, self._block_end, self._bail = pc, pc, loop
+            for j, t_src, slope in widen.get(id(inst), ()):
+                v = self.read(inst.operands[j], t_src)
+                wide.append((b.sext(v, I64) if t_src[0] == "s" else b.zext(v, I64), slope))
+            self.emit(inst)
+        return wide, [self.address(lg.mem_access(code[a][2])[1]) for a in accesses]
+
     def _closed_form(self, first, run, accesses, part, same, ranges):
         """The whole-block check of ``_precheck`` without its loop over the threads, where every
         address is affine in threadIdx.x (regions.affine: ``x[blockIdx.x * blockDim.x + threadIdx.x]``):
@@ -1390,21 +1412,7 @@ class CutRegionBuilder(RegionBuilder):
 
         def at(t, tag):
             """(widened values, addresses) of the thread ``t`` of the block."""
-            self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), t, name=f"k{first}_{tag}")
-            self.body, self._lane_parts, self.cur = b.block, None, {}
-            for name in seg["inputs"]:
-                b.store(same[name] if name in same else self._load_reg(name), self.slot(name))
-            for x in sorted(feeds):
-                b.store(self._load_reg(x), self.slot(x))
-                self.cur.pop(x, None)
-            wide = []
-            for pc, inst in zip(pcs, insts):
-                self._pc, self._block_end, self._bail = pc, pc, loop
-                for j, t_src, slope in widen.get(id(inst), ()):
-                    v = self.read(inst.operands[j], t_src)
-                    wide.append((b.sext(v, I64) if t_src[0] == "s" else b.zext(v, I64), slope))
-                self.emit(inst)
-            return wide, [self.address(lg.mem_access(code[a][2])[1]) for a in accesses]
+            return self._thread_addresses(t, f"k{first}_{tag}", same, feeds, pcs, insts, widen, accesses, loop)
         wide0, addr0 = at(t0, "first")
         wide1, addr1 = at(b.add(t0, dt), "last")
         ok = ir.Constant(I1, 1)
@@ -1467,23 +1475,9 @@ class CutRegionBuilder(RegionBuilder):
         def at(x, y, tag):
             """(widened values, addresses) of the block's thread (x, y)."""
             t = b.add(b.mul(y, bx), x)
-            self.lane = b.add(b.mul(self.chunk_block, self.ctx["lpb"]), t, name=f"k{first}_{tag}")
-            self.body, self._lane_parts, self.cur = b.block, None, {}
             self.tid_xy64 = (x, y)
             self.tid_xy = (b.trunc(x, I32), b.trunc(y, I32))
-            for name in seg["inputs"]:
-                b.store(same[name] if name in same else self._load_reg(name), self.slot(name))
-            for x_ in sorted(feeds):
-                b.store(self._load_reg(x_), self.slot(x_))
-                self.cur.pop(x_, None)
-            wide = []
-            for pc, inst in zip(pcs, insts):
-                self._pc, self._block_end, self._bail = pc, pc, loop
-                for j, t_src, k in widen.get(id(inst), ()):
-                    v = self.read(inst.operands[j], t_src)
-                    wide.append((b.sext(v, I64) if t_src[0] == "s" else b.zext(v, I64), k))
-                self.emit(inst)
-            return wide, [self.address(lg.mem_access(code[a][2])[1]) for a in accesses]
+            return self._thread_addresses(t, f"k{first}_{tag}", same, feeds, pcs, insts, widen, accesses, loop)
         corners = [at(zero, zero, "first"), at(dx, zero, "row_end"), at(zero, dy, "column_end"), at(dx, dy, "last")]
         self.tid_xy = None
 
