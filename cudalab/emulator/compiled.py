@@ -881,6 +881,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     name = f"r{s}"
 
     warps = [True]          # (warpvec: runs of shuffle segments as vectors, unless they fail to build)
+    uniform = rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}     # (read only: every attempt's)
 
     def attempt(target, gangs, one_d=False, two_d=False):
         scratch = target is not sink
@@ -893,7 +894,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
         if two_d:       # (the general version's table order: the Runner passes both one table)
             rb.regs, rb.reg_slot = list(regs_of_general), {r: k for k, r in enumerate(regs_of_general)}
         if cuts:
-            rb.build_cuts(named, segs, cols, rg.uniform_defs(df, df.param_offsets, s, e))
+            rb.build_cuts(named, segs, cols, uniform)
         else:
             rb.build(named, inputs, outputs, cols, turns, gangs)
         return rb
@@ -917,7 +918,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
             same = False
         if same:
             one_d = attempt(sink, tried, one_d=True).fn.name
-    two_d = _rows_version(code, s, e, cuts, rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}, rb.regs,
+    two_d = _rows_version(code, s, e, cuts, uniform, rb.regs,
                           lambda: attempt(ir.Module(name="scratch"), tried, two_d=True),
                           lambda: attempt(sink, tried, two_d=True))
     return rg.Region(s, e, name, rb.regs, outputs, symbols, len(cols), bool(turns),
@@ -939,9 +940,7 @@ def _rows_version(code, s, e, cuts, uniform, regs, scratch, build) -> str:
     region with cuts that reads ``%tid.y`` and not ``%tid.z`` (a 2-D tile's ``As[ty][tx]``), of at
     most ``ONE_D_MOST`` instructions, where the version names the same registers as the general
     one (the Runner passes both the same table)."""
-    insts = [code[p][2] for p in range(s, e)] + list(uniform.values())     # (and what segments compute again)
-    tids = {o[2] for inst in insts for o in inst.operands
-            if isinstance(o, tuple) and len(o) > 2 and o[0] == "sreg" and o[1] == "tid"}
+    tids = _threadidx_read([code[p][2] for p in range(s, e)] + list(uniform.values()))  # (and what segments compute again)
     if not cuts or e - s > ONE_D_MOST or "y" not in tids or "z" in tids:
         return ""
     try:
@@ -958,9 +957,13 @@ def _one_d_version(code, s, e) -> bool:
     vectorize)? Where it reads ``%tid.x`` and no other component of threadIdx (a kernel that reads
     ``%tid.y`` is launched with 2-D blocks), and is small: the second version doubles the region's
     build time, which for a CUB kernel's thousands of instructions is many seconds."""
-    tids = {o[2] for p in range(s, e) for o in code[p][2].operands
+    return e - s <= ONE_D_MOST and _threadidx_read(code[p][2] for p in range(s, e)) == {"x"}
+
+
+def _threadidx_read(insts) -> set:
+    """The components of threadIdx ("x", "y", "z") that ``insts`` read (``%tid.x`` ...)."""
+    return {o[2] for inst in insts for o in inst.operands
             if isinstance(o, tuple) and len(o) > 2 and o[0] == "sreg" and o[1] == "tid"}
-    return e - s <= ONE_D_MOST and tids == {"x"}
 
 
 def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
