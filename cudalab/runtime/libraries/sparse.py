@@ -77,6 +77,12 @@ def _check_indices(c: Call, what: str, idx: np.ndarray, limit: int):
                  "does not check this and would read outside the matrix", EXECUTION_FAILED)
 
 
+def _offsets_from(indices, n: int, base: int) -> np.ndarray:
+    """CSR's row (CSC's column) offsets, n + 1 from base, of entries whose row (column) is ``indices``
+    (0-based, in order): the written side of ``_offsets``."""
+    return np.concatenate([[0], np.cumsum(np.bincount(indices, minlength=n))]) + base
+
+
 def _offsets(c: Call, what: str, addr: int, n: int, code: int, base: int, nnz: int) -> np.ndarray:
     """CSR's row (CSC's column) offsets: n + 1 of them, from base to nnz + base, never decreasing."""
     off = c.indices(what, addr, n + 1, code) - base
@@ -200,7 +206,7 @@ def Xcoo2csr(c: Call):
     rows = c.indices("cooRowInd", c["cooRowInd"], nnz, 2) - base
     _check_indices(c, "cooRowInd", rows, m)
     out = c.memory.array("csrSortedRowPtr", c["csrSortedRowPtr"], m + 1, np.int32)
-    c.memory.store(out, np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))]) + base)
+    c.memory.store(out, _offsets_from(rows, m, base))
     c.timeline(nnz, 4 * (nnz + m + 1))
 
 
@@ -216,7 +222,7 @@ def Csr2cscEx2(c: Call):
     rows = np.repeat(np.arange(m), np.diff(off))
     order = np.argsort(cols, kind="stable")          # by column, rows rising within each, as cuSPARSE lays them
     c.memory.store(c.memory.array("cscColPtr", c["cscColPtr"], n + 1, np.int32),
-                   np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=n))]) + base)
+                   _offsets_from(cols, n, base))
     c.memory.store(c.memory.array("cscRowInd", c["cscRowInd"], nnz, np.int32), rows[order] + base)
     if action == NUMERIC:
         if c["valType"] not in DATA_TYPES:
@@ -264,7 +270,7 @@ def _store_offsets(c: Call, dense, rows, cols):
     if fmt == COO:
         return
     outer = (rows, dense.shape[0]) if fmt == CSR else (cols, dense.shape[1])
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(outer[0], minlength=outer[1]))]) + base
+    offsets = _offsets_from(*outer, base)
     _store_indices(c, "matB's offsets", c["matB.major"], offsets, c["matB.major_type"])
 
 
@@ -365,7 +371,7 @@ def Prune(c: Call):
     rows, cols, values = rows[keep], cols[keep], values[keep]
     base = c["descrC.base"]
     if not c["fill"]:
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))]) + base
+        offsets = _offsets_from(rows, m, base)
         c.memory.store(c.memory.array("csrRowPtrC", c["rowC"], m + 1, np.int32), offsets)
         if c.device_scalars and c["nnzGiven"]:
             c.memory.store(c.memory.array("nnzTotalDevHostPtr", c["nnz"], 1, np.int32), rows.size)
