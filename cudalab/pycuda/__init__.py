@@ -64,7 +64,6 @@ def _cumath():
 
 
 def _tools(driver):
-    from ..cupy.kernels import C_TYPES
 
     class DeviceData:
         """What PyCUDA's launch-shape helpers read of the device."""
