@@ -46,6 +46,7 @@ import numpy as np
 
 from ..ptx.ir import leaves
 from . import pace, slack
+from .parallel import environ_raw
 
 AUTO_LANES = 1 << 15            # a launch this big compiles at once (the interpreter would take ~0.1 s+)
 WHOLE_KERNEL_LANES = 1 << 19     # lanes per batch when one native region runs the whole kernel (batch_lanes)
@@ -135,7 +136,7 @@ def mode() -> str:
     at the next one, but from os.environ's own dict: ``os.environ.get`` of a name that is not set
     raises and catches a KeyError inside (1.3 us), and every launch asks several times (``pick``,
     ``upgrade_later``, each native region's run), which was a tenth of a null launch's cost."""
-    raw = _ENVIRON_DATA.get(_TIER_KEY) if _ENVIRON_DATA is not None else os.environ.get("CUDALAB_TIER")
+    raw = environ_raw("CUDALAB_TIER")
     m = _MODES.get(raw)
     if m is None:
         text = (os.fsdecode(raw) if raw is not None else "auto").strip().lower()
@@ -143,10 +144,6 @@ def mode() -> str:
     return m
 
 
-# os.environ keeps its names and values in ``_data`` (encoded, as ``encodekey`` makes them); every
-# change through os.environ (monkeypatch.setenv, a notebook's %env) updates it
-_ENVIRON_DATA = getattr(os.environ, "_data", None) if hasattr(os.environ, "encodekey") else None
-_TIER_KEY = os.environ.encodekey("CUDALAB_TIER") if _ENVIRON_DATA is not None else None
 _MODES: dict = {}       # raw CUDALAB_TIER value -> mode
 
 

@@ -120,16 +120,30 @@ def cores() -> int:
     return max(1, min(n, cpu_quota() or n))
 
 
-# os.environ's own dict, as compiled.mode reads CUDALAB_TIER: ``os.environ.get`` of a name that is not
-# set raises and catches a KeyError inside (2 us a call, and ``workers`` is asked several times a launch)
+# os.environ keeps its names and values in ``_data`` (encoded, as ``encodekey`` makes them); every
+# change through os.environ (monkeypatch.setenv, a notebook's %env) updates it
 _ENVIRON_DATA = getattr(os.environ, "_data", None) if hasattr(os.environ, "encodekey") else None
 
 
-def _asked() -> str:
+@functools.lru_cache(maxsize=None)
+def _environ_key(name: str):
+    return os.environ.encodekey(name)
+
+
+def environ_raw(name: str):
+    """The environment variable ``name`` as os.environ stores it (bytes on POSIX; None where unset), read
+    from os.environ's own dict: ``os.environ.get`` of a name that is not set raises and catches a KeyError
+    inside (1.3 to 2 us), and a launch asks for CUDALAB_THREADS and CUDALAB_TIER several times each
+    (``workers``, compiled.mode), which was a tenth of a null launch's cost. Read afresh at every call, so
+    a change between launches takes effect at the next."""
     if _ENVIRON_DATA is None:
-        return os.environ.get(ENV, "")
-    raw = _ENVIRON_DATA.get(os.environ.encodekey(ENV))
-    return "" if raw is None else os.environ.decodevalue(raw)
+        return os.environ.get(name)
+    return _ENVIRON_DATA.get(_environ_key(name))
+
+
+def _asked() -> str:
+    raw = environ_raw(ENV)
+    return "" if raw is None else os.fsdecode(raw)
 
 
 def workers() -> int:
