@@ -1275,3 +1275,21 @@ def test_a_build_that_hands_nvcc_a_header_reports_cudalabs_one_line_not_a_traceb
                        capture_output=True, text=True)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("don't know what to do with 'reduce.h'")
+
+
+def test_a_header_only_interface_library_a_cmake_program_links_gives_its_include_folder(tmp_path):
+    # a PMPP reader's book code: utils/ is add_library(utils INTERFACE) with its folder as the include
+    # directory, and each chapter's benchmark links it; cmake then compiles with -I utils, it links nothing
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(book LANGUAGES CXX CUDA)\nadd_subdirectory(utils)\nadd_subdirectory(ch10)\n",
+        "utils/CMakeLists.txt": ("add_library(utils INTERFACE)\n"
+                                 "target_include_directories(utils INTERFACE ${CMAKE_CURRENT_SOURCE_DIR})\n"),
+        "utils/utils.hpp": "",
+        "ch10/CMakeLists.txt": ("add_executable(reduction benchmark.cu kernels.cu)\n"
+                                "target_link_libraries(reduction PRIVATE utils m)\n"),
+        "ch10/benchmark.cu": '#include "utils.hpp"\n' + MAIN, "ch10/kernels.cu": PIECE,
+    })
+    p = read_program(course / "ch10/benchmark.cu", course)
+    assert p.sources == ["benchmark.cu", "kernels.cu"]
+    assert "-I../utils" in p.options and "-lutils" not in p.options
+    assert "-lm" in p.options

@@ -841,10 +841,36 @@ def from_cmake(path: Path, checkout: Path):
             # takes a static library's members: cutil's and shrutil's cmd_arg_reader.cpp)
             taken = {Path(f).name for f in sources}
             sources += [f for f in library if f not in sources and f not in drawn and Path(f).name not in taken]
+        elif (headers := _interface_library_b12(home, checkout, word)) is not None:
+            options += headers           # a header-only INTERFACE library: its include folders
         else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
             options += cmake_linked([word])
     name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+
+def _interface_library_b12(home: Path, checkout: Path, library: str):
+    """The ``-I`` options (from ``home``) of ``add_library(LIBRARY INTERFACE)``, a header-only library of
+    the project, as ``target_include_directories(LIBRARY INTERFACE dir)`` gives them to every target that
+    links it; None when no CMakeLists.txt of the project makes such a library. A PMPP reader's chapters
+    each link ``utils``, made so in ``utils/CMakeLists.txt`` beside them: read as a system library,
+    ``-lutils``, the build missed ``utils.hpp``."""
+    if not re.fullmatch(r"[\w.+-]+", library):
+        return None
+    tops = [f for f in (home, *home.parents) if checkout in (f, *f.parents) and (f / "CMakeLists.txt").exists()]
+    for lists in sorted((tops[-1] if tops else home).rglob("CMakeLists.txt")):
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        if not re.search(r"\badd_library\s*\(\s*" + re.escape(library) + r"\s+INTERFACE\b", text, re.I):
+            continue
+        folder = lists.parent
+        text = text.replace("${CMAKE_CURRENT_SOURCE_DIR}", str(folder)).replace("${CMAKE_CURRENT_LIST_DIR}", str(folder))
+        found = []
+        for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(library) + r"\s+([^)]*)\)", text, re.I):
+            found += [f"-I{os.path.relpath(folder / d.strip(chr(34)), home)}" for d in m.group(1).split()
+                      if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", *_SCOPES)]
+        return found
+    return None
 
 
 _GRAPHICS = re.compile(r"[<\"](?:GL|GLUT|EGL)/")
