@@ -1293,3 +1293,34 @@ def test_a_header_only_interface_library_a_cmake_program_links_gives_its_include
     assert p.sources == ["benchmark.cu", "kernels.cu"]
     assert "-I../utils" in p.options and "-lutils" not in p.options
     assert "-lm" in p.options
+
+
+def test_the_build_type_of_a_cmake_preset_the_readme_names_reaches_the_build(tmp_path):
+    # a book reader's project says "cmake --preset linux-release": that preset's CMAKE_BUILD_TYPE, Release,
+    # makes CMake compile with -O3 -DNDEBUG, which a CPU reference of billions of steps needs to end in time
+    presets = {"version": 6, "configurePresets": [
+        {"name": "base", "hidden": True, "cacheVariables": {"CMAKE_BUILD_TYPE": "Debug"}},
+        {"name": "linux-debug", "inherits": "base"},
+        {"name": "linux-release", "inherits": "base", "cacheVariables": {"CMAKE_BUILD_TYPE": "Release"}}]}
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(book LANGUAGES CXX CUDA)\nadd_subdirectory(ch03)\n",
+        "CMakePresets.json": json.dumps(presets),
+        "README.md": "```\ncmake --preset linux-release\ncmake --build --preset linux-release\n```\n",
+        "ch03/CMakeLists.txt": "add_executable(matmul matmul.cu)\n", "ch03/matmul.cu": MAIN,
+    })
+    p = read_program(course / "ch03/matmul.cu", course)
+    assert p.options[:2] == ["-O3", "-DNDEBUG"]
+    # without the README's word the first preset shown is taken, with what it inherits: a debug build
+    (course / "README.md").write_text("build with cmake\n")
+    assert "-O3" not in read_program(course / "ch03/matmul.cu", course).options
+    assert "-g" in read_program(course / "ch03/matmul.cu", course).options
+
+
+def test_a_readmes_cmake_build_type_reaches_the_build_and_none_adds_no_flags(tmp_path):
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(lab LANGUAGES CUDA)\nadd_executable(lab lab.cu)\n", "lab.cu": MAIN,
+        "README.md": "mkdir build && cd build && cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo .. && make\n"})
+    assert read_program(course / "lab.cu", course).options[:3] == ["-O2", "-g", "-DNDEBUG"]
+    (course / "README.md").write_text("mkdir build && cd build && cmake .. && make\n")
+    options = read_program(course / "lab.cu", course).options
+    assert not [o for o in options if o.startswith("-O") or o in ("-g", "-DNDEBUG")]

@@ -818,7 +818,7 @@ def from_cmake(path: Path, checkout: Path):
     else:
         return None
     name, words = target
-    options = _cmake_options(home, checkout, home)
+    options = _cmake_options(home, checkout, home) + _cmake_build_type_b12(home, checkout)
     for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
         options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
@@ -849,6 +849,50 @@ def from_cmake(path: Path, checkout: Path):
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
 
 
+
+
+# the flags CMake adds for CUDA and C++ in each build type (its Modules/Compiler/NVIDIA-CUDA.cmake and GNU.cmake)
+_BUILD_TYPE_FLAGS_B12 = {"release": ["-O3", "-DNDEBUG"], "relwithdebinfo": ["-O2", "-g", "-DNDEBUG"],
+                         "minsizerel": ["-O1", "-DNDEBUG"], "debug": ["-g"]}
+
+
+def _cmake_build_type_b12(home: Path, checkout: Path) -> list:
+    """The flags of the build type a reader of the project configures with: a ``CMakePresets.json`` at its
+    top (the preset its README names in ``cmake --preset NAME``, else the first that is not hidden, with
+    what it inherits), else ``-DCMAKE_BUILD_TYPE=X`` in the README or a build script there, else
+    ``set(CMAKE_BUILD_TYPE X)`` in the top CMakeLists.txt; CMake itself adds nothing without one. A PMPP
+    reader's ``cmake --preset linux-release`` builds its 4-billion-step CPU reference at -O3: at nvcc's
+    default, -O0, that reference alone outlasted the 120 s the tool gives, and the kernel never ran."""
+    tops = [f for f in (home, *home.parents) if checkout in (f, *f.parents) and (f / "CMakeLists.txt").exists()]
+    top = tops[-1] if tops else home
+    said = " ".join(f.read_text(errors="replace") for f in sorted(top.iterdir())
+                    if f.is_file() and (f.suffix.lower() in (".md", ".txt", ".sh", ".rst") or f.name == "Makefile")
+                    and f.name != "CMakeLists.txt" and f.stat().st_size < 200_000)
+    kind = None
+    presets = top / "CMakePresets.json"
+    if presets.exists():
+        try:
+            listed = json.loads(presets.read_text(errors="replace")).get("configurePresets", [])
+        except (ValueError, AttributeError):
+            listed = []
+        by_name = {p.get("name"): p for p in listed if isinstance(p, dict)}
+        named = re.search(r"--preset[ =](\S+)", said)
+        chosen = by_name.get(named.group(1).strip("\"'`")) if named else None
+        chosen = chosen or next((p for p in by_name.values() if not p.get("hidden")), None)
+        seen = set()
+        while chosen is not None and kind is None and chosen.get("name") not in seen:
+            seen.add(chosen.get("name"))
+            value = chosen.get("cacheVariables", {}).get("CMAKE_BUILD_TYPE")
+            kind = value.get("value") if isinstance(value, dict) else value
+            parents = chosen.get("inherits", [])
+            chosen = by_name.get(parents if isinstance(parents, str) else (parents or [None])[0])
+    if kind is None and (m := re.search(r"-DCMAKE_BUILD_TYPE=[\"']?(\w+)", said)):
+        kind = m.group(1)
+    if kind is None and (m := re.search(r"\bset\s*\(\s*CMAKE_BUILD_TYPE\s+\"?(\w+)",
+                                         _without_cmake_comments((top / "CMakeLists.txt").read_text(errors="replace"))
+                                         if (top / "CMakeLists.txt").exists() else "", re.I)):
+        kind = m.group(1)
+    return list(_BUILD_TYPE_FLAGS_B12.get(str(kind).lower(), []))
 
 def _interface_library_b12(home: Path, checkout: Path, library: str):
     """The ``-I`` options (from ``home``) of ``add_library(LIBRARY INTERFACE)``, a header-only library of
