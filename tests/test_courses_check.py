@@ -1324,3 +1324,29 @@ def test_a_readmes_cmake_build_type_reaches_the_build_and_none_adds_no_flags(tmp
     (course / "README.md").write_text("mkdir build && cd build && cmake .. && make\n")
     options = read_program(course / "lab.cu", course).options
     assert not [o for o in options if o.startswith("-O") or o in ("-g", "-DNDEBUG")]
+
+
+def test_a_job_scripts_flags_variable_continued_over_lines_is_given_to_nvcc_whole(tmp_path):
+    # a cluster lab's sbatch script: the flags are one quoted value over three lines, joined by
+    # backslash-newline, then "nvcc $NVCC_FLAGS lab1.cu -o lab1"; the shell gives nvcc each flag
+    course = write(tmp_path, {
+        "lab1.cu": MAIN,
+        "lab1.sbatch": ('#!/bin/bash\n#SBATCH --job-name=lab1\nNVCC_FLAGS="-O3 -lineinfo -Xcompiler -fPIC \\\n'
+                        ' -gencode=arch=compute_70,code=sm_70 \\\n -gencode=arch=compute_75,code=sm_75"\n'
+                        'nvcc $NVCC_FLAGS lab1.cu -o lab1 || exit 10\n./lab1 ${1:-100}\n'),
+    })
+    p = read_program(course / "lab1.cu", course)
+    assert p.how == "lab1.sbatch"
+    assert p.options[:4] == ["-O3", "-lineinfo", "-Xcompiler", "-fPIC"]
+    assert not [o for o in p.options if '"' in o or "\\" in o]
+
+
+def test_a_job_scripts_argument_default_is_what_the_program_runs_with(tmp_path):
+    # "N_ARG=${1:-10000000}" then "./lab1 ${N_ARG}": sbatch runs the script without arguments, so 10000000
+    course = write(tmp_path, {
+        "lab1.cu": MAIN,
+        "lab1.sbatch": ("#!/bin/bash\nnvcc -O3 lab1.cu -o lab1\nN_ARG=${1:-10000000}\n"
+                        'echo "Running with N=${N_ARG}"\n./lab1 ${N_ARG}\n'),
+    })
+    p = read_program(course / "lab1.cu", course)
+    assert author_arguments(p, course) == ["10000000"]

@@ -774,8 +774,23 @@ def _note_text(note: Path) -> str:
         return ""
     text = note.read_text(errors="replace")
     # a script's loop over sizes ("for i in 32 64 ...; do nvcc -DLEN=$i -o task2 task2.cu"): its first turn
-    return _script_expanded(text) if note.suffix.lower() in _JOB_SCRIPTS else text
+    return _script_expanded(_without_arguments_b12(_continued_lines_b12(text))) if note.suffix.lower() in _JOB_SCRIPTS else text
 
+
+def _continued_lines_b12(text: str) -> str:
+    """A shell script with each backslash-newline removed, as the shell removes it before it reads a
+    command or a quoted value: a Russian course's job script sets ``NVCC_FLAGS="-O3 -lineinfo \\`` on one
+    line and its ``-gencode`` options on the next, then runs ``nvcc $NVCC_FLAGS lab1.cu``; read a line at
+    a time, the assignment was ``"-O3`` and nvcc was given that quote."""
+    return re.sub(r"\\\r?\n", "", text)
+
+
+
+def _without_arguments_b12(text: str) -> str:
+    """A job script as ``sbatch script`` runs it, with no arguments of its own: each ``${1:-10000000}``
+    (a positional parameter's default) is its default, so ``N_ARG=${1:-10000000}`` and ``./lab1 ${N_ARG}``
+    run the program with 10000000, as the course's cluster did."""
+    return re.sub(r"\$\{[1-9]:?-([^}$\s]*)\}", lambda m: m.group(1), text)
 
 def _as_read(word: str, here: Path, note_folder: Path) -> str:
     """A source file a readme's nvcc line names, as a reader running it beside the program finds it:
