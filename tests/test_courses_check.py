@@ -1350,3 +1350,18 @@ def test_a_job_scripts_argument_default_is_what_the_program_runs_with(tmp_path):
     })
     p = read_program(course / "lab1.cu", course)
     assert author_arguments(p, course) == ["10000000"]
+
+
+def test_cmake_add_compile_options_for_cuda_reach_the_build_and_those_for_cxx_do_not(tmp_path):
+    # the top CMakeLists.txt of a book reader's project: "--expt-relaxed-constexpr" for CUDA files only,
+    # "-Wall;-Wextra" for C++ ones; its kernels call std::ceil, which needs the first
+    course = write(tmp_path, {
+        "CMakeLists.txt": ('project(book LANGUAGES CXX CUDA)\nadd_compile_options(\n'
+                           '  "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra>"\n'
+                           '  "$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>"\n)\nadd_subdirectory(ch12)\n'),
+        "ch12/CMakeLists.txt": "add_compile_options(-lineinfo)\nadd_executable(merge merge.cu)\n",
+        "ch12/merge.cu": MAIN,
+    })
+    options = read_program(course / "ch12/merge.cu", course).options
+    assert "--expt-relaxed-constexpr" in options and "-lineinfo" in options
+    assert "-Wall" not in options and not [o for o in options if o.startswith("$")]

@@ -833,7 +833,8 @@ def from_cmake(path: Path, checkout: Path):
     else:
         return None
     name, words = target
-    options = _cmake_options(home, checkout, home) + _cmake_build_type_b12(home, checkout)
+    options = (_cmake_options(home, checkout, home) + _cmake_build_type_b12(home, checkout)
+               + _cmake_compile_options_b12(home, checkout))
     for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
         options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
@@ -865,6 +866,28 @@ def from_cmake(path: Path, checkout: Path):
 
 
 
+
+
+def _cmake_compile_options_b12(home: Path, checkout: Path) -> list:
+    """The nvcc words of ``add_compile_options(...)`` in the CMakeLists.txt of ``home`` and those above it
+    (to the checkout): plain words, and the words of ``$<$<COMPILE_LANGUAGE:CUDA>:a;b>``; an expression for
+    another language (``$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra>``, which nvcc's host compiler never sees from
+    CMake either) or any other condition adds nothing. A PMPP reader's top CMakeLists.txt gives every CUDA
+    file ``--expt-relaxed-constexpr`` so; without it, chapter 12's kernels calling ``ceil`` did not compile."""
+    words = []
+    for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
+        lists = folder / "CMakeLists.txt"
+        if not lists.exists():
+            continue
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for m in re.finditer(r"\badd_compile_options\s*\(((?:[^()]|\([^()]*\))*)\)", text, re.I):
+            for word in shlex.split(m.group(1).replace("\n", " ")):
+                cuda = re.fullmatch(r"\$<\$<COMPILE_LANGUAGE:CUDA>:(.*)>", word)
+                if cuda:
+                    words += [w for w in cuda.group(1).split(";") if w]
+                elif not word.startswith("$") and "$<" not in word:
+                    words.append(word)
+    return words
 
 # the flags CMake adds for CUDA and C++ in each build type (its Modules/Compiler/NVIDIA-CUDA.cmake and GNU.cmake)
 _BUILD_TYPE_FLAGS_B12 = {"release": ["-O3", "-DNDEBUG"], "relwithdebinfo": ["-O2", "-g", "-DNDEBUG"],
