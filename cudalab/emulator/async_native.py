@@ -19,7 +19,7 @@ For the phases of a segment (regions.phases) a wait is a shared-memory store: a 
 another thread's landed bytes without a barrier (a race on a GPU) sees them as lock step would.
 
 **The queue** is one block's (the region runs a block at a time): per thread a count, a commit
-count and ``DEPTH`` slots of four words (the destination's pointer with the size in its top byte,
+count and a ring of ``DEPTH`` slots of four words (the destination's pointer with the size in its top byte,
 the group, 16 bytes of data). It lives in an array of the Runner's (``queue``), whose address native
 code reads from ``st[7]``, so that it outlives a call that returns for the watchdog mid-block. A
 thread with ``DEPTH`` copies in flight that issues another stops at that ``cp.async`` (the
@@ -43,7 +43,8 @@ from .llvmgen import GENERATORS, I8, I32, I64, Skip
 
 DEPTH = 32                  # copies in flight per thread (a 4-stage pipeline of 2 copies a stage needs 10)
 MAX_THREADS = 1024
-HEADER = 2 + 2 * MAX_THREADS   # words: [block of the chunk, copies queued in the chunk], then per thread [count, commits]
+PER_THREAD = 4              # words: [count, commits, first slot of the ring, unused]
+HEADER = 2 + PER_THREAD * MAX_THREADS   # words: [block of the chunk, copies queued in the chunk], then per thread
 SLOT = 4                    # words a copy: dst pointer | size << 56, group, data (2 words)
 SIZE_SHIFT = 56
 
@@ -106,7 +107,7 @@ def emit(g, inst):
         raise Skip("cp.async outside a region with a copy queue")
     b = g.b
     _, t = g._parts()
-    head = b.gep(q, [b.add(ir.Constant(I64, 2), b.mul(t, ir.Constant(I64, 2)))])
+    head = b.gep(q, [b.add(ir.Constant(I64, 2), b.mul(t, ir.Constant(I64, PER_THREAD)))])
     commits = b.gep(head, [ir.Constant(I64, 1)])
     if kind == "commit":
         b.store(b.add(b.load(commits), ir.Constant(I64, 1)), commits)
@@ -122,9 +123,13 @@ def emit(g, inst):
 GENERATORS["cp"] = emit
 
 
-def _slot(g, q, t, j):
+def _slot(g, q, t, head, j):
+    """The thread's ``j``-th queued copy: its slots are a ring (copies land in issue order, so a wait
+    takes the oldest ones: groups never decrease along the queue), from the one ``head[2]`` names."""
     b = g.b
-    at = b.add(ir.Constant(I64, HEADER), b.mul(b.add(b.mul(t, ir.Constant(I64, DEPTH)), j), ir.Constant(I64, SLOT)))
+    first = b.load(b.gep(head, [ir.Constant(I64, 2)]))
+    ring = b.and_(b.add(first, j), ir.Constant(I64, DEPTH - 1))
+    at = b.add(ir.Constant(I64, HEADER), b.mul(b.add(b.mul(t, ir.Constant(I64, DEPTH)), ring), ir.Constant(I64, SLOT)))
     return b.gep(q, [at])
 
 
@@ -163,7 +168,7 @@ def _copy(g, inst, q, t, head, commits):
         lo.add_incoming(zero, before)
         hi.add_incoming(hi1, end)
         hi.add_incoming(zero, before)
-    e = _slot(g, q, t, count)
+    e = _slot(g, q, t, head, count)
     tag = b.or_(b.ptrtoint(dst, I64), ir.Constant(I64, width << SIZE_SHIFT))
     for k, v in enumerate((tag, b.load(commits), lo, hi)):
         b.store(v, b.gep(e, [ir.Constant(I64, k)]))
@@ -188,30 +193,27 @@ def _read(g, src, width):
 
 
 def _wait(g, q, t, head, commits, keep):
-    """Land the thread's copies whose group is complete (older than its newest ``keep``), in issue
-    order; the others move up, in order."""
+    """Land the thread's copies whose group is complete (older than its newest ``keep``): the oldest
+    ones of its ring, in issue order, up to the first that is not."""
     b = g.b
     count = b.load(head)
     limit = b.sub(b.load(commits), ir.Constant(I64, keep))
     j = g._local_var("cpw_j")
-    kept = g._local_var("cpw_kept")
     b.store(ir.Constant(I64, 0), j)
-    b.store(ir.Constant(I64, 0), kept)
-    loop, body, land, hold, nxt, done = (g.fn.append_basic_block(n) for n in
-                                         ("cpw_loop", "cpw_body", "cpw_land", "cpw_hold", "cpw_next", "cpw_done"))
+    loop, body, land, done = (g.fn.append_basic_block(n) for n in ("cpw_loop", "cpw_body", "cpw_land", "cpw_done"))
     b.branch(loop)
     b.position_at_end(loop)
     jv = b.load(j)
     b.cbranch(b.icmp_signed("<", jv, count), body, done)
     b.position_at_end(body)
-    e = _slot(g, q, t, jv)
+    e = _slot(g, q, t, head, jv)
     words = [b.load(b.gep(e, [ir.Constant(I64, k)])) for k in range(SLOT)]
-    b.cbranch(b.icmp_signed("<", words[1], limit), land, hold)
+    b.cbranch(b.icmp_signed("<", words[1], limit), land, done)
     b.position_at_end(land)
     tag = words[0]
     size = b.lshr(tag, ir.Constant(I64, SIZE_SHIFT))
     ptr = b.inttoptr(b.and_(tag, ir.Constant(I64, (1 << SIZE_SHIFT) - 1)), I8.as_pointer())
-    w16, w8, w4 = (g.fn.append_basic_block(n) for n in ("cpw_16", "cpw_8", "cpw_4"))
+    w16, w8, w4, nxt = (g.fn.append_basic_block(n) for n in ("cpw_16", "cpw_8", "cpw_4", "cpw_next"))
     sw = b.switch(size, w4)
     sw.add_case(ir.Constant(I64, 16), w16)
     sw.add_case(ir.Constant(I64, 8), w8)
@@ -226,21 +228,16 @@ def _wait(g, q, t, head, commits, keep):
     b.position_at_end(w4)
     b.store(b.trunc(words[2], I32), b.bitcast(ptr, I32.as_pointer()), align=1)
     b.branch(nxt)
-    b.position_at_end(hold)
-    kv = b.load(kept)
-    to = _slot(g, q, t, kv)
-    for k in range(SLOT):
-        b.store(words[k], b.gep(to, [ir.Constant(I64, k)]))
-    b.store(b.add(kv, ir.Constant(I64, 1)), kept)
-    b.branch(nxt)
     b.position_at_end(nxt)
     b.store(b.add(jv, ir.Constant(I64, 1)), j)
     b.branch(loop)
     b.position_at_end(done)
-    left = b.load(kept)
-    b.store(left, head)
+    landed = b.load(j)
+    b.store(b.sub(count, landed), head)
+    first = b.gep(head, [ir.Constant(I64, 2)])
+    b.store(b.and_(b.add(b.load(first), landed), ir.Constant(I64, DEPTH - 1)), first)
     total = b.gep(q, [ir.Constant(I64, 1)])
-    b.store(b.sub(b.load(total), b.sub(count, left)), total)
+    b.store(b.sub(b.load(total), landed), total)
 
 
 # ------------------------------------------------------------------ the Runner's side (regions.py)
@@ -264,19 +261,21 @@ def hand_over(ex, q, inst):
     (module docstring), and empty the queue. ``inst``: the cp.async the rows are credited to."""
     from . import asyncops, compiled
     lpb = ex.batch.lanes_per_block
-    counts = q[2:2 + 2 * lpb:2]
+    threads = q[2:2 + PER_THREAD * lpb].reshape(lpb, PER_THREAD)
+    counts = threads[:, 0]
     ts = np.flatnonzero(counts)
     if ts.size:
         st = asyncops.state(ex)
         committed = st.committed                 # (per lane from now on: the handed rows' groups differ)
         lanes = int(q[0]) * lpb + ts
-        mine = q[3 + 2 * ts]
+        mine = threads[ts, 1]
+        first = threads[ts, 2]
         n = counts[ts]
         slots = q[HEADER:].reshape(MAX_THREADS, DEPTH, SLOT)
         shared = compiled._address(ex.shared)
         for j in range(int(n.max())):
             sel = n > j
-            e = slots[ts[sel], j]
+            e = slots[ts[sel], (first[sel] + j) & (DEPTH - 1)]
             size = e[:, 0] >> SIZE_SHIFT
             dst = (e[:, 0] & ((1 << SIZE_SHIFT) - 1)) - shared
             lane = lanes[sel]
@@ -292,3 +291,20 @@ def hand_over(ex, q, inst):
                     asyncops._add_rows(ex, st, inst, lane[m], dst[m], data[m, :w], seq, group[m], -1)
         counts[ts] = 0
     q[1] = 0
+
+
+def snapshot(ex):
+    """The batch's asyncops state as it is (CUDALAB_TIER=check runs a region twice from one state:
+    rows the native run handed over must not be there for the interpreter's run). Its arrays are
+    replaced, never changed in place, so references keep it."""
+    st = ex.__dict__.get("_async")
+    return None if st is None else (st, st._rows, list(st._issued), st._committed, st._all, st.issues)
+
+
+def restore(ex, snap):
+    if snap is None:
+        ex.__dict__.pop("_async", None)
+        return
+    st, st._rows, issued, st._committed, st._all, st.issues = snap
+    st._issued = issued
+    ex._async = st

@@ -1359,7 +1359,13 @@ class Runner:
         mem_before = [a.copy() for a in spaces]
         mask, idx, ridx = ex.mask, ex.idx, ex.ridx
         depth = len(stack)
+        snap = None
+        if self.r.copies:
+            from . import async_native
+            snap = async_native.snapshot(ex)
         got = self._run(ex, stack, ent)
+        if self.r.copies:
+            async_native.restore(ex, snap)
         native = None
         if got is not None:
             native = ({k: regs[k].copy() for k in self.r.outputs}, [a.copy() for a in spaces])
