@@ -1025,3 +1025,35 @@ def test_an_unmanaged_view_is_the_same_memory_and_keeps_no_count():
     a = np.zeros((3, 4))
     assert fill(a) == 6.0
     assert np.array_equal(a, [[1.0] * 4, [3.0] * 4, [5.0] * 4])
+
+
+DMMA_BETA_PART = DMMA_CHAIN.replace("double* d) {", "double* d, double beta) {").replace(
+    "16, wmma::mem_row_major);\n#pragma unroll",
+    "16, wmma::mem_row_major);\n"
+    "  for (int j = 0; j < 2; j++) for (int e = 0; e < acc[j].num_elements; e++) acc[j].x[e] *= beta;\n"
+    "  if (t != 6) {                                   // (warp 6 keeps C: the k-loop runs for seven warps)\n"
+    "#pragma unroll").replace("      wmma::mma_sync(acc[j], fa, fb[j], acc[j]);\n    }\n  }\n",
+                              "      wmma::mma_sync(acc[j], fa, fb[j], acc[j]);\n    }\n  }\n  }\n")
+
+
+def test_a_dmma_k_loop_of_random_doubles_with_c_scaled_by_beta_in_part_of_the_warps(monkeypatch):
+    """The sample's shape of work, in small: C read and scaled by beta in the kernel (its mul.f64 before the
+    k-loop), then four k steps of random doubles (no sum exact) for seven of the eight warps, warp 6 passing
+    the k-loop by. The compiled fma chains run every warp that enters to the end and give the bits of the
+    instructions one by one."""
+    from cudalab.emulator import mma_native
+    assert DMMA_BETA_PART.count("*= beta") == 1 and "if (t != 6)" in DMMA_BETA_PART
+    rng = np.random.default_rng(21)
+    a, b, c = rng.standard_normal((8, 8, 16)), rng.standard_normal((8, 16, 16)), rng.standard_normal((8, 8, 16))
+    k = cudalab.compile(DMMA_BETA_PART).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 8, 16))
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.float64(1.2 / 1.1))
+        got.append(d.view(np.uint64).copy())
+    assert np.array_equal(got[0], got[1])
+    rows, pos = max(stops, key=lambda s: s[0])
+    assert len(pos) == 7 and pos == [rows] * 7, "seven warps ran the whole k-loop compiled"
+    assert np.array_equal(d[6], c[6] * (1.2 / 1.1)), "warp 6's D is its C scaled"
