@@ -26,7 +26,7 @@ from ..ptx.cfg import reconvergence
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
-from . import forecast, mrg_jump, parallel, slack, xorwow_jump
+from . import forecast, mrg_jump, parallel, slack, why_slow, xorwow_jump
 from . import pace as pace_mod
 from . import mma, mma_runs  # noqa: F401  (warp matrix operations: wmma, mma.sync, ldmatrix, stmatrix)
 from .decode import Unsupported, decode
@@ -792,6 +792,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
     # a kernel starts on every valid lane: their index list is the batch shape's (engine._geometry),
     # which saves a search of the whole batch per batch while the entry keeps that mask
     frame_idx = ex.valid_idx if is_kernel and frame_count == ex.valid_idx.size else None
+    # (cudalab run --why-slow: the thread-instructions interpreted at each pc, why_slow.py; else None)
+    tally = why_slow.tally_for(ex.kernel) if why_slow.ON and is_kernel else None
     while stack:
         ent = stack[-1]
         pc, rpc, mask = ent
@@ -827,6 +829,8 @@ def run_function(ex: Exec, df: DecodedFunction, frame_mask: np.ndarray, is_kerne
                 check_every += aux - pc - 1
             stats.instructions += 1
             stats.thread_instructions += ex.idx.size
+            if tally is not None and kind != K_FUSED:
+                tally[pc] += ex.idx.size
             if kind == K_WAIT and ex.parked is not None:
                 # lanes parked here try the instruction again: a GPU's thread issues it once and waits
                 # (smsp__thread_inst_executed counts it once), whichever path the emulator runs first
@@ -1564,6 +1568,8 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
     if _device_launch is None:
         stats.global_bytes_per_instruction = global_bytes_per_instruction(df.func)
+    if why_slow.ON:
+        why_slow.launched(program, df, kernel_name)
     # CPU time of this thread, not wall time: a busy shared machine (mybinder) must not kill a good
     # kernel, nor may a compile running in the background
     pace = Pace(kernel_name, nblocks_total, timeout, wall_deadline, stats, progress)
@@ -1579,8 +1585,11 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
                                          wall_deadline, pace)
+            counted = stats.thread_instructions
             _run_batches(program, df, grid, block, kparams, observers, stats, pace, kernel_name,
                          checks, layout, total_shared, threads, lpb, local_stride, bpb, workspace, shape, grid_state)
+            if why_slow.ON:
+                why_slow.counted(df, stats.thread_instructions - counted)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
@@ -1765,6 +1774,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
                            sample=pace.blocks_done == 0 and nb < pace.per_batch)
     else:                           # quick native code that keeps running gets its better code (compiled.py)
         compiled.note_native(df, run_df, spent, rest)
+    if why_slow.ON:
+        why_slow.batch_done(df, spent, run_df is not df)
     pool = None if observers else dict(ex.fr.regs)
     spare = (ex.shared, ex.local) if pool is not None else None
     if pool is not None and run_df is not df:       # what a native batch really held (_window)

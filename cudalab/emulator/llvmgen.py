@@ -1768,7 +1768,7 @@ def _atom(g, inst):
     if any(o[0] == "vec" for o in inst.operands):
         raise Skip("vector atomic")
     k = kind_of(t)
-    if k[0] == "f" and not (opname == "add" and t == "f32"):
+    if k[0] == "f" and not (opname == "add" and t in ("f32", "f64")):
         raise Skip("float atomic")
     if k[0] == "p" or t in ("u16", "s16", "b16", "u8", "s8", "b8"):
         raise Skip("atomic type")
@@ -1787,7 +1787,9 @@ def _atom(g, inst):
     old = g.load(p, t)
     v = vals[0]
     signed = k[0] == "i" and k[2]
-    if opname == "add" and k[0] == "f":
+    if opname == "add" and t == "f64":
+        new = _f64_atomic_sum(g, old, v)
+    elif opname == "add" and k[0] == "f":
         if space == "shared":
             new = canon_nan(g, b.fadd(old, v))
         else:
@@ -1812,6 +1814,21 @@ def _atom(g, inst):
     g.store(p, t, new)
     if inst.opcode == "atom":
         g.write(ops[0], t, old)
+
+
+def _f64_atomic_sum(g, old, v):
+    """The bits of a float64 atomicAdd's new value as memops' atomics compute it (numpy on x86, lane after
+    lane): ``v + old``, where of two NaNs the added value's passes (quieted), as on the GPU; one NaN
+    operand passes quieted; a NaN made from numbers (inf + -inf) is x86's default NaN, 0xFFF8000000000000.
+    Chosen on the integer bits (canon_nan's reason), and with no bail-out: lanes before this one have
+    already added theirs, so an atomic must finish every lane it starts."""
+    b = g.b
+    top, exp, quiet = (ir.Constant(I64, c) for c in (0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000, 0x0008000000000000))
+    is_nan = lambda x: b.icmp_unsigned(">", b.and_(x, top), exp)  # noqa: E731
+    ob, vb, sb = b.bitcast(old, I64), b.bitcast(v, I64), b.bitcast(b.fadd(old, v), I64)
+    made = b.select(is_nan(ob), b.or_(ob, quiet), ir.Constant(I64, 0xFFF8000000000000))
+    nan = b.select(is_nan(vb), b.or_(vb, quiet), made)
+    return b.select(is_nan(sb), nan, sb)
 
 
 @gen("shfl")
