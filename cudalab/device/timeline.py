@@ -21,9 +21,24 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   may start once every block of the kernel before it has run ``griddepcontrol.launch_dependents``;
   its part after ``griddepcontrol.wait`` waits for that kernel's end.
 
-Simplifications: kernels run one at a time on the SMs, programmatic dependents aside (real GPUs
-run kernels of different streams side by side when neither fills the device); each engine takes
-work in issue order; a kernel launch and an event cost the host nothing (a whole program's own host
+* **Kernels of different streams run side by side** when the device has room (Programming Guide,
+  "Concurrent Kernel Execution"), as the block scheduler shares it (``place_blocks``): a kernel's
+  blocks take the SMs' block slots (the occupancy calculator's blocks per SM times the SMs) and a
+  share of the SMs' throughput (``timing.Estimate.device_share``: the pipe that limits it, on the
+  SMs it uses), in waves of a block's time (the kernel's time over its waves). Blocks start in
+  issue order: a kernel's first block no earlier than the last block of the kernel issued before it,
+  in the room earlier kernels leave, so another stream's kernel starts as the first one's last wave
+  drains; at most ``max_resident_grids`` kernels (128 on sm_90) run at once. An H100 agreed
+  (``tools/overlap_gpu_probe.cu``, tests/test_timeline_overlap.py): 8 streams of kernels that each
+  fill 1/8 of the block slots ran 6.8x faster than one stream, of half the slots 2.0x, of all or
+  two waves 1.0x, and a grid of 1.5 waves then one of half a wave 1.5x. A kernel of another stream
+  starts at least ``KERNEL_GAP_US`` after the kernel issued before it (the launches' own pace). A
+  kernel launched without a shape (a library call, a memset) takes the whole device.
+* A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
+  least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
+  ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
+
+Simplifications: each copy engine takes work in issue order; a kernel launch and an event cost the host nothing (a whole program's own host
 code between two calls moves the host's clock by its CPU time, which the shim measures), though the host
 sees an event done a few microseconds after its time stamp (``record_event``); a copy costs a fixed
 latency plus bytes over the host link's bandwidth, a device-to-device copy or memset bytes over
@@ -34,14 +49,19 @@ their events measure), through the runtime core (``cudalab.runtime.core``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from . import current
+from .occupancy import occupancy
 from .profiles import get
-from .timing import estimate
+from .timing import LAUNCH_OVERHEAD_US, estimate
 
 COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
 HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
+KERNEL_GAP_US = 4.5          # a kernel of another stream starts this long after the kernel issued before it at the
+#                              earliest (an H100: 8 to 160 streams' kernels started 4.2 to 4.9 us apart)
 EVENT_SEEN_US = 4.0           # how long after its moment the host can see that an event happened (H200: 3 to 5 us)
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
                 "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
@@ -63,6 +83,10 @@ class Timeline:
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
         self._seen: dict = {}                # stream -> when the host can see its event records so far happened
+        self._busy: list = []                # [start, end, slots, share, kernel] groups of blocks on the SMs
+        self._dispatched = 0.0               # when the last group of blocks so far starts (issue order)
+        self._kernels = 0                    # kernels placed, to tell their groups apart
+        self._last_kernel = None             # (stream, start) of the kernel issued last
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
         """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
@@ -91,8 +115,32 @@ class Timeline:
 
     def _add(self, stream, kind, name, duration):
         engine = self._engine(kind)
+        if engine == "SMs":             # a memset, a device-to-device copy: the whole device
+            return self._on_sms(stream, kind, name, duration, 1, 1, 1.0)
         start = max(self._ready(stream), self._engine_end.get(engine, 0.0))
         return self._place(stream, engine, kind, name, start, start + duration)
+
+    def _on_sms(self, stream, kind, name, duration, blocks, slots, share):
+        """Work on the SMs: ``blocks`` blocks, ``slots`` of them at once on the whole device, together
+        keeping ``share`` of its throughput busy, in waves of ``duration`` over its waves (place_blocks)."""
+        waves = -(-blocks // slots)
+        self._kernels += 1
+        first = max(self._ready(stream), self._dispatched)
+        if kind == "kernel" and self._last_kernel is not None and self._last_kernel[0] != stream:
+            first = max(first, self._last_kernel[1] + KERNEL_GAP_US)
+        groups = place_blocks(self._busy, first, blocks, slots, duration / waves, share,
+                              self.profile.max_resident_grids, self._kernels)
+        per_block = share / min(blocks, slots)
+        for t0, t1, n in groups:
+            self._busy.append([t0, t1, n / slots, n * per_block, self._kernels])
+        self._dispatched = max(self._dispatched, groups[-1][0])
+        if kind == "kernel":
+            self._last_kernel = (stream, groups[0][0])
+        self._busy = [g for g in self._busy if g[1] > self._dispatched]
+        row = self._place(stream, "SMs", kind, name, groups[0][0], max(g[1] for g in groups))
+        if blocks > 1:
+            row["blocks"], row["waves"] = blocks, [list(g) for g in groups]
+        return row
 
     def _place(self, stream, engine, kind, name, start, end):
         self._engine_end[engine] = max(self._engine_end.get(engine, 0.0), end)
@@ -141,8 +189,13 @@ class Timeline:
         return row
 
     def kernel(self, name: str, duration_us, stream=0, programmatic: bool = False, triggers_at=None,
-               waits_at=None):
+               waits_at=None, blocks: int | None = None, per_sm: int = 1, share: float = 1.0):
         """A kernel launch; ``duration_us`` is a number or a timing.Estimate.
+
+        Its shape, for kernels of other streams that may run beside it: ``blocks`` in its grid, ``per_sm``
+        of them on one SM at once (the occupancy calculator's), keeping ``share`` of the device's
+        throughput busy while all run (``timing.Estimate.device_share``); without ``blocks`` it takes
+        the whole device, as kernels did before concurrent kernels were modelled.
 
         Programmatic dependent launch (sm_90; Programming Guide, "Programmatic Dependent Launch and
         Synchronization"): ``triggers_at`` is the share of this kernel's time by which every block has
@@ -154,8 +207,11 @@ class Timeline:
         before = self._last.get(stream)
         if programmatic and before is not None and before.get("trigger") is not None:
             row = self._dependent(stream, name, us, before, waits_at)
-        else:
+        elif blocks is None:
             row = self._add(stream, "kernel", name, us)
+        else:
+            slots = max(1, per_sm) * (self.profile.sized().sms or 1)
+            row = self._on_sms(stream, "kernel", name, us, max(1, int(blocks)), slots, min(1.0, max(0.0, share)))
         if triggers_at is not None:
             row["trigger"] = row["start"] + triggers_at * (row["end"] - row["start"])
         return row
@@ -172,6 +228,9 @@ class Timeline:
             waiting = [wait, before["end"]] if before["end"] > wait else None
         row = self._place(stream, "SMs", "kernel", name, start, end)
         row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
+        self._kernels += 1                      # it holds the device until it ends, beside the kernel before
+        self._busy.append([start, end, 1.0, 1.0, self._kernels])
+        self._dispatched = max(self._dispatched, start)
         return row
 
     def host_function(self, stream=0, name: str = "host function", us: float = 0.0):
@@ -266,34 +325,122 @@ class Timeline:
         return plot_gantt(self.rows(), by=by, ax=ax)
 
 
-def kernel_time(rec, profile):
-    """(microseconds, how it was found, what limits it) for a launch record: measured on a GPU, else
-    ``timing.estimate`` from the emulator's metrics or, without them, its instruction count and the
-    global-memory bytes its PTX moves per instruction (``ptx/mix.py``: a copy kernel is memory-bound)."""
-    if rec.gpu_time_ms is not None:
-        return rec.gpu_time_ms * 1e3, "measured", None
+def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, share: float = 1.0,
+                 max_kernels: int = 128, kernel=None) -> list:
+    """When the blocks of one kernel run, as a GPU's block scheduler starts them: a pure function of
+    plain data, the timeline's rule for kernels side by side.
+
+    ``busy``: what kernels issued earlier hold, as [start, end, slots, share, kernel] groups of their
+    blocks (slots and share as fractions of the device); ``ready``: the earliest start; ``slots``: how
+    many of this kernel's blocks the device holds at once (blocks per SM x SMs); ``block_us``: how long
+    each block runs (the kernel's time over its waves); ``share``: the share of the device's throughput
+    all of its resident blocks keep busy together. As many blocks as fit in what the earlier groups
+    leave free for a block's whole time start at once; the rest wait for the next earlier group to end
+    (so a second kernel starts in the room the first leaves, and its later blocks as the first's last
+    wave drains); no block starts while ``max_kernels`` other kernels run. Returns (start, end, blocks)
+    groups in order."""
+    slot, per_block = 1.0 / slots, share / min(blocks, slots)
+    placed, left, t = [], blocks, ready
+    while left > 0:
+        end = t + block_us
+        near = [g for g in busy if g[1] > t and (g[0] < end or g[0] <= t)]
+        near += [[t0, t1, n * slot, n * per_block, kernel] for t0, t1, n in placed if t1 > t]
+        used_slots = used_share = 0.0
+        others = set()
+        for point in {t, *(g[0] for g in near if t < g[0] < end)}:
+            at = [g for g in near if g[0] <= point < g[1]]
+            used_slots = max(used_slots, sum(g[2] for g in at))
+            used_share = max(used_share, sum(g[3] for g in at))
+            others |= {g[4] for g in at if g[4] != kernel}
+        n = min(left, int((1.0 - used_slots) / slot + 1e-6),
+                int((1.0 - used_share) / per_block + 1e-6) if per_block > 0 else left)
+        if n >= 1 and len(others) < max_kernels:
+            placed.append((t, end, n))
+            left -= n
+            continue
+        t = min(g[1] for g in near if g[1] > t)
+    return placed
+
+
+def sub_rows(rows, lane: str = "engine") -> dict:
+    """Which sub-row of its lane each row is drawn on, as Nsight Systems stacks kernels that overlap:
+    {row index: (sub-row, sub-rows in that lane)}, for the rows that overlap another of their lane."""
+    ends: dict = {}             # lane -> end of the last row on each of its sub-rows
+    where = {}
+    for i in sorted(range(len(rows)), key=lambda i: rows[i]["start"]):
+        r = rows[i]
+        if r["kind"] == "event" or r["end"] <= r["start"]:
+            continue
+        free = ends.setdefault(str(r[lane]), [])
+        k = next((k for k, e in enumerate(free) if e <= r["start"] + 1e-9), len(free))
+        free[k:k + 1] = [r["end"]]
+        where[i] = k
+    counts = {key: len(v) for key, v in ends.items()}
+    return {i: (k, counts[str(rows[i][lane])]) for i, k in where.items() if counts[str(rows[i][lane])] > 1}
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """How long a launch takes on the device model, and its shape for kernels beside it (Timeline.kernel)."""
+
+    us: float
+    how: str                # "measured", "metrics", "instructions only"
+    limiter: str | None     # the estimate's pipe, or "clock" for a kernel that waited on its clock
+    blocks: int             # in its grid
+    per_sm: int             # of them on one SM at once
+    share: float            # of the device's throughput they keep busy
+
+
+def kernel_timing(rec, profile) -> KernelTiming:
+    """A launch record's KernelTiming: measured on a GPU, else ``timing.estimate`` from the emulator's
+    metrics or, without them, its instruction count and the global-memory bytes its PTX moves per
+    instruction (``ptx/mix.py``: a copy kernel is memory-bound). A kernel that waited on its clock
+    (``rec.clock_wait_us``, the longest any batch of its blocks waited) takes at least that long in
+    each wave, and keeps the SMs' pipes busy only for the time the estimate gives its instructions."""
     p = profile.sized()
+    blocks = rec.grid[0] * rec.grid[1] * rec.grid[2]
+    if rec.gpu_time_ms is not None:
+        threads = rec.block[0] * rec.block[1] * rec.block[2]
+        per_sm = max(1, occupancy((32, 0), threads, rec.shared_bytes, device=p, curve=False).active_blocks)
+        t = KernelTiming(rec.gpu_time_ms * 1e3, "measured", None, blocks, per_sm, min(blocks, p.sms) / p.sms)
+    else:
+        t = _estimated(rec, p, blocks)
+    wait = getattr(rec, "clock_wait_us", 0.0)
+    if wait and t.how != "measured":
+        waited = -(-blocks // (t.per_sm * p.sms)) * wait + LAUNCH_OVERHEAD_US
+        if waited > t.us:
+            t = replace(t, us=waited, limiter="clock", share=t.share * t.us / waited)
+    return t
+
+
+def _estimated(rec, p, blocks) -> KernelTiming:
     mapped = _mapped_metrics(rec)
     if "smsp__inst_executed.sum" in rec.metrics:
-        est, how = estimate(rec, device=p, metrics={**rec.metrics, **mapped}), "metrics"
-    else:
-        warp_insts = -(-rec.thread_instructions // 32)
-        sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
-        # a kernel launched in a loop counts the same work each time: its estimate is looked up
-        key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()))
-        known = _ESTIMATES.get(key)
-        if known is not None and known[0] is p:
-            return known[1]
-        est = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts,
-                                               "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
-        if len(_ESTIMATES) >= 256:
-            _ESTIMATES.clear()
-        _ESTIMATES[key] = p, (est.time_us, "instructions only", est.limiter)
-        return _ESTIMATES[key][1]
-    return est.time_us, how, est.limiter
+        est = estimate(rec, device=p, metrics={**rec.metrics, **mapped})
+        return KernelTiming(est.time_us, "metrics", est.limiter, blocks, est.resident_blocks, est.device_share)
+    warp_insts = -(-rec.thread_instructions // 32)
+    sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
+    # a kernel launched in a loop counts the same work each time: its estimate is looked up
+    key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()))
+    known = _ESTIMATES.get(key)
+    if known is not None and known[0] is p:
+        return known[1]
+    est = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts,
+                                           "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
+    if len(_ESTIMATES) >= 256:
+        _ESTIMATES.clear()
+    _ESTIMATES[key] = p, KernelTiming(est.time_us, "instructions only", est.limiter, blocks, est.resident_blocks,
+                                      est.device_share)
+    return _ESTIMATES[key][1]
 
 
-# launch shape and counts -> (profile, kernel_time's answer) of launches timed without metrics: the
+def kernel_time(rec, profile):
+    """(microseconds, how it was found, what limits it) for a launch record (``kernel_timing``)."""
+    t = kernel_timing(rec, profile)
+    return t.us, t.how, t.limiter
+
+
+# launch shape and counts -> (profile, _estimated's answer) of launches timed without metrics: the
 # model is a pure function of them, and a program launching one kernel 10,000 times asks 10,000 times
 _ESTIMATES: dict = {}
 
@@ -311,29 +458,36 @@ def _mapped_metrics(rec) -> dict:
 
 
 def plot_gantt(rows, by: str = "engine", ax=None):
-    """Draw timeline rows as a Gantt chart, one lane per engine (or per stream: ``by="stream"``)."""
+    """Draw timeline rows as a Gantt chart, one lane per engine (or per stream: ``by="stream"``).
+    Kernels that run side by side on the SMs are stacked in sub-rows of the lane (``sub_rows``), as
+    Nsight Systems draws them; so is a programmatic dependent launch beside the kernel before it."""
     import matplotlib.pyplot as plt
     lanes = list(dict.fromkeys(str(r[by]) for r in rows))
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 0.6 * len(lanes) + 1.2))
-    for r in rows:
+    stacked = sub_rows(rows, by)
+    for i, r in enumerate(rows):
         y = lanes.index(str(r[by]))
         color = KINDS_COLORS.get(r["kind"], "#333333")
         if r["kind"] == "event":
             ax.plot([r["start"]], [y], marker="v", color=color)
             continue
-        pdl = r.get("pdl")
-        if pdl:                 # a programmatic dependent launch overlaps the kernel before it: the lower half
-            y += 0.15
-        ax.barh(y, r["end"] - r["start"], left=r["start"], height=0.3 if pdl else 0.6, color=color,
+        height = 0.6
+        if i in stacked:            # one of several rows of its lane at once: its own slice of the lane
+            k, count = stacked[i]
+            height = 0.6 / count
+            y += -0.3 + (k + 0.5) * height
+        ax.barh(y, r["end"] - r["start"], left=r["start"], height=height, color=color,
                 edgecolor="black", linewidth=0.5)
+        pdl = r.get("pdl")
         if pdl and pdl["waiting"]:      # held at griddepcontrol.wait until the kernel before it ended
             t0, t1 = pdl["waiting"]
-            ax.barh(y, t1 - t0, left=t0, height=0.3, color="white", hatch="//", edgecolor=color, linewidth=0.5)
+            ax.barh(y, t1 - t0, left=t0, height=height, color="white", hatch="//", edgecolor=color, linewidth=0.5)
         if r.get("trigger") is not None:     # every block ran griddepcontrol.launch_dependents
-            ax.plot([r["trigger"]] * 2, [y - 0.3, y + 0.3], color="black", linewidth=1.5)
+            ax.plot([r["trigger"]] * 2, [y - height / 2, y + height / 2], color="black", linewidth=1.5)
         if r["end"] > r["start"]:
-            ax.text((r["start"] + r["end"]) / 2, y, r["name"], ha="center", va="center", fontsize=7, clip_on=True)
+            ax.text((r["start"] + r["end"]) / 2, y, r["name"], ha="center", va="center",
+                    fontsize=7 if height > 0.2 else 5, clip_on=True)
     ax.set_yticks(range(len(lanes)), [f"{by} {lane}" if by == "stream" else lane for lane in lanes])
     ax.invert_yaxis()
     ax.set_xlabel("time (us)")
