@@ -175,3 +175,19 @@ def test_kernels_that_wait_on_their_clock_take_the_time_it_says_and_overlap_on_s
     assert timer > 1.95                   # %globaltimer: nanoseconds of the host's clock
     assert work < 0.5                     # two clock reads around its work are not a wait: timed as before
 
+
+
+def test_the_timing_model_says_how_much_of_the_device_a_kernel_keeps_busy():
+    from types import SimpleNamespace
+    from cudalab.device.timing import estimate
+
+    def share(blocks, threads, inst=10**9, sectors=0):
+        rec = SimpleNamespace(grid=(blocks, 1, 1), block=(threads, 1, 1), shared_bytes=0, metrics={})
+        metrics = {"smsp__inst_executed.sum": inst, "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors}
+        return estimate(rec, device="H100", metrics=metrics).device_share
+    assert share(1056, 256) == pytest.approx(1.0, rel=0.01)       # every SM, 8 warps per scheduler: all of it
+    assert share(132, 256) == pytest.approx(2 / 2.8, rel=0.01)     # 2 warps per scheduler: latency shows through
+    assert share(33, 256) == pytest.approx(33 / 132 * 2 / 2.8, rel=0.01)    # a quarter of the SMs
+    assert share(1, 32, inst=10) < 0.01                            # a launch's overhead keeps nothing busy
+    assert share(1056, 256, inst=10**4, sectors=10**8) == pytest.approx(1.0, rel=0.01)    # memory-bound: DRAM's
+    assert share(33, 256, inst=10**4, sectors=10**8) == pytest.approx(0.25, rel=0.01)     # a quarter of the SMs

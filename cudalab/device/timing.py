@@ -22,6 +22,12 @@ The model is a roofline over four pipes, taken on the busiest SM, plus the launc
 Work is spread over SMs as the hardware does: ``ceil(blocks / SMs)`` blocks on the busiest SM, in
 waves of ``active_blocks x SMs`` (occupancy.py).
 
+``device_share`` says how much of the device the kernel keeps busy while it runs, for kernels of other
+streams beside it (the timeline's concurrent kernels): the share of SMs its blocks reach, times, for an
+issue-bound kernel, how well its warps per scheduler hide their instructions' latency
+(``LATENCY_HIDING_WARPS``) or, for a memory-bound one, the share of DRAM bandwidth the model gives it;
+times the share of its time that pipe is busy (not the launch overhead).
+
 What it ignores, honestly: caches (every sector is charged as DRAM traffic, so kernels with heavy
 reuse, like a naive matrix multiply, come out too slow in absolute terms, though still ranked
 right against their tiled versions); instruction latencies and dependencies; the cost of each
