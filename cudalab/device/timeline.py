@@ -338,17 +338,28 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
     leave free for a block's whole time start at once; the rest wait for the next earlier group to end
     (so a second kernel starts in the room the first leaves, and its later blocks as the first's last
     wave drains); no block starts while ``max_kernels`` other kernels run. Returns (start, end, blocks)
-    groups in order."""
+    groups in order: ``blocks`` run at once from start to end, in waves of ``block_us`` (once nothing
+    else runs, a kernel's full waves are one group)."""
     slot, per_block = 1.0 / slots, share / min(blocks, slots)
     placed, left, t = [], blocks, ready
+    eps = 1e-6              # microseconds: times that differ by rounding only are the same moment
     while left > 0:
+        if all(g[1] <= t + eps for g in busy) and all(g[1] <= t + eps for g in placed):
+            # nothing else runs from here on: the rest goes wave after wave, the full waves as one group
+            at_once = min(left, slots, int(1.0 / per_block + 1e-6) if per_block > 0 else slots)
+            full, rest = divmod(left, at_once)
+            if full:
+                placed.append((t, t + full * block_us, at_once))
+            if rest:
+                placed.append((t + full * block_us, t + (full + 1) * block_us, rest))
+            break
         end = t + block_us
-        near = [g for g in busy if g[1] > t and (g[0] < end or g[0] <= t)]
-        near += [[t0, t1, n * slot, n * per_block, kernel] for t0, t1, n in placed if t1 > t]
+        near = [g for g in busy if g[1] > t + eps and (g[0] < end - eps or g[0] <= t + eps)]
+        near += [[t0, t1, n * slot, n * per_block, kernel] for t0, t1, n in placed if t1 > t + eps]
         used_slots = used_share = 0.0
         others = set()
-        for point in {t, *(g[0] for g in near if t < g[0] < end)}:
-            at = [g for g in near if g[0] <= point < g[1]]
+        for point in {t, *(g[0] for g in near if t + eps < g[0] < end - eps)}:
+            at = [g for g in near if g[0] <= point + eps and g[1] > point + eps]
             used_slots = max(used_slots, sum(g[2] for g in at))
             used_share = max(used_share, sum(g[3] for g in at))
             others |= {g[4] for g in at if g[4] != kernel}
@@ -358,7 +369,7 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
             placed.append((t, end, n))
             left -= n
             continue
-        t = min(g[1] for g in near if g[1] > t)
+        t = min(g[1] for g in near if g[1] > t + eps)
     return placed
 
 
