@@ -191,3 +191,24 @@ def test_the_timing_model_says_how_much_of_the_device_a_kernel_keeps_busy():
     assert share(1, 32, inst=10) < 0.01                            # a launch's overhead keeps nothing busy
     assert share(1056, 256, inst=10**4, sectors=10**8) == pytest.approx(1.0, rel=0.01)    # memory-bound: DRAM's
     assert share(33, 256, inst=10**4, sectors=10**8) == pytest.approx(0.25, rel=0.01)     # a quarter of the SMs
+
+
+
+def test_a_kernels_static_shared_memory_limits_how_many_of_its_blocks_run_beside_others():
+    """A block with 48 KiB of __shared__ arrays (49 with the driver's reserved KiB): an H100 SM (228 KiB)
+    holds 4 of them, not the 8 its 256 threads allow, so two grids of 528 blocks fill the device in
+    turn instead of side by side."""
+    from cudalab.device.profiles import get
+    from cudalab.device.timeline import kernel_timing
+    from cudalab.runtime.record import LaunchRecord
+
+    def shape(static):
+        rec = LaunchRecord("tiled", (528, 1, 1), (256, 1, 1), 0, "emu", thread_instructions=528 * 256 * 10**4,
+                           static_shared=static)
+        return kernel_timing(rec, get("H100"))
+    assert (shape(0).per_sm, shape(48 * 1024).per_sm) == (8, 4)
+    for static, together in ((0, True), (48 * 1024, False)):
+        t, tl = shape(static), Timeline("H100")
+        first, second = (tl.kernel("tiled", t.us, stream=s, blocks=t.blocks, per_sm=t.per_sm, share=0.0)
+                         for s in (1, 2))
+        assert (second["start"] < first["end"]) == together

@@ -53,6 +53,7 @@ their events measure), through the runtime core (``cudalab.runtime.core``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from . import current
 from .occupancy import occupancy
@@ -413,18 +414,28 @@ def kernel_timing(rec, profile) -> KernelTiming:
     each wave, and keeps the SMs' pipes busy only for the time the estimate gives its instructions."""
     p = profile.sized()
     blocks = rec.grid[0] * rec.grid[1] * rec.grid[2]
+    threads = rec.block[0] * rec.block[1] * rec.block[2]
+    static = getattr(rec, "static_shared", 0)
     if rec.gpu_time_ms is not None:
-        threads = rec.block[0] * rec.block[1] * rec.block[2]
-        per_sm = max(1, occupancy((32, 0), threads, rec.shared_bytes, device=p, curve=False).active_blocks)
-        t = KernelTiming(rec.gpu_time_ms * 1e3, "measured", None, blocks, per_sm, min(blocks, p.sms) / p.sms)
+        t = KernelTiming(rec.gpu_time_ms * 1e3, "measured", None, blocks, _per_sm(p, threads, static, rec.shared_bytes),
+                         min(blocks, p.sms) / p.sms)
     else:
         t = _estimated(rec, p, blocks)
+        if static:              # the estimate's occupancy counts dynamic shared memory only
+            t = replace(t, per_sm=min(t.per_sm, _per_sm(p, threads, static, rec.shared_bytes)))
     wait = getattr(rec, "clock_wait_us", 0.0)
     if wait and t.how != "measured":
         waited = -(-blocks // (t.per_sm * p.sms)) * wait + LAUNCH_OVERHEAD_US
         if waited > t.us:
             t = replace(t, us=waited, limiter="clock", share=t.share * t.us / waited)
     return t
+
+
+@lru_cache(maxsize=256)
+def _per_sm(p, threads: int, static: int, dynamic: int) -> int:
+    """Blocks of a launch one SM holds at once (the occupancy calculator, 32 registers a thread as the
+    timing model assumes, and the kernel's static and dynamic shared memory)."""
+    return max(1, occupancy((32, static), threads, dynamic, device=p, curve=False).active_blocks)
 
 
 def _estimated(rec, p, blocks) -> KernelTiming:

@@ -32,6 +32,7 @@ class LaunchRecord:
     mapped_bytes_per_instruction: tuple = field(default=(0.0, 0.0), repr=False)  # of those, (loads, stores) through
     #                                                         pointers to mapped host memory (runtime core)
     clock_wait_us: float = field(default=0.0, repr=False)  # the longest a batch of it waited on clock64()/globaltimer
+    static_shared: int = field(default=0, repr=False)      # bytes of __shared__ arrays (blocks per SM, the timeline)
 
     def counted(self, stats, observers=()):
         """Take what the emulator counted for this launch (``engine.launch``'s stats, and the metrics

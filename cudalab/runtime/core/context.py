@@ -685,7 +685,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         if self.fault or self.sticky:
             return None
         engine, runtime_device = _engine_and_device()
-        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)))
+        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)),
+                           static_shared=fn.static_shared)
         rec.error = None
         observers = list(self.observers(fn.program, fn.name))
         fn.program.graph_conditionals = self.conditional_values
