@@ -2,6 +2,8 @@
 // reads what an H100 printed: tools/overlap_gpu_probe_h100.txt.)
 //
 //   overlap_gpu_probe            every case below, each timed REPS times (the median is printed)
+//   overlap_gpu_probe many       only the many-streams cases
+//   overlap_gpu_probe pairs      simpleHyperQ's pattern: two dependent 1 ms kernels on each of 8 to 32 streams
 //
 // A case launches the same kernels twice: all in one stream ("serial"), then kernel i in stream i
 // ("streams"), between two events on the legacy default stream (which waits for every blocking stream),
@@ -114,6 +116,34 @@ int main(int argc, char **argv) {
     launch(COPY, 1, 0);
     CHECK(cudaDeviceSynchronize());
 
+    if (argc > 1 && !strcmp(argv[1], "pairs")) {
+        // simpleHyperQ's pattern: two 1 ms kernels (one block of one thread) per stream, the second waiting
+        // for the first; issued depth first (A0 B0 A1 B1 ...) or breadth first (A0 A1 ... B0 B1 ...).
+        // Serial would be 2 x streams ms; with a hardware queue per stream, 2 ms.
+        long long ms1 = (long long)khz;
+        const int counts[3] = {8, 16, 32};
+        for (int c = 0; c < 3; c++)
+            for (int breadth = 0; breadth < 2; breadth++) {
+                std::vector<float> t;
+                for (int r = 0; r < REPS; r++) {
+                    CHECK(cudaDeviceSynchronize());
+                    CHECK(cudaEventRecord(ev0, 0));
+                    for (int k = 0; k < 2 * counts[c]; k++) {
+                        int i = breadth ? k % counts[c] : k / 2;
+                        spin<<<1, 1, 0, streams[i]>>>(ms1);
+                    }
+                    CHECK(cudaEventRecord(ev1, 0));
+                    CHECK(cudaEventSynchronize(ev1));
+                    float ms;
+                    CHECK(cudaEventElapsedTime(&ms, ev0, ev1));
+                    t.push_back(ms);
+                }
+                std::sort(t.begin(), t.end());
+                printf("pairs streams=%d order=%s connections=%s ms=%.3f kernel_ms=1\n", counts[c],
+                       breadth ? "breadth" : "depth", conn ? conn : "8", t[REPS / 2]);
+            }
+        return 0;
+    }
     bool many_only = argc > 1 && !strcmp(argv[1], "many");
     char name[160];
     if (!many_only) {

@@ -24,15 +24,19 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   "Concurrent Kernel Execution"), as the block scheduler shares it (``place_blocks``): a kernel's
   blocks take the SMs' block slots (the occupancy calculator's blocks per SM times the SMs) and a
   share of the SMs' throughput (``timing.Estimate.device_share``: the pipe that limits it, on the
-  SMs it uses), in waves of a block's time (the kernel's time over its waves). Blocks start in
-  issue order: a kernel's first block no earlier than the last block of the kernel issued before it,
-  in the room earlier kernels leave, so another stream's kernel starts as the first one's last wave
-  drains; at most ``max_resident_grids`` kernels (128 on sm_90) run at once. An H100 agreed
+  SMs it uses), in waves of a block's time (the kernel's time over its waves). Earlier kernels come
+  first: a kernel's blocks take the room the kernels issued before it leave, so another stream's
+  kernel starts as the first one's last wave drains; at most ``max_resident_grids`` kernels (128 on
+  sm_90) run at once. Streams reach the device through ``CUDA_DEVICE_MAX_CONNECTIONS`` hardware
+  queues (8 unless set; streams take them in turn), each handing over its work in order: a kernel
+  waiting for its stream holds up the streams that share its queue (16 or 32 streams of two
+  dependent kernels each, issued stream by stream, run in 3 or 5 kernels' time, all streams' first
+  kernels first in 2). A kernel launched on another stream than the kernel before it starts
+  ``KERNEL_GAP_US`` after that one's launch at the earliest (the launches' own pace). An H100 agreed
   (``tools/overlap_gpu_probe.cu``, tests/test_timeline_overlap.py): 8 streams of kernels that each
   fill 1/8 of the block slots ran 6.8x faster than one stream, of half the slots 2.0x, of all or
-  two waves 1.0x, and a grid of 1.5 waves then one of half a wave 1.5x. A kernel of another stream
-  starts at least ``KERNEL_GAP_US`` after the kernel issued before it (the launches' own pace). A
-  kernel launched without a shape (a library call, a memset) takes the whole device.
+  two waves 1.0x, a grid of 1.5 waves then one of half a wave 1.5x, and the queues' cases as said.
+  A kernel launched without a shape (a library call, a memset) takes the whole device.
 * A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
   least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
   ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
@@ -52,6 +56,8 @@ their events measure), through the runtime core (``cudalab.runtime.core``).
 """
 from __future__ import annotations
 
+import bisect
+import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -64,7 +70,7 @@ COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
 HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
-KERNEL_GAP_US = 4.5          # a kernel of another stream starts this long after the kernel issued before it at the
+KERNEL_GAP_US = 4.5          # a kernel of another stream starts this long after the launch before it at the
 #                              earliest (an H100: 8 to 160 streams' kernels started 4.2 to 4.9 us apart)
 EVENT_SEEN_US = 4.0           # how long after its moment the host can see that an event happened (H200: 3 to 5 us)
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
@@ -87,18 +93,32 @@ class Timeline:
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
         self._seen: dict = {}                # stream -> when the host can see its event records so far happened
-        self._busy: list = []                # [start, end, slots, share, kernel] groups of blocks on the SMs
-        self._dispatched = 0.0               # when the last group of blocks so far starts (issue order)
+        self._busy: list = []                # [start, end, slots, share, kernel] groups of blocks on the SMs,
+        self._busy_ends: list = []           # ... in the order of their ends (these)
         self._kernels = 0                    # kernels placed, to tell their groups apart
-        self._last_kernel = None             # (stream, start) of the kernel issued last
+        self._launched = None                # (stream, moment) of the kernel launched last
+        self.max_connections = max(1, min(32, int(os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") or 8)))
+        self._connections: dict = {}         # stream -> its hardware queue (round robin, as streams are made)
+        self._queue_start: dict = {}         # hardware queue -> when the last work it took started
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
         """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
+        self._connection(stream)
         if non_blocking:
             self._non_blocking.add(stream)
         else:
             self._non_blocking.discard(stream)
         self._priority[stream] = priority
+
+    def _connection(self, stream):
+        """The hardware work queue a stream's work goes through: streams take the device's
+        ``max_connections`` queues in turn as they are made (CUDA_DEVICE_MAX_CONNECTIONS, 8 unless set),
+        so the 9th stream shares the 1st one's; the legacy stream has its own."""
+        c = self._connections.get(stream)
+        if c is None:
+            c = -1 if stream == 0 else sum(s != 0 for s in self._connections) % self.max_connections
+            self._connections[stream] = c
+        return c
 
     # ---------------------------------------------------------------- issuing work
     def _engine(self, kind):
@@ -126,25 +146,43 @@ class Timeline:
 
     def _on_sms(self, stream, kind, name, duration, blocks, slots, share):
         """Work on the SMs: ``blocks`` blocks, ``slots`` of them at once on the whole device, together
-        keeping ``share`` of its throughput busy, in waves of ``duration`` over its waves (place_blocks)."""
+        keeping ``share`` of its throughput busy, in waves of ``duration`` over its waves (place_blocks).
+        It starts after the work before it in its hardware queue has started (a queue hands the device
+        its work in order: a kernel waiting for its stream holds up the streams that share its queue),
+        and a kernel launched on another stream than the kernel before it KERNEL_GAP_US after that one."""
         waves = -(-blocks // slots)
         self._kernels += 1
-        first = max(self._ready(stream), self._dispatched)
-        if kind == "kernel" and self._last_kernel is not None and self._last_kernel[0] != stream:
-            first = max(first, self._last_kernel[1] + KERNEL_GAP_US)
-        groups = place_blocks(self._busy, first, blocks, slots, duration / waves, share,
-                              self.profile.max_resident_grids, self._kernels)
+        queue = self._connection(stream)
+        first = max(self._ready(stream), self._queue_start.get(queue, 0.0))
+        if kind == "kernel":
+            moment = self.host_time
+            if self._launched is not None and self._launched[0] != stream:
+                moment = max(moment, self._launched[1] + KERNEL_GAP_US)
+            elif self._launched is not None:
+                moment = max(moment, self._launched[1])
+            self._launched = (stream, moment)
+            first = max(first, moment)
+        # only groups that end after ``first`` can be in the way (the list is in the order of their ends)
+        groups = place_blocks(self._busy[bisect.bisect_right(self._busy_ends, first):], first, blocks, slots,
+                              duration / waves, share, self.profile.max_resident_grids, self._kernels)
         per_block = share / min(blocks, slots)
         for t0, t1, n in groups:
-            self._busy.append([t0, t1, n / slots, n * per_block, self._kernels])
-        self._dispatched = max(self._dispatched, groups[-1][0])
-        if kind == "kernel":
-            self._last_kernel = (stream, groups[0][0])
-        self._busy = [g for g in self._busy if g[1] > self._dispatched]
+            self._hold([t0, t1, n / slots, n * per_block, self._kernels])
+        self._queue_start[queue] = groups[0][0]
         row = self._place(stream, "SMs", kind, name, groups[0][0], max(g[1] for g in groups))
         if blocks > 1:
             row["blocks"], row["waves"] = blocks, [list(g) for g in groups]
         return row
+
+    def _hold(self, group):
+        """Keep a group of blocks on the SMs, in the order of ends; those that ended before the host's
+        present moment are let go (no work issued from now on can start before it)."""
+        i = bisect.bisect_right(self._busy_ends, group[1])
+        self._busy.insert(i, group)
+        self._busy_ends.insert(i, group[1])
+        gone = bisect.bisect_right(self._busy_ends, self.host_time)
+        if gone:
+            del self._busy[:gone], self._busy_ends[:gone]
 
     def _place(self, stream, engine, kind, name, start, end):
         self._engine_end[engine] = max(self._engine_end.get(engine, 0.0), end)
@@ -233,8 +271,8 @@ class Timeline:
         row = self._place(stream, "SMs", "kernel", name, start, end)
         row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
         self._kernels += 1                      # it holds the device until it ends, beside the kernel before
-        self._busy.append([start, end, 1.0, 1.0, self._kernels])
-        self._dispatched = max(self._dispatched, start)
+        self._hold([start, end, 1.0, 1.0, self._kernels])
+        self._queue_start[self._connection(stream)] = start
         return row
 
     def host_function(self, stream=0, name: str = "host function", us: float = 0.0):
