@@ -99,6 +99,7 @@ class Timeline:
         self._launched = None                # (stream, moment) of the kernel launched last
         self.max_connections = max(1, min(32, int(os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") or 8)))
         self._connections: dict = {}         # stream -> its hardware queue (round robin, as streams are made)
+        self._streams_made = 0
         self._queue_start: dict = {}         # hardware queue -> when the last work it took started
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
@@ -116,7 +117,8 @@ class Timeline:
         so the 9th stream shares the 1st one's; the legacy stream has its own."""
         c = self._connections.get(stream)
         if c is None:
-            c = -1 if stream == 0 else sum(s != 0 for s in self._connections) % self.max_connections
+            c = -1 if stream == 0 else self._streams_made % self.max_connections
+            self._streams_made += stream != 0
             self._connections[stream] = c
         return c
 
