@@ -243,3 +243,13 @@ def test_a_kernels_static_shared_memory_limits_how_many_of_its_blocks_run_beside
         first, second = (tl.kernel("tiled", t.us, stream=s, blocks=t.blocks, per_sm=t.per_sm, share=0.0)
                          for s in (1, 2))
         assert (second["start"] < first["end"]) == together
+
+
+def test_the_streams_widget_counts_kernels_side_by_side_once():
+    from cudalab.widgets.streams import timeline_model
+    tl = Timeline("H100")
+    for s in (1, 2):
+        tl.kernel(f"k{s}", 100.0, stream=s, blocks=132, per_sm=8, share=0.0)
+    model = timeline_model(tl.rows())
+    assert model["total"] == pytest.approx(104.5)        # the second kernel's launch came 4.5 us later
+    assert model["busy"]["kernel"] == pytest.approx(104.5)     # not 200: they ran at once
