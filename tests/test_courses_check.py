@@ -1277,6 +1277,34 @@ def test_a_build_that_hands_nvcc_a_header_reports_cudalabs_one_line_not_a_traceb
     assert r.stderr.strip().startswith("don't know what to do with 'reduce.h'")
 
 
+def test_a_cmake_include_folder_under_a_folder_with_a_space_in_its_name_stays_one_path(tmp_path):
+    # a student's assignment folders are "Assignment III", "Assignment IV": the include folder that
+    # ${CMAKE_SOURCE_DIR} names lies under a name with a space, and must reach nvcc as one -I
+    course = write(tmp_path, {
+        "Assignment III/CMakeLists.txt": ("project(a3 CUDA CXX)\ninclude_directories(${CMAKE_SOURCE_DIR}/ex_2/include)\n"
+                                          "add_executable(exercise1 ex_1/histogram.cu)\n"),
+        "Assignment III/ex_2/include/helper.h": PIECE,
+        "Assignment III/ex_1/histogram.cu": '#include "helper.h"\n' + MAIN,
+    })
+    p = read_program(course / "Assignment III/ex_1/histogram.cu", course)
+    assert p.options == ["-Iex_2/include", "-o", "exercise1"]
+    assert p.folder == "Assignment III"
+
+
+def test_a_notebook_that_runs_the_program_by_the_path_it_built_it_to_gives_its_arguments(tmp_path):
+    # a summer school's notebook, at the top of the checkout, builds each exercise into its folder and
+    # runs it there by path: the 512 of "./matrix_multiplication/matrix_multiply 512" is the program's size
+    import json
+    cells = [{"cell_type": "code", "source": ["!nvcc -arch=sm_80 -o matrix_multiplication/matrix_multiply "
+                                              "matrix_multiplication/matrix_multiply.cu\n"]},
+             {"cell_type": "code", "source": ["!./matrix_multiplication/matrix_multiply 512\n"]}]
+    course = write(tmp_path, {"exercises.ipynb": json.dumps({"cells": cells}),
+                              "matrix_multiplication/matrix_multiply.cu": MAIN + PIECE})
+    p = read_program(course / "matrix_multiplication/matrix_multiply.cu", course)
+    assert p.how == "exercises.ipynb"
+    assert author_arguments(p, course) == ["512"]
+
+
 def test_a_header_only_interface_library_a_cmake_program_links_gives_its_include_folder(tmp_path):
     # a PMPP reader's book code: utils/ is add_library(utils INTERFACE) with its folder as the include
     # directory, and each chapter's benchmark links it; cmake then compiles with -I utils, it links nothing

@@ -567,10 +567,19 @@ def author_run(p: "Program", checkout: Path) -> tuple:
         found = (words, {}) if words else _readme_run(checkout / p.name, checkout, output)
         return found if found != ([], {}) else job_script_run(output, checkout)
     for prog, args, env in _run_lines(_note_text(note)):
-        if prog != output:
+        if not _runs_the_output_c16(prog, output, p.options):
             continue
         return _plain(args), env
     return [], {}
+
+
+def _runs_the_output_c16(prog: str, output: str, options: list) -> bool:
+    """Whether a note's ``./PROG`` runs the program its build line makes: the output's name, or the path
+    the build wrote it to (a CERN school's notebook builds ``nvcc -arch=sm_80 -o
+    matrix_multiplication/matrix_multiply ...`` from the checkout's top and runs
+    ``./matrix_multiplication/matrix_multiply 512``; read by name alone, its 512 was never given)."""
+    built = _output(options)
+    return prog == output or (built is not None and os.path.normpath(prog) == os.path.normpath(built))
 
 
 # the example a program's own usage message gives: 'std::cout << "example: " << argv[0] << " 1000000000 512"',
@@ -1084,9 +1093,9 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
     for folder in folders:
         lists = folder / "CMakeLists.txt"
         # the folder variables an include path is written with ("include_directories(${CMAKE_CURRENT_SOURCE_DIR})")
-        text = _without_cmake_comments(lists.read_text(errors="replace"))
-        for name, value in (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
-                            ("CMAKE_SOURCE_DIR", folders[0]), ("PROJECT_SOURCE_DIR", folders[0])):
+        raw = _without_cmake_comments(lists.read_text(errors="replace"))
+        text = raw
+        for name, value in _folder_variables_c16(folder, folders[0]):
             text = text.replace("${%s}" % name, str(value))
         if re.search(r"\bset\s*\(\s*CMAKE_CUDA_SEPARABLE_COMPILATION\s+(ON|TRUE|1)\b", text, re.I):
             options.append("-rdc=true")
@@ -1096,10 +1105,30 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
         options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
                     for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
-        for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d.strip(chr(34)), where)}" for d in m.group(1).split()
+        for m in _CMAKE_INCLUDES.finditer(raw):
+            options += [f"-I{os.path.relpath(folder / d, where)}" for d in _include_folders_c16(m.group(1), folder, folders[0])
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     return options
+
+
+def _folder_variables_c16(folder: Path, top: Path) -> tuple:
+    """The folder variables a CMakeLists.txt writes paths with, and their values for the one in ``folder``
+    (``top``: the project's first CMakeLists.txt)."""
+    return (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
+            ("CMAKE_SOURCE_DIR", top), ("PROJECT_SOURCE_DIR", top))
+
+
+def _include_folders_c16(argument: str, folder: Path, top: Path) -> list:
+    """The folders of an ``include_directories(...)`` argument list, its words split before the folder
+    variables are put in: a KTH student's ``Assignment III/CMakeLists.txt`` says
+    ``include_directories(${CMAKE_SOURCE_DIR}/ex_2/include)``, and the space in the folder's name cut the
+    path in two (``-I../Assignment -IIII/ex_2/include``), so its headers were not found."""
+    folders = []
+    for word in shlex.split(_cmake_unquoted(argument).replace("\n", " "), posix=True) if argument.strip() else []:
+        for name, value in _folder_variables_c16(folder, top):
+            word = word.replace("${%s}" % name, str(value))
+        folders.append(word)
+    return folders
 
 
 def _cmake_variables(text: str, home: Path) -> dict:
