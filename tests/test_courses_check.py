@@ -1303,3 +1303,22 @@ def test_a_notebook_that_runs_the_program_by_the_path_it_built_it_to_gives_its_a
     p = read_program(course / "matrix_multiplication/matrix_multiply.cu", course)
     assert p.how == "exercises.ipynb"
     assert author_arguments(p, course) == ["512"]
+
+
+def test_a_solution_beside_the_exercise_its_makefile_builds_is_built_with_that_line(tmp_path):
+    # a bootcamp's lab folder: the Makefile builds jacobi.cu with OpenMP and NVTX; jacobi_solution.cu and
+    # jacobi_orig.cu lie beside it and need the same flags to link
+    course = write(tmp_path, {
+        "lab/Makefile": ("NVCC_FLAGS = -Xcompiler -fopenmp -DUSE_NVTX -lnvToolsExt -std=c++14\n"
+                         "jacobi: Makefile jacobi.cu\n\tnvcc $(NVCC_FLAGS) jacobi.cu -o jacobi\n"),
+        "lab/jacobi.cu": MAIN + PIECE,
+        "lab/jacobi_solution.cu": MAIN + PIECE,
+        "lab/jacobi_orig.cu": MAIN + PIECE,
+        "lab/other.cu": MAIN + PIECE,
+    })
+    for name in ("jacobi_solution.cu", "jacobi_orig.cu"):
+        p = read_program(course / "lab" / name, course)
+        assert (p.how, p.sources) == ("lab/Makefile", [name])
+        assert "-fopenmp" in p.options and "-lnvToolsExt" in p.options
+    # a file that is no version of a built exercise keeps nvcc's default
+    assert read_program(course / "lab/other.cu", course).how.startswith("default")
