@@ -1106,7 +1106,8 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
                     for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
         for m in _CMAKE_INCLUDES.finditer(raw):
-            options += [f"-I{os.path.relpath(folder / d, where)}" for d in _include_folders_c16(m.group(1), folder, folders[0])
+            options += [f"-I{os.path.relpath(folder / d, where)}"
+                        for d in _include_folders_c16(m.group(1), folder, folders[0])
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     return options
 
@@ -1294,8 +1295,8 @@ def find_build(path: Path, checkout: Path) -> tuple:
 
 # the suffixes a lab gives the other versions of an exercise its Makefile builds: jacobi.cu, with
 # jacobi_solution.cu and jacobi_orig.cu beside it
-_VERSION_SUFFIX_C16 = re.compile(r"(.+?)[_-](?:solution|soln|sol|orig|original|answer|ref|reference|complete[d]?|final|done)",
-                                 re.I)
+_VERSION_SUFFIX_C16 = re.compile(r"(.+?)[_-](?:solution|soln|sol|orig|original|answer|ref|reference|"
+                                 r"complete[d]?|final|done)", re.I)
 
 
 def _exercise_build_c16(path: Path, checkout: Path) -> list | None:
