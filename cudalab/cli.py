@@ -308,6 +308,8 @@ def cmd_run(args) -> int:
     use_checks(args)
     if args.profile:
         return cmd_profile(args)
+    if args.why_slow:
+        return _why_slow(args)
     if is_program(args.nvcc):
         return run_program_files(args)
     source, mod = _compile(args)
@@ -318,6 +320,19 @@ def cmd_run(args) -> int:
               "(add a `// cudalab: launch ...` line to run one; see `cudalab run --help`)")
         return 0
     return 0 if run_kernel_file(mod, spec) else 1
+
+
+def _why_slow(args) -> int:
+    """``cudalab run --why-slow``: the run as usual, then, on stderr, each kernel's CPU time and the
+    instructions that kept it in the interpreter, with the compiled tier's reason (emulator/why_slow.py)."""
+    from .emulator import why_slow
+    why_slow.turn_on()
+    args.why_slow = False
+    try:
+        return cmd_run(args)
+    finally:
+        sys.stdout.flush()
+        why_slow.print_report()
 
 
 def cmd_profile(args) -> int:
@@ -355,13 +370,15 @@ cudalab options:
   --launch-skip N    (profile) pass over the first N launches that match, unprofiled (as ncu -s)
   --launch-count N   (profile) profile at most N launches (as ncu -c); launches not profiled run at full speed
   --timeout SECONDS  stop the program, and the kernel it runs, after this long (a kernel file: its launch)
+  --why-slow         (run) afterwards, each kernel's CPU time and which of its instructions ran in the
+                     (slower) interpreter instead of native code, with the reason
   --ptx              (compile) print the PTX
 nvcc options: -I DIR, -D NAME[=VAL], -U NAME, -std=c++17, -O N, -rdc=true, -dc, -arch=sm_80,
   -gencode ..., -lineinfo, -G, -Xcompiler OPT, --extended-lambda, --expt-relaxed-constexpr,
   --use_fast_math, -l LIB, -L DIR, -o NAME, -w, ... (as nvcc reads them)
 """
 _OWN = {"--device": True, "--check": True, "--timeout": True, "--profile": False, "--ptx": False,
-        "--kernel-name": True, "--launch-skip": True, "--launch-count": True}
+        "--kernel-name": True, "--launch-skip": True, "--launch-count": True, "--why-slow": False}
 
 
 def parse_args(argv) -> argparse.Namespace:
@@ -379,7 +396,7 @@ def parse_args(argv) -> argparse.Namespace:
         program_args = []
     args = argparse.Namespace(command=command, func=COMMANDS[command], device=None, check="", timeout=None,
                               profile=False, ptx=False, program_args=program_args, kernel_name=None,
-                              launch_skip=None, launch_count=None)
+                              launch_skip=None, launch_count=None, why_slow=False)
     nvcc_words = []
     words = iter(rest)
     for w in words:

@@ -681,6 +681,8 @@ class CutRegionBuilder(RegionBuilder):
     the chunk ends there (regions.Runner makes the stack entries, and computes the uniform values
     live there for the interpreter: cold code the native function need not hold)."""
 
+    tables = True           # ex2.approx reads its table lane by lane (llvmgen._ex2)
+
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
     one_d = False               # the version for one-dimensional blocks (special)
     warp_vectors = True         # runs of shuffle segments as 32-wide vectors (warpvec.py)

@@ -1,0 +1,109 @@
+"""`cudalab run --why-slow`: which instructions kept a kernel in the interpreter, and why.
+
+A student whose program is slow on the emulator sees, per kernel, its launches and CPU time, the share of
+its work the (slower) interpreter ran and, for the lines that ran there, the compiled tier's reason."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.emulator import why_slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# a loop around __sinf: sin.approx takes the GPU's special-function-unit bits from tables (mufu.py),
+# which the compiled tier leaves to the interpreter; the plain loop beside it compiles whole
+KERNELS = r"""
+extern "C" __global__ void wobble(float *x, int n, int turns)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    for (int k = 0; k < turns; k++)
+        v = __sinf(v) + 0.5f;
+    x[i] = v;
+}
+
+extern "C" __global__ void scale(float *x, int n, int turns)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    for (int k = 0; k < turns; k++)
+        v = v * 0.5f + 1.0f;
+    x[i] = v;
+}
+"""
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    monkeypatch.setattr(why_slow, "ON", True)
+    why_slow.reset()
+    yield
+    why_slow.reset()
+
+
+def test_an_instruction_left_to_the_interpreter_is_named_with_its_line_and_reason(counting):
+    m = cudalab.compile(KERNELS)
+    x = cudalab.to_device(np.linspace(0, 1, 4096, dtype=np.float32))
+    for _ in range(3):
+        m.wobble[32, 128](x, np.int32(4096), np.int32(20))
+    text = why_slow.report()
+    lines = text.splitlines()
+    wobble = next(k for k in lines if k.startswith("- wobble"))
+    assert "3 launches" in wobble
+    # the loop's body runs in the interpreter: the report says how much, then the __sinf line first
+    assert "ran in the interpreter" in text
+    place = next(k for k in lines if "sin.approx" in k)
+    assert place.strip().startswith("line 8:") and "special function unit" in place
+    assert lines.index(place) == lines.index(wobble) + 2
+    # the branches before the loop are said to be cheap
+    assert any(k.strip().startswith("line 5:") and "costs little" in k for k in lines)
+
+
+def test_a_kernel_wholly_in_native_code_is_said_to_be(counting):
+    m = cudalab.compile(KERNELS)
+    x = cudalab.to_device(np.linspace(0, 1, 4096, dtype=np.float32))
+    m.scale[32, 128](x, np.int32(4096), np.int32(20))
+    text = why_slow.report()
+    assert "- scale: 1 launch," in text
+    assert "of its thread-instructions ran in native code" in text
+    assert "interpreter" not in text.split("- scale", 1)[1].split("\n")[1]
+
+
+def test_nothing_is_counted_unless_asked(monkeypatch):
+    monkeypatch.setattr(why_slow, "ON", False)
+    why_slow.reset()
+    m = cudalab.compile(KERNELS)
+    x = cudalab.to_device(np.zeros(256, np.float32))
+    m.scale[2, 128](x, np.int32(256), np.int32(1))
+    assert why_slow.report() == "cudalab --why-slow: no kernel ran on the emulator."
+
+
+def test_the_cli_prints_the_report_after_the_program(tmp_path):
+    src = tmp_path / "wobble.cu"
+    src.write_text(KERNELS.replace('extern "C" __global__ void scale', '__global__ void unused') + r"""
+#include <cstdio>
+int main()
+{
+    float *x;
+    cudaMalloc(&x, 1024 * sizeof(float));
+    cudaMemset(x, 0, 1024 * sizeof(float));
+    wobble<<<8, 128>>>(x, 1024, 8);
+    cudaDeviceSynchronize();
+    printf("done\n");
+    return 0;
+}
+""")
+    r = subprocess.run([sys.executable, "-m", "cudalab.cli", "run", "--why-slow", str(src.name)], cwd=tmp_path,
+                       capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(ROOT),
+                                                            "CUDALAB_TIER": "compiled"}, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().endswith("done")
+    assert "cudalab --why-slow: 1 kernel ran" in r.stderr
+    assert "- wobble: 1 launch," in r.stderr and "sin.approx" in r.stderr
