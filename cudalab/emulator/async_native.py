@@ -11,16 +11,22 @@ whole loop is one region (regions.py, "Cuts"), with the same semantics as ``asyn
   predicate that holds gives zeros, a full ``src-size`` reads every byte) and queues the bytes in the
   issuing thread's own queue, with the thread's commit count as its group;
 - ``cp.async.commit_group`` adds one to the thread's count;
-- ``cp.async.wait_group N`` (``wait_all``: a commit, then ``wait_group 0``) writes the thread's queued
-  copies whose group is older than its newest N **into shared memory, in issue order**, and keeps
-  the rest. A read of the tile before the wait still sees the old bytes, as on an H100.
+- ``cp.async.wait_group N`` (``wait_all``: a commit, then ``wait_group 0``) marks the thread's queued
+  copies whose group is older than its newest N as ready (the oldest ones: groups never decrease
+  along the queue), and the ready copies of every thread of the block land **into shared memory**
+  when the phase ends (``land_ready``), in the order lock step lands them: by issue (the segment, then
+  the pc), then by thread, so two threads' copies of the same bytes end as ``asyncops`` leaves them.
+  A read of the tile before the wait still sees the old bytes, as on an H100.
 
-For the phases of a segment (regions.phases) a wait is a shared-memory store: a thread that reads
-another thread's landed bytes without a barrier (a race on a GPU) sees them as lock step would.
+For the phases of a segment (regions.phases) a wait is a shared-memory store: a shared access after
+it starts a new phase, so it sees every thread's landed bytes, as lock step would. Where threads of
+one block take different paths with copies or waits (``if``/``else`` arms) and their copies overlap, the
+order within a phase is the pc's, not lock step's taken-side-first one: a race between threads' copies,
+whose GPU order is undefined.
 
 **The queue** is one block's (the region runs a block at a time): per thread a count, a commit
-count and a ring of ``DEPTH`` slots of four words (the destination's pointer with the size in its top byte,
-the group, 16 bytes of data). It lives in an array of the Runner's (``queue``), whose address native
+count, its ring's first slot and how many copies are ready, and a ring of ``DEPTH`` slots of five words
+(the destination's pointer with the size in its top byte, the group, the issue order, 16 bytes of data). It lives in an array of the Runner's (``queue``), whose address native
 code reads from ``st[7]``, so that it outlives a call that returns for the watchdog mid-block. A
 thread with ``DEPTH`` copies in flight that issues another stops at that ``cp.async`` (the
 interpreter reruns it), as does a partial ``src-size`` (1 to size - 1 bytes: rare, and the
