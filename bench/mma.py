@@ -1,7 +1,8 @@
 """The cost of one warp-level tensor-core instruction on the emulator, as the GEMM samples use it.
 
     python bench/mma.py                 # f16 and s8 wmma m16n16k16, small integers and random halves, and
-                                        # an unrolled k-loop (one program: mma_runs.py) of f16 integers
+                                        # an unrolled k-loop (one program: mma_runs.py) of f16 integers,
+                                        # tf32, with C scaled by beta, and dmmaTensorCoreGemm's f64 k-loop
 
 One launch of 108 blocks of 8 warps (cudaTensorCoreGemm's persistent grid: every warp of the batch
 runs each instruction together) loads its fragments, runs ``iters`` wmma::mma_sync and stores the
@@ -79,6 +80,60 @@ BETA_C = ("wmma::fill_fragment(acc[i][j], 0);",
           "    for (int t = 0; t < acc[i][j].num_elements; t++) acc[i][j].x[t] *= 1.2f / 1.1f; }")
 
 
+# dmmaTensorCoreGemm's k-loop: f64 m8n8k4, per k step 2 A and 4 B fragments from shared tiles whose rows are
+# 4 * STEPS + 4 doubles apart (the sample's skew), 8 mmas into 8 accumulators read from memory and scaled by beta
+DMMA_PROGRAM = r'''
+#include <mma.h>
+using namespace nvcuda;
+#define LD (4 * STEPS + 4)
+__global__ void k(const double* a, const double* b, double* c) {
+  __shared__ double sa[16 * LD], sb[32 * LD];          // A: 16 rows, B: 32 columns, by rows of k
+  for (int i = threadIdx.x; i < 16 * 4 * STEPS; i += blockDim.x) sa[i / (4 * STEPS) * LD + i % (4 * STEPS)] = a[i];
+  for (int i = threadIdx.x; i < 32 * 4 * STEPS; i += blockDim.x) sb[i / (4 * STEPS) * LD + i % (4 * STEPS)] = b[i];
+  __syncthreads();
+  int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc[2][4];
+  for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) {
+    wmma::load_matrix_sync(acc[i][j], c + (w * 8 + i * 4 + j) * 64, 8, wmma::mem_row_major);
+    for (int t = 0; t < acc[i][j].num_elements; t++) acc[i][j].x[t] *= 1.2 / 1.1;
+  }
+#pragma unroll
+  for (int s = 0; s < STEPS; s++) {
+    wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> fa[2];
+    wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::col_major> fb[4];
+    for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], sa + i * 8 * LD + s * 4, LD);
+    for (int j = 0; j < 4; j++) wmma::load_matrix_sync(fb[j], sb + j * 8 * LD + s * 4, LD);
+    for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+  }
+  for (int i = 0; i < 2; i++) for (int j = 0; j < 4; j++)
+    wmma::store_matrix_sync(c + (w * 8 + i * 4 + j) * 64, acc[i][j], 8, wmma::mem_row_major);
+}'''
+
+
+def per_program_dmma(steps: int = 16) -> float:
+    """CPU us per warp-level f64 mma (with its share of the loads) in DMMA_PROGRAM's k-loop of ``steps``
+    unrolled steps (8 mmas each; dmmaTensorCoreGemm's CHUNK_K is 16), small integers into a C scaled by
+    beta: a launch of ``steps`` less one of 1 step, over the mmas between."""
+    from cudalab.emulator import mma_native
+    mma_native.COLD_WARPS = 0
+    rng = np.random.default_rng(1)
+    times = []
+    for n in (1, steps):
+        kern = cudalab.compile(DMMA_PROGRAM.replace("STEPS", str(n))).get_kernel("k")
+        a, b = rng.integers(0, 3, 16 * 4 * n).astype(np.float64), rng.integers(0, 3, 32 * 4 * n).astype(np.float64)
+        c0 = rng.integers(0, 3, WARPS * 8 * 64).astype(np.float64)
+        c = c0.copy()
+        kern[108, 256](a, b, c)
+
+        def launch():
+            c[:] = c0
+            t0 = time.process_time()
+            kern[108, 256](a, b, c)
+            return time.process_time() - t0
+        times.append(min(launch() for _ in range(5)))
+    return (times[1] - times[0]) / ((steps - 1) * 8 * WARPS) * 1e6
+
+
 def per_program_mma(steps: int = 8, tf32: bool = False, beta: bool = False) -> float:
     """CPU us per warp-level mma (with its share of the loads) inside a program of ``steps`` unrolled k
     steps (8 mmas each), small integers: a launch of ``steps`` less one of 1 step, over the mmas between.
@@ -138,6 +193,7 @@ def main():
     print(f"{'tf32 k-loop program (8 steps)':<28} {per_program_mma(tf32=True):>20.2f}")
     print(f"{'f16 k-loop, C scaled by beta':<28} {per_program_mma(beta=True):>20.2f}")
     print(f"{'tf32 k-loop, C scaled by beta':<28} {per_program_mma(tf32=True, beta=True):>20.2f}")
+    print(f"{'f64 k-loop (16 steps), beta':<28} {per_program_dmma():>20.2f}")
 
 
 if __name__ == "__main__":

@@ -166,11 +166,10 @@ __global__ void piped(const float* A, const float* B, float* C, int n) {
 """
 
 
-def test_the_tile_after_a_pipelines_wait_is_a_region_of_its_own_with_the_same_bytes_and_counts(tmp_path,
-                                                                                               monkeypatch):
-    """cp.async and its waits stay interpreted, so the tile loop is no region; the stretch from the
-    loop's first barrier to its branch back is one (regions._grow ends it before that branch),
-    and its product runs in the rows version (globalToShmemAsyncCopy's shape)."""
+def test_a_pipelined_tile_loop_is_a_region_with_the_same_bytes_and_counts(tmp_path, monkeypatch):
+    """The tile loop with its cp.async, commit and wait is one region (async_native: the copies
+    land at the wait in native code, as asyncops lands them), and its product runs in the rows
+    version (globalToShmemAsyncCopy's shape)."""
     calls = calls_per_version(monkeypatch)
     monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
     rng = np.random.default_rng(7)

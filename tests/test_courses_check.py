@@ -1275,3 +1275,121 @@ def test_a_build_that_hands_nvcc_a_header_reports_cudalabs_one_line_not_a_traceb
                        capture_output=True, text=True)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("don't know what to do with 'reduce.h'")
+
+
+def test_a_cmake_include_folder_under_a_folder_with_a_space_in_its_name_stays_one_path(tmp_path):
+    # a student's assignment folders are "Assignment III", "Assignment IV": the include folder that
+    # ${CMAKE_SOURCE_DIR} names lies under a name with a space, and must reach nvcc as one -I
+    course = write(tmp_path, {
+        "Assignment III/CMakeLists.txt": ("project(a3 CUDA CXX)\ninclude_directories(${CMAKE_SOURCE_DIR}/ex_2/include)\n"
+                                          "add_executable(exercise1 ex_1/histogram.cu)\n"),
+        "Assignment III/ex_2/include/helper.h": PIECE,
+        "Assignment III/ex_1/histogram.cu": '#include "helper.h"\n' + MAIN,
+    })
+    p = read_program(course / "Assignment III/ex_1/histogram.cu", course)
+    assert p.options == ["-Iex_2/include", "-o", "exercise1"]
+    assert p.folder == "Assignment III"
+
+
+def test_a_notebook_that_runs_the_program_by_the_path_it_built_it_to_gives_its_arguments(tmp_path):
+    # a summer school's notebook, at the top of the checkout, builds each exercise into its folder and
+    # runs it there by path: the 512 of "./matrix_multiplication/matrix_multiply 512" is the program's size
+    import json
+    cells = [{"cell_type": "code", "source": ["!nvcc -arch=sm_80 -o matrix_multiplication/matrix_multiply "
+                                              "matrix_multiplication/matrix_multiply.cu\n"]},
+             {"cell_type": "code", "source": ["!./matrix_multiplication/matrix_multiply 512\n"]}]
+    course = write(tmp_path, {"exercises.ipynb": json.dumps({"cells": cells}),
+                              "matrix_multiplication/matrix_multiply.cu": MAIN + PIECE})
+    p = read_program(course / "matrix_multiplication/matrix_multiply.cu", course)
+    assert p.how == "exercises.ipynb"
+    assert author_arguments(p, course) == ["512"]
+
+
+def test_a_header_only_interface_library_a_cmake_program_links_gives_its_include_folder(tmp_path):
+    # a PMPP reader's book code: utils/ is add_library(utils INTERFACE) with its folder as the include
+    # directory, and each chapter's benchmark links it; cmake then compiles with -I utils, it links nothing
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(book LANGUAGES CXX CUDA)\nadd_subdirectory(utils)\nadd_subdirectory(ch10)\n",
+        "utils/CMakeLists.txt": ("add_library(utils INTERFACE)\n"
+                                 "target_include_directories(utils INTERFACE ${CMAKE_CURRENT_SOURCE_DIR})\n"),
+        "utils/utils.hpp": "",
+        "ch10/CMakeLists.txt": ("add_executable(reduction benchmark.cu kernels.cu)\n"
+                                "target_link_libraries(reduction PRIVATE utils m)\n"),
+        "ch10/benchmark.cu": '#include "utils.hpp"\n' + MAIN, "ch10/kernels.cu": PIECE,
+    })
+    p = read_program(course / "ch10/benchmark.cu", course)
+    assert p.sources == ["benchmark.cu", "kernels.cu"]
+    assert "-I../utils" in p.options and "-lutils" not in p.options
+    assert "-lm" in p.options
+
+
+def test_the_build_type_of_a_cmake_preset_the_readme_names_reaches_the_build(tmp_path):
+    # a book reader's project says "cmake --preset linux-release": that preset's CMAKE_BUILD_TYPE, Release,
+    # makes CMake compile with -O3 -DNDEBUG, which a CPU reference of billions of steps needs to end in time
+    presets = {"version": 6, "configurePresets": [
+        {"name": "base", "hidden": True, "cacheVariables": {"CMAKE_BUILD_TYPE": "Debug"}},
+        {"name": "linux-debug", "inherits": "base"},
+        {"name": "linux-release", "inherits": "base", "cacheVariables": {"CMAKE_BUILD_TYPE": "Release"}}]}
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(book LANGUAGES CXX CUDA)\nadd_subdirectory(ch03)\n",
+        "CMakePresets.json": json.dumps(presets),
+        "README.md": "```\ncmake --preset linux-release\ncmake --build --preset linux-release\n```\n",
+        "ch03/CMakeLists.txt": "add_executable(matmul matmul.cu)\n", "ch03/matmul.cu": MAIN,
+    })
+    p = read_program(course / "ch03/matmul.cu", course)
+    assert p.options[:2] == ["-O3", "-DNDEBUG"]
+    # without the README's word the first preset shown is taken, with what it inherits: a debug build
+    (course / "README.md").write_text("build with cmake\n")
+    assert "-O3" not in read_program(course / "ch03/matmul.cu", course).options
+    assert "-g" in read_program(course / "ch03/matmul.cu", course).options
+
+
+def test_a_readmes_cmake_build_type_reaches_the_build_and_none_adds_no_flags(tmp_path):
+    course = write(tmp_path, {
+        "CMakeLists.txt": "project(lab LANGUAGES CUDA)\nadd_executable(lab lab.cu)\n", "lab.cu": MAIN,
+        "README.md": "mkdir build && cd build && cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo .. && make\n"})
+    assert read_program(course / "lab.cu", course).options[:3] == ["-O2", "-g", "-DNDEBUG"]
+    (course / "README.md").write_text("mkdir build && cd build && cmake .. && make\n")
+    options = read_program(course / "lab.cu", course).options
+    assert not [o for o in options if o.startswith("-O") or o in ("-g", "-DNDEBUG")]
+
+
+def test_a_job_scripts_flags_variable_continued_over_lines_is_given_to_nvcc_whole(tmp_path):
+    # a cluster lab's sbatch script: the flags are one quoted value over three lines, joined by
+    # backslash-newline, then "nvcc $NVCC_FLAGS lab1.cu -o lab1"; the shell gives nvcc each flag
+    course = write(tmp_path, {
+        "lab1.cu": MAIN,
+        "lab1.sbatch": ('#!/bin/bash\n#SBATCH --job-name=lab1\nNVCC_FLAGS="-O3 -lineinfo -Xcompiler -fPIC \\\n'
+                        ' -gencode=arch=compute_70,code=sm_70 \\\n -gencode=arch=compute_75,code=sm_75"\n'
+                        'nvcc $NVCC_FLAGS lab1.cu -o lab1 || exit 10\n./lab1 ${1:-100}\n'),
+    })
+    p = read_program(course / "lab1.cu", course)
+    assert p.how == "lab1.sbatch"
+    assert p.options[:4] == ["-O3", "-lineinfo", "-Xcompiler", "-fPIC"]
+    assert not [o for o in p.options if '"' in o or "\\" in o]
+
+
+def test_a_job_scripts_argument_default_is_what_the_program_runs_with(tmp_path):
+    # "N_ARG=${1:-10000000}" then "./lab1 ${N_ARG}": sbatch runs the script without arguments, so 10000000
+    course = write(tmp_path, {
+        "lab1.cu": MAIN,
+        "lab1.sbatch": ("#!/bin/bash\nnvcc -O3 lab1.cu -o lab1\nN_ARG=${1:-10000000}\n"
+                        'echo "Running with N=${N_ARG}"\n./lab1 ${N_ARG}\n'),
+    })
+    p = read_program(course / "lab1.cu", course)
+    assert author_arguments(p, course) == ["10000000"]
+
+
+def test_cmake_add_compile_options_for_cuda_reach_the_build_and_those_for_cxx_do_not(tmp_path):
+    # the top CMakeLists.txt of a book reader's project: "--expt-relaxed-constexpr" for CUDA files only,
+    # "-Wall;-Wextra" for C++ ones; its kernels call std::ceil, which needs the first
+    course = write(tmp_path, {
+        "CMakeLists.txt": ('project(book LANGUAGES CXX CUDA)\nadd_compile_options(\n'
+                           '  "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra>"\n'
+                           '  "$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>"\n)\nadd_subdirectory(ch12)\n'),
+        "ch12/CMakeLists.txt": "add_compile_options(-lineinfo)\nadd_executable(merge merge.cu)\n",
+        "ch12/merge.cu": MAIN,
+    })
+    options = read_program(course / "ch12/merge.cu", course).options
+    assert "--expt-relaxed-constexpr" in options and "-lineinfo" in options
+    assert "-Wall" not in options and not [o for o in options if o.startswith("$")]

@@ -360,6 +360,42 @@ def test_a_benchmark_timed_once_per_size_stopped_midway_says_what_its_current_si
     assert rest_of_run(many) == ""
 
 
+def _native_builds_done():
+    """Wait for every native build under way in this process: the process's CPU time, which a CPU-time
+    limit counts, is every thread's. Each kernel an earlier test launched may have its build thread
+    ("cudalab compile ..."), and they take compiled._BUILD_LOCK one after another: waiting for the lock
+    once left the next kernel's build to run inside the limit (a clean clone's cold cache, at a load
+    near 20, used up a 3 s limit before its program's kernel started). Then the process must be idle."""
+    import threading
+    while True:
+        builds = [t for t in threading.enumerate() if t.name.startswith("cudalab compile")]
+        if not builds:
+            break
+        for t in builds:
+            t.join()
+    import gc
+    gc.collect()                # nor a collection of every earlier test's objects, come due inside the limit
+    cpu = time.process_time()
+    time.sleep(0.2)
+    assert time.process_time() - cpu < 0.05, f"a thread of this process is busy: {threading.enumerate()}"
+
+
+def test_native_builds_done_waits_for_every_queued_build_not_only_the_one_running():
+    import threading
+    from cudalab.emulator import compiled
+    ended = []
+
+    def build(name):
+        with compiled._BUILD_LOCK:
+            time.sleep(0.05)
+            ended.append(name)
+    threads = [threading.Thread(target=build, args=(f"k{i}",), name=f"cudalab compile k{i}") for i in range(4)]
+    for t in threads:
+        t.start()
+    _native_builds_done()
+    assert sorted(ended) == ["k0", "k1", "k2", "k3"]
+
+
 def test_a_program_over_its_cpu_time_limit_is_stopped_by_cudalab_with_how_far_its_kernel_got():
     # a grader's (or tools/samples_check.py's) `ulimit -t`: at the soft limit SIGXCPU stops the
     # running kernel with the same account as --timeout, before the hard limit would kill cudalab
@@ -368,9 +404,7 @@ def test_a_program_over_its_cpu_time_limit_is_stopped_by_cudalab_with_how_far_it
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     before = signal.signal(signal.SIGXCPU, lambda *a: None)     # its repeats, once cudalab's handler is gone
     run_program_source(SPIN_PROGRAM, timeout=1)                 # built and warm: the limit below is the spin's
-    from cudalab.emulator import compiled
-    with compiled._BUILD_LOCK:          # nor an earlier test's native build, still running in its thread:
-        pass                            # the process's CPU time, which the limit counts, is every thread's
+    _native_builds_done()
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time()) + 3, hard))
         stopped = run_program_source(SPIN_PROGRAM)

@@ -298,7 +298,10 @@ def test_the_compiled_loop_gives_the_numpy_paths_bits_for_every_warp_it_proves(f
     assert (got[ok] == want[ok]).all()
     if ctype == "s32":
         assert ok.all()
-    elif kind == "int":                 # f64's all-zero sums keep the fma chain, for their zeros' signs
+    elif ctype == "f64":                # an fma chain of the CPU's: every warp whose values and D are finite
+        finite = [np.isfinite(x.reshape(warps, -1)).all(axis=1) for x in (*vals.values(), want.view(np.float64))]
+        assert ok.tolist() == (finite[0] & finite[1] & finite[2] & finite[3]).tolist()
+    elif kind == "int":
         assert ok.sum() >= warps - 3
     else:
         assert not ok.all()
@@ -672,11 +675,13 @@ def test_a_tf32_k_loops_roundings_are_done_by_its_loads(monkeypatch):
     assert (ops[loads, mma_native.QUIET] == 1).all() and (ops[lanes, mma_native.LFRAGMENT] >= 0).all()
 
 
-def test_dmma_with_exact_products_is_proven_whatever_c_holds():
-    """dmmaTensorCoreGemm multiplies small integers into a C scaled by beta / alpha (full 53-bit
-    significands): no partial sum is exact, but every product is, so each fma of the chain is C + (a b)
-    rounded once, a float64 add. The compiled loop answers such warps with the numpy fma chain's bits;
-    warps whose products need more than 53 bits (a 40-bit times a 20-bit significand) are left to it."""
+def test_dmma_fma_chains_run_compiled_for_any_finite_values():
+    """DMMA is an fma chain in k order per element of D, and the compiled loop runs it with the CPU's own
+    fused multiply-add, eight columns of D a vector: every warp whose A, B, C and D are finite gets the
+    numpy fma chain's bits, whatever the values. Here small integers into a C scaled by beta / alpha (the
+    sample's data), random doubles whose products need all 106 bits, and tiny ones whose products and
+    sums are subnormal. A NaN or infinity among the inputs, or a D that overflows, is left to the numpy
+    chain (the H100's choice among NaN payloads is not the CPU's)."""
     from cudalab.emulator import mma_native
     m, n, k = 8, 8, 4
     warps = 16
@@ -686,19 +691,27 @@ def test_dmma_with_exact_products_is_proven_whatever_c_holds():
     vals = {"a": rng.integers(-2, 3, (warps, m, k)).astype(np.float64),
             "b": rng.integers(-2, 3, (warps, k, n)).astype(np.float64),
             "c": rng.integers(0, 3, (warps, m, n)) * (1.2 / 1.1)}
-    wide = np.arange(warps) >= 12                     # the last four: products of 60 bits
-    vals["a"][wide] += 2.0 ** -40
-    vals["b"][wide] += 2.0 ** -20
+    for u in "abc":
+        vals[u][8:12] = rng.standard_normal((4, *dims[u]))
+    vals["a"][10:12] *= 2.0 ** -540                   # products about 2**-1080: subnormal, as are the sums
+    vals["b"][10:12] *= 2.0 ** -540
+    vals["c"][10:12] *= 2.0 ** -1070
+    vals["a"][12, 3, 1] = np.nan
+    vals["b"][13, 2, 5] = -np.inf
+    vals["c"][14, 7, 7] = np.inf
+    vals["a"][15], vals["b"][15] = 1e200, 1e200       # finite inputs, a D that overflows
     rows, cols = lay["c"]
     want = mma.raw_bits(mma.multiply(vals["a"], vals["b"], vals["c"], "f64", "f64", "f64", False))
     want = want[:, rows, cols].reshape(warps, -1)
+    tiny = want[10:12].view(np.float64)
+    assert ((tiny != 0) & (np.abs(tiny) < 2.0 ** -1022)).any(), "some D subnormal"
     run = mma_native.plan({u: mma.matrix_places(*lay[u], dims[u]) for u in "abc"},
                           {u: lay[u][0].shape[1] for u in "abc"}, (rows * n + cols).ravel(),
                           (m, n, k), "f64", "f64", "f64", "f64", False, None)
     regs = {u: tuple(np.ascontiguousarray(vals[u][:, lay[u][0], lay[u][1]].view(np.uint64)[:, :, j].reshape(-1))
                      for j in range(lay[u][0].shape[1])) for u in "abc"}
     d, ok = run(np.arange(warps), regs["a"], regs["b"], regs["c"])
-    assert ok.tolist() == (~wide).tolist()
+    assert ok.tolist() == [True] * 12 + [False] * 4
     assert (np.stack(d, axis=-1).reshape(warps, -1)[ok] == want[ok]).all()
 
 
@@ -804,18 +817,18 @@ __global__ void chain(const double* a, const double* b, const double* c, double*
 def test_a_dmma_k_loop_decodes_each_fragment_once_and_keeps_its_chains(monkeypatch):
     """dmmaTensorCoreGemm's unrolled k-loop as one program (f64 m8n8k4): each A fragment is read by two
     mmas and decoded once, and each accumulator's D stays in the compiled loop as the next mma's C. Small
-    integers into a C of full significands (warps 0 and 2) run to the end; warps 1 and 5 get products
-    too wide for float64 from the third k step on, so they stop there with both chains' D not yet in their
-    registers, which the stop writes before the numpy fma chain takes that mma; random doubles (warps 3
-    and 7) stop at their first mma. Every warp gets the bits of the instructions one by one."""
+    integers into a C of full significands (kind 0) and random doubles (kind 2) run to the end; kind 1
+    gets a NaN in A's third k step, so its warps stop there with both chains' D not yet in their
+    registers, which the stop writes before the numpy fma chain takes that mma; kind 3's products
+    overflow at once and stop at the first mma. Every warp gets the bits of the instructions one by one."""
     from cudalab.emulator import mma_native
     rng = np.random.default_rng(13)
     kind = np.arange(8) % 4
     a, b = rng.integers(-2, 3, (8, 8, 16)).astype(np.float64), rng.integers(-2, 3, (8, 16, 16)).astype(np.float64)
     c = rng.integers(0, 3, (8, 8, 16)) * (1.2 / 1.1)
-    a[kind == 1, :, 8:] += 2.0 ** -40
-    b[kind == 1, :, 8:] += 2.0 ** -20
-    a[kind == 3], b[kind == 3] = rng.standard_normal((2, 8, 16)), rng.standard_normal((2, 16, 16))
+    a[kind == 1, 2, 9] = np.nan
+    a[kind == 2], b[kind == 2] = rng.standard_normal((2, 8, 16)), rng.standard_normal((2, 16, 16))
+    a[kind == 3], b[kind == 3] = 1e200, -1e200
     k = cudalab.compile(DMMA_CHAIN).get_kernel("chain")
     got = []
     for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
@@ -893,7 +906,7 @@ def test_a_dmma_k_loops_tiles_are_read_into_the_loop_and_written_at_a_stop(monke
     """dmmaTensorCoreGemm's k-loop loads each A and B fragment from a tile of shared memory that every
     lane of the warp points at, and only the k-loop's mmas read it: the program reads the tile straight
     into the matrix the mma multiplies (mma_loops.tile_at) and writes no registers (QUIET). Warps 1 and 5
-    stop at their third k step (products too wide for float64): the fragments loaded before the stop
+    stop at their third k step (an infinity in B there): the fragments loaded before the stop
     must then reach their registers for the numpy fma chain, and every warp has the instructions' bits."""
     from cudalab.emulator import mma_native
     seen = []
@@ -907,8 +920,7 @@ def test_a_dmma_k_loops_tiles_are_read_into_the_loop_and_written_at_a_stop(monke
     a, b = rng.integers(-2, 3, (8, 8, 16)).astype(np.float64), rng.integers(-2, 3, (8, 16, 16)).astype(np.float64)
     c = rng.integers(0, 3, (8, 8, 16)) * (1.2 / 1.1)
     late = np.arange(8) % 4 == 1
-    a[late, :, 8:] += 2.0 ** -40
-    b[late, :, 8:] += 2.0 ** -20
+    b[late, 3, 10] = np.inf
     k = cudalab.compile(DMMA_CHAIN).get_kernel("chain")
     got = []
     for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
@@ -952,6 +964,33 @@ def test_float32_products_as_vectors_add_each_row_of_a_times_b():
     assert np.array_equal(out.reshape(32, 8), d + a @ b)
 
 
+def test_vector_products_in_doubles_are_fma_chains_in_k_order():
+    """mma_loops.vproduct on float64 arrays (dmma's compiled loop): each element of D is C followed by
+    one fused multiply-add per k, in k order, each rounded once, as dtypes.fma_f64 computes it term by
+    term: random doubles (no sum exact), tiny ones whose products and sums are subnormal, and C = 0."""
+    import numba
+    from cudalab.emulator import mma_loops
+    from cudalab.emulator.dtypes import fma_f64
+
+    @numba.njit
+    def into(av, bv, out):
+        mma_loops.vproduct(av, bv, out, 8, 8, 4, 0, 4, True)
+
+    rng = np.random.default_rng(8)
+    for scale, c_scale in ((1.0, 1.0), (2.0 ** -540, 2.0 ** -1070), (1.0, 0.0)):
+        a, b = rng.standard_normal((8, 4)) * scale, rng.standard_normal((4, 8)) * scale
+        c = rng.standard_normal((8, 8)) * c_scale
+        want = c.copy()
+        for kk in range(4):
+            want = fma_f64(np.repeat(a[:, kk:kk + 1], 8, axis=1), np.repeat(b[kk:kk + 1], 8, axis=0), want)
+        out = c.ravel().copy()
+        into(a.ravel(), b.ravel(), out)
+        assert np.array_equal(out.view(np.uint64), want.ravel().view(np.uint64)), scale
+        if scale == 1.0 and c_scale == 1.0:
+            plain = c + a[:, 0:1] * b[0:1] + a[:, 1:2] * b[1:2] + a[:, 2:3] * b[2:3] + a[:, 3:4] * b[3:4]
+            assert (want != plain).any(), "rounded products would give other bits"
+
+
 def test_c_bounds_reads_the_largest_magnitude_and_lowest_set_bit_from_the_bits():
     """mma_loops.c_bounds, without branches or tables: the largest magnitude, the exponent of the lowest
     set bit over C's nonzero elements (a zero bounds nothing), and whether every element is finite."""
@@ -986,3 +1025,35 @@ def test_an_unmanaged_view_is_the_same_memory_and_keeps_no_count():
     a = np.zeros((3, 4))
     assert fill(a) == 6.0
     assert np.array_equal(a, [[1.0] * 4, [3.0] * 4, [5.0] * 4])
+
+
+DMMA_BETA_PART = DMMA_CHAIN.replace("double* d) {", "double* d, double beta) {").replace(
+    "16, wmma::mem_row_major);\n#pragma unroll",
+    "16, wmma::mem_row_major);\n"
+    "  for (int j = 0; j < 2; j++) for (int e = 0; e < acc[j].num_elements; e++) acc[j].x[e] *= beta;\n"
+    "  if (t != 6) {                                   // (warp 6 keeps C: the k-loop runs for seven warps)\n"
+    "#pragma unroll").replace("      wmma::mma_sync(acc[j], fa, fb[j], acc[j]);\n    }\n  }\n",
+                              "      wmma::mma_sync(acc[j], fa, fb[j], acc[j]);\n    }\n  }\n  }\n")
+
+
+def test_a_dmma_k_loop_of_random_doubles_with_c_scaled_by_beta_in_part_of_the_warps(monkeypatch):
+    """The sample's shape of work, in small: C read and scaled by beta in the kernel (its mul.f64 before the
+    k-loop), then four k steps of random doubles (no sum exact) for seven of the eight warps, warp 6 passing
+    the k-loop by. The compiled fma chains run every warp that enters to the end and give the bits of the
+    instructions one by one."""
+    from cudalab.emulator import mma_native
+    assert DMMA_BETA_PART.count("*= beta") == 1 and "if (t != 6)" in DMMA_BETA_PART
+    rng = np.random.default_rng(21)
+    a, b, c = rng.standard_normal((8, 8, 16)), rng.standard_normal((8, 16, 16)), rng.standard_normal((8, 8, 16))
+    k = cudalab.compile(DMMA_BETA_PART).get_kernel("chain")
+    got = []
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        stops = _program_stops(monkeypatch) if got else []
+        d = np.zeros((8, 8, 16))
+        k[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), np.float64(1.2 / 1.1))
+        got.append(d.view(np.uint64).copy())
+    assert np.array_equal(got[0], got[1])
+    rows, pos = max(stops, key=lambda s: s[0])
+    assert len(pos) == 7 and pos == [rows] * 7, "seven warps ran the whole k-loop compiled"
+    assert np.array_equal(d[6], c[6] * (1.2 / 1.1)), "warp 6's D is its C scaled"

@@ -161,3 +161,15 @@ def test_gpuarrays_made_with_a_pools_allocator_reuse_its_blocks(pycuda):
     assert (pool.active_blocks, pool.held_blocks) == (0, 1)         # the array's block went back to the pool
     b = gpuarray.zeros(1000, np.float32, allocator=pool.allocate)  # the same size: the held block again
     assert b.ptr == address and not b.get().any()
+
+
+def test_pytools_comes_with_the_pycuda_stand_in_as_with_pycuda(pycuda):
+    """PyCUDA depends on pytools and pip installs it with PyCUDA; cudalab, whose PyCUDA stand-in takes
+    PyCUDA's place, depends on it too, so a program's ``from pytools import ...`` (PyCUDA's own tests:
+    the real type of a complex precision) finds it."""
+    from pytools import match_precision
+    import pycuda.gpuarray as gpuarray
+    real = match_precision(np.dtype(np.float64), np.dtype(np.complex64))
+    assert real == np.float32
+    z = gpuarray.to_gpu(np.array([1 + 2j, 3 - 4j], np.complex64))
+    assert z.real.dtype == real and z.real.get().tolist() == [1, 3] and z.imag.get().tolist() == [2, -4]

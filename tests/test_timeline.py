@@ -144,7 +144,9 @@ def test_gantt_chart_draws_the_overlap_and_the_wait():
     tl.kernel("consumer", 80.0, stream=1, programmatic=True, waits_at=0.5)
     ax = tl.plot()
     bars = [(p.get_x(), p.get_width(), round(p.get_height(), 2)) for p in ax.patches]
-    assert bars == [(0.0, 100.0, 0.6), (25.0, 115.0, 0.3), (65.0, 35.0, 0.3)]   # producer, consumer, its wait
+    # producer and consumer overlap: each in its half of the SMs lane (upper, lower), then the consumer's wait
+    assert bars == [(0.0, 100.0, 0.3), (25.0, 115.0, 0.3), (65.0, 35.0, 0.3)]
+    assert [round(p.get_y() + p.get_height() / 2, 2) for p in ax.patches] == [-0.15, 0.15, 0.15]
     assert [line.get_xdata()[0] for line in ax.lines] == [25.0]                  # the trigger
 
 

@@ -567,10 +567,19 @@ def author_run(p: "Program", checkout: Path) -> tuple:
         found = (words, {}) if words else _readme_run(checkout / p.name, checkout, output)
         return found if found != ([], {}) else job_script_run(output, checkout)
     for prog, args, env in _run_lines(_note_text(note)):
-        if prog != output:
+        if not _runs_the_output_c16(prog, output, p.options):
             continue
         return _plain(args), env
     return [], {}
+
+
+def _runs_the_output_c16(prog: str, output: str, options: list) -> bool:
+    """Whether a note's ``./PROG`` runs the program its build line makes: the output's name, or the path
+    the build wrote it to (a CERN school's notebook builds ``nvcc -arch=sm_80 -o
+    matrix_multiplication/matrix_multiply ...`` from the checkout's top and runs
+    ``./matrix_multiplication/matrix_multiply 512``; read by name alone, its 512 was never given)."""
+    built = _output(options)
+    return prog == output or (built is not None and os.path.normpath(prog) == os.path.normpath(built))
 
 
 # the example a program's own usage message gives: 'std::cout << "example: " << argv[0] << " 1000000000 512"',
@@ -774,8 +783,23 @@ def _note_text(note: Path) -> str:
         return ""
     text = note.read_text(errors="replace")
     # a script's loop over sizes ("for i in 32 64 ...; do nvcc -DLEN=$i -o task2 task2.cu"): its first turn
-    return _script_expanded(text) if note.suffix.lower() in _JOB_SCRIPTS else text
+    return _script_expanded(_without_arguments_b12(_continued_lines_b12(text))) if note.suffix.lower() in _JOB_SCRIPTS else text
 
+
+def _continued_lines_b12(text: str) -> str:
+    """A shell script with each backslash-newline removed, as the shell removes it before it reads a
+    command or a quoted value: a Russian course's job script sets ``NVCC_FLAGS="-O3 -lineinfo \\`` on one
+    line and its ``-gencode`` options on the next, then runs ``nvcc $NVCC_FLAGS lab1.cu``; read a line at
+    a time, the assignment was ``"-O3`` and nvcc was given that quote."""
+    return re.sub(r"\\\r?\n", "", text)
+
+
+
+def _without_arguments_b12(text: str) -> str:
+    """A job script as ``sbatch script`` runs it, with no arguments of its own: each ``${1:-10000000}``
+    (a positional parameter's default) is its default, so ``N_ARG=${1:-10000000}`` and ``./lab1 ${N_ARG}``
+    run the program with 10000000, as the course's cluster did."""
+    return re.sub(r"\$\{[1-9]:?-([^}$\s]*)\}", lambda m: m.group(1), text)
 
 def _as_read(word: str, here: Path, note_folder: Path) -> str:
     """A source file a readme's nvcc line names, as a reader running it beside the program finds it:
@@ -818,7 +842,8 @@ def from_cmake(path: Path, checkout: Path):
     else:
         return None
     name, words = target
-    options = _cmake_options(home, checkout, home)
+    options = (_cmake_options(home, checkout, home) + _cmake_build_type_b12(home, checkout)
+               + _cmake_compile_options_b12(home, checkout))
     for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(name) + r"\s+([^)]*)\)", own, re.I):
         options += [f"-I{os.path.relpath(home / d, home)}" for d in _cmake_expanded(m.group(1), variables)
                     if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE")]
@@ -841,10 +866,102 @@ def from_cmake(path: Path, checkout: Path):
             # takes a static library's members: cutil's and shrutil's cmd_arg_reader.cpp)
             taken = {Path(f).name for f in sources}
             sources += [f for f in library if f not in sources and f not in drawn and Path(f).name not in taken]
+        elif (headers := _interface_library_b12(home, checkout, word)) is not None:
+            options += headers           # a header-only INTERFACE library: its include folders
         else:                            # CUDA::cublas, Curses::Curses, m, -lcublas: link options
             options += cmake_linked([word])
     name = _cmake_expanded(name, variables)[0]
     return [*options, "-o", name, *sources], here.relative_to(checkout).as_posix(), home
+
+
+
+
+
+def _cmake_compile_options_b12(home: Path, checkout: Path) -> list:
+    """The nvcc words of ``add_compile_options(...)`` in the CMakeLists.txt of ``home`` and those above it
+    (to the checkout): plain words, and the words of ``$<$<COMPILE_LANGUAGE:CUDA>:a;b>``; an expression for
+    another language (``$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra>``, which nvcc's host compiler never sees from
+    CMake either) or any other condition adds nothing. A PMPP reader's top CMakeLists.txt gives every CUDA
+    file ``--expt-relaxed-constexpr`` so; without it, chapter 12's kernels calling ``ceil`` did not compile."""
+    words = []
+    for folder in reversed([f for f in (home, *home.parents) if checkout in (f, *f.parents)]):
+        lists = folder / "CMakeLists.txt"
+        if not lists.exists():
+            continue
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        for m in re.finditer(r"\badd_compile_options\s*\(((?:[^()]|\([^()]*\))*)\)", text, re.I):
+            for word in shlex.split(m.group(1).replace("\n", " ")):
+                cuda = re.fullmatch(r"\$<\$<COMPILE_LANGUAGE:CUDA>:(.*)>", word)
+                if cuda:
+                    words += [w for w in cuda.group(1).split(";") if w]
+                elif not word.startswith("$") and "$<" not in word:
+                    words.append(word)
+    return words
+
+# the flags CMake adds for CUDA and C++ in each build type (its Modules/Compiler/NVIDIA-CUDA.cmake and GNU.cmake)
+_BUILD_TYPE_FLAGS_B12 = {"release": ["-O3", "-DNDEBUG"], "relwithdebinfo": ["-O2", "-g", "-DNDEBUG"],
+                         "minsizerel": ["-O1", "-DNDEBUG"], "debug": ["-g"]}
+
+
+def _cmake_build_type_b12(home: Path, checkout: Path) -> list:
+    """The flags of the build type a reader of the project configures with: a ``CMakePresets.json`` at its
+    top (the preset its README names in ``cmake --preset NAME``, else the first that is not hidden, with
+    what it inherits), else ``-DCMAKE_BUILD_TYPE=X`` in the README or a build script there, else
+    ``set(CMAKE_BUILD_TYPE X)`` in the top CMakeLists.txt; CMake itself adds nothing without one. A PMPP
+    reader's ``cmake --preset linux-release`` builds its 4-billion-step CPU reference at -O3: at nvcc's
+    default, -O0, that reference alone outlasted the 120 s the tool gives, and the kernel never ran."""
+    tops = [f for f in (home, *home.parents) if checkout in (f, *f.parents) and (f / "CMakeLists.txt").exists()]
+    top = tops[-1] if tops else home
+    said = " ".join(f.read_text(errors="replace") for f in sorted(top.iterdir())
+                    if f.is_file() and (f.suffix.lower() in (".md", ".txt", ".sh", ".rst") or f.name == "Makefile")
+                    and f.name != "CMakeLists.txt" and f.stat().st_size < 200_000)
+    kind = None
+    presets = top / "CMakePresets.json"
+    if presets.exists():
+        try:
+            listed = json.loads(presets.read_text(errors="replace")).get("configurePresets", [])
+        except (ValueError, AttributeError):
+            listed = []
+        by_name = {p.get("name"): p for p in listed if isinstance(p, dict)}
+        named = re.search(r"--preset[ =](\S+)", said)
+        chosen = by_name.get(named.group(1).strip("\"'`")) if named else None
+        chosen = chosen or next((p for p in by_name.values() if not p.get("hidden")), None)
+        seen = set()
+        while chosen is not None and kind is None and chosen.get("name") not in seen:
+            seen.add(chosen.get("name"))
+            value = chosen.get("cacheVariables", {}).get("CMAKE_BUILD_TYPE")
+            kind = value.get("value") if isinstance(value, dict) else value
+            parents = chosen.get("inherits", [])
+            chosen = by_name.get(parents if isinstance(parents, str) else (parents or [None])[0])
+    if kind is None and (m := re.search(r"-DCMAKE_BUILD_TYPE=[\"']?(\w+)", said)):
+        kind = m.group(1)
+    if kind is None and (m := re.search(r"\bset\s*\(\s*CMAKE_BUILD_TYPE\s+\"?(\w+)",
+                                         _without_cmake_comments((top / "CMakeLists.txt").read_text(errors="replace"))
+                                         if (top / "CMakeLists.txt").exists() else "", re.I)):
+        kind = m.group(1)
+    return list(_BUILD_TYPE_FLAGS_B12.get(str(kind).lower(), []))
+
+def _interface_library_b12(home: Path, checkout: Path, library: str):
+    """The ``-I`` options (from ``home``) of ``add_library(LIBRARY INTERFACE)``, a header-only library of
+    the project, as ``target_include_directories(LIBRARY INTERFACE dir)`` gives them to every target that
+    links it; None when no CMakeLists.txt of the project makes such a library. A PMPP reader's chapters
+    each link ``utils``, made so in ``utils/CMakeLists.txt`` beside them: read as a system library,
+    ``-lutils``, the build missed ``utils.hpp``."""
+    if not re.fullmatch(r"[\w.+-]+", library):
+        return None
+    tops = [f for f in (home, *home.parents) if checkout in (f, *f.parents) and (f / "CMakeLists.txt").exists()]
+    for lists in sorted((tops[-1] if tops else home).rglob("CMakeLists.txt")):
+        text = _without_cmake_comments(lists.read_text(errors="replace"))
+        if not re.search(r"\badd_library\s*\(\s*" + re.escape(library) + r"\s+INTERFACE\b", text, re.I):
+            continue
+        folder = lists.parent
+        text = text.replace("${CMAKE_CURRENT_SOURCE_DIR}", str(folder)).replace("${CMAKE_CURRENT_LIST_DIR}", str(folder))
+        found = []
+        for m in re.finditer(r"\btarget_include_directories\s*\(\s*" + re.escape(library) + r"\s+([^)]*)\)", text, re.I):
+            found += [f"-I{os.path.relpath(folder / d.strip(chr(34)), home)}" for d in m.group(1).split()
+                      if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER", *_SCOPES)]
+        return found
+    return None
 
 
 _GRAPHICS = re.compile(r"[<\"](?:GL|GLUT|EGL)/")
@@ -976,9 +1093,9 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
     for folder in folders:
         lists = folder / "CMakeLists.txt"
         # the folder variables an include path is written with ("include_directories(${CMAKE_CURRENT_SOURCE_DIR})")
-        text = _without_cmake_comments(lists.read_text(errors="replace"))
-        for name, value in (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
-                            ("CMAKE_SOURCE_DIR", folders[0]), ("PROJECT_SOURCE_DIR", folders[0])):
+        raw = _without_cmake_comments(lists.read_text(errors="replace"))
+        text = raw
+        for name, value in _folder_variables_c16(folder, folders[0]):
             text = text.replace("${%s}" % name, str(value))
         if re.search(r"\bset\s*\(\s*CMAKE_CUDA_SEPARABLE_COMPILATION\s+(ON|TRUE|1)\b", text, re.I):
             options.append("-rdc=true")
@@ -988,10 +1105,30 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
         options += [f"-arch={'native' if a.lower() == 'native' else 'sm_' + a.split('-')[0]}"   # "90", "90-real"
                     for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
-        for m in _CMAKE_INCLUDES.finditer(text):
-            options += [f"-I{os.path.relpath(folder / d.strip(chr(34)), where)}" for d in m.group(1).split()
+        for m in _CMAKE_INCLUDES.finditer(raw):
+            options += [f"-I{os.path.relpath(folder / d, where)}" for d in _include_folders_c16(m.group(1), folder, folders[0])
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     return options
+
+
+def _folder_variables_c16(folder: Path, top: Path) -> tuple:
+    """The folder variables a CMakeLists.txt writes paths with, and their values for the one in ``folder``
+    (``top``: the project's first CMakeLists.txt)."""
+    return (("CMAKE_CURRENT_SOURCE_DIR", folder), ("CMAKE_CURRENT_LIST_DIR", folder),
+            ("CMAKE_SOURCE_DIR", top), ("PROJECT_SOURCE_DIR", top))
+
+
+def _include_folders_c16(argument: str, folder: Path, top: Path) -> list:
+    """The folders of an ``include_directories(...)`` argument list, its words split before the folder
+    variables are put in: a KTH student's ``Assignment III/CMakeLists.txt`` says
+    ``include_directories(${CMAKE_SOURCE_DIR}/ex_2/include)``, and the space in the folder's name cut the
+    path in two (``-I../Assignment -IIII/ex_2/include``), so its headers were not found."""
+    folders = []
+    for word in shlex.split(_cmake_unquoted(argument).replace("\n", " "), posix=True) if argument.strip() else []:
+        for name, value in _folder_variables_c16(folder, top):
+            word = word.replace("${%s}" % name, str(value))
+        folders.append(word)
+    return folders
 
 
 def _cmake_variables(text: str, home: Path) -> dict:

@@ -17,6 +17,7 @@ from numba import cuda as _cuda
 
 from .jit_spellings import NAMES as _CUPY_NAMES, respell as _respell, shared_memory, atomic_cas  # noqa: F401
 from .jit_spellings import kernel_cupy as _kernel_cupy
+from . import jit_cg as cg
 
 threadIdx, blockIdx, blockDim, gridDim = _cuda.threadIdx, _cuda.blockIdx, _cuda.blockDim, _cuda.gridDim
 grid, gridsize, laneid, warpsize = _cuda.grid, _cuda.gridsize, _cuda.laneid, _cuda.warpsize
@@ -27,11 +28,13 @@ shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (_cuda.shfl_sync, _cuda
 
 def _as_numba(func):
     """``func`` with every global or closure variable that is this module (``from cupyx import jit``)
-    read as numba.cuda, and every one that is the cupy stand-in read as a kernel reads it (dtypes and
+    read as numba.cuda, ``cupyx.jit.cg`` as numba.cuda.cg, and every one that is the cupy stand-in read as a kernel reads it (dtypes and
     math functions: ``cupy.sqrt(x[i])``)."""
     this = sys.modules[__name__]
     cupy = sys.modules.get("cudalab.cupy")
-    swap = {id(this): _cuda, id(cupy): _kernel_cupy()} if cupy is not None else {id(this): _cuda}
+    swap = {id(this): _cuda, id(cg): _cuda.cg}
+    if cupy is not None:
+        swap[id(cupy)] = _kernel_cupy()
 
     def swapped(v):
         return swap.get(id(v), v) if isinstance(v, types.ModuleType) else v

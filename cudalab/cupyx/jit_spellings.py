@@ -19,16 +19,18 @@ import types as pytypes
 import numpy as np
 from numba import cuda
 from numba.core import errors, types
-from numba.core.extending import intrinsic, models, overload, overload_method
+from numba.core.extending import intrinsic, overload
 from numba.cuda.cudadrv import nvvm
 from numba.cuda.cudaimpl import _generic_array, _get_unique_smem_id
 
-PREFIX = "_cupyx_jit_"
+from . import jit_groups
+
+PREFIX = jit_groups.PREFIX
 # CuPy's atomic_* and the numba.cuda.atomic function each one is
 ATOMICS = {"add": "add", "sub": "sub", "exch": "exch", "min": "min", "max": "max", "inc": "inc",
            "dec": "dec", "and": "and_", "or": "or_", "xor": "xor"}
 NAMES = ["shared_memory", "atomic_cas", *(f"atomic_{name}" for name in ATOMICS), "laneid", "range",
-         "this_thread_block"]
+         *jit_groups.NAMES]
 
 
 def respell(code, names):
@@ -117,82 +119,6 @@ def _atomic(cupy_name, numba_name):
     stub.__name__ = stub.__qualname__ = f"atomic_{cupy_name}"
     overload(stub, target="cuda", inline="always")(lambda array, index, value: impl)
     return stub
-
-
-# ------------------------------------------------------------------ ``jit.cg.this_thread_block()``
-class ThreadBlockType(types.Type):
-    """CuPy's thread-block group (``jit.cg.this_thread_block()``): its threads are the block's, so it
-    carries no data; its methods are the block's barrier and geometry."""
-
-    def __init__(self):
-        super().__init__(name="ThreadBlock")
-
-
-THREAD_BLOCK = ThreadBlockType()
-models.register_default(ThreadBlockType)(models.OpaqueModel)
-
-
-@intrinsic
-def _thread_block(typingctx):
-    def codegen(context, builder, signature, args):
-        return context.get_constant_null(signature.return_type)
-    return THREAD_BLOCK(), codegen
-
-
-def this_thread_block():
-    """CuPy's ``jit.cg.this_thread_block()``: the calling thread's block as a group (numba has grid
-    groups only): ``sync()`` is ``__syncthreads()``, ``thread_rank()`` the thread's number in the block,
-    ``size()``/``num_threads()`` the block's thread count, ``group_index()``, ``thread_index()`` and
-    ``dim_threads()`` the block's and the thread's indices and the block's shape (``.x``, ``.y``, ``.z``)."""
-    raise NotImplementedError("jit.cg.this_thread_block works inside a cupyx.jit kernel only")
-
-
-@overload(this_thread_block, target="cuda", inline="always")
-def _this_thread_block():
-    return lambda: _thread_block()
-
-
-@overload_method(ThreadBlockType, "sync", target="cuda")
-def _block_sync(block):
-    def sync(block):
-        cuda.syncthreads()
-    return sync
-
-
-@overload_method(ThreadBlockType, "thread_rank", target="cuda")
-def _block_thread_rank(block):
-    def rank(block):
-        return (cuda.threadIdx.z * cuda.blockDim.y + cuda.threadIdx.y) * cuda.blockDim.x + cuda.threadIdx.x
-    return rank
-
-
-def _block_size(block):
-    def size(block):
-        return cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    return size
-
-
-@overload_method(ThreadBlockType, "group_index", target="cuda")
-def _block_group_index(block):
-    """The block's index in the grid (CUDA's ``thread_block::group_index()``, ``blockIdx``)."""
-    return lambda block: cuda.blockIdx
-
-
-@overload_method(ThreadBlockType, "thread_index", target="cuda")
-def _block_thread_index(block):
-    """The thread's index in the block (``thread_block::thread_index()``, ``threadIdx``)."""
-    return lambda block: cuda.threadIdx
-
-
-@overload_method(ThreadBlockType, "dim_threads", target="cuda")
-def _block_dim_threads(block):
-    """The block's shape in threads (``thread_block::dim_threads()``, ``blockDim``)."""
-    return lambda block: cuda.blockDim
-
-
-overload_method(ThreadBlockType, "size", target="cuda")(_block_size)
-overload_method(ThreadBlockType, "num_threads", target="cuda")(_block_size)
-setattr(cuda.cg, PREFIX + "this_thread_block", this_thread_block)
 
 
 for _cupy, _numba in ATOMICS.items():

@@ -20,28 +20,58 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
 * A kernel launched with programmatic stream serialization (sm_90's programmatic dependent launch)
   may start once every block of the kernel before it has run ``griddepcontrol.launch_dependents``;
   its part after ``griddepcontrol.wait`` waits for that kernel's end.
+* **Kernels of different streams run side by side** when the device has room (Programming Guide,
+  "Concurrent Kernel Execution"), as the block scheduler shares it (``place_blocks``): a kernel's
+  blocks take the SMs' block slots (the occupancy calculator's blocks per SM times the SMs) and a
+  share of the SMs' throughput (``timing.Estimate.device_share``: the pipe that limits it, on the
+  SMs it uses), in waves of a block's time (the kernel's time over its waves). Earlier kernels come
+  first: a kernel's blocks take the room the kernels issued before it leave, so another stream's
+  kernel starts as the first one's last wave drains; at most ``max_resident_grids`` kernels (128 on
+  sm_90) run at once. Streams reach the device through ``CUDA_DEVICE_MAX_CONNECTIONS`` hardware
+  queues (8 unless set; streams take them in turn), each handing over its work in order: a kernel
+  waiting for its stream holds up the streams that share its queue (16 or 32 streams of two
+  dependent kernels each, issued stream by stream, run in 3 or 5 kernels' time, all streams' first
+  kernels first in 2). A kernel launched on another stream than the kernel before it starts
+  ``KERNEL_GAP_US`` after that one's launch at the earliest (the launches' own pace). An H100 agreed
+  (``tools/overlap_gpu_probe.cu``, tests/test_timeline_overlap.py): 8 streams of kernels that each
+  fill 1/8 of the block slots ran 6.8x faster than one stream, of half the slots 2.0x, of all or
+  two waves 1.0x, a grid of 1.5 waves then one of half a wave 1.5x, and the queues' cases as said.
+  A kernel launched without a shape (a library call, a memset) takes the whole device.
+* A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
+  least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
+  ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
 
-Simplifications: kernels run one at a time on the SMs, programmatic dependents aside (real GPUs
-run kernels of different streams side by side when neither fills the device); each engine takes
-work in issue order; a kernel launch and an event cost the host nothing (a whole program's own host
-code between two calls moves the host's clock by its CPU time, which the shim measures), though the host
-sees an event done a few microseconds after its time stamp (``record_event``); a copy costs a fixed
-latency plus bytes over the host link's bandwidth, a device-to-device copy or memset bytes over
-half the DRAM bandwidth (each byte is read and written). Times are microseconds.
+Simplifications: each copy engine takes work in issue order; a kernel launch and an event cost the
+host nothing (a whole program's own host code between two calls moves the host's clock by its CPU
+time, which the shim measures), though the host sees an event done a few microseconds after its time
+stamp (``record_event``); a copy costs a fixed latency plus bytes over the host link's bandwidth, a
+device-to-device copy or memset bytes over half the DRAM bandwidth (each byte is read and written);
+kernels side by side keep the speed each would have alone, the later one waiting for the room the
+earlier ones leave (an H100 shared a latency-bound kernel's issue slots more evenly: 4 streams of a
+multiply-xor chain at one block per SM ran 1.39x faster, the timeline says 1.33x). Times are
+microseconds.
 
 This one model serves the Python host API (``cudalab.timeline()``) and whole programs (the times
 their events measure), through the runtime core (``cudalab.runtime.core``).
 """
 from __future__ import annotations
 
+import bisect
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
 from . import current
+from .occupancy import occupancy
 from .profiles import get
-from .timing import estimate
+from .timing import LAUNCH_OVERHEAD_US, estimate
 
 COPY_LATENCY_US = 2.0
 PAGEABLE_FRACTION = 0.5       # pageable copies go through a staging buffer: about half the pinned rate
 HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
+KERNEL_GAP_US = 4.5          # a kernel of another stream starts this long after the launch before it at the
+#                              earliest (an H100: 8 to 160 streams' kernels started 4.2 to 4.9 us apart)
 EVENT_SEEN_US = 4.0           # how long after its moment the host can see that an event happened (H200: 3 to 5 us)
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
                 "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
@@ -63,14 +93,34 @@ class Timeline:
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
         self._seen: dict = {}                # stream -> when the host can see its event records so far happened
+        self._busy: list = []                # [start, end, slots, share, kernel] groups of blocks on the SMs,
+        self._busy_ends: list = []           # ... in the order of their ends (these)
+        self._kernels = 0                    # kernels placed, to tell their groups apart
+        self._launched = None                # (stream, moment) of the kernel launched last
+        self.max_connections = max(1, min(32, int(os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") or 8)))
+        self._connections: dict = {}         # stream -> its hardware queue (round robin, as streams are made)
+        self._streams_made = 0
+        self._queue_start: dict = {}         # hardware queue -> when the last work it took started
 
     def stream(self, stream, non_blocking: bool = False, priority: int = 0):
         """Declare a stream's flags: a non-blocking stream neither waits for nor holds up stream 0."""
+        self._connection(stream)
         if non_blocking:
             self._non_blocking.add(stream)
         else:
             self._non_blocking.discard(stream)
         self._priority[stream] = priority
+
+    def _connection(self, stream):
+        """The hardware work queue a stream's work goes through: streams take the device's
+        ``max_connections`` queues in turn as they are made (CUDA_DEVICE_MAX_CONNECTIONS, 8 unless set),
+        so the 9th stream shares the 1st one's; the legacy stream has its own."""
+        c = self._connections.get(stream)
+        if c is None:
+            c = -1 if stream == 0 else self._streams_made % self.max_connections
+            self._streams_made += stream != 0
+            self._connections[stream] = c
+        return c
 
     # ---------------------------------------------------------------- issuing work
     def _engine(self, kind):
@@ -91,8 +141,50 @@ class Timeline:
 
     def _add(self, stream, kind, name, duration):
         engine = self._engine(kind)
+        if engine == "SMs":             # a memset, a device-to-device copy: the whole device
+            return self._on_sms(stream, kind, name, duration, 1, 1, 1.0)
         start = max(self._ready(stream), self._engine_end.get(engine, 0.0))
         return self._place(stream, engine, kind, name, start, start + duration)
+
+    def _on_sms(self, stream, kind, name, duration, blocks, slots, share):
+        """Work on the SMs: ``blocks`` blocks, ``slots`` of them at once on the whole device, together
+        keeping ``share`` of its throughput busy, in waves of ``duration`` over its waves (place_blocks).
+        It starts after the work before it in its hardware queue has started (a queue hands the device
+        its work in order: a kernel waiting for its stream holds up the streams that share its queue),
+        and a kernel launched on another stream than the kernel before it KERNEL_GAP_US after that one."""
+        waves = -(-blocks // slots)
+        self._kernels += 1
+        queue = self._connection(stream)
+        first = max(self._ready(stream), self._queue_start.get(queue, 0.0))
+        if kind == "kernel":
+            moment = self.host_time
+            if self._launched is not None and self._launched[0] != stream:
+                moment = max(moment, self._launched[1] + KERNEL_GAP_US)
+            elif self._launched is not None:
+                moment = max(moment, self._launched[1])
+            self._launched = (stream, moment)
+            first = max(first, moment)
+        # only groups that end after ``first`` can be in the way (the list is in the order of their ends)
+        groups = place_blocks(self._busy[bisect.bisect_right(self._busy_ends, first):], first, blocks, slots,
+                              duration / waves, share, self.profile.max_resident_grids, self._kernels)
+        per_block = share / min(blocks, slots)
+        for t0, t1, n in groups:
+            self._hold([t0, t1, n / slots, n * per_block, self._kernels])
+        self._queue_start[queue] = groups[0][0]
+        row = self._place(stream, "SMs", kind, name, groups[0][0], max(g[1] for g in groups))
+        if blocks > 1:
+            row["blocks"], row["waves"] = blocks, [list(g) for g in groups]
+        return row
+
+    def _hold(self, group):
+        """Keep a group of blocks on the SMs, in the order of ends; those that ended before the host's
+        present moment are let go (no work issued from now on can start before it)."""
+        i = bisect.bisect_right(self._busy_ends, group[1])
+        self._busy.insert(i, group)
+        self._busy_ends.insert(i, group[1])
+        gone = bisect.bisect_right(self._busy_ends, self.host_time)
+        if gone:
+            del self._busy[:gone], self._busy_ends[:gone]
 
     def _place(self, stream, engine, kind, name, start, end):
         self._engine_end[engine] = max(self._engine_end.get(engine, 0.0), end)
@@ -141,8 +233,13 @@ class Timeline:
         return row
 
     def kernel(self, name: str, duration_us, stream=0, programmatic: bool = False, triggers_at=None,
-               waits_at=None):
+               waits_at=None, blocks: int | None = None, per_sm: int = 1, share: float = 1.0):
         """A kernel launch; ``duration_us`` is a number or a timing.Estimate.
+
+        Its shape, for kernels of other streams that may run beside it: ``blocks`` in its grid, ``per_sm``
+        of them on one SM at once (the occupancy calculator's), keeping ``share`` of the device's
+        throughput busy while all run (``timing.Estimate.device_share``); without ``blocks`` it takes
+        the whole device, as kernels did before concurrent kernels were modelled.
 
         Programmatic dependent launch (sm_90; Programming Guide, "Programmatic Dependent Launch and
         Synchronization"): ``triggers_at`` is the share of this kernel's time by which every block has
@@ -154,8 +251,11 @@ class Timeline:
         before = self._last.get(stream)
         if programmatic and before is not None and before.get("trigger") is not None:
             row = self._dependent(stream, name, us, before, waits_at)
-        else:
+        elif blocks is None:
             row = self._add(stream, "kernel", name, us)
+        else:
+            slots = max(1, per_sm) * (self.profile.sized().sms or 1)
+            row = self._on_sms(stream, "kernel", name, us, max(1, int(blocks)), slots, min(1.0, max(0.0, share)))
         if triggers_at is not None:
             row["trigger"] = row["start"] + triggers_at * (row["end"] - row["start"])
         return row
@@ -172,6 +272,9 @@ class Timeline:
             waiting = [wait, before["end"]] if before["end"] > wait else None
         row = self._place(stream, "SMs", "kernel", name, start, end)
         row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
+        self._kernels += 1                      # it holds the device until it ends, beside the kernel before
+        self._hold([start, end, 1.0, 1.0, self._kernels])
+        self._queue_start[self._connection(stream)] = start
         return row
 
     def host_function(self, stream=0, name: str = "host function", us: float = 0.0):
@@ -266,34 +369,143 @@ class Timeline:
         return plot_gantt(self.rows(), by=by, ax=ax)
 
 
-def kernel_time(rec, profile):
-    """(microseconds, how it was found, what limits it) for a launch record: measured on a GPU, else
-    ``timing.estimate`` from the emulator's metrics or, without them, its instruction count and the
-    global-memory bytes its PTX moves per instruction (``ptx/mix.py``: a copy kernel is memory-bound)."""
-    if rec.gpu_time_ms is not None:
-        return rec.gpu_time_ms * 1e3, "measured", None
+def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, share: float = 1.0,
+                 max_kernels: int = 128, kernel=None) -> list:
+    """When the blocks of one kernel run, as a GPU's block scheduler starts them: a pure function of
+    plain data, the timeline's rule for kernels side by side.
+
+    ``busy``: what kernels issued earlier hold, as [start, end, slots, share, kernel] groups of their
+    blocks (slots and share as fractions of the device); ``ready``: the earliest start; ``slots``: how
+    many of this kernel's blocks the device holds at once (blocks per SM x SMs); ``block_us``: how long
+    each block runs (the kernel's time over its waves); ``share``: the share of the device's throughput
+    all of its resident blocks keep busy together. As many blocks as fit in what the earlier groups
+    leave free for a block's whole time start at once; the rest wait for the next earlier group to end
+    (so a second kernel starts in the room the first leaves, and its later blocks as the first's last
+    wave drains); no block starts while ``max_kernels`` other kernels run. Returns (start, end, blocks)
+    groups in order: ``blocks`` run at once from start to end, in waves of ``block_us`` (once nothing
+    else runs, a kernel's full waves are one group)."""
+    slot, per_block = 1.0 / slots, share / min(blocks, slots)
+    placed, left, t = [], blocks, ready
+    eps = 1e-6              # microseconds: times that differ by rounding only are the same moment
+    while left > 0:
+        if all(g[1] <= t + eps for g in busy) and all(g[1] <= t + eps for g in placed):
+            # nothing else runs from here on: the rest goes wave after wave, the full waves as one group
+            at_once = min(left, slots, int(1.0 / per_block + 1e-6) if per_block > 0 else slots)
+            full, rest = divmod(left, at_once)
+            if full:
+                placed.append((t, t + full * block_us, at_once))
+            if rest:
+                placed.append((t + full * block_us, t + (full + 1) * block_us, rest))
+            break
+        end = t + block_us
+        near = [g for g in busy if g[1] > t + eps and (g[0] < end - eps or g[0] <= t + eps)]
+        near += [[t0, t1, n * slot, n * per_block, kernel] for t0, t1, n in placed if t1 > t + eps]
+        used_slots = used_share = 0.0
+        others = set()
+        for point in {t, *(g[0] for g in near if t + eps < g[0] < end - eps)}:
+            at = [g for g in near if g[0] <= point + eps and g[1] > point + eps]
+            used_slots = max(used_slots, sum(g[2] for g in at))
+            used_share = max(used_share, sum(g[3] for g in at))
+            others |= {g[4] for g in at if g[4] != kernel}
+        n = min(left, int((1.0 - used_slots) / slot + 1e-6),
+                int((1.0 - used_share) / per_block + 1e-6) if per_block > 0 else left)
+        if n >= 1 and len(others) < max_kernels:
+            placed.append((t, end, n))
+            left -= n
+            continue
+        t = min(g[1] for g in near if g[1] > t + eps)
+    return placed
+
+
+def sub_rows(rows, lane: str = "engine") -> dict:
+    """Which sub-row of its lane each row is drawn on, as Nsight Systems stacks kernels that overlap:
+    {row index: (sub-row, sub-rows in that lane)}, for the rows that overlap another of their lane."""
+    ends: dict = {}             # lane -> end of the last row on each of its sub-rows
+    where = {}
+    for i in sorted(range(len(rows)), key=lambda i: rows[i]["start"]):
+        r = rows[i]
+        if r["kind"] == "event" or r["end"] <= r["start"]:
+            continue
+        free = ends.setdefault(str(r[lane]), [])
+        k = next((k for k, e in enumerate(free) if e <= r["start"] + 1e-9), len(free))
+        free[k:k + 1] = [r["end"]]
+        where[i] = k
+    counts = {key: len(v) for key, v in ends.items()}
+    return {i: (k, counts[str(rows[i][lane])]) for i, k in where.items() if counts[str(rows[i][lane])] > 1}
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """How long a launch takes on the device model, and its shape for kernels beside it (Timeline.kernel)."""
+
+    us: float
+    how: str                # "measured", "metrics", "instructions only"
+    limiter: str | None     # the estimate's pipe, or "clock" for a kernel that waited on its clock
+    blocks: int             # in its grid
+    per_sm: int             # of them on one SM at once
+    share: float            # of the device's throughput they keep busy
+
+
+def kernel_timing(rec, profile) -> KernelTiming:
+    """A launch record's KernelTiming: measured on a GPU, else ``timing.estimate`` from the emulator's
+    metrics or, without them, its instruction count and the global-memory bytes its PTX moves per
+    instruction (``ptx/mix.py``: a copy kernel is memory-bound). A kernel that waited on its clock
+    (``rec.clock_wait_us``, the longest any batch of its blocks waited) takes at least that long in
+    each wave, and keeps the SMs' pipes busy only for the time the estimate gives its instructions."""
     p = profile.sized()
+    blocks = rec.grid[0] * rec.grid[1] * rec.grid[2]
+    threads = rec.block[0] * rec.block[1] * rec.block[2]
+    static = getattr(rec, "static_shared", 0)
+    if rec.gpu_time_ms is not None:
+        t = KernelTiming(rec.gpu_time_ms * 1e3, "measured", None, blocks, _per_sm(p, threads, static, rec.shared_bytes),
+                         min(blocks, p.sms) / p.sms)
+    else:
+        t = _estimated(rec, p, blocks)
+        if static:              # the estimate's occupancy counts dynamic shared memory only
+            t = replace(t, per_sm=min(t.per_sm, _per_sm(p, threads, static, rec.shared_bytes)))
+    wait = getattr(rec, "clock_wait_us", 0.0)
+    if wait and t.how != "measured":
+        waited = -(-blocks // (t.per_sm * p.sms)) * wait + LAUNCH_OVERHEAD_US
+        if waited > t.us:
+            t = replace(t, us=waited, limiter="clock", share=t.share * t.us / waited)
+    return t
+
+
+@lru_cache(maxsize=256)
+def _per_sm(p, threads: int, static: int, dynamic: int) -> int:
+    """Blocks of a launch one SM holds at once (the occupancy calculator, 32 registers a thread as the
+    timing model assumes, and the kernel's static and dynamic shared memory)."""
+    return max(1, occupancy((32, static), threads, dynamic, device=p, curve=False).active_blocks)
+
+
+def _estimated(rec, p, blocks) -> KernelTiming:
     mapped = _mapped_metrics(rec)
     if "smsp__inst_executed.sum" in rec.metrics:
-        est, how = estimate(rec, device=p, metrics={**rec.metrics, **mapped}), "metrics"
-    else:
-        warp_insts = -(-rec.thread_instructions // 32)
-        sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
-        # a kernel launched in a loop counts the same work each time: its estimate is looked up
-        key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()))
-        known = _ESTIMATES.get(key)
-        if known is not None and known[0] is p:
-            return known[1]
-        est = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts,
-                                               "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
-        if len(_ESTIMATES) >= 256:
-            _ESTIMATES.clear()
-        _ESTIMATES[key] = p, (est.time_us, "instructions only", est.limiter)
-        return _ESTIMATES[key][1]
-    return est.time_us, how, est.limiter
+        est = estimate(rec, device=p, metrics={**rec.metrics, **mapped})
+        return KernelTiming(est.time_us, "metrics", est.limiter, blocks, est.resident_blocks, est.device_share)
+    warp_insts = -(-rec.thread_instructions // 32)
+    sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
+    # a kernel launched in a loop counts the same work each time: its estimate is looked up
+    key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()))
+    known = _ESTIMATES.get(key)
+    if known is not None and known[0] is p:
+        return known[1]
+    est = estimate(rec, device=p, metrics={"smsp__inst_executed.sum": warp_insts,
+                                           "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
+    if len(_ESTIMATES) >= 256:
+        _ESTIMATES.clear()
+    _ESTIMATES[key] = p, KernelTiming(est.time_us, "instructions only", est.limiter, blocks, est.resident_blocks,
+                                      est.device_share)
+    return _ESTIMATES[key][1]
 
 
-# launch shape and counts -> (profile, kernel_time's answer) of launches timed without metrics: the
+def kernel_time(rec, profile):
+    """(microseconds, how it was found, what limits it) for a launch record (``kernel_timing``)."""
+    t = kernel_timing(rec, profile)
+    return t.us, t.how, t.limiter
+
+
+# launch shape and counts -> (profile, _estimated's answer) of launches timed without metrics: the
 # model is a pure function of them, and a program launching one kernel 10,000 times asks 10,000 times
 _ESTIMATES: dict = {}
 
@@ -311,29 +523,36 @@ def _mapped_metrics(rec) -> dict:
 
 
 def plot_gantt(rows, by: str = "engine", ax=None):
-    """Draw timeline rows as a Gantt chart, one lane per engine (or per stream: ``by="stream"``)."""
+    """Draw timeline rows as a Gantt chart, one lane per engine (or per stream: ``by="stream"``).
+    Kernels that run side by side on the SMs are stacked in sub-rows of the lane (``sub_rows``), as
+    Nsight Systems draws them; so is a programmatic dependent launch beside the kernel before it."""
     import matplotlib.pyplot as plt
     lanes = list(dict.fromkeys(str(r[by]) for r in rows))
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 0.6 * len(lanes) + 1.2))
-    for r in rows:
+    stacked = sub_rows(rows, by)
+    for i, r in enumerate(rows):
         y = lanes.index(str(r[by]))
         color = KINDS_COLORS.get(r["kind"], "#333333")
         if r["kind"] == "event":
             ax.plot([r["start"]], [y], marker="v", color=color)
             continue
-        pdl = r.get("pdl")
-        if pdl:                 # a programmatic dependent launch overlaps the kernel before it: the lower half
-            y += 0.15
-        ax.barh(y, r["end"] - r["start"], left=r["start"], height=0.3 if pdl else 0.6, color=color,
+        height = 0.6
+        if i in stacked:            # one of several rows of its lane at once: its own slice of the lane
+            k, count = stacked[i]
+            height = 0.6 / count
+            y += -0.3 + (k + 0.5) * height
+        ax.barh(y, r["end"] - r["start"], left=r["start"], height=height, color=color,
                 edgecolor="black", linewidth=0.5)
+        pdl = r.get("pdl")
         if pdl and pdl["waiting"]:      # held at griddepcontrol.wait until the kernel before it ended
             t0, t1 = pdl["waiting"]
-            ax.barh(y, t1 - t0, left=t0, height=0.3, color="white", hatch="//", edgecolor=color, linewidth=0.5)
+            ax.barh(y, t1 - t0, left=t0, height=height, color="white", hatch="//", edgecolor=color, linewidth=0.5)
         if r.get("trigger") is not None:     # every block ran griddepcontrol.launch_dependents
-            ax.plot([r["trigger"]] * 2, [y - 0.3, y + 0.3], color="black", linewidth=1.5)
+            ax.plot([r["trigger"]] * 2, [y - height / 2, y + height / 2], color="black", linewidth=1.5)
         if r["end"] > r["start"]:
-            ax.text((r["start"] + r["end"]) / 2, y, r["name"], ha="center", va="center", fontsize=7, clip_on=True)
+            ax.text((r["start"] + r["end"]) / 2, y, r["name"], ha="center", va="center",
+                    fontsize=7 if height > 0.2 else 5, clip_on=True)
     ax.set_yticks(range(len(lanes)), [f"{by} {lane}" if by == "stream" else lane for lane in lanes])
     ax.invert_yaxis()
     ax.set_xlabel("time (us)")

@@ -22,6 +22,12 @@ The model is a roofline over four pipes, taken on the busiest SM, plus the launc
 Work is spread over SMs as the hardware does: ``ceil(blocks / SMs)`` blocks on the busiest SM, in
 waves of ``active_blocks x SMs`` (occupancy.py).
 
+``device_share`` says how much of the device the kernel keeps busy while it runs, for kernels of other
+streams beside it (the timeline's concurrent kernels): the share of SMs its blocks reach, times, for an
+issue-bound kernel, how well its warps per scheduler hide their instructions' latency
+(``LATENCY_HIDING_WARPS``) or, for a memory-bound one, the share of DRAM bandwidth the model gives it;
+times the share of its time that pipe is busy (not the launch overhead).
+
 What it ignores, honestly: caches (every sector is charged as DRAM traffic, so kernels with heavy
 reuse, like a naive matrix multiply, come out too slow in absolute terms, though still ranked
 right against their tiled versions); instruction latencies and dependencies; the cost of each
@@ -45,6 +51,9 @@ BLOCK_DISPATCH_CLOCKS = 160    # one block started per SM every ~160 clocks (fit
 LATENCY_HIDING_OCCUPANCY = 0.5  # below this, memory throughput falls in proportion
 LAUNCH_OVERHEAD_US = 2.0       # a kernel launch back to back with others
 L2_BANDWIDTH_FACTOR = 3.0      # L2 delivers about 3x what DRAM does (H100, A100 data sheets)
+LATENCY_HIDING_WARPS = 2.8     # warps per scheduler that keep it issuing a dependent chain every clock: an H100
+#                                ran 4 streams of 1-block-per-SM multiply-xor kernels (2 warps per scheduler) 1.39x
+#                                faster than one stream (tools/overlap_gpu_probe_h100.txt), so each used 1/1.39
 
 
 @dataclass
@@ -59,6 +68,8 @@ class Estimate:
     blocks_per_sm: int               # on the busiest SM
     occupancy: float
     assumptions: tuple = ()
+    resident_blocks: int = 1         # blocks of it one SM holds at once (the occupancy calculator's)
+    device_share: float = 1.0        # the share of the device's limiting pipe it keeps busy (below)
 
     def summary(self) -> str:
         parts = ", ".join(f"{k} {v:.1f} us" for k, v in self.parts_us.items())
@@ -130,7 +141,15 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
         parts["host link"] = mapped / (p.host_link_gbs * 1e9) * 1e6
     limiter = max(parts, key=parts.get)
     total = LAUNCH_OVERHEAD_US + parts[limiter]
+    # what another stream's kernel may still use while this one runs (the timeline's concurrent kernels):
+    # the SMs it leaves empty, the issue slots of schedulers with too few warps to hide their instructions'
+    # latency, the DRAM bandwidth too few warps leave unused, and the launch overhead's idle time
+    used = min(blocks, p.sms) / p.sms
+    share = {"issue": used * min(1.0, warps_per_sm / ISSUE_PER_CLOCK / LATENCY_HIDING_WARPS),
+             "global": hiding * min(1.0, blocks / p.sms)}.get(limiter, used)
+    share *= parts[limiter] / total
     if parts[limiter] < LAUNCH_OVERHEAD_US:
         limiter = "launch"
     return Estimate(device=p.name, time_us=total, limiter=limiter, parts_us=parts, waves=waves,
-                    blocks_per_sm=busiest, occupancy=occ.occupancy, assumptions=tuple(assumptions))
+                    blocks_per_sm=busiest, occupancy=occ.occupancy, assumptions=tuple(assumptions),
+                    resident_blocks=resident, device_share=share)

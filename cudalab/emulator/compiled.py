@@ -766,7 +766,7 @@ def plan(df, module, sink):
     spans, cuts = [], {}
     if _regions_on():
         cuts = rg.cuts(df, info)
-        with_cuts = rg.find(df, info, live, cuts) if cuts else []
+        with_cuts = rg.find(df, _with_table_lookups(df, d, _with_copies(df, info), cuts), live, cuts) if cuts else []
         starts = {s for s, _ in with_cuts}        # (one region per start: the one with cuts goes further)
         spans = [sp for sp in rg.find(df, info, live) if sp[0] not in starts] + with_cuts
     boundaries = set(f.labels.values()) | set(df.reconv.values())
@@ -832,6 +832,41 @@ def plan(df, module, sink):
     return groups, regions
 
 
+def _with_copies(df, info):
+    """``info`` plus the cp.async, commit and wait instructions native code runs inside a region with
+    cuts (async_native: a queue per block); groups and regions without cuts leave them to asyncops."""
+    from . import async_native
+    copies = async_native.eligible(df)
+    return {**info, **copies} if copies else info
+
+
+def _with_table_lookups(df, d, info, cuts):
+    """``info`` with the ex2.approx instructions that lie inside a loop around cuts (a barrier loop) and
+    that a region with cuts may compute natively (llvmgen._ex2, ``tables``), for finding those regions.
+    Interpreted, such an instruction ended the region at every turn of the loop: a Monte Carlo
+    assignment's 100,000 rounds of ``__syncthreads()``, each with an ``expf`` (bench/README.md, lanes17
+    round). Groups and regions without cuts leave it to the interpreter's gather over the batch."""
+    from llvmlite import ir
+    from . import llvmgen as lg
+    from .engine import K_BRA, K_NORMAL
+    code = df.code
+    loops = [(code[p][3], p) for p in range(len(code))
+             if code[p][0] == K_BRA and code[p][3] <= p and any(code[p][3] <= q <= p for q in cuts)]
+    extra = {}
+    for pc, (kind, _, inst, _) in enumerate(code):
+        if kind != K_NORMAL or pc in info or inst.opcode != "ex2" or not any(h <= pc <= t for h, t in loops):
+            continue
+        scratch = ir.Module(name="scratch")
+        trial = lg.GroupBuilder(scratch, f"t{pc}", df.func, d, [], lg.find_function(scratch))
+        trial.tables = True
+        try:
+            trial.emit(inst)
+        except Exception:   # noqa: BLE001  (lg.Skip: another form; it stays interpreted)
+            continue
+        extra[pc] = trial.bails > 0
+    return {**info, **extra} if extra else info
+
+
 def _blockwise(df, s, e):
     """A kernel's region of straight code from its first instruction (if/else diamonds, no loops:
     an elementwise ``if (i < n) c[i] = a[i] + b[i]``) runs block by block as a region with cuts does
@@ -855,6 +890,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
     from . import llvmgen as lg
     from . import regions as rg
     from .engine import K_BRA, SPIN_LIMIT
+    from . import async_native
     from .regiongen import CutRegionBuilder, RegionBuilder
     code = df.code
     named = rg.named(code, s, e)
@@ -879,6 +915,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
 
     warps = [True]          # (warpvec: runs of shuffle segments as vectors, unless they fail to build)
     uniform = rg.uniform_defs(df, df.param_offsets, s, e) if cuts else {}     # (read only: every attempt's)
+    copies = async_native.holds_copies(code, s, e)
 
     def attempt(target, gangs, one_d=False, two_d=False):
         scratch = target is not sink
@@ -887,6 +924,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
             list(symbols) if scratch else symbols,
             lg.find_function(target) if scratch else find, code, s, e, live_in, SPIN_LIMIT, generic)
         rb.one_d, rb.two_d = one_d, two_d
+        rb.copies = bool(cuts) and copies
         rb.warp_vectors = warps[0]
         if two_d:       # (the general version's table order: the Runner passes both one table)
             rb.regs, rb.reg_slot = list(regs_of_general), {r: k for k, r in enumerate(regs_of_general)}
@@ -925,7 +963,7 @@ def _emit_region(df, d, s, e, live_in, live_out, symbols, sink, find, cuts=(), g
                      [int(b) for b in bounds], sorted({int(code[p][3]) for p in bounds if code[p][0] == K_BRA
                                                       and code[p][3] <= p and code[p][3] > s}),
                      sorted([int(p), [int(q) for q in qs]] for p, qs in remat_at.items()), sorted(int(h) for h in tried),
-                     one_d, two_d)
+                     one_d, two_d, copies=bool(cuts) and copies)
 
 
 ONE_D_MOST = 300        # PTX instructions of a region with cuts that gets a second version for 1-D blocks
@@ -1234,7 +1272,7 @@ def _tier_version():
     if not _VERSION:
         here = Path(__file__).parent
         sources = ("compiled.py", "llvmgen.py", "regions.py", "regiongen.py", "better_code.py", "texture_native.py",
-                   "texture.py", "warpvec.py")
+                   "texture.py", "warpvec.py", "async_native.py")
         _VERSION.append(hashlib.sha256(b"".join((here / n).read_bytes() for n in sources))
                         .hexdigest())
     return _VERSION[0]
@@ -1563,6 +1601,15 @@ def _geometry_addresses(ex):
 MAX_CTX_TEMPLATES = 64     # batch shapes whose ctx template a kernel keeps (a launch's batches, a few launch shapes)
 
 
+def _symbol_address(ex, name):
+    """A symbol's address in the batch, or that of the special function unit's table that native
+    ex2.approx reads (``mufu ex2``: llvmgen._ex2; mufu.table, loaded once and kept)."""
+    if name.startswith("mufu "):
+        from . import mufu
+        return _address(mufu.table(name.split()[1]))
+    return ex.symbol_address(name)
+
+
 def _context(ex, symbols):
     """The int64 ctx array of llvmgen.CTX for this batch (rebuilt when memory moved or changed).
 
@@ -1580,7 +1627,7 @@ def _context(ex, symbols):
     limit = slack.shared_limit(ex)
     if c is not None and c[1] is mem.data and c[2] is bounds and c[4] == limit:
         return c[0]
-    addrs = [ex.symbol_address(s) for s in symbols]
+    addrs = [_symbol_address(ex, s) for s in symbols]
     b = ex.batch
     shape = (tuple(symbols), tuple(addrs), b.first_block, b.nblocks, b.grid, b.block, ex.lanes_per_block,
              ex.shared_stride, ex.shared_size, ex.local_stride)

@@ -49,6 +49,7 @@ MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
+CLOCK_SPIN_GAP = 16             # instructions between two clock reads of a loop that waits on the clock
 # bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
 # kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
 # tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
@@ -314,6 +315,8 @@ class LaunchStats:
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
     # of the kernel's hot code (ptx/mix.py), for the timeline
     global_bytes_per_instruction: float = field(default=0.0, metadata={"merge": "launch"})
+    # [microseconds] per batch that waited on clock64() or %globaltimer (Exec.clock_read), for the timeline
+    clock_waits: list = field(default_factory=list)
 
 
 class Exec:
@@ -355,6 +358,7 @@ class Exec:
         self.idx = self.ridx = self.mask = None
         self.depth = 0
         self.clock0 = time.perf_counter_ns()
+        self._clock_wait = None             # [us waited on a clock, last read, instructions then] (clock_read)
         self.pc_of = {}
         # loops that wait on another thread (a lock, a flag): (id of function, head, branch pc) -> [function,
         # turns past SPIN_LOCK_LIMIT, times a waiting thread was let run ahead]; the watchdog's message tells
@@ -416,6 +420,24 @@ class Exec:
         else:
             self._carry[sel] = cout
 
+    def clock_read(self, us: float):
+        """A clock read at ``us`` (microseconds of the clock handed out). Reads that follow one another
+        within CLOCK_SPIN_GAP instructions are a loop waiting on the clock (``while (clock64() - t0 < n)``):
+        the time between them is time the kernel spent waiting, which a GPU spends too, and the batch's
+        total goes to ``stats.clock_waits`` (the timeline gives the kernel at least that long). Reads far
+        apart time the work between them, which the emulator does at its own pace: not counted. (The
+        clock runs on the host's time: on a busy machine, a pause in the last turn of such a loop is
+        counted as waiting, as the program's own clock reads see it.)"""
+        n = self.stats.instructions
+        wait = self._clock_wait          # [us waited, last read, instructions then]
+        if wait is None:
+            self._clock_wait = [0.0, us, n]
+            self.stats.clock_waits.append(self._clock_wait)
+            return
+        if n - wait[2] <= CLOCK_SPIN_GAP and us > wait[1]:
+            wait[0] += us - wait[1]
+        wait[1], wait[2] = us, n
+
     def special(self, key):
         v = self._special.get(key)
         if v is not None:
@@ -426,13 +448,17 @@ class Exec:
             # modeled clocks: monotonic, advancing with the instructions executed
             t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) * self.program.clock_khz // 1_000_000
             if name == "clock":
+                self.clock_read(t * 1000 / self.program.clock_khz)
                 return np.uint32(t & 0xFFFFFFFF)
             if name == "clock_hi":
                 return np.uint32((t >> 32) & 0xFFFFFFFF)
             if name.startswith("globaltimer"):
                 g = time.time_ns()
+                if not name.endswith("hi"):
+                    self.clock_read(g / 1000)
                 return np.uint32(g & 0xFFFFFFFF) if name.endswith("lo") else \
                     np.uint32(g >> 32) if name.endswith("hi") else np.uint64(g)
+            self.clock_read(t * 1000 / self.program.clock_khz)
             return np.uint64(t)
         axis = {"x": 0, "y": 1, "z": 2}.get(comp)
         bx, by, bz = b.block

@@ -87,6 +87,8 @@ class GroupBuilder:
 
     # pcs whose accesses need no check (regiongen: every lane's address was checked before the phase)
     prechecked: frozenset = frozenset()
+    # may read the special function unit's tables lane by lane (ex2.approx: _ex2); regions with cuts do
+    tables = False
     _pc = None                                  # the instruction being emitted (regions set it)
 
     def __init__(self, module, name, func, d, symbols, find_fn, regs=None, check_only=False, remat=None):
@@ -666,7 +668,7 @@ def _directed_mode(inst):
 _TINY_F64 = 2.0 ** -960     # float64 products and quotients above this leave an exact fma remainder
 
 
-def directed(g, op, mode, r, x, y, operands=None):
+def directed(g, op, mode, r, x, y, operands=None, addend=None):
     """alu.directed in native code, to the interpreter's bits: the round-to-nearest result ``r`` of
     ``x op y`` (sub: ``y`` already negated, as op "add"; ``operands``: the instruction's own, whose
     NaN a NaN result is) stepped one ulp toward ``mode``'s side when
@@ -675,7 +677,8 @@ def directed(g, op, mode, r, x, y, operands=None):
     error is an fma remainder here (the interpreter scales by frexp; both are exact, so the signs
     agree) and which bail out where that remainder could underflow. As alu.error_sign: an overflow
     to infinity counts as too far out; an infinity or a zero quotient from an infinite operand (or
-    a division by zero) is exact; a NaN is canon_nan's. Returns the result's bits."""
+    a division by zero) is exact; a NaN is canon_nan's. Op "fma" (float32 only): ``x * y + addend``,
+    its error as alu._err_fma's. Returns the result's bits."""
     b = g.b
     wide = r.type == F64
     ity = I64 if wide else I32
@@ -687,12 +690,23 @@ def directed(g, op, mode, r, x, y, operands=None):
     args_finite = b.and_(finite(x64), finite(y64))
     if op == "div":
         args_finite = b.and_(args_finite, b.fcmp_ordered("!=", y64, zero))
+    if op == "fma":
+        if wide:
+            raise Skip("directed fma.f64 (alu.fma_f64 rounds it by itself)")
+        z64 = b.fpext(addend, F64)
+        args_finite = b.and_(args_finite, finite(z64))
     r_finite, r_nan = finite(r64), b.fcmp_unordered("uno", r64, r64)
     bad = ir.Constant(I1, 0)                        # where this error formula is not exact
     if op == "add":                                 # two_sum(x, y): s + e == x + y exactly
         s = b.fadd(x64, y64)
         bb = b.fsub(s, x64)
         e = b.fadd(b.fsub(x64, b.fsub(s, bb)), b.fsub(y64, bb))
+        err = b.fadd(b.fsub(s, r64), e)
+    elif op == "fma":                               # the product exact in float64, then two_sum with the addend
+        p = b.fmul(x64, y64)
+        s = b.fadd(p, z64)
+        bb = b.fsub(s, p)
+        e = b.fadd(b.fsub(p, b.fsub(s, bb)), b.fsub(z64, bb))
         err = b.fadd(b.fsub(s, r64), e)
     elif op == "mul" and not wide:                  # a float32 product is exact in float64
         err = b.fsub(b.fmul(x64, y64), r64)
@@ -738,14 +752,16 @@ def directed(g, op, mode, r, x, y, operands=None):
         move = b.select(negative, above, below)
         step = b.select(is_zero, ir.Constant(ity, 0), down)
     out = b.select(move, step, bits)
-    if mode == "rm" and op == "add":
+    if mode == "rm" and op in ("add", "fma"):
         # IEEE 754 6.3 (alu.directed): an exact zero sum is -0 when rounding down, unless both addends are +0
+        if op == "fma":                             # (the interpreter's addends: the float32 product, the addend)
+            x, y = b.fmul(x, y), addend
         both_plus = b.and_(b.icmp_unsigned("==", b.bitcast(x, ity), ir.Constant(ity, 0)),
                            b.icmp_unsigned("==", b.bitcast(y, ity), ir.Constant(ity, 0)))
         exact_zero = b.and_(b.and_(b.fcmp_ordered("==", b.bitcast(out, r.type), ir.Constant(r.type, 0.0)),
                                    b.fcmp_ordered("==", err, zero)), b.not_(both_plus))
         out = b.select(exact_zero, sign_bit, out)
-    return b.select(r_nan, canon_nan(g, r, operands or (x, y)), out)
+    return b.select(r_nan, canon_nan(g, r, () if op == "fma" else operands or (x, y)), out)
 
 
 GENERATORS: dict = {}
@@ -894,6 +910,12 @@ def _mad(g, inst):
     k = kind_of(t)
     b = g.b
     if k[0] == "f":
+        mode = _directed_mode(inst)
+        if mode is not None:            # fma.rm.f32: libdevice's expf takes floor(x) this way
+            x, y, c = _srcs(g, inst, (t, t, t))
+            r = b.call(intrinsic(g, "llvm.fma", x.type, 3), [x, y, c])
+            g.write(inst.operands[0], t, directed(g, "fma", mode, r, x, y, addend=c))
+            return
         _plain_float(inst)
         x, y, c = flushed(g, inst, _srcs(g, inst, (t, t, t)))
         r = b.call(intrinsic(g, "llvm.fma", x.type, 3), [x, y, c])
@@ -992,6 +1014,49 @@ def _approx(g, inst):
     from the GPU's; curand_normal's Box-Muller now leaves native code there, for the GPU's bits. A
     Box-Muller loop of 8 __sincosf over 16,384 threads went from 0.02 to 0.03 s of CPU a launch.)"""
     raise Skip(f"{inst.opcode}.approx (the special function unit's bits, mufu.py's tables)")
+
+
+@gen("ex2")
+def _ex2(g, inst):
+    """ex2.approx.ftz.f32, mufu.ex2_ftz in integers on the H100's measured table (its address is the symbol
+    ``mufu ex2``: compiled._symbol_address). Only where ``g.tables`` is set: a region with cuts, whose
+    barrier loop would otherwise leave native code at every turn for this one instruction (libdevice's
+    expf ends with it). Elsewhere it stays interpreted (_approx: a lane-by-lane lookup in the 32 MiB
+    table misses the cache where numpy's gather over the batch overlaps the misses)."""
+    if not g.tables:
+        raise Skip("ex2.approx outside a region with cuts (the special function unit's table: see _approx)")
+    if inst.type != "f32" or set(inst.mods) != {"f32", "approx", "ftz"}:
+        raise Skip("ex2 form (only .approx.ftz.f32 reads the table natively)")
+    b = g.b
+    c = lambda v: ir.Constant(I64, v)                                   # noqa: E731
+    lt = lambda u, v: b.icmp_signed("<", u, v)                          # noqa: E731
+    clip = lambda v, lo, hi: b.select(lt(v, c(lo)), c(lo), b.select(lt(c(hi), v), c(hi), v))  # noqa: E731
+
+    def scaled(t, n):           # mufu._scaled: the positive normal float t (bits) times 2^n
+        e = b.add(b.and_(b.lshr(t, c(23)), c(255)), n)
+        out = b.or_(b.and_(t, c(_FRACTION)), b.shl(clip(e, 0, 255), c(23)))
+        return b.select(lt(e, c(1)), c(0), b.select(lt(e, c(255)), out, c(0x7F800000)))
+
+    table = b.inttoptr(g.symbol("mufu ex2"), I32.as_pointer())
+    entry = lambda k: b.zext(b.load(b.gep(table, [k])), I64)            # noqa: E731  (2^(1 + k 2^-23))
+    bits = b.zext(b.bitcast(g.read(inst.operands[1], "f32"), I32), I64)
+    negative = b.icmp_unsigned("!=", b.lshr(bits, c(31)), c(0))
+    e = b.and_(b.lshr(bits, c(23)), c(255))
+    shift = b.sub(e, c(127))
+    mant = b.or_(b.and_(bits, c(_FRACTION)), c(1 << 23))
+    q = b.select(lt(shift, c(0)), b.lshr(mant, clip(b.neg(shift), 0, 63)), b.shl(mant, clip(shift, 0, 6)))
+    n, j = b.lshr(q, c(23)), b.and_(q, c(_FRACTION))    # the input as a truncated 7.23 fixed-point magnitude
+    up = scaled(entry(j), b.sub(n, c(1)))
+    down = b.select(b.icmp_unsigned("==", j, c(0)), scaled(c(0x3F800000), b.neg(n)),
+                    scaled(entry(b.sub(c(_FRACTION), j)), b.sub(b.neg(n), c(2))))
+    out = b.select(negative, down, up)
+    out = b.select(b.icmp_unsigned("==", e, c(0)), c(0x3F800000), out)            # +-0 and subnormals: 1
+    out = b.select(lt(shift, c(7)), out, b.select(negative, c(0), c(0x7F800000)))  # |x| >= 128, infinities
+    nan = b.icmp_unsigned(">", b.and_(bits, c(0x7FFFFFFF)), c(0x7F800000))
+    g.write(inst.operands[0], "f32", b.trunc(b.select(nan, c(0x7FFFFFFF), out), I32))
+
+
+_FRACTION = 0x7FFFFF             # a float32's fraction bits
 
 
 @gen("and", "or", "xor")

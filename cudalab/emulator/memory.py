@@ -102,6 +102,7 @@ class DeviceMemory:
         self.hold_pages = False                      # freed blocks keep their pages until the next alloc
         self._held: list[tuple[int, int]] = []       # (offset, size) of those blocks (give_back_held)
         self._fresh: set[int] = set()                # live allocations made since mark_all_written
+        self._awaiting: dict[int, int] = {}          # a big new allocation that may take held pages (write)
 
     # ---------------------------------------------------------------- allocation
     def alloc(self, size: int, label: str = "", scratch: bool = False, host: bool = False) -> int:
@@ -119,7 +120,9 @@ class DeviceMemory:
 
         ``host``: page-locked host memory, which counts against the arena's room for host memory
         (``capacity``) but not against the device's ``limit``."""
-        self.give_back_held()
+        self._awaiting.clear()
+        if not self._held or int(size) < RELEASE_BYTES or not self._movable():
+            self.give_back_held()
         self._free_released()
         size = int(size)
         if size < 0:
@@ -142,10 +145,15 @@ class DeviceMemory:
                     size, fits if host else min(fits, largest_fitting(self.limit - self.device_bytes)))
         else:
             off = self._bump(padded)
+        addr = GLOBAL_BASE + off
+        if self._held:
+            if off >= self._high_water and size >= RELEASE_BYTES:
+                self._awaiting[addr] = size             # untouched pages: the first whole write may move
+            else:
+                self.give_back_held()
         if off < self._high_water:
             self.data[off:off + padded] = 0
         self._high_water = max(self._high_water, off + padded)
-        addr = GLOBAL_BASE + off
         self.allocs[addr] = Allocation(addr, size, label, scratch=scratch, host=host)
         if not host:
             self.device_bytes += padded
@@ -162,6 +170,7 @@ class DeviceMemory:
             what = "was already freed" if a is not None else "is not the start of an allocation"
             raise CudaError(f"cannot free pointer 0x{int(addr):x}: it {what}.", "cudaErrorInvalidValue")
         a.freed = True
+        self._awaiting.pop(a.address, None)
         a.initialized = None            # kept for use-after-free messages: the bytes' flags are not needed
         self._fresh.discard(a.address)
         k = bisect.bisect_left(self._starts, a.address)
@@ -205,6 +214,43 @@ class DeviceMemory:
             return
         if _madvise(start, stop - start, MADV_REMOVE) != 0:
             _madvise(start, stop - start, MADV_DONTNEED)
+
+    def _movable(self) -> bool:
+        """Whether pages may move inside the arena: only while it is this process's own anonymous
+        reservation (a whole program's arena is a memfd the program maps at the same addresses, whose
+        file offsets must stay where they are), and while few moves have split it (``MOVE_LIMIT``)."""
+        r = self._reserved
+        return (_moves[0] < MOVE_LIMIT and r is not None and self.data.ctypes.data == r.ctypes.data)
+
+    def _take_held_pages(self, off: int, nbytes: int):
+        """Before a copy fills a new allocation whole (``write``): move the resident pages of a block the
+        program dropped before its last launch (``_held``) under the new one's, rather than give those back
+        to the system and fault in fresh ones, which the system zeroes first.
+
+        A program that copies its arguments again before every launch (speed.py, a course's timing loop)
+        freed the last copies at the launch (runtime.arrays.release_dropped) and copies into new addresses
+        (freed memory is quarantined, ``alloc``): a 4 MiB array was 1,024 page faults and 4 MiB of zeroing
+        in the copy, then 4 MiB given back (``madvise``), and the next launch found its own tables and the
+        interpreter's objects pushed out of the caches by it (the warp-shuffle reduction's launch: about
+        twice the CPU time of one on the same arguments, bench/README.md, lanes17 round). ``mremap`` moves
+        the pages in one call: the old block's addresses keep their mapping, empty (they read as zeros, as
+        after ``_give_back_pages``; a use after free through the old pointer is still a fault), and the
+        new block gets the old bytes, which the copy overwrites at once. Each move splits the reservation's
+        mapping in up to three, so a process moves at most ``MOVE_LIMIT`` times (Linux allows 65,530)."""
+        base = self.data.ctypes.data
+        start = -(-(base + off) // PAGE) * PAGE
+        length = (base + off + nbytes) // PAGE * PAGE - start
+        for k, (o, s) in enumerate(self._held):
+            src = -(-(base + o) // PAGE) * PAGE
+            have = (base + o + s) // PAGE * PAGE - src
+            if have >= length > 0 and o + s <= self.data.size:
+                if _mremap(src, length, start) != 0:
+                    return
+                _moves[0] += 1
+                del self._held[k]
+                if have - length >= PAGE:
+                    _madvise(src + length, have - length, MADV_DONTNEED)
+                return
 
     def _out_of_memory(self, size: int, fits: int) -> CudaError:
         return CudaError(
@@ -393,6 +439,8 @@ class DeviceMemory:
             else np.ascontiguousarray(raw).reshape(-1).view(np.uint8)
         off = int(addr) - GLOBAL_BASE
         self._check_host(addr, buf.size)
+        if self._awaiting and self._awaiting.pop(int(addr), -1) == buf.size:
+            self._take_held_pages(off, buf.size)
         self.data[off:off + buf.size] = buf
         a = self.find(addr)
         a.mark_written(int(addr) - a.address, int(addr) - a.address + buf.size)
@@ -429,6 +477,33 @@ class DeviceMemory:
 PAGE = mmap.PAGESIZE
 RELEASE_BYTES = 1 << 20             # freed blocks this large give their pages back (_give_back_pages)
 MADV_DONTNEED, MADV_REMOVE = 4, 9   # Linux's madvise advice numbers
+
+
+MREMAP_MAYMOVE, MREMAP_FIXED, MREMAP_DONTUNMAP = 1, 2, 4    # Linux's mremap flags (DONTUNMAP from 5.7)
+MOVE_LIMIT = 4096                   # page moves a process makes (DeviceMemory._take_held_pages)
+_moves = [0]                        # moves made so far
+
+
+def _mremap(source: int, length: int, dest: int) -> int:
+    """Move ``length`` bytes of pages from ``source`` to ``dest`` (page-aligned addresses), leaving the
+    source mapped and empty: 0, or -1 where refused (an older kernel, another system: the caller then
+    gives the pages back as before)."""
+    if not sys.platform.startswith("linux"):
+        return -1
+    try:
+        fn = _mremap.fn
+    except AttributeError:
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).mremap
+            fn.restype = ctypes.c_void_p
+            fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p)
+        except (OSError, AttributeError):
+            fn = None
+        _mremap.fn = fn
+    if fn is None:
+        return -1
+    got = fn(source, length, length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dest)
+    return 0 if got == dest else -1
 
 
 def _madvise(address: int, length: int, advice: int) -> int:

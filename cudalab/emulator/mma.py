@@ -409,10 +409,11 @@ def dot_f64(a, b, c):
     d = c
     for kk in range(a.shape[2]):
         x, y = np.broadcast_arrays(a[:, :, kk][:, :, None], b[:, kk, :][:, None, :])
-        p = x * y
-        # a zero product adds nothing (IEEE's d + 0 keeps the zero signs right): only the rest need an fma,
-        # whose exact fallback for zeros is slow
-        step = d + p
+        with np.errstate(all="ignore"):     # (an overflow or inf - inf is D's value, not a fault)
+            p = x * y
+            # a zero product adds nothing (IEEE's d + 0 keeps the zero signs right): only the rest need an
+            # fma, whose exact fallback for zeros is slow
+            step = d + p
         zero = ((x == 0) & np.isfinite(y)) | ((y == 0) & np.isfinite(x))
         full = np.flatnonzero(~zero.ravel())
         if full.size:

@@ -25,38 +25,7 @@ from .mma_native import (A, B, BASE, BASE_WORD, C, CARRY, D, DISTINCT, DST, ELEM
 FAR = 1 << 20            # a zero's exponent lies this far below, its lowest set bit this far above, any other's
 NOT_FINITE = 1 << 10     # an infinity's or NaN's exponent in mma_native.input_table
 _OFFSET = 1100
-_POW2 = np.ldexp(1.0, np.arange(-_OFFSET, 1000))              # 2**s for the significands' scales (f64: -1074 to 971)
-_DEBRUIJN = np.uint64(0x022FDD63CC95386D)                   # de Bruijn sequence for a 64-bit count of trailing zeros
-_CTZ = np.zeros(64, np.int64)
-_CTZ[((np.uint64(1) << np.arange(64, dtype=np.uint64)) * _DEBRUIJN) >> np.uint64(58)] = np.arange(64)
-
-
-@numba.njit(inline="always", cache=True)
-def ctz(m):
-    """The number of trailing zero bits of a nonzero uint64."""
-    return _CTZ[((m & (~m + np.uint64(1))) * _DEBRUIJN) >> np.uint64(58)]
-
-
-@numba.njit(inline="always", cache=True)
-def decode(u, ebits, mbits):
-    """An element's bits -> (value, exponent (at least the smallest normal's), lowest set bit,
-    finite). A zero's exponent is -FAR and its lowest bit FAR: it bounds nothing."""
-    emask = (np.uint64(1) << np.uint64(ebits)) - np.uint64(1)
-    bias = (1 << (ebits - 1)) - 1
-    e = (u >> np.uint64(mbits)) & emask
-    sig = u & ((np.uint64(1) << np.uint64(mbits)) - np.uint64(1))
-    if e == emask:
-        return 0.0, 0, 0, False
-    if e == 0 and sig == 0:
-        return -0.0 if u >> np.uint64(mbits + ebits) else 0.0, -FAR, FAR, True
-    if e > 0:
-        sig |= np.uint64(1) << np.uint64(mbits)
-    exponent = max(np.int64(e), 1) - bias
-    scale = exponent - mbits
-    v = np.float64(sig) * _POW2[scale + _OFFSET]
-    if (u >> np.uint64(mbits + ebits)) & np.uint64(1):
-        v = -v
-    return v, exponent, scale + ctz(sig), True
+_POW2 = np.ldexp(1.0, np.arange(-_OFFSET, 1000))              # 2**s (pow2)
 
 
 def _memory(llvm_type, numba_type):
@@ -209,28 +178,62 @@ def plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k):
     return index, plan
 
 
+@intrinsic
+def same_words(typingctx, address, word):
+    """Whether the 32 words (``word`` bytes, a constant: 4 or 8) from byte ``address`` on are all equal:
+    a warp's lanes of one register. One vector load, compare and reduction, where a loop over the
+    lanes (tile_at's) was a fifth of dmma's compiled loop."""
+    if not isinstance(word, types.IntegerLiteral):
+        return None
+    width = word.literal_value
+
+    def codegen(context, builder, sig, args):
+        lanes = ir.VectorType(ir.IntType(8 * width), 32)
+        v = builder.load(builder.inttoptr(args[0], lanes.as_pointer()), align=width)
+        first = builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
+        splat = builder.shuffle_vector(builder.insert_element(ir.Constant(lanes, ir.Undefined), first,
+                                                              ir.Constant(ir.IntType(32), 0)),
+                                       ir.Constant(lanes, ir.Undefined),
+                                       ir.Constant(ir.VectorType(ir.IntType(32), 32), [0] * 32))
+        differ = builder.bitcast(builder.icmp_unsigned("!=", v, splat), ir.IntType(32))
+        return builder.icmp_unsigned("==", differ, ir.Constant(ir.IntType(32), 0))
+    return types.boolean(address, word), codegen
+
+
+@numba.njit(inline="always", cache=True)
+def lane_word(ptrs, slot, w, word):
+    """(Lane 0's value of register ``slot`` in warp w as int64 (a 4-byte word unsigned), whether the
+    warp's 32 lanes all hold it)."""
+    at = ptrs[slot] + 32 * word * w
+    if word == 8:
+        return np.int64(peek64(at)), same_words(at, 8)
+    return np.int64(peek32(at)), same_words(at, 4)
+
+
 @numba.njit(inline="always", cache=True)
 def tile_at(w, op, ptrs, shared, block_base, limit, plan, offs, known, size):
     """The address of the tile a load (plan_loads' row ``plan``) reads for warp w, where every lane reads
     from one base with one row stride (a GEMM's tile): matrix element t then lies at byte offs[t] of it,
     recomputed where the stride is not known[0]'s. -1 where the lanes differ or a word would be out of
-    bounds or misaligned: load_warp then reads lane by lane (and reports the address)."""
+    bounds or misaligned: load_warp then reads lane by lane (and reports the address). A warp's lanes
+    are of one block (each block is padded to whole warps), so of one row of shared memory."""
     esize, word = op[ESIZE], op[WORD]
-    base_slot, ld_slot, offset = op[BASE], op[LD], op[OFFSET]
-    b0, ld0, a0 = np.int64(0), np.int64(0), np.int64(0)
-    for l in range(32):
-        lane = w * 32 + l
-        base = offset
-        if base_slot >= 0:
-            base += np.int64(word_at(ptrs, base_slot, lane, op[BASE_WORD]))
-            if op[BASE_WORD] == 4:
-                base &= 0xFFFFFFFF
-        ld = np.int64(word_at(ptrs, ld_slot, lane, 4) & np.uint64(0xFFFFFFFF)) if ld_slot >= 0 else op[LD_IMM]
-        a = base + np.int64(shared) + np.int64(block_base[lane])
-        if l == 0:
-            b0, ld0, a0 = base, ld, a
-        elif base != b0 or ld != ld0 or a != a0:
+    base_slot, ld_slot = op[BASE], op[LD]
+    b0, ld0 = op[OFFSET], op[LD_IMM]
+    if base_slot >= 0:
+        if op[BASE_WORD] == 8:
+            x, same = lane_word(ptrs, base_slot, w, 8)
+            b0 += x
+        else:
+            x, same = lane_word(ptrs, base_slot, w, 4)
+            b0 = (b0 + x) & 0xFFFFFFFF
+        if not same:
             return np.int64(-1)
+    if ld_slot >= 0:
+        ld0, same = lane_word(ptrs, ld_slot, w, 4)
+        if not same:
+            return np.int64(-1)
+    a0 = b0 + np.int64(shared) + np.int64(block_base[w * 32])
     if known[0] != ld0 or known[3] == 0:
         hi, bits_or = np.int64(0), np.int64(0)
         for t in range(size):
@@ -473,7 +476,9 @@ def product8(av, bv, out, m, n, k, k0, k1, zero):
 @intrinsic
 def vproduct(typingctx, av, bv, out, m, n, k, k0, k1, into):
     """out (m x n) = A B over k0 <= kk < k1 (out += A B where ``into``) for float32 A (m x k) and B (k x n),
-    flat arrays, every partial sum exact in float32; m, n, k and into constants. Written as LLVM vectors:
+    flat arrays, every partial sum exact in float32; m, n, k and into constants. Float64 arrays (dmma's
+    loop) get the same code in doubles: each element of D then is an fma chain in k order, every step
+    rounded once, which is DMMA's sum (mma.dot_f64), not an exact one. Written as LLVM vectors:
     each row of D one vector of n floats, all m of them kept in registers across the k loop, and each
     step of k one fused multiply-add per row (a splat of A's element times B's row: the product is exact,
     so fusing rounds nothing). product8's scalars, inlined into the floats loop, were vectorized by LLVM
@@ -484,14 +489,16 @@ def vproduct(typingctx, av, bv, out, m, n, k, k0, k1, into):
     rows, width, depth, adding = m.literal_value, n.literal_value, k.literal_value, into.literal_value
 
     def codegen(context, builder, sig, args):
-        i64, vec = ir.IntType(64), ir.VectorType(ir.FloatType(), width)
+        double = sig.args[0].dtype == types.float64
+        i64, vec = ir.IntType(64), ir.VectorType(ir.DoubleType() if double else ir.FloatType(), width)
+        size = 8 if double else 4
         a_at, b_at, o_at = (context.make_array(sig.args[x])(context, builder, args[x]).data for x in range(3))
-        name = f"llvm.fma.v{width}f32"
+        name = f"llvm.fma.v{width}{'f64' if double else 'f32'}"
         fma = builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(vec, [vec] * 3), name)
 
         def row(at, index):
             return builder.bitcast(builder.gep(at, [index]), vec.as_pointer())
-        start = [builder.load(row(o_at, ir.Constant(i64, i * width)), align=4) if adding else
+        start = [builder.load(row(o_at, ir.Constant(i64, i * width)), align=size) if adding else
                  ir.Constant(vec, [0.0] * width) for i in range(rows)]
         before = builder.block
         head, body, done = (builder.append_basic_block(f"vproduct.{x}") for x in ("head", "body", "done"))
@@ -504,7 +511,7 @@ def vproduct(typingctx, av, bv, out, m, n, k, k0, k1, into):
             x.add_incoming(y, before)
         builder.cbranch(builder.icmp_signed("<", kk, args[7]), body, done)
         builder.position_at_end(body)
-        b = builder.load(row(b_at, builder.mul(kk, ir.Constant(i64, width))), align=4)
+        b = builder.load(row(b_at, builder.mul(kk, ir.Constant(i64, width))), align=size)
         undef, zeros = ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width)
         for i in range(rows):
             x = builder.load(builder.gep(a_at, [builder.add(kk, ir.Constant(i64, i * depth))]))
@@ -514,7 +521,7 @@ def vproduct(typingctx, av, bv, out, m, n, k, k0, k1, into):
         builder.branch(head)
         builder.position_at_end(done)
         for i in range(rows):
-            builder.store(sums[i], row(o_at, ir.Constant(i64, i * width)), align=4)
+            builder.store(sums[i], row(o_at, ir.Constant(i64, i * width)), align=size)
         return context.get_dummy_value()
     return types.void(av, bv, out, m, n, k, k0, k1, into), codegen
 
@@ -632,7 +639,7 @@ def mma_floats(w, op, ptrs, m, n, k, block, steps, counts, ctarget, dsrc, fa, fb
 @intrinsic
 def trailing_zeros(typingctx, value):
     """The number of trailing zero bits of a uint64 (64 for 0) as LLVM's cttz, which a vectorized loop
-    keeps in vector registers (ctz's table lookup is a scalar load per element)."""
+    keeps in vector registers (a table lookup is a scalar load per element)."""
     def codegen(context, builder, sig, args):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
     return types.uint64(types.uint64), codegen
@@ -781,19 +788,36 @@ def chain_state(slots, size):
 
 
 @numba.njit(inline="always", cache=True)
-def decode_doubles(raw, size, vals, stats):
-    """An f64 fragment's elements (raw bits by matrix element) into vals, and into stats the widest
-    significand (exponent less lowest set bit), the largest exponent and the lowest set bit of its
-    nonzero elements, and 1 where every element is finite (else 0)."""
-    widest, top, low, finite = -FAR, -FAR, FAR, 1
+def doubles_of(raw, size, vals):
+    """An f64 fragment's elements (raw bits by matrix element) into vals; whether every one is finite.
+    Branch-free, so that LLVM vectorizes it."""
+    bad = np.uint64(0)
     for i in range(size):
-        v, e, lo, fin = decode(raw[i], 11, 52)
-        vals[i] = v
-        if not fin:
-            finite = 0
-        if v != 0.0:
-            widest, top, low = max(widest, e - lo), max(top, e), min(low, lo)
-    stats[0], stats[1], stats[2], stats[3] = widest, top, low, finite
+        u = raw[i]
+        vals[i] = float_of(u)
+        bad |= np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+    return bad == np.uint64(0)
+
+
+@numba.njit(inline="always", cache=True)
+def read_doubles(at, offs, size, vals):
+    """A tile's f64 fragment into vals: element t from byte at + offs[t]; whether every one is finite."""
+    bad = np.uint64(0)
+    for t in range(size):
+        u = peek64(at + offs[t])
+        vals[t] = float_of(u)
+        bad |= np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+    return bad == np.uint64(0)
+
+
+@numba.njit(inline="always", cache=True)
+def finite_doubles(vals, size):
+    """Whether vals[:size] are all finite (from their bits, branch-free)."""
+    u = vals.view(np.uint64)
+    bad = np.uint64(0)
+    for i in range(size):
+        bad |= np.uint64((u[i] >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+    return bad == np.uint64(0)
 
 
 def make(m, n, k, block):
@@ -933,17 +957,19 @@ def make(m, n, k, block):
     @jit
     def doubles(warps, pos, ptrs, ops, major, minor, shared, block_base, limit, atarget, btarget, ctarget, dsrc,
                 counts, fragments):
-        """DMMA where every product of A and B is exact in float64 (their significands' widths add up
-        to at most 52 bits, nothing under- or overflows): then each fma of the chain, C + a b rounded once,
-        is the float64 sum C + (a b), and the chain is those sums in k order (zeros keep the chain's
-        signs), whatever C holds. dmmaTensorCoreGemm's C, scaled by beta / alpha, has full significands:
-        a rule that wanted the whole sum exact sent every warp to mma.py's numpy fma chain. As in floats,
-        an A or B fragment is decoded once (its fragment id: the sample's k-loop reads each A in four
-        mmas, each B in two) and an accumulator chain keeps its D in the loop (the next mma's C), written
-        to its registers where the chain ends or the warp stops."""
+        """DMMA: each element of D an fma chain in k order starting from C (mma.dot_f64), here the CPU's
+        own fused multiply-add (LLVM's llvm.fma, IEEE's rounding once, subnormals kept), eight columns of
+        D a vector (vproduct in doubles). For finite A, B and C whose D comes out finite that is the
+        H100's sum bit for bit: no infinity or NaN arose on the way (once infinite, an fma chain of finite
+        products stays so), and NaN payloads, where the CPU's choice is not the H100's, never appear.
+        A warp with an infinite or NaN element, or an infinite D, stops: mma.py's fma chain answers it.
+        (Until tensor round 14 only exact products were taken, added in float64 element by element.)
+        As in floats, an A or B fragment is decoded once (its fragment id: the sample's k-loop reads
+        each A in four mmas, each B in two) and an accumulator chain keeps its D in the loop (the next
+        mma's C), written to its registers where the chain ends or the warp stops."""
         raw_a, raw_b, raw_c = np.zeros(m * k, np.uint64), np.zeros(k * n, np.uint64), np.zeros(m * n, np.uint64)
         av, bv = np.empty((fragments[0], m * k)), np.empty((fragments[1], k * n))
-        sa, sb = np.empty((fragments[0], 4), np.int64), np.empty((fragments[1], 4), np.int64)
+        fin_a, fin_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
         have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
         acc = np.zeros((fragments[2], m * n))
         live, dirty, wrote = np.zeros(fragments[2], np.bool_), np.zeros(fragments[2], np.bool_), \
@@ -952,10 +978,11 @@ def make(m, n, k, block):
         lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         index, plan = plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k)
         offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 4), np.int64)
-        held = (raw_a, raw_b, raw_c, av, bv, sa, sb, have_a, have_b, acc, live, dirty, wrote, d, lanes, words, index,
-                plan, offs, known_ld)          # (their views and their arguments' uncounted: floats' unmanaged)
+        held = (raw_a, raw_b, raw_c, av, bv, fin_a, fin_b, have_a, have_b, acc, live, dirty, wrote, d, lanes, words,
+                index, plan, offs, known_ld)          # (their views and their arguments' uncounted: floats' unmanaged)
         raw_a, raw_b, raw_c, av, bv = unmanaged(raw_a), unmanaged(raw_b), unmanaged(raw_c), unmanaged(av), unmanaged(bv)
-        sa, sb, have_a, have_b, acc = unmanaged(sa), unmanaged(sb), unmanaged(have_a), unmanaged(have_b), unmanaged(acc)
+        fin_a, fin_b, have_a, have_b = unmanaged(fin_a), unmanaged(fin_b), unmanaged(have_a), unmanaged(have_b)
+        acc = unmanaged(acc)
         live, dirty, wrote, d, lanes = unmanaged(live), unmanaged(dirty), unmanaged(wrote), unmanaged(d), unmanaged(lanes)
         words, index, plan, offs, known_ld = unmanaged(words), unmanaged(index), unmanaged(plan), unmanaged(offs), \
             unmanaged(known_ld)
@@ -977,14 +1004,10 @@ def make(m, n, k, block):
                     at = tile_at(w, op, ptrs, shared, block_base, limit, plan[index[p]], offs[index[p]],
                                  known_ld[index[p]], m * k if op[OPERAND] == 0 else k * n) if index[p] >= 0 else -1
                     if at >= 0 and op[OPERAND] == 0:
-                        for t in range(m * k):
-                            raw_a[t] = peek64(at + offs[index[p], t])
-                        decode_doubles(raw_a, m * k, av[f], sa[f])
+                        fin_a[f] = read_doubles(at, offs[index[p]], m * k, av[f])
                         have_a[f] = True
                     elif at >= 0:
-                        for t in range(k * n):
-                            raw_b[t] = peek64(at + offs[index[p], t])
-                        decode_doubles(raw_b, k * n, bv[f], sb[f])
+                        fin_b[f] = read_doubles(at, offs[index[p]], k * n, bv[f])
                         have_b[f] = True
                     elif not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
@@ -993,33 +1016,23 @@ def make(m, n, k, block):
                 a, b, c = op[FA], op[FB], op[SLOT]
                 if not have_a[a]:
                     unpack(ptrs, op, A, counts[0], atarget, 64, w, raw_a)
-                    decode_doubles(raw_a, m * k, av[a], sa[a])
+                    fin_a[a] = doubles_of(raw_a, m * k, av[a])
                     have_a[a] = True
                 if not have_b[b]:
                     unpack(ptrs, op, B, counts[1], btarget, 64, w, raw_b)
-                    decode_doubles(raw_b, k * n, bv[b], sb[b])
+                    fin_b[b] = doubles_of(raw_b, k * n, bv[b])
                     have_b[b] = True
-                # every element finite; the widest significands, the largest exponents and the lowest set bits
-                if not (sa[a, 3] == 1 and sb[b, 3] == 1 and sa[a, 0] + sb[b, 0] <= 51 and
-                        sa[a, 2] + sb[b, 2] >= -1074 and sa[a, 1] + sb[b, 1] < 1022):
+                if not (fin_a[a] and fin_b[b]):
                     break
-                carried = op[CARRY] == 1 and live[c]
-                if not carried:
+                if op[CARRY] == 1 and live[c]:
+                    for e in range(m * n):
+                        d[e] = acc[c, e]
+                else:
                     unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
-                good = True
-                for e in range(m * n):
-                    i, j = e // n, e % n
-                    if carried:
-                        total, fin = acc[c, e], True
-                    else:
-                        total, _, _, fin = decode(raw_c[e], 11, 52)
-                    bound = abs(total)
-                    for kk in range(k):
-                        total += av[a, i * k + kk] * bv[b, kk * n + j]
-                        bound += abs(av[a, i * k + kk] * bv[b, kk * n + j])
-                    good &= fin and bound < 1e300
-                    d[e] = total
-                if not good:
+                    if not doubles_of(raw_c, m * n, d):
+                        break
+                vproduct(av[a], bv[b], d, m, n, k, 0, k, True)
+                if not finite_doubles(d, m * n):
                     break
                 for e in range(m * n):
                     acc[c, e] = d[e]

@@ -6,8 +6,9 @@ test, the matrix product, the truncation): about 15 us a warp for m16n16k16, whi
 tensor-core GEMM samples take minutes. This loop reads each warp's fragment elements straight from
 their bits, proves from exponents and lowest set bits that the tensor core cuts nothing (mma.py's
 rule: C and every product on the grid of 2**(top - 25), element by element), sums in float64 (then
-exact, in any order) and writes D's bits. A warp it cannot prove (a term the alignment would cut, an
-infinity or NaN, a float32 sum outside the normal range, an f64 partial sum float64 would round) is
+exact, in any order) and writes D's bits; f64 (DMMA) is the CPU's own fma chain in k order, which is
+the tensor core's wherever every value and D are finite. A warp it cannot prove (a term the alignment
+would cut, an infinity or NaN, a float32 sum outside the normal range, an f64 D that overflows) is
 answered ``ok = False`` and mma.py's path computes it: the bits are the same either way, the fast path
 only says sooner what the general rule says.
 """

@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from . import llvmgen as lg
 from . import regions as rg
+from . import async_native  # noqa: F401  (the cp generator, for regions with cuts)
 from . import warpvec
 from .decode import _regs
 from .engine import K_BRA
@@ -680,12 +681,15 @@ class CutRegionBuilder(RegionBuilder):
     the chunk ends there (regions.Runner makes the stack entries, and computes the uniform values
     live there for the interpreter: cold code the native function need not hold)."""
 
+    tables = True           # ex2.approx reads its table lane by lane (llvmgen._ex2)
+
     whole_warps = True          # vote, activemask and redux may be generated (llvmgen._whole_warp)
     one_d = False               # the version for one-dimensional blocks (special)
     warp_vectors = True         # runs of shuffle segments as 32-wide vectors (warpvec.py)
     two_d = False               # the version for blocks of rows (blockDim.z 1: _rows)
     tid_xy = None               # (threadIdx.x, threadIdx.y) of the lane, in the version for rows
     tid_xy64 = None             # the same, 64 bits wide (the lane loops' own counters)
+    copies = False              # holds cp.async, commits and waits: a queue per block (async_native)
 
     def build_cuts(self, named, segs, spill_cols, remat):
         """``segs``: per segment a dict: ``first``, ``end`` (pcs), ``inputs``, ``outputs``,
@@ -708,6 +712,8 @@ class CutRegionBuilder(RegionBuilder):
             entry = self.entry_pc = b.load(self._st_at(6))
             self.budget = b.load(self._st_at(2))
             nrec0 = b.load(self._st_at(5))
+            if self.copies:     # the block's cp.async queue (async_native: st[7] is its address)
+                self.async_q = b.inttoptr(b.load(self._st_at(7)), I64.as_pointer())
         dims = [self.ctx[f] for f in ("bx", "by", "bz")]      # (loaded into the entry block first)
         buffered = self.buffered = self._buffered(named, segs)
         with b.goto_block(self.entry):
@@ -788,7 +794,10 @@ class CutRegionBuilder(RegionBuilder):
         c1 = b.load(self.c1)
         b.store(c1, self.c)
         suspend = self.fn.append_basic_block("suspend")
-        more = b.and_(b.icmp_signed(">=", b.load(self.total), self.budget), b.icmp_signed("<", c1, self.count))
+        more = b.icmp_signed(">=", b.load(self.total), self.budget)
+        if self.copies:         # copies still queued: the Runner hands them to asyncops before the next block
+            more = b.or_(more, b.icmp_signed("!=", b.load(b.gep(self.async_q, [ir.Constant(I64, 1)])), ir.Constant(I64, 0)))
+        more = b.and_(more, b.icmp_signed("<", c1, self.count))
         b.cbranch(more, suspend, chunk)
         b.position_at_end(suspend)
         b.store(c1, self._st_at(0))

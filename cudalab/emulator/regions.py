@@ -162,7 +162,7 @@ CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two loo
 _COLLECTIVE = {"shfl", "vote", "match", "redux", "activemask", "bar", "barrier", "elect", "bar.warp"}
 _COMMUTE = {"add", "and", "or", "xor", "min", "max"}
 _SPIN_LOADS = {"volatile", "relaxed", "acquire", "cv", "mmio"}
-_NO_DEST = {"st", "red", "membar", "fence", "bra", "bar", "barrier"}
+_NO_DEST = {"st", "red", "membar", "fence", "bra", "bar", "barrier", "cp"}
 
 
 @dataclasses.dataclass
@@ -184,6 +184,7 @@ class Region:
     gangs: list = dataclasses.field(default_factory=list)   # heads of the loops whose lanes go in gangs (gang_loops)
     one_d: str = ""             # the function's version for 1-D blocks (compiled._one_d_version), or none
     two_d: str = ""             # its version for blocks of rows (compiled._rows_version), or none
+    copies: bool = False        # holds cp.async, commits and waits (async_native: a queue per block)
 
 
 # ------------------------------------------------------------------ finding regions
@@ -503,29 +504,34 @@ def phases(code, a, z, src=None, reconv=None, live_out=None):
     lanes. Every thread of the block runs a phase before any runs the next, as lock step runs one
     instruction for all threads before the next. None where phases are needed and lock step's
     order is not known (``lockstep_order``)."""
+    from . import async_native
     order = lockstep_order(code, a, z, reconv) if reconv is not None else None
     walk = order or list(range(a, z))
-    out, cur, reads, writes, mems = [], [], 0, 0, 0
+    out, cur, reads, writes, mems, landed = [], [], 0, 0, 0, 0
     for p in walk:
         inst = code[p][2]
         op = inst.opcode
         mem = op in ("ld", "ldu", "st", "atom", "red")
         volatile = op in ("ld", "st") and "volatile" in inst.mods and _space(inst) in ("global", "generic")
         shared = mem and _space(inst) == "shared" or volatile
+        # a cp.async wait writes its thread's copies to shared memory: apart from the phase's loads
+        # and stores, not from other waits (on the arms of a pipeline's switch over wait_group N)
+        lands = op == "cp" and async_native.lands(inst)
         write = op not in ("ld", "ldu")
         alone = live_out is not None and op in ("atom", "red") and not _commutes(inst, live_out[p])
         split = (src is not None and p != a and src in defined(code, p, p + 1)
-                 or shared and (writes or write and reads) or alone and mems)
+                 or shared and (writes or landed or write and reads) or alone and mems or lands and (reads or writes))
         if split and cur:
             out.append(cur)
-            cur, reads, writes, mems = [], 0, 0, 0
+            cur, reads, writes, mems, landed = [], 0, 0, 0, 0
         if src is not None and p != a and src in defined(code, p, p + 1):
             src = None
         cur.append(p)
         if alone:
             out.append(cur)
-            cur, reads, writes, mems = [], 0, 0, 0
+            cur, reads, writes, mems, landed = [], 0, 0, 0, 0
             continue
+        landed += lands
         mems += mem
         if shared:
             reads += not write
@@ -1168,6 +1174,11 @@ def named(code, s, e):
 
 # ------------------------------------------------------------------ running a region
 
+def _in_flight(ex):
+    from .async_native import in_flight
+    return in_flight(ex)
+
+
 class Runner:
     """Calls a region's native function over the active lanes and turns stopped lanes into SIMT
     stack entries (see the module docstring). ``orig`` is the code entry it replaced at ``start``:
@@ -1202,6 +1213,8 @@ class Runner:
             return -1           # lanes that stopped at the region's first instruction: the interpreter runs it
         if r.cuts and (ex.idx.size != ex.valid_idx.size or self.warp_ops and ex.idx.size != ex.n):
             return -1           # cuts need every thread of the batch here; shuffles, whole warps
+        if r.copies and _in_flight(ex):
+            return -1           # copies in asyncops' hands: its waits land them (async_native)
         if compiled.mode() == "check":
             return self._check(ex, stack, ent)
         return self._run(ex, stack, ent)
@@ -1240,6 +1253,11 @@ class Runner:
         st[1] = 0 if r.turns else -1        # turns: lanes with state so far; else: the pc lane st[0] resumes at
         st[6] = -1 if self.entry == r.start else self.entry     # (cuts: where every chunk starts)
         st[2] = BUDGET
+        queue = None
+        if r.copies:
+            from . import async_native
+            queue = async_native.queue(self._threads)
+            st[7] = compiled._address(queue)
         base = compiled._address(scratch)
         args = (count, 0 if every else compiled._address(idx), table_address, compiled._address(ctx), base,
                 base + 8 * 8, base + 8 * at_spill, base + 8 * at_state)
@@ -1265,6 +1283,8 @@ class Runner:
                     self._timed_out(ex, idx, st, state)
             ex.region_work = work
             st[3] = 0
+            if queue is not None and queue[1] and st[1] < 0:     # a block left with copies queued
+                async_native.hand_over(ex, queue, self._a_copy())
             if not status:
                 break
         stats.instructions += longest
@@ -1328,6 +1348,12 @@ class Runner:
         stack += waits
         return None
 
+    def _a_copy(self):
+        """A cp.async of the region: the instruction handed-over rows are credited to."""
+        from . import async_native
+        return next(self.code[p][2] for p in range(self.r.start, self.r.end)
+                    if async_native.form(self.code[p][2]) == "copy")
+
     def _scratch(self, size):
         """An uninitialized int64 array of ``size`` for a native call's counters, records, spill
         rows and lane states (nothing of it is read before native code writes it): the last call's
@@ -1375,7 +1401,13 @@ class Runner:
         mem_before = [a.copy() for a in spaces]
         mask, idx, ridx = ex.mask, ex.idx, ex.ridx
         depth = len(stack)
+        snap = None
+        if self.r.copies:
+            from . import async_native
+            snap = async_native.snapshot(ex)
         got = self._run(ex, stack, ent)
+        if self.r.copies:
+            async_native.restore(ex, snap)
         native = None
         if got is not None:
             native = ({k: regs[k].copy() for k in self.r.outputs}, [a.copy() for a in spaces])

@@ -123,8 +123,10 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
     parent, child = socket.socketpair()
     deadline = None if timeout is None else time.monotonic() + timeout
     # (a process the program forks gets an emulator of its own from the build, with the same time limit)
+    # (where the program's runtime notes that a SIGSEGV was its stack running out: shim/stackguard.c)
+    crash_note = Path(tempfile.mkdtemp(prefix="cudalab-crash-")) / "note"
     env = dict(os.environ, **server.env(), CUDALAB_FD=str(child.fileno()),
-               CUDALAB_PROGRAM_DIR=str(built.executable.parent),
+               CUDALAB_PROGRAM_DIR=str(built.executable.parent), CUDALAB_CRASH_NOTE=str(crash_note),
                **({"CUDALAB_DEADLINE": repr(deadline)} if deadline is not None else {}))
     out = tempfile.TemporaryFile() if capture else None
     err = tempfile.TemporaryFile() if capture else None
@@ -149,11 +151,22 @@ def run_command(cmd: NvccCommand, args=(), device: str = "emu", capture: bool = 
         code = proc.returncode
         stdout, stderr = (_read(out), _read(err)) if capture else ("", "")
         stderr = (built.notes if capture else "") + stderr + (stopped or _crash_note(
-            code, _children_cpu() - before, _reads_missing_arguments(cmd, args, build_dir)))
+            code, _children_cpu() - before, _reads_missing_arguments(cmd, args, build_dir),
+            stack_overflow=_said_stack(crash_note)))
         return ProgramResult(stdout, stderr, code, server.session.launches)
     finally:
         parent.close()
         server.close()
+        shutil.rmtree(crash_note.parent, ignore_errors=True)
+
+
+def _said_stack(note: Path) -> bool:
+    """Whether the program's runtime wrote that its SIGSEGV came with the stack pointer at the stack's
+    limit (shim/stackguard.c): endless recursion or a local array larger than the stack."""
+    try:
+        return note.read_text().strip() == "stack"
+    except OSError:
+        return False
 
 
 def _build_library(cmd: NvccCommand, device: str, build_dir: Path) -> ProgramResult:
@@ -209,7 +222,7 @@ def _reads_missing_arguments(cmd: NvccCommand, args, build_dir: Path) -> int:
     return read if read > len(args) else 0
 
 
-def _crash_note(code: int, cpu: float | None = None, missing_argument: int = 0) -> str:
+def _crash_note(code: int, cpu: float | None = None, missing_argument: int = 0, stack_overflow: bool = False) -> str:
     if code is None or code >= 0:
         return ""
     name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
@@ -224,7 +237,14 @@ def _crash_note(code: int, cpu: float | None = None, missing_argument: int = 0) 
     if name in _STOP_SIGNALS:
         return f"cudalab: the program was ended by {name}, a signal to stop ({_STOP_SIGNALS[name]}), not a crash.\n"
     hint = _SIGNAL_HINTS.get(name, "")
-    if name == "SIGSEGV" and missing_argument:
+    if name == "SIGSEGV" and stack_overflow:
+        limit = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        size = f"{limit >> 20} MB" if limit != resource.RLIM_INFINITY and limit >= 1 << 20 else "its size"
+        hint = (f" It ran out of stack: the host code's stack ({size} here, as `ulimit -s` says) was used up, by "
+                "a recursion that does not end (a function that calls itself, or two that call each other, with "
+                "no case that stops) or by a large local array (`float a[1 << 24];` inside a function): make "
+                "such an array static or global, or allocate it with malloc/new.")
+    elif name == "SIGSEGV" and missing_argument:
         hint += (f" Here, perhaps argv[{missing_argument}]: the program reads it, but was given "
                  f"{'no arguments' if missing_argument == 1 else 'fewer'}, so it is NULL; give them after the "
                  "sources and `--` (cudalab run prog.cu -- 1024).")

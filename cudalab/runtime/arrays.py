@@ -20,9 +20,11 @@ _DROPPED: list = []
 
 def release_dropped(keep_pages=False):
     """Free the memory of device arrays that were garbage-collected (called before allocations and
-    launches). ``keep_pages``: before a launch, the freed blocks keep their pages until the next
-    allocation (memory.DeviceMemory.give_back_held): freed all the same, so a stale pointer to one is
-    a use after free, but the launch does not spend its time handing pages to the system."""
+    launches). ``keep_pages``: the freed blocks keep their pages until the next allocation
+    (memory.DeviceMemory.give_back_held), which may take them for a copy that fills it
+    (``_take_held_pages``): freed all the same, so a stale pointer to one is a use after free, but a
+    launch does not spend its time handing pages to the system, and a new array does not fault in
+    fresh ones."""
     while _DROPPED:
         device, ptr = _DROPPED.pop()
         arena = getattr(device, "memory", None) if keep_pages else None
@@ -49,7 +51,7 @@ class DeviceArray:
     def __init__(self, shape, dtype, device=None, ptr=None, owned=True, scratch=False):
         """``scratch``: a launch's own copy of a numpy argument, freed when the launch ends (the
         device may hand it out again to the next launch's copies: memory.DeviceMemory.alloc)."""
-        release_dropped()
+        release_dropped(keep_pages=True)    # the allocation below may take their pages (memory._take_held_pages)
         self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         if any(s < 0 for s in self.shape):
             raise CudaError(f"an array cannot have a negative size: shape {self.shape}.", "cudaErrorInvalidValue")

@@ -314,6 +314,8 @@ class Kernel:
         rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
+                from ..emulator.engine import shared_layout
+                rec.static_shared = shared_layout(prog, prog.function(self.mangled), 0)[1]
                 self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks, cluster)
             else:
                 self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec, cluster, kparams)

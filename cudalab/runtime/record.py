@@ -31,6 +31,8 @@ class LaunchRecord:
     global_bytes_per_instruction: float = field(default=0.0, repr=False)   # the kernel's, from its PTX (ptx/mix.py)
     mapped_bytes_per_instruction: tuple = field(default=(0.0, 0.0), repr=False)  # of those, (loads, stores) through
     #                                                         pointers to mapped host memory (runtime core)
+    clock_wait_us: float = field(default=0.0, repr=False)  # the longest a batch of it waited on clock64()/globaltimer
+    static_shared: int = field(default=0, repr=False)      # bytes of __shared__ arrays (blocks per SM, the timeline)
 
     def counted(self, stats, observers=()):
         """Take what the emulator counted for this launch (``engine.launch``'s stats, and the metrics
@@ -39,6 +41,7 @@ class LaunchRecord:
         self.instructions, self.thread_instructions = stats.instructions, stats.thread_instructions
         self.global_bytes_per_instruction = stats.global_bytes_per_instruction
         self.printed = stats.printed
+        self.clock_wait_us = max((w[0] for w in getattr(stats, "clock_waits", ())), default=0.0)
         self.findings.extend(stats.findings)
         self.device_launches = stats.device_launches     # grids this launch started from the device
         if stats.pdl:                                    # griddepcontrol: programmatic dependent launch (sm90.py)

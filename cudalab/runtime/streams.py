@@ -189,7 +189,8 @@ class Stream:
     """A CUDA stream: work issued to it runs in order; work in different streams may overlap.
 
     ``priority`` is kept (``cudaStreamCreateWithPriority``, clamped to CUDA's range 0 .. -5) and
-    shown on the timeline's rows; the timeline runs kernels one at a time in issue order."""
+    shown on the timeline's rows; the timeline starts kernels' blocks in issue order, whatever the
+    priority (kernels of different streams side by side where the device has room)."""
 
     def __init__(self, priority: int = 0, handle: int | None = None):
         ctx = context()

@@ -33,9 +33,21 @@ def timeline_model(rows, title="") -> dict:
     bars = [dict(track=tracks.index(_track(r)), name=r.get("name", ""), kind=r.get("kind", ""),
                  stream=r.get("stream", 0), start=r["start"] - t0, end=r["end"] - t0) for r in rows]
     total = max((b["end"] for b in bars), default=0.0)
-    busy = {"kernel": sum(b["end"] - b["start"] for b in bars if b["kind"] == "kernel"),
+    busy = {"kernel": _union(b for b in bars if b["kind"] == "kernel"),
             "copy": sum(b["end"] - b["start"] for b in bars if b["kind"] in COPIES)}
     return dict(title=title, tracks=tracks, bars=bars, total=total, busy=busy, overlap=_overlap(bars))
+
+
+def _union(bars) -> float:
+    """Time during which at least one of ``bars`` runs: kernels of different streams may run side by
+    side on the SMs (the timeline's concurrent kernels), and their time together is not their sum."""
+    total, reach = 0.0, None
+    for b in sorted(bars, key=lambda b: b["start"]):
+        start = b["start"] if reach is None else max(b["start"], reach)
+        if b["end"] > start:
+            total += b["end"] - start
+        reach = b["end"] if reach is None else max(reach, b["end"])
+    return total
 
 
 def _overlap(bars):

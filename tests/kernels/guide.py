@@ -379,7 +379,7 @@ __global__ void clocks(int* out) {
   unsigned lo0 = clock(), lo1 = clock();
   out[4 * i + 0] = c1 > c0;
   out[4 * i + 1] = t1 >= t0 && t0 > 1000000000ull;
-  out[4 * i + 2] = (c1 - c0) > 100;
+  out[4 * i + 2] = t1 - t0 < 1000000000ull;  // __nanosleep may return at once (PTX: 0 to 2t), so no lower bound
   out[4 * i + 3] = (int)(lo1 - lo0) >= 0;
 }''', "clocks", 2, 64, lambda r: [np.zeros(512, np.int32)])
 

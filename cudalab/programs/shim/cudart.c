@@ -1534,6 +1534,7 @@ cudaError_t cudaDeviceGraphMemTrim(int device) {
 #include "textures.c"   /* CUDA arrays, 2D/3D copies, texture and surface objects */
 #include "graphs.c"   /* CUDA graphs and stream capture */
 #include "hostclock.c"   /* the host's clock: what a benchmark timed with it measured */
+#include "stackguard.c"  /* a crash that is a stack overflow, told apart from a bad pointer */
 #include "driver.c"   /* the driver API entry points CCCL asks libcuda.so.1 for */
 #include "fallbacks.inc"   /* generated: every other runtime call answers cudaErrorNotSupported */
 #include "libraries.inc"   /* generated: which library shims have their headers installed */

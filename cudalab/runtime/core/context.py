@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...device.timeline import kernel_time
+from ...device.timeline import kernel_timing
 from ...errors import CudaError, KernelError, LaunchError
 from ...emulator.memory import DEVICE_MEMORY
 from ..progress import Bar
@@ -685,7 +685,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         if self.fault or self.sticky:
             return None
         engine, runtime_device = _engine_and_device()
-        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)))
+        rec = LaunchRecord(fn.name, tuple(grid), tuple(block), int(shared), "emu", arguments=hash(bytes(args)),
+                           static_shared=fn.static_shared)
         rec.error = None
         observers = list(self.observers(fn.program, fn.name))
         fn.program.graph_conditionals = self.conditional_values
@@ -763,12 +764,13 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     def kernel_ran(self, rec, s: Stream, attributes=None):
         """A kernel ran (here or on a GPU): its row on the timeline, timed by the device model (or as
         measured), with the launch's and the stream's attributes (priority, access policy window)."""
-        us, how, limiter = kernel_time(rec, self.profile)
+        t = kernel_timing(rec, self.profile)
         pdl = rec.reports.get("pdl", {})
         programmatic = str((attributes or {}).get("programmatic_stream_serialization", 0)) not in ("0", "False")
-        row = self.timeline.kernel(rec.kernel, us, stream=s.handle, programmatic=programmatic,
-                                   triggers_at=pdl.get("trigger_fraction"), waits_at=pdl.get("wait_fraction"))
-        row["model"], row["limiter"] = how, limiter
+        row = self.timeline.kernel(rec.kernel, t.us, stream=s.handle, programmatic=programmatic,
+                                   triggers_at=pdl.get("trigger_fraction"), waits_at=pdl.get("wait_fraction"),
+                                   blocks=t.blocks, per_sm=t.per_sm, share=t.share)
+        row["model"], row["limiter"] = t.how, t.limiter
         shown = {**{STREAM_ATTRIBUTES.get(k, k): v for k, v in s.attributes.items()}, **(attributes or {})}
         if shown:
             row["attributes"] = shown

@@ -1,0 +1,141 @@
+"""Small barrier-heavy kernels run as native regions end to end.
+
+A Monte Carlo course assignment (9 blocks of 100 threads, a thousand steps of a hundred
+``__syncthreads()`` rounds, each with two tree reductions in shared memory and an ``expf``) left native
+code at every round: libdevice's ``expf`` takes ``floor`` with an ``fma.rm.f32`` and ends with
+``ex2.approx.ftz.f32``, neither of which the compiled tier built, so the interpreter ran them for the
+whole batch and the region around them stopped at each turn. These tests run such kernels under both
+tiers and compare every byte.
+"""
+import numpy as np
+import pytest
+
+import cudalab
+from test_compiled import F32_EDGE_BITS, assert_native, both_tiers
+
+DIRECTED_FMA = r"""
+__global__ void fma_directed(const float* a, const float* b, const float* c, float* o) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float r;
+    asm("fma.rm.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a[i]), "f"(b[i]), "f"(c[i])); o[4 * i] = r;
+    asm("fma.rp.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a[i]), "f"(b[i]), "f"(c[i])); o[4 * i + 1] = r;
+    asm("fma.rz.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a[i]), "f"(b[i]), "f"(c[i])); o[4 * i + 2] = r;
+    asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a[i]), "f"(b[i]), "f"(c[i])); o[4 * i + 3] = r;
+}
+"""
+
+
+def test_fma_rounded_down_up_and_toward_zero_gives_the_interpreters_bits_natively(monkeypatch):
+    """fma.rm/rp/rz.f32 (libdevice's expf floors with fma.rm): exact and inexact sums, a product that
+    cancels the addend (-0 rounding down), products that underflow or overflow, subnormals,
+    infinities and NaN."""
+    m = cudalab.compile(DIRECTED_FMA)
+    rng = np.random.default_rng(17)
+    edges = np.array(F32_EDGE_BITS, np.uint32).view(np.float32)
+    n = 4608
+    k = len(edges)
+    a = np.repeat(edges, k * k)                                  # every triple of edge values
+    b = np.tile(np.repeat(edges, k), k)
+    c = np.tile(edges, k * k)
+    wide = lambda size: (rng.standard_normal(size) * 2.0 ** rng.integers(-70, 70, size)).astype(np.float32)  # noqa: E731
+    rest = n - len(a)
+    a, b, c = (np.concatenate([v, wide(rest)]) for v in (a, b, c))
+    tail = slice(n - 64, n)
+    c[tail] = -(a[tail].astype(np.float64) * b[tail]).astype(np.float32)   # near and exact cancellation
+    c[n - 8:] = -(a[n - 8:] * b[n - 8:])
+    a[n - 8:] = np.float32(0.5)
+    b[n - 8:] = np.float32(4.0)
+    c[n - 8:] = np.float32(-2.0)                                 # 0.5 * 4 - 2: an exact zero
+
+    def run():
+        o = np.zeros(4 * n, np.float32)
+        m.fma_directed[n // 128, 128](a, b, c, o)
+        return o.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1], np.float32).reshape(n, 4)
+    assert np.signbit(o[-1, 0]) and not np.signbit(o[-1, 1])     # exact zero: -0 down, +0 up
+    inexact = o[len(edges) ** 3:n - 64]
+    moved = inexact[:, 0] != inexact[:, 1]
+    assert moved.mean() > 0.9 and (np.nextafter(inexact[moved, 0], np.float32(np.inf)) == inexact[moved, 1]).all()
+    assert_native(m, "fma_directed", ("fma",))
+
+
+ANNEAL = r"""
+#define TURNS 40
+__global__ void anneal(const float* x, float* state, int* taken, float kT, int bad_turn, float* probe) {
+    __shared__ float part[128];
+    __shared__ float dice;
+    int t = threadIdx.x;
+    int me = blockIdx.x * blockDim.x + t;
+    float mine = x[me];
+    int kept = 0;
+    unsigned seed = 12345u + blockIdx.x;
+    for (int turn = 0; turn < TURNS; turn++) {
+        float trial = mine + 0.25f * (float)((t * 7 + turn * 13) % 9 - 4);
+        part[t] = trial * trial - mine * mine;
+        if (t < 128 - (int)blockDim.x) part[blockDim.x + t] = 0.0f;
+        __syncthreads();
+        for (int s = 64; s > 0; s >>= 1) {
+            if (t < s) part[t] += part[t + s];
+            __syncthreads();
+        }
+        float dE = part[0];
+        if (turn == bad_turn && t == 37) probe[1 << 26] = dE;
+        if (t == 0) {
+            seed = seed * 1664525u + 1013904223u;
+            dice = (seed >> 8) * (1.0f / 16777216.0f);
+        }
+        __syncthreads();
+        if (dE < 0.0f || dice < expf(-dE / kT)) {
+            mine = trial;
+            kept++;
+        }
+        __syncthreads();
+    }
+    state[me] = mine;
+    taken[me] = kept;
+}
+"""
+BAD_LINE = 1 + ANNEAL.split("\n").index("        if (turn == bad_turn && t == 37) probe[1 << 26] = dE;")
+
+
+def anneal_runs(monkeypatch, blocks, threads, bad_turn=-1):
+    """Both tiers' (error, bytes) of the annealing kernel; counts the compiled tier's native calls."""
+    from cudalab.emulator import regions
+    m = cudalab.compile(ANNEAL, options=("-lineinfo",))
+    rng = np.random.default_rng(blocks * threads)
+    x = (rng.standard_normal(blocks * threads) * 3).astype(np.float32)
+    calls = []
+    run_native = regions.Runner._run
+    monkeypatch.setattr(regions.Runner, "_run", lambda self, *a: calls.append(self) or run_native(self, *a))
+
+    def run():
+        calls.clear()
+        state, taken = np.zeros_like(x), np.zeros(x.size, np.int32)
+        probe = np.zeros(4, np.float32)
+        m.anneal[blocks, threads](x, state, taken, np.float32(0.7), np.int32(bad_turn), probe)
+        return state.tobytes() + taken.tobytes()
+    return m, both_tiers(run, monkeypatch), calls
+
+
+@pytest.mark.parametrize("blocks, threads", [(9, 100), (3, 96), (2, 128)])
+def test_a_barrier_loop_with_reductions_and_expf_runs_whole_blocks_in_one_native_call(monkeypatch, blocks, threads):
+    """Forty turns of a tree reduction (eight __syncthreads() rounds), a draw shared through shared memory
+    and an expf per turn, in blocks of 100 threads (a partial last warp), 96 and 128: the interpreter's
+    bytes, every ex2 and barrier inside native code, and the whole launch one native call."""
+    m, got, calls = anneal_runs(monkeypatch, blocks, threads)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    taken = np.frombuffer(got["interp"][1][-blocks * threads * 4:], np.int32)
+    assert 0 < taken.mean() < 40                      # some moves were refused: expf decided them
+    assert_native(m, "anneal", ("ex2", "bar", "fma"))
+    assert len(calls) == 1
+
+
+def test_a_fault_inside_the_barrier_loop_is_named_at_its_line(monkeypatch):
+    """An out-of-bounds store by one thread in the 23rd turn: both tiers stop with the same message, which
+    names the line and the thread (the native region hands the lane to the interpreter, which reports)."""
+    _, got, _ = anneal_runs(monkeypatch, 9, 100, bad_turn=22)
+    error = got["interp"][0]
+    assert error is not None and f"line {BAD_LINE}" in error and "by thread (37,0,0) in block (0,0,0)" in error
+    assert got["compiled"][0] == error
