@@ -76,6 +76,33 @@ def test_a_kernel_wholly_in_native_code_is_said_to_be(counting):
     assert "interpreter" not in text.split("- scale", 1)[1].split("\n")[1]
 
 
+BARRIER_LOOP = r"""
+extern "C" __global__ void halves(float *x, int rounds)
+{
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    s[t] = x[blockIdx.x * 128 + t];
+    for (int r = 0; r < rounds; r++) {
+        __syncthreads();
+        float v = s[(t + 1) & 127];
+        __syncthreads();
+        s[t] = 0.5f * (s[t] + v);
+    }
+    x[blockIdx.x * 128 + t] = s[t];
+}
+"""
+
+
+def test_a_barrier_a_loop_repeats_outside_native_regions_is_said_to_run_every_turn(counting, monkeypatch):
+    monkeypatch.setenv("CUDALAB_REGIONS", "0")          # (no regions: the loop's barriers stay interpreted)
+    m = cudalab.compile(BARRIER_LOOP)
+    x = cudalab.to_device(np.linspace(0, 1, 4 * 128, dtype=np.float32))
+    m.halves[4, 128](x, np.int32(30))
+    text = why_slow.report()
+    assert "- halves: 1 launch," in text
+    assert "inside a loop (lines 7 to 11) that is not one native region" in text and "every turn" in text
+
+
 def test_nothing_is_counted_unless_asked(monkeypatch):
     monkeypatch.setattr(why_slow, "ON", False)
     why_slow.reset()

@@ -387,9 +387,39 @@ def _splits_blocks(code, srcs, tgts, held, apart):
         if not ((held > lo) & (held < hi)).any():
             continue
         guard = code[src][2].guard
-        if guard and guard[0] in apart or tgt <= src and spins(code, tgt, src):
+        if guard and guard[0] in apart or tgt <= src and waits_on_memory(code, tgt, src):
             return True
     return False
+
+
+def waits_on_memory(code, head, back) -> bool:
+    """Does the loop head..back leave (or go round) on a value it read from memory another thread may be
+    changing (``spins``' loads), as a spin on a flag does? Its branches' guards are followed back through
+    the loop's instructions to such a load. A loop that only reads ``volatile`` memory along the way and
+    counts its own turns does not wait on anyone: the samples' scan (``volatile uint *s_Data``, a loop of
+    two ``__syncthreads()`` a turn over ``offset <<= 1``) ran its whole loop interpreted between native
+    pieces, 17% of its thread-instructions, since ``spins`` alone ended every region with cuts before it."""
+    from .decode import _regs
+    from .engine import K_BRA
+    if not spins(code, head, back):
+        return False
+    fed, stored = set(), False
+    for _ in range(3):          # (again: a value read late in one turn decides the next turn's test)
+        for p in range(head, back + 1):
+            inst = code[p][2]
+            if not inst.operands:
+                continue
+            if inst.opcode in ("st", "atom", "red") and {r for o in inst.operands for r in _regs(o)} & fed:
+                stored = True   # (passed on through memory: a leader's ``seen = *flag`` for all to test)
+            if inst.opcode in _NO_DEST:
+                continue
+            reads = {r for o in inst.operands[1:] for r in _regs(o)} | ({inst.guard[0]} if inst.guard else set())
+            loads = inst.opcode in ("ld", "ldu", "atom")
+            if loads and (stored or _SPIN_LOADS & set(inst.mods)) or reads & fed:
+                fed.update(_regs(inst.operands[0]))
+    # the branch back, and any branch out of the loop, on such a value
+    return any(code[p][0] == K_BRA and code[p][2].guard and code[p][2].guard[0] in fed
+               and (p == back or not head <= code[p][3] <= back) for p in range(head, back + 1))
 
 
 def _loop_entries(code, spans, leaders, srcs, tgts, cut_pcs, live_out):

@@ -220,6 +220,17 @@ def _place(df, pc) -> str:
     return getattr(inst, "place", None) or f"PTX instruction {pc}"
 
 
+def _span(df, head, back) -> str:
+    """A loop's source lines, as "lines 7 to 9" (its instructions' lowest and highest line of the program's
+    own file), or by the places of its head and its branch back where it lies in another file."""
+    insts = [df.code[p][2] for p in range(head, back + 1)]
+    lines = {i.line for i in insts if getattr(i, "line", None) and getattr(i, "elsewhere", None) is None}
+    if lines and all(getattr(i, "elsewhere", None) is None for i in insts):
+        lo, hi = min(lines), max(lines)
+        return f"line {lo}" if lo == hi else f"lines {lo} to {hi}"
+    return f"{_place(df, head)} to {_place(df, back)}"
+
+
 def _around(df, pc, why) -> str:
     """Why an instruction the tier does take ran interpreted: the loop it is in holds one it refuses
     (so the loop is no native region and runs as native pieces between interpreted branches), or else
@@ -228,11 +239,15 @@ def _around(df, pc, why) -> str:
     if loop is not None:
         inside = [p for p in range(loop[0], loop[1] + 1) if p in why]
         if inside:
-            return (f"native code, but its loop ({_place(df, loop[0])} to {_place(df, loop[1])}) holds the "
+            return (f"native code, but its loop ({_span(df, *loop)}) holds the "
                     f"instruction at {_place(df, inside[0])} that the tier refuses, so the loop's branches run "
                     "interpreted and the rest in small native pieces between them")
     from .engine import K_BRA, K_EXIT, K_RET
     if df.code[pc][0] in (K_BRA, K_RET, K_EXIT) or df.code[pc][2].opcode in ("bar", "barrier"):
+        if loop is not None:
+            return (f"a branch or barrier inside a loop ({_span(df, *loop)}) that is "
+                    "not one native region: the interpreter runs it on every turn, and the loop's other "
+                    "instructions in small native pieces between")
         return ("a branch, return or barrier outside a native region: the interpreter runs those once for every "
                 "batch of threads that reaches them, which costs little unless a loop repeats them")
     return ("native code, but the branches or barriers around it ran interpreted (the code around it is not one "
