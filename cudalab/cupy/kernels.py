@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..runtime.arrays import DeviceArray
+from ..runtime.letgo import lets_arguments_go
 
 # numpy's type names as CUDA C++ spells them (CuPy's own mapping)
 C_TYPES = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char", "int16": "short",
@@ -91,6 +92,7 @@ class RawKernel:
             self._kernel = RawModule(code=self.code, options=self.options).module.get_kernel(self.name)
         return self._kernel
 
+    @lets_arguments_go
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None, enable_cooperative_groups=False):
         kernel = self.kernel
         _launch(kernel, grid, block, [_by_value(a) for a in _arguments(self.name, args, len(kernel.func.params))],
@@ -227,6 +229,7 @@ class ElementwiseKernel:
         self.no_return, self.return_tuple = no_return, return_tuple
         self._compiled: dict = {}
 
+    @lets_arguments_go
     def __call__(self, *args, size=None, block_size=128, stream=None):
         from . import _device, _host, ndarray
         n_in = len(self.inputs)
@@ -304,6 +307,7 @@ class ReductionKernel:
         self.preamble, self.options = preamble, tuple(options)
         self._compiled: dict = {}
 
+    @lets_arguments_go
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         from . import _device, _host, ndarray
         ins = list(args[:len(self.inputs)])

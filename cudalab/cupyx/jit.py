@@ -18,6 +18,7 @@ from numba import cuda as _cuda
 from .jit_spellings import NAMES as _CUPY_NAMES, respell as _respell, shared_memory, atomic_cas  # noqa: F401
 from .jit_spellings import kernel_cupy as _kernel_cupy
 from . import jit_cg as cg
+from ..runtime.letgo import lets_arguments_go
 
 threadIdx, blockIdx, blockDim, gridDim = _cuda.threadIdx, _cuda.blockIdx, _cuda.blockDim, _cuda.gridDim
 grid, gridsize, laneid, warpsize = _cuda.grid, _cuda.gridsize, _cuda.laneid, _cuda.warpsize
@@ -73,6 +74,7 @@ class _RawKernel:
             self._kernel.returns_record = False         # CuPy's launch returns None
         return self._kernel
 
+    @lets_arguments_go
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
         from ..cupy.kernels import _launch
         _launch(self.kernel, grid, block, args, shared_mem, stream)

@@ -21,6 +21,7 @@ from .. import errors as _errors
 from ..pykernels import host
 from ..runtime import streams
 from ..runtime.arrays import DeviceArray
+from ..runtime.letgo import lets_arguments_go
 
 
 # The emulator is not written for threads (a launch in one thread while another grew the device memory,
@@ -776,6 +777,7 @@ class Function:
         self._kernel = kernel
         self._formats = None
 
+    @lets_arguments_go
     def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared=0, texrefs=(), time_kernel=False):
         if block is None:
             raise ValueError("must specify block size")
@@ -816,12 +818,15 @@ class Function:
                 out.append(np.array(a, dtype=np.dtype(fmt))[()])
         return out
 
+    @lets_arguments_go
     def prepared_call(self, grid, block, *args, shared_size=0):
         self._launch(_shape(grid, "grid"), _shape(block, "block"), self._prepared_args(args), None, shared_size)
 
+    @lets_arguments_go
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
         self._launch(_shape(grid, "grid"), _shape(block, "block"), self._prepared_args(args), stream, shared_size)
 
+    @lets_arguments_go
     def prepared_timed_call(self, grid, block, *args, shared_size=0):
         seconds = self._launch(_shape(grid, "grid"), _shape(block, "block"), self._prepared_args(args), None,
                                shared_size, time_kernel=True)
