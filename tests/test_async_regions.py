@@ -225,3 +225,31 @@ def test_memcheck_names_the_line_of_a_copy_from_past_the_array_in_both_tiers(nat
     assert got["compiled"] == got["interp"]
     assert "line 8" in got["compiled"][0] and "Invalid __global__ read of size 4 bytes" in got["compiled"][0]
     assert native_copies["runs"]
+
+
+# two threads' copies of one group write the same shared bytes: lock step issues the first copy of
+# every thread before any second one, so each slot ends with the second copy's bytes, as asyncops
+# lands rows in issue order, then lane order (a race on a GPU: the tiers must still agree)
+OVERLAP = r"""
+#include <cuda_pipeline.h>
+__global__ void overlap(const long long* first, const long long* second, long long* out) {
+    __shared__ __align__(16) long long s[64];
+    int t = threadIdx.x;
+    __syncthreads();
+    __pipeline_memcpy_async(&s[t], &first[t], 8);
+    __pipeline_memcpy_async(&s[(t + 5) % 64], &second[t], 8);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    out[t] = s[t];
+}
+"""
+
+
+def test_copies_of_two_threads_to_the_same_bytes_land_in_lock_steps_order(native_copies, monkeypatch):
+    first = np.arange(64, dtype=np.int64)
+    second = -np.arange(1, 65, dtype=np.int64)
+    args = same_in_both_tiers(monkeypatch, OVERLAP, "overlap", 1, 64,
+                              lambda: [first, second, np.zeros(64, np.int64)])
+    assert (args[2] == np.roll(second, 5)).all()
+    assert native_copies["runs"]

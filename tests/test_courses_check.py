@@ -1305,6 +1305,25 @@ def test_a_notebook_that_runs_the_program_by_the_path_it_built_it_to_gives_its_a
     assert author_arguments(p, course) == ["512"]
 
 
+def test_a_solution_beside_the_exercise_its_makefile_builds_is_built_with_that_line(tmp_path):
+    # a bootcamp's lab folder: the Makefile builds jacobi.cu with OpenMP and NVTX; jacobi_solution.cu and
+    # jacobi_orig.cu lie beside it and need the same flags to link
+    course = write(tmp_path, {
+        "lab/Makefile": ("NVCC_FLAGS = -Xcompiler -fopenmp -DUSE_NVTX -lnvToolsExt -std=c++14\n"
+                         "jacobi: Makefile jacobi.cu\n\tnvcc $(NVCC_FLAGS) jacobi.cu -o jacobi\n"),
+        "lab/jacobi.cu": MAIN + PIECE,
+        "lab/jacobi_solution.cu": MAIN + PIECE,
+        "lab/jacobi_orig.cu": MAIN + PIECE,
+        "lab/other.cu": MAIN + PIECE,
+    })
+    for name in ("jacobi_solution.cu", "jacobi_orig.cu"):
+        p = read_program(course / "lab" / name, course)
+        assert (p.how, p.sources) == ("lab/Makefile", [name])
+        assert "-fopenmp" in p.options and "-lnvToolsExt" in p.options
+    # a file that is no version of a built exercise keeps nvcc's default
+    assert read_program(course / "lab/other.cu", course).how.startswith("default")
+
+
 def test_a_header_only_interface_library_a_cmake_program_links_gives_its_include_folder(tmp_path):
     # a PMPP reader's book code: utils/ is add_library(utils INTERFACE) with its folder as the include
     # directory, and each chapter's benchmark links it; cmake then compiles with -I utils, it links nothing

@@ -108,3 +108,14 @@ def test_a_loop_that_copies_its_arguments_before_each_launch_keeps_its_memory_an
     assert grown < 6 * n * 4 // 2                         # the old copies did not stay resident
     if arena._moves[0] < arena.MOVE_LIMIT and DeviceMemory(limit=1 << 20)._movable():
         assert arena._moves[0] > moves                    # the copies took the dropped arrays' pages
+
+
+def test_an_allocation_above_1_mib_takes_whole_2_mib_pages_as_cudamalloc_does(memory):
+    """The arena's two page sizes: an H200's cudaMalloc spaces 3 MiB blocks 4 MiB apart (the 2 MiB page,
+    ``memory.PAGE``), while pages given back or moved are the system's (``OS_PAGE``). A second
+    definition of PAGE as the system's page had made large blocks 4 KiB apart."""
+    assert arena.padded_size(3_000_000) == 4 << 20 and arena.padded_size(3 << 20) == 4 << 20
+    first = memory.alloc(3_000_000)
+    second = memory.alloc(3_000_000)
+    assert second - first == 4 << 20
+    assert arena.OS_PAGE == __import__("mmap").PAGESIZE

@@ -167,6 +167,20 @@ def test_mapped_memory_streams_events_and_argument_hints(cuda):
     assert cuda.detect() is True
 
 
+def test_memory_info_reads_by_index_by_name_and_shrinks_by_what_an_array_takes(cuda):
+    """numba's get_memory_info() is a named tuple: a lesson prints ``ctx.get_memory_info()[0]`` before
+    and after an allocation to show the device filling up."""
+    import gc
+    gc.collect()
+    warm = cuda.device_array(1)     # an allocation frees what earlier tests dropped, so it is not counted below
+    ctx = cuda.current_context()
+    before = ctx.get_memory_info()
+    d = cuda.device_array(1 << 20, np.float32)
+    after = ctx.get_memory_info()
+    assert before[0] - after[0] >= 4 << 20 and after.free == after[0] and after[1] == after.total == before.total
+    del d, warm
+
+
 def test_stream_callbacks_run_on_a_thread_of_the_runtimes_and_async_done_awaits_them(cuda):
     import asyncio
     import threading

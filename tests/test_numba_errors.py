@@ -40,6 +40,28 @@ def test_a_read_past_the_end_quotes_the_kernels_line_and_stops_at_the_launch(cud
     assert _files_in_traceback(caught.value) == ["test_numba_errors.py", "dispatcher.py"]
 
 
+def test_an_array_deleted_after_a_failed_launch_is_freed_although_the_error_is_kept(cuda):
+    """A notebook keeps the last error (IPython's sys.last_value) and goes on: a later cell that
+    deletes the arrays the failed launch was given must get their memory back, as it does after a
+    launch that worked. The error's frames of the runtime held them."""
+    import gc
+    import weakref
+
+    @cuda.jit
+    def scatter(a):
+        a[cuda.grid(1) * 100_000_000] = 1       # far past the end: the launch fails
+
+    d = cuda.to_device(np.zeros(1 << 20, np.float32))
+    alive = weakref.ref(d)
+    with pytest.raises(KernelError) as caught:
+        scatter[1, 32](d)
+    kept = caught.value                         # what the notebook keeps
+    del d
+    gc.collect()
+    assert alive() is None
+    assert "scatter" in str(kept) and _files_in_traceback(kept)[-1] == "dispatcher.py"
+
+
 def test_a_launch_with_too_few_arguments_names_the_kernels_parameters(cuda):
     @cuda.jit
     def scale(x, factor, out):

@@ -194,9 +194,10 @@ int main() {
 def test_kernels_that_wait_on_their_clock_take_the_time_it_says_and_overlap_on_streams():
     """A 2 ms spin on clock64() shows 2 ms (it counted 2 ms of instructions before: microseconds); four
     of them on four streams run side by side, as on a GPU. The H100 printed 8.14 to 8.19 ms for one
-    stream, 2.03 for four, 2.02 to 2.03 for the %globaltimer spin, 0.036 to 0.042 for timed_work. The emulator's clock runs on the host's time:
-    on a busy machine a pause in a spin's last turn counts too (the program's own clock reads see it), so
-    a spin may show more than 2 ms, and the test asks for no upper bound on one."""
+    stream, 2.03 for four, 2.02 to 2.03 for the %globaltimer spin, 0.036 to 0.042 for timed_work.
+    The emulator's clock runs on the host's time: on a busy machine a pause in a spin's last turn
+    counts too (the program's own clock reads see it), so a spin may show more than 2 ms, and the
+    test asks for no upper bound on one."""
     from cudalab.programs import run_program_source
     r = run_program_source(SPIN_PROGRAM, timeout=120)
     assert r.returncode == 0, r.stderr

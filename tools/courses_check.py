@@ -1106,7 +1106,8 @@ def _cmake_options(home: Path, checkout: Path, where: Path) -> list:
                     for m in _CMAKE_ARCHS.finditer(text) for a in re.split(r"[;\s]+", m.group(1))[:1] if a[:1].isdigit()
                     or a.lower() == "native"]
         for m in _CMAKE_INCLUDES.finditer(raw):
-            options += [f"-I{os.path.relpath(folder / d, where)}" for d in _include_folders_c16(m.group(1), folder, folders[0])
+            options += [f"-I{os.path.relpath(folder / d, where)}"
+                        for d in _include_folders_c16(m.group(1), folder, folders[0])
                         if "$" not in d and d.upper() not in ("SYSTEM", "BEFORE", "AFTER")]
     return options
 
@@ -1262,6 +1263,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
         if script:
             return script[0], script[1], path.parent
         return found, here.relative_to(checkout).as_posix(), path.parent
+    sibling = _exercise_build_c16(path, checkout) if here else None
+    if sibling:
+        return sibling, here.relative_to(checkout).as_posix(), path.parent
     cmake = from_cmake(path, checkout) or from_cmake_function(path, checkout)
     if cmake:
         return cmake
@@ -1287,6 +1291,25 @@ def find_build(path: Path, checkout: Path) -> tuple:
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+# the suffixes a lab gives the other versions of an exercise its Makefile builds: jacobi.cu, with
+# jacobi_solution.cu and jacobi_orig.cu beside it
+_VERSION_SUFFIX_C16 = re.compile(r"(.+?)[_-](?:solution|soln|sol|orig|original|answer|ref|reference|"
+                                 r"complete[d]?|final|done)", re.I)
+
+
+def _exercise_build_c16(path: Path, checkout: Path) -> list | None:
+    """The build of the exercise ``path`` is a version of (``jacobi_solution.cu`` of ``jacobi.cu``), when the
+    Makefile beside them builds only the exercise: its line with this file in the exercise's place, as a
+    student builds the solution (NVIDIA's N-Ways bootcamp: ``nvcc -DHAVE_CUB -Xcompiler -fopenmp -lineinfo
+    -DUSE_NVTX -lnvToolsExt ... jacobi.cu -o jacobi``; built as nvcc's default, its solution did not link)."""
+    m = _VERSION_SUFFIX_C16.fullmatch(path.stem)
+    exercise = path.with_name(m.group(1) + path.suffix) if m else None
+    if exercise is None or not exercise.is_file():
+        return None
+    found = from_makefile(path.parent, exercise.name, checkout)
+    return [path.name if _same_source(w, exercise.name) else w for w in found] if found else None
 
 
 # "make -C build_T4 `cat src_todo_T4/OPTIONS.txt`": a readme that builds in a folder of its own, the

@@ -11,16 +11,22 @@ whole loop is one region (regions.py, "Cuts"), with the same semantics as ``asyn
   predicate that holds gives zeros, a full ``src-size`` reads every byte) and queues the bytes in the
   issuing thread's own queue, with the thread's commit count as its group;
 - ``cp.async.commit_group`` adds one to the thread's count;
-- ``cp.async.wait_group N`` (``wait_all``: a commit, then ``wait_group 0``) writes the thread's queued
-  copies whose group is older than its newest N **into shared memory, in issue order**, and keeps
-  the rest. A read of the tile before the wait still sees the old bytes, as on an H100.
+- ``cp.async.wait_group N`` (``wait_all``: a commit, then ``wait_group 0``) marks the thread's queued
+  copies whose group is older than its newest N as ready (the oldest ones: groups never decrease
+  along the queue), and the ready copies of every thread of the block land **into shared memory**
+  when the phase ends (``land_ready``), in the order lock step lands them: by issue (the segment, then
+  the pc), then by thread, so two threads' copies of the same bytes end as ``asyncops`` leaves them.
+  A read of the tile before the wait still sees the old bytes, as on an H100.
 
-For the phases of a segment (regions.phases) a wait is a shared-memory store: a thread that reads
-another thread's landed bytes without a barrier (a race on a GPU) sees them as lock step would.
+For the phases of a segment (regions.phases) a wait is a shared-memory store: a shared access after
+it starts a new phase, so it sees every thread's landed bytes, as lock step would. Where threads of
+one block take different paths with copies or waits (``if``/``else`` arms) and their copies overlap, the
+order within a phase is the pc's, not lock step's taken-side-first one: a race between threads' copies,
+whose GPU order is undefined.
 
 **The queue** is one block's (the region runs a block at a time): per thread a count, a commit
-count and a ring of ``DEPTH`` slots of four words (the destination's pointer with the size in its top byte,
-the group, 16 bytes of data). It lives in an array of the Runner's (``queue``), whose address native
+count, its ring's first slot and how many copies are ready, and a ring of ``DEPTH`` slots of five words
+(the destination's pointer with the size in its top byte, the group, the issue order, 16 bytes of data). It lives in an array of the Runner's (``queue``), whose address native
 code reads from ``st[7]``, so that it outlives a call that returns for the watchdog mid-block. A
 thread with ``DEPTH`` copies in flight that issues another stops at that ``cp.async`` (the
 interpreter reruns it), as does a partial ``src-size`` (1 to size - 1 bytes: rare, and the
@@ -43,9 +49,12 @@ from .llvmgen import GENERATORS, I8, I32, I64, Skip
 
 DEPTH = 32                  # copies in flight per thread (a 4-stage pipeline of 2 copies a stage needs 10)
 MAX_THREADS = 1024
-PER_THREAD = 4              # words: [count, commits, first slot of the ring, unused]
-HEADER = 2 + PER_THREAD * MAX_THREADS   # words: [block of the chunk, copies queued in the chunk], then per thread
-SLOT = 4                    # words a copy: dst pointer | size << 56, group, data (2 words)
+TOP = 4                     # words: [block of the chunk, copies queued in the chunk, segments run, unused]
+PER_THREAD = 4              # words: [count, commits, first slot of the ring, how many of the oldest are complete]
+HEADER = TOP + PER_THREAD * MAX_THREADS
+SLOT = 5                    # words a copy: dst pointer | size << 56, group, issue order, data (2 words)
+PC_BITS = 24                # issue order: segments run << PC_BITS | pc
+DATA = 3
 SIZE_SHIFT = 56
 
 
@@ -107,7 +116,7 @@ def emit(g, inst):
         raise Skip("cp.async outside a region with a copy queue")
     b = g.b
     _, t = g._parts()
-    head = b.gep(q, [b.add(ir.Constant(I64, 2), b.mul(t, ir.Constant(I64, PER_THREAD)))])
+    head = _head(g, q, t)
     commits = b.gep(head, [ir.Constant(I64, 1)])
     if kind == "commit":
         b.store(b.add(b.load(commits), ir.Constant(I64, 1)), commits)
@@ -121,6 +130,11 @@ def emit(g, inst):
 
 
 GENERATORS["cp"] = emit
+
+
+def _head(g, q, t):
+    b = g.b
+    return b.gep(q, [b.add(ir.Constant(I64, TOP), b.mul(t, ir.Constant(I64, PER_THREAD)))])
 
 
 def _slot(g, q, t, head, j):
@@ -170,7 +184,8 @@ def _copy(g, inst, q, t, head, commits):
         hi.add_incoming(zero, before)
     e = _slot(g, q, t, head, count)
     tag = b.or_(b.ptrtoint(dst, I64), ir.Constant(I64, width << SIZE_SHIFT))
-    for k, v in enumerate((tag, b.load(commits), lo, hi)):
+    order = b.or_(b.shl(b.load(b.gep(q, [ir.Constant(I64, 2)])), ir.Constant(I64, PC_BITS)), ir.Constant(I64, g._pc))
+    for k, v in enumerate((tag, b.load(commits), order, lo, hi)):
         b.store(v, b.gep(e, [ir.Constant(I64, k)]))
     b.store(b.add(count, ir.Constant(I64, 1)), head)
     total = b.gep(q, [ir.Constant(I64, 1)])
@@ -193,51 +208,141 @@ def _read(g, src, width):
 
 
 def _wait(g, q, t, head, commits, keep):
-    """Land the thread's copies whose group is complete (older than its newest ``keep``): the oldest
-    ones of its ring, in issue order, up to the first that is not."""
+    """Mark the thread's oldest copies whose group is complete (older than its newest ``keep``) as
+    ready: they land at the end of the phase (``land_ready``), every thread's in lock step's order."""
     b = g.b
     count = b.load(head)
     limit = b.sub(b.load(commits), ir.Constant(I64, keep))
+    ready = b.gep(head, [ir.Constant(I64, 3)])
     j = g._local_var("cpw_j")
-    b.store(ir.Constant(I64, 0), j)
-    loop, body, land, done = (g.fn.append_basic_block(n) for n in ("cpw_loop", "cpw_body", "cpw_land", "cpw_done"))
+    b.store(b.load(ready), j)
+    loop, body, more, done = (g.fn.append_basic_block(n) for n in ("cpw_loop", "cpw_body", "cpw_more", "cpw_done"))
     b.branch(loop)
     b.position_at_end(loop)
     jv = b.load(j)
     b.cbranch(b.icmp_signed("<", jv, count), body, done)
     b.position_at_end(body)
     e = _slot(g, q, t, head, jv)
-    words = [b.load(b.gep(e, [ir.Constant(I64, k)])) for k in range(SLOT)]
-    b.cbranch(b.icmp_signed("<", words[1], limit), land, done)
-    b.position_at_end(land)
+    b.cbranch(b.icmp_signed("<", b.load(b.gep(e, [ir.Constant(I64, 1)])), limit), more, done)
+    b.position_at_end(more)
+    b.store(b.add(jv, ir.Constant(I64, 1)), j)
+    b.branch(loop)
+    b.position_at_end(done)
+    b.store(b.load(j), ready)
+
+
+def new_segment(g):
+    """A segment starts (regiongen._segment): copies issued from here on come later in lock step's order."""
+    b = g.b
+    at = b.gep(g.async_q, [ir.Constant(I64, 2)])
+    b.store(b.add(b.load(at), ir.Constant(I64, 1)), at)
+
+
+def land_ready(g):
+    """After a phase that holds a wait (regiongen._phase), at the block's level: the copies its threads'
+    waits made ready land, in the order lock step lands them: by issue (segment, then pc), then by
+    thread, so where two threads' copies write the same bytes the one lock step writes last wins
+    (asyncops.land_copies: rows in issue order, lanes in order). A first pass lists the threads with
+    ready copies and finds the oldest issue; each later pass over the list lands that issue's copies
+    and finds the next one."""
+    b = g.b
+    q = g.async_q
+    if g.__dict__.get("ready_list") is None:
+        with b.goto_block(g.entry):
+            b.position_before(g.entry.terminator)
+            g.ready_list = b.alloca(I64, size=ir.Constant(I64, MAX_THREADS), name="cpl_list")
+    listed = g.ready_list
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    n = b.sub(b.load(g.c1), b.load(g.c))
+    big = ir.Constant(I64, (1 << 63) - 1)
+    key, nxt, t, m = (g._local_var(f"cpl_{x}") for x in ("key", "next", "t", "m"))
+    blocks = {x: g.fn.append_basic_block(f"cpl_{x}") for x in (
+        "scan", "scan_lane", "scan_add", "scan_next", "scanned", "pass", "lanes", "lane", "pick", "land", "notmine",
+        "after", "over", "out")}
+    b.store(big, nxt)
+    b.store(zero, m)
+    b.store(zero, t)
+    b.branch(blocks["scan"])
+    b.position_at_end(blocks["scan"])
+    tv = b.load(t)
+    b.cbranch(b.icmp_signed("<", tv, n), blocks["scan_lane"], blocks["scanned"])
+    b.position_at_end(blocks["scan_lane"])
+    head = _head(g, q, tv)
+    b.cbranch(b.icmp_signed(">", b.load(b.gep(head, [ir.Constant(I64, 3)])), zero), blocks["scan_add"],
+              blocks["scan_next"])
+    b.position_at_end(blocks["scan_add"])
+    mv = b.load(m)
+    b.store(tv, b.gep(listed, [mv]))
+    b.store(b.add(mv, one), m)
+    k = b.load(b.gep(_slot(g, q, tv, head, zero), [ir.Constant(I64, 2)]))
+    b.store(b.select(b.icmp_signed("<", k, b.load(nxt)), k, b.load(nxt)), nxt)
+    b.branch(blocks["scan_next"])
+    b.position_at_end(blocks["scan_next"])
+    b.store(b.add(tv, one), t)
+    b.branch(blocks["scan"])
+    b.position_at_end(blocks["scanned"])
+    b.branch(blocks["over"])
+    # a pass: land the copies of issue ``key`` of each listed thread, and find the next issue
+    b.position_at_end(blocks["pass"])
+    b.store(zero, t)
+    b.branch(blocks["lanes"])
+    b.position_at_end(blocks["lanes"])
+    iv = b.load(t)
+    b.cbranch(b.icmp_signed("<", iv, b.load(m)), blocks["lane"], blocks["over"])
+    b.position_at_end(blocks["lane"])
+    tv = b.load(b.gep(listed, [iv]))
+    head = _head(g, q, tv)
+    ready = b.gep(head, [ir.Constant(I64, 3)])
+    b.cbranch(b.icmp_signed(">", b.load(ready), zero), blocks["pick"], blocks["after"])
+    b.position_at_end(blocks["pick"])
+    e = _slot(g, q, tv, head, zero)
+    k = b.load(b.gep(e, [ir.Constant(I64, 2)]))
+    b.cbranch(b.icmp_signed("==", k, b.load(key)), blocks["land"], blocks["notmine"])
+    b.position_at_end(blocks["notmine"])
+    b.store(b.select(b.icmp_signed("<", k, b.load(nxt)), k, b.load(nxt)), nxt)
+    b.branch(blocks["after"])
+    b.position_at_end(blocks["land"])
+    _write(g, [b.load(b.gep(e, [ir.Constant(I64, w)])) for w in range(SLOT)])
+    first = b.gep(head, [ir.Constant(I64, 2)])
+    b.store(b.and_(b.add(b.load(first), one), ir.Constant(I64, DEPTH - 1)), first)
+    b.store(b.sub(b.load(head), one), head)
+    b.store(b.sub(b.load(ready), one), ready)
+    total = b.gep(q, [one])
+    b.store(b.sub(b.load(total), one), total)
+    b.branch(blocks["lane"])        # (the thread's next ready copy: of a later issue, found there)
+    b.position_at_end(blocks["after"])
+    b.store(b.add(iv, one), t)
+    b.branch(blocks["lanes"])
+    b.position_at_end(blocks["over"])
+    found = b.load(nxt)
+    b.store(found, key)
+    b.store(big, nxt)
+    b.cbranch(b.icmp_signed("==", found, big), blocks["out"], blocks["pass"])
+    b.position_at_end(blocks["out"])
+
+
+def _write(g, words):
+    """One queued copy's bytes into shared memory (the pointer and size in its first word)."""
+    b = g.b
     tag = words[0]
     size = b.lshr(tag, ir.Constant(I64, SIZE_SHIFT))
     ptr = b.inttoptr(b.and_(tag, ir.Constant(I64, (1 << SIZE_SHIFT) - 1)), I8.as_pointer())
-    w16, w8, w4, nxt = (g.fn.append_basic_block(n) for n in ("cpw_16", "cpw_8", "cpw_4", "cpw_next"))
+    w16, w8, w4, nxt = (g.fn.append_basic_block(n) for n in ("cpw_16", "cpw_8", "cpw_4", "cpw_written"))
     sw = b.switch(size, w4)
     sw.add_case(ir.Constant(I64, 16), w16)
     sw.add_case(ir.Constant(I64, 8), w8)
     b.position_at_end(w16)
     p64 = b.bitcast(ptr, I64.as_pointer())
-    b.store(words[2], p64, align=1)
-    b.store(words[3], b.gep(p64, [ir.Constant(I64, 1)]), align=1)
+    b.store(words[DATA], p64, align=1)
+    b.store(words[DATA + 1], b.gep(p64, [ir.Constant(I64, 1)]), align=1)
     b.branch(nxt)
     b.position_at_end(w8)
-    b.store(words[2], b.bitcast(ptr, I64.as_pointer()), align=1)
+    b.store(words[DATA], b.bitcast(ptr, I64.as_pointer()), align=1)
     b.branch(nxt)
     b.position_at_end(w4)
-    b.store(b.trunc(words[2], I32), b.bitcast(ptr, I32.as_pointer()), align=1)
+    b.store(b.trunc(words[DATA], I32), b.bitcast(ptr, I32.as_pointer()), align=1)
     b.branch(nxt)
     b.position_at_end(nxt)
-    b.store(b.add(jv, ir.Constant(I64, 1)), j)
-    b.branch(loop)
-    b.position_at_end(done)
-    landed = b.load(j)
-    b.store(b.sub(count, landed), head)
-    first = b.gep(head, [ir.Constant(I64, 2)])
-    b.store(b.and_(b.add(b.load(first), landed), ir.Constant(I64, DEPTH - 1)), first)
-    total = b.gep(q, [ir.Constant(I64, 1)])
-    b.store(b.sub(b.load(total), landed), total)
 
 
 # ------------------------------------------------------------------ the Runner's side (regions.py)
@@ -261,7 +366,7 @@ def hand_over(ex, q, inst):
     (module docstring), and empty the queue. ``inst``: the cp.async the rows are credited to."""
     from . import asyncops, compiled
     lpb = ex.batch.lanes_per_block
-    threads = q[2:2 + PER_THREAD * lpb].reshape(lpb, PER_THREAD)
+    threads = q[TOP:TOP + PER_THREAD * lpb].reshape(lpb, PER_THREAD)
     counts = threads[:, 0]
     ts = np.flatnonzero(counts)
     if ts.size:
@@ -280,7 +385,7 @@ def hand_over(ex, q, inst):
             dst = (e[:, 0] & ((1 << SIZE_SHIFT) - 1)) - shared
             lane = lanes[sel]
             group = committed[lane] - (mine[sel] - e[:, 1])
-            data = np.ascontiguousarray(e[:, 2:4]).view(np.uint8).reshape(-1, 16)
+            data = np.ascontiguousarray(e[:, DATA:DATA + 2]).view(np.uint8).reshape(-1, 16)
             seq = np.int64(st.issues)
             st.issues += 1
             for w in np.unique(size).tolist():
@@ -290,6 +395,7 @@ def hand_over(ex, q, inst):
                 else:
                     asyncops._add_rows(ex, st, inst, lane[m], dst[m], data[m, :w], seq, group[m], -1)
         counts[ts] = 0
+        threads[ts, 3] = 0
     q[1] = 0
 
 

@@ -1452,10 +1452,16 @@ def _stack_size(program: Program, df: DecodedFunction):
             if inst.opcode == "alloca":      # dynamic stack allocation (sm90.py): CUDA's 1 KiB default stack
                 recursive[0] = True
             if inst.opcode == "call":
-                for o in inst.operands:
-                    if o[0] == "sym":
-                        deepest = max(deepest, depth(o[1], path | {name}))
-                        break
+                target = ir.call_parts(inst)[0]
+                if target is not None and target[0] == "sym":
+                    deepest = max(deepest, depth(target[1], path | {name}))
+                elif target is not None:
+                    # a call through a pointer (a virtual function): ptxas cannot size the stack either and
+                    # says so; the GPU gives the thread cudaLimitStackSize. Any function whose address the
+                    # module takes may be the callee, so its chain counts as this call's
+                    recursive[0] = True
+                    for callee in _address_taken(program):
+                        deepest = max(deepest, depth(callee, path | {name}))
         memo[name] = own + deepest
         return memo[name]
 
@@ -1463,6 +1469,24 @@ def _stack_size(program: Program, df: DecodedFunction):
     if recursive[0]:
         need = max(need * 4, 1024)
     return (need + 15) // 16 * 16
+
+
+def _address_taken(program: Program) -> list:
+    """The module's functions whose address it takes (in a virtual-function table's initializer, or
+    moved into a register), those a call through a pointer can reach: a ray tracer's
+    ``hittable_list::hit`` calls each object's ``hit`` so, and those frames lie on the same stack."""
+    module = program.module
+
+    def found():
+        names = {sym for v in module.variables.values() for _off, sym in v.relocs}
+        for f in module.functions.values():
+            for inst in f.insts:
+                if inst.opcode != "call":
+                    names.update(o[1] for o in inst.operands if o[0] == "sym")
+        return sorted(n for n in names if n in module.functions and not module.functions[n].is_entry)
+    if not hasattr(module, "_address_taken"):
+        module._address_taken = found()
+    return module._address_taken
 
 
 def register_bytes(df) -> int:

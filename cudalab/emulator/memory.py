@@ -208,9 +208,9 @@ class DeviceMemory:
         if nbytes < RELEASE_BYTES or off + nbytes > self.data.size:
             return
         base = self.data.ctypes.data + off
-        start = -(-base // PAGE) * PAGE
-        stop = (base + nbytes) // PAGE * PAGE
-        if stop - start < PAGE:
+        start = -(-base // OS_PAGE) * OS_PAGE
+        stop = (base + nbytes) // OS_PAGE * OS_PAGE
+        if stop - start < OS_PAGE:
             return
         if _madvise(start, stop - start, MADV_REMOVE) != 0:
             _madvise(start, stop - start, MADV_DONTNEED)
@@ -238,17 +238,17 @@ class DeviceMemory:
         new block gets the old bytes, which the copy overwrites at once. Each move splits the reservation's
         mapping in up to three, so a process moves at most ``MOVE_LIMIT`` times (Linux allows 65,530)."""
         base = self.data.ctypes.data
-        start = -(-(base + off) // PAGE) * PAGE
-        length = (base + off + nbytes) // PAGE * PAGE - start
+        start = -(-(base + off) // OS_PAGE) * OS_PAGE
+        length = (base + off + nbytes) // OS_PAGE * OS_PAGE - start
         for k, (o, s) in enumerate(self._held):
-            src = -(-(base + o) // PAGE) * PAGE
-            have = (base + o + s) // PAGE * PAGE - src
+            src = -(-(base + o) // OS_PAGE) * OS_PAGE
+            have = (base + o + s) // OS_PAGE * OS_PAGE - src
             if have >= length > 0 and o + s <= self.data.size:
                 if _mremap(src, length, start) != 0:
                     return
                 _moves[0] += 1
                 del self._held[k]
-                if have - length >= PAGE:
+                if have - length >= OS_PAGE:
                     _madvise(src + length, have - length, MADV_DONTNEED)
                 return
 
@@ -474,7 +474,7 @@ class DeviceMemory:
                             f"the address is {self.describe(addr, nbytes)}.", "cudaErrorInvalidValue")
 
 
-PAGE = mmap.PAGESIZE
+OS_PAGE = mmap.PAGESIZE             # the system's page (madvise, mremap); PAGE is cudaMalloc's 2 MiB
 RELEASE_BYTES = 1 << 20             # freed blocks this large give their pages back (_give_back_pages)
 MADV_DONTNEED, MADV_REMOVE = 4, 9   # Linux's madvise advice numbers
 

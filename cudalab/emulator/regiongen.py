@@ -1073,6 +1073,8 @@ class CutRegionBuilder(RegionBuilder):
         a = seg["first"]
         self.seg = seg
         g = seg["guard_at_end"]
+        if self.copies:     # copies issued from here on come later in lock step's order
+            async_native.new_segment(self)
         join = None
         if seg.get("uniform") and (not g or g[0] in seg["defined"]):
             once, each = self.fn.append_basic_block(f"s{a}_once"), self.fn.append_basic_block(f"s{a}_each")
@@ -1230,6 +1232,8 @@ class CutRegionBuilder(RegionBuilder):
             b.store(b.select(b.and_(b.icmp_signed(">", left, ir.Constant(I64, 0)), b.icmp_signed(">", span, m)),
                              span, m), self.seg_most)
         b.store(b.add(b.load(self.path), b.load(self.seg_most)), self.path)
+        if self.copies and any(async_native.lands(self.code[p][2]) for p in pcs):
+            async_native.land_ready(self)       # the phase's waits land their copies, in lock step's order
 
     def _block_values(self, seg):
         """name -> its value, for the segment's inputs that hold one value for the whole block

@@ -536,8 +536,14 @@ class LaunchConfiguration:
         except Exception as e:
             # the program's mistake (an argument, a typing error, a bad address, an exception a debug
             # kernel raised), told at its launch line: the frames of cudalab and numba in between say
-            # nothing about the program
+            # nothing about the program. Nor do they keep its arrays: the error is kept (IPython keeps the
+            # last one), and memory a notebook frees after a failed launch (``del d_a``) must come back, so
+            # this frame lets the arguments go and a context the error hides (``raise ... from None``: the
+            # same error as the runtime first raised it, with the runtime's frames) is dropped
+            args = prepared = retrieve = None       # noqa: F841
             if isinstance(e, CudaError) or getattr(e, "raised_in_kernel", False):
+                if e.__suppress_context__:
+                    e.__context__ = None
                 raise e.with_traceback(None)
             raise
 

@@ -15,6 +15,7 @@ import math
 import os
 import numbers
 import weakref
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -476,13 +477,9 @@ class _Deallocations:
         return 0
 
 
-@dataclass(frozen=True)
-class _MemoryInfo:
-    free: int
-    total: int
-
-    def __iter__(self):
-        return iter((self.free, self.total))
+# numba's answer to ``get_memory_info()``: a named tuple, so programs read it by name (``.free``), by
+# unpacking (``free, total = ...``) or by index (``...[0]``)
+_MemoryInfo = namedtuple("MemoryInfo", "free,total")
 
 
 def current_context(devnum=None):
