@@ -114,14 +114,24 @@ def per_program_dmma(steps: int = 16) -> float:
     """CPU us per warp-level f64 mma (with its share of the loads) in DMMA_PROGRAM's k-loop of ``steps``
     unrolled steps (8 mmas each; dmmaTensorCoreGemm's CHUNK_K is 16), small integers into a C scaled by
     beta: a launch of ``steps`` less one of 1 step, over the mmas between."""
-    from cudalab.emulator import mma_native
-    mma_native.COLD_WARPS = 0
     rng = np.random.default_rng(1)
-    times = []
-    for n in (1, steps):
+
+    def operands(n):
         kern = cudalab.compile(DMMA_PROGRAM.replace("STEPS", str(n))).get_kernel("k")
         a, b = rng.integers(0, 3, 16 * 4 * n).astype(np.float64), rng.integers(0, 3, 32 * 4 * n).astype(np.float64)
-        c0 = rng.integers(0, 3, WARPS * 8 * 64).astype(np.float64)
+        return kern, a, b, rng.integers(0, 3, WARPS * 8 * 64).astype(np.float64)
+    return _per_step_mma(operands, steps)
+
+
+def _per_step_mma(operands, steps: int) -> float:
+    """CPU us per warp-level mma: the best of 5 launches of a program of ``steps`` k steps less the best
+    of 5 of 1 step, over the mmas between (8 a step per warp). ``operands(n)`` -> (kernel, a, b, c0) of
+    the program of n steps; each launch starts from c0 (C scaled by beta changes it)."""
+    from cudalab.emulator import mma_native
+    mma_native.COLD_WARPS = 0           # the compiled loops from the first launch on (a GEMM's steady state)
+    times = []
+    for n in (1, steps):
+        kern, a, b, c0 = operands(n)
         c = c0.copy()
         kern[108, 256](a, b, c)
 
@@ -139,27 +149,16 @@ def per_program_mma(steps: int = 8, tf32: bool = False, beta: bool = False) -> f
     steps (8 mmas each), small integers: a launch of ``steps`` less one of 1 step, over the mmas between.
     ``tf32``: TF32_PROGRAM's (floats rounded to tf32; half the k of a step). ``beta``: C as the samples
     have it (BETA_C: small integers scaled by 1.2f / 1.1f), not zero."""
-    from cudalab.emulator import mma_native
-    mma_native.COLD_WARPS = 0           # the compiled loops from the first launch on (a GEMM's steady state)
     rng = np.random.default_rng(1)
-    times = []
     k = 8 if tf32 else 16
-    for n in (1, steps):
+
+    def operands(n):
         source = (TF32_PROGRAM if tf32 else PROGRAM).replace("STEPS", str(n))
         kern = cudalab.compile(source.replace(*BETA_C) if beta else source).get_kernel("k")
         a = rng.integers(0, 3, 32 * k * n).astype(np.float32 if tf32 else np.float16)
         b = rng.integers(0, 3, 64 * k * n).astype(np.float32 if tf32 else np.float16)
-        c0 = rng.integers(0, 3, WARPS * 8 * 256).astype(np.float32)
-        c = c0.copy()
-        kern[108, 256](a, b, c)
-
-        def launch():
-            c[:] = c0
-            t0 = time.process_time()
-            kern[108, 256](a, b, c)
-            return time.process_time() - t0
-        times.append(min(launch() for _ in range(5)))
-    return (times[1] - times[0]) / ((steps - 1) * 8 * WARPS) * 1e6
+        return kern, a, b, rng.integers(0, 3, WARPS * 8 * 256).astype(np.float32)
+    return _per_step_mma(operands, steps)
 
 
 def per_mma(kind: str) -> tuple:
