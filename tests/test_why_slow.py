@@ -134,3 +134,19 @@ int main()
     assert r.stdout.strip().endswith("done")
     assert "cudalab --why-slow: 1 kernel ran" in r.stderr
     assert "- wobble: 1 launch," in r.stderr and "sin.approx" in r.stderr
+
+
+def test_a_kernel_that_ran_before_its_native_code_was_built_is_not_blamed_on_its_lines():
+    # a short program's kernels run once, interpreted, while LLVM builds their native code in the
+    # background: the report says so, and lists no lines as if the code's shape kept them interpreted
+    k = why_slow.KernelTime("scanBlocks", df=None, program=None, launches=1, batches=1, seconds=0.003,
+                            interp_seconds=0.003, thread_instructions=5000, interpreted={7: 5000})
+    lines = why_slow._kernel_lines(k, total=0.003)
+    assert lines[0].startswith("- scanBlocks: 1 launch, 0.00 s")
+    assert "ran without native code" in lines[1] and "0.00 s came before that" in lines[1]
+    assert len(lines) == 2
+    why_slow._KERNELS[id(k)] = k
+    try:
+        assert "that is quick, nothing here needs speeding up" in why_slow.report().splitlines()[0]
+    finally:
+        why_slow.reset()

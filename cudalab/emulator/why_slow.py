@@ -156,6 +156,10 @@ def loop_of(df, pc):
 
 
 # ------------------------------------------------------------------ the report
+QUICK_SECONDS = 0.5    # a program's kernels that took less than this in all are not slow
+UNBUILT_MOST = 0.9     # a kernel whose batches ran this share of its time with no native code yet: the build's wait
+
+
 def report(limit_kernels: int = SHOWN_KERNELS) -> str:
     """The text printed after the program: per kernel, most time first."""
     ks = sorted(_KERNELS.values(), key=lambda k: -k.seconds)
@@ -163,7 +167,7 @@ def report(limit_kernels: int = SHOWN_KERNELS) -> str:
         return "cudalab --why-slow: no kernel ran on the emulator."
     total = sum(k.seconds for k in ks)
     lines = [f"cudalab --why-slow: {len(ks)} kernel{'s' * (len(ks) != 1)} ran {total:.1f} s of the emulator's CPU time "
-             f"(most first):"]
+             f"(most first):" + (" that is quick, nothing here needs speeding up." if total < QUICK_SECONDS else "")]
     for k in ks[:limit_kernels]:
         lines += _kernel_lines(k, total)
     if len(ks) > limit_kernels:
@@ -180,6 +184,12 @@ def _kernel_lines(k: KernelTime, total: float) -> list:
     if k.launches >= 100 and per < 0.005:
         lines.append("    Many short launches: most of each is the emulator's own work per launch (Python), not the "
                      "kernel's; fewer, larger launches (or a CUDA graph) are what helps here.")
+    unbuilt = k.interp_seconds >= UNBUILT_MOST * k.seconds
+    if unbuilt:         # (the interpreted lines would blame the code's shape for the build's wait: not listed)
+        lines.append(f"    It ran without native code: the compiled tier builds a kernel's native code once its launches "
+                     f"have done enough work to be worth the build (in the background, kept in the disk cache for "
+                     f"the next run), and this kernel's {k.interp_seconds:.2f} s came before that.")
+        return lines
     if k.interp_seconds > 0.05 * k.seconds and k.interp_seconds > 0.5:
         lines.append(f"    {k.interp_seconds:.2f} s of it ran before its native code was built (the first launches "
                      "run interpreted while LLVM builds it in the background; the disk cache keeps it for next time).")
