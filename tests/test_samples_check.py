@@ -136,3 +136,19 @@ add_custom_command(TARGET readsItsData POST_BUILD
     assert s.steps == [("copy_directory", ["data", "data"])]
     assert samples_check.do_steps(s, {}) == ""
     assert (folder / "data" / "frame.nv12").read_bytes() == b"\x10" * 16
+
+
+def test_a_name_given_to_only_outside_the_folders_searched_is_named_with_its_folder(tmp_path, capsys):
+    # BlackScholes lives in 5_Domain_Specific: asked for with the default folders, the tool had run the
+    # other names and said nothing of it
+    folder = tmp_path / "Samples" / "5_Domain_Specific" / "BlackScholes"
+    folder.mkdir(parents=True)
+    (folder / "CMakeLists.txt").write_text(CMAKE.format(name="BlackScholes", libraries="CUDA::cudart"))
+    (folder / "main.cu").write_text("int main() { return 0; }\n")
+    (tmp_path / "Samples" / "0_Introduction").mkdir()
+    rc = samples_check.main(["--samples", str(tmp_path), "--only", "BlackScholes,noSuchSample",
+                             "--folders", "0_Introduction"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "BlackScholes (in 5_Domain_Specific)" in err
+    assert "noSuchSample (no such sample in" in err and "--folders" in err

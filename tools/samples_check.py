@@ -699,6 +699,21 @@ def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | 
     out.write_text("\n".join(lines) + "\n")
 
 
+def _not_in_folders(only, chosen, checkout: Path, folders) -> str:
+    """'' or, for names --only gives that the folders searched do not hold, a message that names each
+    one's folder where the checkout has it (a run that skipped them would say nothing of them)."""
+    found = {s.name for s in chosen}
+    lost = [n for n in only if n and n not in found]
+    if not lost:
+        return ""
+    where = []
+    for name in lost:
+        homes = sorted(p.parent.name for p in (checkout / "Samples").glob(f"*/{name}") if p.is_dir())
+        where.append(f"{name} (in {', '.join(homes)})" if homes else f"{name} (no such sample in {checkout})")
+    return (f"--only names samples outside the folders searched ({', '.join(folders)}): {'; '.join(where)}. "
+            f"Add their folders with --folders.")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samples", type=Path, required=True, help="a cuda-samples checkout")
@@ -739,6 +754,10 @@ def main(argv=None) -> int:
     only = a.only.split(",") if a.only else []
     chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs) if not only or s.name in only]
     chosen.sort(key=lambda s: only.index(s.name) if only else 0)       # in the order --only gives
+    missing = _not_in_folders(only, chosen, a.samples.resolve(), a.folders.split(","))
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     work = a.work or Path(tempfile.mkdtemp(prefix="cuda-samples-"))
     stage(chosen, a.samples, work)
     if a.stage_only:
