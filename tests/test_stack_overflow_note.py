@@ -6,7 +6,24 @@ Chinese practice repository's ``Memory<T, kPinned>``) recurses until the stack r
 machine, and "a bad host pointer" sent the reader to look for an array too small. The program's
 runtime now notes where the stack pointer was when the fault came (shim/stackguard.c).
 """
+import resource
+
+import pytest
+
 from cudalab.programs import run_program_source
+
+
+@pytest.fixture(autouse=True)
+def linux_default_stack():
+    """The program inherits this process's stack limit: pinned to Linux's usual 8 MB, as the examples assume
+    (with `ulimit -s unlimited`, as some machines and one CI run had, the 64 MB array fits and a recursion
+    runs until the memory is gone)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if hard != resource.RLIM_INFINITY and hard < 8 << 20:
+        pytest.skip("this machine's hard stack limit is under 8 MB")
+    resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
 
 ENDLESS = r"""#include <cstdio>
 struct Buffer {
