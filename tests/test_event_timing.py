@@ -73,12 +73,16 @@ int main(int argc, char **argv) {
 def test_a_stop_on_the_legacy_stream_after_another_streams_copy_is_not_seen_at_once(stream, last, answer, waited):
     """The book's pattern: synchronizing the work's stream does not wait for the legacy stream's record
     behind its copy. On a non-blocking stream the stop did not wait for the work at all (the time between
-    the events is the host's, under 0.2 ms; an 8 MB copy alone takes longer)."""
+    the events is the host's, under 0.2 ms on a quiet machine; the 8 MB copy alone takes longer)."""
     r = run_program_source(PROGRAM, args=[stream, last], timeout=120)
     assert r.returncode == 0, r.stderr
     *codes, ms = r.stdout.split()
     assert " ".join(codes) == answer
-    assert (float(ms) > 0.2) == waited
+    if waited:
+        assert float(ms) > 0.2
+    else:   # the host's own time only, which a busy machine stretches (0.26 ms seen in CI): less than the copy's
+        copied = run_program_source(PROGRAM, args=["blocking", "copy"], timeout=120).stdout.split()[-1]
+        assert float(ms) < float(copied)
     if answer.startswith("cudaErrorNotReady"):
         assert "synchronizing another stream does not wait for that" in r.stderr
 
