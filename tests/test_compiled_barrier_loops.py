@@ -7,8 +7,6 @@ code at every round: libdevice's ``expf`` takes ``floor`` with an ``fma.rm.f32``
 whole batch and the region around them stopped at each turn. These tests run such kernels under both
 tiers and compare every byte.
 """
-import re
-
 import numpy as np
 import pytest
 
@@ -140,7 +138,7 @@ def test_a_fault_inside_the_barrier_loop_is_named_at_its_line(monkeypatch):
     _, got, _ = anneal_runs(monkeypatch, 9, 100, bad_turn=22)
     error = got["interp"][0]
     assert error is not None and f"line {BAD_LINE}" in error and "by thread (37,0,0) in block (0,0,0)" in error
-    # (the same words but for how far past its array the address lay: each tier's run allocates its own
-    # arrays, and where they land depends on what earlier launches left held: 46,703,608 and 46,553,592 in CI)
-    where = lambda message: re.sub(r"is \d+ bytes", "is N bytes", message)     # noqa: E731
-    assert where(got["compiled"][0]) == where(error)
+    # (the same words up to the address: each tier's run allocates its own arrays, and what lies 46 MB past
+    # them, nothing or an array freed before, depends on what earlier tests left: both seen in CI)
+    upto = lambda message: message.split(" 0x...")[0]     # noqa: E731
+    assert " 0x..." in error and upto(got["compiled"][0]) == upto(error)
