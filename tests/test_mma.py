@@ -991,6 +991,73 @@ def test_vector_products_in_doubles_are_fma_chains_in_k_order():
             assert (want != plain).any(), "rounded products would give other bits"
 
 
+def test_fma_rows_sums_c_apart_from_d_and_says_whether_d_is_finite():
+    """mma_loops.fma_rows (dmma's compiled loop since dmma round 14): D = C + A B with C and D in separate
+    arrays (or the same one), each element an fma chain in k order as dtypes.fma_f64 computes it; it
+    answers whether every element of D is finite, and a D that overflows or a NaN in C says False."""
+    import numba
+    from cudalab.emulator import mma_loops
+    from cudalab.emulator.dtypes import fma_f64
+
+    @numba.njit
+    def rows(av, bv, cin, out):
+        return mma_loops.fma_rows(av, bv, cin, out, 8, 8, 4)
+
+    rng = np.random.default_rng(14)
+    for scale, c_scale in ((1.0, 1.0), (2.0 ** -540, 2.0 ** -1070), (1.0, 0.0)):
+        a, b = rng.standard_normal((8, 4)) * scale, rng.standard_normal((4, 8)) * scale
+        c = rng.standard_normal((8, 8)) * c_scale
+        want = c.copy()
+        for kk in range(4):
+            want = fma_f64(np.repeat(a[:, kk:kk + 1], 8, axis=1), np.repeat(b[kk:kk + 1], 8, axis=0), want)
+        cin, out = c.ravel().copy(), np.full(64, 7.0)
+        assert rows(a.ravel(), b.ravel(), cin, out)
+        assert np.array_equal(out.view(np.uint64), want.ravel().view(np.uint64)), scale
+        assert np.array_equal(cin, c.ravel()), "C is only read"
+        assert rows(a.ravel(), b.ravel(), cin, cin)            # in place: C read whole before D is written
+        assert np.array_equal(cin.view(np.uint64), want.ravel().view(np.uint64))
+    c, out, big = np.zeros(64), np.zeros(64), np.ones(32)
+    c[17] = big[8] = np.finfo(np.float64).max                 # C[2, 1] and A[2, 0]
+    assert not rows(big, np.ones(32), c, out)                 # D[2, 1] = max + max + 3: infinite
+    assert np.isinf(out[17])
+    c[17] = np.nan
+    assert not rows(np.ones(32), np.ones(32), c, out)
+    c[17] = 0.0
+    assert rows(np.ones(32), np.ones(32), c, out) and (out == 4.0).all()
+
+
+def test_tile_fragments_of_side_by_side_runs_are_read_without_offsets():
+    """mma_loops.line_stride finds a fragment's layout in its tile (row_major A: m runs of k doubles;
+    col_major B: n runs of k, one a column), and read_lines reads it so, as read_doubles does through
+    the offsets; anything else (a row_major B's offsets) has no stride."""
+    import numba
+    from cudalab.emulator import mma_loops
+
+    @numba.njit
+    def both(tile, offs, lines, across):
+        stride = mma_loops.line_stride(offs, lines, 4, across)
+        by_lines, by_offs = np.zeros(32), np.zeros(32)
+        at = tile.ctypes.data
+        ok = True
+        if stride >= 0:
+            ok = mma_loops.read_lines(at + offs[0], stride, by_lines, lines, 4, across)
+        return stride, ok, by_lines, mma_loops.read_doubles(at, offs, 32, by_offs), by_offs
+
+    tile = np.arange(8 * 68, dtype=np.float64)                # a shared tile 68 doubles a row (the sample's)
+    t = np.arange(32)
+    a_offs = ((t // 4) * 68 + t % 4 + 8) * 8                  # A (8 x 4), row_major, from column 8
+    b_offs = ((t % 8) * 68 + t // 8) * 8                      # B (4 x 8), col_major: column j is a run
+    for offs, across in ((a_offs, False), (b_offs, True)):
+        stride, ok, by_lines, fine, by_offs = both(tile, offs.astype(np.int64), 8, across)
+        assert stride == 68 * 8 and ok and fine
+        assert np.array_equal(by_lines, by_offs) and np.array_equal(by_offs, tile[offs // 8])
+    row_b = ((t // 8) * 68 + t % 8) * 8                       # B row_major: 4 runs of 8, not 8 of 4
+    assert both(tile, row_b.astype(np.int64), 8, True)[0] == -1
+    tile[68 + 9] = np.inf
+    stride, ok, _, fine, _ = both(tile, a_offs.astype(np.int64), 8, False)
+    assert stride >= 0 and not ok and not fine
+
+
 def test_c_bounds_reads_the_largest_magnitude_and_lowest_set_bit_from_the_bits():
     """mma_loops.c_bounds, without branches or tables: the largest magnitude, the exponent of the lowest
     set bit over C's nonzero elements (a zero bounds nothing), and whether every element is finite."""
