@@ -287,7 +287,42 @@ def _sine_of_turns(r):
     return out ^ np.where(quarter >= 2, np.uint32(0x80000000), np.uint32(0))
 
 
+def _quick_turns(a):
+    """_turns for a batch: uint32 bits of float32 ``a`` -> (r, bits, special). The FMUL.RZ as float32
+    rounding of the exact float64 product, one step down where that rounded up; the fixed point as one
+    uint64 shift of the mantissa (products of 2^-25 turns and more are 0 turns and more: every whole turn
+    drops). ``special``: NaN and the infinities, for the whole rule."""
+    bits, a = _bits(a)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.abs(a.reshape(-1)).astype(np.float64) * np.float64(INV_2PI)    # exact: 24 + 24 bits
+        t = p.astype(np.float32)
+        tb = t.view(np.uint32) - (t.astype(np.float64) > p)            # toward zero (t >= 0)
+    e = np.minimum((tb >> 23) & 255, 160).astype(np.uint64)
+    r = ((((tb & _FRACTION) | (1 << 23)).astype(np.uint64) << 40) >> (165 - e)) & (4 * _QUARTER - 1)
+    return r.astype(np.uint32), bits, a, (bits & 0x7F800000) == 0x7F800000
+
+
+def _quick_sine(r):
+    """_sine_of_turns on uint32 turns: the table backwards in quarters 1 and 3 (the index's one's
+    complement), negated in quarters 2 and 3."""
+    quarter = r >> 23
+    j = (r & (_QUARTER - 1)) ^ ((np.uint32(0) - (quarter & 1)) & (_QUARTER - 1))
+    return table("sin").take(j) ^ ((quarter >> 1) << 31)
+
+
 def sin(a):
+    """sin.approx.f32 (see _sin_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    r, bits, a, special = _quick_turns(a)
+    return _finish(a, _quick_sine(r) ^ (bits & 0x80000000), special, _sin_every_case)
+
+
+def cos(a):
+    """cos.approx.f32 (see _cos_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    r, bits, a, special = _quick_turns(a)
+    return _finish(a, _quick_sine((r + _QUARTER) & (4 * _QUARTER - 1)), special, _cos_every_case)
+
+
+def _sin_every_case(a):
     """sin.approx.f32 and sin.approx.ftz.f32 (SASS FMUL.RZ, MUFU.SIN) as an H100 gives them, bit for bit
     for all 2^32 inputs, NaNs included (NaN and the infinities give 0x7fffffff). The input is cut to
     2^-25 turns (1.9e-7 radians), so near zero the result is up to that far from sin(a): below one
@@ -297,7 +332,7 @@ def sin(a):
     return _unit_nan(a, out)
 
 
-def cos(a):
+def _cos_every_case(a):
     """cos.approx.f32 and cos.approx.ftz.f32 (FMUL.RZ, MUFU.COS): the sine a quarter turn on, from the
     same table; even in a. cos(0) is 1, and cos of the float32 pi/2 is 0 (cosf gives -4.37e-8): the
     unit's coarse steps hide the float's distance from a quarter turn, as sin of the float32 pi is 0."""
