@@ -48,6 +48,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ..ptx.ir import leaves
+from . import pace as _pace   # (system_seconds, per batch: imported here, not in run)
 
 ENV = "CUDALAB_THREADS"
 MAX_DEFAULT = 4                 # threads without CUDALAB_THREADS (each batch in flight holds its own memory)
@@ -264,7 +265,7 @@ class Batch:
 
 def run(batch: Batch, body):
     """Run ``body(batch)`` on this thread, keeping its error and its CPU seconds (user and all)."""
-    from .pace import system_seconds
+    system_seconds = _pace.system_seconds
     if batch.budget is not None:            # the launch's watchdog time left, on this thread's clock
         batch.ex.deadline = time.thread_time() + batch.budget()
     sys0 = system_seconds()
