@@ -1741,12 +1741,13 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                     pool, spare = done(flight[0], flight[1:])
                     flight.pop(0)
                 continue
+            waited = bool(flight)
             while flight:               # (in block order: the batches before it end first)
                 pool, spare = done(flight[0], flight[1:])
                 flight.pop(0)
             if run_df is df:
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
-            parallel.run(b, _run_batch)
+            parallel.run(b, _run_batch, None if waited else t0)     # (the clock as read above: a system call less)
             pool, spare = done(b, ())
             if window <= parallel.workers() and run_df is not df and pace.blocks_done < pace.blocks_total:
                 # a native batch shows what one holds (_window): more of the rest may run at once
@@ -1839,7 +1840,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
         spent = b.user
     # native batches of a launch on several threads: the rest of the grid is shared out over them
     ways = pace.ways if run_df is not df or native_soon or _has_mma_runs(df) else 1
-    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0, ways=ways)
+    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0, ways=ways,
+                    now=None if beside else b.ended)      # (this thread's clock at the batch's end)
     if native_soon and pace.clearly_too_long():
         compiled.wait_for_build(df)
     return pool, spare
