@@ -1691,7 +1691,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     spare = pool.pop(SPARE, None) if pool else None
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     # batches that may run on several threads at once (parallel.py): their own stats, added in block order
-    window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
+    # (a grid of one batch has nothing to run beside it: not asked, 5% of a one-block launch's Python)
+    window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared) \
+        if pace.blocks_total > bpb else 1
     if window > 1 and pace.blocks_total > bpb:
         # as many batches as a multiple of the threads: a 2^20-thread matmul's two native batches of 2^19
         # lanes each go to a thread of their own, five batches on two threads would leave one alone
@@ -1749,7 +1751,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
             parallel.run(b, _run_batch, None if waited else t0)     # (the clock as read above: a system call less)
             pool, spare = done(b, ())
-            if window <= parallel.workers() and run_df is not df and pace.blocks_done < pace.blocks_total:
+            if pace.blocks_done < pace.blocks_total and run_df is not df and window <= parallel.workers():
                 # a native batch shows what one holds (_window): more of the rest may run at once
                 wider = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
                 if wider > window:

@@ -156,8 +156,10 @@ import numpy as np
 from . import compiled     # (a launch runs two or more regions: an import in a function costs 1 to 3 us each time)
 
 # thread-instructions per native call before it returns for the watchdog: 2^24 is 4 to 20 ms of the fastest regions
-# (a 2^20-thread shuffle reduction's batch returned five times at 2^22, 687 -> 621 us a launch, best of 10)
-BUDGET = 1 << 24
+# (a 2^20-thread shuffle reduction's batch returned five times at 2^22, 687 -> 621 us a launch, best of 10);
+# 2^25 (8 to 40 ms): its batches of 2^19 threads, 21 million thread-instructions, still returned once each
+# at 2^24, 643-726 -> 636-657 us a launch (launch18 round, load 8)
+BUDGET = 1 << 25
 CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two looks at the clock
 
 # instructions that meet other threads: never inside a region
