@@ -11,6 +11,7 @@ declared type only when the value fits.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,6 +157,12 @@ def _check_pointee(where, ct, a):
                           f"Convert it first, e.g. a.astype(np.{want}).", "cudaErrorInvalidValue")
 
 
+@functools.lru_cache(maxsize=None)
+def _iinfo(dtype):
+    """np.iinfo, kept: a launch asks it of each integer argument, and making one took 4 us."""
+    return np.iinfo(dtype)
+
+
 def _scalar_bytes(where, p, ct, a):
     if isinstance(a, np.ndarray) and a.ndim == 0:
         a = a[()]
@@ -183,7 +190,7 @@ def _scalar_bytes(where, p, ct, a):
                 raise LaunchError(f"{where} is an integer, but you passed {a!r}: convert it with int() first.",
                                   "cudaErrorInvalidValue")
             a = int(a)
-        info = np.iinfo(target)
+        info = _iinfo(target)
         v = int(a)
         if ct is None and target.kind == "u" and v < 0 and v >= np.iinfo(f"i{target.itemsize}").min:
             # no C++ type (an extern "C" kernel, PTX): NVVM declares C's int parameters .u32 too, so a
