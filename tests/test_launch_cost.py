@@ -94,3 +94,22 @@ def test_a_pace_whose_batches_began_unrecorded_leaves_no_system_time_out(monkeyp
     p.per_batch = 10
     p.batch_done(10, 2.0, now=p.start)                  # 10 of 100 blocks in 2 s, no start of it recorded
     assert p.estimate == pytest.approx(18.0, abs=0.01)
+
+
+def test_a_kernels_static_shared_bytes_are_worked_out_once():
+    k = cudalab.compile(r"""
+    __global__ void tile(float *y) {
+        __shared__ float t[256];
+        __shared__ double u[8];
+        t[threadIdx.x] = threadIdx.x;
+        __syncthreads();
+        if (threadIdx.x < 8) u[threadIdx.x] = t[255 - threadIdx.x];
+        __syncthreads();
+        y[threadIdx.x] = t[threadIdx.x] + (threadIdx.x < 8 ? u[threadIdx.x] : 0.0);
+    }""").get_kernel("tile")
+    y = cudalab.device_array(256, np.float32)
+    first = k[1, 256](y)
+    second = k[1, 256](y)
+    assert first.static_shared == second.static_shared == 256 * 4 + 8 * 8
+    prog = k.module.program(cudalab.runtime.device.current())
+    assert prog.function(k.mangled).__dict__["_static_shared"] == 256 * 4 + 8 * 8

@@ -1394,6 +1394,13 @@ def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     return layout, static, total
 
 
+def static_shared(program: Program, df: DecodedFunction) -> int:
+    """Bytes of the kernel's static __shared__ variables (shared_layout's second answer), kept with the
+    decoded function like the variables it uses: every launch's record asks (the timeline's blocks per
+    SM), and shared_layout walks all the module's variables (hundreds in a CUB program)."""
+    return _kept(df, "_static_shared", lambda: shared_layout(program, df, 0)[1])
+
+
 def _shared_used(program: Program, df: DecodedFunction) -> frozenset:
     """The symbols the kernel and the functions it calls name (its shared variables among them)."""
     used = set()

@@ -328,7 +328,7 @@ class Kernel:
         rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
-                rec.static_shared = _emulator().shared_layout(prog, prog.function(self.mangled), 0)[1]
+                rec.static_shared = _emulator().static_shared(prog, prog.function(self.mangled))
                 self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks, cluster)
             else:
                 self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec, cluster, kparams)

@@ -116,13 +116,13 @@ class Function:
 
     @property
     def static_shared(self) -> int:
-        global _shared_layout
-        if _shared_layout is None:      # (the engine, imported at the first launch: not at each)
-            from ...emulator.engine import shared_layout as _shared_layout
-        return _shared_layout(self.program, self.program.function(self.mangled), 0)[1]
+        global _static_shared
+        if _static_shared is None:      # (the engine, imported at the first launch: not at each)
+            from ...emulator.engine import static_shared as _static_shared
+        return _static_shared(self.program, self.program.function(self.mangled))
 
 
-_shared_layout = None       # emulator.engine.shared_layout, once Function.static_shared has imported it
+_static_shared = None       # emulator.engine.static_shared, once Function.static_shared has imported it
 
 
 class Context(GraphAPI, TextureAPI, StreamQueues):
