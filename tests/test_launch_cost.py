@@ -113,3 +113,17 @@ def test_a_kernels_static_shared_bytes_are_worked_out_once():
     assert first.static_shared == second.static_shared == 256 * 4 + 8 * 8
     prog = k.module.program(cudalab.runtime.device.current())
     assert prog.function(k.mangled).__dict__["_static_shared"] == 256 * 4 + 8 * 8
+
+
+def test_an_array_of_the_wrong_type_is_refused_after_right_ones_passed():
+    twice = cudalab.compile(r"""
+    __global__ void twice(float *y, const float *x) { y[threadIdx.x] = 2.0f * x[threadIdx.x]; }
+    """).get_kernel("twice")
+    x = cudalab.to_device(np.ones(256, dtype=np.float32))
+    y = cudalab.device_array(256, np.float32)
+    twice[1, 256](y, x)           # float32 arrays for float*: kept as passing
+    twice[1, 256](y, x)
+    with pytest.raises(cudalab.LaunchError, match=r"points to float values \(float32\), but the array you passed "
+                                                    r"holds float64"):
+        twice[1, 256](y, cudalab.to_device(np.ones(256, dtype=np.float64)))
+    assert np.all(y.copy_to_host() == 2.0)

@@ -143,11 +143,27 @@ def marshal(kernel: str, params, ctypes, args, pointer_of):
 _ANY_POINTEE = {None, "int8", "uint8"}        # void*, char*, unsigned char*: raw bytes of anything
 
 
+_POINTEES_OK: set = set()     # (C++ type, array dtype, a numpy array?) that passed _check_pointee
+
+
 def _check_pointee(where, ct, a):
-    """An array passed for ``float*`` must hold float32: the kernel reads its bytes as floats."""
+    """An array passed for ``float*`` must hold float32: the kernel reads its bytes as floats.
+    (What passed once is kept: np.dtype and its comparisons cost microseconds, at every argument of
+    every launch.)"""
     dt = getattr(a, "dtype", None)
     if ct is None or dt is None or ct.numpy in _ANY_POINTEE or ct.base in ("void", "const void"):
         return
+    key = (ct, dt, isinstance(a, np.ndarray))
+    if key in _POINTEES_OK:
+        return
+    _check_dtype(where, ct, a, dt)
+    if len(_POINTEES_OK) > 1024:
+        _POINTEES_OK.clear()
+    _POINTEES_OK.add(key)
+
+
+def _check_dtype(where, ct, a, dt):
+    """_check_pointee's test itself: raises LaunchError where ``a``'s elements are not the pointee's type."""
     if not isinstance(a, np.ndarray) and np.dtype(dt) == np.uint8:
         return          # a device buffer of raw bytes (like cudaMalloc's) may hold anything
     want = np.dtype(ct.numpy)
