@@ -308,13 +308,19 @@ def upgrade_later(program, df, observers, cluster_size=1, limit: float = 10.0):
     return ask
 
 
+_ENGINE = None          # the engine module, once batch_lanes has imported it
+
+
 def batch_lanes(program, df, observers, lanes, cluster_size=1):
     """Lanes per batch: the interpreter's ``engine.LANE_BUDGET`` (its numpy arrays stay in cache),
     or ``WHOLE_KERNEL_LANES`` where one native region runs the whole kernel (regions.py): native
     code goes lane by lane whatever the batch, so a bigger one only saves the Python work each
     batch costs (register arrays, the context, the SIMT stack), which is most of a short kernel's
     time. ``engine.launch`` keeps the batch's register arrays within ``engine.BATCH_BYTES`` either way."""
-    from .engine import BATCH_BYTES, K_REGION, LANE_BUDGET
+    global _ENGINE
+    if _ENGINE is None:         # (engine imports this module: imported at the first launch, once)
+        from . import engine as _ENGINE
+    BATCH_BYTES, K_REGION, LANE_BUDGET = _ENGINE.BATCH_BYTES, _ENGINE.K_REGION, _ENGINE.LANE_BUDGET
     run = pick(program, df, observers, lanes, cluster_size)
     code = run.code
     if run is not df and run.__dict__.get("_better"):
@@ -1654,13 +1660,16 @@ def _context(ex, symbols):
     return ctx
 
 
+_TEXTURE_NATIVE = None      # the texture_native module, once _texture_table has imported it
 _CTX_SLOTS = ()       # (shared, local, kparams, nkparams, starts, ends, nbounds): llvmgen.SLOT's, set at first use
 
 
 def _texture_table(mem, ctx):
     """Point ctx at the texture objects' table (texture_native: tex in native code), if ``mem`` has any."""
-    from . import texture_native
-    t = texture_native.table(mem)
+    global _TEXTURE_NATIVE
+    if _TEXTURE_NATIVE is None:         # (imported once: an import in a function costs 1 to 3 us a call)
+        from . import texture_native as _TEXTURE_NATIVE
+    t = _TEXTURE_NATIVE.table(mem)
     if t is not None:
         from . import llvmgen as lg
         ctx[lg.SLOT["textures"]], ctx[lg.SLOT["ntextures"]] = _address(t), len(t)
