@@ -100,10 +100,10 @@ __global__ void anneal(const float* x, float* state, int* taken, float kT, int b
 BAD_LINE = 1 + ANNEAL.split("\n").index("        if (turn == bad_turn && t == 37) probe[1 << 26] = dE;")
 
 
-def anneal_runs(monkeypatch, blocks, threads, bad_turn=-1):
+def anneal_runs(monkeypatch, blocks, threads, bad_turn=-1, source=ANNEAL):
     """Both tiers' (error, bytes) of the annealing kernel; counts the compiled tier's native calls."""
     from cudalab.emulator import regions
-    m = cudalab.compile(ANNEAL, options=("-lineinfo",))
+    m = cudalab.compile(source, options=("-lineinfo",))
     rng = np.random.default_rng(blocks * threads)
     x = (rng.standard_normal(blocks * threads) * 3).astype(np.float32)
     calls = []
@@ -142,3 +142,22 @@ def test_a_fault_inside_the_barrier_loop_is_named_at_its_line(monkeypatch):
     # them, nothing or an array freed before, depends on what earlier tests left: both seen in CI)
     upto = lambda message: message.split(" 0x...")[0]     # noqa: E731
     assert " 0x..." in error and upto(got["compiled"][0]) == upto(error)
+
+
+def test_what_a_region_with_cuts_takes_beyond_the_generators_own_comes_from_the_hook_list(monkeypatch, tmp_path):
+    """compiled.CUT_HOOKS: each hook gets the kernel, its cuts and the instruction table so far and adds what only
+    a region with cuts runs natively (cp.async's queue, ex2 from a table). Without the table hook the annealing
+    kernel's expf ends its region at every turn: many native calls where there was one, the same bytes."""
+    from cudalab.emulator import compiled
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))          # (planned afresh, not loaded from disk)
+    seen = []
+
+    def watch(df, d, info, cuts):
+        seen.append(sorted(cuts))
+        return info
+    monkeypatch.setattr(compiled, "CUT_HOOKS", tuple(h for h in compiled.CUT_HOOKS
+                                                     if h is not compiled._with_table_lookups) + (watch,))
+    m, got, calls = anneal_runs(monkeypatch, 2, 128, source=ANNEAL.replace("TURNS 40", "TURNS 39"))
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    assert seen and seen[0]                             # the hook saw the kernel's barriers as cuts
+    assert len(calls) > 39                              # a native call per turn at least: the ex2 interpreted

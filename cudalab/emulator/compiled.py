@@ -841,7 +841,7 @@ def plan(df, module, sink):
     spans, cuts = [], {}
     if _regions_on():
         cuts = rg.cuts(df, info)
-        with_cuts = rg.find(df, _with_table_lookups(df, d, _with_copies(df, info), cuts), live, cuts) if cuts else []
+        with_cuts = rg.find(df, _cut_info(df, d, info, cuts), live, cuts) if cuts else []
         starts = {s for s, _ in with_cuts}        # (one region per start: the one with cuts goes further)
         spans = [sp for sp in rg.find(df, info, live) if sp[0] not in starts] + with_cuts
     boundaries = set(f.labels.values()) | set(df.reconv.values())
@@ -907,7 +907,16 @@ def plan(df, module, sink):
     return groups, regions
 
 
-def _with_copies(df, info):
+def _cut_info(df, d, info, cuts):
+    """``info`` (``_compilable``: pc -> may bail out) with what only a region with cuts runs natively, each
+    of ``CUT_HOOKS`` adding its instructions in turn: the instruction table given to ``regions.find`` for
+    those regions. Groups and regions without cuts are planned on ``info`` alone."""
+    for hook in CUT_HOOKS:
+        info = hook(df, d, info, cuts)
+    return info
+
+
+def _with_copies(df, d, info, cuts):
     """``info`` plus the cp.async, commit and wait instructions native code runs inside a region with
     cuts (async_native: a queue per block); groups and regions without cuts leave them to asyncops."""
     from . import async_native
@@ -940,6 +949,10 @@ def _with_table_lookups(df, d, info, cuts):
             continue
         extra[pc] = trial.bails > 0
     return {**info, **extra} if extra else info
+
+
+# (df, d, info, cuts) -> info: the instructions a region with cuts takes beyond the generator's own (_cut_info)
+CUT_HOOKS = (_with_copies, _with_table_lookups)
 
 
 def _blockwise(df, s, e):
