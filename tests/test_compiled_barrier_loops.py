@@ -161,3 +161,44 @@ def test_what_a_region_with_cuts_takes_beyond_the_generators_own_comes_from_the_
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
     assert seen and seen[0]                             # the hook saw the kernel's barriers as cuts
     assert len(calls) > 39                              # a native call per turn at least: the ex2 interpreted
+
+
+RSQRT_TURNS = r"""
+__global__ void rsqrt_turns(const float* x, unsigned* o, int turns) {
+    __shared__ float s[128];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t, n = gridDim.x * blockDim.x;
+    for (int turn = 0; turn < turns; turn++) {
+        s[t] = x[(i + turn * 37) % n];
+        __syncthreads();
+        float v = s[(t + turn) % blockDim.x], r, q;
+        asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
+        asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(v));
+        o[2 * (turn * n + i)] = __float_as_uint(r);
+        o[2 * (turn * n + i) + 1] = __float_as_uint(q);
+        __syncthreads();
+    }
+}
+"""
+
+
+def test_rsqrt_in_a_barrier_loop_reads_the_units_table_natively_with_its_bits(monkeypatch):
+    """rsqrtf inside a loop of __syncthreads() (a tiled n-body's force loop): both forms, with and without .ftz,
+    natively from the H100's table and the interpreter's bits for zeros, negatives, subnormals (scaled by 2^24
+    without .ftz), infinities, NaN and 2,000 floats over the whole range."""
+    from test_compiled import F32_EDGE_BITS
+    m = cudalab.compile(RSQRT_TURNS)
+    rng = np.random.default_rng(29)
+    edges = np.array(F32_EDGE_BITS + [0x00000400, 0x80000400, 0x007FFFFF, 0x00400001], np.uint32).view(np.float32)
+    wide = (rng.standard_normal(2048) * 2.0 ** rng.integers(-140, 120, 2048)).astype(np.float32)
+    x = np.concatenate([edges, wide])[:2048]
+    x[:len(edges)] = edges
+
+    def run():
+        o = np.zeros(2 * 3 * x.size, np.uint32)
+        m.rsqrt_turns[16, 128](x, o, np.int32(3))
+        return o.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1], np.uint32).reshape(3, x.size, 2)
+    assert (o[..., 0] != o[..., 1]).any()              # the subnormals tell the two forms apart
+    assert_native(m, "rsqrt_turns", ("rsqrt", "bar"))

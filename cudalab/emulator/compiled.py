@@ -924,8 +924,13 @@ def _with_copies(df, d, info, cuts):
     return {**info, **copies} if copies else info
 
 
+# the special function unit's instructions a region with cuts computes from mufu.py's tables (llvmgen._ex2,
+# _rsqrt_table): libdevice's expf ends with ex2.approx, a tiled n-body's rsqrtf is rsqrt.approx
+TABLE_LOOKUPS = frozenset({"ex2", "rsqrt"})
+
+
 def _with_table_lookups(df, d, info, cuts):
-    """``info`` with the ex2.approx instructions that lie inside a loop around cuts (a barrier loop) and
+    """``info`` with the ex2.approx and rsqrt.approx instructions (``TABLE_LOOKUPS``) that lie inside a loop around cuts (a barrier loop) and
     that a region with cuts may compute natively (llvmgen._ex2, ``tables``), for finding those regions.
     Interpreted, such an instruction ended the region at every turn of the loop: a Monte Carlo
     assignment's 100,000 rounds of ``__syncthreads()``, each with an ``expf`` (bench/README.md, lanes17
@@ -938,7 +943,7 @@ def _with_table_lookups(df, d, info, cuts):
              if code[p][0] == K_BRA and code[p][3] <= p and any(code[p][3] <= q <= p for q in cuts)]
     extra = {}
     for pc, (kind, _, inst, _) in enumerate(code):
-        if kind != K_NORMAL or pc in info or inst.opcode != "ex2" or not any(h <= pc <= t for h, t in loops):
+        if kind != K_NORMAL or pc in info or inst.opcode not in TABLE_LOOKUPS or not any(h <= pc <= t for h, t in loops):
             continue
         scratch = ir.Module(name="scratch")
         trial = lg.GroupBuilder(scratch, f"t{pc}", df.func, d, [], lg.find_function(scratch))
