@@ -1412,3 +1412,17 @@ def test_cmake_add_compile_options_for_cuda_reach_the_build_and_those_for_cxx_do
     options = read_program(course / "ch12/merge.cu", course).options
     assert "--expt-relaxed-constexpr" in options and "-lineinfo" in options
     assert "-Wall" not in options and not [o for o in options if o.startswith("$")]
+
+
+# courses17
+
+def test_a_makefile_that_starts_the_program_in_the_background_gives_it_no_ampersand_argument(tmp_path):
+    # a systems exercise's test target: "./solution_producer &", then the consumer; "&" is the shell's
+    course = write(tmp_path, {
+        "ipc/Makefile": ("solution_producer: solution_producer.cu\n\tnvcc $< -o $@\n"
+                         "test: solution_producer\n\t./solution_producer &\n\t@sleep 1\n\t./solution_consumer\n"),
+        "ipc/solution_producer.cu": "int main() { return 0; }\n",
+    })
+    producer = read_program(course / "ipc/solution_producer.cu", course)
+    assert producer.how == "ipc/Makefile"
+    assert author_arguments(producer, course) == []

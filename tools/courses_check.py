@@ -417,7 +417,9 @@ _NVCC_LINE = re.compile(r"^\s*(?:[$>#!]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)   
 _NVCC_INLINE = re.compile(r"`+\s*(?:\$\s*)?nvcc\s+([^`\n]*?)\s*`+")       # "Build it with ```nvcc -O3 main.cu```"
 
 
-_SHELL_SEPARATORS = ("&&", "||", ";", "|")      # "nvcc -o /tmp/a.out x.cpp && /tmp/a.out": the build ends there
+_SHELL_SEPARATORS = ("&&", "||", ";", "|", "&")      # "nvcc -o /tmp/a.out x.cpp && /tmp/a.out": the build ends there
+# ("&" too: a Makefile's test target starts "./solution_producer &" before its consumer; the shell takes the
+# "&" as its own, and the program is run with no arguments)
 
 
 def from_notes(path: Path, checkout: Path, folders: list):
