@@ -1412,3 +1412,18 @@ def test_cmake_add_compile_options_for_cuda_reach_the_build_and_those_for_cxx_do
     options = read_program(course / "ch12/merge.cu", course).options
     assert "--expt-relaxed-constexpr" in options and "-lineinfo" in options
     assert "-Wall" not in options and not [o for o in options if o.startswith("$")]
+
+
+# ------------------------------------------------------------------ books13
+
+def test_a_makefile_project_whose_main_has_a_trailing_return_type_is_run_not_left_out(tmp_path):
+    # a Warsaw course's project: main.cu declares `auto main() -> int`, its Makefile builds it with three pieces
+    course = write(tmp_path, {
+        "hamming/Makefile": "hamming: main.cu host.cu\n\tnvcc -o $@ main.cu host.cu -std=c++17 -O3\n",
+        "hamming/main.cu": "int helper();\nauto main() -> int { return helper(); }\n",
+        "hamming/host.cu": PIECE,
+    })
+    p = read_program(course / "hamming/main.cu", course)
+    assert p.left_out == ""
+    assert (p.sources, p.how) == (["main.cu", "host.cu"], "hamming/Makefile")
+    assert "-std=c++17" in p.options

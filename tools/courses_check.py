@@ -1514,7 +1514,7 @@ def _blank(code: str) -> str:
     return ""
 
 
-_MAIN = r"\b(int|void)\s+main\s*\("      # void: Visual Studio's (cudalab builds it as MSVC does)
+_MAIN = r"\b(int|void|auto)\s+main\s*\("      # void: Visual Studio's (cudalab builds it as MSVC does); auto: `auto main() -> int`
 
 
 def project_companions(p: "Program", checkout: Path) -> list:
