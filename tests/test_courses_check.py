@@ -1427,3 +1427,24 @@ def test_a_makefile_project_whose_main_has_a_trailing_return_type_is_run_not_lef
     assert p.left_out == ""
     assert (p.sources, p.how) == (["main.cu", "host.cu"], "hamming/Makefile")
     assert "-std=c++17" in p.options
+
+
+def test_a_cmake_folder_computed_from_the_labs_own_is_an_include_folder(tmp_path):
+    # a Zhejiang course's lab: the shared CUDA by Example headers lie in ../common, named through the folder above
+    # the lab's, computed when cmake configures
+    course = write(tmp_path, {
+        "common/book.h": "#define HANDLE_ERROR(x) x\n",
+        "A3/CMakeLists.txt": (
+            'project(streams LANGUAGES CXX CUDA)\n'
+            'string(REGEX REPLACE "/$" "" CURRENT_FOLDER_ABSOLUTE ${CMAKE_CURRENT_SOURCE_DIR})\n'
+            'get_filename_component(SECOND_FOLDER_ABSOLUTE ${CURRENT_FOLDER_ABSOLUTE} DIRECTORY)\n'
+            'set(COMMON_DIR_HEADERS\n    ${SECOND_FOLDER_ABSOLUTE}/common\n    ${SECOND_FOLDER_ABSOLUTE}/common/GL\n    )\n'
+            'cuda_add_executable(two_streams two_streams.cu ${COMMON_DIR_HEADERS})\n'
+            'target_include_directories(two_streams PRIVATE ${CUDA_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}\n'
+            '    ${COMMON_DIR_HEADERS})\n'),
+        "A3/two_streams.cu": '#include "book.h"\n' + MAIN,
+    })
+    p = read_program(course / "A3/two_streams.cu", course)
+    assert p.how == "A3/CMakeLists.txt" and p.sources == ["two_streams.cu"]
+    assert "-I../common" in p.options and "-I../common/GL" in p.options
+    assert not [o for o in p.options if "$" in o]
