@@ -1212,7 +1212,8 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
 
 
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
-                                            ("cutil_inline.h", "CUDA 4 and older")])
+                                            ("cutil_inline.h", "CUDA 4 and older"),
+                                            ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate")])
 def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
     monkeypatch.chdir(tmp_path)

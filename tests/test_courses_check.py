@@ -402,6 +402,7 @@ def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
     ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, ""),  # the driver API runs too
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
+    ('#include "cufile.h"\n' + MAIN + PIECE, "cuFile (GPUDirect Storage: reads a file straight into GPU memory)"),
     ("#include <nvToolsExt.h>\n" + MAIN + PIECE, ""),                               # NVTX 2 builds over NVTX 3
     ("#include <nvtx3/nvToolsExt.h>\n" + MAIN + PIECE, ""),                         # NVTX 3 is headers only
     # cuBLASXt's gemm runs (shim/cublasXt.c); its other routines do not

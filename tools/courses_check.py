@@ -102,6 +102,7 @@ NOT_EMULATED = [
      r"[SDCZ]gemm\b|Handle)\w+\s*\(", "cuBLASXt beyond its gemm"),
     (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
+    (r"[<\"]cufile\.h[>\"]|-lcufile\b", "cuFile (GPUDirect Storage: reads a file straight into GPU memory)"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
