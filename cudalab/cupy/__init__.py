@@ -84,7 +84,7 @@ class ndarray(DeviceNDArray):
         try:
             return self._index(index)
         except Exception:       # noqa: BLE001  (a mask or an index array: numpy picks the elements)
-            return _device(_host(self)[_host_args(index)], order="C")
+            return _device(_host(self)[_wrapped(_host_args(index), self.shape)], order="C")
 
     def __setitem__(self, index, value):
         try:
@@ -93,7 +93,7 @@ class ndarray(DeviceNDArray):
             raise
         except Exception:       # noqa: BLE001  (a mask or an index array)
             values = _host(self)
-            values[_host_args(index)] = _host_args(value)
+            values[_wrapped(_host_args(index), self.shape)] = _host_args(value)
             _store(self, values)
 
     def transpose(self, *axes):
@@ -286,6 +286,28 @@ def _host_args(x):
     if isinstance(x, dict):
         return {k: _host_args(v) for k, v in x.items()}
     return x
+
+
+def _wrapped(index, shape):
+    """``index`` with its integer arrays taken modulo their axis's length: CuPy wraps an out-of-bounds
+    index of an integer array around (``a[cp.array([5, 6])]`` of 6 elements is ``a[[5, 0]]``) where
+    numpy raises IndexError, since a GPU's gather checks nothing. Plain integers and slices keep numpy's
+    rules (CuPy raises for ``a[6]`` too), and a boolean mask covers as many axes as it has."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [np.asarray(i) if isinstance(i, (list, np.ndarray)) else None for i in items]
+    spanned = sum(1 if a is None or a.dtype != bool else a.ndim
+                  for i, a in zip(items, arrays) if i is not None and i is not Ellipsis)
+    out, axis = [], 0
+    for item, a in zip(items, arrays):
+        if item is Ellipsis:
+            axis += len(shape) - spanned
+        elif a is not None and a.dtype.kind in "iu" and axis < len(shape) and shape[axis] > 0:
+            item = a % shape[axis]
+            axis += 1
+        elif item is not None:
+            axis += a.ndim if a is not None and a.dtype == bool else 1
+        out.append(item)
+    return tuple(out) if isinstance(index, tuple) else out[0]
 
 
 # ---------------------------------------------------------------------- cupy's own functions

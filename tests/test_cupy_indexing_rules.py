@@ -1,0 +1,44 @@
+"""CuPy's own indexing rules where they differ from numpy's: an integer array's out-of-bounds index wraps
+around (a GPU's gather checks nothing), while a plain integer out of range still raises as in numpy.
+Lectures show the difference on purpose (index 6 of a six-element array reads element 0)."""
+import numpy as np
+import pytest
+
+import cudalab.numba
+
+
+@pytest.fixture
+def cp():
+    cudalab.numba.install()
+    import cupy
+    yield cupy
+    cudalab.numba.uninstall()
+
+
+def test_an_index_array_past_the_end_wraps_around(cp):
+    a = cp.array([0.0, 1.1, 2.2, 3.3, 4.4, 5.5])
+    picked = a[cp.array([2, 3, 5, 6, 7, 8])]
+    assert isinstance(picked, cp.ndarray)
+    assert picked.get().tolist() == [2.2, 3.3, 5.5, 0.0, 1.1, 2.2]
+    assert a[[-1, -7]].get().tolist() == [5.5, 5.5]      # -7 wraps too, as CuPy's modulo does
+
+
+def test_each_index_array_wraps_by_its_own_axis(cp):
+    b = cp.arange(12).reshape(3, 4)
+    assert b[[0, 4], [5, -1]].get().tolist() == [1, 7]           # rows modulo 3, columns modulo 4
+    assert b[..., [4, 5]].get().tolist() == [[0, 1], [4, 5], [8, 9]]
+    assert b[cp.array([True, False, True]), [4]].get().tolist() == [0, 8]   # the mask spans axis 0
+
+
+def test_a_store_through_an_index_array_wraps_too(cp):
+    x = cp.array([0, 1, 2])
+    x[[1, 3]] = 10
+    assert x.get().tolist() == [10, 10, 2]
+
+
+def test_a_plain_integer_out_of_range_still_raises(cp):
+    a = cp.arange(6)
+    with pytest.raises(IndexError):
+        a[6]
+    with pytest.raises(IndexError):     # numpy's rule where the data lives on the host
+        np.arange(6)[np.array([6])]
