@@ -42,3 +42,26 @@ def test_a_plain_integer_out_of_range_still_raises(cp):
         a[6]
     with pytest.raises(IndexError):     # numpy's rule where the data lives on the host
         np.arange(6)[np.array([6])]
+
+
+def test_take_wraps_like_indexing_on_either_axis(cp):
+    a = cp.arange(4)
+    assert cp.take(a, cp.array([5, -5])).get().tolist() == [1, 3]
+    assert a.take([1, 6]).get().tolist() == [1, 2]                 # the method, with a list
+    grid = cp.arange(6).reshape(2, 3)
+    assert cp.take(grid, [3, 4], axis=1).get().tolist() == [[0, 1], [3, 4]]
+    assert cp.take(grid, [7]).get().tolist() == [1]                 # no axis: the flattened array
+
+
+def test_scatter_add_counts_every_repeated_index(cp):
+    import cupyx
+    counts = cp.zeros(3)
+    cupyx.scatter_add(counts, cp.array([0, 0, 2]), 1.0)
+    assert counts.get().tolist() == [2.0, 0.0, 1.0]               # `counts[idx] += 1` would give [1, 0, 1]
+    grid = cp.zeros((2, 3))
+    cupyx.scatter_add(grid, (slice(None), cp.array([1, 1])), 2.0)
+    assert grid.get().tolist() == [[0, 4, 0], [0, 4, 0]]
+    best = cp.zeros(3)
+    cupyx.scatter_max(best, [0, 0, 1], cp.array([3.0, 5.0, -1.0]))
+    cupyx.scatter_min(best, [2], cp.array([-2.0]))
+    assert best.get().tolist() == [5.0, 0.0, -2.0]

@@ -96,6 +96,9 @@ class ndarray(DeviceNDArray):
             values[_wrapped(_host_args(index), self.shape)] = _host_args(value)
             _store(self, values)
 
+    def take(self, indices, axis=None, out=None):
+        return take(self, indices, axis, out)
+
     def transpose(self, *axes):
         axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         axes = axes or tuple(reversed(range(self.ndim)))
@@ -388,6 +391,14 @@ def show_config(*, _full=False):
           f"CUDA Runtime Version  : {cuda.runtime.runtimeGetVersion()}\n"
           f"Device 0 Name         : {cuda.runtime.getDeviceProperties(0)['name'].decode()}\n"
           f"Device 0 Compute Capability : {cuda.Device(0).compute_capability}")
+
+
+def take(a, indices, axis=None, out=None):
+    """CuPy's take: the elements at ``indices`` along ``axis`` (of the flattened array if None), an
+    out-of-bounds index wrapping around as CuPy's kernel does (numpy's default raises IndexError)."""
+    values = _values(a) if isinstance(a, DeviceArray) else np.asarray(a)
+    length = values.size if axis is None else values.shape[axis]
+    return _on_host(np.take, (values, indices, axis, out), {"mode": "wrap" if length else "raise"})
 
 
 def get_default_memory_pool():
