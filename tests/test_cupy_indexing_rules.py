@@ -65,3 +65,13 @@ def test_scatter_add_counts_every_repeated_index(cp):
     cupyx.scatter_max(best, [0, 0, 1], cp.array([3.0, 5.0, -1.0]))
     cupyx.scatter_min(best, [2], cp.array([-2.0]))
     assert best.get().tolist() == [5.0, 0.0, -2.0]
+
+
+def test_a_float_cast_to_a_wide_integer_saturates_as_on_the_gpu(cp):
+    """The GPU's float-to-integer conversion clamps to the integer's range and reads NaN as 0; numpy's
+    wraps around (-1.5 to uint32 is 4294967295 there, 0 in CuPy on a GPU)."""
+    values = cp.array([-1.5, 2.7, 5e9, float("nan"), float("-inf")])
+    assert values.astype(cp.uint32).get().tolist() == [0, 2, 4294967295, 0, 0]
+    assert cp.array([3e9, -3e9]).astype(np.int32).get().tolist() == [2147483647, -2147483648]
+    assert cp.array([1e30]).astype(cp.int64).get().tolist() == [9223372036854775807]
+    assert cp.arange(3).astype(cp.float32).dtype == np.float32      # other casts are numpy's

@@ -99,6 +99,23 @@ class ndarray(DeviceNDArray):
     def take(self, indices, axis=None, out=None):
         return take(self, indices, axis, out)
 
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        """numpy's astype, but a float converted to a 32- or 64-bit integer saturates as the GPU's
+        conversion does (-1.5 to uint32 is 0, 3e9 to int32 is 2147483647, NaN is 0) where numpy wraps."""
+        values = _values(self)
+        target = np.dtype(dtype)
+        if not copy and target == self.dtype:
+            return self
+        result = values.astype(target, order=order)
+        if values.dtype.kind == "f" and target.kind in "iu" and target.itemsize >= 4 and result.size:
+            info = np.iinfo(target)
+            result[values >= float(info.max)] = info.max
+            result[values <= float(info.min)] = info.min
+            result[np.isnan(values)] = 0
+        out = _wrap(result)
+        model.charge("astype", (self,), out)
+        return out
+
     def transpose(self, *axes):
         axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         axes = axes or tuple(reversed(range(self.ndim)))
