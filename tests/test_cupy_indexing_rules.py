@@ -75,3 +75,34 @@ def test_a_float_cast_to_a_wide_integer_saturates_as_on_the_gpu(cp):
     assert cp.array([3e9, -3e9]).astype(np.int32).get().tolist() == [2147483647, -2147483648]
     assert cp.array([1e30]).astype(cp.int64).get().tolist() == [9223372036854775807]
     assert cp.arange(3).astype(cp.float32).dtype == np.float32      # other casts are numpy's
+
+
+def test_put_writes_in_place_and_wraps(cp):
+    x = cp.zeros(3)
+    cp.put(x, [5, 0], cp.array([9.0, 1.0]))              # 5 of three is 2
+    assert x.get().tolist() == [1.0, 0.0, 9.0]
+    x.put([-1], 7)
+    cp.put(x, [10], 4, mode="clip")
+    assert x.get().tolist() == [1.0, 0.0, 4.0]
+    assert cp.is_available()
+
+
+def test_a_memory_pointer_copies_by_host_address(cp):
+    """The low-level spelling of copies: a MemoryPointer from cupy.cuda.alloc (or a managed pool) filled
+    from a numpy array's address, read back, copied and set."""
+    import ctypes
+    cp.cuda.set_allocator(cp.cuda.MemoryPool(cp.cuda.malloc_managed).malloc)
+    host = np.arange(4, dtype=np.float32)
+    first = cp.cuda.alloc(16)
+    first.copy_from_host(host.ctypes.data_as(ctypes.c_void_p), 16)
+    assert cp.ndarray((4,), cp.float32, first).get().tolist() == [0, 1, 2, 3]
+    second = cp.cuda.alloc(16)
+    second.copy_from_device(first, 16)
+    second.memset(0, 8)
+    back = np.ones(4, np.float32)
+    second.copy_to_host(back.ctypes.data, 16)
+    assert back.tolist() == [0, 0, 2, 3]
+    stream = cp.cuda.Stream()
+    second.copy_from_host_async(host.ctypes.data, 16, stream)
+    stream.synchronize()
+    assert cp.ndarray((4,), cp.float32, second).get().tolist() == [0, 1, 2, 3]

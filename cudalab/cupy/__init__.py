@@ -99,6 +99,9 @@ class ndarray(DeviceNDArray):
     def take(self, indices, axis=None, out=None):
         return take(self, indices, axis, out)
 
+    def put(self, indices, values, mode="wrap"):
+        put(self, indices, values, mode)
+
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         """numpy's astype, but a float converted to a 32- or 64-bit integer saturates as the GPU's
         conversion does (-1.5 to uint32 is 0, 3e9 to int32 is 2147483647, NaN is 0) where numpy wraps."""
@@ -416,6 +419,19 @@ def take(a, indices, axis=None, out=None):
     values = _values(a) if isinstance(a, DeviceArray) else np.asarray(a)
     length = values.size if axis is None else values.shape[axis]
     return _on_host(np.take, (values, indices, axis, out), {"mode": "wrap" if length else "raise"})
+
+
+def put(a, ind, v, mode="wrap"):
+    """CuPy's put: ``a.flat[ind] = v`` in place, an out-of-bounds index wrapping around (``mode="wrap"``,
+    CuPy's default; ``"clip"`` clamps). numpy's own put raised on the stand-in's read-only values."""
+    values = _host(a)
+    np.put(values, _host_args(ind), _host_args(v), mode=mode)
+    _store(a, values)
+
+
+def is_available() -> bool:
+    """Whether CuPy has a GPU to run on: the emulated one."""
+    return cuda.is_available()
 
 
 def get_default_memory_pool():
