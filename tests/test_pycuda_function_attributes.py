@@ -35,3 +35,19 @@ def test_a_functions_attributes_are_numbers(pycuda):
     assert staged.max_threads_per_block == 1024
     assert staged.get_attribute(drv.function_attribute.NUM_REGS) == staged.num_regs
     assert staged.get_attribute(drv.function_attribute.SHARED_SIZE_BYTES) == 256
+
+
+def test_an_occupancy_record_names_what_limits_the_blocks(pycuda):
+    """pycuda.tools.OccupancyRecord, as lessons on launch shapes print it: blocks and warps an SM holds
+    and which resource runs out first (the emulated device's own calculator gives the numbers)."""
+    from pycuda.tools import DeviceData, OccupancyRecord
+    device = DeviceData()
+    plain = OccupancyRecord(device, 256)
+    assert (plain.limited_by, plain.occupancy) == ("warps", 1.0)
+    assert plain.warps_per_mp == plain.tb_per_mp * 8
+    assert [name for _, name in plain.tb_per_mp_limits] == ["warps", "device"]
+    heavy = OccupancyRecord(device, 256, registers=64)            # 64 registers a thread: half the SM
+    assert (heavy.limited_by, heavy.occupancy) == ("regs", 0.5)
+    assert OccupancyRecord(device, 128, shared_mem=48 * 1024).limited_by == "smem"
+    with pytest.raises(ValueError, match="at most 1024 threads"):
+        OccupancyRecord(device, 2048)
