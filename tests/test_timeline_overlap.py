@@ -125,8 +125,10 @@ def test_a_kernel_without_a_shape_still_takes_the_whole_device():
     first = tl.kernel("library call", 50.0, stream=1)
     second = tl.kernel("small", 10.0, stream=2, blocks=1, per_sm=8, share=0.0)
     assert second["start"] == first["end"] == 50.0
+    # a memset is a kernel of 4 KiB blocks (timing18): 1 MiB is 256 blocks, beside the small kernel
     memset = tl.memset(1 << 20, stream=3)
-    assert memset["start"] == second["end"]
+    assert memset["start"] == first["end"] < second["end"]
+    assert memset["end"] - memset["start"] == pytest.approx(2.0 + (1 << 20) / (3350e3 / 2), rel=0.01)
 
 
 def test_overlapping_kernels_are_drawn_in_sub_rows_of_the_sms_lane():

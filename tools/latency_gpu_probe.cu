@@ -17,16 +17,6 @@
 // "hist": a histogram like a course's stream assignment: four chunks of text, each copied in (pinned memory),
 // hashed by a kernel of 115 blocks of 256 threads (one character a thread, ROUNDS multiply-xor steps each, into
 // a shared 256-bin histogram), its bins copied back; the chunks in one stream, then in four.
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <cuda_runtime.h>
-
-#define REPS 5
-#define CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
-    printf("error %s at line %d\n", cudaGetErrorName(e_), __LINE__); exit(1); } } while (0)
-
 __global__ void chain_int(int steps, unsigned *out) {
     unsigned h = threadIdx.x + blockIdx.x;
     for (int r = 0; r < steps; r++) h = (h ^ r) + 0x9e3779b9u;
@@ -72,6 +62,17 @@ __global__ void hist_chain(const unsigned char *text, int n, int rounds, unsigne
     __syncthreads();
     for (int i = threadIdx.x; i < 256; i += blockDim.x) atomicAdd(&bins[i], local[i]);
 }
+
+// ---- the host side (the kernels above need no header: tests/test_timing_latency.py compiles them alone)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define REPS 5
+#define CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
+    printf("error %s at line %d\n", cudaGetErrorName(e_), __LINE__); exit(1); } } while (0)
 
 enum Kind { INT, IMUL, FFMA, SHARED, GLOBAL };
 static const char *NAMES[] = {"int", "imul", "ffma", "shared", "global"};

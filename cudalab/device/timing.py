@@ -130,6 +130,9 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
         global_us = sectors * 32 / bandwidth * 1e6
     global_us *= m.get("cudalab__device_share", 1.0)       # mapped host memory's bytes go over the host link
     mapped = m.get("cudalab__mapped_load_bytes", 0.0) + m.get("cudalab__mapped_store_bytes", 0.0)
+    dram_share = 1.0                   # of the global loads' sectors, the share that comes from DRAM
+    if segments and sectors:
+        dram_share = min(1.0, dram / (sectors * 32))
     parts = {
         # a warp scheduler issues for its own warps only: a block of one warp keeps one of the four busy
         "issue": inst * share / min(ISSUE_PER_CLOCK, warps_per_sm) / clock * 1e6,
@@ -139,15 +142,28 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     }
     if mapped and p.host_link_gbs:
         parts["host link"] = mapped / (p.host_link_gbs * 1e9) * 1e6
+    chain = getattr(rec, "chain_cycles", ())
+    if chain:
+        # each warp waits out its own dependent chain: a lone warp's cycles per instruction (ptx/chains.py,
+        # its global loads from L2 or DRAM in the launch's proportion) times its instructions; the warps of
+        # an SM wait side by side, so the SM takes that per warp it holds at once, wave after wave
+        cpi = chain[0] + dram_share * (chain[1] - chain[0])
+        parts["latency"] = inst * share * cpi / warps_per_sm / clock * 1e6
     limiter = max(parts, key=parts.get)
     total = LAUNCH_OVERHEAD_US + parts[limiter]
     # what another stream's kernel may still use while this one runs (the timeline's concurrent kernels):
     # the SMs it leaves empty, the issue slots of schedulers with too few warps to hide their instructions'
     # latency, the DRAM bandwidth too few warps leave unused, and the launch overhead's idle time
     used = min(blocks, p.sms) / p.sms
-    share = {"issue": used * min(1.0, warps_per_sm / ISSUE_PER_CLOCK / LATENCY_HIDING_WARPS),
-             "global": hiding * min(1.0, blocks / p.sms)}.get(limiter, used)
-    share *= parts[limiter] / total
+    dram_used = hiding * min(1.0, blocks / p.sms)
+    if "latency" in parts:
+        # the busiest pipe's share of the time each warp spends waiting (all of it for the limiting pipe)
+        share = max(used * parts["issue"], used * parts["shared"], dram_used * parts["global"],
+                    used * parts["dispatch"], parts.get("host link", 0.0)) / total
+    else:      # a launch without its PTX's chains: warps per scheduler hide latency as the probe's chain did
+        share = {"issue": used * min(1.0, warps_per_sm / ISSUE_PER_CLOCK / LATENCY_HIDING_WARPS),
+                 "global": dram_used}.get(limiter, used)
+        share *= parts[limiter] / total
     if parts[limiter] < LAUNCH_OVERHEAD_US:
         limiter = "launch"
     return Estimate(device=p.name, time_us=total, limiter=limiter, parts_us=parts, waves=waves,
