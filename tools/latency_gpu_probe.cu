@@ -1,7 +1,9 @@
 // How long do chains of dependent steps take on a real GPU, at several occupancies, on one stream and on four?
 // (tests/test_timing_latency.py reads what an H100 printed: tools/latency_gpu_probe_h100.txt.)
 //
-//   latency_gpu_probe          every case below, each timed REPS times (the median is printed)
+//   latency_gpu_probe                      every case below, each timed REPS times (the median is printed)
+//   latency_gpu_probe hist [ROUNDS] [REPS]  only the histogram (an emulator runs it in seconds:
+//                                           cudalab run -arch=sm_90 tools/latency_gpu_probe.cu -- hist 5000 1)
 //
 // Every thread of a "chain" kernel runs STEPS steps, each needing the one before it (nothing else to issue
 // meanwhile), so a warp alone waits out each step's latency; other warps of its scheduler may fill the wait.
@@ -67,10 +69,11 @@ __global__ void hist_chain(const unsigned char *text, int n, int rounds, unsigne
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 #include <cuda_runtime.h>
 
-#define REPS 5
+static int REPS = 5;
 #define CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
     printf("error %s at line %d\n", cudaGetErrorName(e_), __LINE__); exit(1); } } while (0)
 
@@ -91,6 +94,9 @@ static void launch(Kind k, int grid, int threads, cudaStream_t s) {
 }
 
 // kernels launched by ``issue`` between two legacy-stream events: the median of REPS, in ms
+static void chains(int sms, int khz);
+static void histogram(int rounds);
+
 template <class F> static float timed(F issue) {
     std::vector<float> t;
     for (int r = 0; r < REPS; r++) {
@@ -107,7 +113,7 @@ template <class F> static float timed(F issue) {
     return t[REPS / 2];
 }
 
-int main() {
+int main(int argc, char **argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp p;
     int khz = 0;
@@ -115,6 +121,19 @@ int main() {
     CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
     int sms = p.multiProcessorCount;
     printf("# %s, %d SMs, clock %d kHz\n", p.name, sms, khz);
+    bool hist_only = argc > 1 && !strcmp(argv[1], "hist");
+    int rounds = hist_only && argc > 2 ? atoi(argv[2]) : 5000;
+    if (hist_only && argc > 3) REPS = atoi(argv[3]);
+    for (int i = 0; i < 4; i++) CHECK(cudaStreamCreate(&streams[i]));
+    CHECK(cudaEventCreate(&ev0));
+    CHECK(cudaEventCreate(&ev1));
+    if (!hist_only) chains(sms, khz);
+    histogram(rounds);
+    return 0;
+}
+
+// every chain kernel at every shape: alone, four in one stream, four on four streams
+static void chains(int sms, int khz) {
     // 2^21 lines of 32 words (256 MB) in one random cycle (Sattolo's shuffle): next[line, lane] = (following, lane)
     const unsigned lines = 1u << 21;
     std::vector<unsigned> order(lines), next((size_t)lines * 32);
@@ -126,9 +145,6 @@ int main() {
     CHECK(cudaMalloc(&dnext, next.size() * 4));
     CHECK(cudaMemcpy(dnext, next.data(), next.size() * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMalloc(&dout, 4));
-    for (int i = 0; i < 4; i++) CHECK(cudaStreamCreate(&streams[i]));
-    CHECK(cudaEventCreate(&ev0));
-    CHECK(cudaEventCreate(&ev1));
     for (int k = 0; k < 5; k++) launch((Kind)k, 1, 32, 0);
     CHECK(cudaDeviceSynchronize());
 
@@ -145,9 +161,11 @@ int main() {
                    sh[1], threads / 32 * sh[1] / 4, alone, serial, split, serial / split,
                    alone * 1e-3 * khz * 1e3 / STEPS[k]);
         }
+}
 
-    // the histogram: four chunks of 115 x 256 characters, 5000 rounds a character
-    const int chunk = 115 * 256, rounds = 5000;
+// the histogram: four chunks of 115 x 256 characters, ``rounds`` multiply-xor steps a character
+static void histogram(int rounds) {
+    const int chunk = 115 * 256;
     unsigned char *htext, *dtext;
     unsigned *hbins, *dbins;
     CHECK(cudaMallocHost(&htext, 4 * chunk));
@@ -171,5 +189,4 @@ int main() {
     for (int i = 0; i < 4 * 256; i++) total += hbins[i];
     printf("hist chunks=4 blocks=115 threads=256 rounds=%d kernel_ms=%.4f one_stream_ms=%.4f four_streams_ms=%.4f "
            "speedup=%.2f counted=%u of %d\n", rounds, kernel, one, four, one / four, total, 4 * chunk);
-    return 0;
 }

@@ -428,7 +428,12 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
         later = min(g[1] for g in near if g[1] > t + eps)
         if fit > n and used_share < 1.0 - 1e-3 and len(others) < max_kernels:
             slower = fit * per_block / (1.0 - used_share)        # what they need over what is left
-            if t + slower * block_us < later + block_us - eps:
+            # when waiting would give them the throughput they need: the first end of an earlier group
+            # after which the groups still running leave enough
+            room = next((e for e in sorted(g[1] for g in near if g[1] > t + eps)
+                         if sum(g[3] for g in near if g[1] > e + eps) + fit * per_block <= 1.0 + 1e-6),
+                        max(g[1] for g in near))
+            if t + slower * block_us < room + block_us - eps:
                 placed.append((t, t + slower * block_us, fit, 1.0 - used_share))
                 left -= fit
                 continue
@@ -510,7 +515,7 @@ def _estimated(rec, p, blocks) -> KernelTiming:
     sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
     # a kernel launched in a loop counts the same work each time: its estimate is looked up
     key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()),
-           tuple(getattr(rec, "chain_cycles", ())))
+           tuple(getattr(rec, "chain_cycles", ())), getattr(rec, "longest_path", 0.0), getattr(rec, "clock_wait_us", 0.0))
     known = _ESTIMATES.get(key)
     if known is not None and known[0] is p:
         return known[1]

@@ -143,18 +143,21 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     if mapped and p.host_link_gbs:
         parts["host link"] = mapped / (p.host_link_gbs * 1e9) * 1e6
     chain = getattr(rec, "chain_cycles", ())
-    if chain:
+    if chain and not getattr(rec, "clock_wait_us", 0.0):    # (a clock spin's count is the host's pace)
         # each warp waits out its own dependent chain: a lone warp's cycles per instruction (ptx/chains.py,
         # its global loads from L2 or DRAM in the launch's proportion) times its instructions; the warps of
-        # an SM wait side by side, so the SM takes that per warp it holds at once, wave after wave
+        # an SM wait side by side, so the SM takes that per warp it holds at once, wave after wave; and
+        # the kernel lasts at least as long as its longest thread's chain (a divergent kernel whose few
+        # busy lanes hash long words: thread instructions over 32 say little of them)
         cpi = chain[0] + dram_share * (chain[1] - chain[0])
-        parts["latency"] = inst * share * cpi / warps_per_sm / clock * 1e6
+        per_sm = max(inst * share / warps_per_sm, getattr(rec, "longest_path", 0.0))
+        parts["latency"] = per_sm * cpi / clock * 1e6
     limiter = max(parts, key=parts.get)
     total = LAUNCH_OVERHEAD_US + parts[limiter]
     # what another stream's kernel may still use while this one runs (the timeline's concurrent kernels):
     # the SMs it leaves empty, the issue slots of schedulers with too few warps to hide their instructions'
     # latency, the DRAM bandwidth too few warps leave unused, and the launch overhead's idle time
-    used = min(blocks, p.sms) / p.sms
+    used = blocks / (busiest * p.sms)        # the average SM's share of the busiest one's work
     dram_used = hiding * min(1.0, blocks / p.sms)
     if "latency" in parts:
         # the busiest pipe's share of the time each warp spends waiting (all of it for the limiting pipe)
