@@ -36,7 +36,12 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   (``tools/overlap_gpu_probe.cu``, tests/test_timeline_overlap.py): 8 streams of kernels that each
   fill 1/8 of the block slots ran 6.8x faster than one stream, of half the slots 2.0x, of all or
   two waves 1.0x, a grid of 1.5 waves then one of half a wave 1.5x, and the queues' cases as said.
-  A kernel launched without a shape (a library call, a memset) takes the whole device.
+  A kernel launched without a shape (a library call) takes the whole device; a memset is a kernel of
+  ``MEMSET_BLOCK_BYTES`` blocks (a small one runs beside other streams' kernels, as on an H100). A
+  latency-bound kernel (a dependent chain with few warps per scheduler: ``timing.py``'s latency part)
+  keeps only its busiest pipe's share of its time busy, so kernels of other streams fill its waits: an
+  H100's four streams of such chains ran 1.4x to 3.9x faster than one stream, the timeline says within
+  35% of each (``tools/latency_gpu_probe.cu``, tests/test_timing_latency.py).
 * A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
   least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
   ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
@@ -50,9 +55,10 @@ time, which the shim measures), though the host sees an event done a few microse
 stamp (``record_event``); a copy costs a fixed latency plus bytes over the host link's bandwidth, a
 device-to-device copy or memset bytes over half the DRAM bandwidth (each byte is read and written);
 kernels side by side keep the speed each would have alone, the later one waiting for the room the
-earlier ones leave (an H100 shared a latency-bound kernel's issue slots more evenly: 4 streams of a
-multiply-xor chain at one block per SM ran 1.39x faster, the timeline says 1.33x). Times are
-microseconds.
+earlier ones leave, or, where the block slots have room but the throughput left is short, starting at
+once and running slower in what is left when that ends sooner (a GPU slows all of them a little; four
+streams of a DRAM chase that together asked for 101% of the bandwidth ran 3.9x faster than one on an
+H100, the timeline says 3.75x, 2x before the slower start). Times are microseconds.
 
 This one model serves the Python host API (``cudalab.timeline()``) and whole programs (the times
 their events measure), through the runtime core (``cudalab.runtime.core``).

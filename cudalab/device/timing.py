@@ -1,8 +1,9 @@
 """A first-order estimate of how long a launch would take on a real GPU, from what the emulator counted.
 
-The model is a roofline over four pipes, taken on the busiest SM, plus the launch itself::
+The model is a roofline over four pipes and the warps' dependent chains, taken on the busiest SM,
+plus the launch itself::
 
-    time = launch_overhead + max(issue, shared, global, dispatch)
+    time = launch_overhead + max(issue, shared, global, dispatch, latency)
 
 * issue:    warp instructions / (4 schedulers x 1 instruction per clock). A divergent branch costs
             both paths because the emulator counts every warp instruction executed. A scheduler
@@ -13,6 +14,16 @@ The model is a roofline over four pipes, taken on the busiest SM, plus the launc
             when too few warps are resident to hide memory latency (below 50% occupancy).
 * dispatch: blocks on the busiest SM x 160 clocks: starting a block is not free, which is why
             32-thread blocks are slow even for a memory-bound kernel.
+* latency:  a warp waits for each result it needs. ``rec.chain_cycles`` (ptx/chains.py, from the PTX)
+            is a lone warp's cycles per instruction of the kernel's main loop, its global loads from L2
+            or DRAM (mixed by the share of the launch's global sectors that reach DRAM, from the
+            metrics; all of them without); the warps an SM holds wait side by side, so the SM takes
+            that times its instructions per warp it holds, and the kernel at least its longest thread's
+            (``rec.longest_path``: a divergent kernel's few busy lanes). A dependent multiply-xor chain
+            at 1 or 2 warps per scheduler is latency-bound (11 cycles a step, 3.75 instructions), at 8
+            issue-bound; a DRAM pointer chase is latency-bound until the bandwidth runs out
+            (tools/latency_gpu_probe_h100.txt, tests/test_timing_latency.py). Not for a kernel that
+            waited on its clock (its spin loop's count is the host's pace).
 * host link: bytes read from and written to mapped host memory (zero-copy: cudaHostAlloc with
             cudaHostAllocMapped, cudaMallocHost) cross PCIe or NVLink-C2C, all SMs together, at the
             profile's host link rate; they are taken out of the global pipe. The Handbook's
@@ -23,15 +34,21 @@ Work is spread over SMs as the hardware does: ``ceil(blocks / SMs)`` blocks on t
 waves of ``active_blocks x SMs`` (occupancy.py).
 
 ``device_share`` says how much of the device the kernel keeps busy while it runs, for kernels of other
-streams beside it (the timeline's concurrent kernels): the share of SMs its blocks reach, times, for an
-issue-bound kernel, how well its warps per scheduler hide their instructions' latency
-(``LATENCY_HIDING_WARPS``) or, for a memory-bound one, the share of DRAM bandwidth the model gives it;
-times the share of its time that pipe is busy (not the launch overhead).
+streams beside it (the timeline's concurrent kernels): with its chains known, its busiest pipe's share
+of its time (a latency-bound kernel leaves the rest of the issue slots, DRAM bandwidth, to others), on
+the average SM (its blocks over the busiest SM's times the SMs: 115 blocks on 108 SMs keep them half
+busy); without them (a hand-made record), the share of SMs its blocks reach times, for an issue-bound
+kernel, how well its warps per scheduler hide their instructions' latency (``LATENCY_HIDING_WARPS``) or,
+for a memory-bound one, the share of DRAM bandwidth the model gives it; times the share of its time
+that pipe is busy (not the launch overhead).
 
 What it ignores, honestly: caches (every sector is charged as DRAM traffic, so kernels with heavy
 reuse, like a naive matrix multiply, come out too slow in absolute terms, though still ranked
-right against their tiled versions); instruction latencies and dependencies; the cost of each
-instruction (PTX instructions, not SASS, and an FMA costs as much as a division); tensor cores;
+right against their tiled versions; the latency side knows L2 from DRAM, not L1); the cost of each
+instruction's issue (PTX instructions, not SASS: an FMA chain's loop issues 1.75 PTX instructions a
+step where the H100 spent 1.32 cycles, an integer one 3.75 where it spent 3.85; latencies are per PTX
+instruction, fitted); where issue and latency meet (4 warps per scheduler of a 11-cycle chain) the
+model takes the larger, the H100 took 12% more; tensor cores;
 clocks below boost. The constants 0.75 and 160 were fitted to a vector add on an H100
 (docs/timing_h100.csv). Use it to rank versions of a kernel and to see *which* pipe limits it,
 not to predict microseconds.
