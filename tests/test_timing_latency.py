@@ -292,3 +292,10 @@ def test_a_kernel_that_waits_on_its_clock_is_not_timed_by_its_spin_loops_chain()
                           longest_path=10**7, clock_wait_us=2000.0)
     est = estimate(rec, "H100", metrics={"smsp__inst_executed.sum": 10**7})
     assert "latency" not in est.parts_us
+
+
+def test_the_estimate_says_why_a_latency_bound_kernel_is_slow():
+    from cudalab.device.timing import estimate
+    rec = SimpleNamespace(grid=(132, 1, 1), block=(32, 1, 1), shared_bytes=0, metrics={}, chain_cycles=(11.0, 11.0))
+    text = estimate(rec, "H100", metrics={"smsp__inst_executed.sum": 132 * 10**5}).summary()
+    assert "limited by latency" in text and "more warps per SM" in text

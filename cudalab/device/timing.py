@@ -90,8 +90,12 @@ class Estimate:
 
     def summary(self) -> str:
         parts = ", ".join(f"{k} {v:.1f} us" for k, v in self.parts_us.items())
+        why = ""
+        if self.limiter == "latency":
+            why = ("; each warp waits for the results its next instructions need, and too few warps share "
+                   "an SM to fill the waits: more warps per SM, or more independent work per thread, would hide them")
         return (f"about {self.time_us:.1f} us on {self.device}, limited by {self.limiter} ({parts}); "
-                f"{self.waves} wave{'s' * (self.waves != 1)}, occupancy {self.occupancy:.0%}")
+                f"{self.waves} wave{'s' * (self.waves != 1)}, occupancy {self.occupancy:.0%}{why}")
 
 
 def _sum(metrics, prefix):
