@@ -47,7 +47,7 @@ SHUFFLE = 20.0
 L2 = 260.0             # a global load that hits L2
 DRAM = 740.0           # one that goes to DRAM (with its address's multiply and add: 750, as measured)
 LOCAL = 35.0           # local memory (spills, stack arrays): L1 mostly
-ITERATIONS = 5         # loop iterations scheduled; the steady cost is read from the last three
+ITERATIONS = 4         # loop iterations scheduled; the steady cost is read from the last three
 
 NO_RESULT = {"st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu",
              "trap", "brkpt", "pmevent", "nanosleep", "cp", "griddepcontrol", "stmatrix"}
@@ -151,6 +151,8 @@ def chain_cycles(f: Function) -> tuple:
     if cached is None:
         loop = main_loop(f)
         body = f.insts[loop[0]:loop[1] + 1] if loop else f.insts
-        cached = tuple(max(1.0, loop_cycles(body, g) / len(body)) if body else 1.0 for g in (L2, DRAM))
+        l2 = max(1.0, loop_cycles(body, L2) / len(body)) if body else 1.0
+        loads = any(i.opcode in MEMORY and _space(i) == "global" for i in body)
+        cached = (l2, max(1.0, loop_cycles(body, DRAM) / len(body)) if loads else l2)
         f.__dict__["_chain_cycles"] = cached
     return cached
