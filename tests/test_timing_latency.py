@@ -312,3 +312,28 @@ def test_a_whole_programs_four_streams_of_hash_kernels_overlap():
     fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
     assert fields["counted"] == "117760"
     assert 1.5 < float(fields["speedup"]) < 2.5
+
+
+@pytest.mark.parametrize("line, cycles", [
+    ("add.s32 %r1, %r2, %r3;", "INT"), ("mul.lo.s32 %r1, %r2, 7;", "INT"), ("fma.rn.f32 %f1, %f2, %f3, %f4;", "FP32"),
+    ("fma.rn.f64 %fd1, %fd2, %fd3, %fd4;", "FP64"), ("ex2.approx.f32 %f1, %f2;", "MUFU"),
+    ("div.rn.f32 %f1, %f2, %f3;", "DIVISION"), ("div.s32 %r1, %r2, %r3;", "INT_DIVISION"),
+    ("ld.shared.u32 %r1, [%r2];", "SHARED"), ("ld.global.u32 %r1, [%rd1];", "GLOBAL"), ("ld.u32 %r1, [%rd1];", "GLOBAL"),
+    ("ld.local.u32 %r1, [%rd1];", "LOCAL"), ("mov.u32 %r1, %r2;", 0.0), ("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", "SHUFFLE"),
+])
+def test_each_kind_of_instruction_has_its_latency(line, cycles):
+    from cudalab.ptx import chains
+    ptx = parse(f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{{
+    .reg .b32 %r<4>;
+    .reg .f32 %f<5>;
+    .reg .f64 %fd<5>;
+    .reg .b64 %rd<2>;
+    {line}
+    ret;
+}}""")
+    want = 123.0 if cycles == "GLOBAL" else getattr(chains, cycles) if isinstance(cycles, str) else cycles
+    assert chains.latency(ptx.functions["k"].insts[0], 123.0) == want

@@ -47,6 +47,7 @@ SHUFFLE = 20.0
 L2 = 260.0             # a global load that hits L2
 DRAM = 740.0           # one that goes to DRAM (with its address's multiply and add: 750, as measured)
 LOCAL = 35.0           # local memory (spills, stack arrays): L1 mostly
+TENSOR = 32.0          # mma / wmma.mma (published H100 HMMA figures: about 30 cycles)
 ITERATIONS = 4         # loop iterations scheduled; the steady cost is read from the last three
 
 NO_RESULT = {"st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu",
@@ -67,6 +68,10 @@ def _space(inst) -> str:
 def latency(inst, global_latency: float) -> float:
     """Cycles from ``inst``'s issue until its result can be used."""
     op, mods = inst.opcode, inst.mods
+    if op == "wmma" and ("load" in mods or "store" in mods):
+        op = "ld"                                     # a fragment load: a memory access of its space
+    elif op in ("mma", "wmma"):
+        return TENSOR
     if op in MEMORY:
         space = _space(inst)
         if op == "atom":
