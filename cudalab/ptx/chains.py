@@ -14,7 +14,7 @@ The loop body is run through a small schedule, iteration after iteration (``loop
   iteration's start; the compiler reorders within an iteration (ptxas schedules a loop body), so PTX order
   inside it does not matter, but an iteration starts only once the one before it has issued everything
   (a warp issues in order; ptxas does not overlap iterations beyond the unrolling the PTX shows);
-* its result is ready ``latency(inst)`` cycles later (``LATENCY``, H100 cycles, below);
+* its result is ready ``latency(inst)`` cycles later (H100 cycles: the constants below);
 * a load waits for the stores before it in the same state space (they may alias: a copy loop's next
   load waits for the store that waited for the last load's data);
 * an iteration takes at least one cycle per instruction (a scheduler issues one a clock).
@@ -22,13 +22,14 @@ The loop body is run through a small schedule, iteration after iteration (``loop
 The hot code is the function's main loop (``mix.main_loop``: the longest of the innermost loops nested
 deepest, which is where the iterations go: a loop the compiler unrolled, not its short remainder loop nor
 a set-up loop), or the whole function when it has no loop. Its steady cycles per iteration over its
-instruction count is the answer. Two answers: global loads hitting L2, and
-going to DRAM; the timing model mixes them by the share of a launch's traffic that reaches DRAM.
+instruction count is the answer, twice: global loads hitting L2, and going to DRAM; the timing model
+mixes them by the share of a launch's traffic that reaches DRAM.
 
 Latencies (H100 cycles per dependent PTX instruction, fitted to tools/latency_gpu_probe.cu's chains:
 xor-add and multiply-xor 11.3 a step of two instructions, FMA 5.2, a shared-memory pointer chase 31 a
 step of shift, add and load, a global one 750 a step of a 256 MB random walk); what the probe did not
-measure (division, special functions, L2, 64-bit floats) is from published H100 microbenchmarks.
+measure (L2, division, special functions, 64-bit floats, shuffles, tensor cores) are round figures of the
+size published microbenchmarks of recent NVIDIA GPUs report, not measured here.
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ SHUFFLE = 20.0
 L2 = 260.0             # a global load that hits L2
 DRAM = 740.0           # one that goes to DRAM (with its address's multiply and add: 750, as measured)
 LOCAL = 35.0           # local memory (spills, stack arrays): L1 mostly
-TENSOR = 32.0          # mma / wmma.mma (published H100 HMMA figures: about 30 cycles)
+TENSOR = 32.0          # mma / wmma.mma
 ITERATIONS = 4         # loop iterations scheduled; the steady cost is read from the last three
 
 NO_RESULT = {"st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu",
