@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from cudalab.device.profiles import get
-from cudalab.device.timeline import Timeline, kernel_timing
+from cudalab.device.timeline import Timeline, kernel_timing, place_blocks
 from cudalab.ptx.chains import chain_cycles, loop_cycles
 from cudalab.ptx.parser import parse
 from cudalab.runtime.record import LaunchRecord
@@ -337,3 +337,17 @@ def test_each_kind_of_instruction_has_its_latency(line, cycles):
 }}""")
     want = 123.0 if cycles == "GLOBAL" else getattr(chains, cycles) if isinstance(cycles, str) else cycles
     assert chains.latency(ptx.functions["k"].insts[0], 123.0) == want
+
+
+def test_blocks_that_find_too_little_throughput_left_start_slower_rather_than_wait():
+    """place_blocks, plain data: a kernel holds 75% of the device's throughput (a quarter of its slots) until
+    100 us; the next one's 132 blocks need 30% and find the slots free. They start at once, in the 25%
+    left, 1.2x slower (60 us, not 50), ending long before the 150 us that waiting for room would take;
+    a kernel left only 2% would run 15x slower, so it waits."""
+    busy = [[0.0, 100.0, 0.25, 0.75, "first"]]
+    assert place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30) == [(10.0, 70.0, 132, pytest.approx(0.25))]
+    busy = [[0.0, 100.0, 0.25, 0.98, "first"]]
+    groups = place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30)
+    assert groups[-1][1] == pytest.approx(150.0) and all(len(g) == 3 for g in groups)
+    # future groups of earlier kernels (starting after this one's blocks would end) are no obstacle
+    assert place_blocks([[500.0, 600.0, 1.0, 1.0, "later"]], 0.0, 10, 1056, 50.0, 0.5) == [(0.0, 50.0, 10)]

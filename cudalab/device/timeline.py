@@ -431,7 +431,6 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
             others |= {g[4] for g in at if g[4] != kernel}
         fit = min(left, int((1.0 - used_slots) / slot + 1e-6))
         n = min(fit, int((1.0 - used_share) / per_block + 1e-6) if per_block > 0 else left)
-        later = min(g[1] for g in near if g[1] > t + eps)
         if fit > n and used_share < 1.0 - 1e-3 and len(others) < max_kernels:
             slower = fit * per_block / (1.0 - used_share)        # what they need over what is left
             # when waiting would give them the throughput they need: the first end of an earlier group
@@ -447,7 +446,7 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
             placed.append((t, end, n))
             left -= n
             continue
-        t = later
+        t = min(g[1] for g in near if g[1] > t + eps)
     return placed
 
 

@@ -47,7 +47,7 @@ reuse, like a naive matrix multiply, come out too slow in absolute terms, though
 right against their tiled versions; the latency side knows L2 from DRAM, not L1); the cost of each
 instruction's issue (PTX instructions, not SASS: an FMA chain's loop issues 1.75 PTX instructions a
 step where the H100 spent 1.32 cycles, an integer one 3.75 where it spent 3.85; latencies are per PTX
-instruction, fitted); where issue and latency meet (4 warps per scheduler of a 11-cycle chain) the
+instruction, fitted); where issue and latency meet (4 warps per scheduler of an 11-cycle chain) the
 model takes the larger, the H100 took 12% more; tensor cores;
 clocks below boost. The constants 0.75 and 160 were fitted to a vector add on an H100
 (docs/timing_h100.csv). Use it to rank versions of a kernel and to see *which* pipe limits it,
