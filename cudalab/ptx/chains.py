@@ -30,7 +30,7 @@ xor-add and multiply-xor 11.3 a step of two instructions, FMA 5.2, a shared-memo
 step of shift, add and load, a global one 750 a step of a 256 MB random walk); what the probe did not
 measure (L2, division, special functions, 64-bit floats, shuffles, tensor cores) are round figures of the
 size published microbenchmarks of recent NVIDIA GPUs report, not measured here. Every device profile uses
-these cycles at its own clock (an A100's are within a cycle or two of them for the ALU, shorter for DRAM).
+these cycles at its own clock (not measured on other GPUs).
 """
 from __future__ import annotations
 
