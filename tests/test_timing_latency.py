@@ -342,12 +342,15 @@ def test_each_kind_of_instruction_has_its_latency(line, cycles):
 def test_blocks_that_find_too_little_throughput_left_start_slower_rather_than_wait():
     """place_blocks, plain data: a kernel holds 75% of the device's throughput (a quarter of its slots) until
     100 us; the next one's 132 blocks need 30% and find the slots free. They start at once, in the 25%
-    left, 1.2x slower (60 us, not 50), ending long before the 150 us that waiting for room would take;
-    a kernel left only 2% would run 15x slower, so it waits."""
+    left, 1.2x slower (60 us, not 50), ending long before the 150 us that waiting for room would take.
+    Left only 2%, they do 6 us of their work by 100 us, then the rest at full speed: 144 us, still
+    before 150; left nothing, they wait."""
     busy = [[0.0, 100.0, 0.25, 0.75, "first"]]
     assert place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30) == [(10.0, 70.0, 132, pytest.approx(0.25))]
     busy = [[0.0, 100.0, 0.25, 0.98, "first"]]
-    groups = place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30)
-    assert groups[-1][1] == pytest.approx(150.0) and all(len(g) == 3 for g in groups)
+    assert place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30) == [(10.0, 100.0, 132, pytest.approx(0.02)),
+                                                                (100.0, pytest.approx(144.0), 132, 0.30)]
+    busy = [[0.0, 100.0, 0.25, 1.0, "first"]]
+    assert place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30) == [(100.0, 150.0, 132)]
     # future groups of earlier kernels (starting after this one's blocks would end) are no obstacle
     assert place_blocks([[500.0, 600.0, 1.0, 1.0, "later"]], 0.0, 10, 1056, 50.0, 0.5) == [(0.0, 50.0, 10)]

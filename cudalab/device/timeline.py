@@ -400,11 +400,11 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
     (so a second kernel starts in the room the first leaves, and its later blocks as the first's last
     wave drains); no block starts while ``max_kernels`` other kernels run. Where the block slots have
     room but the throughput left is less than the blocks need, they start anyway and run slower, in what
-    is left, when that ends sooner than waiting for room would (an H100 ran four streams of a DRAM-
+    is left (faster as earlier groups end), when that ends sooner than waiting for room would (an H100 ran four streams of a DRAM-
     latency-bound kernel that together asked for 101% of the bandwidth 3.9x faster than one stream, not
     2x). Returns (start, end, blocks) groups in order: ``blocks`` run at once from start to end, in waves
-    of ``block_us`` (once nothing else runs, a kernel's full waves are one group); a group slowed so is
-    (start, end, blocks, share), ``share`` what it holds."""
+    of ``block_us`` (once nothing else runs, a kernel's full waves are one group); blocks slowed so are
+    (start, end, blocks, share) pieces, one after another, ``share`` what the same blocks hold in each."""
     slot, per_block = 1.0 / slots, share / min(blocks, slots)
     placed, left, t = [], blocks, ready
     eps = 1e-6              # microseconds: times that differ by rounding only are the same moment
@@ -432,14 +432,14 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
         fit = min(left, int((1.0 - used_slots) / slot + 1e-6))
         n = min(fit, int((1.0 - used_share) / per_block + 1e-6) if per_block > 0 else left)
         if fit > n and used_share < 1.0 - 1e-3 and len(others) < max_kernels:
-            slower = fit * per_block / (1.0 - used_share)        # what they need over what is left
+            need = fit * per_block
+            ends = sorted({g[1] for g in near if g[1] > t + eps})
             # when waiting would give them the throughput they need: the first end of an earlier group
             # after which the groups still running leave enough
-            room = next((e for e in sorted(g[1] for g in near if g[1] > t + eps)
-                         if sum(g[3] for g in near if g[1] > e + eps) + fit * per_block <= 1.0 + 1e-6),
-                        max(g[1] for g in near))
-            if t + slower * block_us < room + block_us - eps:
-                placed.append((t, t + slower * block_us, fit, 1.0 - used_share))
+            room = next((e for e in ends if sum(g[3] for g in near if g[1] > e + eps) + need <= 1.0 + 1e-6), ends[-1])
+            pieces = _slowed(near, t, ends, need, block_us)
+            if pieces and pieces[-1][1] < room + block_us - eps:
+                placed += [(t0, t1, fit, held) for t0, t1, held in pieces]
                 left -= fit
                 continue
         if n >= 1 and len(others) < max_kernels:
@@ -448,6 +448,25 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
             continue
         t = min(g[1] for g in near if g[1] > t + eps)
     return placed
+
+
+def _slowed(near, t: float, ends, need: float, block_us: float) -> list:
+    """Blocks that need ``need`` of the device's throughput for ``block_us``, started at ``t`` in what the
+    ``near`` groups leave: at that share of full speed, faster as those groups end. Returns the pieces
+    of their run, (start, end, share held), until they finish ([] if they never would)."""
+    pieces, done, at = [], 0.0, t
+    for e in [*ends, float("inf")]:
+        free = 1.0 - sum(g[3] for g in near if g[0] <= at + 1e-6 and g[1] > at + 1e-6)
+        held = min(need, max(free, 0.0))
+        rate = held / need
+        if rate > 0 and done + rate * (e - at) >= block_us:
+            pieces.append((at, at + (block_us - done) / rate, held))
+            return pieces
+        if rate > 0:
+            pieces.append((at, e, held))
+        done += rate * (e - at)
+        at = e
+    return []
 
 
 def sub_rows(rows, lane: str = "engine") -> dict:
