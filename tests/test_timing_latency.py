@@ -16,8 +16,10 @@ global (256 MB) chase      751          3.91    3.91    3.89    2.03    1.01
 =========================  ===========  ======  ======  ======  ======  ======
 
 Before the latency side the model called all of these issue-bound (or memory-bound): the multiply-xor
-chain at one warp per scheduler came out 4x too fast, and four streams of it 1.0x to 1.3x faster than
-one. The histogram of a course's stream assignment (four chunks, each a copy in, 115 blocks of 256
+chain at one warp per scheduler came out almost 3x too fast, the global chase 14x, and four streams of
+the shared and global chases 1.0x to 2.0x faster than one. Now (timing18) the timeline says, for the
+same table: 2.04 1.40 1.01 1.00 1.00; 2.04 1.40 1.01 1.00 1.00; 2.07 1.41 1.02 1.01 1.00;
+3.69 3.69 1.98 1.04 1.00; 3.86 3.86 3.76 1.96 1.00. The histogram of a course's stream assignment (four chunks, each a copy in, 115 blocks of 256
 threads hashing a character with 5,000 multiply-xor steps, a copy out) ran 1.69x to 1.90x faster on four
 streams on the H100.
 """
