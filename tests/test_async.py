@@ -646,19 +646,28 @@ def test_copies_from_two_arrays_in_one_instruction_are_checked_in_one_look(monke
     for name in ("shared_offsets", "resolve"):
         real = getattr(asyncops, name)
         monkeypatch.setattr(asyncops, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
-    blocks = 20
+    launch = _two_sources()
+    launch(0)
+    assert calls == []
+    capfd.readouterr()
+    launch(1)                                   # the last block's lane 31: 16 bytes past a
+    assert "shared_offsets" in calls
+    warning = capfd.readouterr().err
+    assert "Invalid __global__ read of size 16 bytes" in warning and "at line 8" in warning
+
+
+def _two_sources(blocks=20):
+    """A launcher of TWO_SOURCES (shift -> None) on ``blocks`` blocks; an unshifted launch is checked."""
     a = np.arange(blocks * 32 * 4, dtype=np.int32).reshape(blocks, 32, 4)
     b = -a - 1
     out = np.zeros((blocks, 64, 4), np.int32)
     k = cudalab.compile(TWO_SOURCES).two
-    k[blocks, 64](a, b, out, np.int64(0))
-    assert (out[:, 32:] == a[:, ::-1]).all() and (out[:, :32] == b[:, ::-1]).all()
-    assert calls == []
-    capfd.readouterr()
-    k[blocks, 64](a, b, out, np.int64(1))        # the last block's lane 31: 16 bytes past a
-    assert "shared_offsets" in calls
-    warning = capfd.readouterr().err
-    assert "Invalid __global__ read of size 16 bytes" in warning and "at line 8" in warning
+
+    def launch(shift):
+        k[blocks, 64](a, b, out, np.int64(shift))
+        if not shift:
+            assert (out[:, 32:] == a[:, ::-1]).all() and (out[:, :32] == b[:, ::-1]).all()
+    return launch
 
 
 def test_copies_are_checked_and_read_in_one_compiled_pass_once_numba_is_loaded(monkeypatch, capfd):
@@ -673,16 +682,11 @@ def test_copies_are_checked_and_read_in_one_compiled_pass_once_numba_is_loaded(m
     monkeypatch.setattr(async_loops, "quick", lambda *a: answers.append(quick(*a)) or answers[-1])
     real = asyncops.shared_offsets
     monkeypatch.setattr(asyncops, "shared_offsets", lambda *a: calls.append(1) or real(*a))
-    blocks = 20
-    a = np.arange(blocks * 32 * 4, dtype=np.int32).reshape(blocks, 32, 4)
-    b = -a - 1
-    out = np.zeros((blocks, 64, 4), np.int32)
-    k = cudalab.compile(TWO_SOURCES).two
-    k[blocks, 64](a, b, out, np.int64(0))
-    assert (out[:, 32:] == a[:, ::-1]).all() and (out[:, :32] == b[:, ::-1]).all()
+    launch = _two_sources()
+    launch(0)
     assert answers and all(x is not None for x in answers) and calls == []
     capfd.readouterr()
     answers.clear()
-    k[blocks, 64](a, b, out, np.int64(1))
+    launch(1)
     assert answers[0] is None and calls
     assert "at line 8" in capfd.readouterr().err
