@@ -110,3 +110,23 @@ def test_without_ftz_subnormal_answers_are_rounded_to_nearest():
     normal = [2, 3, 4, 9]
     assert e[normal].tobytes() == mufu._ex2_ftz_every_case(x[normal]).tobytes()
     assert r[normal + [6]].tobytes() == mufu._rcp_ftz_every_case(x[normal + [6]]).tobytes()
+
+
+def test_decoded_tables_are_kept_in_the_cache_folder_and_mapped(monkeypatch, tmp_path):
+    """A table is decoded once per machine: the first process writes it to cudalab's cache folder, the
+    next maps that file (read-only, the same bits); where the folder cannot be written it is made anyway."""
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path / "cache"))
+    made = []
+
+    def make():
+        made.append(1)
+        return np.arange(1000, dtype=np.uint32) * np.uint32(2654435761)
+    first = mufu._decoded("probe", make)
+    again = mufu._decoded("probe", make)
+    assert made == [1] and again.tobytes() == first.tobytes()
+    assert not again.flags.writeable and not first.flags.writeable
+    assert [p.name for p in (tmp_path / "cache" / "mufu").iterdir()] == [f"{mufu._npz_key()}-probe.npy"]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("CUDALAB_CACHE", str(blocked))
+    assert mufu._decoded("probe", make).tobytes() == first.tobytes() and made == [1, 1]
