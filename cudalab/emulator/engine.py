@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import CudaError, KernelError, UnsupportedError
 from ..ptx import carry, inline, ir, spaces
 from ..ptx.cfg import reconvergence
+from ..ptx.chains import chain_cycles
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
@@ -315,6 +316,8 @@ class LaunchStats:
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
     # of the kernel's hot code (ptx/mix.py), for the timeline
     global_bytes_per_instruction: float = field(default=0.0, metadata={"merge": "launch"})
+    # a lone warp's cycles per instruction of the kernel's main loop, global loads from L2 / DRAM (ptx/chains.py)
+    chain_cycles: tuple = field(default=(), metadata={"merge": "launch"})
     # [microseconds] per batch that waited on clock64() or %globaltimer (Exec.clock_read), for the timeline
     clock_waits: list = field(default_factory=list)
 
@@ -1625,6 +1628,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
     if _device_launch is None:
         stats.global_bytes_per_instruction = global_bytes_per_instruction(df.func)
+        stats.chain_cycles = chain_cycles(df.func)
     if why_slow.ON:
         why_slow.launched(program, df, kernel_name)
     # CPU time of this thread, not wall time: a busy shared machine (mybinder) must not kill a good

@@ -271,6 +271,8 @@ class Pace:
             return
         if not got[1] and got[0] * self.blocks_total / blocks <= least * self.stats.thread_instructions:
             return          # a partial count below the work already done says nothing (a kernel spinning)
+        if got[0] * self.blocks_total / blocks < self.stats.thread_instructions:
+            return          # nor does a whole one: the skeleton missed what steers a loop the threads are still in
         self.forecast = round(got[0] * self.blocks_total / blocks)
         self.forecast_partial = not got[1]
         self.estimate = self.forecast / rate
