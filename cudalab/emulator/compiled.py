@@ -327,7 +327,13 @@ def batch_lanes(program, df, observers, lanes, cluster_size=1):
     if run is not df and run.__dict__.get("_better"):
         # quick code, its better code not in yet: a batch cannot change code while it runs (_wait_for_better)
         return QUICK_BATCH_LANES
-    if run is df or code[0][0] != K_REGION or any(c[2].opcode not in ("ret", "exit") for c in code[code[0][3]:]):
+    if run is df:
+        return LANE_BUDGET
+    known = run.__dict__.get("_whole_region")         # (asked once per code list, not at every launch)
+    if known is None or known[0] is not code:
+        known = run._whole_region = (code, code[0][0] == K_REGION and all(c[2].opcode in ("ret", "exit")
+                                                                          for c in code[code[0][3]:]))
+    if not known[1]:
         return LANE_BUDGET
     return max(LANE_BUDGET, min(WHOLE_KERNEL_LANES, BATCH_BYTES // (8 * max(len(df.func.regs), 1))))
 
