@@ -423,7 +423,7 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
     if st.better is not None:
         return
     if not st.native_seconds:
-        _QUICK.append((st, better))
+        _QUICK.append((os.getpid(), st, better))
     st.native_seconds += seconds
     if (st.native_seconds + better.get("ran", 0.0) + later < better["seconds"]
             and not (st.native_seconds == seconds and _locked(better["key"]))):
@@ -514,7 +514,7 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 _CHILDREN: list = []        # better_code.py processes of this process (end_children)
-_QUICK: list = []           # (tier state, its quick code's better entry) of kernels that ran quick code here
+_QUICK: list = []           # (process id, tier state, its quick code's better entry) of kernels that ran quick code
 
 
 def _take_better(program, df, st):
@@ -577,7 +577,7 @@ def end_children():
     started after a program stopped by it, nor a build its limit would not have left time for) nor with
     ``after_exit`` off: then a build under way is ended, its half-written file removed."""
     mine = [c for c in _CHILDREN if getattr(c, "pid_of_parent", None) == os.getpid()]
-    quick = [(st, better) for st, better in _QUICK if st.better is None]
+    quick = [(st, better) for pid, st, better in _QUICK if pid == os.getpid() and st.better is None]   # (not a fork's)
     _CHILDREN[:] = [c for c in _CHILDREN if c not in mine]
     _QUICK.clear()
     left = pace.cpu_time_left()
