@@ -931,8 +931,9 @@ def _with_copies(df, d, info, cuts):
 
 
 # the special function unit's instructions a region with cuts computes from mufu.py's tables (llvmgen._ex2,
-# _rsqrt_table): libdevice's expf ends with ex2.approx, a tiled n-body's rsqrtf is rsqrt.approx
-TABLE_LOOKUPS = frozenset({"ex2", "rsqrt"})
+# _rsqrt_table, _rcp_table): libdevice's expf ends with ex2.approx, a tiled n-body's rsqrtf is rsqrt.approx,
+# --use_fast_math's 1.0f / x rcp.approx.ftz
+TABLE_LOOKUPS = frozenset({"ex2", "rsqrt", "rcp"})
 
 
 def _with_table_lookups(df, d, info, cuts):
