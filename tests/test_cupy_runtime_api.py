@@ -86,3 +86,24 @@ def test_cupys_runtime_error_imports_from_where_cupy_defines_it(cp):
     assert CUDARuntimeError is cp.cuda.runtime.CUDARuntimeError
     with pytest.raises(CUDARuntimeError):
         cp.cuda.runtime.free(12345)              # not an address malloc gave
+
+
+def test_a_memory_pointer_copies_by_host_address(cp):
+    """The low-level spelling of copies: a MemoryPointer from cupy.cuda.alloc (or a managed pool) filled
+    from a numpy array's address, read back, copied and set."""
+    import ctypes
+    cp.cuda.set_allocator(cp.cuda.MemoryPool(cp.cuda.malloc_managed).malloc)
+    host = np.arange(4, dtype=np.float32)
+    first = cp.cuda.alloc(16)
+    first.copy_from_host(host.ctypes.data_as(ctypes.c_void_p), 16)
+    assert cp.ndarray((4,), cp.float32, first).get().tolist() == [0, 1, 2, 3]
+    second = cp.cuda.alloc(16)
+    second.copy_from_device(first, 16)
+    second.memset(0, 8)
+    back = np.ones(4, np.float32)
+    second.copy_to_host(back.ctypes.data, 16)
+    assert back.tolist() == [0, 0, 2, 3]
+    stream = cp.cuda.Stream()
+    second.copy_from_host_async(host.ctypes.data, 16, stream)
+    stream.synchronize()
+    assert cp.ndarray((4,), cp.float32, second).get().tolist() == [0, 1, 2, 3]

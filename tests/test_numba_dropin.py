@@ -1100,3 +1100,22 @@ def test_cuda_gpus_is_numbas_device_list():
             assert cuda.gpus.current.id == 0
     finally:
         cudalab.numba.uninstall()
+
+
+def test_a_simulator_switch_set_after_numbas_import_is_named_in_the_message(cuda, monkeypatch):
+    """A lesson that sets os.environ["NUMBA_ENABLE_CUDASIM"] = "1" after ``from numba import cuda``, to
+    reach pdb inside a kernel, gets a GPU kernel (numba read the variable at its import, on a GPU too):
+    the message says why, and where to set it instead."""
+    from cudalab.errors import CompileError
+
+    @cuda.jit
+    def stop_here(a):
+        from pdb import set_trace
+        set_trace()
+        a[0] = 1
+
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    with pytest.raises(CompileError, match=r"A kernel cannot import: put the import at the top of the file\. .*"
+                                           r"NUMBA_ENABLE_CUDASIM=1 was set after numba was imported") as caught:
+        stop_here[1, 1](np.zeros(1))
+    assert "Set it before `from numba import cuda`" in str(caught.value)

@@ -162,3 +162,22 @@ def test_a_part_of_cupy_or_pycuda_that_is_missing_is_the_stand_ins_not_a_package
     python2 = "    print 'GPU time', t\nSyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)?"
     assert pycourses_check.cause("fail", python2) == "Python 2"
     assert pycourses_check.cause("pass", out) == ""
+
+
+# ---------------------------------------------------------------------------------------- pycourses16
+def test_run_from_checkout_runs_a_script_in_the_repositorys_root(tmp_path):
+    """A set whose author runs every script from the repository's root (``src/x.py`` opening the
+    ``data.json`` that lies at the root) fails in the script's own folder and passes with
+    ``--run-from checkout``."""
+    root = tmp_path / "course"
+    (root / "src").mkdir(parents=True)
+    (root / "data.json").write_text("[1, 2, 3]")
+    (root / "src" / "reads.py").write_text("import json\nassert json.load(open('data.json')) == [1, 2, 3]\n")
+    out = tmp_path / "results.json"
+    for where in ("folder", "checkout"):
+        pycourses_check.main(["--checkout", str(root), "--set", where, "src/*.py", "--run-from", where,
+                              "--json", str(out), "--timeout", "60"])
+    results = json.loads(out.read_text())
+    assert results["folder/reads"]["status"] == "fail" and "FileNotFoundError" in results["folder/reads"]["detail"]
+    assert results["checkout/reads"]["status"] == "pass"
+    assert pycourses_check.run_folder_p16(tmp_path / "w" / "src" / "x.py", tmp_path / "w", "folder") == tmp_path / "w" / "src"

@@ -12,8 +12,8 @@ checkout, the name of its set and the programs to try (globs relative to the che
 How each program runs, as its reader would run it:
 
 - a script (``.py``) runs as ``python -m cudalab.numba SCRIPT`` in its own folder of a copy of the
-  checkout (programs read files beside them and write where they run), with ``--args`` where its
-  author gives some. It passes when it ends with exit code 0.
+  checkout (programs read files beside them and write where they run; ``--run-from checkout``: in the
+  copy's root, for a set whose author runs them from there), with ``--args`` where its author gives some. It passes when it ends with exit code 0.
 - a notebook (``.ipynb``) runs cell by cell in one IPython shell (magics, ``!commands`` and
   ``%%timeit -o`` as in Jupyter), after ``cudalab.numba.install()``, in its folder of the copy: Jupyter's
   *Run All* with errors shown, so a failing cell is reported and the next one runs. It passes when
@@ -227,9 +227,17 @@ def _sentence_around(out: str, match) -> str:
     return out[line_start:line_end if line_end > 0 else len(out)].strip()[:400]
 
 
+def run_folder_p16(copy: Path, work: Path, run_from: str) -> Path:
+    """Where a program runs: its own folder of the copy (``folder``), or the copy's root (``checkout``)
+    for a set whose author runs every program from the repository's root, as an editor's workspace
+    does (scripts in ``src/...`` that open ``data.json`` lying at the root)."""
+    return work if run_from == "checkout" else copy.parent
+
+
 def run_program(path: Path, checkout: Path, work: Path, name: str, limit: float, simulator: bool,
-                arguments: list, stubs: list, logs: Path | None) -> Result:
-    """Run one script or notebook in its folder of the copy ``work`` of ``checkout``."""
+                arguments: list, stubs: list, logs: Path | None, run_from: str = "folder") -> Result:
+    """Run one script or notebook in its folder of the copy ``work`` of ``checkout`` (or, with
+    ``run_from="checkout"``, in the copy's root)."""
     copy = work / path.relative_to(checkout)
     kind = "notebook" if path.suffix == ".ipynb" else "script"
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
@@ -253,7 +261,7 @@ def run_program(path: Path, checkout: Path, work: Path, name: str, limit: float,
         for stub in stubs:
             (stub_dir / f"{stub}.py").write_text("def __getattr__(name):\n    return lambda *a, **k: None\n")
         env["PYTHONPATH"] += os.pathsep + str(stub_dir)
-    code, out, cpu = run_limited(command, copy.parent, env, limit, limit * WALL_PER_CPU)
+    code, out, cpu = run_limited(command, run_folder_p16(copy, work, run_from), env, limit, limit * WALL_PER_CPU)
     if logs:
         (logs / (name.replace("/", "__") + ".txt")).write_text(out)
     status, detail, failing, cells = judge(kind, code, out, cpu, limit)
@@ -357,6 +365,8 @@ def main(argv=None) -> int:
     p.add_argument("--leave-out", action="append", default=[], metavar="GLOB=REASON",
                    help="do not run the programs matching GLOB, for this reason (a package cudalab cannot give)")
     p.add_argument("--stub", action="append", default=[], metavar="MODULE", help="a do-nothing module of this name")
+    p.add_argument("--run-from", choices=("folder", "checkout"), default="folder",
+                   help="run each program in its own folder (default) or in the checkout's root")
     p.add_argument("--simulator", action="store_true", help="run under numba's CUDA simulator instead of cudalab")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write the table from these")
     p.add_argument("--column", default="pass, 7th pass", help="with --merge: the column (and table) to write")
@@ -393,7 +403,7 @@ def main(argv=None) -> int:
                 r = Result(name, "left out", why, kind="notebook" if path.suffix == ".ipynb" else "script")
             else:
                 args = next((w for g, w in arguments if fnmatch.fnmatch(rel, g)), [])
-                r = run_program(path, checkout, work, name, a.timeout, a.simulator, args, a.stub, a.logs)
+                r = run_program(path, checkout, work, name, a.timeout, a.simulator, args, a.stub, a.logs, a.run_from)
             results[name] = asdict(r)
             a.json.write_text(json.dumps(results, indent=1))    # as it goes: a stopped run keeps its results
             print(f"{name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {(r.cause + '; ') if r.cause else ''}{r.detail[:150]}",

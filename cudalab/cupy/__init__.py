@@ -84,7 +84,7 @@ class ndarray(DeviceNDArray):
         try:
             return self._index(index)
         except Exception:       # noqa: BLE001  (a mask or an index array: numpy picks the elements)
-            return _device(_host(self)[_host_args(index)], order="C")
+            return _device(_host(self)[_wrapped(_host_args(index), self.shape)], order="C")
 
     def __setitem__(self, index, value):
         try:
@@ -93,8 +93,31 @@ class ndarray(DeviceNDArray):
             raise
         except Exception:       # noqa: BLE001  (a mask or an index array)
             values = _host(self)
-            values[_host_args(index)] = _host_args(value)
+            values[_wrapped(_host_args(index), self.shape)] = _host_args(value)
             _store(self, values)
+
+    def take(self, indices, axis=None, out=None):
+        return take(self, indices, axis, out)
+
+    def put(self, indices, values, mode="wrap"):
+        put(self, indices, values, mode)
+
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        """numpy's astype, but a float converted to a 32- or 64-bit integer saturates as the GPU's
+        conversion does (-1.5 to uint32 is 0, 3e9 to int32 is 2147483647, NaN is 0) where numpy wraps."""
+        values = _values(self)
+        target = np.dtype(dtype)
+        if not copy and target == self.dtype:
+            return self
+        result = values.astype(target, order=order)
+        if values.dtype.kind == "f" and target.kind in "iu" and target.itemsize >= 4 and result.size:
+            info = np.iinfo(target)
+            result[values >= float(info.max)] = info.max
+            result[values <= float(info.min)] = info.min
+            result[np.isnan(values)] = 0
+        out = _wrap(result)
+        model.charge("astype", (self,), out)
+        return out
 
     def transpose(self, *axes):
         axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
@@ -288,6 +311,28 @@ def _host_args(x):
     return x
 
 
+def _wrapped(index, shape):
+    """``index`` with its integer arrays taken modulo their axis's length: CuPy wraps an out-of-bounds
+    index of an integer array around (``a[cp.array([5, 6])]`` of 6 elements is ``a[[5, 0]]``) where
+    numpy raises IndexError, since a GPU's gather checks nothing. Plain integers and slices keep numpy's
+    rules (CuPy raises for ``a[6]`` too), and a boolean mask covers as many axes as it has."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [np.asarray(i) if isinstance(i, (list, np.ndarray)) else None for i in items]
+    spanned = sum(1 if a is None or a.dtype != bool else a.ndim
+                  for i, a in zip(items, arrays) if i is not None and i is not Ellipsis)
+    out, axis = [], 0
+    for item, a in zip(items, arrays):
+        if item is Ellipsis:
+            axis += len(shape) - spanned
+        elif a is not None and a.dtype.kind in "iu" and axis < len(shape) and shape[axis] > 0:
+            item = a % shape[axis]
+            axis += 1
+        elif item is not None:
+            axis += a.ndim if a is not None and a.dtype == bool else 1
+        out.append(item)
+    return tuple(out) if isinstance(index, tuple) else out[0]
+
+
 # ---------------------------------------------------------------------- cupy's own functions
 def asarray(a, dtype=None, order=None, *, blocking=False):
     """A device array: ``a`` itself if it is one of this dtype, a view of a numba (or any
@@ -366,6 +411,27 @@ def show_config(*, _full=False):
           f"CUDA Runtime Version  : {cuda.runtime.runtimeGetVersion()}\n"
           f"Device 0 Name         : {cuda.runtime.getDeviceProperties(0)['name'].decode()}\n"
           f"Device 0 Compute Capability : {cuda.Device(0).compute_capability}")
+
+
+def take(a, indices, axis=None, out=None):
+    """CuPy's take: the elements at ``indices`` along ``axis`` (of the flattened array if None), an
+    out-of-bounds index wrapping around as CuPy's kernel does (numpy's default raises IndexError)."""
+    values = _values(a) if isinstance(a, DeviceArray) else np.asarray(a)
+    length = values.size if axis is None else values.shape[axis]
+    return _on_host(np.take, (values, indices, axis, out), {"mode": "wrap" if length else "raise"})
+
+
+def put(a, ind, v, mode="wrap"):
+    """CuPy's put: ``a.flat[ind] = v`` in place, an out-of-bounds index wrapping around (``mode="wrap"``,
+    CuPy's default; ``"clip"`` clamps). numpy's own put raised on the stand-in's read-only values."""
+    values = _host(a)
+    np.put(values, _host_args(ind), _host_args(v), mode=mode)
+    _store(a, values)
+
+
+def is_available() -> bool:
+    """Whether CuPy has a GPU to run on: the emulated one."""
+    return cuda.is_available()
 
 
 def get_default_memory_pool():

@@ -230,11 +230,57 @@ class MemoryPointer:
     def __add__(self, offset):
         return MemoryPointer(self.mem, self.ptr - self.mem.ptr + int(offset))
 
+    # copies by address, as CuPy's low-level examples write them (``mem`` a host address: an int or a
+    # ctypes pointer such as ``numpy_array.ctypes.data_as(ctypes.c_void_p)``)
+    def copy_from_host(self, mem, size):
+        runtime_api.memcpy(self.ptr, _address(mem), size, runtime_api.memcpyHostToDevice)
+
+    def copy_to_host(self, mem, size):
+        runtime_api.memcpy(_address(mem), self.ptr, size, runtime_api.memcpyDeviceToHost)
+
+    def copy_from_device(self, src, size):
+        runtime_api.memcpy(self.ptr, int(src), size, runtime_api.memcpyDeviceToDevice)
+
+    def copy_from(self, mem, size):
+        src = mem if isinstance(mem, MemoryPointer) else _address(mem)
+        runtime_api.memcpy(self.ptr, int(src), size, runtime_api.memcpyDefault)
+
+    def memset(self, value, size):
+        runtime_api.memset(self.ptr, value, size)
+
+    def copy_from_host_async(self, mem, size, stream=None):
+        runtime_api.memcpyAsync(self.ptr, _address(mem), size, runtime_api.memcpyHostToDevice, _stream_ptr(stream))
+
+    def copy_to_host_async(self, mem, size, stream=None):
+        runtime_api.memcpyAsync(_address(mem), self.ptr, size, runtime_api.memcpyDeviceToHost, _stream_ptr(stream))
+
+    def copy_from_device_async(self, src, size, stream=None):
+        runtime_api.memcpyAsync(self.ptr, int(src), size, runtime_api.memcpyDeviceToDevice, _stream_ptr(stream))
+
+    def memset_async(self, value, size, stream=None):
+        runtime_api.memsetAsync(self.ptr, value, size, _stream_ptr(stream))
+
+
+def _address(mem) -> int:
+    """A host address given as an int or a ctypes pointer (``c_void_p``'s value)."""
+    return int(getattr(mem, "value", mem) or 0)
+
+
+def _stream_ptr(stream) -> int:
+    return 0 if stream is None else int(getattr(stream, "ptr", stream))
+
 
 def alloc(size):
     """CuPy's ``cupy.cuda.alloc``: a MemoryPointer to ``size`` bytes of device memory."""
     from . import ndarray
     return ndarray((max(int(size), 1),), np.uint8).data
+
+
+def malloc_managed(size):
+    """CuPy's allocator of managed memory (``MemoryPool(malloc_managed)``): a MemoryPointer to ``size``
+    bytes. The stand-in's arrays are read on the host through ``.get()`` either way, so this is device
+    memory as ``alloc`` gives it."""
+    return alloc(size)
 
 
 def alloc_pinned_memory(size):
@@ -266,7 +312,7 @@ stream = _module("cupy.cuda.stream", "CuPy's streams and events, cudalab's (the 
 memory = _module("cupy.cuda.memory", "CuPy's memory pools over cudalab's memory.", MemoryPool=MemoryPool,
                  MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory,
                  PinnedMemoryPool=PinnedMemoryPool, alloc=alloc, set_allocator=set_allocator,
-                 get_allocator=get_allocator)
+                 get_allocator=get_allocator, malloc_managed=malloc_managed)
 pinned_memory = _module("cupy.cuda.pinned_memory", "CuPy's page-locked host memory, cudalab's.",
                         PinnedMemoryPool=PinnedMemoryPool, alloc_pinned_memory=alloc_pinned_memory,
                         set_pinned_memory_allocator=set_pinned_memory_allocator)

@@ -29,3 +29,26 @@ def zeros_like_pinned(a, dtype=None, order="K", subok=None, shape=None):
     out = empty_like_pinned(a, dtype, order, subok, shape)
     out[...] = 0
     return out
+
+
+def scatter_add(a, slices, value):
+    """``a[slices] += value`` counting every repeated index, as CuPy's atomic adds do (numpy's ``+=``
+    through an index array adds once per distinct index); ``a`` is changed in place."""
+    _scatter(_np.add, a, slices, value)
+
+
+def scatter_max(a, slices, value):
+    """``a[slices] = max(a[slices], value)`` over every repeated index, in place."""
+    _scatter(_np.maximum, a, slices, value)
+
+
+def scatter_min(a, slices, value):
+    """``a[slices] = min(a[slices], value)`` over every repeated index, in place."""
+    _scatter(_np.minimum, a, slices, value)
+
+
+def _scatter(ufunc, a, slices, value):
+    from ..cupy import _host, _host_args, _store, _wrapped
+    values = _host(a)
+    ufunc.at(values, _wrapped(_host_args(slices), a.shape), _host_args(value))
+    _store(a, values)

@@ -83,6 +83,25 @@ def _tools(driver):
             return (nbytes + self.smem_granularity * word_size - 1) // (self.smem_granularity * word_size) * \
                 self.smem_granularity * word_size
 
+    class OccupancyRecord:
+        """PyCUDA's occupancy of one SM for a block of ``threads`` threads using ``shared_mem`` bytes of
+        shared memory and ``registers`` registers per thread (0: not counted): ``tb_per_mp`` blocks,
+        ``warps_per_mp`` warps, ``occupancy`` (their share of the SM's warps) and ``limited_by`` ("device",
+        "warps", "regs" or "smem"). The numbers are cudalab's occupancy calculator's for the emulated
+        device (its allocation units), where PyCUDA's tools use older GPUs' rules."""
+
+        def __init__(self, devdata, threads, shared_mem=0, registers=0):
+            from ..device.occupancy import occupancy
+            o = occupancy((int(registers), int(shared_mem)), int(threads), curve=False)
+            if o.active_blocks == 0:
+                raise ValueError(f"a block of {threads} threads cannot run: {o.reason}")
+            self.tb_per_mp, self.warps_per_mp, self.occupancy = o.active_blocks, o.active_warps, o.occupancy
+            self.limited_by = {"blocks": "device", "warps": "warps", "registers": "regs",
+                               "shared memory": "smem"}[o.limiter]
+            named = {"blocks": "device", "warps": "warps", "registers": "regs", "shared memory": "smem"}
+            counted = {"blocks", "warps"} | ({"registers"} if registers else set()) | ({"shared memory"} if shared_mem else set())
+            self.tb_per_mp_limits = [(n, named[k]) for k, n in o.block_limits.items() if k in counted]
+
     kernels = importlib.import_module(f"{__name__}.kernels")
     mempool = importlib.import_module(f"{__name__}.mempool")
 
@@ -121,6 +140,7 @@ def _tools(driver):
         return with_context
 
     return _module("pycuda.tools", "PyCUDA's helpers (cudalab's PyCUDA stand-in).", DeviceData=DeviceData,
+                   OccupancyRecord=OccupancyRecord,
                    dtype_to_ctype=dtype_to_ctype, make_default_context=make_default_context,
                    clear_context_caches=lambda: None, context_dependent_memoize=context_dependent_memoize,
                    init_cuda_context_fixture=init_cuda_context_fixture, mark_cuda_test=mark_cuda_test,

@@ -865,7 +865,7 @@ class Function:
         return int(streams.device_attribute("MaxThreadsPerBlock"))
 
     def _resource(self, what):
-        return getattr(self._kernel.resources, {"shared": "static_shared"}.get(what, what))
+        return getattr(self._kernel.resources(), {"shared": "static_shared"}.get(what, what))
 
 
 class function_attribute:           # noqa: N801

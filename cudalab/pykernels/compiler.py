@@ -293,6 +293,13 @@ _HINTS = [
                "global constant (TPB = 16 at the top of the file), not an argument or a variable."
                + (" For a size chosen at launch, use dynamic shared memory: cuda.shared.array(0, float32) and "
                   "kernel[grid, block, 0, nbytes]." if m.group(1) == "shared" else "")),
+    (re.compile(r"unsupported opcode \(IMPORT_NAME\)"),
+     lambda m: "A kernel cannot import: put the import at the top of the file. (pdb's set_trace() in a kernel works "
+               "only in numba's CUDA simulator" + (
+                   ", and NUMBA_ENABLE_CUDASIM=1 was set after numba was imported: numba reads it once, at its "
+                   "import, so the kernel was compiled for the GPU, as on a real one. Set it before `from numba "
+                   "import cuda`, or in the shell: NUMBA_ENABLE_CUDASIM=1 python program.py.)"
+                   if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ".)")),
     (re.compile(r"NRT required but not enabled"),
      lambda m: "A kernel cannot make new arrays, lists or strings (that needs numba's memory runtime, which is "
                "off): pass an output array, or use cuda.local.array(n, dtype) with a constant n."),
