@@ -581,6 +581,37 @@ def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatc
         run_program(["main.cu", "helper.cu"])
 
 
+@pytest.mark.skipif(not (cuda_home() / "include" / "cufft.h").exists(), reason="cuFFT's header is not installed")
+def test_a_helper_header_that_names_cuffts_dropped_status_codes_still_builds(tmp_path, monkeypatch):
+    # a course's copy of the samples' helper_cuda.h: its cuFFT error strings name three codes CUDA 13 dropped
+    # (INCOMPLETE_PARAMETER_LIST 0xA, PARSE_ERROR 0xC, LICENSE_ERROR 0xF), reached once cufft.h comes first
+    write(tmp_path, {
+        "helper.h": """\
+            #ifdef _CUFFT_H_
+            static const char* fft_status(cufftResult s) {
+                switch (s) {
+                case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+                case CUFFT_INCOMPLETE_PARAMETER_LIST: return "CUFFT_INCOMPLETE_PARAMETER_LIST";
+                case CUFFT_PARSE_ERROR: return "CUFFT_PARSE_ERROR";
+                case CUFFT_LICENSE_ERROR: return "CUFFT_LICENSE_ERROR";
+                }
+                return "<unknown>";
+            }
+            #endif
+        """,
+        "status.cu": """\
+            #include <cstdio>
+            #include <cufft.h>
+            #include "helper.h"
+            int main() {
+                printf("%s %s %s\\n", fft_status(CUFFT_SUCCESS), fft_status((cufftResult)0xA), fft_status((cufftResult)0xF));
+            }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("status.cu", options=["-o", "status", "-lcufft"])
+    assert (r.returncode, r.stdout) == (0, "CUFFT_SUCCESS CUFFT_INCOMPLETE_PARAMETER_LIST CUFFT_LICENSE_ERROR\n"), r.stderr
+
+
 def test_a_makefile_that_links_cudart_by_name_builds(tmp_path, monkeypatch):
     write(tmp_path, {"linked.cu": """\
         #include <cstdio>
