@@ -581,6 +581,37 @@ def test_without_rdc_an_extern_device_function_is_explained(tmp_path, monkeypatc
         run_program(["main.cu", "helper.cu"])
 
 
+@pytest.mark.skipif(not (cuda_home() / "include" / "cufft.h").exists(), reason="cuFFT's header is not installed")
+def test_a_helper_header_that_names_cuffts_dropped_status_codes_still_builds(tmp_path, monkeypatch):
+    # a course's copy of the samples' helper_cuda.h: its cuFFT error strings name three codes CUDA 13 dropped
+    # (INCOMPLETE_PARAMETER_LIST 0xA, PARSE_ERROR 0xC, LICENSE_ERROR 0xF), reached once cufft.h comes first
+    write(tmp_path, {
+        "helper.h": """\
+            #ifdef _CUFFT_H_
+            static const char* fft_status(cufftResult s) {
+                switch (s) {
+                case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+                case CUFFT_INCOMPLETE_PARAMETER_LIST: return "CUFFT_INCOMPLETE_PARAMETER_LIST";
+                case CUFFT_PARSE_ERROR: return "CUFFT_PARSE_ERROR";
+                case CUFFT_LICENSE_ERROR: return "CUFFT_LICENSE_ERROR";
+                }
+                return "<unknown>";
+            }
+            #endif
+        """,
+        "status.cu": """\
+            #include <cstdio>
+            #include <cufft.h>
+            #include "helper.h"
+            int main() {
+                printf("%s %s %s\\n", fft_status(CUFFT_SUCCESS), fft_status((cufftResult)0xA), fft_status((cufftResult)0xF));
+            }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("status.cu", options=["-o", "status", "-lcufft"])
+    assert (r.returncode, r.stdout) == (0, "CUFFT_SUCCESS CUFFT_INCOMPLETE_PARAMETER_LIST CUFFT_LICENSE_ERROR\n"), r.stderr
+
+
 def test_a_makefile_that_links_cudart_by_name_builds(tmp_path, monkeypatch):
     write(tmp_path, {"linked.cu": """\
         #include <cstdio>
@@ -980,6 +1011,41 @@ def test_functors_derived_from_thrusts_unary_and_binary_function_still_build(tmp
     monkeypatch.chdir(tmp_path)
     r = run_program("functors.cu")
     assert (r.returncode, r.stdout) == (0, "9 25 49 81\n"), r.stderr
+
+
+def test_a_program_that_ships_its_own_older_thrust_builds_with_that_thrusts_functor_bases(tmp_path, monkeypatch):
+    # a 2013 GTC workshop keeps Thrust 1.7 beside its exercises and builds with "nvcc -I. spoilers.cu":
+    # that Thrust defines unary_function itself, so cudalab's stand-in for CUDA 13 must stay out of the
+    # way (it stopped the build: "class template thrust::unary_function has already been defined").
+    # Here a two-header stand-in for such a Thrust, with its own version number
+    write(tmp_path, {
+        "thrust/detail/config/host_device.h": "#pragma once\n#define OLD_THRUST_HD __host__ __device__\n",
+        "thrust/functional.h": """\
+            #pragma once
+            #include <thrust/detail/config/host_device.h>
+            namespace thrust {
+            template <typename Argument, typename Result> struct unary_function
+            { typedef Argument argument_type; typedef Result result_type; enum { shipped = 17 }; };
+            }
+        """,
+        "twice.cu": """\
+            #include <cstdio>
+            #include <thrust/functional.h>
+            struct twice : thrust::unary_function<int, int> {
+                OLD_THRUST_HD result_type operator()(argument_type x) const { return 2 * x + shipped; }
+            };
+            __global__ void apply(int* v) { v[threadIdx.x] = twice()(v[threadIdx.x]); }
+            int main() {
+                int* v; cudaMallocManaged(&v, 2 * sizeof(int));
+                v[0] = 1; v[1] = 2;
+                apply<<<1, 2>>>(v);
+                cudaDeviceSynchronize();
+                printf("%d %d\\n", v[0], v[1]);
+            }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("twice.cu", options=["-I.", "-o", "twice"])
+    assert (r.returncode, r.stdout) == (0, "19 21\n"), r.stderr
 
 
 def test_a_thrust_program_that_names_pair_without_its_header_builds_as_with_cuda_12(tmp_path, monkeypatch):

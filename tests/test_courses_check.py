@@ -1428,6 +1428,22 @@ def test_a_makefile_that_starts_the_program_in_the_background_gives_it_no_ampers
     assert producer.how == "ipc/Makefile"
     assert author_arguments(producer, course) == []
 
+
+def test_a_build_scripts_comment_that_quotes_a_shell_prompt_gives_the_nvcc_line(tmp_path):
+    # a workshop's SConstruct: "# $ nvcc -I. exercise.cu -o exercise" for those without scons; the -I.
+    # matters, the workshop ships its own Thrust beside the exercises
+    course = write(tmp_path, {
+        "points/SConstruct": ("# If you don't want to mess with scons, build on the command line:\n"
+                              "# $ nvcc -I. exercise.cu -o exercise\n# $ nvcc -I. spoilers.cu -o spoilers\n"
+                              "env.Program(\"exercise.cu\")\n"),
+        "points/exercise.cu": MAIN,
+        "points/spoilers.cu": MAIN,
+    })
+    exercise = read_program(course / "points/exercise.cu", course)
+    assert exercise.how == "points/SConstruct"
+    assert "-I." in exercise.options
+
+
 # ------------------------------------------------------------------ books13
 
 def test_a_makefile_project_whose_main_has_a_trailing_return_type_is_run_not_left_out(tmp_path):

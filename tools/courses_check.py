@@ -414,7 +414,9 @@ def _sources(args: list) -> list:
 
 
 # "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
-_NVCC_LINE = re.compile(r"^\s*(?:[$>#!]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)   # "!nvcc": a notebook's shell line
+_NVCC_LINE = re.compile(r"^\s*(?:#\s*)?(?:[$>!]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)   # "!nvcc": a notebook's shell line
+# ("# $ nvcc -I. exercise.cu -o exercise": a build script's comment quoting a shell, as a GTC workshop's
+# SConstruct tells those without scons how to build)
 _NVCC_INLINE = re.compile(r"`+\s*(?:\$\s*)?nvcc\s+([^`\n]*?)\s*`+")       # "Build it with ```nvcc -O3 main.cu```"
 
 

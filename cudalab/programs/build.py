@@ -41,6 +41,7 @@ LEGACY = SHIM_DIR / "legacy.h"      # runtime calls CUDA 13 removed, for program
 LEGACY_TEXTURES = SHIM_DIR / "legacy_textures.h"    # CUDA 11's texture and surface references, given on demand
 LEGACY_VOTES = SHIM_DIR / "legacy_votes.h"          # the warp votes before CUDA 9, given on demand
 LEGACY_DEVICE_FUNCTIONS = SHIM_DIR / "legacy_device_functions.h"   # CUDA 11's mul24, saturate, ..., on demand
+LEGACY_CUFFT = SHIM_DIR / "legacy_cufft.h"          # cufftResult codes CUDA 13 dropped, on demand
 
 
 def cache_dir() -> Path:
@@ -443,6 +444,12 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         again = compile_with([*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)])
         if not again.returncode:
             r, options = again, [*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)]
+    if r.returncode and LEGACY_CUFFT_RESULT.search(r.stdout + r.stderr):
+        # CUFFT_INCOMPLETE_PARAMETER_LIST, CUFFT_PARSE_ERROR and CUFFT_LICENSE_ERROR, which CUDA 13's cuFFT
+        # dropped and the helper_cuda.h courses copied from CUDA 12's samples still names (shim/legacy_cufft.h)
+        again = compile_with([*options, "-include", str(LEGACY_CUFFT)])
+        if not again.returncode:
+            r, options = again, [*options, "-include", str(LEGACY_CUFFT)]
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
@@ -583,6 +590,7 @@ _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
 _VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
 # the plain names CUDA 11's device_functions.hpp gave its intrinsics, as nvcc 13 reports their use
+LEGACY_CUFFT_RESULT = re.compile(r'identifier "CUFFT_(?:INCOMPLETE_PARAMETER_LIST|PARSE_ERROR|LICENSE_ERROR)" is undefined')
 LEGACY_DEVICE_FUNCTION = re.compile(r'identifier "(?:u?mul24|mulhi|mul64hi|float_as_u?int|u?int_as_float|saturate|'
                                     r'float2u?int|u?int2float)" is undefined')
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'

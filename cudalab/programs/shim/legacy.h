@@ -164,10 +164,18 @@ static inline cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t st
 #endif
 #endif
 
-#if defined(__cplusplus) && CUDART_VERSION >= 13000
+#if defined(__cplusplus) && defined(__has_include)
+#if __has_include(<thrust/detail/config/host_device.h>)
+#define CUDALAB_OLD_THRUST_ON_PATH 1
+#endif
+#endif
+#if defined(__cplusplus) && CUDART_VERSION >= 13000 && !defined(CUDALAB_OLD_THRUST_ON_PATH)
 /* thrust::unary_function and thrust::binary_function: the bases Thrust's own functors had up to
  * CUDA 12, removed in CUDA 13 (CCCL 3), as std::unary_function was in C++17. Course functors still
- * derive from them; all they gave was the argument_type and result_type typedefs. */
+ * derive from them; all they gave was the argument_type and result_type typedefs. Not where the
+ * program's include path finds an older Thrust first (a GTC workshop ships Thrust 1.7 beside its
+ * exercises and builds with nvcc -I.): that Thrust defines them itself, and two definitions would
+ * stop the build (the header below is Thrust 1.x's and 2.x's, gone from CCCL 3). */
 namespace thrust {
 template <typename Argument, typename Result> struct unary_function {
     typedef Argument argument_type;
