@@ -1211,6 +1211,21 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
         run_program("p.cu")
 
 
+def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch):
+    # a Visual Studio project's main.cpp (MSVC's /openmp) times an omp loop against a kernel in axpy.cu
+    write(tmp_path, {"main.cpp": """\
+        #include <omp.h>
+        #include <cstdio>
+        void launch();
+        int main() { launch(); printf("%d\\n", omp_get_num_procs() > 0); return 0; }
+        """, "axpy.cu": "__global__ void k() {}\nvoid launch() { k<<<1, 1>>>(); }\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"uses OpenMP \(omp_get_num_procs\).*build with -Xcompiler -fopenmp"):
+        run_program(["main.cpp", "axpy.cu"])
+    r = run_program(["main.cpp", "axpy.cu"], options=["-Xcompiler", "-fopenmp"])
+    assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+
+
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
                                             ("cutil_inline.h", "CUDA 4 and older"),
                                             ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate")])

@@ -641,6 +641,10 @@ def _link_error(log: str) -> CompileError:
         if name in used or what in libraries:
             lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
                          "(--device gpu).")
+    openmp = [m for m in missing if m.startswith(("omp_", "GOMP_"))]
+    if openmp:      # (a Visual Studio project's /openmp, which a Linux build must ask g++ for)
+        lines.append(f"The program uses OpenMP ({', '.join(openmp[:3])}{', ...' if len(openmp) > 3 else ''}), which the "
+                     "host compiler links only when asked: build with -Xcompiler -fopenmp, as nvcc needs it too.")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
     if libraries:
         lines.append(f"the linker found no {', '.join(libraries)} (check -l and -L).")
