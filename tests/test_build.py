@@ -1211,6 +1211,27 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
         run_program("p.cu")
 
 
+def test_std_sqrtf_of_a_visual_studio_program_builds_and_the_student_is_told(tmp_path, monkeypatch):
+    # C++17 declares std::sqrtf; Visual Studio's library has it, g++ 12's libstdc++ does not (a Russian course's
+    # FFT check: std::sqrtf(re * re + im * im)); the .cu file of the same program calls std::fabsf in a kernel
+    write(tmp_path, {"main.cpp": """\
+        #include <cmath>
+        #include <cstdio>
+        void launch(float *h);
+        int main() { float h[2]; launch(h); printf("%g %g\\n", std::sqrtf(h[0]), std::powf(h[1], 2.0f)); return 0; }
+        """, "k.cu": """\
+        #include <cmath>
+        __global__ void k(float *x) { x[threadIdx.x] = std::fabsf(-16.0f - threadIdx.x); }
+        void launch(float *h) { float *d; cudaMalloc(&d, 8); k<<<1, 2>>>(d); cudaMemcpy(h, d, 8, cudaMemcpyDeviceToHost); }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cpp", "k.cu"])
+    assert (r.returncode, r.stdout) == (0, "4 289\n"), r.stderr
+    assert "main.cpp calls std::sqrtf, std::powf, which C++17's <cmath> declares" in r.stderr
+    assert "Write sqrtf or std::sqrt (its float overload)" in r.stderr
+    assert "k.cu calls std::fabsf" in r.stderr
+
+
 def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch):
     # a Visual Studio project's main.cpp (MSVC's /openmp) times an omp loop against a kernel in axpy.cu
     write(tmp_path, {"main.cpp": """\

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, removed_headers, shimgen, void_main, vs_includes
+from . import images, include_case, msvc_headers, removed_headers, shimgen, std_float_math, void_main, vs_includes
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -365,7 +365,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     case_notes, headers, included, removed = "", out.with_name(out.name + ".headers"), {}, []
-    project_folders = None
+    project_folders, std_floats = None, []
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -394,6 +394,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not project_folders and (project_folders := vs_includes.folders_for(log, cwd)):
             # a header in a folder the Visual Studio project beside the includer lists (../../Common)
             options = [*options, *vs_includes.options(project_folders[1])]
+        elif not std_floats and (std_floats := std_float_math.names(log)):
+            # std::sqrtf, which Visual Studio's <cmath> has and g++ 12's does not (shim/std_float_math.h)
+            options = [*options, *std_float_math.options()]
         else:
             break
         r = compile_with(options)
@@ -462,6 +465,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = removed_headers.note(source, named or removed) + r.stdout
     if project_folders and not r.returncode:
         r.stdout = vs_includes.note(*project_folders, cwd) + r.stdout
+    if std_floats and not r.returncode:
+        r.stdout = std_float_math.note(source, std_floats) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
