@@ -1232,6 +1232,19 @@ def test_std_sqrtf_of_a_visual_studio_program_builds_and_the_student_is_told(tmp
     assert "k.cu calls std::fabsf" in r.stderr
 
 
+def test_a_program_that_draws_with_glut_is_told_cudalab_opens_no_window(tmp_path, monkeypatch):
+    # CUDA by Example's cpu_bitmap.h: the Julia set is computed by a kernel and shown in a GLUT window
+    write(tmp_path, {"julia.cu": """\
+        extern "C" void glutInit(int *argc, char **argv);
+        extern "C" void glutMainLoop(void);
+        __global__ void paint(unsigned char *p) { p[threadIdx.x] = 255; }
+        int main(int argc, char **argv) { glutInit(&argc, argv); glutMainLoop(); return 0; }
+        """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"draws with OpenGL \(glutInit, glutMainLoop\), which cudalab does not emulate"):
+        run_program("julia.cu")
+
+
 def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch):
     # a Visual Studio project's main.cpp (MSVC's /openmp) times an omp loop against a kernel in axpy.cu
     write(tmp_path, {"main.cpp": """\

@@ -646,6 +646,11 @@ def _link_error(log: str) -> CompileError:
         if name in used or what in libraries:
             lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
                          "(--device gpu).")
+    graphics = [m for m in missing if re.match(r"(glut|glew|glfw|gl|egl)[A-Z]", m)]
+    if graphics:    # (CUDA by Example's cpu_bitmap.h draws its images with GLUT)
+        lines.append(f"The program draws with OpenGL ({', '.join(graphics[:3])}{', ...' if len(graphics) > 3 else ''}), "
+                     "which cudalab does not emulate: its kernels run, but no window opens here. Run it on a machine "
+                     "with a display and a GPU, linked with -lglut -lGL (--device gpu).")
     openmp = [m for m in missing if m.startswith(("omp_", "GOMP_"))]
     if openmp:      # (a Visual Studio project's /openmp, which a Linux build must ask g++ for)
         lines.append(f"The program uses OpenMP ({', '.join(openmp[:3])}{', ...' if len(openmp) > 3 else ''}), which the "
