@@ -9,6 +9,9 @@ def pytest_configure(config):
     # progress bars appear for launches over 2 s: outputs (and notebooks' cells, whose kernels inherit
     # this) would depend on the machine's speed; tests that check the bars turn them on themselves
     os.environ.setdefault("CUDALAB_PROGRESS", "0")
+    # better builds (compiled.end_children) end with the test process, and with the programs tests run:
+    # nothing a test started may be left running after it
+    os.environ["CUDALAB_BUILD_AFTER_EXIT"] = "0"
     opt = config.option
     if not getattr(opt, "nbval_lax", True):      # --nbval-lax given: respect it
         opt.nbval = True

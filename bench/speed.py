@@ -3,10 +3,12 @@
     python bench/speed.py                      # every kernel at the issue's sizes
     python bench/speed.py --only matmul --markdown
     python bench/speed.py --interp-budget 5    # interpreter runs longer than this are extrapolated
+    python bench/speed.py --warm 1             # one full-size launch, untimed, before the best of 3
 
 For each kernel: the interpreter (``CUDALAB_TIER=interp``, one launch), the compiled tier
 (``CUDALAB_TIER=compiled``, best of 3 launches after a warm-up launch that compiles it; that launch
-is its own column), and the C
+is its own column, and runs one block row: the first of the 3 is the first launch of the full size, 10 to
+50 ms for the 2^20 shuffle reduction, unless ``--warm`` adds full-size launches first), and the C
 version in ``bench/c/kernels.c`` built with ``cc -O2`` and with ``cc -O3 -march=native`` (``CCS``; best of
 3 runs after a warm-up each; the GFMA/s column is the compiled tier's, for the tiled products). Inputs live
 on the device before the timed launch, so copies are not timed. Results are checked against numpy.
@@ -150,8 +152,10 @@ def launch(kernel, bench, size, args, blocks=None):
     return time.process_time() - t
 
 
-def emulate(name, size, interp_budget):
-    """(interp seconds, note, compiled seconds, compile seconds, error) for one kernel."""
+def emulate(name, size, interp_budget, warm=0):
+    """(interp seconds, note, compiled seconds, compile seconds, error) for one kernel. ``warm``: full-size
+    launches, untimed, before the best of 3 (the compiling launch runs one block row only, so the first
+    timed launch is the first of its size: its batch shapes, their lane arrays and pages, a sample batch)."""
     import cudalab
     cudalab.set_watchdog(3600)            # the interpreter takes minutes on the biggest sizes
     bench = BENCHES[name]
@@ -174,6 +178,9 @@ def emulate(name, size, interp_budget):
     os.environ["CUDALAB_TIER"] = "compiled"
     args = [cudalab.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
     row.compile_s = launch(kernel, bench, size, args, 1)   # compiles (or loads from the disk cache)
+    for _ in range(warm):
+        args = [cudalab.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+        launch(kernel, bench, size, args)
     row.compiled = float("inf")
     for _ in range(3):                                  # best of 3, as for C
         args = [cudalab.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
@@ -196,6 +203,9 @@ def main(argv=None):
     p.add_argument("--interp-budget", type=float, default=20.0,
                    help="seconds: longer interpreter runs are extrapolated from part of the grid (default 20)")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--warm", type=int, default=0,
+                   help="full-size compiled launches, untimed, before the best of 3 (default 0: the first timed "
+                        "launch is the kernel's first at that size, as C's best of 3 runs is not)")
     a = p.parse_args(argv)
     only = set(a.only.split(",")) if a.only else None
     cases = [c for c in CASES if only is None or c[0] in only]
@@ -205,7 +215,7 @@ def main(argv=None):
         rows = []
         for name, size in cases:
             try:
-                row = emulate(name, size, a.interp_budget)
+                row = emulate(name, size, a.interp_budget, a.warm)
             except Exception as e:          # noqa: BLE001  (a failing kernel is a row, not the end)
                 row = Row(name, size, error=f"{type(e).__name__}: {e}")
             row.c = [run_c(exe, name, size) for exe in exes]

@@ -473,6 +473,7 @@ def entry() -> None:
     from .emulator import compiled, pace
     if pace.cpu_time_left() > 0:     # past ulimit -t's soft limit a build would run into the hard one
         compiled.wait_for_builds()
+    compiled.end_children()          # (atexit's, which os._exit skips: better builds left to finish or ended)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -617,3 +617,44 @@ def test_copies_in_bounds_are_checked_in_one_look_and_faults_still_name_their_li
     with pytest.raises(KernelError, match="read of size 16 bytes\n    at line 7"):
         k[blocks, 64](x, out, np.int64(1 << 30))
     assert "shared_offsets" in calls
+
+
+TWO_SOURCES = r"""
+#include <cuda_pipeline.h>
+__global__ void two(const int4* a, const int4* b, int4* out, long long shift) {
+  __shared__ int4 s[64];
+  int t = threadIdx.x, w = t / 32, lane = t % 32;
+  const int4* from = w == 0 ? a + blockIdx.x * 32 + lane + shift   // warp 0 copies a's rows,
+                            : b + blockIdx.x * 32 + lane;          // warp 1 b's (a GEMM's A and B)
+  __pipeline_memcpy_async(&s[t], from, sizeof(int4));              // line 8
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  out[blockIdx.x * 64 + t] = s[63 - t];
+}
+"""
+
+
+def test_copies_from_two_arrays_in_one_instruction_are_checked_in_one_look(monkeypatch, capfd):
+    """One cp.async whose warps read from two arrays (dmmaTensorCoreGemm's tile loop: warps 0-3 copy
+    A, warps 4-7 B) takes the quick path too, each lane checked against its own array: a lane that
+    reads past the end of the first array, though the batch's highest address is inside the second,
+    takes the checked path, which warns of it at the copy's line."""
+    from cudalab.emulator import asyncops
+    calls = []
+    for name in ("shared_offsets", "resolve"):
+        real = getattr(asyncops, name)
+        monkeypatch.setattr(asyncops, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    blocks = 20
+    a = np.arange(blocks * 32 * 4, dtype=np.int32).reshape(blocks, 32, 4)
+    b = -a - 1
+    out = np.zeros((blocks, 64, 4), np.int32)
+    k = cudalab.compile(TWO_SOURCES).two
+    k[blocks, 64](a, b, out, np.int64(0))
+    assert (out[:, 32:] == a[:, ::-1]).all() and (out[:, :32] == b[:, ::-1]).all()
+    assert calls == []
+    capfd.readouterr()
+    k[blocks, 64](a, b, out, np.int64(1))        # the last block's lane 31: 16 bytes past a
+    assert "shared_offsets" in calls
+    warning = capfd.readouterr().err
+    assert "Invalid __global__ read of size 16 bytes" in warning and "at line 8" in warning

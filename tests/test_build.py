@@ -10,7 +10,7 @@ import pytest
 
 from cudalab.cli import main
 from cudalab.errors import CompileError
-from cudalab.programs import run_program
+from cudalab.programs import has_main, run_program
 from cudalab.programs.build import cuda_home
 from cudalab.programs.command import NvccUsageError, parse_nvcc
 from cudalab.ptx import parse
@@ -145,6 +145,29 @@ def test_a_visual_studio_void_main_builds_as_msvc_builds_it_and_the_student_is_t
                                              .replace("printf(", "undeclared = 1; printf("))
     with pytest.raises(CompileError, match=r"add\.cu\(11\).*undeclared"):
         run_program(["add.cu"], capture=True)
+
+def test_a_main_with_a_trailing_return_type_is_a_whole_program(tmp_path, monkeypatch, capfd):
+    # C++11's `auto main() -> int` (a Warsaw course's projects): one .cu file with it is a program to build and
+    # run, as nvcc builds it, not a file of kernels that NVRTC would refuse for its host code
+    write(tmp_path, {"triple.cu": """\
+        #include <cstdio>
+        __global__ void triple(int *x) { x[threadIdx.x] = 3 * threadIdx.x; }
+        auto main() -> int
+        {
+            int *x, h[4];
+            cudaMalloc(&x, sizeof h);
+            triple<<<1, 4>>>(x);
+            cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[1], h[3]);
+            return h[3] == 9 ? 0 : 1;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    assert has_main((tmp_path / "triple.cu").read_text())
+    assert not has_main("__global__ void k(int *x) { auto mainly = 2; x[0] = mainly; }")
+    assert main(["run", "triple.cu"]) == 0
+    assert capfd.readouterr().out == "3 9\n"
+
 
 def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_student_is_told(tmp_path, monkeypatch):
     # a Visual Studio project: main.cpp includes "kernelCall.h" for KernelCall.h, which includes "config.H", and
@@ -1189,7 +1212,8 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
 
 
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
-                                            ("cutil_inline.h", "CUDA 4 and older")])
+                                            ("cutil_inline.h", "CUDA 4 and older"),
+                                            ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate")])
 def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
     monkeypatch.chdir(tmp_path)

@@ -100,10 +100,10 @@ __global__ void anneal(const float* x, float* state, int* taken, float kT, int b
 BAD_LINE = 1 + ANNEAL.split("\n").index("        if (turn == bad_turn && t == 37) probe[1 << 26] = dE;")
 
 
-def anneal_runs(monkeypatch, blocks, threads, bad_turn=-1):
+def anneal_runs(monkeypatch, blocks, threads, bad_turn=-1, source=ANNEAL):
     """Both tiers' (error, bytes) of the annealing kernel; counts the compiled tier's native calls."""
     from cudalab.emulator import regions
-    m = cudalab.compile(ANNEAL, options=("-lineinfo",))
+    m = cudalab.compile(source, options=("-lineinfo",))
     rng = np.random.default_rng(blocks * threads)
     x = (rng.standard_normal(blocks * threads) * 3).astype(np.float32)
     calls = []
@@ -142,3 +142,63 @@ def test_a_fault_inside_the_barrier_loop_is_named_at_its_line(monkeypatch):
     # them, nothing or an array freed before, depends on what earlier tests left: both seen in CI)
     upto = lambda message: message.split(" 0x...")[0]     # noqa: E731
     assert " 0x..." in error and upto(got["compiled"][0]) == upto(error)
+
+
+def test_what_a_region_with_cuts_takes_beyond_the_generators_own_comes_from_the_hook_list(monkeypatch, tmp_path):
+    """compiled.CUT_HOOKS: each hook gets the kernel, its cuts and the instruction table so far and adds what only
+    a region with cuts runs natively (cp.async's queue, ex2 from a table). Without the table hook the annealing
+    kernel's expf ends its region at every turn: many native calls where there was one, the same bytes."""
+    from cudalab.emulator import compiled
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))          # (planned afresh, not loaded from disk)
+    seen = []
+
+    def watch(df, d, info, cuts):
+        seen.append(sorted(cuts))
+        return info
+    monkeypatch.setattr(compiled, "CUT_HOOKS", tuple(h for h in compiled.CUT_HOOKS
+                                                     if h is not compiled._with_table_lookups) + (watch,))
+    m, got, calls = anneal_runs(monkeypatch, 2, 128, source=ANNEAL.replace("TURNS 40", "TURNS 39"))
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    assert seen and seen[0]                             # the hook saw the kernel's barriers as cuts
+    assert len(calls) > 39                              # a native call per turn at least: the ex2 interpreted
+
+
+RSQRT_TURNS = r"""
+__global__ void rsqrt_turns(const float* x, unsigned* o, int turns) {
+    __shared__ float s[128];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t, n = gridDim.x * blockDim.x;
+    for (int turn = 0; turn < turns; turn++) {
+        s[t] = x[(i + turn * 37) % n];
+        __syncthreads();
+        float v = s[(t + turn) % blockDim.x], r, q;
+        asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
+        asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(v));
+        o[2 * (turn * n + i)] = __float_as_uint(r);
+        o[2 * (turn * n + i) + 1] = __float_as_uint(q);
+        __syncthreads();
+    }
+}
+"""
+
+
+def test_rsqrt_in_a_barrier_loop_reads_the_units_table_natively_with_its_bits(monkeypatch):
+    """rsqrtf inside a loop of __syncthreads() (a tiled n-body's force loop): both forms, with and without .ftz,
+    natively from the H100's table and the interpreter's bits for zeros, negatives, subnormals (scaled by 2^24
+    without .ftz), infinities, NaN and 2,000 floats over the whole range."""
+    from test_compiled import F32_EDGE_BITS
+    m = cudalab.compile(RSQRT_TURNS)
+    rng = np.random.default_rng(29)
+    edges = np.array(F32_EDGE_BITS + [0x00000400, 0x80000400, 0x007FFFFF, 0x00400001], np.uint32).view(np.float32)
+    wide = (rng.standard_normal(2048) * 2.0 ** rng.integers(-140, 120, 2048)).astype(np.float32)
+    x = np.concatenate([edges, wide])[:2048]
+    x[:len(edges)] = edges
+
+    def run():
+        o = np.zeros(2 * 3 * x.size, np.uint32)
+        m.rsqrt_turns[16, 128](x, o, np.int32(3))
+        return o.tobytes()
+    got = both_tiers(run, monkeypatch)
+    assert got["compiled"] == got["interp"] and got["interp"][0] is None
+    o = np.frombuffer(got["interp"][1], np.uint32).reshape(3, x.size, 2)
+    assert (o[..., 0] != o[..., 1]).any()              # the subnormals tell the two forms apart
+    assert_native(m, "rsqrt_turns", ("rsqrt", "bar"))

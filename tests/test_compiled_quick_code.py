@@ -38,7 +38,16 @@ def quick_first(monkeypatch, tmp_path):
     monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))
     monkeypatch.setenv("CUDALAB_TIER", "compiled")
     monkeypatch.setattr(compiled, "QUICK_IR_BYTES", 0)
-    return tmp_path / "native"
+    # the test's own lists of children and quick kernels (end_children sees no other test's), and no
+    # child left running after it
+    lists = {name: [] for name in ("_CHILDREN", "_QUICK", "_LEFT")}
+    for name, fresh_list in lists.items():
+        monkeypatch.setattr(compiled, name, fresh_list)
+    yield tmp_path / "native"
+    for child in lists["_CHILDREN"] + lists["_LEFT"]:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
 
 
 def wait_for_better(df, seconds=120.0):
@@ -118,42 +127,118 @@ def decoded(mod, name="tiled"):
     return mod.ptx_module._decoded[mod._mangled(name)]
 
 
-def test_a_better_build_still_running_when_the_program_ends_is_ended_with_it(quick_first):
+def test_a_better_build_still_running_when_the_program_ends_is_ended_with_it_where_builds_may_not_outlive_it(
+        quick_first):
     import os
     import subprocess
     import sys
+    assert not compiled.after_exit()            # (conftest.py: tests leave nothing running)
     # (a stand-in for better_code.py on a module that takes a minute: the convolution's 83 s)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     child.pid_of_parent = os.getpid()
     compiled._CHILDREN.append(child)
-    try:
-        compiled.end_children()
-        assert child.poll() is not None         # ended, not left building after its program
-    finally:
-        compiled._CHILDREN.remove(child)
-        if child.poll() is None:
-            child.kill()
+    compiled.end_children()
+    assert child.poll() is not None             # ended, not left building after its program
 
 
-def test_better_code_built_after_the_kernels_last_launch_is_kept_on_disk_at_exit(quick_first, monkeypatch):
+def test_a_build_under_way_at_the_programs_end_finishes_and_puts_its_code_in_the_disk_cache_itself(
+        quick_first, monkeypatch):
     import json
+    monkeypatch.setenv("CUDALAB_BUILD_AFTER_EXIT", "1")
     monkeypatch.setattr(compiled, "BETTER_COST", 0.0)
     n = 32
     _, _, a, b, c = matmul(n)
     mod = fresh("1.0004f")
-    mod.get_kernel("tiled")[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))   # its last launch
+    mod.get_kernel("tiled")[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))   # the build is due after it
     df = decoded(mod)
     child = df._tier.better
     assert child                                # the better build was due, and started
-    child.wait(120)
+    compiled.end_children()                     # the program ends now
+    assert child.wait(120) == 0                 # not ended with it: it finished, with no parent's help
     key = compiled.fingerprint(df)
-    try:
-        compiled.end_children()                 # the program ends: the finished build is kept
-    finally:
-        compiled._CHILDREN.remove(child)
-        df._tier.better = False
-    assert "better" not in json.loads((quick_first / f"{key}.json").read_text())
-    assert not (quick_first / f"{key}.bc").exists()
+    meta = json.loads((quick_first / f"{key}.json").read_text())
+    assert "better" not in meta and meta["built"] > 0
+    assert not (quick_first / f"{key}.bc").exists() and not (quick_first / f"{key}.better.lock").exists()
+    assert compiled._build(program_of(mod), df)._better is None       # what the program's next run loads
+
+
+def test_quick_code_time_adds_up_over_runs_and_half_the_builds_estimate_gets_the_build_at_a_programs_end(
+        quick_first, monkeypatch):
+    import json
+    monkeypatch.setenv("CUDALAB_BUILD_AFTER_EXIT", "1")
+    monkeypatch.setattr(compiled, "BETTER_COST", 1e6)       # never due while a program runs
+    n = 32
+    _, _, a, b, c = matmul(n)
+    mod = fresh("1.0006f")
+    mod.get_kernel("tiled")[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))
+    df = decoded(mod)
+    ran, seconds = df._tier.native_seconds, df._tier.fused._better["seconds"]
+    assert df._tier.better is None and ran > 0
+    compiled.end_children()                     # the first run ends far from half its estimate: nothing started
+    assert compiled._LEFT == []
+    key = compiled.fingerprint(df)
+    assert json.loads((quick_first / f"{key}.json").read_text())["better"]["ran"] == pytest.approx(ran, abs=1e-3)
+    # the next run's quick code, loaded from the disk cache, has run that long already
+    loaded = compiled._build(program_of(mod), df)
+    assert loaded._better["ran"] == pytest.approx(ran, abs=1e-3)
+    st = df._tier = compiled._Tier(fused=loaded)
+    compiled.note_native(df, loaded, seconds / 2 - ran + 0.5)    # the two runs together: over half of it
+    assert st.better is None                    # not due while it runs
+    compiled.end_children()                     # but at its end
+    (child,) = compiled._LEFT
+    assert child.wait(120) == 0
+    assert compiled._build(program_of(mod), df)._better is None     # the third run starts with the better code
+
+
+def test_past_the_programs_cpu_time_limit_nothing_is_left_running(quick_first, monkeypatch):
+    import os
+    import subprocess
+    import sys
+    from cudalab.emulator import pace
+    monkeypatch.setenv("CUDALAB_BUILD_AFTER_EXIT", "1")
+    monkeypatch.setattr(pace, "cpu_time_left", lambda: 0.0)     # ulimit -t's soft limit reached
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    child.pid_of_parent = os.getpid()
+    compiled._CHILDREN.append(child)
+    compiled.end_children()
+    assert child.poll() is not None
+
+
+def test_a_second_build_of_the_same_code_waits_for_the_first_and_builds_nothing(tmp_path):
+    import fcntl
+    import json
+    import subprocess
+    import sys
+    import time
+    key = "k" * 32
+    (tmp_path / f"{key}.json").write_text(json.dumps({"symbols": [], "better": {"opt": 1, "seconds": 1.0}}))
+    (tmp_path / f"{key}.bc").write_bytes(b"not bitcode: this child must not get as far as reading it")
+    script = compiled.Path(compiled.__file__).with_name("better_code.py")
+    with open(tmp_path / f"{key}.better.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)        # the first build, under way
+        child = subprocess.Popen([sys.executable, str(script), str(tmp_path), key, "1", "7"])
+        try:
+            time.sleep(0.5)
+            assert child.poll() is None                 # waiting for the first
+            limits = compiled.Path(f"/proc/{child.pid}/limits").read_text()
+            assert any(line.startswith("Max cpu time") and line.split()[3] == "7" for line in limits.splitlines())
+            # the first finishes: its code in the cache, no quick code left
+            (tmp_path / f"{key}.json").write_text(json.dumps({"symbols": [], "built": 1.0}))
+            (tmp_path / f"{key}.bc").unlink()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        try:
+            assert child.wait(60) == 0                  # nothing to build: it did not read the bitcode
+        finally:
+            if child.poll() is None:
+                child.kill()
+    assert not (tmp_path / f"{key}.better.o").exists()
+
+
+def program_of(mod):
+    from cudalab.emulator.engine import Program
+    from cudalab.emulator.memory import DeviceMemory
+    return Program(mod.ptx_module, DeviceMemory())
 
 
 WALK = r"""

@@ -402,6 +402,7 @@ def test_options_given_for_a_course_that_builds_in_a_helper_script(tmp_path):
     ("#include <cuda.h>\nint f() { return cuCtxCreate(0, 0, 0); }\n" + MAIN + PIECE, ""),  # the driver API runs too
     ('#include "mpi.h"\n' + MAIN + PIECE, "MPI"),
     ("#include <npp.h>\n" + MAIN + PIECE, "NPP"),
+    ('#include "cufile.h"\n' + MAIN + PIECE, "cuFile (GPUDirect Storage: reads a file straight into GPU memory)"),
     ("#include <nvToolsExt.h>\n" + MAIN + PIECE, ""),                               # NVTX 2 builds over NVTX 3
     ("#include <nvtx3/nvToolsExt.h>\n" + MAIN + PIECE, ""),                         # NVTX 3 is headers only
     # cuBLASXt's gemm runs (shim/cublasXt.c); its other routines do not
@@ -1412,3 +1413,52 @@ def test_cmake_add_compile_options_for_cuda_reach_the_build_and_those_for_cxx_do
     options = read_program(course / "ch12/merge.cu", course).options
     assert "--expt-relaxed-constexpr" in options and "-lineinfo" in options
     assert "-Wall" not in options and not [o for o in options if o.startswith("$")]
+
+
+# courses17
+
+def test_a_makefile_that_starts_the_program_in_the_background_gives_it_no_ampersand_argument(tmp_path):
+    # a systems exercise's test target: "./solution_producer &", then the consumer; "&" is the shell's
+    course = write(tmp_path, {
+        "ipc/Makefile": ("solution_producer: solution_producer.cu\n\tnvcc $< -o $@\n"
+                         "test: solution_producer\n\t./solution_producer &\n\t@sleep 1\n\t./solution_consumer\n"),
+        "ipc/solution_producer.cu": "int main() { return 0; }\n",
+    })
+    producer = read_program(course / "ipc/solution_producer.cu", course)
+    assert producer.how == "ipc/Makefile"
+    assert author_arguments(producer, course) == []
+
+# ------------------------------------------------------------------ books13
+
+def test_a_makefile_project_whose_main_has_a_trailing_return_type_is_run_not_left_out(tmp_path):
+    # a Warsaw course's project: main.cu declares `auto main() -> int`, its Makefile builds it with three pieces
+    course = write(tmp_path, {
+        "hamming/Makefile": "hamming: main.cu host.cu\n\tnvcc -o $@ main.cu host.cu -std=c++17 -O3\n",
+        "hamming/main.cu": "int helper();\nauto main() -> int { return helper(); }\n",
+        "hamming/host.cu": PIECE,
+    })
+    p = read_program(course / "hamming/main.cu", course)
+    assert p.left_out == ""
+    assert (p.sources, p.how) == (["main.cu", "host.cu"], "hamming/Makefile")
+    assert "-std=c++17" in p.options
+
+
+def test_a_cmake_folder_computed_from_the_labs_own_is_an_include_folder(tmp_path):
+    # a Zhejiang course's lab: the shared CUDA by Example headers lie in ../common, named through the folder above
+    # the lab's, computed when cmake configures
+    course = write(tmp_path, {
+        "common/book.h": "#define HANDLE_ERROR(x) x\n",
+        "A3/CMakeLists.txt": (
+            'project(streams LANGUAGES CXX CUDA)\n'
+            'string(REGEX REPLACE "/$" "" CURRENT_FOLDER_ABSOLUTE ${CMAKE_CURRENT_SOURCE_DIR})\n'
+            'get_filename_component(SECOND_FOLDER_ABSOLUTE ${CURRENT_FOLDER_ABSOLUTE} DIRECTORY)\n'
+            'set(COMMON_DIR_HEADERS\n    ${SECOND_FOLDER_ABSOLUTE}/common\n    ${SECOND_FOLDER_ABSOLUTE}/common/GL\n    )\n'
+            'cuda_add_executable(two_streams two_streams.cu ${COMMON_DIR_HEADERS})\n'
+            'target_include_directories(two_streams PRIVATE ${CUDA_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}\n'
+            '    ${COMMON_DIR_HEADERS})\n'),
+        "A3/two_streams.cu": '#include "book.h"\n' + MAIN,
+    })
+    p = read_program(course / "A3/two_streams.cu", course)
+    assert p.how == "A3/CMakeLists.txt" and p.sources == ["two_streams.cu"]
+    assert "-I../common" in p.options and "-I../common/GL" in p.options
+    assert not [o for o in p.options if "$" in o]

@@ -91,3 +91,54 @@ def test_a_lock_no_thread_gives_back_is_called_stuck():
     assert re.search(r"take a lock in a loop at line 2 \(an atomicCAS\), and in [\d,]+ turns of that loop no thread "
                      r"got through: is the lock ever given back", message)
     assert "Does a loop there ever end?" in message and "slow, not stuck" not in message
+
+
+# books13: a loop steered by __syncthreads_count (bar.red.popc), whose result the skeleton must compute, over
+# the whole block (it waits for every warp), not leave as a no-op that ends the loop at its first test
+VOTE_NEVER_DONE = """
+__global__ void never_done(int *out)
+{
+    bool done = false;
+    do {
+        // a Japanese course's exercise, its blank not yet filled in: nothing sets done
+    } while (__syncthreads_count(!done) != 0);
+    out[threadIdx.x] = 1;
+}
+"""
+
+VOTE_ROUNDS = """
+__global__ void rounds(float *out, int n)
+{
+    int i = 0;
+    float acc = threadIdx.x;
+    do {
+        #pragma unroll
+        for (int j = 0; j < 64; j++) acc = acc * 0.999f + 1.0f;
+        i++;
+    } while (__syncthreads_count(i < n) != 0);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"""
+
+
+def test_a_loop_on_a_block_vote_that_never_changes_is_not_given_a_tiny_estimate():
+    kernel = cudalab.compile(VOTE_NEVER_DONE).get_kernel("never_done")
+    with pytest.raises(cudalab.KernelError) as e:
+        kernel[10, 320](np.zeros(3200, np.int32))
+    message = str(e.value)
+    assert "The whole grid needs" not in message          # it was "about 38,400 thread-instructions: 0.00014 s"
+    assert "cannot be told: all 10 of its blocks run together" in message
+    assert "at line 7. Does a loop there ever end?" in message         # the line of its while (...)
+
+
+def test_a_loop_on_a_block_vote_is_counted_ahead_with_every_warp_of_the_block():
+    n = 3000
+    kernel = cudalab.compile(VOTE_ROUNDS).get_kernel("rounds")
+    with pytest.raises(cudalab.KernelError) as e:
+        kernel[10, 320](np.zeros(3200, np.float32), np.int32(n))
+    p = e.value.progress
+    assert p.blocks_done == 0 and p.forecast_thread_instructions is not None
+    # each of the 3200 threads goes round n times, 64 multiply-adds and a few instructions of loop each time
+    assert p.thread_instructions < p.forecast_thread_instructions <= 3200 * n * 72
+    assert p.forecast_partial or p.forecast_thread_instructions >= 3200 * n * 64
+    assert re.search(r"The whole grid needs (about|more than) [\d.]+ (million|billion) thread-instructions", str(e.value))

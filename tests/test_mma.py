@@ -991,6 +991,140 @@ def test_vector_products_in_doubles_are_fma_chains_in_k_order():
             assert (want != plain).any(), "rounded products would give other bits"
 
 
+DMMA_HOISTED = r'''
+#include <mma.h>
+using namespace nvcuda;
+#define LD 20
+__global__ void chain(const double* a, const double* b, double* d, int reps) {
+  extern __shared__ double sm[];            // A: 16 rows of k, then B: 32 columns of k, each LD doubles apart
+  double* sb = sm + 16 * LD;
+  for (int i = threadIdx.x; i < 16 * 16; i += blockDim.x) sm[i / 16 * LD + i % 16] = a[blockIdx.x * 256 + i];
+  for (int i = threadIdx.x; i < 32 * 16; i += blockDim.x) sb[i / 16 * LD + i % 16] = b[blockIdx.x * 512 + i];
+  __syncthreads();
+  int w = threadIdx.x / 32;                 // warp w: rows 8w..8w+7 of A times all 32 columns of B
+  const double* pa = sm + w * 8 * LD;
+  wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc[4];
+  for (int j = 0; j < 4; j++) wmma::fill_fragment(acc[j], 0.0);
+  for (int r = 0; r < reps; r++) {          // (a loop nvcc keeps: the tiles' addresses are hoisted before it)
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+    wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, pa + 4 * k, LD);
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::col_major> fb;
+      wmma::load_matrix_sync(fb, sb + (j * 8 + (w % 2) * 0) * LD + 4 * k, LD);
+      wmma::mma_sync(acc[j], fa, fb, acc[j]);
+    }
+  }
+  __syncthreads();
+  }
+  for (int j = 0; j < 4; j++)
+    wmma::store_matrix_sync(d + blockIdx.x * 512 + w * 8 * 32 + j * 8, acc[j], 32, wmma::mem_row_major);
+}'''
+
+
+def test_a_k_loops_tile_addresses_hoisted_into_registers_are_read_from_their_one_base(monkeypatch):
+    """nvcc hoists a k-loop's tile addresses out of the loop around it, each a register of its own
+    (add.s64 %rd4, %rd3, 32; dmmaTensorCoreGemm's 96 tiles a step come through 81 registers). The
+    program reads each tile from the base register the adds lead back to, with the constant in its
+    offset (mma_runs.constant_offsets): here A's four registers are one base and B's loads another,
+    two registers for all twenty loads; and the bits are those of the instructions one by one."""
+    from cudalab.emulator import mma_native
+    rng = np.random.default_rng(14)
+    blocks, reps = 6, 3
+    a, b = rng.integers(-3, 4, (blocks, 16, 16)).astype(np.float64), rng.integers(-3, 4, (blocks, 32, 16)).astype(np.float64)
+    k = cudalab.compile(DMMA_HOISTED).get_kernel("chain")
+    got, programs = [], []
+    run = mma_native.Form.run
+
+    def watched(self, warps, pos, ptrs, ops, *rest):
+        programs.append(ops.copy())
+        return run(self, warps, pos, ptrs, ops, *rest)
+    for worth in (lambda warps: False, lambda warps: True):       # one by one, then as one program
+        monkeypatch.setattr(mma_native, "worth_loading", worth)
+        monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
+        monkeypatch.setattr(mma_native.Form, "run", watched)
+        d = np.zeros((blocks, 16, 32))
+        k[blocks, 64, 0, (16 + 32) * 20 * 8](a.ravel(), b.ravel(), d.ravel(), np.int32(reps))
+        got.append(d.copy())
+    assert np.array_equal(got[0].view(np.uint64), got[1].view(np.uint64))
+    assert np.array_equal(got[1], reps * a @ b.transpose(0, 2, 1))
+    ops = programs[-1]
+    loads = ops[ops[:, 0] == mma_native.LOAD]
+    assert len(loads) == 20 and len(set(loads[:, mma_native.BASE].tolist())) == 2
+    a_loads = loads[loads[:, mma_native.OPERAND] == 0]
+    assert len(set(a_loads[:, mma_native.BASE].tolist())) == 1
+    assert (a_loads[:, mma_native.OFFSET] - a_loads[0, mma_native.OFFSET]).tolist() == [0, 32, 64, 96]  # k steps
+
+
+def test_fma_rows_sums_c_apart_from_d_and_says_whether_d_is_finite():
+    """mma_loops.fma_rows (dmma's compiled loop since dmma round 14): D = C + A B with C and D in separate
+    arrays (or the same one), each element an fma chain in k order as dtypes.fma_f64 computes it; it
+    answers whether every element of D is finite, and a D that overflows or a NaN in C says False."""
+    import numba
+    from cudalab.emulator import mma_loops
+    from cudalab.emulator.dtypes import fma_f64
+
+    @numba.njit
+    def rows(av, bv, cin, out):
+        return mma_loops.fma_rows(av, bv, cin, out, 8, 8, 4)
+
+    rng = np.random.default_rng(14)
+    for scale, c_scale in ((1.0, 1.0), (2.0 ** -540, 2.0 ** -1070), (1.0, 0.0)):
+        a, b = rng.standard_normal((8, 4)) * scale, rng.standard_normal((4, 8)) * scale
+        c = rng.standard_normal((8, 8)) * c_scale
+        want = c.copy()
+        for kk in range(4):
+            want = fma_f64(np.repeat(a[:, kk:kk + 1], 8, axis=1), np.repeat(b[kk:kk + 1], 8, axis=0), want)
+        cin, out = c.ravel().copy(), np.full(64, 7.0)
+        assert rows(a.ravel(), b.ravel(), cin, out)
+        assert np.array_equal(out.view(np.uint64), want.ravel().view(np.uint64)), scale
+        assert np.array_equal(cin, c.ravel()), "C is only read"
+        assert rows(a.ravel(), b.ravel(), cin, cin)            # in place: C read whole before D is written
+        assert np.array_equal(cin.view(np.uint64), want.ravel().view(np.uint64))
+    c, out, big = np.zeros(64), np.zeros(64), np.ones(32)
+    c[17] = big[8] = np.finfo(np.float64).max                 # C[2, 1] and A[2, 0]
+    assert not rows(big, np.ones(32), c, out)                 # D[2, 1] = max + max + 3: infinite
+    assert np.isinf(out[17])
+    c[17] = np.nan
+    assert not rows(np.ones(32), np.ones(32), c, out)
+    c[17] = 0.0
+    assert rows(np.ones(32), np.ones(32), c, out) and (out == 4.0).all()
+
+
+def test_tile_fragments_of_side_by_side_runs_are_read_without_offsets():
+    """mma_loops.line_stride finds a fragment's layout in its tile (row_major A: m runs of k doubles;
+    col_major B: n runs of k, one a column), and read_lines reads it so, as read_doubles does through
+    the offsets; anything else (a row_major B's offsets) has no stride."""
+    import numba
+    from cudalab.emulator import mma_loops
+
+    @numba.njit
+    def both(tile, offs, lines, across):
+        stride = mma_loops.line_stride(offs, lines, 4, across)
+        by_lines, by_offs = np.zeros(32), np.zeros(32)
+        at = tile.ctypes.data
+        ok = True
+        if stride >= 0:
+            ok = mma_loops.read_lines(at + offs[0], stride, by_lines, lines, 4, across)
+        return stride, ok, by_lines, mma_loops.read_doubles(at, offs, 32, by_offs), by_offs
+
+    tile = np.arange(8 * 68, dtype=np.float64)                # a shared tile 68 doubles a row (the sample's)
+    t = np.arange(32)
+    a_offs = ((t // 4) * 68 + t % 4 + 8) * 8                  # A (8 x 4), row_major, from column 8
+    b_offs = ((t % 8) * 68 + t // 8) * 8                      # B (4 x 8), col_major: column j is a run
+    for offs, across in ((a_offs, False), (b_offs, True)):
+        stride, ok, by_lines, fine, by_offs = both(tile, offs.astype(np.int64), 8, across)
+        assert stride == 68 * 8 and ok and fine
+        assert np.array_equal(by_lines, by_offs) and np.array_equal(by_offs, tile[offs // 8])
+    row_b = ((t // 8) * 68 + t % 8) * 8                       # B row_major: 4 runs of 8, not 8 of 4
+    assert both(tile, row_b.astype(np.int64), 8, True)[0] == -1
+    tile[68 + 9] = np.inf
+    stride, ok, _, fine, _ = both(tile, a_offs.astype(np.int64), 8, False)
+    assert stride >= 0 and not ok and not fine
+
+
 def test_c_bounds_reads_the_largest_magnitude_and_lowest_set_bit_from_the_bits():
     """mma_loops.c_bounds, without branches or tables: the largest magnitude, the exponent of the lowest
     set bit over C's nonzero elements (a zero bounds nothing), and whether every element is finite."""
@@ -1057,3 +1191,45 @@ def test_a_dmma_k_loop_of_random_doubles_with_c_scaled_by_beta_in_part_of_the_wa
     rows, pos = max(stops, key=lambda s: s[0])
     assert len(pos) == 7 and pos == [rows] * 7, "seven warps ran the whole k-loop compiled"
     assert np.array_equal(d[6], c[6] * (1.2 / 1.1)), "warp 6's D is its C scaled"
+
+
+CONSTANT_OFFSETS_PTX = r"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry f(.param .u64 p)
+{
+  .reg .b64 %rd<10>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [p];
+  add.s64 %rd2, %rd1, 16;
+  add.s64 %rd3, %rd2, 32;
+  setp.eq.u64 %p1, %rd1, 0;
+  add.s64 %rd5, %rd1, 8;
+  @%p1 add.s64 %rd5, %rd1, 24;
+  add.s64 %rd6, %rd1, 40;
+  add.s64 %rd7, %rd6, 8;
+  add.s64 %rd6, %rd6, 1;
+$L__BB0_1:
+  add.s64 %rd8, %rd1, 64;
+  add.s64 %rd9, %rd8, -4;
+  st.u64 [%rd9], %rd3;
+  ret;
+}
+"""
+
+
+def test_constant_offsets_follow_adds_of_immediates_only_where_they_still_hold():
+    """mma_runs.constant_offsets: at an instruction, which registers are another plus a constant. Chains
+    add up (rd3 = rd1 + 48, rd9 = rd1 + 60 inside the loop's block); a register written twice (one write
+    guarded), or whose source is written after it, is left out; an add before a label counts only where
+    it and its source are each written once in the kernel."""
+    from cudalab.emulator import mma_runs
+    from cudalab.ptx import parser
+    f = parser.parse(CONSTANT_OFFSETS_PTX).functions
+    f = f["f"] if isinstance(f, dict) else f[0]
+    labels = set(f.labels.values())
+    st = next(i for i, inst in enumerate(f.insts) if inst.opcode == "st")
+    got = mma_runs.constant_offsets(f, st, labels)
+    assert got["%rd3"] == ("%rd1", 48) and got["%rd2"] == ("%rd1", 16) and got["%rd9"] == ("%rd1", 60)
+    assert "%rd5" not in got and "%rd7" not in got and "%rd6" not in got

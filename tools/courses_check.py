@@ -102,6 +102,7 @@ NOT_EMULATED = [
      r"[SDCZ]gemm\b|Handle)\w+\s*\(", "cuBLASXt beyond its gemm"),
     (r"cufftXt", "cuFFT's multi-GPU and callback API (cufftXt)"),
     (r"cusolver\w*\.h", "cuSOLVER"),
+    (r"[<\"]cufile\.h[>\"]|-lcufile\b", "cuFile (GPUDirect Storage: reads a file straight into GPU memory)"),
     (r"-lnvidia-ml|nvml\.h", "NVML"), (r"mpicxx|mpicc|-lmpi\b|[<\"]mpi\.h[>\"]", "MPI"),     # (OpenMP host code works)
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
@@ -417,7 +418,9 @@ _NVCC_LINE = re.compile(r"^\s*(?:[$>#!]\s*)?(?:\S*/)?nvcc\s+(.*?)\s*$", re.M)   
 _NVCC_INLINE = re.compile(r"`+\s*(?:\$\s*)?nvcc\s+([^`\n]*?)\s*`+")       # "Build it with ```nvcc -O3 main.cu```"
 
 
-_SHELL_SEPARATORS = ("&&", "||", ";", "|")      # "nvcc -o /tmp/a.out x.cpp && /tmp/a.out": the build ends there
+_SHELL_SEPARATORS = ("&&", "||", ";", "|", "&")      # "nvcc -o /tmp/a.out x.cpp && /tmp/a.out": the build ends there
+# ("&" too: a Makefile's test target starts "./solution_producer &" before its consumer; the shell takes the
+# "&" as its own, and the program is run with no arguments)
 
 
 def from_notes(path: Path, checkout: Path, folders: list):
@@ -1141,7 +1144,10 @@ def _cmake_variables(text: str, home: Path) -> dict:
     project = re.search(r"\bproject\s*\(\s*([\w.-]+)", text, re.I)
     if project:      # add_executable(${CMAKE_PROJECT_NAME} ...)
         variables["PROJECT_NAME"] = variables["CMAKE_PROJECT_NAME"] = [project.group(1)]
-    for m in re.finditer(r"\b(file\s*\(\s*GLOB(?:_RECURSE)?|set\s*\()\s*(\w+)\s+([^)]*)\)", text, re.I):
+    for m in re.finditer(r"\b(file\s*\(\s*GLOB(?:_RECURSE)?|set\s*\()\s*(\w+)\s+([^)]*)\)|" + _CMAKE_PATH_B13, text, re.I):
+        if m.group(4):
+            _cmake_path_b13(m.group(4), m.group(5), variables)
+            continue
         words = [w for w in _cmake_expanded(m.group(3), variables)
                  if w.upper() not in ("CONFIGURE_DEPENDS", "CACHE", "PATH", "STRING", "INTERNAL", "FORCE")]
         if m.group(1).lower().startswith("file"):
@@ -1151,6 +1157,32 @@ def _cmake_variables(text: str, home: Path) -> dict:
                                               recursive=recursive) if Path(f).is_file())
         variables[m.group(2)] = list(dict.fromkeys(words))
     return variables
+
+
+# a folder computed at configure time (a Zhejiang course's labs: the folder above the lab's, for the shared
+# CUDA by Example headers): string(REGEX REPLACE "/$" "" HERE ${CMAKE_CURRENT_SOURCE_DIR}), then
+# get_filename_component(UP ${HERE} DIRECTORY), then set(COMMON ${UP}/common)
+_CMAKE_PATH_B13 = r"\b(get_filename_component|string\s*\(\s*REGEX\s+REPLACE)\s*(?:\(\s*)?([^)]*)\)"
+
+
+def _cmake_path_b13(command: str, argument: str, variables: dict):
+    """Sets the variable of a ``get_filename_component(VAR PATH DIRECTORY)`` (or ``PATH``, ``ABSOLUTE``,
+    ``REALPATH``: the folder's own path) or a ``string(REGEX REPLACE RE WITH VAR INPUT)``, paths relative to
+    the CMakeLists.txt's folder as ``_cmake_variables`` keeps them; one it cannot tell is left unset."""
+    words = _cmake_expanded(argument, variables)
+    if command.lower().startswith("string"):
+        if len(words) >= 4 and "$" not in "".join(words[3:]):
+            try:
+                variables[words[2]] = [re.sub(words[0], words[1], "".join(words[3:]))]
+            except re.error:
+                pass
+        return
+    if len(words) >= 3 and "$" not in words[1]:
+        mode = words[2].upper()
+        if mode in ("DIRECTORY", "PATH"):
+            variables[words[0]] = [os.path.normpath(os.path.join(words[1], ".."))]
+        elif mode in ("ABSOLUTE", "REALPATH"):
+            variables[words[0]] = [os.path.normpath(words[1])]
 
 
 def _cmake_expanded(argument: str, variables: dict) -> list:
@@ -1514,7 +1546,7 @@ def _blank(code: str) -> str:
     return ""
 
 
-_MAIN = r"\b(int|void)\s+main\s*\("      # void: Visual Studio's (cudalab builds it as MSVC does)
+_MAIN = r"\b(int|void|auto)\s+main\s*\("      # void: Visual Studio's (cudalab builds it as MSVC does); auto: `auto main() -> int`
 
 
 def project_companions(p: "Program", checkout: Path) -> list:

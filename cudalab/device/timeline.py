@@ -36,7 +36,12 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   (``tools/overlap_gpu_probe.cu``, tests/test_timeline_overlap.py): 8 streams of kernels that each
   fill 1/8 of the block slots ran 6.8x faster than one stream, of half the slots 2.0x, of all or
   two waves 1.0x, a grid of 1.5 waves then one of half a wave 1.5x, and the queues' cases as said.
-  A kernel launched without a shape (a library call, a memset) takes the whole device.
+  A kernel launched without a shape (a library call) takes the whole device; a memset is a kernel of
+  ``MEMSET_BLOCK_BYTES`` blocks (a small one runs beside other streams' kernels, as on an H100). A
+  latency-bound kernel (a dependent chain with few warps per scheduler: ``timing.py``'s latency part)
+  keeps only its busiest pipe's share of its time busy, so kernels of other streams fill its waits: an
+  H100's four streams of such chains ran 1.4x to 3.9x faster than one stream, the timeline says within
+  35% of each (``tools/latency_gpu_probe.cu``, tests/test_timing_latency.py).
 * A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
   least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
   ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
@@ -50,9 +55,10 @@ time, which the shim measures), though the host sees an event done a few microse
 stamp (``record_event``); a copy costs a fixed latency plus bytes over the host link's bandwidth, a
 device-to-device copy or memset bytes over half the DRAM bandwidth (each byte is read and written);
 kernels side by side keep the speed each would have alone, the later one waiting for the room the
-earlier ones leave (an H100 shared a latency-bound kernel's issue slots more evenly: 4 streams of a
-multiply-xor chain at one block per SM ran 1.39x faster, the timeline says 1.33x). Times are
-microseconds.
+earlier ones leave, or, where the block slots have room but the throughput left is short, starting at
+once and running slower in what is left when that ends sooner (a GPU slows all of them a little; four
+streams of a DRAM chase that together asked for 101% of the bandwidth ran 3.9x faster than one on an
+H100, the timeline says 3.75x, 2x before the slower start). Times are microseconds.
 
 This one model serves the Python host API (``cudalab.timeline()``) and whole programs (the times
 their events measure), through the runtime core (``cudalab.runtime.core``).
@@ -75,6 +81,7 @@ HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
 KERNEL_GAP_US = 4.5          # a kernel of another stream starts this long after the launch before it at the
 #                              earliest (an H100: 8 to 160 streams' kernels started 4.2 to 4.9 us apart)
+MEMSET_BLOCK_BYTES = 4096    # a memset's blocks: 256 threads writing 16 bytes each (taken, not measured)
 EVENT_SEEN_US = 4.0           # how long after its moment the host can see that an event happened (H200: 3 to 5 us)
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
                 "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
@@ -171,8 +178,8 @@ class Timeline:
         groups = place_blocks(self._busy[bisect.bisect_right(self._busy_ends, first):], first, blocks, slots,
                               duration / waves, share, self.profile.max_resident_grids, self._kernels)
         per_block = share / min(blocks, slots)
-        for t0, t1, n in groups:
-            self._hold([t0, t1, n / slots, n * per_block, self._kernels])
+        for g in groups:
+            self._hold([g[0], g[1], g[2] / slots, g[3] if len(g) > 3 else g[2] * per_block, self._kernels])
         self._queue_start[queue] = groups[0][0]
         row = self._place(stream, "SMs", kind, name, groups[0][0], max(g[1] for g in groups))
         if blocks > 1:
@@ -228,8 +235,15 @@ class Timeline:
         return row
 
     def memset(self, nbytes: int, stream=0, name: str = "", sync: bool = False):
-        """cudaMemset(Async): bytes written at half the DRAM bandwidth."""
-        row = self._add(stream, "memset", name or f"memset {nbytes:,} B", COPY_LATENCY_US + nbytes / self._device_rate())
+        """cudaMemset(Async): bytes written at half the DRAM bandwidth, by a kernel of blocks that take
+        ``MEMSET_BLOCK_BYTES`` each (8 of them an SM), so a small memset runs beside other streams' kernels
+        (an H100's four streams of copy, 1 KiB memset, kernel, copy ran 1.69x faster than one stream,
+        tools/latency_gpu_probe_h100.txt: the memsets did not wait for the kernels before them)."""
+        duration = COPY_LATENCY_US + nbytes / self._device_rate()
+        sms = self.profile.sized().sms or 1
+        blocks = max(1, -(-nbytes // MEMSET_BLOCK_BYTES))
+        row = self._on_sms(stream, "memset", name or f"memset {nbytes:,} B", duration, blocks, 8 * sms,
+                           min(1.0, blocks / sms))
         row["bytes"] = nbytes
         if sync:
             self.host_time = max(self.host_time, row["end"])
@@ -384,9 +398,13 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
     all of its resident blocks keep busy together. As many blocks as fit in what the earlier groups
     leave free for a block's whole time start at once; the rest wait for the next earlier group to end
     (so a second kernel starts in the room the first leaves, and its later blocks as the first's last
-    wave drains); no block starts while ``max_kernels`` other kernels run. Returns (start, end, blocks)
-    groups in order: ``blocks`` run at once from start to end, in waves of ``block_us`` (once nothing
-    else runs, a kernel's full waves are one group)."""
+    wave drains); no block starts while ``max_kernels`` other kernels run. Where the block slots have
+    room but the throughput left is less than the blocks need, they start anyway and run slower, in what
+    is left (faster as earlier groups end), when that ends sooner than waiting for room would (an H100 ran four streams of a DRAM-
+    latency-bound kernel that together asked for 101% of the bandwidth 3.9x faster than one stream, not
+    2x). Returns (start, end, blocks) groups in order: ``blocks`` run at once from start to end, in waves
+    of ``block_us`` (once nothing else runs, a kernel's full waves are one group); blocks slowed so are
+    (start, end, blocks, share) pieces, one after another, ``share`` what the same blocks hold in each."""
     slot, per_block = 1.0 / slots, share / min(blocks, slots)
     placed, left, t = [], blocks, ready
     eps = 1e-6              # microseconds: times that differ by rounding only are the same moment
@@ -402,7 +420,8 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
             break
         end = t + block_us
         near = [g for g in busy if g[1] > t + eps and (g[0] < end - eps or g[0] <= t + eps)]
-        near += [[t0, t1, n * slot, n * per_block, kernel] for t0, t1, n in placed if t1 > t + eps]
+        near += [[g[0], g[1], g[2] * slot, g[3] if len(g) > 3 else g[2] * per_block, kernel]
+                 for g in placed if g[1] > t + eps]
         used_slots = used_share = 0.0
         others = set()
         for point in {t, *(g[0] for g in near if t + eps < g[0] < end - eps)}:
@@ -410,14 +429,44 @@ def place_blocks(busy, ready: float, blocks: int, slots: int, block_us: float, s
             used_slots = max(used_slots, sum(g[2] for g in at))
             used_share = max(used_share, sum(g[3] for g in at))
             others |= {g[4] for g in at if g[4] != kernel}
-        n = min(left, int((1.0 - used_slots) / slot + 1e-6),
-                int((1.0 - used_share) / per_block + 1e-6) if per_block > 0 else left)
+        fit = min(left, int((1.0 - used_slots) / slot + 1e-6))
+        n = min(fit, int((1.0 - used_share) / per_block + 1e-6) if per_block > 0 else left)
+        if fit > n and used_share < 1.0 - 1e-3 and len(others) < max_kernels:
+            need = fit * per_block
+            ends = sorted({g[1] for g in near if g[1] > t + eps})
+            # when waiting would give them the throughput they need: the first end of an earlier group
+            # after which the groups still running leave enough
+            room = next((e for e in ends if sum(g[3] for g in near if g[1] > e + eps) + need <= 1.0 + 1e-6), ends[-1])
+            pieces = _slowed(near, t, ends, need, block_us)
+            if pieces and pieces[-1][1] < room + block_us - eps:
+                placed += [(t0, t1, fit, held) for t0, t1, held in pieces]
+                left -= fit
+                continue
         if n >= 1 and len(others) < max_kernels:
             placed.append((t, end, n))
             left -= n
             continue
         t = min(g[1] for g in near if g[1] > t + eps)
     return placed
+
+
+def _slowed(near, t: float, ends, need: float, block_us: float) -> list:
+    """Blocks that need ``need`` of the device's throughput for ``block_us``, started at ``t`` in what the
+    ``near`` groups leave: at that share of full speed, faster as those groups end. Returns the pieces
+    of their run, (start, end, share held), until they finish ([] if they never would)."""
+    pieces, done, at = [], 0.0, t
+    for e in [*ends, float("inf")]:
+        free = 1.0 - sum(g[3] for g in near if g[0] <= at + 1e-6 and g[1] > at + 1e-6)
+        held = min(need, max(free, 0.0))
+        rate = held / need
+        if rate > 0 and done + rate * (e - at) >= block_us:
+            pieces.append((at, at + (block_us - done) / rate, held))
+            return pieces
+        if rate > 0:
+            pieces.append((at, e, held))
+        done += rate * (e - at)
+        at = e
+    return []
 
 
 def sub_rows(rows, lane: str = "engine") -> dict:
@@ -489,7 +538,8 @@ def _estimated(rec, p, blocks) -> KernelTiming:
     warp_insts = -(-rec.thread_instructions // 32)
     sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
     # a kernel launched in a loop counts the same work each time: its estimate is looked up
-    key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()))
+    key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()),
+           tuple(getattr(rec, "chain_cycles", ())), getattr(rec, "longest_path", 0.0), getattr(rec, "clock_wait_us", 0.0))
     known = _ESTIMATES.get(key)
     if known is not None and known[0] is p:
         return known[1]

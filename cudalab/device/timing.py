@@ -1,8 +1,9 @@
 """A first-order estimate of how long a launch would take on a real GPU, from what the emulator counted.
 
-The model is a roofline over four pipes, taken on the busiest SM, plus the launch itself::
+The model is a roofline over four pipes and the warps' dependent chains, taken on the busiest SM,
+plus the launch itself::
 
-    time = launch_overhead + max(issue, shared, global, dispatch)
+    time = launch_overhead + max(issue, shared, global, dispatch, latency)
 
 * issue:    warp instructions / (4 schedulers x 1 instruction per clock). A divergent branch costs
             both paths because the emulator counts every warp instruction executed. A scheduler
@@ -13,6 +14,16 @@ The model is a roofline over four pipes, taken on the busiest SM, plus the launc
             when too few warps are resident to hide memory latency (below 50% occupancy).
 * dispatch: blocks on the busiest SM x 160 clocks: starting a block is not free, which is why
             32-thread blocks are slow even for a memory-bound kernel.
+* latency:  a warp waits for each result it needs. ``rec.chain_cycles`` (ptx/chains.py, from the PTX)
+            is a lone warp's cycles per instruction of the kernel's main loop, its global loads from L2
+            or DRAM (mixed by the share of the launch's global sectors that reach DRAM, from the
+            metrics; all of them without); the warps an SM holds wait side by side, so the SM takes
+            that times its instructions per warp it holds, and the kernel at least its longest thread's
+            (``rec.longest_path``: a divergent kernel's few busy lanes). A dependent multiply-xor chain
+            at 1 or 2 warps per scheduler is latency-bound (11 cycles a step, 3.75 instructions), at 8
+            issue-bound; a DRAM pointer chase is latency-bound until the bandwidth runs out
+            (tools/latency_gpu_probe_h100.txt, tests/test_timing_latency.py). Not for a kernel that
+            waited on its clock (its spin loop's count is the host's pace).
 * host link: bytes read from and written to mapped host memory (zero-copy: cudaHostAlloc with
             cudaHostAllocMapped, cudaMallocHost) cross PCIe or NVLink-C2C, all SMs together, at the
             profile's host link rate; they are taken out of the global pipe. The Handbook's
@@ -23,15 +34,21 @@ Work is spread over SMs as the hardware does: ``ceil(blocks / SMs)`` blocks on t
 waves of ``active_blocks x SMs`` (occupancy.py).
 
 ``device_share`` says how much of the device the kernel keeps busy while it runs, for kernels of other
-streams beside it (the timeline's concurrent kernels): the share of SMs its blocks reach, times, for an
-issue-bound kernel, how well its warps per scheduler hide their instructions' latency
-(``LATENCY_HIDING_WARPS``) or, for a memory-bound one, the share of DRAM bandwidth the model gives it;
-times the share of its time that pipe is busy (not the launch overhead).
+streams beside it (the timeline's concurrent kernels): with its chains known, its busiest pipe's share
+of its time (a latency-bound kernel leaves the rest of the issue slots, DRAM bandwidth, to others), on
+the average SM (its blocks over the busiest SM's times the SMs: 115 blocks on 108 SMs keep them half
+busy); without them (a hand-made record), the share of SMs its blocks reach times, for an issue-bound
+kernel, how well its warps per scheduler hide their instructions' latency (``LATENCY_HIDING_WARPS``) or,
+for a memory-bound one, the share of DRAM bandwidth the model gives it; times the share of its time
+that pipe is busy (not the launch overhead).
 
 What it ignores, honestly: caches (every sector is charged as DRAM traffic, so kernels with heavy
 reuse, like a naive matrix multiply, come out too slow in absolute terms, though still ranked
-right against their tiled versions); instruction latencies and dependencies; the cost of each
-instruction (PTX instructions, not SASS, and an FMA costs as much as a division); tensor cores;
+right against their tiled versions; the latency side knows L2 from DRAM, not L1); the cost of each
+instruction's issue (PTX instructions, not SASS: an FMA chain's loop issues 1.75 PTX instructions a
+step where the H100 spent 1.32 cycles, an integer one 3.75 where it spent 3.85; latencies are per PTX
+instruction, fitted); where issue and latency meet (4 warps per scheduler of an 11-cycle chain) the
+model takes the larger, the H100 took 12% more; tensor cores;
 clocks below boost. The constants 0.75 and 160 were fitted to a vector add on an H100
 (docs/timing_h100.csv). Use it to rank versions of a kernel and to see *which* pipe limits it,
 not to predict microseconds.
@@ -73,8 +90,12 @@ class Estimate:
 
     def summary(self) -> str:
         parts = ", ".join(f"{k} {v:.1f} us" for k, v in self.parts_us.items())
+        why = ""
+        if self.limiter == "latency":
+            why = ("; each warp waits for the results its next instructions need, and too few warps share "
+                   "an SM to fill the waits: more warps per SM, or more independent work per thread, would hide them")
         return (f"about {self.time_us:.1f} us on {self.device}, limited by {self.limiter} ({parts}); "
-                f"{self.waves} wave{'s' * (self.waves != 1)}, occupancy {self.occupancy:.0%}")
+                f"{self.waves} wave{'s' * (self.waves != 1)}, occupancy {self.occupancy:.0%}{why}")
 
 
 def _sum(metrics, prefix):
@@ -130,6 +151,9 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
         global_us = sectors * 32 / bandwidth * 1e6
     global_us *= m.get("cudalab__device_share", 1.0)       # mapped host memory's bytes go over the host link
     mapped = m.get("cudalab__mapped_load_bytes", 0.0) + m.get("cudalab__mapped_store_bytes", 0.0)
+    dram_share = 1.0                   # of the global loads' sectors, the share that comes from DRAM
+    if segments and sectors:
+        dram_share = min(1.0, dram / (sectors * 32))
     parts = {
         # a warp scheduler issues for its own warps only: a block of one warp keeps one of the four busy
         "issue": inst * share / min(ISSUE_PER_CLOCK, warps_per_sm) / clock * 1e6,
@@ -139,15 +163,31 @@ def estimate(rec, device=None, registers: int | None = None, kernel=None, metric
     }
     if mapped and p.host_link_gbs:
         parts["host link"] = mapped / (p.host_link_gbs * 1e9) * 1e6
+    chain = getattr(rec, "chain_cycles", ())
+    if chain and not getattr(rec, "clock_wait_us", 0.0):    # (a clock spin's count is the host's pace)
+        # each warp waits out its own dependent chain: a lone warp's cycles per instruction (ptx/chains.py,
+        # its global loads from L2 or DRAM in the launch's proportion) times its instructions; the warps of
+        # an SM wait side by side, so the SM takes that per warp it holds at once, wave after wave; and
+        # the kernel lasts at least as long as its longest thread's chain (a divergent kernel whose few
+        # busy lanes hash long words: thread instructions over 32 say little of them)
+        cpi = chain[0] + dram_share * (chain[1] - chain[0])
+        per_sm = max(inst * share / warps_per_sm, getattr(rec, "longest_path", 0.0))
+        parts["latency"] = per_sm * cpi / clock * 1e6
     limiter = max(parts, key=parts.get)
     total = LAUNCH_OVERHEAD_US + parts[limiter]
     # what another stream's kernel may still use while this one runs (the timeline's concurrent kernels):
     # the SMs it leaves empty, the issue slots of schedulers with too few warps to hide their instructions'
     # latency, the DRAM bandwidth too few warps leave unused, and the launch overhead's idle time
-    used = min(blocks, p.sms) / p.sms
-    share = {"issue": used * min(1.0, warps_per_sm / ISSUE_PER_CLOCK / LATENCY_HIDING_WARPS),
-             "global": hiding * min(1.0, blocks / p.sms)}.get(limiter, used)
-    share *= parts[limiter] / total
+    used = blocks / (busiest * p.sms)        # the average SM's share of the busiest one's work
+    dram_used = hiding * min(1.0, blocks / p.sms)
+    if "latency" in parts:
+        # the busiest pipe's share of the time each warp spends waiting (all of it for the limiting pipe)
+        share = max(used * parts["issue"], used * parts["shared"], dram_used * parts["global"],
+                    used * parts["dispatch"], parts.get("host link", 0.0)) / total
+    else:      # a launch without its PTX's chains: warps per scheduler hide latency as the probe's chain did
+        share = {"issue": used * min(1.0, warps_per_sm / ISSUE_PER_CLOCK / LATENCY_HIDING_WARPS),
+                 "global": dram_used}.get(limiter, used)
+        share *= parts[limiter] / total
     if parts[limiter] < LAUNCH_OVERHEAD_US:
         limiter = "launch"
     return Estimate(device=p.name, time_us=total, limiter=limiter, parts_us=parts, waves=waves,

@@ -258,9 +258,11 @@ def _global_bytes(ex, inst, addrs, sel, nbytes, width, kind, align):
 def _in_bounds(ex, dst, src, sel, width):
     """(shared offsets, data) of a cp.async of ``width`` bytes from global ``src`` to shared ``dst``
     (lanes ``sel``, no observers) whose every lane is aligned, inside the block's shared memory and
-    inside one live allocation: one look at the lowest and highest address and at the OR of all of
+    inside a live allocation: one look at the lowest and highest address and at the OR of all of
     them, instead of a test per lane and per rule. None for anything else: the checked path then
-    words the fault, or warns of memory a GPU reads."""
+    words the fault, or warns of memory a GPU reads. Lanes may read from several allocations (then
+    each lane's is looked up): dmmaTensorCoreGemm's tile loop copies A in warps 0-3 and B in warps
+    4-7 with one cp.async, and took the checked path on every copy (a sixth of its CPU)."""
     if ex.observers or np.ndim(dst) == 0 or np.ndim(src) == 0 or not sel.size:
         return None
     limit = ex.shared_size
@@ -271,8 +273,19 @@ def _in_bounds(ex, dst, src, sel, width):
     starts, ends = ex.mem.bounds()
     k = int(np.searchsorted(starts, np.uint64(lo), side="right")) - 1
     buf = ex.mem.data
-    if k < 0 or hi + width > int(ends[k]) or hi - GLOBAL_BASE + width > buf.size - buf.size % width:
+    if k < 0 or hi - GLOBAL_BASE + width > buf.size - buf.size % width:
         return None
+    if hi + width > int(ends[k]):               # past the lowest lane's allocation: each lane's own
+        top = int(np.searchsorted(starts, np.uint64(hi), side="right")) - 1
+        if hi + width > int(ends[top]):
+            return None
+        if top == k + 1:                        # two allocations side by side (A's and B's): none between
+            if ((src > np.uint64(int(ends[k]) - width)) & (src < starts[top])).any():
+                return None
+        else:
+            each = np.searchsorted(starts, src, side="right") - 1   # (>= k: no lane is below lo)
+            if (src + np.uint64(width) > ends[each]).any():
+                return None
     word = np.dtype((np.void, width))
     off = (src - np.uint64(GLOBAL_BASE)) // np.uint64(width)
     data = buf[:buf.size - buf.size % width].view(word).take(off.view(np.int64)).view(np.uint8).reshape(-1, width)

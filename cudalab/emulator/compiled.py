@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -308,13 +309,19 @@ def upgrade_later(program, df, observers, cluster_size=1, limit: float = 10.0):
     return ask
 
 
+_ENGINE = None          # the engine module, once batch_lanes has imported it
+
+
 def batch_lanes(program, df, observers, lanes, cluster_size=1):
     """Lanes per batch: the interpreter's ``engine.LANE_BUDGET`` (its numpy arrays stay in cache),
     or ``WHOLE_KERNEL_LANES`` where one native region runs the whole kernel (regions.py): native
     code goes lane by lane whatever the batch, so a bigger one only saves the Python work each
     batch costs (register arrays, the context, the SIMT stack), which is most of a short kernel's
     time. ``engine.launch`` keeps the batch's register arrays within ``engine.BATCH_BYTES`` either way."""
-    from .engine import BATCH_BYTES, K_REGION, LANE_BUDGET
+    global _ENGINE
+    if _ENGINE is None:         # (engine imports this module: imported at the first launch, once)
+        from . import engine as _ENGINE
+    BATCH_BYTES, K_REGION, LANE_BUDGET = _ENGINE.BATCH_BYTES, _ENGINE.K_REGION, _ENGINE.LANE_BUDGET
     run = pick(program, df, observers, lanes, cluster_size)
     code = run.code
     if run is not df and run.__dict__.get("_better"):
@@ -401,9 +408,11 @@ def note_time(df, seconds, program=None, later: float = 0.0, too_long: bool = Fa
 
 def note_native(df, run_df, seconds: float, later: float = 0.0):
     """CPU seconds a batch ran ``run_df``, the kernel's native code; ``later``: what the launch's remaining
-    batches will take at its pace. Quick code (``QUICK_IR_BYTES``) that has run, or will have by the
-    launch's end, as long as its better code would take to build gets that build started, in a child
-    process (better_code.py): a kernel launched once or briefly never pays for it."""
+    batches will take at its pace. Quick code (``QUICK_IR_BYTES``) that has run, in this program and the
+    runs before it (``ran``, kept in the disk cache at exit), or will have by the launch's end, as long as
+    its better code would take to build gets that build started, in a child process (better_code.py): a
+    kernel launched once or briefly never pays for it. Where another process is building it already (the
+    program run again while its last run's build goes on), the child starts at once and waits for that one."""
     better = run_df.__dict__.get("_better")
     if better is None:          # (the usual code: a dictionary look-up is all a launch pays)
         return
@@ -413,21 +422,49 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
     st.quick_rest = later           # (a next batch may wait for the better build: _wait_for_better)
     if st.better is not None:
         return
+    if not st.native_seconds:
+        _QUICK.append((st, better))
     st.native_seconds += seconds
-    if st.native_seconds + later < better["seconds"]:
+    if (st.native_seconds + better.get("ran", 0.0) + later < better["seconds"]
+            and not (st.native_seconds == seconds and _locked(better["key"]))):
         return
-    folder = cache_dir()
-    try:
-        st.better = subprocess.Popen([sys.executable, str(Path(__file__).with_name("better_code.py")),
-                                      str(folder / f"{better['key']}.bc"), str(folder / f"{better['key']}.better.o"),
-                                      str(better["opt"])], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-    except OSError:
+    st.better = _start_better(better)
+    if st.better is None:
         run_df._better = None
         return
-    st.better.pid_of_parent, st.better.key = os.getpid(), better["key"]
-    st.better_since, st.better.seconds = time.monotonic(), better["seconds"]
+    st.better_since = time.monotonic()
     _CHILDREN.append(st.better)
+
+
+def _start_better(better):
+    """The child process that builds ``better``'s code (better_code.py), in a session of its own, so that
+    it outlives the program where ``end_children`` leaves it to finish; None where it cannot start."""
+    try:
+        child = subprocess.Popen([sys.executable, str(Path(__file__).with_name("better_code.py")), str(cache_dir()),
+                                  better["key"], str(better["opt"]), str(BETTER_CAP * better["seconds"] + 10)],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+    except OSError:
+        return None
+    child.pid_of_parent, child.key, child.seconds = os.getpid(), better["key"], better["seconds"]
+    return child
+
+
+# a better build's CPU time is capped at this many times its estimate (and 10 s more): the estimate is
+# BETTER_COST times the quick code generation, and the builds measured took 0.6 to 1.2 times it
+BETTER_CAP = 4.0
+
+
+def _locked(key) -> bool:
+    """Does another process hold the better build's lock for ``key`` (better_code.py)?"""
+    try:
+        with open(cache_dir() / f"{key}.better.lock", "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:             # no lock file: nobody builds it
+        pass
+    return False
 
 
 def _wait_for_better(st, rest: float):
@@ -476,13 +513,14 @@ def _child_cpu_seconds(child, st) -> float:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-_CHILDREN: list = []        # better_code.py processes of this process (ended at exit: end_children)
+_CHILDREN: list = []        # better_code.py processes of this process (end_children)
+_QUICK: list = []           # (tier state, its quick code's better entry) of kernels that ran quick code here
 
 
 def _take_better(program, df, st):
-    """The child building the better code has ended: load that code into the kernel (the next batch runs
-    it) and keep it on disk in place of the quick code; where the child failed, the quick code stays.
-    Not while another kernel's build holds LLVM (``_BUILD_LOCK``): a later batch asks again."""
+    """The child building the better code has ended, its code in the disk cache (better_code.py puts it
+    there): load it into the kernel (the next batch runs it); where the child failed, the quick code
+    stays. Not while another kernel's build holds LLVM (``_BUILD_LOCK``): a later batch asks again."""
     child = st.better
     if getattr(child, "pid_of_parent", None) != os.getpid():
         st.better = False       # a forked process: the child is its parent's (False: none again for this kernel)
@@ -497,8 +535,9 @@ def _take_better(program, df, st):
 
 def _load_better(program, df, st, child):
     st.better = False
-    _CHILDREN.remove(child)
-    if child.returncode != 0 or not _promote(child.key):
+    if child in _CHILDREN:
+        _CHILDREN.remove(child)
+    if child.returncode != 0 or not _promoted(child.key):
         return
     try:
         fused = _build(program, df)
@@ -508,41 +547,83 @@ def _load_better(program, df, st, child):
         st.fused = fused
 
 
-def _promote(key) -> bool:
-    """The better code a child built for ``key`` takes the quick code's place in the disk cache."""
-    folder = cache_dir()
+def _promoted(key) -> bool:
+    """Does the disk cache hold ``key``'s better code now (its entry without ``better``)? Not where the
+    entry is gone (the cache cleared meanwhile): the kernel is not built again for that."""
     try:
-        meta = json.loads((folder / f"{key}.json").read_text())
-        meta.pop("better", None)
-        tmp = folder / f"{key}.json.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(meta))
-        os.replace(folder / f"{key}.better.o", folder / f"{key}.o")
-        tmp.replace(folder / f"{key}.json")
-        (folder / f"{key}.bc").unlink(missing_ok=True)
+        return "better" not in json.loads((cache_dir() / f"{key}.json").read_text())
     except (OSError, ValueError):
         return False
-    return True
+
+
+# at a program's end, quick code that has run (in it and the runs before) this share of its better build's
+# estimate gets that build, left to finish after the program (end_children): a program run once is
+# usually run again. sortingNetworks' sort kernel ran 12 s a run against an estimate of 16 s
+EXIT_SHARE = 0.5
+
+
+def after_exit() -> bool:
+    """May better builds outlive the program (``CUDALAB_BUILD_AFTER_EXIT``, on unless 0)? The tests turn it
+    off (conftest.py): nothing of theirs may be left running after them."""
+    return os.environ.get("CUDALAB_BUILD_AFTER_EXIT", "1").strip() != "0"
 
 
 def end_children():
-    """At exit: a better build still under way is ended (its result would only have served later
-    launches), its half-written file removed; one that has finished since the kernel's last launch
-    leaves its code in the disk cache for the next process."""
-    for child in list(_CHILDREN):
-        if getattr(child, "pid_of_parent", None) != os.getpid():
-            continue
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        elif child.returncode == 0:
-            _promote(child.key)
-    for tmp in cache_dir().glob("*.better.o.*.tmp") if _CHILDREN else ():
+    """At a program's end (atexit; ``cudalab``'s entry calls it before its quick exit). A better build
+    under way is left to finish and put its code in the disk cache (better_code.py), and quick code that
+    has run ``EXIT_SHARE`` of its build's estimate gets its build started so, so that the program's next
+    run has the better code; the time the quick code has run is kept in the cache otherwise
+    (``note_native`` adds it up). Not past the program's CPU-time limit (``ulimit -t``: nothing is
+    started after a program stopped by it, nor a build its limit would not have left time for) nor with
+    ``after_exit`` off: then a build under way is ended, its half-written file removed."""
+    mine = [c for c in _CHILDREN if getattr(c, "pid_of_parent", None) == os.getpid()]
+    quick = [(st, better) for st, better in _QUICK if st.better is None]
+    _CHILDREN[:] = [c for c in _CHILDREN if c not in mine]
+    _QUICK.clear()
+    left = pace.cpu_time_left()
+    if not after_exit() or left <= 0:
+        for child in mine:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        _remove_partial(mine)
+        return
+    for st, better in quick:
+        ran = better.get("ran", 0.0) + st.native_seconds
+        if ran >= EXIT_SHARE * better["seconds"] and better["seconds"] <= left:
+            st.better = _start_better(better) or False
+            if st.better:
+                _LEFT.append(st.better)
+        else:
+            _keep_ran(better["key"], ran)
+
+
+_LEFT: list = []            # better builds end_children left running (tests wait for them)
+
+
+def _remove_partial(children):
+    for tmp in cache_dir().glob("*.better.o.*.tmp") if children else ():
         try:
             pid = int(tmp.name.split(".")[-2])
-            if any(c.pid == pid for c in _CHILDREN):
+            if any(c.pid == pid for c in children):
                 tmp.unlink(missing_ok=True)
         except (ValueError, OSError):
             pass
+
+
+def _keep_ran(key, ran: float):
+    """The quick code of ``key`` has run ``ran`` CPU seconds in all: kept in its cache entry's ``better``."""
+    folder = cache_dir()
+    try:
+        meta = json.loads((folder / f"{key}.json").read_text())
+        if not meta.get("better"):
+            return
+        meta["better"]["ran"] = round(ran, 3)
+        tmp = folder / f"{key}.json.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(meta))
+        tmp.replace(folder / f"{key}.json")
+    except (OSError, ValueError):
+        pass
 
 
 atexit.register(end_children)
@@ -766,7 +847,7 @@ def plan(df, module, sink):
     spans, cuts = [], {}
     if _regions_on():
         cuts = rg.cuts(df, info)
-        with_cuts = rg.find(df, _with_table_lookups(df, d, _with_copies(df, info), cuts), live, cuts) if cuts else []
+        with_cuts = rg.find(df, _cut_info(df, d, info, cuts), live, cuts) if cuts else []
         starts = {s for s, _ in with_cuts}        # (one region per start: the one with cuts goes further)
         spans = [sp for sp in rg.find(df, info, live) if sp[0] not in starts] + with_cuts
     boundaries = set(f.labels.values()) | set(df.reconv.values())
@@ -832,7 +913,16 @@ def plan(df, module, sink):
     return groups, regions
 
 
-def _with_copies(df, info):
+def _cut_info(df, d, info, cuts):
+    """``info`` (``_compilable``: pc -> may bail out) with what only a region with cuts runs natively, each
+    of ``CUT_HOOKS`` adding its instructions in turn: the instruction table given to ``regions.find`` for
+    those regions. Groups and regions without cuts are planned on ``info`` alone."""
+    for hook in CUT_HOOKS:
+        info = hook(df, d, info, cuts)
+    return info
+
+
+def _with_copies(df, d, info, cuts):
     """``info`` plus the cp.async, commit and wait instructions native code runs inside a region with
     cuts (async_native: a queue per block); groups and regions without cuts leave them to asyncops."""
     from . import async_native
@@ -840,8 +930,13 @@ def _with_copies(df, info):
     return {**info, **copies} if copies else info
 
 
+# the special function unit's instructions a region with cuts computes from mufu.py's tables (llvmgen._ex2,
+# _rsqrt_table): libdevice's expf ends with ex2.approx, a tiled n-body's rsqrtf is rsqrt.approx
+TABLE_LOOKUPS = frozenset({"ex2", "rsqrt"})
+
+
 def _with_table_lookups(df, d, info, cuts):
-    """``info`` with the ex2.approx instructions that lie inside a loop around cuts (a barrier loop) and
+    """``info`` with the ex2.approx and rsqrt.approx instructions (``TABLE_LOOKUPS``) that lie inside a loop around cuts (a barrier loop) and
     that a region with cuts may compute natively (llvmgen._ex2, ``tables``), for finding those regions.
     Interpreted, such an instruction ended the region at every turn of the loop: a Monte Carlo
     assignment's 100,000 rounds of ``__syncthreads()``, each with an ``expf`` (bench/README.md, lanes17
@@ -854,7 +949,7 @@ def _with_table_lookups(df, d, info, cuts):
              if code[p][0] == K_BRA and code[p][3] <= p and any(code[p][3] <= q <= p for q in cuts)]
     extra = {}
     for pc, (kind, _, inst, _) in enumerate(code):
-        if kind != K_NORMAL or pc in info or inst.opcode != "ex2" or not any(h <= pc <= t for h, t in loops):
+        if kind != K_NORMAL or pc in info or inst.opcode not in TABLE_LOOKUPS or not any(h <= pc <= t for h, t in loops):
             continue
         scratch = ir.Module(name="scratch")
         trial = lg.GroupBuilder(scratch, f"t{pc}", df.func, d, [], lg.find_function(scratch))
@@ -865,6 +960,10 @@ def _with_table_lookups(df, d, info, cuts):
             continue
         extra[pc] = trial.bails > 0
     return {**info, **extra} if extra else info
+
+
+# (df, d, info, cuts) -> info: the instructions a region with cuts takes beyond the generator's own (_cut_info)
+CUT_HOOKS = (_with_copies, _with_table_lookups)
 
 
 def _blockwise(df, s, e):
@@ -1654,13 +1753,16 @@ def _context(ex, symbols):
     return ctx
 
 
+_TEXTURE_NATIVE = None      # the texture_native module, once _texture_table has imported it
 _CTX_SLOTS = ()       # (shared, local, kparams, nkparams, starts, ends, nbounds): llvmgen.SLOT's, set at first use
 
 
 def _texture_table(mem, ctx):
     """Point ctx at the texture objects' table (texture_native: tex in native code), if ``mem`` has any."""
-    from . import texture_native
-    t = texture_native.table(mem)
+    global _TEXTURE_NATIVE
+    if _TEXTURE_NATIVE is None:         # (imported once: an import in a function costs 1 to 3 us a call)
+        from . import texture_native as _TEXTURE_NATIVE
+    t = _TEXTURE_NATIVE.table(mem)
     if t is not None:
         from . import llvmgen as lg
         ctx[lg.SLOT["textures"]], ctx[lg.SLOT["ntextures"]] = _address(t), len(t)

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import CudaError, KernelError, UnsupportedError
 from ..ptx import carry, inline, ir, spaces
 from ..ptx.cfg import reconvergence
+from ..ptx.chains import chain_cycles
 from ..ptx.mix import global_bytes_per_instruction
 from . import asyncops, memops, texture, warp  # noqa: F401  (register their decoders)
 from . import cluster, compiled, devrt, sm90  # noqa: F401  (clusters, native code, device launches, sm_90's ISA)
@@ -315,6 +316,8 @@ class LaunchStats:
     pdl: dict = field(default_factory=dict)               # griddepcontrol events (sm90.py), for the timeline
     # of the kernel's hot code (ptx/mix.py), for the timeline
     global_bytes_per_instruction: float = field(default=0.0, metadata={"merge": "launch"})
+    # a lone warp's cycles per instruction of the kernel's main loop, global loads from L2 / DRAM (ptx/chains.py)
+    chain_cycles: tuple = field(default=(), metadata={"merge": "launch"})
     # [microseconds] per batch that waited on clock64() or %globaltimer (Exec.clock_read), for the timeline
     clock_waits: list = field(default_factory=list)
 
@@ -1394,6 +1397,13 @@ def shared_layout(program: Program, df: DecodedFunction, dynamic: int):
     return layout, static, total
 
 
+def static_shared(program: Program, df: DecodedFunction) -> int:
+    """Bytes of the kernel's static __shared__ variables (shared_layout's second answer), kept with the
+    decoded function like the variables it uses: every launch's record asks (the timeline's blocks per
+    SM), and shared_layout walks all the module's variables (hundreds in a CUB program)."""
+    return _kept(df, "_static_shared", lambda: shared_layout(program, df, 0)[1])
+
+
 def _shared_used(program: Program, df: DecodedFunction) -> frozenset:
     """The symbols the kernel and the functions it calls name (its shared variables among them)."""
     used = set()
@@ -1618,6 +1628,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     stats = LaunchStats() if _device_launch is None else _device_launch.stats
     if _device_launch is None:
         stats.global_bytes_per_instruction = global_bytes_per_instruction(df.func)
+        stats.chain_cycles = chain_cycles(df.func)
     if why_slow.ON:
         why_slow.launched(program, df, kernel_name)
     # CPU time of this thread, not wall time: a busy shared machine (mybinder) must not kill a good
@@ -1691,7 +1702,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     spare = pool.pop(SPARE, None) if pool else None
     native_only = True          # every batch ran the kernel's native code (its pace: _pace_known)
     # batches that may run on several threads at once (parallel.py): their own stats, added in block order
-    window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
+    # (a grid of one batch has nothing to run beside it: not asked, 5% of a one-block launch's Python)
+    window = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared) \
+        if pace.blocks_total > bpb else 1
     if window > 1 and pace.blocks_total > bpb:
         # as many batches as a multiple of the threads: a 2^20-thread matmul's two native batches of 2^19
         # lanes each go to a thread of their own, five batches on two threads would leave one alone
@@ -1741,14 +1754,15 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                     pool, spare = done(flight[0], flight[1:])
                     flight.pop(0)
                 continue
+            waited = bool(flight)
             while flight:               # (in block order: the batches before it end first)
                 pool, spare = done(flight[0], flight[1:])
                 flight.pop(0)
             if run_df is df:
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
-            parallel.run(b, _run_batch)
+            parallel.run(b, _run_batch, None if waited else t0)     # (the clock as read above: a system call less)
             pool, spare = done(b, ())
-            if window <= parallel.workers() and run_df is not df and pace.blocks_done < pace.blocks_total:
+            if pace.blocks_done < pace.blocks_total and run_df is not df and window <= parallel.workers():
                 # a native batch shows what one holds (_window): more of the rest may run at once
                 wider = _window(program, df, observers, checks, shape, bpb, lpb, local_stride, total_shared)
                 if wider > window:
@@ -1839,7 +1853,8 @@ def _batch_done(b, later, df, program, observers, stats, pace, kernel_name, kpar
         spent = b.user
     # native batches of a launch on several threads: the rest of the grid is shared out over them
     ways = pace.ways if run_df is not df or native_soon or _has_mma_runs(df) else 1
-    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0, ways=ways)
+    pace.batch_done(nb, spent, compiled.NATIVE_GAIN if native_soon else 1.0, ways=ways,
+                    now=None if beside else b.ended)      # (this thread's clock at the batch's end)
     if native_soon and pace.clearly_too_long():
         compiled.wait_for_build(df)
     return pool, spare

@@ -35,6 +35,8 @@ def _writes(inst):
     ops = inst.operands
     if inst.opcode == "call":            # its return registers (and, over-approximated, its arguments)
         return tuple(r for o in ops for r in _regs(o))
+    if inst.opcode in ("bar", "barrier") and "red" in inst.mods and ops and ops[0][0] == "reg":
+        return tuple(_regs(ops[0]))      # __syncthreads_count/_and/_or: its result steers the loop around it
     if inst.opcode in _NO_DEST or not ops or ops[0][0] not in ("reg", "vec", "pair"):
         return ()
     return tuple(_regs(ops[0]))
@@ -141,11 +143,18 @@ def skeleton(df, free_locks=False):
     return sk
 
 
+def _block_votes(sk) -> bool:
+    """Does the skeleton keep a barrier that reduces over the block (``bar.red``: __syncthreads_count, _and,
+    _or)? Its result steers a loop, and it waits for every thread of the block, not the first warp alone."""
+    return any(fn is not _noop and inst.opcode in ("bar", "barrier") and "red" in inst.mods
+               for _, fn, inst, _ in sk.code)
+
+
 def thread_instructions(program, df, batch, kparams, shared_size, layout, local_stride, kernel_name,
                         seconds, cluster=None, free_locks=False):
     """(thread-instructions, whole) of the batch ``batch`` of kernel ``df``, counted by running its
     skeleton for at most ``seconds`` of CPU time on the first warp of every block (the other warps
-    are taken to do as much); ``whole`` is False when the time ran out first: the count so far is
+    are taken to do as much; every warp, where a block-wide vote steers its loops); ``whole`` is False when the time ran out first: the count so far is
     then a lower bound, as it is with ``free_locks`` (skeleton). None when the skeleton cannot tell."""
     from .engine import Exec, Frame, LaunchStats, Watchdog, run_function
     import numpy as np
@@ -160,6 +169,8 @@ def thread_instructions(program, df, batch, kparams, shared_size, layout, local_
     ex.wall_deadline = time.monotonic() + 4 * seconds   # and a bound on a busy machine's wall clock
     first_warp = ex.valid & (np.arange(ex.n) % batch.lanes_per_block < 32)
     scale = batch.threads_per_block / min(32, batch.threads_per_block)
+    if _block_votes(sk):     # a __syncthreads_count the loops test waits for the whole block: run all of it
+        first_warp, scale = ex.valid, 1.0
     try:
         run_function(ex, sk, first_warp, is_kernel=True)
     except Watchdog:

@@ -526,6 +526,50 @@ def vproduct(typingctx, av, bv, out, m, n, k, k0, k1, into):
     return types.void(av, bv, out, m, n, k, k0, k1, into), codegen
 
 
+@intrinsic
+def fma_rows(typingctx, av, bv, cin, out, m, n, k):
+    """out (m x n) = C + A B for float64 A (m x k), B (k x n) and C (``cin``, m x n), flat arrays, each
+    element an fma chain in k order (DMMA's sum, mma.dot_f64); m, n and k constants. True where every
+    element of out is finite. vproduct's code in doubles, but with C and D apart (dmma's loop keeps an
+    accumulator chain's D in one of two buffers and writes the other, where it copied D in and out
+    element by element: a quarter of the loop) and the finiteness test on the rows as they are stored
+    (|x| < inf, a NaN fails it), not a second pass over D's bits. ``cin`` may be ``out``: every row of
+    C is read before any is written."""
+    if not all(isinstance(x, types.IntegerLiteral) for x in (m, n, k)):
+        return None
+    rows, width, depth = m.literal_value, n.literal_value, k.literal_value
+
+    def codegen(context, builder, sig, args):
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        vec = ir.VectorType(ir.DoubleType(), width)
+        a_at, b_at, c_at, o_at = (context.make_array(sig.args[x])(context, builder, args[x]).data for x in range(4))
+
+        def intrinsic_fn(name, count):
+            return builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(vec, [vec] * count),
+                                                                    name)
+        fma, fabs = intrinsic_fn(f"llvm.fma.v{width}f64", 3), intrinsic_fn(f"llvm.fabs.v{width}f64", 1)
+
+        def row(at, index):
+            return builder.bitcast(builder.gep(at, [ir.Constant(i64, index)]), vec.as_pointer())
+        sums = [builder.load(row(c_at, i * width), align=8) for i in range(rows)]
+        undef, zeros = ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(i32, width), [0] * width)
+        for kk in range(depth):
+            b = builder.load(row(b_at, kk * width), align=8)
+            for i in range(rows):
+                x = builder.load(builder.gep(a_at, [ir.Constant(i64, i * depth + kk)]))
+                splat = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(i32, 0)), undef, zeros)
+                sums[i] = builder.call(fma, [splat, b, sums[i]])
+        inf = ir.Constant(vec, [math.inf] * width)
+        finite = None
+        for i in range(rows):
+            builder.store(sums[i], row(o_at, i * width), align=8)
+            ok = builder.fcmp_ordered("<", builder.call(fabs, [sums[i]]), inf)
+            finite = ok if finite is None else builder.and_(finite, ok)
+        every = builder.bitcast(finite, ir.IntType(width))
+        return builder.icmp_unsigned("==", every, ir.Constant(ir.IntType(width), (1 << width) - 1))
+    return types.boolean(av, bv, cin, out, m, n, k), codegen
+
+
 @numba.njit(cache=True, nogil=True)
 def load_shared(lanes, base, ld, block_base, major, minor, limit, shift, shared, bits, regs):
     """wmma.load of the given lanes from shared memory into registers ``regs`` (arrays over the
@@ -811,12 +855,31 @@ def read_doubles(at, offs, size, vals):
 
 
 @numba.njit(inline="always", cache=True)
-def finite_doubles(vals, size):
-    """Whether vals[:size] are all finite (from their bits, branch-free)."""
-    u = vals.view(np.uint64)
+def line_stride(offs, lines, run, across):
+    """Whether a tile's fragment (tile_at's offs: element t at byte offs[t]) is ``lines`` runs of ``run``
+    side-by-side doubles, equally far apart: element (x, r) of run x is t = x * run + r, or r * lines + x
+    where ``across`` (a col_major B: each run one column of B). The runs' stride in bytes, or -1."""
+    stride = offs[run if not across else 1] - offs[0] if lines > 1 else 0
+    if stride < 0:
+        return np.int64(-1)
+    for x in range(lines):
+        for r in range(run):
+            if offs[r * lines + x if across else x * run + r] != offs[0] + x * stride + 8 * r:
+                return np.int64(-1)
+    return stride
+
+
+@numba.njit(inline="always", cache=True)
+def read_lines(at, stride, vals, lines, run, across):
+    """read_doubles for a fragment of runs (line_stride): each run's doubles read side by side, with no
+    table of offsets (sizes constant: LLVM unrolls it). The sample's A and B tiles are runs of k = 4
+    doubles, and each element through its offset was a seventh of dmma's loop."""
     bad = np.uint64(0)
-    for i in range(size):
-        bad |= np.uint64((u[i] >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+    for x in range(lines):
+        for r in range(run):
+            u = peek64(at + x * stride + 8 * r)
+            vals[r * lines + x if across else x * run + r] = float_of(u)
+            bad |= np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
     return bad == np.uint64(0)
 
 
@@ -971,19 +1034,19 @@ def make(m, n, k, block):
         av, bv = np.empty((fragments[0], m * k)), np.empty((fragments[1], k * n))
         fin_a, fin_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
         have_a, have_b = np.zeros(fragments[0], np.bool_), np.zeros(fragments[1], np.bool_)
-        acc = np.zeros((fragments[2], m * n))
+        acc, cur = np.zeros((fragments[2], 2, m * n)), np.zeros(fragments[2], np.int64)
         live, dirty, wrote = np.zeros(fragments[2], np.bool_), np.zeros(fragments[2], np.bool_), \
             np.zeros(fragments[2], np.int64)
-        d = np.empty(m * n)
         lanes, words = np.empty((3, 32), np.int64), np.empty((8, 32), np.uint64)
         index, plan = plan_loads(ops, major, minor, atarget, btarget, counts, m, n, k)
-        offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 4), np.int64)
-        held = (raw_a, raw_b, raw_c, av, bv, fin_a, fin_b, have_a, have_b, acc, live, dirty, wrote, d, lanes, words,
+        offs, known_ld = np.empty((plan.shape[0], plan.shape[2]), np.int64), np.zeros((plan.shape[0], 6), np.int64)
+        known_ld[:, 5] = -2                   # (4, 5: the stride line_stride was asked for and its answer)
+        held = (raw_a, raw_b, raw_c, av, bv, fin_a, fin_b, have_a, have_b, acc, cur, live, dirty, wrote, lanes, words,
                 index, plan, offs, known_ld)          # (their views and their arguments' uncounted: floats' unmanaged)
         raw_a, raw_b, raw_c, av, bv = unmanaged(raw_a), unmanaged(raw_b), unmanaged(raw_c), unmanaged(av), unmanaged(bv)
         fin_a, fin_b, have_a, have_b = unmanaged(fin_a), unmanaged(fin_b), unmanaged(have_a), unmanaged(have_b)
-        acc = unmanaged(acc)
-        live, dirty, wrote, d, lanes = unmanaged(live), unmanaged(dirty), unmanaged(wrote), unmanaged(d), unmanaged(lanes)
+        acc, cur = unmanaged(acc), unmanaged(cur)
+        live, dirty, wrote, lanes = unmanaged(live), unmanaged(dirty), unmanaged(wrote), unmanaged(lanes)
         words, index, plan, offs, known_ld = unmanaged(words), unmanaged(index), unmanaged(plan), unmanaged(offs), \
             unmanaged(known_ld)
         warps, pos, ptrs, ops, major, minor, block_base = unmanaged(warps), unmanaged(pos), unmanaged(ptrs), \
@@ -1000,14 +1063,24 @@ def make(m, n, k, block):
                     p += 1
                     continue
                 if op[0] == LOAD:
-                    f = op[FRAGMENT]            # an mma's A or B, from one tile: decoded as read (tile_at)
-                    at = tile_at(w, op, ptrs, shared, block_base, limit, plan[index[p]], offs[index[p]],
-                                 known_ld[index[p]], m * k if op[OPERAND] == 0 else k * n) if index[p] >= 0 else -1
+                    f, i = op[FRAGMENT], index[p]   # an mma's A or B, from one tile: decoded as read (tile_at)
+                    at = tile_at(w, op, ptrs, shared, block_base, limit, plan[i], offs[i], known_ld[i],
+                                 m * k if op[OPERAND] == 0 else k * n) if i >= 0 else -1
+                    if at >= 0 and (known_ld[i, 4] != known_ld[i, 0] or known_ld[i, 5] == -2):
+                        known_ld[i, 4] = known_ld[i, 0]
+                        known_ld[i, 5] = line_stride(offs[i], m, k, False) if op[OPERAND] == 0 else \
+                            line_stride(offs[i], n, k, True)
                     if at >= 0 and op[OPERAND] == 0:
-                        fin_a[f] = read_doubles(at, offs[index[p]], m * k, av[f])
+                        if known_ld[i, 5] >= 0:
+                            fin_a[f] = read_lines(at + offs[i, 0], known_ld[i, 5], av[f], m, k, False)
+                        else:
+                            fin_a[f] = read_doubles(at, offs[i], m * k, av[f])
                         have_a[f] = True
                     elif at >= 0:
-                        fin_b[f] = read_doubles(at, offs[index[p]], k * n, bv[f])
+                        if known_ld[i, 5] >= 0:
+                            fin_b[f] = read_lines(at + offs[i, 0], known_ld[i, 5], bv[f], n, k, True)
+                        else:
+                            fin_b[f] = read_doubles(at, offs[i], k * n, bv[f])
                         have_b[f] = True
                     elif not load_warp(w, op, ptrs, major, minor, shared, block_base, limit, lanes, words, True):
                         break
@@ -1024,26 +1097,24 @@ def make(m, n, k, block):
                     have_b[b] = True
                 if not (fin_a[a] and fin_b[b]):
                     break
-                if op[CARRY] == 1 and live[c]:
-                    for e in range(m * n):
-                        d[e] = acc[c, e]
-                else:
+                nxt = 1 - cur[c]                # D goes to the chain's other buffer: a stop keeps cur[c]'s
+                src = cur[c]
+                if not (op[CARRY] == 1 and live[c]):
                     unpack(ptrs, op, C, counts[2], ctarget, 64, w, raw_c)
-                    if not doubles_of(raw_c, m * n, d):
+                    if not doubles_of(raw_c, m * n, acc[c, nxt]):
                         break
-                vproduct(av[a], bv[b], d, m, n, k, 0, k, True)
-                if not finite_doubles(d, m * n):
+                    src = nxt
+                if not fma_rows(av[a], bv[b], acc[c, src], acc[c, nxt], m, n, k):
                     break
-                for e in range(m * n):
-                    acc[c, e] = d[e]
+                cur[c] = nxt
                 if op[KEEP] == 0:
-                    write_d(ptrs, op, w, dsrc, d.view(np.uint64), 8)
+                    write_d(ptrs, op, w, dsrc, acc[c, nxt].view(np.uint64), 8)
                 live[c], dirty[c], wrote[c] = True, op[KEEP] == 1, p
                 p += 1
             if p < ops.shape[0]:                # a stop: the chains' D not written yet, into their registers,
                 for c in range(acc.shape[0]):   # and the fragments loaded without writing them
                     if dirty[c]:
-                        write_d(ptrs, ops[wrote[c]], w, dsrc, acc[c].view(np.uint64), 8)
+                        write_d(ptrs, ops[wrote[c]], w, dsrc, acc[c, cur[c]].view(np.uint64), 8)
                 for r in range(p):
                     if ops[r, 0] == LOAD and ops[r, QUIET] == 1:
                         load_warp(w, ops[r], ptrs, major, minor, shared, block_base, limit, lanes, words, True)

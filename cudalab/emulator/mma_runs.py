@@ -85,10 +85,90 @@ def fuse(code, func):
                    for i, (k, fn, inst, aux) in enumerate(code[pc:last], pc)]
         program = [e for e in entries if getattr(e[1], "fusion", None)]
         if form is not None and len(program) >= 2:
-            out[pc] = (K_FUSED, Run(entries, form, mentions), code[pc][2], last)
+            out[pc] = (K_FUSED, Run(entries, form, mentions, constant_offsets(func, pc, labels)), code[pc][2], last)
             pc = last
         else:
             pc += 1
+    return out
+
+
+def constant_offsets(func, pc: int, labels) -> dict:
+    """Register -> (register, constant) where, at instruction ``pc``, the first holds the second plus
+    the constant (bytes, 64-bit), through chains of unguarded add.s64/u64 of a register and an
+    immediate: the first's last write before pc in pc's basic block is such an add and its source is
+    not written after it; or, written nowhere in that block, each is written once in the kernel,
+    the add after its source's one write in the same block (nvcc's tile addresses, worked out before
+    the loop). A program's loads read their tiles from the base register this leads back to, with the
+    constant added to their offsets: dmmaTensorCoreGemm's k-loop reads 96 tiles through 81 registers,
+    each one of two bases plus a constant, and checking 81 registers' 32 lanes, warp by warp, each
+    from its own array over the batch, was a seventh of its compiled loop."""
+    from .decode import _NO_DEST, _regs
+    insts = func.insts
+    latest = {}                                 # register -> its last write in pc's block before pc
+    for i in range(max((x for x in labels if x <= pc), default=0), pc):
+        for r in _written(insts[i], _NO_DEST, _regs):
+            latest[r] = i
+    rel = {x: (y, imm) for x, (y, imm, first, then) in _single_adds(func, labels).items()
+           if x not in latest and not first < pc <= then}
+    for x, i in latest.items():
+        add = _add_of_constant(insts[i])
+        if add and latest.get(add[0], -1) < i:
+            rel[x] = add
+        else:
+            rel.pop(x, None)
+    out = {}
+    for x, (y, imm) in rel.items():
+        for _ in range(len(rel)):               # (each link's source written before it: no cycle)
+            if y not in rel:
+                break
+            y, more = rel[y]
+            imm += more
+        out[x] = (y, (imm + 2 ** 63) % 2 ** 64 - 2 ** 63)
+    return out
+
+
+def _written(inst, no_dest, regs):
+    """The registers an instruction writes (a call: every register it names)."""
+    ops = inst.operands
+    if inst.opcode == "call":
+        return [r for o in ops for r in regs(o)]
+    if ops and ops[0][0] in ("reg", "vec", "pair") and (inst.opcode not in no_dest or inst.opcode == "wmma"):
+        return list(regs(ops[0]))
+    return []
+
+
+def _add_of_constant(inst):
+    """(source register, immediate) of an unguarded add.s64/u64 of a register and an immediate, else None."""
+    ops = inst.operands
+    if inst.opcode == "add" and inst.guard is None and tuple(inst.mods) == tuple(inst.types) and \
+            tuple(inst.types) in (("s64",), ("u64",)) and len(ops) == 3 and ops[0][0] == "reg" and \
+            ops[1][0] == "reg" and not ops[1][2] and ops[2][0] == "imm" and isinstance(ops[2][1], int):
+        return ops[1][1], ops[2][1]
+    return None
+
+
+def _single_adds(func, labels) -> dict:
+    """Register -> (source, immediate, the source's write, its own write) for registers written once in
+    the kernel, by an _add_of_constant of a source written once, earlier in the same basic block."""
+    cached = func.__dict__.get("_single_adds")
+    if cached is not None:
+        return cached
+    from .decode import _NO_DEST, _regs
+    insts = func.insts
+    writes = collections.defaultdict(list)
+    for i, inst in enumerate(insts):
+        for r in _written(inst, _NO_DEST, _regs):
+            writes[r].append(i)
+    out = {}
+    for x, where in writes.items():
+        add = _add_of_constant(insts[where[0]]) if len(where) == 1 else None
+        if add is None or len(writes.get(add[0], ())) != 1:
+            continue
+        first, then = writes[add[0]][0], where[0]
+        if first < then and not any(i in labels for i in range(first + 1, then + 1)) and \
+                not any(insts[i].opcode in ("bra", "brx", "ret", "exit", "call", "trap") for i in range(first, then)):
+            out[x] = (add[0], add[1], first, then)
+    func.__dict__["_single_adds"] = out
     return out
 
 
@@ -128,8 +208,9 @@ class LaneOp:
 class Run:
     """One run's program (mma_loops' rows), its registers and the loads' element tables."""
 
-    def __init__(self, entries, form, mentions):
+    def __init__(self, entries, form, mentions, bases=None):
         self.entries, self.form = entries, form
+        bases, folded = bases or {}, {}
         self.program, self.joined = _joined_lanes([e for e in entries if getattr(e[1], "fusion", None)], mentions)
         self.before = [e[1] for e in entries if not getattr(e[1], "fusion", None)]      # run first
         self.names, slots = [], {}
@@ -172,13 +253,17 @@ class Run:
                 row[D:D + len(info["d"])] = write(info["d"])
             else:
                 row[0], row[FRAGMENT] = LOAD, -1
-                row[BASE] = read([info["base"]])[0] if info["base"] else -1
+                base, extra = info["base"], 0
+                if base in bases and info["base_word"] == 8:      # (constant_offsets)
+                    base, extra = bases[base]
+                    folded[base] = 8
+                row[BASE] = read([base])[0] if base else -1
                 row[LD] = read([info["ld"]])[0] if isinstance(info["ld"], str) else -1
                 row[LD_IMM] = 0 if isinstance(info["ld"], str) else info["ld"]
                 row[NREGS] = len(info["regs"])
                 row[REGS:REGS + len(info["regs"])] = write(info["regs"])
                 loaded.append((len(ops), tuple(info["regs"]), {x: version[x] for x in info["regs"]}))
-                row[BASE_WORD], row[OFFSET] = info["base_word"], info["offset"]
+                row[BASE_WORD], row[OFFSET] = info["base_word"], (info["offset"] + extra + 2 ** 63) % 2 ** 64 - 2 ** 63
                 row[TABLE], row[DISTINCT] = len(tables), info["major"].shape[1]
                 row[ESIZE], row[ELEMENT_BITS], row[WORD] = info["esize"], info["bits"], info["word"]
                 tables.append((info["major"], info["minor"]))
@@ -193,7 +278,7 @@ class Run:
             # (dmmaTensorCoreGemm's k-loop: each fragment read from its tile into the loop, not its registers)
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
-        self.words = {}
+        self.words, self.folded = dict(folded), set(folded)
         for (_, fn, _, _) in self.program:
             for name, word in fn.fusion[2]["words"].items():
                 self.words[name] = word
@@ -261,6 +346,11 @@ class Run:
         values)."""
         regs = ex.fr.regs
         n, words, written = ex.n, self.words, self.written
+        for name in self.folded:        # a base the loads lead back to (constant_offsets): an array of its own
+            a = regs.get(name)
+            if isinstance(a, np.ndarray) and a.dtype.itemsize == 8 and a.size in (1, n) and \
+                    not (a.shape == (n,) and a.flags.c_contiguous):
+                regs[name] = np.ascontiguousarray(np.broadcast_to(a.reshape(-1), (n,)))
         for name in self.held:
             a = regs.get(name)
             if not (a is None and name in written or isinstance(a, np.ndarray) and a.shape == (n,)

@@ -30,8 +30,7 @@ import numpy as np
 _FRACTION = 0x7FFFFF
 
 
-@lru_cache(maxsize=None)
-def table(name: str) -> np.ndarray:
+def _stored(name: str) -> np.ndarray:
     """The H100's result bits for the floats 1 + j*2^-23 in order, from j = 0: 2^23 of them for 'ex2',
     'rcp' and 'lg2', 2^24 (up to 4) for 'rsqrt' and 'sqrt'; 'lg2half' is lg2 of (1 + j*2^-23) / 2;
     'sin' is the unit's sine of j*2^-25 turns, a quarter turn (2^23 of them).
@@ -44,6 +43,22 @@ def table(name: str) -> np.ndarray:
     return np.add.accumulate(steps, dtype=np.uint32)
 
 
+@lru_cache(maxsize=None)
+def table(name: str) -> np.ndarray:
+    """The H100's result bits for the floats 1 + j*2^-23 in order (see _stored). 'lg2' and 'lg2half' are
+    the two halves of one array (_lg2_pair), so that lg2_ftz reads either with one index."""
+    if name in ("lg2", "lg2half"):
+        pair = _lg2_pair()
+        return pair[:_FRACTION + 1] if name == "lg2" else pair[_FRACTION + 1:]
+    return _stored(name)
+
+
+@lru_cache(maxsize=None)
+def _lg2_pair() -> np.ndarray:
+    """lg2's table of [1, 2) followed by its table of [0.5, 1): entry j | 2^23 is lg2 of (1 + j*2^-23) / 2."""
+    return np.concatenate([_stored("lg2"), _stored("lg2half")])
+
+
 def _scaled(t, n):
     """Bits of the positive normal float ``t`` (bits) times 2^n: zero below the normals, infinity above."""
     e = ((t >> 23) & 255).astype(np.int64) + n
@@ -51,8 +66,85 @@ def _scaled(t, n):
     return np.where(e <= 0, 0, np.where(e >= 255, 0x7F800000, out)).astype(np.uint32)
 
 
+# ------------------------------------------------------------------ the quick paths
+# The interpreter runs these over a whole batch (2^17 lanes) at each instruction, and BlackScholesGPU has 18
+# of them a thread: the rules below, in int64 with a clip and a np.where per case, took 6.2 ms (ex2) and
+# 6.6 ms (lg2) a batch where the table read itself takes 0.4. So each function first takes the ordinary
+# lanes (a normal input whose result is a normal float) in a few uint32 passes, one table read each, and
+# hands the rest (zeros, subnormals, infinities, NaN, results out of range) to the whole rule,
+# ``_*_every_case``: the same bits either way (tests/test_mufu_quick.py).
+
+def _bits(a):
+    """float32 ``a`` as a flat uint32 array (a view where it can be) and ``a`` itself as float32."""
+    a = np.asarray(a, np.float32)
+    return a.reshape(-1).view(np.uint32), a
+
+
+def _finish(a, out, special, every_case):
+    """``out`` (uint32 bits) with the lanes in ``special`` taken from ``every_case``, shaped as ``a``."""
+    if special.any():
+        out[special] = every_case(a.reshape(-1)[special]).view(np.uint32)
+    return out.view(np.float32).reshape(a.shape)
+
+
 def ex2_ftz(a):
-    """ex2.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out)."""
+    """ex2.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out).
+    Quick path: |a| < 128, normal, and the result a normal float (_ex2_ftz_every_case says why)."""
+    bits, a = _bits(a)
+    e = (bits >> 23) & 255
+    negative = bits >= 0x80000000
+    q = (((bits & _FRACTION) | (1 << 23)) << 7) >> (134 - e)     # the truncated 7.23 magnitude, e < 134
+    n, j = q >> 23, q & _FRACTION
+    t = table("ex2").take(np.where(negative, _FRACTION - j, j))       # 2^(1 + k 2^-23), exponent 128
+    out = t + np.where(negative, np.uint32(0) - ((n + 2) << 23), (n - 1) << 23)   # times 2^(-n-2) or 2^(n-1)
+    special = (e - 1 >= 133) | (negative & ((j == 0) | (n >= 126)))   # 0, subnormal, |a| >= 128, NaN; tiny
+    return _finish(a, out, special, _ex2_ftz_every_case)
+
+
+def rcp_ftz(a):
+    """rcp.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out).
+    Quick path: exponents 1 to 250, whose reciprocals are normal floats."""
+    bits, a = _bits(a)
+    e = (bits >> 23) & 255
+    out = (table("rcp").take(bits & _FRACTION) + np.uint32(127 << 23) - (e << 23)) | (bits & 0x80000000)
+    return _finish(a, out, e - 1 >= 251, _rcp_ftz_every_case)
+
+
+def rsqrt_ftz(a):
+    """rsqrt.approx.ftz.f32 of float32 ``a`` as an H100 gives it. Quick path: positive normal floats
+    (their results always are normal: exponents 63 to 190)."""
+    bits, a = _bits(a)
+    e = (bits >> 23) & 255
+    index = (bits & _FRACTION) | (((e & 1) ^ 1) << 23)                # m in [1, 4): an odd e - 127 doubles it
+    half = (e.view(np.int32) - 127) >> 1                              # floor((e - 127) / 2)
+    out = (table("rsqrt").take(index).view(np.int32) - (half << 23)).view(np.uint32)
+    return _finish(a, out, (e - 1 >= 254) | (bits >= 0x80000000), _rsqrt_ftz_every_case)
+
+
+def lg2_ftz(a):
+    """lg2.approx.ftz.f32 (MUFU.LG2) as an H100 gives it. Quick path: positive normal floats. With
+    u = e - 127 and L the [1, 2) table's log2 of the fraction, v = |u| + L (u > 0) or |u| - L (u < -1)
+    rounded to nearest is one step from the truncated result, and v - |u| is exact in float32 (v and
+    |u| lie within a factor of 2), so whether it rounded up is one compare (see _lg2_ftz_every_case)."""
+    bits, a = _bits(a)
+    e, j = (bits >> 23) & 255, bits & _FRACTION
+    u = e.view(np.int32) - 127
+    lbits = _lg2_pair().take(j | ((e == 126).astype(np.uint32) << 23))   # [1, 2)'s table, or [0.5, 1)'s
+    l = lbits.view(np.float32)
+    absu = np.abs(u).astype(np.float32)
+    positive = u > 0
+    sl = np.where(positive, l, -l)
+    v = absu + sl
+    d = v - absu
+    down = np.where(positive, d > sl, d >= sl)                       # rounded up, or (u < 0) exact
+    out = (v.view(np.uint32) - down) | (u.view(np.uint32) & 0x80000000)
+    out = np.where(e - 126 <= 1, lbits, out)                         # u = 0 or -1: the table's own bits
+    return _finish(a, out, (e - 1 >= 254) | (bits >= 0x80000000), _lg2_ftz_every_case)
+
+
+def _ex2_ftz_every_case(a):
+    """ex2.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out): the whole rule,
+    every input (ex2_ftz runs it on the lanes its quick path leaves)."""
     a = np.asarray(a, np.float32)
     bits = a.view(np.uint32).astype(np.int64)
     negative, e = bits >> 31 == 1, (bits >> 23) & 255
@@ -71,8 +163,8 @@ def ex2_ftz(a):
     return out.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
-def rcp_ftz(a):
-    """rcp.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out)."""
+def _rcp_ftz_every_case(a):
+    """rcp.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out): the whole rule."""
     a = np.asarray(a, np.float32)
     bits = a.view(np.uint32).astype(np.int64)
     sign, e = (bits & 0x80000000).astype(np.uint32), (bits >> 23) & 255
@@ -82,8 +174,8 @@ def rcp_ftz(a):
     return out.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
-def rsqrt_ftz(a):
-    """rsqrt.approx.ftz.f32 of float32 ``a`` as an H100 gives it: the table holds [1, 4), an even
+def _rsqrt_ftz_every_case(a):
+    """rsqrt.approx.ftz.f32 of float32 ``a`` as an H100 gives it, the whole rule: the table holds [1, 4), an even
     power of two scales it (measured on that binade pair; the scaling matches the corpus's rsqrtf)."""
     a = np.asarray(a, np.float32)
     bits = a.view(np.uint32).astype(np.int64)
@@ -124,13 +216,15 @@ def sqrt(a):
 def _subnormals_scaled(a, ftz, undo):
     a = np.asarray(a, np.float32)
     subnormal = (a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)
+    if not subnormal.any():                                              # the usual batch: no rescaling
+        return ftz(a)
     with np.errstate(all="ignore"):
         r = ftz(np.where(subnormal, a * np.float32(2.0 ** 24), a))
         return np.where(subnormal, undo(r), r).astype(np.float32)
 
 
-def lg2_ftz(a):
-    """lg2.approx.ftz.f32 (MUFU.LG2) as an H100 gives it. For a = 2^u m (m in [1, 2)) the unit adds u
+def _lg2_ftz_every_case(a):
+    """lg2.approx.ftz.f32 (MUFU.LG2) as an H100 gives it, the whole rule. For a = 2^u m (m in [1, 2)) the unit adds u
     to its log2 of m (the table of [1, 2)) in fixed point and truncates: u + L rounded toward zero for
     u > 0, and for u < -1 the magnitude |u| - L rounded toward zero and one ulp lower still where it
     is exact (the one's complement of a two's complement, as for ex2: lg2 of 2^-126 is -125.99999).
@@ -193,7 +287,42 @@ def _sine_of_turns(r):
     return out ^ np.where(quarter >= 2, np.uint32(0x80000000), np.uint32(0))
 
 
+def _quick_turns(a):
+    """_turns for a batch: uint32 bits of float32 ``a`` -> (r, bits, special). The FMUL.RZ as float32
+    rounding of the exact float64 product, one step down where that rounded up; the fixed point as one
+    uint64 shift of the mantissa (products of 2^-25 turns and more are 0 turns and more: every whole turn
+    drops). ``special``: NaN and the infinities, for the whole rule."""
+    bits, a = _bits(a)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.abs(a.reshape(-1)).astype(np.float64) * np.float64(INV_2PI)    # exact: 24 + 24 bits
+        t = p.astype(np.float32)
+        tb = t.view(np.uint32) - (t.astype(np.float64) > p)            # toward zero (t >= 0)
+    e = np.minimum((tb >> 23) & 255, 160).astype(np.uint64)
+    r = ((((tb & _FRACTION) | (1 << 23)).astype(np.uint64) << 40) >> (165 - e)) & (4 * _QUARTER - 1)
+    return r.astype(np.uint32), bits, a, (bits & 0x7F800000) == 0x7F800000
+
+
+def _quick_sine(r):
+    """_sine_of_turns on uint32 turns: the table backwards in quarters 1 and 3 (the index's one's
+    complement), negated in quarters 2 and 3."""
+    quarter = r >> 23
+    j = (r & (_QUARTER - 1)) ^ ((np.uint32(0) - (quarter & 1)) & (_QUARTER - 1))
+    return table("sin").take(j) ^ ((quarter >> 1) << 31)
+
+
 def sin(a):
+    """sin.approx.f32 (see _sin_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    r, bits, a, special = _quick_turns(a)
+    return _finish(a, _quick_sine(r) ^ (bits & 0x80000000), special, _sin_every_case)
+
+
+def cos(a):
+    """cos.approx.f32 (see _cos_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    r, bits, a, special = _quick_turns(a)
+    return _finish(a, _quick_sine((r + _QUARTER) & (4 * _QUARTER - 1)), special, _cos_every_case)
+
+
+def _sin_every_case(a):
     """sin.approx.f32 and sin.approx.ftz.f32 (SASS FMUL.RZ, MUFU.SIN) as an H100 gives them, bit for bit
     for all 2^32 inputs, NaNs included (NaN and the infinities give 0x7fffffff). The input is cut to
     2^-25 turns (1.9e-7 radians), so near zero the result is up to that far from sin(a): below one
@@ -203,7 +332,7 @@ def sin(a):
     return _unit_nan(a, out)
 
 
-def cos(a):
+def _cos_every_case(a):
     """cos.approx.f32 and cos.approx.ftz.f32 (FMUL.RZ, MUFU.COS): the sine a quarter turn on, from the
     same table; even in a. cos(0) is 1, and cos of the float32 pi/2 is 0 (cosf gives -4.37e-8): the
     unit's coarse steps hide the float's distance from a quarter turn, as sin of the float32 pi is 0."""

@@ -192,7 +192,7 @@ class Pace:
         self.per_block = None       # after a batch: its CPU seconds a block
         # the sample alone said "stop": the next blocks run as a second sample first (second_opinion)
         self.second_sample = False
-        self.system_at_start = system_seconds()     # this thread's system CPU time when the batch began
+        self.system_at_start = None     # this thread's system CPU time when the batch began (batches sets it)
 
     @property
     def deadline(self) -> float:
@@ -239,7 +239,8 @@ class Pace:
                     yield first, min(sample, self.blocks_total - first)
                     first += min(sample, self.blocks_total - first)
         for start in range(first, self.blocks_total, per_batch):
-            self.system_at_start = system_seconds()
+            if start + per_batch < self.blocks_total:       # (the last batch's serves no estimate: batch_done)
+                self.system_at_start = system_seconds()
             yield start, min(per_batch, self.blocks_total - start)
 
     def progress(self, now: float | None = None) -> Progress:
@@ -270,6 +271,8 @@ class Pace:
             return
         if not got[1] and got[0] * self.blocks_total / blocks <= least * self.stats.thread_instructions:
             return          # a partial count below the work already done says nothing (a kernel spinning)
+        if got[0] * self.blocks_total / blocks < self.stats.thread_instructions:
+            return          # nor does a whole one: the skeleton missed what steers a loop the threads are still in
         self.forecast = round(got[0] * self.blocks_total / blocks)
         self.forecast_partial = not got[1]
         self.estimate = self.forecast / rate
@@ -317,7 +320,8 @@ class Pace:
         # the kernel's pace is its user time: system time in a batch is the OS mapping fresh device
         # memory on its first touch (a 1 GiB array written the first time: about a second, spread
         # over the first batches that write it), paid once, not by the batches after
-        batch_seconds = max(batch_seconds - (system_seconds() - self.system_at_start), 0.1 * batch_seconds)
+        if left and self.system_at_start is not None:     # (the last batch's pace serves no estimate)
+            batch_seconds = max(batch_seconds - (system_seconds() - self.system_at_start), 0.1 * batch_seconds)
         ways = max(1, ways)
         self.estimate = spent + left * batch_seconds / blocks / ways
         # a small batch pays the same per-instruction overheads as a full one: it bounds a full

@@ -48,6 +48,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ..ptx.ir import leaves
+from . import pace as _pace   # (system_seconds, per batch: imported here, not in run)
 
 ENV = "CUDALAB_THREADS"
 MAX_DEFAULT = 4                 # threads without CUDALAB_THREADS (each batch in flight holds its own memory)
@@ -253,33 +254,40 @@ class Batch:
     ``budget()`` gives the CPU seconds it may run (``Pace.worker_left``) and ``clock`` is the launch's
     seconds per worker thread (``Pace.workers``), which the batch adds its own to."""
 
-    __slots__ = ("ex", "run_df", "info", "nb", "budget", "clock", "error", "seconds", "user", "done")
+    __slots__ = ("ex", "run_df", "info", "nb", "budget", "clock", "error", "seconds", "user", "done", "ended")
 
     def __init__(self, ex, run_df, info, nb, budget=None, clock=None):
         self.ex, self.run_df, self.info, self.nb, self.budget, self.clock = ex, run_df, info, nb, budget, clock
         self.error = None
         self.seconds = self.user = 0.0
+        self.ended = None       # the running thread's CPU clock at the batch's end
         self.done = None        # an Event, made where the batch goes to a worker thread (``submit``)
 
 
-def run(batch: Batch, body):
-    """Run ``body(batch)`` on this thread, keeping its error and its CPU seconds (user and all)."""
-    from .pace import system_seconds
+def run(batch: Batch, body, now: float | None = None):
+    """Run ``body(batch)`` on this thread, keeping its error, its CPU seconds and, on a worker thread, its
+    user seconds (the launching thread's pace leaves its system time out itself: pace.batch_done).
+    ``now``: this thread's CPU clock, just read (each reading is a system call, about a microsecond, and
+    a program launching a small kernel 10^5 times makes a dozen a launch); ``batch.ended`` is the clock
+    at its end."""
+    worker = batch.done is not None
     if batch.budget is not None:            # the launch's watchdog time left, on this thread's clock
-        batch.ex.deadline = time.thread_time() + batch.budget()
-    sys0 = system_seconds()
-    t0 = time.thread_time()
+        now = time.thread_time()
+        batch.ex.deadline = now + batch.budget()
+    sys0 = _pace.system_seconds() if worker else 0.0
+    t0 = time.thread_time() if now is None else now
     try:
         body(batch)
     except BaseException as e:      # noqa: BLE001  (handed to the launch's thread, in block order)
         batch.error = e
     finally:
-        batch.seconds = time.thread_time() - t0
+        batch.ended = time.thread_time()
+        batch.seconds = batch.ended - t0
         if batch.clock is not None:         # (only this thread writes its own entry)
             me = threading.get_ident()
             batch.clock[me] = batch.clock.get(me, 0.0) + batch.seconds
-        batch.user = max(batch.seconds - (system_seconds() - sys0), 0.1 * batch.seconds)
-        if batch.done is not None:
+        if worker:
+            batch.user = max(batch.seconds - (_pace.system_seconds() - sys0), 0.1 * batch.seconds)
             batch.done.set()
 
 

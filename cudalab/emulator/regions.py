@@ -153,9 +153,13 @@ import time
 
 import numpy as np
 
+from . import compiled     # (a launch runs two or more regions: an import in a function costs 1 to 3 us each time)
+
 # thread-instructions per native call before it returns for the watchdog: 2^24 is 4 to 20 ms of the fastest regions
-# (a 2^20-thread shuffle reduction's batch returned five times at 2^22, 687 -> 621 us a launch, best of 10)
-BUDGET = 1 << 24
+# (a 2^20-thread shuffle reduction's batch returned five times at 2^22, 687 -> 621 us a launch, best of 10);
+# 2^25 (8 to 40 ms): its batches of 2^19 threads, 21 million thread-instructions, still returned once each
+# at 2^24, 643-726 -> 636-657 us a launch (launch18 round, load 8)
+BUDGET = 1 << 25
 CLOCK_EVERY = 1 << 20           # thread-instructions in regions between two looks at the clock
 
 # instructions that meet other threads: never inside a region
@@ -1213,7 +1217,6 @@ class Runner:
     def __call__(self, ex, stack, ent, rpc):
         """Run the active lanes through the region. Returns the exit pc (every lane is there), None
         (some lanes stopped inside: the stack changed) or -1 (run the replaced entry instead)."""
-        from . import compiled
         r = self.r
         off = ex.__dict__.get("regions_off")
         if self.entry < rpc < r.end or off and r.start in off:
@@ -1229,7 +1232,6 @@ class Runner:
         return self._run(ex, stack, ent)
 
     def _run(self, ex, stack, ent):
-        from . import compiled
         r = self.r
         regs = ex.fr.regs
         mine = getattr(self._threads, "table", None)

@@ -32,7 +32,9 @@ from .build import build, build_program, cache_dir, nvcc, oldest_arch, source_fo
 from .command import NvccCommand, parse_nvcc
 from .stopping import cpu_limit_stops, stopped_message
 
-_MAIN = re.compile(r"\b(int|void)\s+main\s*\(")     # void: a Visual Studio program (programs/void_main.py)
+# void: a Visual Studio program (programs/void_main.py); auto: C++11's trailing return type, `auto main() -> int`
+# (a Warsaw course's projects), which is no kernel file
+_MAIN = re.compile(r"\b(int|void|auto)\s+main\s*\(")
 ADDR_NO_RANDOMIZE = 0x0040000
 
 
@@ -56,7 +58,8 @@ class ProgramResult:
 
 
 def has_main(source: str) -> bool:
-    """Is this source a whole program (it defines ``int main(``, or ``void main(`` as Visual Studio allows)?"""
+    """Is this source a whole program (it defines ``int main(``, ``auto main() -> int``, or ``void main(`` as Visual
+    Studio allows)?"""
     return bool(_MAIN.search(re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)))
 
 

@@ -605,6 +605,9 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cusparse": "nvidia-cusparse (cuSPARSE's headers; cudalab computes its generic API): pip install "
                               "'cudalab[cusparse]'",
                   "npp": "NPP, which cudalab does not emulate",
+                  # (a Japanese course's last lecture reads a file straight into device memory)
+                  "cufile": "cuFile (GPUDirect Storage: file reads into GPU memory), which cudalab does not emulate; "
+                            "run it on a real GPU whose machine has GDS (--device gpu)",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide"}
 

@@ -7,8 +7,9 @@ CUDA Handbook's AOStoSOA reported 4,644 GB/s on an emulated H100 (3,350 GB/s of 
 measured 558 with the program's own formula). Scaling the thread-instructions by this ratio gives
 the traffic the model needs, without counting a single access.
 
-The hot code is the function's innermost loops (a grid-stride loop's body), or all of it when it
-has none: the instructions there run many times for each one of set-up. Loads, stores, atomics
+The hot code is the function's innermost loops nested deepest (a grid-stride loop's body; a hash loop
+inside it, not the grid-stride loop's other inner loops), or all of it when it has none: the
+instructions there run many times for each one of set-up. Loads, stores, atomics
 and reductions count with their width (vectors included); ``.global`` ones and generic ones, which
 in a kernel are mostly global (a pointer loaded from memory), not ``.shared``, ``.local``,
 ``.param`` or ``.const``. Every byte is taken as coalesced: the estimate is the least traffic the
@@ -36,19 +37,48 @@ def access_bytes(inst) -> int:
     return int(bits) // 8 * int(lanes or 1) * width
 
 
-def hot_range(f: Function) -> list:
-    """Instruction indices of the innermost loops (a backward branch's span that holds no other
-    loop), or every index when there is no loop."""
+def _loops(f: Function) -> list:
+    """(first, last) instruction indices of every loop: a branch back to a label at or before it."""
     loops = []
     for i, inst in enumerate(f.insts):
         if inst.opcode == "bra" and inst.operands and inst.operands[0][0] == "sym":
             target = f.labels.get(inst.operands[0][1])
             if target is not None and target <= i:
                 loops.append((target, i))
-    innermost = [(a, b) for a, b in loops if not any((a, b) != (c, d) and a <= c and d <= b for c, d in loops)]
-    if not innermost:
+    return loops
+
+
+def innermost_loops(f: Function) -> list:
+    """(first, last) instruction indices of the innermost loops: a backward branch's span that holds
+    no other loop."""
+    loops = _loops(f)
+    return [(a, b) for a, b in loops if not any((a, b) != (c, d) and a <= c and d <= b for c, d in loops)]
+
+
+def deepest_loops(f: Function) -> list:
+    """(first, last) indices of the innermost loops nested deepest (in the most other loops): where a
+    function's iterations go. A hash loop inside a grid-stride loop runs thousands of times for each
+    turn of the outer loop's other inner loops (loops the compiler made for the hash's zero-trip case,
+    a set-up loop of shared memory), so those count for nothing."""
+    loops = _loops(f)
+    inner = innermost_loops(f)
+    depth = {ab: sum(c <= ab[0] and ab[1] <= d for c, d in loops) for ab in inner}
+    return [ab for ab in inner if depth[ab] == max(depth.values())]
+
+
+def main_loop(f: Function) -> tuple | None:
+    """(first, last) indices of the longest of the deepest loops (a loop the compiler unrolled, not the
+    short remainder loop after it), or None without loops."""
+    deepest = deepest_loops(f)
+    return max(deepest, key=lambda ab: ab[1] - ab[0]) if deepest else None
+
+
+def hot_range(f: Function) -> list:
+    """Instruction indices of the deepest innermost loops, or every index when there is no loop."""
+    deepest = deepest_loops(f)
+    if not deepest:
         return list(range(len(f.insts)))
-    return sorted({i for a, b in innermost for i in range(a, b + 1)})
+    return sorted({i for a, b in deepest for i in range(a, b + 1)})
 
 
 def global_bytes_per_instruction(f: Function) -> float:

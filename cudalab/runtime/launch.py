@@ -11,6 +11,7 @@ declared type only when the value fits.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,11 +143,27 @@ def marshal(kernel: str, params, ctypes, args, pointer_of):
 _ANY_POINTEE = {None, "int8", "uint8"}        # void*, char*, unsigned char*: raw bytes of anything
 
 
+_POINTEES_OK: set = set()     # (C++ type, array dtype, a numpy array?) that passed _check_pointee
+
+
 def _check_pointee(where, ct, a):
-    """An array passed for ``float*`` must hold float32: the kernel reads its bytes as floats."""
+    """An array passed for ``float*`` must hold float32: the kernel reads its bytes as floats.
+    (What passed once is kept: np.dtype and its comparisons cost microseconds, at every argument of
+    every launch.)"""
     dt = getattr(a, "dtype", None)
     if ct is None or dt is None or ct.numpy in _ANY_POINTEE or ct.base in ("void", "const void"):
         return
+    key = (ct, dt, isinstance(a, np.ndarray))
+    if key in _POINTEES_OK:
+        return
+    _check_dtype(where, ct, a, dt)
+    if len(_POINTEES_OK) > 1024:
+        _POINTEES_OK.clear()
+    _POINTEES_OK.add(key)
+
+
+def _check_dtype(where, ct, a, dt):
+    """_check_pointee's test itself: raises LaunchError where ``a``'s elements are not the pointee's type."""
     if not isinstance(a, np.ndarray) and np.dtype(dt) == np.uint8:
         return          # a device buffer of raw bytes (like cudaMalloc's) may hold anything
     want = np.dtype(ct.numpy)
@@ -154,6 +171,12 @@ def _check_pointee(where, ct, a):
         raise LaunchError(f"{where} points to {ct.base.replace('const ', '')} values ({want}), but the array you "
                           f"passed holds {np.dtype(dt)}: the kernel would read its bytes as the wrong type. "
                           f"Convert it first, e.g. a.astype(np.{want}).", "cudaErrorInvalidValue")
+
+
+@functools.lru_cache(maxsize=None)
+def _iinfo(dtype):
+    """np.iinfo, kept: a launch asks it of each integer argument, and making one took 4 us."""
+    return np.iinfo(dtype)
 
 
 def _scalar_bytes(where, p, ct, a):
@@ -183,7 +206,7 @@ def _scalar_bytes(where, p, ct, a):
                 raise LaunchError(f"{where} is an integer, but you passed {a!r}: convert it with int() first.",
                                   "cudaErrorInvalidValue")
             a = int(a)
-        info = np.iinfo(target)
+        info = _iinfo(target)
         v = int(a)
         if ct is None and target.kind == "u" and v < 0 and v >= np.iinfo(f"i{target.itemsize}").min:
             # no C++ type (an extern "C" kernel, PTX): NVVM declares C's int parameters .u32 too, so a

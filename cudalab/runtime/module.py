@@ -60,6 +60,20 @@ def _parse_cached(ptx: str):
     return m
 
 
+
+def _emulator():
+    """The emulator's engine, imported at the first launch (``import cudalab`` stays light) and kept:
+    an import statement in a function costs 1 to 3 us at every call, and a launch made three."""
+    engine = _emulator.engine
+    if engine is None:
+        from ..analysis.sanitizer import observers_for
+        from ..emulator import engine
+        _emulator.engine, _emulator.observers_for = engine, observers_for
+    return engine
+
+
+_emulator.engine = _emulator.observers_for = None
+
 class Module:
     def __init__(self, compiled, name=None):
         self.compiled = compiled
@@ -314,8 +328,7 @@ class Kernel:
         rec = LaunchRecord(self.name, g, b, int(shared), dev.kind, resources=self.resources)
         try:
             if dev.kind == "emu":
-                from ..emulator.engine import shared_layout
-                rec.static_shared = shared_layout(prog, prog.function(self.mangled), 0)[1]
+                rec.static_shared = _emulator().static_shared(prog, prog.function(self.mangled))
                 self._run_emu(prog, g, b, int(shared), kparams, observers, rec, checks, cluster)
             else:
                 self._run_gpu(dev, prog, g, b, int(shared), args, copies, rec, cluster, kparams)
@@ -334,17 +347,16 @@ class Kernel:
         return marshal(self.name, self.func.params, self.ctypes, args, pointer_of)
 
     def _run_emu(self, prog, g, b, shared, kparams, observers, rec, checks, cluster=None):
-        from ..analysis.sanitizer import observers_for
-        from ..emulator.engine import launch
-        observers = tuple(observers) + tuple(observers_for(prog))   # cudalab.check(...): racecheck, initcheck
+        engine = _emulator()
+        observers = tuple(observers) + tuple(_emulator.observers_for(prog))   # cudalab.check(...): racecheck, initcheck
         streams.context().bind(prog)      # the selected profile's SMs, clock, attributes and limits
         stats = None
         bar = Bar(self.name)
         try:
-            stats = launch(prog, self.mangled, g, b, shared, kparams, observers=observers,
-                           timeout=self.module.watchdog or devices.WATCHDOG_SECONDS, kernel_name=self.name,
-                           checks=checks, cluster=cluster, non_portable_cluster=self.non_portable_cluster_size_allowed,
-                           progress=bar)
+            stats = engine.launch(prog, self.mangled, g, b, shared, kparams, observers=observers,
+                                  timeout=self.module.watchdog or devices.WATCHDOG_SECONDS, kernel_name=self.name,
+                                  checks=checks, cluster=cluster,
+                                  non_portable_cluster=self.non_portable_cluster_size_allowed, progress=bar)
         except KernelError as e:
             rec.findings.extend(e.findings)
             printed = getattr(e, "printed", [])

@@ -29,6 +29,8 @@ class LaunchRecord:
     device_launches: list = field(default_factory=list)   # grids it launched from the device, as run (dicts)
     resources: object = field(default=None, repr=False)   # callable -> device.resources.Resources (lazy)
     global_bytes_per_instruction: float = field(default=0.0, repr=False)   # the kernel's, from its PTX (ptx/mix.py)
+    chain_cycles: tuple = field(default=(), repr=False)    # a lone warp's cycles per instruction (ptx/chains.py)
+    longest_path: float = field(default=0.0, repr=False)   # instructions of its longest thread (a batch's, on average)
     mapped_bytes_per_instruction: tuple = field(default=(0.0, 0.0), repr=False)  # of those, (loads, stores) through
     #                                                         pointers to mapped host memory (runtime core)
     clock_wait_us: float = field(default=0.0, repr=False)  # the longest a batch of it waited on clock64()/globaltimer
@@ -40,6 +42,9 @@ class LaunchRecord:
         and a program's kernel."""
         self.instructions, self.thread_instructions = stats.instructions, stats.thread_instructions
         self.global_bytes_per_instruction = stats.global_bytes_per_instruction
+        self.chain_cycles = getattr(stats, "chain_cycles", ())
+        # the batch-level count is each batch's longest path (lock step, or a region's longest thread)
+        self.longest_path = stats.instructions / stats.batches if getattr(stats, "batches", 0) else 0.0
         self.printed = stats.printed
         self.clock_wait_us = max((w[0] for w in getattr(stats, "clock_waits", ())), default=0.0)
         self.findings.extend(stats.findings)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import device as _devices     # (the profile property: not imported at each call)
 from ...device.timeline import kernel_timing
 from ...errors import CudaError, KernelError, LaunchError
 from ...emulator.memory import DEVICE_MEMORY
@@ -115,8 +116,13 @@ class Function:
 
     @property
     def static_shared(self) -> int:
-        from ...emulator.engine import shared_layout
-        return shared_layout(self.program, self.program.function(self.mangled), 0)[1]
+        global _static_shared
+        if _static_shared is None:      # (the engine, imported at the first launch: not at each)
+            from ...emulator.engine import static_shared as _static_shared
+        return _static_shared(self.program, self.program.function(self.mangled))
+
+
+_static_shared = None       # emulator.engine.static_shared, once Function.static_shared has imported it
 
 
 class Context(GraphAPI, TextureAPI, StreamQueues):
@@ -167,8 +173,7 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
     def profile(self):
         if self._profile is not None:
             return self._profile
-        from ...device import current
-        return current()
+        return _devices.current()
 
     @property
     def props(self) -> dict:

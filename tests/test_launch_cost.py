@@ -1,0 +1,129 @@
+"""What a warm launch does in Python, besides running the kernel (bench/launch_python.py times it).
+
+A program that launches a small kernel 10^5 times pays the launch's Python every time, so a warm
+launch makes no import statement (each costs 1 to 3 us), reads the CPU clock only where a number
+needs it (each reading is a system call), and asks nothing about running batches side by side when
+its grid is one batch. These tests count those things; the time itself is the benchmark's business.
+"""
+import builtins
+import time
+
+import numpy as np
+import pytest
+
+import cudalab
+from cudalab.emulator import engine, pace as pace_mod, parallel
+from cudalab.emulator.engine import LaunchStats
+from cudalab.emulator.pace import Pace
+
+SCALE = r"""
+extern "C" __global__ void scale(float *y, const float *x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i];
+}
+"""
+
+
+@pytest.fixture
+def scale(monkeypatch):
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    return cudalab.compile(SCALE).get_kernel("scale")
+
+
+def test_a_warm_launch_imports_nothing(scale, monkeypatch):
+    x = cudalab.to_device(np.arange(256, dtype=np.float32))
+    y = cudalab.device_array(256, np.float32)
+    scale[1, 256](y, x, np.float32(2.0), np.int32(256))          # the first launch builds and imports
+    imported = []
+    real = builtins.__import__
+
+    def counting(name, *args, **kwargs):
+        imported.append(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", counting)
+    scale[1, 256](y, x, np.float32(3.0), np.int32(256))
+    monkeypatch.undo()
+    assert imported == []
+    assert np.array_equal(y.copy_to_host(), 3 * np.arange(256, dtype=np.float32))
+
+
+def test_a_grid_of_one_batch_does_not_ask_whether_batches_could_run_side_by_side(scale, monkeypatch):
+    x = cudalab.to_device(np.ones(4096, dtype=np.float32))
+    y = cudalab.device_array(4096, np.float32)
+    scale[16, 256](y, x, np.float32(1.0), np.int32(4096))
+    asked = []
+    real = engine._window
+    monkeypatch.setattr(engine, "_window", lambda *a: asked.append(a) or real(*a))
+    scale[16, 256](y, x, np.float32(5.0), np.int32(4096))          # 16 blocks: one batch
+    assert asked == []
+    monkeypatch.setattr(engine, "LANE_BUDGET", 4 * 256)              # 4 blocks a batch: several
+    monkeypatch.setattr(engine.compiled, "WHOLE_KERNEL_LANES", 4 * 256)
+    scale[16, 256](y, x, np.float32(7.0), np.int32(4096))
+    assert len(asked) >= 1
+    assert np.all(y.copy_to_host() == 7.0)
+
+
+def test_a_batch_run_on_this_thread_is_timed_from_the_clock_the_caller_read():
+    ran = []
+    b = parallel.Batch(ex=None, run_df=None, info=None, nb=1)
+    before = time.thread_time()
+    parallel.run(b, ran.append, now=before - 1.0)        # as if the caller had read the clock a second ago
+    assert ran == [b] and b.error is None
+    assert b.seconds >= 1.0                              # counted from the clock it was given
+    assert before <= b.ended <= time.thread_time()       # the clock at its end, for pace.batch_done
+    assert b.user == 0.0                                 # user time is a worker's batch's only
+
+
+def test_the_system_clock_is_read_before_a_batch_only_where_an_estimate_follows(monkeypatch):
+    reads = []
+    monkeypatch.setattr(pace_mod, "system_seconds", lambda: reads.append(1) or 0.0)
+    one = Pace("k", 8, 10.0, float("inf"), LaunchStats())
+    assert list(one.batches(8)) == [(0, 8)]
+    assert reads == []                                   # one batch: nothing is estimated after it
+    three = Pace("k", 24, 10.0, float("inf"), LaunchStats())
+    three.known_pace = True                              # no sample batch
+    assert list(three.batches(8)) == [(0, 8), (8, 8), (16, 8)]
+    assert len(reads) == 2                               # before the first two, not the last
+
+
+def test_a_pace_whose_batches_began_unrecorded_leaves_no_system_time_out(monkeypatch):
+    monkeypatch.setattr(pace_mod, "system_seconds", lambda: 5.0)     # the thread's system time so far
+    p = Pace("k", 100, 1000.0, float("inf"), LaunchStats())
+    p.per_batch = 10
+    p.batch_done(10, 2.0, now=p.start)                  # 10 of 100 blocks in 2 s, no start of it recorded
+    assert p.estimate == pytest.approx(18.0, abs=0.01)
+
+
+def test_a_kernels_static_shared_bytes_are_worked_out_once():
+    k = cudalab.compile(r"""
+    __global__ void tile(float *y) {
+        __shared__ float t[256];
+        __shared__ double u[8];
+        t[threadIdx.x] = threadIdx.x;
+        __syncthreads();
+        if (threadIdx.x < 8) u[threadIdx.x] = t[255 - threadIdx.x];
+        __syncthreads();
+        y[threadIdx.x] = t[threadIdx.x] + (threadIdx.x < 8 ? u[threadIdx.x] : 0.0);
+    }""").get_kernel("tile")
+    y = cudalab.device_array(256, np.float32)
+    first = k[1, 256](y)
+    second = k[1, 256](y)
+    assert first.static_shared == second.static_shared == 256 * 4 + 8 * 8
+    prog = k.module.program(cudalab.runtime.device.current())
+    assert prog.function(k.mangled).__dict__["_static_shared"] == 256 * 4 + 8 * 8
+
+
+def test_an_array_of_the_wrong_type_is_refused_after_right_ones_passed():
+    twice = cudalab.compile(r"""
+    __global__ void twice(float *y, const float *x) { y[threadIdx.x] = 2.0f * x[threadIdx.x]; }
+    """).get_kernel("twice")
+    x = cudalab.to_device(np.ones(256, dtype=np.float32))
+    y = cudalab.device_array(256, np.float32)
+    twice[1, 256](y, x)           # float32 arrays for float*: kept as passing
+    twice[1, 256](y, x)
+    with pytest.raises(cudalab.LaunchError, match=r"points to float values \(float32\), but the array you passed "
+                                                    r"holds float64"):
+        twice[1, 256](y, cudalab.to_device(np.ones(256, dtype=np.float64)))
+    assert np.all(y.copy_to_host() == 2.0)
