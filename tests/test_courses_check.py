@@ -1497,3 +1497,12 @@ def test_a_visual_studio_projects_openmp_support_reaches_the_host_compiler(tmp_p
     assert p.sources == ["main.cpp", "axpy.cu"] and p.how == "axpy.vcxproj"
     assert p.options[:2] == ["-Xcompiler", "-fopenmp"]
     assert "-fopenmp" not in read_program(course / "plain/plain.cu", course).options
+
+
+def test_a_usage_line_that_counts_the_arguments_to_pass_is_no_success_line():
+    # a reader's reduction from Ansorge's book: "You should pass 4 CLI arguments: ... You've passed 1 arguments."
+    source = ('std::cout << "You should pass 4 CLI arguments: Array length (int)" << std::endl;\n'
+              'std::cout << "You\'ve passed " << argc << " arguments." << std::endl;\n'
+              'std::cout << "gpu_sum:\\t" << sum << std::endl;')
+    assert judge(0, "host_sum:\t8.38982e+06\ngpu_sum:\t8.38982e+06\n", source, 120)[0] == "pass"
+    assert judge(0, "done\n", 'printf("Test passed\\n");', 120)[0] == "fail"       # a verdict still owed

@@ -82,7 +82,8 @@ COURSE_FAILURE = re.compile(r"(?<!\b0 )(?<!\bno )\bmismatch|\b(?:did|do|does)(?:
 # ("Everything is passed into the kernel", a book's note on its arguments, says nothing of a result)
 # ("Both options can be passed", a usage line's passive, is no verdict either)
 SUCCESS = re.compile(r"\bsuccess(ful(ly)?)?\b|\bsucceeded\b|\bcorrect\b|"
-                     r"(?<!\bbe )(?<!\bbeen )\bPASS(ED)?\b(?!\s+(?:in|into|to|as|by|through|from|on|over|along)\b)", re.I)
+                     r"(?<!\bbe )(?<!\bbeen )(?<!\bYou've )\bPASS(ED)?\b(?!\s+(?:(?:in|into|to|as|by|through|from|on|over|along)\b|\d))", re.I)
+# ("You should pass 4 CLI arguments", "You've passed 1 arguments": a usage line's count, no verdict either)
 # (a library call too large for the CPU, cuBLAS's 16384-cubed gemm, is refused as "(it is GPU-sized)")
 GPU_SIZED = re.compile(r"about [\d.,]+ \w+ on the emulator|between [\d.,]+ \w+ and [\d.,]+ \w+ on the emulator|"
                        r"\(it is GPU-sized\)")
