@@ -4,7 +4,7 @@
     python bench/mufu.py --functions     # the table only
     python bench/mufu.py --kernels       # the kernels only (a tree from before the quick paths has no table)
 
-ex2, rcp, rsqrt, lg2, sin and cos.approx.f32 stay interpreted outside regions with cuts (llvmgen._approx:
+ex2, rcp, rsqrt, sqrt, lg2, sin and cos.approx.f32 stay interpreted outside regions with cuts (llvmgen._approx:
 their H100 bits come from 32 and 64 MiB tables, and numpy's gather over a batch overlaps the cache misses
 that native code, lane after lane, waits for one by one). So their cost is numpy's: the table has a row per
 function with the milliseconds of one 2^17-lane batch (the interpreter's batch) for the quick path
@@ -83,6 +83,7 @@ def functions():
         "ex2": ("ex2_ftz", "_ex2_ftz_every_case", "ex2", (-0.72 * rng.normal(0, 1, BATCH) ** 2)),
         "rcp": ("rcp_ftz", "_rcp_ftz_every_case", "rcp", rng.uniform(1.0, 3.5, BATCH)),
         "rsqrt": ("rsqrt_ftz", "_rsqrt_ftz_every_case", "rsqrt", rng.uniform(0.25, 10, BATCH)),
+        "sqrt": ("sqrt_ftz", "_sqrt_ftz_every_case", "sqrt", rng.uniform(0.25, 100, BATCH)),
         "lg2": ("lg2_ftz", "_lg2_ftz_every_case", "lg2", rng.uniform(5, 30, BATCH) / rng.uniform(1, 100, BATCH)),
         "sin": ("sin", "_sin_every_case", "sin", rng.uniform(0, 6.3, BATCH)),
         "cos": ("cos", "_cos_every_case", "sin", rng.uniform(0, 6.3, BATCH)),

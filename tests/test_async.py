@@ -641,20 +641,52 @@ def test_copies_from_two_arrays_in_one_instruction_are_checked_in_one_look(monke
     reads past the end of the first array, though the batch's highest address is inside the second,
     takes the checked path, which warns of it at the copy's line."""
     from cudalab.emulator import asyncops
+    monkeypatch.setenv("CUDALAB_TIER", "interp")      # (the compiled tier's regions copy in native code)
     calls = []
     for name in ("shared_offsets", "resolve"):
         real = getattr(asyncops, name)
         monkeypatch.setattr(asyncops, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
-    blocks = 20
+    launch = _two_sources()
+    launch(0)
+    assert calls == []
+    capfd.readouterr()
+    launch(1)                                   # the last block's lane 31: 16 bytes past a
+    assert "shared_offsets" in calls
+    warning = capfd.readouterr().err
+    assert "Invalid __global__ read of size 16 bytes" in warning and "at line 8" in warning
+
+
+def _two_sources(blocks=20):
+    """A launcher of TWO_SOURCES (shift -> None) on ``blocks`` blocks; an unshifted launch is checked."""
     a = np.arange(blocks * 32 * 4, dtype=np.int32).reshape(blocks, 32, 4)
     b = -a - 1
     out = np.zeros((blocks, 64, 4), np.int32)
     k = cudalab.compile(TWO_SOURCES).two
-    k[blocks, 64](a, b, out, np.int64(0))
-    assert (out[:, 32:] == a[:, ::-1]).all() and (out[:, :32] == b[:, ::-1]).all()
-    assert calls == []
+
+    def launch(shift):
+        k[blocks, 64](a, b, out, np.int64(shift))
+        if not shift:
+            assert (out[:, 32:] == a[:, ::-1]).all() and (out[:, :32] == b[:, ::-1]).all()
+    return launch
+
+
+def test_copies_are_checked_and_read_in_one_compiled_pass_once_numba_is_loaded(monkeypatch, capfd):
+    """Where numba is already loaded (a tensor-core kernel's loops), a batch's 16-byte cp.async is checked
+    and read in one compiled pass (async_loops.check_and_read): the same bytes as numpy's checks give,
+    and a lane past its array still leaves it to the checked path, which warns at the copy's line."""
+    import numba  # noqa: F401  (the condition for the compiled pass)
+    from cudalab.emulator import async_loops, asyncops
+    monkeypatch.setenv("CUDALAB_TIER", "interp")      # (the compiled tier's regions copy in native code)
+    answers, calls = [], []
+    quick = async_loops.quick
+    monkeypatch.setattr(async_loops, "quick", lambda *a: answers.append(quick(*a)) or answers[-1])
+    real = asyncops.shared_offsets
+    monkeypatch.setattr(asyncops, "shared_offsets", lambda *a: calls.append(1) or real(*a))
+    launch = _two_sources()
+    launch(0)
+    assert answers and all(x is not None for x in answers) and calls == []
     capfd.readouterr()
-    k[blocks, 64](a, b, out, np.int64(1))        # the last block's lane 31: 16 bytes past a
-    assert "shared_offsets" in calls
-    warning = capfd.readouterr().err
-    assert "Invalid __global__ read of size 16 bytes" in warning and "at line 8" in warning
+    answers.clear()
+    launch(1)
+    assert answers[0] is None and calls
+    assert "at line 8" in capfd.readouterr().err

@@ -1277,6 +1277,55 @@ def test_what_cudalab_does_not_emulate_is_named(tmp_path, monkeypatch, call, mes
         run_program("p.cu")
 
 
+def test_std_sqrtf_of_a_visual_studio_program_builds_and_the_student_is_told(tmp_path, monkeypatch):
+    # C++17 declares std::sqrtf; Visual Studio's library has it, g++ 12's libstdc++ does not (a Russian course's
+    # FFT check: std::sqrtf(re * re + im * im)); the .cu file of the same program calls std::fabsf in a kernel
+    write(tmp_path, {"main.cpp": """\
+        #include <cmath>
+        #include <cstdio>
+        void launch(float *h);
+        int main() { float h[2]; launch(h); printf("%g %g\\n", std::sqrtf(h[0]), std::powf(h[1], 2.0f)); return 0; }
+        """, "k.cu": """\
+        #include <cmath>
+        __global__ void k(float *x) { x[threadIdx.x] = std::fabsf(-16.0f - threadIdx.x); }
+        void launch(float *h) { float *d; cudaMalloc(&d, 8); k<<<1, 2>>>(d); cudaMemcpy(h, d, 8, cudaMemcpyDeviceToHost); }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["main.cpp", "k.cu"])
+    assert (r.returncode, r.stdout) == (0, "4 289\n"), r.stderr
+    assert "main.cpp calls std::sqrtf, std::powf, which C++17's <cmath> declares" in r.stderr
+    assert "Write sqrtf or std::sqrt (its float overload)" in r.stderr
+    assert "k.cu calls std::fabsf" in r.stderr
+
+
+def test_a_program_that_draws_with_glut_is_told_cudalab_opens_no_window(tmp_path, monkeypatch):
+    # CUDA by Example's cpu_bitmap.h: the Julia set is computed by a kernel and shown in a GLUT window
+    write(tmp_path, {"julia.cu": """\
+        extern "C" void glutInit(int *argc, char **argv);
+        extern "C" void glutMainLoop(void);
+        __global__ void paint(unsigned char *p) { p[threadIdx.x] = 255; }
+        int main(int argc, char **argv) { glutInit(&argc, argv); glutMainLoop(); return 0; }
+        """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"draws with OpenGL \(glutInit, glutMainLoop\), which cudalab does not emulate"):
+        run_program("julia.cu")
+
+
+def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch):
+    # a Visual Studio project's main.cpp (MSVC's /openmp) times an omp loop against a kernel in axpy.cu
+    write(tmp_path, {"main.cpp": """\
+        #include <omp.h>
+        #include <cstdio>
+        void launch();
+        int main() { launch(); printf("%d\\n", omp_get_num_procs() > 0); return 0; }
+        """, "axpy.cu": "__global__ void k() {}\nvoid launch() { k<<<1, 1>>>(); }\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"uses OpenMP \(omp_get_num_procs\).*build with -Xcompiler -fopenmp"):
+        run_program(["main.cpp", "axpy.cu"])
+    r = run_program(["main.cpp", "axpy.cu"], options=["-Xcompiler", "-fopenmp"])
+    assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+
+
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
                                             ("cutil_inline.h", "CUDA 4 and older"),
                                             ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate")])

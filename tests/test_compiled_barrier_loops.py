@@ -170,21 +170,24 @@ __global__ void rsqrt_turns(const float* x, unsigned* o, int turns) {
     for (int turn = 0; turn < turns; turn++) {
         s[t] = x[(i + turn * 37) % n];
         __syncthreads();
-        float v = s[(t + turn) % blockDim.x], r, q;
+        float v = s[(t + turn) % blockDim.x], r, q, w;
         asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
         asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(v));
-        o[2 * (turn * n + i)] = __float_as_uint(r);
-        o[2 * (turn * n + i) + 1] = __float_as_uint(q);
+        asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(w) : "f"(v));
+        o[3 * (turn * n + i)] = __float_as_uint(r);
+        o[3 * (turn * n + i) + 1] = __float_as_uint(q);
+        o[3 * (turn * n + i) + 2] = __float_as_uint(w);
         __syncthreads();
     }
 }
 """
 
 
-def test_rsqrt_in_a_barrier_loop_reads_the_units_table_natively_with_its_bits(monkeypatch):
+def test_rsqrt_and_rcp_in_a_barrier_loop_read_the_units_tables_natively_with_their_bits(monkeypatch):
     """rsqrtf inside a loop of __syncthreads() (a tiled n-body's force loop): both forms, with and without .ftz,
-    natively from the H100's table and the interpreter's bits for zeros, negatives, subnormals (scaled by 2^24
-    without .ftz), infinities, NaN and 2,000 floats over the whole range."""
+    and rcp.approx.ftz (--use_fast_math's 1.0f / x), natively from the H100's tables and the interpreter's bits
+    for zeros, negatives, subnormals (scaled by 2^24 without .ftz), infinities, NaN and 2,000 floats over the
+    whole range."""
     from test_compiled import F32_EDGE_BITS
     m = cudalab.compile(RSQRT_TURNS)
     rng = np.random.default_rng(29)
@@ -194,11 +197,11 @@ def test_rsqrt_in_a_barrier_loop_reads_the_units_table_natively_with_its_bits(mo
     x[:len(edges)] = edges
 
     def run():
-        o = np.zeros(2 * 3 * x.size, np.uint32)
+        o = np.zeros(3 * 3 * x.size, np.uint32)
         m.rsqrt_turns[16, 128](x, o, np.int32(3))
         return o.tobytes()
     got = both_tiers(run, monkeypatch)
     assert got["compiled"] == got["interp"] and got["interp"][0] is None
-    o = np.frombuffer(got["interp"][1], np.uint32).reshape(3, x.size, 2)
+    o = np.frombuffer(got["interp"][1], np.uint32).reshape(3, x.size, 3)
     assert (o[..., 0] != o[..., 1]).any()              # the subnormals tell the two forms apart
-    assert_native(m, "rsqrt_turns", ("rsqrt", "bar"))
+    assert_native(m, "rsqrt_turns", ("rsqrt", "rcp", "bar"))

@@ -190,6 +190,33 @@ def test_quick_code_time_adds_up_over_runs_and_half_the_builds_estimate_gets_the
     assert compiled._build(program_of(mod), df)._better is None     # the third run starts with the better code
 
 
+def test_a_run_that_finds_another_process_building_its_better_code_waits_for_it_and_builds_it_if_that_one_failed(
+        quick_first, monkeypatch):
+    import fcntl
+    monkeypatch.setattr(compiled, "BETTER_COST", 1e6)       # never due by its own time
+    n = 32
+    _, _, a, b, c = matmul(n)
+    mod = fresh("1.0008f")
+    k = mod.get_kernel("tiled")
+    k[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))   # builds the quick code (no better build: not due)
+    df = decoded(mod)
+    key = compiled.fingerprint(df)
+    assert df._tier.better is None
+    df._tier = compiled._Tier()                 # the program's next run, while an earlier run's build holds the lock
+    quick_first.mkdir(exist_ok=True)
+    with open(quick_first / f"{key}.better.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            k[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))
+            child = df._tier.better
+            assert child and child.poll() is None       # started at once, and waiting for the other build
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)            # the other build ended without its code
+    assert child.wait(120) == 0                         # so this one built it
+    k[(n // 16, n // 16), (16, 16)](a, b, c, np.int32(n))
+    assert df._tier.fused._better is None
+
+
 def test_past_the_programs_cpu_time_limit_nothing_is_left_running(quick_first, monkeypatch):
     import os
     import subprocess

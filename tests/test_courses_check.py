@@ -1478,3 +1478,22 @@ def test_a_cmake_folder_computed_from_the_labs_own_is_an_include_folder(tmp_path
     assert p.how == "A3/CMakeLists.txt" and p.sources == ["two_streams.cu"]
     assert "-I../common" in p.options and "-I../common/GL" in p.options
     assert not [o for o in p.options if "$" in o]
+
+
+def test_a_visual_studio_projects_openmp_support_reaches_the_host_compiler(tmp_path):
+    # a Russian course's axpy: main.cpp times an OpenMP loop against axpy.cu's kernel; the project turns on
+    # MSVC's /openmp for its C++ files
+    ns = 'xmlns="http://schemas.microsoft.com/developer/msbuild/2003"'
+    course = write(tmp_path, {
+        "axpy/axpy.vcxproj": (f'<Project {ns}><ItemDefinitionGroup><ClCompile><OpenMPSupport>true</OpenMPSupport>'
+                              '</ClCompile></ItemDefinitionGroup><ItemGroup><ClCompile Include="main.cpp" />'
+                              '<CudaCompile Include="axpy.cu" /></ItemGroup></Project>'),
+        "axpy/main.cpp": "#include <omp.h>\n" + MAIN,
+        "axpy/axpy.cu": PIECE,
+        "plain/plain.vcxproj": f'<Project {ns}><ItemGroup><CudaCompile Include="plain.cu" /></ItemGroup></Project>',
+        "plain/plain.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "axpy/main.cpp", course)
+    assert p.sources == ["main.cpp", "axpy.cu"] and p.how == "axpy.vcxproj"
+    assert p.options[:2] == ["-Xcompiler", "-fopenmp"]
+    assert "-fopenmp" not in read_program(course / "plain/plain.cu", course).options

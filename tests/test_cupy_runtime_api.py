@@ -107,3 +107,9 @@ def test_a_memory_pointer_copies_by_host_address(cp):
     second.copy_from_host_async(host.ctypes.data, 16, stream)
     stream.synchronize()
     assert cp.ndarray((4,), cp.float32, second).get().tolist() == [0, 1, 2, 3]
+
+
+def test_a_setup_check_reads_nvrtcs_version_and_the_bus_id(cp):
+    major, minor = cp.cuda.nvrtc.getVersion()
+    assert major >= 12 and minor >= 0
+    assert cp.cuda.Device(0).pci_bus_id == "0000:00:00.0"

@@ -127,3 +127,38 @@ def test_an_array_of_the_wrong_type_is_refused_after_right_ones_passed():
                                                     r"holds float64"):
         twice[1, 256](y, cudalab.to_device(np.ones(256, dtype=np.float64)))
     assert np.all(y.copy_to_host() == 2.0)
+
+
+BLOCK_SUM = r"""
+__global__ void block_sum(const int *x, int *out, int n) {
+    __shared__ int s[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
+"""
+
+
+@pytest.mark.parametrize("tier", ["interp", "compiled"])
+def test_a_grids_last_smaller_batch_runs_on_a_prefix_of_the_full_batches_geometry(tier, monkeypatch):
+    monkeypatch.setenv("CUDALAB_TIER", tier)
+    monkeypatch.setenv("CUDALAB_THREADS", "1")                         # batches one after another, as planned
+    monkeypatch.setattr(engine, "LANE_BUDGET", 4 * 128)               # 4 blocks a batch
+    monkeypatch.setattr(engine.compiled, "WHOLE_KERNEL_LANES", 4 * 128)
+    monkeypatch.setattr(engine, "_GEOMETRY", {})
+    k = cudalab.compile(BLOCK_SUM).get_kernel("block_sum")
+    x = np.arange(11 * 128 - 5, dtype=np.int32)                        # 11 blocks, the last one short
+    out = cudalab.device_array(11, np.int32)
+    for _ in range(2):          # batches of 1 (a sample), 4, 4 and 2 blocks
+        k[11, 128](cudalab.to_device(x), out, np.int32(x.size))
+        want = np.add.reduceat(np.append(x, np.zeros(5, np.int32)), np.arange(0, 11 * 128, 128))
+        assert np.array_equal(out.copy_to_host(), want)
+    shapes = {key[0]: g for key, g in engine._GEOMETRY.items()}
+    assert 4 in shapes and 2 in shapes                                 # batches of 4, 4 and 2 blocks
+    assert np.shares_memory(shapes[2][0], shapes[4][0])                 # the 2-block batch's lanes: the 4's first
+    assert np.array_equal(shapes[2][5], shapes[4][5][:2 * 128])

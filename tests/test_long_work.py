@@ -625,6 +625,30 @@ def test_an_endless_loop_stopped_by_the_programs_cpu_limit_still_says_it_can_nev
     assert "for (i = 0; i < n; it++)" in told and told.count("branches to itself") == 1
 
 
+def test_a_kernel_stopped_by_the_programs_time_limit_in_a_loop_it_cannot_count_asks_if_it_ends():
+    """A Japanese course's exercise left blank loops on __syncthreads_count(!done) with nothing setting done:
+    the watchdog asks whether a loop there ever ends, and the program's time limit (its message the
+    limit's) keeps the question; a launch whose loops were counted does not get it."""
+    import cudalab
+    from cudalab.runtime.core.context import Context
+    k = cudalab.compile("__global__ void wait_all(int *out) {\n  bool done = false;\n"
+                        "  do { } while (__syncthreads_count(!done) != 0);\n  out[threadIdx.x] = 1; }").get_kernel("wait_all")
+    cudalab.set_watchdog(0.3)
+    try:
+        with pytest.raises(cudalab.KernelError) as e:
+            k[4, 256](np.zeros(1024, np.int32))
+    finally:
+        cudalab.set_watchdog(10)
+    assert "Does a loop there ever end?" in str(e.value)
+    ctx = SimpleNamespace(limit_words=lambda: "CPU-time limit (ulimit -t, 120 s)")
+    told = Context.time_limit_message(ctx, "wait_all", str(e.value), e.value.progress)
+    assert "e.g. thread (0,0,0) of block (0,0,0) at line 3. Does a loop there ever end?" in told
+    assert "The whole grid needs" not in told
+    counted = Context.time_limit_message(ctx, "walk", "The kernel walk ran too long. 32 threads were still running, "
+                                         "e.g. thread (0,0,0) of block (0,0,0) at line 3. To let it finish: ...")
+    assert "ever end" not in counted
+
+
 def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_the_threads_that_ended(monkeypatch):
     """One batch of 512 blocks whose every thread loops long (Cheng's sumMatrixOnGPU-1D-grid-1D-block):
     no block ends before the watchdog, and the skeleton's count of the batch runs out of its time.

@@ -1,6 +1,6 @@
 """The special function unit's quick paths (emulator/mufu.py) give the same bits as its whole rules.
 
-ex2, rcp, rsqrt, lg2, sin and cos.approx take the ordinary lanes of a batch (a normal input whose answer is a normal
+ex2, rcp, rsqrt, sqrt, lg2, sin and cos.approx take the ordinary lanes of a batch (a normal input whose answer is a normal
 float) in a few integer passes and hand the others to the whole rule (``_*_every_case``). Both must agree
 on every input; here on every exponent with both signs, the values at each edge, and whole binades where
 the quick path's cases change (ex2 near its underflow, lg2 around 1 and 1/2, sin and cos around a
@@ -15,6 +15,7 @@ PAIRS = {
     "ex2": (mufu.ex2_ftz, mufu._ex2_ftz_every_case),
     "rcp": (mufu.rcp_ftz, mufu._rcp_ftz_every_case),
     "rsqrt": (mufu.rsqrt_ftz, mufu._rsqrt_ftz_every_case),
+    "sqrt": (mufu.sqrt_ftz, mufu._sqrt_ftz_every_case),
     "lg2": (mufu.lg2_ftz, mufu._lg2_ftz_every_case),
     "sin": (mufu.sin, mufu._sin_every_case),
     "cos": (mufu.cos, mufu._cos_every_case),
@@ -43,6 +44,7 @@ BINADES = {
     "ex2": [0xC2FC0000, 0xC2F80000, 0xBF800000, 0x3F800000, 0x42FC0000],   # -126.., -124.., -1.., 1.., 126..
     "rcp": [0x3F800000, 0x7E800000, 0x7D000000, 0x00800000],
     "rsqrt": [0x3F800000, 0x40000000, 0x00800000, 0x7F000000],
+    "sqrt": [0x3F800000, 0x40000000, 0x00800000, 0x7F000000],
     "lg2": [0x3F800000, 0x3F000000, 0x3E800000, 0x40000000, 0x00800000, 0x7F000000],
     "sin": [0x40800000, 0x40C00000, 0x33000000, 0x4B000000],    # 4.., 6..6.28.., 2^-25.., 2^23..
     "cos": [0x40800000, 0x3FC00000, 0x33000000, 0x4C000000],
@@ -110,3 +112,23 @@ def test_without_ftz_subnormal_answers_are_rounded_to_nearest():
     normal = [2, 3, 4, 9]
     assert e[normal].tobytes() == mufu._ex2_ftz_every_case(x[normal]).tobytes()
     assert r[normal + [6]].tobytes() == mufu._rcp_ftz_every_case(x[normal + [6]]).tobytes()
+
+
+def test_decoded_tables_are_kept_in_the_cache_folder_and_mapped(monkeypatch, tmp_path):
+    """A table is decoded once per machine: the first process writes it to cudalab's cache folder, the
+    next maps that file (read-only, the same bits); where the folder cannot be written it is made anyway."""
+    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path / "cache"))
+    made = []
+
+    def make():
+        made.append(1)
+        return np.arange(1000, dtype=np.uint32) * np.uint32(2654435761)
+    first = mufu._decoded("probe", make)
+    again = mufu._decoded("probe", make)
+    assert made == [1] and again.tobytes() == first.tobytes()
+    assert not again.flags.writeable and not first.flags.writeable
+    assert [p.name for p in (tmp_path / "cache" / "mufu").iterdir()] == [f"{mufu._npz_key()}-probe.npy"]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("CUDALAB_CACHE", str(blocked))
+    assert mufu._decoded("probe", make).tobytes() == first.tobytes() and made == [1, 1]

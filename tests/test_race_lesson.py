@@ -50,3 +50,35 @@ def test_threads_updating_their_own_elements_still_get_every_update(monkeypatch)
     for _ in range(3):
         mod.own_element[16, 256](counts, np.int32(50))
     assert (counts.copy_to_host() == 150).all()
+
+
+def test_numbas_unguarded_sum_into_one_element_loses_updates_too(monkeypatch):
+    """The same lesson in numba.cuda (a GPU tutorial's ``naive_sum`` beside its ``atomic_sum``): numba's
+    PTX makes ``out``'s global address inside the ``if``, after the kernel's first branch, and it
+    must still count as one address for the whole block: the plain sum comes out wrong, the atomic one
+    right (a GPU printed -2.45 where the array's sum was -846.6)."""
+    monkeypatch.setenv("CUDALAB_TIER", "compiled")
+    import cudalab.numba
+    cudalab.numba.install()
+    try:
+        from numba import cuda
+
+        @cuda.jit
+        def naive_sum(values, out):
+            i = cuda.grid(1)
+            if i < len(values):
+                out[0] += values[i]
+
+        @cuda.jit
+        def atomic_sum(values, out):
+            i = cuda.grid(1)
+            if i < len(values):
+                cuda.atomic.add(out, 0, values[i])
+
+        values = np.ones(4096)
+        plain, atomic = np.zeros(1), np.zeros(1)
+        naive_sum[4, 1024](values, plain)
+        atomic_sum[4, 1024](values, atomic)
+        assert plain[0] < 4096 and atomic[0] == 4096
+    finally:
+        cudalab.numba.uninstall()

@@ -356,3 +356,22 @@ def test_blocks_that_find_too_little_throughput_left_start_slower_rather_than_wa
     assert place_blocks(busy, 10.0, 132, 1056, 50.0, 0.30) == [(100.0, 150.0, 132)]
     # future groups of earlier kernels (starting after this one's blocks would end) are no obstacle
     assert place_blocks([[500.0, 600.0, 1.0, 1.0, "later"]], 0.0, 10, 1056, 50.0, 0.5) == [(0.0, 50.0, 10)]
+
+
+@pytest.mark.parametrize("threads, per_sm", SHAPES)
+def test_a_chase_that_l2_holds_waits_for_l2_not_dram(counted, threads, per_sm):
+    """The global chase again, its lines in a 4 MB cycle (the probe's 'l2'): the H100 took 329 cycles a step,
+    not 750. A launch's metrics say how much of its traffic DRAM serves (its footprint fits L2: 4 MB of
+    its 68 to 1,081 MB of sectors), so the model waits for L2: times within 15%, four streams' speed-up
+    within 35% (3.8x to 1.0x)."""
+    gpu = GPU[("l2", threads, per_sm)]
+    rec = launch_record(counted, "global", threads, per_sm)
+    warp_steps = rec.thread_instructions / 32 / (counted["global"][0] / STEPS["global"] + counted["global"][1])
+    sectors = warp_steps * 4                                        # a warp reads one 128-byte line a step
+    rec.metrics = {"smsp__inst_executed.sum": rec.thread_instructions / 32,
+                   "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": sectors,
+                   "cudalab__dram_segments_global.sum": sectors / 2, "cudalab__footprint_bytes": 4 << 20}
+    alone = kernel_timing(rec, H100).us / 1e3
+    assert alone == pytest.approx(gpu["alone_ms"], rel=0.15)
+    serial, split = timeline_ms(rec, [1] * 4), timeline_ms(rec, [1, 2, 3, 4])
+    assert serial / split == pytest.approx(gpu["speedup"], rel=0.35)

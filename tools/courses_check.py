@@ -1418,6 +1418,7 @@ def from_vcxproj(path: Path):
         options = ["-rdc=true"] if any(t.strip().lower() == "true" for t in text("GenerateRelocatableDeviceCode")) else []
         for extra in text("AdditionalOptions")[:1]:
             options += [w for w in extra.replace("%(AdditionalOptions)", "").split() if w.startswith("-")]
+        options += _openmp_support_b13(text("OpenMPSupport"))
         for deps in text("AdditionalDependencies"):
             for lib in deps.split(";"):
                 name = lib.strip().removesuffix(".lib")
@@ -1425,6 +1426,13 @@ def from_vcxproj(path: Path):
                     options.append(f"-l{name}")
         return [*options, path.name, *others, "-o", path.stem], project.name, path.parent
     return None
+
+
+def _openmp_support_b13(settings: list) -> list:
+    """g++'s words for a Visual Studio project's ``<OpenMPSupport>true</OpenMPSupport>`` (MSVC's /openmp): a
+    Russian course's axpy times its GPU against an ``omp parallel for`` and calls omp_get_num_procs, which
+    without -fopenmp stops the link."""
+    return ["-Xcompiler", "-fopenmp"] if any(s.strip().lower() == "true" for s in settings) else []
 
 
 def library_builds(words: list, folder: Path, checkout: Path) -> list:

@@ -4,6 +4,7 @@
 //   latency_gpu_probe                      every case below, each timed REPS times (the median is printed)
 //   latency_gpu_probe hist [ROUNDS] [REPS]  only the histogram (an emulator runs it in seconds:
 //                                           cudalab run -arch=sm_90 tools/latency_gpu_probe.cu -- hist 5000 1)
+//   latency_gpu_probe l2                    only the global chase, its lines in a 4 MB cycle that L2 holds
 //
 // Every thread of a "chain" kernel runs STEPS steps, each needing the one before it (nothing else to issue
 // meanwhile), so a warp alone waits out each step's latency; other warps of its scheduler may fill the wait.
@@ -95,6 +96,8 @@ static void launch(Kind k, int grid, int threads, cudaStream_t s) {
 
 // kernels launched by ``issue`` between two legacy-stream events: the median of REPS, in ms
 static void chains(int sms, int khz);
+static void chase_table(unsigned cycle);
+static void shapes(int sms, int khz, Kind kind, const char *name);
 static void histogram(int rounds);
 
 template <class F> static float timed(F issue) {
@@ -121,46 +124,60 @@ int main(int argc, char **argv) {
     CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
     int sms = p.multiProcessorCount;
     printf("# %s, %d SMs, clock %d kHz\n", p.name, sms, khz);
-    bool hist_only = argc > 1 && !strcmp(argv[1], "hist");
+    bool hist_only = argc > 1 && !strcmp(argv[1], "hist"), l2 = argc > 1 && !strcmp(argv[1], "l2");
     int rounds = hist_only && argc > 2 ? atoi(argv[2]) : 5000;
     if (hist_only && argc > 3) REPS = atoi(argv[3]);
     for (int i = 0; i < 4; i++) CHECK(cudaStreamCreate(&streams[i]));
     CHECK(cudaEventCreate(&ev0));
     CHECK(cudaEventCreate(&ev1));
+    if (l2) {
+        chase_table(1u << 15);
+        shapes(sms, khz, GLOBAL, "l2");
+        return 0;
+    }
     if (!hist_only) chains(sms, khz);
     histogram(rounds);
     return 0;
 }
 
-// every chain kernel at every shape: alone, four in one stream, four on four streams
-static void chains(int sms, int khz) {
-    // 2^21 lines of 32 words (256 MB) in one random cycle (Sattolo's shuffle): next[line, lane] = (following, lane)
+// 2^21 lines of 32 words (256 MB): next[line, lane] = (following line, lane), the first ``cycle`` lines in
+// one random cycle (Sattolo's shuffle), every other line leading into it
+static void chase_table(unsigned cycle) {
     const unsigned lines = 1u << 21;
-    std::vector<unsigned> order(lines), next((size_t)lines * 32);
-    for (unsigned i = 0; i < lines; i++) order[i] = i;
+    std::vector<unsigned> order(cycle), next((size_t)lines * 32);
+    for (unsigned i = 0; i < cycle; i++) order[i] = i;
     srand(12345);
-    for (unsigned i = lines - 1; i > 0; i--) std::swap(order[i], order[((unsigned)rand() * 2654435761u + rand()) % i]);
+    for (unsigned i = cycle - 1; i > 0; i--) std::swap(order[i], order[((unsigned)rand() * 2654435761u + rand()) % i]);
     for (unsigned i = 0; i < lines; i++)
-        for (unsigned l = 0; l < 32; l++) next[(size_t)order[i] * 32 + l] = order[(i + 1) % lines] * 32 + l;
+        for (unsigned l = 0; l < 32; l++)
+            next[(size_t)(i < cycle ? order[i] : i) * 32 + l] = (i < cycle ? order[(i + 1) % cycle] : i % cycle) * 32 + l;
     CHECK(cudaMalloc(&dnext, next.size() * 4));
     CHECK(cudaMemcpy(dnext, next.data(), next.size() * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMalloc(&dout, 4));
-    for (int k = 0; k < 5; k++) launch((Kind)k, 1, 32, 0);
-    CHECK(cudaDeviceSynchronize());
+}
 
-    const int shapes[5][2] = {{128, 1}, {256, 1}, {256, 2}, {256, 4}, {256, 8}};   // threads, blocks per SM
-    for (int k = 0; k < 5; k++)
-        for (auto &sh : shapes) {
-            int threads = sh[0], grid = sh[1] * sms;
-            Kind kind = (Kind)k;
-            float alone = timed([&] { launch(kind, grid, threads, streams[0]); });
-            float serial = timed([&] { for (int i = 0; i < 4; i++) launch(kind, grid, threads, streams[0]); });
-            float split = timed([&] { for (int i = 0; i < 4; i++) launch(kind, grid, threads, streams[i]); });
-            printf("chain kernel=%s steps=%d threads=%d blocks_per_sm=%d warps_per_scheduler=%d alone_ms=%.4f "
-                   "serial_ms=%.4f streams_ms=%.4f speedup=%.2f cycles_per_step=%.2f\n", NAMES[k], STEPS[k], threads,
-                   sh[1], threads / 32 * sh[1] / 4, alone, serial, split, serial / split,
-                   alone * 1e-3 * khz * 1e3 / STEPS[k]);
-        }
+// every chain kernel at every shape: alone, four in one stream, four on four streams
+static void chains(int sms, int khz) {
+    chase_table(1u << 21);                       // all 256 MB in the cycle: past L2
+    for (int k = 0; k < 5; k++) shapes(sms, khz, (Kind)k, NAMES[k]);
+}
+
+// one chain kernel at every shape
+static void shapes(int sms, int khz, Kind kind, const char *name) {
+    launch(kind, 1, 32, 0);
+    CHECK(cudaDeviceSynchronize());
+    const int shape_list[5][2] = {{128, 1}, {256, 1}, {256, 2}, {256, 4}, {256, 8}};   // threads, blocks per SM
+    int k = kind;
+    for (auto &sh : shape_list) {
+        int threads = sh[0], grid = sh[1] * sms;
+        float alone = timed([&] { launch(kind, grid, threads, streams[0]); });
+        float serial = timed([&] { for (int i = 0; i < 4; i++) launch(kind, grid, threads, streams[0]); });
+        float split = timed([&] { for (int i = 0; i < 4; i++) launch(kind, grid, threads, streams[i]); });
+        printf("chain kernel=%s steps=%d threads=%d blocks_per_sm=%d warps_per_scheduler=%d alone_ms=%.4f "
+               "serial_ms=%.4f streams_ms=%.4f speedup=%.2f cycles_per_step=%.2f\n", name, STEPS[k], threads,
+               sh[1], threads / 32 * sh[1] / 4, alone, serial, split, serial / split,
+               alone * 1e-3 * khz * 1e3 / STEPS[k]);
+    }
 }
 
 // the histogram: four chunks of 115 x 256 characters, ``rounds`` multiply-xor steps a character

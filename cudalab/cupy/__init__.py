@@ -523,7 +523,8 @@ def modules() -> dict:
     jit = importlib.import_module("cudalab.cupyx.jit")
     return {"cupy": _THIS, "cupy.cuda": cuda, "cupy.cuda.nvtx": cuda.nvtx,
             "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.texture": cuda.texture, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
-            "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler, "cupy.random": random, "cupy.testing": testing,
+            "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler,
+            "cupy.cuda.nvrtc": cuda.nvrtc, "cupy.random": random, "cupy.testing": testing,
             "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit,
             "cupyx.jit.cg": jit.cg, **_backends()}
 

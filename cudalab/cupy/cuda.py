@@ -109,6 +109,10 @@ class Device:
     def synchronize(self):
         host.synchronize()
 
+    @property
+    def pci_bus_id(self) -> str:
+        return "0000:00:00.0"
+
     def use(self):
         return self
 
@@ -148,6 +152,20 @@ profiler = _module("cupy.cuda.profiler", "cudaProfilerStart/Stop (cudalab's time
 def is_available() -> bool:
     """CuPy's check for a usable GPU: the emulated one is."""
     return True
+
+
+def _nvrtc_version() -> tuple:
+    """(major, minor) of the NVRTC that compiles the stand-in's kernels: the installed wheel's."""
+    from importlib import metadata
+    try:
+        major, minor = metadata.version("nvidia-cuda-nvrtc").split(".")[:2]
+        return int(major), int(minor)
+    except (metadata.PackageNotFoundError, ValueError):
+        return 13, 0
+
+
+# cupy.cuda.nvrtc: setup checks print its version (CuPy's getVersion is NVRTC's nvrtcVersion)
+nvrtc = _module("cupy.cuda.nvrtc", "NVRTC, which compiles the stand-in's RawKernels.", getVersion=_nvrtc_version)
 
 
 # NVTX ranges name spans of a profiler's timeline; cudalab's timeline has no named ranges, so they mark nothing

@@ -58,7 +58,7 @@ kernels side by side keep the speed each would have alone, the later one waiting
 earlier ones leave, or, where the block slots have room but the throughput left is short, starting at
 once and running slower in what is left when that ends sooner (a GPU slows all of them a little; four
 streams of a DRAM chase that together asked for 101% of the bandwidth ran 3.9x faster than one on an
-H100, the timeline says 3.75x, 2x before the slower start). Times are microseconds.
+H100, the timeline says 3.76x, 2x before the slower start). Times are microseconds.
 
 This one model serves the Python host API (``cudalab.timeline()``) and whole programs (the times
 their events measure), through the runtime core (``cudalab.runtime.core``).

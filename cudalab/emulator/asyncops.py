@@ -23,6 +23,8 @@ paths (a producer warp) run before those lanes try again (engine.run_function, K
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..errors import KernelError
@@ -266,6 +268,9 @@ def _in_bounds(ex, dst, src, sel, width):
     if ex.observers or np.ndim(dst) == 0 or np.ndim(src) == 0 or not sel.size:
         return None
     limit = ex.shared_size
+    if width == CHUNK and limit >= width and "numba" in sys.modules:
+        from . import async_loops        # (numba already loaded, by a tensor-core kernel's loops)
+        return async_loops.quick(ex, dst, src, sel)
     if limit < width or int(dst.max()) > limit - width \
             or int(np.bitwise_or.reduce(dst) | np.bitwise_or.reduce(src)) & (width - 1):
         return None

@@ -327,7 +327,13 @@ def batch_lanes(program, df, observers, lanes, cluster_size=1):
     if run is not df and run.__dict__.get("_better"):
         # quick code, its better code not in yet: a batch cannot change code while it runs (_wait_for_better)
         return QUICK_BATCH_LANES
-    if run is df or code[0][0] != K_REGION or any(c[2].opcode not in ("ret", "exit") for c in code[code[0][3]:]):
+    if run is df:
+        return LANE_BUDGET
+    known = run.__dict__.get("_whole_region")         # (asked once per code list, not at every launch)
+    if known is None or known[0] is not code:
+        known = run._whole_region = (code, code[0][0] == K_REGION and all(c[2].opcode in ("ret", "exit")
+                                                                          for c in code[code[0][3]:]))
+    if not known[1]:
         return LANE_BUDGET
     return max(LANE_BUDGET, min(WHOLE_KERNEL_LANES, BATCH_BYTES // (8 * max(len(df.func.regs), 1))))
 
@@ -423,7 +429,7 @@ def note_native(df, run_df, seconds: float, later: float = 0.0):
     if st.better is not None:
         return
     if not st.native_seconds:
-        _QUICK.append((st, better))
+        _QUICK.append((os.getpid(), st, better))
     st.native_seconds += seconds
     if (st.native_seconds + better.get("ran", 0.0) + later < better["seconds"]
             and not (st.native_seconds == seconds and _locked(better["key"]))):
@@ -514,7 +520,7 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 _CHILDREN: list = []        # better_code.py processes of this process (end_children)
-_QUICK: list = []           # (tier state, its quick code's better entry) of kernels that ran quick code here
+_QUICK: list = []           # (process id, tier state, its quick code's better entry) of kernels that ran quick code
 
 
 def _take_better(program, df, st):
@@ -577,7 +583,7 @@ def end_children():
     started after a program stopped by it, nor a build its limit would not have left time for) nor with
     ``after_exit`` off: then a build under way is ended, its half-written file removed."""
     mine = [c for c in _CHILDREN if getattr(c, "pid_of_parent", None) == os.getpid()]
-    quick = [(st, better) for st, better in _QUICK if st.better is None]
+    quick = [(st, better) for pid, st, better in _QUICK if pid == os.getpid() and st.better is None]   # (not a fork's)
     _CHILDREN[:] = [c for c in _CHILDREN if c not in mine]
     _QUICK.clear()
     left = pace.cpu_time_left()
@@ -931,8 +937,9 @@ def _with_copies(df, d, info, cuts):
 
 
 # the special function unit's instructions a region with cuts computes from mufu.py's tables (llvmgen._ex2,
-# _rsqrt_table): libdevice's expf ends with ex2.approx, a tiled n-body's rsqrtf is rsqrt.approx
-TABLE_LOOKUPS = frozenset({"ex2", "rsqrt"})
+# _rsqrt_table, _rcp_table): libdevice's expf ends with ex2.approx, a tiled n-body's rsqrtf is rsqrt.approx,
+# --use_fast_math's 1.0f / x rcp.approx.ftz
+TABLE_LOOKUPS = frozenset({"ex2", "rsqrt", "rcp"})
 
 
 def _with_table_lookups(df, d, info, cuts):

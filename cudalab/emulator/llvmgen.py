@@ -996,6 +996,9 @@ def _sqrt(g, inst):
         if inst.opcode == "rsqrt" and g.tables:
             _rsqrt_table(g, inst)
             return
+        if inst.opcode == "rcp" and g.tables and "ftz" in inst.mods:
+            _rcp_table(g, inst)
+            return
         raise Skip(f"{inst.opcode}.approx (the special function unit's bits, mufu.py's tables: see _approx)"
                    if inst.opcode != "rsqrt" else
                    "rsqrt.approx outside a region with cuts (the special function unit's table: see _approx)")
@@ -1072,6 +1075,22 @@ def _scaled(b, t, n):
     e = b.add(b.and_(b.lshr(t, c(23)), c(255)), n)
     out = b.or_(b.and_(t, c(_FRACTION)), b.shl(_clip(b, e, 0, 255), c(23)))
     return b.select(lt(e, c(1)), c(0), b.select(lt(e, c(255)), out, c(0x7F800000)))
+
+
+def _rcp_table(g, inst):
+    """rcp.approx.ftz.f32 (``1.0f / x`` under --use_fast_math), mufu.rcp_ftz in integers on the H100's measured
+    table (the symbol ``mufu rcp``: 1 / (1 + j 2^-23)), where ``g.tables`` is set (_ex2). Without .ftz the unit's
+    subnormals were not measured (decode._mufu rounds 1/x there): that form stays interpreted."""
+    b = g.b
+    c = lambda v: ir.Constant(I64, v)                                   # noqa: E731
+    bits = b.zext(b.bitcast(g.read(inst.operands[1], "f32"), I32), I64)
+    e = b.and_(b.lshr(bits, c(23)), c(255))
+    table = b.inttoptr(g.symbol("mufu rcp"), I32.as_pointer())
+    out = _scaled(b, b.zext(b.load(b.gep(table, [b.and_(bits, c(_FRACTION))])), I64), b.sub(c(127), e))
+    out = b.select(b.icmp_unsigned("==", e, c(0)), c(0x7F800000), b.select(b.icmp_unsigned("==", e, c(255)), c(0), out))
+    out = b.or_(out, b.and_(bits, c(0x80000000)))                       # +-0: +-inf; +-inf: +-0
+    nan = b.icmp_unsigned(">", b.and_(bits, c(0x7FFFFFFF)), c(0x7F800000))
+    g.write(inst.operands[0], "f32", b.trunc(b.select(nan, c(0x7FFFFFFF), out), I32))
 
 
 def _rsqrt_table(g, inst):

@@ -102,14 +102,13 @@ def constant_offsets(func, pc: int, labels) -> dict:
     constant added to their offsets: dmmaTensorCoreGemm's k-loop reads 96 tiles through 81 registers,
     each one of two bases plus a constant, and checking 81 registers' 32 lanes, warp by warp, each
     from its own array over the batch, was a seventh of its compiled loop."""
-    from .decode import _NO_DEST, _regs
     insts = func.insts
+    writes, single = _writes(func, labels)
     latest = {}                                 # register -> its last write in pc's block before pc
     for i in range(max((x for x in labels if x <= pc), default=0), pc):
-        for r in _written(insts[i], _NO_DEST, _regs):
+        for r in writes[i]:
             latest[r] = i
-    rel = {x: (y, imm) for x, (y, imm, first, then) in _single_adds(func, labels).items()
-           if x not in latest and not first < pc <= then}
+    rel = {x: (y, imm) for x, (y, imm, first, then) in single.items() if x not in latest and not first < pc <= then}
     for x, i in latest.items():
         add = _add_of_constant(insts[i])
         if add and latest.get(add[0], -1) < i:
@@ -147,29 +146,32 @@ def _add_of_constant(inst):
     return None
 
 
-def _single_adds(func, labels) -> dict:
-    """Register -> (source, immediate, the source's write, its own write) for registers written once in
-    the kernel, by an _add_of_constant of a source written once, earlier in the same basic block."""
-    cached = func.__dict__.get("_single_adds")
+def _writes(func, labels):
+    """(the registers each instruction writes, by index; the registers written once in the kernel, by an
+    _add_of_constant of a source written once, earlier in the same basic block: register -> (source,
+    immediate, the source's write, its own write)). Worked out once a function."""
+    cached = func.__dict__.get("_constant_writes")
     if cached is not None:
         return cached
     from .decode import _NO_DEST, _regs
     insts = func.insts
-    writes = collections.defaultdict(list)
-    for i, inst in enumerate(insts):
-        for r in _written(inst, _NO_DEST, _regs):
-            writes[r].append(i)
-    out = {}
-    for x, where in writes.items():
-        add = _add_of_constant(insts[where[0]]) if len(where) == 1 else None
-        if add is None or len(writes.get(add[0], ())) != 1:
+    writes = [tuple(_written(inst, _NO_DEST, _regs)) for inst in insts]
+    where = collections.defaultdict(list)
+    for i, regs in enumerate(writes):
+        for r in regs:
+            where[r].append(i)
+    entries = np.cumsum(np.isin(np.arange(len(insts)), list(labels)))      # labels at or before each index
+    leaves = np.cumsum([inst.opcode in ("bra", "brx", "ret", "exit", "call", "trap") for inst in insts])
+    single = {}
+    for x, at in where.items():
+        add = _add_of_constant(insts[at[0]]) if len(at) == 1 else None
+        if add is None or len(where.get(add[0], ())) != 1:
             continue
-        first, then = writes[add[0]][0], where[0]
-        if first < then and not any(i in labels for i in range(first + 1, then + 1)) and \
-                not any(insts[i].opcode in ("bra", "brx", "ret", "exit", "call", "trap") for i in range(first, then)):
-            out[x] = (add[0], add[1], first, then)
-    func.__dict__["_single_adds"] = out
-    return out
+        first, then = where[add[0]][0], at[0]
+        if first < then and entries[then] == entries[first] and leaves[then - 1] == (leaves[first - 1] if first else 0):
+            single[x] = (add[0], add[1], first, then)
+    func.__dict__["_constant_writes"] = (writes, single)
+    return writes, single
 
 
 _TF32 = {"rna": TF32_RNA, "rn": TF32_RN, "rz": TF32_RZ}

@@ -142,8 +142,15 @@ def address_reader(op, func, env):
         def r(ex, sel):
             a = ex.fr.regs[name]
             if sel is not None:
-                # take, not a[sel]: numpy's fancy indexing costs several times as much on a batch's lanes
-                a = a.take(sel) if sel.dtype != bool else a[sel]
+                if sel.dtype == bool:
+                    a = a[sel]
+                elif sel.size != a.size or a.ndim != 1 or sel[0] != 0 or sel[-1] != a.size - 1:
+                    # take, not a[sel]: numpy's fancy indexing costs several times as much on a batch's lanes
+                    a = a.take(sel)
+                elif st == np.uint64 and not off:
+                    # every lane (sorted, distinct, all below a.size: 0..n-1): a copy, not a gather (a
+                    # pipeline's cp.async reads two addresses of every lane of a GEMM's batch)
+                    return a.copy()
             if st != np.uint64:
                 if not off:                  # a 32-bit address plus nothing: it fits, nothing to wrap
                     return a.astype(np.uint64)

@@ -303,13 +303,16 @@ def find(df, info, live_out, cuts=None):
 
 
 def shared_updates(df):
-    """The pcs of plain global stores to an address every thread of a block shares (a register computed
-    before the kernel's first branch from kernel parameters, block indices and immediates) that the
-    kernel also loads: ``*counter = *counter + 1`` without an atomic, a race lesson's unsafe kernel. A
-    region runs each thread from the load to the store before the next thread starts, so no update was
-    lost (Professional CUDA C Programming's atomic-ordering: 6,400,064 where an H200 printed 100,001);
-    in lock step, as on a GPU, every thread of a warp loads before any stores. Such a store is left to
-    the interpreter, so a region ends before it."""
+    """The pcs of plain global stores to an address every thread of a block shares (a register defined
+    once in the kernel, by integer arithmetic on kernel parameters, block indices, immediates and other
+    such registers) that the kernel also loads: ``*counter = *counter + 1`` without an atomic, a race
+    lesson's unsafe kernel. A region runs each thread from the load to the store before the next thread
+    starts, so no update was lost (Professional CUDA C Programming's atomic-ordering: 6,400,064 where an
+    H200 printed 100,001); in lock step, as on a GPU, every thread of a warp loads before any stores.
+    Such a store is left to the interpreter, so a region ends before it. The register may be defined
+    after a branch: numba's ``if i < len(a): out[0] += a[i]`` converts ``out``'s address to a global
+    one inside the ``if`` (NVVM sinks it there), so a definition anywhere counts; defined once from
+    block-uniform values, it holds the same value wherever a thread computes it."""
     from .llvmgen import mem_access
     known = df.__dict__.get("_shared_updates")
     if known is not None:
@@ -317,10 +320,16 @@ def shared_updates(df):
     f, code = df.func, df.code
     defs = _definitions(f)
     same = {}
-    for inst in f.insts[:_entry_end(f)]:
-        if (_arithmetic(inst, lambda o: _same_for(o, same, _BLOCK_SREGS, df.param_offsets), df.param_offsets)
-                and len(defs[inst.operands[0][1]]) == 1):
-            same[inst.operands[0][1]] = inst
+    grew = True
+    while grew:                 # to a fixed point: a definition may use a register defined later in the code
+        grew = False
+        for inst in f.insts:
+            if (inst.operands and inst.operands[0][0] == "reg" and inst.operands[0][1] not in same
+                    and _arithmetic(inst, lambda o: _same_for(o, same, _BLOCK_SREGS, df.param_offsets),
+                                    df.param_offsets)
+                    and len(defs[inst.operands[0][1]]) == 1):
+                same[inst.operands[0][1]] = inst
+                grew = True
 
     def shared_address(inst):
         if "volatile" in inst.mods or _space(inst) not in ("global", "generic"):

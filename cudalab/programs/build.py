@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, removed_headers, shimgen, void_main, vs_includes
+from . import images, include_case, msvc_headers, removed_headers, shimgen, std_float_math, void_main, vs_includes
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -366,7 +366,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     case_notes, headers, included, removed = "", out.with_name(out.name + ".headers"), {}, []
-    project_folders = None
+    project_folders, std_floats = None, []
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -395,6 +395,9 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not project_folders and (project_folders := vs_includes.folders_for(log, cwd)):
             # a header in a folder the Visual Studio project beside the includer lists (../../Common)
             options = [*options, *vs_includes.options(project_folders[1])]
+        elif not std_floats and (std_floats := std_float_math.names(log)):
+            # std::sqrtf, which Visual Studio's <cmath> has and g++ 12's does not (shim/std_float_math.h)
+            options = [*options, *std_float_math.options()]
         else:
             break
         r = compile_with(options)
@@ -469,6 +472,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = removed_headers.note(source, named or removed) + r.stdout
     if project_folders and not r.returncode:
         r.stdout = vs_includes.note(*project_folders, cwd) + r.stdout
+    if std_floats and not r.returncode:
+        r.stdout = std_float_math.note(source, std_floats) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -649,6 +654,15 @@ def _link_error(log: str) -> CompileError:
         if name in used or what in libraries:
             lines.append(f"The program uses {what}, which cudalab does not emulate; run it on a real GPU "
                          "(--device gpu).")
+    graphics = [m for m in missing if re.match(r"(glut|glew|glfw|gl|egl)[A-Z]", m)]
+    if graphics:    # (CUDA by Example's cpu_bitmap.h draws its images with GLUT)
+        lines.append(f"The program draws with OpenGL ({', '.join(graphics[:3])}{', ...' if len(graphics) > 3 else ''}), "
+                     "which cudalab does not emulate: its kernels run, but no window opens here. Run it on a machine "
+                     "with a display and a GPU, linked with -lglut -lGL (--device gpu).")
+    openmp = [m for m in missing if m.startswith(("omp_", "GOMP_"))]
+    if openmp:      # (a Visual Studio project's /openmp, which a Linux build must ask g++ for)
+        lines.append(f"The program uses OpenMP ({', '.join(openmp[:3])}{', ...' if len(openmp) > 3 else ''}), which the "
+                     "host compiler links only when asked: build with -Xcompiler -fopenmp, as nvcc needs it too.")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
     if libraries:
         lines.append(f"the linker found no {', '.join(libraries)} (check -l and -L).")

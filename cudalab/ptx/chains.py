@@ -27,8 +27,9 @@ mixes them by the share of a launch's traffic that reaches DRAM.
 
 Latencies (H100 cycles per dependent PTX instruction, fitted to tools/latency_gpu_probe.cu's chains:
 xor-add and multiply-xor 11.3 a step of two instructions, FMA 5.2, a shared-memory pointer chase 31 a
-step of shift, add and load, a global one 750 a step of a 256 MB random walk); what the probe did not
-measure (L2, division, special functions, 64-bit floats, shuffles, tensor cores) are round figures of the
+step of shift, add and load, a global one 750 a step of a 256 MB random walk, 329 of a 4 MB one that L2
+holds); what the probe did not measure (division, special functions, 64-bit floats, shuffles, tensor
+cores) are round figures of the
 size published microbenchmarks of recent NVIDIA GPUs report, not measured here. Every device profile uses
 these cycles at its own clock (not measured on other GPUs).
 """
@@ -46,7 +47,7 @@ DIVISION_F64 = 80.0
 INT_DIVISION = 60.0    # integer division and remainder (a sequence of ~20 instructions)
 SHARED = 20.0          # ld.shared (with the shift and add of its address: 31, as measured)
 SHUFFLE = 20.0
-L2 = 260.0             # a global load that hits L2
+L2 = 318.0             # a global load that hits L2 (with its address's multiply and add: 329, as measured)
 DRAM = 740.0           # one that goes to DRAM (with its address's multiply and add: 750, as measured)
 LOCAL = 35.0           # local memory (spills, stack arrays): L1 mostly
 TENSOR = 32.0          # mma / wmma.mma

@@ -99,7 +99,8 @@ def _tools(driver):
             self.limited_by = {"blocks": "device", "warps": "warps", "registers": "regs",
                                "shared memory": "smem"}[o.limiter]
             named = {"blocks": "device", "warps": "warps", "registers": "regs", "shared memory": "smem"}
-            counted = {"blocks", "warps"} | ({"registers"} if registers else set()) | ({"shared memory"} if shared_mem else set())
+            counted = ({"blocks", "warps"} | ({"registers"} if registers else set())
+                       | ({"shared memory"} if shared_mem else set()))
             self.tb_per_mp_limits = [(n, named[k]) for k, n in o.block_limits.items() if k in counted]
 
     kernels = importlib.import_module(f"{__name__}.kernels")

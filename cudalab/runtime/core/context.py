@@ -796,6 +796,8 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
         from ...emulator.engine import ENDLESS_LOOP
         if ENDLESS_LOOP in detail:          # a loop that can never end says so under a CPU limit too
             where += ENDLESS_LOOP
+        elif where and "Does a loop there ever end?" in detail:     # no block ended, and no count of its
+            where += " Does a loop there ever end?"                  # loops: the watchdog's question too
         how_far = f" {progress.describe()} {progress.describe_estimate()}".rstrip() if progress is not None else ""
         return (f"The program's {self.limit_words()} ran out while kernel {kernel} was running, so "
                 f"the kernel was stopped, and then the program.{how_far}{where}")
