@@ -1506,3 +1506,26 @@ def test_a_usage_line_that_counts_the_arguments_to_pass_is_no_success_line():
               'std::cout << "gpu_sum:\\t" << sum << std::endl;')
     assert judge(0, "host_sum:\t8.38982e+06\ngpu_sum:\t8.38982e+06\n", source, 120)[0] == "pass"
     assert judge(0, "done\n", 'printf("Test passed\\n");', 120)[0] == "fail"       # a verdict still owed
+
+
+def test_the_gpu_runner_gives_cuffts_dropped_status_codes_back_as_cudalab_does(tmp_path):
+    # Oxford's cuFFT practical: its helper_cuda.h names CUFFT_INCOMPLETE_PARAMETER_LIST, which CUDA 13's cufft.h
+    # lacks; the staged GPU build tries again with legacy_cufft.h, as cudalab's build does
+    import subprocess
+    from courses_check import stage_gpu
+    course = write(tmp_path / "course", {"fft.cu": "int main() { return 0; }\n"})
+    stage_gpu([read_program(course / "fft.cu", course)], course, tmp_path / "stage")
+    assert "CUFFT_INCOMPLETE_PARAMETER_LIST" in (tmp_path / "stage" / "legacy_cufft.h").read_text()
+    toolkit = tmp_path / "cuda" / "bin"
+    toolkit.mkdir(parents=True)
+    (toolkit / "nvcc").write_text(
+        '#!/bin/sh\ncase "$*" in *legacy_cufft.h*) ;; *) echo \'helper_cuda.h(512): error: identifier '
+        '"CUFFT_INCOMPLETE_PARAMETER_LIST" is undefined\' >&2; exit 2;; esac\n'
+        'while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done\n'
+        'printf "#!/bin/sh\\necho transformed\\n" > "$out"; chmod +x "$out"\n')
+    (toolkit / "nvcc").chmod(0o755)
+    r = subprocess.run([sys.executable, str(tmp_path / "stage" / "run_gpu.py")], capture_output=True, text=True,
+                       env={"PATH": f"{toolkit}:/usr/bin:/bin", "OUT": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    recorded = json.loads((tmp_path / "gpu.json").read_text())["course/fft.cu"]
+    assert (recorded["code"], recorded["out"].strip()) == (0, "transformed")

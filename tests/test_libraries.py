@@ -128,6 +128,47 @@ int main() {
 
 
 @needs_cublas
+def test_sgemmex_multiplies_half_matrices_into_a_float_one_and_cgemmex_complex_ones():
+    # the Ex routines from before cublasGemmEx took a compute type: Oxford's tensor-core practical times
+    # cublasSgemmEx on half A and B with a float C; the letter is the compute precision and alpha's type
+    r = run("""
+int main() {
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const int m = 5, n = 3, k = 4;
+    __half *hA = device<__half>(1, m * k), *hB = device<__half>(2, k * n);
+    float *fC = device<float>(3, m * n), alpha = 2, beta = -1;
+    cublasStatus_t s = cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, hA, CUDA_R_16F, m, hB, CUDA_R_16F, k,
+                                     &beta, fC, CUDA_R_32F, m);
+    printf("status %d\\n", (int)s);
+    show("sgemmex", fC, m * n);
+    float2 *cA, *cB, *cC;
+    cudaMalloc(&cA, 4 * sizeof(float2)); cudaMalloc(&cB, 4 * sizeof(float2)); cudaMalloc(&cC, 4 * sizeof(float2));
+    float2 ca[4] = {{1, 2}, {3, -1}, {0, 1}, {2, 2}}, cb[4] = {{1, 0}, {0, 1}, {2, -1}, {1, 1}};
+    cudaMemcpy(cA, ca, sizeof ca, cudaMemcpyHostToDevice);
+    cudaMemcpy(cB, cb, sizeof cb, cudaMemcpyHostToDevice);
+    cuComplex one = {1, 0}, zero = {0, 0};
+    cublasCgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, cA, CUDA_C_32F, 2, cB, CUDA_C_32F, 2, &zero, cC, CUDA_C_32F, 2);
+    float out[8];
+    cudaMemcpy(out, cC, sizeof out, cudaMemcpyDeviceToHost);
+    printf("cgemmex");
+    for (int i = 0; i < 8; i++) printf(" %g", out[i]);
+    printf("\\n");
+    cublasDestroy(h);
+}
+""")
+    got = shown(r.stdout)
+    np.testing.assert_array_equal(got["status"], [0])
+    m, n, k = 5, 3, 4
+    want = 2 * col_major(value(1, m * k), m, k, m) @ col_major(value(2, k * n), k, n, k) - col_major(value(3, m * n), m, n, m)
+    np.testing.assert_array_equal(got["sgemmex"], want.T.ravel())
+    ca = np.array([1 + 2j, 3 - 1j, 0 + 1j, 2 + 2j]).reshape(2, 2).T
+    cb = np.array([1, 1j, 2 - 1j, 1 + 1j]).reshape(2, 2).T
+    z = got["cgemmex"]
+    np.testing.assert_array_equal((z[0::2] + 1j * z[1::2]).reshape(2, 2).T, ca @ cb)
+
+
+@needs_cublas
 def test_level_1_and_2_routines_with_host_and_device_scalars():
     r = run("""
 int main() {

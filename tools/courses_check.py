@@ -1829,6 +1829,7 @@ def save():                                                # as it goes: a run c
     json.dump(results, open(os.path.join(os.environ.get("OUT", here), "gpu.json"), "w"), indent=1)
 
 OLD_NAMES = re.compile(r'identifier "(?:u?mul24|mulhi|mul64hi|float_as_u?int|u?int_as_float|saturate|float2u?int|u?int2float)" is undefined')
+OLD_CUFFT = re.compile(r'identifier "CUFFT_(?:INCOMPLETE_PARAMETER_LIST|PARSE_ERROR|LICENSE_ERROR)" is undefined')
 REFERENCES = re.compile(r'\\b(texture|surface) is not a template|identifier "cuda(Un)?Bind(Texture|Surface)')
 THRUST = re.compile(r'namespace "thrust" has no member')
 THRUST_HEADERS = json.load(open(os.path.join(here, "thrust_headers.json")))
@@ -1852,6 +1853,8 @@ def build_and_run(p):
         code, log = build(p, extra + ["-include", os.path.join(here, "legacy_textures.h")])
     if code and OLD_NAMES.search(log):                     # CUDA 11's mul24, saturate, ..., as cudalab builds them
         code, log = build(p, extra + ["-include", os.path.join(here, "legacy_device_functions.h")])
+    if code and OLD_CUFFT.search(log):                     # cufftResult codes CUDA 13 dropped, as cudalab builds them
+        code, log = build(p, extra + ["-include", os.path.join(here, "legacy_cufft.h")])
     return run(p) if not code else {"code": "build", "out": log}
 
 # the courses' own host libraries (the SDK's libcutil), made once each before the builds that link them
@@ -1926,13 +1929,14 @@ def stage_gpu(programs: list, checkout: Path, dest: Path):
     nvcc for the GPU it runs on (with the adjustments cudalab makes: C++17, CUDA 12's removed
     calls and cudaDeviceProp fields, CUDA 11's texture references, the Thrust headers CUDA 12 included) and records exit code and output in gpu.json, for --gpu."""
     from cudalab.programs import legacy_props, removed_headers
-    from cudalab.programs.build import (LEGACY, LEGACY_DEVICE_FUNCTIONS, LEGACY_TEXTURES, THRUST_AS_CUDA_12_INCLUDED,
-                                        cpp17)
+    from cudalab.programs.build import (LEGACY, LEGACY_CUFFT, LEGACY_DEVICE_FUNCTIONS, LEGACY_TEXTURES,
+                                        THRUST_AS_CUDA_12_INCLUDED, cpp17)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "thrust_headers.json").write_text(json.dumps(THRUST_AS_CUDA_12_INCLUDED))
     shutil.copy(LEGACY, dest / "legacy.h")
     shutil.copy(LEGACY_TEXTURES, dest / "legacy_textures.h")
     shutil.copy(LEGACY_DEVICE_FUNCTIONS, dest / "legacy_device_functions.h")
+    shutil.copy(LEGACY_CUFFT, dest / "legacy_cufft.h")
     shutil.copytree(removed_headers.FOLDER, dest / "removed", dirs_exist_ok=True)
     shutil.copy(legacy_props.__file__, dest / "legacy_props.py")
     (dest / "legacy_gpu.h").write_text(_GPU_LEGACY_PROPS)

@@ -384,6 +384,15 @@ def GemmBatchedEx(c: Call):
     _ex(c, _pointer_arrays(c))
 
 
+def gemmEx(c: Call):
+    """cublasSgemmEx and cublasCgemmEx: GemmEx without a compute type, as cuBLAS had before cublasGemmEx took
+    one; the letter's precision is it (float32, complex float32), with alpha and beta of that type. A, B and C
+    may still be half, bfloat16 or float (Oxford's tensor-core practical multiplies half matrices into a float
+    one with cublasSgemmEx); TF32 comes from the math mode, as for CUBLAS_COMPUTE_32F."""
+    c.args["computeType"] = precision.COMPUTE_32F
+    _ex(c, [(c["A"], c["B"], c["C"])])
+
+
 # routine (without type letters, _v2 and _64) -> (implementation, the type prefixes it comes in)
 def _lu(a: np.ndarray, pivoting: bool):
     """LAPACK's getrf on one n x n matrix, in place: P A = L U (L unit lower, stored below U); the
@@ -432,7 +441,7 @@ ROUTINES = {
     "geru": (ger, "CZ"), "gerc": (gerc, "CZ"), "gemm": (gemm, "SDCZH"),
     "gemmStridedBatched": (gemmStridedBatched, "SDCZH"), "gemmBatched": (gemmBatched, "SDCZH"),
     "geam": (geam, "SDCZ"), "GemmEx": (GemmEx, ("",)), "GemmStridedBatchedEx": (GemmStridedBatchedEx, ("",)),
-    "GemmBatchedEx": (GemmBatchedEx, ("",)), "getrfBatched": (getrfBatched, "SDCZ"),
+    "GemmBatchedEx": (GemmBatchedEx, ("",)), "gemmEx": (gemmEx, "SC"), "getrfBatched": (getrfBatched, "SDCZ"),
 }
 
 
