@@ -34,7 +34,10 @@ def scale(monkeypatch):
 def test_a_warm_launch_imports_nothing(scale, monkeypatch):
     x = cudalab.to_device(np.arange(256, dtype=np.float32))
     y = cudalab.device_array(256, np.float32)
-    scale[1, 256](y, x, np.float32(2.0), np.int32(256))          # the first launch builds and imports
+    # the first launches build and import: with an empty native cache (CI), the switch to the built code
+    # came at the second launch, with one import of its own; what is counted is the launch after those
+    for _ in range(3):
+        scale[1, 256](y, x, np.float32(2.0), np.int32(256))
     imported = []
     real = builtins.__import__
 
