@@ -1753,15 +1753,17 @@ def _context(ex, symbols):
     ctx[at[2]], ctx[at[3]] = _address(kp), len(ex.kparams)
     ctx[at[4]], ctx[at[5]], ctx[at[6]] = _address(bounds[0]), _address(bounds[1]), bounds[0].size
     if limit != ex.shared_size:
-        from . import llvmgen as lg
-        ctx[lg.SLOT["shared_size"]] = limit
+        ctx[at[7]] = limit
     textures = _texture_table(mem, ctx)
     ex._native_ctx = (ctx, mem.data, bounds, keep, limit, kp, textures)
     return ctx
 
 
 _TEXTURE_NATIVE = None      # the texture_native module, once _texture_table has imported it
-_CTX_SLOTS = ()       # (shared, local, kparams, nkparams, starts, ends, nbounds): llvmgen.SLOT's, set at first use
+# (shared, local, kparams, nkparams, starts, ends, nbounds, shared_size, textures, ntextures): llvmgen.SLOT's,
+# set at first use, so that a launch imports nothing (a test's texture objects left in memory made every later
+# launch import llvmgen for the textures' slots: found by tests/test_launch_cost.py in CI)
+_CTX_SLOTS = ()
 
 
 def _texture_table(mem, ctx):
@@ -1770,9 +1772,8 @@ def _texture_table(mem, ctx):
     if _TEXTURE_NATIVE is None:         # (imported once: an import in a function costs 1 to 3 us a call)
         from . import texture_native as _TEXTURE_NATIVE
     t = _TEXTURE_NATIVE.table(mem)
-    if t is not None:
-        from . import llvmgen as lg
-        ctx[lg.SLOT["textures"]], ctx[lg.SLOT["ntextures"]] = _address(t), len(t)
+    if t is not None:                   # (_CTX_SLOTS is set: _context made its template first)
+        ctx[_CTX_SLOTS[8]], ctx[_CTX_SLOTS[9]] = _address(t), len(t)
     return t
 
 
@@ -1796,7 +1797,8 @@ def _context_template(ex, symbols, addrs):
     global _CTX_SLOTS
     from . import llvmgen as lg
     if not _CTX_SLOTS:
-        _CTX_SLOTS = tuple(lg.SLOT[n] for n in ("shared", "local", "kparams", "nkparams", "starts", "ends", "nbounds"))
+        _CTX_SLOTS = tuple(lg.SLOT[n] for n in ("shared", "local", "kparams", "nkparams", "starts", "ends", "nbounds",
+                                                "shared_size", "textures", "ntextures"))
     mem = ex.mem
     ctx = np.zeros(len(lg.CTX), np.int64)
     keep = [mem.data]
