@@ -307,8 +307,14 @@ def test_a_whole_programs_four_streams_of_hash_kernels_overlap():
     """The probe's 'hist' run as a program (the emulator counts, the runtime core's timeline times): on the
     default A100 profile four streams ran 1.05x faster than one before the latency side, now about 2x,
     each kernel latency-bound by its multiply-xor chain (an H100 ran them 1.69x to 1.90x faster)."""
+    from cudalab.device import current, set_device
     from cudalab.programs import run_program
-    r = run_program(PROBE, args=["hist", "5000", "1"], timeout=300)
+    before = current().name
+    set_device("A100")          # the program runs on this process's profile: pinned, whatever a test before chose
+    try:
+        r = run_program(PROBE, args=["hist", "5000", "1"], timeout=300)
+    finally:
+        set_device(before)
     assert r.returncode == 0, r.stderr
     line = next(line for line in r.stdout.splitlines() if line.startswith("hist "))
     fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
