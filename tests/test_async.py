@@ -690,3 +690,14 @@ def test_copies_are_checked_and_read_in_one_compiled_pass_once_numba_is_loaded(m
     launch(1)
     assert answers[0] is None and calls
     assert "at line 8" in capfd.readouterr().err
+
+
+def test_each_cp_async_instruction_has_one_number_in_a_batch():
+    """A batch numbers the instructions of its copies in flight by identity (racecheck's events name them
+    by that number): two instructions that read alike are two numbers, and one asked again keeps its own."""
+    from types import SimpleNamespace
+    from cudalab.emulator.asyncops import AsyncState
+    st = AsyncState(SimpleNamespace(n=32))
+    first, second = ["cp.async", 16], ["cp.async", 16]        # equal, but two instructions
+    assert [st.inst_id(x) for x in (first, second, first, second, first)] == [0, 1, 0, 1, 0]
+    assert st.insts[0] is first and st.insts[1] is second

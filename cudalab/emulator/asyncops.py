@@ -66,6 +66,7 @@ class AsyncState:
         self.trig_slot = np.zeros(0, np.int64)    # on which barrier, after its cp.async with seq < trig_seq
         self.trig_seq = np.zeros(0, np.int64)
         self.insts: list = []                     # instructions of in-flight rows (row["inst"] indexes this)
+        self._inst_ids: dict = {}                 # id(instruction) -> its index in insts (insts keeps it alive)
         self.reducers: list = [None]              # row["red"]: 0 = a copy, k = (function, dtype) of a reduction
         self.phase_no: dict = {}                  # completed phases per barrier slot (racecheck's events)
         self.stuck = (0, -1)                      # (failed polls, sync version) for hang detection
@@ -117,11 +118,13 @@ class AsyncState:
         return np.int64(self._all) if self._committed is None else self._committed.take(sel)
 
     def inst_id(self, inst):
-        for k, i in enumerate(self.insts):
-            if i is inst:
-                return k
-        self.insts.append(inst)
-        return len(self.insts) - 1
+        """inst's index in ``insts``, added if new. A dict by identity: dmmaTensorCoreGemm's unrolled k-loop
+        has a thousand cp.async instructions, and a scan of the list cost each copy tens of microseconds."""
+        k = self._inst_ids.get(id(inst))
+        if k is None:
+            k = self._inst_ids[id(inst)] = len(self.insts)
+            self.insts.append(inst)
+        return k
 
 
 class Copies:
