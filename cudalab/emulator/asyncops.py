@@ -159,6 +159,9 @@ def land_copies(ex, st, committed, keep, mine=None):
         return False
     whole = np.dtype((np.void, CHUNK))
     shared = ex.shared.view(whole)
+    compiled = sys.modules.get("cudalab.emulator.async_loops")     # (loaded by _in_bounds' quick path)
+    # whole copies land in one compiled pass each (async_loops.land) where the quick path loaded it
+    land, words = (compiled.land, ex.shared.view(np.uint64)) if compiled and ex.shared.size % 8 == 0 else (None, None)
     left = []
     uniform = st.uniform
     for c in st._issued:
@@ -172,7 +175,10 @@ def land_copies(ex, st, committed, keep, mine=None):
             if mine is not None:
                 take &= mine.take(c.lanes)
         if take is True or take.all():
-            shared[c.dst // CHUNK] = c.data.view(whole)[:, 0]
+            if words is not None and c.data.flags.c_contiguous:
+                land(words, c.dst, c.data.view(np.uint64))
+            else:
+                shared[c.dst // CHUNK] = c.data.view(whole)[:, 0]
         elif take.any():
             shared[c.dst[take] // CHUNK] = c.data[take].view(whole)[:, 0]
             left.append(c.part(~take))
