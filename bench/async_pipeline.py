@@ -9,13 +9,14 @@ memory (the shape of cuda-samples' globalToShmemAsyncCopy, whose 101 launches at
 - ``staged``: a cuda::pipeline of four stages, a quarter of the threads issuing two 16-byte
   ``cuda::memcpy_async`` per tile; ``consumer_wait`` is a ``switch`` over ``cp.async.wait_group N``;
 - ``staged_sync``: the same pipeline calls around plain float4 copies (no cp.async is issued, so
-  nothing queues or lands: what is left over ``tiled`` is the pipeline's commits and waits);
+  nothing queues or lands: what is left over ``tiled`` is the producer loop, the commits and the waits);
 - ``tiled``: the plain copies and two ``__syncthreads()`` a tile, no pipeline.
 
 All three run as native regions (``--why-slow`` says 100%). Each prints the CPU time of a launch
 (the process's, after a first launch that builds the native code: CUDALAB_TIER=compiled) and
-whether C matches numpy's. CPU time of the process, so a busy machine inflates it little, but a
-2-core machine shared by many processes does (cache): compare numbers from one run.
+whether C matches numpy's. CPU time of the process: a busy machine inflates it far less than wall time,
+but on a 2-core machine shared by many processes still by up to a third (caches): compare numbers
+from one run.
 """
 import os
 import sys
