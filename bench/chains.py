@@ -1,4 +1,4 @@
-"""Dependent float32 chains in native code: what each lane's chain of divisions costs (sixty round 19).
+"""Dependent float32 chains and linear texture lookups in native code (sixty round 19).
 
     python bench/chains.py                  # both kernels, 4 launches each after the one that builds
     PYTHONPATH=/other/tree python bench/chains.py     # the same on another tree (before a change)
@@ -12,6 +12,9 @@ the way. Two kernels of our own, CPU seconds a launch (the process's clock; the 
   ``tid < active`` count the chunk, each a division chain (``active`` read per block, as eigenvalues
   reads its intervals' count). 16 blocks of 256 threads.
 - *newton*: a per-thread loop of Newton steps for sqrt(v) with no memory in it, 2^16 threads x 64 turns.
+- *resize*: a bilinear ``tex2D<float>`` resize of three 1920 x 1080 planes to 640 x 480 (clamp, unnormalized
+  coordinates: the shape of cuda-samples' NV12toBGRandResize's resizeBGRplanarBatchKernel), 921,600
+  lookups a launch.
 
 The output's hash is printed too: a change to the native code must leave it as it was.
 """
@@ -61,6 +64,15 @@ __global__ void newton(const float* a, float* out, int turns) {
 }
 """
 
+RESIZE = r"""
+__global__ void resize(cudaTextureObject_t src, float* dst, int pitch, int w, int h, int srch, float sx, float sy) {
+    int x = threadIdx.x + blockIdx.x * blockDim.x, y = threadIdx.y + blockIdx.y * blockDim.y;
+    if (x >= w || y >= h) return;
+    for (int c = 0; c < 3; ++c)                 // three planes stacked in one texture
+        dst[c * pitch * h + y * pitch + x] = tex2D<float>(src, x * sx, c * srch + y * sy);
+}
+"""
+
 
 def _launches(launch, out, count=4):
     times = []
@@ -96,6 +108,15 @@ def main():
     _launches(lambda: k[m // 256, 256](da, out, np.int32(64)), out, 3)
     times, digest = _launches(lambda: k[m // 256, 256](da, out, np.int32(64)), out)
     print(f"newton {m} threads x 64 turns: " + ", ".join(f"{t:.3f}" for t in times) + f"  (output {digest})")
+    W, H, w, h = 1920, 1080, 640, 480
+    img = cudalab.to_device(rng.random(3 * H * W, np.float32))
+    tex = cudalab.texture(img, filter="linear", address="clamp", width=W, height=3 * H, pitch=W * 4)
+    dst = cudalab.device_array(3 * w * h, np.float32)
+    k = cudalab.compile(RESIZE).get_kernel("resize")
+    args = (tex, dst, np.int32(w), np.int32(w), np.int32(h), np.int32(H), np.float32(W / w), np.float32(H / h))
+    _launches(lambda: k[(w // 32, h // 8), (32, 8)](*args), dst, 8)
+    times, digest = _launches(lambda: k[(w // 32, h // 8), (32, 8)](*args), dst)
+    print(f"resize {3 * w * h} lookups: " + ", ".join(f"{t:.3f}" for t in times) + f"  (output {digest})")
 
 
 if __name__ == "__main__":
