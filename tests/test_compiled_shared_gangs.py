@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cudalab
-from test_compiled import both_tiers, same_in_both_tiers
+from test_compiled import both_tiers, gangs_built, same_in_both_tiers
 
 STURM = r"""
 __global__ void count_below(const float* d, const float* s, const float* xs, unsigned* counts,
@@ -54,27 +54,10 @@ def _sturm_args(n=200, blocks=3, active=45):
                     np.zeros(blocks * 64, np.float32), np.int32(n), np.uint32(active)]
 
 
-def gang_heads(source, kernel, args, tmp_path, monkeypatch):
-    """The loop heads whose lanes the tier builds in gangs in ``kernel`` (launched once with ``args``)."""
-    from cudalab.emulator import regiongen
-    heads = []
-    real = regiongen.RegionBuilder._gang
-
-    def recording(self, h, *rest):
-        heads.append(h)
-        return real(self, h, *rest)
-    monkeypatch.setattr(regiongen.RegionBuilder, "_gang", recording)
-    monkeypatch.setenv("CUDALAB_CACHE", str(tmp_path))       # built here, not loaded
-    monkeypatch.setenv("CUDALAB_TIER", "compiled")
-    fresh = f"{kernel}_{tmp_path.name.replace('-', '_')}"         # (a kernel this process has not built)
-    cudalab.compile(source.replace(kernel, fresh)).get_kernel(fresh)[3, 64](*args)
-    return heads
-
-
 def test_a_sturm_count_over_shared_memory_runs_in_gangs(tmp_path, monkeypatch):
     """The count loop's lanes go side by side; same bytes and counts as the interpreter's lock step,
     NaN bits included (the chain's NaN is made canonical where it is stored, not at every step)."""
-    assert gang_heads(STURM, "count_below", _sturm_args()(), tmp_path, monkeypatch)
+    assert gangs_built(STURM, "count_below", tmp_path, monkeypatch, _sturm_args()(), 3, 64)
     args = same_in_both_tiers(monkeypatch, STURM, "count_below", 3, 64, _sturm_args())
     last = args[4].view(np.uint32)
     assert last[5] == 0x7FFFFFFF and last[70] == 0x7FFFFFFF
