@@ -134,17 +134,18 @@ them, as lock step does, so independent chains overlap and LLVM's SLP vectorizer
 instructions of them. Before each iteration every lane's addresses are computed and checked for
 the gang at once: each access's elements must follow one another lane by lane (then lane j's is
 lane 0's pointer plus j elements: one vector load or store), lie inside one allocation and be
-aligned. A loop that only reads shared memory (a Sturm count's ``delta = d[k] - x - s[k] * s[k] /
+aligned. Where that fails nothing of the iteration has run: the lanes go on alone from the loop
+head, as before, and a lane that faults stops at its own instruction. A gang takes turns as a
+lane does (``TURN`` iterations), and its lanes leave it at the head or, where one leaves the loop,
+each at the head or after the loop. Loads and stores of the other lanes in between change nothing
+the lanes could see, for race-free code as for lock step.
+A loop that only reads shared memory (a Sturm count's ``delta = d[k] - x - s[k] * s[k] /
 delta`` over a chunk its block loaded: every lane reads the same element) is a turn loop for its
 gangs' sake, its addresses any (the highest must fit the block's shared memory), and its gangs run
 until a lane leaves or the budget is spent, not ``TURN`` iterations (there is no walk through
 memory to keep in step). Such a loop often lies under ``if (tid < active)``, where a region with
 cuts stops its block: the plain region inside it builds gangs (only one inside another plain
-region does not). Where that fails nothing of the iteration has run: the lanes go on alone from the loop
-head, as before, and a lane that faults stops at its own instruction. A gang takes turns as a
-lane does (``TURN`` iterations), and its lanes leave it at the head or, where one leaves the loop,
-each at the head or after the loop. Loads and stores of the other lanes in between change nothing
-the lanes could see, for race-free code as for lock step.
+region does not).
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
