@@ -904,9 +904,12 @@ def plan(df, module, sink):
         groups.append(Group(pc, end, gb.regs, restore, gb.written, set(gb.stored) - gb.loaded, gb.stored,
                             symbols, name, check, list(remat_pcs)))
     regions = []
+    plain = [(s2, e2) for s2, e2 in spans if not any(p in cuts for p in range(s2, e2))]
     for s, e in spans:
-        # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs)
-        inner = any(s2 < s < e2 for s2, e2 in spans)
+        # (a loop's own region, entered only where the interpreter is inside the loop, goes without gangs;
+        # but not one inside a region with cuts only, whose threads stop before a branch that parts them:
+        # eigenvalues' `if (tid < active) for (k ...)`, a Sturm count over a chunk, runs in this region)
+        inner = any(s2 < s < e2 for s2, e2 in plain)
         held = [[p, cuts[p]] for p in range(s, e) if p in cuts]
         r = None
         blockwise = [] if held else _blockwise(df, s, e)
