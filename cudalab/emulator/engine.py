@@ -14,6 +14,7 @@ any load after it). What lock step cannot show (races between warps) is caught b
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -360,7 +361,7 @@ class Exec:
         self.fr: Frame | None = None
         self.idx = self.ridx = self.mask = None
         self.depth = 0
-        self.clock0 = time.perf_counter_ns()
+        self._sm_clock = None               # the batch's SM clock, from its first read (cycles)
         self._clock_wait = None             # [us waited on a clock, last read, instructions then] (clock_read)
         self.pc_of = {}
         # loops that wait on another thread (a lock, a flag): (id of function, head, branch pc) -> [function,
@@ -423,14 +424,41 @@ class Exec:
         else:
             self._carry[sel] = cout
 
+    def cycles(self) -> int:
+        """The batch's SM clock (``clock64()``), in cycles: 4 a batch-level instruction plus the CPU time
+        of the thread running the batch since its first clock read, at the device's clock rate.
+
+        Why CPU time and not the host's: a kernel that spins on its clock (``while (clock64() - t0 < n)``,
+        cuda-samples' concurrentKernels and simpleHyperQ) should end after about ``n`` cycles of its own
+        progress. On the host's clock a pause of the process on a busy machine counted as GPU cycles: the
+        spin ended early (fewer turns) and the timeline's wait (``clock_read``) took the pause in. A thread's
+        CPU clock stands still while it is not running (descheduled, waiting for the GIL), so a spin costs
+        the same at any load. (Counting instructions alone would be steadier still, but a 20 ms spin is
+        28 million cycles: over a million interpreted turns.) Monotonic within a batch: should the batch
+        move to another thread, the count goes on from where it was. Native code never reads it (llvmgen
+        leaves clock reads to the interpreter), so interpreted and compiled batches share this one clock."""
+        now, me = time.thread_time_ns(), threading.get_ident()
+        c = self._sm_clock              # [thread, its CPU ns at the base, cycles at the base, host ns, cycles]
+        if c is None:
+            c = self._sm_clock = [me, now, 0, time.time_ns(), 0]
+        elif c[0] != me:                # another thread: its CPU clock is another count; go on from the last
+            c[0], c[1], c[2] = me, now, c[4]
+        c[4] = c[2] + (now - c[1]) * self.program.clock_khz // 1_000_000
+        return self.stats.instructions * 4 + c[4]
+
+    def global_ns(self, cycles: int) -> int:
+        """``%globaltimer`` at ``cycles`` of the batch's clock: the host's time when the batch first read
+        a clock, plus the modelled nanoseconds since (a GPU's timer counts nanoseconds, as the SM clock
+        counts cycles: both stand still here while the host does not run the batch)."""
+        return self._sm_clock[3] + cycles * 1_000_000 // self.program.clock_khz
+
     def clock_read(self, us: float):
         """A clock read at ``us`` (microseconds of the clock handed out). Reads that follow one another
         within CLOCK_SPIN_GAP instructions are a loop waiting on the clock (``while (clock64() - t0 < n)``):
         the time between them is time the kernel spent waiting, which a GPU spends too, and the batch's
         total goes to ``stats.clock_waits`` (the timeline gives the kernel at least that long). Reads far
         apart time the work between them, which the emulator does at its own pace: not counted. (The
-        clock runs on the host's time: on a busy machine, a pause in the last turn of such a loop is
-        counted as waiting, as the program's own clock reads see it.)"""
+        clock runs on the batch's CPU time, ``cycles``: a pause of the host is not waiting.)"""
         n = self.stats.instructions
         wait = self._clock_wait          # [us waited, last read, instructions then]
         if wait is None:
@@ -448,15 +476,15 @@ class Exec:
         name, comp = key
         b = self.batch
         if name in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
-            # modeled clocks: monotonic, advancing with the instructions executed
-            t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) * self.program.clock_khz // 1_000_000
+            # modelled clocks: monotonic, advancing with the batch's instructions and CPU time (cycles)
+            t = self.cycles()
             if name == "clock":
                 self.clock_read(t * 1000 / self.program.clock_khz)
                 return np.uint32(t & 0xFFFFFFFF)
             if name == "clock_hi":
                 return np.uint32((t >> 32) & 0xFFFFFFFF)
             if name.startswith("globaltimer"):
-                g = time.time_ns()
+                g = self.global_ns(t)
                 if not name.endswith("hi"):
                     self.clock_read(g / 1000)
                 return np.uint32(g & 0xFFFFFFFF) if name.endswith("lo") else \
