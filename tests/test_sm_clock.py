@@ -95,3 +95,15 @@ def test_clock64_is_monotonic_in_a_thread_and_globaltimer_counts_the_same_time(m
     assert abs(time.time_ns() - timer[-1]) < 60e9        # nanoseconds of the host's time of day
     khz = cudalab.device_properties()["clockRate"]
     assert span_ns == pytest.approx(span_cycles * 1e6 / khz, rel=0.05)
+
+
+def test_each_launch_reads_a_clock_of_its_own_that_clock_can_count_on_for_a_while(mod):
+    # an SM's clock counts from its reset, not from the kernel's start: a seed taken from clock64()
+    # differs from launch to launch, and the 32-bit clock() starts low enough not to wrap in a spin
+    starts = []
+    for _ in range(3):
+        out = cudalab.device_array(2, np.int64)
+        mod.reads[1, 1](out, np.int32(1))
+        starts.append(int(out.copy_to_host()[0]))
+    assert len(set(starts)) == 3, starts
+    assert all(0 <= s < 2**31 for s in starts), starts

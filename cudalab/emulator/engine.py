@@ -51,6 +51,7 @@ MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
+CLOCK_START_MASK = (1 << 30) - 1  # a batch's clock starts below 2^30 cycles (Exec.cycles)
 CLOCK_SPIN_GAP = 16             # instructions between two clock reads of a loop that waits on the clock
 # bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
 # kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
@@ -440,7 +441,12 @@ class Exec:
         now, me = time.thread_time_ns(), threading.get_ident()
         c = self._sm_clock              # [thread, its CPU ns at the base, cycles at the base, host ns, cycles]
         if c is None:
-            c = self._sm_clock = [me, now, 0, time.time_ns(), 0]
+            # it starts where the host's monotonic clock is, in cycles, as an SM's counts from its reset:
+            # batches (and runs) read different clocks (a ``curand_init(clock64(), ...)`` seed differs),
+            # and under 2^30, so that 32-bit clock() has 2^31 cycles (1.5 s at 1.41 GHz) before it wraps
+            khz = self.program.clock_khz
+            start = time.perf_counter_ns() * khz // 1_000_000 & CLOCK_START_MASK
+            c = self._sm_clock = [me, now, start, time.time_ns() - start * 1_000_000 // khz, start]
         elif c[0] != me:                # another thread: its CPU clock is another count; go on from the last
             c[0], c[1], c[2] = me, now, c[4]
         c[4] = c[2] + (now - c[1]) * self.program.clock_khz // 1_000_000
@@ -449,7 +455,8 @@ class Exec:
     def global_ns(self, cycles: int) -> int:
         """``%globaltimer`` at ``cycles`` of the batch's clock: the host's time when the batch first read
         a clock, plus the modelled nanoseconds since (a GPU's timer counts nanoseconds, as the SM clock
-        counts cycles: both stand still here while the host does not run the batch)."""
+        counts cycles: both stand still here while the host does not run the batch; ``_sm_clock[3]`` is
+        that time less the clock's start)."""
         return self._sm_clock[3] + cycles * 1_000_000 // self.program.clock_khz
 
     def clock_read(self, us: float):
