@@ -108,7 +108,7 @@ class Timeline:
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
         self._seen: dict = {}                # stream -> when the host can see its event records so far happened
-        self._busy: list = []                # [start, end, slots, share, kernel] groups of blocks on the SMs,
+        self._busy: list = []                # [start, end, slots, share, kernel, its blocks per SM] groups on the SMs,
         self._busy_ends: list = []           # ... in the order of their ends (these)
         self._kernels = 0                    # kernels placed, to tell their groups apart
         self._launched = None                # (stream, moment) of the kernel launched last
