@@ -207,8 +207,10 @@ def test_kernels_that_wait_on_their_clock_take_the_time_it_says_and_overlap_on_s
     r = run_program_source(SPIN_PROGRAM, timeout=120)
     assert r.returncode == 0, r.stderr
     one, four, timer, work = map(float, r.stdout.split())
-    assert 7.9 < one < 8.8 and 1.95 < four < 2.4
-    assert 1.95 < timer < 2.4              # %globaltimer: nanoseconds of the kernel's own progress
+    # (the upper bounds leave room for the program's own CPU time between two launches, which a loaded
+    # machine stretches: the first of three runs beside four CPU hogs gave 2.17 for the four streams)
+    assert 7.9 < one < 8.8 and 1.95 < four < 2.6
+    assert 1.95 < timer < 2.6              # %globaltimer: nanoseconds of the kernel's own progress
     assert work < 0.5                      # two clock reads around its work are not a wait: timed as before
 
 
