@@ -1,10 +1,12 @@
 """The emulator's clock64(), clock() and %globaltimer count the kernel's own progress.
 
-A GPU's clock counts its SM's cycles: a kernel that spins ``while (clock64() - t0 < n)`` ends after
-``n`` cycles whatever the host does. The emulator's clock is the CPU time of the thread running the
-batch (at the device's clock rate, plus 4 cycles an instruction): a pause of the host (another program
-taking the core, a thread holding the interpreter) is not the kernel's time, so a spin makes as many
-turns, and the timeline sees the same wait, at any load.
+A GPU's clock counts its SM's cycles: work timed between two reads shows its cycles, and a kernel that
+spins ``while (clock64() - t0 < n)`` ends after ``n`` cycles whatever the host does. The emulator's
+clock counts 4 cycles a batch-level instruction, and for a loop that waits on it (the same instruction
+reading it again within a few instructions) the CPU time of the thread running the batch, at the
+device's clock rate: a pause of the host (another program taking the core, a thread holding the
+interpreter) is not the kernel's time, so a spin makes as many turns, and the timeline sees the same
+wait, at any load.
 """
 import time
 
@@ -20,6 +22,14 @@ __global__ void spin(long long cycles, long long *out) {
     while (t - t0 < cycles) { t = clock64(); turns++; }
     out[0] = turns;
     out[1] = t - t0;
+}
+__global__ void timed(long long *took, float *x) {
+    long long t0 = clock64();
+    float v = threadIdx.x;
+    for (int i = 0; i < 500; i++) v = v * 0.999f + 1.0f;
+    long long t1 = clock64();
+    x[threadIdx.x] = v;
+    if (threadIdx.x == 0) *took = t1 - t0;
 }
 __global__ void reads(long long *out, int n) {
     // clock64 and %globaltimer read turn about in one thread, with a little work between
@@ -107,3 +117,15 @@ def test_each_launch_reads_a_clock_of_its_own_that_clock_can_count_on_for_a_whil
         starts.append(int(out.copy_to_host()[0]))
     assert len(set(starts)) == 3, starts
     assert all(0 <= s < 2**31 for s in starts), starts
+
+
+def test_work_timed_between_two_reads_shows_its_modelled_cycles(mod):
+    # the clock sample's way (a read before and after the work): 4 cycles an instruction of the work,
+    # the same every run, not the emulator's pace (millions of cycles on the CPU's or the host's time)
+    took = []
+    for _ in range(2):
+        out, x = cudalab.device_array(1, np.int64), cudalab.device_array(64, np.float32)
+        mod.timed[1, 64](out, x)
+        took.append(int(out.copy_to_host()[0]))
+    assert took[0] == took[1]
+    assert 500 * 4 <= took[0] <= 500 * 10 * 4              # 500 turns of an unrolled loop, 1 to 10 instructions each

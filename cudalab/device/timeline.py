@@ -46,8 +46,8 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
 * A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
   least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
   ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
-  The emulator's clock counts the CPU time of the thread running the kernel (``Exec.cycles``), so a
-  pause of a loaded machine is not a wait (on the host's clock, as before clock round 19, NVIDIA's
+  The emulator's clock counts a waiting loop's turns in the CPU time of the thread running the kernel
+  (``Exec.cycles``), so a pause of a loaded machine is not a wait (on the host's clock, as before clock round 19, NVIDIA's
   simpleHyperQ at a load of 25 on 2 cores showed 10 ms waits as 10 to 37 ms).
 
 Simplifications: each copy engine takes work in issue order; a kernel launch and an event cost the

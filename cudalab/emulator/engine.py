@@ -52,7 +52,7 @@ MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
 CLOCK_START_MASK = (1 << 30) - 1  # a batch's clock starts below 2^30 cycles (Exec.cycles)
-CLOCK_SPIN_GAP = 16             # instructions between two clock reads of a loop that waits on the clock
+CLOCK_SPIN_GAP = 32             # instructions between two clock reads of a loop that waits on the clock
 # bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
 # kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
 # tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
@@ -363,7 +363,9 @@ class Exec:
         self.idx = self.ridx = self.mask = None
         self.depth = 0
         self._sm_clock = None               # the batch's SM clock, from its first read (cycles)
-        self._clock_wait = None             # [us waited on a clock, last read, instructions then] (clock_read)
+        self._clock_sites = {}              # instruction reading the clock -> instructions when it last did
+        self._clock_wait = None             # [us waited on a clock, last read] (clock_read)
+        self.clock_waited = False           # the latest clock read ended a turn of a loop waiting on it (cycles)
         self.pc_of = {}
         # loops that wait on another thread (a lock, a flag): (id of function, head, branch pc) -> [function,
         # turns past SPIN_LOCK_LIMIT, times a waiting thread was let run ahead]; the watchdog's message tells
@@ -425,58 +427,65 @@ class Exec:
         else:
             self._carry[sel] = cout
 
-    def cycles(self) -> int:
-        """The batch's SM clock (``clock64()``), in cycles: 4 a batch-level instruction plus the CPU time
-        of the thread running the batch since its first clock read, at the device's clock rate.
+    def cycles(self, site=None) -> int:
+        """The batch's SM clock (``clock64()``), in cycles: its start, 4 a batch-level instruction (the
+        kernel's own progress), and the CPU time of the thread running the batch (at the device's clock
+        rate) spent in loops that wait on the clock: since the read before, where the same ``site`` (the
+        instruction that reads it) read it at most CLOCK_SPIN_GAP instructions ago (``while (clock64() -
+        t0 < n)``; a loop reading %globaltimer_lo and _hi reads at two sites in turn).
 
-        Why CPU time and not the host's: a kernel that spins on its clock (``while (clock64() - t0 < n)``,
-        cuda-samples' concurrentKernels and simpleHyperQ) should end after about ``n`` cycles of its own
-        progress. On the host's clock a pause of the process on a busy machine counted as GPU cycles: the
-        spin ended early (fewer turns) and the timeline's wait (``clock_read``) took the pause in. A thread's
-        CPU clock stands still while it is not running (descheduled, waiting for the GIL), so a spin costs
-        the same at any load. (Counting instructions alone would be steadier still, but a 20 ms spin is
-        28 million cycles: over a million interpreted turns.) Monotonic within a batch: should the batch
-        move to another thread, the count goes on from where it was. Native code never reads it (llvmgen
-        leaves clock reads to the interpreter), so interpreted and compiled batches share this one clock."""
-        now, me = time.thread_time_ns(), threading.get_ident()
-        c = self._sm_clock              # [thread, its CPU ns at the base, cycles at the base, host ns, cycles]
+        Why: a GPU's clock counts its SM's cycles, so work timed between two reads (the clock sample's
+        reduction, a course's latency lab) shows cycles of that work, here the model's 4 an instruction,
+        not the emulator's pace (6.5 million a block for the clock sample on the CPU's time, 16 to 29
+        million on the host's); and a spin ``while (clock64() - t0 < n)`` ends after ``n`` cycles. A spin
+        turns at the host's pace, a few microseconds a turn: its instructions alone would take millions
+        of turns for a 20 ms wait, so a wait takes the CPU time of its turns. CPU time, not the host's
+        clock (clock round 19): a thread's CPU clock stands still while the host does not run it
+        (descheduled on a busy machine, waiting for the GIL), so a wait lasts as long at any load; the
+        host's clock counted a pause as GPU cycles. Monotonic within a batch, also should the batch move
+        to another thread. Native code never reads it (llvmgen leaves clock reads to the interpreter)."""
+        now, me, n = time.thread_time_ns(), threading.get_ident(), self.stats.instructions
+        c = self._sm_clock              # [thread, its CPU ns at the last read, host ns less the start, cycles]
+        khz = self.program.clock_khz
         if c is None:
             # it starts where the host's monotonic clock is, in cycles, as an SM's counts from its reset:
             # batches (and runs) read different clocks (a ``curand_init(clock64(), ...)`` seed differs),
             # and under 2^30, so that 32-bit clock() has 2^31 cycles (1.5 s at 1.41 GHz) before it wraps
-            khz = self.program.clock_khz
             start = time.perf_counter_ns() * khz // 1_000_000 & CLOCK_START_MASK
-            c = self._sm_clock = [me, now, start, time.time_ns() - start * 1_000_000 // khz, start]
-        elif c[0] != me:                # another thread: its CPU clock is another count; go on from the last
-            c[0], c[1], c[2] = me, now, c[4]
-        c[4] = c[2] + (now - c[1]) * self.program.clock_khz // 1_000_000
-        return self.stats.instructions * 4 + c[4]
+            c = self._sm_clock = [me, now, time.time_ns() - start * 1_000_000 // khz, start]
+            self._clock_sites = {}
+        before = self._clock_sites.get(site)
+        self.clock_waited = before is not None and n - before <= CLOCK_SPIN_GAP and c[0] == me
+        if self.clock_waited:
+            c[3] += (now - c[1]) * khz // 1_000_000
+        c[0], c[1] = me, now
+        if site is not None:
+            self._clock_sites[site] = n
+        return 4 * n + c[3]
 
     def global_ns(self, cycles: int) -> int:
         """``%globaltimer`` at ``cycles`` of the batch's clock: the host's time when the batch first read
         a clock, plus the modelled nanoseconds since (a GPU's timer counts nanoseconds, as the SM clock
-        counts cycles: both stand still here while the host does not run the batch; ``_sm_clock[3]`` is
+        counts cycles: both stand still here while the host does not run the batch; ``_sm_clock[2]`` is
         that time less the clock's start)."""
-        return self._sm_clock[3] + cycles * 1_000_000 // self.program.clock_khz
+        return self._sm_clock[2] + cycles * 1_000_000 // self.program.clock_khz
 
     def clock_read(self, us: float):
-        """A clock read at ``us`` (microseconds of the clock handed out). Reads that follow one another
-        within CLOCK_SPIN_GAP instructions are a loop waiting on the clock (``while (clock64() - t0 < n)``):
-        the time between them is time the kernel spent waiting, which a GPU spends too, and the batch's
-        total goes to ``stats.clock_waits`` (the timeline gives the kernel at least that long). Reads far
-        apart time the work between them, which the emulator does at its own pace: not counted. (The
-        clock runs on the batch's CPU time, ``cycles``: a pause of the host is not waiting.)"""
-        n = self.stats.instructions
-        wait = self._clock_wait          # [us waited, last read, instructions then]
+        """A clock read at ``us`` (microseconds of the clock handed out). A read that ``cycles`` took for
+        a loop waiting on the clock (``clock_waited``) adds the time since the read before to the batch's
+        wait, ``stats.clock_waits`` (the timeline gives the kernel at least that long: a GPU spends it
+        too). Reads that time work between them show its modelled cycles and are not a wait."""
+        wait = self._clock_wait          # [us waited, last read]
         if wait is None:
-            self._clock_wait = [0.0, us, n]
+            self._clock_wait = [0.0, us]
             self.stats.clock_waits.append(self._clock_wait)
             return
-        if n - wait[2] <= CLOCK_SPIN_GAP and us > wait[1]:
+        if self.clock_waited and us > wait[1]:
             wait[0] += us - wait[1]
-        wait[1], wait[2] = us, n
+        wait[1] = us
 
-    def special(self, key):
+    def special(self, key, site=None):
+        """A special register's value; ``site``: the instruction reading it, for a clock (``cycles``)."""
         v = self._special.get(key)
         if v is not None:
             return v
@@ -484,7 +493,7 @@ class Exec:
         b = self.batch
         if name in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
             # modelled clocks: monotonic, advancing with the batch's instructions and CPU time (cycles)
-            t = self.cycles()
+            t = self.cycles(site)
             if name == "clock":
                 self.clock_read(t * 1000 / self.program.clock_khz)
                 return np.uint32(t & 0xFFFFFFFF)
