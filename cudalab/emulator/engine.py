@@ -14,6 +14,7 @@ any load after it). What lock step cannot show (races between warps) is caught b
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -50,7 +51,8 @@ MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
-CLOCK_SPIN_GAP = 16             # instructions between two clock reads of a loop that waits on the clock
+CLOCK_START_MASK = (1 << 30) - 1  # a batch's clock starts below 2^30 cycles (Exec.cycles)
+CLOCK_SPIN_GAP = 32             # instructions between two clock reads of a loop that waits on the clock
 # bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
 # kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
 # tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
@@ -360,8 +362,10 @@ class Exec:
         self.fr: Frame | None = None
         self.idx = self.ridx = self.mask = None
         self.depth = 0
-        self.clock0 = time.perf_counter_ns()
-        self._clock_wait = None             # [us waited on a clock, last read, instructions then] (clock_read)
+        self._sm_clock = None               # the batch's SM clock, from its first read (cycles)
+        self._clock_sites = {}              # instruction reading the clock -> instructions when it last did
+        self._clock_wait = None             # [us waited on a clock, last read] (clock_read)
+        self.clock_waited = False           # the latest clock read ended a turn of a loop waiting on it (cycles)
         self.pc_of = {}
         # loops that wait on another thread (a lock, a flag): (id of function, head, branch pc) -> [function,
         # turns past SPIN_LOCK_LIMIT, times a waiting thread was let run ahead]; the watchdog's message tells
@@ -423,40 +427,80 @@ class Exec:
         else:
             self._carry[sel] = cout
 
+    def cycles(self, site=None) -> int:
+        """The batch's SM clock (``clock64()``), in cycles: its start, 4 a batch-level instruction (the
+        kernel's own progress), and the CPU time of the thread running the batch (at the device's clock
+        rate) spent in loops that wait on the clock: since the read before, where the same ``site`` (the
+        instruction that reads it) read it at most CLOCK_SPIN_GAP instructions ago (``while (clock64() -
+        t0 < n)``; a loop reading %globaltimer_lo and _hi reads at two sites in turn).
+
+        Why: a GPU's clock counts its SM's cycles, so work timed between two reads (the clock sample's
+        reduction, a course's latency lab) shows cycles of that work, here the model's 4 an instruction,
+        not the emulator's pace (6.5 million a block for the clock sample on the CPU's time, 16 to 29
+        million on the host's); and a spin ``while (clock64() - t0 < n)`` ends after ``n`` cycles. A spin
+        turns at the host's pace, a few microseconds a turn: its instructions alone would take millions
+        of turns for a 20 ms wait, so a wait takes the CPU time of its turns. CPU time, not the host's
+        clock (clock round 19): a thread's CPU clock stands still while the host does not run it
+        (descheduled on a busy machine, waiting for the GIL), so a wait lasts as long at any load; the
+        host's clock counted a pause as GPU cycles. Monotonic within a batch, also should the batch move
+        to another thread. Native code never reads it (llvmgen leaves clock reads to the interpreter)."""
+        now, me, n = time.thread_time_ns(), threading.get_ident(), self.stats.instructions
+        c = self._sm_clock              # [thread, its CPU ns at the last read, host ns less the start, cycles]
+        khz = self.program.clock_khz
+        if c is None:
+            # it starts where the host's monotonic clock is, in cycles, as an SM's counts from its reset:
+            # batches (and runs) read different clocks (a ``curand_init(clock64(), ...)`` seed differs),
+            # and under 2^30, so that 32-bit clock() has 2^31 cycles (1.5 s at 1.41 GHz) before it wraps
+            start = time.perf_counter_ns() * khz // 1_000_000 & CLOCK_START_MASK
+            c = self._sm_clock = [me, now, time.time_ns() - start * 1_000_000 // khz, start]
+            self._clock_sites = {}
+        before = self._clock_sites.get(site)
+        self.clock_waited = before is not None and n - before <= CLOCK_SPIN_GAP and c[0] == me
+        if self.clock_waited:
+            c[3] += (now - c[1]) * khz // 1_000_000
+        c[0], c[1] = me, now
+        if site is not None:
+            self._clock_sites[site] = n
+        return 4 * n + c[3]
+
+    def global_ns(self, cycles: int) -> int:
+        """``%globaltimer`` at ``cycles`` of the batch's clock: the host's time when the batch first read
+        a clock, plus the modelled nanoseconds since (a GPU's timer counts nanoseconds, as the SM clock
+        counts cycles: both stand still here while the host does not run the batch; ``_sm_clock[2]`` is
+        that time less the clock's start)."""
+        return self._sm_clock[2] + cycles * 1_000_000 // self.program.clock_khz
+
     def clock_read(self, us: float):
-        """A clock read at ``us`` (microseconds of the clock handed out). Reads that follow one another
-        within CLOCK_SPIN_GAP instructions are a loop waiting on the clock (``while (clock64() - t0 < n)``):
-        the time between them is time the kernel spent waiting, which a GPU spends too, and the batch's
-        total goes to ``stats.clock_waits`` (the timeline gives the kernel at least that long). Reads far
-        apart time the work between them, which the emulator does at its own pace: not counted. (The
-        clock runs on the host's time: on a busy machine, a pause in the last turn of such a loop is
-        counted as waiting, as the program's own clock reads see it.)"""
-        n = self.stats.instructions
-        wait = self._clock_wait          # [us waited, last read, instructions then]
+        """A clock read at ``us`` (microseconds of the clock handed out). A read that ``cycles`` took for
+        a loop waiting on the clock (``clock_waited``) adds the time since the read before to the batch's
+        wait, ``stats.clock_waits`` (the timeline gives the kernel at least that long: a GPU spends it
+        too). Reads that time work between them show its modelled cycles and are not a wait."""
+        wait = self._clock_wait          # [us waited, last read]
         if wait is None:
-            self._clock_wait = [0.0, us, n]
+            self._clock_wait = [0.0, us]
             self.stats.clock_waits.append(self._clock_wait)
             return
-        if n - wait[2] <= CLOCK_SPIN_GAP and us > wait[1]:
+        if self.clock_waited and us > wait[1]:
             wait[0] += us - wait[1]
-        wait[1], wait[2] = us, n
+        wait[1] = us
 
-    def special(self, key):
+    def special(self, key, site=None):
+        """A special register's value; ``site``: the instruction reading it, for a clock (``cycles``)."""
         v = self._special.get(key)
         if v is not None:
             return v
         name, comp = key
         b = self.batch
         if name in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
-            # modeled clocks: monotonic, advancing with the instructions executed
-            t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) * self.program.clock_khz // 1_000_000
+            # modelled clocks: monotonic, advancing with the batch's instructions and CPU time (cycles)
+            t = self.cycles(site)
             if name == "clock":
                 self.clock_read(t * 1000 / self.program.clock_khz)
                 return np.uint32(t & 0xFFFFFFFF)
             if name == "clock_hi":
                 return np.uint32((t >> 32) & 0xFFFFFFFF)
             if name.startswith("globaltimer"):
-                g = time.time_ns()
+                g = self.global_ns(t)
                 if not name.endswith("hi"):
                     self.clock_read(g / 1000)
                 return np.uint32(g & 0xFFFFFFFF) if name.endswith("lo") else \
