@@ -204,6 +204,17 @@ def pick(program, df, observers, lanes, cluster_size=1):
     return st.fused or df
 
 
+def ready(df, observers, cluster_size=1):
+    """``pick``'s answer where it has nothing to do (its native code is built and no better code is on
+    the way), without its steps, else None (ask ``pick``). The engine reads the CPU clock around a
+    ``pick`` that may compile; this one it takes without (launch19)."""
+    st = df.__dict__.get("_tier")
+    if st is None or not st.fused or st.better is not None or st.debug is None or observers or cluster_size > 1 \
+            or not df.func.is_entry or mode() == "interp":
+        return None
+    return st.fused
+
+
 def hot(df, interp_seconds: float) -> bool:
     """Is a big kernel (over CHEAP_BUILD_SECONDS to build) whose build is under way one that has run
     interpreted as long as the rule for building it asks (``worth_building``)? Then its next launch

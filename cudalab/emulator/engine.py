@@ -1731,6 +1731,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.cores = parallel.cores()
         pace.ways = min(threads_n, pace.cores)
     flight = []                 # batches running on worker threads, oldest first
+    ended = None                # this thread's CPU clock at the end of its last batch (None: read it afresh)
     # a batch's end (waited for, oldest first): done(batch, the later ones still running) -> (pool, spare)
     done = functools.partial(_batch_done, df=df, program=program, observers=observers, stats=stats, pace=pace,
                              kernel_name=kernel_name, kparams=kparams, total_shared=total_shared, layout=layout,
@@ -1750,12 +1751,18 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             pace.batch = ex
             ex.cluster, ex.grid_state = shape, grid_state
             stats.batches += 1
-            t_pick = time.thread_time()
-            run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+            # native code that is there and has nothing to wait for is taken without reading the clock
+            # around it (each thread_time() is a system call, 1 to 3 us: launch19)
+            run_df = compiled.ready(df, observers, shape.size if shape else 1)
+            if run_df is None:
+                t_pick = time.thread_time()
+                run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+                t0 = time.thread_time()         # (the CPU clock is a system call: read once for both)
+                pace.not_counted(t0 - t_pick)   # compiling is not the kernel's time (the watchdog's clock
+                # is this thread's CPU time, so background compiles are not counted either)
+            else:
+                t0 = time.thread_time()
             native_only = native_only and run_df is not df
-            t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
-            pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
-            # is this thread's CPU time, so background compiles are not counted either)
             ex.deadline = pace.deadline
             b = parallel.Batch(ex, run_df, batch, nb)
             if window > 1 and _beside(df, run_df, pace, t0, threads):
@@ -1766,6 +1773,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 pace.in_flight.append(ex)
                 parallel.submit(b, _run_batch, min(parallel.workers(), window))
                 flight.append(b)
+                ended = None
                 while len(flight) >= window:
                     pool, spare = done(flight[0], flight[1:])
                     flight.pop(0)
@@ -1777,6 +1785,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             if run_df is df:
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
             parallel.run(b, _run_batch, None if waited else t0)     # (the clock as read above: a system call less)
+            ended = b.ended
             pool, spare = done(b, ())
             if pace.blocks_done < pace.blocks_total and run_df is not df and window <= parallel.workers():
                 # a native batch shows what one holds (_window): more of the rest may run at once
@@ -1791,7 +1800,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
         pace.in_flight.clear()
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
-        df._native_pace = pace.cpu_seconds() / (pace.blocks_total * threads)
+        df._native_pace = pace.cpu_seconds(ended) / (pace.blocks_total * threads)
     kept = sum(a.nbytes for a in pool.values()) if pool else 0
     if pool and kept <= KEEP_REGISTERS:
         if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:

@@ -211,9 +211,10 @@ class Pace:
         clock, if just read) and its workers' (``beside_seconds``)."""
         return (time.thread_time() if now is None else now) - self.start + self.beside_seconds()
 
-    def cpu_seconds(self) -> float:
-        """CPU seconds of every thread of the launch (what it cost the machine, not how long it took)."""
-        return time.thread_time() - self.start + sum(list(self.workers.values()))
+    def cpu_seconds(self, now: float | None = None) -> float:
+        """CPU seconds of every thread of the launch (what it cost the machine, not how long it took);
+        ``now``: this thread's CPU clock, if just read."""
+        return (time.thread_time() if now is None else now) - self.start + sum(list(self.workers.values()))
 
     def worker_left(self, own: float) -> float:
         """On a worker thread, as its batch starts: the CPU seconds that batch may run before the launch's
