@@ -320,6 +320,9 @@ class LaunchStats:
     chain_cycles: tuple = field(default=(), metadata={"merge": "launch"})
     # [microseconds] per batch that waited on clock64() or %globaltimer (Exec.clock_read), for the timeline
     clock_waits: list = field(default_factory=list)
+    # this thread's CPU seconds for the whole launch (its record's cpu_time: programs/stopping.py), from the
+    # clock reads its batches make anyway (each read is a system call)
+    cpu_seconds: float = field(default=0.0, metadata={"merge": "launch"})
 
 
 class Exec:
@@ -1668,8 +1671,12 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
             if why_slow.ON:
                 why_slow.counted(df, stats.thread_instructions - counted)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
+            if _device_launch is None:
+                end = pace.ended if pace.ended is not None and not stats.device_launches else time.thread_time()
+                stats.cpu_seconds = end - pace.began
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
+            e.cpu_seconds = time.thread_time() - pace.began
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
@@ -1677,6 +1684,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
                    "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
+            err.cpu_seconds = time.thread_time() - pace.began
             raise err from None
         finally:
             RUNNING.remove(pace)
@@ -1799,6 +1807,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     finally:
         parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
         pace.in_flight.clear()
+    pace.ended = ended
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
         df._native_pace = pace.cpu_seconds(ended) / (pace.blocks_total * threads)
     kept = sum(a.nbytes for a in pool.values()) if pool else 0
