@@ -232,3 +232,24 @@ int main() {
     assert r.stdout.strip() == "done" and len(r.launches) == 3
     for rec in r.launches:
         assert 0 < rec.cpu_time < 5.0
+
+
+def test_a_progress_bar_that_shows_nothing_yet_is_not_handed_a_progress_record(monkeypatch):
+    """A young launch's bar draws nothing, so the pace makes no Progress record for it; a hook of
+    one's own (no ``quiet``) still hears of every batch."""
+    from cudalab.runtime.progress import Bar
+    made = []
+    real = Pace.progress
+    monkeypatch.setattr(Pace, "progress", lambda self, now=None: made.append(1) or real(self, now))
+    bar = Bar("k")
+    pace = Pace("k", 4, 10.0, float("inf"), LaunchStats(), bar)
+    pace.per_batch = 2
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    assert made == [] and bar.bar is None
+    heard = []
+    pace = Pace("k", 4, 10.0, float("inf"), LaunchStats(), heard.append)
+    pace.per_batch = 2
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    assert [p.blocks_done for p in heard] == [2, 4]

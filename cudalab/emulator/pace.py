@@ -332,8 +332,12 @@ class Pace:
         # batch's time from below, and its time per block overstates a light kernel's several times
         rounds = -(-(-(-left // self.per_batch)) // ways)      # batches left, ``ways`` at a time
         self.at_least = spent + rounds * batch_seconds if blocks < self.per_batch else None
-        p = self.progress(now)
-        if self.report is not None:
+        # (a Progress record is made only for a hook that draws it, or a stop that tells it: a bar that
+        # shows nothing yet says so, and a program launching a small kernel 10^5 times makes none)
+        quiet = getattr(self.report, "quiet", None)
+        p = None
+        if self.report is not None and not (quiet is not None and quiet(self.blocks_done, self.blocks_total)):
+            p = self.progress(now)
             self.report(p)
         if not left:
             return
@@ -351,7 +355,7 @@ class Pace:
         fitted_before, self.fitted = self.fitted, not self.clearly_too_long(now=now)
         once = fitted_before and per_block is not None and self.per_block > ONE_TIME_COST * per_block
         if too_long and not once and not self.second_opinion(blocks, batch_seconds):
-            raise self.stopped_early(p, *too_long)
+            raise self.stopped_early(p or self.progress(now), *too_long)
 
     def second_opinion(self, blocks: int, batch_seconds: float) -> bool:
         """Should a stop that the sample batch alone decided wait for a second sample (the next blocks,
