@@ -253,3 +253,18 @@ def test_a_progress_bar_that_shows_nothing_yet_is_not_handed_a_progress_record(m
     pace.batch_done(2, 0.001, now=time.thread_time())
     pace.batch_done(2, 0.001, now=time.thread_time())
     assert [p.blocks_done for p in heard] == [2, 4]
+
+
+def test_a_launch_hides_numpys_float_warnings_and_gives_the_callers_setting_back(scale, monkeypatch):
+    """A kernel's x / 0 or overflow is the kernel's business, not a numpy warning, however it runs;
+    after the launch numpy warns as the caller asked (the launch sets numpy's state for itself only)."""
+    import warnings
+    monkeypatch.setenv("CUDALAB_TIER", "interp")
+    x = cudalab.to_device(np.array([1e38, 3e38] * 128, np.float32))
+    y = cudalab.device_array(256, np.float32)
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scale[1, 256](y, x, np.float32(1e30), np.int32(256))
+    assert np.isinf(y.copy_to_host()).all()
+    assert np.geterr() == before
