@@ -268,3 +268,25 @@ def test_a_launch_hides_numpys_float_warnings_and_gives_the_callers_setting_back
         scale[1, 256](y, x, np.float32(1e30), np.int32(256))
     assert np.isinf(y.copy_to_host()).all()
     assert np.geterr() == before
+
+
+def test_a_kernel_launched_again_alike_runs_on_its_last_context_and_a_changed_launch_on_a_new_one(scale, monkeypatch):
+    """The native code's context (memory, bounds, parameters, the batch's shared and local memory) of
+    the last launch serves the next alike; new arguments or a new allocation make a new one, and each
+    launch computes with its own values."""
+    from cudalab.emulator import compiled
+    seen = []
+    real = compiled._context
+    monkeypatch.setattr(compiled, "_context", lambda ex, symbols: seen.append(real(ex, symbols)) or seen[-1])
+    x = cudalab.to_device(np.arange(256, dtype=np.float32))
+    y = cudalab.device_array(256, np.float32)
+    for _ in range(3):
+        scale[1, 256](y, x, np.float32(2.0), np.int32(256))
+    assert seen[-1] is seen[-2]
+    scale[1, 256](y, x, np.float32(4.0), np.int32(256))             # other parameter bytes
+    assert seen[-1] is not seen[-2]
+    assert np.array_equal(y.copy_to_host(), 4 * np.arange(256, dtype=np.float32))
+    z = cudalab.to_device(np.ones(256, np.float32))                 # an allocation: new bounds
+    scale[1, 256](y, z, np.float32(4.0), np.int32(256))
+    assert seen[-1] is not seen[-2]
+    assert np.array_equal(y.copy_to_host(), np.full(256, 4, np.float32))

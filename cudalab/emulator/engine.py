@@ -1835,7 +1835,9 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
         df._native_pace = pace.cpu_seconds(ended) / (pace.blocks_total * threads)
     kept = sum(a.nbytes for a in pool.values()) if pool else 0
-    if pool and kept <= KEEP_REGISTERS:
+    # (a kernel that native code runs whole leaves no registers: its spare memory is kept all the same, so
+    # that its next launch runs on the same buffers and the same native context, compiled._context)
+    if pool is not None and kept <= KEEP_REGISTERS:
         if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
             pool[SPARE] = spare
         df._pool = pool
