@@ -192,7 +192,8 @@ class Timeline:
         for g in groups:
             self._hold([g[0], g[1], g[2] / slots, g[3] if len(g) > 3 else g[2] * per_block, self._kernels, per_sm])
         self._queue_start[queue] = groups[0][0]
-        row = self._place(stream, "SMs", kind, name, groups[0][0], max(g[1] for g in groups))
+        row = self._place(stream, "SMs", kind, name, groups[0][0],
+                          groups[0][1] if len(groups) == 1 else max(g[1] for g in groups))
         if blocks > 1:
             row["blocks"], row["waves"] = blocks, [list(g) for g in groups]
         return row
@@ -532,9 +533,7 @@ def kernel_timing(rec, profile) -> KernelTiming:
         t = KernelTiming(rec.gpu_time_ms * 1e3, "measured", None, blocks, _per_sm(p, threads, static, rec.shared_bytes),
                          min(blocks, p.sms) / p.sms)
     else:
-        t = _estimated(rec, p, blocks)
-        if static:              # the estimate's occupancy counts dynamic shared memory only
-            t = replace(t, per_sm=min(t.per_sm, _per_sm(p, threads, static, rec.shared_bytes)))
+        t = _estimated(rec, p, blocks, threads, static)
     wait = getattr(rec, "clock_wait_us", 0.0)
     if wait and t.how != "measured":
         waited = -(-blocks // (t.per_sm * p.sms)) * wait + LAUNCH_OVERHEAD_US
@@ -550,16 +549,21 @@ def _per_sm(p, threads: int, static: int, dynamic: int) -> int:
     return max(1, occupancy((32, static), threads, dynamic, device=p, curve=False).active_blocks)
 
 
-def _estimated(rec, p, blocks) -> KernelTiming:
+def _estimated(rec, p, blocks, threads, static) -> KernelTiming:
+    """The timing model's KernelTiming of a launch on the emulator; where its occupancy counted dynamic
+    shared memory only, the ``static`` bytes bring its blocks per SM down (kept with the estimate: a
+    dataclasses.replace at every launch of a kernel with __shared__ arrays cost 3 us)."""
     mapped = _mapped_metrics(rec)
     if "smsp__inst_executed.sum" in rec.metrics:
         est = estimate(rec, device=p, metrics={**rec.metrics, **mapped})
-        return KernelTiming(est.time_us, "metrics", est.limiter, blocks, est.resident_blocks, est.device_share)
+        return _with_static(KernelTiming(est.time_us, "metrics", est.limiter, blocks, est.resident_blocks,
+                                         est.device_share), p, threads, static, rec.shared_bytes)
     warp_insts = -(-rec.thread_instructions // 32)
     sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
     # a kernel launched in a loop counts the same work each time: its estimate is looked up
     key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()),
-           tuple(getattr(rec, "chain_cycles", ())), getattr(rec, "longest_path", 0.0), getattr(rec, "clock_wait_us", 0.0))
+           tuple(getattr(rec, "chain_cycles", ())), getattr(rec, "longest_path", 0.0), getattr(rec, "clock_wait_us", 0.0),
+           static)
     known = _ESTIMATES.get(key)
     if known is not None and known[0] is p:
         return known[1]
@@ -567,9 +571,18 @@ def _estimated(rec, p, blocks) -> KernelTiming:
                                            "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
     if len(_ESTIMATES) >= 256:
         _ESTIMATES.clear()
-    _ESTIMATES[key] = p, KernelTiming(est.time_us, "instructions only", est.limiter, blocks, est.resident_blocks,
-                                      est.device_share)
+    _ESTIMATES[key] = p, _with_static(KernelTiming(est.time_us, "instructions only", est.limiter, blocks,
+                                                   est.resident_blocks, est.device_share),
+                                      p, threads, static, rec.shared_bytes)
     return _ESTIMATES[key][1]
+
+
+def _with_static(t: KernelTiming, p, threads: int, static: int, dynamic: int) -> KernelTiming:
+    """``t`` with its blocks per SM as the kernel's static shared memory allows too (the estimate's
+    occupancy counts dynamic shared memory only)."""
+    if not static:
+        return t
+    return replace(t, per_sm=min(t.per_sm, _per_sm(p, threads, static, dynamic)))
 
 
 def kernel_time(rec, profile):

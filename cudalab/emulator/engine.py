@@ -322,6 +322,9 @@ class LaunchStats:
     chain_cycles: tuple = field(default=(), metadata={"merge": "launch"})
     # [microseconds] per batch that waited on clock64() or %globaltimer (Exec.clock_read), for the timeline
     clock_waits: list = field(default_factory=list)
+    # this thread's CPU seconds for the whole launch (its record's cpu_time: programs/stopping.py), from the
+    # clock reads its batches make anyway (each read is a system call)
+    cpu_seconds: float = field(default=0.0, metadata={"merge": "launch"})
 
 
 class Exec:
@@ -1702,7 +1705,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     RUNNING.append(pace)
     grid_state = None
-    with np.errstate(all="ignore"):
+    with _quiet_fp():
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
                                          wall_deadline, pace)
@@ -1712,8 +1715,12 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
             if why_slow.ON:
                 why_slow.counted(df, stats.thread_instructions - counted)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
+            if _device_launch is None:
+                end = pace.ended if pace.ended is not None and not stats.device_launches else time.thread_time()
+                stats.cpu_seconds = end - pace.began
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
+            e.cpu_seconds = time.thread_time() - pace.began
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
@@ -1721,6 +1728,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
                    "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
+            err.cpu_seconds = time.thread_time() - pace.began
             raise err from None
         finally:
             RUNNING.remove(pace)
@@ -1730,6 +1738,30 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     for o in observers:
         o.on_launch_end(stats)
     return stats
+
+
+try:        # numpy's own context variable of floating-point error handling, set without np.errstate's steps
+    from numpy._core._ufunc_config import _extobj_contextvar as _FP_STATE, _make_extobj
+    _FP_IGNORED = _make_extobj(all="ignore")
+except ImportError:         # (another numpy: np.errstate itself)
+    _FP_STATE = None
+
+
+class _QuietFP:
+    """``np.errstate(all="ignore")`` for a launch (a kernel's float overflow or 0/0 is no numpy warning):
+    the same context variable set to the same value, made once. np.errstate builds it anew at every
+    ``with`` (2 to 4 us a launch, launch19)."""
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = _FP_STATE.set(_FP_IGNORED)
+
+    def __exit__(self, *exc):
+        _FP_STATE.reset(self.token)
+
+
+def _quiet_fp():
+    return _QuietFP() if _FP_STATE is not None else np.errstate(all="ignore")
 
 
 def _unlink(pace, grid_state):
@@ -1775,6 +1807,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.cores = parallel.cores()
         pace.ways = min(threads_n, pace.cores)
     flight = []                 # batches running on worker threads, oldest first
+    ended = None                # this thread's CPU clock at the end of its last batch (None: read it afresh)
     # a batch's end (waited for, oldest first): done(batch, the later ones still running) -> (pool, spare)
     done = functools.partial(_batch_done, df=df, program=program, observers=observers, stats=stats, pace=pace,
                              kernel_name=kernel_name, kparams=kparams, total_shared=total_shared, layout=layout,
@@ -1794,12 +1827,18 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             pace.batch = ex
             ex.cluster, ex.grid_state = shape, grid_state
             stats.batches += 1
-            t_pick = time.thread_time()
-            run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+            # native code that is there and has nothing to wait for is taken without reading the clock
+            # around it (each thread_time() is a system call, 1 to 3 us: launch19)
+            run_df = compiled.ready(df, observers, shape.size if shape else 1)
+            if run_df is None:
+                t_pick = time.thread_time()
+                run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+                t0 = time.thread_time()         # (the CPU clock is a system call: read once for both)
+                pace.not_counted(t0 - t_pick)   # compiling is not the kernel's time (the watchdog's clock
+                # is this thread's CPU time, so background compiles are not counted either)
+            else:
+                t0 = time.thread_time()
             native_only = native_only and run_df is not df
-            t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
-            pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
-            # is this thread's CPU time, so background compiles are not counted either)
             ex.deadline = pace.deadline
             b = parallel.Batch(ex, run_df, batch, nb)
             if window > 1 and _beside(df, run_df, pace, t0, threads):
@@ -1810,6 +1849,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 pace.in_flight.append(ex)
                 parallel.submit(b, _run_batch, min(parallel.workers(), window))
                 flight.append(b)
+                ended = None
                 while len(flight) >= window:
                     pool, spare = done(flight[0], flight[1:])
                     flight.pop(0)
@@ -1821,6 +1861,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             if run_df is df:
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
             parallel.run(b, _run_batch, None if waited else t0)     # (the clock as read above: a system call less)
+            ended = b.ended
             pool, spare = done(b, ())
             if pace.blocks_done < pace.blocks_total and run_df is not df and window <= parallel.workers():
                 # a native batch shows what one holds (_window): more of the rest may run at once
@@ -1834,10 +1875,13 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     finally:
         parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
         pace.in_flight.clear()
+    pace.ended = ended
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
-        df._native_pace = pace.cpu_seconds() / (pace.blocks_total * threads)
+        df._native_pace = pace.cpu_seconds(ended) / (pace.blocks_total * threads)
     kept = sum(a.nbytes for a in pool.values()) if pool else 0
-    if pool and kept <= KEEP_REGISTERS:
+    # (a kernel that native code runs whole leaves no registers: its spare memory is kept all the same, so
+    # that its next launch runs on the same buffers and the same native context, compiled._context)
+    if pool is not None and kept <= KEEP_REGISTERS:
         if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
             pool[SPARE] = spare
         df._pool = pool
