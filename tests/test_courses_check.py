@@ -1529,3 +1529,60 @@ def test_the_gpu_runner_gives_cuffts_dropped_status_codes_back_as_cudalab_does(t
     assert r.returncode == 0, r.stderr
     recorded = json.loads((tmp_path / "gpu.json").read_text())["course/fft.cu"]
     assert (recorded["code"], recorded["out"].strip()) == (0, "transformed")
+
+
+# ---------------------------------------------------------------------------------------- courses18
+from courses_check import (Program, judge_without_verdict_c18, no_verdict_c18, reference_c18,  # noqa: E402
+                           result_lines_c18)
+
+SKELETON_C18 = ('__global__ void sum(int *x) {\n    // TODO: add the warp\'s values with __shfl_down_sync\n}\n'
+                'int main() { printf("sum = %d\\n", total); }\n')
+
+
+def test_a_skeleton_that_prints_numbers_and_no_verdict_ran_but_did_not_pass():
+    # an unfilled warp reduction runs, prints a wrong sum and checks nothing: the tool counted it a pass
+    status, why = no_verdict_c18("sum = 1572\n", SKELETON_C18, "", None)
+    assert status == "ran" and why.startswith("ran, no verdict") and "TODO: add the warp's values" in why
+    # the same output from a finished program (no comment leaves work) is a pass, as a hello world is
+    assert no_verdict_c18("sum = 49776\n", SKELETON_C18.replace("TODO", "Done"), "", None) == ("pass", "")
+    # a skeleton whose own check speaks is judged by its check
+    assert no_verdict_c18("sum = 49776\nThe Results match!\n", SKELETON_C18, "", None) == ("pass", "")
+    assert no_verdict_c18("Test PASSED\n", SKELETON_C18, "", None) == ("pass", "")
+
+
+def test_a_skeleton_is_compared_with_its_courses_solution_where_that_ran_too():
+    solution_out = "kernel time 0.31 ms\nsum = 49776\n"
+    status, why = no_verdict_c18("kernel time 0.02 ms\nsum = 1572\n", SKELETON_C18, "ex/solution.cu", solution_out)
+    assert status == "ran" and "'sum = 1572' where ex/solution.cu prints 'sum = 49776'" in why
+    # the same results pass, whatever the timings say
+    assert no_verdict_c18("kernel time 0.02 ms\nsum = 49776\n", SKELETON_C18, "ex/solution.cu", solution_out) == \
+        ("pass", "prints the numbers ex/solution.cu prints (no check of its own)")
+    # (timings, bandwidths and addresses are no results)
+    assert result_lines_c18("Elapsed 3 ms\n12.5 GB/s\nptr 0x7f00\nN = 1024\n") == [("N = 1024", ("1024",))]
+
+
+def test_the_courses_answer_is_found_where_courses_keep_it(tmp_path):
+    course = write(tmp_path / "course", {
+        "practice/ex02/warp.cu": MAIN, "practice/ex02/solution.cu": MAIN,
+        "Lab02/saxpy/main.cpp": MAIN, "Lab02/solutions/saxpy/main.cpp": MAIN,
+        "exercises/hw1/add.cu": MAIN, "solutions/hw1/add.cu": MAIN,
+        "alone/x.cu": MAIN,
+    })
+    assert reference_c18("practice/ex02/warp.cu", course) == "practice/ex02/solution.cu"
+    assert reference_c18("Lab02/saxpy/main.cpp", course) == "Lab02/solutions/saxpy/main.cpp"
+    assert reference_c18("exercises/hw1/add.cu", course) == "solutions/hw1/add.cu"
+    assert reference_c18("alone/x.cu", course) == ""
+    assert reference_c18("practice/ex02/solution.cu", course) == ""        # an answer has no answer
+
+
+def test_rows_are_judged_again_once_the_skeletons_answer_has_run(tmp_path):
+    course = write(tmp_path / "course", {"ex/warp.cu": SKELETON_C18, "ex/solution.cu": SKELETON_C18.replace(
+        "// TODO: add the warp's values with __shfl_down_sync\n", ""), "hello/hello.cu": MAIN})
+    programs = [Program("ex/warp.cu", "ex", sources=["warp.cu"]), Program("ex/solution.cu", "ex", sources=["solution.cu"]),
+                Program("hello/hello.cu", "hello", sources=["hello.cu"])]
+    results = {f"course/{p.name}": {"status": "pass", "detail": ""} for p in programs}
+    outputs = {"ex/warp.cu": "sum = 1572\n", "ex/solution.cu": "sum = 49776\n", "hello/hello.cu": "Hello from 3\n"}
+    judge_without_verdict_c18(programs, results, outputs, course, "course/")
+    assert results["course/ex/warp.cu"]["status"] == "ran"
+    assert results["course/ex/solution.cu"] == {"status": "pass", "detail": ""}
+    assert results["course/hello/hello.cu"] == {"status": "pass", "detail": ""}

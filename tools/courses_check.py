@@ -138,7 +138,7 @@ class Program:
 @dataclass
 class Result:
     name: str
-    status: str                   # pass, fail, GPU-sized, time, left out
+    status: str                   # pass, ran (no verdict), fail, GPU-sized, time, left out
     detail: str = ""
     cpu_seconds: float = 0.0
     command: str = ""
@@ -1612,9 +1612,11 @@ def _not_emulated(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- running
-def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None) -> Result:
+def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None,
+                outputs: dict | None = None) -> Result:
     """Build and run ``p`` in ``work``, a copy of the checkout (a program may include ``../shared/x.h``
-    and write files where it runs; the checkout stays as it was)."""
+    and write files where it runs; the checkout stays as it was). ``outputs`` gets what it printed, by
+    name, for ``judge_without_verdict_c18``."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
     shown = "".join(f"{k}={shlex.quote(v)} " for k, v in p.environment.items()) + shown
@@ -1649,6 +1651,8 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
     status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
                            timeout)
+    if outputs is not None:
+        outputs[p.name] = out
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
 
 
@@ -1754,6 +1758,99 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
+
+
+# ---------------------------------------------------------------------------------------- courses18: no verdict
+# a line that says how a check came out, besides SUCCESS's words: "The Results match!", "Test OK",
+# "All elements were doubled? TRUE", "Verified" (a failure's line was judged before)
+VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bOK\b|\?\s*TRUE\s*$|\bidentical\b", re.I | re.M)
+# a comment that leaves work to the student: "// TODO: launch the kernel", "/* YOUR CODE HERE */"
+_STUDENT_WORK_C18 = re.compile(r"(?://|/\*|^\s*\*)[^\n]*?(?:\bTODO\b|\bFIXME\b|\byour code(?: goes)? here\b|"
+                               r"\bfill (?:this |it )?in\b|\bimplement (?:this|here|me)\b)[^\n]*", re.I | re.M)
+# where a course keeps a skeleton's answer: beside it (solution.cu, NAME_solution.cu) or in a tree of its own
+_SOLUTION_NAMES_C18 = ("{stem}_solution{ext}", "{stem}_sol{ext}", "solution_{stem}{ext}", "solution{ext}",
+                       "solutions/{name}", "solution/{name}")
+_SKELETON_FOLDERS_C18 = ("exercises", "exercise", "skeleton", "skeletons", "template", "templates", "problems",
+                         "start", "starter", "src")
+# a line about time or speed: its numbers differ from run to run and between a skeleton and its answer
+_TIMING_C18 = re.compile(r"\b(?:ms|msec|us|usec|ns|sec|secs|seconds?|time[ds]?|timing|elapsed|GB/s|MB/s|"
+                         r"G?FLOP/?S|bandwidth|throughput|speed-?up|clock)\b|µs", re.I)
+_NUMBER_C18 = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
+
+
+def student_work_c18(code: str) -> str:
+    """The first comment of ``code`` that leaves work to the student ('// TODO: sum the block'), else
+    '': a skeleton that builds and runs, whose numbers mean nothing until the student fills it in."""
+    m = _STUDENT_WORK_C18.search(code)
+    return " ".join(m.group(0).split())[:80] if m else ""
+
+
+def reference_c18(name: str, checkout: Path) -> str:
+    """The course's own answer to the exercise ``name`` (a path in ``checkout``), else '': a
+    ``solution.cu`` or ``NAME_solution.cu`` beside it, ``solutions/NAME`` below its folder or beside
+    one of its folders (``Lab02/solutions/saxpy/main.cpp`` for ``Lab02/saxpy/main.cpp``), or the same
+    path with its ``exercises/`` (``skeleton/``, ``template/``) folder named ``solutions/``."""
+    path = Path(name)
+    if re.search(r"solution|\bsol\b", name, re.I):
+        return ""
+    found = [path.parent / pattern.format(stem=path.stem, ext=path.suffix, name=path.name)
+             for pattern in _SOLUTION_NAMES_C18]
+    for k in range(1, len(path.parts) - 1):          # Lab02/saxpy/main.cpp: Lab02/solutions/saxpy/main.cpp
+        found += [Path(*path.parts[:k], folder, *path.parts[k:]) for folder in ("solutions", "solution")]
+    for k, part in enumerate(path.parts[:-1]):      # exercises/hw1/x.cu: solutions/hw1/x.cu
+        if part.lower() in _SKELETON_FOLDERS_C18:
+            found += [Path(*path.parts[:k], folder, *path.parts[k + 1:]) for folder in ("solutions", "solution")]
+    return next((f.as_posix() for f in found if f != path and (checkout / f).is_file()), "")
+
+
+def result_lines_c18(out: str) -> list:
+    """The lines of ``out`` that carry results: those with a number that is not a time, a speed or a
+    path, with their numbers (a skeleton's "sum = 1572" against its answer's "sum = 49776")."""
+    kept = []
+    for line in out.splitlines():
+        if line.startswith("cudalab:") or _TIMING_C18.search(line) or "0x" in line:
+            continue
+        numbers = _NUMBER_C18.findall(line)
+        if numbers:
+            kept.append((line.strip(), tuple(numbers)))
+    return kept
+
+
+def no_verdict_c18(out: str, code: str, reference: str, reference_out: str | None) -> tuple:
+    """(status, reason) of a run that exited 0 and printed no failure, where it printed no verdict
+    either. A skeleton (a comment leaves work to the student) "ran" with no verdict: it prints numbers
+    that mean nothing yet (an unfilled warp reduction's sum of 1572 for 49776), and the tool counted it
+    a pass. Where the course's answer ran too, the two outputs' result lines decide: the same numbers
+    pass, other numbers say where they part. A program that is no skeleton and has no answer to compare
+    passes as before (a hello world has nothing to check)."""
+    if VERDICT_C18.search(out):
+        return "pass", ""
+    work = student_work_c18(code)
+    if reference and reference_out is not None:
+        mine, theirs = result_lines_c18(out), result_lines_c18(reference_out)
+        if [n for _, n in mine] == [n for _, n in theirs]:
+            return "pass", f"prints the numbers {reference} prints (no check of its own)"
+        where = next(((a, b) for a, b in zip(mine, theirs) if a[1] != b[1]), None)
+        said = (f"'{where[0][0][:60]}' where {reference} prints '{where[1][0][:60]}'" if where else
+                f"{len(mine)} result lines where {reference} prints {len(theirs)}")
+        return "ran", f"ran, no verdict: {said}" + (f" (a skeleton: '{work}')" if work else "")
+    if work:
+        return "ran", f"ran, no verdict: an exercise's skeleton ('{work}') that checks nothing itself"
+    return "pass", ""
+
+
+def judge_without_verdict_c18(programs: list, results: dict, outputs: dict, checkout: Path, prefix: str = ""):
+    """Judge again, once all have run, the passes of ``programs`` that printed no verdict (see
+    ``no_verdict_c18``): a skeleton's answer often runs after it (``Lab02/matmul`` sorts before
+    ``Lab02/solutions/matmul``), and its output is what the skeleton's numbers are checked against."""
+    for p in programs:
+        r = results.get(prefix + p.name)
+        if not r or r["status"] != "pass" or r["detail"] or p.name not in outputs:
+            continue
+        folder = checkout / p.folder
+        code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
+        reference = reference_c18(p.name, checkout)
+        r["status"], r["detail"] = no_verdict_c18(outputs[p.name], code, reference, outputs.get(reference))
 
 
 # a call that prints its string arguments (a verdict passed to it is printed)
@@ -1970,7 +2067,7 @@ def gpu_verdicts(path: Path) -> dict:
 def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = None, gpu_name: str = ""):
     rows = list(results.values())
     ran = [r for r in rows if r["status"] != "left out"]
-    count = {s: sum(r["status"] == s for r in ran) for s in ("pass", "GPU-sized", "fail", "time")}
+    count = {s: sum(r["status"] == s for r in ran) for s in ("pass", "ran", "GPU-sized", "fail", "time")}
     lines = [
         "# Course programs on cudalab",
         "",
@@ -1979,13 +2076,16 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
         "`nvcc` line of its readme, else `nvcc -o NAME NAME.cu`), unchanged and at its authors' sizes, and run with",
         f"no arguments as a student runs it (the emulator's own watchdog), under a limit of {timeout:g} s of CPU",
         "time. *pass*: exit code 0, no line saying it failed, and its success message where it prints one.",
+        "*ran*: exit code 0 but no verdict, from an exercise's skeleton (its comments leave work to the student)",
+        "or a program whose numbers differ from its course's solution's.",
         "*GPU-sized*: a kernel too large for a CPU, stopped by the watchdog with its estimate of the time it",
         "needs (for a grid small enough to run in one batch: how far it got in 10 s), or an allocation larger than",
         "the emulated device's 4 GiB: cudalab's correct answer for it. *time*: still running at the limit (each",
         "kernel fits the watchdog, but there are hundreds of them). CPU seconds are the emulator's and the",
         "program's together. Exercises with FIXME blanks for the student are left out (nvcc does not build them).",
         "",
-        f"**{count['pass']} of {len(ran)} pass, {count['GPU-sized']} GPU-sized, {count['fail']} fail, "
+        f"**{count['pass']} of {len(ran)} pass, {count['ran']} ran with no verdict, {count['GPU-sized']} GPU-sized, "
+        f"{count['fail']} fail, "
         f"{count['time']} over the time limit; {len(rows) - len(ran)} left out.**",
         "",
     ]
@@ -2078,19 +2178,26 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="courses-")) / checkout.name
     if not a.dry_run:
         shutil.copytree(checkout, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    outputs = {}
+    prefix = checkout.name + "/"
     for prog in programs:
-        prefix = checkout.name + "/"
         if a.dry_run:
             print(f"{prog.name}: {''.join(f'{k}={v} ' for k, v in prog.environment.items())}"
                   f"{prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
                   f"{' -- ' + shlex.join(prog.arguments) if prog.arguments else ''}"
                   f"  [{prog.how}]")
             continue
-        r = run_program(prog, checkout, work, a.timeout, a.logs)
+        r = run_program(prog, checkout, work, a.timeout, a.logs, outputs)
         r.name = prefix + r.name
         results[r.name] = asdict(r)
         a.json.write_text(json.dumps(results, indent=1))       # as it goes: a stopped run keeps its results
         print(f"{r.name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {r.detail[:110]}", flush=True)
+    judge_without_verdict_c18(programs, results, outputs, checkout, prefix)
+    for name in (prefix + p.name for p in programs if p.name in outputs):
+        if results[name]["status"] == "ran" or results[name]["detail"].startswith("prints the numbers"):
+            print(f"{name:60s} {results[name]['status']:9s} (judged again)  {results[name]['detail'][:110]}")
+    if outputs:
+        a.json.write_text(json.dumps(results, indent=1))
     shutil.rmtree(work.parent, ignore_errors=True)
     return 0
 
