@@ -1586,3 +1586,28 @@ def test_rows_are_judged_again_once_the_skeletons_answer_has_run(tmp_path):
     assert results["course/ex/warp.cu"]["status"] == "ran"
     assert results["course/ex/solution.cu"] == {"status": "pass", "detail": ""}
     assert results["course/hello/hello.cu"] == {"status": "pass", "detail": ""}
+
+
+def test_a_makefile_whose_first_target_prints_help_builds_with_the_target_its_help_names(tmp_path):
+    # CINECA's course: `make` only echoes "make cuda  compile all CUDA sources"; `make cuda` builds
+    # `binary` from the folder's .cu with -arch=sm_70 -Xcompiler=-O3
+    course = write(tmp_path / "course", {
+        "hello/Makefile": 'NVCCFLAG = -arch=sm_70 -Xcompiler=-O3\n\ndummy:\n'
+                          '\t@echo -e "make cuda\\t\\tcompile all CUDA sources"\n'
+                          '\t@echo -e "make clean\\t\\trm -f *.x"\n\ncuda: binary\n\n'
+                          'binary: *.cu\n\tnvcc $(NVCCFLAG) $< -o $@\n\nclean:\n\trm -f binary\n',
+        "hello/hello.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "hello/hello.cu", course)
+    assert p.how == "hello/Makefile" and p.options[:2] == ["-arch=sm_70", "-Xcompiler=-O3"]
+    assert p.sources == ["hello.cu"]
+
+
+def test_a_compiled_program_committed_under_a_cu_name_is_no_source(tmp_path):
+    course = tmp_path / "course"
+    (course / "hello").mkdir(parents=True)
+    (course / "hello/binary.cu").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\0" * 64 + b"<GL/gl.h>")
+    (course / "hello/hello.cu").write_text(MAIN + PIECE)
+    p = read_program(course / "hello/binary.cu", course)
+    assert p.left_out.startswith("no source: a compiled program")
+    assert not read_program(course / "hello/hello.cu", course).left_out

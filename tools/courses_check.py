@@ -295,7 +295,28 @@ def from_makefile(folder: Path, source: str, within: Path | None = None) -> list
     jacobi_streams, which `make jacobi_streams` builds); else its SDK project variables."""
     return (from_make(make_commands(folder, within=within), source)
             or from_make(make_commands(folder, Path(source).stem, within=within), source)
+            or next((found for target in help_targets_c18(_makefile(folder))
+                     if (found := from_make(make_commands(folder, target, within=within), source))), None)
             or from_sdk_project(folder, source))
+
+
+# a help line of a Makefile's first target: '@echo -e "make cuda\t\tcompile all CUDA sources"'
+_HELP_LINE_C18 = re.compile(r"^\t@?echo\b[^\n]*?\bmake\s+([A-Za-z_][\w.-]*)", re.M)
+
+
+def help_targets_c18(makefile: Path | None) -> list:
+    """The targets a Makefile's first target names in its help (``dummy:`` echoes "make cuda  compile
+    all CUDA sources", then "make clean"): a reader types ``make cuda``, so the tool asks make for
+    each in turn (CINECA's CUDA course, whose Makefiles build with ``-arch=sm_70 -Xcompiler=-O3``
+    only under ``cuda``). Cleaning targets are left out."""
+    if makefile is None:
+        return []
+    text = makefile.read_text(errors="replace")
+    first = re.search(r"^([A-Za-z_][\w.-]*)\s*:(?!=)[^\n]*\n((?:\t[^\n]*\n?)+)", text, re.M)
+    if not first or not all(re.match(r"\t@?echo\b", line) for line in first.group(2).splitlines() if line.strip()):
+        return []
+    named = _HELP_LINE_C18.findall(first.group(2))
+    return [t for t in dict.fromkeys(named) if not re.match(r"(dist)?clean|help", t)]
 
 
 _SDK_VARIABLE = re.compile(r"^\s*(EXECUTABLE|CUFILES|CCFILES|CFILES)\s*[:+]?=\s*((?:[^\n]*\\\n)*[^\n]*)", re.M)
@@ -1491,6 +1512,10 @@ def host_library_makefiles(words: list, folder: Path, checkout: Path) -> list:
 
 
 def read_program(path: Path, checkout: Path) -> Program:
+    if _compiled_c18(path):
+        return Program(path.relative_to(checkout).as_posix(), path.parent.relative_to(checkout).as_posix(),
+                       how="(none)", left_out="no source: a compiled program under a .cu name (its Makefile's "
+                                              "rule writes its output there)")
     words, how, folder = find_build(path, checkout)
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.libraries = library_builds(words, folder, checkout)
@@ -1522,6 +1547,15 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and _blank(code):
         p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
+
+
+def _compiled_c18(path: Path) -> bool:
+    """Whether ``path`` holds a compiled program rather than source: CINECA's course commits the output
+    of ``binary.cu: *.cu`` rules (an ELF executable named ``binary.cu``), whose bytes the not-emulated
+    patterns read as a graphics library."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    return head.startswith(b"\x7fELF") or b"\0" in head
 
 
 # "cudaMemcpy( /* FIXME */ );", "__shared__ int temp[/* WHAT SIZE? */];": arguments or a size that are only a
