@@ -1566,12 +1566,13 @@ def test_the_courses_answer_is_found_where_courses_keep_it(tmp_path):
         "practice/ex02/warp.cu": MAIN, "practice/ex02/solution.cu": MAIN,
         "Lab02/saxpy/main.cpp": MAIN, "Lab02/solutions/saxpy/main.cpp": MAIN,
         "exercises/hw1/add.cu": MAIN, "solutions/hw1/add.cu": MAIN,
-        "alone/x.cu": MAIN,
+        "alone/x.cu": MAIN, "points/exercise.cu": MAIN, "points/spoilers.cu": MAIN,
     })
     assert reference_c18("practice/ex02/warp.cu", course) == "practice/ex02/solution.cu"
     assert reference_c18("Lab02/saxpy/main.cpp", course) == "Lab02/solutions/saxpy/main.cpp"
     assert reference_c18("exercises/hw1/add.cu", course) == "solutions/hw1/add.cu"
     assert reference_c18("alone/x.cu", course) == ""
+    assert reference_c18("points/exercise.cu", course) == "points/spoilers.cu"     # the Thrust workshop
     assert reference_c18("practice/ex02/solution.cu", course) == ""        # an answer has no answer
 
 

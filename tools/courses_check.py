@@ -1802,8 +1802,9 @@ VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bO
 _STUDENT_WORK_C18 = re.compile(r"(?://|/\*|^\s*\*)[^\n]*?(?:\bTODO\b|\bFIXME\b|\byour code(?: goes)? here\b|"
                                r"\bfill (?:this |it )?in\b|\bimplement (?:this|here|me)\b)[^\n]*", re.I | re.M)
 # where a course keeps a skeleton's answer: beside it (solution.cu, NAME_solution.cu) or in a tree of its own
+# (spoilers.cu: NVIDIA's GTC 2013 Thrust workshop, beside each exercise.cu)
 _SOLUTION_NAMES_C18 = ("{stem}_solution{ext}", "{stem}_sol{ext}", "solution_{stem}{ext}", "solution{ext}",
-                       "solutions/{name}", "solution/{name}")
+                       "spoilers{ext}", "solutions/{name}", "solution/{name}")
 _SKELETON_FOLDERS_C18 = ("exercises", "exercise", "skeleton", "skeletons", "template", "templates", "problems",
                          "start", "starter", "src")
 # a line about time or speed: its numbers differ from run to run and between a skeleton and its answer
@@ -1825,7 +1826,7 @@ def reference_c18(name: str, checkout: Path) -> str:
     one of its folders (``Lab02/solutions/saxpy/main.cpp`` for ``Lab02/saxpy/main.cpp``), or the same
     path with its ``exercises/`` (``skeleton/``, ``template/``) folder named ``solutions/``."""
     path = Path(name)
-    if re.search(r"solution|\bsol\b", name, re.I):
+    if re.search(r"solution|\bsol\b|spoiler", name, re.I):
         return ""
     found = [path.parent / pattern.format(stem=path.stem, ext=path.suffix, name=path.name)
              for pattern in _SOLUTION_NAMES_C18]
