@@ -1612,3 +1612,17 @@ def test_a_compiled_program_committed_under_a_cu_name_is_no_source(tmp_path):
     p = read_program(course / "hello/binary.cu", course)
     assert p.left_out.startswith("no source: a compiled program")
     assert not read_program(course / "hello/hello.cu", course).left_out
+
+
+def test_results_said_to_be_different_are_a_failure():
+    # Politecnico di Torino's debugging lab prints the differing elements, then "The Results are Different!"
+    assert judge(0, "3 0.95 0.18 1.13\n\nThe Results are Different!\n\nProgramm Finished!\n", "", 120)[0] == "fail"
+    assert judge(0, "Output is not the same as the CPU's\n", "", 120)[0] == "fail"
+    assert judge(0, "Timing with different block sizes:\n256: 1.2 ms\n", "", 120)[0] == "pass"
+    assert judge(0, "The Results match!\n", "", 120)[0] == "pass"
+
+
+def test_cudalabs_own_notes_are_no_results_to_compare():
+    out = ("cudalab memcheck warning (240 threads): Invalid __global__ read of size 4 bytes\n"
+           "    at line 17 in kernel VectorAdd\n    by thread (272,0,0) in block (19,0,0)\nsum = 7\n")
+    assert result_lines_c18(out) == [("sum = 7", ("7",))]

@@ -1777,7 +1777,8 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit
             or "used up its CPU-time limit" in out):            # cudalab stopped it at ulimit's soft limit
         return "time", f"still running after {timeout:g} s of CPU time"
-    bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
+    bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)
+                                    or DIFFERENT_C18.search(l)), None)
     if code != 0 or bad:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
@@ -1795,6 +1796,10 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------- courses18: no verdict
+# a check's failure said as a difference: "The Results are Different!" (Politecnico di Torino's labs),
+# "Output is not the same", "arrays are not equal" ("different block sizes" says nothing of a result)
+DIFFERENT_C18 = re.compile(r"\b(?:results?|outputs?|values?|arrays?|matri(?:x|ces)|vectors?|images?|answers?)\s+"
+                           r"(?:are|is|were|was)\s+(?:different|not\s+(?:the\s+)?(?:same|equal|identical))\b", re.I)
 # a line that says how a check came out, besides SUCCESS's words: "The Results match!", "Test OK",
 # "All elements were doubled? TRUE", "Verified" (a failure's line was judged before)
 VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bOK\b|\?\s*TRUE\s*$|\bidentical\b", re.I | re.M)
@@ -1841,9 +1846,10 @@ def reference_c18(name: str, checkout: Path) -> str:
 def result_lines_c18(out: str) -> list:
     """The lines of ``out`` that carry results: those with a number that is not a time, a speed or a
     path, with their numbers (a skeleton's "sum = 1572" against its answer's "sum = 49776")."""
-    kept = []
+    kept, said = [], False
     for line in out.splitlines():
-        if line.startswith("cudalab:") or _TIMING_C18.search(line) or "0x" in line:
+        said = line.startswith("cudalab") or (said and line.startswith((" ", "\t")))   # cudalab's notes
+        if said or _TIMING_C18.search(line) or "0x" in line:
             continue
         numbers = _NUMBER_C18.findall(line)
         if numbers:
