@@ -1626,3 +1626,31 @@ def test_cudalabs_own_notes_are_no_results_to_compare():
     out = ("cudalab memcheck warning (240 threads): Invalid __global__ read of size 4 bytes\n"
            "    at line 17 in kernel VectorAdd\n    by thread (272,0,0) in block (19,0,0)\nsum = 7\n")
     assert result_lines_c18(out) == [("sum = 7", ("7",))]
+
+
+COURSERA_MAKEFILE_C18 = (
+    "COMPILER_FLAGS=-I./ --std c++17\n\n"
+    "build-copy: copy.cu\n\tnvcc $(COMPILER_FLAGS) copy.cu -o copy.exe\n\n"
+    "build-broken-mapped: broken_mapped.cu\n\tnvcc $(COMPILER_FLAGS) broken_mapped.cu -o broken_mapped.exe\n\n"
+    "build: build-copy build-broken-mapped\n\n"
+    "run-copy:\n\t./copy.exe $(ARGS)\n\nrun-broken-mapped:\n\t./broken_mapped.exe $(ARGS)\n")
+
+
+def test_a_program_that_makes_first_target_does_not_build_is_built_by_the_rule_that_names_it(tmp_path):
+    # the Coursera CUDA course: `make` builds only build-copy; build-broken-mapped names broken_mapped.cu
+    course = write(tmp_path / "course", {"lab/Makefile": COURSERA_MAKEFILE_C18, "lab/copy.cu": MAIN + PIECE,
+                                         "lab/broken_mapped.cu": MAIN + PIECE})
+    p = read_program(course / "lab/broken_mapped.cu", course)
+    assert p.how == "lab/Makefile" and p.sources == ["broken_mapped.cu"]
+    assert "--std" in p.options and p.options[p.options.index("-o") + 1] == "broken_mapped.exe"
+
+
+def test_a_scripts_make_call_gives_the_run_target_its_arguments(tmp_path):
+    # run.sh: make run-broken-mapped ARGS="-p avffI -n 128 -t 128"; the recipe runs ./broken_mapped.exe $(ARGS)
+    course = write(tmp_path / "course", {
+        "lab/Makefile": COURSERA_MAKEFILE_C18, "lab/copy.cu": MAIN + PIECE, "lab/broken_mapped.cu": MAIN + PIECE,
+        "lab/run.sh": '#!/usr/bin/env bash\nmake clean build\n\nmake run-copy ARGS="-p IYn5V -n 128"\n'
+                      'make run-broken-mapped ARGS="-p avffI -n 128 -t 128 "\n'})
+    assert author_arguments(read_program(course / "lab/broken_mapped.cu", course), course) == \
+        ["-p", "avffI", "-n", "128", "-t", "128"]
+    assert author_arguments(read_program(course / "lab/copy.cu", course), course) == ["-p", "IYn5V", "-n", "128"]

@@ -295,13 +295,30 @@ def from_makefile(folder: Path, source: str, within: Path | None = None) -> list
     jacobi_streams, which `make jacobi_streams` builds); else its SDK project variables."""
     return (from_make(make_commands(folder, within=within), source)
             or from_make(make_commands(folder, Path(source).stem, within=within), source)
-            or next((found for target in help_targets_c18(_makefile(folder))
+            or next((found for target in [*help_targets_c18(_makefile(folder)),
+                                          *targets_building_c18(_makefile(folder), source)]
                      if (found := from_make(make_commands(folder, target, within=within), source))), None)
             or from_sdk_project(folder, source))
 
 
 # a help line of a Makefile's first target: '@echo -e "make cuda\t\tcompile all CUDA sources"'
 _HELP_LINE_C18 = re.compile(r"^\t@?echo\b[^\n]*?\bmake\s+([A-Za-z_][\w.-]*)", re.M)
+
+
+# a rule with its prerequisites: "build-broken-mapped: broken_mapped.cu broken_mapped.h"
+_RULE_C18 = re.compile(r"^([\w.-]+)\s*:(?!=)([^\n]*)\n((?:\t[^\n]*\n?)+)", re.M)
+
+
+def targets_building_c18(makefile: Path | None, source: str) -> list:
+    """The targets whose rule names ``source`` (as a prerequisite or in its recipe), where neither make's
+    first target nor one named after the program builds it: the Coursera CUDA course's Makefiles name
+    theirs ``build-broken-mapped-memory-allocation`` for ``broken_mapped_memory_allocation.cu``, and
+    ``make`` builds only the first."""
+    if makefile is None:
+        return []
+    name = Path(source).name
+    return [target for target, needs, recipe in _RULE_C18.findall(makefile.read_text(errors="replace"))
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", needs + recipe) and not target.startswith(".")]
 
 
 def help_targets_c18(makefile: Path | None) -> list:
@@ -590,7 +607,7 @@ def author_run(p: "Program", checkout: Path) -> tuple:
         return [], {}
     if note.name.lower() in ("makefile", "gnumakefile"):
         # (a Makefile that only builds: the readme beside it says how the program runs, "$ ./blur_filter 4096")
-        words = _make_run_arguments(note.read_text(errors="replace"), output)
+        words = _make_run_arguments(note.read_text(errors="replace"), output) or make_call_run_c18(note, output)
         found = (words, {}) if words else _readme_run(checkout / p.name, checkout, output)
         return found if found != ([], {}) else job_script_run(output, checkout)
     for prog, args, env in _run_lines(_note_text(note)):
@@ -669,15 +686,51 @@ def _make_run_arguments(makefile: str, output: str) -> list:
     variables = dict(_MAKE_ASSIGNMENT.findall(makefile))
     rules = sorted(_MAKE_RULE.findall(makefile), key=lambda rule: rule[0] != "run")     # `run` first
     for _target, recipe in rules:
-        for line in recipe.splitlines():
-            for _ in range(5):                   # variables made of variables
-                line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
-            words = line.split()
-            # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
-            at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
-                       and (w.startswith("./") or _target == "run") and words[k - 1:k] != ["-o"]), None)
-            if at is not None:
-                return _plain(" ".join(words[at + 1:]))
+        words = _recipe_run(_target, recipe, output, variables)
+        if words is not None:
+            return words
+    return []
+
+
+def _recipe_run(target: str, recipe: str, output: str, variables: dict) -> list | None:
+    """The arguments ``recipe`` runs ``output`` with (its ``$(NAME)`` from ``variables``), else None."""
+    for line in recipe.splitlines():
+        for _ in range(5):                   # variables made of variables
+            line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
+        words = line.split()
+        # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
+        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
+                   and (w.startswith("./") or target == "run") and words[k - 1:k] != ["-o"]), None)
+        if at is not None:
+            return _plain(" ".join(words[at + 1:]))
+    return None
+
+
+# a script's call of make with a target and variables: 'make run-memory-copy ARGS="-p IYn5V -n 128 -t 128"'
+_MAKE_CALL_C18 = re.compile(r"^\s*make\s+([^\n#]*)", re.M)
+
+
+def make_call_run_c18(makefile: Path, output: str) -> list:
+    """The arguments of the first line of a script beside ``makefile`` that runs ``output`` through one of
+    its targets, the variables it gives make put in the recipe (the Coursera CUDA course's ``run.sh``:
+    ``make run-broken-paged-pinned-memory-allocation ARGS="-p pOwge -n 128 -t 128"``, whose recipe is
+    ``./broken_paged_pinned_memory_allocation.exe $(ARGS)``), else []."""
+    text = makefile.read_text(errors="replace")
+    rules = {target: recipe for target, recipe in _MAKE_RULE.findall(text)}
+    for script in sorted(makefile.parent.iterdir()):
+        if script.suffix.lower() not in _JOB_SCRIPTS or not script.is_file():
+            continue
+        for m in _MAKE_CALL_C18.finditer(_note_text(script)):
+            try:
+                words = shlex.split(m.group(1))
+            except ValueError:
+                continue
+            given = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+            for target in (w for w in words if "=" not in w and not w.startswith("-") and w in rules):
+                found = _recipe_run(target, rules[target], output,
+                                    {**dict(_MAKE_ASSIGNMENT.findall(text)), **given})
+                if found:
+                    return found
     return []
 
 
