@@ -1654,3 +1654,9 @@ def test_a_scripts_make_call_gives_the_run_target_its_arguments(tmp_path):
     assert author_arguments(read_program(course / "lab/broken_mapped.cu", course), course) == \
         ["-p", "avffI", "-n", "128", "-t", "128"]
     assert author_arguments(read_program(course / "lab/copy.cu", course), course) == ["-p", "IYn5V", "-n", "128"]
+
+
+def test_a_program_that_reads_its_images_with_opencv_is_left_out_as_the_machine_has_no_opencv(tmp_path):
+    course = write(tmp_path / "course", {"blur/blur.hpp": "#include <opencv2/core.hpp>\n",
+                                         "blur/blur.cu": '#include "blur.hpp"\n' + MAIN + PIECE})
+    assert read_program(course / "blur/blur.cu", course).left_out.startswith("uses OpenCV")

@@ -113,6 +113,9 @@ NOT_EMULATED = [
     (r"[<\"]T(?:ROOT|System|H[123][CSIFD]|Canvas|File|Tree|Application|Random\d?|F1|Graph|Minuit)\.h[>\"]|-lCore\b.*-lHist\b",
      "ROOT (CERN's data-analysis framework, not installed here)"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
+    # (the Coursera CUDA course's image labs read their PNGs with OpenCV, its NPP projects with FreeImage)
+    (r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*\bopencv", "OpenCV (a host image library, not installed here)"),
+    (r"[<\"]FreeImage\.h[>\"]|-lfreeimage\b", "FreeImage (a host image library, not installed here)"),
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
 ARCHIVERS = ("ar",)         # recorded too: which static library a Makefile makes (the SDK's libcutil.a)
