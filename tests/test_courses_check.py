@@ -1660,3 +1660,13 @@ def test_a_program_that_reads_its_images_with_opencv_is_left_out_as_the_machine_
     course = write(tmp_path / "course", {"blur/blur.hpp": "#include <opencv2/core.hpp>\n",
                                          "blur/blur.cu": '#include "blur.hpp"\n' + MAIN + PIECE})
     assert read_program(course / "blur/blur.cu", course).left_out.startswith("uses OpenCV")
+
+
+def test_a_launch_cudalab_refused_fails_a_program_that_checks_no_error():
+    # SJTU's tiled matmul launches <<<dimGrid, dimBlock>>> with the two swapped: blocks of 63 x 63 threads
+    out = ("Generated matrix A of size 1001 * 1001\ncudalab: mat_mult_tiled_kernel<double>: a block may have at most "
+           "1024 threads, but block (63, 63, 1) has 3969. Use smaller blocks and more of them.\n"
+           "Product calculated. Elapsed time: 1.95 seconds\n")
+    status, why = judge(0, out, "", 120)
+    assert status == "fail" and "refused" in why and "block (63, 63, 1) has 3969" in why
+    assert judge(0, "cudalab memcheck warning (2 threads): Invalid __global__ read\nsum = 3\n", "", 120)[0] == "pass"

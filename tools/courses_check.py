@@ -1835,6 +1835,9 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
         return "time", f"still running after {timeout:g} s of CPU time"
     bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)
                                     or DIFFERENT_C18.search(l)), None)
+    refused = REFUSED_LAUNCH_C18.search(out)
+    if code == 0 and not bad and refused:
+        return "fail", f"a launch was refused and the program went on without checking: {refused.group(0)[9:]}"
     if code != 0 or bad:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
@@ -1852,6 +1855,12 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------- courses18: no verdict
+# a launch cudalab refused (runtime/launch.py's checks, cudaErrorInvalidValue) in a program that checks no error
+# and prints on: SJTU's tiled matmul swaps its grid and block, so 1001-sized matrices ask for blocks of 3,969
+# threads, and it prints "Product calculated" of nothing, as it does on a GPU
+REFUSED_LAUNCH_C18 = re.compile(r"^cudalab: \S+: (?:a block may have at most [^\n]*|every (?:block|grid) dimension must "
+                                r"[^\n]*|(?:blockDim|gridDim)\.[xyz] may be at most [^\n]*|dynamic shared memory cannot "
+                                r"[^\n]*|the block needs [\d,]+ bytes of shared memory[^\n]*)", re.M)
 # a check's failure said as a difference: "The Results are Different!" (Politecnico di Torino's labs),
 # "Output is not the same", "arrays are not equal" ("different block sizes" says nothing of a result)
 DIFFERENT_C18 = re.compile(r"\b(?:results?|outputs?|values?|arrays?|matri(?:x|ces)|vectors?|images?|answers?)\s+"
