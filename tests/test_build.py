@@ -1298,7 +1298,14 @@ def test_std_sqrtf_of_a_visual_studio_program_builds_and_the_student_is_told(tmp
     assert "k.cu calls std::fabsf" in r.stderr
 
 
-def test_a_program_that_draws_with_glut_is_told_cudalab_opens_no_window(tmp_path, monkeypatch):
+def test_the_note_names_the_overload_of_the_functions_type():
+    # std::sqrtl is long double's: the student is pointed at std::sqrt's long double overload, not its float one
+    from cudalab.programs import std_float_math
+    assert "Write sqrtl or std::sqrt (its long double overload)" in std_float_math.note("x.cpp", ["sqrtl"])
+    assert "Write fabsf or std::fabs (its float overload)" in std_float_math.note("x.cpp", ["fabsf", "powl"])
+
+
+def test_a_program_that_draws_with_glut_is_told_it_cannot_be_linked_here(tmp_path, monkeypatch):
     # CUDA by Example's cpu_bitmap.h: the Julia set is computed by a kernel and shown in a GLUT window
     write(tmp_path, {"julia.cu": """\
         extern "C" void glutInit(int *argc, char **argv);
@@ -1307,7 +1314,8 @@ def test_a_program_that_draws_with_glut_is_told_cudalab_opens_no_window(tmp_path
         int main(int argc, char **argv) { glutInit(&argc, argv); glutMainLoop(); return 0; }
         """})
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(CompileError, match=r"draws with OpenGL \(glutInit, glutMainLoop\), which cudalab does not emulate"):
+    with pytest.raises(CompileError, match=r"draws with OpenGL \(glutInit, glutMainLoop\), which cudalab does not emulate, "
+                       r"so it cannot be linked here"):
         run_program("julia.cu")
 
 

@@ -646,8 +646,8 @@ def _link_error(log: str) -> CompileError:
         lines.append("The program compiled, but it calls CUDA runtime functions the emulator does not provide. "
                      "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
     if driver:
-        lines.append(f"The program calls driver API functions cudalab does not emulate ({', '.join(driver[:4])}"
-                     f"{', ...' if len(driver) > 4 else ''}): it runs contexts, modules, launches, memory, streams, "
+        lines.append(f"The program calls driver API functions cudalab does not emulate ({_first(driver, 4)}): "
+                     "it runs contexts, modules, launches, memory, streams, "
                      "events and textures, not graphics interop or IPC. Run it on a real GPU (--device gpu).")
     used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
@@ -656,17 +656,22 @@ def _link_error(log: str) -> CompileError:
                          "(--device gpu).")
     graphics = [m for m in missing if re.match(r"(glut|glew|glfw|gl|egl)[A-Z]", m)]
     if graphics:    # (CUDA by Example's cpu_bitmap.h draws its images with GLUT)
-        lines.append(f"The program draws with OpenGL ({', '.join(graphics[:3])}{', ...' if len(graphics) > 3 else ''}), "
-                     "which cudalab does not emulate: its kernels run, but no window opens here. Run it on a machine "
-                     "with a display and a GPU, linked with -lglut -lGL (--device gpu).")
+        lines.append(f"The program draws with OpenGL ({_first(graphics)}), "
+                     "which cudalab does not emulate, so it cannot be linked here (nor its kernels run). Run it on a "
+                     "machine with a display and a GPU, linked with -lglut -lGL (--device gpu).")
     openmp = [m for m in missing if m.startswith(("omp_", "GOMP_"))]
     if openmp:      # (a Visual Studio project's /openmp, which a Linux build must ask g++ for)
-        lines.append(f"The program uses OpenMP ({', '.join(openmp[:3])}{', ...' if len(openmp) > 3 else ''}), which the "
+        lines.append(f"The program uses OpenMP ({_first(openmp)}), which the "
                      "host compiler links only when asked: build with -Xcompiler -fopenmp, as nvcc needs it too.")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
     if libraries:
         lines.append(f"the linker found no {', '.join(libraries)} (check -l and -L).")
     return CompileError("\n".join(dict.fromkeys(lines)) or _student_log(log) or "linking failed", log)
+
+
+def _first(names: list, count: int = 3) -> str:
+    """The first ``count`` of the names a link missed, for a message that must stay one line."""
+    return ", ".join(names[:count]) + (", ..." if len(names) > count else "")
 
 
 
