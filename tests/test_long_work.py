@@ -649,6 +649,26 @@ def test_a_kernel_stopped_by_the_programs_time_limit_in_a_loop_it_cannot_count_a
     assert "ever end" not in counted
 
 
+def test_a_grid_stopped_within_the_time_its_finished_blocks_forecast_is_not_asked_if_its_loop_ends():
+    """A course's histogram of 524,288 blocks, 4 s a launch here, run seven times: the program's 30 s CPU limit
+    ran out in the seventh, at 36% after 1.5 s. Its finished blocks forecast the whole grid at about 4 s, so the
+    kernel is slow, not stuck, and 'Does a loop there ever end?' would send the student hunting for a bug that
+    is not there; a grid already far past what its blocks forecast still gets the question."""
+    where = "32 threads were still running, e.g. thread (0,0,0) of block (9,0,0) at line 7."
+
+    def stopped(spent_beyond: float, estimate: float) -> str:
+        pace = Pace("simple_histo", blocks_total=64, timeout=10, wall_deadline=float("inf"),
+                    stats=SimpleNamespace(thread_instructions=1000))
+        pace.blocks_done, pace.estimate = 16, estimate
+        pace.start -= spent_beyond                       # the launch's CPU seconds so far
+        return str(pace.timed_out(where))
+
+    on_its_way = stopped(spent_beyond=1.5, estimate=4.0)
+    assert "line 7. To let it finish:" in on_its_way and "ever end" not in on_its_way
+    stuck = stopped(spent_beyond=9.0, estimate=0.5)     # blocks that ended fast, one that never does
+    assert "line 7. Does a loop there ever end?" in stuck
+
+
 def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_the_threads_that_ended(monkeypatch):
     """One batch of 512 blocks whose every thread loops long (Cheng's sumMatrixOnGPU-1D-grid-1D-block):
     no block ends before the watchdog, and the skeleton's count of the batch runs out of its time.

@@ -410,11 +410,14 @@ class Pace:
             msg += " " + self.cannot_tell()
         if waiting:
             msg += " " + waiting
+        # blocks that ended give a pace: a launch stopped within the time that pace needs for the whole grid
+        # (a program's CPU limit running out in its seventh 4-second histogram) is slow, not stuck
+        on_pace = p.blocks_done > 0 and p.estimated_seconds is not None and p.seconds <= CLEARLY * p.estimated_seconds
         if getting_on:
             msg += (f" {where}" if where else "") + f" It is slow, not stuck. To let it finish: {WAYS}"
-        elif where and self.forecast is None:
+        elif where and self.forecast is None and not on_pace:
             msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"
-        elif where:                          # its loops do end: the estimate counted them
+        elif where:                          # its loops do end: the estimate counted them, or its blocks ended
             msg += f" {where} To let it finish: {WAYS}"
         else:
             msg += f" To let it finish: {WAYS}"
