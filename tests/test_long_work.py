@@ -115,6 +115,29 @@ def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_wat
     assert e.value.progress.estimated_seconds > 150
 
 
+def test_a_launch_meeting_a_cpu_limit_its_program_used_up_says_so_and_not_to_shrink_its_grid(monkeypatch):
+    # a DTU course's Hillis-Steele scan doubles its size for 30 rounds: under `ulimit -t 30` the last rounds'
+    # launches (0.026 s each here) met a limit with nothing left, and were told to use fewer blocks
+    import resource
+    from cudalab.emulator import pace as pace_mod
+    monkeypatch.setattr(pace_mod, "cpu_time_left", lambda: 0.01)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time()) + 30, hard))
+        pace = Pace("hs_kernel_global", blocks_total=1000, timeout=10, wall_deadline=float("inf"),
+                    stats=SimpleNamespace(thread_instructions=1000))
+        next(pace.batches(100))
+        with pytest.raises(cudalab.KernelError) as e:
+            pace.batch_done(100, batch_seconds=0.02)    # a second sample is not waited for with no time left
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    told = str(e.value)
+    assert re.search(r"far beyond the 0\.01 s left of the program's CPU-time limit \(ulimit -t, \d+ s\), which its "
+                     r"work before this launch used up\.", told), told
+    assert "To run it anyway: give the program more CPU time (a higher ulimit -t)" in told
+    assert "fewer blocks" not in told
+
+
 def test_a_grid_too_long_only_at_the_interpreters_pace_is_not_stopped_on_it():
     # on a cold cache a kernel's first batches run interpreted while LLVM builds its native code in the
     # background: a 100 s estimate at the interpreter's pace is 5 s of native code, within the watchdog

@@ -35,6 +35,12 @@ WAYS = ("make the problem smaller (fewer blocks, or fewer loop iterations per th
             "cudalab run --timeout SECONDS for a program), or run it on a real GPU (cudalab.use(\"gpu\"), "
             "%%cuda --device gpu, cudalab run --device gpu).")
 
+# a program whose CPU-time limit ran low in its earlier launches (a benchmark's rounds doubling its size):
+# the launch that meets it needs the program's limit raised, or less work before it, not fewer blocks
+CPU_LIMIT_WAYS = ("give the program more CPU time (a higher ulimit -t), let it do less before this launch (fewer "
+                  "rounds or sizes), or run it on a real GPU (cudalab run --device gpu).")
+USED_UP = 0.25      # a launch needing at most this share of the whole CPU-time limit did not use it up alone
+
 
 @dataclass
 class Progress:
@@ -380,6 +386,11 @@ class Pace:
             return "", f"the {duration(max(wall_left, 0))} left of the program's time limit"
         cpu_left = cpu_time_left()
         if least - spent > CLEARLY * cpu_left:
+            soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+            if soft != resource.RLIM_INFINITY and least <= USED_UP * soft:     # the launch alone fits: what ran
+                # before it took the limit
+                return "", (f"the {duration(max(cpu_left, 0))} left of the program's CPU-time limit (ulimit -t, "
+                            f"{soft:g} s), which its work before this launch used up")
             return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
 
@@ -394,8 +405,10 @@ class Pace:
                 and self.estimate - spent <= cpu_time_left())
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
+        # (a limit the program's earlier launches used up is not this kernel's to shorten)
+        ways = CPU_LIMIT_WAYS if limit.endswith("used up") else WAYS
         msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "
-               f"{p.describe()} {p.describe_estimate()} To run it anyway: {WAYS}")
+               f"{p.describe()} {p.describe_estimate()} To run it anyway: {ways}")
         return self.error(msg, p)
 
     def timed_out(self, where: str = "", line=None, waiting: str = "", getting_on: bool | None = None) -> KernelError:
