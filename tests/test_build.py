@@ -198,6 +198,29 @@ def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_s
         run_program(["main.cpp"], capture=True)
 
 
+def test_a_header_kept_in_another_labs_folder_is_pointed_at_not_guessed(tmp_path, monkeypatch):
+    # a course keeps one gputimer.h in its histogram lab; the atomics lab includes it by name and stops nvcc
+    # too: the student is told where a file of that name is, and the program builds once given that -I
+    write(tmp_path, {
+        "course/histogram/timer_of_ours.h": "#pragma once\n#define TICKS 3\n",
+        "course/atomics/count.cu": """\
+            #include <cstdio>
+            #include "timer_of_ours.h"
+            int main() { printf("%d\\n", TICKS); return 0; }
+            """})
+    monkeypatch.chdir(tmp_path / "course" / "atomics")
+    with pytest.raises(CompileError) as e:
+        run_program(["count.cu"], capture=True)
+    assert ("hint: timer_of_ours.h is not beside count.cu nor on the include path, but there is one in "
+            "../histogram: build with -I../histogram") in str(e.value)
+    r = run_program(["count.cu"], options=["-I../histogram"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr
+    (tmp_path / "course" / "atomics" / "count.cu").write_text('#include "not_in_the_course.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError) as e:
+        run_program(["count.cu"], capture=True)
+    assert "not_in_the_course.h" in str(e.value) and "there is one in" not in str(e.value)
+
+
 def test_headers_old_toolkits_had_are_given_back_and_the_student_is_told(tmp_path, monkeypatch):
     # Stanford CS193G's tutorials bundle NVIDIA's cuPrintf.cu, which includes <sm_11_atomic_functions.h>
     # in its device pass; a 2010 lab includes the double intrinsics' header too. CUDA 13 has neither

@@ -28,7 +28,8 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, removed_headers, shimgen, std_float_math, void_main, vs_includes
+from . import (images, include_case, msvc_headers, nearby_headers, removed_headers, shimgen, std_float_math, void_main,
+               vs_includes)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -478,7 +479,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
         message = _student_log(log) or f"nvcc could not compile {source}"
-        message += _missing_header_hint(log)
+        message += _missing_header_hint(log) + nearby_headers.hint(log, cwd)
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
