@@ -1529,3 +1529,20 @@ def test_the_gpu_runner_gives_cuffts_dropped_status_codes_back_as_cudalab_does(t
     assert r.returncode == 0, r.stderr
     recorded = json.loads((tmp_path / "gpu.json").read_text())["course/fft.cu"]
     assert (recorded["code"], recorded["out"].strip()) == (0, "transformed")
+
+
+# ------------------------------------------------------------------ books14
+def test_a_windows_makefile_two_folders_up_builds_the_program_with_its_options(tmp_path):
+    # an SJTU homework: hw2/Makefile makes build/ with PowerShell, then builds 1_MatrixMul/src/MatrixMul.cu with
+    # -O2 -arch=sm_50; make stopped at powershell here, and the tool fell back to nvcc's default build
+    course = write(tmp_path, {
+        "hw2/Makefile": ("NVCC = nvcc\nNVCCFLAGS = -O2 -arch=sm_50\nBUILD_DIR = build\n"
+                         "all: $(BUILD_DIR)/MatrixMul.exe\n"
+                         "$(BUILD_DIR):\n\t@powershell -Command \"New-Item -ItemType Directory -Path '$(BUILD_DIR)'\"\n"
+                         "$(BUILD_DIR)/MatrixMul.exe: 1_MatrixMul/src/MatrixMul.cu | $(BUILD_DIR)\n"
+                         "\t$(NVCC) $(NVCCFLAGS) -o $@ 1_MatrixMul/src/MatrixMul.cu\n"),
+        "hw2/1_MatrixMul/src/MatrixMul.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "hw2/1_MatrixMul/src/MatrixMul.cu", course)
+    assert p.how == "hw2/Makefile" and p.folder == "hw2"
+    assert p.options[:2] == ["-O2", "-arch=sm_50"] and p.sources == ["1_MatrixMul/src/MatrixMul.cu"]

@@ -22,7 +22,8 @@ Each program is built as its course says, in this order:
    shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``), or in a cluster's job script one folder
    down (``scripts/task1.sh``, which ``sbatch`` runs from the program's folder);
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
-   (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
+   (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would; or two folders
+   up, ``1_MatrixMul/src/MatrixMul.cu`` from a homework's top Makefile), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
    ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line, and ``solutions/NAME.cu``
    the Makefile above that builds ``NAME.cu``, in the solutions folder); the other files
@@ -167,7 +168,19 @@ def _stand_ins(folder: Path) -> Path:
     smi.write_text('#!/bin/sh\ncase "$*" in\n  *compute_cap*) echo 9.0;;\n  *--query-gpu=name*) echo "NVIDIA H100";;\n'
                    '  *) echo "GPU 0: NVIDIA H100 (UUID: GPU-00000000-0000-0000-0000-000000000000)";;\nesac\nexit 0\n')
     smi.chmod(0o755)
+    _windows_shell_stand_ins_b14(bin_dir)
     return bin_dir
+
+
+def _windows_shell_stand_ins_b14(bin_dir: Path):
+    """``powershell``, ``pwsh`` and ``cmd``, which do nothing and succeed: a Makefile written on Windows makes its
+    ``build/`` folder with ``@powershell -Command "if (!(Test-Path 'build')) { New-Item ... }"`` before nvcc, and
+    make -k, stopped at that command here, built nothing (an SJTU homework's, two folders above its
+    programs); on the author's machine the folder is made and nvcc runs."""
+    for name in ("powershell", "pwsh", "cmd"):
+        tool = bin_dir / name
+        tool.write_text("#!/bin/sh\nexit 0\n")
+        tool.chmod(0o755)
 
 
 # NVCC = /usr/local/cuda/bin/nvcc, CC = /usr/bin/g++: a compiler named by its full path
@@ -1321,11 +1334,24 @@ def find_build(path: Path, checkout: Path) -> tuple:
         found = from_makefile(up[0], path.name, checkout)
         if found:
             return found, above.relative_to(checkout).as_posix(), path.parent
+    found = _makefile_two_up_b14(path, checkout, up) if not notes and not above else None
+    if found:
+        return found
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+def _makefile_two_up_b14(path: Path, checkout: Path, up: list) -> tuple | None:
+    """(words, where, folder) of a Makefile two folders up that builds ``path`` by its path from there
+    (an SJTU homework's ``hw2/Makefile``: ``$(NVCC) -O2 -arch=sm_50 -o build/MatrixMul.exe
+    1_MatrixMul/src/MatrixMul.cu``, its readme running ``./build/MatrixMul.exe`` in ``hw2``), or None."""
+    if len(up) < 2 or not _makefile(up[1]):
+        return None
+    found = from_makefile(up[1], path.relative_to(up[1]).as_posix(), checkout)
+    return (found, _makefile(up[1]).relative_to(checkout).as_posix(), up[1]) if found else None
 
 
 # the suffixes a lab gives the other versions of an exercise its Makefile builds: jacobi.cu, with
