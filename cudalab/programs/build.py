@@ -602,6 +602,9 @@ LEGACY_DEVICE_FUNCTION = re.compile(r'identifier "(?:u?mul24|mulhi|mul64hi|float
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
+_WINDOWS_API = ("Windows (the Win32 API: Sleep, QueryPerformanceCounter, SetConsoleOutputCP, ...), which Linux, a GPU's "
+                "Linux machine and cudalab lack: if the program calls none of it (setlocale and system are C's), "
+                "delete the line; else use <chrono> and <thread> (std::this_thread::sleep_for) instead")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
@@ -623,7 +626,9 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cufile": "cuFile (GPUDirect Storage: file reads into GPU memory), which cudalab does not emulate; "
                             "run it on a real GPU whose machine has GDS (--device gpu)",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
-                  "mpi": "MPI, which cudalab does not provide"}
+                  "mpi": "MPI, which cudalab does not provide",
+                  # (a Russian student's Visual Studio matrix product includes it and calls only C's setlocale)
+                  "windows.h": _WINDOWS_API, "Windows.h": _WINDOWS_API}
 
 
 def _missing_header_hint(log: str) -> str:
