@@ -1546,3 +1546,14 @@ def test_a_windows_makefile_two_folders_up_builds_the_program_with_its_options(t
     p = read_program(course / "hw2/1_MatrixMul/src/MatrixMul.cu", course)
     assert p.how == "hw2/Makefile" and p.folder == "hw2"
     assert p.options[:2] == ["-O2", "-arch=sm_50"] and p.sources == ["1_MatrixMul/src/MatrixMul.cu"]
+
+
+def test_a_launch_refused_for_its_shape_is_a_failure_though_the_program_exits_0():
+    # an SJTU homework launches 63 x 63 threads a block for a 1001-square product, checks no error, and
+    # prints its elapsed time: no kernel ran, on a GPU either
+    out = ("Generated matrix A of size 1001 * 1001\ncudalab: mat_mult_tiled_kernel<double>: a block may have at "
+           "most 1024 threads, but block (63, 63, 1) has 3969. Use smaller blocks and more of them.\n"
+           "Product calculated. Elapsed time: 1.95 seconds\n")
+    status, why = judge(0, out, 'printf("Product calculated.");', 120)
+    assert status == "fail" and "a block may have at most 1024 threads" in why
+    assert judge(0, "cudalab: note: the program calls cuRAND\nProduct calculated.\n", "", 120)[0] == "pass"

@@ -1765,7 +1765,8 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit
             or "used up its CPU-time limit" in out):            # cudalab stopped it at ulimit's soft limit
         return "time", f"still running after {timeout:g} s of CPU time"
-    bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
+    bad = (failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
+           or _refused_launch_b14(out))
     if code != 0 or bad:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
@@ -1780,6 +1781,21 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     if says and not SUCCESS.search(out):
         return "fail", f"exit code 0 but no success line (its source prints {says[0]})"
     return "pass", ""
+
+
+# cudalab's word that a launch was refused for its shape (runtime/launch.check_config), which a program that
+# checks no error prints nothing about: its kernel never ran (a GPU refuses it too, cudaErrorInvalidValue)
+_REFUSED_LAUNCH_B14 = re.compile(r"^cudalab: \S+: (?:a block may have at most \d+ threads|every (?:grid|block|cluster) "
+                                 r"dimension must be at least 1|(?:blockDim|gridDim)\.[xyz] may be at most|the block "
+                                 r"needs [\d,]+ bytes of shared memory)", re.M)
+
+
+def _refused_launch_b14(out: str) -> str | None:
+    """The first line saying cudalab refused a launch's shape: an SJTU homework's 63 x 63 block (3,969
+    threads) and a tensor-core kernel's 32 x 63 x 63, which printed an elapsed time, exited 0 and were
+    judged a pass, no kernel having run."""
+    m = _REFUSED_LAUNCH_B14.search(out)
+    return out[m.start():].split("\n", 1)[0].strip() if m else None
 
 
 # a call that prints its string arguments (a verdict passed to it is printed)
