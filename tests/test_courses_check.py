@@ -1557,3 +1557,16 @@ def test_a_launch_refused_for_its_shape_is_a_failure_though_the_program_exits_0(
     status, why = judge(0, out, 'printf("Product calculated.");', 120)
     assert status == "fail" and "a block may have at most 1024 threads" in why
     assert judge(0, "cudalab: note: the program calls cuRAND\nProduct calculated.\n", "", 120)[0] == "pass"
+
+
+def test_a_program_that_reads_its_image_with_opencv_is_left_out_where_opencv_is_not_installed(tmp_path):
+    # a Russian course's bilateral filter: cv::imread, then a kernel; books6 to 12 left such programs out by hand
+    import courses_check
+    course = write(tmp_path, {"filter/kernel.cu": "#include <opencv2/opencv.hpp>\n" + MAIN + PIECE,
+                              "plain/kernel.cu": MAIN + PIECE})
+    p = read_program(course / "filter/kernel.cu", course)
+    if courses_check._OPENCV_B14:
+        assert not p.left_out                       # (a machine that has OpenCV builds it)
+    else:
+        assert "OpenCV (a host image library, not installed here)" in p.left_out
+    assert not read_program(course / "plain/kernel.cu", course).left_out

@@ -95,6 +95,7 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
 # (the allocation's message may end a line the program left open: Utah's table prints "1000000000" and
 # then calls cudaMalloc for 4 GB twice, so the message follows the size on the same line)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
+_OPENCV_B14 = any(Path(d).is_dir() for d in ("/usr/include/opencv4", "/usr/local/include/opencv4", "/usr/include/opencv2"))
 NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
     # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2 and legacy), cuBLASLt,
@@ -109,6 +110,9 @@ NOT_EMULATED = [
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"-lQt\w*|[<\"]Q(Image|Application|Widget|Color|Painter)[>\"]|[<\"]Qt\w+/", "Qt (a GUI library, not installed here)"),
+    # (a Russian course's bilateral filter; books6 to books12 left such programs out by hand)
+    *([(r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*opencv",
+        "OpenCV (a host image library, not installed here)")] if not _OPENCV_B14 else []),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
     # (a particle-physics course's labs fill ROOT histograms: TROOT.h, TH1F.h, -lCore -lHist)
     (r"[<\"]T(?:ROOT|System|H[123][CSIFD]|Canvas|File|Tree|Application|Random\d?|F1|Graph|Minuit)\.h[>\"]|-lCore\b.*-lHist\b",

@@ -628,7 +628,11 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide",
                   # (a Russian student's Visual Studio matrix product includes it and calls only C's setlocale)
-                  "windows.h": _WINDOWS_API, "Windows.h": _WINDOWS_API}
+                  "windows.h": _WINDOWS_API, "Windows.h": _WINDOWS_API,
+                  # (a Russian course's bilateral filter reads and shows its image with OpenCV)
+                  "opencv": "OpenCV's C++ library (images in and out: cv::imread, cv::Mat), a host library cudalab does "
+                            "not bring: install it (apt install libopencv-dev; pip's opencv-python has no C++ headers) "
+                            "and build with `pkg-config --cflags --libs opencv4`"}
 
 
 def _missing_header_hint(log: str) -> str:
