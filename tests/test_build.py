@@ -1253,6 +1253,7 @@ def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     r = run_program("votes.cu", options=["-arch=sm_35"])
     assert (r.returncode, r.stdout) == (0, "49249249 0 1 ffff0000 49249249 1 0 ffff0000 \n"), r.stderr
+    assert "votes.cu uses __any, __all or __ballot without _sync" in r.stderr and "__ballot_sync" in r.stderr
 
 
 def test_the_plain_named_device_functions_of_cuda_11_and_older_are_their_intrinsics(tmp_path, monkeypatch):
@@ -1286,6 +1287,7 @@ def test_the_plain_named_device_functions_of_cuda_11_and_older_are_their_intrins
     r = run_program("old.cu")
     assert (r.returncode, r.stdout) == (
         0, "-3000 2 3f800000 2 -3 2 | 3 1 3 | 3.14159 1 0 16777216 16777218 4294967040\n"), r.stderr
+    assert "old.cu uses device functions by their CUDA 11 names" in r.stderr and "__mul24" in r.stderr
 
 
 @pytest.mark.parametrize("call, message", [
@@ -1453,6 +1455,9 @@ def test_texture_and_surface_references_of_cuda_11_run_over_texture_objects(tmp_
     monkeypatch.chdir(tmp_path)
     r = run_program("texref.cu")
     assert r.returncode == 0, r.stderr
+    # the student learns here, not from a GPU machine's nvcc, that CUDA 12 removed what the file uses
+    assert "texref.cu uses texture references" in r.stderr and "CUDA 12 removed them" in r.stderr
+    assert "cudaCreateTextureObject" in r.stderr
     codes, values = r.stdout.splitlines()
     assert codes == "0 0 0 0 0 0"
     fetched, drawn = values.split(" | ")

@@ -28,8 +28,8 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import (images, include_case, msvc_headers, nearby_headers, removed_headers, shimgen, std_float_math, void_main,
-               vs_includes)
+from . import (images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
+               std_float_math, void_main, vs_includes)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -437,28 +437,37 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not again.returncode:
             r = again
             r.stdout = mdspan_note(path) + (extended_lambda_note(path) if lambdas else "") + r.stdout
+    old_apis = []       # the legacy headers (shim/legacy_*.h) the unit was built over: the student is told
     if r.returncode and _VOTE_WITHOUT_SYNC.search(r.stdout + r.stderr):
         # __any, __all and __ballot of CUDA 8 and older, whose PTX ptxas refuses for compute 7.0 and up
         # (shim/legacy_votes.h): built again with them voting among the active threads
         again = compile_with([*options, "-include", str(LEGACY_VOTES)])
-        r = again if not again.returncode else r
+        if not again.returncode:
+            r = again
+            old_apis.append("votes")
     if r.returncode and LEGACY_DEVICE_FUNCTION.search(r.stdout + r.stderr):
         # mul24, umul24, mulhi, float_as_int, saturate, float2int, ... of CUDA 11 and older, which CUDA 12 dropped
         # (shim/legacy_device_functions.h): built again with each name the intrinsic it stood for
         again = compile_with([*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)])
         if not again.returncode:
             r, options = again, [*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)]
+            old_apis.append("device functions")
     if r.returncode and LEGACY_CUFFT_RESULT.search(r.stdout + r.stderr):
         # CUFFT_INCOMPLETE_PARAMETER_LIST, CUFFT_PARSE_ERROR and CUFFT_LICENSE_ERROR, which CUDA 13's cuFFT
         # dropped and the helper_cuda.h courses copied from CUDA 12's samples still names (shim/legacy_cufft.h)
         again = compile_with([*options, "-include", str(LEGACY_CUFFT)])
         if not again.returncode:
             r, options = again, [*options, "-include", str(LEGACY_CUFFT)]
+            old_apis.append("cufft codes")
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
         with_references = compile_with([*options, "-include", str(LEGACY_TEXTURES)])
-        r = with_references if not with_references.returncode else r
+        if not with_references.returncode:
+            r = with_references
+            old_apis.append("textures")
+    if old_apis and not r.returncode:
+        r.stdout = "".join(legacy_notes.note(source, kind) for kind in old_apis) + r.stdout
     if built_as_int_main and not r.returncode:
         r.stdout = void_main.note(path) + r.stdout
     if case_notes and not r.returncode:
