@@ -40,6 +40,7 @@ WAYS = ("make the problem smaller (fewer blocks, or fewer loop iterations per th
 CPU_LIMIT_WAYS = ("give the program more CPU time (a higher ulimit -t), let it do less before this launch (fewer "
                   "rounds or sizes), or run it on a real GPU (cudalab run --device gpu).")
 USED_UP = 0.25      # a launch needing at most this share of the whole CPU-time limit did not use it up alone
+USED_BEFORE = "which its work before this launch used up"
 
 
 @dataclass
@@ -390,7 +391,7 @@ class Pace:
             if soft != resource.RLIM_INFINITY and least <= USED_UP * soft:     # the launch alone fits: what ran
                 # before it took the limit
                 return "", (f"the {duration(max(cpu_left, 0))} left of the program's CPU-time limit (ulimit -t, "
-                            f"{soft:g} s), which its work before this launch used up")
+                            f"{soft:g} s), {USED_BEFORE}")
             return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
 
@@ -406,7 +407,7 @@ class Pace:
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
         # (a limit the program's earlier launches used up is not this kernel's to shorten)
-        ways = CPU_LIMIT_WAYS if limit.endswith("used up") else WAYS
+        ways = CPU_LIMIT_WAYS if limit.endswith(USED_BEFORE) else WAYS
         msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "
                f"{p.describe()} {p.describe_estimate()} To run it anyway: {ways}")
         return self.error(msg, p)
