@@ -23,6 +23,8 @@ def find(name: str, includer: Path) -> Path | None:
     """The file ``name`` (a bare header name or a relative path) nearest to ``includer``'s folder, or None."""
     start = includer.parent
     for top in list(start.parents)[:UP]:
+        if top == Path(top.anchor) or top in (Path.home(), *Path.home().parents):
+            break       # (a file in /tmp or ~: its neighbours are not its course's)
         seen = 0
         for folder, dirs, files in os.walk(top):
             depth = len(Path(folder).relative_to(top).parts)
