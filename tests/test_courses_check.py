@@ -553,6 +553,11 @@ def test_a_kernel_stopped_by_the_programs_limit_is_gpu_sized_only_if_it_alone_ne
     early = ("cudalab: The kernel scan<int> was stopped early: it would run far beyond the 2.8 s left of the "
              f"CPU-time limit (ulimit -t). (it needs {estimate} on the emulator)")
     assert judge(247, early, "", 120)[0] == status
+    # (books14: a limit the program's earlier launches used up is named as the program's)
+    used_up = ("cudalab: The kernel hs_kernel_global was stopped early: it would run far beyond the 0.0011 s left of "
+               "the program's CPU-time limit (ulimit -t, 120 s), which its work before this launch used up. "
+               f"(it needs {estimate} on the emulator)")
+    assert judge(-9, used_up, "", 120)[0] == status
     # the watchdog's own stop is a grid sized for a GPU whatever the estimate
     assert judge(1, "cudalab: The kernel k ran for more than 10 s and was stopped by the watchdog. It had finished "
                     f"1 of its 9 blocks: {estimate} on the emulator.", "", 120)[0] == "GPU-sized"

@@ -1709,7 +1709,7 @@ def with_input(command: list, stdin: str) -> list:
 # a kernel stopped by the program's own limit rather than the watchdog (runtime.core's time_limit_message,
 # pace's early stop), and the emulator's estimate of that kernel's time
 BY_PROGRAM_LIMIT = re.compile(r"The program's (?:CPU-time )?limit \(.*?\) ran out while kernel|"
-                              r"far beyond the [\d.]+ \w+ left of the (?:program's time|CPU-time) limit")
+                              r"far beyond the [\d.]+ \w+ left of the (?:program's time|program's CPU-time|CPU-time) limit")
 ESTIMATE = re.compile(r"(?:about|and|more than) ([\d.,]+) (s|minutes|hours|days|years) on the emulator")
 SECONDS = {"s": 1, "minutes": 60, "hours": 3600, "days": 86400, "years": 86400 * 365}
 
