@@ -161,6 +161,19 @@ class ndarray(DeviceNDArray):
     def __format__(self, spec):
         return format(_host(self)[()] if self.ndim == 0 else _host(self), spec)
 
+    # DLPack: a capsule over this array's device memory (cudalab/cupy/dlpack.py)
+    def toDlpack(self):
+        return dlpack.to_capsule(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"a cupy array is on the device (2, 0), not {tuple(dl_device)}: copy it with .get() "
+                              "for the host.")
+        return dlpack.to_capsule(self.copy() if copy else self)
+
+    def __dlpack_device__(self):
+        return (dlpack.CUDA, 0)
+
     # numpy's other methods and attributes (sum, mean, astype, copy, fill, sort, real...): numpy's own on the
     # values; a method that changes the array in place (fill, sort) works on a copy that is stored back
     def __getattr__(self, name):
@@ -429,6 +442,17 @@ def put(a, ind, v, mode="wrap"):
     _store(a, values)
 
 
+def from_dlpack(array, *, device=None, copy=None):
+    """An array from another library's (anything with ``__dlpack__``, or a DLPack capsule): a view of
+    the same device memory, no copy (a host tensor's values are copied to the device)."""
+    return dlpack.from_dlpack(array, device=device, copy=copy)
+
+
+def fromDlpack(dltensor):           # noqa: N802  (CuPy's old name: a capsule only)
+    """CuPy's older ``fromDlpack``: a DLPack capsule (``a.toDlpack()``) as an array viewing its memory."""
+    return dlpack.from_capsule(dltensor)
+
+
 def is_available() -> bool:
     """Whether CuPy has a GPU to run on: the emulated one."""
     return cuda.is_available()
@@ -506,7 +530,8 @@ from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  #
 
 # the submodules use ndarray above; imported by name, since ``from . import random`` would ask __getattr__
 # first, which answers numpy's
-cuda, random, testing = (importlib.import_module(f"{__name__}.{m}") for m in ("cuda", "random", "testing"))
+cuda, random, testing, dlpack = (importlib.import_module(f"{__name__}.{m}")
+                                 for m in ("cuda", "random", "testing", "dlpack"))
 
 __version__ = "13.0.0+cudalab"
 _THIS = sys.modules[__name__]
