@@ -500,3 +500,17 @@ def test_cupys_temporaries_reuse_device_memory_instead_of_growing_the_arena(cp):
         doubled = cp.ElementwiseKernel("float64 a", "float64 b", "b = a * 2", "twice")(y)
     assert float(doubled[0].get()) == 6.0
     assert memory.top - start < 200 << 20                      # not 40 x 48 MiB
+
+
+def test_a_generator_over_a_bit_generator_as_cupys_newer_random_api(cp):
+    # cp.random.Generator(cp.random.XORWOW(seed)): the same distributions, reproducible for a seed
+    # (numpy's PCG64 underneath, not cuRAND's numbers)
+    draws = cp.random.Generator(cp.random.XORWOW(1234)).random(1000, dtype=cp.float32)
+    assert isinstance(draws, cp.ndarray) and draws.dtype == cp.float32 and draws.shape == (1000,)
+    values = draws.get()
+    assert 0.0 <= values.min() and values.max() < 1.0 and 0.4 < values.mean() < 0.6
+    again = cp.random.Generator(cp.random.XORWOW(1234)).random(1000, dtype=cp.float32).get()
+    assert (again == values).all()
+    assert cp.random.Generator(cp.random.Philox4x3210(7)).integers(0, 3, 50).get().max() <= 2
+    with pytest.raises(TypeError, match="bit generator"):
+        cp.random.Generator(1234)
