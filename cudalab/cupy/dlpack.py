@@ -7,7 +7,9 @@ capsules made here are real ones, built with ctypes as the C structs DLPack defi
 can read them; their device is CUDA (kDLCUDA, device 0) and their address is the emulated device's,
 as a real CuPy's is the GPU's: numpy's ``from_dlpack`` refuses them as it refuses a GPU's, and
 ``cupy.from_dlpack`` reads them back as a view of the same device memory. A CPU producer's tensor (a
-numpy array) is copied to the device, as CuPy 14 does when asked for a copy.
+numpy array) is refused with CuPy's TypeError and its advice (CuPy 14.2.0 on an H200 did so).
+Unlike CuPy 14, ``toDlpack``/``fromDlpack`` give no deprecation warning and the capsule is DLPack's
+unversioned one ("dltensor", which every consumer reads; CuPy 14's is "dltensor_versioned").
 """
 from __future__ import annotations
 
@@ -114,30 +116,24 @@ class _Owner:
 
 
 def from_capsule(capsule, copy=None):
-    """A cupy array from a DLPack capsule: a view of the producer's device memory (a CUDA tensor), or a
-    copy of a CPU tensor's values on the device."""
-    from . import _device, ndarray
-    if type(capsule).__name__ != "PyCapsule":
-        raise TypeError(f"fromDlpack takes a DLPack capsule (what toDlpack() or __dlpack__() gives), not "
-                        f"{type(capsule).__name__}; for an array with __dlpack__ use cupy.from_dlpack.")
+    """A cupy array from a DLPack capsule: a view of the producer's device memory (a CUDA tensor). A
+    CPU tensor is refused, as CuPy 14 refuses it."""
+    from . import ndarray
     _release()
     address = id(capsule)
-    if not _api.PyCapsule_IsValid(address, _NAME_BUF):
-        raise ValueError("this DLPack capsule was already consumed (a capsule can be read once: call toDlpack() or "
-                         "__dlpack__() again for another view).")
+    if type(capsule).__name__ != "PyCapsule" or not _api.PyCapsule_IsValid(address, _NAME_BUF):
+        raise ValueError("A DLPack tensor object cannot be consumed multiple times (or object was not a DLPack "
+                         f"capsule). Got: {capsule!r}. A capsule is read once: call toDlpack() or __dlpack__() again "
+                         "for another view; for an array with __dlpack__, use cupy.from_dlpack.")
     managed = ctypes.cast(_api.PyCapsule_GetPointer(address, _NAME_BUF), ctypes.POINTER(_Managed))
     t = managed.contents.dl_tensor
     dt = _dtype(t.dtype)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     strides = tuple(t.strides[i] * dt.itemsize for i in range(t.ndim)) if t.strides else None
     kind = t.device.device_type
-    if kind == CPU:
-        if copy is False:
-            raise BufferError("a CPU tensor reaches the device only by a copy, and copy=False forbids one.")
-        out = _device(_host_values(t.data + t.byte_offset, shape, strides, dt))
-        _api.PyCapsule_SetName(address, _USED_BUF)
-        managed.contents.deleter(managed)       # the values are copied: the producer's tensor may go
-        return out
+    if kind == CPU:          # CuPy 14.2 on an H200 refused a numpy array so, with this advice
+        raise TypeError("CPU arrays cannot be directly imported to CuPy. Use `cupy.array(numpy.from_dlpack(input))` "
+                        "instead.")
     if kind not in (CUDA, CUDA_MANAGED):
         raise BufferError(f"a DLPack tensor on device type {kind} cannot become a cupy array (CUDA is 2, CPU 1).")
     _api.PyCapsule_SetName(address, _USED_BUF)
@@ -161,14 +157,3 @@ def _dtype(t) -> np.dtype:
     if t.lanes != 1 or t.code not in _KINDS:
         raise BufferError(f"DLPack type (code {t.code}, {t.bits} bits, {t.lanes} lanes) has no numpy dtype.")
     return np.dtype(f"{_KINDS[t.code]}{t.bits // 8}") if t.code != 6 else np.dtype(bool)
-
-
-def _host_values(address, shape, strides, dt) -> np.ndarray:
-    """A copy of a CPU tensor's values (``strides`` in bytes, None for C order)."""
-    from ..pykernels.devicearray import c_strides
-    if 0 in shape:
-        return np.empty(shape, dt)
-    strides = strides or c_strides(shape, dt.itemsize)
-    span = sum((n - 1) * s for n, s in zip(shape, strides)) + dt.itemsize
-    raw = np.frombuffer((ctypes.c_uint8 * span).from_address(address), np.uint8).view(dt)
-    return np.lib.stride_tricks.as_strided(raw, shape, strides).copy()

@@ -103,8 +103,7 @@ class Generator(_Generator):
     ``dtype``), the draws stored in device memory."""
 
     def __init__(self, bit_generator):
-        if not isinstance(bit_generator, BitGenerator):
-            raise TypeError(f"Generator takes a bit generator (cupy.random.XORWOW(seed), MRG32k3a, Philox4x3210), not "
-                            f"{type(bit_generator).__name__}")
+        if not isinstance(bit_generator, BitGenerator):        # a seed (CuPy 14.2.0 took Generator(1234) too)
+            bit_generator = XORWOW(bit_generator)
         self.bit_generator = bit_generator
         super().__init__(np.random.Generator(np.random.PCG64(bit_generator._seed)))
