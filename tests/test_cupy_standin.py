@@ -513,3 +513,25 @@ def test_a_generator_over_a_bit_generator_as_cupys_newer_random_api(cp):
     assert (again == values).all()
     assert cp.random.Generator(cp.random.Philox4x3210(7)).integers(0, 3, 50).get().max() <= 2
     assert cp.random.Generator(1234).random(3).shape == (3,)      # a seed, as CuPy 14.2.0 took it
+
+
+def test_pinned_memory_pointer_allocators_and_memoize_as_cupy_has_them(cp):
+    mem = cp.cuda.alloc_pinned_memory(64)
+    assert mem.size() == 64 and mem.size == 64 and mem.ptr != 0       # CuPy's size() method, numpy's size
+    host = np.frombuffer(mem, np.float32, 16)
+    host[:] = np.arange(16)
+    assert cp.asarray(host).get()[15] == 15.0
+    assert cp.cuda.get_device_id() == 0
+    with cp.cuda.using_allocator(cp.cuda.MemoryPool().malloc):
+        assert cp.ones(2).sum() == 2
+    assert cp.cuda.MemoryAsyncPool().used_bytes() >= 0
+    calls = []
+
+    @cp.memoize(for_each_device=True)
+    def table(n):
+        calls.append(n)
+        return n * n
+    assert table(3) + table(3) == 18 and calls == [3]
+    cp.clear_memo()
+    table(3)
+    assert calls == [3, 3]

@@ -18,6 +18,7 @@ and ``cupyx.profiler.benchmark`` measure) is timed by a roofline of the device p
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import types
@@ -451,6 +452,31 @@ def from_dlpack(array, *, device=None, copy=None):
 def fromDlpack(dltensor):           # noqa: N802  (CuPy's old name: a capsule only)
     """CuPy's older ``fromDlpack``: a DLPack capsule (``a.toDlpack()``) as an array viewing its memory."""
     return dlpack.from_capsule(dltensor)
+
+
+def memoize(for_each_device=False):
+    """CuPy's ``memoize``: a decorator caching a function's results by its arguments (CuPy keeps them per
+    device; cudalab has one)."""
+    def decorate(f):
+        cache = {}
+
+        def cached(*args, **kwargs):
+            key = (args, tuple(sorted(kwargs.items())))
+            if key not in cache:
+                cache[key] = f(*args, **kwargs)
+            return cache[key]
+        _MEMOS.append(cache)
+        return functools.wraps(f)(cached)
+    return decorate
+
+
+_MEMOS: list = []
+
+
+def clear_memo():
+    """Forget every result ``memoize`` cached."""
+    for cache in _MEMOS:
+        cache.clear()
 
 
 def is_available() -> bool:
