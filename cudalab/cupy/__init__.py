@@ -118,6 +118,45 @@ class ndarray(DeviceNDArray):
         model.charge("astype", (self,), out)
         return out
 
+    def transpose(self, *axes):
+        axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        axes = axes or tuple(reversed(range(self.ndim)))
+        return self._view(tuple(self.shape[k] for k in axes), tuple(self.strides[k] for k in axes))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def reshape(self, *shape, order="C"):
+        try:
+            return super().reshape(*shape, order=order)
+        except NotImplementedError:        # a view that is not contiguous: a copy, as numpy and CuPy make
+            return _device(_host(self).reshape(*shape, order=order), order="C")
+
+    @property
+    def flags(self):
+        """CuPy's flags: ``a.flags.c_contiguous`` and ``a.flags["C_CONTIGUOUS"]``."""
+        return _Flags(self.is_c_contiguous(), self.is_f_contiguous(), self._base is None)
+
+    @property
+    def data(self):
+        """CuPy's MemoryPointer: ``a.data.ptr`` is the device address, ``a.data.mem`` the memory (its
+        ``size`` in bytes; it keeps this array alive)."""
+        return cuda.MemoryPointer(cuda.UnownedMemory(self.device_ptr, self.nbytes, owner=self), 0)
+
+    def __len__(self):
+        return super().__len__()
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    # ------------------------------------------------------------------ what prints
+    def __repr__(self):
+        return repr(_values(self))
+
+    def __str__(self):
+        return str(_values(self))
+
     def __format__(self, spec):
         return format(_host(self)[()] if self.ndim == 0 else _host(self), spec)
 
