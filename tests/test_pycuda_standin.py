@@ -296,3 +296,20 @@ def test_mapped_host_memory_is_read_and_written_by_a_kernel_where_it_is(pycuda):
     scale(np.intp(mapped.base.get_device_pointer()), np.float32(2), np.int32(8), block=(8, 1, 1))
     drv.Context.synchronize()
     assert mapped.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
+
+
+def test_in_of_a_numpy_scalar_copies_its_bytes_in_and_gpuarray_flags_read_as_pycudas(pycuda):
+    # Columbia's E4750 solution passes cuda.In(b) where b may be a single np.float32: PyCUDA copies
+    # its four bytes to the device and the kernel reads b[0]
+    import pycuda.driver as drv
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    add = SourceModule("""
+    __global__ void add_first(const float *a, const float *b, float *c) { c[threadIdx.x] = a[threadIdx.x] + b[0]; }
+    """).get_function("add_first")
+    a, c = np.arange(4, dtype=np.float32), np.zeros(4, dtype=np.float32)
+    add(drv.In(a), drv.In(np.float32(10)), drv.Out(c), block=(4, 1, 1))
+    assert c.tolist() == [10.0, 11.0, 12.0, 13.0]
+    x = gpuarray.to_gpu(np.ones((2, 3), np.float32))
+    assert x.flags.c_contiguous and not x.flags.f_contiguous and x.flags["C_CONTIGUOUS"]
+    assert gpuarray.zeros_like(x).get().tolist() == [[0.0] * 3] * 2

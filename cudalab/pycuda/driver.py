@@ -720,7 +720,7 @@ class In(ArgumentHandler):
     """Copied to the device before the launch, not back."""
 
     def get_device_alloc(self):
-        view = self.array.view()
+        view = np.atleast_1d(self.array).view()     # (a numpy scalar too: PyCUDA copies its bytes in)
         view.flags.writeable = False            # the launch copies a read-only array in only
         return view
 
