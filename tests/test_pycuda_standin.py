@@ -313,3 +313,19 @@ def test_in_of_a_numpy_scalar_copies_its_bytes_in_and_gpuarray_flags_read_as_pyc
     x = gpuarray.to_gpu(np.ones((2, 3), np.float32))
     assert x.flags.c_contiguous and not x.flags.f_contiguous and x.flags["C_CONTIGUOUS"]
     assert gpuarray.zeros_like(x).get().tolist() == [[0.0] * 3] * 2
+
+
+def test_timing_an_event_the_gpu_has_not_reached_is_pycudas_device_not_ready(pycuda):
+    # Columbia's E4750 recitation times a launch with start.time_till(end) right after end.record()
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    scale = SourceModule(SCALE).get_function("scale")
+    a = drv.mem_alloc(4 * 1024)
+    start, end = drv.Event(), drv.Event()
+    start.record()
+    scale(a, np.float32(2), np.int32(1024), block=(256, 1, 1), grid=(4, 1))
+    end.record()
+    with pytest.raises(drv.LogicError, match=r"cuEventElapsedTime failed: device not ready.*end.synchronize\(\)"):
+        start.time_till(end)
+    end.synchronize()
+    assert start.time_till(end) > 0 and end.time_since(start) == start.time_till(end)

@@ -762,10 +762,24 @@ class Event(streams.Event):
         return self
 
     def time_since(self, earlier) -> float:
-        return earlier.elapsed_time(self)
+        return _elapsed(earlier, self)
 
     def time_till(self, later) -> float:
-        return self.elapsed_time(later)
+        return _elapsed(self, later)
+
+
+def _elapsed(start: Event, end: Event) -> float:
+    """cuEventElapsedTime in milliseconds; an event the GPU has not reached yet is PyCUDA's error
+    (cuEventElapsedTime failed: device not ready), with what to call first in PyCUDA's words."""
+    try:
+        return start.elapsed_time(end)
+    except _errors.CudaError as e:
+        if "cudaErrorNotReady" not in str(e):
+            raise
+        raise LogicError("cuEventElapsedTime failed: device not ready - an event has not been reached yet as far "
+                         "as the host can tell (a launch returns at once; the GPU records the event after the "
+                         "work before it). Call end.synchronize() after end.record() and before time_till or "
+                         "time_since.") from None
 
 
 # ---------------------------------------------------------------------- modules and functions
