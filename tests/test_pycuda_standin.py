@@ -329,3 +329,19 @@ def test_timing_an_event_the_gpu_has_not_reached_is_pycudas_device_not_ready(pyc
         start.time_till(end)
     end.synchronize()
     assert start.time_till(end) > 0 and end.time_since(start) == start.time_till(end)
+
+
+def test_namespace_const_floats_folded_into_a_kernel_as_nvcc_does(pycuda):
+    # a heat-equation homework keeps its constants as const floats, one computed from the others;
+    # nvcc folds them, NVRTC alone takes dt for a __device__ variable initialized at run time
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    step = SourceModule("""
+    const float D = 4.0;
+    const float dx2 = 0.01;
+    const float dt = dx2 * dx2 / (2 * D * (dx2 + dx2));
+    __global__ void factor(float *u) { u[threadIdx.x] = D * dt / dx2; }
+    """).get_function("factor")
+    u = np.zeros(4, dtype=np.float32)
+    step(drv.InOut(u), block=(4, 1, 1))
+    assert u.tolist() == [0.25] * 4
