@@ -174,6 +174,8 @@ GONE_P17 = (
     (re.compile(r"module 'numpy' has no attribute '(asscalar|alen|msort)'"), "np.{0}", "numpy 1.23-2.0"),
     (re.compile(r"cannot import name '(imread|imsave|imresize|imfilter|imrotate|toimage)' from 'scipy\.misc'"),
      "scipy.misc.{0}", "SciPy 1.2-1.3"),
+    (re.compile(r"TypeError: only 0-dimensional arrays can be converted to Python scalars"),
+     "a one-element array as a Python number", "deprecated in numpy 1.25, an error by 2.4"),
 )
 
 
