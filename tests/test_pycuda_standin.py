@@ -345,3 +345,12 @@ def test_namespace_const_floats_folded_into_a_kernel_as_nvcc_does(pycuda):
     u = np.zeros(4, dtype=np.float32)
     step(drv.InOut(u), block=(4, 1, 1))
     assert u.tolist() == [0.25] * 4
+
+
+def test_from_device_like_takes_pycudas_keyword_names(pycuda):
+    import pycuda.driver as drv
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a_gpu = drv.to_device(a)
+    back = drv.from_device_like(devptr=a_gpu, other_ary=a)      # a hello-GPU lesson's spelling
+    assert back.shape == (2, 3) and back.tolist() == a.tolist()
+    assert drv.from_device(a_gpu, (6,), np.float32).tolist() == a.ravel().tolist()

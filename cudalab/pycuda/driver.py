@@ -580,8 +580,10 @@ def from_device(devptr, shape, dtype, order="C"):
     return out
 
 
-def from_device_like(devptr, other):
-    return from_device(devptr, other.shape, other.dtype)
+def from_device_like(devptr, other_ary):
+    """A host array shaped like ``other_ary`` holding the bytes at ``devptr`` (PyCUDA's keyword names:
+    ``from_device_like(devptr=a_gpu, other_ary=a)``)."""
+    return from_device(devptr, other_ary.shape, other_ary.dtype)
 
 
 class HostAllocation:
