@@ -440,10 +440,12 @@ int main() {
 """
 
 
-def test_a_pinned_buffer_the_host_reads_after_a_stream_side_wait_holds_the_copy_a_gpu_made_meanwhile(tmp_path):
+def test_a_pinned_buffer_the_host_reads_after_a_stream_side_wait_holds_the_copy_a_gpu_made_meanwhile(tmp_path,
+                                                                                                     monkeypatch):
     # before: the copies waited in their streams until cudaStreamSynchronize, so the host read the buffers
     # as the previous chunk left them (6 of the 8 chunks wrong); the host's touch now runs the queued work
-    r = run(PIPELINE, folder=tmp_path)
+    monkeypatch.chdir(tmp_path)             # (it writes last_chunk.bin where it runs)
+    r = run(PIPELINE)
     assert r.stdout.splitlines() == ["0 wrong", "512 written"], r.stdout + r.stderr
 
 
