@@ -39,8 +39,10 @@ runs it (``GPU_KERNEL=$i $prog $m $n $k`` in a loop: the variables such a line s
 environment), else the example its own usage message shows ("example: ./grid_min 1000000000 256 256"), else
 none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
-its output says it failed, and, where its source prints a success message ("Success!", "PASS",
-"correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
+its output says it failed (nor that a launch was refused, for a program that checks no error), and,
+where its source prints a success message ("Success!", "PASS", "correct!"), the output has one. One that
+prints no verdict at all *ran* where it is an exercise's skeleton (a comment leaves work to the student)
+or its numbers differ from its course's solution run beside it (``no_verdict_c18``). A kernel too large for a CPU must stop with the watchdog's
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
