@@ -690,3 +690,53 @@ def test_copies_are_checked_and_read_in_one_compiled_pass_once_numba_is_loaded(m
     launch(1)
     assert answers[0] is None and calls
     assert "at line 8" in capfd.readouterr().err
+
+
+def test_each_cp_async_instruction_has_one_number_in_a_batch():
+    """A batch numbers the instructions of its copies in flight by identity (racecheck's events name them
+    by that number): two instructions that read alike are two numbers, and one asked again keeps its own."""
+    from types import SimpleNamespace
+    from cudalab.emulator.asyncops import AsyncState
+    st = AsyncState(SimpleNamespace(n=32))
+    first, second = ["cp.async", 16], ["cp.async", 16]        # equal, but two instructions
+    assert [st.inst_id(x) for x in (first, second, first, second, first)] == [0, 1, 0, 1, 0]
+    assert st.insts[0] is first and st.insts[1] is second
+
+
+def test_a_whole_copy_lands_each_lane_s_sixteen_bytes_at_its_offset():
+    """A wait lands a whole 16-byte cp.async in one compiled pass (async_loops.land): lane i's bytes go to
+    byte dst[i] of the batch's shared buffer, and nothing else changes."""
+    from cudalab.emulator import async_loops
+    shared = np.zeros(256, np.uint8)
+    dst = np.array([32, 0, 208], np.int64)
+    data = np.arange(48, dtype=np.uint8).reshape(3, 16)
+    async_loops.land(shared.view(np.uint64), dst, data.view(np.uint64))
+    expected = np.zeros(256, np.uint8)
+    for i, at in enumerate(dst):
+        expected[at:at + 16] = data[i]
+    assert (shared == expected).all()
+
+
+def test_the_quick_cp_async_check_reads_every_lane_s_own_words():
+    """check_and_read asks for lanes' sources ahead of reading them (async_loops.AHEAD); each lane still
+    gets its own two words and shared offset, in a batch longer than that distance, with lanes that read
+    from two allocations (as dmmaTensorCoreGemm's A and B) in any order."""
+    from cudalab.emulator import async_loops
+    base = np.uint64(1 << 32)
+    words = np.arange(4096, dtype=np.uint64) * np.uint64(3)
+    lanes = 3 * async_loops.AHEAD
+    rng = np.random.default_rng(5)
+    src = base + np.uint64(16) * rng.integers(0, 2048, lanes).astype(np.uint64)
+    dst = np.uint64(16) * rng.integers(0, 8, lanes).astype(np.uint64)
+    sel = np.arange(lanes, dtype=np.int64)
+    shared_base = (np.arange(lanes) // 32 * 4096).astype(np.uint64)
+    starts, ends = np.array([base, base + np.uint64(16384)]), np.array([base + np.uint64(16384), base + np.uint64(32768)])
+    out_dst, out_words = np.empty(lanes, np.int64), np.empty((lanes, 2), np.uint64)
+    assert async_loops.check_and_read(dst, src, sel, shared_base, np.uint64(4096), starts, ends, words, base,
+                                      out_dst, out_words)
+    at = ((src - base) // np.uint64(8)).astype(np.int64)
+    assert (out_words[:, 0] == words[at]).all() and (out_words[:, 1] == words[at + 1]).all()
+    assert (out_dst == (shared_base + dst).astype(np.int64)).all()
+    src[-1] = base + np.uint64(32768)           # past the second allocation: the checked path's case
+    assert not async_loops.check_and_read(dst, src, sel, shared_base, np.uint64(4096), starts, ends, words, base,
+                                          out_dst, out_words)

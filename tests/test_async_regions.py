@@ -253,3 +253,28 @@ def test_copies_of_two_threads_to_the_same_bytes_land_in_lock_steps_order(native
                               lambda: [first, second, np.zeros(64, np.int64)])
     assert (args[2] == np.roll(second, 5)).all()
     assert native_copies["runs"]
+
+
+def _bench_async_pipeline():
+    """bench/async_pipeline.py, imported by its path (bench is no package)."""
+    import importlib.util
+    path = Path(__file__).parent.parent / "bench" / "async_pipeline.py"
+    spec = importlib.util.spec_from_file_location("bench_async_pipeline", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["staged", "staged_sync"])
+def test_a_thread_scope_cuda_pipeline_whose_wait_is_a_switch_runs_natively_with_the_interpreters_bytes(
+        name, native_copies, monkeypatch):
+    """The benchmark's four-stage cuda::pipeline (bench/async_pipeline.py): its producer is a loop that
+    keeps three tiles ahead, and consumer_wait a switch over cp.async.wait_group 0 to 8 on how many
+    groups are in flight. At 64^3 both tiers give the same bytes and thread-instruction counts, C is
+    numpy's, and the copies never leave native code."""
+    bench = _bench_async_pipeline()
+    a, b = bench.inputs(64)
+    args = same_in_both_tiers(monkeypatch, bench.KERNELS, bench.NAMES[name], (4, 4), (16, 16),
+                              lambda: [a, b, np.zeros((64, 64), np.float32), np.int32(64)])
+    assert np.array_equal(args[2], a @ b)
+    assert native_copies["runs"] and not native_copies["handed"]

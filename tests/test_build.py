@@ -1564,3 +1564,22 @@ def test_a_source_saved_in_a_korean_windows_encoding_runs_and_profiles(tmp_path,
     assert capfd.readouterr().out == "1 2 3\n"
     assert main(["profile", "vector_add.cu"]) == 0
     assert "__global__ void add(int *c)" in capfd.readouterr().out      # its lines quoted
+
+
+def test_warpsize_read_in_host_code_is_explained_as_nvccs_link_explains_nothing(tmp_path, monkeypatch):
+    # TACC's reduction lab sizes its dynamic shared memory with warpSize in main(): the front end compiles the
+    # line into a reference to a device built-in that no library defines, so nvcc's link stops as cudalab's does
+    write(tmp_path, {"warps.cu": """\
+        __global__ void k(float* x) { x[threadIdx.x] = warpSize; }
+        int main() {
+            float* x; cudaMalloc(&x, 128 * sizeof(float));
+            unsigned warps = (128 + warpSize - 1) / warpSize;
+            k<<<1, 128, warps * sizeof(float)>>>(x);
+            return cudaDeviceSynchronize();
+        }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"Host code reads warpSize, which exists only in device code.*"
+                                           r"cudaDevAttrWarpSize") as e:
+        run_program("warps.cu")
+    assert "cudalab does not implement" not in str(e.value)

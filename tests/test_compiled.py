@@ -766,9 +766,9 @@ __global__ void every_third(const float* x, float* y, int n) {
 """
 
 
-def gangs_built(source, kernel, tmp_path, monkeypatch):
+def gangs_built(source, kernel, tmp_path, monkeypatch, args=None, grid=1, block=32):
     """The loop heads whose lanes the tier runs in gangs (regiongen.RegionBuilder._gang), as built
-    into the native code of ``kernel``."""
+    into the native code of ``kernel`` (launched once, with ``args`` where given)."""
     from cudalab.emulator import regiongen
     heads = []
     real = regiongen.RegionBuilder._gang
@@ -781,8 +781,10 @@ def gangs_built(source, kernel, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDALAB_TIER", "compiled")
     fresh = f"{kernel}_{tmp_path.name.replace('-', '_')}"         # (a kernel this process has not built)
     m = cudalab.compile(source.replace(kernel, fresh))
-    m.get_kernel(fresh)[1, 32](*[np.float32(1), np.zeros(1, np.float32), np.zeros(1, np.float32),
-                                   np.zeros(32, np.float32), np.int32(0)][-5 if kernel == "axpy_sum" else 2:])
+    if args is None:
+        args = [np.float32(1), np.zeros(1, np.float32), np.zeros(1, np.float32),
+                np.zeros(32, np.float32), np.int32(0)][-5 if kernel == "axpy_sum" else 2:]
+    m.get_kernel(fresh)[grid, block](*args)
     return heads
 
 

@@ -1536,6 +1536,147 @@ def test_the_gpu_runner_gives_cuffts_dropped_status_codes_back_as_cudalab_does(t
     assert (recorded["code"], recorded["out"].strip()) == (0, "transformed")
 
 
+# ---------------------------------------------------------------------------------------- courses18
+from courses_check import (Program, judge_without_verdict_c18, no_verdict_c18, reference_c18,  # noqa: E402
+                           result_lines_c18)
+
+SKELETON_C18 = ('__global__ void sum(int *x) {\n    // TODO: add the warp\'s values with __shfl_down_sync\n}\n'
+                'int main() { printf("sum = %d\\n", total); }\n')
+
+
+def test_a_skeleton_that_prints_numbers_and_no_verdict_ran_but_did_not_pass():
+    # an unfilled warp reduction runs, prints a wrong sum and checks nothing: the tool counted it a pass
+    status, why = no_verdict_c18("sum = 1572\n", SKELETON_C18, "", None)
+    assert status == "ran" and why.startswith("ran, no verdict") and "TODO: add the warp's values" in why
+    # the same output from a finished program (no comment leaves work) is a pass, as a hello world is
+    assert no_verdict_c18("sum = 49776\n", SKELETON_C18.replace("TODO", "Done"), "", None) == ("pass", "")
+    # a skeleton whose own check speaks is judged by its check
+    assert no_verdict_c18("sum = 49776\nThe Results match!\n", SKELETON_C18, "", None) == ("pass", "")
+    assert no_verdict_c18("Test PASSED\n", SKELETON_C18, "", None) == ("pass", "")
+
+
+def test_a_skeleton_is_compared_with_its_courses_solution_where_that_ran_too():
+    solution_out = "kernel time 0.31 ms\nsum = 49776\n"
+    status, why = no_verdict_c18("kernel time 0.02 ms\nsum = 1572\n", SKELETON_C18, "ex/solution.cu", solution_out)
+    assert status == "ran" and "'sum = 1572' where ex/solution.cu prints 'sum = 49776'" in why
+    # the same results pass, whatever the timings say
+    assert no_verdict_c18("kernel time 0.02 ms\nsum = 49776\n", SKELETON_C18, "ex/solution.cu", solution_out) == \
+        ("pass", "prints the numbers ex/solution.cu prints (no check of its own)")
+    # (timings, bandwidths and addresses are no results)
+    assert result_lines_c18("Elapsed 3 ms\n12.5 GB/s\nptr 0x7f00\nN = 1024\n") == [("N = 1024", ("1024",))]
+
+
+def test_the_courses_answer_is_found_where_courses_keep_it(tmp_path):
+    course = write(tmp_path / "course", {
+        "practice/ex02/warp.cu": MAIN, "practice/ex02/solution.cu": MAIN,
+        "Lab02/saxpy/main.cpp": MAIN, "Lab02/solutions/saxpy/main.cpp": MAIN,
+        "exercises/hw1/add.cu": MAIN, "solutions/hw1/add.cu": MAIN,
+        "alone/x.cu": MAIN, "points/exercise.cu": MAIN, "points/spoilers.cu": MAIN,
+    })
+    assert reference_c18("practice/ex02/warp.cu", course) == "practice/ex02/solution.cu"
+    assert reference_c18("Lab02/saxpy/main.cpp", course) == "Lab02/solutions/saxpy/main.cpp"
+    assert reference_c18("exercises/hw1/add.cu", course) == "solutions/hw1/add.cu"
+    assert reference_c18("alone/x.cu", course) == ""
+    assert reference_c18("points/exercise.cu", course) == "points/spoilers.cu"     # the Thrust workshop
+    assert reference_c18("practice/ex02/solution.cu", course) == ""        # an answer has no answer
+
+
+def test_rows_are_judged_again_once_the_skeletons_answer_has_run(tmp_path):
+    course = write(tmp_path / "course", {"ex/warp.cu": SKELETON_C18, "ex/solution.cu": SKELETON_C18.replace(
+        "// TODO: add the warp's values with __shfl_down_sync\n", ""), "hello/hello.cu": MAIN})
+    programs = [Program("ex/warp.cu", "ex", sources=["warp.cu"]), Program("ex/solution.cu", "ex", sources=["solution.cu"]),
+                Program("hello/hello.cu", "hello", sources=["hello.cu"])]
+    results = {f"course/{p.name}": {"status": "pass", "detail": ""} for p in programs}
+    outputs = {"ex/warp.cu": "sum = 1572\n", "ex/solution.cu": "sum = 49776\n", "hello/hello.cu": "Hello from 3\n"}
+    judge_without_verdict_c18(programs, results, outputs, course, "course/")
+    assert results["course/ex/warp.cu"]["status"] == "ran"
+    assert results["course/ex/solution.cu"] == {"status": "pass", "detail": ""}
+    assert results["course/hello/hello.cu"] == {"status": "pass", "detail": ""}
+
+
+def test_a_makefile_whose_first_target_prints_help_builds_with_the_target_its_help_names(tmp_path):
+    # CINECA's course: `make` only echoes "make cuda  compile all CUDA sources"; `make cuda` builds
+    # `binary` from the folder's .cu with -arch=sm_70 -Xcompiler=-O3
+    course = write(tmp_path / "course", {
+        "hello/Makefile": 'NVCCFLAG = -arch=sm_70 -Xcompiler=-O3\n\ndummy:\n'
+                          '\t@echo -e "make cuda\\t\\tcompile all CUDA sources"\n'
+                          '\t@echo -e "make clean\\t\\trm -f *.x"\n\ncuda: binary\n\n'
+                          'binary: *.cu\n\tnvcc $(NVCCFLAG) $< -o $@\n\nclean:\n\trm -f binary\n',
+        "hello/hello.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "hello/hello.cu", course)
+    assert p.how == "hello/Makefile" and p.options[:2] == ["-arch=sm_70", "-Xcompiler=-O3"]
+    assert p.sources == ["hello.cu"]
+
+
+def test_a_compiled_program_committed_under_a_cu_name_is_no_source(tmp_path):
+    course = tmp_path / "course"
+    (course / "hello").mkdir(parents=True)
+    (course / "hello/binary.cu").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\0" * 64 + b"<GL/gl.h>")
+    (course / "hello/hello.cu").write_text(MAIN + PIECE)
+    p = read_program(course / "hello/binary.cu", course)
+    assert p.left_out.startswith("no source: a compiled program")
+    assert not read_program(course / "hello/hello.cu", course).left_out
+
+
+def test_results_said_to_be_different_are_a_failure():
+    # Politecnico di Torino's debugging lab prints the differing elements, then "The Results are Different!"
+    assert judge(0, "3 0.95 0.18 1.13\n\nThe Results are Different!\n\nProgramm Finished!\n", "", 120)[0] == "fail"
+    assert judge(0, "Output is not the same as the CPU's\n", "", 120)[0] == "fail"
+    assert judge(0, "Timing with different block sizes:\n256: 1.2 ms\n", "", 120)[0] == "pass"
+    assert judge(0, "The Results match!\n", "", 120)[0] == "pass"
+
+
+def test_cudalabs_own_notes_are_no_results_to_compare():
+    out = ("cudalab memcheck warning (240 threads): Invalid __global__ read of size 4 bytes\n"
+           "    at line 17 in kernel VectorAdd\n    by thread (272,0,0) in block (19,0,0)\nsum = 7\n")
+    assert result_lines_c18(out) == [("sum = 7", ("7",))]
+
+
+COURSERA_MAKEFILE_C18 = (
+    "COMPILER_FLAGS=-I./ --std c++17\n\n"
+    "build-copy: copy.cu\n\tnvcc $(COMPILER_FLAGS) copy.cu -o copy.exe\n\n"
+    "build-broken-mapped: broken_mapped.cu\n\tnvcc $(COMPILER_FLAGS) broken_mapped.cu -o broken_mapped.exe\n\n"
+    "build: build-copy build-broken-mapped\n\n"
+    "run-copy:\n\t./copy.exe $(ARGS)\n\nrun-broken-mapped:\n\t./broken_mapped.exe $(ARGS)\n")
+
+
+def test_a_program_that_makes_first_target_does_not_build_is_built_by_the_rule_that_names_it(tmp_path):
+    # the Coursera CUDA course: `make` builds only build-copy; build-broken-mapped names broken_mapped.cu
+    course = write(tmp_path / "course", {"lab/Makefile": COURSERA_MAKEFILE_C18, "lab/copy.cu": MAIN + PIECE,
+                                         "lab/broken_mapped.cu": MAIN + PIECE})
+    p = read_program(course / "lab/broken_mapped.cu", course)
+    assert p.how == "lab/Makefile" and p.sources == ["broken_mapped.cu"]
+    assert "--std" in p.options and p.options[p.options.index("-o") + 1] == "broken_mapped.exe"
+
+
+def test_a_scripts_make_call_gives_the_run_target_its_arguments(tmp_path):
+    # run.sh: make run-broken-mapped ARGS="-p avffI -n 128 -t 128"; the recipe runs ./broken_mapped.exe $(ARGS)
+    course = write(tmp_path / "course", {
+        "lab/Makefile": COURSERA_MAKEFILE_C18, "lab/copy.cu": MAIN + PIECE, "lab/broken_mapped.cu": MAIN + PIECE,
+        "lab/run.sh": '#!/usr/bin/env bash\nmake clean build\n\nmake run-copy ARGS="-p IYn5V -n 128"\n'
+                      'make run-broken-mapped ARGS="-p avffI -n 128 -t 128 "\n'})
+    assert author_arguments(read_program(course / "lab/broken_mapped.cu", course), course) == \
+        ["-p", "avffI", "-n", "128", "-t", "128"]
+    assert author_arguments(read_program(course / "lab/copy.cu", course), course) == ["-p", "IYn5V", "-n", "128"]
+
+
+def test_a_program_that_reads_its_images_with_opencv_is_left_out_as_the_machine_has_no_opencv(tmp_path):
+    course = write(tmp_path / "course", {"blur/blur.hpp": "#include <opencv2/core.hpp>\n",
+                                         "blur/blur.cu": '#include "blur.hpp"\n' + MAIN + PIECE})
+    assert read_program(course / "blur/blur.cu", course).left_out.startswith("uses OpenCV")
+
+
+def test_a_launch_cudalab_refused_fails_a_program_that_checks_no_error():
+    # SJTU's tiled matmul launches <<<dimGrid, dimBlock>>> with the two swapped: blocks of 63 x 63 threads
+    out = ("Generated matrix A of size 1001 * 1001\ncudalab: mat_mult_tiled_kernel<double>: a block may have at most "
+           "1024 threads, but block (63, 63, 1) has 3969. Use smaller blocks and more of them.\n"
+           "Product calculated. Elapsed time: 1.95 seconds\n")
+    status, why = judge(0, out, "", 120)
+    assert status == "fail" and "refused" in why and "block (63, 63, 1) has 3969" in why
+    assert judge(0, "cudalab memcheck warning (2 threads): Invalid __global__ read\nsum = 3\n", "", 120)[0] == "pass"
+
+
 # ------------------------------------------------------------------ books14
 def test_a_windows_makefile_two_folders_up_builds_the_program_with_its_options(tmp_path):
     # an SJTU homework: hw2/Makefile makes build/ with PowerShell, then builds 1_MatrixMul/src/MatrixMul.cu with
@@ -1551,17 +1692,6 @@ def test_a_windows_makefile_two_folders_up_builds_the_program_with_its_options(t
     p = read_program(course / "hw2/1_MatrixMul/src/MatrixMul.cu", course)
     assert p.how == "hw2/Makefile" and p.folder == "hw2"
     assert p.options[:2] == ["-O2", "-arch=sm_50"] and p.sources == ["1_MatrixMul/src/MatrixMul.cu"]
-
-
-def test_a_launch_refused_for_its_shape_is_a_failure_though_the_program_exits_0():
-    # an SJTU homework launches 63 x 63 threads a block for a 1001-square product, checks no error, and
-    # prints its elapsed time: no kernel ran, on a GPU either
-    out = ("Generated matrix A of size 1001 * 1001\ncudalab: mat_mult_tiled_kernel<double>: a block may have at "
-           "most 1024 threads, but block (63, 63, 1) has 3969. Use smaller blocks and more of them.\n"
-           "Product calculated. Elapsed time: 1.95 seconds\n")
-    status, why = judge(0, out, 'printf("Product calculated.");', 120)
-    assert status == "fail" and "a block may have at most 1024 threads" in why
-    assert judge(0, "cudalab: note: the program calls cuRAND\nProduct calculated.\n", "", 120)[0] == "pass"
 
 
 def test_a_program_that_reads_its_image_with_opencv_is_left_out_where_opencv_is_not_installed(tmp_path):

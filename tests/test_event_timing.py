@@ -18,8 +18,8 @@ cudaEventQuery. What it answered (its output: tools/event_gpu_probe_h200.txt):
 So cudalab's timeline gives each record the moment the host sees it (``seen``): 4 us after the call that
 issued it, and 4 us after the end of a copy on another stream that the legacy stream waited for
 (``device.timeline.EVENT_SEEN_US``); synchronizing the event's stream or the device waits for it,
-synchronizing another stream does not. A whole program's own host code counts from 20 us of CPU time
-(the shim's HOST_GAP_US), so a spin of 5 to 19 us still sees "not ready" here.
+synchronizing another stream does not. A whole program's own host code counts from 100 us of CPU time
+(the shim's HOST_GAP_US), so a spin of 5 to 99 us still sees "not ready" here.
 
 An H100 (driver 580, CUDA 13.0) answered the same probe alike (tools/event_gpu_probe_h100.txt): the same
 codes for every misuse case, the same timing answers but for two asks in 1,920, and records seen a

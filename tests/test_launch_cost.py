@@ -181,3 +181,112 @@ def test_a_grids_last_smaller_batch_runs_on_a_prefix_of_the_full_batches_geometr
     assert 4 in shapes and 2 in shapes                                 # batches of 4, 4 and 2 blocks
     assert np.shares_memory(shapes[2][0], shapes[4][0])                 # the 2-block batch's lanes: the 4's first
     assert np.array_equal(shapes[2][5], shapes[4][5][:2 * 128])
+
+
+# ---- launch19: the CPU clock a warm launch reads, and where its Python parameters are packed
+
+def count_clock_reads(monkeypatch, launch, times=10):
+    """thread_time() calls (each a system call) over ``times`` calls of ``launch``."""
+    reads = []
+    real = time.thread_time
+
+    def counting():
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(time, "thread_time", counting)
+    for _ in range(times):
+        launch()
+    monkeypatch.undo()
+    return len(reads)
+
+
+def test_a_warm_one_block_launch_reads_the_cpu_clock_three_times(scale, monkeypatch):
+    """The launch's start (its watchdog), its batch's start and end: not around the tier's pick of code
+    that is ready, nor again for the grid state's deadline or the kernel's pace (at 384d1a7: 6 a launch)."""
+    x = cudalab.to_device(np.arange(256, dtype=np.float32))
+    y = cudalab.device_array(256, np.float32)
+    for _ in range(2):
+        scale[1, 256](y, x, np.float32(2.0), np.int32(256))
+    assert count_clock_reads(monkeypatch, lambda: scale[1, 256](y, x, np.float32(5.0), 256)) == 30
+    assert np.array_equal(y.copy_to_host(), 5 * np.arange(256, dtype=np.float32))
+
+
+def test_a_programs_launch_record_has_its_cpu_time_from_the_engines_clock(tmp_path):
+    """A whole program's launch records carry their CPU seconds (programs/stopping.py tells a stopped
+    program's pace from them), now from the clock reads the engine makes anyway."""
+    from cudalab.programs import run_program_source
+    src = SCALE.replace('extern "C" ', "") + r"""
+#include <cstdio>
+int main() {
+    float *x, *y;
+    cudaMalloc(&x, 4096 * sizeof(float));
+    cudaMalloc(&y, 4096 * sizeof(float));
+    for (int k = 0; k < 3; k++) scale<<<16, 256>>>(y, x, 2.0f, 4096);
+    cudaDeviceSynchronize();
+    printf("done\n");
+    return 0;
+}
+"""
+    r = run_program_source(src, folder=tmp_path)
+    assert r.stdout.strip() == "done" and len(r.launches) == 3
+    for rec in r.launches:
+        assert 0 < rec.cpu_time < 5.0
+
+
+def test_a_progress_bar_that_shows_nothing_yet_is_not_handed_a_progress_record(monkeypatch):
+    """A young launch's bar draws nothing, so the pace makes no Progress record for it; a hook of
+    one's own (no ``quiet``) still hears of every batch."""
+    from cudalab.runtime.progress import Bar
+    made = []
+    real = Pace.progress
+    monkeypatch.setattr(Pace, "progress", lambda self, now=None: made.append(1) or real(self, now))
+    bar = Bar("k")
+    pace = Pace("k", 4, 10.0, float("inf"), LaunchStats(), bar)
+    pace.per_batch = 2
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    assert made == [] and bar.bar is None
+    heard = []
+    pace = Pace("k", 4, 10.0, float("inf"), LaunchStats(), heard.append)
+    pace.per_batch = 2
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    pace.batch_done(2, 0.001, now=time.thread_time())
+    assert [p.blocks_done for p in heard] == [2, 4]
+
+
+def test_a_launch_hides_numpys_float_warnings_and_gives_the_callers_setting_back(scale, monkeypatch):
+    """A kernel's x / 0 or overflow is the kernel's business, not a numpy warning, however it runs;
+    after the launch numpy warns as the caller asked (the launch sets numpy's state for itself only)."""
+    import warnings
+    monkeypatch.setenv("CUDALAB_TIER", "interp")
+    x = cudalab.to_device(np.array([1e38, 3e38] * 128, np.float32))
+    y = cudalab.device_array(256, np.float32)
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scale[1, 256](y, x, np.float32(1e30), np.int32(256))
+    assert np.isinf(y.copy_to_host()).all()
+    assert np.geterr() == before
+
+
+def test_a_kernel_launched_again_alike_runs_on_its_last_context_and_a_changed_launch_on_a_new_one(scale, monkeypatch):
+    """The native code's context (memory, bounds, parameters, the batch's shared and local memory) of
+    the last launch serves the next alike; new arguments or a new allocation make a new one, and each
+    launch computes with its own values."""
+    from cudalab.emulator import compiled
+    seen = []
+    real = compiled._context
+    monkeypatch.setattr(compiled, "_context", lambda ex, symbols: seen.append(real(ex, symbols)) or seen[-1])
+    x = cudalab.to_device(np.arange(256, dtype=np.float32))
+    y = cudalab.device_array(256, np.float32)
+    for _ in range(3):
+        scale[1, 256](y, x, np.float32(2.0), np.int32(256))
+    assert seen[-1] is seen[-2]
+    scale[1, 256](y, x, np.float32(4.0), np.int32(256))             # other parameter bytes
+    assert seen[-1] is not seen[-2]
+    assert np.array_equal(y.copy_to_host(), 4 * np.arange(256, dtype=np.float32))
+    z = cudalab.to_device(np.ones(256, np.float32))                 # an allocation: new bounds
+    scale[1, 256](y, z, np.float32(4.0), np.int32(256))
+    assert seen[-1] is not seen[-2]
+    assert np.array_equal(y.copy_to_host(), np.full(256, 4, np.float32))

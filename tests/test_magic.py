@@ -204,10 +204,11 @@ def test_the_device_profile_decides_what_compiles():
     import cudalab
     from cudalab import CompileError
     src = "__global__ void k(int* a) { a[0] = __reduce_add_sync(0xffffffff, a[threadIdx.x]); }"
+    before = cudalab.device.current()
     try:
         cudalab.set_device("T4")                  # sm_75: no redux.sync
         with pytest.raises(CompileError, match="__reduce_add_sync"):
             cudalab.compile(src)
     finally:
-        cudalab.set_device("A100")
+        cudalab.set_device(before)                # (an A100 by default, whatever ran before)
     assert cudalab.compile(src).kernels == ["k"]

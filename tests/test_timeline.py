@@ -165,3 +165,23 @@ def test_streams_scaling_program_overlaps_like_the_h100():
         ratio = (one / t) / h100[streams]
         assert 0.5 <= ratio <= 2.0
     assert "Result = PASS" in out
+
+
+def test_a_kernels_static_shared_memory_limits_its_blocks_per_sm_at_every_launch():
+    """(launch19) The estimate of a launch timed by its instruction count is kept for the next launch
+    of the same shape; the blocks per SM its __shared__ arrays allow are kept with it, and a launch
+    with less static shared memory is not given the first one's limit."""
+    from cudalab.device import current
+    from cudalab.device.timeline import kernel_timing
+    from cudalab.runtime.record import LaunchRecord
+
+    def rec(static):
+        r = LaunchRecord("k", (1024, 1, 1), (256, 1, 1), 0, "emu", static_shared=static)
+        r.thread_instructions, r.instructions, r.global_bytes_per_instruction = 1 << 22, 4096, 1.0
+        return r
+
+    profile = current()
+    free = kernel_timing(rec(0), profile).per_sm
+    big = [kernel_timing(rec(40 * 1024), profile).per_sm for _ in range(2)]
+    assert big[0] == big[1] < free
+    assert kernel_timing(rec(0), profile).per_sm == free

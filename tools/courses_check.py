@@ -118,6 +118,9 @@ NOT_EMULATED = [
     (r"[<\"]T(?:ROOT|System|H[123][CSIFD]|Canvas|File|Tree|Application|Random\d?|F1|Graph|Minuit)\.h[>\"]|-lCore\b.*-lHist\b",
      "ROOT (CERN's data-analysis framework, not installed here)"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
+    # (the Coursera CUDA course's image labs read their PNGs with OpenCV, its NPP projects with FreeImage)
+    (r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*\bopencv", "OpenCV (a host image library, not installed here)"),
+    (r"[<\"]FreeImage\.h[>\"]|-lfreeimage\b", "FreeImage (a host image library, not installed here)"),
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
 ARCHIVERS = ("ar",)         # recorded too: which static library a Makefile makes (the SDK's libcutil.a)
@@ -143,7 +146,7 @@ class Program:
 @dataclass
 class Result:
     name: str
-    status: str                   # pass, fail, GPU-sized, time, left out
+    status: str                   # pass, ran (no verdict), fail, GPU-sized, time, left out
     detail: str = ""
     cpu_seconds: float = 0.0
     command: str = ""
@@ -312,7 +315,45 @@ def from_makefile(folder: Path, source: str, within: Path | None = None) -> list
     jacobi_streams, which `make jacobi_streams` builds); else its SDK project variables."""
     return (from_make(make_commands(folder, within=within), source)
             or from_make(make_commands(folder, Path(source).stem, within=within), source)
+            or next((found for target in [*help_targets_c18(_makefile(folder)),
+                                          *targets_building_c18(_makefile(folder), source)]
+                     if (found := from_make(make_commands(folder, target, within=within), source))), None)
             or from_sdk_project(folder, source))
+
+
+# a help line of a Makefile's first target: '@echo -e "make cuda\t\tcompile all CUDA sources"'
+_HELP_LINE_C18 = re.compile(r"^\t@?echo\b[^\n]*?\bmake\s+([A-Za-z_][\w.-]*)", re.M)
+
+
+# a rule with its prerequisites: "build-broken-mapped: broken_mapped.cu broken_mapped.h"
+_RULE_C18 = re.compile(r"^([\w.-]+)\s*:(?!=)([^\n]*)\n((?:\t[^\n]*\n?)+)", re.M)
+
+
+def targets_building_c18(makefile: Path | None, source: str) -> list:
+    """The targets whose rule names ``source`` (as a prerequisite or in its recipe), where neither make's
+    first target nor one named after the program builds it: the Coursera CUDA course's Makefiles name
+    theirs ``build-broken-mapped-memory-allocation`` for ``broken_mapped_memory_allocation.cu``, and
+    ``make`` builds only the first."""
+    if makefile is None:
+        return []
+    name = Path(source).name
+    return [target for target, needs, recipe in _RULE_C18.findall(makefile.read_text(errors="replace"))
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", needs + recipe) and not target.startswith(".")]
+
+
+def help_targets_c18(makefile: Path | None) -> list:
+    """The targets a Makefile's first target names in its help (``dummy:`` echoes "make cuda  compile
+    all CUDA sources", then "make clean"): a reader types ``make cuda``, so the tool asks make for
+    each in turn (CINECA's CUDA course, whose Makefiles build with ``-arch=sm_70 -Xcompiler=-O3``
+    only under ``cuda``). Cleaning targets are left out."""
+    if makefile is None:
+        return []
+    text = makefile.read_text(errors="replace")
+    first = re.search(r"^([A-Za-z_][\w.-]*)\s*:(?!=)[^\n]*\n((?:\t[^\n]*\n?)+)", text, re.M)
+    if not first or not all(re.match(r"\t@?echo\b", line) for line in first.group(2).splitlines() if line.strip()):
+        return []
+    named = _HELP_LINE_C18.findall(first.group(2))
+    return [t for t in dict.fromkeys(named) if not re.match(r"(dist)?clean|help", t)]
 
 
 _SDK_VARIABLE = re.compile(r"^\s*(EXECUTABLE|CUFILES|CCFILES|CFILES)\s*[:+]?=\s*((?:[^\n]*\\\n)*[^\n]*)", re.M)
@@ -586,7 +627,7 @@ def author_run(p: "Program", checkout: Path) -> tuple:
         return [], {}
     if note.name.lower() in ("makefile", "gnumakefile"):
         # (a Makefile that only builds: the readme beside it says how the program runs, "$ ./blur_filter 4096")
-        words = _make_run_arguments(note.read_text(errors="replace"), output)
+        words = _make_run_arguments(note.read_text(errors="replace"), output) or make_call_run_c18(note, output)
         found = (words, {}) if words else _readme_run(checkout / p.name, checkout, output)
         return found if found != ([], {}) else job_script_run(output, checkout)
     for prog, args, env in _run_lines(_note_text(note)):
@@ -665,15 +706,51 @@ def _make_run_arguments(makefile: str, output: str) -> list:
     variables = dict(_MAKE_ASSIGNMENT.findall(makefile))
     rules = sorted(_MAKE_RULE.findall(makefile), key=lambda rule: rule[0] != "run")     # `run` first
     for _target, recipe in rules:
-        for line in recipe.splitlines():
-            for _ in range(5):                   # variables made of variables
-                line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
-            words = line.split()
-            # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
-            at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
-                       and (w.startswith("./") or _target == "run") and words[k - 1:k] != ["-o"]), None)
-            if at is not None:
-                return _plain(" ".join(words[at + 1:]))
+        words = _recipe_run(_target, recipe, output, variables)
+        if words is not None:
+            return words
+    return []
+
+
+def _recipe_run(target: str, recipe: str, output: str, variables: dict) -> list | None:
+    """The arguments ``recipe`` runs ``output`` with (its ``$(NAME)`` from ``variables``), else None."""
+    for line in recipe.splitlines():
+        for _ in range(5):                   # variables made of variables
+            line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
+        words = line.split()
+        # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
+        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
+                   and (w.startswith("./") or target == "run") and words[k - 1:k] != ["-o"]), None)
+        if at is not None:
+            return _plain(" ".join(words[at + 1:]))
+    return None
+
+
+# a script's call of make with a target and variables: 'make run-memory-copy ARGS="-p IYn5V -n 128 -t 128"'
+_MAKE_CALL_C18 = re.compile(r"^\s*make\s+([^\n#]*)", re.M)
+
+
+def make_call_run_c18(makefile: Path, output: str) -> list:
+    """The arguments of the first line of a script beside ``makefile`` that runs ``output`` through one of
+    its targets, the variables it gives make put in the recipe (the Coursera CUDA course's ``run.sh``:
+    ``make run-broken-paged-pinned-memory-allocation ARGS="-p pOwge -n 128 -t 128"``, whose recipe is
+    ``./broken_paged_pinned_memory_allocation.exe $(ARGS)``), else []."""
+    text = makefile.read_text(errors="replace")
+    rules = {target: recipe for target, recipe in _MAKE_RULE.findall(text)}
+    for script in sorted(makefile.parent.iterdir()):
+        if script.suffix.lower() not in _JOB_SCRIPTS or not script.is_file():
+            continue
+        for m in _MAKE_CALL_C18.finditer(_note_text(script)):
+            try:
+                words = shlex.split(m.group(1))
+            except ValueError:
+                continue
+            given = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+            for target in (w for w in words if "=" not in w and not w.startswith("-") and w in rules):
+                found = _recipe_run(target, rules[target], output,
+                                    {**dict(_MAKE_ASSIGNMENT.findall(text)), **given})
+                if found:
+                    return found
     return []
 
 
@@ -1521,6 +1598,10 @@ def host_library_makefiles(words: list, folder: Path, checkout: Path) -> list:
 
 
 def read_program(path: Path, checkout: Path) -> Program:
+    if _compiled_c18(path):
+        return Program(path.relative_to(checkout).as_posix(), path.parent.relative_to(checkout).as_posix(),
+                       how="(none)", left_out="no source: a compiled program under a .cu name (its Makefile's "
+                                              "rule writes its output there)")
     words, how, folder = find_build(path, checkout)
     p = Program(path.relative_to(checkout).as_posix(), folder.relative_to(checkout).as_posix(), how=how)
     p.libraries = library_builds(words, folder, checkout)
@@ -1552,6 +1633,15 @@ def read_program(path: Path, checkout: Path) -> Program:
     if not p.left_out and _blank(code):
         p.left_out = f"an exercise with blanks for the student ('#error {_blank(code)}'; nvcc does not build it either)"
     return p
+
+
+def _compiled_c18(path: Path) -> bool:
+    """Whether ``path`` holds a compiled program rather than source: CINECA's course commits the output
+    of ``binary.cu: *.cu`` rules (an ELF executable named ``binary.cu``), whose bytes the not-emulated
+    patterns read as a graphics library."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    return head.startswith(b"\x7fELF") or b"\0" in head
 
 
 # "cudaMemcpy( /* FIXME */ );", "__shared__ int temp[/* WHAT SIZE? */];": arguments or a size that are only a
@@ -1642,9 +1732,11 @@ def _not_emulated(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- running
-def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None) -> Result:
+def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Path | None = None,
+                outputs: dict | None = None) -> Result:
     """Build and run ``p`` in ``work``, a copy of the checkout (a program may include ``../shared/x.h``
-    and write files where it runs; the checkout stays as it was)."""
+    and write files where it runs; the checkout stays as it was). ``outputs`` gets what it printed, by
+    name, for ``judge_without_verdict_c18``."""
     after = ["--", *p.arguments] if p.arguments else []
     shown = "cudalab run " + " ".join(shlex.quote(w) for w in [*p.options, *p.sources, *after])
     shown = "".join(f"{k}={shlex.quote(v)} " for k, v in p.environment.items()) + shown
@@ -1679,6 +1771,8 @@ def run_program(p: Program, checkout: Path, work: Path, timeout: float, logs: Pa
             f"$ {shown}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
     status, detail = judge(code, out, built_text((checkout / p.name).read_text(errors="replace"), p.options),
                            timeout)
+    if outputs is not None:
+        outputs[p.name] = out
     return Result(p.name, status, detail, round(used, 1), shown, p.how)
 
 
@@ -1769,8 +1863,11 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     if (code in (-signal.SIGXCPU, -signal.SIGKILL) or "stopped by its CPU-time limit" in out   # over the CPU (or wall) limit
             or "used up its CPU-time limit" in out):            # cudalab stopped it at ulimit's soft limit
         return "time", f"still running after {timeout:g} s of CPU time"
-    bad = (failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)), None)
-           or _refused_launch_b14(out))
+    bad = failed_line(out) or next((l.strip() for l in out.splitlines() if COURSE_FAILURE.search(l)
+                                    or DIFFERENT_C18.search(l)), None)
+    refused = REFUSED_LAUNCH_C18.search(out)
+    if code == 0 and not bad and refused:
+        return "fail", f"a launch was refused and the program went on without checking: {refused.group(0)[9:]}"
     if code != 0 or bad:
         why, shown = explanation(out), bad or first_error(out)
         return "fail", f"exit code {code}: {shown}" + (f" ({why})" if why and why not in shown else "")
@@ -1787,19 +1884,109 @@ def judge(code: int, out: str, source: str, timeout: float) -> tuple:
     return "pass", ""
 
 
-# cudalab's word that a launch was refused for its shape (runtime/launch.check_config), which a program that
-# checks no error prints nothing about: its kernel never ran (a GPU refuses it too, cudaErrorInvalidValue)
-_REFUSED_LAUNCH_B14 = re.compile(r"^cudalab: \S+: (?:a block may have at most \d+ threads|every (?:grid|block|cluster) "
-                                 r"dimension must be at least 1|(?:blockDim|gridDim)\.[xyz] may be at most|the block "
-                                 r"needs [\d,]+ bytes of shared memory)", re.M)
+# ---------------------------------------------------------------------------------------- courses18: no verdict
+# a launch cudalab refused (runtime/launch.py's checks, cudaErrorInvalidValue) in a program that checks no error
+# and prints on: SJTU's tiled matmul swaps its grid and block, so 1001-sized matrices ask for blocks of 3,969
+# threads, and it prints "Product calculated" of nothing, as it does on a GPU
+REFUSED_LAUNCH_C18 = re.compile(r"^cudalab: \S+: (?:a block may have at most [^\n]*|every (?:block|grid) dimension must "
+                                r"[^\n]*|(?:blockDim|gridDim)\.[xyz] may be at most [^\n]*|dynamic shared memory cannot "
+                                r"[^\n]*|the block needs [\d,]+ bytes of shared memory[^\n]*)", re.M)
+# a check's failure said as a difference: "The Results are Different!" (Politecnico di Torino's labs),
+# "Output is not the same", "arrays are not equal" ("different block sizes" says nothing of a result)
+DIFFERENT_C18 = re.compile(r"\b(?:results?|outputs?|values?|arrays?|matri(?:x|ces)|vectors?|images?|answers?)\s+"
+                           r"(?:are|is|were|was)\s+(?:different|not\s+(?:the\s+)?(?:same|equal|identical))\b", re.I)
+# a line that says how a check came out, besides SUCCESS's words: "The Results match!", "Test OK",
+# "All elements were doubled? TRUE", "Verified" (a failure's line was judged before)
+VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bOK\b|\?\s*TRUE\s*$|\bidentical\b", re.I | re.M)
+# a comment that leaves work to the student: "// TODO: launch the kernel", "/* YOUR CODE HERE */"
+_STUDENT_WORK_C18 = re.compile(r"(?://|/\*|^\s*\*)[^\n]*?(?:\bTODO\b|\bFIXME\b|\byour code(?: goes)? here\b|"
+                               r"\bfill (?:this |it )?in\b|\bimplement (?:this|here|me)\b)[^\n]*", re.I | re.M)
+# where a course keeps a skeleton's answer: beside it (solution.cu, NAME_solution.cu) or in a tree of its own
+# (spoilers.cu: NVIDIA's GTC 2013 Thrust workshop, beside each exercise.cu)
+_SOLUTION_NAMES_C18 = ("{stem}_solution{ext}", "{stem}_sol{ext}", "solution_{stem}{ext}", "solution{ext}",
+                       "spoilers{ext}", "solutions/{name}", "solution/{name}")
+_SKELETON_FOLDERS_C18 = ("exercises", "exercise", "skeleton", "skeletons", "template", "templates", "problems",
+                         "start", "starter", "src")
+# a line about time or speed: its numbers differ from run to run and between a skeleton and its answer
+_TIMING_C18 = re.compile(r"\b(?:ms|msec|us|usec|ns|sec|secs|seconds?|time[ds]?|timing|elapsed|GB/s|MB/s|"
+                         r"G?FLOP/?S|bandwidth|throughput|speed-?up|clock)\b|µs", re.I)
+_NUMBER_C18 = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 
 
-def _refused_launch_b14(out: str) -> str | None:
-    """The first line saying cudalab refused a launch's shape: an SJTU homework's 63 x 63 block (3,969
-    threads) and a tensor-core kernel's 32 x 63 x 63, which printed an elapsed time, exited 0 and were
-    judged a pass, no kernel having run."""
-    m = _REFUSED_LAUNCH_B14.search(out)
-    return out[m.start():].split("\n", 1)[0].strip() if m else None
+def student_work_c18(code: str) -> str:
+    """The first comment of ``code`` that leaves work to the student ('// TODO: sum the block'), else
+    '': a skeleton that builds and runs, whose numbers mean nothing until the student fills it in."""
+    m = _STUDENT_WORK_C18.search(code)
+    return " ".join(m.group(0).split())[:80] if m else ""
+
+
+def reference_c18(name: str, checkout: Path) -> str:
+    """The course's own answer to the exercise ``name`` (a path in ``checkout``), else '': a
+    ``solution.cu`` or ``NAME_solution.cu`` beside it, ``solutions/NAME`` below its folder or beside
+    one of its folders (``Lab02/solutions/saxpy/main.cpp`` for ``Lab02/saxpy/main.cpp``), or the same
+    path with its ``exercises/`` (``skeleton/``, ``template/``) folder named ``solutions/``."""
+    path = Path(name)
+    if re.search(r"solution|\bsol\b|spoiler", name, re.I):
+        return ""
+    found = [path.parent / pattern.format(stem=path.stem, ext=path.suffix, name=path.name)
+             for pattern in _SOLUTION_NAMES_C18]
+    for k in range(1, len(path.parts) - 1):          # Lab02/saxpy/main.cpp: Lab02/solutions/saxpy/main.cpp
+        found += [Path(*path.parts[:k], folder, *path.parts[k:]) for folder in ("solutions", "solution")]
+    for k, part in enumerate(path.parts[:-1]):      # exercises/hw1/x.cu: solutions/hw1/x.cu
+        if part.lower() in _SKELETON_FOLDERS_C18:
+            found += [Path(*path.parts[:k], folder, *path.parts[k + 1:]) for folder in ("solutions", "solution")]
+    return next((f.as_posix() for f in found if f != path and (checkout / f).is_file()), "")
+
+
+def result_lines_c18(out: str) -> list:
+    """The lines of ``out`` that carry results: those with a number that is not a time, a speed or a
+    path, with their numbers (a skeleton's "sum = 1572" against its answer's "sum = 49776")."""
+    kept, said = [], False
+    for line in out.splitlines():
+        said = line.startswith("cudalab") or (said and line.startswith((" ", "\t")))   # cudalab's notes
+        if said or _TIMING_C18.search(line) or "0x" in line:
+            continue
+        numbers = _NUMBER_C18.findall(line)
+        if numbers:
+            kept.append((line.strip(), tuple(numbers)))
+    return kept
+
+
+def no_verdict_c18(out: str, code: str, reference: str, reference_out: str | None) -> tuple:
+    """(status, reason) of a run that exited 0 and printed no failure, where it printed no verdict
+    either. A skeleton (a comment leaves work to the student) "ran" with no verdict: it prints numbers
+    that mean nothing yet (an unfilled warp reduction's sum of 1572 for 49776), and the tool counted it
+    a pass. Where the course's answer ran too, the two outputs' result lines decide: the same numbers
+    pass, other numbers say where they part. A program that is no skeleton and has no answer to compare
+    passes as before (a hello world has nothing to check)."""
+    if VERDICT_C18.search(out):
+        return "pass", ""
+    work = student_work_c18(code)
+    if reference and reference_out is not None:
+        mine, theirs = result_lines_c18(out), result_lines_c18(reference_out)
+        if [n for _, n in mine] == [n for _, n in theirs]:
+            return "pass", f"prints the numbers {reference} prints (no check of its own)"
+        where = next(((a, b) for a, b in zip(mine, theirs) if a[1] != b[1]), None)
+        said = (f"'{where[0][0][:60]}' where {reference} prints '{where[1][0][:60]}'" if where else
+                f"{len(mine)} result lines where {reference} prints {len(theirs)}")
+        return "ran", f"ran, no verdict: {said}" + (f" (a skeleton: '{work}')" if work else "")
+    if work:
+        return "ran", f"ran, no verdict: an exercise's skeleton ('{work}') that checks nothing itself"
+    return "pass", ""
+
+
+def judge_without_verdict_c18(programs: list, results: dict, outputs: dict, checkout: Path, prefix: str = ""):
+    """Judge again, once all have run, the passes of ``programs`` that printed no verdict (see
+    ``no_verdict_c18``): a skeleton's answer often runs after it (``Lab02/matmul`` sorts before
+    ``Lab02/solutions/matmul``), and its output is what the skeleton's numbers are checked against."""
+    for p in programs:
+        r = results.get(prefix + p.name)
+        if not r or r["status"] != "pass" or r["detail"] or p.name not in outputs:
+            continue
+        folder = checkout / p.folder
+        code = " ".join((folder / s).read_text(errors="replace") for s in p.sources if (folder / s).is_file())
+        reference = reference_c18(p.name, checkout)
+        r["status"], r["detail"] = no_verdict_c18(outputs[p.name], code, reference, outputs.get(reference))
 
 
 # a call that prints its string arguments (a verdict passed to it is printed)
@@ -2016,7 +2203,7 @@ def gpu_verdicts(path: Path) -> dict:
 def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = None, gpu_name: str = ""):
     rows = list(results.values())
     ran = [r for r in rows if r["status"] != "left out"]
-    count = {s: sum(r["status"] == s for r in ran) for s in ("pass", "GPU-sized", "fail", "time")}
+    count = {s: sum(r["status"] == s for r in ran) for s in ("pass", "ran", "GPU-sized", "fail", "time")}
     lines = [
         "# Course programs on cudalab",
         "",
@@ -2025,13 +2212,16 @@ def write_markdown(results: dict, out: Path, timeout: float, gpu: dict | None = 
         "`nvcc` line of its readme, else `nvcc -o NAME NAME.cu`), unchanged and at its authors' sizes, and run with",
         f"no arguments as a student runs it (the emulator's own watchdog), under a limit of {timeout:g} s of CPU",
         "time. *pass*: exit code 0, no line saying it failed, and its success message where it prints one.",
+        "*ran*: exit code 0 but no verdict, from an exercise's skeleton (its comments leave work to the student)",
+        "or a program whose numbers differ from its course's solution's.",
         "*GPU-sized*: a kernel too large for a CPU, stopped by the watchdog with its estimate of the time it",
         "needs (for a grid small enough to run in one batch: how far it got in 10 s), or an allocation larger than",
         "the emulated device's 4 GiB: cudalab's correct answer for it. *time*: still running at the limit (each",
         "kernel fits the watchdog, but there are hundreds of them). CPU seconds are the emulator's and the",
         "program's together. Exercises with FIXME blanks for the student are left out (nvcc does not build them).",
         "",
-        f"**{count['pass']} of {len(ran)} pass, {count['GPU-sized']} GPU-sized, {count['fail']} fail, "
+        f"**{count['pass']} of {len(ran)} pass, {count['ran']} ran with no verdict, {count['GPU-sized']} GPU-sized, "
+        f"{count['fail']} fail, "
         f"{count['time']} over the time limit; {len(rows) - len(ran)} left out.**",
         "",
     ]
@@ -2124,19 +2314,26 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="courses-")) / checkout.name
     if not a.dry_run:
         shutil.copytree(checkout, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    outputs = {}
+    prefix = checkout.name + "/"
     for prog in programs:
-        prefix = checkout.name + "/"
         if a.dry_run:
             print(f"{prog.name}: {''.join(f'{k}={v} ' for k, v in prog.environment.items())}"
                   f"{prog.left_out or 'cudalab run ' + shlex.join([*prog.options, *prog.sources])}"
                   f"{' -- ' + shlex.join(prog.arguments) if prog.arguments else ''}"
                   f"  [{prog.how}]")
             continue
-        r = run_program(prog, checkout, work, a.timeout, a.logs)
+        r = run_program(prog, checkout, work, a.timeout, a.logs, outputs)
         r.name = prefix + r.name
         results[r.name] = asdict(r)
         a.json.write_text(json.dumps(results, indent=1))       # as it goes: a stopped run keeps its results
         print(f"{r.name:60s} {r.status:9s} {r.cpu_seconds:6.1f}s  {r.detail[:110]}", flush=True)
+    judge_without_verdict_c18(programs, results, outputs, checkout, prefix)
+    for name in (prefix + p.name for p in programs if p.name in outputs):
+        if results[name]["status"] == "ran" or results[name]["detail"].startswith("prints the numbers"):
+            print(f"{name:60s} {results[name]['status']:9s} (judged again)  {results[name]['detail'][:110]}")
+    if outputs:
+        a.json.write_text(json.dumps(results, indent=1))
     shutil.rmtree(work.parent, ignore_errors=True)
     return 0
 

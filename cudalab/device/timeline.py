@@ -36,8 +36,9 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
   (``tools/overlap_gpu_probe.cu``, tests/test_timeline_overlap.py): 8 streams of kernels that each
   fill 1/8 of the block slots ran 6.8x faster than one stream, of half the slots 2.0x, of all or
   two waves 1.0x, a grid of 1.5 waves then one of half a wave 1.5x, and the queues' cases as said.
-  A kernel launched without a shape (a library call) takes the whole device; a memset is a kernel of
-  ``MEMSET_BLOCK_BYTES`` blocks (a small one runs beside other streams' kernels, as on an H100). A
+  A kernel launched without a shape (a library call) takes the whole device; a memset over 1 KiB is
+  work for the SMs that needs SMs no other kernel's blocks are on, a smaller one none (``memset``, as an
+  H100 showed: tools/memset_gpu_probe.cu). A
   latency-bound kernel (a dependent chain with few warps per scheduler: ``timing.py``'s latency part)
   keeps only its busiest pipe's share of its time busy, so kernels of other streams fill its waits: an
   H100's four streams of such chains ran 1.4x to 3.9x faster than one stream, the timeline says within
@@ -45,15 +46,16 @@ The rules are the CUDA Programming Guide's ("Asynchronous concurrent execution")
 * A kernel that **waits on its clock** (``while (clock64() - t0 < n)``, or ``%globaltimer``) lasts at
   least as long as its clock reads said it waited (``kernel_timing``; the emulator measures the wait,
   ``LaunchRecord.clock_wait_us``), once per wave, and its wait keeps none of the SMs' pipes busy.
-  The emulator's clock runs on the host's time, so on a loaded machine a wait ends at the first
-  pause of the emulator's process past its length (NVIDIA's simpleHyperQ at a load of 25 on 2
-  cores: 10 ms waits shown as 10 to 37 ms).
+  The emulator's clock counts a waiting loop's turns in the CPU time of the thread running the kernel
+  (``Exec.cycles``), so a pause of a loaded machine is not a wait (on the host's clock, as before clock round 19, NVIDIA's
+  simpleHyperQ at a load of 25 on 2 cores showed 10 ms waits as 10 to 37 ms).
 
 Simplifications: each copy engine takes work in issue order; a kernel launch and an event cost the
 host nothing (a whole program's own host code between two calls moves the host's clock by its CPU
 time, which the shim measures), though the host sees an event done a few microseconds after its time
 stamp (``record_event``); a copy costs a fixed latency plus bytes over the host link's bandwidth, a
-device-to-device copy or memset bytes over half the DRAM bandwidth (each byte is read and written);
+device-to-device copy bytes over half the DRAM bandwidth (each byte is read and written), a memset over
+all of it;
 kernels side by side keep the speed each would have alone, the later one waiting for the room the
 earlier ones leave, or, where the block slots have room but the throughput left is short, starting at
 once and running slower in what is left when that ends sooner (a GPU slows all of them a little; four
@@ -81,7 +83,10 @@ HOST_COPY_GBS = 10.0          # memcpy between two host buffers
 HOST_FUNCTION_US = 2.0        # a host function's hand-off to and from the driver thread
 KERNEL_GAP_US = 4.5          # a kernel of another stream starts this long after the launch before it at the
 #                              earliest (an H100: 8 to 160 streams' kernels started 4.2 to 4.9 us apart)
-MEMSET_BLOCK_BYTES = 4096    # a memset's blocks: 256 threads writing 16 bytes each (taken, not measured)
+MEMSET_BLOCK_BYTES = 4096    # a memset's work in pieces of this many bytes (at most 8 an SM: MEMSET_WAVES)...
+MEMSET_WAVES = 8             # ... each piece taking a whole SM while it runs (memset(): an H100's memsets waited
+#                              for an SM with no other kernel's blocks, tools/memset_gpu_probe_h100.txt)
+MEMSET_OFF_SM_BYTES = 1024   # a memset this small does not need the SMs (an H100's 1 KiB ran beside a full device)
 EVENT_SEEN_US = 4.0           # how long after its moment the host can see that an event happened (H200: 3 to 5 us)
 KINDS_COLORS = {"H2D": "#4C72B0", "D2H": "#55A868", "D2D": "#64B5CD", "memset": "#64B5CD", "H2H": "#CCB974",
                 "kernel": "#C44E52", "event": "#8172B2", "sync": "#999999", "host": "#CCB974",
@@ -103,7 +108,7 @@ class Timeline:
         self._priority: dict = {}            # stream -> priority (shown on its rows)
         self._last: dict = {}                # stream -> its last row (a kernel's dependents may overlap it)
         self._seen: dict = {}                # stream -> when the host can see its event records so far happened
-        self._busy: list = []                # [start, end, slots, share, kernel] groups of blocks on the SMs,
+        self._busy: list = []                # [start, end, slots, share, kernel, its blocks per SM] groups on the SMs,
         self._busy_ends: list = []           # ... in the order of their ends (these)
         self._kernels = 0                    # kernels placed, to tell their groups apart
         self._launched = None                # (stream, moment) of the kernel launched last
@@ -156,12 +161,14 @@ class Timeline:
         start = max(self._ready(stream), self._engine_end.get(engine, 0.0))
         return self._place(stream, engine, kind, name, start, start + duration)
 
-    def _on_sms(self, stream, kind, name, duration, blocks, slots, share):
+    def _on_sms(self, stream, kind, name, duration, blocks, slots, share, whole_sms=False):
         """Work on the SMs: ``blocks`` blocks, ``slots`` of them at once on the whole device, together
         keeping ``share`` of its throughput busy, in waves of ``duration`` over its waves (place_blocks).
         It starts after the work before it in its hardware queue has started (a queue hands the device
         its work in order: a kernel waiting for its stream holds up the streams that share its queue),
-        and a kernel launched on another stream than the kernel before it KERNEL_GAP_US after that one."""
+        and a kernel launched on another stream than the kernel before it KERNEL_GAP_US after that one.
+        ``whole_sms``: each block needs an SM that no other kernel's blocks are on (a memset's): what the
+        earlier groups hold counts as the SMs they reach (their slots times their blocks per SM)."""
         waves = -(-blocks // slots)
         self._kernels += 1
         queue = self._connection(stream)
@@ -175,13 +182,18 @@ class Timeline:
             self._launched = (stream, moment)
             first = max(first, moment)
         # only groups that end after ``first`` can be in the way (the list is in the order of their ends)
-        groups = place_blocks(self._busy[bisect.bisect_right(self._busy_ends, first):], first, blocks, slots,
-                              duration / waves, share, self.profile.max_resident_grids, self._kernels)
+        busy = self._busy[bisect.bisect_right(self._busy_ends, first):]
+        if whole_sms:
+            busy = [[g[0], g[1], min(1.0, g[2] * g[5]), *g[3:5]] for g in busy]
+        groups = place_blocks(busy, first, blocks, slots, duration / waves, share, self.profile.max_resident_grids,
+                              self._kernels)
         per_block = share / min(blocks, slots)
+        per_sm = slots / (self.profile.sized().sms or 1)
         for g in groups:
-            self._hold([g[0], g[1], g[2] / slots, g[3] if len(g) > 3 else g[2] * per_block, self._kernels])
+            self._hold([g[0], g[1], g[2] / slots, g[3] if len(g) > 3 else g[2] * per_block, self._kernels, per_sm])
         self._queue_start[queue] = groups[0][0]
-        row = self._place(stream, "SMs", kind, name, groups[0][0], max(g[1] for g in groups))
+        row = self._place(stream, "SMs", kind, name, groups[0][0],
+                          groups[0][1] if len(groups) == 1 else max(g[1] for g in groups))
         if blocks > 1:
             row["blocks"], row["waves"] = blocks, [list(g) for g in groups]
         return row
@@ -235,15 +247,24 @@ class Timeline:
         return row
 
     def memset(self, nbytes: int, stream=0, name: str = "", sync: bool = False):
-        """cudaMemset(Async): bytes written at half the DRAM bandwidth, by a kernel of blocks that take
-        ``MEMSET_BLOCK_BYTES`` each (8 of them an SM), so a small memset runs beside other streams' kernels
-        (an H100's four streams of copy, 1 KiB memset, kernel, copy ran 1.69x faster than one stream,
-        tools/latency_gpu_probe_h100.txt: the memsets did not wait for the kernels before them)."""
-        duration = COPY_LATENCY_US + nbytes / self._device_rate()
-        sms = self.profile.sized().sms or 1
-        blocks = max(1, -(-nbytes // MEMSET_BLOCK_BYTES))
-        row = self._on_sms(stream, "memset", name or f"memset {nbytes:,} B", duration, blocks, 8 * sms,
-                           min(1.0, blocks / sms))
+        """cudaMemset(Async): bytes written at the DRAM bandwidth (a memset only writes: an H100 wrote
+        256 MiB at 3.1 TB/s of its 3.35). Over MEMSET_OFF_SM_BYTES it is work for the SMs in pieces of
+        ``MEMSET_BLOCK_BYTES`` (at most ``MEMSET_WAVES`` an SM), each needing an SM that no other kernel's
+        blocks are on; one that small needs no SM. An H100 (tools/memset_gpu_probe_h100.txt) ran a 1 KiB
+        memset at once beside a kernel holding every thread of every SM, while 64 KiB to 256 MiB waited for
+        that kernel, or for one holding 7/8 of them, and got little beside one holding half of them on every
+        SM (64 KiB to 1 MiB ended 30 to 40 us late, 16 MiB and more as that kernel ended)."""
+        duration = COPY_LATENCY_US + nbytes / (self.profile.sized().memory_bandwidth_gbs * 1e3)
+        label = name or f"memset {nbytes:,} B"
+        if nbytes <= MEMSET_OFF_SM_BYTES:
+            queue = self._connection(stream)
+            start = max(self._ready(stream), self._queue_start.get(queue, 0.0))
+            self._queue_start[queue] = start
+            row = self._place(stream, "SMs", "memset", label, start, start + duration)
+        else:
+            sms = self.profile.sized().sms or 1
+            pieces = min(MEMSET_WAVES * sms, -(-nbytes // MEMSET_BLOCK_BYTES))
+            row = self._on_sms(stream, "memset", label, duration, pieces, sms, min(1.0, pieces / sms), whole_sms=True)
         row["bytes"] = nbytes
         if sync:
             self.host_time = max(self.host_time, row["end"])
@@ -290,7 +311,7 @@ class Timeline:
         row = self._place(stream, "SMs", "kernel", name, start, end)
         row["pdl"] = {"after": before["name"], "trigger": before["trigger"], "waiting": waiting}
         self._kernels += 1                      # it holds the device until it ends, beside the kernel before
-        self._hold([start, end, 1.0, 1.0, self._kernels])
+        self._hold([start, end, 1.0, 1.0, self._kernels, 1.0])
         self._queue_start[self._connection(stream)] = start
         return row
 
@@ -512,9 +533,7 @@ def kernel_timing(rec, profile) -> KernelTiming:
         t = KernelTiming(rec.gpu_time_ms * 1e3, "measured", None, blocks, _per_sm(p, threads, static, rec.shared_bytes),
                          min(blocks, p.sms) / p.sms)
     else:
-        t = _estimated(rec, p, blocks)
-        if static:              # the estimate's occupancy counts dynamic shared memory only
-            t = replace(t, per_sm=min(t.per_sm, _per_sm(p, threads, static, rec.shared_bytes)))
+        t = _estimated(rec, p, blocks, threads, static)
     wait = getattr(rec, "clock_wait_us", 0.0)
     if wait and t.how != "measured":
         waited = -(-blocks // (t.per_sm * p.sms)) * wait + LAUNCH_OVERHEAD_US
@@ -530,16 +549,21 @@ def _per_sm(p, threads: int, static: int, dynamic: int) -> int:
     return max(1, occupancy((32, static), threads, dynamic, device=p, curve=False).active_blocks)
 
 
-def _estimated(rec, p, blocks) -> KernelTiming:
+def _estimated(rec, p, blocks, threads, static) -> KernelTiming:
+    """The timing model's KernelTiming of a launch on the emulator; where its occupancy counted dynamic
+    shared memory only, the ``static`` bytes bring its blocks per SM down (kept with the estimate: a
+    dataclasses.replace at every launch of a kernel with __shared__ arrays cost 3 us)."""
     mapped = _mapped_metrics(rec)
     if "smsp__inst_executed.sum" in rec.metrics:
         est = estimate(rec, device=p, metrics={**rec.metrics, **mapped})
-        return KernelTiming(est.time_us, "metrics", est.limiter, blocks, est.resident_blocks, est.device_share)
+        return _with_static(KernelTiming(est.time_us, "metrics", est.limiter, blocks, est.resident_blocks,
+                                         est.device_share), p, threads, static, rec.shared_bytes)
     warp_insts = -(-rec.thread_instructions // 32)
     sectors = rec.thread_instructions * getattr(rec, "global_bytes_per_instruction", 0.0) / 32
     # a kernel launched in a loop counts the same work each time: its estimate is looked up
     key = (tuple(rec.grid), tuple(rec.block), rec.shared_bytes, warp_insts, sectors, tuple(mapped.items()),
-           tuple(getattr(rec, "chain_cycles", ())), getattr(rec, "longest_path", 0.0), getattr(rec, "clock_wait_us", 0.0))
+           tuple(getattr(rec, "chain_cycles", ())), getattr(rec, "longest_path", 0.0), getattr(rec, "clock_wait_us", 0.0),
+           static)
     known = _ESTIMATES.get(key)
     if known is not None and known[0] is p:
         return known[1]
@@ -547,9 +571,18 @@ def _estimated(rec, p, blocks) -> KernelTiming:
                                            "l1tex__t_sectors_pipe_lsu_mem_global.sum": sectors, **mapped})
     if len(_ESTIMATES) >= 256:
         _ESTIMATES.clear()
-    _ESTIMATES[key] = p, KernelTiming(est.time_us, "instructions only", est.limiter, blocks, est.resident_blocks,
-                                      est.device_share)
+    _ESTIMATES[key] = p, _with_static(KernelTiming(est.time_us, "instructions only", est.limiter, blocks,
+                                                   est.resident_blocks, est.device_share),
+                                      p, threads, static, rec.shared_bytes)
     return _ESTIMATES[key][1]
+
+
+def _with_static(t: KernelTiming, p, threads: int, static: int, dynamic: int) -> KernelTiming:
+    """``t`` with its blocks per SM as the kernel's static shared memory allows too (the estimate's
+    occupancy counts dynamic shared memory only)."""
+    if not static:
+        return t
+    return replace(t, per_sm=min(t.per_sm, _per_sm(p, threads, static, dynamic)))
 
 
 def kernel_time(rec, profile):

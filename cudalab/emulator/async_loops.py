@@ -8,8 +8,26 @@ its mma loop). Here it is one pass. Imported only where numba already is (a tens
 loops) or a batch has issued many copies: a lesson's kernel never loads numba for it."""
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 WORDS = 2                   # 8-byte words a copy
+AHEAD = 128                 # lanes: how far ahead of the copying lane its source is asked for (4 warps)
+
+
+@intrinsic
+def prefetch(typingctx, address):
+    """A hint that the cache line at byte ``address`` (an integer) will be read soon (llvm.prefetch:
+    no fault, whatever the address)."""
+    def codegen(context, builder, sig, args):
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = builder.module.globals.get("llvm.prefetch.p0i8") or ir.Function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.inttoptr(args[0], i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(address), codegen
 
 
 @numba.njit(cache=True, nogil=True)
@@ -22,8 +40,11 @@ def check_and_read(dst, src, sel, shared_base, limit, starts, ends, words, base,
     checked path then words the fault."""
     lo, hi = np.uint64(1), np.uint64(0)         # the allocation the last lane lay in (none yet)
     top = np.uint64(words.size * 8)
+    first = np.uint64(words.ctypes.data) - base
     for i in range(sel.size):
         d, s = dst[i], src[i]
+        if i & 3 == 0 and i + AHEAD < sel.size:     # (a line of 64 bytes every fourth lane)
+            prefetch(first + src[i + AHEAD])
         if d > limit - 16 or (d | s) & np.uint64(15):
             return False
         if not (lo <= s and s + np.uint64(16) <= hi):
@@ -38,6 +59,17 @@ def check_and_read(dst, src, sel, shared_base, limit, starts, ends, words, base,
         w = at >> np.uint64(3)
         out_words[i, 0], out_words[i, 1] = words[w], words[w + np.uint64(1)]
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def land(shared, dst, data):
+    """A wait's landing of one whole cp.async: row i of ``data`` (16 bytes, as two words) to byte dst[i]
+    of the batch's shared buffer ``shared`` (as words; the offsets checked and 16-byte aligned at
+    issue), in one pass: numpy divided the offsets into a new array, then assigned 16-byte records
+    through it."""
+    for i in range(dst.size):
+        at = dst[i] >> 3
+        shared[at], shared[at + 1] = data[i, 0], data[i, 1]
 
 
 def quick(ex, dst, src, sel):

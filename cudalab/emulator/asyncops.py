@@ -66,6 +66,7 @@ class AsyncState:
         self.trig_slot = np.zeros(0, np.int64)    # on which barrier, after its cp.async with seq < trig_seq
         self.trig_seq = np.zeros(0, np.int64)
         self.insts: list = []                     # instructions of in-flight rows (row["inst"] indexes this)
+        self._inst_ids: dict = {}                 # id(instruction) -> its index in insts (insts keeps it alive)
         self.reducers: list = [None]              # row["red"]: 0 = a copy, k = (function, dtype) of a reduction
         self.phase_no: dict = {}                  # completed phases per barrier slot (racecheck's events)
         self.stuck = (0, -1)                      # (failed polls, sync version) for hang detection
@@ -117,11 +118,13 @@ class AsyncState:
         return np.int64(self._all) if self._committed is None else self._committed.take(sel)
 
     def inst_id(self, inst):
-        for k, i in enumerate(self.insts):
-            if i is inst:
-                return k
-        self.insts.append(inst)
-        return len(self.insts) - 1
+        """inst's index in ``insts``, added if new. A dict by identity: dmmaTensorCoreGemm's unrolled k-loop
+        has a thousand cp.async instructions, and a scan of the list cost each copy tens of microseconds."""
+        k = self._inst_ids.get(id(inst))
+        if k is None:
+            k = self._inst_ids[id(inst)] = len(self.insts)
+            self.insts.append(inst)
+        return k
 
 
 class Copies:
@@ -156,6 +159,9 @@ def land_copies(ex, st, committed, keep, mine=None):
         return False
     whole = np.dtype((np.void, CHUNK))
     shared = ex.shared.view(whole)
+    compiled = sys.modules.get("cudalab.emulator.async_loops")     # (loaded by _in_bounds' quick path)
+    # whole copies land in one compiled pass each (async_loops.land) where the quick path loaded it
+    land, words = (compiled.land, ex.shared.view(np.uint64)) if compiled and ex.shared.size % 8 == 0 else (None, None)
     left = []
     uniform = st.uniform
     for c in st._issued:
@@ -169,7 +175,10 @@ def land_copies(ex, st, committed, keep, mine=None):
             if mine is not None:
                 take &= mine.take(c.lanes)
         if take is True or take.all():
-            shared[c.dst // CHUNK] = c.data.view(whole)[:, 0]
+            if words is not None and c.data.flags.c_contiguous:
+                land(words, c.dst, c.data.view(np.uint64))
+            else:
+                shared[c.dst // CHUNK] = c.data.view(whole)[:, 0]
         elif take.any():
             shared[c.dst[take] // CHUNK] = c.data[take].view(whole)[:, 0]
             left.append(c.part(~take))

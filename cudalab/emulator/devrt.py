@@ -122,7 +122,8 @@ class GridState:
         self.freed_later: list = []           # device-heap blocks freed while this grid's launches waited
         if parent is None:
             self.pending = 0                  # launches queued and not yet started (whole tree)
-            self.deadline = time.thread_time() + timeout
+            # (the launch's clock, just read: pace.start; each read is a system call)
+            self.deadline = (time.thread_time() if pace is None else pace.start) + timeout
             self.timeout = timeout
             self.wall_deadline = wall_deadline      # a whole program's time limit (time.monotonic())
             self.streams: set = set()

@@ -14,6 +14,7 @@ any load after it). What lock step cannot show (races between warps) is caught b
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -50,7 +51,8 @@ MAX_COOPERATIVE_LANES = 1 << 20      # blocks of a cooperative launch run as one
 MAX_CALL_DEPTH = 200
 SPIN_LIMIT = 512                # loop iterations before parked threads are let run ahead (see below)
 SPIN_LOCK_LIMIT = 8             # ... in a loop that tries to take a lock (_takes_a_lock)
-CLOCK_SPIN_GAP = 16             # instructions between two clock reads of a loop that waits on the clock
+CLOCK_START_MASK = (1 << 30) - 1  # a batch's clock starts below 2^30 cycles (Exec.cycles)
+CLOCK_SPIN_GAP = 32             # instructions between two clock reads of a loop that waits on the clock
 # bytes of a launch's register arrays (and its last batch's shared and local memory, where they fit too)
 # kept for the kernel's next launch, by the kernels launched last (at most KEEP_POOLS): a 2^20-thread
 # tree reduction's batches of 2^19 threads hold 5.2 MB of registers and 2 MB of shared memory, which
@@ -320,6 +322,9 @@ class LaunchStats:
     chain_cycles: tuple = field(default=(), metadata={"merge": "launch"})
     # [microseconds] per batch that waited on clock64() or %globaltimer (Exec.clock_read), for the timeline
     clock_waits: list = field(default_factory=list)
+    # this thread's CPU seconds for the whole launch (its record's cpu_time: programs/stopping.py), from the
+    # clock reads its batches make anyway (each read is a system call)
+    cpu_seconds: float = field(default=0.0, metadata={"merge": "launch"})
 
 
 class Exec:
@@ -360,8 +365,10 @@ class Exec:
         self.fr: Frame | None = None
         self.idx = self.ridx = self.mask = None
         self.depth = 0
-        self.clock0 = time.perf_counter_ns()
-        self._clock_wait = None             # [us waited on a clock, last read, instructions then] (clock_read)
+        self._sm_clock = None               # the batch's SM clock, from its first read (cycles)
+        self._clock_sites = {}              # instruction reading the clock -> instructions when it last did
+        self._clock_wait = None             # [us waited on a clock, last read] (clock_read)
+        self.clock_waited = False           # the latest clock read ended a turn of a loop waiting on it (cycles)
         self.pc_of = {}
         # loops that wait on another thread (a lock, a flag): (id of function, head, branch pc) -> [function,
         # turns past SPIN_LOCK_LIMIT, times a waiting thread was let run ahead]; the watchdog's message tells
@@ -423,40 +430,80 @@ class Exec:
         else:
             self._carry[sel] = cout
 
+    def cycles(self, site=None) -> int:
+        """The batch's SM clock (``clock64()``), in cycles: its start, 4 a batch-level instruction (the
+        kernel's own progress), and the CPU time of the thread running the batch (at the device's clock
+        rate) spent in loops that wait on the clock: since the read before, where the same ``site`` (the
+        instruction that reads it) read it at most CLOCK_SPIN_GAP instructions ago (``while (clock64() -
+        t0 < n)``; a loop reading %globaltimer_lo and _hi reads at two sites in turn).
+
+        Why: a GPU's clock counts its SM's cycles, so work timed between two reads (the clock sample's
+        reduction, a course's latency lab) shows cycles of that work, here the model's 4 an instruction,
+        not the emulator's pace (6.5 million a block for the clock sample on the CPU's time, 16 to 29
+        million on the host's); and a spin ``while (clock64() - t0 < n)`` ends after ``n`` cycles. A spin
+        turns at the host's pace, a few microseconds a turn: its instructions alone would take millions
+        of turns for a 20 ms wait, so a wait takes the CPU time of its turns. CPU time, not the host's
+        clock (clock round 19): a thread's CPU clock stands still while the host does not run it
+        (descheduled on a busy machine, waiting for the GIL), so a wait lasts as long at any load; the
+        host's clock counted a pause as GPU cycles. Monotonic within a batch, also should the batch move
+        to another thread. Native code never reads it (llvmgen leaves clock reads to the interpreter)."""
+        now, me, n = time.thread_time_ns(), threading.get_ident(), self.stats.instructions
+        c = self._sm_clock              # [thread, its CPU ns at the last read, host ns less the start, cycles]
+        khz = self.program.clock_khz
+        if c is None:
+            # it starts where the host's monotonic clock is, in cycles, as an SM's counts from its reset:
+            # batches (and runs) read different clocks (a ``curand_init(clock64(), ...)`` seed differs),
+            # and under 2^30, so that 32-bit clock() has 2^31 cycles (1.5 s at 1.41 GHz) before it wraps
+            start = time.perf_counter_ns() * khz // 1_000_000 & CLOCK_START_MASK
+            c = self._sm_clock = [me, now, time.time_ns() - start * 1_000_000 // khz, start]
+            self._clock_sites = {}
+        before = self._clock_sites.get(site)
+        self.clock_waited = before is not None and n - before <= CLOCK_SPIN_GAP and c[0] == me
+        if self.clock_waited:
+            c[3] += (now - c[1]) * khz // 1_000_000
+        c[0], c[1] = me, now
+        if site is not None:
+            self._clock_sites[site] = n
+        return 4 * n + c[3]
+
+    def global_ns(self, cycles: int) -> int:
+        """``%globaltimer`` at ``cycles`` of the batch's clock: the host's time when the batch first read
+        a clock, plus the modelled nanoseconds since (a GPU's timer counts nanoseconds, as the SM clock
+        counts cycles: both stand still here while the host does not run the batch; ``_sm_clock[2]`` is
+        that time less the clock's start)."""
+        return self._sm_clock[2] + cycles * 1_000_000 // self.program.clock_khz
+
     def clock_read(self, us: float):
-        """A clock read at ``us`` (microseconds of the clock handed out). Reads that follow one another
-        within CLOCK_SPIN_GAP instructions are a loop waiting on the clock (``while (clock64() - t0 < n)``):
-        the time between them is time the kernel spent waiting, which a GPU spends too, and the batch's
-        total goes to ``stats.clock_waits`` (the timeline gives the kernel at least that long). Reads far
-        apart time the work between them, which the emulator does at its own pace: not counted. (The
-        clock runs on the host's time: on a busy machine, a pause in the last turn of such a loop is
-        counted as waiting, as the program's own clock reads see it.)"""
-        n = self.stats.instructions
-        wait = self._clock_wait          # [us waited, last read, instructions then]
+        """A clock read at ``us`` (microseconds of the clock handed out). A read that ``cycles`` took for
+        a loop waiting on the clock (``clock_waited``) adds the time since the read before to the batch's
+        wait, ``stats.clock_waits`` (the timeline gives the kernel at least that long: a GPU spends it
+        too). Reads that time work between them show its modelled cycles and are not a wait."""
+        wait = self._clock_wait          # [us waited, last read]
         if wait is None:
-            self._clock_wait = [0.0, us, n]
+            self._clock_wait = [0.0, us]
             self.stats.clock_waits.append(self._clock_wait)
             return
-        if n - wait[2] <= CLOCK_SPIN_GAP and us > wait[1]:
+        if self.clock_waited and us > wait[1]:
             wait[0] += us - wait[1]
-        wait[1], wait[2] = us, n
+        wait[1] = us
 
-    def special(self, key):
+    def special(self, key, site=None):
+        """A special register's value; ``site``: the instruction reading it, for a clock (``cycles``)."""
         v = self._special.get(key)
         if v is not None:
             return v
         name, comp = key
         b = self.batch
         if name in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
-            # modeled clocks: monotonic, advancing with the instructions executed
-            t = self.stats.instructions * 4 + (time.perf_counter_ns() - self.clock0) * self.program.clock_khz // 1_000_000
+            # modelled clocks: monotonic, advancing with the batch's instructions and CPU time (cycles)
+            t = self.cycles(site)
             if name == "clock":
                 self.clock_read(t * 1000 / self.program.clock_khz)
                 return np.uint32(t & 0xFFFFFFFF)
             if name == "clock_hi":
                 return np.uint32((t >> 32) & 0xFFFFFFFF)
             if name.startswith("globaltimer"):
-                g = time.time_ns()
+                g = self.global_ns(t)
                 if not name.endswith("hi"):
                     self.clock_read(g / 1000)
                 return np.uint32(g & 0xFFFFFFFF) if name.endswith("lo") else \
@@ -1658,7 +1705,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
         o.on_launch_start(dict(kernel=kernel_name, grid=grid, block=block, shared=total_shared, cluster=shape.dims))
     RUNNING.append(pace)
     grid_state = None
-    with np.errstate(all="ignore"):
+    with _quiet_fp():
         try:
             grid_state = devrt.GridState(program, stats, _device_launch, kernel_name, timeout, observers, checks,
                                          wall_deadline, pace)
@@ -1668,8 +1715,12 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
             if why_slow.ON:
                 why_slow.counted(df, stats.thread_instructions - counted)
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
+            if _device_launch is None:
+                end = pace.ended if pace.ended is not None and not stats.device_launches else time.thread_time()
+                stats.cpu_seconds = end - pace.began
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
+            e.cpu_seconds = time.thread_time() - pace.began
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
@@ -1677,6 +1728,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
                    "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
+            err.cpu_seconds = time.thread_time() - pace.began
             raise err from None
         finally:
             RUNNING.remove(pace)
@@ -1686,6 +1738,30 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
     for o in observers:
         o.on_launch_end(stats)
     return stats
+
+
+try:        # numpy's own context variable of floating-point error handling, set without np.errstate's steps
+    from numpy._core._ufunc_config import _extobj_contextvar as _FP_STATE, _make_extobj
+    _FP_IGNORED = _make_extobj(all="ignore")
+except ImportError:         # (another numpy: np.errstate itself)
+    _FP_STATE = None
+
+
+class _QuietFP:
+    """``np.errstate(all="ignore")`` for a launch (a kernel's float overflow or 0/0 is no numpy warning):
+    the same context variable set to the same value, made once. np.errstate builds it anew at every
+    ``with`` (2 to 4 us a launch, launch19)."""
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = _FP_STATE.set(_FP_IGNORED)
+
+    def __exit__(self, *exc):
+        _FP_STATE.reset(self.token)
+
+
+def _quiet_fp():
+    return _QuietFP() if _FP_STATE is not None else np.errstate(all="ignore")
 
 
 def _unlink(pace, grid_state):
@@ -1731,6 +1807,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
         pace.cores = parallel.cores()
         pace.ways = min(threads_n, pace.cores)
     flight = []                 # batches running on worker threads, oldest first
+    ended = None                # this thread's CPU clock at the end of its last batch (None: read it afresh)
     # a batch's end (waited for, oldest first): done(batch, the later ones still running) -> (pool, spare)
     done = functools.partial(_batch_done, df=df, program=program, observers=observers, stats=stats, pace=pace,
                              kernel_name=kernel_name, kparams=kparams, total_shared=total_shared, layout=layout,
@@ -1750,12 +1827,18 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             pace.batch = ex
             ex.cluster, ex.grid_state = shape, grid_state
             stats.batches += 1
-            t_pick = time.thread_time()
-            run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+            # native code that is there and has nothing to wait for is taken without reading the clock
+            # around it (each thread_time() is a system call, 1 to 3 us: launch19)
+            run_df = compiled.ready(df, observers, shape.size if shape else 1)
+            if run_df is None:
+                t_pick = time.thread_time()
+                run_df = compiled.pick(program, df, observers, pace.blocks_total * lpb, shape.size if shape else 1)
+                t0 = time.thread_time()         # (the CPU clock is a system call: read once for both)
+                pace.not_counted(t0 - t_pick)   # compiling is not the kernel's time (the watchdog's clock
+                # is this thread's CPU time, so background compiles are not counted either)
+            else:
+                t0 = time.thread_time()
             native_only = native_only and run_df is not df
-            t0 = time.thread_time()             # (the CPU clock is a system call: read once for both)
-            pace.not_counted(t0 - t_pick)       # compiling is not the kernel's time (the watchdog's clock
-            # is this thread's CPU time, so background compiles are not counted either)
             ex.deadline = pace.deadline
             b = parallel.Batch(ex, run_df, batch, nb)
             if window > 1 and _beside(df, run_df, pace, t0, threads):
@@ -1766,6 +1849,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
                 pace.in_flight.append(ex)
                 parallel.submit(b, _run_batch, min(parallel.workers(), window))
                 flight.append(b)
+                ended = None
                 while len(flight) >= window:
                     pool, spare = done(flight[0], flight[1:])
                     flight.pop(0)
@@ -1777,6 +1861,7 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
             if run_df is df:
                 ex.upgrade = compiled.upgrade_later(program, df, observers, shape.size if shape else 1, pace.timeout)
             parallel.run(b, _run_batch, None if waited else t0)     # (the clock as read above: a system call less)
+            ended = b.ended
             pool, spare = done(b, ())
             if pace.blocks_done < pace.blocks_total and run_df is not df and window <= parallel.workers():
                 # a native batch shows what one holds (_window): more of the rest may run at once
@@ -1790,10 +1875,13 @@ def _run_batches(program, df, grid, block, kparams, observers, stats, pace, kern
     finally:
         parallel.stop(flight)           # an error or an interrupt: none may go on writing memory
         pace.in_flight.clear()
+    pace.ended = ended
     if native_only and not observers and pace.blocks_done == pace.blocks_total:
-        df._native_pace = pace.cpu_seconds() / (pace.blocks_total * threads)
+        df._native_pace = pace.cpu_seconds(ended) / (pace.blocks_total * threads)
     kept = sum(a.nbytes for a in pool.values()) if pool else 0
-    if pool and kept <= KEEP_REGISTERS:
+    # (a kernel that native code runs whole leaves no registers: its spare memory is kept all the same, so
+    # that its next launch runs on the same buffers and the same native context, compiled._context)
+    if pool is not None and kept <= KEEP_REGISTERS:
         if spare is not None and kept + spare[0].nbytes + spare[1].nbytes <= KEEP_REGISTERS:
             pool[SPARE] = spare
         df._pool = pool

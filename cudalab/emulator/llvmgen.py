@@ -572,9 +572,9 @@ def canon_nan(g, r, srcs=()):
     top = (1 << (ity.width - 1)) - 1
     exp = 0x7F800000 if ity == I32 else 0x7FF0000000000000
     is_nan = lambda v: b.icmp_unsigned(">", b.and_(v, ir.Constant(ity, top)), ir.Constant(ity, exp))  # noqa: E731
+    if r.type == F32:       # (the test on the float: no trip through an integer register on a chain)
+        return b.select(b.fcmp_unordered("uno", r, r), ir.Constant(I32, 0x7FFFFFFF), bits)
     nan = is_nan(bits)
-    if r.type == F32:
-        return b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits)
     if not srcs:
         g.bail_if(nan)
         return bits

@@ -73,9 +73,10 @@ def reader(op, t, func, env):
         return lambda ex, sel: v
     if kind == "sreg":
         key = (op[1], op[2])
+        site = object()         # this instruction's read (a clock read again here is a loop waiting on it)
 
         def r(ex, sel):
-            a = ex.special(key)
+            a = ex.special(key, site)
             if np.ndim(a) == 0:
                 return convert_storage(np.asarray(a), np.asarray(a).dtype, dt)[()]
             a = a if sel is None else a[sel]

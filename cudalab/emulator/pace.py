@@ -176,7 +176,8 @@ class Pace:
 
     def __init__(self, kernel: str, blocks_total: int, timeout: float, wall_deadline: float, stats, report=None):
         self.kernel, self.blocks_total, self.timeout, self.stats = kernel, blocks_total, timeout, stats
-        self.start = time.thread_time()                 # this thread's CPU clock (moved by not_counted)
+        self.start = self.began = time.thread_time()    # this thread's CPU clock (start: moved by not_counted)
+        self.ended = None           # that clock at the end of the launch's last batch, if it ran on this thread
         # CPU seconds each worker thread has spent on this launch's batches (thread id -> seconds; each
         # worker adds its own, parallel.run), and the cores they share (parallel.cores): beside_seconds
         self.workers = {}
@@ -218,9 +219,10 @@ class Pace:
         clock, if just read) and its workers' (``beside_seconds``)."""
         return (time.thread_time() if now is None else now) - self.start + self.beside_seconds()
 
-    def cpu_seconds(self) -> float:
-        """CPU seconds of every thread of the launch (what it cost the machine, not how long it took)."""
-        return time.thread_time() - self.start + sum(list(self.workers.values()))
+    def cpu_seconds(self, now: float | None = None) -> float:
+        """CPU seconds of every thread of the launch (what it cost the machine, not how long it took);
+        ``now``: this thread's CPU clock, if just read."""
+        return (time.thread_time() if now is None else now) - self.start + sum(list(self.workers.values()))
 
     def worker_left(self, own: float) -> float:
         """On a worker thread, as its batch starts: the CPU seconds that batch may run before the launch's
@@ -305,8 +307,10 @@ class Pace:
         and the estimate leave it out."""
         self.start += seconds
 
-    def time_is_up(self) -> bool:
-        return self.spent() > self.timeout or time.monotonic() > self.wall_deadline
+    def time_is_up(self, now: float | None = None) -> bool:
+        """Has the launch run past its watchdog or its program's time limit (``now``: this thread's CPU
+        clock, if just read)?"""
+        return self.spent(now) > self.timeout or time.monotonic() > self.wall_deadline
 
     def batch_done(self, blocks: int, batch_seconds: float, speedup: float = 1.0, now: float | None = None,
                    ways: int = 1):
@@ -335,14 +339,19 @@ class Pace:
         # batch's time from below, and its time per block overstates a light kernel's several times
         rounds = -(-(-(-left // self.per_batch)) // ways)      # batches left, ``ways`` at a time
         self.at_least = spent + rounds * batch_seconds if blocks < self.per_batch else None
-        p = self.progress(now)
-        if self.report is not None:
+        # (a Progress record is made only for a hook that draws it, or a stop that tells it: a bar that
+        # shows nothing yet says so, and a program launching a small kernel 10^5 times makes none)
+        quiet = getattr(self.report, "quiet", None)
+        p = None
+        if self.report is not None and not (quiet is not None and quiet(self.blocks_done, self.blocks_total)):
+            p = self.progress(now)
             self.report(p)
         if not left:
             return
-        if self.time_is_up():
+        # (the clock as read at the batch's end: each read is a system call)
+        if self.time_is_up(now):
             raise self.timed_out()
-        too_long = self.clearly_too_long(speedup)
+        too_long = self.clearly_too_long(speedup, now)
         # One batch that contradicts the one before it is not enough to stop: a first full batch may pay
         # once for what the next ones do not (the first touch of a fresh 1 GiB allocation's pages: a
         # DLI transpose's 504 blocks took 1.7 s after a 4-block sample's 1 ms, then 7 ms a batch;
@@ -350,10 +359,10 @@ class Pace:
         # one agrees.
         # (A batch far slower a block than the one before, which fitted, is that; a steady pace is not.)
         per_block, self.per_block = self.per_block, batch_seconds / blocks
-        fitted_before, self.fitted = self.fitted, not self.clearly_too_long()
+        fitted_before, self.fitted = self.fitted, not self.clearly_too_long(now=now)
         once = fitted_before and per_block is not None and self.per_block > ONE_TIME_COST * per_block
         if too_long and not once and not self.second_opinion(blocks, batch_seconds):
-            raise self.stopped_early(p, *too_long)
+            raise self.stopped_early(p or self.progress(now), *too_long)
 
     def second_opinion(self, blocks: int, batch_seconds: float) -> bool:
         """Should a stop that the sample batch alone decided wait for a second sample (the next blocks,
@@ -373,12 +382,12 @@ class Pace:
         self.second_sample = True
         return True
 
-    def clearly_too_long(self, speedup: float = 1.0) -> tuple | None:
+    def clearly_too_long(self, speedup: float = 1.0, now: float | None = None) -> tuple | None:
         """(by whom, which limit) when the estimate, ``speedup`` times faster, clearly outlasts the
-        time there is, else None."""
+        time there is, else None (``now``: this thread's CPU clock, if just read)."""
         if self.estimate is None:
             return None
-        spent = self.spent()
+        spent = self.spent(now)
         least = (self.estimate if self.at_least is None else self.at_least) / speedup
         if least > CLEARLY * self.timeout:
             return "by the watchdog", f"its limit of {self.timeout:g} s"

@@ -121,7 +121,7 @@ class RegionBuilder(GroupBuilder):
         self.b.position_at_end(ok)
 
     def pointer(self, space, addr, size):
-        if self.__dict__.get("in_gang") and self._pc in self.prechecked:
+        if self.__dict__.get("in_gang") and self._pc in self.prechecked and space != "shared":
             # a gang's lanes access consecutive elements (_gang checked it): lane j's is lane 0's
             # pointer plus j elements, which lets LLVM see one vector access
             first = self.gang_pointers.get(self._pc)
@@ -557,6 +557,9 @@ class RegionBuilder(GroupBuilder):
                 addr = self.address(lg.mem_access(inst)[1])
                 if q not in ranges:
                     ranges[q] = [addr, addr, addr, ir.Constant(I1, 1)]
+                elif rg._space(inst) == "shared":   # any addresses (a chunk's s[k], the same for every lane)
+                    lo, hi, bits, seq = ranges[q]
+                    ranges[q] = [lo, b.select(b.icmp_unsigned(">", addr, hi), addr, hi), b.or_(bits, addr), seq]
                 else:       # lane j's element follows lane 0's by j (else the lanes go on alone)
                     lo, hi, bits, seq = ranges[q]
                     step = ir.Constant(I64, j * lg.mem_access(inst)[2])
@@ -566,6 +569,12 @@ class RegionBuilder(GroupBuilder):
         failed = self.fn.append_basic_block(f"gang{h}_failed")
         for a, (lo, hi, bits, seq) in ranges.items():
             nbytes = lg.mem_access(code[a][2])[2]
+            aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, nbytes - 1)), ir.Constant(I64, 0))
+            if rg._space(code[a][2]) == "shared":     # each lane's block has its own: the highest fits
+                fine = self.fn.append_basic_block(f"gang{h}_{a}_ok")
+                b.cbranch(b.and_(self.shared_fits(hi, nbytes), aligned), fine, failed)
+                b.position_at_end(fine)
+                continue
             end = b.add(hi, ir.Constant(I64, nbytes))
             flo, fhi = found[a]
             aligned = b.and_(seq, b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, nbytes - 1)),
@@ -602,7 +611,9 @@ class RegionBuilder(GroupBuilder):
         n = b.add(b.load(iters), ir.Constant(I64, 1))
         b.store(n, iters)
         spent = b.add(b.load(self.total), b.mul(b.mul(n, size), ir.Constant(I64, GANG)))
-        more = b.and_(b.icmp_signed("<", n, ir.Constant(I64, TURN)), b.icmp_signed("<", spent, self.budget))
+        more = b.icmp_signed("<", spent, self.budget)
+        if not rg._reads_shared_only(code, h, p):     # (a block's own shared memory: no walk to keep in step)
+            more = b.and_(b.icmp_signed("<", n, ir.Constant(I64, TURN)), more)
         after = self.fn.append_basic_block(f"gang{h}_after")
         b.cbranch(b.and_(every, more), it, after)
         # a lane leaves the loop, the gang's turn ends or the budget is spent: every lane waits

@@ -139,6 +139,13 @@ head, as before, and a lane that faults stops at its own instruction. A gang tak
 lane does (``TURN`` iterations), and its lanes leave it at the head or, where one leaves the loop,
 each at the head or after the loop. Loads and stores of the other lanes in between change nothing
 the lanes could see, for race-free code as for lock step.
+A loop that only reads shared memory (a Sturm count's ``delta = d[k] - x - s[k] * s[k] /
+delta`` over a chunk its block loaded: every lane reads the same element) is a turn loop for its
+gangs' sake, its addresses any (the highest must fit the block's shared memory), and its gangs run
+until a lane leaves or the budget is spent, not ``TURN`` iterations (there is no walk through
+memory to keep in step). Such a loop often lies under ``if (tid < active)``, where a region with
+cuts stops its block: the plain region inside it builds gangs (only one inside another plain
+region does not).
 
 **Counts.** ``stats.thread_instructions`` stays exact (each thread counts the instructions on its
 path, as lock step sums them). ``stats.instructions`` (the batch-level count: modelled clocks, PDL
@@ -1122,28 +1129,44 @@ def turn_loops(code, s, e, live_out):
             if any(code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")
                    and _space(code[q][2]) in ("global", "generic") for q in range(head, p + 1)):
                 out.append(p)
+            elif _reads_shared_only(code, head, p) and _one_block(code, head, p):
+                out.append(p)       # a gang may run it (gang_loops): one turn a lane costs a park
     return out
+
+
+def _reads_shared_only(code, head, back):
+    """Does the loop head..back touch memory only by plain shared loads (a Sturm count's
+    ``delta = d[k] - x - s[k] * s[k] / delta`` over a chunk the block loaded before its barrier)?"""
+    mem = [code[q][2] for q in range(head, back + 1)
+           if code[q][2].opcode in ("ld", "ldu", "st", "atom", "red", "cp", "tex", "suld", "sust")]
+    return bool(mem) and all(i.opcode == "ld" and _space(i) == "shared" and not _SPIN_LOADS & set(i.mods)
+                             for i in mem)
+
+
+def _one_block(code, head, back):
+    """Is the loop head..back one basic block ending in its guarded branch back (gang_loops' shape)?"""
+    from .engine import K_BRA, K_NORMAL
+    return (code[back][0] == K_BRA and code[back][2].guard is not None
+            and all(code[q][0] == K_NORMAL for q in range(head, back))
+            and not any(code[p][0] == K_BRA and head < code[p][3] <= back for p in range(len(code))))
 
 
 def gang_loops(code, s, e, turns, param_offsets):
     """{head: back-edge pc} of the turn loops (``turn_loops``) that a *gang* of lanes may run
     together (regiongen ``_gang``): the loop is one basic block ``head..back`` ending in a guarded
     branch back (a grid-stride loop's body), nothing branches into it, and its memory accesses are
-    plain global or constant loads and stores whose addresses every lane computes from what it has
-    at the head (``prechecks``), so one check of the gang's addresses before an iteration lets the
-    iteration run unchecked."""
-    from .engine import K_BRA, K_NORMAL
-    targets = {code[p][3] for p in range(s, e) if code[p][0] == K_BRA}
+    plain global or constant loads and stores, or shared loads, whose addresses every lane computes
+    from what it has at the head (``prechecks``), so one check of the gang's addresses before an
+    iteration lets the iteration run unchecked."""
     out = {}
     for p in turns:
         h = code[p][3]
         body = range(h, p)
-        if (code[p][2].guard is None or any(q in targets for q in range(h + 1, p + 1))
-                or any(code[q][0] != K_NORMAL for q in body) or spins(code, h, p)):
+        if not _one_block(code, h, p) or spins(code, h, p):
             continue
         mem = [q for q in body if code[q][2].opcode in ("ld", "ldu", "st", "atom", "red")]
         if any(code[q][2].opcode not in ("ld", "ldu", "st") or _space(code[q][2]) not in ("global", "const")
-               for q in mem):
+               for q in mem if not (code[q][2].opcode == "ld" and _space(code[q][2]) == "shared")):
             continue
         if mem and prechecks(code, list(body), param_offsets)[0] != mem:
             continue

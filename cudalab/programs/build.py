@@ -678,6 +678,15 @@ def _link_error(log: str) -> CompileError:
         lines.append(f"The program draws with OpenGL ({_first(graphics)}), "
                      "which cudalab does not emulate, so it cannot be linked here (nor its kernels run). Run it on a "
                      "machine with a display and a GPU, linked with -lglut -lGL (--device gpu).")
+    builtins = [m.removeprefix("__device_builtin_variable_") for m in missing
+                if m.startswith("__device_builtin_variable_")]
+    if builtins:    # (TACC's reduction lab sizes a launch with warpSize in main(): nvcc's link stops there too)
+        lines.append(f"Host code reads {', '.join(builtins)}, which exist{'s' if len(builtins) == 1 else ''} only in "
+                     "device code (inside a kernel or a __device__ function): nvcc compiles the line and its link "
+                     f"stops the same way, at undefined reference to __device_builtin_variable_{builtins[0]}. "
+                     + ("On the host, write 32, or ask the device: cudaDeviceGetAttribute(&w, cudaDevAttrWarpSize, 0) "
+                        "or cudaDeviceProp's warpSize." if "warpSize" in builtins else
+                        "On the host, use the values the launch was given (the dim3 grid and block)."))
     openmp = [m for m in missing if m.startswith(("omp_", "GOMP_"))]
     if openmp:      # (a Visual Studio project's /openmp, which a Linux build must ask g++ for)
         lines.append(f"The program uses OpenMP ({_first(openmp)}), which the "

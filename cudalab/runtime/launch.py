@@ -12,6 +12,7 @@ declared type only when the value fits.
 from __future__ import annotations
 
 import functools
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,25 +107,31 @@ def marshal(kernel: str, params, ctypes, args, pointer_of):
 
     params: ir.Param list (PTX types and sizes); ctypes: C++ types from the mangled name or None;
     pointer_of(arg) -> device address for arrays (or None if ``arg`` is not an array).
-    Returns the buffer (bytes)."""
+    Returns the buffer (bytes). What depends on the kernel alone (each parameter's offset, its
+    C++ type, how a number is packed) is worked out once per kernel (``_layout``); a message's
+    wording ("argument 2 of saxpy (float)") only where one is raised."""
     if len(args) != len(params):
         sig = ", ".join(t.name for t in ctypes) if ctypes else f"{len(params)} parameters"
         raise LaunchError(f"{kernel} takes {len(params)} argument{'s' * (len(params) != 1)} ({sig}), "
                           f"but {len(args)} {'were' if len(args) != 1 else 'was'} given.", "cudaErrorInvalidValue")
     buf = bytearray()
-    for k, (p, a) in enumerate(zip(params, args)):
-        ct = ctypes[k] if ctypes and k < len(ctypes) else None
-        where = f"argument {k + 1} of {kernel}" + (f" ({ct.name})" if ct else "")
-        off = (len(buf) + p.align - 1) // p.align * p.align
-        buf += b"\0" * (off - len(buf))
+    for k, ((p, ct, packer), a) in enumerate(zip(_layout(params, ctypes), args)):
+        if len(buf) % p.align:
+            buf += bytes(-len(buf) % p.align)
+        if packer is not None and type(a) in packer[0]:
+            raw = packer[1](a)
+            if raw is not None:
+                buf += raw
+                continue
         ptr = pointer_of(a)
         if ptr is not None:
             if ct is not None and not ct.pointer:
-                raise LaunchError(f"{where} is a {ct.name} value, but you passed {_describe(a)}.",
+                raise LaunchError(f"{_where(kernel, k, ct)} is a {ct.name} value, but you passed {_describe(a)}.",
                                   "cudaErrorInvalidValue")
-            _check_pointee(where, ct, a)
+            _check_pointee(kernel, k, ct, a)
             if p.size != 8:
-                raise LaunchError(f"{where} is not a pointer, but you passed {_describe(a)}.", "cudaErrorInvalidValue")
+                raise LaunchError(f"{_where(kernel, k, ct)} is not a pointer, but you passed {_describe(a)}.",
+                                  "cudaErrorInvalidValue")
             buf += int(ptr).to_bytes(8, "little")
             continue
         if ct is not None and ct.pointer:
@@ -134,10 +141,75 @@ def marshal(kernel: str, params, ctypes, args, pointer_of):
             if isinstance(a, (int, np.integer)):
                 buf += (int(a) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")   # a raw device address
                 continue
-            raise LaunchError(f"{where} is a pointer: pass a numpy array or a device array, not {_describe(a)}.",
-                              "cudaErrorInvalidValue")
-        buf += _scalar_bytes(where, p, ct, a)
+            raise LaunchError(f"{_where(kernel, k, ct)} is a pointer: pass a numpy array or a device array, not "
+                              f"{_describe(a)}.", "cudaErrorInvalidValue")
+        buf += _scalar_bytes(_where(kernel, k, ct), p, ct, a)
     return bytes(buf)
+
+
+def _where(kernel: str, k: int, ct) -> str:
+    """How a message names argument ``k``: "argument 2 of saxpy (float)"."""
+    return f"argument {k + 1} of {kernel}" + (f" ({ct.name})" if ct else "")
+
+
+_LAYOUTS: dict = {}     # id(params) -> (params, ctypes, [(param, C++ type, packer or None)])
+
+_INTS = frozenset({int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64})
+_FLOATS = frozenset({float, np.float32, np.float64})
+
+
+def _layout(params, ctypes) -> list:
+    """Each parameter's (ir.Param, C++ type or None, packer): a packer, for a number parameter, is
+    (the argument types it takes, pack(value) -> bytes or None), which packs what ``_scalar_bytes``
+    would pack for those types with ``struct`` (1 us less an argument than ``np.array(v).tobytes()``)
+    and answers None where that one should decide (a value out of range: its message)."""
+    hit = _LAYOUTS.get(id(params))
+    if hit is not None and hit[0] is params and hit[1] is ctypes:
+        return hit[2]
+    rows = []
+    for k, p in enumerate(params):
+        ct = ctypes[k] if ctypes and k < len(ctypes) else None
+        rows.append((p, ct, _packer(p, ct)))
+    if len(_LAYOUTS) > 4096:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(params)] = (params, ctypes, rows)
+    return rows
+
+
+def _packer(p, ct):
+    """(argument types, pack) for a number parameter of ``_layout``, or None (a pointer, a struct, bytes)."""
+    if (ct is not None and ct.pointer) or p.type.startswith("b"):
+        return None
+    try:
+        target = np.dtype(ct.numpy) if ct is not None and ct.numpy else ptx_dtype(p.type)
+        if target.itemsize != p.size:
+            target = ptx_dtype(p.type)
+    except Exception:       # noqa: BLE001 - a type _scalar_bytes words the message for
+        return None
+    if target.itemsize != p.size:
+        return None
+    if target.kind in "iu":
+        letter = {1: "b", 2: "h", 4: "i", 8: "q"}[target.itemsize]
+        fmt = struct.Struct("<" + (letter if target.kind == "i" else letter.upper()))
+        info = np.iinfo(target)
+        lo, hi, pack = int(info.min), int(info.max), fmt.pack
+
+        def pack_int(a):
+            v = int(a)
+            return pack(v) if lo <= v <= hi else None
+        return _INTS, pack_int
+    if target.kind == "f" and target.itemsize in (4, 8):
+        pack = struct.Struct("<f" if target.itemsize == 4 else "<d").pack
+
+        def pack_float(a):
+            if type(a) is int and not -(1 << 53) <= a <= 1 << 53:
+                return None
+            try:
+                return pack(a)      # (a C cast from double, as numpy's: the same rounding, NaN and infinities)
+            except OverflowError:   # (past float's range: numpy makes it an infinity)
+                return None
+        return _FLOATS | {int}, pack_float
+    return None
 
 
 _ANY_POINTEE = {None, "int8", "uint8"}        # void*, char*, unsigned char*: raw bytes of anything
@@ -146,7 +218,7 @@ _ANY_POINTEE = {None, "int8", "uint8"}        # void*, char*, unsigned char*: ra
 _POINTEES_OK: set = set()     # (C++ type, array dtype, a numpy array?) that passed _check_pointee
 
 
-def _check_pointee(where, ct, a):
+def _check_pointee(kernel, k, ct, a):
     """An array passed for ``float*`` must hold float32: the kernel reads its bytes as floats.
     (What passed once is kept: np.dtype and its comparisons cost microseconds, at every argument of
     every launch.)"""
@@ -156,7 +228,7 @@ def _check_pointee(where, ct, a):
     key = (ct, dt, isinstance(a, np.ndarray))
     if key in _POINTEES_OK:
         return
-    _check_dtype(where, ct, a, dt)
+    _check_dtype(_where(kernel, k, ct), ct, a, dt)
     if len(_POINTEES_OK) > 1024:
         _POINTEES_OK.clear()
     _POINTEES_OK.add(key)

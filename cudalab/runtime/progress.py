@@ -50,6 +50,11 @@ class Bar:
         self.t0 = time.monotonic()
         self.bar = None
 
+    def quiet(self, blocks_done: int, blocks_total: int) -> bool:
+        """Would a call now draw nothing (no bar yet, and the launch has ended or is too young for one)?
+        Then the engine need not make the Progress record for it (pace.Pace.batch_done)."""
+        return self.bar is None and (blocks_done >= blocks_total or time.monotonic() - self.t0 < SHOW_AFTER)
+
     def __call__(self, p):
         if self.bar is None:
             if time.monotonic() - self.t0 < SHOW_AFTER or p.blocks_done >= p.blocks_total or not enabled():
