@@ -95,7 +95,19 @@ static void on_segv(int sig, siginfo_t *info, void *context) {
     uintptr_t sp = fault_sp(context), addr = (uintptr_t)info->si_addr;
     if (pin_guard_fault(addr)) {
         unguard_pinned();
-        rpc("settle");          /* the queued work runs; the touching instruction then runs again */
+        /* the queued work runs; the touching instruction then runs again. The reply buffers are the
+         * interrupted code's (a call that writes its answer into a guarded buffer: cudaMemGetInfo's out-
+         * parameters there), so they are put back as they were */
+        unsigned long long saved[sizeof R / sizeof R[0]];
+        int saved_nr = NR;
+        char *saved_rb = RB;
+        size_t saved_rbn = RBN;
+        memcpy(saved, R, sizeof saved);
+        RB = 0;
+        rpc("settle");
+        free(RB);
+        memcpy(R, saved, sizeof saved);
+        NR = saved_nr, RB = saved_rb, RBN = saved_rbn;
         return;
     }
     struct sigaction dfl;       /* any other fault: the default action, as the program would have had it */
