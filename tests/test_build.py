@@ -1386,13 +1386,15 @@ def test_windows_h_included_by_habit_builds_and_the_student_is_told(tmp_path, mo
             cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
             printf("%d %d\\n", h[0], h[1]);
         }
-        """, "sleeper.cu": "#include <windows.h>\nint main() { Sleep(10); return 0; }\n"})
+        """, "sleeper.cu": "#include <windows.h>\nint main() { Sleep(10); return 0; }\n",
+        "capital.cu": "#include <Windows.h>\n#include <cstdio>\nint main() { printf(\"ok\\n\"); return 0; }\n"})
     monkeypatch.chdir(tmp_path)
     r = run_program("habit.cu")
     assert (r.returncode, r.stdout) == (0, "6 8\n"), r.stderr
     assert "habit.cu includes <windows.h>, which Linux" in r.stderr and "Delete the line" in r.stderr
     with pytest.raises(CompileError, match=r"windows\.h: No such file(.|\n)*hint: windows\.h comes with Windows"):
         run_program("sleeper.cu")
+    assert run_program("capital.cu").stdout == "ok\n"           # (Windows finds <Windows.h> as <windows.h>)
 
 
 def test_the_toolkits_profiler_and_nvtx_headers_are_there(tmp_path, monkeypatch):
