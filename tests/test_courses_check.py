@@ -1664,7 +1664,9 @@ def test_a_scripts_make_call_gives_the_run_target_its_arguments(tmp_path):
 def test_a_program_that_reads_its_images_with_opencv_is_left_out_as_the_machine_has_no_opencv(tmp_path):
     course = write(tmp_path / "course", {"blur/blur.hpp": "#include <opencv2/core.hpp>\n",
                                          "blur/blur.cu": '#include "blur.hpp"\n' + MAIN + PIECE})
-    assert read_program(course / "blur/blur.cu", course).left_out.startswith("uses OpenCV")
+    import courses_check
+    left_out = read_program(course / "blur/blur.cu", course).left_out
+    assert left_out.startswith("uses OpenCV") if not courses_check._OPENCV_B14 else not left_out
 
 
 def test_a_launch_cudalab_refused_fails_a_program_that_checks_no_error():

@@ -500,3 +500,38 @@ def test_cupys_temporaries_reuse_device_memory_instead_of_growing_the_arena(cp):
         doubled = cp.ElementwiseKernel("float64 a", "float64 b", "b = a * 2", "twice")(y)
     assert float(doubled[0].get()) == 6.0
     assert memory.top - start < 200 << 20                      # not 40 x 48 MiB
+
+
+def test_a_generator_over_a_bit_generator_as_cupys_newer_random_api(cp):
+    # cp.random.Generator(cp.random.XORWOW(seed)): the same distributions, reproducible for a seed
+    # (numpy's PCG64 underneath, not cuRAND's numbers)
+    draws = cp.random.Generator(cp.random.XORWOW(1234)).random(1000, dtype=cp.float32)
+    assert isinstance(draws, cp.ndarray) and draws.dtype == cp.float32 and draws.shape == (1000,)
+    values = draws.get()
+    assert 0.0 <= values.min() and values.max() < 1.0 and 0.4 < values.mean() < 0.6
+    again = cp.random.Generator(cp.random.XORWOW(1234)).random(1000, dtype=cp.float32).get()
+    assert (again == values).all()
+    assert cp.random.Generator(cp.random.Philox4x3210(7)).integers(0, 3, 50).get().max() <= 2
+    assert cp.random.Generator(1234).random(3).shape == (3,)      # a seed, as CuPy 14.2.0 took it
+
+
+def test_pinned_memory_pointer_allocators_and_memoize_as_cupy_has_them(cp):
+    mem = cp.cuda.alloc_pinned_memory(64)
+    assert mem.size() == 64 and mem.size == 64 and mem.ptr != 0       # CuPy's size() method, numpy's size
+    host = np.frombuffer(mem, np.float32, 16)
+    host[:] = np.arange(16)
+    assert cp.asarray(host).get()[15] == 15.0
+    assert cp.cuda.get_device_id() == 0
+    with cp.cuda.using_allocator(cp.cuda.MemoryPool().malloc):
+        assert cp.ones(2).sum() == 2
+    assert cp.cuda.MemoryAsyncPool().used_bytes() >= 0
+    calls = []
+
+    @cp.memoize(for_each_device=True)
+    def table(n):
+        calls.append(n)
+        return n * n
+    assert table(3) + table(3) == 18 and calls == [3]
+    cp.clear_memo()
+    table(3)
+    assert calls == [3, 3]

@@ -1119,3 +1119,12 @@ def test_a_simulator_switch_set_after_numbas_import_is_named_in_the_message(cuda
                                            r"NUMBA_ENABLE_CUDASIM=1 was set after numba was imported") as caught:
         stop_here[1, 1](np.zeros(1))
     assert "Set it before `from numba import cuda`" in str(caught.value)
+
+
+def test_numbas_driver_device_is_the_emulated_gpu(cuda):
+    # a lesson prints cuda.cudadrv.driver.Device(0).name and .compute_capability (numba's own asks libcuda)
+    device = cuda.cudadrv.driver.Device(0)
+    assert device.name == cuda.get_current_device().name
+    assert device.compute_capability == cuda.get_current_device().compute_capability
+    with pytest.raises(Exception, match="cudaErrorInvalidDevice"):
+        cuda.cudadrv.driver.Device(1)

@@ -162,6 +162,8 @@ def test_a_part_of_cupy_or_pycuda_that_is_missing_is_the_stand_ins_not_a_package
     python2 = "    print 'GPU time', t\nSyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)?"
     assert pycourses_check.cause("fail", python2) == "Python 2"
     assert pycourses_check.cause("pass", out) == ""
+    assert pycourses_check.gone_api_p17("TypeError: only 0-dimensional arrays can be converted to Python scalars") \
+        == ["gone: a one-element array as a Python number (deprecated in numpy 1.25, an error by 2.4)"]
 
 
 # ---------------------------------------------------------------------------------------- pycourses16
@@ -182,3 +184,16 @@ def test_run_from_checkout_runs_a_script_in_the_repositorys_root(tmp_path):
     assert results["checkout/reads"]["status"] == "pass"
     copy = tmp_path / "w"
     assert pycourses_check.run_folder_p16(copy / "src" / "x.py", copy, "folder") == copy / "src"
+
+
+# pycourses17
+def test_a_name_todays_python_or_numpy_removed_is_sorted_as_gone():
+    out = ("Traceback (most recent call last):\n  File \"x.py\", line 3\nAttributeError: module 'time' has no "
+           "attribute 'clock'\n")
+    assert pycourses_check.cause("fail", out) == "gone: time.clock (Python 3.8)"
+    out = ("AttributeError: module 'numpy' has no attribute 'float'.\n"
+           "ImportError: cannot import name 'imread' from 'scipy.misc' (/usr/lib/scipy/misc/__init__.py)\n")
+    assert pycourses_check.gone_api_p17(out) == ["gone: np.float (numpy 1.24)", "gone: scipy.misc.imread (SciPy 1.2-1.3)"]
+    assert pycourses_check.cause("pass", out) == ""
+    assert pycourses_check.gone_api_p17("TypeError: only 0-dimensional arrays can be converted to Python scalars") \
+        == ["gone: a one-element array as a Python number (deprecated in numpy 1.25, an error by 2.4)"]

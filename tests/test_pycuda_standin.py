@@ -296,3 +296,61 @@ def test_mapped_host_memory_is_read_and_written_by_a_kernel_where_it_is(pycuda):
     scale(np.intp(mapped.base.get_device_pointer()), np.float32(2), np.int32(8), block=(8, 1, 1))
     drv.Context.synchronize()
     assert mapped.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
+
+
+def test_in_of_a_numpy_scalar_copies_its_bytes_in_and_gpuarray_flags_read_as_pycudas(pycuda):
+    # Columbia's E4750 solution passes cuda.In(b) where b may be a single np.float32: PyCUDA copies
+    # its four bytes to the device and the kernel reads b[0]
+    import pycuda.driver as drv
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    add = SourceModule("""
+    __global__ void add_first(const float *a, const float *b, float *c) { c[threadIdx.x] = a[threadIdx.x] + b[0]; }
+    """).get_function("add_first")
+    a, c = np.arange(4, dtype=np.float32), np.zeros(4, dtype=np.float32)
+    add(drv.In(a), drv.In(np.float32(10)), drv.Out(c), block=(4, 1, 1))
+    assert c.tolist() == [10.0, 11.0, 12.0, 13.0]
+    x = gpuarray.to_gpu(np.ones((2, 3), np.float32))
+    assert x.flags.c_contiguous and not x.flags.f_contiguous and x.flags["C_CONTIGUOUS"]
+    assert gpuarray.zeros_like(x).get().tolist() == [[0.0] * 3] * 2
+
+
+def test_timing_an_event_the_gpu_has_not_reached_is_pycudas_device_not_ready(pycuda):
+    # Columbia's E4750 recitation times a launch with start.time_till(end) right after end.record()
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    scale = SourceModule(SCALE).get_function("scale")
+    a = drv.mem_alloc(4 * 1024)
+    start, end = drv.Event(), drv.Event()
+    start.record()
+    scale(a, np.float32(2), np.int32(1024), block=(256, 1, 1), grid=(4, 1))
+    end.record()
+    with pytest.raises(drv.LogicError, match=r"cuEventElapsedTime failed: device not ready.*end.synchronize\(\)"):
+        start.time_till(end)
+    end.synchronize()
+    assert start.time_till(end) > 0 and end.time_since(start) == start.time_till(end)
+
+
+def test_namespace_const_floats_folded_into_a_kernel_as_nvcc_does(pycuda):
+    # a heat-equation homework keeps its constants as const floats, one computed from the others;
+    # nvcc folds them, NVRTC alone takes dt for a __device__ variable initialized at run time
+    import pycuda.driver as drv
+    from pycuda.compiler import SourceModule
+    step = SourceModule("""
+    const float D = 4.0;
+    const float dx2 = 0.01;
+    const float dt = dx2 * dx2 / (2 * D * (dx2 + dx2));
+    __global__ void factor(float *u) { u[threadIdx.x] = D * dt / dx2; }
+    """).get_function("factor")
+    u = np.zeros(4, dtype=np.float32)
+    step(drv.InOut(u), block=(4, 1, 1))
+    assert u.tolist() == [0.25] * 4
+
+
+def test_from_device_like_takes_pycudas_keyword_names(pycuda):
+    import pycuda.driver as drv
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a_gpu = drv.to_device(a)
+    back = drv.from_device_like(devptr=a_gpu, other_ary=a)      # a hello-GPU lesson's spelling
+    assert back.shape == (2, 3) and back.tolist() == a.tolist()
+    assert drv.from_device(a_gpu, (6,), np.float32).tolist() == a.ravel().tolist()

@@ -39,8 +39,10 @@ runs it (``GPU_KERNEL=$i $prog $m $n $k`` in a loop: the variables such a line s
 environment), else the example its own usage message shows ("example: ./grid_min 1000000000 256 256"), else
 none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
-its output says it failed, and, where its source prints a success message ("Success!", "PASS",
-"correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
+its output says it failed (nor that a launch was refused, for a program that checks no error), and,
+where its source prints a success message ("Success!", "PASS", "correct!"), the output has one. One that
+prints no verdict at all *ran* where it is an exercise's skeleton (a comment leaves work to the student)
+or its numbers differ from its course's solution run beside it (``no_verdict_c18``). A kernel too large for a CPU must stop with the watchdog's
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
@@ -110,16 +112,16 @@ NOT_EMULATED = [
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"-lQt\w*|[<\"]Q(Image|Application|Widget|Color|Painter)[>\"]|[<\"]Qt\w+/", "Qt (a GUI library, not installed here)"),
-    # (a Russian course's bilateral filter; books6 to books12 left such programs out by hand)
-    *([(r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*opencv",
+    # (a Russian course's bilateral filter, the Coursera CUDA course's image labs; books6 to books12 left such
+    # programs out by hand)
+    *([(r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*\bopencv",
         "OpenCV (a host image library, not installed here)")] if not _OPENCV_B14 else []),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
     # (a particle-physics course's labs fill ROOT histograms: TROOT.h, TH1F.h, -lCore -lHist)
     (r"[<\"]T(?:ROOT|System|H[123][CSIFD]|Canvas|File|Tree|Application|Random\d?|F1|Graph|Minuit)\.h[>\"]|-lCore\b.*-lHist\b",
      "ROOT (CERN's data-analysis framework, not installed here)"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
-    # (the Coursera CUDA course's image labs read their PNGs with OpenCV, its NPP projects with FreeImage)
-    (r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*\bopencv", "OpenCV (a host image library, not installed here)"),
+    # (the Coursera CUDA course's image labs read their PNGs with OpenCV (above), its NPP projects with FreeImage)
     (r"[<\"]FreeImage\.h[>\"]|-lfreeimage\b", "FreeImage (a host image library, not installed here)"),
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)

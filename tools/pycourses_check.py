@@ -159,10 +159,37 @@ def cause(status: str, out: str) -> str:
         parts.append("stand-in lacks: " + ", ".join(lacking))
     if PYTHON_2.search(out):
         parts.append("Python 2")
+    parts.extend(gone_api_p17(out))
     blanks = re.findall(rf"^{CELL} (\d+) blank$", out, re.M)
     if blanks:
         parts.append("exercise blanks: cell" + ("s " if len(blanks) > 1 else " ") + ", ".join(blanks))
     return "; ".join(parts)
+
+
+# names that the current Python, numpy and SciPy removed: a program using one fails on a GPU too
+GONE_P17 = (
+    (re.compile(r"module 'time' has no attribute 'clock'"), "time.clock", "Python 3.8"),
+    (re.compile(r"module 'numpy' has no attribute '(float|int|bool|object|complex|str|long|unicode)'"),
+     "np.{0}", "numpy 1.24"),
+    (re.compile(r"module 'numpy' has no attribute '(asscalar|alen|msort)'"), "np.{0}", "numpy 1.23-2.0"),
+    (re.compile(r"cannot import name '(imread|imsave|imresize|imfilter|imrotate|toimage)' from 'scipy\.misc'"),
+     "scipy.misc.{0}", "SciPy 1.2-1.3"),
+    (re.compile(r"TypeError: only 0-dimensional arrays can be converted to Python scalars"),
+     "a one-element array as a Python number", "deprecated in numpy 1.25, an error by 2.4"),
+)
+
+
+def gone_api_p17(out: str) -> list:
+    """What an old program uses that its language or libraries have since removed (``time.clock``,
+    ``np.float``, ``scipy.misc.imread``), as ``gone: time.clock (Python 3.8)``: the author's code
+    against today's packages, which a GPU with them fails on too."""
+    found = []
+    for pattern, name, version in GONE_P17:
+        for m in pattern.finditer(out):
+            item = f"gone: {name.format(*m.groups())} ({version})"
+            if item not in found:
+                found.append(item)
+    return found
 
 
 def program_name(path: Path, checkout: Path, names: str) -> str:

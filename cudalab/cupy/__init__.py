@@ -18,6 +18,7 @@ and ``cupyx.profiler.benchmark`` measure) is timed by a roofline of the device p
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import types
@@ -103,18 +104,16 @@ class ndarray(DeviceNDArray):
         put(self, indices, values, mode)
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
-        """numpy's astype, but a float converted to a 32- or 64-bit integer saturates as the GPU's
-        conversion does (-1.5 to uint32 is 0, 3e9 to int32 is 2147483647, NaN is 0) where numpy wraps."""
+        """numpy's astype, but a float converted to an integer as the GPU's conversion does
+        (``_float_to_int``) where numpy wraps or answers what the CPU's does."""
         values = _values(self)
         target = np.dtype(dtype)
         if not copy and target == self.dtype:
             return self
-        result = values.astype(target, order=order)
-        if values.dtype.kind == "f" and target.kind in "iu" and target.itemsize >= 4 and result.size:
-            info = np.iinfo(target)
-            result[values >= float(info.max)] = info.max
-            result[values <= float(info.min)] = info.min
-            result[np.isnan(values)] = 0
+        if values.dtype.kind == "f" and target.kind in "iu" and values.size:
+            result = _float_to_int(values, target)
+        else:
+            result = values.astype(target, order=order)
         out = _wrap(result)
         model.charge("astype", (self,), out)
         return out
@@ -161,6 +160,19 @@ class ndarray(DeviceNDArray):
     def __format__(self, spec):
         return format(_host(self)[()] if self.ndim == 0 else _host(self), spec)
 
+    # DLPack: a capsule over this array's device memory (cudalab/cupy/dlpack.py)
+    def toDlpack(self):
+        return dlpack.to_capsule(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"a cupy array is on the device (2, 0), not {tuple(dl_device)}: copy it with .get() "
+                              "for the host.")
+        return dlpack.to_capsule(self.copy() if copy else self)
+
+    def __dlpack_device__(self):
+        return (dlpack.CUDA, 0)
+
     # numpy's other methods and attributes (sum, mean, astype, copy, fill, sort, real...): numpy's own on the
     # values; a method that changes the array in place (fill, sort) works on a copy that is stored back
     def __getattr__(self, name):
@@ -181,6 +193,24 @@ class ndarray(DeviceNDArray):
             return result
         method.__name__ = name
         return method
+
+
+def _float_to_int(values: np.ndarray, target: np.dtype) -> np.ndarray:
+    """Floats to an integer type as CuPy's cast kernel does on a GPU (CuPy 14.2.0 on an H200, and
+    cudalab's own cvt for the same ElementwiseKernel): toward zero, converted to a 32-bit integer of the
+    target's sign (64-bit for a 64-bit target) with saturation, then cut to the target's width. So 300.0
+    to int8 is 44 and 1e10 to int8 is -1 (2147483647's low byte), -1.5 to uint8 is 0, and NaN is 0
+    except where the conversion gives its sign bit: a float64 to any 32-bit integer, anything to a 64-bit
+    one (NaN to int64 is -2**63)."""
+    wide = np.dtype(f"{target.kind}{8 if target.itemsize == 8 else 4}")
+    info = np.iinfo(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        result = values.astype(wide)
+    result[values >= float(info.max)] = info.max
+    result[values <= float(info.min)] = info.min
+    sign_bit = values.dtype.itemsize == 8 or wide.itemsize == 8
+    result[np.isnan(values)] = (info.min if target.kind == "i" else 1 << (wide.itemsize * 8 - 1)) if sign_bit else 0
+    return result.astype(target)
 
 
 class _Flags(dict):
@@ -429,6 +459,42 @@ def put(a, ind, v, mode="wrap"):
     _store(a, values)
 
 
+def from_dlpack(array, *, device=None, copy=None):
+    """An array from another library's (anything with ``__dlpack__``, or a DLPack capsule): a view of
+    the same device memory, no copy (a host tensor's values are copied to the device)."""
+    return dlpack.from_dlpack(array, device=device, copy=copy)
+
+
+def fromDlpack(dltensor):           # noqa: N802  (CuPy's old name: a capsule only)
+    """CuPy's older ``fromDlpack``: a DLPack capsule (``a.toDlpack()``) as an array viewing its memory."""
+    return dlpack.from_capsule(dltensor)
+
+
+def memoize(for_each_device=False):
+    """CuPy's ``memoize``: a decorator caching a function's results by its arguments (CuPy keeps them per
+    device; cudalab has one)."""
+    def decorate(f):
+        cache = {}
+
+        def cached(*args, **kwargs):
+            key = (args, tuple(sorted(kwargs.items())))
+            if key not in cache:
+                cache[key] = f(*args, **kwargs)
+            return cache[key]
+        _MEMOS.append(cache)
+        return functools.wraps(f)(cached)
+    return decorate
+
+
+_MEMOS: list = []
+
+
+def clear_memo():
+    """Forget every result ``memoize`` cached."""
+    for cache in _MEMOS:
+        cache.clear()
+
+
 def is_available() -> bool:
     """Whether CuPy has a GPU to run on: the emulated one."""
     return cuda.is_available()
@@ -506,7 +572,8 @@ from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  #
 
 # the submodules use ndarray above; imported by name, since ``from . import random`` would ask __getattr__
 # first, which answers numpy's
-cuda, random, testing = (importlib.import_module(f"{__name__}.{m}") for m in ("cuda", "random", "testing"))
+cuda, random, testing, dlpack = (importlib.import_module(f"{__name__}.{m}")
+                                 for m in ("cuda", "random", "testing", "dlpack"))
 
 __version__ = "13.0.0+cudalab"
 _THIS = sys.modules[__name__]

@@ -301,10 +301,57 @@ def malloc_managed(size):
     return alloc(size)
 
 
+class _Size(int):
+    """A byte count that is also CuPy's ``size()`` method (PinnedMemoryPointer.size() is a method,
+    numpy's ``size`` an attribute: a program may use either)."""
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+class PinnedMemoryPointer(np.ndarray):
+    """CuPy's pointer to page-locked host memory: the bytes as a numpy buffer (``numpy.frombuffer(mem,
+    dtype, count)`` reads them), ``ptr`` their host address and ``size()`` their count."""
+
+    @property
+    def size(self):
+        return _Size(super().size)
+
+    @property
+    def ptr(self) -> int:
+        return int(self.ctypes.data)
+
+
 def alloc_pinned_memory(size):
     """CuPy's ``cupy.cuda.alloc_pinned_memory``: ``size`` bytes of page-locked host memory, a buffer
     numpy reads (``numpy.frombuffer(mem, dtype, count)``); copies from and to it are pinned ones."""
-    return streams.pinned_array(max(int(size), 1), np.uint8)
+    return streams.pinned_array(max(int(size), 1), np.uint8).view(PinnedMemoryPointer)
+
+
+def get_device_id() -> int:
+    """The current device's number (cudalab emulates one device: 0)."""
+    return 0
+
+
+class using_allocator:             # noqa: N801  (CuPy's name: a context manager)
+    """CuPy's ``with cupy.cuda.using_allocator(allocator):``: accepted, as ``set_allocator`` is (cudalab
+    allocates device memory itself, so ``allocator`` is never called)."""
+
+    def __init__(self, allocator=None):
+        self.allocator = allocator
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class MemoryAsyncPool(MemoryPool):
+    """CuPy's stream-ordered pool (cudaMallocAsync): the same live allocations as ``MemoryPool``."""
+
+    def __init__(self, pool_handles="current"):
+        super().__init__()
 
 
 def set_allocator(allocator=None):
@@ -330,9 +377,11 @@ stream = _module("cupy.cuda.stream", "CuPy's streams and events, cudalab's (the 
 memory = _module("cupy.cuda.memory", "CuPy's memory pools over cudalab's memory.", MemoryPool=MemoryPool,
                  MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory,
                  PinnedMemoryPool=PinnedMemoryPool, alloc=alloc, set_allocator=set_allocator,
-                 get_allocator=get_allocator, malloc_managed=malloc_managed)
+                 get_allocator=get_allocator, malloc_managed=malloc_managed, using_allocator=using_allocator,
+                 MemoryAsyncPool=MemoryAsyncPool)
 pinned_memory = _module("cupy.cuda.pinned_memory", "CuPy's page-locked host memory, cudalab's.",
                         PinnedMemoryPool=PinnedMemoryPool, alloc_pinned_memory=alloc_pinned_memory,
+                        PinnedMemoryPointer=PinnedMemoryPointer,
                         set_pinned_memory_allocator=set_pinned_memory_allocator)
 
 

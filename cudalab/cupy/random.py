@@ -70,3 +70,40 @@ class _Generator:
         def draw(*args, **kwargs):
             return _device(np.asarray(method(*args, **kwargs)))
         return draw
+
+
+class BitGenerator:
+    """CuPy's bit generators (cuRAND's XORWOW, MRG32k3a, Philox4_32_10), given a seed: here each seeds
+    numpy's PCG64, so a program gets the same distributions, reproducible for a seed, not cuRAND's numbers."""
+
+    def __init__(self, seed=None):
+        self._seed = seed
+
+    def random_raw(self, size=None, output=True):
+        """Raw 32-bit draws, as CuPy's bit generators give them."""
+        values = np.random.default_rng(self._seed).integers(0, 2**32, size=size, dtype=np.uint64).astype(np.uint32)
+        return _device(np.asarray(values)) if output else None
+
+
+class XORWOW(BitGenerator):
+    pass
+
+
+class MRG32k3a(BitGenerator):
+    pass
+
+
+class Philox4x3210(BitGenerator):
+    pass
+
+
+class Generator(_Generator):
+    """CuPy's ``Generator(bit_generator)`` (``cp.random.Generator(cp.random.XORWOW(1234))``): numpy's
+    Generator methods (``random``, ``standard_normal``, ``integers``, ``uniform``... with their
+    ``dtype``), the draws stored in device memory."""
+
+    def __init__(self, bit_generator):
+        if not isinstance(bit_generator, BitGenerator):        # a seed (CuPy 14.2.0 took Generator(1234) too)
+            bit_generator = XORWOW(bit_generator)
+        self.bit_generator = bit_generator
+        super().__init__(np.random.Generator(np.random.PCG64(bit_generator._seed)))

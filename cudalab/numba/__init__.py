@@ -74,6 +74,7 @@ def _method_patches() -> list:
     import numba.cuda.dispatcher as dispatcher
     from numba.cuda.codegen import CUDACodeLibrary
     from numba.cuda.cudadrv import devicearray
+    from numba.cuda.cudadrv import driver as numba_driver
     from numba.cuda.cudadrv.driver import Driver
     from numba.cuda.kernels import transpose
     from numba.cuda.vectorizers import CUDAGeneralizedUFunc, CUDAUFuncMechanism
@@ -84,6 +85,7 @@ def _method_patches() -> list:
             # a program's set-up cell prints the driver's version: the emulated driver's, no libcuda asked
             (Driver, "get_version", host.driver_version),
             (Driver, "is_available", property(lambda driver: True)),
+            (numba_driver, "Device", host.DriverDevice),        # cuda.cudadrv.driver.Device(0).name
             # numba's compiler module (*_for_current_device, compile_ptx without cc) and its dispatchers
             # (device functions: compile_device, inspect_asm) ask the profile for the GPU
             (compiler, "get_current_device", host.get_current_device),

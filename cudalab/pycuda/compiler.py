@@ -83,8 +83,12 @@ class SourceModule(driver.Module):
         super().__init__(module)
 
 
-# NVRTC's words for host code, which nvcc compiles and PyCUDA's build then leaves out
-_HOST_CODE = re.compile(r"host (functions|variables) are not allowed in JIT mode|cannot open source file")
+# NVRTC's words for host code, which nvcc compiles and PyCUDA's build then leaves out; and for a
+# namespace-scope ``const float dt = dx2 * dy2 / (2 * D * (dx2 + dy2));`` over other const floats,
+# which nvcc folds to a constant the kernels use (a host variable "initialized with a constant
+# expression") where NVRTC takes it for a __device__ variable initialized at run time
+_HOST_CODE = re.compile(r"host (functions|variables) are not allowed in JIT mode|cannot open source file|"
+                        r"dynamic initialization is not supported for a __device__ variable")
 
 
 def _nvcc_module(source, options, nvrtc_error):

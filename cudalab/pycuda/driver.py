@@ -466,9 +466,12 @@ memcpy_dtod_async = memcpy_dtod
 
 
 class Memcpy2D:
-    """cuMemcpy2D: ``height`` rows of ``width_in_bytes`` bytes between a host array and device memory
-    (pitched memory from ``mem_alloc_pitch``): each side set with ``set_src_host``/``set_src_device``
-    (``set_dst_...``), its ``*_pitch`` in bytes and its ``*_x_in_bytes``/``*_y`` offset."""
+    """cuMemcpy2D: ``height`` rows of ``width_in_bytes`` bytes between host arrays, device memory (pitched
+    memory from ``mem_alloc_pitch``) and CUDA arrays (``Array``, ``np_to_array``): each side set with
+    ``set_src_host``/``set_src_device``/``set_src_array`` (``set_dst_...``), its ``*_pitch`` in bytes
+    (an array's is its own) and its ``*_x_in_bytes``/``*_y`` offset."""
+
+    _call = "cuMemcpy2D"
 
     def __init__(self):
         self.src_x_in_bytes = self.src_y = self.dst_x_in_bytes = self.dst_y = 0
@@ -481,46 +484,75 @@ class Memcpy2D:
     def set_src_device(self, ptr):
         self._src = ("D", _address(ptr))
 
+    def set_src_array(self, ary):
+        self._src = ("A", ary)
+
     def set_dst_host(self, ary):
         self._dst = ("H", ary)
 
     def set_dst_device(self, ptr):
         self._dst = ("D", _address(ptr))
 
-    def set_src_array(self, ary):
-        from ..errors import UnsupportedError
-        raise UnsupportedError("Memcpy2D.set_src_array: CUDA arrays come with texture references, which CUDA 12 "
-                               "removed and cudalab does not emulate; copy from device memory or a host array")
+    def set_dst_array(self, ary):
+        self._dst = ("A", ary)
 
-    set_dst_array = set_src_array
+    def _box(self) -> tuple:
+        return int(self.width_in_bytes), int(self.height), 1
+
+    def _side(self, which: str, box) -> tuple:
+        """(kind, host bytes or device address, row pitch, slice pitch) of the source or destination,
+        the address at the box's first byte."""
+        kind, target = getattr(self, f"_{which}")
+        x, y, z = (int(getattr(self, f"{which}_{k}", 0)) for k in ("x_in_bytes", "y", "z"))
+        width, rows, depth = box
+        if kind == "A":
+            address, pitch, slice_pitch = target._region(x, y, z, width, rows, depth, self._call)
+            return "D", address, pitch, slice_pitch
+        pitch = int(getattr(self, f"{which}_pitch") or width)
+        if pitch < width:
+            raise LogicError(f"{self._call} failed: invalid argument - {which}_pitch ({pitch}) is smaller than "
+                             f"width_in_bytes ({width})")
+        slice_pitch = pitch * int(getattr(self, f"{which}_height", 0) or rows)
+        start = z * slice_pitch + y * pitch + x
+        if kind == "H":     # the array's bytes in memory order (an F-ordered matrix's too)
+            return "H", np.asarray(target).ravel(order="K").view(np.uint8)[start:], pitch, slice_pitch
+        return "D", target + start, pitch, slice_pitch
 
     @one_at_a_time
     def __call__(self, aligned=False, stream=None):
         if self._src is None or self._dst is None:
-            raise LogicError("cuMemcpy2D failed: set the source and the destination first (set_src_host or "
-                             "set_src_device, set_dst_host or set_dst_device)")
-        width, rows = int(self.width_in_bytes), int(self.height)
-        for pitch, what in ((self.src_pitch, "src_pitch"), (self.dst_pitch, "dst_pitch")):
-            if pitch and pitch < width:
-                raise LogicError(f"cuMemcpy2D failed: invalid argument - {what} ({pitch}) is smaller than "
-                                 f"width_in_bytes ({width})")
-        src_pitch, dst_pitch = int(self.src_pitch or width), int(self.dst_pitch or width)
-        (skind, src), (dkind, dst) = self._src, self._dst
-        src_start = int(self.src_y) * src_pitch + int(self.src_x_in_bytes)
-        dst_start = int(self.dst_y) * dst_pitch + int(self.dst_x_in_bytes)
-        src_bytes = np.asarray(src).reshape(-1).view(np.uint8) if skind == "H" else None
-        dst_bytes = np.asarray(dst).reshape(-1).view(np.uint8) if dkind == "H" else None
-        for r in range(rows):
-            at = src_start + r * src_pitch
-            row = src_bytes[at:at + width] if skind == "H" else _device().read(src + at, width)
-            at = dst_start + r * dst_pitch
-            if dkind == "H":
-                dst_bytes[at:at + width] = np.frombuffer(bytes(row), np.uint8)
-            else:
-                _device().write(dst + at, bytes(row))
-        host = src if skind == "H" else dst if dkind == "H" else None
-        _timeline_copy(width * rows, f"{skind}2{dkind}", stream, host if isinstance(host, np.ndarray) else None,
-                       blocking=stream is None)
+            raise LogicError(f"{self._call} failed: set the source and the destination first (set_src_host, "
+                             "set_src_device or set_src_array; set_dst_host, set_dst_device or set_dst_array)")
+        box = self._box()
+        (skind, src, spitch, sslice), (dkind, dst, dpitch, dslice) = self._side("src", box), self._side("dst", box)
+        width, rows, depth = box
+        for z in range(depth):
+            for r in range(rows):
+                at = z * sslice + r * spitch
+                row = src[at:at + width] if skind == "H" else _device().read(src + at, width)
+                at = z * dslice + r * dpitch
+                if dkind == "H":
+                    dst[at:at + width] = np.frombuffer(bytes(row), np.uint8)
+                else:
+                    _device().write(dst + at, bytes(row))
+        host = self._src[1] if skind == "H" else self._dst[1] if dkind == "H" else None
+        _timeline_copy(width * rows * depth, f"{skind}2{dkind}", stream,
+                       host if isinstance(host, np.ndarray) else None, blocking=stream is None)
+
+
+class Memcpy3D(Memcpy2D):
+    """cuMemcpy3D: ``depth`` slices of ``height`` rows of ``width_in_bytes`` bytes; a host or device side's
+    slices lie ``*_height`` rows apart, and ``*_z`` picks the first one (a CUDA array's are its own)."""
+
+    _call = "cuMemcpy3D"
+
+    def __init__(self):
+        super().__init__()
+        self.src_z = self.dst_z = self.src_height = self.dst_height = self.depth = 0
+        self.src_lod = self.dst_lod = 0
+
+    def _box(self) -> tuple:
+        return int(self.width_in_bytes), int(self.height), int(self.depth or 1)
 
 
 @one_at_a_time
@@ -548,8 +580,10 @@ def from_device(devptr, shape, dtype, order="C"):
     return out
 
 
-def from_device_like(devptr, other):
-    return from_device(devptr, other.shape, other.dtype)
+def from_device_like(devptr, other_ary):
+    """A host array shaped like ``other_ary`` holding the bytes at ``devptr`` (PyCUDA's keyword names:
+    ``from_device_like(devptr=a_gpu, other_ary=a)``)."""
+    return from_device(devptr, other_ary.shape, other_ary.dtype)
 
 
 class HostAllocation:
@@ -688,7 +722,7 @@ class In(ArgumentHandler):
     """Copied to the device before the launch, not back."""
 
     def get_device_alloc(self):
-        view = self.array.view()
+        view = np.atleast_1d(self.array).view()     # (a numpy scalar too: PyCUDA copies its bytes in)
         view.flags.writeable = False            # the launch copies a read-only array in only
         return view
 
@@ -730,10 +764,24 @@ class Event(streams.Event):
         return self
 
     def time_since(self, earlier) -> float:
-        return earlier.elapsed_time(self)
+        return _elapsed(earlier, self)
 
     def time_till(self, later) -> float:
-        return self.elapsed_time(later)
+        return _elapsed(self, later)
+
+
+def _elapsed(start: Event, end: Event) -> float:
+    """cuEventElapsedTime in milliseconds; an event the GPU has not reached yet is PyCUDA's error
+    (cuEventElapsedTime failed: device not ready), with what to call first in PyCUDA's words."""
+    try:
+        return start.elapsed_time(end)
+    except _errors.CudaError as e:
+        if "cudaErrorNotReady" not in str(e):
+            raise
+        raise LogicError("cuEventElapsedTime failed: device not ready - an event has not been reached yet as far "
+                         "as the host can tell (a launch returns at once; the GPU records the event after the "
+                         "work before it). Call end.synchronize() after end.record() and before time_till or "
+                         "time_since.") from None
 
 
 # ---------------------------------------------------------------------- modules and functions
@@ -997,3 +1045,8 @@ class jit_option:                   # noqa: N801  (PyCUDA's name: CUjit_option, 
     MAX_REGISTERS, THREADS_PER_BLOCK, WALL_TIME, INFO_LOG_BUFFER = 0, 1, 2, 3
     INFO_LOG_BUFFER_SIZE_BYTES, ERROR_LOG_BUFFER, ERROR_LOG_BUFFER_SIZE_BYTES = 4, 5, 6
     OPTIMIZATION_LEVEL, TARGET_FROM_CUCONTEXT, TARGET, FALLBACK_STRATEGY = 7, 8, 9, 10
+
+
+# CUDA arrays (cudalab/pycuda/arrays.py): what np_to_array and matrix_to_array make for texture lessons
+from .arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags, array_format,  # noqa: E402,F401
+                     dtype_to_array_format, make_multichannel_2d_array, matrix_to_array, np_to_array)

@@ -440,6 +440,14 @@ def select_device(device_id=0):
     return get_current_device()
 
 
+class DriverDevice:
+    """numba's ``cuda.cudadrv.driver.Device(n)``, which a lesson builds to print the GPU's name and
+    compute capability (numba's own asks libcuda): the emulated device."""
+
+    def __new__(cls, devnum=0):
+        return select_device(devnum)
+
+
 class _Context:
     """``cuda.current_context()``: the device and its memory."""
 

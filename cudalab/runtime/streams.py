@@ -222,10 +222,18 @@ class Stream:
         waits for it. The Python API runs every operation at once, so it runs now and this call returns
         when it has (a callback must not wait for something the caller does next); calling CUDA from it
         raises cudaErrorNotPermitted, as on a GPU."""
+        self._host_call(lambda: callback(self, 0, arg), callback, as_callback=True)
+
+    def launch_host_func(self, callback, arg=None):
+        """cudaLaunchHostFunc (CuPy's name): ``callback(arg)`` runs once the stream's work so far is done,
+        as ``add_callback``'s does, but with no status: behind a kernel that faulted it is not called."""
+        self._host_call(lambda: callback(arg), callback, as_callback=False)
+
+    def _host_call(self, run, callback, as_callback):
         ctx = context()
         _gpu_synchronize()
         name = getattr(callback, "__name__", "host function")
-        ctx.host_function(self._core, lambda _: callback(self, 0, arg), None, name=name)
+        ctx.host_function(self._core, lambda _: run(), None, name=name, callback=as_callback)
         ctx.finish(ctx.follows(self._core))
 
     def __enter__(self):

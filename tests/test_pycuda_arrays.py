@@ -1,0 +1,92 @@
+"""PyCUDA's CUDA arrays, as texture lessons make them: ``matrix_to_array`` and ``np_to_array`` from numpy
+data in C or Fortran order, ``Array`` from a descriptor, and ``Memcpy2D``/``Memcpy3D`` to and from
+arrays; and what PyCUDA answers for a dtype no array holds or a copy that does not fit."""
+import numpy as np
+import pytest
+
+import cudalab.numba
+
+
+@pytest.fixture
+def drv():
+    cudalab.numba.install()
+    import pycuda.autoinit  # noqa: F401
+    import pycuda.driver
+    yield pycuda.driver
+    cudalab.numba.uninstall()
+
+
+def read_2d(drv, array, rows, row_bytes, dtype, shape):
+    out = np.zeros(shape, dtype)
+    copy = drv.Memcpy2D()
+    copy.set_src_array(array)
+    copy.set_dst_host(out)
+    copy.width_in_bytes = copy.dst_pitch = row_bytes
+    copy.height = rows
+    copy(aligned=True)
+    return out
+
+
+def test_matrix_to_array_in_c_and_fortran_order(drv):
+    m = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = drv.matrix_to_array(m, "C")
+    d = rows.get_descriptor()
+    assert (d.width, d.height, d.num_channels, d.format) == (4, 3, 1, drv.array_format.FLOAT)
+    assert read_2d(drv, rows, 3, 16, np.float32, (3, 4)).tolist() == m.tolist()
+    columns = drv.matrix_to_array(m, "F")          # the array's rows are the matrix's columns
+    assert (columns.get_descriptor().width, columns.get_descriptor().height) == (3, 4)
+    assert read_2d(drv, columns, 4, 12, np.float32, (4, 3)).tolist() == m.T.tolist()
+
+
+def test_np_to_array_in_three_dimensions_and_back_with_memcpy3d(drv):
+    volume = np.arange(24, dtype=np.int16).reshape(2, 3, 4)
+    array = drv.np_to_array(volume, "C")
+    d = array.get_descriptor_3d()
+    assert (d.width, d.height, d.depth, d.format) == (4, 3, 2, drv.array_format.SIGNED_INT16)
+    back = np.zeros_like(volume)
+    copy = drv.Memcpy3D()
+    copy.set_src_array(array)
+    copy.set_dst_host(back)
+    copy.width_in_bytes = copy.dst_pitch = 8
+    copy.height = copy.dst_height = 3
+    copy.depth = 2
+    copy()
+    assert back.tolist() == volume.tolist()
+
+
+def test_doubles_as_int32_pairs_and_surface_arrays(drv):
+    doubles = drv.np_to_array(np.arange(4.0).reshape(2, 2), "C")
+    assert (doubles.get_descriptor().format, doubles.get_descriptor().num_channels) == \
+        (drv.array_format.SIGNED_INT32, 2)
+    surface = drv.np_to_array(np.ones((2, 5), np.float32), "C", allowSurfaceBind=True)
+    d = surface.get_descriptor_3d()
+    assert d.depth == 1 and d.flags == drv.array3d_flags.SURFACE_LDST | drv.array3d_flags.ARRAY3D_LAYERED
+
+
+def test_an_array_from_a_descriptor_filled_from_the_device(drv):
+    d = drv.ArrayDescriptor()
+    d.width, d.height, d.format, d.num_channels = 4, 2, drv.dtype_to_array_format(np.uint8), 1
+    array = drv.Array(d)
+    src = drv.to_device(np.arange(8, dtype=np.uint8))
+    copy = drv.Memcpy2D()
+    copy.set_src_device(src)
+    copy.set_dst_array(array)
+    copy.width_in_bytes = copy.src_pitch = 4
+    copy.height = 2
+    copy()
+    assert read_2d(drv, array, 2, 4, np.uint8, (2, 4)).tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    array.free()
+
+
+def test_what_pycuda_answers_for_a_misuse(drv):
+    with pytest.raises(TypeError, match="cannot convert dtype 'float64' to array format"):
+        drv.matrix_to_array(np.zeros((2, 2)), "C")      # doubles need allow_double_hack
+    with pytest.raises(drv.LogicError, match="order must be either F or C"):
+        drv.np_to_array(np.zeros((2, 2), np.float32), "K")
+    array = drv.matrix_to_array(np.zeros((3, 4), np.float32), "C")
+    too_wide = drv.Memcpy2D()
+    too_wide.set_src_host(np.zeros((3, 8), np.float32))
+    too_wide.set_dst_array(array)
+    too_wide.width_in_bytes, too_wide.height = 32, 3
+    with pytest.raises(drv.LogicError, match="cuMemcpy2D failed: invalid value .* does not fit in the CUDA array"):
+        too_wide()
