@@ -1362,14 +1362,39 @@ def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
                                             ("cutil_inline.h", "CUDA 4 and older"),
                                             ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate"),
-                                            # (a Russian student's Visual Studio lab, which calls none of it)
-                                            ("windows.h", r"Win32 API.*if the program calls none of it.*delete the line"),
                                             ("opencv2/opencv.hpp", r"OpenCV's C\+\+ library.*pkg-config --cflags --libs opencv4")])
 def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match=f"hint: {header} comes with .*{where}"):
         run_program("p.cu")
+
+
+def test_windows_h_included_by_habit_builds_and_the_student_is_told(tmp_path, monkeypatch):
+    # a Russian university's Visual Studio matrix product includes <windows.h> and calls only C's setlocale;
+    # one that calls Sleep still stops at the include, as nvcc on Linux does
+    write(tmp_path, {"habit.cu": """\
+        #include <windows.h>
+        #include <clocale>
+        #include <cstdio>
+        __global__ void twice(int *x) { x[threadIdx.x] *= 2; }
+        int main() {
+            setlocale(LC_ALL, "C");
+            int h[2] = {3, 4}, *d;
+            cudaMalloc(&d, sizeof h); cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+            twice<<<1, 2>>>(d);
+            cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+            printf("%d %d\\n", h[0], h[1]);
+        }
+        """, "sleeper.cu": "#include <windows.h>\nint main() { Sleep(10); return 0; }\n",
+        "capital.cu": "#include <Windows.h>\n#include <cstdio>\nint main() { printf(\"ok\\n\"); return 0; }\n"})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("habit.cu")
+    assert (r.returncode, r.stdout) == (0, "6 8\n"), r.stderr
+    assert "habit.cu includes <windows.h>, which Linux" in r.stderr and "Delete the line" in r.stderr
+    with pytest.raises(CompileError, match=r"windows\.h: No such file(.|\n)*hint: windows\.h comes with Windows"):
+        run_program("sleeper.cu")
+    assert run_program("capital.cu").stdout == "ok\n"           # (Windows finds <Windows.h> as <windows.h>)
 
 
 def test_the_toolkits_profiler_and_nvtx_headers_are_there(tmp_path, monkeypatch):

@@ -29,7 +29,7 @@ from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
 from . import (images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
-               std_float_math, void_main, vs_includes)
+               std_float_math, void_main, vs_includes, windows_header)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -367,7 +367,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
 
     r = compile_with(options)
     case_notes, headers, included, removed = "", out.with_name(out.name + ".headers"), {}, []
-    project_folders, std_floats = None, []
+    project_folders, std_floats, without_windows = None, [], None
     while r.returncode:
         # Windows' habits, each met only once the one before it is passed (a header's name stops the
         # preprocessor before g++ sees main), so they are tried in turn until none is left
@@ -399,9 +399,14 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         elif not std_floats and (std_floats := std_float_math.names(log)):
             # std::sqrtf, which Visual Studio's <cmath> has and g++ 12's does not (shim/std_float_math.h)
             options = [*options, *std_float_math.options()]
+        elif without_windows is None and windows_header.missing(log):
+            # <windows.h> included by habit: an empty one (shim/windows/); kept only if the unit then builds
+            without_windows, options = (r, options), [*options, *windows_header.options()]
         else:
             break
         r = compile_with(options)
+    if without_windows is not None and r.returncode:
+        r, options = without_windows    # it calls the Win32 API (or stops for another cause): nvcc's first stop
     if r.returncode and _OLD_DIALECT.search(r.stdout + r.stderr):
         options = cpp17(options)          # and so for the tries below (a workshop's -std=c++11 Thrust lambda)
         r = compile_with(options)
@@ -484,6 +489,8 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = vs_includes.note(*project_folders, cwd) + r.stdout
     if std_floats and not r.returncode:
         r.stdout = std_float_math.note(source, std_floats) + r.stdout
+    if without_windows is not None and not r.returncode:
+        r.stdout = windows_header.note(source) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
@@ -612,8 +619,9 @@ _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
 _WINDOWS_API = ("Windows (the Win32 API: Sleep, QueryPerformanceCounter, SetConsoleOutputCP, ...), which Linux, a GPU's "
-                "Linux machine and cudalab lack: if the program calls none of it (setlocale and system are C's), "
-                "delete the line; else use <chrono> and <thread> (std::this_thread::sleep_for) instead")
+                "Linux machine and cudalab lack; cudalab tried the file with an empty one and it still stopped (it calls "
+                "some of the API, or stops further on): use <chrono> and <thread> (std::this_thread::sleep_for) for "
+                "Windows' clocks and Sleep, and delete the line")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
