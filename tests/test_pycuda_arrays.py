@@ -132,3 +132,20 @@ def test_a_gpuarray_bound_to_a_linear_texture_and_a_reference_the_module_lacks(d
     assert out.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
     with pytest.raises(drv.LogicError, match="cuModuleGetTexRef failed: named symbol not found"):
         mod.get_texref("missing")
+
+
+def test_a_reference_declared_in_an_included_file_and_matrix_to_texref(drv, tmp_path):
+    # a book keeps its kernels in a .cu file that the SourceModule #includes
+    from pycuda.compiler import SourceModule
+    (tmp_path / "kernels.cu").write_text("""
+    texture<int, 2, cudaReadModeElementType> grid;
+    __global__ void read_grid(int *dest, int w) {
+        dest[threadIdx.y * w + threadIdx.x] = tex2D(grid, threadIdx.x, threadIdx.y);
+    }
+    """)
+    mod = SourceModule('#include "kernels.cu"\n', include_dirs=[str(tmp_path)])
+    values = np.arange(20, dtype=np.int32).reshape(4, 5)[::-1].copy()
+    drv.matrix_to_texref(values, mod.get_texref("grid"), order="C")
+    out = np.zeros_like(values)
+    mod.get_function("read_grid")(drv.Out(out), np.int32(5), block=(5, 4, 1))
+    assert out.tolist() == values.tolist()

@@ -71,17 +71,21 @@ class SourceModule(driver.Module):
         options = tuple(_standard(source, _options(DEFAULT_NVCC_FLAGS if options is None else options,
                                                    include_dirs, arch)))
         from ..errors import CompileError
+        legacy = options + (f"--pre-include={LEGACY_TEXTURES}",)
         try:
             if _LEGACY_REFERENCE.search(source):          # texture<float, 2> tex: nvcc with cudalab's header
-                module = _nvcc_module(source, options + (f"--pre-include={LEGACY_TEXTURES}",), None)
+                module = _nvcc_module(source, legacy, None)
             else:
                 module = None
             try:
                 module = module or compile_cuda(source, options=options)
             except CompileError as e:
-                if not _HOST_CODE.search(e.log or str(e)):
+                if _LEGACY_IN_LOG.search(str(e)):       # a reference in an #included file
+                    module = _nvcc_module(source, legacy, e)
+                elif _HOST_CODE.search(e.log or str(e)):
+                    module = _nvcc_module(source, options, e)
+                else:
                     raise
-                module = _nvcc_module(source, options, e)
         except CompileError as e:           # as PyCUDA raises it: ``except drv.CompileError`` catches it
             raise driver.CompileError(e.args[0], stderr=e.log) from None
         super().__init__(module)
@@ -91,6 +95,8 @@ class SourceModule(driver.Module):
 # cudalab's header for whole programs (texrefs.py binds them)
 _LEGACY_REFERENCE = re.compile(r"^\s*(texture|surface)\s*<[^;]*>\s*\w+\s*;", re.M)
 LEGACY_TEXTURES = Path(__file__).resolve().parent.parent / "programs" / "shim" / "legacy_textures.h"
+# NVRTC's complaint (with cudalab's hint) when the reference is declared in a file the source includes
+_LEGACY_IN_LOG = re.compile(r"declares a texture reference|(texture|surface) is not a template")
 
 # NVRTC's words for host code, which nvcc compiles and PyCUDA's build then leaves out; and for a
 # namespace-scope ``const float dt = dx2 * dy2 / (2 * D * (dx2 + dy2));`` over other const floats,

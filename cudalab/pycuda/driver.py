@@ -1057,4 +1057,4 @@ class jit_option:                   # noqa: N801  (PyCUDA's name: CUjit_option, 
 from .arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags, array_format,  # noqa: E402,F401
                      dtype_to_array_format, make_multichannel_2d_array, matrix_to_array, np_to_array)
 from .texrefs import (TRSA_OVERRIDE_FORMAT, TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER,  # noqa: E402,F401
-                      TRSF_SRGB, TextureReference, address_mode, filter_mode)
+                      TRSF_SRGB, TextureReference, address_mode, filter_mode, matrix_to_texref)

@@ -138,3 +138,9 @@ def dtype_format(dtype, channels: int = 1) -> tuple:
     """(CUarray_format, channels) for a GPUArray's dtype, as bind_to_texref_ext sets them."""
     from .arrays import dtype_to_array_format
     return dtype_to_array_format(np.dtype(dtype)), int(channels)
+
+
+def matrix_to_texref(matrix, texref, order):
+    """PyCUDA's shortcut: the matrix as a CUDA array (``matrix_to_array``) bound to ``texref``."""
+    from .arrays import matrix_to_array
+    texref.set_array(matrix_to_array(matrix, order))
