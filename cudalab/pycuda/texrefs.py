@@ -112,8 +112,11 @@ class TextureReference:
         from .driver import LogicError
         state = rt.state(self._device().memory)
         old = self._read(_OBJECT, "<Q")[0]
-        if old:
-            state.destroy_texture(old)
+        if old:                 # the object an earlier binding made goes (a rebinding replaces it)
+            try:
+                state.destroy_texture(old)
+            except CudaError:
+                pass
         modes = tuple(rt.ADDRESS_MODES[m] for m in self._read(_ADDRESS, "<3i"))
         sampler = rt.sampler(rt.FILTER_MODES[self.get_filter_mode()], modes, bool(self._read(_NORMALIZED, "<i")[0]),
                              rt.READ_MODES[self._read(_READ_MODE, "<i")[0]])
