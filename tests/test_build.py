@@ -198,6 +198,29 @@ def test_headers_named_in_another_case_are_found_as_windows_finds_them_and_the_s
         run_program(["main.cpp"], capture=True)
 
 
+def test_a_header_kept_in_another_labs_folder_is_pointed_at_not_guessed(tmp_path, monkeypatch):
+    # a course keeps one gputimer.h in its histogram lab; the atomics lab includes it by name and stops nvcc
+    # too: the student is told where a file of that name is, and the program builds once given that -I
+    write(tmp_path, {
+        "course/histogram/timer_of_ours.h": "#pragma once\n#define TICKS 3\n",
+        "course/atomics/count.cu": """\
+            #include <cstdio>
+            #include "timer_of_ours.h"
+            int main() { printf("%d\\n", TICKS); return 0; }
+            """})
+    monkeypatch.chdir(tmp_path / "course" / "atomics")
+    with pytest.raises(CompileError) as e:
+        run_program(["count.cu"], capture=True)
+    assert ("hint: timer_of_ours.h is not beside count.cu nor on the include path, but there is one in "
+            "../histogram: build with -I../histogram") in str(e.value)
+    r = run_program(["count.cu"], options=["-I../histogram"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr
+    (tmp_path / "course" / "atomics" / "count.cu").write_text('#include "not_in_the_course.h"\nint main() { return 0; }\n')
+    with pytest.raises(CompileError) as e:
+        run_program(["count.cu"], capture=True)
+    assert "not_in_the_course.h" in str(e.value) and "there is one in" not in str(e.value)
+
+
 def test_headers_old_toolkits_had_are_given_back_and_the_student_is_told(tmp_path, monkeypatch):
     # Stanford CS193G's tutorials bundle NVIDIA's cuPrintf.cu, which includes <sm_11_atomic_functions.h>
     # in its device pass; a 2010 lab includes the double intrinsics' header too. CUDA 13 has neither
@@ -1230,6 +1253,7 @@ def test_the_warp_votes_before_cuda_9_count_the_active_threads(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     r = run_program("votes.cu", options=["-arch=sm_35"])
     assert (r.returncode, r.stdout) == (0, "49249249 0 1 ffff0000 49249249 1 0 ffff0000 \n"), r.stderr
+    assert "votes.cu uses __any, __all or __ballot without _sync" in r.stderr and "__ballot_sync" in r.stderr
 
 
 def test_the_plain_named_device_functions_of_cuda_11_and_older_are_their_intrinsics(tmp_path, monkeypatch):
@@ -1263,6 +1287,7 @@ def test_the_plain_named_device_functions_of_cuda_11_and_older_are_their_intrins
     r = run_program("old.cu")
     assert (r.returncode, r.stdout) == (
         0, "-3000 2 3f800000 2 -3 2 | 3 1 3 | 3.14159 1 0 16777216 16777218 4294967040\n"), r.stderr
+    assert "old.cu uses device functions by their CUDA 11 names" in r.stderr and "__mul24" in r.stderr
 
 
 @pytest.mark.parametrize("call, message", [
@@ -1298,7 +1323,14 @@ def test_std_sqrtf_of_a_visual_studio_program_builds_and_the_student_is_told(tmp
     assert "k.cu calls std::fabsf" in r.stderr
 
 
-def test_a_program_that_draws_with_glut_is_told_cudalab_opens_no_window(tmp_path, monkeypatch):
+def test_the_note_names_the_overload_of_the_functions_type():
+    # std::sqrtl is long double's: the student is pointed at std::sqrt's long double overload, not its float one
+    from cudalab.programs import std_float_math
+    assert "Write sqrtl or std::sqrt (its long double overload)" in std_float_math.note("x.cpp", ["sqrtl"])
+    assert "Write fabsf or std::fabs (its float overload)" in std_float_math.note("x.cpp", ["fabsf", "powl"])
+
+
+def test_a_program_that_draws_with_glut_is_told_it_cannot_be_linked_here(tmp_path, monkeypatch):
     # CUDA by Example's cpu_bitmap.h: the Julia set is computed by a kernel and shown in a GLUT window
     write(tmp_path, {"julia.cu": """\
         extern "C" void glutInit(int *argc, char **argv);
@@ -1307,7 +1339,8 @@ def test_a_program_that_draws_with_glut_is_told_cudalab_opens_no_window(tmp_path
         int main(int argc, char **argv) { glutInit(&argc, argv); glutMainLoop(); return 0; }
         """})
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(CompileError, match=r"draws with OpenGL \(glutInit, glutMainLoop\), which cudalab does not emulate"):
+    with pytest.raises(CompileError, match=r"draws with OpenGL \(glutInit, glutMainLoop\), which cudalab does not emulate, "
+                       r"so it cannot be linked here"):
         run_program("julia.cu")
 
 
@@ -1328,7 +1361,10 @@ def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
                                             ("cutil_inline.h", "CUDA 4 and older"),
-                                            ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate")])
+                                            ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate"),
+                                            # (a Russian student's Visual Studio lab, which calls none of it)
+                                            ("windows.h", r"Win32 API.*if the program calls none of it.*delete the line"),
+                                            ("opencv2/opencv.hpp", r"OpenCV's C\+\+ library.*pkg-config --cflags --libs opencv4")])
 def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
     monkeypatch.chdir(tmp_path)
@@ -1419,6 +1455,9 @@ def test_texture_and_surface_references_of_cuda_11_run_over_texture_objects(tmp_
     monkeypatch.chdir(tmp_path)
     r = run_program("texref.cu")
     assert r.returncode == 0, r.stderr
+    # the student learns here, not from a GPU machine's nvcc, that CUDA 12 removed what the file uses
+    assert "texref.cu uses texture references" in r.stderr and "CUDA 12 removed them" in r.stderr
+    assert "cudaCreateTextureObject" in r.stderr
     codes, values = r.stdout.splitlines()
     assert codes == "0 0 0 0 0 0"
     fetched, drawn = values.split(" | ")

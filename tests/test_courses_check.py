@@ -553,6 +553,11 @@ def test_a_kernel_stopped_by_the_programs_limit_is_gpu_sized_only_if_it_alone_ne
     early = ("cudalab: The kernel scan<int> was stopped early: it would run far beyond the 2.8 s left of the "
              f"CPU-time limit (ulimit -t). (it needs {estimate} on the emulator)")
     assert judge(247, early, "", 120)[0] == status
+    # (books14: a limit the program's earlier launches used up is named as the program's)
+    used_up = ("cudalab: The kernel hs_kernel_global was stopped early: it would run far beyond the 0.0011 s left of "
+               "the program's CPU-time limit (ulimit -t, 120 s), which its work before this launch used up. "
+               f"(it needs {estimate} on the emulator)")
+    assert judge(-9, used_up, "", 120)[0] == status
     # the watchdog's own stop is a grid sized for a GPU whatever the estimate
     assert judge(1, "cudalab: The kernel k ran for more than 10 s and was stopped by the watchdog. It had finished "
                     f"1 of its 9 blocks: {estimate} on the emulator.", "", 120)[0] == "GPU-sized"
@@ -1659,7 +1664,9 @@ def test_a_scripts_make_call_gives_the_run_target_its_arguments(tmp_path):
 def test_a_program_that_reads_its_images_with_opencv_is_left_out_as_the_machine_has_no_opencv(tmp_path):
     course = write(tmp_path / "course", {"blur/blur.hpp": "#include <opencv2/core.hpp>\n",
                                          "blur/blur.cu": '#include "blur.hpp"\n' + MAIN + PIECE})
-    assert read_program(course / "blur/blur.cu", course).left_out.startswith("uses OpenCV")
+    import courses_check
+    left_out = read_program(course / "blur/blur.cu", course).left_out
+    assert left_out.startswith("uses OpenCV") if not courses_check._OPENCV_B14 else not left_out
 
 
 def test_a_launch_cudalab_refused_fails_a_program_that_checks_no_error():
@@ -1670,3 +1677,33 @@ def test_a_launch_cudalab_refused_fails_a_program_that_checks_no_error():
     status, why = judge(0, out, "", 120)
     assert status == "fail" and "refused" in why and "block (63, 63, 1) has 3969" in why
     assert judge(0, "cudalab memcheck warning (2 threads): Invalid __global__ read\nsum = 3\n", "", 120)[0] == "pass"
+
+
+# ------------------------------------------------------------------ books14
+def test_a_windows_makefile_two_folders_up_builds_the_program_with_its_options(tmp_path):
+    # an SJTU homework: hw2/Makefile makes build/ with PowerShell, then builds 1_MatrixMul/src/MatrixMul.cu with
+    # -O2 -arch=sm_50; make stopped at powershell here, and the tool fell back to nvcc's default build
+    course = write(tmp_path, {
+        "hw2/Makefile": ("NVCC = nvcc\nNVCCFLAGS = -O2 -arch=sm_50\nBUILD_DIR = build\n"
+                         "all: $(BUILD_DIR)/MatrixMul.exe\n"
+                         "$(BUILD_DIR):\n\t@powershell -Command \"New-Item -ItemType Directory -Path '$(BUILD_DIR)'\"\n"
+                         "$(BUILD_DIR)/MatrixMul.exe: 1_MatrixMul/src/MatrixMul.cu | $(BUILD_DIR)\n"
+                         "\t$(NVCC) $(NVCCFLAGS) -o $@ 1_MatrixMul/src/MatrixMul.cu\n"),
+        "hw2/1_MatrixMul/src/MatrixMul.cu": MAIN + PIECE,
+    })
+    p = read_program(course / "hw2/1_MatrixMul/src/MatrixMul.cu", course)
+    assert p.how == "hw2/Makefile" and p.folder == "hw2"
+    assert p.options[:2] == ["-O2", "-arch=sm_50"] and p.sources == ["1_MatrixMul/src/MatrixMul.cu"]
+
+
+def test_a_program_that_reads_its_image_with_opencv_is_left_out_where_opencv_is_not_installed(tmp_path):
+    # a Russian course's bilateral filter: cv::imread, then a kernel; books6 to 12 left such programs out by hand
+    import courses_check
+    course = write(tmp_path, {"filter/kernel.cu": "#include <opencv2/opencv.hpp>\n" + MAIN + PIECE,
+                              "plain/kernel.cu": MAIN + PIECE})
+    p = read_program(course / "filter/kernel.cu", course)
+    if courses_check._OPENCV_B14:
+        assert not p.left_out                       # (a machine that has OpenCV builds it)
+    else:
+        assert "OpenCV (a host image library, not installed here)" in p.left_out
+    assert not read_program(course / "plain/kernel.cu", course).left_out

@@ -115,6 +115,29 @@ def test_a_grid_far_beyond_the_cpu_time_limit_left_stops_early_even_when_the_wat
     assert e.value.progress.estimated_seconds > 150
 
 
+def test_a_launch_meeting_a_cpu_limit_its_program_used_up_says_so_and_not_to_shrink_its_grid(monkeypatch):
+    # a DTU course's Hillis-Steele scan doubles its size for 30 rounds: under `ulimit -t 30` the last rounds'
+    # launches (0.026 s each here) met a limit with nothing left, and were told to use fewer blocks
+    import resource
+    from cudalab.emulator import pace as pace_mod
+    monkeypatch.setattr(pace_mod, "cpu_time_left", lambda: 0.01)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time()) + 30, hard))
+        pace = Pace("hs_kernel_global", blocks_total=1000, timeout=10, wall_deadline=float("inf"),
+                    stats=SimpleNamespace(thread_instructions=1000))
+        next(pace.batches(100))
+        with pytest.raises(cudalab.KernelError) as e:
+            pace.batch_done(100, batch_seconds=0.02)    # a second sample is not waited for with no time left
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    told = str(e.value)
+    assert re.search(r"far beyond the 0\.01 s left of the program's CPU-time limit \(ulimit -t, \d+ s\), which its "
+                     r"work before this launch used up\.", told), told
+    assert "To run it anyway: give the program more CPU time (a higher ulimit -t)" in told
+    assert "fewer blocks" not in told
+
+
 def test_a_grid_too_long_only_at_the_interpreters_pace_is_not_stopped_on_it():
     # on a cold cache a kernel's first batches run interpreted while LLVM builds its native code in the
     # background: a 100 s estimate at the interpreter's pace is 5 s of native code, within the watchdog
@@ -647,6 +670,26 @@ def test_a_kernel_stopped_by_the_programs_time_limit_in_a_loop_it_cannot_count_a
     counted = Context.time_limit_message(ctx, "walk", "The kernel walk ran too long. 32 threads were still running, "
                                          "e.g. thread (0,0,0) of block (0,0,0) at line 3. To let it finish: ...")
     assert "ever end" not in counted
+
+
+def test_a_grid_stopped_within_the_time_its_finished_blocks_forecast_is_not_asked_if_its_loop_ends():
+    """A course's histogram of 524,288 blocks, 4 s a launch here, run seven times: the program's 30 s CPU limit
+    ran out in the seventh, at 36% after 1.5 s. Its finished blocks forecast the whole grid at about 4 s, so the
+    kernel is slow, not stuck, and 'Does a loop there ever end?' would send the student hunting for a bug that
+    is not there; a grid already far past what its blocks forecast still gets the question."""
+    where = "32 threads were still running, e.g. thread (0,0,0) of block (9,0,0) at line 7."
+
+    def stopped(spent_beyond: float, estimate: float) -> str:
+        pace = Pace("simple_histo", blocks_total=64, timeout=10, wall_deadline=float("inf"),
+                    stats=SimpleNamespace(thread_instructions=1000))
+        pace.blocks_done, pace.estimate = 16, estimate
+        pace.start -= spent_beyond                       # the launch's CPU seconds so far
+        return str(pace.timed_out(where))
+
+    on_its_way = stopped(spent_beyond=1.5, estimate=4.0)
+    assert "line 7. To let it finish:" in on_its_way and "ever end" not in on_its_way
+    stuck = stopped(spent_beyond=9.0, estimate=0.5)     # blocks that ended fast, one that never does
+    assert "line 7. Does a loop there ever end?" in stuck
 
 
 def test_a_grid_whose_threads_each_loop_long_is_stopped_with_an_estimate_from_the_threads_that_ended(monkeypatch):

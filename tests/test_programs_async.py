@@ -388,3 +388,85 @@ int main() {
     printf("copied in: %d %d\n", v[0], v[3]);
 }""")
     assert r.stdout.splitlines() == ["registered before: 0", "registered after: 117901063", "copied in: 5 8"], r.stderr
+
+
+# courses18: TACC's stream lab pipelines chunks through two page-locked buffers per stream and reads a chunk's
+# output after only cudaStreamWaitEvent (the stream waits, not the host); an H200 passed it 4 runs of 4
+PIPELINE = r"""#include <cstdio>
+#include <cstring>
+__global__ void square_plus(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * in[i] + 1.0f;
+}
+int main() {
+    const int chunk = 512, chunks = 8, lanes = 2;
+    static float input[chunk * chunks], output[chunk * chunks];
+    for (int i = 0; i < chunk * chunks; i++) input[i] = (float)(i % 97);
+    float *staged_in[lanes], *staged_out[lanes], *d_in[lanes], *d_out[lanes];
+    cudaStream_t s[lanes];
+    cudaEvent_t done[chunks];
+    for (int k = 0; k < lanes; k++) {
+        cudaMallocHost(&staged_in[k], chunk * sizeof(float));
+        cudaMallocHost(&staged_out[k], chunk * sizeof(float));
+        cudaMalloc(&d_in[k], chunk * sizeof(float));
+        cudaMalloc(&d_out[k], chunk * sizeof(float));
+        cudaStreamCreate(&s[k]);
+    }
+    for (int c = 0; c < chunks; c++) {
+        int k = c % lanes;
+        cudaEventCreate(&done[c]);
+        if (c >= lanes) {
+            cudaStreamWaitEvent(s[k], done[c - lanes], 0);
+            memcpy(output + (c - lanes) * chunk, staged_out[k], chunk * sizeof(float));
+        }
+        memcpy(staged_in[k], input + c * chunk, chunk * sizeof(float));      // refilled: its last copy is queued
+        cudaMemcpyAsync(d_in[k], staged_in[k], chunk * sizeof(float), cudaMemcpyHostToDevice, s[k]);
+        square_plus<<<chunk / 256, 256, 0, s[k]>>>(d_in[k], d_out[k], chunk);
+        cudaMemcpyAsync(staged_out[k], d_out[k], chunk * sizeof(float), cudaMemcpyDeviceToHost, s[k]);
+        cudaEventRecord(done[c], s[k]);
+    }
+    for (int k = 0; k < lanes; k++) {
+        cudaStreamSynchronize(s[k]);
+        memcpy(output + (chunks - lanes + k) * chunk, staged_out[k], chunk * sizeof(float));
+    }
+    int wrong = 0;
+    for (int i = 0; i < chunk * chunks; i++)
+        wrong += output[i] != input[i] * input[i] + 1.0f;
+    printf("%d wrong\n", wrong);
+    FILE *f = fopen("last_chunk.bin", "wb");                 // a system call reads the buffer after the wait
+    printf("%zu written\n", fwrite(staged_out[1], sizeof(float), chunk, f));
+    fclose(f);
+}
+"""
+
+
+def test_a_pinned_buffer_the_host_reads_after_a_stream_side_wait_holds_the_copy_a_gpu_made_meanwhile(tmp_path,
+                                                                                                     monkeypatch):
+    # before: the copies waited in their streams until cudaStreamSynchronize, so the host read the buffers
+    # as the previous chunk left them (6 of the 8 chunks wrong); the host's touch now runs the queued work
+    monkeypatch.chdir(tmp_path)             # (it writes last_chunk.bin where it runs)
+    r = run(PIPELINE)
+    assert r.stdout.splitlines() == ["0 wrong", "512 written"], r.stdout + r.stderr
+
+
+def test_a_kernel_spinning_on_a_latch_keeps_the_copy_behind_it_queued_when_the_host_reads_its_buffer():
+    # the host's read of the copy's page-locked destination runs no kernel that holds host memory (the latch):
+    # on a GPU that kernel spins and the copy behind it has not happened yet (UnifiedMemoryPerf's pattern)
+    r = run(LATCH + r"""
+int main() {
+    unsigned *latch; int *d, *h;
+    cudaHostAlloc(&latch, 4, cudaHostAllocMapped);
+    cudaMallocHost(&h, 128);
+    cudaMalloc(&d, 128); cudaMemset(d, 0, 128);
+    for (int i = 0; i < 32; ++i) h[i] = -1;
+    cudaStream_t s; cudaStreamCreate(&s);
+    *latch = 0;
+    add<<<1, 32, 0, s>>>(d);
+    spin<<<1, 1, 0, s>>>(latch);
+    cudaMemcpyAsync(h, d, 128, cudaMemcpyDeviceToHost, s);
+    printf("while it spins: %d\n", h[31]);
+    *latch = 1;
+    cudaStreamSynchronize(s);
+    printf("after: %d\n", h[31]);
+}""")
+    assert r.stdout.splitlines() == ["while it spins: -1", "after: 1"], r.stderr

@@ -22,7 +22,8 @@ Each program is built as its course says, in this order:
    shell's ``&&`` (``nvcc -o /tmp/a.out x.cpp && /tmp/a.out``), or in a cluster's job script one folder
    down (``scripts/task1.sh``, which ``sbatch`` runs from the program's folder);
 3. the same one folder up, as a reader looks next: a Makefile there that builds ``src/NAME.cu``
-   (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would), else an
+   (the program then builds and runs in that folder, as ``make`` and ``./NAME`` would; or two folders
+   up, ``1_MatrixMul/src/MatrixMul.cu`` from a homework's top Makefile), else an
    ``nvcc`` line in a readme there or further up (a book's ``chapter-10/README.md`` for
    ``chapter-10/code/NAME.cu``; ``task1_solution.cu`` takes ``task1.cu``'s line, and ``solutions/NAME.cu``
    the Makefile above that builds ``NAME.cu``, in the solutions folder); the other files
@@ -38,8 +39,10 @@ runs it (``GPU_KERNEL=$i $prog $m $n $k`` in a loop: the variables such a line s
 environment), else the example its own usage message shows ("example: ./grid_min 1000000000 256 256"), else
 none, as a student runs it: ``cudalab run`` with the emulator's own watchdog, under a limit on CPU time
 (the machine is shared, so wall time says little). It passes when its exit code is 0, no line of
-its output says it failed, and, where its source prints a success message ("Success!", "PASS",
-"correct!"), the output has one. A kernel too large for a CPU must stop with the watchdog's
+its output says it failed (nor that a launch was refused, for a program that checks no error), and,
+where its source prints a success message ("Success!", "PASS", "correct!"), the output has one. One that
+prints no verdict at all *ran* where it is an exercise's skeleton (a comment leaves work to the student)
+or its numbers differ from its course's solution run beside it (``no_verdict_c18``). A kernel too large for a CPU must stop with the watchdog's
 estimate of the time it needs (or, for a grid run in one batch, how far it got): that is cudalab's
 correct answer, listed as *GPU-sized*, as is an allocation larger than the emulated device's memory.
 
@@ -94,6 +97,7 @@ WATCHDOG = re.compile(r"^cudalab: The kernel \S+ ran for more than [\d.]+ s and 
 # (the allocation's message may end a line the program left open: Utah's table prints "1000000000" and
 # then calls cudaMalloc for 4 GB twice, so the message follows the size on the same line)
 # what a program may use that cudalab does not emulate: (pattern over its sources and command, reason)
+_OPENCV_B14 = any(Path(d).is_dir() for d in ("/usr/include/opencv4", "/usr/local/include/opencv4", "/usr/include/opencv2"))
 NOT_EMULATED = [
     # a library by its header: a Makefile's LIB := -lcurand -lcublas is often shared by programs that
     # use neither, and helper_cuda.h names every library's status type. cuBLAS (v2 and legacy), cuBLASLt,
@@ -108,13 +112,16 @@ NOT_EMULATED = [
     # (the driver API and NVRTC run: shim/driver*.c, NVIDIA's NVRTC from its wheel)
     (r"[<\"]npp\w*\.h[>\"]|-lnpp", "NPP"), (r"<GL/|<GLFW/|<EGL/|cuda_gl_interop", "graphics (OpenGL/EGL)"),
     (r"-lQt\w*|[<\"]Q(Image|Application|Widget|Color|Painter)[>\"]|[<\"]Qt\w+/", "Qt (a GUI library, not installed here)"),
+    # (a Russian course's bilateral filter, the Coursera CUDA course's image labs; books6 to books12 left such
+    # programs out by hand)
+    *([(r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*\bopencv",
+        "OpenCV (a host image library, not installed here)")] if not _OPENCV_B14 else []),
     (r"NvInfer\.h|-lnvinfer", "TensorRT"), (r"cudnn\.h|-lcudnn", "cuDNN"),
     # (a particle-physics course's labs fill ROOT histograms: TROOT.h, TH1F.h, -lCore -lHist)
     (r"[<\"]T(?:ROOT|System|H[123][CSIFD]|Canvas|File|Tree|Application|Random\d?|F1|Graph|Minuit)\.h[>\"]|-lCore\b.*-lHist\b",
      "ROOT (CERN's data-analysis framework, not installed here)"),
     # (NVTX 2, <nvToolsExt.h> with -lnvToolsExt, builds over NVTX 3's headers: legacy_props.NVTX2_HEADERS)
-    # (the Coursera CUDA course's image labs read their PNGs with OpenCV, its NPP projects with FreeImage)
-    (r"[<\"]opencv2?/|-lopencv_|pkg-config[^\n]*\bopencv", "OpenCV (a host image library, not installed here)"),
+    # (the Coursera CUDA course's image labs read their PNGs with OpenCV (above), its NPP projects with FreeImage)
     (r"[<\"]FreeImage\.h[>\"]|-lfreeimage\b", "FreeImage (a host image library, not installed here)"),
 ]
 COMPILERS = ("nvcc", "g++", "gcc", "c++", "cc", "clang", "clang++", "CC")   # CC: Cray's C++ wrapper (an HPC centre's makefile)
@@ -170,7 +177,19 @@ def _stand_ins(folder: Path) -> Path:
     smi.write_text('#!/bin/sh\ncase "$*" in\n  *compute_cap*) echo 9.0;;\n  *--query-gpu=name*) echo "NVIDIA H100";;\n'
                    '  *) echo "GPU 0: NVIDIA H100 (UUID: GPU-00000000-0000-0000-0000-000000000000)";;\nesac\nexit 0\n')
     smi.chmod(0o755)
+    _windows_shell_stand_ins_b14(bin_dir)
     return bin_dir
+
+
+def _windows_shell_stand_ins_b14(bin_dir: Path):
+    """``powershell``, ``pwsh`` and ``cmd``, which do nothing and succeed: a Makefile written on Windows makes its
+    ``build/`` folder with ``@powershell -Command "if (!(Test-Path 'build')) { New-Item ... }"`` before nvcc, and
+    make -k, stopped at that command here, built nothing (an SJTU homework's, two folders above its
+    programs); on the author's machine the folder is made and nvcc runs."""
+    for name in ("powershell", "pwsh", "cmd"):
+        tool = bin_dir / name
+        tool.write_text("#!/bin/sh\nexit 0\n")
+        tool.chmod(0o755)
 
 
 # NVCC = /usr/local/cuda/bin/nvcc, CC = /usr/bin/g++: a compiler named by its full path
@@ -1398,11 +1417,24 @@ def find_build(path: Path, checkout: Path) -> tuple:
         found = from_makefile(up[0], path.name, checkout)
         if found:
             return found, above.relative_to(checkout).as_posix(), path.parent
+    found = _makefile_two_up_b14(path, checkout, up) if not notes and not above else None
+    if found:
+        return found
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
+
+
+def _makefile_two_up_b14(path: Path, checkout: Path, up: list) -> tuple | None:
+    """(words, where, folder) of a Makefile two folders up that builds ``path`` by its path from there
+    (an SJTU homework's ``hw2/Makefile``: ``$(NVCC) -O2 -arch=sm_50 -o build/MatrixMul.exe
+    1_MatrixMul/src/MatrixMul.cu``, its readme running ``./build/MatrixMul.exe`` in ``hw2``), or None."""
+    if len(up) < 2 or not _makefile(up[1]):
+        return None
+    found = from_makefile(up[1], path.relative_to(up[1]).as_posix(), checkout)
+    return (found, _makefile(up[1]).relative_to(checkout).as_posix(), up[1]) if found else None
 
 
 # the suffixes a lab gives the other versions of an exercise its Makefile builds: jacobi.cu, with
@@ -1773,7 +1805,7 @@ def with_input(command: list, stdin: str) -> list:
 # a kernel stopped by the program's own limit rather than the watchdog (runtime.core's time_limit_message,
 # pace's early stop), and the emulator's estimate of that kernel's time
 BY_PROGRAM_LIMIT = re.compile(r"The program's (?:CPU-time )?limit \(.*?\) ran out while kernel|"
-                              r"far beyond the [\d.]+ \w+ left of the (?:program's time|CPU-time) limit")
+                              r"far beyond the [\d.]+ \w+ left of the (?:program's time|program's CPU-time|CPU-time) limit")
 ESTIMATE = re.compile(r"(?:about|and|more than) ([\d.,]+) (s|minutes|hours|days|years) on the emulator")
 SECONDS = {"s": 1, "minutes": 60, "hours": 3600, "days": 86400, "years": 86400 * 365}
 

@@ -35,6 +35,13 @@ WAYS = ("make the problem smaller (fewer blocks, or fewer loop iterations per th
             "cudalab run --timeout SECONDS for a program), or run it on a real GPU (cudalab.use(\"gpu\"), "
             "%%cuda --device gpu, cudalab run --device gpu).")
 
+# a program whose CPU-time limit ran low in its earlier launches (a benchmark's rounds doubling its size):
+# the launch that meets it needs the program's limit raised, or less work before it, not fewer blocks
+CPU_LIMIT_WAYS = ("give the program more CPU time (a higher ulimit -t), let it do less before this launch (fewer "
+                  "rounds or sizes), or run it on a real GPU (cudalab run --device gpu).")
+USED_UP = 0.25      # a launch needing at most this share of the whole CPU-time limit did not use it up alone
+USED_BEFORE = "which its work before this launch used up"
+
 
 @dataclass
 class Progress:
@@ -389,6 +396,11 @@ class Pace:
             return "", f"the {duration(max(wall_left, 0))} left of the program's time limit"
         cpu_left = cpu_time_left()
         if least - spent > CLEARLY * cpu_left:
+            soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+            if soft != resource.RLIM_INFINITY and least <= USED_UP * soft:     # the launch alone fits: what ran
+                # before it took the limit
+                return "", (f"the {duration(max(cpu_left, 0))} left of the program's CPU-time limit (ulimit -t, "
+                            f"{soft:g} s), {USED_BEFORE}")
             return "", f"the {duration(max(cpu_left, 0))} left of the CPU-time limit (ulimit -t)"
         return None
 
@@ -403,8 +415,10 @@ class Pace:
                 and self.estimate - spent <= cpu_time_left())
 
     def stopped_early(self, p: Progress, by: str, limit: str) -> KernelError:
+        # (a limit the program's earlier launches used up is not this kernel's to shorten)
+        ways = CPU_LIMIT_WAYS if limit.endswith(USED_BEFORE) else WAYS
         msg = (f"The kernel {self.kernel} was stopped {by + ' ' if by else ''}early: it would run far beyond {limit}. "
-               f"{p.describe()} {p.describe_estimate()} To run it anyway: {WAYS}")
+               f"{p.describe()} {p.describe_estimate()} To run it anyway: {ways}")
         return self.error(msg, p)
 
     def timed_out(self, where: str = "", line=None, waiting: str = "", getting_on: bool | None = None) -> KernelError:
@@ -419,11 +433,14 @@ class Pace:
             msg += " " + self.cannot_tell()
         if waiting:
             msg += " " + waiting
+        # blocks that ended give a pace: a launch stopped within the time that pace needs for the whole grid
+        # (a program's CPU limit running out in its seventh 4-second histogram) is slow, not stuck
+        on_pace = p.blocks_done > 0 and p.estimated_seconds is not None and p.seconds <= CLEARLY * p.estimated_seconds
         if getting_on:
             msg += (f" {where}" if where else "") + f" It is slow, not stuck. To let it finish: {WAYS}"
-        elif where and self.forecast is None:
+        elif where and self.forecast is None and not on_pace:
             msg += f" {where} Does a loop there ever end? If the kernel is just slow: {WAYS}"
-        elif where:                          # its loops do end: the estimate counted them
+        elif where:                          # its loops do end: the estimate counted them, or its blocks ended
             msg += f" {where} To let it finish: {WAYS}"
         else:
             msg += f" To let it finish: {WAYS}"

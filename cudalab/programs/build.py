@@ -28,7 +28,8 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import images, include_case, msvc_headers, removed_headers, shimgen, std_float_math, void_main, vs_includes
+from . import (images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
+               std_float_math, void_main, vs_includes)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -436,28 +437,37 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not again.returncode:
             r = again
             r.stdout = mdspan_note(path) + (extended_lambda_note(path) if lambdas else "") + r.stdout
+    old_apis = []       # the legacy headers (shim/legacy_*.h) the unit was built over: the student is told
     if r.returncode and _VOTE_WITHOUT_SYNC.search(r.stdout + r.stderr):
         # __any, __all and __ballot of CUDA 8 and older, whose PTX ptxas refuses for compute 7.0 and up
         # (shim/legacy_votes.h): built again with them voting among the active threads
         again = compile_with([*options, "-include", str(LEGACY_VOTES)])
-        r = again if not again.returncode else r
+        if not again.returncode:
+            r = again
+            old_apis.append("votes")
     if r.returncode and LEGACY_DEVICE_FUNCTION.search(r.stdout + r.stderr):
         # mul24, umul24, mulhi, float_as_int, saturate, float2int, ... of CUDA 11 and older, which CUDA 12 dropped
         # (shim/legacy_device_functions.h): built again with each name the intrinsic it stood for
         again = compile_with([*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)])
         if not again.returncode:
             r, options = again, [*options, "-include", str(LEGACY_DEVICE_FUNCTIONS)]
+            old_apis.append("device functions")
     if r.returncode and LEGACY_CUFFT_RESULT.search(r.stdout + r.stderr):
         # CUFFT_INCOMPLETE_PARAMETER_LIST, CUFFT_PARSE_ERROR and CUFFT_LICENSE_ERROR, which CUDA 13's cuFFT
         # dropped and the helper_cuda.h courses copied from CUDA 12's samples still names (shim/legacy_cufft.h)
         again = compile_with([*options, "-include", str(LEGACY_CUFFT)])
         if not again.returncode:
             r, options = again, [*options, "-include", str(LEGACY_CUFFT)]
+            old_apis.append("cufft codes")
     if r.returncode and _TEXTURE_REFERENCE.search(r.stdout + r.stderr):
         # CUDA 11's texture and surface references, over objects (shim/legacy_textures.h); if the file still
         # does not build, what nvcc said of the references themselves is the message, with the hint below
         with_references = compile_with([*options, "-include", str(LEGACY_TEXTURES)])
-        r = with_references if not with_references.returncode else r
+        if not with_references.returncode:
+            r = with_references
+            old_apis.append("textures")
+    if old_apis and not r.returncode:
+        r.stdout = "".join(legacy_notes.note(source, kind) for kind in old_apis) + r.stdout
     if built_as_int_main and not r.returncode:
         r.stdout = void_main.note(path) + r.stdout
     if case_notes and not r.returncode:
@@ -478,7 +488,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if r.returncode:
         shutil.rmtree(work, ignore_errors=True)
         message = _student_log(log) or f"nvcc could not compile {source}"
-        message += _missing_header_hint(log)
+        message += _missing_header_hint(log) + nearby_headers.hint(log, cwd)
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
@@ -601,6 +611,9 @@ LEGACY_DEVICE_FUNCTION = re.compile(r'identifier "(?:u?mul24|mulhi|mul64hi|float
 _TEXTURE_REFERENCE = re.compile(r'\b(texture|surface) is not a template|'
                                 r'identifier "cuda(Un)?Bind(Texture|Surface)(2D|ToArray)?" is undefined')
 _NO_HEADER = re.compile(r"fatal error: ([\w./+-]+): No such file|cannot open source file \"([\w./+-]+)\"")
+_WINDOWS_API = ("Windows (the Win32 API: Sleep, QueryPerformanceCounter, SetConsoleOutputCP, ...), which Linux, a GPU's "
+                "Linux machine and cudalab lack: if the program calls none of it (setlocale and system are C's), "
+                "delete the line; else use <chrono> and <thread> (std::this_thread::sleep_for) instead")
 _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip install 'cudalab[curand]'",
                   "cuda_profiler_api": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
                   "cudaProfiler": "nvidia-cuda-profiler-api: pip install nvidia-cuda-profiler-api",
@@ -622,7 +635,13 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                   "cufile": "cuFile (GPUDirect Storage: file reads into GPU memory), which cudalab does not emulate; "
                             "run it on a real GPU whose machine has GDS (--device gpu)",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
-                  "mpi": "MPI, which cudalab does not provide"}
+                  "mpi": "MPI, which cudalab does not provide",
+                  # (a Russian student's Visual Studio matrix product includes it and calls only C's setlocale)
+                  "windows.h": _WINDOWS_API, "Windows.h": _WINDOWS_API,
+                  # (a Russian course's bilateral filter reads and shows its image with OpenCV)
+                  "opencv": "OpenCV's C++ library (images in and out: cv::imread, cv::Mat), a host library cudalab does "
+                            "not bring: install it (apt install libopencv-dev; pip's opencv-python has no C++ headers) "
+                            "and build with `pkg-config --cflags --libs opencv4`"}
 
 
 def _missing_header_hint(log: str) -> str:
@@ -646,8 +665,8 @@ def _link_error(log: str) -> CompileError:
         lines.append("The program compiled, but it calls CUDA runtime functions the emulator does not provide. "
                      "Use the ones it has (cudaMalloc, cudaMemcpy, streams, events, ...) or run on a real GPU.")
     if driver:
-        lines.append(f"The program calls driver API functions cudalab does not emulate ({', '.join(driver[:4])}"
-                     f"{', ...' if len(driver) > 4 else ''}): it runs contexts, modules, launches, memory, streams, "
+        lines.append(f"The program calls driver API functions cudalab does not emulate ({_first(driver, 4)}): "
+                     "it runs contexts, modules, launches, memory, streams, "
                      "events and textures, not graphics interop or IPC. Run it on a real GPU (--device gpu).")
     used = {max((n for n in _LIBRARIES if n != "cuda" and m.startswith(n)), key=len, default=None) for m in missing}
     for name, what in _LIBRARIES.items():
@@ -656,9 +675,9 @@ def _link_error(log: str) -> CompileError:
                          "(--device gpu).")
     graphics = [m for m in missing if re.match(r"(glut|glew|glfw|gl|egl)[A-Z]", m)]
     if graphics:    # (CUDA by Example's cpu_bitmap.h draws its images with GLUT)
-        lines.append(f"The program draws with OpenGL ({', '.join(graphics[:3])}{', ...' if len(graphics) > 3 else ''}), "
-                     "which cudalab does not emulate: its kernels run, but no window opens here. Run it on a machine "
-                     "with a display and a GPU, linked with -lglut -lGL (--device gpu).")
+        lines.append(f"The program draws with OpenGL ({_first(graphics)}), "
+                     "which cudalab does not emulate, so it cannot be linked here (nor its kernels run). Run it on a "
+                     "machine with a display and a GPU, linked with -lglut -lGL (--device gpu).")
     builtins = [m.removeprefix("__device_builtin_variable_") for m in missing
                 if m.startswith("__device_builtin_variable_")]
     if builtins:    # (TACC's reduction lab sizes a launch with warpSize in main(): nvcc's link stops there too)
@@ -670,12 +689,17 @@ def _link_error(log: str) -> CompileError:
                         "On the host, use the values the launch was given (the dim3 grid and block)."))
     openmp = [m for m in missing if m.startswith(("omp_", "GOMP_"))]
     if openmp:      # (a Visual Studio project's /openmp, which a Linux build must ask g++ for)
-        lines.append(f"The program uses OpenMP ({', '.join(openmp[:3])}{', ...' if len(openmp) > 3 else ''}), which the "
+        lines.append(f"The program uses OpenMP ({_first(openmp)}), which the "
                      "host compiler links only when asked: build with -Xcompiler -fopenmp, as nvcc needs it too.")
     libraries = [l for l in libraries if l not in _LIBRARIES.values()]
     if libraries:
         lines.append(f"the linker found no {', '.join(libraries)} (check -l and -L).")
     return CompileError("\n".join(dict.fromkeys(lines)) or _student_log(log) or "linking failed", log)
+
+
+def _first(names: list, count: int = 3) -> str:
+    """The first ``count`` of the names a link missed, for a message that must stay one line."""
+    return ", ".join(names[:count]) + (", ..." if len(names) > count else "")
 
 
 

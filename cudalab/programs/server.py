@@ -70,7 +70,7 @@ QUEUED = {"func", "params", "var", "props", "attr", "last_error", "malloc", "mem
           "graph_nodes", "graph_edges", "node_info", "node_add", "node_params", "node_set", "exec_node_set",
           "node_destroy", "node_find", "edges", "cond_create", "instantiate", "exec_update", "node_enable",
           "graph_launch", "graph_next", "graph_dot", "array_info", "tex_create", "tex_desc", "tex_resource",
-          "surf_create", "surf_resource", "module_func", "module_global", "address_range"}
+          "surf_create", "surf_resource", "module_func", "module_global", "address_range", "settle"}
 STEP_DONE, STEP_COPY, STEP_MEMSET = 0, 1, 2
 IDLE_SECONDS = 0.5      # a program busy this long (CPU time) without a request, work queued: the work runs
 NODE_KINDS = {v: k for k, v in TYPES.items()}
@@ -571,6 +571,12 @@ class Server(TextureRequests, LibraryRequests, ModuleRequests):
         return (round(ms * 1e6),)          # nanoseconds, negative where end came first: the shim divides
 
     # ------------------------------------------------------------------ device
+    def op_settle(self, blob=b""):
+        """The program touched a page-locked buffer that a queued asynchronous copy writes or reads (the shim
+        guards such pages: stackguard.c): the queued work a GPU would have run meanwhile runs now
+        (``Context.settle``); it is no synchronization (no error turns sticky here)."""
+        self.ctx.settle()
+
     def op_device_sync(self, blob=b""):
         self.ctx.device_synchronize()
 

@@ -31,8 +31,8 @@ def options() -> list:
 def note(source: str, used: list) -> str:
     """What the student reads when cudalab declared ``used`` in namespace std for ``source``."""
     shown = ", ".join(f"std::{n}" for n in used)
-    plain = used[0][:-1] if used[0].endswith(("f", "l")) else used[0]
+    plain, kind = used[0][:-1], "float" if used[0].endswith("f") else "long double"
     return (f"cudalab: note: {source} calls {shown}, which C++17's <cmath> declares and Visual Studio's library has, "
             f"but g++'s (nvcc's host compiler on Linux) has only from version 14; cudalab gave namespace std the C "
-            f"library's {'function' if len(used) == 1 else 'functions'}. Write {used[0]} or std::{plain} (its float "
+            f"library's {'function' if len(used) == 1 else 'functions'}. Write {used[0]} or std::{plain} (its {kind} "
             f"overload) to build it with nvcc on Linux too.\n")

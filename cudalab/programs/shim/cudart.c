@@ -111,6 +111,8 @@ static __thread char *RB;
 static __thread size_t RBN;
 static pthread_mutex_t wire = PTHREAD_MUTEX_INITIALIZER;
 static void say_once(const char *msg);
+static void guard_pinned(const void *p, size_t n, int prot);   /* stackguard.c: a queued copy's page-locked side */
+static void unguard_pinned(void);
 static void kernels_ran(const char *frame, size_t n);
 
 /* Which host thread asks, and whether it came in through a _ptds/_ptsz entry point (a program
@@ -415,6 +417,7 @@ static void at_exit(void) {
 
 static int synced(int code) {
     flush_printf();
+    unguard_pinned();   /* what the host waited for has run: its buffers may go to a system call (stackguard.c) */
     return code;
 }
 
@@ -737,7 +740,13 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int kind, cudaStre
     int code = rpc("copy %p %p %zu %d %p %d", dst, src, n, kind, (void *)s, sync);
     keeps_known = may_go_unanswered = 0;
     if (code) return ret(sync ? synced(code) : code);
-    if (NR > 1 && R[1]) return cudaSuccess;   /* taken: captured into a graph, or queued in its stream */
+    if (NR > 1 && R[1]) {                      /* taken: captured into a graph, or queued in its stream */
+        /* (page-locked memory of the arena only: the emulator writes a registered buffer through the
+         * program's address space, which a protected page would refuse) */
+        if (!sync && kind == cudaMemcpyDeviceToHost && in_arena(dst, n)) guard_pinned(dst, n, PROT_NONE);
+        if (!sync && kind == cudaMemcpyHostToDevice && in_arena(src, n)) guard_pinned(src, n, PROT_READ);
+        return cudaSuccess;
+    }
     memmove(dst, src, n);
     shim_worked();
     return sync ? (cudaError_t)synced(0) : cudaSuccess;

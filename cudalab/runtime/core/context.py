@@ -680,7 +680,16 @@ class Context(GraphAPI, TextureAPI, StreamQueues):
                                                 args=bytes(args), cluster=cluster, attributes=dict(attributes or {})))
             return
         self.enqueue(s, lambda: self.run_kernel(fn, grid, block, shared, args, s, cluster=cluster,
-                                                attributes=attributes), wait=True)
+                                                attributes=attributes), wait=True,
+                     host_bound=self._hands_host_memory(args))
+
+    def _hands_host_memory(self, args: bytes) -> bool:
+        """Whether a launch's parameters hold a pointer to page-locked or managed memory (read as 8-byte
+        words): the kernel may wait on a flag the host writes there (``queues.settle``)."""
+        if self.memory is None:
+            return False
+        words = (int.from_bytes(args[k:k + 8], "little") for k in range(0, len(args) - 7, 8))
+        return any(w and self.memory.pointer_type(w) in (1, 3) for w in words)
 
     def run_kernel(self, fn: Function, grid, block, shared, args, s: Stream, cluster=None, attributes=None):
         """Run a kernel now. A fault that CUDA reports later (an illegal address, an assert) becomes

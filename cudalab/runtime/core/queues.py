@@ -37,6 +37,7 @@ class Work:
     issued: float = 0.0                 # the host's time on the timeline when the work was issued
     asked: set = field(default_factory=set)         # the queries that found it waiting
     done: bool = False
+    host_bound: bool = False            # a kernel handed page-locked or managed memory: it may wait for the host
 
 
 class StreamQueues:
@@ -58,14 +59,15 @@ class StreamQueues:
             lasts.append(self.last_work.get(self.streams[0]))
         return [w for w in dict.fromkeys(lasts) if w is not None and not w.done]
 
-    def enqueue(self, s, run: Callable, wait: bool = False, after=()) -> Work:
+    def enqueue(self, s, run: Callable, wait: bool = False, after=(), host_bound: bool = False) -> Work:
         """Issue ``run`` to stream ``s``: it runs now unless ``wait`` (a kernel) or work it follows
         (``follows(s)`` and ``after``) is still pending; then it runs when the host needs it. Issued by
         work that is running (a graph's event record node), it runs at once, in that work's place."""
         if self.running_work is not None:
             run()
             return self.running_work
-        w = Work(s, run, self.follows(s) + [a for a in after if a is not None and not a.done], self.timeline.host_time)
+        w = Work(s, run, self.follows(s) + [a for a in after if a is not None and not a.done], self.timeline.host_time,
+                 host_bound=host_bound)
         self.last_work[s] = w
         if wait or w.after:
             self.pending.append(w)
@@ -110,6 +112,18 @@ class StreamQueues:
         """Everything queued runs: cudaDeviceSynchronize, and the calls that synchronize implicitly
         (cudaFree, cudaDeviceSetLimit, cudaDeviceReset, ...)."""
         self.finish(list(self.pending))
+
+    def settle(self):
+        """The host touched a page-locked buffer that a queued copy writes or reads (the shim guards those
+        pages while the copy waits: programs/shim/stackguard.c): a GPU would have run the copy meanwhile,
+        so the queued work runs now, without synchronizing anything. Not a kernel handed page-locked or
+        managed memory, nor what follows it: it may spin on a flag the host has yet to set (cuda-samples'
+        UnifiedMemoryPerf), and on a GPU the copy behind it has not run either."""
+        held = set()
+        for w in self.pending:
+            if w.host_bound or any(a in held for a in w.after):
+                held.add(w)
+        self.finish([w for w in self.pending if w not in held])
 
     def still_running(self, works, query) -> bool:
         """cudaStreamQuery / cudaEventQuery (``query``: the stream or event asked about) about pending
