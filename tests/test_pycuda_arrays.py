@@ -90,3 +90,62 @@ def test_what_pycuda_answers_for_a_misuse(drv):
     too_wide.width_in_bytes, too_wide.height = 32, 3
     with pytest.raises(drv.LogicError, match="cuMemcpy2D failed: invalid value .* does not fit in the CUDA array"):
         too_wide()
+
+
+TEXTURE_2D = """
+texture<float, 2> image;
+__global__ void sample(float *dest, int w, float dx) {
+    int x = threadIdx.x, y = threadIdx.y;
+    dest[y * w + x] = tex2D(image, x + 0.5f + dx, y + 0.5f);
+}
+"""
+
+
+def test_a_texture_reference_reads_a_bound_array_as_pycuda_lessons_do(drv):
+    # CUDA 11's texture<float, 2> in a SourceModule, bound with set_array: built over a texture object
+    from pycuda.compiler import SourceModule
+    mod = SourceModule(TEXTURE_2D)
+    image = mod.get_texref("image")
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    image.set_array(drv.matrix_to_array(a, "C"))
+    out = np.zeros_like(a)
+    mod.get_function("sample")(drv.Out(out), np.int32(4), np.float32(0), block=(4, 3, 1), texrefs=[image])
+    assert out.tolist() == a.tolist()
+    image.set_filter_mode(drv.filter_mode.LINEAR)            # halfway between texels: their mean
+    image.set_array(drv.matrix_to_array(a, "C"))
+    mod.get_function("sample")(drv.Out(out), np.int32(4), np.float32(0.5), block=(4, 3, 1), texrefs=[image])
+    assert out[0, :3].tolist() == [0.5, 1.5, 2.5] and out[0, 3] == 3.0      # clamped at the edge
+    assert image.get_filter_mode() == drv.filter_mode.LINEAR and image.get_address_mode(0) == drv.address_mode.CLAMP
+
+
+def test_a_gpuarray_bound_to_a_linear_texture_and_a_reference_the_module_lacks(drv):
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("""
+    texture<float, 1, cudaReadModeElementType> values;
+    __global__ void every_other(float *dest) { dest[threadIdx.x] = tex1Dfetch(values, 2 * threadIdx.x); }
+    """)
+    values = mod.get_texref("values")
+    assert gpuarray.to_gpu(np.arange(16, dtype=np.float32)).bind_to_texref_ext(values) == 0
+    out = np.zeros(8, np.float32)
+    mod.get_function("every_other")(drv.Out(out), block=(8, 1, 1), texrefs=[values])
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
+    with pytest.raises(drv.LogicError, match="cuModuleGetTexRef failed: named symbol not found"):
+        mod.get_texref("missing")
+
+
+def test_a_reference_declared_in_an_included_file_and_matrix_to_texref(drv, tmp_path):
+    # a book keeps its kernels in a .cu file that the SourceModule #includes
+    from pycuda.compiler import SourceModule
+    (tmp_path / "kernels.cu").write_text("""
+    texture<int, 2, cudaReadModeElementType> grid;
+    __global__ void read_grid(int *dest, int w) {
+        dest[threadIdx.y * w + threadIdx.x] = tex2D(grid, threadIdx.x, threadIdx.y);
+    }
+    """)
+    mod = SourceModule('#include "kernels.cu"\n', include_dirs=[str(tmp_path)])
+    values = np.arange(20, dtype=np.int32).reshape(4, 5)[::-1].copy()
+    drv.matrix_to_texref(values, mod.get_texref("grid"), order="C")
+    out = np.zeros_like(values)
+    mod.get_function("read_grid")(drv.Out(out), np.int32(5), block=(5, 4, 1))
+    assert out.tolist() == values.tolist()

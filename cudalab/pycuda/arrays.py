@@ -4,10 +4,9 @@ the copies to and from arrays (``Memcpy2D``/``Memcpy3D``'s ``set_src_array``, ``
 Image and interpolation lessons written for PyCUDA put a numpy image into a CUDA array with
 ``drv.np_to_array(img, "C")`` or ``drv.matrix_to_array(m, "C")`` and bind it to a texture reference.
 The arrays are cudalab's (``cudalab.runtime.textures``: the same extents and formats as
-cuArray3DCreate checks); texture references themselves are gone from CUDA 12, so ``get_texref``
-still says so, as a current toolkit on a GPU fails to compile ``texture<float, 2>``. The copies
-treat an array as device memory laid out row after row (its pitch is a row of texels), as the
-emulator stores it.
+cuArray3DCreate checks); the texture references that read them are texrefs.py's. The copies treat
+an array as device memory laid out row after row (its pitch is a row of texels), as the emulator
+stores it.
 """
 from __future__ import annotations
 

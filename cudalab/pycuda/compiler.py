@@ -71,17 +71,32 @@ class SourceModule(driver.Module):
         options = tuple(_standard(source, _options(DEFAULT_NVCC_FLAGS if options is None else options,
                                                    include_dirs, arch)))
         from ..errors import CompileError
+        legacy = options + (f"--pre-include={LEGACY_TEXTURES}",)
         try:
+            if _LEGACY_REFERENCE.search(source):          # texture<float, 2> tex: nvcc with cudalab's header
+                module = _nvcc_module(source, legacy, None)
+            else:
+                module = None
             try:
-                module = compile_cuda(source, options=options)
+                module = module or compile_cuda(source, options=options)
             except CompileError as e:
-                if not _HOST_CODE.search(e.log or str(e)):
+                if _LEGACY_IN_LOG.search(str(e)):       # a reference in an #included file
+                    module = _nvcc_module(source, legacy, e)
+                elif _HOST_CODE.search(e.log or str(e)):
+                    module = _nvcc_module(source, options, e)
+                else:
                     raise
-                module = _nvcc_module(source, options, e)
         except CompileError as e:           # as PyCUDA raises it: ``except drv.CompileError`` catches it
             raise driver.CompileError(e.args[0], stderr=e.log) from None
         super().__init__(module)
 
+
+# a texture or surface reference (CUDA 11's ``texture<float, 2> tex;``), built over texture objects by
+# cudalab's header for whole programs (texrefs.py binds them)
+_LEGACY_REFERENCE = re.compile(r"^\s*(texture|surface)\s*<[^;]*>\s*\w+\s*;", re.M)
+LEGACY_TEXTURES = Path(__file__).resolve().parent.parent / "programs" / "shim" / "legacy_textures.h"
+# NVRTC's complaint (with cudalab's hint) when the reference is declared in a file the source includes
+_LEGACY_IN_LOG = re.compile(r"declares a texture reference|(texture|surface) is not a template")
 
 # NVRTC's words for host code, which nvcc compiles and PyCUDA's build then leaves out; and for a
 # namespace-scope ``const float dt = dx2 * dy2 / (2 * D * (dx2 + dy2));`` over other const floats,
@@ -101,11 +116,14 @@ def _nvcc_module(source, options, nvrtc_error):
     with tempfile.TemporaryDirectory() as folder:
         source_file, ptx_file = Path(folder) / "kernel.cu", Path(folder) / "kernel.ptx"
         source_file.write_text(source)
-        options = [o for o in options if not o.startswith("--pre-include=")]     # (nvcc's host headers have them)
+        # (nvcc's host headers have cudalab_host_types.h's names; the legacy references' header stays)
+        options = [o for o in options if not o.startswith("--pre-include=") or o.endswith("legacy_textures.h")]
         done = subprocess.run([nvcc(), "-ptx", f"-arch=compute_{major}{minor}", "-lineinfo", *options,
                                str(source_file), "-o", str(ptx_file)], capture_output=True, text=True, errors="replace")
-        if done.returncode:
-            raise nvrtc_error           # nvcc refuses it too: NVRTC's message, with the program's lines
+        if done.returncode:             # nvcc refuses it too: NVRTC's message, with the program's lines
+            from ..errors import CompileError
+            raise nvrtc_error or CompileError("Your CUDA C++ did not compile (nvcc):\n" + done.stderr.strip(),
+                                              log=done.stderr)
         ptx = ptx_file.read_text()
     return CudaModule(CompiledSource(source=source, ptx=ptx, options=tuple(options), log=done.stderr,
                                      filename="kernel.cu"))

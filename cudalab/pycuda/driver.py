@@ -939,12 +939,18 @@ class Module:
         return np.uint64(array.device_ptr), int(array.nbytes)
 
     def get_texref(self, name):
-        from ..errors import UnsupportedError
-        raise UnsupportedError(f"get_texref({name!r}): texture references were removed in CUDA 12 and cudalab does "
-                               "not emulate them; use a texture object (cudaTextureObject_t) or read the array directly")
+        """The module's ``texture<T, dim> name;`` (texrefs.py: bound with set_array or set_address)."""
+        from . import texrefs
+        found = texrefs.find(self, name)
+        if found is None:
+            raise LogicError(f"cuModuleGetTexRef failed: named symbol not found - the module declares no texture "
+                             f"reference {name!r} (a file-scope texture<float, 2> {name}; in the SourceModule)")
+        return found
 
     def get_surfref(self, name):
-        return self.get_texref(name)
+        from ..errors import UnsupportedError
+        raise UnsupportedError(f"get_surfref({name!r}): surface references were removed in CUDA 12, and cudalab binds "
+                               "only texture references from PyCUDA; use a surface object in the kernel")
 
 
 def _ptx_module(ptx: str, name: str) -> Module:
@@ -1050,3 +1056,5 @@ class jit_option:                   # noqa: N801  (PyCUDA's name: CUjit_option, 
 # CUDA arrays (cudalab/pycuda/arrays.py): what np_to_array and matrix_to_array make for texture lessons
 from .arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags, array_format,  # noqa: E402,F401
                      dtype_to_array_format, make_multichannel_2d_array, matrix_to_array, np_to_array)
+from .texrefs import (TRSA_OVERRIDE_FORMAT, TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER,  # noqa: E402,F401
+                      TRSF_SRGB, TextureReference, address_mode, filter_mode, matrix_to_texref)

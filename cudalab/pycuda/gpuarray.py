@@ -107,10 +107,17 @@ class GPUArray(_cupy.ndarray):
         _cupy._store(out, _cupy._values(result))
         return out
 
-    def bind_to_texref(self, *args, **kwargs):
-        driver.Module(None).get_texref("texref")
+    def bind_to_texref(self, texref, allow_offset=False):
+        """Bind this array's memory to a module's texture reference (read with tex1Dfetch)."""
+        return texref.set_address(self.gpudata, self.nbytes, allow_offset)
 
-    bind_to_texref_ext = bind_to_texref
+    def bind_to_texref_ext(self, texref, channels=1, allow_double_hack=False, allow_offset=False):
+        """As bind_to_texref, the format set from the dtype (float64 as two int32 channels with
+        ``allow_double_hack``, as PyCUDA's fp_tex_double reads it)."""
+        from .arrays import _format_of
+        fmt, n = _format_of(self.dtype, allow_double_hack)
+        texref.set_format(fmt, n * int(channels) if n > 1 else int(channels))
+        return texref.set_address(self.gpudata, self.nbytes, allow_offset)
 
     def _view(self, shape, strides, offset=0, dtype=None):
         return _as_gpu(super()._view(shape, strides, offset, dtype))
