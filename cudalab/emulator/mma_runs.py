@@ -281,6 +281,10 @@ class Run:
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
         self.words, self.folded = dict(folded), set(folded)
+        # the same program with no base folded, for a batch that does not hold a folded base: native code
+        # hands over only the registers later code names, and the loads name the added registers, not the
+        # base they lead back to (tf32TensorCoreGemm then ran its k-loop one instruction at a time)
+        self.unfolded = (entries, form, mentions) if folded else None
         for (_, fn, _, _) in self.program:
             for name, word in fn.fusion[2]["words"].items():
                 self.words[name] = word
@@ -302,6 +306,10 @@ class Run:
             self.one_by_one(ex)
             self._drop_unheld(ex)
             return
+        if self.unfolded is not None and any(ex.fr.regs.get(name) is None for name in self.folded):
+            if isinstance(self.unfolded, tuple):
+                self.unfolded = Run(*self.unfolded)
+            return self.unfolded(ex)
         for fn in self.before:
             fn(ex)
         warps = active_warps(ex, self.program[0][2])
