@@ -1707,3 +1707,21 @@ def test_a_program_that_reads_its_image_with_opencv_is_left_out_where_opencv_is_
     else:
         assert "OpenCV (a host image library, not installed here)" in p.left_out
     assert not read_program(course / "plain/kernel.cu", course).left_out
+
+
+# ---------------------------------------------------------------------------------------- courses20
+def test_the_programs_a_notebook_runs_with_nvcc4jupyters_cu_magic_are_files_named_after_their_cells(tmp_path):
+    # a Colab course's weekly notebooks: install nvcc4jupyter, load it, then one whole program per %%cu cell
+    from courses_check import with_notebook_files
+    cells = [{"cell_type": "code", "source": ["!pip install git+https://github.com/andreinechaev/nvcc4jupyter.git\n",
+                                              "%load_ext nvcc_plugin\n"]},
+             {"cell_type": "markdown", "source": ["%%cu cells below\n"]},
+             {"cell_type": "code", "source": ["%%cu \n", MAIN, PIECE]},
+             {"cell_type": "code", "source": "%%cuda\n__global__ void k() {}\n"},      # kernels only: no program
+             {"cell_type": "code", "source": "%%cuda --compiler-args \"-O2\"\n" + MAIN + PIECE}]
+    course = write(tmp_path / "course", {"Week6/ReductionSum.ipynb": json.dumps({"cells": cells})})
+    copy = with_notebook_files(course, tmp_path / "work")
+    assert sorted(f.name for f in (copy / "Week6/ReductionSum").iterdir()) == ["cell2.cu", "cell4.cu"]
+    assert (copy / "Week6/ReductionSum/cell2.cu").read_text() == MAIN + PIECE
+    p = read_program(copy / "Week6/ReductionSum/cell2.cu", copy)
+    assert (p.sources, p.options) == (["cell2.cu"], ["-o", "cell2"])       # nvcc cell2.cu -o cell2, as the plugin

@@ -803,7 +803,29 @@ def with_notebook_files(checkout: Path, tmp: Path) -> Path:
                 folder.mkdir(exist_ok=True)
                 (folder / m.group(1)).write_text(text[m.end():])
                 shutil.copy(nb, folder / nb.name)
+        for name, program in nvcc4jupyter_cells_c20(cells):
+            folder.mkdir(exist_ok=True)
+            (folder / name).write_text(program)
     return copy
+
+
+_NVCC4JUPYTER_C20 = re.compile(r"\s*%%cu(?:da)?\b[^\n]*\n")
+
+
+def nvcc4jupyter_cells_c20(cells: list) -> list:
+    """(file name, program) for each cell a notebook runs with nvcc4jupyter's ``%%cu`` (``%%cuda`` in its
+    later versions): ``!pip install git+.../nvcc4jupyter.git``, ``%load_ext nvcc_plugin``, then one whole
+    program per cell, which the plugin writes to a file, builds with plain ``nvcc`` and runs (a Colab
+    course's weekly notebooks, Habib University's 35). The file is named after the cell's place among the
+    notebook's code cells (``cell3.cu``), as a reader points at "the third cell"."""
+    found, code_cells = [], [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    for n, cell in enumerate(code_cells, 1):
+        source = cell.get("source", "")
+        text = source if isinstance(source, str) else "".join(source)
+        m = _NVCC4JUPYTER_C20.match(text)
+        if m and re.search(r"\bmain\s*\(", text):
+            found.append((f"cell{n}.cu", text[m.end():]))
+    return found
 
 
 def _ipython_expanded(words: list) -> list:
@@ -2265,8 +2287,8 @@ def main(argv=None) -> int:
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
     p.add_argument("--notebooks", action="store_true", help="run the programs a course's notebooks write with "
-                   "%%%%writefile, each in a folder named after its notebook (a copy of the checkout; the globs "
-                   "then name NOTEBOOK/FILE.cu)")
+                   "%%%%writefile, or run with nvcc4jupyter's %%%%cu (as cellN.cu), each in a folder named after "
+                   "its notebook (a copy of the checkout; the globs then name NOTEBOOK/FILE.cu)")
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")
