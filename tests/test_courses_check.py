@@ -1725,3 +1725,18 @@ def test_the_programs_a_notebook_runs_with_nvcc4jupyters_cu_magic_are_files_name
     assert (copy / "Week6/ReductionSum/cell2.cu").read_text() == MAIN + PIECE
     p = read_program(copy / "Week6/ReductionSum/cell2.cu", copy)
     assert (p.sources, p.options) == (["cell2.cu"], ["-o", "cell2"])       # nvcc cell2.cu -o cell2, as the plugin
+
+
+def test_an_object_file_the_makefile_compiles_without_o_and_moves_to_bin_is_built_from_its_source(tmp_path):
+    # a lab's Makefile: "nvcc ./src/reader.cu -c" leaves reader.o where make runs, "mv" puts it in bin/,
+    # and the program links ./bin/reader.o; the program is one folder down, in src/
+    course = write(tmp_path / "course", {
+        "lab1/c/makefile": "parallel: bin reader\n\tnvcc -I ./inc ./bin/reader.o ./src/parallel.cu -o parallel\n\n"
+                           "reader: bin\n\tnvcc ./src/reader.cu -c\n\tmv ./reader.o ./bin\n\nbin:\n\tmkdir ./bin\n",
+        "lab1/c/src/parallel.cu": MAIN,
+        "lab1/c/src/reader.cu": PIECE,
+        "lab1/c/inc/reader.h": "int helper();\n",
+    })
+    p = read_program(course / "lab1/c/src/parallel.cu", course)
+    assert p.sources == ["./src/reader.cu", "./src/parallel.cu"]
+    assert p.options == ["-I", "./inc", "-o", "parallel"]

@@ -156,6 +156,14 @@ class Result:
 
 
 # ---------------------------------------------------------------------------------------- builds
+# "nvcc ./src/reader.cu -c" with no -o writes reader.o where it runs, and a McGill lab's Makefile then says
+# "mv ./reader.o ./bin": the stand-in makes that file too, else the mv fails, make -k gives up on every
+# program that needs reader.o, and the tool built them without their second file
+_OBJECTS_WITHOUT_O_C20 = ('case " $* " in *" -o"*) ;; *" -c "*|*" -dc "*) for w in "$@"; do case "$w" in '
+                          '-*) ;; *.cu|*.c|*.cpp|*.cc|*.cxx|*.C) b=${w##*/}; touch "${b%.*}.o" 2>/dev/null;; '
+                          'esac; done;; esac\n')
+
+
 def _stand_ins(folder: Path) -> Path:
     """Compilers that log their command line and make the file -o names, for a recorded ``make -B``."""
     bin_dir = folder / "bin"
@@ -168,6 +176,7 @@ def _stand_ins(folder: Path) -> Path:
     for name in COMPILERS:
         tool = bin_dir / name
         tool.write_text('#!/bin/sh\n{ basename "$0"; printf "%s\\n" "$@"; echo "--end--"; } >> "$COURSES_LOG"\n'
+                        + _OBJECTS_WITHOUT_O_C20 +
                         'while [ $# -gt 0 ]; do case "$1" in -o) touch "$2" 2>/dev/null;; '
                         '-o?*) touch "${1#-o}" 2>/dev/null;; esac; shift; done\nexit 0\n')
         tool.chmod(0o755)
@@ -391,7 +400,8 @@ def from_make(commands: list, source: str) -> list | None:
     for tool, args in commands:
         if set(args) & set(_COMPILE_ONLY):
             continue
-        units = [compiled.get(os.path.normpath(f), [f]) if f.endswith(".o") else [f] for f in _files(args)]
+        units = [compiled.get(os.path.normpath(f)) or moved_object_c20(compiled, f) or [f] if f.endswith(".o") else [f]
+                 for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
         if not any(_same_source(s, source) for s in sources):
             continue
@@ -406,6 +416,15 @@ def from_make(commands: list, source: str) -> list | None:
         words = linking if linking[:len(words)] == words else words + linking   # the same flags, once
         return [*words, *(["-rdc=true"] if rdc else []), *sources]
     return None
+
+
+
+def moved_object_c20(compiled: dict, obj: str) -> list | None:
+    """The compile line of an object file the link names in another folder than the one it was compiled
+    to: a McGill lab's Makefile runs "nvcc ./src/reader.cu -c", then "mv ./reader.o ./bin", and links
+    "./bin/reader.o"; the one compile line that made a file of that name, else None."""
+    lines = [args for name, args in compiled.items() if Path(name).name == Path(obj).name]
+    return lines[0] if len(lines) == 1 else None
 
 
 def _without_host_language(unit: list) -> list:
