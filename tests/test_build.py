@@ -1608,3 +1608,31 @@ def test_warpsize_read_in_host_code_is_explained_as_nvccs_link_explains_nothing(
                                            r"cudaDevAttrWarpSize") as e:
         run_program("warps.cu")
     assert "cudalab does not implement" not in str(e.value)
+
+
+def test_an_asm_statement_ptxas_cannot_read_is_named_at_its_source_line(tmp_path, monkeypatch):
+    # courses20: an exercise leaves the inline PTX to the student, asm("Your Code Here" : ...); ptxas stops at
+    # a line of the PTX nvcc kept, which the student never sees: the hint names the statement's own line
+    write(tmp_path, {"fill_in.cu": """\
+        __global__ void combine(int* a, int* b, int* c)
+        {
+            int i = threadIdx.x;
+            asm("Your Code Here"
+                : "=r"(c[i])
+                : "r"(a[i]), "r"(b[i]));
+        }
+        int main() { return 0; }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"Parsing error near 'Here'") as e:
+        run_program("fill_in.cu")
+    message = str(e.value)
+    assert "the text of the asm() statement at fill_in.cu:4" in message
+    assert 'could not read "Your Code Here"' in message
+    assert "/keep/" not in message and "cudalab/units" not in message     # no path of cudalab's own
+
+
+def test_a_ptxas_error_outside_any_asm_statement_gets_no_asm_hint(tmp_path):
+    from cudalab.programs import asm_errors
+    (tmp_path / "k.ptx").write_text(".version 8.0\n.target sm_80\nbogus line\n")
+    assert asm_errors.hint("ptxas k.ptx, line 3; fatal   : Parsing error near 'bogus': syntax error", tmp_path) == ""
