@@ -1740,3 +1740,16 @@ def test_an_object_file_the_makefile_compiles_without_o_and_moves_to_bin_is_buil
     p = read_program(course / "lab1/c/src/parallel.cu", course)
     assert p.sources == ["./src/reader.cu", "./src/parallel.cu"]
     assert p.options == ["-I", "./inc", "-o", "parallel"]
+
+
+def test_a_makefile_written_on_windows_links_obj_files_built_from_the_programs_sources(tmp_path):
+    # a GPU course's assignments: "%.obj: %.cu" compiles main.cu and kernel.cu, and the program links both
+    course = write(tmp_path / "course", {
+        "histogram/Makefile": "NVCC = nvcc\nNVCC_FLAGS = -O3\nOBJ = main.obj kernel.obj\nEXE = histogram\n\n"
+                              "default: $(EXE)\n\n%.obj: %.cu\n\t$(NVCC) $(NVCC_FLAGS) -c -o $@ $<\n\n"
+                              "$(EXE): $(OBJ)\n\t$(NVCC) $(NVCC_FLAGS) $(OBJ) -o $(EXE)\n",
+        "histogram/main.cu": MAIN,
+        "histogram/kernel.cu": PIECE,
+    })
+    p = read_program(course / "histogram/main.cu", course)
+    assert (p.options, p.sources) == (["-O3", "-o", "histogram"], ["main.cu", "kernel.cu"])

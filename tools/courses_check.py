@@ -400,7 +400,8 @@ def from_make(commands: list, source: str) -> list | None:
     for tool, args in commands:
         if set(args) & set(_COMPILE_ONLY):
             continue
-        units = [compiled.get(os.path.normpath(f)) or moved_object_c20(compiled, f) or [f] if f.endswith(".o") else [f]
+        units = [compiled.get(os.path.normpath(f)) or moved_object_c20(compiled, f) or [f] if f.endswith(OBJECTS_C20)
+                 else [f]
                  for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
         if not any(_same_source(s, source) for s in sources):
@@ -417,6 +418,11 @@ def from_make(commands: list, source: str) -> list | None:
         return [*words, *(["-rdc=true"] if rdc else []), *sources]
     return None
 
+
+
+# object files: ".obj" too, as a Makefile written on Windows names them (AUB's GPU course: "%.obj: %.cu" and
+# "$(EXE): main.obj kernel.obj"), which nvcc links as it links ".o" files
+OBJECTS_C20 = (".o", ".obj")
 
 
 def moved_object_c20(compiled: dict, obj: str) -> list | None:
@@ -486,11 +492,11 @@ def _files(args: list) -> list:
     values = {k + 1 for k, w in enumerate(args) if w in ("-o", "-x", "-I", "-D", "-l", "-L", "-arch", "-gencode",
                                                           "-Xcompiler", "-ccbin", "--generate-code", "-std")}
     return [w for k, w in enumerate(args) if k not in values and not w.startswith("-")
-            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", ".o")]
+            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", *OBJECTS_C20)]
 
 
 def _sources(args: list) -> list:
-    return [f for f in _files(args) if not f.endswith(".o")]
+    return [f for f in _files(args) if not f.endswith(OBJECTS_C20)]
 
 
 # "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
