@@ -1636,3 +1636,21 @@ def test_a_ptxas_error_outside_any_asm_statement_gets_no_asm_hint(tmp_path):
     from cudalab.programs import asm_errors
     (tmp_path / "k.ptx").write_text(".version 8.0\n.target sm_80\nbogus line\n")
     assert asm_errors.hint("ptxas k.ptx, line 3; fatal   : Parsing error near 'bogus': syntax error", tmp_path) == ""
+
+
+def test_a_notebook_kernel_whose_asm_text_is_no_ptx_is_the_students_to_fix_not_a_missing_feature():
+    # the same exercise in a %%cuda cell: the emulator's PTX reader stops at the asm() text, and ptxas (which
+    # nvcc would run) refuses it too, so the message says what to write there, not "not supported by cudalab"
+    import cudalab
+    with pytest.raises(CompileError, match=r"The asm\(\) statement at cell\.cu:3 is not PTX") as e:
+        cudalab.compile("__global__ void combine(int* a, int* b, int* c) {\n"
+                        "    int i = threadIdx.x;\n"
+                        "    asm(\"Your Code Here\" : \"=r\"(c[i]) : \"r\"(a[i]), \"r\"(b[i]));\n}\n")
+    assert "not supported by cudalab" not in str(e.value) and "Parsing error near 'Here'" in str(e.value)
+
+
+def test_ptx_that_ptxas_reads_is_not_called_unreadable():
+    from cudalab.programs.asm_errors import ptxas_refuses
+    good = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+    assert ptxas_refuses(good) is None
+    assert "Here" in ptxas_refuses(good.replace("\tret;", "\tYour Code Here\n\tret;"))
