@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from ...emulator import why_slow
 from ...errors import CudaError
 
 TYPES = {"kernel": 0, "memcpy": 1, "memset": 2, "host": 3, "graph": 4, "empty": 5, "wait_event": 6,
@@ -466,8 +467,12 @@ class GraphAPI:
                 continue
             p = n.params
             if n.type == "kernel":
-                self.run_kernel(p["function"], p["grid"], p["block"], p["shared"], p["args"], stream,
-                                cluster=p.get("cluster"))
+                why_slow.IN_GRAPH = why_slow.ON        # (--why-slow tells a graph's launches apart)
+                try:
+                    self.run_kernel(p["function"], p["grid"], p["block"], p["shared"], p["args"], stream,
+                                    cluster=p.get("cluster"))
+                finally:
+                    why_slow.IN_GRAPH = False
             elif n.type == "host":
                 self.run_host_function(stream, p["fn"], p["data"], "host node")
             elif n.type in ("memcpy", "memset"):
