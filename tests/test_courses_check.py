@@ -1753,3 +1753,14 @@ def test_a_makefile_written_on_windows_links_obj_files_built_from_the_programs_s
     })
     p = read_program(course / "histogram/main.cu", course)
     assert (p.options, p.sources) == (["-O3", "-o", "histogram"], ["main.cu", "kernel.cu"])
+
+
+def test_a_comment_that_says_what_the_next_loop_fills_in_leaves_no_work_to_the_student():
+    # CUDA by Example's "// fill in the host memory with data", above the loop that does it, as a course's
+    # notebooks copy it: a finished program, not a skeleton; "fill in the kernel" still is one
+    from courses_check import student_work_c18
+    done = "int main() {\n    // fill in the host memory with data\n    for (int i = 0; i < N; i++) a[i] = i;\n}\n"
+    assert student_work_c18(done) == ""
+    assert no_verdict_c18("dot = 42\n", done, "", None) == ("pass", "")
+    assert student_work_c18("__global__ void k() {\n    // fill in the kernel\n}\n") == "// fill in the kernel"
+    assert student_work_c18("// Fill in with your code\n") == "// Fill in with your code"

@@ -1949,7 +1949,10 @@ DIFFERENT_C18 = re.compile(r"\b(?:results?|outputs?|values?|arrays?|matri(?:x|ce
 VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bOK\b|\?\s*TRUE\s*$|\bidentical\b", re.I | re.M)
 # a comment that leaves work to the student: "// TODO: launch the kernel", "/* YOUR CODE HERE */"
 _STUDENT_WORK_C18 = re.compile(r"(?://|/\*|^\s*\*)[^\n]*?(?:\bTODO\b|\bFIXME\b|\byour code(?: goes)? here\b|"
-                               r"\bfill (?:this |it )?in\b|\bimplement (?:this|here|me)\b)[^\n]*", re.I | re.M)
+                               r"\bfill (?:this |it )?in\b(?!\s+the\b[^\n]*\bwith\b)|\bimplement (?:this|here|me)\b)[^\n]*",
+                               re.I | re.M)
+# ("// fill in the host memory with data", which CUDA by Example's programs and the courses after it say above
+# the loop that does it, describes the code: no work is left; courses20)
 # where a course keeps a skeleton's answer: beside it (solution.cu, NAME_solution.cu) or in a tree of its own
 # (spoilers.cu: NVIDIA's GTC 2013 Thrust workshop, beside each exercise.cu)
 _SOLUTION_NAMES_C18 = ("{stem}_solution{ext}", "{stem}_sol{ext}", "solution_{stem}{ext}", "solution{ext}",
