@@ -1764,3 +1764,16 @@ def test_a_comment_that_says_what_the_next_loop_fills_in_leaves_no_work_to_the_s
     assert no_verdict_c18("dot = 42\n", done, "", None) == ("pass", "")
     assert student_work_c18("__global__ void k() {\n    // fill in the kernel\n}\n") == "// fill in the kernel"
     assert student_work_c18("// Fill in with your code\n") == "// Fill in with your code"
+
+
+def test_a_clean_target_that_removes_the_program_gives_no_arguments_the_run_target_gives_them(tmp_path):
+    # a lab's Makefile lists "clean_x: rm ./x" before "run_x: ./x 35 64 64 ./input1.raw ...", and builds "-o ./x"
+    course = write(tmp_path / "course", {
+        "lab3/makefile": "queuing:\n\tnvcc -I ./c/inc ./c/queuing.cu -o ./queuing\n\n"
+                         "clean_queuing:\n\trm ./queuing\n\trm ./output/out.raw\n\n"
+                         "run_queuing: queuing\n\t./queuing 35 64 64 ./input1.raw ./output/out.raw\n",
+        "lab3/c/queuing.cu": MAIN,
+    })
+    p = read_program(course / "lab3/c/queuing.cu", course)
+    assert p.options == ["-I", "./c/inc", "-o", "./queuing"]
+    assert author_run(p, course) == (["35", "64", "64", "./input1.raw", "./output/out.raw"], {})

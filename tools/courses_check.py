@@ -739,14 +739,23 @@ def _make_run_arguments(makefile: str, output: str) -> list:
     return []
 
 
+# commands that name the program as a file, not run it: a clean target's "rm ./block_queuing", before the
+# run target that runs it with its arguments (McGill's lab 3; courses20)
+_FILE_COMMANDS_C20 = ("rm", "cp", "mv", "chmod", "ls", "cat", "touch", "ln", "echo", "strip", "file", "size", "tar",
+                      "scp", "rsync", "du")
+
+
 def _recipe_run(target: str, recipe: str, output: str, variables: dict) -> list | None:
     """The arguments ``recipe`` runs ``output`` with (its ``$(NAME)`` from ``variables``), else None."""
     for line in recipe.splitlines():
         for _ in range(5):                   # variables made of variables
             line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
         words = line.split()
+        if words and words[0].lstrip("@-") in _FILE_COMMANDS_C20:
+            continue
         # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
-        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
+        # (by name: "-o ./block_queuing", and "./block_queuing 35 64 64 ..." in the run target: courses20)
+        at = next((k for k, w in enumerate(words) if Path(w).name == Path(output).name and not w.startswith("-")
                    and (w.startswith("./") or target == "run") and words[k - 1:k] != ["-o"]), None)
         if at is not None:
             return _plain(" ".join(words[at + 1:]))
