@@ -112,5 +112,6 @@ def test_a_k_loop_in_two_programs_reads_fragments_loaded_before_its_own(monkeypa
         cudalab.compile(source).get_kernel("gemm")[4, 64](a.ravel(), b.ravel(), c.ravel(), d.ravel(), 1.2 / 1.1)
         got.append(d.view(np.uint64))
     assert np.array_equal(got[0], got[1])
-    assert len(planned) >= 2 and all(p is not None and p.fn is not None for p in planned)
-    assert any(mma[0] is None for p in planned for mma in p.spec[7]), "an mma whose A is a register loaded before"
+    ran = [p for p in planned if p is not None and p.fn is not None]
+    assert len(ran) >= 2, "both halves' k-loops ran as straight code"
+    assert any(mma[0] is None for p in ran for mma in p.spec[7]), "an mma whose A is a register loaded before"
