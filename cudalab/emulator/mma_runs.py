@@ -327,10 +327,11 @@ class Run:
         pos = np.zeros(warps.size, np.int64)
         todo = np.ascontiguousarray(warps, np.int64)
         at = np.arange(warps.size)
+        straight = self._straight(ptrs, todo)
         while True:
             sub = pos[at]
             self.form.run(todo, sub, ptrs, self.ops, self.major, self.minor, ex.shared.ctypes.data, ex.shared_base,
-                          ex.shared_size, self.fragments)
+                          ex.shared_size, self.fragments, straight)
             pos[at] = sub
             left = np.flatnonzero(pos < len(self.ops))
             if not left.size:
@@ -347,6 +348,14 @@ class Run:
             pos[at] += 1
             todo = np.ascontiguousarray(warps[at], np.int64)
             ptrs = _addresses(self._again(ex))     # (a writer may have replaced arrays)
+
+    def _straight(self, ptrs, warps):
+        """A doubles program's own straight-line code (mma_straight), planned at its first run, or None."""
+        if "straight" not in self.__dict__ and warps.size:
+            from . import mma_straight
+            self.straight = mma_straight.plan(self.ops, self.form, self.major, self.minor, ptrs, warps) \
+                if self.form.kind == "doubles" else None
+        return self.__dict__.get("straight")
 
     def _registers(self, ex):
         """The program's register arrays, or None where a register it reads is not an array of the batch
