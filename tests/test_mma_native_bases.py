@@ -112,3 +112,12 @@ def test_a_k_loop_whose_tile_base_nothing_names_runs_as_one_program_in_native_co
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     assert runs and all(rows == K_LOOP_ROWS for rows, _, _ in runs), "the k-loop ran one instruction at a time"
     assert all(pos == [rows] * len(pos) for rows, pos, _ in runs), "every warp ran the whole program"
+
+
+def test_native_code_hands_the_program_the_base_its_tiles_are_read_from(native):
+    """Native code stores the base for the program (compiled.hidden_reads): both A loads read their tiles
+    from that one register, the constants in their offsets, as the interpreter's batches do (a batch
+    without the base runs the program unfolded: one register for each tile)."""
+    _, runs = native()
+    assert runs and all(len(bases[0]) == 1 for _, _, bases in runs), \
+        "the A tiles are read through the registers the adds wrote, not from their base"

@@ -281,6 +281,7 @@ class Run:
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
         self.words, self.folded = dict(folded), set(folded)
+        self.hidden_reads = frozenset(folded)     # read, yet named by no instruction of it (compiled.liveness)
         # the same program with no base folded, for a batch that does not hold a folded base: native code
         # hands over only the registers later code names, and the loads name the added registers, not the
         # base they lead back to (tf32TensorCoreGemm then ran its k-loop one instruction at a time)
