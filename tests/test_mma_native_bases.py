@@ -60,6 +60,8 @@ def _run(monkeypatch, tier):
     """D of the kernel under CUDALAB_TIER=``tier`` with the compiled loops on from the first warp, and the
     program's runs: (its rows, the row each warp stopped at, its loads' base slots by operand)."""
     from cudalab.emulator import mma_native
+    from cudalab.runtime import module
+    monkeypatch.setattr(module, "_PARSED", {})      # decoded afresh: no native code of an earlier test's kernel
     monkeypatch.setenv("CUDALAB_TIER", tier)
     monkeypatch.setattr(mma_native, "COLD_WARPS", 0)
     monkeypatch.setattr(mma_native, "worth_loading", lambda warps: True)
@@ -121,3 +123,16 @@ def test_native_code_hands_the_program_the_base_its_tiles_are_read_from(native):
     _, runs = native()
     assert runs and all(len(bases[0]) == 1 for _, _, bases in runs), \
         "the A tiles are read through the registers the adds wrote, not from their base"
+
+
+def test_a_batch_without_the_base_runs_the_program_unfolded_not_one_instruction_at_a_time(native, monkeypatch):
+    """Native code that does not store the base (as before compiled.hidden_reads; code built by anything
+    else that does not know of it) leaves the program a batch without it: the program then runs as it
+    would with no base folded, each A tile through its own register, whole, for every warp."""
+    from cudalab.emulator import compiled
+    monkeypatch.setattr(compiled, "hidden_reads", lambda df, pc: frozenset())
+    want, _ = _run(monkeypatch, "interp")
+    got, runs = native()
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert runs and all(rows == K_LOOP_ROWS and pos == [rows] * len(pos) for rows, pos, _ in runs)
+    assert all(len(bases[0]) == 2 for _, _, bases in runs), "the A tiles through the registers the adds wrote"

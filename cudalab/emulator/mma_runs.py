@@ -236,13 +236,6 @@ class LaneOp:
     def __init__(self, fn, info):
         self.fn, self.fusion = fn, ("lane", None, info)
 
-    @functools.cached_property
-    def unfolded(self):
-        """The same program with no base folded, for a batch that does not hold a folded base. Native code
-        stores the bases for the program (compiled.hidden_reads), so only code that does not know of them
-        gets here; in tf32TensorCoreGemm, before it did, the program found its base missing at every call."""
-        return Run(*self._arguments)
-
     def __call__(self, ex):
         return self.fn(ex)
 
@@ -337,6 +330,13 @@ class Run:
             self.major[i, :, :major.shape[1]], self.minor[i, :, :minor.shape[1]] = major, minor
         self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(chain_count, 1)],
                                   np.int64)
+
+    @functools.cached_property
+    def unfolded(self):
+        """The same program with no base folded, for a batch that does not hold a folded base. Native code
+        stores the bases for the program (compiled.hidden_reads), so only code that does not know of them
+        gets here; in tf32TensorCoreGemm, before it did, the program found its base missing at every call."""
+        return Run(*self._arguments)
 
     def __call__(self, ex):
         from .mma import active_warps
