@@ -1138,7 +1138,7 @@ def _segments(df, d, s, e, cut_pcs, live_in, named, outputs, live_out):
     from . import regions as rg
     from .engine import K_BRA
     code = df.code
-    bounds, jumps = rg.skeleton(code, s, e, cut_pcs)
+    bounds, jumps = rg.uniform_jumps(df, s, e, cut_pcs, live_out)
     uniform = rg.uniform_defs(df, df.param_offsets, s, e)
     in_loops = {q for p in jumps if code[p][3] <= p for q in range(code[p][3], p + 1)}
     # (and those defined before the region, on every path to it: rg.uniform_defs; computed again,
