@@ -117,7 +117,22 @@ def _bits(a):
     return a.reshape(-1).view(np.uint32), a
 
 
-LOOP_LANES = 1 << 12      # from this many lanes a quick path runs as one compiled pass (mufu_loops)
+LOOP_LANES = 1 << 12      # from this many lanes a quick path runs as one compiled pass (mufu_loops) ...
+LOOP_AFTER = 1 << 22      # ... once numpy's passes have run this many lanes in the process
+_lanes_run = [0]
+
+
+def _loops(n: int) -> bool:
+    """Whether a batch of ``n`` lanes takes mufu_loops' compiled pass: a big one, once the process has run
+    LOOP_AFTER lanes of these functions (a few launches of millions of threads). Loading numba and the
+    loops costs a process about 0.5 to 1 s of CPU, which a notebook's one launch of __expf would pay for
+    a saving of about 2 ms a batch; a program that launches such a kernel again and again pays it once."""
+    if n < LOOP_LANES:
+        return False
+    if _lanes_run[0] >= LOOP_AFTER:
+        return True
+    _lanes_run[0] += n          # (batches on two threads may both add: a count, not an account)
+    return False
 
 
 def _looped(name, bits, a, tab, every_case):
@@ -141,7 +156,7 @@ def ex2_ftz(a):
     """ex2.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out).
     Quick path: |a| < 128, normal, and the result a normal float (_ex2_ftz_every_case says why)."""
     bits, a = _bits(a)
-    if bits.size >= LOOP_LANES:
+    if _loops(bits.size):
         return _looped("ex2_ftz", bits, a, table("ex2"), _ex2_ftz_every_case)
     e = (bits >> 23) & 255
     negative = bits >= 0x80000000
@@ -157,7 +172,7 @@ def rcp_ftz(a):
     """rcp.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out).
     Quick path: exponents 1 to 250, whose reciprocals are normal floats."""
     bits, a = _bits(a)
-    if bits.size >= LOOP_LANES:
+    if _loops(bits.size):
         return _looped("rcp_ftz", bits, a, table("rcp"), _rcp_ftz_every_case)
     e = (bits >> 23) & 255
     out = (table("rcp").take(bits & _FRACTION) + np.uint32(127 << 23) - (e << 23)) | (bits & 0x80000000)
@@ -168,7 +183,7 @@ def rsqrt_ftz(a):
     """rsqrt.approx.ftz.f32 of float32 ``a`` as an H100 gives it. Quick path: positive normal floats
     (their results always are normal: exponents 63 to 190)."""
     bits, a = _bits(a)
-    if bits.size >= LOOP_LANES:
+    if _loops(bits.size):
         return _looped("rsqrt_ftz", bits, a, table("rsqrt"), _rsqrt_ftz_every_case)
     e = (bits >> 23) & 255
     index = (bits & _FRACTION) | (((e & 1) ^ 1) << 23)                # m in [1, 4): an odd e - 127 doubles it
@@ -183,7 +198,7 @@ def lg2_ftz(a):
     rounded to nearest is one step from the truncated result, and v - |u| is exact in float32 (v and
     |u| lie within a factor of 2), so whether it rounded up is one compare (see _lg2_ftz_every_case)."""
     bits, a = _bits(a)
-    if bits.size >= LOOP_LANES:
+    if _loops(bits.size):
         return _looped("lg2_ftz", bits, a, _lg2_pair(), _lg2_ftz_every_case)
     e, j = (bits >> 23) & 255, bits & _FRACTION
     u = e.view(np.int32) - 127
