@@ -134,10 +134,10 @@ def test_decoded_tables_are_kept_in_the_cache_folder_and_mapped(monkeypatch, tmp
     assert mufu._decoded("probe", make).tobytes() == first.tobytes() and made == [1, 1]
 
 
-@pytest.mark.parametrize("name", ["ex2", "rcp", "rsqrt", "lg2"])
+@pytest.mark.parametrize("name", ["ex2", "rcp", "rsqrt", "lg2", "sin", "cos"])
 def test_a_big_batch_compiled_in_one_pass_gives_numpys_bits(name, monkeypatch):
-    """From mufu.LOOP_LANES lanes on, once a process has run mufu.LOOP_AFTER lanes of them, ex2, rcp, rsqrt
-    and lg2's quick paths run as one compiled pass (mufu_loops); before, as numpy's passes. Both on the same inputs: every exponent, the edges (repeated
+    """From mufu.LOOP_LANES lanes on, once a process has run mufu.LOOP_AFTER lanes of them, ex2, rcp, rsqrt,
+    lg2, sin and cos's quick paths run as one compiled pass (mufu_loops); before, as numpy's passes. Both on the same inputs: every exponent, the edges (repeated
     to a big batch's size) and a binade where the cases change."""
     quick, _ = PAIRS[name]
     edges = np.tile(np.concatenate([EDGES, EDGES | np.uint32(0x80000000)]), 200)

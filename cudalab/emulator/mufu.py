@@ -394,14 +394,29 @@ def _quick_sine(r):
     return table("sin").take(j) ^ ((quarter >> 1) << 31)
 
 
+def _looped_sine(a, quarter, sign, every_case):
+    """sin (``quarter`` 0, ``sign`` 1) or cos (a quarter turn on, ``sign`` 0) as mufu_loops' compiled pass."""
+    from . import mufu_loops
+    bits, a = _bits(a)
+    bits = np.ascontiguousarray(bits)
+    out, special = np.empty(bits.size, np.uint32), np.empty(bits.size, np.bool_)
+    if mufu_loops._sine(bits, np.float64(INV_2PI), quarter, sign, table("sin"), out, special):
+        out[special] = every_case(a.reshape(-1)[special]).view(np.uint32)
+    return out.view(np.float32).reshape(a.shape)
+
+
 def sin(a):
     """sin.approx.f32 (see _sin_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    if _loops(np.size(a)):
+        return _looped_sine(a, 0, 1, _sin_every_case)
     r, bits, a, special = _quick_turns(a)
     return _finish(a, _quick_sine(r) ^ (bits & 0x80000000), special, _sin_every_case)
 
 
 def cos(a):
     """cos.approx.f32 (see _cos_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    if _loops(np.size(a)):
+        return _looped_sine(a, _QUARTER, 0, _cos_every_case)
     r, bits, a, special = _quick_turns(a)
     return _finish(a, _quick_sine((r + _QUARTER) & (4 * _QUARTER - 1)), special, _cos_every_case)
 

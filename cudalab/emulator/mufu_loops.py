@@ -1,13 +1,14 @@
-"""mufu.py's quick paths as one compiled pass over a batch (numba): imported when a batch of thousands of
-lanes first needs ex2, rcp, rsqrt or lg2.approx, so that the emulator starts without numba.
+"""mufu.py's quick paths as one compiled pass over a batch (numba): imported once a process has run millions
+of lanes of ex2, rcp, rsqrt, lg2, sin or cos.approx (mufu._loops), so that the emulator starts without numba.
 
-Each loop computes, lane by lane, exactly the integer and float32 steps of its numpy twin in mufu.py
-(ex2_ftz, rcp_ftz, rsqrt_ftz, lg2_ftz), writes the result's bits to ``out`` and marks in ``special`` the
-lanes the quick path does not take (zeros, subnormals, infinities, NaN, answers out of range), which
-mufu then gives to the whole rule; it returns how many there are. numpy's version made 15 to 25 passes
-over the batch for one table read (cuda-samples' BlackScholesGPU: 2.6 to 3.0 ms a 2^17-lane batch of ex2
-where the read alone takes 0.3 to 0.7); here the lanes' reads are independent iterations of one loop, so
-the processor overlaps their cache misses as numpy's gather does.
+Each loop computes, lane by lane, exactly the integer and float steps of its numpy twin in mufu.py
+(ex2_ftz, rcp_ftz, rsqrt_ftz, lg2_ftz, _quick_turns and _quick_sine), writes the result's bits to ``out``
+and marks in ``special`` the lanes the quick path does not take (zeros, subnormals, infinities, NaN,
+answers out of range), which mufu then gives to the whole rule; it returns how many there are. numpy's
+version made 15 to 25 passes over the batch for one table read (cuda-samples' BlackScholesGPU: 2.6 to
+3.0 ms a 2^17-lane batch of ex2 where the read alone takes 0.3 to 0.7); here one loop works out the
+indices and another reads the table, whose iterations are independent, so the processor overlaps their
+cache misses as numpy's gather does.
 """
 import numba
 import numpy as np
@@ -126,4 +127,40 @@ def lg2_ftz(bits, pair, out, special):
         out[i] = lbits if (e == 126) | (e == 127) else np.uint32(r)    # u = -1 or 0: the table's own bits
         special[i] = odd
         count += odd
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_xor(table, index, flip, out):
+    """out = table[index] ^ flip, alone in its loop (_gather says why)."""
+    for i in range(index.shape[0]):
+        out[i] = table[index[i]] ^ flip[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _sine(bits, inv_2pi, quarter_turn, sign, table, out, special):
+    """mufu.sin (quarter_turn 0, sign 1) and mufu.cos (a quarter turn on, sign 0)'s quick path: finite
+    inputs. mufu._quick_turns' steps: |a| / 2 pi in float64 (exact), rounded toward zero to float32, as
+    2^-25 turns; then _quick_sine's reading of the quarter-turn table."""
+    count = 0
+    n = bits.shape[0]
+    index, flip = np.empty(n, np.uint64), np.empty(n, np.uint32)
+    q = 1 << 23
+    for i in range(n):
+        b = np.int64(bits[i])
+        odd = (b & 0x7F800000) == 0x7F800000
+        p = np.float64(abs(_float(np.uint32(b)))) * inv_2pi
+        t = np.float32(p)
+        tb = np.int64(_bits(t)) - np.int64(np.float64(t) > p)        # toward zero (t >= 0)
+        e = min((tb >> 23) & 255, 160)
+        shift = 165 - e                                             # numpy's uint64 shift by 64 or more gives 0
+        m = np.uint64(((tb & F) | (1 << 23))) << np.uint64(40)
+        r = np.int64((m >> np.uint64(min(shift, 63))) & np.uint64(4 * q - 1)) & -np.int64(shift < 64)
+        r = (r + quarter_turn) & (4 * q - 1)
+        quarter = r >> 23
+        index[i] = np.uint64((r & (q - 1)) ^ ((-(quarter & 1)) & (q - 1)))
+        flip[i] = np.uint32(((quarter >> 1) << 31) ^ ((b & 0x80000000) * sign))
+        special[i] = odd
+        count += odd
+    _gather_xor(table, index, flip, out)
     return count
