@@ -756,7 +756,7 @@ def _not_in_folders(only, chosen, checkout: Path, folders) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--samples", type=Path, required=True, help="a cuda-samples checkout")
+    p.add_argument("--samples", type=Path, help="a cuda-samples checkout (to run them; --table needs none)")
     p.add_argument("--device", choices=("emu", "gpu"), default="emu")
     p.add_argument("--jobs", type=int, default=2, help="samples at a time (2 is the most a 2-core machine takes)")
     p.add_argument("--timeout", type=float, default=TIMEOUT)
@@ -793,6 +793,8 @@ def main(argv=None) -> int:
         write_table(emu, gpu, a.markdown, run_note=a.run_note)
         print(f"wrote {a.markdown}")
         return 0
+    if a.samples is None:
+        p.error("give --samples (a cuda-samples checkout) to run them, or --table to write the table")
     only = a.only.split(",") if a.only else []
     chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs) if not only or s.name in only]
     chosen.sort(key=lambda s: only.index(s.name) if only else 0)       # in the order --only gives
