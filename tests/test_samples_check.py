@@ -181,6 +181,8 @@ def test_a_failure_is_one_line_naming_its_cause_and_cut_short():
     status, why = samples_check.verdict(row("precond", "fail", long))
     assert status == "fail" and why.startswith("runtime API: exit code 1: CUDA error at main.cpp:283")
     assert "A \\| B" in why and why.endswith(" ...") and len(why) < 160
+    # a build's failure says "build:" once
+    assert samples_check.verdict(row("callback", "fail", "build: no cufftXt here"))[1] == "build: no cufftXt here"
 
 
 @pytest.mark.parametrize("reason, word", [
@@ -203,7 +205,8 @@ def test_the_table_has_the_summary_first_one_row_a_sample_and_the_history_linked
     samples_check.write_table(emu, gpu, doc, figure="later round, 2026-11-29")
     lines = doc.read_text().splitlines()
     assert lines[2] == ("**1 of 3 pass on the emulator, 1 GPU-sized, 1 over the time limit, 0 fail; "
-                        "2 of 3 pass on the GPU; 1 left out.**")
+                        "2 of 3 pass on the GPU; 1 left out.** 2 of the 3 rows are from the run of later round, "
+                        "2026-11-29; the rest keep an earlier round's figures, as their figure column says.")
     assert "| vectorAdd | 0_Introduction | pass | 3.4 | table round 20, 2026-11-28 | pass (H100, 2026-11-24) | 5.9 |  |" \
         in lines
     assert ("| probe | 0_Introduction | GPU-sized | 6.1 | later round, 2026-11-29 | pass (H100, 2026-11-24) | 7.2 | "

@@ -662,7 +662,8 @@ def verdict(r: dict, limit: float = TIMEOUT) -> tuple:
             f"after {launches.group(1)} launches" + (f" ({launches.group(2)} a second)" if launches.group(2) else "")
             if launches else "") if x)
     line = short_names(detail).replace("|", "\\|").replace("`", "'")
-    return "fail", f"{cause(detail)}: {line[:120] + ' ...' if len(line) > 120 else line}"
+    line = line[:120] + " ..." if len(line) > 120 else line
+    return "fail", line if line.startswith(f"{cause(detail)}:") else f"{cause(detail)}: {line}"
 
 
 # one word for why a sample is left out (_left_out's reasons)
@@ -693,8 +694,8 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
     saying why), the samples left out with one word each, and the commands. ``emu`` and ``gpu`` are
     result files (a row's ``figure``: the round and date of its run; ``figure`` fills those without).
     The rounds' notes live in ``history``."""
-    names = list(dict.fromkeys([*emu, *gpu]))
-    first = {n: emu.get(n) or gpu.get(n) for n in names}
+    first = {n: emu.get(n) or gpu.get(n) for n in dict.fromkeys([*emu, *gpu])}
+    names = sorted(first, key=lambda n: (first[n]["folder"], n.lower()))       # as a folder listing shows them
     ran = [n for n in names if first[n]["status"] != "left out"]
     left = [n for n in names if n not in ran]
     judged = {n: verdict(emu[n], emu[n].get("limit") or limit) if n in emu else ("not run", "") for n in ran}
@@ -704,6 +705,10 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
                f"{count['time']} over the time limit, {count['fail']} fail"
                + (f", {count['not run']} not run" if count["not run"] else "")
                + f"; {on_gpu} of {len(ran)} pass on the GPU; {len(left)} left out.**")
+    fresh = sum((emu.get(n) or {}).get("figure", figure) == figure for n in ran if n in emu) if figure else 0
+    if figure and fresh < len(ran):
+        summary += (f" {fresh} of the {len(ran)} rows are from the run of {figure}; the rest keep an earlier "
+                    f"round's figures, as their figure column says.")
     lines = ["# NVIDIA cuda-samples on cudalab", "", summary, "",
              f"Written by `tools/samples_check.py --table` from the results of its runs (the emulator's in "
              f"docs/samples_emu.json, the GPU's in docs/samples_gpu.json). {run_note}".strip(), "",
@@ -790,7 +795,7 @@ def main(argv=None) -> int:
         if a.keep:
             a.keep.write_text(json.dumps(emu, indent=1) + "\n")
         gpu = json.loads(a.gpu.read_text()) if a.gpu.exists() else {}
-        write_table(emu, gpu, a.markdown, run_note=a.run_note)
+        write_table(emu, gpu, a.markdown, figure=a.figure, run_note=a.run_note)
         print(f"wrote {a.markdown}")
         return 0
     if a.samples is None:
