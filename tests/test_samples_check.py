@@ -223,3 +223,13 @@ def test_a_later_result_file_replaces_a_sample_s_row_and_keeps_the_rest(tmp_path
     again.write_text(json.dumps({"a": row("a", "pass", cpu=80.0, figure="sixty round 20, 2026-11-28")}))
     rows = samples_check.merged([whole, again])
     assert list(rows) == ["a", "b"] and rows["a"]["status"] == "pass" and rows["a"]["figure"].startswith("sixty")
+
+
+def test_a_row_over_the_limit_names_its_pass_in_a_longer_run(tmp_path):
+    emu = {"gemm": row("gemm", "fail", WATCHDOG_STOP.replace("about 51 minutes", "between 4.0 minutes and 72 minutes"),
+                       cpu=16.0)}
+    longer = {"gemm": row("gemm", "pass", cpu=158.3, limit=900.0, figure="dmma round 15")}
+    doc = tmp_path / "samples.md"
+    samples_check.write_table(emu, {}, doc, longer=longer)
+    assert ("| gemm | 0_Introduction | GPU-sized | 16.0 |  | not run |  | needs 4.0 minutes to 72 minutes here; passes in "
+            "158.3 s of CPU with a limit of 900 s (dmma round 15) |") in doc.read_text().splitlines()

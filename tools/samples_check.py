@@ -688,12 +688,13 @@ def seconds_cell(r) -> str:
 
 
 def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float = TIMEOUT,
-                history: str = "samples_history.md", run_note: str = ""):
+                history: str = "samples_history.md", run_note: str = "", longer: dict | None = None):
     """docs/samples.md as a reader uses it: the summary line, then one short row per sample (its
     result, CPU seconds, whose figure it is, the GPU's result and seconds, and for a non-pass one line
     saying why), the samples left out with one word each, and the commands. ``emu`` and ``gpu`` are
     result files (a row's ``figure``: the round and date of its run; ``figure`` fills those without).
-    The rounds' notes live in ``history``."""
+    The rounds' notes live in ``history``; ``longer`` holds runs with a longer limit, whose pass a row
+    over the limit names ("passes in 158.3 s of CPU with a limit of 900 s")."""
     first = {n: emu.get(n) or gpu.get(n) for n in dict.fromkeys([*emu, *gpu])}
     names = sorted(first, key=lambda n: (first[n]["folder"], n.lower()))       # as a folder listing shows them
     ran = [n for n in names if first[n]["status"] != "left out"]
@@ -723,6 +724,10 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
              "| --- | --- | --- | ---: | --- | --- | ---: | --- |"]
     for n in ran:
         status, why = judged[n]
+        more = (longer or {}).get(n)
+        if status in ("GPU-sized", "time") and more and more["status"] == "pass":
+            why += (f"; passes in {more['cpu_seconds']:.1f} s of CPU with a limit of {more.get('limit') or 0:g} s"
+                    f" ({more.get('figure', '')})")
         g = gpu.get(n)
         fig = ((emu.get(n) or {}).get("figure") or figure) if n in emu else ""
         gfig = (g or {}).get("figure", "")
@@ -785,6 +790,8 @@ def main(argv=None) -> int:
     p.add_argument("--figure", default="", help="whose run it is, for the table's figure column: a run's "
                    "rows get it with the date (\"table round 20\" -> \"table round 20, 2026-11-28\"); with "
                    "--table, rows that have none get it as it is")
+    p.add_argument("--longer", type=Path, help="with --table: results of runs with a longer limit, named in "
+                   "the rows of samples over this one")
     p.add_argument("--run-note", default="", help="with --table: a sentence on the whole-table run (commit, load)")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "samples.md")
     a = p.parse_args(argv)
@@ -795,7 +802,8 @@ def main(argv=None) -> int:
         if a.keep:
             a.keep.write_text(json.dumps(emu, indent=1) + "\n")
         gpu = json.loads(a.gpu.read_text()) if a.gpu.exists() else {}
-        write_table(emu, gpu, a.markdown, figure=a.figure, run_note=a.run_note)
+        longer = json.loads(a.longer.read_text()) if a.longer else None
+        write_table(emu, gpu, a.markdown, figure=a.figure, run_note=a.run_note, longer=longer)
         print(f"wrote {a.markdown}")
         return 0
     if a.samples is None:
