@@ -198,15 +198,17 @@ def test_the_table_has_the_summary_first_one_row_a_sample_and_the_history_linked
     emu = {"vectorAdd": row("vectorAdd", "pass", cpu=3.4, figure="table round 20, 2026-11-28"),
            "probe": row("probe", "fail", WATCHDOG_STOP, cpu=6.1),
            "manyLaunches": row("manyLaunches", "timeout", LIMIT_STOP, cpu=120.4, folder="6_Performance"),
-           "cudaOpenMP": row("cudaOpenMP", "left out", "OpenMP", cpu=0)}
+           "cudaOpenMP": row("cudaOpenMP", "left out", "OpenMP", cpu=0),
+           "unreached": row("unreached", "not run", "not reached by the run", cpu=0)}
     gpu = {"vectorAdd": row("vectorAdd", "pass", cpu=0, seconds=5.9, figure="H100, 2026-11-24"),
            "probe": row("probe", "pass", cpu=0, seconds=7.2, figure="H100, 2026-11-24")}
     doc = tmp_path / "samples.md"
     samples_check.write_table(emu, gpu, doc, figure="later round, 2026-11-29")
     lines = doc.read_text().splitlines()
-    assert lines[2] == ("**1 of 3 pass on the emulator, 1 GPU-sized, 1 over the time limit, 0 fail; "
-                        "2 of 3 pass on the GPU; 1 left out.** 2 of the 3 rows are from the run of later round, "
+    assert lines[2] == ("**1 of 4 pass on the emulator, 1 GPU-sized, 1 over the time limit, 0 fail, 1 not run; "
+                        "2 of 4 pass on the GPU; 1 left out.** 2 of the 4 rows are from the run of later round, "
                         "2026-11-29; the rest keep an earlier round's figures, as their figure column says.")
+    assert "| unreached | 0_Introduction | not run |  |  | not run |  | not reached by the run |" in lines
     assert "| vectorAdd | 0_Introduction | pass | 3.4 | table round 20, 2026-11-28 | pass (H100, 2026-11-24) | 5.9 |  |" \
         in lines
     assert ("| probe | 0_Introduction | GPU-sized | 6.1 | later round, 2026-11-29 | pass (H100, 2026-11-24) | 7.2 | "

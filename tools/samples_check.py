@@ -705,7 +705,7 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
                f"{count['time']} over the time limit, {count['fail']} fail"
                + (f", {count['not run']} not run" if count["not run"] else "")
                + f"; {on_gpu} of {len(ran)} pass on the GPU; {len(left)} left out.**")
-    fresh = sum((emu.get(n) or {}).get("figure", figure) == figure for n in ran if n in emu) if figure else 0
+    fresh = sum((emu[n].get("figure") or figure) == figure for n in ran if n in emu and judged[n][0] != "not run")
     if figure and fresh < len(ran):
         summary += (f" {fresh} of the {len(ran)} rows are from the run of {figure}; the rest keep an earlier "
                     f"round's figures, as their figure column says.")
@@ -728,7 +728,7 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
             why += (f"; passes in {more['cpu_seconds']:.1f} s of CPU with a limit of {more.get('limit') or 0:g} s"
                     f" ({more.get('figure', '')})")
         g = gpu.get(n)
-        fig = ((emu.get(n) or {}).get("figure") or figure) if n in emu else ""
+        fig = (emu[n].get("figure") or figure) if n in emu and status != "not run" else ""
         gfig = (g or {}).get("figure", "")
         gcell = (g["status"] if g else "not run") + (f" ({gfig})" if gfig else "")
         lines.append(f"| {n} | {first[n]['folder']} | {status} | {seconds_cell(emu.get(n))} | {fig} | {gcell} | "
@@ -797,7 +797,8 @@ def main(argv=None) -> int:
     if a.table:
         emu = merged(a.table)
         for r in emu.values():
-            r["figure"] = r.get("figure") or a.figure
+            if r["status"] not in ("not run", "left out"):
+                r["figure"] = r.get("figure") or a.figure
         if a.keep:
             a.keep.write_text(json.dumps(emu, indent=1) + "\n")
         gpu = json.loads(a.gpu.read_text()) if a.gpu.exists() else {}
