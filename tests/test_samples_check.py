@@ -207,7 +207,7 @@ def test_the_table_has_the_summary_first_one_row_a_sample_and_the_history_linked
     lines = doc.read_text().splitlines()
     assert lines[2] == ("**1 of 4 pass on the emulator, 1 GPU-sized, 1 over the time limit, 0 fail, 1 not run; "
                         "2 of 4 pass on the GPU; 1 left out.** 2 of the 4 rows are from the run of later round, "
-                        "2026-11-29; the rest keep an earlier round's figures, as their figure column says.")
+                        "2026-11-29; the figure column names the round of each other row.")
     assert "| unreached | 0_Introduction | not run |  |  | not run |  | not reached by the run |" in lines
     assert "| vectorAdd | 0_Introduction | pass | 3.4 | table round 20, 2026-11-28 | pass (H100, 2026-11-24) | 5.9 |  |" \
         in lines

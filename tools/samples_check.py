@@ -707,8 +707,8 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
                + f"; {on_gpu} of {len(ran)} pass on the GPU; {len(left)} left out.**")
     fresh = sum((emu[n].get("figure") or figure) == figure for n in ran if n in emu and judged[n][0] != "not run")
     if figure and fresh < len(ran):
-        summary += (f" {fresh} of the {len(ran)} rows are from the run of {figure}; the rest keep an earlier "
-                    f"round's figures, as their figure column says.")
+        summary += (f" {fresh} of the {len(ran)} rows are from the run of {figure}; the figure column names "
+                    f"the round of each other row.")
     lines = ["# NVIDIA cuda-samples on cudalab", "", summary, "",
              f"Written by `tools/samples_check.py --table` from the results of its runs (the emulator's in "
              f"docs/samples_emu.json, the GPU's in docs/samples_gpu.json). {run_note}".strip(), "",
