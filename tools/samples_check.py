@@ -712,6 +712,9 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
     lines = ["# NVIDIA cuda-samples on cudalab", "", summary, "",
              f"Written by `tools/samples_check.py --table` from the results of its runs (the emulator's in "
              f"docs/samples_emu.json, the GPU's in docs/samples_gpu.json). {run_note}".strip(), "",
+             "A new figure for a row: `samples_check.py --samples ... --only NAME --figure \"ROUND\" --json new.json`, "
+             "then `samples_check.py --table docs/samples_emu.json new.json --keep docs/samples_emu.json`; or the "
+             "row's cells by hand (result, CPU s, figure: your round and the date), the notes in the history.", "",
              f"*emulator*: *pass* as the samples' own runner decides (exit code 0, no line saying it failed); "
              f"*GPU-sized*: stopped at the limit of {limit:g} s of CPU time with cudalab's estimate of a longer "
              f"time (issue 14: an honest estimate and the real-GPU path, `cudalab run --device gpu`); *time*: "
