@@ -728,8 +728,9 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
         status, why = judged[n]
         more = (longer or {}).get(n)
         if status in ("GPU-sized", "time") and more and more["status"] == "pass":
-            why += (f"; passes in {more['cpu_seconds']:.1f} s of CPU with a limit of {more.get('limit') or 0:g} s"
-                    f" ({more.get('figure', '')})")
+            said = more.get("figure", "")
+            why += (f"; passes in {more['cpu_seconds']:.1f} s of CPU" +
+                    ("" if "limit" in said else f" with a limit of {more.get('limit') or 0:g} s") + f" ({said})")
         g = gpu.get(n)
         fig = (emu[n].get("figure") or figure) if n in emu and status != "not run" else ""
         gfig = (g or {}).get("figure", "")
