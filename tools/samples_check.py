@@ -621,10 +621,13 @@ _UNIT = r"(s|minutes|hours|days|years)"
 ESTIMATE = re.compile(rf"(about|between|more than) ([\d.,]+) {_UNIT}(?: and ([\d.,]+) {_UNIT})? on the emulator|"
                       rf"the rest of it needs (about) ([\d.,]+) {_UNIT}")
 # samples whose stop message estimates only the launch it stopped (each fits the limit), though the program
-# is far over it: the estimate worked out by hand (samples_history.md, "Over 120 s: where the time goes")
+# is far over it: the estimate worked out from that message and the sample's source (table round 20)
 MEASURED_SIZE = {
-    "UnifiedMemoryPerf": "about 3 hours here (about 5e12 thread-instructions, 8 kinds of memory x 20 runs of "
-                         "a tiled matrix product at each size from 32 to 2048, at matrixMul's 4.7e8 a second)",
+    # stopped at 121 s in the first of its 8 kinds of memory at the last of its 7 sizes (2048): there, per kind,
+    # 22 launches of matrixMultiplyKernel (30.5 billion thread-instructions, about 1.9 s each, its stop message)
+    # and two reference products on the host (verifyMatrixMultiplyCorrectness, 2048^3 each)
+    "UnifiedMemoryPerf": "more than 7 minutes here (at 120 s it had reached its last size, 2048, where 176 launches "
+                         "of about 1.9 s each and 16 host-side reference products of 2048^3 remain)",
 }
 
 
