@@ -1608,3 +1608,49 @@ def test_warpsize_read_in_host_code_is_explained_as_nvccs_link_explains_nothing(
                                            r"cudaDevAttrWarpSize") as e:
         run_program("warps.cu")
     assert "cudalab does not implement" not in str(e.value)
+
+
+def test_an_asm_statement_ptxas_cannot_read_is_named_at_its_source_line(tmp_path, monkeypatch):
+    # courses20: an exercise leaves the inline PTX to the student, asm("Your Code Here" : ...); ptxas stops at
+    # a line of the PTX nvcc kept, which the student never sees: the hint names the statement's own line
+    write(tmp_path, {"fill_in.cu": """\
+        __global__ void combine(int* a, int* b, int* c)
+        {
+            int i = threadIdx.x;
+            asm("Your Code Here"
+                : "=r"(c[i])
+                : "r"(a[i]), "r"(b[i]));
+        }
+        int main() { return 0; }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"Parsing error near 'Here'") as e:
+        run_program("fill_in.cu")
+    message = str(e.value)
+    assert "the text of the asm() statement at fill_in.cu:4" in message
+    assert 'could not read "Your Code Here"' in message
+    assert "/keep/" not in message and "cudalab/units" not in message     # no path of cudalab's own
+
+
+def test_a_ptxas_error_outside_any_asm_statement_gets_no_asm_hint(tmp_path):
+    from cudalab.programs import asm_errors
+    (tmp_path / "k.ptx").write_text(".version 8.0\n.target sm_80\nbogus line\n")
+    assert asm_errors.hint("ptxas k.ptx, line 3; fatal   : Parsing error near 'bogus': syntax error", tmp_path) == ""
+
+
+def test_a_notebook_kernel_whose_asm_text_is_no_ptx_is_the_students_to_fix_not_a_missing_feature():
+    # the same exercise in a %%cuda cell: the emulator's PTX reader stops at the asm() text, and ptxas (which
+    # nvcc would run) refuses it too, so the message says what to write there, not "not supported by cudalab"
+    import cudalab
+    with pytest.raises(CompileError, match=r"The asm\(\) statement at cell\.cu:3 is not PTX") as e:
+        cudalab.compile("__global__ void combine(int* a, int* b, int* c) {\n"
+                        "    int i = threadIdx.x;\n"
+                        "    asm(\"Your Code Here\" : \"=r\"(c[i]) : \"r\"(a[i]), \"r\"(b[i]));\n}\n")
+    assert "not supported by cudalab" not in str(e.value) and "Parsing error near 'Here'" in str(e.value)
+
+
+def test_ptx_that_ptxas_reads_is_not_called_unreadable():
+    from cudalab.programs.asm_errors import ptxas_refuses
+    good = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+    assert ptxas_refuses(good) is None
+    assert "Here" in ptxas_refuses(good.replace("\tret;", "\tYour Code Here\n\tret;"))

@@ -1707,3 +1707,73 @@ def test_a_program_that_reads_its_image_with_opencv_is_left_out_where_opencv_is_
     else:
         assert "OpenCV (a host image library, not installed here)" in p.left_out
     assert not read_program(course / "plain/kernel.cu", course).left_out
+
+
+# ---------------------------------------------------------------------------------------- courses20
+def test_the_programs_a_notebook_runs_with_nvcc4jupyters_cu_magic_are_files_named_after_their_cells(tmp_path):
+    # a Colab course's weekly notebooks: install nvcc4jupyter, load it, then one whole program per %%cu cell
+    from courses_check import with_notebook_files
+    cells = [{"cell_type": "code", "source": ["!pip install git+https://github.com/andreinechaev/nvcc4jupyter.git\n",
+                                              "%load_ext nvcc_plugin\n"]},
+             {"cell_type": "markdown", "source": ["%%cu cells below\n"]},
+             {"cell_type": "code", "source": ["%%cu \n", MAIN, PIECE]},
+             {"cell_type": "code", "source": "%%cuda\n__global__ void k() {}\n"},      # kernels only: no program
+             {"cell_type": "code", "source": "%%cuda --compiler-args \"-O2\"\n" + MAIN + PIECE}]
+    course = write(tmp_path / "course", {"Week6/ReductionSum.ipynb": json.dumps({"cells": cells})})
+    copy = with_notebook_files(course, tmp_path / "work")
+    assert sorted(f.name for f in (copy / "Week6/ReductionSum").iterdir()) == ["cell2.cu", "cell4.cu"]
+    assert (copy / "Week6/ReductionSum/cell2.cu").read_text() == MAIN + PIECE
+    p = read_program(copy / "Week6/ReductionSum/cell2.cu", copy)
+    assert (p.sources, p.options) == (["cell2.cu"], ["-o", "cell2"])       # nvcc cell2.cu -o cell2, as the plugin
+
+
+def test_an_object_file_the_makefile_compiles_without_o_and_moves_to_bin_is_built_from_its_source(tmp_path):
+    # a lab's Makefile: "nvcc ./src/reader.cu -c" leaves reader.o where make runs, "mv" puts it in bin/,
+    # and the program links ./bin/reader.o; the program is one folder down, in src/
+    course = write(tmp_path / "course", {
+        "lab1/c/makefile": "parallel: bin reader\n\tnvcc -I ./inc ./bin/reader.o ./src/parallel.cu -o parallel\n\n"
+                           "reader: bin\n\tnvcc ./src/reader.cu -c\n\tmv ./reader.o ./bin\n\nbin:\n\tmkdir ./bin\n",
+        "lab1/c/src/parallel.cu": MAIN,
+        "lab1/c/src/reader.cu": PIECE,
+        "lab1/c/inc/reader.h": "int helper();\n",
+    })
+    p = read_program(course / "lab1/c/src/parallel.cu", course)
+    assert p.sources == ["./src/reader.cu", "./src/parallel.cu"]
+    assert p.options == ["-I", "./inc", "-o", "parallel"]
+
+
+def test_a_makefile_written_on_windows_links_obj_files_built_from_the_programs_sources(tmp_path):
+    # a GPU course's assignments: "%.obj: %.cu" compiles main.cu and kernel.cu, and the program links both
+    course = write(tmp_path / "course", {
+        "histogram/Makefile": "NVCC = nvcc\nNVCC_FLAGS = -O3\nOBJ = main.obj kernel.obj\nEXE = histogram\n\n"
+                              "default: $(EXE)\n\n%.obj: %.cu\n\t$(NVCC) $(NVCC_FLAGS) -c -o $@ $<\n\n"
+                              "$(EXE): $(OBJ)\n\t$(NVCC) $(NVCC_FLAGS) $(OBJ) -o $(EXE)\n",
+        "histogram/main.cu": MAIN,
+        "histogram/kernel.cu": PIECE,
+    })
+    p = read_program(course / "histogram/main.cu", course)
+    assert (p.options, p.sources) == (["-O3", "-o", "histogram"], ["main.cu", "kernel.cu"])
+
+
+def test_a_comment_that_says_what_the_next_loop_fills_in_leaves_no_work_to_the_student():
+    # CUDA by Example's "// fill in the host memory with data", above the loop that does it, as a course's
+    # notebooks copy it: a finished program, not a skeleton; "fill in the kernel" still is one
+    from courses_check import student_work_c18
+    done = "int main() {\n    // fill in the host memory with data\n    for (int i = 0; i < N; i++) a[i] = i;\n}\n"
+    assert student_work_c18(done) == ""
+    assert no_verdict_c18("dot = 42\n", done, "", None) == ("pass", "")
+    assert student_work_c18("__global__ void k() {\n    // fill in the kernel\n}\n") == "// fill in the kernel"
+    assert student_work_c18("// Fill in with your code\n") == "// Fill in with your code"
+
+
+def test_a_clean_target_that_removes_the_program_gives_no_arguments_the_run_target_gives_them(tmp_path):
+    # a lab's Makefile lists "clean_x: rm ./x" before "run_x: ./x 35 64 64 ./input1.raw ...", and builds "-o ./x"
+    course = write(tmp_path / "course", {
+        "lab3/makefile": "queuing:\n\tnvcc -I ./c/inc ./c/queuing.cu -o ./queuing\n\n"
+                         "clean_queuing:\n\trm ./queuing\n\trm ./output/out.raw\n\n"
+                         "run_queuing: queuing\n\t./queuing 35 64 64 ./input1.raw ./output/out.raw\n",
+        "lab3/c/queuing.cu": MAIN,
+    })
+    p = read_program(course / "lab3/c/queuing.cu", course)
+    assert p.options == ["-I", "./c/inc", "-o", "./queuing"]
+    assert author_run(p, course) == (["35", "64", "64", "./input1.raw", "./output/out.raw"], {})

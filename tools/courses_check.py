@@ -156,6 +156,14 @@ class Result:
 
 
 # ---------------------------------------------------------------------------------------- builds
+# "nvcc ./src/reader.cu -c" with no -o writes reader.o where it runs, and a McGill lab's Makefile then says
+# "mv ./reader.o ./bin": the stand-in makes that file too, else the mv fails, make -k gives up on every
+# program that needs reader.o, and the tool built them without their second file
+_OBJECTS_WITHOUT_O_C20 = ('case " $* " in *" -o"*) ;; *" -c "*|*" -dc "*) for w in "$@"; do case "$w" in '
+                          '-*) ;; *.cu|*.c|*.cpp|*.cc|*.cxx|*.C) b=${w##*/}; touch "${b%.*}.o" 2>/dev/null;; '
+                          'esac; done;; esac\n')
+
+
 def _stand_ins(folder: Path) -> Path:
     """Compilers that log their command line and make the file -o names, for a recorded ``make -B``."""
     bin_dir = folder / "bin"
@@ -168,6 +176,7 @@ def _stand_ins(folder: Path) -> Path:
     for name in COMPILERS:
         tool = bin_dir / name
         tool.write_text('#!/bin/sh\n{ basename "$0"; printf "%s\\n" "$@"; echo "--end--"; } >> "$COURSES_LOG"\n'
+                        + _OBJECTS_WITHOUT_O_C20 +
                         'while [ $# -gt 0 ]; do case "$1" in -o) touch "$2" 2>/dev/null;; '
                         '-o?*) touch "${1#-o}" 2>/dev/null;; esac; shift; done\nexit 0\n')
         tool.chmod(0o755)
@@ -391,7 +400,9 @@ def from_make(commands: list, source: str) -> list | None:
     for tool, args in commands:
         if set(args) & set(_COMPILE_ONLY):
             continue
-        units = [compiled.get(os.path.normpath(f), [f]) if f.endswith(".o") else [f] for f in _files(args)]
+        units = [compiled.get(os.path.normpath(f)) or moved_object_c20(compiled, f) or [f] if f.endswith(OBJECTS_C20)
+                 else [f]
+                 for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
         if not any(_same_source(s, source) for s in sources):
             continue
@@ -406,6 +417,20 @@ def from_make(commands: list, source: str) -> list | None:
         words = linking if linking[:len(words)] == words else words + linking   # the same flags, once
         return [*words, *(["-rdc=true"] if rdc else []), *sources]
     return None
+
+
+
+# object files: ".obj" too, as a Makefile written on Windows names them (AUB's GPU course: "%.obj: %.cu" and
+# "$(EXE): main.obj kernel.obj"), which nvcc links as it links ".o" files
+OBJECTS_C20 = (".o", ".obj")
+
+
+def moved_object_c20(compiled: dict, obj: str) -> list | None:
+    """The compile line of an object file the link names in another folder than the one it was compiled
+    to: a McGill lab's Makefile runs "nvcc ./src/reader.cu -c", then "mv ./reader.o ./bin", and links
+    "./bin/reader.o"; the one compile line that made a file of that name, else None."""
+    lines = [args for name, args in compiled.items() if Path(name).name == Path(obj).name]
+    return lines[0] if len(lines) == 1 else None
 
 
 def _without_host_language(unit: list) -> list:
@@ -467,11 +492,11 @@ def _files(args: list) -> list:
     values = {k + 1 for k, w in enumerate(args) if w in ("-o", "-x", "-I", "-D", "-l", "-L", "-arch", "-gencode",
                                                           "-Xcompiler", "-ccbin", "--generate-code", "-std")}
     return [w for k, w in enumerate(args) if k not in values and not w.startswith("-")
-            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", ".o")]
+            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", *OBJECTS_C20)]
 
 
 def _sources(args: list) -> list:
-    return [f for f in _files(args) if not f.endswith(".o")]
+    return [f for f in _files(args) if not f.endswith(OBJECTS_C20)]
 
 
 # "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
@@ -714,14 +739,23 @@ def _make_run_arguments(makefile: str, output: str) -> list:
     return []
 
 
+# commands that name the program as a file, not run it: a clean target's "rm ./block_queuing", before the
+# run target that runs it with its arguments (McGill's lab 3; courses20)
+_FILE_COMMANDS_C20 = ("rm", "cp", "mv", "chmod", "ls", "cat", "touch", "ln", "echo", "strip", "file", "size", "tar",
+                      "scp", "rsync", "du")
+
+
 def _recipe_run(target: str, recipe: str, output: str, variables: dict) -> list | None:
     """The arguments ``recipe`` runs ``output`` with (its ``$(NAME)`` from ``variables``), else None."""
     for line in recipe.splitlines():
         for _ in range(5):                   # variables made of variables
             line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
         words = line.split()
+        if words and words[0].lstrip("@-") in _FILE_COMMANDS_C20:
+            continue
         # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
-        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
+        # (by name: "-o ./block_queuing", and "./block_queuing 35 64 64 ..." in the run target: courses20)
+        at = next((k for k, w in enumerate(words) if Path(w).name == Path(output).name and not w.startswith("-")
                    and (w.startswith("./") or target == "run") and words[k - 1:k] != ["-o"]), None)
         if at is not None:
             return _plain(" ".join(words[at + 1:]))
@@ -803,7 +837,29 @@ def with_notebook_files(checkout: Path, tmp: Path) -> Path:
                 folder.mkdir(exist_ok=True)
                 (folder / m.group(1)).write_text(text[m.end():])
                 shutil.copy(nb, folder / nb.name)
+        for name, program in nvcc4jupyter_cells_c20(cells):
+            folder.mkdir(exist_ok=True)
+            (folder / name).write_text(program)
     return copy
+
+
+_NVCC4JUPYTER_C20 = re.compile(r"\s*%%cu(?:da)?\b[^\n]*\n")
+
+
+def nvcc4jupyter_cells_c20(cells: list) -> list:
+    """(file name, program) for each cell a notebook runs with nvcc4jupyter's ``%%cu`` (``%%cuda`` in its
+    later versions): ``!pip install git+.../nvcc4jupyter.git``, ``%load_ext nvcc_plugin``, then one whole
+    program per cell, which the plugin writes to a file, builds with plain ``nvcc`` and runs (a Colab
+    course's weekly notebooks, Habib University's 35). The file is named after the cell's place among the
+    notebook's code cells (``cell3.cu``), as a reader points at "the third cell"."""
+    found, code_cells = [], [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    for n, cell in enumerate(code_cells, 1):
+        source = cell.get("source", "")
+        text = source if isinstance(source, str) else "".join(source)
+        m = _NVCC4JUPYTER_C20.match(text)
+        if m and re.search(r"\bmain\s*\(", text):
+            found.append((f"cell{n}.cu", text[m.end():]))
+    return found
 
 
 def _ipython_expanded(words: list) -> list:
@@ -1902,7 +1958,10 @@ DIFFERENT_C18 = re.compile(r"\b(?:results?|outputs?|values?|arrays?|matri(?:x|ce
 VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bOK\b|\?\s*TRUE\s*$|\bidentical\b", re.I | re.M)
 # a comment that leaves work to the student: "// TODO: launch the kernel", "/* YOUR CODE HERE */"
 _STUDENT_WORK_C18 = re.compile(r"(?://|/\*|^\s*\*)[^\n]*?(?:\bTODO\b|\bFIXME\b|\byour code(?: goes)? here\b|"
-                               r"\bfill (?:this |it )?in\b|\bimplement (?:this|here|me)\b)[^\n]*", re.I | re.M)
+                               r"\bfill (?:this |it )?in\b(?!\s+the\b[^\n]*\bwith\b)|\bimplement (?:this|here|me)\b)[^\n]*",
+                               re.I | re.M)
+# ("// fill in the host memory with data", which CUDA by Example's programs and the courses after it say above
+# the loop that does it, describes the code: no work is left; courses20)
 # where a course keeps a skeleton's answer: beside it (solution.cu, NAME_solution.cu) or in a tree of its own
 # (spoilers.cu: NVIDIA's GTC 2013 Thrust workshop, beside each exercise.cu)
 _SOLUTION_NAMES_C18 = ("{stem}_solution{ext}", "{stem}_sol{ext}", "solution_{stem}{ext}", "solution{ext}",
@@ -2265,8 +2324,8 @@ def main(argv=None) -> int:
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
     p.add_argument("--notebooks", action="store_true", help="run the programs a course's notebooks write with "
-                   "%%%%writefile, each in a folder named after its notebook (a copy of the checkout; the globs "
-                   "then name NOTEBOOK/FILE.cu)")
+                   "%%%%writefile, or run with nvcc4jupyter's %%%%cu (as cellN.cu), each in a folder named after "
+                   "its notebook (a copy of the checkout; the globs then name NOTEBOOK/FILE.cu)")
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")

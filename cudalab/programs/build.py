@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import (images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
+from . import (asm_errors, images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
                std_float_math, void_main, vs_includes, windows_header)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
@@ -493,9 +493,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = windows_header.note(source) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
+        asm_hint = asm_errors.hint(log, keep)       # (read before the kept PTX goes)
         shutil.rmtree(work, ignore_errors=True)
-        message = _student_log(log) or f"nvcc could not compile {source}"
-        message += _missing_header_hint(log) + nearby_headers.hint(log, cwd)
+        message = _student_log(log, keep) or f"nvcc could not compile {source}"
+        message += _missing_header_hint(log) + nearby_headers.hint(log, cwd) + asm_hint
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
