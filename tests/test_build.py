@@ -336,6 +336,38 @@ def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_i
         run_program(["grid.cpp"], capture=True)
 
 
+def test_a_std_name_visual_studio_brings_in_is_included_and_the_student_is_told(tmp_path, monkeypatch):
+    # host threads summing beside a kernel, with <vector> and <algorithm> but not <thread> or <numeric>:
+    # Visual Studio's headers bring both in, nvcc's front end on Linux stops at 'namespace "std" has no member'
+    write(tmp_path, {"sum.cu": """\
+        #include <cstdio>
+        #include <vector>
+        #include <algorithm>
+        __global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+        int main() {
+            std::vector<int> part(4, 0);
+            std::vector<std::thread> workers;
+            for (int t = 0; t < 4; ++t) workers.emplace_back([&part, t] { part[t] = t + 1; });
+            for (auto& w : workers) w.join();
+            int* d;
+            cudaMalloc(&d, 4 * sizeof(int));
+            cudaMemcpy(d, part.data(), 4 * sizeof(int), cudaMemcpyHostToDevice);
+            twice<<<1, 4>>>(d);
+            cudaMemcpy(part.data(), d, 4 * sizeof(int), cudaMemcpyDeviceToHost);
+            printf("%d\\n", std::accumulate(part.begin(), part.end(), 0));
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["sum.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "20\n"), r.stderr
+    assert "std::thread without #include <thread>" in r.stderr and "std::accumulate without #include <numeric>" in r.stderr
+    assert "Add #include <thread> #include <numeric>" in r.stderr or "Add #include <numeric> #include <thread>" in r.stderr
+    # a std:: name no standard header declares is still nvcc's error
+    (tmp_path / "sum.cu").write_text("int main() { return std::not_in_any_header(); }\n")
+    with pytest.raises(CompileError, match="not_in_any_header"):
+        run_program(["sum.cu"], capture=True)
+
 VS_PROJECT = """<?xml version="1.0" encoding="utf-8"?>
 <Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
   <PropertyGroup><IncludePath>C:/dev/somelib/include;{folders};$(IncludePath)</IncludePath></PropertyGroup>
@@ -708,6 +740,23 @@ def test_a_kernel_waiting_for_its_children_is_explained(tmp_path, monkeypatch):
     # the message is about the student's code, not nvcc's note on the --resource-usage cudalab adds
     assert not str(e.value).startswith("nvcc warning") and "Resource usage" not in str(e.value)
 
+
+def test_a_kernel_that_launches_kernels_without_rdc_is_told_to_build_with_it(tmp_path, monkeypatch):
+    # a book's recursive hello world, built as "nvcc -o nested nested.cu": nvcc stops it on a GPU's machine too
+    write(tmp_path, {"nested.cu": """\
+        #include <cstdio>
+        __global__ void hello(int depth) {
+            printf("depth %d thread %d\\n", depth, threadIdx.x);
+            if (depth < 2 && threadIdx.x == 0) hello<<<1, 2>>>(depth + 1);
+        }
+        int main() { hello<<<1, 2>>>(0); return cudaDeviceSynchronize(); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"nested.cu launches kernels from device code .*"
+                                           r"\(nvcc -rdc=true nested.cu -lcudadevrt\)"):
+        run_program("nested.cu")
+    r = run_program("nested.cu", options=["-rdc=true", "-lcudadevrt"], capture=True)    # as the book builds it
+    assert r.returncode == 0 and r.stdout.count("depth 2 thread") == 2, r.stderr
 
 def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkeypatch, capfd):
     write(tmp_path, PROJECT)

@@ -499,6 +499,10 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
+        if not cmd.rdc and _NESTED_LAUNCH.search(log):
+            message += (f"\nhint: {path.name} launches kernels from device code (dynamic parallelism), which needs "
+                        f"relocatable device code, as nvcc says on a GPU's machine too: build with -rdc=true and link "
+                        f"the device runtime (nvcc -rdc=true {path.name} -lcudadevrt).")
         if _DEVICE_SYNC.search(log):
             message += ("\nhint: cudaDeviceSynchronize() in a kernel made it wait for the kernels it launched in CUDA 11 "
                         "and older; CUDA 12 removed it (on a GPU too): a parent grid cannot wait for its children. "
@@ -608,6 +612,8 @@ def _unit(key: str, folder: Path) -> Unit:
                 ptx.read_text() if ptx.exists() else None, (folder / "build.log").read_text())
 
 
+# nvcc's refusal of a launch inside a kernel in whole-program mode (a book's nestedHelloWorld built without -rdc)
+_NESTED_LAUNCH = re.compile(r"kernel launch from __device__ or __global__ functions requires separate compilation mode")
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
 _VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
