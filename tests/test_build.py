@@ -1411,6 +1411,7 @@ def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
                                             ("cutil_inline.h", "CUDA 4 and older"),
                                             ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate"),
+                                            ("cutlass/gemm/device/gemm.h", r"CUTLASS.*-I cutlass/include"),
                                             ("opencv2/opencv.hpp", r"OpenCV's C\+\+ library.*pkg-config --cflags --libs opencv4")])
 def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})

@@ -650,6 +650,13 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                             "run it on a real GPU whose machine has GDS (--device gpu)",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide",
+                  # (a Vietnamese learner's CUTLASS GEMM and convolution, its submodule not checked out)
+                  "cutlass/": "NVIDIA's CUTLASS (header-only C++ templates for GEMM and convolution), which is no "
+                              "part of the toolkit: git clone https://github.com/NVIDIA/cutlass (or git submodule "
+                              "update --init where a project names it) and build with -I cutlass/include "
+                              "-I cutlass/tools/util/include",
+                  "cute/": "NVIDIA's CUTLASS (CuTe, its layout and tensor templates), which is no part of the toolkit: "
+                           "git clone https://github.com/NVIDIA/cutlass and build with -I cutlass/include",
                   # (a Russian student's Visual Studio matrix product includes it and calls only C's setlocale)
                   "windows.h": _WINDOWS_API, "Windows.h": _WINDOWS_API,
                   # (a Russian course's bilateral filter reads and shows its image with OpenCV)
