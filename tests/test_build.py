@@ -1658,3 +1658,54 @@ def test_warpsize_read_in_host_code_is_explained_as_nvccs_link_explains_nothing(
                                            r"cudaDevAttrWarpSize") as e:
         run_program("warps.cu")
     assert "cudalab does not implement" not in str(e.value)
+
+
+# ------------------------------------------------------------------ books15: a program's other files
+SPLIT = {
+    "kernels.h": "__global__ void addOne(float* x);\nvoid timed(float* x);\n",
+    "add.cu": """\
+        #include <cstdio>
+        #include "kernels.h"
+        int main() {
+            float* x;
+            cudaMallocManaged(&x, 32 * sizeof(float));
+            for (int i = 0; i < 32; ++i) x[i] = i;
+            addOne<<<1, 32>>>(x);
+            cudaDeviceSynchronize();
+            printf("%g\\n", x[31]);
+            return 0;
+        }
+        """,
+    "add_kernel.cu": '#include "kernels.h"\n__global__ void addOne(float* x) { x[threadIdx.x] += 1; }\n',
+    # a timed variant defines the kernel again, with a helper: the hint names one file, not both
+    "add_kernel_timed.cu": ('#include "kernels.h"\n__global__ void addOne(float* x) { x[threadIdx.x] += 1; }\n'
+                            'void timed(float* x) { addOne<<<1, 32>>>(x); }\n'),
+}
+
+
+def test_a_kernel_defined_in_a_file_left_out_of_the_build_is_named_with_the_command(tmp_path, monkeypatch):
+    # a Japanese lab's sample1.cu launches Sample1Kernel, which sample1_kernel.cu beside it defines
+    write(tmp_path, SPLIT)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"hint: addOne is defined in add_kernel.cu, which this build does not "
+                                           r"compile: .*\(nvcc add.cu add_kernel.cu -o add\)"):
+        run_program(["add.cu"], options=["-o", "add"])
+    r = run_program(["add.cu", "add_kernel.cu"], capture=True)        # as the hint says
+    assert (r.returncode, r.stdout) == (0, "32\n"), r.stderr
+
+
+def test_a_function_a_c_file_defines_for_cpp_callers_is_explained(tmp_path, monkeypatch):
+    # a lab's timer.c, which its Makefile compiles with g++; nvcc compiles a .c as C, so main.cpp's calls miss it
+    write(tmp_path, {"timer.h": "void start_timer();\n", "timer.c": "void start_timer() {}\n",
+                     "main.cpp": '#include "timer.h"\nint main() { start_timer(); return 0; }\n'})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"start_timer is defined in timer.c, which nvcc compiles as C.*"
+                                           r"extern \"C\""):
+        run_program(["main.cpp", "timer.c"])
+
+
+def test_a_function_no_file_defines_is_said_to_be_missing_from_the_build(tmp_path, monkeypatch):
+    write(tmp_path, {"main.cpp": "void report(int);\nint main() { report(3); return 0; }\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"hint: report is called but defined in no file of this build"):
+        run_program(["main.cpp"])

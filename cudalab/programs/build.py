@@ -28,8 +28,8 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import (images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
-               std_float_math, void_main, vs_includes, windows_header)
+from . import (images, include_case, legacy_notes, missing_definitions, msvc_headers, nearby_headers, removed_headers,
+               shimgen, std_float_math, void_main, vs_includes, windows_header)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -810,7 +810,10 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)
-            raise _link_error(r.stdout + r.stderr)
+            log = r.stdout + r.stderr
+            # a function of the program's own that a file left out of the build defines (missing_definitions.py)
+            raise CompileError(str(_link_error(log)) + missing_definitions.hint(
+                _UNDEFINED.findall(log), cmd.sources, cwd, cmd.output), log)
         try:
             ptx = link([_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx]
                        + [images.recorded(f.read_bytes()) for f in libraries])
