@@ -535,3 +535,19 @@ def test_pinned_memory_pointer_allocators_and_memoize_as_cupy_has_them(cp):
     cp.clear_memo()
     table(3)
     assert calls == [3, 3]
+
+
+# pycourses round 18
+def test_ogrid_and_mgrid_make_device_arrays_a_device_mask_can_index(cp):
+    # a fractal lesson's grid of complex points, then masks from its iterations
+    x, y = cp.ogrid[-1.5j:1.5j:3j, -2:2:5j]
+    c = x + y
+    assert isinstance(x, cp.ndarray) and isinstance(c, cp.ndarray)
+    assert c.shape == (3, 5) and c.dtype == np.complex128 and cp.get_array_module(c) is cp
+    iterations = cp.zeros(c.shape, dtype=cp.int32)
+    inside = cp.abs(c) < 2
+    iterations[inside] = 7
+    assert iterations.get().tolist() == [[0, 7, 7, 7, 0]] * 3        # |-1 - 1.5j| = 1.8, |-2| = 2
+    rows, columns = cp.mgrid[0:2, 0:3]
+    assert isinstance(rows, cp.ndarray) and columns.get().tolist() == [[0, 1, 2], [0, 1, 2]]
+    assert cp.r_[cp.arange(2), 5].get().tolist() == [0, 1, 5]
