@@ -551,3 +551,10 @@ def test_ogrid_and_mgrid_make_device_arrays_a_device_mask_can_index(cp):
     rows, columns = cp.mgrid[0:2, 0:3]
     assert isinstance(rows, cp.ndarray) and columns.get().tolist() == [[0, 1, 2], [0, 1, 2]]
     assert cp.r_[cp.arange(2), 5].get().tolist() == [0, 1, 5]
+
+
+def test_an_elementwise_kernel_given_no_cupy_array_says_its_loop_size_is_undecided(cp):
+    double = cp.ElementwiseKernel("float64 x", "float64 y", "y = 2 * x", "double_it")
+    with pytest.raises(ValueError, match="Loop size is undecided"):
+        double(np.float64(3.0))
+    assert double(np.float64(3.0), size=2).get().tolist() == [6.0, 6.0]

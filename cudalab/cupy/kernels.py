@@ -238,6 +238,9 @@ class ElementwiseKernel:
                             f"not {len(args)} arguments")
         ins, outs = list(args[:n_in]), list(args[n_in:])
         arrays = [a for (raw, _, _), a in zip(self.inputs, ins) if isinstance(a, DeviceArray) and not raw]
+        if not (arrays or outs or size is not None):
+            raise ValueError(f"Loop size is undecided: {self.name} was given no CuPy array (numpy arrays and "
+                             "scalars say nothing of the loop's length); pass cupy arrays (cp.asarray(a)) or size=")
         shape = np.broadcast_shapes(*(a.shape for a in arrays + outs)) if arrays or outs else (int(size),)
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         for k, ((raw, _, _), a) in enumerate(zip(self.inputs, ins)):      # numpy's broadcasting, made real
