@@ -215,7 +215,7 @@ def judge(kind: str, code: int, out: str, cpu: float, limit: float) -> tuple[str
     if code in (-signal.SIGXCPU, -signal.SIGKILL) or cpu > limit + 5:
         if gpu_sized:
             return "GPU-sized", _sentence_around(out, gpu_sized), 0, 0
-        return "time", f"still running after {limit:g} s of CPU", 0, 0
+        return "time", f"still running after {limit:g} s of CPU{running_cell_p18(out)}", 0, 0
     if kind == "script":
         if code == 0:
             return "pass", "", 0, 0
@@ -239,6 +239,14 @@ def judge(kind: str, code: int, out: str, cpu: float, limit: float) -> tuple[str
                 len(failed), cells)
     detail = f"failing cells {numbers}; " + "; ".join(f"cell {n}: {why}" for n, why in failed[:4])
     return "fail", detail[:600], len(failed), cells
+
+
+def running_cell_p18(out: str) -> str:
+    """Where a notebook was when its CPU time ran out (``, in cell 21``): the cells before it passed or
+    failed on their own, so a reader sees how far the lesson got (a ``%%timeit`` of a GPU-sized kernel
+    near the end, or the first cell); empty for a script."""
+    started = re.findall(rf"^{CELL} (\d+) runs$", out, re.M)
+    return f", in cell {started[-1]}" if started else ""
 
 
 def _cell_output(out: str, n: str) -> str:
