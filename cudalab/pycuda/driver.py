@@ -180,7 +180,8 @@ class Device:
         return values[int(attribute)]
 
     def __getattr__(self, name):
-        attribute = getattr(device_attribute, name, None)      # dev.MAX_THREADS_PER_BLOCK
+        # dev.MAX_THREADS_PER_BLOCK, and as PyCUDA upper-cases the name, dev.clock_rate
+        attribute = getattr(device_attribute, name.upper(), None) if not name.startswith("_") else None
         if attribute is None:
             raise AttributeError(f"pycuda.driver.Device has no attribute {name!r}")
         return self.get_attribute(attribute)
