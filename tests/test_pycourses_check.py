@@ -207,3 +207,9 @@ def test_a_notebook_out_of_time_says_which_cell_was_running():
     assert pycourses_check.judge("notebook", -9, out, 151.0, 150) == \
         ("time", "still running after 150 s of CPU, in cell 3", 0, 0)
     assert pycourses_check.judge("script", -9, "counting...\n", 151.0, 150)[1] == "still running after 150 s of CPU"
+
+
+def test_an_import_of_a_removed_name_is_sorted_as_gone_too():
+    out = "ImportError: cannot import name 'clock' from 'time' (unknown location)\n"
+    assert pycourses_check.gone_api_p18(out) == ["gone: time.clock (Python 3.8)"]
+    assert pycourses_check.cause("fail", out) == "gone: time.clock (Python 3.8)"

@@ -160,6 +160,7 @@ def cause(status: str, out: str) -> str:
     if PYTHON_2.search(out):
         parts.append("Python 2")
     parts.extend(gone_api_p17(out))
+    parts.extend(g for g in gone_api_p18(out) if g not in parts)
     blanks = re.findall(rf"^{CELL} (\d+) blank$", out, re.M)
     if blanks:
         parts.append("exercise blanks: cell" + ("s " if len(blanks) > 1 else " ") + ", ".join(blanks))
@@ -179,17 +180,30 @@ GONE_P17 = (
 )
 
 
-def gone_api_p17(out: str) -> list:
+def gone_api_p17(out: str, table=GONE_P17) -> list:
     """What an old program uses that its language or libraries have since removed (``time.clock``,
     ``np.float``, ``scipy.misc.imread``), as ``gone: time.clock (Python 3.8)``: the author's code
     against today's packages, which a GPU with them fails on too."""
     found = []
-    for pattern, name, version in GONE_P17:
+    for pattern, name, version in table:
         for m in pattern.finditer(out):
             item = f"gone: {name.format(*m.groups())} ({version})"
             if item not in found:
                 found.append(item)
     return found
+
+
+# the same removals met as imports (``from time import clock``: "cannot import name 'clock' from 'time'")
+GONE_P18 = (
+    (re.compile(r"cannot import name 'clock' from 'time'"), "time.clock", "Python 3.8"),
+    (re.compile(r"cannot import name '(float|int|bool|object|complex|str|long|unicode)' from 'numpy'"),
+     "np.{0}", "numpy 1.24"),
+)
+
+
+def gone_api_p18(out: str) -> list:
+    """gone_api_p17 for names the program imports (``from time import clock``)."""
+    return gone_api_p17(out, GONE_P18)
 
 
 def program_name(path: Path, checkout: Path, names: str) -> str:
