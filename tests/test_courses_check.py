@@ -1786,3 +1786,64 @@ def test_a_usage_messages_correct_format_is_no_success_line_the_program_owes():
               'printf("#%d (%d,%d): %f\\n", i, 2, 2, v);\n')
     assert judge(0, "#0 (2,2): 0.000000\n#1 (2,2): 0.000000\n", source, 120)[0] == "pass"
     assert judge(0, "#0 (2,2): 0.0\n", source + 'puts("The result is correct");\n', 120)[0] == "fail"
+
+
+# ------------------------------------------------------------------ books15
+def test_a_bazel_chapter_builds_its_kernels_with_the_binary_that_calls_them(tmp_path):
+    # a PMPP reader's Bazel workspace: each chapter a cuda_library of kernels and a cc_binary whose main calls
+    # them, headers included from the workspace's root, C++17 and opt from .bazelrc
+    book = write(tmp_path, {
+        "WORKSPACE": "",
+        ".bazelrc": "build --cxxopt='-std=c++17'\nbuild --compilation_mode=opt\n",
+        "common/BUILD": 'cc_library(\n    name = "timer",\n    hdrs = ["timer.h"],\n)\n',
+        "common/timer.h": "",
+        "chapter_4/BUILD": ('load("@rules_cuda//cuda:defs.bzl", "cuda_library")\n\n'
+                            'cuda_library(\n    name = "matmul",\n    srcs = ["matmul.cu"],  # the kernels\n'
+                            '    hdrs = ["matmul.h"],\n)\n\n'
+                            'cc_binary(\n    name = "matmul_main",\n    srcs = ["matmul_main.cc"],\n'
+                            '    deps = [":matmul", "//common:timer", "@local_cuda//:cuda_runtime"],\n)\n'),
+        "chapter_4/matmul.cu": PIECE,
+        "chapter_4/matmul_main.cc": '#include "chapter_4/matmul.h"\n' + MAIN,
+        "chapter_4/matmul.h": "int helper();\n",
+    })
+    p = read_program(book / "chapter_4/matmul.cu", book)
+    assert (p.how, p.folder, p.left_out) == ("chapter_4/BUILD", ".", "")
+    assert p.sources == ["chapter_4/matmul_main.cc", "chapter_4/matmul.cu"]
+    assert p.options == ["-std=c++17", "-O2", "-DNDEBUG", "-I.", "-o", "matmul_main"]
+    # the binary's own source is the same program, run once
+    main, kernels = read_programs([book / "chapter_4/matmul_main.cc", book / "chapter_4/matmul.cu"], book)
+    assert not main.left_out and kernels.left_out == "built with chapter_4/matmul_main.cc into one program, run as that"
+
+
+def test_a_vscode_build_task_builds_each_file_as_the_student_does(tmp_path):
+    # a learner's notes: Ctrl+Shift+B runs "nvcc build active file" on the open file, from its folder
+    notes = write(tmp_path, {
+        ".vscode/tasks.json": """{
+            // VS Code's JSON has comments
+            "version": "2.0.0",
+            "tasks": [
+                {"label": "g++ build", "command": "/usr/bin/g++", "args": ["${file}"]},
+                {
+                    "type": "cppbuild",
+                    "label": "C/C++: nvcc build active file",
+                    "command": "/home/me/conda/bin/nvcc",
+                    "args": [
+                        "-std=c++17", // C++17 for the standard-library lesson
+                        "--relocatable-device-code=true",
+                        "${file}", "-o", "${fileDirname}/../bin/${fileBasenameNoExtension}.out",
+                        "-lcublas", "-I${workspaceFolder}/third_party/include",
+                    ],
+                    "options": {"cwd": "${fileDirname}"},
+                    "group": {"kind": "build", "isDefault": true}
+                }
+            ]
+        }""",
+        "src/dot.cu": MAIN + PIECE,
+    })
+    p = read_program(notes / "src/dot.cu", notes)
+    assert (p.how, p.folder, p.sources) == (".vscode/tasks.json", "src", ["dot.cu"])
+    assert p.options == ["-std=c++17", "--relocatable-device-code=true", "-o", "./../bin/dot.out", "-lcublas",
+                         "-I../third_party/include"]
+    # a readme's nvcc line for the file still comes first
+    write(notes, {"src/README.md": "nvcc -O3 dot.cu -o dot\n"})
+    assert read_program(notes / "src/dot.cu", notes).how == "src/README.md"

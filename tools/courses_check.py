@@ -1459,6 +1459,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     studio = from_vcxproj(path)
     if studio:
         return studio
+    bazel = from_bazel_b15(path, checkout)
+    if bazel:
+        return bazel
     elsewhere = None if up and _makefile(up[0]) else from_make_c_notes(path, checkout)
     if elsewhere:
         return elsewhere
@@ -1478,6 +1481,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
         return found
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
+    vscode = None if notes else from_vscode_tasks_b15(path, checkout)
+    if vscode:
+        return vscode
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
@@ -1591,6 +1597,171 @@ def from_vcxproj(path: Path):
                 if name in _VCXPROJ_LIBRARIES and f"-l{name}" not in options:
                     options.append(f"-l{name}")
         return [*options, path.name, *others, "-o", path.stem], project.name, path.parent
+    return None
+
+
+# Bazel's rules that compile sources: rules_cuda's cuda_library/cuda_binary and the built-in C++ ones
+_BAZEL_RULE_B15 = re.compile(r"^(cc_binary|cc_library|cuda_binary|cuda_library|cc_test)\s*\(", re.M)
+_BAZEL_MARKERS_B15 = ("WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel")
+# what Bazel's --compilation_mode gives a compile (opt: -O2 -DNDEBUG; dbg: -g)
+_BAZEL_MODES_B15 = {"opt": ["-O2", "-DNDEBUG"], "dbg": ["-g"], "fastbuild": []}
+
+
+def _bazel_rules_b15(build: Path) -> dict:
+    """{name: (kind, srcs, deps, copts)} of a BUILD file's compiling rules: each rule's keyword lists of
+    strings, read without running Starlark (a reader's project writes them out)."""
+    text = re.sub(r"#[^\n]*", "", build.read_text(errors="replace"))
+    rules = {}
+    for m in _BAZEL_RULE_B15.finditer(text):
+        depth, k = 1, m.end()
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        body = text[m.end():k - 1]
+        def strings(key):
+            found = re.search(rf"\b{key}\s*=\s*\[(.*?)\]", body, re.S)
+            return re.findall(r"\"([^\"]*)\"", found.group(1)) if found else []
+        name = re.search(r"\bname\s*=\s*\"([^\"]+)\"", body)
+        if name:
+            rules[name.group(1)] = (m.group(1), strings("srcs"), strings("deps"), strings("copts"))
+    return rules
+
+
+def from_bazel_b15(path: Path, checkout: Path):
+    """(words, how, folder) for ``path`` from the Bazel BUILD file beside it (a PMPP reader's chapters, each a
+    ``cuda_library`` of kernels and a ``cc_binary`` whose ``main`` calls them), else None. The binary that
+    has ``path`` among its sources, or among those of a library it depends on in the same workspace, is built
+    from all of them, from the workspace's root (where Bazel's ``#include "chapter_3/x.h"`` resolve, and where
+    ``bazel run`` starts it), with the copts of its rules and the ``build --cxxopt``/``--copt``/
+    ``--compilation_mode`` lines of the root's .bazelrc."""
+    build = next((path.parent / n for n in ("BUILD", "BUILD.bazel") if (path.parent / n).is_file()), None)
+    root = next((f for f in path.parents if checkout in (f, *f.parents)
+                 and any((f / m).is_file() for m in _BAZEL_MARKERS_B15)), None)
+    if build is None or root is None:
+        return None
+    packages: dict = {}
+
+    def rules_of(package: str) -> dict:
+        if package not in packages:
+            folder = root / package
+            file = next((folder / n for n in ("BUILD", "BUILD.bazel") if (folder / n).is_file()), None)
+            packages[package] = _bazel_rules_b15(file) if file else {}
+        return packages[package]
+
+    here = path.parent.relative_to(root).as_posix()
+    here = "" if here == "." else here
+
+    def closure(package: str, name: str, seen: set) -> list:
+        """(package, rule) pairs of ``name`` and the rules it depends on in this workspace."""
+        if (package, name) in seen or name not in rules_of(package):
+            return []
+        seen.add((package, name))
+        found = [(package, name)]
+        for dep in rules_of(package)[name][2]:
+            if dep.startswith("@"):
+                continue                # another repository's (rules_cuda's runtime, local_cuda)
+            if dep.startswith(":"):
+                found += closure(package, dep[1:], seen)
+            elif dep.startswith("//"):
+                pkg, _, target = dep[2:].partition(":")
+                found += closure(pkg, target or pkg.rsplit("/", 1)[-1], seen)
+        return found
+
+    for name, (kind, _, _, _) in rules_of(here).items():
+        if kind not in ("cc_binary", "cuda_binary", "cc_test"):
+            continue
+        parts = closure(here, name, set())
+        sources, copts = [], []
+        for package, rule in parts:
+            _, srcs, _, options = rules_of(package)[rule]
+            sources += [f"{package}/{s}" if package else s for s in srcs
+                        if Path(s).suffix in (".cu", ".cc", ".cpp", ".cxx", ".c")]
+            copts += options
+        mine = f"{here}/{path.name}" if here else path.name
+        if mine not in sources:
+            continue
+        bazelrc = root / ".bazelrc"
+        settings = bazelrc.read_text(errors="replace") if bazelrc.is_file() else ""
+        options = [w.strip("'\"") for w in re.findall(r"^build\s+--(?:cxxopt|copt)[= ](\S+)", settings, re.M)]
+        mode = re.search(r"^build\s+--compilation_mode[= ](\w+)", settings, re.M)
+        options += _BAZEL_MODES_B15.get(mode.group(1) if mode else "fastbuild", [])
+        return ([*dict.fromkeys([*options, *copts]), "-I.", *dict.fromkeys(sources), "-o", name],
+                build.relative_to(checkout).as_posix(), root)
+    return None
+
+
+def _without_json_comments_b15(text: str) -> str:
+    """JSON with comments (VS Code's settings files) as JSON: // and /* */ outside strings removed, and
+    trailing commas."""
+    out, k, quoted = [], 0, False
+    while k < len(text):
+        c = text[k]
+        if quoted:
+            out.append(c)
+            if c == "\\":
+                out.append(text[k + 1:k + 2])
+                k += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+            out.append(c)
+        elif text.startswith("//", k):
+            k = text.find("\n", k)
+            k = len(text) if k < 0 else k
+            continue
+        elif text.startswith("/*", k):
+            k = text.find("*/", k)
+            k = len(text) if k < 0 else k + 2
+            continue
+        else:
+            out.append(c)
+        k += 1
+    return re.sub(r",(\s*[\]}])", r"\1", "".join(out))
+
+
+def from_vscode_tasks_b15(path: Path, checkout: Path):
+    """(words, how, folder) for ``path`` from the VS Code build task of its workspace (``.vscode/tasks.json``
+    in the checkout's root or a folder above ``path``: "nvcc build active file", the task a student runs with
+    Ctrl+Shift+B on the file open), else None. The default build task whose command is nvcc, else the first
+    such, with VS Code's variables (``${file}``, ``${fileDirname}``, ``${fileBasenameNoExtension}``,
+    ``${workspaceFolder}``) read for ``path``; the build runs in the task's ``options.cwd``, else the
+    workspace's folder. (A Vietnamese learner's CUDA notes build each file so: ``-std=c++17
+    --relocatable-device-code=true ${file} -o ${fileDirname}/../bin/NAME.out -lcublas``.)"""
+    for workspace in [f for f in path.parents if checkout in (f, *f.parents)]:
+        tasks = workspace / ".vscode" / "tasks.json"
+        if not tasks.is_file():
+            continue
+        try:
+            listed = json.loads(_without_json_comments_b15(tasks.read_text(errors="replace"))).get("tasks", [])
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        nvcc = [t for t in listed if isinstance(t, dict) and
+                re.search(r"(^|[/\\])nvcc(\.exe)?$", str(t.get("command", "")).strip())]
+        if not nvcc:
+            return None
+        def default(t):
+            group = t.get("group")
+            return isinstance(group, dict) and group.get("isDefault") is True
+        task = next((t for t in nvcc if default(t)), nvcc[0])
+        cwd_said = str(task.get("options", {}).get("cwd", "${workspaceFolder}"))
+        def expanded(word: str, cwd: Path | None) -> str:
+            values = {"file": path, "fileDirname": path.parent, "workspaceFolder": workspace,
+                      "fileWorkspaceFolder": workspace, "fileBasename": path.name,
+                      "fileBasenameNoExtension": path.stem, "fileExtname": path.suffix}
+            def value(m):
+                v = values.get(m.group(1))
+                if v is None:
+                    return m.group(0)
+                if isinstance(v, Path):
+                    return os.path.relpath(v, cwd) if cwd else str(v)
+                return v
+            return re.sub(r"\$\{(\w+)\}", value, word)
+        cwd = Path(expanded(cwd_said, None))
+        if not cwd.is_dir() or checkout not in (cwd, *cwd.parents):
+            cwd = workspace
+        words = [expanded(str(w), cwd) for w in task.get("args", [])]
+        return words, tasks.relative_to(checkout).as_posix(), cwd
     return None
 
 

@@ -488,6 +488,44 @@ def skeleton(code, s, e, held):
             hard |= {p, p + 1, t}
 
 
+def uniform_jumps(df, s, e, held, live_out=None):
+    """``skeleton``'s (bounds, jumps), plus the forward branches that decide something for the whole
+    block: a guard that is block-uniform (``block_uniform``), after nothing but block-uniform
+    arithmetic since its segment began. ``cuda::pipeline``'s ``consumer_wait`` is such a dispatch: a
+    ``switch`` over ``cp.async.wait_group 0..8`` on the pipeline's head and tail counters, which every
+    thread of the block holds alike; inside a segment each thread ran its compares and branches on
+    its own, where as jumps the block takes them once (regiongen ``_once`` computes the guard, ``_jump``
+    follows it) and each thread runs only its case's wait. A guard that differs between the block's
+    threads after all stops the block at the jump (the interpreter goes on), as for any jump. Only
+    where no other branch becomes a jump with them and every segment still has lock step's phases."""
+    from .engine import K_BRA
+    code = df.code
+    bounds, jumps = skeleton(code, s, e, held)
+    cands = {p for p in range(s, e) if code[p][0] == K_BRA and p not in jumps and code[p][2].guard is not None
+             and code[p][3] is not None and code[p][3] > p + 1}
+    base = set(jumps)
+    while cands:
+        b2, j2 = skeleton(code, s, e, set(int(c) for c in held) | {x for p in cands for x in (p, p + 1, code[p][3])})
+        # guarded branches that would pass the new bounds, their threads free to differ: keep them apart
+        others = {q for q in set(j2) - base - cands if code[q][2].guard is not None}
+        uni = block_uniform(df, s, e, b2)
+        starts = [s] + list(b2)
+        keep = set()
+        for p in cands:
+            if any(min(q, code[q][3]) <= p <= max(q, code[q][3]) for q in others):
+                continue
+            a = max(x for x in starts if x <= p)
+            if code[p][2].guard[0] in uni and all(compiled._computes_uniform(code[q], uni, q == a) for q in range(a, p)):
+                keep.add(p)
+        if keep == cands:
+            if others or any(phases(code, a, z, cross_source(code, a) if a in b2 else None, df.reconv, live_out) is None
+                             for a, z in segments(s, e, b2)):
+                return bounds, jumps
+            return b2, j2
+        cands = keep
+    return bounds, jumps
+
+
 def lockstep_order(code, a, z, reconv):
     """The pcs of an acyclic segment [a, z) in the order lock step runs them (engine.run_function:
     at a branch where threads diverge, the taken path to the reconvergence point first, then the
@@ -991,7 +1029,7 @@ def block_uniform(df, s, e, bounds):
         p = inst.index
         return (p < first_jump or s <= p < e and p not in skipped or not s <= p < e and p not in apart) and _arithmetic(
             inst, lambda o: _same_for(o, out, _BLOCK_SREGS, df.param_offsets), df.param_offsets,
-            _UNIFORM_OPS | {"setp"})
+            _UNIFORM_OPS | {"setp", "not", "neg", "min", "max"})
     while True:
         # outside the region, where no branch on a predicate that may differ between the block's
         # threads jumps over the pc or loops around it, the block's threads pass it alike:
