@@ -336,6 +336,38 @@ def test_a_standard_header_visual_studio_brings_in_is_included_and_the_student_i
         run_program(["grid.cpp"], capture=True)
 
 
+def test_a_std_name_visual_studio_brings_in_is_included_and_the_student_is_told(tmp_path, monkeypatch):
+    # host threads summing beside a kernel, with <vector> and <algorithm> but not <thread> or <numeric>:
+    # Visual Studio's headers bring both in, nvcc's front end on Linux stops at 'namespace "std" has no member'
+    write(tmp_path, {"sum.cu": """\
+        #include <cstdio>
+        #include <vector>
+        #include <algorithm>
+        __global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+        int main() {
+            std::vector<int> part(4, 0);
+            std::vector<std::thread> workers;
+            for (int t = 0; t < 4; ++t) workers.emplace_back([&part, t] { part[t] = t + 1; });
+            for (auto& w : workers) w.join();
+            int* d;
+            cudaMalloc(&d, 4 * sizeof(int));
+            cudaMemcpy(d, part.data(), 4 * sizeof(int), cudaMemcpyHostToDevice);
+            twice<<<1, 4>>>(d);
+            cudaMemcpy(part.data(), d, 4 * sizeof(int), cudaMemcpyDeviceToHost);
+            printf("%d\\n", std::accumulate(part.begin(), part.end(), 0));
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program(["sum.cu"], capture=True)
+    assert (r.returncode, r.stdout) == (0, "20\n"), r.stderr
+    assert "std::thread without #include <thread>" in r.stderr and "std::accumulate without #include <numeric>" in r.stderr
+    assert "Add #include <thread> #include <numeric>" in r.stderr or "Add #include <numeric> #include <thread>" in r.stderr
+    # a std:: name no standard header declares is still nvcc's error
+    (tmp_path / "sum.cu").write_text("int main() { return std::not_in_any_header(); }\n")
+    with pytest.raises(CompileError, match="not_in_any_header"):
+        run_program(["sum.cu"], capture=True)
+
 VS_PROJECT = """<?xml version="1.0" encoding="utf-8"?>
 <Project DefaultTargets="Build" ToolsVersion="15.0" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
   <PropertyGroup><IncludePath>C:/dev/somelib/include;{folders};$(IncludePath)</IncludePath></PropertyGroup>
@@ -708,6 +740,23 @@ def test_a_kernel_waiting_for_its_children_is_explained(tmp_path, monkeypatch):
     # the message is about the student's code, not nvcc's note on the --resource-usage cudalab adds
     assert not str(e.value).startswith("nvcc warning") and "Resource usage" not in str(e.value)
 
+
+def test_a_kernel_that_launches_kernels_without_rdc_is_told_to_build_with_it(tmp_path, monkeypatch):
+    # a book's recursive hello world, built as "nvcc -o nested nested.cu": nvcc stops it on a GPU's machine too
+    write(tmp_path, {"nested.cu": """\
+        #include <cstdio>
+        __global__ void hello(int depth) {
+            printf("depth %d thread %d\\n", depth, threadIdx.x);
+            if (depth < 2 && threadIdx.x == 0) hello<<<1, 2>>>(depth + 1);
+        }
+        int main() { hello<<<1, 2>>>(0); return cudaDeviceSynchronize(); }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"nested.cu launches kernels from device code .*"
+                                           r"\(nvcc -rdc=true nested.cu -lcudadevrt\)"):
+        run_program("nested.cu")
+    r = run_program("nested.cu", options=["-rdc=true", "-lcudadevrt"], capture=True)    # as the book builds it
+    assert r.returncode == 0 and r.stdout.count("depth 2 thread") == 2, r.stderr
 
 def test_the_cli_takes_nvcc_options_files_and_program_arguments(tmp_path, monkeypatch, capfd):
     write(tmp_path, PROJECT)
@@ -1362,6 +1411,7 @@ def test_openmp_calls_without_fopenmp_say_how_to_link_them(tmp_path, monkeypatch
 @pytest.mark.parametrize("header, where", [("helper_cuda.h", "-I cuda-samples/Common"),
                                             ("cutil_inline.h", "CUDA 4 and older"),
                                             ("cufile.h", r"GPUDirect Storage.*which cudalab does not emulate"),
+                                            ("cutlass/gemm/device/gemm.h", r"CUTLASS.*-I cutlass/include"),
                                             ("opencv2/opencv.hpp", r"OpenCV's C\+\+ library.*pkg-config --cflags --libs opencv4")])
 def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_path, monkeypatch, header, where):
     write(tmp_path, {"p.cu": f"#include <{header}>\nint main() {{ return 0; }}\n"})
@@ -1608,3 +1658,99 @@ def test_warpsize_read_in_host_code_is_explained_as_nvccs_link_explains_nothing(
                                            r"cudaDevAttrWarpSize") as e:
         run_program("warps.cu")
     assert "cudalab does not implement" not in str(e.value)
+
+
+def test_an_asm_statement_ptxas_cannot_read_is_named_at_its_source_line(tmp_path, monkeypatch):
+    # courses20: an exercise leaves the inline PTX to the student, asm("Your Code Here" : ...); ptxas stops at
+    # a line of the PTX nvcc kept, which the student never sees: the hint names the statement's own line
+    write(tmp_path, {"fill_in.cu": """\
+        __global__ void combine(int* a, int* b, int* c)
+        {
+            int i = threadIdx.x;
+            asm("Your Code Here"
+                : "=r"(c[i])
+                : "r"(a[i]), "r"(b[i]));
+        }
+        int main() { return 0; }
+    """})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"Parsing error near 'Here'") as e:
+        run_program("fill_in.cu")
+    message = str(e.value)
+    assert "the text of the asm() statement at fill_in.cu:4" in message
+    assert 'could not read "Your Code Here"' in message
+    assert "/keep/" not in message and "cudalab/units" not in message     # no path of cudalab's own
+
+
+def test_a_ptxas_error_outside_any_asm_statement_gets_no_asm_hint(tmp_path):
+    from cudalab.programs import asm_errors
+    (tmp_path / "k.ptx").write_text(".version 8.0\n.target sm_80\nbogus line\n")
+    assert asm_errors.hint("ptxas k.ptx, line 3; fatal   : Parsing error near 'bogus': syntax error", tmp_path) == ""
+
+
+def test_a_notebook_kernel_whose_asm_text_is_no_ptx_is_the_students_to_fix_not_a_missing_feature():
+    # the same exercise in a %%cuda cell: the emulator's PTX reader stops at the asm() text, and ptxas (which
+    # nvcc would run) refuses it too, so the message says what to write there, not "not supported by cudalab"
+    import cudalab
+    with pytest.raises(CompileError, match=r"The asm\(\) statement at cell\.cu:3 is not PTX") as e:
+        cudalab.compile("__global__ void combine(int* a, int* b, int* c) {\n"
+                        "    int i = threadIdx.x;\n"
+                        "    asm(\"Your Code Here\" : \"=r\"(c[i]) : \"r\"(a[i]), \"r\"(b[i]));\n}\n")
+    assert "not supported by cudalab" not in str(e.value) and "Parsing error near 'Here'" in str(e.value)
+
+
+def test_ptx_that_ptxas_reads_is_not_called_unreadable():
+    from cudalab.programs.asm_errors import ptxas_refuses
+    good = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+    assert ptxas_refuses(good) is None
+    assert "Here" in ptxas_refuses(good.replace("\tret;", "\tYour Code Here\n\tret;"))
+
+# ------------------------------------------------------------------ books15: a program's other files
+SPLIT = {
+    "kernels.h": "__global__ void addOne(float* x);\nvoid timed(float* x);\n",
+    "add.cu": """\
+        #include <cstdio>
+        #include "kernels.h"
+        int main() {
+            float* x;
+            cudaMallocManaged(&x, 32 * sizeof(float));
+            for (int i = 0; i < 32; ++i) x[i] = i;
+            addOne<<<1, 32>>>(x);
+            cudaDeviceSynchronize();
+            printf("%g\\n", x[31]);
+            return 0;
+        }
+        """,
+    "add_kernel.cu": '#include "kernels.h"\n__global__ void addOne(float* x) { x[threadIdx.x] += 1; }\n',
+    # a timed variant defines the kernel again, with a helper: the hint names one file, not both
+    "add_kernel_timed.cu": ('#include "kernels.h"\n__global__ void addOne(float* x) { x[threadIdx.x] += 1; }\n'
+                            'void timed(float* x) { addOne<<<1, 32>>>(x); }\n'),
+}
+
+
+def test_a_kernel_defined_in_a_file_left_out_of_the_build_is_named_with_the_command(tmp_path, monkeypatch):
+    # a Japanese lab's sample1.cu launches Sample1Kernel, which sample1_kernel.cu beside it defines
+    write(tmp_path, SPLIT)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"hint: addOne is defined in add_kernel.cu, which this build does not "
+                                           r"compile: .*\(nvcc add.cu add_kernel.cu -o add\)"):
+        run_program(["add.cu"], options=["-o", "add"])
+    r = run_program(["add.cu", "add_kernel.cu"], capture=True)        # as the hint says
+    assert (r.returncode, r.stdout) == (0, "32\n"), r.stderr
+
+
+def test_a_function_a_c_file_defines_for_cpp_callers_is_explained(tmp_path, monkeypatch):
+    # a lab's timer.c, which its Makefile compiles with g++; nvcc compiles a .c as C, so main.cpp's calls miss it
+    write(tmp_path, {"timer.h": "void start_timer();\n", "timer.c": "void start_timer() {}\n",
+                     "main.cpp": '#include "timer.h"\nint main() { start_timer(); return 0; }\n'})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"start_timer is defined in timer.c, which nvcc compiles as C.*"
+                                           r"extern \"C\""):
+        run_program(["main.cpp", "timer.c"])
+
+
+def test_a_function_no_file_defines_is_said_to_be_missing_from_the_build(tmp_path, monkeypatch):
+    write(tmp_path, {"main.cpp": "void report(int);\nint main() { report(3); return 0; }\n"})
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileError, match=r"hint: report is called but defined in no file of this build"):
+        run_program(["main.cpp"])

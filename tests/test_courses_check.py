@@ -1707,3 +1707,133 @@ def test_a_program_that_reads_its_image_with_opencv_is_left_out_where_opencv_is_
     else:
         assert "OpenCV (a host image library, not installed here)" in p.left_out
     assert not read_program(course / "plain/kernel.cu", course).left_out
+
+
+# ---------------------------------------------------------------------------------------- courses20
+def test_the_programs_a_notebook_runs_with_nvcc4jupyters_cu_magic_are_files_named_after_their_cells(tmp_path):
+    # a Colab course's weekly notebooks: install nvcc4jupyter, load it, then one whole program per %%cu cell
+    from courses_check import with_notebook_files
+    cells = [{"cell_type": "code", "source": ["!pip install git+https://github.com/andreinechaev/nvcc4jupyter.git\n",
+                                              "%load_ext nvcc_plugin\n"]},
+             {"cell_type": "markdown", "source": ["%%cu cells below\n"]},
+             {"cell_type": "code", "source": ["%%cu \n", MAIN, PIECE]},
+             {"cell_type": "code", "source": "%%cuda\n__global__ void k() {}\n"},      # kernels only: no program
+             {"cell_type": "code", "source": "%%cuda --compiler-args \"-O2\"\n" + MAIN + PIECE}]
+    course = write(tmp_path / "course", {"Week6/ReductionSum.ipynb": json.dumps({"cells": cells})})
+    copy = with_notebook_files(course, tmp_path / "work")
+    assert sorted(f.name for f in (copy / "Week6/ReductionSum").iterdir()) == ["cell2.cu", "cell4.cu"]
+    assert (copy / "Week6/ReductionSum/cell2.cu").read_text() == MAIN + PIECE
+    p = read_program(copy / "Week6/ReductionSum/cell2.cu", copy)
+    assert (p.sources, p.options) == (["cell2.cu"], ["-o", "cell2"])       # nvcc cell2.cu -o cell2, as the plugin
+
+
+def test_an_object_file_the_makefile_compiles_without_o_and_moves_to_bin_is_built_from_its_source(tmp_path):
+    # a lab's Makefile: "nvcc ./src/reader.cu -c" leaves reader.o where make runs, "mv" puts it in bin/,
+    # and the program links ./bin/reader.o; the program is one folder down, in src/
+    course = write(tmp_path / "course", {
+        "lab1/c/makefile": "parallel: bin reader\n\tnvcc -I ./inc ./bin/reader.o ./src/parallel.cu -o parallel\n\n"
+                           "reader: bin\n\tnvcc ./src/reader.cu -c\n\tmv ./reader.o ./bin\n\nbin:\n\tmkdir ./bin\n",
+        "lab1/c/src/parallel.cu": MAIN,
+        "lab1/c/src/reader.cu": PIECE,
+        "lab1/c/inc/reader.h": "int helper();\n",
+    })
+    p = read_program(course / "lab1/c/src/parallel.cu", course)
+    assert p.sources == ["./src/reader.cu", "./src/parallel.cu"]
+    assert p.options == ["-I", "./inc", "-o", "parallel"]
+
+
+def test_a_makefile_written_on_windows_links_obj_files_built_from_the_programs_sources(tmp_path):
+    # a GPU course's assignments: "%.obj: %.cu" compiles main.cu and kernel.cu, and the program links both
+    course = write(tmp_path / "course", {
+        "histogram/Makefile": "NVCC = nvcc\nNVCC_FLAGS = -O3\nOBJ = main.obj kernel.obj\nEXE = histogram\n\n"
+                              "default: $(EXE)\n\n%.obj: %.cu\n\t$(NVCC) $(NVCC_FLAGS) -c -o $@ $<\n\n"
+                              "$(EXE): $(OBJ)\n\t$(NVCC) $(NVCC_FLAGS) $(OBJ) -o $(EXE)\n",
+        "histogram/main.cu": MAIN,
+        "histogram/kernel.cu": PIECE,
+    })
+    p = read_program(course / "histogram/main.cu", course)
+    assert (p.options, p.sources) == (["-O3", "-o", "histogram"], ["main.cu", "kernel.cu"])
+
+
+def test_a_comment_that_says_what_the_next_loop_fills_in_leaves_no_work_to_the_student():
+    # CUDA by Example's "// fill in the host memory with data", above the loop that does it, as a course's
+    # notebooks copy it: a finished program, not a skeleton; "fill in the kernel" still is one
+    from courses_check import student_work_c18
+    done = "int main() {\n    // fill in the host memory with data\n    for (int i = 0; i < N; i++) a[i] = i;\n}\n"
+    assert student_work_c18(done) == ""
+    assert no_verdict_c18("dot = 42\n", done, "", None) == ("pass", "")
+    assert student_work_c18("__global__ void k() {\n    // fill in the kernel\n}\n") == "// fill in the kernel"
+    assert student_work_c18("// Fill in with your code\n") == "// Fill in with your code"
+
+
+def test_a_clean_target_that_removes_the_program_gives_no_arguments_the_run_target_gives_them(tmp_path):
+    # a lab's Makefile lists "clean_x: rm ./x" before "run_x: ./x 35 64 64 ./input1.raw ...", and builds "-o ./x"
+    course = write(tmp_path / "course", {
+        "lab3/makefile": "queuing:\n\tnvcc -I ./c/inc ./c/queuing.cu -o ./queuing\n\n"
+                         "clean_queuing:\n\trm ./queuing\n\trm ./output/out.raw\n\n"
+                         "run_queuing: queuing\n\t./queuing 35 64 64 ./input1.raw ./output/out.raw\n",
+        "lab3/c/queuing.cu": MAIN,
+    })
+    p = read_program(course / "lab3/c/queuing.cu", course)
+    assert p.options == ["-I", "./c/inc", "-o", "./queuing"]
+    assert author_run(p, course) == (["35", "64", "64", "./input1.raw", "./output/out.raw"], {})
+
+# ------------------------------------------------------------------ books15
+def test_a_bazel_chapter_builds_its_kernels_with_the_binary_that_calls_them(tmp_path):
+    # a PMPP reader's Bazel workspace: each chapter a cuda_library of kernels and a cc_binary whose main calls
+    # them, headers included from the workspace's root, C++17 and opt from .bazelrc
+    book = write(tmp_path, {
+        "WORKSPACE": "",
+        ".bazelrc": "build --cxxopt='-std=c++17'\nbuild --compilation_mode=opt\n",
+        "common/BUILD": 'cc_library(\n    name = "timer",\n    hdrs = ["timer.h"],\n)\n',
+        "common/timer.h": "",
+        "chapter_4/BUILD": ('load("@rules_cuda//cuda:defs.bzl", "cuda_library")\n\n'
+                            'cuda_library(\n    name = "matmul",\n    srcs = ["matmul.cu"],  # the kernels\n'
+                            '    hdrs = ["matmul.h"],\n)\n\n'
+                            'cc_binary(\n    name = "matmul_main",\n    srcs = ["matmul_main.cc"],\n'
+                            '    deps = [":matmul", "//common:timer", "@local_cuda//:cuda_runtime"],\n)\n'),
+        "chapter_4/matmul.cu": PIECE,
+        "chapter_4/matmul_main.cc": '#include "chapter_4/matmul.h"\n' + MAIN,
+        "chapter_4/matmul.h": "int helper();\n",
+    })
+    p = read_program(book / "chapter_4/matmul.cu", book)
+    assert (p.how, p.folder, p.left_out) == ("chapter_4/BUILD", ".", "")
+    assert p.sources == ["chapter_4/matmul_main.cc", "chapter_4/matmul.cu"]
+    assert p.options == ["-std=c++17", "-O2", "-DNDEBUG", "-I.", "-o", "matmul_main"]
+    # the binary's own source is the same program, run once
+    main, kernels = read_programs([book / "chapter_4/matmul_main.cc", book / "chapter_4/matmul.cu"], book)
+    assert not main.left_out and kernels.left_out == "built with chapter_4/matmul_main.cc into one program, run as that"
+
+
+def test_a_vscode_build_task_builds_each_file_as_the_student_does(tmp_path):
+    # a learner's notes: Ctrl+Shift+B runs "nvcc build active file" on the open file, from its folder
+    notes = write(tmp_path, {
+        ".vscode/tasks.json": """{
+            // VS Code's JSON has comments
+            "version": "2.0.0",
+            "tasks": [
+                {"label": "g++ build", "command": "/usr/bin/g++", "args": ["${file}"]},
+                {
+                    "type": "cppbuild",
+                    "label": "C/C++: nvcc build active file",
+                    "command": "/home/me/conda/bin/nvcc",
+                    "args": [
+                        "-std=c++17", // C++17 for the standard-library lesson
+                        "--relocatable-device-code=true",
+                        "${file}", "-o", "${fileDirname}/../bin/${fileBasenameNoExtension}.out",
+                        "-lcublas", "-I${workspaceFolder}/third_party/include",
+                    ],
+                    "options": {"cwd": "${fileDirname}"},
+                    "group": {"kind": "build", "isDefault": true}
+                }
+            ]
+        }""",
+        "src/dot.cu": MAIN + PIECE,
+    })
+    p = read_program(notes / "src/dot.cu", notes)
+    assert (p.how, p.folder, p.sources) == (".vscode/tasks.json", "src", ["dot.cu"])
+    assert p.options == ["-std=c++17", "--relocatable-device-code=true", "-o", "./../bin/dot.out", "-lcublas",
+                         "-I../third_party/include"]
+    # a readme's nvcc line for the file still comes first
+    write(notes, {"src/README.md": "nvcc -O3 dot.cu -o dot\n"})
+    assert read_program(notes / "src/dot.cu", notes).how == "src/README.md"

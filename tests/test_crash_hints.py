@@ -50,3 +50,29 @@ def test_a_failed_assert_points_at_its_own_message():
     r = run_program_source(CHECKED, timeout=120)
     assert "Assertion `h[31] == 31' failed" in r.stderr
     assert "cudalab: the program crashed (SIGABRT). The program aborted itself: an assert()" in r.stderr
+
+
+HEAP_OVERRUN = r"""#include <cstdio>
+#include <cstdlib>
+__global__ void show(const int *a) { printf("%d\\n", a[threadIdx.x]); }
+int main() {
+    int n = 48;
+    int bytes = n * sizeof(int);
+    int *h = (int *)malloc(bytes);
+    for (int i = 0; i < bytes; i++) h[i] = i;       // bytes used as a count of ints: 4 times too far
+    int *d;
+    cudaMalloc(&d, bytes);
+    cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+    show<<<1, 2>>>(d);
+    cudaDeviceSynchronize();
+    free(h);
+    return 0;
+}
+"""
+
+
+def test_a_heap_overrun_that_glibc_stops_is_explained():
+    # glibc finds its heap damaged at a later malloc or free and aborts: the note says what that means
+    r = run_program_source(HEAP_OVERRUN, timeout=120)
+    assert r.returncode != 0 and "cudalab: the program crashed (SIGABRT)." in r.stderr, r.stderr
+    assert "wrote past the end of an array it allocated" in r.stderr

@@ -535,3 +535,36 @@ def test_pinned_memory_pointer_allocators_and_memoize_as_cupy_has_them(cp):
     cp.clear_memo()
     table(3)
     assert calls == [3, 3]
+
+
+# pycourses round 18
+def test_ogrid_and_mgrid_make_device_arrays_a_device_mask_can_index(cp):
+    # a fractal lesson's grid of complex points, then masks from its iterations
+    x, y = cp.ogrid[-1.5j:1.5j:3j, -2:2:5j]
+    c = x + y
+    assert isinstance(x, cp.ndarray) and isinstance(c, cp.ndarray) and type(cp.ogrid[0:2, 0:3]) is list
+    assert c.shape == (3, 5) and c.dtype == np.complex128 and cp.get_array_module(c) is cp
+    iterations = cp.zeros(c.shape, dtype=cp.int32)
+    inside = cp.abs(c) < 2
+    iterations[inside] = 7
+    assert iterations.get().tolist() == [[0, 7, 7, 7, 0]] * 3        # |-1 - 1.5j| = 1.8, |-2| = 2
+    rows, columns = cp.mgrid[0:2, 0:3]
+    assert isinstance(rows, cp.ndarray) and columns.get().tolist() == [[0, 1, 2], [0, 1, 2]]
+    assert cp.r_[cp.arange(2), 5].get().tolist() == [0, 1, 5]
+
+
+def test_an_elementwise_kernel_given_no_cupy_array_says_its_loop_size_is_undecided(cp):
+    double = cp.ElementwiseKernel("float64 x", "float64 y", "y = 2 * x", "double_it")
+    with pytest.raises(ValueError, match="Loop size is undecided"):
+        double(np.float64(3.0))
+    assert double(np.float64(3.0), size=2).get().tolist() == [6.0, 6.0]
+
+
+def test_cupys_generated_kernels_know_m_pi_and_refuse_numpy_arrays(cp):
+    # CuPy 14.2 on an H200: carray.cuh defines M_PI for Elementwise and Reduction kernels, not RawKernels
+    times_pi = cp.ElementwiseKernel("float64 x", "float64 y", "y = x * M_PI", "times_pi")
+    assert times_pi(cp.ones(2)).get().tolist() == [np.pi, np.pi]
+    total = cp.ReductionKernel("T x", "T y", "x * M_PI", "a + b", "y = a", "0", "sum_pi")
+    assert abs(float(total(cp.ones(3))) - 3 * np.pi) < 1e-12
+    with pytest.raises(TypeError, match=r"Unsupported type <class 'numpy.ndarray'>.*cp.asarray"):
+        times_pi(np.ones(2))

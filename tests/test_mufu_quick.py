@@ -132,3 +132,31 @@ def test_decoded_tables_are_kept_in_the_cache_folder_and_mapped(monkeypatch, tmp
     blocked.write_text("not a folder")
     monkeypatch.setenv("CUDALAB_CACHE", str(blocked))
     assert mufu._decoded("probe", make).tobytes() == first.tobytes() and made == [1, 1]
+
+
+@pytest.mark.parametrize("name", ["ex2", "rcp", "rsqrt", "lg2", "sin", "cos"])
+def test_a_big_batch_compiled_in_one_pass_gives_numpys_bits(name, monkeypatch):
+    """From mufu.LOOP_LANES lanes on, once a process has run mufu.LOOP_AFTER lanes of them, ex2, rcp, rsqrt,
+    lg2, sin and cos's quick paths run as one compiled pass (mufu_loops); before, as numpy's passes. Both on the same inputs: every exponent, the edges (repeated
+    to a big batch's size) and a binade where the cases change."""
+    quick, _ = PAIRS[name]
+    edges = np.tile(np.concatenate([EDGES, EDGES | np.uint32(0x80000000)]), 200)
+    bits = np.concatenate([_every_exponent(np.random.default_rng(20)), edges, _binade(BINADES[name][0], 3)])
+    assert bits.size >= mufu.LOOP_LANES
+    x = bits.view(np.float32)
+    with np.errstate(all="ignore"):
+        monkeypatch.setattr(mufu, "_lanes_run", [mufu.LOOP_AFTER])          # as after a few big launches
+        compiled = quick(x).view(np.uint32).copy()
+        monkeypatch.setattr(mufu, "_lanes_run", [0])                        # as in a fresh process
+        numpy = quick(x).view(np.uint32)
+    wrong = np.flatnonzero(compiled != numpy)
+    assert wrong.size == 0, (f"{name}.approx of {bits[wrong[0]]:#010x}: compiled {compiled[wrong[0]]:#010x}, "
+                             f"numpy {numpy[wrong[0]]:#010x} ({wrong.size} inputs differ)")
+
+
+def test_the_compiled_pass_waits_until_the_process_has_run_millions_of_lanes(monkeypatch):
+    monkeypatch.setattr(mufu, "_lanes_run", [0])
+    big = mufu.LOOP_LANES
+    firsts = [mufu._loops(big) for _ in range(mufu.LOOP_AFTER // big)]
+    assert not any(firsts) and mufu._loops(big)             # numpy's passes first, then the compiled one
+    assert not mufu._loops(big - 1)                         # a small batch never takes it

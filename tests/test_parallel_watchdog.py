@@ -136,3 +136,28 @@ def test_a_block_spinning_on_a_worker_stops_at_the_limit_and_the_message_tells_t
     launch_ok, _ = timed(monkeypatch, 2, k, blocks, cudalab.to_device(np.ones(2, np.int32)), out)
     assert launch_ok is None                    # the next launch works
     assert np.array_equal(out.copy_to_host(), np.arange(blocks * BLOCK))
+
+
+def test_a_launch_records_the_cpu_time_of_all_its_threads():
+    """A launch's record (``cpu_time``, which a stopped program's account adds up) is what every thread
+    spent on it, where the watchdog's time is its busiest thread's."""
+    pace = a_pace()
+    pace.cores = 2
+    pace.workers.update({1: 3.0, 2: 2.5})
+    now = pace.began + 0.5                                 # the launching thread's own half second
+    assert pace.total_cpu(now) == pytest.approx(6.0)
+    assert pace.spent(now) == pytest.approx(3.5)
+
+
+def test_a_launch_record_counts_the_batches_its_workers_ran(monkeypatch):
+    """The record's CPU time is the launch's on every thread (a stopped program adds these up): with
+    batches on two threads, it is most of what the process spent, not the launching thread's part."""
+    blocks = 64
+    k = cudalab.compile(BUSY).get_kernel("busy")
+    y = cudalab.device_array(blocks * BLOCK, np.float32)
+    timed(monkeypatch, 2, k, blocks, y, np.int32(100))                      # builds the native code
+    monkeypatch.setenv("CUDALAB_THREADS", "2")
+    c0 = time.process_time()
+    rec = k[blocks, BLOCK](y, np.int32(12000))
+    spent = time.process_time() - c0
+    assert 0.7 * spent <= rec.cpu_time <= 1.05 * spent + 0.01

@@ -197,3 +197,19 @@ def test_a_name_todays_python_or_numpy_removed_is_sorted_as_gone():
     assert pycourses_check.cause("pass", out) == ""
     assert pycourses_check.gone_api_p17("TypeError: only 0-dimensional arrays can be converted to Python scalars") \
         == ["gone: a one-element array as a Python number (deprecated in numpy 1.25, an error by 2.4)"]
+
+
+# pycourses18
+def test_a_notebook_out_of_time_says_which_cell_was_running():
+    out = "@@pycourses cell 1 runs\n@@pycourses cell 2 runs\nTypeError: x\n@@pycourses cell 2 failed: TypeError: x\n" \
+          "@@pycourses cell 3 runs\n"
+    assert pycourses_check.running_cell_p18(out) == ", in cell 3"
+    assert pycourses_check.judge("notebook", -9, out, 151.0, 150) == \
+        ("time", "still running after 150 s of CPU, in cell 3", 0, 0)
+    assert pycourses_check.judge("script", -9, "counting...\n", 151.0, 150)[1] == "still running after 150 s of CPU"
+
+
+def test_an_import_of_a_removed_name_is_sorted_as_gone_too():
+    out = "ImportError: cannot import name 'clock' from 'time' (unknown location)\n"
+    assert pycourses_check.gone_api_p18(out) == ["gone: time.clock (Python 3.8)"]
+    assert pycourses_check.cause("fail", out) == "gone: time.clock (Python 3.8)"

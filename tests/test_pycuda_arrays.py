@@ -149,3 +149,47 @@ def test_a_reference_declared_in_an_included_file_and_matrix_to_texref(drv, tmp_
     out = np.zeros_like(values)
     mod.get_function("read_grid")(drv.Out(out), np.int32(5), block=(5, 4, 1))
     assert out.tolist() == values.tolist()
+
+
+# pycourses round 18: surface references (surface<void, 2> in a SourceModule, get_surfref, set_array)
+SURFACE_2D = """
+surface<void, 2> canvas;
+__global__ void paint(int w) {
+    float v = 10.0f * threadIdx.y + threadIdx.x;
+    surf2Dwrite(v, canvas, threadIdx.x * sizeof(float), threadIdx.y);
+}
+__global__ void doubled(float *dest, int w) {
+    float v;
+    surf2Dread(&v, canvas, threadIdx.x * sizeof(float), threadIdx.y);
+    dest[threadIdx.y * w + threadIdx.x] = 2 * v;
+}
+"""
+
+
+def test_a_surface_reference_written_by_one_kernel_and_read_by_the_next(drv):
+    from pycuda.compiler import SourceModule
+    mod = SourceModule(SURFACE_2D)
+    canvas = mod.get_surfref("canvas")
+    array = drv.np_to_array(np.zeros((3, 4), np.float32), "C", allowSurfaceBind=True)
+    canvas.set_array(array)
+    assert canvas.get_array() is array
+    mod.get_function("paint")(np.int32(4), block=(4, 3, 1))
+    out = np.zeros((3, 4), np.float32)
+    mod.get_function("doubled")(drv.Out(out), np.int32(4), block=(4, 3, 1))
+    assert out.tolist() == [[0, 2, 4, 6], [20, 22, 24, 26], [40, 42, 44, 46]]
+
+
+def test_a_gpuarray_copied_into_a_surface_array_and_what_a_misuse_gets(drv):
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    mod = SourceModule(SURFACE_2D)
+    canvas = mod.get_surfref("canvas")
+    start = np.arange(12, dtype=np.float32).reshape(3, 4)
+    canvas.set_array(drv.gpuarray_to_array(gpuarray.to_gpu(start), "C", allowSurfaceBind=True))
+    out = np.zeros_like(start)
+    mod.get_function("doubled")(drv.Out(out), np.int32(4), block=(4, 3, 1))
+    assert out.tolist() == (2 * start).tolist()
+    with pytest.raises(drv.LogicError, match="allowSurfaceBind=True"):      # an array made for textures only
+        canvas.set_array(drv.matrix_to_array(start, "C"))
+    with pytest.raises(drv.LogicError, match="cuModuleGetSurfRef failed: named symbol not found"):
+        mod.get_surfref("missing")

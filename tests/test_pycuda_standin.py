@@ -354,3 +354,15 @@ def test_from_device_like_takes_pycudas_keyword_names(pycuda):
     back = drv.from_device_like(devptr=a_gpu, other_ary=a)      # a hello-GPU lesson's spelling
     assert back.shape == (2, 3) and back.tolist() == a.tolist()
     assert drv.from_device(a_gpu, (6,), np.float32).tolist() == a.ravel().tolist()
+
+
+# pycourses round 18
+def test_a_device_query_reads_attributes_by_their_lower_case_names(pycuda):
+    # PyCUDA upper-cases an attribute's name: dev.clock_rate is dev.get_attribute(CLOCK_RATE)
+    import pycuda.driver as drv
+    dev = drv.Device(0)
+    assert dev.clock_rate == dev.get_attribute(drv.device_attribute.CLOCK_RATE) > 0
+    assert dev.multiprocessor_count == dev.MULTIPROCESSOR_COUNT
+    assert dev.max_threads_per_block == 1024
+    with pytest.raises(AttributeError, match="no attribute 'warp_speed'"):
+        dev.warp_speed

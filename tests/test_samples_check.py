@@ -3,6 +3,7 @@
 The tool runs NVIDIA's cuda-samples outside CI; these folders are made up, in the samples' own layout.
 """
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -100,23 +101,6 @@ def test_the_module_file_a_driver_sample_loads_is_built_as_its_custom_command_sa
     assert [w for w in only_h100.steps[0][1] if w.startswith("-gencode")] == ["-gencode=arch=compute_90,code=sm_90"]
 
 
-def test_a_section_for_further_folders_replaces_its_older_self(tmp_path):
-    doc = tmp_path / "samples.md"
-    doc.write_text("# NVIDIA cuda-samples on cudalab\n\n## Left out\n\nthe main table's\n")
-    emu = {"deviceQuery": {"name": "deviceQuery", "folder": "1_Utilities", "status": "pass", "detail": "",
-                           "seconds": 7.1, "cpu_seconds": 1.1},
-           "boxFilterNPP": {"name": "boxFilterNPP", "folder": "4_CUDA_Libraries", "status": "left out",
-                            "detail": "a CUDA library cudalab does not emulate (NPP)"}}
-    gpu = {"deviceQuery": dict(emu["deviceQuery"], cpu_seconds=0.0, seconds=2.2)}
-    for _ in range(2):
-        samples_check.write_section(emu, gpu, doc, "Further folders", "Run later.")
-    text = doc.read_text()
-    assert text.count("## Further folders") == 1 and "the main table's" in text
-    assert "| deviceQuery | 1_Utilities | pass | 1.1 | pass | 2.2 |" in text
-    assert "| boxFilterNPP | 4_CUDA_Libraries | a CUDA library cudalab does not emulate (NPP) |" in text
-    assert "**1 of 1 pass on the emulator, 1 of 1 on the GPU; 1 left out.**" in text
-
-
 def test_a_data_folder_copied_into_the_build_folder_is_already_there(tmp_path):
     """The tool builds a sample in its own folder, so CMake's `copy_directory data -> build/data` (the
     image-processing samples' inputs) copies a folder onto itself: nothing to do, not an error."""
@@ -152,3 +136,102 @@ def test_a_name_given_to_only_outside_the_folders_searched_is_named_with_its_fol
     assert rc == 2
     assert "BlackScholes (in 5_Domain_Specific)" in err
     assert "noSuchSample (no such sample in" in err and "--folders" in err
+
+
+# ---- the current table (table round 20): one short row a sample, GPU-sized by the issue's rule
+WATCHDOG_STOP = ("exit code 1: CUDA error at probe.cu:12 code=702(cudaErrorLaunchTimeout) \"cudaDeviceSynchronize()\" "
+                 "(The kernel sweep was stopped by the watchdog early: it would run far beyond its limit of 720 s. "
+                 "(it needs about 51 minutes on the emulator))")
+LIMIT_STOP = ("The program's CPU-time limit (ulimit -t, 120 s) ran out while kernel tile was running, so the kernel "
+              "was stopped, and then the program. (that launch needs between 0.04 s and 0.7 s on the emulator) It "
+              "had run 943 kernel launches before it, 110.0 s of the emulator's CPU time in all (8.6 a second).")
+
+
+def row(name, status, detail="", cpu=1.5, folder="0_Introduction", seconds=None, **more):
+    return {"name": name, "folder": folder, "status": status, "detail": detail,
+            "seconds": cpu * 3 if seconds is None else seconds,
+            "cpu_seconds": cpu, "command": f"cudalab run -o {name} {name}.cu", **more}
+
+
+def test_a_sample_whose_kernel_needs_longer_than_the_whole_limit_is_gpu_sized_with_its_estimate():
+    assert samples_check.verdict(row("probe", "fail", WATCHDOG_STOP)) == ("GPU-sized", "needs about 51 minutes here")
+    between = "stopped early (it needs between 4.0 minutes and 72 minutes on the emulator)"
+    assert samples_check.verdict(row("gemm", "timeout", between)) == ("GPU-sized", "needs 4.0 minutes to 72 minutes here")
+
+
+def test_a_sample_over_the_limit_in_launches_that_each_fit_it_is_time_not_gpu_sized():
+    status, why = samples_check.verdict(row("manyLaunches", "timeout", LIMIT_STOP))
+    assert status == "time"
+    assert why == "over 120 s of CPU, stopped in tile, after 943 launches"
+    # with a longer limit the same estimate of 51 minutes is still beyond it; of 4 minutes, not
+    assert samples_check.verdict(row("probe", "fail", WATCHDOG_STOP), limit=900)[0] == "GPU-sized"
+    assert samples_check.verdict(row("gemm", "timeout", "(it needs about 4.0 minutes on the emulator)"),
+                                 limit=900)[0] == "time"
+
+
+def test_a_sample_whose_size_was_worked_out_by_hand_is_gpu_sized_with_that_estimate():
+    status, why = samples_check.verdict(row("UnifiedMemoryPerf", "timeout", LIMIT_STOP, folder="6_Performance"))
+    assert status == "GPU-sized" and why.startswith("needs more than 7 minutes here")
+    # the hand estimate is of its size: a failure of another kind is still a failure
+    assert samples_check.verdict(row("UnifiedMemoryPerf", "fail", "exit code 1: Test failed!"))[0] == "fail"
+
+
+def test_a_failure_is_one_line_naming_its_cause_and_cut_short():
+    long = "exit code 1: CUDA error at main.cpp:283 code=10 \"cusparseSpMatSetAttribute(m, A | B)\" " + "x" * 200
+    status, why = samples_check.verdict(row("precond", "fail", long))
+    assert status == "fail" and why.startswith("runtime API: exit code 1: CUDA error at main.cpp:283")
+    assert "A \\| B" in why and why.endswith(" ...") and len(why) < 160
+    # a build's failure says "build:" once
+    assert samples_check.verdict(row("callback", "fail", "build: no cufftXt here"))[1] == "build: no cufftXt here"
+
+
+@pytest.mark.parametrize("reason, word", [
+    ("graphics (GLUT, OpenGL)", "graphics"), ("needs 2 GPUs", "multi-GPU"), ("IPC (several processes)", "IPC"),
+    ("a CUDA library cudalab does not emulate (NPP)", "NPP"), ("marked skip in the checkout's test_args.json", "skipped"),
+    ("no executable for Linux in its CMakeLists.txt", "Windows"), ("OpenMP", "OpenMP"),
+])
+def test_a_left_out_sample_gets_one_word(reason, word):
+    assert samples_check.left_out_word(reason) == word
+
+
+def test_the_table_has_the_summary_first_one_row_a_sample_and_the_history_linked(tmp_path):
+    emu = {"vectorAdd": row("vectorAdd", "pass", cpu=3.4, figure="table round 20, 2026-11-28"),
+           "probe": row("probe", "fail", WATCHDOG_STOP, cpu=6.1),
+           "manyLaunches": row("manyLaunches", "timeout", LIMIT_STOP, cpu=120.4, folder="6_Performance"),
+           "cudaOpenMP": row("cudaOpenMP", "left out", "OpenMP", cpu=0),
+           "unreached": row("unreached", "not run", "not reached by the run", cpu=0)}
+    gpu = {"vectorAdd": row("vectorAdd", "pass", cpu=0, seconds=5.9, figure="H100, 2026-11-24"),
+           "probe": row("probe", "pass", cpu=0, seconds=7.2, figure="H100, 2026-11-24")}
+    doc = tmp_path / "samples.md"
+    samples_check.write_table(emu, gpu, doc, figure="later round, 2026-11-29")
+    lines = doc.read_text().splitlines()
+    assert lines[2] == ("**1 of 4 pass on the emulator, 1 GPU-sized, 1 over the time limit, 0 fail, 1 not run; "
+                        "2 of 4 pass on the GPU; 1 left out.** 2 of the 4 rows are from the run of later round, "
+                        "2026-11-29; the figure column names the round of each other row.")
+    assert "| unreached | 0_Introduction | not run |  |  | not run |  | not reached by the run |" in lines
+    assert "| vectorAdd | 0_Introduction | pass | 3.4 | table round 20, 2026-11-28 | pass (H100, 2026-11-24) | 5.9 |  |" \
+        in lines
+    assert ("| probe | 0_Introduction | GPU-sized | 6.1 | later round, 2026-11-29 | pass (H100, 2026-11-24) | 7.2 | "
+            "needs about 51 minutes here |") in lines
+    assert any(l.startswith("| manyLaunches | 6_Performance | time | 120.4 |") and "| not run |  |" in l for l in lines)
+    assert "| cudaOpenMP | 0_Introduction | OpenMP |" in lines
+    assert "[samples_history.md](samples_history.md)" in doc.read_text()
+    assert "- vectorAdd: `cudalab run -o vectorAdd vectorAdd.cu`" in lines
+
+
+def test_a_later_result_file_replaces_a_sample_s_row_and_keeps_the_rest(tmp_path):
+    whole, again = tmp_path / "whole.json", tmp_path / "again.json"
+    whole.write_text(json.dumps({"a": row("a", "timeout", LIMIT_STOP), "b": row("b", "pass")}))
+    again.write_text(json.dumps({"a": row("a", "pass", cpu=80.0, figure="sixty round 20, 2026-11-28")}))
+    rows = samples_check.merged([whole, again])
+    assert list(rows) == ["a", "b"] and rows["a"]["status"] == "pass" and rows["a"]["figure"].startswith("sixty")
+
+
+def test_a_row_over_the_limit_names_its_pass_in_a_longer_run(tmp_path):
+    emu = {"gemm": row("gemm", "fail", WATCHDOG_STOP.replace("about 51 minutes", "between 4.0 minutes and 72 minutes"),
+                       cpu=16.0)}
+    longer = {"gemm": row("gemm", "pass", cpu=158.3, limit=900.0, figure="dmma round 15")}
+    doc = tmp_path / "samples.md"
+    samples_check.write_table(emu, {}, doc, longer=longer)
+    assert ("| gemm | 0_Introduction | GPU-sized | 16.0 |  | not run |  | needs 4.0 minutes to 72 minutes here; passes in "
+            "158.3 s of CPU with a limit of 900 s (dmma round 15) |") in doc.read_text().splitlines()

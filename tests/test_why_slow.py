@@ -150,3 +150,42 @@ def test_a_kernel_that_ran_before_its_native_code_was_built_is_not_blamed_on_its
         assert "that is quick, nothing here needs speeding up" in why_slow.report().splitlines()[0]
     finally:
         why_slow.reset()
+
+
+def test_many_short_launches_from_a_cuda_graph_are_not_told_to_become_a_graph(tmp_path):
+    # courses20: a lesson captures a loop of one-thread launches into a graph and replays it; the advice for
+    # many short launches ("or a CUDA graph") must not send the student to what the program already does
+    src = tmp_path / "chain.cu"
+    src.write_text(r"""
+#include <cstdio>
+__global__ void step(long long* a, int i) { a[i] = a[2 * i] + a[2 * i + 1]; }
+int main()
+{
+    const int n = 128;
+    long long host[2 * n] = {0}, *a;
+    for (int i = 0; i < n; ++i) host[n + i] = i + 1;
+    cudaMalloc(&a, sizeof host);
+    cudaMemcpy(a, host, sizeof host, cudaMemcpyHostToDevice);
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaGraph_t g;
+    cudaGraphExec_t e;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    for (int i = n - 1; i >= 1; --i) step<<<1, 1, 0, s>>>(a, i);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphInstantiate(&e, g, 0);
+    cudaGraphLaunch(e, s);
+    cudaStreamSynchronize(s);
+    long long sum;
+    cudaMemcpy(&sum, a + 1, sizeof sum, cudaMemcpyDeviceToHost);
+    printf("%lld\n", sum);
+    return 0;
+}
+""")
+    r = subprocess.run([sys.executable, "-m", "cudalab.cli", "run", "--why-slow", str(src.name)], cwd=tmp_path,
+                       capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(128 * 129 // 2)
+    assert "- step: 127 launches" in r.stderr
+    assert "127 of them a CUDA graph's kernel nodes" in r.stderr and "(or a CUDA graph)" not in r.stderr

@@ -156,6 +156,14 @@ class Result:
 
 
 # ---------------------------------------------------------------------------------------- builds
+# "nvcc ./src/reader.cu -c" with no -o writes reader.o where it runs, and a McGill lab's Makefile then says
+# "mv ./reader.o ./bin": the stand-in makes that file too, else the mv fails, make -k gives up on every
+# program that needs reader.o, and the tool built them without their second file
+_OBJECTS_WITHOUT_O_C20 = ('case " $* " in *" -o"*) ;; *" -c "*|*" -dc "*) for w in "$@"; do case "$w" in '
+                          '-*) ;; *.cu|*.c|*.cpp|*.cc|*.cxx|*.C) b=${w##*/}; touch "${b%.*}.o" 2>/dev/null;; '
+                          'esac; done;; esac\n')
+
+
 def _stand_ins(folder: Path) -> Path:
     """Compilers that log their command line and make the file -o names, for a recorded ``make -B``."""
     bin_dir = folder / "bin"
@@ -168,6 +176,7 @@ def _stand_ins(folder: Path) -> Path:
     for name in COMPILERS:
         tool = bin_dir / name
         tool.write_text('#!/bin/sh\n{ basename "$0"; printf "%s\\n" "$@"; echo "--end--"; } >> "$COURSES_LOG"\n'
+                        + _OBJECTS_WITHOUT_O_C20 +
                         'while [ $# -gt 0 ]; do case "$1" in -o) touch "$2" 2>/dev/null;; '
                         '-o?*) touch "${1#-o}" 2>/dev/null;; esac; shift; done\nexit 0\n')
         tool.chmod(0o755)
@@ -391,7 +400,9 @@ def from_make(commands: list, source: str) -> list | None:
     for tool, args in commands:
         if set(args) & set(_COMPILE_ONLY):
             continue
-        units = [compiled.get(os.path.normpath(f), [f]) if f.endswith(".o") else [f] for f in _files(args)]
+        units = [compiled.get(os.path.normpath(f)) or moved_object_c20(compiled, f) or [f] if f.endswith(OBJECTS_C20)
+                 else [f]
+                 for f in _files(args)]
         sources = [s for unit in units for s in _sources(unit)]
         if not any(_same_source(s, source) for s in sources):
             continue
@@ -406,6 +417,20 @@ def from_make(commands: list, source: str) -> list | None:
         words = linking if linking[:len(words)] == words else words + linking   # the same flags, once
         return [*words, *(["-rdc=true"] if rdc else []), *sources]
     return None
+
+
+
+# object files: ".obj" too, as a Makefile written on Windows names them (AUB's GPU course: "%.obj: %.cu" and
+# "$(EXE): main.obj kernel.obj"), which nvcc links as it links ".o" files
+OBJECTS_C20 = (".o", ".obj")
+
+
+def moved_object_c20(compiled: dict, obj: str) -> list | None:
+    """The compile line of an object file the link names in another folder than the one it was compiled
+    to: a McGill lab's Makefile runs "nvcc ./src/reader.cu -c", then "mv ./reader.o ./bin", and links
+    "./bin/reader.o"; the one compile line that made a file of that name, else None."""
+    lines = [args for name, args in compiled.items() if Path(name).name == Path(obj).name]
+    return lines[0] if len(lines) == 1 else None
 
 
 def _without_host_language(unit: list) -> list:
@@ -467,11 +492,11 @@ def _files(args: list) -> list:
     values = {k + 1 for k, w in enumerate(args) if w in ("-o", "-x", "-I", "-D", "-l", "-L", "-arch", "-gencode",
                                                           "-Xcompiler", "-ccbin", "--generate-code", "-std")}
     return [w for k, w in enumerate(args) if k not in values and not w.startswith("-")
-            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", ".o")]
+            and Path(w).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", *OBJECTS_C20)]
 
 
 def _sources(args: list) -> list:
-    return [f for f in _files(args) if not f.endswith(".o")]
+    return [f for f in _files(args) if not f.endswith(OBJECTS_C20)]
 
 
 # "$ nvcc ...", or "#nvcc ..." (a build script's other programs, commented out)
@@ -714,14 +739,23 @@ def _make_run_arguments(makefile: str, output: str) -> list:
     return []
 
 
+# commands that name the program as a file, not run it: a clean target's "rm ./block_queuing", before the
+# run target that runs it with its arguments (McGill's lab 3; courses20)
+_FILE_COMMANDS_C20 = ("rm", "cp", "mv", "chmod", "ls", "cat", "touch", "ln", "echo", "strip", "file", "size", "tar",
+                      "scp", "rsync", "du")
+
+
 def _recipe_run(target: str, recipe: str, output: str, variables: dict) -> list | None:
     """The arguments ``recipe`` runs ``output`` with (its ``$(NAME)`` from ``variables``), else None."""
     for line in recipe.splitlines():
         for _ in range(5):                   # variables made of variables
             line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), m.group(0)), line)
         words = line.split()
+        if words and words[0].lstrip("@-") in _FILE_COMMANDS_C20:
+            continue
         # the program run, not built: "./x 2048", "srun ./x", never "nvcc -o x x.cu"
-        at = next((k for k, w in enumerate(words) if Path(w).name == output and not w.startswith("-")
+        # (by name: "-o ./block_queuing", and "./block_queuing 35 64 64 ..." in the run target: courses20)
+        at = next((k for k, w in enumerate(words) if Path(w).name == Path(output).name and not w.startswith("-")
                    and (w.startswith("./") or target == "run") and words[k - 1:k] != ["-o"]), None)
         if at is not None:
             return _plain(" ".join(words[at + 1:]))
@@ -803,7 +837,29 @@ def with_notebook_files(checkout: Path, tmp: Path) -> Path:
                 folder.mkdir(exist_ok=True)
                 (folder / m.group(1)).write_text(text[m.end():])
                 shutil.copy(nb, folder / nb.name)
+        for name, program in nvcc4jupyter_cells_c20(cells):
+            folder.mkdir(exist_ok=True)
+            (folder / name).write_text(program)
     return copy
+
+
+_NVCC4JUPYTER_C20 = re.compile(r"\s*%%cu(?:da)?\b[^\n]*\n")
+
+
+def nvcc4jupyter_cells_c20(cells: list) -> list:
+    """(file name, program) for each cell a notebook runs with nvcc4jupyter's ``%%cu`` (``%%cuda`` in its
+    later versions): ``!pip install git+.../nvcc4jupyter.git``, ``%load_ext nvcc_plugin``, then one whole
+    program per cell, which the plugin writes to a file, builds with plain ``nvcc`` and runs (a Colab
+    course's weekly notebooks, Habib University's 35). The file is named after the cell's place among the
+    notebook's code cells (``cell3.cu``), as a reader points at "the third cell"."""
+    found, code_cells = [], [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    for n, cell in enumerate(code_cells, 1):
+        source = cell.get("source", "")
+        text = source if isinstance(source, str) else "".join(source)
+        m = _NVCC4JUPYTER_C20.match(text)
+        if m and re.search(r"\bmain\s*\(", text):
+            found.append((f"cell{n}.cu", text[m.end():]))
+    return found
 
 
 def _ipython_expanded(words: list) -> list:
@@ -1403,6 +1459,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
     studio = from_vcxproj(path)
     if studio:
         return studio
+    bazel = from_bazel_b15(path, checkout)
+    if bazel:
+        return bazel
     elsewhere = None if up and _makefile(up[0]) else from_make_c_notes(path, checkout)
     if elsewhere:
         return elsewhere
@@ -1422,6 +1481,9 @@ def find_build(path: Path, checkout: Path) -> tuple:
         return found
     notes += list(from_notes(path, checkout, up))
     notes = notes or list(from_notes_elsewhere(path, checkout))
+    vscode = None if notes else from_vscode_tasks_b15(path, checkout)
+    if vscode:
+        return vscode
     usable = [(w, how) for w, how in notes if not _not_emulated(" ".join(w))]
     words, how = (usable or notes or [([path.name, "-o", path.stem], "default (nvcc -o NAME NAME.cu)")])[0]
     return words, how, path.parent
@@ -1535,6 +1597,171 @@ def from_vcxproj(path: Path):
                 if name in _VCXPROJ_LIBRARIES and f"-l{name}" not in options:
                     options.append(f"-l{name}")
         return [*options, path.name, *others, "-o", path.stem], project.name, path.parent
+    return None
+
+
+# Bazel's rules that compile sources: rules_cuda's cuda_library/cuda_binary and the built-in C++ ones
+_BAZEL_RULE_B15 = re.compile(r"^(cc_binary|cc_library|cuda_binary|cuda_library|cc_test)\s*\(", re.M)
+_BAZEL_MARKERS_B15 = ("WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel")
+# what Bazel's --compilation_mode gives a compile (opt: -O2 -DNDEBUG; dbg: -g)
+_BAZEL_MODES_B15 = {"opt": ["-O2", "-DNDEBUG"], "dbg": ["-g"], "fastbuild": []}
+
+
+def _bazel_rules_b15(build: Path) -> dict:
+    """{name: (kind, srcs, deps, copts)} of a BUILD file's compiling rules: each rule's keyword lists of
+    strings, read without running Starlark (a reader's project writes them out)."""
+    text = re.sub(r"#[^\n]*", "", build.read_text(errors="replace"))
+    rules = {}
+    for m in _BAZEL_RULE_B15.finditer(text):
+        depth, k = 1, m.end()
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        body = text[m.end():k - 1]
+        def strings(key):
+            found = re.search(rf"\b{key}\s*=\s*\[(.*?)\]", body, re.S)
+            return re.findall(r"\"([^\"]*)\"", found.group(1)) if found else []
+        name = re.search(r"\bname\s*=\s*\"([^\"]+)\"", body)
+        if name:
+            rules[name.group(1)] = (m.group(1), strings("srcs"), strings("deps"), strings("copts"))
+    return rules
+
+
+def from_bazel_b15(path: Path, checkout: Path):
+    """(words, how, folder) for ``path`` from the Bazel BUILD file beside it (a PMPP reader's chapters, each a
+    ``cuda_library`` of kernels and a ``cc_binary`` whose ``main`` calls them), else None. The binary that
+    has ``path`` among its sources, or among those of a library it depends on in the same workspace, is built
+    from all of them, from the workspace's root (where Bazel's ``#include "chapter_3/x.h"`` resolve, and where
+    ``bazel run`` starts it), with the copts of its rules and the ``build --cxxopt``/``--copt``/
+    ``--compilation_mode`` lines of the root's .bazelrc."""
+    build = next((path.parent / n for n in ("BUILD", "BUILD.bazel") if (path.parent / n).is_file()), None)
+    root = next((f for f in path.parents if checkout in (f, *f.parents)
+                 and any((f / m).is_file() for m in _BAZEL_MARKERS_B15)), None)
+    if build is None or root is None:
+        return None
+    packages: dict = {}
+
+    def rules_of(package: str) -> dict:
+        if package not in packages:
+            folder = root / package
+            file = next((folder / n for n in ("BUILD", "BUILD.bazel") if (folder / n).is_file()), None)
+            packages[package] = _bazel_rules_b15(file) if file else {}
+        return packages[package]
+
+    here = path.parent.relative_to(root).as_posix()
+    here = "" if here == "." else here
+
+    def closure(package: str, name: str, seen: set) -> list:
+        """(package, rule) pairs of ``name`` and the rules it depends on in this workspace."""
+        if (package, name) in seen or name not in rules_of(package):
+            return []
+        seen.add((package, name))
+        found = [(package, name)]
+        for dep in rules_of(package)[name][2]:
+            if dep.startswith("@"):
+                continue                # another repository's (rules_cuda's runtime, local_cuda)
+            if dep.startswith(":"):
+                found += closure(package, dep[1:], seen)
+            elif dep.startswith("//"):
+                pkg, _, target = dep[2:].partition(":")
+                found += closure(pkg, target or pkg.rsplit("/", 1)[-1], seen)
+        return found
+
+    for name, (kind, _, _, _) in rules_of(here).items():
+        if kind not in ("cc_binary", "cuda_binary", "cc_test"):
+            continue
+        parts = closure(here, name, set())
+        sources, copts = [], []
+        for package, rule in parts:
+            _, srcs, _, options = rules_of(package)[rule]
+            sources += [f"{package}/{s}" if package else s for s in srcs
+                        if Path(s).suffix in (".cu", ".cc", ".cpp", ".cxx", ".c")]
+            copts += options
+        mine = f"{here}/{path.name}" if here else path.name
+        if mine not in sources:
+            continue
+        bazelrc = root / ".bazelrc"
+        settings = bazelrc.read_text(errors="replace") if bazelrc.is_file() else ""
+        options = [w.strip("'\"") for w in re.findall(r"^build\s+--(?:cxxopt|copt)[= ](\S+)", settings, re.M)]
+        mode = re.search(r"^build\s+--compilation_mode[= ](\w+)", settings, re.M)
+        options += _BAZEL_MODES_B15.get(mode.group(1) if mode else "fastbuild", [])
+        return ([*dict.fromkeys([*options, *copts]), "-I.", *dict.fromkeys(sources), "-o", name],
+                build.relative_to(checkout).as_posix(), root)
+    return None
+
+
+def _without_json_comments_b15(text: str) -> str:
+    """JSON with comments (VS Code's settings files) as JSON: // and /* */ outside strings removed, and
+    trailing commas."""
+    out, k, quoted = [], 0, False
+    while k < len(text):
+        c = text[k]
+        if quoted:
+            out.append(c)
+            if c == "\\":
+                out.append(text[k + 1:k + 2])
+                k += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+            out.append(c)
+        elif text.startswith("//", k):
+            k = text.find("\n", k)
+            k = len(text) if k < 0 else k
+            continue
+        elif text.startswith("/*", k):
+            k = text.find("*/", k)
+            k = len(text) if k < 0 else k + 2
+            continue
+        else:
+            out.append(c)
+        k += 1
+    return re.sub(r",(\s*[\]}])", r"\1", "".join(out))
+
+
+def from_vscode_tasks_b15(path: Path, checkout: Path):
+    """(words, how, folder) for ``path`` from the VS Code build task of its workspace (``.vscode/tasks.json``
+    in the checkout's root or a folder above ``path``: "nvcc build active file", the task a student runs with
+    Ctrl+Shift+B on the file open), else None. The default build task whose command is nvcc, else the first
+    such, with VS Code's variables (``${file}``, ``${fileDirname}``, ``${fileBasenameNoExtension}``,
+    ``${workspaceFolder}``) read for ``path``; the build runs in the task's ``options.cwd``, else the
+    workspace's folder. (A Vietnamese learner's CUDA notes build each file so: ``-std=c++17
+    --relocatable-device-code=true ${file} -o ${fileDirname}/../bin/NAME.out -lcublas``.)"""
+    for workspace in [f for f in path.parents if checkout in (f, *f.parents)]:
+        tasks = workspace / ".vscode" / "tasks.json"
+        if not tasks.is_file():
+            continue
+        try:
+            listed = json.loads(_without_json_comments_b15(tasks.read_text(errors="replace"))).get("tasks", [])
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        nvcc = [t for t in listed if isinstance(t, dict) and
+                re.search(r"(^|[/\\])nvcc(\.exe)?$", str(t.get("command", "")).strip())]
+        if not nvcc:
+            return None
+        def default(t):
+            group = t.get("group")
+            return isinstance(group, dict) and group.get("isDefault") is True
+        task = next((t for t in nvcc if default(t)), nvcc[0])
+        cwd_said = str(task.get("options", {}).get("cwd", "${workspaceFolder}"))
+        def expanded(word: str, cwd: Path | None) -> str:
+            values = {"file": path, "fileDirname": path.parent, "workspaceFolder": workspace,
+                      "fileWorkspaceFolder": workspace, "fileBasename": path.name,
+                      "fileBasenameNoExtension": path.stem, "fileExtname": path.suffix}
+            def value(m):
+                v = values.get(m.group(1))
+                if v is None:
+                    return m.group(0)
+                if isinstance(v, Path):
+                    return os.path.relpath(v, cwd) if cwd else str(v)
+                return v
+            return re.sub(r"\$\{(\w+)\}", value, word)
+        cwd = Path(expanded(cwd_said, None))
+        if not cwd.is_dir() or checkout not in (cwd, *cwd.parents):
+            cwd = workspace
+        words = [expanded(str(w), cwd) for w in task.get("args", [])]
+        return words, tasks.relative_to(checkout).as_posix(), cwd
     return None
 
 
@@ -1902,7 +2129,10 @@ DIFFERENT_C18 = re.compile(r"\b(?:results?|outputs?|values?|arrays?|matri(?:x|ce
 VERDICT_C18 = re.compile(SUCCESS.pattern + r"|\bmatch(es|ed)?\b|\bverified\b|\bOK\b|\?\s*TRUE\s*$|\bidentical\b", re.I | re.M)
 # a comment that leaves work to the student: "// TODO: launch the kernel", "/* YOUR CODE HERE */"
 _STUDENT_WORK_C18 = re.compile(r"(?://|/\*|^\s*\*)[^\n]*?(?:\bTODO\b|\bFIXME\b|\byour code(?: goes)? here\b|"
-                               r"\bfill (?:this |it )?in\b|\bimplement (?:this|here|me)\b)[^\n]*", re.I | re.M)
+                               r"\bfill (?:this |it )?in\b(?!\s+the\b[^\n]*\bwith\b)|\bimplement (?:this|here|me)\b)[^\n]*",
+                               re.I | re.M)
+# ("// fill in the host memory with data", which CUDA by Example's programs and the courses after it say above
+# the loop that does it, describes the code: no work is left; courses20)
 # where a course keeps a skeleton's answer: beside it (solution.cu, NAME_solution.cu) or in a tree of its own
 # (spoilers.cu: NVIDIA's GTC 2013 Thrust workshop, beside each exercise.cu)
 _SOLUTION_NAMES_C18 = ("{stem}_solution{ext}", "{stem}_sol{ext}", "solution_{stem}{ext}", "solution{ext}",
@@ -2265,8 +2495,8 @@ def main(argv=None) -> int:
                    help="build the programs matching GLOB that no Makefile, CMake or readme line builds with these "
                         "nvcc options (a course's helper script's: -x cu --extended-lambda)")
     p.add_argument("--notebooks", action="store_true", help="run the programs a course's notebooks write with "
-                   "%%%%writefile, each in a folder named after its notebook (a copy of the checkout; the globs "
-                   "then name NOTEBOOK/FILE.cu)")
+                   "%%%%writefile, or run with nvcc4jupyter's %%%%cu (as cellN.cu), each in a folder named after "
+                   "its notebook (a copy of the checkout; the globs then name NOTEBOOK/FILE.cu)")
     p.add_argument("--dry-run", action="store_true", help="print how each program would be built, run none")
     p.add_argument("--merge", type=Path, nargs="+", metavar="RESULTS.json", help="write --markdown from these")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "courses.md")

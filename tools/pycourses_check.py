@@ -160,6 +160,7 @@ def cause(status: str, out: str) -> str:
     if PYTHON_2.search(out):
         parts.append("Python 2")
     parts.extend(gone_api_p17(out))
+    parts.extend(g for g in gone_api_p18(out) if g not in parts)
     blanks = re.findall(rf"^{CELL} (\d+) blank$", out, re.M)
     if blanks:
         parts.append("exercise blanks: cell" + ("s " if len(blanks) > 1 else " ") + ", ".join(blanks))
@@ -179,17 +180,30 @@ GONE_P17 = (
 )
 
 
-def gone_api_p17(out: str) -> list:
+def gone_api_p17(out: str, table=GONE_P17) -> list:
     """What an old program uses that its language or libraries have since removed (``time.clock``,
     ``np.float``, ``scipy.misc.imread``), as ``gone: time.clock (Python 3.8)``: the author's code
     against today's packages, which a GPU with them fails on too."""
     found = []
-    for pattern, name, version in GONE_P17:
+    for pattern, name, version in table:
         for m in pattern.finditer(out):
             item = f"gone: {name.format(*m.groups())} ({version})"
             if item not in found:
                 found.append(item)
     return found
+
+
+# the same removals met as imports (``from time import clock``: "cannot import name 'clock' from 'time'")
+GONE_P18 = (
+    (re.compile(r"cannot import name 'clock' from 'time'"), "time.clock", "Python 3.8"),
+    (re.compile(r"cannot import name '(float|int|bool|object|complex|str|long|unicode)' from 'numpy'"),
+     "np.{0}", "numpy 1.24"),
+)
+
+
+def gone_api_p18(out: str) -> list:
+    """gone_api_p17 for names the program imports (``from time import clock``)."""
+    return gone_api_p17(out, GONE_P18)
 
 
 def program_name(path: Path, checkout: Path, names: str) -> str:
@@ -215,7 +229,7 @@ def judge(kind: str, code: int, out: str, cpu: float, limit: float) -> tuple[str
     if code in (-signal.SIGXCPU, -signal.SIGKILL) or cpu > limit + 5:
         if gpu_sized:
             return "GPU-sized", _sentence_around(out, gpu_sized), 0, 0
-        return "time", f"still running after {limit:g} s of CPU", 0, 0
+        return "time", f"still running after {limit:g} s of CPU{running_cell_p18(out)}", 0, 0
     if kind == "script":
         if code == 0:
             return "pass", "", 0, 0
@@ -239,6 +253,14 @@ def judge(kind: str, code: int, out: str, cpu: float, limit: float) -> tuple[str
                 len(failed), cells)
     detail = f"failing cells {numbers}; " + "; ".join(f"cell {n}: {why}" for n, why in failed[:4])
     return "fail", detail[:600], len(failed), cells
+
+
+def running_cell_p18(out: str) -> str:
+    """Where a notebook was when its CPU time ran out (``, in cell 21``): the cells before it passed or
+    failed on their own, so a reader sees how far the lesson got (a ``%%timeit`` of a GPU-sized kernel
+    near the end, or the first cell); empty for a script."""
+    started = re.findall(rf"^{CELL} (\d+) runs$", out, re.M)
+    return f", in cell {started[-1]}" if started else ""
 
 
 def _cell_output(out: str, n: str) -> str:

@@ -5,7 +5,9 @@ Not part of CI: the samples are NVIDIA's and stay outside this repository. Give 
     python tools/samples_check.py --samples ~/cuda-samples                  # the emulator (2 at a time)
     CUDALAB_DEVICE=gpu python tools/samples_check.py --samples ... --device gpu --jobs 12 \\
         --json gpu.json                                                      # a real GPU
-    python tools/samples_check.py --samples ... --merge emu.json gpu.json   # docs/samples.md from both
+    python tools/samples_check.py --samples ... --figure "table round 20" --json emu.json
+    python tools/samples_check.py --table docs/samples_emu.json emu.json --keep docs/samples_emu.json
+                                                                             # docs/samples.md, the new rows in
 
 Each sample's CMakeLists.txt is read for what CMake would give nvcc: its sources, include folders
 (``../../../Common``), compile options (``--extended-lambda``), the language standard,
@@ -24,8 +26,13 @@ headers only, so it is not a reason. The steps of a sample's add_custom_command 
 before the build: the nvcc line that makes the module file a driver-API sample loads (as
 ``cudalab nvcc``, which keeps the file's PTX for the emulator) and the copies of kernel sources and
 headers an NVRTC sample compiles at run time.
-``--folders 1_Utilities,4_CUDA_Libraries,5_Domain_Specific`` runs the folders students reach next;
-``--merge ... --section TITLE`` puts their results in docs/samples.md as a section of their own.
+``--folders 1_Utilities,4_CUDA_Libraries,5_Domain_Specific`` runs the folders students reach next.
+
+``--table`` writes docs/samples.md as a reader uses it: the summary line, one short row a sample (the
+emulator's result and CPU seconds, whose run the figures are, the GPU's result, one line on why a
+sample does not pass) and the samples left out, one word each. A sample stopped at the limit with
+cudalab's estimate of a time beyond it is *GPU-sized* (``gpu_sized``: issue 14's rule), not a failure.
+The rounds' notes and measurements are in docs/samples_history.md.
 """
 from __future__ import annotations
 
@@ -405,6 +412,8 @@ class Result:
     build_seconds: float = 0.0
     command: str = ""
     cpu_seconds: float = 0.0    # running, CPU time of the emulator and the program
+    limit: float = 0.0          # the emulator's CPU-time limit of the run (--timeout)
+    figure: str = ""            # whose run: round and date (--figure)
 
 
 def first_error(text: str) -> str:
@@ -603,100 +612,147 @@ def cause(detail: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- report
-def cell(r, wall="wall"):
-    """A result as the table shows it: its status (with the cause and first error line of a failure)
-    and its time (the emulator's CPU seconds, else the wall clock)."""
-    if r is None or r["status"] == "not run":       # (a merged run's note says why, if it has one)
-        return "not run" + (f": {r['detail']}" if r and r["detail"] else ""), ""
-    text = {"pass": "pass", "fail": "fail", "timeout": "timeout"}[r["status"]]
-    if r["status"] != "pass" and r["detail"]:
-        text += f" ({cause(r['detail'])}): " + r["detail"].replace("|", "\\|").replace("`", "'")
-    return text, f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f} {wall}".strip()
+# Issue 14's rule for a program too large for a CPU: "an honest estimate and the real-GPU path, not a
+# silent timeout". A sample stopped for time whose stop message estimates more time than the whole
+# limit (the watchdog's estimate of the launch it stopped, or of the rest of its loop of launches) is
+# *GPU-sized*; one stopped with no such estimate is *time* (over the limit, but it may fit a longer one).
+SECONDS = {"s": 1, "minutes": 60, "hours": 3600, "days": 86400, "years": 86400 * 365}
+_UNIT = r"(s|minutes|hours|days|years)"
+ESTIMATE = re.compile(rf"(about|between|more than) ([\d.,]+) {_UNIT}(?: and ([\d.,]+) {_UNIT})? on the emulator|"
+                      rf"the rest of it needs (about) ([\d.,]+) {_UNIT}")
+# samples whose stop message estimates only the launch it stopped (each fits the limit), though the program
+# is far over it: the estimate worked out from that message and the sample's source (table round 20)
+MEASURED_SIZE = {
+    # stopped at 121 s in the first of its 8 kinds of memory at the last of its 7 sizes (2048): there, per kind,
+    # 22 launches of matrixMultiplyKernel (30.5 billion thread-instructions, about 1.9 s each, its stop message)
+    # and two reference products on the host (verifyMatrixMultiplyCorrectness, 2048^3 each)
+    "UnifiedMemoryPerf": "more than 7 minutes here (at 120 s it had reached its last size, 2048, where 176 launches "
+                         "of about 1.9 s each and 16 host-side reference products of 2048^3 remain)",
+}
 
 
-def write_section(emu: dict, gpu: dict, out: Path, title: str, intro: str):
-    """Put the results of further folders in docs/samples.md as its section ``## title`` (replacing
-    an older one of that title): a note, the table of the samples run and the list of those left out,
-    in the format of the main table."""
-    names = list(dict.fromkeys([*emu, *gpu]))
-    ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
+def gpu_sized(name: str, detail: str, limit: float) -> str:
+    """'' or, for a sample too large for the emulator's limit, its estimate as the table says it:
+    "needs about 51 minutes here" (the first estimate whose least time is over ``limit`` seconds)."""
+    for m in ESTIMATE.finditer(detail):
+        how, n, unit, n2, unit2 = m.group(1, 2, 3, 4, 5) if m.group(1) else (*m.group(6, 7, 8), None, None)
+        least = float(n.replace(",", "")) * SECONDS[unit]
+        if least >= limit:
+            said = f"{n} {unit} to {n2} {unit2}" if n2 else f"{'more than' if how == 'more than' else 'about'} {n} {unit}"
+            return f"needs {said} here"
+    return f"needs {MEASURED_SIZE[name]}" if name in MEASURED_SIZE else ""
+
+
+def verdict(r: dict, limit: float = TIMEOUT) -> tuple:
+    """(status, one-line reason) of a result as the current table shows it: pass, GPU-sized (with its
+    estimate), time (over the limit, no estimate beyond it), fail (the cause and the first error
+    line, cut short), not run."""
+    status, detail = r["status"], r.get("detail", "")
+    if status == "pass":
+        return "pass", ""
+    if status == "not run":
+        return "not run", detail
+    timed = status == "timeout" or cause(detail).startswith("time")
+    sized = gpu_sized(r["name"], detail, limit)
+    if sized and timed:
+        return "GPU-sized", sized
+    if timed:
+        stopped = re.search(r"kernel (\S+) was running|kernel (\S+) was stopped", detail)
+        # (its count of launches, not their CPU seconds: those count the serving thread's, not its workers')
+        launches = re.search(r"It had run ([\d,]+) kernel launch", detail)
+        return "time", ", ".join(x for x in (
+            f"over {limit:g} s of CPU", f"stopped in {next(g for g in stopped.groups() if g)}" if stopped else "",
+            f"after {launches.group(1)} launches" if launches else "") if x)
+    line = short_names(detail).replace("|", "\\|").replace("`", "'")
+    line = line[:120] + " ..." if len(line) > 120 else line
+    return "fail", line if line.startswith(f"{cause(detail)}:") else f"{cause(detail)}: {line}"
+
+
+# one word for why a sample is left out (_left_out's reasons)
+LEFT_OUT_WORDS = [(r"^graphics", "graphics"), (r"GPUs$", "multi-GPU"), (r"^IPC", "IPC"), (r"^MPI", "MPI"),
+                  (r"^OpenMP", "OpenMP"), (r"^NvSci", "NvSci"), (r"cudalab does not emulate \((.*)\)", None),
+                  (r"skip", "skipped"), (r"no executable for Linux", "Windows")]
+
+
+def left_out_word(reason: str) -> str:
+    """"graphics (GLUT, OpenGL)" -> "graphics"; "a CUDA library cudalab does not emulate (NPP)" -> "NPP"."""
+    for pattern, word in LEFT_OUT_WORDS:
+        m = re.search(pattern, reason)
+        if m:
+            return word or m.group(1)
+    return reason
+
+
+def seconds_cell(r) -> str:
+    if r is None or r["status"] in ("not run", "left out"):
+        return ""
+    return f"{r['cpu_seconds']:.1f}" if r.get("cpu_seconds") else f"{r['seconds']:.1f}"
+
+
+def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float = TIMEOUT,
+                history: str = "samples_history.md", run_note: str = "", longer: dict | None = None):
+    """docs/samples.md as a reader uses it: the summary line, then one short row per sample (its
+    result, CPU seconds, whose figure it is, the GPU's result and seconds, and for a non-pass one line
+    saying why), the samples left out with one word each, and the commands. ``emu`` and ``gpu`` are
+    result files (a row's ``figure``: the round and date of its run; ``figure`` fills those without).
+    The rounds' notes live in ``history``; ``longer`` holds runs with a longer limit, whose pass a row
+    over the limit names ("passes in 158.3 s of CPU with a limit of 900 s")."""
+    first = {n: emu.get(n) or gpu.get(n) for n in dict.fromkeys([*emu, *gpu])}
+    names = sorted(first, key=lambda n: (first[n]["folder"], n.lower()))       # as a folder listing shows them
+    ran = [n for n in names if first[n]["status"] != "left out"]
     left = [n for n in names if n not in ran]
-    passed = {k: sum(d.get(n, {}).get("status") == "pass" for n in ran) for k, d in (("emu", emu), ("gpu", gpu))}
-    lines = [f"## {title}", "", intro, "",
-             f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
-             f"{len(left)} left out.**", "",
-             "| sample | folder | emulator | s | GPU | s |", "| --- | --- | --- | ---: | --- | ---: |"]
+    judged = {n: verdict(emu[n], emu[n].get("limit") or limit) if n in emu else ("not run", "") for n in ran}
+    count = {k: sum(v[0] == k for v in judged.values()) for k in ("pass", "GPU-sized", "time", "fail", "not run")}
+    on_gpu = sum(gpu.get(n, {}).get("status") == "pass" for n in ran)
+    summary = (f"**{count['pass']} of {len(ran)} pass on the emulator, {count['GPU-sized']} GPU-sized, "
+               f"{count['time']} over the time limit, {count['fail']} fail"
+               + (f", {count['not run']} not run" if count["not run"] else "")
+               + f"; {on_gpu} of {len(ran)} pass on the GPU; {len(left)} left out.**")
+    fresh = sum((emu[n].get("figure") or figure) == figure for n in ran if n in emu and judged[n][0] != "not run")
+    if figure and fresh < len(ran):
+        summary += (f" {fresh} of the {len(ran)} rows are from the run of {figure}; the figure column names "
+                    f"the round of each other row.")
+    lines = ["# NVIDIA cuda-samples on cudalab", "", summary, "",
+             f"Written by `tools/samples_check.py --table` from the results of its runs (the emulator's in "
+             f"docs/samples_emu.json, the GPU's in docs/samples_gpu.json). {run_note}".strip(), "",
+             "A new figure for a row: `samples_check.py --samples ... --only NAME --figure \"ROUND\" --json new.json`, "
+             "then `samples_check.py --table docs/samples_emu.json new.json --keep docs/samples_emu.json`; or the "
+             "row's cells by hand (result, CPU s, figure: your round and the date), the notes in the history.", "",
+             f"*emulator*: *pass* as the samples' own runner decides (exit code 0, no line saying it failed); "
+             f"*GPU-sized*: stopped at the limit of {limit:g} s of CPU time with cudalab's estimate of a longer "
+             f"time (issue 14: an honest estimate and the real-GPU path, `cudalab run --device gpu`); *time*: "
+             f"over the limit with no estimate beyond it; *fail*: the cause and the first error line. "
+             f"*CPU s*: the emulator's and the program's CPU seconds (the build apart). *figure*: whose run "
+             f"the row's figures are (round, date). *GPU*: `--device gpu` with nvcc's build, on the GPU the "
+             f"figure names. The rounds' notes and measurements are in [{history}]({history}).", "",
+             "| sample | folder | emulator | CPU s | figure | GPU | GPU s | why not a pass |",
+             "| --- | --- | --- | ---: | --- | --- | ---: | --- |"]
     for n in ran:
-        (e, et), (g, gt) = cell(emu.get(n)), cell(gpu.get(n), wall="")
-        lines.append(f"| {n} | {(emu.get(n) or gpu.get(n))['folder']} | {e} | {et} | {g} | {gt} |")
-    lines += ["", f"Left out of {title}:", "", "| sample | folder | reason |", "| --- | --- | --- |"]
-    lines += [f"| {n} | {(emu.get(n) or gpu.get(n))['folder']} | {(emu.get(n) or gpu.get(n))['detail']} |"
-              for n in left]
-    text = out.read_text() if out.exists() else ""
-    start = text.find(f"\n## {title}\n")
-    if start >= 0:                      # the section ends where the next one begins
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + (text[end:] if end >= 0 else "\n")
-    out.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
-
-
-def write_markdown(emu: dict, gpu: dict, out: Path, machine: str, after: dict | None = None, after_how: str = ""):
-    names = list(dict.fromkeys([*emu, *gpu]))
-    rows = [emu.get(n) or gpu.get(n) for n in names]
-    ran = [n for n in names if (emu.get(n) or gpu.get(n))["status"] != "left out"]
-    left = [n for n in names if n not in ran]
-
-    passed = {k: sum(1 for n in ran if d.get(n, {}).get("status") == "pass") for k, d in (("emu", emu), ("gpu", gpu))}
-    lines = [
-        "# NVIDIA cuda-samples on cudalab",
-        "",
-        "Written by `tools/samples_check.py` (not part of CI: the samples are NVIDIA's and are not in this",
-        "repository). Each sample of Samples/0_Introduction, 2_Concepts_and_Techniques, 3_CUDA_Features and",
-        "6_Performance is built with `cudalab run` from what its own CMakeLists.txt gives nvcc (sources,",
-        "`-I../../../Common`, `--extended-lambda`, `-std=c++17`, `CUDA_SEPARABLE_COMPILATION` as `-rdc=true`,",
-        "one `-gencode` per architecture of `CMAKE_CUDA_ARCHITECTURES`, linked libraries), run in its own folder",
-        "with the arguments of the checkout's test_args.json, on the emulator and with `--device gpu` on",
-        f"{machine} (its time includes nvcc's build, made for the H100's sm_90 alone to spare device time).",
-        "A sample passes as the samples' own runner decides: exit code 0 and no line saying it failed.",
-        "",
-        f"The emulator's limit is {TIMEOUT:g} s of CPU time for the run (the build is timed apart and not",
-        "counted), and its time column is that CPU time, of the emulator and the program: the machine is shared,",
-        "so wall time says little. Times marked *wall* come from runs with a wall-clock limit of the same",
-        "length on a loaded machine (load average about 4 per core), where each kernel also had the emulator's",
-        "watchdog of 10 s of CPU time (cudaErrorLaunchTimeout); later runs give `cudalab run --timeout` (the",
-        "program's time, which its kernels get too) so that only the CPU limit counts, as a GPU has no watchdog.",
-        "The CPU limit is `ulimit -t`'s soft limit, at which cudalab stops the program itself and says why (the",
-        "launch it stopped and its estimate, the launches before it and their rate); the hard limit,",
-        f"{HEAD_START} s later, ends a process that did not stop.",
-        "",
-        f"**{passed['emu']} of {len(ran)} pass on the emulator, {passed['gpu']} of {len(ran)} on the GPU; "
-        f"{len(left)} left out.**",
-        "",
-        "| sample | folder | emulator | s | GPU | s |",
-        "| --- | --- | --- | ---: | --- | ---: |",
-    ]
-    for n in ran:
-        r = emu.get(n) or gpu.get(n)
-        e, et = cell(emu.get(n))
-        g, gt = cell(gpu.get(n), wall="")
-        lines.append(f"| {n} | {r['folder']} | {e} | {et} | {g} | {gt} |")
-    if after:
-        again = [n for n in ran if n in after]
-        lines += ["", "## A further emulator run", "", after_how, "",
-                  f"{sum(after[n]['status'] == 'pass' for n in again)} of {len(again)} pass in that run.", "",
-                  "| sample | emulator | s |", "| --- | --- | ---: |"]
-        for n in again:
-            text, t = cell(after[n])
-            lines.append(f"| {n} | {text} | {t} |")
-    lines += ["", "## Left out", "", "| sample | folder | reason |", "| --- | --- | --- |"]
-    for n, r in zip(names, rows):
-        if n in left:
-            lines.append(f"| {n} | {r['folder']} | {r['detail']} |")
-    lines += ["", "Commands, as `cudalab run` was given them (run in the sample's folder):", ""]
-    for n in ran:
-        r = emu.get(n) or gpu.get(n)
-        lines.append(f"- {n}: `{r['command']}`")
+        status, why = judged[n]
+        more = (longer or {}).get(n)
+        if status in ("GPU-sized", "time") and more and more["status"] == "pass":
+            said = more.get("figure", "")
+            why += (f"; passes in {more['cpu_seconds']:.1f} s of CPU" +
+                    ("" if "limit" in said else f" with a limit of {more.get('limit') or 0:g} s") + f" ({said})")
+        g = gpu.get(n)
+        fig = (emu[n].get("figure") or figure) if n in emu and status != "not run" else ""
+        gfig = (g or {}).get("figure", "")
+        gcell = (g["status"] if g else "not run") + (f" ({gfig})" if gfig else "")
+        lines.append(f"| {n} | {first[n]['folder']} | {status} | {seconds_cell(emu.get(n))} | {fig} | {gcell} | "
+                     f"{seconds_cell(g)} | {why} |")
+    lines += ["", "## Left out", "", "| sample | folder | why |", "| --- | --- | --- |"]
+    lines += [f"| {n} | {first[n]['folder']} | {left_out_word(first[n]['detail'])} |" for n in left]
+    lines += ["", "## Commands", "", "As `cudalab run` was given them, in the sample's folder:", ""]
+    lines += [f"- {n}: `{first[n]['command']}`" for n in ran if first[n].get("command")]
     out.write_text("\n".join(lines) + "\n")
+
+
+def merged(files) -> dict:
+    """Result files read in order, a later file's row for a sample replacing an earlier one's."""
+    rows = {}
+    for f in files:
+        rows.update(json.loads(Path(f).read_text()))
+    return rows
 
 
 def _not_in_folders(only, chosen, checkout: Path, folders) -> str:
@@ -716,7 +772,7 @@ def _not_in_folders(only, chosen, checkout: Path, folders) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--samples", type=Path, required=True, help="a cuda-samples checkout")
+    p.add_argument("--samples", type=Path, help="a cuda-samples checkout (to run them; --table needs none)")
     p.add_argument("--device", choices=("emu", "gpu"), default="emu")
     p.add_argument("--jobs", type=int, default=2, help="samples at a time (2 is the most a 2-core machine takes)")
     p.add_argument("--timeout", type=float, default=TIMEOUT)
@@ -730,27 +786,35 @@ def main(argv=None) -> int:
     p.add_argument("--archs", default="", help='CMAKE_CUDA_ARCHITECTURES to build instead of the samples\' own '
                    '(e.g. "90" for an H100 alone: the same program, built in a ninth of the time)')
     p.add_argument("--logs", type=Path, help="write each sample's output to LOGS/NAME.txt")
-    p.add_argument("--merge", type=Path, nargs=2, metavar=("EMU.json", "GPU.json"),
-                   help="write docs/samples.md from two result files")
+    p.add_argument("--table", type=Path, nargs="+", metavar="EMU.json",
+                   help="write docs/samples.md from emulator result files (a later file's row replaces an "
+                   "earlier one's: docs/samples_emu.json, then a new run of some samples)")
+    p.add_argument("--gpu", type=Path, default=ROOT / "docs" / "samples_gpu.json", help="with --table: the GPU's "
+                   "results")
+    p.add_argument("--keep", type=Path, help="with --table: write the merged emulator results here "
+                   "(docs/samples_emu.json)")
+    p.add_argument("--figure", default="", help="whose run it is, for the table's figure column: a run's "
+                   "rows get it with the date (\"table round 20\" -> \"table round 20, 2026-11-28\"); with "
+                   "--table, rows that have none get it as it is")
+    p.add_argument("--longer", type=Path, help="with --table: results of runs with a longer limit, named in "
+                   "the rows of samples over this one")
+    p.add_argument("--run-note", default="", help="with --table: a sentence on the whole-table run (commit, load)")
     p.add_argument("--markdown", type=Path, default=ROOT / "docs" / "samples.md")
-    p.add_argument("--after", type=Path, metavar="RESULTS.json",
-                   help="with --merge: a further emulator run (more time, a change to cudalab) listed apart")
-    p.add_argument("--after-how", default="", help="with --after: one sentence on how that run differed")
-    p.add_argument("--machine", default="an NVIDIA H100")
-    p.add_argument("--section", default="", help="with --merge: add the results to the markdown as this section "
-                   "(further folders) instead of writing the whole file")
-    p.add_argument("--section-intro", default="", help="with --section: the paragraph under its title")
     a = p.parse_args(argv)
-    if a.merge:
-        emu, gpu = (json.loads(f.read_text()) if f.exists() else {} for f in a.merge)
-        if a.section:
-            write_section(emu, gpu, a.markdown, a.section, a.section_intro)
-            print(f"wrote section {a.section!r} of {a.markdown}")
-            return 0
-        after = json.loads(a.after.read_text()) if a.after else None
-        write_markdown(emu, gpu, a.markdown, a.machine, after, a.after_how)
+    if a.table:
+        emu = merged(a.table)
+        for r in emu.values():
+            if r["status"] not in ("not run", "left out"):
+                r["figure"] = r.get("figure") or a.figure
+        if a.keep:
+            a.keep.write_text(json.dumps(emu, indent=1) + "\n")
+        gpu = json.loads(a.gpu.read_text()) if a.gpu.exists() else {}
+        longer = json.loads(a.longer.read_text()) if a.longer else None
+        write_table(emu, gpu, a.markdown, figure=a.figure, run_note=a.run_note, longer=longer)
         print(f"wrote {a.markdown}")
         return 0
+    if a.samples is None:
+        p.error("give --samples (a cuda-samples checkout) to run them, or --table to write the table")
     only = a.only.split(",") if a.only else []
     chosen = [s for s in samples(a.samples.resolve(), a.folders.split(","), a.archs) if not only or s.name in only]
     chosen.sort(key=lambda s: only.index(s.name) if only else 0)       # in the order --only gives
@@ -771,6 +835,8 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(a.jobs) as pool:
         for job in as_completed([pool.submit(run_sample, s, a.device, a.timeout, a.logs) for s in chosen]):
             r = job.result()
+            r.limit = a.timeout if a.device == "emu" else 0.0
+            r.figure = f"{a.figure}, {time.strftime('%Y-%m-%d', time.gmtime())}" if a.figure else ""
             results[r.name] = asdict(r)
             results = dict(sorted(results.items(), key=lambda kv: order[kv[0]]))
             out.write_text(json.dumps(results, indent=1))         # as it goes: a stopped run keeps its results

@@ -526,6 +526,8 @@ def _numpy_name(namespace, name, where):
                              "runs CuPy's numpy-like functions only. For more, install the real CuPy on a GPU.")
     if isinstance(attr, types.ModuleType):
         return _NumpyModule(attr, f"{where}.{name}")
+    if name in _INDEX_TRICKS:
+        return _IndexTrick(attr, name)
     if isinstance(attr, type) or not callable(attr):
         return attr
 
@@ -556,6 +558,24 @@ def _on_host(function, args, kwargs, name=None):
     result = _wrap(result)
     model.charge(name, (args, kwargs), result)
     return result
+
+
+# numpy's objects indexed to make arrays (``cp.ogrid[-1.5j:1.5j:100j, -2:2:150j]``): CuPy's give device arrays
+_INDEX_TRICKS = ("ogrid", "mgrid", "r_", "c_")
+
+
+class _IndexTrick:
+    """``cp.ogrid``, ``cp.mgrid``, ``cp.r_``, ``cp.c_``: numpy's, with the arrays they make in device memory
+    (numpy's own gave host arrays, which a device array's mask then could not index)."""
+
+    def __init__(self, trick, name):
+        self._trick, self._name = trick, name
+
+    def __getitem__(self, key):
+        made = self._trick[_host_args(key)]
+        result = _wrap(tuple(made) if isinstance(made, (list, tuple)) else made)
+        model.charge(self._name, (key,), result)
+        return list(result) if self._name == "ogrid" else result       # CuPy 14.2's ogrid gives a list
 
 
 class _NumpyModule:

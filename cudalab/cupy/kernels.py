@@ -37,11 +37,17 @@ def _standard(code: str, options) -> tuple:
     return tuple("-std=c++17" if _OLD_STANDARD.match(str(o)) else o for o in options)
 
 
-def _complex_header(c_types, *code) -> str:
-    """The include line for kernels CuPy writes with complex values, by type or in the user's code
-    (a preamble's ``complex<float>``): CuPy's elementwise kernels always have its header."""
+# what CuPy's carray.cuh, which its generated kernels include (a RawKernel's source does not), defines
+# for them: M_PI (CuPy 14.2 on an H200: an ElementwiseKernel's and a ReductionKernel's code may use it,
+# a RawKernel's may not)
+_CARRAY_DEFINES = "#ifndef M_PI\n#define M_PI 3.1415926535897932384626433832795\n#endif\n"
+
+
+def _generated_header(c_types, *code) -> str:
+    """What CuPy puts before the code of the kernels it writes: carray.cuh's M_PI, and the include line for
+    complex values, by type or in the user's code (a preamble's ``complex<float>``)."""
     wanted = any("complex" in t for t in c_types) or any("complex<" in (c or "") for c in code)
-    return "#include <cupy/complex.cuh>\n" if wanted else ""
+    return _CARRAY_DEFINES + ("#include <cupy/complex.cuh>\n" if wanted else "")
 
 
 def _launch(kernel, grid, block, args, shared_mem, stream):
@@ -237,14 +243,19 @@ class ElementwiseKernel:
             raise TypeError(f"{self.name} takes {n_in} inputs (and optionally {len(self.outputs)} outputs), "
                             f"not {len(args)} arguments")
         ins, outs = list(args[:n_in]), list(args[n_in:])
+        host = next((a for a in args if isinstance(a, np.ndarray)), None)
+        if host is not None:            # CuPy 14.2's words; the kernel runs on device memory only
+            raise TypeError(f"Unsupported type {type(host)}: {self.name} was given a numpy array of shape "
+                            f"{host.shape}; pass a cupy array (cp.asarray(a)), or a scalar")
         arrays = [a for (raw, _, _), a in zip(self.inputs, ins) if isinstance(a, DeviceArray) and not raw]
+        if not (arrays or outs or size is not None):
+            raise ValueError(f"Loop size is undecided: {self.name} was given no CuPy array (scalars say "
+                             "nothing of the loop's length); pass cupy arrays (cp.asarray(a)) or size=")
         shape = np.broadcast_shapes(*(a.shape for a in arrays + outs)) if arrays or outs else (int(size),)
         types = _bind(self.name, self.inputs + self.outputs, ins + outs)
         for k, ((raw, _, _), a) in enumerate(zip(self.inputs, ins)):      # numpy's broadcasting, made real
             if isinstance(a, DeviceArray) and not raw and (a.shape != shape or not a.is_c_contiguous()):
                 ins[k] = _device(np.broadcast_to(_host(a), shape), order="C")
-            elif isinstance(a, np.ndarray):
-                ins[k] = _device(np.broadcast_to(a, shape) if not raw else a, order="C")
         if not outs:
             outs = [ndarray(shape, _dtype(t, types), _filled=True) for _, t, _ in self.outputs]
         kinds = tuple(isinstance(a, DeviceArray) for a in ins)
@@ -275,7 +286,7 @@ class ElementwiseKernel:
                 params.append(f"{c[t]}* _p_{name}")
                 loads.append(f"{c[t]}* {name} = _p_{name};" if raw else f"{c[t]} &{name} = _p_{name}[i];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
-            source = (f"{_complex_header(c.values(), self.preamble, self.operation, self.loop_prep, self.after_loop)}"
+            source = (f"{_generated_header(c.values(), self.preamble, self.operation, self.loop_prep, self.after_loop)}"
                       f"{typedefs}{self.preamble}\n"
                       "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
                       f'extern "C" __global__ void {self.name}({", ".join(params)}, long long _n) {{\n'
@@ -354,7 +365,7 @@ class ReductionKernel:
                 stores.append(f"{c[t]} &{name} = _p_{name}[_j];")
             typedefs = "".join(f"typedef {ct} {t};\n" for t, ct in c.items() if t not in C_TYPES)
             # CuPy's own macros: the expressions' a and b are their parameters, whatever the inputs are named
-            header = _complex_header([*c.values(), reduce_type], self.preamble, self.map_expr, self.reduce_expr,
+            header = _generated_header([*c.values(), reduce_type], self.preamble, self.map_expr, self.reduce_expr,
                                      self.post_map_expr)
             source = (f"{header}"
                       f"{typedefs}typedef {reduce_type} type_reduce;\n"

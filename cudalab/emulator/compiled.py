@@ -727,6 +727,7 @@ def liveness(df):
         if inst.guard:
             u.add(inst.guard[0])
             d = set()                       # a guarded write may not happen: the old value lives on
+        u |= hidden_reads(df, i)
         uses.append(u)
         defs.append(d)
         nxt = []
@@ -781,6 +782,15 @@ class _Live:
                                bitorder="little") if x else ()
             got = self._sets[i] = frozenset(self.names[np.flatnonzero(on)]) if x else frozenset()
         return got
+
+
+def hidden_reads(df, pc) -> frozenset:
+    """Registers that the entry at ``pc`` of ``df.code`` reads although its instruction names none of them:
+    a k-loop program (mma_runs.Run) reads its tiles from the base register its loads' addresses lead
+    back to (``Run.folded``), which only the adds before the loop name. Liveness counts them as read
+    there, so native code that runs those adds stores the base for the program: left out,
+    tf32TensorCoreGemm's program found its base missing at every call in native code."""
+    return getattr(df.code[pc][1], "hidden_reads", frozenset()) if pc < len(df.code) else frozenset()
 
 
 def _signature(inst, f, d):
@@ -1299,6 +1309,7 @@ def _rematerialized(df, extents, d, in_regions=()):
                 named_outside |= _regs(o)
             if inst.guard:
                 named_outside.add(inst.guard[0])
+        named_outside |= hidden_reads(df, inst.index)
     out = {}
     for inst in f.insts[:first_jump]:
         ops = inst.operands
@@ -1333,7 +1344,8 @@ def _jit():
 
 def fingerprint(df) -> str:
     """What the native code of a kernel depends on: its instructions, registers, parameters' offsets
-    and labels' positions, and this tier's own source (a changed generator never loads old code).
+    and labels' positions, the registers k-loop programs read unnamed (``hidden_reads``: native code
+    stores them), and this tier's own source (a changed generator never loads old code).
     Not the names of the kernel, its parameters, labels and variables (``symbol_tokens``): native
     code reads a parameter at its offset and a variable's address from a table filled by name at
     launch. So a kernel built once serves every program that has the same body under other
@@ -1350,6 +1362,8 @@ def fingerprint(df) -> str:
                        sorted(f.labels.values()))).encode())
         for i in f.insts:
             h.update(repr((i.opcode, i.mods, _renamed(i.operands, tokens), i.guard)).encode())
+        # (what native code stores depends on the programs' folded bases too: mma_runs may fold otherwise)
+        h.update(repr([(pc, sorted(hidden_reads(df, pc))) for pc in range(len(df.code)) if hidden_reads(df, pc)]).encode())
         df._fingerprint = h.hexdigest()[:32]
     return df._fingerprint
 

@@ -1717,10 +1717,10 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
             grid_state.finish()              # the grids it launched from the device run now (devrt.py)
             if _device_launch is None:
                 end = pace.ended if pace.ended is not None and not stats.device_launches else time.thread_time()
-                stats.cpu_seconds = end - pace.began
+                stats.cpu_seconds = pace.total_cpu(end)
         except KernelError as e:
             e.printed = list(stats.printed)     # what the kernel printed before it stopped is shown too
-            e.cpu_seconds = time.thread_time() - pace.began
+            e.cpu_seconds = pace.total_cpu()
             raise
         except KeyboardInterrupt:
             # Jupyter's stop button (or Ctrl-C): end the launch cleanly; the next one works as usual
@@ -1728,7 +1728,7 @@ def _launch(program: Program, mangled: str, grid, block, dynamic_shared: int, kp
                    "Memory it was writing may be partly updated.")
             err = KernelError(msg, "cudaErrorLaunchFailure", [Finding("interrupted", msg, kernel_name)])
             err.printed = list(stats.printed)
-            err.cpu_seconds = time.thread_time() - pace.began
+            err.cpu_seconds = pace.total_cpu()
             raise err from None
         finally:
             RUNNING.remove(pace)

@@ -52,6 +52,22 @@ def largest_fitting(hole: int) -> int:
     return max(small, large if large > LARGE else 0, 0)
 
 
+def negative_size_message(size: int) -> str:
+    """What a student reads when an allocation's size is a negative number read as an unsigned size_t.
+
+    ``int size = n * sizeof(float)`` with n = 999,999,999 overflows an int to -294,967,300, and cudaMalloc's
+    size_t parameter reads that as 18,446,744,073,414,584,316 bytes (PMPP chapter 2's vector sum, a reader's
+    Bazel project): a GPU refuses it as out of memory too, but "free arrays you no longer need" would send the
+    student the wrong way. Sizes of 2**63 bytes and more are no real request: they are always such a sign."""
+    signed = size - (1 << 64)
+    cause = ("was computed in a 32-bit int that overflowed (an int holds at most 2,147,483,647, so a byte count "
+             "of 2 GiB or more wraps around to a negative number) or went below zero"
+             if signed >= -(1 << 31) else "went below zero (or overflowed a signed 64-bit count)")
+    return (f"out of device memory: the size asked for, {size:,} bytes, is the negative number {signed:,} read as an "
+            f"unsigned size_t: the byte count {cause}. A GPU refuses it the same way. Compute sizes in size_t, "
+            f"for example (size_t)n * sizeof(float).")
+
+
 @dataclass
 class Allocation:
     address: int
@@ -253,6 +269,8 @@ class DeviceMemory:
                 return
 
     def _out_of_memory(self, size: int, fits: int) -> CudaError:
+        if size >= 1 << 63:
+            return CudaError(negative_size_message(size), "cudaErrorMemoryAllocation")
         return CudaError(
             f"out of device memory: asked for {size:,} bytes, but the largest allocation that fits in "
             f"the emulated device's {self.limit:,} bytes is now {max(fits, 0):,} bytes. "

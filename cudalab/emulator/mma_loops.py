@@ -832,6 +832,13 @@ def chain_state(slots, size):
 
 
 @numba.njit(inline="always", cache=True)
+def not_finite(u):
+    """1 where the f64 bits ``u`` are an infinity or a NaN (every exponent bit set), else 0: or-ed over a
+    fragment's elements, without a branch."""
+    return np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+
+
+@numba.njit(inline="always", cache=True)
 def doubles_of(raw, size, vals):
     """An f64 fragment's elements (raw bits by matrix element) into vals; whether every one is finite.
     Branch-free, so that LLVM vectorizes it."""
@@ -839,7 +846,7 @@ def doubles_of(raw, size, vals):
     for i in range(size):
         u = raw[i]
         vals[i] = float_of(u)
-        bad |= np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+        bad |= not_finite(u)
     return bad == np.uint64(0)
 
 
@@ -850,7 +857,7 @@ def read_doubles(at, offs, size, vals):
     for t in range(size):
         u = peek64(at + offs[t])
         vals[t] = float_of(u)
-        bad |= np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+        bad |= not_finite(u)
     return bad == np.uint64(0)
 
 
@@ -879,7 +886,7 @@ def read_lines(at, stride, vals, lines, run, across):
         for r in range(run):
             u = peek64(at + x * stride + 8 * r)
             vals[r * lines + x if across else x * run + r] = float_of(u)
-            bad |= np.uint64((u >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF))
+            bad |= not_finite(u)
     return bad == np.uint64(0)
 
 

@@ -152,9 +152,20 @@ class Form:
         return ()
 
     def run(self, warps, pos, ptrs, ops, major=_NO_TABLE, minor=_NO_TABLE, shared=0, block_base=None, limit=0,
-            fragments=None):
+            fragments=None, straight=None):
         """The compiled loop over a program (mma_loops.make): every warp from its row ``pos``, which
-        it updates."""
+        it updates. ``straight`` (mma_straight.Straight, a doubles program's own code) runs first: the
+        warps it leaves at row 0 take the loop."""
+        if straight is not None and (pos == straight.start).any():
+            straight(warps, pos, ptrs, shared, block_base, limit)
+            at = np.flatnonzero(pos < len(ops))
+            if at.size < warps.size:
+                sub = pos[at]
+                if at.size:
+                    self.run(np.ascontiguousarray(warps[at]), sub, ptrs, ops, major, minor, shared, block_base, limit,
+                             fragments)
+                pos[at] = sub
+                return
         _call(kernels(self.shape, self.block)[self.kind], warps, pos, ptrs, ops, major, minor, shared,
               _NO_BASE if block_base is None else read_only(block_base), limit, *self.targets, self.dsrc, self.counts,
               np.ones(3, np.int64) if fragments is None else fragments, *self.extra)

@@ -18,7 +18,9 @@ compiled loops are worth loading (mma_native.COLD_WARPS), the instructions run o
 """
 from __future__ import annotations
 
+import bisect
 import collections
+import functools
 import itertools
 import sys
 import threading
@@ -92,7 +94,7 @@ def fuse(code, func):
     return out
 
 
-def constant_offsets(func, pc: int, labels) -> dict:
+def constant_offsets(func, pc: int, labels) -> "ConstantOffsets":
     """Register -> (register, constant) where, at instruction ``pc``, the first holds the second plus
     the constant (bytes, 64-bit), through chains of unguarded add.s64/u64 of a register and an
     immediate: the first's last write before pc in pc's basic block is such an add and its source is
@@ -102,28 +104,59 @@ def constant_offsets(func, pc: int, labels) -> dict:
     constant added to their offsets: dmmaTensorCoreGemm's k-loop reads 96 tiles through 81 registers,
     each one of two bases plus a constant, and checking 81 registers' 32 lanes, warp by warp, each
     from its own array over the batch, was a seventh of its compiled loop."""
-    insts = func.insts
-    writes, single = _writes(func, labels)
-    latest = {}                                 # register -> its last write in pc's block before pc
-    for i in range(max((x for x in labels if x <= pc), default=0), pc):
-        for r in writes[i]:
-            latest[r] = i
-    rel = {x: (y, imm) for x, (y, imm, first, then) in single.items() if x not in latest and not first < pc <= then}
-    for x, i in latest.items():
-        add = _add_of_constant(insts[i])
-        if add and latest.get(add[0], -1) < i:
-            rel[x] = add
-        else:
-            rel.pop(x, None)
-    out = {}
-    for x, (y, imm) in rel.items():
-        for _ in range(len(rel)):               # (each link's source written before it: no cycle)
-            if y not in rel:
+    return ConstantOffsets(_writes(func, labels), func.insts, pc)
+
+
+class ConstantOffsets:
+    """constant_offsets' answer, register by register as a program's loads ask: each looks up the
+    registers' writes by bisection. (It used to scan pc's block from its start for every program, and
+    resolve every register's chain: quadratic in the length of an unrolled kernel's block.)"""
+
+    def __init__(self, facts, insts, pc):
+        self.where, self.single, starts = facts
+        self.insts, self.pc = insts, pc
+        at = bisect.bisect_right(starts, pc)
+        self.start = starts[at - 1] if at else 0        # pc's basic block
+
+    def _last_write(self, x):
+        """The index of ``x``'s last write before pc, or -1."""
+        writes = self.where.get(x, ())
+        at = bisect.bisect_left(writes, self.pc)
+        return writes[at - 1] if at else -1
+
+    def _link(self, x):
+        """(source, immediate) of one add that ``x`` holds at pc, else None."""
+        i = self._last_write(x)
+        if i >= self.start:                         # written in pc's block: by such an add, its source not since
+            add = _add_of_constant(self.insts[i])
+            return add if add and self._last_write(add[0]) < i else None
+        one = self.single.get(x)
+        if one is None or one[2] < self.pc <= one[3]:
+            return None
+        return one[0], one[1]
+
+    def get(self, x, default=None):
+        link = self._link(x)
+        if link is None:
+            return default
+        y, imm = link
+        seen = {x}
+        while y not in seen:                        # (each link's source written before it: no cycle)
+            seen.add(y)
+            more = self._link(y)
+            if more is None:
                 break
-            y, more = rel[y]
-            imm += more
-        out[x] = (y, (imm + 2 ** 63) % 2 ** 64 - 2 ** 63)
-    return out
+            y, imm = more[0], imm + more[1]
+        return y, (imm + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+    def __contains__(self, x):
+        return self.get(x) is not None
+
+    def __getitem__(self, x):
+        got = self.get(x)
+        if got is None:
+            raise KeyError(x)
+        return got
 
 
 def _written(inst, no_dest, regs):
@@ -147,18 +180,18 @@ def _add_of_constant(inst):
 
 
 def _writes(func, labels):
-    """(the registers each instruction writes, by index; the registers written once in the kernel, by an
-    _add_of_constant of a source written once, earlier in the same basic block: register -> (source,
-    immediate, the source's write, its own write)). Worked out once a function."""
+    """(register -> the indices of the instructions that write it, in order; the registers written once
+    in the kernel, by an _add_of_constant of a source written once, earlier in the same basic block:
+    register -> (source, immediate, the source's write, its own write); the labels' indices, in order).
+    Worked out once a function."""
     cached = func.__dict__.get("_constant_writes")
     if cached is not None:
         return cached
     from .decode import _NO_DEST, _regs
     insts = func.insts
-    writes = [tuple(_written(inst, _NO_DEST, _regs)) for inst in insts]
     where = collections.defaultdict(list)
-    for i, regs in enumerate(writes):
-        for r in regs:
+    for i, inst in enumerate(insts):
+        for r in _written(inst, _NO_DEST, _regs):
             where[r].append(i)
     entries = np.cumsum(np.isin(np.arange(len(insts)), list(labels)))      # labels at or before each index
     leaves = np.cumsum([inst.opcode in ("bra", "brx", "ret", "exit", "call", "trap") for inst in insts])
@@ -170,8 +203,8 @@ def _writes(func, labels):
         first, then = where[add[0]][0], at[0]
         if first < then and entries[then] == entries[first] and leaves[then - 1] == (leaves[first - 1] if first else 0):
             single[x] = (add[0], add[1], first, then)
-    func.__dict__["_constant_writes"] = (writes, single)
-    return writes, single
+    func.__dict__["_constant_writes"] = (dict(where), single, sorted(labels))
+    return func.__dict__["_constant_writes"]
 
 
 _TF32 = {"rna": TF32_RNA, "rn": TF32_RN, "rz": TF32_RZ}
@@ -281,10 +314,8 @@ class Run:
             _decoded_at_load(self.program, self.ops, loaded, form.counts, fragment_ids, mentions)
         self.written = written
         self.words, self.folded = dict(folded), set(folded)
-        # the same program with no base folded, for a batch that does not hold a folded base: native code
-        # hands over only the registers later code names, and the loads name the added registers, not the
-        # base they lead back to (tf32TensorCoreGemm then ran its k-loop one instruction at a time)
-        self.unfolded = (entries, form, mentions) if folded else None
+        self.hidden_reads = frozenset(folded)     # read, yet named by no instruction of it (compiled.liveness)
+        self._arguments = (entries, form, mentions)
         for (_, fn, _, _) in self.program:
             for name, word in fn.fusion[2]["words"].items():
                 self.words[name] = word
@@ -300,15 +331,20 @@ class Run:
         self.fragments = np.array([max(len(fragment_ids[0]), 1), max(len(fragment_ids[1]), 1), max(chain_count, 1)],
                                   np.int64)
 
+    @functools.cached_property
+    def unfolded(self):
+        """The same program with no base folded, for a batch that does not hold a folded base. Native code
+        stores the bases for the program (compiled.hidden_reads), so only code that does not know of them
+        gets here; in tf32TensorCoreGemm, before it did, the program found its base missing at every call."""
+        return Run(*self._arguments)
+
     def __call__(self, ex):
         from .mma import active_warps
         if ex.observers or not mma_native.worth_loading(ex.idx.size // 32 * len(self.program)):
             self.one_by_one(ex)
             self._drop_unheld(ex)
             return
-        if self.unfolded is not None and any(ex.fr.regs.get(name) is None for name in self.folded):
-            if isinstance(self.unfolded, tuple):
-                self.unfolded = Run(*self.unfolded)
+        if any(ex.fr.regs.get(name) is None for name in self.folded):
             return self.unfolded(ex)
         for fn in self.before:
             fn(ex)
@@ -327,10 +363,11 @@ class Run:
         pos = np.zeros(warps.size, np.int64)
         todo = np.ascontiguousarray(warps, np.int64)
         at = np.arange(warps.size)
+        straight = self._straight(ptrs, todo)
         while True:
             sub = pos[at]
             self.form.run(todo, sub, ptrs, self.ops, self.major, self.minor, ex.shared.ctypes.data, ex.shared_base,
-                          ex.shared_size, self.fragments)
+                          ex.shared_size, self.fragments, straight)
             pos[at] = sub
             left = np.flatnonzero(pos < len(self.ops))
             if not left.size:
@@ -347,6 +384,14 @@ class Run:
             pos[at] += 1
             todo = np.ascontiguousarray(warps[at], np.int64)
             ptrs = _addresses(self._again(ex))     # (a writer may have replaced arrays)
+
+    def _straight(self, ptrs, warps):
+        """A doubles program's own straight-line code (mma_straight), planned at its first run, or None."""
+        if "straight" not in self.__dict__ and warps.size:
+            from . import mma_straight
+            self.straight = mma_straight.plan(self.ops, self.form, self.major, self.minor, ptrs, warps) \
+                if self.form.kind == "doubles" else None
+        return self.__dict__.get("straight")
 
     def _registers(self, ex):
         """The program's register arrays, or None where a register it reads is not an array of the batch

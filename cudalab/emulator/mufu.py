@@ -50,13 +50,13 @@ def _stored(name: str) -> np.ndarray:
 
 def _decoded(name: str, make) -> np.ndarray:
     """``make()``'s table, decoded once per machine: kept as a .npy file in cudalab's cache folder
-    (``mufu/``, named by the npz's contents) and mapped read-only, so that later processes, and those
-    running beside, share its pages. Decoding took 0.1 to 0.26 s of CPU a table, 32 or 64 MiB each, in
-    every process that ran an __expf or rsqrtf. Where the folder cannot be written the table is made here."""
+    (``mufu/``, named by the npz's contents) and read from there by later processes (a private copy:
+    _private). Decoding took 0.1 to 0.26 s of CPU a table, 32 or 64 MiB each, in every process that ran
+    an __expf or rsqrtf. Where the folder cannot be written the table is made here."""
     from .compiled import cache_dir
     path = cache_dir().parent / "mufu" / f"{_npz_key()}-{name}.npy"
     try:
-        return np.asarray(np.load(path, mmap_mode="r"))
+        return _private(np.load(path, mmap_mode="r"))
     except (OSError, ValueError):
         pass
     t = make()
@@ -117,6 +117,34 @@ def _bits(a):
     return a.reshape(-1).view(np.uint32), a
 
 
+LOOP_LANES = 1 << 12      # from this many lanes a quick path runs as one compiled pass (mufu_loops) ...
+LOOP_AFTER = 1 << 22      # ... once numpy's passes have run this many lanes in the process
+_lanes_run = [0]
+
+
+def _loops(n: int) -> bool:
+    """Whether a batch of ``n`` lanes takes mufu_loops' compiled pass: a big one, once the process has run
+    LOOP_AFTER lanes of these functions (a few launches of millions of threads). Loading numba and the
+    loops costs a process about 0.5 to 1 s of CPU, which a notebook's one launch of __expf would pay for
+    a saving of about 2 ms a batch; a program that launches such a kernel again and again pays it once."""
+    if n < LOOP_LANES:
+        return False
+    if _lanes_run[0] >= LOOP_AFTER:
+        return True
+    _lanes_run[0] += n          # (batches on two threads may both add: a count, not an account)
+    return False
+
+
+def _looped(name, bits, a, tab, every_case):
+    """The quick path ``name`` of mufu_loops over the batch, the lanes it leaves by ``every_case``."""
+    from . import mufu_loops
+    bits = np.ascontiguousarray(bits)
+    out, special = np.empty(bits.size, np.uint32), np.empty(bits.size, np.bool_)
+    if getattr(mufu_loops, name)(bits, tab, out, special):
+        out[special] = every_case(a.reshape(-1)[special]).view(np.uint32)
+    return out.view(np.float32).reshape(a.shape)
+
+
 def _finish(a, out, special, every_case):
     """``out`` (uint32 bits) with the lanes in ``special`` taken from ``every_case``, shaped as ``a``."""
     if special.any():
@@ -128,6 +156,8 @@ def ex2_ftz(a):
     """ex2.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out).
     Quick path: |a| < 128, normal, and the result a normal float (_ex2_ftz_every_case says why)."""
     bits, a = _bits(a)
+    if _loops(bits.size):
+        return _looped("ex2_ftz", bits, a, table("ex2"), _ex2_ftz_every_case)
     e = (bits >> 23) & 255
     negative = bits >= 0x80000000
     q = (((bits & _FRACTION) | (1 << 23)) << 7) >> (134 - e)     # the truncated 7.23 magnitude, e < 134
@@ -142,6 +172,8 @@ def rcp_ftz(a):
     """rcp.approx.ftz.f32 of float32 ``a``, bit for bit as an H100 gives it (NaN in, NaN out).
     Quick path: exponents 1 to 250, whose reciprocals are normal floats."""
     bits, a = _bits(a)
+    if _loops(bits.size):
+        return _looped("rcp_ftz", bits, a, table("rcp"), _rcp_ftz_every_case)
     e = (bits >> 23) & 255
     out = (table("rcp").take(bits & _FRACTION) + np.uint32(127 << 23) - (e << 23)) | (bits & 0x80000000)
     return _finish(a, out, e - 1 >= 251, _rcp_ftz_every_case)
@@ -151,6 +183,8 @@ def rsqrt_ftz(a):
     """rsqrt.approx.ftz.f32 of float32 ``a`` as an H100 gives it. Quick path: positive normal floats
     (their results always are normal: exponents 63 to 190)."""
     bits, a = _bits(a)
+    if _loops(bits.size):
+        return _looped("rsqrt_ftz", bits, a, table("rsqrt"), _rsqrt_ftz_every_case)
     e = (bits >> 23) & 255
     index = (bits & _FRACTION) | (((e & 1) ^ 1) << 23)                # m in [1, 4): an odd e - 127 doubles it
     half = (e.view(np.int32) - 127) >> 1                              # floor((e - 127) / 2)
@@ -164,6 +198,8 @@ def lg2_ftz(a):
     rounded to nearest is one step from the truncated result, and v - |u| is exact in float32 (v and
     |u| lie within a factor of 2), so whether it rounded up is one compare (see _lg2_ftz_every_case)."""
     bits, a = _bits(a)
+    if _loops(bits.size):
+        return _looped("lg2_ftz", bits, a, _lg2_pair(), _lg2_ftz_every_case)
     e, j = (bits >> 23) & 255, bits & _FRACTION
     u = e.view(np.int32) - 127
     lbits = _lg2_pair().take(j | ((e == 126).astype(np.uint32) << 23))   # [1, 2)'s table, or [0.5, 1)'s
@@ -358,14 +394,29 @@ def _quick_sine(r):
     return table("sin").take(j) ^ ((quarter >> 1) << 31)
 
 
+def _looped_sine(a, quarter, sign, every_case):
+    """sin (``quarter`` 0, ``sign`` 1) or cos (a quarter turn on, ``sign`` 0) as mufu_loops' compiled pass."""
+    from . import mufu_loops
+    bits, a = _bits(a)
+    bits = np.ascontiguousarray(bits)
+    out, special = np.empty(bits.size, np.uint32), np.empty(bits.size, np.bool_)
+    if mufu_loops._sine(bits, np.float64(INV_2PI), quarter, sign, table("sin"), out, special):
+        out[special] = every_case(a.reshape(-1)[special]).view(np.uint32)
+    return out.view(np.float32).reshape(a.shape)
+
+
 def sin(a):
     """sin.approx.f32 (see _sin_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    if _loops(np.size(a)):
+        return _looped_sine(a, 0, 1, _sin_every_case)
     r, bits, a, special = _quick_turns(a)
     return _finish(a, _quick_sine(r) ^ (bits & 0x80000000), special, _sin_every_case)
 
 
 def cos(a):
     """cos.approx.f32 (see _cos_every_case): the quick path for finite inputs, the whole rule for the rest."""
+    if _loops(np.size(a)):
+        return _looped_sine(a, _QUARTER, 0, _cos_every_case)
     r, bits, a, special = _quick_turns(a)
     return _finish(a, _quick_sine((r + _QUARTER) & (4 * _QUARTER - 1)), special, _cos_every_case)
 
@@ -472,3 +523,13 @@ def rsqrt_f64(x, fma):
 
 
 K_SUB = 54
+
+
+def _private(mapped) -> np.ndarray:
+    """A private copy of the mapped table, read-only: numpy asks the kernel for 2 MiB pages for an array
+    this size (madvise), where the file's mapping has 4 KiB ones, and a gather of 2^17 random entries from
+    a 32 MiB table missed the TLB at nearly every read: 1.15 to 1.38 ms a batch mapped, 0.66 to 0.69 copied
+    (CPU, mean of 60, load 12). The copy costs 32 or 64 MiB of this process's memory and a read of the file."""
+    t = np.array(mapped)
+    t.flags.writeable = False
+    return t

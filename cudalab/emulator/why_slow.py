@@ -45,6 +45,7 @@ class KernelTime:
     df: object
     program: object
     launches: int = 0
+    graph_launches: int = 0             # of them, a CUDA graph's kernel nodes (``IN_GRAPH``)
     batches: int = 0
     seconds: float = 0.0
     interp_seconds: float = 0.0         # batches with no native code at all (the tier had not built it)
@@ -62,9 +63,14 @@ def _entry(program, df, name) -> KernelTime:
     return k
 
 
+IN_GRAPH = False            # a graph's kernel node is running (runtime/core/graphs.py sets it, with the report on)
+
+
 def launched(program, df, name):
     """A launch of ``df`` begins (engine._launch, with the report on)."""
-    _entry(program, df, name).launches += 1
+    k = _entry(program, df, name)
+    k.launches += 1
+    k.graph_launches += IN_GRAPH
 
 
 def tally_for(df):
@@ -181,7 +187,14 @@ def _kernel_lines(k: KernelTime, total: float) -> list:
     per = k.seconds / max(k.launches, 1)
     lines = [f"- {k.name}: {k.launches} launch{'es' * (k.launches != 1)}, {k.seconds:.2f} s "
              f"({share:.0%} of the time, {per * 1e3:.1f} ms a launch)."]
-    if k.launches >= 100 and per < 0.005:
+    if k.launches >= 100 and per < 0.005 and k.graph_launches * 2 >= k.launches:
+        # (a graph does not merge its nodes: each is a launch here, as on a GPU, where it saves the host's
+        # submission only; a course's graph of 131,071 one-thread kernels)
+        lines.append(f"    Many short launches, {k.graph_launches} of them a CUDA graph's kernel nodes: the emulator "
+                     "runs each node as a launch of its own, and most of each is its own work per launch (Python), "
+                     "not the kernel's; fewer nodes that each do more (one kernel over the range a loop of nodes "
+                     "covers) are what helps here.")
+    elif k.launches >= 100 and per < 0.005:
         lines.append("    Many short launches: most of each is the emulator's own work per launch (Python), not the "
                      "kernel's; fewer, larger launches (or a CUDA graph) are what helps here.")
     unbuilt = k.interp_seconds >= UNBUILT_MOST * k.seconds

@@ -262,8 +262,13 @@ _SIGNAL_HINTS = {
     # over block sizes starts at 0, and (n + block - 1) / block ends the program before any launch
     "SIGFPE": " SIGFPE in host code is an integer division (or remainder) by zero, not a floating-point "
               "error: a block size or count of 0, say, in (n + block - 1) / block.",
+    # (a book reader's thread_index.cu fills 192 ints into a 48-int malloc, a byte count used as an element
+    # count, and glibc stops the next malloc with "malloc(): corrupted top size", on a GPU's machine too)
     "SIGABRT": " The program aborted itself: an assert() that failed or the C++ library giving up (an "
-               "uncaught exception, a bad free); its own message is above.",
+               "uncaught exception, a bad free); its own message is above. A message from malloc() or free() "
+               "(\"corrupted top size\", \"double free or corruption\") means the host code wrote past the end of an "
+               "array it allocated, or freed one twice, somewhere before: compare each malloc's size with the loops "
+               "that fill it (a count of bytes used as a count of elements, say).",
 }
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from ..errors import CompileError
 from ..frontend.nvrtc import CURAND_FRONT
 from ..ptx.link import FILE_NUMBER, PtxLinkError, link
-from . import (images, include_case, legacy_notes, msvc_headers, nearby_headers, removed_headers, shimgen,
-               std_float_math, void_main, vs_includes, windows_header)
+from . import (asm_errors, images, include_case, legacy_notes, missing_definitions, msvc_headers, nearby_headers,
+               removed_headers, shimgen, std_float_math, void_main, vs_includes, windows_header)
 from .command import NvccCommand, parse_nvcc
 from .cccl_compat import MDSPAN_CONVERSION, implicit_mdspan_include, mdspan_note
 from .legacy_props import legacy_include
@@ -493,12 +493,17 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
         r.stdout = windows_header.note(source) + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
+        asm_hint = asm_errors.hint(log, keep)       # (read before the kept PTX goes)
         shutil.rmtree(work, ignore_errors=True)
-        message = _student_log(log) or f"nvcc could not compile {source}"
-        message += _missing_header_hint(log) + nearby_headers.hint(log, cwd)
+        message = _student_log(log, keep) or f"nvcc could not compile {source}"
+        message += _missing_header_hint(log) + nearby_headers.hint(log, cwd) + asm_hint
         if not cmd.rdc and "Unresolved extern" in log:
             message += ("\nhint: a __device__ function or variable defined in another .cu file needs relocatable "
                         "device code: build with -rdc=true (nvcc's separate compilation).")
+        if not cmd.rdc and _NESTED_LAUNCH.search(log):
+            message += (f"\nhint: {path.name} launches kernels from device code (dynamic parallelism), which needs "
+                        f"relocatable device code, as nvcc says on a GPU's machine too: build with -rdc=true and link "
+                        f"the device runtime (nvcc -rdc=true {path.name} -lcudadevrt).")
         if _DEVICE_SYNC.search(log):
             message += ("\nhint: cudaDeviceSynchronize() in a kernel made it wait for the kernels it launched in CUDA 11 "
                         "and older; CUDA 12 removed it (on a GPU too): a parent grid cannot wait for its children. "
@@ -608,6 +613,8 @@ def _unit(key: str, folder: Path) -> Unit:
                 ptx.read_text() if ptx.exists() else None, (folder / "build.log").read_text())
 
 
+# nvcc's refusal of a launch inside a kernel in whole-program mode (a book's nestedHelloWorld built without -rdc)
+_NESTED_LAUNCH = re.compile(r"kernel launch from __device__ or __global__ functions requires separate compilation mode")
 _DEVICE_SYNC = re.compile(r'function\("cudaDeviceSynchronize"\) from a __(global|device)__')
 # what nvcc 12+ says of CUDA 11's texture references: the template is gone, and so are their calls
 _VOTE_WITHOUT_SYNC = re.compile(r"Instruction 'vote' without '\.sync' is not supported")
@@ -644,6 +651,13 @@ _HEADER_WHEELS = {"curand": "nvidia-curand (cuRAND's host and device APIs): pip 
                             "run it on a real GPU whose machine has GDS (--device gpu)",
                   "cusolver": "cuSOLVER, which cudalab does not emulate", "GL/": "OpenGL, which cudalab does not emulate",
                   "mpi": "MPI, which cudalab does not provide",
+                  # (a Vietnamese learner's CUTLASS GEMM and convolution, its submodule not checked out)
+                  "cutlass/": "NVIDIA's CUTLASS (header-only C++ templates for GEMM and convolution), which is no "
+                              "part of the toolkit: git clone https://github.com/NVIDIA/cutlass (or git submodule "
+                              "update --init where a project names it) and build with -I cutlass/include "
+                              "-I cutlass/tools/util/include",
+                  "cute/": "NVIDIA's CUTLASS (CuTe, its layout and tensor templates), which is no part of the toolkit: "
+                           "git clone https://github.com/NVIDIA/cutlass and build with -I cutlass/include",
                   # (a Russian student's Visual Studio matrix product includes it and calls only C's setlocale)
                   "windows.h": _WINDOWS_API, "Windows.h": _WINDOWS_API,
                   # (a Russian course's bilateral filter reads and shows its image with OpenCV)
@@ -797,7 +811,10 @@ def build(cmd: NvccCommand, cwd=None, line_offset: int = 0) -> BuiltProgram:
                        "-o", str(work / "program")], cwd)
         if r.returncode:
             shutil.rmtree(work, ignore_errors=True)
-            raise _link_error(r.stdout + r.stderr)
+            log = r.stdout + r.stderr
+            # a function of the program's own that a file left out of the build defines (missing_definitions.py)
+            raise CompileError(str(_link_error(log)) + missing_definitions.hint(
+                _UNDEFINED.findall(log), cmd.sources, cwd, cmd.output), log)
         try:
             ptx = link([_own_file_first(u.ptx, cwd / s, cwd) for s, u in zip(cmd.sources, units) if u.ptx]
                        + [images.recorded(f.read_bytes()) for f in libraries])

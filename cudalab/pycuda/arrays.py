@@ -145,19 +145,34 @@ def np_to_array(nparray, order, allowSurfaceBind=False) -> Array:    # noqa: N80
     """A 2D or 3D CUDA array holding a numpy array of shape (height, width) or (depth, height, width), in
     the given memory order; float64 and complex values as int32 pairs. ``allowSurfaceBind`` makes it
     surface-writable (a 2D one becomes a layered array of one layer, as in PyCUDA)."""
-    from .driver import LogicError
     host = _as_host(nparray, order)
-    if host.ndim not in (2, 3):
-        raise LogicError("CUDA arrays of 2 or 3 dimensions are supported (np_to_array): this array has "
-                         f"{host.ndim}.")
-    depth, rows, width = (1,) * (3 - host.ndim) + host.shape if order == "C" else \
-        (1,) * (3 - host.ndim) + host.shape[::-1]
+    array, (depth, rows, width) = _array_for(host.shape, host.dtype, order, allowSurfaceBind, "np_to_array")
+    return _filled(array, host, width * host.dtype.itemsize, rows, depth)
+
+
+def gpuarray_to_array(gpuarray, order, allowSurfaceBind=False) -> Array:    # noqa: N803  (PyCUDA's keyword)
+    """np_to_array for a GPUArray: the CUDA array is filled from device memory (a device-to-array copy)."""
+    if order not in ("C", "F"):
+        from .driver import LogicError
+        raise LogicError("order must be either F or C")
+    array, (depth, rows, width) = _array_for(gpuarray.shape, gpuarray.dtype, order, allowSurfaceBind,
+                                             "gpuarray_to_array")
+    return _filled(array, gpuarray, width * np.dtype(gpuarray.dtype).itemsize, rows, depth)
+
+
+def _array_for(shape, dtype, order, surface: bool, call: str) -> tuple:
+    """The CUDA array np_to_array and gpuarray_to_array fill, and its (depth, rows, width)."""
+    from .driver import LogicError
+    if len(shape) not in (2, 3):
+        raise LogicError(f"CUDA arrays of 2 or 3 dimensions are supported ({call}): this array has {len(shape)}.")
+    shape = tuple(shape) if order == "C" else tuple(shape)[::-1]
+    depth, rows, width = (1,) * (3 - len(shape)) + shape
     d = ArrayDescriptor3D()
-    d.width, d.height, d.depth = width, rows, (depth if host.ndim == 3 or allowSurfaceBind else 0)
-    d.format, d.num_channels = _format_of(host.dtype, True)
-    if allowSurfaceBind:
-        d.flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if host.ndim == 2 else 0)
-    return _filled(Array(d), host, width * host.dtype.itemsize, rows, depth)
+    d.width, d.height, d.depth = width, rows, (depth if len(shape) == 3 or surface else 0)
+    d.format, d.num_channels = _format_of(dtype, True)
+    if surface:
+        d.flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if len(shape) == 2 else 0)
+    return Array(d), (depth, rows, width)
 
 
 def make_multichannel_2d_array(ndarray, order) -> Array:
@@ -170,11 +185,14 @@ def make_multichannel_2d_array(ndarray, order) -> Array:
     return _filled(Array(d), host, width * channels * host.dtype.itemsize, rows, 1)
 
 
-def _filled(array: Array, host: np.ndarray, row_bytes: int, rows: int, depth: int) -> Array:
-    """``array`` with a host array's bytes copied in, in their memory order."""
+def _filled(array: Array, source, row_bytes: int, rows: int, depth: int) -> Array:
+    """``array`` with a host array's (or a GPUArray's) bytes copied in, in their memory order."""
     from .driver import Memcpy3D
     copy = Memcpy3D()
-    copy.set_src_host(host)
+    if isinstance(source, np.ndarray):
+        copy.set_src_host(source)
+    else:
+        copy.set_src_device(source.gpudata)
     copy.set_dst_array(array)
     copy.width_in_bytes = copy.src_pitch = row_bytes
     copy.src_height = copy.height = rows

@@ -180,7 +180,8 @@ class Device:
         return values[int(attribute)]
 
     def __getattr__(self, name):
-        attribute = getattr(device_attribute, name, None)      # dev.MAX_THREADS_PER_BLOCK
+        # dev.MAX_THREADS_PER_BLOCK, and as PyCUDA upper-cases the name, dev.clock_rate
+        attribute = getattr(device_attribute, name.upper(), None) if not name.startswith("_") else None
         if attribute is None:
             raise AttributeError(f"pycuda.driver.Device has no attribute {name!r}")
         return self.get_attribute(attribute)
@@ -948,9 +949,13 @@ class Module:
         return found
 
     def get_surfref(self, name):
-        from ..errors import UnsupportedError
-        raise UnsupportedError(f"get_surfref({name!r}): surface references were removed in CUDA 12, and cudalab binds "
-                               "only texture references from PyCUDA; use a surface object in the kernel")
+        """The module's ``surface<void, dim> name;`` (texrefs.py: bound with set_array)."""
+        from . import texrefs
+        found = texrefs.find(self, name, texrefs.SurfaceReference)
+        if found is None:
+            raise LogicError(f"cuModuleGetSurfRef failed: named symbol not found - the module declares no surface "
+                             f"reference {name!r} (a file-scope surface<void, 2> {name}; in the SourceModule)")
+        return found
 
 
 def _ptx_module(ptx: str, name: str) -> Module:
@@ -1055,6 +1060,6 @@ class jit_option:                   # noqa: N801  (PyCUDA's name: CUjit_option, 
 
 # CUDA arrays (cudalab/pycuda/arrays.py): what np_to_array and matrix_to_array make for texture lessons
 from .arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags, array_format,  # noqa: E402,F401
-                     dtype_to_array_format, make_multichannel_2d_array, matrix_to_array, np_to_array)
+                     dtype_to_array_format, gpuarray_to_array, make_multichannel_2d_array, matrix_to_array, np_to_array)
 from .texrefs import (TRSA_OVERRIDE_FORMAT, TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER,  # noqa: E402,F401
-                      TRSF_SRGB, TextureReference, address_mode, filter_mode, matrix_to_texref)
+                      TRSF_SRGB, SurfaceReference, TextureReference, address_mode, filter_mode, matrix_to_texref)

@@ -6,7 +6,9 @@ array (``drv.np_to_array``), bind it with ``texref.set_array(ary)`` and read it 
 for whole programs (cudalab/programs/shim/legacy_textures.h), and a SourceModule that declares one is
 built the same way, by nvcc with that header: each reference is an 80-byte managed variable holding
 its settings and, once bound, the texture object every fetch reads through. This module is the
-host side PyCUDA's driver calls: it reads and writes that variable and makes the object.
+host side PyCUDA's driver calls: it reads and writes that variable and makes the object. A
+``surface<void, 2> surf;`` is the same with a 32-byte variable (its channel description and the
+surface object ``surf2Dwrite`` writes through): ``mod.get_surfref("surf").set_array(ary)``.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from ..runtime import textures as rt
 
 # struct textureReference in legacy_textures.h: byte offsets of the fields the driver API sets
 _NORMALIZED, _FILTER, _ADDRESS, _CHANNEL, _READ_MODE, _OBJECT, SIZE = 0, 4, 8, 20, 68, 72, 80
+# struct surfaceReference: its channelDesc (5 ints), then the surface object, 8-aligned
+_SURFACE_CHANNEL, _SURFACE_OBJECT, SURFACE_SIZE = 0, 24, 32
 
 
 class address_mode:                 # noqa: N801  (PyCUDA's names: CUaddress_mode)
@@ -128,13 +132,51 @@ class TextureReference:
         self._bound = keep
 
 
-def find(module, name: str):
-    """The TextureReference named ``name`` in a SourceModule, or None when it declares none such."""
+class SurfaceReference:
+    """A ``surface<void, dim>`` of a SourceModule: ``set_array`` makes the surface object its
+    ``surf2Dwrite``/``surf2Dread`` go through, from a CUDA array made surface-writable
+    (``np_to_array(a, "C", allowSurfaceBind=True)``, or a descriptor with ``array3d_flags.SURFACE_LDST``)."""
+
+    def __init__(self, module, name: str, address: int):
+        self.module, self.name, self.address = module, name, int(address)
+        self._array = None
+
+    def set_array(self, ary, flags: int = 0):
+        from ..errors import CudaError
+        from ..runtime import device
+        from .driver import LogicError
+        dev = device.current()
+        state = rt.state(dev.memory)
+        old = struct.unpack("<Q", bytes(dev.read(self.address + _SURFACE_OBJECT, 8)))[0]
+        if old:                 # a rebinding replaces the object the last one made
+            try:
+                state.destroy_surface(old)
+            except CudaError:
+                pass
+        try:
+            if not state.array(ary.handle).flags & rt.ARRAY_SURFACE_LOAD_STORE:   # as cuSurfRefSetArray checks
+                rt.fail("the CUDA array was not made surface-writable (make it with np_to_array(..., "
+                        "allowSurfaceBind=True), or an ArrayDescriptor3D whose flags include "
+                        "array3d_flags.SURFACE_LDST)")
+            handle = state.create_surface(rt.ResourceDesc("array", array=ary.handle))
+        except CudaError as e:
+            raise LogicError(f"cuSurfRefSetArray failed: invalid value - {e}") from None
+        dev.write(self.address + _SURFACE_OBJECT, struct.pack("<Q", int(handle)))
+        self._array = ary
+
+    def get_array(self):
+        return self._array
+
+
+def find(module, name: str, kind=TextureReference):
+    """The reference (a TextureReference, or with ``kind=SurfaceReference`` a surface) named ``name`` in
+    a SourceModule, or None when it declares none such."""
     try:
         address, nbytes = module.get_global(name)
     except Exception:       # noqa: BLE001  (no such variable)
         return None
-    return TextureReference(module, name, int(address)) if int(nbytes) == SIZE else None
+    size = SIZE if kind is TextureReference else SURFACE_SIZE
+    return kind(module, name, int(address)) if int(nbytes) == size else None
 
 
 def dtype_format(dtype, channels: int = 1) -> tuple:

@@ -74,6 +74,21 @@ def _emulator():
 
 _emulator.engine = _emulator.observers_for = None
 
+def _unreadable_ptx(ptx: str, e: PtxSyntaxError) -> CudaError:
+    """PTX the emulator cannot read: the text of an asm() statement that is no PTX (the student's to fix:
+    ptxas refuses it on a GPU too), else a feature cudalab does not read yet."""
+    from ..programs.asm_errors import ADVICE, asm_statement, ptxas_refuses
+    m = re.search(r"PTX line (\d+)", str(e))
+    found = asm_statement(ptx, int(m.group(1))) if m else None
+    refused = ptxas_refuses(ptx) if found is not None else None
+    if refused is not None:
+        where, line = found
+        return CompileError(f"The asm() statement{where} is not PTX that ptxas can read: \"{line}\". {ADVICE}; "
+                            f"nvcc stops there too (ptxas: {refused}).")
+    return UnsupportedError(f"The emulator cannot read the PTX that NVRTC made from this code ({e}). "
+                            "This C++ feature is not supported by cudalab yet; a real GPU can run it.")
+
+
 class Module:
     def __init__(self, compiled, name=None):
         self.compiled = compiled
@@ -81,8 +96,7 @@ class Module:
         try:
             self.ptx_module = _parse_cached(compiled.ptx)
         except PtxSyntaxError as e:
-            raise UnsupportedError(f"The emulator cannot read the PTX that NVRTC made from this code ({e}). "
-                                   "This C++ feature is not supported by cudalab yet; a real GPU can run it.") from None
+            raise _unreadable_ptx(compiled.ptx, e) from None
         self._programs: dict = {}
         self._kernels: dict = {}
         self.watchdog = None        # seconds its kernels may run (%%cuda --timeout); None: cudalab.set_watchdog's

@@ -41,6 +41,7 @@ class LaunchRecord:
         of observers that count them, like analysis.MetricsObserver): the same for a Python launch
         and a program's kernel."""
         self.instructions, self.thread_instructions = stats.instructions, stats.thread_instructions
+        self.cpu_time = getattr(stats, "cpu_seconds", 0.0)
         self.global_bytes_per_instruction = stats.global_bytes_per_instruction
         self.chain_cycles = getattr(stats, "chain_cycles", ())
         # the batch-level count is each batch's longest path (lock step, or a region's longest thread)

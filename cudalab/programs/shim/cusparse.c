@@ -31,6 +31,8 @@ struct cusparseSpMatDescr {
     cusparseIndexType_t major_type, minor_type;
     cusparseIndexBase_t base;
     cudaDataType type;
+    cusparseFillMode_t fill;       /* cusparseSpMatSetAttribute's: which triangle SpSV solves with (LOWER, 0, by */
+    cusparseDiagType_t diag;       /* default) and whether its diagonal is taken as ones (NON_UNIT, 0, by default) */
 };
 
 struct cusparseDnVecDescr {
@@ -254,6 +256,41 @@ cusparseStatus_t cusparseSpMatSetValues(cusparseSpMatDescr_t d, void *values) {
     return CUSPARSE_STATUS_SUCCESS;
 }
 
+/* A sparse matrix's attributes: the fill mode and diagonal type that SpSV reads (each the size of its enum,
+ * as cuSPARSE checks). The storage and symmetry attributes would change what SpMV computes, which cudalab's
+ * cuSPARSE does not model: only their defaults (CUSPARSE_STORE_FULL, CUSPARSE_GENERAL) are taken. */
+cusparseStatus_t cusparseSpMatGetAttribute(cusparseConstSpMatDescr_t d, cusparseSpMatAttribute_t attribute, void *data,
+                                           size_t dataSize) {
+    if (!LIVE(d) || !data || dataSize != sizeof(int)) return CUSPARSE_STATUS_INVALID_VALUE;
+    int v = attribute == CUSPARSE_SPMAT_FILL_MODE ? (int)d->fill : attribute == CUSPARSE_SPMAT_DIAG_TYPE ? (int)d->diag : 0;
+    if (attribute < CUSPARSE_SPMAT_FILL_MODE || attribute > CUSPARSE_SPMAT_SYMMETRY_TYPE) return CUSPARSE_STATUS_INVALID_VALUE;
+    memcpy(data, &v, sizeof v);
+    return CUSPARSE_STATUS_SUCCESS;
+}
+cusparseStatus_t cusparseSpMatSetAttribute(cusparseSpMatDescr_t d, cusparseSpMatAttribute_t attribute, void *data,
+                                           size_t dataSize) {
+    if (!LIVE(d) || !data || dataSize != sizeof(int)) return CUSPARSE_STATUS_INVALID_VALUE;
+    int v;
+    memcpy(&v, data, sizeof v);
+    switch (attribute) {
+    case CUSPARSE_SPMAT_FILL_MODE:
+        if (v != CUSPARSE_FILL_MODE_LOWER && v != CUSPARSE_FILL_MODE_UPPER) return CUSPARSE_STATUS_INVALID_VALUE;
+        d->fill = (cusparseFillMode_t)v;
+        return CUSPARSE_STATUS_SUCCESS;
+    case CUSPARSE_SPMAT_DIAG_TYPE:
+        if (v != CUSPARSE_DIAG_TYPE_NON_UNIT && v != CUSPARSE_DIAG_TYPE_UNIT) return CUSPARSE_STATUS_INVALID_VALUE;
+        d->diag = (cusparseDiagType_t)v;
+        return CUSPARSE_STATUS_SUCCESS;
+    case CUSPARSE_SPMAT_STORAGE:
+    case CUSPARSE_SPMAT_SYMMETRY_TYPE:
+        if (v == 0) return CUSPARSE_STATUS_SUCCESS;         /* CUSPARSE_STORE_FULL, CUSPARSE_GENERAL */
+        say_library_lacks("cusparseSpMatSetAttribute", "takes only the full storage and general symmetry in cudalab's "
+                          "cuSPARSE (a matrix stored by one triangle is not modeled)", "CUSPARSE_STATUS_NOT_SUPPORTED");
+        return CUSPARSE_STATUS_NOT_SUPPORTED;
+    }
+    return CUSPARSE_STATUS_INVALID_VALUE;
+}
+
 /* the three pointers again (after cusparseCreateCsr with NULLs, as SpGEMM's examples do) */
 static cusparseStatus_t set_pointers(cusparseSpMatDescr_t d, cusparseFormat_t format, void *major, void *minor, void *values) {
     if (!LIVE(d) || d->format != format) return CUSPARSE_STATUS_INVALID_VALUE;
@@ -333,9 +370,10 @@ cusparseStatus_t cusparseDnMatSetValues(cusparseDnMatDescr_t d, void *values) {
 /* ------------------------------------------------------------------ routines: one request each */
 static void send_spmat(struct request *q, const char *name, cusparseConstSpMatDescr_t d) {
     request_add(q, " %s.format=%d %s.rows=%lld %s.cols=%lld %s.nnz=%lld %s.major=%p %s.minor=%p %s.values=%p "
-                "%s.major_type=%d %s.minor_type=%d %s.base=%d %s.type=%d", name, (int)d->format, name, (long long)d->rows,
-                name, (long long)d->cols, name, (long long)d->nnz, name, d->major, name, d->minor, name, d->values,
-                name, (int)d->major_type, name, (int)d->minor_type, name, (int)d->base, name, (int)d->type);
+                "%s.major_type=%d %s.minor_type=%d %s.base=%d %s.type=%d %s.fill=%d %s.diag=%d", name, (int)d->format,
+                name, (long long)d->rows, name, (long long)d->cols, name, (long long)d->nnz, name, d->major, name,
+                d->minor, name, d->values, name, (int)d->major_type, name, (int)d->minor_type, name, (int)d->base, name,
+                (int)d->type, name, (int)d->fill, name, (int)d->diag);
 }
 static void send_dnvec(struct request *q, const char *name, cusparseConstDnVecDescr_t d) {
     request_add(q, " %s.size=%lld %s.values=%p %s.type=%d", name, (long long)d->size, name, d->values, name, (int)d->type);
@@ -343,6 +381,11 @@ static void send_dnvec(struct request *q, const char *name, cusparseConstDnVecDe
 static void send_dnmat(struct request *q, const char *name, cusparseConstDnMatDescr_t d) {
     request_add(q, " %s.rows=%lld %s.cols=%lld %s.ld=%lld %s.values=%p %s.type=%d %s.order=%d", name, (long long)d->rows,
                 name, (long long)d->cols, name, (long long)d->ld, name, d->values, name, (int)d->type, name, (int)d->order);
+}
+
+/* a legacy matrix descriptor: whether there is one, its type and index base */
+static void send_mat_descr(struct request *q, const char *name, cusparseMatDescr_t d) {
+    request_add(q, " %s=%d %s.type=%d %s.base=%d", name, d != NULL, name, d ? (int)d->type : 0, name, d ? (int)d->base : 0);
 }
 
 /* alpha and beta have the compute type */
@@ -511,6 +554,153 @@ cusparseStatus_t cusparseCsrGet(cusparseSpMatDescr_t d, int64_t *rows, int64_t *
     return CUSPARSE_STATUS_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ SpSV: op(A) Y = alpha X, A triangular
+ * The triangle is matA's fill mode (cusparseSpMatSetAttribute), its diagonal stored or ones (its diagonal
+ * type); entries outside the triangle are not read. cudalab's solve needs no work area (the size query
+ * answers BUFFER_SIZE bytes) and reads the matrix when it solves; the analysis checks the call and marks
+ * the descriptor, which a solve asks for, as cuSPARSE's does (its analysis fills the buffer the solve reads). */
+#define SPSV_MAGIC 0x73707376u     /* "spsv": a live cusparseSpSVDescr_t */
+struct cusparseSpSVDescr { unsigned magic; int analysed; };
+
+cusparseStatus_t cusparseSpSV_createDescr(cusparseSpSVDescr_t *descr) {
+    if (!descr) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct cusparseSpSVDescr *d = calloc(1, sizeof *d);
+    if (!d) return CUSPARSE_STATUS_ALLOC_FAILED;
+    d->magic = SPSV_MAGIC;
+    *descr = d;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+cusparseStatus_t cusparseSpSV_destroyDescr(cusparseSpSVDescr_t descr) {
+    if (!descr) return CUSPARSE_STATUS_SUCCESS;
+    if (descr->magic != SPSV_MAGIC) return CUSPARSE_STATUS_INVALID_VALUE;
+    descr->magic = 0;            /* kept, as a destroyed handle is */
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+static int spsv_live(cusparseSpSVDescr_t d) { return d && d->magic == SPSV_MAGIC; }
+
+cusparseStatus_t cusparseSpSV_bufferSize(cusparseHandle_t h, cusparseOperation_t opA, const void *alpha,
+                                         cusparseConstSpMatDescr_t matA, cusparseConstDnVecDescr_t vecX,
+                                         cusparseDnVecDescr_t vecY, cudaDataType computeType, cusparseSpSVAlg_t alg,
+                                         cusparseSpSVDescr_t spsvDescr, size_t *bufferSize)
+NO_BUFFER(h, bufferSize, LIVE(matA) && LIVE(vecX) && LIVE(vecY) && spsv_live(spsvDescr), (void)opA, (void)alpha,
+          (void)computeType, (void)alg)
+
+static cusparseStatus_t spsv(const char *name, cusparseHandle_t h, cusparseOperation_t opA, const void *alpha,
+                             cusparseConstSpMatDescr_t matA, cusparseConstDnVecDescr_t vecX, cusparseDnVecDescr_t vecY,
+                             cudaDataType computeType, cusparseSpSVDescr_t d, const void *buffer, int solve) {
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (!LIVE(matA) || !LIVE(vecX) || !LIVE(vecY) || !alpha || !spsv_live(d)) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct request q;
+    request_begin(&q, "sparse", name, h->stream, h->pointer_mode == CUSPARSE_POINTER_MODE_DEVICE);
+    request_int(&q, "opA", opA);
+    request_int(&q, "computeType", computeType);
+    request_scalar(&q, "alpha", alpha, scalar_size(computeType));
+    request_int(&q, "analysed", solve ? d->analysed : 1);
+    request_ptr(&q, "externalBuffer", solve ? (const void *)1 : buffer);
+    send_spmat(&q, "matA", matA), send_dnvec(&q, "vecX", vecX), send_dnvec(&q, "vecY", vecY);
+    cusparseStatus_t s = sparse_send(&q, h);
+    if (!s && !solve) d->analysed = 1;
+    return s;
+}
+cusparseStatus_t cusparseSpSV_analysis(cusparseHandle_t h, cusparseOperation_t opA, const void *alpha,
+                                       cusparseConstSpMatDescr_t matA, cusparseConstDnVecDescr_t vecX,
+                                       cusparseDnVecDescr_t vecY, cudaDataType computeType, cusparseSpSVAlg_t alg,
+                                       cusparseSpSVDescr_t spsvDescr, void *externalBuffer)
+{ (void)alg; return spsv("cusparseSpSV_analysis", h, opA, alpha, matA, vecX, vecY, computeType, spsvDescr, externalBuffer, 0); }
+cusparseStatus_t cusparseSpSV_solve(cusparseHandle_t h, cusparseOperation_t opA, const void *alpha,
+                                    cusparseConstSpMatDescr_t matA, cusparseConstDnVecDescr_t vecX,
+                                    cusparseDnVecDescr_t vecY, cudaDataType computeType, cusparseSpSVAlg_t alg,
+                                    cusparseSpSVDescr_t spsvDescr)
+{ (void)alg; return spsv("cusparseSpSV_solve", h, opA, alpha, matA, vecX, vecY, computeType, spsvDescr, NULL, 1); }
+
+/* ------------------------------------------------------------------ csrilu02: ILU(0) of a CSR matrix, in place
+ * The legacy API's incomplete LU with no fill-in (cuSPARSE 12's, deprecated, gone in 13): the size query
+ * answers BUFFER_SIZE bytes, the analysis finds the first structural zero (a missing diagonal entry), the
+ * factorization overwrites the values with L's (unit diagonal, not stored) and U's and finds the first zero
+ * pivot; cusparseXcsrilu02_zeroPivot tells the last one found. Each step is one request "csrilu02" (its
+ * name with the type's letter), which sparse.py's Ilu0 computes and which answers the position (-1: none). */
+#define ILU_MAGIC 0x696c7530u      /* "ilu0": a live csrilu02Info_t */
+struct csrilu02Info { unsigned magic; int analysed, zero; };
+
+cusparseStatus_t cusparseCreateCsrilu02Info(csrilu02Info_t *info) {
+    if (!info) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct csrilu02Info *p = calloc(1, sizeof *p);
+    if (!p) return CUSPARSE_STATUS_ALLOC_FAILED;
+    p->magic = ILU_MAGIC, p->zero = -1;
+    *info = p;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+cusparseStatus_t cusparseDestroyCsrilu02Info(csrilu02Info_t info) {
+    if (info && info->magic == ILU_MAGIC) info->magic = 0;     /* kept, as a destroyed handle is */
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+static int ilu_live(csrilu02Info_t info) { return info && info->magic == ILU_MAGIC; }
+
+cusparseStatus_t cusparseXcsrilu02_zeroPivot(cusparseHandle_t h, csrilu02Info_t info, int *position) {
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (!ilu_live(info) || !position) return CUSPARSE_STATUS_INVALID_VALUE;
+    if (h->pointer_mode == CUSPARSE_POINTER_MODE_DEVICE) {
+        if (cudaMemcpy(position, &info->zero, sizeof info->zero, cudaMemcpyHostToDevice)) return CUSPARSE_STATUS_INVALID_VALUE;
+    } else {
+        *position = info->zero;
+    }
+    return info->zero < 0 ? CUSPARSE_STATUS_SUCCESS : CUSPARSE_STATUS_ZERO_PIVOT;
+}
+
+static cusparseStatus_t ilu_buffer_size(cusparseHandle_t h, int m, int nnz, cusparseMatDescr_t descr, csrilu02Info_t info,
+                                        size_t *size) {
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (m < 0 || nnz < 0 || !descr || !ilu_live(info) || !size) return CUSPARSE_STATUS_INVALID_VALUE;
+    *size = BUFFER_SIZE;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+static cusparseStatus_t ilu(const char *name, cusparseHandle_t h, int type, int m, int nnz, cusparseMatDescr_t descr,
+                            const void *val, const int *row, const int *col, csrilu02Info_t info, void *buffer, int factor) {
+    if (!LIVE(h)) return BAD_HANDLE;
+    if (!ilu_live(info)) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct request q;
+    request_begin(&q, "sparse", name, h->stream, 0);
+    request_add(&q, " type=%d m=%d nnz=%d factor=%d analysed=%d", type, m, nnz, factor, info->analysed);
+    send_mat_descr(&q, "descrA", descr);
+    request_ptr(&q, "val", val), request_ptr(&q, "row", row), request_ptr(&q, "col", col), request_ptr(&q, "buffer", buffer);
+    cusparseStatus_t s = sparse_send(&q, h);
+    if (!s && RBN >= sizeof(int)) memcpy(&info->zero, RB, sizeof(int));
+    if (!s && !factor) info->analysed = 1;
+    return s;
+}
+
+#define ILU_FUNCTIONS(T, TYPE, SIZE, SIZE_EXT, ANALYSIS, FACTOR)                                                    \
+    cusparseStatus_t SIZE(cusparseHandle_t h, int m, int nnz, const cusparseMatDescr_t descr, T *val, const int *row, \
+                          const int *col, csrilu02Info_t info, int *bytes) {                                        \
+        (void)val, (void)row, (void)col;                                                                           \
+        size_t size;                                                                                               \
+        cusparseStatus_t s = ilu_buffer_size(h, m, nnz, descr, info, bytes ? &size : NULL);                        \
+        if (!s) *bytes = (int)size;                                                                                \
+        return s;                                                                                                  \
+    }                                                                                                              \
+    cusparseStatus_t SIZE_EXT(cusparseHandle_t h, int m, int nnz, const cusparseMatDescr_t descr, T *val,          \
+                              const int *row, const int *col, csrilu02Info_t info, size_t *size)                   \
+    { (void)val, (void)row, (void)col; return ilu_buffer_size(h, m, nnz, descr, info, size); }                     \
+    cusparseStatus_t ANALYSIS(cusparseHandle_t h, int m, int nnz, const cusparseMatDescr_t descr, const T *val,    \
+                              const int *row, const int *col, csrilu02Info_t info, cusparseSolvePolicy_t policy,   \
+                              void *buffer)                                                                        \
+    { (void)policy; return ilu(#ANALYSIS, h, TYPE, m, nnz, descr, val, row, col, info, buffer, 0); }              \
+    cusparseStatus_t FACTOR(cusparseHandle_t h, int m, int nnz, const cusparseMatDescr_t descr, T *val,            \
+                            const int *row, const int *col, csrilu02Info_t info, cusparseSolvePolicy_t policy,     \
+                            void *buffer)                                                                          \
+    { (void)policy; return ilu(#FACTOR, h, TYPE, m, nnz, descr, val, row, col, info, buffer, 1); }
+ILU_FUNCTIONS(float, CUDA_R_32F, cusparseScsrilu02_bufferSize, cusparseScsrilu02_bufferSizeExt, cusparseScsrilu02_analysis,
+              cusparseScsrilu02)
+ILU_FUNCTIONS(double, CUDA_R_64F, cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_bufferSizeExt, cusparseDcsrilu02_analysis,
+              cusparseDcsrilu02)
+ILU_FUNCTIONS(cuComplex, CUDA_C_32F, cusparseCcsrilu02_bufferSize, cusparseCcsrilu02_bufferSizeExt,
+              cusparseCcsrilu02_analysis, cusparseCcsrilu02)
+ILU_FUNCTIONS(cuDoubleComplex, CUDA_C_64F, cusparseZcsrilu02_bufferSize, cusparseZcsrilu02_bufferSizeExt,
+              cusparseZcsrilu02_analysis, cusparseZcsrilu02)
+
 /* ------------------------------------------------------------------ prune: dense or CSR -> CSR, small entries dropped
  * cusparse[HSD]prune{Dense2csr,Csr2csr}[ByPercentage]: the size query answers PRUNE_BUFFER bytes (what cuSPARSE
  * 12.6 asked on an H200 for the probe's sizes; cudalab needs none), the Nnz step writes C's row offsets and its
@@ -542,10 +732,6 @@ struct prune_args {
     const void *threshold; int by_percentage; float percentage; pruneInfo_t info;
     cusparseMatDescr_t descrC; void *valC; int *rowC, *colC, *nnz; void *buffer;
 };
-
-static void send_mat_descr(struct request *q, const char *name, cusparseMatDescr_t d) {
-    request_add(q, " %s=%d %s.type=%d %s.base=%d", name, d != NULL, name, d ? (int)d->type : 0, name, d ? (int)d->base : 0);
-}
 
 static cusparseStatus_t prune(cusparseHandle_t h, struct prune_args a) {
     if (!h) return CUSPARSE_STATUS_NOT_INITIALIZED;      /* (cuSPARSE 12.6's answer to a NULL handle here) */
@@ -678,7 +864,7 @@ PRUNE_FUNCTIONS(double, CUDA_R_64F,
 
 static cusparseStatus_t sparse_not_supported(const char *name) {
     say_library_lacks(name, "is not part of cudalab's cuSPARSE (the generic API's SpMV and SpMM on CSR, CSC and COO, "
-                      "dense <-> sparse, the conversions Xcoo2csr and Csr2cscEx2, and the prune routines)", "CUSPARSE_STATUS_NOT_SUPPORTED");
+                      "dense <-> sparse, SpSV, the conversions Xcoo2csr and Csr2cscEx2, csrilu02 and the prune routines)", "CUSPARSE_STATUS_NOT_SUPPORTED");
     return CUSPARSE_STATUS_NOT_SUPPORTED;
 }
 

@@ -1,4 +1,5 @@
-"""cuSPARSE's generic API (SpMV, SpMM, dense <-> sparse) and its format conversions as numpy reference implementations.
+"""cuSPARSE's generic API (SpMV, SpMM, SpSV, dense <-> sparse), its format conversions and the legacy ILU(0)
+(csrilu02) as numpy reference implementations.
 
 ``run(ctx, "cusparseSpMV", stream, args, device_scalars)`` does what cuSPARSE's routine does to the
 device memory the emulator holds. The descriptors (cusparseCreateCsr, cusparseCreateDnVec, ...)
@@ -24,7 +25,7 @@ import numpy as np
 from . import operands
 from .operands import DATA_TYPES, LibraryError, affordable, on_timeline, storage
 
-SUCCESS, INVALID_VALUE, EXECUTION_FAILED, INTERNAL_ERROR, NOT_SUPPORTED = 0, 3, 6, 7, 10
+SUCCESS, INVALID_VALUE, EXECUTION_FAILED, INTERNAL_ERROR, MATRIX_TYPE_NOT_SUPPORTED, NOT_SUPPORTED = 0, 3, 6, 7, 8, 10
 CSR, CSC, COO = 1, 2, 3
 INDEX_TYPES = {1: np.uint16, 2: np.int32, 3: np.int64}        # cusparseIndexType_t
 ORDER_COL, ORDER_ROW = 1, 2
@@ -53,6 +54,7 @@ class Call(operands.Call):
     def refuse(self, why: str, status=INVALID_VALUE):
         answer = {INVALID_VALUE: "CUSPARSE_STATUS_INVALID_VALUE", NOT_SUPPORTED: "CUSPARSE_STATUS_NOT_SUPPORTED",
                   INTERNAL_ERROR: "CUSPARSE_STATUS_INTERNAL_ERROR",
+                  MATRIX_TYPE_NOT_SUPPORTED: "CUSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED",
                   EXECUTION_FAILED: "CUSPARSE_STATUS_EXECUTION_FAILED"}[status]
         raise LibraryError(f"{self.routine}: {why}, so cuSPARSE returns {answer} and does nothing.", status)
 
@@ -298,6 +300,155 @@ def DenseToSparse_convert(c: Call):
     c.timeline(dense.size, dense.nbytes + rows.size * 12)
 
 
+FILL_LOWER, DIAG_UNIT = 0, 1                                   # cusparseFillMode_t, cusparseDiagType_t
+SOLVE_TYPES = {0: np.float32, 1: np.float64, 4: np.complex64, 5: np.complex128}     # SpSV's and csrilu02's
+
+
+def _triangle(c: Call, compute):
+    """matA's triangle as SpSV reads it: (op(A)'s strict triangle as triplets, op(A)'s diagonal). The fill
+    mode picks the triangle; a unit diagonal type takes ones, otherwise the stored diagonal (zero where
+    none is stored, which the solve divides by, as a GPU's would)."""
+    a = sparse_matrix(c, "matA")
+    lower = c["matA.fill"] == FILL_LOWER
+    keep = a.rows > a.cols if lower else a.rows < a.cols
+    part = Triplets(a.shape, a.rows[keep], a.cols[keep], a.values[keep].astype(compute))
+    diagonal = np.zeros(a.shape[0], compute)
+    if c["matA.diag"] == DIAG_UNIT:
+        diagonal[:] = 1
+    else:
+        on = a.rows == a.cols
+        np.add.at(diagonal, a.rows[on], a.values[on].astype(compute))
+    if c["opA"] == 2:
+        diagonal = diagonal.conj()
+    return _op(c, "opA", part), diagonal
+
+
+def _ranges(offsets, which):
+    """The positions offsets[w] .. offsets[w + 1] - 1 of every w in ``which``, one array."""
+    starts, counts = offsets[which], offsets[which + 1] - offsets[which]
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return shift + np.arange(total)
+
+
+def substitute(part: Triplets, diagonal, rhs):
+    """y with diagonal * y + part y = rhs, ``part`` a strict triangle (either one): a level at a time,
+    every row whose needed rows are done solved at once (each row's sum in its entries' order, in the
+    compute type), so a 2-D grid's triangle takes as many numpy steps as its diagonals, not its rows."""
+    m = rhs.size
+    by_row = np.argsort(part.rows, kind="stable")
+    rows, cols, values = part.rows[by_row], part.cols[by_row], part.values[by_row]
+    row_off = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))])
+    by_col = np.argsort(cols, kind="stable")
+    col_off = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=m))])
+    waiting = np.diff(row_off)
+    y = np.zeros(m, rhs.dtype)
+    level = np.flatnonzero(waiting == 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        while level.size:
+            entries = _ranges(row_off, level)
+            sums = np.zeros(m, rhs.dtype)
+            np.add.at(sums, rows[entries], values[entries] * y[cols[entries]])
+            y[level] = (rhs[level] - sums[level]) / diagonal[level]
+            needing = rows[by_col[_ranges(col_off, level)]]
+            waiting -= np.bincount(needing, minlength=m)
+            level = np.unique(needing[waiting[needing] == 0])
+    return y
+
+
+def SpSV(c: Call):
+    """cusparseSpSV_analysis and _solve: op(A) Y = alpha X, A's triangle by its fill mode and diagonal type.
+    The analysis checks what the solve will need; the solve reads the matrix as it is then."""
+    if c.value_type("matA") not in SOLVE_TYPES:
+        c.refuse("matA's values are half or bfloat16, and cuSPARSE's SpSV solves in f32, f64 and their complex forms "
+                 "only", NOT_SUPPORTED)
+    compute = _compute(c, "matA", "vecX", "vecY")
+    m, n = c["matA.rows"], c["matA.cols"]
+    if m != n:
+        c.refuse(f"matA is {m} x {n}: a triangular solve needs a square matrix")
+    if c["vecX.size"] != m or c["vecY.size"] != m:
+        c.refuse(f"matA is {m} x {m}, so X and Y must have {m} elements, but they have {c['vecX.size']} and "
+                 f"{c['vecY.size']}")
+    if c["opA"] not in (0, 1, 2):
+        c.refuse(f"opA = {c['opA']} is not a cusparseOperation_t")
+    if not c["externalBuffer"]:
+        c.refuse("externalBuffer is NULL: allocate the bytes cusparseSpSV_bufferSize asked for and pass them")
+    if not c["analysed"]:
+        c.refuse("spsvDescr has not been through cusparseSpSV_analysis: call it once (with this matrix) before "
+                 "the solves")
+    part, diagonal = _triangle(c, compute)
+    if c.routine.endswith("_analysis"):
+        c.timeline(0, part.values.size * (compute.itemsize + 8))
+        return
+    alpha = c.scalar("alpha", compute)
+    x = c.load("vecX", c["vecX.values"], c["vecX.type"], (m,), (1,), m).astype(compute)
+    y = substitute(part, diagonal, (alpha * x).astype(compute))
+    c.store("vecY", c["vecY.values"], c["vecY.type"], (m,), (1,), m, y)
+    c.timeline(2 * part.values.size + m, part.values.size * (compute.itemsize + 4) + 3 * m * compute.itemsize)
+
+
+def Ilu0(c: Call) -> bytes:
+    """cusparse[SDCZ]csrilu02_analysis and cusparse[SDCZ]csrilu02: A = L U with L and U keeping A's pattern
+    (no fill-in), written over A's values: L's entries below the diagonal (its unit diagonal not
+    stored), U's on and above. Row by row, each entry left of the diagonal divided by its column's
+    pivot, then that multiple of the pivot's row taken from the entries the two rows share. Answers
+    the first zero pivot (the analysis: a missing diagonal entry; the factorization: that, or a
+    diagonal that became zero), 0-based, or -1, as 4 bytes for cusparseXcsrilu02_zeroPivot."""
+    dtype = SOLVE_TYPES[c["type"]]
+    m, nnz = c["m"], c["nnz"]
+    if m < 0 or nnz < 0:
+        c.refuse(f"m = {m} and nnz = {nnz} must not be negative")
+    if not c["descrA"]:
+        c.refuse("descrA is NULL (make one with cusparseCreateMatDescr)")
+    if c["descrA.type"] != 0:
+        c.refuse("descrA's matrix type is not CUSPARSE_MATRIX_TYPE_GENERAL, the only one csrilu02 takes",
+                 MATRIX_TYPE_NOT_SUPPORTED)
+    if not c["buffer"]:
+        c.refuse("pBuffer is NULL: allocate the bytes csrilu02_bufferSize asked for and pass them")
+    if c["factor"] and not c["analysed"]:
+        c.refuse("info has not been through csrilu02_analysis: call it before the factorization")
+    base = c["descrA.base"]
+    off = _offsets(c, "csrRowPtrA", c["row"], m, 2, base, nnz)
+    cols = c.indices("csrColIndA", c["col"], nnz, 2) - base
+    _check_indices(c, "csrColIndA", cols, m)
+    rows = np.repeat(np.arange(m), np.diff(off))
+    on = np.flatnonzero(cols == rows)
+    pivot = np.full(m, -1)
+    pivot[rows[on]] = on
+    missing = np.flatnonzero(pivot < 0)
+    if not c["factor"]:
+        c.timeline(nnz, 8 * nnz)
+        return np.int32(missing[0] if missing.size else -1).tobytes()
+    unsorted = np.flatnonzero((np.diff(cols) <= 0) & (rows[1:] == rows[:-1]))
+    if unsorted.size:
+        c.refuse(f"csrColIndA is not sorted (strictly rising) in row {rows[unsorted[0]]}: csrilu02 needs each row's "
+                 "columns in order, and on a GPU gives wrong factors otherwise", EXECUTION_FAILED)
+    view = c.memory.array("csrValA_valM", c["val"], nnz, dtype)
+    v = view.copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in range(m):
+            lo, hi = off[i], off[i + 1]
+            row_cols = cols[lo:hi]
+            for p in range(lo, hi):
+                k = cols[p]
+                if k >= i:
+                    break
+                pk = pivot[k]
+                v[p] = v[p] / (v[pk] if pk >= 0 else dtype(0))
+                right = np.arange(pk + 1 if pk >= 0 else off[k] + np.searchsorted(cols[off[k]:off[k + 1]], k),
+                                  off[k + 1])
+                at = np.searchsorted(row_cols, cols[right])
+                shared = at < row_cols.size
+                shared[shared] = row_cols[at[shared]] == cols[right][shared]
+                v[lo + at[shared]] -= v[p] * v[right[shared]]
+    c.memory.store(view, v)
+    zero = np.flatnonzero((pivot < 0) | (v[np.maximum(pivot, 0)] == 0))
+    c.timeline(2 * nnz, 16 * nnz)
+    return np.int32(zero[0] if zero.size else -1).tobytes()
+
+
 PRUNE_TYPES = {2: np.float16, 0: np.float32, 1: np.float64}       # cudaDataType of [HSD]prune's values
 
 
@@ -385,13 +536,15 @@ def Prune(c: Call):
 ROUTINES = {"cusparseSpMV": SpMV, "cusparseSpMM": SpMM, "cusparseXcoo2csr": Xcoo2csr,
             "cusparseCsr2cscEx2": Csr2cscEx2, "cusparseSparseToDense": SparseToDense,
             "cusparseDenseToSparse_analysis": DenseToSparse_analysis,
-            "cusparseDenseToSparse_convert": DenseToSparse_convert}
+            "cusparseDenseToSparse_convert": DenseToSparse_convert, "cusparseSpSV_analysis": SpSV,
+            "cusparseSpSV_solve": SpSV}
 
 
 def run(ctx, name: str, stream: int, args: dict, device_scalars: bool) -> bytes:
     """Run the cuSPARSE routine ``name`` (see the module docstring); returns what comes back to the
     host (DenseToSparse_analysis's nnz, as 8 bytes)."""
-    fn = ROUTINES.get(name) or (Prune if re.fullmatch(r"cusparse[HSD]prune\w+", name) else None)
+    fn = ROUTINES.get(name) or (Prune if re.fullmatch(r"cusparse[HSD]prune\w+", name) else
+                                Ilu0 if re.fullmatch(r"cusparse[SDCZ]csrilu02(_analysis)?", name) else None)
     if fn is None:
         raise LibraryError(f"{name} is not one of the cuSPARSE routines cudalab implements.", NOT_SUPPORTED)
     return fn(Call(ctx, name, stream, args, device_scalars)) or b""
