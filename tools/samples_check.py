@@ -658,7 +658,7 @@ def verdict(r: dict, limit: float = TIMEOUT) -> tuple:
         return "GPU-sized", sized
     if timed:
         stopped = re.search(r"kernel (\S+) was running|kernel (\S+) was stopped", detail)
-        # (its count of launches, not their CPU seconds: those count the serving thread's, not its workers')
+        # (its count of launches: their CPU seconds, before ed84ad4, counted the serving thread's alone)
         launches = re.search(r"It had run ([\d,]+) kernel launch", detail)
         return "time", ", ".join(x for x in (
             f"over {limit:g} s of CPU", f"stopped in {next(g for g in stopped.groups() if g)}" if stopped else "",
