@@ -1778,6 +1778,16 @@ def test_a_clean_target_that_removes_the_program_gives_no_arguments_the_run_targ
     assert p.options == ["-I", "./c/inc", "-o", "./queuing"]
     assert author_run(p, course) == (["35", "64", "64", "./input1.raw", "./output/out.raw"], {})
 
+
+def test_a_usage_messages_correct_format_is_no_success_line_the_program_owes():
+    # a lab prints "Correct Format: ./grid_4_4 <number of iterations>" only when its arguments are wrong
+    source = ('if (argc != 2) { printf("RuntimeError: Wrong inputs\\n");\n'
+              '  printf("Correct Format: ./grid_%d_%d <number of iterations>\\n", 4, 4); return 1; }\n'
+              'printf("#%d (%d,%d): %f\\n", i, 2, 2, v);\n')
+    assert judge(0, "#0 (2,2): 0.000000\n#1 (2,2): 0.000000\n", source, 120)[0] == "pass"
+    assert judge(0, "#0 (2,2): 0.0\n", source + 'puts("The result is correct");\n', 120)[0] == "fail"
+
+
 # ------------------------------------------------------------------ books15
 def test_a_bazel_chapter_builds_its_kernels_with_the_binary_that_calls_them(tmp_path):
     # a PMPP reader's Bazel workspace: each chapter a cuda_library of kernels and a cc_binary whose main calls

@@ -2240,7 +2240,13 @@ def _a_label(source: str, m: re.Match) -> bool:
 
 def _affirms(text: str) -> bool:
     """Whether ``text`` says that something succeeded: a success word not negated ("not correct")."""
-    return any(not re.search(r"\bnot\s+(be\s+)?$", text[:m.start()], re.I) for m in SUCCESS.finditer(text))
+    return any(not re.search(r"\bnot\s+(be\s+)?$", text[:m.start()], re.I) and not _USAGE_C20.match(text, m.end())
+               for m in SUCCESS.finditer(text))
+
+
+# "Correct Format: ./grid_4_4 <number of iterations>": a usage message's "correct" (McGill's lab 2, printed only
+# when the arguments are wrong), no success line the program owes (courses20)
+_USAGE_C20 = re.compile(r"\s+(?:format|usage|syntax|input|inputs|arguments|command|way to (?:run|call|use))\b", re.I)
 
 
 # ---------------------------------------------------------------------------------------- a real GPU
