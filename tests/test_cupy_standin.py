@@ -568,3 +568,12 @@ def test_cupys_generated_kernels_know_m_pi_and_refuse_numpy_arrays(cp):
     assert abs(float(total(cp.ones(3))) - 3 * np.pi) < 1e-12
     with pytest.raises(TypeError, match=r"Unsupported type <class 'numpy.ndarray'>.*cp.asarray"):
         times_pi(np.ones(2))
+
+
+def test_using_a_device_the_machine_lacks_is_cupys_invalid_device_error(cp):
+    # a lesson written for a four-GPU node asks for device 3; the emulator is one GPU
+    with cp.cuda.Device(0):
+        assert cp.arange(3).sum() == 3
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="cudaErrorInvalidDevice: invalid device ordinal"):
+        with cp.cuda.Device(3):
+            pass
