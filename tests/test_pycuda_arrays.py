@@ -193,3 +193,25 @@ def test_a_gpuarray_copied_into_a_surface_array_and_what_a_misuse_gets(drv):
         canvas.set_array(drv.matrix_to_array(start, "C"))
     with pytest.raises(drv.LogicError, match="cuModuleGetSurfRef failed: named symbol not found"):
         mod.get_surfref("missing")
+
+
+def test_doubles_in_a_layered_surface_as_pycuda_makes_a_2d_one(drv):
+    # np_to_array(..., allowSurfaceBind=True) makes a 2D array a layered one (a layer of int32 pairs for doubles)
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("""
+    surface<void, cudaSurfaceType2DLayered> sheet;
+    __global__ void fill() {
+        double v = 0.5 * threadIdx.y + threadIdx.x;
+        surf2DLayeredwrite(v, sheet, threadIdx.x * sizeof(double), threadIdx.y, 0);
+    }
+    __global__ void back(double *out) {
+        double v;
+        surf2DLayeredread(&v, sheet, threadIdx.x * sizeof(double), threadIdx.y, 0);
+        out[threadIdx.y * 4 + threadIdx.x] = v;
+    }
+    """)
+    mod.get_surfref("sheet").set_array(drv.np_to_array(np.zeros((3, 4)), "C", allowSurfaceBind=True))
+    mod.get_function("fill")(block=(4, 3, 1))
+    out = np.zeros((3, 4))
+    mod.get_function("back")(drv.Out(out), block=(4, 3, 1))
+    assert out.tolist() == [[0, 1, 2, 3], [0.5, 1.5, 2.5, 3.5], [1, 2, 3, 4]]
