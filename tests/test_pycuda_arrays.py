@@ -215,3 +215,27 @@ def test_doubles_in_a_layered_surface_as_pycuda_makes_a_2d_one(drv):
     out = np.zeros((3, 4))
     mod.get_function("back")(drv.Out(out), block=(4, 3, 1))
     assert out.tolist() == [[0, 1, 2, 3], [0.5, 1.5, 2.5, 3.5], [1, 2, 3, 4]]
+
+
+def test_fortran_ordered_arrays_travel_in_their_memory_order(drv):
+    # PyCUDA copies an array's buffer: a kernel indexing linearly sees a column-major matrix by columns
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("__global__ void number(float *d) { d[threadIdx.x] = threadIdx.x; }\n"
+                       "__global__ void copy(float *o, const float *s) { o[threadIdx.x] = s[threadIdx.x]; }")
+    numbered = np.zeros((2, 3), np.float32, order="F")
+    mod.get_function("number")(drv.Out(numbered), block=(6, 1, 1))
+    assert numbered.tolist() == [[0, 2, 4], [1, 3, 5]]
+    flat = np.zeros(6, np.float32)
+    mod.get_function("copy")(drv.Out(flat), drv.In(numbered), block=(6, 1, 1))
+    assert flat.tolist() == [0, 1, 2, 3, 4, 5]
+    back = np.zeros((2, 3), np.float32, order="F")
+    device = drv.mem_alloc(back.nbytes)
+    drv.memcpy_htod(device, numbered)
+    drv.memcpy_dtoh(back, device)
+    assert back.tolist() == numbered.tolist()
+
+
+def test_a_multichannel_array_in_fortran_order_is_channels_width_height(drv):
+    texels = np.asarray(np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6), order="F")
+    d = drv.make_multichannel_2d_array(texels, order="F").get_descriptor()
+    assert (d.num_channels, d.width, d.height) == (4, 5, 6)
