@@ -239,3 +239,32 @@ def test_a_multichannel_array_in_fortran_order_is_channels_width_height(drv):
     texels = np.asarray(np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6), order="F")
     d = drv.make_multichannel_2d_array(texels, order="F").get_descriptor()
     assert (d.num_channels, d.width, d.height) == (4, 5, 6)
+
+
+def test_pycuda_helpers_put_doubles_and_complex_values_through_textures_and_surfaces(drv):
+    # a texture's channels are 32-bit: a double travels as an int2, a complex<double> as an int4
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("""
+    #include <pycuda-helpers.hpp>
+    texture<fp_tex_double, 1, cudaReadModeElementType> values;
+    surface<void, cudaSurfaceType2DLayered> sheet;
+    __global__ void twice(double *out) { out[threadIdx.x] = 2 * fp_tex1Dfetch(values, threadIdx.x); }
+    __global__ void store(pycuda::complex<double> *in) {
+        fp_surf2DLayeredwrite(in[threadIdx.x], sheet, threadIdx.x, 0, 0, cudaBoundaryModeTrap);
+    }
+    __global__ void load(pycuda::complex<double> *out) {
+        fp_surf2DLayeredread(&out[threadIdx.x], sheet, threadIdx.x, 0, 0, cudaBoundaryModeTrap);
+    }
+    """)
+    values = gpuarray.to_gpu(np.array([0.1, 1.5, -2.25]))      # (kept alive while the texture reads it)
+    values.bind_to_texref_ext(mod.get_texref("values"), allow_double_hack=True)
+    doubled = np.zeros(3)
+    mod.get_function("twice")(drv.Out(doubled), block=(3, 1, 1))
+    assert doubled.tolist() == [0.2, 3.0, -4.5]
+    waves = np.array([[1 + 2j, -0.5j, 3.25]])
+    mod.get_surfref("sheet").set_array(drv.np_to_array(np.zeros_like(waves), "C", allowSurfaceBind=True))
+    mod.get_function("store")(drv.In(waves[0]), block=(3, 1, 1))
+    back = np.zeros(3, complex)
+    mod.get_function("load")(drv.Out(back), block=(3, 1, 1))
+    assert back.tolist() == waves[0].tolist()
