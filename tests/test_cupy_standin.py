@@ -568,3 +568,28 @@ def test_cupys_generated_kernels_know_m_pi_and_refuse_numpy_arrays(cp):
     assert abs(float(total(cp.ones(3))) - 3 * np.pi) < 1e-12
     with pytest.raises(TypeError, match=r"Unsupported type <class 'numpy.ndarray'>.*cp.asarray"):
         times_pi(np.ones(2))
+
+
+def test_using_a_device_the_machine_lacks_is_cupys_invalid_device_error(cp):
+    # a lesson written for a four-GPU node asks for device 3; the emulator is one GPU
+    with cp.cuda.Device(0):
+        assert cp.arange(3).sum() == 3
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="cudaErrorInvalidDevice: invalid device ordinal"):
+        with cp.cuda.Device(3):
+            pass
+
+
+def test_a_planned_fft_from_cupyx_scipy_fft(cp):
+    # a lesson makes cuFFT's plan once and runs its transforms inside it
+    import cupyx.scipy.fft
+    from cupyx.scipy import fft as scipy_fft
+    assert scipy_fft is cupyx.scipy.fft
+    rows = cp.arange(8, dtype=cp.complex64).reshape(2, 4)
+    plan = cupyx.scipy.fft.get_fft_plan(rows, axes=(1,))
+    with plan:
+        spectrum = cupyx.scipy.fft.fftn(rows, axes=(1,), overwrite_x=False)
+    assert isinstance(spectrum, cp.ndarray) and spectrum.dtype == cp.complex64
+    assert np.allclose(spectrum.get(), np.fft.fft(np.arange(8).reshape(2, 4), axis=1))
+    assert np.allclose(cupyx.scipy.fft.ifft(spectrum).get(), rows.get(), atol=1e-6)
+    with pytest.raises(AttributeError, match="cupyx.scipy.fft only"):
+        cupyx.scipy.ndimage

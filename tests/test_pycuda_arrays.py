@@ -193,3 +193,78 @@ def test_a_gpuarray_copied_into_a_surface_array_and_what_a_misuse_gets(drv):
         canvas.set_array(drv.matrix_to_array(start, "C"))
     with pytest.raises(drv.LogicError, match="cuModuleGetSurfRef failed: named symbol not found"):
         mod.get_surfref("missing")
+
+
+def test_doubles_in_a_layered_surface_as_pycuda_makes_a_2d_one(drv):
+    # np_to_array(..., allowSurfaceBind=True) makes a 2D array a layered one (a layer of int32 pairs for doubles)
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("""
+    surface<void, cudaSurfaceType2DLayered> sheet;
+    __global__ void fill() {
+        double v = 0.5 * threadIdx.y + threadIdx.x;
+        surf2DLayeredwrite(v, sheet, threadIdx.x * sizeof(double), threadIdx.y, 0);
+    }
+    __global__ void back(double *out) {
+        double v;
+        surf2DLayeredread(&v, sheet, threadIdx.x * sizeof(double), threadIdx.y, 0);
+        out[threadIdx.y * 4 + threadIdx.x] = v;
+    }
+    """)
+    mod.get_surfref("sheet").set_array(drv.np_to_array(np.zeros((3, 4)), "C", allowSurfaceBind=True))
+    mod.get_function("fill")(block=(4, 3, 1))
+    out = np.zeros((3, 4))
+    mod.get_function("back")(drv.Out(out), block=(4, 3, 1))
+    assert out.tolist() == [[0, 1, 2, 3], [0.5, 1.5, 2.5, 3.5], [1, 2, 3, 4]]
+
+
+def test_fortran_ordered_arrays_travel_in_their_memory_order(drv):
+    # PyCUDA copies an array's buffer: a kernel indexing linearly sees a column-major matrix by columns
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("__global__ void number(float *d) { d[threadIdx.x] = threadIdx.x; }\n"
+                       "__global__ void copy(float *o, const float *s) { o[threadIdx.x] = s[threadIdx.x]; }")
+    numbered = np.zeros((2, 3), np.float32, order="F")
+    mod.get_function("number")(drv.Out(numbered), block=(6, 1, 1))
+    assert numbered.tolist() == [[0, 2, 4], [1, 3, 5]]
+    flat = np.zeros(6, np.float32)
+    mod.get_function("copy")(drv.Out(flat), drv.In(numbered), block=(6, 1, 1))
+    assert flat.tolist() == [0, 1, 2, 3, 4, 5]
+    back = np.zeros((2, 3), np.float32, order="F")
+    device = drv.mem_alloc(back.nbytes)
+    drv.memcpy_htod(device, numbered)
+    drv.memcpy_dtoh(back, device)
+    assert back.tolist() == numbered.tolist()
+
+
+def test_a_multichannel_array_in_fortran_order_is_channels_width_height(drv):
+    texels = np.asarray(np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6), order="F")
+    d = drv.make_multichannel_2d_array(texels, order="F").get_descriptor()
+    assert (d.num_channels, d.width, d.height) == (4, 5, 6)
+
+
+def test_pycuda_helpers_put_doubles_and_complex_values_through_textures_and_surfaces(drv):
+    # a texture's channels are 32-bit: a double travels as an int2, a complex<double> as an int4
+    from pycuda import gpuarray
+    from pycuda.compiler import SourceModule
+    mod = SourceModule("""
+    #include <pycuda-helpers.hpp>
+    texture<fp_tex_double, 1, cudaReadModeElementType> values;
+    surface<void, cudaSurfaceType2DLayered> sheet;
+    __global__ void twice(double *out) { out[threadIdx.x] = 2 * fp_tex1Dfetch(values, threadIdx.x); }
+    __global__ void store(pycuda::complex<double> *in) {
+        fp_surf2DLayeredwrite(in[threadIdx.x], sheet, threadIdx.x, 0, 0, cudaBoundaryModeTrap);
+    }
+    __global__ void load(pycuda::complex<double> *out) {
+        fp_surf2DLayeredread(&out[threadIdx.x], sheet, threadIdx.x, 0, 0, cudaBoundaryModeTrap);
+    }
+    """)
+    values = gpuarray.to_gpu(np.array([0.1, 1.5, -2.25]))      # (kept alive while the texture reads it)
+    values.bind_to_texref_ext(mod.get_texref("values"), allow_double_hack=True)
+    doubled = np.zeros(3)
+    mod.get_function("twice")(drv.Out(doubled), block=(3, 1, 1))
+    assert doubled.tolist() == [0.2, 3.0, -4.5]
+    waves = np.array([[1 + 2j, -0.5j, 3.25]])
+    mod.get_surfref("sheet").set_array(drv.np_to_array(np.zeros_like(waves), "C", allowSurfaceBind=True))
+    mod.get_function("store")(drv.In(waves[0]), block=(3, 1, 1))
+    back = np.zeros(3, complex)
+    mod.get_function("load")(drv.Out(back), block=(3, 1, 1))
+    assert back.tolist() == waves[0].tolist()

@@ -235,3 +235,10 @@ def test_a_row_over_the_limit_names_its_pass_in_a_longer_run(tmp_path):
     samples_check.write_table(emu, {}, doc, longer=longer)
     assert ("| gemm | 0_Introduction | GPU-sized | 16.0 |  | not run |  | needs 4.0 minutes to 72 minutes here; passes in "
             "158.3 s of CPU with a limit of 900 s (dmma round 15) |") in doc.read_text().splitlines()
+
+
+def test_a_sample_the_wall_clock_net_stopped_under_its_cpu_limit_says_so():
+    # on a machine too loaded to give it its CPU time, the 6-times wall-clock limit ends the run first
+    killed = row("gemm", "timeout", "still running after 120 s of CPU time", cpu=99.4, seconds=722.2)
+    status, why = samples_check.verdict(killed)
+    assert status == "time" and why.startswith("stopped by the wall-clock limit after 722 s, at 99.4 s of CPU")

@@ -471,8 +471,10 @@ def run_sample(s: Sample, device: str, timeout: float, logs: Path | None = None)
                 f.write(f"$ {shown} -- {' '.join(args)}\n(exit code {code}, {used:.1f} s CPU)\n{out}\n")
         if code in (-signal.SIGXCPU, -signal.SIGKILL) or STOPPED.search(out):
             statuses.append("timeout")
-            details.append(explanation(out) or f"still running after {timeout:g} s" +
-                           (" of CPU time" if device == "emu" else ""))
+            wall = code == -signal.SIGKILL and device == "emu" and used < timeout
+            details.append(explanation(out) or (f"stopped by the wall-clock limit of {timeout * WALL_PER_CPU:g} s at "
+                                                f"{used:.1f} s of CPU" if wall else f"still running after {timeout:g} s" +
+                                                (" of CPU time" if device == "emu" else "")))
             break
         bad = failed_line(out)
         if code == 0 and bad is None:
@@ -656,9 +658,13 @@ def verdict(r: dict, limit: float = TIMEOUT) -> tuple:
     sized = gpu_sized(r["name"], detail, limit)
     if sized and timed:
         return "GPU-sized", sized
+    if status == "timeout" and 0 < r.get("cpu_seconds", 0) < limit and re.match(r"still running|stopped by the wall", detail):
+        # the wall-clock net (WALL_PER_CPU times the limit) ended it first: a machine too loaded to judge it
+        return "time", (f"stopped by the wall-clock limit after {r.get('seconds', 0):.0f} s, at {r['cpu_seconds']:.1f} s "
+                        f"of CPU: the machine was too loaded to give it its {limit:g} s")
     if timed:
         stopped = re.search(r"kernel (\S+) was running|kernel (\S+) was stopped", detail)
-        # (its count of launches, not their CPU seconds: those count the serving thread's, not its workers')
+        # (its count of launches: their CPU seconds, before ed84ad4, counted the serving thread's alone)
         launches = re.search(r"It had run ([\d,]+) kernel launch", detail)
         return "time", ", ".join(x for x in (
             f"over {limit:g} s of CPU", f"stopped in {next(g for g in stopped.groups() if g)}" if stopped else "",

@@ -612,7 +612,8 @@ def modules() -> dict:
             "cupy.cuda.runtime": cuda.runtime, "cupy.cuda.texture": cuda.texture, "cupy.cuda.stream": cuda.stream, "cupy.cuda.memory": cuda.memory,
             "cupy.cuda.pinned_memory": cuda.pinned_memory, "cupy.cuda.profiler": cuda.profiler,
             "cupy.cuda.nvrtc": cuda.nvrtc, "cupy.random": random, "cupy.testing": testing,
-            "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit,
+            "cupyx": cupyx, "cupyx.profiler": profiler, "cupyx.jit": jit, "cupyx.scipy": cupyx.scipy,
+            "cupyx.scipy.fft": cupyx.scipy.fft,
             "cupyx.jit.cg": jit.cg, **_backends()}
 
 

@@ -114,10 +114,13 @@ class Device:
         return "0000:00:00.0"
 
     def use(self):
+        """Make this the current device: cudaSetDevice, which refuses a device the machine lacks (a
+        course written for four GPUs asks for ``Device(3)``; the emulator is one)."""
+        runtime.setDevice(self.id)
         return self
 
     def __enter__(self):
-        return self
+        return self.use()
 
     def __exit__(self, *exc):
         return False

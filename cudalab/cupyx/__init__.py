@@ -2,7 +2,7 @@
 the pinned-array constructors (see cudalab.cupy)."""
 import numpy as _np
 
-from . import jit, profiler  # noqa: F401
+from . import jit, profiler, scipy  # noqa: F401
 
 
 def empty_pinned(shape, dtype=float, order="C"):

@@ -91,7 +91,9 @@ instruction reads from other lanes (``v += __shfl_xor_sync(..., v, ...)`` in a l
 same for the whole block, at pcs the whole block passes (``block_uniform``: a tree reduction's
 ``stride``, defined before its loop and halved in it), holds one value per block. Two things use
 that. A segment of such arithmetic only runs once per block, as its first thread, and stores the
-results for every thread (regiongen ``_once``). A segment that starts ``if (threadIdx.x < U)``
+results for every thread (regiongen ``_once``); a forward branch on such a register after only such
+arithmetic is a jump (``uniform_jumps``: a pipeline's ``switch`` over its waits is decided once per
+block, not thread by thread). A segment that starts ``if (threadIdx.x < U)``
 (``tid_guard``: any of <, <=, >, >= against an immediate or a block-uniform U, either way round)
 runs natively only for the run of threads that stay, in a 1-D block; the threads that go straight
 to the segment's end do nothing else there, so they are only counted (regiongen ``_narrowed``).

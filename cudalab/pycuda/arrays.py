@@ -179,7 +179,8 @@ def make_multichannel_2d_array(ndarray, order) -> Array:
     """A 2D CUDA array of 1, 2 or 4 channels from an array of shape (height, width, channels) ("C") or
     (channels, width, height) ("F")."""
     host = _as_host(ndarray, order)
-    channels, rows, width = (host.shape[2], host.shape[0], host.shape[1]) if order == "C" else host.shape
+    channels, rows, width = (host.shape[2], host.shape[0], host.shape[1]) if order == "C" else \
+        (host.shape[0], host.shape[2], host.shape[1])          # "F": (channels, width, height), as PyCUDA reads it
     d = ArrayDescriptor()
     d.width, d.height, d.format, d.num_channels = width, rows, dtype_to_array_format(host.dtype), channels
     return _filled(Array(d), host, width * channels * host.dtype.itemsize, rows, 1)

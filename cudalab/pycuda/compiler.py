@@ -48,7 +48,7 @@ def _options(options, include_dirs, arch) -> list:
 
 def _standard(source, options) -> list:
     """C++17 for a module that includes <pycuda-complex.hpp>: cudalab's is libcu++'s complex, which needs it."""
-    if "pycuda-complex.hpp" not in source:
+    if "pycuda-complex.hpp" not in source and "pycuda-helpers.hpp" not in source:
         return options
     return [o for o in options if not _OLD_STANDARD.match(o) and not o.startswith(("-std=", "--std="))] + ["-std=c++17"]
 

@@ -430,9 +430,19 @@ def _timeline_copy(nbytes, direction, stream=None, host_array=None, blocking=Tru
                                    sync=blocking or not pinned, name=f"{direction} {int(nbytes):,} B (PyCUDA)")
 
 
+def _in_memory_order(a):
+    """A Fortran-ordered array as the C-ordered view of the same memory (its transpose): PyCUDA copies an
+    array's buffer, its bytes in memory order, so a kernel indexing ``x + w * y`` reads a column-major
+    matrix as its columns. Other arrays as they are."""
+    if isinstance(a, np.ndarray) and a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous:
+        return a.T
+    return a
+
+
 @one_at_a_time
 def memcpy_htod(dest, src, stream=None, _blocking=True):
     """Copy a host array (or any buffer) to device address ``dest``."""
+    src = _in_memory_order(src)
     data = memoryview(np.ascontiguousarray(src)).cast("B") if isinstance(src, np.ndarray) else memoryview(src).cast("B")
     _device().write(_address(dest), bytes(data))
     _timeline_copy(len(data), "H2D", stream, src if isinstance(src, np.ndarray) else None, _blocking)
@@ -441,7 +451,7 @@ def memcpy_htod(dest, src, stream=None, _blocking=True):
 @one_at_a_time
 def memcpy_dtoh(dest, src, stream=None, _blocking=True):
     """Copy device memory at ``src`` into the host array ``dest`` (its size in bytes)."""
-    view = np.asarray(dest)
+    view = _in_memory_order(np.asarray(dest))
     raw = _device().read(_address(src), view.nbytes)
     view.reshape(-1).view(np.uint8)[:] = np.frombuffer(bytes(raw), np.uint8)
     _timeline_copy(view.nbytes, "D2H", stream, view, _blocking)
@@ -716,14 +726,14 @@ class ArgumentHandler:
         self.array = array
 
     def get_device_alloc(self):
-        return self.array
+        return _in_memory_order(self.array)
 
 
 class In(ArgumentHandler):
     """Copied to the device before the launch, not back."""
 
     def get_device_alloc(self):
-        view = np.atleast_1d(self.array).view()     # (a numpy scalar too: PyCUDA copies its bytes in)
+        view = _in_memory_order(np.atleast_1d(self.array)).view()    # (a numpy scalar too: PyCUDA copies its bytes in)
         view.flags.writeable = False            # the launch copies a read-only array in only
         return view
 
@@ -1062,4 +1072,5 @@ class jit_option:                   # noqa: N801  (PyCUDA's name: CUjit_option, 
 from .arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags, array_format,  # noqa: E402,F401
                      dtype_to_array_format, gpuarray_to_array, make_multichannel_2d_array, matrix_to_array, np_to_array)
 from .texrefs import (TRSA_OVERRIDE_FORMAT, TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER,  # noqa: E402,F401
-                      TRSF_SRGB, SurfaceReference, TextureReference, address_mode, filter_mode, matrix_to_texref)
+                      TRSF_SRGB, SurfaceReference, TextureReference, address_mode, bind_array_to_texref,
+                      filter_mode, matrix_to_texref)

@@ -189,3 +189,8 @@ def matrix_to_texref(matrix, texref, order):
     """PyCUDA's shortcut: the matrix as a CUDA array (``matrix_to_array``) bound to ``texref``."""
     from .arrays import matrix_to_array
     texref.set_array(matrix_to_array(matrix, order))
+
+
+def bind_array_to_texref(ary, texref):
+    """PyCUDA's older spelling of ``texref.set_array(ary)``."""
+    texref.set_array(ary)

@@ -333,5 +333,30 @@ template <class T, class S, int dim>
 static __device__ inline void surf3Dread(T *value, const cudalab_surface<S, dim> &s, int x, int y, int z,
                                          enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
 { *value = surf3Dread<T>(s, x, y, z, mode); }
+/* layered surfaces (PyCUDA's np_to_array(..., allowSurfaceBind=True) makes a 2D array a layered one) */
+template <class T, class S, int dim>
+static __device__ inline void surf1DLayeredwrite(T value, const cudalab_surface<S, dim> &s, int x, int layer,
+                                                 enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ surf1DLayeredwrite<CUDALAB_WORD>(cudalab_as_word(value), s.cudalab_object, x, layer, mode); }
+template <class T, class S, int dim>
+static __device__ inline void surf2DLayeredwrite(T value, const cudalab_surface<S, dim> &s, int x, int y, int layer,
+                                                 enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ surf2DLayeredwrite<CUDALAB_WORD>(cudalab_as_word(value), s.cudalab_object, x, y, layer, mode); }
+template <class T, class S, int dim>
+static __device__ inline T surf1DLayeredread(const cudalab_surface<S, dim> &s, int x, int layer,
+                                             enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ return cudalab_from_word<T>(surf1DLayeredread<CUDALAB_WORD>(s.cudalab_object, x, layer, mode)); }
+template <class T, class S, int dim>
+static __device__ inline T surf2DLayeredread(const cudalab_surface<S, dim> &s, int x, int y, int layer,
+                                             enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ return cudalab_from_word<T>(surf2DLayeredread<CUDALAB_WORD>(s.cudalab_object, x, y, layer, mode)); }
+template <class T, class S, int dim>
+static __device__ inline void surf1DLayeredread(T *value, const cudalab_surface<S, dim> &s, int x, int layer,
+                                                enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ *value = surf1DLayeredread<T>(s, x, layer, mode); }
+template <class T, class S, int dim>
+static __device__ inline void surf2DLayeredread(T *value, const cudalab_surface<S, dim> &s, int x, int y, int layer,
+                                                enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap)
+{ *value = surf2DLayeredread<T>(s, x, y, layer, mode); }
 #undef CUDALAB_WORD
 #endif
