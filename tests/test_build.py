@@ -1770,3 +1770,12 @@ def test_a_function_no_file_defines_is_said_to_be_missing_from_the_build(tmp_pat
 def test_the_header_of_a_std_name_is_read_from_either_compilers_words(log, expected):
     from cudalab.programs import msvc_headers
     assert msvc_headers.headers_for(log) == expected
+
+
+def test_only_the_programs_own_functions_get_the_missing_definition_hint(tmp_path):
+    from cudalab.programs import missing_definitions
+    (tmp_path / "main.cu").write_text("int main() { return 0; }\n")
+    assert missing_definitions.hint(["glutInit(int*, char**)", "cublasCreate_v2", "cuModuleLoad"],
+                                    ["main.cu"], tmp_path, None) == ""
+    (tmp_path / "shapes.cu").write_text("float cube(float x) { return x * x * x; }\n")
+    assert "cube is defined in shapes.cu" in missing_definitions.hint(["cube(float)"], ["main.cu"], tmp_path, "m")
