@@ -231,3 +231,13 @@ int main() {
 """)
     assert "last 62" in capfd.readouterr().out
     assert len(ip.user_ns["program_result"].launches) == 1
+
+
+def test_a_colab_notebooks_load_ext_nvcc_plugin_line_loads_cudalabs_magics(capsys):
+    # Colab courses start with `%load_ext nvcc_plugin` (nvcc4jupyter's first module name) and write %%cu
+    # over each program: with cudalab installed those two lines work unchanged
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "nvcc_plugin")
+    assert "cudalab's %%cu and %%cuda magics are loaded" in capsys.readouterr().out
+    shell.run_cell_magic("cu", "", '#include <cstdio>\nint main() { printf("from %%cu\\n"); return 0; }\n')
+    assert "from %cu" in capsys.readouterr().out
