@@ -1422,7 +1422,7 @@ def test_a_header_from_the_samples_or_the_old_sdk_says_where_it_comes_from(tmp_p
 
 def test_windows_h_included_by_habit_builds_and_the_student_is_told(tmp_path, monkeypatch):
     # a Russian university's Visual Studio matrix product includes <windows.h> and calls only C's setlocale;
-    # one that calls Sleep still stops at the include, as nvcc on Linux does
+    # one that calls the Win32 API beyond its timers still stops at the include, as nvcc on Linux does
     write(tmp_path, {"habit.cu": """\
         #include <windows.h>
         #include <clocale>
@@ -1436,7 +1436,7 @@ def test_windows_h_included_by_habit_builds_and_the_student_is_told(tmp_path, mo
             cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
             printf("%d %d\\n", h[0], h[1]);
         }
-        """, "sleeper.cu": "#include <windows.h>\nint main() { Sleep(10); return 0; }\n",
+        """, "sleeper.cu": "#include <windows.h>\nint main() { MessageBoxA(0, \"hi\", \"t\", 0); return 0; }\n",
         "capital.cu": "#include <Windows.h>\n#include <cstdio>\nint main() { printf(\"ok\\n\"); return 0; }\n"})
     monkeypatch.chdir(tmp_path)
     r = run_program("habit.cu")
@@ -1445,6 +1445,34 @@ def test_windows_h_included_by_habit_builds_and_the_student_is_told(tmp_path, mo
     with pytest.raises(CompileError, match=r"windows\.h: No such file(.|\n)*hint: windows\.h comes with Windows"):
         run_program("sleeper.cu")
     assert run_program("capital.cu").stdout == "ok\n"           # (Windows finds <Windows.h> as <windows.h>)
+
+
+def test_a_courses_win32_timer_header_builds_on_the_c_librarys_clock_and_the_student_is_told(tmp_path, monkeypatch):
+    # a Lebanese university's assignments time their kernels with a timer.h on QueryPerformanceCounter; the
+    # stand-in <windows.h> has Win32's timers, and the note names them and what to use on Linux
+    write(tmp_path, {"timer.h": """\
+        #include <windows.h>
+        typedef struct { LARGE_INTEGER start, stop; } Timer;
+        static void startTime(Timer* t) { QueryPerformanceCounter(&t->start); }
+        static void stopTime(Timer* t) { QueryPerformanceCounter(&t->stop); }
+        static float elapsedTime(Timer t) {
+            LARGE_INTEGER f; QueryPerformanceFrequency(&f);
+            return (float)(t.stop.QuadPart - t.start.QuadPart) / (float)f.QuadPart;
+        }
+        """, "timed.cu": """\
+        #include <cstdio>
+        #include "timer.h"
+        int main() {
+            Timer t; startTime(&t); Sleep(20); stopTime(&t);
+            printf("%s\\n", elapsedTime(t) >= 0.015f && elapsedTime(t) < 5.0f ? "timed" : "wrong");
+            return 0;
+        }
+        """})
+    monkeypatch.chdir(tmp_path)
+    r = run_program("timed.cu")
+    assert (r.returncode, r.stdout) == (0, "timed\n"), r.stderr
+    assert "it calls only Win32's timers (QueryPerformanceCounter, QueryPerformanceFrequency, Sleep)" in r.stderr
+    assert "std::chrono" in r.stderr
 
 
 def test_the_toolkits_profiler_and_nvtx_headers_are_there(tmp_path, monkeypatch):

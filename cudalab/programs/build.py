@@ -490,7 +490,7 @@ def compile_unit(source: str, cmd: NvccCommand, arch: str, cwd: Path) -> Unit:
     if std_floats and not r.returncode:
         r.stdout = std_float_math.note(source, std_floats) + r.stdout
     if without_windows is not None and not r.returncode:
-        r.stdout = windows_header.note(source) + r.stdout
+        r.stdout = windows_header.note(source, work / "deps.d") + r.stdout
     log = r.stdout + r.stderr
     if r.returncode:
         asm_hint = asm_errors.hint(log, keep)       # (read before the kept PTX goes)
