@@ -730,7 +730,8 @@ def write_table(emu: dict, gpu: dict, out: Path, figure: str = "", limit: float 
              f"over the limit with no estimate beyond it; *fail*: the cause and the first error line. "
              f"*CPU s*: the emulator's and the program's CPU seconds (the build apart). *figure*: whose run "
              f"the row's figures are (round, date). *GPU*: `--device gpu` with nvcc's build, on the GPU the "
-             f"figure names. The rounds' notes and measurements are in [{history}]({history}).", "",
+             f"figure names. The rounds' notes and measurements, the sections other documents cite as "
+             f"docs/samples.md's (*Over 120 s*, *sixty round 19* ...), are in [{history}]({history}).", "",
              "| sample | folder | emulator | CPU s | figure | GPU | GPU s | why not a pass |",
              "| --- | --- | --- | ---: | --- | --- | ---: | --- |"]
     for n in ran:
