@@ -1754,3 +1754,28 @@ def test_a_function_no_file_defines_is_said_to_be_missing_from_the_build(tmp_pat
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CompileError, match=r"hint: report is called but defined in no file of this build"):
         run_program(["main.cpp"])
+
+
+@pytest.mark.parametrize("log, expected", [
+    # nvcc's front end on a .cu file, and g++ (with its own suggestion) on a host file
+    ('sum.cu(7): error: namespace "std" has no member "thread"', {"thread": ["std::thread"]}),
+    ("main.cpp:5:10: error: 'mutex' is not a member of 'std'\nnote: 'std::mutex' is defined in header '<mutex>'; "
+     "did you forget to '#include <mutex>'?", {"mutex": ["std::mutex"]}),
+    ('k.cu(3): error: namespace "std" has no member "setw"\nk.cu(4): error: namespace "std" has no member "accumulate"',
+     {"iomanip": ["std::setw"], "numeric": ["std::accumulate"]}),
+    # std::sqrtf is std_float_math's (no header of g++ 12 declares it), and an unknown name is nobody's
+    ('k.cu(3): error: namespace "std" has no member "sqrtf"', {}),
+    ('k.cu(3): error: namespace "std" has no member "frobnicate"', {}),
+])
+def test_the_header_of_a_std_name_is_read_from_either_compilers_words(log, expected):
+    from cudalab.programs import msvc_headers
+    assert msvc_headers.headers_for(log) == expected
+
+
+def test_only_the_programs_own_functions_get_the_missing_definition_hint(tmp_path):
+    from cudalab.programs import missing_definitions
+    (tmp_path / "main.cu").write_text("int main() { return 0; }\n")
+    assert missing_definitions.hint(["glutInit(int*, char**)", "cublasCreate_v2", "cuModuleLoad"],
+                                    ["main.cu"], tmp_path, None) == ""
+    (tmp_path / "shapes.cu").write_text("float cube(float x) { return x * x * x; }\n")
+    assert "cube is defined in shapes.cu" in missing_definitions.hint(["cube(float)"], ["main.cu"], tmp_path, "m")

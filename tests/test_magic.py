@@ -212,3 +212,32 @@ def test_the_device_profile_decides_what_compiles():
     finally:
         cudalab.set_device(before)                # (an A100 by default, whatever ran before)
     assert cudalab.compile(src).kernels == ["k"]
+
+
+def test_nvcc4jupyters_cu_cell_runs_a_whole_program_as_cuda_does(ip, capfd):
+    # courses20: a Colab course's notebooks write %%cu (nvcc4jupyter's name) over every program
+    ip.run_cell_magic("cu", "", """
+#include <cstdio>
+__global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+int main() {
+    int h[32], *d;
+    for (int i = 0; i < 32; i++) h[i] = i;
+    cudaMalloc(&d, sizeof h); cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    twice<<<1, 32>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("last %d\\n", h[31]);
+    return 0;
+}
+""")
+    assert "last 62" in capfd.readouterr().out
+    assert len(ip.user_ns["program_result"].launches) == 1
+
+
+def test_a_colab_notebooks_load_ext_nvcc_plugin_line_loads_cudalabs_magics(capsys):
+    # Colab courses start with `%load_ext nvcc_plugin` (nvcc4jupyter's first module name) and write %%cu
+    # over each program: with cudalab installed those two lines work unchanged
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "nvcc_plugin")
+    assert "cudalab's %%cu and %%cuda magics are loaded" in capsys.readouterr().out
+    shell.run_cell_magic("cu", "", '#include <cstdio>\nint main() { printf("from %%cu\\n"); return 0; }\n')
+    assert "from %cu" in capsys.readouterr().out

@@ -24,6 +24,13 @@ PROGRAM_CELL = "cell.cu"        # the file a program cell is built as (nvcc's me
 @magics_class
 class CudaMagics(Magics):
 
+    @cell_magic
+    def cu(self, line, cell):
+        """``%%cu``: nvcc4jupyter's magic for a cell that is one whole program, which Colab courses load
+        (``%load_ext nvcc_plugin``) and write over each program (a course's 35 weekly cells): the cell runs
+        as ``%%cuda`` runs it, the same options accepted. Load ``%load_ext cudalab`` in place of the plugin."""
+        return self.cuda(line, cell)
+
     @magic_arguments()
     @argument("-D", dest="define", action="append", default=[], metavar="NAME[=VAL]",
               help="define a macro, as nvcc -D (repeatable)")

@@ -12,6 +12,10 @@ import re
 from pathlib import Path
 
 _SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
+# the names of libraries a link may miss, which build.py's _link_error explains (CUDA's runtime, driver and
+# libraries, graphics, OpenMP, MPI, the device's built-in variables); a program's own cube() or globalSum() is not
+_LIBRARY_NAME = re.compile(r"__cuda|cuda|cu[A-Z]|(cublas|cufft|curand|cusparse|cusolver|cudnn|nvrtc|nvtx|npp)|"
+                           r"(gl|glut|glew|glfw|egl)[A-Z]|omp_|GOMP_|MPI_|__device_builtin")
 # at most this many files are read from each folder (a course's folder, not a checkout of thousands)
 _MOST_FILES = 200
 
@@ -34,8 +38,7 @@ def hint(missing: list, sources: list, cwd: Path, output: str | None) -> str:
     """The hint for a link whose ``missing`` symbols (as the linker names them) are the program's own
     functions: the files beside its ``sources`` that define them, and the command that builds them with the
     program; or, where none does, that the build lacks the file that defines them. Empty for other names."""
-    own = [(symbol, name) for symbol in missing if (name := _base_name(symbol))
-           and not name.startswith(("cuda", "cu", "__cuda", "nvrtc", "cublas", "cufft", "curand", "cusparse"))]
+    own = [(symbol, name) for symbol in missing if (name := _base_name(symbol)) and not _LIBRARY_NAME.match(name)]
     if not own:
         return ""
     names = list(dict.fromkeys(name for _, name in own))
