@@ -242,3 +242,11 @@ def test_a_sample_the_wall_clock_net_stopped_under_its_cpu_limit_says_so():
     killed = row("gemm", "timeout", "still running after 120 s of CPU time", cpu=99.4, seconds=722.2)
     status, why = samples_check.verdict(killed)
     assert status == "time" and why.startswith("stopped by the wall-clock limit after 722 s, at 99.4 s of CPU")
+
+
+def test_a_pass_with_a_longer_limit_is_over_the_tables_limit_all_the_same():
+    # globalToShmemAsyncCopy run with --timeout 900 passes in 153 s: the table's limit is 120 s, so the row
+    # says it is over the limit and that it passes given longer; one under 120 s is a pass however it was run
+    assert samples_check.verdict(row("gemm", "pass", cpu=153.1, limit=900.0)) == (
+        "time", "passes in 153.1 s of CPU, over 120 s")
+    assert samples_check.verdict(row("gemm", "pass", cpu=119.2, limit=900.0)) == ("pass", "")
