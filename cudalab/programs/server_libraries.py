@@ -71,14 +71,14 @@ class LibraryRequests:
     @answers
     def op_rand_create(self, rng_type, host, blob=b""):
         rng_type = int(rng_type)
-        if rng_type not in rand.PSEUDO:
-            raise LibraryError(f"curandCreateGenerator: generator type {rng_type} is a quasi-random (Sobol) one; "
-                               "cudalab's cuRAND has only the pseudo-random generators, so it returns "
+        if rng_type not in rand.PSEUDO and rng_type not in rand.QUASI:
+            raise LibraryError(f"curandCreateGenerator: generator type {rng_type} is a scrambled or 64-bit Sobol one; "
+                               "cudalab's cuRAND has the pseudo-random generators and Sobol32, so it returns "
                                "CURAND_STATUS_TYPE_ERROR.", rand.TYPE_ERROR)
         handle = max(self.generators, default=0) + 1
         self.generators[handle] = rand.Generator(rng_type, host=host == "1")
         note = b""
-        if rand.PSEUDO[rng_type] not in ("XORWOW", "Philox4x32-10"):
+        if rng_type in rand.PSEUDO and rand.PSEUDO[rng_type] not in ("XORWOW", "Philox4x32-10"):
             note = (f"\0cudalab: {rand.PSEUDO[rng_type]} numbers come from numpy: the same distribution as "
                     "cuRAND's, not the same sequence (XORWOW, the default, and Philox4x32-10 give cuRAND's own "
                     "numbers).").encode()
@@ -97,12 +97,25 @@ class LibraryRequests:
             gen.seed = _int(value)
         elif what == "offset":
             gen.offset = _int(value)
+        elif what == "dims":
+            if gen.rng_type not in rand.QUASI:
+                raise LibraryError("curandSetQuasiRandomGeneratorDimensions: the generator is a pseudo-random one; "
+                                   "only a quasi-random (Sobol) generator has dimensions.", rand.TYPE_ERROR)
+            if not 1 <= int(value) <= rand.SOBOL_DIMENSIONS:
+                raise LibraryError(f"curandSetQuasiRandomGeneratorDimensions: {value} dimensions; cuRAND's Sobol "
+                                   f"generators have 1 to {rand.SOBOL_DIMENSIONS:,}.", rand.OUT_OF_RANGE)
+            gen.dims = int(value)
         elif what == "stream":
             gen.stream = _int(value)
         elif what == "ordering" and int(value) not in (100, 101):
             return (rand.SUCCESS,), (b"\0cudalab: cuRAND's orderings other than CURAND_ORDERING_PSEUDO_DEFAULT "
                                      b"and _BEST are not modeled: the numbers come in the default order.")
         return (rand.SUCCESS,)
+
+    @answers
+    def op_rand_directions(self, vector_set, blob=b""):
+        """curandGetDirectionVectors32's table, copied once into the program's memory by the shim."""
+        return (rand.SUCCESS,), rand.direction_vectors(int(vector_set)).tobytes()
 
     @answers
     def op_rand_generate(self, handle, kind, n, address, mean, stddev, *offset, blob=b""):

@@ -51,6 +51,26 @@ curandStatus_t curandSetGeneratorOffset(curandGenerator_t g, unsigned long long 
 curandStatus_t curandSetGeneratorOrdering(curandGenerator_t g, curandOrdering_t order) {
     return rand_answer(rpc("rand_set %llu ordering %d", GEN(g), (int)order), 0);
 }
+curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t g, unsigned int dims) {
+    return rand_answer(rpc("rand_set %llu dims %u", GEN(g), dims), 0);
+}
+/* cuRAND's own table (the emulator reads it from the nvidia-curand wheel), copied here once a set */
+curandStatus_t curandGetDirectionVectors32(curandDirectionVectors32_t **vectors, curandDirectionVectorSet_t set) {
+    static curandDirectionVectors32_t *tables[2];
+    if (!vectors) return CURAND_STATUS_OUT_OF_RANGE;
+    if (set != CURAND_DIRECTION_VECTORS_32_JOEKUO6 && set != CURAND_SCRAMBLED_DIRECTION_VECTORS_32_JOEKUO6)
+        return CURAND_STATUS_OUT_OF_RANGE;
+    int i = set == CURAND_SCRAMBLED_DIRECTION_VECTORS_32_JOEKUO6;
+    if (!tables[i]) {
+        curandStatus_t s = rand_answer(rpc("rand_directions %d", (int)set), 1);
+        if (s) return s;
+        tables[i] = malloc(RBN);
+        if (!tables[i]) return CURAND_STATUS_ALLOCATION_FAILED;
+        memcpy(tables[i], RB, RBN);
+    }
+    *vectors = tables[i];
+    return CURAND_STATUS_SUCCESS;
+}
 /* the seeds are set up with the first call that needs them; nothing to do ahead of it */
 curandStatus_t curandGenerateSeeds(curandGenerator_t g) { return rand_answer(rpc("rand_set %llu seeds 0", GEN(g)), 0); }
 
