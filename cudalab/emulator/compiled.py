@@ -1428,7 +1428,6 @@ def _build(program, df):
     from . import regions as rg
     from .engine import K_FUSED, K_REGION
     j = _jit()
-    llvm = j["llvm"]
     key = fingerprint(df)
     meta_path, obj_path = cache_dir() / f"{key}.json", cache_dir() / f"{key}.o"
     try:
@@ -1454,9 +1453,7 @@ def _build(program, df):
         _save(key, groups, regions, obj, symbol_tokens(df), better, bitcode)
     if not groups and not regions:
         return None
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-    engine.finalize_object()
+    engine = load_object(j, obj)
     code = list(df.code)
     for g in groups:
         fn = _CFUNC(engine.get_function_address(g.name))
@@ -1524,26 +1521,48 @@ def largest_block(text: str) -> int:
     return max(best, run)
 
 
+def parse_module(j, text, tm):
+    """The LLVM IR ``text`` parsed and verified, for this process's CPU and ``tm``'s data layout."""
+    llvm = j["llvm"]
+    mod = llvm.parse_assembly(text)
+    mod.verify()
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    return mod
+
+
+def function_passes(j, mod, pb, names):
+    """The function passes ``names`` (llvmlite's add_NAME_pass) run over each function ``mod`` defines:
+    a few cheap passes where the whole pipeline would take longer than the code saves."""
+    fpm = j["llvm"].create_new_function_pass_manager()
+    for name in names:
+        getattr(fpm, f"add_{name}_pass")()
+    for fn in mod.functions:
+        if not fn.is_declaration:
+            fpm.run(fn, pb)
+
+
+def load_object(j, obj):
+    """An execution engine holding the object code ``obj`` (its own target machine: the engine frees it)."""
+    llvm = j["llvm"]
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    return engine
+
+
 def _passes(j, text, gangs):
     """The module ``text`` parsed and optimized (``_optimize``), and the target machine for its code."""
     llvm = j["llvm"]
     big = len(text) > BIG_IR_BYTES
     tm = j["tm_big" if big else "tm"]
-    mod = llvm.parse_assembly(text)
-    mod.verify()
-    mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(tm.target_data)
+    mod = parse_module(j, text, tm)
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.slp_vectorization = gangs
     tuning.loop_unrolling = len(text) <= UNROLL_IR_BYTES
     pb = llvm.create_pass_builder(tm, tuning)
     if big:
-        fpm = llvm.create_new_function_pass_manager()
-        for name in BIG_PASSES:
-            getattr(fpm, f"add_{name}_pass")()
-        for fn in mod.functions:
-            if not fn.is_declaration:
-                fpm.run(fn, pb)
+        function_passes(j, mod, pb, BIG_PASSES)
     else:
         pb.getModulePassManager().run(mod, pb)
     # (the passes plan for the usual target machine; only the code comes from the fast one)

@@ -205,18 +205,9 @@ def _function(spec):
         obj = None
     if obj is None:
         t0 = time.thread_time()
-        text = build_ir(spec)
-        mod = llvm.parse_assembly(text)
-        mod.verify()
-        mod.triple = llvm.get_process_triple()
-        mod.data_layout = str(j["tm"].target_data)
+        mod = compiled.parse_module(j, build_ir(spec), j["tm"])
         pb = llvm.create_pass_builder(j["tm"], llvm.create_pipeline_tuning_options(speed_level=1))
-        passes = llvm.create_new_function_pass_manager()
-        for name in PASSES:
-            getattr(passes, f"add_{name}_pass")()
-        for f in mod.functions:
-            if not f.is_declaration:
-                passes.run(f, pb)
+        compiled.function_passes(j, mod, pb, PASSES)
         obj = j["tm"].emit_object(mod)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -226,9 +217,7 @@ def _function(spec):
         except OSError:
             pass
         pace.not_counted_by_running(time.thread_time() - t0)      # (a build is not the kernel's time)
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), j["machine"]())
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-    engine.finalize_object()
+    engine = compiled.load_object(j, obj)
     fn = _FUNC(engine.get_function_address("dmma_program"))
     _BUILT[spec] = (engine, fn)
     return fn
