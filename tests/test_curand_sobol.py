@@ -112,3 +112,6 @@ def test_only_a_quasi_random_generator_has_dimensions_and_poisson_is_refused():
         rand.generate(sobol, "poisson", 4, 3.0)
     assert rand.generate(sobol, "bits", 4).tolist() == rand.sobol32(0, 2, range(2)).reshape(-1).tolist()
     assert sobol.offset == 2                                   # points, not values
+    # a call captured into a graph moves the generator on by the same: points, and no even n asked of normals
+    assert rand.used("normal", 6, rand.Generator(rand.SOBOL32, dims=3)) == 2
+    assert rand.used("normal", 6) == 6

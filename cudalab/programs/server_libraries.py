@@ -130,7 +130,7 @@ class LibraryRequests:
             return (rand.SUCCESS, 1), values.tobytes()
         s = self.ctx.stream(gen.stream)
         if s.capture is not None:
-            at, gen.offset = gen.offset, gen.offset + rand.used(kind, int(n))
+            at, gen.offset = gen.offset, gen.offset + rand.used(kind, int(n), gen)
             return (CAPTURED, s.handle, at)
         now = gen.offset
         if offset:

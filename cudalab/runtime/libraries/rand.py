@@ -204,9 +204,12 @@ def _box_muller_double(quads: np.ndarray) -> np.ndarray:
     return np.stack([s * np.sin(np.pi * v), s * np.cos(np.pi * v)], 1).reshape(-1)
 
 
-def used(kind: str, n: int) -> int:
+def used(kind: str, n: int, gen: Generator | None = None) -> int:
     """How far a call for ``n`` values of ``kind`` moves the generator's offset (``generate``); a
-    length cuRAND refuses is refused here too."""
+    length cuRAND refuses is refused here too. A Sobol generator's offset counts points (n / dims)."""
+    if gen is not None and gen.rng_type in QUASI:
+        quasi_check(gen, kind, n)
+        return n // gen.dims
     base = kind.replace("log", "")
     per, together = TAKES[base]
     if n % together:
@@ -261,9 +264,9 @@ def generate(gen: Generator, kind: str, n: int, mean: float = 0.0, stddev: float
     """n values of ``kind`` (bits, uniform, uniform_double, normal, normal_double, lognormal,
     lognormal_double, poisson) from the generator, as cuRAND's curandGenerate* would write them."""
     if gen.rng_type in QUASI:
-        quasi_check(gen, kind, n)
-        gen.offset += n // gen.dims
-        return quasi(kind, gen.offset - n // gen.dims, n // gen.dims, range(gen.dims), mean, stddev)
+        first, per = gen.offset, used(kind, n, gen)
+        gen.offset += per
+        return quasi(kind, first, per, range(gen.dims), mean, stddev)
     base = kind.replace("log", "")
     per, together = TAKES[base]
     used(kind, n)
@@ -296,8 +299,7 @@ def fill(ctx, gen: Generator, kind: str, n: int, address: int, mean: float = 0.0
     memory = Operands(ctx, name, LAUNCH_FAILURE)
     out = memory.array("outputPtr", address, n, DTYPES[kind])
     if gen.rng_type in QUASI:                           # each dimension's points, CHUNK at a time
-        quasi_check(gen, kind, n)
-        per, first = n // gen.dims, gen.offset
+        per, first = used(kind, n, gen), gen.offset
         gen.offset += per
         for d in range(gen.dims):
             for start in range(0, per, CHUNK):
